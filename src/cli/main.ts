@@ -1,0 +1,107 @@
+import { Command, CommanderError, Option } from 'commander';
+import { CudaPipeError, type ExitCode } from '../errors.js';
+import { packageVersion } from '../paths.js';
+
+// Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
+// commander and nothing else.
+
+const program = new Command('cuda-pipe')
+  .description('Measure how much overlapping copies and kernels across CUDA streams buys on your GPU.')
+  .version(packageVersion(), '-V, --version', 'print the version')
+  .option('--verbose', 'print stack traces and extra diagnostics')
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride();
+
+const deviceOption = () => new Option('--device <n>', 'device index').argParser(parseNonNegativeInt);
+
+program
+  .command('run')
+  .description('run a load → compute → store pipeline (default: the built-in balanced config)')
+  .argument('[config]', 'YAML config file')
+  .option('--streams <n>', 'override pipeline.streams', parsePositiveInt)
+  .option('--chunks <n>', 'override pipeline.chunks', parsePositiveInt)
+  .addOption(new Option('--order <order>', 'override pipeline.order').choices(['depth-first', 'breadth-first']))
+  .addOption(deviceOption())
+  .option('--reps <n>', 'override repetitions.reps', parsePositiveInt)
+  .option('--warmup <n>', 'override repetitions.warmup', parseNonNegativeInt)
+  .option('--dry-run', 'print the plan (streams, ops, bytes) and exit; needs no GPU')
+  .option('--no-verify', 'skip the check that the overlapped outputs equal the serial ones')
+  .option('--json <file>', 'write the Result document to a file, or - for stdout')
+  .action(lazy(async () => (await import('./run.js')).runCommand));
+
+program
+  .command('probe')
+  .description('report each device: copy engines, priorities, PCIe link, versions; --bandwidth measures copies')
+  .option('--device <n|all>', 'device index or "all"', 'all')
+  .option('--bandwidth', 'measure pinned and pageable H2D, D2H and bidirectional copy bandwidth')
+  .option('--size <bytes>', 'bytes per bandwidth copy, with units (256MiB)', '256MiB')
+  .option('--reps <n>', 'timed copies per bandwidth figure', parsePositiveInt, 20)
+  .option('--json', 'print a JSON document instead of tables')
+  .action(lazy(async () => (await import('./probe.js')).probeCommand));
+
+program
+  .command('kernels')
+  .description('list the kernels under kernels/ with their signatures; --check compiles them all')
+  .option('--check', 'compile every kernel with NVRTC')
+  .option('--arch <sm_XX>', 'architecture for --check (default: the device\'s, else the newest NVRTC supports)')
+  .action(lazy(async () => (await import('./kernels.js')).kernelsCommand));
+
+program
+  .command('schema')
+  .description('print the config file\'s JSON Schema, for editors')
+  .action(lazy(async () => (await import('./schema.js')).schemaCommand));
+
+program
+  .command('overhead')
+  .description('measure the host cost of issuing one kernel launch and one copy in the timed loop')
+  .addOption(deviceOption())
+  .option('--ops <n>', 'ops issued per measurement', parsePositiveInt, 20000)
+  .option('--json', 'print JSON')
+  .action(lazy(async () => (await import('./overhead.js')).overheadCommand));
+
+function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<ExitCode | void>>) {
+  return async (...args: A) => {
+    const code = await (await load())(...args);
+    if (code) process.exitCode = code;
+  };
+}
+
+function parsePositiveInt(text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new CommanderErrorInvalid(`expected a whole number ≥ 1, got "${text}"`);
+  return value;
+}
+
+function parseNonNegativeInt(text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new CommanderErrorInvalid(`expected a whole number ≥ 0, got "${text}"`);
+  return value;
+}
+
+class CommanderErrorInvalid extends Error {
+  readonly code = 'commander.invalidArgument';
+}
+
+function report(error: unknown, verbose: boolean): ExitCode {
+  if (error instanceof CommanderError) {
+    // commander already printed its message; help and version end here with code 0.
+    return error.exitCode === 0 ? 0 : 2;
+  }
+  if (error instanceof CudaPipeError) {
+    process.stderr.write(`cuda-pipe: ${error.message}\n`);
+    if (error.hint) process.stderr.write(`${error.hint}\n`);
+    if (verbose && error.stack) process.stderr.write(`\n${error.stack}\n`);
+    if (verbose && error.cause instanceof Error && error.cause.stack) process.stderr.write(`caused by: ${error.cause.stack}\n`);
+    return error.exitCode;
+  }
+  // Anything else is a bug in cuda-pipe, not the user's doing: show everything.
+  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`cuda-pipe: internal error (please report it): ${text}\n`);
+  return 4;
+}
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  process.exitCode = report(error, process.argv.includes('--verbose'));
+}

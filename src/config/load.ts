@@ -1,0 +1,255 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { basename, dirname, extname, resolve } from 'node:path';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import type { z } from 'zod';
+import type { ScalarType } from '../cuda/types.js';
+import { UsageError } from '../errors.js';
+import type { ElementType } from '../kernels/signature.js';
+import { ConfigSchema, type ISSUE_ORDERS, type ParsedArg, type ParsedConfig } from './schema.js';
+
+export const ELEMENT_BYTES: Record<ElementType, number> = { float32: 4, float64: 8, int32: 4, uint32: 4, uint8: 1, float16: 2 };
+
+export type HostMemoryKind = ParsedConfig['hostMemory'];
+export type IssueOrder = (typeof ISSUE_ORDERS)[number];
+export type InitSpec = { kind: 'random'; seed: number } | { kind: 'ramp'; start: number; step: number } | { kind: 'constant'; value: number };
+
+export interface ConfigBuffer {
+  readonly name: string;
+  readonly type: ElementType;
+  readonly elementBytes: number;
+  readonly elements: number;
+  readonly bytes: number;
+  readonly role: 'in' | 'out' | 'inout' | 'scratch';
+  readonly init: InitSpec;
+  readonly hostMemory: HostMemoryKind;
+}
+
+export type ConfigArg =
+  | { readonly kind: 'buffer'; readonly buffer: string }
+  | { readonly kind: 'chunk-elements' }
+  | { readonly kind: 'chunk-offset' }
+  | { readonly kind: 'scalar'; readonly type: ScalarType; readonly value: number | bigint };
+
+export interface ConfigKernel {
+  readonly label: string;
+  readonly source: string;
+  readonly entry: string;
+  readonly options: readonly string[];
+  readonly block: number;
+  readonly grid: 'auto' | 'cover' | number;
+  readonly args: readonly ConfigArg[];
+}
+
+export interface Config {
+  readonly name: string;
+  readonly description: string | null;
+  /** The YAML file, or null for a config built in code. */
+  readonly path: string | null;
+  readonly device: number;
+  readonly buffers: readonly ConfigBuffer[];
+  readonly kernels: readonly ConfigKernel[];
+  readonly pipeline: Omit<ParsedConfig['pipeline'], 'order'> & { readonly orders: readonly IssueOrder[] };
+  readonly repetitions: ParsedConfig['repetitions'];
+  /** The element count every buffer shares; chunks are ranges of it. */
+  readonly elements: number;
+}
+
+export interface Overrides {
+  streams?: number | undefined;
+  chunks?: number | undefined;
+  order?: IssueOrder | undefined;
+  device?: number | undefined;
+  reps?: number | undefined;
+  warmup?: number | undefined;
+}
+
+/** Names a place in the config file ("balanced.yaml:12:7"), for messages about a field path. */
+export type Locator = (path: readonly (string | number)[]) => string;
+
+export interface LoadedConfig {
+  readonly config: Config;
+  readonly locate: Locator;
+  /** The YAML as the user wrote it, with flag overrides applied, for the Result. */
+  readonly raw: unknown;
+}
+
+export function loadConfigFile(path: string, overrides: Overrides = {}): LoadedConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`Cannot read config ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}.`, {
+      hint: 'Pass a YAML file, or no file at all to run the built-in configs/balanced.yaml.',
+    });
+  }
+  return parseConfigText(text, resolve(path), overrides);
+}
+
+export function parseConfigText(text: string, path: string, overrides: Overrides = {}): LoadedConfig {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const file = basename(path);
+  const firstError = doc.errors[0];
+  if (firstError) {
+    const pos = firstError.linePos?.[0];
+    const where = pos ? `${path}:${pos.line}:${pos.col}` : path;
+    throw new UsageError(`${where}: YAML syntax error: ${firstError.message.split('\n')[0]}`);
+  }
+  const locate: Locator = (fieldPath) => {
+    const offset = nodeOffset(doc, fieldPath);
+    if (offset === null) return `${path}`;
+    const { line, col } = lineCounter.linePos(offset);
+    return `${path}:${line}:${col}`;
+  };
+  const raw = applyOverrides(doc.toJS() ?? {}, overrides);
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) throw schemaError(parsed.error, locate);
+  const name = parsed.data.name ?? basename(file, extname(file));
+  return { config: resolveConfig(parsed.data, name, path, locate), locate, raw };
+}
+
+function applyOverrides(raw: unknown, overrides: Overrides): unknown {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
+  const config = { ...(raw as Record<string, unknown>) };
+  const pipeline = { ...((config.pipeline as Record<string, unknown> | undefined) ?? {}) };
+  const repetitions = { ...((config.repetitions as Record<string, unknown> | undefined) ?? {}) };
+  if (overrides.streams !== undefined) pipeline.streams = overrides.streams;
+  if (overrides.chunks !== undefined) pipeline.chunks = overrides.chunks;
+  if (overrides.order !== undefined) pipeline.order = overrides.order;
+  if (overrides.reps !== undefined) repetitions.reps = overrides.reps;
+  if (overrides.warmup !== undefined) repetitions.warmup = overrides.warmup;
+  if (overrides.device !== undefined) config.device = overrides.device;
+  if (Object.keys(pipeline).length) config.pipeline = pipeline;
+  if (Object.keys(repetitions).length) config.repetitions = repetitions;
+  return config;
+}
+
+function schemaError(error: z.ZodError, locate: Locator): UsageError {
+  const lines = error.issues.slice(0, 5).map((issue) => {
+    const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+    if (issue.code === 'unrecognized_keys') {
+      const keys = issue.keys;
+      return keys.map((key) => `${locate([...path, key])}: unknown field "${formatPath([...path, key])}"`).join('\n');
+    }
+    return `${locate(path)}: ${formatPath(path) || 'config'}: ${issue.message}`;
+  });
+  const more = error.issues.length > 5 ? `\n(and ${error.issues.length - 5} more)` : '';
+  return new UsageError(`Invalid config:\n${lines.join('\n')}${more}`, {
+    hint: 'Run `cuda-pipe schema` for the full config schema.',
+  });
+}
+
+export function formatPath(path: readonly (string | number)[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+}
+
+/** The offset of the deepest node on `path` that exists: the key for a map entry, so unknown fields point at it. */
+function nodeOffset(doc: Document, path: readonly (string | number)[]): number | null {
+  let node: unknown = doc.contents;
+  let offset: number | null = rangeStart(node);
+  for (const segment of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === String(segment));
+      if (!pair || !isPair(pair)) break;
+      offset = rangeStart(pair.key) ?? offset;
+      node = pair.value;
+      if (path[path.length - 1] !== segment) offset = rangeStart(node) ?? offset;
+    } else if (isSeq(node) && typeof segment === 'number') {
+      node = node.items[segment];
+      offset = rangeStart(node) ?? offset;
+    } else {
+      break;
+    }
+  }
+  return offset;
+}
+
+function rangeStart(node: unknown): number | null {
+  const range = (node as { range?: [number, number, number] } | null)?.range;
+  return range ? range[0] : null;
+}
+
+function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, locate: Locator): Config {
+  const buffers = Object.entries(parsed.buffers).map(([bufferName, b]): ConfigBuffer => {
+    const where = locate(['buffers', bufferName]);
+    const elementBytes = ELEMENT_BYTES[b.type];
+    if ((b.count === undefined) === (b.size === undefined)) {
+      throw new UsageError(`${where}: buffer "${bufferName}" needs exactly one of count (elements) or size (bytes).`);
+    }
+    if (b.size !== undefined && b.size % elementBytes !== 0) {
+      throw new UsageError(`${locate(['buffers', bufferName, 'size'])}: buffer "${bufferName}": size ${b.size} bytes is not a multiple of the ${b.type} element size (${elementBytes} bytes).`);
+    }
+    const elements = b.count ?? (b.size ?? 0) / elementBytes;
+    if (elements <= 0) throw new UsageError(`${where}: buffer "${bufferName}" has no elements; give it a count or size above zero.`);
+    return {
+      name: bufferName, type: b.type, elementBytes, elements, bytes: elements * elementBytes, role: b.role,
+      init: b.init ?? { kind: 'random', seed: 1 }, hostMemory: b.hostMemory ?? parsed.hostMemory,
+    };
+  });
+  const first = buffers[0];
+  if (!first) throw new UsageError(`${locate(['buffers'])}: at least one buffer is needed.`);
+  for (const b of buffers) {
+    if (b.elements !== first.elements) {
+      throw new UsageError(
+        `${locate(['buffers', b.name])}: buffer "${b.name}" has ${b.elements} elements but "${first.name}" has ${first.elements}; ` +
+          'every buffer of a pipeline is chunked by the same element ranges, so they need the same element count.',
+      );
+    }
+  }
+  const names = new Set(buffers.map((b) => b.name));
+  const kernels = parsed.kernels.map((k, kernelIndex): ConfigKernel => ({
+    label: k.name ?? k.entry,
+    source: k.source,
+    entry: k.entry,
+    options: k.options,
+    block: k.block,
+    grid: k.grid,
+    args: k.args.map((arg, argIndex) => toConfigArg(arg, names, locate(['kernels', kernelIndex, 'args', argIndex]))),
+  }));
+  const labels = new Set<string>();
+  kernels.forEach((k, i) => {
+    if (labels.has(k.label)) throw new UsageError(`${locate(['kernels', i])}: two kernels are called "${k.label}"; give one a distinct name.`);
+    labels.add(k.label);
+  });
+  const units = Math.ceil(first.elements / parsed.pipeline.align);
+  if (parsed.pipeline.chunks > units) {
+    const what = parsed.pipeline.align > 1 ? `${units} aligned units of ${parsed.pipeline.align} elements` : `${first.elements} elements`;
+    throw new UsageError(`${locate(['pipeline', 'chunks'])}: ${parsed.pipeline.chunks} chunks is more than the buffers' ${what}.`, {
+      hint: `Use at most ${units} chunks, or larger buffers.`,
+    });
+  }
+  return {
+    name, description: parsed.description ?? null, path, device: parsed.device, buffers, kernels,
+    pipeline: { ...withoutOrder(parsed.pipeline), orders: uniqueOrders(parsed.pipeline.order) }, repetitions: parsed.repetitions, elements: first.elements,
+  };
+}
+
+function withoutOrder<T extends { order: unknown }>(pipeline: T): Omit<T, 'order'> {
+  const { order: _order, ...rest } = pipeline;
+  return rest;
+}
+
+function uniqueOrders(order: IssueOrder | IssueOrder[]): IssueOrder[] {
+  return [...new Set(Array.isArray(order) ? order : [order])];
+}
+
+function toConfigArg(arg: ParsedArg, buffers: Set<string>, where: string): ConfigArg {
+  if ('buffer' in arg) {
+    if (!buffers.has(arg.buffer)) {
+      throw new UsageError(`${where}: unknown buffer "${arg.buffer}".`, { hint: `Buffers in this config: ${[...buffers].join(', ')}.` });
+    }
+    return { kind: 'buffer', buffer: arg.buffer };
+  }
+  if ('chunk' in arg) return arg.chunk === 'elements' ? { kind: 'chunk-elements' } : { kind: 'chunk-offset' };
+  const [type, value] = Object.entries(arg)[0] as [ScalarType, number | string];
+  return { kind: 'scalar', type, value: typeof value === 'string' ? BigInt(value) : value };
+}
+
+/** A stable hash of what the config asks for, used to pair results of the same config across runs. */
+export function configHash(config: Config): string {
+  const { path: _path, description: _description, ...what } = config;
+  return createHash('sha256').update(JSON.stringify(what, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))).digest('hex').slice(0, 16);
+}
+
+export const configDir = (config: Config): string | null => (config.path ? dirname(config.path) : null);

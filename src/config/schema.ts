@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { parseQuantity, type QuantityKind } from './units.js';
+
+export const ELEMENT_TYPES = ['float32', 'float64', 'int32', 'uint32', 'uint8', 'float16'] as const;
+export const HOST_MEMORY_KINDS = ['pinned', 'pageable', 'write-combined', 'registered'] as const;
+export const ISSUE_ORDERS = ['depth-first', 'breadth-first'] as const;
+export const SCALAR_ARG_TYPES = ['int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'float32', 'float64'] as const;
+
+const quantity = (kind: QuantityKind) =>
+  z.union([z.number(), z.string()]).transform((value, ctx) => {
+    const parsed = parseQuantity(value, kind);
+    if (typeof parsed === 'number') return parsed;
+    ctx.addIssue({ code: 'custom', message: parsed.error });
+    return z.NEVER;
+  });
+
+const InitSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('random'), seed: z.number().int().default(1) }).strict(),
+  z.object({ kind: z.literal('ramp'), start: z.number().default(0), step: z.number().default(1) }).strict(),
+  z.object({ kind: z.literal('constant'), value: z.number() }).strict(),
+], { error: 'expected { kind: random, seed }, { kind: ramp, start, step } or { kind: constant, value }' });
+
+const BufferSchema = z.object({
+  type: z.enum(ELEMENT_TYPES).describe('element type; float16 is moved as raw 16-bit values'),
+  count: quantity('count').optional().describe('element count, e.g. 64Mi or 1000000'),
+  size: quantity('bytes').optional().describe('byte size, e.g. 256MiB; a multiple of the element size'),
+  role: z.enum(['in', 'out', 'inout', 'scratch'])
+    .describe('in: copied to the GPU; out: copied back; inout: both; scratch: device only, for data passed between kernels'),
+  init: InitSchema.optional().describe('initial contents of in and inout buffers (default: seeded random)'),
+  hostMemory: z.enum(HOST_MEMORY_KINDS).optional().describe('overrides the top-level hostMemory for this buffer'),
+}).strict();
+
+// 64-bit integers may be written as strings so that values above 2^53 survive YAML.
+const scalarArg = <T extends (typeof SCALAR_ARG_TYPES)[number]>(type: T) => {
+  const value = type.endsWith('64') && !type.startsWith('float')
+    ? z.union([z.number().int(), z.string().regex(/^-?\d+$/)])
+    : z.number();
+  return z.object({ [type]: value } as Record<T, typeof value>).strict();
+};
+
+const ArgSchema = z.union([
+  z.object({ buffer: z.string().describe('a buffer name: passes the device pointer to the chunk\'s first element') }).strict(),
+  z.object({ chunk: z.enum(['elements', 'offset']).describe('the chunk\'s element count, or its first element\'s index') }).strict(),
+  ...SCALAR_ARG_TYPES.map(scalarArg),
+], { error: 'expected { buffer: NAME }, { chunk: elements } or { chunk: offset }, or a typed scalar such as { float32: 1.5 } or { int32: 64 }' });
+
+const KernelSchema = z.object({
+  name: z.string().optional().describe('label used in output (default: entry)'),
+  source: z.string().describe('.cu file: relative to the config\'s folder, else to the built-in kernels/'),
+  entry: z.string().describe('the extern "C" __global__ function to launch'),
+  options: z.array(z.string()).default([]).describe('extra NVRTC options, e.g. --use_fast_math'),
+  block: z.number().int().min(1).max(1024).default(256),
+  grid: z.union([z.literal('auto'), z.literal('cover'), z.number().int().min(1)]).default('auto')
+    .describe('auto: enough blocks to fill the GPU, for grid-stride kernels; cover: one thread per element; or a number'),
+  args: z.array(ArgSchema),
+}).strict();
+
+const PipelineSchema = z.object({
+  chunks: z.number().int().min(1).default(16),
+  streams: z.number().int().min(1).default(4),
+  order: z.union([z.enum(ISSUE_ORDERS), z.array(z.enum(ISSUE_ORDERS)).min(1)]).default('depth-first')
+    .describe('depth-first: per chunk H2D, kernels, D2H; breadth-first: all H2Ds, then all kernels, then all D2Hs. A list measures each; the first is the headline'),
+  streamFlags: z.enum(['non-blocking', 'default']).default('non-blocking')
+    .describe('non-blocking streams do not synchronise with the legacy default stream'),
+  align: quantity('count').default(1).describe('chunks start at multiples of this many elements (e.g. a row length)'),
+}).strict();
+
+const RepetitionsSchema = z.object({
+  warmup: z.number().int().min(0).default(2),
+  reps: z.number().int().min(1).default(10),
+}).strict();
+
+export const ConfigSchema = z.object({
+  name: z.string().optional(),
+  description: z.string().optional(),
+  device: z.number().int().min(0).default(0),
+  hostMemory: z.enum(HOST_MEMORY_KINDS).default('pinned').describe('host memory for every buffer without its own'),
+  buffers: z.record(z.string().regex(/^[A-Za-z_][\w-]*$/, 'buffer names are letters, digits, _ and -'), BufferSchema)
+    .refine((b) => Object.keys(b).length > 0, 'at least one buffer is needed'),
+  kernels: z.array(KernelSchema).min(1, 'at least one kernel is needed'),
+  pipeline: PipelineSchema.default(() => PipelineSchema.parse({})),
+  repetitions: RepetitionsSchema.default(() => RepetitionsSchema.parse({})),
+}).strict();
+
+export type ConfigInput = z.input<typeof ConfigSchema>;
+export type ParsedConfig = z.output<typeof ConfigSchema>;
+export type ParsedArg = z.output<typeof ArgSchema>;
+
+export function configJsonSchema(): unknown {
+  return {
+    $id: 'https://cuda-pipe.dev/config.schema.json',
+    title: 'cuda-pipe pipeline config',
+    ...z.toJSONSchema(ConfigSchema, { io: 'input', unrepresentable: 'any' }),
+  };
+}

@@ -1,0 +1,19 @@
+import koffi from 'koffi';
+import type { HostPtr } from './types.js';
+
+/** Plain malloc'd (pageable) native memory: what a program gets without asking CUDA. */
+export function allocPageable(bytes: number): HostPtr {
+  return koffi.alloc('uint8', Math.max(1, bytes)) as HostPtr;
+}
+
+export function freePageable(pointer: HostPtr): void {
+  koffi.free(pointer);
+}
+
+/**
+ * A zero-copy byte view of native host memory. The view must be dropped before the memory is freed; callers keep
+ * views inside the scope that owns the allocation.
+ */
+export function hostBytes(pointer: HostPtr, bytes: number): Uint8Array {
+  return new Uint8Array(koffi.view(pointer, bytes));
+}

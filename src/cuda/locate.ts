@@ -1,0 +1,100 @@
+import { join } from 'node:path';
+
+export type CudaLibraryKind = 'cudart' | 'nvrtc';
+
+export interface LibraryCandidate {
+  /** A file path, or a bare soname left to the dynamic loader's own search. */
+  readonly path: string;
+  /** Why we look there, shown when nothing loads. */
+  readonly origin: string;
+}
+
+/** Environment variables that name one library file exactly and win over every other place. */
+export const LIBRARY_OVERRIDE: Record<CudaLibraryKind, string> = {
+  cudart: 'CUDA_PIPE_CUDART',
+  nvrtc: 'CUDA_PIPE_NVRTC',
+};
+
+// Newest first: a CUDA 13 toolkit next to a CUDA 12 one should win. NVRTC kept the 11.2 soname for all of 11.x.
+const SONAMES: Record<CudaLibraryKind, readonly string[]> = {
+  cudart: ['libcudart.so.13', 'libcudart.so.12', 'libcudart.so'],
+  nvrtc: ['libnvrtc.so.13', 'libnvrtc.so.12', 'libnvrtc.so.11.2', 'libnvrtc.so'],
+};
+
+const DEFAULT_DIRS = ['/usr/local/cuda/lib64', '/usr/local/cuda/lib'];
+
+/** Every place to try for a library, in order: the explicit override, CUDA_PATH/CUDA_HOME, the loader, defaults. */
+export function libraryCandidates(kind: CudaLibraryKind, env: NodeJS.ProcessEnv): LibraryCandidate[] {
+  const candidates: LibraryCandidate[] = [];
+  const override = env[LIBRARY_OVERRIDE[kind]];
+  if (override) candidates.push({ path: override, origin: LIBRARY_OVERRIDE[kind] });
+  for (const variable of ['CUDA_PATH', 'CUDA_HOME'] as const) {
+    const root = env[variable];
+    if (!root) continue;
+    for (const sub of ['lib64', 'lib']) {
+      for (const soname of SONAMES[kind]) {
+        candidates.push({ path: join(root, sub, soname), origin: variable });
+      }
+    }
+  }
+  for (const soname of SONAMES[kind]) candidates.push({ path: soname, origin: 'dynamic loader search' });
+  for (const dir of DEFAULT_DIRS) {
+    for (const soname of SONAMES[kind]) candidates.push({ path: join(dir, soname), origin: 'default location' });
+  }
+  return dedupe(candidates);
+}
+
+function dedupe(candidates: LibraryCandidate[]): LibraryCandidate[] {
+  const seen = new Set<string>();
+  return candidates.filter((c) => (seen.has(c.path) ? false : (seen.add(c.path), true)));
+}
+
+export interface LoadAttempt {
+  readonly candidate: LibraryCandidate;
+  readonly reason: string;
+}
+
+/** The paragraph shown when no candidate loaded: every place tried and the variables that steer the search. */
+export function describeFailedSearch(kind: CudaLibraryKind, attempts: readonly LoadAttempt[]): string {
+  const what = kind === 'cudart' ? 'the CUDA runtime (libcudart)' : 'NVRTC (libnvrtc)';
+  const lines = attempts.map((a) => `  ${a.candidate.path} (${a.candidate.origin}): ${shortReason(a.reason)}`);
+  return `Could not load ${what}. Tried:\n${lines.join('\n')}`;
+}
+
+export function searchHint(kind: CudaLibraryKind): string {
+  const pkg = kind === 'cudart' ? 'the CUDA toolkit or runtime' : 'NVRTC (CUDA toolkit, or Debian\'s libnvrtc11.2)';
+  return `Install ${pkg}, then set CUDA_PATH to the toolkit root, or ${LIBRARY_OVERRIDE[kind]} to the library file itself.`;
+}
+
+function shortReason(reason: string): string {
+  // dlopen's messages repeat the path; keep the part after the last colon, which says what went wrong.
+  const parts = reason.split(': ');
+  return (parts.length > 1 ? parts[parts.length - 1] : reason) ?? reason;
+}
+
+const SYSTEM_LIBRARY_DIRS = ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib64', '/usr/lib64', '/lib', '/usr/lib'];
+
+/**
+ * The file the loader would most likely open for `kind`, found without loading it: loading NVRTC costs 3 to 40 ms,
+ * which a kernel-cache hit must not pay. Bare sonames are looked up the way ld.so does for an unprivileged program:
+ * LD_LIBRARY_PATH, the folders in /etc/ld.so.conf.d, then the system folders. Null when nothing is found.
+ */
+export function resolveLibraryFile(
+  kind: CudaLibraryKind,
+  env: NodeJS.ProcessEnv,
+  exists: (path: string) => boolean,
+  loaderDirs: readonly string[],
+): string | null {
+  for (const candidate of libraryCandidates(kind, env)) {
+    if (candidate.path.includes('/')) {
+      if (exists(candidate.path)) return candidate.path;
+      continue;
+    }
+    const dirs = [...(env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean), ...loaderDirs, ...SYSTEM_LIBRARY_DIRS];
+    for (const dir of dirs) {
+      const path = join(dir, candidate.path);
+      if (exists(path)) return path;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,95 @@
+import { DeviceFailure } from '../errors.js';
+import { loadCudaLibrary, type NativeLibrary } from './load.js';
+
+export type NvrtcCompileOutcome =
+  | { readonly ok: true; readonly cubin: Uint8Array; readonly log: string }
+  | { readonly ok: false; readonly log: string };
+
+const NVRTC_ERROR_COMPILATION = 6;
+
+function declare(lib: NativeLibrary) {
+  return {
+    version: lib.func('int nvrtcVersion(_Out_ int *major, _Out_ int *minor)'),
+    getErrorString: lib.func('const char *nvrtcGetErrorString(int result)'),
+    getNumSupportedArchs: lib.func('int nvrtcGetNumSupportedArchs(_Out_ int *count)'),
+    getSupportedArchs: lib.func('int nvrtcGetSupportedArchs(_Out_ int *archs)'),
+    createProgram: lib.func(
+      'int nvrtcCreateProgram(_Out_ void **prog, const char *src, const char *name, int numHeaders, void *headers, void *includeNames)',
+    ),
+    destroyProgram: lib.func('int nvrtcDestroyProgram(_Inout_ void **prog)'),
+    compileProgram: lib.func('int nvrtcCompileProgram(void *prog, int numOptions, const char **options)'),
+    getProgramLogSize: lib.func('int nvrtcGetProgramLogSize(void *prog, _Out_ size_t *size)'),
+    getProgramLog: lib.func('int nvrtcGetProgramLog(void *prog, _Out_ uint8_t *log)'),
+    getCUBINSize: lib.func('int nvrtcGetCUBINSize(void *prog, _Out_ size_t *size)'),
+    getCUBIN: lib.func('int nvrtcGetCUBIN(void *prog, _Out_ uint8_t *cubin)'),
+  };
+}
+
+/** NVRTC, typed. Only compile errors come back as values; anything else NVRTC reports is thrown. */
+export class Nvrtc {
+  private readonly fn: ReturnType<typeof declare>;
+
+  constructor(readonly libraryPath: string, lib: NativeLibrary) {
+    this.fn = declare(lib);
+  }
+
+  version(): { major: number; minor: number } {
+    const major = [0];
+    const minor = [0];
+    this.check(this.fn.version(major, minor) as number, 'nvrtcVersion');
+    return { major: major[0] ?? 0, minor: minor[0] ?? 0 };
+  }
+
+  /** Compute capabilities NVRTC can emit code for, as numbers like 90 for sm_90. */
+  supportedArchs(): number[] {
+    const count = [0];
+    this.check(this.fn.getNumSupportedArchs(count) as number, 'nvrtcGetNumSupportedArchs');
+    const archs = new Int32Array(count[0] ?? 0);
+    this.check(this.fn.getSupportedArchs(archs) as number, 'nvrtcGetSupportedArchs');
+    return Array.from(archs);
+  }
+
+  /** Compiles CUDA C++ to a CUBIN; `name` appears in the log's diagnostics, so pass the source's path. */
+  compile(source: string, name: string, options: readonly string[]): NvrtcCompileOutcome {
+    const program = new BigUint64Array(1);
+    this.check(this.fn.createProgram(program, source, name, 0, null, null) as number, 'nvrtcCreateProgram');
+    try {
+      const result = this.fn.compileProgram(program[0], options.length, [...options]) as number;
+      const log = this.log(program[0] ?? 0n);
+      if (result === NVRTC_ERROR_COMPILATION) return { ok: false, log };
+      this.check(result, 'nvrtcCompileProgram');
+      const size = [0];
+      this.check(this.fn.getCUBINSize(program[0], size) as number, 'nvrtcGetCUBINSize');
+      const cubin = new Uint8Array(Number(size[0]));
+      this.check(this.fn.getCUBIN(program[0], cubin) as number, 'nvrtcGetCUBIN');
+      return { ok: true, cubin, log };
+    } finally {
+      this.fn.destroyProgram(program);
+    }
+  }
+
+  private log(program: bigint): string {
+    const size = [0];
+    this.check(this.fn.getProgramLogSize(program, size) as number, 'nvrtcGetProgramLogSize');
+    const bytes = new Uint8Array(Math.max(1, Number(size[0])));
+    this.check(this.fn.getProgramLog(program, bytes) as number, 'nvrtcGetProgramLog');
+    const nul = bytes.indexOf(0);
+    return Buffer.from(bytes.subarray(0, nul < 0 ? bytes.length : nul)).toString('utf8').trimEnd();
+  }
+
+  private check(code: number, api: string): void {
+    if (code !== 0) {
+      throw new DeviceFailure(`${api} failed: ${this.fn.getErrorString(code) as string} (${code})`);
+    }
+  }
+}
+
+let cached: Nvrtc | undefined;
+
+export function openNvrtc(env: NodeJS.ProcessEnv = process.env): Nvrtc {
+  if (!cached) {
+    const { lib, path } = loadCudaLibrary('nvrtc', env);
+    cached = new Nvrtc(path, lib);
+  }
+  return cached;
+}

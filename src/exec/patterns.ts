@@ -1,0 +1,109 @@
+import type { InitSpec } from '../config/load.js';
+import type { ElementType } from '../kernels/signature.js';
+
+// Inputs get a seeded pattern (never zeros: zeros hide unwritten outputs and can run faster than real data), and
+// outputs get one of two poison bytes before each verified mode. With a different poison per mode, an element that
+// one mode never wrote cannot match the other mode's output.
+
+export const POISON = { serial: 0xa5, overlapped: 0x5a } as const;
+
+/** Fills `bytes` (a whole number of elements of `type`) with the pattern. */
+export function fillPattern(bytes: Uint8Array, type: ElementType, init: InitSpec): void {
+  const elements = elementView(bytes, type);
+  if (init.kind === 'random') return fillRandom(bytes, type, init.seed);
+  const encode = encoder(type);
+  if (init.kind === 'constant') {
+    elements.fill(encode(init.value) as never);
+    return;
+  }
+  for (let i = 0; i < elements.length; i++) elements[i] = encode(init.start + i * init.step);
+}
+
+function fillRandom(bytes: Uint8Array, type: ElementType, seed: number): void {
+  // xorshift32: fast, seedable, and the same on every machine. Floats land in [1, 2) so that no value is zero,
+  // denormal, infinite or NaN, whatever the kernel does with them.
+  let x = (seed >>> 0) || 0x9e3779b9;
+  const next = () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return x >>> 0;
+  };
+  switch (type) {
+    case 'float32': {
+      const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+      for (let i = 0; i < words.length; i++) words[i] = (next() >>> 9) | 0x3f800000;
+      return;
+    }
+    case 'float64': {
+      const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+      for (let i = 0; i < words.length; i += 2) {
+        words[i] = next();
+        words[i + 1] = (next() >>> 12) | 0x3ff00000;
+      }
+      return;
+    }
+    case 'int32':
+    case 'uint32': {
+      const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+      for (let i = 0; i < words.length; i++) words[i] = next();
+      return;
+    }
+    case 'float16': {
+      const halves = new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2);
+      for (let i = 0; i < halves.length; i++) halves[i] = (next() & 0x3ff) | 0x3c00;
+      return;
+    }
+    case 'uint8':
+      for (let i = 0; i < bytes.length; i++) bytes[i] = next() & 0xff;
+  }
+}
+
+type ElementArray = Float32Array | Float64Array | Int32Array | Uint32Array | Uint8Array | Uint16Array;
+
+export function elementView(bytes: Uint8Array, type: ElementType): ElementArray {
+  const { buffer, byteOffset, byteLength } = bytes;
+  switch (type) {
+    case 'float32': return new Float32Array(buffer, byteOffset, byteLength / 4);
+    case 'float64': return new Float64Array(buffer, byteOffset, byteLength / 8);
+    case 'int32': return new Int32Array(buffer, byteOffset, byteLength / 4);
+    case 'uint32': return new Uint32Array(buffer, byteOffset, byteLength / 4);
+    case 'uint8': return new Uint8Array(buffer, byteOffset, byteLength);
+    case 'float16': return new Uint16Array(buffer, byteOffset, byteLength / 2);
+  }
+}
+
+function encoder(type: ElementType): (value: number) => number {
+  return type === 'float16' ? toHalfBits : (value) => value;
+}
+
+/** IEEE 754 binary16 bits of a number, rounded to nearest even. */
+export function toHalfBits(value: number): number {
+  const f32 = new Float32Array([value]);
+  const bits = new Uint32Array(f32.buffer)[0] ?? 0;
+  const sign = (bits >>> 16) & 0x8000;
+  const exponent = (bits >>> 23) & 0xff;
+  let mantissa = bits & 0x7fffff;
+  if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 : 0);
+  let e = exponent - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mantissa |= 0x800000;
+    const shift = 14 - e;
+    const half = mantissa >>> shift;
+    const rest = mantissa & ((1 << shift) - 1);
+    const midpoint = 1 << (shift - 1);
+    return sign | (rest > midpoint || (rest === midpoint && half & 1) ? half + 1 : half);
+  }
+  const half = (e << 10) | (mantissa >>> 13);
+  const rest = mantissa & 0x1fff;
+  return sign | (rest > 0x1000 || (rest === 0x1000 && half & 1) ? half + 1 : half);
+}
+
+/** The value of element `index` as the user would read it (float16 stays raw bits, shown in hex). */
+export function describeElement(bytes: Uint8Array, type: ElementType, index: number): string {
+  const value = elementView(bytes, type)[index];
+  if (value === undefined) return 'out of range';
+  return type === 'float16' ? `0x${value.toString(16).padStart(4, '0')}` : String(value);
+}

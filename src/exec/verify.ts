@@ -1,0 +1,60 @@
+import type { ConfigBuffer } from '../config/load.js';
+import { describeElement } from './patterns.js';
+
+export interface Mismatch {
+  readonly buffer: string;
+  readonly index: number;
+  readonly expected: string;
+  readonly actual: string;
+  readonly differing: number;
+  /** The candidate's element still holds its poison: the candidate mode never wrote it. */
+  readonly unwritten: boolean;
+}
+
+/**
+ * Byte-for-byte comparison of one output buffer. Fast path: one memcmp. Only on a difference do we walk the
+ * elements to find the first one and count them.
+ */
+export function compareOutput(buffer: ConfigBuffer, expected: Uint8Array, actual: Uint8Array, candidatePoison: number): Mismatch | null {
+  if (Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength)
+    .equals(Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength))) return null;
+  const width = buffer.elementBytes;
+  const lanes = width === 8 ? 4 : width;
+  const a = laneView(expected, lanes);
+  const b = laneView(actual, lanes);
+  const perElement = width / lanes;
+  let first = -1;
+  let differing = 0;
+  for (let lane = 0; lane < a.length; lane += perElement) {
+    let same = true;
+    for (let k = 0; k < perElement; k++) if (a[lane + k] !== b[lane + k]) same = false;
+    if (!same) {
+      if (first < 0) first = lane / perElement;
+      differing += 1;
+    }
+  }
+  const poisonElement = new Uint8Array(width).fill(candidatePoison);
+  const start = first * width;
+  const unwritten = Buffer.from(actual.buffer, actual.byteOffset + start, width).equals(poisonElement);
+  return {
+    buffer: buffer.name,
+    index: first,
+    expected: describeElement(expected, buffer.type, first),
+    actual: describeElement(actual, buffer.type, first),
+    differing,
+    unwritten,
+  };
+}
+
+function laneView(bytes: Uint8Array, lanes: number): Uint8Array | Uint16Array | Uint32Array {
+  if (lanes === 4) return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  if (lanes === 2) return new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2);
+  return bytes;
+}
+
+export function describeMismatch(m: Mismatch, mode: string, baseline: string, elements: number): string {
+  const what = m.unwritten ? ` (still the poison value: the ${mode} mode never wrote it)` : '';
+  return `Output "${m.buffer}" differs between ${baseline} and ${mode}: first at element ${m.index}, ` +
+    `${baseline} ${m.expected}, ${mode} ${m.actual}${what}; ${m.differing} of ${elements} elements differ.`;
+}
+

@@ -1,0 +1,87 @@
+import type { ScalarType } from '../cuda/types.js';
+import { type Config, type ConfigKernel, configDir, type Locator } from '../config/load.js';
+import { UsageError } from '../errors.js';
+import { findKernel, locateKernelSource, readKernelSource } from './catalog.js';
+import { formatSignature, type KernelSignature } from './signature.js';
+
+/** A kernel argument with everything needed to encode it: chunk values carry the parameter's own integer type. */
+export type KernelArg =
+  | { readonly kind: 'buffer'; readonly buffer: string }
+  | { readonly kind: 'chunk-elements'; readonly type: ScalarType }
+  | { readonly kind: 'chunk-offset'; readonly type: ScalarType }
+  | { readonly kind: 'scalar'; readonly type: ScalarType; readonly value: number | bigint };
+
+export interface ResolvedKernel {
+  readonly label: string;
+  readonly entry: string;
+  readonly sourcePath: string;
+  readonly sourceText: string;
+  readonly signature: KernelSignature;
+  readonly options: readonly string[];
+  readonly block: number;
+  readonly grid: ConfigKernel['grid'];
+  readonly args: readonly KernelArg[];
+}
+
+const INTEGER_LIMIT: Partial<Record<ScalarType, number>> = {
+  int8: 2 ** 7 - 1, uint8: 2 ** 8 - 1, int16: 2 ** 15 - 1, uint16: 2 ** 16 - 1,
+  int32: 2 ** 31 - 1, uint32: 2 ** 32 - 1, int64: Number.MAX_SAFE_INTEGER, uint64: Number.MAX_SAFE_INTEGER,
+};
+
+/** Finds each kernel's source and checks the config's arguments against its signature, before anything runs. */
+export function resolveKernels(config: Config, locate: Locator): ResolvedKernel[] {
+  return config.kernels.map((kernel, index) => {
+    const where = locate(['kernels', index]);
+    const sourcePath = locateKernelSource(kernel.source, configDir(config), where);
+    const source = readKernelSource(sourcePath);
+    const signature = findKernel(source, kernel.entry, where);
+    const args = checkArguments(config, kernel, signature, (argIndex) => locate(['kernels', index, 'args', argIndex]), where);
+    return {
+      label: kernel.label, entry: kernel.entry, sourcePath, sourceText: source.text, signature,
+      options: kernel.options, block: kernel.block, grid: kernel.grid, args,
+    };
+  });
+}
+
+function checkArguments(
+  config: Config,
+  kernel: ConfigKernel,
+  signature: KernelSignature,
+  argWhere: (index: number) => string,
+  where: string,
+): KernelArg[] {
+  const named = `kernel "${kernel.label}" (${formatSignature(signature)})`;
+  if (kernel.args.length !== signature.params.length) {
+    throw new UsageError(`${where}: ${named} takes ${signature.params.length} arguments, the config gives ${kernel.args.length}.`);
+  }
+  return kernel.args.map((arg, index): KernelArg => {
+    const param = signature.params[index];
+    if (!param) throw new UsageError(`${argWhere(index)}: ${named} has no argument ${index + 1}.`);
+    const which = `${argWhere(index)}: ${named}, argument ${index + 1} (${param.text})`;
+    if (arg.kind === 'buffer') {
+      if (param.kind !== 'pointer') throw new UsageError(`${which} is a scalar, but the config passes buffer "${arg.buffer}".`);
+      const buffer = config.buffers.find((b) => b.name === arg.buffer);
+      if (buffer && param.pointee !== 'any' && param.pointee !== null && param.pointee !== buffer.type) {
+        throw new UsageError(`${which} points to ${param.pointee}, but buffer "${buffer.name}" holds ${buffer.type}.`);
+      }
+      return arg;
+    }
+    if (param.kind !== 'scalar') {
+      const given = arg.kind === 'scalar' ? `a ${arg.type} scalar` : `the chunk's ${arg.kind === 'chunk-elements' ? 'element count' : 'offset'}`;
+      throw new UsageError(`${which} is a pointer, but the config passes ${given}.`, { hint: 'Pass a buffer: { buffer: NAME }.' });
+    }
+    if (param.type === null) throw new UsageError(`${which} has a type cuda-pipe cannot pass (only plain integer and floating-point scalars).`);
+    if (arg.kind === 'scalar') {
+      if (arg.type !== param.type) throw new UsageError(`${which} is ${param.type}, but the config gives a ${arg.type}.`, {
+        hint: `Write it as { ${param.type}: ${String(arg.value)} }.`,
+      });
+      return arg;
+    }
+    const limit = INTEGER_LIMIT[param.type];
+    if (limit === undefined) throw new UsageError(`${which} is ${param.type}; the chunk's ${arg.kind === 'chunk-elements' ? 'element count' : 'offset'} needs an integer parameter.`);
+    if (config.elements > limit) throw new UsageError(`${which} is ${param.type}, too small for up to ${config.elements} elements.`, {
+      hint: 'Declare the parameter as unsigned long long (or size_t).',
+    });
+    return { kind: arg.kind, type: param.type };
+  });
+}

@@ -1,0 +1,75 @@
+import { hostname } from 'node:os';
+import type { Config } from '../config/load.js';
+import type { Plan } from '../plan/types.js';
+import { RESULT_SCHEMA_ID, RESULT_VERSION, type DeviceFacts, type ModeResult, type RunResult, type SoftwareVersions } from '../result.js';
+import { gbPerSecond } from '../report/format.js';
+import { pipelineBound } from './bound.js';
+import type { MeasuredSchedule, RepetitionPolicy, Verification } from './repeat.js';
+import { summarize } from './stats.js';
+import { runWarnings } from './warnings.js';
+
+export interface CompileRecord {
+  readonly label: string;
+  readonly cached: boolean;
+  readonly ms: number;
+  readonly arch: string;
+  readonly nvrtc: string;
+}
+
+export interface RunResultInput {
+  readonly toolVersion: string;
+  readonly config: Config;
+  readonly configHash: string;
+  readonly rawConfig: unknown;
+  readonly plan: Plan;
+  readonly device: DeviceFacts;
+  readonly software: SoftwareVersions;
+  readonly compiles: readonly CompileRecord[];
+  readonly policy: RepetitionPolicy;
+  readonly measured: readonly MeasuredSchedule[];
+  readonly verification: Verification;
+}
+
+export function buildRunResult(input: RunResultInput): RunResult {
+  const modes: ModeResult[] = input.measured.map(({ schedule, gpuMs, hostIssueMs }) => ({
+    id: schedule.id, kind: schedule.kind, description: schedule.description, bytes: schedule.bytes,
+    samplesMs: gpuMs, hostIssueMs, stats: summarize(gpuMs),
+  }));
+  const median = (id: string) => modes.find((m) => m.id === id)?.stats.median ?? 0;
+  const kernelMs = modes.filter((m) => m.id.startsWith('kernel:')).reduce((sum, m) => sum + m.stats.median, 0);
+  const link = modes.find((m) => m.kind === 'link');
+  const bound = pipelineBound({
+    h2dMs: median('h2d'), kernelMs, d2hMs: median('d2h'), linkMs: link ? link.stats.median : null,
+    copyEngines: input.device.asyncEngineCount, chunks: input.plan.layout.chunks,
+  });
+  const serialMs = median('serial');
+  const overlappedMs = median('overlapped');
+  const { plan, config } = input;
+  const withoutWarnings: Omit<RunResult, 'warnings'> = {
+    schema: RESULT_SCHEMA_ID,
+    version: RESULT_VERSION,
+    tool: { name: 'cuda-pipe', version: input.toolVersion },
+    createdAt: new Date().toISOString(),
+    environment: { hostname: hostname(), node: process.version, platform: `${process.platform}-${process.arch}`, software: input.software, device: input.device },
+    config: { name: config.name, path: config.path, hash: input.configHash, resolved: input.rawConfig },
+    layout: {
+      elements: plan.elements, chunks: plan.layout.chunks, requestedChunks: plan.layout.requestedChunks, streams: plan.layout.streams,
+      requestedStreams: plan.layout.requestedStreams, order: plan.layout.order, orders: [...plan.layout.orders], align: plan.layout.align,
+      chunkElements: plan.layout.ranges[0]?.count ?? plan.elements,
+    },
+    buffers: plan.buffers.map((b) => ({ name: b.name, type: b.type, elements: b.elements, bytes: b.bytes, role: b.role, hostMemory: b.role === 'scratch' ? 'device-only' : b.hostMemory })),
+    kernels: plan.kernels.map((k) => {
+      const compile = input.compiles.find((c) => c.label === k.label);
+      return { label: k.label, entry: k.entry, source: k.sourcePath, block: k.block, grid: k.grid,
+        compile: { cached: compile?.cached ?? false, ms: compile?.ms ?? 0, arch: compile?.arch ?? '', nvrtc: compile?.nvrtc ?? '' } };
+    }),
+    policy: { warmup: input.policy.warmup, reps: input.policy.reps },
+    modes,
+    bound: { ...bound, terms: bound.terms.map((t) => ({ ...t })), copyEngines: input.device.asyncEngineCount,
+      linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.median) : null },
+    summary: { serialMs, overlappedMs, speedup: serialMs / overlappedMs, efficiency: bound.ms / overlappedMs },
+    verification: { status: input.verification.status, mismatches: input.verification.mismatches },
+    notes: [...plan.notes],
+  };
+  return { ...withoutWarnings, warnings: runWarnings(withoutWarnings) };
+}

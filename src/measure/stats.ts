@@ -1,0 +1,48 @@
+import type { Stats } from '../result.js';
+
+/** Linear-interpolated quantile of sorted values (the R-7 / NumPy default). */
+export function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const position = (sorted.length - 1) * q;
+  const low = Math.floor(position);
+  const high = Math.ceil(position);
+  const a = sorted[low] as number;
+  const b = sorted[high] as number;
+  return a + (b - a) * (position - low);
+}
+
+const MODIFIED_Z_LIMIT = 3.5;
+
+/** Every statistic cuda-pipe reports for one timed quantity, in one place. */
+export function summarize(samples: readonly number[]): Stats {
+  const n = samples.length;
+  if (n === 0) throw new RangeError('summarize needs at least one sample');
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mean = samples.reduce((sum, x) => sum + x, 0) / n;
+  const variance = n > 1 ? samples.reduce((sum, x) => sum + (x - mean) ** 2, 0) / (n - 1) : 0;
+  const stdev = Math.sqrt(variance);
+  const median = quantile(sorted, 0.5);
+  const q1 = quantile(sorted, 0.25);
+  const q3 = quantile(sorted, 0.75);
+  return {
+    n,
+    median,
+    mean,
+    min: sorted[0] as number,
+    max: sorted[n - 1] as number,
+    stdev,
+    q1,
+    q3,
+    iqr: q3 - q1,
+    relativeNoise: mean > 0 ? stdev / mean : 0,
+    outliers: outlierIndexes(samples, median),
+  };
+}
+
+/** Iglewicz–Hoaglin modified z-score: 0.6745 · (x − median) / MAD above 3.5 flags an outlier. */
+export function outlierIndexes(samples: readonly number[], median: number): number[] {
+  const deviations = samples.map((x) => Math.abs(x - median)).sort((a, b) => a - b);
+  const mad = quantile(deviations, 0.5);
+  if (mad === 0) return [];
+  return samples.flatMap((x, i) => (Math.abs((0.6745 * (x - median)) / mad) > MODIFIED_Z_LIMIT ? [i] : []));
+}

@@ -1,0 +1,46 @@
+import type { RunResult, Warning } from '../result.js';
+import { formatPercent } from '../report/format.js';
+
+export const NOISE_TARGET = 0.01;
+
+/** What limits or undermines this result, each with what to do about it (hyperfine's warnings are the model). */
+export function runWarnings(result: Omit<RunResult, 'warnings'>): Warning[] {
+  const warnings: Warning[] = [];
+  const device = result.environment.device;
+  if (device.asyncEngineCount === 0) {
+    warnings.push({ code: 'no-copy-engine', message: `${device.name} reports no asynchronous copy engine: copies cannot overlap kernels.`,
+      remedy: 'Overlap cannot help on this device; the serial time is the floor.' });
+  } else if (device.asyncEngineCount === 1) {
+    warnings.push({ code: 'one-copy-engine', message: 'One copy engine: H2D and D2H cannot overlap each other, only kernels.',
+      remedy: 'Try `--order breadth-first`, which keeps the single engine busy with one direction at a time.' });
+  }
+  const pageable = result.buffers.filter((b) => b.hostMemory === 'pageable');
+  if (pageable.length) {
+    warnings.push({ code: 'pageable-memory', message: `Pageable host memory (${pageable.map((b) => b.name).join(', ')}): copies are staged through a driver buffer and will not overlap compute.`,
+      remedy: 'Use `hostMemory: pinned` (or `registered` for memory you already have).' });
+  }
+  const writeCombined = result.buffers.filter((b) => b.hostMemory === 'write-combined' && b.role !== 'in');
+  if (writeCombined.length) {
+    warnings.push({ code: 'write-combined-output', message: `Write-combined host memory holds outputs (${writeCombined.map((b) => b.name).join(', ')}): the CPU reads it very slowly.`,
+      remedy: 'Keep write-combined memory for inputs the GPU reads; use pinned memory for outputs.' });
+  }
+  if (result.verification.status === 'skipped') {
+    warnings.push({ code: 'not-verified', message: 'Outputs were not verified (--no-verify): the overlapped figure may come from a wrong result.',
+      remedy: 'Drop --no-verify.' });
+  }
+  for (const mode of result.modes.filter((m) => m.kind === 'serial' || m.kind === 'overlapped')) {
+    if (mode.stats.n > 1 && mode.stats.relativeNoise > NOISE_TARGET) {
+      warnings.push({ code: 'noisy', message: `Noise of the ${mode.id} mode is ${formatPercent(mode.stats.relativeNoise)}, above the ${formatPercent(NOISE_TARGET, 0)} target.`,
+        remedy: 'Raise --reps, and keep other work off the GPU and the host while measuring.' });
+    }
+    if (mode.stats.outliers.length) {
+      warnings.push({ code: 'outliers', message: `${mode.stats.outliers.length} of ${mode.stats.n} ${mode.id} samples are outliers (modified z-score above 3.5); they are kept in the statistics.`,
+        remedy: 'Look for other processes using the GPU or the PCIe link, then re-run.' });
+    }
+  }
+  if (result.summary.speedup < 1) {
+    warnings.push({ code: 'slower-than-serial', message: `The overlapped layout is slower than serial (${result.summary.speedup.toFixed(2)}×).`,
+      remedy: 'Use fewer chunks (per-op costs dominate small chunks) or check that host memory is pinned.' });
+  }
+  return warnings;
+}

@@ -1,0 +1,56 @@
+import type { Config, ConfigBuffer, HostMemoryKind } from '../config/load.js';
+import type { ResolvedKernel } from '../kernels/resolve.js';
+import { splitRanges } from './chunks.js';
+import { bidirectionalSchedule, overlappedSchedule, type PipelineShape, serialSchedule, stageSchedules } from './schedules.js';
+import type { Plan } from './types.js';
+
+/** Config → Plan: the serial baseline, the overlapped layout, each stage alone, and the link measurement. */
+export function buildPlan(config: Config, kernels: readonly ResolvedKernel[]): Plan {
+  const { chunks, streams, orders, streamFlags, align } = config.pipeline;
+  const order = orders[0] ?? 'depth-first';
+  const ranges = splitRanges(config.elements, chunks, align);
+  const usedStreams = Math.min(streams, ranges.length);
+  const notes: string[] = [];
+  if (ranges.length < chunks) {
+    notes.push(`${chunks} chunks asked for, ${ranges.length} made: ${config.elements} elements in equal chunks of ${ranges[0]?.count ?? 0} leave no room for more.`);
+  }
+  if (usedStreams < streams) notes.push(`${streams} streams asked for, ${usedStreams} used: there are only ${ranges.length} chunks.`);
+  const shape: PipelineShape = {
+    device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label), elements: config.elements,
+    ranges, streams, streamFlags,
+  };
+  const link = bidirectionalSchedule(config.buffers, config.elements, config.device);
+  const overlapped = orders.map((o, i) => overlappedSchedule(shape, o, i === 0 ? 'overlapped' : `overlapped:${o}`));
+  return {
+    name: config.name,
+    device: config.device,
+    elements: config.elements,
+    buffers: config.buffers,
+    kernels: kernels.map((k) => ({ label: k.label, entry: k.entry, sourcePath: k.sourcePath, block: k.block, grid: k.grid, args: k.args })),
+    layout: { chunks: ranges.length, requestedChunks: chunks, streams: usedStreams, requestedStreams: streams, order, orders, align, ranges },
+    schedules: [serialSchedule(shape), ...overlapped, ...stageSchedules(shape), ...(link ? [link] : [])],
+    notes,
+  };
+}
+
+/** Copies only, for `probe --bandwidth`: H2D alone, D2H alone, and both at once chunked over several streams. */
+export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device: number, bidirectional: boolean): Plan {
+  const buffer = (name: string, role: 'in' | 'out'): ConfigBuffer => ({
+    name, type: 'uint8', elementBytes: 1, elements: bytes, bytes, role, init: { kind: 'random', seed: 7 }, hostMemory,
+  });
+  const buffers = [buffer('upload', 'in'), buffer('download', 'out')];
+  const shape: PipelineShape = {
+    device, buffers, kernels: [], elements: bytes, ranges: splitRanges(bytes, 1), streams: 1, streamFlags: 'non-blocking',
+  };
+  const link = bidirectional ? bidirectionalSchedule(buffers, bytes, device) : null;
+  return {
+    name: `bandwidth-${hostMemory}`,
+    device,
+    elements: bytes,
+    buffers,
+    kernels: [],
+    layout: { chunks: 1, requestedChunks: 1, streams: 1, requestedStreams: 1, order: 'depth-first', orders: ['depth-first'], align: 1, ranges: shape.ranges },
+    schedules: [...stageSchedules(shape), ...(link ? [link] : [])],
+    notes: [],
+  };
+}

@@ -1,0 +1,19 @@
+import type { ChunkRange } from './types.js';
+
+/**
+ * Cuts [0, elements) into at most `chunks` ranges that start at multiples of `align`. Every chunk but the last
+ * has the same size; the last takes what is left and may be shorter. When equal sizes cannot make `chunks`
+ * non-empty pieces (9 elements in 4 chunks of 3), fewer chunks come back; the caller says so.
+ */
+export function splitRanges(elements: number, chunks: number, align = 1): ChunkRange[] {
+  if (!Number.isInteger(elements) || elements < 1) throw new RangeError(`elements must be a positive integer, got ${elements}`);
+  if (!Number.isInteger(chunks) || chunks < 1) throw new RangeError(`chunks must be a positive integer, got ${chunks}`);
+  if (!Number.isInteger(align) || align < 1) throw new RangeError(`align must be a positive integer, got ${align}`);
+  const units = Math.ceil(elements / align);
+  const size = Math.ceil(units / Math.min(chunks, units)) * align;
+  const ranges: ChunkRange[] = [];
+  for (let first = 0; first < elements; first += size) {
+    ranges.push({ index: ranges.length, first, count: Math.min(size, elements - first) });
+  }
+  return ranges;
+}

@@ -1,0 +1,62 @@
+import Table from 'cli-table3';
+import type { Bandwidth, DeviceFacts, ProbeDocument } from '../result.js';
+import { formatBytes, formatMs, formatPercent, formatRate } from './format.js';
+import type { Style } from './style.js';
+
+export function renderProbe(doc: ProbeDocument, style: Style): string {
+  const s = doc.software;
+  const lines = [
+    `CUDA driver ${s.driver}, runtime ${s.runtime} (${s.cudartPath}), NVRTC ${s.nvrtc ?? 'not found'}${s.nvrtcPath ? ` (${s.nvrtcPath})` : ''}`,
+  ];
+  if (s.nvrtcArchitectures.length) lines.push(`NVRTC architectures: ${s.nvrtcArchitectures.join(' ')}`);
+  for (const { facts, bandwidth } of doc.devices) {
+    lines.push('', style.bold(`Device ${facts.index}: ${facts.name}`), deviceTable(facts));
+    if (bandwidth) lines.push(bandwidthTable(bandwidth));
+  }
+  return lines.join('\n');
+}
+
+export function copyEngineMeaning(count: number): string {
+  if (count === 0) return 'copies cannot overlap kernels';
+  if (count === 1) return 'H2D and D2H share one engine: copies overlap kernels but not each other';
+  return 'H2D and D2H can run at once, and both overlap kernels';
+}
+
+function deviceTable(d: DeviceFacts): string {
+  const table = new Table({ style: { head: [], border: [] } });
+  const yesNo = (b: boolean) => (b ? 'yes' : 'no');
+  const pcie = d.pcie
+    ? `gen${d.pcie.generation ?? '?'} x${d.pcie.width} (${d.pcie.speed}; max gen${d.pcie.maxGeneration ?? '?'} x${d.pcie.maxWidth})`
+    : 'not readable from sysfs';
+  table.push(
+    { 'compute capability': `${d.computeCapability.major}.${d.computeCapability.minor} (sm_${d.computeCapability.major}${d.computeCapability.minor})` },
+    { multiprocessors: `${d.multiprocessors} (${d.maxThreadsPerMultiprocessor} threads each)` },
+    { memory: formatBytes(d.memoryBytes) },
+    { 'L2 cache': formatBytes(d.l2CacheBytes) },
+    { 'async engines': `${d.asyncEngineCount}: ${copyEngineMeaning(d.asyncEngineCount)}` },
+    { 'concurrent kernels': yesNo(d.concurrentKernels) },
+    { 'GPU overlap': yesNo(d.gpuOverlap) },
+    { 'stream priorities': `least ${d.streamPriority.least}, greatest ${d.streamPriority.greatest} (lower is higher priority)` },
+    { 'unified addressing': yesNo(d.unifiedAddressing) },
+    { 'can map host memory': yesNo(d.canMapHostMemory) },
+    { 'PCI bus id': d.pciBusId },
+    { 'PCIe link': pcie },
+    { UUID: d.uuid },
+  );
+  return table.toString();
+}
+
+function bandwidthTable(rows: readonly Bandwidth[]): string {
+  const table = new Table({
+    head: ['copy', 'host memory', 'size', 'median', 'noise', 'GB/s'],
+    style: { head: [], border: [] },
+    colAligns: ['left', 'left', 'right', 'right', 'right', 'right'],
+  });
+  const label = (b: Bandwidth) => (b.direction === 'bidirectional'
+    ? `H2D + D2H at once (${b.pieces} copies each way, ${b.streamsPerDirection} streams per direction)`
+    : b.direction.toUpperCase());
+  for (const b of rows) {
+    table.push([label(b), b.hostMemory, formatBytes(b.bytes), formatMs(b.stats.median), formatPercent(b.stats.relativeNoise), formatRate(b.gbPerSecond)]);
+  }
+  return table.toString();
+}
