@@ -92,8 +92,8 @@ export function parseConfigText(text: string, path: string, overrides: Overrides
   const file = basename(path);
   const firstError = doc.errors[0];
   if (firstError) {
-    const pos = firstError.linePos?.[0];
-    const where = pos ? `${path}:${pos.line}:${pos.col}` : path;
+    const { line, col } = lineCounter.linePos(firstError.pos[0]);
+    const where = `${path}:${line}:${col}`;
     throw new UsageError(`${where}: YAML syntax error: ${firstError.message.split('\n')[0]}`);
   }
   const locate: Locator = (fieldPath) => {

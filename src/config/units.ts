@@ -25,6 +25,7 @@ export function parseQuantity(text: string | number, kind: QuantityKind): number
 
 function checkWhole(value: number, text: string): number | { error: string } {
   if (!Number.isFinite(value) || !Number.isInteger(value)) return { error: `"${text}" is not a whole number` };
+  if (value < 0) return { error: `"${text}" is negative` };
   if (value > Number.MAX_SAFE_INTEGER) return { error: `"${text}" is too large` };
   return value;
 }

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseConfigText } from '../../src/config/load.js';
+import { resolveKernels } from '../../src/kernels/resolve.js';
+import { buildPlan, bandwidthPlan } from '../../src/plan/build.js';
+import { splitRanges } from '../../src/plan/chunks.js';
+import type { Op, Plan, Schedule } from '../../src/plan/types.js';
+import { renderPlan } from '../../src/report/plan.js';
+
+function plan(elements: number, pipeline: string, extraBuffers = ''): Plan {
+  const text = `buffers:\n  x: { type: float32, count: ${elements}, role: in }\n  y: { type: float32, count: ${elements}, role: out }\n${extraBuffers}` +
+    `kernels:\n  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }\n` +
+    `pipeline: ${pipeline}\n`;
+  const { config, locate } = parseConfigText(text, '/tmp/p.yaml');
+  return buildPlan(config, resolveKernels(config, locate));
+}
+
+const schedule = (p: Plan, id: string): Schedule => {
+  const s = p.schedules.find((x) => x.id === id);
+  assert.ok(s, `no schedule ${id}`);
+  return s;
+};
+const copies = (s: Schedule) => s.ops.filter((o): o is Extract<Op, { kind: 'copy' }> => o.kind === 'copy');
+
+/** Each byte of each buffer, per direction, is covered exactly once by the copies. */
+function assertEveryByteOnce(s: Schedule, bufferBytes: Record<string, number>, direction: 'h2d' | 'd2h'): void {
+  for (const [name, bytes] of Object.entries(bufferBytes)) {
+    const ranges = copies(s).filter((c) => c.buffer === name && c.direction === direction).map((c) => [c.hostOffset, c.hostOffset + c.bytes] as const).sort((a, b) => a[0] - b[0]);
+    let cursor = 0;
+    for (const [start, end] of ranges) {
+      assert.equal(start, cursor, `${s.id}: ${direction} of ${name} has a gap or overlap at byte ${cursor}`);
+      cursor = end;
+    }
+    assert.equal(cursor, bytes, `${s.id}: ${direction} of ${name} covers ${cursor} of ${bytes} bytes`);
+  }
+}
+
+describe('chunk ranges', () => {
+  it('cuts equal chunks with a shorter last one, never rounding elements away', () => {
+    assert.deepEqual(splitRanges(10, 4).map((r) => r.count), [3, 3, 3, 1]);
+    assert.deepEqual(splitRanges(1000, 3).map((r) => [r.first, r.count]), [[0, 334], [334, 334], [668, 332]]);
+    assert.deepEqual(splitRanges(8, 8).map((r) => r.count), [1, 1, 1, 1, 1, 1, 1, 1]);
+  });
+
+  it('makes fewer chunks when equal sizes cannot fill the count', () => {
+    assert.deepEqual(splitRanges(9, 4).map((r) => r.count), [3, 3, 3]);
+  });
+
+  it('starts every chunk at a multiple of align', () => {
+    const ranges = splitRanges(10 * 4096 + 100, 4, 4096);
+    for (const r of ranges) assert.equal(r.first % 4096, 0);
+    assert.equal(ranges.reduce((s, r) => s + r.count, 0), 10 * 4096 + 100);
+  });
+});
+
+describe('the planner', () => {
+  it('copies every byte of every buffer exactly once per direction, in every mode', () => {
+    for (const order of ['depth-first', 'breadth-first']) {
+      const p = plan(1003, `{ chunks: 7, streams: 3, order: ${order} }`);
+      for (const s of p.schedules.filter((x) => x.kind !== 'link')) {
+        if (s.bytes.h2d) assertEveryByteOnce(s, { x: 4012 }, 'h2d');
+        if (s.bytes.d2h) assertEveryByteOnce(s, { y: 4012 }, 'd2h');
+      }
+      const link = schedule(p, 'bidirectional');
+      assertEveryByteOnce(link, { x: 4012 }, 'h2d');
+      assertEveryByteOnce(link, { y: 4012 }, 'd2h');
+    }
+  });
+
+  it('keeps each chunk\'s H2D, kernel and D2H in order on one stream', () => {
+    const p = plan(1000, '{ chunks: 5, streams: 2, order: breadth-first }');
+    const s = schedule(p, 'overlapped');
+    for (let chunk = 0; chunk < 5; chunk++) {
+      const ops = s.ops.filter((o) => 'chunk' in o && o.chunk === chunk);
+      assert.deepEqual(ops.map((o) => o.kind === 'copy' ? o.direction : o.kind), ['h2d', 'kernel', 'd2h']);
+      assert.equal(new Set(ops.map((o) => o.stream)).size, 1);
+      assert.equal(ops[0]?.stream, `s${chunk % 2}`);
+    }
+  });
+
+  it('issues depth-first chunk by chunk and breadth-first stage by stage', () => {
+    const kinds = (order: string) => schedule(plan(100, `{ chunks: 2, streams: 2, order: ${order} }`), 'overlapped').ops
+      .filter((o) => o.kind === 'copy' || o.kind === 'kernel').map((o) => (o.kind === 'copy' ? o.direction : 'k') + String('chunk' in o ? o.chunk : ''));
+    assert.deepEqual(kinds('depth-first'), ['h2d0', 'k0', 'd2h0', 'h2d1', 'k1', 'd2h1']);
+    assert.deepEqual(kinds('breadth-first'), ['h2d0', 'h2d1', 'k0', 'k1', 'd2h0', 'd2h1']);
+  });
+
+  it('forks every stream from the start event and joins them all before the end event', () => {
+    const s = schedule(plan(1000, '{ chunks: 8, streams: 4 }'), 'overlapped');
+    assert.deepEqual(s.ops[0], { kind: 'record', stream: 's0', event: 'start' });
+    assert.deepEqual(s.ops.at(-1), { kind: 'record', stream: 's0', event: 'end' });
+    for (const id of ['s1', 's2', 's3']) {
+      const streamOps = s.ops.filter((o) => o.stream === id);
+      assert.deepEqual(streamOps[0], { kind: 'wait', stream: id, event: 'start' });
+      assert.deepEqual(streamOps.at(-1), { kind: 'record', stream: id, event: `join:${id}` });
+      const waitIndex = s.ops.findIndex((o) => o.kind === 'wait' && o.event === `join:${id}`);
+      assert.ok(waitIndex > s.ops.indexOf(streamOps.at(-1) as Op) && s.ops[waitIndex]?.stream === 's0');
+    }
+    assert.deepEqual(s.events.filter((e) => e.timing).map((e) => e.id), ['start', 'end']);
+  });
+
+  it('uses only as many streams as there are chunks, and says so', () => {
+    const p = plan(1000, '{ chunks: 2, streams: 8 }');
+    assert.equal(schedule(p, 'overlapped').streams.length, 2);
+    assert.equal(p.layout.streams, 2);
+    assert.match(p.notes.join('\n'), /8 streams asked for, 2 used/);
+  });
+
+  it('says when fewer chunks than asked could be made', () => {
+    const p = plan(9, '{ chunks: 4, streams: 2 }');
+    assert.equal(p.layout.chunks, 3);
+    assert.match(p.notes.join('\n'), /4 chunks asked for, 3 made/);
+  });
+
+  it('adds serial, each stage alone and the bidirectional link mode around the overlapped one', () => {
+    const p = plan(1000, '{ chunks: 4, streams: 2, order: [depth-first, breadth-first] }');
+    assert.deepEqual(p.schedules.map((s) => s.id), ['serial', 'overlapped', 'overlapped:breadth-first', 'h2d', 'kernel:scale', 'd2h', 'bidirectional']);
+    assert.deepEqual(p.schedules.filter((s) => s.verify).map((s) => s.id), ['serial', 'overlapped', 'overlapped:breadth-first']);
+    const serial = schedule(p, 'serial');
+    assert.deepEqual(serial.bytes, { h2d: 4000, d2h: 4000 });
+    assert.equal(serial.streams.length, 1);
+  });
+
+  it('never copies scratch buffers', () => {
+    const p = plan(1000, '{ chunks: 4, streams: 2 }', '  tmp: { type: float32, count: 1000, role: scratch }\n');
+    for (const s of p.schedules) assert.ok(copies(s).every((c) => c.buffer !== 'tmp'));
+  });
+
+  it('plans bandwidth copies with the link mode split into 16 copies over 2 streams per direction', () => {
+    const p = bandwidthPlan(1 << 20, 'pinned', 0, true);
+    const link = schedule(p, 'bidirectional');
+    assert.equal(copies(link).length, 32);
+    assert.deepEqual([...new Set(copies(link).filter((c) => c.direction === 'h2d').map((c) => c.stream))], ['s0', 's1']);
+    assert.deepEqual([...new Set(copies(link).filter((c) => c.direction === 'd2h').map((c) => c.stream))], ['s2', 's3']);
+    assert.deepEqual(bandwidthPlan(1024, 'pageable', 0, false).schedules.map((s) => s.id), ['h2d', 'd2h']);
+  });
+
+  it('prints a dry run naming each stream\'s work and every op with its bytes', () => {
+    const text = renderPlan(plan(1000, '{ chunks: 4, streams: 2 }'));
+    assert.match(text, /layout: 4 chunks of 250 elements, 2 streams, depth-first/);
+    assert.match(text, /stream s1 \(non-blocking\): chunks 1, 3; H2D 1.95 KiB, 2 kernel launches, D2H 1.95 KiB/);
+    assert.match(text, /s1 +H2D x \[1000, 2000\) 1000 B, chunk 1/);
+  });
+});
