@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// Writes build/cuda-pipe-linux-x64.tar.xz: the Node.js runtime that runs this script, the compiled tool (dist/),
+// production dependencies (with only koffi's linux-x64 glibc binary), kernels/, configs/ and the compiled GPU
+// test suite. Unpacked anywhere on an x86-64 Linux machine with CUDA, it runs with nothing else installed:
+//   cuda-pipe/bin/cuda-pipe probe
+//   cuda-pipe/bin/cuda-pipe-gpu-tests
+// Run through `npm run bundle`, which compiles first.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const buildDir = join(root, 'build');
+const stage = join(buildDir, 'stage', 'cuda-pipe');
+const archive = join(buildDir, 'cuda-pipe-linux-x64.tar.xz');
+const LIMIT_BYTES = 40 * 1024 * 1024;
+
+if (process.platform !== 'linux' || process.arch !== 'x64') {
+  throw new Error(`the bundle carries this Node.js binary, so it must be built on linux-x64 (this is ${process.platform}-${process.arch})`);
+}
+if (!existsSync(join(root, 'dist', 'src', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+
+rmSync(join(buildDir, 'stage'), { recursive: true, force: true });
+mkdirSync(join(stage, 'bin'), { recursive: true });
+
+cpSync(process.execPath, join(stage, 'bin', 'node'));
+for (const item of ['dist', 'kernels', 'configs', 'package.json', 'README.md']) {
+  cpSync(join(root, item), join(stage, item), { recursive: true });
+}
+// tsc compiles the GPU tests but does not copy their kernels and configs.
+cpSync(join(root, 'test', 'gpu', 'fixtures'), join(stage, 'dist', 'test', 'gpu', 'fixtures'), { recursive: true });
+
+const NATIVE_SOURCES = /\.(cc|hh|h|inc|c|cpp)$|CMakeLists\.txt$/;
+const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
+for (const [path, entry] of Object.entries(lock.packages)) {
+  if (!path.startsWith('node_modules/') || entry.dev) continue;
+  const from = join(root, path);
+  if (!existsSync(from)) continue; // optional packages for other platforms are not installed
+  const name = path.slice('node_modules/'.length);
+  if (name.startsWith('@koromix/') && name !== '@koromix/koffi-linux-x64') continue;
+  cpSync(from, join(stage, path), {
+    recursive: true,
+    filter: (file) => {
+      const rel = relative(from, file);
+      if (name === 'koffi') return !/^(vendor|doc|lib)(\/|$)/.test(rel) && !NATIVE_SOURCES.test(basename(file));
+      if (name === '@koromix/koffi-linux-x64') return !rel.startsWith('musl_x64');
+      return true;
+    },
+  });
+}
+
+writeWrapper('cuda-pipe', '"$here/node" "$root/dist/src/cli/main.js" "$@"');
+writeWrapper('cuda-pipe-gpu-tests', '"$here/node" --test --test-reporter=spec "$root"/dist/test/gpu/*.test.js');
+
+execFileSync('tar', ['-cf', archive, '-I', 'xz -6 -T0', '-C', dirname(stage), 'cuda-pipe'], { stdio: 'inherit' });
+const size = statSync(archive).size;
+const mib = (size / 2 ** 20).toFixed(1);
+if (size > LIMIT_BYTES) throw new Error(`${archive} is ${mib} MiB, over the 40 MiB limit`);
+process.stdout.write(`wrote ${relative(root, archive)} (${mib} MiB)\n`);
+
+function writeWrapper(name, command) {
+  const path = join(stage, 'bin', name);
+  writeFileSync(path, [
+    '#!/bin/sh',
+    '# Runs cuda-pipe with the Node.js shipped beside it; nothing else needs to be installed.',
+    'here=$(cd "$(dirname "$0")" && pwd)',
+    'root=$(dirname "$here")',
+    `exec ${command}`,
+    '',
+  ].join('\n'));
+  chmodSync(path, 0o755);
+}

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { RunResultSchema } from '../../src/result.js';
+import { runCli } from '../helpers/cli.js';
+import { gpuSkipReason } from '../helpers/gpu.js';
+
+const skip = gpuSkipReason() ?? false;
+const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
+const out = mkdtempSync(join(tmpdir(), 'cuda-pipe-gpu-'));
+
+describe('cuda-pipe run on a real device', { skip }, () => {
+  it('runs the balanced pipeline small, verifies it, and writes a valid Result', () => {
+    const json = join(out, 'balanced.json');
+    const { code, stdout, stderr } = runCli(['run', '--reps', '3', '--warmup', '1', '--json', json]);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /verification: passed/);
+    assert.match(stdout, /speedup over serial: \d+\.\d\d×/);
+    const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
+    assert.equal(result.verification.status, 'passed');
+    assert.deepEqual(result.modes.map((m) => m.id), ['serial', 'overlapped', 'h2d', 'kernel:fma', 'd2h', 'bidirectional']);
+    for (const mode of result.modes) {
+      assert.equal(mode.samplesMs.length, 3);
+      assert.ok(mode.samplesMs.every((ms) => ms > 0));
+    }
+    assert.ok(result.summary.speedup > 1, `overlap should beat serial: ${result.summary.speedup}`);
+    assert.ok(result.bound.ms > 0 && result.bound.ms <= result.summary.serialMs);
+  });
+
+  it('verifies every shipped config, including inout, scratch and several orders', () => {
+    for (const name of ['async-overlap', 'multi-kernel', 'copy-bound']) {
+      const { code, stdout, stderr } = runCli(['run', join('configs', `${name}.yaml`), '--reps', '2', '--warmup', '1']);
+      assert.equal(code, 0, `${name}: ${stderr}`);
+      assert.match(stdout, /verification: passed/, name);
+    }
+  });
+
+  it('fails with exit 1 when a racy kernel makes overlapped and serial outputs differ', () => {
+    const { code, stdout } = runCli(['run', join(fixtures, 'racy.yaml')]);
+    assert.equal(code, 1, stdout);
+    assert.match(stdout, /verification: FAILED\n {2}output "y": first difference at element \d+: serial \S+, overlapped \S+/);
+  });
+
+  it('names the kernel and chunk of an illegal address and exits 4', () => {
+    const { code, stderr } = runCli(['run', join(fixtures, 'fault.yaml')]);
+    assert.equal(code, 4, stderr);
+    assert.match(stderr, /cudaErrorIllegalAddress \(700\).* kernel faulty \(fault_after_first_chunk\), chunk 1 of 4/);
+    assert.doesNotMatch(stderr, /\n\s+at /);
+  });
+
+  it('says how much memory was asked for and how much is free, and exits 4', () => {
+    const { code, stderr } = runCli(['run', join(fixtures, 'huge.yaml')]);
+    assert.equal(code, 4, stderr);
+    assert.match(stderr, /The buffers need 1 TiB of device memory, but device 0 has [\d.]+ GiB free/);
+  });
+
+  it('probe --bandwidth measures pinned and pageable copies and the bidirectional rate', () => {
+    const { code, stdout, stderr } = runCli(['probe', '--device', '0', '--bandwidth', '--size', '64MiB', '--reps', '5', '--json']);
+    assert.equal(code, 0, stderr);
+    const doc = JSON.parse(stdout);
+    const bw = doc.devices[0].bandwidth as Array<{ direction: string; hostMemory: string; gbPerSecond: number }>;
+    assert.deepEqual(bw.map((b) => `${b.hostMemory} ${b.direction}`), ['pinned h2d', 'pinned d2h', 'pinned bidirectional', 'pageable h2d', 'pageable d2h']);
+    for (const b of bw) assert.ok(b.gbPerSecond > 1 && b.gbPerSecond < 1000, `${b.direction}: ${b.gbPerSecond}`);
+  });
+});
