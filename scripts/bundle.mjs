@@ -54,6 +54,7 @@ writeWrapper('cuda-pipe', '"$here/node" "$root/dist/src/cli/main.js" "$@"');
 writeWrapper('cuda-pipe-gpu-tests', '"$here/node" --test --test-reporter=spec "$root"/dist/test/gpu/*.test.js');
 
 execFileSync('tar', ['-cf', archive, '-I', 'xz -6 -T0', '-C', dirname(stage), 'cuda-pipe'], { stdio: 'inherit' });
+rmSync(join(buildDir, 'stage'), { recursive: true, force: true });
 const size = statSync(archive).size;
 const mib = (size / 2 ** 20).toFixed(1);
 if (size > LIMIT_BYTES) throw new Error(`${archive} is ${mib} MiB, over the 40 MiB limit`);
