@@ -173,7 +173,8 @@ export const RunResultSchema = z.object({
     steadyMs: z.number(),
     fillDrainMs: z.number(),
     copyEngines: z.number().int(),
-    terms: z.array(z.object({ term: z.string(), ms: z.number() })),
+    /** Every lower bound considered; `ms` of the largest is the bound. */
+    terms: z.array(z.object({ term: z.string(), steadyMs: z.number(), fillDrainMs: z.number(), ms: z.number() })),
     /** Both directions' bytes over the bidirectional mode's median, GB/s; null when not measured. */
     linkGbPerSecond: z.number().nullable(),
   }),

@@ -40,6 +40,7 @@ export function buildRunResult(input: RunResultInput): RunResult {
   const link = modes.find((m) => m.kind === 'link');
   const bound = pipelineBound({
     h2dMs: median('h2d'), kernelMs, d2hMs: median('d2h'), linkMs: link ? link.stats.median : null,
+    h2dBytes: modes.find((m) => m.id === 'h2d')?.bytes.h2d ?? 0, d2hBytes: modes.find((m) => m.id === 'd2h')?.bytes.d2h ?? 0,
     copyEngines: input.device.asyncEngineCount, chunks: input.plan.layout.chunks,
   });
   const serialMs = median('serial');
@@ -65,7 +66,8 @@ export function buildRunResult(input: RunResultInput): RunResult {
     }),
     policy: { warmup: input.policy.warmup, reps: input.policy.reps },
     modes,
-    bound: { ...bound, terms: bound.terms.map((t) => ({ ...t })), copyEngines: input.device.asyncEngineCount,
+    bound: { ms: bound.ms, limitedBy: bound.limitedBy, steadyMs: bound.steadyMs, fillDrainMs: bound.fillDrainMs,
+      terms: bound.terms.map((t) => ({ ...t })), copyEngines: input.device.asyncEngineCount,
       linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.median) : null },
     summary: { serialMs, overlappedMs, speedup: serialMs / overlappedMs, efficiency: bound.ms / overlappedMs },
     verification: { status: input.verification.status, mismatches: input.verification.mismatches },

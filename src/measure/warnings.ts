@@ -38,6 +38,11 @@ export function runWarnings(result: Omit<RunResult, 'warnings'>): Warning[] {
         remedy: 'Look for other processes using the GPU or the PCIe link, then re-run.' });
     }
   }
+  if (result.summary.efficiency > 1.02) {
+    warnings.push({ code: 'above-bound', message: `The overlapped layout measured faster than the model's bound (efficiency ${result.summary.efficiency.toFixed(2)}): ` +
+      'the stages timed alone on whole buffers ran slower than the same work chunked (clocks, tail effects), so the bound is not tight here.',
+      remedy: 'Treat the bound as approximate for this config and compare layouts by their measured times.' });
+  }
   if (result.summary.speedup < 1) {
     warnings.push({ code: 'slower-than-serial', message: `The overlapped layout is slower than serial (${result.summary.speedup.toFixed(2)}×).`,
       remedy: 'Use fewer chunks (per-op costs dominate small chunks) or check that host memory is pinned.' });

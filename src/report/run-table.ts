@@ -46,11 +46,11 @@ export function renderRunTable(result: RunResult, style: Style): string {
   const { summary, bound } = result;
   lines.push(`${style.bold('speedup over serial')}: ${style.bold(`${summary.speedup.toFixed(2)}×`)} ` +
     `(${formatMs(summary.serialMs)} → ${formatMs(summary.overlappedMs)})`);
-  const limiter = bound.limitedBy === 'link'
-    ? `link: both copy directions at once${bound.linkGbPerSecond ? ` at ${formatRate(bound.linkGbPerSecond)}` : ''}`
-    : bound.limitedBy;
-  lines.push(`bound: ${formatMs(bound.ms)}, limited by ${limiter} (${formatMs(bound.steadyMs)} + fill/drain ${formatMs(bound.fillDrainMs)}` +
-    ` over ${result.layout.chunks} chunks); efficiency bound/measured ${summary.efficiency.toFixed(2)}`);
+  const detail = bound.limitedBy === 'link'
+    ? `the link with both copy directions at once${bound.linkGbPerSecond ? ` (${formatRate(bound.linkGbPerSecond)})` : ''}: ` +
+      `${formatMs(bound.steadyMs)}, plus ${formatMs(bound.fillDrainMs)} of fill and drain with one direction alone`
+    : `${bound.limitedBy}: ${formatMs(bound.steadyMs)}, plus ${formatMs(bound.fillDrainMs)} of fill and drain over ${result.layout.chunks} chunks`;
+  lines.push(`bound: ${formatMs(bound.ms)}, limited by ${detail}; efficiency bound/measured ${summary.efficiency.toFixed(2)}`);
   lines.push(verificationLine(result, style));
   for (const note of result.notes) lines.push(`note: ${note}`);
   if (result.warnings.length) {
