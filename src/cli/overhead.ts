@@ -41,7 +41,7 @@ export async function overheadCommand(options: OverheadOptions): Promise<0> {
   process.stdout.write(`Host cost per issued op on ${outcome.device.name} (host timer around the issue loop, ${BATCH} ops a batch):\n`);
   for (const r of rows) {
     process.stdout.write(`  ${r.op.padEnd(38)} median ${r.hostUsPerOp.median.toFixed(2)} µs, min ${r.hostUsPerOp.min.toFixed(2)} µs ` +
-      `over ${r.batches} batches (GPU time per op ${r.gpuUsPerOp.median.toFixed(2)} µs)\n`);
+      `over ${r.batches} batches (the GPU's events span ${r.gpuUsPerOp.median.toFixed(2)} µs per op)\n`);
   }
   return 0;
 }

@@ -1,7 +1,7 @@
 import type { CudaRuntime } from '../cuda/runtime.js';
 import { Cleanup } from '../exec/cleanup.js';
 import { PipelineSession } from '../exec/session.js';
-import { bandwidthPlan } from '../plan/build.js';
+import { BANDWIDTH_PIECES, bandwidthPlan } from '../plan/build.js';
 import type { Bandwidth, DeviceFacts } from '../result.js';
 import { gbPerSecond } from '../report/format.js';
 import { measureSchedules } from './repeat.js';
@@ -11,7 +11,7 @@ const DIRECTION: Record<string, Bandwidth['direction']> = { h2d: 'h2d', d2h: 'd2
 
 /**
  * Event-timed copy bandwidth: pinned and pageable H2D and D2H of `bytes`, and for pinned memory both directions
- * at once, each direction split into 16 copies over 2 streams. Medians of `reps` copies after 2 warm-ups.
+ * at once, each direction split into BANDWIDTH_PIECES copies over 2 streams. Medians of `reps` copies after 2 warm-ups.
  */
 export function measureBandwidth(rt: CudaRuntime, device: DeviceFacts, bytes: number, reps: number): Bandwidth[] {
   const results: Bandwidth[] = [];
@@ -28,7 +28,7 @@ export function measureBandwidth(rt: CudaRuntime, device: DeviceFacts, bytes: nu
       const link = schedule.kind === 'link';
       results.push({
         bytes, hostMemory, direction: DIRECTION[schedule.id] ?? 'h2d',
-        pieces: link ? 16 : 1, streamsPerDirection: link ? 2 : 1,
+        pieces: link ? BANDWIDTH_PIECES : 1, streamsPerDirection: link ? 2 : 1,
         samplesMs: gpuMs, stats, gbPerSecond: gbPerSecond(moved, stats.median),
       });
     }

@@ -19,7 +19,8 @@ export function buildPlan(config: Config, kernels: readonly ResolvedKernel[]): P
     device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label), elements: config.elements,
     ranges, streams, streamFlags,
   };
-  const link = bidirectionalSchedule(config.buffers, config.elements, config.device);
+  // At least two copies a direction, so that the link mode keeps both of its streams per direction busy.
+  const link = bidirectionalSchedule(config.buffers, ranges.length > 1 ? ranges : splitRanges(config.elements, 2), config.device);
   const overlapped = orders.map((o, i) => overlappedSchedule(shape, o, i === 0 ? 'overlapped' : `overlapped:${o}`));
   return {
     name: config.name,
@@ -33,6 +34,9 @@ export function buildPlan(config: Config, kernels: readonly ResolvedKernel[]): P
   };
 }
 
+/** Each direction's copies in the bidirectional bandwidth figure, as GPU-FACTS.md measured the link. */
+export const BANDWIDTH_PIECES = 16;
+
 /** Copies only, for `probe --bandwidth`: H2D alone, D2H alone, and both at once chunked over several streams. */
 export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device: number, bidirectional: boolean): Plan {
   const buffer = (name: string, role: 'in' | 'out'): ConfigBuffer => ({
@@ -42,7 +46,7 @@ export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device:
   const shape: PipelineShape = {
     device, buffers, kernels: [], elements: bytes, ranges: splitRanges(bytes, 1), streams: 1, streamFlags: 'non-blocking',
   };
-  const link = bidirectional ? bidirectionalSchedule(buffers, bytes, device) : null;
+  const link = bidirectional ? bidirectionalSchedule(buffers, splitRanges(bytes, BANDWIDTH_PIECES), device) : null;
   return {
     name: `bandwidth-${hostMemory}`,
     device,

@@ -110,26 +110,21 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
 }
 
 /**
- * H2D and D2H at once: each direction's bytes split into `pieces` copies spread over `streamsPerDirection`
- * streams, issued alternately. Two whole-buffer copies understate the link; this is what it can really do.
- * Null when the buffers move data one way only.
+ * H2D and D2H at once: each direction's bytes cut into `ranges` (a pipeline passes its own chunks, so the link is
+ * measured with the copies the pipeline makes), spread over `streamsPerDirection` streams per direction and issued
+ * alternately. Two whole-buffer copies understate the link; this is what it can do. Null when the buffers move
+ * data one way only.
  */
 export function bidirectionalSchedule(
   buffers: readonly ConfigBuffer[],
-  elements: number,
+  ranges: readonly ChunkRange[],
   device: number,
-  pieces = 16,
   streamsPerDirection = 2,
 ): Schedule | null {
   const up = loads(buffers);
   const down = stores(buffers);
   if (!up.length || !down.length) return null;
   const streams = makeStreams(2 * streamsPerDirection, 'non-blocking', device);
-  const ranges = Array.from({ length: Math.min(pieces, elements) }, (_, i) => {
-    const first = Math.floor((i * elements) / Math.min(pieces, elements));
-    const next = Math.floor(((i + 1) * elements) / Math.min(pieces, elements));
-    return { index: i, first, count: next - first };
-  });
   const body: Op[] = [];
   for (const r of ranges) {
     const upStream = `s${r.index % streamsPerDirection}`;

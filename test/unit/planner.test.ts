@@ -126,6 +126,13 @@ describe('the planner', () => {
     for (const s of p.schedules) assert.ok(copies(s).every((c) => c.buffer !== 'tmp'));
   });
 
+  it('measures the link with the pipeline\'s own chunks, two streams per direction', () => {
+    const link = schedule(plan(1000, '{ chunks: 5, streams: 2 }'), 'bidirectional');
+    assert.equal(copies(link).filter((c) => c.direction === 'h2d').length, 5);
+    assert.deepEqual(link.streams.map((s) => s.id), ['s0', 's1', 's2', 's3']);
+    assert.equal(copies(schedule(plan(1000, '{ chunks: 1, streams: 1 }'), 'bidirectional')).length, 4);
+  });
+
   it('plans bandwidth copies with the link mode split into 16 copies over 2 streams per direction', () => {
     const p = bandwidthPlan(1 << 20, 'pinned', 0, true);
     const link = schedule(p, 'bidirectional');
