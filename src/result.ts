@@ -60,6 +60,8 @@ export const StatsSchema = z.object({
   q3: z.number(),
   iqr: z.number(),
   /** stdev / mean; 0 for a single sample. */
+  relativeStdev: z.number(),
+  /** 1.4826 · MAD / median: the noise around the median that the stopping rule and the tables use. */
   relativeNoise: z.number(),
   /** Indexes of samples whose modified z-score exceeds 3.5; flagged, never dropped. */
   outliers: z.array(z.number().int()),
@@ -106,6 +108,12 @@ export const ModeResultSchema = z.object({
   /** Host time of each timed rep's issue loop (a host timer; issue cost, not GPU time). */
   hostIssueMs: z.array(z.number()),
   stats: StatsSchema,
+  stoppedBy: z.enum(['fixed-reps', 'noise-target', 'noise-stable', 'max-time', 'max-reps']),
+  /** Host time spent on the timed reps. */
+  elapsedMs: z.number(),
+  gateTimeouts: z.number().int(),
+  /** SM clock read between reps, MHz; null where NVML was not available. */
+  smClockMHz: z.object({ min: z.number(), max: z.number() }).nullable(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 
@@ -165,7 +173,20 @@ export const RunResultSchema = z.object({
     grid: z.union([z.literal('auto'), z.literal('cover'), z.number()]),
     compile: z.object({ cached: z.boolean(), ms: z.number(), arch: z.string(), nvrtc: z.string() }),
   })),
-  policy: z.object({ warmup: z.number().int(), reps: z.number().int() }),
+  policy: z.object({
+    warmup: z.number().int(),
+    warmupMs: z.number(),
+    fixedReps: z.number().int().nullable(),
+    minReps: z.number().int(),
+    maxReps: z.number().int(),
+    /** Fraction, 0.005 = 0.5%. */
+    maxNoise: z.number(),
+    maxTimeMs: z.number(),
+    /** True when a gate kernel held the streams until each rep was issued: times exclude host issue cost. */
+    gate: z.boolean(),
+  }),
+  /** Whether the SM clock was watched during the run, and the range it was read in. */
+  clocks: z.object({ checked: z.boolean(), note: z.string(), minMHz: z.number().nullable(), maxMHz: z.number().nullable() }),
   modes: z.array(ModeResultSchema),
   bound: z.object({
     ms: z.number(),
@@ -183,6 +204,8 @@ export const RunResultSchema = z.object({
     overlappedMs: z.number(),
     /** serial median / overlapped median */
     speedup: z.number(),
+    /** One standard error of the speedup, propagated from both medians' standard errors. */
+    speedupError: z.number(),
     /** bound / overlapped median */
     efficiency: z.number(),
   }),

@@ -22,11 +22,17 @@ program
   .option('--chunks <n>', 'override pipeline.chunks', parsePositiveInt)
   .addOption(new Option('--order <order>', 'override pipeline.order').choices(['depth-first', 'breadth-first']))
   .addOption(deviceOption())
-  .option('--reps <n>', 'override repetitions.reps', parsePositiveInt)
-  .option('--warmup <n>', 'override repetitions.warmup', parseNonNegativeInt)
+  .option('--reps <n>', 'time exactly n reps per mode instead of the noise rule', parsePositiveInt)
+  .option('--warmup <n>', 'warm-up reps per mode', parseNonNegativeInt)
+  .option('--warmup-time <ms>', 'keep warming up for at least this many milliseconds', parseNonNegativeNumber)
+  .option('--min-reps <n>', 'timed reps before the noise rule may stop', parsePositiveInt)
+  .option('--max-noise <percent>', 'noise target in percent (default 0.5)', parsePositiveNumber)
+  .option('--max-time <seconds>', 'time budget for one mode\'s timed reps (default 3)', parsePositiveNumber)
+  .option('--gate', 'hold the streams behind a blocking kernel until each rep is issued: times exclude host issue cost')
   .option('--dry-run', 'print the plan (streams, ops, bytes) and exit; needs no GPU')
   .option('--no-verify', 'skip the check that the overlapped outputs equal the serial ones')
   .option('--json <file>', 'write the Result document to a file, or - for stdout')
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout')
   .action(lazy(async () => (await import('./run.js')).runCommand));
 
 program
@@ -52,6 +58,24 @@ program
   .action(lazy(async () => (await import('./schema.js')).schemaCommand));
 
 program
+  .command('report')
+  .description('re-render a saved result (run --json) as the table, or --md, exactly as measured')
+  .argument('<result.json>', 'a file written by `cuda-pipe run --json`')
+  .option('--md', 'print Markdown instead of the table')
+  .action(lazy(async () => (await import('./report.js')).reportCommand));
+
+program
+  .command('compare')
+  .description('compare two result files: faster, slower, same or noisy per config and mode; exit 1 on a slowdown')
+  .argument('<baseline.json>', 'results to compare against')
+  .argument('<candidate.json>', 'results to judge')
+  .option('--threshold <percent>', 'smallest change in the median that counts', parsePositiveNumber, 5)
+  .option('--allow-device-change', 'compare results from different devices')
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout')
+  .option('--json', 'print the comparison as JSON')
+  .action(lazy(async () => (await import('./compare.js')).compareCommand));
+
+program
   .command('overhead')
   .description('measure the host cost of issuing one kernel launch and one copy in the timed loop')
   .addOption(deviceOption())
@@ -75,6 +99,18 @@ function parsePositiveInt(text: string): number {
 function parseNonNegativeInt(text: string): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < 0) throw new CommanderErrorInvalid(`expected a whole number ≥ 0, got "${text}"`);
+  return value;
+}
+
+function parsePositiveNumber(text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new CommanderErrorInvalid(`expected a number above 0, got "${text}"`);
+  return value;
+}
+
+function parseNonNegativeNumber(text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0) throw new CommanderErrorInvalid(`expected a number ≥ 0, got "${text}"`);
   return value;
 }
 

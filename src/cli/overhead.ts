@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { runPipeline } from '../exec/run-pipeline.js';
 import { findKernel, readKernelSource } from '../kernels/catalog.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
+import { DEFAULT_POLICY } from '../measure/policy.js';
 import { measureSchedules } from '../measure/repeat.js';
 import { summarize } from '../measure/stats.js';
 import { overheadPlan } from '../plan/overhead.js';
@@ -26,7 +27,7 @@ export async function overheadCommand(options: OverheadOptions): Promise<0> {
   const plan = overheadPlan({ label: kernel.label, entry: kernel.entry, sourcePath: kernel.sourcePath, block: 256, grid: 'cover', args: kernel.args },
     BATCH, options.device ?? 0);
   const reps = Math.max(3, Math.ceil(options.ops / BATCH));
-  const outcome = runPipeline(plan, [kernel], (session) => measureSchedules(session, { warmup: 2, reps }));
+  const outcome = runPipeline(plan, [kernel], (session) => measureSchedules(session, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }));
   const rows = outcome.value.map(({ schedule, hostIssueMs, gpuMs }) => {
     // The schedule's own start/join/end ops are 2 of the issued ops; they cost the same order as a copy.
     const perOpUs = summarize(hostIssueMs.map((ms) => (ms * 1000) / (schedule.ops.length - 2)));

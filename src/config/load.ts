@@ -62,6 +62,10 @@ export interface Overrides {
   device?: number | undefined;
   reps?: number | undefined;
   warmup?: number | undefined;
+  warmupTime?: number | undefined;
+  minReps?: number | undefined;
+  maxNoise?: number | undefined;
+  maxTime?: number | undefined;
 }
 
 /** Names a place in the config file ("balanced.yaml:12:7"), for messages about a field path. */
@@ -117,8 +121,9 @@ function applyOverrides(raw: unknown, overrides: Overrides): unknown {
   if (overrides.streams !== undefined) pipeline.streams = overrides.streams;
   if (overrides.chunks !== undefined) pipeline.chunks = overrides.chunks;
   if (overrides.order !== undefined) pipeline.order = overrides.order;
-  if (overrides.reps !== undefined) repetitions.reps = overrides.reps;
-  if (overrides.warmup !== undefined) repetitions.warmup = overrides.warmup;
+  for (const key of ['reps', 'warmup', 'warmupTime', 'minReps', 'maxNoise', 'maxTime'] as const) {
+    if (overrides[key] !== undefined) repetitions[key] = overrides[key];
+  }
   if (overrides.device !== undefined) config.device = overrides.device;
   if (Object.keys(pipeline).length) config.pipeline = pipeline;
   if (Object.keys(repetitions).length) config.repetitions = repetitions;

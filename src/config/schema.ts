@@ -66,8 +66,13 @@ const PipelineSchema = z.object({
 }).strict();
 
 const RepetitionsSchema = z.object({
-  warmup: z.number().int().min(0).default(2),
-  reps: z.number().int().min(1).default(10),
+  warmup: z.number().int().min(0).default(3).describe('warm-up reps, not kept'),
+  warmupTime: z.number().min(0).default(0).describe('keep warming up for at least this many milliseconds'),
+  reps: z.number().int().min(1).optional().describe('an exact number of timed reps, instead of the noise rule'),
+  minReps: z.number().int().min(2).default(10).describe('timed reps before the noise rule may stop'),
+  maxReps: z.number().int().min(2).default(2000),
+  maxNoise: z.number().positive().default(0.5).describe('noise target in percent (1.4826 · MAD / median)'),
+  maxTime: z.number().positive().default(3).describe('seconds of timed reps per mode at most'),
 }).strict();
 
 export const ConfigSchema = z.object({

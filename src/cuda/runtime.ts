@@ -105,6 +105,7 @@ function declare(lib: NativeLibrary) {
     eventElapsedTime: lib.func('int cudaEventElapsedTime(_Out_ float *ms, void *start, void *end)'),
     hostAlloc: lib.func('int cudaHostAlloc(_Out_ void **ptr, size_t size, unsigned int flags)'),
     freeHost: lib.func('int cudaFreeHost(void *ptr)'),
+    hostGetDevicePointer: lib.func('int cudaHostGetDevicePointer(_Out_ void **device, void *host, unsigned int flags)'),
     hostRegister: lib.func('int cudaHostRegister(void *ptr, size_t size, unsigned int flags)'),
     hostUnregister: lib.func('int cudaHostUnregister(void *ptr)'),
     malloc: lib.func('int cudaMalloc(_Out_ void **ptr, size_t size)'),
@@ -307,6 +308,11 @@ export class CudaRuntime {
 
   hostAlloc(bytes: number, kind: HostAllocKind): HostPtr {
     return this.pointerOut((o) => this.fn.hostAlloc(o, bytes, HOST_ALLOC_FLAGS[kind]), 'cudaHostAlloc', `${bytes} bytes`) as HostPtr;
+  }
+
+  /** The device's address of mapped host memory (cudaHostAlloc with 'mapped'). */
+  devicePointerOf(pointer: HostPtr): DevicePtr {
+    return this.pointerOut((o) => this.fn.hostGetDevicePointer(o, pointer, 0), 'cudaHostGetDevicePointer') as DevicePtr;
   }
 
   freeHost(pointer: HostPtr): void {

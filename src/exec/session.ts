@@ -35,11 +35,16 @@ interface PreparedSchedule {
   readonly end: EventHandle;
 }
 
+/** Generous: a rep's ops are issued in milliseconds; only a host that never releases the gate meets it. */
+const GATE_TIMEOUT_NS = 2_000_000_000;
+
 export interface RepTiming {
   /** GPU time between the start and end events. */
   readonly gpuMs: number;
   /** Host time spent in the issue loop (a host timer: issue cost only, never GPU time). */
   readonly hostIssueMs: number;
+  /** The gate gave up before the host released it, so this rep's time includes issue cost after all. */
+  readonly gateTimedOut: boolean;
 }
 
 /**
@@ -52,14 +57,29 @@ export class PipelineSession {
   private readonly prepared = new Map<string, PreparedSchedule>();
   /** After an illegal address or launch failure the context is unusable; freeing would only add errors. */
   private contextLost = false;
+  /** [release, timed out] in host-mapped memory, read by the gate kernel. */
+  private gateFlags: { host: Uint32Array; device: DevicePtr } | null = null;
 
-  private constructor(private readonly rt: CudaRuntime, readonly plan: Plan, private readonly device: DeviceFacts) {}
+  private constructor(
+    private readonly rt: CudaRuntime,
+    readonly plan: Plan,
+    private readonly device: DeviceFacts,
+    private readonly gateKernel: KernelHandle | null,
+  ) {}
 
-  static open(rt: CudaRuntime, plan: Plan, device: DeviceFacts, kernels: ReadonlyMap<string, KernelHandle>): PipelineSession {
-    const session = new PipelineSession(rt, plan, device);
+  /** `gateKernel` is needed when a schedule is gated (compiled from kernels/internal/gate.cu). */
+  static open(
+    rt: CudaRuntime,
+    plan: Plan,
+    device: DeviceFacts,
+    kernels: ReadonlyMap<string, KernelHandle>,
+    gateKernel: KernelHandle | null = null,
+  ): PipelineSession {
+    const session = new PipelineSession(rt, plan, device, gateKernel);
     try {
       rt.setDevice(plan.device);
       session.allocate();
+      if (plan.schedules.some((s) => s.gated)) session.allocateGate();
       for (const schedule of plan.schedules) session.prepared.set(schedule.id, session.prepare(schedule, kernels));
       return session;
     } catch (error) {
@@ -90,6 +110,13 @@ export class PipelineSession {
       }
       this.buffers.set(buffer.name, { buffer, host, device, pristine });
     }
+  }
+
+  private allocateGate(): void {
+    const host = this.rt.hostAlloc(8, 'mapped');
+    this.cleanup.push(() => this.rt.freeHost(host));
+    const bytes = hostBytes(host, 8);
+    this.gateFlags = { host: new Uint32Array(bytes.buffer, bytes.byteOffset, 2), device: this.rt.devicePointerOf(host) };
   }
 
   private allocHost(buffer: ConfigBuffer): HostPtr {
@@ -180,6 +207,15 @@ export class PipelineSession {
         return this.rt.recordThunk(event(op.event), stream);
       case 'wait':
         return this.rt.waitThunk(stream, event(op.event));
+      case 'gate': {
+        if (!this.gateKernel || !this.gateFlags) throw new Error(`schedule ${schedule.id} is gated but the session has no gate kernel`);
+        const record = this.rt.launchRecord({
+          kernel: this.gateKernel, grid: 1, block: 1, sharedBytes: 0, stream, describe: 'gate',
+          args: [{ kind: 'pointer', value: this.gateFlags.device }, { kind: 'scalar', type: 'uint64', value: GATE_TIMEOUT_NS }],
+        });
+        this.cleanup.push(() => record.free());
+        return record.launch;
+      }
       case 'host':
         throw new Error(`host-function ops are not supported by this executor yet (schedule ${schedule.id})`);
     }
@@ -221,6 +257,8 @@ export class PipelineSession {
   runRep(id: string, options: { checked?: boolean } = {}): RepTiming {
     const prepared = this.schedule(id);
     const { issues } = prepared;
+    const gate = prepared.schedule.gated ? this.gateFlags : null;
+    if (gate) gate.host.fill(0);
     const issueStart = performance.now();
     for (let i = 0; i < issues.length; i++) {
       const code = (issues[i] as () => number)();
@@ -231,12 +269,13 @@ export class PipelineSession {
       }
     }
     const hostIssueMs = performance.now() - issueStart;
+    if (gate) Atomics.store(gate.host, 0, 1);
     try {
       this.rt.eventSynchronize(prepared.end);
     } catch (error) {
       throw this.repFailure(prepared, error);
     }
-    return { gpuMs: this.rt.elapsedMs(prepared.start, prepared.end), hostIssueMs };
+    return { gpuMs: this.rt.elapsedMs(prepared.start, prepared.end), hostIssueMs, gateTimedOut: gate !== null && gate.host[1] === 1 };
   }
 
   private opFailure(prepared: PreparedSchedule, index: number, code: number, phase: 'issuing' | 'running'): Error {
@@ -332,6 +371,8 @@ export function describeOp(op: Op, plan: Pick<Plan, 'layout' | 'kernels'>): stri
       return `the wait on event ${op.event}`;
     case 'host':
       return `host function ${op.name}`;
+    case 'gate':
+      return 'the gate kernel';
   }
 }
 

@@ -4,6 +4,7 @@ import { PipelineSession } from '../exec/session.js';
 import { BANDWIDTH_PIECES, bandwidthPlan } from '../plan/build.js';
 import type { Bandwidth, DeviceFacts } from '../result.js';
 import { gbPerSecond } from '../report/format.js';
+import { DEFAULT_POLICY } from './policy.js';
 import { measureSchedules } from './repeat.js';
 import { summarize } from './stats.js';
 
@@ -20,7 +21,7 @@ export function measureBandwidth(rt: CudaRuntime, device: DeviceFacts, bytes: nu
     const measured = Cleanup.use((cleanup) => {
       const session = PipelineSession.open(rt, plan, device, new Map());
       cleanup.push(() => session.close());
-      return measureSchedules(session, { warmup: 2, reps });
+      return measureSchedules(session, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps });
     });
     for (const { schedule, gpuMs } of measured) {
       const stats = summarize(gpuMs);

@@ -2,16 +2,19 @@ import type { PipelineSession } from '../exec/session.js';
 import { POISON } from '../exec/patterns.js';
 import { compareOutput, type Mismatch } from '../exec/verify.js';
 import type { Schedule } from '../plan/types.js';
-
-export interface RepetitionPolicy {
-  readonly warmup: number;
-  readonly reps: number;
-}
+import { type RepetitionPolicy, StoppingCriterion, type StopRule } from './policy.js';
 
 export interface MeasuredSchedule {
   readonly schedule: Schedule;
   readonly gpuMs: number[];
   readonly hostIssueMs: number[];
+  readonly stoppedBy: StopRule;
+  /** Host time spent on the timed reps. */
+  readonly elapsedMs: number;
+  /** SM clock in MHz read between reps; empty when it could not be read. */
+  readonly smClockMHz: number[];
+  /** Reps whose gate timed out, so that they include host issue cost. */
+  readonly gateTimeouts: number;
 }
 
 export interface Verification {
@@ -47,18 +50,36 @@ export function verifySchedules(session: PipelineSession, verify: boolean): Veri
   return { status: mismatches.length ? 'failed' : 'passed', mismatches };
 }
 
-/** Warm-up reps (not kept), then timed reps, for every schedule of the plan in order. */
-export function measureSchedules(session: PipelineSession, policy: RepetitionPolicy): MeasuredSchedule[] {
+export interface MeasureOptions {
+  /** Reads the SM clock between reps (outside the timed region); null when it cannot be read. */
+  readonly smClock?: () => number | null;
+}
+
+/** Warm-up reps (by count and time, not kept), then timed reps until the policy stops, for every schedule. */
+export function measureSchedules(session: PipelineSession, policy: RepetitionPolicy, options: MeasureOptions = {}): MeasuredSchedule[] {
   return session.plan.schedules.map((schedule) => {
+    const warmupStart = performance.now();
+    for (let rep = 0; rep < policy.warmup || performance.now() - warmupStart < policy.warmupMs; rep++) {
+      session.restoreInputs();
+      session.runRep(schedule.id);
+    }
+    const criterion = new StoppingCriterion(policy);
     const gpuMs: number[] = [];
     const hostIssueMs: number[] = [];
-    for (let rep = 0; rep < policy.warmup + policy.reps; rep++) {
+    const smClockMHz: number[] = [];
+    let gateTimeouts = 0;
+    const start = performance.now();
+    for (;;) {
       session.restoreInputs();
       const timing = session.runRep(schedule.id);
-      if (rep < policy.warmup) continue;
       gpuMs.push(timing.gpuMs);
       hostIssueMs.push(timing.hostIssueMs);
+      if (timing.gateTimedOut) gateTimeouts += 1;
+      const clock = options.smClock?.();
+      if (clock) smClockMHz.push(clock);
+      const elapsedMs = performance.now() - start;
+      const stoppedBy = criterion.check(gpuMs, elapsedMs);
+      if (stoppedBy) return { schedule, gpuMs, hostIssueMs, stoppedBy, elapsedMs, smClockMHz, gateTimeouts };
     }
-    return { schedule, gpuMs, hostIssueMs };
   });
 }

@@ -1,7 +1,8 @@
 import type { RunResult, Warning } from '../result.js';
 import { formatPercent } from '../report/format.js';
 
-export const NOISE_TARGET = 0.01;
+/** Clock readings further apart than this, as a fraction of the highest, mean the GPU changed speed mid-run. */
+const CLOCK_CHANGE = 0.05;
 
 /** What limits or undermines this result, each with what to do about it (hyperfine's warnings are the model). */
 export function runWarnings(result: Omit<RunResult, 'warnings'>): Warning[] {
@@ -28,15 +29,27 @@ export function runWarnings(result: Omit<RunResult, 'warnings'>): Warning[] {
     warnings.push({ code: 'not-verified', message: 'Outputs were not verified (--no-verify): the overlapped figure may come from a wrong result.',
       remedy: 'Drop --no-verify.' });
   }
+  const target = result.policy.maxNoise;
   for (const mode of result.modes.filter((m) => m.kind === 'serial' || m.kind === 'overlapped')) {
-    if (mode.stats.n > 1 && mode.stats.relativeNoise > NOISE_TARGET) {
-      warnings.push({ code: 'noisy', message: `Noise of the ${mode.id} mode is ${formatPercent(mode.stats.relativeNoise)}, above the ${formatPercent(NOISE_TARGET, 0)} target.`,
-        remedy: 'Raise --reps, and keep other work off the GPU and the host while measuring.' });
+    if (mode.stats.n > 1 && mode.stats.relativeNoise > target) {
+      const why = mode.stoppedBy === 'noise-stable' ? 'it stopped falling' : mode.stoppedBy === 'max-time' ? 'the time budget ran out' : `${mode.stats.n} reps were taken`;
+      warnings.push({ code: 'noisy', message: `Noise of the ${mode.id} mode is ${formatPercent(mode.stats.relativeNoise, 2)}, above the ${formatPercent(target, 2)} target (${why}).`,
+        remedy: mode.stoppedBy === 'max-time' ? 'Raise --max-time.' : 'Keep other work off the GPU, the PCIe link and the host while measuring; --gate removes host issue jitter.' });
     }
     if (mode.stats.outliers.length) {
       warnings.push({ code: 'outliers', message: `${mode.stats.outliers.length} of ${mode.stats.n} ${mode.id} samples are outliers (modified z-score above 3.5); they are kept in the statistics.`,
         remedy: 'Look for other processes using the GPU or the PCIe link, then re-run.' });
     }
+  }
+  const timeouts = result.modes.reduce((sum, m) => sum + m.gateTimeouts, 0);
+  if (timeouts) {
+    warnings.push({ code: 'gate-timeout', message: `The gate timed out in ${timeouts} reps: those include host issue cost after all.`,
+      remedy: 'Use fewer chunks: a rep with many ops can fill the GPU\'s queue while the gate holds it.' });
+  }
+  const { clocks } = result;
+  if (clocks.checked && clocks.minMHz !== null && clocks.maxMHz !== null && (clocks.maxMHz - clocks.minMHz) / clocks.maxMHz > CLOCK_CHANGE) {
+    warnings.push({ code: 'clock-change', message: `The SM clock changed during the run (${clocks.minMHz} to ${clocks.maxMHz} MHz): power or thermal limits, or another process, moved it.`,
+      remedy: 'Compare only runs whose clocks agree; let the GPU cool, and keep other work off it.' });
   }
   if (result.summary.efficiency > 1.02) {
     warnings.push({ code: 'above-bound', message: `The overlapped layout measured faster than the model's bound (efficiency ${result.summary.efficiency.toFixed(2)}): ` +

@@ -5,7 +5,8 @@ import { bidirectionalSchedule, overlappedSchedule, type PipelineShape, serialSc
 import type { Plan } from './types.js';
 
 /** Config → Plan: the serial baseline, the overlapped layout, each stage alone, and the link measurement. */
-export function buildPlan(config: Config, kernels: readonly ResolvedKernel[]): Plan {
+export function buildPlan(config: Config, kernels: readonly ResolvedKernel[], options: { gate?: boolean } = {}): Plan {
+  const gated = options.gate ?? false;
   const { chunks, streams, orders, streamFlags, align } = config.pipeline;
   const order = orders[0] ?? 'depth-first';
   const ranges = splitRanges(config.elements, chunks, align);
@@ -17,10 +18,10 @@ export function buildPlan(config: Config, kernels: readonly ResolvedKernel[]): P
   if (usedStreams < streams) notes.push(`${streams} streams asked for, ${usedStreams} used: there are only ${ranges.length} chunks.`);
   const shape: PipelineShape = {
     device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label), elements: config.elements,
-    ranges, streams, streamFlags,
+    ranges, streams, streamFlags, gated,
   };
   // At least two copies a direction, so that the link mode keeps both of its streams per direction busy.
-  const link = bidirectionalSchedule(config.buffers, ranges.length > 1 ? ranges : splitRanges(config.elements, 2), config.device);
+  const link = bidirectionalSchedule(config.buffers, ranges.length > 1 ? ranges : splitRanges(config.elements, 2), config.device, gated);
   const overlapped = orders.map((o, i) => overlappedSchedule(shape, o, i === 0 ? 'overlapped' : `overlapped:${o}`));
   return {
     name: config.name,
@@ -44,9 +45,9 @@ export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device:
   });
   const buffers = [buffer('upload', 'in'), buffer('download', 'out')];
   const shape: PipelineShape = {
-    device, buffers, kernels: [], elements: bytes, ranges: splitRanges(bytes, 1), streams: 1, streamFlags: 'non-blocking',
+    device, buffers, kernels: [], elements: bytes, ranges: splitRanges(bytes, 1), streams: 1, streamFlags: 'non-blocking', gated: false,
   };
-  const link = bidirectional ? bidirectionalSchedule(buffers, splitRanges(bytes, BANDWIDTH_PIECES), device) : null;
+  const link = bidirectional ? bidirectionalSchedule(buffers, splitRanges(bytes, BANDWIDTH_PIECES), device, false) : null;
   return {
     name: `bandwidth-${hostMemory}`,
     device,

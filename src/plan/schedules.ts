@@ -13,6 +13,7 @@ export interface PipelineShape {
   readonly ranges: readonly ChunkRange[];
   readonly streams: number;
   readonly streamFlags: StreamSpec['flags'];
+  readonly gated: boolean;
 }
 
 const WHOLE: (elements: number) => ChunkRange = (elements) => ({ index: 0, first: 0, count: elements });
@@ -28,11 +29,13 @@ export function timedSchedule(
   streams: readonly StreamSpec[],
   body: readonly Op[],
   verify: boolean,
+  gated = false,
 ): Schedule {
   const [origin, ...others] = streams;
   if (!origin) throw new RangeError(`schedule ${id} needs at least one stream`);
   const events: EventSpec[] = [{ id: 'start', timing: true }, { id: 'end', timing: true }];
-  const ops: Op[] = [{ kind: 'record', stream: origin.id, event: 'start' }];
+  // The gate sits before `start` on the first stream, and every other stream waits on `start`: one gate holds all.
+  const ops: Op[] = [...(gated ? [{ kind: 'gate', stream: origin.id } as const] : []), { kind: 'record', stream: origin.id, event: 'start' }];
   for (const s of others) ops.push({ kind: 'wait', stream: s.id, event: 'start' });
   ops.push(...body);
   for (const s of others) {
@@ -43,7 +46,7 @@ export function timedSchedule(
   ops.push({ kind: 'record', stream: origin.id, event: 'end' });
   const bytes = { h2d: 0, d2h: 0 };
   for (const op of body) if (op.kind === 'copy') bytes[op.direction] += op.bytes;
-  return { id, kind, description, streams, events, ops, start: 'start', end: 'end', verify, bytes };
+  return { id, kind, description, streams, events, ops, start: 'start', end: 'end', verify, gated, bytes };
 }
 
 function copyOp(buffer: ConfigBuffer, range: ChunkRange, direction: 'h2d' | 'd2h', stream: string, chunk: number | null): Op {
@@ -72,7 +75,7 @@ export function serialSchedule(shape: PipelineShape): Schedule {
   const streams = makeStreams(1, shape.streamFlags, shape.device);
   const whole = WHOLE(shape.elements);
   const body = [...loadOps(shape, whole, 's0', null), ...kernelOps(shape.kernels, whole, 's0', null), ...storeOps(shape, whole, 's0', null)];
-  return timedSchedule('serial', 'serial', 'whole buffers on one stream: H2D, kernels, D2H', streams, body, true);
+  return timedSchedule('serial', 'serial', 'whole buffers on one stream: H2D, kernels, D2H', streams, body, true, shape.gated);
 }
 
 /** The configured layout: chunk i on stream i mod S, issued depth-first or breadth-first. */
@@ -91,7 +94,7 @@ export function overlappedSchedule(shape: PipelineShape, order: IssueOrder, id =
     for (const r of shape.ranges) body.push(...storeOps(shape, r, streamOf(r), r.index));
   }
   const description = `${shape.ranges.length} chunks over ${streamCount} streams, ${order}`;
-  return timedSchedule(id, 'overlapped', description, streams, body, true);
+  return timedSchedule(id, 'overlapped', description, streams, body, true, shape.gated);
 }
 
 /** Each stage alone on whole buffers: what the bound is built from. */
@@ -100,12 +103,12 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
   const one = makeStreams(1, shape.streamFlags, shape.device);
   const schedules: Schedule[] = [];
   const h2d = loadOps(shape, whole, 's0', null);
-  if (h2d.length) schedules.push(timedSchedule('h2d', 'stage', 'H2D of every input, whole buffers', one, h2d, false));
+  if (h2d.length) schedules.push(timedSchedule('h2d', 'stage', 'H2D of every input, whole buffers', one, h2d, false, shape.gated));
   for (const kernel of shape.kernels) {
-    schedules.push(timedSchedule(`kernel:${kernel}`, 'stage', `kernel ${kernel} alone on whole buffers`, one, kernelOps([kernel], whole, 's0', null), false));
+    schedules.push(timedSchedule(`kernel:${kernel}`, 'stage', `kernel ${kernel} alone on whole buffers`, one, kernelOps([kernel], whole, 's0', null), false, shape.gated));
   }
   const d2h = storeOps(shape, whole, 's0', null);
-  if (d2h.length) schedules.push(timedSchedule('d2h', 'stage', 'D2H of every output, whole buffers', one, d2h, false));
+  if (d2h.length) schedules.push(timedSchedule('d2h', 'stage', 'D2H of every output, whole buffers', one, d2h, false, shape.gated));
   return schedules;
 }
 
@@ -119,6 +122,7 @@ export function bidirectionalSchedule(
   buffers: readonly ConfigBuffer[],
   ranges: readonly ChunkRange[],
   device: number,
+  gated: boolean,
   streamsPerDirection = 2,
 ): Schedule | null {
   const up = loads(buffers);
@@ -133,5 +137,5 @@ export function bidirectionalSchedule(
     for (const b of down) body.push(copyOp(b, r, 'd2h', downStream, r.index));
   }
   const description = `H2D and D2H at once, ${ranges.length} copies per buffer over ${streamsPerDirection} streams per direction`;
-  return timedSchedule('bidirectional', 'link', description, streams, body, false);
+  return timedSchedule('bidirectional', 'link', description, streams, body, false, gated);
 }

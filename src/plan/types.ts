@@ -55,7 +55,9 @@ export type Op =
     }
   | { readonly kind: 'record'; readonly stream: StreamId; readonly event: EventId }
   | { readonly kind: 'wait'; readonly stream: StreamId; readonly event: EventId }
-  | { readonly kind: 'host'; readonly stream: StreamId; readonly name: string };
+  | { readonly kind: 'host'; readonly stream: StreamId; readonly name: string }
+  /** Holds the stream until the host has issued the whole rep (so the timed region excludes issue cost). */
+  | { readonly kind: 'gate'; readonly stream: StreamId };
 
 export type ScheduleKind = 'serial' | 'overlapped' | 'stage' | 'link';
 
@@ -73,6 +75,8 @@ export interface Schedule {
   readonly end: EventId;
   /** True where outputs are compared against the serial baseline after a rep. */
   readonly verify: boolean;
+  /** True when a gate op holds the first stream until the rep is fully issued. */
+  readonly gated: boolean;
   readonly bytes: { readonly h2d: number; readonly d2h: number };
 }
 

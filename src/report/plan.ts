@@ -48,5 +48,7 @@ function describe(op: Op): string {
       return `wait ${op.event}`;
     case 'host':
       return `host function ${op.name}`;
+    case 'gate':
+      return 'gate: hold until the whole rep is issued';
   }
 }

@@ -44,17 +44,17 @@ describe('config loading', () => {
     assert.equal(config.elements, 1000);
     assert.deepEqual(config.buffers.map((b) => [b.name, b.bytes, b.role, b.hostMemory]), [['x', 4000, 'in', 'pinned'], ['y', 4000, 'out', 'pinned']]);
     assert.deepEqual(config.pipeline.orders, ['depth-first']);
-    assert.equal(config.repetitions.reps, 10);
+    assert.deepEqual(config.repetitions, { warmup: 3, warmupTime: 0, minReps: 10, maxReps: 2000, maxNoise: 0.5, maxTime: 3 });
     assert.deepEqual(config.kernels[0]?.args, [{ kind: 'buffer', buffer: 'x' }, { kind: 'buffer', buffer: 'y' }, { kind: 'chunk-elements' }, { kind: 'scalar', type: 'float32', value: 2 }]);
     assert.equal(config.kernels[0]?.label, 'scale');
   });
 
   it('lets flags override the pipeline and repetitions', () => {
-    const { config } = parseConfigText(BASE, '/cfg/test.yaml', { streams: 8, chunks: 10, order: 'breadth-first', reps: 3, warmup: 0, device: 1 });
+    const { config } = parseConfigText(BASE, '/cfg/test.yaml', { streams: 8, chunks: 10, order: 'breadth-first', reps: 3, warmup: 0, device: 1, maxNoise: 1, maxTime: 10, minReps: 5, warmupTime: 50 });
     assert.equal(config.pipeline.streams, 8);
     assert.equal(config.pipeline.chunks, 10);
     assert.deepEqual(config.pipeline.orders, ['breadth-first']);
-    assert.deepEqual(config.repetitions, { warmup: 0, reps: 3 });
+    assert.deepEqual(config.repetitions, { warmup: 0, warmupTime: 50, reps: 3, minReps: 5, maxReps: 2000, maxNoise: 1, maxTime: 10 });
     assert.equal(config.device, 1);
   });
 

@@ -1,0 +1,92 @@
+import type { DeviceFacts, RunResult, Stats } from '../result.js';
+
+export type Verdict = 'faster' | 'slower' | 'same' | 'noisy';
+
+export interface ModeComparison {
+  readonly config: string;
+  readonly mode: string;
+  readonly baseline: Stats;
+  readonly candidate: Stats;
+  /** (candidate median − baseline median) / baseline median; positive is slower. */
+  readonly change: number;
+  readonly verdict: Verdict;
+}
+
+export interface Comparison {
+  readonly pairs: readonly ModeComparison[];
+  /** Configs and modes present on one side only. */
+  readonly unpaired: readonly string[];
+  readonly notes: readonly string[];
+  /** Device fields that differ between the two sides ("name: A → B"); empty when the devices match. */
+  readonly deviceDifferences: readonly string[];
+}
+
+export const DEFAULT_THRESHOLD = 0.05;
+
+/**
+ * Decides from both runs' spreads, never from the medians alone. A change smaller than `threshold` is `same`.
+ * A larger one is `slower` or `faster` only when the middle halves of the two runs do not overlap (the candidate's
+ * first quartile above the baseline's third, or its third below the baseline's first); otherwise the runs are too
+ * noisy to tell: `noisy`.
+ */
+export function verdict(baseline: Stats, candidate: Stats, threshold = DEFAULT_THRESHOLD): { verdict: Verdict; change: number } {
+  const change = (candidate.median - baseline.median) / baseline.median;
+  if (Math.abs(change) < threshold) return { verdict: 'same', change };
+  if (change > 0 && candidate.q1 > baseline.q3) return { verdict: 'slower', change };
+  if (change < 0 && candidate.q3 < baseline.q1) return { verdict: 'faster', change };
+  return { verdict: 'noisy', change };
+}
+
+const DEVICE_FIELDS: ReadonlyArray<[string, (d: DeviceFacts) => string]> = [
+  ['name', (d) => d.name],
+  ['compute capability', (d) => `${d.computeCapability.major}.${d.computeCapability.minor}`],
+  ['multiprocessors', (d) => String(d.multiprocessors)],
+  ['memory', (d) => String(d.memoryBytes)],
+  ['copy engines', (d) => String(d.asyncEngineCount)],
+  ['PCIe link', (d) => (d.pcie ? `gen${d.pcie.generation ?? '?'} x${d.pcie.width}` : 'unknown')],
+];
+
+export function deviceDifferences(a: DeviceFacts, b: DeviceFacts): string[] {
+  return DEVICE_FIELDS.flatMap(([field, read]) => (read(a) === read(b) ? [] : [`${field}: ${read(a)} → ${read(b)}`]));
+}
+
+/**
+ * Pairs results by config hash, then (for a config that changed since the baseline) by config name, and within a
+ * pair, modes by id.
+ */
+export function compareResults(baseline: readonly RunResult[], candidate: readonly RunResult[], threshold = DEFAULT_THRESHOLD): Comparison {
+  const pairs: ModeComparison[] = [];
+  const unpaired: string[] = [];
+  const notes: string[] = [];
+  const differences = new Set<string>();
+  const used = new Set<RunResult>();
+  for (const cand of candidate) {
+    const base = baseline.find((b) => !used.has(b) && b.config.hash === cand.config.hash)
+      ?? baseline.find((b) => !used.has(b) && b.config.name === cand.config.name);
+    if (!base) {
+      unpaired.push(`${cand.config.name}: no baseline`);
+      continue;
+    }
+    used.add(base);
+    if (base.config.hash !== cand.config.hash) {
+      notes.push(`${cand.config.name}: the config changed since the baseline (hash ${base.config.hash} → ${cand.config.hash}).`);
+    }
+    if (base.policy.gate !== cand.policy.gate) {
+      notes.push(`${cand.config.name}: one side excludes host issue cost (--gate) and the other does not.`);
+    }
+    for (const d of deviceDifferences(base.environment.device, cand.environment.device)) differences.add(d);
+    for (const mode of cand.modes) {
+      const baseMode = base.modes.find((m) => m.id === mode.id);
+      if (!baseMode) {
+        unpaired.push(`${cand.config.name} ${mode.id}: not in the baseline`);
+        continue;
+      }
+      pairs.push({ config: cand.config.name, mode: mode.id, baseline: baseMode.stats, candidate: mode.stats, ...verdict(baseMode.stats, mode.stats, threshold) });
+    }
+    for (const mode of base.modes) {
+      if (!cand.modes.some((m) => m.id === mode.id)) unpaired.push(`${base.config.name} ${mode.id}: not in the candidate`);
+    }
+  }
+  for (const base of baseline) if (!used.has(base)) unpaired.push(`${base.config.name}: no candidate`);
+  return { pairs, unpaired, notes, deviceDifferences: [...differences] };
+}

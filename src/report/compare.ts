@@ -1,0 +1,49 @@
+import Table from 'cli-table3';
+import type { Comparison, ModeComparison, Verdict } from '../compare/verdict.js';
+import { formatMs, formatPercent } from './format.js';
+import type { Style } from './style.js';
+
+const signed = (fraction: number) => `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(1)}%`;
+const withNoise = (s: ModeComparison['baseline']) => `${formatMs(s.median)} ± ${formatPercent(s.relativeNoise, 1)}`;
+
+export function summaryCounts(comparison: Comparison): Record<Verdict, number> {
+  const counts: Record<Verdict, number> = { faster: 0, slower: 0, same: 0, noisy: 0 };
+  for (const p of comparison.pairs) counts[p.verdict] += 1;
+  return counts;
+}
+
+export function renderCompareTable(comparison: Comparison, style: Style): string {
+  const paint: Record<Verdict, (s: string) => string> = { faster: style.green, slower: style.red.bold, same: (s) => s, noisy: style.yellow };
+  const table = new Table({
+    head: ['config', 'mode', 'baseline', 'candidate', 'change', 'verdict'],
+    style: { head: [], border: [] },
+    colAligns: ['left', 'left', 'right', 'right', 'right', 'left'],
+  });
+  for (const p of comparison.pairs) {
+    table.push([p.config, p.mode, withNoise(p.baseline), withNoise(p.candidate), signed(p.change), paint[p.verdict](p.verdict)]);
+  }
+  const counts = summaryCounts(comparison);
+  const lines = [table.toString(), `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`];
+  for (const note of [...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`)]) lines.push(`note: ${note}`);
+  if (comparison.deviceDifferences.length) lines.push(`devices differ (allowed): ${comparison.deviceDifferences.join('; ')}`);
+  return lines.join('\n');
+}
+
+export function renderCompareMarkdown(comparison: Comparison): string {
+  const icon: Record<Verdict, string> = { faster: '🟢 faster', slower: '🔴 slower', same: 'same', noisy: '🟡 noisy' };
+  const counts = summaryCounts(comparison);
+  const lines = [
+    `### cuda-pipe compare: ${counts.slower ? `**${counts.slower} slower**` : 'no regression'}`,
+    '',
+    `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy.`,
+    '',
+    '| config | mode | baseline | candidate | change | verdict |',
+    '| --- | --- | ---: | ---: | ---: | --- |',
+    ...comparison.pairs.map((p) => `| ${p.config} | ${p.mode} | ${withNoise(p.baseline)} | ${withNoise(p.candidate)} | ${signed(p.change)} | ${icon[p.verdict]} |`),
+  ];
+  const notes = [...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`),
+    ...(comparison.deviceDifferences.length ? [`devices differ: ${comparison.deviceDifferences.join('; ')}`] : [])];
+  if (notes.length) lines.push('', ...notes.map((n) => `- ${n}`));
+  lines.push('', '<sub>A change counts only when it is at least the threshold and the two runs\' interquartile ranges do not overlap.</sub>');
+  return lines.join('\n');
+}

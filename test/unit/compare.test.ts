@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { compareResults, verdict } from '../../src/compare/verdict.js';
+import { summarize } from '../../src/measure/stats.js';
+import { RunResultSchema } from '../../src/result.js';
+import { runCli } from '../helpers/cli.js';
+import { H100, makeResult, samplesAround } from '../helpers/results.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-compare-'));
+function save(name: string, value: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify(value));
+  return path;
+}
+
+describe('verdicts between two runs', () => {
+  const stats = (median: number, noise: number) => summarize(samplesAround(median, noise));
+
+  it('calls two runs of identical distributions the same', () => {
+    assert.equal(verdict(stats(6, 0.01), stats(6, 0.01)).verdict, 'same');
+  });
+
+  it('calls a 10% shift with 1% noise slower, and the reverse faster', () => {
+    const slower = verdict(stats(6, 0.01), stats(6.6, 0.01));
+    assert.equal(slower.verdict, 'slower');
+    assert.ok(Math.abs(slower.change - 0.1) < 0.01);
+    assert.equal(verdict(stats(6.6, 0.01), stats(6, 0.01)).verdict, 'faster');
+  });
+
+  it('calls a shift under the threshold the same, however clean the runs', () => {
+    assert.equal(verdict(stats(6, 0.001), stats(6.18, 0.001)).verdict, 'same');
+    assert.equal(verdict(stats(6, 0.001), stats(6.18, 0.001), 0.02).verdict, 'slower');
+  });
+
+  it('calls a large shift noisy when the runs\' spreads overlap', () => {
+    assert.equal(verdict(stats(6, 0.2), stats(6.6, 0.2)).verdict, 'noisy');
+  });
+});
+
+describe('comparing result files', () => {
+  it('pairs by config hash and mode and finds a uniform 10% slowdown in every mode', () => {
+    const comparison = compareResults([makeResult()], [makeResult({ scale: 1.1 })]);
+    assert.deepEqual(comparison.pairs.map((p) => `${p.mode}:${p.verdict}`),
+      ['serial:slower', 'overlapped:slower', 'h2d:slower', 'kernel:fma:slower', 'd2h:slower', 'bidirectional:slower']);
+    assert.deepEqual(comparison.notes, []);
+    assert.deepEqual(comparison.deviceDifferences, []);
+  });
+
+  it('pairs a changed config with its baseline by name, and says the config changed', () => {
+    const comparison = compareResults([makeResult()], [makeResult({ iterations: 1166 })]);
+    assert.equal(comparison.pairs.length, 6);
+    assert.match(comparison.notes.join('\n'), /balanced: the config changed since the baseline \(hash \w+ → \w+\)/);
+  });
+
+  it('names the device fields that differ', () => {
+    const other = { ...H100, name: 'NVIDIA H200', memoryBytes: 150_000_000_000 };
+    assert.deepEqual(compareResults([makeResult()], [makeResult({ device: other })]).deviceDifferences,
+      ['name: NVIDIA H100 80GB HBM3 → NVIDIA H200', 'memory: 85021163520 → 150000000000']);
+  });
+
+  it('produces results that validate against the Result schema', () => {
+    assert.ok(RunResultSchema.safeParse(JSON.parse(JSON.stringify(makeResult()))).success);
+  });
+});
+
+describe('cuda-pipe compare and report', () => {
+  const baseline = save('baseline.json', makeResult());
+  const same = save('same.json', makeResult());
+  const slower = save('slower.json', makeResult({ scale: 1.1 }));
+
+  it('exits 0 when nothing got slower', () => {
+    const { code, stdout } = runCli(['compare', baseline, same]);
+    assert.equal(code, 0, stdout);
+    assert.match(stdout, /0 slower, 0 faster, 6 same, 0 noisy/);
+  });
+
+  it('exits 1 on a slowdown and shows it in the table and the Markdown', () => {
+    const md = join(dir, 'compare.md');
+    const { code, stdout } = runCli(['compare', baseline, slower, '--md', md]);
+    assert.equal(code, 1);
+    assert.match(stdout, /│ balanced │ overlapped +│ +5\.9\d\d ms ± 1\.0% │ +6\.5\d\d ms ± 1\.0% │ +\+10\.0% │ slower +│/);
+    const json = JSON.parse(runCli(['compare', baseline, slower, '--json']).stdout);
+    assert.equal(json.pairs[1].verdict, 'slower');
+    const mdOut = runCli(['compare', baseline, slower, '--md', '-']).stdout;
+    assert.match(mdOut, /^### cuda-pipe compare: \*\*6 slower\*\*/);
+    assert.match(mdOut, /\| balanced \| overlapped \| .* \| \+10\.0% \| 🔴 slower \|/);
+  });
+
+  it('improvements do not fail the gate', () => {
+    assert.equal(runCli(['compare', slower, baseline]).code, 0);
+  });
+
+  it('exits 2 for files that are not results, naming what is wrong', () => {
+    const bogus = save('bogus.json', { schema: 'something-else' });
+    const { code, stderr } = runCli(['compare', baseline, bogus]);
+    assert.equal(code, 2);
+    assert.match(stderr, /bogus\.json is not a cuda-pipe result: schema: Invalid input: expected "cuda-pipe\/result"/);
+    assert.equal(runCli(['compare', baseline, join(dir, 'missing.json')]).code, 2);
+  });
+
+  it('exits 2 when the devices differ, unless --allow-device-change', () => {
+    const h200 = save('h200.json', makeResult({ device: { ...H100, name: 'NVIDIA H200' } }));
+    const refused = runCli(['compare', baseline, h200]);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /different devices: name: NVIDIA H100 80GB HBM3 → NVIDIA H200/);
+    const allowed = runCli(['compare', baseline, h200, '--allow-device-change']);
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.match(allowed.stdout, /devices differ \(allowed\): name/);
+  });
+
+  it('report re-renders a saved result as the table or as Markdown', () => {
+    const table = runCli(['report', baseline]);
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, /speedup over serial: 2\.12× ± 0\.0\d/);
+    assert.match(table.stdout, /│ overlapped +│ 5\.9\d\d ms │/);
+    const md = runCli(['report', baseline, '--md']);
+    assert.match(md.stdout, /^### cuda-pipe · balanced on NVIDIA H100 80GB HBM3/);
+    assert.match(md.stdout, /\| overlapped \| 5\.9\d\d ms \|/);
+  });
+});
