@@ -4,6 +4,7 @@
 // test suite. Unpacked anywhere on an x86-64 Linux machine with CUDA, it runs with nothing else installed:
 //   cuda-pipe/bin/cuda-pipe probe
 //   cuda-pipe/bin/cuda-pipe-gpu-tests
+//   cuda-pipe/scripts/perf-regression
 // Run through `npm run bundle`, which compiles first.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -25,7 +26,7 @@ rmSync(join(buildDir, 'stage'), { recursive: true, force: true });
 mkdirSync(join(stage, 'bin'), { recursive: true });
 
 cpSync(process.execPath, join(stage, 'bin', 'node'));
-for (const item of ['dist', 'kernels', 'configs', 'package.json', 'README.md']) {
+for (const item of ['dist', 'kernels', 'configs', 'baselines', 'package.json', 'README.md', 'scripts/perf-regression', 'scripts/perf-regression.mjs']) {
   cpSync(join(root, item), join(stage, item), { recursive: true });
 }
 // tsc compiles the GPU tests but does not copy their kernels and configs.

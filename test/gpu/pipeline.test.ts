@@ -28,6 +28,26 @@ describe('cuda-pipe run on a real device', { skip }, () => {
     }
     assert.ok(result.summary.speedup > 1, `overlap should beat serial: ${result.summary.speedup}`);
     assert.ok(result.bound.ms > 0 && result.bound.ms <= result.summary.serialMs);
+    assert.ok(result.clocks.checked ? (result.clocks.maxMHz ?? 0) > 100 : result.clocks.note.startsWith('not checked:'), result.clocks.note);
+  });
+
+  it('--gate holds the streams until each rep is issued, and never times out on a normal config', () => {
+    const json = join(out, 'gated.json');
+    const { code, stdout, stderr } = runCli(['run', '--gate', '--reps', '5', '--warmup', '1', '--json', json]);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /GPU time only \(--gate held the streams until each rep was issued\)/);
+    const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
+    assert.equal(result.policy.gate, true);
+    assert.deepEqual(result.modes.map((m) => m.gateTimeouts), result.modes.map(() => 0));
+    assert.equal(result.verification.status, 'passed');
+  });
+
+  it('stops by the noise rule and says why, and writes Markdown', () => {
+    const { code, stdout, stderr } = runCli(['run', join('configs', 'async-overlap.yaml'), '--max-time', '1', '--md', '-']);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /^### cuda-pipe · async-overlap on /);
+    assert.match(stdout, /\| overlapped \(breadth-first\) \|/);
+    assert.match(stderr, /stopped because (the noise fell under the target|the noise stopped changing|the time budget ran out)/);
   });
 
   it('verifies every shipped config, including inout, scratch and several orders', () => {
