@@ -14,10 +14,8 @@ export class CudaError extends DeviceFailure {
 }
 
 export const CUDA_ERROR = {
-  memoryAllocation: 2,
   notReady: 600,
   illegalAddress: 700,
-  launchFailure: 719,
 } as const;
 
 // Codes that say the machine cannot run CUDA at all, rather than that a call went wrong.

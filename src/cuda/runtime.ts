@@ -79,13 +79,10 @@ function declare(lib: NativeLibrary) {
   return {
     getErrorName: lib.func('const char *cudaGetErrorName(int error)'),
     getErrorString: lib.func('const char *cudaGetErrorString(int error)'),
-    getLastError: lib.func('int cudaGetLastError()'),
-    peekAtLastError: lib.func('int cudaPeekAtLastError()'),
     runtimeGetVersion: lib.func('int cudaRuntimeGetVersion(_Out_ int *version)'),
     driverGetVersion: lib.func('int cudaDriverGetVersion(_Out_ int *version)'),
     getDeviceCount: lib.func('int cudaGetDeviceCount(_Out_ int *count)'),
     setDevice: lib.func('int cudaSetDevice(int device)'),
-    getDevice: lib.func('int cudaGetDevice(_Out_ int *device)'),
     deviceGetAttribute: lib.func('int cudaDeviceGetAttribute(_Out_ int *value, int attr, int device)'),
     getDeviceProperties: declareFirst(lib, ['cudaGetDeviceProperties_v2', 'cudaGetDeviceProperties'], 'int', ['void *', 'int']),
     deviceGetPCIBusId: lib.func('int cudaDeviceGetPCIBusId(_Out_ uint8_t *pciBusId, int len, int device)'),
@@ -173,11 +170,6 @@ export class CudaRuntime {
 
   errorString(code: number): string {
     return this.fn.getErrorString(code) as string;
-  }
-
-  /** Reads and clears the sticky last error; 0 when there is none. */
-  takeLastError(): number {
-    return this.fn.getLastError() as number;
   }
 
   runtimeVersion(): number {

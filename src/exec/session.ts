@@ -3,6 +3,7 @@ import { CudaError, CUDA_ERROR } from '../cuda/error.js';
 import { allocPageable, freePageable, hostBytes } from '../cuda/host.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import {
+  DEFAULT_STREAM,
   type DevicePtr,
   type EventHandle,
   type HostPtr,
@@ -308,7 +309,9 @@ export class PipelineSession {
   }
 
   private noteContextLoss(code: number): void {
-    if (code === CUDA_ERROR.illegalAddress || code === CUDA_ERROR.launchFailure || code >= 700 && code < 800) this.contextLost = true;
+    // 700 to 799 are the errors a kernel leaves behind (illegal address, launch failure, trap...): the context is
+    // unusable from then on.
+    if (code >= CUDA_ERROR.illegalAddress && code < 800) this.contextLost = true;
   }
 
   /** Host bytes of a buffer; valid until close(). */
@@ -329,7 +332,7 @@ export class PipelineSession {
     for (const binding of this.buffers.values()) {
       if (binding.buffer.role !== 'out') continue;
       this.hostView(binding.buffer.name).fill(byte);
-      this.rt.memset(binding.device, byte, binding.buffer.bytes, 0n as StreamHandle);
+      this.rt.memset(binding.device, byte, binding.buffer.bytes, DEFAULT_STREAM);
     }
     this.rt.deviceSynchronize('poisoning outputs');
   }

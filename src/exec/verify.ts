@@ -51,10 +51,3 @@ function laneView(bytes: Uint8Array, lanes: number): Uint8Array | Uint16Array | 
   if (lanes === 2) return new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2);
   return bytes;
 }
-
-export function describeMismatch(m: Mismatch, mode: string, baseline: string, elements: number): string {
-  const what = m.unwritten ? ` (still the poison value: the ${mode} mode never wrote it)` : '';
-  return `Output "${m.buffer}" differs between ${baseline} and ${mode}: first at element ${m.index}, ` +
-    `${baseline} ${m.expected}, ${mode} ${m.actual}${what}; ${m.differing} of ${elements} elements differ.`;
-}
-

@@ -4,7 +4,7 @@ import { describeDevice } from '../../src/cuda/device.js';
 import { hostBytes } from '../../src/cuda/host.js';
 import { openNvrtc } from '../../src/cuda/nvrtc.js';
 import { openRuntime } from '../../src/cuda/runtime.js';
-import { type StreamHandle, offsetPointer } from '../../src/cuda/types.js';
+import { offsetPointer } from '../../src/cuda/types.js';
 import { DeviceFailure } from '../../src/errors.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
@@ -136,11 +136,5 @@ describe('the CUDA runtime on a real device', { skip }, () => {
   it('reports an allocation larger than the device as a CUDA failure naming the API', () => {
     const rt = openRuntime();
     assert.throws(() => rt.malloc(2 ** 50), (error: unknown) => error instanceof DeviceFailure && /cudaMalloc failed .*cudaErrorMemoryAllocation \(2\)/.test(error.message));
-  });
-
-  it('keeps DEFAULT_STREAM unused by the pipeline streams', () => {
-    const s: StreamHandle = openRuntime().createStream({ nonBlocking: true });
-    assert.notEqual(s, 0n);
-    openRuntime().destroyStream(s);
   });
 });

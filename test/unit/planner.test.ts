@@ -6,6 +6,7 @@ import { buildPlan, bandwidthPlan } from '../../src/plan/build.js';
 import { splitRanges } from '../../src/plan/chunks.js';
 import type { Op, Plan, Schedule } from '../../src/plan/types.js';
 import { renderPlan } from '../../src/report/plan.js';
+import { gridSize } from '../../src/exec/session.js';
 
 function plan(elements: number, pipeline: string, extraBuffers = ''): Plan {
   const text = `buffers:\n  x: { type: float32, count: ${elements}, role: in }\n  y: { type: float32, count: ${elements}, role: out }\n${extraBuffers}` +
@@ -147,5 +148,15 @@ describe('the planner', () => {
     assert.match(text, /layout: 4 chunks of 250 elements, 2 streams, depth-first/);
     assert.match(text, /stream s1 \(non-blocking\): chunks 1, 3; H2D 1.95 KiB, 2 kernel launches, D2H 1.95 KiB/);
     assert.match(text, /s1 +H2D x \[1000, 2000\) 1000 B, chunk 1/);
+  });
+});
+
+describe('launch grids', () => {
+  const h100 = { multiprocessors: 132, maxThreadsPerMultiprocessor: 2048 };
+  it('fills the GPU once for grid-stride kernels, covers every element otherwise, or takes the number given', () => {
+    assert.equal(gridSize({ grid: 'auto', block: 256 }, 64 << 20, h100), 132 * 8);
+    assert.equal(gridSize({ grid: 'auto', block: 256 }, 1000, h100), 4);
+    assert.equal(gridSize({ grid: 'cover', block: 256 }, 1001, h100), 4);
+    assert.equal(gridSize({ grid: 7, block: 256 }, 1 << 20, h100), 7);
   });
 });
