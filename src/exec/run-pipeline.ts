@@ -34,15 +34,15 @@ export function openDevice(rt: CudaRuntime, device: number): DeviceFacts {
   return describeDevice(rt, device);
 }
 
-/**
- * Everything between a Plan and its measurements: open the device, compile (or fetch from the cache) and load each
- * kernel for the device's architecture, bind the plan in a session, hand it to `body`, and release it all.
- */
 export interface PipelineContext {
   /** Reads the SM clock through NVML; undefined where NVML is not available. */
   readonly smClock: (() => number | null) | undefined;
 }
 
+/**
+ * Everything between a Plan and its measurements: open the device, compile (or fetch from the cache) and load each
+ * kernel for the device's architecture, bind the plan in a session, hand it to `body`, and release it all.
+ */
 export function runPipeline<T>(
   plan: Plan,
   kernels: readonly ResolvedKernel[],
