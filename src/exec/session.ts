@@ -261,16 +261,20 @@ export class PipelineSession {
     const gate = prepared.schedule.gated ? this.gateFlags : null;
     if (gate) gate.host.fill(0);
     const issueStart = performance.now();
-    for (let i = 0; i < issues.length; i++) {
-      const code = (issues[i] as () => number)();
-      if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
-      if (options.checked) {
-        const sync = this.rt.streamSynchronizeCode(prepared.opStreams[i] as StreamHandle);
-        if (sync !== 0) throw this.opFailure(prepared, i, sync, 'running');
+    try {
+      for (let i = 0; i < issues.length; i++) {
+        const code = (issues[i] as () => number)();
+        if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+        if (options.checked) {
+          const sync = this.rt.streamSynchronizeCode(prepared.opStreams[i] as StreamHandle);
+          if (sync !== 0) throw this.opFailure(prepared, i, sync, 'running');
+        }
       }
+    } finally {
+      // Released on failure too, so that a rep that dies half-issued does not leave the gate spinning.
+      if (gate) Atomics.store(gate.host, 0, 1);
     }
     const hostIssueMs = performance.now() - issueStart;
-    if (gate) Atomics.store(gate.host, 0, 1);
     try {
       this.rt.eventSynchronize(prepared.end);
     } catch (error) {
