@@ -68,7 +68,7 @@ export class PipelineSession {
     private readonly gateKernel: KernelHandle | null,
   ) {}
 
-  /** `gateKernel` is needed when a schedule is gated (compiled from kernels/internal/gate.cu). */
+  /** Pass `gateKernel` (compiled from kernels/internal/gate.cu) when a schedule is gated. */
   static open(
     rt: CudaRuntime,
     plan: Plan,
@@ -80,7 +80,7 @@ export class PipelineSession {
     try {
       rt.setDevice(plan.device);
       session.allocate();
-      if (plan.schedules.some((s) => s.gated)) session.allocateGate();
+      if (gateKernel) session.allocateGate();
       for (const schedule of plan.schedules) session.prepared.set(schedule.id, session.prepare(schedule, kernels));
       return session;
     } catch (error) {

@@ -26,8 +26,8 @@ export interface BoundCandidate {
   readonly ms: number;
 }
 
+/** The largest candidate (its `term` is what limits the pipeline), with every candidate considered. */
 export interface Bound extends BoundCandidate {
-  readonly limitedBy: BoundTerm;
   readonly terms: readonly BoundCandidate[];
 }
 
@@ -37,8 +37,9 @@ const candidate = (term: BoundTerm, steadyMs: number, fillDrainMs: number): Boun
 /**
  * Each term is a lower bound on the pipeline's time; the bound is the largest.
  *
- * A stage term is that stage alone plus the other stages' share of one chunk (the first chunk must be loaded and
- * computed before the last ... and so on: fill and drain).
+ * A stage term is that stage alone plus the other stages' share of one chunk: while the pipeline fills, the stage
+ * waits for the first chunk to pass the stages before it, and while it drains, the last chunk still has the stages
+ * after it to pass.
  *
  * The link term: both directions share the link, so the copies need at least the bidirectional time. But at the
  * start no D2H can run until chunk 0 is loaded and computed, and at the end no H2D is left while the last chunk is
@@ -66,7 +67,7 @@ export function pipelineBound(input: BoundInput): Bound {
     if (link) terms.push(link);
   }
   const binding = terms.reduce((best, c) => (c.ms > best.ms ? c : best));
-  return { ...binding, limitedBy: binding.term, terms };
+  return { ...binding, terms };
 }
 
 function linkTerm(input: BoundInput): BoundCandidate | null {

@@ -84,7 +84,7 @@ export function buildRunResult(input: RunResultInput): RunResult {
       ? { checked: true, note: 'SM clock read through NVML between reps', minMHz: clockReadings.length ? Math.min(...clockReadings) : null, maxMHz: clockReadings.length ? Math.max(...clockReadings) : null }
       : { checked: false, note: `not checked: ${input.clockUnavailable}`, minMHz: null, maxMHz: null },
     modes,
-    bound: { ms: bound.ms, limitedBy: bound.limitedBy, steadyMs: bound.steadyMs, fillDrainMs: bound.fillDrainMs,
+    bound: { ms: bound.ms, limitedBy: bound.term, steadyMs: bound.steadyMs, fillDrainMs: bound.fillDrainMs,
       terms: bound.terms.map((t) => ({ ...t })), copyEngines: input.device.asyncEngineCount,
       linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.median) : null },
     summary: { serialMs, overlappedMs, speedup, speedupError, efficiency: bound.ms / overlappedMs },

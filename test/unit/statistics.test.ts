@@ -48,7 +48,7 @@ describe('the overlap bound', () => {
 
   it('is set by the shared link, with one direction alone while the pipeline fills and drains', () => {
     const b = pipelineBound({ ...h100, chunks: 32 });
-    assert.equal(b.limitedBy, 'link');
+    assert.equal(b.term, 'link');
     const fill = (4.863 + 3.695) / 32;
     const drain = (3.695 + 4.869) / 32;
     const movedAlone = (fill / 4.863 + drain / 4.869) / 2;
@@ -65,19 +65,19 @@ describe('the overlap bound', () => {
 
   it('falls back to the slowest stage alone, plus the other stages\' share of one chunk, without a link figure', () => {
     const b = pipelineBound({ ...h100, linkMs: null, chunks: 32 });
-    assert.equal(b.limitedBy, 'D2H');
+    assert.equal(b.term, 'D2H');
     close(b.ms, 4.869 + (4.863 + 3.695) / 32);
   });
 
   it('is set by the kernel for a compute-bound pipeline', () => {
     const b = pipelineBound({ ...h100, kernelMs: 30, chunks: 16 });
-    assert.equal(b.limitedBy, 'kernels');
+    assert.equal(b.term, 'kernels');
     close(b.ms, 30 + (4.863 + 4.869) / 16);
   });
 
   it('makes H2D and D2H take turns with one copy engine', () => {
     const b = pipelineBound({ ...h100, copyEngines: 1, chunks: 16 });
-    assert.equal(b.limitedBy, 'copy engine');
+    assert.equal(b.term, 'copy engine');
     close(b.ms, 4.863 + 4.869 + 3.695 / 16);
   });
 
