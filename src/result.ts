@@ -204,8 +204,8 @@ export const RunResultSchema = z.object({
     overlappedMs: z.number(),
     /** serial median / overlapped median */
     speedup: z.number(),
-    /** One standard error of the speedup, propagated from both medians' standard errors. */
-    speedupError: z.number(),
+    /** One standard error of the speedup, propagated from both medians' standard errors; null when a side has one sample. */
+    speedupError: z.number().nullable(),
     /** bound / overlapped median */
     efficiency: z.number(),
   }),

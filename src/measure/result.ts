@@ -55,9 +55,10 @@ export function buildRunResult(input: RunResultInput): RunResult {
   const speedup = serialMs / overlappedMs;
   const serial = mode('serial');
   const overlapped = mode('overlapped');
-  const speedupError = serial && overlapped
+  // One sample says nothing about spread; JSON cannot carry the Infinity that the formula would give.
+  const speedupError = serial && overlapped && serial.stats.n > 1 && overlapped.stats.n > 1
     ? speedup * Math.hypot(relativeMedianError(serial.stats), relativeMedianError(overlapped.stats))
-    : Number.NaN;
+    : null;
   // Clocks only matter while kernels run: copy-only modes leave the SMs idle and their clock low.
   const clockReadings = modes.filter((m) => m.kind !== 'link' && m.id !== 'h2d' && m.id !== 'd2h').flatMap((m) => (m.smClockMHz ? [m.smClockMHz.min, m.smClockMHz.max] : []));
   const { plan, config } = input;

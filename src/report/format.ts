@@ -33,6 +33,12 @@ export function formatPercent(fraction: number, digits = 1): string {
   return `${(fraction * 100).toFixed(digits)}%`;
 }
 
+/** "2.12× ± 0.01" (95%: two standard errors), or "2.12×" when the uncertainty is unknown. */
+export function formatSpeedup(summary: { speedup: number; speedupError: number | null }): string {
+  const value = `${summary.speedup.toFixed(2)}×`;
+  return summary.speedupError === null ? value : `${value} ± ${(2 * summary.speedupError).toFixed(2)}`;
+}
+
 export function trimNumber(value: number, decimals: number): string {
   return Number.parseFloat(value.toFixed(decimals)).toString();
 }

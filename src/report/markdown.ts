@@ -1,5 +1,5 @@
 import type { RunResult } from '../result.js';
-import { formatBytes, formatMs, formatPercent } from './format.js';
+import { formatBytes, formatMs, formatPercent, formatSpeedup } from './format.js';
 import { displayOrder, modeLabel, rateOf, timingLine } from './run-table.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
@@ -11,7 +11,7 @@ export function renderRunMarkdown(result: RunResult): string {
   const lines = [
     `### cuda-pipe · ${result.config.name} on ${d.name}`,
     '',
-    `**Speedup over serial: ${summary.speedup.toFixed(2)}× ± ${(2 * summary.speedupError).toFixed(2)}** ` +
+    `**Speedup over serial: ${formatSpeedup(summary)}** ` +
       `(${formatMs(summary.serialMs)} → ${formatMs(summary.overlappedMs)}); bound ${formatMs(bound.ms)} (limited by ${bound.limitedBy}), ` +
       `efficiency ${summary.efficiency.toFixed(2)}; verification **${verification.status}**.`,
     '',

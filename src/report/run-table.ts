@@ -1,7 +1,7 @@
 import Table from 'cli-table3';
 import { STOP_RULE_TEXT } from '../measure/policy.js';
 import type { ModeResult, RunResult } from '../result.js';
-import { formatBytes, formatMs, formatPercent, formatRate, gbPerSecond } from './format.js';
+import { formatBytes, formatMs, formatPercent, formatRate, formatSpeedup, gbPerSecond } from './format.js';
 import type { Style } from './style.js';
 
 const MODE_LABEL: Record<string, string> = {
@@ -45,8 +45,9 @@ export function renderRunTable(result: RunResult, style: Style): string {
   }
   lines.push(table.toString());
   const { summary, bound } = result;
-  lines.push(`${style.bold('speedup over serial')}: ${style.bold(`${summary.speedup.toFixed(2)}×`)} ± ${(2 * summary.speedupError).toFixed(2)} ` +
-    `(95%; ${formatMs(summary.serialMs)} → ${formatMs(summary.overlappedMs)})`);
+  const confidence = summary.speedupError === null ? 'one sample a mode: no uncertainty' : '95%';
+  lines.push(`${style.bold('speedup over serial')}: ${style.bold(formatSpeedup(summary))} ` +
+    `(${confidence}; ${formatMs(summary.serialMs)} → ${formatMs(summary.overlappedMs)})`);
   const detail = bound.limitedBy === 'link'
     ? `the link with both copy directions at once${bound.linkGbPerSecond ? ` (${formatRate(bound.linkGbPerSecond)})` : ''}: ` +
       `${formatMs(bound.steadyMs)}, plus ${formatMs(bound.fillDrainMs)} of fill and drain with one direction alone`

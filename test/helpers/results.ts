@@ -29,13 +29,13 @@ export function samplesAround(median: number, noise: number, n = 30): number[] {
 }
 
 /** A Result built by the real builder from chosen per-mode medians and noise. */
-export function makeResult(options: { scale?: number; noise?: number; device?: DeviceFacts; iterations?: number } = {}): RunResult {
-  const { scale = 1, noise = 0.01, device = H100, iterations = 1060 } = options;
+export function makeResult(options: { scale?: number; noise?: number; device?: DeviceFacts; iterations?: number; samples?: number } = {}): RunResult {
+  const { scale = 1, noise = 0.01, device = H100, iterations = 1060, samples = 30 } = options;
   const { config, locate, raw } = parseConfigText(CONFIG(iterations), '/configs/balanced.yaml');
   const plan = buildPlan(config, resolveKernels(config, locate));
   const medians: Record<string, number> = { serial: 12.6, overlapped: 5.94, h2d: 4.86, 'kernel:fma': 2.85, d2h: 4.87, bidirectional: 5.39 };
   const measured: MeasuredSchedule[] = plan.schedules.map((schedule) => ({
-    schedule, gpuMs: samplesAround((medians[schedule.id] ?? 1) * scale, noise), hostIssueMs: samplesAround(0.3, 0.05),
+    schedule, gpuMs: samplesAround((medians[schedule.id] ?? 1) * scale, noise, samples), hostIssueMs: samplesAround(0.3, 0.05),
     stoppedBy: 'noise-stable', elapsedMs: 200, smClockMHz: [1980], gateTimeouts: 0,
   }));
   return buildRunResult({

@@ -64,6 +64,16 @@ describe('comparing result files', () => {
   it('produces results that validate against the Result schema', () => {
     assert.ok(RunResultSchema.safeParse(JSON.parse(JSON.stringify(makeResult()))).success);
   });
+
+  it('gives no speedup uncertainty for one sample a mode, and the result still saves and reloads', () => {
+    const single = makeResult({ samples: 1 });
+    assert.equal(single.summary.speedupError, null);
+    assert.ok(RunResultSchema.safeParse(JSON.parse(JSON.stringify(single))).success);
+    const path = save('single.json', single);
+    const { code, stdout } = runCli(['report', path]);
+    assert.equal(code, 0);
+    assert.match(stdout, /speedup over serial: 2\.12× \(one sample a mode: no uncertainty; /);
+  });
 });
 
 describe('cuda-pipe compare and report', () => {
