@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { loadResults } from '../compare/load.js';
+import { loadResults } from '../result/load.js';
 import { compareResults } from '../compare/verdict.js';
 import { UsageError } from '../errors.js';
 import { renderCompareMarkdown, renderCompareTable } from '../report/compare.js';

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CudaPipeError, type ExitCode } from '../errors.js';
 import { packageVersion } from '../paths.js';
+import { nonNegativeInt, nonNegativeNumber, positiveInt, positiveNumber } from './numbers.js';
 
 // Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
 // commander and nothing else.
@@ -12,25 +13,29 @@ const program = new Command('cuda-pipe')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
-const deviceOption = () => new Option('--device <n>', 'device index').argParser(parseNonNegativeInt);
+const deviceOption = () => new Option('--device <n>', 'device index').argParser(nonNegativeInt);
+const waitOption = () => new Option('--wait <how>', 'how the host waits for a rep to end without blocking: poll the event, or a blocking wait on a worker thread')
+  .choices(['poll', 'thread']).default('poll');
 
 program
   .command('run')
   .description('run a load → compute → store pipeline (default: the built-in balanced config)')
   .argument('[config]', 'YAML config file')
-  .option('--streams <n>', 'override pipeline.streams', parsePositiveInt)
-  .option('--chunks <n>', 'override pipeline.chunks', parsePositiveInt)
+  .option('--streams <n>', 'override pipeline.streams', positiveInt)
+  .option('--chunks <n>', 'override pipeline.chunks', positiveInt)
   .addOption(new Option('--order <order>', 'override pipeline.order').choices(['depth-first', 'breadth-first']))
   .addOption(deviceOption())
-  .option('--reps <n>', 'time exactly n reps per mode instead of the noise rule', parsePositiveInt)
-  .option('--warmup <n>', 'warm-up reps per mode', parseNonNegativeInt)
-  .option('--warmup-time <ms>', 'keep warming up for at least this many milliseconds', parseNonNegativeNumber)
-  .option('--min-reps <n>', 'timed reps before the noise rule may stop', parsePositiveInt)
-  .option('--max-noise <percent>', 'noise target in percent (default 0.5)', parsePositiveNumber)
-  .option('--max-time <seconds>', 'time budget for one mode\'s timed reps (default 3)', parsePositiveNumber)
+  .option('--reps <n>', 'time exactly n reps per mode instead of the noise rule', positiveInt)
+  .option('--warmup <n>', 'warm-up reps per mode', nonNegativeInt)
+  .option('--warmup-time <ms>', 'keep warming up for at least this many milliseconds', nonNegativeNumber)
+  .option('--min-reps <n>', 'timed reps before the noise rule may stop', positiveInt)
+  .option('--max-noise <percent>', 'noise target in percent (default 0.5)', positiveNumber)
+  .option('--max-time <seconds>', 'time budget for one mode\'s timed reps (default 3)', positiveNumber)
   .option('--gate', 'hold the streams behind a blocking kernel until each rep is issued: times exclude host issue cost')
   .option('--dry-run', 'print the plan (streams, ops, bytes) and exit; needs no GPU')
   .option('--no-verify', 'skip the check that the overlapped outputs equal the serial ones')
+  .option('--no-trace', 'skip the traced rep of each overlapped mode (the timeline)')
+  .addOption(waitOption())
   .option('--json <file>', 'write the Result document to a file, or - for stdout')
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout')
   .action(lazy(async () => (await import('./run.js')).runCommand));
@@ -41,8 +46,9 @@ program
   .option('--device <n|all>', 'device index or "all"', 'all')
   .option('--bandwidth', 'measure pinned and pageable H2D, D2H and bidirectional copy bandwidth')
   .option('--size <bytes>', 'bytes per bandwidth copy, with units (256MiB)', '256MiB')
-  .option('--reps <n>', 'timed copies per bandwidth figure', parsePositiveInt, 20)
+  .option('--reps <n>', 'timed copies per bandwidth figure', positiveInt, 20)
   .option('--json', 'print a JSON document instead of tables')
+  .addOption(waitOption())
   .action(lazy(async () => (await import('./probe.js')).probeCommand));
 
 program
@@ -54,7 +60,8 @@ program
 
 program
   .command('schema')
-  .description('print the config file\'s JSON Schema, for editors')
+  .description('print the config file\'s JSON Schema, for editors; --result prints the Result document\'s')
+  .option('--result', 'print the JSON Schema of the Result document that `run --json` writes')
   .action(lazy(async () => (await import('./schema.js')).schemaCommand));
 
 program
@@ -69,7 +76,7 @@ program
   .description('compare two result files: faster, slower, same or noisy per config and mode; exit 1 on a slowdown')
   .argument('<baseline.json>', 'results to compare against')
   .argument('<candidate.json>', 'results to judge')
-  .option('--threshold <percent>', 'smallest change in the median that counts', parsePositiveNumber, 5)
+  .option('--threshold <percent>', 'smallest change in the median that counts', positiveNumber, 5)
   .option('--allow-device-change', 'compare results from different devices')
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout')
   .option('--json', 'print the comparison as JSON')
@@ -79,8 +86,9 @@ program
   .command('overhead')
   .description('measure the host cost of issuing one kernel launch and one copy in the timed loop')
   .addOption(deviceOption())
-  .option('--ops <n>', 'ops issued per measurement', parsePositiveInt, 20000)
+  .option('--ops <n>', 'ops issued per measurement', positiveInt, 20000)
   .option('--json', 'print JSON')
+  .addOption(waitOption())
   .action(lazy(async () => (await import('./overhead.js')).overheadCommand));
 
 function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<ExitCode | void>>) {
@@ -88,34 +96,6 @@ function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<E
     const code = await (await load())(...args);
     if (code) process.exitCode = code;
   };
-}
-
-function parsePositiveInt(text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new CommanderErrorInvalid(`expected a whole number ≥ 1, got "${text}"`);
-  return value;
-}
-
-function parseNonNegativeInt(text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) throw new CommanderErrorInvalid(`expected a whole number ≥ 0, got "${text}"`);
-  return value;
-}
-
-function parsePositiveNumber(text: string): number {
-  const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new CommanderErrorInvalid(`expected a number above 0, got "${text}"`);
-  return value;
-}
-
-function parseNonNegativeNumber(text: string): number {
-  const value = Number(text);
-  if (!Number.isFinite(value) || value < 0) throw new CommanderErrorInvalid(`expected a number ≥ 0, got "${text}"`);
-  return value;
-}
-
-class CommanderErrorInvalid extends Error {
-  readonly code = 'commander.invalidArgument';
 }
 
 function report(error: unknown, verbose: boolean): ExitCode {

@@ -1,28 +1,33 @@
 import { writeFileSync } from 'node:fs';
-import type { RunResult } from '../result.js';
-import { renderRunMarkdown } from '../report/markdown.js';
-import { renderRunTable } from '../report/run-table.js';
+import type { RunExporter } from '../report/exporter.js';
+import { jsonExporter } from '../report/exporters/json.js';
+import { markdownExporter } from '../report/exporters/markdown.js';
+import { tableExporter } from '../report/exporters/table.js';
 import { makeStyle } from '../report/style.js';
+import type { RunResult } from '../result/schema.js';
+
+/** Every format a run's results can be written in, by the flag that asks for it (`--json <file|->`). */
+export const RUN_OUTPUTS = { json: jsonExporter, md: markdownExporter } as const satisfies Record<string, RunExporter>;
+
+export type RunOutputTargets = Partial<Record<keyof typeof RUN_OUTPUTS, string | undefined>>;
 
 /**
- * The table goes to stdout, or to stderr when stdout carries JSON or Markdown (`-`); `--json` and `--md` go to a
- * file or to stdout.
+ * Each asked-for format goes to its file, or to stdout for `-`; the table goes to stdout, or to stderr when stdout
+ * already carries a document.
  */
-export function writeRunOutputs(result: RunResult, options: { json?: string | undefined; md?: string | undefined }): void {
-  const documents: Array<[string | undefined, () => string]> = [
-    [options.json, () => JSON.stringify(result, null, 2) + '\n'],
-    [options.md, () => renderRunMarkdown(result) + '\n'],
-  ];
+export function writeRunOutputs(results: readonly RunResult[], targets: RunOutputTargets): void {
   let stdoutTaken = false;
-  for (const [target, render] of documents) {
+  for (const [flag, exporter] of Object.entries(RUN_OUTPUTS) as Array<[keyof typeof RUN_OUTPUTS, RunExporter]>) {
+    const target = targets[flag];
     if (!target) continue;
+    const text = exporter.render(results, makeStyle(process.stdout)) + '\n';
     if (target === '-') {
-      process.stdout.write(render());
+      process.stdout.write(text);
       stdoutTaken = true;
     } else {
-      writeFileSync(target, render());
+      writeFileSync(target, text);
     }
   }
   const stream = stdoutTaken ? process.stderr : process.stdout;
-  stream.write(renderRunTable(result, makeStyle(stream)) + '\n');
+  stream.write(tableExporter.render(results, makeStyle(stream)) + '\n');
 }

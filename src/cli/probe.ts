@@ -1,59 +1,29 @@
-import { describeDevice, softwareVersions } from '../cuda/device.js';
-import { openNvrtc, type Nvrtc } from '../cuda/nvrtc.js';
-import { openRuntime } from '../cuda/runtime.js';
+import { probe } from '../api/probe.js';
 import { parseQuantity } from '../config/units.js';
-import { type CudaPipeError, UsageError } from '../errors.js';
-import { measureBandwidth } from '../measure/bandwidth.js';
-import { packageVersion } from '../paths.js';
-import { PROBE_SCHEMA_ID, PROBE_VERSION, type ProbeDocument } from '../result.js';
+import { UsageError } from '../errors.js';
+import type { WaitStrategy } from '../exec/wait.js';
 import { renderProbe } from '../report/probe.js';
 import { makeStyle } from '../report/style.js';
 
-export interface ProbeOptions {
+export interface ProbeFlags {
   device: string;
   bandwidth?: boolean;
   size: string;
   reps: number;
   json?: boolean;
+  wait: WaitStrategy;
 }
 
-export async function probeCommand(options: ProbeOptions): Promise<0> {
-  const bytes = parseQuantity(options.size, 'bytes');
+export async function probeCommand(flags: ProbeFlags): Promise<0> {
+  const bytes = parseQuantity(flags.size, 'bytes');
   if (typeof bytes !== 'number' || bytes < 1) {
     throw new UsageError(`--size: ${typeof bytes === 'number' ? 'must be at least one byte' : bytes.error}.`);
   }
-  const rt = openRuntime();
-  const count = rt.deviceCount();
-  const devices = selectDevices(options.device, count);
-  const nvrtc = tryNvrtc();
-  const document: ProbeDocument = {
-    schema: PROBE_SCHEMA_ID,
-    version: PROBE_VERSION,
-    tool: { name: 'cuda-pipe', version: packageVersion() },
-    software: softwareVersions(rt, nvrtc),
-    devices: devices.map((index) => {
-      const facts = describeDevice(rt, index);
-      return { facts, bandwidth: options.bandwidth ? measureBandwidth(rt, facts, bytes, options.reps) : null };
-    }),
-  };
-  process.stdout.write(options.json ? JSON.stringify(document, null, 2) + '\n' : renderProbe(document, makeStyle()) + '\n');
-  return 0;
-}
-
-function selectDevices(selection: string, count: number): number[] {
-  if (selection === 'all') return Array.from({ length: count }, (_, i) => i);
-  const index = Number(selection);
-  if (!Number.isInteger(index) || index < 0) throw new UsageError(`--device: expected a device index or "all", got "${selection}".`);
-  if (index >= count) throw new UsageError(`--device ${index}: this machine has ${count} CUDA device${count === 1 ? '' : 's'} (0 to ${count - 1}).`);
-  return [index];
-}
-
-/** probe reports NVRTC when it is there, and says so when it is not, rather than failing. */
-function tryNvrtc(): Nvrtc | null {
-  try {
-    return openNvrtc();
-  } catch (error) {
-    if ((error as CudaPipeError).exitCode === 3) return null;
-    throw error;
+  const devices = flags.device === 'all' ? 'all' : Number(flags.device);
+  if (devices !== 'all' && (!Number.isInteger(devices) || devices < 0)) {
+    throw new UsageError(`--device: expected a device index or "all", got "${flags.device}".`);
   }
+  const document = await probe({ devices, bandwidthBytes: flags.bandwidth ? bytes : null, reps: flags.reps, wait: flags.wait });
+  process.stdout.write(flags.json ? JSON.stringify(document, null, 2) + '\n' : renderProbe(document, makeStyle()) + '\n');
+  return 0;
 }

@@ -1,10 +1,14 @@
-import type { DeviceFacts, RunResult, Stats } from '../result.js';
+import type { DeviceFacts, RunResult, Stats } from '../result/schema.js';
+import { type ModeRole, sameRole } from '../vocabulary.js';
 
 export type Verdict = 'faster' | 'slower' | 'same' | 'noisy';
 
 export interface ModeComparison {
   readonly config: string;
   readonly mode: string;
+  readonly role: ModeRole;
+  /** The device index the mode ran on (the same on both sides). */
+  readonly device: number;
   readonly baseline: Stats;
   readonly candidate: Stats;
   /** (candidate median − baseline median) / baseline median; positive is slower. */
@@ -50,9 +54,21 @@ export function deviceDifferences(a: DeviceFacts, b: DeviceFacts): string[] {
   return DEVICE_FIELDS.flatMap(([field, read]) => (read(a) === read(b) ? [] : [`${field}: ${read(a)} → ${read(b)}`]));
 }
 
+/** Differences between two runs' devices, paired by index; a device on one side only is a difference too. */
+export function devicesDifferences(a: readonly DeviceFacts[], b: readonly DeviceFacts[]): string[] {
+  const indexes = [...new Set([...a, ...b].map((d) => d.index))].sort((x, y) => x - y);
+  return indexes.flatMap((index) => {
+    const left = a.find((d) => d.index === index);
+    const right = b.find((d) => d.index === index);
+    if (!left || !right) return [`device ${index}: ${left ? left.name : 'absent'} → ${right ? right.name : 'absent'}`];
+    const prefix = a.length > 1 || b.length > 1 ? `device ${index} ` : '';
+    return deviceDifferences(left, right).map((d) => prefix + d);
+  });
+}
+
 /**
  * Pairs results by config hash, then (for a config that changed since the baseline) by config name, and within a
- * pair, modes by id.
+ * pair, modes by role and device.
  */
 export function compareResults(baseline: readonly RunResult[], candidate: readonly RunResult[], threshold = DEFAULT_THRESHOLD): Comparison {
   const pairs: ModeComparison[] = [];
@@ -74,17 +90,21 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
     if (base.policy.gate !== cand.policy.gate) {
       notes.push(`${cand.config.name}: one side excludes host issue cost (--gate) and the other does not.`);
     }
-    for (const d of deviceDifferences(base.environment.device, cand.environment.device)) differences.add(d);
+    for (const d of devicesDifferences(base.devices, cand.devices)) differences.add(d);
+    const same = (a: RunResult['modes'][number], b: RunResult['modes'][number]) => a.device === b.device && sameRole(a.role, b.role);
     for (const mode of cand.modes) {
-      const baseMode = base.modes.find((m) => m.id === mode.id);
+      const baseMode = base.modes.find((m) => same(m, mode));
       if (!baseMode) {
         unpaired.push(`${cand.config.name} ${mode.id}: not in the baseline`);
         continue;
       }
-      pairs.push({ config: cand.config.name, mode: mode.id, baseline: baseMode.stats, candidate: mode.stats, ...verdict(baseMode.stats, mode.stats, threshold) });
+      pairs.push({
+        config: cand.config.name, mode: mode.id, role: mode.role, device: mode.device,
+        baseline: baseMode.stats, candidate: mode.stats, ...verdict(baseMode.stats, mode.stats, threshold),
+      });
     }
     for (const mode of base.modes) {
-      if (!cand.modes.some((m) => m.id === mode.id)) unpaired.push(`${base.config.name} ${mode.id}: not in the candidate`);
+      if (!cand.modes.some((m) => same(m, mode))) unpaired.push(`${base.config.name} ${mode.id}: not in the candidate`);
     }
   }
   for (const base of baseline) if (!used.has(base)) unpaired.push(`${base.config.name}: no candidate`);

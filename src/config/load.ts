@@ -3,15 +3,11 @@ import { readFileSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
-import type { ScalarType } from '../cuda/types.js';
 import { UsageError } from '../errors.js';
-import type { ElementType } from '../kernels/signature.js';
-import { ConfigSchema, type ISSUE_ORDERS, type ParsedArg, type ParsedConfig } from './schema.js';
-
-export const ELEMENT_BYTES: Record<ElementType, number> = { float32: 4, float64: 8, int32: 4, uint32: 4, uint8: 1, float16: 2 };
-
-export type HostMemoryKind = ParsedConfig['hostMemory'];
-export type IssueOrder = (typeof ISSUE_ORDERS)[number];
+import { formatPath } from '../format.js';
+import { chunkUnits } from '../chunking.js';
+import { type BufferRole, ELEMENT_BYTES, type ElementType, type HostMemoryKind, type IssueOrder, type ScalarType } from '../vocabulary.js';
+import { ConfigSchema, type ParsedArg, type ParsedConfig } from './schema.js';
 export type InitSpec = { kind: 'random'; seed: number } | { kind: 'ramp'; start: number; step: number } | { kind: 'constant'; value: number };
 
 export interface ConfigBuffer {
@@ -20,7 +16,7 @@ export interface ConfigBuffer {
   readonly elementBytes: number;
   readonly elements: number;
   readonly bytes: number;
-  readonly role: 'in' | 'out' | 'inout' | 'scratch';
+  readonly role: BufferRole;
   readonly init: InitSpec;
   readonly hostMemory: HostMemoryKind;
 }
@@ -100,34 +96,59 @@ export function parseConfigText(text: string, path: string, overrides: Overrides
     const where = `${path}:${line}:${col}`;
     throw new UsageError(`${where}: YAML syntax error: ${firstError.message.split('\n')[0]}`);
   }
+  const { raw, flags } = applyOverrides(doc.toJS() ?? {}, overrides);
   const locate: Locator = (fieldPath) => {
+    // A value that came from a flag is blamed on the flag, not on the line of the file it replaced.
+    const flag = flags.find((f) => f.path.every((segment, i) => fieldPath[i] === segment));
+    if (flag) return flag.text;
     const offset = nodeOffset(doc, fieldPath);
     if (offset === null) return `${path}`;
     const { line, col } = lineCounter.linePos(offset);
     return `${path}:${line}:${col}`;
   };
-  const raw = applyOverrides(doc.toJS() ?? {}, overrides);
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) throw schemaError(parsed.error, locate);
   const name = parsed.data.name ?? basename(file, extname(file));
   return { config: resolveConfig(parsed.data, name, path, locate), locate, raw };
 }
 
-function applyOverrides(raw: unknown, overrides: Overrides): unknown {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
-  const config = { ...(raw as Record<string, unknown>) };
-  const pipeline = { ...((config.pipeline as Record<string, unknown> | undefined) ?? {}) };
-  const repetitions = { ...((config.repetitions as Record<string, unknown> | undefined) ?? {}) };
-  if (overrides.streams !== undefined) pipeline.streams = overrides.streams;
-  if (overrides.chunks !== undefined) pipeline.chunks = overrides.chunks;
-  if (overrides.order !== undefined) pipeline.order = overrides.order;
-  for (const key of ['reps', 'warmup', 'warmupTime', 'minReps', 'maxNoise', 'maxTime'] as const) {
-    if (overrides[key] !== undefined) repetitions[key] = overrides[key];
+/** Each override: where it lands in the config, and the flag that set it. */
+const OVERRIDE_FLAGS: ReadonlyArray<[keyof Overrides, readonly string[], string]> = [
+  ['streams', ['pipeline', 'streams'], '--streams'],
+  ['chunks', ['pipeline', 'chunks'], '--chunks'],
+  ['order', ['pipeline', 'order'], '--order'],
+  ['device', ['device'], '--device'],
+  ['reps', ['repetitions', 'reps'], '--reps'],
+  ['warmup', ['repetitions', 'warmup'], '--warmup'],
+  ['warmupTime', ['repetitions', 'warmupTime'], '--warmup-time'],
+  ['minReps', ['repetitions', 'minReps'], '--min-reps'],
+  ['maxNoise', ['repetitions', 'maxNoise'], '--max-noise'],
+  ['maxTime', ['repetitions', 'maxTime'], '--max-time'],
+];
+
+interface AppliedFlag {
+  readonly path: readonly string[];
+  /** "--chunks 999999999": how messages name the value's origin. */
+  readonly text: string;
+}
+
+function applyOverrides(raw: unknown, overrides: Overrides): { raw: unknown; flags: AppliedFlag[] } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { raw, flags: [] };
+  const config: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  const flags: AppliedFlag[] = [];
+  for (const [key, path, flag] of OVERRIDE_FLAGS) {
+    const value = overrides[key];
+    if (value === undefined) continue;
+    let parent = config;
+    for (const segment of path.slice(0, -1)) {
+      const child = parent[segment];
+      parent[segment] = typeof child === 'object' && child !== null && !Array.isArray(child) ? { ...(child as Record<string, unknown>) } : {};
+      parent = parent[segment] as Record<string, unknown>;
+    }
+    parent[path[path.length - 1] as string] = value;
+    flags.push({ path, text: `${flag} ${String(value)}` });
   }
-  if (overrides.device !== undefined) config.device = overrides.device;
-  if (Object.keys(pipeline).length) config.pipeline = pipeline;
-  if (Object.keys(repetitions).length) config.repetitions = repetitions;
-  return config;
+  return { raw: config, flags };
 }
 
 function schemaError(error: z.ZodError, locate: Locator): UsageError {
@@ -143,10 +164,6 @@ function schemaError(error: z.ZodError, locate: Locator): UsageError {
   return new UsageError(`Invalid config:\n${lines.join('\n')}${more}`, {
     hint: 'Run `cuda-pipe schema` for the full config schema.',
   });
-}
-
-export function formatPath(path: readonly (string | number)[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }
 
 /** The offset of the deepest node on `path` that exists: the key for a map entry, so unknown fields point at it. */
@@ -217,7 +234,7 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     if (labels.has(k.label)) throw new UsageError(`${locate(['kernels', i])}: two kernels are called "${k.label}"; give one a distinct name.`);
     labels.add(k.label);
   });
-  const units = Math.ceil(first.elements / parsed.pipeline.align);
+  const units = chunkUnits(first.elements, parsed.pipeline.align);
   if (parsed.pipeline.chunks > units) {
     const what = parsed.pipeline.align > 1 ? `${units} aligned units of ${parsed.pipeline.align} elements` : `${first.elements} elements`;
     throw new UsageError(`${locate(['pipeline', 'chunks'])}: ${parsed.pipeline.chunks} chunks is more than the buffers' ${what}.`, {

@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { parseQuantity, type QuantityKind } from './units.js';
 
-export const ELEMENT_TYPES = ['float32', 'float64', 'int32', 'uint32', 'uint8', 'float16'] as const;
-export const HOST_MEMORY_KINDS = ['pinned', 'pageable', 'write-combined', 'registered'] as const;
-export const ISSUE_ORDERS = ['depth-first', 'breadth-first'] as const;
-export const SCALAR_ARG_TYPES = ['int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'float32', 'float64'] as const;
+import { BUFFER_ROLES, ELEMENT_TYPES, HOST_MEMORY_KINDS, ISSUE_ORDERS, SCALAR_TYPES } from '../vocabulary.js';
 
 const quantity = (kind: QuantityKind) =>
   z.union([z.number(), z.string()]).transform((value, ctx) => {
@@ -24,14 +21,14 @@ const BufferSchema = z.object({
   type: z.enum(ELEMENT_TYPES).describe('element type; float16 is moved as raw 16-bit values'),
   count: quantity('count').optional().describe('element count, e.g. 64Mi or 1000000'),
   size: quantity('bytes').optional().describe('byte size, e.g. 256MiB; a multiple of the element size'),
-  role: z.enum(['in', 'out', 'inout', 'scratch'])
+  role: z.enum(BUFFER_ROLES)
     .describe('in: copied to the GPU; out: copied back; inout: both; scratch: device only, for data passed between kernels'),
   init: InitSchema.optional().describe('initial contents of in and inout buffers (default: seeded random)'),
   hostMemory: z.enum(HOST_MEMORY_KINDS).optional().describe('overrides the top-level hostMemory for this buffer'),
 }).strict();
 
 // 64-bit integers may be written as strings so that values above 2^53 survive YAML.
-const scalarArg = <T extends (typeof SCALAR_ARG_TYPES)[number]>(type: T) => {
+const scalarArg = <T extends (typeof SCALAR_TYPES)[number]>(type: T) => {
   const value = type.endsWith('64') && !type.startsWith('float')
     ? z.union([z.number().int(), z.string().regex(/^-?\d+$/)])
     : z.number();
@@ -41,7 +38,7 @@ const scalarArg = <T extends (typeof SCALAR_ARG_TYPES)[number]>(type: T) => {
 const ArgSchema = z.union([
   z.object({ buffer: z.string().describe('a buffer name: passes the device pointer to the chunk\'s first element') }).strict(),
   z.object({ chunk: z.enum(['elements', 'offset']).describe('the chunk\'s element count, or its first element\'s index') }).strict(),
-  ...SCALAR_ARG_TYPES.map(scalarArg),
+  ...SCALAR_TYPES.map(scalarArg),
 ], { error: 'expected { buffer: NAME }, { chunk: elements } or { chunk: offset }, or a typed scalar such as { float32: 1.5 } or { int32: 64 }' });
 
 const KernelSchema = z.object({

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { DeviceFacts, PcieLink, SoftwareVersions } from '../result.js';
+import type { DeviceFacts, PcieLink, SoftwareVersions } from '../result/schema.js';
 import type { Nvrtc } from './nvrtc.js';
 import type { CudaRuntime } from './runtime.js';
 
@@ -7,7 +7,7 @@ import type { CudaRuntime } from './runtime.js';
 export function describeDevice(rt: CudaRuntime, device: number): DeviceFacts {
   rt.setDevice(device);
   const { name, uuid } = rt.nameAndUuid(device);
-  const memory = rt.memInfo();
+  const memory = rt.memory.info();
   const pciBusId = rt.pciBusId(device);
   const attr = (name: Parameters<CudaRuntime['attribute']>[0]) => rt.attribute(name, device);
   return {

@@ -1,3 +1,5 @@
+import type { ScalarType } from '../vocabulary.js';
+
 // koffi 3 hands pointers over as BigInt. Branding them keeps a device pointer from being passed where a host
 // pointer or a stream is expected, and makes every piece of pointer arithmetic go through `offsetPointer`.
 
@@ -20,11 +22,7 @@ export function offsetPointer<P extends DevicePtr | HostPtr>(pointer: P, bytes: 
 /** The legacy default stream (handle 0). */
 export const DEFAULT_STREAM = 0n as StreamHandle;
 
-export type ScalarType = 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'float32' | 'float64';
-
-export const SCALAR_BYTES: Record<ScalarType, number> = {
-  int8: 1, uint8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8, float32: 4, float64: 8,
-};
+export type { ScalarType } from '../vocabulary.js';
 
 /** One kernel argument as it goes into the launch's argument block. */
 export type KernelArgValue =

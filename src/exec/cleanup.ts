@@ -7,11 +7,11 @@ export class Cleanup {
    * reported and release failures are dropped (a dead CUDA context fails every free); after success, the first
    * release failure is thrown.
    */
-  static use<T>(body: (cleanup: Cleanup) => T): T {
+  static async use<T>(body: (cleanup: Cleanup) => T | Promise<T>): Promise<T> {
     const cleanup = new Cleanup();
     let value: T;
     try {
-      value = body(cleanup);
+      value = await body(cleanup);
     } catch (error) {
       cleanup.run();
       throw error;

@@ -1,8 +1,8 @@
-import type { ScalarType } from '../cuda/types.js';
 import { type Config, type ConfigKernel, configDir, type Locator } from '../config/load.js';
 import { UsageError } from '../errors.js';
 import { findKernel, locateKernelSource, readKernelSource } from './catalog.js';
 import { formatSignature, type KernelSignature } from './signature.js';
+import type { ScalarType } from '../vocabulary.js';
 
 /** A kernel argument with everything needed to encode it: chunk values carry the parameter's own integer type. */
 export type KernelArg =

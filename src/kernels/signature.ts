@@ -1,6 +1,4 @@
-import type { ScalarType } from '../cuda/types.js';
-
-export type ElementType = 'float32' | 'float64' | 'int32' | 'uint32' | 'uint8' | 'float16';
+import type { ElementType, ScalarType } from '../vocabulary.js';
 
 export type KernelParam =
   | {

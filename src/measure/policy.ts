@@ -1,3 +1,4 @@
+import type { StopRule } from '../vocabulary.js';
 import { relativeMadNoise } from './stats.js';
 
 /**
@@ -18,16 +19,6 @@ export interface RepetitionPolicy {
   /** Host-time budget for one mode's timed reps. */
   readonly maxTimeMs: number;
 }
-
-export type StopRule = 'fixed-reps' | 'noise-target' | 'noise-stable' | 'max-time' | 'max-reps';
-
-export const STOP_RULE_TEXT: Record<StopRule, string> = {
-  'fixed-reps': 'the fixed rep count was reached',
-  'noise-target': 'the noise fell under the target',
-  'noise-stable': 'the noise stopped changing (above the target)',
-  'max-time': 'the time budget ran out',
-  'max-reps': 'the rep limit was reached',
-};
 
 export const DEFAULT_POLICY: RepetitionPolicy = {
   warmup: 3, warmupMs: 0, fixedReps: null, minReps: 10, maxReps: 2000, maxNoise: 0.005, maxTimeMs: 3000,

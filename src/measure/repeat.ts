@@ -1,8 +1,9 @@
-import type { PipelineSession } from '../exec/session.js';
-import { POISON } from '../exec/patterns.js';
-import { compareOutput, type Mismatch } from '../exec/verify.js';
+import { compareOutput, POISON } from '../data/compare.js';
 import type { Schedule } from '../plan/types.js';
-import { type RepetitionPolicy, StoppingCriterion, type StopRule } from './policy.js';
+import type { Mismatch } from '../result/schema.js';
+import type { StopRule } from '../vocabulary.js';
+import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
+import type { RepRunner } from './runner.js';
 
 export interface MeasuredSchedule {
   readonly schedule: Schedule;
@@ -23,27 +24,27 @@ export interface Verification {
 }
 
 /**
- * Runs each verified schedule once with checked ops (a fault names its kernel and chunk), then the serial baseline
- * and every other verified schedule for real, each after a different poison, and compares outputs byte for byte.
+ * Runs the serial baseline and then each other verified schedule once with checked ops (a fault names its kernel
+ * and chunk), and, unless `verify` is off, each for real after a different poison, comparing outputs byte for byte.
  */
-export function verifySchedules(session: PipelineSession, verify: boolean): Verification {
-  const [baseline, ...candidates] = session.plan.schedules.filter((s) => s.verify);
+export async function verifySchedules(runner: RepRunner, verify: boolean): Promise<Verification> {
+  const [baseline, ...candidates] = runner.schedules.filter((s) => s.verify);
   if (!baseline) return { status: 'skipped', mismatches: [] };
-  session.restoreInputs();
-  if (verify) session.poisonOutputs(POISON.serial);
-  session.runRep(baseline.id, { checked: true });
-  const expected = verify ? new Map(session.outputs().map((b) => [b.name, Buffer.from(session.hostView(b.name))])) : null;
+  runner.restoreInputs();
+  if (verify) runner.poisonOutputs(POISON.serial);
+  await runner.runRep(baseline.id, { checked: true });
+  const expected = verify ? new Map(runner.outputs().map((b) => [b.name, Buffer.from(runner.hostView(b.name))])) : null;
   const mismatches: Mismatch[] = [];
   for (const candidate of candidates) {
-    session.restoreInputs();
-    session.runRep(candidate.id, { checked: true });
+    runner.restoreInputs();
+    await runner.runRep(candidate.id, { checked: true });
     if (!expected) continue;
-    session.restoreInputs();
-    session.poisonOutputs(POISON.overlapped);
-    session.runRep(candidate.id);
-    for (const buffer of session.outputs()) {
-      const mismatch = compareOutput(buffer, expected.get(buffer.name) as Buffer, session.hostView(buffer.name), POISON.overlapped);
-      if (mismatch) mismatches.push(mismatch);
+    runner.restoreInputs();
+    runner.poisonOutputs(POISON.overlapped);
+    await runner.runRep(candidate.id);
+    for (const buffer of runner.outputs()) {
+      const mismatch = compareOutput(buffer, expected.get(buffer.name) as Buffer, runner.hostView(buffer.name), POISON.overlapped);
+      if (mismatch) mismatches.push({ ...mismatch, mode: candidate.id });
     }
   }
   if (!verify) return { status: 'skipped', mismatches: [] };
@@ -52,34 +53,45 @@ export function verifySchedules(session: PipelineSession, verify: boolean): Veri
 
 export interface MeasureOptions {
   /** Reads the SM clock between reps (outside the timed region); null when it cannot be read. */
-  readonly smClock?: () => number | null;
+  readonly smClock?: (() => number | null) | undefined;
+  /** Called after each mode, for progress reporting. */
+  readonly onMode?: (measured: MeasuredSchedule) => void;
 }
 
-/** Warm-up reps (by count and time, not kept), then timed reps until the policy stops, for every schedule. */
-export function measureSchedules(session: PipelineSession, policy: RepetitionPolicy, options: MeasureOptions = {}): MeasuredSchedule[] {
-  return session.plan.schedules.map((schedule) => {
-    const warmupStart = performance.now();
-    for (let rep = 0; rep < policy.warmup || performance.now() - warmupStart < policy.warmupMs; rep++) {
-      session.restoreInputs();
-      session.runRep(schedule.id);
-    }
-    const criterion = new StoppingCriterion(policy);
-    const gpuMs: number[] = [];
-    const hostIssueMs: number[] = [];
-    const smClockMHz: number[] = [];
-    let gateTimeouts = 0;
-    const start = performance.now();
-    for (;;) {
-      session.restoreInputs();
-      const timing = session.runRep(schedule.id);
-      gpuMs.push(timing.gpuMs);
-      hostIssueMs.push(timing.hostIssueMs);
-      if (timing.gateTimedOut) gateTimeouts += 1;
-      const clock = options.smClock?.();
-      if (clock) smClockMHz.push(clock);
-      const elapsedMs = performance.now() - start;
-      const stoppedBy = criterion.check(gpuMs, elapsedMs);
-      if (stoppedBy) return { schedule, gpuMs, hostIssueMs, stoppedBy, elapsedMs, smClockMHz, gateTimeouts };
-    }
-  });
+/** Warm-up reps (by count and time, not kept), then timed reps until the policy stops, for one schedule. */
+export async function measureSchedule(runner: RepRunner, schedule: Schedule, policy: RepetitionPolicy, options: MeasureOptions = {}): Promise<MeasuredSchedule> {
+  const warmupStart = performance.now();
+  for (let rep = 0; rep < policy.warmup || performance.now() - warmupStart < policy.warmupMs; rep++) {
+    runner.restoreInputs();
+    await runner.runRep(schedule.id);
+  }
+  const criterion = new StoppingCriterion(policy);
+  const gpuMs: number[] = [];
+  const hostIssueMs: number[] = [];
+  const smClockMHz: number[] = [];
+  let gateTimeouts = 0;
+  const start = performance.now();
+  for (;;) {
+    runner.restoreInputs();
+    const timing = await runner.runRep(schedule.id);
+    gpuMs.push(timing.gpuMs);
+    hostIssueMs.push(timing.hostIssueMs);
+    if (timing.gateTimedOut) gateTimeouts += 1;
+    const clock = options.smClock?.();
+    if (clock) smClockMHz.push(clock);
+    const elapsedMs = performance.now() - start;
+    const stoppedBy = criterion.check(gpuMs, elapsedMs);
+    if (stoppedBy) return { schedule, gpuMs, hostIssueMs, stoppedBy, elapsedMs, smClockMHz, gateTimeouts };
+  }
+}
+
+/** Every schedule of the runner, one after the other. */
+export async function measureSchedules(runner: RepRunner, policy: RepetitionPolicy, options: MeasureOptions = {}): Promise<MeasuredSchedule[]> {
+  const measured: MeasuredSchedule[] = [];
+  for (const schedule of runner.schedules) {
+    const m = await measureSchedule(runner, schedule, policy, options);
+    options.onMode?.(m);
+    measured.push(m);
+  }
+  return measured;
 }

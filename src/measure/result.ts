@@ -1,8 +1,11 @@
-import { hostname } from 'node:os';
 import type { Config } from '../config/load.js';
-import type { Plan } from '../plan/types.js';
-import { RESULT_SCHEMA_ID, RESULT_VERSION, type DeviceFacts, type ModeResult, type RunResult, type SoftwareVersions } from '../result.js';
-import { gbPerSecond } from '../report/format.js';
+import { gbPerSecond } from '../format.js';
+import type { Plan, Schedule } from '../plan/types.js';
+import {
+  type DeviceFacts, type ModeResult, type OverlapAnalysis, RESULT_SCHEMA_ID, RESULT_VERSION, type RunIdentity, type RunResult,
+  type SoftwareVersions, type TracedRep,
+} from '../result/schema.js';
+import type { ModeRole } from '../vocabulary.js';
 import { pipelineBound } from './bound.js';
 import type { RepetitionPolicy } from './policy.js';
 import type { MeasuredSchedule, Verification } from './repeat.js';
@@ -19,11 +22,12 @@ export interface CompileRecord {
 
 export interface RunResultInput {
   readonly toolVersion: string;
+  readonly run: RunIdentity;
   readonly config: Config;
   readonly configHash: string;
   readonly rawConfig: unknown;
   readonly plan: Plan;
-  readonly device: DeviceFacts;
+  readonly devices: readonly DeviceFacts[];
   readonly software: SoftwareVersions;
   readonly compiles: readonly CompileRecord[];
   readonly policy: RepetitionPolicy;
@@ -31,49 +35,84 @@ export interface RunResultInput {
   readonly clockUnavailable: string | null;
   readonly measured: readonly MeasuredSchedule[];
   readonly verification: Verification;
+  readonly traced: readonly TracedRep[];
+  readonly createdAt?: string;
 }
 
 const range = (values: readonly number[]) => (values.length ? { min: Math.min(...values), max: Math.max(...values) } : null);
 
-export function buildRunResult(input: RunResultInput): RunResult {
-  const modes: ModeResult[] = input.measured.map((m) => ({
-    id: m.schedule.id, kind: m.schedule.kind, description: m.schedule.description, bytes: m.schedule.bytes,
+function modeResult(m: MeasuredSchedule): ModeResult {
+  return {
+    id: m.schedule.id, role: m.schedule.role, device: m.schedule.device, description: m.schedule.description, bytes: m.schedule.bytes,
     samplesMs: m.gpuMs, hostIssueMs: m.hostIssueMs, stats: summarize(m.gpuMs), stoppedBy: m.stoppedBy,
-    elapsedMs: m.elapsedMs, gateTimeouts: m.gateTimeouts, smClockMHz: range(m.smClockMHz),
-  }));
-  const mode = (id: string) => modes.find((m) => m.id === id);
-  const median = (id: string) => mode(id)?.stats.median ?? 0;
-  const kernelMs = modes.filter((m) => m.id.startsWith('kernel:')).reduce((sum, m) => sum + m.stats.median, 0);
-  const link = modes.find((m) => m.kind === 'link');
+    elapsedMs: m.elapsedMs, gateTimeouts: m.gateTimeouts, smClockMHz: range(m.smClockMHz), analysis: null,
+  };
+}
+
+/**
+ * Speedup, bound and efficiency of one overlapped mode, from the other modes of its device: serial for the speedup,
+ * each stage alone and the link for the bound of its own chunk count.
+ */
+export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: readonly ModeResult[], device: DeviceFacts): OverlapAnalysis | null {
+  if (mode.role.kind !== 'overlapped') return null;
+  const onDevice = modes.filter((m) => m.device === mode.device);
+  const find = (match: (role: ModeRole) => boolean) => onDevice.find((m) => match(m.role));
+  const serial = find((r) => r.kind === 'serial');
+  if (!serial) return null;
+  const h2d = find((r) => r.kind === 'stage' && r.stage === 'h2d');
+  const d2h = find((r) => r.kind === 'stage' && r.stage === 'd2h');
+  const link = find((r) => r.kind === 'link');
+  const kernelMs = onDevice.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel').reduce((sum, m) => sum + m.stats.median, 0);
   const bound = pipelineBound({
-    h2dMs: median('h2d'), kernelMs, d2hMs: median('d2h'), linkMs: link ? link.stats.median : null,
-    h2dBytes: mode('h2d')?.bytes.h2d ?? 0, d2hBytes: mode('d2h')?.bytes.d2h ?? 0,
-    copyEngines: input.device.asyncEngineCount, chunks: input.plan.layout.chunks,
+    h2dMs: h2d?.stats.median ?? 0, kernelMs, d2hMs: d2h?.stats.median ?? 0, linkMs: link ? link.stats.median : null,
+    h2dBytes: h2d?.bytes.h2d ?? 0, d2hBytes: d2h?.bytes.d2h ?? 0, copyEngines: device.asyncEngineCount, chunks: mode.role.layout.chunks,
   });
-  const serialMs = median('serial');
-  const overlappedMs = median('overlapped');
-  const speedup = serialMs / overlappedMs;
-  const serial = mode('serial');
-  const overlapped = mode('overlapped');
-  // One sample says nothing about spread; JSON cannot carry the Infinity that the formula would give.
-  const speedupError = serial && overlapped && serial.stats.n > 1 && overlapped.stats.n > 1
-    ? speedup * Math.hypot(relativeMedianError(serial.stats), relativeMedianError(overlapped.stats))
-    : null;
-  // Clocks only matter while kernels run: copy-only modes leave the SMs idle and their clock low.
-  const clockReadings = modes.filter((m) => m.kind !== 'link' && m.id !== 'h2d' && m.id !== 'd2h').flatMap((m) => (m.smClockMHz ? [m.smClockMHz.min, m.smClockMHz.max] : []));
+  const serialMs = serial.stats.median;
+  const speedup = serialMs / mode.stats.median;
+  return {
+    serialMs,
+    speedup,
+    // One sample says nothing about spread; JSON cannot carry the Infinity that the formula would give.
+    speedupError: serial.stats.n > 1 && mode.stats.n > 1
+      ? speedup * Math.hypot(relativeMedianError(serial.stats), relativeMedianError(mode.stats))
+      : null,
+    bound: {
+      ms: bound.ms, limitedBy: bound.term, steadyMs: bound.steadyMs, fillDrainMs: bound.fillDrainMs,
+      terms: bound.terms.map((t) => ({ ...t })), copyEngines: device.asyncEngineCount,
+      linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.median) : null,
+    },
+    efficiency: bound.ms / mode.stats.median,
+    chunkElements: schedule.ranges[0]?.count ?? 0,
+  };
+}
+
+export function buildRunResult(input: RunResultInput): RunResult {
   const { plan, config } = input;
+  const plain = input.measured.map(modeResult);
+  const deviceFacts = (index: number) => {
+    const facts = input.devices.find((d) => d.index === index);
+    if (!facts) throw new Error(`mode on device ${index}, which the run did not describe`);
+    return facts;
+  };
+  const modes = plain.map((mode, i) => ({
+    ...mode, analysis: overlapAnalysis(mode, (input.measured[i] as MeasuredSchedule).schedule, plain, deviceFacts(mode.device)),
+  }));
+  const headline = modes.find((m) => m.analysis !== null);
+  if (!headline?.analysis) throw new Error(`plan ${plan.name} measured no overlapped mode with a serial baseline`);
+  // Clocks only matter while kernels run: copy-only modes leave the SMs idle and their clock low.
+  const clockReadings = modes
+    .filter((m) => m.role.kind !== 'link' && !(m.role.kind === 'stage' && m.role.stage !== 'kernel'))
+    .flatMap((m) => (m.smClockMHz ? [m.smClockMHz.min, m.smClockMHz.max] : []));
   const withoutWarnings: Omit<RunResult, 'warnings'> = {
     schema: RESULT_SCHEMA_ID,
     version: RESULT_VERSION,
     tool: { name: 'cuda-pipe', version: input.toolVersion },
-    createdAt: new Date().toISOString(),
-    environment: { hostname: hostname(), node: process.version, platform: `${process.platform}-${process.arch}`, software: input.software, device: input.device },
+    createdAt: input.createdAt ?? new Date().toISOString(),
+    run: input.run,
+    environment: { node: process.version, platform: `${process.platform}-${process.arch}`, software: input.software },
+    devices: [...input.devices],
     config: { name: config.name, path: config.path, hash: input.configHash, resolved: input.rawConfig },
-    layout: {
-      elements: plan.elements, chunks: plan.layout.chunks, requestedChunks: plan.layout.requestedChunks, streams: plan.layout.streams,
-      requestedStreams: plan.layout.requestedStreams, order: plan.layout.order, orders: [...plan.layout.orders], align: plan.layout.align,
-      chunkElements: plan.layout.ranges[0]?.count ?? plan.elements,
-    },
+    pipeline: { ...plan.pipeline },
     buffers: plan.buffers.map((b) => ({ name: b.name, type: b.type, elements: b.elements, bytes: b.bytes, role: b.role, hostMemory: b.role === 'scratch' ? 'device-only' : b.hostMemory })),
     kernels: plan.kernels.map((k) => {
       const compile = input.compiles.find((c) => c.label === k.label);
@@ -85,10 +124,11 @@ export function buildRunResult(input: RunResultInput): RunResult {
       ? { checked: true, note: 'SM clock read through NVML between reps', minMHz: clockReadings.length ? Math.min(...clockReadings) : null, maxMHz: clockReadings.length ? Math.max(...clockReadings) : null }
       : { checked: false, note: `not checked: ${input.clockUnavailable}`, minMHz: null, maxMHz: null },
     modes,
-    bound: { ms: bound.ms, limitedBy: bound.term, steadyMs: bound.steadyMs, fillDrainMs: bound.fillDrainMs,
-      terms: bound.terms.map((t) => ({ ...t })), copyEngines: input.device.asyncEngineCount,
-      linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.median) : null },
-    summary: { serialMs, overlappedMs, speedup, speedupError, efficiency: bound.ms / overlappedMs },
+    summary: {
+      mode: headline.id, serialMs: headline.analysis.serialMs, overlappedMs: headline.stats.median, speedup: headline.analysis.speedup,
+      speedupError: headline.analysis.speedupError, efficiency: headline.analysis.efficiency,
+    },
+    timeline: input.traced.length ? { reps: [...input.traced] } : null,
     verification: { status: input.verification.status, mismatches: input.verification.mismatches },
     notes: [...plan.notes],
   };

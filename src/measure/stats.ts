@@ -1,4 +1,4 @@
-import type { Stats } from '../result.js';
+import type { Stats } from '../result/schema.js';
 
 /** Linear-interpolated quantile of sorted values (the R-7 / NumPy default). */
 export function quantile(sorted: readonly number[], q: number): number {

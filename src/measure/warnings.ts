@@ -1,19 +1,25 @@
-import type { RunResult, Warning } from '../result.js';
-import { formatPercent } from '../report/format.js';
+import { formatPercent } from '../format.js';
+import type { ModeResult, RunResult, Warning } from '../result/schema.js';
 
 /** Clock readings further apart than this, as a fraction of the highest, mean the GPU changed speed mid-run. */
 const CLOCK_CHANGE = 0.05;
+/** Efficiency above this says the measurement beat the model: more than the noise of either side explains. */
+const ABOVE_BOUND = 1.02;
+
+/** "the serial mode", "the overlapped mode (16 chunks over 4 streams, depth-first)". */
+const named = (mode: ModeResult) => (mode.role.kind === 'overlapped' ? `the overlapped mode (${mode.description})` : `the ${mode.role.kind} mode`);
 
 /** What limits or undermines this result, each with what to do about it (hyperfine's warnings are the model). */
 export function runWarnings(result: Omit<RunResult, 'warnings'>): Warning[] {
   const warnings: Warning[] = [];
-  const device = result.environment.device;
-  if (device.asyncEngineCount === 0) {
-    warnings.push({ code: 'no-copy-engine', message: `${device.name} reports no asynchronous copy engine: copies cannot overlap kernels.`,
-      remedy: 'Overlap cannot help on this device; the serial time is the floor.' });
-  } else if (device.asyncEngineCount === 1) {
-    warnings.push({ code: 'one-copy-engine', message: 'One copy engine: H2D and D2H cannot overlap each other, only kernels.',
-      remedy: 'Try `--order breadth-first`, which keeps the single engine busy with one direction at a time.' });
+  for (const device of result.devices) {
+    if (device.asyncEngineCount === 0) {
+      warnings.push({ code: 'no-copy-engine', message: `${device.name} reports no asynchronous copy engine: copies cannot overlap kernels.`,
+        remedy: 'Overlap cannot help on this device; the serial time is the floor.' });
+    } else if (device.asyncEngineCount === 1) {
+      warnings.push({ code: 'one-copy-engine', message: 'One copy engine: H2D and D2H cannot overlap each other, only kernels.',
+        remedy: 'Try `--order breadth-first`, which keeps the single engine busy with one direction at a time.' });
+    }
   }
   const pageable = result.buffers.filter((b) => b.hostMemory === 'pageable');
   if (pageable.length) {
@@ -30,14 +36,14 @@ export function runWarnings(result: Omit<RunResult, 'warnings'>): Warning[] {
       remedy: 'Drop --no-verify.' });
   }
   const target = result.policy.maxNoise;
-  for (const mode of result.modes.filter((m) => m.kind === 'serial' || m.kind === 'overlapped')) {
+  for (const mode of result.modes.filter((m) => m.role.kind === 'serial' || m.role.kind === 'overlapped')) {
     if (mode.stats.n > 1 && mode.stats.relativeNoise > target) {
       const why = mode.stoppedBy === 'noise-stable' ? 'it stopped falling' : mode.stoppedBy === 'max-time' ? 'the time budget ran out' : `${mode.stats.n} reps were taken`;
-      warnings.push({ code: 'noisy', message: `Noise of the ${mode.id} mode is ${formatPercent(mode.stats.relativeNoise, 2)}, above the ${formatPercent(target, 2)} target (${why}).`,
+      warnings.push({ code: 'noisy', message: `Noise of ${named(mode)} is ${formatPercent(mode.stats.relativeNoise, 2)}, above the ${formatPercent(target, 2)} target (${why}).`,
         remedy: mode.stoppedBy === 'max-time' ? 'Raise --max-time.' : 'Keep other work off the GPU, the PCIe link and the host while measuring; --gate removes host issue jitter.' });
     }
     if (mode.stats.outliers.length) {
-      warnings.push({ code: 'outliers', message: `${mode.stats.outliers.length} of ${mode.stats.n} ${mode.id} samples are outliers (modified z-score above 3.5); they are kept in the statistics.`,
+      warnings.push({ code: 'outliers', message: `${mode.stats.outliers.length} of ${mode.stats.n} samples of ${named(mode)} are outliers (modified z-score above 3.5); they are kept in the statistics.`,
         remedy: 'Look for other processes using the GPU or the PCIe link, then re-run.' });
     }
   }
@@ -51,14 +57,20 @@ export function runWarnings(result: Omit<RunResult, 'warnings'>): Warning[] {
     warnings.push({ code: 'clock-change', message: `The SM clock changed during the run (${clocks.minMHz} to ${clocks.maxMHz} MHz): power or thermal limits, or another process, moved it.`,
       remedy: 'Compare only runs whose clocks agree; let the GPU cool, and keep other work off it.' });
   }
-  if (result.summary.efficiency > 1.02) {
-    warnings.push({ code: 'above-bound', message: `The overlapped layout measured faster than the model's bound (efficiency ${result.summary.efficiency.toFixed(2)}): ` +
-      'the stages timed alone on whole buffers ran slower than the same work chunked (clocks, tail effects), so the bound is not tight here.',
-      remedy: 'Treat the bound as approximate for this config and compare layouts by their measured times.' });
-  }
-  if (result.summary.speedup < 1) {
-    warnings.push({ code: 'slower-than-serial', message: `The overlapped layout is slower than serial (${result.summary.speedup.toFixed(2)}×).`,
-      remedy: 'Use fewer chunks (per-op costs dominate small chunks) or check that host memory is pinned.' });
+  for (const mode of result.modes) {
+    const analysis = mode.analysis;
+    if (!analysis) continue;
+    if (analysis.efficiency > ABOVE_BOUND) {
+      warnings.push({ code: 'above-bound', message: `${capitalise(named(mode))} measured faster than the model's bound (efficiency ${analysis.efficiency.toFixed(2)}): ` +
+        'the stages timed alone on whole buffers ran slower than the same work chunked (clocks, tail effects), so the bound is not tight here.',
+        remedy: 'Treat the bound as approximate for this config and compare layouts by their measured times.' });
+    }
+    if (analysis.speedup < 1) {
+      warnings.push({ code: 'slower-than-serial', message: `${capitalise(named(mode))} is slower than serial (${analysis.speedup.toFixed(2)}×).`,
+        remedy: 'Use fewer chunks (per-op costs dominate small chunks) or check that host memory is pinned.' });
+    }
   }
   return warnings;
 }
+
+const capitalise = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

@@ -1,14 +1,13 @@
-import type { Config, ConfigBuffer, HostMemoryKind } from '../config/load.js';
-import type { ResolvedKernel } from '../kernels/resolve.js';
-import { splitRanges } from './chunks.js';
+import type { Config, ConfigBuffer } from '../config/load.js';
+import type { HostMemoryKind } from '../vocabulary.js';
+import { splitRanges } from '../chunking.js';
 import { bidirectionalSchedule, overlappedSchedule, type PipelineShape, serialSchedule, stageSchedules } from './schedules.js';
-import type { Plan } from './types.js';
+import { type Plan, type PlanKernel, planKernel } from './types.js';
 
-/** Config → Plan: the serial baseline, the overlapped layout, each stage alone, and the link measurement. */
-export function buildPlan(config: Config, kernels: readonly ResolvedKernel[], options: { gate?: boolean } = {}): Plan {
+/** Config → Plan: the serial baseline, one overlapped mode per order, each stage alone, and the link measurement. */
+export function buildPlan(config: Config, kernels: readonly PlanKernel[], options: { gate?: boolean } = {}): Plan {
   const gated = options.gate ?? false;
   const { chunks, streams, orders, streamFlags, align } = config.pipeline;
-  const order = orders[0] ?? 'depth-first';
   const ranges = splitRanges(config.elements, chunks, align);
   const usedStreams = Math.min(streams, ranges.length);
   const notes: string[] = [];
@@ -17,20 +16,23 @@ export function buildPlan(config: Config, kernels: readonly ResolvedKernel[], op
   }
   if (usedStreams < streams) notes.push(`${streams} streams asked for, ${usedStreams} used: there are only ${ranges.length} chunks.`);
   const shape: PipelineShape = {
-    device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label), elements: config.elements,
-    ranges, streams, streamFlags, gated,
+    device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label), elements: config.elements, streamFlags, gated,
   };
   // At least two copies a direction, so that the link mode keeps both of its streams per direction busy.
   const link = bidirectionalSchedule(config.buffers, ranges.length > 1 ? ranges : splitRanges(config.elements, 2), config.device, gated);
-  const overlapped = orders.map((o, i) => overlappedSchedule(shape, o, i === 0 ? 'overlapped' : `overlapped:${o}`));
   return {
     name: config.name,
-    device: config.device,
+    devices: [config.device],
     elements: config.elements,
     buffers: config.buffers,
-    kernels: kernels.map((k) => ({ label: k.label, entry: k.entry, sourcePath: k.sourcePath, block: k.block, grid: k.grid, args: k.args })),
-    layout: { chunks: ranges.length, requestedChunks: chunks, streams: usedStreams, requestedStreams: streams, order, orders, align, ranges },
-    schedules: [serialSchedule(shape), ...overlapped, ...stageSchedules(shape), ...(link ? [link] : [])],
+    kernels: kernels.map(planKernel),
+    pipeline: { elements: config.elements, align, requestedChunks: chunks, requestedStreams: streams },
+    schedules: [
+      serialSchedule(shape),
+      ...orders.map((order) => overlappedSchedule(shape, ranges, usedStreams, order)),
+      ...stageSchedules(shape),
+      ...(link ? [link] : []),
+    ],
     notes,
   };
 }
@@ -44,18 +46,17 @@ export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device:
     name, type: 'uint8', elementBytes: 1, elements: bytes, bytes, role, init: { kind: 'random', seed: 7 }, hostMemory,
   });
   const buffers = [buffer('upload', 'in'), buffer('download', 'out')];
-  const shape: PipelineShape = {
-    device, buffers, kernels: [], elements: bytes, ranges: splitRanges(bytes, 1), streams: 1, streamFlags: 'non-blocking', gated: false,
-  };
+  const shape: PipelineShape = { device, buffers, kernels: [], elements: bytes, streamFlags: 'non-blocking', gated: false };
   const link = bidirectional ? bidirectionalSchedule(buffers, splitRanges(bytes, BANDWIDTH_PIECES), device, false) : null;
   return {
     name: `bandwidth-${hostMemory}`,
-    device,
+    devices: [device],
     elements: bytes,
     buffers,
     kernels: [],
-    layout: { chunks: 1, requestedChunks: 1, streams: 1, requestedStreams: 1, order: 'depth-first', orders: ['depth-first'], align: 1, ranges: shape.ranges },
+    pipeline: { elements: bytes, align: 1, requestedChunks: 1, requestedStreams: 1 },
     schedules: [...stageSchedules(shape), ...(link ? [link] : [])],
     notes: [],
   };
 }
+

@@ -1,10 +1,14 @@
-import type { ConfigBuffer, IssueOrder } from '../config/load.js';
-import type { KernelArg } from '../kernels/resolve.js';
+import type { ChunkRange } from '../chunking.js';
+import type { ConfigBuffer } from '../config/load.js';
+import type { ResolvedKernel } from '../kernels/resolve.js';
+import type { ModeRole } from '../vocabulary.js';
 
 // A Plan is pure data: which buffers exist, and for every mode the ops in host issue order, each naming its stream.
 // Device, stream and event identities are symbolic ("s0", "start"); exec/ binds them to handles. New schedules
-// (a stage-per-stream topology, graph capture, host functions, priorities, several devices, traced reps) are new
-// builders over this same vocabulary.
+// (a stage-per-stream topology, graph capture, host functions, priorities, several devices) are new builders over
+// this same vocabulary.
+
+export type { ChunkRange } from '../chunking.js';
 
 export type StreamId = string;
 export type EventId = string;
@@ -24,52 +28,59 @@ export interface EventSpec {
   readonly timing: boolean;
 }
 
-export interface ChunkRange {
-  readonly index: number;
-  /** First element and element count; every buffer of the plan shares these ranges. */
+export type CopyOp = {
+  readonly kind: 'copy';
+  readonly stream: StreamId;
+  readonly direction: 'h2d' | 'd2h';
+  readonly buffer: string;
+  readonly hostOffset: number;
+  /** Separate from hostOffset so that a ring of device slots can map many chunks onto few. */
+  readonly deviceOffset: number;
+  readonly bytes: number;
+  readonly chunk: number | null;
+};
+
+export type KernelOp = {
+  readonly kind: 'kernel';
+  readonly stream: StreamId;
+  readonly kernel: string;
+  readonly chunk: number | null;
   readonly first: number;
   readonly count: number;
-}
+  /** Element index in the device buffers where this chunk lives. */
+  readonly deviceFirst: number;
+};
 
 export type Op =
-  | {
-      readonly kind: 'copy';
-      readonly stream: StreamId;
-      readonly direction: 'h2d' | 'd2h';
-      readonly buffer: string;
-      readonly hostOffset: number;
-      /** Separate from hostOffset so that a ring of device slots can map many chunks onto few. */
-      readonly deviceOffset: number;
-      readonly bytes: number;
-      readonly chunk: number | null;
-    }
-  | {
-      readonly kind: 'kernel';
-      readonly stream: StreamId;
-      readonly kernel: string;
-      readonly chunk: number | null;
-      readonly first: number;
-      readonly count: number;
-      /** Element index in the device buffers where this chunk lives. */
-      readonly deviceFirst: number;
-    }
+  | CopyOp
+  | KernelOp
   | { readonly kind: 'record'; readonly stream: StreamId; readonly event: EventId }
   | { readonly kind: 'wait'; readonly stream: StreamId; readonly event: EventId }
-  | { readonly kind: 'host'; readonly stream: StreamId; readonly name: string }
+  | { readonly kind: 'host'; readonly stream: StreamId; readonly name: string; readonly chunk: number | null }
   /** Holds the stream until the host has issued the whole rep (so the timed region excludes issue cost). */
   | { readonly kind: 'gate'; readonly stream: StreamId };
 
-export type ScheduleKind = 'serial' | 'overlapped' | 'stage' | 'link';
+/** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
+export type WorkOp = Extract<Op, { kind: 'copy' | 'kernel' | 'host' }>;
+
+export const isWorkOp = (op: Op): op is WorkOp => op.kind === 'copy' || op.kind === 'kernel' || op.kind === 'host';
 
 export interface Schedule {
-  /** 'serial', 'overlapped', 'h2d', 'd2h', 'kernel:<label>', 'bidirectional' */
+  /** A key generated from the role (vocabulary.modeId); read the role to know what the mode is. */
   readonly id: string;
-  readonly kind: ScheduleKind;
+  readonly role: ModeRole;
+  readonly device: number;
   readonly description: string;
   readonly streams: readonly StreamSpec[];
   readonly events: readonly EventSpec[];
-  /** Host issue order; each op names its stream, so per-stream order is the subsequence of one stream. */
-  readonly ops: readonly Op[];
+  /**
+   * Host issue order, in three parts: the prologue opens the timed region (gate, start event, other streams wait
+   * on it), the body is the workload, the epilogue joins every stream back and records the end. A graph issuer
+   * captures the body alone.
+   */
+  readonly prologue: readonly Op[];
+  readonly body: readonly Op[];
+  readonly epilogue: readonly Op[];
   /** The timed region: elapsed time between these two events, both recorded on the first stream. */
   readonly start: EventId;
   readonly end: EventId;
@@ -78,37 +89,28 @@ export interface Schedule {
   /** True when a gate op holds the first stream until the rep is fully issued. */
   readonly gated: boolean;
   readonly bytes: { readonly h2d: number; readonly d2h: number };
-}
-
-export interface PlanKernel {
-  readonly label: string;
-  readonly entry: string;
-  readonly sourcePath: string;
-  readonly block: number;
-  readonly grid: 'auto' | 'cover' | number;
-  readonly args: readonly KernelArg[];
-}
-
-export interface Layout {
-  readonly chunks: number;
-  readonly requestedChunks: number;
-  readonly streams: number;
-  readonly requestedStreams: number;
-  /** The headline order, measured as the 'overlapped' mode. */
-  readonly order: IssueOrder;
-  /** Every order measured; the others are modes named 'overlapped:<order>'. */
-  readonly orders: readonly IssueOrder[];
-  readonly align: number;
+  /** The element ranges the body's chunk indexes refer to; one whole range for whole-buffer modes. */
   readonly ranges: readonly ChunkRange[];
 }
 
+/** Every op of a rep in host issue order. */
+export const scheduleOps = (s: Pick<Schedule, 'prologue' | 'body' | 'epilogue'>): Op[] => [...s.prologue, ...s.body, ...s.epilogue];
+
+/** What a plan keeps of a resolved kernel: enough to build launch records, nothing of its source text. */
+export type PlanKernel = Pick<ResolvedKernel, 'label' | 'entry' | 'sourcePath' | 'block' | 'grid' | 'args'>;
+
+export const planKernel = ({ label, entry, sourcePath, block, grid, args }: PlanKernel): PlanKernel =>
+  ({ label, entry, sourcePath, block, grid, args });
+
 export interface Plan {
   readonly name: string;
-  readonly device: number;
+  /** Every device a schedule runs on. */
+  readonly devices: readonly number[];
   readonly elements: number;
   readonly buffers: readonly ConfigBuffer[];
   readonly kernels: readonly PlanKernel[];
-  readonly layout: Layout;
+  /** What the config asked for; each overlapped schedule's role says what it got. */
+  readonly pipeline: { readonly elements: number; readonly align: number; readonly requestedChunks: number; readonly requestedStreams: number };
   readonly schedules: readonly Schedule[];
   /** Things the planner changed from what was asked, said to the user. */
   readonly notes: readonly string[];

@@ -1,6 +1,7 @@
 import Table from 'cli-table3';
 import type { Comparison, ModeComparison, Verdict } from '../compare/verdict.js';
-import { formatMs, formatPercent } from './format.js';
+import { formatMs, formatPercent } from '../format.js';
+import { roleLabel } from './labels.js';
 import type { Style } from './style.js';
 
 const signed = (fraction: number) => `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(1)}%`;
@@ -20,7 +21,7 @@ export function renderCompareTable(comparison: Comparison, style: Style): string
     colAligns: ['left', 'left', 'right', 'right', 'right', 'left'],
   });
   for (const p of comparison.pairs) {
-    table.push([p.config, p.mode, withNoise(p.baseline), withNoise(p.candidate), signed(p.change), paint[p.verdict](p.verdict)]);
+    table.push([p.config, roleLabel(p.role, p.device), withNoise(p.baseline), withNoise(p.candidate), signed(p.change), paint[p.verdict](p.verdict)]);
   }
   const counts = summaryCounts(comparison);
   const lines = [table.toString(), `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`];
@@ -39,7 +40,7 @@ export function renderCompareMarkdown(comparison: Comparison): string {
     '',
     '| config | mode | baseline | candidate | change | verdict |',
     '| --- | --- | ---: | ---: | ---: | --- |',
-    ...comparison.pairs.map((p) => `| ${p.config} | ${p.mode} | ${withNoise(p.baseline)} | ${withNoise(p.candidate)} | ${signed(p.change)} | ${icon[p.verdict]} |`),
+    ...comparison.pairs.map((p) => `| ${p.config} | ${roleLabel(p.role, p.device)} | ${withNoise(p.baseline)} | ${withNoise(p.candidate)} | ${signed(p.change)} | ${icon[p.verdict]} |`),
   ];
   const notes = [...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`),
     ...(comparison.deviceDifferences.length ? [`devices differ: ${comparison.deviceDifferences.join('; ')}`] : [])];

@@ -1,6 +1,6 @@
 import Table from 'cli-table3';
-import type { Bandwidth, DeviceFacts, ProbeDocument } from '../result.js';
-import { formatBytes, formatMs, formatPercent, formatRate } from './format.js';
+import { formatBytes, formatMs, formatPercent, formatRate } from '../format.js';
+import type { Bandwidth, DeviceFacts, ProbeDocument } from '../result/schema.js';
 import type { Style } from './style.js';
 
 export function renderProbe(doc: ProbeDocument, style: Style): string {

@@ -4,16 +4,17 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { RunResultSchema } from '../../src/result.js';
+import { RunResultSchema } from '../../src/result/schema.js';
 import { runCli } from '../helpers/cli.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
-const skip = gpuSkipReason() ?? false;
+// Each test skips on its own, with the reason, so a machine without a GPU still counts them.
+const gpu = { skip: gpuSkipReason() ?? false };
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const out = mkdtempSync(join(tmpdir(), 'cuda-pipe-gpu-'));
 
-describe('cuda-pipe run on a real device', { skip }, () => {
-  it('runs the balanced pipeline small, verifies it, and writes a valid Result', () => {
+describe('cuda-pipe run on a real device', () => {
+  it('runs the balanced pipeline small, verifies it, and writes a valid Result', gpu, () => {
     const json = join(out, 'balanced.json');
     const { code, stdout, stderr } = runCli(['run', '--reps', '3', '--warmup', '1', '--json', json]);
     assert.equal(code, 0, stderr);
@@ -21,17 +22,28 @@ describe('cuda-pipe run on a real device', { skip }, () => {
     assert.match(stdout, /speedup over serial: \d+\.\d\d×/);
     const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
     assert.equal(result.verification.status, 'passed');
-    assert.deepEqual(result.modes.map((m) => m.id), ['serial', 'overlapped', 'h2d', 'kernel:fma', 'd2h', 'bidirectional']);
+    assert.deepEqual(result.modes.map((m) => m.role.kind), ['serial', 'overlapped', 'stage', 'stage', 'stage', 'link']);
+    assert.deepEqual(result.modes[1]?.role, { kind: 'overlapped', layout: { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } });
     for (const mode of result.modes) {
       assert.equal(mode.samplesMs.length, 3);
       assert.ok(mode.samplesMs.every((ms) => ms > 0));
     }
     assert.ok(result.summary.speedup > 1, `overlap should beat serial: ${result.summary.speedup}`);
-    assert.ok(result.bound.ms > 0 && result.bound.ms <= result.summary.serialMs);
+    const analysis = result.modes[1]?.analysis;
+    assert.ok(analysis && analysis.bound.ms > 0 && analysis.bound.ms <= result.summary.serialMs);
+    // The traced rep: every H2D, kernel and D2H of the 16 chunks, each inside the rep and after it was issued.
+    const rep = result.timeline?.reps[0];
+    assert.ok(rep, 'a traced rep of the overlapped mode');
+    assert.equal(rep.ops.length, 48);
+    assert.deepEqual([...new Set(rep.ops.map((o) => o.stream))].sort(), ['s0', 's1', 's2', 's3']);
+    for (const op of rep.ops) assert.ok(op.startMs >= 0 && op.endMs > op.startMs && op.endMs <= rep.totalMs + 1e-3, JSON.stringify(op));
+    const chunk0 = rep.ops.filter((o) => o.chunk === 0);
+    assert.deepEqual(chunk0.map((o) => o.kind), ['h2d', 'kernel', 'd2h']);
+    assert.ok((chunk0[0]?.endMs ?? 0) <= (chunk0[1]?.startMs ?? 0) && (chunk0[1]?.endMs ?? 0) <= (chunk0[2]?.startMs ?? 0), 'one stream runs its chunk in order');
     assert.ok(result.clocks.checked ? (result.clocks.maxMHz ?? 0) > 100 : result.clocks.note.startsWith('not checked:'), result.clocks.note);
   });
 
-  it('--gate holds the streams until each rep is issued, and never times out on a normal config', () => {
+  it('--gate holds the streams until each rep is issued, and never times out on a normal config', gpu, () => {
     const json = join(out, 'gated.json');
     const { code, stdout, stderr } = runCli(['run', '--gate', '--reps', '5', '--warmup', '1', '--json', json]);
     assert.equal(code, 0, stderr);
@@ -42,7 +54,7 @@ describe('cuda-pipe run on a real device', { skip }, () => {
     assert.equal(result.verification.status, 'passed');
   });
 
-  it('stops by the noise rule and says why, and writes Markdown', () => {
+  it('stops by the noise rule and says why, and writes Markdown', gpu, () => {
     const { code, stdout, stderr } = runCli(['run', join('configs', 'async-overlap.yaml'), '--max-time', '1', '--md', '-']);
     assert.equal(code, 0, stderr);
     assert.match(stdout, /^### cuda-pipe · async-overlap on /);
@@ -50,7 +62,7 @@ describe('cuda-pipe run on a real device', { skip }, () => {
     assert.match(stderr, /stopped because (the noise fell under the target|the noise stopped changing|the time budget ran out)/);
   });
 
-  it('verifies every shipped config, including inout, scratch and several orders', () => {
+  it('verifies every shipped config, including inout, scratch and several orders', gpu, () => {
     for (const name of ['async-overlap', 'multi-kernel', 'copy-bound']) {
       const { code, stdout, stderr } = runCli(['run', join('configs', `${name}.yaml`), '--reps', '2', '--warmup', '1']);
       assert.equal(code, 0, `${name}: ${stderr}`);
@@ -58,26 +70,34 @@ describe('cuda-pipe run on a real device', { skip }, () => {
     }
   });
 
-  it('fails with exit 1 when a racy kernel makes overlapped and serial outputs differ', () => {
+  it('fails with exit 1 when a racy kernel makes overlapped and serial outputs differ', gpu, () => {
     const { code, stdout } = runCli(['run', join(fixtures, 'racy.yaml')]);
     assert.equal(code, 1, stdout);
-    assert.match(stdout, /verification: FAILED\n {2}output "y": first difference at element \d+: serial \S+, overlapped \S+/);
+    assert.match(stdout, /verification: FAILED\n {2}output "y" of overlapped: first difference at element \d+: serial \S+, overlapped \S+/);
   });
 
-  it('names the kernel and chunk of an illegal address and exits 4', () => {
+  it('names the kernel and chunk of an illegal address and exits 4', gpu, () => {
     const { code, stderr } = runCli(['run', join(fixtures, 'fault.yaml')]);
     assert.equal(code, 4, stderr);
     assert.match(stderr, /cudaErrorIllegalAddress \(700\).* kernel faulty \(fault_after_first_chunk\), chunk 1 of 4/);
     assert.doesNotMatch(stderr, /\n\s+at /);
   });
 
-  it('says how much memory was asked for and how much is free, and exits 4', () => {
+  it('says how much memory was asked for and how much is free, and exits 4', gpu, () => {
     const { code, stderr } = runCli(['run', join(fixtures, 'huge.yaml')]);
     assert.equal(code, 4, stderr);
     assert.match(stderr, /The buffers need 1 TiB of device memory, but device 0 has [\d.]+ GiB free/);
   });
 
-  it('probe --bandwidth measures pinned and pageable copies and the bidirectional rate', () => {
+  it('runs and verifies with either way of waiting for a rep, the thread wait and polling', gpu, () => {
+    for (const wait of ['thread', 'poll']) {
+      const { code, stdout, stderr } = runCli(['run', '--reps', '3', '--warmup', '1', '--wait', wait, '--no-trace']);
+      assert.equal(code, 0, `${wait}: ${stderr}`);
+      assert.match(stdout, /verification: passed/, wait);
+    }
+  });
+
+  it('probe --bandwidth measures pinned and pageable copies and the bidirectional rate', gpu, () => {
     const { code, stdout, stderr } = runCli(['probe', '--device', '0', '--bandwidth', '--size', '64MiB', '--reps', '5', '--json']);
     assert.equal(code, 0, stderr);
     const doc = JSON.parse(stdout);

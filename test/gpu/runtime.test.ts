@@ -6,12 +6,14 @@ import { openNvrtc } from '../../src/cuda/nvrtc.js';
 import { openRuntime } from '../../src/cuda/runtime.js';
 import { offsetPointer } from '../../src/cuda/types.js';
 import { DeviceFailure } from '../../src/errors.js';
+import { makeWaiter, WAIT_STRATEGIES } from '../../src/exec/wait.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
-const skip = gpuSkipReason() ?? false;
+// Each test skips on its own, with the reason, so a machine without a GPU still counts them.
+const gpu = { skip: gpuSkipReason() ?? false };
 
-describe('the CUDA runtime on a real device', { skip }, () => {
-  it('describes the device with sane facts', () => {
+describe('the CUDA runtime on a real device', () => {
+  it('describes the device with sane facts', gpu, () => {
     const d = describeDevice(openRuntime(), 0);
     assert.ok(d.name.length > 0);
     assert.match(d.uuid, /^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
@@ -21,59 +23,59 @@ describe('the CUDA runtime on a real device', { skip }, () => {
     assert.match(d.pciBusId, /^[0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d$/);
   });
 
-  it('round-trips data through pinned memory with async copies and a memset', () => {
+  it('round-trips data through pinned memory with async copies and a memset', gpu, () => {
     const rt = openRuntime();
     const bytes = 1 << 20;
-    const host = rt.hostAlloc(bytes, 'pinned');
-    const device = rt.malloc(bytes);
-    const stream = rt.createStream({ nonBlocking: true });
+    const host = rt.memory.hostAlloc(bytes, 'pinned');
+    const device = rt.memory.malloc(bytes);
+    const stream = rt.streams.create({ nonBlocking: true });
     try {
       const view = hostBytes(host, bytes);
       for (let i = 0; i < bytes; i++) view[i] = i % 251;
       const expected = view.slice();
-      assert.equal(rt.copyThunk(device, host, bytes, 'h2d', stream)(), 0);
+      assert.equal(rt.memory.copyThunk(device, host, bytes, 'h2d', stream)(), 0);
       view.fill(0);
-      assert.equal(rt.memsetThunk(offsetPointer(device, 16), 7, 16, stream)(), 0);
-      assert.equal(rt.copyThunk(host, device, bytes, 'd2h', stream)(), 0);
-      rt.streamSynchronize(stream);
+      assert.equal(rt.memory.memsetThunk(offsetPointer(device, 16), 7, 16, stream)(), 0);
+      assert.equal(rt.memory.copyThunk(host, device, bytes, 'd2h', stream)(), 0);
+      rt.streams.synchronize(stream);
       expected.fill(7, 16, 32);
       assert.deepEqual(view, expected);
     } finally {
-      rt.destroyStream(stream);
-      rt.free(device);
-      rt.freeHost(host);
+      rt.streams.destroy(stream);
+      rt.memory.free(device);
+      rt.memory.freeHost(host);
     }
   });
 
-  it('times with events and orders streams with event waits', () => {
+  it('times with events and orders streams with event waits', gpu, () => {
     const rt = openRuntime();
-    const a = rt.createStream({ nonBlocking: true });
-    const b = rt.createStream({ nonBlocking: true, priority: rt.streamPriorityRange().greatest });
-    const start = rt.createEvent({ timing: true });
-    const end = rt.createEvent({ timing: true });
+    const a = rt.streams.create({ nonBlocking: true });
+    const b = rt.streams.create({ nonBlocking: true, priority: rt.streamPriorityRange().greatest });
+    const start = rt.streams.createEvent({ timing: true });
+    const end = rt.streams.createEvent({ timing: true });
     const bytes = 64 << 20;
-    const device = rt.malloc(bytes);
+    const device = rt.memory.malloc(bytes);
     try {
-      rt.recordEvent(start, a);
-      rt.streamWaitEvent(b, start);
-      rt.memset(device, 1, bytes, b);
-      const joined = rt.createEvent({ timing: false });
-      rt.recordEvent(joined, b);
-      rt.streamWaitEvent(a, joined);
-      rt.recordEvent(end, a);
-      rt.eventSynchronize(end);
-      assert.ok(rt.eventDone(joined));
-      const ms = rt.elapsedMs(start, end);
+      rt.streams.record(start, a);
+      rt.streams.waitEvent(b, start);
+      rt.memory.memset(device, 1, bytes, b);
+      const joined = rt.streams.createEvent({ timing: false });
+      rt.streams.record(joined, b);
+      rt.streams.waitEvent(a, joined);
+      rt.streams.record(end, a);
+      rt.streams.eventSynchronize(end);
+      assert.ok(rt.streams.eventDone(joined));
+      const ms = rt.streams.elapsedMs(start, end);
       assert.ok(ms > 0 && ms < 100, `elapsed ${ms} ms`);
-      rt.destroyEvent(joined);
+      rt.streams.destroyEvent(joined);
     } finally {
-      rt.free(device);
-      for (const e of [start, end]) rt.destroyEvent(e);
-      for (const s of [a, b]) rt.destroyStream(s);
+      rt.memory.free(device);
+      for (const e of [start, end]) rt.streams.destroyEvent(e);
+      for (const s of [a, b]) rt.streams.destroy(s);
     }
   });
 
-  it('loads an NVRTC CUBIN, launches it from a prebuilt record, and replays it as a captured graph', () => {
+  it('loads an NVRTC CUBIN, launches it from a prebuilt record, and replays it as a captured graph', gpu, () => {
     const rt = openRuntime();
     rt.setDevice(0);
     const major = rt.attribute('computeCapabilityMajor', 0);
@@ -81,60 +83,70 @@ describe('the CUDA runtime on a real device', { skip }, () => {
     const source = 'extern "C" __global__ void add(float *x, unsigned long long n, float v) { unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; if (i < n) x[i] += v; }';
     const compiled = openNvrtc().compile(source, 'add.cu', [`--gpu-architecture=sm_${major}${minor}`]);
     assert.ok(compiled.ok, compiled.ok ? '' : compiled.log);
-    const library = rt.loadLibrary(compiled.cubin);
+    const library = rt.launch.loadLibrary(compiled.cubin);
     const n = 1000;
-    const host = rt.hostAlloc(n * 4, 'pinned');
-    const device = rt.malloc(n * 4);
-    const stream = rt.createStream({ nonBlocking: true });
-    const record = rt.launchRecord({
-      kernel: rt.getKernel(library.library, 'add'), grid: 4, block: 256, sharedBytes: 0, stream,
+    const host = rt.memory.hostAlloc(n * 4, 'pinned');
+    const device = rt.memory.malloc(n * 4);
+    const stream = rt.streams.create({ nonBlocking: true });
+    const record = rt.launch.record({
+      kernel: rt.launch.getKernel(library.library, 'add'), grid: 4, block: 256, sharedBytes: 0, stream,
       args: [{ kind: 'pointer', value: device }, { kind: 'scalar', type: 'uint64', value: n }, { kind: 'scalar', type: 'float32', value: 1.5 }],
       describe: 'add',
     });
     try {
       const values = new Float32Array(hostBytes(host, n * 4).buffer, hostBytes(host, n * 4).byteOffset, n);
       values.fill(1);
-      rt.copy(device, host, n * 4, 'h2d');
+      rt.memory.copy(device, host, n * 4, 'h2d');
       assert.equal(record.launch(), 0);
-      rt.beginCapture(stream);
+      rt.graphs.beginCapture(stream);
       assert.equal(record.launch(), 0);
       assert.equal(record.launch(), 0);
-      const graph = rt.endCapture(stream);
-      const exec = rt.instantiateGraph(graph);
-      assert.equal(rt.graphLaunchThunk(exec, stream)(), 0);
-      rt.streamSynchronize(stream);
-      rt.copy(host, device, n * 4, 'd2h');
+      const graph = rt.graphs.endCapture(stream);
+      const exec = rt.graphs.instantiate(graph);
+      assert.equal(rt.graphs.launchThunk(exec, stream)(), 0);
+      rt.streams.synchronize(stream);
+      rt.memory.copy(host, device, n * 4, 'd2h');
       // 1 + one direct launch + two captured launches replayed once.
       assert.ok(values.every((v) => v === 1 + 1.5 * 3), `got ${values[0]}`);
-      rt.destroyGraphExec(exec);
-      rt.destroyGraph(graph);
+      rt.graphs.destroyExec(exec);
+      rt.graphs.destroy(graph);
     } finally {
       record.free();
-      rt.destroyStream(stream);
-      rt.free(device);
-      rt.freeHost(host);
+      rt.streams.destroy(stream);
+      rt.memory.free(device);
+      rt.memory.freeHost(host);
       library.unload();
     }
   });
 
-  it('runs a host function from the stream on the JS thread, waited for without blocking', async () => {
+  it('runs a host function registered once, enqueued twice with tags, while an event wait of either strategy keeps the JS thread free', gpu, async () => {
     const rt = openRuntime();
-    const stream = rt.createStream({ nonBlocking: true });
-    let calls = 0;
-    const registration = rt.launchHostFunc(stream, () => { calls += 1; });
+    const stream = rt.streams.create({ nonBlocking: true });
+    const done = rt.streams.createEvent({ timing: false });
+    const tags: number[] = [];
+    const fn = rt.hostFunctions.register((tag) => { tags.push(tag); });
     try {
-      // A synchronous wait here would deadlock: CUDA's thread waits for the JS thread to run the callback.
-      const deadline = Date.now() + 5000;
-      while (!rt.streamIdle(stream) && Date.now() < deadline) await new Promise((r) => setImmediate(r));
-      assert.equal(calls, 1);
+      for (const strategy of WAIT_STRATEGIES) {
+        // A blocking wait on the JS thread here would deadlock: CUDA's thread waits for the JS thread to run the callback.
+        assert.equal(fn.launchThunk(stream, 7)(), 0);
+        assert.equal(fn.launchThunk(stream, 8)(), 0);
+        rt.streams.record(done, stream);
+        const code = await Promise.race([
+          makeWaiter(rt, strategy).event(done),
+          new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5000)),
+        ]);
+        assert.equal(code, 0, `${strategy}: the wait did not complete`);
+      }
+      assert.deepEqual(tags, [7, 8, 7, 8]);
     } finally {
-      registration.unregister();
-      rt.destroyStream(stream);
+      fn.unregister();
+      rt.streams.destroyEvent(done);
+      rt.streams.destroy(stream);
     }
   });
 
-  it('reports an allocation larger than the device as a CUDA failure naming the API', () => {
+  it('reports an allocation larger than the device as a CUDA failure naming the API', gpu, () => {
     const rt = openRuntime();
-    assert.throws(() => rt.malloc(2 ** 50), (error: unknown) => error instanceof DeviceFailure && /cudaMalloc failed .*cudaErrorMemoryAllocation \(2\)/.test(error.message));
+    assert.throws(() => rt.memory.malloc(2 ** 50), (error: unknown) => error instanceof DeviceFailure && /cudaMalloc failed .*cudaErrorMemoryAllocation \(2\)/.test(error.message));
   });
 });

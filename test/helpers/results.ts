@@ -4,7 +4,8 @@ import { DEFAULT_POLICY } from '../../src/measure/policy.js';
 import type { MeasuredSchedule } from '../../src/measure/repeat.js';
 import { buildRunResult } from '../../src/measure/result.js';
 import { buildPlan } from '../../src/plan/build.js';
-import type { DeviceFacts, RunResult } from '../../src/result.js';
+import type { DeviceFacts, RunResult } from '../../src/result/schema.js';
+import type { ModeRole } from '../../src/vocabulary.js';
 
 export const H100: DeviceFacts = {
   index: 0, name: 'NVIDIA H100 80GB HBM3', uuid: 'GPU-94a24674-216b-7fc3-2ae4-6604017eb083',
@@ -28,18 +29,29 @@ export function samplesAround(median: number, noise: number, n = 30): number[] {
   return Array.from({ length: n }, (_, i) => median * (1 + noise * Math.sin(i * 2.399963 + 0.5)));
 }
 
+/** Medians of the balanced config on the reference H100, by what the mode is. */
+function medianOf(role: ModeRole): number {
+  switch (role.kind) {
+    case 'serial': return 12.6;
+    case 'overlapped': return 5.94;
+    case 'stage': return role.stage === 'kernel' ? 2.85 : role.stage === 'h2d' ? 4.86 : 4.87;
+    case 'link': return 5.39;
+    case 'issue-cost': return 1;
+  }
+}
+
 /** A Result built by the real builder from chosen per-mode medians and noise. */
 export function makeResult(options: { scale?: number; noise?: number; device?: DeviceFacts; iterations?: number; samples?: number } = {}): RunResult {
   const { scale = 1, noise = 0.01, device = H100, iterations = 1060, samples = 30 } = options;
   const { config, locate, raw } = parseConfigText(CONFIG(iterations), '/configs/balanced.yaml');
   const plan = buildPlan(config, resolveKernels(config, locate));
-  const medians: Record<string, number> = { serial: 12.6, overlapped: 5.94, h2d: 4.86, 'kernel:fma': 2.85, d2h: 4.87, bidirectional: 5.39 };
   const measured: MeasuredSchedule[] = plan.schedules.map((schedule) => ({
-    schedule, gpuMs: samplesAround((medians[schedule.id] ?? 1) * scale, noise, samples), hostIssueMs: samplesAround(0.3, 0.05),
+    schedule, gpuMs: samplesAround(medianOf(schedule.role) * scale, noise, samples), hostIssueMs: samplesAround(0.3, 0.05),
     stoppedBy: 'noise-stable', elapsedMs: 200, smClockMHz: [1980], gateTimeouts: 0,
   }));
   return buildRunResult({
-    toolVersion: '0.1.0', config, configHash: configHash(config), rawConfig: raw, plan, device,
+    toolVersion: '0.1.0', run: { hostname: 'gpu-host', rank: null, localRank: null, size: null, jobId: null, launcher: null },
+    config, configHash: configHash(config), rawConfig: raw, plan, devices: [device], traced: [], createdAt: '2026-11-22T12:00:00.000Z',
     software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: [], cudartPath: 'libcudart.so.13', nvrtcPath: null },
     compiles: [{ label: 'fma', cached: true, ms: 1.5, arch: 'sm_90', nvrtc: '13.0' }],
     policy: DEFAULT_POLICY, gate: false, clockUnavailable: null, measured, verification: { status: 'passed', mismatches: [] },

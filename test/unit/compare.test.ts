@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { compareResults, verdict } from '../../src/compare/verdict.js';
 import { summarize } from '../../src/measure/stats.js';
-import { RunResultSchema } from '../../src/result.js';
+import { RunResultSchema } from '../../src/result/schema.js';
 import { runCli } from '../helpers/cli.js';
 import { H100, makeResult, samplesAround } from '../helpers/results.js';
 
@@ -43,8 +43,8 @@ describe('verdicts between two runs', () => {
 describe('comparing result files', () => {
   it('pairs by config hash and mode and finds a uniform 10% slowdown in every mode', () => {
     const comparison = compareResults([makeResult()], [makeResult({ scale: 1.1 })]);
-    assert.deepEqual(comparison.pairs.map((p) => `${p.mode}:${p.verdict}`),
-      ['serial:slower', 'overlapped:slower', 'h2d:slower', 'kernel:fma:slower', 'd2h:slower', 'bidirectional:slower']);
+    assert.deepEqual(comparison.pairs.map((p) => `${p.role.kind}:${p.verdict}`),
+      ['serial:slower', 'overlapped:slower', 'stage:slower', 'stage:slower', 'stage:slower', 'link:slower']);
     assert.deepEqual(comparison.notes, []);
     assert.deepEqual(comparison.deviceDifferences, []);
   });
@@ -91,12 +91,12 @@ describe('cuda-pipe compare and report', () => {
     const md = join(dir, 'compare.md');
     const { code, stdout } = runCli(['compare', baseline, slower, '--md', md]);
     assert.equal(code, 1);
-    assert.match(stdout, /│ balanced │ overlapped +│ +5\.9\d\d ms ± 1\.0% │ +6\.5\d\d ms ± 1\.0% │ +\+10\.0% │ slower +│/);
+    assert.match(stdout, /│ balanced │ overlapped 32×4 depth-first +│ +5\.9\d\d ms ± 1\.0% │ +6\.5\d\d ms ± 1\.0% │ +\+10\.0% │ slower +│/);
     const json = JSON.parse(runCli(['compare', baseline, slower, '--json']).stdout);
     assert.equal(json.pairs[1].verdict, 'slower');
     const mdOut = runCli(['compare', baseline, slower, '--md', '-']).stdout;
     assert.match(mdOut, /^### cuda-pipe compare: \*\*6 slower\*\*/);
-    assert.match(mdOut, /\| balanced \| overlapped \| .* \| \+10\.0% \| 🔴 slower \|/);
+    assert.match(mdOut, /\| balanced \| overlapped 32×4 depth-first \| .* \| \+10\.0% \| 🔴 slower \|/);
   });
 
   it('improvements do not fail the gate', () => {
@@ -107,7 +107,7 @@ describe('cuda-pipe compare and report', () => {
     const bogus = save('bogus.json', { schema: 'something-else' });
     const { code, stderr } = runCli(['compare', baseline, bogus]);
     assert.equal(code, 2);
-    assert.match(stderr, /bogus\.json is not a cuda-pipe result: schema: Invalid input: expected "cuda-pipe\/result"/);
+    assert.match(stderr, /bogus\.json is not a cuda-pipe result \(its "schema" is "something-else", not "cuda-pipe\/result"\)/);
     assert.equal(runCli(['compare', baseline, join(dir, 'missing.json')]).code, 2);
   });
 

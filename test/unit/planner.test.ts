@@ -3,10 +3,12 @@ import { describe, it } from 'node:test';
 import { parseConfigText } from '../../src/config/load.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { buildPlan, bandwidthPlan } from '../../src/plan/build.js';
-import { splitRanges } from '../../src/plan/chunks.js';
-import type { Op, Plan, Schedule } from '../../src/plan/types.js';
+import { splitRanges } from '../../src/chunking.js';
+import { traceSchedule } from '../../src/plan/trace.js';
+import { type CopyOp, type Op, type Plan, type Schedule, scheduleOps } from '../../src/plan/types.js';
 import { renderPlan } from '../../src/report/plan.js';
-import { gridSize } from '../../src/exec/session.js';
+import { gridSize } from '../../src/exec/issue.js';
+import type { ModeRole } from '../../src/vocabulary.js';
 
 function plan(elements: number, pipeline: string, extraBuffers = ''): Plan {
   const text = `buffers:\n  x: { type: float32, count: ${elements}, role: in }\n  y: { type: float32, count: ${elements}, role: out }\n${extraBuffers}` +
@@ -16,12 +18,14 @@ function plan(elements: number, pipeline: string, extraBuffers = ''): Plan {
   return buildPlan(config, resolveKernels(config, locate));
 }
 
-const schedule = (p: Plan, id: string): Schedule => {
-  const s = p.schedules.find((x) => x.id === id);
-  assert.ok(s, `no schedule ${id}`);
+const schedule = (p: Plan, match: (role: ModeRole) => boolean): Schedule => {
+  const s = p.schedules.find((x) => match(x.role));
+  assert.ok(s, 'no schedule with that role');
   return s;
 };
-const copies = (s: Schedule) => s.ops.filter((o): o is Extract<Op, { kind: 'copy' }> => o.kind === 'copy');
+const overlapped = (p: Plan, order = 'depth-first') => schedule(p, (r) => r.kind === 'overlapped' && r.layout.order === order);
+const link = (p: Plan) => schedule(p, (r) => r.kind === 'link');
+const copies = (s: Schedule) => s.body.filter((o): o is CopyOp => o.kind === 'copy');
 
 /** Each byte of each buffer, per direction, is covered exactly once by the copies. */
 function assertEveryByteOnce(s: Schedule, bufferBytes: Record<string, number>, direction: 'h2d' | 'd2h'): void {
@@ -58,21 +62,20 @@ describe('the planner', () => {
   it('copies every byte of every buffer exactly once per direction, in every mode', () => {
     for (const order of ['depth-first', 'breadth-first']) {
       const p = plan(1003, `{ chunks: 7, streams: 3, order: ${order} }`);
-      for (const s of p.schedules.filter((x) => x.kind !== 'link')) {
+      for (const s of p.schedules.filter((x) => x.role.kind !== 'link')) {
         if (s.bytes.h2d) assertEveryByteOnce(s, { x: 4012 }, 'h2d');
         if (s.bytes.d2h) assertEveryByteOnce(s, { y: 4012 }, 'd2h');
       }
-      const link = schedule(p, 'bidirectional');
-      assertEveryByteOnce(link, { x: 4012 }, 'h2d');
-      assertEveryByteOnce(link, { y: 4012 }, 'd2h');
+      assertEveryByteOnce(link(p), { x: 4012 }, 'h2d');
+      assertEveryByteOnce(link(p), { y: 4012 }, 'd2h');
     }
   });
 
   it('keeps each chunk\'s H2D, kernel and D2H in order on one stream', () => {
     const p = plan(1000, '{ chunks: 5, streams: 2, order: breadth-first }');
-    const s = schedule(p, 'overlapped');
+    const s = overlapped(p, 'breadth-first');
     for (let chunk = 0; chunk < 5; chunk++) {
-      const ops = s.ops.filter((o) => 'chunk' in o && o.chunk === chunk);
+      const ops = s.body.filter((o) => 'chunk' in o && o.chunk === chunk);
       assert.deepEqual(ops.map((o) => o.kind === 'copy' ? o.direction : o.kind), ['h2d', 'kernel', 'd2h']);
       assert.equal(new Set(ops.map((o) => o.stream)).size, 1);
       assert.equal(ops[0]?.stream, `s${chunk % 2}`);
@@ -80,44 +83,59 @@ describe('the planner', () => {
   });
 
   it('issues depth-first chunk by chunk and breadth-first stage by stage', () => {
-    const kinds = (order: string) => schedule(plan(100, `{ chunks: 2, streams: 2, order: ${order} }`), 'overlapped').ops
+    const kinds = (order: string) => overlapped(plan(100, `{ chunks: 2, streams: 2, order: ${order} }`), order).body
       .filter((o) => o.kind === 'copy' || o.kind === 'kernel').map((o) => (o.kind === 'copy' ? o.direction : 'k') + String('chunk' in o ? o.chunk : ''));
     assert.deepEqual(kinds('depth-first'), ['h2d0', 'k0', 'd2h0', 'h2d1', 'k1', 'd2h1']);
     assert.deepEqual(kinds('breadth-first'), ['h2d0', 'h2d1', 'k0', 'k1', 'd2h0', 'd2h1']);
   });
 
-  it('forks every stream from the start event and joins them all before the end event', () => {
-    const s = schedule(plan(1000, '{ chunks: 8, streams: 4 }'), 'overlapped');
-    assert.deepEqual(s.ops[0], { kind: 'record', stream: 's0', event: 'start' });
-    assert.deepEqual(s.ops.at(-1), { kind: 'record', stream: 's0', event: 'end' });
+  it('forks every stream from the start event in the prologue and joins them all before the end event in the epilogue', () => {
+    const s = overlapped(plan(1000, '{ chunks: 8, streams: 4 }'));
+    const ops = scheduleOps(s);
+    assert.deepEqual(s.prologue[0], { kind: 'record', stream: 's0', event: 'start' });
+    assert.deepEqual(s.prologue.slice(1).map((o) => o.kind), ['wait', 'wait', 'wait']);
+    assert.deepEqual(s.epilogue.at(-1), { kind: 'record', stream: 's0', event: 'end' });
+    assert.ok(s.body.every((o) => o.kind === 'copy' || o.kind === 'kernel'), 'the body is the workload alone');
     for (const id of ['s1', 's2', 's3']) {
-      const streamOps = s.ops.filter((o) => o.stream === id);
+      const streamOps = ops.filter((o) => o.stream === id);
       assert.deepEqual(streamOps[0], { kind: 'wait', stream: id, event: 'start' });
       assert.deepEqual(streamOps.at(-1), { kind: 'record', stream: id, event: `join:${id}` });
-      const waitIndex = s.ops.findIndex((o) => o.kind === 'wait' && o.event === `join:${id}`);
-      assert.ok(waitIndex > s.ops.indexOf(streamOps.at(-1) as Op) && s.ops[waitIndex]?.stream === 's0');
+      const waitIndex = ops.findIndex((o) => o.kind === 'wait' && o.event === `join:${id}`);
+      assert.ok(waitIndex > ops.indexOf(streamOps.at(-1) as Op) && ops[waitIndex]?.stream === 's0');
     }
     assert.deepEqual(s.events.filter((e) => e.timing).map((e) => e.id), ['start', 'end']);
   });
 
   it('uses only as many streams as there are chunks, and says so', () => {
     const p = plan(1000, '{ chunks: 2, streams: 8 }');
-    assert.equal(schedule(p, 'overlapped').streams.length, 2);
-    assert.equal(p.layout.streams, 2);
+    const s = overlapped(p);
+    assert.equal(s.streams.length, 2);
+    assert.deepEqual(s.role, { kind: 'overlapped', layout: { chunks: 2, streams: 2, order: 'depth-first', topology: 'chunk-per-stream' } });
     assert.match(p.notes.join('\n'), /8 streams asked for, 2 used/);
   });
 
   it('says when fewer chunks than asked could be made', () => {
     const p = plan(9, '{ chunks: 4, streams: 2 }');
-    assert.equal(p.layout.chunks, 3);
+    assert.equal(overlapped(p).ranges.length, 3);
+    assert.equal(p.pipeline.requestedChunks, 4);
     assert.match(p.notes.join('\n'), /4 chunks asked for, 3 made/);
   });
 
-  it('adds serial, each stage alone and the bidirectional link mode around the overlapped one', () => {
+  it('adds serial, each stage alone and the bidirectional link mode around the overlapped ones, each with a typed role', () => {
     const p = plan(1000, '{ chunks: 4, streams: 2, order: [depth-first, breadth-first] }');
-    assert.deepEqual(p.schedules.map((s) => s.id), ['serial', 'overlapped', 'overlapped:breadth-first', 'h2d', 'kernel:scale', 'd2h', 'bidirectional']);
-    assert.deepEqual(p.schedules.filter((s) => s.verify).map((s) => s.id), ['serial', 'overlapped', 'overlapped:breadth-first']);
-    const serial = schedule(p, 'serial');
+    const layout = (order: string) => ({ chunks: 4, streams: 2, order, topology: 'chunk-per-stream' });
+    assert.deepEqual(p.schedules.map((s) => s.role), [
+      { kind: 'serial' },
+      { kind: 'overlapped', layout: layout('depth-first') },
+      { kind: 'overlapped', layout: layout('breadth-first') },
+      { kind: 'stage', stage: 'h2d' },
+      { kind: 'stage', stage: 'kernel', kernel: 'scale' },
+      { kind: 'stage', stage: 'd2h' },
+      { kind: 'link', copiesPerDirection: 4, streamsPerDirection: 2 },
+    ]);
+    assert.equal(new Set(p.schedules.map((s) => s.id)).size, 7, 'every mode has its own id');
+    assert.deepEqual(p.schedules.filter((s) => s.verify).map((s) => s.role.kind), ['serial', 'overlapped', 'overlapped']);
+    const serial = schedule(p, (r) => r.kind === 'serial');
     assert.deepEqual(serial.bytes, { h2d: 4000, d2h: 4000 });
     assert.equal(serial.streams.length, 1);
   });
@@ -128,26 +146,46 @@ describe('the planner', () => {
   });
 
   it('measures the link with the pipeline\'s own chunks, two streams per direction', () => {
-    const link = schedule(plan(1000, '{ chunks: 5, streams: 2 }'), 'bidirectional');
-    assert.equal(copies(link).filter((c) => c.direction === 'h2d').length, 5);
-    assert.deepEqual(link.streams.map((s) => s.id), ['s0', 's1', 's2', 's3']);
-    assert.equal(copies(schedule(plan(1000, '{ chunks: 1, streams: 1 }'), 'bidirectional')).length, 4);
+    const five = link(plan(1000, '{ chunks: 5, streams: 2 }'));
+    assert.equal(copies(five).filter((c) => c.direction === 'h2d').length, 5);
+    assert.deepEqual(five.streams.map((s) => s.id), ['s0', 's1', 's2', 's3']);
+    assert.equal(copies(link(plan(1000, '{ chunks: 1, streams: 1 }'))).length, 4);
   });
 
   it('plans bandwidth copies with the link mode split into 16 copies over 2 streams per direction', () => {
     const p = bandwidthPlan(1 << 20, 'pinned', 0, true);
-    const link = schedule(p, 'bidirectional');
-    assert.equal(copies(link).length, 32);
-    assert.deepEqual([...new Set(copies(link).filter((c) => c.direction === 'h2d').map((c) => c.stream))], ['s0', 's1']);
-    assert.deepEqual([...new Set(copies(link).filter((c) => c.direction === 'd2h').map((c) => c.stream))], ['s2', 's3']);
-    assert.deepEqual(bandwidthPlan(1024, 'pageable', 0, false).schedules.map((s) => s.id), ['h2d', 'd2h']);
+    const both = link(p);
+    assert.equal(copies(both).length, 32);
+    assert.deepEqual([...new Set(copies(both).filter((c) => c.direction === 'h2d').map((c) => c.stream))], ['s0', 's1']);
+    assert.deepEqual([...new Set(copies(both).filter((c) => c.direction === 'd2h').map((c) => c.stream))], ['s2', 's3']);
+    assert.deepEqual(bandwidthPlan(1024, 'pageable', 0, false).schedules.map((s) => s.role), [{ kind: 'stage', stage: 'h2d' }, { kind: 'stage', stage: 'd2h' }]);
   });
 
   it('prints a dry run naming each stream\'s work and every op with its bytes', () => {
     const text = renderPlan(plan(1000, '{ chunks: 4, streams: 2 }'));
     assert.match(text, /layout: 4 chunks of 250 elements, 2 streams, depth-first/);
     assert.match(text, /stream s1 \(non-blocking\): chunks 1, 3; H2D 1.95 KiB, 2 kernel launches, D2H 1.95 KiB/);
-    assert.match(text, /s1 +H2D x \[1000, 2000\) 1000 B, chunk 1/);
+    assert.match(text, /s1 +H2D of "x", chunk 1 of 4 \(1000 B\)/);
+    assert.match(text, /s1 +kernel scale, chunk 1 of 4 \(elements 250 to 499\)/);
+  });
+});
+
+describe('traced schedules', () => {
+  it('record a timing event right before and after every work op, on its own stream, and nothing else changes', () => {
+    const s = overlapped(plan(1000, '{ chunks: 4, streams: 2 }'));
+    const { schedule: traced, spans } = traceSchedule(s);
+    assert.equal(spans.length, s.body.length);
+    assert.deepEqual(traced.body.filter((o) => o.kind !== 'record'), s.body);
+    for (const span of spans) {
+      assert.deepEqual(traced.body[span.bodyIndex], span.op);
+      assert.deepEqual(traced.body[span.bodyIndex - 1], { kind: 'record', stream: span.op.stream, event: span.begin });
+      assert.deepEqual(traced.body[span.bodyIndex + 1], { kind: 'record', stream: span.op.stream, event: span.end });
+    }
+    const timing = new Set(traced.events.filter((e) => e.timing).map((e) => e.id));
+    assert.ok(spans.every((sp) => timing.has(sp.begin) && timing.has(sp.end)));
+    assert.deepEqual(traced.prologue, s.prologue);
+    assert.deepEqual(traced.epilogue, s.epilogue);
+    assert.notEqual(traced.id, s.id);
   });
 });
 

@@ -1,36 +1,48 @@
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { loadResults } from '../../src/compare/load.js';
 import { compareResults } from '../../src/compare/verdict.js';
-import { renderRunMarkdown } from '../../src/report/markdown.js';
-import { renderRunTable } from '../../src/report/run-table.js';
-import { makeStyle } from '../../src/report/style.js';
+import { loadResults } from '../../src/result/load.js';
+import { RunResultSchema } from '../../src/result/schema.js';
+import { RunResultV1Schema } from '../../src/result/v1.js';
 import { runCli } from '../helpers/cli.js';
 
-// Results recorded on the H100 host from the bundle: two back-to-back runs of configs/balanced.yaml, and one with
-// the FMA loop's iterations raised 10% (1060 → 1166).
+// Results recorded on the H100 host from the bundle (version 1 files): two back-to-back runs of
+// configs/balanced.yaml, and one with the FMA loop's iterations raised 10% (1060 → 1166).
 const fixture = (name: string) => join('test', 'fixtures', name);
 const [first] = loadResults(fixture('h100-balanced-1.json'));
+const raw = (name: string) => JSON.parse(readFileSync(fixture(name), 'utf8')) as unknown;
 
-describe('recorded H100 results', () => {
-  it('load as valid Results with the environment that makes them comparable', () => {
-    assert.ok(first);
-    assert.equal(first.environment.device.name, 'NVIDIA H100 80GB HBM3');
-    assert.match(first.environment.device.uuid, /^GPU-/);
-    assert.equal(first.environment.software.runtime, '13.0');
-    assert.equal(first.environment.device.pcie?.generation, 5);
-    assert.equal(first.policy.maxNoise, 0.005);
-    assert.ok(first.modes.every((m) => m.samplesMs.length === m.stats.n));
-    assert.equal(first.verification.status, 'passed');
+describe('recorded H100 results (version 1)', () => {
+  it('are version 1 files on disk', () => {
+    assert.ok(RunResultV1Schema.safeParse(raw('h100-balanced-1.json')).success);
   });
 
-  it('re-render exactly from the saved file, as the table and as Markdown', () => {
-    const table = runCli(['report', fixture('h100-balanced-1.json')]);
-    assert.equal(table.code, 0, table.stderr);
-    assert.equal(table.stdout, renderRunTable(first!, makeStyle({ isTTY: false } as NodeJS.WriteStream)) + '\n');
-    assert.match(table.stdout, /speedup over serial: 2\.1\d× ± 0\.0\d/);
-    assert.match(renderRunMarkdown(first!), /\| overlapped \| 5\.9\d\d ms \|/);
+  it('load by migrating to the current version, keeping every figure', () => {
+    assert.ok(first);
+    assert.ok(RunResultSchema.safeParse(first).success);
+    assert.equal(first.version, 2);
+    const old = RunResultV1Schema.parse(raw('h100-balanced-1.json'));
+    assert.deepEqual(first.devices, [old.environment.device]);
+    assert.equal(first.run.hostname, old.environment.hostname);
+    assert.deepEqual(first.modes.map((m) => m.stats.median), old.modes.map((m) => m.stats.median));
+    assert.deepEqual(first.modes.map((m) => m.role), [
+      { kind: 'serial' },
+      { kind: 'overlapped', layout: { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } },
+      { kind: 'stage', stage: 'h2d' },
+      { kind: 'stage', stage: 'kernel', kernel: 'fma' },
+      { kind: 'stage', stage: 'd2h' },
+      { kind: 'link', copiesPerDirection: 16, streamsPerDirection: 2 },
+    ]);
+    const overlapped = first.modes[1];
+    assert.equal(overlapped?.analysis?.speedup, old.summary.speedup);
+    assert.equal(overlapped?.analysis?.efficiency, old.summary.efficiency);
+    assert.equal(overlapped?.analysis?.bound.ms, old.bound.ms);
+    assert.equal(first.summary.mode, overlapped?.id);
+    assert.equal(first.summary.speedupError, old.summary.speedupError);
+    assert.equal(first.timeline, null);
+    assert.match(first.notes.at(-1) ?? '', /Migrated from a version 1 result/);
   });
 
   it('compare two back-to-back runs as the same in every mode', () => {
@@ -41,15 +53,50 @@ describe('recorded H100 results', () => {
 
   it('find the 10% heavier kernel slower, and exit 1', () => {
     const comparison = compareResults(loadResults(fixture('h100-balanced-1.json')), loadResults(fixture('h100-balanced-heavier.json')));
-    const kernel = comparison.pairs.find((p) => p.mode === 'kernel:fma');
+    const kernel = comparison.pairs.find((p) => p.role.kind === 'stage' && p.role.stage === 'kernel');
     assert.equal(kernel?.verdict, 'slower');
     assert.ok(kernel && kernel.change > 0.08 && kernel.change < 0.12);
     assert.equal(runCli(['compare', fixture('h100-balanced-1.json'), fixture('h100-balanced-heavier.json')]).code, 1);
   });
 
-  it('serve as the stored perf-regression baseline for the H100', () => {
+  it('serve as the stored perf-regression baseline for the H100, every config migrating', () => {
     const baseline = loadResults(join('baselines', 'nvidia-h100-80gb-hbm3', 'results.json'));
     assert.deepEqual(baseline.map((r) => r.config.name), ['balanced', 'copy-bound', 'async-overlap', 'multi-kernel']);
+    const asyncOverlap = baseline[2];
+    assert.deepEqual(asyncOverlap?.modes.flatMap((m) => (m.role.kind === 'overlapped' ? [m.role.layout.order] : [])), ['depth-first', 'breadth-first']);
+    assert.ok(asyncOverlap?.modes.every((m) => m.role.kind !== 'overlapped' || (m.analysis?.efficiency ?? 0) > 0));
     assert.equal(runCli(['compare', join('baselines', 'nvidia-h100-80gb-hbm3', 'results.json'), fixture('h100-balanced-2.json')]).code, 0);
+  });
+});
+
+describe('renderers on recorded results (golden files)', () => {
+  // To accept a deliberate change of the output: UPDATE_GOLDEN=1 npm test, then review the diff of test/golden/.
+  const golden = (name: string, actual: string) => {
+    const path = join('test', 'golden', name);
+    if (process.env.UPDATE_GOLDEN) {
+      writeFileSync(path, actual);
+      return;
+    }
+    assert.equal(actual, readFileSync(path, 'utf8'), `${path} differs; if the change is intended, re-run with UPDATE_GOLDEN=1`);
+  };
+
+  for (const name of ['h100-balanced-1', 'h100-balanced-heavier']) {
+    it(`prints ${name} as the table it printed then`, () => {
+      const { code, stdout, stderr } = runCli(['report', fixture(`${name}.json`)]);
+      assert.equal(code, 0, stderr);
+      golden(`${name}.table.txt`, stdout);
+    });
+
+    it(`prints ${name} as Markdown`, () => {
+      const { code, stdout, stderr } = runCli(['report', fixture(`${name}.json`), '--md']);
+      assert.equal(code, 0, stderr);
+      golden(`${name}.md`, stdout);
+    });
+  }
+
+  it('prints every config of the H100 baseline, several orders included', () => {
+    const { code, stdout, stderr } = runCli(['report', join('baselines', 'nvidia-h100-80gb-hbm3', 'results.json')]);
+    assert.equal(code, 0, stderr);
+    golden('h100-baseline.table.txt', stdout);
   });
 });

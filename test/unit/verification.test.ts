@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ConfigBuffer } from '../../src/config/load.js';
-import { fillPattern, POISON, toHalfBits } from '../../src/exec/patterns.js';
-import { compareOutput } from '../../src/exec/verify.js';
+import { compareOutput, POISON } from '../../src/data/compare.js';
+import { fillPattern, toHalfBits } from '../../src/data/patterns.js';
 
 const buffer = (type: ConfigBuffer['type'], elementBytes: number, elements: number): ConfigBuffer => ({
   name: 'out', type, elementBytes, elements, bytes: elements * elementBytes, role: 'out', init: { kind: 'random', seed: 1 }, hostMemory: 'pinned',

@@ -1,104 +1,11 @@
 import { z } from 'zod';
+import { DeviceFactsSchema, RESULT_SCHEMA_ID, SoftwareVersionsSchema, StatsSchema, WarningSchema } from './schema.js';
 
-// The contract between measuring and rendering. Renderers read a Result alone, so a saved JSON file redraws every
-// table exactly as measured. Bump RESULT_VERSION on any change that an older reader would misread.
+// Version 1 of the Result (cuda-pipe 0.1.0): one layout, one summary, one bound, modes named by strings. Kept only so
+// that load.ts can read the files written then (recorded fixtures, baselines/) and migrate them to the current
+// version.
 
-export const RESULT_SCHEMA_ID = 'cuda-pipe/result';
-export const RESULT_VERSION = 1;
-export const PROBE_SCHEMA_ID = 'cuda-pipe/probe';
-export const PROBE_VERSION = 1;
-
-export const PcieLinkSchema = z.object({
-  generation: z.number().nullable(),
-  width: z.number(),
-  maxGeneration: z.number().nullable(),
-  maxWidth: z.number(),
-  speed: z.string(),
-});
-export type PcieLink = z.infer<typeof PcieLinkSchema>;
-
-export const DeviceFactsSchema = z.object({
-  index: z.number().int(),
-  name: z.string(),
-  uuid: z.string(),
-  computeCapability: z.object({ major: z.number().int(), minor: z.number().int() }),
-  multiprocessors: z.number().int(),
-  maxThreadsPerMultiprocessor: z.number().int(),
-  memoryBytes: z.number(),
-  l2CacheBytes: z.number(),
-  asyncEngineCount: z.number().int(),
-  concurrentKernels: z.boolean(),
-  gpuOverlap: z.boolean(),
-  unifiedAddressing: z.boolean(),
-  canMapHostMemory: z.boolean(),
-  integrated: z.boolean(),
-  streamPriority: z.object({ least: z.number().int(), greatest: z.number().int() }),
-  pciBusId: z.string(),
-  pcie: PcieLinkSchema.nullable(),
-});
-export type DeviceFacts = z.infer<typeof DeviceFactsSchema>;
-
-export const SoftwareVersionsSchema = z.object({
-  driver: z.string(),
-  runtime: z.string(),
-  nvrtc: z.string().nullable(),
-  nvrtcArchitectures: z.array(z.string()),
-  cudartPath: z.string(),
-  nvrtcPath: z.string().nullable(),
-});
-export type SoftwareVersions = z.infer<typeof SoftwareVersionsSchema>;
-
-/** Summary statistics of one timed quantity, in the samples' unit (milliseconds for times). */
-export const StatsSchema = z.object({
-  n: z.number().int(),
-  median: z.number(),
-  mean: z.number(),
-  min: z.number(),
-  max: z.number(),
-  stdev: z.number(),
-  q1: z.number(),
-  q3: z.number(),
-  iqr: z.number(),
-  /** stdev / mean; 0 for a single sample. */
-  relativeStdev: z.number(),
-  /** 1.4826 · MAD / median: the noise around the median that the stopping rule and the tables use. */
-  relativeNoise: z.number(),
-  /** Indexes of samples whose modified z-score exceeds 3.5; flagged, never dropped. */
-  outliers: z.array(z.number().int()),
-});
-export type Stats = z.infer<typeof StatsSchema>;
-
-export const BandwidthSchema = z.object({
-  bytes: z.number(),
-  hostMemory: z.enum(['pinned', 'pageable']),
-  direction: z.enum(['h2d', 'd2h', 'bidirectional']),
-  /** For bidirectional: the copies each direction was split into, and the streams per direction. */
-  pieces: z.number().int(),
-  streamsPerDirection: z.number().int(),
-  samplesMs: z.array(z.number()),
-  stats: StatsSchema,
-  /** bytes moved (both directions together for bidirectional) / median time, in GB/s (1e9 bytes/s). */
-  gbPerSecond: z.number(),
-});
-export type Bandwidth = z.infer<typeof BandwidthSchema>;
-
-export const ProbeDocumentSchema = z.object({
-  schema: z.literal(PROBE_SCHEMA_ID),
-  version: z.literal(PROBE_VERSION),
-  tool: z.object({ name: z.string(), version: z.string() }),
-  software: SoftwareVersionsSchema,
-  devices: z.array(z.object({ facts: DeviceFactsSchema, bandwidth: z.array(BandwidthSchema).nullable() })),
-});
-export type ProbeDocument = z.infer<typeof ProbeDocumentSchema>;
-
-export const WarningSchema = z.object({
-  code: z.string(),
-  message: z.string(),
-  remedy: z.string(),
-});
-export type Warning = z.infer<typeof WarningSchema>;
-
-export const ModeResultSchema = z.object({
+const ModeResultV1Schema = z.object({
   id: z.string(),
   kind: z.enum(['serial', 'overlapped', 'stage', 'link']),
   description: z.string(),
@@ -115,9 +22,8 @@ export const ModeResultSchema = z.object({
   /** SM clock read between reps, MHz; null where NVML was not available. */
   smClockMHz: z.object({ min: z.number(), max: z.number() }).nullable(),
 });
-export type ModeResult = z.infer<typeof ModeResultSchema>;
 
-export const MismatchSchema = z.object({
+const MismatchV1Schema = z.object({
   buffer: z.string(),
   index: z.number().int(),
   expected: z.string(),
@@ -126,9 +32,9 @@ export const MismatchSchema = z.object({
   unwritten: z.boolean(),
 });
 
-export const RunResultSchema = z.object({
+export const RunResultV1Schema = z.object({
   schema: z.literal(RESULT_SCHEMA_ID),
-  version: z.literal(RESULT_VERSION),
+  version: z.literal(1),
   tool: z.object({ name: z.string(), version: z.string() }),
   createdAt: z.string(),
   environment: z.object({
@@ -187,7 +93,7 @@ export const RunResultSchema = z.object({
   }),
   /** Whether the SM clock was watched during the run, and the range it was read in. */
   clocks: z.object({ checked: z.boolean(), note: z.string(), minMHz: z.number().nullable(), maxMHz: z.number().nullable() }),
-  modes: z.array(ModeResultSchema),
+  modes: z.array(ModeResultV1Schema),
   bound: z.object({
     ms: z.number(),
     limitedBy: z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial']),
@@ -211,9 +117,9 @@ export const RunResultSchema = z.object({
   }),
   verification: z.object({
     status: z.enum(['passed', 'failed', 'skipped']),
-    mismatches: z.array(MismatchSchema),
+    mismatches: z.array(MismatchV1Schema),
   }),
   warnings: z.array(WarningSchema),
   notes: z.array(z.string()),
 });
-export type RunResult = z.infer<typeof RunResultSchema>;
+export type RunResultV1 = z.infer<typeof RunResultV1Schema>;

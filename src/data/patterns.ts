@@ -1,11 +1,7 @@
 import type { InitSpec } from '../config/load.js';
-import type { ElementType } from '../kernels/signature.js';
+import type { ElementType } from '../vocabulary.js';
 
-// Inputs get a seeded pattern (never zeros: zeros hide unwritten outputs and can run faster than real data), and
-// outputs get one of two poison bytes before each verified mode. With a different poison per mode, an element that
-// one mode never wrote cannot match the other mode's output.
-
-export const POISON = { serial: 0xa5, overlapped: 0x5a } as const;
+// Inputs get a seeded pattern: never zeros, which hide unwritten outputs and can run faster than real data.
 
 /** Fills `bytes` (a whole number of elements of `type`) with the pattern. */
 export function fillPattern(bytes: Uint8Array, type: ElementType, init: InitSpec): void {

@@ -1,3 +1,6 @@
+// Unit formatting shared by every layer (bytes, milliseconds, rates, percentages, field paths): numbers as people
+// read them, with no colour or layout, which are report/'s business.
+
 const BINARY_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'] as const;
 
 /** 268435456 → "256 MiB"; keeps up to two decimals and drops trailing zeros. */
@@ -33,12 +36,11 @@ export function formatPercent(fraction: number, digits = 1): string {
   return `${(fraction * 100).toFixed(digits)}%`;
 }
 
-/** "2.12× ± 0.01" (95%: two standard errors), or "2.12×" when the uncertainty is unknown. */
-export function formatSpeedup(summary: { speedup: number; speedupError: number | null }): string {
-  const value = `${summary.speedup.toFixed(2)}×`;
-  return summary.speedupError === null ? value : `${value} ± ${(2 * summary.speedupError).toFixed(2)}`;
-}
-
 export function trimNumber(value: number, decimals: number): string {
   return Number.parseFloat(value.toFixed(decimals)).toString();
+}
+
+/** ["pipeline", "chunks"] → "pipeline.chunks"; ["kernels", 0, "args"] → "kernels[0].args". */
+export function formatPath(path: readonly (string | number)[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }

@@ -1,4 +1,16 @@
-import type { ChunkRange } from './types.js';
+// Chunk arithmetic, shared by the config checks (how many chunks can there be?) and the planner (which ranges?).
+
+export interface ChunkRange {
+  readonly index: number;
+  /** First element and element count; every buffer of the plan shares these ranges. */
+  readonly first: number;
+  readonly count: number;
+}
+
+/** How many `align`-element units the elements make: the most chunks they can be cut into. */
+export function chunkUnits(elements: number, align: number): number {
+  return Math.ceil(elements / align);
+}
 
 /**
  * Cuts [0, elements) into at most `chunks` ranges that start at multiples of `align`. Every chunk but the last
@@ -9,7 +21,7 @@ export function splitRanges(elements: number, chunks: number, align = 1): ChunkR
   if (!Number.isInteger(elements) || elements < 1) throw new RangeError(`elements must be a positive integer, got ${elements}`);
   if (!Number.isInteger(chunks) || chunks < 1) throw new RangeError(`chunks must be a positive integer, got ${chunks}`);
   if (!Number.isInteger(align) || align < 1) throw new RangeError(`align must be a positive integer, got ${align}`);
-  const units = Math.ceil(elements / align);
+  const units = chunkUnits(elements, align);
   const size = Math.ceil(units / Math.min(chunks, units)) * align;
   const ranges: ChunkRange[] = [];
   for (let first = 0; first < elements; first += size) {
@@ -17,3 +29,6 @@ export function splitRanges(elements: number, chunks: number, align = 1): ChunkR
   }
   return ranges;
 }
+
+/** A whole-buffer range: the one "chunk" of serial and stage modes. */
+export const wholeRange = (elements: number): ChunkRange => ({ index: 0, first: 0, count: elements });

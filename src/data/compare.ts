@@ -1,7 +1,11 @@
 import type { ConfigBuffer } from '../config/load.js';
 import { describeElement } from './patterns.js';
 
-export interface Mismatch {
+// Outputs get one of two poison bytes before each verified mode. With a different poison per mode, an element that
+// one mode never wrote cannot match the other mode's output.
+export const POISON = { serial: 0xa5, overlapped: 0x5a } as const;
+
+export interface OutputMismatch {
   readonly buffer: string;
   readonly index: number;
   readonly expected: string;
@@ -15,7 +19,7 @@ export interface Mismatch {
  * Byte-for-byte comparison of one output buffer. Fast path: one memcmp. Only on a difference do we walk the
  * elements to find the first one and count them.
  */
-export function compareOutput(buffer: ConfigBuffer, expected: Uint8Array, actual: Uint8Array, candidatePoison: number): Mismatch | null {
+export function compareOutput(buffer: ConfigBuffer, expected: Uint8Array, actual: Uint8Array, candidatePoison: number): OutputMismatch | null {
   if (Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength)
     .equals(Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength))) return null;
   const width = buffer.elementBytes;

@@ -1,0 +1,51 @@
+import { join } from 'node:path';
+import { withDevicePlan } from '../exec/open.js';
+import type { WaitStrategy } from '../exec/wait.js';
+import { findKernel, readKernelSource } from '../kernels/catalog.js';
+import type { ResolvedKernel } from '../kernels/resolve.js';
+import { DEFAULT_POLICY } from '../measure/policy.js';
+import { measureSchedules } from '../measure/repeat.js';
+import { summarize } from '../measure/stats.js';
+import { overheadPlan } from '../plan/overhead.js';
+import { builtinKernelsDir } from '../paths.js';
+import type { Stats } from '../result/schema.js';
+
+export interface OverheadRow {
+  readonly op: 'launch' | 'copy';
+  readonly opsPerBatch: number;
+  readonly batches: number;
+  /** Host time per issued op (a host timer around the issue loop). */
+  readonly hostUsPerOp: Stats;
+  /** GPU time the batch's events span, per op. */
+  readonly gpuUsPerOp: Stats;
+}
+
+export interface OverheadReport {
+  readonly device: string;
+  readonly batch: number;
+  readonly rows: readonly OverheadRow[];
+}
+
+const BATCH = 500;
+
+/** Host cost per op of the timed loop: batches of tiny launches and of 4-byte copies on one stream. */
+export async function measureOverhead(options: { device: number; ops: number; wait: WaitStrategy }): Promise<OverheadReport> {
+  const source = readKernelSource(join(builtinKernelsDir(), 'scale.cu'));
+  const kernel: ResolvedKernel = {
+    label: 'copy32', entry: 'copy32', sourcePath: source.path, sourceText: source.text, signature: findKernel(source, 'copy32', source.path),
+    options: [], block: 256, grid: 'cover',
+    args: [{ kind: 'buffer', buffer: 'src' }, { kind: 'buffer', buffer: 'dst' }, { kind: 'chunk-elements', type: 'uint64' }],
+  };
+  const plan = overheadPlan(kernel, BATCH, options.device);
+  const reps = Math.max(3, Math.ceil(options.ops / BATCH));
+  const outcome = await withDevicePlan(plan, [kernel], { wait: options.wait }, (runner) => measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }));
+  const rows = outcome.value.flatMap(({ schedule, hostIssueMs, gpuMs }): OverheadRow[] => {
+    if (schedule.role.kind !== 'issue-cost') return [];
+    const ops = schedule.body.length;
+    return [{
+      op: schedule.role.op, opsPerBatch: ops, batches: hostIssueMs.length,
+      hostUsPerOp: summarize(hostIssueMs.map((ms) => (ms * 1000) / ops)), gpuUsPerOp: summarize(gpuMs.map((ms) => (ms * 1000) / ops)),
+    }];
+  });
+  return { device: outcome.device.name, batch: BATCH, rows };
+}

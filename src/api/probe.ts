@@ -1,0 +1,59 @@
+import { describeDevice, softwareVersions } from '../cuda/device.js';
+import { openNvrtc, type Nvrtc } from '../cuda/nvrtc.js';
+import { openRuntime } from '../cuda/runtime.js';
+import { type CudaPipeError, UsageError } from '../errors.js';
+import { withDevicePlan } from '../exec/open.js';
+import type { WaitStrategy } from '../exec/wait.js';
+import { measureBandwidth } from '../measure/bandwidth.js';
+import { packageVersion } from '../paths.js';
+import { bandwidthPlan } from '../plan/build.js';
+import { type Bandwidth, PROBE_SCHEMA_ID, PROBE_VERSION, type ProbeDocument } from '../result/schema.js';
+
+export interface ProbeOptions {
+  /** A device index, or every device. */
+  readonly devices: number | 'all';
+  /** Bytes per bandwidth copy; null skips the bandwidth measurement. */
+  readonly bandwidthBytes: number | null;
+  readonly reps: number;
+  readonly wait: WaitStrategy;
+}
+
+/** What each device is and, when asked, how fast it copies. */
+export async function probe(options: ProbeOptions): Promise<ProbeDocument> {
+  const rt = openRuntime();
+  const count = rt.deviceCount();
+  const devices = selectDevices(options.devices, count);
+  const nvrtc = tryNvrtc();
+  const entries: ProbeDocument['devices'] = [];
+  for (const index of devices) {
+    const facts = describeDevice(rt, index);
+    let bandwidth: Bandwidth[] | null = null;
+    if (options.bandwidthBytes !== null) {
+      bandwidth = [];
+      for (const hostMemory of ['pinned', 'pageable'] as const) {
+        const bytes = options.bandwidthBytes;
+        const plan = bandwidthPlan(bytes, hostMemory, index, hostMemory === 'pinned');
+        const outcome = await withDevicePlan(plan, [], { wait: options.wait }, (runner) => measureBandwidth(runner, bytes, hostMemory, options.reps));
+        bandwidth.push(...outcome.value);
+      }
+    }
+    entries.push({ facts, bandwidth });
+  }
+  return { schema: PROBE_SCHEMA_ID, version: PROBE_VERSION, tool: { name: 'cuda-pipe', version: packageVersion() }, software: softwareVersions(rt, nvrtc), devices: entries };
+}
+
+function selectDevices(selection: number | 'all', count: number): number[] {
+  if (selection === 'all') return Array.from({ length: count }, (_, i) => i);
+  if (selection >= count) throw new UsageError(`--device ${selection}: this machine has ${count} CUDA device${count === 1 ? '' : 's'} (0 to ${count - 1}).`);
+  return [selection];
+}
+
+/** probe reports NVRTC when it is there, and says so when it is not, rather than failing. */
+function tryNvrtc(): Nvrtc | null {
+  try {
+    return openNvrtc();
+  } catch (error) {
+    if ((error as CudaPipeError).exitCode === 3) return null;
+    throw error;
+  }
+}

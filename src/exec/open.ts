@@ -1,0 +1,98 @@
+import { join } from 'node:path';
+import { describeDevice, softwareVersions } from '../cuda/device.js';
+import { openSmClock } from '../cuda/nvml.js';
+import { openRuntime, type CudaRuntime } from '../cuda/runtime.js';
+import type { KernelHandle } from '../cuda/types.js';
+import { UsageError } from '../errors.js';
+import { readKernelSource } from '../kernels/catalog.js';
+import { compileKernelSource } from '../kernels/compile.js';
+import type { ResolvedKernel } from '../kernels/resolve.js';
+import { builtinKernelsDir } from '../paths.js';
+import type { CompileRecord } from '../measure/result.js';
+import type { Plan } from '../plan/types.js';
+import type { DeviceFacts, SoftwareVersions } from '../result/schema.js';
+import { DeviceBuffers } from './buffers.js';
+import { Cleanup } from './cleanup.js';
+import { allocateGate, DirectIssuer } from './issue.js';
+import { CudaRepRunner } from './rep-runner.js';
+import { makeWaiter, type WaitStrategy } from './wait.js';
+
+export interface DeviceOutcome<T> {
+  readonly device: DeviceFacts;
+  /** Why the SM clock was not read, or null when it was. */
+  readonly clockUnavailable: string | null;
+  readonly software: SoftwareVersions;
+  readonly compiles: CompileRecord[];
+  readonly value: T;
+}
+
+export interface DeviceContext {
+  /** Reads the SM clock through NVML; undefined where NVML is not available. */
+  readonly smClock: (() => number | null) | undefined;
+}
+
+/** Picks the device, checks that it exists, and describes it. */
+export function openDevice(rt: CudaRuntime, device: number): DeviceFacts {
+  const count = rt.deviceCount();
+  if (device >= count) {
+    throw new UsageError(`Device ${device} does not exist: this machine has ${count} CUDA device${count === 1 ? '' : 's'} (0 to ${count - 1}).`, {
+      hint: 'Pick one with --device, or see them all with `cuda-pipe probe`.',
+    });
+  }
+  return describeDevice(rt, device);
+}
+
+export interface OpenOptions {
+  readonly wait: WaitStrategy;
+}
+
+/** The library a kernel lives in, loaded for this device and released with the cleanup. */
+function loadKernel(rt: CudaRuntime, cleanup: Cleanup, source: { path: string; text: string; options: readonly string[] }, entry: string, arch: string) {
+  const compiled = compileKernelSource({ sourcePath: source.path, source: source.text, options: source.options, arch });
+  const library = rt.launch.loadLibrary(compiled.cubin);
+  cleanup.push(() => library.unload());
+  return { handle: rt.launch.getKernel(library.library, entry), compiled };
+}
+
+/**
+ * Everything between a Plan and its measurements on one device: open it, compile (or fetch from the cache) and load
+ * each kernel for its architecture, allocate buffers, hand a rep runner to `body`, and release it all.
+ */
+export async function withDevicePlan<T>(
+  plan: Plan,
+  kernels: readonly ResolvedKernel[],
+  options: OpenOptions,
+  body: (runner: CudaRepRunner, context: DeviceContext) => Promise<T>,
+): Promise<DeviceOutcome<T>> {
+  const [deviceIndex, ...others] = plan.devices;
+  if (deviceIndex === undefined || others.length) throw new Error(`plan ${plan.name} spans ${plan.devices.length} devices; one is supported here`);
+  const rt = openRuntime();
+  const device = openDevice(rt, deviceIndex);
+  rt.setDevice(deviceIndex);
+  const arch = `sm_${device.computeCapability.major}${device.computeCapability.minor}`;
+  return Cleanup.use(async (cleanup) => {
+    const handles = new Map<string, KernelHandle>();
+    const compiles: CompileRecord[] = [];
+    for (const kernel of kernels) {
+      const { handle, compiled } = loadKernel(rt, cleanup, { path: kernel.sourcePath, text: kernel.sourceText, options: kernel.options }, kernel.entry, arch);
+      handles.set(kernel.label, handle);
+      compiles.push({ label: kernel.label, cached: compiled.cached, ms: compiled.ms, arch, nvrtc: compiled.nvrtcVersion });
+    }
+    let gate = null;
+    if (plan.schedules.some((s) => s.gated)) {
+      const source = readKernelSource(join(builtinKernelsDir(), 'internal', 'gate.cu'));
+      gate = allocateGate(rt, loadKernel(rt, cleanup, { path: source.path, text: source.text, options: [] }, 'cuda_pipe_gate', arch).handle, cleanup);
+    }
+    const buffers = DeviceBuffers.allocate(rt, deviceIndex, plan.buffers, cleanup);
+    const issuer = new DirectIssuer(rt, plan, device, buffers, handles, gate, cleanup);
+    const runner = new CudaRepRunner(rt, plan, buffers, issuer, makeWaiter(rt, options.wait), gate);
+    const clock = openSmClock(device.pciBusId, device.index);
+    if ('clock' in clock) cleanup.push(() => clock.clock.close());
+    const value = await body(runner, { smClock: 'clock' in clock ? clock.clock.read : undefined });
+    const software = softwareVersions(rt, null);
+    return {
+      device, clockUnavailable: 'unavailable' in clock ? clock.unavailable : null,
+      software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null }, compiles, value,
+    };
+  });
+}

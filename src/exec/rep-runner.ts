@@ -1,0 +1,173 @@
+import { CudaError, CUDA_ERROR } from '../cuda/error.js';
+import type { CudaRuntime } from '../cuda/runtime.js';
+import type { StreamHandle } from '../cuda/types.js';
+import { DeviceFailure } from '../errors.js';
+import type { RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
+import { describeOp } from '../plan/describe.js';
+import { type TracedSchedule, traceSchedule } from '../plan/trace.js';
+import type { Plan, Schedule } from '../plan/types.js';
+import type { DeviceBuffers } from './buffers.js';
+import type { GateFlags, Issuer, PreparedRep } from './issue.js';
+import type { Waiter } from './wait.js';
+
+/**
+ * Runs reps of a plan's schedules on one device. Schedules are prepared on first use and kept, every event with
+ * them, so a traced rep can read the time of any op. Waits never block the JS thread.
+ */
+export class CudaRepRunner implements RepRunner {
+  private readonly prepared = new Map<string, PreparedRep>();
+  private readonly traced = new Map<string, { prepared: PreparedRep; traced: TracedSchedule }>();
+  /** After an illegal address or launch failure the context is unusable; freeing would only add errors. */
+  contextLost = false;
+
+  constructor(
+    private readonly rt: CudaRuntime,
+    private readonly plan: Plan,
+    private readonly buffers: DeviceBuffers,
+    private readonly issuer: Issuer,
+    private readonly waiter: Waiter,
+    private readonly gate: GateFlags | null,
+  ) {}
+
+  get schedules(): readonly Schedule[] {
+    return this.plan.schedules;
+  }
+
+  async runRep(id: string, options: { checked?: boolean } = {}): Promise<RepTiming> {
+    const prepared = this.prepare(id);
+    const { thunks } = prepared;
+    const gate = prepared.schedule.gated ? this.gate : null;
+    if (gate) gate.host.fill(0);
+    const issueStart = performance.now();
+    try {
+      for (let i = 0; i < thunks.length; i++) {
+        const code = (thunks[i] as () => number)();
+        if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+        if (options.checked) {
+          const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle);
+          if (done !== 0) throw this.opFailure(prepared, i, done, 'running');
+        }
+      }
+    } finally {
+      // Released on failure too, so that a rep that dies half-issued does not leave the gate spinning.
+      if (gate) Atomics.store(gate.host, 0, 1);
+    }
+    const hostIssueMs = performance.now() - issueStart;
+    await this.waitEnd(prepared);
+    return { gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end), hostIssueMs, gateTimedOut: gate !== null && gate.host[1] === 1 };
+  }
+
+  async traceRep(id: string): Promise<TracedRepTiming> {
+    const { prepared, traced } = this.prepareTraced(id);
+    const gate = prepared.schedule.gated ? this.gate : null;
+    if (gate) gate.host.fill(0);
+    const issuedAt = new Float64Array(prepared.thunks.length);
+    try {
+      for (let i = 0; i < prepared.thunks.length; i++) {
+        issuedAt[i] = performance.now();
+        const code = (prepared.thunks[i] as () => number)();
+        if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+      }
+    } finally {
+      if (gate) Atomics.store(gate.host, 0, 1);
+    }
+    const issueEnd = performance.now();
+    await this.waitEnd(prepared);
+    const origin = issuedAt[prepared.startIndex] ?? 0;
+    const bodyOffset = prepared.schedule.prologue.length;
+    const since = (event: string) => {
+      const handle = prepared.events.get(event);
+      if (handle === undefined) throw new Error(`traced schedule ${id} has no event ${event}`);
+      return this.rt.streams.elapsedMs(prepared.start, handle);
+    };
+    return {
+      schedule: this.scheduleById(id),
+      totalMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
+      issueMs: issueEnd - origin,
+      ops: traced.spans.map((span) => ({
+        span, startMs: since(span.begin), endMs: since(span.end), issuedMs: (issuedAt[bodyOffset + span.bodyIndex] ?? origin) - origin,
+      })),
+    };
+  }
+
+  restoreInputs(): void {
+    this.buffers.restoreInputs();
+  }
+
+  poisonOutputs(byte: number): void {
+    this.buffers.poisonOutputs(byte);
+  }
+
+  outputs() {
+    return this.buffers.outputs();
+  }
+
+  hostView(name: string): Uint8Array {
+    return this.buffers.hostView(name);
+  }
+
+  private scheduleById(id: string): Schedule {
+    const schedule = this.plan.schedules.find((s) => s.id === id);
+    if (!schedule) throw new Error(`no schedule ${id} in plan ${this.plan.name}`);
+    return schedule;
+  }
+
+  private prepare(id: string): PreparedRep {
+    let prepared = this.prepared.get(id);
+    if (!prepared) {
+      prepared = this.issuer.prepare(this.scheduleById(id));
+      this.prepared.set(id, prepared);
+    }
+    return prepared;
+  }
+
+  private prepareTraced(id: string): { prepared: PreparedRep; traced: TracedSchedule } {
+    let entry = this.traced.get(id);
+    if (!entry) {
+      const traced = traceSchedule(this.scheduleById(id));
+      entry = { prepared: this.issuer.prepare(traced.schedule), traced };
+      this.traced.set(id, entry);
+    }
+    return entry;
+  }
+
+  private async waitEnd(prepared: PreparedRep): Promise<void> {
+    const code = await this.waiter.event(prepared.end);
+    if (code !== 0) throw this.repFailure(prepared, this.rt.failure(code, 'waiting for the end of a rep'));
+  }
+
+  private opFailure(prepared: PreparedRep, index: number, code: number, phase: 'issuing' | 'running'): Error {
+    const op = prepared.ops[index];
+    const error = this.rt.failure(code, phase === 'issuing' ? 'issuing an op' : 'cudaStreamQuery');
+    if (!op) return error;
+    this.noteContextLoss(code);
+    const what = describeOp(op, prepared.schedule, this.plan.kernels);
+    const message = `${error instanceof CudaError ? `${error.errorName} (${error.code}): ${error.errorMessage}` : error.message} ` +
+      `while ${phase} ${what} on stream ${op.stream} of the ${prepared.schedule.description} mode.`;
+    return new DeviceFailure(message, {
+      hint: op.kind === 'kernel'
+        ? 'Check the kernel\'s indexing against the chunk\'s element count it is given, or run it under compute-sanitizer.'
+        : undefined,
+      cause: error,
+    });
+  }
+
+  private repFailure(prepared: PreparedRep, error: unknown): Error {
+    if (error instanceof CudaError) {
+      this.noteContextLoss(error.code);
+      const kernels = [...new Set(prepared.ops.flatMap((o) => (o.kind === 'kernel' ? [o.kernel] : [])))];
+      return new DeviceFailure(
+        `${error.errorName} (${error.code}): ${error.errorMessage} during the ${prepared.schedule.description} mode` +
+          (kernels.length ? ` (kernels in flight: ${kernels.join(', ')}).` : '.'),
+        { cause: error },
+      );
+    }
+    return error as Error;
+  }
+
+  private noteContextLoss(code: number): void {
+    // 700 to 799 are the errors a kernel leaves behind (illegal address, launch failure, trap...): the context is
+    // unusable from then on.
+    if (code >= CUDA_ERROR.illegalAddress && code < 800) this.contextLost = true;
+  }
+}

@@ -1,0 +1,51 @@
+import type { ConfigBuffer } from '../config/load.js';
+import type { TracedSpan } from '../plan/trace.js';
+import type { Schedule } from '../plan/types.js';
+
+// What measure/ needs from whatever runs reps: exec/ implements it on a device, tests implement it on the CPU. The
+// repetition loop, verification order and warnings are written against this and nothing else.
+
+export interface RepTiming {
+  /** GPU time between the start and end events. */
+  readonly gpuMs: number;
+  /** Host time spent in the issue loop (a host timer: issue cost only, never GPU time). */
+  readonly hostIssueMs: number;
+  /** The gate gave up before the host released it, so this rep's time includes issue cost after all. */
+  readonly gateTimedOut: boolean;
+}
+
+export interface TracedOpTiming {
+  readonly span: TracedSpan;
+  /** GPU time from the rep's start event to the op's begin and end events. */
+  readonly startMs: number;
+  readonly endMs: number;
+  /** Host time from issuing the start event to issuing this op. */
+  readonly issuedMs: number;
+}
+
+export interface TracedRepTiming {
+  readonly schedule: Schedule;
+  readonly totalMs: number;
+  readonly issueMs: number;
+  readonly ops: readonly TracedOpTiming[];
+}
+
+export interface RepRunner {
+  readonly schedules: readonly Schedule[];
+  /**
+   * Issues one rep of a schedule and resolves once its end event completed, without blocking the JS thread (host
+   * functions enqueued by the rep run meanwhile). `checked` waits after every op so that a fault names its op; it
+   * serialises the streams, so checked reps are never timed or verified.
+   */
+  runRep(id: string, options?: { checked?: boolean }): Promise<RepTiming>;
+  /** One rep with an event before and after every work op; never a timed rep. */
+  traceRep(id: string): Promise<TracedRepTiming>;
+  /** Puts inout buffers back to their initial contents (each rep's D2H overwrote them). */
+  restoreInputs(): void;
+  /** Fills every output buffer with `byte` on the host and the device, so unwritten elements show. */
+  poisonOutputs(byte: number): void;
+  /** The buffers a rep copies back. */
+  outputs(): readonly ConfigBuffer[];
+  /** Host bytes of a buffer, valid while the runner is open. */
+  hostView(name: string): Uint8Array;
+}

@@ -1,0 +1,12 @@
+import type { RunResult } from '../result/schema.js';
+import type { Style } from './style.js';
+
+/**
+ * A format run results can be written in. Each format is one module under exporters/ exporting one of these, and
+ * the CLI picks them from one table; renderers read nothing but the Results.
+ */
+export interface RunExporter {
+  /** What the format is, for help texts. */
+  readonly description: string;
+  readonly render: (results: readonly RunResult[], style: Style) => string;
+}

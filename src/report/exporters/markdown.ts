@@ -1,0 +1,49 @@
+import { formatBytes, formatMs, formatPercent } from '../../format.js';
+import type { RunResult } from '../../result/schema.js';
+import type { RunExporter } from '../exporter.js';
+import { displayOrder, formatSpeedup, modeLabel, rateOf, timingLine } from '../labels.js';
+
+const cell = (text: string) => text.replace(/\|/g, '\\|');
+
+/** A Markdown report of one run, for pull-request comments and CI job summaries. */
+export function renderRunMarkdown(result: RunResult): string {
+  const names = result.devices.map((d) => d.name).join(', ');
+  const { verification } = result;
+  const headline = result.modes.find((m) => m.id === result.summary.mode);
+  const bound = headline?.analysis?.bound;
+  const lines = [
+    `### cuda-pipe · ${result.config.name} on ${names}`,
+    '',
+    `**Speedup over serial: ${formatSpeedup(result.summary)}** ` +
+      `(${formatMs(result.summary.serialMs)} → ${formatMs(result.summary.overlappedMs)})` +
+      (bound ? `; bound ${formatMs(bound.ms)} (limited by ${bound.limitedBy}), efficiency ${result.summary.efficiency.toFixed(2)}` : '') +
+      `; verification **${verification.status}**.`,
+    '',
+    result.modes.flatMap((m) => (m.role.kind === 'overlapped' && m.analysis
+      ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} elements over ${m.role.layout.streams} streams, ${m.role.layout.order}`] : []))
+      .filter((text, i, all) => all.indexOf(text) === i).join('; ') + '; ' +
+      result.buffers.filter((b) => b.role !== 'scratch').map((b) => `${b.name} ${formatBytes(b.bytes)} ${b.role}`).join(', ') + '.',
+    '',
+    '| mode | median | min | max | noise | n | copy rate | speedup | efficiency |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...displayOrder(result.modes).map((m) => `| ${cell(modeLabel(m, result))} | ${formatMs(m.stats.median)} | ${formatMs(m.stats.min)} | ${formatMs(m.stats.max)} | ` +
+      `${formatPercent(m.stats.relativeNoise, 2)} | ${m.stats.n} | ${rateOf(m)} | ${m.analysis ? formatSpeedup(m.analysis) : ''} | ${m.analysis ? m.analysis.efficiency.toFixed(2) : ''} |`),
+    '',
+    `<sub>${cell(timingLine(result))}. ${names}, driver ${result.environment.software.driver}, runtime ${result.environment.software.runtime}, ` +
+      `cuda-pipe ${result.tool.version}, config hash ${result.config.hash}.</sub>`,
+  ];
+  for (const m of verification.mismatches) {
+    lines.push('', `- ❌ output \`${m.buffer}\` of mode \`${m.mode}\`: first difference at element ${m.index} (serial ${m.expected}, overlapped ${m.actual}); ${m.differing} elements differ`);
+  }
+  if (result.warnings.length) {
+    lines.push('', '<details><summary>Warnings</summary>', '');
+    for (const w of result.warnings) lines.push(`- ${w.message} ${w.remedy}`);
+    lines.push('', '</details>');
+  }
+  return lines.join('\n');
+}
+
+export const markdownExporter: RunExporter = {
+  description: 'a Markdown report, for pull requests and CI job summaries',
+  render: (results) => results.map(renderRunMarkdown).join('\n\n'),
+};

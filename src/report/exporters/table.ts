@@ -1,0 +1,66 @@
+import Table from 'cli-table3';
+import { formatBytes, formatMs, formatPercent } from '../../format.js';
+import type { RunResult } from '../../result/schema.js';
+import { boundText, deviceLine, displayOrder, formatSpeedup, modeLabel, rateOf, timingLine } from '../labels.js';
+import type { RunExporter } from '../exporter.js';
+import type { Style } from '../style.js';
+
+/** The terminal report of one run, drawn from the Result alone. */
+export function renderRunTable(result: RunResult, style: Style): string {
+  const lines: string[] = [];
+  lines.push(`${style.bold(`cuda-pipe ${result.tool.version} · ${result.config.name}`)} · ${deviceLine(result)}`);
+  const totals = result.buffers.filter((b) => b.role !== 'scratch').map((b) => `${b.name} ${formatBytes(b.bytes)} ${b.role}`).join(', ');
+  const memory = [...new Set(result.buffers.filter((b) => b.role !== 'scratch').map((b) => b.hostMemory))].join('/');
+  const layouts = result.modes.flatMap((m) => (m.role.kind === 'overlapped' && m.analysis ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} elements over ${m.role.layout.streams} streams, ${m.role.layout.order}`] : []));
+  lines.push(`layout: ${[...new Set(layouts)].join('; ')}; buffers ${totals}; ${memory} host memory`);
+  lines.push('kernels: ' + result.kernels.map((k) =>
+    `${k.label} (${k.entry}, ${k.compile.cached ? 'cache hit' : `compiled by NVRTC ${k.compile.nvrtc}`} for ${k.compile.arch} in ${formatMs(k.compile.ms)})`).join('; '));
+  lines.push(timingLine(result));
+  const table = new Table({
+    head: ['mode', 'median', 'min', 'max', 'noise', 'n', 'copy rate'],
+    style: { head: [], border: [] },
+    colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
+  });
+  for (const mode of displayOrder(result.modes)) {
+    const emphasise = mode.role.kind === 'overlapped' ? style.bold : (s: string) => s;
+    table.push([emphasise(modeLabel(mode, result)), emphasise(formatMs(mode.stats.median)), formatMs(mode.stats.min), formatMs(mode.stats.max),
+      formatPercent(mode.stats.relativeNoise, 2), `${mode.stats.n}${mode.stats.outliers.length ? ` (${mode.stats.outliers.length} out)` : ''}`, rateOf(mode)]);
+  }
+  lines.push(table.toString());
+  const overlapped = result.modes.filter((m) => m.analysis !== null);
+  for (const mode of overlapped) {
+    const analysis = mode.analysis;
+    if (!analysis) continue;
+    const confidence = analysis.speedupError === null ? 'one sample a mode: no uncertainty' : '95%';
+    const which = overlapped.length > 1 ? ` (${modeLabel(mode, result)})` : '';
+    lines.push(`${style.bold(`speedup over serial${which}`)}: ${style.bold(formatSpeedup(analysis))} ` +
+      `(${confidence}; ${formatMs(analysis.serialMs)} → ${formatMs(mode.stats.median)})`);
+    lines.push(boundText(mode) ?? '');
+  }
+  lines.push(verificationLine(result, style));
+  lines.push(`clocks: ${result.clocks.checked && result.clocks.minMHz !== null ? `SM ${result.clocks.minMHz} to ${result.clocks.maxMHz} MHz while kernels ran (NVML)` : result.clocks.note}`);
+  for (const note of result.notes) lines.push(`note: ${note}`);
+  if (result.warnings.length) {
+    lines.push('', style.yellow('Warnings:'));
+    for (const w of result.warnings) lines.push(`  ${style.yellow('•')} ${w.message}`, `    ${w.remedy}`);
+  }
+  return lines.join('\n');
+}
+
+function verificationLine(result: RunResult, style: Style): string {
+  const v = result.verification;
+  if (v.status === 'passed') return `verification: ${style.green('passed')} (overlapped outputs equal serial byte for byte; every element written)`;
+  if (v.status === 'skipped') return `verification: ${style.yellow('skipped')} (--no-verify)`;
+  const label = (id: string) => {
+    const mode = result.modes.find((m) => m.id === id);
+    return mode ? modeLabel(mode, result) : 'overlapped';
+  };
+  return `verification: ${style.red('FAILED')}\n` + v.mismatches.map((m) =>
+    `  output "${m.buffer}" of ${label(m.mode)}: first difference at element ${m.index}: serial ${m.expected}, overlapped ${m.actual}` +
+    `${m.unwritten ? ' (never written by the overlapped mode)' : ''}; ${m.differing} elements differ`).join('\n');
+}
+
+export const tableExporter: RunExporter = {
+  description: 'the terminal table',
+  render: (results, style) => results.map((r) => renderRunTable(r, style)).join('\n\n'),
+};

@@ -1,0 +1,102 @@
+import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
+import { UsageError } from '../errors.js';
+import { formatPath } from '../format.js';
+import { type ModeRole, modeId } from '../vocabulary.js';
+import { BoundTermSchema, type ModeResult, RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema } from './schema.js';
+import { type RunResultV1, RunResultV1Schema } from './v1.js';
+
+/** A result file holds one Result, or an array of them (several configs). Anything else is a usage error. */
+export function loadResults(path: string): RunResult[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new UsageError(`${path} is not a readable JSON file: ${reason}.`, { hint: 'Pass files written by `cuda-pipe run --json`.' });
+  }
+  const items = Array.isArray(parsed) ? parsed : [parsed];
+  return items.map((item, index) => parseResult(item, (where) => `${path}${Array.isArray(parsed) ? `[${index}]` : ''}${where ? `: ${where}` : ''}`));
+}
+
+/** One Result document of any version this tool has written, migrated to the current version. */
+export function parseResult(item: unknown, where: (field: string) => string = (f) => f): RunResult {
+  const version = (item as { version?: unknown } | null)?.version;
+  const schema = (item as { schema?: unknown } | null)?.schema;
+  if (schema !== RESULT_SCHEMA_ID) {
+    throw new UsageError(`${where('')} is not a cuda-pipe result (its "schema" is ${JSON.stringify(schema) ?? 'missing'}, not "${RESULT_SCHEMA_ID}").`, {
+      hint: 'Pass files written by `cuda-pipe run --json`.',
+    });
+  }
+  if (version === 1) return migrateV1(check(RunResultV1Schema, item, where, 1));
+  if (version === RESULT_VERSION) return check(RunResultSchema, item, where, RESULT_VERSION);
+  throw new UsageError(`${where('version')}: result version ${JSON.stringify(version)} is not one this cuda-pipe reads (1 to ${RESULT_VERSION}).`, {
+    hint: typeof version === 'number' && version > RESULT_VERSION ? 'It was written by a newer cuda-pipe: upgrade this one.' : undefined,
+  });
+}
+
+function check<S extends z.ZodType>(schema: S, item: unknown, where: (field: string) => string, version: number): z.output<S> {
+  const result = schema.safeParse(item);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = (issue?.path ?? []).filter((p): p is string | number => typeof p !== 'symbol');
+  throw new UsageError(`${where(formatPath(path) || 'document')}: not a valid version ${version} result: ${issue?.message ?? 'invalid'}.`, {
+    hint: 'Pass files written by `cuda-pipe run --json`; `cuda-pipe schema --result` prints the current schema.',
+  });
+}
+
+/**
+ * Version 1 named modes by strings and held one layout, summary and bound. Each v1 mode id is matched against the
+ * ids that version generated for this result's own kernels and orders, so nothing is taken apart.
+ */
+export function migrateV1(old: RunResultV1): RunResult {
+  const { layout } = old;
+  const device = old.environment.device.index;
+  const overlap = (order: (typeof layout.orders)[number]): ModeRole => ({
+    kind: 'overlapped', layout: { chunks: layout.chunks, streams: layout.streams, order, topology: 'chunk-per-stream' },
+  });
+  const v1Roles = new Map<string, ModeRole>([
+    ['serial', { kind: 'serial' }],
+    ['overlapped', overlap(layout.order)],
+    ...layout.orders.map((o): [string, ModeRole] => [`overlapped:${o}`, overlap(o)]),
+    ['h2d', { kind: 'stage', stage: 'h2d' }],
+    ['d2h', { kind: 'stage', stage: 'd2h' }],
+    ...old.kernels.map((k): [string, ModeRole] => [`kernel:${k.label}`, { kind: 'stage', stage: 'kernel', kernel: k.label }]),
+    ['bidirectional', { kind: 'link', copiesPerDirection: Math.max(2, layout.chunks), streamsPerDirection: 2 }],
+  ]);
+  const serialMs = old.summary.serialMs;
+  // Version 1 kept the limiting terms as free strings; they were always one of today's terms.
+  const bound = { ...old.bound, terms: old.bound.terms.map((t) => ({ ...t, term: BoundTermSchema.parse(t.term) })) };
+  const modes: ModeResult[] = old.modes.map((m) => {
+    const role = v1Roles.get(m.id);
+    if (!role) throw new UsageError(`version 1 result: mode "${m.id}" is none this version of the format could write.`);
+    const headline = m.id === 'overlapped';
+    return {
+      id: modeId(role), role, device, description: m.description, bytes: m.bytes, samplesMs: m.samplesMs, hostIssueMs: m.hostIssueMs,
+      stats: m.stats, stoppedBy: m.stoppedBy, elapsedMs: m.elapsedMs, gateTimeouts: m.gateTimeouts, smClockMHz: m.smClockMHz,
+      analysis: role.kind === 'overlapped'
+        ? {
+          serialMs, speedup: serialMs / m.stats.median,
+          // Version 1 kept the uncertainty of the headline only.
+          speedupError: headline ? old.summary.speedupError : null,
+          bound, efficiency: bound.ms / m.stats.median, chunkElements: layout.chunkElements,
+        }
+        : null,
+    };
+  });
+  const headlineId = modeId(overlap(layout.order));
+  return {
+    schema: RESULT_SCHEMA_ID, version: RESULT_VERSION, tool: old.tool, createdAt: old.createdAt,
+    run: { hostname: old.environment.hostname, rank: null, localRank: null, size: null, jobId: null, launcher: null },
+    environment: { node: old.environment.node, platform: old.environment.platform, software: old.environment.software },
+    devices: [old.environment.device],
+    config: old.config,
+    pipeline: { elements: layout.elements, align: layout.align, requestedChunks: layout.requestedChunks, requestedStreams: layout.requestedStreams },
+    buffers: old.buffers, kernels: old.kernels, policy: old.policy, clocks: old.clocks, modes,
+    summary: { mode: headlineId, ...old.summary },
+    timeline: null,
+    verification: { status: old.verification.status, mismatches: old.verification.mismatches.map((m) => ({ ...m, mode: headlineId })) },
+    warnings: old.warnings,
+    notes: [...old.notes, `Migrated from a version 1 result written by cuda-pipe ${old.tool.version}.`],
+  };
+}
