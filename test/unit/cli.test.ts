@@ -16,10 +16,35 @@ describe('the cuda-pipe command line', () => {
     assert.equal(stdout.trim(), JSON.parse(readFileSync('package.json', 'utf8')).version);
   });
 
-  it('lists every command with one line each', () => {
+  it('lists every command with one line each, and no other', () => {
     const { code, stdout } = runCli(['--help']);
     assert.equal(code, 0);
-    for (const command of ['run', 'probe', 'kernels', 'schema', 'overhead']) assert.match(stdout, new RegExp(`^  ${command} `, 'm'));
+    const commands = [...stdout.slice(stdout.indexOf('Commands:')).matchAll(/^  (\w+) /gm)].map((m) => m[1]);
+    assert.deepEqual(commands, ['run', 'probe', 'kernels', 'schema', 'report', 'compare', 'overhead', 'help']);
+  });
+
+  it('blames a bad flag value on the flag, not on the config line it overrides', () => {
+    const { code, stderr } = runCli(['run', '--dry-run', '--chunks', '999999999']);
+    assert.equal(code, 2);
+    assert.match(stderr, /^cuda-pipe: --chunks 999999999: 999999999 chunks is more than the buffers' 67108864 elements\./);
+    assert.doesNotMatch(stderr, /balanced\.yaml/);
+  });
+
+  it('rejects a malformed number for any numeric flag through one parser', () => {
+    for (const [flag, value] of [['--chunks', '1.5'], ['--warmup', '-1'], ['--max-noise', '0'], ['--reps', 'x']]) {
+      const { code, stderr } = runCli(['run', '--dry-run', flag as string, value as string]);
+      assert.equal(code, 2, `${flag} ${value}`);
+      assert.match(stderr, new RegExp(`option '${flag} <[^>]+>' argument '${value}' is invalid\\. expected (a whole number|a number) (≥|above) \\d`), stderr);
+    }
+  });
+
+  it('schema --result prints the JSON Schema of the Result, version 2', () => {
+    const { code, stdout } = runCli(['schema', '--result']);
+    assert.equal(code, 0);
+    const schema = JSON.parse(stdout);
+    assert.match(schema.title, /version 2/);
+    assert.deepEqual(schema.properties.version, { type: 'number', const: 2 });
+    for (const key of ['run', 'devices', 'modes', 'summary', 'timeline']) assert.ok(key in schema.properties, key);
   });
 
   it('exits 2 on an unknown flag, naming it', () => {
@@ -47,6 +72,7 @@ describe('the cuda-pipe command line', () => {
     assert.match(stdout, /Plan for balanced/);
     assert.match(stdout, /layout: 8 chunks of 8388608 elements, 4 streams, depth-first/);
     assert.match(stdout, /mode bidirectional: H2D and D2H at once/);
+    assert.match(stdout, /s1 +kernel fma \(fma_loop\), chunk 1 of 8 \(elements 8388608 to 16777215\)/);
   });
 
   it('run exits 2 naming file, line and column of a bad config', () => {

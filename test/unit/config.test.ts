@@ -58,6 +58,19 @@ describe('config loading', () => {
     assert.equal(config.device, 1);
   });
 
+  it('blames a bad value that came from a flag on the flag, not on the line it replaced', () => {
+    const error = usageError(BASE, { chunks: 999999999 });
+    assert.match(error.message, /^--chunks 999999999: 999999999 chunks is more than the buffers' 1000 elements\.$/);
+    assert.doesNotMatch(error.message, /test\.yaml/);
+    const fromFile = usageError(BASE.replace('chunks: 3', 'chunks: 1001'));
+    assert.match(fromFile.message, /^\/cfg\/test\.yaml:9:\d+: 1001 chunks/);
+  });
+
+  it('names the flag of a value the schema rejects', () => {
+    const error = usageError(BASE, { warmup: -1 });
+    assert.match(error.message, /--warmup -1: repetitions\.warmup: /);
+  });
+
   it('names file, line and column of a YAML syntax error', () => {
     const error = usageError('buffers:\n  x: { type: float32\n  y: 1\n');
     assert.match(error.message, /^\/cfg\/test\.yaml:\d+:\d+: YAML syntax error/);
@@ -99,7 +112,7 @@ describe('config loading', () => {
 
   it('rejects an argument naming an unknown buffer and lists the known ones', () => {
     const error = usageError(BASE.replace('{ buffer: y }', '{ buffer: z }'));
-    assert.match(error.message, /kernels\[0\]\.args\[1\]|test\.yaml:8:\d+: unknown buffer "z"/);
+    assert.equal(error.message, '/cfg/test.yaml:8:27: unknown buffer "z".');
     assert.match(error.hint ?? '', /x, y/);
   });
 
