@@ -1,4 +1,4 @@
-import { CudaError, CUDA_ERROR } from '../cuda/error.js';
+import { CudaError } from '../cuda/error.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { StreamHandle } from '../cuda/types.js';
 import { DeviceFailure } from '../errors.js';
@@ -17,8 +17,6 @@ import type { Waiter } from './wait.js';
 export class CudaRepRunner implements RepRunner {
   private readonly prepared = new Map<string, PreparedRep>();
   private readonly traced = new Map<string, { prepared: PreparedRep; traced: TracedSchedule }>();
-  /** After an illegal address or launch failure the context is unusable; freeing would only add errors. */
-  contextLost = false;
 
   constructor(
     private readonly rt: CudaRuntime,
@@ -140,7 +138,6 @@ export class CudaRepRunner implements RepRunner {
     const op = prepared.ops[index];
     const error = this.rt.failure(code, phase === 'issuing' ? 'issuing an op' : 'cudaStreamQuery');
     if (!op) return error;
-    this.noteContextLoss(code);
     const what = describeOp(op, prepared.schedule, this.plan.kernels);
     const message = `${error instanceof CudaError ? `${error.errorName} (${error.code}): ${error.errorMessage}` : error.message} ` +
       `while ${phase} ${what} on stream ${op.stream} of the ${prepared.schedule.description} mode.`;
@@ -154,7 +151,6 @@ export class CudaRepRunner implements RepRunner {
 
   private repFailure(prepared: PreparedRep, error: unknown): Error {
     if (error instanceof CudaError) {
-      this.noteContextLoss(error.code);
       const kernels = [...new Set(prepared.ops.flatMap((o) => (o.kind === 'kernel' ? [o.kernel] : [])))];
       return new DeviceFailure(
         `${error.errorName} (${error.code}): ${error.errorMessage} during the ${prepared.schedule.description} mode` +
@@ -163,11 +159,5 @@ export class CudaRepRunner implements RepRunner {
       );
     }
     return error as Error;
-  }
-
-  private noteContextLoss(code: number): void {
-    // 700 to 799 are the errors a kernel leaves behind (illegal address, launch failure, trap...): the context is
-    // unusable from then on.
-    if (code >= CUDA_ERROR.illegalAddress && code < 800) this.contextLost = true;
   }
 }

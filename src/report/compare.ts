@@ -7,6 +7,9 @@ import type { Style } from './style.js';
 const signed = (fraction: number) => `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(1)}%`;
 const withNoise = (s: ModeComparison['baseline']) => `${formatMs(s.median)} ± ${formatPercent(s.relativeNoise, 1)}`;
 
+/** The device of a pair, named only when the comparison spans several. */
+const deviceOf = (comparison: Comparison, pair: ModeComparison) => (new Set(comparison.pairs.map((p) => p.device)).size > 1 ? pair.device : null);
+
 export function summaryCounts(comparison: Comparison): Record<Verdict, number> {
   const counts: Record<Verdict, number> = { faster: 0, slower: 0, same: 0, noisy: 0 };
   for (const p of comparison.pairs) counts[p.verdict] += 1;
@@ -21,7 +24,7 @@ export function renderCompareTable(comparison: Comparison, style: Style): string
     colAligns: ['left', 'left', 'right', 'right', 'right', 'left'],
   });
   for (const p of comparison.pairs) {
-    table.push([p.config, roleLabel(p.role, p.device), withNoise(p.baseline), withNoise(p.candidate), signed(p.change), paint[p.verdict](p.verdict)]);
+    table.push([p.config, roleLabel(p.role, deviceOf(comparison, p)), withNoise(p.baseline), withNoise(p.candidate), signed(p.change), paint[p.verdict](p.verdict)]);
   }
   const counts = summaryCounts(comparison);
   const lines = [table.toString(), `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`];
@@ -40,7 +43,7 @@ export function renderCompareMarkdown(comparison: Comparison): string {
     '',
     '| config | mode | baseline | candidate | change | verdict |',
     '| --- | --- | ---: | ---: | ---: | --- |',
-    ...comparison.pairs.map((p) => `| ${p.config} | ${roleLabel(p.role, p.device)} | ${withNoise(p.baseline)} | ${withNoise(p.candidate)} | ${signed(p.change)} | ${icon[p.verdict]} |`),
+    ...comparison.pairs.map((p) => `| ${p.config} | ${roleLabel(p.role, deviceOf(comparison, p))} | ${withNoise(p.baseline)} | ${withNoise(p.candidate)} | ${signed(p.change)} | ${icon[p.verdict]} |`),
   ];
   const notes = [...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`),
     ...(comparison.deviceDifferences.length ? [`devices differ: ${comparison.deviceDifferences.join('; ')}`] : [])];

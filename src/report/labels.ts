@@ -20,34 +20,22 @@ export function formatSpeedup(summary: { speedup: number; speedupError: number |
 
 /**
  * A mode's name in tables. Overlapped modes name what sets them apart from the other overlapped modes of the same
- * result (the order when only orders differ, the whole layout otherwise).
+ * result (the order when only orders differ, the whole layout otherwise); the device is named when there are several.
  */
 export function modeLabel(mode: ModeResult, result: Pick<RunResult, 'modes' | 'devices'>): string {
-  const device = result.devices.length > 1 ? ` on GPU ${mode.device}` : '';
+  const device = result.devices.length > 1 ? mode.device : null;
   const { role } = mode;
-  switch (role.kind) {
-    case 'serial':
-      return `serial${device}`;
-    case 'overlapped': {
-      const layouts = result.modes.flatMap((m) => (m.role.kind === 'overlapped' ? [m.role.layout] : []));
-      if (layouts.length < 2) return `overlapped${device}`;
-      const sameShape = layouts.every((l) => l.chunks === role.layout.chunks && l.streams === role.layout.streams);
-      return sameShape
-        ? `overlapped (${role.layout.order})${device}`
-        : `overlapped ${role.layout.chunks}×${role.layout.streams} (${role.layout.order})${device}`;
-    }
-    case 'stage':
-      return `${role.stage === 'kernel' ? `kernel ${role.kernel}` : role.stage.toUpperCase()} alone${device}`;
-    case 'link':
-      return `H2D + D2H at once${device}`;
-    case 'issue-cost':
-      return `${role.op} issue cost${device}`;
-  }
+  if (role.kind !== 'overlapped') return roleLabel(role, device);
+  const layouts = result.modes.flatMap((m) => (m.role.kind === 'overlapped' ? [m.role.layout] : []));
+  const on = device === null ? '' : ` on GPU ${device}`;
+  if (layouts.length < 2) return `overlapped${on}`;
+  const sameShape = layouts.every((l) => l.chunks === role.layout.chunks && l.streams === role.layout.streams);
+  return sameShape ? `overlapped (${role.layout.order})${on}` : `${roleLabel(role)}${on}`;
 }
 
 /** A mode's name from its role alone, for views that mix modes of several results (compare). */
 export function roleLabel(role: ModeRole, device: number | null = null): string {
-  const on = device !== null && device > 0 ? ` on GPU ${device}` : '';
+  const on = device === null ? '' : ` on GPU ${device}`;
   switch (role.kind) {
     case 'serial':
       return `serial${on}`;

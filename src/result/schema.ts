@@ -228,6 +228,50 @@ export const RunIdentitySchema = z.object({
 });
 export type RunIdentity = z.infer<typeof RunIdentitySchema>;
 
+// Parts of the Result that version 1 had in the same shape.
+export const ConfigRecordSchema = z.object({
+  name: z.string(),
+  path: z.string().nullable(),
+  hash: z.string(),
+  /** The config as written, with command-line overrides applied. */
+  resolved: z.unknown(),
+});
+
+export const BufferRecordSchema = z.object({
+  name: z.string(),
+  type: z.string(),
+  elements: z.number(),
+  bytes: z.number(),
+  role: z.enum(BUFFER_ROLES),
+  /** 'device-only' for scratch buffers. */
+  hostMemory: z.string(),
+});
+
+export const KernelRecordSchema = z.object({
+  label: z.string(),
+  entry: z.string(),
+  source: z.string(),
+  block: z.number().int(),
+  grid: z.union([z.literal('auto'), z.literal('cover'), z.number()]),
+  compile: z.object({ cached: z.boolean(), ms: z.number(), arch: z.string(), nvrtc: z.string() }),
+});
+
+export const PolicyRecordSchema = z.object({
+  warmup: z.number().int(),
+  warmupMs: z.number(),
+  fixedReps: z.number().int().nullable(),
+  minReps: z.number().int(),
+  maxReps: z.number().int(),
+  /** Fraction, 0.005 = 0.5%. */
+  maxNoise: z.number(),
+  maxTimeMs: z.number(),
+  /** True when a gate kernel held the streams until each rep was issued: times exclude host issue cost. */
+  gate: z.boolean(),
+});
+
+/** Whether the SM clock was watched during the run, and the range it was read in. */
+export const ClocksRecordSchema = z.object({ checked: z.boolean(), note: z.string(), minMHz: z.number().nullable(), maxMHz: z.number().nullable() });
+
 export const RunResultSchema = z.object({
   schema: z.literal(RESULT_SCHEMA_ID),
   version: z.literal(RESULT_VERSION),
@@ -241,50 +285,17 @@ export const RunResultSchema = z.object({
   }),
   /** Every device the run used; modes name theirs by index. */
   devices: z.array(DeviceFactsSchema).min(1),
-  config: z.object({
-    name: z.string(),
-    path: z.string().nullable(),
-    hash: z.string(),
-    /** The config as written, with command-line overrides applied. */
-    resolved: z.unknown(),
-  }),
+  config: ConfigRecordSchema,
   pipeline: z.object({
     elements: z.number(),
     align: z.number().int(),
     requestedChunks: z.number().int(),
     requestedStreams: z.number().int(),
   }),
-  buffers: z.array(z.object({
-    name: z.string(),
-    type: z.string(),
-    elements: z.number(),
-    bytes: z.number(),
-    role: z.enum(BUFFER_ROLES),
-    /** 'device-only' for scratch buffers. */
-    hostMemory: z.string(),
-  })),
-  kernels: z.array(z.object({
-    label: z.string(),
-    entry: z.string(),
-    source: z.string(),
-    block: z.number().int(),
-    grid: z.union([z.literal('auto'), z.literal('cover'), z.number()]),
-    compile: z.object({ cached: z.boolean(), ms: z.number(), arch: z.string(), nvrtc: z.string() }),
-  })),
-  policy: z.object({
-    warmup: z.number().int(),
-    warmupMs: z.number(),
-    fixedReps: z.number().int().nullable(),
-    minReps: z.number().int(),
-    maxReps: z.number().int(),
-    /** Fraction, 0.005 = 0.5%. */
-    maxNoise: z.number(),
-    maxTimeMs: z.number(),
-    /** True when a gate kernel held the streams until each rep was issued: times exclude host issue cost. */
-    gate: z.boolean(),
-  }),
-  /** Whether the SM clock was watched during the run, and the range it was read in. */
-  clocks: z.object({ checked: z.boolean(), note: z.string(), minMHz: z.number().nullable(), maxMHz: z.number().nullable() }),
+  buffers: z.array(BufferRecordSchema),
+  kernels: z.array(KernelRecordSchema),
+  policy: PolicyRecordSchema,
+  clocks: ClocksRecordSchema,
   modes: z.array(ModeResultSchema),
   /** The headline: the first overlapped mode, as `run` prints it. Every overlapped mode has its own analysis. */
   summary: z.object({

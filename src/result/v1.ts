@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { DeviceFactsSchema, RESULT_SCHEMA_ID, SoftwareVersionsSchema, StatsSchema, WarningSchema } from './schema.js';
+import {
+  BufferRecordSchema, ClocksRecordSchema, ConfigRecordSchema, DeviceFactsSchema, KernelRecordSchema, PolicyRecordSchema, RESULT_SCHEMA_ID,
+  SoftwareVersionsSchema, StatsSchema, WarningSchema,
+} from './schema.js';
 
 // Version 1 of the Result (cuda-pipe 0.1.0): one layout, one summary, one bound, modes named by strings. Kept only so
 // that load.ts can read the files written then (recorded fixtures, baselines/) and migrate them to the current
@@ -44,13 +47,7 @@ export const RunResultV1Schema = z.object({
     software: SoftwareVersionsSchema,
     device: DeviceFactsSchema,
   }),
-  config: z.object({
-    name: z.string(),
-    path: z.string().nullable(),
-    hash: z.string(),
-    /** The config as written, with command-line overrides applied. */
-    resolved: z.unknown(),
-  }),
+  config: ConfigRecordSchema,
   layout: z.object({
     elements: z.number(),
     chunks: z.number().int(),
@@ -62,37 +59,10 @@ export const RunResultV1Schema = z.object({
     align: z.number().int(),
     chunkElements: z.number().int(),
   }),
-  buffers: z.array(z.object({
-    name: z.string(),
-    type: z.string(),
-    elements: z.number(),
-    bytes: z.number(),
-    role: z.enum(['in', 'out', 'inout', 'scratch']),
-    /** 'device-only' for scratch buffers. */
-    hostMemory: z.string(),
-  })),
-  kernels: z.array(z.object({
-    label: z.string(),
-    entry: z.string(),
-    source: z.string(),
-    block: z.number().int(),
-    grid: z.union([z.literal('auto'), z.literal('cover'), z.number()]),
-    compile: z.object({ cached: z.boolean(), ms: z.number(), arch: z.string(), nvrtc: z.string() }),
-  })),
-  policy: z.object({
-    warmup: z.number().int(),
-    warmupMs: z.number(),
-    fixedReps: z.number().int().nullable(),
-    minReps: z.number().int(),
-    maxReps: z.number().int(),
-    /** Fraction, 0.005 = 0.5%. */
-    maxNoise: z.number(),
-    maxTimeMs: z.number(),
-    /** True when a gate kernel held the streams until each rep was issued: times exclude host issue cost. */
-    gate: z.boolean(),
-  }),
-  /** Whether the SM clock was watched during the run, and the range it was read in. */
-  clocks: z.object({ checked: z.boolean(), note: z.string(), minMHz: z.number().nullable(), maxMHz: z.number().nullable() }),
+  buffers: z.array(BufferRecordSchema),
+  kernels: z.array(KernelRecordSchema),
+  policy: PolicyRecordSchema,
+  clocks: ClocksRecordSchema,
   modes: z.array(ModeResultV1Schema),
   bound: z.object({
     ms: z.number(),
