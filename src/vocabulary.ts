@@ -46,8 +46,12 @@ export interface OverlapLayout {
  * - serial: whole buffers on one stream, the baseline of every speedup;
  * - overlapped: a chunked layout over several streams;
  * - stage: one stage alone on whole buffers (what the bound is built from);
- * - link: both copy directions at once, chunked, several streams per direction;
- * - issue-cost: a batch of one kind of op, for `cuda-pipe overhead`.
+ * - link: both copy directions at once, in large chunked copies over several streams per direction (the link at its
+ *   best);
+ * - kernels-chunked: the kernels alone, chunked and spread over the streams of an overlapped layout (no copies), so
+ *   that concurrency between kernels and per-launch costs are in the model;
+ * - op-cost: a batch of one kind of small op back to back on one stream: gated, its GPU time per op is the op's fixed
+ *   cost on the device; its host issue time per op is the host's cost (`cuda-pipe overhead`).
  */
 export type ModeRole =
   | { readonly kind: 'serial' }
@@ -55,7 +59,12 @@ export type ModeRole =
   | { readonly kind: 'stage'; readonly stage: 'h2d' | 'd2h' }
   | { readonly kind: 'stage'; readonly stage: 'kernel'; readonly kernel: string }
   | { readonly kind: 'link'; readonly copiesPerDirection: number; readonly streamsPerDirection: number }
-  | { readonly kind: 'issue-cost'; readonly op: 'launch' | 'copy' };
+  | { readonly kind: 'kernels-chunked'; readonly layout: OverlapLayout }
+  | { readonly kind: 'op-cost'; readonly op: SmallOp };
+
+export const SMALL_OPS = ['launch', 'h2d', 'd2h'] as const;
+/** The small ops whose fixed costs the model needs: a kernel launch and a copy each way. */
+export type SmallOp = (typeof SMALL_OPS)[number];
 
 export type ModeKind = ModeRole['kind'];
 
@@ -73,8 +82,10 @@ export function modeId(role: ModeRole): string {
       return role.stage === 'kernel' ? `kernel:${role.kernel}` : role.stage;
     case 'link':
       return 'bidirectional';
-    case 'issue-cost':
-      return role.op === 'launch' ? 'launches' : 'copies';
+    case 'kernels-chunked':
+      return `kernels-chunked:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:${role.layout.topology}`;
+    case 'op-cost':
+      return `op-cost:${role.op}`;
   }
 }
 

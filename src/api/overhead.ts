@@ -11,7 +11,7 @@ import { builtinKernelsDir } from '../paths.js';
 import type { Stats } from '../result/schema.js';
 
 export interface OverheadRow {
-  readonly op: 'launch' | 'copy';
+  readonly op: 'launch' | 'h2d' | 'd2h';
   readonly opsPerBatch: number;
   readonly batches: number;
   /** Host time per issued op (a host timer around the issue loop). */
@@ -40,7 +40,7 @@ export async function measureOverhead(options: { device: number; ops: number; wa
   const reps = Math.max(3, Math.ceil(options.ops / BATCH));
   const outcome = await withDevicePlan(plan, [kernel], { wait: options.wait }, (runner) => measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }));
   const rows = outcome.value.flatMap(({ schedule, hostIssueMs, gpuMs }): OverheadRow[] => {
-    if (schedule.role.kind !== 'issue-cost') return [];
+    if (schedule.role.kind !== 'op-cost') return [];
     const ops = schedule.body.length;
     return [{
       op: schedule.role.op, opsPerBatch: ops, batches: hostIssueMs.length,

@@ -8,7 +8,7 @@ export interface OverheadFlags {
   wait: WaitStrategy;
 }
 
-const OP_NAMES = { launch: 'kernel launch (cudaLaunchKernelExC)', copy: 'copy (cudaMemcpyAsync, 4 bytes)' } as const;
+const OP_NAMES = { launch: 'kernel launch (cudaLaunchKernelExC)', h2d: 'copy (cudaMemcpyAsync, 4 bytes)', d2h: 'copy (cudaMemcpyAsync D2H, 4 bytes)' } as const;
 
 /** Host cost per op of the timed loop, by a host timer around the issue loop (not GPU time). */
 export async function overheadCommand(flags: OverheadFlags): Promise<0> {

@@ -10,18 +10,23 @@ import type { Cleanup } from './cleanup.js';
 /** Generous: a rep's ops are issued in milliseconds; only a host that never releases the gate meets it. */
 const GATE_TIMEOUT_NS = 2_000_000_000;
 
+/** cuda-pipe's own kernels (kernels/internal/gate.cu), loaded when a plan has gated schedules or empty launches. */
+export interface InternalKernels {
+  readonly gate: KernelHandle;
+  readonly empty: KernelHandle;
+}
+
 /** [release, timed out] in host-mapped memory, read by the gate kernel. */
 export interface GateFlags {
-  readonly kernel: KernelHandle;
   readonly host: Uint32Array;
   readonly device: DevicePtr;
 }
 
-export function allocateGate(rt: CudaRuntime, kernel: KernelHandle, cleanup: Cleanup): GateFlags {
+export function allocateGate(rt: CudaRuntime, cleanup: Cleanup): GateFlags {
   const host = rt.memory.hostAlloc(8, 'mapped');
   cleanup.push(() => rt.memory.freeHost(host));
   const bytes = hostBytes(host, 8);
-  return { kernel, host: new Uint32Array(bytes.buffer, bytes.byteOffset, 2), device: rt.memory.devicePointerOf(host) };
+  return { host: new Uint32Array(bytes.buffer, bytes.byteOffset, 2), device: rt.memory.devicePointerOf(host) };
 }
 
 /**
@@ -54,6 +59,7 @@ export class DirectIssuer implements Issuer {
     private readonly device: DeviceFacts,
     private readonly buffers: DeviceBuffers,
     private readonly kernels: ReadonlyMap<string, KernelHandle>,
+    private readonly internal: InternalKernels | null,
     private readonly gate: GateFlags | null,
     private readonly cleanup: Cleanup,
   ) {}
@@ -109,12 +115,16 @@ export class DirectIssuer implements Issuer {
       case 'wait':
         return rt.streams.waitThunk(stream, event(op.event));
       case 'gate': {
-        const gate = this.gate;
-        if (!gate) throw new Error(`schedule ${schedule.id} is gated but no gate kernel was loaded`);
+        const { gate, internal } = this;
+        if (!gate || !internal) throw new Error(`schedule ${schedule.id} is gated but no gate kernel was loaded`);
         return this.launch({
-          kernel: gate.kernel, grid: 1, block: 1, sharedBytes: 0, stream, describe: 'gate',
+          kernel: internal.gate, grid: 1, block: 1, sharedBytes: 0, stream, describe: 'gate',
           args: [{ kind: 'pointer', value: gate.device }, { kind: 'scalar', type: 'uint64', value: GATE_TIMEOUT_NS }],
         });
+      }
+      case 'empty': {
+        if (!this.internal) throw new Error(`schedule ${schedule.id} launches empty kernels but none was loaded`);
+        return this.launch({ kernel: this.internal.empty, grid: 1, block: 32, sharedBytes: 0, stream, describe: 'empty kernel', args: [] });
       }
       case 'host':
         throw new Error(`host-function ops are not issued by this executor yet (schedule ${schedule.id})`);

@@ -13,7 +13,7 @@ import type { Plan } from '../plan/types.js';
 import type { DeviceFacts, SoftwareVersions } from '../result/schema.js';
 import { DeviceBuffers } from './buffers.js';
 import { Cleanup } from './cleanup.js';
-import { allocateGate, DirectIssuer } from './issue.js';
+import { allocateGate, DirectIssuer, type InternalKernels } from './issue.js';
 import { CudaRepRunner } from './rep-runner.js';
 import { makeWaiter, type WaitStrategy } from './wait.js';
 
@@ -54,6 +54,14 @@ function loadKernel(rt: CudaRuntime, cleanup: Cleanup, source: { path: string; t
   return { handle: rt.launch.getKernel(library.library, entry), compiled };
 }
 
+function loadInternalKernels(rt: CudaRuntime, cleanup: Cleanup, arch: string): InternalKernels {
+  const source = readKernelSource(join(builtinKernelsDir(), 'internal', 'gate.cu'));
+  const compiled = compileKernelSource({ sourcePath: source.path, source: source.text, options: [], arch });
+  const library = rt.launch.loadLibrary(compiled.cubin);
+  cleanup.push(() => library.unload());
+  return { gate: rt.launch.getKernel(library.library, 'cuda_pipe_gate'), empty: rt.launch.getKernel(library.library, 'cuda_pipe_empty') };
+}
+
 /**
  * Everything between a Plan and its measurements on one device: open it, compile (or fetch from the cache) and load
  * each kernel for its architecture, allocate buffers, hand a rep runner to `body`, and release it all.
@@ -78,13 +86,11 @@ export async function withDevicePlan<T>(
       handles.set(kernel.label, handle);
       compiles.push({ label: kernel.label, cached: compiled.cached, ms: compiled.ms, arch, nvrtc: compiled.nvrtcVersion });
     }
-    let gate = null;
-    if (plan.schedules.some((s) => s.gated)) {
-      const source = readKernelSource(join(builtinKernelsDir(), 'internal', 'gate.cu'));
-      gate = allocateGate(rt, loadKernel(rt, cleanup, { path: source.path, text: source.text, options: [] }, 'cuda_pipe_gate', arch).handle, cleanup);
-    }
+    const gated = plan.schedules.some((s) => s.gated);
+    const internal = gated || plan.schedules.some((s) => s.body.some((op) => op.kind === 'empty')) ? loadInternalKernels(rt, cleanup, arch) : null;
+    const gate = gated ? allocateGate(rt, cleanup) : null;
     const buffers = DeviceBuffers.allocate(rt, deviceIndex, plan.buffers, cleanup);
-    const issuer = new DirectIssuer(rt, plan, device, buffers, handles, gate, cleanup);
+    const issuer = new DirectIssuer(rt, plan, device, buffers, handles, internal, gate, cleanup);
     const runner = new CudaRepRunner(rt, plan, buffers, issuer, makeWaiter(rt, options.wait), gate);
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());

@@ -6,7 +6,9 @@ import {
   type SoftwareVersions, type TracedRep,
 } from '../result/schema.js';
 import type { ModeRole } from '../vocabulary.js';
-import { pipelineBound } from './bound.js';
+import { chunkUnits } from '../chunking.js';
+import { SMALL_OP_BATCH } from '../plan/schedules.js';
+import { modelAnalysis, type PipelineFacts } from './model.js';
 import type { RepetitionPolicy } from './policy.js';
 import type { MeasuredSchedule, Verification } from './repeat.js';
 import { relativeMedianError, summarize } from './stats.js';
@@ -51,24 +53,17 @@ function modeResult(m: MeasuredSchedule): ModeResult {
 
 /**
  * Speedup, bound and efficiency of one overlapped mode, from the other modes of its device: serial for the speedup,
- * each stage alone and the link for the bound of its own chunk count.
+ * the model's parts (stages alone, the link at its best, small ops, the kernels chunked as this layout) for the bound.
  */
-export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: readonly ModeResult[], device: DeviceFacts): OverlapAnalysis | null {
+export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: readonly ModeResult[], facts: PipelineFacts): OverlapAnalysis | null {
   if (mode.role.kind !== 'overlapped') return null;
-  const onDevice = modes.filter((m) => m.device === mode.device);
-  const find = (match: (role: ModeRole) => boolean) => onDevice.find((m) => match(m.role));
-  const serial = find((r) => r.kind === 'serial');
-  if (!serial) return null;
-  const h2d = find((r) => r.kind === 'stage' && r.stage === 'h2d');
-  const d2h = find((r) => r.kind === 'stage' && r.stage === 'd2h');
-  const link = find((r) => r.kind === 'link');
-  const kernelMs = onDevice.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel').reduce((sum, m) => sum + m.stats.median, 0);
-  const bound = pipelineBound({
-    h2dMs: h2d?.stats.median ?? 0, kernelMs, d2hMs: d2h?.stats.median ?? 0, linkMs: link ? link.stats.median : null,
-    h2dBytes: h2d?.bytes.h2d ?? 0, d2hBytes: d2h?.bytes.d2h ?? 0, copyEngines: device.asyncEngineCount, chunks: mode.role.layout.chunks,
-  });
+  const serial = modes.find((m) => m.device === mode.device && m.role.kind === 'serial');
+  const analysed = modelAnalysis(mode, modes, facts, SMALL_OP_BATCH);
+  if (!serial || !analysed) return null;
+  const { bound, model } = analysed;
   const serialMs = serial.stats.median;
   const speedup = serialMs / mode.stats.median;
+  const link = modes.find((m) => m.device === mode.device && m.role.kind === 'link');
   return {
     serialMs,
     speedup,
@@ -78,11 +73,12 @@ export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: rea
       : null,
     bound: {
       ms: bound.ms, limitedBy: bound.term, steadyMs: bound.steadyMs, fillDrainMs: bound.fillDrainMs,
-      terms: bound.terms.map((t) => ({ ...t })), copyEngines: device.asyncEngineCount,
+      terms: bound.terms.map((t) => ({ ...t })), copyEngines: facts.copyEngines,
       linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.median) : null,
     },
     efficiency: bound.ms / mode.stats.median,
     chunkElements: schedule.ranges[0]?.count ?? 0,
+    model,
   };
 }
 
@@ -95,7 +91,11 @@ export function buildRunResult(input: RunResultInput): RunResult {
     return facts;
   };
   const modes = plain.map((mode, i) => ({
-    ...mode, analysis: overlapAnalysis(mode, (input.measured[i] as MeasuredSchedule).schedule, plain, deviceFacts(mode.device)),
+    ...mode,
+    analysis: overlapAnalysis(mode, (input.measured[i] as MeasuredSchedule).schedule, plain, {
+      buffers: plan.buffers, kernels: plan.kernels.length, copyEngines: deviceFacts(mode.device).asyncEngineCount, gated: input.gate,
+      maxChunks: chunkUnits(plan.pipeline.elements, plan.pipeline.align),
+    }),
   }));
   const headline = modes.find((m) => m.analysis !== null);
   if (!headline?.analysis) throw new Error(`plan ${plan.name} measured no overlapped mode with a serial baseline`);

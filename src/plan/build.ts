@@ -1,10 +1,17 @@
 import type { Config, ConfigBuffer } from '../config/load.js';
 import type { HostMemoryKind } from '../vocabulary.js';
 import { splitRanges } from '../chunking.js';
-import { bidirectionalSchedule, overlappedSchedule, type PipelineShape, serialSchedule, stageSchedules } from './schedules.js';
+import { SMALL_OPS } from '../vocabulary.js';
+import {
+  bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, overlappedSchedule, type PipelineShape, serialSchedule,
+  stageSchedules,
+} from './schedules.js';
 import { type Plan, type PlanKernel, planKernel } from './types.js';
 
-/** Config → Plan: the serial baseline, one overlapped mode per order, each stage alone, and the link measurement. */
+/**
+ * Config → Plan: the serial baseline, one overlapped mode per order, and what the overlap model is built from: each
+ * stage alone, the kernels chunked as the layout runs them, the link at its best, and the fixed cost of small ops.
+ */
 export function buildPlan(config: Config, kernels: readonly PlanKernel[], options: { gate?: boolean } = {}): Plan {
   const gated = options.gate ?? false;
   const { chunks, streams, orders, streamFlags, align } = config.pipeline;
@@ -18,8 +25,8 @@ export function buildPlan(config: Config, kernels: readonly PlanKernel[], option
   const shape: PipelineShape = {
     device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label), elements: config.elements, streamFlags, gated,
   };
-  // At least two copies a direction, so that the link mode keeps both of its streams per direction busy.
-  const link = bidirectionalSchedule(config.buffers, ranges.length > 1 ? ranges : splitRanges(config.elements, 2), config.device, gated);
+  const link = bidirectionalSchedule(config.buffers, linkRanges(config.buffers, config.elements), config.device, gated);
+  const firstOrder = orders[0] ?? 'depth-first';
   return {
     name: config.name,
     devices: [config.device],
@@ -31,7 +38,9 @@ export function buildPlan(config: Config, kernels: readonly PlanKernel[], option
       serialSchedule(shape),
       ...orders.map((order) => overlappedSchedule(shape, ranges, usedStreams, order)),
       ...stageSchedules(shape),
+      ...(kernels.length ? [kernelsChunkedSchedule(shape, ranges, usedStreams, firstOrder)] : []),
       ...(link ? [link] : []),
+      ...SMALL_OPS.flatMap((op) => opCostSchedule(shape, op) ?? []),
     ],
     notes,
   };

@@ -22,5 +22,7 @@ export function describeOp(op: Op, schedule: Pick<Schedule, 'ranges'>, kernels: 
       return `host function ${op.name}${op.chunk === null ? '' : `, ${chunk(op.chunk)}`}`;
     case 'gate':
       return 'the gate kernel';
+    case 'empty':
+      return 'an empty kernel';
   }
 }

@@ -22,14 +22,14 @@ export function overheadPlan(kernel: PlanKernel, batch: number, device: number):
     kind: 'copy', stream: 's0', direction: 'h2d', buffer: 'src', hostOffset: 0, deviceOffset: 0, bytes: 4, chunk: null,
   }));
   const whole = wholeRange(OVERHEAD_ELEMENTS);
-  const schedule = (op: 'launch' | 'copy', description: string, body: Op[]) =>
-    timedSchedule({ role: { kind: 'issue-cost', op }, device, description, streams, body, ranges: [whole], verify: false, gated: false });
+  const schedule = (op: 'launch' | 'h2d', description: string, body: Op[]) =>
+    timedSchedule({ role: { kind: 'op-cost', op }, device, description, streams, body, ranges: [whole], verify: false, gated: false });
   return {
     name: 'host-overhead', devices: [device], elements: OVERHEAD_ELEMENTS, buffers: [buffer('src', 'in'), buffer('dst', 'out')], kernels: [kernel],
     pipeline: { elements: OVERHEAD_ELEMENTS, align: 1, requestedChunks: 1, requestedStreams: 1 },
     schedules: [
       schedule('launch', `${batch} launches of ${kernel.label}`, launches),
-      schedule('copy', `${batch} 4-byte H2D copies`, copies),
+      schedule('h2d', `${batch} 4-byte H2D copies`, copies),
     ],
     notes: [],
   };

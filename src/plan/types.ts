@@ -58,7 +58,9 @@ export type Op =
   | { readonly kind: 'wait'; readonly stream: StreamId; readonly event: EventId }
   | { readonly kind: 'host'; readonly stream: StreamId; readonly name: string; readonly chunk: number | null }
   /** Holds the stream until the host has issued the whole rep (so the timed region excludes issue cost). */
-  | { readonly kind: 'gate'; readonly stream: StreamId };
+  | { readonly kind: 'gate'; readonly stream: StreamId }
+  /** A kernel with no work (kernels/internal/gate.cu): its GPU time is a launch's fixed cost. */
+  | { readonly kind: 'empty'; readonly stream: StreamId };
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
 export type WorkOp = Extract<Op, { kind: 'copy' | 'kernel' | 'host' }>;

@@ -45,8 +45,10 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
       return `${role.stage === 'kernel' ? `kernel ${role.kernel}` : role.stage.toUpperCase()} alone${on}`;
     case 'link':
       return `H2D + D2H at once${on}`;
-    case 'issue-cost':
-      return `${role.op} issue cost${on}`;
+    case 'kernels-chunked':
+      return `kernels chunked ${role.layout.chunks}×${role.layout.streams}, no copies${on}`;
+    case 'op-cost':
+      return `${role.op === 'launch' ? 'small launches' : `small ${role.op.toUpperCase()} copies`} back to back${on}`;
   }
 }
 
@@ -57,7 +59,7 @@ export function rateOf(mode: ModeResult): string {
 }
 
 export function displayOrder(modes: readonly ModeResult[]): ModeResult[] {
-  const rank = (m: ModeResult) => ({ stage: 0, link: 1, serial: 2, overlapped: 3, 'issue-cost': 4 })[m.role.kind];
+  const rank = (m: ModeResult) => ({ 'op-cost': 0, stage: 1, 'kernels-chunked': 2, link: 3, serial: 4, overlapped: 5 })[m.role.kind];
   return [...modes].sort((a, b) => rank(a) - rank(b));
 }
 

@@ -66,7 +66,7 @@ export function migrateV1(old: RunResultV1): RunResult {
   ]);
   const serialMs = old.summary.serialMs;
   // Version 1 kept the limiting terms as free strings; they were always one of today's terms.
-  const bound = { ...old.bound, terms: old.bound.terms.map((t) => ({ ...t, term: BoundTermSchema.parse(t.term) })) };
+  const bound = { ...old.bound, terms: old.bound.terms.map((t) => ({ ...t, term: BoundTermSchema.parse(t.term), perOpMs: 0 })) };
   const modes: ModeResult[] = old.modes.map((m) => {
     const role = v1Roles.get(m.id);
     if (!role) throw new UsageError(`version 1 result: mode "${m.id}" is none this version of the format could write.`);
@@ -79,7 +79,7 @@ export function migrateV1(old: RunResultV1): RunResult {
           serialMs, speedup: serialMs / m.stats.median,
           // Version 1 kept the uncertainty of the headline only.
           speedupError: headline ? old.summary.speedupError : null,
-          bound, efficiency: bound.ms / m.stats.median, chunkElements: layout.chunkElements,
+          bound, efficiency: bound.ms / m.stats.median, chunkElements: layout.chunkElements, model: null,
         }
         : null,
     };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUFFER_ROLES, ISSUE_ORDERS, type ModeRole, STOP_RULES, TOPOLOGIES } from '../vocabulary.js';
+import { BUFFER_ROLES, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, TOPOLOGIES } from '../vocabulary.js';
 
 // The contract between measuring and rendering. Renderers read a Result alone, so a saved JSON file redraws every
 // table and picture exactly as measured. Bump RESULT_VERSION on any change that an older reader would misread, and
@@ -125,13 +125,14 @@ export const ModeRoleSchema = z.union([
   z.object({ kind: z.literal('stage'), stage: z.enum(['h2d', 'd2h']) }),
   z.object({ kind: z.literal('stage'), stage: z.literal('kernel'), kernel: z.string() }),
   z.object({ kind: z.literal('link'), copiesPerDirection: z.number().int(), streamsPerDirection: z.number().int() }),
-  z.object({ kind: z.literal('issue-cost'), op: z.enum(['launch', 'copy']) }),
+  z.object({ kind: z.literal('kernels-chunked'), layout: OverlapLayoutSchema }),
+  z.object({ kind: z.literal('op-cost'), op: z.enum(SMALL_OPS) }),
 ]);
 // The schema and the vocabulary's type must describe the same thing.
 const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole ? (ModeRole extends z.infer<typeof ModeRoleSchema> ? true : false) : false = true;
 void roleMatchesVocabulary;
 
-export const BoundTermSchema = z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial']);
+export const BoundTermSchema = z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial', 'streams', 'host issue']);
 
 export const BoundSchema = z.object({
   ms: z.number(),
@@ -139,12 +140,54 @@ export const BoundSchema = z.object({
   steadyMs: z.number(),
   fillDrainMs: z.number(),
   copyEngines: z.number().int(),
-  /** Every lower bound considered; `ms` of the largest is the bound. */
-  terms: z.array(z.object({ term: BoundTermSchema, steadyMs: z.number(), fillDrainMs: z.number(), ms: z.number() })),
+  /** Every lower bound considered; `ms` of the largest is the bound. `perOpMs` is the fixed-cost part of `steadyMs`. */
+  terms: z.array(z.object({ term: BoundTermSchema, steadyMs: z.number(), perOpMs: z.number().default(0), fillDrainMs: z.number(), ms: z.number() })),
   /** Both directions' bytes over the link mode's median, GB/s; null when not measured. */
   linkGbPerSecond: z.number().nullable(),
 });
 export type BoundRecord = z.infer<typeof BoundSchema>;
+
+/** The parts the overlap model was built from, as measured in the run (times in ms). */
+export const ModelPartsSchema = z.object({
+  h2dMs: z.number(),
+  d2hMs: z.number(),
+  kernelWholeMs: z.number(),
+  h2dBytes: z.number(),
+  d2hBytes: z.number(),
+  h2dCopiesPerChunk: z.number().int(),
+  d2hCopiesPerChunk: z.number().int(),
+  kernelsPerChunk: z.number().int(),
+  linkMs: z.number().nullable(),
+  linkPieces: z.number().int(),
+  copyEngines: z.number().int(),
+  h2dOpMs: z.number(),
+  d2hOpMs: z.number(),
+  launchOpMs: z.number(),
+  hostCopyMs: z.number(),
+  hostLaunchMs: z.number(),
+  gated: z.boolean(),
+});
+
+export const GapCauseSchema = z.enum(['fill and drain', 'per-op cost', 'shared link', 'host issue', 'kernels not concurrent',
+  'one direction at a time', 'too few streams', 'serialisation and effects the model does not capture']);
+
+/** The model's view of one overlapped mode: what it was built from, the workload's floor, and where time went. */
+export const ModelAnalysisSchema = z.object({
+  parts: ModelPartsSchema,
+  /** The kernels alone, chunked as this layout runs them; null when not measured. */
+  kernelsChunkedMs: z.number().nullable(),
+  /** Host time to issue one rep of this layout (median of its timed reps). */
+  hostIssueMs: z.number(),
+  /** Ops issued per rep. */
+  ops: z.object({ copies: z.number().int(), launches: z.number().int(), sync: z.number().int() }),
+  /** The slowest resource doing all the work with no per-op cost and no fill or drain. */
+  idealMs: z.number(),
+  /** The best layout the model predicts for this workload over chunk and stream counts, and its time. */
+  floor: z.object({ chunks: z.number().int(), streams: z.number().int(), ms: z.number(), limitedBy: BoundTermSchema }),
+  /** measured − ideal, split into causes that add up to it; a negative part is time measured beat the model by. */
+  gap: z.array(z.object({ cause: GapCauseSchema, ms: z.number() })),
+});
+export type ModelAnalysis = z.infer<typeof ModelAnalysisSchema>;
 
 /** How one overlapped mode did: against its device's serial mode and against the model's bound for its layout. */
 export const OverlapAnalysisSchema = z.object({
@@ -158,6 +201,8 @@ export const OverlapAnalysisSchema = z.object({
   efficiency: z.number(),
   /** Elements in every chunk but the last. */
   chunkElements: z.number().int(),
+  /** Absent in results written before the model had per-op, host and chunked-kernel terms. */
+  model: ModelAnalysisSchema.nullable().default(null),
 });
 export type OverlapAnalysis = z.infer<typeof OverlapAnalysisSchema>;
 

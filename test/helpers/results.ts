@@ -36,7 +36,8 @@ function medianOf(role: ModeRole): number {
     case 'overlapped': return 5.94;
     case 'stage': return role.stage === 'kernel' ? 2.85 : role.stage === 'h2d' ? 4.86 : 4.87;
     case 'link': return 5.39;
-    case 'issue-cost': return 1;
+    case 'kernels-chunked': return 2.8;
+    case 'op-cost': return role.op === 'launch' ? 0.6 : role.op === 'h2d' ? 0.65 : 0.45;
   }
 }
 

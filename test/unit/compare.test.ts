@@ -44,14 +44,15 @@ describe('comparing result files', () => {
   it('pairs by config hash and mode and finds a uniform 10% slowdown in every mode', () => {
     const comparison = compareResults([makeResult()], [makeResult({ scale: 1.1 })]);
     assert.deepEqual(comparison.pairs.map((p) => `${p.role.kind}:${p.verdict}`),
-      ['serial:slower', 'overlapped:slower', 'stage:slower', 'stage:slower', 'stage:slower', 'link:slower']);
+      ['serial:slower', 'overlapped:slower', 'stage:slower', 'stage:slower', 'stage:slower', 'kernels-chunked:slower', 'link:slower',
+        'op-cost:slower', 'op-cost:slower', 'op-cost:slower']);
     assert.deepEqual(comparison.notes, []);
     assert.deepEqual(comparison.deviceDifferences, []);
   });
 
   it('pairs a changed config with its baseline by name, and says the config changed', () => {
     const comparison = compareResults([makeResult()], [makeResult({ iterations: 1166 })]);
-    assert.equal(comparison.pairs.length, 6);
+    assert.equal(comparison.pairs.length, 10);
     assert.match(comparison.notes.join('\n'), /balanced: the config changed since the baseline \(hash \w+ → \w+\)/);
   });
 
@@ -84,7 +85,7 @@ describe('cuda-pipe compare and report', () => {
   it('exits 0 when nothing got slower', () => {
     const { code, stdout } = runCli(['compare', baseline, same]);
     assert.equal(code, 0, stdout);
-    assert.match(stdout, /0 slower, 0 faster, 6 same, 0 noisy/);
+    assert.match(stdout, /0 slower, 0 faster, 10 same, 0 noisy/);
   });
 
   it('exits 1 on a slowdown and shows it in the table and the Markdown', () => {
@@ -95,7 +96,7 @@ describe('cuda-pipe compare and report', () => {
     const json = JSON.parse(runCli(['compare', baseline, slower, '--json']).stdout);
     assert.equal(json.pairs[1].verdict, 'slower');
     const mdOut = runCli(['compare', baseline, slower, '--md', '-']).stdout;
-    assert.match(mdOut, /^### cuda-pipe compare: \*\*6 slower\*\*/);
+    assert.match(mdOut, /^### cuda-pipe compare: \*\*10 slower\*\*/);
     assert.match(mdOut, /\| balanced \| overlapped 32×4 depth-first \| .* \| \+10\.0% \| 🔴 slower \|/);
   });
 

@@ -62,7 +62,7 @@ describe('the planner', () => {
   it('copies every byte of every buffer exactly once per direction, in every mode', () => {
     for (const order of ['depth-first', 'breadth-first']) {
       const p = plan(1003, `{ chunks: 7, streams: 3, order: ${order} }`);
-      for (const s of p.schedules.filter((x) => x.role.kind !== 'link')) {
+      for (const s of p.schedules.filter((x) => x.role.kind !== 'link' && x.role.kind !== 'op-cost')) {
         if (s.bytes.h2d) assertEveryByteOnce(s, { x: 4012 }, 'h2d');
         if (s.bytes.d2h) assertEveryByteOnce(s, { y: 4012 }, 'd2h');
       }
@@ -121,7 +121,7 @@ describe('the planner', () => {
     assert.match(p.notes.join('\n'), /4 chunks asked for, 3 made/);
   });
 
-  it('adds serial, each stage alone and the bidirectional link mode around the overlapped ones, each with a typed role', () => {
+  it('adds serial and the model\'s parts around the overlapped modes, each with a typed role', () => {
     const p = plan(1000, '{ chunks: 4, streams: 2, order: [depth-first, breadth-first] }');
     const layout = (order: string) => ({ chunks: 4, streams: 2, order, topology: 'chunk-per-stream' });
     assert.deepEqual(p.schedules.map((s) => s.role), [
@@ -131,9 +131,13 @@ describe('the planner', () => {
       { kind: 'stage', stage: 'h2d' },
       { kind: 'stage', stage: 'kernel', kernel: 'scale' },
       { kind: 'stage', stage: 'd2h' },
-      { kind: 'link', copiesPerDirection: 4, streamsPerDirection: 2 },
+      { kind: 'kernels-chunked', layout: layout('depth-first') },
+      { kind: 'link', copiesPerDirection: 2, streamsPerDirection: 2 },
+      { kind: 'op-cost', op: 'launch' },
+      { kind: 'op-cost', op: 'h2d' },
+      { kind: 'op-cost', op: 'd2h' },
     ]);
-    assert.equal(new Set(p.schedules.map((s) => s.id)).size, 7, 'every mode has its own id');
+    assert.equal(new Set(p.schedules.map((s) => s.id)).size, 11, 'every mode has its own id');
     assert.deepEqual(p.schedules.filter((s) => s.verify).map((s) => s.role.kind), ['serial', 'overlapped', 'overlapped']);
     const serial = schedule(p, (r) => r.kind === 'serial');
     assert.deepEqual(serial.bytes, { h2d: 4000, d2h: 4000 });
@@ -145,11 +149,30 @@ describe('the planner', () => {
     for (const s of p.schedules) assert.ok(copies(s).every((c) => c.buffer !== 'tmp'));
   });
 
-  it('measures the link with the pipeline\'s own chunks, two streams per direction', () => {
-    const five = link(plan(1000, '{ chunks: 5, streams: 2 }'));
-    assert.equal(copies(five).filter((c) => c.direction === 'h2d').length, 5);
-    assert.deepEqual(five.streams.map((s) => s.id), ['s0', 's1', 's2', 's3']);
-    assert.equal(copies(link(plan(1000, '{ chunks: 1, streams: 1 }'))).length, 4);
+  it('measures the link at its best: pieces of about 8 MiB, at least two and at most 16 a direction, two streams per direction', () => {
+    const tiny = link(plan(1000, '{ chunks: 5, streams: 2 }'));
+    assert.equal(copies(tiny).filter((c) => c.direction === 'h2d').length, 2);
+    assert.deepEqual(tiny.streams.map((s) => s.id), ['s0', 's1', 's2', 's3']);
+    const pieces = (elements: number) => copies(link(plan(elements, '{ chunks: 4, streams: 2 }'))).filter((c) => c.direction === 'h2d').length;
+    assert.equal(pieces(12 * 2 ** 20), 6, '48 MiB in 8 MiB pieces');
+    assert.equal(pieces(256 * 2 ** 20), 16, '1 GiB: at most 16');
+  });
+
+  it('measures small ops behind the gate: empty launches and 4 KiB copies each way', () => {
+    const p = plan(4096, '{ chunks: 4, streams: 2 }');
+    const opCost = (op: string) => schedule(p, (r) => r.kind === 'op-cost' && r.op === op);
+    for (const op of ['launch', 'h2d', 'd2h']) {
+      assert.equal(opCost(op).gated, true);
+      assert.deepEqual(opCost(op).prologue[0], { kind: 'gate', stream: 's0' });
+      assert.equal(opCost(op).body.length, 200);
+    }
+    assert.ok(opCost('launch').body.every((o) => o.kind === 'empty'));
+    assert.ok(copies(opCost('d2h')).every((c) => c.direction === 'd2h' && c.bytes === 4096 && c.buffer === 'y'));
+  });
+
+  it('runs the kernels chunked over the layout\'s streams with no copies, for the model\'s kernel term', () => {
+    const chunked = schedule(plan(1000, '{ chunks: 4, streams: 2 }'), (r) => r.kind === 'kernels-chunked');
+    assert.deepEqual(chunked.body.map((o) => [o.kind, o.stream]), [['kernel', 's0'], ['kernel', 's1'], ['kernel', 's0'], ['kernel', 's1']]);
   });
 
   it('plans bandwidth copies with the link mode split into 16 copies over 2 streams per direction', () => {

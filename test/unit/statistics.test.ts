@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pipelineBound } from '../../src/measure/bound.js';
 import { quantile, relativeMedianError, summarize } from '../../src/measure/stats.js';
 import { DEFAULT_POLICY, policyFromConfig, StoppingCriterion } from '../../src/measure/policy.js';
 
@@ -36,54 +35,6 @@ describe('statistics of one timed quantity', () => {
   it('reports zero noise and no outliers for a single sample', () => {
     const s = summarize([4.2]);
     assert.deepEqual([s.stdev, s.relativeNoise, s.outliers.length], [0, 0, 0]);
-  });
-});
-
-describe('the overlap bound', () => {
-  // Measured on the H100 host (balanced config, 256 MiB each way): copies 4.863 and 4.869 ms, FMA kernel 3.695 ms,
-  // both directions at once 5.387 ms.
-  const MiB256 = 256 * 2 ** 20;
-  const h100 = { h2dMs: 4.863, kernelMs: 3.695, d2hMs: 4.869, h2dBytes: MiB256, d2hBytes: MiB256, linkMs: 5.387, copyEngines: 3 };
-  const close = (actual: number, expected: number) => assert.ok(Math.abs(actual - expected) < 1e-9, `${actual} vs ${expected}`);
-
-  it('is set by the shared link, with one direction alone while the pipeline fills and drains', () => {
-    const b = pipelineBound({ ...h100, chunks: 32 });
-    assert.equal(b.term, 'link');
-    const fill = (4.863 + 3.695) / 32;
-    const drain = (3.695 + 4.869) / 32;
-    const movedAlone = (fill / 4.863 + drain / 4.869) / 2;
-    close(b.fillDrainMs, fill + drain);
-    close(b.steadyMs, 5.387 * (1 - movedAlone));
-    close(b.ms, 5.387 * (1 - movedAlone) + fill + drain);
-    assert.ok(b.ms > 5.387 + 3.695 / 32, 'tighter than the link plus the kernel\'s share of a chunk');
-  });
-
-  it('approaches the bidirectional time as chunks get smaller', () => {
-    const at = (chunks: number) => pipelineBound({ ...h100, chunks }).ms;
-    assert.ok(at(8) > at(32) && at(32) > at(256) && at(256) > 5.387);
-  });
-
-  it('falls back to the slowest stage alone, plus the other stages\' share of one chunk, without a link figure', () => {
-    const b = pipelineBound({ ...h100, linkMs: null, chunks: 32 });
-    assert.equal(b.term, 'D2H');
-    close(b.ms, 4.869 + (4.863 + 3.695) / 32);
-  });
-
-  it('is set by the kernel for a compute-bound pipeline', () => {
-    const b = pipelineBound({ ...h100, kernelMs: 30, chunks: 16 });
-    assert.equal(b.term, 'kernels');
-    close(b.ms, 30 + (4.863 + 4.869) / 16);
-  });
-
-  it('makes H2D and D2H take turns with one copy engine', () => {
-    const b = pipelineBound({ ...h100, copyEngines: 1, chunks: 16 });
-    assert.equal(b.term, 'copy engine');
-    close(b.ms, 4.863 + 4.869 + 3.695 / 16);
-  });
-
-  it('is the serial sum without a copy engine, and with one chunk', () => {
-    close(pipelineBound({ ...h100, copyEngines: 0, chunks: 16 }).ms, 4.863 + 3.695 + 4.869);
-    close(pipelineBound({ ...h100, chunks: 1 }).ms, 4.863 + 3.695 + 4.869);
   });
 });
 
