@@ -1,0 +1,316 @@
+import { z } from 'zod';
+import { BUFFER_ROLES, ISSUE_ORDERS, type ModeRole, STOP_RULES, TOPOLOGIES } from '../vocabulary.js';
+
+// The contract between measuring and rendering. Renderers read a Result alone, so a saved JSON file redraws every
+// table and picture exactly as measured. Bump RESULT_VERSION on any change that an older reader would misread, and
+// teach load.ts to migrate the old version.
+
+export const RESULT_SCHEMA_ID = 'cuda-pipe/result';
+export const RESULT_VERSION = 2;
+export const PROBE_SCHEMA_ID = 'cuda-pipe/probe';
+export const PROBE_VERSION = 1;
+
+export const PcieLinkSchema = z.object({
+  generation: z.number().nullable(),
+  width: z.number(),
+  maxGeneration: z.number().nullable(),
+  maxWidth: z.number(),
+  speed: z.string(),
+});
+export type PcieLink = z.infer<typeof PcieLinkSchema>;
+
+export const DeviceFactsSchema = z.object({
+  index: z.number().int(),
+  name: z.string(),
+  uuid: z.string(),
+  computeCapability: z.object({ major: z.number().int(), minor: z.number().int() }),
+  multiprocessors: z.number().int(),
+  maxThreadsPerMultiprocessor: z.number().int(),
+  memoryBytes: z.number(),
+  l2CacheBytes: z.number(),
+  asyncEngineCount: z.number().int(),
+  concurrentKernels: z.boolean(),
+  gpuOverlap: z.boolean(),
+  unifiedAddressing: z.boolean(),
+  canMapHostMemory: z.boolean(),
+  integrated: z.boolean(),
+  streamPriority: z.object({ least: z.number().int(), greatest: z.number().int() }),
+  pciBusId: z.string(),
+  pcie: PcieLinkSchema.nullable(),
+});
+export type DeviceFacts = z.infer<typeof DeviceFactsSchema>;
+
+export const SoftwareVersionsSchema = z.object({
+  driver: z.string(),
+  runtime: z.string(),
+  nvrtc: z.string().nullable(),
+  nvrtcArchitectures: z.array(z.string()),
+  cudartPath: z.string(),
+  nvrtcPath: z.string().nullable(),
+});
+export type SoftwareVersions = z.infer<typeof SoftwareVersionsSchema>;
+
+/** Summary statistics of one timed quantity, in the samples' unit (milliseconds for times). */
+export const StatsSchema = z.object({
+  n: z.number().int(),
+  median: z.number(),
+  mean: z.number(),
+  min: z.number(),
+  max: z.number(),
+  stdev: z.number(),
+  q1: z.number(),
+  q3: z.number(),
+  iqr: z.number(),
+  /** stdev / mean; 0 for a single sample. */
+  relativeStdev: z.number(),
+  /** 1.4826 · MAD / median: the noise around the median that the stopping rule and the tables use. */
+  relativeNoise: z.number(),
+  /** Indexes of samples whose modified z-score exceeds 3.5; flagged, never dropped. */
+  outliers: z.array(z.number().int()),
+});
+export type Stats = z.infer<typeof StatsSchema>;
+
+export const BandwidthSchema = z.object({
+  bytes: z.number(),
+  hostMemory: z.enum(['pinned', 'pageable']),
+  direction: z.enum(['h2d', 'd2h', 'bidirectional']),
+  /** For bidirectional: the copies each direction was split into, and the streams per direction. */
+  pieces: z.number().int(),
+  streamsPerDirection: z.number().int(),
+  samplesMs: z.array(z.number()),
+  stats: StatsSchema,
+  /** bytes moved (both directions together for bidirectional) / median time, in GB/s (1e9 bytes/s). */
+  gbPerSecond: z.number(),
+});
+export type Bandwidth = z.infer<typeof BandwidthSchema>;
+
+export const ProbeDocumentSchema = z.object({
+  schema: z.literal(PROBE_SCHEMA_ID),
+  version: z.literal(PROBE_VERSION),
+  tool: z.object({ name: z.string(), version: z.string() }),
+  software: SoftwareVersionsSchema,
+  devices: z.array(z.object({ facts: DeviceFactsSchema, bandwidth: z.array(BandwidthSchema).nullable() })),
+});
+export type ProbeDocument = z.infer<typeof ProbeDocumentSchema>;
+
+export const WarningSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  remedy: z.string(),
+});
+export type Warning = z.infer<typeof WarningSchema>;
+
+export const MismatchSchema = z.object({
+  buffer: z.string(),
+  /** The overlapped mode whose output differed from serial. */
+  mode: z.string(),
+  index: z.number().int(),
+  expected: z.string(),
+  actual: z.string(),
+  differing: z.number().int(),
+  unwritten: z.boolean(),
+});
+export type Mismatch = z.infer<typeof MismatchSchema>;
+
+export const OverlapLayoutSchema = z.object({
+  chunks: z.number().int(),
+  streams: z.number().int(),
+  order: z.enum(ISSUE_ORDERS),
+  topology: z.enum(TOPOLOGIES),
+});
+
+export const ModeRoleSchema = z.union([
+  z.object({ kind: z.literal('serial') }),
+  z.object({ kind: z.literal('overlapped'), layout: OverlapLayoutSchema }),
+  z.object({ kind: z.literal('stage'), stage: z.enum(['h2d', 'd2h']) }),
+  z.object({ kind: z.literal('stage'), stage: z.literal('kernel'), kernel: z.string() }),
+  z.object({ kind: z.literal('link'), copiesPerDirection: z.number().int(), streamsPerDirection: z.number().int() }),
+  z.object({ kind: z.literal('issue-cost'), op: z.enum(['launch', 'copy']) }),
+]);
+// The schema and the vocabulary's type must describe the same thing.
+const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole ? (ModeRole extends z.infer<typeof ModeRoleSchema> ? true : false) : false = true;
+void roleMatchesVocabulary;
+
+export const BoundTermSchema = z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial']);
+
+export const BoundSchema = z.object({
+  ms: z.number(),
+  limitedBy: BoundTermSchema,
+  steadyMs: z.number(),
+  fillDrainMs: z.number(),
+  copyEngines: z.number().int(),
+  /** Every lower bound considered; `ms` of the largest is the bound. */
+  terms: z.array(z.object({ term: BoundTermSchema, steadyMs: z.number(), fillDrainMs: z.number(), ms: z.number() })),
+  /** Both directions' bytes over the link mode's median, GB/s; null when not measured. */
+  linkGbPerSecond: z.number().nullable(),
+});
+export type BoundRecord = z.infer<typeof BoundSchema>;
+
+/** How one overlapped mode did: against its device's serial mode and against the model's bound for its layout. */
+export const OverlapAnalysisSchema = z.object({
+  serialMs: z.number(),
+  /** serial median / this mode's median */
+  speedup: z.number(),
+  /** One standard error of the speedup, propagated from both medians' standard errors; null when a side has one sample. */
+  speedupError: z.number().nullable(),
+  bound: BoundSchema,
+  /** bound / this mode's median */
+  efficiency: z.number(),
+  /** Elements in every chunk but the last. */
+  chunkElements: z.number().int(),
+});
+export type OverlapAnalysis = z.infer<typeof OverlapAnalysisSchema>;
+
+export const ModeResultSchema = z.object({
+  /** A key generated from the role (vocabulary.modeId); code reads `role`, never the id's parts. */
+  id: z.string(),
+  role: ModeRoleSchema,
+  /** The CUDA device index the mode ran on; one of `devices`. */
+  device: z.number().int(),
+  description: z.string(),
+  bytes: z.object({ h2d: z.number(), d2h: z.number() }),
+  /** GPU time of each timed rep, from CUDA events. */
+  samplesMs: z.array(z.number()),
+  /** Host time of each timed rep's issue loop (a host timer; issue cost, not GPU time). */
+  hostIssueMs: z.array(z.number()),
+  stats: StatsSchema,
+  stoppedBy: z.enum(STOP_RULES),
+  /** Host time spent on the timed reps. */
+  elapsedMs: z.number(),
+  gateTimeouts: z.number().int(),
+  /** SM clock read between reps, MHz; null where NVML was not available. */
+  smClockMHz: z.object({ min: z.number(), max: z.number() }).nullable(),
+  /** Overlapped modes only: speedup, bound and efficiency. */
+  analysis: OverlapAnalysisSchema.nullable(),
+});
+export type ModeResult = z.infer<typeof ModeResultSchema>;
+
+export const TimelineOpSchema = z.object({
+  mode: z.string(),
+  device: z.number().int(),
+  stream: z.string(),
+  kind: z.enum(['h2d', 'd2h', 'kernel', 'host']),
+  /** Chunk index; null for whole-buffer ops. */
+  chunk: z.number().int().nullable(),
+  buffer: z.string().nullable(),
+  kernel: z.string().nullable(),
+  /** Bytes a copy moved; for a kernel, the bytes of the element range it was given (0 for host ops). */
+  bytes: z.number(),
+  /** GPU time from the rep's start event to the op's own start and end events, ms. */
+  startMs: z.number(),
+  endMs: z.number(),
+  /** Host time from issuing the rep's start event to issuing this op, ms (a host timer). */
+  issuedMs: z.number(),
+});
+export type TimelineOp = z.infer<typeof TimelineOpSchema>;
+
+/** One traced rep: a rep run apart from the timed ones, with an event before and after every op. */
+export const TracedRepSchema = z.object({
+  mode: z.string(),
+  device: z.number().int(),
+  /** Start to end event of the traced rep, ms; per-op events make it a little slower than the timed reps. */
+  totalMs: z.number(),
+  /** Host time to issue the whole traced rep, ms. */
+  issueMs: z.number(),
+  streams: z.array(z.object({ id: z.string(), flags: z.enum(['non-blocking', 'default']), priority: z.number().int().nullable() })),
+  ops: z.array(TimelineOpSchema),
+});
+export type TracedRep = z.infer<typeof TracedRepSchema>;
+
+export const RunIdentitySchema = z.object({
+  hostname: z.string(),
+  /** The launcher's rank and size (OpenMPI, MPICH/PMI, Slurm); null when not launched by one. */
+  rank: z.number().int().nullable(),
+  localRank: z.number().int().nullable(),
+  size: z.number().int().nullable(),
+  jobId: z.string().nullable(),
+  launcher: z.string().nullable(),
+});
+export type RunIdentity = z.infer<typeof RunIdentitySchema>;
+
+export const RunResultSchema = z.object({
+  schema: z.literal(RESULT_SCHEMA_ID),
+  version: z.literal(RESULT_VERSION),
+  tool: z.object({ name: z.string(), version: z.string() }),
+  createdAt: z.string(),
+  run: RunIdentitySchema,
+  environment: z.object({
+    node: z.string(),
+    platform: z.string(),
+    software: SoftwareVersionsSchema,
+  }),
+  /** Every device the run used; modes name theirs by index. */
+  devices: z.array(DeviceFactsSchema).min(1),
+  config: z.object({
+    name: z.string(),
+    path: z.string().nullable(),
+    hash: z.string(),
+    /** The config as written, with command-line overrides applied. */
+    resolved: z.unknown(),
+  }),
+  pipeline: z.object({
+    elements: z.number(),
+    align: z.number().int(),
+    requestedChunks: z.number().int(),
+    requestedStreams: z.number().int(),
+  }),
+  buffers: z.array(z.object({
+    name: z.string(),
+    type: z.string(),
+    elements: z.number(),
+    bytes: z.number(),
+    role: z.enum(BUFFER_ROLES),
+    /** 'device-only' for scratch buffers. */
+    hostMemory: z.string(),
+  })),
+  kernels: z.array(z.object({
+    label: z.string(),
+    entry: z.string(),
+    source: z.string(),
+    block: z.number().int(),
+    grid: z.union([z.literal('auto'), z.literal('cover'), z.number()]),
+    compile: z.object({ cached: z.boolean(), ms: z.number(), arch: z.string(), nvrtc: z.string() }),
+  })),
+  policy: z.object({
+    warmup: z.number().int(),
+    warmupMs: z.number(),
+    fixedReps: z.number().int().nullable(),
+    minReps: z.number().int(),
+    maxReps: z.number().int(),
+    /** Fraction, 0.005 = 0.5%. */
+    maxNoise: z.number(),
+    maxTimeMs: z.number(),
+    /** True when a gate kernel held the streams until each rep was issued: times exclude host issue cost. */
+    gate: z.boolean(),
+  }),
+  /** Whether the SM clock was watched during the run, and the range it was read in. */
+  clocks: z.object({ checked: z.boolean(), note: z.string(), minMHz: z.number().nullable(), maxMHz: z.number().nullable() }),
+  modes: z.array(ModeResultSchema),
+  /** The headline: the first overlapped mode, as `run` prints it. Every overlapped mode has its own analysis. */
+  summary: z.object({
+    mode: z.string(),
+    serialMs: z.number(),
+    overlappedMs: z.number(),
+    speedup: z.number(),
+    speedupError: z.number().nullable(),
+    efficiency: z.number(),
+  }),
+  /** Traced reps, when the run recorded any. */
+  timeline: z.object({ reps: z.array(TracedRepSchema) }).nullable(),
+  verification: z.object({
+    status: z.enum(['passed', 'failed', 'skipped']),
+    mismatches: z.array(MismatchSchema),
+  }),
+  warnings: z.array(WarningSchema),
+  notes: z.array(z.string()),
+});
+export type RunResult = z.infer<typeof RunResultSchema>;
+
+/** The Result's JSON Schema, published by `cuda-pipe schema --result`. */
+export function resultJsonSchema(): unknown {
+  return {
+    $id: 'https://cuda-pipe.dev/result.schema.json',
+    title: `cuda-pipe result, version ${RESULT_VERSION}`,
+    ...z.toJSONSchema(RunResultSchema, { io: 'output', unrepresentable: 'any' }),
+  };
+}
