@@ -34,8 +34,9 @@ function paint(style: ChalkInstance, stage: Stage, text: string): string {
   }
 }
 
-export function defaultColumns(): number {
-  const columns = process.stdout.columns;
+/** The width of the terminal `stream` writes to, or 100 when it is not a terminal. */
+export function defaultColumns(stream: NodeJS.WriteStream = process.stdout): number {
+  const columns = stream.columns;
   return columns !== undefined && columns > 0 ? columns : 100;
 }
 
