@@ -1,8 +1,8 @@
 import type { ModeResult, RunResult } from '../result/schema.js';
 import { renderSweepSection, type SweepPoint } from './sweep.js';
-import { escape, renderSvg } from './svg.js';
+import { renderSvg } from './svg.js';
 import {
-  analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, IDLE_COLUMNS, idleRows, modeLabel, ms, timelineGroups,
+  analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, escapeXml as escape, IDLE_COLUMNS, idleRows, modeLabel, ms, timelineGroups,
 } from './timeline-common.js';
 
 // One self-contained HTML file: the run's numbers, the timeline and its analysis. Everything is inline (CSS, SVG)

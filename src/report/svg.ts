@@ -1,6 +1,6 @@
 import type { RunResult, TimelineOp } from '../result/schema.js';
 import {
-  deviceLabel, deviceOf, ms, niceTicks, opGbPerSecond, opName, rowLabel, type Stage, STAGE_COLOURS, STAGE_LETTERS, STAGE_NAMES,
+  deviceLabel, deviceOf, escapeXml as escape, ms, niceTicks, opGbPerSecond, opName, rowLabel, type Stage, STAGE_COLOURS, STAGE_LETTERS, STAGE_NAMES,
   STAGES, tickLabel, type TimelineGroup, timelineGroups,
 } from './timeline-common.js';
 
@@ -214,8 +214,4 @@ export function bytesLabel(bytes: number): string {
 /** Two decimals at most, no trailing zeros: stable coordinates that do not bloat the file. */
 function n(value: number): string {
   return Number.parseFloat(value.toFixed(2)).toString();
-}
-
-export function escape(value: string): string {
-  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }

@@ -1,5 +1,5 @@
 import type { IssueOrder } from '../vocabulary.js';
-import { escape } from './svg.js';
+import { escapeXml as escape } from './timeline-common.js';
 
 // The hook for issue 8's sweep: a heat map of speedup over a streams × chunks grid, one per issue order. The sweep
 // itself is not measured yet; whoever runs it hands its points to the HTML report (renderHtml's `sweep` option).

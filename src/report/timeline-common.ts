@@ -187,3 +187,8 @@ export function idleRows(a: RepAnalysis): string[][] {
 export function ms(value: number): string {
   return `${value.toFixed(3)} ms`;
 }
+
+/** Text for XML and HTML, in content and in quoted attributes alike. */
+export function escapeXml(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}

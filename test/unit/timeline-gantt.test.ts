@@ -126,3 +126,15 @@ describe('Gantt cells', () => {
     assert.equal(labels, '0 ms      2         4         6         8       10');
   });
 });
+
+describe('terminal Gantt of host ops', () => {
+  it('draws a host op with its own letter, on its stream only', () => {
+    const base = syntheticRunResult();
+    const [serial] = base.timeline!.reps;
+    const host: TimelineOp = { ...serial!.ops[2]!, kind: 'host', buffer: null, bytes: 0, startMs: 12.0, endMs: 12.49 };
+    const withHost = { ...base, timeline: { reps: [{ ...serial!, ops: [...serial!.ops.slice(0, 2), { ...serial!.ops[2]!, endMs: 12.0 }, host] }] } };
+    const rows = chartRows(renderGantt(withHost, { style: plain, columns: 60 }));
+    assert.equal(rows.length, 1);
+    assert.match(rows[0]!.cells, /^H+K+D+C+$/);
+  });
+});
