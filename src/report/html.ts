@@ -19,11 +19,11 @@ const CSS = `
 body { font-family: "DejaVu Sans", Arial, Helvetica, sans-serif; color: #222; margin: 24px; max-width: 1040px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
-h3 { font-size: 14px; margin: 18px 0 6px; }
+h4 { font-size: 13px; margin: 14px 0 4px; }
 .meta { color: #555; margin: 0; }
 .headline { font-size: 16px; }
 table { border-collapse: collapse; margin: 6px 0 12px; }
-th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; font-variant-numeric: tabular-nums; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 thead th { border-bottom: 1px solid #999; }
 figure.timeline { margin: 8px 0; }
@@ -116,7 +116,7 @@ function timelineSection(result: RunResult, options: HtmlOptions): string {
     ...group.reps.map((rep) => {
       const a = analyzeTracedRep(result, rep);
       const facts = analysisFacts(a).map((f) => `<dt>${escape(f.label)}</dt><dd>${escape(f.value)}</dd>`).join('');
-      const heading = group.multiDevice ? `<h4>${escape(deviceLabel(deviceOf(result, rep.device), rep.device))}</h4>` : '';
+      const heading = group.multiDevice ? `<h4>Analysis, ${escape(deviceLabel(deviceOf(result, rep.device), rep.device))}</h4>` : '';
       return `<div class="analysis" data-mode="${escape(rep.mode)}" data-device="${rep.device}">${heading}<dl class="facts">${facts}</dl>`
         + `<p>Idle time by cause: host (not yet issued), engine (its copy engine busy on another stream), dependency (the rest).</p>`
         + `${table([...IDLE_COLUMNS], idleRows(a), 'idle')}</div>`;
