@@ -19,18 +19,38 @@ export interface TimelineOptions {
 }
 
 export async function timelineCommand(file: string, options: TimelineOptions): Promise<0> {
-  const result = readRunResult(file);
+  await writeTimelineOutputs(readRunResult(file), options);
+  return 0;
+}
+
+/**
+ * The Gantt and the documents `options` ask for. `run --timeline` calls this after its own outputs, saying whether
+ * one of them (`--json -`, `--md -`) already holds stdout: then the Gantt goes to stderr and no document may use `-`.
+ */
+export async function writeTimelineOutputs(result: RunResult, options: TimelineOptions, stdoutTaken = false): Promise<void> {
   const documents = timelineDocuments(result, options);
   const toStdout = documents.filter((d) => d.target === '-');
-  if (toStdout.length > 1) throw new Error(`Only one of --svg, --html and --trace can write to stdout (-); ${toStdout.map((d) => d.flag).join(' and ')} both ask to.`);
-  const ganttStream = toStdout.length ? process.stderr : process.stdout;
+  if (toStdout.length > (stdoutTaken ? 0 : 1)) {
+    const flags = toStdout.map((d) => d.flag).join(' and ');
+    throw new TimelineUsageError(stdoutTaken
+      ? `stdout already carries another document, so ${flags} cannot write to it (-); give a file name.`
+      : `Only one of --svg, --html and --trace can write to stdout (-); ${flags} both ask to.`);
+  }
+  const ganttStream = stdoutTaken || toStdout.length ? process.stderr : process.stdout;
   const style = terminalStyle(ganttStream);
   ganttStream.write(`${renderGantt(result, { style, columns: options.width ?? defaultColumns(ganttStream) })}\n`);
   for (const document of documents) {
     if (document.target === '-') process.stdout.write(document.render());
     else await writeFile(document.target, document.render());
   }
-  return 0;
+}
+
+/**
+ * A mistake of the user's (a bad file, two documents on stdout). Becomes UsageError from ../errors.js (exit 2) on
+ * merge; this branch imports nothing outside the v2 schema, the vocabulary and its own files.
+ */
+export class TimelineUsageError extends Error {
+  override readonly name = 'TimelineUsageError';
 }
 
 export interface TimelineDocument {
@@ -59,13 +79,13 @@ export function readRunResult(file: string): RunResult {
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new Error(`Cannot read ${file} as JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new TimelineUsageError(`Cannot read ${file} as JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
   const parsed = RunResultSchema.safeParse(json);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     const where = first ? `${first.path.join('.') || '(top level)'}: ${first.message}` : 'unknown problem';
-    throw new Error(`${file} is not a cuda-pipe result of version 2 (${where}).`);
+    throw new TimelineUsageError(`${file} is not a cuda-pipe result of version 2 (${where}).`);
   }
   return parsed.data;
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Chalk } from 'chalk';
-import { readRunResult, type TimelineOptions } from '../../src/cli/timeline.js';
+import { readRunResult, type TimelineOptions, TimelineUsageError, writeTimelineOutputs } from '../../src/cli/timeline.js';
 import { renderGantt } from '../../src/report/gantt.js';
 import { renderHtml } from '../../src/report/html.js';
 import { renderSvg } from '../../src/report/svg.js';
@@ -55,5 +55,12 @@ describe('timeline command', () => {
     const broken = join(dir, 'broken.json');
     writeFileSync(broken, '{"schema": ');
     assert.throws(() => readRunResult(broken), /Cannot read .*broken\.json as JSON/);
+  });
+});
+
+describe('timeline outputs after run', () => {
+  it('refuses a document on stdout when run already wrote one there', async () => {
+    await assert.rejects(writeTimelineOutputs(result, { trace: '-' }, true), (error: unknown) =>
+      error instanceof TimelineUsageError && /stdout already carries another document, so --trace cannot write to it/.test(error.message));
   });
 });
