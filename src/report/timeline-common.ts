@@ -113,9 +113,16 @@ export function rowLabel(row: TimelineRow, multiDevice: boolean): string {
   return multiDevice ? `GPU${row.device} ${row.stream}` : row.stream;
 }
 
-/** The analysis of a rep with its device's copy engines taken into account. */
+/**
+ * The analysis of a rep with its device's copy engines taken into account. Under a gate the GPU starts only once
+ * the whole rep is issued, so no wait is the host's: issue times are then mapped as if all came before GPU time 0,
+ * and a stream waiting for the gate counts as waiting on a dependency.
+ */
 export function analyzeTracedRep(result: RunResult, rep: TracedRep): RepAnalysis {
-  return analyzeRep(rep, { copyEngines: deviceOf(result, rep.device)?.asyncEngineCount ?? 2 });
+  return analyzeRep(rep, {
+    copyEngines: deviceOf(result, rep.device)?.asyncEngineCount ?? 2,
+    hostOffsetMs: result.policy.gate ? rep.issueMs : 0,
+  });
 }
 
 /** Tick positions in ms: 0 and multiples of a 1-2-5 step, at most about `maxTicks` of them. */

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { intersect, measure, union } from '../../src/analysis/intervals.js';
 import { analyzeRep, busyFractions, idleGaps, issueRate, overlapFractions } from '../../src/analysis/timeline.js';
+import { analyzeTracedRep } from '../../src/report/timeline-common.js';
 import type { TimelineOp, TracedRep } from '../../src/result/schema.js';
+import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 
 const close = (actual: number, expected: number, what = '') => assert.ok(Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
 
@@ -136,5 +138,17 @@ describe('timeline analysis', () => {
     assert.deepEqual(analysis.busy, { h2d: 0, d2h: 0, sm: 0, host: 0, idle: 0 });
     assert.equal(analysis.issue.issuedPerUs, 0);
     assert.equal(analysis.issue.hostIssueBound, false);
+  });
+});
+
+describe('timeline analysis of a Result', () => {
+  it('blames no wait on the host when a gate held the streams until the rep was issued', () => {
+    const result = syntheticRunResult();
+    const rep = result.timeline!.reps[1]!;
+    const open = analyzeTracedRep(result, rep);
+    const gated = analyzeTracedRep({ ...result, policy: { ...result.policy, gate: true } }, rep);
+    assert.ok(open.idle.hostMs > 0.1);
+    assert.equal(gated.idle.hostMs, 0);
+    close(gated.idle.dependencyMs + gated.idle.engineMs, open.idle.idleMs);
   });
 });
