@@ -1,0 +1,217 @@
+import type { RunResult, TimelineOp } from '../result/schema.js';
+import {
+  deviceLabel, deviceOf, escapeXml as escape, ms, niceTicks, opGbPerSecond, opName, rowLabel, type Stage, STAGE_COLOURS, STAGE_LETTERS, STAGE_NAMES,
+  STAGES, tickLabel, type TimelineGroup, timelineGroups,
+} from './timeline-common.js';
+
+// The timeline as a standalone SVG: a panel per traced mode, a row per stream, a bar per op in its stage's colour
+// with its letter (or its name, where the bar is wide enough), a ms axis and a legend. The layout is exported so
+// tests (and the HTML report) can find every row on the page. Output depends on the Result alone: same Result,
+// same bytes.
+
+/** Sizes in px. Rows are ROW_HEIGHT tall, ROW_GAP apart; everything else stacks around them. */
+export const SVG_LAYOUT = {
+  width: 960,
+  padding: 16,
+  labelWidth: 96,
+  titleHeight: 44,
+  panelHeaderHeight: 22,
+  axisHeight: 26,
+  deviceHeaderHeight: 18,
+  rowHeight: 22,
+  rowGap: 6,
+  panelGap: 18,
+  legendHeight: 24,
+  fontSize: 12,
+  /** Bars narrower than this carry no letter. */
+  minLetterWidth: 10,
+  /** Rough advance of one character of bar text (11 px sans-serif), for deciding whether a name fits. */
+  charWidth: 6.4,
+} as const;
+
+export interface SvgRowBand {
+  readonly device: number;
+  readonly stream: string;
+  readonly label: string;
+  readonly ops: readonly TimelineOp[];
+  /** The bars' top and bottom, px from the top of the SVG. */
+  readonly top: number;
+  readonly bottom: number;
+  /** A device header above this row (first row of a device in a multi-device panel). */
+  readonly deviceHeaderY: number | null;
+}
+
+export interface SvgPanel {
+  readonly group: TimelineGroup;
+  readonly headerY: number;
+  readonly axisY: number;
+  readonly rows: readonly SvgRowBand[];
+  /** The plot's left and right edges: time 0 and the group's span. */
+  readonly plotLeft: number;
+  readonly plotRight: number;
+  readonly bottom: number;
+}
+
+export interface SvgLayout {
+  readonly width: number;
+  readonly height: number;
+  readonly panels: readonly SvgPanel[];
+  readonly legendY: number;
+}
+
+export interface SvgOptions {
+  /** Width in px; default SVG_LAYOUT.width. */
+  readonly width?: number;
+  /** Only this mode's traced reps; default every traced mode. */
+  readonly mode?: string;
+}
+
+export function svgLayout(result: RunResult, options: SvgOptions = {}): SvgLayout {
+  const L = SVG_LAYOUT;
+  const width = options.width ?? L.width;
+  let y = L.padding + L.titleHeight;
+  const panels = timelineGroups(result, options.mode).map((group) => {
+    const headerY = y + 15;
+    y += L.panelHeaderHeight;
+    const axisY = y + L.axisHeight - 4;
+    y += L.axisHeight;
+    const rows = group.rows.map((row, i) => {
+      const newDevice = group.multiDevice && group.rows[i - 1]?.device !== row.device;
+      const deviceHeaderY = newDevice ? y + 13 : null;
+      if (newDevice) y += L.deviceHeaderHeight;
+      const band: SvgRowBand = {
+        device: row.device, stream: row.stream, label: rowLabel(row, group.multiDevice), ops: row.ops,
+        top: y, bottom: y + L.rowHeight, deviceHeaderY,
+      };
+      y += L.rowHeight + L.rowGap;
+      return band;
+    });
+    const panel: SvgPanel = { group, headerY, axisY, rows, plotLeft: L.padding + L.labelWidth, plotRight: width - L.padding, bottom: y };
+    y += L.panelGap;
+    return panel;
+  });
+  const legendY = y;
+  return { width, height: y + L.legendHeight + L.padding, panels, legendY };
+}
+
+/** The x of a time in a panel, px. */
+export function xOf(panel: SvgPanel, timeMs: number): number {
+  const span = panel.group.spanMs > 0 ? panel.group.spanMs : 1;
+  return panel.plotLeft + (timeMs / span) * (panel.plotRight - panel.plotLeft);
+}
+
+export function renderSvg(result: RunResult, options: SvgOptions = {}): string {
+  const layout = svgLayout(result, options);
+  const L = SVG_LAYOUT;
+  const title = `cuda-pipe timeline: ${result.config.name}`;
+  const devices = result.devices.map((d) => deviceLabel(d, d.index)).join(', ');
+  const subtitle = `${devices} · ${result.run.hostname} · ${result.createdAt}`;
+  const body = [
+    `<rect width="${layout.width}" height="${layout.height}" fill="#ffffff"/>`,
+    text(L.padding, L.padding + 16, title, { size: 16, weight: 'bold' }),
+    text(L.padding, L.padding + 34, subtitle, { fill: '#555555' }),
+    ...(layout.panels.length ? layout.panels.flatMap((p) => panel(result, p)) : [text(L.padding, layout.legendY - 8, 'No traced reps in this result.')]),
+    ...legend(layout),
+  ];
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${layout.width}" height="${n(layout.height)}" viewBox="0 0 ${layout.width} ${n(layout.height)}"`
+      + ` font-family="DejaVu Sans, Arial, Helvetica, sans-serif" font-size="${L.fontSize}" role="img" aria-label="${escape(title)}">`,
+    `<title>${escape(`${title} (${subtitle})`)}</title>`,
+    ...body.map((line) => `  ${line}`),
+    '</svg>',
+    '',
+  ].join('\n');
+}
+
+function panel(result: RunResult, p: SvgPanel): string[] {
+  const L = SVG_LAYOUT;
+  const { group } = p;
+  const ticks = niceTicks(group.spanMs, Math.max(2, Math.floor((p.plotRight - p.plotLeft) / 80)));
+  const header = `${group.label} · traced rep ${group.reps.map((r) => ms(r.totalMs)).join(', ')}`;
+  const out = [
+    `<g class="panel" data-mode="${escape(group.mode)}">`,
+    text(L.padding, p.headerY, header, { weight: 'bold' }),
+    `<line x1="${n(p.plotLeft)}" y1="${n(p.axisY)}" x2="${n(p.plotRight)}" y2="${n(p.axisY)}" stroke="#444444"/>`,
+  ];
+  for (const t of ticks) {
+    const x = xOf(p, t);
+    out.push(`<line x1="${n(x)}" y1="${n(p.axisY)}" x2="${n(x)}" y2="${n(p.bottom - L.rowGap)}" stroke="#dddddd"/>`);
+    out.push(`<line x1="${n(x)}" y1="${n(p.axisY - 4)}" x2="${n(x)}" y2="${n(p.axisY)}" stroke="#444444"/>`);
+    out.push(text(x, p.axisY - 7, `${tickLabel(t, ticks)}${t === 0 ? ' ms' : ''}`, { anchor: t === 0 ? 'start' : 'middle', size: 11 }));
+  }
+  for (const row of p.rows) {
+    if (row.deviceHeaderY !== null) out.push(text(L.padding, row.deviceHeaderY, deviceLabel(deviceOf(result, row.device), row.device), { fill: '#555555', size: 11 }));
+    out.push(text(L.padding, row.top + L.rowHeight / 2 + 4, row.label));
+    out.push(`<rect x="${n(p.plotLeft)}" y="${n(row.top)}" width="${n(p.plotRight - p.plotLeft)}" height="${L.rowHeight}" fill="#f2f3f5"/>`);
+    for (const op of row.ops) out.push(...bar(p, row, op));
+  }
+  out.push('</g>');
+  return out;
+}
+
+function bar(p: SvgPanel, row: SvgRowBand, op: TimelineOp): string[] {
+  const L = SVG_LAYOUT;
+  const x = xOf(p, op.startMs);
+  const width = Math.max(1, xOf(p, op.endMs) - x);
+  const name = opName(op);
+  const gbps = opGbPerSecond(op);
+  const tip = [
+    name, `stream ${op.stream}`, `${op.startMs.toFixed(3)}–${op.endMs.toFixed(3)} ms (${ms(op.endMs - op.startMs)})`,
+    ...(op.bytes > 0 ? [bytesLabel(op.bytes)] : []), ...(gbps !== null && op.kind !== 'kernel' ? [`${gbps.toFixed(2)} GB/s`] : []),
+  ].join(' · ');
+  const out = [
+    `<rect class="op ${op.kind}" data-device="${op.device}" data-stream="${escape(op.stream)}" x="${n(x)}" y="${n(row.top)}" width="${n(width)}"`
+      + ` height="${L.rowHeight}" fill="${STAGE_COLOURS[op.kind]}" stroke="#ffffff" stroke-width="0.5" shape-rendering="crispEdges"><title>${escape(tip)}</title></rect>`,
+  ];
+  const label = name.length * L.charWidth + 6 <= width ? name : width >= L.minLetterWidth ? STAGE_LETTERS[op.kind] : null;
+  if (label !== null) out.push(text(x + width / 2, row.top + L.rowHeight / 2 + 4, label, { anchor: 'middle', fill: '#ffffff', size: 11 }));
+  return out;
+}
+
+function legend(layout: SvgLayout): string[] {
+  const L = SVG_LAYOUT;
+  const y = layout.legendY;
+  return STAGES.map((stage: Stage, i) => {
+    const x = L.padding + i * 150;
+    return [
+      `<rect class="legend ${stage}" x="${x}" y="${y}" width="14" height="14" fill="${STAGE_COLOURS[stage]}"/>`,
+      text(x + 3.5, y + 11, STAGE_LETTERS[stage], { fill: '#ffffff', size: 10 }),
+      text(x + 20, y + 11, STAGE_NAMES[stage]),
+    ].join('');
+  });
+}
+
+interface TextStyle {
+  readonly anchor?: 'start' | 'middle' | 'end';
+  readonly size?: number;
+  readonly weight?: 'bold';
+  readonly fill?: string;
+}
+
+function text(x: number, y: number, content: string, style: TextStyle = {}): string {
+  const attrs = [
+    `x="${n(x)}"`, `y="${n(y)}"`,
+    ...(style.anchor && style.anchor !== 'start' ? [`text-anchor="${style.anchor}"`] : []),
+    ...(style.size ? [`font-size="${style.size}"`] : []),
+    ...(style.weight ? [`font-weight="${style.weight}"`] : []),
+    `fill="${style.fill ?? '#222222'}"`,
+  ];
+  return `<text ${attrs.join(' ')}>${escape(content)}</text>`;
+}
+
+/** 8388608 → "8 MiB": binary units, as buffers are sized. */
+export function bytesLabel(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${Number.parseFloat(value.toFixed(2))} ${units[unit]}`;
+}
+
+/** Two decimals at most, no trailing zeros: stable coordinates that do not bloat the file. */
+function n(value: number): string {
+  return Number.parseFloat(value.toFixed(2)).toString();
+}

@@ -1,0 +1,188 @@
+import { analyzeRep, type RepAnalysis } from '../analysis/timeline.js';
+import type { DeviceFacts, ModeResult, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
+import { roleLabel } from './labels.js';
+
+// What every timeline renderer shares, so the terminal, the SVG, the HTML and the trace agree on colours, letters,
+// names, rows and numbers.
+
+export type Stage = TimelineOp['kind'];
+export const STAGES: readonly Stage[] = ['h2d', 'kernel', 'd2h', 'host'];
+
+/** One fixed palette for every picture: copies in cool colours, kernels green, host work grey. */
+export const STAGE_COLOURS: Readonly<Record<Stage, string>> = {
+  h2d: '#1f6fd1',
+  kernel: '#2a9d3a',
+  d2h: '#8e3fb5',
+  host: '#7a7a7a',
+};
+
+/** A letter per stage, so a chart read without colour (NO_COLOR, a printout) still says what ran. */
+export const STAGE_LETTERS: Readonly<Record<Stage, string>> = { h2d: 'H', kernel: 'K', d2h: 'D', host: 'C' };
+
+export const STAGE_NAMES: Readonly<Record<Stage, string>> = { h2d: 'H2D', kernel: 'kernel', d2h: 'D2H', host: 'host (CPU)' };
+
+/** "H2D input #3", "kernel fma #3", "D2H output" (whole buffer): what the op did, to which data. */
+export function opName(op: TimelineOp): string {
+  const prefix = { h2d: 'H2D', kernel: 'kernel', d2h: 'D2H', host: 'host' }[op.kind];
+  const subject = op.kind === 'kernel' ? op.kernel : op.buffer;
+  return [prefix, subject, op.chunk === null ? null : `#${op.chunk}`].filter((part) => part !== null && part !== '').join(' ');
+}
+
+/** bytes / duration in GB/s (1e9 bytes per second); null where it means nothing (no bytes, no time). */
+export function opGbPerSecond(op: TimelineOp): number | null {
+  const ms = op.endMs - op.startMs;
+  return op.bytes > 0 && ms > 0 ? op.bytes / ms / 1e6 : null;
+}
+
+/** A mode as people name it, from its role (never by taking the id apart). */
+export const modeLabel = (mode: Pick<ModeResult, 'role'>): string => roleLabel(mode.role);
+
+/** The label of a rep's mode; the raw id when the Result has no such mode (a trace of a mode it did not time). */
+export function repModeLabel(result: RunResult, mode: string): string {
+  const found = result.modes.find((m) => m.id === mode);
+  return found ? modeLabel(found) : mode;
+}
+
+export function deviceLabel(device: DeviceFacts | undefined, index: number): string {
+  return device ? `${device.name} (GPU ${index})` : `GPU ${index}`;
+}
+
+export function deviceOf(result: RunResult, index: number): DeviceFacts | undefined {
+  return result.devices.find((d) => d.index === index);
+}
+
+/** One stream of one traced rep: a row in every picture. */
+export interface TimelineRow {
+  readonly device: number;
+  readonly stream: string;
+  readonly rep: TracedRep;
+  readonly ops: readonly TimelineOp[];
+}
+
+/** The traced reps of one mode (one per device), drawn as one chart on one time scale. */
+export interface TimelineGroup {
+  readonly mode: string;
+  readonly label: string;
+  readonly reps: readonly TracedRep[];
+  /** Devices in index order, each device's streams in the rep's order. */
+  readonly rows: readonly TimelineRow[];
+  /** The longest rep of the group: the chart's time span. */
+  readonly spanMs: number;
+  /** More than one device: rows are grouped and labelled by device. */
+  readonly multiDevice: boolean;
+}
+
+/** Traced reps grouped by mode, in the order the Result lists them; `mode` keeps only that mode's group. */
+export function timelineGroups(result: RunResult, mode?: string): TimelineGroup[] {
+  const reps = result.timeline?.reps ?? [];
+  const modes = [...new Set(reps.map((r) => r.mode))].filter((m) => mode === undefined || m === mode);
+  return modes.map((m) => {
+    const own = reps.filter((r) => r.mode === m).sort((a, b) => a.device - b.device);
+    const rows = own.flatMap((rep) => streamIds(rep).map((stream) => ({
+      device: rep.device, stream, rep, ops: rep.ops.filter((op) => op.stream === stream),
+    })));
+    return {
+      mode: m, label: repModeLabel(result, m), reps: own, rows,
+      spanMs: Math.max(0, ...own.map((r) => r.totalMs), ...own.flatMap((r) => r.ops.map((op) => op.endMs))),
+      multiDevice: new Set(own.map((r) => r.device)).size > 1,
+    };
+  });
+}
+
+/** The rep's streams as listed, then any only its ops name. */
+function streamIds(rep: TracedRep): string[] {
+  const ids = rep.streams.map((s) => s.id);
+  for (const op of rep.ops) if (!ids.includes(op.stream)) ids.push(op.stream);
+  return ids;
+}
+
+export function rowLabel(row: TimelineRow, multiDevice: boolean): string {
+  return multiDevice ? `GPU${row.device} ${row.stream}` : row.stream;
+}
+
+/**
+ * The analysis of a rep with its device's copy engines taken into account. Under a gate the GPU starts only once
+ * the whole rep is issued, so no wait is the host's: issue times are then mapped as if all came before GPU time 0,
+ * and a stream waiting for the gate counts as waiting on a dependency.
+ */
+export function analyzeTracedRep(result: RunResult, rep: TracedRep): RepAnalysis {
+  return analyzeRep(rep, {
+    copyEngines: deviceOf(result, rep.device)?.asyncEngineCount ?? 2,
+    hostOffsetMs: result.policy.gate ? rep.issueMs : 0,
+  });
+}
+
+/** Tick positions in ms: 0 and multiples of a 1-2-5 step, at most about `maxTicks` of them. */
+export function niceTicks(spanMs: number, maxTicks: number): number[] {
+  if (!(spanMs > 0) || maxTicks < 1) return [0];
+  const step = niceStep(spanMs / maxTicks);
+  const count = Math.floor(spanMs / step + 1e-9);
+  return Array.from({ length: count + 1 }, (_, i) => roundTo(i * step, step));
+}
+
+export function niceStep(rough: number): number {
+  const power = 10 ** Math.floor(Math.log10(rough));
+  const mantissa = rough / power;
+  const nice = mantissa <= 1 ? 1 : mantissa <= 2 ? 2 : mantissa <= 5 ? 5 : 10;
+  return nice * power;
+}
+
+/** A tick label with as many decimals as the step needs: 0.25 → "0.25", 2 → "2". */
+export function tickLabel(ms: number, ticks: readonly number[]): string {
+  const step = ticks.length > 1 ? ticks[1]! - ticks[0]! : 1;
+  const decimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+  return ms.toFixed(decimals);
+}
+
+function roundTo(value: number, step: number): number {
+  const decimals = Math.max(0, -Math.floor(Math.log10(step)) + 1);
+  return Number.parseFloat(value.toFixed(decimals));
+}
+
+/** A fact of the analysis, as a label and a formatted value: the terminal and the HTML print the same list. */
+export interface Fact {
+  readonly label: string;
+  readonly value: string;
+}
+
+export function analysisFacts(a: RepAnalysis): Fact[] {
+  const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
+  const rate = (perUs: number) => `${perUs < 0.01 ? perUs.toFixed(4) : perUs.toFixed(3)} ops/µs`;
+  return [
+    { label: 'H2D engine busy', value: pct(a.busy.h2d) },
+    { label: 'D2H engine busy', value: pct(a.busy.d2h) },
+    { label: 'SMs busy', value: pct(a.busy.sm) },
+    ...(a.busy.host > 0 ? [{ label: 'host ops running', value: pct(a.busy.host) }] : []),
+    { label: 'all idle', value: pct(a.busy.idle) },
+    { label: 'copy with kernel', value: pct(a.overlap.copyWithKernel) },
+    { label: 'H2D with D2H', value: pct(a.overlap.h2dWithD2h) },
+    { label: 'issued', value: `${a.issue.ops} ops in ${ms(a.issue.issueMs)} (${rate(a.issue.issuedPerUs)})` },
+    { label: 'completed', value: `${a.issue.ops} ops in ${ms(a.issue.totalMs)} (${rate(a.issue.completedPerUs)})` },
+    { label: 'verdict', value: issueVerdict(a) },
+  ];
+}
+
+export function issueVerdict(a: RepAnalysis): string {
+  return a.issue.hostIssueBound
+    ? `host-issue-bound: issue took ${ms(a.issue.issueMs)}, longer than the ${ms(a.issue.gpuBusyMs)} the GPU was busy`
+    : `not host-issue-bound: issue took ${ms(a.issue.issueMs)}, the GPU was busy ${ms(a.issue.gpuBusyMs)}`;
+}
+
+/** Idle breakdown columns, per stream and in total: the same table in the terminal and the HTML. */
+export const IDLE_COLUMNS = ['stream', 'idle', 'host', 'engine', 'dependency', 'finished'] as const;
+
+export function idleRows(a: RepAnalysis): string[][] {
+  const row = (name: string, s: { idleMs: number; hostMs: number; engineMs: number; dependencyMs: number }, tail: string) =>
+    [name, ms(s.idleMs), ms(s.hostMs), ms(s.engineMs), ms(s.dependencyMs), tail];
+  return [...a.streams.map((s) => row(s.stream, s, ms(s.tailMs))), row('all', a.idle, '')];
+}
+
+/** Milliseconds to the µs, as traces resolve them. */
+export function ms(value: number): string {
+  return `${value.toFixed(3)} ms`;
+}
+
+/** Text for XML and HTML, in content and in quoted attributes alike. */
+export function escapeXml(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}

@@ -1,0 +1,145 @@
+import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
+import { deviceLabel, deviceOf, opGbPerSecond, opName, repModeLabel, type Stage } from './timeline-common.js';
+
+// The traced reps as Chrome's Trace Event Format (JSON object form), for Perfetto and chrome://tracing.
+// - One process per device, named for the GPU. pids start at 1: tools treat pid 0 as the kernel's idle task.
+// - In each, a track (thread) per stream, then one per copy engine and one for the SMs, so a viewer shows what the
+//   hardware did next to what each stream asked for. Ops are complete events ('X'), ts and dur in µs.
+// - Reps of several modes on one device follow each other in time, a gap apart, each announced by an event on a
+//   "mode" track: a device runs one traced rep at a time, and this keeps every event at its real duration.
+// - A track's events must nest or follow each other (viewers misdraw overlapping slices), and kernels of several
+//   streams do overlap on the SMs, so an engine track grows extra lanes ("SMs (2)") for ops that overlap.
+
+export interface TraceEvent {
+  readonly name: string;
+  readonly ph: 'X' | 'M';
+  readonly pid: number;
+  readonly tid: number;
+  /** µs. */
+  readonly ts: number;
+  readonly dur?: number;
+  readonly cat?: string;
+  readonly args?: Readonly<Record<string, string | number | null>>;
+}
+
+export interface TraceDocument {
+  readonly traceEvents: readonly TraceEvent[];
+  readonly displayTimeUnit: 'ms' | 'ns';
+  readonly otherData: Readonly<Record<string, string>>;
+}
+
+/** Track ids within a device's process: the mode track, then streams, then engines, each block with room for lanes. */
+const TID = { mode: 1, stream: 10, h2d: 1000, d2h: 2000, copy: 1000, sm: 3000, host: 4000 } as const;
+
+export function renderTrace(result: RunResult): string {
+  return `${JSON.stringify(buildTrace(result))}\n`;
+}
+
+export function buildTrace(result: RunResult): TraceDocument {
+  const reps = result.timeline?.reps ?? [];
+  const devices = [...new Set(reps.map((r) => r.device))].sort((a, b) => a - b);
+  const gapMs = 0.1 * Math.max(0, ...reps.map((r) => r.totalMs));
+  return {
+    traceEvents: devices.flatMap((d) => deviceEvents(result, d, reps.filter((r) => r.device === d), gapMs)),
+    displayTimeUnit: 'ns',
+    otherData: {
+      tool: `${result.tool.name} ${result.tool.version}`,
+      config: result.config.name,
+      createdAt: result.createdAt,
+      hostname: result.run.hostname,
+      driver: result.environment.software.driver,
+      runtime: result.environment.software.runtime,
+    },
+  };
+}
+
+function deviceEvents(result: RunResult, device: number, reps: readonly TracedRep[], gapMs: number): TraceEvent[] {
+  const pid = device + 1;
+  const facts = deviceOf(result, device);
+  const events: TraceEvent[] = [];
+  const tracks = new Map<number, string>([[TID.mode, 'mode']]);
+  const streams = [...new Set(reps.flatMap((r) => [...r.streams.map((s) => s.id), ...r.ops.map((op) => op.stream)]))];
+  streams.forEach((s, i) => tracks.set(TID.stream + i, `stream ${s}`));
+
+  let offsetMs = 0;
+  for (const rep of reps) {
+    events.push(complete(pid, TID.mode, repModeLabel(result, rep.mode), 'rep', offsetMs, offsetMs + rep.totalMs, {
+      mode: rep.mode, totalMs: rep.totalMs, issueMs: rep.issueMs, ops: rep.ops.length,
+    }));
+    rep.ops.forEach((op) => events.push(opEvent(pid, TID.stream + streams.indexOf(op.stream), op, offsetMs)));
+    for (const [base, name, ops] of engineTracks(rep, facts)) {
+      lanes(ops, offsetMs).forEach((lane, i) => {
+        tracks.set(base + i, i === 0 ? name : `${name} (${i + 1})`);
+        lane.forEach((op) => events.push(opEvent(pid, base + i, op, offsetMs)));
+      });
+    }
+    offsetMs += rep.totalMs + gapMs;
+  }
+  const meta: TraceEvent[] = [
+    metadata(pid, 0, 'process_name', { name: deviceLabel(facts, device) }),
+    metadata(pid, 0, 'process_sort_index', { sort_index: device }),
+    ...[...tracks].sort(([a], [b]) => a - b).flatMap(([tid, name], i) => [
+      metadata(pid, tid, 'thread_name', { name }),
+      metadata(pid, tid, 'thread_sort_index', { sort_index: i }),
+    ]),
+  ];
+  return [...meta, ...events];
+}
+
+/** The engine tracks of a rep: [first tid, name, ops]. One copy engine serves both directions when the device has one. */
+function engineTracks(rep: TracedRep, facts: DeviceFacts | undefined): [number, string, TimelineOp[]][] {
+  const of = (...kinds: Stage[]) => rep.ops.filter((op) => kinds.includes(op.kind));
+  const copies: [number, string, TimelineOp[]][] = (facts?.asyncEngineCount ?? 2) >= 2
+    ? [[TID.h2d, 'H2D copy engine', of('h2d')], [TID.d2h, 'D2H copy engine', of('d2h')]]
+    : [[TID.copy, 'copy engine', of('h2d', 'd2h')]];
+  const tracks: [number, string, TimelineOp[]][] = [...copies, [TID.sm, 'SMs', of('kernel')], [TID.host, 'host ops', of('host')]];
+  return tracks.filter(([, , ops]) => ops.length > 0);
+}
+
+/**
+ * Splits ops into lanes in which none overlap: each op goes to the first lane whose last op has ended, by start
+ * time. Compared in the µs the events are written in, so rounding cannot make two events in a lane overlap.
+ */
+export function lanes(ops: readonly TimelineOp[], offsetMs: number): TimelineOp[][] {
+  const out: TimelineOp[][] = [];
+  const ends: number[] = [];
+  for (const op of [...ops].sort((a, b) => a.startMs - b.startMs || a.endMs - b.endMs)) {
+    const start = us(offsetMs + op.startMs);
+    const lane = ends.findIndex((end) => end <= start);
+    const at = lane === -1 ? out.length : lane;
+    if (lane === -1) out.push([]);
+    out[at]!.push(op);
+    ends[at] = us(offsetMs + op.endMs);
+  }
+  return out;
+}
+
+function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number): TraceEvent {
+  const gbps = opGbPerSecond(op);
+  return complete(pid, tid, opName(op), op.kind, offsetMs + op.startMs, offsetMs + op.endMs, {
+    stream: op.stream,
+    chunk: op.chunk,
+    ...(op.kind === 'kernel' ? { kernel: op.kernel } : { buffer: op.buffer }),
+    bytes: op.bytes,
+    'GB/s': gbps === null ? null : Number(gbps.toFixed(2)),
+    startMs: op.startMs,
+    endMs: op.endMs,
+    issuedMs: op.issuedMs,
+  });
+}
+
+function complete(pid: number, tid: number, name: string, cat: string, startMs: number, endMs: number, args: TraceEvent['args']): TraceEvent {
+  const ts = us(startMs);
+  // The duration comes from the rounded ends, so an event ending where the next begins still touches it exactly.
+  const dur = Math.max(0, Math.round((us(endMs) - ts) * 1e3) / 1e3);
+  return { name, cat, ph: 'X', pid, tid, ts, dur, ...(args ? { args } : {}) };
+}
+
+function metadata(pid: number, tid: number, name: string, args: Record<string, string | number>): TraceEvent {
+  return { name, ph: 'M', pid, tid, ts: 0, args };
+}
+
+/** ms to µs, kept to the ns: CUDA events resolve about half a µs, and shorter numbers keep the file small. */
+function us(ms: number): number {
+  return Math.round(ms * 1e6) / 1e3;
+}
