@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { CudaPipeError, type ExitCode } from '../errors.js';
+import { CudaPipeError, type ExitCode, INTERNAL_ERROR_EXIT } from '../errors.js';
 import { packageVersion } from '../paths.js';
 
 // Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
@@ -130,10 +130,11 @@ function report(error: unknown, verbose: boolean): ExitCode {
     if (verbose && error.cause instanceof Error && error.cause.stack) process.stderr.write(`caused by: ${error.cause.stack}\n`);
     return error.exitCode;
   }
-  // Anything else is a bug in cuda-pipe, not the user's doing: show everything.
+  // Anything else is a bug in cuda-pipe, not the user's doing: show everything, under its own exit code so that
+  // a script never mistakes it for a CUDA failure (4).
   const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
   process.stderr.write(`cuda-pipe: internal error (please report it): ${text}\n`);
-  return 4;
+  return INTERNAL_ERROR_EXIT;
 }
 
 try {

@@ -13,7 +13,8 @@ export interface CliRun {
 // compiled CLI, which runs without a loader.
 const compiled = import.meta.url.endsWith('.js');
 
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliRun {
+/** `timeoutMs` kills a CLI that hangs, so a test of "must not hang" fails instead of stalling the suite. */
+export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { timeoutMs?: number; input?: string } = {}): CliRun {
   const root = packageRoot();
   const entry = compiled ? [join(root, 'dist', 'src', 'cli', 'main.js')] : ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts')];
   if (compiled && !existsSync(entry[0] as string)) throw new Error(`compiled CLI missing at ${entry[0]}`);
@@ -22,6 +23,8 @@ export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Cl
     env: { ...process.env, NO_COLOR: '1', ...env },
     cwd: root,
     maxBuffer: 64 * 1024 * 1024,
+    timeout: options.timeoutMs ?? 0,
+    ...(options.input === undefined ? {} : { input: options.input }),
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
