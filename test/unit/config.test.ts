@@ -112,3 +112,19 @@ describe('config loading', () => {
     assert.deepEqual(config.pipeline.orders, ['breadth-first', 'depth-first']);
   });
 });
+
+describe('values that pass the types but cannot work', () => {
+  it('refuses pipeline.align: 0, which the planner would divide by', () => {
+    const error = usageError(BASE.replace('streams: 2 }', 'streams: 2, align: 0 }'));
+    assert.match(error.message, /test\.yaml:9:\d+: pipeline\.align: align is a row length in elements: 1 or more/);
+  });
+
+  it('names the allowed values of union fields instead of "Invalid input"', () => {
+    assert.match(usageError(BASE.replace('streams: 2 }', 'streams: 2, order: sideways }')).message,
+      /pipeline\.order: expected depth-first or breadth-first, or a list of them, got "sideways"/);
+    assert.match(usageError(BASE.replace('entry: scale', 'entry: scale\n    grid: lots')).message,
+      /kernels\[0\]\.grid: expected auto, cover or a whole number of blocks \(1 or more\), got "lots"/);
+    assert.match(usageError(BASE.replace('size: 4000B', 'size: true')).message, /buffers\.y\.size: expected a size such as "256MiB" or a number of bytes, got true/);
+    assert.match(usageError(BASE.replace('count: 1000', 'count: [1]')).message, /buffers\.x\.count: expected a count such as "64Mi" or a whole number, got \[1\]/);
+  });
+});
