@@ -8,6 +8,7 @@ import { MAX_CONFIG_BYTES } from '../files/limits.js';
 import { readRegularFile } from '../files/read.js';
 import type { ElementType } from '../kernels/signature.js';
 import { parseConfigYaml } from './parse-yaml.js';
+import { adviseUnknownField } from './suggest.js';
 import { ConfigSchema, type ISSUE_ORDERS, type ParsedArg, type ParsedConfig } from './schema.js';
 
 export const ELEMENT_BYTES: Record<ElementType, number> = { float32: 4, float64: 8, int32: 4, uint32: 4, uint8: 1, float16: 2 };
@@ -127,7 +128,8 @@ function schemaError(error: z.ZodError, locate: Locator): UsageError {
       // A file with 100 000 stray keys must not cost 100 000 look-ups; the first few say what is wrong.
       const shown = issue.keys.slice(0, 5);
       const more = issue.keys.length > shown.length ? `\n(and ${issue.keys.length - shown.length} more unknown fields)` : '';
-      return shown.map((key) => `${locate([...path, key])}: unknown field "${formatPath([...path, key])}"`).join('\n') + more;
+      return shown.map((key) => `${locate([...path, key])}: unknown field "${formatPath([...path, key])}"${adviseUnknownField(ConfigSchema, path, key)}`)
+        .join('\n') + more;
     }
     return `${locate(path)}: ${formatPath(path) || 'config'}: ${issue.message}`;
   });

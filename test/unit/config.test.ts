@@ -128,3 +128,33 @@ describe('values that pass the types but cannot work', () => {
     assert.match(usageError(BASE.replace('count: 1000', 'count: [1]')).message, /buffers\.x\.count: expected a count such as "64Mi" or a whole number, got \[1\]/);
   });
 });
+
+describe('unknown fields', () => {
+  it('suggest the nearest known field of the same object', () => {
+    const error = usageError(BASE.replace('pipeline: { chunks: 3, streams: 2 }', 'pipeline: { chunk: 3, strems: 2 }'));
+    assert.match(error.message, /test\.yaml:9:13: unknown field "pipeline\.chunk"; did you mean "chunks"\?/);
+    assert.match(error.message, /unknown field "pipeline\.strems"; did you mean "streams"\?/);
+    assert.match(usageError(BASE.replace('role: in }', 'role: in, hostmemory: pinned }')).message, /"buffers\.x\.hostmemory"; did you mean "hostMemory"\?/);
+  });
+
+  it('say where a field put at the top level belongs', () => {
+    assert.match(usageError(`${BASE}chunks: 4\n`).message, /unknown field "chunks"; it belongs under pipeline \(pipeline\.chunks\)/);
+  });
+
+  it('suggest nothing for a name unlike any field', () => {
+    assert.match(usageError(BASE.replace('role: in }', 'role: in, colour: red }')).message, /unknown field "buffers\.x\.colour"$/m);
+  });
+});
+
+describe('file errors in words', () => {
+  it('turns errno codes into words, and keeps unknown codes as they are', async () => {
+    const { describeFileError } = await import('../../src/files/errno.js');
+    const errno = (code: string) => Object.assign(new Error('x'), { code });
+    assert.equal(describeFileError(errno('ENOENT')), 'no such file');
+    assert.equal(describeFileError(errno('EACCES')), 'permission denied');
+    assert.equal(describeFileError(errno('EISDIR')), 'is a folder');
+    assert.equal(describeFileError(errno('ENOTDIR')), 'a part of the path is not a folder');
+    assert.equal(describeFileError(errno('EWEIRD')), 'EWEIRD');
+    assert.equal(describeFileError(new Error('plain')), 'plain');
+  });
+});

@@ -132,3 +132,12 @@ describe('config and kernel files that are not regular files', () => {
     assert.doesNotMatch(stderr, /\n\s+at /);
   });
 });
+
+describe('config files the user cannot read', () => {
+  it('says "permission denied" rather than EACCES', { skip: process.getuid?.() === 0 ? 'root reads every file' : false }, async () => {
+    const { chmodSync } = await import('node:fs');
+    const path = writeTemp('locked.yaml', 'name: x\n');
+    chmodSync(path, 0o000);
+    assert.match(rejection(() => loadConfigFile(path)).message, /locked\.yaml: permission denied\./);
+  });
+});
