@@ -1,3 +1,4 @@
+import { LibraryOverrideError } from '../cuda/load.js';
 import { openNvrtc } from '../cuda/nvrtc.js';
 import { openRuntime } from '../cuda/runtime.js';
 import { type CudaPipeError, UsageError } from '../errors.js';
@@ -54,7 +55,7 @@ function checkArch(requested: string | undefined, supported: number[]): { arch: 
       return { arch: `sm_${rt.attribute('computeCapabilityMajor', 0)}${rt.attribute('computeCapabilityMinor', 0)}`, why: 'device 0' };
     }
   } catch (error) {
-    if ((error as CudaPipeError).exitCode !== 3) throw error;
+    if ((error as CudaPipeError).exitCode !== 3 || error instanceof LibraryOverrideError) throw error;
   }
   return { arch: `sm_${Math.max(...supported)}`, why: 'no GPU here, so the newest NVRTC supports' };
 }

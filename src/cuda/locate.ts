@@ -85,6 +85,9 @@ export function resolveLibraryFile(
   exists: (path: string) => boolean,
   loaderDirs: readonly string[],
 ): string | null {
+  // The override is the only library that will be loaded when it is set, working or not (src/cuda/load.ts).
+  const override = env[LIBRARY_OVERRIDE[kind]];
+  if (override) return override;
   for (const candidate of libraryCandidates(kind, env)) {
     if (candidate.path.includes('/')) {
       if (exists(candidate.path)) return candidate.path;
