@@ -1,6 +1,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CudaPipeError, type ExitCode, INTERNAL_ERROR_EXIT } from '../errors.js';
 import { packageVersion } from '../paths.js';
+import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
+import { checkOutputTarget } from './write-file.js';
 
 // Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
 // commander and nothing else.
@@ -31,8 +33,8 @@ program
   .option('--gate', 'hold the streams behind a blocking kernel until each rep is issued: times exclude host issue cost')
   .option('--dry-run', 'print the plan (streams, ops, bytes) and exit; needs no GPU')
   .option('--no-verify', 'skip the check that the overlapped outputs equal the serial ones')
-  .option('--json <file>', 'write the Result document to a file, or - for stdout')
-  .option('--md <file>', 'write a Markdown report to a file, or - for stdout')
+  .option('--json <file>', 'write the Result document to a file, or - for stdout', checkOutputTarget)
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .action(lazy(async () => (await import('./run.js')).runCommand));
 
 program
@@ -71,7 +73,7 @@ program
   .argument('<candidate.json>', 'results to judge')
   .option('--threshold <percent>', 'smallest change in the median that counts', parsePositiveNumber, 5)
   .option('--allow-device-change', 'compare results from different devices')
-  .option('--md <file>', 'write a Markdown report to a file, or - for stdout')
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--json', 'print the comparison as JSON')
   .action(lazy(async () => (await import('./compare.js')).compareCommand));
 
@@ -137,6 +139,7 @@ function report(error: unknown, verbose: boolean): ExitCode {
   return INTERNAL_ERROR_EXIT;
 }
 
+exitQuietlyOnBrokenPipe();
 try {
   await program.parseAsync(process.argv);
 } catch (error) {

@@ -1,8 +1,8 @@
-import { writeFileSync } from 'node:fs';
 import type { RunResult } from '../result.js';
 import { renderRunMarkdown } from '../report/markdown.js';
 import { renderRunTable } from '../report/run-table.js';
 import { makeStyle } from '../report/style.js';
+import { writeOutput } from './write-file.js';
 
 /**
  * The table goes to stdout, or to stderr when stdout carries JSON or Markdown (`-`); `--json` and `--md` go to a
@@ -16,12 +16,8 @@ export function writeRunOutputs(result: RunResult, options: { json?: string | un
   let stdoutTaken = false;
   for (const [target, render] of documents) {
     if (!target) continue;
-    if (target === '-') {
-      process.stdout.write(render());
-      stdoutTaken = true;
-    } else {
-      writeFileSync(target, render());
-    }
+    writeOutput(target, render());
+    if (target === '-') stdoutTaken = true;
   }
   const stream = stdoutTaken ? process.stderr : process.stdout;
   stream.write(renderRunTable(result, makeStyle(stream)) + '\n');
