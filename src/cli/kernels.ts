@@ -1,8 +1,8 @@
-import { LibraryOverrideError } from '../cuda/load.js';
+import { LibraryOverrideError, loadedLibraryPath } from '../cuda/load.js';
 import { openNvrtc } from '../cuda/nvrtc.js';
 import { openRuntime } from '../cuda/runtime.js';
 import { type CudaPipeError, UsageError } from '../errors.js';
-import { listKernelSources } from '../kernels/catalog.js';
+import { listKernelSources, readKernelSource } from '../kernels/catalog.js';
 import { formatSignature } from '../kernels/signature.js';
 import { formatBytes, formatMs } from '../report/format.js';
 
@@ -11,8 +11,9 @@ export interface KernelsOptions {
   arch?: string;
 }
 
-export async function kernelsCommand(options: KernelsOptions): Promise<0 | 2> {
-  const sources = listKernelSources();
+/** Lists (and with --check compiles) the given sources, or the built-in kernels/ when none is given. */
+export async function kernelsCommand(paths: readonly string[], options: KernelsOptions): Promise<0 | 2> {
+  const sources = paths.length ? paths.map((path) => readKernelSource(path)) : listKernelSources();
   for (const source of sources) {
     process.stdout.write(`${source.path}\n`);
     for (const signature of source.signatures) process.stdout.write(`  ${formatSignature(signature)}\n`);
@@ -22,7 +23,7 @@ export async function kernelsCommand(options: KernelsOptions): Promise<0 | 2> {
   const nvrtc = openNvrtc();
   const version = nvrtc.version();
   const { arch, why } = checkArch(options.arch, nvrtc.supportedArchs());
-  process.stdout.write(`\nCompiling with NVRTC ${version.major}.${version.minor} (${nvrtc.libraryPath}) for ${arch} (${why}), bypassing the cache:\n`);
+  process.stdout.write(`\nCompiling with NVRTC ${version.major}.${version.minor} (${loadedLibraryPath('nvrtc') ?? nvrtc.libraryPath}) for ${arch} (${why}), bypassing the cache:\n`);
   let failures = 0;
   for (const source of sources) {
     const started = performance.now();

@@ -1,7 +1,9 @@
-import { Command, CommanderError, Option } from 'commander';
-import { CudaPipeError, type ExitCode, INTERNAL_ERROR_EXIT } from '../errors.js';
+import { Command, Option } from 'commander';
+import type { ExitCode } from '../errors.js';
 import { packageVersion } from '../paths.js';
 import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
+import { exitCodeFor } from './exit-code.js';
+import { COMMAND_HELP, topLevelHelp } from './help-text.js';
 import { checkOutputTarget } from './write-file.js';
 
 // Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
@@ -12,6 +14,7 @@ const program = new Command('cuda-pipe')
   .version(packageVersion(), '-V, --version', 'print the version')
   .option('--verbose', 'print stack traces and extra diagnostics')
   .showHelpAfterError('(run with --help for usage)')
+  .addHelpText('after', topLevelHelp())
   .exitOverride();
 
 const deviceOption = () => new Option('--device <n>', 'device index').argParser(parseNonNegativeInt);
@@ -35,6 +38,7 @@ program
   .option('--no-verify', 'skip the check that the overlapped outputs equal the serial ones')
   .option('--json <file>', 'write the Result document to a file, or - for stdout', checkOutputTarget)
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.run)
   .action(lazy(async () => (await import('./run.js')).runCommand));
 
 program
@@ -45,18 +49,22 @@ program
   .option('--size <bytes>', 'bytes per bandwidth copy, with units (256MiB)', '256MiB')
   .option('--reps <n>', 'timed copies per bandwidth figure', parsePositiveInt, 20)
   .option('--json', 'print a JSON document instead of tables')
+  .addHelpText('after', COMMAND_HELP.probe)
   .action(lazy(async () => (await import('./probe.js')).probeCommand));
 
 program
   .command('kernels')
-  .description('list the kernels under kernels/ with their signatures; --check compiles them all')
-  .option('--check', 'compile every kernel with NVRTC')
+  .description('list the kernels under kernels/ (or in the given files) with their signatures; --check compiles them')
+  .argument('[sources...]', '.cu files to list or check instead of the built-in kernels/')
+  .option('--check', 'compile the sources with NVRTC (no GPU needed)')
   .option('--arch <sm_XX>', 'architecture for --check (default: the device\'s, else the newest NVRTC supports)')
+  .addHelpText('after', COMMAND_HELP.kernels)
   .action(lazy(async () => (await import('./kernels.js')).kernelsCommand));
 
 program
   .command('schema')
   .description('print the config file\'s JSON Schema, for editors')
+  .addHelpText('after', COMMAND_HELP.schema)
   .action(lazy(async () => (await import('./schema.js')).schemaCommand));
 
 program
@@ -64,6 +72,7 @@ program
   .description('re-render a saved result (run --json) as the table, or --md, exactly as measured')
   .argument('<result.json>', 'a file written by `cuda-pipe run --json`')
   .option('--md', 'print Markdown instead of the table')
+  .addHelpText('after', COMMAND_HELP.report)
   .action(lazy(async () => (await import('./report.js')).reportCommand));
 
 program
@@ -75,6 +84,7 @@ program
   .option('--allow-device-change', 'compare results from different devices')
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--json', 'print the comparison as JSON')
+  .addHelpText('after', COMMAND_HELP.compare)
   .action(lazy(async () => (await import('./compare.js')).compareCommand));
 
 program
@@ -83,6 +93,7 @@ program
   .addOption(deviceOption())
   .option('--ops <n>', 'ops issued per measurement', parsePositiveInt, 20000)
   .option('--json', 'print JSON')
+  .addHelpText('after', COMMAND_HELP.overhead)
   .action(lazy(async () => (await import('./overhead.js')).overheadCommand));
 
 function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<ExitCode | void>>) {
@@ -120,28 +131,9 @@ class CommanderErrorInvalid extends Error {
   readonly code = 'commander.invalidArgument';
 }
 
-function report(error: unknown, verbose: boolean): ExitCode {
-  if (error instanceof CommanderError) {
-    // commander already printed its message; help and version end here with code 0.
-    return error.exitCode === 0 ? 0 : 2;
-  }
-  if (error instanceof CudaPipeError) {
-    process.stderr.write(`cuda-pipe: ${error.message}\n`);
-    if (error.hint) process.stderr.write(`${error.hint}\n`);
-    if (verbose && error.stack) process.stderr.write(`\n${error.stack}\n`);
-    if (verbose && error.cause instanceof Error && error.cause.stack) process.stderr.write(`caused by: ${error.cause.stack}\n`);
-    return error.exitCode;
-  }
-  // Anything else is a bug in cuda-pipe, not the user's doing: show everything, under its own exit code so that
-  // a script never mistakes it for a CUDA failure (4).
-  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  process.stderr.write(`cuda-pipe: internal error (please report it): ${text}\n`);
-  return INTERNAL_ERROR_EXIT;
-}
-
 exitQuietlyOnBrokenPipe();
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  process.exitCode = report(error, process.argv.includes('--verbose'));
+  process.exitCode = exitCodeFor(error, process.argv.includes('--verbose'));
 }
