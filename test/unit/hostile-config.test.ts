@@ -25,6 +25,8 @@ function rejection(load: () => unknown): UsageError {
 
 const parse = (text: string) => () => parseConfigText(text, '/cfg/hostile.yaml');
 
+// Bounds are loose because the test machine may be shared; what they catch is quadratic work, which at these sizes
+// takes minutes, and a hang.
 function timed<T>(limitMs: number, work: () => T): T {
   const started = performance.now();
   const value = work();
@@ -41,15 +43,15 @@ function writeTemp(name: string, text: string): string {
 
 describe('hostile YAML', () => {
   it('refuses deep flow nesting at its place, before the parser overflows its stack', () => {
-    const error = timed(2000, () => rejection(parse('x: ' + '['.repeat(400_000) + ']'.repeat(400_000))));
+    const error = timed(8000, () => rejection(parse('x: ' + '['.repeat(400_000) + ']'.repeat(400_000))));
     assert.match(error.message, /^\/cfg\/hostile\.yaml:1:\d+: the YAML nests more than 64 levels deep/);
   });
 
   it('refuses deep block nesting by indentation, by "- - -" and by "a: a: a:"', () => {
     const indented = Array.from({ length: 1000 }, (_, i) => `${' '.repeat(i)}a:`).join('\n');
     assert.match(rejection(parse(indented)).message, /hostile\.yaml:64:\d+: the YAML nests more than 64 levels/);
-    assert.match(timed(2000, () => rejection(parse('- '.repeat(300_000) + '1'))).message, /nests more than 64 levels/);
-    assert.match(timed(2000, () => rejection(parse('a: '.repeat(300_000) + '1'))).message, /nests more than 64 levels/);
+    assert.match(timed(8000, () => rejection(parse('- '.repeat(300_000) + '1'))).message, /nests more than 64 levels/);
+    assert.match(timed(8000, () => rejection(parse('a: '.repeat(300_000) + '1'))).message, /nests more than 64 levels/);
   });
 
   it('ignores brackets and colons inside quoted strings, comments and block scalars', () => {
@@ -61,7 +63,7 @@ describe('hostile YAML', () => {
     const levels = 'abcdefghi'.split('');
     const text = `a: &a ["x","x","x","x","x","x","x","x","x"]\n` +
       levels.slice(1).map((name, i) => `${name}: &${name} [${Array(9).fill(`*${levels[i]}`).join(',')}]`).join('\n') + '\n';
-    const error = timed(2000, () => rejection(parse(text)));
+    const error = timed(8000, () => rejection(parse(text)));
     assert.match(error.message, /aliases \(\*name\) expand to more than 100 copies/);
     assert.match(error.hint ?? '', /fewer aliases/);
   });
@@ -76,15 +78,15 @@ describe('hostile YAML', () => {
     assert.match(rejection(parse('buffers: {}\nkernels: []\nbuffers: {}\n')).message, /hostile\.yaml:3:1: YAML syntax error: the key "buffers" appears twice/);
   });
 
-  it('checks 50 000 keys in about linear time', () => {
-    const text = 'buffers:\n' + Array.from({ length: 50_000 }, (_, i) => `  b${i}: { type: float32, count: 10, role: in }`).join('\n') + '\nkernels: []\n';
-    const error = timed(5000, () => rejection(parse(text)));
-    assert.match(error.message, /at least one kernel is needed/);
+  it('checks 100 000 keys in about linear time (the parser\'s own duplicate check takes a minute)', () => {
+    const text = 'buffers:\n' + Array.from({ length: 100_000 }, (_, i) => `  b${i}: 1`).join('\n') + '\nkernels: []\n';
+    const error = timed(15_000, () => rejection(parse(text)));
+    assert.match(error.message, /buffers\.b0: Invalid input: expected object, received number/);
   });
 
   it('lists a few of many unknown fields rather than all of them', () => {
     const text = Array.from({ length: 20_000 }, (_, i) => `k${i}: 1`).join('\n');
-    const error = timed(5000, () => rejection(parse(text)));
+    const error = timed(15_000, () => rejection(parse(text)));
     assert.match(error.message, /unknown field "k4"\n\(and 19995 more unknown fields\)/);
   });
 });
@@ -98,7 +100,7 @@ describe('config and kernel files that are not regular files', () => {
   it('refuses a FIFO without waiting for a writer', () => {
     const fifo = join(dir, 'pipe.yaml');
     assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
-    assert.match(timed(2000, () => rejection(() => loadConfigFile(fifo))).message, /is a named pipe \(FIFO\), not a regular file/);
+    assert.match(timed(8000, () => rejection(() => loadConfigFile(fifo))).message, /is a named pipe \(FIFO\), not a regular file/);
     assert.match(rejection(() => readKernelSource(fifo)).message, /kernel source .*is a named pipe/);
   });
 
