@@ -131,7 +131,8 @@ class CommanderErrorInvalid extends Error {
   readonly code = 'commander.invalidArgument';
 }
 
-exitQuietlyOnBrokenPipe();
+exitQuietlyOnBrokenPipe(process.stdout);
+exitQuietlyOnBrokenPipe(process.stderr);
 try {
   await program.parseAsync(process.argv);
 } catch (error) {

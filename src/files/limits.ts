@@ -5,9 +5,8 @@ export const MAX_CONFIG_BYTES = 1024 * 1024;
 export const MAX_KERNEL_SOURCE_BYTES = 4 * 1024 * 1024;
 export const MAX_RESULT_BYTES = 256 * 1024 * 1024;
 
+/** A limit above, in words: "1 MiB"; limits are whole MiB, anything else is shown in bytes. */
 export function formatByteLimit(bytes: number): string {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${bytes} bytes`;
+  const mib = 1024 * 1024;
+  return bytes % mib === 0 ? `${bytes / mib} MiB` : `${bytes} bytes`;
 }

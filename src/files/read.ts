@@ -26,7 +26,7 @@ export function readRegularFile(path: string, limits: ReadLimits): string {
   }
   const kind = notRegular(stats);
   if (kind) throw fail(kind);
-  if (stats.size > limits.maxBytes) throw fail(`it is ${formatByteLimit(stats.size)}, more than the ${formatByteLimit(limits.maxBytes)} a ${limits.what} may be`);
+  if (stats.size > limits.maxBytes) throw fail(`it is ${stats.size} bytes, more than the ${formatByteLimit(limits.maxBytes)} a ${limits.what} may be`);
   let fd: number;
   try {
     // O_NONBLOCK: if the path was swapped for a FIFO after the stat, open and read return at once instead of hanging.
