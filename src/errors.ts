@@ -1,7 +1,21 @@
 // Every failure the user can meet is one of these classes; the top-level catch in src/cli/main.ts maps the class
 // to the exit code from DESIGN.md and prints `message` (and `hint`, when there is one) as one paragraph.
 
-export type ExitCode = 0 | 1 | 2 | 3 | 4;
+/** 70 is sysexits' EX_SOFTWARE: a bug in cuda-pipe, kept apart from 4 so that a crash never reads as a CUDA failure. */
+export type ExitCode = 0 | 1 | 2 | 3 | 4 | 70 | 130;
+
+/** Every exit code and what it means, for `--help` and the README's table. */
+export const EXIT_CODES: ReadonlyArray<readonly [ExitCode, string]> = [
+  [0, 'success'],
+  [1, 'the measurement says no: outputs differ, or compare found a slowdown'],
+  [2, 'usage or config error: bad flag, bad YAML, unreadable file, kernel that does not match its arguments'],
+  [3, 'environment: no libcudart or libnvrtc, no driver, no device'],
+  [4, 'CUDA failure while running: out of memory, a faulting kernel'],
+  [70, 'internal error: a bug in cuda-pipe (please report it)'],
+  [130, 'interrupted (Ctrl-C)'],
+];
+
+export const INTERNAL_ERROR_EXIT = 70 as const;
 
 export abstract class CudaPipeError extends Error {
   abstract readonly exitCode: ExitCode;

@@ -1,3 +1,4 @@
+import { LibraryOverrideError, loadedLibraryPath } from '../cuda/load.js';
 import { openNvrtc } from '../cuda/nvrtc.js';
 import { openRuntime } from '../cuda/runtime.js';
 import { type CudaPipeError, UsageError } from '../errors.js';
@@ -32,7 +33,7 @@ export function checkKernelSources(sources: readonly KernelSource[], requestedAr
       ? { path: source.path, ok: true, cubinBytes: outcome.cubin.byteLength, ms, log: outcome.log }
       : { path: source.path, ok: false, cubinBytes: 0, ms, log: outcome.log };
   });
-  return { nvrtc: { version: `${version.major}.${version.minor}`, path: nvrtc.libraryPath }, arch, why, sources: checks };
+  return { nvrtc: { version: `${version.major}.${version.minor}`, path: loadedLibraryPath('nvrtc') ?? nvrtc.libraryPath }, arch, why, sources: checks };
 }
 
 function checkArch(requested: string | undefined, supported: number[]): { arch: string; why: string } {
@@ -50,7 +51,7 @@ function checkArch(requested: string | undefined, supported: number[]): { arch: 
       return { arch: `sm_${rt.attribute('computeCapabilityMajor', 0)}${rt.attribute('computeCapabilityMinor', 0)}`, why: 'device 0' };
     }
   } catch (error) {
-    if ((error as CudaPipeError).exitCode !== 3) throw error;
+    if ((error as CudaPipeError).exitCode !== 3 || error instanceof LibraryOverrideError) throw error;
   }
   return { arch: `sm_${Math.max(...supported)}`, why: 'no GPU here, so the newest NVRTC supports' };
 }

@@ -1,4 +1,5 @@
 import { describeDevice, softwareVersions } from '../cuda/device.js';
+import { LibraryOverrideError } from '../cuda/load.js';
 import { openNvrtc, type Nvrtc } from '../cuda/nvrtc.js';
 import { openRuntime } from '../cuda/runtime.js';
 import { type CudaPipeError, UsageError } from '../errors.js';
@@ -53,7 +54,8 @@ function tryNvrtc(): Nvrtc | null {
   try {
     return openNvrtc();
   } catch (error) {
-    if ((error as CudaPipeError).exitCode === 3) return null;
+    // A missing NVRTC is a fact probe reports; a CUDA_PIPE_NVRTC that names the wrong file is a mistake to show.
+    if ((error as CudaPipeError).exitCode === 3 && !(error instanceof LibraryOverrideError)) return null;
     throw error;
   }
 }

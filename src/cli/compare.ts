@@ -1,9 +1,9 @@
-import { writeFileSync } from 'node:fs';
 import { loadResults } from '../result/load.js';
 import { compareResults } from '../compare/verdict.js';
 import { UsageError } from '../errors.js';
 import { renderCompareMarkdown, renderCompareTable } from '../report/compare.js';
 import { makeStyle } from '../report/style.js';
+import { writeOutput } from './write-file.js';
 
 export interface CompareOptions {
   threshold: number;
@@ -25,9 +25,9 @@ export async function compareCommand(baselinePath: string, candidatePath: string
   if (options.json) {
     process.stdout.write(JSON.stringify(comparison, null, 2) + '\n');
   } else if (options.md === '-') {
-    process.stdout.write(renderCompareMarkdown(comparison) + '\n');
+    writeOutput('-', renderCompareMarkdown(comparison) + '\n');
   } else {
-    if (options.md) writeFileSync(options.md, renderCompareMarkdown(comparison) + '\n');
+    if (options.md) writeOutput(options.md, renderCompareMarkdown(comparison) + '\n');
     process.stdout.write(renderCompareTable(comparison, makeStyle()) + '\n');
   }
   return comparison.pairs.some((p) => p.verdict === 'slower') ? 1 : 0;

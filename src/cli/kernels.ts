@@ -1,6 +1,6 @@
 import { checkKernelSources } from '../api/kernels.js';
 import { formatBytes, formatMs } from '../format.js';
-import { listKernelSources } from '../kernels/catalog.js';
+import { listKernelSources, readKernelSource } from '../kernels/catalog.js';
 import { formatSignature } from '../kernels/signature.js';
 
 export interface KernelsFlags {
@@ -8,8 +8,9 @@ export interface KernelsFlags {
   arch?: string;
 }
 
-export async function kernelsCommand(flags: KernelsFlags): Promise<0 | 2> {
-  const sources = listKernelSources();
+/** Lists (and with --check compiles) the given sources, or the built-in kernels/ when none is given. */
+export async function kernelsCommand(paths: readonly string[], flags: KernelsFlags): Promise<0 | 2> {
+  const sources = paths.length ? paths.map((path) => readKernelSource(path)) : listKernelSources();
   for (const source of sources) {
     process.stdout.write(`${source.path}\n`);
     for (const signature of source.signatures) process.stdout.write(`  ${formatSignature(signature)}\n`);

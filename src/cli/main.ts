@@ -1,7 +1,11 @@
-import { Command, CommanderError, Option } from 'commander';
-import { CudaPipeError, type ExitCode } from '../errors.js';
+import { Command, Option } from 'commander';
+import type { ExitCode } from '../errors.js';
 import { packageVersion } from '../paths.js';
 import { nonNegativeInt, nonNegativeNumber, positiveInt, positiveNumber } from './numbers.js';
+import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
+import { exitCodeFor } from './exit-code.js';
+import { COMMAND_HELP, topLevelHelp } from './help-text.js';
+import { checkOutputTarget } from './write-file.js';
 
 // Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
 // commander and nothing else.
@@ -11,6 +15,7 @@ const program = new Command('cuda-pipe')
   .version(packageVersion(), '-V, --version', 'print the version')
   .option('--verbose', 'print stack traces and extra diagnostics')
   .showHelpAfterError('(run with --help for usage)')
+  .addHelpText('after', topLevelHelp())
   .exitOverride();
 
 const deviceOption = () => new Option('--device <n>', 'device index').argParser(nonNegativeInt);
@@ -34,10 +39,15 @@ program
   .option('--gate', 'hold the streams behind a blocking kernel until each rep is issued: times exclude host issue cost')
   .option('--dry-run', 'print the plan (streams, ops, bytes) and exit; needs no GPU')
   .option('--no-verify', 'skip the check that the overlapped outputs equal the serial ones')
-  .option('--no-trace', 'skip the traced rep of each overlapped mode (the timeline)')
+  .option('--no-tracing', 'skip the traced rep of each overlapped mode (the timeline)')
   .addOption(waitOption())
-  .option('--json <file>', 'write the Result document to a file, or - for stdout')
-  .option('--md <file>', 'write a Markdown report to a file, or - for stdout')
+  .option('--json <file>', 'write the Result document to a file, or - for stdout', checkOutputTarget)
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
+  .option('--timeline', 'draw the traced rep of each overlapped mode as a Gantt chart after the table')
+  .option('--svg <file>', 'write the timeline as a standalone SVG, or - for stdout', checkOutputTarget)
+  .option('--html <file>', 'write one self-contained HTML report (tables, bound, timeline), or - for stdout', checkOutputTarget)
+  .option('--trace <file>', 'write Chrome Trace Event JSON for Perfetto and chrome://tracing, or - for stdout', checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.run)
   .action(lazy(async () => (await import('./run.js')).runCommand));
 
 program
@@ -49,19 +59,23 @@ program
   .option('--reps <n>', 'timed copies per bandwidth figure', positiveInt, 20)
   .option('--json', 'print a JSON document instead of tables')
   .addOption(waitOption())
+  .addHelpText('after', COMMAND_HELP.probe)
   .action(lazy(async () => (await import('./probe.js')).probeCommand));
 
 program
   .command('kernels')
-  .description('list the kernels under kernels/ with their signatures; --check compiles them all')
-  .option('--check', 'compile every kernel with NVRTC')
+  .description('list the kernels under kernels/ (or in the given files) with their signatures; --check compiles them')
+  .argument('[sources...]', '.cu files to list or check instead of the built-in kernels/')
+  .option('--check', 'compile the sources with NVRTC (no GPU needed)')
   .option('--arch <sm_XX>', 'architecture for --check (default: the device\'s, else the newest NVRTC supports)')
+  .addHelpText('after', COMMAND_HELP.kernels)
   .action(lazy(async () => (await import('./kernels.js')).kernelsCommand));
 
 program
   .command('schema')
   .description('print the config file\'s JSON Schema, for editors; --result prints the Result document\'s')
   .option('--result', 'print the JSON Schema of the Result document that `run --json` writes')
+  .addHelpText('after', COMMAND_HELP.schema)
   .action(lazy(async () => (await import('./schema.js')).schemaCommand));
 
 program
@@ -69,7 +83,22 @@ program
   .description('re-render a saved result (run --json) as the table, or --md, exactly as measured')
   .argument('<result.json>', 'a file written by `cuda-pipe run --json`')
   .option('--md', 'print Markdown instead of the table')
+  .option('--svg <file>', 'also write the timeline as SVG', checkOutputTarget)
+  .option('--html <file>', 'also write the HTML report', checkOutputTarget)
+  .option('--trace <file>', 'also write Chrome Trace Event JSON', checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.report)
   .action(lazy(async () => (await import('./report.js')).reportCommand));
+
+program
+  .command('timeline')
+  .description('draw the traced reps of a saved result: a Gantt chart here, and SVG, HTML or a Chrome trace on request')
+  .argument('<result.json>', 'a file written by `cuda-pipe run --json`')
+  .option('--svg <file>', 'write the timeline as SVG to a file, or - for stdout', checkOutputTarget)
+  .option('--html <file>', 'write a self-contained HTML report to a file, or - for stdout', checkOutputTarget)
+  .option('--trace <file>', 'write Chrome Trace Event JSON (Perfetto, chrome://tracing) to a file, or - for stdout', checkOutputTarget)
+  .option('--width <columns>', 'width of the Gantt chart (default: the terminal\'s, else 100)', positiveInt)
+  .addHelpText('after', COMMAND_HELP.timeline)
+  .action(lazy(async () => (await import('./timeline.js')).timelineCommand));
 
 program
   .command('compare')
@@ -78,8 +107,9 @@ program
   .argument('<candidate.json>', 'results to judge')
   .option('--threshold <percent>', 'smallest change in the median that counts', positiveNumber, 5)
   .option('--allow-device-change', 'compare results from different devices')
-  .option('--md <file>', 'write a Markdown report to a file, or - for stdout')
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--json', 'print the comparison as JSON')
+  .addHelpText('after', COMMAND_HELP.compare)
   .action(lazy(async () => (await import('./compare.js')).compareCommand));
 
 program
@@ -89,6 +119,7 @@ program
   .option('--ops <n>', 'ops issued per measurement', positiveInt, 20000)
   .option('--json', 'print JSON')
   .addOption(waitOption())
+  .addHelpText('after', COMMAND_HELP.overhead)
   .action(lazy(async () => (await import('./overhead.js')).overheadCommand));
 
 function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<ExitCode | void>>) {
@@ -98,26 +129,10 @@ function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<E
   };
 }
 
-function report(error: unknown, verbose: boolean): ExitCode {
-  if (error instanceof CommanderError) {
-    // commander already printed its message; help and version end here with code 0.
-    return error.exitCode === 0 ? 0 : 2;
-  }
-  if (error instanceof CudaPipeError) {
-    process.stderr.write(`cuda-pipe: ${error.message}\n`);
-    if (error.hint) process.stderr.write(`${error.hint}\n`);
-    if (verbose && error.stack) process.stderr.write(`\n${error.stack}\n`);
-    if (verbose && error.cause instanceof Error && error.cause.stack) process.stderr.write(`caused by: ${error.cause.stack}\n`);
-    return error.exitCode;
-  }
-  // Anything else is a bug in cuda-pipe, not the user's doing: show everything.
-  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  process.stderr.write(`cuda-pipe: internal error (please report it): ${text}\n`);
-  return 4;
-}
-
+exitQuietlyOnBrokenPipe(process.stdout);
+exitQuietlyOnBrokenPipe(process.stderr);
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  process.exitCode = report(error, process.argv.includes('--verbose'));
+  process.exitCode = exitCodeFor(error, process.argv.includes('--verbose'));
 }

@@ -1,33 +1,54 @@
-import { writeFileSync } from 'node:fs';
+import { UsageError } from '../errors.js';
 import type { RunExporter } from '../report/exporter.js';
 import { jsonExporter } from '../report/exporters/json.js';
 import { markdownExporter } from '../report/exporters/markdown.js';
 import { tableExporter } from '../report/exporters/table.js';
+import { defaultColumns, renderGantt } from '../report/gantt.js';
+import { htmlExporter } from '../report/html.js';
 import { makeStyle } from '../report/style.js';
+import { svgExporter } from '../report/svg.js';
+import { traceExporter } from '../report/trace.js';
+import { pictured } from '../report/exporter.js';
 import type { RunResult } from '../result/schema.js';
+import { writeOutput } from './write-file.js';
 
-/** Every format a run's results can be written in, by the flag that asks for it (`--json <file|->`). */
-export const RUN_OUTPUTS = { json: jsonExporter, md: markdownExporter } as const satisfies Record<string, RunExporter>;
+/** Every document a run's results can be written as, by the flag that asks for it (`--json <file|->`). */
+export const RUN_OUTPUTS = {
+  json: jsonExporter,
+  md: markdownExporter,
+  svg: svgExporter,
+  html: htmlExporter,
+  trace: traceExporter,
+} as const satisfies Record<string, RunExporter>;
 
 export type RunOutputTargets = Partial<Record<keyof typeof RUN_OUTPUTS, string | undefined>>;
 
+export interface TerminalViews {
+  /** The run table (run, report). */
+  readonly table: boolean;
+  /** The Gantt chart of the traced reps (run --timeline, timeline). */
+  readonly gantt: boolean;
+  readonly width?: number | undefined;
+}
+
 /**
- * Each asked-for format goes to its file, or to stdout for `-`; the table goes to stdout, or to stderr when stdout
- * already carries a document.
+ * Each asked-for document goes to its file, or to stdout for `-` (one at most); the terminal views go to stdout, or
+ * to stderr when stdout carries a document.
  */
-export function writeRunOutputs(results: readonly RunResult[], targets: RunOutputTargets): void {
-  let stdoutTaken = false;
-  for (const [flag, exporter] of Object.entries(RUN_OUTPUTS) as Array<[keyof typeof RUN_OUTPUTS, RunExporter]>) {
+export function writeRunOutputs(results: readonly RunResult[], targets: RunOutputTargets, views: TerminalViews): void {
+  const asked = (Object.entries(RUN_OUTPUTS) as Array<[keyof typeof RUN_OUTPUTS, RunExporter]>).flatMap(([flag, exporter]) => {
     const target = targets[flag];
-    if (!target) continue;
-    const text = exporter.render(results, makeStyle(process.stdout)) + '\n';
-    if (target === '-') {
-      process.stdout.write(text);
-      stdoutTaken = true;
-    } else {
-      writeFileSync(target, text);
-    }
+    return target ? [{ flag, exporter, target }] : [];
+  });
+  const toStdout = asked.filter((a) => a.target === '-');
+  if (toStdout.length > 1) {
+    throw new UsageError(`Only one document can go to stdout (-); ${toStdout.map((a) => `--${a.flag}`).join(' and ')} ask to.`, {
+      hint: 'Give the others a file name.',
+    });
   }
-  const stream = stdoutTaken ? process.stderr : process.stdout;
-  stream.write(tableExporter.render(results, makeStyle(stream)) + '\n');
+  for (const { exporter, target } of asked) writeOutput(target, exporter.render(results, makeStyle(process.stdout)) + '\n');
+  const stream = toStdout.length ? process.stderr : process.stdout;
+  const style = makeStyle(stream);
+  if (views.table) stream.write(tableExporter.render(results, style) + '\n');
+  if (views.gantt) stream.write(renderGantt(pictured(results), { style, columns: views.width ?? defaultColumns(stream) }) + '\n');
 }

@@ -10,11 +10,15 @@ import { writeRunOutputs } from './outputs.js';
 export interface RunFlags extends Overrides {
   dryRun?: boolean;
   verify: boolean;
-  trace: boolean;
+  tracing: boolean;
   gate?: boolean;
   wait: WaitStrategy;
   json?: string;
   md?: string;
+  svg?: string;
+  html?: string;
+  trace?: string;
+  timeline?: boolean;
 }
 
 export async function runCommand(configArg: string | undefined, flags: RunFlags): Promise<ExitCode> {
@@ -24,7 +28,7 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
     process.stdout.write(renderPlan(planConfig(loaded, { gate }).plan) + '\n');
     return 0;
   }
-  const result = await runConfig(loaded, { verify: flags.verify, gate, trace: flags.trace, wait: flags.wait });
-  writeRunOutputs([result], flags);
+  const result = await runConfig(loaded, { verify: flags.verify, gate, trace: flags.tracing, wait: flags.wait });
+  writeRunOutputs([result], flags, { table: true, gantt: flags.timeline ?? false });
   return result.verification.status === 'failed' ? 1 : 0;
 }

@@ -28,14 +28,19 @@ export interface Comparison {
 export const DEFAULT_THRESHOLD = 0.05;
 
 /**
- * Decides from both runs' spreads, never from the medians alone. A change smaller than `threshold` is `same`.
- * A larger one is `slower` or `faster` only when the middle halves of the two runs do not overlap (the candidate's
- * first quartile above the baseline's third, or its third below the baseline's first); otherwise the runs are too
- * noisy to tell: `noisy`.
+ * Decides from both runs' spreads, never from the medians alone. When the slower median is less than `threshold`
+ * above the faster one, the runs are `same`. A larger change is `slower` or `faster` only when the middle halves of
+ * the two runs do not overlap (the candidate's first quartile above the baseline's third, or its third below the
+ * baseline's first); otherwise the runs are too noisy to tell: `noisy`.
+ *
+ * The threshold applies to the ratio of the larger median to the smaller, not to `change`: measured against the
+ * baseline, a 4.9% speed-up from A to B is a 5.2% slow-down from B to A, and swapping the files must swap `faster`
+ * and `slower`, never turn one into `same`.
  */
 export function verdict(baseline: Stats, candidate: Stats, threshold = DEFAULT_THRESHOLD): { verdict: Verdict; change: number } {
   const change = (candidate.median - baseline.median) / baseline.median;
-  if (Math.abs(change) < threshold) return { verdict: 'same', change };
+  const ratio = Math.max(baseline.median, candidate.median) / Math.min(baseline.median, candidate.median);
+  if (!(ratio >= 1 + threshold)) return { verdict: 'same', change };
   if (change > 0 && candidate.q1 > baseline.q3) return { verdict: 'slower', change };
   if (change < 0 && candidate.q3 < baseline.q1) return { verdict: 'faster', change };
   return { verdict: 'noisy', change };

@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { type Document, isMap, isPair, isScalar, isSeq, type Pair, type YAMLMap } from 'yaml';
 import type { z } from 'zod';
 import { UsageError } from '../errors.js';
-import { formatPath } from '../format.js';
 import { chunkUnits } from '../chunking.js';
+import { MAX_CONFIG_BYTES } from '../files/limits.js';
+import { readRegularFile } from '../files/read.js';
+import { formatPath } from '../format.js';
 import { type BufferRole, ELEMENT_BYTES, type ElementType, type HostMemoryKind, type IssueOrder, type ScalarType } from '../vocabulary.js';
+import { parseConfigYaml } from './parse-yaml.js';
 import { ConfigSchema, type ParsedArg, type ParsedConfig } from './schema.js';
+import { adviseUnknownField } from './suggest.js';
 export type InitSpec = { kind: 'random'; seed: number } | { kind: 'ramp'; start: number; step: number } | { kind: 'constant'; value: number };
 
 export interface ConfigBuffer {
@@ -75,28 +78,16 @@ export interface LoadedConfig {
 }
 
 export function loadConfigFile(path: string, overrides: Overrides = {}): LoadedConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`Cannot read config ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}.`, {
-      hint: 'Pass a YAML file, or no file at all to run the built-in configs/balanced.yaml.',
-    });
-  }
+  const text = readRegularFile(path, {
+    what: 'config', maxBytes: MAX_CONFIG_BYTES, hint: 'Pass a YAML file, or no file at all to run the built-in configs/balanced.yaml.',
+  });
   return parseConfigText(text, resolve(path), overrides);
 }
 
 export function parseConfigText(text: string, path: string, overrides: Overrides = {}): LoadedConfig {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const { doc, lineCounter, value } = parseConfigYaml(text, path);
   const file = basename(path);
-  const firstError = doc.errors[0];
-  if (firstError) {
-    const { line, col } = lineCounter.linePos(firstError.pos[0]);
-    const where = `${path}:${line}:${col}`;
-    throw new UsageError(`${where}: YAML syntax error: ${firstError.message.split('\n')[0]}`);
-  }
-  const { raw, flags } = applyOverrides(doc.toJS() ?? {}, overrides);
+  const { raw, flags } = applyOverrides(value, overrides);
   const locate: Locator = (fieldPath) => {
     // A value that came from a flag is blamed on the flag, not on the line of the file it replaced.
     const flag = flags.find((f) => f.path.every((segment, i) => fieldPath[i] === segment));
@@ -155,8 +146,11 @@ function schemaError(error: z.ZodError, locate: Locator): UsageError {
   const lines = error.issues.slice(0, 5).map((issue) => {
     const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
     if (issue.code === 'unrecognized_keys') {
-      const keys = issue.keys;
-      return keys.map((key) => `${locate([...path, key])}: unknown field "${formatPath([...path, key])}"`).join('\n');
+      // A file with 100 000 stray keys must not cost 100 000 look-ups; the first few say what is wrong.
+      const shown = issue.keys.slice(0, 5);
+      const more = issue.keys.length > shown.length ? `\n(and ${issue.keys.length - shown.length} more unknown fields)` : '';
+      return shown.map((key) => `${locate([...path, key])}: unknown field "${formatPath([...path, key])}"${adviseUnknownField(ConfigSchema, path, key)}`)
+        .join('\n') + more;
     }
     return `${locate(path)}: ${formatPath(path) || 'config'}: ${issue.message}`;
   });
@@ -172,8 +166,8 @@ function nodeOffset(doc: Document, path: readonly (string | number)[]): number |
   let offset: number | null = rangeStart(node);
   for (const segment of path) {
     if (isMap(node)) {
-      const pair = node.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === String(segment));
-      if (!pair || !isPair(pair)) break;
+      const pair = pairsByKey(node).get(String(segment));
+      if (!pair) break;
       offset = rangeStart(pair.key) ?? offset;
       node = pair.value;
       if (path[path.length - 1] !== segment) offset = rangeStart(node) ?? offset;
@@ -185,6 +179,21 @@ function nodeOffset(doc: Document, path: readonly (string | number)[]): number |
     }
   }
   return offset;
+}
+
+// Messages locate every buffer and argument; a linear search per look-up would make a 20 000-key map cost minutes.
+const pairIndex = new WeakMap<YAMLMap, Map<string, Pair>>();
+
+function pairsByKey(map: YAMLMap): Map<string, Pair> {
+  let index = pairIndex.get(map);
+  if (!index) {
+    index = new Map();
+    for (const item of map.items) {
+      if (isPair(item) && isScalar(item.key) && !index.has(String(item.key.value))) index.set(String(item.key.value), item);
+    }
+    pairIndex.set(map, index);
+  }
+  return index;
 }
 
 function rangeStart(node: unknown): number | null {

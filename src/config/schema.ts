@@ -3,8 +3,21 @@ import { parseQuantity, type QuantityKind } from './units.js';
 
 import { BUFFER_ROLES, ELEMENT_TYPES, HOST_MEMORY_KINDS, ISSUE_ORDERS, SCALAR_TYPES } from '../vocabulary.js';
 
+/** The offending value in a message: short, and readable for the non-JSON values YAML can produce. */
+export function showValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}
+
+const QUANTITY_FORMS: Record<QuantityKind, string> = {
+  bytes: 'a size such as "256MiB" or a number of bytes',
+  count: 'a count such as "64Mi" or a whole number',
+};
+
 const quantity = (kind: QuantityKind) =>
-  z.union([z.number(), z.string()]).transform((value, ctx) => {
+  z.union([z.number(), z.string()], { error: (issue) => `expected ${QUANTITY_FORMS[kind]}, got ${showValue(issue.input)}` }).transform((value, ctx) => {
     const parsed = parseQuantity(value, kind);
     if (typeof parsed === 'number') return parsed;
     ctx.addIssue({ code: 'custom', message: parsed.error });
@@ -27,19 +40,40 @@ const BufferSchema = z.object({
   hostMemory: z.enum(HOST_MEMORY_KINDS).optional().describe('overrides the top-level hostMemory for this buffer'),
 }).strict();
 
-// 64-bit integers may be written as strings so that values above 2^53 survive YAML.
+const is64BitInteger = (type: string): boolean => type === 'int64' || type === 'uint64';
+
+// 64-bit integers may be written as strings so that values above 2^53 survive YAML. Whether a value is whole and
+// within its type's range is checked against the kernel's parameter (src/kernels/scalars.ts), which knows the type
+// that matters and can say so with the kernel's signature.
 const scalarArg = <T extends (typeof SCALAR_TYPES)[number]>(type: T) => {
-  const value = type.endsWith('64') && !type.startsWith('float')
-    ? z.union([z.number().int(), z.string().regex(/^-?\d+$/)])
-    : z.number();
+  const value = is64BitInteger(type) ? z.union([z.number(), z.string().regex(/^-?\d+$/, 'a 64-bit integer written as a string is digits only, such as "-12"')]) : z.number();
   return z.object({ [type]: value } as Record<T, typeof value>).strict();
 };
+
+const ARG_FORMS = 'expected { buffer: NAME }, { chunk: elements } or { chunk: offset }, or a typed scalar such as { float32: 1.5 } or { int32: 64 }';
+
+/** Every branch of the argument union failed: say what is wrong with the form the user evidently meant. */
+function describeBadArg(input: unknown): string {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return `${ARG_FORMS}; got ${showValue(input)}`;
+  const entries = Object.entries(input);
+  const [key, value] = entries[0] ?? [];
+  if (entries.length !== 1 || key === undefined) return `${ARG_FORMS}; an argument has exactly one key, got ${showValue(input)}`;
+  if (key === 'buffer') return `buffer needs a buffer name, got ${showValue(value)}`;
+  if (key === 'chunk') return `chunk is elements or offset, got ${showValue(value)}`;
+  if ((SCALAR_TYPES as readonly string[]).includes(key)) {
+    if (typeof value === 'number') return `${key} needs a finite number, got ${showValue(value)}`;
+    return is64BitInteger(key)
+      ? `${key} needs a whole number, or a string of digits for values beyond 2^53 (such as "-12"), got ${showValue(value)}`
+      : `${key} needs a number, got ${showValue(value)}`;
+  }
+  return `${ARG_FORMS}; got ${showValue(input)}`;
+}
 
 const ArgSchema = z.union([
   z.object({ buffer: z.string().describe('a buffer name: passes the device pointer to the chunk\'s first element') }).strict(),
   z.object({ chunk: z.enum(['elements', 'offset']).describe('the chunk\'s element count, or its first element\'s index') }).strict(),
   ...SCALAR_TYPES.map(scalarArg),
-], { error: 'expected { buffer: NAME }, { chunk: elements } or { chunk: offset }, or a typed scalar such as { float32: 1.5 } or { int32: 64 }' });
+], { error: (issue) => describeBadArg(issue.input) });
 
 const KernelSchema = z.object({
   name: z.string().optional().describe('label used in output (default: entry)'),
@@ -47,7 +81,9 @@ const KernelSchema = z.object({
   entry: z.string().describe('the extern "C" __global__ function to launch'),
   options: z.array(z.string()).default([]).describe('extra NVRTC options, e.g. --use_fast_math'),
   block: z.number().int().min(1).max(1024).default(256),
-  grid: z.union([z.literal('auto'), z.literal('cover'), z.number().int().min(1)]).default('auto')
+  grid: z.union([z.literal('auto'), z.literal('cover'), z.number().int().min(1, 'grid is auto, cover or a whole number of blocks (1 or more)')], {
+    error: (issue) => `expected auto, cover or a whole number of blocks (1 or more), got ${showValue(issue.input)}`,
+  }).default('auto')
     .describe('auto: enough blocks to fill the GPU, for grid-stride kernels; cover: one thread per element; or a number'),
   args: z.array(ArgSchema),
 }).strict();
@@ -55,11 +91,14 @@ const KernelSchema = z.object({
 const PipelineSchema = z.object({
   chunks: z.number().int().min(1).default(16),
   streams: z.number().int().min(1).default(4),
-  order: z.union([z.enum(ISSUE_ORDERS), z.array(z.enum(ISSUE_ORDERS)).min(1)]).default('depth-first')
+  order: z.union([z.enum(ISSUE_ORDERS), z.array(z.enum(ISSUE_ORDERS)).min(1)], {
+    error: (issue) => `expected depth-first or breadth-first, or a list of them, got ${showValue(issue.input)}`,
+  }).default('depth-first')
     .describe('depth-first: per chunk H2D, kernels, D2H; breadth-first: all H2Ds, then all kernels, then all D2Hs. A list measures each; the first is the headline'),
   streamFlags: z.enum(['non-blocking', 'default']).default('non-blocking')
     .describe('non-blocking streams do not synchronise with the legacy default stream'),
-  align: quantity('count').default(1).describe('chunks start at multiples of this many elements (e.g. a row length)'),
+  // 0 would make every chunk boundary a multiple of nothing: the planner divides by it.
+  align: quantity('count').pipe(z.number().min(1, 'align is a row length in elements: 1 or more')).default(1).describe('chunks start at multiples of this many elements (e.g. a row length)'),
 }).strict();
 
 const RepetitionsSchema = z.object({

@@ -1,6 +1,11 @@
+import { readFileSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
 import koffi from 'koffi';
 import { EnvironmentError } from '../errors.js';
-import { type CudaLibraryKind, describeFailedSearch, type LibraryCandidate, libraryCandidates, type LoadAttempt, searchHint } from './locate.js';
+import { describeFileError } from '../files/errno.js';
+import {
+  type CudaLibraryKind, describeFailedSearch, LIBRARY_OVERRIDE, type LibraryCandidate, libraryCandidates, type LoadAttempt, searchHint,
+} from './locate.js';
 
 export type NativeLibrary = ReturnType<typeof koffi.load>;
 
@@ -9,19 +14,108 @@ export interface LoadedLibrary {
   readonly path: string;
 }
 
-export function loadCudaLibrary(kind: CudaLibraryKind, env: NodeJS.ProcessEnv = process.env): LoadedLibrary {
-  return loadFirst(kind, libraryCandidates(kind, env));
+/** A function every build of the library exports: a library without it is some other library. */
+const MARKER_SYMBOL: Record<CudaLibraryKind, string> = { cudart: 'cudaGetDeviceCount', nvrtc: 'nvrtcVersion' };
+const LIBRARY_NAME: Record<CudaLibraryKind, string> = { cudart: 'libcudart', nvrtc: 'libnvrtc' };
+
+/** The library file each kind was loaded from, for messages that must say which runtime said "no driver". */
+const loadedPaths = new Map<CudaLibraryKind, string>();
+
+/** The file a library kind was loaded from: the mapped file itself when the loader was given a bare soname. */
+export function loadedLibraryPath(kind: CudaLibraryKind): string | null {
+  const path = loadedPaths.get(kind);
+  if (path === undefined) return null;
+  return path.includes('/') ? path : (mappedFile(LIBRARY_NAME[kind]) ?? path);
 }
 
-/** Loads the first candidate that dlopen accepts; otherwise an environment error listing every place tried. */
+/** The first file mapped into this process whose name starts with `prefix.so`, from /proc/self/maps (Linux). */
+function mappedFile(prefix: string): string | null {
+  try {
+    for (const line of readFileSync('/proc/self/maps', 'utf8').split('\n')) {
+      const file = line.slice(line.indexOf('/'));
+      if (line.includes('/') && basename(file).startsWith(`${prefix}.so`)) return file;
+    }
+  } catch {
+    // Not Linux, or /proc is not mounted: the soname is all we can say.
+  }
+  return null;
+}
+
+/** A variable such as CUDA_PIPE_CUDART names a file that is not the library it should be. */
+export class LibraryOverrideError extends EnvironmentError {}
+
+/**
+ * The library named by its override variable when that is set (and nothing else: a variable set by hand that
+ * does not work is an error, not a hint), else the first candidate that loads and is the right library.
+ */
+export function loadCudaLibrary(kind: CudaLibraryKind, env: NodeJS.ProcessEnv = process.env): LoadedLibrary {
+  const variable = LIBRARY_OVERRIDE[kind];
+  const override = env[variable];
+  const loaded = override ? loadOverride(kind, variable, override) : loadFirst(kind, libraryCandidates(kind, env));
+  loadedPaths.set(kind, loaded.path);
+  return loaded;
+}
+
+/** Loads the first candidate that dlopen accepts and that exports the library's marker function. */
 export function loadFirst(kind: CudaLibraryKind, candidates: readonly LibraryCandidate[]): LoadedLibrary {
   const attempts: LoadAttempt[] = [];
   for (const candidate of candidates) {
+    let lib: NativeLibrary;
     try {
-      return { lib: koffi.load(candidate.path), path: candidate.path };
+      lib = koffi.load(candidate.path);
     } catch (error) {
       attempts.push({ candidate, reason: error instanceof Error ? error.message : String(error) });
+      continue;
     }
+    if (exports(lib, MARKER_SYMBOL[kind])) return { lib, path: candidate.path };
+    attempts.push({ candidate, reason: `loads, but has no ${MARKER_SYMBOL[kind]} (not ${LIBRARY_NAME[kind]})` });
   }
   throw new EnvironmentError(describeFailedSearch(kind, attempts), { hint: searchHint(kind) });
+}
+
+function loadOverride(kind: CudaLibraryKind, variable: string, path: string): LoadedLibrary {
+  const fail = (found: string): LibraryOverrideError =>
+    new LibraryOverrideError(`${variable}=${path}: ${found}.`, {
+      hint: `Point ${variable} at the ${LIBRARY_NAME[kind]} file itself (for example /usr/local/cuda/lib64/${LIBRARY_NAME[kind]}.so.13), ` +
+        'or unset it to search CUDA_PATH, CUDA_HOME, the loader\'s path and /usr/local/cuda.',
+    });
+  // A bare name ("libcudart.so.12") is the loader's to find; a path can be checked before dlopen muddles the reason.
+  if (path.includes('/')) {
+    try {
+      const stats = statSync(path);
+      if (stats.isDirectory()) throw fail('is a folder, not a library file');
+      if (!stats.isFile()) throw fail('is not a regular file, so not a shared library');
+    } catch (error) {
+      if (error instanceof LibraryOverrideError) throw error;
+      throw fail(`${describeFileError(error)} there`);
+    }
+  }
+  let lib: NativeLibrary;
+  try {
+    lib = koffi.load(path);
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).replace(/^Failed to load shared library: /, '');
+    throw fail(`not a shared library that can be loaded (${reason})`);
+  }
+  if (!exports(lib, MARKER_SYMBOL[kind])) throw fail(`a shared library without ${MARKER_SYMBOL[kind]}, so not ${LIBRARY_NAME[kind]}`);
+  return { lib, path };
+}
+
+function exports(lib: NativeLibrary, symbol: string): boolean {
+  try {
+    lib.symbol(symbol);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the NVIDIA driver's library loads at all: the first thing to know when the runtime finds no driver. */
+export function driverLibraryLoads(): boolean {
+  try {
+    koffi.load('libcuda.so.1');
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -85,16 +85,15 @@ export function resolveLibraryFile(
   exists: (path: string) => boolean,
   loaderDirs: readonly string[],
 ): string | null {
+  const dirs = [...(env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean), ...loaderDirs, ...SYSTEM_LIBRARY_DIRS];
+  const findInDirs = (soname: string): string | null => dirs.map((dir) => join(dir, soname)).find(exists) ?? null;
+  // The override is the only library that will be loaded when it is set, working or not (src/cuda/load.ts), so it
+  // is the identity even when it is missing: a cache hit must not hide a variable that points nowhere.
+  const override = env[LIBRARY_OVERRIDE[kind]];
+  if (override) return override.includes('/') ? override : (findInDirs(override) ?? override);
   for (const candidate of libraryCandidates(kind, env)) {
-    if (candidate.path.includes('/')) {
-      if (exists(candidate.path)) return candidate.path;
-      continue;
-    }
-    const dirs = [...(env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean), ...loaderDirs, ...SYSTEM_LIBRARY_DIRS];
-    for (const dir of dirs) {
-      const path = join(dir, candidate.path);
-      if (exists(path)) return path;
-    }
+    const found = candidate.path.includes('/') ? (exists(candidate.path) ? candidate.path : null) : findInDirs(candidate.path);
+    if (found) return found;
   }
   return null;
 }

@@ -1,6 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { MAX_KERNEL_SOURCE_BYTES } from '../files/limits.js';
+import { readRegularFile } from '../files/read.js';
 import { builtinKernelsDir } from '../paths.js';
 import { type KernelSignature, parseKernelSignatures } from './signature.js';
 
@@ -11,7 +13,7 @@ export interface KernelSource {
 }
 
 export function readKernelSource(path: string): KernelSource {
-  const text = readFileSync(path, 'utf8');
+  const text = readRegularFile(path, { what: 'kernel source', maxBytes: MAX_KERNEL_SOURCE_BYTES });
   return { path, text, signatures: parseKernelSignatures(text) };
 }
 

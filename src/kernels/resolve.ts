@@ -1,6 +1,7 @@
 import { type Config, type ConfigKernel, configDir, type Locator } from '../config/load.js';
 import { UsageError } from '../errors.js';
 import { findKernel, locateKernelSource, readKernelSource } from './catalog.js';
+import { describeScalarRange, scalarHint, scalarProblem } from './scalars.js';
 import { formatSignature, type KernelSignature } from './signature.js';
 import type { ScalarType } from '../vocabulary.js';
 
@@ -73,8 +74,14 @@ function checkArguments(
     if (param.type === null) throw new UsageError(`${which} has a type cuda-pipe cannot pass (only plain integer and floating-point scalars).`);
     if (arg.kind === 'scalar') {
       if (arg.type !== param.type) throw new UsageError(`${which} is ${param.type}, but the config gives a ${arg.type}.`, {
-        hint: `Write it as { ${param.type}: ${String(arg.value)} }.`,
+        hint: scalarHint(param.type, arg.value),
       });
+      const problem = scalarProblem(param.type, arg.value);
+      if (problem) {
+        throw new UsageError(`${which} is ${param.type}, which takes ${describeScalarRange(param.type)}; ${problem}.`, {
+          hint: scalarHint(param.type, arg.value),
+        });
+      }
       return arg;
     }
     const limit = INTEGER_LIMIT[param.type];

@@ -10,3 +10,10 @@ export interface RunExporter {
   readonly description: string;
   readonly render: (results: readonly RunResult[], style: Style) => string;
 }
+
+/** The result a picture is drawn from: the first with a traced rep, else the first. */
+export function pictured(results: readonly RunResult[]): RunResult {
+  const result = results.find((r) => r.timeline !== null) ?? results[0];
+  if (!result) throw new RangeError('no result to draw');
+  return result;
+}

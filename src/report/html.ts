@@ -1,3 +1,4 @@
+import { type RunExporter, pictured } from './exporter.js';
 import type { ModeResult, RunResult } from '../result/schema.js';
 import { renderSweepSection, type SweepPoint } from './sweep.js';
 import { renderSvg } from './svg.js';
@@ -154,3 +155,8 @@ function speedup(value: number, error: number | null): string {
 function percent(fraction: number, digits = 1): string {
   return `${(fraction * 100).toFixed(digits)}%`;
 }
+
+export const htmlExporter: RunExporter = {
+  description: 'one self-contained HTML report: tables, bound, timeline',
+  render: (results) => renderHtml(pictured(results)),
+};

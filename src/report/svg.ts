@@ -1,3 +1,4 @@
+import { type RunExporter, pictured } from './exporter.js';
 import type { RunResult, TimelineOp } from '../result/schema.js';
 import {
   deviceLabel, deviceOf, escapeXml as escape, ms, niceTicks, opGbPerSecond, opName, rowLabel, type Stage, STAGE_COLOURS, STAGE_LETTERS, STAGE_NAMES,
@@ -215,3 +216,8 @@ export function bytesLabel(bytes: number): string {
 function n(value: number): string {
   return Number.parseFloat(value.toFixed(2)).toString();
 }
+
+export const svgExporter: RunExporter = {
+  description: 'the timeline of the traced reps as a standalone SVG',
+  render: (results) => renderSvg(pictured(results)),
+};

@@ -1,3 +1,4 @@
+import { type RunExporter, pictured } from './exporter.js';
 import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import { deviceLabel, deviceOf, opGbPerSecond, opName, repModeLabel, type Stage } from './timeline-common.js';
 
@@ -143,3 +144,8 @@ function metadata(pid: number, tid: number, name: string, args: Record<string, s
 function us(ms: number): number {
   return Math.round(ms * 1e6) / 1e3;
 }
+
+export const traceExporter: RunExporter = {
+  description: 'Chrome Trace Event JSON of the traced reps, for Perfetto and chrome://tracing',
+  render: (results) => renderTrace(pictured(results)),
+};

@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { UsageError } from '../errors.js';
+import { MAX_RESULT_BYTES } from '../files/limits.js';
+import { readRegularFile } from '../files/read.js';
 import { formatPath } from '../format.js';
 import { type ModeRole, modeId } from '../vocabulary.js';
 import { BoundTermSchema, type ModeResult, RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema } from './schema.js';
@@ -8,12 +9,13 @@ import { type RunResultV1, RunResultV1Schema } from './v1.js';
 
 /** A result file holds one Result, or an array of them (several configs). Anything else is a usage error. */
 export function loadResults(path: string): RunResult[] {
+  const hint = 'Pass files written by `cuda-pipe run --json`.';
+  const text = readRegularFile(path, { what: 'result file', maxBytes: MAX_RESULT_BYTES, hint });
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new UsageError(`${path} is not a readable JSON file: ${reason}.`, { hint: 'Pass files written by `cuda-pipe run --json`.' });
+    throw new UsageError(`${path} is not a JSON file: ${(error as Error).message}.`, { hint });
   }
   const items = Array.isArray(parsed) ? parsed : [parsed];
   return items.map((item, index) => parseResult(item, (where) => `${path}${Array.isArray(parsed) ? `[${index}]` : ''}${where ? `: ${where}` : ''}`));

@@ -91,7 +91,7 @@ describe('cuda-pipe run on a real device', () => {
 
   it('runs and verifies with either way of waiting for a rep, the thread wait and polling', gpu, () => {
     for (const wait of ['thread', 'poll']) {
-      const { code, stdout, stderr } = runCli(['run', '--reps', '3', '--warmup', '1', '--wait', wait, '--no-trace']);
+      const { code, stdout, stderr } = runCli(['run', '--reps', '3', '--warmup', '1', '--wait', wait, '--no-tracing']);
       assert.equal(code, 0, `${wait}: ${stderr}`);
       assert.match(stdout, /verification: passed/, wait);
     }

@@ -13,15 +13,23 @@ export interface CliRun {
 // compiled CLI, which runs without a loader.
 const compiled = import.meta.url.endsWith('.js');
 
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliRun {
+/** The node arguments that start the CLI, for tests that spawn it themselves. */
+export function cliEntry(): string[] {
   const root = packageRoot();
   const entry = compiled ? [join(root, 'dist', 'src', 'cli', 'main.js')] : ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts')];
   if (compiled && !existsSync(entry[0] as string)) throw new Error(`compiled CLI missing at ${entry[0]}`);
-  const result = spawnSync(process.execPath, [...entry, ...args], {
+  return entry;
+}
+
+/** `timeoutMs` kills a CLI that hangs, so a test of "must not hang" fails instead of stalling the suite. */
+export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { timeoutMs?: number } = {}): CliRun {
+  const root = packageRoot();
+  const result = spawnSync(process.execPath, [...cliEntry(), ...args], {
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '1', ...env },
     cwd: root,
     maxBuffer: 64 * 1024 * 1024,
+    timeout: options.timeoutMs ?? 0,
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }

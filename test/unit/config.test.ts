@@ -125,3 +125,49 @@ describe('config loading', () => {
     assert.deepEqual(config.pipeline.orders, ['breadth-first', 'depth-first']);
   });
 });
+
+describe('values that pass the types but cannot work', () => {
+  it('refuses pipeline.align: 0, which the planner would divide by', () => {
+    const error = usageError(BASE.replace('streams: 2 }', 'streams: 2, align: 0 }'));
+    assert.match(error.message, /test\.yaml:9:\d+: pipeline\.align: align is a row length in elements: 1 or more/);
+  });
+
+  it('names the allowed values of union fields instead of "Invalid input"', () => {
+    assert.match(usageError(BASE.replace('streams: 2 }', 'streams: 2, order: sideways }')).message,
+      /pipeline\.order: expected depth-first or breadth-first, or a list of them, got "sideways"/);
+    assert.match(usageError(BASE.replace('entry: scale', 'entry: scale\n    grid: lots')).message,
+      /kernels\[0\]\.grid: expected auto, cover or a whole number of blocks \(1 or more\), got "lots"/);
+    assert.match(usageError(BASE.replace('size: 4000B', 'size: true')).message, /buffers\.y\.size: expected a size such as "256MiB" or a number of bytes, got true/);
+    assert.match(usageError(BASE.replace('count: 1000', 'count: [1]')).message, /buffers\.x\.count: expected a count such as "64Mi" or a whole number, got \[1\]/);
+  });
+});
+
+describe('unknown fields', () => {
+  it('suggest the nearest known field of the same object', () => {
+    const error = usageError(BASE.replace('pipeline: { chunks: 3, streams: 2 }', 'pipeline: { chunk: 3, strems: 2 }'));
+    assert.match(error.message, /test\.yaml:9:13: unknown field "pipeline\.chunk"; did you mean "chunks"\?/);
+    assert.match(error.message, /unknown field "pipeline\.strems"; did you mean "streams"\?/);
+    assert.match(usageError(BASE.replace('role: in }', 'role: in, hostmemory: pinned }')).message, /"buffers\.x\.hostmemory"; did you mean "hostMemory"\?/);
+  });
+
+  it('say where a field put at the top level belongs', () => {
+    assert.match(usageError(`${BASE}chunks: 4\n`).message, /unknown field "chunks"; it belongs under pipeline \(pipeline\.chunks\)/);
+  });
+
+  it('suggest nothing for a name unlike any field', () => {
+    assert.match(usageError(BASE.replace('role: in }', 'role: in, colour: red }')).message, /unknown field "buffers\.x\.colour"$/m);
+  });
+});
+
+describe('file errors in words', () => {
+  it('turns errno codes into words, and keeps unknown codes as they are', async () => {
+    const { describeFileError } = await import('../../src/files/errno.js');
+    const errno = (code: string) => Object.assign(new Error('x'), { code });
+    assert.equal(describeFileError(errno('ENOENT')), 'no such file');
+    assert.equal(describeFileError(errno('EACCES')), 'permission denied');
+    assert.equal(describeFileError(errno('EISDIR')), 'is a folder');
+    assert.equal(describeFileError(errno('ENOTDIR')), 'a part of the path is not a folder');
+    assert.equal(describeFileError(errno('EWEIRD')), 'EWEIRD');
+    assert.equal(describeFileError(new Error('plain')), 'plain');
+  });
+});

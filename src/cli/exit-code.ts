@@ -1,0 +1,24 @@
+import { CommanderError } from 'commander';
+import { CudaPipeError, type ExitCode, INTERNAL_ERROR_EXIT } from '../errors.js';
+
+/**
+ * The top-level catch: maps an error to its exit code and prints it as one paragraph (the stack only with
+ * --verbose). Anything that is not one of our error classes is a bug in cuda-pipe, shown in full under its own code.
+ */
+export function exitCodeFor(error: unknown, verbose: boolean, write: (text: string) => void = (text) => process.stderr.write(text)): ExitCode {
+  if (error instanceof CommanderError) {
+    // commander already printed its message; help and version end here with code 0.
+    return error.exitCode === 0 ? 0 : 2;
+  }
+  if (error instanceof CudaPipeError) {
+    write(`cuda-pipe: ${error.message}\n`);
+    if (error.hint) write(`${error.hint}\n`);
+    if (verbose && error.stack) write(`\n${error.stack}\n`);
+    if (verbose && error.cause instanceof Error && error.cause.stack) write(`caused by: ${error.cause.stack}\n`);
+    return error.exitCode;
+  }
+  // Not the user's doing and not CUDA's: its own code, so that a script never mistakes a crash for a CUDA failure (4).
+  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  write(`cuda-pipe: internal error (please report it): ${text}\n`);
+  return INTERNAL_ERROR_EXIT;
+}

@@ -1,0 +1,57 @@
+import { EXIT_CODES } from '../errors.js';
+
+// Help text shown after commander's own: one example block per command, and for the top level the exit codes and
+// the environment it reads. Plain strings, so that --help loads nothing more.
+
+function examples(...lines: Array<[string, string]>): string {
+  const width = Math.max(...lines.map(([command]) => command.length));
+  const shown = lines.map(([command, why]) => (why ? `  $ ${command.padEnd(width)}  # ${why}` : `  $ ${command}`));
+  return `\nExamples:\n${shown.join('\n')}\n`;
+}
+
+export const COMMAND_HELP = {
+  run: examples(
+    ['cuda-pipe run', 'the built-in configs/balanced.yaml'],
+    ['cuda-pipe run configs/copy-bound.yaml --streams 8 --chunks 32', 'override the layout'],
+    ['cuda-pipe run my.yaml --dry-run', 'print the plan; no GPU needed'],
+    ['cuda-pipe run my.yaml --json result.json --md report.md', 'save the result and a report'],
+    ['cuda-pipe run --timeline --html report.html', 'see the streams overlap: a Gantt chart and a report page'],
+  ),
+  probe: examples(
+    ['cuda-pipe probe', 'copy engines, PCIe link, versions of every device'],
+    ['cuda-pipe probe --device 0 --bandwidth --size 1GiB', 'measure copy bandwidth'],
+  ),
+  kernels: examples(
+    ['cuda-pipe kernels', 'list the built-in kernels and their signatures'],
+    ['cuda-pipe kernels --check', 'compile them all with NVRTC; no GPU needed'],
+    ['cuda-pipe kernels --check my_kernel.cu --arch sm_90', 'check your own source'],
+  ),
+  schema: examples(['cuda-pipe schema > cuda-pipe.schema.json', 'for editors\' YAML completion'], ['cuda-pipe schema --result', 'the JSON Schema of result files']),
+  report: examples(
+    ['cuda-pipe report result.json', 'the table, as measured'],
+    ['cuda-pipe report result.json --md > report.md', ''],
+  ),
+  compare: examples(
+    ['cuda-pipe compare baseline.json candidate.json', 'exit 1 when anything is slower'],
+    ['cuda-pipe compare base.json new.json --threshold 2 --md diff.md', ''],
+  ),
+  timeline: examples(
+    ['cuda-pipe timeline result.json', 'the Gantt chart of each traced rep, fitted to the terminal'],
+    ['cuda-pipe timeline result.json --html report.html --trace trace.json', 'a report page, and a trace for Perfetto'],
+  ),
+  overhead: examples(['cuda-pipe overhead --ops 50000', 'host cost of one launch and one copy']),
+} as const satisfies Record<string, string>;
+
+const ENVIRONMENT: ReadonlyArray<[string, string]> = [
+  ['CUDA_PIPE_CUDART', 'the libcudart file to load, exactly (nothing else is tried)'],
+  ['CUDA_PIPE_NVRTC', 'the libnvrtc file to load, exactly (nothing else is tried)'],
+  ['CUDA_PATH, CUDA_HOME', 'CUDA toolkit roots searched (lib64/, lib/) before the loader\'s path'],
+  ['CUDA_PIPE_CACHE_DIR', 'compiled-kernel cache (default $XDG_CACHE_HOME/cuda-pipe/cubin)'],
+  ['NO_COLOR', 'set to anything: no colour in tables'],
+];
+
+export function topLevelHelp(): string {
+  const codes = EXIT_CODES.map(([code, meaning]) => `  ${String(code).padStart(3)}  ${meaning}`).join('\n');
+  const environment = ENVIRONMENT.map(([name, meaning]) => `  ${name.padEnd(22)}${meaning}`).join('\n');
+  return `\nExit codes:\n${codes}\n\nEnvironment:\n${environment}\n\nRun \`cuda-pipe <command> --help\` for a command's options and examples.\n`;
+}

@@ -1,0 +1,68 @@
+import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import { describeFileError } from '../files/errno.js';
+
+/**
+ * Writes a result or report to `target`, or to stdout for `-`. A file is written under a temporary name in the same
+ * folder and renamed over the target once complete, so a crash or Ctrl-C leaves the old file or the new one, never
+ * half a JSON document. A missing folder is the user's to create: we say so rather than create it.
+ */
+export function writeOutput(target: string, text: string): void {
+  if (target === '-') {
+    process.stdout.write(text);
+    return;
+  }
+  const folder = dirname(resolve(target));
+  checkFolder(target, folder);
+  const temporary = join(folder, `.${basename(target)}.${process.pid}.${Date.now().toString(36)}.tmp`);
+  try {
+    const fd = openSync(temporary, 'wx');
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, target);
+  } catch (error) {
+    removeQuietly(temporary);
+    throw new UsageError(`Cannot write ${target}: ${describeFileError(error)}.`);
+  }
+}
+
+/**
+ * Checks that `target` could be written, for flags such as --json: a run that measures for minutes should fail on a
+ * mistyped folder before it starts, not after. Returns the target unchanged.
+ */
+export function checkOutputTarget(target: string): string {
+  if (target !== '-') checkFolder(target, dirname(resolve(target)));
+  return target;
+}
+
+function checkFolder(target: string, folder: string): void {
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(folder).isDirectory();
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new UsageError(`Cannot write ${target}: ${missing ? `the folder ${folder} does not exist` : `${folder}: ${describeFileError(error)}`}.`, {
+      hint: missing ? `Create it first (mkdir -p ${folder}), or write somewhere else.` : undefined,
+    });
+  }
+  if (!isFolder) throw new UsageError(`Cannot write ${target}: ${folder} is not a folder.`);
+  try {
+    if (statSync(target).isDirectory()) throw new UsageError(`Cannot write ${target}: it is a folder; name a file inside it.`);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    // A target that does not exist yet is the usual case.
+  }
+}
+
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Nothing was left behind, or there is nothing more we can do about it.
+  }
+}

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { loadConfigFile, parseConfigText } from '../../src/config/load.js';
+import { findExcessiveNesting } from '../../src/config/nesting.js';
+import { UsageError } from '../../src/errors.js';
+import { readKernelSource } from '../../src/kernels/catalog.js';
+import { runCli } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-hostile-'));
+
+function rejection(load: () => unknown): UsageError {
+  try {
+    load();
+  } catch (error) {
+    assert.ok(error instanceof UsageError, `expected a UsageError, got ${error instanceof Error ? error.stack : String(error)}`);
+    assert.equal(error.exitCode, 2);
+    return error;
+  }
+  assert.fail('expected the input to be rejected');
+}
+
+const parse = (text: string) => () => parseConfigText(text, '/cfg/hostile.yaml');
+
+// Bounds are loose because the test machine may be shared; what they catch is quadratic work, which at these sizes
+// takes minutes, and a hang.
+function timed<T>(limitMs: number, work: () => T): T {
+  const started = performance.now();
+  const value = work();
+  const ms = performance.now() - started;
+  assert.ok(ms < limitMs, `took ${ms.toFixed(0)} ms, more than ${limitMs} ms`);
+  return value;
+}
+
+function writeTemp(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+describe('hostile YAML', () => {
+  it('refuses deep flow nesting at its place, before the parser overflows its stack', () => {
+    const error = timed(8000, () => rejection(parse('x: ' + '['.repeat(400_000) + ']'.repeat(400_000))));
+    assert.match(error.message, /^\/cfg\/hostile\.yaml:1:\d+: the YAML nests more than 64 levels deep/);
+  });
+
+  it('refuses deep block nesting by indentation, by "- - -" and by "a: a: a:"', () => {
+    const indented = Array.from({ length: 1000 }, (_, i) => `${' '.repeat(i)}a:`).join('\n');
+    assert.match(rejection(parse(indented)).message, /hostile\.yaml:64:\d+: the YAML nests more than 64 levels/);
+    assert.match(timed(8000, () => rejection(parse('- '.repeat(300_000) + '1'))).message, /nests more than 64 levels/);
+    assert.match(timed(8000, () => rejection(parse('a: '.repeat(300_000) + '1'))).message, /nests more than 64 levels/);
+  });
+
+  it('ignores brackets and colons inside quoted strings, comments and block scalars', () => {
+    const text = `description: |\n  ${'[{'.repeat(100)}\n  ${'a: '.repeat(100)}\nname: "${'['.repeat(100)}" # ${'['.repeat(100)}\n`;
+    assert.equal(findExcessiveNesting(text), null);
+  });
+
+  it('refuses "billion laughs" alias expansion', () => {
+    const levels = 'abcdefghi'.split('');
+    const text = `a: &a ["x","x","x","x","x","x","x","x","x"]\n` +
+      levels.slice(1).map((name, i) => `${name}: &${name} [${Array(9).fill(`*${levels[i]}`).join(',')}]`).join('\n') + '\n';
+    const error = timed(8000, () => rejection(parse(text)));
+    assert.match(error.message, /aliases \(\*name\) expand to more than 100 copies/);
+    assert.match(error.hint ?? '', /fewer aliases/);
+  });
+
+  it('says an empty file, or one with only comments, is empty', () => {
+    assert.match(rejection(parse('')).message, /^\/cfg\/hostile\.yaml: the config file is empty\./);
+    assert.match(rejection(parse('# just a comment\n\n')).message, /the config file is empty/);
+    assert.match(rejection(parse('~\n')).message, /the config file is empty/);
+  });
+
+  it('names a key given twice in one map', () => {
+    assert.match(rejection(parse('buffers: {}\nkernels: []\nbuffers: {}\n')).message, /hostile\.yaml:3:1: YAML syntax error: the key "buffers" appears twice/);
+  });
+
+  it('checks 100 000 keys in about linear time (the parser\'s own duplicate check takes a minute)', () => {
+    const text = 'buffers:\n' + Array.from({ length: 100_000 }, (_, i) => `  b${i}: 1`).join('\n') + '\nkernels: []\n';
+    const error = timed(15_000, () => rejection(parse(text)));
+    assert.match(error.message, /buffers\.b0: Invalid input: expected object, received number/);
+  });
+
+  it('lists a few of many unknown fields rather than all of them', () => {
+    const text = Array.from({ length: 20_000 }, (_, i) => `k${i}: 1`).join('\n');
+    const error = timed(15_000, () => rejection(parse(text)));
+    assert.match(error.message, /unknown field "k4"\n\(and 19995 more unknown fields\)/);
+  });
+});
+
+describe('config and kernel files that are not regular files', () => {
+  it('refuses a device such as /dev/zero without reading it', () => {
+    assert.match(rejection(() => loadConfigFile('/dev/zero')).message, /^Cannot read config \/dev\/zero: is a device, not a regular file\./);
+    assert.match(rejection(() => readKernelSource('/dev/zero')).message, /^Cannot read kernel source \/dev\/zero: is a device/);
+  });
+
+  it('refuses a FIFO without waiting for a writer', () => {
+    const fifo = join(dir, 'pipe.yaml');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    assert.match(timed(8000, () => rejection(() => loadConfigFile(fifo))).message, /is a named pipe \(FIFO\), not a regular file/);
+    assert.match(rejection(() => readKernelSource(fifo)).message, /kernel source .*is a named pipe/);
+  });
+
+  it('says a folder is a folder', () => {
+    const folder = join(dir, 'folder.yaml');
+    mkdirSync(folder);
+    assert.match(rejection(() => loadConfigFile(folder)).message, /folder\.yaml: is a folder, not a file\./);
+  });
+
+  it('refuses a config above 1 MiB and a kernel source above 4 MiB', () => {
+    const config = writeTemp('big.yaml', '#'.repeat(1024 * 1024 + 1));
+    assert.match(rejection(() => loadConfigFile(config)).message, /it is 1048577 bytes, more than the 1 MiB a config may be/);
+    const kernel = writeTemp('big.cu', '/'.repeat(4 * 1024 * 1024 + 1));
+    assert.match(rejection(() => readKernelSource(kernel)).message, /more than the 4 MiB a kernel source may be/);
+  });
+
+  it('names a kernel source that is a folder, from a config', () => {
+    mkdirSync(join(dir, 'kernel-folder.cu'));
+    const config = writeTemp('folder-kernel.yaml', `buffers:\n  x: { type: float32, count: 16, role: inout }\nkernels:\n  - { source: kernel-folder.cu, entry: k, args: [{ buffer: x }] }\npipeline: { chunks: 2 }\n`);
+    const { code, stderr } = runCli(['run', '--dry-run', config], {}, { timeoutMs: 20_000 });
+    assert.equal(code, 2);
+    assert.match(stderr, /^cuda-pipe: Cannot read kernel source \S+kernel-folder\.cu: is a folder, not a file\./);
+  });
+
+  it('the CLI exits 2 for a FIFO config and does not hang', () => {
+    const fifo = join(dir, 'cli-pipe.yaml');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    const { code, stderr } = runCli(['run', '--dry-run', fifo], {}, { timeoutMs: 20_000 });
+    assert.equal(code, 2);
+    assert.match(stderr, /is a named pipe \(FIFO\)/);
+    assert.doesNotMatch(stderr, /\n\s+at /);
+  });
+});
+
+describe('config files the user cannot read', () => {
+  it('says "permission denied" rather than EACCES', { skip: process.getuid?.() === 0 ? 'root reads every file' : false }, async () => {
+    const { chmodSync } = await import('node:fs');
+    const path = writeTemp('locked.yaml', 'name: x\n');
+    chmodSync(path, 0o000);
+    assert.match(rejection(() => loadConfigFile(path)).message, /locked\.yaml: permission denied\./);
+  });
+});
