@@ -30,7 +30,8 @@ export const TOPOLOGIES = ['chunk-per-stream'] as const;
 /** How chunks map to streams. chunk-per-stream: chunk i runs all its stages on stream i mod S. */
 export type Topology = (typeof TOPOLOGIES)[number];
 
-export const STOP_RULES = ['fixed-reps', 'noise-target', 'noise-stable', 'max-time', 'max-reps'] as const;
+/** Why a mode stopped repeating; 'clearly-slower' is a sweep's layout dropped because it could not be the best. */
+export const STOP_RULES = ['fixed-reps', 'noise-target', 'noise-stable', 'max-time', 'max-reps', 'clearly-slower'] as const;
 export type StopRule = (typeof STOP_RULES)[number];
 
 /** The layout an overlapped mode measures: its identity, not derived figures. */

@@ -6,7 +6,7 @@ import { resolveKernels, type ResolvedKernel } from '../kernels/resolve.js';
 import { policyFromConfig } from '../measure/policy.js';
 import { measureSchedules, verifySchedules } from '../measure/repeat.js';
 import { buildRunResult } from '../measure/result.js';
-import { timelineRep } from '../measure/timeline.js';
+import { kernelRangeBytes, timelineRep } from '../measure/timeline.js';
 import { packageVersion } from '../paths.js';
 import { buildPlan } from '../plan/build.js';
 import type { Plan } from '../plan/types.js';
@@ -38,9 +38,6 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
   const { plan, kernels } = planConfig(loaded, options);
   const policy = policyFromConfig(config.repetitions);
   const started = performance.now();
-  // A kernel's bytes on the timeline: one element of every buffer it is given, per element of its range.
-  const kernelElementBytes = new Map(plan.kernels.map((k) => [k.label, k.args.reduce((sum, arg) =>
-    sum + (arg.kind === 'buffer' ? (plan.buffers.find((b) => b.name === arg.buffer)?.elementBytes ?? 0) : 0), 0)]));
   const outcome = await withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {
     const verification = await verifySchedules(runner, options.verify);
     const measured = await measureSchedules(runner, policy, { smClock: context.smClock });
@@ -55,7 +52,7 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
           continue;
         }
         runner.restoreInputs();
-        traced.push(timelineRep(await runner.traceRep(m.schedule.id), (op) => op.count * (kernelElementBytes.get(op.kernel) ?? 0)));
+        traced.push(timelineRep(await runner.traceRep(m.schedule.id), kernelRangeBytes(plan)));
       }
     }
     return { verification, measured, traced, notes };

@@ -17,6 +17,11 @@ export const COMMAND_HELP = {
     ['cuda-pipe run my.yaml --json result.json --md report.md', 'save the result and a report'],
     ['cuda-pipe run --timeline --html report.html', 'see the streams overlap: a Gantt chart and a report page'],
   ),
+  sweep: examples(
+    ['cuda-pipe sweep', 'balanced: 1 to 8 streams × 1 to 64 chunks'],
+    ['cuda-pipe sweep my.yaml --streams 2,4 --chunks 8,16,32 --order depth-first,breadth-first', ''],
+    ['cuda-pipe sweep my.yaml --set kernels[0].args[3].int32=530,1060 --html sweep.html', 'any scalar can be an axis'],
+  ),
   probe: examples(
     ['cuda-pipe probe', 'copy engines, PCIe link, versions of every device'],
     ['cuda-pipe probe --device 0 --bandwidth --size 1GiB', 'measure copy bandwidth'],

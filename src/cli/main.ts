@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import type { ExitCode } from '../errors.js';
 import { packageVersion } from '../paths.js';
-import { nonNegativeInt, nonNegativeNumber, positiveInt, positiveNumber } from './numbers.js';
+import { collect, countList, nonNegativeInt, nonNegativeNumber, orderList, positiveInt, positiveNumber } from './numbers.js';
 import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
 import { exitCodeFor } from './exit-code.js';
 import { COMMAND_HELP, topLevelHelp } from './help-text.js';
@@ -49,6 +49,26 @@ program
   .option('--trace <file>', 'write Chrome Trace Event JSON for Perfetto and chrome://tracing, or - for stdout', checkOutputTarget)
   .addHelpText('after', COMMAND_HELP.run)
   .action(lazy(async () => (await import('./run.js')).runCommand));
+
+program
+  .command('sweep')
+  .description('measure many layouts in one run and find the best: a heat map of speedup over serial, the best layout and its ties')
+  .argument('[config]', 'YAML config file (its sweep: section gives default axes)')
+  .option('--streams <list>', 'stream counts, e.g. 1,2,4,8', countList)
+  .option('--chunks <list>', 'chunk counts, e.g. 1,2,4,8,16,32,64', countList)
+  .option('--order <list>', 'issue orders, e.g. depth-first,breadth-first', orderList)
+  .option('--set <path=values>', 'another axis: any scalar of the config and its values, e.g. kernels[0].args[3].int32=530,1060 (repeatable)', collect, [])
+  .option('--max-time <seconds>', 'time for the race of layouts, per setting (default 40)', positiveNumber)
+  .addOption(deviceOption())
+  .option('--gate', 'hold each rep until it is issued: times exclude host issue cost')
+  .option('--no-verify', 'skip the check that every layout computes what serial does')
+  .addOption(waitOption())
+  .option('--json <file>', 'write the Results (one per setting) to a file, or - for stdout', checkOutputTarget)
+  .option('--md <file>', 'write the heat map as Markdown, or - for stdout', checkOutputTarget)
+  .option('--svg <file>', 'write speedup against chunk count as SVG, or - for stdout', checkOutputTarget)
+  .option('--html <file>', 'write the HTML report with the heat map, the chart and the best layout\'s timeline', checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.sweep)
+  .action(lazy(async () => (await import('./sweep.js')).sweepCommand));
 
 program
   .command('probe')

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { ISSUE_ORDERS, type IssueOrder } from '../vocabulary.js';
 
 /**
  * The one parser behind every numeric flag: commander calls it with the flag's text, and a bad value becomes
@@ -20,3 +21,21 @@ export const positiveInt = numberFlag({ integer: true, min: 1 });
 export const nonNegativeInt = numberFlag({ integer: true, min: 0 });
 export const positiveNumber = numberFlag({ integer: false, min: 0, exclusiveMin: true });
 export const nonNegativeNumber = numberFlag({ integer: false, min: 0 });
+
+/** A comma-separated list of whole numbers ≥ 1, for --streams and --chunks of a sweep. */
+export function countList(text: string): number[] {
+  const values = text.split(',').map((v) => (v.trim() === '' ? Number.NaN : Number(v)));
+  if (values.some((v) => !Number.isInteger(v) || v < 1)) throw new InvalidArgumentError(`expected whole numbers ≥ 1 separated by commas, such as 1,2,4,8, got "${text}".`);
+  return [...new Set(values)];
+}
+
+/** A comma-separated list of issue orders. */
+export function orderList(text: string): IssueOrder[] {
+  const values = text.split(',').map((v) => v.trim());
+  const bad = values.find((v) => !(ISSUE_ORDERS as readonly string[]).includes(v));
+  if (bad !== undefined) throw new InvalidArgumentError(`"${bad}" is not an issue order; use ${ISSUE_ORDERS.join(' or ')}, separated by commas.`);
+  return [...new Set(values)] as IssueOrder[];
+}
+
+/** Repeatable flags collect their values. */
+export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];

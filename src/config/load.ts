@@ -50,6 +50,8 @@ export interface Config {
   readonly kernels: readonly ConfigKernel[];
   readonly pipeline: Omit<ParsedConfig['pipeline'], 'order'> & { readonly orders: readonly IssueOrder[] };
   readonly repetitions: ParsedConfig['repetitions'];
+  /** What `sweep` measures, as the config says; null when it has no sweep section. */
+  readonly sweep: NonNullable<ParsedConfig['sweep']> | null;
   /** The element count every buffer shares; chunks are ranges of it. */
   readonly elements: number;
 }
@@ -86,7 +88,6 @@ export function loadConfigFile(path: string, overrides: Overrides = {}): LoadedC
 
 export function parseConfigText(text: string, path: string, overrides: Overrides = {}): LoadedConfig {
   const { doc, lineCounter, value } = parseConfigYaml(text, path);
-  const file = basename(path);
   const { raw, flags } = applyOverrides(value, overrides);
   const locate: Locator = (fieldPath) => {
     // A value that came from a flag is blamed on the flag, not on the line of the file it replaced.
@@ -97,9 +98,14 @@ export function parseConfigText(text: string, path: string, overrides: Overrides
     const { line, col } = lineCounter.linePos(offset);
     return `${path}:${line}:${col}`;
   };
+  return validateConfig(raw, path, locate);
+}
+
+/** The parsed YAML (or a variant of it) through the schema and every check, into a Config. */
+export function validateConfig(raw: unknown, path: string, locate: Locator): LoadedConfig {
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) throw schemaError(parsed.error, locate);
-  const name = parsed.data.name ?? basename(file, extname(file));
+  const name = parsed.data.name ?? basename(basename(path), extname(path));
   return { config: resolveConfig(parsed.data, name, path, locate), locate, raw };
 }
 
@@ -253,6 +259,7 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   return {
     name, description: parsed.description ?? null, path, device: parsed.device, buffers, kernels,
     pipeline: { ...withoutOrder(parsed.pipeline), orders: uniqueOrders(parsed.pipeline.order) }, repetitions: parsed.repetitions, elements: first.elements,
+    sweep: parsed.sweep ?? null,
   };
 }
 
@@ -279,7 +286,8 @@ function toConfigArg(arg: ParsedArg, buffers: Set<string>, where: string): Confi
 
 /** A stable hash of what the config asks for, used to pair results of the same config across runs. */
 export function configHash(config: Config): string {
-  const { path: _path, description: _description, ...what } = config;
+  // The sweep section says what `sweep` measures, not what a run of the config measures.
+  const { path: _path, description: _description, sweep: _sweep, ...what } = config;
   return createHash('sha256').update(JSON.stringify(what, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))).digest('hex').slice(0, 16);
 }
 

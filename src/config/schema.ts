@@ -111,6 +111,15 @@ const RepetitionsSchema = z.object({
   maxTime: z.number().positive().default(3).describe('seconds of timed reps per mode at most'),
 }).strict();
 
+const SweepSchema = z.object({
+  streams: z.array(z.number().int().min(1)).min(1).optional().describe('stream counts to measure'),
+  chunks: z.array(z.number().int().min(1)).min(1).optional().describe('chunk counts to measure'),
+  order: z.array(z.enum(ISSUE_ORDERS)).min(1).optional().describe('issue orders to measure'),
+  set: z.record(z.string(), z.array(z.union([z.number(), z.string()])).min(1)).optional()
+    .describe('any scalar of the config by its path, and the values to measure it at: "kernels[0].args[3].int32": [530, 1060]'),
+  maxTime: z.number().positive().optional().describe('seconds for the whole sweep of layouts, per setting (default 40)'),
+}).strict().describe('what `cuda-pipe sweep` measures; `run` ignores it');
+
 export const ConfigSchema = z.object({
   name: z.string().optional(),
   description: z.string().optional(),
@@ -121,6 +130,7 @@ export const ConfigSchema = z.object({
   kernels: z.array(KernelSchema).min(1, 'at least one kernel is needed'),
   pipeline: PipelineSchema.default(() => PipelineSchema.parse({})),
   repetitions: RepetitionsSchema.default(() => RepetitionsSchema.parse({})),
+  sweep: SweepSchema.optional(),
 }).strict();
 
 export type ConfigInput = z.input<typeof ConfigSchema>;

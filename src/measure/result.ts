@@ -3,7 +3,7 @@ import { gbPerSecond } from '../format.js';
 import type { Plan, Schedule } from '../plan/types.js';
 import {
   type DeviceFacts, type ModeResult, type OverlapAnalysis, RESULT_SCHEMA_ID, RESULT_VERSION, type RunIdentity, type RunResult,
-  type SoftwareVersions, type TracedRep,
+  type SoftwareVersions, type SweepSection, type TracedRep,
 } from '../result/schema.js';
 import type { ModeRole } from '../vocabulary.js';
 import { chunkUnits } from '../chunking.js';
@@ -38,6 +38,7 @@ export interface RunResultInput {
   readonly measured: readonly MeasuredSchedule[];
   readonly verification: Verification;
   readonly traced: readonly TracedRep[];
+  readonly sweep?: SweepSection | null;
   readonly createdAt?: string;
 }
 
@@ -129,6 +130,7 @@ export function buildRunResult(input: RunResultInput): RunResult {
       speedupError: headline.analysis.speedupError, efficiency: headline.analysis.efficiency,
     },
     timeline: input.traced.length ? { reps: [...input.traced] } : null,
+    sweep: input.sweep ?? null,
     verification: { status: input.verification.status, mismatches: input.verification.mismatches },
     notes: [...plan.notes],
   };

@@ -1,5 +1,16 @@
+import type { Plan } from '../plan/types.js';
 import type { TimelineOp, TracedRep } from '../result/schema.js';
 import type { TracedRepTiming } from './runner.js';
+
+/**
+ * A kernel's bytes on the timeline: one element of every buffer it is given, per element of its range, so a kernel's
+ * bar can carry a rate like a copy's.
+ */
+export function kernelRangeBytes(plan: Pick<Plan, 'kernels' | 'buffers'>): (op: { kernel: string; count: number }) => number {
+  const perElement = new Map(plan.kernels.map((k) => [k.label, k.args.reduce((sum, arg) =>
+    sum + (arg.kind === 'buffer' ? (plan.buffers.find((b) => b.name === arg.buffer)?.elementBytes ?? 0) : 0), 0)]));
+  return (op) => op.count * (perElement.get(op.kernel) ?? 0);
+}
 
 /** A traced rep as the Result's timeline records it: every work op with its stream, chunk, bytes and times. */
 export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number): TracedRep {

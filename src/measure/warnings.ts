@@ -36,7 +36,10 @@ export function runWarnings(result: Omit<RunResult, 'warnings'>): Warning[] {
       remedy: 'Drop --no-verify.' });
   }
   const target = result.policy.maxNoise;
-  for (const mode of result.modes.filter((m) => m.role.kind === 'serial' || m.role.kind === 'overlapped')) {
+  // A sweep measures dozens of layouts, most of them stopped early on purpose: only its best speaks for the result.
+  const sweepBest = result.sweep?.best.mode;
+  const judged = result.modes.filter((m) => m.role.kind === 'serial' || (m.role.kind === 'overlapped' && (sweepBest === undefined || m.id === sweepBest)));
+  for (const mode of judged) {
     if (mode.stats.n > 1 && mode.stats.relativeNoise > target) {
       const why = mode.stoppedBy === 'noise-stable' ? 'it stopped falling' : mode.stoppedBy === 'max-time' ? 'the time budget ran out' : `${mode.stats.n} reps were taken`;
       warnings.push({ code: 'noisy', message: `Noise of ${named(mode)} is ${formatPercent(mode.stats.relativeNoise, 2)}, above the ${formatPercent(target, 2)} target (${why}).`,
@@ -57,7 +60,7 @@ export function runWarnings(result: Omit<RunResult, 'warnings'>): Warning[] {
     warnings.push({ code: 'clock-change', message: `The SM clock changed during the run (${clocks.minMHz} to ${clocks.maxMHz} MHz): power or thermal limits, or another process, moved it.`,
       remedy: 'Compare only runs whose clocks agree; let the GPU cool, and keep other work off it.' });
   }
-  for (const mode of result.modes) {
+  for (const mode of judged) {
     const analysis = mode.analysis;
     if (!analysis) continue;
     if (analysis.efficiency > ABOVE_BOUND) {

@@ -1,48 +1,74 @@
 import type { Config, ConfigBuffer } from '../config/load.js';
-import type { HostMemoryKind } from '../vocabulary.js';
-import { splitRanges } from '../chunking.js';
-import { SMALL_OPS } from '../vocabulary.js';
+import { type ChunkRange, splitRanges } from '../chunking.js';
+import { type HostMemoryKind, type IssueOrder, SMALL_OPS } from '../vocabulary.js';
 import {
   bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, overlappedSchedule, type PipelineShape, serialSchedule,
   stageSchedules,
 } from './schedules.js';
 import { type Plan, type PlanKernel, planKernel } from './types.js';
 
+/** A chunk-per-stream layout as asked for; the planner may make fewer chunks or use fewer streams, and says so. */
+export interface RequestedLayout {
+  readonly chunks: number;
+  readonly streams: number;
+}
+
 /**
- * Config → Plan: the serial baseline, one overlapped mode per order, and what the overlap model is built from: each
- * stage alone, the kernels chunked as the layout runs them, the link at its best, and the fixed cost of small ops.
+ * Config → Plan: the serial baseline, one overlapped mode per order of the config's layout, and what the overlap
+ * model is built from: each stage alone, the kernels chunked as the layout runs them, the link at its best, and the
+ * fixed cost of small ops.
  */
 export function buildPlan(config: Config, kernels: readonly PlanKernel[], options: { gate?: boolean } = {}): Plan {
+  const { chunks, streams } = config.pipeline;
+  return buildLayoutsPlan(config, kernels, [{ chunks, streams }], config.pipeline.orders, options);
+}
+
+/**
+ * The same for many layouts at once (a sweep): every layout in every order, with one kernels-chunked mode per
+ * distinct chunk and stream count; the serial baseline and the device-wide parts once.
+ */
+export function buildLayoutsPlan(
+  config: Config,
+  kernels: readonly PlanKernel[],
+  layouts: readonly RequestedLayout[],
+  orders: readonly IssueOrder[],
+  options: { gate?: boolean } = {},
+): Plan {
   const gated = options.gate ?? false;
-  const { chunks, streams, orders, streamFlags, align } = config.pipeline;
-  const ranges = splitRanges(config.elements, chunks, align);
-  const usedStreams = Math.min(streams, ranges.length);
-  const notes: string[] = [];
-  if (ranges.length < chunks) {
-    notes.push(`${chunks} chunks asked for, ${ranges.length} made: ${config.elements} elements in equal chunks of ${ranges[0]?.count ?? 0} leave no room for more.`);
-  }
-  if (usedStreams < streams) notes.push(`${streams} streams asked for, ${usedStreams} used: there are only ${ranges.length} chunks.`);
+  const { streamFlags, align } = config.pipeline;
   const shape: PipelineShape = {
     device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label), elements: config.elements, streamFlags, gated,
   };
+  const notes: string[] = [];
+  const made = new Map<string, { ranges: ChunkRange[]; streams: number }>();
+  for (const layout of layouts) {
+    const ranges = splitRanges(config.elements, layout.chunks, align);
+    const streams = Math.min(layout.streams, ranges.length);
+    if (ranges.length < layout.chunks) {
+      notes.push(`${layout.chunks} chunks asked for, ${ranges.length} made: ${config.elements} elements in equal chunks of ${ranges[0]?.count ?? 0} leave no room for more.`);
+    }
+    if (streams < layout.streams) notes.push(`${layout.streams} streams asked for, ${streams} used: there are only ${ranges.length} chunks.`);
+    made.set(`${ranges.length}x${streams}`, { ranges, streams });
+  }
   const link = bidirectionalSchedule(config.buffers, linkRanges(config.buffers, config.elements), config.device, gated);
   const firstOrder = orders[0] ?? 'depth-first';
+  const first = layouts[0] ?? { chunks: 1, streams: 1 };
   return {
     name: config.name,
     devices: [config.device],
     elements: config.elements,
     buffers: config.buffers,
     kernels: kernels.map(planKernel),
-    pipeline: { elements: config.elements, align, requestedChunks: chunks, requestedStreams: streams },
+    pipeline: { elements: config.elements, align, requestedChunks: first.chunks, requestedStreams: first.streams },
     schedules: [
       serialSchedule(shape),
-      ...orders.map((order) => overlappedSchedule(shape, ranges, usedStreams, order)),
+      ...[...made.values()].flatMap(({ ranges, streams }) => orders.map((order) => overlappedSchedule(shape, ranges, streams, order))),
       ...stageSchedules(shape),
-      ...(kernels.length ? [kernelsChunkedSchedule(shape, ranges, usedStreams, firstOrder)] : []),
+      ...(kernels.length ? [...made.values()].map(({ ranges, streams }) => kernelsChunkedSchedule(shape, ranges, streams, firstOrder)) : []),
       ...(link ? [link] : []),
       ...SMALL_OPS.flatMap((op) => opCostSchedule(shape, op) ?? []),
     ],
-    notes,
+    notes: [...new Set(notes)],
   };
 }
 

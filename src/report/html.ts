@@ -1,6 +1,7 @@
 import { type RunExporter, pictured } from './exporter.js';
 import type { ModeResult, RunResult } from '../result/schema.js';
-import { renderSweepSection, type SweepPoint } from './sweep.js';
+import { renderSweepSection, type SweepPoint, sweepPoints } from './sweep.js';
+import { renderSweepChart } from './sweep-chart.js';
 import { renderSvg } from './svg.js';
 import {
   analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, escapeXml as escape, IDLE_COLUMNS, idleRows, modeLabel, ms, timelineGroups,
@@ -61,7 +62,8 @@ export function renderHtml(result: RunResult, options: HtmlOptions = {}): string
     modesSection(result),
     overlapSection(result),
     timelineSection(result, options),
-    renderSweepSection(options.sweep ?? []),
+    renderSweepSection(options.sweep ?? sweepPoints(result)),
+    result.sweep ? `<section id="sweep-chart">${renderSweepChart(result)}</section>` : '',
     warningsSection(result),
     '</body>',
     '</html>',

@@ -10,6 +10,7 @@ export const STOP_RULE_TEXT: Record<StopRule, string> = {
   'noise-stable': 'the noise stopped changing (above the target)',
   'max-time': 'the time budget ran out',
   'max-reps': 'the rep limit was reached',
+  'clearly-slower': 'it was clearly slower than the best layout (a sweep stops those early)',
 };
 
 /** "2.12× ± 0.01" (95%: two standard errors), or "2.12×" when the uncertainty is unknown. */

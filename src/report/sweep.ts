@@ -1,8 +1,9 @@
+import type { RunResult } from '../result/schema.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { escapeXml as escape } from './timeline-common.js';
 
-// The hook for issue 8's sweep: a heat map of speedup over a streams × chunks grid, one per issue order. The sweep
-// itself is not measured yet; whoever runs it hands its points to the HTML report (renderHtml's `sweep` option).
+// A sweep's heat map of speedup over a streams × chunks grid, one per issue order, for the HTML report; the points
+// come from the Result's sweep section (sweepPoints).
 
 /** One layout of a sweep, measured: its median and its speedup over serial. */
 export interface SweepPoint {
@@ -11,6 +12,15 @@ export interface SweepPoint {
   readonly order: IssueOrder;
   readonly medianMs: number;
   readonly speedup: number;
+}
+
+/** The points of a result's sweep, each with its measured median and speedup; empty for a plain run. */
+export function sweepPoints(result: Pick<RunResult, 'sweep' | 'modes'>): SweepPoint[] {
+  if (!result.sweep) return [];
+  return result.sweep.points.flatMap((p) => {
+    const mode = result.modes.find((m) => m.id === p.mode);
+    return mode?.analysis ? [{ streams: p.streams, chunks: p.chunks, order: p.order, medianMs: mode.stats.median, speedup: mode.analysis.speedup }] : [];
+  });
 }
 
 /** Low speedups white, the best full green: the eye goes to the best layouts. */

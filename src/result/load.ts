@@ -97,6 +97,7 @@ export function migrateV1(old: RunResultV1): RunResult {
     buffers: old.buffers, kernels: old.kernels, policy: old.policy, clocks: old.clocks, modes,
     summary: { mode: headlineId, ...old.summary },
     timeline: null,
+    sweep: null,
     verification: { status: old.verification.status, mismatches: old.verification.mismatches.map((m) => ({ ...m, mode: headlineId })) },
     warnings: old.warnings,
     notes: [...old.notes, `Migrated from a version 1 result written by cuda-pipe ${old.tool.version}.`],

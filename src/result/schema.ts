@@ -262,6 +262,20 @@ export const TracedRepSchema = z.object({
 });
 export type TracedRep = z.infer<typeof TracedRepSchema>;
 
+/** A sweep: the axes it spanned, this result's values of the axes that are not the layout, and its verdict. */
+export const SweepSectionSchema = z.object({
+  axes: z.array(z.object({ name: z.string(), values: z.array(z.union([z.string(), z.number()])) })),
+  /** This result's values of the non-layout axes (a kernel argument, the host memory kind, a buffer size). */
+  settings: z.record(z.string(), z.union([z.string(), z.number()])),
+  /** The overlapped modes of the sweep, by id; each layout's figures are in its mode. */
+  points: z.array(z.object({ mode: z.string(), chunks: z.number().int(), streams: z.number().int(), order: z.enum(ISSUE_ORDERS) })),
+  /** The fastest layout by median, and every layout whose middle half overlaps the best's (a tie within noise). */
+  best: z.object({ mode: z.string(), ties: z.array(z.string()) }),
+  budgetMs: z.number(),
+  elapsedMs: z.number(),
+});
+export type SweepSection = z.infer<typeof SweepSectionSchema>;
+
 export const RunIdentitySchema = z.object({
   hostname: z.string(),
   /** The launcher's rank and size (OpenMPI, MPICH/PMI, Slurm); null when not launched by one. */
@@ -353,6 +367,8 @@ export const RunResultSchema = z.object({
   }),
   /** Traced reps, when the run recorded any. */
   timeline: z.object({ reps: z.array(TracedRepSchema) }).nullable(),
+  /** Present when the result comes from `cuda-pipe sweep`. */
+  sweep: SweepSectionSchema.nullable().default(null),
   verification: z.object({
     status: z.enum(['passed', 'failed', 'skipped']),
     mismatches: z.array(MismatchSchema),

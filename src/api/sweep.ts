@@ -1,0 +1,105 @@
+import { hostname } from 'node:os';
+import { configHash, type LoadedConfig } from '../config/load.js';
+import { type Setting, withSettings } from '../config/settings.js';
+import { withDevicePlan } from '../exec/open.js';
+import type { WaitStrategy } from '../exec/wait.js';
+import { resolveKernels } from '../kernels/resolve.js';
+import { policyFromConfig } from '../measure/policy.js';
+import { measureSchedule, type MeasuredSchedule, verifySchedules } from '../measure/repeat.js';
+import { buildRunResult } from '../measure/result.js';
+import { bestOfSweep, raceLayouts, type SweepProgress } from '../measure/sweep.js';
+import { summarize } from '../measure/stats.js';
+import { kernelRangeBytes, timelineRep } from '../measure/timeline.js';
+import { packageVersion } from '../paths.js';
+import { buildLayoutsPlan } from '../plan/build.js';
+import type { RunResult, SweepSection } from '../result/schema.js';
+import type { IssueOrder } from '../vocabulary.js';
+import { runIdentity } from './identity.js';
+
+export interface SweepAxes {
+  readonly streams: readonly number[];
+  readonly chunks: readonly number[];
+  readonly orders: readonly IssueOrder[];
+  /** Other scalars of the config and their values; every combination is a setting measured apart. */
+  readonly sets: ReadonlyArray<{ readonly path: string; readonly values: ReadonlyArray<string | number> }>;
+}
+
+export interface SweepOptions {
+  readonly verify: boolean;
+  readonly gate: boolean;
+  readonly wait: WaitStrategy;
+  /** Host time for each setting's race of layouts. */
+  readonly budgetMs: number;
+  readonly onProgress?: (progress: SweepProgress & { readonly setting: number; readonly settings: number }) => void;
+}
+
+/** Reps every layout gets before the race judges it, and per round after. */
+const PROBE_REPS = 5;
+const BATCH_REPS = 5;
+
+/** Every combination of the non-layout axes' values (one empty combination when there are none). */
+export function settingCombinations(sets: SweepAxes['sets']): Setting[][] {
+  return sets.reduce<Setting[][]>((combos, axis) => combos.flatMap((combo) => axis.values.map((value) => [...combo, { path: axis.path, value }])), [[]]);
+}
+
+/**
+ * Measures every layout of the axes for each setting of the other axes: kernels compiled and buffers allocated once
+ * per setting, the serial baseline and the model's parts once, every layout verified, then the layouts raced so
+ * that clearly slower ones stop early. One Result per setting, each with its sweep section and a traced rep of
+ * its best layout.
+ */
+export async function sweepConfig(loaded: LoadedConfig, axes: SweepAxes, options: SweepOptions): Promise<RunResult[]> {
+  const combos = settingCombinations(axes.sets);
+  const results: RunResult[] = [];
+  for (const [index, settings] of combos.entries()) {
+    const variant = withSettings(loaded, settings);
+    results.push(await sweepSetting(variant, axes, settings, options, (p) => options.onProgress?.({ ...p, setting: index, settings: combos.length })));
+  }
+  return results;
+}
+
+async function sweepSetting(loaded: LoadedConfig, axes: SweepAxes, settings: readonly Setting[], options: SweepOptions, onProgress: (p: SweepProgress) => void): Promise<RunResult> {
+  const { config } = loaded;
+  const kernels = resolveKernels(config, loaded.locate);
+  const layouts = axes.streams.flatMap((streams) => axes.chunks.map((chunks) => ({ chunks, streams })));
+  const plan = buildLayoutsPlan(config, kernels, layouts, axes.orders, { gate: options.gate });
+  const policy = policyFromConfig(config.repetitions);
+  const started = performance.now();
+  const outcome = await withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {
+    const verification = await verifySchedules(runner, options.verify);
+    const overlapped = plan.schedules.filter((s) => s.role.kind === 'overlapped');
+    const base: MeasuredSchedule[] = [];
+    for (const schedule of plan.schedules.filter((s) => s.role.kind !== 'overlapped')) {
+      base.push(await measureSchedule(runner, schedule, policy, { smClock: context.smClock }));
+    }
+    const raced = await raceLayouts(runner, overlapped, policy, { probeReps: PROBE_REPS, batchReps: BATCH_REPS, budgetMs: options.budgetMs, onProgress });
+    const best = bestOfSweep(raced.map((m) => ({ id: m.schedule.id, stats: summarize(m.gpuMs) })));
+    runner.restoreInputs();
+    const traced = timelineRep(await runner.traceRep(best.mode), kernelRangeBytes(plan));
+    return { verification, measured: [...base.slice(0, 1), ...raced, ...base.slice(1)], best, traced };
+  });
+  const { best } = outcome.value;
+  const sweep: SweepSection = {
+    axes: [
+      { name: 'streams', values: [...axes.streams] }, { name: 'chunks', values: [...axes.chunks] }, { name: 'order', values: [...axes.orders] },
+      ...axes.sets.map((s) => ({ name: s.path, values: [...s.values] })),
+    ],
+    settings: Object.fromEntries(settings.map((s) => [s.path, s.value])),
+    points: plan.schedules.flatMap((s) => (s.role.kind === 'overlapped'
+      ? [{ mode: s.id, chunks: s.role.layout.chunks, streams: s.role.layout.streams, order: s.role.layout.order }] : [])),
+    best,
+    budgetMs: options.budgetMs,
+    elapsedMs: performance.now() - started,
+  };
+  const result = buildRunResult({
+    toolVersion: packageVersion(), run: runIdentity(process.env, hostname()), config, configHash: configHash(config), rawConfig: loaded.raw, plan,
+    devices: [outcome.device], software: outcome.software, compiles: outcome.compiles, policy, gate: options.gate,
+    clockUnavailable: outcome.clockUnavailable, measured: outcome.value.measured, verification: outcome.value.verification,
+    traced: [outcome.value.traced], sweep,
+  });
+  // The headline of a sweep is its best layout, not the first one measured.
+  const headline = result.modes.find((m) => m.id === best.mode);
+  return headline?.analysis
+    ? { ...result, summary: { mode: headline.id, serialMs: headline.analysis.serialMs, overlappedMs: headline.stats.median, speedup: headline.analysis.speedup, speedupError: headline.analysis.speedupError, efficiency: headline.analysis.efficiency } }
+    : result;
+}

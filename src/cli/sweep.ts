@@ -1,0 +1,87 @@
+import { join } from 'node:path';
+import cliProgress from 'cli-progress';
+import { type SweepAxes, sweepConfig } from '../api/sweep.js';
+import { loadConfigFile } from '../config/load.js';
+import { settingValue } from '../config/settings.js';
+import { UsageError } from '../errors.js';
+import type { WaitStrategy } from '../exec/wait.js';
+import { chunkCandidates } from '../measure/floor.js';
+import { builtinConfigsDir } from '../paths.js';
+import { jsonExporter } from '../report/exporters/json.js';
+import { sweepMarkdownExporter, sweepTableExporter } from '../report/exporters/sweep.js';
+import { htmlExporter } from '../report/html.js';
+import type { RunExporter } from '../report/exporter.js';
+import { makeStyle } from '../report/style.js';
+import { sweepChartExporter } from '../report/sweep-chart.js';
+import type { IssueOrder } from '../vocabulary.js';
+import { writeOutput } from './write-file.js';
+
+export interface SweepFlags {
+  streams?: number[];
+  chunks?: number[];
+  order?: IssueOrder[];
+  set: string[];
+  maxTime?: number;
+  device?: number;
+  gate?: boolean;
+  verify: boolean;
+  wait: WaitStrategy;
+  json?: string;
+  md?: string;
+  svg?: string;
+  html?: string;
+}
+
+/** The documents a sweep can be written as: the Results, the heat map as Markdown, the chart, the HTML report. */
+const SWEEP_OUTPUTS = { json: jsonExporter, md: sweepMarkdownExporter, svg: sweepChartExporter, html: htmlExporter } as const satisfies Record<string, RunExporter>;
+
+const DEFAULT_STREAMS = [1, 2, 4, 8];
+const DEFAULT_BUDGET_S = 40;
+
+export async function sweepCommand(configArg: string | undefined, flags: SweepFlags): Promise<0 | 1> {
+  const loaded = loadConfigFile(configArg ?? join(builtinConfigsDir(), 'balanced.yaml'), { device: flags.device });
+  const fromConfig = loaded.config.sweep;
+  const maxChunks = Math.min(64, Math.ceil(loaded.config.elements / loaded.config.pipeline.align));
+  const axes: SweepAxes = {
+    streams: flags.streams ?? fromConfig?.streams ?? DEFAULT_STREAMS,
+    chunks: flags.chunks ?? fromConfig?.chunks ?? chunkCandidates(maxChunks),
+    orders: flags.order ?? fromConfig?.order ?? ['depth-first'],
+    sets: flags.set.length ? flags.set.map(parseSetFlag) : Object.entries(fromConfig?.set ?? {}).map(([path, values]) => ({ path, values })),
+  };
+  const budgetMs = (flags.maxTime ?? fromConfig?.maxTime ?? DEFAULT_BUDGET_S) * 1000;
+  const bar = process.stderr.isTTY ? new cliProgress.SingleBar({
+    format: 'sweep {setting} [{bar}] {value}/{total} layouts settled | {duration_formatted} elapsed, ETA {eta_formatted}', stream: process.stderr,
+  }, cliProgress.Presets.shades_classic) : null;
+  let started = -1;
+  const results = await sweepConfig(loaded, axes, {
+    verify: flags.verify, gate: flags.gate ?? false, wait: flags.wait, budgetMs,
+    onProgress: (p) => {
+      if (!bar) return;
+      if (started !== p.setting) {
+        if (started >= 0) bar.stop();
+        bar.start(p.total, p.done, { setting: `${p.setting + 1}/${p.settings}` });
+        started = p.setting;
+      }
+      bar.update(p.done);
+    },
+  });
+  bar?.stop();
+  const toStdout = (Object.keys(SWEEP_OUTPUTS) as Array<keyof typeof SWEEP_OUTPUTS>).filter((k) => flags[k] === '-');
+  if (toStdout.length > 1) throw new UsageError(`Only one document can go to stdout (-); ${toStdout.map((k) => `--${k}`).join(' and ')} ask to.`);
+  for (const [flag, exporter] of Object.entries(SWEEP_OUTPUTS) as Array<[keyof typeof SWEEP_OUTPUTS, RunExporter]>) {
+    const target = flags[flag];
+    if (target) writeOutput(target, exporter.render(results, makeStyle(process.stdout)) + '\n');
+  }
+  const stream = toStdout.length ? process.stderr : process.stdout;
+  stream.write(sweepTableExporter.render(results, makeStyle(stream)) + '\n');
+  return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
+}
+
+/** `--set kernels[0].args[3].int32=530,1060` → the path and its values. */
+export function parseSetFlag(text: string): { path: string; values: Array<string | number> } {
+  const eq = text.indexOf('=');
+  if (eq <= 0 || eq === text.length - 1) {
+    throw new UsageError(`--set ${text}: expected PATH=VALUE[,VALUE...], such as kernels[0].args[3].int32=530,1060 or hostMemory=pinned,pageable.`);
+  }
+  return { path: text.slice(0, eq), values: text.slice(eq + 1).split(',').map(settingValue) };
+}
