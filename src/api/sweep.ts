@@ -30,6 +30,8 @@ export interface SweepOptions {
   readonly wait: WaitStrategy;
   /** Host time for each setting's race of layouts. */
   readonly budgetMs: number;
+  /** Drop no layout early: every one runs until the noise rule or the budget stops it. */
+  readonly exhaustive: boolean;
   readonly onProgress?: (progress: SweepProgress & { readonly setting: number; readonly settings: number }) => void;
 }
 
@@ -72,7 +74,9 @@ async function sweepSetting(loaded: LoadedConfig, axes: SweepAxes, settings: rea
     for (const schedule of plan.schedules.filter((s) => s.role.kind !== 'overlapped')) {
       base.push(await measureSchedule(runner, schedule, policy, { smClock: context.smClock }));
     }
-    const raced = await raceLayouts(runner, overlapped, policy, { probeReps: PROBE_REPS, batchReps: BATCH_REPS, budgetMs: options.budgetMs, onProgress });
+    const raced = await raceLayouts(runner, overlapped, policy, {
+      probeReps: PROBE_REPS, batchReps: BATCH_REPS, budgetMs: options.budgetMs, exhaustive: options.exhaustive, onProgress,
+    });
     const best = bestOfSweep(raced.map((m) => ({ id: m.schedule.id, stats: summarize(m.gpuMs) })));
     runner.restoreInputs();
     const traced = timelineRep(await runner.traceRep(best.mode), kernelRangeBytes(plan));

@@ -59,6 +59,7 @@ program
   .option('--order <list>', 'issue orders, e.g. depth-first,breadth-first', orderList)
   .option('--set <path=values>', 'another axis: any scalar of the config and its values, e.g. kernels[0].args[3].int32=530,1060 (repeatable)', collect, [])
   .option('--max-time <seconds>', 'time for the race of layouts, per setting (default 40)', positiveNumber)
+  .option('--exhaustive', 'stop no layout early: measure every one until the noise rule or the time budget stops it')
   .addOption(deviceOption())
   .option('--gate', 'hold each rep until it is issued: times exclude host issue cost')
   .option('--no-verify', 'skip the check that every layout computes what serial does')

@@ -22,6 +22,7 @@ export interface SweepFlags {
   order?: IssueOrder[];
   set: string[];
   maxTime?: number;
+  exhaustive?: boolean;
   device?: number;
   gate?: boolean;
   verify: boolean;
@@ -54,7 +55,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   }, cliProgress.Presets.shades_classic) : null;
   let started = -1;
   const results = await sweepConfig(loaded, axes, {
-    verify: flags.verify, gate: flags.gate ?? false, wait: flags.wait, budgetMs,
+    verify: flags.verify, gate: flags.gate ?? false, wait: flags.wait, budgetMs, exhaustive: flags.exhaustive ?? false,
     onProgress: (p) => {
       if (!bar) return;
       if (started !== p.setting) {

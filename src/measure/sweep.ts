@@ -18,6 +18,8 @@ export interface LayoutRace {
   readonly batchReps: number;
   /** Host time for the whole race; layouts still running when it is spent stop with 'max-time'. */
   readonly budgetMs: number;
+  /** Measure every layout until the policy stops it, dropping none (to check what the race concluded). */
+  readonly exhaustive?: boolean;
   readonly onProgress?: (progress: SweepProgress) => void;
 }
 
@@ -61,7 +63,7 @@ export async function raceLayouts(runner: RepRunner, schedules: readonly Schedul
     progress();
   }
   for (;;) {
-    dropClearlySlower(states);
+    if (!race.exhaustive) dropClearlySlower(states);
     const running = states.filter((s) => !s.stopped);
     progress();
     if (!running.length) break;

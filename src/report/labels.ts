@@ -94,3 +94,38 @@ export function deviceLine(result: RunResult): string {
     return `${d.name} (sm_${d.computeCapability.major}${d.computeCapability.minor}, ${d.multiprocessors} SMs, ${d.asyncEngineCount} copy engines${link})`;
   }).join('; ');
 }
+
+const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`;
+
+/**
+ * The model's verdict on an overlapped mode in two lines: its floor next to the workload's, and the largest cause of
+ * the time lost against the workload's ideal with the change that would help.
+ */
+export function modelLines(mode: ModeResult): string[] {
+  const model = mode.analysis?.model;
+  const analysis = mode.analysis;
+  if (!model || !analysis || mode.role.kind !== 'overlapped') return [];
+  const { floor, parts, ops } = model;
+  const here = `${mode.role.layout.chunks} chunks × ${mode.role.layout.streams} streams`;
+  const lines = [`floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}; the workload's floor ` +
+    `${formatMs(floor.ms)} at about ${floor.chunks} chunks × ${floor.streams} streams (limited by ${floor.limitedBy}); ideal ${formatMs(model.idealMs)}`];
+  const top = model.gap.reduce<(typeof model.gap)[number] | null>((best, p) => (p.ms > 0 && (!best || p.ms > best.ms) ? p : best), null);
+  if (!top) return lines;
+  const copyUs = ops.copies ? (parts.h2dOpMs + parts.d2hOpMs) / 2 : 0;
+  const advice: Record<typeof top.cause, string> = {
+    'per-op cost': `${ops.copies} copies × ${us(copyUs)} + ${ops.launches} launches × ${us(parts.launchOpMs)} of fixed cost on the GPU; ` +
+      `use about ${floor.chunks} chunks`,
+    'host issue': `the host took ${formatMs(model.hostIssueMs)} to issue ${ops.copies + ops.launches + ops.sync} ops ` +
+      `(${us(model.hostIssueMs / Math.max(1, ops.copies + ops.launches + ops.sync))} each); use fewer chunks (about ${floor.chunks}) or a CUDA graph, or --gate to leave issue out of the figure`,
+    'fill and drain': `the first and last chunks run with the pipeline half empty; use more chunks (about ${floor.chunks})`,
+    'shared link': `both copy directions share the PCIe link${analysis.bound.linkGbPerSecond ? ` at ${formatRate(analysis.bound.linkGbPerSecond)}` : ''}: that is this workload's limit, whatever the layout`,
+    'kernels not concurrent': `the kernels chunked over ${mode.role.layout.streams} streams take ${formatMs(model.kernelsChunkedMs ?? 0)} against ${formatMs(parts.kernelWholeMs)} on whole buffers`,
+    'one direction at a time': 'one copy direction carries most of the bytes; overlap cannot hide the larger direction',
+    'too few streams': `each stream runs its chunks one after another; use more streams (about ${floor.streams})`,
+    'serialisation and effects the model does not capture': 'time the model does not explain: look for ops on the legacy default stream, ' +
+      'pageable memory or synchronous calls (`--timeline` shows where the streams waited)',
+  };
+  lines.push(`lost against the ideal at ${here}: ${model.gap.filter((p) => p.ms > 0).map((p) => `${p.cause} ${formatMs(p.ms)}`).join(', ')}; ` +
+    `most from ${top.cause}: ${advice[top.cause]}`);
+  return lines;
+}

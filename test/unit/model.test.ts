@@ -118,3 +118,20 @@ describe('the causes of the gap', () => {
     assert.ok((topCause(parts)?.ms ?? 0) > 0.3);
   });
 });
+
+describe('the model in a Result', () => {
+  it('records its parts, the workload\'s floor and a gap that adds up, and the table says them', async () => {
+    const { makeResult } = await import('../helpers/results.js');
+    const { modelLines } = await import('../../src/report/labels.js');
+    const result = makeResult({ noise: 0.001 });
+    const mode = result.modes.find((m) => m.role.kind === 'overlapped');
+    const model = mode?.analysis?.model;
+    assert.ok(mode && model);
+    close(model.gap.reduce((s, p) => s + p.ms, 0), mode.stats.median - model.idealMs, 1e-9);
+    close(model.parts.h2dOpMs, 0.65 / 200, 1e-6);
+    assert.ok(model.floor.ms <= (mode.analysis?.bound.ms ?? 0) + 1e-9, 'the workload\'s floor is no worse than this layout\'s');
+    const [floorLine, lossLine] = modelLines(mode);
+    assert.match(floorLine ?? '', /^floor: this layout 5\.9\d\d ms, its floor \d\.\d{3} ms; the workload's floor \d\.\d{3} ms at about \d+ chunks × \d+ streams/);
+    assert.match(lossLine ?? '', /^lost against the ideal at 32 chunks × 4 streams: .* most from [a-z ]+: /);
+  });
+});

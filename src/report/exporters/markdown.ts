@@ -1,7 +1,7 @@
 import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
 import type { RunExporter } from '../exporter.js';
-import { displayOrder, formatSpeedup, modeLabel, rateOf, timingLine } from '../labels.js';
+import { displayOrder, formatSpeedup, modeLabel, modelLines, rateOf, timingLine } from '../labels.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
@@ -18,6 +18,7 @@ export function renderRunMarkdown(result: RunResult): string {
       `(${formatMs(result.summary.serialMs)} → ${formatMs(result.summary.overlappedMs)})` +
       (bound ? `; bound ${formatMs(bound.ms)} (limited by ${bound.limitedBy}), efficiency ${result.summary.efficiency.toFixed(2)}` : '') +
       `; verification **${verification.status}**.`,
+    ...(headline ? modelLines(headline).map((line) => `- ${line}`) : []),
     '',
     result.modes.flatMap((m) => (m.role.kind === 'overlapped' && m.analysis
       ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} elements over ${m.role.layout.streams} streams, ${m.role.layout.order}`] : []))

@@ -1,7 +1,7 @@
 import Table from 'cli-table3';
 import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
-import { boundText, deviceLine, displayOrder, formatSpeedup, modeLabel, rateOf, timingLine } from '../labels.js';
+import { boundText, deviceLine, displayOrder, formatSpeedup, modeLabel, modelLines, rateOf, timingLine } from '../labels.js';
 import type { RunExporter } from '../exporter.js';
 import type { Style } from '../style.js';
 
@@ -35,7 +35,7 @@ export function renderRunTable(result: RunResult, style: Style): string {
     const which = overlapped.length > 1 ? ` (${modeLabel(mode, result)})` : '';
     lines.push(`${style.bold(`speedup over serial${which}`)}: ${style.bold(formatSpeedup(analysis))} ` +
       `(${confidence}; ${formatMs(analysis.serialMs)} → ${formatMs(mode.stats.median)})`);
-    lines.push(boundText(mode) ?? '');
+    lines.push(boundText(mode) ?? '', ...modelLines(mode));
   }
   lines.push(verificationLine(result, style));
   lines.push(`clocks: ${result.clocks.checked && result.clocks.minMHz !== null ? `SM ${result.clocks.minMHz} to ${result.clocks.maxMHz} MHz while kernels ran (NVML)` : result.clocks.note}`);
