@@ -22,7 +22,7 @@ describe('cuda-pipe run on a real device', () => {
     assert.match(stdout, /speedup over serial: \d+\.\d\d×/);
     const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
     assert.equal(result.verification.status, 'passed');
-    assert.deepEqual(result.modes.map((m) => m.role.kind), ['serial', 'overlapped', 'stage', 'stage', 'stage', 'link']);
+    assert.deepEqual(result.modes.map((m) => m.role.kind), ['serial', 'overlapped', 'stage', 'stage', 'stage', 'kernels-chunked', 'link', 'op-cost', 'op-cost', 'op-cost']);
     assert.deepEqual(result.modes[1]?.role, { kind: 'overlapped', layout: { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } });
     for (const mode of result.modes) {
       assert.equal(mode.samplesMs.length, 3);
@@ -30,6 +30,10 @@ describe('cuda-pipe run on a real device', () => {
     }
     assert.ok(result.summary.speedup > 1, `overlap should beat serial: ${result.summary.speedup}`);
     const analysis = result.modes[1]?.analysis;
+    // Small ops on the device cost a few µs each (GPU-FACTS.md: 1.8 to 2.6 µs a copy on an H200).
+    const parts = analysis?.model?.parts;
+    assert.ok(parts && parts.h2dOpMs > 0.0005 && parts.h2dOpMs < 0.02 && parts.launchOpMs > 0 && parts.launchOpMs < 0.02, JSON.stringify(parts));
+    assert.ok(analysis && analysis.efficiency <= 1.03, `efficiency ${analysis?.efficiency}`);
     assert.ok(analysis && analysis.bound.ms > 0 && analysis.bound.ms <= result.summary.serialMs);
     // The traced rep: every H2D, kernel and D2H of the 16 chunks, each inside the rep and after it was issued.
     const rep = result.timeline?.reps[0];
