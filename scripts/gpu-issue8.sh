@@ -10,7 +10,7 @@ cp=/tmp/cuda-pipe/bin/cuda-pipe
 node=/tmp/cuda-pipe/bin/node
 export CUDA_PIPE_CACHE_DIR=/tmp/cuda-pipe-cache
 cd /tmp/cuda-pipe
-step() { echo; echo "=== $*"; local t0=$(date +%s.%N); "$@"; local rc=$?; echo "(exit $rc, $(echo "$(date +%s.%N) - $t0" | bc) s)"; }
+step() { echo; echo "=== $*"; local t0=$(date +%s%N); "$@"; local rc=$?; echo "(exit $rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms)"; }
 figures() { "$node" -e '
   const rs = [].concat(JSON.parse(require("fs").readFileSync(process.argv[1])));
   for (const r of rs) for (const m of r.modes.filter((m) => m.analysis)) {
@@ -34,8 +34,10 @@ if [ "$part" = b ] || [ "$part" = all ]; then
   step "$cp" sweep --streams 1,2,4,8 --chunks 1,2,4,8,16,32,64 --json "$out/files/sweep-balanced.json" --html "$out/files/sweep-balanced.html" && figures "$out/files/sweep-balanced.json" | tail -3
   step "$cp" sweep --streams 1,2,4,8 --chunks 1,2,4,8,16,32,64 --exhaustive --max-time 200 --json "$out/files/sweep-balanced-exhaustive.json" && figures "$out/files/sweep-balanced-exhaustive.json" | tail -3
   step "$cp" sweep configs/small.yaml --json "$out/files/sweep-small.json" && figures "$out/files/sweep-small.json" | tail -3
+fi
+if [ "$part" = c ] || [ "$part" = all ]; then
   step scripts/perf-regression --update-baseline --out /tmp/perf --baselines "$out/files/baselines"
-  step scripts/perf-regression --out /tmp/perf-check --baselines "$out/files/baselines"
+  step scripts/perf-regression --out /tmp/perf-check --baselines "$out/files/baselines" --md "$out/files/perf-check.md"
 fi
 } 2>&1 | tee "$out/log-$part.txt"
 cd "$out" && tar czf "issue8-$part.tar.gz" files && rm -rf files

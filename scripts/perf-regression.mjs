@@ -43,7 +43,9 @@ for (const config of configs) {
 const combined = join(values.out, 'results.json');
 writeFileSync(combined, JSON.stringify(results, null, 2) + '\n');
 
-const model = results[0].environment.device.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+// Result version 2 lists its devices; version 1 (cuda-pipe 0.1.0) had one under environment.
+const deviceName = (results[0].devices?.[0] ?? results[0].environment.device).name;
+const model = deviceName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 const baseline = join(values.baselines, model, 'results.json');
 if (values['update-baseline']) {
   mkdirSync(dirname(baseline), { recursive: true });
@@ -51,7 +53,7 @@ if (values['update-baseline']) {
   process.stderr.write(`perf-regression: wrote the baseline ${baseline}\n`);
   process.exit(0);
 }
-if (!existsSync(baseline)) fail(`no baseline for ${results[0].environment.device.name} at ${baseline}; record one with --update-baseline`, 2);
+if (!existsSync(baseline)) fail(`no baseline for ${deviceName} at ${baseline}; record one with --update-baseline`, 2);
 process.exit(cudaPipe(['compare', baseline, combined, '--threshold', values.threshold, ...(values.md ? ['--md', values.md] : [])]));
 
 function cudaPipe(args) {
