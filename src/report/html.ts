@@ -1,3 +1,4 @@
+import { modelLines } from './labels.js';
 import { type RunExporter, pictured } from './exporter.js';
 import type { ModeResult, RunResult } from '../result/schema.js';
 import { renderSweepSection, type SweepPoint, sweepPoints } from './sweep.js';
@@ -105,7 +106,12 @@ function overlapSection(result: RunResult): string {
     modeLabel(m), ...(several ? [`GPU ${m.device}`] : []), ms(m.stats.median), speedup(m.analysis.speedup, m.analysis.speedupError),
     ms(m.analysis.bound.ms), m.analysis.bound.limitedBy, percent(m.analysis.efficiency),
   ]);
-  return section('overlap', 'Overlapped modes', table(head, rows, 'overlap'));
+  // The model's verdict for each layout: its floor, the workload's, and where the lost time went.
+  const verdicts = overlapped.flatMap((m) => {
+    const lines = modelLines(m);
+    return lines.length ? [`<div class="model" data-mode="${escape(m.id)}"><p><strong>${escape(modeLabel(m))}</strong></p>${lines.map((l) => `<p>${escape(l)}</p>`).join('')}</div>`] : [];
+  });
+  return section('overlap', 'Overlapped modes', table(head, rows, 'overlap') + verdicts.join(''));
 }
 
 function timelineSection(result: RunResult, options: HtmlOptions): string {

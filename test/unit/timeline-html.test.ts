@@ -54,8 +54,14 @@ for (const { name, result } of timelineFixtures()) {
       for (const n of result.notes) assert.ok(html.includes(`<li>${n}</li>`));
     });
 
-    it('has no sweep section unless given sweep points', () => {
-      assert.doesNotMatch(html, /id="sweep"/);
+    it('has a sweep section exactly when the result comes from a sweep', () => {
+      if (result.sweep) {
+        assert.match(html, /id="sweep"/);
+        assert.equal((html.match(/<td class="heat/g) ?? []).length, result.sweep.points.length);
+        assert.match(html, /id="sweep-chart"/);
+      } else {
+        assert.doesNotMatch(html, /id="sweep"/);
+      }
     });
   });
 }
