@@ -135,3 +135,20 @@ describe('the model in a Result', () => {
     assert.match(lossLine ?? '', /^lost against the ideal at 32 chunks × 4 streams: .* most from [a-z ]+: /);
   });
 });
+
+describe('the model on results recorded on the H200', () => {
+  it('splits every overlapped layout\'s lost time into causes that add up to it, and stays a bound', async () => {
+    const { loadResults } = await import('../../src/result/load.js');
+    for (const file of ['h200-balanced-16-model.json', 'h200-sweep-balanced.json']) {
+      const [result] = loadResults(`test/fixtures/${file}`);
+      const modes = result?.modes.filter((m) => m.analysis?.model) ?? [];
+      assert.ok(modes.length > 0, file);
+      for (const mode of modes) {
+        const model = mode.analysis?.model;
+        assert.ok(model);
+        close(model.gap.reduce((s, p) => s + p.ms, 0), mode.stats.median - model.idealMs, 1e-9);
+        assert.ok((mode.analysis?.efficiency ?? 0) <= 1.02, `${file} ${mode.id}: efficiency ${mode.analysis?.efficiency}`);
+      }
+    }
+  });
+});
