@@ -1,5 +1,5 @@
 import { loadResults } from '../result/load.js';
-import { compareResults } from '../compare/verdict.js';
+import { compareResults, hasRegression } from '../compare/verdict.js';
 import { UsageError } from '../errors.js';
 import { renderCompareMarkdown, renderCompareTable } from '../report/compare.js';
 import { makeStyle } from '../report/style.js';
@@ -30,5 +30,5 @@ export async function compareCommand(baselinePath: string, candidatePath: string
     if (options.md) writeOutput(options.md, renderCompareMarkdown(comparison) + '\n');
     process.stdout.write(renderCompareTable(comparison, makeStyle()) + '\n');
   }
-  return comparison.pairs.some((p) => p.verdict === 'slower') ? 1 : 0;
+  return hasRegression(comparison) ? 1 : 0;
 }

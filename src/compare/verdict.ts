@@ -9,6 +9,12 @@ export interface ModeComparison {
   readonly role: ModeRole;
   /** The device index the mode ran on (the same on both sides). */
   readonly device: number;
+  /**
+   * Whether this pair can fail the gate. The model's parts (small ops back to back, kernels chunked without copies)
+   * are compared for information: they move with the GPU's state between runs more than the pipeline does, and a
+   * pipeline that did not get slower has not regressed.
+   */
+  readonly gating: boolean;
   readonly baseline: Stats;
   readonly candidate: Stats;
   /** (candidate median − baseline median) / baseline median; positive is slower. */
@@ -104,7 +110,7 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
         continue;
       }
       pairs.push({
-        config: cand.config.name, mode: mode.id, role: mode.role, device: mode.device,
+        config: cand.config.name, mode: mode.id, role: mode.role, device: mode.device, gating: isGating(mode.role),
         baseline: baseMode.stats, candidate: mode.stats, ...verdict(baseMode.stats, mode.stats, threshold),
       });
     }
@@ -114,4 +120,14 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
   }
   for (const base of baseline) if (!used.has(base)) unpaired.push(`${base.config.name}: no candidate`);
   return { pairs, unpaired, notes, deviceDifferences: [...differences] };
+}
+
+/** The modes a user acts on: serial, the overlapped layouts, each stage alone, the link. */
+export function isGating(role: ModeRole): boolean {
+  return role.kind === 'serial' || role.kind === 'overlapped' || role.kind === 'stage' || role.kind === 'link';
+}
+
+/** True when a gating pair got slower: what `compare` and the perf gate exit 1 on. */
+export function hasRegression(comparison: Pick<Comparison, 'pairs'>): boolean {
+  return comparison.pairs.some((p) => p.gating && p.verdict === 'slower');
 }

@@ -10,11 +10,21 @@ const withNoise = (s: ModeComparison['baseline']) => `${formatMs(s.median)} ± $
 /** The device of a pair, named only when the comparison spans several. */
 const deviceOf = (comparison: Comparison, pair: ModeComparison) => (new Set(comparison.pairs.map((p) => p.device)).size > 1 ? pair.device : null);
 
-export function summaryCounts(comparison: Comparison): Record<Verdict, number> {
+/** Verdicts of the pairs that can fail the gate (or, with `gating: false`, of the model's parts). */
+export function summaryCounts(comparison: Comparison, gating = true): Record<Verdict, number> {
   const counts: Record<Verdict, number> = { faster: 0, slower: 0, same: 0, noisy: 0 };
-  for (const p of comparison.pairs) counts[p.verdict] += 1;
+  for (const p of comparison.pairs) if (p.gating === gating) counts[p.verdict] += 1;
   return counts;
 }
+
+/** "model parts, for information: 1 slower, 1 faster, 8 same", or nothing when there are none. */
+function infoLine(comparison: Comparison): string[] {
+  const info = summaryCounts(comparison, false);
+  const total = info.slower + info.faster + info.same + info.noisy;
+  return total ? [`model parts (small ops, kernels without copies), for information only: ${info.slower} slower, ${info.faster} faster, ${info.same} same, ${info.noisy} noisy`] : [];
+}
+
+const verdictText = (p: ModeComparison, text: string) => (p.gating ? text : `${text} (info)`);
 
 export function renderCompareTable(comparison: Comparison, style: Style): string {
   const paint: Record<Verdict, (s: string) => string> = { faster: style.green, slower: style.red.bold, same: (s) => s, noisy: style.yellow };
@@ -24,10 +34,11 @@ export function renderCompareTable(comparison: Comparison, style: Style): string
     colAligns: ['left', 'left', 'right', 'right', 'right', 'left'],
   });
   for (const p of comparison.pairs) {
-    table.push([p.config, roleLabel(p.role, deviceOf(comparison, p)), withNoise(p.baseline), withNoise(p.candidate), signed(p.change), paint[p.verdict](p.verdict)]);
+    table.push([p.config, roleLabel(p.role, deviceOf(comparison, p)), withNoise(p.baseline), withNoise(p.candidate), signed(p.change),
+      p.gating ? paint[p.verdict](p.verdict) : verdictText(p, p.verdict)]);
   }
   const counts = summaryCounts(comparison);
-  const lines = [table.toString(), `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`];
+  const lines = [table.toString(), `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`, ...infoLine(comparison)];
   for (const note of [...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`)]) lines.push(`note: ${note}`);
   if (comparison.deviceDifferences.length) lines.push(`devices differ (allowed): ${comparison.deviceDifferences.join('; ')}`);
   return lines.join('\n');
@@ -40,10 +51,11 @@ export function renderCompareMarkdown(comparison: Comparison): string {
     `### cuda-pipe compare: ${counts.slower ? `**${counts.slower} slower**` : 'no regression'}`,
     '',
     `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy.`,
+    ...infoLine(comparison).map((l) => `${l}.`),
     '',
     '| config | mode | baseline | candidate | change | verdict |',
     '| --- | --- | ---: | ---: | ---: | --- |',
-    ...comparison.pairs.map((p) => `| ${p.config} | ${roleLabel(p.role, deviceOf(comparison, p))} | ${withNoise(p.baseline)} | ${withNoise(p.candidate)} | ${signed(p.change)} | ${icon[p.verdict]} |`),
+    ...comparison.pairs.map((p) => `| ${p.config} | ${roleLabel(p.role, deviceOf(comparison, p))} | ${withNoise(p.baseline)} | ${withNoise(p.candidate)} | ${signed(p.change)} | ${verdictText(p, icon[p.verdict])} |`),
   ];
   const notes = [...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`),
     ...(comparison.deviceDifferences.length ? [`devices differ: ${comparison.deviceDifferences.join('; ')}`] : [])];
