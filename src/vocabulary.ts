@@ -26,9 +26,31 @@ export const ISSUE_ORDERS = ['depth-first', 'breadth-first'] as const;
 /** depth-first: per chunk H2D, kernels, D2H; breadth-first: every H2D, then every kernel, then every D2H. */
 export type IssueOrder = (typeof ISSUE_ORDERS)[number];
 
-export const TOPOLOGIES = ['chunk-per-stream'] as const;
-/** How chunks map to streams. chunk-per-stream: chunk i runs all its stages on stream i mod S. */
+export const TOPOLOGIES = ['chunk-per-stream', 'stage-per-stream'] as const;
+/**
+ * How chunks map to streams. chunk-per-stream: chunk i runs all its stages on stream i mod S; stage-per-stream: one
+ * stream per stage (load, compute, store), chunk i's kernel waiting on chunk i's load through an event.
+ */
 export type Topology = (typeof TOPOLOGIES)[number];
+
+export const ISSUE_MODES = ['stream', 'graph'] as const;
+/** stream: every op issued from the host each rep; graph: the rep's body captured once as a CUDA graph and replayed. */
+export type IssueMode = (typeof ISSUE_MODES)[number];
+
+export const STREAM_KINDS = ['non-blocking', 'blocking', 'legacy-default', 'per-thread-default'] as const;
+/**
+ * non-blocking: created with cudaStreamNonBlocking; blocking: created without it, so it serialises with the legacy
+ * default stream; legacy-default: cudaStreamLegacy (handle 0x1) itself; per-thread-default: cudaStreamPerThread (0x2).
+ */
+export type StreamKind = (typeof STREAM_KINDS)[number];
+
+export const ISSUE_COST_OPS = ['launch', 'copy', 'record-timing', 'record-untimed', 'wait'] as const;
+/** What `cuda-pipe overhead` issues in a batch: kernel launches, 4-byte copies, event records with and without timing, cross-stream waits. */
+export type IssueCostOp = (typeof ISSUE_COST_OPS)[number];
+
+export const HOST_FUNCTIONS = ['checksum', 'empty'] as const;
+/** What a host stage runs on the JS thread: a checksum of the chunk's output bytes, or nothing (the bare callback). */
+export type HostFunctionKind = (typeof HOST_FUNCTIONS)[number];
 
 export const STOP_RULES = ['fixed-reps', 'noise-target', 'noise-stable', 'max-time', 'max-reps'] as const;
 export type StopRule = (typeof STOP_RULES)[number];
@@ -39,6 +61,15 @@ export interface OverlapLayout {
   readonly streams: number;
   readonly order: IssueOrder;
   readonly topology: Topology;
+  // The fields below are absent in layouts that do not use them, so results written before they existed still read.
+  /** 'graph' when the body is replayed as a CUDA graph; absent when issued op by op. */
+  readonly issue?: 'graph';
+  /** The host function run after each chunk's D2H (the config's `host:` stage); absent when there is none. */
+  readonly host?: string;
+  /** Device slots the chunks cycle through under a device-memory budget; absent when every chunk has its own. */
+  readonly slots?: number;
+  /** The op issued on the legacy default stream to show what it costs; absent in every other layout. */
+  readonly legacyOp?: { readonly chunk: number; readonly op: 'kernel' };
 }
 
 /**
@@ -48,6 +79,7 @@ export interface OverlapLayout {
  * - stage: one stage alone on whole buffers (what the bound is built from);
  * - link: both copy directions at once, chunked, several streams per direction;
  * - issue-cost: a batch of one kind of op, for `cuda-pipe overhead`.
+ * Overlapped layouts carry optional variants (graph replay, a host stage, a device ring, a legacy-default op).
  */
 export type ModeRole =
   | { readonly kind: 'serial' }
@@ -55,7 +87,7 @@ export type ModeRole =
   | { readonly kind: 'stage'; readonly stage: 'h2d' | 'd2h' }
   | { readonly kind: 'stage'; readonly stage: 'kernel'; readonly kernel: string }
   | { readonly kind: 'link'; readonly copiesPerDirection: number; readonly streamsPerDirection: number }
-  | { readonly kind: 'issue-cost'; readonly op: 'launch' | 'copy' };
+  | { readonly kind: 'issue-cost'; readonly op: IssueCostOp };
 
 export type ModeKind = ModeRole['kind'];
 
@@ -67,14 +99,20 @@ export function modeId(role: ModeRole): string {
   switch (role.kind) {
     case 'serial':
       return 'serial';
-    case 'overlapped':
-      return `overlapped:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:${role.layout.topology}`;
+    case 'overlapped': {
+      const { layout } = role;
+      return `overlapped:${layout.chunks}x${layout.streams}:${layout.order}:${layout.topology}` +
+        (layout.slots === undefined ? '' : `:slots${layout.slots}`) +
+        (layout.host === undefined ? '' : `:host-${layout.host}`) +
+        (layout.legacyOp === undefined ? '' : `:legacy-${layout.legacyOp.op}${layout.legacyOp.chunk}`) +
+        (layout.issue === undefined ? '' : `:${layout.issue}`);
+    }
     case 'stage':
       return role.stage === 'kernel' ? `kernel:${role.kernel}` : role.stage;
     case 'link':
       return 'bidirectional';
     case 'issue-cost':
-      return role.op === 'launch' ? 'launches' : 'copies';
+      return role.op === 'launch' ? 'launches' : role.op === 'copy' ? 'copies' : role.op === 'wait' ? 'waits' : `records:${role.op.slice('record-'.length)}`;
   }
 }
 

@@ -9,9 +9,10 @@ import { summarize } from '../measure/stats.js';
 import { overheadPlan } from '../plan/overhead.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { Stats } from '../result/schema.js';
+import type { IssueCostOp } from '../vocabulary.js';
 
 export interface OverheadRow {
-  readonly op: 'launch' | 'copy';
+  readonly op: IssueCostOp;
   readonly opsPerBatch: number;
   readonly batches: number;
   /** Host time per issued op (a host timer around the issue loop). */
@@ -28,7 +29,7 @@ export interface OverheadReport {
 
 const BATCH = 500;
 
-/** Host cost per op of the timed loop: batches of tiny launches and of 4-byte copies on one stream. */
+/** Host cost per op of the timed loop: batches of tiny launches, 4-byte copies, event records (timed and not) and cross-stream waits. */
 export async function measureOverhead(options: { device: number; ops: number; wait: WaitStrategy }): Promise<OverheadReport> {
   const source = readKernelSource(join(builtinKernelsDir(), 'scale.cu'));
   const kernel: ResolvedKernel = {

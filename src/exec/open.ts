@@ -11,8 +11,10 @@ import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
 import type { Plan } from '../plan/types.js';
 import type { DeviceFacts, SoftwareVersions } from '../result/schema.js';
-import { DeviceBuffers } from './buffers.js';
+import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
 import { Cleanup } from './cleanup.js';
+import { GraphIssuer } from './graph-issuer.js';
+import { HostCalls } from './host-calls.js';
 import { allocateGate, DirectIssuer } from './issue.js';
 import { CudaRepRunner } from './rep-runner.js';
 import { makeWaiter, type WaitStrategy } from './wait.js';
@@ -23,6 +25,8 @@ export interface DeviceOutcome<T> {
   readonly clockUnavailable: string | null;
   readonly software: SoftwareVersions;
   readonly compiles: CompileRecord[];
+  /** Device memory the buffers took (cudaMemGetInfo before and after allocating them). */
+  readonly memory: DeviceMemoryUse;
   readonly value: T;
 }
 
@@ -83,16 +87,18 @@ export async function withDevicePlan<T>(
       const source = readKernelSource(join(builtinKernelsDir(), 'internal', 'gate.cu'));
       gate = allocateGate(rt, loadKernel(rt, cleanup, { path: source.path, text: source.text, options: [] }, 'cuda_pipe_gate', arch).handle, cleanup);
     }
-    const buffers = DeviceBuffers.allocate(rt, deviceIndex, plan.buffers, cleanup);
-    const issuer = new DirectIssuer(rt, plan, device, buffers, handles, gate, cleanup);
-    const runner = new CudaRepRunner(rt, plan, buffers, issuer, makeWaiter(rt, options.wait), gate);
+    const buffers = DeviceBuffers.allocate(rt, deviceIndex, plan.buffers, plan.device.elements, cleanup);
+    const hostCalls = new HostCalls(rt, cleanup);
+    const direct = new DirectIssuer(rt, plan, device, buffers, handles, gate, hostCalls, cleanup);
+    const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
+    const runner = new CudaRepRunner(rt, plan, buffers, issuers, makeWaiter(rt, options.wait), gate, hostCalls);
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());
     const value = await body(runner, { smClock: 'clock' in clock ? clock.clock.read : undefined });
     const software = softwareVersions(rt, null);
     return {
       device, clockUnavailable: 'unavailable' in clock ? clock.unavailable : null,
-      software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null }, compiles, value,
+      software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null }, compiles, memory: buffers.memory, value,
     };
   });
 }

@@ -7,6 +7,7 @@ import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, traceSchedule } from '../plan/trace.js';
 import type { Plan, Schedule } from '../plan/types.js';
 import type { DeviceBuffers } from './buffers.js';
+import type { HostCalls } from './host-calls.js';
 import type { GateFlags, Issuer, PreparedRep } from './issue.js';
 import type { Waiter } from './wait.js';
 
@@ -22,9 +23,10 @@ export class CudaRepRunner implements RepRunner {
     private readonly rt: CudaRuntime,
     private readonly plan: Plan,
     private readonly buffers: DeviceBuffers,
-    private readonly issuer: Issuer,
+    private readonly issuers: { readonly stream: Issuer; readonly graph: Issuer },
     private readonly waiter: Waiter,
     private readonly gate: GateFlags | null,
+    private readonly hostCalls: HostCalls,
   ) {}
 
   get schedules(): readonly Schedule[] {
@@ -36,6 +38,7 @@ export class CudaRepRunner implements RepRunner {
     const { thunks } = prepared;
     const gate = prepared.schedule.gated ? this.gate : null;
     if (gate) gate.host.fill(0);
+    this.hostCalls.beginRep();
     const issueStart = performance.now();
     try {
       for (let i = 0; i < thunks.length; i++) {
@@ -59,6 +62,7 @@ export class CudaRepRunner implements RepRunner {
     const { prepared, traced } = this.prepareTraced(id);
     const gate = prepared.schedule.gated ? this.gate : null;
     if (gate) gate.host.fill(0);
+    this.hostCalls.beginRep();
     const issuedAt = new Float64Array(prepared.thunks.length);
     try {
       for (let i = 0; i < prepared.thunks.length; i++) {
@@ -72,7 +76,6 @@ export class CudaRepRunner implements RepRunner {
     const issueEnd = performance.now();
     await this.waitEnd(prepared);
     const origin = issuedAt[prepared.startIndex] ?? 0;
-    const bodyOffset = prepared.schedule.prologue.length;
     const since = (event: string) => {
       const handle = prepared.events.get(event);
       if (handle === undefined) throw new Error(`traced schedule ${id} has no event ${event}`);
@@ -82,10 +85,18 @@ export class CudaRepRunner implements RepRunner {
       schedule: this.scheduleById(id),
       totalMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
       issueMs: issueEnd - origin,
-      ops: traced.spans.map((span) => ({
-        span, startMs: since(span.begin), endMs: since(span.end), issuedMs: (issuedAt[bodyOffset + span.bodyIndex] ?? origin) - origin,
-      })),
+      ops: traced.spans.map((span) => {
+        const tag = prepared.hostTags.get(span.bodyIndex);
+        return {
+          span, startMs: since(span.begin), endMs: since(span.end), issuedMs: (issuedAt[prepared.bodyThunkIndex(span.bodyIndex)] ?? origin) - origin,
+          ...(tag === undefined ? {} : { hostStartedMs: (this.hostCalls.startedAt[tag] ?? Number.NaN) - origin, hostEndedMs: (this.hostCalls.endedAt[tag] ?? Number.NaN) - origin }),
+        };
+      }),
     };
+  }
+
+  setupCost(id: string): { captureMs: number; instantiateMs: number } | null {
+    return this.prepared.get(id)?.setup ?? null;
   }
 
   restoreInputs(): void {
@@ -100,8 +111,8 @@ export class CudaRepRunner implements RepRunner {
     return this.buffers.outputs();
   }
 
-  hostView(name: string): Uint8Array {
-    return this.buffers.hostView(name);
+  hostWindows(name: string): Uint8Array[] {
+    return this.buffers.hostWindows(name);
   }
 
   private scheduleById(id: string): Schedule {
@@ -113,7 +124,8 @@ export class CudaRepRunner implements RepRunner {
   private prepare(id: string): PreparedRep {
     let prepared = this.prepared.get(id);
     if (!prepared) {
-      prepared = this.issuer.prepare(this.scheduleById(id));
+      const schedule = this.scheduleById(id);
+      prepared = this.issuers[schedule.issue].prepare(schedule);
       this.prepared.set(id, prepared);
     }
     return prepared;
@@ -123,7 +135,7 @@ export class CudaRepRunner implements RepRunner {
     let entry = this.traced.get(id);
     if (!entry) {
       const traced = traceSchedule(this.scheduleById(id));
-      entry = { prepared: this.issuer.prepare(traced.schedule), traced };
+      entry = { prepared: this.issuers[traced.schedule.issue].prepare(traced.schedule), traced };
       this.traced.set(id, entry);
     }
     return entry;
@@ -132,6 +144,7 @@ export class CudaRepRunner implements RepRunner {
   private async waitEnd(prepared: PreparedRep): Promise<void> {
     const code = await this.waiter.event(prepared.end);
     if (code !== 0) throw this.repFailure(prepared, this.rt.failure(code, 'waiting for the end of a rep'));
+    this.hostCalls.endRep();
   }
 
   private opFailure(prepared: PreparedRep, index: number, code: number, phase: 'issuing' | 'running'): Error {
@@ -151,7 +164,7 @@ export class CudaRepRunner implements RepRunner {
 
   private repFailure(prepared: PreparedRep, error: unknown): Error {
     if (error instanceof CudaError) {
-      const kernels = [...new Set(prepared.ops.flatMap((o) => (o.kind === 'kernel' ? [o.kernel] : [])))];
+      const kernels = [...new Set(prepared.ops.flatMap((o) => (o?.kind === 'kernel' ? [o.kernel] : [])))];
       return new DeviceFailure(
         `${error.errorName} (${error.code}): ${error.errorMessage} during the ${prepared.schedule.description} mode` +
           (kernels.length ? ` (kernels in flight: ${kernels.join(', ')}).` : '.'),

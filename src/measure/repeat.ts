@@ -1,4 +1,5 @@
-import { compareOutput, POISON } from '../data/compare.js';
+import type { ConfigBuffer } from '../config/load.js';
+import { compareOutput, type OutputMismatch, POISON } from '../data/compare.js';
 import type { Schedule } from '../plan/types.js';
 import type { Mismatch } from '../result/schema.js';
 import type { StopRule } from '../vocabulary.js';
@@ -33,7 +34,8 @@ export async function verifySchedules(runner: RepRunner, verify: boolean): Promi
   runner.restoreInputs();
   if (verify) runner.poisonOutputs(POISON.serial);
   await runner.runRep(baseline.id, { checked: true });
-  const expected = verify ? new Map(runner.outputs().map((b) => [b.name, Buffer.from(runner.hostView(b.name))])) : null;
+  // Copies, window by window: the serial outputs must survive the candidates' reps.
+  const expected = verify ? new Map(runner.outputs().map((b) => [b.name, runner.hostWindows(b.name).map((w) => Buffer.from(w))])) : null;
   const mismatches: Mismatch[] = [];
   for (const candidate of candidates) {
     runner.restoreInputs();
@@ -43,12 +45,28 @@ export async function verifySchedules(runner: RepRunner, verify: boolean): Promi
     runner.poisonOutputs(POISON.overlapped);
     await runner.runRep(candidate.id);
     for (const buffer of runner.outputs()) {
-      const mismatch = compareOutput(buffer, expected.get(buffer.name) as Buffer, runner.hostView(buffer.name), POISON.overlapped);
+      const mismatch = compareWindows(buffer, expected.get(buffer.name) ?? [], runner.hostWindows(buffer.name));
       if (mismatch) mismatches.push({ ...mismatch, mode: candidate.id });
     }
   }
   if (!verify) return { status: 'skipped', mismatches: [] };
   return { status: mismatches.length ? 'failed' : 'passed', mismatches };
+}
+
+/** The first differing window names the first differing element; the differing count adds up every window's. */
+function compareWindows(buffer: ConfigBuffer, expected: readonly Uint8Array[], actual: readonly Uint8Array[]): OutputMismatch | null {
+  let first: OutputMismatch | null = null;
+  let differing = 0;
+  let elements = 0;
+  actual.forEach((window, i) => {
+    const mismatch = compareOutput(buffer, expected[i] ?? new Uint8Array(window.byteLength), window, POISON.overlapped);
+    if (mismatch) {
+      first ??= { ...mismatch, index: mismatch.index + elements };
+      differing += mismatch.differing;
+    }
+    elements += window.byteLength / buffer.elementBytes;
+  });
+  return first === null ? null : { ...(first as OutputMismatch), differing };
 }
 
 export interface MeasureOptions {

@@ -4,7 +4,7 @@ import type { TracedRepTiming } from './runner.js';
 /** A traced rep as the Result's timeline records it: every work op with its stream, chunk, bytes and times. */
 export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number): TracedRep {
   const { schedule } = traced;
-  const ops = traced.ops.map(({ span, startMs, endMs, issuedMs }): TimelineOp => {
+  const ops = traced.ops.map(({ span, startMs, endMs, issuedMs, hostStartedMs, hostEndedMs }): TimelineOp => {
     const { op } = span;
     const common = { mode: schedule.id, device: schedule.device, stream: op.stream, chunk: op.chunk, startMs, endMs, issuedMs };
     switch (op.kind) {
@@ -13,12 +13,15 @@ export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel:
       case 'kernel':
         return { ...common, kind: 'kernel', buffer: null, kernel: op.kernel, bytes: kernelBytes(op) };
       case 'host':
-        return { ...common, kind: 'host', buffer: null, kernel: null, bytes: 0 };
+        return {
+          ...common, kind: 'host', buffer: null, kernel: null, bytes: 0,
+          ...(hostStartedMs === undefined || hostEndedMs === undefined ? {} : { hostStartedMs, hostEndedMs }),
+        };
     }
   });
   return {
     mode: schedule.id, device: schedule.device, totalMs: traced.totalMs, issueMs: traced.issueMs,
-    streams: schedule.streams.map((s) => ({ id: s.id, flags: s.flags, priority: s.priority ?? null })),
+    streams: schedule.streams.map((s) => ({ id: s.id, flags: s.kind, priority: s.priority ?? null })),
     ops,
   };
 }

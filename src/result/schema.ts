@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUFFER_ROLES, ISSUE_ORDERS, type ModeRole, STOP_RULES, TOPOLOGIES } from '../vocabulary.js';
+import { BUFFER_ROLES, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
 
 // The contract between measuring and rendering. Renderers read a Result alone, so a saved JSON file redraws every
 // table and picture exactly as measured. Bump RESULT_VERSION on any change that an older reader would misread, and
@@ -117,6 +117,11 @@ export const OverlapLayoutSchema = z.object({
   streams: z.number().int(),
   order: z.enum(ISSUE_ORDERS),
   topology: z.enum(TOPOLOGIES),
+  // Optional, so that version 2 results written before these variants existed still load.
+  issue: z.literal('graph').optional(),
+  host: z.string().optional(),
+  slots: z.number().int().optional(),
+  legacyOp: z.object({ chunk: z.number().int(), op: z.literal('kernel') }).optional(),
 });
 
 export const ModeRoleSchema = z.union([
@@ -125,7 +130,7 @@ export const ModeRoleSchema = z.union([
   z.object({ kind: z.literal('stage'), stage: z.enum(['h2d', 'd2h']) }),
   z.object({ kind: z.literal('stage'), stage: z.literal('kernel'), kernel: z.string() }),
   z.object({ kind: z.literal('link'), copiesPerDirection: z.number().int(), streamsPerDirection: z.number().int() }),
-  z.object({ kind: z.literal('issue-cost'), op: z.enum(['launch', 'copy']) }),
+  z.object({ kind: z.literal('issue-cost'), op: z.enum(ISSUE_COST_OPS) }),
 ]);
 // The schema and the vocabulary's type must describe the same thing.
 const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole ? (ModeRole extends z.infer<typeof ModeRoleSchema> ? true : false) : false = true;
@@ -201,6 +206,13 @@ export const TimelineOpSchema = z.object({
   endMs: z.number(),
   /** Host time from issuing the rep's start event to issuing this op, ms (a host timer). */
   issuedMs: z.number(),
+  /**
+   * Host ops: host time from issuing the start event to when the function started and ended on the JS thread. On
+   * the GPU's clock `startMs` is when its stream reached it; the difference is its latency, to within the gap
+   * between issuing the start event and the GPU recording it.
+   */
+  hostStartedMs: z.number().optional(),
+  hostEndedMs: z.number().optional(),
 });
 export type TimelineOp = z.infer<typeof TimelineOpSchema>;
 
@@ -212,7 +224,8 @@ export const TracedRepSchema = z.object({
   totalMs: z.number(),
   /** Host time to issue the whole traced rep, ms. */
   issueMs: z.number(),
-  streams: z.array(z.object({ id: z.string(), flags: z.enum(['non-blocking', 'default']), priority: z.number().int().nullable() })),
+  /** `flags` is the stream's kind; 'default' is how results before stream kinds spelled 'blocking'. */
+  streams: z.array(z.object({ id: z.string(), flags: z.union([z.enum(STREAM_KINDS), z.literal('default')]), priority: z.number().int().nullable() })),
   ops: z.array(TimelineOpSchema),
 });
 export type TracedRep = z.infer<typeof TracedRepSchema>;

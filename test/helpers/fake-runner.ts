@@ -61,6 +61,10 @@ export class FakeRunner implements RepRunner {
     return this.buffers.filter((b) => b.role === 'out' || b.role === 'inout');
   }
 
+  hostWindows(name: string): Uint8Array[] {
+    return [this.hostView(name)];
+  }
+
   hostView(name: string): Uint8Array {
     const view = this.host.get(name);
     if (!view) throw new Error(`unknown buffer ${name}`);
