@@ -1,4 +1,6 @@
-import { hostname } from 'node:os';
+import { hostname, totalmem } from 'node:os';
+import { UsageError } from '../errors.js';
+import { formatBytes } from '../format.js';
 import { configHash, type LoadedConfig } from '../config/load.js';
 import { withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
@@ -26,8 +28,23 @@ export interface RunOptions {
 /** The most of a run's wall time that the traced reps may add before tracing is skipped (and the run says so). */
 const TRACE_BUDGET = 0.05;
 
+/**
+ * Host buffers larger than the machine's memory are a config error, said before anything is allocated: page-locked
+ * memory cannot be swapped, and a failed allocation of tens of GiB says nothing about the config.
+ */
+export function checkHostMemory(loaded: LoadedConfig, totalBytes: number): void {
+  const host = loaded.config.buffers.filter((b) => b.role !== 'scratch');
+  const bytes = host.reduce((sum, b) => sum + b.bytes, 0);
+  if (bytes <= totalBytes) return;
+  throw new UsageError(`${loaded.locate(['buffers'])}: the buffers need ${formatBytes(bytes)} of host memory ` +
+    `(${host.map((b) => `${b.name} ${formatBytes(b.bytes)}`).join(', ')}), more than this machine's ${formatBytes(totalBytes)}.`, {
+    hint: 'Use smaller buffers; a deviceMemory budget bounds the device side, not the host side.',
+  });
+}
+
 /** A config's kernels found and checked, and its plan: everything `run` does before it needs a GPU. */
 export function planConfig(loaded: LoadedConfig, options: { gate: boolean }): { plan: Plan; kernels: ResolvedKernel[] } {
+  checkHostMemory(loaded, totalmem());
   const kernels = resolveKernels(loaded.config, loaded.locate);
   return { plan: buildPlan(loaded.config, kernels, { gate: options.gate }), kernels };
 }
@@ -64,6 +81,7 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
     toolVersion: packageVersion(), run: runIdentity(process.env, hostname()), config, configHash: configHash(config), rawConfig: loaded.raw, plan,
     devices: [outcome.device], software: outcome.software, compiles: outcome.compiles, policy, gate: options.gate,
     clockUnavailable: outcome.clockUnavailable, measured: outcome.value.measured, verification: outcome.value.verification, traced: outcome.value.traced,
+    deviceMemory: { askedBytes: outcome.memory.askedBytes, measuredBytes: outcome.memory.measuredBytes },
   });
   return { ...result, notes: [...result.notes, ...outcome.value.notes] };
 }

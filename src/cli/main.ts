@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CudaPipeError, type ExitCode } from '../errors.js';
 import { packageVersion } from '../paths.js';
+import { hostMemoryKinds } from './lists.js';
 import { nonNegativeInt, nonNegativeNumber, positiveInt, positiveNumber } from './numbers.js';
 
 // Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
@@ -24,6 +25,8 @@ program
   .option('--streams <n>', 'override pipeline.streams', positiveInt)
   .option('--chunks <n>', 'override pipeline.chunks', positiveInt)
   .addOption(new Option('--order <order>', 'override pipeline.order').choices(['depth-first', 'breadth-first']))
+  .addOption(new Option('--mode <mode>', 'override pipeline.mode: graph also replays each overlapped layout as a CUDA graph').choices(['stream', 'graph']))
+  .option('--host-memory <kinds>', 'run once per host memory kind (pinned,pageable,write-combined,registered, comma-separated) and compare them in one table', hostMemoryKinds)
   .addOption(deviceOption())
   .option('--reps <n>', 'time exactly n reps per mode instead of the noise rule', positiveInt)
   .option('--warmup <n>', 'warm-up reps per mode', nonNegativeInt)

@@ -274,6 +274,9 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   if (p.streamFlags !== undefined) {
     notes.push(`${locate(['pipeline', 'streamFlags'])}: streamFlags is deprecated; streamFlags: ${p.streamFlags} is read as streamKind: ${p.streamFlags === 'default' ? 'blocking' : 'non-blocking'}.`);
   }
+  if (p.mode === 'graph' && p.streamKind === 'legacy-default') {
+    throw new UsageError(`${locate(['pipeline', 'mode'])}: the legacy default stream cannot be captured into a graph; use another streamKind with mode: graph.`);
+  }
   if (p.legacyDefaultOp && p.legacyDefaultOp.chunk >= p.chunks) {
     throw new UsageError(`${locate(['pipeline', 'legacyDefaultOp', 'chunk'])}: chunk ${p.legacyDefaultOp.chunk} does not exist; chunks are 0 to ${p.chunks - 1}.`);
   }

@@ -17,6 +17,8 @@ export interface MeasuredSchedule {
   readonly smClockMHz: number[];
   /** Reps whose gate timed out, so that they include host issue cost. */
   readonly gateTimeouts: number;
+  /** A graph replay's one-off capture and instantiation, host time; absent for schedules issued op by op. */
+  readonly setup?: { readonly captureMs: number; readonly instantiateMs: number } | null;
 }
 
 export interface Verification {
@@ -99,7 +101,7 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
     if (clock) smClockMHz.push(clock);
     const elapsedMs = performance.now() - start;
     const stoppedBy = criterion.check(gpuMs, elapsedMs);
-    if (stoppedBy) return { schedule, gpuMs, hostIssueMs, stoppedBy, elapsedMs, smClockMHz, gateTimeouts };
+    if (stoppedBy) return { schedule, gpuMs, hostIssueMs, stoppedBy, elapsedMs, smClockMHz, gateTimeouts, setup: runner.setupCost?.(schedule.id) ?? null };
   }
 }
 

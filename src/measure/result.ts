@@ -37,6 +37,8 @@ export interface RunResultInput {
   readonly verification: Verification;
   readonly traced: readonly TracedRep[];
   readonly createdAt?: string;
+  /** What the buffers took on the device; absent where nothing was measured (recorded fixtures). */
+  readonly deviceMemory?: { readonly askedBytes: number; readonly measuredBytes: number };
 }
 
 const range = (values: readonly number[]) => (values.length ? { min: Math.min(...values), max: Math.max(...values) } : null);
@@ -46,6 +48,7 @@ function modeResult(m: MeasuredSchedule): ModeResult {
     id: m.schedule.id, role: m.schedule.role, device: m.schedule.device, description: m.schedule.description, bytes: m.schedule.bytes,
     samplesMs: m.gpuMs, hostIssueMs: m.hostIssueMs, stats: summarize(m.gpuMs), stoppedBy: m.stoppedBy,
     elapsedMs: m.elapsedMs, gateTimeouts: m.gateTimeouts, smClockMHz: range(m.smClockMHz), analysis: null,
+    ...(m.setup ? { graph: { captureMs: m.setup.captureMs, instantiateMs: m.setup.instantiateMs } } : {}),
   };
 }
 
@@ -128,6 +131,9 @@ export function buildRunResult(input: RunResultInput): RunResult {
       mode: headline.id, serialMs: headline.analysis.serialMs, overlappedMs: headline.stats.median, speedup: headline.analysis.speedup,
       speedupError: headline.analysis.speedupError, efficiency: headline.analysis.efficiency,
     },
+    ...(input.deviceMemory ? {
+      deviceMemory: { budgetBytes: plan.device.budgetBytes, ...input.deviceMemory, ring: plan.device.ring ? { ...plan.device.ring } : null },
+    } : {}),
     timeline: input.traced.length ? { reps: [...input.traced] } : null,
     verification: { status: input.verification.status, mismatches: input.verification.mismatches },
     notes: [...plan.notes],

@@ -29,7 +29,8 @@ export function modeLabel(mode: ModeResult, result: Pick<RunResult, 'modes' | 'd
   const layouts = result.modes.flatMap((m) => (m.role.kind === 'overlapped' ? [m.role.layout] : []));
   const on = device === null ? '' : ` on GPU ${device}`;
   if (layouts.length < 2) return `overlapped${on}`;
-  const sameShape = layouts.every((l) => l.chunks === role.layout.chunks && l.streams === role.layout.streams);
+  const shape = (l: typeof role.layout) => roleLabel({ kind: 'overlapped', layout: { ...l, order: 'depth-first' } });
+  const sameShape = layouts.every((l) => shape(l) === shape(role.layout));
   return sameShape ? `overlapped (${role.layout.order})${on}` : `${roleLabel(role)}${on}`;
 }
 
@@ -39,8 +40,16 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
   switch (role.kind) {
     case 'serial':
       return `serial${on}`;
-    case 'overlapped':
-      return `overlapped ${role.layout.chunks}×${role.layout.streams} ${role.layout.order}${on}`;
+    case 'overlapped': {
+      const { layout } = role;
+      const shape = layout.topology === 'stage-per-stream' ? `${layout.chunks} chunks, stage per stream` : `${layout.chunks}×${layout.streams}`;
+      const variants = [
+        layout.slots === undefined ? '' : `, ${layout.slots} slots`, layout.host === undefined ? '' : `, host ${layout.host}`,
+        layout.legacyOp === undefined ? '' : `, chunk ${layout.legacyOp.chunk} ${layout.legacyOp.op} on legacy default`,
+        layout.issue === 'graph' ? ', graph replay' : '',
+      ].join('');
+      return `overlapped ${shape} ${layout.order}${variants}${on}`;
+    }
     case 'stage':
       return `${role.stage === 'kernel' ? `kernel ${role.kernel}` : role.stage.toUpperCase()} alone${on}`;
     case 'link':

@@ -1,4 +1,5 @@
 import { formatBytes } from '../format.js';
+import { roleLabel } from './labels.js';
 import { describeOp } from '../plan/describe.js';
 import { type CopyOp, type Plan, type Schedule, scheduleOps } from '../plan/types.js';
 
@@ -15,8 +16,13 @@ export function renderPlan(plan: Plan): string {
     const { layout } = schedule.role;
     const size = schedule.ranges[0]?.count ?? 0;
     const last = schedule.ranges[schedule.ranges.length - 1];
-    lines.push(`  layout: ${layout.chunks} chunks of ${size} elements${last && last.count !== size ? ` (the last ${last.count})` : ''}, ` +
+    lines.push(`  layout: ${roleLabel(schedule.role)}: ${layout.chunks} chunks of ${size} elements${last && last.count !== size ? ` (the last ${last.count})` : ''}, ` +
       `${layout.streams} streams, ${layout.order}${plan.pipeline.align > 1 ? `, aligned to ${plan.pipeline.align} elements` : ''}`);
+  }
+  const { ring, budgetBytes } = plan.device;
+  if (ring) {
+    lines.push(`  device: a ring of ${ring.slots} slots of ${ring.slotElements} elements per buffer` +
+      `${budgetBytes === null ? '' : ` within the ${formatBytes(budgetBytes)} budget`}; chunk i uses slot i mod ${ring.slots}`);
   }
   for (const note of plan.notes) lines.push(`  note: ${note}`);
   for (const schedule of plan.schedules) lines.push('', ...renderSchedule(schedule, plan));

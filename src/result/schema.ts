@@ -187,6 +187,8 @@ export const ModeResultSchema = z.object({
   smClockMHz: z.object({ min: z.number(), max: z.number() }).nullable(),
   /** Overlapped modes only: speedup, bound and efficiency. */
   analysis: OverlapAnalysisSchema.nullable(),
+  /** Modes replayed as a CUDA graph: host time to capture and to instantiate it, paid once, not in `samplesMs`. */
+  graph: z.object({ captureMs: z.number(), instantiateMs: z.number() }).optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 
@@ -319,6 +321,15 @@ export const RunResultSchema = z.object({
     speedupError: z.number().nullable(),
     efficiency: z.number(),
   }),
+  /**
+   * Device memory of the buffers: the budget asked for (null for none), what the plan allocates, what cudaMemGetInfo
+   * saw go (before and after allocating), and the ring of slots the chunks cycled through (null when none). Absent
+   * in results written before it was measured.
+   */
+  deviceMemory: z.object({
+    budgetBytes: z.number().nullable(), askedBytes: z.number(), measuredBytes: z.number(),
+    ring: z.object({ slots: z.number().int(), slotElements: z.number() }).nullable(),
+  }).optional(),
   /** Traced reps, when the run recorded any. */
   timeline: z.object({ reps: z.array(TracedRepSchema) }).nullable(),
   verification: z.object({
