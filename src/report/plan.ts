@@ -16,8 +16,10 @@ export function renderPlan(plan: Plan): string {
     const { layout } = schedule.role;
     const size = schedule.ranges[0]?.count ?? 0;
     const last = schedule.ranges[schedule.ranges.length - 1];
-    lines.push(`  layout: ${roleLabel(schedule.role)}: ${layout.chunks} chunks of ${size} elements${last && last.count !== size ? ` (the last ${last.count})` : ''}, ` +
-      `${layout.streams} streams, ${layout.order}${plan.pipeline.align > 1 ? `, aligned to ${plan.pipeline.align} elements` : ''}`);
+    const plain = layout.topology === 'chunk-per-stream' && Object.keys(layout).length === 4;
+    lines.push(`  layout: ${layout.chunks} chunks of ${size} elements${last && last.count !== size ? ` (the last ${last.count})` : ''}, ` +
+      `${layout.streams} streams, ${layout.order}${plan.pipeline.align > 1 ? `, aligned to ${plan.pipeline.align} elements` : ''}` +
+      (plain ? '' : ` (${roleLabel(schedule.role)})`));
   }
   const { ring, budgetBytes } = plan.device;
   if (ring) {

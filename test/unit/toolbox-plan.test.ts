@@ -201,7 +201,7 @@ describe('the overhead plan', () => {
   it('measures event records with and without timing and cross-stream waits beside launches and copies', () => {
     const kernel = { label: 'k', entry: 'k', sourcePath: '/k.cu', block: 256, grid: 'cover' as const, args: [] };
     const p = overheadPlan(kernel, 10, 0);
-    const roles = p.schedules.map((s) => (s.role.kind === 'issue-cost' ? s.role.op : ''));
+    const roles: string[] = p.schedules.map((s) => (s.role.kind === 'issue-cost' ? s.role.op : ''));
     assert.deepEqual(roles, ['launch', 'copy', 'record-timing', 'record-untimed', 'wait']);
     const events = (op: string) => p.schedules[roles.indexOf(op)]?.events.filter((e) => e.id.startsWith('probe') || e.id === 'other');
     assert.deepEqual(events('record-timing'), [{ id: 'probe-timing', timing: true }]);
