@@ -11,7 +11,8 @@ import { buildRunResult } from '../measure/result.js';
 import { timelineRep } from '../measure/timeline.js';
 import { packageVersion } from '../paths.js';
 import { buildPlan } from '../plan/build.js';
-import type { Plan } from '../plan/types.js';
+import type { RepRunner, TracedRepTiming } from '../measure/runner.js';
+import type { Plan, Schedule } from '../plan/types.js';
 import type { RunResult, TracedRep } from '../result/schema.js';
 import { runIdentity } from './identity.js';
 
@@ -49,6 +50,20 @@ export function planConfig(loaded: LoadedConfig, options: { gate: boolean }): { 
   return { plan: buildPlan(loaded.config, kernels, { gate: options.gate }), kernels };
 }
 
+/**
+ * A traced rep, or for a graph replay a note when the driver would not time the events captured as graph nodes:
+ * the timeline is a picture of the run, never a reason to lose its measurements.
+ */
+async function traceOrSayWhy(runner: RepRunner, schedule: Schedule, notes: string[]): Promise<TracedRepTiming | null> {
+  if (schedule.issue !== 'graph') return runner.traceRep(schedule.id);
+  try {
+    return await runner.traceRep(schedule.id);
+  } catch (error) {
+    notes.push(`No timeline for ${schedule.description}: ${(error as Error).message.split('\n')[0]}`);
+    return null;
+  }
+}
+
 /** Runs a config on its device: verification, every mode measured, traced reps, and the Result. */
 export async function runConfig(loaded: LoadedConfig, options: RunOptions): Promise<RunResult> {
   const { config } = loaded;
@@ -72,7 +87,8 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
           continue;
         }
         runner.restoreInputs();
-        traced.push(timelineRep(await runner.traceRep(m.schedule.id), (op) => op.count * (kernelElementBytes.get(op.kernel) ?? 0)));
+        const timed = await traceOrSayWhy(runner, m.schedule, notes);
+        if (timed) traced.push(timelineRep(timed, (op) => op.count * (kernelElementBytes.get(op.kernel) ?? 0)));
       }
     }
     return { verification, measured, traced, notes };
