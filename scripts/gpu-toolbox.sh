@@ -25,7 +25,7 @@ run() {
 part() {
   case $1 in
     tests) step bin/cuda-pipe-gpu-tests ;;
-    bench) for p in graphs host ring legacy memory events; do part "$p"; done ;;
+    bench) for p in graphs host ring legacy memory events priorities; do part "$p"; done ;;
     graphs)
       run graph-launches; run graph-launches --gate
       run graph-copies ;;
@@ -41,7 +41,7 @@ part() {
     events)
       step "$cp" overhead; step "$cp" overhead ;;
     priorities)
-      echo 'stream priorities (item 1) are not implemented in this version' ;;
+      run priorities; run priorities --gate ;;
     *) echo "unknown part $1"; return 2 ;;
   esac
 }

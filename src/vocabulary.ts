@@ -52,6 +52,9 @@ export const HOST_FUNCTIONS = ['checksum', 'empty'] as const;
 /** What a host stage runs on the JS thread: a checksum of the chunk's output bytes, or nothing (the bare callback). */
 export type HostFunctionKind = (typeof HOST_FUNCTIONS)[number];
 
+/** A stream priority as a config gives it: the device's highest or lowest, or a number checked against its range. */
+export type PriorityLevel = 'high' | 'low' | number;
+
 export const STOP_RULES = ['fixed-reps', 'noise-target', 'noise-stable', 'max-time', 'max-reps'] as const;
 export type StopRule = (typeof STOP_RULES)[number];
 
@@ -87,7 +90,12 @@ export type ModeRole =
   | { readonly kind: 'stage'; readonly stage: 'h2d' | 'd2h' }
   | { readonly kind: 'stage'; readonly stage: 'kernel'; readonly kernel: string }
   | { readonly kind: 'link'; readonly copiesPerDirection: number; readonly streamsPerDirection: number }
-  | { readonly kind: 'issue-cost'; readonly op: IssueCostOp };
+  | { readonly kind: 'issue-cost'; readonly op: IssueCostOp }
+  /**
+   * A latency-critical stream's small kernels beside the overlapped pipeline; `priorities`: the urgent stream (and the
+   * pipeline's, when the config sets one) got the priorities the config asked for, else every stream the default.
+   */
+  | { readonly kind: 'latency'; readonly kernel: string; readonly priorities: boolean };
 
 export type ModeKind = ModeRole['kind'];
 
@@ -111,6 +119,8 @@ export function modeId(role: ModeRole): string {
       return role.stage === 'kernel' ? `kernel:${role.kernel}` : role.stage;
     case 'link':
       return 'bidirectional';
+    case 'latency':
+      return `latency:${role.kernel}:${role.priorities ? 'priorities' : 'equal'}`;
     case 'issue-cost':
       return role.op === 'launch' ? 'launches' : role.op === 'copy' ? 'copies' : role.op === 'wait' ? 'waits' : `records:${role.op.slice('record-'.length)}`;
   }

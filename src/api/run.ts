@@ -80,7 +80,7 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
     const notes: string[] = [];
     if (options.trace) {
       const wallMs = performance.now() - started;
-      for (const m of measured.filter((x) => x.schedule.role.kind === 'overlapped')) {
+      for (const m of measured.filter((x) => x.schedule.role.kind === 'overlapped' || x.schedule.role.kind === 'latency')) {
         const cost = Math.max(...m.gpuMs);
         if (cost > TRACE_BUDGET * wallMs) {
           notes.push(`No timeline for ${m.schedule.description}: a traced rep (about ${cost.toFixed(1)} ms) would add over ${TRACE_BUDGET * 100}% to this run.`);
@@ -88,7 +88,7 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
         }
         runner.restoreInputs();
         const timed = await traceOrSayWhy(runner, m.schedule, notes);
-        if (timed) traced.push(timelineRep(timed, (op) => op.count * (kernelElementBytes.get(op.kernel) ?? 0)));
+        if (timed) traced.push(timelineRep(timed, (op) => op.count * (kernelElementBytes.get(op.kernel) ?? 0), context.device.streamPriority));
       }
     }
     return { verification, measured, traced, notes };

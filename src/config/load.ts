@@ -5,12 +5,13 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Docume
 import type { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { formatPath } from '../format.js';
-import { chunkUnits, ringSlots, splitRanges } from '../chunking.js';
+import { chunkUnits } from '../chunking.js';
 import {
   type BufferRole, ELEMENT_BYTES, type ElementType, type HostFunctionKind, type HostMemoryKind, type IssueMode, type IssueOrder, type ScalarType,
   type StreamKind, type Topology,
 } from '../vocabulary.js';
 import { ConfigSchema, type ParsedArg, type ParsedConfig } from './schema.js';
+import { checkRing, type LatencySpec, type PrioritySpec, readLatency } from './toolbox.js';
 export type InitSpec = { kind: 'random'; seed: number } | { kind: 'ramp'; start: number; step: number } | { kind: 'constant'; value: number };
 
 export interface ConfigBuffer {
@@ -54,6 +55,8 @@ export interface Config {
   readonly elements: number;
   /** The CPU stage after each chunk's D2H, or null. */
   readonly host: { readonly name: string; readonly function: HostFunctionKind } | null;
+  /** A latency-critical stream beside the pipeline, or null. */
+  readonly latency: LatencySpec | null;
   /** Device memory the buffers may use, bytes; null for no budget (every buffer whole on the device). */
   readonly deviceMemory: number | null;
   /** What the user should know about how the config was read (deprecated spellings). */
@@ -68,6 +71,8 @@ export interface ConfigPipeline {
   readonly mode: IssueMode;
   readonly slots: number | null;
   readonly legacyDefaultOp: { readonly chunk: number } | null;
+  /** Priority of the pipeline's streams, or null for the device's default. */
+  readonly priority: PrioritySpec | null;
   readonly align: number;
   readonly orders: readonly IssueOrder[];
 }
@@ -286,29 +291,13 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     pipeline: {
       chunks: p.chunks, streams: p.streams, streamKind: p.streamKind ?? (p.streamFlags === 'default' ? 'blocking' : 'non-blocking'),
       topology: p.topology, mode: p.mode, slots: p.slots ?? null, legacyDefaultOp: p.legacyDefaultOp ?? null, align: p.align, orders: uniqueOrders(p.order),
+      priority: p.priority === undefined ? null : { level: p.priority, where: locate(['pipeline', 'priority']) },
     },
+    latency: readLatency(parsed, kernels, first.elements, locate),
     repetitions: parsed.repetitions, elements: first.elements,
     host: parsed.host ? { name: parsed.host.name ?? parsed.host.function, function: parsed.host.function } : null,
     deviceMemory: parsed.deviceMemory ?? null, notes,
   };
-}
-
-/** A device-memory budget or slot count must leave room for a chunk, and a ring needs chunks issued in order. */
-function checkRing(parsed: ParsedConfig, buffers: readonly ConfigBuffer[], elements: number, locate: Locator): void {
-  const { pipeline } = parsed;
-  const ranges = splitRanges(elements, pipeline.chunks, pipeline.align);
-  const slots = ringSlots({
-    chunks: ranges.length, chunkElements: ranges[0]?.count ?? elements, bytesPerElement: buffers.reduce((sum, b) => sum + b.elementBytes, 0),
-    budgetBytes: parsed.deviceMemory ?? null, slots: pipeline.slots ?? null,
-  });
-  if (slots !== null && typeof slots === 'object') {
-    const where = locate(pipeline.slots !== undefined ? ['pipeline', 'slots'] : ['deviceMemory']);
-    throw new UsageError(`${where}: ${slots.error}.`, { hint: 'Use more chunks (smaller slots), fewer slots, or a larger deviceMemory.' });
-  }
-  if (typeof slots === 'number' && uniqueOrders(pipeline.order).includes('breadth-first')) {
-    throw new UsageError(`${locate(['pipeline', 'order'])}: a ring of ${slots} device slots reloads a slot only once the chunk before it has left it, ` +
-      'which needs depth-first issue; breadth-first would issue every load before the stores it must wait for.', { hint: 'Use order: depth-first.' });
-  }
 }
 
 function uniqueOrders(order: IssueOrder | IssueOrder[]): IssueOrder[] {
@@ -333,17 +322,18 @@ function toConfigArg(arg: ParsedArg, buffers: Set<string>, where: string): Confi
  * hashed in its old spelling, so that a config that does not use them keeps its hash.
  */
 export function configHash(config: Config): string {
-  const { path: _path, description: _description, notes: _notes, host, deviceMemory, pipeline, ...rest } = config;
-  const { chunks, streams, streamKind, topology, mode, slots, legacyDefaultOp, align, orders } = pipeline;
+  const { path: _path, description: _description, notes: _notes, host, deviceMemory, latency, pipeline, ...rest } = config;
+  const { chunks, streams, streamKind, topology, mode, slots, legacyDefaultOp, priority, align, orders } = pipeline;
   const legacyFlags = streamKind === 'non-blocking' ? 'non-blocking' : streamKind === 'blocking' ? 'default' : streamKind;
   const extras = {
     ...(topology === 'chunk-per-stream' ? {} : { topology }), ...(mode === 'stream' ? {} : { mode }), ...(slots === null ? {} : { slots }),
-    ...(legacyDefaultOp === null ? {} : { legacyDefaultOp }),
+    ...(legacyDefaultOp === null ? {} : { legacyDefaultOp }), ...(priority === null ? {} : { priority: priority.level }),
   };
   const what = {
     name: rest.name, device: rest.device, buffers: rest.buffers, kernels: rest.kernels,
     pipeline: { chunks, streams, streamFlags: legacyFlags, align, orders, ...extras },
     repetitions: rest.repetitions, elements: rest.elements, ...(host === null ? {} : { host }), ...(deviceMemory === null ? {} : { deviceMemory }),
+    ...(latency === null ? {} : { latency: { kernel: latency.kernel, elements: latency.elements, priority: latency.priority.level } }),
   };
   return createHash('sha256').update(JSON.stringify(what, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))).digest('hex').slice(0, 16);
 }

@@ -52,6 +52,15 @@ const KernelSchema = z.object({
   args: z.array(ArgSchema),
 }).strict();
 
+const PrioritySchema = z.union([z.enum(['high', 'low']), z.number().int()])
+  .describe('high or low: the device\'s highest or lowest stream priority; a number is checked against the device\'s range (lower is higher)');
+
+const LatencySchema = z.object({
+  kernel: z.string().describe('a kernel of `kernels:` to launch on the latency-critical stream instead of per chunk'),
+  elements: quantity('count').default(256).describe('elements each urgent launch covers (from element 0)'),
+  priority: PrioritySchema.default('high'),
+}).strict();
+
 const PipelineSchema = z.object({
   chunks: z.number().int().min(1).default(16),
   streams: z.number().int().min(1).default(4),
@@ -70,6 +79,7 @@ const PipelineSchema = z.object({
   legacyDefaultOp: z.object({ chunk: z.number().int().min(0).describe('the chunk whose kernel goes on the legacy default stream') }).strict().optional()
     .describe('also measure each layout with this one kernel on the legacy default stream (cudaStreamLegacy), to show what it costs'),
   align: quantity('count').default(1).describe('chunks start at multiples of this many elements (e.g. a row length)'),
+  priority: PrioritySchema.optional().describe('priority of the pipeline\'s streams (default: the device\'s default)'),
 }).strict();
 
 const HostStageSchema = z.object({
@@ -96,6 +106,8 @@ export const ConfigSchema = z.object({
     .refine((b) => Object.keys(b).length > 0, 'at least one buffer is needed'),
   kernels: z.array(KernelSchema).min(1, 'at least one kernel is needed'),
   pipeline: PipelineSchema.default(() => PipelineSchema.parse({})),
+  latency: LatencySchema.optional()
+    .describe('a latency-critical stream: after each chunk\'s load, one small kernel; measured with and without priorities'),
   host: HostStageSchema.optional().describe('a CPU stage: a host function (cudaLaunchHostFunc) after each chunk\'s D2H'),
   deviceMemory: quantity('bytes').optional()
     .describe('device memory budget for the buffers, e.g. 1GiB: chunks then cycle through a ring of device slots that fits it'),

@@ -4,6 +4,7 @@ import {
   type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle,
 } from '../cuda/types.js';
 import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
+import { resolvePriority } from '../plan/priority.js';
 import { scheduleOps } from '../plan/types.js';
 import type { DeviceFacts } from '../result/schema.js';
 import type { DeviceBuffers } from './buffers.js';
@@ -130,7 +131,8 @@ export class DirectIssuer implements Issuer {
   private makeStream(spec: StreamSpec): StreamHandle {
     if (spec.kind === 'legacy-default') return LEGACY_STREAM;
     if (spec.kind === 'per-thread-default') return PER_THREAD_STREAM;
-    const stream = this.rt.streams.create({ nonBlocking: spec.kind === 'non-blocking', ...(spec.priority === undefined ? {} : { priority: spec.priority }) });
+    const priority = spec.priority === undefined ? {} : { priority: resolvePriority(spec.priority, this.device.streamPriority) };
+    const stream = this.rt.streams.create({ nonBlocking: spec.kind === 'non-blocking', ...priority });
     this.cleanup.push(() => this.rt.streams.destroy(stream));
     return stream;
   }

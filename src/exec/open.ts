@@ -9,6 +9,7 @@ import { compileKernelSource } from '../kernels/compile.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
+import { checkPriorities } from '../plan/priority.js';
 import type { Plan } from '../plan/types.js';
 import type { DeviceFacts, SoftwareVersions } from '../result/schema.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
@@ -31,6 +32,7 @@ export interface DeviceOutcome<T> {
 }
 
 export interface DeviceContext {
+  readonly device: DeviceFacts;
   /** Reads the SM clock through NVML; undefined where NVML is not available. */
   readonly smClock: (() => number | null) | undefined;
 }
@@ -72,6 +74,7 @@ export async function withDevicePlan<T>(
   if (deviceIndex === undefined || others.length) throw new Error(`plan ${plan.name} spans ${plan.devices.length} devices; one is supported here`);
   const rt = openRuntime();
   const device = openDevice(rt, deviceIndex);
+  checkPriorities(plan, device.streamPriority, deviceIndex);
   rt.setDevice(deviceIndex);
   const arch = `sm_${device.computeCapability.major}${device.computeCapability.minor}`;
   return Cleanup.use(async (cleanup) => {
@@ -94,7 +97,7 @@ export async function withDevicePlan<T>(
     const runner = new CudaRepRunner(rt, plan, buffers, issuers, makeWaiter(rt, options.wait), gate, hostCalls);
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());
-    const value = await body(runner, { smClock: 'clock' in clock ? clock.clock.read : undefined });
+    const value = await body(runner, { device, smClock: 'clock' in clock ? clock.clock.read : undefined });
     const software = softwareVersions(rt, null);
     return {
       device, clockUnavailable: 'unavailable' in clock ? clock.unavailable : null,

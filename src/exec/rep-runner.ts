@@ -55,7 +55,11 @@ export class CudaRepRunner implements RepRunner {
     }
     const hostIssueMs = performance.now() - issueStart;
     await this.waitEnd(prepared);
-    return { gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end), hostIssueMs, gateTimedOut: gate !== null && gate.host[1] === 1 };
+    const probes = prepared.schedule.probes ?? [];
+    return {
+      gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end), hostIssueMs, gateTimedOut: gate !== null && gate.host[1] === 1,
+      ...(probes.length ? { probesMs: probes.map((p) => this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end))) } : {}),
+    };
   }
 
   async traceRep(id: string): Promise<TracedRepTiming> {
@@ -93,6 +97,12 @@ export class CudaRepRunner implements RepRunner {
         };
       }),
     };
+  }
+
+  private event(prepared: PreparedRep, id: string) {
+    const handle = prepared.events.get(id);
+    if (handle === undefined) throw new Error(`schedule ${prepared.schedule.id} has no event ${id}`);
+    return handle;
   }
 
   setupCost(id: string): { captureMs: number; instantiateMs: number } | null {

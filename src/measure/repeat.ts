@@ -17,6 +17,8 @@ export interface MeasuredSchedule {
   readonly smClockMHz: number[];
   /** Reps whose gate timed out, so that they include host issue cost. */
   readonly gateTimeouts: number;
+  /** Latency modes: every probe of every timed rep, ms. */
+  readonly probeMs?: readonly number[];
   /** A graph replay's one-off capture and instantiation, host time; absent for schedules issued op by op. */
   readonly setup?: { readonly captureMs: number; readonly instantiateMs: number } | null;
 }
@@ -89,6 +91,7 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
   const gpuMs: number[] = [];
   const hostIssueMs: number[] = [];
   const smClockMHz: number[] = [];
+  const probeMs: number[] = [];
   let gateTimeouts = 0;
   const start = performance.now();
   for (;;) {
@@ -97,11 +100,14 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
     gpuMs.push(timing.gpuMs);
     hostIssueMs.push(timing.hostIssueMs);
     if (timing.gateTimedOut) gateTimeouts += 1;
+    if (timing.probesMs) probeMs.push(...timing.probesMs);
     const clock = options.smClock?.();
     if (clock) smClockMHz.push(clock);
     const elapsedMs = performance.now() - start;
     const stoppedBy = criterion.check(gpuMs, elapsedMs);
-    if (stoppedBy) return { schedule, gpuMs, hostIssueMs, stoppedBy, elapsedMs, smClockMHz, gateTimeouts, setup: runner.setupCost?.(schedule.id) ?? null };
+    if (stoppedBy) return { schedule, gpuMs, hostIssueMs, stoppedBy, elapsedMs, smClockMHz, gateTimeouts, setup: runner.setupCost?.(schedule.id) ?? null,
+      ...(probeMs.length ? { probeMs } : {}),
+    };
   }
 }
 

@@ -41,6 +41,13 @@ export interface RunResultInput {
   readonly deviceMemory?: { readonly askedBytes: number; readonly measuredBytes: number };
 }
 
+/** Median, 99th percentile (nearest rank) and maximum of the urgent kernels' latencies. */
+export function latencyStats(values: readonly number[]): { n: number; medianMs: number; p99Ms: number; maxMs: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+  return { n: sorted.length, medianMs: summarize(sorted).median, p99Ms: rank(0.99), maxMs: sorted[sorted.length - 1] ?? Number.NaN };
+}
+
 const range = (values: readonly number[]) => (values.length ? { min: Math.min(...values), max: Math.max(...values) } : null);
 
 function modeResult(m: MeasuredSchedule): ModeResult {
@@ -49,6 +56,7 @@ function modeResult(m: MeasuredSchedule): ModeResult {
     samplesMs: m.gpuMs, hostIssueMs: m.hostIssueMs, stats: summarize(m.gpuMs), stoppedBy: m.stoppedBy,
     elapsedMs: m.elapsedMs, gateTimeouts: m.gateTimeouts, smClockMHz: range(m.smClockMHz), analysis: null,
     ...(m.setup ? { graph: { captureMs: m.setup.captureMs, instantiateMs: m.setup.instantiateMs } } : {}),
+    ...(m.probeMs?.length ? { latency: latencyStats(m.probeMs) } : {}),
   };
 }
 

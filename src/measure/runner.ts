@@ -12,6 +12,8 @@ export interface RepTiming {
   readonly hostIssueMs: number;
   /** The gate gave up before the host released it, so this rep's time includes issue cost after all. */
   readonly gateTimedOut: boolean;
+  /** Latency modes: the time between each probe's events (schedule.probes), ms. */
+  readonly probesMs?: readonly number[];
 }
 
 export interface TracedOpTiming {

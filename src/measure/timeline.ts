@@ -1,8 +1,9 @@
 import type { TimelineOp, TracedRep } from '../result/schema.js';
+import { type PriorityRange, resolvePriority } from '../plan/priority.js';
 import type { TracedRepTiming } from './runner.js';
 
 /** A traced rep as the Result's timeline records it: every work op with its stream, chunk, bytes and times. */
-export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number): TracedRep {
+export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number, priorities: PriorityRange): TracedRep {
   const { schedule } = traced;
   const ops = traced.ops.map(({ span, startMs, endMs, issuedMs, hostStartedMs, hostEndedMs }): TimelineOp => {
     const { op } = span;
@@ -21,7 +22,7 @@ export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel:
   });
   return {
     mode: schedule.id, device: schedule.device, totalMs: traced.totalMs, issueMs: traced.issueMs,
-    streams: schedule.streams.map((s) => ({ id: s.id, flags: s.kind, priority: s.priority ?? null })),
+    streams: schedule.streams.map((s) => ({ id: s.id, flags: s.kind, priority: s.priority ? resolvePriority(s.priority, priorities) : null })),
     ops,
   };
 }

@@ -2,6 +2,8 @@ import type { Config, ConfigBuffer } from '../config/load.js';
 import type { HostMemoryKind } from '../vocabulary.js';
 import { ringSlots, splitRanges } from '../chunking.js';
 import { asGraph, bidirectionalSchedule, overlappedSchedule, type PipelineShape, serialSchedule, stageSchedules } from './schedules.js';
+import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
+import { latencySchedule } from './latency.js';
 import { stagePerStreamSchedule } from './stage-per-stream.js';
 import { type ChunkRange, type Plan, type PlanKernel, planKernel, type Ring, type Schedule } from './types.js';
 
@@ -21,7 +23,9 @@ export function buildPlan(config: Config, kernels: readonly PlanKernel[], option
   }
   if (usedStreams < streams) notes.push(`${streams} streams asked for, ${usedStreams} used: there are only ${ranges.length} chunks.`);
   const shape: PipelineShape = {
-    device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label), elements: config.elements, streamKind, gated,
+    // The latency kernel runs on the urgent stream only, never per chunk.
+    device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label).filter((k) => k !== config.latency?.kernel),
+    elements: config.elements, streamKind, gated,
     ring: ring ? { ring, ranges } : null, host: config.host?.name ?? null,
   };
   if (config.pipeline.topology === 'stage-per-stream' && streams !== 3) notes.push(`stage-per-stream uses three streams (load, compute, store); pipeline.streams ${streams} is not used.`);
@@ -35,8 +39,10 @@ export function buildPlan(config: Config, kernels: readonly PlanKernel[], option
     kernels: kernels.map(planKernel),
     pipeline: { elements: config.elements, align, requestedChunks: chunks, requestedStreams: streams },
     schedules: [
-      serialSchedule(shape),
-      ...overlappedSchedules(config, shape, ranges, usedStreams),
+      withPriority(serialSchedule(shape), config.pipeline.priority),
+      ...overlappedSchedules(config, shape, ranges, usedStreams).map((s) => withPriority(s, config.pipeline.priority)),
+      ...(config.latency ? [true, false].map((priorities) =>
+        latencySchedule(shape, ranges, usedStreams, orders[0] ?? 'depth-first', config.latency as LatencySpec, config.pipeline.priority, priorities)) : []),
       ...stageSchedules(shape),
       ...(link ? [link] : []),
     ],
@@ -46,6 +52,11 @@ export function buildPlan(config: Config, kernels: readonly PlanKernel[], option
     },
     host: config.host,
   };
+}
+
+/** The pipeline's own streams at the config's priority; the link and the stages alone keep the default. */
+function withPriority(schedule: Schedule, priority: PrioritySpec | null): Schedule {
+  return priority ? { ...schedule, streams: schedule.streams.map((s) => ({ ...s, priority })) } : schedule;
 }
 
 function ringOf(config: Config, ranges: readonly ChunkRange[]): Ring | null {

@@ -1,5 +1,6 @@
 import type { ChunkRange } from '../chunking.js';
 import type { ConfigBuffer } from '../config/load.js';
+import type { PrioritySpec } from '../config/toolbox.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
 import type { HostFunctionKind, ModeRole, StreamKind } from '../vocabulary.js';
 
@@ -17,8 +18,8 @@ export interface StreamSpec {
   readonly id: StreamId;
   /** How the stream is made: created blocking or non-blocking, or one of the two default streams (never created). */
   readonly kind: StreamKind;
-  /** Lower numbers are higher priority; undefined means the device's default. */
-  readonly priority?: number;
+  /** As the config gave it (resolved against the device's range when the stream is made); undefined: the default. */
+  readonly priority?: PrioritySpec;
   readonly device: number;
 }
 
@@ -94,6 +95,8 @@ export interface Schedule {
   readonly ranges: readonly ChunkRange[];
   /** stream: ops issued from the host every rep; graph: the body captured once and replayed. */
   readonly issue: 'stream' | 'graph';
+  /** Pairs of timing events around each urgent kernel of a latency mode, read after every rep. */
+  readonly probes?: ReadonlyArray<{ readonly begin: EventId; readonly end: EventId }>;
 }
 
 /** Every op of a rep in host issue order. */

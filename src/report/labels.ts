@@ -56,6 +56,8 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
       return `H2D + D2H at once${on}`;
     case 'issue-cost':
       return `${role.op} issue cost${on}`;
+    case 'latency':
+      return `urgent ${role.kernel} beside the pipeline, ${role.priorities ? 'with priorities' : 'equal priorities'}${on}`;
   }
 }
 
@@ -66,7 +68,7 @@ export function rateOf(mode: ModeResult): string {
 }
 
 export function displayOrder(modes: readonly ModeResult[]): ModeResult[] {
-  const rank = (m: ModeResult) => ({ stage: 0, link: 1, serial: 2, overlapped: 3, 'issue-cost': 4 })[m.role.kind];
+  const rank = (m: ModeResult) => ({ stage: 0, link: 1, serial: 2, overlapped: 3, latency: 4, 'issue-cost': 5 })[m.role.kind];
   return [...modes].sort((a, b) => rank(a) - rank(b));
 }
 

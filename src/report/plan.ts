@@ -40,7 +40,8 @@ function renderSchedule(schedule: Schedule, plan: Plan): string[] {
     const kernels = ops.filter((o) => o.kind === 'kernel').length;
     const chunks = [...new Set(ops.flatMap((o) => ('chunk' in o && o.chunk !== null ? [o.chunk] : [])))];
     const bytes = (d: 'h2d' | 'd2h') => formatBytes(copies.filter((c) => c.direction === d).reduce((s, c) => s + c.bytes, 0));
-    lines.push(`  stream ${stream.id} (${stream.kind}): ${chunks.length ? `chunks ${chunks.join(', ')}; ` : ''}` +
+    const priority = stream.priority ? `, priority ${stream.priority.level}` : '';
+    lines.push(`  stream ${stream.id} (${stream.kind}${priority}): ${chunks.length ? `chunks ${chunks.join(', ')}; ` : ''}` +
       `H2D ${bytes('h2d')}, ${kernels} kernel launches, D2H ${bytes('d2h')}`);
   }
   scheduleOps(schedule).forEach((op, i) => lines.push(`  ${String(i + 1).padStart(4)}  ${op.stream.padEnd(4)} ${describeOp(op, schedule, plan.kernels)}`));

@@ -94,6 +94,24 @@ function legacyLine(mode: ModeResult, result: RunResult): string | null {
     `${formatMs(without.stats.median)} → ${formatMs(mode.stats.median)}: ${lost >= 0 ? `${formatMs(lost)} of overlap lost${share}` : 'no overlap lost'}`;
 }
 
+const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`;
+
+/** The urgent kernels' latency with and without priorities, and what they cost the pipeline beside them. */
+function latencyLine(result: RunResult): string | null {
+  const latency = result.modes.filter((m) => m.role.kind === 'latency' && m.latency);
+  const withP = latency.find((m) => m.role.kind === 'latency' && m.role.priorities);
+  const without = latency.find((m) => m.role.kind === 'latency' && !m.role.priorities);
+  if (!withP?.latency || !without?.latency || withP.role.kind !== 'latency') return null;
+  const alone = result.modes.find((m) => m.role.kind === 'overlapped' && m.device === withP.device);
+  const stats = (l: NonNullable<ModeResult['latency']>) => `median ${us(l.medianMs)}, p99 ${us(l.p99Ms)}`;
+  const background = alone
+    ? `; the pipeline ${formatMs(alone.stats.median)} alone, ${formatMs(withP.stats.median)} beside them with priorities ` +
+      `(${(100 * (withP.stats.median / alone.stats.median - 1)).toFixed(1)}%), ${formatMs(without.stats.median)} without`
+    : '';
+  return `urgent ${withP.role.kernel} latency over ${withP.latency.n} launches: ${stats(withP.latency)} with priorities, ` +
+    `${stats(without.latency)} without${background}`;
+}
+
 function memoryLine(result: RunResult): string | null {
   const memory = result.deviceMemory;
   if (!memory || (memory.budgetBytes === null && memory.ring === null)) return null;
@@ -113,6 +131,5 @@ export function toolboxLines(result: RunResult): string[] {
       if (line) lines.push(line);
     }
   }
-  const memory = memoryLine(result);
-  return memory ? [...lines, memory] : lines;
+  return [...lines, ...[latencyLine(result), memoryLine(result)].filter((line): line is string => line !== null)];
 }

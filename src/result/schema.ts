@@ -131,6 +131,7 @@ export const ModeRoleSchema = z.union([
   z.object({ kind: z.literal('stage'), stage: z.literal('kernel'), kernel: z.string() }),
   z.object({ kind: z.literal('link'), copiesPerDirection: z.number().int(), streamsPerDirection: z.number().int() }),
   z.object({ kind: z.literal('issue-cost'), op: z.enum(ISSUE_COST_OPS) }),
+  z.object({ kind: z.literal('latency'), kernel: z.string(), priorities: z.boolean() }),
 ]);
 // The schema and the vocabulary's type must describe the same thing.
 const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole ? (ModeRole extends z.infer<typeof ModeRoleSchema> ? true : false) : false = true;
@@ -189,6 +190,8 @@ export const ModeResultSchema = z.object({
   analysis: OverlapAnalysisSchema.nullable(),
   /** Modes replayed as a CUDA graph: host time to capture and to instantiate it, paid once, not in `samplesMs`. */
   graph: z.object({ captureMs: z.number(), instantiateMs: z.number() }).optional(),
+  /** Latency modes: each urgent kernel's time between the events around it, over every timed rep, ms. */
+  latency: z.object({ n: z.number().int(), medianMs: z.number(), p99Ms: z.number(), maxMs: z.number() }).optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 

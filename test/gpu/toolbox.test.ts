@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { packageRoot } from '../../src/paths.js';
 import { type RunResult, RunResultSchema } from '../../src/result/schema.js';
 import { runCli } from '../helpers/cli.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
@@ -115,6 +116,29 @@ describe('the stream toolbox on a real device', () => {
     assert.match(stdout, /host-memory by host memory kind/);
     const h2d = (r: RunResult) => r.modes.find((m) => m.role.kind === 'stage' && m.role.stage === 'h2d')?.stats.median ?? 0;
     assert.ok(h2d(results[1] as RunResult) > h2d(results[0] as RunResult), 'pageable H2D slower than pinned');
+  });
+
+  it('priorities: a high-priority stream\'s small kernels wait less beside a low-priority pipeline than at equal priority', gpu, () => {
+    const { result, stdout } = run('priorities', ['--max-time', '1']);
+    assert.equal(result.verification.status, 'passed');
+    const latency = (priorities: boolean) => result.modes.find((m) => m.role.kind === 'latency' && m.role.priorities === priorities)?.latency;
+    const high = latency(true);
+    const equal = latency(false);
+    assert.ok(high && equal && high.n >= 32 && equal.n >= 32, JSON.stringify({ high, equal }));
+    assert.ok(high.medianMs < equal.medianMs, `median latency ${high.medianMs} ms with priorities, ${equal.medianMs} ms without`);
+    assert.match(stdout, /urgent urgent latency over \d+ launches: median [\d.]+ µs, p99 [\d.]+ µs with priorities/);
+    const rep = result.timeline?.reps.find((r) => r.mode === 'latency:urgent:priorities');
+    assert.ok(rep?.streams.some((s) => s.id === 'urgent' && s.priority === result.devices[0]?.streamPriority.greatest), JSON.stringify(rep?.streams));
+  });
+
+  it('priorities: a number outside the device\'s range is a usage error naming the range', gpu, () => {
+    const { code, stderr } = runCli(['run', join('configs', 'priorities.yaml'), '--dry-run']);
+    assert.equal(code, 0, stderr);
+    const bad = join(out, 'bad-priority.yaml');
+    writeFileSync(bad, readFileSync(join(packageRoot(), 'configs', 'priorities.yaml'), 'utf8').replace('priority: low', 'priority: -99'));
+    const failed = runCli(['run', bad]);
+    assert.equal(failed.code, 2, failed.stderr);
+    assert.match(failed.stderr, /bad-priority\.yaml:\d+:\d+: stream priority -99 is outside device 0's range, -?\d+ \(highest\) to -?\d+ \(lowest\)/);
   });
 
   it('overhead: measures event records with and without timing and cross-stream waits', gpu, () => {

@@ -37,6 +37,7 @@ function medianOf(role: ModeRole): number {
     case 'stage': return role.stage === 'kernel' ? 2.85 : role.stage === 'h2d' ? 4.86 : 4.87;
     case 'link': return 5.39;
     case 'issue-cost': return 1;
+    case 'latency': return 6.1;
   }
 }
 

@@ -21,7 +21,9 @@ async function fakeRun(name: string, overrides = {}) {
   const loaded = loadConfigFile(join('configs', `${name}.yaml`), overrides);
   const { plan } = planConfig(loaded, { gate: false });
   const runner = new FakeRunner(plan.schedules, plan.buffers, {
-    gpuMs: (s) => (s.role.kind === 'serial' ? 10 : s.role.kind === 'overlapped' ? (s.issue === 'graph' ? 1 : s.role.layout.legacyOp ? 8 : 5) : 3),
+    gpuMs: (s) => (s.role.kind === 'serial' ? 10 : s.role.kind === 'overlapped' ? (s.issue === 'graph' ? 1 : s.role.layout.legacyOp ? 8 : 5)
+      : s.role.kind === 'latency' ? (s.role.priorities ? 5.5 : 5.2) : 3),
+    probeMs: (s, i) => (s.role.kind === 'latency' && s.role.priorities ? 0.01 : 0.1 + i / 1000),
   });
   const verification = await verifySchedules(runner, true);
   const measured = await measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 0, fixedReps: 3 });
@@ -67,6 +69,12 @@ describe('the shipped toolbox configs, run on a fake device', () => {
   it('host-memory: each kind is its own config run, named by the flag that set it', () => {
     const loaded = loadConfigFile(join('configs', 'host-memory.yaml'), { hostMemory: 'write-combined' });
     assert.deepEqual(loaded.config.buffers.map((b) => b.hostMemory), ['write-combined', 'write-combined']);
+  });
+
+  it('priorities: the urgent kernels\' latency with and without priorities, and the pipeline beside them', async () => {
+    const { result, table } = await fakeRun('priorities');
+    assert.deepEqual(result.modes.find((m) => m.id === 'latency:urgent:equal')?.latency, { n: 96, medianMs: 0.1155, p99Ms: 0.131, maxMs: 0.131 });
+    assert.match(table, /urgent urgent latency over 96 launches: median 10\.0 µs, p99 10\.0 µs with priorities, median 115\.5 µs, p99 131\.0 µs without; the pipeline 5\.000 ms alone, 5\.500 ms beside them with priorities \(10\.0%\), 5\.200 ms without/);
   });
 
   it('ring-8gib: plans an 8 GiB input through 1 GiB of device memory', () => {

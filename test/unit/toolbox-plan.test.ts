@@ -6,6 +6,8 @@ import { resolveKernels } from '../../src/kernels/resolve.js';
 import { buildPlan } from '../../src/plan/build.js';
 import { happensBefore } from '../../src/plan/order.js';
 import { overheadPlan } from '../../src/plan/overhead.js';
+import { checkPriorities, resolvePriority } from '../../src/plan/priority.js';
+import { latencyStats } from '../../src/measure/result.js';
 import { type Op, type Plan, type Schedule, scheduleOps } from '../../src/plan/types.js';
 import { modeId } from '../../src/vocabulary.js';
 
@@ -210,5 +212,60 @@ describe('the overhead plan', () => {
     assert.ok(waits);
     assert.equal(waits.body.filter((o) => o.kind === 'wait' && o.stream === 's0' && o.event === 'other').length, 10);
     assert.deepEqual(waits.body[0], { kind: 'record', stream: 's1', event: 'other' });
+  });
+});
+
+describe('stream priorities and a latency-critical stream', () => {
+  const PRIORITY = `buffers:\n  x: { type: float32, count: 4096, role: in }\n  y: { type: float32, count: 4096, role: out }\n  p: { type: float32, count: 4096, role: scratch }\n` +
+    'kernels:\n  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }\n' +
+    '  - { name: urgent, source: tiny.cu, entry: bump, args: [{ buffer: p }, { chunk: elements }] }\n' +
+    'latency: { kernel: urgent, elements: 64 }\npipeline: { chunks: 4, streams: 2, priority: -3 }\n';
+  const latencyPlan = () => {
+    const { config: c, locate } = parseConfigText(PRIORITY, '/cfg/p.yaml');
+    return buildPlan(c, resolveKernels(c, locate));
+  };
+
+  it('launches the urgent kernel once per chunk, after that chunk\'s load, on its own stream, and never per chunk in the pipeline', () => {
+    const p = latencyPlan();
+    assert.deepEqual(p.schedules.map((s) => s.id).filter((id) => id.startsWith('latency')), ['latency:urgent:priorities', 'latency:urgent:equal']);
+    for (const s of p.schedules.filter((x) => x.role.kind !== 'latency')) assert.ok(s.body.every((o) => o.kind !== 'kernel' || o.kernel !== 'urgent'), s.id);
+    const s = p.schedules.find((x) => x.id === 'latency:urgent:priorities');
+    assert.ok(s);
+    const ops = scheduleOps(s);
+    const before = happensBefore(ops);
+    const urgent = ops.flatMap((o, i) => (o.kind === 'kernel' && o.kernel === 'urgent' ? [i] : []));
+    assert.equal(urgent.length, 4);
+    urgent.forEach((u, chunk) => {
+      assert.ok(before(find(ops, 'h2d', chunk), u), `urgent ${chunk} after load ${chunk}`);
+      assert.deepEqual(ops[u], { kind: 'kernel', stream: 'urgent', kernel: 'urgent', chunk: null, first: 0, count: 64, deviceFirst: 0 });
+    });
+    assert.equal(s.probes?.length, 4);
+  });
+
+  it('gives the urgent stream its priority and the pipeline\'s streams theirs only in the mode with priorities', () => {
+    const p = latencyPlan();
+    const levels = (id: string) => p.schedules.find((s) => s.id === id)?.streams.map((x) => `${x.id}:${x.priority?.level ?? 'default'}`);
+    assert.deepEqual(levels('latency:urgent:priorities'), ['s0:-3', 's1:-3', 'urgent:high']);
+    assert.deepEqual(levels('latency:urgent:equal'), ['s0:default', 's1:default', 'urgent:default']);
+    assert.deepEqual(levels('serial'), ['s0:-3']);
+    assert.deepEqual(levels('link'), undefined);
+  });
+
+  it('is a usage error naming the config line and the device range when a priority is outside it, once the range is known', () => {
+    const p = latencyPlan();
+    assert.doesNotThrow(() => checkPriorities(p, { least: 0, greatest: -5 }, 0));
+    assert.throws(() => checkPriorities(p, { least: 0, greatest: -2 }, 1), (error: unknown) => error instanceof UsageError &&
+      error.message === '/cfg/p.yaml:9:36: stream priority -3 is outside device 1\'s range, -2 (highest) to 0 (lowest).');
+    assert.equal(resolvePriority({ level: 'high', where: '' }, { least: 0, greatest: -5 }), -5);
+    assert.equal(resolvePriority({ level: 'low', where: '' }, { least: 0, greatest: -5 }), 0);
+  });
+
+  it('refuses a latency kernel the config does not have', () => {
+    assert.throws(() => parseConfigText(PRIORITY.replace('kernel: urgent', 'kernel: nope'), '/cfg/p.yaml'), { message: '/cfg/p.yaml:8:12: no kernel is called "nope".' });
+  });
+
+  it('reports the median and the nearest-rank 99th percentile of the urgent kernels', () => {
+    const values = Array.from({ length: 200 }, (_, i) => (i + 1) / 1000);
+    assert.deepEqual(latencyStats(values), { n: 200, medianMs: 0.1005, p99Ms: 0.198, maxMs: 0.2 });
   });
 });
