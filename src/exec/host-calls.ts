@@ -26,7 +26,8 @@ export class HostCalls {
     const tag = this.actions.push(action) - 1;
     this.startedAt.push(Number.NaN);
     this.endedAt.push(Number.NaN);
-    return { tag, issue: this.registered().launchThunk(stream, tag) };
+    // The user data is tag + 1: a zero would reach the callback as a NULL pointer rather than a number.
+    return { tag, issue: this.registered().launchThunk(stream, tag + 1) };
   }
 
   /** Called before a rep is issued: its calls are now pending until the rep ends. */
@@ -44,7 +45,8 @@ export class HostCalls {
 
   private registered(): HostFunction {
     if (this.fn) return this.fn;
-    const fn = this.rt.hostFunctions.register((tag) => {
+    const fn = this.rt.hostFunctions.register((userData) => {
+      const tag = userData - 1;
       this.startedAt[tag] = performance.now();
       try {
         this.actions[tag]?.();
@@ -63,13 +65,18 @@ export class HostCalls {
   }
 }
 
-/** The host stage's functions: what a host op does with the chunk's output bytes. */
+/**
+ * The host stage's checksum: the sum of a chunk's aligned 32-bit words, wrapping, plus any bytes before the first
+ * and after the last (a chunk of 1- or 2-byte elements may start off a word boundary).
+ */
 export function checksum(windows: readonly Uint8Array[]): number {
   let sum = 0;
   for (const view of windows) {
-    const words = new Uint32Array(view.buffer, view.byteOffset, view.byteLength >>> 2);
+    const head = Math.min(view.byteLength, (4 - (view.byteOffset % 4)) % 4);
+    const words = new Uint32Array(view.buffer, view.byteOffset + head, (view.byteLength - head) >>> 2);
+    for (let i = 0; i < head; i++) sum = (sum + (view[i] as number)) >>> 0;
     for (let i = 0; i < words.length; i++) sum = (sum + (words[i] as number)) >>> 0;
-    for (let i = words.length * 4; i < view.byteLength; i++) sum = (sum + (view[i] as number)) >>> 0;
+    for (let i = head + words.length * 4; i < view.byteLength; i++) sum = (sum + (view[i] as number)) >>> 0;
   }
   return sum;
 }
