@@ -2,9 +2,10 @@
 # Issue 9, the stream toolbox, on a GPU host: the GPU test suite and one benchmark run per toolbox item, from the
 # bundle unpacked at /tmp/cuda-pipe (unpacked here from build/cuda-pipe-linux-x64.tar.xz when it is not there yet).
 # Usage: bash scripts/gpu-toolbox.sh OUTDIR [part...]
-#   parts: tests (the whole GPU suite, about 5 min), bench (every benchmark below, about 5 min), or one of
-#   graphs, host, ring, legacy, memory, events, priorities; default: tests bench. Each part fits in one 10-minute
-#   device command. Logs go to OUTDIR/<part>.log, Result JSON files to OUTDIR/*.json.
+#   parts: tests (the whole GPU suite), tests-toolbox (test/gpu/toolbox.test.ts alone, about 4 min: the 8 GiB ring
+#   takes 1 to 2 of them), tests-core (the other GPU tests), bench (every benchmark below, about 5 min), or one of
+#   graphs, host, ring, legacy, memory, events, priorities; default: tests bench. Run `tests` and `bench` as two
+#   device commands: each fits in 10 minutes. Logs go to OUTDIR/<part>.log, Result JSON files to OUTDIR/*.json.
 set -uo pipefail
 out=${1:?usage: gpu-toolbox.sh OUTDIR [part...]}
 shift
@@ -25,6 +26,8 @@ run() {
 part() {
   case $1 in
     tests) step bin/cuda-pipe-gpu-tests ;;
+    tests-toolbox) step bin/node --test --test-reporter=spec dist/test/gpu/toolbox.test.js ;;
+    tests-core) step bin/node --test --test-reporter=spec dist/test/gpu/pipeline.test.js dist/test/gpu/runtime.test.js ;;
     bench) for p in graphs host ring legacy memory events priorities; do part "$p"; done ;;
     graphs)
       run graph-launches; run graph-launches --gate
