@@ -43,6 +43,12 @@ export class HostCalls {
     if (failure) throw failure;
   }
 
+  /** The rep failed, but every call it enqueued has run: the trampoline may be released; the rep's error stands. */
+  endRepQuietly(): void {
+    this.quiet = true;
+    this.failure = null;
+  }
+
   private registered(): HostFunction {
     if (this.fn) return this.fn;
     const fn = this.rt.hostFunctions.register((userData) => {

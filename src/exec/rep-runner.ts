@@ -1,4 +1,4 @@
-import { CudaError } from '../cuda/error.js';
+import { CUDA_ERROR, CudaError } from '../cuda/error.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { StreamHandle } from '../cuda/types.js';
 import { DeviceFailure } from '../errors.js';
@@ -10,6 +10,9 @@ import type { DeviceBuffers } from './buffers.js';
 import type { HostCalls } from './host-calls.js';
 import type { GateFlags, Issuer, PreparedRep } from './issue.js';
 import type { Waiter } from './wait.js';
+
+/** How long a failed rep's queued work may take to drain before clean-up goes ahead regardless. */
+const DRAIN_MS = 10_000;
 
 /**
  * Runs reps of a plan's schedules on one device. Schedules are prepared on first use and kept, every event with
@@ -49,6 +52,10 @@ export class CudaRepRunner implements RepRunner {
           if (done !== 0) throw this.opFailure(prepared, i, done, 'running');
         }
       }
+    } catch (error) {
+      if (gate) Atomics.store(gate.host, 0, 1);
+      await this.drain(prepared);
+      throw error;
     } finally {
       // Released on failure too, so that a rep that dies half-issued does not leave the gate spinning.
       if (gate) Atomics.store(gate.host, 0, 1);
@@ -74,6 +81,10 @@ export class CudaRepRunner implements RepRunner {
         const code = (prepared.thunks[i] as () => number)();
         if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
       }
+    } catch (error) {
+      if (gate) Atomics.store(gate.host, 0, 1);
+      await this.drain(prepared);
+      throw error;
     } finally {
       if (gate) Atomics.store(gate.host, 0, 1);
     }
@@ -97,6 +108,23 @@ export class CudaRepRunner implements RepRunner {
         };
       }),
     };
+  }
+
+  /**
+   * After a rep failed half-issued, lets what it did enqueue finish without blocking the JS thread: a host function
+   * still queued would otherwise deadlock the first synchronous CUDA call of the clean-up (cudaFree waits for the
+   * device, the device for the host function, the host function for the JS thread). Gives up after DRAIN_MS.
+   */
+  private async drain(prepared: PreparedRep): Promise<void> {
+    if (!prepared.hostTags.size) return;
+    const deadline = performance.now() + DRAIN_MS;
+    for (const stream of new Set(prepared.opStreams)) {
+      while (this.rt.streams.queryCode(stream) === CUDA_ERROR.notReady) {
+        if (performance.now() > deadline) return;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+    this.hostCalls.endRepQuietly();
   }
 
   private event(prepared: PreparedRep, id: string) {
