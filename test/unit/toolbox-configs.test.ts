@@ -12,6 +12,7 @@ import { makeStyle } from '../../src/report/style.js';
 import { RunResultSchema } from '../../src/result/schema.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { buildPlan } from '../../src/plan/build.js';
+import { runCli } from '../helpers/cli.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
 import { H100 } from '../helpers/results.js';
 
@@ -83,5 +84,14 @@ describe('the shipped toolbox configs, run on a fake device', () => {
     const plan = buildPlan(config, resolveKernels(config, locate));
     assert.deepEqual(plan.device, { elements: 4 * 33554432, ring: { slots: 4, slotElements: 33554432 }, budgetBytes: 2 ** 30 });
     assert.ok(plan.device.elements * 8 <= 2 ** 30);
+  });
+
+  it('--mode graph adds graph replays to any config, and --host-memory names a bad kind (exit 2)', () => {
+    const graph = runCli(['run', '--mode', 'graph', '--dry-run']);
+    assert.equal(graph.code, 0, graph.stderr);
+    assert.match(graph.stdout, /^mode overlapped:16x4:depth-first:chunk-per-stream:graph: 16 chunks over 4 streams, depth-first, replayed as a CUDA graph;/m);
+    const bad = runCli(['run', '--host-memory', 'pinned,bogus', '--dry-run']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--host-memory <kinds>' argument 'pinned,bogus' is invalid\. expected host memory kinds from pinned, pageable, write-combined, registered, comma-separated; got "bogus"/);
   });
 });
