@@ -57,7 +57,7 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
     case 'issue-cost':
       return `${role.op} issue cost${on}`;
     case 'latency':
-      return `urgent ${role.kernel} beside the pipeline, ${role.priorities ? 'with priorities' : 'equal priorities'}${on}`;
+      return `${role.kernel} on an urgent stream beside the pipeline, ${role.priorities ? 'with priorities' : 'equal priorities'}${on}`;
   }
 }
 

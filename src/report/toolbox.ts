@@ -108,7 +108,7 @@ function latencyLine(result: RunResult): string | null {
     ? `; the pipeline ${formatMs(alone.stats.median)} alone, ${formatMs(withP.stats.median)} beside them with priorities ` +
       `(${(100 * (withP.stats.median / alone.stats.median - 1)).toFixed(1)}%), ${formatMs(without.stats.median)} without`
     : '';
-  return `urgent ${withP.role.kernel} latency over ${withP.latency.n} launches: ${stats(withP.latency)} with priorities, ` +
+  return `latency of ${withP.role.kernel} on the urgent stream over ${withP.latency.n} launches: ${stats(withP.latency)} with priorities, ` +
     `${stats(without.latency)} without${background}`;
 }
 

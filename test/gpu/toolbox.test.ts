@@ -126,8 +126,8 @@ describe('the stream toolbox on a real device', () => {
     const equal = latency(false);
     assert.ok(high && equal && high.n >= 32 && equal.n >= 32, JSON.stringify({ high, equal }));
     assert.ok(high.medianMs < equal.medianMs, `median latency ${high.medianMs} ms with priorities, ${equal.medianMs} ms without`);
-    assert.match(stdout, /urgent urgent latency over \d+ launches: median [\d.]+ µs, p99 [\d.]+ µs with priorities/);
-    const rep = result.timeline?.reps.find((r) => r.mode === 'latency:urgent:priorities');
+    assert.match(stdout, /latency of small on the urgent stream over \d+ launches: median [\d.]+ µs, p99 [\d.]+ µs with priorities/);
+    const rep = result.timeline?.reps.find((r) => r.mode === 'latency:small:priorities');
     assert.ok(rep?.streams.some((s) => s.id === 'urgent' && s.priority === result.devices[0]?.streamPriority.greatest), JSON.stringify(rep?.streams));
   });
 

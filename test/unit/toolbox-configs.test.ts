@@ -74,8 +74,8 @@ describe('the shipped toolbox configs, run on a fake device', () => {
 
   it('priorities: the urgent kernels\' latency with and without priorities, and the pipeline beside them', async () => {
     const { result, table } = await fakeRun('priorities');
-    assert.deepEqual(result.modes.find((m) => m.id === 'latency:urgent:equal')?.latency, { n: 96, medianMs: 0.1155, p99Ms: 0.131, maxMs: 0.131 });
-    assert.match(table, /urgent urgent latency over 96 launches: median 10\.0 µs, p99 10\.0 µs with priorities, median 115\.5 µs, p99 131\.0 µs without; the pipeline 5\.000 ms alone, 5\.500 ms beside them with priorities \(10\.0%\), 5\.200 ms without/);
+    assert.deepEqual(result.modes.find((m) => m.id === 'latency:small:equal')?.latency, { n: 96, medianMs: 0.1155, p99Ms: 0.131, maxMs: 0.131 });
+    assert.match(table, /latency of small on the urgent stream over 96 launches: median 10\.0 µs, p99 10\.0 µs with priorities, median 115\.5 µs, p99 131\.0 µs without; the pipeline 5\.000 ms alone, 5\.500 ms beside them with priorities \(10\.0%\), 5\.200 ms without/);
   });
 
   it('ring-8gib: plans an 8 GiB input through 1 GiB of device memory', () => {

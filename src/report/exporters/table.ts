@@ -13,7 +13,7 @@ export function renderRunTable(result: RunResult, style: Style): string {
   const totals = result.buffers.filter((b) => b.role !== 'scratch').map((b) => `${b.name} ${formatBytes(b.bytes)} ${b.role}`).join(', ');
   const memory = [...new Set(result.buffers.filter((b) => b.role !== 'scratch').map((b) => b.hostMemory))].join('/');
   const layouts = result.modes.flatMap((m) => (m.role.kind === 'overlapped' && m.analysis ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} elements over ${m.role.layout.streams} streams, ${m.role.layout.order}`] : []));
-  lines.push(`layout: ${[...new Set(layouts)].join('; ')}; buffers ${totals}; ${memory} host memory`);
+  lines.push(`layout: ${[...new Set(layouts)].join('; ')}; ${totals ? `buffers ${totals}; ${memory} host memory` : 'device-only buffers'}`);
   lines.push('kernels: ' + result.kernels.map((k) =>
     `${k.label} (${k.entry}, ${k.compile.cached ? 'cache hit' : `compiled by NVRTC ${k.compile.nvrtc}`} for ${k.compile.arch} in ${formatMs(k.compile.ms)})`).join('; '));
   lines.push(timingLine(result));
