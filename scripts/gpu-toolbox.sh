@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 9, the stream toolbox, on a GPU host: the GPU test suite and one benchmark run per toolbox item, from the
-# bundle unpacked at /tmp/cuda-pipe (unpacked here from build/cuda-pipe-linux-x64.tar.xz when it is not there yet).
+# bundle at /tmp/cuda-pipe. Run from a checkout holding build/cuda-pipe-linux-x64.tar.xz, it unpacks that first
+# (replacing any older /tmp/cuda-pipe); run from elsewhere, it uses /tmp/cuda-pipe as it is.
 # Usage: bash scripts/gpu-toolbox.sh OUTDIR [part...]
 #   parts: tests (the whole GPU suite), tests-toolbox (test/gpu/toolbox.test.ts alone, about 4 min: the 8 GiB ring
 #   takes 1 to 2 of them), tests-core (the other GPU tests), bench (every benchmark below, about 5 min), or one of
@@ -12,7 +13,8 @@ shift
 parts=("${@:-tests bench}")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-if [ ! -x /tmp/cuda-pipe/bin/cuda-pipe ]; then tar xJf build/cuda-pipe-linux-x64.tar.xz -C /tmp || exit 3; fi
+if [ -f build/cuda-pipe-linux-x64.tar.xz ]; then rm -rf /tmp/cuda-pipe && tar xJf build/cuda-pipe-linux-x64.tar.xz -C /tmp || exit 3; fi
+[ -x /tmp/cuda-pipe/bin/cuda-pipe ] || { echo 'no bundle at /tmp/cuda-pipe and no build/cuda-pipe-linux-x64.tar.xz here'; exit 3; }
 cd /tmp/cuda-pipe || exit 3
 export CUDA_PIPE_CACHE_DIR=/tmp/cuda-pipe-cache
 cp=/tmp/cuda-pipe/bin/cuda-pipe
