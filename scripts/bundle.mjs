@@ -26,7 +26,7 @@ rmSync(join(buildDir, 'stage'), { recursive: true, force: true });
 mkdirSync(join(stage, 'bin'), { recursive: true });
 
 cpSync(process.execPath, join(stage, 'bin', 'node'));
-for (const item of ['dist', 'kernels', 'configs', 'baselines', 'package.json', 'README.md', 'scripts/perf-regression', 'scripts/perf-regression.mjs']) {
+for (const item of ['dist', 'kernels', 'configs', 'baselines', 'package.json', 'README.md', 'scripts/perf-regression', 'scripts/perf-regression.mjs', 'scripts/gpu-toolbox.sh']) {
   cpSync(join(root, item), join(stage, item), { recursive: true });
 }
 // tsc compiles the GPU tests but does not copy their kernels and configs.

@@ -26,9 +26,34 @@ export const ISSUE_ORDERS = ['depth-first', 'breadth-first'] as const;
 /** depth-first: per chunk H2D, kernels, D2H; breadth-first: every H2D, then every kernel, then every D2H. */
 export type IssueOrder = (typeof ISSUE_ORDERS)[number];
 
-export const TOPOLOGIES = ['chunk-per-stream'] as const;
-/** How chunks map to streams. chunk-per-stream: chunk i runs all its stages on stream i mod S. */
+export const TOPOLOGIES = ['chunk-per-stream', 'stage-per-stream'] as const;
+/**
+ * How chunks map to streams. chunk-per-stream: chunk i runs all its stages on stream i mod S; stage-per-stream: one
+ * stream per stage (load, compute, store), chunk i's kernel waiting on chunk i's load through an event.
+ */
 export type Topology = (typeof TOPOLOGIES)[number];
+
+export const ISSUE_MODES = ['stream', 'graph'] as const;
+/** stream: every op issued from the host each rep; graph: the rep's body captured once as a CUDA graph and replayed. */
+export type IssueMode = (typeof ISSUE_MODES)[number];
+
+export const STREAM_KINDS = ['non-blocking', 'blocking', 'legacy-default', 'per-thread-default'] as const;
+/**
+ * non-blocking: created with cudaStreamNonBlocking; blocking: created without it, so it serialises with the legacy
+ * default stream; legacy-default: cudaStreamLegacy (handle 0x1) itself; per-thread-default: cudaStreamPerThread (0x2).
+ */
+export type StreamKind = (typeof STREAM_KINDS)[number];
+
+export const ISSUE_COST_OPS = ['launch', 'copy', 'record-timing', 'record-untimed', 'wait'] as const;
+/** What `cuda-pipe overhead` issues in a batch: kernel launches, 4-byte copies, event records with and without timing, cross-stream waits. */
+export type IssueCostOp = (typeof ISSUE_COST_OPS)[number];
+
+export const HOST_FUNCTIONS = ['checksum', 'empty'] as const;
+/** What a host stage runs on the JS thread: a checksum of the chunk's output bytes, or nothing (the bare callback). */
+export type HostFunctionKind = (typeof HOST_FUNCTIONS)[number];
+
+/** A stream priority as a config gives it: the device's highest or lowest, or a number checked against its range. */
+export type PriorityLevel = 'high' | 'low' | number;
 
 /** Why a mode stopped repeating; 'clearly-slower' is a sweep's layout dropped because it could not be the best. */
 export const STOP_RULES = ['fixed-reps', 'noise-target', 'noise-stable', 'max-time', 'max-reps', 'clearly-slower'] as const;
@@ -40,6 +65,15 @@ export interface OverlapLayout {
   readonly streams: number;
   readonly order: IssueOrder;
   readonly topology: Topology;
+  // The fields below are absent in layouts that do not use them, so results written before they existed still read.
+  /** 'graph' when the body is replayed as a CUDA graph; absent when issued op by op. */
+  readonly issue?: 'graph';
+  /** The host function run after each chunk's D2H (the config's `host:` stage); absent when there is none. */
+  readonly host?: string;
+  /** Device slots the chunks cycle through under a device-memory budget; absent when every chunk has its own. */
+  readonly slots?: number;
+  /** The op issued on the legacy default stream to show what it costs; absent in every other layout. */
+  readonly legacyOp?: { readonly chunk: number; readonly op: 'kernel' };
 }
 
 /**
@@ -53,6 +87,9 @@ export interface OverlapLayout {
  *   that concurrency between kernels and per-launch costs are in the model;
  * - op-cost: a batch of one kind of small op back to back on one stream: gated, its GPU time per op is the op's fixed
  *   cost on the device; its host issue time per op is the host's cost (`cuda-pipe overhead`).
+ * - issue-cost: a batch of one kind of op issued back to back, for `cuda-pipe overhead` (the host's cost per op);
+ * - latency: a latency-critical stream's small kernels beside the overlapped pipeline.
+ * Overlapped layouts carry optional variants (graph replay, a host stage, a device ring, a legacy-default op).
  */
 export type ModeRole =
   | { readonly kind: 'serial' }
@@ -61,7 +98,13 @@ export type ModeRole =
   | { readonly kind: 'stage'; readonly stage: 'kernel'; readonly kernel: string }
   | { readonly kind: 'link'; readonly copiesPerDirection: number; readonly streamsPerDirection: number }
   | { readonly kind: 'kernels-chunked'; readonly layout: OverlapLayout }
-  | { readonly kind: 'op-cost'; readonly op: SmallOp };
+  | { readonly kind: 'op-cost'; readonly op: SmallOp }
+  | { readonly kind: 'issue-cost'; readonly op: IssueCostOp }
+  /**
+   * A latency-critical stream's small kernels beside the overlapped pipeline; `priorities`: the urgent stream (and the
+   * pipeline's, when the config sets one) got the priorities the config asked for, else every stream the default.
+   */
+  | { readonly kind: 'latency'; readonly kernel: string; readonly priorities: boolean };
 
 export const SMALL_OPS = ['launch', 'h2d', 'd2h'] as const;
 /** The small ops whose fixed costs the model needs: a kernel launch and a copy each way. */
@@ -77,8 +120,14 @@ export function modeId(role: ModeRole): string {
   switch (role.kind) {
     case 'serial':
       return 'serial';
-    case 'overlapped':
-      return `overlapped:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:${role.layout.topology}`;
+    case 'overlapped': {
+      const { layout } = role;
+      return `overlapped:${layout.chunks}x${layout.streams}:${layout.order}:${layout.topology}` +
+        (layout.slots === undefined ? '' : `:slots${layout.slots}`) +
+        (layout.host === undefined ? '' : `:host-${layout.host}`) +
+        (layout.legacyOp === undefined ? '' : `:legacy-${layout.legacyOp.op}${layout.legacyOp.chunk}`) +
+        (layout.issue === undefined ? '' : `:${layout.issue}`);
+    }
     case 'stage':
       return role.stage === 'kernel' ? `kernel:${role.kernel}` : role.stage;
     case 'link':
@@ -87,6 +136,10 @@ export function modeId(role: ModeRole): string {
       return `kernels-chunked:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:${role.layout.topology}`;
     case 'op-cost':
       return `op-cost:${role.op}`;
+    case 'latency':
+      return `latency:${role.kernel}:${role.priorities ? 'priorities' : 'equal'}`;
+    case 'issue-cost':
+      return `issue-cost:${role.op}`;
   }
 }
 

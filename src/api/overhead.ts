@@ -9,9 +9,10 @@ import { summarize } from '../measure/stats.js';
 import { overheadPlan } from '../plan/overhead.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { Stats } from '../result/schema.js';
+import type { IssueCostOp } from '../vocabulary.js';
 
 export interface OverheadRow {
-  readonly op: 'launch' | 'h2d' | 'd2h';
+  readonly op: IssueCostOp;
   readonly opsPerBatch: number;
   readonly batches: number;
   /** Host time per issued op (a host timer around the issue loop). */
@@ -28,7 +29,7 @@ export interface OverheadReport {
 
 const BATCH = 500;
 
-/** Host cost per op of the timed loop: batches of tiny launches and of 4-byte copies on one stream. */
+/** Host cost per op of the timed loop: batches of tiny launches, 4-byte copies, event records (timed and not) and cross-stream waits. */
 export async function measureOverhead(options: { device: number; ops: number; wait: WaitStrategy }): Promise<OverheadReport> {
   const source = readKernelSource(join(builtinKernelsDir(), 'scale.cu'));
   const kernel: ResolvedKernel = {
@@ -40,7 +41,7 @@ export async function measureOverhead(options: { device: number; ops: number; wa
   const reps = Math.max(3, Math.ceil(options.ops / BATCH));
   const outcome = await withDevicePlan(plan, [kernel], { wait: options.wait }, (runner) => measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }));
   const rows = outcome.value.flatMap(({ schedule, hostIssueMs, gpuMs }): OverheadRow[] => {
-    if (schedule.role.kind !== 'op-cost') return [];
+    if (schedule.role.kind !== 'issue-cost') return [];
     const ops = schedule.body.length;
     return [{
       op: schedule.role.op, opsPerBatch: ops, batches: hostIssueMs.length,

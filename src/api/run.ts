@@ -1,4 +1,6 @@
-import { hostname } from 'node:os';
+import { hostname, totalmem } from 'node:os';
+import { UsageError } from '../errors.js';
+import { formatBytes } from '../format.js';
 import { configHash, type LoadedConfig } from '../config/load.js';
 import { withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
@@ -9,7 +11,8 @@ import { buildRunResult } from '../measure/result.js';
 import { kernelRangeBytes, timelineRep } from '../measure/timeline.js';
 import { packageVersion } from '../paths.js';
 import { buildPlan } from '../plan/build.js';
-import type { Plan } from '../plan/types.js';
+import type { RepRunner, TracedRepTiming } from '../measure/runner.js';
+import type { Plan, Schedule } from '../plan/types.js';
 import type { RunResult, TracedRep } from '../result/schema.js';
 import { runIdentity } from './identity.js';
 
@@ -26,10 +29,39 @@ export interface RunOptions {
 /** The most of a run's wall time that the traced reps may add before tracing is skipped (and the run says so). */
 const TRACE_BUDGET = 0.05;
 
+/**
+ * Host buffers larger than the machine's memory are a config error, said before anything is allocated: page-locked
+ * memory cannot be swapped, and a failed allocation of tens of GiB says nothing about the config.
+ */
+export function checkHostMemory(loaded: LoadedConfig, totalBytes: number): void {
+  const host = loaded.config.buffers.filter((b) => b.role !== 'scratch');
+  const bytes = host.reduce((sum, b) => sum + b.bytes, 0);
+  if (bytes <= totalBytes) return;
+  throw new UsageError(`${loaded.locate(['buffers'])}: the buffers need ${formatBytes(bytes)} of host memory ` +
+    `(${host.map((b) => `${b.name} ${formatBytes(b.bytes)}`).join(', ')}), more than this machine's ${formatBytes(totalBytes)}.`, {
+    hint: 'Use smaller buffers; a deviceMemory budget bounds the device side, not the host side.',
+  });
+}
+
 /** A config's kernels found and checked, and its plan: everything `run` does before it needs a GPU. */
 export function planConfig(loaded: LoadedConfig, options: { gate: boolean }): { plan: Plan; kernels: ResolvedKernel[] } {
+  checkHostMemory(loaded, totalmem());
   const kernels = resolveKernels(loaded.config, loaded.locate);
   return { plan: buildPlan(loaded.config, kernels, { gate: options.gate }), kernels };
+}
+
+/**
+ * A traced rep, or for a graph replay a note when the driver would not time the events captured as graph nodes:
+ * the timeline is a picture of the run, never a reason to lose its measurements.
+ */
+async function traceOrSayWhy(runner: RepRunner, schedule: Schedule, notes: string[]): Promise<TracedRepTiming | null> {
+  if (schedule.issue !== 'graph') return runner.traceRep(schedule.id);
+  try {
+    return await runner.traceRep(schedule.id);
+  } catch (error) {
+    notes.push(`No timeline for ${schedule.description}: ${(error as Error).message.split('\n')[0]}`);
+    return null;
+  }
 }
 
 /** Runs a config on its device: verification, every mode measured, traced reps, and the Result. */
@@ -45,14 +77,15 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
     const notes: string[] = [];
     if (options.trace) {
       const wallMs = performance.now() - started;
-      for (const m of measured.filter((x) => x.schedule.role.kind === 'overlapped')) {
+      for (const m of measured.filter((x) => x.schedule.role.kind === 'overlapped' || x.schedule.role.kind === 'latency')) {
         const cost = Math.max(...m.gpuMs);
         if (cost > TRACE_BUDGET * wallMs) {
           notes.push(`No timeline for ${m.schedule.description}: a traced rep (about ${cost.toFixed(1)} ms) would add over ${TRACE_BUDGET * 100}% to this run.`);
           continue;
         }
         runner.restoreInputs();
-        traced.push(timelineRep(await runner.traceRep(m.schedule.id), kernelRangeBytes(plan)));
+        const timed = await traceOrSayWhy(runner, m.schedule, notes);
+        if (timed) traced.push(timelineRep(timed, kernelRangeBytes(plan), context.device.streamPriority));
       }
     }
     return { verification, measured, traced, notes };
@@ -61,6 +94,7 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
     toolVersion: packageVersion(), run: runIdentity(process.env, hostname()), config, configHash: configHash(config), rawConfig: loaded.raw, plan,
     devices: [outcome.device], software: outcome.software, compiles: outcome.compiles, policy, gate: options.gate,
     clockUnavailable: outcome.clockUnavailable, measured: outcome.value.measured, verification: outcome.value.verification, traced: outcome.value.traced,
+    deviceMemory: { askedBytes: outcome.memory.askedBytes, measuredBytes: outcome.memory.measuredBytes },
   });
   return { ...result, notes: [...result.notes, ...outcome.value.notes] };
 }

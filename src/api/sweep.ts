@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { configHash, type LoadedConfig } from '../config/load.js';
 import { type Setting, withSettings } from '../config/settings.js';
+import { UsageError } from '../errors.js';
 import { withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { resolveKernels } from '../kernels/resolve.js';
@@ -62,6 +63,11 @@ export async function sweepConfig(loaded: LoadedConfig, axes: SweepAxes, options
 
 async function sweepSetting(loaded: LoadedConfig, axes: SweepAxes, settings: readonly Setting[], options: SweepOptions, onProgress: (p: SweepProgress) => void): Promise<RunResult> {
   const { config } = loaded;
+  if (config.deviceMemory !== null) {
+    throw new UsageError(`${loaded.locate(['deviceMemory'])}: a sweep cannot keep a device-memory budget yet: its ring of device slots is sized for one layout.`, {
+      hint: 'Sweep without deviceMemory, or run each layout with `cuda-pipe run --chunks N --streams M`.',
+    });
+  }
   const kernels = resolveKernels(config, loaded.locate);
   const layouts = axes.streams.flatMap((streams) => axes.chunks.map((chunks) => ({ chunks, streams })));
   const plan = buildLayoutsPlan(config, kernels, layouts, axes.orders, { gate: options.gate });
@@ -79,7 +85,7 @@ async function sweepSetting(loaded: LoadedConfig, axes: SweepAxes, settings: rea
     });
     const best = bestOfSweep(raced.map((m) => ({ id: m.schedule.id, stats: summarize(m.gpuMs) })));
     runner.restoreInputs();
-    const traced = timelineRep(await runner.traceRep(best.mode), kernelRangeBytes(plan));
+    const traced = timelineRep(await runner.traceRep(best.mode), kernelRangeBytes(plan), context.device.streamPriority);
     return { verification, measured: [...base.slice(0, 1), ...raced, ...base.slice(1)], best, traced };
   });
   const { best } = outcome.value;

@@ -6,6 +6,7 @@ import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
 import { exitCodeFor } from './exit-code.js';
 import { COMMAND_HELP, topLevelHelp } from './help-text.js';
 import { checkOutputTarget } from './write-file.js';
+import { hostMemoryKinds } from './lists.js';
 
 // Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
 // commander and nothing else.
@@ -29,6 +30,8 @@ program
   .option('--streams <n>', 'override pipeline.streams', positiveInt)
   .option('--chunks <n>', 'override pipeline.chunks', positiveInt)
   .addOption(new Option('--order <order>', 'override pipeline.order').choices(['depth-first', 'breadth-first']))
+  .addOption(new Option('--mode <mode>', 'override pipeline.mode: graph also replays each overlapped layout as a CUDA graph').choices(['stream', 'graph']))
+  .option('--host-memory <kinds>', 'run once per host memory kind (pinned,pageable,write-combined,registered, comma-separated; sets the top-level hostMemory, buffers naming their own keep it) and compare them in one table', hostMemoryKinds)
   .addOption(deviceOption())
   .option('--reps <n>', 'time exactly n reps per mode instead of the noise rule', positiveInt)
   .option('--warmup <n>', 'warm-up reps per mode', nonNegativeInt)

@@ -8,7 +8,10 @@ export interface OverheadFlags {
   wait: WaitStrategy;
 }
 
-const OP_NAMES = { launch: 'kernel launch (cudaLaunchKernelExC)', h2d: 'copy (cudaMemcpyAsync, 4 bytes)', d2h: 'copy (cudaMemcpyAsync D2H, 4 bytes)' } as const;
+const OP_NAMES = {
+  launch: 'kernel launch (cudaLaunchKernelExC)', copy: 'copy (cudaMemcpyAsync, 4 bytes)', 'record-timing': 'event record, timing event',
+  'record-untimed': 'event record, cudaEventDisableTiming', wait: 'cudaStreamWaitEvent, another stream\'s event',
+} as const;
 
 /** Host cost per op of the timed loop, by a host timer around the issue loop (not GPU time). */
 export async function overheadCommand(flags: OverheadFlags): Promise<0> {
@@ -19,7 +22,7 @@ export async function overheadCommand(flags: OverheadFlags): Promise<0> {
   }
   process.stdout.write(`Host cost per issued op on ${report.device} (host timer around the issue loop, ${report.batch} ops a batch):\n`);
   for (const r of report.rows) {
-    process.stdout.write(`  ${OP_NAMES[r.op].padEnd(38)} median ${r.hostUsPerOp.median.toFixed(2)} µs, min ${r.hostUsPerOp.min.toFixed(2)} µs ` +
+    process.stdout.write(`  ${OP_NAMES[r.op].padEnd(40)} median ${r.hostUsPerOp.median.toFixed(2)} µs, min ${r.hostUsPerOp.min.toFixed(2)} µs ` +
       `over ${r.batches} batches (the GPU's events span ${r.gpuUsPerOp.median.toFixed(2)} µs per op)\n`);
   }
   return 0;

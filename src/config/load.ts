@@ -7,10 +7,14 @@ import { chunkUnits } from '../chunking.js';
 import { MAX_CONFIG_BYTES } from '../files/limits.js';
 import { readRegularFile } from '../files/read.js';
 import { formatPath } from '../format.js';
-import { type BufferRole, ELEMENT_BYTES, type ElementType, type HostMemoryKind, type IssueOrder, type ScalarType } from '../vocabulary.js';
+import {
+  type BufferRole, ELEMENT_BYTES, type ElementType, type HostFunctionKind, type HostMemoryKind, type IssueMode, type IssueOrder, type ScalarType,
+  type StreamKind, type Topology,
+} from '../vocabulary.js';
 import { parseConfigYaml } from './parse-yaml.js';
 import { ConfigSchema, type ParsedArg, type ParsedConfig } from './schema.js';
 import { adviseUnknownField } from './suggest.js';
+import { checkRing, type LatencySpec, type PrioritySpec, readLatency } from './toolbox.js';
 export type InitSpec = { kind: 'random'; seed: number } | { kind: 'ramp'; start: number; step: number } | { kind: 'constant'; value: number };
 
 export interface ConfigBuffer {
@@ -48,18 +52,42 @@ export interface Config {
   readonly device: number;
   readonly buffers: readonly ConfigBuffer[];
   readonly kernels: readonly ConfigKernel[];
-  readonly pipeline: Omit<ParsedConfig['pipeline'], 'order'> & { readonly orders: readonly IssueOrder[] };
+  readonly pipeline: ConfigPipeline;
   readonly repetitions: ParsedConfig['repetitions'];
   /** What `sweep` measures, as the config says; null when it has no sweep section. */
   readonly sweep: NonNullable<ParsedConfig['sweep']> | null;
   /** The element count every buffer shares; chunks are ranges of it. */
   readonly elements: number;
+  /** The CPU stage after each chunk's D2H, or null. */
+  readonly host: { readonly name: string; readonly function: HostFunctionKind } | null;
+  /** A latency-critical stream beside the pipeline, or null. */
+  readonly latency: LatencySpec | null;
+  /** Device memory the buffers may use, bytes; null for no budget (every buffer whole on the device). */
+  readonly deviceMemory: number | null;
+  /** What the user should know about how the config was read (deprecated spellings). */
+  readonly notes: readonly string[];
+}
+
+export interface ConfigPipeline {
+  readonly chunks: number;
+  readonly streams: number;
+  readonly streamKind: StreamKind;
+  readonly topology: Topology;
+  readonly mode: IssueMode;
+  readonly slots: number | null;
+  readonly legacyDefaultOp: { readonly chunk: number } | null;
+  /** Priority of the pipeline's streams, or null for the device's default. */
+  readonly priority: PrioritySpec | null;
+  readonly align: number;
+  readonly orders: readonly IssueOrder[];
 }
 
 export interface Overrides {
   streams?: number | undefined;
   chunks?: number | undefined;
   order?: IssueOrder | undefined;
+  mode?: IssueMode | undefined;
+  hostMemory?: HostMemoryKind | undefined;
   device?: number | undefined;
   reps?: number | undefined;
   warmup?: number | undefined;
@@ -114,6 +142,8 @@ const OVERRIDE_FLAGS: ReadonlyArray<[keyof Overrides, readonly string[], string]
   ['streams', ['pipeline', 'streams'], '--streams'],
   ['chunks', ['pipeline', 'chunks'], '--chunks'],
   ['order', ['pipeline', 'order'], '--order'],
+  ['mode', ['pipeline', 'mode'], '--mode'],
+  ['hostMemory', ['hostMemory'], '--host-memory'],
   ['device', ['device'], '--device'],
   ['reps', ['repetitions', 'reps'], '--reps'],
   ['warmup', ['repetitions', 'warmup'], '--warmup'],
@@ -256,16 +286,34 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
       hint: `Use at most ${units} chunks, or larger buffers.`,
     });
   }
+  const { pipeline: p } = parsed;
+  const notes: string[] = [];
+  if (p.streamFlags !== undefined && p.streamKind !== undefined) {
+    throw new UsageError(`${locate(['pipeline', 'streamFlags'])}: give streamKind or the deprecated streamFlags, not both.`);
+  }
+  if (p.streamFlags !== undefined) {
+    notes.push(`${locate(['pipeline', 'streamFlags'])}: streamFlags is deprecated; streamFlags: ${p.streamFlags} is read as streamKind: ${p.streamFlags === 'default' ? 'blocking' : 'non-blocking'}.`);
+  }
+  if (p.mode === 'graph' && p.streamKind === 'legacy-default') {
+    throw new UsageError(`${locate(['pipeline', 'mode'])}: the legacy default stream cannot be captured into a graph; use another streamKind with mode: graph.`);
+  }
+  if (p.legacyDefaultOp && p.legacyDefaultOp.chunk >= p.chunks) {
+    throw new UsageError(`${locate(['pipeline', 'legacyDefaultOp', 'chunk'])}: chunk ${p.legacyDefaultOp.chunk} does not exist; chunks are 0 to ${p.chunks - 1}.`);
+  }
+  checkRing(parsed, buffers, first.elements, locate);
   return {
     name, description: parsed.description ?? null, path, device: parsed.device, buffers, kernels,
-    pipeline: { ...withoutOrder(parsed.pipeline), orders: uniqueOrders(parsed.pipeline.order) }, repetitions: parsed.repetitions, elements: first.elements,
+    pipeline: {
+      chunks: p.chunks, streams: p.streams, streamKind: p.streamKind ?? (p.streamFlags === 'default' ? 'blocking' : 'non-blocking'),
+      topology: p.topology, mode: p.mode, slots: p.slots ?? null, legacyDefaultOp: p.legacyDefaultOp ?? null, align: p.align, orders: uniqueOrders(p.order),
+      priority: p.priority === undefined ? null : { level: p.priority, where: locate(['pipeline', 'priority']) },
+    },
+    latency: readLatency(parsed, kernels, first.elements, locate),
+    repetitions: parsed.repetitions, elements: first.elements,
+    host: parsed.host ? { name: parsed.host.name ?? parsed.host.function, function: parsed.host.function } : null,
+    deviceMemory: parsed.deviceMemory ?? null, notes,
     sweep: parsed.sweep ?? null,
   };
-}
-
-function withoutOrder<T extends { order: unknown }>(pipeline: T): Omit<T, 'order'> {
-  const { order: _order, ...rest } = pipeline;
-  return rest;
 }
 
 function uniqueOrders(order: IssueOrder | IssueOrder[]): IssueOrder[] {
@@ -284,10 +332,26 @@ function toConfigArg(arg: ParsedArg, buffers: Set<string>, where: string): Confi
   return { kind: 'scalar', type, value: typeof value === 'string' ? BigInt(value) : value };
 }
 
-/** A stable hash of what the config asks for, used to pair results of the same config across runs. */
+/**
+ * A stable hash of what the config asks for, used to pair results of the same config across runs. Fields added
+ * after the first baselines were recorded count only when they differ from their defaults, and the stream kind is
+ * hashed in its old spelling, so that a config that does not use them keeps its hash.
+ */
 export function configHash(config: Config): string {
-  // The sweep section says what `sweep` measures, not what a run of the config measures.
-  const { path: _path, description: _description, sweep: _sweep, ...what } = config;
+  // The sweep section says what `sweep` measures, not what a run of the config measures: it stays out.
+  const { path: _path, description: _description, notes: _notes, host, deviceMemory, latency, pipeline, ...rest } = config;
+  const { chunks, streams, streamKind, topology, mode, slots, legacyDefaultOp, priority, align, orders } = pipeline;
+  const legacyFlags = streamKind === 'non-blocking' ? 'non-blocking' : streamKind === 'blocking' ? 'default' : streamKind;
+  const extras = {
+    ...(topology === 'chunk-per-stream' ? {} : { topology }), ...(mode === 'stream' ? {} : { mode }), ...(slots === null ? {} : { slots }),
+    ...(legacyDefaultOp === null ? {} : { legacyDefaultOp }), ...(priority === null ? {} : { priority: priority.level }),
+  };
+  const what = {
+    name: rest.name, device: rest.device, buffers: rest.buffers, kernels: rest.kernels,
+    pipeline: { chunks, streams, streamFlags: legacyFlags, align, orders, ...extras },
+    repetitions: rest.repetitions, elements: rest.elements, ...(host === null ? {} : { host }), ...(deviceMemory === null ? {} : { deviceMemory }),
+    ...(latency === null ? {} : { latency: { kernel: latency.kernel, elements: latency.elements, priority: latency.priority.level } }),
+  };
   return createHash('sha256').update(JSON.stringify(what, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))).digest('hex').slice(0, 16);
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseQuantity, type QuantityKind } from './units.js';
 
-import { BUFFER_ROLES, ELEMENT_TYPES, HOST_MEMORY_KINDS, ISSUE_ORDERS, SCALAR_TYPES } from '../vocabulary.js';
+import { BUFFER_ROLES, ELEMENT_TYPES, HOST_FUNCTIONS, HOST_MEMORY_KINDS, ISSUE_MODES, ISSUE_ORDERS, SCALAR_TYPES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
 
 /** The offending value in a message: short, and readable for the non-JSON values YAML can produce. */
 export function showValue(value: unknown): string {
@@ -88,6 +88,15 @@ const KernelSchema = z.object({
   args: z.array(ArgSchema),
 }).strict();
 
+const PrioritySchema = z.union([z.enum(['high', 'low']), z.number().int()])
+  .describe('high or low: the device\'s highest or lowest stream priority; a number is checked against the device\'s range (lower is higher)');
+
+const LatencySchema = z.object({
+  kernel: z.string().describe('a kernel of `kernels:` to launch on the latency-critical stream instead of per chunk'),
+  elements: quantity('count').default(256).describe('elements each urgent launch covers (from element 0)'),
+  priority: PrioritySchema.default('high'),
+}).strict();
+
 const PipelineSchema = z.object({
   chunks: z.number().int().min(1).default(16),
   streams: z.number().int().min(1).default(4),
@@ -95,10 +104,26 @@ const PipelineSchema = z.object({
     error: (issue) => `expected depth-first or breadth-first, or a list of them, got ${showValue(issue.input)}`,
   }).default('depth-first')
     .describe('depth-first: per chunk H2D, kernels, D2H; breadth-first: all H2Ds, then all kernels, then all D2Hs. A list measures each; the first is the headline'),
-  streamFlags: z.enum(['non-blocking', 'default']).default('non-blocking')
-    .describe('non-blocking streams do not synchronise with the legacy default stream'),
+  streamKind: z.enum(STREAM_KINDS).optional()
+    .describe('non-blocking (default): created with cudaStreamNonBlocking; blocking: serialises with the legacy default stream; legacy-default or per-thread-default: every stream is that default stream'),
+  streamFlags: z.enum(['non-blocking', 'default']).optional()
+    .describe('deprecated: use streamKind (streamFlags: default meant streamKind: blocking)'),
+  topology: z.enum(TOPOLOGIES).default('chunk-per-stream')
+    .describe('chunk-per-stream: chunk i on stream i mod streams; stage-per-stream: one stream per stage (load, compute, store) ordered by events'),
+  mode: z.enum(ISSUE_MODES).default('stream')
+    .describe('stream: ops issued from the host every rep; graph: also measure the overlapped body captured once as a CUDA graph and replayed'),
+  slots: z.number().int().min(1).optional()
+    .describe('device slots the chunks cycle through (a ring); default: as many as deviceMemory allows, else one per chunk'),
+  legacyDefaultOp: z.object({ chunk: z.number().int().min(0).describe('the chunk whose kernel goes on the legacy default stream') }).strict().optional()
+    .describe('also measure each layout with this one kernel on the legacy default stream (cudaStreamLegacy), to show what it costs'),
   // 0 would make every chunk boundary a multiple of nothing: the planner divides by it.
   align: quantity('count').pipe(z.number().min(1, 'align is a row length in elements: 1 or more')).default(1).describe('chunks start at multiples of this many elements (e.g. a row length)'),
+  priority: PrioritySchema.optional().describe('priority of the pipeline\'s streams (default: the device\'s default)'),
+}).strict();
+
+const HostStageSchema = z.object({
+  function: z.enum(HOST_FUNCTIONS).describe('checksum: sums the chunk\'s output bytes on the host; empty: returns at once (the bare callback cost)'),
+  name: z.string().regex(/^[A-Za-z_][\w-]*$/).optional().describe('label in output (default: the function)'),
 }).strict();
 
 const RepetitionsSchema = z.object({
@@ -129,6 +154,11 @@ export const ConfigSchema = z.object({
     .refine((b) => Object.keys(b).length > 0, 'at least one buffer is needed'),
   kernels: z.array(KernelSchema).min(1, 'at least one kernel is needed'),
   pipeline: PipelineSchema.default(() => PipelineSchema.parse({})),
+  latency: LatencySchema.optional()
+    .describe('a latency-critical stream: after each chunk\'s load, one small kernel; measured with and without priorities'),
+  host: HostStageSchema.optional().describe('a CPU stage: a host function (cudaLaunchHostFunc) after each chunk\'s D2H'),
+  deviceMemory: quantity('bytes').optional()
+    .describe('device memory budget for the buffers, e.g. 1GiB: chunks then cycle through a ring of device slots that fits it'),
   repetitions: RepetitionsSchema.default(() => RepetitionsSchema.parse({})),
   sweep: SweepSchema.optional(),
 }).strict();

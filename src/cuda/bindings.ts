@@ -29,6 +29,8 @@ export const MEMCPY_KIND: Record<CopyDirection, number> = { h2d: 1, d2h: 2, d2d:
 export const HOST_ALLOC_FLAGS: Record<HostAllocKind, number> = { pinned: 0, 'write-combined': 4, mapped: 2 };
 export const STREAM_NON_BLOCKING = 1;
 export const EVENT_DISABLE_TIMING = 2;
+/** cudaEventRecordExternal: inside a stream capture, record the event as a graph node instead of only ordering. */
+export const EVENT_RECORD_EXTERNAL = 1;
 export const CAPTURE_MODE = { global: 0, 'thread-local': 1, relaxed: 2 } as const;
 export const KOFFI_SCALAR: Record<ScalarType, string> = {
   int8: 'int8', uint8: 'uint8', int16: 'int16', uint16: 'uint16', int32: 'int32', uint32: 'uint32',
@@ -62,6 +64,7 @@ export function declare(lib: NativeLibrary) {
     eventCreateWithFlags: lib.func('int cudaEventCreateWithFlags(_Out_ void **event, unsigned int flags)'),
     eventDestroy: lib.func('int cudaEventDestroy(void *event)'),
     eventRecord: lib.func('int cudaEventRecord(void *event, void *stream)'),
+    eventRecordWithFlags: lib.func('int cudaEventRecordWithFlags(void *event, void *stream, unsigned int flags)'),
     eventSynchronize: lib.func('int cudaEventSynchronize(void *event)'),
     eventQuery: lib.func('int cudaEventQuery(void *event)'),
     eventElapsedTime: lib.func('int cudaEventElapsedTime(_Out_ float *ms, void *start, void *end)'),

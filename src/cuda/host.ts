@@ -3,7 +3,8 @@ import type { HostPtr } from './types.js';
 
 /** Plain malloc'd (pageable) native memory: what a program gets without asking CUDA. */
 export function allocPageable(bytes: number): HostPtr {
-  return koffi.alloc('uint8', Math.max(1, bytes)) as HostPtr;
+  // koffi counts elements in a signed 32-bit int: 8-byte elements reach 16 GiB where bytes stop at 2 GiB.
+  return koffi.alloc('uint64', Math.max(1, Math.ceil(bytes / 8))) as HostPtr;
 }
 
 export function freePageable(pointer: HostPtr): void {

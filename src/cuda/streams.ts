@@ -1,4 +1,4 @@
-import { EVENT_DISABLE_TIMING, STREAM_NON_BLOCKING } from './bindings.js';
+import { EVENT_DISABLE_TIMING, EVENT_RECORD_EXTERNAL, STREAM_NON_BLOCKING } from './bindings.js';
 import type { Calls } from './calls.js';
 import { CUDA_ERROR } from './error.js';
 import type { EventHandle, StreamHandle } from './types.js';
@@ -81,6 +81,12 @@ export class CudaStreams {
   recordThunk(event: EventHandle, stream: StreamHandle): () => number {
     const eventRecord = this.calls.fn.eventRecord;
     return () => eventRecord(event, stream) as number;
+  }
+
+  /** A record that a stream capture turns into an event-record node, so the replayed graph records it (for timing). */
+  recordExternalThunk(event: EventHandle, stream: StreamHandle): () => number {
+    const eventRecordWithFlags = this.calls.fn.eventRecordWithFlags;
+    return () => eventRecordWithFlags(event, stream, EVENT_RECORD_EXTERNAL) as number;
   }
 
   waitThunk(stream: StreamHandle, event: EventHandle): () => number {

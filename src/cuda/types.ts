@@ -21,6 +21,10 @@ export function offsetPointer<P extends DevicePtr | HostPtr>(pointer: P, bytes: 
 
 /** The legacy default stream (handle 0). */
 export const DEFAULT_STREAM = 0n as StreamHandle;
+/** cudaStreamLegacy: the legacy default stream named explicitly, whatever the per-thread compilation mode. */
+export const LEGACY_STREAM = 1n as StreamHandle;
+/** cudaStreamPerThread: the calling thread's default stream, which does not synchronise with other streams. */
+export const PER_THREAD_STREAM = 2n as StreamHandle;
 
 export type { ScalarType } from '../vocabulary.js';
 

@@ -5,6 +5,12 @@ import { describeElement } from './patterns.js';
 // one mode never wrote cannot match the other mode's output.
 export const POISON = { serial: 0xa5, overlapped: 0x5a } as const;
 
+/**
+ * Host buffers are read and written in windows of this many bytes: a JS typed array cannot span more than 4 GiB,
+ * and a multiple of every element size keeps elements whole.
+ */
+export const HOST_WINDOW_BYTES = 2 ** 30;
+
 export interface OutputMismatch {
   readonly buffer: string;
   readonly index: number;

@@ -15,6 +15,23 @@ export function fillPattern(bytes: Uint8Array, type: ElementType, init: InitSpec
   for (let i = 0; i < elements.length; i++) elements[i] = encode(init.start + i * init.step);
 }
 
+/**
+ * The pattern of the `window`-th window of a buffer filled window by window (`elementsPerWindow` elements each):
+ * window 0 is the buffer's own pattern, so buffers within one window fill exactly as before; later windows continue
+ * a ramp where the last stopped and give the random generator a seed of their own.
+ */
+export function windowSeed(init: InitSpec, window: number, elementsPerWindow: number): InitSpec {
+  if (window === 0) return init;
+  switch (init.kind) {
+    case 'random':
+      return { kind: 'random', seed: (Math.imul(init.seed ^ 0x5bd1e995, 0x9e3779b1) + window * 0x6a09e667) >>> 0 };
+    case 'ramp':
+      return { kind: 'ramp', start: init.start + window * elementsPerWindow * init.step, step: init.step };
+    case 'constant':
+      return init;
+  }
+}
+
 function fillRandom(bytes: Uint8Array, type: ElementType, seed: number): void {
   // xorshift32: fast, seedable, and the same on every machine. Floats land in [1, 2) so that no value is zero,
   // denormal, infinite or NaN, whatever the kernel does with them.

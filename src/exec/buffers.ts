@@ -1,8 +1,9 @@
 import type { ConfigBuffer } from '../config/load.js';
 import { allocPageable, freePageable, hostBytes } from '../cuda/host.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
-import { DEFAULT_STREAM, type DevicePtr, type HostPtr } from '../cuda/types.js';
-import { fillPattern } from '../data/patterns.js';
+import { DEFAULT_STREAM, type DevicePtr, type HostPtr, offsetPointer } from '../cuda/types.js';
+import { fillPattern, windowSeed } from '../data/patterns.js';
+import { HOST_WINDOW_BYTES } from '../data/compare.js';
 import { DeviceFailure } from '../errors.js';
 import { formatBytes } from '../format.js';
 import type { Cleanup } from './cleanup.js';
@@ -11,24 +12,35 @@ export interface BufferBinding {
   readonly buffer: ConfigBuffer;
   readonly host: HostPtr;
   readonly device: DevicePtr;
-  /** Initial contents of an inout buffer, which each rep's D2H overwrites on the host. */
-  readonly pristine: Uint8Array | null;
+  /** Initial contents of an inout buffer, window by window, which each rep's D2H overwrites on the host. */
+  readonly pristine: Uint8Array[] | null;
+}
+
+/** Device memory the buffers took, as cudaMemGetInfo saw it before and after allocating them. */
+export interface DeviceMemoryUse {
+  readonly askedBytes: number;
+  readonly measuredBytes: number;
+  readonly freeBeforeBytes: number;
 }
 
 /**
- * A plan's buffers on one device: host memory of the kind each buffer asks for, device memory, inputs filled with
- * their seeded pattern. Everything is released through the Cleanup it was allocated with.
+ * A plan's buffers on one device: host memory of the kind each buffer asks for, device memory (whole buffers, or
+ * the ring's slots under a budget), inputs filled with their seeded pattern. Everything is released through the
+ * Cleanup it was allocated with. Host memory is only ever seen through windows of at most HOST_WINDOW_BYTES: a
+ * JS typed array cannot span more than 4 GiB.
  */
 export class DeviceBuffers {
   private constructor(
     private readonly rt: CudaRuntime,
     readonly device: number,
     private readonly bindings: ReadonlyMap<string, BufferBinding>,
+    readonly memory: DeviceMemoryUse,
+    private readonly deviceElements: number,
   ) {}
 
   /** Checks the device has room first, so that a config too large for it fails with sizes, not cudaMalloc's code. */
-  static allocate(rt: CudaRuntime, device: number, buffers: readonly ConfigBuffer[], cleanup: Cleanup): DeviceBuffers {
-    const deviceBytes = buffers.reduce((sum, b) => sum + b.bytes, 0);
+  static allocate(rt: CudaRuntime, device: number, buffers: readonly ConfigBuffer[], deviceElements: number, cleanup: Cleanup): DeviceBuffers {
+    const deviceBytes = buffers.reduce((sum, b) => sum + deviceElements * b.elementBytes, 0);
     const { free, total } = rt.memory.info();
     if (deviceBytes > free) {
       throw new DeviceFailure(
@@ -40,17 +52,19 @@ export class DeviceBuffers {
     for (const buffer of buffers) {
       // Scratch buffers live on the device only; host pointer 0 is never used because no copy names them.
       const host = buffer.role === 'scratch' ? (0n as HostPtr) : allocHost(rt, buffer, cleanup);
-      const devicePtr = rt.memory.malloc(buffer.bytes, `buffer "${buffer.name}", ${formatBytes(buffer.bytes)}`);
+      const bytes = deviceElements * buffer.elementBytes;
+      const devicePtr = rt.memory.malloc(bytes, `buffer "${buffer.name}", ${formatBytes(bytes)}`);
       cleanup.push(() => rt.memory.free(devicePtr));
-      let pristine: Uint8Array | null = null;
+      let pristine: Uint8Array[] | null = null;
       if (buffer.role === 'in' || buffer.role === 'inout') {
-        const view = hostBytes(host, buffer.bytes);
-        fillPattern(view, buffer.type, buffer.init);
-        if (buffer.role === 'inout') pristine = new Uint8Array(view);
+        const windows = hostWindows(host, 0, buffer.bytes);
+        windows.forEach((view, i) => fillPattern(view, buffer.type, windowSeed(buffer.init, i, HOST_WINDOW_BYTES / buffer.elementBytes)));
+        if (buffer.role === 'inout') pristine = windows.map((view) => new Uint8Array(view));
       }
       bindings.set(buffer.name, { buffer, host, device: devicePtr, pristine });
     }
-    return new DeviceBuffers(rt, device, bindings);
+    const after = rt.memory.info().free;
+    return new DeviceBuffers(rt, device, bindings, { askedBytes: deviceBytes, measuredBytes: free - after, freeBeforeBytes: free }, deviceElements);
   }
 
   binding(name: string): BufferBinding {
@@ -59,15 +73,17 @@ export class DeviceBuffers {
     return binding;
   }
 
-  /** Host bytes of a buffer; valid until the buffers are released. */
-  hostView(name: string): Uint8Array {
+  /** Host bytes [offset, offset + bytes) of a buffer in windows; valid until the buffers are released. */
+  hostWindows(name: string, offset = 0, bytes?: number): Uint8Array[] {
     const binding = this.binding(name);
-    return hostBytes(binding.host, binding.buffer.bytes);
+    return hostWindows(binding.host, offset, bytes ?? binding.buffer.bytes - offset);
   }
 
   restoreInputs(): void {
     for (const binding of this.bindings.values()) {
-      if (binding.pristine) this.hostView(binding.buffer.name).set(binding.pristine);
+      if (!binding.pristine) continue;
+      const windows = this.hostWindows(binding.buffer.name);
+      binding.pristine.forEach((saved, i) => windows[i]?.set(saved));
     }
   }
 
@@ -75,15 +91,25 @@ export class DeviceBuffers {
   poisonOutputs(byte: number): void {
     for (const binding of this.bindings.values()) {
       if (binding.buffer.role !== 'out') continue;
-      this.hostView(binding.buffer.name).fill(byte);
-      this.rt.memory.memset(binding.device, byte, binding.buffer.bytes, DEFAULT_STREAM);
+      for (const view of this.hostWindows(binding.buffer.name)) view.fill(byte);
+      this.rt.memory.memset(binding.device, byte, binding.buffer.elementBytes * this.deviceElements, DEFAULT_STREAM);
     }
+    // Safe to block: between reps nothing is in flight, so no host function waits for the JS thread.
     this.rt.deviceSynchronize('poisoning outputs');
   }
 
   outputs(): ConfigBuffer[] {
     return [...this.bindings.values()].map((b) => b.buffer).filter((b) => b.role === 'out' || b.role === 'inout');
   }
+}
+
+/** Views of native memory no larger than HOST_WINDOW_BYTES each, covering [offset, offset + bytes). */
+function hostWindows(host: HostPtr, offset: number, bytes: number): Uint8Array[] {
+  const windows: Uint8Array[] = [];
+  for (let at = 0; at < bytes; at += HOST_WINDOW_BYTES) {
+    windows.push(hostBytes(offsetPointer(host, offset + at), Math.min(HOST_WINDOW_BYTES, bytes - at)));
+  }
+  return windows;
 }
 
 function allocHost(rt: CudaRuntime, buffer: ConfigBuffer, cleanup: Cleanup): HostPtr {

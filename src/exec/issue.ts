@@ -1,11 +1,15 @@
 import { hostBytes } from '../cuda/host.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
-import { type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, offsetPointer, type StreamHandle } from '../cuda/types.js';
-import type { KernelOp, Op, Plan, PlanKernel, Schedule } from '../plan/types.js';
+import {
+  type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle,
+} from '../cuda/types.js';
+import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
+import { resolvePriority } from '../plan/priority.js';
 import { scheduleOps } from '../plan/types.js';
 import type { DeviceFacts } from '../result/schema.js';
 import type { DeviceBuffers } from './buffers.js';
 import type { Cleanup } from './cleanup.js';
+import { checksum, type HostCalls } from './host-calls.js';
 
 /** Generous: a rep's ops are issued in milliseconds; only a host that never releases the gate meets it. */
 const GATE_TIMEOUT_NS = 2_000_000_000;
@@ -36,8 +40,15 @@ export function allocateGate(rt: CudaRuntime, cleanup: Cleanup): GateFlags {
 export interface PreparedRep {
   readonly schedule: Schedule;
   readonly thunks: ReadonlyArray<() => number>;
-  readonly ops: readonly Op[];
+  /** The op each thunk issues; null for a graph launch, which issues the whole body. */
+  readonly ops: ReadonlyArray<Op | null>;
   readonly opStreams: readonly StreamHandle[];
+  /** Index in `thunks` of the call that issues the body's op `bodyIndex` (for a graph, its launch). */
+  readonly bodyThunkIndex: (bodyIndex: number) => number;
+  /** The tag of each host op of the body, by body index, for reading when it ran. */
+  readonly hostTags: ReadonlyMap<number, number>;
+  /** Host time spent capturing and instantiating a graph, once; null for a schedule issued op by op. */
+  readonly setup: { readonly captureMs: number; readonly instantiateMs: number } | null;
   /** Every event of the schedule, so a traced rep can read any of them. */
   readonly events: ReadonlyMap<string, EventHandle>;
   readonly start: EventHandle;
@@ -46,32 +57,56 @@ export interface PreparedRep {
   readonly startIndex: number;
 }
 
-/** Turns a schedule into a PreparedRep. The direct issuer issues every op from the host; a graph issuer would replay. */
+/** Turns a schedule into a PreparedRep. The direct issuer issues every op from the host; the graph issuer replays. */
 export interface Issuer {
   prepare(schedule: Schedule): PreparedRep;
+}
+
+/** A schedule's streams and events, created once, and a way to build the thunk of any of its ops. */
+export interface BoundSchedule {
+  readonly streams: ReadonlyMap<string, StreamHandle>;
+  readonly events: ReadonlyMap<string, EventHandle>;
+  stream(id: string): StreamHandle;
+  event(id: string): EventHandle;
+  /** `external`: inside a capture, record events as graph nodes (so a replay records them, for timing). */
+  thunk(op: Op, options?: { external?: boolean }): { issue: () => number; hostTag: number | null };
 }
 
 /** Issues every op of a rep one by one from the host: launch records and copy closures built once, here. */
 export class DirectIssuer implements Issuer {
   constructor(
     private readonly rt: CudaRuntime,
-    private readonly plan: Pick<Plan, 'kernels'>,
+    private readonly plan: Pick<Plan, 'kernels' | 'host'>,
     private readonly device: DeviceFacts,
     private readonly buffers: DeviceBuffers,
     private readonly kernels: ReadonlyMap<string, KernelHandle>,
     private readonly internal: InternalKernels | null,
     private readonly gate: GateFlags | null,
+    private readonly hostCalls: HostCalls,
     private readonly cleanup: Cleanup,
   ) {}
 
   prepare(schedule: Schedule): PreparedRep {
+    const bound = this.bind(schedule);
+    const ops = scheduleOps(schedule);
+    const opStreams = ops.map((op) => bound.stream(op.stream));
+    const hostTags = new Map<number, number>();
+    const thunks = ops.map((op, i) => {
+      const { issue, hostTag } = bound.thunk(op);
+      if (hostTag !== null) hostTags.set(i - schedule.prologue.length, hostTag);
+      return issue;
+    });
+    const startIndex = ops.findIndex((op) => op.kind === 'record' && op.event === schedule.start);
+    return {
+      schedule, thunks, ops, opStreams, events: bound.events, start: bound.event(schedule.start), end: bound.event(schedule.end), startIndex,
+      bodyThunkIndex: (i) => schedule.prologue.length + i, hostTags, setup: null,
+    };
+  }
+
+  bind(schedule: Schedule): BoundSchedule {
     const { rt, cleanup } = this;
     const streams = new Map<string, StreamHandle>();
-    for (const spec of schedule.streams) {
-      const stream = rt.streams.create({ nonBlocking: spec.flags === 'non-blocking', ...(spec.priority === undefined ? {} : { priority: spec.priority }) });
-      cleanup.push(() => rt.streams.destroy(stream));
-      streams.set(spec.id, stream);
-    }
+    for (const spec of schedule.streams) streams.set(spec.id, this.makeStream(spec));
     const events = new Map<string, EventHandle>();
     for (const spec of schedule.events) {
       const event = rt.streams.createEvent({ timing: spec.timing });
@@ -83,12 +118,45 @@ export class DirectIssuer implements Issuer {
       if (value === undefined) throw new Error(`schedule ${schedule.id} names unknown ${what} ${id}`);
       return value;
     };
-    const ops = scheduleOps(schedule);
-    const opStreams = ops.map((op) => lookup(streams, op.stream, 'stream'));
-    const thunks = ops.map((op, i) => this.prepareOp(op, opStreams[i] as StreamHandle, schedule, (id) => lookup(events, id, 'event')));
-    const startIndex = ops.findIndex((op) => op.kind === 'record' && op.event === schedule.start);
-    return { schedule, thunks, ops, opStreams, events, start: lookup(events, schedule.start, 'event'), end: lookup(events, schedule.end, 'event'), startIndex };
+    const stream = (id: string) => lookup(streams, id, 'stream');
+    const event = (id: string) => lookup(events, id, 'event');
+    return {
+      streams, events, stream, event,
+      thunk: (op, options = {}) => {
+        if (op.kind === 'host') {
+          const { tag, issue } = this.hostCalls.thunk(stream(op.stream), this.hostAction(op, schedule));
+          return { issue, hostTag: tag };
+        }
+        if (op.kind === 'record' && options.external) return { issue: rt.streams.recordExternalThunk(event(op.event), stream(op.stream)), hostTag: null };
+        return { issue: this.prepareOp(op, stream(op.stream), schedule, event), hostTag: null };
+      },
+    };
   }
+
+  /** The two default streams are named by fixed handles and never created or destroyed. */
+  private makeStream(spec: StreamSpec): StreamHandle {
+    if (spec.kind === 'legacy-default') return LEGACY_STREAM;
+    if (spec.kind === 'per-thread-default') return PER_THREAD_STREAM;
+    const priority = spec.priority === undefined ? {} : { priority: resolvePriority(spec.priority, this.device.streamPriority) };
+    const stream = this.rt.streams.create({ nonBlocking: spec.kind === 'non-blocking', ...priority });
+    this.cleanup.push(() => this.rt.streams.destroy(stream));
+    return stream;
+  }
+
+  /** What a host op runs: the host stage's function over the chunk's output bytes, which its D2H just wrote. */
+  private hostAction(op: Extract<Op, { kind: 'host' }>, schedule: Schedule): () => void {
+    const fn = this.plan.host?.function ?? 'empty';
+    if (fn === 'empty') return () => {};
+    const range = op.chunk === null ? schedule.ranges[0] : schedule.ranges[op.chunk];
+    if (!range) throw new Error(`schedule ${schedule.id} has a host op for chunk ${op.chunk}, which it does not have`);
+    const windows = this.buffers.outputs().flatMap((b) => this.buffers.hostWindows(b.name, range.first * b.elementBytes, range.count * b.elementBytes));
+    return () => {
+      this.checksums.set(`${schedule.id}:${op.chunk ?? 'whole'}`, checksum(windows));
+    };
+  }
+
+  /** The last checksum each host op computed, by schedule and chunk. */
+  readonly checksums = new Map<string, number>();
 
   private prepareOp(op: Op, stream: StreamHandle, schedule: Schedule, event: (id: string) => EventHandle): () => number {
     const { rt } = this;
@@ -127,7 +195,7 @@ export class DirectIssuer implements Issuer {
         return this.launch({ kernel: this.internal.empty, grid: 1, block: 32, sharedBytes: 0, stream, describe: 'empty kernel', args: [] });
       }
       case 'host':
-        throw new Error(`host-function ops are not issued by this executor yet (schedule ${schedule.id})`);
+        throw new Error(`host ops are bound through bind(), which knows the runner's host calls (schedule ${schedule.id})`);
     }
   }
 

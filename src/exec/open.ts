@@ -9,10 +9,13 @@ import { compileKernelSource } from '../kernels/compile.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
+import { checkPriorities } from '../plan/priority.js';
 import type { Plan } from '../plan/types.js';
 import type { DeviceFacts, SoftwareVersions } from '../result/schema.js';
-import { DeviceBuffers } from './buffers.js';
+import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
 import { Cleanup } from './cleanup.js';
+import { GraphIssuer } from './graph-issuer.js';
+import { HostCalls } from './host-calls.js';
 import { allocateGate, DirectIssuer, type InternalKernels } from './issue.js';
 import { CudaRepRunner } from './rep-runner.js';
 import { makeWaiter, type WaitStrategy } from './wait.js';
@@ -23,10 +26,13 @@ export interface DeviceOutcome<T> {
   readonly clockUnavailable: string | null;
   readonly software: SoftwareVersions;
   readonly compiles: CompileRecord[];
+  /** Device memory the buffers took (cudaMemGetInfo before and after allocating them). */
+  readonly memory: DeviceMemoryUse;
   readonly value: T;
 }
 
 export interface DeviceContext {
+  readonly device: DeviceFacts;
   /** Reads the SM clock through NVML; undefined where NVML is not available. */
   readonly smClock: (() => number | null) | undefined;
 }
@@ -76,6 +82,7 @@ export async function withDevicePlan<T>(
   if (deviceIndex === undefined || others.length) throw new Error(`plan ${plan.name} spans ${plan.devices.length} devices; one is supported here`);
   const rt = openRuntime();
   const device = openDevice(rt, deviceIndex);
+  checkPriorities(plan, device.streamPriority, deviceIndex);
   rt.setDevice(deviceIndex);
   const arch = `sm_${device.computeCapability.major}${device.computeCapability.minor}`;
   return Cleanup.use(async (cleanup) => {
@@ -89,16 +96,18 @@ export async function withDevicePlan<T>(
     const gated = plan.schedules.some((s) => s.gated);
     const internal = gated || plan.schedules.some((s) => s.body.some((op) => op.kind === 'empty')) ? loadInternalKernels(rt, cleanup, arch) : null;
     const gate = gated ? allocateGate(rt, cleanup) : null;
-    const buffers = DeviceBuffers.allocate(rt, deviceIndex, plan.buffers, cleanup);
-    const issuer = new DirectIssuer(rt, plan, device, buffers, handles, internal, gate, cleanup);
-    const runner = new CudaRepRunner(rt, plan, buffers, issuer, makeWaiter(rt, options.wait), gate);
+    const buffers = DeviceBuffers.allocate(rt, deviceIndex, plan.buffers, plan.device.elements, cleanup);
+    const hostCalls = new HostCalls(rt, cleanup);
+    const direct = new DirectIssuer(rt, plan, device, buffers, handles, internal, gate, hostCalls, cleanup);
+    const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
+    const runner = new CudaRepRunner(rt, plan, buffers, issuers, makeWaiter(rt, options.wait), gate, hostCalls);
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());
-    const value = await body(runner, { smClock: 'clock' in clock ? clock.clock.read : undefined });
+    const value = await body(runner, { device, smClock: 'clock' in clock ? clock.clock.read : undefined });
     const software = softwareVersions(rt, null);
     return {
       device, clockUnavailable: 'unavailable' in clock ? clock.unavailable : null,
-      software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null }, compiles, value,
+      software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null }, compiles, memory: buffers.memory, value,
     };
   });
 }

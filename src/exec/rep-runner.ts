@@ -1,4 +1,4 @@
-import { CudaError } from '../cuda/error.js';
+import { CUDA_ERROR, CudaError } from '../cuda/error.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { StreamHandle } from '../cuda/types.js';
 import { DeviceFailure } from '../errors.js';
@@ -7,8 +7,12 @@ import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, traceSchedule } from '../plan/trace.js';
 import type { Plan, Schedule } from '../plan/types.js';
 import type { DeviceBuffers } from './buffers.js';
+import type { HostCalls } from './host-calls.js';
 import type { GateFlags, Issuer, PreparedRep } from './issue.js';
 import type { Waiter } from './wait.js';
+
+/** How long a failed rep's queued work may take to drain before clean-up goes ahead regardless. */
+const DRAIN_MS = 10_000;
 
 /**
  * Runs reps of a plan's schedules on one device. Schedules are prepared on first use and kept, every event with
@@ -22,9 +26,10 @@ export class CudaRepRunner implements RepRunner {
     private readonly rt: CudaRuntime,
     private readonly plan: Plan,
     private readonly buffers: DeviceBuffers,
-    private readonly issuer: Issuer,
+    private readonly issuers: { readonly stream: Issuer; readonly graph: Issuer },
     private readonly waiter: Waiter,
     private readonly gate: GateFlags | null,
+    private readonly hostCalls: HostCalls,
   ) {}
 
   get schedules(): readonly Schedule[] {
@@ -36,6 +41,7 @@ export class CudaRepRunner implements RepRunner {
     const { thunks } = prepared;
     const gate = prepared.schedule.gated ? this.gate : null;
     if (gate) gate.host.fill(0);
+    this.hostCalls.beginRep();
     const issueStart = performance.now();
     try {
       for (let i = 0; i < thunks.length; i++) {
@@ -46,19 +52,28 @@ export class CudaRepRunner implements RepRunner {
           if (done !== 0) throw this.opFailure(prepared, i, done, 'running');
         }
       }
+    } catch (error) {
+      if (gate) Atomics.store(gate.host, 0, 1);
+      await this.drain(prepared);
+      throw error;
     } finally {
       // Released on failure too, so that a rep that dies half-issued does not leave the gate spinning.
       if (gate) Atomics.store(gate.host, 0, 1);
     }
     const hostIssueMs = performance.now() - issueStart;
     await this.waitEnd(prepared);
-    return { gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end), hostIssueMs, gateTimedOut: gate !== null && gate.host[1] === 1 };
+    const probes = prepared.schedule.probes ?? [];
+    return {
+      gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end), hostIssueMs, gateTimedOut: gate !== null && gate.host[1] === 1,
+      ...(probes.length ? { probesMs: probes.map((p) => this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end))) } : {}),
+    };
   }
 
   async traceRep(id: string): Promise<TracedRepTiming> {
     const { prepared, traced } = this.prepareTraced(id);
     const gate = prepared.schedule.gated ? this.gate : null;
     if (gate) gate.host.fill(0);
+    this.hostCalls.beginRep();
     const issuedAt = new Float64Array(prepared.thunks.length);
     try {
       for (let i = 0; i < prepared.thunks.length; i++) {
@@ -66,13 +81,16 @@ export class CudaRepRunner implements RepRunner {
         const code = (prepared.thunks[i] as () => number)();
         if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
       }
+    } catch (error) {
+      if (gate) Atomics.store(gate.host, 0, 1);
+      await this.drain(prepared);
+      throw error;
     } finally {
       if (gate) Atomics.store(gate.host, 0, 1);
     }
     const issueEnd = performance.now();
     await this.waitEnd(prepared);
     const origin = issuedAt[prepared.startIndex] ?? 0;
-    const bodyOffset = prepared.schedule.prologue.length;
     const since = (event: string) => {
       const handle = prepared.events.get(event);
       if (handle === undefined) throw new Error(`traced schedule ${id} has no event ${event}`);
@@ -82,10 +100,41 @@ export class CudaRepRunner implements RepRunner {
       schedule: this.scheduleById(id),
       totalMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
       issueMs: issueEnd - origin,
-      ops: traced.spans.map((span) => ({
-        span, startMs: since(span.begin), endMs: since(span.end), issuedMs: (issuedAt[bodyOffset + span.bodyIndex] ?? origin) - origin,
-      })),
+      ops: traced.spans.map((span) => {
+        const tag = prepared.hostTags.get(span.bodyIndex);
+        return {
+          span, startMs: since(span.begin), endMs: since(span.end), issuedMs: (issuedAt[prepared.bodyThunkIndex(span.bodyIndex)] ?? origin) - origin,
+          ...(tag === undefined ? {} : { hostStartedMs: (this.hostCalls.startedAt[tag] ?? Number.NaN) - origin, hostEndedMs: (this.hostCalls.endedAt[tag] ?? Number.NaN) - origin }),
+        };
+      }),
     };
+  }
+
+  /**
+   * After a rep failed half-issued, lets what it did enqueue finish without blocking the JS thread: a host function
+   * still queued would otherwise deadlock the first synchronous CUDA call of the clean-up (cudaFree waits for the
+   * device, the device for the host function, the host function for the JS thread). Gives up after DRAIN_MS.
+   */
+  private async drain(prepared: PreparedRep): Promise<void> {
+    if (!prepared.hostTags.size) return;
+    const deadline = performance.now() + DRAIN_MS;
+    for (const stream of new Set(prepared.opStreams)) {
+      while (this.rt.streams.queryCode(stream) === CUDA_ERROR.notReady) {
+        if (performance.now() > deadline) return;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+    this.hostCalls.endRepQuietly();
+  }
+
+  private event(prepared: PreparedRep, id: string) {
+    const handle = prepared.events.get(id);
+    if (handle === undefined) throw new Error(`schedule ${prepared.schedule.id} has no event ${id}`);
+    return handle;
+  }
+
+  setupCost(id: string): { captureMs: number; instantiateMs: number } | null {
+    return this.prepared.get(id)?.setup ?? null;
   }
 
   restoreInputs(): void {
@@ -100,8 +149,8 @@ export class CudaRepRunner implements RepRunner {
     return this.buffers.outputs();
   }
 
-  hostView(name: string): Uint8Array {
-    return this.buffers.hostView(name);
+  hostWindows(name: string): Uint8Array[] {
+    return this.buffers.hostWindows(name);
   }
 
   private scheduleById(id: string): Schedule {
@@ -113,7 +162,8 @@ export class CudaRepRunner implements RepRunner {
   private prepare(id: string): PreparedRep {
     let prepared = this.prepared.get(id);
     if (!prepared) {
-      prepared = this.issuer.prepare(this.scheduleById(id));
+      const schedule = this.scheduleById(id);
+      prepared = this.issuers[schedule.issue].prepare(schedule);
       this.prepared.set(id, prepared);
     }
     return prepared;
@@ -123,7 +173,7 @@ export class CudaRepRunner implements RepRunner {
     let entry = this.traced.get(id);
     if (!entry) {
       const traced = traceSchedule(this.scheduleById(id));
-      entry = { prepared: this.issuer.prepare(traced.schedule), traced };
+      entry = { prepared: this.issuers[traced.schedule.issue].prepare(traced.schedule), traced };
       this.traced.set(id, entry);
     }
     return entry;
@@ -132,6 +182,7 @@ export class CudaRepRunner implements RepRunner {
   private async waitEnd(prepared: PreparedRep): Promise<void> {
     const code = await this.waiter.event(prepared.end);
     if (code !== 0) throw this.repFailure(prepared, this.rt.failure(code, 'waiting for the end of a rep'));
+    this.hostCalls.endRep();
   }
 
   private opFailure(prepared: PreparedRep, index: number, code: number, phase: 'issuing' | 'running'): Error {
@@ -151,7 +202,7 @@ export class CudaRepRunner implements RepRunner {
 
   private repFailure(prepared: PreparedRep, error: unknown): Error {
     if (error instanceof CudaError) {
-      const kernels = [...new Set(prepared.ops.flatMap((o) => (o.kind === 'kernel' ? [o.kernel] : [])))];
+      const kernels = [...new Set(prepared.ops.flatMap((o) => (o?.kind === 'kernel' ? [o.kernel] : [])))];
       return new DeviceFailure(
         `${error.errorName} (${error.code}): ${error.errorMessage} during the ${prepared.schedule.description} mode` +
           (kernels.length ? ` (kernels in flight: ${kernels.join(', ')}).` : '.'),

@@ -1,4 +1,5 @@
-import { compareOutput, POISON } from '../data/compare.js';
+import type { ConfigBuffer } from '../config/load.js';
+import { compareOutput, type OutputMismatch, POISON } from '../data/compare.js';
 import type { Schedule } from '../plan/types.js';
 import type { Mismatch } from '../result/schema.js';
 import type { StopRule } from '../vocabulary.js';
@@ -16,6 +17,10 @@ export interface MeasuredSchedule {
   readonly smClockMHz: number[];
   /** Reps whose gate timed out, so that they include host issue cost. */
   readonly gateTimeouts: number;
+  /** Latency modes: every probe of every timed rep, ms. */
+  readonly probeMs?: readonly number[];
+  /** A graph replay's one-off capture and instantiation, host time; absent for schedules issued op by op. */
+  readonly setup?: { readonly captureMs: number; readonly instantiateMs: number } | null;
 }
 
 export interface Verification {
@@ -33,7 +38,8 @@ export async function verifySchedules(runner: RepRunner, verify: boolean): Promi
   runner.restoreInputs();
   if (verify) runner.poisonOutputs(POISON.serial);
   await runner.runRep(baseline.id, { checked: true });
-  const expected = verify ? new Map(runner.outputs().map((b) => [b.name, Buffer.from(runner.hostView(b.name))])) : null;
+  // Copies, window by window: the serial outputs must survive the candidates' reps.
+  const expected = verify ? new Map(runner.outputs().map((b) => [b.name, runner.hostWindows(b.name).map((w) => Buffer.from(w))])) : null;
   const mismatches: Mismatch[] = [];
   for (const candidate of candidates) {
     runner.restoreInputs();
@@ -43,12 +49,28 @@ export async function verifySchedules(runner: RepRunner, verify: boolean): Promi
     runner.poisonOutputs(POISON.overlapped);
     await runner.runRep(candidate.id);
     for (const buffer of runner.outputs()) {
-      const mismatch = compareOutput(buffer, expected.get(buffer.name) as Buffer, runner.hostView(buffer.name), POISON.overlapped);
+      const mismatch = compareWindows(buffer, expected.get(buffer.name) ?? [], runner.hostWindows(buffer.name));
       if (mismatch) mismatches.push({ ...mismatch, mode: candidate.id });
     }
   }
   if (!verify) return { status: 'skipped', mismatches: [] };
   return { status: mismatches.length ? 'failed' : 'passed', mismatches };
+}
+
+/** The first differing window names the first differing element; the differing count adds up every window's. */
+function compareWindows(buffer: ConfigBuffer, expected: readonly Uint8Array[], actual: readonly Uint8Array[]): OutputMismatch | null {
+  let first: OutputMismatch | null = null;
+  let differing = 0;
+  let elements = 0;
+  actual.forEach((window, i) => {
+    const mismatch = compareOutput(buffer, expected[i] ?? new Uint8Array(window.byteLength), window, POISON.overlapped);
+    if (mismatch) {
+      first ??= { ...mismatch, index: mismatch.index + elements };
+      differing += mismatch.differing;
+    }
+    elements += window.byteLength / buffer.elementBytes;
+  });
+  return first === null ? null : { ...(first as OutputMismatch), differing };
 }
 
 export interface MeasureOptions {
@@ -69,6 +91,7 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
   const gpuMs: number[] = [];
   const hostIssueMs: number[] = [];
   const smClockMHz: number[] = [];
+  const probeMs: number[] = [];
   let gateTimeouts = 0;
   const start = performance.now();
   for (;;) {
@@ -77,11 +100,14 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
     gpuMs.push(timing.gpuMs);
     hostIssueMs.push(timing.hostIssueMs);
     if (timing.gateTimedOut) gateTimeouts += 1;
+    if (timing.probesMs) probeMs.push(...timing.probesMs);
     const clock = options.smClock?.();
     if (clock) smClockMHz.push(clock);
     const elapsedMs = performance.now() - start;
     const stoppedBy = criterion.check(gpuMs, elapsedMs);
-    if (stoppedBy) return { schedule, gpuMs, hostIssueMs, stoppedBy, elapsedMs, smClockMHz, gateTimeouts };
+    if (stoppedBy) return { schedule, gpuMs, hostIssueMs, stoppedBy, elapsedMs, smClockMHz, gateTimeouts, setup: runner.setupCost?.(schedule.id) ?? null,
+      ...(probeMs.length ? { probeMs } : {}),
+    };
   }
 }
 

@@ -40,6 +40,15 @@ export interface RunResultInput {
   readonly traced: readonly TracedRep[];
   readonly sweep?: SweepSection | null;
   readonly createdAt?: string;
+  /** What the buffers took on the device; absent where nothing was measured (recorded fixtures). */
+  readonly deviceMemory?: { readonly askedBytes: number; readonly measuredBytes: number };
+}
+
+/** Median, 99th percentile (nearest rank) and maximum of the urgent kernels' latencies. */
+export function latencyStats(values: readonly number[]): { n: number; medianMs: number; p99Ms: number; maxMs: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+  return { n: sorted.length, medianMs: summarize(sorted).median, p99Ms: rank(0.99), maxMs: sorted[sorted.length - 1] ?? Number.NaN };
 }
 
 const range = (values: readonly number[]) => (values.length ? { min: Math.min(...values), max: Math.max(...values) } : null);
@@ -49,6 +58,8 @@ function modeResult(m: MeasuredSchedule): ModeResult {
     id: m.schedule.id, role: m.schedule.role, device: m.schedule.device, description: m.schedule.description, bytes: m.schedule.bytes,
     samplesMs: m.gpuMs, hostIssueMs: m.hostIssueMs, stats: summarize(m.gpuMs), stoppedBy: m.stoppedBy,
     elapsedMs: m.elapsedMs, gateTimeouts: m.gateTimeouts, smClockMHz: range(m.smClockMHz), analysis: null,
+    ...(m.setup ? { graph: { captureMs: m.setup.captureMs, instantiateMs: m.setup.instantiateMs } } : {}),
+    ...(m.probeMs?.length ? { latency: latencyStats(m.probeMs) } : {}),
   };
 }
 
@@ -129,6 +140,9 @@ export function buildRunResult(input: RunResultInput): RunResult {
       mode: headline.id, serialMs: headline.analysis.serialMs, overlappedMs: headline.stats.median, speedup: headline.analysis.speedup,
       speedupError: headline.analysis.speedupError, efficiency: headline.analysis.efficiency,
     },
+    ...(input.deviceMemory ? {
+      deviceMemory: { budgetBytes: plan.device.budgetBytes, ...input.deviceMemory, ring: plan.device.ring ? { ...plan.device.ring } : null },
+    } : {}),
     timeline: input.traced.length ? { reps: [...input.traced] } : null,
     sweep: input.sweep ?? null,
     verification: { status: input.verification.status, mismatches: input.verification.mismatches },

@@ -12,6 +12,8 @@ export interface RepTiming {
   readonly hostIssueMs: number;
   /** The gate gave up before the host released it, so this rep's time includes issue cost after all. */
   readonly gateTimedOut: boolean;
+  /** Latency modes: the time between each probe's events (schedule.probes), ms. */
+  readonly probesMs?: readonly number[];
 }
 
 export interface TracedOpTiming {
@@ -21,6 +23,9 @@ export interface TracedOpTiming {
   readonly endMs: number;
   /** Host time from issuing the start event to issuing this op. */
   readonly issuedMs: number;
+  /** Host ops only: host time from issuing the start event to when the function started and ended on the JS thread. */
+  readonly hostStartedMs?: number;
+  readonly hostEndedMs?: number;
 }
 
 export interface TracedRepTiming {
@@ -46,6 +51,8 @@ export interface RepRunner {
   poisonOutputs(byte: number): void;
   /** The buffers a rep copies back. */
   outputs(): readonly ConfigBuffer[];
-  /** Host bytes of a buffer, valid while the runner is open. */
-  hostView(name: string): Uint8Array;
+  /** Host bytes of a buffer in windows of at most HOST_WINDOW_BYTES (a typed array cannot span more than 4 GiB). */
+  hostWindows(name: string): Uint8Array[];
+  /** Capture and instantiation time of a schedule replayed as a graph, once it has run; null otherwise. */
+  setupCost?(id: string): { captureMs: number; instantiateMs: number } | null;
 }

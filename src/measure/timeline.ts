@@ -1,5 +1,6 @@
 import type { Plan } from '../plan/types.js';
 import type { TimelineOp, TracedRep } from '../result/schema.js';
+import { type PriorityRange, resolvePriority } from '../plan/priority.js';
 import type { TracedRepTiming } from './runner.js';
 
 /**
@@ -13,9 +14,9 @@ export function kernelRangeBytes(plan: Pick<Plan, 'kernels' | 'buffers'>): (op: 
 }
 
 /** A traced rep as the Result's timeline records it: every work op with its stream, chunk, bytes and times. */
-export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number): TracedRep {
+export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number, priorities: PriorityRange): TracedRep {
   const { schedule } = traced;
-  const ops = traced.ops.map(({ span, startMs, endMs, issuedMs }): TimelineOp => {
+  const ops = traced.ops.map(({ span, startMs, endMs, issuedMs, hostStartedMs, hostEndedMs }): TimelineOp => {
     const { op } = span;
     const common = { mode: schedule.id, device: schedule.device, stream: op.stream, chunk: op.chunk, startMs, endMs, issuedMs };
     switch (op.kind) {
@@ -24,12 +25,15 @@ export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel:
       case 'kernel':
         return { ...common, kind: 'kernel', buffer: null, kernel: op.kernel, bytes: kernelBytes(op) };
       case 'host':
-        return { ...common, kind: 'host', buffer: null, kernel: null, bytes: 0 };
+        return {
+          ...common, kind: 'host', buffer: null, kernel: null, bytes: 0,
+          ...(hostStartedMs === undefined || hostEndedMs === undefined ? {} : { hostStartedMs, hostEndedMs }),
+        };
     }
   });
   return {
     mode: schedule.id, device: schedule.device, totalMs: traced.totalMs, issueMs: traced.issueMs,
-    streams: schedule.streams.map((s) => ({ id: s.id, flags: s.flags, priority: s.priority ?? null })),
+    streams: schedule.streams.map((s) => ({ id: s.id, flags: s.kind, priority: s.priority ? resolvePriority(s.priority, priorities) : null })),
     ops,
   };
 }

@@ -1,11 +1,14 @@
 import type { Config, ConfigBuffer } from '../config/load.js';
-import { type ChunkRange, splitRanges } from '../chunking.js';
+import { ringSlots, splitRanges } from '../chunking.js';
 import { type HostMemoryKind, type IssueOrder, SMALL_OPS } from '../vocabulary.js';
 import {
-  bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, overlappedSchedule, type PipelineShape, serialSchedule,
+  asGraph, bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, overlappedSchedule, type PipelineShape, serialSchedule,
   stageSchedules,
 } from './schedules.js';
-import { type Plan, type PlanKernel, planKernel } from './types.js';
+import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
+import { latencySchedule } from './latency.js';
+import { stagePerStreamSchedule } from './stage-per-stream.js';
+import { type ChunkRange, type Plan, type PlanKernel, planKernel, type Ring, type Schedule } from './types.js';
 
 /** A chunk-per-stream layout as asked for; the planner may make fewer chunks or use fewer streams, and says so. */
 export interface RequestedLayout {
@@ -14,9 +17,10 @@ export interface RequestedLayout {
 }
 
 /**
- * Config → Plan: the serial baseline, one overlapped mode per order of the config's layout, and what the overlap
- * model is built from: each stage alone, the kernels chunked as the layout runs them, the link at its best, and the
- * fixed cost of small ops.
+ * Config → Plan: the serial baseline; the overlapped layouts (one per order, each also as a graph replay in graph
+ * mode, without the host stage, or with one kernel on the legacy default stream); and what the overlap model is
+ * built from: each stage alone, the kernels chunked as the layout runs them, the link at its best, and the fixed
+ * cost of small ops.
  */
 export function buildPlan(config: Config, kernels: readonly PlanKernel[], options: { gate?: boolean } = {}): Plan {
   const { chunks, streams } = config.pipeline;
@@ -25,7 +29,8 @@ export function buildPlan(config: Config, kernels: readonly PlanKernel[], option
 
 /**
  * The same for many layouts at once (a sweep): every layout in every order, with one kernels-chunked mode per
- * distinct chunk and stream count; the serial baseline and the device-wide parts once.
+ * distinct chunk and stream count; the serial baseline and the device-wide parts once. A device ring is sized for
+ * the first layout, so a sweep under `deviceMemory` is refused before it gets here.
  */
 export function buildLayoutsPlan(
   config: Config,
@@ -35,11 +40,8 @@ export function buildLayoutsPlan(
   options: { gate?: boolean } = {},
 ): Plan {
   const gated = options.gate ?? false;
-  const { streamFlags, align } = config.pipeline;
-  const shape: PipelineShape = {
-    device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label), elements: config.elements, streamFlags, gated,
-  };
-  const notes: string[] = [];
+  const { streamKind, align, topology } = config.pipeline;
+  const notes: string[] = [...config.notes];
   const made = new Map<string, { ranges: ChunkRange[]; streams: number }>();
   for (const layout of layouts) {
     const ranges = splitRanges(config.elements, layout.chunks, align);
@@ -48,28 +50,83 @@ export function buildLayoutsPlan(
       notes.push(`${layout.chunks} chunks asked for, ${ranges.length} made: ${config.elements} elements in equal chunks of ${ranges[0]?.count ?? 0} leave no room for more.`);
     }
     if (streams < layout.streams) notes.push(`${layout.streams} streams asked for, ${streams} used: there are only ${ranges.length} chunks.`);
-    made.set(`${ranges.length}x${streams}`, { ranges, streams });
+    if (!made.has(`${ranges.length}x${streams}`)) made.set(`${ranges.length}x${streams}`, { ranges, streams });
   }
-  const link = bidirectionalSchedule(config.buffers, linkRanges(config.buffers, config.elements), config.device, gated);
+  const [first] = made.values();
+  if (!first) throw new RangeError('a plan needs at least one layout');
+  const ring = ringOf(config, first.ranges);
+  const shape: PipelineShape = {
+    // The latency kernel runs on the urgent stream only, never per chunk.
+    device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label).filter((k) => k !== config.latency?.kernel),
+    elements: config.elements, streamKind, gated,
+    ring: ring ? { ring, ranges: first.ranges } : null, host: config.host?.name ?? null,
+  };
+  const requested = layouts[0] ?? { chunks: 1, streams: 1 };
+  if (topology === 'stage-per-stream' && requested.streams !== 3) {
+    notes.push(`stage-per-stream uses three streams (load, compute, store); pipeline.streams ${requested.streams} is not used.`);
+  }
+  const link = bidirectionalSchedule(config.buffers, ring ? first.ranges : linkRanges(config.buffers, config.elements), config.device, gated, 2, shape);
   const firstOrder = orders[0] ?? 'depth-first';
-  const first = layouts[0] ?? { chunks: 1, streams: 1 };
+  // Kernels without copies, over the whole buffers: not under a ring, whose device buffers hold only its slots.
+  const chunkedKernels = shape.kernels.length && !ring && topology === 'chunk-per-stream'
+    ? [...made.values()].map(({ ranges, streams }) => kernelsChunkedSchedule(shape, ranges, streams, firstOrder)) : [];
   return {
     name: config.name,
     devices: [config.device],
     elements: config.elements,
     buffers: config.buffers,
     kernels: kernels.map(planKernel),
-    pipeline: { elements: config.elements, align, requestedChunks: first.chunks, requestedStreams: first.streams },
+    pipeline: { elements: config.elements, align, requestedChunks: requested.chunks, requestedStreams: requested.streams },
     schedules: [
-      serialSchedule(shape),
-      ...[...made.values()].flatMap(({ ranges, streams }) => orders.map((order) => overlappedSchedule(shape, ranges, streams, order))),
+      withPriority(serialSchedule(shape), config.pipeline.priority),
+      ...[...made.values()].flatMap(({ ranges, streams }) => overlappedSchedules(config, shape, ranges, streams, orders))
+        .map((s) => withPriority(s, config.pipeline.priority)),
+      ...(config.latency ? [true, false].map((priorities) =>
+        latencySchedule(shape, first.ranges, first.streams, firstOrder, config.latency as LatencySpec, config.pipeline.priority, priorities)) : []),
       ...stageSchedules(shape),
-      ...(kernels.length ? [...made.values()].map(({ ranges, streams }) => kernelsChunkedSchedule(shape, ranges, streams, firstOrder)) : []),
+      ...chunkedKernels,
       ...(link ? [link] : []),
       ...SMALL_OPS.flatMap((op) => opCostSchedule(shape, op) ?? []),
     ],
     notes: [...new Set(notes)],
+    device: {
+      elements: ring ? ring.slots * ring.slotElements : config.elements, ring, budgetBytes: config.deviceMemory,
+    },
+    host: config.host,
   };
+}
+
+/** The pipeline's own streams at the config's priority; the link and the stages alone keep the default. */
+function withPriority(schedule: Schedule, priority: PrioritySpec | null): Schedule {
+  return priority ? { ...schedule, streams: schedule.streams.map((s) => ({ ...s, priority })) } : schedule;
+}
+
+function ringOf(config: Config, ranges: readonly ChunkRange[]): Ring | null {
+  const slotElements = ranges[0]?.count ?? config.elements;
+  const slots = ringSlots({
+    chunks: ranges.length, chunkElements: slotElements, bytesPerElement: config.buffers.reduce((sum, b) => sum + b.elementBytes, 0),
+    budgetBytes: config.deviceMemory, slots: config.pipeline.slots,
+  });
+  // config/load.ts already refused budgets that hold no chunk, with the file's line.
+  if (slots !== null && typeof slots === 'object') throw new RangeError(slots.error);
+  return slots === null ? null : { slots, slotElements };
+}
+
+/** Every overlapped layout the config asks for; the first is the headline. */
+function overlappedSchedules(config: Config, shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, orders: readonly IssueOrder[]): Schedule[] {
+  const { topology, mode, legacyDefaultOp } = config.pipeline;
+  const layout = (s: PipelineShape, order: (typeof orders)[number], legacy: number | null = null) => (topology === 'stage-per-stream'
+    ? stagePerStreamSchedule(s, ranges, order)
+    : overlappedSchedule(s, ranges, streams, order, legacy));
+  const base = orders.map((order) => layout(shape, order));
+  const first = orders[0] ?? 'depth-first';
+  return [
+    ...base,
+    ...(mode === 'graph' ? base.map(asGraph) : []),
+    // What the host stage costs the pipeline: the same layout without it.
+    ...(shape.host ? [layout({ ...shape, host: null }, first)] : []),
+    ...(legacyDefaultOp && topology === 'chunk-per-stream' ? orders.map((order) => layout(shape, order, legacyDefaultOp.chunk)) : []),
+  ];
 }
 
 /** Each direction's copies in the bidirectional bandwidth figure, as GPU-FACTS.md measured the link. */
@@ -81,7 +138,7 @@ export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device:
     name, type: 'uint8', elementBytes: 1, elements: bytes, bytes, role, init: { kind: 'random', seed: 7 }, hostMemory,
   });
   const buffers = [buffer('upload', 'in'), buffer('download', 'out')];
-  const shape: PipelineShape = { device, buffers, kernels: [], elements: bytes, streamFlags: 'non-blocking', gated: false };
+  const shape: PipelineShape = { device, buffers, kernels: [], elements: bytes, streamKind: 'non-blocking', gated: false };
   const link = bidirectional ? bidirectionalSchedule(buffers, splitRanges(bytes, BANDWIDTH_PIECES), device, false) : null;
   return {
     name: `bandwidth-${hostMemory}`,
@@ -92,6 +149,8 @@ export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device:
     pipeline: { elements: bytes, align: 1, requestedChunks: 1, requestedStreams: 1 },
     schedules: [...stageSchedules(shape), ...(link ? [link] : [])],
     notes: [],
+    device: { elements: bytes, ring: null, budgetBytes: null },
+    host: null,
   };
 }
 

@@ -1,13 +1,14 @@
 import type { ConfigBuffer } from '../config/load.js';
 import { wholeRange } from '../chunking.js';
-import { makeStreams, timedSchedule } from './schedules.js';
+import type { IssueCostOp } from '../vocabulary.js';
+import { makeStreams, timedSchedule, type TimedScheduleSpec } from './schedules.js';
 import type { Op, Plan, PlanKernel } from './types.js';
 
 export const OVERHEAD_ELEMENTS = 256;
 
 /**
- * Two schedules for measuring host issue cost: `batch` launches of a tiny kernel, and `batch` 4-byte H2D copies,
- * all on one stream. Batches stay short so that the GPU's queue never fills and blocks the host.
+ * Schedules for measuring host issue cost: `batch` launches of a tiny kernel, `batch` 4-byte H2D copies, `batch`
+ * event records with and without timing, and `batch` cross-stream waits. Batches stay short so that the GPU's queue never fills and blocks the host.
  */
 export function overheadPlan(kernel: PlanKernel, batch: number, device: number): Plan {
   const buffer = (name: string, role: 'in' | 'out'): ConfigBuffer => ({
@@ -22,15 +23,25 @@ export function overheadPlan(kernel: PlanKernel, batch: number, device: number):
     kind: 'copy', stream: 's0', direction: 'h2d', buffer: 'src', hostOffset: 0, deviceOffset: 0, bytes: 4, chunk: null,
   }));
   const whole = wholeRange(OVERHEAD_ELEMENTS);
-  const schedule = (op: 'launch' | 'h2d', description: string, body: Op[]) =>
-    timedSchedule({ role: { kind: 'op-cost', op }, device, description, streams, body, ranges: [whole], verify: false, gated: false });
+  const schedule = (op: IssueCostOp, description: string, body: Op[], extra: Pick<TimedScheduleSpec, 'streams' | 'events'> = { streams }) =>
+    timedSchedule({ role: { kind: 'issue-cost', op }, device, description, body, ranges: [whole], verify: false, gated: false, ...extra });
+  const records = (event: string): Op[] => Array.from({ length: batch }, () => ({ kind: 'record', stream: 's0', event }));
+  // Waits on an event another stream recorded once: each wait is a real cross-stream dependency, never a no-op.
+  const waits: Op[] = [{ kind: 'record', stream: 's1', event: 'other' }, ...Array.from({ length: batch }, (): Op => ({ kind: 'wait', stream: 's0', event: 'other' }))];
   return {
     name: 'host-overhead', devices: [device], elements: OVERHEAD_ELEMENTS, buffers: [buffer('src', 'in'), buffer('dst', 'out')], kernels: [kernel],
     pipeline: { elements: OVERHEAD_ELEMENTS, align: 1, requestedChunks: 1, requestedStreams: 1 },
     schedules: [
       schedule('launch', `${batch} launches of ${kernel.label}`, launches),
-      schedule('h2d', `${batch} 4-byte H2D copies`, copies),
+      schedule('copy', `${batch} 4-byte H2D copies`, copies),
+      schedule('record-timing', `${batch} records of an event with timing`, records('probe-timing'), { streams, events: [{ id: 'probe-timing', timing: true }] }),
+      schedule('record-untimed', `${batch} records of an event created with cudaEventDisableTiming`, records('probe-untimed'),
+        { streams, events: [{ id: 'probe-untimed', timing: false }] }),
+      schedule('wait', `${batch} cudaStreamWaitEvent on an event of another stream`, waits,
+        { streams: makeStreams(2, 'non-blocking', device), events: [{ id: 'other', timing: false }] }),
     ],
     notes: [],
+    device: { elements: OVERHEAD_ELEMENTS, ring: null, budgetBytes: null },
+    host: null,
   };
 }

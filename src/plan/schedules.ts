@@ -1,7 +1,8 @@
 import type { ConfigBuffer } from '../config/load.js';
-import { type IssueOrder, type ModeRole, modeId, type SmallOp } from '../vocabulary.js';
 import { splitRanges, wholeRange } from '../chunking.js';
-import type { ChunkRange, EventSpec, Op, Schedule, StreamSpec } from './types.js';
+import { type IssueOrder, type ModeRole, modeId, type OverlapLayout, type SmallOp, type StreamKind } from '../vocabulary.js';
+import { withRingReuse } from './ring.js';
+import type { ChunkRange, EventSpec, Op, Ring, Schedule, StreamSpec } from './types.js';
 
 // Schedule builders: each turns a pipeline shape into one Schedule. The timed region is the same for all of them:
 // the prologue records `start` on the first stream and makes every other stream wait on it, the body is the work,
@@ -12,12 +13,16 @@ export interface PipelineShape {
   readonly buffers: readonly ConfigBuffer[];
   readonly kernels: readonly string[];
   readonly elements: number;
-  readonly streamFlags: StreamSpec['flags'];
+  readonly streamKind: StreamKind;
   readonly gated: boolean;
+  /** Under a device-memory budget, every mode cycles the pipeline's chunks through these slots. */
+  readonly ring?: { readonly ring: Ring; readonly ranges: readonly ChunkRange[] } | null;
+  /** The host function after each chunk's D2H, or null. */
+  readonly host?: string | null;
 }
 
-export function makeStreams(count: number, flags: StreamSpec['flags'], device: number, prefix = 's'): StreamSpec[] {
-  return Array.from({ length: count }, (_, i) => ({ id: `${prefix}${i}`, flags, device }));
+export function makeStreams(count: number, kind: StreamKind, device: number, prefix = 's'): StreamSpec[] {
+  return Array.from({ length: count }, (_, i) => ({ id: `${prefix}${i}`, kind, device }));
 }
 
 export interface TimedScheduleSpec {
@@ -29,13 +34,16 @@ export interface TimedScheduleSpec {
   readonly ranges: readonly ChunkRange[];
   readonly verify: boolean;
   readonly gated: boolean;
+  /** Events the body records and waits on, beyond the timed region's own. */
+  readonly events?: readonly EventSpec[];
+  readonly issue?: 'stream' | 'graph';
 }
 
 export function timedSchedule(spec: TimedScheduleSpec): Schedule {
   const id = modeId(spec.role);
   const [origin, ...others] = spec.streams;
   if (!origin) throw new RangeError(`schedule ${id} needs at least one stream`);
-  const events: EventSpec[] = [{ id: 'start', timing: true }, { id: 'end', timing: true }];
+  const events: EventSpec[] = [{ id: 'start', timing: true }, { id: 'end', timing: true }, ...(spec.events ?? [])];
   // The gate sits before `start` on the first stream, and every other stream waits on `start`: one gate holds all.
   const prologue: Op[] = [...(spec.gated ? [{ kind: 'gate', stream: origin.id } as const] : []), { kind: 'record', stream: origin.id, event: 'start' }];
   for (const s of others) prologue.push({ kind: 'wait', stream: s.id, event: 'start' });
@@ -51,61 +59,159 @@ export function timedSchedule(spec: TimedScheduleSpec): Schedule {
   return {
     id, role: spec.role, device: spec.device, description: spec.description, streams: spec.streams, events,
     prologue, body: spec.body, epilogue, start: 'start', end: 'end', verify: spec.verify, gated: spec.gated, bytes, ranges: spec.ranges,
+    issue: spec.issue ?? 'stream',
   };
 }
 
-function copyOp(buffer: ConfigBuffer, range: ChunkRange, direction: 'h2d' | 'd2h', stream: string, chunk: number | null): Op {
-  const offset = range.first * buffer.elementBytes;
-  return { kind: 'copy', stream, direction, buffer: buffer.name, hostOffset: offset, deviceOffset: offset,
-    bytes: range.count * buffer.elementBytes, chunk };
+/** Where a chunk lives in the device buffers: its own range, or its slot of the ring. */
+export function deviceFirst(shape: Pick<PipelineShape, 'ring'>, range: ChunkRange): number {
+  const ring = shape.ring?.ring;
+  return ring ? (range.index % ring.slots) * ring.slotElements : range.first;
 }
 
-const loads = (buffers: readonly ConfigBuffer[]) => buffers.filter((b) => b.role === 'in' || b.role === 'inout');
-const stores = (buffers: readonly ConfigBuffer[]) => buffers.filter((b) => b.role === 'out' || b.role === 'inout');
-
-function loadOps(shape: PipelineShape, range: ChunkRange, stream: string, chunk: number | null): Op[] {
-  return loads(shape.buffers).map((b) => copyOp(b, range, 'h2d', stream, chunk));
+function copyOp(buffer: ConfigBuffer, range: ChunkRange, direction: 'h2d' | 'd2h', stream: string, chunk: number | null, device: number): Op {
+  return { kind: 'copy', stream, direction, buffer: buffer.name, hostOffset: range.first * buffer.elementBytes,
+    deviceOffset: device * buffer.elementBytes, bytes: range.count * buffer.elementBytes, chunk };
 }
 
-function storeOps(shape: PipelineShape, range: ChunkRange, stream: string, chunk: number | null): Op[] {
-  return stores(shape.buffers).map((b) => copyOp(b, range, 'd2h', stream, chunk));
+export const loads = (buffers: readonly ConfigBuffer[]) => buffers.filter((b) => b.role === 'in' || b.role === 'inout');
+export const stores = (buffers: readonly ConfigBuffer[]) => buffers.filter((b) => b.role === 'out' || b.role === 'inout');
+
+export function loadOps(shape: PipelineShape, range: ChunkRange, stream: string, chunk: number | null): Op[] {
+  return loads(shape.buffers).map((b) => copyOp(b, range, 'h2d', stream, chunk, deviceFirst(shape, range)));
 }
 
-function kernelOps(kernels: readonly string[], range: ChunkRange, stream: string, chunk: number | null): Op[] {
-  return kernels.map((kernel) => ({ kind: 'kernel', stream, kernel, chunk, first: range.first, count: range.count, deviceFirst: range.first }));
+/** The chunk's D2H copies, then the host stage over them when there is one. */
+export function storeOps(shape: PipelineShape, range: ChunkRange, stream: string, chunk: number | null): Op[] {
+  const ops = stores(shape.buffers).map((b) => copyOp(b, range, 'd2h', stream, chunk, deviceFirst(shape, range)));
+  return shape.host ? [...ops, { kind: 'host', stream, name: shape.host, chunk }] : ops;
 }
+
+export function kernelOps(shape: PipelineShape, kernels: readonly string[], range: ChunkRange, stream: string, chunk: number | null): Op[] {
+  return kernels.map((kernel) => ({ kind: 'kernel', stream, kernel, chunk, first: range.first, count: range.count, deviceFirst: deviceFirst(shape, range) }));
+}
+
+/** Whole buffers, or under a ring the pipeline's chunks one after the other: the ranges a one-stream mode walks. */
+function oneStreamRanges(shape: PipelineShape): { ranges: readonly ChunkRange[]; chunked: boolean } {
+  return shape.ring ? { ranges: shape.ring.ranges, chunked: true } : { ranges: [wholeRange(shape.elements)], chunked: false };
+}
+
+const ringNote = (shape: PipelineShape) => (shape.ring ? `, chunked through ${shape.ring.ring.slots} device slots` : '');
 
 /** Whole buffers on one stream: H2D, every kernel, D2H. The baseline every speedup is measured against. */
 export function serialSchedule(shape: PipelineShape): Schedule {
-  const whole = wholeRange(shape.elements);
-  return timedSchedule({
-    role: { kind: 'serial' }, device: shape.device, description: 'whole buffers on one stream: H2D, kernels, D2H',
-    streams: makeStreams(1, shape.streamFlags, shape.device),
-    body: [...loadOps(shape, whole, 's0', null), ...kernelOps(shape.kernels, whole, 's0', null), ...storeOps(shape, whole, 's0', null)],
-    ranges: [whole], verify: true, gated: shape.gated,
+  const { ranges, chunked } = oneStreamRanges(shape);
+  const body = ranges.flatMap((r) => {
+    const chunk = chunked ? r.index : null;
+    return [...loadOps(shape, r, 's0', chunk), ...kernelOps(shape, shape.kernels, r, 's0', chunk), ...storeOps(shape, r, 's0', chunk)];
   });
+  return timedSchedule({
+    role: { kind: 'serial' }, device: shape.device, description: `whole buffers on one stream: H2D, kernels, D2H${ringNote(shape)}`,
+    streams: makeStreams(1, shape.streamKind, shape.device), body, ranges, verify: true, gated: shape.gated,
+  });
+}
+
+/** The optional parts of an overlapped layout that this shape implies. */
+export function layoutVariant(shape: PipelineShape): Pick<OverlapLayout, 'host' | 'slots'> {
+  return { ...(shape.host ? { host: shape.host } : {}), ...(shape.ring ? { slots: shape.ring.ring.slots } : {}) };
 }
 
 /**
  * A chunk-per-stream layout: chunk i on stream i mod `streams`, issued depth-first or breadth-first. The caller
- * passes streams no more than the chunks (buildPlan decides and says so).
+ * passes streams no more than the chunks (buildPlan decides and says so). `legacyChunk` puts that chunk's kernels
+ * on the legacy default stream, ordered against its own stream by events, to show what that one op costs.
  */
-export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, order: IssueOrder): Schedule {
+export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, order: IssueOrder, legacyChunk: number | null = null): Schedule {
   const streamOf = (range: ChunkRange) => `s${range.index % streams}`;
+  const kernelsOf = (r: ChunkRange): Op[] => {
+    if (r.index !== legacyChunk) return kernelOps(shape, shape.kernels, r, streamOf(r), r.index);
+    return [
+      { kind: 'record', stream: streamOf(r), event: 'legacy:loaded' }, { kind: 'wait', stream: 'legacy', event: 'legacy:loaded' },
+      ...kernelOps(shape, shape.kernels, r, 'legacy', r.index),
+      { kind: 'record', stream: 'legacy', event: 'legacy:computed' }, { kind: 'wait', stream: streamOf(r), event: 'legacy:computed' },
+    ];
+  };
   const body: Op[] = [];
   if (order === 'depth-first') {
-    for (const r of ranges) {
-      body.push(...loadOps(shape, r, streamOf(r), r.index), ...kernelOps(shape.kernels, r, streamOf(r), r.index), ...storeOps(shape, r, streamOf(r), r.index));
-    }
+    for (const r of ranges) body.push(...loadOps(shape, r, streamOf(r), r.index), ...kernelsOf(r), ...storeOps(shape, r, streamOf(r), r.index));
   } else {
     for (const r of ranges) body.push(...loadOps(shape, r, streamOf(r), r.index));
-    for (const r of ranges) body.push(...kernelOps(shape.kernels, r, streamOf(r), r.index));
+    for (const r of ranges) body.push(...kernelsOf(r));
     for (const r of ranges) body.push(...storeOps(shape, r, streamOf(r), r.index));
   }
+  const legacy = legacyChunk !== null;
+  const ring = shape.ring ? withRingReuse(body, shape.ring.ring.slots) : { body, events: [] };
+  const layout: OverlapLayout = {
+    chunks: ranges.length, streams, order, topology: 'chunk-per-stream', ...layoutVariant(shape),
+    ...(legacy ? { legacyOp: { chunk: legacyChunk, op: 'kernel' } } : {}),
+  };
   return timedSchedule({
-    role: { kind: 'overlapped', layout: { chunks: ranges.length, streams, order, topology: 'chunk-per-stream' } },
-    device: shape.device, description: `${ranges.length} chunks over ${streams} streams, ${order}`,
-    streams: makeStreams(streams, shape.streamFlags, shape.device), body, ranges, verify: true, gated: shape.gated,
+    role: { kind: 'overlapped', layout }, device: shape.device,
+    description: `${ranges.length} chunks over ${streams} streams, ${order}${ringNote(shape)}${shape.host ? `, host ${shape.host} after each D2H` : ''}` +
+      (legacy ? `, chunk ${legacyChunk}'s kernel on the legacy default stream` : ''),
+    streams: [...makeStreams(streams, shape.streamKind, shape.device), ...(legacy ? [{ id: 'legacy', kind: 'legacy-default', device: shape.device } as const] : [])],
+    body: ring.body, ranges, verify: true, gated: shape.gated,
+    events: [...ring.events, ...(legacy ? [{ id: 'legacy:loaded', timing: false }, { id: 'legacy:computed', timing: false }] : [])],
+  });
+}
+
+/** The same schedule with its body captured once as a CUDA graph and replayed each rep. */
+export function asGraph(schedule: Schedule): Schedule {
+  if (schedule.role.kind !== 'overlapped') throw new Error(`only overlapped layouts are replayed as graphs, not ${schedule.id}`);
+  const role: ModeRole = { kind: 'overlapped', layout: { ...schedule.role.layout, issue: 'graph' } };
+  return { ...schedule, id: modeId(role), role, issue: 'graph', description: `${schedule.description}, replayed as a CUDA graph` };
+}
+
+/** Each stage alone on whole buffers: what the bound is built from. */
+export function stageSchedules(shape: PipelineShape): Schedule[] {
+  const { ranges, chunked } = oneStreamRanges(shape);
+  const one = makeStreams(1, shape.streamKind, shape.device);
+  // The host stage is not a GPU stage: the bound is built from the GPU's stages alone.
+  const gpuOnly: PipelineShape = { ...shape, host: null };
+  const stage = (role: ModeRole, description: string, body: Op[]) =>
+    timedSchedule({ role, device: shape.device, description: description + ringNote(shape), streams: one, body, ranges, verify: false, gated: shape.gated });
+  const chunkOf = (r: ChunkRange) => (chunked ? r.index : null);
+  const schedules: Schedule[] = [];
+  const h2d = ranges.flatMap((r) => loadOps(gpuOnly, r, 's0', chunkOf(r)));
+  if (h2d.length) schedules.push(stage({ kind: 'stage', stage: 'h2d' }, 'H2D of every input, whole buffers', h2d));
+  for (const kernel of shape.kernels) {
+    schedules.push(stage({ kind: 'stage', stage: 'kernel', kernel }, `kernel ${kernel} alone on whole buffers`,
+      ranges.flatMap((r) => kernelOps(gpuOnly, [kernel], r, 's0', chunkOf(r)))));
+  }
+  const d2h = ranges.flatMap((r) => storeOps(gpuOnly, r, 's0', chunkOf(r)));
+  if (d2h.length) schedules.push(stage({ kind: 'stage', stage: 'd2h' }, 'D2H of every output, whole buffers', d2h));
+  return schedules;
+}
+
+/**
+ * H2D and D2H at once: each direction's bytes cut into `ranges`, spread over `streamsPerDirection` streams per
+ * direction and issued alternately. Two whole-buffer copies understate the link, and small pieces pay a fixed cost
+ * each: `linkRanges` picks pieces large enough to show the link at its best (under a ring, the pipeline's chunks,
+ * which fit its slots). Null when the buffers move data one way only. Under a ring, copies of one slot may overlap:
+ * the link mode times bytes, not their contents.
+ */
+export function bidirectionalSchedule(
+  buffers: readonly ConfigBuffer[],
+  ranges: readonly ChunkRange[],
+  device: number,
+  gated: boolean,
+  streamsPerDirection = 2,
+  shape: Pick<PipelineShape, 'ring'> = {},
+): Schedule | null {
+  const up = loads(buffers);
+  const down = stores(buffers);
+  if (!up.length || !down.length) return null;
+  const body: Op[] = [];
+  for (const r of ranges) {
+    const upStream = `s${r.index % streamsPerDirection}`;
+    const downStream = `s${streamsPerDirection + (r.index % streamsPerDirection)}`;
+    for (const b of up) body.push(copyOp(b, r, 'h2d', upStream, r.index, deviceFirst(shape, r)));
+    for (const b of down) body.push(copyOp(b, r, 'd2h', downStream, r.index, deviceFirst(shape, r)));
+  }
+  return timedSchedule({
+    role: { kind: 'link', copiesPerDirection: ranges.length, streamsPerDirection }, device,
+    description: `H2D and D2H at once, ${ranges.length} copies per buffer over ${streamsPerDirection} streams per direction`,
+    streams: makeStreams(2 * streamsPerDirection, 'non-blocking', device), body, ranges, verify: false, gated,
   });
 }
 
@@ -114,11 +220,11 @@ export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkR
  * the model's kernel term, so that concurrency between kernels and per-launch costs are measured, not assumed.
  */
 export function kernelsChunkedSchedule(shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, order: IssueOrder): Schedule {
-  const body = ranges.flatMap((r) => kernelOps(shape.kernels, r, `s${r.index % streams}`, r.index));
+  const body = ranges.flatMap((r) => kernelOps(shape, shape.kernels, r, `s${r.index % streams}`, r.index));
   return timedSchedule({
     role: { kind: 'kernels-chunked', layout: { chunks: ranges.length, streams, order, topology: 'chunk-per-stream' } },
     device: shape.device, description: `kernels alone, ${ranges.length} chunks over ${streams} streams, no copies`,
-    streams: makeStreams(streams, shape.streamFlags, shape.device), body, ranges, verify: false, gated: shape.gated,
+    streams: makeStreams(streams, shape.streamKind, shape.device), body, ranges, verify: false, gated: shape.gated,
   });
 }
 
@@ -143,53 +249,6 @@ export function opCostSchedule(shape: PipelineShape, op: SmallOp): Schedule | nu
   return timedSchedule({
     role: { kind: 'op-cost', op }, device: shape.device, description: `${SMALL_OP_BATCH} ${what} back to back, behind the gate`,
     streams: makeStreams(1, 'non-blocking', shape.device), body, ranges: [wholeRange(shape.elements)], verify: false, gated: true,
-  });
-}
-
-/** Each stage alone on whole buffers: what the bound is built from. */
-export function stageSchedules(shape: PipelineShape): Schedule[] {
-  const whole = wholeRange(shape.elements);
-  const one = makeStreams(1, shape.streamFlags, shape.device);
-  const stage = (role: ModeRole, description: string, body: Op[]) =>
-    timedSchedule({ role, device: shape.device, description, streams: one, body, ranges: [whole], verify: false, gated: shape.gated });
-  const schedules: Schedule[] = [];
-  const h2d = loadOps(shape, whole, 's0', null);
-  if (h2d.length) schedules.push(stage({ kind: 'stage', stage: 'h2d' }, 'H2D of every input, whole buffers', h2d));
-  for (const kernel of shape.kernels) {
-    schedules.push(stage({ kind: 'stage', stage: 'kernel', kernel }, `kernel ${kernel} alone on whole buffers`, kernelOps([kernel], whole, 's0', null)));
-  }
-  const d2h = storeOps(shape, whole, 's0', null);
-  if (d2h.length) schedules.push(stage({ kind: 'stage', stage: 'd2h' }, 'D2H of every output, whole buffers', d2h));
-  return schedules;
-}
-
-/**
- * H2D and D2H at once: each direction's bytes cut into `ranges`, spread over `streamsPerDirection` streams per
- * direction and issued alternately. Two whole-buffer copies understate the link, and small pieces pay a fixed cost
- * each: `linkRanges` picks pieces large enough to show the link at its best. Null when the buffers move data one
- * way only.
- */
-export function bidirectionalSchedule(
-  buffers: readonly ConfigBuffer[],
-  ranges: readonly ChunkRange[],
-  device: number,
-  gated: boolean,
-  streamsPerDirection = 2,
-): Schedule | null {
-  const up = loads(buffers);
-  const down = stores(buffers);
-  if (!up.length || !down.length) return null;
-  const body: Op[] = [];
-  for (const r of ranges) {
-    const upStream = `s${r.index % streamsPerDirection}`;
-    const downStream = `s${streamsPerDirection + (r.index % streamsPerDirection)}`;
-    for (const b of up) body.push(copyOp(b, r, 'h2d', upStream, r.index));
-    for (const b of down) body.push(copyOp(b, r, 'd2h', downStream, r.index));
-  }
-  return timedSchedule({
-    role: { kind: 'link', copiesPerDirection: ranges.length, streamsPerDirection }, device,
-    description: `H2D and D2H at once, ${ranges.length} copies per buffer over ${streamsPerDirection} streams per direction`,
-    streams: makeStreams(2 * streamsPerDirection, 'non-blocking', device), body, ranges, verify: false, gated,
   });
 }
 

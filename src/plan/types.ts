@@ -1,7 +1,8 @@
 import type { ChunkRange } from '../chunking.js';
 import type { ConfigBuffer } from '../config/load.js';
+import type { PrioritySpec } from '../config/toolbox.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
-import type { ModeRole } from '../vocabulary.js';
+import type { HostFunctionKind, ModeRole, StreamKind } from '../vocabulary.js';
 
 // A Plan is pure data: which buffers exist, and for every mode the ops in host issue order, each naming its stream.
 // Device, stream and event identities are symbolic ("s0", "start"); exec/ binds them to handles. New schedules
@@ -15,10 +16,10 @@ export type EventId = string;
 
 export interface StreamSpec {
   readonly id: StreamId;
-  /** 'default' streams synchronise with the legacy default stream; 'non-blocking' ones do not. */
-  readonly flags: 'non-blocking' | 'default';
-  /** Lower numbers are higher priority; undefined means the device's default. */
-  readonly priority?: number;
+  /** How the stream is made: created blocking or non-blocking, or one of the two default streams (never created). */
+  readonly kind: StreamKind;
+  /** As the config gave it (resolved against the device's range when the stream is made); undefined: the default. */
+  readonly priority?: PrioritySpec;
   readonly device: number;
 }
 
@@ -56,6 +57,7 @@ export type Op =
   | KernelOp
   | { readonly kind: 'record'; readonly stream: StreamId; readonly event: EventId }
   | { readonly kind: 'wait'; readonly stream: StreamId; readonly event: EventId }
+  /** A host function (cudaLaunchHostFunc) over the chunk's output bytes on the host, after its D2H. */
   | { readonly kind: 'host'; readonly stream: StreamId; readonly name: string; readonly chunk: number | null }
   /** Holds the stream until the host has issued the whole rep (so the timed region excludes issue cost). */
   | { readonly kind: 'gate'; readonly stream: StreamId }
@@ -93,6 +95,10 @@ export interface Schedule {
   readonly bytes: { readonly h2d: number; readonly d2h: number };
   /** The element ranges the body's chunk indexes refer to; one whole range for whole-buffer modes. */
   readonly ranges: readonly ChunkRange[];
+  /** stream: ops issued from the host every rep; graph: the body captured once and replayed. */
+  readonly issue: 'stream' | 'graph';
+  /** Pairs of timing events around each urgent kernel of a latency mode, read after every rep. */
+  readonly probes?: ReadonlyArray<{ readonly begin: EventId; readonly end: EventId }>;
 }
 
 /** Every op of a rep in host issue order. */
@@ -116,4 +122,17 @@ export interface Plan {
   readonly schedules: readonly Schedule[];
   /** Things the planner changed from what was asked, said to the user. */
   readonly notes: readonly string[];
+  /**
+   * Elements each device buffer holds: all of them, or under a device-memory budget a ring of `slots` chunk-sized
+   * slots that every schedule cycles its chunks through.
+   */
+  readonly device: { readonly elements: number; readonly ring: Ring | null; readonly budgetBytes: number | null };
+  /** The host stage every host op runs, or null. */
+  readonly host: { readonly name: string; readonly function: HostFunctionKind } | null;
+}
+
+/** A ring of device slots: chunk i lives in slot i mod slots, at element slot × slotElements of every device buffer. */
+export interface Ring {
+  readonly slots: number;
+  readonly slotElements: number;
 }

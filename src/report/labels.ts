@@ -30,7 +30,8 @@ export function modeLabel(mode: ModeResult, result: Pick<RunResult, 'modes' | 'd
   const layouts = result.modes.flatMap((m) => (m.role.kind === 'overlapped' ? [m.role.layout] : []));
   const on = device === null ? '' : ` on GPU ${device}`;
   if (layouts.length < 2) return `overlapped${on}`;
-  const sameShape = layouts.every((l) => l.chunks === role.layout.chunks && l.streams === role.layout.streams);
+  const shape = (l: typeof role.layout) => roleLabel({ kind: 'overlapped', layout: { ...l, order: 'depth-first' } });
+  const sameShape = layouts.every((l) => shape(l) === shape(role.layout));
   return sameShape ? `overlapped (${role.layout.order})${on}` : `${roleLabel(role)}${on}`;
 }
 
@@ -40,8 +41,16 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
   switch (role.kind) {
     case 'serial':
       return `serial${on}`;
-    case 'overlapped':
-      return `overlapped ${role.layout.chunks}×${role.layout.streams} ${role.layout.order}${on}`;
+    case 'overlapped': {
+      const { layout } = role;
+      const shape = layout.topology === 'stage-per-stream' ? `${layout.chunks} chunks, stage per stream` : `${layout.chunks}×${layout.streams}`;
+      const variants = [
+        layout.slots === undefined ? '' : `, ${layout.slots} slots`, layout.host === undefined ? '' : `, host ${layout.host}`,
+        layout.legacyOp === undefined ? '' : `, chunk ${layout.legacyOp.chunk} ${layout.legacyOp.op} on legacy default`,
+        layout.issue === 'graph' ? ', graph replay' : '',
+      ].join('');
+      return `overlapped ${shape} ${layout.order}${variants}${on}`;
+    }
     case 'stage':
       return `${role.stage === 'kernel' ? `kernel ${role.kernel}` : role.stage.toUpperCase()} alone${on}`;
     case 'link':
@@ -50,6 +59,10 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
       return `kernels chunked ${role.layout.chunks}×${role.layout.streams}, no copies${on}`;
     case 'op-cost':
       return `${role.op === 'launch' ? 'small launches' : `small ${role.op.toUpperCase()} copies`} back to back${on}`;
+    case 'issue-cost':
+      return `${role.op} issue cost${on}`;
+    case 'latency':
+      return `${role.kernel} on an urgent stream beside the pipeline, ${role.priorities ? 'with priorities' : 'equal priorities'}${on}`;
   }
 }
 
@@ -60,7 +73,7 @@ export function rateOf(mode: ModeResult): string {
 }
 
 export function displayOrder(modes: readonly ModeResult[]): ModeResult[] {
-  const rank = (m: ModeResult) => ({ 'op-cost': 0, stage: 1, 'kernels-chunked': 2, link: 3, serial: 4, overlapped: 5 })[m.role.kind];
+  const rank = (m: ModeResult) => ({ 'op-cost': 0, stage: 1, 'kernels-chunked': 2, link: 3, serial: 4, overlapped: 5, latency: 6, 'issue-cost': 7 })[m.role.kind];
   return [...modes].sort((a, b) => rank(a) - rank(b));
 }
 

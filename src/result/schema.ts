@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUFFER_ROLES, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, TOPOLOGIES } from '../vocabulary.js';
+import { BUFFER_ROLES, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
 
 // The contract between measuring and rendering. Renderers read a Result alone, so a saved JSON file redraws every
 // table and picture exactly as measured. Bump RESULT_VERSION on any change that an older reader would misread, and
@@ -117,6 +117,11 @@ export const OverlapLayoutSchema = z.object({
   streams: z.number().int(),
   order: z.enum(ISSUE_ORDERS),
   topology: z.enum(TOPOLOGIES),
+  // Optional, so that version 2 results written before these variants existed still load.
+  issue: z.literal('graph').optional(),
+  host: z.string().optional(),
+  slots: z.number().int().optional(),
+  legacyOp: z.object({ chunk: z.number().int(), op: z.literal('kernel') }).optional(),
 });
 
 export const ModeRoleSchema = z.union([
@@ -127,6 +132,8 @@ export const ModeRoleSchema = z.union([
   z.object({ kind: z.literal('link'), copiesPerDirection: z.number().int(), streamsPerDirection: z.number().int() }),
   z.object({ kind: z.literal('kernels-chunked'), layout: OverlapLayoutSchema }),
   z.object({ kind: z.literal('op-cost'), op: z.enum(SMALL_OPS) }),
+  z.object({ kind: z.literal('issue-cost'), op: z.enum(ISSUE_COST_OPS) }),
+  z.object({ kind: z.literal('latency'), kernel: z.string(), priorities: z.boolean() }),
 ]);
 // The schema and the vocabulary's type must describe the same thing.
 const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole ? (ModeRole extends z.infer<typeof ModeRoleSchema> ? true : false) : false = true;
@@ -227,6 +234,10 @@ export const ModeResultSchema = z.object({
   smClockMHz: z.object({ min: z.number(), max: z.number() }).nullable(),
   /** Overlapped modes only: speedup, bound and efficiency. */
   analysis: OverlapAnalysisSchema.nullable(),
+  /** Modes replayed as a CUDA graph: host time to capture and to instantiate it, paid once, not in `samplesMs`. */
+  graph: z.object({ captureMs: z.number(), instantiateMs: z.number() }).optional(),
+  /** Latency modes: each urgent kernel's time between the events around it, over every timed rep, ms. */
+  latency: z.object({ n: z.number().int(), medianMs: z.number(), p99Ms: z.number(), maxMs: z.number() }).optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 
@@ -246,6 +257,13 @@ export const TimelineOpSchema = z.object({
   endMs: z.number(),
   /** Host time from issuing the rep's start event to issuing this op, ms (a host timer). */
   issuedMs: z.number(),
+  /**
+   * Host ops: host time from issuing the start event to when the function started and ended on the JS thread. On
+   * the GPU's clock `startMs` is when its stream reached it; the difference is its latency, to within the gap
+   * between issuing the start event and the GPU recording it.
+   */
+  hostStartedMs: z.number().optional(),
+  hostEndedMs: z.number().optional(),
 });
 export type TimelineOp = z.infer<typeof TimelineOpSchema>;
 
@@ -257,7 +275,8 @@ export const TracedRepSchema = z.object({
   totalMs: z.number(),
   /** Host time to issue the whole traced rep, ms. */
   issueMs: z.number(),
-  streams: z.array(z.object({ id: z.string(), flags: z.enum(['non-blocking', 'default']), priority: z.number().int().nullable() })),
+  /** `flags` is the stream's kind; 'default' is how results before stream kinds spelled 'blocking'. */
+  streams: z.array(z.object({ id: z.string(), flags: z.union([z.enum(STREAM_KINDS), z.literal('default')]), priority: z.number().int().nullable() })),
   ops: z.array(TimelineOpSchema),
 });
 export type TracedRep = z.infer<typeof TracedRepSchema>;
@@ -365,6 +384,15 @@ export const RunResultSchema = z.object({
     speedupError: z.number().nullable(),
     efficiency: z.number(),
   }),
+  /**
+   * Device memory of the buffers: the budget asked for (null for none), what the plan allocates, what cudaMemGetInfo
+   * saw go (before and after allocating), and the ring of slots the chunks cycled through (null when none). Absent
+   * in results written before it was measured.
+   */
+  deviceMemory: z.object({
+    budgetBytes: z.number().nullable(), askedBytes: z.number(), measuredBytes: z.number(),
+    ring: z.object({ slots: z.number().int(), slotElements: z.number() }).nullable(),
+  }).optional(),
   /** Traced reps, when the run recorded any. */
   timeline: z.object({ reps: z.array(TracedRepSchema) }).nullable(),
   /** Present when the result comes from `cuda-pipe sweep`. */

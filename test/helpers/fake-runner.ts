@@ -12,6 +12,8 @@ export interface FakeRunnerOptions {
   readonly gpuMs?: (schedule: Schedule, n: number) => number;
   /** What a rep writes into each output: by default every element gets 7, whatever the mode. */
   readonly write?: (schedule: Schedule, output: Uint8Array, buffer: ConfigBuffer) => void;
+  /** Latency modes: what probe `i` of a rep measured (default 0.01 ms). */
+  readonly probeMs?: (schedule: Schedule, i: number) => number;
   /** Host time a rep takes, so that time budgets can run out. */
   readonly delayMs?: number;
 }
@@ -41,7 +43,11 @@ export class FakeRunner implements RepRunner {
       if (this.options.write) this.options.write(schedule, bytes, buffer);
       else bytes.fill(7);
     }
-    return { gpuMs: this.options.gpuMs?.(schedule, n) ?? 1, hostIssueMs: 0.01, gateTimedOut: false };
+    const probes = schedule.probes ?? [];
+    return {
+      gpuMs: this.options.gpuMs?.(schedule, n) ?? 1, hostIssueMs: 0.01, gateTimedOut: false,
+      ...(probes.length ? { probesMs: probes.map((_, i) => this.options.probeMs?.(schedule, i) ?? 0.01) } : {}),
+    };
   }
 
   async traceRep(id: string): Promise<TracedRepTiming> {
@@ -59,6 +65,10 @@ export class FakeRunner implements RepRunner {
 
   outputs(): ConfigBuffer[] {
     return this.buffers.filter((b) => b.role === 'out' || b.role === 'inout');
+  }
+
+  hostWindows(name: string): Uint8Array[] {
+    return [this.hostView(name)];
   }
 
   hostView(name: string): Uint8Array {

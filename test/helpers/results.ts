@@ -38,6 +38,8 @@ function medianOf(role: ModeRole): number {
     case 'link': return 5.39;
     case 'kernels-chunked': return 2.8;
     case 'op-cost': return role.op === 'launch' ? 0.6 : role.op === 'h2d' ? 0.65 : 0.45;
+    case 'issue-cost': return 1;
+    case 'latency': return 6.1;
   }
 }
 

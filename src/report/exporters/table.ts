@@ -3,6 +3,7 @@ import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
 import { boundText, deviceLine, displayOrder, formatSpeedup, modeLabel, modelLines, rateOf, timingLine } from '../labels.js';
 import type { RunExporter } from '../exporter.js';
+import { toolboxLines } from '../toolbox.js';
 import type { Style } from '../style.js';
 
 /** The terminal report of one run, drawn from the Result alone. */
@@ -12,7 +13,7 @@ export function renderRunTable(result: RunResult, style: Style): string {
   const totals = result.buffers.filter((b) => b.role !== 'scratch').map((b) => `${b.name} ${formatBytes(b.bytes)} ${b.role}`).join(', ');
   const memory = [...new Set(result.buffers.filter((b) => b.role !== 'scratch').map((b) => b.hostMemory))].join('/');
   const layouts = result.modes.flatMap((m) => (m.role.kind === 'overlapped' && m.analysis ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} elements over ${m.role.layout.streams} streams, ${m.role.layout.order}`] : []));
-  lines.push(`layout: ${[...new Set(layouts)].join('; ')}; buffers ${totals}; ${memory} host memory`);
+  lines.push(`layout: ${[...new Set(layouts)].join('; ')}; ${totals ? `buffers ${totals}; ${memory} host memory` : 'device-only buffers'}`);
   lines.push('kernels: ' + result.kernels.map((k) =>
     `${k.label} (${k.entry}, ${k.compile.cached ? 'cache hit' : `compiled by NVRTC ${k.compile.nvrtc}`} for ${k.compile.arch} in ${formatMs(k.compile.ms)})`).join('; '));
   lines.push(timingLine(result));
@@ -37,6 +38,7 @@ export function renderRunTable(result: RunResult, style: Style): string {
       `(${confidence}; ${formatMs(analysis.serialMs)} → ${formatMs(mode.stats.median)})`);
     lines.push(boundText(mode) ?? '', ...modelLines(mode));
   }
+  lines.push(...toolboxLines(result));
   lines.push(verificationLine(result, style));
   lines.push(`clocks: ${result.clocks.checked && result.clocks.minMHz !== null ? `SM ${result.clocks.minMHz} to ${result.clocks.maxMHz} MHz while kernels ran (NVML)` : result.clocks.note}`);
   for (const note of result.notes) lines.push(`note: ${note}`);

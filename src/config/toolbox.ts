@@ -1,0 +1,56 @@
+import { UsageError } from '../errors.js';
+import { ringSlots, splitRanges } from '../chunking.js';
+import type { PriorityLevel } from '../vocabulary.js';
+import type { ParsedConfig } from './schema.js';
+
+// Checks and readings of the stream toolbox's config fields, kept apart from the loader's core (which imports
+// this module, so this one names what it needs of the loader's types structurally).
+
+type Locator = (path: readonly (string | number)[]) => string;
+
+/** A priority as the config gave it, with the place that gave it, for the error once the device's range is known. */
+export interface PrioritySpec {
+  readonly level: PriorityLevel;
+  readonly where: string;
+}
+
+export interface LatencySpec {
+  /** The label of the kernel launched on the urgent stream; it is not launched per chunk. */
+  readonly kernel: string;
+  readonly elements: number;
+  readonly priority: PrioritySpec;
+}
+
+export function readLatency(parsed: ParsedConfig, kernels: readonly { readonly label: string }[], elements: number, locate: Locator): LatencySpec | null {
+  const latency = parsed.latency;
+  if (!latency) return null;
+  if (!kernels.some((k) => k.label === latency.kernel)) {
+    throw new UsageError(`${locate(['latency', 'kernel'])}: no kernel is called "${latency.kernel}".`, {
+      hint: `Kernels in this config: ${kernels.map((k) => k.label).join(', ')}.`,
+    });
+  }
+  if (kernels.length < 2) throw new UsageError(`${locate(['latency', 'kernel'])}: the pipeline needs a kernel of its own beside the latency kernel.`);
+  if (latency.elements < 1 || latency.elements > elements) {
+    throw new UsageError(`${locate(['latency', 'elements'])}: ${latency.elements} elements; the buffers have ${elements}.`);
+  }
+  return { kernel: latency.kernel, elements: latency.elements, priority: { level: latency.priority, where: locate(['latency', 'priority']) } };
+}
+
+/** A device-memory budget or slot count must leave room for a chunk, and a ring needs chunks issued in order. */
+export function checkRing(parsed: ParsedConfig, buffers: readonly { readonly elementBytes: number }[], elements: number, locate: Locator): void {
+  const { pipeline } = parsed;
+  const ranges = splitRanges(elements, pipeline.chunks, pipeline.align);
+  const slots = ringSlots({
+    chunks: ranges.length, chunkElements: ranges[0]?.count ?? elements, bytesPerElement: buffers.reduce((sum, b) => sum + b.elementBytes, 0),
+    budgetBytes: parsed.deviceMemory ?? null, slots: pipeline.slots ?? null,
+  });
+  if (slots !== null && typeof slots === 'object') {
+    const where = locate(pipeline.slots !== undefined ? ['pipeline', 'slots'] : ['deviceMemory']);
+    throw new UsageError(`${where}: ${slots.error}.`, { hint: 'Use more chunks (smaller slots), fewer slots, or a larger deviceMemory.' });
+  }
+  if (typeof slots === 'number' && [pipeline.order].flat().includes('breadth-first')) {
+    throw new UsageError(`${locate(['pipeline', 'order'])}: a ring of ${slots} device slots reloads a slot only once the chunk before it has left it, ` +
+      'which needs depth-first issue; breadth-first would issue every load before the stores it must wait for.', { hint: 'Use order: depth-first.' });
+  }
+}
+

@@ -1,0 +1,47 @@
+import Table from 'cli-table3';
+import { formatMs, formatRate, gbPerSecond } from '../format.js';
+import type { ModeResult, RunResult } from '../result/schema.js';
+
+/** One row of `run --host-memory`: what one kind of host memory did to the same config. */
+export interface HostMemoryRow {
+  readonly hostMemory: string;
+  readonly h2dGbPerSecond: number | null;
+  readonly d2hGbPerSecond: number | null;
+  readonly serialMs: number;
+  readonly overlappedMs: number;
+  readonly speedup: number;
+  /** (serial − overlapped) / (serial − bound): the share of the saving overlap could make that it made. */
+  readonly overlapAchieved: number | null;
+}
+
+const rate = (mode: ModeResult | undefined, direction: 'h2d' | 'd2h') =>
+  (mode ? gbPerSecond(mode.bytes[direction], mode.stats.median) : null);
+
+export function hostMemoryRow(result: RunResult): HostMemoryRow {
+  const kinds = [...new Set(result.buffers.filter((b) => b.role !== 'scratch').map((b) => b.hostMemory))];
+  const stage = (s: 'h2d' | 'd2h') => result.modes.find((m) => m.role.kind === 'stage' && m.role.stage === s);
+  const headline = result.modes.find((m) => m.id === result.summary.mode);
+  const bound = headline?.analysis?.bound.ms ?? null;
+  const { serialMs, overlappedMs, speedup } = result.summary;
+  return {
+    hostMemory: kinds.join('/'), h2dGbPerSecond: rate(stage('h2d'), 'h2d'), d2hGbPerSecond: rate(stage('d2h'), 'd2h'), serialMs, overlappedMs, speedup,
+    overlapAchieved: bound !== null && serialMs > bound ? (serialMs - overlappedMs) / (serialMs - bound) : null,
+  };
+}
+
+/** The side-by-side table: copy bandwidth, serial and overlapped times, speedup, and how much of the overlap happened. */
+export function renderHostMemoryTable(results: readonly RunResult[]): string {
+  const table = new Table({
+    head: ['host memory', 'H2D', 'D2H', 'serial', 'overlapped', 'speedup', 'overlap achieved'],
+    style: { head: [], border: [] },
+    colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
+  });
+  for (const row of results.map(hostMemoryRow)) {
+    table.push([
+      row.hostMemory, row.h2dGbPerSecond === null ? '' : formatRate(row.h2dGbPerSecond), row.d2hGbPerSecond === null ? '' : formatRate(row.d2hGbPerSecond),
+      formatMs(row.serialMs), formatMs(row.overlappedMs), `${row.speedup.toFixed(2)}×`,
+      row.overlapAchieved === null ? '' : `${Math.round(100 * row.overlapAchieved)}%`,
+    ]);
+  }
+  return `${results[0]?.config.name ?? ''} by host memory kind (overlap achieved: (serial − overlapped) / (serial − bound)):\n${table.toString()}`;
+}

@@ -1,0 +1,135 @@
+import { formatBytes, formatMs } from '../format.js';
+import type { ModeResult, RunResult, TimelineOp } from '../result/schema.js';
+import type { OverlapLayout } from '../vocabulary.js';
+
+// What the stream toolbox's variants showed, each against its twin (the same layout without the variant), in
+// words every renderer prints alike. Drawn from the Result alone.
+
+type Variant = 'issue' | 'host' | 'legacyOp';
+
+const layoutOf = (mode: ModeResult): OverlapLayout | null => (mode.role.kind === 'overlapped' ? mode.role.layout : null);
+
+const sameLayout = (a: OverlapLayout, b: OverlapLayout) =>
+  a.chunks === b.chunks && a.streams === b.streams && a.order === b.order && a.topology === b.topology && a.slots === b.slots &&
+  a.issue === b.issue && a.host === b.host && a.legacyOp?.chunk === b.legacyOp?.chunk;
+
+/** The mode whose layout is `mode`'s without `variant`. */
+export function twinWithout(mode: ModeResult, variant: Variant, modes: readonly ModeResult[]): ModeResult | null {
+  const layout = layoutOf(mode);
+  if (!layout || layout[variant] === undefined) return null;
+  const { [variant]: _dropped, ...rest } = layout;
+  return modes.find((m) => {
+    const other = layoutOf(m);
+    return m.device === mode.device && other !== null && sameLayout(other, rest as OverlapLayout);
+  }) ?? null;
+}
+
+/** The host issue loop's median against the GPU's: above this share, issuing is what the rep waited for. */
+const ISSUE_BOUND_SHARE = 0.8;
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+
+/** Which side limited a stream-issued mode: the host issuing it, or the GPU running it. */
+export function limitingSide(mode: ModeResult): { side: 'host issue' | 'GPU'; issueMs: number } {
+  const issueMs = median(mode.hostIssueMs);
+  return { side: issueMs >= ISSUE_BOUND_SHARE * mode.stats.median ? 'host issue' : 'GPU', issueMs };
+}
+
+function graphLine(mode: ModeResult, modes: readonly ModeResult[]): string | null {
+  const stream = twinWithout(mode, 'issue', modes);
+  if (!stream) return null;
+  const gain = stream.stats.median / mode.stats.median;
+  const { side, issueMs } = limitingSide(stream);
+  const setup = mode.graph;
+  const saved = stream.stats.median - mode.stats.median;
+  const once = setup
+    ? `; capture ${formatMs(setup.captureMs)} and instantiate ${formatMs(setup.instantiateMs)}, once` +
+      (saved > 0 ? ` (repaid after ${Math.ceil((setup.captureMs + setup.instantiateMs) / saved)} reps)` : '')
+    : '';
+  const why = side === 'host issue'
+    ? `stream-issued, the host took ${formatMs(issueMs)} to issue a rep of ${formatMs(stream.stats.median)}: host issue limited it, and the graph removes that`
+    : `stream-issued, issuing took ${formatMs(issueMs)} of ${formatMs(stream.stats.median)}: the GPU side limited it, which a graph does not change`;
+  return `graph replay: ${formatMs(mode.stats.median)} vs ${formatMs(stream.stats.median)} stream-issued (${gain.toFixed(2)}×)${once}; ${why}`;
+}
+
+/** Latency of each host op: from its stream reaching it (GPU clock) to the function starting (host clock). */
+export function hostOpLatencies(ops: readonly TimelineOp[]): { latencyMs: number[]; runMs: number[] } {
+  const host = ops.filter((o) => o.kind === 'host' && o.hostStartedMs !== undefined && o.hostEndedMs !== undefined);
+  return {
+    latencyMs: host.map((o) => (o.hostStartedMs ?? 0) - o.startMs),
+    runMs: host.map((o) => (o.hostEndedMs ?? 0) - (o.hostStartedMs ?? 0)),
+  };
+}
+
+function hostLine(mode: ModeResult, result: RunResult): string | null {
+  const layout = layoutOf(mode);
+  if (!layout?.host || layout.issue) return null;
+  const without = twinWithout(mode, 'host', result.modes);
+  const effect = without
+    ? `; the pipeline ${formatMs(without.stats.median)} without it → ${formatMs(mode.stats.median)} with it (${(100 * (mode.stats.median / without.stats.median - 1)).toFixed(1)}%)`
+    : '';
+  const rep = result.timeline?.reps.find((r) => r.mode === mode.id);
+  const { latencyMs, runMs } = hostOpLatencies(rep?.ops ?? []);
+  const traced = latencyMs.length
+    ? `; in the traced rep, ${latencyMs.length} calls started a median ${formatMs(median(latencyMs))} (max ${formatMs(Math.max(...latencyMs))}) ` +
+      `after their stream reached them and ran a median ${formatMs(median(runMs))}`
+    : '; no traced rep to time the calls';
+  return `host stage ${layout.host}${traced}${effect}`;
+}
+
+function legacyLine(mode: ModeResult, result: RunResult): string | null {
+  const layout = layoutOf(mode);
+  if (!layout?.legacyOp) return null;
+  const without = twinWithout(mode, 'legacyOp', result.modes);
+  if (!without) return null;
+  const lost = mode.stats.median - without.stats.median;
+  const serial = result.modes.find((m) => m.role.kind === 'serial' && m.device === mode.device);
+  const saved = serial ? serial.stats.median - without.stats.median : null;
+  const share = saved && saved > 0 ? ` (${(100 * lost / saved).toFixed(0)}% of what overlap saved)` : '';
+  return `legacy default stream: chunk ${layout.legacyOp.chunk}'s ${layout.legacyOp.op} on cudaStreamLegacy made the ${layout.order} layout ` +
+    `${formatMs(without.stats.median)} → ${formatMs(mode.stats.median)}: ${lost >= 0 ? `${formatMs(lost)} of overlap lost${share}` : 'no overlap lost'}`;
+}
+
+const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`;
+
+/** The urgent kernels' latency with and without priorities, and what they cost the pipeline beside them. */
+function latencyLine(result: RunResult): string | null {
+  const latency = result.modes.filter((m) => m.role.kind === 'latency' && m.latency);
+  const withP = latency.find((m) => m.role.kind === 'latency' && m.role.priorities);
+  const without = latency.find((m) => m.role.kind === 'latency' && !m.role.priorities);
+  if (!withP?.latency || !without?.latency || withP.role.kind !== 'latency') return null;
+  const alone = result.modes.find((m) => m.role.kind === 'overlapped' && m.device === withP.device);
+  const stats = (l: NonNullable<ModeResult['latency']>) => `median ${us(l.medianMs)}, p99 ${us(l.p99Ms)}`;
+  const background = alone
+    ? `; the pipeline ${formatMs(alone.stats.median)} alone, ${formatMs(withP.stats.median)} beside them with priorities ` +
+      `(${(100 * (withP.stats.median / alone.stats.median - 1)).toFixed(1)}%), ${formatMs(without.stats.median)} without`
+    : '';
+  return `latency of ${withP.role.kernel} on the urgent stream over ${withP.latency.n} launches: ${stats(withP.latency)} with priorities, ` +
+    `${stats(without.latency)} without${background}`;
+}
+
+function memoryLine(result: RunResult): string | null {
+  const memory = result.deviceMemory;
+  if (!memory || (memory.budgetBytes === null && memory.ring === null)) return null;
+  const hostBytes = result.buffers.filter((b) => b.role !== 'scratch').reduce((sum, b) => sum + b.bytes, 0);
+  return `device memory: ${memory.budgetBytes === null ? 'no budget' : `budget ${formatBytes(memory.budgetBytes)}`}; ` +
+    `allocated ${formatBytes(memory.askedBytes)} (cudaMemGetInfo saw ${formatBytes(memory.measuredBytes)} go)` +
+    (memory.ring ? ` for a ring of ${memory.ring.slots} slots of ${memory.ring.slotElements} elements` : '') +
+    `, streaming ${formatBytes(hostBytes)} of host buffers`;
+}
+
+/** Every toolbox line the result calls for, in mode order. */
+export function toolboxLines(result: RunResult): string[] {
+  const lines: string[] = [];
+  for (const mode of result.modes) {
+    if (mode.role.kind !== 'overlapped') continue;
+    for (const line of [mode.role.layout.issue ? graphLine(mode, result.modes) : null, hostLine(mode, result), legacyLine(mode, result)]) {
+      if (line) lines.push(line);
+    }
+  }
+  return [...lines, ...[latencyLine(result), memoryLine(result)].filter((line): line is string => line !== null)];
+}

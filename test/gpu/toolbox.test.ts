@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { packageRoot } from '../../src/paths.js';
+import { type RunResult, RunResultSchema } from '../../src/result/schema.js';
+import { runCli } from '../helpers/cli.js';
+import { gpuSkipReason } from '../helpers/gpu.js';
+
+// The stream toolbox on a real device: each shipped config runs, verifies, and reports what it is there to show.
+// Each test skips on its own, with the reason, so a machine without a GPU still counts them.
+const gpu = { skip: gpuSkipReason() ?? false };
+const out = mkdtempSync(join(tmpdir(), 'cuda-pipe-toolbox-'));
+
+function run(name: string, args: readonly string[] = []): { result: RunResult; stdout: string; stderr: string } {
+  const json = join(out, `${name}-${args.join('_').replace(/[^\w-]/g, '')}.json`);
+  const { code, stdout, stderr } = runCli(['run', join('configs', `${name}.yaml`), '--json', json, ...args]);
+  assert.equal(code, 0, `${name}: ${stderr}`);
+  return { result: RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8'))), stdout, stderr };
+}
+
+const overlapped = (result: RunResult, match: (layout: Extract<RunResult['modes'][number]['role'], { kind: 'overlapped' }>['layout']) => boolean) => {
+  const mode = result.modes.find((m) => m.role.kind === 'overlapped' && match(m.role.layout));
+  assert.ok(mode, `no such overlapped mode among ${result.modes.map((m) => m.id).join(', ')}`);
+  return mode;
+};
+
+describe('the stream toolbox on a real device', () => {
+  it('graph-launches: a graph replay of 1,024 tiny launches is at least 5× faster than issuing them, with setup timed apart', gpu, () => {
+    const { result, stdout } = run('graph-launches', ['--max-time', '1']);
+    const stream = overlapped(result, (l) => l.issue === undefined);
+    const graph = overlapped(result, (l) => l.issue === 'graph');
+    assert.ok(graph.graph && graph.graph.captureMs > 0 && graph.graph.instantiateMs > 0, JSON.stringify(graph.graph));
+    assert.equal(stream.graph, undefined);
+    const gain = stream.stats.median / graph.stats.median;
+    assert.ok(gain >= 5, `graph replay only ${gain.toFixed(2)}× faster (${stream.stats.median} → ${graph.stats.median} ms)`);
+    assert.match(stdout, /graph replay: .* host issue limited it, and the graph removes that/);
+    const rep = result.timeline?.reps.find((r) => r.mode === graph.id);
+    if (rep) assert.equal(rep.ops.filter((o) => o.kind === 'kernel').length, 1024);
+    else assert.ok(result.notes.some((n) => n.startsWith('No timeline for')), 'a graph timeline, or a note why not');
+  });
+
+  it('graph-copies: copies dominate, the replay verifies and barely helps, and the report says the GPU side limited it', gpu, () => {
+    const { result, stdout } = run('graph-copies', ['--max-time', '1']);
+    assert.equal(result.verification.status, 'passed');
+    const stream = overlapped(result, (l) => l.issue === undefined);
+    const graph = overlapped(result, (l) => l.issue === 'graph');
+    assert.ok(stream.stats.median / graph.stats.median < 1.5, `${stream.stats.median} → ${graph.stats.median} ms`);
+    assert.match(stdout, /graph replay: .* the GPU side limited it/);
+  });
+
+  it('host-stage: a checksum after each D2H through one registered host function, timed on the rep\'s timeline, with either wait', gpu, () => {
+    for (const wait of ['poll', 'thread']) {
+      const { result, stdout } = run('host-stage', ['--max-time', '1', '--wait', wait]);
+      assert.equal(result.verification.status, 'passed', wait);
+      const mode = overlapped(result, (l) => l.host === 'checksum');
+      overlapped(result, (l) => l.host === undefined);
+      const rep = result.timeline?.reps.find((r) => r.mode === mode.id);
+      assert.ok(rep, 'a traced rep of the host-stage layout');
+      const host = rep.ops.filter((o) => o.kind === 'host');
+      assert.equal(host.length, 16);
+      for (const op of host) {
+        assert.ok(op.hostStartedMs !== undefined && op.hostEndedMs !== undefined && op.hostEndedMs >= op.hostStartedMs, JSON.stringify(op));
+        // Host and GPU clocks meet only at the start event: allow the gap between issuing it and the GPU recording it.
+        assert.ok(op.hostStartedMs >= op.startMs - 0.5, `a call started before its stream reached it: ${JSON.stringify(op)}`);
+      }
+      assert.match(stdout, /host stage checksum; in the traced rep, 16 calls started a median/);
+    }
+  });
+
+  it('host-stage --mode graph: host functions captured into the graph run on every replay and verify', gpu, () => {
+    const { result } = run('host-stage', ['--mode', 'graph', '--reps', '5', '--warmup', '1']);
+    assert.equal(result.verification.status, 'passed');
+    assert.ok(overlapped(result, (l) => l.issue === 'graph' && l.host === 'checksum').stats.median > 0);
+  });
+
+  it('stage-per-stream: one stream per stage through a 64 MiB ring verifies, overlaps, and measures the device memory it took', gpu, () => {
+    const { result, stdout } = run('stage-per-stream', ['--max-time', '1', '--mode', 'graph']);
+    assert.equal(result.verification.status, 'passed');
+    const mode = overlapped(result, (l) => l.topology === 'stage-per-stream' && l.issue === undefined);
+    assert.ok(mode.analysis && mode.analysis.speedup > 1.3, `speedup ${mode.analysis?.speedup}`);
+    const memory = result.deviceMemory;
+    assert.ok(memory && memory.askedBytes === 64 * 2 ** 20, JSON.stringify(memory));
+    assert.ok(memory.measuredBytes >= memory.askedBytes && memory.measuredBytes <= memory.askedBytes + 64 * 2 ** 20, JSON.stringify(memory));
+    assert.deepEqual(result.timeline?.reps.find((r) => r.mode === mode.id)?.streams.map((s) => s.id), ['load', 'compute', 'store']);
+    assert.match(stdout, /device memory: budget 64 MiB; allocated 64 MiB/);
+  });
+
+  it('ring-8gib: an 8 GiB input runs, verifies and reports through 1 GiB of device memory', gpu, () => {
+    const { result, stdout } = run('ring-8gib', ['--no-trace']);
+    assert.equal(result.verification.status, 'passed');
+    assert.ok(result.deviceMemory && result.deviceMemory.measuredBytes <= 2 ** 30 + 64 * 2 ** 20, JSON.stringify(result.deviceMemory));
+    assert.ok(result.summary.speedup > 1, `speedup ${result.summary.speedup}`);
+    assert.match(stdout, /streaming 16 GiB of host buffers/);
+  });
+
+  it('legacy-default: one kernel on the legacy default stream costs overlap, and the report names it', gpu, () => {
+    const { result, stdout } = run('legacy-default', ['--max-time', '1']);
+    assert.equal(result.verification.status, 'passed');
+    const plain = overlapped(result, (l) => l.legacyOp === undefined);
+    const legacy = overlapped(result, (l) => l.legacyOp !== undefined);
+    assert.ok(legacy.stats.median > plain.stats.median * 1.05, `${plain.stats.median} → ${legacy.stats.median} ms`);
+    assert.match(stdout, /legacy default stream: chunk 3's kernel on cudaStreamLegacy made the depth-first layout .* of overlap lost/);
+    assert.deepEqual(result.timeline?.reps.find((r) => r.mode === legacy.id)?.streams.at(-1), { id: 'legacy', flags: 'legacy-default', priority: null });
+  });
+
+  it('host-memory: four kinds side by side in one table, pageable copies slower than pinned', gpu, () => {
+    const json = join(out, 'host-memory.json');
+    const { code, stdout, stderr } = runCli(['run', join('configs', 'host-memory.yaml'), '--host-memory', 'pinned,pageable,write-combined,registered',
+      '--reps', '5', '--warmup', '1', '--no-trace', '--json', json]);
+    assert.equal(code, 0, stderr);
+    const results = (JSON.parse(readFileSync(json, 'utf8')) as unknown[]).map((r) => RunResultSchema.parse(r));
+    assert.deepEqual(results.map((r) => r.buffers[0]?.hostMemory), ['pinned', 'pageable', 'write-combined', 'registered']);
+    assert.ok(results.every((r) => r.verification.status === 'passed'));
+    assert.match(stdout, /host-memory by host memory kind/);
+    const h2d = (r: RunResult) => r.modes.find((m) => m.role.kind === 'stage' && m.role.stage === 'h2d')?.stats.median ?? 0;
+    assert.ok(h2d(results[1] as RunResult) > h2d(results[0] as RunResult), 'pageable H2D slower than pinned');
+  });
+
+  it('priorities: a high-priority stream\'s small kernels wait less beside a low-priority pipeline than at equal priority', gpu, () => {
+    const { result, stdout } = run('priorities', ['--max-time', '1']);
+    assert.equal(result.verification.status, 'passed');
+    const latency = (priorities: boolean) => result.modes.find((m) => m.role.kind === 'latency' && m.role.priorities === priorities)?.latency;
+    const high = latency(true);
+    const equal = latency(false);
+    assert.ok(high && equal && high.n >= 32 && equal.n >= 32, JSON.stringify({ high, equal }));
+    assert.ok(high.medianMs < equal.medianMs, `median latency ${high.medianMs} ms with priorities, ${equal.medianMs} ms without`);
+    assert.match(stdout, /latency of small on the urgent stream over \d+ launches: median [\d.]+ µs, p99 [\d.]+ µs with priorities/);
+    const rep = result.timeline?.reps.find((r) => r.mode === 'latency:small:priorities');
+    assert.ok(rep?.streams.some((s) => s.id === 'urgent' && s.priority === result.devices[0]?.streamPriority.greatest), JSON.stringify(rep?.streams));
+  });
+
+  it('priorities: a number outside the device\'s range is a usage error naming the range', gpu, () => {
+    const { code, stderr } = runCli(['run', join('configs', 'priorities.yaml'), '--dry-run']);
+    assert.equal(code, 0, stderr);
+    const bad = join(out, 'bad-priority.yaml');
+    writeFileSync(bad, readFileSync(join(packageRoot(), 'configs', 'priorities.yaml'), 'utf8').replace('priority: low', 'priority: -99'));
+    const failed = runCli(['run', bad]);
+    assert.equal(failed.code, 2, failed.stderr);
+    assert.match(failed.stderr, /bad-priority\.yaml:\d+:\d+: stream priority -99 is outside device 0's range, -?\d+ \(highest\) to -?\d+ \(lowest\)/);
+  });
+
+  it('overhead: measures event records with and without timing and cross-stream waits', gpu, () => {
+    const { code, stdout, stderr } = runCli(['overhead', '--ops', '2000', '--json']);
+    assert.equal(code, 0, stderr);
+    const rows = (JSON.parse(stdout) as { rows: Array<{ op: string; hostUsPerOp: { median: number } }> }).rows;
+    assert.deepEqual(rows.map((r) => r.op), ['launch', 'copy', 'record-timing', 'record-untimed', 'wait']);
+    for (const r of rows) assert.ok(r.hostUsPerOp.median > 0 && r.hostUsPerOp.median < 100, `${r.op}: ${r.hostUsPerOp.median} µs`);
+  });
+});
