@@ -48,13 +48,21 @@ export class DeviceBuffers {
         { hint: 'Use smaller buffers (count or size in the config), or free memory held by other processes (nvidia-smi).' },
       );
     }
-    const bindings = new Map<string, BufferBinding>();
-    for (const buffer of buffers) {
-      // Scratch buffers live on the device only; host pointer 0 is never used because no copy names them.
-      const host = buffer.role === 'scratch' ? (0n as HostPtr) : allocHost(rt, buffer, cleanup);
+    // Host memory first: pinning it can move the device's free figure too, and only the device buffers are measured.
+    // Scratch buffers live on the device only; host pointer 0 is never used because no copy names them.
+    const hosts = buffers.map((buffer) => (buffer.role === 'scratch' ? (0n as HostPtr) : allocHost(rt, buffer, cleanup)));
+    const freeBefore = rt.memory.info().free;
+    const devices = buffers.map((buffer) => {
       const bytes = deviceElements * buffer.elementBytes;
       const devicePtr = rt.memory.malloc(bytes, `buffer "${buffer.name}", ${formatBytes(bytes)}`);
       cleanup.push(() => rt.memory.free(devicePtr));
+      return devicePtr;
+    });
+    const after = rt.memory.info().free;
+    const bindings = new Map<string, BufferBinding>();
+    buffers.forEach((buffer, index) => {
+      const host = hosts[index] as HostPtr;
+      const devicePtr = devices[index] as DevicePtr;
       let pristine: Uint8Array[] | null = null;
       if (buffer.role === 'in' || buffer.role === 'inout') {
         const windows = hostWindows(host, 0, buffer.bytes);
@@ -62,9 +70,8 @@ export class DeviceBuffers {
         if (buffer.role === 'inout') pristine = windows.map((view) => new Uint8Array(view));
       }
       bindings.set(buffer.name, { buffer, host, device: devicePtr, pristine });
-    }
-    const after = rt.memory.info().free;
-    return new DeviceBuffers(rt, device, bindings, { askedBytes: deviceBytes, measuredBytes: free - after, freeBeforeBytes: free }, deviceElements);
+    });
+    return new DeviceBuffers(rt, device, bindings, { askedBytes: deviceBytes, measuredBytes: freeBefore - after, freeBeforeBytes: freeBefore }, deviceElements);
   }
 
   binding(name: string): BufferBinding {

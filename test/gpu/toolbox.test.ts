@@ -88,7 +88,7 @@ describe('the stream toolbox on a real device', () => {
   });
 
   it('ring-8gib: an 8 GiB input runs, verifies and reports through 1 GiB of device memory', gpu, () => {
-    const { result, stdout } = run('ring-8gib', ['--no-trace']);
+    const { result, stdout } = run('ring-8gib', ['--no-tracing']);
     assert.equal(result.verification.status, 'passed');
     assert.ok(result.deviceMemory && result.deviceMemory.measuredBytes <= 2 ** 30 + 64 * 2 ** 20, JSON.stringify(result.deviceMemory));
     assert.ok(result.summary.speedup > 1, `speedup ${result.summary.speedup}`);
@@ -108,7 +108,7 @@ describe('the stream toolbox on a real device', () => {
   it('host-memory: four kinds side by side in one table, pageable copies slower than pinned', gpu, () => {
     const json = join(out, 'host-memory.json');
     const { code, stdout, stderr } = runCli(['run', join('configs', 'host-memory.yaml'), '--host-memory', 'pinned,pageable,write-combined,registered',
-      '--reps', '5', '--warmup', '1', '--no-trace', '--json', json]);
+      '--reps', '5', '--warmup', '1', '--no-tracing', '--json', json]);
     assert.equal(code, 0, stderr);
     const results = (JSON.parse(readFileSync(json, 'utf8')) as unknown[]).map((r) => RunResultSchema.parse(r));
     assert.deepEqual(results.map((r) => r.buffers[0]?.hostMemory), ['pinned', 'pageable', 'write-combined', 'registered']);
