@@ -3,6 +3,7 @@ import { configHash, type LoadedConfig } from '../config/load.js';
 import { withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { resolveKernels, type ResolvedKernel } from '../kernels/resolve.js';
+import { RepGuard } from '../measure/guard.js';
 import { policyFromConfig } from '../measure/policy.js';
 import { measureSchedules, verifySchedules } from '../measure/repeat.js';
 import { buildRunResult } from '../measure/result.js';
@@ -21,6 +22,12 @@ export interface RunOptions {
   /** Record a traced rep of every overlapped mode for the timeline, when that costs under 5% of the run. */
   readonly trace: boolean;
   readonly wait: WaitStrategy;
+  /** Ctrl-C: stops at the next rep boundary with an Interrupted error. */
+  readonly signal?: AbortSignal | undefined;
+  /** The longest wait for a rep of a mode not yet timed, ms (later reps: 20 times the slowest seen). */
+  readonly timeoutMs?: number | undefined;
+  /** Called once the device is ready and the first rep is about to be issued. */
+  readonly onMeasuring?: (() => void) | undefined;
 }
 
 /** The most of a run's wall time that the traced reps may add before tracing is skipped (and the run says so). */
@@ -42,8 +49,10 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
   const kernelElementBytes = new Map(plan.kernels.map((k) => [k.label, k.args.reduce((sum, arg) =>
     sum + (arg.kind === 'buffer' ? (plan.buffers.find((b) => b.name === arg.buffer)?.elementBytes ?? 0) : 0), 0)]));
   const outcome = await withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {
-    const verification = await verifySchedules(runner, options.verify);
-    const measured = await measureSchedules(runner, policy, { smClock: context.smClock });
+    const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
+    options.onMeasuring?.();
+    const verification = await verifySchedules(runner, options.verify, guard);
+    const measured = await measureSchedules(runner, policy, { smClock: context.smClock, guard });
     const traced: TracedRep[] = [];
     const notes: string[] = [];
     if (options.trace) {
@@ -55,7 +64,7 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
           continue;
         }
         runner.restoreInputs();
-        traced.push(timelineRep(await runner.traceRep(m.schedule.id), (op) => op.count * (kernelElementBytes.get(op.kernel) ?? 0)));
+        traced.push(timelineRep(await guard.trace(runner, m.schedule), (op) => op.count * (kernelElementBytes.get(op.kernel) ?? 0)));
       }
     }
     return { verification, measured, traced, notes };

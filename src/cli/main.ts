@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import type { ExitCode } from '../errors.js';
+import { contextLost, type ExitCode } from '../errors.js';
 import { packageVersion } from '../paths.js';
 import { nonNegativeInt, nonNegativeNumber, positiveInt, positiveNumber } from './numbers.js';
 import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
@@ -21,6 +21,8 @@ const program = new Command('cuda-pipe')
 const deviceOption = () => new Option('--device <n>', 'device index').argParser(nonNegativeInt);
 const waitOption = () => new Option('--wait <how>', 'how the host waits for a rep to end without blocking: poll the event, or a blocking wait on a worker thread')
   .choices(['poll', 'thread']).default('poll');
+const timeoutOption = () => new Option('--timeout <seconds>', 'longest wait for a rep of a mode not yet timed (default 60); later reps may take 20 times the slowest seen, at least 1 s')
+  .argParser(positiveNumber);
 
 program
   .command('run')
@@ -41,6 +43,7 @@ program
   .option('--no-verify', 'skip the check that the overlapped outputs equal the serial ones')
   .option('--no-tracing', 'skip the traced rep of each overlapped mode (the timeline)')
   .addOption(waitOption())
+  .addOption(timeoutOption())
   .option('--json <file>', 'write the Result document to a file, or - for stdout', checkOutputTarget)
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--timeline', 'draw the traced rep of each overlapped mode as a Gantt chart after the table')
@@ -59,6 +62,7 @@ program
   .option('--reps <n>', 'timed copies per bandwidth figure', positiveInt, 20)
   .option('--json', 'print a JSON document instead of tables')
   .addOption(waitOption())
+  .addOption(timeoutOption())
   .addHelpText('after', COMMAND_HELP.probe)
   .action(lazy(async () => (await import('./probe.js')).probeCommand));
 
@@ -119,6 +123,7 @@ program
   .option('--ops <n>', 'ops issued per measurement', positiveInt, 20000)
   .option('--json', 'print JSON')
   .addOption(waitOption())
+  .addOption(timeoutOption())
   .addHelpText('after', COMMAND_HELP.overhead)
   .action(lazy(async () => (await import('./overhead.js')).overheadCommand));
 
@@ -135,4 +140,7 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   process.exitCode = exitCodeFor(error, process.argv.includes('--verbose'));
+  // After a lost context a runaway kernel may still hold the GPU and a worker thread may be blocked on it: leave
+  // without CUDA's teardown and without joining that thread, either of which could wait for ever.
+  if (contextLost(error)) (await import('../cuda/exit.js')).exitNow(process.exitCode);
 }

@@ -5,6 +5,7 @@ import type { ExitCode } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { builtinConfigsDir } from '../paths.js';
 import { renderPlan } from '../report/plan.js';
+import { withInterrupts } from './interrupt.js';
 import { writeRunOutputs } from './outputs.js';
 
 export interface RunFlags extends Overrides {
@@ -19,6 +20,7 @@ export interface RunFlags extends Overrides {
   html?: string;
   trace?: string;
   timeline?: boolean;
+  timeout?: number;
 }
 
 export async function runCommand(configArg: string | undefined, flags: RunFlags): Promise<ExitCode> {
@@ -28,7 +30,13 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
     process.stdout.write(renderPlan(planConfig(loaded, { gate }).plan) + '\n');
     return 0;
   }
-  const result = await runConfig(loaded, { verify: flags.verify, gate, trace: flags.tracing, wait: flags.wait });
+  const result = await withInterrupts((signal) => runConfig(loaded, {
+    verify: flags.verify, gate, trace: flags.tracing, wait: flags.wait, signal, timeoutMs: seconds(flags.timeout),
+    // One line on stderr, so that whoever waits for the run (a person, a test sending it a signal) sees it start.
+    onMeasuring: () => process.stderr.write(`measuring ${loaded.config.name} (Ctrl-C stops after the current rep)\n`),
+  }));
   writeRunOutputs([result], flags, { table: true, gantt: flags.timeline ?? false });
   return result.verification.status === 'failed' ? 1 : 0;
 }
+
+const seconds = (value: number | undefined) => (value === undefined ? undefined : value * 1000);
