@@ -1,11 +1,12 @@
 import { measureOverhead } from '../api/overhead.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { withInterrupts } from './interrupt.js';
+import { writeDocuments } from './write-file.js';
 
 export interface OverheadFlags {
   device?: number;
   ops: number;
-  json?: boolean;
+  json?: string;
   wait: WaitStrategy;
   timeout?: number;
 }
@@ -17,11 +18,7 @@ export async function overheadCommand(flags: OverheadFlags): Promise<0> {
   const report = await withInterrupts((signal) => measureOverhead({
     device: flags.device ?? 0, ops: flags.ops, wait: flags.wait, signal, ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
   }));
-  if (flags.json) {
-    process.stdout.write(JSON.stringify(report, null, 2) + '\n');
-    return 0;
-  }
-  const out = process.stdout;
+  const out = writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(report, null, 2) + '\n' }]);
   out.write(`Host cost per issued op on ${report.device} (host timer around the issue loop, ${report.batch} ops a batch):\n`);
   for (const r of report.rows) {
     out.write(`  ${OP_NAMES[r.op].padEnd(38)} median ${r.hostUsPerOp.median.toFixed(2)} µs, min ${r.hostUsPerOp.min.toFixed(2)} µs ` +

@@ -5,13 +5,14 @@ import type { WaitStrategy } from '../exec/wait.js';
 import { renderProbe } from '../report/probe.js';
 import { makeStyle } from '../report/style.js';
 import { withInterrupts } from './interrupt.js';
+import { writeDocuments } from './write-file.js';
 
 export interface ProbeFlags {
   device: string;
   bandwidth?: boolean;
   size: string;
   reps: number;
-  json?: boolean;
+  json?: string;
   wait: WaitStrategy;
   timeout?: number;
 }
@@ -29,6 +30,7 @@ export async function probeCommand(flags: ProbeFlags): Promise<0> {
     ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }) };
   // Only the bandwidth measurement runs work on the GPU; describing devices is quick and needs no handlers.
   const document = flags.bandwidth ? await withInterrupts((signal) => probe({ ...options, signal })) : await probe(options);
-  process.stdout.write(flags.json ? JSON.stringify(document, null, 2) + '\n' : renderProbe(document, makeStyle()) + '\n');
+  const out = writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(document, null, 2) + '\n' }]);
+  out.write(renderProbe(document, makeStyle(out)) + '\n');
   return 0;
 }
