@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { withInterrupts } from '../../src/cli/interrupt.js';
@@ -84,22 +85,29 @@ describe('the deadline of every rep', () => {
 });
 
 describe('the interrupt handlers', () => {
-  it('turn the first signal into an aborted signal, exit at once on the second, and are removed afterwards', async () => {
-    const before = process.listenerCount('SIGINT');
+  it('turn the first signal into an aborted signal and exit at once on the second', async () => {
+    const signals = new EventEmitter();
     const exits: number[] = [];
     const written: string[] = [];
     const error = await rejection(withInterrupts(async (signal) => {
-      assert.equal(process.listenerCount('SIGINT'), before + 1);
-      process.emit('SIGINT', 'SIGINT');
+      assert.equal(signals.listenerCount('SIGINT'), 1);
+      signals.emit('SIGTERM', 'SIGTERM');
       assert.equal(signal.aborted, true);
       assert.deepEqual(exits, []);
-      process.emit('SIGINT', 'SIGINT');
+      signals.emit('SIGINT', 'SIGINT');
       return 'measured';
-    }, { write: (text) => written.push(text), exit: ((code: 130) => exits.push(code)) as unknown as (code: 130) => never }));
+    }, { signals: signals as unknown as NodeJS.Process, write: (text) => written.push(text), exit: ((code: 130) => exits.push(code)) as unknown as (code: 130) => never }));
     assert.deepEqual(exits, [130]);
     assert.deepEqual(written, ['cuda-pipe: interrupted again (SIGINT): exiting now, without waiting for the current rep.\n']);
     assert.ok(error instanceof Interrupted, 'a run that finished after a signal writes nothing');
-    assert.equal(process.listenerCount('SIGINT'), before);
+    assert.match(error.message, /^Interrupted \(SIGTERM\) after measuring: nothing was written\.$/);
+    assert.equal(signals.listenerCount('SIGINT'), 1, 'on the way out, a further signal still exits with 130');
+  });
+
+  it('are removed when the command ends without a signal', async () => {
+    const signals = new EventEmitter();
+    assert.equal(await withInterrupts(async () => 'measured', { signals: signals as unknown as NodeJS.Process }), 'measured');
+    assert.equal(signals.listenerCount('SIGINT') + signals.listenerCount('SIGTERM'), 0);
   });
 
   const script = join(packageRoot(), 'test', 'fixtures', 'scripts', 'interrupt.ts');
