@@ -72,7 +72,7 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
   const result = buildRunResult({
     toolVersion: packageVersion(), run: runIdentity(process.env, hostname()), config, configHash: configHash(config), rawConfig: loaded.raw, plan,
     devices: [outcome.device], software: outcome.software, compiles: outcome.compiles, policy, gate: options.gate,
-    clockUnavailable: outcome.clockUnavailable, measured: outcome.value.measured, verification: outcome.value.verification, traced: outcome.value.traced,
+    clockUnavailable: outcome.clockUnavailable, sharing: outcome.sharing, measured: outcome.value.measured, verification: outcome.value.verification, traced: outcome.value.traced,
   });
   return { ...result, notes: [...result.notes, ...outcome.value.notes] };
 }

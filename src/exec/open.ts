@@ -10,11 +10,12 @@ import type { ResolvedKernel } from '../kernels/resolve.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
 import type { Plan } from '../plan/types.js';
-import type { DeviceFacts, SoftwareVersions } from '../result/schema.js';
+import type { DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
 import { DeviceBuffers } from './buffers.js';
 import { Cleanup } from './cleanup.js';
 import { allocateGate, DirectIssuer, type InternalKernels } from './issue.js';
 import { CudaRepRunner } from './rep-runner.js';
+import { type ProcessListing, sharingRecord } from './sharing.js';
 import { makeWaiter, type WaitStrategy } from './wait.js';
 
 export interface DeviceOutcome<T> {
@@ -23,6 +24,8 @@ export interface DeviceOutcome<T> {
   readonly clockUnavailable: string | null;
   readonly software: SoftwareVersions;
   readonly compiles: CompileRecord[];
+  /** Other compute processes on the GPU before and after `body`. */
+  readonly sharing: SharingRecord;
   readonly value: T;
 }
 
@@ -94,11 +97,18 @@ export async function withDevicePlan<T>(
     const runner = new CudaRepRunner(rt, plan, buffers, issuer, makeWaiter(rt, options.wait), gate);
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());
+    const listings: ProcessListing[] = [];
+    const listProcesses = () => {
+      if ('clock' in clock) listings.push(clock.clock.computeProcesses());
+    };
+    listProcesses();
     const value = await body(runner, { smClock: 'clock' in clock ? clock.clock.read : undefined });
+    listProcesses();
     const software = softwareVersions(rt, null);
     return {
       device, clockUnavailable: 'unavailable' in clock ? clock.unavailable : null,
       software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null }, compiles, value,
+      sharing: sharingRecord(listings, process.pid, 'unavailable' in clock ? clock.unavailable : null),
     };
   });
 }

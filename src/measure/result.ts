@@ -3,7 +3,7 @@ import { gbPerSecond } from '../format.js';
 import type { Plan, Schedule } from '../plan/types.js';
 import {
   type DeviceFacts, type ModeResult, type OverlapAnalysis, RESULT_SCHEMA_ID, RESULT_VERSION, type RunIdentity, type RunResult,
-  type SoftwareVersions, type TracedRep,
+  SHARING_NOT_CHECKED, type SharingRecord, type SoftwareVersions, type TracedRep,
 } from '../result/schema.js';
 import type { ModeRole } from '../vocabulary.js';
 import { chunkUnits } from '../chunking.js';
@@ -38,6 +38,8 @@ export interface RunResultInput {
   readonly measured: readonly MeasuredSchedule[];
   readonly verification: Verification;
   readonly traced: readonly TracedRep[];
+  /** Other compute processes on the GPU; not checked when absent. */
+  readonly sharing?: SharingRecord;
   readonly createdAt?: string;
 }
 
@@ -120,9 +122,12 @@ export function buildRunResult(input: RunResultInput): RunResult {
         compile: { cached: compile?.cached ?? false, ms: compile?.ms ?? 0, arch: compile?.arch ?? '', nvrtc: compile?.nvrtc ?? '' } };
     }),
     policy: { ...input.policy, gate: input.gate },
-    clocks: input.clockUnavailable === null
-      ? { checked: true, note: 'SM clock read through NVML between reps', minMHz: clockReadings.length ? Math.min(...clockReadings) : null, maxMHz: clockReadings.length ? Math.max(...clockReadings) : null }
-      : { checked: false, note: `not checked: ${input.clockUnavailable}`, minMHz: null, maxMHz: null },
+    clocks: {
+      ...(input.clockUnavailable === null
+        ? { checked: true, note: 'SM clock read through NVML between reps', minMHz: clockReadings.length ? Math.min(...clockReadings) : null, maxMHz: clockReadings.length ? Math.max(...clockReadings) : null }
+        : { checked: false, note: `not checked: ${input.clockUnavailable}`, minMHz: null, maxMHz: null }),
+      sharing: input.sharing ?? SHARING_NOT_CHECKED,
+    },
     modes,
     summary: {
       mode: headline.id, serialMs: headline.analysis.serialMs, overlappedMs: headline.stats.median, speedup: headline.analysis.speedup,

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../src/paths.js';
+import { RunResultSchema } from '../../src/result/schema.js';
 import { cliEntry, runCli } from '../helpers/cli.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
@@ -112,5 +113,36 @@ describe('kernels that never end and kernels that fault', () => {
     assert.deepEqual(errorParagraphs(stderr).map((line) => line.replace(/ \(elements.*/, '')), [
       'cuda-pipe: cudaErrorIllegalAddress (700): an illegal memory access was encountered while running kernel faulty (fault_after_first_chunk), chunk 1 of 4',
     ]);
+  });
+});
+
+describe('someone else on the GPU', () => {
+  it('a run next to another cuda-pipe warns that its figures are shared, counting the other process', gpu, async () => {
+    const other = spawn(process.execPath, [...cliEntry(), 'run', '--reps', '100000', '--no-tracing'], {
+      cwd: packageRoot(), env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const killer = setTimeout(() => other.kill('SIGKILL'), 120_000);
+    try {
+      await new Promise<void>((started, failed) => {
+        let stderr = '';
+        other.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (/^measuring /m.test(stderr)) started();
+        });
+        other.on('close', () => failed(new Error(`the other run ended early: ${stderr}`)));
+      });
+      const json = join(out, 'shared.json');
+      const { code, stdout, stderr } = runCli(['run', '--reps', '3', '--warmup', '1', '--no-tracing', '--json', json], {}, { timeoutMs: 120_000 });
+      assert.equal(code, 0, stderr);
+      const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
+      if (!result.clocks.sharing.checked) return void assert.match(result.clocks.sharing.note, /^not checked: /);
+      assert.ok((result.clocks.sharing.otherProcesses ?? 0) >= 1, JSON.stringify(result.clocks.sharing));
+      const warning = result.warnings.find((w) => w.code === 'shared-gpu');
+      assert.match(warning?.message ?? '', /^\d+ other compute process(es were| was) running on the GPU during the run/);
+      assert.match(stdout + stderr, /other compute process/);
+    } finally {
+      other.kill('SIGINT');
+      clearTimeout(killer);
+    }
   });
 });
