@@ -1,7 +1,8 @@
 import { join } from 'node:path';
+import { checkConfigKernels, type ConfigKernelCheck } from '../api/kernels.js';
 import { runConfig, planConfig } from '../api/run.js';
 import { loadConfigFile, type Overrides } from '../config/load.js';
-import type { ExitCode } from '../errors.js';
+import { type ExitCode, UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { builtinConfigsDir } from '../paths.js';
 import { renderPlan } from '../report/plan.js';
@@ -10,6 +11,8 @@ import { writeRunOutputs } from './outputs.js';
 
 export interface RunFlags extends Overrides {
   dryRun?: boolean;
+  ops?: boolean;
+  arch?: string;
   verify: boolean;
   tracing: boolean;
   gate?: boolean;
@@ -27,8 +30,12 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
   const loaded = loadConfigFile(configArg ?? join(builtinConfigsDir(), 'balanced.yaml'), flags);
   const gate = flags.gate ?? false;
   if (flags.dryRun) {
-    process.stdout.write(renderPlan(planConfig(loaded, { gate }).plan) + '\n');
+    const { plan, kernels } = planConfig(loaded, { gate });
+    process.stdout.write(renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)) }) + '\n');
     return 0;
+  }
+  for (const flag of ['ops', 'arch'] as const) {
+    if (flags[flag] !== undefined) throw new UsageError(`--${flag} only applies with --dry-run: a run compiles for its device and prints no plan.`);
   }
   const result = await withInterrupts((signal) => runConfig(loaded, {
     verify: flags.verify, gate, trace: flags.tracing, wait: flags.wait, signal, timeoutMs: seconds(flags.timeout),
@@ -40,3 +47,10 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
 }
 
 const seconds = (value: number | undefined) => (value === undefined ? undefined : value * 1000);
+
+/** The dry run's line about its compile check. */
+export function kernelsLine(check: ConfigKernelCheck): string {
+  if (!check.checked) return `kernels not compiled, so not checked: ${check.reason} (\`cuda-pipe kernels --check\` compiles them where NVRTC is installed)`;
+  const sources = `${check.sources} kernel source${check.sources === 1 ? '' : 's'}`;
+  return `${sources} compiled for ${check.arch} (${check.why}) with NVRTC ${check.nvrtc}${check.cached ? `, ${check.cached} from the cache` : ''}`;
+}
