@@ -10,9 +10,9 @@ export const EXIT_CODES: ReadonlyArray<readonly [ExitCode, string]> = [
   [1, 'the measurement says no: outputs differ, or compare found a slowdown'],
   [2, 'usage or config error: bad flag, bad YAML, unreadable file, kernel that does not match its arguments'],
   [3, 'environment: no libcudart or libnvrtc, no driver, no device'],
-  [4, 'CUDA failure while running: out of memory, a faulting kernel'],
+  [4, 'CUDA failure while running: out of memory, a faulting kernel, a rep past its deadline'],
   [70, 'internal error: a bug in cuda-pipe (please report it)'],
-  [130, 'interrupted (Ctrl-C)'],
+  [130, 'interrupted (Ctrl-C, SIGTERM): stopped at a rep boundary and wrote nothing'],
 ];
 
 export const INTERNAL_ERROR_EXIT = 70 as const;
