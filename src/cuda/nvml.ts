@@ -74,7 +74,13 @@ function runningProcesses(lib: ReturnType<typeof koffi.load>): ((device: unknown
   const view = new DataView(infos.buffer);
   return (device) => {
     const count = new Uint32Array([MAX_PROCESSES]);
-    const code = get(device, count, infos);
+    let code: number;
+    try {
+      code = get(device, count, infos);
+    } catch {
+      // A warning's input is not worth failing a run over: say "not checked" instead.
+      return null;
+    }
     if (code !== 0 && code !== NVML_ERROR_INSUFFICIENT_SIZE) return null;
     const total = count[0] ?? 0;
     // On INSUFFICIENT_SIZE NVML fills nothing in and sets the count it needs: the count alone is known.

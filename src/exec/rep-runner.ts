@@ -54,7 +54,8 @@ export class CudaRepRunner implements RepRunner {
       if (gate) Atomics.store(gate.host, 0, 1);
     }
     const hostIssueMs = performance.now() - issueStart;
-    await this.waitEnd(prepared, deadline, options.deadlineMs);
+    // A timed rep's deadline starts once it is issued: issuing thousands of ops is the host's time, not the GPU's.
+    await this.waitEnd(prepared, options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity), options.deadlineMs);
     return { gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end), hostIssueMs, gateTimedOut: gate !== null && gate.host[1] === 1 };
   }
 
@@ -63,7 +64,6 @@ export class CudaRepRunner implements RepRunner {
     const gate = prepared.schedule.gated ? this.gate : null;
     if (gate) gate.host.fill(0);
     const issuedAt = new Float64Array(prepared.thunks.length);
-    const deadline = performance.now() + (options.deadlineMs ?? Infinity);
     try {
       for (let i = 0; i < prepared.thunks.length; i++) {
         issuedAt[i] = performance.now();
@@ -74,7 +74,7 @@ export class CudaRepRunner implements RepRunner {
       if (gate) Atomics.store(gate.host, 0, 1);
     }
     const issueEnd = performance.now();
-    await this.waitEnd(prepared, deadline, options.deadlineMs);
+    await this.waitEnd(prepared, issueEnd + (options.deadlineMs ?? Infinity), options.deadlineMs);
     const origin = issuedAt[prepared.startIndex] ?? 0;
     const bodyOffset = prepared.schedule.prologue.length;
     const since = (event: string) => {

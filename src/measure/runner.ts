@@ -34,8 +34,9 @@ export interface RepOptions {
   /** Wait after every op, so that a fault names its op (see runRep). */
   readonly checked?: boolean;
   /**
-   * How long the rep may take from its first issued op, in ms. Past it the runner stops waiting and throws a
-   * DeviceFailure that has lost the context (a runaway kernel still holds the GPU), naming what had not finished.
+   * How long the runner waits for the rep, in ms: from its first op for a checked rep, from the end of issue for
+   * the others. Past it the runner stops waiting and throws a DeviceFailure that has lost the context (a runaway
+   * kernel still holds the GPU), naming what had not finished.
    */
   readonly deadlineMs?: number;
 }
