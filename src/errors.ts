@@ -10,9 +10,9 @@ export const EXIT_CODES: ReadonlyArray<readonly [ExitCode, string]> = [
   [1, 'the measurement says no: outputs differ, or compare found a slowdown'],
   [2, 'usage or config error: bad flag, bad YAML, unreadable file, kernel that does not match its arguments'],
   [3, 'environment: no libcudart or libnvrtc, no driver, no device'],
-  [4, 'CUDA failure while running: out of memory, a faulting kernel'],
+  [4, 'CUDA failure while running: out of memory, a faulting kernel, a rep past its deadline'],
   [70, 'internal error: a bug in cuda-pipe (please report it)'],
-  [130, 'interrupted (Ctrl-C)'],
+  [130, 'interrupted (Ctrl-C, SIGTERM): stopped at a rep boundary and wrote nothing'],
 ];
 
 export const INTERNAL_ERROR_EXIT = 70 as const;
@@ -22,7 +22,7 @@ export abstract class CudaPipeError extends Error {
   /** What the user can do about it; printed after the message. */
   readonly hint: string | undefined;
 
-  constructor(message: string, options: { hint?: string; cause?: unknown } = {}) {
+  constructor(message: string, options: { hint?: string | undefined; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.hint = options.hint;
@@ -47,4 +47,23 @@ export class EnvironmentError extends CudaPipeError {
 /** CUDA failed while running: out of memory, an illegal address in a kernel, a launch failure. */
 export class DeviceFailure extends CudaPipeError {
   readonly exitCode = 4 as const;
+  /**
+   * The CUDA context cannot be trusted any more: a sticky error (every later call returns it) or a rep past its
+   * deadline (a runaway kernel still holds the GPU, so a free or a synchronize could block for ever). Nothing may
+   * touch CUDA after one of these: cleanup is skipped and the process exits without CUDA's own teardown.
+   */
+  readonly contextLost: boolean;
+
+  constructor(message: string, options: { hint?: string | undefined; cause?: unknown; contextLost?: boolean } = {}) {
+    super(message, options);
+    this.contextLost = options.contextLost ?? (options.cause instanceof DeviceFailure && options.cause.contextLost);
+  }
+}
+
+/** True for an error after which no CUDA call may be made (see DeviceFailure.contextLost). */
+export const contextLost = (error: unknown): boolean => error instanceof DeviceFailure && error.contextLost;
+
+/** Ctrl-C or SIGTERM: the run stopped at a rep boundary, released the device and wrote nothing. */
+export class Interrupted extends CudaPipeError {
+  readonly exitCode = 130 as const;
 }

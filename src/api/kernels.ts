@@ -3,6 +3,8 @@ import { openNvrtc } from '../cuda/nvrtc.js';
 import { openRuntime } from '../cuda/runtime.js';
 import { type CudaPipeError, UsageError } from '../errors.js';
 import type { KernelSource } from '../kernels/catalog.js';
+import { compileKernelSource } from '../kernels/compile.js';
+import type { ResolvedKernel } from '../kernels/resolve.js';
 
 export interface SourceCheck {
   readonly path: string;
@@ -36,14 +38,47 @@ export function checkKernelSources(sources: readonly KernelSource[], requestedAr
   return { nvrtc: { version: `${version.major}.${version.minor}`, path: loadedLibraryPath('nvrtc') ?? nvrtc.libraryPath }, arch, why, sources: checks };
 }
 
-function checkArch(requested: string | undefined, supported: number[]): { arch: string; why: string } {
-  if (requested) {
-    const number = Number(/^sm_(\d+)$/.exec(requested)?.[1]);
-    if (!supported.includes(number)) {
-      throw new UsageError(`--arch ${requested}: this NVRTC compiles for ${supported.map((a) => `sm_${a}`).join(', ')}.`);
-    }
-    return { arch: requested, why: '--arch' };
+/** What `run --dry-run` learnt by compiling a config's kernels, or why it could not. */
+export type ConfigKernelCheck =
+  | { readonly checked: true; readonly arch: string; readonly why: string; readonly nvrtc: string; readonly sources: number; readonly cached: number }
+  | { readonly checked: false; readonly reason: string };
+
+/**
+ * Compiles a config's kernels without a GPU, through the on-disk cache (so a later run on a GPU of that
+ * architecture finds them there), for `--arch` or the newest architecture NVRTC supports. A compile error is the
+ * cache's UsageError with NVRTC's log (file:line); a missing NVRTC is not an error here, only a check not made.
+ */
+export function checkConfigKernels(kernels: readonly ResolvedKernel[], requestedArch: string | undefined,
+  deps = { openNvrtc, compile: compileKernelSource }): ConfigKernelCheck {
+  let supported: number[];
+  try {
+    supported = deps.openNvrtc().supportedArchs();
+  } catch (error) {
+    if ((error as CudaPipeError).exitCode !== 3 || error instanceof LibraryOverrideError) throw error;
+    return { checked: false, reason: (error as Error).message.split('\n')[0] ?? String(error) };
   }
+  const { arch, why } = requestedArch ? archFromFlag(requestedArch, supported) : { arch: `sm_${Math.max(...supported)}`, why: 'the newest NVRTC supports' };
+  const units = new Map(kernels.map((k) => [JSON.stringify([k.sourcePath, k.options]), k]));
+  let cached = 0;
+  let nvrtc = '';
+  for (const k of units.values()) {
+    const compiled = deps.compile({ sourcePath: k.sourcePath, source: k.sourceText, options: k.options, arch });
+    if (compiled.cached) cached += 1;
+    nvrtc = compiled.nvrtcVersion;
+  }
+  return { checked: true, arch, why, nvrtc, sources: units.size, cached };
+}
+
+function archFromFlag(requested: string, supported: number[]): { arch: string; why: string } {
+  const number = Number(/^sm_(\d+)$/.exec(requested)?.[1]);
+  if (!supported.includes(number)) {
+    throw new UsageError(`--arch ${requested}: this NVRTC compiles for ${supported.map((a) => `sm_${a}`).join(', ')}.`);
+  }
+  return { arch: requested, why: '--arch' };
+}
+
+function checkArch(requested: string | undefined, supported: number[]): { arch: string; why: string } {
+  if (requested) return archFromFlag(requested, supported);
   try {
     const rt = openRuntime();
     if (rt.deviceCount() > 0) {

@@ -3,6 +3,7 @@ import { withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { findKernel, readKernelSource } from '../kernels/catalog.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
+import { RepGuard } from '../measure/guard.js';
 import { DEFAULT_POLICY } from '../measure/policy.js';
 import { measureSchedules } from '../measure/repeat.js';
 import { summarize } from '../measure/stats.js';
@@ -30,7 +31,7 @@ export interface OverheadReport {
 const BATCH = 500;
 
 /** Host cost per op of the timed loop: batches of tiny launches, 4-byte copies, event records (timed and not) and cross-stream waits. */
-export async function measureOverhead(options: { device: number; ops: number; wait: WaitStrategy }): Promise<OverheadReport> {
+export async function measureOverhead(options: { device: number; ops: number; wait: WaitStrategy; signal?: AbortSignal; timeoutMs?: number }): Promise<OverheadReport> {
   const source = readKernelSource(join(builtinKernelsDir(), 'scale.cu'));
   const kernel: ResolvedKernel = {
     label: 'copy32', entry: 'copy32', sourcePath: source.path, sourceText: source.text, signature: findKernel(source, 'copy32', source.path),
@@ -39,7 +40,8 @@ export async function measureOverhead(options: { device: number; ops: number; wa
   };
   const plan = overheadPlan(kernel, BATCH, options.device);
   const reps = Math.max(3, Math.ceil(options.ops / BATCH));
-  const outcome = await withDevicePlan(plan, [kernel], { wait: options.wait }, (runner) => measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }));
+  const outcome = await withDevicePlan(plan, [kernel], { wait: options.wait }, (runner) =>
+    measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }, { guard: new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs }) }));
   const rows = outcome.value.flatMap(({ schedule, hostIssueMs, gpuMs }): OverheadRow[] => {
     if (schedule.role.kind !== 'issue-cost') return [];
     const ops = schedule.body.length;

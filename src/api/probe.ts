@@ -6,6 +6,7 @@ import { type CudaPipeError, UsageError } from '../errors.js';
 import { withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { measureBandwidth } from '../measure/bandwidth.js';
+import { RepGuard } from '../measure/guard.js';
 import { packageVersion } from '../paths.js';
 import { bandwidthPlan } from '../plan/build.js';
 import { type Bandwidth, PROBE_SCHEMA_ID, PROBE_VERSION, type ProbeDocument } from '../result/schema.js';
@@ -17,6 +18,8 @@ export interface ProbeOptions {
   readonly bandwidthBytes: number | null;
   readonly reps: number;
   readonly wait: WaitStrategy;
+  readonly signal?: AbortSignal | undefined;
+  readonly timeoutMs?: number | undefined;
 }
 
 /** What each device is and, when asked, how fast it copies. */
@@ -34,7 +37,8 @@ export async function probe(options: ProbeOptions): Promise<ProbeDocument> {
       for (const hostMemory of ['pinned', 'pageable'] as const) {
         const bytes = options.bandwidthBytes;
         const plan = bandwidthPlan(bytes, hostMemory, index, hostMemory === 'pinned');
-        const outcome = await withDevicePlan(plan, [], { wait: options.wait }, (runner) => measureBandwidth(runner, bytes, hostMemory, options.reps));
+        const outcome = await withDevicePlan(plan, [], { wait: options.wait }, (runner) =>
+          measureBandwidth(runner, bytes, hostMemory, options.reps, new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs })));
         bandwidth.push(...outcome.value);
       }
     }

@@ -5,6 +5,7 @@ import { configHash, type LoadedConfig } from '../config/load.js';
 import { withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { resolveKernels, type ResolvedKernel } from '../kernels/resolve.js';
+import { RepGuard } from '../measure/guard.js';
 import { policyFromConfig } from '../measure/policy.js';
 import { measureSchedules, verifySchedules } from '../measure/repeat.js';
 import { buildRunResult } from '../measure/result.js';
@@ -24,6 +25,12 @@ export interface RunOptions {
   /** Record a traced rep of every overlapped mode for the timeline, when that costs under 5% of the run. */
   readonly trace: boolean;
   readonly wait: WaitStrategy;
+  /** Ctrl-C: stops at the next rep boundary with an Interrupted error. */
+  readonly signal?: AbortSignal | undefined;
+  /** The longest wait for a rep of a mode not yet timed, ms (later reps: 20 times the slowest seen). */
+  readonly timeoutMs?: number | undefined;
+  /** Called once the device is ready and the first rep is about to be issued. */
+  readonly onMeasuring?: (() => void) | undefined;
 }
 
 /** The most of a run's wall time that the traced reps may add before tracing is skipped (and the run says so). */
@@ -54,10 +61,10 @@ export function planConfig(loaded: LoadedConfig, options: { gate: boolean }): { 
  * A traced rep, or for a graph replay a note when the driver would not time the events captured as graph nodes:
  * the timeline is a picture of the run, never a reason to lose its measurements.
  */
-async function traceOrSayWhy(runner: RepRunner, schedule: Schedule, notes: string[]): Promise<TracedRepTiming | null> {
-  if (schedule.issue !== 'graph') return runner.traceRep(schedule.id);
+async function traceOrSayWhy(guard: RepGuard, runner: RepRunner, schedule: Schedule, notes: string[]): Promise<TracedRepTiming | null> {
+  if (schedule.issue !== 'graph') return guard.trace(runner, schedule);
   try {
-    return await runner.traceRep(schedule.id);
+    return await guard.trace(runner, schedule);
   } catch (error) {
     notes.push(`No timeline for ${schedule.description}: ${(error as Error).message.split('\n')[0]}`);
     return null;
@@ -71,8 +78,10 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
   const policy = policyFromConfig(config.repetitions);
   const started = performance.now();
   const outcome = await withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {
-    const verification = await verifySchedules(runner, options.verify);
-    const measured = await measureSchedules(runner, policy, { smClock: context.smClock });
+    const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
+    options.onMeasuring?.();
+    const verification = await verifySchedules(runner, options.verify, guard);
+    const measured = await measureSchedules(runner, policy, { smClock: context.smClock, guard });
     const traced: TracedRep[] = [];
     const notes: string[] = [];
     if (options.trace) {
@@ -84,7 +93,7 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
           continue;
         }
         runner.restoreInputs();
-        const timed = await traceOrSayWhy(runner, m.schedule, notes);
+        const timed = await traceOrSayWhy(guard, runner, m.schedule, notes);
         if (timed) traced.push(timelineRep(timed, kernelRangeBytes(plan), context.device.streamPriority));
       }
     }
@@ -93,7 +102,7 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
   const result = buildRunResult({
     toolVersion: packageVersion(), run: runIdentity(process.env, hostname()), config, configHash: configHash(config), rawConfig: loaded.raw, plan,
     devices: [outcome.device], software: outcome.software, compiles: outcome.compiles, policy, gate: options.gate,
-    clockUnavailable: outcome.clockUnavailable, measured: outcome.value.measured, verification: outcome.value.verification, traced: outcome.value.traced,
+    clockUnavailable: outcome.clockUnavailable, sharing: outcome.sharing, measured: outcome.value.measured, verification: outcome.value.verification, traced: outcome.value.traced,
     deviceMemory: { askedBytes: outcome.memory.askedBytes, measuredBytes: outcome.memory.measuredBytes },
   });
   return { ...result, notes: [...result.notes, ...outcome.value.notes] };

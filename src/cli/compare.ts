@@ -3,13 +3,13 @@ import { compareResults, hasRegression } from '../compare/verdict.js';
 import { UsageError } from '../errors.js';
 import { renderCompareMarkdown, renderCompareTable } from '../report/compare.js';
 import { makeStyle } from '../report/style.js';
-import { writeOutput } from './write-file.js';
+import { writeDocuments } from './write-file.js';
 
 export interface CompareOptions {
   threshold: number;
   allowDeviceChange?: boolean;
   md?: string;
-  json?: boolean;
+  json?: string;
 }
 
 export async function compareCommand(baselinePath: string, candidatePath: string, options: CompareOptions): Promise<0 | 1> {
@@ -22,13 +22,10 @@ export async function compareCommand(baselinePath: string, candidatePath: string
   if (!comparison.pairs.length) {
     throw new UsageError(`Nothing to compare: no config of ${candidatePath} is in ${baselinePath} (${comparison.unpaired.join('; ')}).`);
   }
-  if (options.json) {
-    process.stdout.write(JSON.stringify(comparison, null, 2) + '\n');
-  } else if (options.md === '-') {
-    writeOutput('-', renderCompareMarkdown(comparison) + '\n');
-  } else {
-    if (options.md) writeOutput(options.md, renderCompareMarkdown(comparison) + '\n');
-    process.stdout.write(renderCompareTable(comparison, makeStyle()) + '\n');
-  }
+  const out = writeDocuments([
+    { flag: 'json', target: options.json, render: () => JSON.stringify(comparison, null, 2) + '\n' },
+    { flag: 'md', target: options.md, render: () => renderCompareMarkdown(comparison) + '\n' },
+  ]);
+  out.write(renderCompareTable(comparison, makeStyle(out)) + '\n');
   return hasRegression(comparison) ? 1 : 0;
 }

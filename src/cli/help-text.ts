@@ -25,6 +25,7 @@ export const COMMAND_HELP = {
   probe: examples(
     ['cuda-pipe probe', 'copy engines, PCIe link, versions of every device'],
     ['cuda-pipe probe --device 0 --bandwidth --size 1GiB', 'measure copy bandwidth'],
+    ['cuda-pipe probe --json - | jq .devices', 'the probe as JSON on stdout (tables on stderr)'],
   ),
   kernels: examples(
     ['cuda-pipe kernels', 'list the built-in kernels and their signatures'],
@@ -34,7 +35,8 @@ export const COMMAND_HELP = {
   schema: examples(['cuda-pipe schema > cuda-pipe.schema.json', 'for editors\' YAML completion'], ['cuda-pipe schema --result', 'the JSON Schema of result files']),
   report: examples(
     ['cuda-pipe report result.json', 'the table, as measured'],
-    ['cuda-pipe report result.json --md > report.md', ''],
+    ['cuda-pipe report result.json --md report.md', 'a Markdown report; --md - prints it'],
+    ['cuda-pipe report old-v1.json --json new.json', 'rewrite a saved file as the current Result version'],
   ),
   compare: examples(
     ['cuda-pipe compare baseline.json candidate.json', 'exit 1 when anything is slower'],

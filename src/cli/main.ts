@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import type { ExitCode } from '../errors.js';
+import { contextLost, type ExitCode } from '../errors.js';
 import { packageVersion } from '../paths.js';
 import { collect, countList, nonNegativeInt, nonNegativeNumber, orderList, positiveInt, positiveNumber } from './numbers.js';
 import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
@@ -22,6 +22,8 @@ const program = new Command('cuda-pipe')
 const deviceOption = () => new Option('--device <n>', 'device index').argParser(nonNegativeInt);
 const waitOption = () => new Option('--wait <how>', 'how the host waits for a rep to end without blocking: poll the event, or a blocking wait on a worker thread')
   .choices(['poll', 'thread']).default('poll');
+const timeoutOption = () => new Option('--timeout <seconds>', 'longest wait for a rep of a mode not yet timed (default 60); later reps may take 20 times the slowest seen, at least 1 s')
+  .argParser(positiveNumber);
 
 program
   .command('run')
@@ -40,10 +42,13 @@ program
   .option('--max-noise <percent>', 'noise target in percent (default 0.5)', positiveNumber)
   .option('--max-time <seconds>', 'time budget for one mode\'s timed reps (default 3)', positiveNumber)
   .option('--gate', 'hold the streams behind a blocking kernel until each rep is issued: times exclude host issue cost')
-  .option('--dry-run', 'print the plan (streams, ops, bytes) and exit; needs no GPU')
+  .option('--dry-run', 'print the plan (modes, streams, op counts, bytes) and compile the kernels when NVRTC is here; needs no GPU')
+  .option('--ops', 'with --dry-run: list every op of every mode in issue order')
+  .option('--arch <sm_XX>', 'with --dry-run: compile the kernels for this architecture (default: the newest NVRTC supports)')
   .option('--no-verify', 'skip the check that the overlapped outputs equal the serial ones')
   .option('--no-tracing', 'skip the traced rep of each overlapped mode (the timeline)')
   .addOption(waitOption())
+  .addOption(timeoutOption())
   .option('--json <file>', 'write the Result document to a file, or - for stdout', checkOutputTarget)
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--timeline', 'draw the traced rep of each overlapped mode as a Gantt chart after the table')
@@ -81,8 +86,9 @@ program
   .option('--bandwidth', 'measure pinned and pageable H2D, D2H and bidirectional copy bandwidth')
   .option('--size <bytes>', 'bytes per bandwidth copy, with units (256MiB)', '256MiB')
   .option('--reps <n>', 'timed copies per bandwidth figure', positiveInt, 20)
-  .option('--json', 'print a JSON document instead of tables')
+  .option('--json <file>', 'write the probe as a JSON document to a file, or - for stdout (the tables then go to stderr)', checkOutputTarget)
   .addOption(waitOption())
+  .addOption(timeoutOption())
   .addHelpText('after', COMMAND_HELP.probe)
   .action(lazy(async () => (await import('./probe.js')).probeCommand));
 
@@ -106,7 +112,8 @@ program
   .command('report')
   .description('re-render a saved result (run --json) as the table, or --md, exactly as measured')
   .argument('<result.json>', 'a file written by `cuda-pipe run --json`')
-  .option('--md', 'print Markdown instead of the table')
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout (the table then goes to stderr)', checkOutputTarget)
+  .option('--json <file>', 'write the results again as one Result document (current version), or - for stdout', checkOutputTarget)
   .option('--svg <file>', 'also write the timeline as SVG', checkOutputTarget)
   .option('--html <file>', 'also write the HTML report', checkOutputTarget)
   .option('--trace <file>', 'also write Chrome Trace Event JSON', checkOutputTarget)
@@ -132,7 +139,7 @@ program
   .option('--threshold <percent>', 'smallest change in the median that counts', positiveNumber, 5)
   .option('--allow-device-change', 'compare results from different devices')
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
-  .option('--json', 'print the comparison as JSON')
+  .option('--json <file>', 'write the comparison as JSON to a file, or - for stdout', checkOutputTarget)
   .addHelpText('after', COMMAND_HELP.compare)
   .action(lazy(async () => (await import('./compare.js')).compareCommand));
 
@@ -141,8 +148,9 @@ program
   .description('measure the host cost of issuing one kernel launch and one copy in the timed loop')
   .addOption(deviceOption())
   .option('--ops <n>', 'ops issued per measurement', positiveInt, 20000)
-  .option('--json', 'print JSON')
+  .option('--json <file>', 'write the measurement as JSON to a file, or - for stdout', checkOutputTarget)
   .addOption(waitOption())
+  .addOption(timeoutOption())
   .addHelpText('after', COMMAND_HELP.overhead)
   .action(lazy(async () => (await import('./overhead.js')).overheadCommand));
 
@@ -159,4 +167,7 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   process.exitCode = exitCodeFor(error, process.argv.includes('--verbose'));
+  // After a lost context a runaway kernel may still hold the GPU and a worker thread may be blocked on it: leave
+  // without CUDA's teardown and without joining that thread, either of which could wait for ever.
+  if (contextLost(error)) (await import('../cuda/exit.js')).exitNow(process.exitCode);
 }

@@ -1,4 +1,3 @@
-import { UsageError } from '../errors.js';
 import type { RunExporter } from '../report/exporter.js';
 import { jsonExporter } from '../report/exporters/json.js';
 import { markdownExporter } from '../report/exporters/markdown.js';
@@ -10,7 +9,7 @@ import { svgExporter } from '../report/svg.js';
 import { traceExporter } from '../report/trace.js';
 import { pictured } from '../report/exporter.js';
 import type { RunResult } from '../result/schema.js';
-import { writeOutput } from './write-file.js';
+import { writeDocuments } from './write-file.js';
 
 /** Every document a run's results can be written as, by the flag that asks for it (`--json <file|->`). */
 export const RUN_OUTPUTS = {
@@ -36,18 +35,9 @@ export interface TerminalViews {
  * to stderr when stdout carries a document.
  */
 export function writeRunOutputs(results: readonly RunResult[], targets: RunOutputTargets, views: TerminalViews): void {
-  const asked = (Object.entries(RUN_OUTPUTS) as Array<[keyof typeof RUN_OUTPUTS, RunExporter]>).flatMap(([flag, exporter]) => {
-    const target = targets[flag];
-    return target ? [{ flag, exporter, target }] : [];
-  });
-  const toStdout = asked.filter((a) => a.target === '-');
-  if (toStdout.length > 1) {
-    throw new UsageError(`Only one document can go to stdout (-); ${toStdout.map((a) => `--${a.flag}`).join(' and ')} ask to.`, {
-      hint: 'Give the others a file name.',
-    });
-  }
-  for (const { exporter, target } of asked) writeOutput(target, exporter.render(results, makeStyle(process.stdout)) + '\n');
-  const stream = toStdout.length ? process.stderr : process.stdout;
+  const stream = writeDocuments((Object.entries(RUN_OUTPUTS) as Array<[keyof typeof RUN_OUTPUTS, RunExporter]>).map(([flag, exporter]) => ({
+    flag, target: targets[flag], render: () => exporter.render(results, makeStyle(process.stdout)) + '\n',
+  })));
   const style = makeStyle(stream);
   if (views.table) stream.write(tableExporter.render(results, style) + '\n');
   if (views.gantt) stream.write(renderGantt(pictured(results), { style, columns: views.width ?? defaultColumns(stream) }) + '\n');

@@ -1,11 +1,14 @@
 import { measureOverhead } from '../api/overhead.js';
 import type { WaitStrategy } from '../exec/wait.js';
+import { withInterrupts } from './interrupt.js';
+import { writeDocuments } from './write-file.js';
 
 export interface OverheadFlags {
   device?: number;
   ops: number;
-  json?: boolean;
+  json?: string;
   wait: WaitStrategy;
+  timeout?: number;
 }
 
 const OP_NAMES = {
@@ -15,14 +18,13 @@ const OP_NAMES = {
 
 /** Host cost per op of the timed loop, by a host timer around the issue loop (not GPU time). */
 export async function overheadCommand(flags: OverheadFlags): Promise<0> {
-  const report = await measureOverhead({ device: flags.device ?? 0, ops: flags.ops, wait: flags.wait });
-  if (flags.json) {
-    process.stdout.write(JSON.stringify(report, null, 2) + '\n');
-    return 0;
-  }
-  process.stdout.write(`Host cost per issued op on ${report.device} (host timer around the issue loop, ${report.batch} ops a batch):\n`);
+  const report = await withInterrupts((signal) => measureOverhead({
+    device: flags.device ?? 0, ops: flags.ops, wait: flags.wait, signal, ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
+  }));
+  const out = writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(report, null, 2) + '\n' }]);
+  out.write(`Host cost per issued op on ${report.device} (host timer around the issue loop, ${report.batch} ops a batch):\n`);
   for (const r of report.rows) {
-    process.stdout.write(`  ${OP_NAMES[r.op].padEnd(40)} median ${r.hostUsPerOp.median.toFixed(2)} µs, min ${r.hostUsPerOp.min.toFixed(2)} µs ` +
+    out.write(`  ${OP_NAMES[r.op].padEnd(40)} median ${r.hostUsPerOp.median.toFixed(2)} µs, min ${r.hostUsPerOp.min.toFixed(2)} µs ` +
       `over ${r.batches} batches (the GPU's events span ${r.gpuUsPerOp.median.toFixed(2)} µs per op)\n`);
   }
   return 0;

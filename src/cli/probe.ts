@@ -1,17 +1,20 @@
-import { probe } from '../api/probe.js';
+import { probe, type ProbeOptions } from '../api/probe.js';
 import { parseQuantity } from '../config/units.js';
 import { UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { renderProbe } from '../report/probe.js';
 import { makeStyle } from '../report/style.js';
+import { withInterrupts } from './interrupt.js';
+import { writeDocuments } from './write-file.js';
 
 export interface ProbeFlags {
   device: string;
   bandwidth?: boolean;
   size: string;
   reps: number;
-  json?: boolean;
+  json?: string;
   wait: WaitStrategy;
+  timeout?: number;
 }
 
 export async function probeCommand(flags: ProbeFlags): Promise<0> {
@@ -23,7 +26,11 @@ export async function probeCommand(flags: ProbeFlags): Promise<0> {
   if (devices !== 'all' && (!Number.isInteger(devices) || devices < 0)) {
     throw new UsageError(`--device: expected a device index or "all", got "${flags.device}".`);
   }
-  const document = await probe({ devices, bandwidthBytes: flags.bandwidth ? bytes : null, reps: flags.reps, wait: flags.wait });
-  process.stdout.write(flags.json ? JSON.stringify(document, null, 2) + '\n' : renderProbe(document, makeStyle()) + '\n');
+  const options: ProbeOptions = { devices, bandwidthBytes: flags.bandwidth ? bytes : null, reps: flags.reps, wait: flags.wait,
+    ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }) };
+  // Only the bandwidth measurement runs work on the GPU; describing devices is quick and needs no handlers.
+  const document = flags.bandwidth ? await withInterrupts((signal) => probe({ ...options, signal })) : await probe(options);
+  const out = writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(document, null, 2) + '\n' }]);
+  out.write(renderProbe(document, makeStyle(out)) + '\n');
   return 0;
 }

@@ -1,22 +1,16 @@
 import { UsageError } from '../errors.js';
-import { markdownExporter } from '../report/exporters/markdown.js';
-import { tableExporter } from '../report/exporters/table.js';
-import { makeStyle } from '../report/style.js';
 import { loadResults } from '../result/load.js';
 import { type RunOutputTargets, writeRunOutputs } from './outputs.js';
 
-export interface ReportFlags extends Pick<RunOutputTargets, 'svg' | 'html' | 'trace'> {
-  md?: boolean;
-}
+export type ReportFlags = Pick<RunOutputTargets, 'json' | 'md' | 'svg' | 'html' | 'trace'>;
 
-/** Re-renders saved results exactly as measured: the renderers read nothing but the Result. */
+/**
+ * Re-renders saved results exactly as measured (the renderers read nothing but the Result): the table, and each
+ * asked-for document as `run` writes it; `--json` writes a file of any version as the current one.
+ */
 export async function reportCommand(file: string, flags: ReportFlags): Promise<0> {
   const results = loadResults(file);
   if (!results.length) throw new UsageError(`${file} holds no results.`);
-  if (flags.md) {
-    process.stdout.write(markdownExporter.render(results, makeStyle()) + '\n');
-    return 0;
-  }
-  writeRunOutputs(results, { svg: flags.svg, html: flags.html, trace: flags.trace }, { table: true, gantt: false });
+  writeRunOutputs(results, { json: flags.json, md: flags.md, svg: flags.svg, html: flags.html, trace: flags.trace }, { table: true, gantt: false });
   return 0;
 }

@@ -1,17 +1,22 @@
 import { join } from 'node:path';
+import { checkConfigKernels, type ConfigKernelCheck } from '../api/kernels.js';
 import { runConfig, planConfig } from '../api/run.js';
 import { loadConfigFile, type Overrides } from '../config/load.js';
-import type { ExitCode } from '../errors.js';
+import { type ExitCode, UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { builtinConfigsDir } from '../paths.js';
 import { renderHostMemoryTable } from '../report/host-memory.js';
 import { renderPlan } from '../report/plan.js';
+import type { RunResult } from '../result/schema.js';
 import type { HostMemoryKind } from '../vocabulary.js';
+import { withInterrupts } from './interrupt.js';
 import { writeRunOutputs } from './outputs.js';
 
 export interface RunFlags extends Omit<Overrides, 'hostMemory'> {
   hostMemory?: HostMemoryKind[];
   dryRun?: boolean;
+  ops?: boolean;
+  arch?: string;
   verify: boolean;
   tracing: boolean;
   gate?: boolean;
@@ -22,6 +27,7 @@ export interface RunFlags extends Omit<Overrides, 'hostMemory'> {
   html?: string;
   trace?: string;
   timeline?: boolean;
+  timeout?: number;
 }
 
 export async function runCommand(configArg: string | undefined, flags: RunFlags): Promise<ExitCode> {
@@ -31,12 +37,36 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
   const loads = (kinds ?? [undefined]).map((hostMemory) => loadConfigFile(path, { ...overrides, hostMemory }));
   const gate = flags.gate ?? false;
   if (flags.dryRun) {
-    process.stdout.write(loads.map((loaded) => renderPlan(planConfig(loaded, { gate }).plan)).join('\n\n') + '\n');
+    process.stdout.write(loads.map((loaded) => {
+      const { plan, kernels } = planConfig(loaded, { gate });
+      return renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)) });
+    }).join('\n\n') + '\n');
     return 0;
   }
-  const results = [];
-  for (const loaded of loads) results.push(await runConfig(loaded, { verify: flags.verify, gate, trace: flags.tracing, wait: flags.wait }));
+  for (const flag of ['ops', 'arch'] as const) {
+    if (flags[flag] !== undefined) throw new UsageError(`--${flag} only applies with --dry-run: a run compiles for its device and prints no plan.`);
+  }
+  const results = await withInterrupts(async (signal) => {
+    const done: RunResult[] = [];
+    for (const loaded of loads) {
+      done.push(await runConfig(loaded, {
+        verify: flags.verify, gate, trace: flags.tracing, wait: flags.wait, signal, timeoutMs: seconds(flags.timeout),
+        // One line on stderr, so that whoever waits for the run (a person, a test sending it a signal) sees it start.
+        onMeasuring: () => process.stderr.write(`measuring ${loaded.config.name} (Ctrl-C stops after the current rep)\n`),
+      }));
+    }
+    return done;
+  });
   writeRunOutputs(results, flags, { table: true, gantt: flags.timeline ?? false });
   if (kinds && kinds.length > 1) process.stdout.write('\n' + renderHostMemoryTable(results) + '\n');
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
+}
+
+const seconds = (value: number | undefined) => (value === undefined ? undefined : value * 1000);
+
+/** The dry run's line about its compile check. */
+export function kernelsLine(check: ConfigKernelCheck): string {
+  if (!check.checked) return `kernels not compiled, so not checked: ${check.reason} (\`cuda-pipe kernels --check\` compiles them where NVRTC is installed)`;
+  const sources = `${check.sources} kernel source${check.sources === 1 ? '' : 's'}`;
+  return `${sources} compiled for ${check.arch} (${check.why}) with NVRTC ${check.nvrtc}${check.cached ? `, ${check.cached} from the cache` : ''}`;
 }

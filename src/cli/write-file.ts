@@ -31,6 +31,30 @@ export function writeOutput(target: string, text: string): void {
   }
 }
 
+/** A document a command can write, by the flag that asks for it (`--json <file|->`); `target` unset: not asked. */
+export interface Document {
+  readonly flag: string;
+  readonly target: string | undefined;
+  readonly render: () => string;
+}
+
+/**
+ * The one meaning of `--json`, `--md`, `--svg`… in every command: each asked-for document goes to its file, or to
+ * stdout for `-` (one at most, checked before anything is written). Returns where the command's terminal view (its
+ * table) goes: stdout, or stderr when stdout carries a document, so that `--json - | jq` reads JSON alone.
+ */
+export function writeDocuments(documents: readonly Document[]): NodeJS.WriteStream {
+  const asked = documents.filter((d): d is Document & { target: string } => Boolean(d.target));
+  const toStdout = asked.filter((d) => d.target === '-');
+  if (toStdout.length > 1) {
+    throw new UsageError(`Only one document can go to stdout (-); ${toStdout.map((d) => `--${d.flag}`).join(' and ')} ask to.`, {
+      hint: 'Give the others a file name.',
+    });
+  }
+  for (const { target, render } of asked) writeOutput(target, render());
+  return toStdout.length ? process.stderr : process.stdout;
+}
+
 /**
  * Checks that `target` could be written, for flags such as --json: a run that measures for minutes should fail on a
  * mistyped folder before it starts, not after. Returns the target unchanged.

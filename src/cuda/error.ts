@@ -10,9 +10,25 @@ export class CudaError extends DeviceFailure {
     readonly errorMessage: string,
     context?: string,
   ) {
-    super(`${api} failed${context ? ` (${context})` : ''}: ${errorName} (${code}): ${errorMessage}`);
+    super(`${api} failed${context ? ` (${context})` : ''}: ${errorName} (${code}): ${errorMessage}`, { contextLost: STICKY_ERRORS.has(code) });
   }
 }
+
+/**
+ * The codes CUDA documents as leaving the process "in an inconsistent state": every later call returns the same
+ * error until the process ends. Not every code in 700–799 is one (701, out of resources for a launch, is not).
+ */
+export const STICKY_ERRORS: ReadonlySet<number> = new Set([
+  700, // cudaErrorIllegalAddress
+  702, // cudaErrorLaunchTimeout
+  710, // cudaErrorAssert
+  714, // cudaErrorHardwareStackError
+  715, // cudaErrorIllegalInstruction
+  716, // cudaErrorMisalignedAddress
+  717, // cudaErrorInvalidAddressSpace
+  718, // cudaErrorInvalidPc
+  719, // cudaErrorLaunchFailure
+]);
 
 export const CUDA_ERROR = {
   notReady: 600,

@@ -1,11 +1,15 @@
+import { contextLost } from '../errors.js';
+
 /** Releases what was acquired, newest first; keeps going past a failure so nothing else leaks. */
 export class Cleanup {
   private readonly steps: Array<() => void> = [];
 
   /**
    * Runs `body` with a fresh Cleanup and releases everything afterwards. When `body` fails, its error is the one
-   * reported and release failures are dropped (a dead CUDA context fails every free); after success, the first
-   * release failure is thrown.
+   * reported and release failures are dropped; after success, the first release failure is thrown. After an error
+   * that lost the CUDA context nothing is released: every step is a CUDA call (or memory CUDA may still be reading),
+   * a sticky error fails them all, and behind a runaway kernel a free can block for ever. The process is about to
+   * exit, and the driver reclaims the device's memory when it does.
    */
   static async use<T>(body: (cleanup: Cleanup) => T | Promise<T>): Promise<T> {
     const cleanup = new Cleanup();
@@ -13,7 +17,8 @@ export class Cleanup {
     try {
       value = await body(cleanup);
     } catch (error) {
-      cleanup.run();
+      if (contextLost(error)) cleanup.abandon();
+      else cleanup.run();
       throw error;
     }
     const errors = cleanup.run();
@@ -23,6 +28,11 @@ export class Cleanup {
 
   push(step: () => void): void {
     this.steps.push(step);
+  }
+
+  /** Steps still to run. */
+  get pending(): number {
+    return this.steps.length;
   }
 
   /** Runs every step once and returns the errors they threw, in the order they happened. */
@@ -37,5 +47,10 @@ export class Cleanup {
       }
     }
     return errors;
+  }
+
+  /** Forgets every step without running it. */
+  abandon(): void {
+    this.steps.length = 0;
   }
 }

@@ -11,13 +11,14 @@ import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
 import { checkPriorities } from '../plan/priority.js';
 import type { Plan } from '../plan/types.js';
-import type { DeviceFacts, SoftwareVersions } from '../result/schema.js';
+import type { DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
 import { Cleanup } from './cleanup.js';
 import { GraphIssuer } from './graph-issuer.js';
 import { HostCalls } from './host-calls.js';
 import { allocateGate, DirectIssuer, type InternalKernels } from './issue.js';
 import { CudaRepRunner } from './rep-runner.js';
+import { type ProcessListing, sharingRecord } from './sharing.js';
 import { makeWaiter, type WaitStrategy } from './wait.js';
 
 export interface DeviceOutcome<T> {
@@ -28,6 +29,8 @@ export interface DeviceOutcome<T> {
   readonly compiles: CompileRecord[];
   /** Device memory the buffers took (cudaMemGetInfo before and after allocating them). */
   readonly memory: DeviceMemoryUse;
+  /** Other compute processes on the GPU before and after `body`. */
+  readonly sharing: SharingRecord;
   readonly value: T;
 }
 
@@ -103,11 +106,18 @@ export async function withDevicePlan<T>(
     const runner = new CudaRepRunner(rt, plan, buffers, issuers, makeWaiter(rt, options.wait), gate, hostCalls);
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());
+    const listings: ProcessListing[] = [];
+    const listProcesses = () => {
+      if ('clock' in clock) listings.push(clock.clock.computeProcesses());
+    };
+    listProcesses();
     const value = await body(runner, { device, smClock: 'clock' in clock ? clock.clock.read : undefined });
+    listProcesses();
     const software = softwareVersions(rt, null);
     return {
       device, clockUnavailable: 'unavailable' in clock ? clock.unavailable : null,
       software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null }, compiles, memory: buffers.memory, value,
+      sharing: sharingRecord(listings, process.pid, 'unavailable' in clock ? clock.unavailable : null),
     };
   });
 }

@@ -2,14 +2,15 @@ import { CUDA_ERROR, CudaError } from '../cuda/error.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { StreamHandle } from '../cuda/types.js';
 import { DeviceFailure } from '../errors.js';
-import type { RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
+import type { RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
 import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, traceSchedule } from '../plan/trace.js';
-import type { Plan, Schedule } from '../plan/types.js';
+import { type Op, type Plan, type Schedule, scheduleOps } from '../plan/types.js';
 import type { DeviceBuffers } from './buffers.js';
 import type { HostCalls } from './host-calls.js';
 import type { GateFlags, Issuer, PreparedRep } from './issue.js';
-import type { Waiter } from './wait.js';
+import { opTimeout, repTimeout } from './timeouts.js';
+import { TIMED_OUT, type Waiter } from './wait.js';
 
 /** How long a failed rep's queued work may take to drain before clean-up goes ahead regardless. */
 const DRAIN_MS = 10_000;
@@ -36,19 +37,21 @@ export class CudaRepRunner implements RepRunner {
     return this.plan.schedules;
   }
 
-  async runRep(id: string, options: { checked?: boolean } = {}): Promise<RepTiming> {
+  async runRep(id: string, options: RepOptions = {}): Promise<RepTiming> {
     const prepared = this.prepare(id);
     const { thunks } = prepared;
     const gate = prepared.schedule.gated ? this.gate : null;
     if (gate) gate.host.fill(0);
     this.hostCalls.beginRep();
     const issueStart = performance.now();
+    const deadline = issueStart + (options.deadlineMs ?? Infinity);
     try {
       for (let i = 0; i < thunks.length; i++) {
         const code = (thunks[i] as () => number)();
         if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
         if (options.checked) {
-          const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle);
+          const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline);
+          if (done === TIMED_OUT) throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
           if (done !== 0) throw this.opFailure(prepared, i, done, 'running');
         }
       }
@@ -61,7 +64,8 @@ export class CudaRepRunner implements RepRunner {
       if (gate) Atomics.store(gate.host, 0, 1);
     }
     const hostIssueMs = performance.now() - issueStart;
-    await this.waitEnd(prepared);
+    // A timed rep's deadline starts once it is issued: issuing thousands of ops is the host's time, not the GPU's.
+    await this.waitEnd(prepared, options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity), options.deadlineMs);
     const probes = prepared.schedule.probes ?? [];
     return {
       gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end), hostIssueMs, gateTimedOut: gate !== null && gate.host[1] === 1,
@@ -69,7 +73,7 @@ export class CudaRepRunner implements RepRunner {
     };
   }
 
-  async traceRep(id: string): Promise<TracedRepTiming> {
+  async traceRep(id: string, options: Pick<RepOptions, 'deadlineMs'> = {}): Promise<TracedRepTiming> {
     const { prepared, traced } = this.prepareTraced(id);
     const gate = prepared.schedule.gated ? this.gate : null;
     if (gate) gate.host.fill(0);
@@ -89,7 +93,7 @@ export class CudaRepRunner implements RepRunner {
       if (gate) Atomics.store(gate.host, 0, 1);
     }
     const issueEnd = performance.now();
-    await this.waitEnd(prepared);
+    await this.waitEnd(prepared, issueEnd + (options.deadlineMs ?? Infinity), options.deadlineMs);
     const origin = issuedAt[prepared.startIndex] ?? 0;
     const since = (event: string) => {
       const handle = prepared.events.get(event);
@@ -179,8 +183,16 @@ export class CudaRepRunner implements RepRunner {
     return entry;
   }
 
-  private async waitEnd(prepared: PreparedRep): Promise<void> {
-    const code = await this.waiter.event(prepared.end);
+  private async waitEnd(prepared: PreparedRep, deadline: number, deadlineMs: number | undefined): Promise<void> {
+    const code = await this.waiter.event(prepared.end, deadline);
+    if (code === TIMED_OUT) {
+      // Event queries never block, so asking which streams got through is safe behind a runaway kernel.
+      const completed = (event: string) => {
+        const handle = prepared.events.get(event);
+        return handle !== undefined && this.rt.streams.eventQueryCode(handle) === 0;
+      };
+      throw repTimeout(prepared.schedule, scheduleOps(prepared.schedule), this.plan.kernels, deadlineMs ?? 0, completed);
+    }
     if (code !== 0) throw this.repFailure(prepared, this.rt.failure(code, 'waiting for the end of a rep'));
     this.hostCalls.endRep();
   }

@@ -14,24 +14,44 @@ export type WaitStrategy = (typeof WAIT_STRATEGIES)[number];
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** What a wait resolves with when its deadline passed first; no cudaError_t is negative. */
+export const TIMED_OUT = -1;
+
 export interface Waiter {
-  event(event: EventHandle): Promise<number>;
+  /** `deadline` is a performance.now() time; past it the wait resolves with TIMED_OUT. */
+  event(event: EventHandle, deadline?: number): Promise<number>;
   /** Streams are always polled: there is no off-thread stream wait to prefer. */
-  stream(stream: StreamHandle): Promise<number>;
+  stream(stream: StreamHandle, deadline?: number): Promise<number>;
 }
 
 export function makeWaiter(rt: CudaRuntime, strategy: WaitStrategy): Waiter {
-  const poll = async (query: () => number): Promise<number> => {
-    for (;;) {
-      const code = query();
-      if (code !== CUDA_ERROR.notReady) return code;
-      await yieldToEventLoop();
-    }
-  };
   return {
     event: strategy === 'thread'
-      ? (event) => rt.streams.eventSynchronizeOffThread(event)
-      : (event) => poll(() => rt.streams.eventQueryCode(event)),
-    stream: (stream) => poll(() => rt.streams.queryCode(stream)),
+      ? (event, deadline = Infinity) => raceDeadline(rt.streams.eventSynchronizeOffThread(event), deadline)
+      : (event, deadline = Infinity) => pollUntil(() => rt.streams.eventQueryCode(event), deadline),
+    stream: (stream, deadline = Infinity) => pollUntil(() => rt.streams.queryCode(stream), deadline),
   };
+}
+
+/** Queries until the answer is not "not ready", yielding between queries, or until the deadline. */
+export async function pollUntil(query: () => number, deadline: number): Promise<number> {
+  for (;;) {
+    const code = query();
+    if (code !== CUDA_ERROR.notReady) return code;
+    if (performance.now() >= deadline) return TIMED_OUT;
+    await yieldToEventLoop();
+  }
+}
+
+/**
+ * The off-thread wait, or TIMED_OUT at the deadline. The worker thread stays blocked behind a runaway kernel, which
+ * is why a timed-out run leaves through an exit that does not join worker threads (cuda/exit.ts).
+ */
+export function raceDeadline(wait: Promise<number>, deadline: number): Promise<number> {
+  if (deadline === Infinity) return wait;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<number>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, deadline - performance.now()));
+  });
+  return Promise.race([wait, expired]).finally(() => clearTimeout(timer));
 }

@@ -3,6 +3,7 @@ import { compareOutput, type OutputMismatch, POISON } from '../data/compare.js';
 import type { Schedule } from '../plan/types.js';
 import type { Mismatch } from '../result/schema.js';
 import type { StopRule } from '../vocabulary.js';
+import { RepGuard } from './guard.js';
 import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
 import type { RepRunner } from './runner.js';
 
@@ -32,22 +33,22 @@ export interface Verification {
  * Runs the serial baseline and then each other verified schedule once with checked ops (a fault names its kernel
  * and chunk), and, unless `verify` is off, each for real after a different poison, comparing outputs byte for byte.
  */
-export async function verifySchedules(runner: RepRunner, verify: boolean): Promise<Verification> {
+export async function verifySchedules(runner: RepRunner, verify: boolean, guard = new RepGuard()): Promise<Verification> {
   const [baseline, ...candidates] = runner.schedules.filter((s) => s.verify);
   if (!baseline) return { status: 'skipped', mismatches: [] };
   runner.restoreInputs();
   if (verify) runner.poisonOutputs(POISON.serial);
-  await runner.runRep(baseline.id, { checked: true });
+  await guard.rep(runner, baseline, { checked: true });
   // Copies, window by window: the serial outputs must survive the candidates' reps.
   const expected = verify ? new Map(runner.outputs().map((b) => [b.name, runner.hostWindows(b.name).map((w) => Buffer.from(w))])) : null;
   const mismatches: Mismatch[] = [];
   for (const candidate of candidates) {
     runner.restoreInputs();
-    await runner.runRep(candidate.id, { checked: true });
+    await guard.rep(runner, candidate, { checked: true });
     if (!expected) continue;
     runner.restoreInputs();
     runner.poisonOutputs(POISON.overlapped);
-    await runner.runRep(candidate.id);
+    await guard.rep(runner, candidate);
     for (const buffer of runner.outputs()) {
       const mismatch = compareWindows(buffer, expected.get(buffer.name) ?? [], runner.hostWindows(buffer.name));
       if (mismatch) mismatches.push({ ...mismatch, mode: candidate.id });
@@ -78,14 +79,17 @@ export interface MeasureOptions {
   readonly smClock?: (() => number | null) | undefined;
   /** Called after each mode, for progress reporting. */
   readonly onMode?: (measured: MeasuredSchedule) => void;
+  /** Interrupts and deadlines; one that also saw verification knows how long each mode's reps take. */
+  readonly guard?: RepGuard;
 }
 
 /** Warm-up reps (by count and time, not kept), then timed reps until the policy stops, for one schedule. */
 export async function measureSchedule(runner: RepRunner, schedule: Schedule, policy: RepetitionPolicy, options: MeasureOptions = {}): Promise<MeasuredSchedule> {
+  const guard = options.guard ?? new RepGuard();
   const warmupStart = performance.now();
   for (let rep = 0; rep < policy.warmup || performance.now() - warmupStart < policy.warmupMs; rep++) {
     runner.restoreInputs();
-    await runner.runRep(schedule.id);
+    await guard.rep(runner, schedule);
   }
   const criterion = new StoppingCriterion(policy);
   const gpuMs: number[] = [];
@@ -96,7 +100,7 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
   const start = performance.now();
   for (;;) {
     runner.restoreInputs();
-    const timing = await runner.runRep(schedule.id);
+    const timing = await guard.rep(runner, schedule);
     gpuMs.push(timing.gpuMs);
     hostIssueMs.push(timing.hostIssueMs);
     if (timing.gateTimedOut) gateTimeouts += 1;
@@ -114,8 +118,9 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
 /** Every schedule of the runner, one after the other. */
 export async function measureSchedules(runner: RepRunner, policy: RepetitionPolicy, options: MeasureOptions = {}): Promise<MeasuredSchedule[]> {
   const measured: MeasuredSchedule[] = [];
+  const guarded = { ...options, guard: options.guard ?? new RepGuard() };
   for (const schedule of runner.schedules) {
-    const m = await measureSchedule(runner, schedule, policy, options);
+    const m = await measureSchedule(runner, schedule, policy, guarded);
     options.onMode?.(m);
     measured.push(m);
   }

@@ -3,7 +3,7 @@ import { gbPerSecond } from '../format.js';
 import type { Plan, Schedule } from '../plan/types.js';
 import {
   type DeviceFacts, type ModeResult, type OverlapAnalysis, RESULT_SCHEMA_ID, RESULT_VERSION, type RunIdentity, type RunResult,
-  type SoftwareVersions, type SweepSection, type TracedRep,
+  SHARING_NOT_CHECKED, type SharingRecord, type SoftwareVersions, type SweepSection, type TracedRep,
 } from '../result/schema.js';
 import type { ModeRole } from '../vocabulary.js';
 import { chunkUnits } from '../chunking.js';
@@ -39,6 +39,8 @@ export interface RunResultInput {
   readonly verification: Verification;
   readonly traced: readonly TracedRep[];
   readonly sweep?: SweepSection | null;
+  /** Other compute processes on the GPU; not checked when absent. */
+  readonly sharing?: SharingRecord;
   readonly createdAt?: string;
   /** What the buffers took on the device; absent where nothing was measured (recorded fixtures). */
   readonly deviceMemory?: { readonly askedBytes: number; readonly measuredBytes: number };
@@ -132,9 +134,12 @@ export function buildRunResult(input: RunResultInput): RunResult {
         compile: { cached: compile?.cached ?? false, ms: compile?.ms ?? 0, arch: compile?.arch ?? '', nvrtc: compile?.nvrtc ?? '' } };
     }),
     policy: { ...input.policy, gate: input.gate },
-    clocks: input.clockUnavailable === null
-      ? { checked: true, note: 'SM clock read through NVML between reps', minMHz: clockReadings.length ? Math.min(...clockReadings) : null, maxMHz: clockReadings.length ? Math.max(...clockReadings) : null }
-      : { checked: false, note: `not checked: ${input.clockUnavailable}`, minMHz: null, maxMHz: null },
+    clocks: {
+      ...(input.clockUnavailable === null
+        ? { checked: true, note: 'SM clock read through NVML between reps', minMHz: clockReadings.length ? Math.min(...clockReadings) : null, maxMHz: clockReadings.length ? Math.max(...clockReadings) : null }
+        : { checked: false, note: `not checked: ${input.clockUnavailable}`, minMHz: null, maxMHz: null }),
+      sharing: input.sharing ?? SHARING_NOT_CHECKED,
+    },
     modes,
     summary: {
       mode: headline.id, serialMs: headline.analysis.serialMs, overlappedMs: headline.stats.median, speedup: headline.analysis.speedup,

@@ -35,6 +35,17 @@ export interface TracedRepTiming {
   readonly ops: readonly TracedOpTiming[];
 }
 
+export interface RepOptions {
+  /** Wait after every op, so that a fault names its op (see runRep). */
+  readonly checked?: boolean;
+  /**
+   * How long the runner waits for the rep, in ms: from its first op for a checked rep, from the end of issue for
+   * the others. Past it the runner stops waiting and throws a DeviceFailure that has lost the context (a runaway
+   * kernel still holds the GPU), naming what had not finished.
+   */
+  readonly deadlineMs?: number;
+}
+
 export interface RepRunner {
   readonly schedules: readonly Schedule[];
   /**
@@ -42,9 +53,9 @@ export interface RepRunner {
    * functions enqueued by the rep run meanwhile). `checked` waits after every op so that a fault names its op; it
    * serialises the streams, so checked reps are never timed or verified.
    */
-  runRep(id: string, options?: { checked?: boolean }): Promise<RepTiming>;
+  runRep(id: string, options?: RepOptions): Promise<RepTiming>;
   /** One rep with an event before and after every work op; never a timed rep. */
-  traceRep(id: string): Promise<TracedRepTiming>;
+  traceRep(id: string, options?: Pick<RepOptions, 'deadlineMs'>): Promise<TracedRepTiming>;
   /** Puts inout buffers back to their initial contents (each rep's D2H overwrote them). */
   restoreInputs(): void;
   /** Fills every output buffer with `byte` on the host and the device, so unwritten elements show. */

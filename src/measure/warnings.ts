@@ -56,6 +56,12 @@ export function runWarnings(result: Omit<RunResult, 'warnings'>): Warning[] {
       remedy: 'Use fewer chunks: a rep with many ops can fill the GPU\'s queue while the gate holds it.' });
   }
   const { clocks } = result;
+  const others = clocks.sharing.otherProcesses;
+  if (clocks.sharing.checked && others) {
+    warnings.push({ code: 'shared-gpu', message: `${others} other compute process${others === 1 ? ' was' : 'es were'} running on the GPU during the run: ` +
+      'these figures are shared with them and will not repeat on an idle GPU.',
+      remedy: 'Measure on an idle GPU: stop the other processes (nvidia-smi lists them) or pick a free device with --device.' });
+  }
   if (clocks.checked && clocks.minMHz !== null && clocks.maxMHz !== null && (clocks.maxMHz - clocks.minMHz) / clocks.maxMHz > CLOCK_CHANGE) {
     warnings.push({ code: 'clock-change', message: `The SM clock changed during the run (${clocks.minMHz} to ${clocks.maxMHz} MHz): power or thermal limits, or another process, moved it.`,
       remedy: 'Compare only runs whose clocks agree; let the GPU cool, and keep other work off it.' });

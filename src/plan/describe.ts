@@ -26,3 +26,8 @@ export function describeOp(op: Op, schedule: Pick<Schedule, 'ranges'>, kernels: 
       return 'an empty kernel';
   }
 }
+
+/** A mode in words, for messages: "the serial mode", "the overlapped mode (16 chunks over 4 streams, depth-first)". */
+export function modeName(schedule: Pick<Schedule, 'role' | 'description'>): string {
+  return schedule.role.kind === 'serial' ? 'the serial mode' : `the ${schedule.role.kind} mode (${schedule.description})`;
+}

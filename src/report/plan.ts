@@ -1,16 +1,24 @@
 import { formatBytes } from '../format.js';
 import { roleLabel } from './labels.js';
 import { describeOp } from '../plan/describe.js';
-import { type CopyOp, type Plan, type Schedule, scheduleOps } from '../plan/types.js';
+import { type CopyOp, type Op, type Plan, type Schedule, scheduleOps } from '../plan/types.js';
 
-/** `run --dry-run`: which stream does what, in which order, how many bytes. Needs no GPU. */
-export function renderPlan(plan: Plan): string {
+export interface PlanView {
+  /** Every op of every mode in issue order, not only the summary. */
+  readonly ops?: boolean;
+  /** What became of compiling the kernels (dry runs compile them when NVRTC is here). */
+  readonly kernels?: string;
+}
+
+/** `run --dry-run`: which stream does what, how many ops, how many bytes; with `ops`, every op in order. Needs no GPU. */
+export function renderPlan(plan: Plan, view: PlanView = {}): string {
   const lines: string[] = [];
   lines.push(`Plan for ${plan.name} on device ${plan.devices.join(', ')}: ${plan.elements} elements per buffer`);
   for (const b of plan.buffers) {
     lines.push(`  buffer ${b.name}: ${b.type} × ${b.elements} = ${formatBytes(b.bytes)}, ${b.role}, ${b.role === "scratch" ? "device only" : `${b.hostMemory} host memory`}`);
   }
   for (const k of plan.kernels) lines.push(`  kernel ${k.label}: ${k.entry} from ${k.sourcePath}, block ${k.block}, grid ${k.grid}`);
+  if (view.kernels) lines.push(`  ${view.kernels}`);
   for (const schedule of plan.schedules) {
     if (schedule.role.kind !== 'overlapped') continue;
     const { layout } = schedule.role;
@@ -27,23 +35,42 @@ export function renderPlan(plan: Plan): string {
       `${budgetBytes === null ? '' : ` within the ${formatBytes(budgetBytes)} budget`}; chunk i uses slot i mod ${ring.slots}`);
   }
   for (const note of plan.notes) lines.push(`  note: ${note}`);
-  for (const schedule of plan.schedules) lines.push('', ...renderSchedule(schedule, plan));
+  for (const schedule of plan.schedules) lines.push('', ...renderSchedule(schedule, plan, view.ops ?? false));
+  if (!view.ops) lines.push('', 'Every op of every mode, in issue order: --ops.');
   return lines.join('\n');
 }
 
-function renderSchedule(schedule: Schedule, plan: Plan): string[] {
-  const lines = [`mode ${schedule.id}: ${schedule.description}; H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}` +
-    (schedule.verify ? '; outputs verified' : '')];
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const LAUNCHES: readonly Op['kind'][] = ['kernel', 'gate', 'empty'];
+
+function opCounts(ops: readonly Op[]): string {
+  const count = (kinds: readonly Op['kind'][]) => ops.filter((o) => kinds.includes(o.kind)).length;
+  const parts = [plural(count(['copy']), 'copy', 'copies'), plural(count(LAUNCHES), 'kernel launch', 'kernel launches'),
+    plural(count(['record', 'wait']), 'event record or wait', 'event records and waits')];
+  const host = count(['host']);
+  return `${plural(ops.length, 'op')} (${parts.join(', ')}${host ? `, ${plural(host, 'host function')}` : ''})`;
+}
+
+/** "chunks 1, 3" or, for many, "2500 chunks: 1, 5, 9, …, 9997", so that a summary stays a line. */
+function chunkList(chunks: readonly number[]): string {
+  if (chunks.length <= 8) return `chunk${chunks.length === 1 ? '' : 's'} ${chunks.join(', ')}`;
+  return `${chunks.length} chunks: ${chunks.slice(0, 3).join(', ')}, …, ${chunks[chunks.length - 1]}`;
+}
+
+function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): string[] {
+  const all = scheduleOps(schedule);
+  const lines = [`mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}; ` +
+    `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${schedule.verify ? '; outputs verified' : ''}`];
   for (const stream of schedule.streams) {
     const ops = schedule.body.filter((o) => o.stream === stream.id);
     const copies = ops.filter((o): o is CopyOp => o.kind === 'copy');
-    const kernels = ops.filter((o) => o.kind === 'kernel').length;
+    const launches = ops.filter((o) => LAUNCHES.includes(o.kind)).length;
     const chunks = [...new Set(ops.flatMap((o) => ('chunk' in o && o.chunk !== null ? [o.chunk] : [])))];
     const bytes = (d: 'h2d' | 'd2h') => formatBytes(copies.filter((c) => c.direction === d).reduce((s, c) => s + c.bytes, 0));
     const priority = stream.priority ? `, priority ${stream.priority.level}` : '';
-    lines.push(`  stream ${stream.id} (${stream.kind}${priority}): ${chunks.length ? `chunks ${chunks.join(', ')}; ` : ''}` +
-      `H2D ${bytes('h2d')}, ${kernels} kernel launches, D2H ${bytes('d2h')}`);
+    lines.push(`  stream ${stream.id} (${stream.kind}${priority}): ${chunks.length ? `${chunkList(chunks)}; ` : ''}` +
+      `H2D ${bytes('h2d')}, ${plural(launches, 'kernel launch', 'kernel launches')}, D2H ${bytes('d2h')}`);
   }
-  scheduleOps(schedule).forEach((op, i) => lines.push(`  ${String(i + 1).padStart(4)}  ${op.stream.padEnd(4)} ${describeOp(op, schedule, plan.kernels)}`));
+  if (withOps) all.forEach((op, i) => lines.push(`  ${String(i + 1).padStart(4)}  ${op.stream.padEnd(4)} ${describeOp(op, schedule, plan.kernels)}`));
   return lines;
 }

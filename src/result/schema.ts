@@ -347,8 +347,28 @@ export const PolicyRecordSchema = z.object({
   gate: z.boolean(),
 });
 
-/** Whether the SM clock was watched during the run, and the range it was read in. */
-export const ClocksRecordSchema = z.object({ checked: z.boolean(), note: z.string(), minMHz: z.number().nullable(), maxMHz: z.number().nullable() });
+/** Whether other compute processes shared the GPU during the run, as NVML listed them. */
+export const SharingRecordSchema = z.object({
+  checked: z.boolean(),
+  /** The most compute processes other than this run seen at once; null when not checked. */
+  otherProcesses: z.number().int().nullable(),
+  note: z.string(),
+});
+export type SharingRecord = z.infer<typeof SharingRecordSchema>;
+
+/** What results written before the check say: nothing is known. */
+export const SHARING_NOT_CHECKED: SharingRecord = {
+  checked: false, otherProcesses: null, note: 'not checked: written before cuda-pipe looked for other processes on the GPU',
+};
+
+/**
+ * Whether the SM clock was watched during the run, and the range it was read in; and whether anything else was
+ * running on the GPU (added within version 2: absent in older files, which read as not checked).
+ */
+export const ClocksRecordSchema = z.object({
+  checked: z.boolean(), note: z.string(), minMHz: z.number().nullable(), maxMHz: z.number().nullable(),
+  sharing: SharingRecordSchema.default(SHARING_NOT_CHECKED),
+});
 
 export const RunResultSchema = z.object({
   schema: z.literal(RESULT_SCHEMA_ID),

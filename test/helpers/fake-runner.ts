@@ -1,9 +1,9 @@
 import type { ConfigBuffer } from '../../src/config/load.js';
-import type { RepRunner, RepTiming, TracedRepTiming } from '../../src/measure/runner.js';
+import type { RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../../src/measure/runner.js';
 import type { Schedule } from '../../src/plan/types.js';
 
 export type FakeCall =
-  | { readonly call: 'rep'; readonly id: string; readonly checked: boolean }
+  | { readonly call: 'rep'; readonly id: string; readonly checked: boolean; readonly deadlineMs: number | undefined }
   | { readonly call: 'restore' }
   | { readonly call: 'poison'; readonly byte: number };
 
@@ -16,6 +16,8 @@ export interface FakeRunnerOptions {
   readonly probeMs?: (schedule: Schedule, i: number) => number;
   /** Host time a rep takes, so that time budgets can run out. */
   readonly delayMs?: number;
+  /** Called as rep `n` of a schedule starts (to send an interrupt mid-loop, or to fail the rep by throwing). */
+  readonly onRep?: (schedule: Schedule, n: number) => void;
 }
 
 /**
@@ -31,12 +33,13 @@ export class FakeRunner implements RepRunner {
     for (const b of buffers) this.host.set(b.name, new Uint8Array(b.bytes));
   }
 
-  async runRep(id: string, options: { checked?: boolean } = {}): Promise<RepTiming> {
+  async runRep(id: string, options: RepOptions = {}): Promise<RepTiming> {
     const schedule = this.schedules.find((s) => s.id === id);
     if (!schedule) throw new Error(`no schedule ${id}`);
-    this.calls.push({ call: 'rep', id, checked: options.checked ?? false });
+    this.calls.push({ call: 'rep', id, checked: options.checked ?? false, deadlineMs: options.deadlineMs });
     const n = this.reps.get(id) ?? 0;
     this.reps.set(id, n + 1);
+    this.options.onRep?.(schedule, n);
     if (this.options.delayMs) await new Promise((resolve) => setTimeout(resolve, this.options.delayMs));
     for (const buffer of this.outputs()) {
       const bytes = this.hostView(buffer.name);

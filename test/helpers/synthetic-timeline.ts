@@ -1,4 +1,4 @@
-import { type DeviceFacts, type ModeResult, RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema, type Stats, type TimelineOp, type TracedRep } from '../../src/result/schema.js';
+import { type DeviceFacts, type ModeResult, RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema, SHARING_NOT_CHECKED, type Stats, type TimelineOp, type TracedRep } from '../../src/result/schema.js';
 import { modeId, type ModeRole } from '../../src/vocabulary.js';
 
 // A v2 Result with traced reps, built by a small event simulation of the balanced pipeline, until a recorded GPU
@@ -234,7 +234,7 @@ export function syntheticRunResult(options: SyntheticOptions = {}): RunResult {
     ],
     kernels: [{ label: 'fma', entry: 'fma_loop', source: 'fma_loop.cu', block: 256, grid: 'cover', compile: { cached: true, ms: 1.2, arch: 'sm_90', nvrtc: '13.0' } }],
     policy: { warmup: 3, warmupMs: 50, fixedReps: null, minReps: 10, maxReps: 200, maxNoise: 0.005, maxTimeMs: 10_000, gate: false },
-    clocks: { checked: true, note: 'SM clock steady', minMHz: 1980, maxMHz: 1980 },
+    clocks: { checked: true, note: 'SM clock steady', minMHz: 1980, maxMHz: 1980, sharing: SHARING_NOT_CHECKED },
     modes,
     summary: {
       mode: headline.id, serialMs: analysis.serialMs, overlappedMs: headline.stats.median,

@@ -68,7 +68,7 @@ describe('the cuda-pipe command line', () => {
   });
 
   it('run --dry-run prints the built-in balanced plan without a GPU', () => {
-    const { code, stdout } = runCli(['run', '--dry-run', '--chunks', '8']);
+    const { code, stdout } = runCli(['run', '--dry-run', '--chunks', '8', '--ops']);
     assert.equal(code, 0);
     assert.match(stdout, /Plan for balanced/);
     assert.match(stdout, /layout: 8 chunks of 8388608 elements, 4 streams, depth-first/);

@@ -93,7 +93,7 @@ describe('cuda-pipe compare and report', () => {
     const { code, stdout } = runCli(['compare', baseline, slower, '--md', md]);
     assert.equal(code, 1);
     assert.match(stdout, /│ balanced │ overlapped 32×4 depth-first +│ +5\.9\d\d ms ± 1\.0% │ +6\.5\d\d ms ± 1\.0% │ +\+10\.0% │ slower +│/);
-    const json = JSON.parse(runCli(['compare', baseline, slower, '--json']).stdout);
+    const json = JSON.parse(runCli(['compare', baseline, slower, '--json', '-']).stdout);
     assert.equal(json.pairs[1].verdict, 'slower');
     const mdOut = runCli(['compare', baseline, slower, '--md', '-']).stdout;
     assert.match(mdOut, /^### cuda-pipe compare: \*\*6 slower\*\*/);
@@ -136,7 +136,7 @@ describe('cuda-pipe compare and report', () => {
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout, /speedup over serial: 2\.12× ± 0\.0\d/);
     assert.match(table.stdout, /│ overlapped +│ 5\.9\d\d ms │/);
-    const md = runCli(['report', baseline, '--md']);
+    const md = runCli(['report', baseline, '--md', '-']);
     assert.match(md.stdout, /^### cuda-pipe · balanced on NVIDIA H100 80GB HBM3/);
     assert.match(md.stdout, /\| overlapped \| 5\.9\d\d ms \|/);
   });

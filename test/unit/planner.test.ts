@@ -184,12 +184,27 @@ describe('the planner', () => {
     assert.deepEqual(bandwidthPlan(1024, 'pageable', 0, false).schedules.map((s) => s.role), [{ kind: 'stage', stage: 'h2d' }, { kind: 'stage', stage: 'd2h' }]);
   });
 
-  it('prints a dry run naming each stream\'s work and every op with its bytes', () => {
-    const text = renderPlan(plan(1000, '{ chunks: 4, streams: 2 }'));
+  it('prints a dry run as a summary: each mode\'s op counts, streams and bytes, and where --ops lists the ops', () => {
+    const text = renderPlan(plan(1000, '{ chunks: 4, streams: 2 }'), { kernels: '1 kernel source compiled for sm_90 (--arch) with NVRTC 12.8' });
     assert.match(text, /layout: 4 chunks of 250 elements, 2 streams, depth-first/);
+    assert.match(text, /^  1 kernel source compiled for sm_90 \(--arch\) with NVRTC 12\.8$/m);
+    assert.match(text, /^mode overlapped:4x2:depth-first:chunk-per-stream: 4 chunks over 2 streams, depth-first; 17 ops \(8 copies, 4 kernel launches, 5 event records and waits\) on 2 streams; H2D 3\.91 KiB, D2H 3\.91 KiB; outputs verified$/m);
     assert.match(text, /stream s1 \(non-blocking\): chunks 1, 3; H2D 1.95 KiB, 2 kernel launches, D2H 1.95 KiB/);
+    assert.doesNotMatch(text, /H2D of "x", chunk 1 of 4/);
+    assert.match(text, /\nEvery op of every mode, in issue order: --ops\.$/);
+  });
+
+  it('prints every op with its bytes with --ops', () => {
+    const text = renderPlan(plan(1000, '{ chunks: 4, streams: 2 }'), { ops: true });
     assert.match(text, /s1 +H2D of "x", chunk 1 of 4 \(1000 B\)/);
     assert.match(text, /s1 +kernel scale, chunk 1 of 4 \(elements 250 to 499\)/);
+    assert.doesNotMatch(text, /--ops/);
+  });
+
+  it('keeps a stream\'s line short when it has thousands of chunks', () => {
+    const text = renderPlan(plan(40_000, '{ chunks: 20000, streams: 4 }'));
+    assert.match(text, /^  stream s1 \(non-blocking\): 5000 chunks: 1, 5, 9, …, 19997; H2D 39\.06 KiB, 5000 kernel launches, D2H 39\.06 KiB$/m);
+    assert.ok(text.length < 5000, `${text.length} characters`);
   });
 });
 
