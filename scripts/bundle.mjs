@@ -26,7 +26,9 @@ rmSync(join(buildDir, 'stage'), { recursive: true, force: true });
 mkdirSync(join(stage, 'bin'), { recursive: true });
 
 cpSync(process.execPath, join(stage, 'bin', 'node'));
-for (const item of ['dist', 'kernels', 'configs', 'baselines', 'package.json', 'README.md', 'scripts/perf-regression', 'scripts/perf-regression.mjs', 'scripts/gpu-toolbox.sh']) {
+// The unit and property tests compiled by `npm test` need a development machine: the bundle carries the GPU suite.
+cpSync(join(root, 'dist'), join(stage, 'dist'), { recursive: true, filter: (file) => !/[\\/]dist[\\/]test[\\/](unit|property)([\\/]|$)/.test(file) });
+for (const item of ['kernels', 'configs', 'baselines', 'package.json', 'README.md', 'scripts/perf-regression', 'scripts/perf-regression.mjs', 'scripts/gpu-toolbox.sh']) {
   cpSync(join(root, item), join(stage, item), { recursive: true });
 }
 // tsc compiles the GPU tests but does not copy their kernels and configs.
