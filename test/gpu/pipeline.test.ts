@@ -109,7 +109,7 @@ describe('cuda-pipe run on a real device', () => {
   });
 
   it('probe --bandwidth measures pinned and pageable copies and the bidirectional rate', gpu, () => {
-    const { code, stdout, stderr } = runCli(['probe', '--device', '0', '--bandwidth', '--size', '64MiB', '--reps', '5', '--json']);
+    const { code, stdout, stderr } = runCli(['probe', '--device', '0', '--bandwidth', '--size', '64MiB', '--reps', '5', '--json', '-']);
     assert.equal(code, 0, stderr);
     const doc = JSON.parse(stdout);
     const bw = doc.devices[0].bandwidth as Array<{ direction: string; hostMemory: string; gbPerSecond: number }>;

@@ -142,7 +142,7 @@ describe('the stream toolbox on a real device', () => {
   });
 
   it('overhead: measures event records with and without timing and cross-stream waits', gpu, () => {
-    const { code, stdout, stderr } = runCli(['overhead', '--ops', '2000', '--json']);
+    const { code, stdout, stderr } = runCli(['overhead', '--ops', '2000', '--json', '-']);
     assert.equal(code, 0, stderr);
     const rows = (JSON.parse(stdout) as { rows: Array<{ op: string; hostUsPerOp: { median: number } }> }).rows;
     assert.deepEqual(rows.map((r) => r.op), ['launch', 'copy', 'record-timing', 'record-untimed', 'wait']);
