@@ -100,7 +100,9 @@ describe('the stream toolbox on a real device', () => {
     assert.equal(result.verification.status, 'passed');
     const plain = overlapped(result, (l) => l.legacyOp === undefined);
     const legacy = overlapped(result, (l) => l.legacyOp !== undefined);
-    assert.ok(legacy.stats.median > plain.stats.median * 1.05, `${plain.stats.median} → ${legacy.stats.median} ms`);
+    // One kernel on cudaStreamLegacy waits for all earlier work on the blocking streams and holds back all later
+    // work: one drain and fill of the pipeline, about 0.3 ms (4 to 5%) of balanced on the H200.
+    assert.ok(legacy.stats.median > plain.stats.median * 1.02, `${plain.stats.median} → ${legacy.stats.median} ms`);
     assert.match(stdout, /legacy default stream: chunk 3's kernel on cudaStreamLegacy made the depth-first layout .* of overlap lost/);
     assert.deepEqual(result.timeline?.reps.find((r) => r.mode === legacy.id)?.streams.at(-1), { id: 'legacy', flags: 'legacy-default', priority: null });
   });
@@ -118,14 +120,15 @@ describe('the stream toolbox on a real device', () => {
     assert.ok(h2d(results[1] as RunResult) > h2d(results[0] as RunResult), 'pageable H2D slower than pinned');
   });
 
-  it('priorities: a high-priority stream\'s small kernels wait less beside a low-priority pipeline than at equal priority', gpu, () => {
+  it('priorities: a high-priority stream\'s small kernels wait less in the tail beside a low-priority pipeline than at equal priority', gpu, () => {
     const { result, stdout } = run('priorities', ['--max-time', '1']);
     assert.equal(result.verification.status, 'passed');
     const latency = (priorities: boolean) => result.modes.find((m) => m.role.kind === 'latency' && m.role.priorities === priorities)?.latency;
     const high = latency(true);
     const equal = latency(false);
     assert.ok(high && equal && high.n >= 32 && equal.n >= 32, JSON.stringify({ high, equal }));
-    assert.ok(high.medianMs < equal.medianMs, `median latency ${high.medianMs} ms with priorities, ${equal.medianMs} ms without`);
+    // On the H200 the medians are alike (13 to 14 µs); what priority buys is the tail (p99 25 µs against 47 to 49 µs).
+    assert.ok(high.p99Ms < equal.p99Ms, `p99 latency ${high.p99Ms} ms with priorities, ${equal.p99Ms} ms without`);
     assert.match(stdout, /latency of small on the urgent stream over \d+ launches: median [\d.]+ µs, p99 [\d.]+ µs with priorities/);
     const rep = result.timeline?.reps.find((r) => r.mode === 'latency:small:priorities');
     assert.ok(rep?.streams.some((s) => s.id === 'urgent' && s.priority === result.devices[0]?.streamPriority.greatest), JSON.stringify(rep?.streams));
