@@ -9,7 +9,7 @@ import { measureBandwidth } from '../measure/bandwidth.js';
 import { RepGuard } from '../measure/guard.js';
 import { packageVersion } from '../paths.js';
 import { bandwidthPlan } from '../plan/build.js';
-import { type Bandwidth, PROBE_SCHEMA_ID, PROBE_VERSION, type ProbeDocument } from '../result/schema.js';
+import { type Bandwidth, PROBE_SCHEMA_ID, PROBE_VERSION, type ProbeDocument } from '../result/probe.js';
 
 export interface ProbeOptions {
   /** A device index, or every device. */

@@ -1,5 +1,5 @@
 import { gbPerSecond } from '../format.js';
-import type { Bandwidth } from '../result/schema.js';
+import type { Bandwidth } from '../result/probe.js';
 import { RepGuard } from './guard.js';
 import { DEFAULT_POLICY } from './policy.js';
 import { measureSchedules } from './repeat.js';

@@ -1,6 +1,7 @@
 import Table from 'cli-table3';
 import { formatBytes, formatMs, formatPercent, formatRate } from '../format.js';
-import type { Bandwidth, DeviceFacts, ProbeDocument } from '../result/schema.js';
+import type { Bandwidth, ProbeDocument } from '../result/probe.js';
+import type { DeviceFacts } from '../result/schema.js';
 import type { Style } from './style.js';
 
 export function renderProbe(doc: ProbeDocument, style: Style): string {

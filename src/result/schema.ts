@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BoundTermSchema, ModelAnalysisSchema, SweepSectionSchema } from './model.js';
 import { BUFFER_ROLES, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
 
 // The contract between measuring and rendering. Renderers read a Result alone, so a saved JSON file redraws every
@@ -7,8 +8,6 @@ import { BUFFER_ROLES, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, S
 
 export const RESULT_SCHEMA_ID = 'cuda-pipe/result';
 export const RESULT_VERSION = 2;
-export const PROBE_SCHEMA_ID = 'cuda-pipe/probe';
-export const PROBE_VERSION = 1;
 
 export const PcieLinkSchema = z.object({
   generation: z.number().nullable(),
@@ -70,28 +69,6 @@ export const StatsSchema = z.object({
 });
 export type Stats = z.infer<typeof StatsSchema>;
 
-export const BandwidthSchema = z.object({
-  bytes: z.number(),
-  hostMemory: z.enum(['pinned', 'pageable']),
-  direction: z.enum(['h2d', 'd2h', 'bidirectional']),
-  /** For bidirectional: the copies each direction was split into, and the streams per direction. */
-  pieces: z.number().int(),
-  streamsPerDirection: z.number().int(),
-  samplesMs: z.array(z.number()),
-  stats: StatsSchema,
-  /** bytes moved (both directions together for bidirectional) / median time, in GB/s (1e9 bytes/s). */
-  gbPerSecond: z.number(),
-});
-export type Bandwidth = z.infer<typeof BandwidthSchema>;
-
-export const ProbeDocumentSchema = z.object({
-  schema: z.literal(PROBE_SCHEMA_ID),
-  version: z.literal(PROBE_VERSION),
-  tool: z.object({ name: z.string(), version: z.string() }),
-  software: SoftwareVersionsSchema,
-  devices: z.array(z.object({ facts: DeviceFactsSchema, bandwidth: z.array(BandwidthSchema).nullable() })),
-});
-export type ProbeDocument = z.infer<typeof ProbeDocumentSchema>;
 
 export const WarningSchema = z.object({
   code: z.string(),
@@ -139,7 +116,6 @@ export const ModeRoleSchema = z.union([
 const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole ? (ModeRole extends z.infer<typeof ModeRoleSchema> ? true : false) : false = true;
 void roleMatchesVocabulary;
 
-export const BoundTermSchema = z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial', 'streams', 'host issue']);
 
 export const BoundSchema = z.object({
   ms: z.number(),
@@ -154,47 +130,6 @@ export const BoundSchema = z.object({
 });
 export type BoundRecord = z.infer<typeof BoundSchema>;
 
-/** The parts the overlap model was built from, as measured in the run (times in ms). */
-export const ModelPartsSchema = z.object({
-  h2dMs: z.number(),
-  d2hMs: z.number(),
-  kernelWholeMs: z.number(),
-  h2dBytes: z.number(),
-  d2hBytes: z.number(),
-  h2dCopiesPerChunk: z.number().int(),
-  d2hCopiesPerChunk: z.number().int(),
-  kernelsPerChunk: z.number().int(),
-  linkMs: z.number().nullable(),
-  linkPieces: z.number().int(),
-  copyEngines: z.number().int(),
-  h2dOpMs: z.number(),
-  d2hOpMs: z.number(),
-  launchOpMs: z.number(),
-  hostCopyMs: z.number(),
-  hostLaunchMs: z.number(),
-  gated: z.boolean(),
-});
-
-export const GapCauseSchema = z.enum(['fill and drain', 'per-op cost', 'shared link', 'host issue', 'kernels not concurrent',
-  'one direction at a time', 'too few streams', 'serialisation and effects the model does not capture']);
-
-/** The model's view of one overlapped mode: what it was built from, the workload's floor, and where time went. */
-export const ModelAnalysisSchema = z.object({
-  parts: ModelPartsSchema,
-  /** The kernels alone, chunked as this layout runs them; null when not measured. */
-  kernelsChunkedMs: z.number().nullable(),
-  /** Host time to issue one rep of this layout (median of its timed reps). */
-  hostIssueMs: z.number(),
-  /** Ops issued per rep. */
-  ops: z.object({ copies: z.number().int(), launches: z.number().int(), sync: z.number().int() }),
-  /** The slowest resource doing all the work with no per-op cost and no fill or drain. */
-  idealMs: z.number(),
-  /** The best layout the model predicts for this workload over chunk and stream counts, and its time. */
-  floor: z.object({ chunks: z.number().int(), streams: z.number().int(), ms: z.number(), limitedBy: BoundTermSchema }),
-  /** measured − ideal, split into causes that add up to it; a negative part is time measured beat the model by. */
-  gap: z.array(z.object({ cause: GapCauseSchema, ms: z.number() })),
-});
-export type ModelAnalysis = z.infer<typeof ModelAnalysisSchema>;
 
 /** How one overlapped mode did: against its device's serial mode and against the model's bound for its layout. */
 export const OverlapAnalysisSchema = z.object({
@@ -281,19 +216,6 @@ export const TracedRepSchema = z.object({
 });
 export type TracedRep = z.infer<typeof TracedRepSchema>;
 
-/** A sweep: the axes it spanned, this result's values of the axes that are not the layout, and its verdict. */
-export const SweepSectionSchema = z.object({
-  axes: z.array(z.object({ name: z.string(), values: z.array(z.union([z.string(), z.number()])) })),
-  /** This result's values of the non-layout axes (a kernel argument, the host memory kind, a buffer size). */
-  settings: z.record(z.string(), z.union([z.string(), z.number()])),
-  /** The overlapped modes of the sweep, by id; each layout's figures are in its mode. */
-  points: z.array(z.object({ mode: z.string(), chunks: z.number().int(), streams: z.number().int(), order: z.enum(ISSUE_ORDERS) })),
-  /** The fastest layout by median, and every layout whose middle half overlaps the best's (a tie within noise). */
-  best: z.object({ mode: z.string(), ties: z.array(z.string()) }),
-  budgetMs: z.number(),
-  elapsedMs: z.number(),
-});
-export type SweepSection = z.infer<typeof SweepSectionSchema>;
 
 export const RunIdentitySchema = z.object({
   hostname: z.string(),
@@ -434,3 +356,5 @@ export function resultJsonSchema(): unknown {
     ...z.toJSONSchema(RunResultSchema, { io: 'output', unrepresentable: 'any' }),
   };
 }
+
+export { BoundTermSchema, type ModelAnalysis, type SweepSection } from './model.js';

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { ISSUE_ORDERS } from '../vocabulary.js';
+
+// The parts of a Result that say why: the overlap model's view of an overlapped mode, and a sweep's verdict.
+
+export const BoundTermSchema = z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial', 'streams', 'host issue']);
+
+/** The parts the overlap model was built from, as measured in the run (times in ms). */
+export const ModelPartsSchema = z.object({
+  h2dMs: z.number(),
+  d2hMs: z.number(),
+  kernelWholeMs: z.number(),
+  h2dBytes: z.number(),
+  d2hBytes: z.number(),
+  h2dCopiesPerChunk: z.number().int(),
+  d2hCopiesPerChunk: z.number().int(),
+  kernelsPerChunk: z.number().int(),
+  linkMs: z.number().nullable(),
+  linkPieces: z.number().int(),
+  copyEngines: z.number().int(),
+  h2dOpMs: z.number(),
+  d2hOpMs: z.number(),
+  launchOpMs: z.number(),
+  hostCopyMs: z.number(),
+  hostLaunchMs: z.number(),
+  gated: z.boolean(),
+});
+
+export const GapCauseSchema = z.enum(['fill and drain', 'per-op cost', 'shared link', 'host issue', 'kernels not concurrent',
+  'one direction at a time', 'too few streams', 'serialisation and effects the model does not capture']);
+
+/** The model's view of one overlapped mode: what it was built from, the workload's floor, and where time went. */
+export const ModelAnalysisSchema = z.object({
+  parts: ModelPartsSchema,
+  /** The kernels alone, chunked as this layout runs them; null when not measured. */
+  kernelsChunkedMs: z.number().nullable(),
+  /** Host time to issue one rep of this layout (median of its timed reps). */
+  hostIssueMs: z.number(),
+  /** Ops issued per rep. */
+  ops: z.object({ copies: z.number().int(), launches: z.number().int(), sync: z.number().int() }),
+  /** The slowest resource doing all the work with no per-op cost and no fill or drain. */
+  idealMs: z.number(),
+  /** The best layout the model predicts for this workload over chunk and stream counts, and its time. */
+  floor: z.object({ chunks: z.number().int(), streams: z.number().int(), ms: z.number(), limitedBy: BoundTermSchema }),
+  /** measured − ideal, split into causes that add up to it; a negative part is time measured beat the model by. */
+  gap: z.array(z.object({ cause: GapCauseSchema, ms: z.number() })),
+});
+export type ModelAnalysis = z.infer<typeof ModelAnalysisSchema>;
+
+/** A sweep: the axes it spanned, this result's values of the axes that are not the layout, and its verdict. */
+export const SweepSectionSchema = z.object({
+  axes: z.array(z.object({ name: z.string(), values: z.array(z.union([z.string(), z.number()])) })),
+  /** This result's values of the non-layout axes (a kernel argument, the host memory kind, a buffer size). */
+  settings: z.record(z.string(), z.union([z.string(), z.number()])),
+  /** The overlapped modes of the sweep, by id; each layout's figures are in its mode. */
+  points: z.array(z.object({ mode: z.string(), chunks: z.number().int(), streams: z.number().int(), order: z.enum(ISSUE_ORDERS) })),
+  /** The fastest layout by median, and every layout whose middle half overlaps the best's (a tie within noise). */
+  best: z.object({ mode: z.string(), ties: z.array(z.string()) }),
+  budgetMs: z.number(),
+  elapsedMs: z.number(),
+});
+export type SweepSection = z.infer<typeof SweepSectionSchema>;
