@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js';
 import { withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { resolveKernels } from '../kernels/resolve.js';
+import { RepGuard } from '../measure/guard.js';
 import { policyFromConfig } from '../measure/policy.js';
 import { measureSchedule, type MeasuredSchedule, verifySchedules } from '../measure/repeat.js';
 import { buildRunResult } from '../measure/result.js';
@@ -34,6 +35,9 @@ export interface SweepOptions {
   /** Drop no layout early: every one runs until the noise rule or the budget stops it. */
   readonly exhaustive: boolean;
   readonly onProgress?: (progress: SweepProgress & { readonly setting: number; readonly settings: number }) => void;
+  /** Aborted by Ctrl-C or SIGTERM: the sweep stops at the next rep boundary. */
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
 }
 
 /** Reps every layout gets before the race judges it, and per round after. */
@@ -74,18 +78,21 @@ async function sweepSetting(loaded: LoadedConfig, axes: SweepAxes, settings: rea
   const policy = policyFromConfig(config.repetitions);
   const started = performance.now();
   const outcome = await withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {
-    const verification = await verifySchedules(runner, options.verify);
+    const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
+    const verification = await verifySchedules(runner, options.verify, guard);
     const overlapped = plan.schedules.filter((s) => s.role.kind === 'overlapped');
     const base: MeasuredSchedule[] = [];
     for (const schedule of plan.schedules.filter((s) => s.role.kind !== 'overlapped')) {
-      base.push(await measureSchedule(runner, schedule, policy, { smClock: context.smClock }));
+      base.push(await measureSchedule(runner, schedule, policy, { smClock: context.smClock, guard }));
     }
     const raced = await raceLayouts(runner, overlapped, policy, {
-      probeReps: PROBE_REPS, batchReps: BATCH_REPS, budgetMs: options.budgetMs, exhaustive: options.exhaustive, onProgress,
+      probeReps: PROBE_REPS, batchReps: BATCH_REPS, budgetMs: options.budgetMs, exhaustive: options.exhaustive, onProgress, guard,
     });
     const best = bestOfSweep(raced.map((m) => ({ id: m.schedule.id, stats: summarize(m.gpuMs) })));
     runner.restoreInputs();
-    const traced = timelineRep(await runner.traceRep(best.mode), kernelRangeBytes(plan), context.device.streamPriority);
+    const bestSchedule = overlapped.find((s) => s.id === best.mode);
+    if (!bestSchedule) throw new Error(`the sweep's best layout ${best.mode} is not in its plan`);
+    const traced = timelineRep(await guard.trace(runner, bestSchedule), kernelRangeBytes(plan), context.device.streamPriority);
     return { verification, measured: [...base.slice(0, 1), ...raced, ...base.slice(1)], best, traced };
   });
   const { best } = outcome.value;

@@ -14,6 +14,7 @@ import type { RunExporter } from '../report/exporter.js';
 import { makeStyle } from '../report/style.js';
 import { sweepChartExporter } from '../report/sweep-chart.js';
 import type { IssueOrder } from '../vocabulary.js';
+import { withInterrupts } from './interrupt.js';
 import { writeOutput } from './write-file.js';
 
 export interface SweepFlags {
@@ -54,8 +55,8 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     format: 'sweep {setting} [{bar}] {value}/{total} layouts settled | {duration_formatted} elapsed, ETA {eta_formatted}', stream: process.stderr,
   }, cliProgress.Presets.shades_classic) : null;
   let started = -1;
-  const results = await sweepConfig(loaded, axes, {
-    verify: flags.verify, gate: flags.gate ?? false, wait: flags.wait, budgetMs, exhaustive: flags.exhaustive ?? false,
+  const results = await withInterrupts((signal) => sweepConfig(loaded, axes, {
+    verify: flags.verify, gate: flags.gate ?? false, wait: flags.wait, budgetMs, exhaustive: flags.exhaustive ?? false, signal,
     onProgress: (p) => {
       if (!bar) return;
       if (started !== p.setting) {
@@ -65,7 +66,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
       }
       bar.update(p.done);
     },
-  });
+  }));
   bar?.stop();
   const toStdout = (Object.keys(SWEEP_OUTPUTS) as Array<keyof typeof SWEEP_OUTPUTS>).filter((k) => flags[k] === '-');
   if (toStdout.length > 1) throw new UsageError(`Only one document can go to stdout (-); ${toStdout.map((k) => `--${k}`).join(' and ')} ask to.`);

@@ -1,4 +1,5 @@
 import type { Schedule } from '../plan/types.js';
+import { RepGuard } from './guard.js';
 import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
 import type { MeasuredSchedule } from './repeat.js';
 import type { RepRunner } from './runner.js';
@@ -20,6 +21,8 @@ export interface LayoutRace {
   readonly budgetMs: number;
   /** Measure every layout until the policy stops it, dropping none (to check what the race concluded). */
   readonly exhaustive?: boolean;
+  /** Interrupts and deadlines, as for every other rep. */
+  readonly guard?: RepGuard;
   readonly onProgress?: (progress: SweepProgress) => void;
 }
 
@@ -41,12 +44,13 @@ interface Runner {
  */
 export async function raceLayouts(runner: RepRunner, schedules: readonly Schedule[], policy: RepetitionPolicy, race: LayoutRace): Promise<MeasuredSchedule[]> {
   const start = performance.now();
+  const guard = race.guard ?? new RepGuard();
   const states: Runner[] = schedules.map((schedule) => ({
     schedule, gpuMs: [], hostIssueMs: [], criterion: new StoppingCriterion(policy), started: 0, stopped: null, gateTimeouts: 0,
   }));
   const rep = async (state: Runner) => {
     runner.restoreInputs();
-    const timing = await runner.runRep(state.schedule.id);
+    const timing = await guard.rep(runner, state.schedule);
     state.gpuMs.push(timing.gpuMs);
     state.hostIssueMs.push(timing.hostIssueMs);
     if (timing.gateTimedOut) state.gateTimeouts += 1;
@@ -56,7 +60,7 @@ export async function raceLayouts(runner: RepRunner, schedules: readonly Schedul
   for (const state of states) {
     for (let i = 0; i < policy.warmup; i++) {
       runner.restoreInputs();
-      await runner.runRep(state.schedule.id);
+      await guard.rep(runner, state.schedule);
     }
     state.started = performance.now();
     for (let i = 0; i < race.probeReps && !state.stopped; i++) await rep(state);
