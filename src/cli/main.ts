@@ -80,14 +80,6 @@ program
   .action(lazy(async () => (await import('./sweep.js')).sweepCommand));
 
 program
-  .command('merge')
-  .description('read the Results of many ranks (run --json results/%r.json under mpirun or srun): a table per host and GPU, the total throughput, the slowest GPU')
-  .argument('<results...>', 'result files, each one Result or an array of them')
-  .option('--json <file>', 'write every rank\'s Result as one array (report, compare and timeline read it), or - for stdout', checkOutputTarget)
-  .addHelpText('after', COMMAND_HELP.merge)
-  .action(lazy(async () => (await import('./merge.js')).mergeCommand));
-
-program
   .command('probe')
   .description('report each device: copy engines, priorities, PCIe link, versions; --bandwidth measures copies')
   .option('--device <n|all>', 'device index or "all"', 'all')
@@ -150,6 +142,14 @@ program
   .option('--json <file>', 'write the comparison as JSON to a file, or - for stdout', checkOutputTarget)
   .addHelpText('after', COMMAND_HELP.compare)
   .action(lazy(async () => (await import('./compare.js')).compareCommand));
+
+program
+  .command('merge')
+  .description('read the Results of many ranks (run --json results/%r.json under mpirun or srun): a table per host and GPU, the total throughput, the slowest GPU')
+  .argument('<results...>', 'result files, each one Result or an array of them')
+  .option('--json <file>', 'write every rank\'s Result as one array (report, compare and timeline read it), or - for stdout', checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.merge)
+  .action(lazy(async () => (await import('./merge.js')).mergeCommand));
 
 program
   .command('overhead')
