@@ -36,7 +36,9 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
   const path = configArg ?? join(builtinConfigsDir(), 'balanced.yaml');
   const { hostMemory: kinds, ...overrides } = flags;
   const identity = runIdentity(process.env, hostname());
-  const chosen = launcherDevice(identity, process.env, flags.device, loadConfigFile(path, overrides).config.device);
+  // Only a launcher's rank needs the config's own device, to say in its note whether the launcher overrode it.
+  const chosen = identity.localRank === null || flags.device !== undefined ? null
+    : launcherDevice(identity, process.env, flags.device, loadConfigFile(path, overrides).config.device);
   // One config per host memory kind asked for, each a run of its own; without the flag, the config's own kinds.
   const loads = (kinds ?? [undefined]).map((hostMemory) => loadConfigFile(path, { ...overrides, hostMemory, ...(chosen ? { device: chosen.device } : {}) }));
   const gate = flags.gate ?? false;
