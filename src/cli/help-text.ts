@@ -16,6 +16,11 @@ export const COMMAND_HELP = {
     ['cuda-pipe run my.yaml --dry-run', 'print the plan; no GPU needed'],
     ['cuda-pipe run my.yaml --json result.json --md report.md', 'save the result and a report'],
     ['cuda-pipe run --timeline --html report.html', 'see the streams overlap: a Gantt chart and a report page'],
+    ['srun --ntasks-per-node=4 cuda-pipe run --json results/%r.json', 'one rank per GPU, a Result per rank (%r: the rank)'],
+  ),
+  merge: examples(
+    ['cuda-pipe merge results/*.json', 'each rank\'s figures per host and GPU, the total, the slowest GPU'],
+    ['cuda-pipe merge results/*.json --json all.json', 'one file of every rank\'s Result, for report, compare and timeline'],
   ),
   sweep: examples(
     ['cuda-pipe sweep', 'balanced: 1 to 8 streams × 1 to 64 chunks'],

@@ -144,6 +144,14 @@ program
   .action(lazy(async () => (await import('./compare.js')).compareCommand));
 
 program
+  .command('merge')
+  .description('read the Results of many ranks (run --json results/%r.json under mpirun or srun): a table per host and GPU, the total throughput, the slowest GPU')
+  .argument('<results...>', 'result files, each one Result or an array of them')
+  .option('--json <file>', 'write every rank\'s Result as one array (report, compare and timeline read it), or - for stdout', checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.merge)
+  .action(lazy(async () => (await import('./merge.js')).mergeCommand));
+
+program
   .command('overhead')
   .description('measure the host cost of issuing one kernel launch and one copy in the timed loop')
   .addOption(deviceOption())

@@ -1,4 +1,6 @@
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { launcherDevice, rankLabel, runIdentity } from '../api/identity.js';
 import { checkConfigKernels, type ConfigKernelCheck } from '../api/kernels.js';
 import { runConfig, planConfig } from '../api/run.js';
 import { loadConfigFile, type Overrides } from '../config/load.js';
@@ -33,27 +35,33 @@ export interface RunFlags extends Omit<Overrides, 'hostMemory'> {
 export async function runCommand(configArg: string | undefined, flags: RunFlags): Promise<ExitCode> {
   const path = configArg ?? join(builtinConfigsDir(), 'balanced.yaml');
   const { hostMemory: kinds, ...overrides } = flags;
+  const identity = runIdentity(process.env, hostname());
+  // Only a launcher's rank needs the config's own device, to say in its note whether the launcher overrode it.
+  const chosen = identity.localRank === null || flags.device !== undefined ? null
+    : launcherDevice(identity, process.env, flags.device, loadConfigFile(path, overrides).config.device);
   // One config per host memory kind asked for, each a run of its own; without the flag, the config's own kinds.
-  const loads = (kinds ?? [undefined]).map((hostMemory) => loadConfigFile(path, { ...overrides, hostMemory }));
+  const loads = (kinds ?? [undefined]).map((hostMemory) => loadConfigFile(path, { ...overrides, hostMemory, ...(chosen ? { device: chosen.device } : {}) }));
   const gate = flags.gate ?? false;
   if (flags.dryRun) {
     process.stdout.write(loads.map((loaded) => {
       const { plan, kernels } = planConfig(loaded, { gate });
-      return renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)) });
+      return renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)), rank: rankLabel(identity) });
     }).join('\n\n') + '\n');
     return 0;
   }
   for (const flag of ['ops', 'arch'] as const) {
     if (flags[flag] !== undefined) throw new UsageError(`--${flag} only applies with --dry-run: a run compiles for its device and prints no plan.`);
   }
+  const rank = identity.rank === null ? '' : ` on device ${loads[0]?.config.device ?? 0} as ${rankLabel(identity)}`;
   const results = await withInterrupts(async (signal) => {
     const done: RunResult[] = [];
     for (const loaded of loads) {
-      done.push(await runConfig(loaded, {
+      const result = await runConfig(loaded, {
         verify: flags.verify, gate, trace: flags.tracing, wait: flags.wait, signal, timeoutMs: seconds(flags.timeout),
         // One line on stderr, so that whoever waits for the run (a person, a test sending it a signal) sees it start.
-        onMeasuring: () => process.stderr.write(`measuring ${loaded.config.name} (Ctrl-C stops after the current rep)\n`),
-      }));
+        onMeasuring: () => process.stderr.write(`measuring ${loaded.config.name}${rank} (Ctrl-C stops after the current rep)\n`),
+      });
+      done.push(chosen ? { ...result, notes: [...result.notes, chosen.note] } : result);
     }
     return done;
   });

@@ -1,5 +1,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { runIdentity } from '../api/identity.js';
 import { UsageError } from '../errors.js';
 import { describeFileError } from '../files/errno.js';
 
@@ -57,11 +59,29 @@ export function writeDocuments(documents: readonly Document[]): NodeJS.WriteStre
 
 /**
  * Checks that `target` could be written, for flags such as --json: a run that measures for minutes should fail on a
- * mistyped folder before it starts, not after. Returns the target unchanged.
+ * mistyped folder before it starts, not after. Returns the target with its placeholders expanded (`expandTarget`).
  */
 export function checkOutputTarget(target: string): string {
-  if (target !== '-') checkFolder(target, dirname(resolve(target)));
-  return target;
+  if (target === '-') return target;
+  const expanded = expandTarget(target, runIdentity(process.env, hostname()));
+  checkFolder(expanded, dirname(resolve(expanded)));
+  return expanded;
+}
+
+/**
+ * Each rank of `mpirun` or `srun` gets the same command line, so a file name must differ by rank: `%r` is the
+ * launcher's rank (0 without a launcher), `%h` the host name, `%%` a literal %. Any other `%` is a mistake we name,
+ * rather than a file called `%x.json` that every rank overwrites.
+ */
+export function expandTarget(target: string, identity: { readonly rank: number | null; readonly hostname: string }): string {
+  return target.replace(/%(.?)/g, (all, key: string) => {
+    if (key === 'r') return String(identity.rank ?? 0);
+    if (key === 'h') return identity.hostname;
+    if (key === '%') return '%';
+    throw new UsageError(`Cannot write ${target}: "${all}" is no placeholder${key ? '' : ' (a % ends the name)'}.`, {
+      hint: 'In a file name %r is the rank, %h the host name and %% a literal %.',
+    });
+  });
 }
 
 function checkFolder(target: string, folder: string): void {

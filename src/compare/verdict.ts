@@ -88,7 +88,9 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
   const differences = new Set<string>();
   const used = new Set<RunResult>();
   for (const cand of candidate) {
-    const base = baseline.find((b) => !used.has(b) && b.config.hash === cand.config.hash)
+    // Merged files of a launch hold the same config once per rank: rank pairs with rank where both have one.
+    const base = baseline.find((b) => !used.has(b) && b.config.hash === cand.config.hash && b.run.rank === cand.run.rank)
+      ?? baseline.find((b) => !used.has(b) && b.config.hash === cand.config.hash)
       ?? baseline.find((b) => !used.has(b) && b.config.name === cand.config.name);
     if (!base) {
       unpaired.push(`${cand.config.name}: no baseline`);
@@ -110,7 +112,7 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
         continue;
       }
       pairs.push({
-        config: cand.config.name, mode: mode.id, role: mode.role, device: mode.device, gating: isGating(mode.role),
+        config: cand.run.rank === null ? cand.config.name : `${cand.config.name} rank ${cand.run.rank}`, mode: mode.id, role: mode.role, device: mode.device, gating: isGating(mode.role),
         baseline: baseMode.stats, candidate: mode.stats, ...verdict(baseMode.stats, mode.stats, threshold),
       });
     }

@@ -8,12 +8,14 @@ export interface PlanView {
   readonly ops?: boolean;
   /** What became of compiling the kernels (dry runs compile them when NVRTC is here). */
   readonly kernels?: string;
+  /** "rank 1 of 2" when a launcher started this process, so that each rank's plan says whose it is. */
+  readonly rank?: string | null;
 }
 
 /** `run --dry-run`: which stream does what, how many ops, how many bytes; with `ops`, every op in order. Needs no GPU. */
 export function renderPlan(plan: Plan, view: PlanView = {}): string {
   const lines: string[] = [];
-  lines.push(`Plan for ${plan.name} on device ${plan.devices.join(', ')}: ${plan.elements} elements per buffer`);
+  lines.push(`Plan for ${plan.name} on device ${plan.devices.join(', ')}${view.rank ? ` (${view.rank})` : ''}: ${plan.elements} elements per buffer`);
   for (const b of plan.buffers) {
     lines.push(`  buffer ${b.name}: ${b.type} × ${b.elements} = ${formatBytes(b.bytes)}, ${b.role}, ${b.role === "scratch" ? "device only" : `${b.hostMemory} host memory`}`);
   }

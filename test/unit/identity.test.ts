@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runIdentity } from '../../src/api/identity.js';
+import { launcherDevice, runIdentity } from '../../src/api/identity.js';
+import { expandTarget } from '../../src/cli/write-file.js';
 
 describe('run identity', () => {
   it('reads the rank, local rank, size and job from OpenMPI', () => {
@@ -23,5 +24,30 @@ describe('run identity', () => {
 
   it('has no rank outside a launcher, and ignores values that are not numbers', () => {
     assert.deepEqual(runIdentity({ PMI_RANK: 'x' }, 'h'), { hostname: 'h', rank: null, localRank: null, size: null, jobId: null, launcher: null });
+  });
+
+  const slurmRank1 = runIdentity({ SLURM_PROCID: '3', SLURM_LOCALID: '1', SLURM_NTASKS: '4' }, 'n1');
+
+  it("puts a launcher's rank on the device of its local rank, over the config's device, and names that in a note", () => {
+    const chosen = launcherDevice(slurmRank1, {}, undefined, 0);
+    assert.equal(chosen?.device, 1);
+    assert.equal(chosen?.note, "The launcher chose the device: Slurm local rank 1 chose device 1 (the config's device 0 gives way to it); --device overrides it.");
+  });
+
+  it('lets --device win over the launcher, and leaves a process no launcher started alone', () => {
+    assert.equal(launcherDevice(slurmRank1, {}, 0, 0), null);
+    assert.equal(launcherDevice(runIdentity({}, 'h'), {}, undefined, 2), null);
+  });
+
+  it('takes device 0 when CUDA_VISIBLE_DEVICES shows the rank a single GPU', () => {
+    assert.equal(launcherDevice(slurmRank1, { CUDA_VISIBLE_DEVICES: '5' }, undefined, 0)?.device, 0);
+    assert.equal(launcherDevice(slurmRank1, { CUDA_VISIBLE_DEVICES: '0,1,2,3' }, undefined, 0)?.device, 1);
+  });
+
+  it('expands %r to the rank (0 without a launcher), %h to the host and %% to a %, and refuses other placeholders', () => {
+    assert.equal(expandTarget('out/%h-%r-100%%.json', slurmRank1), 'out/n1-3-100%.json');
+    assert.equal(expandTarget('out/%r.json', runIdentity({}, 'h')), 'out/0.json');
+    assert.throws(() => expandTarget('out/%x.json', slurmRank1), /"%x" is no placeholder/);
+    assert.throws(() => expandTarget('out/50%', slurmRank1), /a % ends the name/);
   });
 });

@@ -1,0 +1,19 @@
+import { mergeResults } from '../compare/merge.js';
+import { UsageError } from '../errors.js';
+import { renderMerge } from '../report/merge.js';
+import { makeStyle } from '../report/style.js';
+import { loadResults } from '../result/load.js';
+import { writeDocuments } from './write-file.js';
+
+/**
+ * `cuda-pipe merge <results...>`: the ranks' Results side by side. `--json` writes them as one array of Results,
+ * each with its own `run` identity, in the order of the tables: the format every reader already takes.
+ */
+export async function mergeCommand(files: string[], flags: { json?: string }): Promise<0> {
+  const results = files.flatMap((file) => loadResults(file));
+  if (!results.length) throw new UsageError(`${files.join(', ')} hold${files.length === 1 ? 's' : ''} no results.`);
+  const merged = mergeResults(results);
+  const out = writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(merged.results, null, 2) + '\n' }]);
+  out.write(renderMerge(merged, makeStyle(out)) + '\n');
+  return 0;
+}

@@ -1,0 +1,126 @@
+import type { RunResult } from '../result/schema.js';
+
+// `cuda-pipe merge`: the Results of the ranks of one launch (mpirun, srun), one per GPU, read side by side. Pure: it
+// reads Results and returns figures; report/merge.ts draws them.
+
+/** One rank's headline figures: its GPU, and the overlapped mode `run` puts first. */
+export interface RankFigures {
+  readonly result: RunResult;
+  readonly host: string;
+  readonly rank: number | null;
+  readonly device: { readonly index: number; readonly name: string };
+  readonly overlappedMs: number;
+  readonly speedup: number;
+  readonly efficiency: number;
+  /** Bytes the headline mode moves per rep, both directions. */
+  readonly bytes: number;
+  /** bytes / overlappedMs, in GB/s (1e9 bytes per second). */
+  readonly gbps: number;
+}
+
+export interface HostTotal {
+  readonly host: string;
+  readonly ranks: readonly RankFigures[];
+  readonly gbps: number;
+}
+
+/** The ranks that ran one config (the same workload, whichever device each rank had). */
+export interface MergedConfig {
+  readonly config: string;
+  readonly hosts: readonly HostTotal[];
+  /** Every rank, by host, then device index, then rank. */
+  readonly ranks: readonly RankFigures[];
+  /** Sum of every rank's throughput: bytes moved per second across the ranks. */
+  readonly totalGbps: number;
+  readonly fastest: RankFigures;
+  /** totalGbps over the fastest single GPU's: N for N GPUs as fast as the fastest. */
+  readonly scaling: number;
+  /** The median of the ranks' overlapped medians. */
+  readonly medianMs: number;
+  /** The rank with the slowest overlapped median, and how far it trails `medianMs` (0.05 = 5% slower); null for one rank. */
+  readonly slowest: { readonly figures: RankFigures; readonly trails: number } | null;
+  readonly notes: readonly string[];
+}
+
+export interface Merged {
+  readonly configs: readonly MergedConfig[];
+  /** Every Result, in the order of the tables: what `merge --json` writes, an array `report` and `compare` read. */
+  readonly results: readonly RunResult[];
+}
+
+export function rankFigures(result: RunResult): RankFigures {
+  const headline = result.modes.find((m) => m.id === result.summary.mode);
+  const overlappedMs = headline?.stats.median ?? result.summary.overlappedMs;
+  const bytes = headline ? headline.bytes.h2d + headline.bytes.d2h : 0;
+  const deviceIndex = headline?.device ?? result.devices[0]?.index ?? 0;
+  const device = result.devices.find((d) => d.index === deviceIndex) ?? result.devices[0];
+  return {
+    result, host: result.run.hostname, rank: result.run.rank, device: { index: deviceIndex, name: device?.name ?? 'unknown' },
+    overlappedMs, speedup: headline?.analysis?.speedup ?? result.summary.speedup, efficiency: headline?.analysis?.efficiency ?? result.summary.efficiency,
+    bytes, gbps: overlappedMs > 0 ? bytes / overlappedMs / 1e6 : 0,
+  };
+}
+
+/**
+ * Ranks run the same config on different devices, and the device is part of the config hash; so a config is known
+ * by its name and its resolved fields without `device`.
+ */
+function workloadKey(result: RunResult): string {
+  const resolved = result.config.resolved;
+  const rest = typeof resolved === 'object' && resolved !== null ? { ...(resolved as Record<string, unknown>), device: undefined } : resolved;
+  return `${result.config.name}\u0000${JSON.stringify(rest)}`;
+}
+
+const byPlace = (a: RankFigures, b: RankFigures) =>
+  a.host.localeCompare(b.host) || a.device.index - b.device.index || (a.rank ?? -1) - (b.rank ?? -1);
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] as number : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export function mergeResults(results: readonly RunResult[]): Merged {
+  const groups = new Map<string, RankFigures[]>();
+  for (const result of results) {
+    const key = workloadKey(result);
+    groups.set(key, [...(groups.get(key) ?? []), rankFigures(result)]);
+  }
+  const configs = [...groups.values()].map((members) => mergeConfig([...members].sort(byPlace)));
+  return { configs, results: configs.flatMap((c) => c.ranks.map((r) => r.result)) };
+}
+
+function mergeConfig(ranks: readonly RankFigures[]): MergedConfig {
+  const first = ranks[0] as RankFigures;
+  const hosts = [...new Set(ranks.map((r) => r.host))].map((host) => {
+    const mine = ranks.filter((r) => r.host === host);
+    return { host, ranks: mine, gbps: mine.reduce((sum, r) => sum + r.gbps, 0) };
+  });
+  const totalGbps = ranks.reduce((sum, r) => sum + r.gbps, 0);
+  const fastest = ranks.reduce((best, r) => (r.gbps > best.gbps ? r : best), first);
+  const medianMs = median(ranks.map((r) => r.overlappedMs));
+  const slowestRank = ranks.reduce((worst, r) => (r.overlappedMs > worst.overlappedMs ? r : worst), first);
+  return {
+    config: first.result.config.name, hosts, ranks, totalGbps, fastest, scaling: fastest.gbps > 0 ? totalGbps / fastest.gbps : 0, medianMs,
+    slowest: ranks.length > 1 ? { figures: slowestRank, trails: slowestRank.overlappedMs / medianMs - 1 } : null,
+    notes: mergeNotes(ranks),
+  };
+}
+
+/** What makes the merged figures doubtful: the same GPU twice, ranks missing, ranks of different jobs. */
+function mergeNotes(ranks: readonly RankFigures[]): string[] {
+  const notes: string[] = [];
+  const seen = new Map<string, number>();
+  for (const r of ranks) {
+    const place = `${r.host} device ${r.device.index}`;
+    seen.set(place, (seen.get(place) ?? 0) + 1);
+  }
+  for (const [place, count] of seen) {
+    if (count > 1) notes.push(`${place} appears in ${count} results: ranks that shared a GPU, or files of different runs; their sum overstates one GPU.`);
+  }
+  const sizes = [...new Set(ranks.flatMap((r) => (r.result.run.size === null ? [] : [r.result.run.size])))];
+  if (sizes.length === 1 && (sizes[0] as number) > ranks.length) notes.push(`${ranks.length} of the launch's ${sizes[0]} ranks are here.`);
+  const jobs = [...new Set(ranks.map((r) => r.result.run.jobId ?? 'none'))];
+  if (jobs.length > 1) notes.push(`The results come from ${jobs.length} jobs (${jobs.join(', ')}), not one launch.`);
+  return notes;
+}

@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { mergeResults } from '../../src/compare/merge.js';
+import { loadResults } from '../../src/result/load.js';
+import type { RunResult } from '../../src/result/schema.js';
+import { runCli } from '../helpers/cli.js';
+
+// Four ranks of one srun over two hosts, made from a real H200 result: each rank on the GPU of its local rank, and
+// its GPU time scaled as a slower GPU would make it. nodeb's GPU 1 is 12% slower than the reference.
+const h200 = loadResults(join('test', 'fixtures', 'h200-balanced-16-model.json'))[0] as RunResult;
+
+function asRank(rank: number, host: string, device: number, factor: number): RunResult {
+  const r = structuredClone(h200);
+  r.run = { hostname: host, rank, localRank: device, size: 4, jobId: '77', launcher: 'Slurm' };
+  r.devices = [{ ...(r.devices[0] as RunResult['devices'][number]), index: device }];
+  for (const m of r.modes) {
+    m.device = device;
+    m.samplesMs = m.samplesMs.map((x) => x * factor);
+    for (const k of ['median', 'mean', 'min', 'max', 'stdev', 'q1', 'q3', 'iqr'] as const) m.stats[k] *= factor;
+    // The same bound, reached less closely: the GPU is slower, the workload is not.
+    if (m.analysis) m.analysis = { ...m.analysis, serialMs: m.analysis.serialMs * factor, efficiency: m.analysis.efficiency / factor };
+  }
+  r.summary = { ...r.summary, serialMs: r.summary.serialMs * factor, overlappedMs: r.summary.overlappedMs * factor, efficiency: r.summary.efficiency / factor };
+  return r;
+}
+
+const ranks = [asRank(3, 'nodeb', 1, 1.12), asRank(0, 'nodea', 0, 1), asRank(2, 'nodeb', 0, 1), asRank(1, 'nodea', 1, 1.02)];
+
+describe('merge', () => {
+  it('flags the slowest GPU, nodeb GPU 1, 10.9% behind the median, and sums throughput per host and in all', () => {
+    const [merged] = mergeResults(ranks).configs;
+    assert.ok(merged);
+    assert.deepEqual(merged.ranks.map((r) => `${r.host}:${r.device.index}:${r.rank}`), ['nodea:0:0', 'nodea:1:1', 'nodeb:0:2', 'nodeb:1:3']);
+    // The H200's headline mode moves 512 MiB in 6.099 ms: 88.0 GB/s.
+    assert.equal(merged.fastest.gbps.toFixed(2), '88.02');
+    assert.equal(merged.hosts.map((h) => h.gbps.toFixed(1)).join(' '), '174.3 166.6');
+    assert.equal(merged.totalGbps.toFixed(1), '340.9');
+    assert.equal(merged.scaling.toFixed(3), '3.873');
+    assert.equal(merged.medianMs.toFixed(3), '6.160');
+    assert.equal(merged.slowest?.figures.rank, 3);
+    assert.equal(merged.slowest?.trails.toFixed(4), '0.1089');
+    assert.deepEqual(merged.notes, []);
+  });
+
+  it('says when a GPU appears twice and when ranks of the launch are missing', () => {
+    const [merged] = mergeResults([ranks[1] as RunResult, ranks[1] as RunResult]).configs;
+    assert.deepEqual(merged?.notes, [
+      'nodea device 0 appears in 2 results: ranks that shared a GPU, or files of different runs; their sum overstates one GPU.',
+      '2 of the launch\'s 4 ranks are here.',
+    ]);
+  });
+
+  it('prints a table per host, and writes one array of Results that report, compare and timeline --html read', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-merge-'));
+    const files = ranks.map((r) => {
+      const path = join(dir, `${r.run.rank}.json`);
+      writeFileSync(path, JSON.stringify(r));
+      return path;
+    });
+    const merged = join(dir, 'all.json');
+    const out = runCli(['merge', ...files, '--json', merged]);
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stdout, /^balanced: 4 GPUs on 2 hosts$/m);
+    assert.match(out.stdout, /^host nodea: 174\.3 GB\/s over 2 GPUs$/m);
+    assert.match(out.stdout, /^total: 340\.9 GB\/s moved across 4 GPUs, 3\.87× the fastest single GPU \(nodea GPU 0 \(rank 0\), 88\.0 GB\/s\)$/m);
+    assert.match(out.stdout, /^slowest: nodeb GPU 1 \(rank 3\), 6\.831 ms, 10\.9% behind the median of 6\.160 ms$/m);
+    const saved = JSON.parse(readFileSync(merged, 'utf8')) as RunResult[];
+    assert.deepEqual(saved.map((r) => r.run.rank), [0, 1, 2, 3]);
+
+    const report = runCli(['report', merged]);
+    assert.equal(report.code, 0, report.stderr);
+    assert.equal(report.stdout.match(/cuda-pipe \S+ · balanced/g)?.length, 4);
+    const compare = runCli(['compare', merged, merged]);
+    assert.equal(compare.code, 0, compare.stderr);
+    for (const rank of [0, 1, 2, 3]) assert.match(compare.stdout, new RegExp(`balanced rank ${rank}`));
+    const html = join(dir, 'all.html');
+    const timeline = runCli(['timeline', merged, '--html', html]);
+    assert.equal(timeline.code, 0, timeline.stderr);
+    assert.ok(existsSync(html));
+  });
+});
