@@ -41,11 +41,9 @@ export class CudaRepRunner implements RepRunner {
     const prepared = this.prepare(id);
     const { thunks } = prepared;
     const gate = prepared.schedule.gated ? this.gate : null;
-    if (gate) gate.host.fill(0);
-    this.hostCalls.beginRep();
     const issueStart = performance.now();
     const deadline = issueStart + (options.deadlineMs ?? Infinity);
-    try {
+    await this.issueBehindGate(prepared, gate, async () => {
       for (let i = 0; i < thunks.length; i++) {
         const code = (thunks[i] as () => number)();
         if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
@@ -55,14 +53,7 @@ export class CudaRepRunner implements RepRunner {
           if (done !== 0) throw this.opFailure(prepared, i, done, 'running');
         }
       }
-    } catch (error) {
-      if (gate) Atomics.store(gate.host, 0, 1);
-      await this.drain(prepared);
-      throw error;
-    } finally {
-      // Released on failure too, so that a rep that dies half-issued does not leave the gate spinning.
-      if (gate) Atomics.store(gate.host, 0, 1);
-    }
+    });
     const hostIssueMs = performance.now() - issueStart;
     // A timed rep's deadline starts once it is issued: issuing thousands of ops is the host's time, not the GPU's.
     await this.waitEnd(prepared, options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity), options.deadlineMs);
@@ -76,22 +67,14 @@ export class CudaRepRunner implements RepRunner {
   async traceRep(id: string, options: Pick<RepOptions, 'deadlineMs'> = {}): Promise<TracedRepTiming> {
     const { prepared, traced } = this.prepareTraced(id);
     const gate = prepared.schedule.gated ? this.gate : null;
-    if (gate) gate.host.fill(0);
-    this.hostCalls.beginRep();
     const issuedAt = new Float64Array(prepared.thunks.length);
-    try {
+    await this.issueBehindGate(prepared, gate, () => {
       for (let i = 0; i < prepared.thunks.length; i++) {
         issuedAt[i] = performance.now();
         const code = (prepared.thunks[i] as () => number)();
         if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
       }
-    } catch (error) {
-      if (gate) Atomics.store(gate.host, 0, 1);
-      await this.drain(prepared);
-      throw error;
-    } finally {
-      if (gate) Atomics.store(gate.host, 0, 1);
-    }
+    });
     const issueEnd = performance.now();
     await this.waitEnd(prepared, issueEnd + (options.deadlineMs ?? Infinity), options.deadlineMs);
     const origin = issuedAt[prepared.startIndex] ?? 0;
@@ -139,6 +122,26 @@ export class CudaRepRunner implements RepRunner {
 
   setupCost(id: string): { captureMs: number; instantiateMs: number } | null {
     return this.prepared.get(id)?.setup ?? null;
+  }
+
+  /**
+   * Issues a rep through `issue` with the gate (if any) holding its first stream. On a failure the gate is released
+   * and the host calls already queued are let through before the error goes up: CUDA's thread would otherwise wait
+   * on them for ever.
+   */
+  private async issueBehindGate(prepared: PreparedRep, gate: GateFlags | null, issue: () => void | Promise<void>): Promise<void> {
+    if (gate) gate.host.fill(0);
+    this.hostCalls.beginRep();
+    try {
+      await issue();
+    } catch (error) {
+      if (gate) Atomics.store(gate.host, 0, 1);
+      await this.drain(prepared);
+      throw error;
+    } finally {
+      // Released on failure too, so that a rep that dies half-issued does not leave the gate spinning.
+      if (gate) Atomics.store(gate.host, 0, 1);
+    }
   }
 
   restoreInputs(): void {
