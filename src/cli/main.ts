@@ -153,7 +153,7 @@ program
 
 program
   .command('overhead')
-  .description('measure the host cost of issuing one kernel launch and one copy in the timed loop')
+  .description('measure the host cost of issuing one kernel launch, one copy, one event record and one cross-stream wait in the timed loop')
   .addOption(deviceOption())
   .option('--ops <n>', 'ops issued per measurement', positiveInt, 20000)
   .option('--json <file>', 'write the measurement as JSON to a file, or - for stdout', checkOutputTarget)
