@@ -62,7 +62,17 @@ function modeResult(m: MeasuredSchedule): ModeResult {
     elapsedMs: m.elapsedMs, gateTimeouts: m.gateTimeouts, smClockMHz: range(m.smClockMHz), analysis: null,
     ...(m.setup ? { graph: { captureMs: m.setup.captureMs, instantiateMs: m.setup.instantiateMs } } : {}),
     ...(m.probeMs?.length ? { latency: latencyStats(m.probeMs) } : {}),
+    ...issueCost(m),
   };
+}
+
+/** Host µs per op of an issue-cost mode; the schedule's other ops (the one record a wait waits on) are left out of the count. */
+function issueCost(m: MeasuredSchedule): Pick<ModeResult, 'issueCost'> {
+  const role = m.schedule.role;
+  if (role.kind !== 'issue-cost' || !m.hostIssueMs.length) return {};
+  const kind = role.op === 'launch' ? 'kernel' : role.op === 'copy' ? 'copy' : role.op === 'wait' ? 'wait' : 'record';
+  const opsPerRep = m.schedule.body.filter((op) => op.kind === kind).length;
+  return opsPerRep ? { issueCost: { opsPerRep, hostUsPerOp: (summarize(m.hostIssueMs).median * 1000) / opsPerRep } } : {};
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { Config, ConfigBuffer } from '../config/load.js';
-import { ringSlots, splitRanges } from '../chunking.js';
+import { ringSlots, splitRanges, wholeRange } from '../chunking.js';
+import { eventCostSchedules } from './overhead.js';
 import { type HostMemoryKind, type IssueOrder, SMALL_OPS } from '../vocabulary.js';
 import {
   asGraph, bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, overlappedSchedule, type PipelineShape, serialSchedule,
-  stageSchedules,
+  SMALL_OP_BATCH, stageSchedules,
 } from './schedules.js';
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
 import { latencySchedule } from './latency.js';
@@ -87,6 +88,7 @@ export function buildLayoutsPlan(
       ...chunkedKernels,
       ...(link ? [link] : []),
       ...SMALL_OPS.flatMap((op) => opCostSchedule(shape, op) ?? []),
+      ...eventCostSchedules(config.device, SMALL_OP_BATCH, wholeRange(config.elements)),
     ],
     notes: [...new Set(notes)],
     device: {

@@ -72,9 +72,10 @@ export function rateOf(mode: ModeResult): string {
   return mode.role.kind === 'stage' || mode.role.kind === 'link' ? (bytes ? formatRate(gbPerSecond(bytes, mode.stats.median)) : '') : '';
 }
 
+/** The modes of the mode table, model parts first. Issue-cost modes are host timings, reported per op on their own line. */
 export function displayOrder(modes: readonly ModeResult[]): ModeResult[] {
   const rank = (m: ModeResult) => ({ 'op-cost': 0, stage: 1, 'kernels-chunked': 2, link: 3, serial: 4, overlapped: 5, latency: 6, 'issue-cost': 7 })[m.role.kind];
-  return [...modes].sort((a, b) => rank(a) - rank(b));
+  return modes.filter((m) => m.role.kind !== 'issue-cost').sort((a, b) => rank(a) - rank(b));
 }
 
 /** What the times include, and why the repetition stopped. */

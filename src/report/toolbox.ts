@@ -1,6 +1,6 @@
 import { formatBytes, formatMs } from '../format.js';
 import type { ModeResult, RunResult, TimelineOp } from '../result/schema.js';
-import type { OverlapLayout } from '../vocabulary.js';
+import type { IssueCostOp, OverlapLayout } from '../vocabulary.js';
 
 // What the stream toolbox's variants showed, each against its twin (the same layout without the variant), in
 // words every renderer prints alike. Drawn from the Result alone.
@@ -132,4 +132,13 @@ export function toolboxLines(result: RunResult): string[] {
     }
   }
   return [...lines, ...[latencyLine(result), memoryLine(result)].filter((line): line is string => line !== null)];
+}
+
+/** What events cost the host in this run, per op, beside the pipeline that issues them. */
+export function eventCostLines(result: RunResult): string[] {
+  const costs = result.modes.flatMap((m) => (m.role.kind === 'issue-cost' && m.issueCost ? [{ op: m.role.op, ...m.issueCost }] : []));
+  if (!costs.length) return [];
+  const names: Record<IssueCostOp, string> = { 'record-timing': 'record with timing', 'record-untimed': 'record without timing', wait: 'cross-stream wait', launch: 'launch', copy: 'small copy' };
+  return [`events cost the host (median µs per op, ${costs[0]?.opsPerRep ?? 0} a batch): ` +
+    costs.map((c) => `${names[c.op]} ${c.hostUsPerOp.toFixed(2)} µs`).join(', ')];
 }

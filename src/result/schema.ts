@@ -173,6 +173,8 @@ export const ModeResultSchema = z.object({
   graph: z.object({ captureMs: z.number(), instantiateMs: z.number() }).optional(),
   /** Latency modes: each urgent kernel's time between the events around it, over every timed rep, ms. */
   latency: z.object({ n: z.number().int(), medianMs: z.number(), p99Ms: z.number(), maxMs: z.number() }).optional(),
+  /** Issue-cost modes: the ops of that kind each rep issued, and the median host time per op, µs (a host timer). */
+  issueCost: z.object({ opsPerRep: z.number().int(), hostUsPerOp: z.number() }).optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 

@@ -20,9 +20,14 @@ describe('cuda-pipe run on a real device', () => {
     assert.equal(code, 0, stderr);
     assert.match(stdout, /verification: passed/);
     assert.match(stdout, /speedup over serial: \d+\.\d\d×/);
+    assert.match(stdout, /events cost the host \(median µs per op, 200 a batch\): record with timing \d+\.\d\d µs, record without timing \d+\.\d\d µs, cross-stream wait \d+\.\d\d µs/);
     const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
     assert.equal(result.verification.status, 'passed');
-    assert.deepEqual(result.modes.map((m) => m.role.kind), ['serial', 'overlapped', 'stage', 'stage', 'stage', 'kernels-chunked', 'link', 'op-cost', 'op-cost', 'op-cost']);
+    // Issuing an event costs the host a fraction of a µs to a few µs (GPU-FACTS.md); 50 µs would mean a broken count.
+    const eventCosts = result.modes.flatMap((m) => (m.issueCost ? [m.issueCost] : []));
+    assert.equal(eventCosts.length, 3);
+    assert.ok(eventCosts.every((c) => c.opsPerRep === 200 && c.hostUsPerOp > 0 && c.hostUsPerOp < 50), JSON.stringify(eventCosts));
+    assert.deepEqual(result.modes.map((m) => m.role.kind), ['serial', 'overlapped', 'stage', 'stage', 'stage', 'kernels-chunked', 'link', 'op-cost', 'op-cost', 'op-cost', 'issue-cost', 'issue-cost', 'issue-cost']);
     assert.deepEqual(result.modes[1]?.role, { kind: 'overlapped', layout: { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } });
     for (const mode of result.modes) {
       assert.equal(mode.samplesMs.length, 3);

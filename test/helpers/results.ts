@@ -38,18 +38,18 @@ function medianOf(role: ModeRole): number {
     case 'link': return 5.39;
     case 'kernels-chunked': return 2.8;
     case 'op-cost': return role.op === 'launch' ? 0.6 : role.op === 'h2d' ? 0.65 : 0.45;
-    case 'issue-cost': return 1;
+    case 'issue-cost': return 0.004;
     case 'latency': return 6.1;
   }
 }
 
 /** A Result built by the real builder from chosen per-mode medians and noise. */
-export function makeResult(options: { scale?: number; noise?: number; device?: DeviceFacts; iterations?: number; samples?: number } = {}): RunResult {
-  const { scale = 1, noise = 0.01, device = H100, iterations = 1060, samples = 30 } = options;
+export function makeResult(options: { scale?: number; noise?: number; device?: DeviceFacts; iterations?: number; samples?: number; hostIssueMs?: number[] } = {}): RunResult {
+  const { scale = 1, noise = 0.01, device = H100, iterations = 1060, samples = 30, hostIssueMs } = options;
   const { config, locate, raw } = parseConfigText(CONFIG(iterations), '/configs/balanced.yaml');
   const plan = buildPlan(config, resolveKernels(config, locate));
   const measured: MeasuredSchedule[] = plan.schedules.map((schedule) => ({
-    schedule, gpuMs: samplesAround(medianOf(schedule.role) * scale, noise, samples), hostIssueMs: samplesAround(0.3, 0.05),
+    schedule, gpuMs: samplesAround(medianOf(schedule.role) * scale, noise, samples), hostIssueMs: hostIssueMs ?? samplesAround(0.3, 0.05),
     stoppedBy: 'noise-stable', elapsedMs: 200, smClockMHz: [1980], gateTimeouts: 0,
   }));
   return buildRunResult({

@@ -56,6 +56,14 @@ describe('comparing result files', () => {
     assert.match(comparison.notes.join('\n'), /balanced: the config changed since the baseline \(hash \w+ → \w+\)/);
   });
 
+  it('leaves host issue-cost modes out of the pairing, so a baseline recorded without them pairs fully', () => {
+    const full = makeResult();
+    const older = { ...full, modes: full.modes.filter((m) => m.role.kind !== 'issue-cost') };
+    const comparison = compareResults([older], [makeResult()]);
+    assert.equal(comparison.pairs.length, 10);
+    assert.deepEqual(comparison.unpaired, []);
+  });
+
   it('names the device fields that differ', () => {
     const other = { ...H100, name: 'NVIDIA H200', memoryBytes: 150_000_000_000 };
     assert.deepEqual(compareResults([makeResult()], [makeResult({ device: other })]).deviceDifferences,

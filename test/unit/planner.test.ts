@@ -136,8 +136,11 @@ describe('the planner', () => {
       { kind: 'op-cost', op: 'launch' },
       { kind: 'op-cost', op: 'h2d' },
       { kind: 'op-cost', op: 'd2h' },
+      { kind: 'issue-cost', op: 'record-timing' },
+      { kind: 'issue-cost', op: 'record-untimed' },
+      { kind: 'issue-cost', op: 'wait' },
     ]);
-    assert.equal(new Set(p.schedules.map((s) => s.id)).size, 11, 'every mode has its own id');
+    assert.equal(new Set(p.schedules.map((s) => s.id)).size, 14, 'every mode has its own id');
     assert.deepEqual(p.schedules.filter((s) => s.verify).map((s) => s.role.kind), ['serial', 'overlapped', 'overlapped']);
     const serial = schedule(p, (r) => r.kind === 'serial');
     assert.deepEqual(serial.bytes, { h2d: 4000, d2h: 4000 });

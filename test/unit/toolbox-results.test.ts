@@ -8,7 +8,9 @@ import { UsageError } from '../../src/errors.js';
 import { loadResults, parseResult } from '../../src/result/load.js';
 import type { ModeResult, RunResult } from '../../src/result/schema.js';
 import { hostMemoryRow } from '../../src/report/host-memory.js';
-import { hostOpLatencies, limitingSide, toolboxLines } from '../../src/report/toolbox.js';
+import { eventCostLines, hostOpLatencies, limitingSide, toolboxLines } from '../../src/report/toolbox.js';
+import { renderRunTable } from '../../src/report/exporters/table.js';
+import { makeStyle } from '../../src/report/style.js';
 import type { OverlapLayout } from '../../src/vocabulary.js';
 import { modeId } from '../../src/vocabulary.js';
 import { makeResult, samplesAround } from '../helpers/results.js';
@@ -122,5 +124,26 @@ describe('filling buffers window by window', () => {
     assert.deepEqual(first, whole);
     assert.deepEqual(windowSeed({ kind: 'ramp', start: 1, step: 2 }, 3, 16), { kind: 'ramp', start: 97, step: 2 });
     assert.notDeepEqual(windowSeed({ kind: 'random', seed: 9 }, 1, 16), windowSeed({ kind: 'random', seed: 9 }, 2, 16));
+  });
+});
+
+describe('event costs measured in every run', () => {
+  it('reports the host µs per record and per wait from the issue-cost modes, counting only ops of that kind', () => {
+    const result = makeResult({ hostIssueMs: [0.4, 0.5, 0.6] });
+    const costs = result.modes.flatMap((m) => (m.role.kind === 'issue-cost' && m.issueCost ? [[m.role.op, m.issueCost.opsPerRep, m.issueCost.hostUsPerOp]] : []));
+    assert.deepEqual(costs, [['record-timing', 200, 2.5], ['record-untimed', 200, 2.5], ['wait', 200, 2.5]]);
+    assert.deepEqual(eventCostLines(result),
+      ['events cost the host (median µs per op, 200 a batch): record with timing 2.50 µs, record without timing 2.50 µs, cross-stream wait 2.50 µs']);
+  });
+
+  it('keeps the issue-cost modes out of the mode table and puts their line in the report', () => {
+    const table = renderRunTable(makeResult({ hostIssueMs: [0.4, 0.5, 0.6] }), makeStyle({ isTTY: false } as NodeJS.WriteStream));
+    assert.doesNotMatch(table, /(record-timing|record-untimed|wait) issue cost/);
+    assert.match(table, /events cost the host \(median µs per op, 200 a batch\): record with timing 2\.50 µs/);
+  });
+
+  it('says nothing about events for results recorded before runs measured them', () => {
+    const result = makeResult();
+    assert.deepEqual(eventCostLines({ ...result, modes: result.modes.filter((m) => m.role.kind !== 'issue-cost') }), []);
   });
 });

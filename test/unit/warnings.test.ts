@@ -79,7 +79,7 @@ describe('run warnings', () => {
 
   it('adds up gate time-outs over every mode', () => {
     assert.deepEqual(warningsOf((r) => ({ ...r, modes: r.modes.map((m) => ({ ...m, gateTimeouts: 1 })) })), [{
-      code: 'gate-timeout', message: 'The gate timed out in 10 reps: those include host issue cost after all.',
+      code: 'gate-timeout', message: 'The gate timed out in 13 reps: those include host issue cost after all.',
       remedy: 'Use fewer chunks: a rep with many ops can fill the GPU\'s queue while the gate holds it.',
     }]);
   });

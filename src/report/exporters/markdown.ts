@@ -1,7 +1,7 @@
 import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
 import type { RunExporter } from '../exporter.js';
-import { toolboxLines } from '../toolbox.js';
+import { eventCostLines, toolboxLines } from '../toolbox.js';
 import { displayOrder, formatSpeedup, modeLabel, modelLines, rateOf, timingLine } from '../labels.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
@@ -34,7 +34,7 @@ export function renderRunMarkdown(result: RunResult): string {
     `<sub>${cell(timingLine(result))}. ${names}, driver ${result.environment.software.driver}, runtime ${result.environment.software.runtime}, ` +
       `cuda-pipe ${result.tool.version}, config hash ${result.config.hash}.</sub>`,
   ];
-  const toolbox = toolboxLines(result);
+  const toolbox = [...toolboxLines(result), ...eventCostLines(result)];
   if (toolbox.length) lines.push('', ...toolbox.map((line) => `- ${line}`));
   for (const m of verification.mismatches) {
     lines.push('', `- ❌ output \`${m.buffer}\` of mode \`${m.mode}\`: first difference at element ${m.index} (serial ${m.expected}, overlapped ${m.actual}); ${m.differing} elements differ`);
