@@ -7,7 +7,7 @@ import { RepGuard } from '../measure/guard.js';
 import { DEFAULT_POLICY } from '../measure/policy.js';
 import { measureSchedules } from '../measure/repeat.js';
 import { summarize } from '../measure/stats.js';
-import { overheadPlan } from '../plan/overhead.js';
+import { issuedOpCount, overheadPlan } from '../plan/overhead.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { Stats } from '../result/schema.js';
 import type { IssueCostOp } from '../vocabulary.js';
@@ -44,7 +44,7 @@ export async function measureOverhead(options: { device: number; ops: number; wa
     measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }, { guard: new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs }) }));
   const rows = outcome.value.flatMap(({ schedule, hostIssueMs, gpuMs }): OverheadRow[] => {
     if (schedule.role.kind !== 'issue-cost') return [];
-    const ops = schedule.body.length;
+    const ops = issuedOpCount(schedule);
     return [{
       op: schedule.role.op, opsPerBatch: ops, batches: hostIssueMs.length,
       hostUsPerOp: summarize(hostIssueMs.map((ms) => (ms * 1000) / ops)), gpuUsPerOp: summarize(gpuMs.map((ms) => (ms * 1000) / ops)),

@@ -7,6 +7,7 @@ import {
 } from '../result/schema.js';
 import type { ModeRole } from '../vocabulary.js';
 import { chunkUnits } from '../chunking.js';
+import { issuedOpCount } from '../plan/overhead.js';
 import { SMALL_OP_BATCH } from '../plan/schedules.js';
 import { modelAnalysis, type PipelineFacts } from './model.js';
 import type { RepetitionPolicy } from './policy.js';
@@ -66,13 +67,10 @@ function modeResult(m: MeasuredSchedule): ModeResult {
   };
 }
 
-/** Host µs per op of an issue-cost mode; the schedule's other ops (the one record a wait waits on) are left out of the count. */
+/** Host µs per op of an issue-cost mode. */
 function issueCost(m: MeasuredSchedule): Pick<ModeResult, 'issueCost'> {
-  const role = m.schedule.role;
-  if (role.kind !== 'issue-cost' || !m.hostIssueMs.length) return {};
-  const kind = role.op === 'launch' ? 'kernel' : role.op === 'copy' ? 'copy' : role.op === 'wait' ? 'wait' : 'record';
-  const opsPerRep = m.schedule.body.filter((op) => op.kind === kind).length;
-  return opsPerRep ? { issueCost: { opsPerRep, hostUsPerOp: (summarize(m.hostIssueMs).median * 1000) / opsPerRep } } : {};
+  const opsPerRep = issuedOpCount(m.schedule);
+  return opsPerRep && m.hostIssueMs.length ? { issueCost: { opsPerRep, hostUsPerOp: (summarize(m.hostIssueMs).median * 1000) / opsPerRep } } : {};
 }
 
 /**

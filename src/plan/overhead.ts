@@ -59,3 +59,14 @@ export function eventCostSchedules(device: number, batch: number, range: ChunkRa
       { streams: makeStreams(2, 'non-blocking', device), events: [{ id: 'other', timing: false }] }),
   ];
 }
+
+/**
+ * The ops an issue-cost schedule times, counted by kind: the one record a wait schedule waits on is setup, not a
+ * timed op, so per-op costs divide by this and never by the body's length.
+ */
+export function issuedOpCount(schedule: Schedule): number {
+  if (schedule.role.kind !== 'issue-cost') return 0;
+  const op = schedule.role.op;
+  const kind = op === 'launch' ? 'kernel' : op === 'copy' ? 'copy' : op === 'wait' ? 'wait' : 'record';
+  return schedule.body.filter((o) => o.kind === kind).length;
+}

@@ -5,7 +5,7 @@ import { UsageError } from '../../src/errors.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { buildPlan } from '../../src/plan/build.js';
 import { happensBefore } from '../../src/plan/order.js';
-import { overheadPlan } from '../../src/plan/overhead.js';
+import { issuedOpCount, overheadPlan } from '../../src/plan/overhead.js';
 import { checkPriorities, resolvePriority } from '../../src/plan/priority.js';
 import { latencyStats } from '../../src/measure/result.js';
 import { type Op, type Plan, type Schedule, scheduleOps } from '../../src/plan/types.js';
@@ -212,6 +212,13 @@ describe('the overhead plan', () => {
     assert.ok(waits);
     assert.equal(waits.body.filter((o) => o.kind === 'wait' && o.stream === 's0' && o.event === 'other').length, 10);
     assert.deepEqual(waits.body[0], { kind: 'record', stream: 's1', event: 'other' });
+  });
+
+  it('counts the timed ops of each batch, leaving out the record a wait batch waits on', () => {
+    const kernel = { label: 'k', entry: 'k', sourcePath: '/k.cu', block: 256, grid: 'cover' as const, args: [] };
+    const p = overheadPlan(kernel, 10, 0);
+    assert.deepEqual(p.schedules.map(issuedOpCount), [10, 10, 10, 10, 10]);
+    assert.equal(p.schedules[4]?.body.length, 11);
   });
 });
 
