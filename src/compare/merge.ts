@@ -1,3 +1,4 @@
+import { median } from '../quantile.js';
 import type { RunResult } from '../result/schema.js';
 
 // `cuda-pipe merge`: the Results of the ranks of one launch (mpirun, srun), one per GPU, read side by side. Pure: it
@@ -73,12 +74,6 @@ function workloadKey(result: RunResult): string {
 
 const byPlace = (a: RankFigures, b: RankFigures) =>
   a.host.localeCompare(b.host) || a.device.index - b.device.index || (a.rank ?? -1) - (b.rank ?? -1);
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] as number : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
 
 export function mergeResults(results: readonly RunResult[]): Merged {
   const groups = new Map<string, RankFigures[]>();

@@ -1,5 +1,6 @@
 import type { Config } from '../config/load.js';
 import { gbPerSecond } from '../format.js';
+import { median } from '../quantile.js';
 import type { Plan, Schedule } from '../plan/types.js';
 import {
   type DeviceFacts, type ModeResult, type OverlapAnalysis, RESULT_SCHEMA_ID, RESULT_VERSION, type RunIdentity, type RunResult,
@@ -51,7 +52,7 @@ export interface RunResultInput {
 export function latencyStats(values: readonly number[]): { n: number; medianMs: number; p99Ms: number; maxMs: number } {
   const sorted = [...values].sort((a, b) => a - b);
   const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
-  return { n: sorted.length, medianMs: summarize(sorted).median, p99Ms: rank(0.99), maxMs: sorted[sorted.length - 1] ?? Number.NaN };
+  return { n: sorted.length, medianMs: median(sorted), p99Ms: rank(0.99), maxMs: sorted[sorted.length - 1] ?? Number.NaN };
 }
 
 const range = (values: readonly number[]) => (values.length ? { min: Math.min(...values), max: Math.max(...values) } : null);
@@ -70,7 +71,7 @@ function modeResult(m: MeasuredSchedule): ModeResult {
 /** Host µs per op of an issue-cost mode. */
 function issueCost(m: MeasuredSchedule): Pick<ModeResult, 'issueCost'> {
   const opsPerRep = issuedOpCount(m.schedule);
-  return opsPerRep && m.hostIssueMs.length ? { issueCost: { opsPerRep, hostUsPerOp: (summarize(m.hostIssueMs).median * 1000) / opsPerRep } } : {};
+  return opsPerRep && m.hostIssueMs.length ? { issueCost: { opsPerRep, hostUsPerOp: (median(m.hostIssueMs) * 1000) / opsPerRep } } : {};
 }
 
 /**

@@ -1,15 +1,5 @@
+import { median, quantile } from '../quantile.js';
 import type { Stats } from '../result/schema.js';
-
-/** Linear-interpolated quantile of sorted values (the R-7 / NumPy default). */
-export function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const position = (sorted.length - 1) * q;
-  const low = Math.floor(position);
-  const high = Math.ceil(position);
-  const a = sorted[low] as number;
-  const b = sorted[high] as number;
-  return a + (b - a) * (position - low);
-}
 
 const MODIFIED_Z_LIMIT = 3.5;
 /** MAD × 1.4826 estimates the standard deviation of normally distributed samples. */
@@ -25,8 +15,8 @@ function medianAbsoluteDeviation(samples: readonly number[], median: number): nu
  */
 export function relativeMadNoise(samples: readonly number[]): number {
   if (samples.length < 2) return Number.POSITIVE_INFINITY;
-  const median = quantile([...samples].sort((a, b) => a - b), 0.5);
-  return median > 0 ? (MAD_TO_SIGMA * medianAbsoluteDeviation(samples, median)) / median : 0;
+  const middle = median(samples);
+  return middle > 0 ? (MAD_TO_SIGMA * medianAbsoluteDeviation(samples, middle)) / middle : 0;
 }
 
 /** Standard error of the median, relative to it: √(π/2) · σ / √n with σ from the MAD. */

@@ -1,4 +1,5 @@
 import { formatBytes, formatMs } from '../format.js';
+import { median } from '../quantile.js';
 import type { ModeResult, RunResult, TimelineOp } from '../result/schema.js';
 import type { IssueCostOp, OverlapLayout } from '../vocabulary.js';
 
@@ -27,15 +28,9 @@ export function twinWithout(mode: ModeResult, variant: Variant, modes: readonly 
 /** The host issue loop's median against the GPU's: above this share, issuing is what the rep waited for. */
 const ISSUE_BOUND_SHARE = 0.8;
 
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-};
-
 /** Which side limited a stream-issued mode: the host issuing it, or the GPU running it. */
 export function limitingSide(mode: ModeResult): { side: 'host issue' | 'GPU'; issueMs: number } {
-  const issueMs = median(mode.hostIssueMs);
+  const issueMs = mode.hostIssueMs.length ? median(mode.hostIssueMs) : 0;
   return { side: issueMs >= ISSUE_BOUND_SHARE * mode.stats.median ? 'host issue' : 'GPU', issueMs };
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { quantile, relativeMedianError, summarize } from '../../src/measure/stats.js';
+import { quantile } from '../../src/quantile.js';
+import { relativeMedianError, summarize } from '../../src/measure/stats.js';
 import { DEFAULT_POLICY, policyFromConfig, StoppingCriterion } from '../../src/measure/policy.js';
 
 describe('statistics of one timed quantity', () => {
