@@ -23,6 +23,11 @@ export function formatMs(ms: number): string {
   return `${(ms * 1000).toFixed(2)} µs`;
 }
 
+/** A time of microseconds, given in ms, always in µs with one decimal: for per-op costs and latencies set side by side. */
+export function formatUs(ms: number): string {
+  return `${(ms * 1000).toFixed(1)} µs`;
+}
+
 /** bytes over milliseconds in GB/s (1e9 bytes per second), as copy engines and PCIe are quoted. */
 export function gbPerSecond(bytes: number, ms: number): number {
   return ms > 0 ? bytes / ms / 1e6 : Number.NaN;

@@ -1,4 +1,4 @@
-import { formatMs, formatPercent, formatRate, gbPerSecond } from '../format.js';
+import { formatMs, formatPercent, formatRate, formatUs, gbPerSecond } from '../format.js';
 import type { ModeResult, RunResult } from '../result/schema.js';
 import type { ModeRole, StopRule } from '../vocabulary.js';
 
@@ -109,7 +109,6 @@ export function deviceLine(result: RunResult): string {
   }).join('; ');
 }
 
-const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`;
 
 /**
  * The model's verdict on an overlapped mode in two lines: its floor next to the workload's, and the largest cause of
@@ -127,10 +126,10 @@ export function modelLines(mode: ModeResult): string[] {
   if (!top) return lines;
   const copyUs = ops.copies ? (parts.h2dOpMs + parts.d2hOpMs) / 2 : 0;
   const advice: Record<typeof top.cause, string> = {
-    'per-op cost': `${ops.copies} copies × ${us(copyUs)} + ${ops.launches} launches × ${us(parts.launchOpMs)} of fixed cost on the GPU; ` +
+    'per-op cost': `${ops.copies} copies × ${formatUs(copyUs)} + ${ops.launches} launches × ${formatUs(parts.launchOpMs)} of fixed cost on the GPU; ` +
       `use about ${floor.chunks} chunks`,
     'host issue': `the host took ${formatMs(model.hostIssueMs)} to issue ${ops.copies + ops.launches + ops.sync} ops ` +
-      `(${us(model.hostIssueMs / Math.max(1, ops.copies + ops.launches + ops.sync))} each); use fewer chunks (about ${floor.chunks}) or a CUDA graph, or --gate to leave issue out of the figure`,
+      `(${formatUs(model.hostIssueMs / Math.max(1, ops.copies + ops.launches + ops.sync))} each); use fewer chunks (about ${floor.chunks}) or a CUDA graph, or --gate to leave issue out of the figure`,
     'fill and drain': `the first and last chunks run with the pipeline half empty; use more chunks (about ${floor.chunks})`,
     'shared link': `both copy directions share the PCIe link${analysis.bound.linkGbPerSecond ? ` at ${formatRate(analysis.bound.linkGbPerSecond)}` : ''}: that is this workload's limit, whatever the layout`,
     'kernels not concurrent': `the kernels chunked over ${mode.role.layout.streams} streams take ${formatMs(model.kernelsChunkedMs ?? 0)} against ${formatMs(parts.kernelWholeMs)} on whole buffers`,

@@ -1,4 +1,4 @@
-import { formatBytes, formatMs } from '../format.js';
+import { formatBytes, formatMs, formatUs } from '../format.js';
 import { median } from '../quantile.js';
 import type { ModeResult, RunResult, TimelineOp } from '../result/schema.js';
 import type { IssueCostOp, OverlapLayout } from '../vocabulary.js';
@@ -89,8 +89,6 @@ function legacyLine(mode: ModeResult, result: RunResult): string | null {
     `${formatMs(without.stats.median)} → ${formatMs(mode.stats.median)}: ${lost >= 0 ? `${formatMs(lost)} of overlap lost${share}` : 'no overlap lost'}`;
 }
 
-const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`;
-
 /** The urgent kernels' latency with and without priorities, and what they cost the pipeline beside them. */
 function latencyLine(result: RunResult): string | null {
   const latency = result.modes.filter((m) => m.role.kind === 'latency' && m.latency);
@@ -98,7 +96,7 @@ function latencyLine(result: RunResult): string | null {
   const without = latency.find((m) => m.role.kind === 'latency' && !m.role.priorities);
   if (!withP?.latency || !without?.latency || withP.role.kind !== 'latency') return null;
   const alone = result.modes.find((m) => m.role.kind === 'overlapped' && m.device === withP.device);
-  const stats = (l: NonNullable<ModeResult['latency']>) => `median ${us(l.medianMs)}, p99 ${us(l.p99Ms)}`;
+  const stats = (l: NonNullable<ModeResult['latency']>) => `median ${formatUs(l.medianMs)}, p99 ${formatUs(l.p99Ms)}`;
   const background = alone
     ? `; the pipeline ${formatMs(alone.stats.median)} alone, ${formatMs(withP.stats.median)} beside them with priorities ` +
       `(${(100 * (withP.stats.median / alone.stats.median - 1)).toFixed(1)}%), ${formatMs(without.stats.median)} without`
