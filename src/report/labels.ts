@@ -109,7 +109,6 @@ export function deviceLine(result: RunResult): string {
   }).join('; ');
 }
 
-
 /**
  * The model's verdict on an overlapped mode in two lines: its floor next to the workload's, and the largest cause of
  * the time lost against the workload's ideal with the change that would help.
