@@ -26,7 +26,15 @@ export const DeviceAttribute = {
 export type DeviceAttributeName = keyof typeof DeviceAttribute;
 
 export const MEMCPY_KIND: Record<CopyDirection, number> = { h2d: 1, d2h: 2, d2d: 3 };
-export const HOST_ALLOC_FLAGS: Record<HostAllocKind, number> = { pinned: 0, 'write-combined': 4, mapped: 2 };
+// Every allocation is portable (cudaHostAllocPortable, 1): a run that spans devices shares one set of host buffers, and
+// each device must see them as page-locked for its copies to be DMA at full rate.
+export const HOST_ALLOC_FLAGS: Record<HostAllocKind, number> = { pinned: 1, 'write-combined': 5, mapped: 3 };
+/** cudaHostRegisterPortable, for the same reason. */
+export const HOST_REGISTER_PORTABLE = 1;
+/** cudaDeviceP2PAttr: performance rank (lower is faster), access supported, native atomics. */
+export const P2P_ATTRIBUTE = { performanceRank: 1, accessSupported: 2, nativeAtomics: 3 } as const;
+/** cudaErrorPeerAccessAlreadyEnabled: enabling twice is not a failure. */
+export const PEER_ACCESS_ALREADY_ENABLED = 704;
 export const STREAM_NON_BLOCKING = 1;
 export const EVENT_DISABLE_TIMING = 2;
 /** cudaEventRecordExternal: inside a stream capture, record the event as a graph node instead of only ordering. */
@@ -50,6 +58,10 @@ export function declare(lib: NativeLibrary) {
     driverGetVersion: lib.func('int cudaDriverGetVersion(_Out_ int *version)'),
     getDeviceCount: lib.func('int cudaGetDeviceCount(_Out_ int *count)'),
     setDevice: lib.func('int cudaSetDevice(int device)'),
+    deviceCanAccessPeer: lib.func('int cudaDeviceCanAccessPeer(_Out_ int *canAccess, int device, int peerDevice)'),
+    deviceEnablePeerAccess: lib.func('int cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)'),
+    deviceGetP2PAttribute: lib.func('int cudaDeviceGetP2PAttribute(_Out_ int *value, int attr, int srcDevice, int dstDevice)'),
+    memcpyPeerAsync: lib.func('int cudaMemcpyPeerAsync(void *dst, int dstDevice, void *src, int srcDevice, size_t count, void *stream)'),
     deviceGetAttribute: lib.func('int cudaDeviceGetAttribute(_Out_ int *value, int attr, int device)'),
     getDeviceProperties: declareFirst(lib, ['cudaGetDeviceProperties_v2', 'cudaGetDeviceProperties'], 'int', ['void *', 'int']),
     deviceGetPCIBusId: lib.func('int cudaDeviceGetPCIBusId(_Out_ uint8_t *pciBusId, int len, int device)'),

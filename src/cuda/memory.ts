@@ -1,4 +1,4 @@
-import { HOST_ALLOC_FLAGS, MEMCPY_KIND } from './bindings.js';
+import { HOST_ALLOC_FLAGS, HOST_REGISTER_PORTABLE, MEMCPY_KIND } from './bindings.js';
 import type { Calls } from './calls.js';
 import type { CopyDirection, DevicePtr, HostAllocKind, HostPtr, StreamHandle } from './types.js';
 
@@ -20,7 +20,7 @@ export class CudaMemory {
   }
 
   hostRegister(pointer: HostPtr, bytes: number): void {
-    this.calls.check(this.calls.fn.hostRegister(pointer, bytes, 0), 'cudaHostRegister', `${bytes} bytes`);
+    this.calls.check(this.calls.fn.hostRegister(pointer, bytes, HOST_REGISTER_PORTABLE), 'cudaHostRegister', `${bytes} bytes`);
   }
 
   hostUnregister(pointer: HostPtr): void {

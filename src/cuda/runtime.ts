@@ -6,6 +6,7 @@ import { CudaHostFunctions } from './host-functions.js';
 import { CudaLaunch } from './launch.js';
 import { loadCudaLibrary, type NativeLibrary } from './load.js';
 import { CudaMemory } from './memory.js';
+import { CudaPeer } from './peer.js';
 import { CudaStreams } from './streams.js';
 
 export type { DeviceAttributeName } from './bindings.js';
@@ -23,6 +24,7 @@ export class CudaRuntime {
   readonly launch: CudaLaunch;
   readonly graphs: CudaGraphs;
   readonly hostFunctions: CudaHostFunctions;
+  readonly peer: CudaPeer;
 
   constructor(readonly libraryPath: string, lib: NativeLibrary) {
     this.calls = new Calls(declare(lib));
@@ -31,6 +33,7 @@ export class CudaRuntime {
     this.launch = new CudaLaunch(this.calls);
     this.graphs = new CudaGraphs(this.calls);
     this.hostFunctions = new CudaHostFunctions(this.calls);
+    this.peer = new CudaPeer(this.calls, (device) => this.setDevice(device));
   }
 
   check(code: number, api: string, context?: string): void {
@@ -70,6 +73,12 @@ export class CudaRuntime {
 
   setDevice(device: number): void {
     this.calls.check(this.calls.fn.setDevice(device), 'cudaSetDevice', `device ${device}`);
+  }
+
+  /** cudaSetDevice for the hot loop: the raw code, no check. */
+  setDeviceThunk(device: number): () => number {
+    const setDevice = this.calls.fn.setDevice;
+    return () => setDevice(device) as number;
   }
 
 
