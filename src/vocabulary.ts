@@ -89,6 +89,11 @@ export interface OverlapLayout {
  *   cost on the device; its host issue time per op is the host's cost (`cuda-pipe overhead`).
  * - issue-cost: a batch of one kind of op issued back to back, for `cuda-pipe overhead` (the host's cost per op);
  * - latency: a latency-critical stream's small kernels beside the overlapped pipeline.
+ * - split: the input split across several devices, each running the layout over its share, all issued together from
+ *   one process; with `alone`, that one device's share run by itself (its link and engines without the others);
+ * - cross-device: one pipeline over two devices, each chunk's first kernels on the first, handed over by a peer copy,
+ *   the rest and the store on the second;
+ * - peer: the handed-over buffers copied whole from one device to the other, alone (what the peer link gives).
  * Overlapped layouts carry optional variants (graph replay, a host stage, a device ring, a legacy-default op).
  */
 export type ModeRole =
@@ -104,7 +109,10 @@ export type ModeRole =
    * A latency-critical stream's small kernels beside the overlapped pipeline; `priorities`: the urgent stream (and the
    * pipeline's, when the config sets one) got the priorities the config asked for, else every stream the default.
    */
-  | { readonly kind: 'latency'; readonly kernel: string; readonly priorities: boolean };
+  | { readonly kind: 'latency'; readonly kernel: string; readonly priorities: boolean }
+  | { readonly kind: 'split'; readonly layout: OverlapLayout; readonly devices: readonly number[]; readonly alone?: number }
+  | { readonly kind: 'cross-device'; readonly layout: OverlapLayout; readonly from: number; readonly to: number; readonly after: string }
+  | { readonly kind: 'peer'; readonly from: number; readonly to: number };
 
 export const SMALL_OPS = ['launch', 'h2d', 'd2h'] as const;
 /** The small ops whose fixed costs the model needs: a kernel launch and a copy each way. */
@@ -140,6 +148,13 @@ export function modeId(role: ModeRole): string {
       return `latency:${role.kernel}:${role.priorities ? 'priorities' : 'equal'}`;
     case 'issue-cost':
       return `issue-cost:${role.op}`;
+    case 'split':
+      return `split:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:d${role.devices.join('+d')}` +
+        (role.alone === undefined ? '' : `:alone-d${role.alone}`);
+    case 'cross-device':
+      return `cross-device:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:d${role.from}>d${role.to}:after-${role.after}`;
+    case 'peer':
+      return `peer:d${role.from}>d${role.to}`;
   }
 }
 

@@ -1,5 +1,7 @@
 import { hostname, totalmem } from 'node:os';
-import { UsageError } from '../errors.js';
+import { EnvironmentError, UsageError } from '../errors.js';
+import { resolveDevices } from '../config/devices.js';
+import { openRuntime } from '../cuda/runtime.js';
 import { formatBytes } from '../format.js';
 import { configHash, type LoadedConfig } from '../config/load.js';
 import { withDevicePlan } from '../exec/open.js';
@@ -50,11 +52,35 @@ export function checkHostMemory(loaded: LoadedConfig, totalBytes: number): void 
   });
 }
 
+/**
+ * The devices a config runs on: its list, or with `devices: all` every device this machine has (counted through
+ * the driver, so a dry run of `all` needs one); null for one device.
+ */
+export function configDevices(loaded: LoadedConfig, count: () => number = () => openRuntime().deviceCount()): readonly number[] | null {
+  const { devices, pipeline } = loaded.config;
+  if (devices === null) return null;
+  const where = loaded.locate(['devices']);
+  if (devices !== 'all') return resolveDevices(devices, pipeline.handoff, count(), where);
+  let counted: number;
+  try {
+    counted = count();
+  } catch (error) {
+    if (error instanceof EnvironmentError) {
+      throw new UsageError(`${where}: devices: all is counted through the CUDA driver, which is not usable here (${error.message.split('\n')[0]}).`, {
+        hint: 'List the devices instead, e.g. --devices 0,1, to plan without a GPU.',
+      });
+    }
+    throw error;
+  }
+  return resolveDevices(devices, pipeline.handoff, counted, where);
+}
+
 /** A config's kernels found and checked, and its plan: everything `run` does before it needs a GPU. */
-export function planConfig(loaded: LoadedConfig, options: { gate: boolean }): { plan: Plan; kernels: ResolvedKernel[] } {
+export function planConfig(loaded: LoadedConfig, options: { gate: boolean; devices?: readonly number[] | null }): { plan: Plan; kernels: ResolvedKernel[] } {
   checkHostMemory(loaded, totalmem());
   const kernels = resolveKernels(loaded.config, loaded.locate);
-  return { plan: buildPlan(loaded.config, kernels, { gate: options.gate }), kernels };
+  const devices = options.devices === undefined ? (Array.isArray(loaded.config.devices) ? loaded.config.devices : null) : options.devices;
+  return { plan: buildPlan(loaded.config, kernels, { gate: options.gate, devices }), kernels };
 }
 
 /**
@@ -74,7 +100,9 @@ async function traceOrSayWhy(guard: RepGuard, runner: RepRunner, schedule: Sched
 /** Runs a config on its device: verification, every mode measured, traced reps, and the Result. */
 export async function runConfig(loaded: LoadedConfig, options: RunOptions): Promise<RunResult> {
   const { config } = loaded;
-  const { plan, kernels } = planConfig(loaded, options);
+  const devices = configDevices(loaded);
+  const { plan, kernels } = planConfig(loaded, { gate: options.gate, devices });
+  const notes = devices?.length === 1 ? [`devices: all found one device here, so this is a one-device run on device ${devices[0]}.`] : [];
   const policy = policyFromConfig(config.repetitions);
   const started = performance.now();
   const outcome = await withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {
@@ -101,9 +129,9 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
   });
   const result = buildRunResult({
     toolVersion: packageVersion(), run: runIdentity(process.env, hostname()), config, configHash: configHash(config), rawConfig: loaded.raw, plan,
-    devices: [outcome.device], software: outcome.software, compiles: outcome.compiles, policy, gate: options.gate,
+    devices: outcome.devices, peers: outcome.peers, software: outcome.software, compiles: outcome.compiles, policy, gate: options.gate,
     clockUnavailable: outcome.clockUnavailable, sharing: outcome.sharing, measured: outcome.value.measured, verification: outcome.value.verification, traced: outcome.value.traced,
     deviceMemory: { askedBytes: outcome.memory.askedBytes, measuredBytes: outcome.memory.measuredBytes },
   });
-  return { ...result, notes: [...result.notes, ...outcome.value.notes] };
+  return { ...result, notes: [...result.notes, ...notes, ...outcome.value.notes] };
 }

@@ -67,6 +67,11 @@ export async function sweepConfig(loaded: LoadedConfig, axes: SweepAxes, options
 
 async function sweepSetting(loaded: LoadedConfig, axes: SweepAxes, settings: readonly Setting[], options: SweepOptions, onProgress: (p: SweepProgress) => void): Promise<RunResult> {
   const { config } = loaded;
+  if (config.devices !== null) {
+    throw new UsageError(`${loaded.locate(['devices'])}: a sweep races layouts on one device; it cannot span devices yet.`, {
+      hint: 'Sweep with device: N to find the layout, then run it with devices: [...] to see how it scales.',
+    });
+  }
   if (config.deviceMemory !== null) {
     throw new UsageError(`${loaded.locate(['deviceMemory'])}: a sweep cannot keep a device-memory budget yet: its ring of device slots is sized for one layout.`, {
       hint: 'Sweep without deviceMemory, or run each layout with `cuda-pipe run --chunks N --streams M`.',

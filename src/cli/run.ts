@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { launcherDevice, rankLabel, runIdentity } from '../api/identity.js';
 import { checkConfigKernels, type ConfigKernelCheck } from '../api/kernels.js';
-import { runConfig, planConfig } from '../api/run.js';
+import { configDevices, runConfig, planConfig } from '../api/run.js';
 import { loadConfigFile, type Overrides } from '../config/load.js';
 import { type ExitCode, UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
@@ -37,14 +37,15 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
   const { hostMemory: kinds, ...overrides } = flags;
   const identity = runIdentity(process.env, hostname());
   // Only a launcher's rank needs the config's own device, to say in its note whether the launcher overrode it.
-  const chosen = identity.localRank === null || flags.device !== undefined ? null
-    : launcherDevice(identity, process.env, flags.device, loadConfigFile(path, overrides).config.device);
+  // A config over several devices drives them all from one process: the launcher's rank does not pick one.
+  const own = identity.localRank === null || flags.device !== undefined ? null : loadConfigFile(path, overrides).config;
+  const chosen = own === null || own.devices !== null ? null : launcherDevice(identity, process.env, flags.device, own.device);
   // One config per host memory kind asked for, each a run of its own; without the flag, the config's own kinds.
   const loads = (kinds ?? [undefined]).map((hostMemory) => loadConfigFile(path, { ...overrides, hostMemory, ...(chosen ? { device: chosen.device } : {}) }));
   const gate = flags.gate ?? false;
   if (flags.dryRun) {
     process.stdout.write(loads.map((loaded) => {
-      const { plan, kernels } = planConfig(loaded, { gate });
+      const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
       return renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)), rank: rankLabel(identity) });
     }).join('\n\n') + '\n');
     return 0;

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { chunkUnits } from '../chunking.js';
 import { MAX_CONFIG_BYTES } from '../files/limits.js';
+import { type Handoff, readDevices } from './devices.js';
 import { readRegularFile } from '../files/read.js';
 import { formatPath } from '../format.js';
 import {
@@ -49,7 +50,10 @@ export interface Config {
   readonly description: string | null;
   /** The YAML file, or null for a config built in code. */
   readonly path: string | null;
+  /** The device of the single-device modes: `device`, or the first of `devices`. */
   readonly device: number;
+  /** Several devices in one run (`all` until counted), or null for one. */
+  readonly devices: readonly number[] | 'all' | null;
   readonly buffers: readonly ConfigBuffer[];
   readonly kernels: readonly ConfigKernel[];
   readonly pipeline: ConfigPipeline;
@@ -80,6 +84,8 @@ export interface ConfigPipeline {
   readonly priority: PrioritySpec | null;
   readonly align: number;
   readonly orders: readonly IssueOrder[];
+  /** One pipeline across two devices, or null. */
+  readonly handoff: Handoff | null;
 }
 
 export interface Overrides {
@@ -89,6 +95,7 @@ export interface Overrides {
   mode?: IssueMode | undefined;
   hostMemory?: HostMemoryKind | undefined;
   device?: number | undefined;
+  devices?: number[] | 'all' | undefined;
   reps?: number | undefined;
   warmup?: number | undefined;
   warmupTime?: number | undefined;
@@ -134,7 +141,8 @@ export function validateConfig(raw: unknown, path: string, locate: Locator): Loa
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) throw schemaError(parsed.error, locate);
   const name = parsed.data.name ?? basename(basename(path), extname(path));
-  return { config: resolveConfig(parsed.data, name, path, locate), locate, raw };
+  const deviceGiven = typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>).device !== undefined;
+  return { config: resolveConfig(parsed.data, name, path, locate, deviceGiven), locate, raw };
 }
 
 /** Each override: where it lands in the config, and the flag that set it. */
@@ -145,6 +153,7 @@ const OVERRIDE_FLAGS: ReadonlyArray<[keyof Overrides, readonly string[], string]
   ['mode', ['pipeline', 'mode'], '--mode'],
   ['hostMemory', ['hostMemory'], '--host-memory'],
   ['device', ['device'], '--device'],
+  ['devices', ['devices'], '--devices'],
   ['reps', ['repetitions', 'reps'], '--reps'],
   ['warmup', ['repetitions', 'warmup'], '--warmup'],
   ['warmupTime', ['repetitions', 'warmupTime'], '--warmup-time'],
@@ -237,7 +246,7 @@ function rangeStart(node: unknown): number | null {
   return range ? range[0] : null;
 }
 
-function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, locate: Locator): Config {
+function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, locate: Locator, deviceGiven = false): Config {
   const buffers = Object.entries(parsed.buffers).map(([bufferName, b]): ConfigBuffer => {
     const where = locate(['buffers', bufferName]);
     const elementBytes = ELEMENT_BYTES[b.type];
@@ -301,12 +310,15 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     throw new UsageError(`${locate(['pipeline', 'legacyDefaultOp', 'chunk'])}: chunk ${p.legacyDefaultOp.chunk} does not exist; chunks are 0 to ${p.chunks - 1}.`);
   }
   checkRing(parsed, buffers, first.elements, locate);
+  const { devices, handoff } = readDevices(parsed, deviceGiven, buffers, kernels, locate);
   return {
-    name, description: parsed.description ?? null, path, device: parsed.device, buffers, kernels,
+    name, description: parsed.description ?? null, path, buffers, kernels, devices,
+    device: Array.isArray(devices) ? (devices[0] ?? parsed.device) : parsed.device,
     pipeline: {
       chunks: p.chunks, streams: p.streams, streamKind: p.streamKind ?? (p.streamFlags === 'default' ? 'blocking' : 'non-blocking'),
       topology: p.topology, mode: p.mode, slots: p.slots ?? null, legacyDefaultOp: p.legacyDefaultOp ?? null, align: p.align, orders: uniqueOrders(p.order),
       priority: p.priority === undefined ? null : { level: p.priority, where: locate(['pipeline', 'priority']) },
+      handoff,
     },
     latency: readLatency(parsed, kernels, first.elements, locate),
     repetitions: parsed.repetitions, elements: first.elements,
@@ -340,14 +352,15 @@ function toConfigArg(arg: ParsedArg, buffers: Set<string>, where: string): Confi
 export function configHash(config: Config): string {
   // The sweep section says what `sweep` measures, not what a run of the config measures: it stays out.
   const { path: _path, description: _description, notes: _notes, host, deviceMemory, latency, pipeline, ...rest } = config;
-  const { chunks, streams, streamKind, topology, mode, slots, legacyDefaultOp, priority, align, orders } = pipeline;
+  const { chunks, streams, streamKind, topology, mode, slots, legacyDefaultOp, priority, align, orders, handoff } = pipeline;
   const legacyFlags = streamKind === 'non-blocking' ? 'non-blocking' : streamKind === 'blocking' ? 'default' : streamKind;
   const extras = {
     ...(topology === 'chunk-per-stream' ? {} : { topology }), ...(mode === 'stream' ? {} : { mode }), ...(slots === null ? {} : { slots }),
     ...(legacyDefaultOp === null ? {} : { legacyDefaultOp }), ...(priority === null ? {} : { priority: priority.level }),
+    ...(handoff === null ? {} : { handoff: handoff.after }),
   };
   const what = {
-    name: rest.name, device: rest.device, buffers: rest.buffers, kernels: rest.kernels,
+    name: rest.name, device: rest.device, ...(rest.devices === null ? {} : { devices: rest.devices }), buffers: rest.buffers, kernels: rest.kernels,
     pipeline: { chunks, streams, streamFlags: legacyFlags, align, orders, ...extras },
     repetitions: rest.repetitions, elements: rest.elements, ...(host === null ? {} : { host }), ...(deviceMemory === null ? {} : { deviceMemory }),
     ...(latency === null ? {} : { latency: { kernel: latency.kernel, elements: latency.elements, priority: latency.priority.level } }),

@@ -119,6 +119,10 @@ const PipelineSchema = z.object({
   // 0 would make every chunk boundary a multiple of nothing: the planner divides by it.
   align: quantity('count').pipe(z.number().min(1, 'align is a row length in elements: 1 or more')).default(1).describe('chunks start at multiples of this many elements (e.g. a row length)'),
   priority: PrioritySchema.optional().describe('priority of the pipeline\'s streams (default: the device\'s default)'),
+  handoff: z.object({
+    after: z.string().describe('the last kernel on the first device; the kernels after it run on the second'),
+  }).strict().optional()
+    .describe('with two devices: one pipeline across them, each chunk handed from the first to the second by a peer copy of the buffers both halves use'),
 }).strict();
 
 const HostStageSchema = z.object({
@@ -149,6 +153,10 @@ export const ConfigSchema = z.object({
   name: z.string().optional(),
   description: z.string().optional(),
   device: z.number().int().min(0).default(0),
+  devices: z.union([z.literal('all'), z.array(z.number().int().min(0)).min(1)], {
+    error: (issue) => `expected all or a list of device indexes such as [0, 1], got ${showValue(issue.input)}`,
+  }).optional()
+    .describe('several GPUs in one run: the input split across them, each running the layout over its share; with pipeline.handoff, one pipeline across two'),
   hostMemory: z.enum(HOST_MEMORY_KINDS).default('pinned').describe('host memory for every buffer without its own'),
   buffers: z.record(z.string().regex(/^[A-Za-z_][\w-]*$/, 'buffer names are letters, digits, _ and -'), BufferSchema)
     .refine((b) => Object.keys(b).length > 0, 'at least one buffer is needed'),

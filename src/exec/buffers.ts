@@ -38,8 +38,12 @@ export class DeviceBuffers {
     private readonly deviceElements: number,
   ) {}
 
-  /** Checks the device has room first, so that a config too large for it fails with sizes, not cudaMalloc's code. */
-  static allocate(rt: CudaRuntime, device: number, buffers: readonly ConfigBuffer[], deviceElements: number, cleanup: Cleanup): DeviceBuffers {
+  /**
+   * Checks the device has room first, so that a config too large for it fails with sizes, not cudaMalloc's code.
+   * `sharing`: another device's buffers whose host memory (portable) this device's copies use too; only the device
+   * side is allocated. The device must be current.
+   */
+  static allocate(rt: CudaRuntime, device: number, buffers: readonly ConfigBuffer[], deviceElements: number, cleanup: Cleanup, sharing?: DeviceBuffers): DeviceBuffers {
     const deviceBytes = buffers.reduce((sum, b) => sum + deviceElements * b.elementBytes, 0);
     const { free, total } = rt.memory.info();
     if (deviceBytes > free) {
@@ -50,7 +54,7 @@ export class DeviceBuffers {
     }
     // Host memory first: pinning it can move the device's free figure too, and only the device buffers are measured.
     // Scratch buffers live on the device only; host pointer 0 is never used because no copy names them.
-    const hosts = buffers.map((buffer) => (buffer.role === 'scratch' ? (0n as HostPtr) : allocHost(rt, buffer, cleanup)));
+    const hosts = buffers.map((buffer) => (buffer.role === 'scratch' ? (0n as HostPtr) : sharing?.binding(buffer.name).host ?? allocHost(rt, buffer, cleanup)));
     const freeBefore = rt.memory.info().free;
     const devices = buffers.map((buffer) => {
       const bytes = deviceElements * buffer.elementBytes;
@@ -63,8 +67,8 @@ export class DeviceBuffers {
     buffers.forEach((buffer, index) => {
       const host = hosts[index] as HostPtr;
       const devicePtr = devices[index] as DevicePtr;
-      let pristine: Uint8Array[] | null = null;
-      if (buffer.role === 'in' || buffer.role === 'inout') {
+      let pristine: Uint8Array[] | null = sharing ? sharing.binding(buffer.name).pristine : null;
+      if (!sharing && (buffer.role === 'in' || buffer.role === 'inout')) {
         const windows = hostWindows(host, 0, buffer.bytes);
         windows.forEach((view, i) => fillPattern(view, buffer.type, windowSeed(buffer.init, i, HOST_WINDOW_BYTES / buffer.elementBytes)));
         if (buffer.role === 'inout') pristine = windows.map((view) => new Uint8Array(view));
@@ -94,11 +98,14 @@ export class DeviceBuffers {
     }
   }
 
-  /** Fills every out buffer with `byte`, on the host and on the device, so unwritten elements show. */
-  poisonOutputs(byte: number): void {
+  /**
+   * Fills every out buffer with `byte`, on the host (unless another device's buffers own it) and on the device, so
+   * unwritten elements show. The device must be current.
+   */
+  poisonOutputs(byte: number, options: { host: boolean } = { host: true }): void {
     for (const binding of this.bindings.values()) {
       if (binding.buffer.role !== 'out') continue;
-      for (const view of this.hostWindows(binding.buffer.name)) view.fill(byte);
+      if (options.host) for (const view of this.hostWindows(binding.buffer.name)) view.fill(byte);
       this.rt.memory.memset(binding.device, byte, binding.buffer.elementBytes * this.deviceElements, DEFAULT_STREAM);
     }
     // Safe to block: between reps nothing is in flight, so no host function waits for the JS thread.

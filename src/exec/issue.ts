@@ -8,6 +8,7 @@ import { resolvePriority } from '../plan/priority.js';
 import { scheduleOps } from '../plan/types.js';
 import type { DeviceFacts } from '../result/schema.js';
 import type { DeviceBuffers } from './buffers.js';
+import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
 import { checksum, type HostCalls } from './host-calls.js';
 
@@ -77,8 +78,7 @@ export class DirectIssuer implements Issuer {
   constructor(
     private readonly rt: CudaRuntime,
     private readonly plan: Pick<Plan, 'kernels' | 'host'>,
-    private readonly device: DeviceFacts,
-    private readonly buffers: DeviceBuffers,
+    private readonly devices: DeviceSet,
     private readonly kernels: ReadonlyMap<string, KernelHandle>,
     private readonly internal: InternalKernels | null,
     private readonly gate: GateFlags | null,
@@ -91,10 +91,18 @@ export class DirectIssuer implements Issuer {
     const ops = scheduleOps(schedule);
     const opStreams = ops.map((op) => bound.stream(op.stream));
     const hostTags = new Map<number, number>();
+    const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
+    // Over several devices a kernel launches on the current device: each op that moves to another device sets it
+    // first, and so does a rep's first op, since the rep before may have ended on another device.
+    let current = this.devices.spans ? -1 : this.devices.primary;
     const thunks = ops.map((op, i) => {
       const { issue, hostTag } = bound.thunk(op);
       if (hostTag !== null) hostTags.set(i - schedule.prologue.length, hostTag);
-      return issue;
+      const device = deviceOf.get(op.stream) ?? schedule.device;
+      if (device === current) return issue;
+      current = device;
+      const setDevice = this.rt.setDeviceThunk(device);
+      return () => setDevice() || issue();
     });
     const startIndex = ops.findIndex((op) => op.kind === 'record' && op.event === schedule.start);
     return {
@@ -105,14 +113,24 @@ export class DirectIssuer implements Issuer {
 
   bind(schedule: Schedule): BoundSchedule {
     const { rt, cleanup } = this;
+    // Streams and events belong to the device current when they are made.
+    const on = (device: number) => {
+      if (this.devices.spans) rt.setDevice(device);
+    };
     const streams = new Map<string, StreamHandle>();
-    for (const spec of schedule.streams) streams.set(spec.id, this.makeStream(spec));
+    for (const spec of schedule.streams) {
+      on(spec.device);
+      streams.set(spec.id, this.makeStream(spec));
+    }
     const events = new Map<string, EventHandle>();
     for (const spec of schedule.events) {
+      on(spec.device ?? schedule.device);
       const event = rt.streams.createEvent({ timing: spec.timing });
       cleanup.push(() => rt.streams.destroyEvent(event));
       events.set(spec.id, event);
     }
+    on(this.devices.primary);
+    const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
     const lookup = <T>(map: Map<string, T>, id: string, what: string): T => {
       const value = map.get(id);
       if (value === undefined) throw new Error(`schedule ${schedule.id} names unknown ${what} ${id}`);
@@ -128,7 +146,7 @@ export class DirectIssuer implements Issuer {
           return { issue, hostTag: tag };
         }
         if (op.kind === 'record' && options.external) return { issue: rt.streams.recordExternalThunk(event(op.event), stream(op.stream)), hostTag: null };
-        return { issue: this.prepareOp(op, stream(op.stream), schedule, event), hostTag: null };
+        return { issue: this.prepareOp(op, stream(op.stream), deviceOf.get(op.stream) ?? schedule.device, schedule, event), hostTag: null };
       },
     };
   }
@@ -137,7 +155,7 @@ export class DirectIssuer implements Issuer {
   private makeStream(spec: StreamSpec): StreamHandle {
     if (spec.kind === 'legacy-default') return LEGACY_STREAM;
     if (spec.kind === 'per-thread-default') return PER_THREAD_STREAM;
-    const priority = spec.priority === undefined ? {} : { priority: resolvePriority(spec.priority, this.device.streamPriority) };
+    const priority = spec.priority === undefined ? {} : { priority: resolvePriority(spec.priority, this.devices.facts(spec.device).streamPriority) };
     const stream = this.rt.streams.create({ nonBlocking: spec.kind === 'non-blocking', ...priority });
     this.cleanup.push(() => this.rt.streams.destroy(stream));
     return stream;
@@ -149,7 +167,8 @@ export class DirectIssuer implements Issuer {
     if (fn === 'empty') return () => {};
     const range = op.chunk === null ? schedule.ranges[0] : schedule.ranges[op.chunk];
     if (!range) throw new Error(`schedule ${schedule.id} has a host op for chunk ${op.chunk}, which it does not have`);
-    const windows = this.buffers.outputs().flatMap((b) => this.buffers.hostWindows(b.name, range.first * b.elementBytes, range.count * b.elementBytes));
+    const buffers = this.devices.buffers();
+    const windows = buffers.outputs().flatMap((b) => buffers.hostWindows(b.name, range.first * b.elementBytes, range.count * b.elementBytes));
     return () => {
       this.checksums.set(`${schedule.id}:${op.chunk ?? 'whole'}`, checksum(windows));
     };
@@ -158,11 +177,12 @@ export class DirectIssuer implements Issuer {
   /** The last checksum each host op computed, by schedule and chunk. */
   readonly checksums = new Map<string, number>();
 
-  private prepareOp(op: Op, stream: StreamHandle, schedule: Schedule, event: (id: string) => EventHandle): () => number {
+  private prepareOp(op: Op, stream: StreamHandle, device: number, schedule: Schedule, event: (id: string) => EventHandle): () => number {
     const { rt } = this;
+    const buffers = this.devices.buffers(device);
     switch (op.kind) {
       case 'copy': {
-        const binding = this.buffers.binding(op.buffer);
+        const binding = buffers.binding(op.buffer);
         const host = offsetPointer(binding.host, op.hostOffset);
         const device = offsetPointer(binding.device, op.deviceOffset);
         return op.direction === 'h2d'
@@ -174,9 +194,14 @@ export class DirectIssuer implements Issuer {
         const handle = this.kernels.get(op.kernel);
         if (!kernel || handle === undefined) throw new Error(`schedule ${schedule.id} names unknown kernel ${op.kernel}`);
         return this.launch({
-          kernel: handle, grid: gridSize(kernel, op.count, this.device), block: kernel.block, sharedBytes: 0, stream,
-          args: this.kernelArgs(kernel, op), describe: `kernel ${kernel.label}`,
+          kernel: handle, grid: gridSize(kernel, op.count, this.devices.facts(device)), block: kernel.block, sharedBytes: 0, stream,
+          args: this.kernelArgs(kernel, op, buffers), describe: `kernel ${kernel.label}`,
         });
+      }
+      case 'peer': {
+        const src = offsetPointer(this.devices.buffers(op.from).binding(op.buffer).device, op.deviceOffset);
+        const dst = offsetPointer(this.devices.buffers(op.to).binding(op.buffer).device, op.deviceOffset);
+        return rt.peer.copyThunk(dst, op.to, src, op.from, op.bytes, stream);
       }
       case 'record':
         return rt.streams.recordThunk(event(op.event), stream);
@@ -205,11 +230,11 @@ export class DirectIssuer implements Issuer {
     return record.launch;
   }
 
-  private kernelArgs(kernel: PlanKernel, op: KernelOp): KernelArgValue[] {
+  private kernelArgs(kernel: PlanKernel, op: KernelOp, buffers: DeviceBuffers): KernelArgValue[] {
     return kernel.args.map((arg): KernelArgValue => {
       switch (arg.kind) {
         case 'buffer': {
-          const binding = this.buffers.binding(arg.buffer);
+          const binding = buffers.binding(arg.buffer);
           return { kind: 'pointer', value: offsetPointer(binding.device, op.deviceFirst * binding.buffer.elementBytes) };
         }
         case 'chunk-elements':

@@ -10,10 +10,11 @@ import type { ResolvedKernel } from '../kernels/resolve.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
 import { checkPriorities } from '../plan/priority.js';
-import type { Plan } from '../plan/types.js';
+import type { Placement, Plan } from '../plan/types.js';
 import type { DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
 import { Cleanup } from './cleanup.js';
+import { DeviceSet } from './device-set.js';
 import { GraphIssuer } from './graph-issuer.js';
 import { HostCalls } from './host-calls.js';
 import { allocateGate, DirectIssuer, type InternalKernels } from './issue.js';
@@ -22,7 +23,12 @@ import { type ProcessListing, sharingRecord } from './sharing.js';
 import { makeWaiter, type WaitStrategy } from './wait.js';
 
 export interface DeviceOutcome<T> {
+  /** The plan's first device: the one its single-device modes ran on. */
   readonly device: DeviceFacts;
+  /** Every device of the plan, the first first. */
+  readonly devices: readonly DeviceFacts[];
+  /** How each pair of devices that peer copies ran between was joined: direct peer access, or staged through the host. */
+  readonly peers: readonly PeerPath[];
   /** Why the SM clock was not read, or null when it was. */
   readonly clockUnavailable: string | null;
   readonly software: SoftwareVersions;
@@ -32,6 +38,12 @@ export interface DeviceOutcome<T> {
   /** Other compute processes on the GPU before and after `body`. */
   readonly sharing: SharingRecord;
   readonly value: T;
+}
+
+export interface PeerPath {
+  readonly from: number;
+  readonly to: number;
+  readonly path: 'peer' | 'staged';
 }
 
 export interface DeviceContext {
@@ -81,10 +93,12 @@ export async function withDevicePlan<T>(
   options: OpenOptions,
   body: (runner: CudaRepRunner, context: DeviceContext) => Promise<T>,
 ): Promise<DeviceOutcome<T>> {
-  const [deviceIndex, ...others] = plan.devices;
-  if (deviceIndex === undefined || others.length) throw new Error(`plan ${plan.name} spans ${plan.devices.length} devices; one is supported here`);
+  const [deviceIndex] = plan.devices;
+  if (deviceIndex === undefined) throw new Error(`plan ${plan.name} names no device`);
   const rt = openRuntime();
-  const device = openDevice(rt, deviceIndex);
+  const facts = plan.devices.map((d) => openDevice(rt, d));
+  const device = facts[0] as DeviceFacts;
+  checkSameArchitecture(facts);
   checkPriorities(plan, device.streamPriority, deviceIndex);
   rt.setDevice(deviceIndex);
   const arch = `sm_${device.computeCapability.major}${device.computeCapability.minor}`;
@@ -100,10 +114,15 @@ export async function withDevicePlan<T>(
     const internal = gated || plan.schedules.some((s) => s.body.some((op) => op.kind === 'empty')) ? loadInternalKernels(rt, cleanup, arch) : null;
     const gate = gated ? allocateGate(rt, cleanup) : null;
     const buffers = DeviceBuffers.allocate(rt, deviceIndex, plan.buffers, plan.device.elements, cleanup);
+    const devices = DeviceSet.of(rt, [{ facts: device, buffers }, ...plan.placements.map((placement) => ({
+      facts: facts.find((f) => f.index === placement.device) as DeviceFacts, buffers: allocateOn(rt, placement, plan, buffers, cleanup),
+    }))]);
+    const peers = enablePeers(rt, plan);
+    rt.setDevice(deviceIndex);
     const hostCalls = new HostCalls(rt, cleanup);
-    const direct = new DirectIssuer(rt, plan, device, buffers, handles, internal, gate, hostCalls, cleanup);
+    const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup);
     const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
-    const runner = new CudaRepRunner(rt, plan, buffers, issuers, makeWaiter(rt, options.wait), gate, hostCalls);
+    const runner = new CudaRepRunner(rt, plan, devices, issuers, makeWaiter(rt, options.wait), gate, hostCalls);
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());
     const listings: ProcessListing[] = [];
@@ -115,9 +134,49 @@ export async function withDevicePlan<T>(
     listProcesses();
     const software = softwareVersions(rt, null);
     return {
-      device, clockUnavailable: 'unavailable' in clock ? clock.unavailable : null,
+      device, devices: facts, peers, clockUnavailable: 'unavailable' in clock ? clock.unavailable : null,
       software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null }, compiles, memory: buffers.memory, value,
       sharing: sharingRecord(listings, process.pid, 'unavailable' in clock ? clock.unavailable : null),
     };
+  });
+}
+
+/**
+ * A device's buffers beside the first device's, sharing its host memory. Its clean-up makes it current before its
+ * memory is freed and the first device current again after.
+ */
+function allocateOn(rt: CudaRuntime, placement: Placement, plan: Plan, sharing: DeviceBuffers, cleanup: Cleanup): DeviceBuffers {
+  const primary = plan.devices[0] ?? 0;
+  cleanup.push(() => rt.setDevice(primary));
+  rt.setDevice(placement.device);
+  const buffers = DeviceBuffers.allocate(rt, placement.device, plan.buffers, placement.elements, cleanup, sharing);
+  cleanup.push(() => rt.setDevice(placement.device));
+  return buffers;
+}
+
+/** One library per kernel serves every device only when they share an architecture. */
+function checkSameArchitecture(facts: readonly DeviceFacts[]): void {
+  const arch = (f: DeviceFacts) => `sm_${f.computeCapability.major}${f.computeCapability.minor}`;
+  const [first, ...rest] = facts;
+  const other = rest.find((f) => first && arch(f) !== arch(first));
+  if (first && other) {
+    throw new UsageError(`Devices ${first.index} (${first.name}, ${arch(first)}) and ${other.index} (${other.name}, ${arch(other)}) differ in architecture; one run spans devices of one architecture.`, {
+      hint: 'List devices of the same kind in devices:, or run each kind on its own (one rank per GPU under mpirun works for mixed machines).',
+    });
+  }
+}
+
+/**
+ * Peer access both ways between every pair of devices that peer copies run between, where the driver allows it;
+ * where it does not, cudaMemcpyPeerAsync stages the copy through the host, and the result says so.
+ */
+function enablePeers(rt: CudaRuntime, plan: Plan): PeerPath[] {
+  const pairs = new Map<string, { from: number; to: number }>();
+  for (const s of plan.schedules) for (const op of s.body) if (op.kind === 'peer') pairs.set(`${op.from}>${op.to}`, { from: op.from, to: op.to });
+  return [...pairs.values()].map(({ from, to }) => {
+    const there = rt.peer.enable(from, to);
+    const back = rt.peer.enable(to, from);
+    void back;
+    return { from, to, path: there ? 'peer' : 'staged' };
   });
 }

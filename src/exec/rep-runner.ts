@@ -6,7 +6,7 @@ import type { RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measu
 import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, traceSchedule } from '../plan/trace.js';
 import { type Op, type Plan, type Schedule, scheduleOps } from '../plan/types.js';
-import type { DeviceBuffers } from './buffers.js';
+import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
 import type { GateFlags, Issuer, PreparedRep } from './issue.js';
 import { opTimeout, repTimeout } from './timeouts.js';
@@ -26,7 +26,7 @@ export class CudaRepRunner implements RepRunner {
   constructor(
     private readonly rt: CudaRuntime,
     private readonly plan: Plan,
-    private readonly buffers: DeviceBuffers,
+    private readonly devices: DeviceSet,
     private readonly issuers: { readonly stream: Issuer; readonly graph: Issuer },
     private readonly waiter: Waiter,
     private readonly gate: GateFlags | null,
@@ -145,19 +145,19 @@ export class CudaRepRunner implements RepRunner {
   }
 
   restoreInputs(): void {
-    this.buffers.restoreInputs();
+    this.devices.restoreInputs();
   }
 
   poisonOutputs(byte: number): void {
-    this.buffers.poisonOutputs(byte);
+    this.devices.poisonOutputs(byte);
   }
 
   outputs() {
-    return this.buffers.outputs();
+    return this.devices.buffers().outputs();
   }
 
   hostWindows(name: string): Uint8Array[] {
-    return this.buffers.hostWindows(name);
+    return this.devices.buffers().hostWindows(name);
   }
 
   private scheduleById(id: string): Schedule {

@@ -41,7 +41,8 @@ export function summariseOps(ops: readonly WorkOp[], schedule: Pick<Schedule, 'r
   for (const op of ops) {
     const kernel = op.kind === 'kernel' ? kernels.find((k) => k.label === op.kernel) : undefined;
     const what = op.kind === 'kernel' ? `kernel ${op.kernel}${kernel && kernel.entry !== op.kernel ? ` (${kernel.entry})` : ''}`
-      : op.kind === 'copy' ? `${op.direction.toUpperCase()} of "${op.buffer}"` : `host function ${op.name}`;
+      : op.kind === 'copy' ? `${op.direction.toUpperCase()} of "${op.buffer}"`
+        : op.kind === 'peer' ? `peer copy of "${op.buffer}" from GPU ${op.from} to GPU ${op.to}` : `host function ${op.name}`;
     groups.set(what, [...(groups.get(what) ?? []), op.chunk]);
   }
   return [...groups].map(([what, chunks]) => {

@@ -1,7 +1,8 @@
 import type { Config } from '../config/load.js';
 import { gbPerSecond } from '../format.js';
 import { median } from '../quantile.js';
-import type { Plan, Schedule } from '../plan/types.js';
+import { type Plan, type Schedule, scheduleOps } from '../plan/types.js';
+import type { PeerPathRecord } from '../result/devices.js';
 import {
   type DeviceFacts, type ModeResult, type OverlapAnalysis, RESULT_SCHEMA_ID, RESULT_VERSION, type RunIdentity, type RunResult,
   SHARING_NOT_CHECKED, type SharingRecord, type SoftwareVersions, type SweepSection, type TracedRep,
@@ -11,6 +12,7 @@ import { chunkUnits } from '../chunking.js';
 import { issuedOpCount } from '../plan/overhead.js';
 import { SMALL_OP_BATCH } from '../plan/schedules.js';
 import { modelAnalysis, type PipelineFacts } from './model.js';
+import { crossDeviceOf, perDeviceTimes, scalingOf } from './scaling.js';
 import type { RepetitionPolicy } from './policy.js';
 import type { MeasuredSchedule, Verification } from './repeat.js';
 import { relativeMedianError, summarize } from './stats.js';
@@ -46,6 +48,8 @@ export interface RunResultInput {
   readonly createdAt?: string;
   /** What the buffers took on the device; absent where nothing was measured (recorded fixtures). */
   readonly deviceMemory?: { readonly askedBytes: number; readonly measuredBytes: number };
+  /** How each pair of devices that peer copies ran between was joined; absent for one device. */
+  readonly peers?: readonly PeerPathRecord[];
 }
 
 /** Median, 99th percentile (nearest rank) and maximum of the urgent kernels' latencies. */
@@ -63,9 +67,16 @@ function modeResult(m: MeasuredSchedule): ModeResult {
     samplesMs: m.gpuMs, hostIssueMs: m.hostIssueMs, stats: summarize(m.gpuMs), stoppedBy: m.stoppedBy,
     elapsedMs: m.elapsedMs, gateTimeouts: m.gateTimeouts, smClockMHz: range(m.smClockMHz), analysis: null,
     ...(m.setup ? { graph: { captureMs: m.setup.captureMs, instantiateMs: m.setup.instantiateMs } } : {}),
-    ...(m.probeMs?.length ? { latency: latencyStats(m.probeMs) } : {}),
+    ...probeTimes(m),
     ...issueCost(m),
   };
+}
+
+/** A latency mode's probes are its urgent kernels; a mode spanning devices has one per device. */
+function probeTimes(m: MeasuredSchedule): Pick<ModeResult, 'latency' | 'perDevice'> {
+  if (!m.probeMs?.length) return {};
+  const perDevice = perDeviceTimes(m.schedule, m.probeMs);
+  return perDevice ? { perDevice } : { latency: latencyStats(m.probeMs) };
 }
 
 /** Host µs per op of an issue-cost mode. */
@@ -102,6 +113,16 @@ export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: rea
     efficiency: bound.ms / mode.stats.median,
     chunkElements: schedule.ranges[0]?.count ?? 0,
     model,
+  };
+}
+
+/** The sections of a run over several devices, absent from one device's. */
+function devicesSections(input: RunResultInput, modes: readonly ModeResult[]): Pick<RunResult, 'peers' | 'scaling' | 'crossDevice'> {
+  const split = input.measured.find((m) => m.schedule.role.kind === 'split' && m.schedule.role.alone === undefined);
+  const scaling = scalingOf(modes, { gated: input.gate, issuedOps: split ? scheduleOps(split.schedule).length : 0 });
+  const crossDevice = crossDeviceOf(modes, input.peers ?? []);
+  return {
+    ...(input.peers?.length ? { peers: [...input.peers] } : {}), ...(scaling ? { scaling } : {}), ...(crossDevice ? { crossDevice } : {}),
   };
 }
 
@@ -158,6 +179,7 @@ export function buildRunResult(input: RunResultInput): RunResult {
       deviceMemory: { budgetBytes: plan.device.budgetBytes, ...input.deviceMemory, ring: plan.device.ring ? { ...plan.device.ring } : null },
     } : {}),
     timeline: input.traced.length ? { reps: [...input.traced] } : null,
+    ...devicesSections(input, modes),
     sweep: input.sweep ?? null,
     verification: { status: input.verification.status, mismatches: input.verification.mismatches },
     notes: [...plan.notes],

@@ -24,6 +24,9 @@ export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel:
         return { ...common, kind: op.direction, buffer: op.buffer, kernel: null, bytes: op.bytes };
       case 'kernel':
         return { ...common, kind: 'kernel', buffer: null, kernel: op.kernel, bytes: kernelBytes(op) };
+      case 'peer':
+        // A schedule that spans devices is never traced: its events could not be timed against one start.
+        throw new Error(`schedule ${schedule.id} spans devices and has no timeline`);
       case 'host':
         return {
           ...common, kind: 'host', buffer: null, kernel: null, bytes: 0,

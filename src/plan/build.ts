@@ -7,6 +7,7 @@ import {
   SMALL_OP_BATCH, stageSchedules,
 } from './schedules.js';
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
+import { withDevices } from './devices.js';
 import { latencySchedule } from './latency.js';
 import { stagePerStreamSchedule } from './stage-per-stream.js';
 import { type ChunkRange, type Plan, type PlanKernel, planKernel, type Ring, type Schedule } from './types.js';
@@ -23,9 +24,12 @@ export interface RequestedLayout {
  * built from: each stage alone, the kernels chunked as the layout runs them, the link at its best, and the fixed
  * cost of small ops.
  */
-export function buildPlan(config: Config, kernels: readonly PlanKernel[], options: { gate?: boolean } = {}): Plan {
+export function buildPlan(config: Config, kernels: readonly PlanKernel[], options: { gate?: boolean; devices?: readonly number[] | null } = {}): Plan {
   const { chunks, streams } = config.pipeline;
-  return buildLayoutsPlan(config, kernels, [{ chunks, streams }], config.pipeline.orders, options);
+  const plan = buildLayoutsPlan(config, kernels, [{ chunks, streams }], config.pipeline.orders, options);
+  const devices = options.devices ?? (config.devices === 'all' ? null : config.devices);
+  if (config.devices === 'all' && !options.devices) throw new RangeError('devices: all must be counted before planning');
+  return devices && devices.length > 1 ? withDevices(plan, config, devices, { gated: options.gate ?? false }) : plan;
 }
 
 /**
@@ -95,6 +99,7 @@ export function buildLayoutsPlan(
       elements: ring ? ring.slots * ring.slotElements : config.elements, ring, budgetBytes: config.deviceMemory,
     },
     host: config.host,
+    placements: [],
   };
 }
 
@@ -153,6 +158,7 @@ export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device:
     notes: [],
     device: { elements: bytes, ring: null, budgetBytes: null },
     host: null,
+    placements: [],
   };
 }
 

@@ -14,6 +14,8 @@ export function describeOp(op: Op, schedule: Pick<Schedule, 'ranges'>, kernels: 
     }
     case 'copy':
       return `${op.direction.toUpperCase()} of "${op.buffer}", ${chunk(op.chunk)} (${formatBytes(op.bytes)})`;
+    case 'peer':
+      return `peer copy of "${op.buffer}" from GPU ${op.from} to GPU ${op.to}, ${chunk(op.chunk)} (${formatBytes(op.bytes)})`;
     case 'record':
       return `the record of event ${op.event}`;
     case 'wait':

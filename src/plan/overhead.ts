@@ -36,6 +36,7 @@ export function overheadPlan(kernel: PlanKernel, batch: number, device: number):
     notes: [],
     device: { elements: OVERHEAD_ELEMENTS, ring: null, budgetBytes: null },
     host: null,
+    placements: [],
   };
 }
 

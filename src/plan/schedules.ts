@@ -19,6 +19,8 @@ export interface PipelineShape {
   readonly ring?: { readonly ring: Ring; readonly ranges: readonly ChunkRange[] } | null;
   /** The host function after each chunk's D2H, or null. */
   readonly host?: string | null;
+  /** The element of the whole buffers that this device's buffers start at (its share's first); 0 when absent. */
+  readonly base?: number;
 }
 
 export function makeStreams(count: number, kind: StreamKind, device: number, prefix = 's'): StreamSpec[] {
@@ -55,18 +57,22 @@ export function timedSchedule(spec: TimedScheduleSpec): Schedule {
   }
   epilogue.push({ kind: 'record', stream: origin.id, event: 'end' });
   const bytes = { h2d: 0, d2h: 0 };
-  for (const op of spec.body) if (op.kind === 'copy') bytes[op.direction] += op.bytes;
+  let peer = 0;
+  for (const op of spec.body) {
+    if (op.kind === 'copy') bytes[op.direction] += op.bytes;
+    if (op.kind === 'peer') peer += op.bytes;
+  }
   return {
     id, role: spec.role, device: spec.device, description: spec.description, streams: spec.streams, events,
-    prologue, body: spec.body, epilogue, start: 'start', end: 'end', verify: spec.verify, gated: spec.gated, bytes, ranges: spec.ranges,
+    prologue, body: spec.body, epilogue, start: 'start', end: 'end', verify: spec.verify, gated: spec.gated, bytes: peer ? { ...bytes, peer } : bytes, ranges: spec.ranges,
     issue: spec.issue ?? 'stream',
   };
 }
 
 /** Where a chunk lives in the device buffers: its own range, or its slot of the ring. */
-export function deviceFirst(shape: Pick<PipelineShape, 'ring'>, range: ChunkRange): number {
+export function deviceFirst(shape: Pick<PipelineShape, 'ring' | 'base'>, range: ChunkRange): number {
   const ring = shape.ring?.ring;
-  return ring ? (range.index % ring.slots) * ring.slotElements : range.first;
+  return ring ? (range.index % ring.slots) * ring.slotElements : range.first - (shape.base ?? 0);
 }
 
 function copyOp(buffer: ConfigBuffer, range: ChunkRange, direction: 'h2d' | 'd2h', stream: string, chunk: number | null, device: number): Op {

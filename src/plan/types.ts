@@ -27,6 +27,8 @@ export interface EventSpec {
   readonly id: EventId;
   /** Only events that bound a timed region need timing; the rest are cheaper without it. */
   readonly timing: boolean;
+  /** The device the event is created on, where it is not the schedule's: it is recorded on a stream of that device. */
+  readonly device?: number;
 }
 
 export type CopyOp = {
@@ -62,12 +64,25 @@ export type Op =
   /** Holds the stream until the host has issued the whole rep (so the timed region excludes issue cost). */
   | { readonly kind: 'gate'; readonly stream: StreamId }
   /** A kernel with no work (kernels/internal/gate.cu): its GPU time is a launch's fixed cost. */
-  | { readonly kind: 'empty'; readonly stream: StreamId };
+  | { readonly kind: 'empty'; readonly stream: StreamId }
+  | PeerOp;
+
+/** A chunk of a buffer copied from one device's copy to another's (cudaMemcpyPeerAsync), at the same offset in both. */
+export type PeerOp = {
+  readonly kind: 'peer';
+  readonly stream: StreamId;
+  readonly buffer: string;
+  readonly from: number;
+  readonly to: number;
+  readonly deviceOffset: number;
+  readonly bytes: number;
+  readonly chunk: number | null;
+};
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
-export type WorkOp = Extract<Op, { kind: 'copy' | 'kernel' | 'host' }>;
+export type WorkOp = Extract<Op, { kind: 'copy' | 'kernel' | 'host' | 'peer' }>;
 
-export const isWorkOp = (op: Op): op is WorkOp => op.kind === 'copy' || op.kind === 'kernel' || op.kind === 'host';
+export const isWorkOp = (op: Op): op is WorkOp => op.kind === 'copy' || op.kind === 'kernel' || op.kind === 'host' || op.kind === 'peer';
 
 export interface Schedule {
   /** A key generated from the role (vocabulary.modeId); read the role to know what the mode is. */
@@ -92,13 +107,17 @@ export interface Schedule {
   readonly verify: boolean;
   /** True when a gate op holds the first stream until the rep is fully issued. */
   readonly gated: boolean;
-  readonly bytes: { readonly h2d: number; readonly d2h: number };
+  /** `peer`: bytes copied between devices, where any are. */
+  readonly bytes: { readonly h2d: number; readonly d2h: number; readonly peer?: number };
   /** The element ranges the body's chunk indexes refer to; one whole range for whole-buffer modes. */
   readonly ranges: readonly ChunkRange[];
   /** stream: ops issued from the host every rep; graph: the body captured once and replayed. */
   readonly issue: 'stream' | 'graph';
-  /** Pairs of timing events around each urgent kernel of a latency mode, read after every rep. */
-  readonly probes?: ReadonlyArray<{ readonly begin: EventId; readonly end: EventId }>;
+  /**
+   * Pairs of timing events read after every rep: around each urgent kernel of a latency mode; for a schedule that
+   * spans devices, each device's own start and end, in the order of the plan's devices.
+   */
+  readonly probes?: ReadonlyArray<{ readonly begin: EventId; readonly end: EventId; readonly device?: number }>;
 }
 
 /** Every op of a rep in host issue order. */
@@ -129,6 +148,18 @@ export interface Plan {
   readonly device: { readonly elements: number; readonly ring: Ring | null; readonly budgetBytes: number | null };
   /** The host stage every host op runs, or null. */
   readonly host: { readonly name: string; readonly function: HostFunctionKind } | null;
+  /**
+   * Every device after the first (`devices[0]` holds `device.elements`): the elements its buffers hold, and the
+   * element of the whole buffers its first one stands for (its share's first element; 0 where it holds them all).
+   * Host buffers are shared by every device.
+   */
+  readonly placements: readonly Placement[];
+}
+
+export interface Placement {
+  readonly device: number;
+  readonly elements: number;
+  readonly base: number;
 }
 
 /** A ring of device slots: chunk i lives in slot i mod slots, at element slot × slotElements of every device buffer. */

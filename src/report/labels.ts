@@ -63,18 +63,31 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
       return `${role.op} issue cost${on}`;
     case 'latency':
       return `${role.kernel} on an urgent stream beside the pipeline, ${role.priorities ? 'with priorities' : 'equal priorities'}${on}`;
+    case 'split': {
+      const gpus = `GPUs ${role.devices.join(', ')}`;
+      return role.alone === undefined
+        ? `split over ${gpus} at once, ${role.layout.chunks}×${role.layout.streams} each`
+        : `GPU ${role.alone}'s share alone, ${role.layout.chunks}×${role.layout.streams}`;
+    }
+    case 'cross-device':
+      return `across GPU ${role.from} → ${role.to} (peer copy after ${role.after}), ${role.layout.chunks}×${role.layout.streams}`;
+    case 'peer':
+      return `peer copy GPU ${role.from} → ${role.to} alone`;
   }
 }
 
 /** The copy rate of a stage or link mode; empty for the others, whose time is not a copy's. */
 export function rateOf(mode: ModeResult): string {
   const bytes = mode.bytes.h2d + mode.bytes.d2h;
+  if (mode.role.kind === 'peer') return mode.bytes.peer ? formatRate(gbPerSecond(mode.bytes.peer, mode.stats.median)) : '';
   return mode.role.kind === 'stage' || mode.role.kind === 'link' ? (bytes ? formatRate(gbPerSecond(bytes, mode.stats.median)) : '') : '';
 }
 
 /** The modes of the mode table, model parts first. Issue-cost modes are host timings, reported per op on their own line. */
 export function displayOrder(modes: readonly ModeResult[]): ModeResult[] {
-  const rank = (m: ModeResult) => ({ 'op-cost': 0, stage: 1, 'kernels-chunked': 2, link: 3, serial: 4, overlapped: 5, latency: 6, 'issue-cost': 7 })[m.role.kind];
+  const rank = (m: ModeResult) => ({
+    'op-cost': 0, stage: 1, peer: 2, 'kernels-chunked': 3, link: 4, serial: 5, overlapped: 6, latency: 7, split: 8, 'cross-device': 9, 'issue-cost': 10,
+  })[m.role.kind];
   return modes.filter((m) => m.role.kind !== 'issue-cost').sort((a, b) => rank(a) - rank(b));
 }
 

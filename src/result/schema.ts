@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CrossDeviceSchema, DeviceTimesSchema, PeerPathSchema, ScalingSchema } from './devices.js';
 import { BoundTermSchema, ModelAnalysisSchema, SweepSectionSchema } from './model.js';
 import { BUFFER_ROLES, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
 
@@ -111,6 +112,9 @@ export const ModeRoleSchema = z.union([
   z.object({ kind: z.literal('op-cost'), op: z.enum(SMALL_OPS) }),
   z.object({ kind: z.literal('issue-cost'), op: z.enum(ISSUE_COST_OPS) }),
   z.object({ kind: z.literal('latency'), kernel: z.string(), priorities: z.boolean() }),
+  z.object({ kind: z.literal('split'), layout: OverlapLayoutSchema, devices: z.array(z.number().int()).readonly(), alone: z.number().int().optional() }),
+  z.object({ kind: z.literal('cross-device'), layout: OverlapLayoutSchema, from: z.number().int(), to: z.number().int(), after: z.string() }),
+  z.object({ kind: z.literal('peer'), from: z.number().int(), to: z.number().int() }),
 ]);
 // The schema and the vocabulary's type must describe the same thing.
 const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole ? (ModeRole extends z.infer<typeof ModeRoleSchema> ? true : false) : false = true;
@@ -155,7 +159,8 @@ export const ModeResultSchema = z.object({
   /** The CUDA device index the mode ran on; one of `devices`. */
   device: z.number().int(),
   description: z.string(),
-  bytes: z.object({ h2d: z.number(), d2h: z.number() }),
+  /** `peer`: bytes copied between devices (absent where none are). */
+  bytes: z.object({ h2d: z.number(), d2h: z.number(), peer: z.number().optional() }),
   /** GPU time of each timed rep, from CUDA events. */
   samplesMs: z.array(z.number()),
   /** Host time of each timed rep's issue loop (a host timer; issue cost, not GPU time). */
@@ -175,6 +180,8 @@ export const ModeResultSchema = z.object({
   latency: z.object({ n: z.number().int(), medianMs: z.number(), p99Ms: z.number(), maxMs: z.number() }).optional(),
   /** Issue-cost modes: the ops of that kind each rep issued, and the median host time per op, µs (a host timer). */
   issueCost: z.object({ opsPerRep: z.number().int(), hostUsPerOp: z.number() }).optional(),
+  /** Modes that span devices: each device's own time, from its own events. */
+  perDevice: z.array(DeviceTimesSchema).optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 
@@ -341,6 +348,10 @@ export const RunResultSchema = z.object({
   timeline: z.object({ reps: z.array(TracedRepSchema) }).nullable(),
   /** Present when the result comes from `cuda-pipe sweep`. */
   sweep: SweepSectionSchema.nullable().default(null),
+  /** Runs over several devices (added within version 2, absent otherwise): how peer copies ran, how the split scaled, the cross-device pipeline. */
+  peers: z.array(PeerPathSchema).optional(),
+  scaling: ScalingSchema.optional(),
+  crossDevice: CrossDeviceSchema.optional(),
   verification: z.object({
     status: z.enum(['passed', 'failed', 'skipped']),
     mismatches: z.array(MismatchSchema),

@@ -40,6 +40,9 @@ function medianOf(role: ModeRole): number {
     case 'op-cost': return role.op === 'launch' ? 0.6 : role.op === 'h2d' ? 0.65 : 0.45;
     case 'issue-cost': return 0.004;
     case 'latency': return 6.1;
+    case 'split': return role.alone === undefined ? 3.1 : 3.0;
+    case 'cross-device': return 3.4;
+    case 'peer': return 0.35;
   }
 }
 

@@ -1,0 +1,57 @@
+import type { CudaRuntime } from '../cuda/runtime.js';
+import type { DeviceFacts } from '../result/schema.js';
+import type { DeviceBuffers } from './buffers.js';
+
+/**
+ * The devices a plan runs on, each with its facts and buffers; the first is the primary, whose host memory every
+ * device's copies share and which is current between reps. One device is the common case and costs nothing extra.
+ */
+export class DeviceSet {
+  private constructor(
+    private readonly rt: CudaRuntime,
+    readonly primary: number,
+    private readonly entries: ReadonlyMap<number, { readonly facts: DeviceFacts; readonly buffers: DeviceBuffers }>,
+  ) {}
+
+  static of(rt: CudaRuntime, devices: ReadonlyArray<{ readonly facts: DeviceFacts; readonly buffers: DeviceBuffers }>): DeviceSet {
+    const [first] = devices;
+    if (!first) throw new RangeError('a device set needs a device');
+    return new DeviceSet(rt, first.facts.index, new Map(devices.map((d) => [d.facts.index, d])));
+  }
+
+  /** More than one device: schedules then set their device before they issue. */
+  get spans(): boolean {
+    return this.entries.size > 1;
+  }
+
+  get indexes(): number[] {
+    return [...this.entries.keys()];
+  }
+
+  facts(device: number): DeviceFacts {
+    return this.entry(device).facts;
+  }
+
+  buffers(device: number = this.primary): DeviceBuffers {
+    return this.entry(device).buffers;
+  }
+
+  restoreInputs(): void {
+    this.buffers().restoreInputs();
+  }
+
+  /** Poisons the shared host outputs once and every device's own outputs, and leaves the primary current. */
+  poisonOutputs(byte: number): void {
+    for (const [device, { buffers }] of this.entries) {
+      if (this.spans) this.rt.setDevice(device);
+      buffers.poisonOutputs(byte, { host: device === this.primary });
+    }
+    if (this.spans) this.rt.setDevice(this.primary);
+  }
+
+  private entry(device: number) {
+    const entry = this.entries.get(device);
+    if (!entry) throw new Error(`device ${device} is not one of this run's devices (${this.indexes.join(', ')})`);
+    return entry;
+  }
+}

@@ -1,0 +1,209 @@
+import { splitRanges } from '../chunking.js';
+import type { Config } from '../config/load.js';
+import type { Handoff } from '../config/devices.js';
+import { UsageError } from '../errors.js';
+import { type IssueOrder, type ModeRole, modeId, type OverlapLayout } from '../vocabulary.js';
+import {
+  kernelOps, loadOps, makeStreams, overlappedSchedule, type PipelineShape, storeOps, timedSchedule,
+} from './schedules.js';
+import type { ChunkRange, EventSpec, Op, Placement, Plan, Schedule, StreamSpec } from './types.js';
+
+// Schedules over several devices, issued from one process. Each device's streams are its own; the timed region
+// starts with one event on the first device's first stream, which every other stream waits on (across devices, a
+// wait on another device's event), and ends there once every device's streams have joined back. Each device also
+// records its own start and end, read as the schedule's probes, so that each device's time is known too.
+
+/** One device's streams in a schedule that spans devices; the first stream starts and ends that device's part. */
+export interface DevicePart {
+  readonly device: number;
+  readonly streams: readonly StreamSpec[];
+}
+
+export const deviceStream = (device: number, stream: number) => `d${device}:s${stream}`;
+
+export interface SpanningSpec {
+  readonly role: ModeRole;
+  readonly description: string;
+  readonly parts: readonly DevicePart[];
+  readonly body: readonly Op[];
+  readonly ranges: readonly ChunkRange[];
+  readonly verify: boolean;
+  readonly gated: boolean;
+  readonly events?: readonly EventSpec[];
+}
+
+/** The timed region around a body whose streams are on several devices (see the top of this file). */
+export function spanningSchedule(spec: SpanningSpec): Schedule {
+  const [first, ...others] = spec.parts;
+  const origin = first?.streams[0];
+  if (!first || !origin || spec.parts.some((p) => !p.streams.length)) throw new RangeError(`schedule ${modeId(spec.role)} needs a stream on every device`);
+  const events: EventSpec[] = [{ id: 'start', timing: true }, { id: 'end', timing: true }, ...(spec.events ?? [])];
+  const prologue: Op[] = [...(spec.gated ? [{ kind: 'gate', stream: origin.id } as const] : []), { kind: 'record', stream: origin.id, event: 'start' }];
+  const epilogue: Op[] = [];
+  const probes: Array<{ begin: string; end: string; device: number }> = [];
+  for (const part of spec.parts) {
+    const [lead, ...rest] = part.streams as [StreamSpec, ...StreamSpec[]];
+    const begin = part === first ? 'start' : `start:d${part.device}`;
+    const end = `end:d${part.device}`;
+    if (part !== first) {
+      events.push({ id: begin, timing: true, device: part.device });
+      prologue.push({ kind: 'wait', stream: lead.id, event: 'start' }, { kind: 'record', stream: lead.id, event: begin });
+    }
+    events.push({ id: end, timing: true, device: part.device });
+    for (const s of rest) {
+      prologue.push({ kind: 'wait', stream: s.id, event: begin });
+      const join = `join:${s.id}`;
+      events.push({ id: join, timing: false, device: part.device });
+      epilogue.push({ kind: 'record', stream: s.id, event: join }, { kind: 'wait', stream: lead.id, event: join });
+    }
+    epilogue.push({ kind: 'record', stream: lead.id, event: end });
+    probes.push({ begin, end, device: part.device });
+  }
+  for (const part of others) epilogue.push({ kind: 'wait', stream: origin.id, event: `end:d${part.device}` });
+  epilogue.push({ kind: 'record', stream: origin.id, event: 'end' });
+  const bytes = { h2d: 0, d2h: 0, peer: 0 };
+  for (const op of spec.body) {
+    if (op.kind === 'copy') bytes[op.direction] += op.bytes;
+    if (op.kind === 'peer') bytes.peer += op.bytes;
+  }
+  return {
+    id: modeId(spec.role), role: spec.role, device: first.device, description: spec.description, streams: spec.parts.flatMap((p) => p.streams), events,
+    prologue, body: spec.body, epilogue, start: 'start', end: 'end', verify: spec.verify, gated: spec.gated,
+    bytes: bytes.peer ? bytes : { h2d: bytes.h2d, d2h: bytes.d2h }, ranges: spec.ranges, issue: 'stream', probes,
+  };
+}
+
+/** The devices a schedule's streams are on, first device first. */
+export const scheduleDevices = (schedule: Pick<Schedule, 'device' | 'streams'>): number[] =>
+  [...new Set([schedule.device, ...schedule.streams.map((s) => s.device)])];
+
+/** The pipeline as the planner shapes it, on the config's first device. */
+function pipelineShape(config: Config, kernels: readonly string[], gated: boolean): PipelineShape {
+  return {
+    device: config.device, buffers: config.buffers, kernels, elements: config.elements, streamKind: config.pipeline.streamKind, gated,
+    host: config.host?.name ?? null,
+  };
+}
+
+/**
+ * A plan for one device, given the modes that use the others: the input split across every device (each running
+ * the layout over its share, all at once, and each alone), or with a handoff one pipeline across two devices.
+ */
+export function withDevices(plan: Plan, config: Config, devices: readonly number[], options: { gated: boolean }): Plan {
+  const kernels = plan.kernels.map((k) => k.label).filter((k) => k !== config.latency?.kernel);
+  const shape = pipelineShape({ ...config, device: devices[0] ?? config.device }, kernels, options.gated);
+  const order = config.pipeline.orders[0] ?? 'depth-first';
+  const { chunks, streams, align, handoff } = config.pipeline;
+  const made = handoff
+    ? crossDevice(shape, devices[1] ?? shape.device, handoff, splitRanges(config.elements, chunks, align), streams, order)
+    : split(shape, devices, chunks, streams, order, align);
+  const graphNote = config.pipeline.mode === 'graph' ? ['Graph replay is measured on the first device only; the modes that span devices issue op by op.'] : [];
+  return {
+    ...plan, devices: [...devices], schedules: [...plan.schedules, ...made.schedules], placements: made.placements,
+    notes: [...plan.notes, ...graphNote],
+  };
+}
+
+/** Renames a one-device body's streams to the spanning schedule's names for that device. */
+function onDevice(body: readonly Op[], device: number): Op[] {
+  return body.map((op) => ({ ...op, stream: `d${device}:${op.stream}` }));
+}
+
+/**
+ * Ops grouped by chunk as issued, taken in turn from each device, so that without the gate no device waits for the
+ * host to issue another's whole rep first. Each device's own order is kept, which is all its streams depend on.
+ */
+function interleave(bodies: readonly (readonly Op[])[]): Op[] {
+  const groups = bodies.map((body) => {
+    const out: Op[][] = [];
+    for (const op of body) {
+      const last = out[out.length - 1];
+      const chunk = 'chunk' in op ? op.chunk : null;
+      const lastChunk = last?.[0] && 'chunk' in last[0] ? last[0].chunk : undefined;
+      if (last && lastChunk === chunk) last.push(op);
+      else out.push([op]);
+    }
+    return out;
+  });
+  const result: Op[] = [];
+  for (let i = 0; groups.some((g) => i < g.length); i++) for (const g of groups) result.push(...(g[i] ?? []));
+  return result;
+}
+
+function split(shape: PipelineShape, devices: readonly number[], chunks: number, streams: number, order: IssueOrder, align: number): { schedules: Schedule[]; placements: Placement[] } {
+  const shares = splitRanges(shape.elements, devices.length, align);
+  if (shares.length < devices.length) {
+    throw new UsageError(`${shape.elements} elements in rows of ${align} cannot be split across ${devices.length} devices.`, { hint: 'Use larger buffers or fewer devices.' });
+  }
+  let offset = 0;
+  const parts = devices.map((device, k) => {
+    const share = shares[k] as ChunkRange;
+    const ranges = splitRanges(share.count, chunks, align).map((r) => ({ index: r.index + offset, first: r.first + share.first, count: r.count }));
+    offset += ranges.length;
+    const used = Math.min(streams, ranges.length);
+    return { device, share, ranges, streams: used, schedule: overlappedSchedule({ ...shape, device, base: k === 0 ? 0 : share.first }, ranges, used, order) };
+  });
+  const ranges = parts.flatMap((p) => p.ranges);
+  const head = parts[0] as (typeof parts)[number];
+  const layout: OverlapLayout = { chunks: head.ranges.length, streams: head.streams, order, topology: 'chunk-per-stream' };
+  const what = `${head.ranges.length} chunks over ${head.streams} streams, ${order}`;
+  const alone = parts.map(({ device, share, schedule }): Schedule => {
+    const role: ModeRole = { kind: 'split', layout, devices: [...devices], alone: device };
+    return {
+      ...schedule, role, id: modeId(role), ranges, verify: false,
+      description: `GPU ${device}'s share alone (elements ${share.first} to ${share.first + share.count - 1}): ${what}`,
+    };
+  });
+  const together = spanningSchedule({
+    role: { kind: 'split', layout, devices: [...devices] },
+    description: `the input split across GPUs ${devices.join(', ')}, all at once: ${what} on each`,
+    parts: parts.map((p) => ({ device: p.device, streams: makeStreams(p.streams, shape.streamKind, p.device, `d${p.device}:s`) })),
+    body: interleave(parts.map((p) => onDevice(p.schedule.body, p.device))), ranges, verify: true, gated: shape.gated,
+  });
+  return {
+    schedules: [together, ...alone],
+    placements: parts.slice(1).map((p) => ({ device: p.device, elements: p.share.count, base: p.share.first })),
+  };
+}
+
+function crossDevice(
+  shape: PipelineShape, to: number, handoff: Handoff, ranges: readonly ChunkRange[], streams: number, order: IssueOrder,
+): { schedules: Schedule[]; placements: Placement[] } {
+  const from = shape.device;
+  const used = Math.min(streams, ranges.length);
+  const firstHalf: PipelineShape = { ...shape, kernels: handoff.first, host: null };
+  const secondHalf: PipelineShape = { ...shape, device: to, kernels: handoff.second };
+  const handed = shape.buffers.filter((b) => handoff.buffers.includes(b.name));
+  const peerOps = (r: ChunkRange, stream: string, chunk: number | null): Op[] => handed.map((b) => ({
+    kind: 'peer', stream, buffer: b.name, from, to, deviceOffset: r.first * b.elementBytes, bytes: r.count * b.elementBytes, chunk,
+  }));
+  const before: Op[][] = [];
+  const after: Op[][] = [];
+  for (const r of ranges) {
+    const a = deviceStream(from, r.index % used);
+    const b = deviceStream(to, r.index % used);
+    const event = `handoff:${r.index}`;
+    before.push([
+      ...loadOps(firstHalf, r, a, r.index), ...kernelOps(firstHalf, handoff.first, r, a, r.index), ...peerOps(r, a, r.index),
+      { kind: 'record', stream: a, event },
+    ]);
+    after.push([{ kind: 'wait', stream: b, event }, ...kernelOps(secondHalf, handoff.second, r, b, r.index), ...storeOps(secondHalf, r, b, r.index)]);
+  }
+  const body = order === 'depth-first' ? ranges.flatMap((_, i) => [...(before[i] ?? []), ...(after[i] ?? [])]) : [...before.flat(), ...after.flat()];
+  const layout: OverlapLayout = { chunks: ranges.length, streams: used, order, topology: 'chunk-per-stream' };
+  const pipeline = spanningSchedule({
+    role: { kind: 'cross-device', layout, from, to, after: handoff.after },
+    description: `${ranges.length} chunks over ${used} streams per GPU, ${order}: ${handoff.first.join(', ')} on GPU ${from}, ` +
+      `${handoff.buffers.join(', ')} copied to GPU ${to}, ${handoff.second.join(', ')} there`,
+    parts: [from, to].map((device) => ({ device, streams: makeStreams(used, shape.streamKind, device, `d${device}:s`) })),
+    body, ranges, verify: true, gated: shape.gated,
+    events: ranges.map((r) => ({ id: `handoff:${r.index}`, timing: false, device: from })),
+  });
+  const whole = { index: 0, first: 0, count: shape.elements };
+  const peer = timedSchedule({
+    role: { kind: 'peer', from, to }, device: from,
+    description: `${handoff.buffers.join(', ')} copied whole from GPU ${from} to GPU ${to}, one stream`,
+    streams: makeStreams(1, 'non-blocking', from), body: peerOps(whole, 's0', null), ranges: [whole], verify: false, gated: shape.gated,
+  });
+  return { schedules: [peer, pipeline], placements: [{ device: to, elements: shape.elements, base: 0 }] };
+}
