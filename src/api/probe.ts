@@ -13,8 +13,8 @@ import { bandwidthPlan } from '../plan/build.js';
 import { type Bandwidth, type PeerLink, PROBE_SCHEMA_ID, PROBE_VERSION, type ProbeDocument } from '../result/probe.js';
 
 export interface ProbeOptions {
-  /** A device index, or every device. */
-  readonly devices: number | 'all';
+  /** Device indexes, or every device. Two or more add the peer matrix. */
+  readonly devices: readonly number[] | 'all';
   /** Bytes per bandwidth copy; null skips the bandwidth measurement. */
   readonly bandwidthBytes: number | null;
   readonly reps: number;
@@ -62,10 +62,13 @@ export function peerMatrix(devices: readonly number[], facts: (device: number, p
   }));
 }
 
-function selectDevices(selection: number | 'all', count: number): number[] {
+function selectDevices(selection: readonly number[] | 'all', count: number): number[] {
   if (selection === 'all') return Array.from({ length: count }, (_, i) => i);
-  if (selection >= count) throw new UsageError(`--device ${selection}: this machine has ${count} CUDA device${count === 1 ? '' : 's'} (0 to ${count - 1}).`);
-  return [selection];
+  const missing = selection.find((index) => index >= count);
+  if (missing !== undefined) {
+    throw new UsageError(`--device ${selection.join(',')}: there is no device ${missing}; this machine has ${count} CUDA device${count === 1 ? '' : 's'} (0 to ${count - 1}).`);
+  }
+  return [...selection];
 }
 
 /** probe reports NVRTC when it is there, and says so when it is not, rather than failing. */
