@@ -1,6 +1,7 @@
 import { describeDevice, softwareVersions } from '../cuda/device.js';
 import { LibraryOverrideError } from '../cuda/load.js';
 import { openNvrtc, type Nvrtc } from '../cuda/nvrtc.js';
+import type { PeerFacts } from '../cuda/peer.js';
 import { openRuntime } from '../cuda/runtime.js';
 import { type CudaPipeError, UsageError } from '../errors.js';
 import { withDevicePlan } from '../exec/open.js';
@@ -9,11 +10,11 @@ import { measureBandwidth } from '../measure/bandwidth.js';
 import { RepGuard } from '../measure/guard.js';
 import { packageVersion } from '../paths.js';
 import { bandwidthPlan } from '../plan/build.js';
-import { type Bandwidth, PROBE_SCHEMA_ID, PROBE_VERSION, type ProbeDocument } from '../result/probe.js';
+import { type Bandwidth, type PeerLink, PROBE_SCHEMA_ID, PROBE_VERSION, type ProbeDocument } from '../result/probe.js';
 
 export interface ProbeOptions {
-  /** A device index, or every device. */
-  readonly devices: number | 'all';
+  /** Device indexes, or every device. Two or more add the peer matrix. */
+  readonly devices: readonly number[] | 'all';
   /** Bytes per bandwidth copy; null skips the bandwidth measurement. */
   readonly bandwidthBytes: number | null;
   readonly reps: number;
@@ -22,7 +23,7 @@ export interface ProbeOptions {
   readonly timeoutMs?: number | undefined;
 }
 
-/** What each device is and, when asked, how fast it copies. */
+/** What each device is and, when asked, how fast it copies; with two devices or more, what the driver says of each pair. */
 export async function probe(options: ProbeOptions): Promise<ProbeDocument> {
   const rt = openRuntime();
   const count = rt.deviceCount();
@@ -44,13 +45,30 @@ export async function probe(options: ProbeOptions): Promise<ProbeDocument> {
     }
     entries.push({ facts, bandwidth });
   }
-  return { schema: PROBE_SCHEMA_ID, version: PROBE_VERSION, tool: { name: 'cuda-pipe', version: packageVersion() }, software: softwareVersions(rt, nvrtc), devices: entries };
+  const peers = devices.length >= 2 ? { peers: { matrix: peerMatrix(devices, (a, b) => rt.peer.facts(a, b)), bandwidth: null } } : {};
+  return { schema: PROBE_SCHEMA_ID, version: PROBE_VERSION, tool: { name: 'cuda-pipe', version: packageVersion() }, software: softwareVersions(rt, nvrtc), devices: entries, ...peers };
 }
 
-function selectDevices(selection: number | 'all', count: number): number[] {
+/**
+ * The driver's facts for every ordered pair of `devices`, row by row in their order. Both directions are asked,
+ * because peer access and its attributes are per direction. A device is never asked about itself: the driver
+ * answers cudaDeviceGetP2PAttribute for one device with cudaErrorInvalidDevice.
+ */
+export function peerMatrix(devices: readonly number[], facts: (device: number, peer: number) => PeerFacts): PeerLink[] {
+  return devices.flatMap((from) => devices.filter((to) => to !== from).map((to): PeerLink => {
+    // Field by field, so that what the wrapper adds to PeerFacts reaches the document only with a schema change.
+    const { canAccess, performanceRank, nativeAtomics } = facts(from, to);
+    return { from, to, canAccess, performanceRank, nativeAtomics };
+  }));
+}
+
+function selectDevices(selection: readonly number[] | 'all', count: number): number[] {
   if (selection === 'all') return Array.from({ length: count }, (_, i) => i);
-  if (selection >= count) throw new UsageError(`--device ${selection}: this machine has ${count} CUDA device${count === 1 ? '' : 's'} (0 to ${count - 1}).`);
-  return [selection];
+  const missing = selection.find((index) => index >= count);
+  if (missing !== undefined) {
+    throw new UsageError(`--device ${selection.join(',')}: there is no device ${missing}; this machine has ${count} CUDA device${count === 1 ? '' : 's'} (0 to ${count - 1}).`);
+  }
+  return [...selection];
 }
 
 /** probe reports NVRTC when it is there, and says so when it is not, rather than failing. */

@@ -30,6 +30,7 @@ export const COMMAND_HELP = {
   probe: examples(
     ['cuda-pipe probe', 'copy engines, PCIe link, versions of every device'],
     ['cuda-pipe probe --device 0 --bandwidth --size 1GiB', 'measure copy bandwidth'],
+    ['cuda-pipe probe --device 0,1', 'two devices and the peer matrix between them'],
     ['cuda-pipe probe --json - | jq .devices', 'the probe as JSON on stdout (tables on stderr)'],
   ),
   kernels: examples(

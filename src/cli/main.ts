@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { contextLost, type ExitCode } from '../errors.js';
 import { packageVersion } from '../paths.js';
-import { collect, countList, nonNegativeInt, nonNegativeNumber, orderList, positiveInt, positiveNumber } from './numbers.js';
+import { collect, countList, deviceSelection, nonNegativeInt, nonNegativeNumber, orderList, positiveInt, positiveNumber } from './numbers.js';
 import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
 import { exitCodeFor } from './exit-code.js';
 import { COMMAND_HELP, topLevelHelp } from './help-text.js';
@@ -82,7 +82,7 @@ program
 program
   .command('probe')
   .description('report each device: copy engines, priorities, PCIe link, versions; --bandwidth measures copies')
-  .option('--device <n|all>', 'device index or "all"', 'all')
+  .option('--device <n|n,m,…|all>', 'device index, indexes separated by commas, or "all"; two or more add the peer matrix', deviceSelection, 'all')
   .option('--bandwidth', 'measure pinned and pageable H2D, D2H and bidirectional copy bandwidth')
   .option('--size <bytes>', 'bytes per bandwidth copy, with units (256MiB)', '256MiB')
   .option('--reps <n>', 'timed copies per bandwidth figure', positiveInt, 20)

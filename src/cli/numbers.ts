@@ -29,6 +29,14 @@ export function countList(text: string): number[] {
   return [...new Set(values)];
 }
 
+/** probe's `--device`: "all", one index, or indexes separated by commas (0,1), each once in the order given. */
+export function deviceSelection(text: string): 'all' | number[] {
+  if (text.trim() === 'all') return 'all';
+  const values = text.split(',').map((v) => (v.trim() === '' ? Number.NaN : Number(v)));
+  if (values.some((v) => !Number.isInteger(v) || v < 0)) throw new InvalidArgumentError(`expected a device index, indexes separated by commas such as 0,1, or "all", got "${text}".`);
+  return [...new Set(values)];
+}
+
 /** A comma-separated list of issue orders. */
 export function orderList(text: string): IssueOrder[] {
   const values = text.split(',').map((v) => v.trim());

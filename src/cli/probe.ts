@@ -8,7 +8,7 @@ import { withInterrupts } from './interrupt.js';
 import { writeDocuments } from './write-file.js';
 
 export interface ProbeFlags {
-  device: string;
+  device: 'all' | number[];
   bandwidth?: boolean;
   size: string;
   reps: number;
@@ -22,11 +22,7 @@ export async function probeCommand(flags: ProbeFlags): Promise<0> {
   if (typeof bytes !== 'number' || bytes < 1) {
     throw new UsageError(`--size: ${typeof bytes === 'number' ? 'must be at least one byte' : bytes.error}.`);
   }
-  const devices = flags.device === 'all' ? 'all' : Number(flags.device);
-  if (devices !== 'all' && (!Number.isInteger(devices) || devices < 0)) {
-    throw new UsageError(`--device: expected a device index or "all", got "${flags.device}".`);
-  }
-  const options: ProbeOptions = { devices, bandwidthBytes: flags.bandwidth ? bytes : null, reps: flags.reps, wait: flags.wait,
+  const options: ProbeOptions = { devices: flags.device, bandwidthBytes: flags.bandwidth ? bytes : null, reps: flags.reps, wait: flags.wait,
     ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }) };
   // Only the bandwidth measurement runs work on the GPU; describing devices is quick and needs no handlers.
   const document = flags.bandwidth ? await withInterrupts((signal) => probe({ ...options, signal })) : await probe(options);

@@ -1,6 +1,6 @@
 import Table from 'cli-table3';
 import { formatBytes, formatMs, formatPercent, formatRate } from '../format.js';
-import type { Bandwidth, ProbeDocument } from '../result/probe.js';
+import type { Bandwidth, PeerBandwidth, PeerLink, Peers, ProbeDocument } from '../result/probe.js';
 import type { DeviceFacts } from '../result/schema.js';
 import type { Style } from './style.js';
 
@@ -14,7 +14,50 @@ export function renderProbe(doc: ProbeDocument, style: Style): string {
     lines.push('', style.bold(`Device ${facts.index}: ${facts.name}`), deviceTable(facts));
     if (bandwidth) lines.push(bandwidthTable(bandwidth));
   }
+  if (doc.peers) lines.push('', ...peerLines(doc.peers, doc.devices.map((d) => d.facts.index), style));
   return lines.join('\n');
+}
+
+const PEER_LEGEND = 'peer: device to device (NVLink or PCIe) with peer access enabled; rank: the driver\'s rank of the link, '
+  + 'lower is faster; atomics: native atomics over it; staged via host: no peer access, the driver copies through host memory.';
+
+/** The matrix of what the driver says of each pair, its legend, and the copies between devices when they were timed. */
+function peerLines(peers: Peers, devices: readonly number[], style: Style): string[] {
+  const lines = [style.bold('Between devices'), peerMatrixTable(peers.matrix, devices), PEER_LEGEND];
+  if (peers.bandwidth?.length) lines.push(peerBandwidthTable(peers.bandwidth));
+  return lines;
+}
+
+/** One cell of the matrix: how a copy from the row's device to the column's goes. */
+function peerCell(link: PeerLink): string {
+  if (!link.canAccess) return 'staged via host';
+  return ['peer', `rank ${link.performanceRank}`, ...(link.nativeAtomics ? ['atomics'] : [])].join(' · ');
+}
+
+function peerMatrixTable(matrix: readonly PeerLink[], devices: readonly number[]): string {
+  const table = new Table({ head: ['', ...devices.map((to) => `to ${to}`)], style: { head: [], border: [] } });
+  for (const from of devices) {
+    table.push([`from ${from}`, ...devices.map((to) => {
+      if (to === from) return '—';
+      const link = matrix.find((l) => l.from === from && l.to === to);
+      return link ? peerCell(link) : 'not probed';
+    })]);
+  }
+  return table.toString();
+}
+
+function peerBandwidthTable(rows: readonly PeerBandwidth[]): string {
+  const table = new Table({
+    head: ['copy', 'path', 'size', 'median', 'noise', 'GB/s'],
+    style: { head: [], border: [] },
+    colAligns: ['left', 'left', 'right', 'right', 'right', 'right'],
+  });
+  for (const b of rows) {
+    const copy = b.bidirectional ? `${b.from} ⇄ ${b.to} (both ways at once)` : `${b.from} → ${b.to}`;
+    const size = b.bidirectional ? `${formatBytes(b.bytes)} each way` : formatBytes(b.bytes);
+    table.push([copy, b.path === 'peer' ? 'peer' : 'staged via host', size, formatMs(b.stats.median), formatPercent(b.stats.relativeNoise), formatRate(b.gbPerSecond)]);
+  }
+  return table.toString();
 }
 
 export function copyEngineMeaning(count: number): string {
