@@ -93,7 +93,8 @@ export interface OverlapLayout {
  *   one process; with `alone`, that one device's share run by itself (its link and engines without the others);
  * - cross-device: one pipeline over two devices, each chunk's first kernels on the first, handed over by a peer copy,
  *   the rest and the store on the second;
- * - peer: the handed-over buffers copied whole from one device to the other, alone (what the peer link gives).
+ * - peer: the handed-over buffers copied whole from one device to the other, alone (what the peer link gives); with
+ *   `both`, each way at once (probe's figure).
  * Overlapped layouts carry optional variants (graph replay, a host stage, a device ring, a legacy-default op).
  */
 export type ModeRole =
@@ -112,7 +113,7 @@ export type ModeRole =
   | { readonly kind: 'latency'; readonly kernel: string; readonly priorities: boolean }
   | { readonly kind: 'split'; readonly layout: OverlapLayout; readonly devices: readonly number[]; readonly alone?: number }
   | { readonly kind: 'cross-device'; readonly layout: OverlapLayout; readonly from: number; readonly to: number; readonly after: string }
-  | { readonly kind: 'peer'; readonly from: number; readonly to: number };
+  | { readonly kind: 'peer'; readonly from: number; readonly to: number; readonly both?: true };
 
 export const SMALL_OPS = ['launch', 'h2d', 'd2h'] as const;
 /** The small ops whose fixed costs the model needs: a kernel launch and a copy each way. */
@@ -154,7 +155,7 @@ export function modeId(role: ModeRole): string {
     case 'cross-device':
       return `cross-device:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:d${role.from}>d${role.to}:after-${role.after}`;
     case 'peer':
-      return `peer:d${role.from}>d${role.to}`;
+      return `peer:d${role.from}${role.both ? '<>' : '>'}d${role.to}`;
   }
 }
 

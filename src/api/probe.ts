@@ -6,11 +6,12 @@ import { openRuntime } from '../cuda/runtime.js';
 import { type CudaPipeError, UsageError } from '../errors.js';
 import { withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
-import { measureBandwidth } from '../measure/bandwidth.js';
+import { measureBandwidth, measurePeerBandwidth } from '../measure/bandwidth.js';
 import { RepGuard } from '../measure/guard.js';
 import { packageVersion } from '../paths.js';
 import { bandwidthPlan } from '../plan/build.js';
-import { type Bandwidth, type PeerLink, PROBE_SCHEMA_ID, PROBE_VERSION, type ProbeDocument } from '../result/probe.js';
+import { peerBandwidthPlan } from '../plan/devices.js';
+import { type Bandwidth, type PeerBandwidth, type PeerLink, PROBE_SCHEMA_ID, PROBE_VERSION, type ProbeDocument } from '../result/probe.js';
 
 export interface ProbeOptions {
   /** Device indexes, or every device. Two or more add the peer matrix. */
@@ -45,7 +46,9 @@ export async function probe(options: ProbeOptions): Promise<ProbeDocument> {
     }
     entries.push({ facts, bandwidth });
   }
-  const peers = devices.length >= 2 ? { peers: { matrix: peerMatrix(devices, (a, b) => rt.peer.facts(a, b)), bandwidth: null } } : {};
+  const peers = devices.length >= 2
+    ? { peers: { matrix: peerMatrix(devices, (a, b) => rt.peer.facts(a, b)), bandwidth: options.bandwidthBytes === null ? null : await peerCopies(devices, options.bandwidthBytes, options) } }
+    : {};
   return { schema: PROBE_SCHEMA_ID, version: PROBE_VERSION, tool: { name: 'cuda-pipe', version: packageVersion() }, software: softwareVersions(rt, nvrtc), devices: entries, ...peers };
 }
 
@@ -80,4 +83,18 @@ function tryNvrtc(): Nvrtc | null {
     if ((error as CudaPipeError).exitCode === 3 && !(error instanceof LibraryOverrideError)) return null;
     throw error;
   }
+}
+
+/** Copy rates between every pair of `devices`: each way alone and both ways at once, with peer access where allowed. */
+async function peerCopies(devices: readonly number[], bytes: number, options: ProbeOptions): Promise<PeerBandwidth[]> {
+  const rows: PeerBandwidth[] = [];
+  for (const [i, a] of devices.entries()) {
+    for (const b of devices.slice(i + 1)) {
+      const outcome = await withDevicePlan(peerBandwidthPlan(bytes, a, b), [], { wait: options.wait }, (runner, context) =>
+        measurePeerBandwidth(runner, bytes, options.reps, (from, to) => context.peers.find((p) => p.from === from && p.to === to)?.path ?? 'staged',
+          new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs })));
+      rows.push(...outcome.value);
+    }
+  }
+  return rows;
 }

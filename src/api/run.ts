@@ -53,24 +53,22 @@ export function checkHostMemory(loaded: LoadedConfig, totalBytes: number): void 
 }
 
 /**
- * The devices a config runs on: its list, or with `devices: all` every device this machine has (counted through
- * the driver, so a dry run of `all` needs one); null for one device.
+ * The devices a config runs on: its list (checked against the machine's where a driver can count them), or with
+ * `devices: all` every device this machine has, which needs the driver even for a dry run; null for one device.
  */
 export function configDevices(loaded: LoadedConfig, count: () => number = () => openRuntime().deviceCount()): readonly number[] | null {
   const { devices, pipeline } = loaded.config;
   if (devices === null) return null;
   const where = loaded.locate(['devices']);
-  if (devices !== 'all') return resolveDevices(devices, pipeline.handoff, count(), where);
   let counted: number;
   try {
     counted = count();
   } catch (error) {
-    if (error instanceof EnvironmentError) {
-      throw new UsageError(`${where}: devices: all is counted through the CUDA driver, which is not usable here (${error.message.split('\n')[0]}).`, {
-        hint: 'List the devices instead, e.g. --devices 0,1, to plan without a GPU.',
-      });
-    }
-    throw error;
+    if (!(error instanceof EnvironmentError)) throw error;
+    if (devices !== 'all') return devices;
+    throw new UsageError(`${where}: devices: all is counted through the CUDA driver, which is not usable here (${error.message.split('\n')[0]}).`, {
+      hint: 'List the devices instead, e.g. --devices 0,1, to plan without a GPU.',
+    });
   }
   return resolveDevices(devices, pipeline.handoff, counted, where);
 }

@@ -35,6 +35,7 @@ program
   .addOption(new Option('--mode <mode>', 'override pipeline.mode: graph also replays each overlapped layout as a CUDA graph').choices(['stream', 'graph']))
   .option('--host-memory <kinds>', 'run once per host memory kind (pinned,pageable,write-combined,registered, comma-separated; sets the top-level hostMemory, buffers naming their own keep it) and compare them in one table', hostMemoryKinds)
   .addOption(deviceOption())
+  .option('--devices <list|all>', 'several GPUs in one run (sets devices): the input split across them, e.g. 0,1 or all; with pipeline.handoff, one pipeline across two', deviceSelection)
   .option('--reps <n>', 'time exactly n reps per mode instead of the noise rule', positiveInt)
   .option('--warmup <n>', 'warm-up reps per mode', nonNegativeInt)
   .option('--warmup-time <ms>', 'keep warming up for at least this many milliseconds', nonNegativeNumber)

@@ -131,8 +131,10 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
  */
 const compared = (mode: RunResult['modes'][number]) => mode.role.kind !== 'issue-cost';
 
+/** The modes a user acts on; over several devices, all of them at once and the pipeline across two (not each alone). */
 export function isGating(role: ModeRole): boolean {
-  return role.kind === 'serial' || role.kind === 'overlapped' || role.kind === 'stage' || role.kind === 'link';
+  return role.kind === 'serial' || role.kind === 'overlapped' || role.kind === 'stage' || role.kind === 'link' ||
+    (role.kind === 'split' && role.alone === undefined) || role.kind === 'cross-device';
 }
 
 /** True when a gating pair got slower: what `compare` and the perf gate exit 1 on. */

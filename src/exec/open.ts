@@ -48,6 +48,8 @@ export interface PeerPath {
 
 export interface DeviceContext {
   readonly device: DeviceFacts;
+  /** How each pair of devices that peer copies run between is joined. */
+  readonly peers: readonly PeerPath[];
   /** Reads the SM clock through NVML; undefined where NVML is not available. */
   readonly smClock: (() => number | null) | undefined;
 }
@@ -130,7 +132,7 @@ export async function withDevicePlan<T>(
       if ('clock' in clock) listings.push(clock.clock.computeProcesses());
     };
     listProcesses();
-    const value = await body(runner, { device, smClock: 'clock' in clock ? clock.clock.read : undefined });
+    const value = await body(runner, { device, peers, smClock: 'clock' in clock ? clock.clock.read : undefined });
     listProcesses();
     const software = softwareVersions(rt, null);
     return {

@@ -1,5 +1,5 @@
 import { splitRanges } from '../chunking.js';
-import type { Config } from '../config/load.js';
+import type { Config, ConfigBuffer } from '../config/load.js';
 import type { Handoff } from '../config/devices.js';
 import { UsageError } from '../errors.js';
 import { type IssueOrder, type ModeRole, modeId, type OverlapLayout } from '../vocabulary.js';
@@ -206,4 +206,31 @@ function crossDevice(
     streams: makeStreams(1, 'non-blocking', from), body: peerOps(whole, 's0', null), ranges: [whole], verify: false, gated: shape.gated,
   });
   return { schedules: [peer, pipeline], placements: [{ device: to, elements: shape.elements, base: 0 }] };
+}
+
+/**
+ * Copies between two devices for `probe --bandwidth`: `bytes` of device memory on each, copied one way, the other
+ * way, and both ways at once (each from its own device's stream).
+ */
+export function peerBandwidthPlan(bytes: number, a: number, b: number): Plan {
+  const buffer: ConfigBuffer = {
+    name: 'peer', type: 'uint8', elementBytes: 1, elements: bytes, bytes, role: 'scratch', init: { kind: 'constant', value: 1 }, hostMemory: 'pinned',
+  };
+  const whole = { index: 0, first: 0, count: bytes };
+  const copy = (from: number, to: number, stream: string): Op => ({ kind: 'peer', stream, buffer: 'peer', from, to, deviceOffset: 0, bytes, chunk: null });
+  const oneWay = (from: number, to: number) => timedSchedule({
+    role: { kind: 'peer', from, to }, device: from, description: `${bytes} bytes from GPU ${from} to GPU ${to}`,
+    streams: makeStreams(1, 'non-blocking', from), body: [copy(from, to, 's0')], ranges: [whole], verify: false, gated: false,
+  });
+  const both = spanningSchedule({
+    role: { kind: 'peer', from: a, to: b, both: true }, description: `${bytes} bytes each way between GPU ${a} and GPU ${b} at once`,
+    parts: [a, b].map((device) => ({ device, streams: makeStreams(1, 'non-blocking', device, `d${device}:s`) })),
+    body: [copy(a, b, deviceStream(a, 0)), copy(b, a, deviceStream(b, 0))], ranges: [whole], verify: false, gated: false,
+  });
+  return {
+    name: `peer-${a}-${b}`, devices: [a, b], elements: bytes, buffers: [buffer], kernels: [],
+    pipeline: { elements: bytes, align: 1, requestedChunks: 1, requestedStreams: 1 },
+    schedules: [oneWay(a, b), oneWay(b, a), both], notes: [], device: { elements: bytes, ring: null, budgetBytes: null }, host: null,
+    placements: [{ device: b, elements: bytes, base: 0 }],
+  };
 }

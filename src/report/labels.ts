@@ -72,7 +72,7 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
     case 'cross-device':
       return `across GPU ${role.from} → ${role.to} (peer copy after ${role.after}), ${role.layout.chunks}×${role.layout.streams}`;
     case 'peer':
-      return `peer copy GPU ${role.from} → ${role.to} alone`;
+      return `peer copy GPU ${role.from} ${role.both ? '⇄' : '→'} ${role.to}${role.both ? ', both ways at once' : ' alone'}`;
   }
 }
 
@@ -118,7 +118,7 @@ export function boundText(mode: ModeResult): string | null {
 export function deviceLine(result: RunResult): string {
   return result.devices.map((d) => {
     const link = d.pcie ? `, PCIe gen${d.pcie.generation ?? '?'} x${d.pcie.width}` : '';
-    return `${d.name} (sm_${d.computeCapability.major}${d.computeCapability.minor}, ${d.multiprocessors} SMs, ${d.asyncEngineCount} copy engines${link})`;
+    return `${result.devices.length > 1 ? `GPU ${d.index} ` : ''}${d.name} (sm_${d.computeCapability.major}${d.computeCapability.minor}, ${d.multiprocessors} SMs, ${d.asyncEngineCount} copy engines${link})`;
   }).join('; ');
 }
 

@@ -61,17 +61,21 @@ function chunkList(chunks: readonly number[]): string {
 
 function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): string[] {
   const all = scheduleOps(schedule);
-  const lines = [`mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}; ` +
-    `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${schedule.verify ? '; outputs verified' : ''}`];
+  const gpus = [...new Set(schedule.streams.map((s) => s.device))];
+  const on = plan.devices.length > 1 ? ` on GPU${gpus.length > 1 ? 's' : ''} ${gpus.join(' and ')}` : '';
+  const peer = schedule.bytes.peer ? `, peer ${formatBytes(schedule.bytes.peer)}` : '';
+  const lines = [`mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}${on}; ` +
+    `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${schedule.verify ? '; outputs verified' : ''}`];
   for (const stream of schedule.streams) {
     const ops = schedule.body.filter((o) => o.stream === stream.id);
     const copies = ops.filter((o): o is CopyOp => o.kind === 'copy');
     const launches = ops.filter((o) => LAUNCHES.includes(o.kind)).length;
     const chunks = [...new Set(ops.flatMap((o) => ('chunk' in o && o.chunk !== null ? [o.chunk] : [])))];
     const bytes = (d: 'h2d' | 'd2h') => formatBytes(copies.filter((c) => c.direction === d).reduce((s, c) => s + c.bytes, 0));
+    const peers = ops.filter((o) => o.kind === 'peer').reduce((s, o) => s + (o.kind === 'peer' ? o.bytes : 0), 0);
     const priority = stream.priority ? `, priority ${stream.priority.level}` : '';
     lines.push(`  stream ${stream.id} (${stream.kind}${priority}): ${chunks.length ? `${chunkList(chunks)}; ` : ''}` +
-      `H2D ${bytes('h2d')}, ${plural(launches, 'kernel launch', 'kernel launches')}, D2H ${bytes('d2h')}`);
+      `H2D ${bytes('h2d')}, ${plural(launches, 'kernel launch', 'kernel launches')}, D2H ${bytes('d2h')}${peers ? `, peer copies ${formatBytes(peers)}` : ''}`);
   }
   if (withOps) all.forEach((op, i) => lines.push(`  ${String(i + 1).padStart(4)}  ${op.stream.padEnd(4)} ${describeOp(op, schedule, plan.kernels)}`));
   return lines;

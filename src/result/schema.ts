@@ -114,7 +114,7 @@ export const ModeRoleSchema = z.union([
   z.object({ kind: z.literal('latency'), kernel: z.string(), priorities: z.boolean() }),
   z.object({ kind: z.literal('split'), layout: OverlapLayoutSchema, devices: z.array(z.number().int()).readonly(), alone: z.number().int().optional() }),
   z.object({ kind: z.literal('cross-device'), layout: OverlapLayoutSchema, from: z.number().int(), to: z.number().int(), after: z.string() }),
-  z.object({ kind: z.literal('peer'), from: z.number().int(), to: z.number().int() }),
+  z.object({ kind: z.literal('peer'), from: z.number().int(), to: z.number().int(), both: z.literal(true).optional() }),
 ]);
 // The schema and the vocabulary's type must describe the same thing.
 const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole ? (ModeRole extends z.infer<typeof ModeRoleSchema> ? true : false) : false = true;

@@ -3,6 +3,7 @@ import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
 import { boundText, deviceLine, displayOrder, formatSpeedup, modeLabel, modelLines, rateOf, timingLine } from '../labels.js';
 import type { RunExporter } from '../exporter.js';
+import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
 import type { Style } from '../style.js';
 
@@ -38,7 +39,7 @@ export function renderRunTable(result: RunResult, style: Style): string {
       `(${confidence}; ${formatMs(analysis.serialMs)} → ${formatMs(mode.stats.median)})`);
     lines.push(boundText(mode) ?? '', ...modelLines(mode));
   }
-  lines.push(...toolboxLines(result), ...eventCostLines(result));
+  lines.push(...devicesLines(result), ...toolboxLines(result), ...eventCostLines(result));
   lines.push(verificationLine(result, style));
   lines.push(`clocks: ${result.clocks.checked && result.clocks.minMHz !== null ? `SM ${result.clocks.minMHz} to ${result.clocks.maxMHz} MHz while kernels ran (NVML)` : result.clocks.note}`);
   for (const note of result.notes) lines.push(`note: ${note}`);
