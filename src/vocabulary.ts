@@ -91,6 +91,8 @@ export interface OverlapLayout {
  * - latency: a latency-critical stream's small kernels beside the overlapped pipeline.
  * - split: the input split across several devices, each running the layout over its share, all issued together from
  *   one process; with `alone`, that one device's share run by itself (its link and engines without the others);
+ * - split-link: each device's share copied both ways at once as the link mode copies (the link at its best), on
+ *   every device at once, or with `alone` on that device by itself: what the host gives all links together;
  * - cross-device: one pipeline over two devices, each chunk's first kernels on the first, handed over by a peer copy,
  *   the rest and the store on the second;
  * - peer: the handed-over buffers copied whole from one device to the other, alone (what the peer link gives); with
@@ -112,6 +114,7 @@ export type ModeRole =
    */
   | { readonly kind: 'latency'; readonly kernel: string; readonly priorities: boolean }
   | { readonly kind: 'split'; readonly layout: OverlapLayout; readonly devices: readonly number[]; readonly alone?: number }
+  | { readonly kind: 'split-link'; readonly devices: readonly number[]; readonly alone?: number }
   | { readonly kind: 'cross-device'; readonly layout: OverlapLayout; readonly from: number; readonly to: number; readonly after: string }
   | { readonly kind: 'peer'; readonly from: number; readonly to: number; readonly both?: true };
 
@@ -152,6 +155,8 @@ export function modeId(role: ModeRole): string {
     case 'split':
       return `split:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:d${role.devices.join('+d')}` +
         (role.alone === undefined ? '' : `:alone-d${role.alone}`);
+    case 'split-link':
+      return `split-link:d${role.devices.join('+d')}${role.alone === undefined ? '' : `:alone-d${role.alone}`}`;
     case 'cross-device':
       return `cross-device:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:d${role.from}>d${role.to}:after-${role.after}`;
     case 'peer':

@@ -47,11 +47,29 @@ export function scalingOf(modes: readonly ModeResult[], options: { gated: boolea
   const speedup = one.stats.median / togetherMs;
   const hostIssueMs = median(together.hostIssueMs);
   const scaling = {
-    devices, speedup, efficiency: speedup / n, perDevice,
+    devices, speedup, efficiency: speedup / n, perDevice, links: linksOf(modes, one),
     oneDevice: { mode: one.id, device: one.device, medianMs: one.stats.median, gbPerSecond: gbPerSecond(copied(one), one.stats.median) },
     together: { mode: together.id, medianMs: togetherMs, gbPerSecond: gbPerSecond(copied(together), togetherMs), hostIssueMs, issuedOps: options.issuedOps },
   };
   return { ...scaling, ...scalingLimit(scaling, options.gated) };
+}
+
+/** The links alone and all at once, from the split-link modes. */
+function linksOf(modes: readonly ModeResult[], one: ModeResult): Scaling['links'] {
+  const together = modes.find((m) => m.role.kind === 'split-link' && m.role.alone === undefined);
+  if (!together || together.role.kind !== 'split-link') return null;
+  const togetherGbPerSecond = gbPerSecond(copied(together), together.stats.median);
+  return {
+    perDevice: together.role.devices.map((device) => {
+      const alone = modes.find((m) => m.role.kind === 'split-link' && m.role.alone === device);
+      const own = together.perDevice?.find((d) => d.device === device);
+      return {
+        device, aloneGbPerSecond: alone ? gbPerSecond(copied(alone), alone.stats.median) : null,
+        togetherGbPerSecond: alone && own ? gbPerSecond(copied(alone), own.medianMs) : null,
+      };
+    }),
+    togetherGbPerSecond, ceiling: togetherGbPerSecond / gbPerSecond(copied(one), one.stats.median),
+  };
 }
 
 function scalingLimit(s: Omit<Scaling, 'limit' | 'why'>, gated: boolean): Pick<Scaling, 'limit' | 'why'> {
@@ -69,11 +87,16 @@ function scalingLimit(s: Omit<Scaling, 'limit' | 'why'>, gated: boolean): Pick<S
   const worst = measured.reduce((w, d) => Math.max(w, d.togetherMs / (d.aloneMs as number)), 0);
   if (worst >= CONTENTION) {
     const rates = (pick: (d: (typeof measured)[number]) => number) => measured.map((d) => `GPU ${d.device} ${formatRate(pick(d))}`).join(', ');
+    const aloneSum = s.links?.perDevice.reduce((sum, d) => sum + (d.aloneGbPerSecond ?? 0), 0) ?? 0;
+    const links = s.links && aloneSum
+      ? `; the links, both ways at once, move ${formatRate(aloneSum)} added up alone but ${formatRate(s.links.togetherGbPerSecond)} all at once, ` +
+        `which caps this split at ${s.links.ceiling.toFixed(2)}× one device's pipeline`
+      : '';
     return {
       limit: 'memory system',
       why: `each device's share took up to ${formatPercent(worst - 1, 0)} longer with all ${n} at once than alone ` +
-        `(alone: ${rates((d) => d.aloneGbPerSecond as number)}; at once: ${rates((d) => d.gbPerSecond)}): ` +
-        'they share the host\'s memory system or PCIe root, which moves less than their links added up',
+        `(alone: ${rates((d) => d.aloneGbPerSecond as number)}; at once: ${rates((d) => d.gbPerSecond)})${links}: ` +
+        'the devices share the host\'s memory system or PCIe root, which moves less than their links added up',
     };
   }
   if (s.efficiency < SCALING_TARGET) {

@@ -4,7 +4,7 @@ import type { Handoff } from '../config/devices.js';
 import { UsageError } from '../errors.js';
 import { type IssueOrder, type ModeRole, modeId, type OverlapLayout } from '../vocabulary.js';
 import {
-  kernelOps, loadOps, makeStreams, overlappedSchedule, type PipelineShape, storeOps, timedSchedule,
+  bidirectionalSchedule, kernelOps, linkRanges, loadOps, makeStreams, overlappedSchedule, type PipelineShape, storeOps, timedSchedule,
 } from './schedules.js';
 import type { ChunkRange, EventSpec, Op, Placement, Plan, Schedule, StreamSpec } from './types.js';
 
@@ -154,6 +154,7 @@ function split(shape: PipelineShape, devices: readonly number[], chunks: number,
       description: `GPU ${device}'s share alone (elements ${share.first} to ${share.first + share.count - 1}): ${what}`,
     };
   });
+  const links = splitLinks(shape, parts, devices);
   const together = spanningSchedule({
     role: { kind: 'split', layout, devices: [...devices] },
     description: `the input split across GPUs ${devices.join(', ')}, all at once: ${what} on each`,
@@ -161,9 +162,34 @@ function split(shape: PipelineShape, devices: readonly number[], chunks: number,
     body: interleave(parts.map((p) => onDevice(p.schedule.body, p.device))), ranges, verify: true, gated: shape.gated,
   });
   return {
-    schedules: [together, ...alone],
+    schedules: [together, ...alone, ...links],
     placements: parts.slice(1).map((p) => ({ device: p.device, elements: p.share.count, base: p.share.first })),
   };
+}
+
+/**
+ * Each device's share copied both ways at once in large pieces, as the link mode copies, on every device together
+ * and on each alone: whether the host moves what the links add up to. None when data moves one way only.
+ */
+function splitLinks(shape: PipelineShape, parts: ReadonlyArray<{ device: number; share: ChunkRange }>, devices: readonly number[]): Schedule[] {
+  const each = parts.map(({ device, share }, k) => ({
+    device, share,
+    schedule: bidirectionalSchedule(shape.buffers, linkRanges(shape.buffers, share.count).map((r) => ({ ...r, first: r.first + share.first })),
+      device, shape.gated, 2, { base: k === 0 ? 0 : share.first }),
+  }));
+  if (each.some((e) => e.schedule === null)) return [];
+  const linked = each as ReadonlyArray<{ device: number; share: ChunkRange; schedule: Schedule }>;
+  const alone = linked.map(({ device, share, schedule }): Schedule => {
+    const role: ModeRole = { kind: 'split-link', devices: [...devices], alone: device };
+    return { ...schedule, role, id: modeId(role), description: `GPU ${device}'s share (elements ${share.first} to ${share.first + share.count - 1}) both ways at once, alone` };
+  });
+  const together = spanningSchedule({
+    role: { kind: 'split-link', devices: [...devices] },
+    description: `every GPU's share both ways at once, on GPUs ${devices.join(', ')} together`,
+    parts: linked.map(({ device, schedule }) => ({ device, streams: schedule.streams.map((s) => ({ ...s, id: `d${device}:${s.id}` })) })),
+    body: interleave(linked.map(({ device, schedule }) => onDevice(schedule.body, device))), ranges: linked[0]?.schedule.ranges ?? [], verify: false, gated: shape.gated,
+  });
+  return [together, ...alone];
 }
 
 function crossDevice(

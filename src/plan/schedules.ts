@@ -202,7 +202,7 @@ export function bidirectionalSchedule(
   device: number,
   gated: boolean,
   streamsPerDirection = 2,
-  shape: Pick<PipelineShape, 'ring'> = {},
+  shape: Pick<PipelineShape, 'ring' | 'base'> = {},
 ): Schedule | null {
   const up = loads(buffers);
   const down = stores(buffers);

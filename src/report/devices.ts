@@ -24,6 +24,8 @@ function scalingLines({ scaling, modes }: Pick<RunResult, 'scaling' | 'modes'>):
       `${speedup(scaling.speedup)} one device, ${formatPercent(scaling.efficiency, 0)} scaling efficiency`,
     ...scaling.perDevice.map((d) => `  GPU ${d.device}: its share (${formatBytes(d.bytes)} copied) in ${formatMs(d.togetherMs)} at once, ${formatRate(d.gbPerSecond)}` +
       (d.aloneMs === null ? '' : `; alone ${formatMs(d.aloneMs)}, ${formatRate(d.aloneGbPerSecond ?? 0)}`)),
+    ...(scaling.links ? [`  links, each share both ways at once: alone ${scaling.links.perDevice.map((d) => `GPU ${d.device} ${d.aloneGbPerSecond === null ? '?' : formatRate(d.aloneGbPerSecond)}`).join(', ')}; ` +
+      `all at once ${formatRate(scaling.links.togetherGbPerSecond)}, ${speedup(scaling.links.ceiling)} one device's pipeline rate (the most a copy-bound split can scale to)`] : []),
     `  host issue: ${formatMs(issue.hostIssueMs)} to issue a rep for every device from one thread (${issue.issuedOps} calls, ` +
       `${((issue.hostIssueMs * 1000) / Math.max(1, issue.issuedOps)).toFixed(2)} µs each)`,
     `  limit: ${scaling.limit}: ${scaling.why}`,

@@ -69,6 +69,8 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
         ? `split over ${gpus} at once, ${role.layout.chunks}×${role.layout.streams} each`
         : `GPU ${role.alone}'s share alone, ${role.layout.chunks}×${role.layout.streams}`;
     }
+    case 'split-link':
+      return role.alone === undefined ? `H2D + D2H at once on GPUs ${role.devices.join(', ')} together` : `H2D + D2H at once on GPU ${role.alone}, its share alone`;
     case 'cross-device':
       return `across GPU ${role.from} → ${role.to} (peer copy after ${role.after}), ${role.layout.chunks}×${role.layout.streams}`;
     case 'peer':
@@ -79,6 +81,7 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
 /** The copy rate of a stage or link mode; empty for the others, whose time is not a copy's. */
 export function rateOf(mode: ModeResult): string {
   const bytes = mode.bytes.h2d + mode.bytes.d2h;
+  if (mode.role.kind === 'split-link') return bytes ? formatRate(gbPerSecond(bytes, mode.stats.median)) : '';
   if (mode.role.kind === 'peer') return mode.bytes.peer ? formatRate(gbPerSecond(mode.bytes.peer, mode.stats.median)) : '';
   return mode.role.kind === 'stage' || mode.role.kind === 'link' ? (bytes ? formatRate(gbPerSecond(bytes, mode.stats.median)) : '') : '';
 }
@@ -86,7 +89,8 @@ export function rateOf(mode: ModeResult): string {
 /** The modes of the mode table, model parts first. Issue-cost modes are host timings, reported per op on their own line. */
 export function displayOrder(modes: readonly ModeResult[]): ModeResult[] {
   const rank = (m: ModeResult) => ({
-    'op-cost': 0, stage: 1, peer: 2, 'kernels-chunked': 3, link: 4, serial: 5, overlapped: 6, latency: 7, split: 8, 'cross-device': 9, 'issue-cost': 10,
+    'op-cost': 0, stage: 1, peer: 2, 'kernels-chunked': 3, link: 4, 'split-link': 5, serial: 6, overlapped: 7, latency: 8, split: 9, 'cross-device': 10,
+    'issue-cost': 11,
   })[m.role.kind];
   return modes.filter((m) => m.role.kind !== 'issue-cost').sort((a, b) => rank(a) - rank(b));
 }

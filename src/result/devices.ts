@@ -45,6 +45,16 @@ export const ScalingSchema = z.object({
     aloneMs: z.number().nullable(),
     aloneGbPerSecond: z.number().nullable(),
   })),
+  /**
+   * Each device's share copied both ways at once (the link at its best) alone and with every device at once, and
+   * all of them together: what the host gives the links; null when data moves one way only.
+   */
+  links: z.object({
+    perDevice: z.array(z.object({ device: z.number().int(), aloneGbPerSecond: z.number().nullable(), togetherGbPerSecond: z.number().nullable() })),
+    togetherGbPerSecond: z.number(),
+    /** All links at once against one device's pipeline: the most this split can scale to while it is copy-bound. */
+    ceiling: z.number(),
+  }).nullable(),
   limit: ScalingLimitSchema,
   /** The limit in words, with the figures that show it. */
   why: z.string(),

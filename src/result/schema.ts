@@ -113,6 +113,7 @@ export const ModeRoleSchema = z.union([
   z.object({ kind: z.literal('issue-cost'), op: z.enum(ISSUE_COST_OPS) }),
   z.object({ kind: z.literal('latency'), kernel: z.string(), priorities: z.boolean() }),
   z.object({ kind: z.literal('split'), layout: OverlapLayoutSchema, devices: z.array(z.number().int()).readonly(), alone: z.number().int().optional() }),
+  z.object({ kind: z.literal('split-link'), devices: z.array(z.number().int()).readonly(), alone: z.number().int().optional() }),
   z.object({ kind: z.literal('cross-device'), layout: OverlapLayoutSchema, from: z.number().int(), to: z.number().int(), after: z.string() }),
   z.object({ kind: z.literal('peer'), from: z.number().int(), to: z.number().int(), both: z.literal(true).optional() }),
 ]);

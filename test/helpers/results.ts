@@ -41,6 +41,7 @@ function medianOf(role: ModeRole): number {
     case 'issue-cost': return 0.004;
     case 'latency': return 6.1;
     case 'split': return role.alone === undefined ? 3.1 : 3.0;
+    case 'split-link': return role.alone === undefined ? 3.3 : 2.72;
     case 'cross-device': return 3.4;
     case 'peer': return 0.35;
   }
