@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { openRuntime } from '../../src/cuda/runtime.js';
+import { ProbeDocumentSchema } from '../../src/result/probe.js';
+import { type RunResult, RunResultSchema } from '../../src/result/schema.js';
+import { runCli } from '../helpers/cli.js';
+import { gpuSkipReason } from '../helpers/gpu.js';
+
+// Several devices from one process, on a machine with two GPUs or more. Each test skips on its own with the reason
+// (no GPU, or only one).
+function twoGpusSkipReason(): string | null {
+  const reason = gpuSkipReason();
+  if (reason) return reason;
+  const count = openRuntime().deviceCount();
+  return count >= 2 ? null : `needs two GPUs; this machine has ${count}`;
+}
+
+const gpus = { skip: twoGpusSkipReason() ?? false };
+const out = mkdtempSync(join(tmpdir(), 'cuda-pipe-devices-'));
+
+function run(config: string, args: readonly string[]): { result: RunResult; stdout: string } {
+  const json = join(out, `${args.join('_').replace(/[^\w-]/g, '')}.json`);
+  const { code, stdout, stderr } = runCli(['run', config, '--json', json, ...args]);
+  assert.equal(code, 0, stderr);
+  return { result: RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8'))), stdout };
+}
+
+const SMALL = `name: small-split
+buffers:
+  x: { type: float32, size: 32MiB, role: in }
+  y: { type: float32, size: 32MiB, role: out }
+kernels:
+  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }
+pipeline: { chunks: 8, streams: 2 }
+`;
+
+describe('several GPUs in one run', () => {
+  it('splits the input across two devices, verifies byte for byte, and times each device against one start', gpus, () => {
+    const config = join(out, 'small-split.yaml');
+    writeFileSync(config, SMALL);
+    const { result, stdout } = run(config, ['--devices', '0,1', '--gate', '--max-time', '1']);
+    assert.equal(result.verification.status, 'passed');
+    assert.deepEqual(result.devices.map((d) => d.index), [0, 1]);
+    const together = result.modes.find((m) => m.role.kind === 'split' && m.role.alone === undefined);
+    assert.ok(together?.perDevice, 'each device\'s own times');
+    for (const d of together.perDevice) {
+      assert.ok(d.medianMs > 0 && d.medianMs <= together.stats.median * 1.001, `device ${d.device}: ${d.medianMs} within the whole ${together.stats.median}`);
+    }
+    assert.ok(result.scaling && result.scaling.speedup > 1, JSON.stringify(result.scaling));
+    assert.ok(result.scaling.links && result.scaling.links.togetherGbPerSecond > 0);
+    assert.match(stdout, /several GPUs \(0, 1\), the input split across them/);
+    assert.match(stdout, /limit: (none|memory system|host issue|share size): /);
+  });
+
+  it('runs one pipeline across two devices with peer copies, verifies it, and says how the chunks crossed', gpus, () => {
+    const { result, stdout } = run(join('configs', 'cross-device.yaml'), ['--max-time', '1']);
+    assert.equal(result.verification.status, 'passed');
+    assert.ok(result.crossDevice, 'a cross-device section');
+    assert.equal(result.crossDevice.path, result.peers?.[0]?.path);
+    assert.ok(result.crossDevice.peerCopy && result.crossDevice.peerCopy.gbPerSecond > 10, JSON.stringify(result.crossDevice.peerCopy));
+    assert.match(stdout, /across GPUs 0 → 1, each chunk handed over by a peer copy/);
+  });
+
+  it('probe shows the peer matrix and measures copies between the devices each way and both at once', gpus, () => {
+    const json = join(out, 'probe.json');
+    const { code, stderr } = runCli(['probe', '--device', '0,1', '--bandwidth', '--size', '64MiB', '--reps', '5', '--json', json]);
+    assert.equal(code, 0, stderr);
+    const doc = ProbeDocumentSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
+    assert.equal(doc.peers?.matrix.length, 2);
+    const rows = doc.peers?.bandwidth ?? [];
+    assert.deepEqual(rows.map((r) => [r.from, r.to, r.bidirectional]), [[0, 1, false], [1, 0, false], [0, 1, true]]);
+    for (const r of rows) assert.ok(r.gbPerSecond > 1, JSON.stringify(r));
+  });
+});
