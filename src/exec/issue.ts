@@ -92,9 +92,9 @@ export class DirectIssuer implements Issuer {
     const opStreams = ops.map((op) => bound.stream(op.stream));
     const hostTags = new Map<number, number>();
     const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
-    // Over several devices a kernel launches on the current device: each op that moves to another device sets it
-    // first, and so does a rep's first op, since the rep before may have ended on another device.
-    let current = this.devices.spans ? -1 : this.devices.primary;
+    // A kernel launches on the current device: over several devices each op that moves to another sets it first.
+    // The runner makes the schedule's own device current before each rep.
+    let current = schedule.device;
     const thunks = ops.map((op, i) => {
       const { issue, hostTag } = bound.thunk(op);
       if (hostTag !== null) hostTags.set(i - schedule.prologue.length, hostTag);

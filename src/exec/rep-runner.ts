@@ -38,6 +38,7 @@ export class CudaRepRunner implements RepRunner {
   }
 
   async runRep(id: string, options: RepOptions = {}): Promise<RepTiming> {
+    this.useDeviceOf(id);
     const prepared = this.prepare(id);
     const { thunks } = prepared;
     const gate = prepared.schedule.gated ? this.gate : null;
@@ -65,6 +66,7 @@ export class CudaRepRunner implements RepRunner {
   }
 
   async traceRep(id: string, options: Pick<RepOptions, 'deadlineMs'> = {}): Promise<TracedRepTiming> {
+    this.useDeviceOf(id);
     const { prepared, traced } = this.prepareTraced(id);
     const gate = prepared.schedule.gated ? this.gate : null;
     const issuedAt = new Float64Array(prepared.thunks.length);
@@ -158,6 +160,15 @@ export class CudaRepRunner implements RepRunner {
 
   hostWindows(name: string): Uint8Array[] {
     return this.devices.buffers().hostWindows(name);
+  }
+
+  /**
+   * Over several devices, the schedule's own device current before it is prepared (a graph captures launches on the
+   * current device) and issued (its first ops need no device change of their own): the rep before may have ended
+   * on another.
+   */
+  private useDeviceOf(id: string): void {
+    if (this.devices.spans) this.rt.setDevice(this.scheduleById(id).device);
   }
 
   private scheduleById(id: string): Schedule {
