@@ -102,7 +102,7 @@ function mergeConfig(ranks: readonly RankFigures[]): MergedConfig {
   };
 }
 
-/** What makes the merged figures doubtful: the same GPU twice, ranks missing, ranks of different jobs. */
+/** What makes the merged figures doubtful: the same GPU twice, ranks missing, GPUs of one host not timed together, ranks of different jobs. */
 function mergeNotes(ranks: readonly RankFigures[]): string[] {
   const notes: string[] = [];
   const seen = new Map<string, number>();
@@ -115,6 +115,13 @@ function mergeNotes(ranks: readonly RankFigures[]): string[] {
   }
   const sizes = [...new Set(ranks.flatMap((r) => (r.result.run.size === null ? [] : [r.result.run.size])))];
   if (sizes.length === 1 && (sizes[0] as number) > ranks.length) notes.push(`${ranks.length} of the launch's ${sizes[0]} ranks are here.`);
+  const gpusOf = new Map<string, Set<number>>();
+  for (const r of ranks) gpusOf.set(r.host, (gpusOf.get(r.host) ?? new Set()).add(r.device.index));
+  const shared = [...gpusOf].filter(([, gpus]) => gpus.size > 1).map(([host]) => host);
+  if (shared.length) {
+    notes.push(`Ranks that share a host (${shared.join(', ')}) measured in their own processes, not in step: a host's total adds the rate each GPU reached, ` +
+      'which they reach at once only if the host\'s memory system keeps up. `cuda-pipe run --devices all` times its GPUs together from one start and measures that.');
+  }
   const jobs = [...new Set(ranks.map((r) => r.result.run.jobId ?? 'none'))];
   if (jobs.length > 1) notes.push(`The results come from ${jobs.length} jobs (${jobs.join(', ')}), not one launch.`);
   return notes;

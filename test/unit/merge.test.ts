@@ -42,7 +42,8 @@ describe('merge', () => {
     assert.equal(merged.medianMs.toFixed(3), '6.160');
     assert.equal(merged.slowest?.figures.rank, 3);
     assert.equal(merged.slowest?.trails.toFixed(4), '0.1089');
-    assert.deepEqual(merged.notes, []);
+    assert.equal(merged.notes.length, 1);
+    assert.match(merged.notes[0] ?? '', /^Ranks that share a host \(nodea, nodeb\) measured in their own processes, not in step: .* `cuda-pipe run --devices all` times its GPUs together/);
   });
 
   it('says when a GPU appears twice and when ranks of the launch are missing', () => {
@@ -51,6 +52,8 @@ describe('merge', () => {
       'nodea device 0 appears in 2 results: ranks that shared a GPU, or files of different runs; their sum overstates one GPU.',
       '2 of the launch\'s 4 ranks are here.',
     ]);
+    const [apart] = mergeResults(ranks.filter((r) => r.run.localRank === 0)).configs;
+    assert.ok(apart?.notes.every((n) => !n.startsWith('Ranks that share a host')), 'one rank a host: nothing to say');
   });
 
   it('prints a table per host, and writes one array of Results that report, compare and timeline --html read', () => {
