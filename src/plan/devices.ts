@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js';
 import { type IssueOrder, type ModeRole, modeId, type OverlapLayout } from '../vocabulary.js';
 import {
   bidirectionalSchedule, kernelOps, linkRanges, loadOps, makeStreams, overlappedSchedule, type PipelineShape, storeOps, timedSchedule,
+  type TimedScheduleSpec,
 } from './schedules.js';
 import type { ChunkRange, EventSpec, Op, Placement, Plan, Schedule, StreamSpec } from './types.js';
 
@@ -21,16 +22,8 @@ export interface DevicePart {
 
 export const deviceStream = (device: number, stream: number) => `d${device}:s${stream}`;
 
-export interface SpanningSpec {
-  readonly role: ModeRole;
-  readonly description: string;
-  readonly parts: readonly DevicePart[];
-  readonly body: readonly Op[];
-  readonly ranges: readonly ChunkRange[];
-  readonly verify: boolean;
-  readonly gated: boolean;
-  readonly events?: readonly EventSpec[];
-}
+/** A timed schedule's spec with its streams grouped by device; always issued op by op. */
+export type SpanningSpec = Omit<TimedScheduleSpec, 'device' | 'streams' | 'issue'> & { readonly parts: readonly DevicePart[] };
 
 /** The timed region around a body whose streams are on several devices (see the top of this file). */
 export function spanningSchedule(spec: SpanningSpec): Schedule {
