@@ -129,7 +129,8 @@ export class DirectIssuer implements Issuer {
       cleanup.push(() => rt.streams.destroyEvent(event));
       events.set(spec.id, event);
     }
-    on(this.devices.primary);
+    // Back to the device the runner made current for this schedule, which its first ops assume.
+    on(schedule.device);
     const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
     const lookup = <T>(map: Map<string, T>, id: string, what: string): T => {
       const value = map.get(id);

@@ -169,16 +169,12 @@ function checkSameArchitecture(facts: readonly DeviceFacts[]): void {
 }
 
 /**
- * Peer access both ways between every pair of devices that peer copies run between, where the driver allows it;
- * where it does not, cudaMemcpyPeerAsync stages the copy through the host, and the result says so.
+ * Peer access from each device that peer copies run from to the device they copy to, where the driver allows it
+ * (a pair copied both ways appears twice); where it does not, cudaMemcpyPeerAsync stages the copy through the host,
+ * and the result says so.
  */
 function enablePeers(rt: CudaRuntime, plan: Plan): PeerPath[] {
   const pairs = new Map<string, { from: number; to: number }>();
   for (const s of plan.schedules) for (const op of s.body) if (op.kind === 'peer') pairs.set(`${op.from}>${op.to}`, { from: op.from, to: op.to });
-  return [...pairs.values()].map(({ from, to }) => {
-    const there = rt.peer.enable(from, to);
-    const back = rt.peer.enable(to, from);
-    void back;
-    return { from, to, path: there ? 'peer' : 'staged' };
-  });
+  return [...pairs.values()].map(({ from, to }) => ({ from, to, path: rt.peer.enable(from, to) ? 'peer' : 'staged' }));
 }
