@@ -143,7 +143,7 @@ export function busyFractions(rep: TracedRep): BusyFractions {
     d2h: share(['d2h']),
     sm: share(['kernel']),
     host: share(['host']),
-    idle: rep.totalMs > 0 ? 1 - share(['h2d', 'd2h', 'kernel', 'host']) : 0,
+    idle: rep.totalMs > 0 ? 1 - share(['h2d', 'd2h', 'kernel', 'host', 'peer']) : 0,
   };
 }
 
@@ -182,7 +182,7 @@ export function idleGaps(rep: TracedRep, options: AnalysisOptions = {}): IdleGap
 
 export function issueRate(rep: TracedRep): IssueRate {
   const ops = rep.ops.length;
-  const gpuBusyMs = measure(activity(rep, ['h2d', 'd2h', 'kernel', 'host']));
+  const gpuBusyMs = measure(activity(rep, ['h2d', 'd2h', 'kernel', 'host', 'peer']));
   return {
     ops,
     issueMs: rep.issueMs,
@@ -210,8 +210,8 @@ function streamIdle(rep: TracedRep, stream: string, gaps: readonly IdleGap[]): S
 /** Which kinds keep a copy of each direction waiting, given how many copy engines the device has. */
 function copyEngineKinds(copyEngines: number): ReadonlyMap<OpKind, readonly OpKind[]> {
   return copyEngines >= 2
-    ? new Map([['h2d', ['h2d']], ['d2h', ['d2h']]])
-    : new Map([['h2d', ['h2d', 'd2h']], ['d2h', ['h2d', 'd2h']]]);
+    ? new Map([['h2d', ['h2d']], ['d2h', ['d2h']], ['peer', ['peer']]])
+    : new Map([['h2d', ['h2d', 'd2h']], ['d2h', ['h2d', 'd2h']], ['peer', ['peer']]]);
 }
 
 /** The rep's streams as listed, then any stream only its ops name, so no op is left out of the idle breakdown. */

@@ -11,12 +11,13 @@ import { RepGuard } from '../measure/guard.js';
 import { policyFromConfig } from '../measure/policy.js';
 import { measureSchedules, verifySchedules } from '../measure/repeat.js';
 import { buildRunResult } from '../measure/result.js';
-import { kernelRangeBytes, timelineRep } from '../measure/timeline.js';
+import { kernelRangeBytes, timelineReps } from '../measure/timeline.js';
 import { packageVersion } from '../paths.js';
 import { buildPlan } from '../plan/build.js';
 import type { RepRunner, TracedRepTiming } from '../measure/runner.js';
 import type { Plan, Schedule } from '../plan/types.js';
 import type { RunResult, TracedRep } from '../result/schema.js';
+import type { ModeRole } from '../vocabulary.js';
 import { runIdentity } from './identity.js';
 
 export interface RunOptions {
@@ -34,6 +35,13 @@ export interface RunOptions {
   /** Called once the device is ready and the first rep is about to be issued. */
   readonly onMeasuring?: (() => void) | undefined;
 }
+
+/**
+ * The modes a run draws: every overlapped layout, the latency modes, the split across devices (all at once) and the
+ * pipeline across two; the model's parts and each share alone are measured, not drawn.
+ */
+const pictured = (role: ModeRole): boolean => role.kind === 'overlapped' || role.kind === 'latency' ||
+  (role.kind === 'split' && role.alone === undefined) || role.kind === 'cross-device';
 
 /** The most of a run's wall time that the traced reps may add before tracing is skipped (and the run says so). */
 const TRACE_BUDGET = 0.05;
@@ -108,11 +116,11 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
     options.onMeasuring?.();
     const verification = await verifySchedules(runner, options.verify, guard);
     const measured = await measureSchedules(runner, policy, { smClock: context.smClock, guard });
-    const traced: TracedRep[] = [];
+    const reps: TracedRep[] = [];
     const notes: string[] = [];
     if (options.trace) {
       const wallMs = performance.now() - started;
-      for (const m of measured.filter((x) => x.schedule.role.kind === 'overlapped' || x.schedule.role.kind === 'latency')) {
+      for (const m of measured.filter((x) => pictured(x.schedule.role))) {
         const cost = Math.max(...m.gpuMs);
         if (cost > TRACE_BUDGET * wallMs) {
           notes.push(`No timeline for ${m.schedule.description}: a traced rep (about ${cost.toFixed(1)} ms) would add over ${TRACE_BUDGET * 100}% to this run.`);
@@ -120,10 +128,10 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
         }
         runner.restoreInputs();
         const timed = await traceOrSayWhy(guard, runner, m.schedule, notes);
-        if (timed) traced.push(timelineRep(timed, kernelRangeBytes(plan), context.device.streamPriority));
+        if (timed) reps.push(...timelineReps(timed, kernelRangeBytes(plan), () => context.device.streamPriority));
       }
     }
-    return { verification, measured, traced, notes };
+    return { verification, measured, traced: reps, notes };
   });
   const result = buildRunResult({
     toolVersion: packageVersion(), run: runIdentity(process.env, hostname()), config, configHash: configHash(config), rawConfig: loaded.raw, plan,

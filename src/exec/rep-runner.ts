@@ -80,19 +80,26 @@ export class CudaRepRunner implements RepRunner {
     const issueEnd = performance.now();
     await this.waitEnd(prepared, issueEnd + (options.deadlineMs ?? Infinity), options.deadlineMs);
     const origin = issuedAt[prepared.startIndex] ?? 0;
-    const since = (event: string) => {
-      const handle = prepared.events.get(event);
-      if (handle === undefined) throw new Error(`traced schedule ${id} has no event ${event}`);
-      return this.rt.streams.elapsedMs(prepared.start, handle);
+    const schedule = this.scheduleById(id);
+    // Each device's ops from its own start event: the schedule's probes pair each device with its start and end.
+    const probes = schedule.probes?.filter((p) => p.device !== undefined) ?? [];
+    const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
+    const startOf = (stream: string) => {
+      const probe = probes.find((p) => p.device === deviceOf.get(stream));
+      return probe ? this.event(prepared, probe.begin) : prepared.start;
     };
+    const since = (stream: string, event: string) => this.rt.streams.elapsedMs(startOf(stream), this.event(prepared, event));
     return {
-      schedule: this.scheduleById(id),
+      schedule,
       totalMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
+      ...(probes.length ? {
+        deviceTotalsMs: probes.map((p) => ({ device: p.device as number, totalMs: this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end)) })),
+      } : {}),
       issueMs: issueEnd - origin,
       ops: traced.spans.map((span) => {
         const tag = prepared.hostTags.get(span.bodyIndex);
         return {
-          span, startMs: since(span.begin), endMs: since(span.end), issuedMs: (issuedAt[prepared.bodyThunkIndex(span.bodyIndex)] ?? origin) - origin,
+          span, startMs: since(span.op.stream, span.begin), endMs: since(span.op.stream, span.end), issuedMs: (issuedAt[prepared.bodyThunkIndex(span.bodyIndex)] ?? origin) - origin,
           ...(tag === undefined ? {} : { hostStartedMs: (this.hostCalls.startedAt[tag] ?? Number.NaN) - origin, hostEndedMs: (this.hostCalls.endedAt[tag] ?? Number.NaN) - origin }),
         };
       }),

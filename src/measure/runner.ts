@@ -18,7 +18,7 @@ export interface RepTiming {
 
 export interface TracedOpTiming {
   readonly span: TracedSpan;
-  /** GPU time from the rep's start event to the op's begin and end events. */
+  /** GPU time from the rep's start event (over several devices, the op's own device's start) to the op's begin and end events. */
   readonly startMs: number;
   readonly endMs: number;
   /** Host time from issuing the start event to issuing this op. */
@@ -30,7 +30,9 @@ export interface TracedOpTiming {
 
 export interface TracedRepTiming {
   readonly schedule: Schedule;
+  /** Start to end of the rep; over several devices, each device's own start to end, in the order of its probes. */
   readonly totalMs: number;
+  readonly deviceTotalsMs?: ReadonlyArray<{ readonly device: number; readonly totalMs: number }>;
   readonly issueMs: number;
   readonly ops: readonly TracedOpTiming[];
 }

@@ -15,18 +15,31 @@ export function kernelRangeBytes(plan: Pick<Plan, 'kernels' | 'buffers'>): (op: 
 
 /** A traced rep as the Result's timeline records it: every work op with its stream, chunk, bytes and times. */
 export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number, priorities: PriorityRange): TracedRep {
+  const [rep] = timelineReps(traced, kernelBytes, () => priorities);
+  if (!rep) throw new Error(`traced rep of ${traced.schedule.id} has no device`);
+  return rep;
+}
+
+/**
+ * The same, one rep per device for a schedule that spans devices (the renderers draw a mode's reps of several
+ * devices as one chart, a block of rows per device): each with its own streams and ops, timed from its own start.
+ */
+export function timelineReps(
+  traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number, priorities: (device: number) => PriorityRange,
+): TracedRep[] {
   const { schedule } = traced;
+  const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
   const ops = traced.ops.map(({ span, startMs, endMs, issuedMs, hostStartedMs, hostEndedMs }): TimelineOp => {
     const { op } = span;
-    const common = { mode: schedule.id, device: schedule.device, stream: op.stream, chunk: op.chunk, startMs, endMs, issuedMs };
+    const device = deviceOf.get(op.stream) ?? schedule.device;
+    const common = { mode: schedule.id, device, stream: op.stream, chunk: op.chunk, startMs, endMs, issuedMs };
     switch (op.kind) {
       case 'copy':
         return { ...common, kind: op.direction, buffer: op.buffer, kernel: null, bytes: op.bytes };
       case 'kernel':
         return { ...common, kind: 'kernel', buffer: null, kernel: op.kernel, bytes: kernelBytes(op) };
       case 'peer':
-        // A schedule that spans devices is never traced: its events could not be timed against one start.
-        throw new Error(`schedule ${schedule.id} spans devices and has no timeline`);
+        return { ...common, kind: 'peer', buffer: op.buffer, kernel: null, bytes: op.bytes };
       case 'host':
         return {
           ...common, kind: 'host', buffer: null, kernel: null, bytes: 0,
@@ -34,9 +47,12 @@ export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel:
         };
     }
   });
-  return {
-    mode: schedule.id, device: schedule.device, totalMs: traced.totalMs, issueMs: traced.issueMs,
-    streams: schedule.streams.map((s) => ({ id: s.id, flags: s.kind, priority: s.priority ? resolvePriority(s.priority, priorities) : null })),
-    ops,
-  };
+  const devices = [...new Set([schedule.device, ...schedule.streams.map((s) => s.device)])];
+  return devices.map((device) => ({
+    mode: schedule.id, device, issueMs: traced.issueMs,
+    totalMs: traced.deviceTotalsMs?.find((t) => t.device === device)?.totalMs ?? traced.totalMs,
+    streams: schedule.streams.filter((s) => s.device === device)
+      .map((s) => ({ id: s.id, flags: s.kind, priority: s.priority ? resolvePriority(s.priority, priorities(device)) : null })),
+    ops: ops.filter((op) => op.device === device),
+  }));
 }

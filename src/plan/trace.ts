@@ -18,8 +18,11 @@ export interface TracedSchedule {
 /**
  * The same schedule with a timing event recorded right before and right after every work op, on the op's own stream.
  * The events perturb the timing (a few per cent on the reference H100), so a traced rep is never a timed one.
+ * Over several devices each op is timed from its own device's start (the schedule's probes), since events of two
+ * devices cannot be timed against each other.
  */
 export function traceSchedule(schedule: Schedule): TracedSchedule {
+  const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
   const body: Op[] = [];
   const events: EventSpec[] = [...schedule.events];
   const spans: TracedSpan[] = [];
@@ -30,7 +33,10 @@ export function traceSchedule(schedule: Schedule): TracedSchedule {
     }
     const begin = `trace:${index}:begin`;
     const end = `trace:${index}:end`;
-    events.push({ id: begin, timing: true }, { id: end, timing: true });
+    // On the op's own device (a schedule may span devices): an event is recorded on a stream of its device.
+    const device = deviceOf.get(op.stream);
+    const on = device === undefined || device === schedule.device ? {} : { device };
+    events.push({ id: begin, timing: true, ...on }, { id: end, timing: true, ...on });
     body.push({ kind: 'record', stream: op.stream, event: begin });
     spans.push({ op, begin, end, bodyIndex: body.length });
     body.push(op, { kind: 'record', stream: op.stream, event: end });

@@ -2,7 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import {
   analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, IDLE_COLUMNS, idleRows, ms, niceTicks, rowLabel, type Stage,
-  STAGE_LETTERS, STAGE_NAMES, STAGES, tickLabel, type TimelineGroup, type TimelineRow, timelineGroups,
+  legendStages, STAGE_LETTERS, STAGE_NAMES, STAGES, tickLabel, type TimelineGroup, type TimelineRow, timelineGroups,
 } from './timeline-common.js';
 
 // The timeline in a terminal: one row per stream, time across, a letter per stage in every cell an op covers, so
@@ -31,6 +31,8 @@ function paint(style: ChalkInstance, stage: Stage, text: string): string {
       return style.bgMagenta.whiteBright(text);
     case 'host':
       return style.bgGray.black(text);
+    case 'peer':
+      return style.bgYellow.black(text);
   }
 }
 
@@ -63,7 +65,7 @@ function renderGroup(result: RunResult, group: TimelineGroup, columns: number, s
     lines.push(`${labels[i]!.padEnd(labelWidth)} |${cells.join('')}|`);
   });
   lines.push(`${indent}1 column = ${ms(group.spanMs / chartWidth)}`);
-  lines.push(legend(style));
+  lines.push(legend(style, group.reps));
   for (const rep of group.reps) lines.push('', ...analysisLines(result, rep, group.multiDevice).flatMap((l) => wrap(l, columns)));
   return lines.join('\n');
 }
@@ -142,8 +144,8 @@ export function wrap(line: string, width: number): string[] {
   return out;
 }
 
-function legend(style: ChalkInstance): string {
-  const items = STAGES.map((s) => `${paint(style, s, STAGE_LETTERS[s])} ${STAGE_NAMES[s]}`);
+function legend(style: ChalkInstance, reps: readonly TracedRep[]): string {
+  const items = legendStages(reps).map((s) => `${paint(style, s, STAGE_LETTERS[s])} ${STAGE_NAMES[s]}`);
   return `legend: ${items.join('  ')}  ${style.dim(IDLE_CELL)} idle`;
 }
 

@@ -1,8 +1,8 @@
 import { type RunExporter, pictured } from './exporter.js';
-import type { RunResult, TimelineOp } from '../result/schema.js';
+import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import {
   deviceLabel, deviceOf, escapeXml as escape, ms, niceTicks, opGbPerSecond, opName, rowLabel, type Stage, STAGE_COLOURS, STAGE_LETTERS, STAGE_NAMES,
-  STAGES, tickLabel, type TimelineGroup, timelineGroups,
+  legendStages, tickLabel, type TimelineGroup, timelineGroups,
 } from './timeline-common.js';
 
 // The timeline as a standalone SVG: a panel per traced mode, a row per stream, a bar per op in its stage's colour
@@ -112,7 +112,7 @@ export function renderSvg(result: RunResult, options: SvgOptions = {}): string {
     text(L.padding, L.padding + 16, title, { size: 16, weight: 'bold' }),
     text(L.padding, L.padding + 34, subtitle, { fill: '#555555' }),
     ...(layout.panels.length ? layout.panels.flatMap((p) => panel(result, p)) : [text(L.padding, layout.legendY - 8, 'No traced reps in this result.')]),
-    ...legend(layout),
+    ...legend(layout, result.timeline?.reps ?? []),
   ];
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${layout.width}" height="${n(layout.height)}" viewBox="0 0 ${layout.width} ${n(layout.height)}"`
@@ -169,10 +169,10 @@ function bar(p: SvgPanel, row: SvgRowBand, op: TimelineOp): string[] {
   return out;
 }
 
-function legend(layout: SvgLayout): string[] {
+function legend(layout: SvgLayout, reps: readonly TracedRep[]): string[] {
   const L = SVG_LAYOUT;
   const y = layout.legendY;
-  return STAGES.map((stage: Stage, i) => {
+  return legendStages(reps).map((stage: Stage, i) => {
     const x = L.padding + i * 150;
     return [
       `<rect class="legend ${stage}" x="${x}" y="${y}" width="14" height="14" fill="${STAGE_COLOURS[stage]}"/>`,

@@ -6,24 +6,30 @@ import { roleLabel } from './labels.js';
 // names, rows and numbers.
 
 export type Stage = TimelineOp['kind'];
-export const STAGES: readonly Stage[] = ['h2d', 'kernel', 'd2h', 'host'];
+export const STAGES: readonly Stage[] = ['h2d', 'kernel', 'd2h', 'host', 'peer'];
 
-/** One fixed palette for every picture: copies in cool colours, kernels green, host work grey. */
+/** The stages a legend lists: the four of every run, and peer copies where the reps have any. */
+export function legendStages(reps: readonly TracedRep[]): Stage[] {
+  return STAGES.filter((s) => s !== 'peer' || reps.some((r) => r.ops.some((op) => op.kind === 'peer')));
+}
+
+/** One fixed palette for every picture: copies in cool colours, kernels green, host work grey, peer copies orange. */
 export const STAGE_COLOURS: Readonly<Record<Stage, string>> = {
   h2d: '#1f6fd1',
   kernel: '#2a9d3a',
   d2h: '#8e3fb5',
   host: '#7a7a7a',
+  peer: '#d9822b',
 };
 
 /** A letter per stage, so a chart read without colour (NO_COLOR, a printout) still says what ran. */
-export const STAGE_LETTERS: Readonly<Record<Stage, string>> = { h2d: 'H', kernel: 'K', d2h: 'D', host: 'C' };
+export const STAGE_LETTERS: Readonly<Record<Stage, string>> = { h2d: 'H', kernel: 'K', d2h: 'D', host: 'C', peer: 'P' };
 
-export const STAGE_NAMES: Readonly<Record<Stage, string>> = { h2d: 'H2D', kernel: 'kernel', d2h: 'D2H', host: 'host (CPU)' };
+export const STAGE_NAMES: Readonly<Record<Stage, string>> = { h2d: 'H2D', kernel: 'kernel', d2h: 'D2H', host: 'host (CPU)', peer: 'peer copy' };
 
 /** "H2D input #3", "kernel fma #3", "D2H output" (whole buffer): what the op did, to which data. */
 export function opName(op: TimelineOp): string {
-  const prefix = { h2d: 'H2D', kernel: 'kernel', d2h: 'D2H', host: 'host' }[op.kind];
+  const prefix = { h2d: 'H2D', kernel: 'kernel', d2h: 'D2H', host: 'host', peer: 'peer' }[op.kind];
   const subject = op.kind === 'kernel' ? op.kernel : op.buffer;
   return [prefix, subject, op.chunk === null ? null : `#${op.chunk}`].filter((part) => part !== null && part !== '').join(' ');
 }

@@ -30,7 +30,7 @@ export interface TraceDocument {
 }
 
 /** Track ids within a device's process: the mode track, then streams, then engines, each block with room for lanes. */
-const TID = { mode: 1, stream: 10, h2d: 1000, d2h: 2000, copy: 1000, sm: 3000, host: 4000 } as const;
+const TID = { mode: 1, stream: 10, h2d: 1000, d2h: 2000, copy: 1000, sm: 3000, host: 4000, peer: 5000 } as const;
 
 export function renderTrace(result: RunResult): string {
   return `${JSON.stringify(buildTrace(result))}\n`;
@@ -93,7 +93,7 @@ function engineTracks(rep: TracedRep, facts: DeviceFacts | undefined): [number, 
   const copies: [number, string, TimelineOp[]][] = (facts?.asyncEngineCount ?? 2) >= 2
     ? [[TID.h2d, 'H2D copy engine', of('h2d')], [TID.d2h, 'D2H copy engine', of('d2h')]]
     : [[TID.copy, 'copy engine', of('h2d', 'd2h')]];
-  const tracks: [number, string, TimelineOp[]][] = [...copies, [TID.sm, 'SMs', of('kernel')], [TID.host, 'host ops', of('host')]];
+  const tracks: [number, string, TimelineOp[]][] = [...copies, [TID.sm, 'SMs', of('kernel')], [TID.host, 'host ops', of('host')], [TID.peer, 'peer copies', of('peer')]];
   return tracks.filter(([, , ops]) => ops.length > 0);
 }
 

@@ -190,7 +190,8 @@ export const TimelineOpSchema = z.object({
   mode: z.string(),
   device: z.number().int(),
   stream: z.string(),
-  kind: z.enum(['h2d', 'd2h', 'kernel', 'host']),
+  /** `peer`: a copy to another device (cudaMemcpyPeerAsync), on a stream of the device it copies from. */
+  kind: z.enum(['h2d', 'd2h', 'kernel', 'host', 'peer']),
   /** Chunk index; null for whole-buffer ops. */
   chunk: z.number().int().nullable(),
   buffer: z.string().nullable(),

@@ -51,6 +51,9 @@ describe('several GPUs in one run', () => {
     }
     assert.ok(result.scaling && result.scaling.speedup > 1, JSON.stringify(result.scaling));
     assert.ok(result.scaling.links && result.scaling.links.togetherGbPerSecond > 0);
+    const reps = result.timeline?.reps.filter((r) => r.mode === together.id) ?? [];
+    assert.deepEqual(reps.map((r) => r.device), [0, 1], 'a traced rep per device');
+    for (const rep of reps) assert.ok(rep.ops.length > 0 && rep.ops.every((op) => op.startMs >= 0 && op.endMs <= rep.totalMs * 1.001), `device ${rep.device}'s ops within its own start and end`);
     assert.match(stdout, /several GPUs \(0, 1\), the input split across them/);
     assert.match(stdout, /limit: (none|memory system|host issue|share size): /);
   });
@@ -62,6 +65,9 @@ describe('several GPUs in one run', () => {
     assert.equal(result.crossDevice.path, result.peers?.[0]?.path);
     assert.ok(result.crossDevice.peerCopy && result.crossDevice.peerCopy.gbPerSecond > 10, JSON.stringify(result.crossDevice.peerCopy));
     assert.match(stdout, /across GPUs 0 → 1, each chunk handed over by a peer copy/);
+    const reps = result.timeline?.reps.filter((r) => r.mode === result.crossDevice?.mode) ?? [];
+    assert.deepEqual(reps.map((r) => r.device), [0, 1]);
+    assert.equal(reps[0]?.ops.filter((op) => op.kind === 'peer').length, 16, 'every chunk\'s peer copy on the first GPU\'s timeline');
   });
 
   it('probe shows the peer matrix and measures copies between the devices each way and both at once', gpus, () => {

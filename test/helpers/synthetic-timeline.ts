@@ -33,7 +33,7 @@ type Engine = 'h2d' | 'd2h' | 'sm';
 
 interface PlannedOp {
   readonly stream: string;
-  readonly kind: Exclude<Kind, 'host'>;
+  readonly kind: Exclude<Kind, 'host' | 'peer'>;
   readonly chunk: number | null;
   readonly workMs: number;
   readonly bytes: number;

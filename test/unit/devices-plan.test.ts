@@ -181,3 +181,29 @@ describe('probe\'s copies between two devices', () => {
     assert.equal(both.bytes.peer, 2048);
   });
 });
+
+describe('a traced rep of a schedule that spans devices', () => {
+  it('times each op from its own device\'s start and records one rep per device, each with its own streams', async () => {
+    const { traceSchedule } = await import('../../src/plan/trace.js');
+    const { timelineReps } = await import('../../src/measure/timeline.js');
+    const p = plan(readFileSync(join(builtinConfigsDir(), 'cross-device.yaml'), 'utf8'));
+    const cross = p.schedules.find((s) => s.role.kind === 'cross-device') as Schedule;
+    const traced = traceSchedule(cross);
+    const deviceOf = new Map(cross.streams.map((s) => [s.id, s.device]));
+    for (const span of traced.spans) {
+      const device = traced.schedule.events.find((e) => e.id === span.begin)?.device ?? cross.device;
+      assert.equal(device, deviceOf.get(span.op.stream), `${span.begin} made on the device of its stream`);
+    }
+    const reps = timelineReps({
+      schedule: cross, totalMs: 3.1, issueMs: 0.2,
+      deviceTotalsMs: [{ device: 0, totalMs: 2.9 }, { device: 1, totalMs: 3.05 }],
+      ops: traced.spans.map((span, i) => ({ span, startMs: i * 0.01, endMs: i * 0.01 + 0.005, issuedMs: i * 0.001 })),
+    }, () => 1024, () => ({ least: 0, greatest: -5 }));
+    assert.deepEqual(reps.map((r) => [r.device, r.totalMs]), [[0, 2.9], [1, 3.05]]);
+    const kinds = (device: number) => [...new Set(reps.find((r) => r.device === device)?.ops.map((op) => op.kind))].sort();
+    assert.deepEqual(kinds(0), ['h2d', 'kernel', 'peer']);
+    assert.deepEqual(kinds(1), ['d2h', 'kernel']);
+    assert.ok(reps.every((r) => r.streams.every((s) => s.id.startsWith(`d${r.device}:`))));
+    assert.equal(reps[0]?.ops.find((op) => op.kind === 'peer')?.bytes, 8 * 2 ** 20);
+  });
+});
