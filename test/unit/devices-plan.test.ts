@@ -207,3 +207,24 @@ describe('a traced rep of a schedule that spans devices', () => {
     assert.equal(reps[0]?.ops.find((op) => op.kind === 'peer')?.bytes, 8 * 2 ** 20);
   });
 });
+
+describe('--devices on the command line', () => {
+  it('plans a split across the listed devices without a GPU, naming them in the header', async () => {
+    const { runCli } = await import('../helpers/cli.js');
+    const { code, stdout } = runCli(['run', '--devices', '0,1', '--dry-run']);
+    assert.equal(code, 0);
+    assert.match(stdout, /^Plan for balanced on device 0, 1: /);
+    assert.match(stdout, /^mode split:16x4:depth-first:d0\+d1: the input split across GPUs 0, 1, all at once: .* on 8 streams on GPUs 0 and 1; H2D 256 MiB, D2H 256 MiB; outputs verified$/m);
+  });
+
+  it('cannot count `all` without a driver, and says to list them; nor take --device beside --devices', async () => {
+    const { runCli } = await import('../helpers/cli.js');
+    const all = runCli(['run', '--devices', 'all', '--dry-run']);
+    assert.equal(all.code, 2);
+    assert.match(all.stderr, /--devices all: devices: all is counted through the CUDA driver, which is not usable here/);
+    assert.match(all.stderr, /--devices 0,1/);
+    const both = runCli(['run', '--device', '1', '--devices', '0,1', '--dry-run']);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /give device \(one GPU\) or devices \(several\), not both/);
+  });
+});
