@@ -29,7 +29,7 @@ export function countList(text: string): number[] {
   return [...new Set(values)];
 }
 
-/** probe's `--device`: "all", one index, or indexes separated by commas (0,1), each once in the order given. */
+/** probe's `--device` and run's `--devices`: "all", one index, or indexes separated by commas (0,1), each once in the order given. */
 export function deviceSelection(text: string): 'all' | number[] {
   if (text.trim() === 'all') return 'all';
   const values = text.split(',').map((v) => (v.trim() === '' ? Number.NaN : Number(v)));
