@@ -5,7 +5,7 @@ import {
 } from '../cuda/types.js';
 import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
 import { resolvePriority } from '../plan/priority.js';
-import { scheduleOps } from '../plan/types.js';
+import { scheduleOps, streamDevices } from '../plan/types.js';
 import type { DeviceFacts } from '../result/schema.js';
 import type { DeviceBuffers } from './buffers.js';
 import type { DeviceSet } from './device-set.js';
@@ -69,6 +69,8 @@ export interface BoundSchedule {
   readonly events: ReadonlyMap<string, EventHandle>;
   stream(id: string): StreamHandle;
   event(id: string): EventHandle;
+  /** The device a stream of the schedule is on. */
+  deviceOf(id: string): number;
   /** `external`: inside a capture, record events as graph nodes (so a replay records them, for timing). */
   thunk(op: Op, options?: { external?: boolean }): { issue: () => number; hostTag: number | null };
 }
@@ -91,14 +93,13 @@ export class DirectIssuer implements Issuer {
     const ops = scheduleOps(schedule);
     const opStreams = ops.map((op) => bound.stream(op.stream));
     const hostTags = new Map<number, number>();
-    const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
     // A kernel launches on the current device: over several devices each op that moves to another sets it first.
     // The runner makes the schedule's own device current before each rep.
     let current = schedule.device;
     const thunks = ops.map((op, i) => {
       const { issue, hostTag } = bound.thunk(op);
       if (hostTag !== null) hostTags.set(i - schedule.prologue.length, hostTag);
-      const device = deviceOf.get(op.stream) ?? schedule.device;
+      const device = bound.deviceOf(op.stream);
       if (device === current) return issue;
       current = device;
       const setDevice = this.rt.setDeviceThunk(device);
@@ -131,7 +132,7 @@ export class DirectIssuer implements Issuer {
     }
     // Back to the device the runner made current for this schedule, which its first ops assume.
     on(schedule.device);
-    const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
+    const deviceOf = streamDevices(schedule);
     const lookup = <T>(map: Map<string, T>, id: string, what: string): T => {
       const value = map.get(id);
       if (value === undefined) throw new Error(`schedule ${schedule.id} names unknown ${what} ${id}`);
@@ -140,14 +141,14 @@ export class DirectIssuer implements Issuer {
     const stream = (id: string) => lookup(streams, id, 'stream');
     const event = (id: string) => lookup(events, id, 'event');
     return {
-      streams, events, stream, event,
+      streams, events, stream, event, deviceOf,
       thunk: (op, options = {}) => {
         if (op.kind === 'host') {
           const { tag, issue } = this.hostCalls.thunk(stream(op.stream), this.hostAction(op, schedule));
           return { issue, hostTag: tag };
         }
         if (op.kind === 'record' && options.external) return { issue: rt.streams.recordExternalThunk(event(op.event), stream(op.stream)), hostTag: null };
-        return { issue: this.prepareOp(op, stream(op.stream), deviceOf.get(op.stream) ?? schedule.device, schedule, event), hostTag: null };
+        return { issue: this.prepareOp(op, stream(op.stream), deviceOf(op.stream), schedule, event), hostTag: null };
       },
     };
   }

@@ -5,7 +5,7 @@ import { DeviceFailure } from '../errors.js';
 import type { RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
 import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, traceSchedule } from '../plan/trace.js';
-import { type Op, type Plan, type Schedule, scheduleOps } from '../plan/types.js';
+import { type Op, type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
 import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
 import type { GateFlags, Issuer, PreparedRep } from './issue.js';
@@ -83,9 +83,9 @@ export class CudaRepRunner implements RepRunner {
     const schedule = this.scheduleById(id);
     // Each device's ops from its own start event: the schedule's probes pair each device with its start and end.
     const probes = schedule.probes?.filter((p) => p.device !== undefined) ?? [];
-    const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
+    const deviceOf = streamDevices(schedule);
     const startOf = (stream: string) => {
-      const probe = probes.find((p) => p.device === deviceOf.get(stream));
+      const probe = probes.find((p) => p.device === deviceOf(stream));
       return probe ? this.event(prepared, probe.begin) : prepared.start;
     };
     const since = (stream: string, event: string) => this.rt.streams.elapsedMs(startOf(stream), this.event(prepared, event));

@@ -1,4 +1,4 @@
-import type { Plan } from '../plan/types.js';
+import { type Plan, scheduleDevices, streamDevices } from '../plan/types.js';
 import type { TimelineOp, TracedRep } from '../result/schema.js';
 import { type PriorityRange, resolvePriority } from '../plan/priority.js';
 import type { TracedRepTiming } from './runner.js';
@@ -28,10 +28,10 @@ export function timelineReps(
   traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number, priorities: (device: number) => PriorityRange,
 ): TracedRep[] {
   const { schedule } = traced;
-  const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
+  const deviceOf = streamDevices(schedule);
   const ops = traced.ops.map(({ span, startMs, endMs, issuedMs, hostStartedMs, hostEndedMs }): TimelineOp => {
     const { op } = span;
-    const device = deviceOf.get(op.stream) ?? schedule.device;
+    const device = deviceOf(op.stream);
     const common = { mode: schedule.id, device, stream: op.stream, chunk: op.chunk, startMs, endMs, issuedMs };
     switch (op.kind) {
       case 'copy':
@@ -47,8 +47,7 @@ export function timelineReps(
         };
     }
   });
-  const devices = [...new Set([schedule.device, ...schedule.streams.map((s) => s.device)])];
-  return devices.map((device) => ({
+  return scheduleDevices(schedule).map((device) => ({
     mode: schedule.id, device, issueMs: traced.issueMs,
     totalMs: traced.deviceTotalsMs?.find((t) => t.device === device)?.totalMs ?? traced.totalMs,
     streams: schedule.streams.filter((s) => s.device === device)

@@ -66,10 +66,6 @@ export function spanningSchedule(spec: SpanningSpec): Schedule {
   };
 }
 
-/** The devices a schedule's streams are on, first device first. */
-export const scheduleDevices = (schedule: Pick<Schedule, 'device' | 'streams'>): number[] =>
-  [...new Set([schedule.device, ...schedule.streams.map((s) => s.device)])];
-
 /** The pipeline as the planner shapes it, on the config's first device. */
 function pipelineShape(config: Config, kernels: readonly string[], gated: boolean): PipelineShape {
   return {

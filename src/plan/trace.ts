@@ -1,5 +1,5 @@
 import type { EventSpec, Op, Schedule, WorkOp } from './types.js';
-import { isWorkOp } from './types.js';
+import { isWorkOp, streamDevices } from './types.js';
 
 /** A work op of a traced schedule and the two timing events recorded around it on its stream. */
 export interface TracedSpan {
@@ -22,7 +22,7 @@ export interface TracedSchedule {
  * devices cannot be timed against each other.
  */
 export function traceSchedule(schedule: Schedule): TracedSchedule {
-  const deviceOf = new Map(schedule.streams.map((s) => [s.id, s.device]));
+  const deviceOf = streamDevices(schedule);
   const body: Op[] = [];
   const events: EventSpec[] = [...schedule.events];
   const spans: TracedSpan[] = [];
@@ -34,8 +34,8 @@ export function traceSchedule(schedule: Schedule): TracedSchedule {
     const begin = `trace:${index}:begin`;
     const end = `trace:${index}:end`;
     // On the op's own device (a schedule may span devices): an event is recorded on a stream of its device.
-    const device = deviceOf.get(op.stream);
-    const on = device === undefined || device === schedule.device ? {} : { device };
+    const device = deviceOf(op.stream);
+    const on = device === schedule.device ? {} : { device };
     events.push({ id: begin, timing: true, ...on }, { id: end, timing: true, ...on });
     body.push({ kind: 'record', stream: op.stream, event: begin });
     spans.push({ op, begin, end, bodyIndex: body.length });

@@ -120,6 +120,16 @@ export interface Schedule {
   readonly probes?: ReadonlyArray<{ readonly begin: EventId; readonly end: EventId; readonly device?: number }>;
 }
 
+/** The device each of a schedule's streams is on; a stream it does not list is on the schedule's device. */
+export function streamDevices(schedule: Pick<Schedule, 'device' | 'streams'>): (stream: StreamId) => number {
+  const devices = new Map(schedule.streams.map((s) => [s.id, s.device]));
+  return (stream) => devices.get(stream) ?? schedule.device;
+}
+
+/** The devices a schedule's streams are on, its own device first. */
+export const scheduleDevices = (schedule: Pick<Schedule, 'device' | 'streams'>): number[] =>
+  [...new Set([schedule.device, ...schedule.streams.map((s) => s.device)])];
+
 /** Every op of a rep in host issue order. */
 export const scheduleOps = (s: Pick<Schedule, 'prologue' | 'body' | 'epilogue'>): Op[] => [...s.prologue, ...s.body, ...s.epilogue];
 

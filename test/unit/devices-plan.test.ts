@@ -7,9 +7,9 @@ import { parseConfigText } from '../../src/config/load.js';
 import { UsageError } from '../../src/errors.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { buildPlan } from '../../src/plan/build.js';
-import { peerBandwidthPlan, scheduleDevices } from '../../src/plan/devices.js';
+import { peerBandwidthPlan } from '../../src/plan/devices.js';
 import { happensBefore } from '../../src/plan/order.js';
-import { type Op, type Plan, type Schedule, scheduleOps } from '../../src/plan/types.js';
+import { type Op, type Plan, type Schedule, scheduleDevices, scheduleOps } from '../../src/plan/types.js';
 import { builtinConfigsDir } from '../../src/paths.js';
 
 const TWO = (extra = '', pipeline = '{ chunks: 8, streams: 2 }', elements = 1 << 16) =>
