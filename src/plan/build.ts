@@ -3,7 +3,8 @@ import { ringSlots, splitRanges, wholeRange } from '../chunking.js';
 import { eventCostSchedules } from './overhead.js';
 import { type HostMemoryKind, type IssueOrder, SMALL_OPS } from '../vocabulary.js';
 import {
-  asGraph, bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, overlappedSchedule, type PipelineShape, serialSchedule,
+  asGraph, bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, overlappedSchedule, pipelineShape, type PipelineShape,
+  serialSchedule,
   SMALL_OP_BATCH, stageSchedules,
 } from './schedules.js';
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
@@ -45,7 +46,7 @@ export function buildLayoutsPlan(
   options: { gate?: boolean } = {},
 ): Plan {
   const gated = options.gate ?? false;
-  const { streamKind, align, topology } = config.pipeline;
+  const { align, topology } = config.pipeline;
   const notes: string[] = [...config.notes];
   const made = new Map<string, { ranges: ChunkRange[]; streams: number }>();
   for (const layout of layouts) {
@@ -60,12 +61,7 @@ export function buildLayoutsPlan(
   const [first] = made.values();
   if (!first) throw new RangeError('a plan needs at least one layout');
   const ring = ringOf(config, first.ranges);
-  const shape: PipelineShape = {
-    // The latency kernel runs on the urgent stream only, never per chunk.
-    device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label).filter((k) => k !== config.latency?.kernel),
-    elements: config.elements, streamKind, gated,
-    ring: ring ? { ring, ranges: first.ranges } : null, host: config.host?.name ?? null,
-  };
+  const shape: PipelineShape = { ...pipelineShape(config, kernels, gated), ring: ring ? { ring, ranges: first.ranges } : null };
   const requested = layouts[0] ?? { chunks: 1, streams: 1 };
   if (topology === 'stage-per-stream' && requested.streams !== 3) {
     notes.push(`stage-per-stream uses three streams (load, compute, store); pipeline.streams ${requested.streams} is not used.`);

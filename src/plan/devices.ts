@@ -4,7 +4,7 @@ import type { Handoff } from '../config/devices.js';
 import { UsageError } from '../errors.js';
 import { type IssueOrder, type ModeRole, modeId, type OverlapLayout } from '../vocabulary.js';
 import {
-  bidirectionalSchedule, kernelOps, linkRanges, loadOps, makeStreams, overlappedSchedule, type PipelineShape, storeOps, timedSchedule,
+  bidirectionalSchedule, bodyBytes, kernelOps, linkRanges, loadOps, makeStreams, overlappedSchedule, pipelineShape, type PipelineShape, storeOps, timedSchedule,
   type TimedScheduleSpec,
 } from './schedules.js';
 import type { ChunkRange, EventSpec, Op, Placement, Plan, Schedule, StreamSpec } from './types.js';
@@ -54,23 +54,10 @@ export function spanningSchedule(spec: SpanningSpec): Schedule {
   }
   for (const part of others) epilogue.push({ kind: 'wait', stream: origin.id, event: `end:d${part.device}` });
   epilogue.push({ kind: 'record', stream: origin.id, event: 'end' });
-  const bytes = { h2d: 0, d2h: 0, peer: 0 };
-  for (const op of spec.body) {
-    if (op.kind === 'copy') bytes[op.direction] += op.bytes;
-    if (op.kind === 'peer') bytes.peer += op.bytes;
-  }
   return {
     id: modeId(spec.role), role: spec.role, device: first.device, description: spec.description, streams: spec.parts.flatMap((p) => p.streams), events,
     prologue, body: spec.body, epilogue, start: 'start', end: 'end', verify: spec.verify, gated: spec.gated,
-    bytes: bytes.peer ? bytes : { h2d: bytes.h2d, d2h: bytes.d2h }, ranges: spec.ranges, issue: 'stream', probes,
-  };
-}
-
-/** The pipeline as the planner shapes it, on the config's first device. */
-function pipelineShape(config: Config, kernels: readonly string[], gated: boolean): PipelineShape {
-  return {
-    device: config.device, buffers: config.buffers, kernels, elements: config.elements, streamKind: config.pipeline.streamKind, gated,
-    host: config.host?.name ?? null,
+    bytes: bodyBytes(spec.body), ranges: spec.ranges, issue: 'stream', probes,
   };
 }
 
@@ -79,8 +66,7 @@ function pipelineShape(config: Config, kernels: readonly string[], gated: boolea
  * the layout over its share, all at once, and each alone), or with a handoff one pipeline across two devices.
  */
 export function withDevices(plan: Plan, config: Config, devices: readonly number[], options: { gated: boolean }): Plan {
-  const kernels = plan.kernels.map((k) => k.label).filter((k) => k !== config.latency?.kernel);
-  const shape = pipelineShape({ ...config, device: devices[0] ?? config.device }, kernels, options.gated);
+  const shape = pipelineShape({ ...config, device: devices[0] ?? config.device }, plan.kernels, options.gated);
   const order = config.pipeline.orders[0] ?? 'depth-first';
   const { chunks, streams, align, handoff } = config.pipeline;
   const made = handoff

@@ -1,8 +1,8 @@
-import type { ConfigBuffer } from '../config/load.js';
+import type { Config, ConfigBuffer } from '../config/load.js';
 import { splitRanges, wholeRange } from '../chunking.js';
 import { type IssueOrder, type ModeRole, modeId, type OverlapLayout, type SmallOp, type StreamKind } from '../vocabulary.js';
 import { withRingReuse } from './ring.js';
-import type { ChunkRange, EventSpec, Op, Ring, Schedule, StreamSpec } from './types.js';
+import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec } from './types.js';
 
 // Schedule builders: each turns a pipeline shape into one Schedule. The timed region is the same for all of them:
 // the prologue records `start` on the first stream and makes every other stream wait on it, the body is the work,
@@ -56,16 +56,32 @@ export function timedSchedule(spec: TimedScheduleSpec): Schedule {
     epilogue.push({ kind: 'record', stream: s.id, event: join }, { kind: 'wait', stream: origin.id, event: join });
   }
   epilogue.push({ kind: 'record', stream: origin.id, event: 'end' });
+  return {
+    id, role: spec.role, device: spec.device, description: spec.description, streams: spec.streams, events,
+    prologue, body: spec.body, epilogue, start: 'start', end: 'end', verify: spec.verify, gated: spec.gated, bytes: bodyBytes(spec.body), ranges: spec.ranges,
+    issue: spec.issue ?? 'stream',
+  };
+}
+
+/** The bytes a body copies each way, and between devices where it copies any (absent otherwise). */
+export function bodyBytes(body: readonly Op[]): Schedule['bytes'] {
   const bytes = { h2d: 0, d2h: 0 };
   let peer = 0;
-  for (const op of spec.body) {
+  for (const op of body) {
     if (op.kind === 'copy') bytes[op.direction] += op.bytes;
     if (op.kind === 'peer') peer += op.bytes;
   }
+  return peer ? { ...bytes, peer } : bytes;
+}
+
+/**
+ * The pipeline as the planner shapes it on the config's device: its buffers, and the kernels each chunk runs (the
+ * latency kernel runs on its urgent stream only, never per chunk).
+ */
+export function pipelineShape(config: Config, kernels: readonly Pick<PlanKernel, 'label'>[], gated: boolean): PipelineShape {
   return {
-    id, role: spec.role, device: spec.device, description: spec.description, streams: spec.streams, events,
-    prologue, body: spec.body, epilogue, start: 'start', end: 'end', verify: spec.verify, gated: spec.gated, bytes: peer ? { ...bytes, peer } : bytes, ranges: spec.ranges,
-    issue: spec.issue ?? 'stream',
+    device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label).filter((k) => k !== config.latency?.kernel),
+    elements: config.elements, streamKind: config.pipeline.streamKind, gated, host: config.host?.name ?? null,
   };
 }
 
