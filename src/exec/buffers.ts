@@ -36,6 +36,8 @@ export class DeviceBuffers {
     private readonly bindings: ReadonlyMap<string, BufferBinding>,
     readonly memory: DeviceMemoryUse,
     private readonly deviceElements: number,
+    /** False for buffers that use another device's host memory: the owner fills, restores and poisons it. */
+    private readonly ownsHost: boolean,
   ) {}
 
   /**
@@ -75,7 +77,7 @@ export class DeviceBuffers {
       }
       bindings.set(buffer.name, { buffer, host, device: devicePtr, pristine });
     });
-    return new DeviceBuffers(rt, device, bindings, { askedBytes: deviceBytes, measuredBytes: freeBefore - after, freeBeforeBytes: freeBefore }, deviceElements);
+    return new DeviceBuffers(rt, device, bindings, { askedBytes: deviceBytes, measuredBytes: freeBefore - after, freeBeforeBytes: freeBefore }, deviceElements, !sharing);
   }
 
   binding(name: string): BufferBinding {
@@ -91,6 +93,7 @@ export class DeviceBuffers {
   }
 
   restoreInputs(): void {
+    if (!this.ownsHost) return;
     for (const binding of this.bindings.values()) {
       if (!binding.pristine) continue;
       const windows = this.hostWindows(binding.buffer.name);
@@ -102,10 +105,10 @@ export class DeviceBuffers {
    * Fills every out buffer with `byte`, on the host (unless another device's buffers own it) and on the device, so
    * unwritten elements show. The device must be current.
    */
-  poisonOutputs(byte: number, options: { host: boolean } = { host: true }): void {
+  poisonOutputs(byte: number): void {
     for (const binding of this.bindings.values()) {
       if (binding.buffer.role !== 'out') continue;
-      if (options.host) for (const view of this.hostWindows(binding.buffer.name)) view.fill(byte);
+      if (this.ownsHost) for (const view of this.hostWindows(binding.buffer.name)) view.fill(byte);
       this.rt.memory.memset(binding.device, byte, binding.buffer.elementBytes * this.deviceElements, DEFAULT_STREAM);
     }
     // Safe to block: between reps nothing is in flight, so no host function waits for the JS thread.

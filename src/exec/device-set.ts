@@ -36,15 +36,16 @@ export class DeviceSet {
     return this.entry(device).buffers;
   }
 
+  /** The shared host inputs, restored by the primary's buffers, which own them. */
   restoreInputs(): void {
     this.buffers().restoreInputs();
   }
 
-  /** Poisons the shared host outputs once and every device's own outputs, and leaves the primary current. */
+  /** Poisons every device's outputs (the shared host ones once, by their owner), and leaves the primary current. */
   poisonOutputs(byte: number): void {
     for (const [device, { buffers }] of this.entries) {
       if (this.spans) this.rt.setDevice(device);
-      buffers.poisonOutputs(byte, { host: device === this.primary });
+      buffers.poisonOutputs(byte);
     }
     if (this.spans) this.rt.setDevice(this.primary);
   }
