@@ -85,8 +85,7 @@ export function configDevices(loaded: LoadedConfig, count: () => number = () => 
 export function planConfig(loaded: LoadedConfig, options: { gate: boolean; devices?: readonly number[] | null }): { plan: Plan; kernels: ResolvedKernel[] } {
   checkHostMemory(loaded, totalmem());
   const kernels = resolveKernels(loaded.config, loaded.locate);
-  const devices = options.devices === undefined ? (Array.isArray(loaded.config.devices) ? loaded.config.devices : null) : options.devices;
-  return { plan: buildPlan(loaded.config, kernels, { gate: options.gate, devices }), kernels };
+  return { plan: buildPlan(loaded.config, kernels, options), kernels };
 }
 
 /**
