@@ -28,6 +28,11 @@ export function formatUs(ms: number): string {
   return `${(ms * 1000).toFixed(1)} µs`;
 }
 
+/** "2.56 µs each": host milliseconds spread over the calls that took them. */
+export function formatUsEach(ms: number, calls: number): string {
+  return `${((ms * 1000) / Math.max(1, calls)).toFixed(2)} µs each`;
+}
+
 /** bytes over milliseconds in GB/s (1e9 bytes per second), as copy engines and PCIe are quoted. */
 export function gbPerSecond(bytes: number, ms: number): number {
   return ms > 0 ? bytes / ms / 1e6 : Number.NaN;

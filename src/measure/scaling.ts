@@ -1,4 +1,4 @@
-import { formatMs, formatPercent, formatRate, gbPerSecond } from '../format.js';
+import { formatMs, formatPercent, formatRate, formatUsEach, gbPerSecond } from '../format.js';
 import { median } from '../quantile.js';
 import type { Schedule } from '../plan/types.js';
 import type { CrossDevice, PeerPathRecord, Scaling } from '../result/devices.js';
@@ -79,7 +79,7 @@ function scalingLimit(s: Omit<Scaling, 'limit' | 'why'>, gated: boolean): Pick<S
     return {
       limit: 'host issue',
       why: `issuing one rep for ${n} devices took ${formatMs(s.together.hostIssueMs)} on the one host thread ` +
-        `(${s.together.issuedOps} calls, ${((s.together.hostIssueMs * 1000) / Math.max(1, s.together.issuedOps)).toFixed(2)} µs each), ` +
+        `(${s.together.issuedOps} calls, ${formatUsEach(s.together.hostIssueMs, s.together.issuedOps)}), ` +
         `${formatPercent(issueShare, 0)} of the rep's GPU time: the host issues no faster than the GPUs run`,
     };
   }

@@ -1,4 +1,4 @@
-import { formatBytes, formatMs, formatPercent, formatRate } from '../format.js';
+import { formatBytes, formatMs, formatPercent, formatRate, formatUsEach } from '../format.js';
 import type { RunResult } from '../result/schema.js';
 
 // What a run over several devices adds to every report: how the split scaled and why, and how the pipeline across
@@ -27,7 +27,7 @@ function scalingLines({ scaling, modes }: Pick<RunResult, 'scaling' | 'modes'>):
     ...(scaling.links ? [`  links, each share both ways at once: alone ${scaling.links.perDevice.map((d) => `GPU ${d.device} ${d.aloneGbPerSecond === null ? '?' : formatRate(d.aloneGbPerSecond)}`).join(', ')}; ` +
       `all at once ${formatRate(scaling.links.togetherGbPerSecond)}, ${speedup(scaling.links.ceiling)} one device's pipeline rate (the most a copy-bound split can scale to)`] : []),
     `  host issue: ${formatMs(issue.hostIssueMs)} to issue a rep for every device from one thread (${issue.issuedOps} calls, ` +
-      `${((issue.hostIssueMs * 1000) / Math.max(1, issue.issuedOps)).toFixed(2)} µs each)`,
+      `${formatUsEach(issue.hostIssueMs, issue.issuedOps)})`,
     `  limit: ${scaling.limit}: ${scaling.why}`,
   ];
 }
