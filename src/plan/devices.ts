@@ -2,7 +2,7 @@ import { splitRanges } from '../chunking.js';
 import type { Config, ConfigBuffer } from '../config/load.js';
 import type { Handoff } from '../config/devices.js';
 import { UsageError } from '../errors.js';
-import { type IssueOrder, type ModeRole, modeId, type OverlapLayout } from '../vocabulary.js';
+import { type IssueOrder, type ModeRole, modeId, type OverlapLayout, type StreamKind } from '../vocabulary.js';
 import {
   bidirectionalSchedule, bodyBytes, kernelOps, linkRanges, loadOps, makeStreams, overlappedSchedule, pipelineShape, type PipelineShape, storeOps, timedSchedule,
   type TimedScheduleSpec,
@@ -20,7 +20,11 @@ export interface DevicePart {
   readonly streams: readonly StreamSpec[];
 }
 
-export const deviceStream = (device: number, stream: number) => `d${device}:s${stream}`;
+/** A stream's name in a schedule that spans devices: its one-device name behind its device's ("d1:s0"). */
+const onDeviceName = (device: number, stream: string) => `d${device}:${stream}`;
+export const deviceStream = (device: number, stream: number) => onDeviceName(device, `s${stream}`);
+/** `count` streams on `device`, named as deviceStream names them. */
+const deviceStreams = (count: number, kind: StreamKind, device: number) => makeStreams(count, kind, device, onDeviceName(device, 's'));
 
 /** A timed schedule's spec with its streams grouped by device; always issued op by op. */
 export type SpanningSpec = Omit<TimedScheduleSpec, 'device' | 'streams' | 'issue'> & { readonly parts: readonly DevicePart[] };
@@ -81,7 +85,7 @@ export function withDevices(plan: Plan, config: Config, devices: readonly number
 
 /** Renames a one-device body's streams to the spanning schedule's names for that device. */
 function onDevice(body: readonly Op[], device: number): Op[] {
-  return body.map((op) => ({ ...op, stream: `d${device}:${op.stream}` }));
+  return body.map((op) => ({ ...op, stream: onDeviceName(device, op.stream) }));
 }
 
 /**
@@ -133,7 +137,7 @@ function split(shape: PipelineShape, devices: readonly number[], chunks: number,
   const together = spanningSchedule({
     role: { kind: 'split', layout, devices: [...devices] },
     description: `the input split across GPUs ${devices.join(', ')}, all at once: ${what} on each`,
-    parts: parts.map((p) => ({ device: p.device, streams: makeStreams(p.streams, shape.streamKind, p.device, `d${p.device}:s`) })),
+    parts: parts.map((p) => ({ device: p.device, streams: deviceStreams(p.streams, shape.streamKind, p.device) })),
     body: interleave(parts.map((p) => onDevice(p.schedule.body, p.device))), ranges, verify: true, gated: shape.gated,
   });
   return {
@@ -161,7 +165,7 @@ function splitLinks(shape: PipelineShape, parts: ReadonlyArray<{ device: number;
   const together = spanningSchedule({
     role: { kind: 'split-link', devices: [...devices] },
     description: `every GPU's share both ways at once, on GPUs ${devices.join(', ')} together`,
-    parts: linked.map(({ device, schedule }) => ({ device, streams: schedule.streams.map((s) => ({ ...s, id: `d${device}:${s.id}` })) })),
+    parts: linked.map(({ device, schedule }) => ({ device, streams: schedule.streams.map((s) => ({ ...s, id: onDeviceName(device, s.id) })) })),
     body: interleave(linked.map(({ device, schedule }) => onDevice(schedule.body, device))), ranges: linked[0]?.schedule.ranges ?? [], verify: false, gated: shape.gated,
   });
   return [together, ...alone];
@@ -196,7 +200,7 @@ function crossDevice(
     role: { kind: 'cross-device', layout, from, to, after: handoff.after },
     description: `${ranges.length} chunks over ${used} streams per GPU, ${order}: ${handoff.first.join(', ')} on GPU ${from}, ` +
       `${handoff.buffers.join(', ')} copied to GPU ${to}, ${handoff.second.join(', ')} there`,
-    parts: [from, to].map((device) => ({ device, streams: makeStreams(used, shape.streamKind, device, `d${device}:s`) })),
+    parts: [from, to].map((device) => ({ device, streams: deviceStreams(used, shape.streamKind, device) })),
     body, ranges, verify: true, gated: shape.gated,
     events: ranges.map((r) => ({ id: `handoff:${r.index}`, timing: false, device: from })),
   });
@@ -225,7 +229,7 @@ export function peerBandwidthPlan(bytes: number, a: number, b: number): Plan {
   });
   const both = spanningSchedule({
     role: { kind: 'peer', from: a, to: b, both: true }, description: `${bytes} bytes each way between GPU ${a} and GPU ${b} at once`,
-    parts: [a, b].map((device) => ({ device, streams: makeStreams(1, 'non-blocking', device, `d${device}:s`) })),
+    parts: [a, b].map((device) => ({ device, streams: deviceStreams(1, 'non-blocking', device) })),
     body: [copy(a, b, deviceStream(a, 0)), copy(b, a, deviceStream(b, 0))], ranges: [whole], verify: false, gated: false,
   });
   return {
