@@ -73,7 +73,10 @@ export async function interleaveMode(sides: InterleavedSides, options: Interleav
     const time = pairedEstimate(logRatios(times.a, times.b));
     const full = withClocks && clocks.a.length === times.a.length && clocks.b.length === times.b.length;
     const cycles = full ? pairedEstimate(logRatios(cyclesOf(times.a, clocks.a), cyclesOf(times.b, clocks.b))) : null;
-    const confirmed = confirmWithClocks(pairedDecision(time, options.rule), cycles ? pairedDecision(cycles, options.rule) : null);
+    // Cycles are judged against the change that counts in time: clock readings that scatter widen the interval (so
+    // more pairs, or noisy) but never raise the bar until a real change reads as same.
+    const inCycles = cycles && pairedDecision(cycles, { ...options.rule, threshold: pairedNeeded(time, options.rule) });
+    const confirmed = confirmWithClocks(pairedDecision(time, options.rule), inCycles);
     return { time, cycles, ...confirmed };
   };
   const start = performance.now();
@@ -114,22 +117,15 @@ export function pairSchedules(a: readonly Schedule[], b: readonly Schedule[]): {
   return { pairs, unpaired };
 }
 
-/** `ab` runs on one GPU: a config over several devices, or two configs on different devices, are usage errors. */
-function oneDevice(a: LoadedConfig, b: LoadedConfig): number {
-  for (const [side, loaded] of [['A', a], ['B', b]] as const) {
-    const devices = configDevices(loaded);
-    if (devices !== null && devices.length > 1) {
-      throw new UsageError(`${loaded.locate(['devices'])}: ${side} (${loaded.config.name}) spans ${devices.length} devices; ab interleaves two pipelines on one GPU.`, {
-        hint: 'Compare configs over several devices with two runs and `cuda-pipe compare`.',
-      });
-    }
-  }
-  if (a.config.device !== b.config.device) {
-    throw new UsageError(`A runs on device ${a.config.device} and B on device ${b.config.device}; ab interleaves both on one GPU, so that they share its state.`, {
-      hint: 'Give both the same device (--device sets it for both).',
+/** `ab` runs on one GPU: a config over several devices is a usage error. */
+function oneDevice(loaded: LoadedConfig): readonly number[] | null {
+  const devices = configDevices(loaded);
+  if (devices !== null && devices.length > 1) {
+    throw new UsageError(`${loaded.locate(['devices'])}: ${loaded.config.name} spans ${devices.length} devices; ab interleaves two pipelines on one GPU.`, {
+      hint: 'Compare configs over several devices with two runs and `cuda-pipe compare`.',
     });
   }
-  return a.config.device;
+  return devices;
 }
 
 /**
@@ -137,8 +133,13 @@ function oneDevice(a: LoadedConfig, b: LoadedConfig): number {
  * the reps of each mode they share and judges B against A, pair by pair.
  */
 export async function runAb(a: LoadedConfig, b: LoadedConfig, options: AbOptions): Promise<AbResult> {
-  oneDevice(a, b);
-  const planned = [a, b].map((loaded) => planConfig(loaded, { gate: options.gate, devices: null })) as [ReturnType<typeof planConfig>, ReturnType<typeof planConfig>];
+  const planned = [a, b].map((loaded) => planConfig(loaded, { gate: options.gate, devices: oneDevice(loaded) })) as [ReturnType<typeof planConfig>, ReturnType<typeof planConfig>];
+  const [deviceA, deviceB] = planned.map((p) => p.plan.devices[0]);
+  if (deviceA !== deviceB) {
+    throw new UsageError(`A runs on device ${deviceA} and B on device ${deviceB}; ab interleaves both on one GPU, so that they share its state.`, {
+      hint: 'Give both the same device (--device sets it for both).',
+    });
+  }
   const { pairs, unpaired } = pairSchedules(planned[0].plan.schedules, planned[1].plan.schedules);
   if (!pairs.length) throw new UsageError(`A (${a.config.name}) and B (${b.config.name}) share no mode to interleave (${unpaired.join('; ')}).`);
   const policy = policyFromConfig(a.config.repetitions);

@@ -143,6 +143,15 @@ describe('interleaving two pipelines, on fake runners', () => {
     assert.ok(Math.abs((explained.cycles?.ratio ?? 0) - 1) < 0.003, JSON.stringify(explained.cycles));
   });
 
+  it('never lets scattered clock readings turn a real slowdown into same', async () => {
+    const a = new FakeRunner(planA.schedules, planA.buffers, { gpuMs: (_, n) => 10 * (1 + 0.001 * jitter(n, 0)) });
+    const b = new FakeRunner(planB.schedules, planB.buffers, { gpuMs: (_, n) => 10.3 * (1 + 0.001 * jitter(n, 1)) });
+    let reads = 0;
+    const mode = await interleaveMode(sides(a, b), { ...options, warmup: 0, maxPairs: 200, smClock: () => 1980 * (1 + 0.05 * jitter(reads++, 2)) });
+    assert.notEqual(mode.verdict, 'same');
+    assert.equal(mode.clocksExplain, false);
+  });
+
   it('interleaves the modes a user acts on, paired by role, and names the rest', () => {
     const { pairs, unpaired } = pairSchedules(planA.schedules, planB.schedules.filter((s) => s.role.kind !== 'link'));
     assert.deepEqual(pairs.map(([a]) => a.role.kind), ['serial', 'overlapped', 'stage', 'stage', 'stage']);
