@@ -1,19 +1,20 @@
 import { loadResults } from '../result/load.js';
-import { compareResults, hasRegression } from '../compare/verdict.js';
+import { compareResults, hasRegression, NOISE_RULE, thresholdRule } from '../compare/verdict.js';
 import { UsageError } from '../errors.js';
 import { renderCompareMarkdown, renderCompareTable } from '../report/compare.js';
 import { makeStyle } from '../report/style.js';
 import { writeDocuments } from './write-file.js';
 
 export interface CompareOptions {
-  threshold: number;
+  /** Percent; absent for the noise rule. */
+  threshold?: number;
   allowDeviceChange?: boolean;
   md?: string;
   json?: string;
 }
 
 export async function compareCommand(baselinePath: string, candidatePath: string, options: CompareOptions): Promise<0 | 1> {
-  const comparison = compareResults(loadResults(baselinePath), loadResults(candidatePath), options.threshold / 100);
+  const comparison = compareResults(loadResults(baselinePath), loadResults(candidatePath), options.threshold === undefined ? NOISE_RULE : thresholdRule(options.threshold / 100));
   if (comparison.deviceDifferences.length && !options.allowDeviceChange) {
     throw new UsageError(`The results come from different devices: ${comparison.deviceDifferences.join('; ')}.`, {
       hint: 'Compare results from the same GPU model, or pass --allow-device-change to compare anyway.',

@@ -48,6 +48,10 @@ export const COMMAND_HELP = {
     ['cuda-pipe compare baseline.json candidate.json', 'exit 1 when anything is slower'],
     ['cuda-pipe compare base.json new.json --threshold 2 --md diff.md', ''],
   ),
+  ab: examples(
+    ['cuda-pipe ab base/kernel.yaml head/kernel.yaml', 'the kernel before and after a change, interleaved; exit 1 when slower'],
+    ['cuda-pipe ab my.yaml my-8-streams.yaml --max-time 30 --md ab.md', 'two layouts, with more time for a close call'],
+  ),
   timeline: examples(
     ['cuda-pipe timeline result.json', 'the Gantt chart of each traced rep, fitted to the terminal'],
     ['cuda-pipe timeline result.json --html report.html --trace trace.json', 'a report page, and a trace for Perfetto'],

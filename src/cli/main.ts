@@ -137,12 +137,34 @@ program
   .description('compare two result files: faster, slower, same or noisy per config and mode; exit 1 on a slowdown')
   .argument('<baseline.json>', 'results to compare against')
   .argument('<candidate.json>', 'results to judge')
-  .option('--threshold <percent>', 'smallest change in the median that counts', positiveNumber, 5)
+  .option('--threshold <percent>', 'a fixed smallest change in the median that counts, in place of the noise rule (3× both runs\' noise, at least 1%)', positiveNumber)
   .option('--allow-device-change', 'compare results from different devices')
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--json <file>', 'write the comparison as JSON to a file, or - for stdout', checkOutputTarget)
   .addHelpText('after', COMMAND_HELP.compare)
   .action(lazy(async () => (await import('./compare.js')).compareCommand));
+
+program
+  .command('ab')
+  .description('two pipelines (a kernel change, a layout, a config) compiled and allocated once, their reps interleaved on one GPU: a paired verdict per mode; exit 1 on a slowdown')
+  .argument('<A.yaml>', 'the config to compare against (the base)')
+  .argument('<B.yaml>', 'the config to judge (the change)')
+  .option('--streams <n>', 'override pipeline.streams on both sides', positiveInt)
+  .option('--chunks <n>', 'override pipeline.chunks on both sides', positiveInt)
+  .addOption(new Option('--order <order>', 'override pipeline.order on both sides').choices(['depth-first', 'breadth-first']))
+  .addOption(deviceOption())
+  .option('--warmup <n>', 'warm-up reps per side and mode', nonNegativeInt)
+  .option('--min-pairs <n>', 'interleaved pairs per mode before the rule may stop it (at least 6, for the sign test\'s interval)', positiveInt, 10)
+  .option('--max-time <seconds>', 'budget of each mode\'s interleaved reps: a mode still undecided then reads noisy', positiveNumber, 10)
+  .option('--threshold <percent>', 'a fixed smallest change that counts, in place of the noise rule (3× the pairs\' noise, at least 0.5%)', positiveNumber)
+  .option('--gate', 'hold the streams behind a blocking kernel until each rep is issued: times exclude host issue cost')
+  .option('--no-verify', 'skip the check that each side\'s overlapped outputs equal its serial ones')
+  .addOption(waitOption())
+  .addOption(timeoutOption())
+  .option('--json <file>', 'write the A/B document to a file, or - for stdout', checkOutputTarget)
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.ab)
+  .action(lazy(async () => (await import('./ab.js')).abCommand));
 
 program
   .command('merge')

@@ -19,10 +19,15 @@ export interface ModeComparison {
   readonly candidate: Stats;
   /** (candidate median − baseline median) / baseline median; positive is slower. */
   readonly change: number;
+  /** The change that had to be reached to count (the threshold, or the noise rule's for these two runs). */
+  readonly needed: number;
   readonly verdict: Verdict;
+  /** Clock-normalised time, where NVML read both sides' SM clocks and the mode runs kernels. */
+  readonly clocks: ClockCheck | null;
 }
 
 export interface Comparison {
+  readonly rule: VerdictRule;
   readonly pairs: readonly ModeComparison[];
   /** Configs and modes present on one side only. */
   readonly unpaired: readonly string[];
@@ -31,25 +36,86 @@ export interface Comparison {
   readonly deviceDifferences: readonly string[];
 }
 
-export const DEFAULT_THRESHOLD = 0.05;
+/**
+ * How a change is judged between two separate runs. The noise rule (the default): a change counts when it is at
+ * least `multiple` times the two runs' noise together (√(noise_a² + noise_b²), each the relative MAD noise of one
+ * rep) and at least `floor`. `--threshold` replaces both with one fixed fraction.
+ */
+export type VerdictRule =
+  | { readonly kind: 'noise'; readonly floor: number; readonly multiple: number }
+  | { readonly kind: 'threshold'; readonly threshold: number };
 
 /**
- * Decides from both runs' spreads, never from the medians alone. When the slower median is less than `threshold`
- * above the faster one, the runs are `same`. A larger change is `slower` or `faster` only when the middle halves of
- * the two runs do not overlap (the candidate's first quartile above the baseline's third, or its third below the
- * baseline's first); otherwise the runs are too noisy to tell: `noisy`.
+ * Separate runs see what interleaved reps cancel (clocks, the GPU's state, another machine of the same model), so
+ * their floor is twice `ab`'s; 3× the noise keeps a noisy copy mode from failing on its own scatter.
+ */
+export const NOISE_RULE: VerdictRule = { kind: 'noise', floor: 0.01, multiple: 3 };
+
+export const thresholdRule = (threshold: number): VerdictRule => ({ kind: 'threshold', threshold });
+
+/** The change two runs' medians must differ by to count, as a fraction. */
+export function neededChange(baseline: Pick<Stats, 'relativeNoise'>, candidate: Pick<Stats, 'relativeNoise'>, rule: VerdictRule): number {
+  if (rule.kind === 'threshold') return rule.threshold;
+  return Math.max(rule.floor, rule.multiple * Math.hypot(baseline.relativeNoise, candidate.relativeNoise));
+}
+
+/**
+ * Decides from both runs' spreads, never from the medians alone. When the slower median is less than the needed
+ * change above the faster one, the runs are `same`. A larger change is `slower` or `faster` only when the middle
+ * halves of the two runs do not overlap (the candidate's first quartile above the baseline's third, or its third
+ * below the baseline's first); otherwise the runs are too noisy to tell: `noisy`.
  *
- * The threshold applies to the ratio of the larger median to the smaller, not to `change`: measured against the
+ * The needed change applies to the ratio of the larger median to the smaller, not to `change`: measured against the
  * baseline, a 4.9% speed-up from A to B is a 5.2% slow-down from B to A, and swapping the files must swap `faster`
  * and `slower`, never turn one into `same`.
  */
-export function verdict(baseline: Stats, candidate: Stats, threshold = DEFAULT_THRESHOLD): { verdict: Verdict; change: number } {
+export function verdict(baseline: Stats, candidate: Stats, rule: VerdictRule = NOISE_RULE): { verdict: Verdict; change: number } {
   const change = (candidate.median - baseline.median) / baseline.median;
   const ratio = Math.max(baseline.median, candidate.median) / Math.min(baseline.median, candidate.median);
-  if (!(ratio >= 1 + threshold)) return { verdict: 'same', change };
+  if (!(ratio >= 1 + neededChange(baseline, candidate, rule))) return { verdict: 'same', change };
   if (change > 0 && candidate.q1 > baseline.q3) return { verdict: 'slower', change };
   if (change < 0 && candidate.q3 < baseline.q1) return { verdict: 'faster', change };
   return { verdict: 'noisy', change };
+}
+
+/** Both sides' SM clocks while a mode ran, and what clock-normalised time made of the change. */
+export interface ClockCheck {
+  readonly baselineMHz: number;
+  readonly candidateMHz: number;
+  /** The change in time × clock (cycles): what is left once the clocks are taken out. */
+  readonly change: number;
+  /** The verdict in time was `slower` or `faster` and in cycles `same`: the clocks explain the change. */
+  readonly explains: boolean;
+}
+
+/** The middle of the SM clock range read between a mode's reps; null where NVML gave none. */
+const clockOf = (range: { min: number; max: number } | null): number | null => (range && range.min > 0 ? (range.min + range.max) / 2 : null);
+
+/** Copies leave the SMs idle (their clock reads low and does not set their pace): only modes that run kernels are normalised. */
+export function runsKernels(role: ModeRole): boolean {
+  switch (role.kind) {
+    case 'stage': return role.stage === 'kernel';
+    case 'op-cost': return role.op === 'launch';
+    case 'link': case 'split-link': case 'peer': case 'issue-cost': return false;
+    default: return true;
+  }
+}
+
+/**
+ * The verdict in time, confirmed in clock-normalised time where NVML read both sides' SM clocks, as nvbench's robust
+ * compare does: the candidate's times are scaled by candidate clock / baseline clock (the same cycles at the
+ * baseline's clock). A `slower` or `faster` that is `same` in cycles becomes `same`, and says the clocks explain it;
+ * one that is `noisy` in cycles becomes `noisy`.
+ */
+export function clockConfirmedVerdict(baseline: Stats, candidate: Stats, clocks: { baseline: number; candidate: number } | null, rule: VerdictRule = NOISE_RULE): { verdict: Verdict; change: number; clocks: ClockCheck | null } {
+  const inTime = verdict(baseline, candidate, rule);
+  if (!clocks) return { ...inTime, clocks: null };
+  const scale = clocks.candidate / clocks.baseline;
+  const cycles = verdict(baseline, { ...candidate, median: candidate.median * scale, q1: candidate.q1 * scale, q3: candidate.q3 * scale }, rule);
+  const moved = inTime.verdict === 'slower' || inTime.verdict === 'faster';
+  const explains = moved && cycles.verdict === 'same';
+  const confirmed: Verdict = !moved || cycles.verdict === inTime.verdict ? inTime.verdict : explains ? 'same' : 'noisy';
+  return { verdict: confirmed, change: inTime.change, clocks: { baselineMHz: clocks.baseline, candidateMHz: clocks.candidate, change: cycles.change, explains } };
 }
 
 const DEVICE_FIELDS: ReadonlyArray<[string, (d: DeviceFacts) => string]> = [
@@ -81,7 +147,7 @@ export function devicesDifferences(a: readonly DeviceFacts[], b: readonly Device
  * Pairs results by config hash, then (for a config that changed since the baseline) by config name, and within a
  * pair, modes by role and device.
  */
-export function compareResults(baseline: readonly RunResult[], candidate: readonly RunResult[], threshold = DEFAULT_THRESHOLD): Comparison {
+export function compareResults(baseline: readonly RunResult[], candidate: readonly RunResult[], rule: VerdictRule = NOISE_RULE): Comparison {
   const pairs: ModeComparison[] = [];
   const unpaired: string[] = [];
   const notes: string[] = [];
@@ -113,7 +179,8 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
       }
       pairs.push({
         config: cand.run.rank === null ? cand.config.name : `${cand.config.name} rank ${cand.run.rank}`, mode: mode.id, role: mode.role, device: mode.device, gating: isGating(mode.role),
-        baseline: baseMode.stats, candidate: mode.stats, ...verdict(baseMode.stats, mode.stats, threshold),
+        baseline: baseMode.stats, candidate: mode.stats, needed: neededChange(baseMode.stats, mode.stats, rule),
+        ...clockConfirmedVerdict(baseMode.stats, mode.stats, modeClocks(baseMode, mode), rule),
       });
     }
     for (const mode of base.modes.filter(compared)) {
@@ -121,10 +188,14 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
     }
   }
   for (const base of baseline) if (!used.has(base)) unpaired.push(`${base.config.name}: no candidate`);
-  return { pairs, unpaired, notes, deviceDifferences: [...differences] };
+  return { rule, pairs, unpaired, notes, deviceDifferences: [...differences] };
 }
 
-/** The modes a user acts on: serial, the overlapped layouts, each stage alone, the link. */
+function modeClocks(base: RunResult['modes'][number], cand: RunResult['modes'][number]): { baseline: number; candidate: number } | null {
+  const [b, c] = [clockOf(base.smClockMHz), clockOf(cand.smClockMHz)];
+  return b !== null && c !== null && runsKernels(cand.role) ? { baseline: b, candidate: c } : null;
+}
+
 /**
  * Issue-cost modes time the host issuing events; their GPU time is a few microseconds of nothing, so they are neither
  * compared nor missed (baselines recorded before runs measured them pair as before).

@@ -1,5 +1,5 @@
 import Table from 'cli-table3';
-import type { Comparison, ModeComparison, Verdict } from '../compare/verdict.js';
+import type { Comparison, ModeComparison, Verdict, VerdictRule } from '../compare/verdict.js';
 import { formatMs, formatPercent } from '../format.js';
 import { roleLabel } from './labels.js';
 import type { Style } from './style.js';
@@ -26,6 +26,22 @@ function infoLine(comparison: Comparison): string[] {
 
 const verdictText = (p: ModeComparison, text: string) => (p.gating ? text : `${text} (info)`);
 
+/** What made a change count, in words: the footer of every view. */
+export function ruleText(rule: VerdictRule): string {
+  return rule.kind === 'threshold'
+    ? `A change counts when it is at least ${formatPercent(rule.threshold, 1)} (--threshold) and the two runs' interquartile ranges do not overlap.`
+    : `A change counts when the two runs' interquartile ranges do not overlap and it is at least ${rule.multiple}× their noise together ` +
+      `(√(a² + b²)) and at least ${formatPercent(rule.floor, 1)}; where NVML read the SM clocks, it must hold in clock-normalised time too.`;
+}
+
+/** One line per pair whose SM clocks moved its verdict: what the change was in clock-normalised time. */
+function clockLines(comparison: Comparison): string[] {
+  return comparison.pairs.flatMap((p) => (p.clocks?.explains
+    ? [`${p.config} ${roleLabel(p.role, deviceOf(comparison, p))}: SM clock ${p.clocks.baselineMHz.toFixed(0)} → ${p.clocks.candidateMHz.toFixed(0)} MHz; ` +
+      `${signed(p.change)} in time is ${signed(p.clocks.change)} in clock-normalised time: the clocks explain it`]
+    : []));
+}
+
 export function renderCompareTable(comparison: Comparison, style: Style): string {
   const paint: Record<Verdict, (s: string) => string> = { faster: style.green, slower: style.red.bold, same: (s) => s, noisy: style.yellow };
   const table = new Table({
@@ -39,8 +55,9 @@ export function renderCompareTable(comparison: Comparison, style: Style): string
   }
   const counts = summaryCounts(comparison);
   const lines = [table.toString(), `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`, ...infoLine(comparison)];
-  for (const note of [...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`)]) lines.push(`note: ${note}`);
+  for (const note of [...clockLines(comparison), ...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`)]) lines.push(`note: ${note}`);
   if (comparison.deviceDifferences.length) lines.push(`devices differ (allowed): ${comparison.deviceDifferences.join('; ')}`);
+  lines.push(ruleText(comparison.rule));
   return lines.join('\n');
 }
 
@@ -57,9 +74,9 @@ export function renderCompareMarkdown(comparison: Comparison): string {
     '| --- | --- | ---: | ---: | ---: | --- |',
     ...comparison.pairs.map((p) => `| ${p.config} | ${roleLabel(p.role, deviceOf(comparison, p))} | ${withNoise(p.baseline)} | ${withNoise(p.candidate)} | ${signed(p.change)} | ${verdictText(p, icon[p.verdict])} |`),
   ];
-  const notes = [...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`),
+  const notes = [...clockLines(comparison), ...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`),
     ...(comparison.deviceDifferences.length ? [`devices differ: ${comparison.deviceDifferences.join('; ')}`] : [])];
   if (notes.length) lines.push('', ...notes.map((n) => `- ${n}`));
-  lines.push('', '<sub>A change counts only when it is at least the threshold and the two runs\' interquartile ranges do not overlap.</sub>');
+  lines.push('', `<sub>${ruleText(comparison.rule)}</sub>`);
   return lines.join('\n');
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { compareResults, verdict } from '../../src/compare/verdict.js';
+import { clockConfirmedVerdict, compareResults, neededChange, NOISE_RULE, runsKernels, thresholdRule, verdict } from '../../src/compare/verdict.js';
 import { summarize } from '../../src/measure/stats.js';
 import { RunResultSchema } from '../../src/result/schema.js';
 import { runCli } from '../helpers/cli.js';
@@ -30,13 +30,71 @@ describe('verdicts between two runs', () => {
     assert.equal(verdict(stats(6.6, 0.01), stats(6, 0.01)).verdict, 'faster');
   });
 
-  it('calls a shift under the threshold the same, however clean the runs', () => {
-    assert.equal(verdict(stats(6, 0.001), stats(6.18, 0.001)).verdict, 'same');
-    assert.equal(verdict(stats(6, 0.001), stats(6.18, 0.001), 0.02).verdict, 'slower');
+  it('calls a shift under the noise rule\'s 1% floor the same, however clean the runs', () => {
+    assert.equal(verdict(stats(6, 0.001), stats(6.03, 0.001)).verdict, 'same');
+  });
+
+  it('calls the H200\'s 3% heavier compute-bound kernel (29.46 → 30.37 ms, noise 0.1%) slower, where the fixed 5% called it same', () => {
+    const [base, heavier] = [stats(29.46, 0.001), stats(30.37, 0.001)];
+    assert.equal(verdict(base, heavier).verdict, 'slower');
+    assert.equal(verdict(base, heavier, thresholdRule(0.05)).verdict, 'same');
+  });
+
+  it('calls the perf gate\'s false alarm (+7.1% with noise 3.4% and 2.4%) the same: under 3× the runs\' noise together', () => {
+    const [base, drifted] = [summarize(samplesAround(0.07, 0.034 / 1.05)), summarize(samplesAround(0.07 * 1.071, 0.024 / 1.05))];
+    assert.ok(Math.abs(base.relativeNoise - 0.034) < 0.002 && Math.abs(drifted.relativeNoise - 0.024) < 0.002, `${base.relativeNoise} ${drifted.relativeNoise}`);
+    const needed = neededChange(base, drifted, NOISE_RULE);
+    assert.ok(Math.abs(needed - 3 * Math.hypot(base.relativeNoise, drifted.relativeNoise)) < 1e-12 && needed > 0.12, String(needed));
+    assert.equal(verdict(base, drifted).verdict, 'same');
+    assert.equal(verdict(base, drifted, thresholdRule(0.05)).verdict, 'slower');
+  });
+
+  it('lets --threshold replace the noise rule', () => {
+    assert.equal(verdict(stats(6, 0.001), stats(6.03, 0.001), thresholdRule(0.004)).verdict, 'slower');
+    assert.equal(neededChange(stats(6, 0.2), stats(6, 0.2), thresholdRule(0.02)), 0.02);
   });
 
   it('calls a large shift noisy when the runs\' spreads overlap', () => {
-    assert.equal(verdict(stats(6, 0.2), stats(6.6, 0.2)).verdict, 'noisy');
+    assert.equal(verdict(stats(6, 0.2), stats(6.6, 0.2), thresholdRule(0.05)).verdict, 'noisy');
+  });
+});
+
+describe('verdicts confirmed in clock-normalised time', () => {
+  const stats = (median: number, noise: number) => summarize(samplesAround(median, noise));
+
+  it('calls a 5% slowdown that a 5% lower SM clock explains the same, and says the clocks explain it', () => {
+    const judged = clockConfirmedVerdict(stats(10, 0.001), stats(10.5, 0.001), { baseline: 1980, candidate: 1980 / 1.05 });
+    assert.equal(judged.verdict, 'same');
+    assert.ok(Math.abs(judged.change - 0.05) < 1e-3);
+    assert.equal(judged.clocks?.explains, true);
+    assert.ok(Math.abs(judged.clocks?.change ?? 1) < 1e-3, JSON.stringify(judged.clocks));
+  });
+
+  it('keeps a slowdown at an unchanged clock, and one that a higher clock hid grows in cycles', () => {
+    const steady = clockConfirmedVerdict(stats(10, 0.001), stats(10.5, 0.001), { baseline: 1980, candidate: 1980 });
+    assert.deepEqual([steady.verdict, steady.clocks?.explains], ['slower', false]);
+    const hidden = clockConfirmedVerdict(stats(10, 0.001), stats(10.5, 0.001), { baseline: 1755, candidate: 1980 });
+    assert.equal(hidden.verdict, 'slower');
+    assert.ok((hidden.clocks?.change ?? 0) > 0.18, JSON.stringify(hidden.clocks));
+  });
+
+  it('judges in time alone without clocks, and normalises only modes that run kernels', () => {
+    assert.deepEqual(clockConfirmedVerdict(stats(10, 0.001), stats(10.5, 0.001), null).clocks, null);
+    assert.equal(runsKernels({ kind: 'serial' }), true);
+    assert.equal(runsKernels({ kind: 'stage', stage: 'kernel', kernel: 'fma' }), true);
+    assert.equal(runsKernels({ kind: 'stage', stage: 'h2d' }), false);
+    assert.equal(runsKernels({ kind: 'link', copiesPerDirection: 16, streamsPerDirection: 2 }), false);
+  });
+
+  it('compareResults reads each mode\'s SM clock range and leaves copies in time', () => {
+    const base = makeResult();
+    const slowClock = makeResult({ scale: 1.1 });
+    const lowered = { ...slowClock, modes: slowClock.modes.map((m) => ({ ...m, smClockMHz: { min: 1800, max: 1800 } })) };
+    const comparison = compareResults([base], [lowered]);
+    const byKind = (kind: string, stage?: string) => comparison.pairs.find((p) => p.role.kind === kind && (stage === undefined || (p.role.kind === 'stage' && p.role.stage === stage)));
+    assert.deepEqual([byKind('serial')?.verdict, byKind('serial')?.clocks?.explains], ['same', true]);
+    assert.deepEqual([byKind('stage', 'h2d')?.verdict, byKind('stage', 'h2d')?.clocks], ['slower', null]);
+    assert.deepEqual(comparison.rule, NOISE_RULE);
   });
 });
 

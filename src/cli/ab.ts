@@ -1,0 +1,40 @@
+import { runAb } from '../api/ab.js';
+import { PAIRED_RULE } from '../compare/paired.js';
+import { loadConfigFile, type Overrides } from '../config/load.js';
+import type { ExitCode } from '../errors.js';
+import type { WaitStrategy } from '../exec/wait.js';
+import { renderAbMarkdown, renderAbTable } from '../report/ab.js';
+import { makeStyle } from '../report/style.js';
+import { withInterrupts } from './interrupt.js';
+import { writeDocuments } from './write-file.js';
+
+export interface AbFlags extends Pick<Overrides, 'streams' | 'chunks' | 'order' | 'device' | 'warmup'> {
+  verify: boolean;
+  gate?: boolean;
+  wait: WaitStrategy;
+  timeout?: number;
+  maxTime: number;
+  minPairs: number;
+  threshold?: number;
+  json?: string;
+  md?: string;
+}
+
+/** Exit codes are compare's: 1 when a mode a user acts on is slower (or either side failed verification), else 0. */
+export async function abCommand(pathA: string, pathB: string, flags: AbFlags): Promise<ExitCode> {
+  const overrides: Overrides = { streams: flags.streams, chunks: flags.chunks, order: flags.order, device: flags.device, warmup: flags.warmup };
+  const [a, b] = [loadConfigFile(pathA, overrides), loadConfigFile(pathB, overrides)];
+  const result = await withInterrupts((signal) => runAb(a, b, {
+    verify: flags.verify, gate: flags.gate ?? false, wait: flags.wait, signal, timeoutMs: flags.timeout === undefined ? undefined : flags.timeout * 1000,
+    maxTimeMs: flags.maxTime * 1000, minPairs: flags.minPairs,
+    rule: flags.threshold === undefined ? PAIRED_RULE : { ...PAIRED_RULE, threshold: flags.threshold / 100 },
+    onMeasuring: () => process.stderr.write(`measuring ${a.config.name} against ${b.config.name}, interleaved (Ctrl-C stops after the current rep)\n`),
+  }));
+  const out = writeDocuments([
+    { flag: 'json', target: flags.json, render: () => JSON.stringify(result, null, 2) + '\n' },
+    { flag: 'md', target: flags.md, render: () => renderAbMarkdown(result) + '\n' },
+  ]);
+  out.write(renderAbTable(result, makeStyle(out)) + '\n');
+  const failed = [result.a, result.b].some((side) => side.verification.status === 'failed');
+  return failed || result.modes.some((m) => m.gating && m.verdict === 'slower') ? 1 : 0;
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { DeviceFactsSchema, MismatchSchema, ModeRoleSchema, RunIdentitySchema, SoftwareVersionsSchema, StatsSchema } from './schema.js';
+
+// The document `cuda-pipe ab --json` writes: two pipelines measured in one process on one GPU, their reps
+// interleaved, and a paired verdict per mode.
+
+export const AB_SCHEMA_ID = 'cuda-pipe/ab';
+export const AB_VERSION = 1;
+
+const SideSchema = z.object({
+  name: z.string(),
+  path: z.string().nullable(),
+  hash: z.string(),
+  verification: z.object({ status: z.enum(['passed', 'failed', 'skipped']), mismatches: z.array(MismatchSchema) }),
+});
+
+/** A paired estimate of B's time over A's: the median ratio and the sign test's interval (null below 6 pairs). */
+const RatioSchema = z.object({ ratio: z.number(), low: z.number().nullable(), high: z.number().nullable(), noise: z.number() });
+
+export const AbModeSchema = z.object({
+  id: z.string(),
+  role: ModeRoleSchema,
+  /** Whether this mode can fail the gate (compare's modes a user acts on). */
+  gating: z.boolean(),
+  /** A's and B's timed reps in issue order: a[i] and b[i] are one pair, run back to back. */
+  aMs: z.array(z.number()),
+  bMs: z.array(z.number()),
+  a: StatsSchema,
+  b: StatsSchema,
+  /** B over A, pair by pair, in time. */
+  time: RatioSchema,
+  /** B over A in clock-normalised time (time × the SM clock read after each rep); null where NVML gave no clock. */
+  cycles: RatioSchema.nullable(),
+  /** The change that had to be reached to count: the threshold, or the floor and the multiple of the pairs' noise. */
+  needed: z.number(),
+  /** time.ratio − 1: positive is slower. */
+  change: z.number(),
+  verdict: z.enum(['faster', 'slower', 'same', 'noisy']),
+  /** Slower or faster in time, the same in clock-normalised time. */
+  clocksExplain: z.boolean(),
+  /** `decided` once the rule gave a verdict after the minimum pairs; otherwise the budget ran out (then `noisy`). */
+  stoppedBy: z.enum(['decided', 'max-time', 'max-reps']),
+  elapsedMs: z.number(),
+});
+export type AbMode = z.infer<typeof AbModeSchema>;
+
+export const AbResultSchema = z.object({
+  schema: z.literal(AB_SCHEMA_ID),
+  version: z.literal(AB_VERSION),
+  tool: z.object({ name: z.string(), version: z.string() }),
+  createdAt: z.string(),
+  run: RunIdentitySchema,
+  device: DeviceFactsSchema,
+  software: SoftwareVersionsSchema,
+  a: SideSchema,
+  b: SideSchema,
+  rule: z.object({
+    floor: z.number(), multiple: z.number(), threshold: z.number().nullable(), confidence: z.number(),
+    minPairs: z.number().int(), maxPairs: z.number().int(), maxTimeMs: z.number(), warmup: z.number().int(),
+  }),
+  gate: z.boolean(),
+  clocks: z.object({ checked: z.boolean(), note: z.string() }),
+  modes: z.array(AbModeSchema),
+  /** Modes of one side with no counterpart on the other (not interleaved). */
+  unpaired: z.array(z.string()),
+  notes: z.array(z.string()),
+});
+export type AbResult = z.infer<typeof AbResultSchema>;
