@@ -102,7 +102,7 @@ function defaultStreamLine(mode: ModeResult, result: RunResult, variant: keyof t
     ? `; speedup over serial ${without.analysis.speedup.toFixed(2)}× → ${mode.analysis.speedup.toFixed(2)}×` : '';
   const words = DEFAULT_STREAM_WORDS[variant];
   return `${words.stream}: chunk ${moved.chunk}'s ${moved.op === 'h2d' ? 'H2D' : moved.op} on ${words.handle} made the ${layout.order} layout ` +
-    `${formatMs(without.stats.median)} → ${formatMs(mode.stats.median)}: ${lost >= 0 ? `${formatMs(lost)} of overlap lost${share}` : 'no overlap lost'}${speedups}`;
+    `${formatMs(without.stats.median)} → ${formatMs(mode.stats.median)}: ${lost > 0 ? `${formatMs(lost)} of overlap lost${share}` : 'no overlap lost'}${speedups}`;
 }
 
 /** The urgent kernels' latency with and without priorities, and what they cost the pipeline beside them. */

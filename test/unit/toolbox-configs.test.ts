@@ -64,6 +64,23 @@ describe('the shipped toolbox configs, run on a fake device', () => {
     assert.match(table, /device memory: budget 64 MiB; allocated 64 MiB \(cudaMemGetInfo saw 64 MiB go\) for a ring of 4 slots of 2097152 elements, streaming 512 MiB of host buffers/);
   });
 
+  it('default-streams: the load on the per-thread stream keeps the overlap, the same load on the legacy stream loses it, side by side', async () => {
+    const { result, table } = await fakeRun('default-streams');
+    assert.deepEqual(result.modes.filter((m) => m.role.kind === 'overlapped').map((m) => m.id), [
+      'overlapped:2x2:depth-first:chunk-per-stream',
+      'overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1',
+      'overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1',
+    ]);
+    const lines = table.split('\n').filter((l) => / default stream: /.test(l));
+    assert.deepEqual(lines, [
+      'per-thread default stream: chunk 1\'s H2D on cudaStreamPerThread made the depth-first layout 5.000 ms → 5.000 ms: ' +
+        'no overlap lost; speedup over serial 2.00× → 2.00×',
+      'legacy default stream: chunk 1\'s H2D on cudaStreamLegacy made the depth-first layout 5.000 ms → 8.000 ms: ' +
+        '3.000 ms of overlap lost (60% of what overlap saved); speedup over serial 2.00× → 1.25×',
+    ]);
+    assert.match(table, /overlapped 2×2 depth-first, chunk 1 H2D on per-thread default/);
+  });
+
   it('legacy-default: names the op and the overlap it cost', async () => {
     const { table } = await fakeRun('legacy-default');
     assert.match(table, /legacy default stream: chunk 3's kernel on cudaStreamLegacy made the depth-first layout 5\.000 ms → 8\.000 ms: 3\.000 ms of overlap lost \(60% of what overlap saved\)/);
