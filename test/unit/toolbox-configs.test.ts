@@ -105,6 +105,16 @@ describe('the shipped toolbox configs, run on a fake device', () => {
     assert.ok(plan.device.elements * 8 <= 2 ** 30);
   });
 
+  it('default-streams: --dry-run plans chunk 1\'s load on each default stream without a GPU', () => {
+    const { code, stdout, stderr } = runCli(['run', join('configs', 'default-streams.yaml'), '--dry-run']);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /^mode overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1: 2 chunks over 2 streams, depth-first, chunk 1's loads on the per-thread default stream;/m);
+    assert.match(stdout, /^ {2}stream per-thread \(per-thread-default\): chunk 1; H2D 128 MiB, 0 kernel launches, D2H 0 B$/m);
+    assert.match(stdout, /^mode overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1: 2 chunks over 2 streams, depth-first, chunk 1's loads on the legacy default stream;/m);
+    assert.match(stdout, /^ {2}stream legacy \(legacy-default\): chunk 1; H2D 128 MiB, 0 kernel launches, D2H 0 B$/m);
+    assert.match(stdout, /^ {2}stream s1 \(blocking\): chunk 1; H2D 0 B, 1 kernel launch, D2H 128 MiB$/m);
+  });
+
   it('--mode graph adds graph replays to any config, and --host-memory names a bad kind (exit 2)', () => {
     const graph = runCli(['run', '--mode', 'graph', '--dry-run']);
     assert.equal(graph.code, 0, graph.stderr);
