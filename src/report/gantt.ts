@@ -62,9 +62,8 @@ function renderGroup(result: RunResult, group: TimelineGroup, columns: number, s
     if (group.multiDevice && previous?.device !== row.device) lines.push(style.dim(deviceLabel(deviceOf(result, row.device), row.device)));
     const stages = rowCells(row.ops, group.spanMs, chartWidth);
     const lower = lowerCaseCells(row.ops, stages, group.spanMs);
-    const cells = runs(stages.map((stage, c) => (stage && lower[c] ? { stage, letter: STAGE_LETTERS[stage].toLowerCase() } : stage)))
-      .map(({ stage, length }) => (stage === null ? style.dim(IDLE_CELL.repeat(length))
-        : typeof stage === 'string' ? paint(style, stage, STAGE_LETTERS[stage].repeat(length)) : paint(style, stage.stage, stage.letter.repeat(length))));
+    const letters = stages.map((stage, c) => stage && { stage, letter: lower[c] ? STAGE_LETTERS[stage].toLowerCase() : STAGE_LETTERS[stage] });
+    const cells = runs(letters).map(({ cell, length }) => (cell ? paint(style, cell.stage, cell.letter.repeat(length)) : style.dim(IDLE_CELL.repeat(length))));
     lines.push(`${labels[i]!.padEnd(labelWidth)} |${cells.join('')}|`);
   });
   lines.push(`${indent}1 column = ${ms(group.spanMs / chartWidth)}`);
@@ -124,16 +123,15 @@ export function lowerCaseCells(ops: readonly TimelineOp[], cells: readonly (Stag
   });
 }
 
-type Cell = Stage | { readonly stage: Stage; readonly letter: string } | null;
+type Cell = { readonly stage: Stage; readonly letter: string } | null;
 
 /** Consecutive equal cells, so each run gets one pair of colour codes rather than one per cell. */
-function runs(cells: readonly Cell[]): { stage: Cell; length: number }[] {
-  const out: { stage: Cell; length: number }[] = [];
-  const same = (a: Cell, b: Cell) => a === b || (a !== null && b !== null && typeof a === 'object' && typeof b === 'object' && a.letter === b.letter);
-  for (const stage of cells) {
+function runs(cells: readonly Cell[]): { cell: Cell; length: number }[] {
+  const out: { cell: Cell; length: number }[] = [];
+  for (const cell of cells) {
     const last = out[out.length - 1];
-    if (last && same(last.stage, stage)) last.length += 1;
-    else out.push({ stage, length: 1 });
+    if (last && last.cell?.letter === cell?.letter) last.length += 1;
+    else out.push({ cell, length: 1 });
   }
   return out;
 }
