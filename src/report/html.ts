@@ -5,6 +5,7 @@ import type { ModeResult, RunResult } from '../result/schema.js';
 import { renderSweepBest, renderSweepSection, type SweepPoint, sweepPoints } from './sweep.js';
 import { renderSweepChart } from './sweep-chart.js';
 import { renderSvg } from './svg.js';
+import { toolboxLines } from './toolbox.js';
 import {
   analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, escapeXml as escape, IDLE_COLUMNS, idleRows, modeLabel, ms, timelineGroups,
 } from './timeline-common.js';
@@ -65,6 +66,7 @@ export function renderHtml(result: RunResult, options: HtmlOptions = {}): string
     ...(result.sweep ? sweepBody(result, options) : [
       modesSection(result),
       overlapSection(result),
+      toolboxSection(result),
       timelineSection(result, options),
       renderSweepSection(options.sweep ?? sweepPoints(result)),
       warningsSection(result),
@@ -131,6 +133,12 @@ function overlapSection(result: RunResult): string {
     return lines.length ? [`<div class="model" data-mode="${escape(m.id)}"><p><strong>${escape(modeLabel(m))}</strong></p>${lines.map((l) => `<p>${escape(l)}</p>`).join('')}</div>`] : [];
   });
   return section('overlap', 'Overlapped modes', table(head, rows, 'overlap') + verdicts.join(''));
+}
+
+/** The toolbox's variants, each against its twin without it, in the words of the terminal report. */
+function toolboxSection(result: RunResult): string {
+  const lines = toolboxLines(result);
+  return lines.length ? section('toolbox', 'Stream toolbox', lines.map((l) => `<p>${escape(l)}</p>`).join('\n')) : '';
 }
 
 function timelineSection(result: RunResult, options: HtmlOptions): string {

@@ -8,6 +8,7 @@ import { measureSchedules, verifySchedules } from '../../src/measure/repeat.js';
 import { buildRunResult } from '../../src/measure/result.js';
 import { tableExporter } from '../../src/report/exporters/table.js';
 import { markdownExporter } from '../../src/report/exporters/markdown.js';
+import { renderHtml } from '../../src/report/html.js';
 import { makeStyle } from '../../src/report/style.js';
 import { RunResultSchema } from '../../src/result/schema.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
@@ -39,7 +40,8 @@ async function fakeRun(name: string, overrides = {}) {
     deviceMemory: { askedBytes: plan.device.elements * 8, measuredBytes: plan.device.elements * 8 },
   });
   RunResultSchema.parse(JSON.parse(JSON.stringify(result)));
-  return { result, table: tableExporter.render([result], makeStyle({ isTTY: false } as NodeJS.WriteStream)), md: markdownExporter.render([result], makeStyle({ isTTY: false } as NodeJS.WriteStream)) };
+  const style = makeStyle({ isTTY: false } as NodeJS.WriteStream);
+  return { result, table: tableExporter.render([result], style), md: markdownExporter.render([result], style), html: renderHtml(result) };
 }
 
 describe('the shipped toolbox configs, run on a fake device', () => {
@@ -65,7 +67,7 @@ describe('the shipped toolbox configs, run on a fake device', () => {
   });
 
   it('default-streams: the load on the per-thread stream keeps the overlap, the same load on the legacy stream loses it, side by side', async () => {
-    const { result, table } = await fakeRun('default-streams');
+    const { result, table, html } = await fakeRun('default-streams');
     assert.deepEqual(result.modes.filter((m) => m.role.kind === 'overlapped').map((m) => m.id), [
       'overlapped:2x2:depth-first:chunk-per-stream',
       'overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1',
@@ -79,6 +81,7 @@ describe('the shipped toolbox configs, run on a fake device', () => {
         '3.000 ms of overlap lost (60% of what overlap saved); speedup over serial 2.00× → 1.25×',
     ]);
     assert.match(table, /overlapped 2×2 depth-first, chunk 1 H2D on per-thread default/);
+    assert.match(html, /<section id="toolbox">[^]*<p>per-thread default stream: chunk 1&#39;s H2D on cudaStreamPerThread [^<]*<\/p>\n<p>legacy default stream: chunk 1&#39;s H2D/);
   });
 
   it('legacy-default: names the op and the overlap it cost', async () => {
