@@ -73,7 +73,25 @@ export interface OverlapLayout {
   /** Device slots the chunks cycle through under a device-memory budget; absent when every chunk has its own. */
   readonly slots?: number;
   /** The op issued on the legacy default stream to show what it costs; absent in every other layout. */
-  readonly legacyOp?: { readonly chunk: number; readonly op: 'kernel' };
+  readonly legacyOp?: DefaultStreamOp;
+  /** The same op issued on the per-thread default stream instead, which blocking streams do not wait for. */
+  readonly perThreadOp?: DefaultStreamOp;
+}
+
+export const DEFAULT_STREAM_OPS = ['kernel', 'h2d'] as const;
+/** One chunk's op moved onto a default stream: its kernels, or its loads. */
+export interface DefaultStreamOp {
+  readonly chunk: number;
+  readonly op: (typeof DEFAULT_STREAM_OPS)[number];
+}
+
+export const DEFAULT_STREAMS = ['legacy', 'per-thread'] as const;
+/** cudaStreamLegacy, which every blocking stream synchronises with, or cudaStreamPerThread, which they do not. */
+export type DefaultStream = (typeof DEFAULT_STREAMS)[number];
+
+/** One chunk's op on one of the two default streams: a variant of a chunk-per-stream layout. */
+export interface PlacedDefaultOp extends DefaultStreamOp {
+  readonly stream: DefaultStream;
 }
 
 /**
@@ -97,7 +115,8 @@ export interface OverlapLayout {
  *   the rest and the store on the second;
  * - peer: the handed-over buffers copied whole from one device to the other, alone (what the peer link gives); with
  *   `both`, each way at once (probe's figure).
- * Overlapped layouts carry optional variants (graph replay, a host stage, a device ring, a legacy-default op).
+ * Overlapped layouts carry optional variants (graph replay, a host stage, a device ring, one op on the legacy or the
+ * per-thread default stream).
  */
 export type ModeRole =
   | { readonly kind: 'serial' }
@@ -138,6 +157,7 @@ export function modeId(role: ModeRole): string {
         (layout.slots === undefined ? '' : `:slots${layout.slots}`) +
         (layout.host === undefined ? '' : `:host-${layout.host}`) +
         (layout.legacyOp === undefined ? '' : `:legacy-${layout.legacyOp.op}${layout.legacyOp.chunk}`) +
+        (layout.perThreadOp === undefined ? '' : `:per-thread-${layout.perThreadOp.op}${layout.perThreadOp.chunk}`) +
         (layout.issue === undefined ? '' : `:${layout.issue}`);
     }
     case 'stage':

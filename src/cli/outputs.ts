@@ -1,11 +1,13 @@
 import type { RunExporter } from '../report/exporter.js';
 import { jsonExporter } from '../report/exporters/json.js';
 import { markdownExporter } from '../report/exporters/markdown.js';
+import { sweepMarkdownExporter, sweepTableExporter } from '../report/exporters/sweep.js';
 import { tableExporter } from '../report/exporters/table.js';
 import { defaultColumns, renderGantt } from '../report/gantt.js';
 import { htmlExporter } from '../report/html.js';
 import { makeStyle } from '../report/style.js';
 import { svgExporter } from '../report/svg.js';
+import { sweepChartExporter } from '../report/sweep-chart.js';
 import { traceExporter } from '../report/trace.js';
 import { pictured } from '../report/exporter.js';
 import type { RunResult } from '../result/schema.js';
@@ -22,12 +24,17 @@ export const RUN_OUTPUTS = {
 
 export type RunOutputTargets = Partial<Record<keyof typeof RUN_OUTPUTS, string | undefined>>;
 
+/** A saved sweep's documents: its heat map as Markdown and its chart in place of a run's tables and timeline. */
+const SWEEP_REPORT_OUTPUTS = { ...RUN_OUTPUTS, md: sweepMarkdownExporter, svg: sweepChartExporter } as const satisfies typeof RUN_OUTPUTS;
+
 export interface TerminalViews {
   /** The run table (run, report). */
   readonly table: boolean;
   /** The Gantt chart of the traced reps (run --timeline, timeline). */
   readonly gantt: boolean;
   readonly width?: number | undefined;
+  /** The results are a sweep's: its heat map, best layout and YAML for the table, its documents for the files. */
+  readonly sweep?: boolean;
 }
 
 /**
@@ -35,10 +42,11 @@ export interface TerminalViews {
  * to stderr when stdout carries a document.
  */
 export function writeRunOutputs(results: readonly RunResult[], targets: RunOutputTargets, views: TerminalViews): void {
-  const stream = writeDocuments((Object.entries(RUN_OUTPUTS) as Array<[keyof typeof RUN_OUTPUTS, RunExporter]>).map(([flag, exporter]) => ({
+  const outputs = views.sweep ? SWEEP_REPORT_OUTPUTS : RUN_OUTPUTS;
+  const stream = writeDocuments((Object.entries(outputs) as Array<[keyof typeof RUN_OUTPUTS, RunExporter]>).map(([flag, exporter]) => ({
     flag, target: targets[flag], render: () => exporter.render(results, makeStyle(process.stdout)) + '\n',
   })));
   const style = makeStyle(stream);
-  if (views.table) stream.write(tableExporter.render(results, style) + '\n');
+  if (views.table) stream.write((views.sweep ? sweepTableExporter : tableExporter).render(results, style) + '\n');
   if (views.gantt) stream.write(renderGantt(pictured(results), { style, columns: views.width ?? defaultColumns(stream) }) + '\n');
 }

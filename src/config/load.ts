@@ -9,8 +9,8 @@ import { type Handoff, readDevices } from './devices.js';
 import { readRegularFile } from '../files/read.js';
 import { formatPath } from '../format.js';
 import {
-  type BufferRole, ELEMENT_BYTES, type ElementType, type HostFunctionKind, type HostMemoryKind, type IssueMode, type IssueOrder, type ScalarType,
-  type StreamKind, type Topology,
+  type BufferRole, ELEMENT_BYTES, type ElementType, type HostFunctionKind, type HostMemoryKind, type IssueMode, type IssueOrder, type PlacedDefaultOp,
+  type ScalarType, type StreamKind, type Topology,
 } from '../vocabulary.js';
 import { parseConfigYaml } from './parse-yaml.js';
 import { ConfigSchema, type ParsedArg, type ParsedConfig } from './schema.js';
@@ -79,7 +79,8 @@ export interface ConfigPipeline {
   readonly topology: Topology;
   readonly mode: IssueMode;
   readonly slots: number | null;
-  readonly legacyDefaultOp: { readonly chunk: number } | null;
+  /** Each variant of the layout with one op on a default stream (`legacyDefaultOp` is one on the legacy stream). */
+  readonly defaultStreamOps: readonly PlacedDefaultOp[];
   /** Priority of the pipeline's streams, or null for the device's default. */
   readonly priority: PrioritySpec | null;
   readonly align: number;
@@ -306,9 +307,7 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   if (p.mode === 'graph' && p.streamKind === 'legacy-default') {
     throw new UsageError(`${locate(['pipeline', 'mode'])}: the legacy default stream cannot be captured into a graph; use another streamKind with mode: graph.`);
   }
-  if (p.legacyDefaultOp && p.legacyDefaultOp.chunk >= p.chunks) {
-    throw new UsageError(`${locate(['pipeline', 'legacyDefaultOp', 'chunk'])}: chunk ${p.legacyDefaultOp.chunk} does not exist; chunks are 0 to ${p.chunks - 1}.`);
-  }
+  const defaultStreamOps = readDefaultStreamOps(p, locate);
   checkRing(parsed, buffers, first.elements, locate);
   const { devices, handoff } = readDevices(parsed, deviceGiven, buffers, kernels, locate);
   return {
@@ -316,7 +315,7 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     device: Array.isArray(devices) ? (devices[0] ?? parsed.device) : parsed.device,
     pipeline: {
       chunks: p.chunks, streams: p.streams, streamKind: p.streamKind ?? (p.streamFlags === 'default' ? 'blocking' : 'non-blocking'),
-      topology: p.topology, mode: p.mode, slots: p.slots ?? null, legacyDefaultOp: p.legacyDefaultOp ?? null, align: p.align, orders: uniqueOrders(p.order),
+      topology: p.topology, mode: p.mode, slots: p.slots ?? null, defaultStreamOps, align: p.align, orders: uniqueOrders(p.order),
       priority: p.priority === undefined ? null : { level: p.priority, where: locate(['pipeline', 'priority']) },
       handoff,
     },
@@ -326,6 +325,24 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     deviceMemory: parsed.deviceMemory ?? null, notes,
     sweep: parsed.sweep ?? null,
   };
+}
+
+/** The ops a config moves onto default streams, from `legacyDefaultOp` or `defaultStreamOp` (one of them). */
+function readDefaultStreamOps(p: ParsedConfig['pipeline'], locate: Locator): PlacedDefaultOp[] {
+  if (p.legacyDefaultOp && p.defaultStreamOp) {
+    throw new UsageError(`${locate(['pipeline', 'defaultStreamOp'])}: give defaultStreamOp or legacyDefaultOp, not both; legacyDefaultOp: { chunk: N } is defaultStreamOp: { chunk: N, stream: legacy }.`);
+  }
+  const field = p.defaultStreamOp ? 'defaultStreamOp' : 'legacyDefaultOp';
+  const spec = p.defaultStreamOp ?? (p.legacyDefaultOp ? { chunk: p.legacyDefaultOp.chunk, op: 'kernel' as const, stream: 'legacy' as const } : null);
+  if (!spec) return [];
+  if (spec.chunk >= p.chunks) {
+    throw new UsageError(`${locate(['pipeline', field, 'chunk'])}: chunk ${spec.chunk} does not exist; chunks are 0 to ${p.chunks - 1}.`);
+  }
+  if (p.defaultStreamOp && p.topology !== 'chunk-per-stream') {
+    throw new UsageError(`${locate(['pipeline', 'defaultStreamOp'])}: defaultStreamOp moves one chunk's op off its stream, which needs topology: chunk-per-stream.`);
+  }
+  const streams = [...new Set(Array.isArray(spec.stream) ? spec.stream : [spec.stream])];
+  return streams.map((stream) => ({ stream, chunk: spec.chunk, op: spec.op }));
 }
 
 function uniqueOrders(order: IssueOrder | IssueOrder[]): IssueOrder[] {
@@ -352,11 +369,15 @@ function toConfigArg(arg: ParsedArg, buffers: Set<string>, where: string): Confi
 export function configHash(config: Config): string {
   // The sweep section says what `sweep` measures, not what a run of the config measures: it stays out.
   const { path: _path, description: _description, notes: _notes, host, deviceMemory, latency, pipeline, ...rest } = config;
-  const { chunks, streams, streamKind, topology, mode, slots, legacyDefaultOp, priority, align, orders, handoff } = pipeline;
+  const { chunks, streams, streamKind, topology, mode, slots, defaultStreamOps, priority, align, orders, handoff } = pipeline;
+  // One kernel on the legacy stream is what `legacyDefaultOp` always meant: hashed as it was, so its results still pair.
+  const [onlyOp, ...moreOps] = defaultStreamOps;
+  const legacyDefaultOp = onlyOp && !moreOps.length && onlyOp.stream === 'legacy' && onlyOp.op === 'kernel' ? { chunk: onlyOp.chunk } : null;
   const legacyFlags = streamKind === 'non-blocking' ? 'non-blocking' : streamKind === 'blocking' ? 'default' : streamKind;
   const extras = {
     ...(topology === 'chunk-per-stream' ? {} : { topology }), ...(mode === 'stream' ? {} : { mode }), ...(slots === null ? {} : { slots }),
-    ...(legacyDefaultOp === null ? {} : { legacyDefaultOp }), ...(priority === null ? {} : { priority: priority.level }),
+    ...(legacyDefaultOp === null ? (defaultStreamOps.length ? { defaultStreamOps } : {}) : { legacyDefaultOp }),
+    ...(priority === null ? {} : { priority: priority.level }),
     ...(handoff === null ? {} : { handoff: handoff.after }),
   };
   const what = {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseQuantity, type QuantityKind } from './units.js';
 
-import { BUFFER_ROLES, ELEMENT_TYPES, HOST_FUNCTIONS, HOST_MEMORY_KINDS, ISSUE_MODES, ISSUE_ORDERS, SCALAR_TYPES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
+import { BUFFER_ROLES, DEFAULT_STREAM_OPS, DEFAULT_STREAMS, ELEMENT_TYPES, HOST_FUNCTIONS, HOST_MEMORY_KINDS, ISSUE_MODES, ISSUE_ORDERS, SCALAR_TYPES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
 
 /** The offending value in a message: short, and readable for the non-JSON values YAML can produce. */
 export function showValue(value: unknown): string {
@@ -116,6 +116,13 @@ const PipelineSchema = z.object({
     .describe('device slots the chunks cycle through (a ring); default: as many as deviceMemory allows, else one per chunk'),
   legacyDefaultOp: z.object({ chunk: z.number().int().min(0).describe('the chunk whose kernel goes on the legacy default stream') }).strict().optional()
     .describe('also measure each layout with this one kernel on the legacy default stream (cudaStreamLegacy), to show what it costs'),
+  defaultStreamOp: z.object({
+    chunk: z.number().int().min(0).describe('the chunk whose op goes on a default stream'),
+    op: z.enum(DEFAULT_STREAM_OPS).default('kernel').describe('kernel: the chunk\'s kernels; h2d: its loads'),
+    stream: z.union([z.enum(DEFAULT_STREAMS), z.array(z.enum(DEFAULT_STREAMS)).min(1)]).default(['per-thread', 'legacy'])
+      .describe('legacy: cudaStreamLegacy, which blocking streams synchronise with; per-thread: cudaStreamPerThread, which they do not; a list measures each'),
+  }).strict().optional()
+    .describe('also measure each layout with this one op on a default stream, each stream beside the layout without it'),
   // 0 would make every chunk boundary a multiple of nothing: the planner divides by it.
   align: quantity('count').pipe(z.number().min(1, 'align is a row length in elements: 1 or more')).default(1).describe('chunks start at multiples of this many elements (e.g. a row length)'),
   priority: PrioritySchema.optional().describe('priority of the pipeline\'s streams (default: the device\'s default)'),

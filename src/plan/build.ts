@@ -1,7 +1,7 @@
 import type { Config, ConfigBuffer } from '../config/load.js';
 import { ringSlots, splitRanges, wholeRange } from '../chunking.js';
 import { eventCostSchedules } from './overhead.js';
-import { type HostMemoryKind, type IssueOrder, SMALL_OPS } from '../vocabulary.js';
+import { type HostMemoryKind, type IssueOrder, type PlacedDefaultOp, SMALL_OPS } from '../vocabulary.js';
 import {
   asGraph, bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, overlappedSchedule, pipelineShape, type PipelineShape,
   serialSchedule,
@@ -21,9 +21,9 @@ export interface RequestedLayout {
 
 /**
  * Config → Plan: the serial baseline; the overlapped layouts (one per order, each also as a graph replay in graph
- * mode, without the host stage, or with one kernel on the legacy default stream); and what the overlap model is
- * built from: each stage alone, the kernels chunked as the layout runs them, the link at its best, and the fixed
- * cost of small ops.
+ * mode, without the host stage, or with one op on a default stream, legacy or per-thread); and what the overlap
+ * model is built from: each stage alone, the kernels chunked as the layout runs them, the link at its best, and the
+ * fixed cost of small ops.
  */
 export function buildPlan(config: Config, kernels: readonly PlanKernel[], options: { gate?: boolean; devices?: readonly number[] | null } = {}): Plan {
   const { chunks, streams } = config.pipeline;
@@ -117,10 +117,10 @@ function ringOf(config: Config, ranges: readonly ChunkRange[]): Ring | null {
 
 /** Every overlapped layout the config asks for; the first is the headline. */
 function overlappedSchedules(config: Config, shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, orders: readonly IssueOrder[]): Schedule[] {
-  const { topology, mode, legacyDefaultOp } = config.pipeline;
-  const layout = (s: PipelineShape, order: (typeof orders)[number], legacy: number | null = null) => (topology === 'stage-per-stream'
+  const { topology, mode, defaultStreamOps } = config.pipeline;
+  const layout = (s: PipelineShape, order: (typeof orders)[number], moved: PlacedDefaultOp | null = null) => (topology === 'stage-per-stream'
     ? stagePerStreamSchedule(s, ranges, order)
-    : overlappedSchedule(s, ranges, streams, order, legacy));
+    : overlappedSchedule(s, ranges, streams, order, moved));
   const base = orders.map((order) => layout(shape, order));
   const first = orders[0] ?? 'depth-first';
   return [
@@ -128,7 +128,7 @@ function overlappedSchedules(config: Config, shape: PipelineShape, ranges: reado
     ...(mode === 'graph' ? base.map(asGraph) : []),
     // What the host stage costs the pipeline: the same layout without it.
     ...(shape.host ? [layout({ ...shape, host: null }, first)] : []),
-    ...(legacyDefaultOp && topology === 'chunk-per-stream' ? orders.map((order) => layout(shape, order, legacyDefaultOp.chunk)) : []),
+    ...(topology === 'chunk-per-stream' ? defaultStreamOps.flatMap((moved) => orders.map((order) => layout(shape, order, moved))) : []),
   ];
 }
 

@@ -1,6 +1,9 @@
 import type { Config, ConfigBuffer } from '../config/load.js';
 import { splitRanges, wholeRange } from '../chunking.js';
-import { type IssueOrder, type ModeRole, modeId, type OverlapLayout, type SmallOp, type StreamKind } from '../vocabulary.js';
+import {
+  type DefaultStream, type DefaultStreamOp, type IssueOrder, type ModeRole, modeId, type OverlapLayout, type PlacedDefaultOp, type SmallOp,
+  type StreamKind,
+} from '../vocabulary.js';
 import { withRingReuse } from './ring.js';
 import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec } from './types.js';
 
@@ -138,42 +141,54 @@ export function layoutVariant(shape: PipelineShape): Pick<OverlapLayout, 'host' 
   return { ...(shape.host ? { host: shape.host } : {}), ...(shape.ring ? { slots: shape.ring.ring.slots } : {}) };
 }
 
+const DEFAULT_STREAM_SPECS: Readonly<Record<DefaultStream, { readonly kind: StreamKind; readonly name: string }>> = {
+  legacy: { kind: 'legacy-default', name: 'the legacy default stream' },
+  'per-thread': { kind: 'per-thread-default', name: 'the per-thread default stream' },
+};
+
 /**
  * A chunk-per-stream layout: chunk i on stream i mod `streams`, issued depth-first or breadth-first. The caller
- * passes streams no more than the chunks (buildPlan decides and says so). `legacyChunk` puts that chunk's kernels
- * on the legacy default stream, ordered against its own stream by events, to show what that one op costs.
+ * passes streams no more than the chunks (buildPlan decides and says so). `moved` puts one chunk's kernels (or its
+ * loads) on a default stream, ordered against the chunk's own stream by events, to show what that one op costs.
  */
-export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, order: IssueOrder, legacyChunk: number | null = null): Schedule {
+export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, order: IssueOrder, moved: PlacedDefaultOp | null = null): Schedule {
   const streamOf = (range: ChunkRange) => `s${range.index % streams}`;
-  const kernelsOf = (r: ChunkRange): Op[] => {
-    if (r.index !== legacyChunk) return kernelOps(shape, shape.kernels, r, streamOf(r), r.index);
-    return [
-      { kind: 'record', stream: streamOf(r), event: 'legacy:loaded' }, { kind: 'wait', stream: 'legacy', event: 'legacy:loaded' },
-      ...kernelOps(shape, shape.kernels, r, 'legacy', r.index),
-      { kind: 'record', stream: 'legacy', event: 'legacy:computed' }, { kind: 'wait', stream: streamOf(r), event: 'legacy:computed' },
-    ];
-  };
+  // The default stream's id is its name in the Result's timeline ('legacy', 'per-thread'), its events named after it.
+  const d = moved?.stream ?? '';
+  const isMoved = (r: ChunkRange, op: DefaultStreamOp['op']) => moved !== null && r.index === moved.chunk && moved.op === op;
+  const loadsOf = (r: ChunkRange): Op[] => (isMoved(r, 'h2d')
+    ? [...loadOps(shape, r, d, r.index), { kind: 'record', stream: d, event: `${d}:loaded` }, { kind: 'wait', stream: streamOf(r), event: `${d}:loaded` }]
+    : loadOps(shape, r, streamOf(r), r.index));
+  const kernelsOf = (r: ChunkRange): Op[] => (isMoved(r, 'kernel')
+    ? [
+      { kind: 'record', stream: streamOf(r), event: `${d}:loaded` }, { kind: 'wait', stream: d, event: `${d}:loaded` },
+      ...kernelOps(shape, shape.kernels, r, d, r.index),
+      { kind: 'record', stream: d, event: `${d}:computed` }, { kind: 'wait', stream: streamOf(r), event: `${d}:computed` },
+    ]
+    : kernelOps(shape, shape.kernels, r, streamOf(r), r.index));
   const body: Op[] = [];
   if (order === 'depth-first') {
-    for (const r of ranges) body.push(...loadOps(shape, r, streamOf(r), r.index), ...kernelsOf(r), ...storeOps(shape, r, streamOf(r), r.index));
+    for (const r of ranges) body.push(...loadsOf(r), ...kernelsOf(r), ...storeOps(shape, r, streamOf(r), r.index));
   } else {
-    for (const r of ranges) body.push(...loadOps(shape, r, streamOf(r), r.index));
+    for (const r of ranges) body.push(...loadsOf(r));
     for (const r of ranges) body.push(...kernelsOf(r));
     for (const r of ranges) body.push(...storeOps(shape, r, streamOf(r), r.index));
   }
-  const legacy = legacyChunk !== null;
   const ring = shape.ring ? withRingReuse(body, shape.ring.ring.slots) : { body, events: [] };
+  const variant = moved && { chunk: moved.chunk, op: moved.op };
   const layout: OverlapLayout = {
     chunks: ranges.length, streams, order, topology: 'chunk-per-stream', ...layoutVariant(shape),
-    ...(legacy ? { legacyOp: { chunk: legacyChunk, op: 'kernel' } } : {}),
+    ...(variant && moved?.stream === 'legacy' ? { legacyOp: variant } : {}),
+    ...(variant && moved?.stream === 'per-thread' ? { perThreadOp: variant } : {}),
   };
+  const defaultStream = moved ? DEFAULT_STREAM_SPECS[moved.stream] : null;
   return timedSchedule({
     role: { kind: 'overlapped', layout }, device: shape.device,
     description: `${ranges.length} chunks over ${streams} streams, ${order}${ringNote(shape)}${shape.host ? `, host ${shape.host} after each D2H` : ''}` +
-      (legacy ? `, chunk ${legacyChunk}'s kernel on the legacy default stream` : ''),
-    streams: [...makeStreams(streams, shape.streamKind, shape.device), ...(legacy ? [{ id: 'legacy', kind: 'legacy-default', device: shape.device } as const] : [])],
+      (moved && defaultStream ? `, chunk ${moved.chunk}'s ${moved.op === 'h2d' ? 'loads' : 'kernel'} on ${defaultStream.name}` : ''),
+    streams: [...makeStreams(streams, shape.streamKind, shape.device), ...(defaultStream ? [{ id: d, kind: defaultStream.kind, device: shape.device }] : [])],
     body: ring.body, ranges, verify: true, gated: shape.gated,
-    events: [...ring.events, ...(legacy ? [{ id: 'legacy:loaded', timing: false }, { id: 'legacy:computed', timing: false }] : [])],
+    events: [...ring.events, ...(moved?.op === 'kernel' ? [`${d}:loaded`, `${d}:computed`] : moved ? [`${d}:loaded`] : []).map((id) => ({ id, timing: false }))],
   });
 }
 

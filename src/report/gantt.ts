@@ -60,8 +60,10 @@ function renderGroup(result: RunResult, group: TimelineGroup, columns: number, s
   group.rows.forEach((row, i) => {
     const previous = group.rows[i - 1];
     if (group.multiDevice && previous?.device !== row.device) lines.push(style.dim(deviceLabel(deviceOf(result, row.device), row.device)));
-    const cells = runs(rowCells(row.ops, group.spanMs, chartWidth)).map(({ stage, length }) =>
-      stage ? paint(style, stage, STAGE_LETTERS[stage].repeat(length)) : style.dim(IDLE_CELL.repeat(length)));
+    const stages = rowCells(row.ops, group.spanMs, chartWidth);
+    const lower = lowerCaseCells(row.ops, stages, group.spanMs);
+    const letters = stages.map((stage, c) => stage && { stage, letter: lower[c] ? STAGE_LETTERS[stage].toLowerCase() : STAGE_LETTERS[stage] });
+    const cells = runs(letters).map(({ cell, length }) => (cell ? paint(style, cell.stage, cell.letter.repeat(length)) : style.dim(IDLE_CELL.repeat(length))));
     lines.push(`${labels[i]!.padEnd(labelWidth)} |${cells.join('')}|`);
   });
   lines.push(`${indent}1 column = ${ms(group.spanMs / chartWidth)}`);
@@ -97,13 +99,39 @@ export function rowCells(ops: readonly TimelineOp[], spanMs: number, width: numb
   return cells;
 }
 
+/**
+ * Which cells print their letter in lower case: the case flips each time a row moves on to another chunk, so ops of
+ * one stage back to back on one stream (a stage-per-stream load stream, breadth-first issue) still show where one
+ * chunk ends and the next begins. A cell takes the case of the op of its stage that covers most of it.
+ */
+export function lowerCaseCells(ops: readonly TimelineOp[], cells: readonly (Stage | null)[], spanMs: number): boolean[] {
+  const cellMs = spanMs > 0 ? spanMs / cells.length : 1;
+  const sorted = [...ops].sort((a, b) => a.startMs - b.startMs);
+  const lower = new Map<TimelineOp, boolean>();
+  sorted.forEach((op, i) => {
+    const previous = sorted[i - 1];
+    lower.set(op, previous ? (lower.get(previous) ?? false) !== (previous.chunk !== op.chunk) : false);
+  });
+  return cells.map((stage, c) => {
+    let best: TimelineOp | null = null;
+    let bestCover = 0;
+    for (const op of sorted) {
+      const cover = op.kind === stage ? Math.min((c + 1) * cellMs, op.endMs) - Math.max(c * cellMs, op.startMs) : 0;
+      if (cover > bestCover) [best, bestCover] = [op, cover];
+    }
+    return best !== null && (lower.get(best) ?? false);
+  });
+}
+
+type Cell = { readonly stage: Stage; readonly letter: string } | null;
+
 /** Consecutive equal cells, so each run gets one pair of colour codes rather than one per cell. */
-function runs(cells: readonly (Stage | null)[]): { stage: Stage | null; length: number }[] {
-  const out: { stage: Stage | null; length: number }[] = [];
-  for (const stage of cells) {
+function runs(cells: readonly Cell[]): { cell: Cell; length: number }[] {
+  const out: { cell: Cell; length: number }[] = [];
+  for (const cell of cells) {
     const last = out[out.length - 1];
-    if (last && last.stage === stage) last.length += 1;
-    else out.push({ stage, length: 1 });
+    if (last && last.cell?.letter === cell?.letter) last.length += 1;
+    else out.push({ cell, length: 1 });
   }
   return out;
 }
@@ -146,7 +174,7 @@ export function wrap(line: string, width: number): string[] {
 
 function legend(style: ChalkInstance, reps: readonly TracedRep[]): string {
   const items = legendStages(reps).map((s) => `${paint(style, s, STAGE_LETTERS[s])} ${STAGE_NAMES[s]}`);
-  return `legend: ${items.join('  ')}  ${style.dim(IDLE_CELL)} idle`;
+  return `legend: ${items.join('  ')}  ${style.dim(IDLE_CELL)} idle\nletters change case from one chunk to the next`;
 }
 
 function analysisLines(result: RunResult, rep: TracedRep, multiDevice: boolean): string[] {

@@ -2,9 +2,10 @@ import { devicesLines } from './devices.js';
 import { modelLines } from './labels.js';
 import { type RunExporter, pictured } from './exporter.js';
 import type { ModeResult, RunResult } from '../result/schema.js';
-import { renderSweepSection, type SweepPoint, sweepPoints } from './sweep.js';
+import { renderSweepBest, renderSweepSection, type SweepPoint, sweepPoints } from './sweep.js';
 import { renderSweepChart } from './sweep-chart.js';
 import { renderSvg } from './svg.js';
+import { toolboxLines } from './toolbox.js';
 import {
   analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, escapeXml as escape, IDLE_COLUMNS, idleRows, modeLabel, ms, timelineGroups,
 } from './timeline-common.js';
@@ -37,6 +38,7 @@ dl.facts dt { color: #555; }
 dl.facts dd { margin: 0; }
 table.heatmap td.best { font-weight: bold; outline: 2px solid #222; }
 table.heatmap caption { text-align: left; font-weight: bold; }
+details#raw-modes > summary { cursor: pointer; margin: 28px 0 8px; font-size: 15px; }
 .warning { border-left: 4px solid #c77c02; padding: 4px 10px; margin: 6px 0; background: #fff8e6; }
 `;
 
@@ -61,16 +63,34 @@ export function renderHtml(result: RunResult, options: HtmlOptions = {}): string
     `<p class="meta">${escape(metaLine(result))}</p>`,
     `<p class="headline">${escape(headline(result))}</p>`,
     '</header>',
-    modesSection(result),
-    overlapSection(result),
-    timelineSection(result, options),
-    renderSweepSection(options.sweep ?? sweepPoints(result)),
-    result.sweep ? `<section id="sweep-chart">${renderSweepChart(result)}</section>` : '',
-    warningsSection(result),
+    ...(result.sweep ? sweepBody(result, options) : [
+      modesSection(result),
+      overlapSection(result),
+      toolboxSection(result),
+      timelineSection(result, options),
+      renderSweepSection(options.sweep ?? sweepPoints(result)),
+      warningsSection(result),
+    ]),
     '</body>',
     '</html>',
     '',
   ].filter((part) => part !== '').join('\n');
+}
+
+/**
+ * A sweep reads at a glance: the heat map, the chart and the best layout with its YAML first, then the best
+ * layout's timeline; every raw mode of the race and the model's verdict on each, folded at the end.
+ */
+function sweepBody(result: RunResult, options: HtmlOptions): string[] {
+  return [
+    renderSweepSection(options.sweep ?? sweepPoints(result)),
+    `<section id="sweep-chart">${renderSweepChart(result)}</section>`,
+    renderSweepBest(result),
+    timelineSection(result, options),
+    warningsSection(result),
+    `<details id="raw-modes">\n<summary>Every mode of the sweep (${result.modes.length}) and the model's verdict on each layout</summary>\n` +
+      `${[modesSection(result), overlapSection(result)].filter((part) => part !== '').join('\n')}\n</details>`,
+  ];
 }
 
 function metaLine(result: RunResult): string {
@@ -113,6 +133,12 @@ function overlapSection(result: RunResult): string {
     return lines.length ? [`<div class="model" data-mode="${escape(m.id)}"><p><strong>${escape(modeLabel(m))}</strong></p>${lines.map((l) => `<p>${escape(l)}</p>`).join('')}</div>`] : [];
   });
   return section('overlap', 'Overlapped modes', table(head, rows, 'overlap') + verdicts.join(''));
+}
+
+/** The toolbox's variants, each against its twin without it, in the words of the terminal report. */
+function toolboxSection(result: RunResult): string {
+  const lines = toolboxLines(result);
+  return lines.length ? section('toolbox', 'Stream toolbox', lines.map((l) => `<p>${escape(l)}</p>`).join('\n')) : '';
 }
 
 function timelineSection(result: RunResult, options: HtmlOptions): string {

@@ -1,6 +1,6 @@
 import { formatMs, formatPercent, formatRate, formatUs, gbPerSecond } from '../format.js';
 import type { ModeResult, RunResult } from '../result/schema.js';
-import type { ModeRole, StopRule } from '../vocabulary.js';
+import type { DefaultStreamOp, ModeRole, StopRule } from '../vocabulary.js';
 
 // Words every renderer uses for the same things, so the table, Markdown and HTML say them alike.
 
@@ -35,6 +35,8 @@ export function modeLabel(mode: ModeResult, result: Pick<RunResult, 'modes' | 'd
   return sameShape ? `overlapped (${role.layout.order})${on}` : `${roleLabel(role)}${on}`;
 }
 
+const opWord = (op: DefaultStreamOp['op']) => (op === 'h2d' ? 'H2D' : op);
+
 /** A mode's name from its role alone, for views that mix modes of several results (compare). */
 export function roleLabel(role: ModeRole, device: number | null = null): string {
   const on = device === null ? '' : ` on GPU ${device}`;
@@ -46,7 +48,8 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
       const shape = layout.topology === 'stage-per-stream' ? `${layout.chunks} chunks, stage per stream` : `${layout.chunks}×${layout.streams}`;
       const variants = [
         layout.slots === undefined ? '' : `, ${layout.slots} slots`, layout.host === undefined ? '' : `, host ${layout.host}`,
-        layout.legacyOp === undefined ? '' : `, chunk ${layout.legacyOp.chunk} ${layout.legacyOp.op} on legacy default`,
+        layout.legacyOp === undefined ? '' : `, chunk ${layout.legacyOp.chunk} ${opWord(layout.legacyOp.op)} on legacy default`,
+        layout.perThreadOp === undefined ? '' : `, chunk ${layout.perThreadOp.chunk} ${opWord(layout.perThreadOp.op)} on per-thread default`,
         layout.issue === 'graph' ? ', graph replay' : '',
       ].join('');
       return `overlapped ${shape} ${layout.order}${variants}${on}`;

@@ -1,5 +1,6 @@
 import type { RunResult } from '../result/schema.js';
 import type { IssueOrder } from '../vocabulary.js';
+import { bestLines, yamlFragment } from './exporters/sweep.js';
 import { escapeXml as escape } from './timeline-common.js';
 
 // A sweep's heat map of speedup over a streams × chunks grid, one per issue order, for the HTML report; the points
@@ -66,4 +67,17 @@ function heatmapTable(points: readonly SweepPoint[], order: string, best: SweepP
 export function mix(t: number): string {
   const clamped = Math.min(1, Math.max(0, t));
   return `#${LOW.map((low, i) => Math.round(low + (HIGH[i]! - low) * clamped).toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** The best layout, the layouts that tie with it and the YAML that reproduces it, or '' for a plain run. */
+export function renderSweepBest(result: RunResult): string {
+  const lines = bestLines(result);
+  if (!lines.length) return '';
+  return [
+    '<section id="sweep-best">',
+    '<h2>Best layout</h2>',
+    ...lines.map((l) => `<p>${escape(l)}</p>`),
+    `<pre class="yaml">${escape(yamlFragment(result).join('\n'))}</pre>`,
+    '</section>',
+  ].join('\n');
 }

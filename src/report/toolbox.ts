@@ -1,18 +1,20 @@
 import { formatBytes, formatMs, formatUs } from '../format.js';
 import { median } from '../quantile.js';
 import type { ModeResult, RunResult, TimelineOp } from '../result/schema.js';
-import type { IssueCostOp, OverlapLayout } from '../vocabulary.js';
+import type { DefaultStreamOp, IssueCostOp, OverlapLayout } from '../vocabulary.js';
 
 // What the stream toolbox's variants showed, each against its twin (the same layout without the variant), in
 // words every renderer prints alike. Drawn from the Result alone.
 
-type Variant = 'issue' | 'host' | 'legacyOp';
+type Variant = 'issue' | 'host' | 'legacyOp' | 'perThreadOp';
 
 const layoutOf = (mode: ModeResult): OverlapLayout | null => (mode.role.kind === 'overlapped' ? mode.role.layout : null);
 
 const sameLayout = (a: OverlapLayout, b: OverlapLayout) =>
   a.chunks === b.chunks && a.streams === b.streams && a.order === b.order && a.topology === b.topology && a.slots === b.slots &&
-  a.issue === b.issue && a.host === b.host && a.legacyOp?.chunk === b.legacyOp?.chunk;
+  a.issue === b.issue && a.host === b.host && sameOp(a.legacyOp, b.legacyOp) && sameOp(a.perThreadOp, b.perThreadOp);
+
+const sameOp = (a: DefaultStreamOp | undefined, b: DefaultStreamOp | undefined) => a?.chunk === b?.chunk && a?.op === b?.op;
 
 /** The mode whose layout is `mode`'s without `variant`. */
 export function twinWithout(mode: ModeResult, variant: Variant, modes: readonly ModeResult[]): ModeResult | null {
@@ -76,17 +78,31 @@ function hostLine(mode: ModeResult, result: RunResult): string | null {
   return `host stage ${layout.host}${traced}${effect}`;
 }
 
-function legacyLine(mode: ModeResult, result: RunResult): string | null {
+const DEFAULT_STREAM_WORDS = {
+  legacyOp: { stream: 'legacy default stream', handle: 'cudaStreamLegacy' },
+  perThreadOp: { stream: 'per-thread default stream', handle: 'cudaStreamPerThread' },
+} as const;
+
+/**
+ * What one op on a default stream cost the layout against its twin without it. The two variants of one config get
+ * one line each, in the same words, so the legacy stream's barrier and the per-thread stream's lack of one read side
+ * by side.
+ */
+function defaultStreamLine(mode: ModeResult, result: RunResult, variant: keyof typeof DEFAULT_STREAM_WORDS): string | null {
   const layout = layoutOf(mode);
-  if (!layout?.legacyOp) return null;
-  const without = twinWithout(mode, 'legacyOp', result.modes);
+  const moved = layout?.[variant];
+  if (!layout || !moved) return null;
+  const without = twinWithout(mode, variant, result.modes);
   if (!without) return null;
   const lost = mode.stats.median - without.stats.median;
   const serial = result.modes.find((m) => m.role.kind === 'serial' && m.device === mode.device);
   const saved = serial ? serial.stats.median - without.stats.median : null;
   const share = saved && saved > 0 ? ` (${(100 * lost / saved).toFixed(0)}% of what overlap saved)` : '';
-  return `legacy default stream: chunk ${layout.legacyOp.chunk}'s ${layout.legacyOp.op} on cudaStreamLegacy made the ${layout.order} layout ` +
-    `${formatMs(without.stats.median)} → ${formatMs(mode.stats.median)}: ${lost >= 0 ? `${formatMs(lost)} of overlap lost${share}` : 'no overlap lost'}`;
+  const speedups = serial && mode.analysis && without.analysis
+    ? `; speedup over serial ${without.analysis.speedup.toFixed(2)}× → ${mode.analysis.speedup.toFixed(2)}×` : '';
+  const words = DEFAULT_STREAM_WORDS[variant];
+  return `${words.stream}: chunk ${moved.chunk}'s ${moved.op === 'h2d' ? 'H2D' : moved.op} on ${words.handle} made the ${layout.order} layout ` +
+    `${formatMs(without.stats.median)} → ${formatMs(mode.stats.median)}: ${lost > 0 ? `${formatMs(lost)} of overlap lost${share}` : 'no overlap lost'}${speedups}`;
 }
 
 /** The urgent kernels' latency with and without priorities, and what they cost the pipeline beside them. */
@@ -120,9 +136,10 @@ export function toolboxLines(result: RunResult): string[] {
   const lines: string[] = [];
   for (const mode of result.modes) {
     if (mode.role.kind !== 'overlapped') continue;
-    for (const line of [mode.role.layout.issue ? graphLine(mode, result.modes) : null, hostLine(mode, result), legacyLine(mode, result)]) {
-      if (line) lines.push(line);
-    }
+    lines.push(...[
+      mode.role.layout.issue ? graphLine(mode, result.modes) : null, hostLine(mode, result),
+      defaultStreamLine(mode, result, 'perThreadOp'), defaultStreamLine(mode, result, 'legacyOp'),
+    ].filter((line): line is string => line !== null));
   }
   return [...lines, ...[latencyLine(result), memoryLine(result)].filter((line): line is string => line !== null)];
 }

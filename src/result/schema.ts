@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CrossDeviceSchema, DeviceTimesSchema, PeerPathSchema, ScalingSchema } from './devices.js';
 import { BoundTermSchema, ModelAnalysisSchema, SweepSectionSchema } from './model.js';
-import { BUFFER_ROLES, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
+import { BUFFER_ROLES, DEFAULT_STREAM_OPS, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
 
 // The contract between measuring and rendering. Renderers read a Result alone, so a saved JSON file redraws every
 // table and picture exactly as measured. Bump RESULT_VERSION on any change that an older reader would misread, and
@@ -99,7 +99,8 @@ export const OverlapLayoutSchema = z.object({
   issue: z.literal('graph').optional(),
   host: z.string().optional(),
   slots: z.number().int().optional(),
-  legacyOp: z.object({ chunk: z.number().int(), op: z.literal('kernel') }).optional(),
+  legacyOp: z.object({ chunk: z.number().int(), op: z.enum(DEFAULT_STREAM_OPS) }).optional(),
+  perThreadOp: z.object({ chunk: z.number().int(), op: z.enum(DEFAULT_STREAM_OPS) }).optional(),
 });
 
 export const ModeRoleSchema = z.union([

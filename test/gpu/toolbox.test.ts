@@ -107,6 +107,26 @@ describe('the stream toolbox on a real device', () => {
     assert.deepEqual(result.timeline?.reps.find((r) => r.mode === legacy.id)?.streams.at(-1), { id: 'legacy', flags: 'legacy-default', priority: null });
   });
 
+  it('default-streams: chunk 1\'s load on cudaStreamPerThread keeps the overlap of blocking streams, on cudaStreamLegacy it runs as serial', gpu, () => {
+    const { result, stdout } = run('default-streams', ['--max-time', '1']);
+    assert.equal(result.verification.status, 'passed');
+    const plain = overlapped(result, (l) => l.legacyOp === undefined && l.perThreadOp === undefined);
+    const perThread = overlapped(result, (l) => l.perThreadOp !== undefined);
+    const legacy = overlapped(result, (l) => l.legacyOp !== undefined);
+    const speedup = (m: typeof plain) => m.analysis?.speedup ?? 0;
+    // Two chunks of balanced over two streams: about 1.4× on the H200 (H2D, then H2D || kernel, kernel || D2H, D2H).
+    assert.ok(speedup(perThread) > 1.25, `per-thread: ${speedup(perThread).toFixed(2)}×`);
+    assert.ok(Math.abs(perThread.stats.median / plain.stats.median - 1) < 0.05, `${plain.stats.median} → ${perThread.stats.median} ms`);
+    // On the legacy stream the load waits for all of chunk 0 and chunk 1 waits for it: the two chunks run one after
+    // the other, as serial runs the whole buffers.
+    assert.ok(speedup(legacy) > 0.9 && speedup(legacy) < 1.08, `legacy: ${speedup(legacy).toFixed(2)}×`);
+    assert.match(stdout, /per-thread default stream: chunk 1's H2D on cudaStreamPerThread made the depth-first layout /);
+    assert.match(stdout, /legacy default stream: chunk 1's H2D on cudaStreamLegacy made the depth-first layout .* of overlap lost/);
+    const streams = (id: string) => result.timeline?.reps.find((r) => r.mode === id)?.streams.at(-1);
+    assert.deepEqual(streams(perThread.id), { id: 'per-thread', flags: 'per-thread-default', priority: null });
+    assert.deepEqual(streams(legacy.id), { id: 'legacy', flags: 'legacy-default', priority: null });
+  });
+
   it('host-memory: four kinds side by side in one table, pageable copies slower than pinned', gpu, () => {
     const json = join(out, 'host-memory.json');
     const { code, stdout, stderr } = runCli(['run', join('configs', 'host-memory.yaml'), '--host-memory', 'pinned,pageable,write-combined,registered',

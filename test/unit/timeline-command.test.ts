@@ -50,6 +50,6 @@ describe('cuda-pipe timeline', () => {
   it('redraws the recorded H200 run\'s 4 streams', () => {
     const run = runCli(['timeline', join('test', 'fixtures', 'h200-balanced-16-traced.json'), '--width', '100']);
     assert.equal(run.code, 0, run.stderr);
-    for (const stream of ['s0', 's1', 's2', 's3']) assert.match(run.stdout, new RegExp(`^${stream} +\\|[HKD.]+\\|$`, 'm'));
+    for (const stream of ['s0', 's1', 's2', 's3']) assert.match(run.stdout, new RegExp(`^${stream} +\\|[HKDhkd.]+\\|$`, 'm'));
   });
 });

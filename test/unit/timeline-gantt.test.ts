@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { stripVTControlCharacters } from 'node:util';
 import { Chalk } from 'chalk';
 import { analyzeTracedRep } from '../../src/report/timeline-common.js';
-import { defaultColumns, renderGantt, rowCells, scaleLines } from '../../src/report/gantt.js';
+import { defaultColumns, lowerCaseCells, renderGantt, rowCells, scaleLines } from '../../src/report/gantt.js';
 import type { TimelineOp } from '../../src/result/schema.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 import { timelineFixtures } from '../helpers/timeline-fixtures.js';
@@ -40,7 +40,7 @@ for (const { name, result } of timelineFixtures()) {
       assert.equal(rows.length, expected.length);
       rows.forEach((row, i) => {
         assert.ok(row.label.endsWith(expected[i]!.stream), row.label);
-        assert.deepEqual([...new Set(row.cells.replace(/\./g, ''))].sort(), expected[i]!.letters, row.label);
+        assert.deepEqual([...new Set(row.cells.replace(/\./g, '').toUpperCase())].sort(), expected[i]!.letters, row.label);
       });
     });
 
@@ -117,6 +117,26 @@ describe('Gantt cells', () => {
   it('keeps an op shorter than a cell visible in the cell of its midpoint', () => {
     const cells = rowCells([op('host', 4.1, 4.2)], 10, 10);
     assert.deepEqual(cells.map((c) => c ?? '.').join(','), '.,.,.,.,host,.,.,.,.,.');
+  });
+
+  it('flips the case at each chunk boundary, so back-to-back loads of a stage-per-stream row stay apart', () => {
+    const chunkOp = (kind: TimelineOp['kind'], chunk: number, startMs: number, endMs: number) => ({ ...op(kind, startMs, endMs), chunk });
+    // One load stream: three chunks' H2D back to back, 2 ms each over 6 cells of 1 ms.
+    const loads = [chunkOp('h2d', 0, 0, 2), chunkOp('h2d', 1, 2, 4), chunkOp('h2d', 2, 4, 6)];
+    const stages = rowCells(loads, 6, 6);
+    assert.deepEqual(lowerCaseCells(loads, stages, 6), [false, false, true, true, false, false]);
+    // Two kernels of one chunk keep its case; the next chunk's load flips it; an idle cell is never lower case.
+    const mixed = [chunkOp('kernel', 3, 0, 1), chunkOp('kernel', 3, 1, 2), chunkOp('h2d', 4, 3, 4)];
+    assert.deepEqual(lowerCaseCells(mixed, rowCells(mixed, 4, 4), 4), [false, false, false, true]);
+  });
+
+  it('prints a stage-per-stream rep\'s load stream with its chunks told apart', () => {
+    const base = syntheticRunResult();
+    const [rep] = base.timeline!.reps;
+    const loads = [0, 1, 2, 3].map((chunk): TimelineOp => ({ ...rep!.ops[0]!, stream: rep!.streams[0]!.id, kind: 'h2d', chunk, startMs: chunk * 2, endMs: chunk * 2 + 2 }));
+    const text = renderGantt({ ...base, timeline: { reps: [{ ...rep!, streams: [rep!.streams[0]!], ops: loads, totalMs: 8 }] } }, { style: plain, columns: 45 });
+    assert.deepEqual(chartRows(text).map((r) => r.cells), ['HHHHHHHHHHhhhhhhhhhhHHHHHHHHHHhhhhhhhhhh']);
+    assert.match(text, /^letters change case from one chunk to the next$/m);
   });
 
   it('puts a tick mark and label at every 1-2-5 step of the scale', () => {

@@ -8,6 +8,7 @@ import { measureSchedules, verifySchedules } from '../../src/measure/repeat.js';
 import { buildRunResult } from '../../src/measure/result.js';
 import { tableExporter } from '../../src/report/exporters/table.js';
 import { markdownExporter } from '../../src/report/exporters/markdown.js';
+import { renderHtml } from '../../src/report/html.js';
 import { makeStyle } from '../../src/report/style.js';
 import { RunResultSchema } from '../../src/result/schema.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
@@ -39,7 +40,8 @@ async function fakeRun(name: string, overrides = {}) {
     deviceMemory: { askedBytes: plan.device.elements * 8, measuredBytes: plan.device.elements * 8 },
   });
   RunResultSchema.parse(JSON.parse(JSON.stringify(result)));
-  return { result, table: tableExporter.render([result], makeStyle({ isTTY: false } as NodeJS.WriteStream)), md: markdownExporter.render([result], makeStyle({ isTTY: false } as NodeJS.WriteStream)) };
+  const style = makeStyle({ isTTY: false } as NodeJS.WriteStream);
+  return { result, table: tableExporter.render([result], style), md: markdownExporter.render([result], style), html: renderHtml(result) };
 }
 
 describe('the shipped toolbox configs, run on a fake device', () => {
@@ -64,6 +66,24 @@ describe('the shipped toolbox configs, run on a fake device', () => {
     assert.match(table, /device memory: budget 64 MiB; allocated 64 MiB \(cudaMemGetInfo saw 64 MiB go\) for a ring of 4 slots of 2097152 elements, streaming 512 MiB of host buffers/);
   });
 
+  it('default-streams: the load on the per-thread stream keeps the overlap, the same load on the legacy stream loses it, side by side', async () => {
+    const { result, table, html } = await fakeRun('default-streams');
+    assert.deepEqual(result.modes.filter((m) => m.role.kind === 'overlapped').map((m) => m.id), [
+      'overlapped:2x2:depth-first:chunk-per-stream',
+      'overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1',
+      'overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1',
+    ]);
+    const lines = table.split('\n').filter((l) => / default stream: /.test(l));
+    assert.deepEqual(lines, [
+      'per-thread default stream: chunk 1\'s H2D on cudaStreamPerThread made the depth-first layout 5.000 ms → 5.000 ms: ' +
+        'no overlap lost; speedup over serial 2.00× → 2.00×',
+      'legacy default stream: chunk 1\'s H2D on cudaStreamLegacy made the depth-first layout 5.000 ms → 8.000 ms: ' +
+        '3.000 ms of overlap lost (60% of what overlap saved); speedup over serial 2.00× → 1.25×',
+    ]);
+    assert.match(table, /overlapped 2×2 depth-first, chunk 1 H2D on per-thread default/);
+    assert.match(html, /<section id="toolbox">[^]*<p>per-thread default stream: chunk 1&#39;s H2D on cudaStreamPerThread [^<]*<\/p>\n<p>legacy default stream: chunk 1&#39;s H2D/);
+  });
+
   it('legacy-default: names the op and the overlap it cost', async () => {
     const { table } = await fakeRun('legacy-default');
     assert.match(table, /legacy default stream: chunk 3's kernel on cudaStreamLegacy made the depth-first layout 5\.000 ms → 8\.000 ms: 3\.000 ms of overlap lost \(60% of what overlap saved\)/);
@@ -86,6 +106,16 @@ describe('the shipped toolbox configs, run on a fake device', () => {
     const plan = buildPlan(config, resolveKernels(config, locate));
     assert.deepEqual(plan.device, { elements: 4 * 33554432, ring: { slots: 4, slotElements: 33554432 }, budgetBytes: 2 ** 30 });
     assert.ok(plan.device.elements * 8 <= 2 ** 30);
+  });
+
+  it('default-streams: --dry-run plans chunk 1\'s load on each default stream without a GPU', () => {
+    const { code, stdout, stderr } = runCli(['run', join('configs', 'default-streams.yaml'), '--dry-run']);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /^mode overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1: 2 chunks over 2 streams, depth-first, chunk 1's loads on the per-thread default stream;/m);
+    assert.match(stdout, /^ {2}stream per-thread \(per-thread-default\): chunk 1; H2D 128 MiB, 0 kernel launches, D2H 0 B$/m);
+    assert.match(stdout, /^mode overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1: 2 chunks over 2 streams, depth-first, chunk 1's loads on the legacy default stream;/m);
+    assert.match(stdout, /^ {2}stream legacy \(legacy-default\): chunk 1; H2D 128 MiB, 0 kernel launches, D2H 0 B$/m);
+    assert.match(stdout, /^ {2}stream s1 \(blocking\): chunk 1; H2D 0 B, 1 kernel launch, D2H 128 MiB$/m);
   });
 
   it('--mode graph adds graph replays to any config, and --host-memory names a bad kind (exit 2)', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseConfigText } from '../../src/config/load.js';
+import { configHash, parseConfigText } from '../../src/config/load.js';
 import { UsageError } from '../../src/errors.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { buildPlan } from '../../src/plan/build.js';
@@ -187,6 +187,42 @@ describe('stream kinds and the legacy default stream', () => {
 
   it('refuses a legacy-default op on a chunk that does not exist', () => {
     assert.match(rejected('', '{ chunks: 4, legacyDefaultOp: { chunk: 4 } }').message, /chunk 4 does not exist; chunks are 0 to 3/);
+  });
+
+  it('measures one chunk\'s load on each default stream beside the layout without it, the load still before its kernel', () => {
+    const p = plan('', '{ chunks: 2, streams: 2, streamKind: blocking, defaultStreamOp: { chunk: 1, op: h2d, stream: [per-thread, legacy] } }');
+    assert.deepEqual(p.schedules.filter((s) => s.role.kind === 'overlapped').map((s) => s.id), [
+      'overlapped:2x2:depth-first:chunk-per-stream',
+      'overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1',
+      'overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1',
+    ]);
+    for (const [stream, kind] of [['per-thread', 'per-thread-default'], ['legacy', 'legacy-default']] as const) {
+      const s = overlapped(p, (x) => x.id.endsWith(`:${stream}-h2d1`));
+      assert.deepEqual(s.streams.map((x) => `${x.id}:${x.kind}`), ['s0:blocking', 's1:blocking', `${stream}:${kind}`]);
+      const ops = scheduleOps(s);
+      const before = happensBefore(ops);
+      assert.equal(ops[find(ops, 'h2d', 1)]?.stream, stream);
+      assert.equal(ops[find(ops, 'h2d', 0)]?.stream, 's0');
+      assert.ok(before(find(ops, 'h2d', 1), find(ops, 'kernel', 1)) && before(find(ops, 'kernel', 1), find(ops, 'd2h', 1)));
+      // Nothing but the default stream's own semantics orders chunk 1's load after chunk 0: the plan adds no wait.
+      assert.ok(!before(find(ops, 'd2h', 0), find(ops, 'h2d', 1)));
+    }
+  });
+
+  it('reads legacyDefaultOp as one kernel on the legacy stream, and hashes it as before', () => {
+    const { config: c } = parseConfigText(config('', '{ chunks: 4, legacyDefaultOp: { chunk: 3 } }'), '/cfg/t.yaml');
+    assert.deepEqual(c.pipeline.defaultStreamOps, [{ stream: 'legacy', chunk: 3, op: 'kernel' }]);
+    const { config: d } = parseConfigText(config('', '{ chunks: 4, defaultStreamOp: { chunk: 3, stream: legacy } }'), '/cfg/t.yaml');
+    assert.equal(configHash(d), configHash(c));
+    const { config: e } = parseConfigText(config('', '{ chunks: 4, defaultStreamOp: { chunk: 3 } }'), '/cfg/t.yaml');
+    assert.deepEqual(e.pipeline.defaultStreamOps.map((o) => o.stream), ['per-thread', 'legacy']);
+    assert.notEqual(configHash(e), configHash(c));
+  });
+
+  it('refuses both spellings at once, a chunk that does not exist, and a stage-per-stream layout', () => {
+    assert.match(rejected('', '{ chunks: 4, legacyDefaultOp: { chunk: 1 }, defaultStreamOp: { chunk: 1 } }').message, /not both/);
+    assert.match(rejected('', '{ chunks: 4, defaultStreamOp: { chunk: 4, op: h2d } }').message, /chunk 4 does not exist; chunks are 0 to 3/);
+    assert.match(rejected('', '{ chunks: 4, topology: stage-per-stream, defaultStreamOp: { chunk: 1 } }').message, /needs topology: chunk-per-stream/);
   });
 });
 

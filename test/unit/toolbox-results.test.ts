@@ -89,10 +89,15 @@ describe('the toolbox report lines', () => {
 
   it('names the op on the legacy default stream and the overlap it cost', () => {
     const base = makeResult();
-    const result = { ...base, modes: [...base.modes, variant(base, BASE, 6, 0.3), variant(base, { ...BASE, legacyOp: { chunk: 3, op: 'kernel' } }, 9, 0.3)] };
     const serialMs = base.modes.find((m) => m.role.kind === 'serial')?.stats.median ?? 0;
+    const timed = (layout: OverlapLayout, ms: number) => {
+      const mode = variant(base, layout, ms, 0.3);
+      return mode.analysis ? { ...mode, analysis: { ...mode.analysis, speedup: serialMs / ms } } : mode;
+    };
+    const result = { ...base, modes: [...base.modes, timed(BASE, 6), timed({ ...BASE, legacyOp: { chunk: 3, op: 'kernel' } }, 9)] };
     assert.deepEqual(toolboxLines(result), [
-      `legacy default stream: chunk 3's kernel on cudaStreamLegacy made the depth-first layout 6.000 ms → 9.000 ms: 3.000 ms of overlap lost (${(300 / (serialMs - 6)).toFixed(0)}% of what overlap saved)`,
+      `legacy default stream: chunk 3's kernel on cudaStreamLegacy made the depth-first layout 6.000 ms → 9.000 ms: 3.000 ms of overlap lost (${(300 / (serialMs - 6)).toFixed(0)}% of what overlap saved); ` +
+        `speedup over serial ${(serialMs / 6).toFixed(2)}× → ${(serialMs / 9).toFixed(2)}×`,
     ]);
   });
 

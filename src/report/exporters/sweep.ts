@@ -47,11 +47,12 @@ export function renderSweepTable(result: RunResult, style: Style): string {
     }
     lines.push(table.toString());
   }
-  lines.push(...bestLines(result));
+  lines.push(...bestLines(result), 'to reproduce it:', ...yamlFragment(result).map((l) => `  ${l}`));
   return lines.join('\n');
 }
 
-function bestLines(result: RunResult): string[] {
+/** The best layout with its uncertainty, the layouts that tie with it, and how long the race took. */
+export function bestLines(result: RunResult): string[] {
   const sweep = result.sweep;
   const best = result.modes.find((m) => m.id === sweep?.best.mode);
   if (!sweep || !best?.analysis || best.role.kind !== 'overlapped') return [];
@@ -66,8 +67,6 @@ function bestLines(result: RunResult): string[] {
       `(q1 ${formatMs(best.stats.q1)}, q3 ${formatMs(best.stats.q3)}), ${formatSpeedup(best.analysis)} over serial, efficiency ${best.analysis.efficiency.toFixed(2)}`,
     ties.length ? `ties within noise: ${ties.join('; ')}` : 'no other layout ties with it within noise',
     `${sweep.points.length} layouts in ${(sweep.elapsedMs / 1000).toFixed(1)} s; ${early} stopped early as clearly slower`,
-    'to reproduce it:',
-    ...yamlFragment(result).map((l) => `  ${l}`),
   ];
 }
 
@@ -100,7 +99,7 @@ export function renderSweepMarkdown(result: RunResult): string {
     }
     lines.push('');
   }
-  lines.push(...bestLines(result).slice(0, 3).map((l) => `- ${l}`), '', '```yaml', ...yamlFragment(result), '```');
+  lines.push(...bestLines(result).map((l) => `- ${l}`), '', '```yaml', ...yamlFragment(result), '```');
   return lines.join('\n');
 }
 
