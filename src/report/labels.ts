@@ -56,7 +56,7 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
     case 'link':
       return `H2D + D2H at once${on}`;
     case 'kernels-chunked':
-      return `kernels chunked ${role.layout.chunks}×${role.layout.streams}, no copies${on}`;
+      return `kernels chunked ${role.layout.chunks}×${role.layout.streams}, no copies${role.layout.issue === 'graph' ? ', graph replay' : ''}${on}`;
     case 'op-cost':
       return `${role.op === 'launch' ? 'small launches' : `small ${role.op.toUpperCase()} copies`} back to back${on}`;
     case 'issue-cost':
