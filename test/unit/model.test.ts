@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type DeviceParts, idealMs, layoutBound, type LayoutShape } from '../../src/measure/bound.js';
-import { workloadFloor } from '../../src/measure/floor.js';
+import { predictedShape, workloadFloor } from '../../src/measure/floor.js';
 import { explainGap, topCause } from '../../src/measure/gap.js';
 
 const MiB = 2 ** 20;
@@ -164,5 +164,127 @@ describe('the model on results recorded on the H200', () => {
         assert.ok((mode.analysis?.efficiency ?? 0) <= 1.02, `${file} ${mode.id}: efficiency ${mode.analysis?.efficiency}`);
       }
     }
+  });
+});
+
+/** The model's facts of a recorded Result, as the builder gave them when it ran. */
+async function recomputed(result: import('../../src/result/schema.js').RunResult, mode: import('../../src/result/schema.js').ModeResult,
+  modes = result.modes) {
+  const { modelAnalysis } = await import('../../src/measure/model.js');
+  const { chunkUnits } = await import('../../src/chunking.js');
+  const facts = {
+    buffers: result.buffers.map((b) => ({ role: b.role })), kernels: result.kernels.length, copyEngines: result.devices[0]?.asyncEngineCount ?? 0, gated: result.policy.gate,
+    maxChunks: chunkUnits(result.pipeline.elements, result.pipeline.align),
+  };
+  return modelAnalysis(mode, modes, facts, 200, { kinds: ['non-blocking'], legacyOp: false });
+}
+
+/** The mode with every sample and issue time scaled: as if it had run `factor` times as long. */
+function scaled(mode: import('../../src/result/schema.js').ModeResult, factor: number) {
+  const samplesMs = mode.samplesMs.map((v) => v * factor);
+  return { ...mode, samplesMs, hostIssueMs: mode.hostIssueMs.map((v) => v * factor), stats: { ...mode.stats, median: mode.stats.median * factor, min: mode.stats.min * factor } };
+}
+
+describe('a bound built from parts apart from the mode it bounds', () => {
+  it('keeps every term when the bounded mode runs twice as long or half as long, on results recorded on the H200', async () => {
+    const { loadResults } = await import('../../src/result/load.js');
+    for (const file of ['h200-balanced-16-model.json', 'h200-sweep-balanced.json', 'h200-balanced-16-traced.json']) {
+      const [result] = loadResults(`test/fixtures/${file}`);
+      assert.ok(result);
+      const overlapped = result.modes.filter((m) => m.role.kind === 'overlapped');
+      assert.ok(overlapped.length > 0, file);
+      for (const mode of overlapped) {
+        const as = await recomputed(result, mode);
+        assert.ok(as, `${file} ${mode.id}`);
+        for (const factor of [0.5, 2]) {
+          const other = scaled(mode, factor);
+          const again = await recomputed(result, other, result.modes.map((m) => (m.id === mode.id ? other : m)));
+          assert.deepEqual(again?.bound.terms, as.bound.terms, `${file} ${mode.id} ×${factor}`);
+        }
+        assert.ok(as.bound.ms <= mode.stats.median * 1.01, `${file} ${mode.id}: bound ${as.bound.ms.toFixed(3)} ms over the measured ${mode.stats.median.toFixed(3)} ms`);
+        assert.ok(as.model.floor.ms <= (result.modes.find((m) => m.role.kind === 'serial')?.stats.median ?? 0), `${file} ${mode.id}: floor above serial`);
+      }
+    }
+  });
+
+  it('takes host issue from the small-op batches times the layout\'s op counts, whatever the layout\'s own issue loop took', async () => {
+    const { makeResult } = await import('../helpers/results.js');
+    const result = makeResult({ noise: 0.001 });
+    const mode = result.modes.find((m) => m.role.kind === 'overlapped');
+    assert.ok(mode);
+    const host = (await recomputed(result, mode))?.bound.terms.find((t) => t.term === 'host issue');
+    const perOp = (op: string) => {
+      const batch = result.modes.find((m) => m.role.kind === 'op-cost' && m.role.op === op);
+      return Math.min(...(batch?.hostIssueMs ?? [])) / 200;
+    };
+    const sync = Math.min(...result.modes.filter((m) => m.role.kind === 'issue-cost' && ['record-timing', 'record-untimed', 'wait'].includes(m.role.op))
+      .map((m) => Math.min(...m.hostIssueMs) / (m.issueCost?.opsPerRep ?? 1)));
+    // 32 chunks over 4 streams: 64 copies, 32 launches, and the start and end records with 3 forks and joins a stream.
+    close(host?.steadyMs ?? 0, 64 * Math.min(perOp('h2d'), perOp('d2h')) + 32 * perOp('launch') + 11 * sync, 1e-12);
+    const slowIssue = { ...mode, hostIssueMs: [40, 41, 42] };
+    const again = await recomputed(result, slowIssue, result.modes.map((m) => (m.id === mode.id ? slowIssue : m)));
+    assert.deepEqual(again?.bound.terms.find((t) => t.term === 'host issue'), host);
+  });
+
+  it('lets noise in a part lower the bound and never lift it: a part\'s slow reps leave its term alone', async () => {
+    const { makeResult } = await import('../helpers/results.js');
+    const result = makeResult({ noise: 0.001 });
+    const mode = result.modes.find((m) => m.role.kind === 'overlapped');
+    assert.ok(mode);
+    const before = await recomputed(result, mode);
+    // "H2D + D2H at once" with a quarter of its reps 6% slow, as on a busy host: its median rises, its best does not.
+    const noisy = result.modes.map((m) => (m.role.kind === 'link' ? { ...m, samplesMs: m.samplesMs.map((v, i) => (i % 4 === 0 ? v * 1.06 : v)) } : m));
+    const after = await recomputed(result, mode, noisy);
+    assert.deepEqual(after?.bound.terms, before?.bound.terms);
+  });
+
+  it('bounds a graph replay by the kernels replayed as a graph, not by the kernels stream-issued with their host cost', async () => {
+    const { modelAnalysis } = await import('../../src/measure/model.js');
+    const { modeId } = await import('../../src/vocabulary.js');
+    const { summarize } = await import('../../src/measure/stats.js');
+    const base = { chunks: 1024, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } as const;
+    const mode = (role: import('../../src/vocabulary.js').ModeRole, samplesMs: number[], hostIssueMs: number[] = [0.01]) => ({
+      id: modeId(role), role, device: 0, description: '', bytes: { h2d: 0, d2h: 0 }, samplesMs, hostIssueMs, stats: summarize(samplesMs),
+      stoppedBy: 'noise-stable' as const, elapsedMs: 1, gateTimeouts: 0, smClockMHz: null, analysis: null,
+    });
+    // configs/graph-launches.yaml on the H200: 1,024 tiny kernels, 4.1 ms stream-issued and 0.35 ms as a graph.
+    const modes = [
+      mode({ kind: 'serial' }, [0.0082, 0.0081]),
+      mode({ kind: 'stage', stage: 'kernel', kernel: 'bump' }, [0.0045, 0.0046]),
+      mode({ kind: 'kernels-chunked', layout: base }, [3.94, 3.95], [3.9, 3.9]),
+      mode({ kind: 'kernels-chunked', layout: { ...base, issue: 'graph' } }, [0.351, 0.352]),
+      mode({ kind: 'op-cost', op: 'launch' }, [0.4, 0.41], [0.7, 0.72]),
+      mode({ kind: 'overlapped', layout: base }, [4.1, 4.12], [4.0, 4.05]),
+      mode({ kind: 'overlapped', layout: { ...base, issue: 'graph' } }, [0.349, 0.35]),
+    ];
+    const facts = { buffers: [{ role: 'scratch' as const }], kernels: 1, copyEngines: 3, gated: false, maxChunks: 262144 / 256 };
+    const graph = modelAnalysis(modes[6] as (typeof modes)[number], modes, facts, 200, { kinds: ['non-blocking'], legacyOp: false });
+    const stream = modelAnalysis(modes[5] as (typeof modes)[number], modes, facts, 200, { kinds: ['non-blocking'], legacyOp: false });
+    assert.ok(graph && stream);
+    assert.equal(graph.bound.term, 'kernels');
+    close(graph.bound.ms, 0.351);
+    assert.ok(!graph.bound.terms.some((t) => t.term === 'host issue'), 'a graph replay issues one launch');
+    close(stream.bound.ms, 3.94);
+    assert.ok(graph.model.floor.ms <= 0.0081 && stream.model.floor.ms <= 0.0081, 'no floor above the serial run');
+  });
+});
+
+describe('the workload\'s floor', () => {
+  it('is never above the serial run, even from kernels chunked at 65,536 chunks with their host issue in them', () => {
+    // configs/small.yaml at 65,536 chunks (seen: "floor 136.0 ms" against a 0.818 ms serial pipeline).
+    const floor = workloadFloor(small, layout(65536, 4, { kernelsChunkedMs: 136 }), 65536 * 64, 0.818);
+    assert.ok(floor.bound.ms <= 0.818, `floor ${floor.bound.ms} ms`);
+    assert.ok(floor.chunks >= 4 && floor.chunks <= 16, `floor at ${floor.chunks} chunks`);
+  });
+
+  it('predicts other chunk counts from the whole-buffer kernels where the chunked time, scaled, says more', () => {
+    const shape = predictedShape(small, layout(65536, 4, { kernelsChunkedMs: 136 }), 8, 4);
+    close(shape.kernelsChunkedMs ?? 0, 0.19 + 7 * 0.002);
+    close(predictedShape(small, layout(16, 4, { kernelsChunkedMs: 0.2 }), 8, 4).kernelsChunkedMs ?? 0, 0.2 - 8 * 0.002);
+  });
+
+  it('is the serial run when no predicted layout beats it', () => {
+    const floor = workloadFloor(small, layout(8), 4096, 0.2);
+    assert.deepEqual([floor.chunks, floor.streams, floor.bound.ms, floor.bound.term], [1, 1, 0.2, 'serial']);
   });
 });
