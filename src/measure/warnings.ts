@@ -1,5 +1,6 @@
 import { formatPercent } from '../format.js';
-import { type ModeResult, type RunResult, serialMismatch, type Warning } from '../result/schema.js';
+import type { ModeResult, RunResult, Warning } from '../result/schema.js';
+import { serialMismatch } from '../result/likeness.js';
 
 /** Clock readings further apart than this, as a fraction of the highest, mean the GPU changed speed mid-run. */
 const CLOCK_CHANGE = 0.05;

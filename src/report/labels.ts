@@ -1,5 +1,6 @@
 import { formatMs, formatPercent, formatRate, formatUs, gbPerSecond } from '../format.js';
-import { type ModeResult, type ModelAnalysis, type RunResult, serialMismatch } from '../result/schema.js';
+import type { ModeResult, ModelAnalysis, RunResult } from '../result/schema.js';
+import { serialMismatch } from '../result/likeness.js';
 import { twinWithout } from './toolbox.js';
 import type { ModeRole, StopRule } from '../vocabulary.js';
 

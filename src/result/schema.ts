@@ -372,4 +372,4 @@ export function resultJsonSchema(): unknown {
   };
 }
 
-export { BoundTermSchema, type ModelAnalysis, serialMismatch, type SerialMismatch, type SweepSection } from './model.js';
+export { BoundTermSchema, type ModelAnalysis, type SweepSection } from './model.js';
