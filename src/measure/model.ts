@@ -72,11 +72,16 @@ export function deviceParts(modes: readonly ModeResult[], facts: PipelineFacts, 
 
 const SHARED_STREAMS: readonly StreamKind[] = ['per-thread-default', 'legacy-default'];
 
+/** True when the layout's streams are all one stream: each the per-thread default, or each the legacy default. */
+export function oneStream(streams: LayoutStreams): boolean {
+  const [first] = streams.kinds;
+  return streams.kinds.length > 1 && first !== undefined && SHARED_STREAMS.includes(first) && streams.kinds.every((k) => k === first);
+}
+
 /** What in this layout runs ops one after another that the model takes as concurrent. */
 export function serialisersOf(streams: LayoutStreams, buffers: PipelineFacts['buffers']): Serialiser[] {
   const found: Serialiser[] = [];
-  const shared = streams.kinds.length > 1 && streams.kinds.every((k) => k === streams.kinds[0] && SHARED_STREAMS.includes(k));
-  if (shared && streams.kinds[0] === 'per-thread-default') found.push('per-thread default stream');
+  if (oneStream(streams) && streams.kinds[0] === 'per-thread-default') found.push('per-thread default stream');
   if (streams.legacyOp || streams.kinds.includes('legacy-default')) found.push('legacy default stream');
   if (buffers.some((b) => b.hostMemory === 'pageable')) found.push('pageable memory');
   return found;
@@ -100,7 +105,7 @@ export function modelAnalysis(mode: ModeResult, modes: readonly ModeResult[], fa
   const parts = deviceParts(onDevice, facts, smallOpBatch);
   const serialisers = streams ? serialisersOf(streams, facts.buffers) : null;
   // Stage per stream puts each stage, not each chunk, on a stream: no stream runs a chunk's stages in sequence.
-  const independent = topology === 'stage-per-stream' ? chunks : serialisers?.includes('per-thread default stream') ? 1 : own.streams;
+  const independent = topology === 'stage-per-stream' ? chunks : streams && oneStream(streams) ? 1 : own.streams;
   const layout: LayoutShape = { chunks, streams: independent, issue, kernelsChunkedMs: chunked ? best(chunked) : null };
   const bound = layoutBound(parts, layout);
   const serial = onDevice.find((m) => m.role.kind === 'serial');

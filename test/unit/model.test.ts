@@ -288,3 +288,25 @@ describe('the workload\'s floor', () => {
     assert.deepEqual([floor.chunks, floor.streams, floor.bound.ms, floor.bound.term], [1, 1, 0.2, 'serial']);
   });
 });
+
+describe('streams that are all one stream', () => {
+  it('count as one stream in the bound, and are named among what serialises the layout', async () => {
+    const { makeResult } = await import('../helpers/results.js');
+    const { modelAnalysis, serialisersOf } = await import('../../src/measure/model.js');
+    const result = makeResult({ noise: 0.001 });
+    const mode = result.modes.find((m) => m.role.kind === 'overlapped');
+    assert.ok(mode);
+    const facts = { buffers: result.buffers.map((b) => ({ role: b.role })), kernels: 1, copyEngines: 3, gated: false, maxChunks: 2 ** 20 };
+    const kinds = (kind: 'per-thread-default' | 'non-blocking' | 'legacy-default') => ({ kinds: [kind, kind, kind, kind], legacyOp: false });
+    const one = modelAnalysis(mode, result.modes, facts, 200, kinds('per-thread-default'));
+    const four = modelAnalysis(mode, result.modes, facts, 200, kinds('non-blocking'));
+    const streams = (a: typeof one) => a?.bound.terms.find((t) => t.term === 'streams')?.ms ?? 0;
+    // Balanced on the H100: one stream runs the 32 chunks' stages back to back, about the serial time; four, a quarter.
+    close(streams(one), 4 * streams(four), 1e-9);
+    assert.equal(one?.bound.term, 'streams');
+    assert.deepEqual(one?.model.serialisers, ['per-thread default stream']);
+    assert.deepEqual(four?.model.serialisers, []);
+    assert.equal(streams(modelAnalysis(mode, result.modes, facts, 200, kinds('legacy-default'))), streams(one));
+    assert.deepEqual(serialisersOf({ kinds: ['blocking', 'blocking'], legacyOp: true }, [{ role: 'in', hostMemory: 'pageable' }]), ['legacy default stream', 'pageable memory']);
+  });
+});
