@@ -183,7 +183,9 @@ export function modelLines(mode: ModeResult): string[] {
   const best = floor.limitedBy === 'serial' && floor.chunks === 1
     ? `${formatMs(floor.ms)}, serial: no layout the model predicts beats one chunk on one stream`
     : `${formatMs(floor.ms)} at about ${floor.chunks} chunks × ${floor.streams} streams (limited by ${floor.limitedBy})`;
-  const lines = [`floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}; the workload's floor ` +
+  // Results from before the parts were taken at their fastest rep had medians, and no statistic to say.
+  const statistic = model.statistic === 'min' ? ' (every part at its fastest rep, none from this layout)' : '';
+  const lines = [`floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}${statistic}; the workload's floor ` +
     `${best}; ideal ${formatMs(model.idealMs)}`];
   const top = model.gap.reduce<(typeof model.gap)[number] | null>((best, p) => (p.ms > 0 && (!best || p.ms > best.ms) ? p : best), null);
   if (!top) return lines;
