@@ -110,7 +110,8 @@ export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: rea
     bound: {
       ms: bound.ms, limitedBy: bound.term, steadyMs: bound.steadyMs, fillDrainMs: bound.fillDrainMs,
       terms: bound.terms.map((t) => ({ ...t })), copyEngines: facts.copyEngines,
-      linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.median) : null,
+      // The link's fastest rep, as the bound took it.
+      linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.min) : null,
     },
     efficiency: bound.ms / mode.stats.median,
     chunkElements: schedule.ranges[0]?.count ?? 0,
