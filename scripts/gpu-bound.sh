@@ -20,7 +20,8 @@ step() { echo; echo "=== $*"; "$@"; echo "(exit $?)"; }
       step "$cp" run "$config" --reps 15 --warmup 3 --no-tracing --json "$out/run-$name-$pass.json"
     done
     for name in balanced small; do
-      step "$cp" sweep "configs/$name.yaml" --max-time 20 --json "$out/sweep-$name-$pass.json"
+      # 15 reps a mode, the model's parts (a kernels-chunked mode per layout) and the layouts alike, keep the sweep short.
+      step "$cp" sweep "configs/$name.yaml" --max-time 20 --set repetitions.reps=15 --json "$out/sweep-$name-$pass.json"
     done
   done
 } 2>&1 | tee "$out/log.txt"
