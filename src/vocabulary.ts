@@ -165,7 +165,8 @@ export function modeId(role: ModeRole): string {
     case 'link':
       return 'bidirectional';
     case 'kernels-chunked':
-      return `kernels-chunked:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:${role.layout.topology}`;
+      return `kernels-chunked:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:${role.layout.topology}` +
+        (role.layout.issue === undefined ? '' : `:${role.layout.issue}`);
     case 'op-cost':
       return `op-cost:${role.op}`;
     case 'latency':

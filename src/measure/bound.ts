@@ -1,8 +1,9 @@
 // The overlap model: the best time the hardware allows for a chunk-per-stream layout, from parts measured in the
 // same run. Each term is a lower bound on the layout's time; the bound is the largest. It is a property of the
 // hardware (stage rates, the link both ways at its best, the fixed cost of a copy and of a launch on the device, the
-// host's cost to issue an op) plus the layout (chunks, streams, how many ops), so the same model evaluated over other
-// layouts predicts the workload's floor (floor.ts).
+// host's cost to issue an op) plus the layout (chunks, streams, how many ops, how they are issued), so the same model
+// evaluated over other layouts predicts the workload's floor (floor.ts). No part is taken from the mode being
+// bounded: a term that followed the measurement would make the bound meet it by construction.
 
 export type BoundTerm = 'H2D' | 'kernels' | 'D2H' | 'link' | 'copy engine' | 'serial' | 'streams' | 'host issue';
 
@@ -27,20 +28,26 @@ export interface DeviceParts {
   readonly h2dOpMs: number;
   readonly d2hOpMs: number;
   readonly launchOpMs: number;
-  /** Host cost of issuing one copy and one launch, scaled to what this run's layouts measured (floor.ts). */
+  /** Host cost of issuing one copy and one launch, from the small-op batches (their fastest rep, per op). */
   readonly hostCopyMs: number;
   readonly hostLaunchMs: number;
+  /** Host cost of one event record or stream wait (the issue-cost batches' cheapest); absent in older files: 0. */
+  readonly hostSyncMs?: number;
   /** True when a gate held each rep until it was issued: host issue cost is out of the measured time. */
   readonly gated: boolean;
 }
 
 export interface LayoutShape {
   readonly chunks: number;
+  /** Streams that run independently: streams that are all one stream (the per-thread default) count once. */
   readonly streams: number;
-  /** The kernels alone, chunked over the streams as the layout runs them; null to estimate from the whole buffers. */
+  /** stream: the host issues every op each rep; graph: one replay of a captured graph, no per-op host cost. */
+  readonly issue: 'stream' | 'graph';
+  /**
+   * The kernels alone, chunked over the streams and issued as the layout issues them (a graph for a graph replay);
+   * null to estimate from the whole buffers.
+   */
   readonly kernelsChunkedMs: number | null;
-  /** Host time the layout's issue loop took, measured; null to estimate from per-op costs. */
-  readonly hostIssueMs: number | null;
 }
 
 export interface BoundCandidate {
@@ -71,13 +78,15 @@ export function chunkStages(parts: DeviceParts, layout: LayoutShape) {
   // The whole-buffer stages paid one fixed cost per buffer; chunked, every chunk pays it.
   const a = Math.max(0, parts.h2dMs - h2dFixed) / C + (parts.h2dMs > 0 ? h2dFixed : 0);
   const d = Math.max(0, parts.d2hMs - d2hFixed) / C + (parts.d2hMs > 0 ? d2hFixed : 0);
-  const kernelsMs = layout.kernelsChunkedMs ?? (parts.kernelWholeMs > 0 ? parts.kernelWholeMs + (C - 1) * launchFixed : 0);
+  // A launch's fixed cost was measured stream-issued; a graph's replay does not pay it whole, so it is left out there.
+  const launchEstimate = layout.issue === 'graph' ? 0 : launchFixed;
+  const kernelsMs = layout.kernelsChunkedMs ?? (parts.kernelWholeMs > 0 ? parts.kernelWholeMs + (C - 1) * launchEstimate : 0);
   const k = kernelsMs / C;
   return {
     a, k, d, kernelsMs,
     h2dPerOpMs: parts.h2dMs > 0 ? (C - 1) * h2dFixed : 0,
     d2hPerOpMs: parts.d2hMs > 0 ? (C - 1) * d2hFixed : 0,
-    launchPerOpMs: parts.kernelWholeMs > 0 ? (C - 1) * launchFixed : 0,
+    launchPerOpMs: parts.kernelWholeMs > 0 ? (C - 1) * launchEstimate : 0,
   };
 }
 
@@ -104,7 +113,9 @@ export function issuedOps(parts: DeviceParts, layout: LayoutShape): { copies: nu
  * those the link was measured with (each engine pays its own; the two directions' overlap).
  *
  * The streams term: a stream runs its chunks one after another, so the busiest stream needs its chunks' stages in
- * sequence. The host term: the rep cannot end before the host has issued its last op and that op has run.
+ * sequence. The host term: the rep cannot end before the host has issued its last op and that op has run; the issue
+ * time is the layout's op counts times each op's host cost from the small-op batches, never the layout's own issue
+ * loop. A graph replay issues one launch, so it has no host term.
  */
 export function layoutBound(parts: DeviceParts, layout: LayoutShape): Bound {
   const C = layout.chunks;
@@ -128,13 +139,15 @@ export function layoutBound(parts: DeviceParts, layout: LayoutShape): Bound {
   }
   const perStream = Math.ceil(C / Math.max(1, layout.streams));
   if (layout.streams < C) terms.push(candidate('streams', perStream * (s.a + s.k + s.d), 0, 0));
-  if (!parts.gated) {
-    const ops = issuedOps(parts, layout);
-    const issueMs = layout.hostIssueMs ?? (ops.copies + ops.sync) * parts.hostCopyMs + ops.launches * parts.hostLaunchMs;
-    terms.push(candidate('host issue', issueMs, 0, s.d > 0 ? s.d : s.k));
-  }
+  if (!parts.gated && layout.issue === 'stream') terms.push(candidate('host issue', hostIssueEstimate(parts, layout), 0, s.d > 0 ? s.d : s.k));
   const binding = terms.reduce((best, c) => (c.ms > best.ms ? c : best));
   return { ...binding, terms };
+}
+
+/** Host time to issue one rep of a stream-issued layout, from per-op costs measured apart from it. */
+export function hostIssueEstimate(parts: DeviceParts, layout: LayoutShape): number {
+  const ops = issuedOps(parts, layout);
+  return ops.copies * parts.hostCopyMs + ops.launches * parts.hostLaunchMs + ops.sync * (parts.hostSyncMs ?? 0);
 }
 
 function linkTerm(parts: DeviceParts, C: number, s: ReturnType<typeof chunkStages>): BoundCandidate | null {

@@ -17,11 +17,11 @@ export function chunkCandidates(maxChunks: number): number[] {
 }
 
 /**
- * The model evaluated over chunk and stream counts: the best layout it predicts for the workload and its time. The
- * kernels' chunked time is scaled from the layout that measured it (each extra chunk adds its launches' fixed cost),
- * and the host's issue time from the measured layout's own issue time per op.
+ * The model evaluated over chunk and stream counts: the best layout it predicts for the workload and its time, issued
+ * as the measured layout was. Never above `serialMs` (the serial baseline's fastest rep, or null when there is none):
+ * one chunk on one stream was measured, and a floor above a measured time would be no floor.
  */
-export function workloadFloor(parts: DeviceParts, measured: LayoutShape, maxChunks: number): LayoutPrediction {
+export function workloadFloor(parts: DeviceParts, measured: LayoutShape, maxChunks: number, serialMs: number | null = null): LayoutPrediction {
   let best: LayoutPrediction | null = null;
   for (const chunks of chunkCandidates(maxChunks)) {
     for (const streams of STREAM_COUNTS.filter((s) => s <= chunks)) {
@@ -30,11 +30,24 @@ export function workloadFloor(parts: DeviceParts, measured: LayoutShape, maxChun
     }
   }
   if (!best) throw new RangeError('no layout to evaluate');
+  if (serialMs !== null && serialMs < best.bound.ms) {
+    const serial = { term: 'serial', steadyMs: serialMs, perOpMs: 0, fillDrainMs: 0, ms: serialMs } as const;
+    return { chunks: 1, streams: 1, bound: { ...serial, terms: [serial] } };
+  }
   return best;
 }
 
+/**
+ * The measured layout's shape at other chunk and stream counts. The kernels' chunked time is scaled from the layout
+ * that measured it (each chunk more or fewer adds or saves its launches' fixed cost), but never above the estimate
+ * from the whole buffers: a chunked time taken far from here (thousands of chunks, with their host issue cost) says
+ * little about a few chunks.
+ */
 export function predictedShape(parts: DeviceParts, measured: LayoutShape, chunks: number, streams: number): LayoutShape {
-  const launchesPerChunk = parts.kernelsPerChunk * parts.launchOpMs;
-  const kernelsChunkedMs = measured.kernelsChunkedMs === null ? null : Math.max(0, measured.kernelsChunkedMs + (chunks - measured.chunks) * launchesPerChunk);
-  return { chunks, streams, kernelsChunkedMs, hostIssueMs: null };
+  const shape = { chunks, streams, issue: measured.issue };
+  if (measured.kernelsChunkedMs === null || (chunks === measured.chunks && streams === measured.streams)) return { ...shape, kernelsChunkedMs: measured.kernelsChunkedMs };
+  const launchesPerChunk = measured.issue === 'graph' ? 0 : parts.kernelsPerChunk * parts.launchOpMs;
+  const scaled = Math.max(0, measured.kernelsChunkedMs + (chunks - measured.chunks) * launchesPerChunk);
+  const fromWhole = parts.kernelWholeMs + (chunks - 1) * launchesPerChunk;
+  return { ...shape, kernelsChunkedMs: Math.min(scaled, fromWhole) };
 }

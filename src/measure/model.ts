@@ -1,12 +1,17 @@
-import type { BufferRole } from '../vocabulary.js';
+import { median } from '../quantile.js';
+import type { BufferRole, HostMemoryKind, StreamKind } from '../vocabulary.js';
 import type { ModeResult, ModelAnalysis } from '../result/schema.js';
+import type { Serialiser } from '../result/model.js';
 import { type Bound, type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape } from './bound.js';
 import { workloadFloor } from './floor.js';
 import { explainGap } from './gap.js';
 
+// Every part comes from the modes measured beside the bounded one, never from it, and from the best of its samples
+// (the minimum): noise only ever slows a rep, so noise in a part can lower the bound but never lift it.
+
 /** What the model needs to know of the pipeline besides the modes. */
 export interface PipelineFacts {
-  readonly buffers: ReadonlyArray<{ readonly role: BufferRole }>;
+  readonly buffers: ReadonlyArray<{ readonly role: BufferRole; readonly hostMemory?: HostMemoryKind | 'device-only' }>;
   readonly kernels: number;
   readonly copyEngines: number;
   readonly gated: boolean;
@@ -14,17 +19,26 @@ export interface PipelineFacts {
   readonly maxChunks: number;
 }
 
-const median = (mode: ModeResult | undefined) => mode?.stats.median ?? 0;
-const medianOf = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-};
+/** What the bounded layout's own streams are: their kinds, and whether one op runs on the legacy default stream. */
+export interface LayoutStreams {
+  readonly kinds: readonly StreamKind[];
+  readonly legacyOp: boolean;
+}
 
-/** Per op of a batch of small ops: GPU time (the fixed cost, behind the gate) and host issue time. */
+const fastest = (values: readonly number[]) => (values.length ? Math.min(...values) : 0);
+const best = (mode: ModeResult | undefined) => (mode ? fastest(mode.samplesMs) : 0);
+
+/** Per op of a batch of small ops, from its fastest rep: GPU time (the fixed cost, behind the gate) and host issue time. */
 function perOp(mode: ModeResult | undefined, batch: number): { gpuMs: number; hostMs: number } {
   if (!mode || batch <= 0) return { gpuMs: 0, hostMs: 0 };
-  return { gpuMs: mode.stats.median / batch, hostMs: medianOf(mode.hostIssueMs) / batch };
+  return { gpuMs: best(mode) / batch, hostMs: fastest(mode.hostIssueMs) / batch };
+}
+
+/** The host cost of the cheapest of an event record or a stream wait, from the issue-cost batches; 0 without them. */
+function hostSyncMs(modes: readonly ModeResult[]): number {
+  const costs = modes.flatMap((m) => (m.role.kind === 'issue-cost' && m.role.op !== 'launch' && m.role.op !== 'copy' && m.issueCost && m.hostIssueMs.length
+    ? [fastest(m.hostIssueMs) / m.issueCost.opsPerRep] : []));
+  return costs.length ? Math.min(...costs) : 0;
 }
 
 /** The device's parts of the model, from the modes measured on it. */
@@ -39,47 +53,72 @@ export function deviceParts(modes: readonly ModeResult[], facts: PipelineFacts, 
   const down = perOp(opCost('d2h'), smallOpBatch);
   const copies = [up, down].filter((c) => c.hostMs > 0);
   return {
-    h2dMs: median(h2d), d2hMs: median(d2h),
-    kernelWholeMs: modes.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel').reduce((sum, m) => sum + m.stats.median, 0),
+    h2dMs: best(h2d), d2hMs: best(d2h),
+    kernelWholeMs: modes.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel').reduce((sum, m) => sum + best(m), 0),
     h2dBytes: h2d?.bytes.h2d ?? 0, d2hBytes: d2h?.bytes.d2h ?? 0,
     h2dCopiesPerChunk: facts.buffers.filter((b) => b.role === 'in' || b.role === 'inout').length,
     d2hCopiesPerChunk: facts.buffers.filter((b) => b.role === 'out' || b.role === 'inout').length,
     kernelsPerChunk: facts.kernels,
-    linkMs: link ? link.stats.median : null,
+    linkMs: link ? best(link) : null,
     linkPieces: link?.role.kind === 'link' ? link.role.copiesPerDirection : 0,
     copyEngines: facts.copyEngines,
     h2dOpMs: up.gpuMs, d2hOpMs: down.gpuMs, launchOpMs: launch.gpuMs,
-    hostCopyMs: copies.length ? copies.reduce((s, c) => s + c.hostMs, 0) / copies.length : 0,
+    hostCopyMs: copies.length ? Math.min(...copies.map((c) => c.hostMs)) : 0,
     hostLaunchMs: launch.hostMs,
+    hostSyncMs: hostSyncMs(modes),
     gated: facts.gated,
   };
 }
 
+const SHARED_STREAMS: readonly StreamKind[] = ['per-thread-default', 'legacy-default'];
+
+/** True when the layout's streams are all one stream: each the per-thread default, or each the legacy default. */
+export function oneStream(streams: LayoutStreams): boolean {
+  const [first] = streams.kinds;
+  return streams.kinds.length > 1 && first !== undefined && SHARED_STREAMS.includes(first) && streams.kinds.every((k) => k === first);
+}
+
+/** What in this layout runs ops one after another that the model takes as concurrent. */
+export function serialisersOf(streams: LayoutStreams, buffers: PipelineFacts['buffers']): Serialiser[] {
+  const found: Serialiser[] = [];
+  if (oneStream(streams) && streams.kinds[0] === 'per-thread-default') found.push('per-thread default stream');
+  if (streams.legacyOp || streams.kinds.includes('legacy-default')) found.push('legacy default stream');
+  if (buffers.some((b) => b.hostMemory === 'pageable')) found.push('pageable memory');
+  return found;
+}
+
 /**
- * The model's bound for one overlapped mode, the workload's floor, and the gap split into causes. The host's
- * per-op costs are scaled so that they predict this layout's measured issue time, then used for the other layouts.
+ * The model's bound for one overlapped mode, the workload's floor, and the gap split into causes. The bound is built
+ * from the other modes of the mode's device only: the stages, the link and the small ops apart from any layout, and the
+ * kernels chunked as this layout runs them and issued the same way (a graph replay against the kernels replayed as a
+ * graph). Streams that are all one stream count as one.
  */
-export function modelAnalysis(mode: ModeResult, modes: readonly ModeResult[], facts: PipelineFacts, smallOpBatch: number): { bound: Bound; model: ModelAnalysis } | null {
+export function modelAnalysis(mode: ModeResult, modes: readonly ModeResult[], facts: PipelineFacts, smallOpBatch: number,
+  streams: LayoutStreams | null = null): { bound: Bound; model: ModelAnalysis } | null {
   if (mode.role.kind !== 'overlapped') return null;
-  const { chunks, streams } = mode.role.layout;
-  const onDevice = modes.filter((m) => m.device === mode.device);
-  const chunked = onDevice.find((m) => m.role.kind === 'kernels-chunked' && m.role.layout.chunks === chunks && m.role.layout.streams === streams);
-  const raw = deviceParts(onDevice, facts, smallOpBatch);
-  const hostIssueMs = medianOf(mode.hostIssueMs);
-  const layout: LayoutShape = { chunks, streams, kernelsChunkedMs: chunked ? chunked.stats.median : null, hostIssueMs };
-  const ops = issuedOps(raw, layout);
-  const predictedIssue = (ops.copies + ops.sync) * raw.hostCopyMs + ops.launches * raw.hostLaunchMs;
-  const scale = predictedIssue > 0 && hostIssueMs > 0 ? hostIssueMs / predictedIssue : 1;
-  const parts: DeviceParts = { ...raw, hostCopyMs: raw.hostCopyMs * scale, hostLaunchMs: raw.hostLaunchMs * scale };
+  const own = mode.role.layout;
+  const { chunks, topology } = own;
+  const issue = own.issue ?? 'stream';
+  const onDevice = modes.filter((m) => m.device === mode.device && m.id !== mode.id);
+  const chunked = onDevice.find((m) => m.role.kind === 'kernels-chunked' && m.role.layout.chunks === chunks &&
+    m.role.layout.streams === own.streams && (m.role.layout.issue ?? 'stream') === issue);
+  const parts = deviceParts(onDevice, facts, smallOpBatch);
+  const serialisers = streams ? serialisersOf(streams, facts.buffers) : null;
+  // Stage per stream puts each stage, not each chunk, on a stream: no stream runs a chunk's stages in sequence.
+  const independent = topology === 'stage-per-stream' ? chunks : streams && oneStream(streams) ? 1 : own.streams;
+  const layout: LayoutShape = { chunks, streams: independent, issue, kernelsChunkedMs: chunked ? best(chunked) : null };
   const bound = layoutBound(parts, layout);
-  const floor = workloadFloor(parts, layout, facts.maxChunks);
+  const serial = onDevice.find((m) => m.role.kind === 'serial');
+  const floor = workloadFloor(parts, layout, facts.maxChunks, serial ? best(serial) : null);
   const ideal = idealMs(parts);
   return {
     bound,
     model: {
-      parts, kernelsChunkedMs: layout.kernelsChunkedMs, hostIssueMs, ops, idealMs: ideal,
+      parts, kernelsChunkedMs: layout.kernelsChunkedMs, hostIssueMs: mode.hostIssueMs.length ? median(mode.hostIssueMs) : 0, ops: issuedOps(parts, layout), idealMs: ideal,
       floor: { chunks: floor.chunks, streams: floor.streams, ms: floor.bound.ms, limitedBy: floor.bound.term },
       gap: explainGap(mode.stats.median, bound, ideal),
+      statistic: 'min',
+      ...(serialisers ? { serialisers } : {}),
     },
   };
 }

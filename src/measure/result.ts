@@ -92,7 +92,9 @@ function issueCost(m: MeasuredSchedule): Pick<ModeResult, 'issueCost'> {
 export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: readonly ModeResult[], facts: PipelineFacts): OverlapAnalysis | null {
   if (mode.role.kind !== 'overlapped') return null;
   const serial = modes.find((m) => m.device === mode.device && m.role.kind === 'serial');
-  const analysed = modelAnalysis(mode, modes, facts, SMALL_OP_BATCH);
+  const layout = mode.role.layout;
+  const own = schedule.streams.filter((s) => s.id !== 'legacy');
+  const analysed = modelAnalysis(mode, modes, facts, SMALL_OP_BATCH, { kinds: own.map((s) => s.kind), legacyOp: layout.legacyOp !== undefined });
   if (!serial || !analysed) return null;
   const { bound, model } = analysed;
   const serialMs = serial.stats.median;
@@ -108,7 +110,8 @@ export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: rea
     bound: {
       ms: bound.ms, limitedBy: bound.term, steadyMs: bound.steadyMs, fillDrainMs: bound.fillDrainMs,
       terms: bound.terms.map((t) => ({ ...t })), copyEngines: facts.copyEngines,
-      linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.median) : null,
+      // The link's fastest rep, as the bound took it.
+      linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.min) : null,
     },
     efficiency: bound.ms / mode.stats.median,
     chunkElements: schedule.ranges[0]?.count ?? 0,
@@ -137,7 +140,7 @@ export function buildRunResult(input: RunResultInput): RunResult {
   const modes = plain.map((mode, i) => ({
     ...mode,
     analysis: overlapAnalysis(mode, (input.measured[i] as MeasuredSchedule).schedule, plain, {
-      buffers: plan.buffers, kernels: plan.kernels.length, copyEngines: deviceFacts(mode.device).asyncEngineCount, gated: input.gate,
+      buffers: plan.buffers.map((b) => ({ role: b.role, hostMemory: b.hostMemory })), kernels: plan.kernels.length, copyEngines: deviceFacts(mode.device).asyncEngineCount, gated: input.gate,
       maxChunks: chunkUnits(plan.pipeline.elements, plan.pipeline.align),
     }),
   }));

@@ -22,8 +22,8 @@ export interface RequestedLayout {
 /**
  * Config → Plan: the serial baseline; the overlapped layouts (one per order, each also as a graph replay in graph
  * mode, without the host stage, or with one op on a default stream, legacy or per-thread); and what the overlap
- * model is built from: each stage alone, the kernels chunked as the layout runs them, the link at its best, and the
- * fixed cost of small ops.
+ * model is built from: each stage alone, the kernels chunked as the layout runs them (and replayed as a graph in
+ * graph mode), the link at its best, and the fixed cost of small ops.
  */
 export function buildPlan(config: Config, kernels: readonly PlanKernel[], options: { gate?: boolean; devices?: readonly number[] | null } = {}): Plan {
   const { chunks, streams } = config.pipeline;
@@ -69,8 +69,10 @@ export function buildLayoutsPlan(
   const link = bidirectionalSchedule(config.buffers, ring ? first.ranges : linkRanges(config.buffers, config.elements), config.device, gated, 2, shape);
   const firstOrder = orders[0] ?? 'depth-first';
   // Kernels without copies, over the whole buffers: not under a ring, whose device buffers hold only its slots.
-  const chunkedKernels = shape.kernels.length && !ring && topology === 'chunk-per-stream'
+  const streamIssued = shape.kernels.length && !ring && topology === 'chunk-per-stream'
     ? [...made.values()].map(({ ranges, streams }) => kernelsChunkedSchedule(shape, ranges, streams, firstOrder)) : [];
+  // A graph replay pays no host cost per op: its kernels are measured replayed as a graph too.
+  const chunkedKernels = config.pipeline.mode === 'graph' ? [...streamIssued, ...streamIssued.map(asGraph)] : streamIssued;
   return {
     name: config.name,
     devices: [config.device],

@@ -192,10 +192,14 @@ export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkR
   });
 }
 
-/** The same schedule with its body captured once as a CUDA graph and replayed each rep. */
+/**
+ * The same schedule with its body captured once as a CUDA graph and replayed each rep: an overlapped layout, or the
+ * kernels chunked as one runs them (the bound of a graph replay is built from parts measured the way a graph runs).
+ */
 export function asGraph(schedule: Schedule): Schedule {
-  if (schedule.role.kind !== 'overlapped') throw new Error(`only overlapped layouts are replayed as graphs, not ${schedule.id}`);
-  const role: ModeRole = { kind: 'overlapped', layout: { ...schedule.role.layout, issue: 'graph' } };
+  const { role: from } = schedule;
+  if (from.kind !== 'overlapped' && from.kind !== 'kernels-chunked') throw new Error(`only overlapped layouts and their kernels are replayed as graphs, not ${schedule.id}`);
+  const role: ModeRole = { kind: from.kind, layout: { ...from.layout, issue: 'graph' } };
   return { ...schedule, id: modeId(role), role, issue: 'graph', description: `${schedule.description}, replayed as a CUDA graph` };
 }
 

@@ -1,5 +1,5 @@
 import { devicesLines } from './devices.js';
-import { modelLines } from './labels.js';
+import { modelLines, serialCaveat } from './labels.js';
 import { type RunExporter, pictured } from './exporter.js';
 import type { ModeResult, RunResult } from '../result/schema.js';
 import { renderSweepBest, renderSweepSection, type SweepPoint, sweepPoints } from './sweep.js';
@@ -124,7 +124,8 @@ function overlapSection(result: RunResult): string {
   const several = result.devices.length > 1;
   const head = ['mode', ...(several ? ['device'] : []), 'median', 'speedup', 'bound', 'limited by', 'efficiency'];
   const rows = overlapped.map((m) => [
-    modeLabel(m), ...(several ? [`GPU ${m.device}`] : []), ms(m.stats.median), speedup(m.analysis.speedup, m.analysis.speedupError),
+    modeLabel(m), ...(several ? [`GPU ${m.device}`] : []), ms(m.stats.median),
+    serialCaveat(m, result)?.omit ? '—' : speedup(m.analysis.speedup, m.analysis.speedupError),
     ms(m.analysis.bound.ms), m.analysis.bound.limitedBy, percent(m.analysis.efficiency),
   ]);
   // The model's verdict for each layout: its floor, the workload's, and where the lost time went.

@@ -1,5 +1,7 @@
 import { formatMs, formatPercent, formatRate, formatUs, gbPerSecond } from '../format.js';
-import type { ModeResult, RunResult } from '../result/schema.js';
+import type { ModeResult, ModelAnalysis, RunResult } from '../result/schema.js';
+import { serialMismatch } from '../result/likeness.js';
+import { twinWithout } from './toolbox.js';
 import type { DefaultStreamOp, ModeRole, StopRule } from '../vocabulary.js';
 
 // Words every renderer uses for the same things, so the table, Markdown and HTML say them alike.
@@ -59,7 +61,7 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
     case 'link':
       return `H2D + D2H at once${on}`;
     case 'kernels-chunked':
-      return `kernels chunked ${role.layout.chunks}×${role.layout.streams}, no copies${on}`;
+      return `kernels chunked ${role.layout.chunks}×${role.layout.streams}, no copies${role.layout.issue === 'graph' ? ', graph replay' : ''}${on}`;
     case 'op-cost':
       return `${role.op === 'launch' ? 'small launches' : `small ${role.op.toUpperCase()} copies`} back to back${on}`;
     case 'issue-cost':
@@ -109,6 +111,48 @@ export function timingLine(result: RunResult): string {
   return `timing: CUDA events, ${what}; ${policy}; stopped because ${rules.join(' / ')}; noise is 1.4826·MAD/median`;
 }
 
+/** One speedup and what it compares: `toMs` (this mode) against `fromMs` (the mode it replaces). */
+export interface Comparison {
+  /** "graph replay against stream issue, 1024×4 depth-first". */
+  readonly what: string;
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
+export const comparisonText = (c: Comparison) =>
+  `${c.what}: ${(c.fromMs / c.toMs).toFixed(2)}× (${formatMs(c.fromMs)} → ${formatMs(c.toMs)})`;
+
+/**
+ * The comparisons that answer a config's question, to lead its report: each graph replay against the same layout
+ * stream-issued, and each layout with its host stage against the same layout without it. Empty for a config that asks
+ * only whether overlap pays, which its speedups over serial answer.
+ */
+export function leadComparisons(result: Pick<RunResult, 'modes'>): Comparison[] {
+  const found: Comparison[] = [];
+  for (const mode of result.modes) {
+    if (mode.role.kind !== 'overlapped') continue;
+    const shape = `${mode.role.layout.chunks}×${mode.role.layout.streams} ${mode.role.layout.order}`;
+    const stream = twinWithout(mode, 'issue', result.modes);
+    if (stream) found.push({ what: `graph replay against stream issue, ${shape}`, fromMs: stream.stats.median, toMs: mode.stats.median });
+    const without = mode.role.layout.issue === undefined ? twinWithout(mode, 'host', result.modes) : null;
+    if (without) found.push({ what: `with the host stage ${mode.role.layout.host ?? ''} against without it, ${shape}`, fromMs: without.stats.median, toMs: mode.stats.median });
+  }
+  return found;
+}
+
+/**
+ * What a mode's speedup over serial compares, where that is not plain like with like; null where it is. `omit`: the
+ * speedup says nothing and is left out.
+ */
+export function serialCaveat(mode: ModeResult, result: Pick<RunResult, 'modes'>): { text: string; omit: boolean } | null {
+  const mismatch = serialMismatch(mode, result.modes);
+  if (!mismatch) return null;
+  if (mismatch.kind === 'without-stage') {
+    return { omit: true, text: `no speedup over serial: serial runs the host stage ${mismatch.host} and this layout does not, so the figure would not compare like with like` };
+  }
+  return { omit: false, text: `nothing to overlap (no copies): serial launches each kernel once on the whole buffers, this layout once per chunk (${mismatch.chunks})` };
+}
+
 /** "bound 5.71 ms, limited by the link with both copy directions at once (98.1 GB/s): ..." */
 export function boundText(mode: ModeResult): string | null {
   const analysis = mode.analysis;
@@ -139,8 +183,13 @@ export function modelLines(mode: ModeResult): string[] {
   if (!model || !analysis || mode.role.kind !== 'overlapped') return [];
   const { floor, parts, ops } = model;
   const here = `${mode.role.layout.chunks} chunks × ${mode.role.layout.streams} streams`;
-  const lines = [`floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}; the workload's floor ` +
-    `${formatMs(floor.ms)} at about ${floor.chunks} chunks × ${floor.streams} streams (limited by ${floor.limitedBy}); ideal ${formatMs(model.idealMs)}`];
+  const best = floor.limitedBy === 'serial' && floor.chunks === 1
+    ? `${formatMs(floor.ms)}, serial: no layout the model predicts beats one chunk on one stream`
+    : `${formatMs(floor.ms)} at about ${floor.chunks} chunks × ${floor.streams} streams (limited by ${floor.limitedBy})`;
+  // Results from before the parts were taken at their fastest rep had medians, and no statistic to say.
+  const statistic = model.statistic === 'min' ? ' (every part at its fastest rep, none from this layout)' : '';
+  const lines = [`floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}${statistic}; the workload's floor ` +
+    `${best}; ideal ${formatMs(model.idealMs)}`];
   const top = model.gap.reduce<(typeof model.gap)[number] | null>((best, p) => (p.ms > 0 && (!best || p.ms > best.ms) ? p : best), null);
   if (!top) return lines;
   const copyUs = ops.copies ? (parts.h2dOpMs + parts.d2hOpMs) / 2 : 0;
@@ -153,11 +202,33 @@ export function modelLines(mode: ModeResult): string[] {
     'shared link': `both copy directions share the PCIe link${analysis.bound.linkGbPerSecond ? ` at ${formatRate(analysis.bound.linkGbPerSecond)}` : ''}: that is this workload's limit, whatever the layout`,
     'kernels not concurrent': `the kernels chunked over ${mode.role.layout.streams} streams take ${formatMs(model.kernelsChunkedMs ?? 0)} against ${formatMs(parts.kernelWholeMs)} on whole buffers`,
     'one direction at a time': 'one copy direction carries most of the bytes; overlap cannot hide the larger direction',
-    'too few streams': `each stream runs its chunks one after another; use more streams (about ${floor.streams})`,
-    'serialisation and effects the model does not capture': 'time the model does not explain: look for ops on the legacy default stream, ' +
-      'pageable memory or synchronous calls (`--timeline` shows where the streams waited)',
+    'too few streams': model.serialisers?.includes('per-thread default stream')
+      ? `every stream is the per-thread default stream, so the ${mode.role.layout.streams} streams are one and the chunks run one after another; ` +
+        'use `streamKind: non-blocking`'
+      : `each stream runs its chunks one after another; use more streams (about ${floor.streams})`,
+    'serialisation and effects the model does not capture': unexplained(mode, model),
   };
   lines.push(`lost against the ideal at ${here}: ${model.gap.filter((p) => p.ms > 0).map((p) => `${p.cause} ${formatMs(p.ms)}`).join(', ')}; ` +
     `most from ${top.cause}: ${advice[top.cause]}`);
   return lines;
+}
+
+/**
+ * What the time the model does not explain may be: the serialising features this layout has, or, where it has none,
+ * what the model leaves out. Files from before the model recorded them get the general list.
+ */
+function unexplained(mode: ModeResult, model: ModelAnalysis): string {
+  const found = model.serialisers;
+  const timeline = '`--timeline` shows where the streams waited';
+  if (found === undefined) {
+    return `time the model does not explain: look for ops on the legacy default stream, pageable memory or synchronous calls (${timeline})`;
+  }
+  const host = mode.role.kind === 'overlapped' ? mode.role.layout.host : undefined;
+  const stage = host === undefined ? null : `the host stage ${host}, which the model leaves out (it has the GPU's stages only)`;
+  if (found.length) {
+    return `time the model does not explain: this layout has ${found.join(' and ')}, which ${found.length > 1 ? 'run' : 'runs'} ops one after another` +
+      `${stage ? `, and ${stage}` : ''}; ${timeline}`;
+  }
+  return `time the model does not explain: this config has no legacy default stream, pageable memory or synchronous call, so it is ${stage ? `${stage}, ` : ''}` +
+    `kernels and copies contending for memory and the engines, the GPU's scheduling of the streams, or noise (${timeline})`;
 }

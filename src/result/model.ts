@@ -23,18 +23,24 @@ export const ModelPartsSchema = z.object({
   launchOpMs: z.number(),
   hostCopyMs: z.number(),
   hostLaunchMs: z.number(),
+  /** Host cost of an event record or a stream wait; absent in files from before it was measured apart. */
+  hostSyncMs: z.number().optional(),
   gated: z.boolean(),
 });
 
 export const GapCauseSchema = z.enum(['fill and drain', 'per-op cost', 'shared link', 'host issue', 'kernels not concurrent',
   'one direction at a time', 'too few streams', 'serialisation and effects the model does not capture']);
 
+/** What makes ops run one after another that the model takes as concurrent, where a layout has it. */
+export const SERIALISERS = ['per-thread default stream', 'legacy default stream', 'pageable memory'] as const;
+export type Serialiser = (typeof SERIALISERS)[number];
+
 /** The model's view of one overlapped mode: what it was built from, the workload's floor, and where time went. */
 export const ModelAnalysisSchema = z.object({
   parts: ModelPartsSchema,
   /** The kernels alone, chunked as this layout runs them; null when not measured. */
   kernelsChunkedMs: z.number().nullable(),
-  /** Host time to issue one rep of this layout (median of its timed reps). */
+  /** Host time to issue one rep of this layout (median of its timed reps): for the advice only, never in the bound. */
   hostIssueMs: z.number(),
   /** Ops issued per rep. */
   ops: z.object({ copies: z.number().int(), launches: z.number().int(), sync: z.number().int() }),
@@ -44,6 +50,13 @@ export const ModelAnalysisSchema = z.object({
   floor: z.object({ chunks: z.number().int(), streams: z.number().int(), ms: z.number(), limitedBy: BoundTermSchema }),
   /** measured − ideal, split into causes that add up to it; a negative part is time measured beat the model by. */
   gap: z.array(z.object({ cause: GapCauseSchema, ms: z.number() })),
+  /**
+   * The statistic every part was taken at: `min`, the fastest of its samples. Absent in files from before, whose
+   * parts were medians and whose host term was the layout's own issue time.
+   */
+  statistic: z.literal('min').optional(),
+  /** What in this layout serialises ops (absent in files from before it was recorded; empty: nothing known to). */
+  serialisers: z.array(z.enum(SERIALISERS)).optional(),
 });
 export type ModelAnalysis = z.infer<typeof ModelAnalysisSchema>;
 

@@ -132,12 +132,22 @@ describe('stage-per-stream schedules', () => {
 describe('graph mode', () => {
   it('adds a graph replay of every overlapped layout with the same body and a distinct id', () => {
     const p = plan('', '{ chunks: 8, streams: 4, mode: graph, order: [depth-first, breadth-first] }');
-    const graphs = p.schedules.filter((s) => s.issue === 'graph');
+    const graphs = p.schedules.filter((s) => s.issue === 'graph' && s.role.kind === 'overlapped');
     assert.deepEqual(graphs.map((s) => s.id), ['overlapped:8x4:depth-first:chunk-per-stream:graph', 'overlapped:8x4:breadth-first:chunk-per-stream:graph']);
     for (const g of graphs) {
       const stream = overlapped(p, (s) => s.issue === 'stream' && s.role.kind === 'overlapped' && g.role.kind === 'overlapped' && s.role.layout.order === g.role.layout.order);
       assert.deepEqual(g.body, stream.body);
     }
+  });
+
+  it('measures the kernels chunked both stream-issued and replayed as a graph, the graph replay\'s part of the bound', () => {
+    const p = plan('', '{ chunks: 8, streams: 4, mode: graph }');
+    const chunked = p.schedules.filter((s) => s.role.kind === 'kernels-chunked');
+    assert.deepEqual(chunked.map((s) => [s.id, s.issue]), [
+      ['kernels-chunked:8x4:depth-first:chunk-per-stream', 'stream'], ['kernels-chunked:8x4:depth-first:chunk-per-stream:graph', 'graph'],
+    ]);
+    assert.deepEqual(chunked[1]?.body, chunked[0]?.body);
+    assert.deepEqual(plan('', '{ chunks: 8, streams: 4 }').schedules.filter((s) => s.role.kind === 'kernels-chunked').map((s) => s.issue), ['stream']);
   });
 
   it('refuses graph mode on the legacy default stream, which cannot be captured', () => {

@@ -3,7 +3,7 @@ import type { RunResult } from '../../result/schema.js';
 import type { RunExporter } from '../exporter.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
-import { displayOrder, formatSpeedup, modeLabel, modelLines, rateOf, timingLine } from '../labels.js';
+import { comparisonText, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine } from '../labels.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
@@ -13,11 +13,13 @@ export function renderRunMarkdown(result: RunResult): string {
   const { verification } = result;
   const headline = result.modes.find((m) => m.id === result.summary.mode);
   const bound = headline?.analysis?.bound;
+  const caveat = headline ? serialCaveat(headline, result) : null;
   const lines = [
     `### cuda-pipe · ${result.config.name} on ${names}`,
     '',
-    `**Speedup over serial: ${formatSpeedup(result.summary)}** ` +
-      `(${formatMs(result.summary.serialMs)} → ${formatMs(result.summary.overlappedMs)})` +
+    ...leadComparisons(result).flatMap((c) => [`**${cell(comparisonText(c))}**`, '']),
+    (caveat?.omit ? `Speedup over serial: ${caveat.text}` : `**Speedup over serial: ${formatSpeedup(result.summary)}** ` +
+      `(${formatMs(result.summary.serialMs)} → ${formatMs(result.summary.overlappedMs)}${caveat ? `; ${caveat.text}` : ''})`) +
       (bound ? `; bound ${formatMs(bound.ms)} (limited by ${bound.limitedBy}), efficiency ${result.summary.efficiency.toFixed(2)}` : '') +
       `; verification **${verification.status}**.`,
     ...(headline ? modelLines(headline).map((line) => `- ${line}`) : []),
@@ -30,7 +32,7 @@ export function renderRunMarkdown(result: RunResult): string {
     '| mode | median | min | max | noise | n | copy rate | speedup | efficiency |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...displayOrder(result.modes).map((m) => `| ${cell(modeLabel(m, result))} | ${formatMs(m.stats.median)} | ${formatMs(m.stats.min)} | ${formatMs(m.stats.max)} | ` +
-      `${formatPercent(m.stats.relativeNoise, 2)} | ${m.stats.n} | ${rateOf(m)} | ${m.analysis ? formatSpeedup(m.analysis) : ''} | ${m.analysis ? m.analysis.efficiency.toFixed(2) : ''} |`),
+      `${formatPercent(m.stats.relativeNoise, 2)} | ${m.stats.n} | ${rateOf(m)} | ${m.analysis && !serialCaveat(m, result)?.omit ? formatSpeedup(m.analysis) : ''} | ${m.analysis ? m.analysis.efficiency.toFixed(2) : ''} |`),
     '',
     `<sub>${cell(timingLine(result))}. ${names}, driver ${result.environment.software.driver}, runtime ${result.environment.software.runtime}, ` +
       `cuda-pipe ${result.tool.version}, config hash ${result.config.hash}.</sub>`,

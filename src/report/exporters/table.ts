@@ -1,7 +1,9 @@
 import Table from 'cli-table3';
 import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
-import { boundText, deviceLine, displayOrder, formatSpeedup, modeLabel, modelLines, rateOf, timingLine } from '../labels.js';
+import {
+  boundText, comparisonText, deviceLine, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine,
+} from '../labels.js';
 import type { RunExporter } from '../exporter.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
@@ -30,13 +32,17 @@ export function renderRunTable(result: RunResult, style: Style): string {
   }
   lines.push(table.toString());
   const overlapped = result.modes.filter((m) => m.analysis !== null);
+  // The comparison that answers the config's question comes first; each speedup says what it compares.
+  for (const c of leadComparisons(result)) lines.push(style.bold(comparisonText(c)));
   for (const mode of overlapped) {
     const analysis = mode.analysis;
     if (!analysis) continue;
     const confidence = analysis.speedupError === null ? 'one sample a mode: no uncertainty' : '95%';
     const which = overlapped.length > 1 ? ` (${modeLabel(mode, result)})` : '';
-    lines.push(`${style.bold(`speedup over serial${which}`)}: ${style.bold(formatSpeedup(analysis))} ` +
-      `(${confidence}; ${formatMs(analysis.serialMs)} → ${formatMs(mode.stats.median)})`);
+    const caveat = serialCaveat(mode, result);
+    lines.push(caveat?.omit ? `${style.bold(`speedup over serial${which}`)}: ${caveat.text}`
+      : `${style.bold(`speedup over serial${which}`)}: ${style.bold(formatSpeedup(analysis))} ` +
+        `(${confidence}; ${formatMs(analysis.serialMs)} → ${formatMs(mode.stats.median)}${caveat ? `; ${caveat.text}` : ''})`);
     lines.push(boundText(mode) ?? '', ...modelLines(mode));
   }
   lines.push(...devicesLines(result), ...toolboxLines(result), ...eventCostLines(result));
