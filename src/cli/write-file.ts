@@ -244,7 +244,7 @@ function replaceFile(target: string, to: Extract<Destination, { kind: 'replace' 
   } catch (error) {
     if (fd !== null) closeQuietly(fd);
     removeQuietly(temporary);
-    throw cannotWrite(target, error, to.path);
+    throw cannotWrite(target, error, to.path, true);
   }
   syncFolder(folder);
 }
@@ -302,15 +302,15 @@ function sleep(ms: number): void {
 /** Errors of the disk or the machine (full, quota, failing, read-only) are the environment's (3); the rest are the user's (2). */
 const ENVIRONMENT_CODES = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EROFS', 'EFBIG']);
 
-function cannotWrite(target: string, error: unknown, path?: string): CudaPipeError {
+function cannotWrite(target: string, error: unknown, path?: string, replacing = false): CudaPipeError {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   const where = path !== undefined && path !== resolve(target) ? ` (${path})` : '';
   const words = code === 'ETIMEDOUT' ? (error as Error).message
     : code === 'ENXIO' ? 'no such device, or no reader'
       : describeFileError(error);
-  const message = `Cannot write ${target}${where}: ${words}; nothing was replaced.`;
+  const message = `Cannot write ${target}${where}: ${words}${replacing ? '; the file there, if any, is as it was' : ''}.`;
   return code !== undefined && ENVIRONMENT_CODES.has(code)
-    ? new EnvironmentError(message, { hint: 'Free space or write somewhere else; the previous file, if any, is as it was.' })
+    ? new EnvironmentError(message, { hint: code === 'ENOSPC' || code === 'EDQUOT' ? 'Free some space, or write somewhere else.' : 'Write somewhere else.' })
     : new UsageError(message);
 }
 
