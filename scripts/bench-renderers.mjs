@@ -8,9 +8,9 @@ import { performance } from 'node:perf_hooks';
 
 const root = join(import.meta.dirname, '..');
 const dist = (path) => import(join(root, 'dist', 'src', path));
-const [{ renderGantt }, { renderSvg }, { renderHtml }, { renderTrace }, { analyzeTracedRep }, { parseResult }, { makeStyle }] = await Promise.all([
+const [{ renderGantt }, { renderSvg }, { renderHtml }, { renderTrace }, { analyzeTracedRep }, { parseResult }, { makeStyle }, { tableExporter }, { markdownExporter }] = await Promise.all([
   dist('report/gantt.js'), dist('report/svg.js'), dist('report/html.js'), dist('report/trace.js'), dist('report/timeline-common.js'),
-  dist('result/load.js'), dist('report/style.js'),
+  dist('result/load.js'), dist('report/style.js'), dist('report/exporters/table.js'), dist('report/exporters/markdown.js'),
 ]);
 
 const template = JSON.parse(readFileSync(join(root, 'test', 'fixtures', 'h200-balanced-16-traced.json'), 'utf8'));
@@ -72,6 +72,8 @@ for (const size of sizes) {
     svg: best(() => renderSvg(result)),
     html: best(() => renderHtml(result)),
     trace: best(() => renderTrace(result)),
+    table: best(() => tableExporter.render([result], style)),
+    markdown: best(() => markdownExporter.render([result], style)),
   };
   process.stdout.write(`${size.name}: ${Object.entries(row).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}\n`);
 }

@@ -28,7 +28,7 @@ export type Destination =
 /** As many links as Linux follows (MAXSYMLINKS) before it says ELOOP. */
 const MAX_LINKS = 40;
 /** How long a FIFO may go without a reader before we give up, rather than hang. */
-const FIFO_OPEN_WAIT_MS = 5_000;
+const FIFO_OPEN_WAIT_MS = 2_000;
 /** How long a reader may leave a full pipe or terminal unread before we give up. */
 const STALLED_WRITE_MS = 30_000;
 /** Linux's NAME_MAX: a temporary name must fit in a folder entry too. */
