@@ -1,5 +1,5 @@
 import {
-  closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, openSync, readlinkSync, renameSync, type Stats, statSync,
+  closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, openSync, readlinkSync, realpathSync, renameSync, type Stats, statSync,
   unlinkSync, writeSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
@@ -124,6 +124,8 @@ export function destinationOf(target: string): Destination {
   if (target.includes('\0')) throw new UsageError(`Cannot write ${JSON.stringify(target)}: a file name cannot hold a NUL byte.`);
   let path = resolve(target);
   for (let hops = 0; ; hops += 1) {
+    // The folder's own links resolved first, so that /dev/fd/1 reads as /proc/<pid>/fd/1 and a loop among folders is named.
+    path = join(realFolder(target, dirname(path)), basename(path));
     const fd = ownDescriptor(path);
     if (fd !== null) return { kind: 'fd', fd };
     let stats: Stats;
@@ -159,6 +161,16 @@ function ownDescriptor(path: string): number | null {
   const match = /^\/proc\/(?:self|thread-self|(\d+))(?:\/task\/\d+)?\/fd\/(\d+)$/.exec(path);
   if (!match || (match[1] !== undefined && Number(match[1]) !== process.pid)) return null;
   return Number(match[2]);
+}
+
+function realFolder(target: string, folder: string): string {
+  try {
+    return realpathSync(folder);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') checkFolder(target, folder);
+    throw cannotWrite(target, error, folder);
+  }
 }
 
 function readLink(target: string, path: string): string {

@@ -70,11 +70,14 @@ describe('output targets that are not plain files', () => {
     assert.match(refusal(() => destinationOf(dir)).message, /it is a folder; name a file inside it/);
   });
 
-  it('/dev/stdout is our stdout, never replaced: the document goes there and the table moves to stderr', () => {
-    const { code, stdout, stderr } = runCli(['report', traced, '--md', '/dev/stdout']);
-    assert.equal(code, 0, stderr);
-    assert.match(stdout, /^### cuda-pipe · balanced on NVIDIA H200/);
-    assert.match(stderr, /speedup/);
+  it('/dev/stdout and /dev/fd/1 are our stdout, never replaced: the document goes there and the table moves to stderr', () => {
+    for (const path of ['/dev/stdout', '/dev/fd/1']) {
+      const { code, stdout, stderr } = runCli(['report', traced, '--md', path]);
+      assert.equal(code, 0, stderr);
+      assert.match(stdout, /^### cuda-pipe · balanced on NVIDIA H200/);
+      assert.match(stderr, /speedup/);
+      assert.equal(runCli(['report', traced, '--md', path, '--json', '-']).code, 2, `${path} and - are both stdout`);
+    }
     assert.equal(lstatSync('/dev/stdout').isSymbolicLink(), true);
   });
 
