@@ -181,10 +181,13 @@ describe('device nodes and a full disk, in a private mount namespace', () => {
       '$CLI report "$TRACED" --json result.json >/dev/null 2>err; echo "disk:$?"; cat err; cat result.json; ls -a',
       // The disk is full, so stderr comes here rather than to a file.
       '$CLI report "$TRACED" --json - 2>&1 >out.json; echo "stdout:$?"',
+      '$CLI report "$TRACED" 2>&1 >table.txt; echo "table:$?"',
     ].join('; '));
     if (run === null) return t.skip('mounting a tmpfs is not permitted here');
     assert.match(run.stdout, /^full:3\ncuda-pipe: Cannot write full: no space left on the device\.\n/);
     assert.match(run.stdout, /disk:3\ncuda-pipe: Cannot write result\.json: no space left on the device; the file there, if any, is as it was\.\nFree some space, or write somewhere else\.\nold\n\.\n\.\.\nerr\nfiller\nfull\nresult\.json\n/);
-    assert.match(run.stdout, /cuda-pipe: Cannot write stdout: no space left on the device\.\nFree some space, or write somewhere else\.\nstdout:3\n$/);
+    assert.match(run.stdout, /cuda-pipe: Cannot write stdout: no space left on the device\.\nFree some space, or write somewhere else\.\nstdout:3\n/);
+    // The table, written to stdout as a stream, fails the same way.
+    assert.match(run.stdout, /\ncuda-pipe: Cannot write to stdout: no space left on the device\.\ntable:3\n$/);
   });
 });
