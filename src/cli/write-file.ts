@@ -144,10 +144,7 @@ export function destinationOf(target: string): Destination {
       path = resolve(dirname(path), readLink(target, path));
       continue;
     }
-    if (stats.isFile()) {
-      checkFolder(target, dirname(path));
-      return { kind: 'replace', path, existing: stats };
-    }
+    if (stats.isFile()) return { kind: 'replace', path, existing: stats };
     if (stats.isCharacterDevice() || stats.isFIFO()) return { kind: 'direct', path, fifo: stats.isFIFO(), id: `${stats.dev}:${stats.ino}` };
     const what = stats.isDirectory() ? 'it is a folder; name a file inside it'
       : stats.isBlockDevice() ? 'it is a block device, which a report would overwrite'
