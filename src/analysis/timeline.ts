@@ -111,7 +111,9 @@ export interface RepAnalysis {
 
 export function analyzeRep(rep: TracedRep, options: AnalysisOptions = {}): RepAnalysis {
   const gaps = idleGaps(rep, options);
-  const streams = streamOrder(rep).map((id) => streamIdle(rep, id, gaps));
+  const gapsOf = groupBy(gaps, (g) => g.stream);
+  const byStream = opsByStream(rep);
+  const streams = streamOrder(rep).map((id) => streamIdle(rep, id, gapsOf.get(id) ?? [], byStream.get(id) ?? []));
   return {
     mode: rep.mode,
     device: rep.device,
@@ -131,8 +133,8 @@ export function analyzeRep(rep: TracedRep, options: AnalysisOptions = {}): RepAn
 }
 
 /** Where in the rep some op of one of `kinds` ran, clipped to the rep: a union, so concurrent ops count once. */
-export function activity(rep: TracedRep, kinds: readonly OpKind[], exceptStream?: string): IntervalSet {
-  const intervals = rep.ops.filter((op) => kinds.includes(op.kind) && op.stream !== exceptStream).map(opInterval);
+export function activity(rep: TracedRep, kinds: readonly OpKind[]): IntervalSet {
+  const intervals = rep.ops.filter((op) => kinds.includes(op.kind)).map(opInterval);
   return clip(union(intervals), 0, rep.totalMs);
 }
 
@@ -157,17 +159,25 @@ export function overlapFractions(rep: TracedRep): OverlapFractions {
 export function idleGaps(rep: TracedRep, options: AnalysisOptions = {}): IdleGap[] {
   const hostOffsetMs = options.hostOffsetMs ?? 0;
   const engineKinds = copyEngineKinds(options.copyEngines ?? 2);
+  // One index per set of kinds that share an engine, built once: asking it is logarithmic in the rep's ops.
+  const others = new Map<readonly OpKind[], OtherStreamsActivity>();
+  const engineBusy = (kinds: readonly OpKind[]) => {
+    let index = others.get(kinds);
+    if (!index) others.set(kinds, (index = new OtherStreamsActivity(rep, kinds)));
+    return index;
+  };
   const gaps: IdleGap[] = [];
+  const byStream = opsByStream(rep);
   for (const stream of streamOrder(rep)) {
     let previousEnd = 0;
-    for (const index of opsOfStream(rep, stream)) {
+    for (const index of byStream.get(stream) ?? []) {
       const op = rep.ops[index]!;
       if (op.startMs > previousEnd) {
         const issuedAt = op.issuedMs - hostOffsetMs;
         const hostMs = Math.max(0, Math.min(op.startMs, issuedAt) - previousEnd);
         const waitStart = previousEnd + hostMs;
         const sharing = engineKinds.get(op.kind);
-        const engineMs = sharing ? measure(clip(activity(rep, sharing, stream), waitStart, op.startMs)) : 0;
+        const engineMs = sharing ? engineBusy(sharing).measure(stream, waitStart, op.startMs) : 0;
         const gapMs = op.startMs - previousEnd;
         gaps.push({
           stream, op: index, startMs: previousEnd, endMs: op.startMs,
@@ -178,6 +188,106 @@ export function idleGaps(rep: TracedRep, options: AnalysisOptions = {}): IdleGap
     }
   }
   return gaps;
+}
+
+/**
+ * Where some op of `kinds` ran on a stream other than a given one, within the rep (`activity` with that stream's
+ * ops left out), for every stream at once. The time line is cut where any stream's union of such ops begins or
+ * ends; a piece covered by one stream alone remembers that stream, so "covered by another" is "covered" less the
+ * pieces the asking stream covers alone. Prefix sums answer each question by binary search, so the whole analysis
+ * is O(n log n) in the rep's ops where asking `activity` per gap was quadratic.
+ */
+class OtherStreamsActivity {
+  private readonly all: Pieces;
+  private readonly alone = new Map<string, Pieces>();
+
+  constructor(rep: TracedRep, kinds: readonly OpKind[]) {
+    const perStream = new Map<string, Interval[]>();
+    for (const op of rep.ops) {
+      if (!kinds.includes(op.kind)) continue;
+      let list = perStream.get(op.stream);
+      if (!list) perStream.set(op.stream, (list = []));
+      list.push(opInterval(op));
+    }
+    // Ends sort before starts at the same time: intervals are half-open, so touching is not overlapping.
+    const edges: { at: number; delta: 1 | -1; stream: string }[] = [];
+    for (const [stream, intervals] of perStream) {
+      for (const piece of clip(union(intervals), 0, rep.totalMs)) {
+        edges.push({ at: piece.start, delta: 1, stream }, { at: piece.end, delta: -1, stream });
+      }
+    }
+    edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
+    const all = new PiecesBuilder();
+    const alone = new Map<string, PiecesBuilder>();
+    const active = new Set<string>();
+    for (let i = 0; i < edges.length; i += 1) {
+      const edge = edges[i]!;
+      if (edge.delta > 0) active.add(edge.stream);
+      else active.delete(edge.stream);
+      const next = edges[i + 1];
+      if (!next || next.at <= edge.at || active.size === 0) continue;
+      all.add(edge.at, next.at);
+      if (active.size === 1) {
+        const owner = active.values().next().value as string;
+        let own = alone.get(owner);
+        if (!own) alone.set(owner, (own = new PiecesBuilder()));
+        own.add(edge.at, next.at);
+      }
+    }
+    this.all = all.build();
+    for (const [stream, builder] of alone) this.alone.set(stream, builder.build());
+  }
+
+  /** Time in [from, to) during which a stream other than `stream` ran one of the kinds. */
+  measure(stream: string, from: number, to: number): number {
+    if (!(to > from)) return 0;
+    const own = this.alone.get(stream);
+    return Math.max(0, this.all.measure(from, to) - (own ? own.measure(from, to) : 0));
+  }
+}
+
+/** Sorted disjoint pieces with the time covered before each, for the covered time of any window in O(log n). */
+class Pieces {
+  constructor(private readonly starts: Float64Array, private readonly ends: Float64Array, private readonly before: Float64Array) {}
+
+  measure(from: number, to: number): number {
+    return this.upTo(to) - this.upTo(from);
+  }
+
+  /** Time covered before `t`. */
+  private upTo(t: number): number {
+    let low = 0;
+    let high = this.starts.length;
+    // The first piece starting at or after t.
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.starts[mid]! < t) low = mid + 1;
+      else high = mid;
+    }
+    if (low === 0) return 0;
+    const last = low - 1;
+    return this.before[last]! + Math.min(t, this.ends[last]!) - this.starts[last]!;
+  }
+}
+
+class PiecesBuilder {
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+
+  add(start: number, end: number): void {
+    const last = this.ends.length - 1;
+    if (last >= 0 && this.ends[last] === start) this.ends[last] = end;
+    else {
+      this.starts.push(start);
+      this.ends.push(end);
+    }
+  }
+
+  build(): Pieces {
+    const before = new Float64Array(this.starts.length);
+    for (let i = 1; i < before.length; i += 1) before[i] = before[i - 1]! + (this.ends[i - 1]! - this.starts[i - 1]!);
+    return new Pieces(Float64Array.from(this.starts), Float64Array.from(this.ends), before);
+  }
 }
 
 export function issueRate(rep: TracedRep): IssueRate {
@@ -194,9 +304,9 @@ export function issueRate(rep: TracedRep): IssueRate {
   };
 }
 
-function streamIdle(rep: TracedRep, stream: string, gaps: readonly IdleGap[]): StreamIdle {
-  const own = gaps.filter((g) => g.stream === stream);
-  const lastEnd = Math.max(0, ...opsOfStream(rep, stream).map((i) => rep.ops[i]!.endMs));
+function streamIdle(rep: TracedRep, stream: string, own: readonly IdleGap[], ops: readonly number[]): StreamIdle {
+  let lastEnd = 0;
+  for (const i of ops) lastEnd = Math.max(lastEnd, rep.ops[i]!.endMs);
   return {
     stream,
     idleMs: sum(own.map((g) => g.endMs - g.startMs)),
@@ -216,14 +326,27 @@ function copyEngineKinds(copyEngines: number): ReadonlyMap<OpKind, readonly OpKi
 
 /** The rep's streams as listed, then any stream only its ops name, so no op is left out of the idle breakdown. */
 export function streamOrder(rep: TracedRep): string[] {
-  const ids = rep.streams.map((s) => s.id);
-  for (const op of rep.ops) if (!ids.includes(op.stream)) ids.push(op.stream);
-  return ids;
+  const ids = new Set(rep.streams.map((s) => s.id));
+  for (const op of rep.ops) ids.add(op.stream);
+  return [...ids];
 }
 
-/** Indexes of a stream's ops by start time (stable for equal starts, so issue order breaks ties). */
-export function opsOfStream(rep: TracedRep, stream: string): number[] {
-  return rep.ops.flatMap((op, i) => (op.stream === stream ? [i] : [])).sort((a, b) => rep.ops[a]!.startMs - rep.ops[b]!.startMs || a - b);
+/** Each stream's op indexes by start time (stable for equal starts, so issue order breaks ties), in one pass. */
+function opsByStream(rep: TracedRep): Map<string, number[]> {
+  const out = groupBy(rep.ops.map((_, i) => i), (i) => rep.ops[i]!.stream);
+  for (const list of out.values()) list.sort((a, b) => rep.ops[a]!.startMs - rep.ops[b]!.startMs || a - b);
+  return out;
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
 }
 
 function opInterval(op: TimelineOp): Interval {

@@ -120,7 +120,7 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
     if (options.trace) {
       const wallMs = performance.now() - started;
       for (const m of measured.filter((x) => pictured(x.schedule.role))) {
-        const cost = Math.max(...m.gpuMs);
+        const cost = m.gpuMs.reduce((longest, ms) => Math.max(longest, ms), 0);
         if (cost > TRACE_BUDGET * wallMs) {
           notes.push(`No timeline for ${m.schedule.description}: a traced rep (about ${cost.toFixed(1)} ms) would add over ${TRACE_BUDGET * 100}% to this run.`);
           continue;

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { contextLost, type ExitCode } from '../errors.js';
 import { packageVersion } from '../paths.js';
-import { collect, countList, deviceSelection, nonNegativeInt, nonNegativeNumber, orderList, positiveInt, positiveNumber } from './numbers.js';
+import { chartColumns, collect, countList, deviceSelection, nonNegativeInt, nonNegativeNumber, orderList, positiveInt, positiveNumber } from './numbers.js';
 import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
 import { exitCodeFor } from './exit-code.js';
 import { COMMAND_HELP, topLevelHelp } from './help-text.js';
@@ -128,7 +128,7 @@ program
   .option('--svg <file>', 'write the timeline as SVG to a file, or - for stdout', checkOutputTarget)
   .option('--html <file>', 'write a self-contained HTML report to a file, or - for stdout', checkOutputTarget)
   .option('--trace <file>', 'write Chrome Trace Event JSON (Perfetto, chrome://tracing) to a file, or - for stdout', checkOutputTarget)
-  .option('--width <columns>', 'width of the Gantt chart (default: the terminal\'s, else 100)', positiveInt)
+  .option('--width <columns>', 'width of the Gantt chart, 20 to 1000 (default: the terminal\'s, else 100)', chartColumns)
   .addHelpText('after', COMMAND_HELP.timeline)
   .action(lazy(async () => (await import('./timeline.js')).timelineCommand));
 

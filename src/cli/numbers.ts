@@ -5,13 +5,13 @@ import { ISSUE_ORDERS, type IssueOrder } from '../vocabulary.js';
  * The one parser behind every numeric flag: commander calls it with the flag's text, and a bad value becomes
  * commander's "option '--chunks <n>' argument 'x' is invalid. expected ..." (exit 2).
  */
-export function numberFlag(options: { integer: boolean; min: number; exclusiveMin?: boolean }): (text: string) => number {
-  const bound = `${options.exclusiveMin ? 'above' : '≥'} ${options.min}`;
+export function numberFlag(options: { integer: boolean; min: number; exclusiveMin?: boolean; max?: number }): (text: string) => number {
+  const bound = options.max === undefined ? `${options.exclusiveMin ? 'above' : '≥'} ${options.min}` : `from ${options.min} to ${options.max}`;
   const what = options.integer ? `a whole number ${bound}` : `a number ${bound}`;
   return (text) => {
     const value = Number(text.trim() === '' ? Number.NaN : text);
     const ok = Number.isFinite(value) && (!options.integer || Number.isInteger(value)) &&
-      (options.exclusiveMin ? value > options.min : value >= options.min);
+      (options.exclusiveMin ? value > options.min : value >= options.min) && (options.max === undefined || value <= options.max);
     if (!ok) throw new InvalidArgumentError(`expected ${what}, got "${text}".`);
     return value;
   };
@@ -21,6 +21,11 @@ export const positiveInt = numberFlag({ integer: true, min: 1 });
 export const nonNegativeInt = numberFlag({ integer: true, min: 0 });
 export const positiveNumber = numberFlag({ integer: false, min: 0, exclusiveMin: true });
 export const nonNegativeNumber = numberFlag({ integer: false, min: 0 });
+/**
+ * timeline's --width: the chart needs a few columns beside its labels, and its cost grows with its width, so a
+ * mistyped 1e8 is refused rather than drawn for minutes (renderGantt caps what it is given at the same 1000).
+ */
+export const chartColumns = numberFlag({ integer: true, min: 20, max: 1000 });
 
 /** A comma-separated list of whole numbers ≥ 1, for --streams and --chunks of a sweep. */
 export function countList(text: string): number[] {

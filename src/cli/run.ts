@@ -12,7 +12,8 @@ import { renderPlan } from '../report/plan.js';
 import type { RunResult } from '../result/schema.js';
 import type { HostMemoryKind } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
-import { writeRunOutputs } from './outputs.js';
+import { RUN_OUTPUTS, writeRunOutputs } from './outputs.js';
+import { checkDocuments } from './write-file.js';
 
 export interface RunFlags extends Omit<Overrides, 'hostMemory'> {
   hostMemory?: HostMemoryKind[];
@@ -43,7 +44,14 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
   // One config per host memory kind asked for, each a run of its own; without the flag, the config's own kinds.
   const loads = (kinds ?? [undefined]).map((hostMemory) => loadConfigFile(path, { ...overrides, hostMemory, ...(chosen ? { device: chosen.device } : {}) }));
   const gate = flags.gate ?? false;
+  const documents = (Object.keys(RUN_OUTPUTS) as Array<keyof typeof RUN_OUTPUTS>).map((flag) => ({ flag, target: flags[flag] }));
   if (flags.dryRun) {
+    const ignored = [...documents.filter((d) => d.target !== undefined).map((d) => d.flag), ...(flags.timeline ? ['timeline'] : [])];
+    if (ignored.length) {
+      throw new UsageError(`${ignored.map((f) => `--${f}`).join(', ')} cannot go with --dry-run: a dry run measures nothing, so there is no Result to write or draw.`, {
+        hint: 'Drop --dry-run to measure, or the output flags to see the plan.',
+      });
+    }
     process.stdout.write(loads.map((loaded) => {
       const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
       return renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)), rank: rankLabel(identity) });
@@ -53,6 +61,15 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
   for (const flag of ['ops', 'arch'] as const) {
     if (flags[flag] !== undefined) throw new UsageError(`--${flag} only applies with --dry-run: a run compiles for its device and prints no plan.`);
   }
+  if (!flags.tracing) {
+    const pictures = [...(flags.timeline ? ['--timeline'] : []), ...(flags.svg ? ['--svg'] : []), ...(flags.trace ? ['--trace'] : [])];
+    if (pictures.length) {
+      throw new UsageError(`${pictures.join(', ')} ${pictures.length === 1 ? 'draws' : 'draw'} the traced reps, which --no-tracing skips.`, {
+        hint: 'Drop --no-tracing to record them.',
+      });
+    }
+  }
+  checkDocuments(documents);
   const rank = identity.rank === null ? '' : ` on device ${loads[0]?.config.device ?? 0} as ${rankLabel(identity)}`;
   const results = await withInterrupts(async (signal) => {
     const done: RunResult[] = [];

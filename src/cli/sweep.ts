@@ -15,7 +15,7 @@ import { makeStyle } from '../report/style.js';
 import { sweepChartExporter } from '../report/sweep-chart.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
-import { writeOutput } from './write-file.js';
+import { checkDocuments, writeDocuments } from './write-file.js';
 
 export interface SweepFlags {
   streams?: number[];
@@ -50,6 +50,8 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     orders: flags.order ?? fromConfig?.order ?? ['depth-first'],
     sets: flags.set.length ? flags.set.map(parseSetFlag) : Object.entries(fromConfig?.set ?? {}).map(([path, values]) => ({ path, values })),
   };
+  // A clash between outputs fails before the sweep measures for minutes, not after.
+  checkDocuments((Object.keys(SWEEP_OUTPUTS) as Array<keyof typeof SWEEP_OUTPUTS>).map((flag) => ({ flag, target: flags[flag] })));
   const budgetMs = (flags.maxTime ?? fromConfig?.maxTime ?? DEFAULT_BUDGET_S) * 1000;
   const bar = process.stderr.isTTY ? new cliProgress.SingleBar({
     format: 'sweep {setting} [{bar}] {value}/{total} layouts settled | {duration_formatted} elapsed, ETA {eta_formatted}', stream: process.stderr,
@@ -68,13 +70,9 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     },
   }));
   bar?.stop();
-  const toStdout = (Object.keys(SWEEP_OUTPUTS) as Array<keyof typeof SWEEP_OUTPUTS>).filter((k) => flags[k] === '-');
-  if (toStdout.length > 1) throw new UsageError(`Only one document can go to stdout (-); ${toStdout.map((k) => `--${k}`).join(' and ')} ask to.`);
-  for (const [flag, exporter] of Object.entries(SWEEP_OUTPUTS) as Array<[keyof typeof SWEEP_OUTPUTS, RunExporter]>) {
-    const target = flags[flag];
-    if (target) writeOutput(target, exporter.render(results, makeStyle(process.stdout)) + '\n');
-  }
-  const stream = toStdout.length ? process.stderr : process.stdout;
+  const stream = writeDocuments((Object.entries(SWEEP_OUTPUTS) as Array<[keyof typeof SWEEP_OUTPUTS, RunExporter]>).map(([flag, exporter]) => ({
+    flag, target: flags[flag], render: () => exporter.render(results, makeStyle(process.stdout)) + '\n',
+  })));
   stream.write(sweepTableExporter.render(results, makeStyle(stream)) + '\n');
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
 }

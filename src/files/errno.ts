@@ -24,6 +24,7 @@ const ERRNO_WORDS: Readonly<Record<string, string>> = {
   EAGAIN: 'would block (not a regular file?)',
   EPIPE: 'the reader went away',
   EXDEV: 'cannot move across file systems',
+  EBADF: 'bad file descriptor',
 };
 
 /** "no such file" for an ENOENT error; the error's own message for anything without a known code. */

@@ -59,7 +59,10 @@ export function latencyStats(values: readonly number[]): { n: number; medianMs: 
   return { n: sorted.length, medianMs: median(sorted), p99Ms: rank(0.99), maxMs: sorted[sorted.length - 1] ?? Number.NaN };
 }
 
-const range = (values: readonly number[]) => (values.length ? { min: Math.min(...values), max: Math.max(...values) } : null);
+// Reduced, not spread into Math.min: a mode may time more reps than a call takes arguments.
+const range = (values: readonly number[]) => (values.length
+  ? { min: values.reduce((a, b) => Math.min(a, b)), max: values.reduce((a, b) => Math.max(a, b)) }
+  : null);
 
 function modeResult(m: MeasuredSchedule): ModeResult {
   return {
@@ -169,7 +172,7 @@ export function buildRunResult(input: RunResultInput): RunResult {
     policy: { ...input.policy, gate: input.gate },
     clocks: {
       ...(input.clockUnavailable === null
-        ? { checked: true, note: 'SM clock read through NVML between reps', minMHz: clockReadings.length ? Math.min(...clockReadings) : null, maxMHz: clockReadings.length ? Math.max(...clockReadings) : null }
+        ? { checked: true, note: 'SM clock read through NVML between reps', minMHz: range(clockReadings)?.min ?? null, maxMHz: range(clockReadings)?.max ?? null }
         : { checked: false, note: `not checked: ${input.clockUnavailable}`, minMHz: null, maxMHz: null }),
       sharing: input.sharing ?? SHARING_NOT_CHECKED,
     },

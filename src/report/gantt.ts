@@ -1,8 +1,8 @@
 import type { ChalkInstance } from 'chalk';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import {
-  analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, IDLE_COLUMNS, idleRows, ms, niceTicks, rowLabel, type Stage,
-  legendStages, STAGE_LETTERS, STAGE_NAMES, STAGES, tickLabel, type TimelineGroup, type TimelineRow, timelineGroups,
+  analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, drawnRows, IDLE_COLUMNS, idleRows, MAX_PICTURE_ROWS, ms, niceTicks, rowLabel, type Stage,
+  legendStages, STAGE_LETTERS, STAGE_NAMES, STAGES, tickLabel, type TimelineGroup, timelineGroups,
 } from './timeline-common.js';
 
 // The timeline in a terminal: one row per stream, time across, a letter per stage in every cell an op covers, so
@@ -42,23 +42,27 @@ export function defaultColumns(stream: NodeJS.WriteStream = process.stdout): num
   return columns !== undefined && columns > 0 ? columns : 100;
 }
 
+/** The widest chart drawn, in columns: wider is no terminal, and the chart's cost grows with its width. */
+export const MAX_COLUMNS = 1000;
+
 export function renderGantt(result: RunResult, options: GanttOptions): string {
   const groups = timelineGroups(result, options.mode);
   if (!groups.length) return 'No traced reps in this result: run with --timeline to record one.';
-  const columns = options.columns ?? defaultColumns();
+  const columns = Math.min(MAX_COLUMNS, options.columns ?? defaultColumns());
   return groups.map((group) => renderGroup(result, group, columns, options.style)).join('\n\n');
 }
 
 function renderGroup(result: RunResult, group: TimelineGroup, columns: number, style: ChalkInstance): string {
-  const labels = group.rows.map((row) => rowLabel(row, group.multiDevice));
-  const labelWidth = Math.max(...labels.map((l) => l.length), 2);
+  const { rows, note } = drawnRows(group);
+  const labels = rows.map((row) => rowLabel(row, group.multiDevice));
+  const labelWidth = labels.reduce((widest, l) => Math.max(widest, l.length), 2);
   // Row layout: label, a space, '|', the cells, '|'.
   const chartWidth = Math.max(MIN_CHART_COLUMNS, columns - labelWidth - 3);
   // Scale lines start where the cells do, one column right of the row's '|'.
   const indent = ' '.repeat(labelWidth + 2);
   const lines = [style.bold(`${group.label}: traced rep`), ...scaleLines(group.spanMs, chartWidth).map((l) => indent + l)];
-  group.rows.forEach((row, i) => {
-    const previous = group.rows[i - 1];
+  rows.forEach((row, i) => {
+    const previous = rows[i - 1];
     if (group.multiDevice && previous?.device !== row.device) lines.push(style.dim(deviceLabel(deviceOf(result, row.device), row.device)));
     const stages = rowCells(row.ops, group.spanMs, chartWidth);
     const lower = lowerCaseCells(row.ops, stages, group.spanMs);
@@ -66,6 +70,7 @@ function renderGroup(result: RunResult, group: TimelineGroup, columns: number, s
     const cells = runs(letters).map(({ cell, length }) => (cell ? paint(style, cell.stage, cell.letter.repeat(length)) : style.dim(IDLE_CELL.repeat(length))));
     lines.push(`${labels[i]!.padEnd(labelWidth)} |${cells.join('')}|`);
   });
+  if (note) lines.push(...wrap(`${indent}${note}`, columns));
   lines.push(`${indent}1 column = ${ms(group.spanMs / chartWidth)}`);
   lines.push(legend(style, group.reps));
   for (const rep of group.reps) lines.push('', ...analysisLines(result, rep, group.multiDevice).flatMap((l) => wrap(l, columns)));
@@ -75,26 +80,64 @@ function renderGroup(result: RunResult, group: TimelineGroup, columns: number, s
 /**
  * What each of `width` cells shows: the stage that covers most of the cell when ops cover at least half of it,
  * else idle. An op too short to win any cell still gets the cell holding its midpoint, so no op disappears.
+ * Linear in ops and cells: an op adds its partial cover to its first and last cell and counts once, in a
+ * difference array, for the cells it covers whole.
  */
 export function rowCells(ops: readonly TimelineOp[], spanMs: number, width: number): (Stage | null)[] {
   const cellMs = spanMs > 0 ? spanMs / width : 1;
-  const cells = Array.from({ length: width }, (_, c) => {
-    const from = c * cellMs;
-    const to = from + cellMs;
-    const cover = new Map<Stage, number>();
-    for (const op of ops) {
-      const overlap = Math.min(to, op.endMs) - Math.max(from, op.startMs);
-      if (overlap > 0) cover.set(op.kind, (cover.get(op.kind) ?? 0) + overlap);
+  const cellOf = (ms: number) => Math.min(width - 1, Math.max(0, Math.floor(ms / cellMs)));
+  const partial = new Map<Stage, Float64Array>();
+  const whole = new Map<Stage, Int32Array>();
+  for (const s of STAGES) {
+    partial.set(s, new Float64Array(width));
+    whole.set(s, new Int32Array(width + 1));
+  }
+  for (const op of ops) {
+    if (!(op.endMs > op.startMs)) continue;
+    const first = cellOf(op.startMs);
+    const last = Math.min(width - 1, Math.max(first, Math.ceil(op.endMs / cellMs) - 1));
+    const cover = partial.get(op.kind)!;
+    const overlap = (c: number) => Math.min(c * cellMs + cellMs, op.endMs) - Math.max(c * cellMs, op.startMs);
+    if (first === last) {
+      cover[first]! += Math.max(0, overlap(first));
+      continue;
     }
-    const total = [...cover.values()].reduce((a, b) => a + b, 0);
+    cover[first]! += Math.max(0, overlap(first));
+    cover[last]! += Math.max(0, overlap(last));
+    if (last > first + 1) {
+      const counts = whole.get(op.kind)!;
+      counts[first + 1]! += 1;
+      counts[last]! -= 1;
+    }
+  }
+  const running = new Map<Stage, number>(STAGES.map((s) => [s, 0]));
+  const cells = Array.from({ length: width }, (_, c): Stage | null => {
+    const full = c * cellMs + cellMs - c * cellMs;
+    const covered = new Map<Stage, number>();
+    let total = 0;
+    for (const s of STAGES) {
+      const count = running.get(s)! + whole.get(s)![c]!;
+      running.set(s, count);
+      const value = count * full + partial.get(s)![c]!;
+      covered.set(s, value);
+      total += value;
+    }
     if (total < cellMs / 2) return null;
     // Ties go to the earlier stage in STAGES, so the picture does not depend on op order.
-    return STAGES.reduce<Stage | null>((best, s) => ((cover.get(s) ?? 0) > (best ? (cover.get(best) ?? 0) : 0) ? s : best), null);
+    return STAGES.reduce<Stage | null>((best, s) => (covered.get(s)! > (best ? covered.get(best)! : 0) ? s : best), null);
   });
+  // Which cells show each stage, counted so that "does the op's range show its stage?" costs a logarithm.
+  const shown = new Map<Stage, CellCounts>(STAGES.map((s) => [s, new CellCounts(width)]));
+  cells.forEach((stage, c) => stage && shown.get(stage)!.add(c, 1));
   for (const op of ops) {
-    const first = Math.min(width - 1, Math.floor(op.startMs / cellMs));
+    const first = cellOf(op.startMs);
     const last = Math.min(width - 1, Math.max(first, Math.ceil(op.endMs / cellMs) - 1));
-    if (!cells.slice(first, last + 1).includes(op.kind)) cells[Math.min(width - 1, Math.floor((op.startMs + op.endMs) / 2 / cellMs))] = op.kind;
+    if (shown.get(op.kind)!.count(first, last) > 0) continue;
+    const mid = cellOf((op.startMs + op.endMs) / 2);
+    const was = cells[mid];
+    if (was) shown.get(was)!.add(mid, -1);
+    cells[mid] = op.kind;
+    shown.get(op.kind)!.add(mid, 1);
   }
   return cells;
 }
@@ -102,28 +145,58 @@ export function rowCells(ops: readonly TimelineOp[], spanMs: number, width: numb
 /**
  * Which cells print their letter in lower case: the case flips each time a row moves on to another chunk, so ops of
  * one stage back to back on one stream (a stage-per-stream load stream, breadth-first issue) still show where one
- * chunk ends and the next begins. A cell takes the case of the op of its stage that covers most of it.
+ * chunk ends and the next begins. A cell takes the case of the op of its stage that covers most of it. Each op visits
+ * only the cells it covers, so a row costs its ops plus its cells, not their product.
  */
 export function lowerCaseCells(ops: readonly TimelineOp[], cells: readonly (Stage | null)[], spanMs: number): boolean[] {
-  const cellMs = spanMs > 0 ? spanMs / cells.length : 1;
+  const width = cells.length;
+  const cellMs = spanMs > 0 ? spanMs / width : 1;
   const sorted = [...ops].sort((a, b) => a.startMs - b.startMs);
-  const lower = new Map<TimelineOp, boolean>();
+  const lower = new Array<boolean>(width).fill(false);
+  const bestCover = new Float64Array(width);
+  let opLower = false;
   sorted.forEach((op, i) => {
     const previous = sorted[i - 1];
-    lower.set(op, previous ? (lower.get(previous) ?? false) !== (previous.chunk !== op.chunk) : false);
-  });
-  return cells.map((stage, c) => {
-    let best: TimelineOp | null = null;
-    let bestCover = 0;
-    for (const op of sorted) {
-      const cover = op.kind === stage ? Math.min((c + 1) * cellMs, op.endMs) - Math.max(c * cellMs, op.startMs) : 0;
-      if (cover > bestCover) [best, bestCover] = [op, cover];
+    if (previous && previous.chunk !== op.chunk) opLower = !opLower;
+    const first = Math.max(0, Math.floor(op.startMs / cellMs));
+    const last = Math.min(width - 1, Math.floor(op.endMs / cellMs));
+    for (let c = first; c <= last; c += 1) {
+      if (cells[c] !== op.kind) continue;
+      const cover = Math.min((c + 1) * cellMs, op.endMs) - Math.max(c * cellMs, op.startMs);
+      if (cover > bestCover[c]!) {
+        bestCover[c] = cover;
+        lower[c] = opLower;
+      }
     }
-    return best !== null && (lower.get(best) ?? false);
   });
+  return lower;
 }
 
 type Cell = { readonly stage: Stage; readonly letter: string } | null;
+
+/** A Fenwick tree of per-cell counts: add at a cell, count over a range, each in O(log width). */
+class CellCounts {
+  private readonly tree: Int32Array;
+
+  constructor(size: number) {
+    this.tree = new Int32Array(size + 1);
+  }
+
+  add(cell: number, delta: number): void {
+    for (let i = cell + 1; i < this.tree.length; i += i & -i) this.tree[i]! += delta;
+  }
+
+  /** Cells first..last, both included. */
+  count(first: number, last: number): number {
+    return this.prefix(last + 1) - this.prefix(first);
+  }
+
+  private prefix(end: number): number {
+    let total = 0;
+    for (let i = end; i > 0; i -= i & -i) total += this.tree[i]!;
+    return total;
+  }
+}
 
 /** Consecutive equal cells, so each run gets one pair of colour codes rather than one per cell. */
 function runs(cells: readonly Cell[]): { cell: Cell; length: number }[] {
@@ -181,9 +254,9 @@ function analysisLines(result: RunResult, rep: TracedRep, multiDevice: boolean):
   const a = analyzeTracedRep(result, rep);
   const heading = multiDevice ? `analysis, ${deviceLabel(deviceOf(result, rep.device), rep.device)}` : 'analysis';
   const facts = analysisFacts(a);
-  const labelWidth = Math.max(...facts.map((f) => f.label.length));
-  const table = [[...IDLE_COLUMNS], ...idleRows(a)];
-  const widths = IDLE_COLUMNS.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
+  const labelWidth = facts.reduce((widest, f) => Math.max(widest, f.label.length), 0);
+  const table = [[...IDLE_COLUMNS], ...idleRows(a, MAX_PICTURE_ROWS)];
+  const widths = IDLE_COLUMNS.map((_, c) => table.reduce((widest, r) => Math.max(widest, r[c]!.length), 0));
   return [
     `${heading}:`,
     ...facts.map((f) => `  ${f.label.padEnd(labelWidth)}  ${f.value}`),

@@ -37,7 +37,11 @@ export function renderPlan(plan: Plan, view: PlanView = {}): string {
       `${budgetBytes === null ? '' : ` within the ${formatBytes(budgetBytes)} budget`}; chunk i uses slot i mod ${ring.slots}`);
   }
   for (const note of plan.notes) lines.push(`  note: ${note}`);
-  for (const schedule of plan.schedules) lines.push('', ...renderSchedule(schedule, plan, view.ops ?? false));
+  // One line at a time: --ops lists every op, and a spread of that many arguments overflows the stack.
+  for (const schedule of plan.schedules) {
+    lines.push('');
+    for (const line of renderSchedule(schedule, plan, view.ops ?? false)) lines.push(line);
+  }
   if (!view.ops) lines.push('', 'Every op of every mode, in issue order: --ops.');
   return lines.join('\n');
 }
@@ -66,8 +70,10 @@ function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): strin
   const peer = schedule.bytes.peer ? `, peer ${formatBytes(schedule.bytes.peer)}` : '';
   const lines = [`mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}${on}; ` +
     `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${schedule.verify ? '; outputs verified' : ''}`];
+  const byStream = new Map<string, Op[]>(schedule.streams.map((s) => [s.id, []]));
+  for (const op of schedule.body) byStream.get(op.stream)?.push(op);
   for (const stream of schedule.streams) {
-    const ops = schedule.body.filter((o) => o.stream === stream.id);
+    const ops = byStream.get(stream.id) ?? [];
     const copies = ops.filter((o): o is CopyOp => o.kind === 'copy');
     const launches = ops.filter((o) => LAUNCHES.includes(o.kind)).length;
     const chunks = [...new Set(ops.flatMap((o) => ('chunk' in o && o.chunk !== null ? [o.chunk] : [])))];

@@ -1,7 +1,8 @@
 import { type RunExporter, pictured } from './exporter.js';
+import { rowCells } from './gantt.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import {
-  deviceLabel, deviceOf, escapeXml as escape, ms, niceTicks, opGbPerSecond, opName, rowLabel, type Stage, STAGE_COLOURS, STAGE_LETTERS, STAGE_NAMES,
+  deviceLabel, deviceOf, drawnRows, escapeXml as escape, ms, niceTicks, opGbPerSecond, opName, rowLabel, type Stage, STAGE_COLOURS, STAGE_LETTERS, STAGE_NAMES,
   legendStages, tickLabel, type TimelineGroup, timelineGroups,
 } from './timeline-common.js';
 
@@ -28,6 +29,11 @@ export const SVG_LAYOUT = {
   minLetterWidth: 10,
   /** Rough advance of one character of bar text (11 px sans-serif), for deciding whether a name fits. */
   charWidth: 6.4,
+  /** A line of a panel's notes (streams left out, rows drawn a pixel at a time). */
+  noteHeight: 16,
+  /** The narrowest and widest SVG drawn, px: the plot keeps some room, and the cost of a dense row grows with its pixels. */
+  minWidth: 320,
+  maxWidth: 8192,
 } as const;
 
 export interface SvgRowBand {
@@ -51,6 +57,9 @@ export interface SvgPanel {
   readonly plotLeft: number;
   readonly plotRight: number;
   readonly bottom: number;
+  /** What the panel leaves out or draws coarser than one bar per op, each a line under its rows. */
+  readonly notes: readonly string[];
+  readonly notesY: number;
 }
 
 export interface SvgLayout {
@@ -69,15 +78,18 @@ export interface SvgOptions {
 
 export function svgLayout(result: RunResult, options: SvgOptions = {}): SvgLayout {
   const L = SVG_LAYOUT;
-  const width = options.width ?? L.width;
+  const width = Math.min(L.maxWidth, Math.max(L.minWidth, Math.round(options.width ?? L.width)));
+  const plotLeft = L.padding + L.labelWidth;
+  const plotRight = width - L.padding;
   let y = L.padding + L.titleHeight;
   const panels = timelineGroups(result, options.mode).map((group) => {
     const headerY = y + 15;
     y += L.panelHeaderHeight;
     const axisY = y + L.axisHeight - 4;
     y += L.axisHeight;
-    const rows = group.rows.map((row, i) => {
-      const newDevice = group.multiDevice && group.rows[i - 1]?.device !== row.device;
+    const drawn = drawnRows(group);
+    const rows = drawn.rows.map((row, i) => {
+      const newDevice = group.multiDevice && drawn.rows[i - 1]?.device !== row.device;
       const deviceHeaderY = newDevice ? y + 13 : null;
       if (newDevice) y += L.deviceHeaderHeight;
       const band: SvgRowBand = {
@@ -87,7 +99,15 @@ export function svgLayout(result: RunResult, options: SvgOptions = {}): SvgLayou
       y += L.rowHeight + L.rowGap;
       return band;
     });
-    const panel: SvgPanel = { group, headerY, axisY, rows, plotLeft: L.padding + L.labelWidth, plotRight: width - L.padding, bottom: y };
+    const bottom = y;
+    const dense = rows.filter((r) => isDense(r.ops, plotRight - plotLeft)).length;
+    const notes = [
+      ...(drawn.note ? [drawn.note] : []),
+      ...(dense ? [`${dense === rows.length ? 'Every row' : `${dense} of ${rows.length} rows`} has more ops than pixels: drawn a pixel at a time, each in the stage that covered most of it.`] : []),
+    ];
+    const notesY = y + 4;
+    y += notes.length * L.noteHeight;
+    const panel: SvgPanel = { group, headerY, axisY, rows, plotLeft, plotRight, bottom, notes, notesY };
     y += L.panelGap;
     return panel;
   });
@@ -144,9 +164,36 @@ function panel(result: RunResult, p: SvgPanel): string[] {
     if (row.deviceHeaderY !== null) out.push(text(L.padding, row.deviceHeaderY, deviceLabel(deviceOf(result, row.device), row.device), { fill: '#555555', size: 11 }));
     out.push(text(L.padding, row.top + L.rowHeight / 2 + 4, row.label));
     out.push(`<rect x="${n(p.plotLeft)}" y="${n(row.top)}" width="${n(p.plotRight - p.plotLeft)}" height="${L.rowHeight}" fill="#f2f3f5"/>`);
-    for (const op of row.ops) out.push(...bar(p, row, op));
+    if (isDense(row.ops, p.plotRight - p.plotLeft)) out.push(...cellBars(p, row));
+    else for (const op of row.ops) out.push(...bar(p, row, op));
   }
+  p.notes.forEach((note, i) => out.push(text(L.padding, p.notesY + (i + 1) * L.noteHeight - 4, note, { fill: '#555555', size: 11 })));
   out.push('</g>');
+  return out;
+}
+
+/** A row with more ops than pixels: one bar per op would cost more than it shows. */
+function isDense(ops: readonly TimelineOp[], plotWidth: number): boolean {
+  return ops.length > plotWidth;
+}
+
+/** A dense row as the Gantt draws it, a pixel a cell: one bar per run of cells in one stage. */
+function cellBars(p: SvgPanel, row: SvgRowBand): string[] {
+  const L = SVG_LAYOUT;
+  const pixels = Math.max(1, Math.round(p.plotRight - p.plotLeft));
+  const pixel = (p.plotRight - p.plotLeft) / pixels;
+  const out: string[] = [];
+  const cells = rowCells(row.ops, p.group.spanMs, pixels);
+  for (let start = 0; start < cells.length;) {
+    const stage = cells[start];
+    let end = start + 1;
+    while (end < cells.length && cells[end] === stage) end += 1;
+    if (stage) {
+      out.push(`<rect class="cells ${stage}" data-device="${row.device}" data-stream="${escape(row.stream)}" x="${n(p.plotLeft + start * pixel)}" y="${n(row.top)}"`
+        + ` width="${n((end - start) * pixel)}" height="${L.rowHeight}" fill="${STAGE_COLOURS[stage]}" shape-rendering="crispEdges"/>`);
+    }
+    start = end;
+  }
   return out;
 }
 

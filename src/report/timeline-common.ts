@@ -84,22 +84,46 @@ export function timelineGroups(result: RunResult, mode?: string): TimelineGroup[
   const modes = [...new Set(reps.map((r) => r.mode))].filter((m) => mode === undefined || m === mode);
   return modes.map((m) => {
     const own = reps.filter((r) => r.mode === m).sort((a, b) => a.device - b.device);
-    const rows = own.flatMap((rep) => streamIds(rep).map((stream) => ({
-      device: rep.device, stream, rep, ops: rep.ops.filter((op) => op.stream === stream),
-    })));
-    return {
-      mode: m, label: repModeLabel(result, m), reps: own, rows,
-      spanMs: Math.max(0, ...own.map((r) => r.totalMs), ...own.flatMap((r) => r.ops.map((op) => op.endMs))),
-      multiDevice: new Set(own.map((r) => r.device)).size > 1,
-    };
+    const rows = own.flatMap((rep) => {
+      const byStream = opsByStream(rep);
+      return [...byStream].map(([stream, ops]) => ({ device: rep.device, stream, rep, ops }));
+    });
+    let spanMs = 0;
+    for (const rep of own) {
+      spanMs = Math.max(spanMs, rep.totalMs);
+      for (const op of rep.ops) spanMs = Math.max(spanMs, op.endMs);
+    }
+    return { mode: m, label: repModeLabel(result, m), reps: own, rows, spanMs, multiDevice: new Set(own.map((r) => r.device)).size > 1 };
   });
 }
 
-/** The rep's streams as listed, then any only its ops name. */
-function streamIds(rep: TracedRep): string[] {
-  const ids = rep.streams.map((s) => s.id);
-  for (const op of rep.ops) if (!ids.includes(op.stream)) ids.push(op.stream);
-  return ids;
+/** The rep's streams as listed, then any only its ops name, each with its ops in the rep's order: one pass over the ops. */
+function opsByStream(rep: TracedRep): Map<string, TimelineOp[]> {
+  const out = new Map<string, TimelineOp[]>(rep.streams.map((s) => [s.id, []]));
+  for (const op of rep.ops) {
+    const list = out.get(op.stream);
+    if (list) list.push(op);
+    else out.set(op.stream, [op]);
+  }
+  return out;
+}
+
+/**
+ * The most rows a picture draws of one mode, and the most bars a row draws one op at a time: beyond them a picture
+ * would take minutes to draw and be unreadable anyway. Rows past the first are left out with a note (the Chrome
+ * trace keeps every op); a row with more ops than it has pixels or columns is drawn as cells, each showing the
+ * stage that covered most of it, so its cost stays linear in its ops.
+ */
+export const MAX_PICTURE_ROWS = 128;
+
+/** The rows a picture draws, and a note naming what it leaves out (null when nothing). */
+export function drawnRows(group: TimelineGroup): { rows: readonly TimelineRow[]; note: string | null } {
+  if (group.rows.length <= MAX_PICTURE_ROWS) return { rows: group.rows, note: null };
+  const hidden = group.rows.length - MAX_PICTURE_ROWS;
+  return {
+    rows: group.rows.slice(0, MAX_PICTURE_ROWS),
+    note: `${hidden} more stream${hidden === 1 ? '' : 's'} not drawn: a picture shows the first ${MAX_PICTURE_ROWS} of ${group.rows.length}; the analysis counts every one, and --trace writes every op.`,
+  };
 }
 
 export function rowLabel(row: TimelineRow, multiDevice: boolean): string {
@@ -177,10 +201,13 @@ export function issueVerdict(a: RepAnalysis): string {
 /** Idle breakdown columns, per stream and in total: the same table in the terminal and the HTML. */
 export const IDLE_COLUMNS = ['stream', 'idle', 'host', 'engine', 'dependency', 'finished'] as const;
 
-export function idleRows(a: RepAnalysis): string[][] {
+/** The idle table's rows: one per stream (the first `limit`, then one counting the rest) and the total. */
+export function idleRows(a: RepAnalysis, limit = Infinity): string[][] {
   const row = (name: string, s: { idleMs: number; hostMs: number; engineMs: number; dependencyMs: number }, tail: string) =>
     [name, ms(s.idleMs), ms(s.hostMs), ms(s.engineMs), ms(s.dependencyMs), tail];
-  return [...a.streams.map((s) => row(s.stream, s, ms(s.tailMs))), row('all', a.idle, '')];
+  const shown = a.streams.slice(0, limit).map((s) => row(s.stream, s, ms(s.tailMs)));
+  const hidden = a.streams.length - shown.length;
+  return [...shown, ...(hidden > 0 ? [[`(${hidden} more)`, '', '', '', '', '']] : []), row('all', a.idle, '')];
 }
 
 /** Milliseconds to the µs, as traces resolve them. */

@@ -72,7 +72,7 @@ function hostLine(mode: ModeResult, result: RunResult): string | null {
   const rep = result.timeline?.reps.find((r) => r.mode === mode.id);
   const { latencyMs, runMs } = hostOpLatencies(rep?.ops ?? []);
   const traced = latencyMs.length
-    ? `; in the traced rep, ${latencyMs.length} calls started a median ${formatMs(median(latencyMs))} (max ${formatMs(Math.max(...latencyMs))}) ` +
+    ? `; in the traced rep, ${latencyMs.length} calls started a median ${formatMs(median(latencyMs))} (max ${formatMs(latencyMs.reduce((a, b) => Math.max(a, b)))}) ` +
       `after their stream reached them and ran a median ${formatMs(median(runMs))}`
     : '; no traced rep to time the calls';
   return `host stage ${layout.host}${traced}${effect}`;

@@ -39,7 +39,7 @@ export function renderTrace(result: RunResult): string {
 export function buildTrace(result: RunResult): TraceDocument {
   const reps = result.timeline?.reps ?? [];
   const devices = [...new Set(reps.map((r) => r.device))].sort((a, b) => a - b);
-  const gapMs = 0.1 * Math.max(0, ...reps.map((r) => r.totalMs));
+  const gapMs = 0.1 * reps.reduce((longest, r) => Math.max(longest, r.totalMs), 0);
   return {
     traceEvents: devices.flatMap((d) => deviceEvents(result, d, reps.filter((r) => r.device === d), gapMs)),
     displayTimeUnit: 'ns',
@@ -59,15 +59,18 @@ function deviceEvents(result: RunResult, device: number, reps: readonly TracedRe
   const facts = deviceOf(result, device);
   const events: TraceEvent[] = [];
   const tracks = new Map<number, string>([[TID.mode, 'mode']]);
-  const streams = [...new Set(reps.flatMap((r) => [...r.streams.map((s) => s.id), ...r.ops.map((op) => op.stream)]))];
-  streams.forEach((s, i) => tracks.set(TID.stream + i, `stream ${s}`));
+  const streams = new Map<string, number>();
+  for (const rep of reps) {
+    for (const id of [...rep.streams.map((s) => s.id), ...rep.ops.map((op) => op.stream)]) if (!streams.has(id)) streams.set(id, TID.stream + streams.size);
+  }
+  for (const [s, tid] of streams) tracks.set(tid, `stream ${s}`);
 
   let offsetMs = 0;
   for (const rep of reps) {
     events.push(complete(pid, TID.mode, repModeLabel(result, rep.mode), 'rep', offsetMs, offsetMs + rep.totalMs, {
       mode: rep.mode, totalMs: rep.totalMs, issueMs: rep.issueMs, ops: rep.ops.length,
     }));
-    rep.ops.forEach((op) => events.push(opEvent(pid, TID.stream + streams.indexOf(op.stream), op, offsetMs)));
+    for (const op of rep.ops) events.push(opEvent(pid, streams.get(op.stream)!, op, offsetMs));
     for (const [base, name, ops] of engineTracks(rep, facts)) {
       lanes(ops, offsetMs).forEach((lane, i) => {
         tracks.set(base + i, i === 0 ? name : `${name} (${i + 1})`);
@@ -99,20 +102,68 @@ function engineTracks(rep: TracedRep, facts: DeviceFacts | undefined): [number, 
 
 /**
  * Splits ops into lanes in which none overlap: each op goes to the first lane whose last op has ended, by start
- * time. Compared in the µs the events are written in, so rounding cannot make two events in a lane overlap.
+ * time. Compared in the µs the events are written in, so rounding cannot make two events in a lane overlap. Lanes
+ * free up in order of their ends (a heap) and the lowest free one is taken (another heap): O(n log n) in the ops.
  */
 export function lanes(ops: readonly TimelineOp[], offsetMs: number): TimelineOp[][] {
   const out: TimelineOp[][] = [];
-  const ends: number[] = [];
+  const busy = new Heap<{ end: number; lane: number }>((a, b) => a.end - b.end || a.lane - b.lane);
+  const free = new Heap<number>((a, b) => a - b);
   for (const op of [...ops].sort((a, b) => a.startMs - b.startMs || a.endMs - b.endMs)) {
     const start = us(offsetMs + op.startMs);
-    const lane = ends.findIndex((end) => end <= start);
-    const at = lane === -1 ? out.length : lane;
-    if (lane === -1) out.push([]);
+    while (busy.size && busy.peek()!.end <= start) free.push(busy.pop()!.lane);
+    const at = free.size ? free.pop()! : out.length;
+    if (at === out.length) out.push([]);
     out[at]!.push(op);
-    ends[at] = us(offsetMs + op.endMs);
+    busy.push({ end: us(offsetMs + op.endMs), lane: at });
   }
   return out;
+}
+
+/** A binary min-heap under `before`. */
+class Heap<T> {
+  private readonly items: T[] = [];
+
+  constructor(private readonly before: (a: T, b: T) => number) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
+  push(item: T): void {
+    const items = this.items;
+    items.push(item);
+    for (let i = items.length - 1; i > 0;) {
+      const parent = (i - 1) >> 1;
+      if (this.before(items[i]!, items[parent]!) >= 0) break;
+      [items[i], items[parent]] = [items[parent]!, items[i]!];
+      i = parent;
+    }
+  }
+
+  pop(): T | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length && last !== undefined) {
+      items[0] = last;
+      for (let i = 0; ;) {
+        const left = 2 * i + 1;
+        const right = left + 1;
+        let least = i;
+        if (left < items.length && this.before(items[left]!, items[least]!) < 0) least = left;
+        if (right < items.length && this.before(items[right]!, items[least]!) < 0) least = right;
+        if (least === i) break;
+        [items[i], items[least]] = [items[least]!, items[i]!];
+        i = least;
+      }
+    }
+    return top;
+  }
 }
 
 function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number): TraceEvent {

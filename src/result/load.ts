@@ -6,6 +6,7 @@ import { formatPath } from '../format.js';
 import { type ModeRole, modeId } from '../vocabulary.js';
 import { BoundTermSchema, type ModeResult, RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema } from './schema.js';
 import { type RunResultV1, RunResultV1Schema } from './v1.js';
+import { resultProblem } from './validate.js';
 
 /** A result file holds one Result, or an array of them (several configs). Anything else is a usage error. */
 export function loadResults(path: string): RunResult[] {
@@ -30,8 +31,8 @@ export function parseResult(item: unknown, where: (field: string) => string = (f
       hint: 'Pass files written by `cuda-pipe run --json`.',
     });
   }
-  if (version === 1) return migrateV1(check(RunResultV1Schema, item, where, 1));
-  if (version === RESULT_VERSION) return check(RunResultSchema, item, where, RESULT_VERSION);
+  if (version === 1) return consistent(migrateV1(check(RunResultV1Schema, item, where, 1)), where);
+  if (version === RESULT_VERSION) return consistent(check(RunResultSchema, item, where, RESULT_VERSION), where);
   throw new UsageError(`${where('version')}: result version ${JSON.stringify(version)} is not one this cuda-pipe reads (1 to ${RESULT_VERSION}).`, {
     hint: typeof version === 'number' && version > RESULT_VERSION ? 'It was written by a newer cuda-pipe: upgrade this one.' : undefined,
   });
@@ -44,6 +45,15 @@ function check<S extends z.ZodType>(schema: S, item: unknown, where: (field: str
   const path = (issue?.path ?? []).filter((p): p is string | number => typeof p !== 'symbol');
   throw new UsageError(`${where(formatPath(path) || 'document')}: not a valid version ${version} result: ${issue?.message ?? 'invalid'}.`, {
     hint: 'Pass files written by `cuda-pipe run --json`; `cuda-pipe schema --result` prints the current schema.',
+  });
+}
+
+/** A Result the schema accepts may still hold what no run writes (see validate.ts): refused, naming the field. */
+function consistent(result: RunResult, where: (field: string) => string): RunResult {
+  const found = resultProblem(result);
+  if (found === null) return result;
+  throw new UsageError(`${where(found.field)}: ${found.problem}; this is not a Result cuda-pipe wrote, or it was changed since.`, {
+    hint: 'Measure again with `cuda-pipe run --json`, or restore the file from where it was written.',
   });
 }
 

@@ -169,7 +169,7 @@ describe('cuda-pipe compare and report', () => {
 
   it('does not fail the gate on the model\'s parts alone', () => {
     const base = makeResult();
-    const drifted = { ...base, modes: base.modes.map((m) => (m.role.kind === 'op-cost' ? { ...m, stats: { ...m.stats, median: m.stats.median * 1.2, q1: m.stats.q1 * 1.2, q3: m.stats.q3 * 1.2 } } : m)) };
+    const drifted = { ...base, modes: base.modes.map((m) => (m.role.kind === 'op-cost' ? { ...m, samplesMs: m.samplesMs.map((s) => s * 1.2), stats: { ...m.stats, median: m.stats.median * 1.2, mean: m.stats.mean * 1.2, min: m.stats.min * 1.2, max: m.stats.max * 1.2, q1: m.stats.q1 * 1.2, q3: m.stats.q3 * 1.2 } } : m)) };
     const { code, stdout } = runCli(['compare', save('base-parts.json', base), save('drifted-parts.json', drifted)]);
     assert.equal(code, 0, stdout);
     assert.match(stdout, /for information only: 3 slower/);

@@ -44,4 +44,23 @@ describe('--json and --md in every command', () => {
     assert.match(readFileSync(md, 'utf8'), /^### cuda-pipe · balanced on NVIDIA H100 80GB HBM3/);
     assert.match(stderr, /speedup over serial/);
   });
+
+  it('sweep refuses two documents for one file before it measures anything', () => {
+    const target = join(dir, 'sweep.json');
+    const { code, stderr } = runCli(['sweep', '--json', target, '--html', target]);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, /^cuda-pipe: --json and --html both name \S+sweep\.json: the second document would replace the first\./);
+  });
+
+  it('report writes every document it is asked for to its own file', () => {
+    const paths = { json: join(dir, 'all.json'), md: join(dir, 'all.md'), svg: join(dir, 'all.svg'), html: join(dir, 'all.html'), trace: join(dir, 'all.trace.json') };
+    const traced = join(fixtures, 'h200-balanced-16-traced.json');
+    const { code, stderr } = runCli(['report', traced, ...Object.entries(paths).flatMap(([flag, path]) => [`--${flag}`, path])]);
+    assert.equal(code, 0, stderr);
+    assert.equal(JSON.parse(readFileSync(paths.json, 'utf8')).schema, 'cuda-pipe/result');
+    assert.match(readFileSync(paths.md, 'utf8'), /^### cuda-pipe/);
+    assert.match(readFileSync(paths.svg, 'utf8'), /^<svg /);
+    assert.match(readFileSync(paths.html, 'utf8'), /^<!doctype html>/);
+    assert.ok(Array.isArray(JSON.parse(readFileSync(paths.trace, 'utf8')).traceEvents));
+  });
 });

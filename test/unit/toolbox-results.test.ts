@@ -23,7 +23,7 @@ function variant(result: RunResult, layout: OverlapLayout, medianMs: number, iss
   assert.ok(template);
   const role = { kind: 'overlapped' as const, layout };
   const samplesMs = samplesAround(medianMs, 0);
-  return { ...template, id: modeId(role), role, samplesMs, hostIssueMs: samplesAround(issueMs, 0), stats: { ...template.stats, median: medianMs, n: samplesMs.length }, ...extra };
+  return { ...template, id: modeId(role), role, samplesMs, hostIssueMs: samplesAround(issueMs, 0), stats: { ...template.stats, median: medianMs, mean: medianMs, min: medianMs, max: medianMs, n: samplesMs.length }, ...extra };
 }
 
 describe('version 2 results before and after the toolbox', () => {
