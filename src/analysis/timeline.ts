@@ -3,7 +3,9 @@ import { clip, type Interval, type IntervalSet, intersect, measure, union } from
 
 // What one traced rep says about the pipeline, computed from its ops alone: how busy each engine was, how much the
 // stages overlapped, why each stream sat idle, and whether the host could issue work as fast as the GPU ran it.
-// Every time here is GPU time in ms from the rep's start event, unless a name says host.
+// Every time here is GPU time in ms from the rep's start event, unless a name says host. Where CUPTI timed an op,
+// its interval is the engine's (engineStartMs to engineEndMs): the time it sat queued behind another stream's work
+// is its stream's idle time, not its engine's busy time.
 
 export type OpKind = TimelineOp['kind'];
 
@@ -161,20 +163,20 @@ export function idleGaps(rep: TracedRep, options: AnalysisOptions = {}): IdleGap
   for (const stream of streamOrder(rep)) {
     let previousEnd = 0;
     for (const index of opsOfStream(rep, stream)) {
-      const op = rep.ops[index]!;
-      if (op.startMs > previousEnd) {
-        const issuedAt = op.issuedMs - hostOffsetMs;
-        const hostMs = Math.max(0, Math.min(op.startMs, issuedAt) - previousEnd);
+      const op = opInterval(rep.ops[index]!);
+      if (op.start > previousEnd) {
+        const issuedAt = rep.ops[index]!.issuedMs - hostOffsetMs;
+        const hostMs = Math.max(0, Math.min(op.start, issuedAt) - previousEnd);
         const waitStart = previousEnd + hostMs;
-        const sharing = engineKinds.get(op.kind);
-        const engineMs = sharing ? measure(clip(activity(rep, sharing, stream), waitStart, op.startMs)) : 0;
-        const gapMs = op.startMs - previousEnd;
+        const sharing = engineKinds.get(rep.ops[index]!.kind);
+        const engineMs = sharing ? measure(clip(activity(rep, sharing, stream), waitStart, op.start)) : 0;
+        const gapMs = op.start - previousEnd;
         gaps.push({
-          stream, op: index, startMs: previousEnd, endMs: op.startMs,
+          stream, op: index, startMs: previousEnd, endMs: op.start,
           hostMs, engineMs, dependencyMs: Math.max(0, gapMs - hostMs - engineMs),
         });
       }
-      previousEnd = Math.max(previousEnd, op.endMs);
+      previousEnd = Math.max(previousEnd, op.end);
     }
   }
   return gaps;
@@ -196,7 +198,7 @@ export function issueRate(rep: TracedRep): IssueRate {
 
 function streamIdle(rep: TracedRep, stream: string, gaps: readonly IdleGap[]): StreamIdle {
   const own = gaps.filter((g) => g.stream === stream);
-  const lastEnd = Math.max(0, ...opsOfStream(rep, stream).map((i) => rep.ops[i]!.endMs));
+  const lastEnd = Math.max(0, ...opsOfStream(rep, stream).map((i) => opInterval(rep.ops[i]!).end));
   return {
     stream,
     idleMs: sum(own.map((g) => g.endMs - g.startMs)),
@@ -226,8 +228,11 @@ export function opsOfStream(rep: TracedRep, stream: string): number[] {
   return rep.ops.flatMap((op, i) => (op.stream === stream ? [i] : [])).sort((a, b) => rep.ops[a]!.startMs - rep.ops[b]!.startMs || a - b);
 }
 
-function opInterval(op: TimelineOp): Interval {
-  return { start: op.startMs, end: op.endMs };
+/** Where the op's engine ran it: CUPTI's interval where the rep has one, else the events' around the op. */
+export function opInterval(op: TimelineOp): Interval {
+  return op.engineStartMs !== undefined && op.engineEndMs !== undefined
+    ? { start: op.engineStartMs, end: op.engineEndMs }
+    : { start: op.startMs, end: op.endMs };
 }
 
 function fraction(part: number, whole: number): number {
