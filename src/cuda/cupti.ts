@@ -106,6 +106,7 @@ function declare(lib: NativeLibrary) {
     pushExternal: lib.func('int cuptiActivityPushExternalCorrelationId(int kind, uint64_t id)'),
     popExternal: lib.func('int cuptiActivityPopExternalCorrelationId(int kind, _Out_ uint64_t *lastId)'),
     getResultString: lib.func('int cuptiGetResultString(int result, _Out_ const char **str)'),
+    finalize: lib.func('int cuptiFinalize()'),
   };
 }
 type CuptiFunctions = ReturnType<typeof declare>;
@@ -134,6 +135,9 @@ export class CuptiActivity {
     const requested = koffi.register((buffer: bigint, size: bigint, maxNumRecords: bigint) => this.hand(buffer, size, maxNumRecords), koffi.pointer(BufferRequested));
     const completed = koffi.register((_context: unknown, _stream: number, buffer: bigint, _size: unknown, valid: number | bigint) => this.take(buffer, Number(valid)), koffi.pointer(BufferCompleted));
     this.check(this.fn.registerCallbacks(requested, completed) as number, 'cuptiActivityRegisterCallbacks');
+    // Left attached, CUPTI calls back into the trampolines while the process is torn down, after Node is gone (a
+    // segfault at exit on the H200). Detached while JS still runs, it has nothing left to call.
+    process.once('exit', () => this.fn.finalize());
   }
 
   /** Loads libcupti and registers the buffer callbacks; a reason in words when it cannot. */
