@@ -80,7 +80,9 @@ export function parseRecord(view: DataView, base: bigint): ActivityRecord | { ex
   const start = u64(L.start);
   const end = u64(L.end);
   // CUPTI writes 0 for both when it could not time the activity.
-  if (start === 0n || end < start || start < base) return 'malformed';
+  if (start === 0n || end < start) return 'malformed';
+  // Recorded before this collection began (recording stays on between collections): not this collection's.
+  if (start < base) return null;
   return {
     kind: which, correlationId: u32(L.correlationId), deviceId: u32(L.deviceId), streamId: u32(L.streamId),
     bytes: 'bytes' in L ? Number(u64(L.bytes)) : 0, startNs: Number(start - base), endNs: Number(end - base),
@@ -127,7 +129,7 @@ export class CuptiActivity {
   private external = new Map<number, number>();
   private malformed = 0;
   private base = 0n;
-  private collecting = false;
+  private recording = false;
 
   private constructor(readonly libraryPath: string, private readonly fn: CuptiFunctions) {
     for (let i = 0; i < BUFFER_COUNT; i++) this.free.push(koffi.address(koffi.alloc('uint64', BUFFER_BYTES / 8)));
@@ -160,22 +162,31 @@ export class CuptiActivity {
     return { unavailable: `no libcupti found (${env[CUPTI_OVERRIDE] ? `${CUPTI_OVERRIDE}=${env[CUPTI_OVERRIDE]}` : `tried ${tried.length} places; set ${CUPTI_OVERRIDE} to the file`})` };
   }
 
-  /** Starts recording copies, memsets and kernels, and the correlation of each with the id pushed around its call. */
+  /**
+   * Starts a collection: from here on, records of copies, memsets and kernels, and the correlation of each with the
+   * id pushed around its call. Recording is switched on if it was off; it stays on from one collection to the next
+   * (switching it on costs the next call CUPTI sees most of a millisecond, which a traced rep would show as a wait)
+   * until stop().
+   */
   begin(): void {
-    if (this.collecting) throw new Error('CUPTI collection already under way');
     this.records = [];
     this.external = new Map();
     this.malformed = 0;
     this.base = this.timestamp();
-    this.collecting = true;
+    if (this.recording) return;
+    this.recording = true;
     for (const kind of ENABLED_KINDS) {
       const code = this.fn.enable(kind) as number;
       if (code !== CUPTI_SUCCESS) {
-        this.disableAll();
-        this.collecting = false;
+        this.stop();
         this.check(code, `cuptiActivityEnable(${kind})`);
       }
     }
+  }
+
+  /** Whether CUPTI is recording: every timed rep must see false. */
+  get on(): boolean {
+    return this.recording;
   }
 
   /** Thunks that mark the API calls between them with `id`, for the hot loop: raw codes, no checks. */
@@ -189,21 +200,22 @@ export class CuptiActivity {
     };
   }
 
-  /** Flushes every buffer (off the JS thread), stops recording, and hands back what was recorded since begin(). */
-  async end(): Promise<ActivityCollection> {
-    if (!this.collecting) throw new Error('CUPTI collection was not begun');
-    try {
-      const code = await new Promise<number>((resolve, reject) => {
-        this.fn.flushAll.async(FLUSH_FORCED, (error: unknown, result: number) => (error ? reject(error) : resolve(result)));
-      });
-      this.check(code, 'cuptiActivityFlushAll');
-    } finally {
-      this.disableAll();
-      this.collecting = false;
-    }
+  /** Flushes every buffer (off the JS thread) and hands back what was recorded since begin(); recording stays on. */
+  async collect(): Promise<ActivityCollection> {
+    const code = await new Promise<number>((resolve, reject) => {
+      this.fn.flushAll.async(FLUSH_FORCED, (error: unknown, result: number) => (error ? reject(error) : resolve(result)));
+    });
+    this.check(code, 'cuptiActivityFlushAll');
     const dropped = [0];
     const droppedCode = this.fn.getNumDroppedRecords(null, 0, dropped) as number;
     return { records: this.records, external: this.external, dropped: droppedCode === CUPTI_SUCCESS ? Number(dropped[0] ?? 0) : 0, malformed: this.malformed };
+  }
+
+  /** Stops recording; records still in CUPTI's buffers come back with the next collection's flush, older than its base, and are left out. */
+  stop(): void {
+    if (!this.recording) return;
+    this.recording = false;
+    this.disableAll();
   }
 
   private disableAll(): void {
@@ -286,4 +298,9 @@ export function matchActivity(collection: ActivityCollection, expected: Readonly
     spans[index] = span ? { start: Math.min(span.start, record.startNs), end: Math.max(span.end, record.endNs) } : { start: record.startNs, end: record.endNs };
   }
   return { spans, wrongKind };
+}
+
+/** The CUPTI collector when it is recording, without loading libcupti where nothing opened it: for the timed path. */
+export function recordingCupti(): CuptiActivity | null {
+  return opened instanceof CuptiActivity && opened.on ? opened : null;
 }

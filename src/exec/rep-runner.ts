@@ -1,4 +1,4 @@
-import { type ActivityCollection, CuptiActivity, matchActivity, openCupti } from '../cuda/cupti.js';
+import { type ActivityCollection, CuptiActivity, matchActivity, openCupti, recordingCupti } from '../cuda/cupti.js';
 import { CUDA_ERROR, CudaError } from '../cuda/error.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { StreamHandle } from '../cuda/types.js';
@@ -40,6 +40,8 @@ export class CudaRepRunner implements RepRunner {
   }
 
   async runRep(id: string, options: RepOptions = {}): Promise<RepTiming> {
+    // CUPTI stays on from one traced rep to the next (switching it on costs each rep a wait), never into a timed one.
+    recordingCupti()?.stop();
     this.useDeviceOf(id);
     const prepared = this.prepare(id);
     const { thunks } = prepared;
@@ -130,9 +132,10 @@ export class CudaRepRunner implements RepRunner {
       });
       issueEnd = performance.now();
       await this.waitEnd(prepared, issueEnd + (deadlineMs ?? Infinity), deadlineMs);
-    } finally {
-      // Recording stops whatever happened: CUPTI must not stay on for the reps and clean-up that follow.
-      if (cupti instanceof CuptiActivity) collection = await cupti.end().catch((error: unknown) => `CUPTI did not hand its records back (${(error as Error).message})`);
+      if (cupti instanceof CuptiActivity) collection = await cupti.collect().catch((error: unknown) => `CUPTI did not hand its records back (${(error as Error).message})`);
+    } catch (error) {
+      if (cupti instanceof CuptiActivity) cupti.stop();
+      throw error;
     }
     return { issuedAt, issueEnd, cupti, collection };
   }
@@ -144,6 +147,8 @@ export class CudaRepRunner implements RepRunner {
     if (!(cupti instanceof CuptiActivity)) return cupti;
     try {
       cupti.begin();
+      // The first call CUPTI sees after it starts recording pays for its set-up: a harmless one, before the rep.
+      this.rt.streams.eventQueryCode(prepared.start);
       return cupti;
     } catch (error) {
       return { unavailable: `CUPTI would not start recording (${(error as Error).message})` };

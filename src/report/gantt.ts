@@ -1,4 +1,5 @@
 import type { ChalkInstance } from 'chalk';
+import { opInterval } from '../analysis/timeline.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import {
   analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, IDLE_COLUMNS, idleRows, ms, niceTicks, rowLabel, type Stage,
@@ -60,8 +61,9 @@ function renderGroup(result: RunResult, group: TimelineGroup, columns: number, s
   group.rows.forEach((row, i) => {
     const previous = group.rows[i - 1];
     if (group.multiDevice && previous?.device !== row.device) lines.push(style.dim(deviceLabel(deviceOf(result, row.device), row.device)));
-    const cells = runs(rowCells(row.ops, group.spanMs, chartWidth)).map(({ stage, length }) =>
-      stage ? paint(style, stage, STAGE_LETTERS[stage].repeat(length)) : style.dim(IDLE_CELL.repeat(length)));
+    const queued = queuedCells(row.ops, group.spanMs, chartWidth);
+    const cells = runs(rowCells(row.ops, group.spanMs, chartWidth).map((stage, c) => stage ?? (queued[c] ? QUEUED : null))).map(({ stage, length }) =>
+      stage === QUEUED ? style.dim(QUEUED_CELL.repeat(length)) : stage ? paint(style, stage, STAGE_LETTERS[stage].repeat(length)) : style.dim(IDLE_CELL.repeat(length)));
     lines.push(`${labels[i]!.padEnd(labelWidth)} |${cells.join('')}|`);
   });
   lines.push(`${indent}1 column = ${ms(group.spanMs / chartWidth)}`);
@@ -81,7 +83,8 @@ export function rowCells(ops: readonly TimelineOp[], spanMs: number, width: numb
     const to = from + cellMs;
     const cover = new Map<Stage, number>();
     for (const op of ops) {
-      const overlap = Math.min(to, op.endMs) - Math.max(from, op.startMs);
+      const { start, end } = opInterval(op);
+      const overlap = Math.min(to, end) - Math.max(from, start);
       if (overlap > 0) cover.set(op.kind, (cover.get(op.kind) ?? 0) + overlap);
     }
     const total = [...cover.values()].reduce((a, b) => a + b, 0);
@@ -90,16 +93,32 @@ export function rowCells(ops: readonly TimelineOp[], spanMs: number, width: numb
     return STAGES.reduce<Stage | null>((best, s) => ((cover.get(s) ?? 0) > (best ? (cover.get(best) ?? 0) : 0) ? s : best), null);
   });
   for (const op of ops) {
-    const first = Math.min(width - 1, Math.floor(op.startMs / cellMs));
-    const last = Math.min(width - 1, Math.max(first, Math.ceil(op.endMs / cellMs) - 1));
-    if (!cells.slice(first, last + 1).includes(op.kind)) cells[Math.min(width - 1, Math.floor((op.startMs + op.endMs) / 2 / cellMs))] = op.kind;
+    const { start, end } = opInterval(op);
+    const first = Math.min(width - 1, Math.floor(start / cellMs));
+    const last = Math.min(width - 1, Math.max(first, Math.ceil(end / cellMs) - 1));
+    if (!cells.slice(first, last + 1).includes(op.kind)) cells[Math.min(width - 1, Math.floor((start + end) / 2 / cellMs))] = op.kind;
   }
   return cells;
 }
 
+const QUEUED = 'queued';
+/** A cell in which an op sat queued (CUPTI only): its stream had reached it, its engine had not started it. */
+export const QUEUED_CELL = '~';
+
+/** Cells at least half covered by some op's queued part (from its begin event to its engine's start). */
+export function queuedCells(ops: readonly TimelineOp[], spanMs: number, width: number): boolean[] {
+  const cellMs = spanMs > 0 ? spanMs / width : 1;
+  return Array.from({ length: width }, (_, c) => {
+    const from = c * cellMs;
+    const to = from + cellMs;
+    const covered = ops.reduce((sum, op) => sum + (op.engineStartMs === undefined ? 0 : Math.max(0, Math.min(to, op.engineStartMs) - Math.max(from, op.startMs))), 0);
+    return covered >= cellMs / 2;
+  });
+}
+
 /** Consecutive equal cells, so each run gets one pair of colour codes rather than one per cell. */
-function runs(cells: readonly (Stage | null)[]): { stage: Stage | null; length: number }[] {
-  const out: { stage: Stage | null; length: number }[] = [];
+function runs<T>(cells: readonly T[]): { stage: T; length: number }[] {
+  const out: { stage: T; length: number }[] = [];
   for (const stage of cells) {
     const last = out[out.length - 1];
     if (last && last.stage === stage) last.length += 1;
@@ -146,13 +165,14 @@ export function wrap(line: string, width: number): string[] {
 
 function legend(style: ChalkInstance, reps: readonly TracedRep[]): string {
   const items = legendStages(reps).map((s) => `${paint(style, s, STAGE_LETTERS[s])} ${STAGE_NAMES[s]}`);
-  return `legend: ${items.join('  ')}  ${style.dim(IDLE_CELL)} idle`;
+  const queued = reps.some((r) => r.timing?.source === 'cupti') ? `  ${style.dim(QUEUED_CELL)} queued (engine not yet started)` : '';
+  return `legend: ${items.join('  ')}  ${style.dim(IDLE_CELL)} idle${queued}`;
 }
 
 function analysisLines(result: RunResult, rep: TracedRep, multiDevice: boolean): string[] {
   const a = analyzeTracedRep(result, rep);
   const heading = multiDevice ? `analysis, ${deviceLabel(deviceOf(result, rep.device), rep.device)}` : 'analysis';
-  const facts = analysisFacts(a);
+  const facts = analysisFacts(a, rep);
   const labelWidth = Math.max(...facts.map((f) => f.label.length));
   const table = [[...IDLE_COLUMNS], ...idleRows(a)];
   const widths = IDLE_COLUMNS.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));

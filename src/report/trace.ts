@@ -1,6 +1,7 @@
+import { opInterval } from '../analysis/timeline.js';
 import { type RunExporter, pictured } from './exporter.js';
 import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
-import { deviceLabel, deviceOf, opGbPerSecond, opName, repModeLabel, type Stage } from './timeline-common.js';
+import { deviceLabel, deviceOf, opGbPerSecond, opName, queuedMs, repModeLabel, type Stage } from './timeline-common.js';
 
 // The traced reps as Chrome's Trace Event Format (JSON object form), for Perfetto and chrome://tracing.
 // - One process per device, named for the GPU. pids start at 1: tools treat pid 0 as the kernel's idle task.
@@ -65,13 +66,13 @@ function deviceEvents(result: RunResult, device: number, reps: readonly TracedRe
   let offsetMs = 0;
   for (const rep of reps) {
     events.push(complete(pid, TID.mode, repModeLabel(result, rep.mode), 'rep', offsetMs, offsetMs + rep.totalMs, {
-      mode: rep.mode, totalMs: rep.totalMs, issueMs: rep.issueMs, ops: rep.ops.length,
+      mode: rep.mode, totalMs: rep.totalMs, issueMs: rep.issueMs, ops: rep.ops.length, timing: rep.timing?.source ?? 'events',
     }));
     rep.ops.forEach((op) => events.push(opEvent(pid, TID.stream + streams.indexOf(op.stream), op, offsetMs)));
     for (const [base, name, ops] of engineTracks(rep, facts)) {
       lanes(ops, offsetMs).forEach((lane, i) => {
         tracks.set(base + i, i === 0 ? name : `${name} (${i + 1})`);
-        lane.forEach((op) => events.push(opEvent(pid, base + i, op, offsetMs)));
+        lane.forEach((op) => events.push(opEvent(pid, base + i, op, offsetMs, true)));
       });
     }
     offsetMs += rep.totalMs + gapMs;
@@ -104,20 +105,24 @@ function engineTracks(rep: TracedRep, facts: DeviceFacts | undefined): [number, 
 export function lanes(ops: readonly TimelineOp[], offsetMs: number): TimelineOp[][] {
   const out: TimelineOp[][] = [];
   const ends: number[] = [];
-  for (const op of [...ops].sort((a, b) => a.startMs - b.startMs || a.endMs - b.endMs)) {
-    const start = us(offsetMs + op.startMs);
+  // Engine tracks: where CUPTI timed an op, its engine's interval, so two copies queued on one engine share a lane.
+  for (const op of [...ops].sort((a, b) => opInterval(a).start - opInterval(b).start || opInterval(a).end - opInterval(b).end)) {
+    const start = us(offsetMs + opInterval(op).start);
     const lane = ends.findIndex((end) => end <= start);
     const at = lane === -1 ? out.length : lane;
     if (lane === -1) out.push([]);
     out[at]!.push(op);
-    ends[at] = us(offsetMs + op.endMs);
+    ends[at] = us(offsetMs + opInterval(op).end);
   }
   return out;
 }
 
-function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number): TraceEvent {
+/** An op on its stream's track spans its events (queued time included); on an engine's track, the engine's time where CUPTI gave it. */
+function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number, onEngine = false): TraceEvent {
   const gbps = opGbPerSecond(op);
-  return complete(pid, tid, opName(op), op.kind, offsetMs + op.startMs, offsetMs + op.endMs, {
+  const { start, end } = onEngine ? opInterval(op) : { start: op.startMs, end: op.endMs };
+  const queued = queuedMs(op);
+  return complete(pid, tid, opName(op), op.kind, offsetMs + start, offsetMs + end, {
     stream: op.stream,
     chunk: op.chunk,
     ...(op.kind === 'kernel' ? { kernel: op.kernel } : { buffer: op.buffer }),
@@ -126,6 +131,7 @@ function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number): Tr
     startMs: op.startMs,
     endMs: op.endMs,
     issuedMs: op.issuedMs,
+    ...(queued === null ? {} : { engineStartMs: op.engineStartMs ?? null, engineEndMs: op.engineEndMs ?? null, queuedMs: queued }),
   });
 }
 

@@ -34,13 +34,15 @@ describe('CUPTI activity on a real device', () => {
     try {
       const { push, pop } = activity.correlationThunks();
       const waiter = makeWaiter(rt, 'poll');
-      // CUPTI sets itself up inside the first call it records (milliseconds): a first recording pays for that.
+      // CUPTI sets itself up inside the first call it records (milliseconds): a first recording pays for that, and
+      // recording stays on for the next collection, whose first call is a harmless query (as the runner does).
       activity.begin();
       assert.equal(rt.memory.copyThunk(device, host, MiB, 'h2d', stream)(), 0);
       rt.streams.record(events[0]!, stream);
       assert.equal(await waiter.event(events[0]!), 0);
-      await activity.end();
+      await activity.collect();
       activity.begin();
+      rt.streams.queryCode(stream);
       const calls = [
         () => rt.memory.copyThunk(device, host, bytes, 'h2d', stream)(),
         () => rt.memory.memsetThunk(device, 7, MiB, stream)(),
@@ -55,7 +57,8 @@ describe('CUPTI activity on a real device', () => {
       });
       // Never a blocking wait while CUPTI may be waiting on a callback: poll, yielding to the event loop.
       assert.equal(await waiter.event(events[3]!), 0);
-      const collection = await activity.end();
+      const collection = await activity.collect();
+      activity.stop();
       const matched = matchActivity(collection, ['memcpy', 'memset', 'memcpy']);
       t.diagnostic(JSON.stringify({ records: collection.records, dropped: collection.dropped, malformed: collection.malformed }));
       assert.equal(matched.wrongKind, 0);
@@ -71,6 +74,7 @@ describe('CUPTI activity on a real device', () => {
         assert.ok(engineMs > 0 && engineMs <= eventMs + 0.005 && engineMs >= eventMs - 0.05, `engine ${engineMs} ms vs events ${eventMs} ms`);
       });
     } finally {
+      activity.stop();
       for (const e of events) rt.streams.destroyEvent(e);
       rt.streams.destroy(stream);
       rt.memory.free(device);
@@ -101,7 +105,7 @@ describe('CUPTI activity on a real device', () => {
       return { kind: op.kind, chunk: op.chunk, ratio: (end - start) / alone(op.kind as 'h2d' | 'd2h'), queuedMs: op.engineStartMs! - op.startMs };
     });
     t.diagnostic(`engine time / time alone: ${JSON.stringify(ratios.map((r) => `${r.kind}#${r.chunk} ${r.ratio.toFixed(3)} (queued ${r.queuedMs.toFixed(3)} ms)`))}`);
-    t.diagnostic(`timing: ${rep.timing?.note}`);
+    t.diagnostic(`timing: ${rep.timing?.note}; traced rep ${rep.totalMs.toFixed(3)} ms, issued in ${rep.issueMs.toFixed(3)} ms, first op at ${Math.min(...rep.ops.map((o) => o.startMs)).toFixed(3)} ms`);
     const analysis = analyzeRep(rep, { copyEngines: result.devices[0]?.asyncEngineCount ?? 2 });
     t.diagnostic(`busy: ${JSON.stringify(analysis.busy)}, overlap: ${JSON.stringify(analysis.overlap)}, idle: ${JSON.stringify(analysis.idle)}`);
     for (const kind of ['h2d', 'd2h', 'kernel'] as const) {
