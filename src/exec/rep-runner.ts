@@ -147,8 +147,12 @@ export class CudaRepRunner implements RepRunner {
     if (!(cupti instanceof CuptiActivity)) return cupti;
     try {
       cupti.begin();
-      // The first call CUPTI sees after it starts recording pays for its set-up: a harmless one, before the rep.
+      // The first call CUPTI sees after it starts recording, and the first correlated one, pay for its set-up: a
+      // harmless query, correlated with an id no span has (0), before the rep.
+      const { push, pop } = cupti.correlationThunks();
+      push(0);
       this.rt.streams.eventQueryCode(prepared.start);
+      pop();
       return cupti;
     } catch (error) {
       return { unavailable: `CUPTI would not start recording (${(error as Error).message})` };

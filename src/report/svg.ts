@@ -182,7 +182,8 @@ function bar(p: SvgPanel, row: SvgRowBand, op: TimelineOp): string[] {
 function legend(layout: SvgLayout, reps: readonly TracedRep[]): string[] {
   const L = SVG_LAYOUT;
   const y = layout.legendY;
-  return legendStages(reps).map((stage: Stage, i) => {
+  const stages = legendStages(reps);
+  const items = stages.map((stage: Stage, i) => {
     const x = L.padding + i * 150;
     return [
       `<rect class="legend ${stage}" x="${x}" y="${y}" width="14" height="14" fill="${STAGE_COLOURS[stage]}"/>`,
@@ -190,6 +191,9 @@ function legend(layout: SvgLayout, reps: readonly TracedRep[]): string[] {
       text(x + 20, y + 11, STAGE_NAMES[stage]),
     ].join('');
   });
+  if (!reps.some((r) => r.timing?.source === 'cupti')) return items;
+  const x = L.padding + stages.length * 150;
+  return [...items, `<rect class="legend queued" x="${x}" y="${y + 3.5}" width="14" height="7" fill="#555555" fill-opacity="0.25"/>${text(x + 20, y + 11, 'queued (engine not yet started)')}`];
 }
 
 interface TextStyle {

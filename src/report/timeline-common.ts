@@ -167,7 +167,7 @@ export function analysisFacts(a: RepAnalysis, rep?: TracedRep): Fact[] {
   const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
   const rate = (perUs: number) => `${perUs < 0.01 ? perUs.toFixed(4) : perUs.toFixed(3)} ops/µs`;
   return [
-    ...(rep ? [{ label: 'timing', value: rep.timing?.source === 'cupti' ? `CUPTI engine times (${rep.timing.note})` : timingLabel(rep) }] : []),
+    ...(rep ? [{ label: 'timing', value: rep.timing?.source === 'cupti' ? rep.timing.note : timingLabel(rep) }] : []),
     { label: 'H2D engine busy', value: pct(a.busy.h2d) },
     { label: 'D2H engine busy', value: pct(a.busy.d2h) },
     { label: 'SMs busy', value: pct(a.busy.sm) },

@@ -193,7 +193,7 @@ describe('the Result and the pictures with engine times', () => {
 
   it('marks queued cells apart in the terminal chart and names the source in its facts', () => {
     const text = renderGantt(result, { style: new Chalk({ level: 0 }), columns: 60 });
-    assert.match(text, /timing\s+CUPTI engine times/);
+    assert.match(text, /timing\s+engine times from CUPTI/);
     const s1 = text.split('\n').find((l) => l.startsWith('s1'))!;
     assert.match(s1, /^s1 \|~+H+\|$/);
   });
