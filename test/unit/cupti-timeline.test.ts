@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Chalk } from 'chalk';
 import { analyzeRep, busyFractions, idleGaps } from '../../src/analysis/timeline.js';
-import { ACTIVITY_KIND, type ActivityCollection, type ActivityRecord, cuptiCandidates, matchActivity, parseRecord, RECORD_LAYOUT } from '../../src/cuda/cupti.js';
+import { ACTIVITY_KIND, type ActivityCollection, type ActivityRecord, cuptiCandidates, matchActivity, parseRecord, RECORD_LAYOUT, recordingCupti } from '../../src/cuda/cupti.js';
 import { engineTimes } from '../../src/exec/rep-runner.js';
 import { ALIGN_TOLERANCE_MS, alignEngineTimes, withEngineTimes } from '../../src/measure/timeline.js';
 import { renderGantt } from '../../src/report/gantt.js';
@@ -64,6 +64,14 @@ describe('CUPTI records', () => {
     assert.equal(parseRecord(view, BASE), null, 'another tool\'s correlation (OpenACC)');
     view.setUint32(0, ACTIVITY_KIND.runtime, true);
     assert.equal(parseRecord(view, BASE), null, 'an API record');
+  });
+
+  it('leaves out a record from before the collection began, since recording stays on between collections', () => {
+    assert.equal(parseRecord(recordBytes('memcpy', { start: BASE - 500n, end: BASE + 10n, stream: 1, correlation: 1 }), BASE), null);
+  });
+
+  it('has nothing to stop before a timed rep where no traced rep opened CUPTI, and does not load it to find out', () => {
+    assert.equal(recordingCupti(), null);
   });
 
   it('calls a record that ends before it starts, or that CUPTI could not time, malformed', () => {
