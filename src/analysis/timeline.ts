@@ -3,7 +3,9 @@ import { clip, type Interval, type IntervalSet, intersect, measure, union } from
 
 // What one traced rep says about the pipeline, computed from its ops alone: how busy each engine was, how much the
 // stages overlapped, why each stream sat idle, and whether the host could issue work as fast as the GPU ran it.
-// Every time here is GPU time in ms from the rep's start event, unless a name says host.
+// Every time here is GPU time in ms from the rep's start event, unless a name says host. Where CUPTI timed an op,
+// its interval is the engine's (engineStartMs to engineEndMs): the time it sat queued behind another stream's work
+// is its stream's idle time, not its engine's busy time.
 
 export type OpKind = TimelineOp['kind'];
 
@@ -171,20 +173,21 @@ export function idleGaps(rep: TracedRep, options: AnalysisOptions = {}): IdleGap
   for (const stream of streamOrder(rep)) {
     let previousEnd = 0;
     for (const index of byStream.get(stream) ?? []) {
-      const op = rep.ops[index]!;
-      if (op.startMs > previousEnd) {
-        const issuedAt = op.issuedMs - hostOffsetMs;
-        const hostMs = Math.max(0, Math.min(op.startMs, issuedAt) - previousEnd);
+      const traced = rep.ops[index]!;
+      const op = opInterval(traced);
+      if (op.start > previousEnd) {
+        const issuedAt = traced.issuedMs - hostOffsetMs;
+        const hostMs = Math.max(0, Math.min(op.start, issuedAt) - previousEnd);
         const waitStart = previousEnd + hostMs;
-        const sharing = engineKinds.get(op.kind);
-        const engineMs = sharing ? engineBusy(sharing).measure(stream, waitStart, op.startMs) : 0;
-        const gapMs = op.startMs - previousEnd;
+        const sharing = engineKinds.get(traced.kind);
+        const engineMs = sharing ? engineBusy(sharing).measure(stream, waitStart, op.start) : 0;
+        const gapMs = op.start - previousEnd;
         gaps.push({
-          stream, op: index, startMs: previousEnd, endMs: op.startMs,
+          stream, op: index, startMs: previousEnd, endMs: op.start,
           hostMs, engineMs, dependencyMs: Math.max(0, gapMs - hostMs - engineMs),
         });
       }
-      previousEnd = Math.max(previousEnd, op.endMs);
+      previousEnd = Math.max(previousEnd, op.end);
     }
   }
   return gaps;
@@ -306,7 +309,7 @@ export function issueRate(rep: TracedRep): IssueRate {
 
 function streamIdle(rep: TracedRep, stream: string, own: readonly IdleGap[], ops: readonly number[]): StreamIdle {
   let lastEnd = 0;
-  for (const i of ops) lastEnd = Math.max(lastEnd, rep.ops[i]!.endMs);
+  for (const i of ops) lastEnd = Math.max(lastEnd, opInterval(rep.ops[i]!).end);
   return {
     stream,
     idleMs: sum(own.map((g) => g.endMs - g.startMs)),
@@ -349,8 +352,11 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
   return out;
 }
 
-function opInterval(op: TimelineOp): Interval {
-  return { start: op.startMs, end: op.endMs };
+/** Where the op's engine ran it: CUPTI's interval where the rep has one, else the events' around the op. */
+export function opInterval(op: TimelineOp): Interval {
+  return op.engineStartMs !== undefined && op.engineEndMs !== undefined
+    ? { start: op.engineStartMs, end: op.engineEndMs }
+    : { start: op.startMs, end: op.endMs };
 }
 
 function fraction(part: number, whole: number): number {

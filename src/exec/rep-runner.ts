@@ -1,10 +1,11 @@
+import { type ActivityCollection, CuptiActivity, matchActivity, openCupti, recordingCupti } from '../cuda/cupti.js';
 import { CUDA_ERROR, CudaError } from '../cuda/error.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { StreamHandle } from '../cuda/types.js';
 import { DeviceFailure } from '../errors.js';
-import type { RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
+import type { EngineSource, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
 import { describeOp } from '../plan/describe.js';
-import { type TracedSchedule, traceSchedule } from '../plan/trace.js';
+import { type TracedSchedule, type TracedSpan, traceSchedule } from '../plan/trace.js';
 import { type Op, type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
 import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
@@ -22,6 +23,7 @@ const DRAIN_MS = 10_000;
 export class CudaRepRunner implements RepRunner {
   private readonly prepared = new Map<string, PreparedRep>();
   private readonly traced = new Map<string, { prepared: PreparedRep; traced: TracedSchedule }>();
+  private cuptiWarm = false;
 
   constructor(
     private readonly rt: CudaRuntime,
@@ -38,6 +40,8 @@ export class CudaRepRunner implements RepRunner {
   }
 
   async runRep(id: string, options: RepOptions = {}): Promise<RepTiming> {
+    // CUPTI stays on from one traced rep to the next (switching it on costs each rep a wait), never into a timed one.
+    recordingCupti()?.stop();
     this.useDeviceOf(id);
     const prepared = this.prepare(id);
     const { thunks } = prepared;
@@ -69,16 +73,14 @@ export class CudaRepRunner implements RepRunner {
     this.useDeviceOf(id);
     const { prepared, traced } = this.prepareTraced(id);
     const gate = prepared.schedule.gated ? this.gate : null;
-    const issuedAt = new Float64Array(prepared.thunks.length);
-    await this.issueBehindGate(prepared, gate, () => {
-      for (let i = 0; i < prepared.thunks.length; i++) {
-        issuedAt[i] = performance.now();
-        const code = (prepared.thunks[i] as () => number)();
-        if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
-      }
-    });
-    const issueEnd = performance.now();
-    await this.waitEnd(prepared, issueEnd + (options.deadlineMs ?? Infinity), options.deadlineMs);
+    // CUPTI's first recording sets itself up inside the first calls it sees, for milliseconds, with the GPU waiting:
+    // a first pass, thrown away, pays that so the kept one shows the pipeline.
+    if (!this.cuptiWarm && prepared.schedule.issue !== 'graph' && openCupti() instanceof CuptiActivity) {
+      this.cuptiWarm = true;
+      await this.tracedPass(prepared, traced, gate, options.deadlineMs);
+    }
+    const { issuedAt, issueEnd, cupti, collection } = await this.tracedPass(prepared, traced, gate, options.deadlineMs);
+    const engine = engineTimes(cupti, collection, traced);
     const origin = issuedAt[prepared.startIndex] ?? 0;
     const schedule = this.scheduleById(id);
     // Each device's ops from its own start event: the schedule's probes pair each device with its start and end.
@@ -96,14 +98,65 @@ export class CudaRepRunner implements RepRunner {
         deviceTotalsMs: probes.map((p) => ({ device: p.device as number, totalMs: this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end)) })),
       } : {}),
       issueMs: issueEnd - origin,
-      ops: traced.spans.map((span) => {
+      ops: traced.spans.map((span, index) => {
         const tag = prepared.hostTags.get(span.bodyIndex);
         return {
           span, startMs: since(span.op.stream, span.begin), endMs: since(span.op.stream, span.end), issuedMs: (issuedAt[prepared.bodyThunkIndex(span.bodyIndex)] ?? origin) - origin,
           ...(tag === undefined ? {} : { hostStartedMs: (this.hostCalls.startedAt[tag] ?? Number.NaN) - origin, hostEndedMs: (this.hostCalls.endedAt[tag] ?? Number.NaN) - origin }),
+          ...(engine.spans[index] ? { engineNs: engine.spans[index] } : {}),
         };
       }),
+      engine: engine.source,
     };
+  }
+
+  /** One traced rep, with CUPTI recording around it where it can. */
+  private async tracedPass(prepared: PreparedRep, traced: TracedSchedule, gate: GateFlags | null, deadlineMs: number | undefined) {
+    const issuedAt = new Float64Array(prepared.thunks.length);
+    const cupti = this.startCupti(prepared);
+    // The span each thunk issues, so its API call can carry the span's index to CUPTI's records.
+    const spanOfThunk = new Map(traced.spans.map((span, index) => [prepared.bodyThunkIndex(span.bodyIndex), index]));
+    const correlate = cupti instanceof CuptiActivity ? cupti.correlationThunks() : null;
+    let issueEnd = 0;
+    let collection: ActivityCollection | string = 'CUPTI was not used';
+    try {
+      await this.issueBehindGate(prepared, gate, () => {
+        for (let i = 0; i < prepared.thunks.length; i++) {
+          issuedAt[i] = performance.now();
+          const span = correlate ? spanOfThunk.get(i) : undefined;
+          if (span !== undefined) correlate?.push(span + 1);
+          const code = (prepared.thunks[i] as () => number)();
+          if (span !== undefined) correlate?.pop();
+          if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+        }
+      });
+      issueEnd = performance.now();
+      await this.waitEnd(prepared, issueEnd + (deadlineMs ?? Infinity), deadlineMs);
+      if (cupti instanceof CuptiActivity) collection = await cupti.collect().catch((error: unknown) => `CUPTI did not hand its records back (${(error as Error).message})`);
+    } catch (error) {
+      if (cupti instanceof CuptiActivity) cupti.stop();
+      throw error;
+    }
+    return { issuedAt, issueEnd, cupti, collection };
+  }
+
+  /** CUPTI recording for a traced rep issued op by op; for a graph replay, or where CUPTI will not start, why not. */
+  private startCupti(prepared: PreparedRep): CuptiActivity | { readonly unavailable: string } {
+    if (prepared.schedule.issue === 'graph') return { unavailable: 'a graph replay: CUPTI ties its ops to the graph launch, not to each op' };
+    const cupti = openCupti();
+    if (!(cupti instanceof CuptiActivity)) return cupti;
+    try {
+      cupti.begin();
+      // The first call CUPTI sees after it starts recording, and the first correlated one, pay for its set-up: a
+      // harmless query, correlated with an id no span has (0), before the rep.
+      const { push, pop } = cupti.correlationThunks();
+      push(0);
+      this.rt.streams.eventQueryCode(prepared.start);
+      pop();
+      return cupti;
+    } catch (error) {
+      return { unavailable: `CUPTI would not start recording (${(error as Error).message})` };
+    }
   }
 
   /**
@@ -244,4 +297,36 @@ export class CudaRepRunner implements RepRunner {
     }
     return error as Error;
   }
+}
+
+/** The record kind each span's op makes on the GPU; null for ops CUPTI is not asked about (host functions, peer copies). */
+function expectedKind(span: TracedSpan): 'memcpy' | 'kernel' | null {
+  switch (span.op.kind) {
+    case 'copy': return 'memcpy';
+    case 'kernel': return 'kernel';
+    default: return null;
+  }
+}
+
+/**
+ * Each span's engine time from CUPTI's records, and the source the rep used: CUPTI when every copy and kernel got
+ * its record, events otherwise, with what went wrong (a partial set would mix two clocks in one picture).
+ */
+export function engineTimes(
+  cupti: CuptiActivity | { readonly unavailable: string }, collection: ActivityCollection | string, traced: TracedSchedule,
+): { spans: ReadonlyArray<{ start: number; end: number } | null>; source: EngineSource } {
+  const none = (reason: string) => ({ spans: [], source: { source: 'events' as const, reason } });
+  if (!(cupti instanceof CuptiActivity)) return none(`CUPTI not used: ${cupti.unavailable}`);
+  if (typeof collection === 'string') return none(collection);
+  const expected = traced.spans.map(expectedKind);
+  const matched = matchActivity(collection, expected);
+  const missing = expected.filter((kind, i) => kind !== null && !matched.spans[i]).length;
+  const faults = [
+    ...(missing ? [`${missing} of ${expected.filter((k) => k !== null).length} ops had no record`] : []),
+    ...(matched.wrongKind ? [`${matched.wrongKind} records of an unexpected kind`] : []),
+    ...(collection.dropped ? [`${collection.dropped} records dropped`] : []),
+    ...(collection.malformed ? [`${collection.malformed} records unreadable`] : []),
+  ];
+  if (faults.length) return none(`CUPTI's records did not cover the rep (${faults.join(', ')})`);
+  return { spans: matched.spans, source: { source: 'cupti' } };
 }

@@ -26,7 +26,15 @@ export interface TracedOpTiming {
   /** Host ops only: host time from issuing the start event to when the function started and ended on the JS thread. */
   readonly hostStartedMs?: number;
   readonly hostEndedMs?: number;
+  /**
+   * When CUPTI recorded the op: when its engine (a copy engine, the SMs) started and finished it, in ns on CUPTI's
+   * clock from an origin of the runner's choosing, the same for every op of the rep.
+   */
+  readonly engineNs?: { readonly start: number; readonly end: number };
 }
+
+/** Where a traced rep's engine times came from: CUPTI, or nowhere (events only) and why. */
+export type EngineSource = { readonly source: 'cupti' } | { readonly source: 'events'; readonly reason: string };
 
 export interface TracedRepTiming {
   readonly schedule: Schedule;
@@ -35,6 +43,8 @@ export interface TracedRepTiming {
   readonly deviceTotalsMs?: ReadonlyArray<{ readonly device: number; readonly totalMs: number }>;
   readonly issueMs: number;
   readonly ops: readonly TracedOpTiming[];
+  /** Absent from runners that never try CUPTI (the CPU tests' fakes): events only. */
+  readonly engine?: EngineSource;
 }
 
 export interface RepOptions {

@@ -1,4 +1,5 @@
 import type { ChalkInstance } from 'chalk';
+import { opInterval } from '../analysis/timeline.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import {
   analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, drawnRows, IDLE_COLUMNS, idleRows, MAX_PICTURE_ROWS, ms, niceTicks, rowLabel, type Stage,
@@ -66,8 +67,10 @@ function renderGroup(result: RunResult, group: TimelineGroup, columns: number, s
     if (group.multiDevice && previous?.device !== row.device) lines.push(style.dim(deviceLabel(deviceOf(result, row.device), row.device)));
     const stages = rowCells(row.ops, group.spanMs, chartWidth);
     const lower = lowerCaseCells(row.ops, stages, group.spanMs);
-    const letters = stages.map((stage, c) => stage && { stage, letter: lower[c] ? STAGE_LETTERS[stage].toLowerCase() : STAGE_LETTERS[stage] });
-    const cells = runs(letters).map(({ cell, length }) => (cell ? paint(style, cell.stage, cell.letter.repeat(length)) : style.dim(IDLE_CELL.repeat(length))));
+    const queued = queuedCells(row.ops, group.spanMs, chartWidth);
+    const letters = stages.map((stage, c): Cell => (stage ? { stage, letter: lower[c] ? STAGE_LETTERS[stage].toLowerCase() : STAGE_LETTERS[stage] } : queued[c] ? QUEUED : null));
+    const cells = runs(letters).map(({ cell, length }) =>
+      cell === QUEUED ? style.dim(QUEUED_CELL.repeat(length)) : cell ? paint(style, cell.stage, cell.letter.repeat(length)) : style.dim(IDLE_CELL.repeat(length)));
     lines.push(`${labels[i]!.padEnd(labelWidth)} |${cells.join('')}|`);
   });
   if (note) lines.push(...wrap(`${indent}${note}`, columns));
@@ -93,11 +96,12 @@ export function rowCells(ops: readonly TimelineOp[], spanMs: number, width: numb
     whole.set(s, new Int32Array(width + 1));
   }
   for (const op of ops) {
-    if (!(op.endMs > op.startMs)) continue;
-    const first = cellOf(op.startMs);
-    const last = Math.min(width - 1, Math.max(first, Math.ceil(op.endMs / cellMs) - 1));
+    const { start, end } = opInterval(op);
+    if (!(end > start)) continue;
+    const first = cellOf(start);
+    const last = Math.min(width - 1, Math.max(first, Math.ceil(end / cellMs) - 1));
     const cover = partial.get(op.kind)!;
-    const overlap = (c: number) => Math.min(c * cellMs + cellMs, op.endMs) - Math.max(c * cellMs, op.startMs);
+    const overlap = (c: number) => Math.min(c * cellMs + cellMs, end) - Math.max(c * cellMs, start);
     if (first === last) {
       cover[first]! += Math.max(0, overlap(first));
       continue;
@@ -130,10 +134,11 @@ export function rowCells(ops: readonly TimelineOp[], spanMs: number, width: numb
   const shown = new Map<Stage, CellCounts>(STAGES.map((s) => [s, new CellCounts(width)]));
   cells.forEach((stage, c) => stage && shown.get(stage)!.add(c, 1));
   for (const op of ops) {
-    const first = cellOf(op.startMs);
-    const last = Math.min(width - 1, Math.max(first, Math.ceil(op.endMs / cellMs) - 1));
+    const { start, end } = opInterval(op);
+    const first = cellOf(start);
+    const last = Math.min(width - 1, Math.max(first, Math.ceil(end / cellMs) - 1));
     if (shown.get(op.kind)!.count(first, last) > 0) continue;
-    const mid = cellOf((op.startMs + op.endMs) / 2);
+    const mid = cellOf((start + end) / 2);
     const was = cells[mid];
     if (was) shown.get(was)!.add(mid, -1);
     cells[mid] = op.kind;
@@ -151,18 +156,18 @@ export function rowCells(ops: readonly TimelineOp[], spanMs: number, width: numb
 export function lowerCaseCells(ops: readonly TimelineOp[], cells: readonly (Stage | null)[], spanMs: number): boolean[] {
   const width = cells.length;
   const cellMs = spanMs > 0 ? spanMs / width : 1;
-  const sorted = [...ops].sort((a, b) => a.startMs - b.startMs);
+  const sorted = ops.map((op) => ({ op, ...opInterval(op) })).sort((x, y) => x.start - y.start);
   const lower = new Array<boolean>(width).fill(false);
   const bestCover = new Float64Array(width);
   let opLower = false;
-  sorted.forEach((op, i) => {
-    const previous = sorted[i - 1];
+  sorted.forEach(({ op, start, end }, i) => {
+    const previous = sorted[i - 1]?.op;
     if (previous && previous.chunk !== op.chunk) opLower = !opLower;
-    const first = Math.max(0, Math.floor(op.startMs / cellMs));
-    const last = Math.min(width - 1, Math.floor(op.endMs / cellMs));
+    const first = Math.max(0, Math.floor(start / cellMs));
+    const last = Math.min(width - 1, Math.floor(end / cellMs));
     for (let c = first; c <= last; c += 1) {
       if (cells[c] !== op.kind) continue;
-      const cover = Math.min((c + 1) * cellMs, op.endMs) - Math.max(c * cellMs, op.startMs);
+      const cover = Math.min((c + 1) * cellMs, end) - Math.max(c * cellMs, start);
       if (cover > bestCover[c]!) {
         bestCover[c] = cover;
         lower[c] = opLower;
@@ -172,7 +177,27 @@ export function lowerCaseCells(ops: readonly TimelineOp[], cells: readonly (Stag
   return lower;
 }
 
-type Cell = { readonly stage: Stage; readonly letter: string } | null;
+type Cell = { readonly stage: Stage; readonly letter: string } | typeof QUEUED | null;
+
+const QUEUED = 'queued';
+/** A cell in which an op sat queued (CUPTI only): its stream had reached it, its engine had not started it. */
+export const QUEUED_CELL = '~';
+
+/**
+ * Cells at least half covered by some op's queued part (from its begin event to its engine's start). A stream's ops
+ * queue one after another, so each op visits only the cells its own queued part covers.
+ */
+export function queuedCells(ops: readonly TimelineOp[], spanMs: number, width: number): boolean[] {
+  const cellMs = spanMs > 0 ? spanMs / width : 1;
+  const covered = new Float64Array(width);
+  for (const op of ops) {
+    if (op.engineStartMs === undefined || !(op.engineStartMs > op.startMs)) continue;
+    const first = Math.max(0, Math.floor(op.startMs / cellMs));
+    const last = Math.min(width - 1, Math.floor(op.engineStartMs / cellMs));
+    for (let c = first; c <= last; c += 1) covered[c]! += Math.max(0, Math.min((c + 1) * cellMs, op.engineStartMs) - Math.max(c * cellMs, op.startMs));
+  }
+  return Array.from(covered, (ms) => ms >= cellMs / 2);
+}
 
 /** A Fenwick tree of per-cell counts: add at a cell, count over a range, each in O(log width). */
 class CellCounts {
@@ -203,7 +228,7 @@ function runs(cells: readonly Cell[]): { cell: Cell; length: number }[] {
   const out: { cell: Cell; length: number }[] = [];
   for (const cell of cells) {
     const last = out[out.length - 1];
-    if (last && last.cell?.letter === cell?.letter) last.length += 1;
+    if (last && (last.cell === cell || (typeof last.cell === 'object' && typeof cell === 'object' && last.cell?.letter === cell?.letter))) last.length += 1;
     else out.push({ cell, length: 1 });
   }
   return out;
@@ -247,13 +272,14 @@ export function wrap(line: string, width: number): string[] {
 
 function legend(style: ChalkInstance, reps: readonly TracedRep[]): string {
   const items = legendStages(reps).map((s) => `${paint(style, s, STAGE_LETTERS[s])} ${STAGE_NAMES[s]}`);
-  return `legend: ${items.join('  ')}  ${style.dim(IDLE_CELL)} idle\nletters change case from one chunk to the next`;
+  const queued = reps.some((r) => r.timing?.source === 'cupti') ? `  ${style.dim(QUEUED_CELL)} queued (engine not yet started)` : '';
+  return `legend: ${items.join('  ')}  ${style.dim(IDLE_CELL)} idle${queued}\nletters change case from one chunk to the next`;
 }
 
 function analysisLines(result: RunResult, rep: TracedRep, multiDevice: boolean): string[] {
   const a = analyzeTracedRep(result, rep);
   const heading = multiDevice ? `analysis, ${deviceLabel(deviceOf(result, rep.device), rep.device)}` : 'analysis';
-  const facts = analysisFacts(a);
+  const facts = analysisFacts(a, rep);
   const labelWidth = facts.reduce((widest, f) => Math.max(widest, f.label.length), 0);
   const table = [[...IDLE_COLUMNS], ...idleRows(a, MAX_PICTURE_ROWS)];
   const widths = IDLE_COLUMNS.map((_, c) => table.reduce((widest, r) => Math.max(widest, r[c]!.length), 0));

@@ -152,7 +152,7 @@ function timelineSection(result: RunResult, options: HtmlOptions): string {
     '</figure>',
     ...group.reps.map((rep) => {
       const a = analyzeTracedRep(result, rep);
-      const facts = analysisFacts(a).map((f) => `<dt>${escape(f.label)}</dt><dd>${escape(f.value)}</dd>`).join('');
+      const facts = analysisFacts(a, rep).map((f) => `<dt>${escape(f.label)}</dt><dd>${escape(f.value)}</dd>`).join('');
       const heading = group.multiDevice ? `<h4>Analysis, ${escape(deviceLabel(deviceOf(result, rep.device), rep.device))}</h4>` : '';
       return `<div class="analysis" data-mode="${escape(rep.mode)}" data-device="${rep.device}">${heading}<dl class="facts">${facts}</dl>`
         + `<p>Idle time by cause: host (not yet issued), engine (its copy engine busy on another stream), dependency (the rest).</p>`

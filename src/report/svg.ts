@@ -1,9 +1,10 @@
+import { opInterval } from '../analysis/timeline.js';
 import { type RunExporter, pictured } from './exporter.js';
 import { rowCells } from './gantt.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import {
-  deviceLabel, deviceOf, drawnRows, escapeXml as escape, ms, niceTicks, opGbPerSecond, opName, rowLabel, type Stage, STAGE_COLOURS, STAGE_LETTERS, STAGE_NAMES,
-  legendStages, tickLabel, type TimelineGroup, timelineGroups,
+  deviceLabel, deviceOf, drawnRows, escapeXml as escape, ms, niceTicks, opGbPerSecond, opName, queuedMs, rowLabel, type Stage, STAGE_COLOURS, STAGE_LETTERS,
+  STAGE_NAMES, legendStages, tickLabel, type TimelineGroup, timelineGroups, timingLabel,
 } from './timeline-common.js';
 
 // The timeline as a standalone SVG: a panel per traced mode, a row per stream, a bar per op in its stage's colour
@@ -148,10 +149,10 @@ function panel(result: RunResult, p: SvgPanel): string[] {
   const L = SVG_LAYOUT;
   const { group } = p;
   const ticks = niceTicks(group.spanMs, Math.max(2, Math.floor((p.plotRight - p.plotLeft) / 80)));
-  const header = `${group.label} · traced rep ${group.reps.map((r) => ms(r.totalMs)).join(', ')}`;
+  const header = `${group.label} · traced rep ${group.reps.map((r) => ms(r.totalMs)).join(', ')} · ${group.reps.every((r) => r.timing?.source === 'cupti') ? 'engine times: CUPTI' : 'times: events'}`;
   const out = [
     `<g class="panel" data-mode="${escape(group.mode)}">`,
-    text(L.padding, p.headerY, header, { weight: 'bold' }),
+    text(L.padding, p.headerY, header, { weight: 'bold' }, group.reps.map(timingLabel).join('; ')),
     `<line x1="${n(p.plotLeft)}" y1="${n(p.axisY)}" x2="${n(p.plotRight)}" y2="${n(p.axisY)}" stroke="#444444"/>`,
   ];
   for (const t of ticks) {
@@ -199,18 +200,27 @@ function cellBars(p: SvgPanel, row: SvgRowBand): string[] {
 
 function bar(p: SvgPanel, row: SvgRowBand, op: TimelineOp): string[] {
   const L = SVG_LAYOUT;
-  const x = xOf(p, op.startMs);
-  const width = Math.max(1, xOf(p, op.endMs) - x);
+  const { start, end } = opInterval(op);
+  const x = xOf(p, start);
+  const width = Math.max(1, xOf(p, end) - x);
   const name = opName(op);
   const gbps = opGbPerSecond(op);
+  const queued = queuedMs(op);
   const tip = [
-    name, `stream ${op.stream}`, `${op.startMs.toFixed(3)}–${op.endMs.toFixed(3)} ms (${ms(op.endMs - op.startMs)})`,
+    name, `stream ${op.stream}`, `${start.toFixed(3)}–${end.toFixed(3)} ms (${ms(end - start)}${queued === null ? '' : ' on its engine'})`,
+    ...(queued === null ? [] : [`queued ${ms(queued)} before it`]),
     ...(op.bytes > 0 ? [bytesLabel(op.bytes)] : []), ...(gbps !== null && op.kind !== 'kernel' ? [`${gbps.toFixed(2)} GB/s`] : []),
   ].join(' · ');
-  const out = [
+  // The queued part apart, pale: the stream had reached the op, its engine had not started it.
+  const queuedX = xOf(p, op.startMs);
+  const out = queued === null || x - queuedX < 0.5 ? [] : [
+    `<rect class="queued ${op.kind}" data-device="${op.device}" data-stream="${escape(op.stream)}" x="${n(queuedX)}" y="${n(row.top + L.rowHeight / 4)}" width="${n(x - queuedX)}"`
+      + ` height="${L.rowHeight / 2}" fill="${STAGE_COLOURS[op.kind]}" fill-opacity="0.25" shape-rendering="crispEdges"><title>${escape(`${name}: queued ${ms(queued)}`)}</title></rect>`,
+  ];
+  out.push(
     `<rect class="op ${op.kind}" data-device="${op.device}" data-stream="${escape(op.stream)}" x="${n(x)}" y="${n(row.top)}" width="${n(width)}"`
       + ` height="${L.rowHeight}" fill="${STAGE_COLOURS[op.kind]}" stroke="#ffffff" stroke-width="0.5" shape-rendering="crispEdges"><title>${escape(tip)}</title></rect>`,
-  ];
+  );
   const label = name.length * L.charWidth + 6 <= width ? name : width >= L.minLetterWidth ? STAGE_LETTERS[op.kind] : null;
   if (label !== null) out.push(text(x + width / 2, row.top + L.rowHeight / 2 + 4, label, { anchor: 'middle', fill: '#ffffff', size: 11 }));
   return out;
@@ -219,7 +229,8 @@ function bar(p: SvgPanel, row: SvgRowBand, op: TimelineOp): string[] {
 function legend(layout: SvgLayout, reps: readonly TracedRep[]): string[] {
   const L = SVG_LAYOUT;
   const y = layout.legendY;
-  return legendStages(reps).map((stage: Stage, i) => {
+  const stages = legendStages(reps);
+  const items = stages.map((stage: Stage, i) => {
     const x = L.padding + i * 150;
     return [
       `<rect class="legend ${stage}" x="${x}" y="${y}" width="14" height="14" fill="${STAGE_COLOURS[stage]}"/>`,
@@ -227,6 +238,9 @@ function legend(layout: SvgLayout, reps: readonly TracedRep[]): string[] {
       text(x + 20, y + 11, STAGE_NAMES[stage]),
     ].join('');
   });
+  if (!reps.some((r) => r.timing?.source === 'cupti')) return items;
+  const x = L.padding + stages.length * 150;
+  return [...items, `<rect class="legend queued" x="${x}" y="${y + 3.5}" width="14" height="7" fill="#555555" fill-opacity="0.25"/>${text(x + 20, y + 11, 'queued (engine not yet started)')}`];
 }
 
 interface TextStyle {
@@ -236,7 +250,7 @@ interface TextStyle {
   readonly fill?: string;
 }
 
-function text(x: number, y: number, content: string, style: TextStyle = {}): string {
+function text(x: number, y: number, content: string, style: TextStyle = {}, tip?: string): string {
   const attrs = [
     `x="${n(x)}"`, `y="${n(y)}"`,
     ...(style.anchor && style.anchor !== 'start' ? [`text-anchor="${style.anchor}"`] : []),
@@ -244,7 +258,7 @@ function text(x: number, y: number, content: string, style: TextStyle = {}): str
     ...(style.weight ? [`font-weight="${style.weight}"`] : []),
     `fill="${style.fill ?? '#222222'}"`,
   ];
-  return `<text ${attrs.join(' ')}>${escape(content)}</text>`;
+  return `<text ${attrs.join(' ')}>${tip === undefined ? '' : `<title>${escape(tip)}</title>`}${escape(content)}</text>`;
 }
 
 /** 8388608 → "8 MiB": binary units, as buffers are sized. */

@@ -1,4 +1,4 @@
-import { analyzeRep, type RepAnalysis } from '../analysis/timeline.js';
+import { analyzeRep, opInterval, type RepAnalysis } from '../analysis/timeline.js';
 import type { DeviceFacts, ModeResult, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import { roleLabel } from './labels.js';
 
@@ -34,10 +34,22 @@ export function opName(op: TimelineOp): string {
   return [prefix, subject, op.chunk === null ? null : `#${op.chunk}`].filter((part) => part !== null && part !== '').join(' ');
 }
 
-/** bytes / duration in GB/s (1e9 bytes per second); null where it means nothing (no bytes, no time). */
+/** bytes / duration in GB/s (1e9 bytes per second), over the engine's time where CUPTI gave it; null where it means nothing. */
 export function opGbPerSecond(op: TimelineOp): number | null {
-  const ms = op.endMs - op.startMs;
+  const { start, end } = opInterval(op);
+  const ms = end - start;
   return op.bytes > 0 && ms > 0 ? op.bytes / ms / 1e6 : null;
+}
+
+/** How long the op sat queued: its stream had reached it (its begin event ran), its engine had not started it. Null without CUPTI. */
+export function queuedMs(op: TimelineOp): number | null {
+  return op.engineStartMs === undefined ? null : Math.max(0, op.engineStartMs - op.startMs);
+}
+
+/** What timed a rep's bars, in words: every picture says it. */
+export function timingLabel(rep: TracedRep): string {
+  if (rep.timing?.source === 'cupti') return 'engine times from CUPTI; a pale part before a bar is time queued behind other work';
+  return `times from the events around each op (they include time queued behind other work)${rep.timing ? `: ${rep.timing.note}` : ''}`;
 }
 
 /** A mode as people name it, from its role (never by taking the id apart). */
@@ -175,10 +187,11 @@ export interface Fact {
   readonly value: string;
 }
 
-export function analysisFacts(a: RepAnalysis): Fact[] {
+export function analysisFacts(a: RepAnalysis, rep?: TracedRep): Fact[] {
   const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
   const rate = (perUs: number) => `${perUs < 0.01 ? perUs.toFixed(4) : perUs.toFixed(3)} ops/µs`;
   return [
+    ...(rep ? [{ label: 'timing', value: rep.timing?.source === 'cupti' ? rep.timing.note : timingLabel(rep) }] : []),
     { label: 'H2D engine busy', value: pct(a.busy.h2d) },
     { label: 'D2H engine busy', value: pct(a.busy.d2h) },
     { label: 'SMs busy', value: pct(a.busy.sm) },

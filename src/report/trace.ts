@@ -1,6 +1,7 @@
+import { opInterval } from '../analysis/timeline.js';
 import { type RunExporter, pictured } from './exporter.js';
 import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
-import { deviceLabel, deviceOf, opGbPerSecond, opName, repModeLabel, type Stage } from './timeline-common.js';
+import { deviceLabel, deviceOf, opGbPerSecond, opName, queuedMs, repModeLabel, type Stage } from './timeline-common.js';
 
 // The traced reps as Chrome's Trace Event Format (JSON object form), for Perfetto and chrome://tracing.
 // - One process per device, named for the GPU. pids start at 1: tools treat pid 0 as the kernel's idle task.
@@ -68,13 +69,13 @@ function deviceEvents(result: RunResult, device: number, reps: readonly TracedRe
   let offsetMs = 0;
   for (const rep of reps) {
     events.push(complete(pid, TID.mode, repModeLabel(result, rep.mode), 'rep', offsetMs, offsetMs + rep.totalMs, {
-      mode: rep.mode, totalMs: rep.totalMs, issueMs: rep.issueMs, ops: rep.ops.length,
+      mode: rep.mode, totalMs: rep.totalMs, issueMs: rep.issueMs, ops: rep.ops.length, timing: rep.timing?.source ?? 'events',
     }));
     for (const op of rep.ops) events.push(opEvent(pid, streams.get(op.stream)!, op, offsetMs));
     for (const [base, name, ops] of engineTracks(rep, facts)) {
       lanes(ops, offsetMs).forEach((lane, i) => {
         tracks.set(base + i, i === 0 ? name : `${name} (${i + 1})`);
-        lane.forEach((op) => events.push(opEvent(pid, base + i, op, offsetMs)));
+        lane.forEach((op) => events.push(opEvent(pid, base + i, op, offsetMs, true)));
       });
     }
     offsetMs += rep.totalMs + gapMs;
@@ -109,13 +110,15 @@ export function lanes(ops: readonly TimelineOp[], offsetMs: number): TimelineOp[
   const out: TimelineOp[][] = [];
   const busy = new Heap<{ end: number; lane: number }>((a, b) => a.end - b.end || a.lane - b.lane);
   const free = new Heap<number>((a, b) => a - b);
-  for (const op of [...ops].sort((a, b) => a.startMs - b.startMs || a.endMs - b.endMs)) {
-    const start = us(offsetMs + op.startMs);
+  // Engine tracks: where CUPTI timed an op, its engine's interval, so two copies queued on one engine share a lane.
+  const timed = ops.map((op) => ({ op, ...opInterval(op) })).sort((a, b) => a.start - b.start || a.end - b.end);
+  for (const { op, start: startMs, end: endMs } of timed) {
+    const start = us(offsetMs + startMs);
     while (busy.size && busy.peek()!.end <= start) free.push(busy.pop()!.lane);
     const at = free.size ? free.pop()! : out.length;
     if (at === out.length) out.push([]);
     out[at]!.push(op);
-    busy.push({ end: us(offsetMs + op.endMs), lane: at });
+    busy.push({ end: us(offsetMs + endMs), lane: at });
   }
   return out;
 }
@@ -166,9 +169,12 @@ class Heap<T> {
   }
 }
 
-function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number): TraceEvent {
+/** An op on its stream's track spans its events (queued time included); on an engine's track, the engine's time where CUPTI gave it. */
+function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number, onEngine = false): TraceEvent {
   const gbps = opGbPerSecond(op);
-  return complete(pid, tid, opName(op), op.kind, offsetMs + op.startMs, offsetMs + op.endMs, {
+  const { start, end } = onEngine ? opInterval(op) : { start: op.startMs, end: op.endMs };
+  const queued = queuedMs(op);
+  return complete(pid, tid, opName(op), op.kind, offsetMs + start, offsetMs + end, {
     stream: op.stream,
     chunk: op.chunk,
     ...(op.kind === 'kernel' ? { kernel: op.kernel } : { buffer: op.buffer }),
@@ -177,6 +183,7 @@ function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number): Tr
     startMs: op.startMs,
     endMs: op.endMs,
     issuedMs: op.issuedMs,
+    ...(queued === null ? {} : { engineStartMs: op.engineStartMs ?? null, engineEndMs: op.engineEndMs ?? null, queuedMs: queued }),
   });
 }
 

@@ -211,6 +211,13 @@ export const TimelineOpSchema = z.object({
    */
   hostStartedMs: z.number().optional(),
   hostEndedMs: z.number().optional(),
+  /**
+   * Where CUPTI recorded the op (the rep's `timing.source` is 'cupti'): when its engine started and finished it, on
+   * the same clock as startMs. From startMs to engineStartMs the op was queued: its stream had reached it, its
+   * engine had not. Absent for host ops, peer copies, and reps timed by events alone.
+   */
+  engineStartMs: z.number().optional(),
+  engineEndMs: z.number().optional(),
 });
 export type TimelineOp = z.infer<typeof TimelineOpSchema>;
 
@@ -225,6 +232,11 @@ export const TracedRepSchema = z.object({
   /** `flags` is the stream's kind; 'default' is how results before stream kinds spelled 'blocking'. */
   streams: z.array(z.object({ id: z.string(), flags: z.union([z.enum(STREAM_KINDS), z.literal('default')]), priority: z.number().int().nullable() })),
   ops: z.array(TimelineOpSchema),
+  /**
+   * What timed the ops' engine work: 'cupti' (each copy and kernel has engineStartMs/engineEndMs) or 'events' (the
+   * events around each op only), with why. Absent in results from before CUPTI: events.
+   */
+  timing: z.object({ source: z.enum(['cupti', 'events']), note: z.string() }).optional(),
 });
 export type TracedRep = z.infer<typeof TracedRepSchema>;
 
