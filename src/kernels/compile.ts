@@ -8,6 +8,7 @@ import { UsageError } from '../errors.js';
 import { MAX_CACHE_META_BYTES, MAX_CUBIN_BYTES } from '../files/limits.js';
 import { readRegularBytes, readRegularFile } from '../files/read.js';
 import { ptxEntries } from './ptx.js';
+import { checkCompiledKernel, type ResolvedKernel } from './resolve.js';
 
 export interface CompileRequest {
   readonly sourcePath: string;
@@ -129,6 +130,13 @@ export function compileKernelSource(request: CompileRequest, env: NodeJS.Process
   writeCached(dir, cubinPath, metaPath, outcome.cubin, meta);
   return { sourcePath: request.sourcePath, arch: request.arch, cubin: outcome.cubin, entries, cached: false, cacheProblem,
     ms: performance.now() - started, nvrtcVersion, log: outcome.log };
+}
+
+/** A config's kernel compiled (or fetched) for `arch`, and checked against the parameters NVRTC gave it. */
+export function compileKernel(kernel: ResolvedKernel, arch: string, env: NodeJS.ProcessEnv = process.env): CompiledModule {
+  const compiled = compileKernelSource({ sourcePath: kernel.sourcePath, source: kernel.sourceText, options: kernel.options, arch }, env);
+  checkCompiledKernel(kernel, compiled.entries);
+  return compiled;
 }
 
 type CacheLookup =

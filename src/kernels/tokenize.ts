@@ -1,0 +1,162 @@
+// A C/C++ tokenizer for kernel sources: enough of translation phases 1 to 3 (line splices, comments, string and
+// character literals, raw strings, preprocessing directives) that a `/*` inside a string, a `"` inside a comment
+// or a directive continued over several lines never shifts what the signature parser sees.
+
+export type TokenKind = 'identifier' | 'number' | 'string' | 'char' | 'punct';
+
+export interface Token {
+  readonly kind: TokenKind;
+  readonly text: string;
+  /** 1-based line where the token starts. */
+  readonly line: number;
+}
+
+/** A preprocessing directive: `#ifdef FOO` is { name: 'ifdef', tokens: [FOO] }. */
+export interface Directive {
+  readonly kind: 'directive';
+  readonly name: string;
+  readonly tokens: readonly Token[];
+  readonly line: number;
+  /** The directive as written, for messages: "#ifdef FOO". */
+  readonly text: string;
+}
+
+export type SourceItem = Token | Directive;
+
+const PUNCTUATORS = ['...', '<<=', '>>=', '->*', '::', '->', '++', '--', '<<', '>>', '<=', '>=', '==', '!=', '&&', '||',
+  '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '##', '.*'];
+
+const isIdentStart = (c: string): boolean => /[A-Za-z_$]/.test(c) || c > '\x7f';
+const isIdentPart = (c: string): boolean => /[\w$]/.test(c) || c > '\x7f';
+
+/**
+ * The source as tokens and directives, in order. Malformed input (an unterminated comment or string) ends the
+ * token at the end of the text rather than failing: NVRTC is the judge of whether the source compiles.
+ */
+export function tokenize(source: string): SourceItem[] {
+  // Phase 2: a backslash-newline joins lines. Each removed splice is remembered so tokens keep their real line.
+  const lineOf = spliceLines(source);
+  const text = source.replace(/\\\r?\n/g, '');
+  const items: SourceItem[] = [];
+  let directive: { name: string; tokens: Token[]; line: number; start: number } | null = null;
+  let atLineStart = true;
+  let i = 0;
+  const push = (token: Token) => {
+    if (directive) directive.tokens.push(token);
+    else items.push(token);
+    atLineStart = false;
+  };
+  const endDirective = (end: number) => {
+    if (!directive) return;
+    items.push({ kind: 'directive', name: directive.name, tokens: directive.tokens, line: directive.line,
+      text: text.slice(directive.start, end).replace(/\s+/g, ' ').trim() });
+    directive = null;
+  };
+  while (i < text.length) {
+    const c = text[i] as string;
+    const next = text[i + 1] ?? '';
+    if (c === '\n') {
+      endDirective(i);
+      atLineStart = true;
+      i += 1;
+      continue;
+    }
+    if (/\s/.test(c)) {
+      i += 1;
+      continue;
+    }
+    if (c === '/' && next === '/') {
+      const end = text.indexOf('\n', i);
+      i = end < 0 ? text.length : end;
+      continue;
+    }
+    if (c === '/' && next === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 2;
+      continue;
+    }
+    const line = lineOf(i);
+    if (c === '#' && atLineStart && !directive) {
+      let j = i + 1;
+      while (j < text.length && (text[j] === ' ' || text[j] === '\t')) j += 1;
+      let k = j;
+      while (k < text.length && isIdentPart(text[k] as string)) k += 1;
+      directive = { name: text.slice(j, k), tokens: [], line, start: i };
+      atLineStart = false;
+      i = k;
+      continue;
+    }
+    const raw = /^(?:u8|u|U|L)?R"([^()\\\s]{0,16})\(/.exec(text.slice(i, i + 24));
+    if (raw) {
+      const close = `)${raw[1] ?? ''}"`;
+      const end = text.indexOf(close, i + raw[0].length);
+      const stop = end < 0 ? text.length : end + close.length;
+      push({ kind: 'string', text: text.slice(i, stop), line });
+      i = stop;
+      continue;
+    }
+    const prefix = /^(?:u8|u|U|L)?(["'])/.exec(text.slice(i, i + 3));
+    if (prefix && (prefix[0].length === 1 || !isIdentPart(text[i - 1] ?? ' '))) {
+      const quote = prefix[1] as string;
+      let j = i + prefix[0].length;
+      while (j < text.length && text[j] !== quote && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
+      const stop = Math.min(text.length, j + 1);
+      push({ kind: quote === '"' ? 'string' : 'char', text: text.slice(i, stop), line });
+      i = stop;
+      continue;
+    }
+    if (isIdentStart(c)) {
+      let j = i + 1;
+      while (j < text.length && isIdentPart(text[j] as string)) j += 1;
+      push({ kind: 'identifier', text: text.slice(i, j), line });
+      i = j;
+      continue;
+    }
+    if (/\d/.test(c) || (c === '.' && /\d/.test(next))) {
+      // A preprocessing number: digits, letters, dots, digit separators and signed exponents.
+      let j = i + 1;
+      while (j < text.length && (/[\w.']/.test(text[j] as string) || (/[+-]/.test(text[j] as string) && /[eEpP]/.test(text[j - 1] as string)))) j += 1;
+      push({ kind: 'number', text: text.slice(i, j), line });
+      i = j;
+      continue;
+    }
+    const punct = PUNCTUATORS.find((p) => text.startsWith(p, i)) ?? c;
+    push({ kind: 'punct', text: punct, line });
+    i += punct.length;
+  }
+  endDirective(text.length);
+  return items;
+}
+
+/** Maps an offset in the spliced text to its line in the original source. */
+function spliceLines(source: string): (offset: number) => number {
+  // Line starts of the spliced text, each with its original line number.
+  const starts: Array<[number, number]> = [[0, 1]];
+  let removed = 0;
+  let line = 1;
+  for (let i = 0; i < source.length; i += 1) {
+    if (source[i] === '\\' && (source[i + 1] === '\n' || (source[i + 1] === '\r' && source[i + 2] === '\n'))) {
+      const width = source[i + 1] === '\n' ? 2 : 3;
+      removed += width;
+      line += 1;
+      i += width - 1;
+      continue;
+    }
+    if (source[i] === '\n') {
+      line += 1;
+      starts.push([i + 1 - removed, line]);
+    }
+  }
+  return (offset) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((starts[mid] as [number, number])[0] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return (starts[lo] as [number, number])[1];
+  };
+}
+
+export const isDirective = (item: SourceItem): item is Directive => item.kind === 'directive';
