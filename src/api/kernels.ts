@@ -57,7 +57,7 @@ export function checkConfigKernels(kernels: readonly ResolvedKernel[], requested
     if ((error as CudaPipeError).exitCode !== 3 || error instanceof LibraryOverrideError) throw error;
     return { checked: false, reason: (error as Error).message.split('\n')[0] ?? String(error) };
   }
-  const { arch, why } = requestedArch ? archFromFlag(requestedArch, supported) : { arch: `sm_${Math.max(...supported)}`, why: 'the newest NVRTC supports' };
+  const { arch, why } = requestedArch !== undefined ? archFromFlag(requestedArch, supported) : { arch: `sm_${Math.max(...supported)}`, why: 'the newest NVRTC supports' };
   const units = new Map<string, ResolvedKernel[]>();
   for (const k of kernels) {
     const key = JSON.stringify([k.sourcePath, k.options]);
@@ -84,7 +84,7 @@ function archFromFlag(requested: string, supported: number[]): { arch: string; w
 }
 
 function checkArch(requested: string | undefined, supported: number[]): { arch: string; why: string } {
-  if (requested) return archFromFlag(requested, supported);
+  if (requested !== undefined) return archFromFlag(requested, supported);
   try {
     const rt = openRuntime();
     if (rt.deviceCount() > 0) {

@@ -1,4 +1,5 @@
 import { checkKernelSources } from '../api/kernels.js';
+import { UsageError } from '../errors.js';
 import { formatBytes, formatMs } from '../format.js';
 import { listKernelSources, readKernelSource } from '../kernels/catalog.js';
 import { formatSignature } from '../kernels/signature.js';
@@ -9,7 +10,8 @@ export interface KernelsFlags {
 }
 
 /** Lists (and with --check compiles) the given sources, or the built-in kernels/ when none is given. */
-export async function kernelsCommand(paths: readonly string[], flags: KernelsFlags): Promise<0 | 2> {
+export async function kernelsCommand(paths: readonly string[], flags: KernelsFlags): Promise<0> {
+  if (flags.arch !== undefined && !flags.check) throw new UsageError('--arch only applies with --check: listing kernels compiles nothing.');
   const sources = paths.length ? paths.map((path) => readKernelSource(path)) : listKernelSources();
   for (const source of sources) {
     process.stdout.write(`${source.path}\n`);
@@ -24,7 +26,14 @@ export async function kernelsCommand(paths: readonly string[], flags: KernelsFla
       ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}\n`
       : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}\n`);
   }
-  const failures = check.sources.filter((s) => !s.ok).length;
-  process.stdout.write(`${sources.length - failures} of ${sources.length} sources compiled.\n`);
-  return failures ? 2 : 0;
+  const failures = check.sources.filter((s) => !s.ok);
+  process.stdout.write(`${sources.length - failures.length} of ${sources.length} sources compiled.\n`);
+  if (failures.length) {
+    const first = failures[0]?.log.split('\n').find((line) => /error/.test(line)) ?? failures[0]?.log.split('\n')[0] ?? '';
+    throw new UsageError(`${failures.length} of ${sources.length} kernel sources did not compile with NVRTC ${check.nvrtc.version} for ${check.arch}: ` +
+      `${failures.map((s) => s.path).join(', ')}${first ? ` (first error: ${first.trim()})` : ''}.`, {
+      hint: 'NVRTC\'s log for each is above, with file and line.',
+    });
+  }
+  return 0;
 }

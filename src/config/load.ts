@@ -309,6 +309,22 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   if (p.legacyDefaultOp && p.legacyDefaultOp.chunk >= p.chunks) {
     throw new UsageError(`${locate(['pipeline', 'legacyDefaultOp', 'chunk'])}: chunk ${p.legacyDefaultOp.chunk} does not exist; chunks are 0 to ${p.chunks - 1}.`);
   }
+  if (p.legacyDefaultOp) {
+    // Only blocking streams synchronise with cudaStreamLegacy: on any other kind the op would cost nothing and the
+    // comparison would say so, which is not what legacyDefaultOp is there to show.
+    const kind = p.streamKind ?? (p.streamFlags === 'default' ? 'blocking' : 'non-blocking');
+    if (kind !== 'blocking') {
+      throw new UsageError(`${locate(['pipeline', 'legacyDefaultOp'])}: a kernel on the legacy default stream serialises only blocking streams, ` +
+        `and these are ${kind}${p.streamKind === undefined ? ' (the default)' : ''}, so it would show nothing.`, {
+        hint: 'Add streamKind: blocking to the pipeline, or remove legacyDefaultOp.',
+      });
+    }
+    if (p.topology !== 'chunk-per-stream') {
+      throw new UsageError(`${locate(['pipeline', 'legacyDefaultOp'])}: legacyDefaultOp moves one chunk's kernel off its stream, which only the chunk-per-stream topology has; this pipeline is ${p.topology}.`, {
+        hint: 'Use topology: chunk-per-stream, or remove legacyDefaultOp.',
+      });
+    }
+  }
   checkRing(parsed, buffers, first.elements, locate);
   const { devices, handoff } = readDevices(parsed, deviceGiven, buffers, kernels, locate);
   return {

@@ -1,6 +1,6 @@
 import type { ElementType, ScalarType } from '../vocabulary.js';
 import { evaluate, Macros, type Truth, truthOf } from './conditions.js';
-import { type Directive, isDirective, type Token, tokenize } from './tokenize.js';
+import { type Directive, isDirective, spell, type Token, tokenize } from './tokenize.js';
 
 export type KernelParam =
   | {
@@ -279,7 +279,7 @@ function declaration(tokens: readonly Token[], linkageC: boolean, typedefs: Map<
   if (!prefix.some((t) => t.text === 'void') || prefix.some((t) => t.text === '*' || t.text === '&')) return null;
   const close = closing(rest, i);
   const params = splitParams(rest.slice(i + 1, close)).map((p, index) => parseParam(p, index, typedefs));
-  const text = rest.slice(0, close + 1).map((t) => t.text).join(' ').replace(/ ?([(),*[\]]) ?/g, '$1 ').replace(/\( /g, '(').replace(/ \)/g, ')').replace(/\s+/g, ' ').trim();
+  const text = spell(rest.slice(0, close + 1));
   return { name: name.text, params: params.length === 1 && params[0]?.text === 'void' ? [] : params, line: tokens[0]?.line ?? name.line, text,
     splitParams: rest.slice(i + 1, close) };
 }
@@ -324,7 +324,7 @@ function splitParams(tokens: readonly Token[]): Token[][] {
 function parseParam(tokens: readonly Token[], index: number, typedefs: ReadonlyMap<string, Token[]>): KernelParam {
   const equals = tokens.findIndex((t) => t.text === '=');
   const declarator = equals < 0 ? tokens : tokens.slice(0, equals);
-  const text = tokens.map((t) => t.text).join(' ').replace(/ \*/g, '*').replace(/ ?([[\]]) ?/g, '$1').replace(/\s+/g, ' ').trim();
+  const text = spell(tokens);
   const expanded = expandTypedefs(declarator.filter((t) => !(ATTRIBUTE_CALLS.has(t.text))), typedefs);
   const isConst = expanded.some((t) => t.text === 'const');
   // A function pointer, a reference or a pack: nothing cuda-pipe can pass.

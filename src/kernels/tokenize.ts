@@ -9,6 +9,8 @@ export interface Token {
   readonly text: string;
   /** 1-based line where the token starts. */
   readonly line: number;
+  /** Whether white space or a comment came before it: how the source spelled `float *x` rather than `float* x`. */
+  readonly space: boolean;
 }
 
 /** A preprocessing directive: `#ifdef FOO` is { name: 'ifdef', tokens: [FOO] }. */
@@ -40,11 +42,13 @@ export function tokenize(source: string): SourceItem[] {
   const items: SourceItem[] = [];
   let directive: { name: string; tokens: Token[]; line: number; start: number } | null = null;
   let atLineStart = true;
+  let space = false;
   let i = 0;
-  const push = (token: Token) => {
-    if (directive) directive.tokens.push(token);
-    else items.push(token);
+  const push = (token: Omit<Token, 'space'>) => {
+    if (directive) directive.tokens.push({ ...token, space });
+    else items.push({ ...token, space });
     atLineStart = false;
+    space = false;
   };
   const endDirective = (end: number) => {
     if (!directive) return;
@@ -58,21 +62,25 @@ export function tokenize(source: string): SourceItem[] {
     if (c === '\n') {
       endDirective(i);
       atLineStart = true;
+      space = true;
       i += 1;
       continue;
     }
     if (/\s/.test(c)) {
+      space = true;
       i += 1;
       continue;
     }
     if (c === '/' && next === '/') {
       const end = text.indexOf('\n', i);
       i = end < 0 ? text.length : end;
+      space = true;
       continue;
     }
     if (c === '/' && next === '*') {
       const end = text.indexOf('*/', i + 2);
       i = end < 0 ? text.length : end + 2;
+      space = true;
       continue;
     }
     const line = lineOf(i);
@@ -157,6 +165,11 @@ function spliceLines(source: string): (offset: number) => number {
     }
     return (starts[lo] as [number, number])[1];
   };
+}
+
+/** Tokens as the source spelled them, each run of white space and comments as one space. */
+export function spell(tokens: readonly Token[]): string {
+  return tokens.map((t, i) => (i > 0 && t.space ? ` ${t.text}` : t.text)).join('');
 }
 
 export const isDirective = (item: SourceItem): item is Directive => item.kind === 'directive';

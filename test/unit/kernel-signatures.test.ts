@@ -153,7 +153,7 @@ describe('kernel sources read by a C tokenizer', () => {
   it('a kernel declared differently under a condition it cannot decide is refused, naming both declarations', () => {
     const source = '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(double *x)\n#else\nextern "C" __global__ void k(float *x)\n#endif\n{ }';
     const [signature] = parseKernelSignatures(source);
-    assert.match(signature?.ambiguity ?? '', /declared with different parameters under conditions cuda-pipe cannot decide without the compiler \(line 2 under #if __CUDA_ARCH__ >= 800 \(line 1\): k\(double\* x\); line 4 under #else \(line 3\) of #if __CUDA_ARCH__ >= 800: k\(float\* x\)\)/);
+    assert.match(signature?.ambiguity ?? '', /declared with different parameters under conditions cuda-pipe cannot decide without the compiler \(line 2 under #if __CUDA_ARCH__ >= 800 \(line 1\): k\(double \*x\); line 4 under #else \(line 3\) of #if __CUDA_ARCH__ >= 800: k\(float \*x\)\)/);
     const same = '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(float *x) {}\n#else\nextern "C" __global__ void k(float *y) {}\n#endif';
     assert.equal(parseKernelSignatures(same)[0]?.ambiguity, null);
     const inside = 'extern "C" __global__ void k(\n#if __CUDA_ARCH__ >= 800\n double *x\n#else\n float *x\n#endif\n) {}';
@@ -184,7 +184,7 @@ describe('config kernels whose source is hostile', () => {
 
   it('refuses a float32 buffer for a float** parameter', () => {
     const error = refusal('extern "C" __global__ void k(float **x, unsigned long long n) {}', '[{ buffer: x }, { chunk: elements }]');
-    assert.match(error.message, /argument 1 \(float\*\* x\) is a pointer to pointers, but a buffer is passed as a pointer to its elements/);
+    assert.match(error.message, /argument 1 \(float \*\*x\) is a pointer to pointers, but a buffer is passed as a pointer to its elements/);
   });
 
   it('refuses a kernel whose declaration the compiler\'s branch decides, and says which kernels the options hide', () => {
