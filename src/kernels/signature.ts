@@ -82,6 +82,8 @@ interface Declaration {
 /** A branch of an #if group: whether it is taken, whether an earlier one was, and how it reads in messages. */
 interface Frame {
   state: Truth;
+  /** This branch's state with every enclosing one's, kept so that a token's region costs nothing at any depth. */
+  combined: Truth;
   taken: Truth;
   text: string;
   readonly opening: string;
@@ -99,13 +101,15 @@ export function scanKernels(source: string, options: readonly string[] = []): { 
   const frames: Frame[] = [];
   const declarations: Declaration[] = [];
   const excluded: ExcludedKernel[] = [];
-  const regionState = (): Truth => frames.reduce<Truth>((all, f) => (all === false || f.state === false ? false : all === null || f.state === null ? null : true), true);
-  const conditions = () => frames.map((f) => f.text);
-  // Braces that only group declarations (extern "C" { }, namespace { }) and the linkage each gives.
-  const groups: Array<'C' | 'C++' | 'namespace'> = [];
+  // Not `?? true`: null (undecided) is a state of its own.
+  const combinedOf = (frame: Frame | undefined): Truth => (frame ? frame.combined : true);
+  const regionState = (): Truth => combinedOf(frames[frames.length - 1]);
+  // The enclosing frames of an open declaration do not change before it ends (an #else or #endif of theirs ends it).
+  const conditions = (depth: number) => frames.slice(0, depth).map((f) => f.text);
+  // Braces that only group declarations (extern "C" { }, namespace { }): the linkage inside each, innermost last.
+  const linkage: boolean[] = [];
   let statement: Token[] = [];
   let statementState: Truth = true;
-  let statementConditions: string[] = [];
   let statementDepth = 0;
   let bodyDepth = 0;
   let bodyState: Truth = true;
@@ -114,13 +118,12 @@ export function scanKernels(source: string, options: readonly string[] = []): { 
 
   const finish = () => {
     if (statement.length) {
-      const linkageC = [...groups].reverse().find((g) => g !== 'namespace') === 'C';
-      const found = declaration(statement, linkageC, typedefs, statementState);
-      if (found && statementState === false) excluded.push({ name: found.name, line: found.line, conditions: statementConditions });
+      const found = declaration(statement, linkage[linkage.length - 1] ?? false, typedefs, statementState);
+      if (found && statementState === false) excluded.push({ name: found.name, line: found.line, conditions: conditions(statementDepth) });
       else if (found) {
         const { splitParams: inside, ...signature } = found;
         const splitBy = inside.map((t) => undecidedInside.get(t)).find((c) => c !== undefined) ?? null;
-        declarations.push({ signature: { ...signature, conditions: statementConditions }, state: statementState, splitBy });
+        declarations.push({ signature: { ...signature, conditions: conditions(statementDepth) }, state: statementState, splitBy });
       }
     }
     statement = [];
@@ -142,7 +145,6 @@ export function scanKernels(source: string, options: readonly string[] = []): { 
     }
     if (!statement.length) {
       statementState = state;
-      statementConditions = conditions();
       statementDepth = frames.length;
     } else if (state === false && statementState !== false) {
       // The preprocessor drops a skipped branch inside a declaration it keeps.
@@ -154,7 +156,7 @@ export function scanKernels(source: string, options: readonly string[] = []): { 
     if (item.text === '{') {
       const group = groupOf(statement);
       if (group) {
-        groups.push(group);
+        linkage.push(group === 'namespace' ? (linkage[linkage.length - 1] ?? false) : group === 'C');
         statement = [];
       } else {
         finish();
@@ -164,7 +166,7 @@ export function scanKernels(source: string, options: readonly string[] = []): { 
       continue;
     }
     if (item.text === '}') {
-      groups.pop();
+      linkage.pop();
       statement = [];
       continue;
     }
@@ -190,8 +192,12 @@ function groupOf(statement: readonly Token[]): 'C' | 'C++' | 'namespace' | null 
   return null;
 }
 
+const both = (outer: Truth, inner: Truth): Truth => (outer === false || inner === false ? false : outer === null || inner === null ? null : true);
+
 function directive(item: Directive, frames: Frame[], macros: Macros, regionState: () => Truth): void {
   const top = frames[frames.length - 1];
+  const outerFrame = frames[frames.length - 2];
+  const outer = outerFrame ? outerFrame.combined : true;
   const ifValue = (): Truth => {
     if (item.name === 'ifdef' || item.name === 'ifndef') {
       const defined = macros.defined(item.tokens[0]?.text ?? '');
@@ -204,7 +210,7 @@ function directive(item: Directive, frames: Frame[], macros: Macros, regionState
     case 'ifdef':
     case 'ifndef': {
       const value = ifValue();
-      frames.push({ state: value, taken: value, text: `${item.text} (line ${item.line})`, opening: item.text });
+      frames.push({ state: value, combined: both(top ? top.combined : true, value), taken: value, text: `${item.text} (line ${item.line})`, opening: item.text });
       return;
     }
     case 'elif':
@@ -215,6 +221,7 @@ function directive(item: Directive, frames: Frame[], macros: Macros, regionState
       top.state = top.taken === true ? false : top.taken === null ? (value === false ? false : null) : value;
       top.taken = top.taken === true || value === true ? true : top.taken === null || value === null ? null : false;
       top.text = `${item.text} (line ${item.line}) after ${top.opening}`;
+      top.combined = both(outer, top.state);
       return;
     }
     case 'else':
@@ -222,6 +229,7 @@ function directive(item: Directive, frames: Frame[], macros: Macros, regionState
       top.state = top.taken === true ? false : top.taken === null ? null : true;
       top.taken = true;
       top.text = `#else (line ${item.line}) of ${top.opening}`;
+      top.combined = both(outer, top.state);
       return;
     case 'endif':
       frames.pop();
@@ -369,6 +377,8 @@ function expandTypedefs(tokens: readonly Token[], typedefs: ReadonlyMap<string, 
       return target && !isName ? target : [t];
     });
     if (next.length === current.length && next.every((t, i) => t === current[i])) return next;
+    // A typedef that names several words per level must not grow a parameter without bound.
+    if (next.length > 64) return current;
     current = next;
   }
   return current;
@@ -377,7 +387,11 @@ function expandTypedefs(tokens: readonly Token[], typedefs: ReadonlyMap<string, 
 /** One signature per kernel name: the declaration the compiler will see, or why that cannot be known here. */
 function resolveCandidates(declarations: readonly Declaration[]): KernelSignature[] {
   const byName = new Map<string, Declaration[]>();
-  for (const d of declarations) byName.set(d.signature.name, [...(byName.get(d.signature.name) ?? []), d]);
+  for (const d of declarations) {
+    const list = byName.get(d.signature.name);
+    if (list) list.push(d);
+    else byName.set(d.signature.name, [d]);
+  }
   return [...byName.values()].map((candidates) => {
     const chosen = (candidates.find((c) => c.state === true) ?? candidates[0]) as Declaration;
     const shape = paramShape(chosen.signature.params);

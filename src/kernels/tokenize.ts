@@ -25,11 +25,20 @@ export interface Directive {
 
 export type SourceItem = Token | Directive;
 
-const PUNCTUATORS = ['...', '<<=', '>>=', '->*', '::', '->', '++', '--', '<<', '>>', '<=', '>=', '==', '!=', '&&', '||',
-  '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '##', '.*'];
+const PUNCTUATORS_3 = new Set(['...', '<<=', '>>=', '->*']);
+const PUNCTUATORS_2 = new Set(['::', '->', '++', '--', '<<', '>>', '<=', '>=', '==', '!=', '&&', '||', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '##', '.*']);
 
-const isIdentStart = (c: string): boolean => /[A-Za-z_$]/.test(c) || c > '\x7f';
-const isIdentPart = (c: string): boolean => /[\w$]/.test(c) || c > '\x7f';
+// Character tests by code, not by regular expression: they run once or more per character of the source.
+const isLetter = (code: number): boolean => (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || code === 36 || code > 127;
+const isDigit = (code: number): boolean => code >= 48 && code <= 57;
+const isIdentStart = (c: string): boolean => isLetter(c.charCodeAt(0));
+const isIdentPart = (c: string): boolean => {
+  const code = c.charCodeAt(0);
+  return isLetter(code) || isDigit(code);
+};
+const isSpace = (c: string): boolean => c === ' ' || c === '\t' || c === '\r' || c === '\f' || c === '\v';
+const RAW_STRING = /(?:u8|u|U|L)?R"([^()\\\s]{0,16})\(/y;
+const QUOTE_PREFIX = /(?:u8|u|U|L)?(["'])/y;
 
 /**
  * The source as tokens and directives, in order. Malformed input (an unterminated comment or string) ends the
@@ -44,9 +53,10 @@ export function tokenize(source: string): SourceItem[] {
   let atLineStart = true;
   let space = false;
   let i = 0;
-  const push = (token: Omit<Token, 'space'>) => {
-    if (directive) directive.tokens.push({ ...token, space });
-    else items.push({ ...token, space });
+  const push = (kind: TokenKind, value: string, line: number) => {
+    const token: Token = { kind, text: value, line, space };
+    if (directive) directive.tokens.push(token);
+    else items.push(token);
     atLineStart = false;
     space = false;
   };
@@ -66,7 +76,7 @@ export function tokenize(source: string): SourceItem[] {
       i += 1;
       continue;
     }
-    if (/\s/.test(c)) {
+    if (isSpace(c)) {
       space = true;
       i += 1;
       continue;
@@ -94,42 +104,51 @@ export function tokenize(source: string): SourceItem[] {
       i = k;
       continue;
     }
-    const raw = /^(?:u8|u|U|L)?R"([^()\\\s]{0,16})\(/.exec(text.slice(i, i + 24));
+    const mayPrefix = c === 'u' || c === 'U' || c === 'L' || c === 'R';
+    RAW_STRING.lastIndex = i;
+    const raw = mayPrefix && !isIdentPart(text[i - 1] ?? ' ') ? RAW_STRING.exec(text) : null;
     if (raw) {
       const close = `)${raw[1] ?? ''}"`;
       const end = text.indexOf(close, i + raw[0].length);
       const stop = end < 0 ? text.length : end + close.length;
-      push({ kind: 'string', text: text.slice(i, stop), line });
+      push('string', text.slice(i, stop), line);
       i = stop;
       continue;
     }
-    const prefix = /^(?:u8|u|U|L)?(["'])/.exec(text.slice(i, i + 3));
-    if (prefix && (prefix[0].length === 1 || !isIdentPart(text[i - 1] ?? ' '))) {
+    QUOTE_PREFIX.lastIndex = i;
+    const prefix = c === '"' || c === '\'' || (mayPrefix && !isIdentPart(text[i - 1] ?? ' ')) ? QUOTE_PREFIX.exec(text) : null;
+    if (prefix) {
       const quote = prefix[1] as string;
       let j = i + prefix[0].length;
       while (j < text.length && text[j] !== quote && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
       const stop = Math.min(text.length, j + 1);
-      push({ kind: quote === '"' ? 'string' : 'char', text: text.slice(i, stop), line });
+      push(quote === '"' ? 'string' : 'char', text.slice(i, stop), line);
       i = stop;
       continue;
     }
     if (isIdentStart(c)) {
       let j = i + 1;
       while (j < text.length && isIdentPart(text[j] as string)) j += 1;
-      push({ kind: 'identifier', text: text.slice(i, j), line });
+      push('identifier', text.slice(i, j), line);
       i = j;
       continue;
     }
-    if (/\d/.test(c) || (c === '.' && /\d/.test(next))) {
+    if (isDigit(c.charCodeAt(0)) || (c === '.' && isDigit(next.charCodeAt(0)))) {
       // A preprocessing number: digits, letters, dots, digit separators and signed exponents.
       let j = i + 1;
-      while (j < text.length && (/[\w.']/.test(text[j] as string) || (/[+-]/.test(text[j] as string) && /[eEpP]/.test(text[j - 1] as string)))) j += 1;
-      push({ kind: 'number', text: text.slice(i, j), line });
+      for (; j < text.length; j += 1) {
+        const d = text[j] as string;
+        const exponentSign = (d === '+' || d === '-') && 'eEpP'.includes(text[j - 1] as string);
+        if (!(isIdentPart(d) || d === '.' || d === '\'' || exponentSign)) break;
+      }
+      push('number', text.slice(i, j), line);
       i = j;
       continue;
     }
-    const punct = PUNCTUATORS.find((p) => text.startsWith(p, i)) ?? c;
-    push({ kind: 'punct', text: punct, line });
+    const three = text.slice(i, i + 3);
+    const two = three.slice(0, 2);
+    const punct = PUNCTUATORS_3.has(three) ? three : PUNCTUATORS_2.has(two) ? two : c;
+    push('punct', punct, line);
     i += punct.length;
   }
   endDirective(text.length);

@@ -224,3 +224,23 @@ describe('config kernels whose source is hostile', () => {
     });
   });
 });
+
+describe('kernel sources built to make the reader slow', () => {
+  const quick = (source: string) => {
+    const started = performance.now();
+    const signatures = parseKernelSignatures(source);
+    const ms = performance.now() - started;
+    // Quadratic work at these sizes takes minutes; the bound is loose for a shared machine.
+    assert.ok(ms < 5_000, `took ${ms.toFixed(0)} ms`);
+    return signatures;
+  };
+
+  it('reads nested #if, nested extern "C" blocks, repeated declarations and typedef chains in linear time', () => {
+    assert.deepEqual(quick(`${'#if 1\n'.repeat(50_000)}${';'.repeat(250_000)}\nextern "C" __global__ void k(int n) {}\n`).map((s) => s.name), ['k']);
+    assert.equal(quick(`${'extern "C" { int a; '.repeat(25_000)}__global__ void k(float *x) {}${'}'.repeat(25_000)}`)[0]?.name, 'k');
+    assert.equal(quick('extern "C" __global__ void k(float *x);\n'.repeat(20_000))[0]?.params.length, 1);
+    const chain = Array.from({ length: 20 }, (_, i) => `typedef T${i} T${i} T${i} T${i} T${i + 1};`).join('\n');
+    assert.equal(quick(`typedef float T0;\n${chain}\nextern "C" __global__ void k(T20 *x) {}`)[0]?.name, 'k');
+    assert.equal(quick(`#if ${'('.repeat(50_000)}1${')'.repeat(50_000)}\nextern "C" __global__ void k(int n) {}\n#endif`).length, 1);
+  });
+});
