@@ -15,8 +15,11 @@ export async function kernelsCommand(paths: readonly string[], flags: KernelsFla
   const sources = paths.length ? paths.map((path) => readKernelSource(path)) : listKernelSources();
   for (const source of sources) {
     process.stdout.write(`${source.path}\n`);
-    for (const signature of source.signatures) process.stdout.write(`  ${formatSignature(signature)}\n`);
-    if (!source.signatures.length) process.stdout.write('  (no extern "C" __global__ kernels)\n');
+    for (const signature of source.signatures) {
+      process.stdout.write(`  ${formatSignature(signature)}${signature.ambiguity ? ` (cannot be used: ${signature.ambiguity})` : ''}\n`);
+    }
+    for (const hidden of source.excluded) process.stdout.write(`  ${hidden.name}: only under ${hidden.conditions.join(', ')}, off without -D options\n`);
+    if (!source.signatures.length && !source.excluded.length) process.stdout.write('  (no extern "C" __global__ kernels)\n');
   }
   if (!flags.check) return 0;
   const check = checkKernelSources(sources, flags.arch);

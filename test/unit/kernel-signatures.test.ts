@@ -244,3 +244,15 @@ describe('kernel sources built to make the reader slow', () => {
     assert.equal(quick(`#if ${'('.repeat(50_000)}1${')'.repeat(50_000)}\nextern "C" __global__ void k(int n) {}\n#endif`).length, 1);
   });
 });
+
+describe('the kernels listing', () => {
+  it('says which kernels cannot be used and which the options hide', async () => {
+    const { runCli } = await import('../helpers/cli.js');
+    const path = join(mkdtempSync(join(tmpdir(), 'cuda-pipe-list-')), 'branches.cu');
+    writeFileSync(path, '#ifdef WIDE\nextern "C" __global__ void w(double *x) {}\n#endif\n#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(double *x) {}\n#else\nextern "C" __global__ void k(float *x) {}\n#endif\n');
+    const { code, stdout } = runCli(['kernels', path]);
+    assert.equal(code, 0);
+    assert.match(stdout, /\n {2}k\(double \*x\) \(cannot be used: it is declared with different parameters under conditions cuda-pipe cannot decide without the compiler/);
+    assert.match(stdout, /\n {2}w: only under #ifdef WIDE \(line 1\), off without -D options\n/);
+  });
+});
