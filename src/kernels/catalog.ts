@@ -17,6 +17,13 @@ export interface KernelSource {
 /** A kernel source and its kernels as NVRTC sees them with `options` (its -D and -U decide #if branches). */
 export function readKernelSource(path: string, options: readonly string[] = []): KernelSource {
   const text = readRegularFile(path, { what: 'kernel source', maxBytes: MAX_KERNEL_SOURCE_BYTES });
+  // NVRTC takes the source as a C string: it would compile the part before a NUL and never see the rest.
+  const nul = text.indexOf('\0');
+  if (nul >= 0) {
+    throw new UsageError(`Cannot read kernel source ${path}: it holds a NUL byte at line ${text.slice(0, nul).split('\n').length}, so it is not CUDA source text.`, {
+      hint: 'Pass the .cu file itself, not a binary or a file in a UTF-16 encoding.',
+    });
+  }
   return { path, text, ...scanKernels(text, options) };
 }
 

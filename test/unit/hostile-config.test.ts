@@ -146,6 +146,13 @@ describe('config files the user cannot read', () => {
   });
 });
 
+describe('kernel sources that are not text', () => {
+  it('refuses a NUL byte, which NVRTC would take for the end of the source', () => {
+    const path = writeTemp('nul.cu', 'extern "C" __global__ void k(float *x) {}\n\0extern "C" __global__ void j(float *x) {}\n');
+    assert.match(rejection(() => readKernelSource(path)).message, /^Cannot read kernel source \S+nul\.cu: it holds a NUL byte at line 2, so it is not CUDA source text\.$/);
+  });
+});
+
 describe('config paths of --set and sweep.set', () => {
   const loaded = parseConfigText(`buffers:
   x: { type: float32, count: 1024, role: in }
