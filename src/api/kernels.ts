@@ -4,7 +4,7 @@ import { openRuntime } from '../cuda/runtime.js';
 import { type CudaPipeError, UsageError } from '../errors.js';
 import type { KernelSource } from '../kernels/catalog.js';
 import { compileKernelSource } from '../kernels/compile.js';
-import type { ResolvedKernel } from '../kernels/resolve.js';
+import { checkCompiledKernel, type ResolvedKernel } from '../kernels/resolve.js';
 
 export interface SourceCheck {
   readonly path: string;
@@ -57,12 +57,18 @@ export function checkConfigKernels(kernels: readonly ResolvedKernel[], requested
     if ((error as CudaPipeError).exitCode !== 3 || error instanceof LibraryOverrideError) throw error;
     return { checked: false, reason: (error as Error).message.split('\n')[0] ?? String(error) };
   }
-  const { arch, why } = requestedArch ? archFromFlag(requestedArch, supported) : { arch: `sm_${Math.max(...supported)}`, why: 'the newest NVRTC supports' };
-  const units = new Map(kernels.map((k) => [JSON.stringify([k.sourcePath, k.options]), k]));
+  const { arch, why } = requestedArch !== undefined ? archFromFlag(requestedArch, supported) : { arch: `sm_${Math.max(...supported)}`, why: 'the newest NVRTC supports' };
+  const units = new Map<string, ResolvedKernel[]>();
+  for (const k of kernels) {
+    const key = JSON.stringify([k.sourcePath, k.options]);
+    units.set(key, [...(units.get(key) ?? []), k]);
+  }
   let cached = 0;
   let nvrtc = '';
-  for (const k of units.values()) {
+  for (const [k, ...more] of units.values()) {
+    if (!k) continue;
     const compiled = deps.compile({ sourcePath: k.sourcePath, source: k.sourceText, options: k.options, arch });
+    for (const kernel of [k, ...more]) checkCompiledKernel(kernel, compiled.entries);
     if (compiled.cached) cached += 1;
     nvrtc = compiled.nvrtcVersion;
   }
@@ -78,7 +84,7 @@ function archFromFlag(requested: string, supported: number[]): { arch: string; w
 }
 
 function checkArch(requested: string | undefined, supported: number[]): { arch: string; why: string } {
-  if (requested) return archFromFlag(requested, supported);
+  if (requested !== undefined) return archFromFlag(requested, supported);
   try {
     const rt = openRuntime();
     if (rt.deviceCount() > 0) {

@@ -74,8 +74,9 @@ export function configDevices(loaded: LoadedConfig, count: () => number = () => 
   } catch (error) {
     if (!(error instanceof EnvironmentError)) throw error;
     if (devices !== 'all') return devices;
-    throw new UsageError(`${where}: devices: all is counted through the CUDA driver, which is not usable here (${error.message.split('\n')[0]}).`, {
-      hint: 'List the devices instead, e.g. --devices 0,1, to plan without a GPU.',
+    // The config is fine; the machine cannot count its devices: an environment problem (3), not a usage error.
+    throw new EnvironmentError(`${where}: devices: all is counted through the CUDA driver, which is not usable here (${error.message.split('\n')[0]}).`, {
+      hint: 'List the devices instead, e.g. --devices 0,1, to plan without a GPU.', cause: error,
     });
   }
   return resolveDevices(devices, pipeline.handoff, counted, where);

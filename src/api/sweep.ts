@@ -4,7 +4,7 @@ import { type Setting, withSettings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
-import { resolveKernels } from '../kernels/resolve.js';
+import { resolveKernels, type ResolvedKernel } from '../kernels/resolve.js';
 import { RepGuard } from '../measure/guard.js';
 import { policyFromConfig } from '../measure/policy.js';
 import { measureSchedule, type MeasuredSchedule, verifySchedules } from '../measure/repeat.js';
@@ -14,6 +14,7 @@ import { summarize } from '../measure/stats.js';
 import { kernelRangeBytes, timelineRep } from '../measure/timeline.js';
 import { packageVersion } from '../paths.js';
 import { buildLayoutsPlan } from '../plan/build.js';
+import type { Plan } from '../plan/types.js';
 import type { RunResult, SweepSection } from '../result/schema.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { runIdentity } from './identity.js';
@@ -57,15 +58,25 @@ export function settingCombinations(sets: SweepAxes['sets']): Setting[][] {
  */
 export async function sweepConfig(loaded: LoadedConfig, axes: SweepAxes, options: SweepOptions): Promise<RunResult[]> {
   const combos = settingCombinations(axes.sets);
+  // Every setting of every axis is checked (its config, its kernels' arguments, its plan) before anything is
+  // measured: a bad last value must not cost the minutes the first settings take.
+  const prepared = combos.map((settings) => prepareSetting(withSettings(loaded, settings), axes, options));
   const results: RunResult[] = [];
-  for (const [index, settings] of combos.entries()) {
-    const variant = withSettings(loaded, settings);
-    results.push(await sweepSetting(variant, axes, settings, options, (p) => options.onProgress?.({ ...p, setting: index, settings: combos.length })));
+  for (const [index, setting] of prepared.entries()) {
+    const settings = combos[index] ?? [];
+    results.push(await sweepSetting(setting, axes, settings, options, (p) => options.onProgress?.({ ...p, setting: index, settings: combos.length })));
   }
   return results;
 }
 
-async function sweepSetting(loaded: LoadedConfig, axes: SweepAxes, settings: readonly Setting[], options: SweepOptions, onProgress: (p: SweepProgress) => void): Promise<RunResult> {
+interface PreparedSetting {
+  readonly loaded: LoadedConfig;
+  readonly kernels: ResolvedKernel[];
+  readonly plan: Plan;
+}
+
+/** What a setting needs before a device: its config checked for a sweep, its kernels resolved, its plan built. */
+function prepareSetting(loaded: LoadedConfig, axes: SweepAxes, options: SweepOptions): PreparedSetting {
   const { config } = loaded;
   if (config.devices !== null) {
     throw new UsageError(`${loaded.locate(['devices'])}: a sweep races layouts on one device; it cannot span devices yet.`, {
@@ -79,7 +90,12 @@ async function sweepSetting(loaded: LoadedConfig, axes: SweepAxes, settings: rea
   }
   const kernels = resolveKernels(config, loaded.locate);
   const layouts = axes.streams.flatMap((streams) => axes.chunks.map((chunks) => ({ chunks, streams })));
-  const plan = buildLayoutsPlan(config, kernels, layouts, axes.orders, { gate: options.gate });
+  return { loaded, kernels, plan: buildLayoutsPlan(config, kernels, layouts, axes.orders, { gate: options.gate }) };
+}
+
+async function sweepSetting(prepared: PreparedSetting, axes: SweepAxes, settings: readonly Setting[], options: SweepOptions, onProgress: (p: SweepProgress) => void): Promise<RunResult> {
+  const { loaded, kernels, plan } = prepared;
+  const { config } = loaded;
   const policy = policyFromConfig(config.repetitions);
   const started = performance.now();
   const outcome = await withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {

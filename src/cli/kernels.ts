@@ -1,4 +1,5 @@
 import { checkKernelSources } from '../api/kernels.js';
+import { UsageError } from '../errors.js';
 import { formatBytes, formatMs } from '../format.js';
 import { listKernelSources, readKernelSource } from '../kernels/catalog.js';
 import { formatSignature } from '../kernels/signature.js';
@@ -9,12 +10,16 @@ export interface KernelsFlags {
 }
 
 /** Lists (and with --check compiles) the given sources, or the built-in kernels/ when none is given. */
-export async function kernelsCommand(paths: readonly string[], flags: KernelsFlags): Promise<0 | 2> {
+export async function kernelsCommand(paths: readonly string[], flags: KernelsFlags): Promise<0> {
+  if (flags.arch !== undefined && !flags.check) throw new UsageError('--arch only applies with --check: listing kernels compiles nothing.');
   const sources = paths.length ? paths.map((path) => readKernelSource(path)) : listKernelSources();
   for (const source of sources) {
     process.stdout.write(`${source.path}\n`);
-    for (const signature of source.signatures) process.stdout.write(`  ${formatSignature(signature)}\n`);
-    if (!source.signatures.length) process.stdout.write('  (no extern "C" __global__ kernels)\n');
+    for (const signature of source.signatures) {
+      process.stdout.write(`  ${formatSignature(signature)}${signature.ambiguity ? ` (cannot be used: ${signature.ambiguity})` : ''}\n`);
+    }
+    for (const hidden of source.excluded) process.stdout.write(`  ${hidden.name}: only under ${hidden.conditions.join(', ')}, off without -D options\n`);
+    if (!source.signatures.length && !source.excluded.length) process.stdout.write('  (no extern "C" __global__ kernels)\n');
   }
   if (!flags.check) return 0;
   const check = checkKernelSources(sources, flags.arch);
@@ -24,7 +29,14 @@ export async function kernelsCommand(paths: readonly string[], flags: KernelsFla
       ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}\n`
       : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}\n`);
   }
-  const failures = check.sources.filter((s) => !s.ok).length;
-  process.stdout.write(`${sources.length - failures} of ${sources.length} sources compiled.\n`);
-  return failures ? 2 : 0;
+  const failures = check.sources.filter((s) => !s.ok);
+  process.stdout.write(`${sources.length - failures.length} of ${sources.length} sources compiled.\n`);
+  if (failures.length) {
+    const first = failures[0]?.log.split('\n').find((line) => /error/.test(line)) ?? failures[0]?.log.split('\n')[0] ?? '';
+    throw new UsageError(`${failures.length} of ${sources.length} kernel sources did not compile with NVRTC ${check.nvrtc.version} for ${check.arch}: ` +
+      `${failures.map((s) => s.path).join(', ')}${first ? ` (first error: ${first.trim()})` : ''}.`, {
+      hint: 'NVRTC\'s log for each is above, with file and line.',
+    });
+  }
+  return 0;
 }

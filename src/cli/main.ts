@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { contextLost, type ExitCode } from '../errors.js';
 import { packageVersion } from '../paths.js';
-import { chartColumns, collect, countList, deviceSelection, nonNegativeInt, nonNegativeNumber, orderList, positiveInt, positiveNumber } from './numbers.js';
+import { archFlag, chartColumns, collect, countList, deviceSelection, nonNegativeInt, nonNegativeNumber, orderList, positiveInt, positiveNumber, timeoutSeconds } from './numbers.js';
 import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
 import { exitCodeFor } from './exit-code.js';
 import { COMMAND_HELP, topLevelHelp } from './help-text.js';
@@ -23,7 +23,7 @@ const deviceOption = () => new Option('--device <n>', 'device index').argParser(
 const waitOption = () => new Option('--wait <how>', 'how the host waits for a rep to end without blocking: poll the event, or a blocking wait on a worker thread')
   .choices(['poll', 'thread']).default('poll');
 const timeoutOption = () => new Option('--timeout <seconds>', 'longest wait for a rep of a mode not yet timed (default 60); later reps may take 20 times the slowest seen, at least 1 s')
-  .argParser(positiveNumber);
+  .argParser(timeoutSeconds);
 
 program
   .command('run')
@@ -45,7 +45,7 @@ program
   .option('--gate', 'hold the streams behind a blocking kernel until each rep is issued: times exclude host issue cost')
   .option('--dry-run', 'print the plan (modes, streams, op counts, bytes) and compile the kernels when NVRTC is here; needs no GPU')
   .option('--ops', 'with --dry-run: list every op of every mode in issue order')
-  .option('--arch <sm_XX>', 'with --dry-run: compile the kernels for this architecture (default: the newest NVRTC supports)')
+  .option('--arch <sm_XX>', 'with --dry-run: compile the kernels for this architecture (default: the newest NVRTC supports)', archFlag)
   .option('--no-verify', 'skip the check that the overlapped outputs equal the serial ones')
   .option('--no-tracing', 'skip the traced rep of each overlapped mode (the timeline)')
   .addOption(waitOption())
@@ -98,7 +98,7 @@ program
   .description('list the kernels under kernels/ (or in the given files) with their signatures; --check compiles them')
   .argument('[sources...]', '.cu files to list or check instead of the built-in kernels/')
   .option('--check', 'compile the sources with NVRTC (no GPU needed)')
-  .option('--arch <sm_XX>', 'architecture for --check (default: the device\'s, else the newest NVRTC supports)')
+  .option('--arch <sm_XX>', 'architecture for --check (default: the device\'s, else the newest NVRTC supports)', archFlag)
   .addHelpText('after', COMMAND_HELP.kernels)
   .action(lazy(async () => (await import('./kernels.js')).kernelsCommand));
 

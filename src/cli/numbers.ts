@@ -27,6 +27,24 @@ export const nonNegativeNumber = numberFlag({ integer: false, min: 0 });
  */
 export const chartColumns = numberFlag({ integer: true, min: 20, max: 1000 });
 
+/** The longest --timeout Node's timers can wait (a signed 32-bit count of ms, as guard.ts's MAX_DEADLINE_MS): 24.8 days. */
+const MAX_TIMEOUT_S = Math.floor((2 ** 31 - 1) / 1000);
+
+/** `--timeout <seconds>`: above 0, and no longer than a timer can wait (a longer one would fire at once). */
+export function timeoutSeconds(text: string): number {
+  const value = positiveNumber(text);
+  if (value > MAX_TIMEOUT_S) {
+    throw new InvalidArgumentError(`expected at most ${MAX_TIMEOUT_S} seconds (about 24 days, the longest a timer can wait), got "${text}".`);
+  }
+  return value;
+}
+
+/** `--arch sm_90`: an architecture as NVRTC names it; an empty or misspelt one is refused, never ignored. */
+export function archFlag(text: string): string {
+  if (!/^sm_\d{2,3}$/.test(text)) throw new InvalidArgumentError(`expected an architecture such as sm_90 (sm_ and the compute capability), got "${text}".`);
+  return text;
+}
+
 /** A comma-separated list of whole numbers ≥ 1, for --streams and --chunks of a sweep. */
 export function countList(text: string): number[] {
   const values = text.split(',').map((v) => (v.trim() === '' ? Number.NaN : Number(v)));

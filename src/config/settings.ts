@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
 import { type LoadedConfig, validateConfig } from './load.js';
+import { configJsonSchema } from './schema.js';
 
 /** A value a sweep sets at a path of the config: "kernels[0].args[3].int32" = 530. */
 export interface Setting {
@@ -8,20 +9,75 @@ export interface Setting {
 }
 
 /** "kernels[0].args[3].int32" → ["kernels", 0, "args", 3, "int32"]. */
-export function parseSettingPath(text: string): Array<string | number> {
+export function parseSettingPath(text: string, origin?: string): Array<string | number> {
+  const prefix = origin === undefined ? '' : `${origin}: `;
   const segments: Array<string | number> = [];
   for (const part of text.split('.')) {
     const match = /^([A-Za-z_][\w-]*)?((?:\[\d+\])*)$/.exec(part);
     if (!match || (!match[1] && !match[2])) {
-      throw new UsageError(`"${text}" is not a config path: "${part}" should be a field name, optionally followed by [index].`, {
+      throw new UsageError(`${prefix}"${text}" is not a config path: "${part}" should be a field name, optionally followed by [index].`, {
         hint: 'Write paths like pipeline.chunks, hostMemory, buffers.input.size or kernels[0].args[3].int32.',
       });
     }
     if (match[1]) segments.push(match[1]);
     for (const index of (match[2] ?? '').matchAll(/\[(\d+)\]/g)) segments.push(Number(index[1]));
   }
+  checkSchemaPath(text, segments, prefix);
   return segments;
 }
+
+interface JsonSchemaNode {
+  readonly type?: string | readonly string[];
+  readonly properties?: Readonly<Record<string, JsonSchemaNode>>;
+  readonly additionalProperties?: JsonSchemaNode | boolean;
+  readonly propertyNames?: { readonly pattern?: string };
+  readonly items?: JsonSchemaNode;
+  readonly anyOf?: readonly JsonSchemaNode[];
+  readonly oneOf?: readonly JsonSchemaNode[];
+  readonly allOf?: readonly JsonSchemaNode[];
+}
+
+let schemaRoot: JsonSchemaNode | undefined;
+
+/** A node's alternatives (anyOf, oneOf, allOf), flattened: a path may go on through any of them. */
+function alternatives(node: JsonSchemaNode): JsonSchemaNode[] {
+  const nested = [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])];
+  return [node, ...nested.flatMap(alternatives)];
+}
+
+/**
+ * A setting may only name a field the config's schema has: a name of the schema's own fields, or of a map whose
+ * keys the user chooses (buffers, sweep.set) that is not one of a JavaScript object's built-in members, so that
+ * `__proto__`, `constructor` or `toString` never reach Object.prototype or a method.
+ */
+function checkSchemaPath(text: string, segments: ReadonlyArray<string | number>, prefix: string): void {
+  schemaRoot ??= configJsonSchema() as JsonSchemaNode;
+  let nodes: JsonSchemaNode[] = [schemaRoot];
+  segments.forEach((segment, i) => {
+    const options = nodes.flatMap(alternatives);
+    const next = options.flatMap((node): JsonSchemaNode[] => {
+      if (typeof segment === 'number') return node.items ? [node.items] : [];
+      if (node.properties && Object.hasOwn(node.properties, segment)) return [node.properties[segment] as JsonSchemaNode];
+      const open = node.additionalProperties;
+      if (typeof open !== 'object' || segment in Object.prototype) return [];
+      const pattern = node.propertyNames?.pattern;
+      return pattern === undefined || new RegExp(pattern).test(segment) ? [open] : [];
+    });
+    if (next.length) {
+      nodes = next;
+      return;
+    }
+    const where = i === 0 ? 'the config' : formatSegments(segments.slice(0, i));
+    const fields = [...new Set(options.flatMap((node) => Object.keys(node.properties ?? {})))];
+    const isList = options.some((node) => node.items);
+    throw new UsageError(`${prefix}"${text}" is not a config path: ${typeof segment === 'number' ? `${where} is not a list` : `${where} has no field "${segment}"`}.`, {
+      hint: fields.length ? `Fields of ${where}: ${fields.join(', ')}.` : isList ? `${where} is a list: write ${where}[0].` : 'Run `cuda-pipe schema` for the config\'s fields.',
+    });
+  });
+}
+
+const formatSegments = (segments: ReadonlyArray<string | number>): string =>
+  segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
 
 /** A number when the text is one, so `--set kernels[0].args[3].int32=530` sets the number 530. */
 export function settingValue(text: string): string | number {
@@ -35,7 +91,10 @@ export function settingValue(text: string): string | number {
 export function withSettings(loaded: LoadedConfig, settings: readonly Setting[]): LoadedConfig {
   if (!settings.length) return loaded;
   const raw = structuredClone(loaded.raw) as unknown;
-  const applied = settings.map((s) => ({ path: parseSettingPath(s.path), text: `sweep setting ${s.path}=${String(s.value)}` }));
+  const applied = settings.map((s) => {
+    const text = `sweep setting ${s.path}=${String(s.value)}`;
+    return { path: parseSettingPath(s.path, text), text };
+  });
   applied.forEach(({ path }, i) => setAt(raw, path, (settings[i] as Setting).value, (settings[i] as Setting).path));
   // A message about the set field, a field inside it, or a section it created names the setting.
   const related = (a: readonly (string | number)[], b: readonly (string | number)[]) => a.slice(0, b.length).every((segment, i) => b[i] === segment);
@@ -52,7 +111,7 @@ function setAt(root: unknown, path: ReadonlyArray<string | number>, value: strin
       node[segment] = value;
       return;
     }
-    let next = node[segment];
+    let next = Object.hasOwn(node, segment) ? node[segment] : undefined;
     // A section the config leaves to its defaults (pipeline:, repetitions:) is made; the schema then checks the field.
     if (next === undefined && !Array.isArray(node) && typeof path[i + 1] === 'string') next = node[segment] = {};
     if (typeof next !== 'object' || next === null) {

@@ -6,6 +6,7 @@ import { describeFileError } from '../files/errno.js';
 import {
   type CudaLibraryKind, describeFailedSearch, LIBRARY_OVERRIDE, type LibraryCandidate, libraryCandidates, type LoadAttempt, searchHint,
 } from './locate.js';
+import { describeMissing, missingSymbols } from './symbols.js';
 
 export type NativeLibrary = ReturnType<typeof koffi.load>;
 
@@ -67,8 +68,14 @@ export function loadFirst(kind: CudaLibraryKind, candidates: readonly LibraryCan
       attempts.push({ candidate, reason: error instanceof Error ? error.message : String(error) });
       continue;
     }
-    if (exports(lib, MARKER_SYMBOL[kind])) return { lib, path: candidate.path };
-    attempts.push({ candidate, reason: `loads, but has no ${MARKER_SYMBOL[kind]} (not ${LIBRARY_NAME[kind]})` });
+    if (!exports(lib, MARKER_SYMBOL[kind])) {
+      attempts.push({ candidate, reason: `loads, but has no ${MARKER_SYMBOL[kind]} (not ${LIBRARY_NAME[kind]})` });
+      continue;
+    }
+    // An older CUDA found first must not hide a newer one further down the list.
+    const missing = missingSymbols(kind, (name) => exports(lib, name));
+    if (!missing.length) return { lib, path: candidate.path };
+    attempts.push({ candidate, reason: `loads, but ${describeMissing(kind, missing)}` });
   }
   throw new EnvironmentError(describeFailedSearch(kind, attempts), { hint: searchHint(kind) });
 }
@@ -98,6 +105,8 @@ function loadOverride(kind: CudaLibraryKind, variable: string, path: string): Lo
     throw fail(`not a shared library that can be loaded (${reason})`);
   }
   if (!exports(lib, MARKER_SYMBOL[kind])) throw fail(`a shared library without ${MARKER_SYMBOL[kind]}, so not ${LIBRARY_NAME[kind]}`);
+  const missing = missingSymbols(kind, (name) => exports(lib, name));
+  if (missing.length) throw fail(`a ${LIBRARY_NAME[kind]} that ${describeMissing(kind, missing)}`);
   return { lib, path };
 }
 

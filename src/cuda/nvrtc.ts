@@ -2,9 +2,11 @@ import { DeviceFailure } from '../errors.js';
 import { loadCudaLibrary, type NativeLibrary } from './load.js';
 
 export type NvrtcCompileOutcome =
-  | { readonly ok: true; readonly cubin: Uint8Array; readonly log: string }
-  | { readonly ok: false; readonly log: string };
+  | { readonly ok: true; readonly cubin: Uint8Array; readonly ptx: string; readonly log: string }
+  /** `options`: NVRTC refused an option before compiling (the log names it); `source`: the source did not compile. */
+  | { readonly ok: false; readonly failed: 'options' | 'source'; readonly log: string };
 
+const NVRTC_ERROR_INVALID_OPTION = 5;
 const NVRTC_ERROR_COMPILATION = 6;
 
 function declare(lib: NativeLibrary) {
@@ -20,6 +22,8 @@ function declare(lib: NativeLibrary) {
     compileProgram: lib.func('int nvrtcCompileProgram(void *prog, int numOptions, const char **options)'),
     getProgramLogSize: lib.func('int nvrtcGetProgramLogSize(void *prog, _Out_ size_t *size)'),
     getProgramLog: lib.func('int nvrtcGetProgramLog(void *prog, _Out_ uint8_t *log)'),
+    getPTXSize: lib.func('int nvrtcGetPTXSize(void *prog, _Out_ size_t *size)'),
+    getPTX: lib.func('int nvrtcGetPTX(void *prog, _Out_ uint8_t *ptx)'),
     getCUBINSize: lib.func('int nvrtcGetCUBINSize(void *prog, _Out_ size_t *size)'),
     getCUBIN: lib.func('int nvrtcGetCUBIN(void *prog, _Out_ uint8_t *cubin)'),
   };
@@ -49,20 +53,30 @@ export class Nvrtc {
     return Array.from(archs);
   }
 
-  /** Compiles CUDA C++ to a CUBIN; `name` appears in the log's diagnostics, so pass the source's path. */
+  /**
+   * Compiles CUDA C++ to a CUBIN, and the PTX it went through (its `.entry` lines are the compiler's own word on
+   * each kernel's parameters); `name` appears in the log's diagnostics, so pass the source's path.
+   */
   compile(source: string, name: string, options: readonly string[]): NvrtcCompileOutcome {
     const program = new BigUint64Array(1);
     this.check(this.fn.createProgram(program, source, name, 0, null, null) as number, 'nvrtcCreateProgram');
     try {
       const result = this.fn.compileProgram(program[0], options.length, [...options]) as number;
       const log = this.log(program[0] ?? 0n);
-      if (result === NVRTC_ERROR_COMPILATION) return { ok: false, log };
+      if (result === NVRTC_ERROR_COMPILATION) return { ok: false, failed: 'source', log };
+      if (result === NVRTC_ERROR_INVALID_OPTION) return { ok: false, failed: 'options', log };
       this.check(result, 'nvrtcCompileProgram');
+      const ptxSize = [0];
+      this.check(this.fn.getPTXSize(program[0], ptxSize) as number, 'nvrtcGetPTXSize');
+      const ptxBytes = new Uint8Array(Math.max(1, Number(ptxSize[0])));
+      this.check(this.fn.getPTX(program[0], ptxBytes) as number, 'nvrtcGetPTX');
+      const nul = ptxBytes.indexOf(0);
+      const ptx = Buffer.from(ptxBytes.subarray(0, nul < 0 ? ptxBytes.length : nul)).toString('utf8');
       const size = [0];
       this.check(this.fn.getCUBINSize(program[0], size) as number, 'nvrtcGetCUBINSize');
       const cubin = new Uint8Array(Number(size[0]));
       this.check(this.fn.getCUBIN(program[0], cubin) as number, 'nvrtcGetCUBIN');
-      return { ok: true, cubin, log };
+      return { ok: true, cubin, ptx, log };
     } finally {
       this.fn.destroyProgram(program);
     }

@@ -5,7 +5,7 @@ import { openRuntime, type CudaRuntime } from '../cuda/runtime.js';
 import type { KernelHandle } from '../cuda/types.js';
 import { UsageError } from '../errors.js';
 import { readKernelSource } from '../kernels/catalog.js';
-import { compileKernelSource } from '../kernels/compile.js';
+import { compileKernel, compileKernelSource } from '../kernels/compile.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
@@ -70,11 +70,11 @@ export interface OpenOptions {
 }
 
 /** The library a kernel lives in, loaded for this device and released with the cleanup. */
-function loadKernel(rt: CudaRuntime, cleanup: Cleanup, source: { path: string; text: string; options: readonly string[] }, entry: string, arch: string) {
-  const compiled = compileKernelSource({ sourcePath: source.path, source: source.text, options: source.options, arch });
+function loadKernel(rt: CudaRuntime, cleanup: Cleanup, kernel: ResolvedKernel, arch: string) {
+  const compiled = compileKernel(kernel, arch);
   const library = rt.launch.loadLibrary(compiled.cubin);
   cleanup.push(() => library.unload());
-  return { handle: rt.launch.getKernel(library.library, entry), compiled };
+  return { handle: rt.launch.getKernel(library.library, kernel.entry), compiled };
 }
 
 function loadInternalKernels(rt: CudaRuntime, cleanup: Cleanup, arch: string): InternalKernels {
@@ -108,7 +108,7 @@ export async function withDevicePlan<T>(
     const handles = new Map<string, KernelHandle>();
     const compiles: CompileRecord[] = [];
     for (const kernel of kernels) {
-      const { handle, compiled } = loadKernel(rt, cleanup, { path: kernel.sourcePath, text: kernel.sourceText, options: kernel.options }, kernel.entry, arch);
+      const { handle, compiled } = loadKernel(rt, cleanup, kernel, arch);
       handles.set(kernel.label, handle);
       compiles.push({ label: kernel.label, cached: compiled.cached, ms: compiled.ms, arch, nvrtc: compiled.nvrtcVersion });
     }

@@ -10,3 +10,6 @@ export function formatByteLimit(bytes: number): string {
   const mib = 1024 * 1024;
   return bytes % mib === 0 ? `${bytes / mib} MiB` : `${bytes} bytes`;
 }
+/** The largest CUBIN the kernel cache reads back (the shipped kernels' are a few KiB), and its metadata. */
+export const MAX_CUBIN_BYTES = 64 * 1024 * 1024;
+export const MAX_CACHE_META_BYTES = 1024 * 1024;

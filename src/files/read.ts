@@ -16,6 +16,11 @@ export interface ReadLimits {
  * both from stat and while reading, since a file can grow between the two.
  */
 export function readRegularFile(path: string, limits: ReadLimits): string {
+  return readRegularBytes(path, limits).toString('utf8');
+}
+
+/** readRegularFile's bytes, undecoded: for binary files such as a cached CUBIN. */
+export function readRegularBytes(path: string, limits: ReadLimits): Buffer {
   const fail = (reason: string): UsageError =>
     new UsageError(`Cannot read ${limits.what} ${path}: ${reason}.`, limits.hint === undefined ? {} : { hint: limits.hint });
   let stats: Stats;
@@ -55,7 +60,7 @@ function notRegular(stats: Stats): string | null {
   return 'is not a regular file';
 }
 
-function readUpTo(fd: number, maxBytes: number, tooLarge: () => Error): string {
+function readUpTo(fd: number, maxBytes: number, tooLarge: () => Error): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
   const buffer = Buffer.allocUnsafe(64 * 1024);
@@ -66,5 +71,5 @@ function readUpTo(fd: number, maxBytes: number, tooLarge: () => Error): string {
     if (total > maxBytes) throw tooLarge();
     chunks.push(Buffer.from(buffer.subarray(0, read)));
   }
-  return Buffer.concat(chunks, total).toString('utf8');
+  return Buffer.concat(chunks, total);
 }

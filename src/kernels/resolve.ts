@@ -2,7 +2,8 @@ import { type Config, type ConfigKernel, configDir, type Locator } from '../conf
 import { UsageError } from '../errors.js';
 import { findKernel, locateKernelSource, readKernelSource } from './catalog.js';
 import { describeScalarRange, scalarHint, scalarProblem } from './scalars.js';
-import { formatSignature, type KernelSignature } from './signature.js';
+import { ptxParam } from './ptx.js';
+import { formatSignature, type KernelParam, type KernelSignature } from './signature.js';
 import type { ScalarType } from '../vocabulary.js';
 
 /** A kernel argument with everything needed to encode it: chunk values carry the parameter's own integer type. */
@@ -34,7 +35,7 @@ export function resolveKernels(config: Config, locate: Locator): ResolvedKernel[
   return config.kernels.map((kernel, index) => {
     const where = locate(['kernels', index]);
     const sourcePath = locateKernelSource(kernel.source, configDir(config), where);
-    const source = readKernelSource(sourcePath);
+    const source = readKernelSource(sourcePath, kernel.options);
     const signature = findKernel(source, kernel.entry, where);
     const args = checkArguments(config, kernel, signature, (argIndex) => locate(['kernels', index, 'args', argIndex]), where);
     return {
@@ -61,6 +62,11 @@ function checkArguments(
     const which = `${argWhere(index)}: ${named}, argument ${index + 1} (${param.text})`;
     if (arg.kind === 'buffer') {
       if (param.kind !== 'pointer') throw new UsageError(`${which} is a scalar, but the config passes buffer "${arg.buffer}".`);
+      if (param.depth !== 1) {
+        throw new UsageError(`${which} is a pointer to pointers, but a buffer is passed as a pointer to its elements.`, {
+          hint: 'Declare the parameter with one * (float *x, or float x[]) to take a buffer.',
+        });
+      }
       const buffer = config.buffers.find((b) => b.name === arg.buffer);
       if (buffer && param.pointee !== 'any' && param.pointee !== null && param.pointee !== buffer.type) {
         throw new UsageError(`${which} points to ${param.pointee}, but buffer "${buffer.name}" holds ${buffer.type}.`);
@@ -90,5 +96,41 @@ function checkArguments(
       hint: 'Declare the parameter as unsigned long long (or size_t).',
     });
     return { kind: arg.kind, type: param.type };
+  });
+}
+
+/** What a parameter must be in the PTX: its size, and whether it is a float; null for a type cuda-pipe never passes. */
+function expectedPtx(param: KernelParam): { bytes: number; float: boolean } | null {
+  if (param.kind === 'pointer') return { bytes: 8, float: false };
+  if (param.type === null) return null;
+  return { bytes: SCALAR_BYTES[param.type], float: param.type === 'float32' || param.type === 'float64' };
+}
+
+const SCALAR_BYTES: Readonly<Record<ScalarType, number>> = {
+  int8: 1, uint8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8, float32: 4, float64: 8,
+};
+
+/**
+ * The compiler's word against the source's: the kernel NVRTC emitted must exist and take parameters of the sizes and
+ * kinds its signature was read as (PTX cannot tell float* from float**: that comes from the source alone). A macro,
+ * a typedef or a header the reader did not follow cannot then pass the wrong bytes to a kernel.
+ */
+export function checkCompiledKernel(kernel: ResolvedKernel, entries: Readonly<Record<string, readonly string[]>>): void {
+  const named = `kernel "${kernel.label}" (${formatSignature(kernel.signature)}) in ${kernel.sourcePath}`;
+  const hint = 'The parameters were read from the source without expanding macros or headers: declare them with plain C types (float *, unsigned long long, ...) to use the kernel.';
+  const ptx = entries[kernel.entry];
+  if (!ptx) {
+    throw new UsageError(`${named}: NVRTC compiled no kernel "${kernel.entry}" from it with options [${kernel.options.join(' ')}]` +
+      `${Object.keys(entries).length ? `; it compiled ${Object.keys(entries).join(', ')}` : ''}.`, { hint });
+  }
+  if (ptx.length !== kernel.signature.params.length) {
+    throw new UsageError(`${named}: the source reads as ${kernel.signature.params.length} parameters, but NVRTC compiled ${ptx.length} (${ptx.join(', ')}).`, { hint });
+  }
+  kernel.signature.params.forEach((param, index) => {
+    const expected = expectedPtx(param);
+    const compiled = ptxParam(ptx[index] as string);
+    if (!expected || (expected.bytes === compiled.bytes && (expected.float === compiled.float || compiled.type.startsWith('b')))) return;
+    throw new UsageError(`${named}: parameter ${index + 1} (${param.text}) reads as ${expected.bytes} bytes${expected.float ? ' of float' : ''}, ` +
+      `but NVRTC compiled it as .${compiled.type} (${Number.isNaN(compiled.bytes) ? 'unknown size' : `${compiled.bytes} bytes`}).`, { hint });
   });
 }

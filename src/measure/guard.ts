@@ -9,6 +9,8 @@ export const DEFAULT_TIMEOUT_MS = 60_000;
 export const DEADLINE_FACTOR = 20;
 /** ...but never less than this, so a rep of microseconds survives a page fault or a busy host. */
 export const DEADLINE_FLOOR_MS = 1_000;
+/** Node's timers hold a signed 32-bit count of ms: a longer delay fires at once (TimeoutOverflowWarning). */
+export const MAX_DEADLINE_MS = 2 ** 31 - 1;
 
 export interface GuardOptions {
   /** Aborted on Ctrl-C or SIGTERM: the next rep boundary throws Interrupted. */
@@ -31,8 +33,8 @@ export class RepGuard {
   /** How long the next rep of `id` may take before the runner gives up on it, in ms. */
   deadlineMs(id: string): number {
     const slowest = this.slowest.get(id);
-    if (slowest === undefined) return this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    return Math.max(DEADLINE_FLOOR_MS, DEADLINE_FACTOR * slowest);
+    if (slowest === undefined) return Math.min(MAX_DEADLINE_MS, this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    return Math.min(MAX_DEADLINE_MS, Math.max(DEADLINE_FLOOR_MS, DEADLINE_FACTOR * slowest));
   }
 
   /** Throws Interrupted when a signal arrived; `before` says where the run stopped ("a rep of the serial mode"). */

@@ -220,7 +220,7 @@ describe('--devices on the command line', () => {
   it('cannot count `all` without a driver, and says to list them; nor take --device beside --devices', async () => {
     const { runCli } = await import('../helpers/cli.js');
     const all = runCli(['run', '--devices', 'all', '--dry-run']);
-    assert.equal(all.code, 2);
+    assert.equal(all.code, 3);
     assert.match(all.stderr, /--devices all: devices: all is counted through the CUDA driver, which is not usable here/);
     assert.match(all.stderr, /--devices 0,1/);
     const both = runCli(['run', '--device', '1', '--devices', '0,1', '--dry-run']);

@@ -83,7 +83,7 @@ kernels:
     const requests: CompileRequest[] = [];
     const compile = (request: CompileRequest) => {
       requests.push(request);
-      return { cached: true, nvrtcVersion: '12.8' } as CompiledModule;
+      return { cached: true, nvrtcVersion: '12.8', entries: { scale: ['u64', 'u64', 'u64', 'f32'] } } as unknown as CompiledModule;
     };
     const check = checkConfigKernels(kernels, undefined, { openNvrtc: () => nvrtc, compile });
     assert.deepEqual(check, { checked: true, arch: 'sm_90', why: 'the newest NVRTC supports', nvrtc: '12.8', sources: 1, cached: 1 });

@@ -6,7 +6,9 @@ import { describe, it } from 'node:test';
 import { CommanderError } from 'commander';
 import { exitCodeFor } from '../../src/cli/exit-code.js';
 import { COMMAND_HELP } from '../../src/cli/help-text.js';
+import { parseConfigText } from '../../src/config/load.js';
 import { DeviceFailure, EXIT_CODES, UsageError } from '../../src/errors.js';
+import { RepGuard } from '../../src/measure/guard.js';
 import { runCli } from '../helpers/cli.js';
 import { nvrtcSkipReason } from '../helpers/nvrtc.js';
 
@@ -80,8 +82,10 @@ describe('kernels --check on a given source', { skip: nvrtcSkipReason() ?? false
   it('exits 2 on a syntax error, with NVRTC\'s log naming file and line', () => {
     const path = join(dir, 'broken.cu');
     writeFileSync(path, 'extern "C" __global__ void broken(float *x) {\n  x[0] = undefined_name;\n}\n');
-    const { code, stdout } = runCli(['kernels', '--check', path]);
+    const { code, stdout, stderr } = runCli(['kernels', '--check', path]);
     assert.equal(code, 2);
+    assert.match(stderr, new RegExp(`^cuda-pipe: 1 of 1 kernel sources did not compile with NVRTC [\\d.]+ for sm_\\d+: ${path.replace(/[.]/g, '\\.')} ` +
+      '\\(first error: \\S+\\(2\\): error: identifier "undefined_name" is undefined\\)\\.\\nNVRTC\'s log for each is above'));
     assert.match(stdout, new RegExp(`FAILED  ${path.replace(/[.]/g, '\\.')}:\\n\\s+${path.replace(/[.]/g, '\\.')}\\(2\\): error: identifier "undefined_name" is undefined`));
     assert.match(stdout, /0 of 1 sources compiled/);
   });
@@ -91,5 +95,48 @@ describe('kernels --check on a given source', { skip: nvrtcSkipReason() ?? false
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /Cannot read kernel source \S+missing\.cu: no such file\./);
     assert.match(runCli(['kernels', '--check', dir]).stderr, /is a folder, not a file/);
+  });
+});
+
+describe('flags whose value would be ignored or misread', () => {
+  it('--timeout beyond what a timer can wait is refused, and the guard never asks a timer for more', () => {
+    const { code, stderr } = runCli(['run', '--dry-run', '--timeout', '2147484']);
+    assert.equal(code, 2);
+    assert.match(stderr, /option '--timeout <seconds>' argument '2147484' is invalid\. expected at most 2147483 seconds/);
+    assert.equal(runCli(['run', '--dry-run', '--timeout', '2147483']).code, 0);
+    assert.equal(new RepGuard({ timeoutMs: 1e12 }).deadlineMs('any'), 2 ** 31 - 1);
+  });
+
+  it('an empty or misspelt --arch is refused, not ignored, and --arch without --check is refused', () => {
+    for (const args of [['run', '--dry-run', '--arch', ''], ['kernels', '--check', '--arch', ''], ['kernels', '--check', '--arch', '90']]) {
+      const { code, stderr } = runCli(args);
+      assert.equal(code, 2, args.join(' '));
+      assert.match(stderr, /option '--arch <sm_XX>' argument '.*' is invalid\. expected an architecture such as sm_90/, args.join(' '));
+    }
+    const listing = runCli(['kernels', '--arch', 'sm_90']);
+    assert.equal(listing.code, 2);
+    assert.equal(listing.stderr, 'cuda-pipe: --arch only applies with --check: listing kernels compiles nothing.\n');
+  });
+
+  it('a legacy-default op on streams it cannot serialise is refused, naming the stream kind', () => {
+    const config = (pipeline: string) => () => parseConfigText(`buffers:\n  x: { type: float32, count: 64, role: inout }\n` +
+      `kernels:\n  - { source: tiny.cu, entry: bump, args: [{ buffer: x }, { chunk: elements }] }\npipeline: ${pipeline}\n`, '/cfg/legacy.yaml');
+    assert.throws(config('{ chunks: 4, legacyDefaultOp: { chunk: 1 } }'),
+      /^UsageError: \/cfg\/legacy\.yaml:\d+:\d+: a kernel on the legacy default stream serialises only blocking streams, and these are non-blocking \(the default\), so it would show nothing\.$/m);
+    assert.throws(config('{ chunks: 4, streamKind: per-thread-default, legacyDefaultOp: { chunk: 1 } }'), /and these are per-thread-default, so/);
+    assert.throws(config('{ chunks: 4, streamKind: blocking, topology: stage-per-stream, legacyDefaultOp: { chunk: 1 } }'), /only the chunk-per-stream topology has/);
+    assert.equal(config('{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 1 } }')().config.pipeline.legacyDefaultOp?.chunk, 1);
+  });
+});
+
+describe('NVRTC options in a config', { skip: nvrtcSkipReason() ?? false }, () => {
+  it('an option NVRTC does not know is a config error (exit 2), not a device failure (4)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-options-'));
+    const path = join(dir, 'bad-option.yaml');
+    writeFileSync(path, 'buffers:\n  x: { type: float32, count: 64, role: inout }\n' +
+      'kernels:\n  - { source: tiny.cu, entry: bump, options: [--no-such-option], args: [{ buffer: x }, { chunk: elements }] }\n');
+    const { code, stderr } = runCli(['run', '--dry-run', path], { CUDA_PIPE_CACHE_DIR: join(dir, 'cache') });
+    assert.equal(code, 2);
+    assert.match(stderr, /^cuda-pipe: NVRTC [\d.]+ refused the options for \S+tiny\.cu \(--no-such-option\): nvrtc: error: unrecognized option --no-such-option/);
   });
 });

@@ -4,7 +4,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { sweepConfig } from '../../src/api/sweep.js';
 import { loadConfigFile, parseConfigText } from '../../src/config/load.js';
+import { withSettings } from '../../src/config/settings.js';
 import { findExcessiveNesting } from '../../src/config/nesting.js';
 import { UsageError } from '../../src/errors.js';
 import { readKernelSource } from '../../src/kernels/catalog.js';
@@ -141,5 +143,65 @@ describe('config files the user cannot read', () => {
     const path = writeTemp('locked.yaml', 'name: x\n');
     chmodSync(path, 0o000);
     assert.match(rejection(() => loadConfigFile(path)).message, /locked\.yaml: permission denied\./);
+  });
+});
+
+describe('kernel sources that are not text', () => {
+  it('refuses a NUL byte, which NVRTC would take for the end of the source', () => {
+    const path = writeTemp('nul.cu', 'extern "C" __global__ void k(float *x) {}\n\0extern "C" __global__ void j(float *x) {}\n');
+    assert.match(rejection(() => readKernelSource(path)).message, /^Cannot read kernel source \S+nul\.cu: it holds a NUL byte at line 2, so it is not CUDA source text\.$/);
+  });
+});
+
+describe('config paths of --set and sweep.set', () => {
+  const loaded = parseConfigText(`buffers:
+  x: { type: float32, count: 1024, role: in }
+  y: { type: float32, count: 1024, role: out }
+kernels:
+  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }
+`, '/cfg/paths.yaml');
+
+  it('refuses any path outside the schema\'s fields, before it reaches Object.prototype', () => {
+    const before = Object.getOwnPropertyNames(Object.prototype).sort();
+    for (const path of ['__proto__.x', 'constructor', 'constructor.prototype.x', 'hasOwnProperty', 'toString', 'valueOf', 'pipeline.__proto__.chunks',
+      'buffers.__proto__.size', 'buffers.constructor.count', 'buffers.toString', 'buffers.x.valueOf', 'kernels[0].args[3].toString', 'sweep.set.__proto__']) {
+      const error = rejection(() => withSettings(loaded, [{ path, value: 1 }]));
+      assert.match(error.message, new RegExp(`^sweep setting ${path.replace(/[.[\]]/g, '\\$&')}=1: "${path.replace(/[.[\]]/g, '\\$&')}" is not a config path: .* has no field "`), path);
+    }
+    assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).sort(), before);
+    assert.equal(({} as Record<string, unknown>).x, undefined);
+  });
+
+  it('names the fields there are where a path goes wrong', () => {
+    const error = rejection(() => withSettings(loaded, [{ path: 'pipeline.chunk', value: 4 }]));
+    assert.match(error.message, /"pipeline\.chunk" is not a config path: pipeline has no field "chunk"/);
+    assert.match(error.hint ?? '', /Fields of pipeline: chunks, streams, order/);
+    assert.match(rejection(() => withSettings(loaded, [{ path: 'kernels.block', value: 4 }])).hint ?? '', /kernels is a list: write kernels\[0\]/);
+    assert.match(rejection(() => withSettings(loaded, [{ path: 'pipeline[0]', value: 4 }])).message, /pipeline is not a list/);
+  });
+
+  it('still sets fields of the schema, in maps the user names and in lists', () => {
+    assert.equal(withSettings(loaded, [{ path: 'buffers.x.count', value: 2048 }, { path: 'buffers.y.count', value: 2048 }]).config.elements, 2048);
+    assert.equal(withSettings(loaded, [{ path: 'kernels[0].block', value: 128 }]).config.kernels[0]?.block, 128);
+    assert.equal(withSettings(loaded, [{ path: 'repetitions.maxTime', value: 1 }]).config.repetitions.maxTime, 1);
+  });
+
+  it('a sweep checks every value of every axis before it measures anything', async () => {
+    const axes = { streams: [2], chunks: [4], orders: ['depth-first' as const], sets: [{ path: 'kernels[0].args[3].float32', values: [2, 1e39] }] };
+    // Without the check up front, the first setting would reach the GPU first (exit 3 here, minutes on a GPU).
+    await assert.rejects(sweepConfig(loaded, axes, { verify: true, gate: false, wait: 'poll', budgetMs: 1000, exhaustive: false }), (error: unknown) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.match(error.message, /sweep setting kernels\[0\]\.args\[3\]\.float32=1e\+39: kernel "scale" .* is float32, which takes finite numbers/);
+      return true;
+    });
+    const badPath = { ...axes, sets: [{ path: 'pipeline.chunks', values: [4] }, { path: 'constructor', values: [1] }] };
+    await assert.rejects(sweepConfig(loaded, badPath, { verify: true, gate: false, wait: 'poll', budgetMs: 1000, exhaustive: false }), UsageError);
+  });
+
+  it('the CLI exits 2 with one paragraph for --set __proto__.x', () => {
+    const { code, stderr } = runCli(['sweep', '--set', '__proto__.polluted=1', '--streams', '1', '--chunks', '2']);
+    assert.equal(code, 2);
+    assert.match(stderr, /^cuda-pipe: sweep setting __proto__\.polluted=1: "__proto__\.polluted" is not a config path: the config has no field "__proto__"\.\n/);
+    assert.doesNotMatch(stderr, /internal error|\n\s+at /);
   });
 });

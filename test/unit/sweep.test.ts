@@ -101,7 +101,7 @@ describe('sweep settings', () => {
     assert.deepEqual(variant.config.kernels[0]?.args[3], { kind: 'scalar', type: 'int32', value: 50 });
     assert.notEqual(configHash(variant.config), configHash(loaded.config));
     assert.throws(() => withSettings(loaded, [{ path: 'pipeline.chunks', value: 0 }]), /sweep setting pipeline\.chunks=0: pipeline\.chunks/);
-    assert.throws(() => withSettings(loaded, [{ path: 'nothing.here', value: 1 }]), /sweep setting nothing\.here=1: unknown field "nothing"/);
+    assert.throws(() => withSettings(loaded, [{ path: 'nothing.here', value: 1 }]), /sweep setting nothing\.here=1: "nothing\.here" is not a config path: the config has no field "nothing"/);
     assert.throws(() => withSettings(loaded, [{ path: 'kernels[5].block', value: 1 }]), /the config has no kernels\.5 to set a value inside/);
   });
 });
