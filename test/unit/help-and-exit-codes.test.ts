@@ -122,10 +122,10 @@ describe('flags whose value would be ignored or misread', () => {
     const config = (pipeline: string) => () => parseConfigText(`buffers:\n  x: { type: float32, count: 64, role: inout }\n` +
       `kernels:\n  - { source: tiny.cu, entry: bump, args: [{ buffer: x }, { chunk: elements }] }\npipeline: ${pipeline}\n`, '/cfg/legacy.yaml');
     assert.throws(config('{ chunks: 4, legacyDefaultOp: { chunk: 1 } }'),
-      /^UsageError: \/cfg\/legacy\.yaml:\d+:\d+: a kernel on the legacy default stream serialises only blocking streams, and these are non-blocking \(the default\), so it would show nothing\.$/m);
+      /^UsageError: \/cfg\/legacy\.yaml:\d+:\d+: an op on the legacy default stream serialises only blocking streams, and these are non-blocking \(the default\), so it would show nothing\.$/m);
     assert.throws(config('{ chunks: 4, streamKind: per-thread-default, legacyDefaultOp: { chunk: 1 } }'), /and these are per-thread-default, so/);
     assert.throws(config('{ chunks: 4, streamKind: blocking, topology: stage-per-stream, legacyDefaultOp: { chunk: 1 } }'), /only the chunk-per-stream topology has/);
-    assert.equal(config('{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 1 } }')().config.pipeline.legacyDefaultOp?.chunk, 1);
+    assert.equal(config('{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 1 } }')().config.pipeline.defaultStreamOps[0]?.chunk, 1);
   });
 });
 
