@@ -220,19 +220,19 @@ describe('stream kinds and the legacy default stream', () => {
   });
 
   it('reads legacyDefaultOp as one kernel on the legacy stream, and hashes it as before', () => {
-    const { config: c } = parseConfigText(config('', '{ chunks: 4, legacyDefaultOp: { chunk: 3 } }'), '/cfg/t.yaml');
+    const { config: c } = parseConfigText(config('', '{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 3 } }'), '/cfg/t.yaml');
     assert.deepEqual(c.pipeline.defaultStreamOps, [{ stream: 'legacy', chunk: 3, op: 'kernel' }]);
-    const { config: d } = parseConfigText(config('', '{ chunks: 4, defaultStreamOp: { chunk: 3, stream: legacy } }'), '/cfg/t.yaml');
+    const { config: d } = parseConfigText(config('', '{ chunks: 4, streamKind: blocking, defaultStreamOp: { chunk: 3, stream: legacy } }'), '/cfg/t.yaml');
     assert.equal(configHash(d), configHash(c));
-    const { config: e } = parseConfigText(config('', '{ chunks: 4, defaultStreamOp: { chunk: 3 } }'), '/cfg/t.yaml');
+    const { config: e } = parseConfigText(config('', '{ chunks: 4, streamKind: blocking, defaultStreamOp: { chunk: 3 } }'), '/cfg/t.yaml');
     assert.deepEqual(e.pipeline.defaultStreamOps.map((o) => o.stream), ['per-thread', 'legacy']);
     assert.notEqual(configHash(e), configHash(c));
   });
 
   it('refuses both spellings at once, a chunk that does not exist, and a stage-per-stream layout', () => {
-    assert.match(rejected('', '{ chunks: 4, legacyDefaultOp: { chunk: 1 }, defaultStreamOp: { chunk: 1 } }').message, /not both/);
-    assert.match(rejected('', '{ chunks: 4, defaultStreamOp: { chunk: 4, op: h2d } }').message, /chunk 4 does not exist; chunks are 0 to 3/);
-    assert.match(rejected('', '{ chunks: 4, topology: stage-per-stream, defaultStreamOp: { chunk: 1 } }').message, /needs topology: chunk-per-stream/);
+    assert.match(rejected('', '{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 1 }, defaultStreamOp: { chunk: 1 } }').message, /not both/);
+    assert.match(rejected('', '{ chunks: 4, streamKind: blocking, defaultStreamOp: { chunk: 4, op: h2d } }').message, /chunk 4 does not exist; chunks are 0 to 3/);
+    assert.match(rejected('', '{ chunks: 4, streamKind: blocking, topology: stage-per-stream, defaultStreamOp: { chunk: 1 } }').message, /only the chunk-per-stream topology has/);
   });
 });
 
