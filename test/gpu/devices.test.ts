@@ -47,10 +47,14 @@ describe('several GPUs in one run', () => {
     const together = result.modes.find((m) => m.role.kind === 'split' && m.role.alone === undefined);
     assert.ok(together?.perDevice, 'each device\'s own times');
     for (const d of together.perDevice) {
-      assert.ok(d.medianMs > 0 && d.medianMs <= together.stats.median * 1.001, `device ${d.device}: ${d.medianMs} within the whole ${together.stats.median}`);
+      // The shares run at once, so each device is busy for most of the whole (its own start and end are probes).
+      assert.ok(d.medianMs >= together.stats.median * 0.5 && d.medianMs <= together.stats.median * 1.001, `device ${d.device}: ${d.medianMs} within the whole ${together.stats.median}`);
     }
-    assert.ok(result.scaling && result.scaling.speedup > 1, JSON.stringify(result.scaling));
-    assert.ok(result.scaling.links && result.scaling.links.togetherGbPerSecond > 0);
+    // Balanced split on the 2-GPU H200 host: 1.57 to 1.62× (docs/measurements/2026-11-23-h200x2); two devices cannot
+    // give more than 2×, and the shared memory system capped the links at 1.69×.
+    assert.ok(result.scaling && result.scaling.speedup > 1.2 && result.scaling.speedup < 2.05, JSON.stringify(result.scaling));
+    // Both PCIe gen5 links both ways at once: 144 to 153 GB/s there; two links cannot pass 2 × ~100 GB/s.
+    assert.ok(result.scaling.links && result.scaling.links.togetherGbPerSecond > 40 && result.scaling.links.togetherGbPerSecond < 220, JSON.stringify(result.scaling.links));
     const reps = result.timeline?.reps.filter((r) => r.mode === together.id) ?? [];
     assert.deepEqual(reps.map((r) => r.device), [0, 1], 'a traced rep per device');
     for (const rep of reps) assert.ok(rep.ops.length > 0 && rep.ops.every((op) => op.startMs >= 0 && op.endMs <= rep.totalMs * 1.001), `device ${rep.device}'s ops within its own start and end`);
@@ -63,7 +67,11 @@ describe('several GPUs in one run', () => {
     assert.equal(result.verification.status, 'passed');
     assert.ok(result.crossDevice, 'a cross-device section');
     assert.equal(result.crossDevice.path, result.peers?.[0]?.path);
-    assert.ok(result.crossDevice.peerCopy && result.crossDevice.peerCopy.gbPerSecond > 10, JSON.stringify(result.crossDevice.peerCopy));
+    // With peer access a 128 MiB handover ran at 385 to 388 GB/s over NVLink (NV18, at most 450 GB/s one way), and
+    // faster than PCIe gen5 moves one way (55 GB/s) on any link; staged through the host it cannot pass one way of PCIe.
+    const peerRate = result.crossDevice.peerCopy?.gbPerSecond ?? 0;
+    if (result.crossDevice.path === 'peer') assert.ok(peerRate > 60 && peerRate < 500, JSON.stringify(result.crossDevice.peerCopy));
+    else assert.ok(peerRate > 5 && peerRate < 60, JSON.stringify(result.crossDevice.peerCopy));
     assert.match(stdout, /across GPUs 0 → 1, each chunk handed over by a peer copy/);
     const reps = result.timeline?.reps.filter((r) => r.mode === result.crossDevice?.mode) ?? [];
     assert.deepEqual(reps.map((r) => r.device), [0, 1]);
@@ -78,6 +86,15 @@ describe('several GPUs in one run', () => {
     assert.equal(doc.peers?.matrix.length, 2);
     const rows = doc.peers?.bandwidth ?? [];
     assert.deepEqual(rows.map((r) => [r.from, r.to, r.bidirectional]), [[0, 1, false], [1, 0, false], [0, 1, true]]);
-    for (const r of rows) assert.ok(r.gbPerSecond > 1, JSON.stringify(r));
+    // 256 MiB peer copies on the 2-GPU H200 host: 393.6 GB/s each way, 766 GB/s both at once (probe.json there).
+    const [there, back, both] = rows as [typeof rows[number], typeof rows[number], typeof rows[number]];
+    assert.ok(Math.abs(there.gbPerSecond - back.gbPerSecond) < 0.15 * there.gbPerSecond, JSON.stringify(rows));
+    assert.ok(both.gbPerSecond < 2.1 * Math.max(there.gbPerSecond, back.gbPerSecond), JSON.stringify(rows));
+    if (rows.every((r) => r.path === 'peer')) {
+      assert.ok(there.gbPerSecond > 60 && there.gbPerSecond < 500, JSON.stringify(there));
+      assert.ok(both.gbPerSecond > 1.5 * Math.min(there.gbPerSecond, back.gbPerSecond), JSON.stringify(rows));
+    } else {
+      assert.ok(there.gbPerSecond > 1 && there.gbPerSecond < 60, JSON.stringify(there));
+    }
   });
 });

@@ -31,7 +31,10 @@ describe('the stream toolbox on a real device', () => {
     const { result, stdout } = run('graph-launches', ['--max-time', '1']);
     const stream = overlapped(result, (l) => l.issue === undefined);
     const graph = overlapped(result, (l) => l.issue === 'graph');
-    assert.ok(graph.graph && graph.graph.captureMs > 0 && graph.graph.instantiateMs > 0, JSON.stringify(graph.graph));
+    // 1,024 launches: capture 1.3 to 2.1 ms and instantiate 3.5 to 4.3 ms in cuda-pipe on the H200, 2 to 3 and 5 to 6.5 ms
+    // natively (GPU-FACTS.md): each well under a microsecond a node would be a capture that recorded nothing.
+    assert.ok(graph.graph && graph.graph.captureMs > 0.3 && graph.graph.captureMs < 30, JSON.stringify(graph.graph));
+    assert.ok(graph.graph.instantiateMs > 0.5 && graph.graph.instantiateMs < 60, JSON.stringify(graph.graph));
     assert.equal(stream.graph, undefined);
     const gain = stream.stats.median / graph.stats.median;
     assert.ok(gain >= 5, `graph replay only ${gain.toFixed(2)}× faster (${stream.stats.median} → ${graph.stats.median} ms)`);
@@ -72,7 +75,10 @@ describe('the stream toolbox on a real device', () => {
   it('host-stage --mode graph: host functions captured into the graph run on every replay and verify', gpu, () => {
     const { result } = run('host-stage', ['--mode', 'graph', '--reps', '5', '--warmup', '1']);
     assert.equal(result.verification.status, 'passed');
-    assert.ok(overlapped(result, (l) => l.issue === 'graph' && l.host === 'checksum').stats.median > 0);
+    // CUDA runs host functions one at a time: 16 checksums of 4 MiB (1.3 ms each on the H200, 22 ms a rep stream-issued)
+    // cannot all fit in 3 ms, so a replay far under that skipped them.
+    const replay = overlapped(result, (l) => l.issue === 'graph' && l.host === 'checksum').stats.median;
+    assert.ok(replay > 3 && replay < 200, `${replay} ms a replay`);
   });
 
   it('stage-per-stream: one stream per stage through a 64 MiB ring verifies, overlaps, and measures the device memory it took', gpu, () => {
@@ -169,6 +175,14 @@ describe('the stream toolbox on a real device', () => {
     assert.equal(code, 0, stderr);
     const rows = (JSON.parse(stdout) as { rows: Array<{ op: string; hostUsPerOp: { median: number } }> }).rows;
     assert.deepEqual(rows.map((r) => r.op), ['launch', 'copy', 'record-timing', 'record-untimed', 'wait']);
-    for (const r of rows) assert.ok(r.hostUsPerOp.median > 0 && r.hostUsPerOp.median < 100, `${r.op}: ${r.hostUsPerOp.median} µs`);
+    // On the H200 (GPU-FACTS.md, docs/measurements/2026-11-22-event-costs): launch 3.4 to 4.6 µs, copy 1.5 to 2.6 µs,
+    // a timed record 1.1 µs, an untimed record and a wait 0.25 µs; each range allows about 4× either way.
+    const limits: Record<string, [number, number]> = { launch: [1, 18], copy: [0.4, 10], 'record-timing': [0.25, 5], 'record-untimed': [0.05, 1.2], wait: [0.05, 1.2] };
+    for (const r of rows) {
+      const [low, high] = limits[r.op] ?? [0, 0];
+      assert.ok(r.hostUsPerOp.median > low && r.hostUsPerOp.median < high, `${r.op}: ${r.hostUsPerOp.median} µs, outside ${low} to ${high}`);
+    }
+    const us = (op: string) => rows.find((r) => r.op === op)?.hostUsPerOp.median ?? Number.NaN;
+    assert.ok(us('record-untimed') < us('record-timing') && us('record-timing') < us('launch'), JSON.stringify(rows));
   });
 });

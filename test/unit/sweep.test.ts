@@ -113,17 +113,27 @@ describe('sweep reports', () => {
   }));
   const points = overlapped.map((s) => (s.role.kind === 'overlapped' ? { mode: s.id, ...s.role.layout } : null)).flatMap((p) => (p ? [{ mode: p.mode, chunks: p.chunks, streams: p.streams, order: p.order }] : []));
   const best = bestOfSweep(measured.filter((m) => m.schedule.role.kind === 'overlapped').map((m) => ({ id: m.schedule.id, stats: summarize(m.gpuMs) })));
-  const result = buildRunResult({
+  const build = (policy = DEFAULT_POLICY) => buildRunResult({
     toolVersion: '0.2.0', run: { hostname: 'h', rank: null, localRank: null, size: null, jobId: null, launcher: null }, config: loaded.config,
     configHash: configHash(loaded.config), rawConfig: loaded.raw, plan, devices: [H100],
     software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: [], cudartPath: 'x', nvrtcPath: null },
-    compiles: [], policy: DEFAULT_POLICY, gate: false, clockUnavailable: null, measured, verification: { status: 'passed', mismatches: [] }, traced: [],
+    compiles: [], policy, gate: false, clockUnavailable: null, measured, verification: { status: 'passed', mismatches: [] }, traced: [],
     sweep: { axes: [{ name: 'streams', values: [1, 2, 4] }], settings: { 'kernels[0].args[3].int32': 100 }, points, best, budgetMs: 40_000, elapsedMs: 12_345 },
   });
+  const result = build();
 
   it('are valid Results, warning about the best layout only', () => {
     assert.ok(RunResultSchema.safeParse(JSON.parse(JSON.stringify(result))).success);
-    assert.ok(result.warnings.every((w) => !w.message.includes('1 chunks over 1 streams')));
+    // 1 chunk over 1 stream is slower than serial, but stopped early: a layout the race rejected warns of nothing.
+    const oneByOne = result.modes.filter((m) => m.description.startsWith('1 chunks over 1 streams'));
+    assert.ok(oneByOne.length === 2 && oneByOne.every((m) => (m.analysis?.speedup ?? 1) < 1));
+    assert.deepEqual(result.warnings, []);
+    // Every mode's noise (0.2%) above a 0.1% target: only serial and the best layout are judged.
+    const strict = build({ ...DEFAULT_POLICY, maxNoise: 0.001 });
+    assert.deepEqual(strict.warnings.map((w) => [w.code, w.message.replace(/ is .*/, '')]), [
+      ['noisy', 'Noise of the serial mode'],
+      ['noisy', 'Noise of the overlapped mode (4 chunks over 4 streams, depth-first)'],
+    ]);
   });
 
   it('print a heat map per order with the best in it, its ties, and the YAML that reproduces it', () => {
