@@ -75,8 +75,14 @@ describe('CUPTI activity on a real device', () => {
         const engineMs = (span.end - span.start) / 1e6;
         const eventMs = rt.streams.elapsedMs(events[i]!, events[i + 1]!);
         t.diagnostic(`call ${i}: engine ${engineMs.toFixed(4)} ms, events ${eventMs.toFixed(4)} ms`);
-        // The events bracket the op on its own stream: the engine's time fits inside, short by a few µs of lag.
-        assert.ok(engineMs > 0 && engineMs <= eventMs + 0.005 && engineMs >= eventMs - 0.05, `engine ${engineMs} ms vs events ${eventMs} ms`);
+        // The events bracket the op on its own stream: the engine's time fits inside, short by the time the host took
+        // to issue the call after the event (on the H200 up to 0.11 ms with CUPTI's API records on), never longer.
+        assert.ok(engineMs > 0 && engineMs <= eventMs + 0.005, `engine ${engineMs} ms vs events ${eventMs} ms`);
+        // A copy's engine time is the copy itself: 16 MiB over PCIe gen5 x16 at 40 to 64 GB/s (55 GB/s measured alone).
+        if (i !== 1) {
+          const gbps = bytes / (engineMs * 1e6);
+          assert.ok(gbps >= 40 && gbps <= 64, `call ${i}: ${gbps.toFixed(1)} GB/s on the engine`);
+        }
       });
     } finally {
       activity.stop();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compareResults, deviceDifferences, devicesDifferences, hasRegression, isGating, verdict } from '../../src/compare/verdict.js';
+import { compareResults, deviceDifferences, devicesDifferences, hasRegression, isGating, thresholdRule, verdict } from '../../src/compare/verdict.js';
 import type { RunResult, Stats } from '../../src/result/schema.js';
 import { H100, makeResult } from '../helpers/results.js';
 
@@ -11,20 +11,20 @@ const stats = (median: number, q1: number, q3: number): Stats =>
 
 describe('a verdict at its edges', () => {
   it('counts a change of exactly the threshold as a change', () => {
-    assert.equal(verdict(stats(1, 0.99, 1.01), stats(1.05, 1.04, 1.06)).verdict, 'slower');
-    assert.equal(verdict(stats(1.05, 1.04, 1.06), stats(1, 0.99, 1.01)).verdict, 'faster');
-    assert.equal(verdict(stats(1, 0.99, 1.01), stats(1.04, 1.03, 1.05)).verdict, 'same');
-    assert.equal(verdict(stats(1, 0.99, 1.01), stats(1.04, 1.03, 1.05), 0.02).verdict, 'slower');
+    assert.equal(verdict(stats(1, 0.99, 1.01), stats(1.05, 1.04, 1.06), thresholdRule(0.05)).verdict, 'slower');
+    assert.equal(verdict(stats(1.05, 1.04, 1.06), stats(1, 0.99, 1.01), thresholdRule(0.05)).verdict, 'faster');
+    assert.equal(verdict(stats(1, 0.99, 1.01), stats(1.04, 1.03, 1.05), thresholdRule(0.05)).verdict, 'same');
+    assert.equal(verdict(stats(1, 0.99, 1.01), stats(1.04, 1.03, 1.05), thresholdRule(0.02)).verdict, 'slower');
   });
 
   it('calls runs whose quartiles touch noisy, in either direction', () => {
-    assert.equal(verdict(stats(1, 0.9, 1.1), stats(1.2, 1.1, 1.3)).verdict, 'noisy');
-    assert.equal(verdict(stats(1.2, 1.1, 1.3), stats(1, 0.9, 1.1)).verdict, 'noisy');
+    assert.equal(verdict(stats(1, 0.9, 1.1), stats(1.2, 1.1, 1.3), thresholdRule(0.05)).verdict, 'noisy');
+    assert.equal(verdict(stats(1.2, 1.1, 1.3), stats(1, 0.9, 1.1), thresholdRule(0.05)).verdict, 'noisy');
   });
 
   it('measures the change against the baseline', () => {
-    assert.equal(verdict(stats(2, 1.9, 2.1), stats(3, 2.9, 3.1)).change, 0.5);
-    assert.equal(verdict(stats(4, 3.9, 4.1), stats(3, 2.9, 3.1)).change, -0.25);
+    assert.equal(verdict(stats(2, 1.9, 2.1), stats(3, 2.9, 3.1), thresholdRule(0.05)).change, 0.5);
+    assert.equal(verdict(stats(4, 3.9, 4.1), stats(3, 2.9, 3.1), thresholdRule(0.05)).change, -0.25);
   });
 });
 

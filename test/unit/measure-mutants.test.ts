@@ -93,7 +93,7 @@ const parts: DeviceParts = {
   h2dCopiesPerChunk: 2, d2hCopiesPerChunk: 1, kernelsPerChunk: 2, linkMs: 8, linkPieces: 4, copyEngines: 2,
   h2dOpMs: 0.01, d2hOpMs: 0.02, launchOpMs: 0.005, hostCopyMs: 0.003, hostLaunchMs: 0.004, gated: false,
 };
-const eight: LayoutShape = { chunks: 8, streams: 2, kernelsChunkedMs: null, hostIssueMs: null };
+const eight: LayoutShape = { chunks: 8, streams: 2, issue: 'stream', kernelsChunkedMs: null };
 // One chunk's stages: every chunk pays a copy's or a launch's fixed cost (2 × 0.01, 1 × 0.02, 2 × 0.005 ms).
 const a = (4 - 0.02) / 8 + 0.02;
 const d = (6 - 0.02) / 8 + 0.02;
@@ -136,7 +136,8 @@ describe('the bound, term by term', () => {
     // 4 copies beyond the 4 pieces the link was measured in, each the dearer direction's per-chunk cost (0.02 ms).
     expect('link', 8 * (1 - movedAlone / 1000) + 4 * 0.02, 4 * 0.02, a + k + k + d);
     expect('streams', 4 * (a + k + d), 0, 0);
-    expect('host issue', (24 + 5) * 0.003 + 16 * 0.004, 0, d);
+    // Event records and waits cost hostSyncMs, which these parts leave out: only copies and launches count.
+    expect('host issue', 24 * 0.003 + 16 * 0.004, 0, d);
     assert.equal(b.term, 'link');
     close(b.ms, 8 * (1 - movedAlone / 1000) + 0.08 + a + 2 * k + d);
   });
@@ -153,11 +154,14 @@ describe('the bound, term by term', () => {
     close(link.ms, s.a + 2 * s.k + s.d);
   });
 
-  it('uses the layout\'s measured issue time, and the kernels for the last op when there is no D2H', () => {
-    const measured = layoutBound(parts, { ...eight, hostIssueMs: 2 }).terms.find((t) => t.term === 'host issue');
-    close(measured?.ms ?? 0, 2 + d);
-    const noD2h = layoutBound({ ...parts, d2hMs: 0, d2hBytes: 0 }, { ...eight, hostIssueMs: 2 }).terms.find((t) => t.term === 'host issue');
+  it('takes host issue from the per-op host costs times the layout\'s ops, and the kernels for the last op when there is no D2H', () => {
+    const ops = issuedOps(parts, eight);
+    const issue = layoutBound({ ...parts, hostSyncMs: 0.002 }, eight).terms.find((t) => t.term === 'host issue');
+    close(issue?.steadyMs ?? 0, ops.copies * 0.003 + ops.launches * 0.004 + ops.sync * 0.002);
+    close(issue?.ms ?? 0, ops.copies * 0.003 + ops.launches * 0.004 + ops.sync * 0.002 + d);
+    const noD2h = layoutBound({ ...parts, d2hMs: 0, d2hBytes: 0 }, eight).terms.find((t) => t.term === 'host issue');
     close(noD2h?.fillDrainMs ?? 0, k);
+    assert.equal(layoutBound(parts, { ...eight, issue: 'graph' }).terms.find((t) => t.term === 'host issue'), undefined);
   });
 
   it('has no streams term when every chunk has its own stream, and no host term behind a gate', () => {

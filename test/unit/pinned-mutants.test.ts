@@ -98,7 +98,7 @@ const h100: DeviceParts = {
   h2dCopiesPerChunk: 1, d2hCopiesPerChunk: 1, kernelsPerChunk: 1, linkMs: 5.387, linkPieces: 32, copyEngines: 3,
   h2dOpMs: 0, d2hOpMs: 0, launchOpMs: 0, hostCopyMs: 0, hostLaunchMs: 0, gated: true,
 };
-const layout = (chunks: number, streams: number): LayoutShape => ({ chunks, streams, kernelsChunkedMs: null, hostIssueMs: null });
+const layout = (chunks: number, streams: number): LayoutShape => ({ chunks, streams, issue: 'stream', kernelsChunkedMs: null });
 
 describe('the bound\'s link term', () => {
   it('is absent with one chunk, where nothing overlaps: the bound is the serial sum', () => {

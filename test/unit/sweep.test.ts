@@ -127,10 +127,14 @@ describe('sweep reports', () => {
     // 1 chunk over 1 stream is slower than serial, but stopped early: a layout the race rejected warns of nothing.
     const oneByOne = result.modes.filter((m) => m.description.startsWith('1 chunks over 1 streams'));
     assert.ok(oneByOne.length === 2 && oneByOne.every((m) => (m.analysis?.speedup ?? 1) < 1));
-    assert.deepEqual(result.warnings, []);
+    // The fake runner's one-stream layouts run faster than their streams term allows, which every layout reports
+    // as a defect of the model (above-bound); of the rest, a rejected layout warns of nothing.
+    const judged = (warnings: typeof result.warnings) => warnings.filter((w) => w.code !== 'above-bound');
+    assert.deepEqual(judged(result.warnings), []);
+    assert.ok(result.warnings.every((w) => w.code === 'above-bound' && /over 1 streams/.test(w.message)));
     // Every mode's noise (0.2%) above a 0.1% target: only serial and the best layout are judged.
     const strict = build({ ...DEFAULT_POLICY, maxNoise: 0.001 });
-    assert.deepEqual(strict.warnings.map((w) => [w.code, w.message.replace(/ is .*/, '')]), [
+    assert.deepEqual(judged(strict.warnings).map((w) => [w.code, w.message.replace(/ is .*/, '')]), [
       ['noisy', 'Noise of the serial mode'],
       ['noisy', 'Noise of the overlapped mode (4 chunks over 4 streams, depth-first)'],
     ]);
