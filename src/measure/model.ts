@@ -110,7 +110,8 @@ export function modelAnalysis(mode: ModeResult, modes: readonly ModeResult[], fa
   const bound = layoutBound(parts, layout);
   const serial = onDevice.find((m) => m.role.kind === 'serial');
   const floor = workloadFloor(parts, layout, facts.maxChunks, serial ? best(serial) : null);
-  const ideal = idealMs(parts);
+  // The ideal is what no layout can beat: never above the workload's floor, which is never above serial.
+  const ideal = Math.min(idealMs(parts, layout.kernelsChunkedMs), floor.bound.ms);
   return {
     bound,
     model: {

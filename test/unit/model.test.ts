@@ -207,6 +207,26 @@ describe('a bound built from parts apart from the mode it bounds', () => {
     }
   });
 
+  it('keeps the ideal under the workload\'s floor and every measured layout, on the H200 compute-bound and graph-launches runs', async () => {
+    // Recorded with the model before this rule: compute-bound's kernel ran 30.56 ms whole but 29.45 ms chunked, and
+    // an ideal from the whole-buffer time sat above the measured pipeline; graph-launches' ideal sat above its floor.
+    const { loadResults } = await import('../../src/result/load.js');
+    for (const file of ['h200-compute-bound.json', 'h200-graph-launches.json']) {
+      const [result] = loadResults(`test/fixtures/${file}`);
+      assert.ok(result);
+      const serial = result.modes.find((m) => m.role.kind === 'serial');
+      assert.ok(serial);
+      for (const mode of result.modes.filter((m) => m.role.kind === 'overlapped')) {
+        const as = await recomputed(result, mode);
+        assert.ok(as, `${file} ${mode.id}`);
+        assert.ok(as.model.idealMs <= as.model.floor.ms, `${file} ${mode.id}: ideal ${as.model.idealMs} over the floor ${as.model.floor.ms}`);
+        assert.ok(as.model.floor.ms <= serial.stats.min, `${file} ${mode.id}: floor over serial`);
+        assert.ok(as.model.idealMs <= mode.stats.min, `${file} ${mode.id}: ideal ${as.model.idealMs} over the measured ${mode.stats.min}`);
+        assert.ok(as.bound.ms <= mode.stats.median * 1.01, `${file} ${mode.id}: bound ${as.bound.ms} over the measured ${mode.stats.median}`);
+      }
+    }
+  });
+
   it('takes host issue from the small-op batches times the layout\'s op counts, whatever the layout\'s own issue loop took', async () => {
     const { makeResult } = await import('../helpers/results.js');
     const result = makeResult({ noise: 0.001 });
