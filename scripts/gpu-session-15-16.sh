@@ -28,7 +28,11 @@ case "$phase" in
     } > "$work/suite.log" 2>&1
     bash "$repo/scripts/gpu-default-streams.sh" "$work/default-streams" > /dev/null 2>&1
     ;;
-  bound) bash "$repo/scripts/gpu-bound.sh" "$work" > "$work/bound-stdout.log" 2>&1; echo "gpu-bound exit $?" >> "$work/bound-stdout.log" ;;
+  bound)
+    bash "$repo/scripts/gpu-bound.sh" "$work" > "$work/bound-stdout.log" 2>&1; echo "gpu-bound exit $?" >> "$work/bound-stdout.log"
+    # graph-launches stream-issued is the layout whose host term moves most from run to run: three more default runs.
+    for i in 1 2 3; do "$cp" run /tmp/cuda-pipe/configs/graph-launches.yaml --json "$work/extra-graph-launches-$i.json" > "$work/extra-graph-launches-$i.log" 2>&1; done
+    ;;
   verdicts) bash "$repo/scripts/bench-verdicts.sh" "$work" "$rounds" > "$work/verdicts-stdout.log" 2>&1 ;;
   gate)
     {
