@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseConfigText } from '../../src/config/load.js';
-import { resolveKernels } from '../../src/kernels/resolve.js';
 import { chunkStages, type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape } from '../../src/measure/bound.js';
 import { DEFAULT_POLICY, policyFromConfig, type RepetitionPolicy, StoppingCriterion } from '../../src/measure/policy.js';
 import type { RepOptions, RepTiming } from '../../src/measure/runner.js';
 import { outlierIndexes, relativeMadNoise, relativeMedianError, summarize } from '../../src/measure/stats.js';
 import { bestOfSweep, raceLayouts, type SweepProgress } from '../../src/measure/sweep.js';
-import { buildLayoutsPlan } from '../../src/plan/build.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
+import { tinySweepPlan } from '../helpers/tiny-sweep.js';
 
 // Edges and exact values of the measurement core that mutation testing (npm run mutation) found unpinned: each test
 // here fails on some one-token change of src/measure.
@@ -191,16 +189,7 @@ describe('the bound, term by term', () => {
   });
 });
 
-const CONFIG = `name: tiny
-buffers:
-  x: { type: float32, count: 4096, role: in }
-  y: { type: float32, count: 4096, role: out }
-kernels:
-  - { source: fma_loop.cu, entry: fma_loop, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { int32: 100 }] }
-`;
-const loaded = parseConfigText(CONFIG, '/cfg/tiny.yaml');
-const plan = buildLayoutsPlan(loaded.config, resolveKernels(loaded.config, loaded.locate), [{ chunks: 4, streams: 4 }, { chunks: 16, streams: 4 }], ['depth-first']);
-const layouts = plan.schedules.filter((s) => s.role.kind === 'overlapped');
+const { plan, layouts } = tinySweepPlan();
 
 /** A FakeRunner whose gate times out on every third rep. */
 class GateRunner extends FakeRunner {

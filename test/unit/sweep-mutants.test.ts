@@ -1,24 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseConfigText } from '../../src/config/load.js';
-import { resolveKernels } from '../../src/kernels/resolve.js';
 import { DEFAULT_POLICY } from '../../src/measure/policy.js';
 import { dropClearlySlower, raceLayouts, type SweepProgress } from '../../src/measure/sweep.js';
-import { buildLayoutsPlan } from '../../src/plan/build.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
+import { tinySweepPlan } from '../helpers/tiny-sweep.js';
 
 // The race of a sweep's layouts, round by round: what mutation testing (npm run mutation) found unpinned.
 
-const CONFIG = `name: tiny
-buffers:
-  x: { type: float32, count: 4096, role: in }
-  y: { type: float32, count: 4096, role: out }
-kernels:
-  - { source: fma_loop.cu, entry: fma_loop, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { int32: 100 }] }
-`;
-const loaded = parseConfigText(CONFIG, '/cfg/tiny.yaml');
-const plan = buildLayoutsPlan(loaded.config, resolveKernels(loaded.config, loaded.locate), [{ chunks: 4, streams: 4 }, { chunks: 16, streams: 4 }], ['depth-first']);
-const [fast, slow] = plan.schedules.filter((s) => s.role.kind === 'overlapped');
+const { plan, layouts: [fast, slow] } = tinySweepPlan();
 
 describe('the race, round by round', () => {
   it('gives each running layout its batch of reps in turn, and drops one the round its spread separates', async () => {

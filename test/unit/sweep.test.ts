@@ -18,14 +18,9 @@ import type { Plan, Schedule } from '../../src/plan/types.js';
 import { RunResultSchema } from '../../src/result/schema.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
 import { H100, samplesAround } from '../helpers/results.js';
+import { TINY_CONFIG } from '../helpers/tiny-sweep.js';
 
-const CONFIG = `name: tiny
-buffers:
-  x: { type: float32, count: 4096, role: in }
-  y: { type: float32, count: 4096, role: out }
-kernels:
-  - { source: fma_loop.cu, entry: fma_loop, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { int32: 100 }] }
-sweep:
+const CONFIG = `${TINY_CONFIG}sweep:
   set: { "kernels[0].args[3].int32": [50, 100] }
 `;
 const loaded = parseConfigText(CONFIG, '/cfg/tiny.yaml');
