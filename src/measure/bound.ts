@@ -95,8 +95,13 @@ export function issuedOps(parts: DeviceParts, layout: LayoutShape): { copies: nu
   return {
     copies: layout.chunks * (parts.h2dCopiesPerChunk + parts.d2hCopiesPerChunk),
     launches: layout.chunks * parts.kernelsPerChunk,
-    sync: 2 + 3 * (layout.streams - 1),
+    sync: syncOps(layout.streams),
   };
+}
+
+/** Event records and waits a rep over `streams` streams issues: its start and end, and a fork and join a stream. */
+export function syncOps(streams: number): number {
+  return 2 + 3 * (streams - 1);
 }
 
 /**

@@ -2,7 +2,7 @@ import { median } from '../quantile.js';
 import type { BufferRole, HostMemoryKind, StreamKind } from '../vocabulary.js';
 import type { ModeResult, ModelAnalysis } from '../result/schema.js';
 import type { Serialiser } from '../result/model.js';
-import { type Bound, type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape } from './bound.js';
+import { type Bound, type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape, syncOps } from './bound.js';
 import { workloadFloor } from './floor.js';
 import { explainGap } from './gap.js';
 
@@ -48,17 +48,16 @@ function hostSyncMs(modes: readonly ModeResult[]): number {
  * gate cost 3.97 µs a launch while 1,024 launches over 4 streams cost 3.15 µs each: a batch alone is no floor.
  */
 function loopHostPerOp(modes: readonly ModeResult[], kernels: number, copiesPerPiece: number): { launchMs: number; copyMs: number } {
-  const sync = (streams: number) => 2 + 3 * (streams - 1);
   let launchMs = Infinity;
   let copyMs = Infinity;
   for (const m of modes) {
     if (!m.hostIssueMs.length) continue;
     if (m.role.kind === 'kernels-chunked' && (m.role.layout.issue ?? 'stream') === 'stream' && kernels > 0) {
-      launchMs = Math.min(launchMs, fastest(m.hostIssueMs) / (m.role.layout.chunks * kernels + sync(m.role.layout.streams)));
+      launchMs = Math.min(launchMs, fastest(m.hostIssueMs) / (m.role.layout.chunks * kernels + syncOps(m.role.layout.streams)));
     }
     if (m.role.kind === 'link' && copiesPerPiece > 0) {
       // Two streams a direction: at most 4 streams forked and joined.
-      copyMs = Math.min(copyMs, fastest(m.hostIssueMs) / (m.role.copiesPerDirection * copiesPerPiece + sync(4)));
+      copyMs = Math.min(copyMs, fastest(m.hostIssueMs) / (m.role.copiesPerDirection * copiesPerPiece + syncOps(4)));
     }
   }
   return { launchMs, copyMs };
@@ -80,15 +79,14 @@ export function deviceParts(modes: readonly ModeResult[], facts: PipelineFacts, 
   const launch = perOp(opCost('launch'), smallOpBatch);
   const up = perOp(opCost('h2d'), smallOpBatch);
   const down = perOp(opCost('d2h'), smallOpBatch);
-  const copiesPerPiece = facts.buffers.filter((b) => b.role === 'in' || b.role === 'inout').length
-    + facts.buffers.filter((b) => b.role === 'out' || b.role === 'inout').length;
-  const loops = loopHostPerOp(modes, facts.kernels, copiesPerPiece);
+  const h2dCopiesPerChunk = facts.buffers.filter((b) => b.role === 'in' || b.role === 'inout').length;
+  const d2hCopiesPerChunk = facts.buffers.filter((b) => b.role === 'out' || b.role === 'inout').length;
+  const loops = loopHostPerOp(modes, facts.kernels, h2dCopiesPerChunk + d2hCopiesPerChunk);
   return {
     h2dMs: best(h2d), d2hMs: best(d2h),
     kernelWholeMs: modes.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel').reduce((sum, m) => sum + best(m), 0),
     h2dBytes: h2d?.bytes.h2d ?? 0, d2hBytes: d2h?.bytes.d2h ?? 0,
-    h2dCopiesPerChunk: facts.buffers.filter((b) => b.role === 'in' || b.role === 'inout').length,
-    d2hCopiesPerChunk: facts.buffers.filter((b) => b.role === 'out' || b.role === 'inout').length,
+    h2dCopiesPerChunk, d2hCopiesPerChunk,
     kernelsPerChunk: facts.kernels,
     linkMs: link ? best(link) : null,
     linkPieces: link?.role.kind === 'link' ? link.role.copiesPerDirection : 0,
