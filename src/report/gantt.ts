@@ -223,12 +223,15 @@ class CellCounts {
   }
 }
 
+/** What a cell prints: its letter, the queued mark or the idle mark. */
+const cellKey = (cell: Cell): string => (cell === null ? IDLE_CELL : cell === QUEUED ? QUEUED_CELL : cell.letter);
+
 /** Consecutive equal cells, so each run gets one pair of colour codes rather than one per cell. */
 function runs(cells: readonly Cell[]): { cell: Cell; length: number }[] {
   const out: { cell: Cell; length: number }[] = [];
   for (const cell of cells) {
     const last = out[out.length - 1];
-    if (last && (last.cell === cell || (typeof last.cell === 'object' && typeof cell === 'object' && last.cell?.letter === cell?.letter))) last.length += 1;
+    if (last && cellKey(last.cell) === cellKey(cell)) last.length += 1;
     else out.push({ cell, length: 1 });
   }
   return out;
