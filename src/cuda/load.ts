@@ -4,7 +4,7 @@ import koffi from 'koffi';
 import { EnvironmentError } from '../errors.js';
 import { describeFileError } from '../files/errno.js';
 import {
-  type CudaLibraryKind, describeFailedSearch, LIBRARY_OVERRIDE, type LibraryCandidate, libraryCandidates, type LoadAttempt, searchHint,
+  type CudaLibraryKind, describeFailedSearch, LIBRARY_NAME, LIBRARY_OVERRIDE, type LibraryCandidate, libraryCandidates, type LoadAttempt, searchHint,
 } from './locate.js';
 import { describeMissing, missingSymbols } from './symbols.js';
 
@@ -16,8 +16,7 @@ export interface LoadedLibrary {
 }
 
 /** A function every build of the library exports: a library without it is some other library. */
-const MARKER_SYMBOL: Record<CudaLibraryKind, string> = { cudart: 'cudaGetDeviceCount', nvrtc: 'nvrtcVersion' };
-const LIBRARY_NAME: Record<CudaLibraryKind, string> = { cudart: 'libcudart', nvrtc: 'libnvrtc' };
+const MARKER_SYMBOL: Record<CudaLibraryKind, string> = { cudart: 'cudaGetDeviceCount', nvrtc: 'nvrtcVersion', cublas: 'cublasCreate_v2' };
 
 /** The library file each kind was loaded from, for messages that must say which runtime said "no driver". */
 const loadedPaths = new Map<CudaLibraryKind, string>();

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 
-export type CudaLibraryKind = 'cudart' | 'nvrtc';
+export type CudaLibraryKind = 'cudart' | 'nvrtc' | 'cublas';
 
 export interface LibraryCandidate {
   /** A file path, or a bare soname left to the dynamic loader's own search. */
@@ -13,12 +13,30 @@ export interface LibraryCandidate {
 export const LIBRARY_OVERRIDE: Record<CudaLibraryKind, string> = {
   cudart: 'CUDA_PIPE_CUDART',
   nvrtc: 'CUDA_PIPE_NVRTC',
+  cublas: 'CUDA_PIPE_CUBLAS',
 };
 
 // Newest first: a CUDA 13 toolkit next to a CUDA 12 one should win. NVRTC kept the 11.2 soname for all of 11.x.
 const SONAMES: Record<CudaLibraryKind, readonly string[]> = {
   cudart: ['libcudart.so.13', 'libcudart.so.12', 'libcudart.so'],
   nvrtc: ['libnvrtc.so.13', 'libnvrtc.so.12', 'libnvrtc.so.11.2', 'libnvrtc.so'],
+  cublas: ['libcublas.so.13', 'libcublas.so.12', 'libcublas.so'],
+};
+
+/** The library's file-name stem, as messages name it. */
+export const LIBRARY_NAME: Record<CudaLibraryKind, string> = { cudart: 'libcudart', nvrtc: 'libnvrtc', cublas: 'libcublas' };
+
+/** How messages name each library. */
+const LIBRARY_TITLE: Record<CudaLibraryKind, string> = {
+  cudart: 'the CUDA runtime (libcudart)',
+  nvrtc: 'NVRTC (libnvrtc)',
+  cublas: 'cuBLAS (libcublas)',
+};
+
+const PACKAGE_HINT: Record<CudaLibraryKind, string> = {
+  cudart: 'the CUDA toolkit or runtime',
+  nvrtc: 'NVRTC (CUDA toolkit, or Debian\'s libnvrtc11.2)',
+  cublas: 'cuBLAS (CUDA toolkit, or the libcublas package of the same CUDA major version as libcudart)',
 };
 
 const DEFAULT_DIRS = ['/usr/local/cuda/lib64', '/usr/local/cuda/lib'];
@@ -56,14 +74,12 @@ export interface LoadAttempt {
 
 /** The paragraph shown when no candidate loaded: every place tried and the variables that steer the search. */
 export function describeFailedSearch(kind: CudaLibraryKind, attempts: readonly LoadAttempt[]): string {
-  const what = kind === 'cudart' ? 'the CUDA runtime (libcudart)' : 'NVRTC (libnvrtc)';
   const lines = attempts.map((a) => `  ${a.candidate.path} (${a.candidate.origin}): ${shortReason(a.reason)}`);
-  return `Could not load ${what}. Tried:\n${lines.join('\n')}`;
+  return `Could not load ${LIBRARY_TITLE[kind]}. Tried:\n${lines.join('\n')}`;
 }
 
 export function searchHint(kind: CudaLibraryKind): string {
-  const pkg = kind === 'cudart' ? 'the CUDA toolkit or runtime' : 'NVRTC (CUDA toolkit, or Debian\'s libnvrtc11.2)';
-  return `Install ${pkg}, then set CUDA_PATH to the toolkit root, or ${LIBRARY_OVERRIDE[kind]} to the library file itself.`;
+  return `Install ${PACKAGE_HINT[kind]}, then set CUDA_PATH to the toolkit root, or ${LIBRARY_OVERRIDE[kind]} to the library file itself.`;
 }
 
 function shortReason(reason: string): string {

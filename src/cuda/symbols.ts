@@ -1,7 +1,7 @@
-import type { CudaLibraryKind } from './locate.js';
+import { type CudaLibraryKind, LIBRARY_NAME } from './locate.js';
 
 /**
- * Every function cuda-pipe binds (bindings.ts, nvrtc.ts), with the CUDA release that first shipped it: a library
+ * Every function cuda-pipe binds (bindings.ts, nvrtc.ts, cublas.ts), with the CUDA release that first shipped it: a library
  * that lacks one is an older or incomplete CUDA, refused when it is loaded rather than when the call is first made.
  * A row of several names is satisfied by any of them (the first that exists is bound).
  */
@@ -38,6 +38,10 @@ export const REQUIRED_SYMBOLS: Record<CudaLibraryKind, readonly RequiredSymbol[]
     row('7.0', 'nvrtcGetPTXSize'), row('7.0', 'nvrtcGetPTX'), row('11.1', 'nvrtcGetCUBINSize'), row('11.1', 'nvrtcGetCUBIN'),
     row('11.2', 'nvrtcGetNumSupportedArchs'), row('11.2', 'nvrtcGetSupportedArchs'),
   ],
+  cublas: [
+    row('4.0', 'cublasCreate_v2'), row('4.0', 'cublasDestroy_v2'), row('4.0', 'cublasSetStream_v2'), row('4.0', 'cublasGetVersion_v2'),
+    row('8.0', 'cublasGemmEx'), row('9.0', 'cublasSetMathMode'), row('11.4', 'cublasSetWorkspace_v2'), row('11.4', 'cublasGetStatusString'),
+  ],
 };
 
 const versionNumber = (since: string): number => {
@@ -62,6 +66,5 @@ export function describeMissing(kind: CudaLibraryKind, missing: readonly Require
   const named = (r: RequiredSymbol) => `${r.names.join(' or ')} (CUDA ${r.since} and newer)`;
   const shown = missing.slice(0, 3).map(named).join(', ');
   const more = missing.length > 3 ? ` and ${missing.length - 3} more function${missing.length === 4 ? '' : 's'}` : '';
-  const library = kind === 'cudart' ? 'libcudart' : 'libnvrtc';
-  return `lacks ${shown}${more}; cuda-pipe needs ${library} from CUDA ${minimumCuda(kind)} or newer`;
+  return `lacks ${shown}${more}; cuda-pipe needs ${LIBRARY_NAME[kind]} from CUDA ${minimumCuda(kind)} or newer`;
 }

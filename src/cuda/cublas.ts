@@ -1,0 +1,224 @@
+import koffi from 'koffi';
+import { DeviceFailure } from '../errors.js';
+import { loadCudaLibrary, type NativeLibrary } from './load.js';
+import type { DevicePtr, StreamHandle } from './types.js';
+
+// cuBLAS, for GEMM stages: located and checked like libcudart (locate.ts, symbols.ts), one handle per stream with its
+// own workspace, and a prebuilt call for the timed loop. Only cublasGemmEx is bound: it takes every data type the
+// stages offer through one signature.
+
+declare const cublasBrand: unique symbol;
+/** A cublasHandle_t. Branded so that it cannot be passed where a stream or a pointer is expected. */
+export type CublasHandle = bigint & { readonly [cublasBrand]: 'CublasHandle' };
+
+/** The element types a GEMM stage offers; `tf32` is fp32 data multiplied on the tensor cores with TF32 inputs. */
+export type GemmDtype = 'fp32' | 'tf32' | 'fp16' | 'bf16';
+export const GEMM_DTYPES: readonly GemmDtype[] = ['fp32', 'tf32', 'fp16', 'bf16'];
+
+/** Whether cuBLAS reads an operand as stored (column-major) or transposed. */
+export type GemmTranspose = 'N' | 'T';
+
+/**
+ * C = alpha · op(A) · op(B) + beta · C, column-major as cuBLAS has it: op(A) is m × k, op(B) k × n, C m × n. A, B and C
+ * all hold `dtype`'s elements (C in the inputs' type, as PyTorch's matmul returns it).
+ */
+export interface GemmSpec {
+  readonly transA: GemmTranspose;
+  readonly transB: GemmTranspose;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly lda: number;
+  readonly ldb: number;
+  readonly ldc: number;
+  readonly alpha: number;
+  readonly beta: number;
+  readonly dtype: GemmDtype;
+}
+
+/** cudaDataType_t values (library_types.h). */
+export const CUDA_DATA_TYPE = { R_32F: 0, R_16F: 2, R_16BF: 14 } as const;
+/** cublasComputeType_t values (cublas_api.h, CUDA 11 and later). */
+export const CUBLAS_COMPUTE = { COMPUTE_16F: 64, COMPUTE_32F: 68, COMPUTE_32F_FAST_TF32: 77 } as const;
+export const CUBLAS_OP: Record<GemmTranspose, number> = { N: 0, T: 1 };
+/** CUBLAS_DEFAULT_MATH: no TF32 unless the compute type asks for it, reduced-precision reductions allowed (PyTorch's default). */
+const DEFAULT_MATH = 0;
+/** CUBLAS_GEMM_DEFAULT: cuBLAS's heuristics pick the algorithm (the tensor-op variants are the same since CUDA 11). */
+const GEMM_DEFAULT_ALGO = -1;
+
+export interface GemmTypes {
+  /** Of A, B and C. */
+  readonly dataType: number;
+  readonly computeType: number;
+  readonly elementBytes: number;
+}
+
+/**
+ * The cuBLAS types of each dtype. Every one accumulates in fp32, so alpha and beta are floats for all four: fp16 with
+ * CUBLAS_COMPUTE_32F rather than 16F because a 4096-long fp16 sum overflows and loses most digits, and because
+ * PyTorch's fp16 matmul, the baseline we are compared with, accumulates in fp32 too.
+ */
+export const GEMM_TYPES: Readonly<Record<GemmDtype, GemmTypes>> = {
+  fp32: { dataType: CUDA_DATA_TYPE.R_32F, computeType: CUBLAS_COMPUTE.COMPUTE_32F, elementBytes: 4 },
+  tf32: { dataType: CUDA_DATA_TYPE.R_32F, computeType: CUBLAS_COMPUTE.COMPUTE_32F_FAST_TF32, elementBytes: 4 },
+  fp16: { dataType: CUDA_DATA_TYPE.R_16F, computeType: CUBLAS_COMPUTE.COMPUTE_32F, elementBytes: 2 },
+  bf16: { dataType: CUDA_DATA_TYPE.R_16BF, computeType: CUBLAS_COMPUTE.COMPUTE_32F, elementBytes: 2 },
+};
+
+/** cublasStatus_t names, for messages that must not depend on the library that failed to answer. */
+export const CUBLAS_STATUS_NAME: ReadonlyMap<number, string> = new Map([
+  [0, 'CUBLAS_STATUS_SUCCESS'], [1, 'CUBLAS_STATUS_NOT_INITIALIZED'], [3, 'CUBLAS_STATUS_ALLOC_FAILED'],
+  [7, 'CUBLAS_STATUS_INVALID_VALUE'], [8, 'CUBLAS_STATUS_ARCH_MISMATCH'], [11, 'CUBLAS_STATUS_MAPPING_ERROR'],
+  [13, 'CUBLAS_STATUS_EXECUTION_FAILED'], [14, 'CUBLAS_STATUS_INTERNAL_ERROR'], [15, 'CUBLAS_STATUS_NOT_SUPPORTED'],
+  [16, 'CUBLAS_STATUS_LICENSE_ERROR'],
+]);
+
+const STATUS_HINT: ReadonlyMap<number, string> = new Map([
+  [1, 'cuBLAS could not initialise: libcublas must come from the same CUDA major version as libcudart, and the driver must see a GPU (nvidia-smi).'],
+  [3, 'cuBLAS could not allocate device memory: lower the sizes or the number of streams, or free memory held by other processes.'],
+  [7, 'An argument is out of range: m, n and k must be positive, lda at least the rows of A as stored, ldb those of B, ldc ≥ m.'],
+  [8, 'This GPU lacks what the data type needs: bf16 and tf32 need compute capability 8.0 or newer.'],
+  [15, 'cuBLAS does not support this combination of data types, transposes and leading dimensions.'],
+]);
+
+/** What a GPU-tuned workspace needs: cuBLAS asks for 32 MiB per handle on Hopper. */
+export const DEFAULT_WORKSPACE_BYTES = 32 << 20;
+
+/** A cuBLAS call that returned something other than CUBLAS_STATUS_SUCCESS. */
+export class CublasError extends DeviceFailure {
+  constructor(readonly api: string, readonly status: number, readonly statusName: string, description: string, context?: string) {
+    super(`${api} failed${context ? ` (${context})` : ''}: ${statusName} (${status}): ${description}`, { hint: STATUS_HINT.get(status) });
+  }
+}
+
+/** "bf16 4096×4096×4096 (A N, B T), lda 4096 ldb 4096 ldc 4096": how messages and records name a GEMM. */
+export function describeGemm(spec: GemmSpec): string {
+  return `${spec.dtype} ${spec.m}×${spec.n}×${spec.k} (A ${spec.transA}, B ${spec.transB}), lda ${spec.lda} ldb ${spec.ldb} ldc ${spec.ldc}`;
+}
+
+/** A GEMM whose scalars live in native memory, built once: the hot loop calls `launch` and compares its status with 0. */
+export interface GemmRecord {
+  /** Enqueues the GEMM on the handle's stream; returns the raw cublasStatus_t. */
+  readonly launch: () => number;
+  readonly describe: string;
+  free(): void;
+}
+
+function declare(lib: NativeLibrary) {
+  return {
+    create: lib.func('int cublasCreate_v2(_Out_ void **handle)'),
+    destroy: lib.func('int cublasDestroy_v2(void *handle)'),
+    setStream: lib.func('int cublasSetStream_v2(void *handle, void *stream)'),
+    setWorkspace: lib.func('int cublasSetWorkspace_v2(void *handle, void *workspace, size_t bytes)'),
+    setMathMode: lib.func('int cublasSetMathMode(void *handle, int mode)'),
+    getVersion: lib.func('int cublasGetVersion_v2(void *handle, _Out_ int *version)'),
+    getStatusString: lib.func('const char *cublasGetStatusString(int status)'),
+    gemmEx: lib.func(
+      'int cublasGemmEx(void *handle, int transa, int transb, int m, int n, int k, void *alpha, void *A, int Atype, int lda, ' +
+        'void *B, int Btype, int ldb, void *beta, void *C, int Ctype, int ldc, int computeType, int algo)',
+    ),
+  };
+}
+
+/** libcublas, typed. Every checked call throws `CublasError`; `record` builds the hot loop's closure. */
+export class Cublas {
+  private readonly fn: ReturnType<typeof declare>;
+  private readonly out = new BigUint64Array(1);
+
+  constructor(readonly libraryPath: string, lib: NativeLibrary) {
+    this.fn = declare(lib);
+  }
+
+  check(status: number, api: string, context?: string): void {
+    if (status !== 0) throw this.failure(status, api, context);
+  }
+
+  failure(status: number, api: string, context?: string): CublasError {
+    const name = CUBLAS_STATUS_NAME.get(status) ?? `unknown cuBLAS status`;
+    return new CublasError(api, status, name, this.fn.getStatusString(status) as string, context);
+  }
+
+  /**
+   * A handle that issues on `stream` into its own `workspace`, with the default math mode. The workspace is set after
+   * the stream because cublasSetStream puts the handle back on cuBLAS's own pool; with a workspace of its own a handle
+   * allocates nothing while a graph is captured, and two handles never share scratch memory across streams.
+   */
+  create(stream: StreamHandle, workspace: DevicePtr, workspaceBytes: number): CublasHandle {
+    this.out[0] = 0n;
+    this.check(this.fn.create(this.out) as number, 'cublasCreate_v2');
+    const handle = (this.out[0] ?? 0n) as CublasHandle;
+    try {
+      this.check(this.fn.setStream(handle, stream) as number, 'cublasSetStream_v2');
+      this.check(this.fn.setWorkspace(handle, workspace, workspaceBytes) as number, 'cublasSetWorkspace_v2', `${workspaceBytes} bytes`);
+      this.check(this.fn.setMathMode(handle, DEFAULT_MATH) as number, 'cublasSetMathMode');
+    } catch (error) {
+      this.fn.destroy(handle);
+      throw error;
+    }
+    return handle;
+  }
+
+  destroy(handle: CublasHandle): void {
+    this.check(this.fn.destroy(handle) as number, 'cublasDestroy_v2');
+  }
+
+  /** CUBLAS_VERSION of the loaded library: major × 10000 + minor × 100 + patch (13.0.0 is 130000). */
+  version(handle: CublasHandle): number {
+    const version = [0];
+    this.check(this.fn.getVersion(handle, version) as number, 'cublasGetVersion_v2');
+    return version[0] ?? 0;
+  }
+
+  /**
+   * The GEMM bound once: alpha and beta encoded into native floats (host pointer mode, the handle's default), every
+   * other argument captured as a number or pointer, so a call costs koffi's conversion of 19 arguments and nothing more.
+   */
+  record(handle: CublasHandle, spec: GemmSpec, a: DevicePtr, b: DevicePtr, c: DevicePtr): GemmRecord {
+    const types = GEMM_TYPES[spec.dtype];
+    const scalars = koffi.alloc('float', 2);
+    koffi.encode(scalars, 0, 'float', spec.alpha);
+    koffi.encode(scalars, 4, 'float', spec.beta);
+    const alpha = koffi.address(scalars);
+    const beta = alpha + 4n;
+    const gemmEx = this.fn.gemmEx;
+    const { m, n, k, lda, ldb, ldc } = spec;
+    const transA = CUBLAS_OP[spec.transA];
+    const transB = CUBLAS_OP[spec.transB];
+    const { dataType, computeType } = types;
+    let freed = false;
+    return {
+      launch: () =>
+        gemmEx(handle, transA, transB, m, n, k, alpha, a, dataType, lda, b, dataType, ldb, beta, c, dataType, ldc, computeType, GEMM_DEFAULT_ALGO) as number,
+      describe: describeGemm(spec),
+      free: () => {
+        if (freed) return;
+        freed = true;
+        koffi.free(scalars);
+      },
+    };
+  }
+
+  /** One checked GEMM, for set-up and tests; the timed loop uses `record`. */
+  gemm(handle: CublasHandle, spec: GemmSpec, a: DevicePtr, b: DevicePtr, c: DevicePtr): void {
+    const record = this.record(handle, spec, a, b, c);
+    try {
+      this.check(record.launch(), 'cublasGemmEx', record.describe);
+    } finally {
+      record.free();
+    }
+  }
+}
+
+/** Loads libcublas (see locate.ts for where it looks); a missing or incomplete one is an EnvironmentError. */
+export function loadCublas(env: NodeJS.ProcessEnv = process.env): Cublas {
+  const { lib, path } = loadCudaLibrary('cublas', env);
+  return new Cublas(path, lib);
+}
+
+let cached: Cublas | undefined;
+
+/** libcublas, loaded once per process. */
+export function openCublas(env: NodeJS.ProcessEnv = process.env): Cublas {
+  cached ??= loadCublas(env);
+  return cached;
+}
