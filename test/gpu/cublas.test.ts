@@ -1,0 +1,240 @@
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { describe, it } from 'node:test';
+import { DEFAULT_WORKSPACE_BYTES, GEMM_TYPES, type GemmSpec, openCublas } from '../../src/cuda/cublas.js';
+import { hostBytes } from '../../src/cuda/host.js';
+import { type CudaRuntime, openRuntime } from '../../src/cuda/runtime.js';
+import type { DevicePtr, HostPtr, StreamHandle } from '../../src/cuda/types.js';
+import { median } from '../../src/quantile.js';
+import { gpuSkipReason } from '../helpers/gpu.js';
+
+function cublasSkipReason(): string | null {
+  const gpu = gpuSkipReason();
+  if (gpu) return gpu;
+  try {
+    openCublas();
+    return null;
+  } catch (error) {
+    return `no libcublas here: ${(error as Error).message.split('\n')[0]}`;
+  }
+}
+
+const gpu = { skip: cublasSkipReason() ?? false };
+
+/** Seeded values in [-1, 1), so that no GEMM is timed or checked on zeros. */
+function pattern(count: number, seed: number): Float64Array {
+  const values = new Float64Array(count);
+  let state = seed >>> 0;
+  for (let i = 0; i < count; i++) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    values[i] = state / 2 ** 31 - 1;
+  }
+  return values;
+}
+
+/** float32 → bfloat16 bits, rounding to nearest even, as CUDA's __float2bfloat16 does for finite values. */
+function toBf16(value: number): number {
+  const bits = new Uint32Array(new Float32Array([value]).buffer)[0] ?? 0;
+  return ((bits + 0x7fff + ((bits >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
+function fromBf16(bits: number): number {
+  return new Float32Array(new Uint32Array([bits << 16]).buffer)[0] ?? 0;
+}
+
+/** C = alpha · op(A) · op(B) + beta · C0 in float64, column-major like cuBLAS. */
+function reference(spec: GemmSpec, a: Float64Array, b: Float64Array, c0: Float64Array): Float64Array {
+  const c = new Float64Array(spec.ldc * spec.n);
+  for (let j = 0; j < spec.n; j++) {
+    for (let i = 0; i < spec.m; i++) {
+      let sum = 0;
+      for (let l = 0; l < spec.k; l++) {
+        const av = spec.transA === 'N' ? a[i + l * spec.lda] : a[l + i * spec.lda];
+        const bv = spec.transB === 'N' ? b[l + j * spec.ldb] : b[j + l * spec.ldb];
+        sum += (av ?? NaN) * (bv ?? NaN);
+      }
+      c[i + j * spec.ldc] = spec.alpha * sum + spec.beta * (c0[i + j * spec.ldc] ?? NaN);
+    }
+  }
+  return c;
+}
+
+/** Device memory for one operand, filled from `values` in the GEMM's dtype; `read` returns it as numbers. */
+interface Operand {
+  readonly device: DevicePtr;
+  read(): Float64Array;
+}
+
+function operands(rt: CudaRuntime, dtype: GemmSpec['dtype'], arrays: readonly Float64Array[], owned: Array<() => void>): Operand[] {
+  const bytes = GEMM_TYPES[dtype].elementBytes;
+  return arrays.map((values) => {
+    const size = values.length * bytes;
+    const host = rt.memory.hostAlloc(size, 'pinned');
+    const device = rt.memory.malloc(size);
+    owned.push(() => rt.memory.free(device), () => rt.memory.freeHost(host));
+    const view = hostBytes(host, size);
+    const asBf16 = new Uint16Array(view.buffer, view.byteOffset, values.length);
+    const asFloat = new Float32Array(view.buffer, view.byteOffset, values.length);
+    values.forEach((v, i) => {
+      if (dtype === 'bf16') asBf16[i] = toBf16(v);
+      else asFloat[i] = v;
+    });
+    rt.memory.copy(device, host as HostPtr, size, 'h2d');
+    return {
+      device,
+      read: () => {
+        rt.memory.copy(host, device, size, 'd2h');
+        return Float64Array.from(dtype === 'bf16' ? Array.from(asBf16, fromBf16) : asFloat);
+      },
+    };
+  });
+}
+
+/** The operands as the GPU sees them: bf16 inputs rounded, fp32 inputs as float32. */
+function asStored(dtype: GemmSpec['dtype'], values: Float64Array): Float64Array {
+  return values.map((v) => (dtype === 'bf16' ? fromBf16(toBf16(v)) : Math.fround(v)));
+}
+
+function worstExcess(got: Float64Array, want: Float64Array, tolerance: (want: number) => number): { index: number; excess: number } {
+  let worst = { index: -1, excess: 0 };
+  want.forEach((w, index) => {
+    const excess = Math.abs((got[index] ?? NaN) - w) - tolerance(w);
+    if (!(excess <= worst.excess)) worst = { index, excess };
+  });
+  return worst;
+}
+
+interface Lane {
+  readonly stream: StreamHandle;
+  readonly workspace: DevicePtr;
+}
+
+function lanes(rt: CudaRuntime, count: number, owned: Array<() => void>): Lane[] {
+  return Array.from({ length: count }, () => {
+    const stream = rt.streams.create({ nonBlocking: true });
+    const workspace = rt.memory.malloc(DEFAULT_WORKSPACE_BYTES);
+    owned.push(() => rt.streams.destroy(stream), () => rt.memory.free(workspace));
+    return { stream, workspace };
+  });
+}
+
+function release(owned: Array<() => void>): void {
+  for (const free of owned.reverse()) free();
+}
+
+// Tolerances. fp32 (CUBLAS_COMPUTE_32F, no TF32): 64 products of values below 1 summed in float32 stay within 1e-4;
+// TF32 inputs (10-bit mantissa) would miss it by an order of magnitude, so this also checks TF32 was not used.
+// bf16: the reference uses the rounded inputs, and the output's rounding to bf16 costs at most half a unit in the
+// 8th significant bit (2^-8 relative), plus the fp32 accumulation's 1e-4.
+const FP32_TOLERANCE = (): number => 1e-4;
+const BF16_TOLERANCE = (want: number): number => Math.abs(want) * 2 ** -8 + 1e-4;
+
+describe('cuBLAS on a real device', () => {
+  it('a bf16 and an fp32 GEMM on two streams with two handles match a float64 reference within their tolerances', gpu, () => {
+    const rt = openRuntime();
+    rt.setDevice(0);
+    const cublas = openCublas();
+    const owned: Array<() => void> = [];
+    try {
+      const [bf16Lane, fp32Lane] = lanes(rt, 2, owned) as [Lane, Lane];
+      const [m, n, k] = [96, 80, 64];
+      // bf16: A as stored (m × k), B transposed (stored n × k); fp32: A transposed (stored k × m), alpha and beta set.
+      const bf16: GemmSpec = { transA: 'N', transB: 'T', m, n, k, lda: m, ldb: n, ldc: m, alpha: 1, beta: 0, dtype: 'bf16' };
+      const fp32: GemmSpec = { transA: 'T', transB: 'N', m, n, k, lda: k, ldb: k, ldc: m, alpha: 1.5, beta: 0.5, dtype: 'fp32' };
+      const cases = [
+        { spec: bf16, lane: bf16Lane, data: [pattern(m * k, 1), pattern(n * k, 2), new Float64Array(m * n)], tolerance: BF16_TOLERANCE },
+        { spec: fp32, lane: fp32Lane, data: [pattern(k * m, 3), pattern(k * n, 4), pattern(m * n, 5)], tolerance: FP32_TOLERANCE },
+      ].map((c) => {
+        const handle = cublas.create(c.lane.stream, c.lane.workspace, DEFAULT_WORKSPACE_BYTES);
+        owned.push(() => cublas.destroy(handle));
+        const [a, b, out] = operands(rt, c.spec.dtype, c.data, owned) as [Operand, Operand, Operand];
+        const record = cublas.record(handle, c.spec, a.device, b.device, out.device);
+        owned.push(() => record.free());
+        const stored = c.data.map((values) => asStored(c.spec.dtype, values)) as [Float64Array, Float64Array, Float64Array];
+        return { ...c, handle, record, out, want: reference(c.spec, ...stored) };
+      });
+      for (const c of cases) assert.equal(c.record.launch(), 0, c.record.describe);
+      for (const c of cases) rt.streams.synchronize(c.lane.stream);
+      for (const c of cases) {
+        const got = c.out.read();
+        const worst = worstExcess(got, c.want, c.tolerance);
+        assert.equal(worst.index, -1, `${c.record.describe}: element ${worst.index} is ${got[worst.index]}, want ${c.want[worst.index]}`);
+      }
+      for (const c of cases) assert.ok(cublas.version(c.handle) >= 120000, `cuBLAS ${cublas.version(c.handle)} from ${cublas.libraryPath}`);
+    } finally {
+      release(owned);
+    }
+  });
+
+  it('a GEMM captured into a CUDA graph and replayed computes the same product', gpu, () => {
+    const rt = openRuntime();
+    rt.setDevice(0);
+    const cublas = openCublas();
+    const owned: Array<() => void> = [];
+    try {
+      const [lane] = lanes(rt, 1, owned) as [Lane];
+      const handle = cublas.create(lane.stream, lane.workspace, DEFAULT_WORKSPACE_BYTES);
+      owned.push(() => cublas.destroy(handle));
+      const spec: GemmSpec = { transA: 'N', transB: 'N', m: 64, n: 48, k: 32, lda: 64, ldb: 32, ldc: 64, alpha: 1, beta: 1, dtype: 'fp32' };
+      const data = [pattern(64 * 32, 6), pattern(32 * 48, 7), new Float64Array(64 * 48)];
+      const [a, b, out] = operands(rt, 'fp32', data, owned) as [Operand, Operand, Operand];
+      const record = cublas.record(handle, spec, a.device, b.device, out.device);
+      owned.push(() => record.free());
+      // One call outside the capture first, as a stage's checked rep does: cuBLAS may set up a new handle lazily.
+      assert.equal(record.launch(), 0);
+      rt.graphs.beginCapture(lane.stream);
+      assert.equal(record.launch(), 0);
+      const graph = rt.graphs.endCapture(lane.stream);
+      const exec = rt.graphs.instantiate(graph);
+      owned.push(() => rt.graphs.destroy(graph), () => rt.graphs.destroyExec(exec));
+      // beta 1 accumulates: the direct call and two replays leave 3 · A · B, which also shows the capture computed nothing.
+      const replay = rt.graphs.launchThunk(exec, lane.stream);
+      assert.equal(replay(), 0);
+      assert.equal(replay(), 0);
+      rt.streams.synchronize(lane.stream);
+      const [sa, sb] = data.map((v) => asStored('fp32', v)) as [Float64Array, Float64Array];
+      const want = reference({ ...spec, alpha: 3, beta: 0 }, sa, sb, new Float64Array(64 * 48));
+      const got = out.read();
+      const worst = worstExcess(got, want, () => 2e-4);
+      assert.equal(worst.index, -1, `element ${worst.index} is ${got[worst.index]}, want ${want[worst.index]}`);
+    } finally {
+      release(owned);
+    }
+  });
+
+  it('the prebuilt GEMM call costs the host a few microseconds, measured against a 4-byte memset from the same loop', gpu, (t) => {
+    const rt = openRuntime();
+    rt.setDevice(0);
+    const cublas = openCublas();
+    const owned: Array<() => void> = [];
+    try {
+      const [lane] = lanes(rt, 1, owned) as [Lane];
+      const handle = cublas.create(lane.stream, lane.workspace, DEFAULT_WORKSPACE_BYTES);
+      owned.push(() => cublas.destroy(handle));
+      const spec: GemmSpec = { transA: 'N', transB: 'N', m: 128, n: 128, k: 128, lda: 128, ldb: 128, ldc: 128, alpha: 1, beta: 0, dtype: 'bf16' };
+      const [a, b, out] = operands(rt, 'bf16', [pattern(128 * 128, 8), pattern(128 * 128, 9), new Float64Array(128 * 128)], owned) as [Operand, Operand, Operand];
+      const record = cublas.record(handle, spec, a.device, b.device, out.device);
+      owned.push(() => record.free());
+      const memset = rt.memory.memsetThunk(out.device, 0, 4, lane.stream);
+      const perCallUs = (call: () => number): number => {
+        const batches: number[] = [];
+        for (let batch = 0; batch < 7; batch++) {
+          rt.streams.synchronize(lane.stream);
+          const started = performance.now();
+          for (let i = 0; i < 200; i++) if (call() !== 0) throw new Error('a call failed');
+          batches.push(((performance.now() - started) * 1000) / 200);
+        }
+        rt.streams.synchronize(lane.stream);
+        return median(batches.slice(2));
+      };
+      const gemmUs = perCallUs(record.launch);
+      const memsetUs = perCallUs(memset);
+      t.diagnostic(`host cost per call: cublasGemmEx ${gemmUs.toFixed(2)} µs (bf16 128³), cudaMemsetAsync ${memsetUs.toFixed(2)} µs`);
+      // cuBLAS's own heuristics cache and launch are a few µs (a kernel launch is 3.4 to 4.6 µs on the H200); 25 µs
+      // would mean the wrapper does work per call that it should have done once.
+      assert.ok(gemmUs < 25, `cublasGemmEx costs the host ${gemmUs.toFixed(2)} µs per call`);
+    } finally {
+      release(owned);
+    }
+  });
+});
