@@ -13,7 +13,6 @@ export type CublasHandle = bigint & { readonly [cublasBrand]: 'CublasHandle' };
 
 /** The element types a GEMM stage offers; `tf32` is fp32 data multiplied on the tensor cores with TF32 inputs. */
 export type GemmDtype = 'fp32' | 'tf32' | 'fp16' | 'bf16';
-export const GEMM_DTYPES: readonly GemmDtype[] = ['fp32', 'tf32', 'fp16', 'bf16'];
 
 /** Whether cuBLAS reads an operand as stored (column-major) or transposed. */
 export type GemmTranspose = 'N' | 'T';
