@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { DEFAULT_WORKSPACE_BYTES, GEMM_TYPES, type GemmSpec, openCublas } from '../../src/cuda/cublas.js';
 import { hostBytes } from '../../src/cuda/host.js';
 import { type CudaRuntime, openRuntime } from '../../src/cuda/runtime.js';
-import type { DevicePtr, HostPtr, StreamHandle } from '../../src/cuda/types.js';
+import type { DevicePtr, StreamHandle } from '../../src/cuda/types.js';
 import { median } from '../../src/quantile.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
@@ -79,7 +79,7 @@ function operands(rt: CudaRuntime, dtype: GemmSpec['dtype'], arrays: readonly Fl
       if (dtype === 'bf16') asBf16[i] = toBf16(v);
       else asFloat[i] = v;
     });
-    rt.memory.copy(device, host as HostPtr, size, 'h2d');
+    rt.memory.copy(device, host, size, 'h2d');
     return {
       device,
       read: () => {
