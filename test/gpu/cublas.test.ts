@@ -73,18 +73,17 @@ function operands(rt: CudaRuntime, dtype: GemmSpec['dtype'], arrays: readonly Fl
     const device = rt.memory.malloc(size);
     owned.push(() => rt.memory.free(device), () => rt.memory.freeHost(host));
     const view = hostBytes(host, size);
-    const asBf16 = new Uint16Array(view.buffer, view.byteOffset, values.length);
-    const asFloat = new Float32Array(view.buffer, view.byteOffset, values.length);
+    // One view of the operand's own element size: a float32 view over a bf16 operand would be twice too long.
+    const stored = dtype === 'bf16' ? new Uint16Array(view.buffer, view.byteOffset, values.length) : new Float32Array(view.buffer, view.byteOffset, values.length);
     values.forEach((v, i) => {
-      if (dtype === 'bf16') asBf16[i] = toBf16(v);
-      else asFloat[i] = v;
+      stored[i] = dtype === 'bf16' ? toBf16(v) : v;
     });
     rt.memory.copy(device, host, size, 'h2d');
     return {
       device,
       read: () => {
         rt.memory.copy(host, device, size, 'd2h');
-        return Float64Array.from(dtype === 'bf16' ? Array.from(asBf16, fromBf16) : asFloat);
+        return Float64Array.from(stored, (v) => (dtype === 'bf16' ? fromBf16(v) : v));
       },
     };
   });
