@@ -8,13 +8,14 @@ const MiB = 2 ** 20;
 /**
  * The host stage's checksum: the sum of a chunk's aligned 32-bit words, wrapping, plus any bytes before the first
  * and after the last (a chunk of 1- or 2-byte elements may start off a word boundary). The same sum as the JS
- * thread's host stage (src/exec/host-calls.ts) over the same bytes: views keep their address's alignment.
+ * thread's host stage (src/exec/host-calls.ts) over the same views.
  */
 export function checksum(views: readonly Uint8Array[]): number {
   let sum = 0;
   for (const view of views) {
     const head = Math.min(view.byteLength, (4 - (view.byteOffset % 4)) % 4);
-    const words = new Uint32Array(view.buffer, view.byteOffset + head, (view.byteLength - head) >>> 2);
+    // A view shorter than its unaligned head has no aligned word (and no aligned place to start a word view at).
+    const words = head < view.byteLength ? new Uint32Array(view.buffer, view.byteOffset + head, (view.byteLength - head) >>> 2) : new Uint32Array(0);
     for (let i = 0; i < head; i++) sum = (sum + (view[i] as number)) >>> 0;
     for (let i = 0; i < words.length; i++) sum = (sum + (words[i] as number)) >>> 0;
     for (let i = head + words.length * 4; i < view.byteLength; i++) sum = (sum + (view[i] as number)) >>> 0;

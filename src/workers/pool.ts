@@ -139,13 +139,14 @@ export class WorkerPool {
 
   private attach(thread: Thread): void {
     const { worker } = thread;
-    worker.unref();
     worker.on('message', (message: WorkerMessage) => this.received(thread, message));
     worker.on('error', (error: Error) => this.died(thread, `threw outside its function: ${error.message}`));
     worker.on('exit', (code: number) => {
       thread.alive = false;
       this.died(thread, `exited with code ${code}`);
     });
+    // After the listeners: adding a 'message' listener refs the worker's port again.
+    worker.unref();
   }
 
   /** How many worker threads the pool has. */
