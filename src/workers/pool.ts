@@ -41,6 +41,11 @@ export function onClock(timing: TaskTiming, zeroMs: number): TaskTiming {
 }
 
 const DEFAULT_QUEUE_LIMIT = 256;
+/**
+ * Tasks sent to a worker before it answered: with two, the next task already waits in the worker when one ends,
+ * so a worker does not idle for a round trip through the main thread between tasks (milliseconds on a busy host).
+ */
+const IN_FLIGHT = 2;
 
 interface Pending {
   readonly id: number;
@@ -53,7 +58,8 @@ interface Pending {
 interface Thread {
   readonly index: number;
   readonly worker: Worker;
-  running: Pending | null;
+  /** Tasks sent and not answered, in the order sent: the worker runs the first. */
+  readonly sent: Pending[];
   busyMs: number;
   alive: boolean;
 }
@@ -93,7 +99,7 @@ export class WorkerPool {
     options.signal?.throwIfAborted();
     const threads = Array.from({ length: count }, (_, index): Thread => {
       const setup: WorkerSetup = { index, functions: options.functions };
-      return { index, worker: new Worker(new URL('./worker.js', import.meta.url), { workerData: setup }), running: null, busyMs: 0, alive: true };
+      return { index, worker: new Worker(new URL('./worker.js', import.meta.url), { workerData: setup }), sent: [], busyMs: 0, alive: true };
     });
     const pool = new WorkerPool(threads, options);
     try {
@@ -176,23 +182,26 @@ export class WorkerPool {
     });
   }
 
+  /** Sends waiting tasks to the workers with the fewest unanswered: idle workers first, then each one's next. */
   private dispatch(): void {
-    for (const thread of this.threads) {
-      if (this.queue.length === 0) return;
-      if (thread.running || !thread.alive) continue;
-      const pending = this.queue.shift() as Pending;
-      thread.running = pending;
-      // A worker with a task keeps the process alive until it answers; an idle one does not.
-      thread.worker.ref();
-      thread.worker.postMessage({ id: pending.id, task: pending.task });
+    for (let depth = 0; depth < IN_FLIGHT; depth++) {
+      for (const thread of this.threads) {
+        if (this.queue.length === 0) return;
+        if (thread.sent.length !== depth || !thread.alive) continue;
+        const pending = this.queue.shift() as Pending;
+        thread.sent.push(pending);
+        // A worker with a task keeps the process alive until it answers; an idle one does not.
+        thread.worker.ref();
+        thread.worker.postMessage({ id: pending.id, task: pending.task });
+      }
     }
   }
 
   private received(thread: Thread, message: WorkerMessage): void {
-    const pending = thread.running;
+    const pending = thread.sent[0];
     if (!pending || (message.kind !== 'done' && message.kind !== 'failed') || message.id !== pending.id) return;
-    thread.running = null;
-    thread.worker.unref();
+    thread.sent.shift();
+    if (thread.sent.length === 0) thread.worker.unref();
     thread.busyMs += message.endedAt - message.startedAt;
     if (message.kind === 'done') {
       const timing = { worker: thread.index, queuedMs: pending.queuedMs, startedMs: fromEpoch(message.startedAt), endedMs: fromEpoch(message.endedAt) };
@@ -206,7 +215,7 @@ export class WorkerPool {
   /** A worker ended on its own: its task fails, and so does the pool, since a stage short of a worker is not the stage measured. */
   private died(thread: Thread, how: string): void {
     if (this.closing) return;
-    const task = thread.running?.task;
+    const task = thread.sent[0]?.task;
     const failure = new HostStageFailure(`host stage worker ${thread.index} ${how}${task ? `, running function '${task.fn}' on ${chunkName(task)}` : ''}`);
     void this.close(failure);
   }
@@ -219,11 +228,10 @@ export class WorkerPool {
     if (this.closing) return this.closing;
     this.closedBy = reason ?? null;
     this.options.signal?.removeEventListener('abort', this.onAbort);
-    const unfinished = [...this.threads.flatMap((thread) => (thread.running ? [thread.running] : [])), ...this.queue.splice(0)];
+    const unfinished = [...this.threads.flatMap((thread) => thread.sent.splice(0)), ...this.queue.splice(0)];
     const why = reason ?? new Error('the worker pool closed before the task ran');
     for (const pending of unfinished) pending.reject(why);
     this.closing = Promise.all(this.threads.map(async (thread) => {
-      thread.running = null;
       await thread.worker.terminate();
       thread.alive = false;
     })).then(() => undefined);

@@ -5,8 +5,8 @@ import { hostView } from '../cuda/host-view.js';
 import { builtIn } from './functions.js';
 import type { Region, RegionView, StageFunction, TaskMessage, WorkerMessage, WorkerSetup } from './types.js';
 
-// One worker thread of a pool: loads the pool's functions once, then runs one task at a time as the main thread
-// sends them. The chunk's memory is opened here by address (src/cuda/host-view.ts), never copied.
+// One worker thread of a pool: loads the pool's functions once, then runs the tasks the main thread sends, one at a
+// time, in the order sent. The chunk's memory is opened here by address (src/cuda/host-view.ts), never copied.
 
 const setup = workerData as WorkerSetup;
 const port = parentPort;
@@ -17,9 +17,14 @@ const now = () => performance.timeOrigin + performance.now();
 const view = (region: Region): RegionView => ({ buffer: region.buffer, offset: region.offset, bytes: hostView(region.address, region.bytes) });
 
 const functions = new Map<string, StageFunction>();
+/** Tasks sent and not yet answered, the one running first: the pool sends the next before this one ends. */
+const waiting: TaskMessage[] = [];
 // A module that does not load is reported and the worker takes no task: the pool ends every worker and says why.
 if (await loadAll()) {
-  port.on('message', (message: TaskMessage) => void run(message));
+  port.on('message', (message: TaskMessage) => {
+    waiting.push(message);
+    if (waiting.length === 1) void drain();
+  });
   send({ kind: 'ready' });
 }
 
@@ -50,6 +55,14 @@ async function load(path: string, name: string): Promise<StageFunction | string>
   if (typeof fn === 'function') return fn as StageFunction;
   const functionNames = Object.keys(module).filter((key) => typeof module[key] === 'function');
   return `it has no exported function '${name}' (its exported functions: ${functionNames.join(', ') || 'none'})`;
+}
+
+/** Runs the tasks the pool sent one at a time, also when a user's function is async. */
+async function drain(): Promise<void> {
+  for (let next = waiting[0]; next; next = waiting[0]) {
+    await run(next);
+    waiting.shift();
+  }
 }
 
 async function run({ id, task }: TaskMessage): Promise<void> {

@@ -73,6 +73,17 @@ describe('worker pool', () => {
     }
   });
 
+  it('runs a worker\'s tasks one at a time in the order submitted, also an async function\'s', async () => {
+    const pool = await WorkerPool.open({ workers: 1, functions: { later: { kind: 'module', path: stage, export: 'later' } } });
+    try {
+      const results = await Promise.all([0, 1, 2].map((chunk) => pool.submit({ fn: 'later', chunk, regions: [] })));
+      assert.deepEqual(results.map((r) => r.value), [0, 1, 2]);
+      for (let i = 1; i < results.length; i++) assert.ok(results[i]!.timing.startedMs >= results[i - 1]!.timing.endedMs, JSON.stringify(results.map((r) => r.timing)));
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('fails a task whose function throws with exit 4, naming function, chunk, worker and message, and stays usable', async () => {
     const pool = await WorkerPool.open({ workers: 1, functions: { bad: { kind: 'module', path: stage, export: 'reject' }, sum: { kind: 'checksum' } } });
     try {
@@ -106,7 +117,7 @@ describe('worker pool', () => {
     const cases = [
       { path: join(fixtures, 'broken.mjs'), export: 'decode', message: /module .*broken\.mjs did not load in worker \d: decoder table not found/ },
       { path: join(fixtures, 'missing.mjs'), export: 'decode', message: /module .*missing\.mjs did not load in worker \d: Cannot find module .*missing\.mjs/ },
-      { path: stage, export: 'decode', message: /stage\.mjs did not load in worker \d: it has no exported function 'decode' \(its exported functions: increment, quit, reject\)/ },
+      { path: stage, export: 'decode', message: /stage\.mjs did not load in worker \d: it has no exported function 'decode' \(its exported functions: increment, later, quit, reject\)/ },
     ];
     for (const c of cases) {
       await assert.rejects(WorkerPool.open({ workers: 1, functions: { user: { kind: 'module', path: c.path, export: c.export } } }), (error: unknown) => {
@@ -142,10 +153,10 @@ describe('worker pool', () => {
   it('bounds its queue, and sizes itself from the cores', async () => {
     const pool = await WorkerPool.open({ workers: 1, queueLimit: 1, functions: { cost: { kind: 'cost', msPerMiB: 0 } } });
     try {
-      const running = pool.submit({ fn: 'cost', chunk: 0, regions: [] });
-      const waiting = pool.submit({ fn: 'cost', chunk: 1, regions: [] });
-      await assert.rejects(pool.submit({ fn: 'cost', chunk: 2, regions: [] }), /queue is full \(1 tasks wait\)/);
-      await Promise.all([running, waiting]);
+      // Two are sent to the worker (the one it runs and the next), one waits in the queue, and the queue is full.
+      const accepted = [0, 1, 2].map((chunk) => pool.submit({ fn: 'cost', chunk, regions: [] }));
+      await assert.rejects(pool.submit({ fn: 'cost', chunk: 3, regions: [] }), /queue is full \(1 tasks wait\)/);
+      await Promise.all(accepted);
     } finally {
       await pool.close();
     }
