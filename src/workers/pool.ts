@@ -67,11 +67,13 @@ interface Thread {
 /** A time a worker sent (ms since the epoch) on this thread's performance.now() clock. */
 const fromEpoch = (epochMs: number) => epochMs - performance.timeOrigin;
 
+const interrupted = (workers: number) => new Interrupted(`interrupted: ended the host stage's ${workers} worker threads`);
+
 const chunkName = (task: WorkerTask) => (task.chunk === null ? 'the whole buffers' : `chunk ${task.chunk}`);
 
 /**
- * A pool of worker threads running a host stage's functions over chunks of pinned memory, one task per worker at a
- * time, in submission order. A function that throws fails its task (HostStageFailure, exit 4) and the pool stays
+ * A pool of worker threads running a host stage's functions over chunks of pinned memory; each worker runs one task
+ * at a time, and tasks start in submission order. A function that throws fails its task (HostStageFailure, exit 4) and the pool stays
  * usable; a worker that dies fails every unfinished task and closes the pool. Idle workers do not keep the process
  * alive; a worker with a task does.
  */
@@ -82,7 +84,7 @@ export class WorkerPool {
   private nextId = 0;
   private closing: Promise<void> | null = null;
   private closedBy: unknown = null;
-  private readonly onAbort = () => void this.close(new Interrupted(`interrupted: ended the host stage's ${this.threads.length} worker threads`));
+  private readonly onAbort = () => void this.close(interrupted(this.threads.length));
 
   private constructor(threads: Thread[], private readonly options: PoolOptions) {
     this.threads = threads;
@@ -96,7 +98,7 @@ export class WorkerPool {
   static async open(options: PoolOptions): Promise<WorkerPool> {
     const count = options.workers ?? defaultWorkers();
     if (!Number.isInteger(count) || count < 1) throw new UsageError(`workers: ${count} is not a whole number of at least 1`);
-    options.signal?.throwIfAborted();
+    if (options.signal?.aborted) throw interrupted(0);
     const threads = Array.from({ length: count }, (_, index): Thread => {
       const setup: WorkerSetup = { index, functions: options.functions };
       return { index, worker: new Worker(new URL('./worker.js', import.meta.url), { workerData: setup }), sent: [], busyMs: 0, alive: true };
@@ -108,8 +110,11 @@ export class WorkerPool {
       await pool.close(error);
       throw error;
     }
+    if (options.signal?.aborted) {
+      await pool.close();
+      throw interrupted(count);
+    }
     for (const thread of threads) pool.attach(thread);
-    if (options.signal?.aborted) pool.onAbort();
     options.signal?.addEventListener('abort', pool.onAbort, { once: true });
     return pool;
   }
@@ -153,11 +158,6 @@ export class WorkerPool {
     });
     // After the listeners: adding a 'message' listener refs the worker's port again.
     worker.unref();
-  }
-
-  /** How many worker threads the pool has. */
-  get size(): number {
-    return this.threads.length;
   }
 
   /** How many worker threads are still running: 0 once close() resolved. */

@@ -140,6 +140,7 @@ describe('worker pool', () => {
     await pool.close();
     assert.equal(pool.running, 0);
     await assert.rejects(pool.submit({ fn: 'cost', chunk: 1, regions: [] }), Interrupted);
+    await assert.rejects(WorkerPool.open({ workers: 1, functions: {}, signal: AbortSignal.abort() }), Interrupted);
   });
 
   it('keeps the process alive for no pool: closed, idle, or one whose module did not load', () => {
