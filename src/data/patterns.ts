@@ -40,12 +40,7 @@ function fillRandom(bytes: Uint8Array, type: ElementType, seed: number, skip: nu
   // xorshift32: fast, seedable, and the same on every machine. Floats land in [1, 2) so that no value is zero,
   // denormal, infinite or NaN, whatever the kernel does with them.
   let x = xorshiftJump((seed >>> 0) || 0x9e3779b9, skip);
-  const next = () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return x >>> 0;
-  };
+  const next = () => (x = xorshift32(x));
   switch (type) {
     case 'float32': {
       const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
@@ -76,24 +71,25 @@ function fillRandom(bytes: Uint8Array, type: ElementType, seed: number, skip: nu
   }
 }
 
+function xorshift32(v: number): number {
+  v ^= v << 13;
+  v ^= v >>> 17;
+  v ^= v << 5;
+  return v >>> 0;
+}
+
 /**
- * The xorshift32 state `steps` steps after `state`, in 32 matrix-vector products: a step is linear over GF(2), so
- * the state jumps by squaring the step's 32×32 bit matrix (each column the step applied to one bit) as often as
- * `steps` has bits.
+ * The xorshift32 state `steps` steps after `state`, in 33 × log2(steps) matrix-vector products rather than `steps`
+ * steps: a step is linear over GF(2), so the state jumps by the step's 32×32 bit matrix (each column the step
+ * applied to one bit) squared once per bit of `steps`.
  */
 export function xorshiftJump(state: number, steps: number): number {
-  const step = (v: number) => {
-    v ^= v << 13;
-    v ^= v >>> 17;
-    v ^= v << 5;
-    return v >>> 0;
-  };
   const apply = (columns: readonly number[], v: number) => {
     let out = 0;
     for (let bit = 0; bit < 32; bit++) if ((v >>> bit) & 1) out ^= columns[bit] as number;
     return out >>> 0;
   };
-  let columns = Array.from({ length: 32 }, (_, bit) => step((1 << bit) >>> 0));
+  let columns = Array.from({ length: 32 }, (_, bit) => xorshift32((1 << bit) >>> 0));
   let x = state >>> 0;
   for (let rest = steps; rest > 0; rest = Math.floor(rest / 2)) {
     if (rest % 2 === 1) x = apply(columns, x);

@@ -41,11 +41,11 @@ describe('worker pool', () => {
     }
   });
 
-  it('reads and writes the main thread\'s native memory in place: checksum and decode over a chunk at an odd address', async () => {
+  it('reads and writes the main thread\'s native memory in place: checksum, decode and copy, a chunk at an odd address included', async () => {
     const memory = native(4096);
     memory.view.forEach((_, i, view) => { view[i] = (i * 37) & 0xff; });
     const init = { kind: 'random', seed: 9 } as const;
-    const pool = await WorkerPool.open({ workers: 1, functions: { sum: { kind: 'checksum' }, load: { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init } } } } });
+    const pool = await WorkerPool.open({ workers: 1, functions: { sum: { kind: 'checksum' }, copy: { kind: 'copy' }, load: { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init } } } } });
     try {
       const sum = await pool.submit({ fn: 'sum', chunk: 3, regions: [memory.region(3, 1001), memory.region(1004, 500)] });
       assert.equal(sum.value, jsThreadChecksum([hostBytes(offsetPointer(memory.pointer, 3), 1001), hostBytes(offsetPointer(memory.pointer, 1004), 500)]));
@@ -54,6 +54,9 @@ describe('worker pool', () => {
       const expected = new Uint8Array(512);
       fillPattern(expected, 'float32', init);
       assert.deepEqual(memory.view.subarray(2048, 2304), expected.subarray(256));
+      // And copies it on, as a stage handing a chunk to a second region does.
+      await pool.submit({ fn: 'copy', chunk: 1, regions: [memory.region(2048, 256)], targets: [memory.region(3000, 100), memory.region(3100, 156)] });
+      assert.deepEqual(memory.view.subarray(3000, 3256), expected.subarray(256));
     } finally {
       await pool.close();
     }
