@@ -51,6 +51,13 @@ module.exports = {
       to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|kernels)/' },
     },
     {
+      name: 'workers-run-functions-not-pipelines',
+      comment: 'The worker pool runs host stage functions over memory handed over by address; it knows no plan, stream or executor. Its worker script opens that memory through the one koffi helper it needs, src/cuda/host-view.ts.',
+      severity: 'error',
+      from: { path: '^src/workers/' },
+      to: { path: '^src/(cuda|exec|plan|measure|api|cli|report|config|kernels|analysis|result|compare)/', pathNot: '^src/cuda/host-view\\.ts$' },
+    },
+    {
       name: 'neutral-modules-stay-neutral',
       comment: 'vocabulary, format, chunking, quantile and errors are shared by every layer, so they import none of them.',
       severity: 'error',

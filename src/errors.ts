@@ -10,7 +10,7 @@ export const EXIT_CODES: ReadonlyArray<readonly [ExitCode, string]> = [
   [1, 'the measurement says no: outputs differ, or compare found a slowdown'],
   [2, 'usage or config error: bad flag, bad YAML, unreadable file, kernel that does not match its arguments'],
   [3, 'environment: no libcudart or libnvrtc, no driver, no device'],
-  [4, 'CUDA failure while running: out of memory, a faulting kernel, a rep past its deadline'],
+  [4, 'failure while running: out of memory, a faulting kernel, a rep past its deadline, a host stage function that threw'],
   [70, 'internal error: a bug in cuda-pipe (please report it)'],
   [130, 'interrupted (Ctrl-C, SIGTERM): stopped at a rep boundary and wrote nothing'],
 ];
@@ -58,6 +58,14 @@ export class DeviceFailure extends CudaPipeError {
     super(message, options);
     this.contextLost = options.contextLost ?? (options.cause instanceof DeviceFailure && options.cause.contextLost);
   }
+}
+
+/**
+ * A host stage's function failed while running on a worker thread: it threw, or its worker died. Exit 4 like a
+ * faulting kernel, but the CUDA context is untouched, so the ordinary cleanup runs.
+ */
+export class HostStageFailure extends CudaPipeError {
+  readonly exitCode = 4 as const;
 }
 
 /** True for an error after which no CUDA call may be made (see DeviceFailure.contextLost). */

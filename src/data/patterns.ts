@@ -3,16 +3,20 @@ import type { ElementType } from '../vocabulary.js';
 
 // Inputs get a seeded pattern: never zeros, which hide unwritten outputs and can run faster than real data.
 
-/** Fills `bytes` (a whole number of elements of `type`) with the pattern. */
-export function fillPattern(bytes: Uint8Array, type: ElementType, init: InitSpec): void {
+/**
+ * Fills `bytes` (a whole number of elements of `type`) with the pattern. With `firstElement`, the bytes are those a
+ * fill from element 0 would have written from that element on: a loader decoding one chunk at a time writes what
+ * the whole fill would have, so its output verifies against a run whose inputs were filled at once.
+ */
+export function fillPattern(bytes: Uint8Array, type: ElementType, init: InitSpec, firstElement = 0): void {
   const elements = elementView(bytes, type);
-  if (init.kind === 'random') return fillRandom(bytes, type, init.seed);
+  if (init.kind === 'random') return fillRandom(bytes, type, init.seed, firstElement * (type === 'float64' ? 2 : 1));
   const encode = encoder(type);
   if (init.kind === 'constant') {
     elements.fill(encode(init.value) as never);
     return;
   }
-  for (let i = 0; i < elements.length; i++) elements[i] = encode(init.start + i * init.step);
+  for (let i = 0; i < elements.length; i++) elements[i] = encode(init.start + (firstElement + i) * init.step);
 }
 
 /**
@@ -32,16 +36,11 @@ export function windowSeed(init: InitSpec, window: number, elementsPerWindow: nu
   }
 }
 
-function fillRandom(bytes: Uint8Array, type: ElementType, seed: number): void {
+function fillRandom(bytes: Uint8Array, type: ElementType, seed: number, skip: number): void {
   // xorshift32: fast, seedable, and the same on every machine. Floats land in [1, 2) so that no value is zero,
   // denormal, infinite or NaN, whatever the kernel does with them.
-  let x = (seed >>> 0) || 0x9e3779b9;
-  const next = () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return x >>> 0;
-  };
+  let x = xorshiftJump((seed >>> 0) || 0x9e3779b9, skip);
+  const next = () => (x = xorshift32(x));
   switch (type) {
     case 'float32': {
       const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
@@ -70,6 +69,33 @@ function fillRandom(bytes: Uint8Array, type: ElementType, seed: number): void {
     case 'uint8':
       for (let i = 0; i < bytes.length; i++) bytes[i] = next() & 0xff;
   }
+}
+
+function xorshift32(v: number): number {
+  v ^= v << 13;
+  v ^= v >>> 17;
+  v ^= v << 5;
+  return v >>> 0;
+}
+
+/**
+ * The xorshift32 state `steps` steps after `state`, in 33 × log2(steps) matrix-vector products rather than `steps`
+ * steps: a step is linear over GF(2), so the state jumps by the step's 32×32 bit matrix (each column the step
+ * applied to one bit) squared once per bit of `steps`.
+ */
+export function xorshiftJump(state: number, steps: number): number {
+  const apply = (columns: readonly number[], v: number) => {
+    let out = 0;
+    for (let bit = 0; bit < 32; bit++) if ((v >>> bit) & 1) out ^= columns[bit] as number;
+    return out >>> 0;
+  };
+  let columns = Array.from({ length: 32 }, (_, bit) => xorshift32((1 << bit) >>> 0));
+  let x = state >>> 0;
+  for (let rest = steps; rest > 0; rest = Math.floor(rest / 2)) {
+    if (rest % 2 === 1) x = apply(columns, x);
+    columns = columns.map((column) => apply(columns, column));
+  }
+  return x;
 }
 
 type ElementArray = Float32Array | Float64Array | Int32Array | Uint32Array | Uint8Array | Uint16Array;

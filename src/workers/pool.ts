@@ -1,0 +1,240 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { HostStageFailure, Interrupted, UsageError } from '../errors.js';
+import type { StageFunctionSpec, WorkerMessage, WorkerSetup, WorkerTask } from './types.js';
+
+/**
+ * A share of the cores that leaves two to the JS thread (issuing CUDA work, waiting on events) and CUDA's own
+ * threads, and at most 8: past that a decode stage is rarely what limits a GPU pipeline.
+ */
+export function defaultWorkers(cores = availableParallelism()): number {
+  return Math.max(1, Math.min(8, cores - 2));
+}
+
+export interface PoolOptions {
+  /** How many worker threads; defaultWorkers() when absent. */
+  readonly workers?: number;
+  /** The functions every worker loads, by the name a task gives. */
+  readonly functions: Readonly<Record<string, StageFunctionSpec>>;
+  /** How many tasks may wait for a worker; a caller submits at most one per pinned slot, so more is a bug. */
+  readonly queueLimit?: number;
+  /** Ends every worker when aborted (Ctrl-C at a rep boundary): tasks not finished reject with Interrupted. */
+  readonly signal?: AbortSignal;
+}
+
+/** When a task waited and ran, on the main thread's performance.now() clock (a worker's times are converted). */
+export interface TaskTiming {
+  readonly worker: number;
+  readonly queuedMs: number;
+  readonly startedMs: number;
+  readonly endedMs: number;
+}
+
+export interface TaskResult {
+  readonly value: unknown;
+  readonly timing: TaskTiming;
+}
+
+/** A task's timing on a run's clock: milliseconds from `zeroMs`, the performance.now() the run's times count from. */
+export function onClock(timing: TaskTiming, zeroMs: number): TaskTiming {
+  return { worker: timing.worker, queuedMs: timing.queuedMs - zeroMs, startedMs: timing.startedMs - zeroMs, endedMs: timing.endedMs - zeroMs };
+}
+
+const DEFAULT_QUEUE_LIMIT = 256;
+/**
+ * Tasks sent to a worker before it answered: with two, the next task already waits in the worker when one ends,
+ * so a worker does not idle for a round trip through the main thread between tasks (milliseconds on a busy host).
+ */
+const IN_FLIGHT = 2;
+
+interface Pending {
+  readonly id: number;
+  readonly task: WorkerTask;
+  readonly queuedMs: number;
+  readonly resolve: (result: TaskResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+interface Thread {
+  readonly index: number;
+  readonly worker: Worker;
+  /** Tasks sent and not answered, in the order sent: the worker runs the first. */
+  readonly sent: Pending[];
+  busyMs: number;
+  alive: boolean;
+}
+
+/** A time a worker sent (ms since the epoch) on this thread's performance.now() clock. */
+const fromEpoch = (epochMs: number) => epochMs - performance.timeOrigin;
+
+const interrupted = (workers: number) => new Interrupted(`interrupted: ended the host stage's ${workers} worker threads`);
+
+const chunkName = (task: WorkerTask) => (task.chunk === null ? 'the whole buffers' : `chunk ${task.chunk}`);
+
+/**
+ * A pool of worker threads running a host stage's functions over chunks of pinned memory; each worker runs one task
+ * at a time, and tasks start in submission order. A function that throws fails its task (HostStageFailure, exit 4) and the pool stays
+ * usable; a worker that dies fails every unfinished task and closes the pool. Idle workers do not keep the process
+ * alive; a worker with a task does.
+ */
+export class WorkerPool {
+  private readonly threads: Thread[];
+  private readonly queue: Pending[] = [];
+  private readonly queueLimit: number;
+  private nextId = 0;
+  private closing: Promise<void> | null = null;
+  private closedBy: unknown = null;
+  private readonly onAbort = () => void this.close(interrupted(this.threads.length));
+
+  private constructor(threads: Thread[], private readonly options: PoolOptions) {
+    this.threads = threads;
+    this.queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
+  }
+
+  /**
+   * Starts the workers and waits until every one loaded its functions. A user's module that does not load is a
+   * UsageError naming the file and the loader's message; every worker is ended first.
+   */
+  static async open(options: PoolOptions): Promise<WorkerPool> {
+    const count = options.workers ?? defaultWorkers();
+    if (!Number.isInteger(count) || count < 1) throw new UsageError(`workers: ${count} is not a whole number of at least 1`);
+    if (options.signal?.aborted) throw interrupted(0);
+    const threads = Array.from({ length: count }, (_, index): Thread => {
+      const setup: WorkerSetup = { index, functions: options.functions };
+      return { index, worker: new Worker(new URL('./worker.js', import.meta.url), { workerData: setup }), sent: [], busyMs: 0, alive: true };
+    });
+    const pool = new WorkerPool(threads, options);
+    try {
+      await Promise.all(threads.map((thread) => pool.started(thread)));
+    } catch (error) {
+      await pool.close(error);
+      throw error;
+    }
+    if (options.signal?.aborted) {
+      await pool.close();
+      throw interrupted(count);
+    }
+    for (const thread of threads) pool.attach(thread);
+    options.signal?.addEventListener('abort', pool.onAbort, { once: true });
+    return pool;
+  }
+
+  /** Resolves once the worker loaded its functions; rejects with what stopped it. */
+  private started(thread: Thread): Promise<void> {
+    const { worker } = thread;
+    return new Promise<void>((resolve, reject) => {
+      const done = () => {
+        worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      };
+      const onMessage = (message: WorkerMessage) => {
+        done();
+        if (message.kind === 'ready') return resolve();
+        if (message.kind === 'load-failed') {
+          return reject(new UsageError(`host stage function '${message.fn}': module ${message.path} did not load in worker ${thread.index}: ${message.message}`, {
+            hint: 'Check the module\'s path (relative to the config file), that it loads with `node <file>`, and that it exports the function the config names.',
+          }));
+        }
+        reject(new Error(`worker ${thread.index} sent ${message.kind} before it was ready`));
+      };
+      const onError = (error: Error) => {
+        done();
+        reject(error);
+      };
+      const onExit = (code: number) => {
+        done();
+        reject(new Error(`worker ${thread.index} exited with code ${code} while loading its functions`));
+      };
+      worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    });
+  }
+
+  private attach(thread: Thread): void {
+    const { worker } = thread;
+    worker.on('message', (message: WorkerMessage) => this.received(thread, message));
+    worker.on('error', (error: Error) => this.died(thread, `threw outside its function: ${error.message}`));
+    worker.on('exit', (code: number) => {
+      thread.alive = false;
+      this.died(thread, `exited with code ${code}`);
+    });
+    // After the listeners: adding a 'message' listener refs the worker's port again.
+    worker.unref();
+  }
+
+  /** How many worker threads are still running: 0 once close() resolved. */
+  get running(): number {
+    return this.threads.filter((thread) => thread.alive).length;
+  }
+
+  /** Each worker's time spent in functions, in ms, by worker index. */
+  busyMs(): number[] {
+    return this.threads.map((thread) => thread.busyMs);
+  }
+
+  /** Runs `task` on the next free worker; resolves with the function's return value and the task's timing. */
+  submit(task: WorkerTask): Promise<TaskResult> {
+    if (this.closing) return Promise.reject(this.closedBy ?? new Error('the worker pool is closed'));
+    if (this.queue.length >= this.queueLimit) {
+      return Promise.reject(new Error(`the worker pool's queue is full (${this.queueLimit} tasks wait): a caller submits more tasks than it has slots`));
+    }
+    return new Promise<TaskResult>((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, task, queuedMs: performance.now(), resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  /** Sends waiting tasks to the workers with the fewest unanswered: idle workers first, then each one's next. */
+  private dispatch(): void {
+    for (let depth = 0; depth < IN_FLIGHT; depth++) {
+      for (const thread of this.threads) {
+        if (this.queue.length === 0) return;
+        if (thread.sent.length !== depth || !thread.alive) continue;
+        const pending = this.queue.shift() as Pending;
+        thread.sent.push(pending);
+        // A worker with a task keeps the process alive until it answers; an idle one does not.
+        thread.worker.ref();
+        thread.worker.postMessage({ id: pending.id, task: pending.task });
+      }
+    }
+  }
+
+  private received(thread: Thread, message: WorkerMessage): void {
+    const pending = thread.sent[0];
+    if (!pending || (message.kind !== 'done' && message.kind !== 'failed') || message.id !== pending.id) return;
+    thread.sent.shift();
+    if (thread.sent.length === 0) thread.worker.unref();
+    thread.busyMs += message.endedAt - message.startedAt;
+    if (message.kind === 'done') {
+      const timing = { worker: thread.index, queuedMs: pending.queuedMs, startedMs: fromEpoch(message.startedAt), endedMs: fromEpoch(message.endedAt) };
+      pending.resolve({ value: message.value, timing });
+    } else {
+      pending.reject(new HostStageFailure(`host stage function '${pending.task.fn}' failed on ${chunkName(pending.task)} in worker ${thread.index}: ${message.message}`));
+    }
+    this.dispatch();
+  }
+
+  /** A worker ended on its own: its task fails, and so does the pool, since a stage short of a worker is not the stage measured. */
+  private died(thread: Thread, how: string): void {
+    if (this.closing) return;
+    const task = thread.sent[0]?.task;
+    const failure = new HostStageFailure(`host stage worker ${thread.index} ${how}${task ? `, running function '${task.fn}' on ${chunkName(task)}` : ''}`);
+    void this.close(failure);
+  }
+
+  /**
+   * Ends every worker, also one in the middle of a function; tasks not finished reject with `reason` (by default,
+   * that the pool closed). Resolves once every thread exited. Calling it again returns the same promise.
+   */
+  close(reason?: unknown): Promise<void> {
+    if (this.closing) return this.closing;
+    this.closedBy = reason ?? null;
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+    const unfinished = [...this.threads.flatMap((thread) => thread.sent.splice(0)), ...this.queue.splice(0)];
+    const why = reason ?? new Error('the worker pool closed before the task ran');
+    for (const pending of unfinished) pending.reject(why);
+    this.closing = Promise.all(this.threads.map(async (thread) => {
+      await thread.worker.terminate();
+      thread.alive = false;
+    })).then(() => undefined);
+    return this.closing;
+  }
+}

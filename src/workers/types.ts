@@ -1,0 +1,76 @@
+import type { fillPattern } from '../data/patterns.js';
+import type { ElementType } from '../vocabulary.js';
+
+// What the main thread and the worker threads of a pool say to each other, and what a stage function sees. Every
+// message is structured-cloned, so it holds numbers, strings and BigInt addresses, never a view of memory.
+
+/** How a buffer's inputs are generated: the config's `init`, as src/data fills it. */
+export type PatternInit = Parameters<typeof fillPattern>[2];
+
+/** The function a pool's workers run, by name in the pool's table. */
+export type StageFunctionSpec =
+  /** The sum of the chunk's bytes as aligned 32-bit words, as the host stage on the JS thread computes it. */
+  | { readonly kind: 'checksum' }
+  /** The chunk's regions copied, in order, into its targets (the same number of bytes in all). */
+  | { readonly kind: 'copy' }
+  /** A fixed CPU cost per MiB of the chunk, spent busy (a model of decoding work), touching no byte. */
+  | { readonly kind: 'cost'; readonly msPerMiB: number }
+  /** A loader: fills each region with its buffer's seeded pattern at the region's place, then a CPU cost per MiB. */
+  | { readonly kind: 'decode'; readonly msPerMiB: number; readonly buffers: Readonly<Record<string, { readonly type: ElementType; readonly init: PatternInit }>> }
+  /** A user's function: the named export of an ES module, loaded once in every worker. */
+  | { readonly kind: 'module'; readonly path: string; readonly export: string };
+
+/** Native host memory handed to a worker by address: the main thread keeps it allocated until the task ended. */
+export interface Region {
+  readonly address: bigint;
+  readonly bytes: number;
+  /** The buffer the bytes belong to, and where in it they start: what a loader needs to know which data is there. */
+  readonly buffer: string;
+  readonly offset: number;
+}
+
+export interface WorkerTask {
+  /** The name of the function in the pool's table. */
+  readonly fn: string;
+  /** The chunk, or null for an op over whole buffers: for messages and the user's function. */
+  readonly chunk: number | null;
+  readonly regions: readonly Region[];
+  /** Where `copy` writes; empty for the other built-ins. */
+  readonly targets?: readonly Region[];
+}
+
+/** A region as a stage function sees it: a zero-copy view of the memory, with the buffer and place it came from. */
+export interface RegionView {
+  readonly buffer: string;
+  readonly offset: number;
+  readonly bytes: Uint8Array;
+}
+
+/** What a stage function (built in or the user's) is called with. */
+export interface StageChunk {
+  readonly chunk: number | null;
+  readonly worker: number;
+  readonly regions: readonly RegionView[];
+  readonly targets: readonly RegionView[];
+}
+
+/** A stage function's return value must be structured-cloneable; built-ins return a number or nothing. */
+export type StageFunction = (chunk: StageChunk) => unknown;
+
+export interface WorkerSetup {
+  readonly index: number;
+  readonly functions: Readonly<Record<string, StageFunctionSpec>>;
+}
+
+/** Worker → main. Times are milliseconds since the epoch (performance.timeOrigin + now()): the clocks of two threads differ in origin only. */
+export type WorkerMessage =
+  | { readonly kind: 'ready' }
+  | { readonly kind: 'load-failed'; readonly fn: string; readonly path: string; readonly message: string }
+  | { readonly kind: 'done'; readonly id: number; readonly value: unknown; readonly startedAt: number; readonly endedAt: number }
+  | { readonly kind: 'failed'; readonly id: number; readonly message: string; readonly startedAt: number; readonly endedAt: number };
+
+/** Main → worker. */
+export interface TaskMessage {
+  readonly id: number;
+  readonly task: WorkerTask;
+}

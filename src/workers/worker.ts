@@ -1,0 +1,78 @@
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parentPort, workerData } from 'node:worker_threads';
+import { hostView } from '../cuda/host-view.js';
+import { builtIn } from './functions.js';
+import type { Region, RegionView, StageFunction, TaskMessage, WorkerMessage, WorkerSetup } from './types.js';
+
+// One worker thread of a pool: loads the pool's functions once, then runs the tasks the main thread sends, one at a
+// time, in the order sent. The chunk's memory is opened here by address (src/cuda/host-view.ts), never copied.
+
+const setup = workerData as WorkerSetup;
+const port = parentPort;
+if (!port) throw new Error('src/workers/worker.js runs only as a worker thread of a WorkerPool');
+const send = (message: WorkerMessage) => port.postMessage(message);
+const now = () => performance.timeOrigin + performance.now();
+
+const view = (region: Region): RegionView => ({ buffer: region.buffer, offset: region.offset, bytes: hostView(region.address, region.bytes) });
+
+const functions = new Map<string, StageFunction>();
+/** Tasks sent and not yet answered, the one running first: the pool sends the next before this one ends. */
+const waiting: TaskMessage[] = [];
+// A module that does not load is reported and the worker takes no task: the pool ends every worker and says why.
+if (await loadAll()) {
+  port.on('message', (message: TaskMessage) => {
+    waiting.push(message);
+    if (waiting.length === 1) void drain();
+  });
+  send({ kind: 'ready' });
+}
+
+async function loadAll(): Promise<boolean> {
+  for (const [name, spec] of Object.entries(setup.functions)) {
+    if (spec.kind !== 'module') {
+      functions.set(name, builtIn(spec));
+      continue;
+    }
+    const loaded = await load(spec.path, spec.export);
+    if (typeof loaded === 'string') {
+      send({ kind: 'load-failed', fn: name, path: spec.path, message: loaded });
+      return false;
+    }
+    functions.set(name, loaded);
+  }
+  return true;
+}
+
+async function load(path: string, name: string): Promise<StageFunction | string> {
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  const fn = module[name];
+  if (typeof fn === 'function') return fn as StageFunction;
+  const functionNames = Object.keys(module).filter((key) => typeof module[key] === 'function');
+  return `it has no exported function '${name}' (its exported functions: ${functionNames.join(', ') || 'none'})`;
+}
+
+/** Runs the tasks the pool sent one at a time, also when a user's function is async. */
+async function drain(): Promise<void> {
+  for (let next = waiting[0]; next; next = waiting[0]) {
+    await run(next);
+    waiting.shift();
+  }
+}
+
+async function run({ id, task }: TaskMessage): Promise<void> {
+  const startedAt = now();
+  try {
+    const fn = functions.get(task.fn);
+    if (!fn) throw new Error(`the pool has no function '${task.fn}'`);
+    const value: unknown = await fn({ chunk: task.chunk, worker: setup.index, regions: task.regions.map(view), targets: (task.targets ?? []).map(view) });
+    send({ kind: 'done', id, value, startedAt, endedAt: now() });
+  } catch (error) {
+    send({ kind: 'failed', id, message: error instanceof Error ? error.message : String(error), startedAt, endedAt: now() });
+  }
+}

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { HOST_WINDOW_BYTES } from '../../src/data/compare.js';
+import { fillPattern, windowSeed, xorshiftJump } from '../../src/data/patterns.js';
+import { checksum as jsThreadChecksum } from '../../src/exec/host-calls.js';
+import { ELEMENT_BYTES, ELEMENT_TYPES } from '../../src/vocabulary.js';
+import { builtIn, checksum, copyRegions, decodeRegion } from '../../src/workers/functions.js';
+import type { PatternInit, StageChunk } from '../../src/workers/types.js';
+
+const INITS: PatternInit[] = [{ kind: 'random', seed: 5 }, { kind: 'ramp', start: 3, step: 0.5 }, { kind: 'constant', value: 7 }];
+
+describe('host stage functions', () => {
+  it('checksum gives the JS thread host stage\'s sum over the same views, whatever their offsets (each at least a word long)', () => {
+    fc.assert(fc.property(fc.uint8Array({ minLength: 12, maxLength: 64 }), fc.nat(7), fc.nat(4), (data, start, cut) => {
+      const bytes = new Uint8Array(72);
+      bytes.set(data, start);
+      const split = start + data.length - 4 - cut;
+      const views = [bytes.subarray(start, split), bytes.subarray(split, start + data.length)];
+      assert.equal(checksum(views), jsThreadChecksum(views));
+    }));
+  });
+
+  it('checksum sums the bytes of a view shorter than its unaligned head, empty included', () => {
+    const bytes = Uint8Array.of(9, 1, 2, 9);
+    assert.equal(checksum([bytes.subarray(1, 3), bytes.subarray(1, 1)]), 3);
+  });
+
+  it('checksum wraps at 2^32', () => {
+    assert.equal(checksum([new Uint8Array([0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0x01])]), 2);
+  });
+
+  it('copy moves the bytes in order across regions cut at different places, and refuses different sizes', () => {
+    const from = [Uint8Array.of(1, 2, 3), Uint8Array.of(4, 5)];
+    const to = [new Uint8Array(1), new Uint8Array(4)];
+    copyRegions(from, to);
+    assert.deepEqual([...to[0]!, ...to[1]!], [1, 2, 3, 4, 5]);
+    assert.throws(() => copyRegions(from, [new Uint8Array(4)]), /the chunk has 5 bytes but its targets 4/);
+  });
+
+  it('xorshiftJump lands where stepping one at a time does', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 0xffffffff }), fc.nat(300), (state, steps) => {
+      let x = state;
+      for (let i = 0; i < steps; i++) {
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        x >>>= 0;
+      }
+      assert.equal(xorshiftJump(state, steps), x);
+    }));
+  });
+
+  it('decode writes, chunk by chunk, the bytes the run\'s fill writes over the whole buffer, for every type and pattern', () => {
+    for (const type of ELEMENT_TYPES) {
+      for (const init of INITS) {
+        const elements = 96;
+        const whole = new Uint8Array(elements * ELEMENT_BYTES[type]);
+        fillPattern(whole, type, init);
+        const decoded = new Uint8Array(whole.byteLength);
+        const spec = { kind: 'decode', msPerMiB: 0, buffers: { input: { type, init } } } as const;
+        for (const [first, count] of [[0, 17], [17, 40], [57, 39]] as const) {
+          const at = first * ELEMENT_BYTES[type];
+          decodeRegion({ buffer: 'input', offset: at, bytes: decoded.subarray(at, at + count * ELEMENT_BYTES[type]) }, spec);
+        }
+        assert.deepEqual(decoded, whole, `${type} ${init.kind}`);
+      }
+    }
+  });
+
+  it('decode continues a region across a window boundary with the next window\'s own pattern', () => {
+    const init: PatternInit = { kind: 'random', seed: 11 };
+    const perWindow = HOST_WINDOW_BYTES / 4;
+    const region = new Uint8Array(32);
+    decodeRegion({ buffer: 'b', offset: HOST_WINDOW_BYTES - 16, bytes: region }, { kind: 'decode', msPerMiB: 0, buffers: { b: { type: 'float32', init } } });
+    const tail = new Uint8Array(16);
+    fillPattern(tail, 'float32', init, perWindow - 4);
+    const head = new Uint8Array(16);
+    fillPattern(head, 'float32', windowSeed(init, 1, perWindow));
+    assert.deepEqual(region, new Uint8Array([...tail, ...head]));
+  });
+
+  it('decode names a buffer it has no pattern for, and bytes that are not whole elements', () => {
+    const spec = { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init: INITS[0]! } } } as const;
+    assert.throws(() => decodeRegion({ buffer: 'other', offset: 0, bytes: new Uint8Array(4) }, spec), /no pattern for buffer 'other' \(it has patterns for input\)/);
+    assert.throws(() => decodeRegion({ buffer: 'input', offset: 2, bytes: new Uint8Array(4) }, spec), /buffer 'input' bytes 2\+4 are not whole float32 elements/);
+  });
+
+  it('a built-in function sees the chunk\'s regions: checksum returns the sum, cost writes nothing', () => {
+    const bytes = Uint8Array.of(1, 0, 0, 0, 2);
+    const chunk: StageChunk = { chunk: 0, worker: 0, regions: [{ buffer: 'out', offset: 0, bytes }], targets: [] };
+    assert.equal(builtIn({ kind: 'checksum' })(chunk), 3);
+    assert.equal(builtIn({ kind: 'cost', msPerMiB: 1 })(chunk), undefined);
+    assert.deepEqual(bytes, Uint8Array.of(1, 0, 0, 0, 2));
+  });
+});
