@@ -1,5 +1,5 @@
 import { formatBytes } from '../format.js';
-import type { StageKind } from './stage.js';
+import type { ChunkWork, StageKind } from './stage.js';
 
 /** A chunk of a buffer copied between its host and device copies (cudaMemcpyAsync). */
 export type CopyOp = {
@@ -14,12 +14,23 @@ export type CopyOp = {
   readonly chunk: number | null;
 };
 
+/** The chunk's range of one buffer, copied one way. */
+export function copyOp(
+  buffer: { readonly name: string; readonly elementBytes: number }, w: Pick<ChunkWork, 'range' | 'deviceFirst' | 'stream' | 'chunk'>, direction: 'h2d' | 'd2h',
+): CopyOp {
+  return { kind: 'copy', stream: w.stream, direction, buffer: buffer.name, hostOffset: w.range.first * buffer.elementBytes,
+    deviceOffset: w.deviceFirst * buffer.elementBytes, bytes: w.range.count * buffer.elementBytes, chunk: w.chunk };
+}
+
 // One op kind, two stages: the direction decides which engine runs it and how it is drawn.
-function copyStage<D extends 'h2d' | 'd2h'>(direction: D, look: StageKind<D, CopyOp>['look']): StageKind<D, CopyOp> {
+function copyStage<D extends 'h2d' | 'd2h'>(direction: D, roles: readonly string[], look: StageKind<D, CopyOp>['look']): StageKind<D, CopyOp> {
   const what = (op: CopyOp) => `${op.direction.toUpperCase()} of "${op.buffer}"`;
   return {
     id: direction,
     opKind: 'copy',
+    phase: direction === 'h2d' ? 'load' : 'store',
+    plan: (w) => w.buffers.filter((b) => roles.includes(b.role)).map((b) => copyOp(b, w, direction)),
+    moves: (op) => ({ count: direction, bytes: op.bytes }),
     owns: (op) => op.direction === direction,
     touchesDevice: true,
     cupti: 'memcpy',
@@ -32,13 +43,15 @@ function copyStage<D extends 'h2d' | 'd2h'>(direction: D, look: StageKind<D, Cop
   };
 }
 
-export const h2d = copyStage('h2d', {
+/** Loads: the buffers the GPU reads. */
+export const h2d = copyStage('h2d', ['in', 'inout'], {
   letter: 'H', colour: '#1f6fd1', name: 'H2D', prefix: 'H2D', always: true, rate: true,
   terminal: { background: 'bgBlue', foreground: 'whiteBright' },
   engine: { row: 1000, name: 'H2D copy engine', hostCopy: true, exclusive: true },
 });
 
-export const d2h = copyStage('d2h', {
+/** Stores: the buffers the GPU writes. */
+export const d2h = copyStage('d2h', ['out', 'inout'], {
   letter: 'D', colour: '#8e3fb5', name: 'D2H', prefix: 'D2H', always: true, rate: true,
   terminal: { background: 'bgMagenta', foreground: 'whiteBright' },
   engine: { row: 2000, name: 'D2H copy engine', hostCopy: true, exclusive: true },

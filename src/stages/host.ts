@@ -8,6 +8,10 @@ const what = (op: HostOp) => `host function ${op.name}`;
 export const host: StageKind<'host', HostOp> = {
   id: 'host',
   opKind: 'host',
+  // After the chunk's D2H copies, over the bytes they wrote.
+  phase: 'store',
+  plan: (w) => (w.host === null ? [] : [{ kind: 'host', stream: w.stream, name: w.host, chunk: w.chunk }]),
+  moves: () => null,
   owns: () => true,
   touchesDevice: false,
   cupti: null,

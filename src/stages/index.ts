@@ -2,14 +2,15 @@ import { type CopyOp, d2h, h2d } from './copy.js';
 import { host, type HostOp } from './host.js';
 import { kernel, type KernelOp } from './kernel.js';
 import { peer, type PeerOp } from './peer.js';
-import type { DescribeContext, IssuedOp, IssuePrimitives, StageKind, TimelineFields } from './stage.js';
+import type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, TimelineFields } from './stage.js';
 
 // The table of stage kinds: the one place that lists them. Everything else (the planner's work ops, the issuer,
 // the timeline, every picture's legend, letters, colours and engine rows, the Result's op kinds, messages) reads
 // it. A new kind is a module beside these, its op in `WorkOp` and a row here.
 
 export type { CopyOp, HostOp, KernelOp, PeerOp };
-export type { DescribeContext, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
+export { copyOp } from './copy.js';
+export type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
 export type WorkOp = CopyOp | KernelOp | HostOp | PeerOp;
@@ -82,4 +83,19 @@ export function engineRows(copyEngines: number): EngineRow[] {
     rows.set(key, row);
   }
   return [...rows.values()].sort((a, b) => a.row - b.row);
+}
+
+/** A chunk's ops of one phase, each stage kind of that phase in the table's order. */
+export const phaseOps = (phase: 'load' | 'compute' | 'store', work: ChunkWork): WorkOp[] =>
+  table.flatMap((s) => (s.phase === phase && s.plan ? s.plan(work) : []));
+
+/** The bytes a body's work ops move, by the schedule's byte count each adds to. */
+export function opBytes(ops: readonly { readonly kind: string }[]): { h2d: number; d2h: number; peer: number } {
+  const bytes = { h2d: 0, d2h: 0, peer: 0 };
+  for (const op of ops) {
+    if (!isWorkOp(op)) continue;
+    const moved = stageOf(op).moves(op);
+    if (moved) bytes[moved.count] += moved.bytes;
+  }
+  return bytes;
 }

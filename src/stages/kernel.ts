@@ -20,6 +20,9 @@ const what = (op: KernelOp, kernels: readonly { readonly label: string; readonly
 export const kernel: StageKind<'kernel', KernelOp> = {
   id: 'kernel',
   opKind: 'kernel',
+  phase: 'compute',
+  plan: (w) => w.kernels.map((k) => ({ kind: 'kernel', stream: w.stream, kernel: k, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst })),
+  moves: () => null,
   owns: () => true,
   touchesDevice: true,
   cupti: 'kernel',

@@ -18,6 +18,7 @@ const what = (op: PeerOp) => `peer copy of "${op.buffer}" from GPU ${op.from} to
 export const peer: StageKind<'peer', PeerOp> = {
   id: 'peer',
   opKind: 'peer',
+  moves: (op) => ({ count: 'peer', bytes: op.bytes }),
   owns: () => true,
   // A ring of slots is a one-device layout; peer copies run only in plans over several devices, which have none.
   touchesDevice: false,

@@ -32,6 +32,20 @@ export interface IssuePrimitives {
   hostCall(spec: { readonly chunk: number | null }): IssuedOp;
 }
 
+/** One chunk of the pipeline as the planner hands it to each stage kind: what the stage plans its ops from. */
+export interface ChunkWork {
+  readonly buffers: readonly { readonly name: string; readonly role: string; readonly elementBytes: number }[];
+  /** The labels of the kernels this chunk runs, in order. */
+  readonly kernels: readonly string[];
+  /** The host stage's name, or null where the config has none. */
+  readonly host: string | null;
+  readonly range: { readonly first: number; readonly count: number };
+  /** Element index in the device buffers where this chunk lives (its own range, or its slot of a ring). */
+  readonly deviceFirst: number;
+  readonly stream: string;
+  readonly chunk: number | null;
+}
+
 /** What describing an op needs beyond the op: the kernels' entry names, and a chunk in words. */
 export interface DescribeContext {
   readonly kernels: readonly { readonly label: string; readonly entry: string }[];
@@ -69,6 +83,14 @@ export interface EngineLook {
 export interface StageKind<Id extends string = string, O extends WorkOpBase = WorkOpBase> {
   readonly id: Id;
   readonly opKind: O['kind'];
+  /**
+   * Where its ops go in a chunk's work, and how it plans them. Absent for a kind the chunk pipeline does not plan
+   * (a peer copy, which the planner of a pipeline across two devices places between its halves).
+   */
+  readonly phase?: 'load' | 'compute' | 'store';
+  plan?(work: ChunkWork): O[];
+  /** The bytes the op moves and which of a schedule's byte counts they add to; null for an op that moves none. */
+  moves(op: O): { readonly count: 'h2d' | 'd2h' | 'peer'; readonly bytes: number } | null;
   /** Whether a plan's op of `opKind` is this stage's. */
   owns(op: O): boolean;
   /** Whether the op reads or writes device buffers, so a ring of device slots must order it. */
