@@ -17,7 +17,7 @@ import { buildPlan } from '../plan/build.js';
 import type { RepRunner, TracedRepTiming } from '../measure/runner.js';
 import type { Plan, Schedule } from '../plan/types.js';
 import type { RunResult, TracedRep } from '../result/schema.js';
-import type { ModeRole } from '../vocabulary.js';
+import { isPictured } from '../modes.js';
 import { runIdentity } from './identity.js';
 
 export interface RunOptions {
@@ -35,13 +35,6 @@ export interface RunOptions {
   /** Called once the device is ready and the first rep is about to be issued. */
   readonly onMeasuring?: (() => void) | undefined;
 }
-
-/**
- * The modes a run draws: every overlapped layout, the latency modes, the split across devices (all at once) and the
- * pipeline across two; the model's parts and each share alone are measured, not drawn.
- */
-const pictured = (role: ModeRole): boolean => role.kind === 'overlapped' || role.kind === 'latency' ||
-  (role.kind === 'split' && role.alone === undefined) || role.kind === 'cross-device';
 
 /** The most of a run's wall time that the traced reps may add before tracing is skipped (and the run says so). */
 const TRACE_BUDGET = 0.05;
@@ -120,7 +113,7 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
     const notes: string[] = [];
     if (options.trace) {
       const wallMs = performance.now() - started;
-      for (const m of measured.filter((x) => pictured(x.schedule.role))) {
+      for (const m of measured.filter((x) => isPictured(x.schedule.role))) {
         const cost = m.gpuMs.reduce((longest, ms) => Math.max(longest, ms), 0);
         if (cost > TRACE_BUDGET * wallMs) {
           notes.push(`No timeline for ${m.schedule.description}: a traced rep (about ${cost.toFixed(1)} ms) would add over ${TRACE_BUDGET * 100}% to this run.`);

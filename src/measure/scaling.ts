@@ -3,6 +3,7 @@ import { median } from '../quantile.js';
 import type { Schedule } from '../plan/types.js';
 import type { CrossDevice, PeerPathRecord, Scaling } from '../result/devices.js';
 import type { ModeResult } from '../result/schema.js';
+import { isSplitTogether } from '../modes.js';
 
 // What several devices in one run bought, from the modes alone: how the split scaled against one device and what
 // limited it, and how a pipeline across two devices did against one. Pure, so it is tested on recorded modes.
@@ -28,7 +29,7 @@ const copied = (m: Pick<ModeResult, 'bytes'>) => m.bytes.h2d + m.bytes.d2h;
 
 /** The split across devices against the whole input on the first device; null when the run has no split. */
 export function scalingOf(modes: readonly ModeResult[], options: { gated: boolean; issuedOps: number }): Scaling | null {
-  const together = modes.find((m) => m.role.kind === 'split' && m.role.alone === undefined);
+  const together = modes.find((m) => isSplitTogether(m.role));
   if (!together || together.role.kind !== 'split') return null;
   const devices = [...together.role.devices];
   const first = devices[0];

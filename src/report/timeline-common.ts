@@ -1,5 +1,5 @@
 import { analyzeRep, opInterval, type RepAnalysis } from '../analysis/timeline.js';
-import type { DeviceFacts, ModeResult, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
+import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import { STAGE_KINDS, type Stage, type StageKind, stage } from '../stages/index.js';
 import { roleLabel } from './labels.js';
 
@@ -50,13 +50,10 @@ export function timingLabel(rep: TracedRep): string {
   return `times from the events around each op (they include time queued behind other work)${rep.timing ? `: ${rep.timing.note}` : ''}`;
 }
 
-/** A mode as people name it, from its role (never by taking the id apart). */
-export const modeLabel = (mode: Pick<ModeResult, 'role'>): string => roleLabel(mode.role);
-
 /** The label of a rep's mode; the raw id when the Result has no such mode (a trace of a mode it did not time). */
 export function repModeLabel(result: RunResult, mode: string): string {
   const found = result.modes.find((m) => m.id === mode);
-  return found ? modeLabel(found) : mode;
+  return found ? roleLabel(found.role) : mode;
 }
 
 export function deviceLabel(device: DeviceFacts | undefined, index: number): string {
