@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { configHash, type LoadedConfig } from '../config/load.js';
+import { configHash } from '../config/load.js';
+import type { LoadedConfig } from '../config/types.js';
 import { type Setting, withSettings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import { withDevicePlan } from '../exec/open.js';

@@ -1,4 +1,4 @@
-import type { Config } from '../config/load.js';
+import type { Config } from '../config/types.js';
 import { gbPerSecond } from '../format.js';
 import { median } from '../quantile.js';
 import { type Plan, type Schedule, scheduleOps } from '../plan/types.js';

@@ -1,4 +1,4 @@
-import type { Config, ConfigBuffer } from '../config/load.js';
+import type { Config, ConfigBuffer } from '../config/types.js';
 import { splitRanges, wholeRange } from '../chunking.js';
 import {
   type DefaultStream, type DefaultStreamOp, type IssueOrder, type ModeRole, modeId, type OverlapLayout, type PlacedDefaultOp, type SmallOp,

@@ -1,5 +1,5 @@
 import type { ChunkRange } from '../chunking.js';
-import type { ConfigBuffer } from '../config/load.js';
+import type { ConfigBuffer } from '../config/types.js';
 import type { PrioritySpec } from '../config/toolbox.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
 import type { WorkOp } from '../stages/index.js';
