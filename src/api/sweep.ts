@@ -90,7 +90,6 @@ function prepareSetting(loaded: LoadedConfig, axes: SweepAxes, options: SweepOpt
 
 async function sweepSetting(prepared: PreparedSetting, axes: SweepAxes, settings: readonly Setting[], options: SweepOptions, onProgress: (p: SweepProgress) => void): Promise<RunResult> {
   const { loaded, kernels, plan } = prepared;
-  const { config } = loaded;
   const started = performance.now();
   const outcome = await withSession(loaded, plan, kernels, options, async ({ runner, context, guard, policy }) => {
     const overlapped = plan.schedules.filter((s) => s.role.kind === 'overlapped');

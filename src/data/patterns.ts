@@ -6,7 +6,10 @@ import type { ElementType } from '../vocabulary.js';
 /** Fills `bytes` (a whole number of elements of `type`) with the pattern. */
 export function fillPattern(bytes: Uint8Array, type: ElementType, init: InitSpec): void {
   const elements = elementView(bytes, type);
-  if (init.kind === 'random') return fillRandom(bytes, type, init.seed);
+  if (init.kind === 'random') {
+    fillRandom(bytes, type, init.seed);
+    return;
+  }
   const encode = encoder(type);
   if (init.kind === 'constant') {
     elements.fill(encode(init.value) as never);
@@ -98,7 +101,7 @@ export function toHalfBits(value: number): number {
   const exponent = (bits >>> 23) & 0xff;
   let mantissa = bits & 0x7fffff;
   if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 : 0);
-  let e = exponent - 127 + 15;
+  const e = exponent - 127 + 15;
   if (e >= 0x1f) return sign | 0x7c00;
   if (e <= 0) {
     if (e < -10) return sign;

@@ -8,7 +8,6 @@ import {
   SHARING_NOT_CHECKED, type SharingRecord, type SoftwareVersions, type SweepSection, type TracedRep,
 } from '../result/schema.js';
 import { isSplitTogether } from '../modes.js';
-import type { ModeRole } from '../vocabulary.js';
 import { chunkUnits } from '../chunking.js';
 import { issuedOpCount } from '../plan/overhead.js';
 import { SMALL_OP_BATCH } from '../plan/schedules.js';
