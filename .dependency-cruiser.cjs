@@ -45,6 +45,13 @@ module.exports = {
       to: { path: '^src/(cuda|exec|measure|api|cli|report)/' },
     },
     {
+      name: 'stage-kinds-are-descriptors',
+      comment: 'A stage kind (src/stages) is pure data and pure functions that the planner, the analysis and the renderers read: it issues its op through the typed IssuePrimitives that exec/ implements, and imports no layer.',
+      severity: 'error',
+      from: { path: '^src/stages/' },
+      to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|config|result|analysis|compare|kernels|data|files)/' },
+    },
+    {
       name: 'config-touches-no-cuda',
       severity: 'error',
       from: { path: '^src/config/' },
@@ -59,9 +66,9 @@ module.exports = {
     },
     {
       name: 'neutral-modules-stay-neutral',
-      comment: 'vocabulary, format, chunking, quantile and errors are shared by every layer, so they import none of them.',
+      comment: 'vocabulary, modes, format, chunking, quantile and errors are shared by every layer, so they import none of them.',
       severity: 'error',
-      from: { path: '^src/(vocabulary|format|chunking|quantile|errors)\\.ts$' },
+      from: { path: '^src/(vocabulary|modes|format|chunking|quantile|errors)\\.ts$' },
       to: { path: '^src/[^/]+/' },
     },
     {

@@ -1,4 +1,5 @@
 import type { TimelineOp, TracedRep } from '../result/schema.js';
+import { engineSharing, STAGES } from '../stages/index.js';
 import { clip, type Interval, type IntervalSet, intersect, measure, union } from './intervals.js';
 
 // What one traced rep says about the pipeline, computed from its ops alone: how busy each engine was, how much the
@@ -147,7 +148,7 @@ export function busyFractions(rep: TracedRep): BusyFractions {
     d2h: share(['d2h']),
     sm: share(['kernel']),
     host: share(['host']),
-    idle: rep.totalMs > 0 ? 1 - share(['h2d', 'd2h', 'kernel', 'host', 'peer']) : 0,
+    idle: rep.totalMs > 0 ? 1 - share(STAGES) : 0,
   };
 }
 
@@ -160,7 +161,7 @@ export function overlapFractions(rep: TracedRep): OverlapFractions {
 /** Every gap of every stream, in stream order and then time; see IdleCause for how a gap is split. */
 export function idleGaps(rep: TracedRep, options: AnalysisOptions = {}): IdleGap[] {
   const hostOffsetMs = options.hostOffsetMs ?? 0;
-  const engineKinds = copyEngineKinds(options.copyEngines ?? 2);
+  const engineKinds = engineSharing(options.copyEngines ?? 2);
   // One index per set of kinds that share an engine, built once: asking it is logarithmic in the rep's ops.
   const others = new Map<readonly OpKind[], OtherStreamsActivity>();
   const engineBusy = (kinds: readonly OpKind[]) => {
@@ -295,7 +296,7 @@ class PiecesBuilder {
 
 export function issueRate(rep: TracedRep): IssueRate {
   const ops = rep.ops.length;
-  const gpuBusyMs = measure(activity(rep, ['h2d', 'd2h', 'kernel', 'host', 'peer']));
+  const gpuBusyMs = measure(activity(rep, STAGES));
   return {
     ops,
     issueMs: rep.issueMs,
@@ -318,13 +319,6 @@ function streamIdle(rep: TracedRep, stream: string, own: readonly IdleGap[], ops
     dependencyMs: sum(own.map((g) => g.dependencyMs)),
     tailMs: Math.max(0, rep.totalMs - lastEnd),
   };
-}
-
-/** Which kinds keep a copy of each direction waiting, given how many copy engines the device has. */
-function copyEngineKinds(copyEngines: number): ReadonlyMap<OpKind, readonly OpKind[]> {
-  return copyEngines >= 2
-    ? new Map([['h2d', ['h2d']], ['d2h', ['d2h']], ['peer', ['peer']]])
-    : new Map([['h2d', ['h2d', 'd2h']], ['d2h', ['h2d', 'd2h']], ['peer', ['peer']]]);
 }
 
 /** The rep's streams as listed, then any stream only its ops name, so no op is left out of the idle breakdown. */

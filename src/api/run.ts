@@ -1,24 +1,21 @@
-import { hostname, totalmem } from 'node:os';
+import { totalmem } from 'node:os';
 import { EnvironmentError, UsageError } from '../errors.js';
 import { resolveDevices } from '../config/devices.js';
 import { openRuntime } from '../cuda/runtime.js';
 import { formatBytes } from '../format.js';
-import { configHash, type LoadedConfig } from '../config/load.js';
-import { withDevicePlan } from '../exec/open.js';
+import type { LoadedConfig } from '../config/types.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { resolveKernels, type ResolvedKernel } from '../kernels/resolve.js';
-import { RepGuard } from '../measure/guard.js';
-import { policyFromConfig } from '../measure/policy.js';
-import { measureSchedules, verifySchedules } from '../measure/repeat.js';
+import type { RepGuard } from '../measure/guard.js';
+import { measureSchedules } from '../measure/repeat.js';
 import { buildRunResult } from '../measure/result.js';
 import { kernelRangeBytes, timelineReps } from '../measure/timeline.js';
-import { packageVersion } from '../paths.js';
 import { buildPlan } from '../plan/build.js';
 import type { RepRunner, TracedRepTiming } from '../measure/runner.js';
 import type { Plan, Schedule } from '../plan/types.js';
 import type { RunResult, TracedRep } from '../result/schema.js';
-import type { ModeRole } from '../vocabulary.js';
-import { runIdentity } from './identity.js';
+import { isPictured } from '../modes.js';
+import { resultBasics, withSession } from './session.js';
 
 export interface RunOptions {
   /** Compare every overlapped mode's outputs with serial's, byte for byte. */
@@ -35,13 +32,6 @@ export interface RunOptions {
   /** Called once the device is ready and the first rep is about to be issued. */
   readonly onMeasuring?: (() => void) | undefined;
 }
-
-/**
- * The modes a run draws: every overlapped layout, the latency modes, the split across devices (all at once) and the
- * pipeline across two; the model's parts and each share alone are measured, not drawn.
- */
-const pictured = (role: ModeRole): boolean => role.kind === 'overlapped' || role.kind === 'latency' ||
-  (role.kind === 'split' && role.alone === undefined) || role.kind === 'cross-device';
 
 /** The most of a run's wall time that the traced reps may add before tracing is skipped (and the run says so). */
 const TRACE_BUDGET = 0.05;
@@ -105,22 +95,17 @@ async function traceOrSayWhy(guard: RepGuard, runner: RepRunner, schedule: Sched
 
 /** Runs a config on its device: verification, every mode measured, traced reps, and the Result. */
 export async function runConfig(loaded: LoadedConfig, options: RunOptions): Promise<RunResult> {
-  const { config } = loaded;
   const devices = configDevices(loaded);
   const { plan, kernels } = planConfig(loaded, { gate: options.gate, devices });
   const notes = devices?.length === 1 ? [`devices: all found one device here, so this is a one-device run on device ${devices[0]}.`] : [];
-  const policy = policyFromConfig(config.repetitions);
   const started = performance.now();
-  const outcome = await withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {
-    const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
-    options.onMeasuring?.();
-    const verification = await verifySchedules(runner, options.verify, guard);
+  const outcome = await withSession(loaded, plan, kernels, options, async ({ runner, context, guard, policy }) => {
     const measured = await measureSchedules(runner, policy, { smClock: context.smClock, guard });
     const reps: TracedRep[] = [];
     const notes: string[] = [];
     if (options.trace) {
       const wallMs = performance.now() - started;
-      for (const m of measured.filter((x) => pictured(x.schedule.role))) {
+      for (const m of measured.filter((x) => isPictured(x.schedule.role))) {
         const cost = m.gpuMs.reduce((longest, ms) => Math.max(longest, ms), 0);
         if (cost > TRACE_BUDGET * wallMs) {
           notes.push(`No timeline for ${m.schedule.description}: a traced rep (about ${cost.toFixed(1)} ms) would add over ${TRACE_BUDGET * 100}% to this run.`);
@@ -131,13 +116,13 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
         if (timed) reps.push(...timelineReps(timed, kernelRangeBytes(plan), () => context.device.streamPriority));
       }
     }
-    return { verification, measured, traced: reps, notes };
+    return { measured, traced: reps, notes };
   });
+  const { verification, measured } = outcome.value;
   const result = buildRunResult({
-    toolVersion: packageVersion(), run: runIdentity(process.env, hostname()), config, configHash: configHash(config), rawConfig: loaded.raw, plan,
-    devices: outcome.devices, peers: outcome.peers, software: outcome.software, compiles: outcome.compiles, policy, gate: options.gate,
-    clockUnavailable: outcome.clockUnavailable, sharing: outcome.sharing, measured: outcome.value.measured, verification: outcome.value.verification, traced: outcome.value.traced,
+    ...resultBasics(loaded, plan, outcome, options.gate),
+    devices: outcome.devices, peers: outcome.peers, sharing: outcome.sharing, measured: measured.measured, verification, traced: measured.traced,
     deviceMemory: { askedBytes: outcome.memory.askedBytes, measuredBytes: outcome.memory.measuredBytes },
   });
-  return { ...result, notes: [...result.notes, ...notes, ...outcome.value.notes] };
+  return { ...result, notes: [...result.notes, ...notes, ...measured.notes] };
 }

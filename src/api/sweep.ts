@@ -1,23 +1,18 @@
-import { hostname } from 'node:os';
-import { configHash, type LoadedConfig } from '../config/load.js';
+import type { LoadedConfig } from '../config/types.js';
 import { type Setting, withSettings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
-import { withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { resolveKernels, type ResolvedKernel } from '../kernels/resolve.js';
-import { RepGuard } from '../measure/guard.js';
-import { policyFromConfig } from '../measure/policy.js';
-import { measureSchedule, type MeasuredSchedule, verifySchedules } from '../measure/repeat.js';
+import { measureSchedule, type MeasuredSchedule } from '../measure/repeat.js';
 import { buildRunResult } from '../measure/result.js';
 import { bestOfSweep, raceLayouts, type SweepProgress } from '../measure/sweep.js';
 import { summarize } from '../measure/stats.js';
 import { kernelRangeBytes, timelineRep } from '../measure/timeline.js';
-import { packageVersion } from '../paths.js';
 import { buildLayoutsPlan } from '../plan/build.js';
 import type { Plan } from '../plan/types.js';
 import type { RunResult, SweepSection } from '../result/schema.js';
 import type { IssueOrder } from '../vocabulary.js';
-import { runIdentity } from './identity.js';
+import { resultBasics, withSession } from './session.js';
 
 export interface SweepAxes {
   readonly streams: readonly number[];
@@ -95,12 +90,8 @@ function prepareSetting(loaded: LoadedConfig, axes: SweepAxes, options: SweepOpt
 
 async function sweepSetting(prepared: PreparedSetting, axes: SweepAxes, settings: readonly Setting[], options: SweepOptions, onProgress: (p: SweepProgress) => void): Promise<RunResult> {
   const { loaded, kernels, plan } = prepared;
-  const { config } = loaded;
-  const policy = policyFromConfig(config.repetitions);
   const started = performance.now();
-  const outcome = await withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {
-    const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
-    const verification = await verifySchedules(runner, options.verify, guard);
+  const outcome = await withSession(loaded, plan, kernels, options, async ({ runner, context, guard, policy }) => {
     const overlapped = plan.schedules.filter((s) => s.role.kind === 'overlapped');
     const base: MeasuredSchedule[] = [];
     for (const schedule of plan.schedules.filter((s) => s.role.kind !== 'overlapped')) {
@@ -114,9 +105,9 @@ async function sweepSetting(prepared: PreparedSetting, axes: SweepAxes, settings
     const bestSchedule = overlapped.find((s) => s.id === best.mode);
     if (!bestSchedule) throw new Error(`the sweep's best layout ${best.mode} is not in its plan`);
     const traced = timelineRep(await guard.trace(runner, bestSchedule), kernelRangeBytes(plan), context.device.streamPriority);
-    return { verification, measured: [...base.slice(0, 1), ...raced, ...base.slice(1)], best, traced };
+    return { measured: [...base.slice(0, 1), ...raced, ...base.slice(1)], best, traced };
   });
-  const { best } = outcome.value;
+  const { verification, measured: { measured, best, traced } } = outcome.value;
   const sweep: SweepSection = {
     axes: [
       { name: 'streams', values: [...axes.streams] }, { name: 'chunks', values: [...axes.chunks] }, { name: 'order', values: [...axes.orders] },
@@ -129,12 +120,7 @@ async function sweepSetting(prepared: PreparedSetting, axes: SweepAxes, settings
     budgetMs: options.budgetMs,
     elapsedMs: performance.now() - started,
   };
-  const result = buildRunResult({
-    toolVersion: packageVersion(), run: runIdentity(process.env, hostname()), config, configHash: configHash(config), rawConfig: loaded.raw, plan,
-    devices: [outcome.device], software: outcome.software, compiles: outcome.compiles, policy, gate: options.gate,
-    clockUnavailable: outcome.clockUnavailable, measured: outcome.value.measured, verification: outcome.value.verification,
-    traced: [outcome.value.traced], sweep,
-  });
+  const result = buildRunResult({ ...resultBasics(loaded, plan, outcome, options.gate), devices: [outcome.device], measured, verification, traced: [traced], sweep });
   // The headline of a sweep is its best layout, not the first one measured.
   const headline = result.modes.find((m) => m.id === best.mode);
   return headline?.analysis

@@ -1,6 +1,7 @@
 import { runAb } from '../api/ab.js';
 import { PAIRED_RULE } from '../compare/paired.js';
-import { loadConfigFile, type Overrides } from '../config/load.js';
+import { loadConfigFile } from '../config/load.js';
+import type { Overrides } from '../config/types.js';
 import type { ExitCode } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { renderAbMarkdown, renderAbTable } from '../report/ab.js';

@@ -185,6 +185,7 @@ program
   .addHelpText('after', COMMAND_HELP.overhead)
   .action(lazy(async () => (await import('./overhead.js')).overheadCommand));
 
+// biome-ignore lint/suspicious/noConfusingVoidType: commands that print and always succeed are declared as returning nothing.
 function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<ExitCode | void>>) {
   return async (...args: A) => {
     const code = await (await load())(...args);

@@ -11,21 +11,36 @@ import { sweepChartExporter } from '../report/sweep-chart.js';
 import { traceExporter } from '../report/trace.js';
 import { pictured } from '../report/exporter.js';
 import type { RunResult } from '../result/schema.js';
-import { writeDocuments } from './write-file.js';
+import { checkDocuments, writeDocuments } from './write-file.js';
 
-/** Every document a run's results can be written as, by the flag that asks for it (`--json <file|->`). */
-export const RUN_OUTPUTS = {
-  json: jsonExporter,
-  md: markdownExporter,
-  svg: svgExporter,
-  html: htmlExporter,
-  trace: traceExporter,
-} as const satisfies Record<string, RunExporter>;
+/**
+ * Every document results can be written as, by the flag that asks for it (`--json <file|->`): each format's run
+ * exporter, and where a sweep's results draw another (its heat map as Markdown, its chart), the sweep's. `run`,
+ * `report`, `timeline` and `sweep` all write from this one table.
+ */
+const OUTPUTS = {
+  json: { run: jsonExporter },
+  md: { run: markdownExporter, sweep: sweepMarkdownExporter },
+  svg: { run: svgExporter, sweep: sweepChartExporter },
+  html: { run: htmlExporter },
+  trace: { run: traceExporter },
+} as const satisfies Record<string, { run: RunExporter; sweep?: RunExporter }>;
 
-export type RunOutputTargets = Partial<Record<keyof typeof RUN_OUTPUTS, string | undefined>>;
+/** The terminal's view of results: the run table, or a sweep's heat maps, best layout and YAML. */
+const TERMINAL = { run: tableExporter, sweep: sweepTableExporter } as const satisfies { run: RunExporter; sweep: RunExporter };
 
-/** A saved sweep's documents: its heat map as Markdown and its chart in place of a run's tables and timeline. */
-const SWEEP_REPORT_OUTPUTS = { ...RUN_OUTPUTS, md: sweepMarkdownExporter, svg: sweepChartExporter } as const satisfies typeof RUN_OUTPUTS;
+export type OutputFlag = keyof typeof OUTPUTS;
+export const OUTPUT_FLAGS = Object.keys(OUTPUTS) as OutputFlag[];
+
+export type RunOutputTargets = Partial<Record<OutputFlag, string | undefined>>;
+
+const exporterOf = (flag: OutputFlag, sweep: boolean): RunExporter => {
+  const formats: { run: RunExporter; sweep?: RunExporter } = OUTPUTS[flag];
+  return (sweep ? formats.sweep : undefined) ?? formats.run;
+};
+
+/** Fails on a clash between output targets before anything is measured. */
+export const checkOutputs = (targets: RunOutputTargets): void => checkDocuments(OUTPUT_FLAGS.map((flag) => ({ flag, target: targets[flag] })));
 
 export interface TerminalViews {
   /** The run table (run, report). */
@@ -42,11 +57,11 @@ export interface TerminalViews {
  * to stderr when stdout carries a document.
  */
 export function writeRunOutputs(results: readonly RunResult[], targets: RunOutputTargets, views: TerminalViews): void {
-  const outputs = views.sweep ? SWEEP_REPORT_OUTPUTS : RUN_OUTPUTS;
-  const stream = writeDocuments((Object.entries(outputs) as Array<[keyof typeof RUN_OUTPUTS, RunExporter]>).map(([flag, exporter]) => ({
-    flag, target: targets[flag], render: () => exporter.render(results, makeStyle(process.stdout)) + '\n',
+  const sweep = views.sweep ?? false;
+  const stream = writeDocuments(OUTPUT_FLAGS.map((flag) => ({
+    flag, target: targets[flag], render: () => exporterOf(flag, sweep).render(results, makeStyle(process.stdout)) + '\n',
   })));
   const style = makeStyle(stream);
-  if (views.table) stream.write((views.sweep ? sweepTableExporter : tableExporter).render(results, style) + '\n');
+  if (views.table) stream.write(TERMINAL[sweep ? 'sweep' : 'run'].render(results, style) + '\n');
   if (views.gantt) stream.write(renderGantt(pictured(results), { style, columns: views.width ?? defaultColumns(stream) }) + '\n');
 }

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { launcherDevice, rankLabel, runIdentity } from '../api/identity.js';
 import { checkConfigKernels, type ConfigKernelCheck } from '../api/kernels.js';
 import { configDevices, runConfig, planConfig } from '../api/run.js';
-import { loadConfigFile, type Overrides } from '../config/load.js';
+import { loadConfigFile } from '../config/load.js';
+import type { Overrides } from '../config/types.js';
 import { type ExitCode, UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { builtinConfigsDir } from '../paths.js';
@@ -12,8 +13,7 @@ import { renderPlan } from '../report/plan.js';
 import type { RunResult } from '../result/schema.js';
 import type { HostMemoryKind } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
-import { RUN_OUTPUTS, writeRunOutputs } from './outputs.js';
-import { checkDocuments } from './write-file.js';
+import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
 
 export interface RunFlags extends Omit<Overrides, 'hostMemory'> {
   hostMemory?: HostMemoryKind[];
@@ -44,9 +44,8 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
   // One config per host memory kind asked for, each a run of its own; without the flag, the config's own kinds.
   const loads = (kinds ?? [undefined]).map((hostMemory) => loadConfigFile(path, { ...overrides, hostMemory, ...(chosen ? { device: chosen.device } : {}) }));
   const gate = flags.gate ?? false;
-  const documents = (Object.keys(RUN_OUTPUTS) as Array<keyof typeof RUN_OUTPUTS>).map((flag) => ({ flag, target: flags[flag] }));
   if (flags.dryRun) {
-    const ignored = [...documents.filter((d) => d.target !== undefined).map((d) => d.flag), ...(flags.timeline ? ['timeline'] : [])];
+    const ignored = [...OUTPUT_FLAGS.filter((flag) => flags[flag] !== undefined), ...(flags.timeline ? ['timeline'] : [])];
     if (ignored.length) {
       throw new UsageError(`${ignored.map((f) => `--${f}`).join(', ')} cannot go with --dry-run: a dry run measures nothing, so there is no Result to write or draw.`, {
         hint: 'Drop --dry-run to measure, or the output flags to see the plan.',
@@ -69,7 +68,7 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
       });
     }
   }
-  checkDocuments(documents);
+  checkOutputs(flags);
   const rank = identity.rank === null ? '' : ` on device ${loads[0]?.config.device ?? 0} as ${rankLabel(identity)}`;
   const results = await withInterrupts(async (signal) => {
     const done: RunResult[] = [];

@@ -7,15 +7,9 @@ import { UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { chunkCandidates } from '../measure/floor.js';
 import { builtinConfigsDir } from '../paths.js';
-import { jsonExporter } from '../report/exporters/json.js';
-import { sweepMarkdownExporter, sweepTableExporter } from '../report/exporters/sweep.js';
-import { htmlExporter } from '../report/html.js';
-import type { RunExporter } from '../report/exporter.js';
-import { makeStyle } from '../report/style.js';
-import { sweepChartExporter } from '../report/sweep-chart.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
-import { checkDocuments, writeDocuments } from './write-file.js';
+import { checkOutputs, writeRunOutputs } from './outputs.js';
 
 export interface SweepFlags {
   streams?: number[];
@@ -34,9 +28,6 @@ export interface SweepFlags {
   html?: string;
 }
 
-/** The documents a sweep can be written as: the Results, the heat map as Markdown, the chart, the HTML report. */
-const SWEEP_OUTPUTS = { json: jsonExporter, md: sweepMarkdownExporter, svg: sweepChartExporter, html: htmlExporter } as const satisfies Record<string, RunExporter>;
-
 const DEFAULT_STREAMS = [1, 2, 4, 8];
 const DEFAULT_BUDGET_S = 40;
 
@@ -51,7 +42,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     sets: flags.set.length ? flags.set.map(parseSetFlag) : Object.entries(fromConfig?.set ?? {}).map(([path, values]) => ({ path, values })),
   };
   // A clash between outputs fails before the sweep measures for minutes, not after.
-  checkDocuments((Object.keys(SWEEP_OUTPUTS) as Array<keyof typeof SWEEP_OUTPUTS>).map((flag) => ({ flag, target: flags[flag] })));
+  checkOutputs(flags);
   const budgetMs = (flags.maxTime ?? fromConfig?.maxTime ?? DEFAULT_BUDGET_S) * 1000;
   const bar = process.stderr.isTTY ? new cliProgress.SingleBar({
     format: 'sweep {setting} [{bar}] {value}/{total} layouts settled | {duration_formatted} elapsed, ETA {eta_formatted}', stream: process.stderr,
@@ -70,10 +61,8 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     },
   }));
   bar?.stop();
-  const stream = writeDocuments((Object.entries(SWEEP_OUTPUTS) as Array<[keyof typeof SWEEP_OUTPUTS, RunExporter]>).map(([flag, exporter]) => ({
-    flag, target: flags[flag], render: () => exporter.render(results, makeStyle(process.stdout)) + '\n',
-  })));
-  stream.write(sweepTableExporter.render(results, makeStyle(stream)) + '\n');
+  // The documents a sweep can be written as: the Results, the heat map as Markdown, the chart, the HTML report.
+  writeRunOutputs(results, flags, { table: true, gantt: false, sweep: true });
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
 }
 

@@ -1,4 +1,5 @@
 import type { DeviceFacts, RunResult, Stats } from '../result/schema.js';
+import { isCompared, isGating } from '../modes.js';
 import { type ModeRole, sameRole } from '../vocabulary.js';
 
 export type Verdict = 'faster' | 'slower' | 'same' | 'noisy';
@@ -196,17 +197,9 @@ function modeClocks(base: RunResult['modes'][number], cand: RunResult['modes'][n
   return b !== null && c !== null && runsKernels(cand.role) ? { baseline: b, candidate: c } : null;
 }
 
-/**
- * Issue-cost modes time the host issuing events; their GPU time is a few microseconds of nothing, so they are neither
- * compared nor missed (baselines recorded before runs measured them pair as before).
- */
-const compared = (mode: RunResult['modes'][number]) => mode.role.kind !== 'issue-cost';
+const compared = (mode: RunResult['modes'][number]) => isCompared(mode.role);
 
-/** The modes a user acts on; over several devices, all of them at once and the pipeline across two (not each alone). */
-export function isGating(role: ModeRole): boolean {
-  return role.kind === 'serial' || role.kind === 'overlapped' || role.kind === 'stage' || role.kind === 'link' ||
-    (role.kind === 'split' && role.alone === undefined) || role.kind === 'cross-device';
-}
+export { isGating };
 
 /** True when a gating pair got slower: what `compare` and the perf gate exit 1 on. */
 export function hasRegression(comparison: Pick<Comparison, 'pairs'>): boolean {

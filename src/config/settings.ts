@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
-import { type LoadedConfig, validateConfig } from './load.js';
+import { validateConfig } from './load.js';
+import type { LoadedConfig } from './types.js';
 import { configJsonSchema } from './schema.js';
 
 /** A value a sweep sets at a path of the config: "kernels[0].args[3].int32" = 530. */

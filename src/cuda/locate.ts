@@ -64,7 +64,11 @@ export function libraryCandidates(kind: CudaLibraryKind, env: NodeJS.ProcessEnv)
 
 function dedupe(candidates: LibraryCandidate[]): LibraryCandidate[] {
   const seen = new Set<string>();
-  return candidates.filter((c) => (seen.has(c.path) ? false : (seen.add(c.path), true)));
+  return candidates.filter((c) => {
+    if (seen.has(c.path)) return false;
+    seen.add(c.path);
+    return true;
+  });
 }
 
 export interface LoadAttempt {

@@ -1,4 +1,4 @@
-import type { ConfigBuffer } from '../config/load.js';
+import type { ConfigBuffer } from '../config/types.js';
 import { describeElement } from './patterns.js';
 
 // Outputs get one of two poison bytes before each verified mode. With a different poison per mode, an element that

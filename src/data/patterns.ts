@@ -1,4 +1,4 @@
-import type { InitSpec } from '../config/load.js';
+import type { InitSpec } from '../config/types.js';
 import type { ElementType } from '../vocabulary.js';
 
 // Inputs get a seeded pattern: never zeros, which hide unwritten outputs and can run faster than real data.
@@ -10,7 +10,10 @@ import type { ElementType } from '../vocabulary.js';
  */
 export function fillPattern(bytes: Uint8Array, type: ElementType, init: InitSpec, firstElement = 0): void {
   const elements = elementView(bytes, type);
-  if (init.kind === 'random') return fillRandom(bytes, type, init.seed, firstElement * (type === 'float64' ? 2 : 1));
+  if (init.kind === 'random') {
+    fillRandom(bytes, type, init.seed, firstElement * (type === 'float64' ? 2 : 1));
+    return;
+  }
   const encode = encoder(type);
   if (init.kind === 'constant') {
     elements.fill(encode(init.value) as never);
@@ -124,7 +127,7 @@ export function toHalfBits(value: number): number {
   const exponent = (bits >>> 23) & 0xff;
   let mantissa = bits & 0x7fffff;
   if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 : 0);
-  let e = exponent - 127 + 15;
+  const e = exponent - 127 + 15;
   if (e >= 0x1f) return sign | 0x7c00;
   if (e <= 0) {
     if (e < -10) return sign;

@@ -1,4 +1,4 @@
-import type { ConfigBuffer } from '../config/load.js';
+import type { ConfigBuffer } from '../config/types.js';
 import { allocPageable, freePageable, hostBytes } from '../cuda/host.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import { DEFAULT_STREAM, type DevicePtr, type HostPtr, offsetPointer } from '../cuda/types.js';

@@ -5,8 +5,9 @@ import {
 } from '../cuda/types.js';
 import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
 import { resolvePriority } from '../plan/priority.js';
-import { scheduleOps, streamDevices } from '../plan/types.js';
+import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
 import type { DeviceFacts } from '../result/schema.js';
+import { type IssuePrimitives, issueWorkOp } from '../stages/index.js';
 import type { DeviceBuffers } from './buffers.js';
 import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
@@ -143,12 +144,9 @@ export class DirectIssuer implements Issuer {
     return {
       streams, events, stream, event, deviceOf,
       thunk: (op, options = {}) => {
-        if (op.kind === 'host') {
-          const { tag, issue } = this.hostCalls.thunk(stream(op.stream), this.hostAction(op, schedule));
-          return { issue, hostTag: tag };
-        }
+        if (isWorkOp(op)) return issueWorkOp(op, this.primitives(stream(op.stream), deviceOf(op.stream), schedule));
         if (op.kind === 'record' && options.external) return { issue: rt.streams.recordExternalThunk(event(op.event), stream(op.stream)), hostTag: null };
-        return { issue: this.prepareOp(op, stream(op.stream), deviceOf(op.stream), schedule, event), hostTag: null };
+        return { issue: this.prepareOp(op, stream(op.stream), schedule, event), hostTag: null };
       },
     };
   }
@@ -164,7 +162,7 @@ export class DirectIssuer implements Issuer {
   }
 
   /** What a host op runs: the host stage's function over the chunk's output bytes, which its D2H just wrote. */
-  private hostAction(op: Extract<Op, { kind: 'host' }>, schedule: Schedule): () => void {
+  private hostAction(op: { readonly chunk: number | null }, schedule: Schedule): () => void {
     const fn = this.plan.host?.function ?? 'empty';
     if (fn === 'empty') return () => {};
     const range = op.chunk === null ? schedule.ranges[0] : schedule.ranges[op.chunk];
@@ -179,19 +177,18 @@ export class DirectIssuer implements Issuer {
   /** The last checksum each host op computed, by schedule and chunk. */
   readonly checksums = new Map<string, number>();
 
-  private prepareOp(op: Op, stream: StreamHandle, device: number, schedule: Schedule, event: (id: string) => EventHandle): () => number {
+  /** The device layer bound to one op's stream, for its stage kind to issue the op through. */
+  private primitives(stream: StreamHandle, device: number, schedule: Schedule): IssuePrimitives {
     const { rt } = this;
     const buffers = this.devices.buffers(device);
-    switch (op.kind) {
-      case 'copy': {
+    return {
+      copy: (op) => {
         const binding = buffers.binding(op.buffer);
         const host = offsetPointer(binding.host, op.hostOffset);
-        const device = offsetPointer(binding.device, op.deviceOffset);
-        return op.direction === 'h2d'
-          ? rt.memory.copyThunk(device, host, op.bytes, 'h2d', stream)
-          : rt.memory.copyThunk(host, device, op.bytes, 'd2h', stream);
-      }
-      case 'kernel': {
+        const dev = offsetPointer(binding.device, op.deviceOffset);
+        return op.direction === 'h2d' ? rt.memory.copyThunk(dev, host, op.bytes, 'h2d', stream) : rt.memory.copyThunk(host, dev, op.bytes, 'd2h', stream);
+      },
+      kernel: (op) => {
         const kernel = this.plan.kernels.find((k) => k.label === op.kernel);
         const handle = this.kernels.get(op.kernel);
         if (!kernel || handle === undefined) throw new Error(`schedule ${schedule.id} names unknown kernel ${op.kernel}`);
@@ -199,12 +196,23 @@ export class DirectIssuer implements Issuer {
           kernel: handle, grid: gridSize(kernel, op.count, this.devices.facts(device)), block: kernel.block, sharedBytes: 0, stream,
           args: this.kernelArgs(kernel, op, buffers), describe: `kernel ${kernel.label}`,
         });
-      }
-      case 'peer': {
+      },
+      peerCopy: (op) => {
         const src = offsetPointer(this.devices.buffers(op.from).binding(op.buffer).device, op.deviceOffset);
         const dst = offsetPointer(this.devices.buffers(op.to).binding(op.buffer).device, op.deviceOffset);
         return rt.peer.copyThunk(dst, op.to, src, op.from, op.bytes, stream);
-      }
+      },
+      hostCall: (op) => {
+        const { tag, issue } = this.hostCalls.thunk(stream, this.hostAction(op, schedule));
+        return { issue, hostTag: tag };
+      },
+    };
+  }
+
+  /** The ordering and timing ops the planner adds around the work; work ops go through their stage kind. */
+  private prepareOp(op: Exclude<Op, WorkOp>, stream: StreamHandle, schedule: Schedule, event: (id: string) => EventHandle): () => number {
+    const { rt } = this;
+    switch (op.kind) {
       case 'record':
         return rt.streams.recordThunk(event(op.event), stream);
       case 'wait':
@@ -221,8 +229,6 @@ export class DirectIssuer implements Issuer {
         if (!this.internal) throw new Error(`schedule ${schedule.id} launches empty kernels but none was loaded`);
         return this.launch({ kernel: this.internal.empty, grid: 1, block: 32, sharedBytes: 0, stream, describe: 'empty kernel', args: [] });
       }
-      case 'host':
-        throw new Error(`host ops are bound through bind(), which knows the runner's host calls (schedule ${schedule.id})`);
     }
   }
 
@@ -232,7 +238,7 @@ export class DirectIssuer implements Issuer {
     return record.launch;
   }
 
-  private kernelArgs(kernel: PlanKernel, op: KernelOp, buffers: DeviceBuffers): KernelArgValue[] {
+  private kernelArgs(kernel: PlanKernel, op: Pick<KernelOp, 'first' | 'count' | 'deviceFirst'>, buffers: DeviceBuffers): KernelArgValue[] {
     return kernel.args.map((arg): KernelArgValue => {
       switch (arg.kind) {
         case 'buffer': {

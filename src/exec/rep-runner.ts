@@ -6,7 +6,8 @@ import { DeviceFailure } from '../errors.js';
 import type { EngineSource, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
 import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, type TracedSpan, traceSchedule } from '../plan/trace.js';
-import { type Op, type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
+import { isWorkOp, type Op, type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
+import { stageOf } from '../stages/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
 import type { GateFlags, Issuer, PreparedRep } from './issue.js';
@@ -279,9 +280,7 @@ export class CudaRepRunner implements RepRunner {
     const message = `${error instanceof CudaError ? `${error.errorName} (${error.code}): ${error.errorMessage}` : error.message} ` +
       `while ${phase} ${what} on stream ${op.stream} of the ${prepared.schedule.description} mode.`;
     return new DeviceFailure(message, {
-      hint: op.kind === 'kernel'
-        ? 'Check the kernel\'s indexing against the chunk\'s element count it is given, or run it under compute-sanitizer.'
-        : undefined,
+      hint: isWorkOp(op) ? stageOf(op).failureHint : undefined,
       cause: error,
     });
   }
@@ -301,11 +300,7 @@ export class CudaRepRunner implements RepRunner {
 
 /** The record kind each span's op makes on the GPU; null for ops CUPTI is not asked about (host functions, peer copies). */
 function expectedKind(span: TracedSpan): 'memcpy' | 'kernel' | null {
-  switch (span.op.kind) {
-    case 'copy': return 'memcpy';
-    case 'kernel': return 'kernel';
-    default: return null;
-  }
+  return stageOf(span.op).cupti;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { DeviceFailure } from '../errors.js';
-import { describeOp, modeName } from '../plan/describe.js';
+import { describeContext, describeOp, modeName } from '../plan/describe.js';
+import { workOpWhat } from '../stages/index.js';
 import { isWorkOp, type Op, type PlanKernel, type Schedule, type WorkOp } from '../plan/types.js';
 
 // A rep past its deadline: what had not finished, in words. Nothing here calls CUDA but the event queries it is
@@ -37,12 +38,10 @@ export function unfinishedStreams(ops: readonly Op[], origin: string, completed:
 /** "kernel spin (spin_forever), chunks 1, 5 and 9 of 16; D2H of "y", chunks 1, 5 and 9 of 16". */
 export function summariseOps(ops: readonly WorkOp[], schedule: Pick<Schedule, 'ranges'>, kernels: readonly Pick<PlanKernel, 'label' | 'entry'>[]): string {
   if (ops.length === 1) return describeOp(ops[0] as WorkOp, schedule, kernels);
+  const context = describeContext(schedule, kernels);
   const groups = new Map<string, Array<number | null>>();
   for (const op of ops) {
-    const kernel = op.kind === 'kernel' ? kernels.find((k) => k.label === op.kernel) : undefined;
-    const what = op.kind === 'kernel' ? `kernel ${op.kernel}${kernel && kernel.entry !== op.kernel ? ` (${kernel.entry})` : ''}`
-      : op.kind === 'copy' ? `${op.direction.toUpperCase()} of "${op.buffer}"`
-        : op.kind === 'peer' ? `peer copy of "${op.buffer}" from GPU ${op.from} to GPU ${op.to}` : `host function ${op.name}`;
+    const what = workOpWhat(op, context);
     groups.set(what, [...(groups.get(what) ?? []), op.chunk]);
   }
   return [...groups].map(([what, chunks]) => {

@@ -1,4 +1,5 @@
-import { type Config, type ConfigKernel, configDir, type Locator } from '../config/load.js';
+import { configDir } from '../config/load.js';
+import type { Config, ConfigKernel, Locator } from '../config/types.js';
 import { UsageError } from '../errors.js';
 import { findKernel, locateKernelSource, readKernelSource } from './catalog.js';
 import { describeScalarRange, scalarHint, scalarProblem } from './scalars.js';

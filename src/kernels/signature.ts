@@ -283,7 +283,7 @@ function declaration(tokens: readonly Token[], linkageC: boolean, typedefs: Map<
     i += 1;
   }
   const name = prefix.pop();
-  if (!name || name.kind !== 'identifier' || i >= rest.length || prefix[prefix.length - 1]?.text === '::') return null;
+  if (name?.kind !== 'identifier' || i >= rest.length || prefix[prefix.length - 1]?.text === '::') return null;
   if (!prefix.some((t) => t.text === 'void') || prefix.some((t) => t.text === '*' || t.text === '&')) return null;
   const close = closing(rest, i);
   const params = splitParams(rest.slice(i + 1, close)).map((p, index) => parseParam(p, index, typedefs));

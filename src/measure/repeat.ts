@@ -1,4 +1,4 @@
-import type { ConfigBuffer } from '../config/load.js';
+import type { ConfigBuffer } from '../config/types.js';
 import { compareOutput, type OutputMismatch, POISON } from '../data/compare.js';
 import type { Schedule } from '../plan/types.js';
 import type { Mismatch } from '../result/schema.js';

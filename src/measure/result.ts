@@ -1,4 +1,4 @@
-import type { Config } from '../config/load.js';
+import type { Config } from '../config/types.js';
 import { gbPerSecond } from '../format.js';
 import { median } from '../quantile.js';
 import { type Plan, type Schedule, scheduleOps } from '../plan/types.js';
@@ -7,7 +7,7 @@ import {
   type DeviceFacts, type ModeResult, type OverlapAnalysis, RESULT_SCHEMA_ID, RESULT_VERSION, type RunIdentity, type RunResult,
   SHARING_NOT_CHECKED, type SharingRecord, type SoftwareVersions, type SweepSection, type TracedRep,
 } from '../result/schema.js';
-import type { ModeRole } from '../vocabulary.js';
+import { isSplitTogether } from '../modes.js';
 import { chunkUnits } from '../chunking.js';
 import { issuedOpCount } from '../plan/overhead.js';
 import { SMALL_OP_BATCH } from '../plan/schedules.js';
@@ -124,7 +124,7 @@ export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: rea
 
 /** The sections of a run over several devices, absent from one device's. */
 function devicesSections(input: RunResultInput, modes: readonly ModeResult[]): Pick<RunResult, 'peers' | 'scaling' | 'crossDevice'> {
-  const split = input.measured.find((m) => m.schedule.role.kind === 'split' && m.schedule.role.alone === undefined);
+  const split = input.measured.find((m) => isSplitTogether(m.schedule.role));
   const scaling = scalingOf(modes, { gated: input.gate, issuedOps: split ? scheduleOps(split.schedule).length : 0 });
   const crossDevice = crossDeviceOf(modes, input.peers ?? []);
   return {

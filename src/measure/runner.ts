@@ -1,4 +1,4 @@
-import type { ConfigBuffer } from '../config/load.js';
+import type { ConfigBuffer } from '../config/types.js';
 import type { TracedSpan } from '../plan/trace.js';
 import type { Schedule } from '../plan/types.js';
 

@@ -3,6 +3,7 @@ import { median } from '../quantile.js';
 import type { Schedule } from '../plan/types.js';
 import type { CrossDevice, PeerPathRecord, Scaling } from '../result/devices.js';
 import type { ModeResult } from '../result/schema.js';
+import { isSplitTogether } from '../modes.js';
 
 // What several devices in one run bought, from the modes alone: how the split scaled against one device and what
 // limited it, and how a pipeline across two devices did against one. Pure, so it is tested on recorded modes.
@@ -28,8 +29,8 @@ const copied = (m: Pick<ModeResult, 'bytes'>) => m.bytes.h2d + m.bytes.d2h;
 
 /** The split across devices against the whole input on the first device; null when the run has no split. */
 export function scalingOf(modes: readonly ModeResult[], options: { gated: boolean; issuedOps: number }): Scaling | null {
-  const together = modes.find((m) => m.role.kind === 'split' && m.role.alone === undefined);
-  if (!together || together.role.kind !== 'split') return null;
+  const together = modes.find((m) => isSplitTogether(m.role));
+  if (together?.role.kind !== 'split') return null;
   const devices = [...together.role.devices];
   const first = devices[0];
   const one = modes.find((m) => m.role.kind === 'overlapped' && m.device === first && m.role.layout.issue === undefined);
@@ -57,7 +58,7 @@ export function scalingOf(modes: readonly ModeResult[], options: { gated: boolea
 /** The links alone and all at once, from the split-link modes. */
 function linksOf(modes: readonly ModeResult[], one: ModeResult): Scaling['links'] {
   const together = modes.find((m) => m.role.kind === 'split-link' && m.role.alone === undefined);
-  if (!together || together.role.kind !== 'split-link') return null;
+  if (together?.role.kind !== 'split-link') return null;
   const togetherGbPerSecond = gbPerSecond(copied(together), together.stats.median);
   return {
     perDevice: together.role.devices.map((device) => {
@@ -112,7 +113,7 @@ function scalingLimit(s: Omit<Scaling, 'limit' | 'why'>, gated: boolean): Pick<S
 /** The pipeline across two devices against the serial baseline and the same layout on its first device. */
 export function crossDeviceOf(modes: readonly ModeResult[], peers: readonly PeerPathRecord[]): CrossDevice | null {
   const mode = modes.find((m) => m.role.kind === 'cross-device');
-  if (!mode || mode.role.kind !== 'cross-device') return null;
+  if (mode?.role.kind !== 'cross-device') return null;
   const { from, to } = mode.role;
   const serial = modes.find((m) => m.role.kind === 'serial' && m.device === from);
   if (!serial) return null;

@@ -1,6 +1,7 @@
 import { type Plan, scheduleDevices, streamDevices } from '../plan/types.js';
 import type { TimelineOp, TracedRep } from '../result/schema.js';
 import { type PriorityRange, resolvePriority } from '../plan/priority.js';
+import { stageOf, timelineFields } from '../stages/index.js';
 import type { EngineSource, TracedRepTiming } from './runner.js';
 
 /**
@@ -33,19 +34,12 @@ export function timelineReps(
     const { op } = span;
     const device = deviceOf(op.stream);
     const common = { mode: schedule.id, device, stream: op.stream, chunk: op.chunk, startMs, endMs, issuedMs };
-    switch (op.kind) {
-      case 'copy':
-        return { ...common, kind: op.direction, buffer: op.buffer, kernel: null, bytes: op.bytes };
-      case 'kernel':
-        return { ...common, kind: 'kernel', buffer: null, kernel: op.kernel, bytes: kernelBytes(op) };
-      case 'peer':
-        return { ...common, kind: 'peer', buffer: op.buffer, kernel: null, bytes: op.bytes };
-      case 'host':
-        return {
-          ...common, kind: 'host', buffer: null, kernel: null, bytes: 0,
-          ...(hostStartedMs === undefined || hostEndedMs === undefined ? {} : { hostStartedMs, hostEndedMs }),
-        };
-    }
+    const fields = timelineFields(op, kernelBytes);
+    return {
+      ...common, kind: stageOf(op).id, ...fields,
+      // Only ops that run on the host (their host call's tag) carry these.
+      ...(hostStartedMs === undefined || hostEndedMs === undefined ? {} : { hostStartedMs, hostEndedMs }),
+    };
   });
   return scheduleDevices(schedule).map((device) => {
     const own = traced.ops.flatMap((timing, i) => (ops[i]!.device === device ? [{ op: ops[i]!, engineNs: timing.engineNs }] : []));

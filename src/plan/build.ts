@@ -1,4 +1,4 @@
-import type { Config, ConfigBuffer } from '../config/load.js';
+import type { Config, ConfigBuffer } from '../config/types.js';
 import { ringSlots, splitRanges, wholeRange } from '../chunking.js';
 import { eventCostSchedules } from './overhead.js';
 import { type HostMemoryKind, type IssueOrder, type PlacedDefaultOp, SMALL_OPS } from '../vocabulary.js';

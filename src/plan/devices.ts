@@ -1,5 +1,5 @@
 import { splitRanges } from '../chunking.js';
-import type { Config, ConfigBuffer } from '../config/load.js';
+import type { Config, ConfigBuffer } from '../config/types.js';
 import type { Handoff } from '../config/devices.js';
 import { UsageError } from '../errors.js';
 import { type IssueOrder, type ModeRole, modeId, type OverlapLayout, type StreamKind } from '../vocabulary.js';

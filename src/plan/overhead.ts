@@ -1,4 +1,4 @@
-import type { ConfigBuffer } from '../config/load.js';
+import type { ConfigBuffer } from '../config/types.js';
 import { wholeRange } from '../chunking.js';
 import type { IssueCostOp } from '../vocabulary.js';
 import { makeStreams, timedSchedule, type TimedScheduleSpec } from './schedules.js';

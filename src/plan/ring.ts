@@ -1,7 +1,8 @@
-import type { EventSpec, Op } from './types.js';
+import { stageOf } from '../stages/index.js';
+import { isWorkOp, type EventSpec, type Op, type WorkOp } from './types.js';
 
-/** Ops that read or write device slots; host ops and event ops touch none. */
-const touchesDevice = (op: Op): op is Extract<Op, { kind: 'copy' | 'kernel' }> => op.kind === 'copy' || op.kind === 'kernel';
+/** Ops that read or write device slots, as their stage kind says; event ops touch none. */
+const touchesDevice = (op: Op): op is WorkOp => isWorkOp(op) && stageOf(op).touchesDevice;
 
 /**
  * Makes a body safe to run on a ring of `slots` device slots: chunk i reuses the slot of chunk i − slots, so its

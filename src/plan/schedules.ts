@@ -1,9 +1,10 @@
-import type { Config, ConfigBuffer } from '../config/load.js';
+import type { Config, ConfigBuffer } from '../config/types.js';
 import { splitRanges, wholeRange } from '../chunking.js';
 import {
   type DefaultStream, type DefaultStreamOp, type IssueOrder, type ModeRole, modeId, type OverlapLayout, type PlacedDefaultOp, type SmallOp,
   type StreamKind,
 } from '../vocabulary.js';
+import { type ChunkWork, copyOp, opBytes, phaseOps } from '../stages/index.js';
 import { withRingReuse } from './ring.js';
 import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec } from './types.js';
 
@@ -68,13 +69,8 @@ export function timedSchedule(spec: TimedScheduleSpec): Schedule {
 
 /** The bytes a body copies each way, and between devices where it copies any (absent otherwise). */
 export function bodyBytes(body: readonly Op[]): Schedule['bytes'] {
-  const bytes = { h2d: 0, d2h: 0 };
-  let peer = 0;
-  for (const op of body) {
-    if (op.kind === 'copy') bytes[op.direction] += op.bytes;
-    if (op.kind === 'peer') peer += op.bytes;
-  }
-  return peer ? { ...bytes, peer } : bytes;
+  const { h2d, d2h, peer } = opBytes(body);
+  return peer ? { h2d, d2h, peer } : { h2d, d2h };
 }
 
 /**
@@ -94,26 +90,24 @@ export function deviceFirst(shape: Pick<PipelineShape, 'ring' | 'base'>, range: 
   return ring ? (range.index % ring.slots) * ring.slotElements : range.first - (shape.base ?? 0);
 }
 
-function copyOp(buffer: ConfigBuffer, range: ChunkRange, direction: 'h2d' | 'd2h', stream: string, chunk: number | null, device: number): Op {
-  return { kind: 'copy', stream, direction, buffer: buffer.name, hostOffset: range.first * buffer.elementBytes,
-    deviceOffset: device * buffer.elementBytes, bytes: range.count * buffer.elementBytes, chunk };
-}
-
 export const loads = (buffers: readonly ConfigBuffer[]) => buffers.filter((b) => b.role === 'in' || b.role === 'inout');
 export const stores = (buffers: readonly ConfigBuffer[]) => buffers.filter((b) => b.role === 'out' || b.role === 'inout');
 
+/** One chunk's work as its stage kinds plan it. */
+const chunkWork = (shape: PipelineShape, kernels: readonly string[], range: ChunkRange, stream: string, chunk: number | null): ChunkWork =>
+  ({ buffers: shape.buffers, kernels, host: shape.host || null, range, deviceFirst: deviceFirst(shape, range), stream, chunk });
+
 export function loadOps(shape: PipelineShape, range: ChunkRange, stream: string, chunk: number | null): Op[] {
-  return loads(shape.buffers).map((b) => copyOp(b, range, 'h2d', stream, chunk, deviceFirst(shape, range)));
+  return phaseOps('load', chunkWork(shape, shape.kernels, range, stream, chunk));
 }
 
 /** The chunk's D2H copies, then the host stage over them when there is one. */
 export function storeOps(shape: PipelineShape, range: ChunkRange, stream: string, chunk: number | null): Op[] {
-  const ops = stores(shape.buffers).map((b) => copyOp(b, range, 'd2h', stream, chunk, deviceFirst(shape, range)));
-  return shape.host ? [...ops, { kind: 'host', stream, name: shape.host, chunk }] : ops;
+  return phaseOps('store', chunkWork(shape, shape.kernels, range, stream, chunk));
 }
 
 export function kernelOps(shape: PipelineShape, kernels: readonly string[], range: ChunkRange, stream: string, chunk: number | null): Op[] {
-  return kernels.map((kernel) => ({ kind: 'kernel', stream, kernel, chunk, first: range.first, count: range.count, deviceFirst: deviceFirst(shape, range) }));
+  return phaseOps('compute', chunkWork(shape, kernels, range, stream, chunk));
 }
 
 /** Whole buffers, or under a ring the pipeline's chunks one after the other: the ranges a one-stream mode walks. */
@@ -246,8 +240,8 @@ export function bidirectionalSchedule(
   for (const r of ranges) {
     const upStream = `s${r.index % streamsPerDirection}`;
     const downStream = `s${streamsPerDirection + (r.index % streamsPerDirection)}`;
-    for (const b of up) body.push(copyOp(b, r, 'h2d', upStream, r.index, deviceFirst(shape, r)));
-    for (const b of down) body.push(copyOp(b, r, 'd2h', downStream, r.index, deviceFirst(shape, r)));
+    for (const b of up) body.push(copyOp(b, { range: r, deviceFirst: deviceFirst(shape, r), stream: upStream, chunk: r.index }, 'h2d'));
+    for (const b of down) body.push(copyOp(b, { range: r, deviceFirst: deviceFirst(shape, r), stream: downStream, chunk: r.index }, 'd2h'));
   }
   return timedSchedule({
     role: { kind: 'link', copiesPerDirection: ranges.length, streamsPerDirection }, device,

@@ -1,7 +1,8 @@
 import type { ChunkRange } from '../chunking.js';
-import type { ConfigBuffer } from '../config/load.js';
+import type { ConfigBuffer } from '../config/types.js';
 import type { PrioritySpec } from '../config/toolbox.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
+import type { WorkOp } from '../stages/index.js';
 import type { HostFunctionKind, ModeRole, StreamKind } from '../vocabulary.js';
 
 // A Plan is pure data: which buffers exist, and for every mode the ops in host issue order, each naming its stream.
@@ -10,6 +11,9 @@ import type { HostFunctionKind, ModeRole, StreamKind } from '../vocabulary.js';
 // this same vocabulary.
 
 export type { ChunkRange } from '../chunking.js';
+// The work ops are their stage kinds' own (src/stages); the planner adds the ops that order and time them.
+export type { CopyOp, HostOp, KernelOp, PeerOp, WorkOp } from '../stages/index.js';
+export { isWorkOp } from '../stages/index.js';
 
 export type StreamId = string;
 export type EventId = string;
@@ -31,58 +35,14 @@ export interface EventSpec {
   readonly device?: number;
 }
 
-export type CopyOp = {
-  readonly kind: 'copy';
-  readonly stream: StreamId;
-  readonly direction: 'h2d' | 'd2h';
-  readonly buffer: string;
-  readonly hostOffset: number;
-  /** Separate from hostOffset so that a ring of device slots can map many chunks onto few. */
-  readonly deviceOffset: number;
-  readonly bytes: number;
-  readonly chunk: number | null;
-};
-
-export type KernelOp = {
-  readonly kind: 'kernel';
-  readonly stream: StreamId;
-  readonly kernel: string;
-  readonly chunk: number | null;
-  readonly first: number;
-  readonly count: number;
-  /** Element index in the device buffers where this chunk lives. */
-  readonly deviceFirst: number;
-};
-
 export type Op =
-  | CopyOp
-  | KernelOp
+  | WorkOp
   | { readonly kind: 'record'; readonly stream: StreamId; readonly event: EventId }
   | { readonly kind: 'wait'; readonly stream: StreamId; readonly event: EventId }
-  /** A host function (cudaLaunchHostFunc) over the chunk's output bytes on the host, after its D2H. */
-  | { readonly kind: 'host'; readonly stream: StreamId; readonly name: string; readonly chunk: number | null }
   /** Holds the stream until the host has issued the whole rep (so the timed region excludes issue cost). */
   | { readonly kind: 'gate'; readonly stream: StreamId }
   /** A kernel with no work (kernels/internal/gate.cu): its GPU time is a launch's fixed cost. */
-  | { readonly kind: 'empty'; readonly stream: StreamId }
-  | PeerOp;
-
-/** A chunk of a buffer copied from one device's copy to another's (cudaMemcpyPeerAsync), at the same offset in both. */
-export type PeerOp = {
-  readonly kind: 'peer';
-  readonly stream: StreamId;
-  readonly buffer: string;
-  readonly from: number;
-  readonly to: number;
-  readonly deviceOffset: number;
-  readonly bytes: number;
-  readonly chunk: number | null;
-};
-
-/** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
-export type WorkOp = Extract<Op, { kind: 'copy' | 'kernel' | 'host' | 'peer' }>;
-
-export const isWorkOp = (op: Op): op is WorkOp => op.kind === 'copy' || op.kind === 'kernel' || op.kind === 'host' || op.kind === 'peer';
+  | { readonly kind: 'empty'; readonly stream: StreamId };
 
 export interface Schedule {
   /** A key generated from the role (vocabulary.modeId); read the role to know what the mode is. */

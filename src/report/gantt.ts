@@ -1,6 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { opInterval } from '../analysis/timeline.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
+import { stage } from '../stages/index.js';
 import {
   analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, drawnRows, IDLE_COLUMNS, idleRows, MAX_PICTURE_ROWS, ms, niceTicks, rowLabel, type Stage,
   legendStages, STAGE_LETTERS, STAGE_NAMES, STAGES, tickLabel, type TimelineGroup, timelineGroups,
@@ -22,19 +23,9 @@ export const IDLE_CELL = '.';
 const MIN_CHART_COLUMNS = 10;
 
 /** Background colours by stage, from the 16 every terminal has, so level-1 colour suffices. */
-function paint(style: ChalkInstance, stage: Stage, text: string): string {
-  switch (stage) {
-    case 'h2d':
-      return style.bgBlue.whiteBright(text);
-    case 'kernel':
-      return style.bgGreen.black(text);
-    case 'd2h':
-      return style.bgMagenta.whiteBright(text);
-    case 'host':
-      return style.bgGray.black(text);
-    case 'peer':
-      return style.bgYellow.black(text);
-  }
+function paint(style: ChalkInstance, id: Stage, text: string): string {
+  const { background, foreground } = stage(id).look.terminal;
+  return style[background][foreground](text);
 }
 
 /** The width of the terminal `stream` writes to, or 100 when it is not a terminal. */

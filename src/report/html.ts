@@ -1,5 +1,5 @@
 import { devicesLines } from './devices.js';
-import { modelLines, serialCaveat } from './labels.js';
+import { modelLines, roleLabel, serialCaveat } from './labels.js';
 import { type RunExporter, pictured } from './exporter.js';
 import type { ModeResult, RunResult } from '../result/schema.js';
 import { renderSweepBest, renderSweepSection, type SweepPoint, sweepPoints } from './sweep.js';
@@ -7,7 +7,7 @@ import { renderSweepChart } from './sweep-chart.js';
 import { renderSvg } from './svg.js';
 import { toolboxLines } from './toolbox.js';
 import {
-  analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, escapeXml as escape, IDLE_COLUMNS, idleRows, modeLabel, ms, timelineGroups,
+  analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, escapeXml as escape, IDLE_COLUMNS, idleRows, ms, timelineGroups,
 } from './timeline-common.js';
 
 // One self-contained HTML file: the run's numbers, the timeline and its analysis. Everything is inline (CSS, SVG)
@@ -104,7 +104,7 @@ function metaLine(result: RunResult): string {
 function headline(result: RunResult): string {
   const s = result.summary;
   const mode = result.modes.find((m) => m.id === s.mode);
-  return `${mode ? modeLabel(mode) : s.mode}: ${ms(s.overlappedMs)} against ${ms(s.serialMs)} serial, `
+  return `${mode ? roleLabel(mode.role) : s.mode}: ${ms(s.overlappedMs)} against ${ms(s.serialMs)} serial, `
     + `speedup ${speedup(s.speedup, s.speedupError)}, efficiency ${percent(s.efficiency)} (the model's bound over the median). `
     + `Verification ${result.verification.status}.`;
 }
@@ -113,7 +113,7 @@ function modesSection(result: RunResult): string {
   const several = result.devices.length > 1;
   const head = ['mode', ...(several ? ['device'] : []), 'median', 'min', 'max', 'noise', 'n'];
   const rows = result.modes.map((m) => [
-    modeLabel(m), ...(several ? [`GPU ${m.device}`] : []), ms(m.stats.median), ms(m.stats.min), ms(m.stats.max), percent(m.stats.relativeNoise, 2), String(m.stats.n),
+    roleLabel(m.role), ...(several ? [`GPU ${m.device}`] : []), ms(m.stats.median), ms(m.stats.min), ms(m.stats.max), percent(m.stats.relativeNoise, 2), String(m.stats.n),
   ]);
   return section('modes', 'Modes', table(head, rows, 'modes'));
 }
@@ -124,14 +124,14 @@ function overlapSection(result: RunResult): string {
   const several = result.devices.length > 1;
   const head = ['mode', ...(several ? ['device'] : []), 'median', 'speedup', 'bound', 'limited by', 'efficiency'];
   const rows = overlapped.map((m) => [
-    modeLabel(m), ...(several ? [`GPU ${m.device}`] : []), ms(m.stats.median),
+    roleLabel(m.role), ...(several ? [`GPU ${m.device}`] : []), ms(m.stats.median),
     serialCaveat(m, result)?.omit ? '—' : speedup(m.analysis.speedup, m.analysis.speedupError),
     ms(m.analysis.bound.ms), m.analysis.bound.limitedBy, percent(m.analysis.efficiency),
   ]);
   // The model's verdict for each layout: its floor, the workload's, and where the lost time went.
   const verdicts = overlapped.flatMap((m) => {
     const lines = modelLines(m);
-    return lines.length ? [`<div class="model" data-mode="${escape(m.id)}"><p><strong>${escape(modeLabel(m))}</strong></p>${lines.map((l) => `<p>${escape(l)}</p>`).join('')}</div>`] : [];
+    return lines.length ? [`<div class="model" data-mode="${escape(m.id)}"><p><strong>${escape(roleLabel(m.role))}</strong></p>${lines.map((l) => `<p>${escape(l)}</p>`).join('')}</div>`] : [];
   });
   return section('overlap', 'Overlapped modes', table(head, rows, 'overlap') + verdicts.join(''));
 }

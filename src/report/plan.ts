@@ -1,7 +1,8 @@
 import { formatBytes } from '../format.js';
 import { roleLabel } from './labels.js';
 import { describeOp } from '../plan/describe.js';
-import { type CopyOp, type Op, type Plan, type Schedule, scheduleOps } from '../plan/types.js';
+import { type Op, type Plan, type Schedule, scheduleOps } from '../plan/types.js';
+import { opBytes } from '../stages/index.js';
 
 export interface PlanView {
   /** Every op of every mode in issue order, not only the summary. */
@@ -74,11 +75,11 @@ function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): strin
   for (const op of schedule.body) byStream.get(op.stream)?.push(op);
   for (const stream of schedule.streams) {
     const ops = byStream.get(stream.id) ?? [];
-    const copies = ops.filter((o): o is CopyOp => o.kind === 'copy');
+    const moved = opBytes(ops);
     const launches = ops.filter((o) => LAUNCHES.includes(o.kind)).length;
     const chunks = [...new Set(ops.flatMap((o) => ('chunk' in o && o.chunk !== null ? [o.chunk] : [])))];
-    const bytes = (d: 'h2d' | 'd2h') => formatBytes(copies.filter((c) => c.direction === d).reduce((s, c) => s + c.bytes, 0));
-    const peers = ops.filter((o) => o.kind === 'peer').reduce((s, o) => s + (o.kind === 'peer' ? o.bytes : 0), 0);
+    const bytes = (d: 'h2d' | 'd2h') => formatBytes(moved[d]);
+    const peers = moved.peer;
     const priority = stream.priority ? `, priority ${stream.priority.level}` : '';
     lines.push(`  stream ${stream.id} (${stream.kind}${priority}): ${chunks.length ? `${chunkList(chunks)}; ` : ''}` +
       `H2D ${bytes('h2d')}, ${plural(launches, 'kernel launch', 'kernel launches')}, D2H ${bytes('d2h')}${peers ? `, peer copies ${formatBytes(peers)}` : ''}`);

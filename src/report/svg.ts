@@ -1,4 +1,5 @@
 import { opInterval } from '../analysis/timeline.js';
+import { stage } from '../stages/index.js';
 import { type RunExporter, pictured } from './exporter.js';
 import { rowCells } from './gantt.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
@@ -209,7 +210,7 @@ function bar(p: SvgPanel, row: SvgRowBand, op: TimelineOp): string[] {
   const tip = [
     name, `stream ${op.stream}`, `${start.toFixed(3)}–${end.toFixed(3)} ms (${ms(end - start)}${queued === null ? '' : ' on its engine'})`,
     ...(queued === null ? [] : [`queued ${ms(queued)} before it`]),
-    ...(op.bytes > 0 ? [bytesLabel(op.bytes)] : []), ...(gbps !== null && op.kind !== 'kernel' ? [`${gbps.toFixed(2)} GB/s`] : []),
+    ...(op.bytes > 0 ? [bytesLabel(op.bytes)] : []), ...(gbps !== null && stage(op.kind).look.rate ? [`${gbps.toFixed(2)} GB/s`] : []),
   ].join(' · ');
   // The queued part apart, pale: the stream had reached the op, its engine had not started it.
   const queuedX = xOf(p, op.startMs);

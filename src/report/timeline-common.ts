@@ -1,37 +1,35 @@
 import { analyzeRep, opInterval, type RepAnalysis } from '../analysis/timeline.js';
-import type { DeviceFacts, ModeResult, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
+import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
+import { STAGE_KINDS, type Stage, type StageKind, stage } from '../stages/index.js';
 import { roleLabel } from './labels.js';
 
 // What every timeline renderer shares, so the terminal, the SVG, the HTML and the trace agree on colours, letters,
 // names, rows and numbers.
 
-export type Stage = TimelineOp['kind'];
-export const STAGES: readonly Stage[] = ['h2d', 'kernel', 'd2h', 'host', 'peer'];
+export type { Stage } from '../stages/index.js';
+export { STAGES } from '../stages/index.js';
 
-/** The stages a legend lists: the four of every run, and peer copies where the reps have any. */
+/** The stages a legend lists: those every run has, and the others (peer copies) where the reps have any. */
 export function legendStages(reps: readonly TracedRep[]): Stage[] {
-  return STAGES.filter((s) => s !== 'peer' || reps.some((r) => r.ops.some((op) => op.kind === 'peer')));
+  const present = new Set(reps.flatMap((r) => r.ops.map((op) => op.kind)));
+  return STAGE_KINDS.filter((s) => s.look.always || present.has(s.id)).map((s) => s.id);
 }
 
-/** One fixed palette for every picture: copies in cool colours, kernels green, host work grey, peer copies orange. */
-export const STAGE_COLOURS: Readonly<Record<Stage, string>> = {
-  h2d: '#1f6fd1',
-  kernel: '#2a9d3a',
-  d2h: '#8e3fb5',
-  host: '#7a7a7a',
-  peer: '#d9822b',
-};
+const looks = <T>(pick: (look: StageKind['look']) => T): Readonly<Record<Stage, T>> =>
+  Object.fromEntries(STAGE_KINDS.map((s) => [s.id, pick(s.look)])) as Record<Stage, T>;
+
+/** One fixed palette for every picture, each stage kind's own colour. */
+export const STAGE_COLOURS = looks((l) => l.colour);
 
 /** A letter per stage, so a chart read without colour (NO_COLOR, a printout) still says what ran. */
-export const STAGE_LETTERS: Readonly<Record<Stage, string>> = { h2d: 'H', kernel: 'K', d2h: 'D', host: 'C', peer: 'P' };
+export const STAGE_LETTERS = looks((l) => l.letter);
 
-export const STAGE_NAMES: Readonly<Record<Stage, string>> = { h2d: 'H2D', kernel: 'kernel', d2h: 'D2H', host: 'host (CPU)', peer: 'peer copy' };
+export const STAGE_NAMES = looks((l) => l.name);
 
 /** "H2D input #3", "kernel fma #3", "D2H output" (whole buffer): what the op did, to which data. */
 export function opName(op: TimelineOp): string {
-  const prefix = { h2d: 'H2D', kernel: 'kernel', d2h: 'D2H', host: 'host', peer: 'peer' }[op.kind];
-  const subject = op.kind === 'kernel' ? op.kernel : op.buffer;
-  return [prefix, subject, op.chunk === null ? null : `#${op.chunk}`].filter((part) => part !== null && part !== '').join(' ');
+  const kind = stage(op.kind);
+  return [kind.look.prefix, kind.subject(op), op.chunk === null ? null : `#${op.chunk}`].filter((part) => part !== null && part !== '').join(' ');
 }
 
 /** bytes / duration in GB/s (1e9 bytes per second), over the engine's time where CUPTI gave it; null where it means nothing. */
@@ -52,13 +50,10 @@ export function timingLabel(rep: TracedRep): string {
   return `times from the events around each op (they include time queued behind other work)${rep.timing ? `: ${rep.timing.note}` : ''}`;
 }
 
-/** A mode as people name it, from its role (never by taking the id apart). */
-export const modeLabel = (mode: Pick<ModeResult, 'role'>): string => roleLabel(mode.role);
-
 /** The label of a rep's mode; the raw id when the Result has no such mode (a trace of a mode it did not time). */
 export function repModeLabel(result: RunResult, mode: string): string {
   const found = result.modes.find((m) => m.id === mode);
-  return found ? modeLabel(found) : mode;
+  return found ? roleLabel(found.role) : mode;
 }
 
 export function deviceLabel(device: DeviceFacts | undefined, index: number): string {

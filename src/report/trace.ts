@@ -1,7 +1,8 @@
 import { opInterval } from '../analysis/timeline.js';
 import { type RunExporter, pictured } from './exporter.js';
 import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
-import { deviceLabel, deviceOf, opGbPerSecond, opName, queuedMs, repModeLabel, type Stage } from './timeline-common.js';
+import { engineRows } from '../stages/index.js';
+import { deviceLabel, deviceOf, opGbPerSecond, opName, queuedMs, repModeLabel } from './timeline-common.js';
 
 // The traced reps as Chrome's Trace Event Format (JSON object form), for Perfetto and chrome://tracing.
 // - One process per device, named for the GPU. pids start at 1: tools treat pid 0 as the kernel's idle task.
@@ -30,8 +31,8 @@ export interface TraceDocument {
   readonly otherData: Readonly<Record<string, string>>;
 }
 
-/** Track ids within a device's process: the mode track, then streams, then engines, each block with room for lanes. */
-const TID = { mode: 1, stream: 10, h2d: 1000, d2h: 2000, copy: 1000, sm: 3000, host: 4000, peer: 5000 } as const;
+/** Track ids within a device's process: the mode track, then streams, then engines (each stage kind's row), each block with room for lanes. */
+const TID = { mode: 1, stream: 10 } as const;
 
 export function renderTrace(result: RunResult): string {
   return `${JSON.stringify(buildTrace(result))}\n`;
@@ -93,11 +94,8 @@ function deviceEvents(result: RunResult, device: number, reps: readonly TracedRe
 
 /** The engine tracks of a rep: [first tid, name, ops]. One copy engine serves both directions when the device has one. */
 function engineTracks(rep: TracedRep, facts: DeviceFacts | undefined): [number, string, TimelineOp[]][] {
-  const of = (...kinds: Stage[]) => rep.ops.filter((op) => kinds.includes(op.kind));
-  const copies: [number, string, TimelineOp[]][] = (facts?.asyncEngineCount ?? 2) >= 2
-    ? [[TID.h2d, 'H2D copy engine', of('h2d')], [TID.d2h, 'D2H copy engine', of('d2h')]]
-    : [[TID.copy, 'copy engine', of('h2d', 'd2h')]];
-  const tracks: [number, string, TimelineOp[]][] = [...copies, [TID.sm, 'SMs', of('kernel')], [TID.host, 'host ops', of('host')], [TID.peer, 'peer copies', of('peer')]];
+  const tracks = engineRows(facts?.asyncEngineCount ?? 2)
+    .map(({ row, name, stages }): [number, string, TimelineOp[]] => [row, name, rep.ops.filter((op) => stages.includes(op.kind))]);
   return tracks.filter(([, , ops]) => ops.length > 0);
 }
 
@@ -177,7 +175,7 @@ function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number, onE
   return complete(pid, tid, opName(op), op.kind, offsetMs + start, offsetMs + end, {
     stream: op.stream,
     chunk: op.chunk,
-    ...(op.kind === 'kernel' ? { kernel: op.kernel } : { buffer: op.buffer }),
+    ...(op.kernel !== null ? { kernel: op.kernel } : { buffer: op.buffer }),
     bytes: op.bytes,
     'GB/s': gbps === null ? null : Number(gbps.toFixed(2)),
     startMs: op.startMs,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CrossDeviceSchema, DeviceTimesSchema, PeerPathSchema, ScalingSchema } from './devices.js';
 import { BoundTermSchema, ModelAnalysisSchema, SweepSectionSchema } from './model.js';
 import { BUFFER_ROLES, DEFAULT_STREAM_OPS, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
+import { STAGE_IDS } from '../stages/index.js';
 
 // The contract between measuring and rendering. Renderers read a Result alone, so a saved JSON file redraws every
 // table and picture exactly as measured. Bump RESULT_VERSION on any change that an older reader would misread, and
@@ -192,7 +193,7 @@ export const TimelineOpSchema = z.object({
   device: z.number().int(),
   stream: z.string(),
   /** `peer`: a copy to another device (cudaMemcpyPeerAsync), on a stream of the device it copies from. */
-  kind: z.enum(['h2d', 'd2h', 'kernel', 'host', 'peer']),
+  kind: z.enum(STAGE_IDS),
   /** Chunk index; null for whole-buffer ops. */
   chunk: z.number().int().nullable(),
   buffer: z.string().nullable(),

@@ -1,4 +1,4 @@
-import type { ConfigBuffer } from '../../src/config/load.js';
+import type { ConfigBuffer } from '../../src/config/types.js';
 import type { RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../../src/measure/runner.js';
 import type { Schedule } from '../../src/plan/types.js';
 

@@ -12,11 +12,11 @@ import type { Schedule } from '../../src/plan/types.js';
 class ScriptedRunner {
   readonly deadlines: Array<[string, number | undefined]> = [];
   constructor(private readonly times: number[]) {}
-  runRep(id: string, options: RepOptions): Promise<RepTiming> {
+  runRep(_id: string, options: RepOptions): Promise<RepTiming> {
     this.deadlines.push(['rep', options.deadlineMs]);
     return Promise.resolve({ gpuMs: this.times.shift() ?? 1 } as RepTiming);
   }
-  traceRep(id: string, options: { deadlineMs?: number }): Promise<TracedRepTiming> {
+  traceRep(_id: string, options: { deadlineMs?: number }): Promise<TracedRepTiming> {
     this.deadlines.push(['trace', options.deadlineMs]);
     return Promise.resolve({ totalMs: this.times.shift() ?? 1 } as TracedRepTiming);
   }

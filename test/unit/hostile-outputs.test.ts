@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { destinationOf, writeOutput } from '../../src/cli/write-file.js';
-import { CudaPipeError, EnvironmentError, UsageError } from '../../src/errors.js';
+import { CudaPipeError, UsageError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
 import { cliEntry, runCli } from '../helpers/cli.js';
 

@@ -17,6 +17,7 @@ const traced = join(fixtures, 'h200-balanced-16-traced.json');
 const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-hostile-results-'));
 
 // Edited as the plain JSON it is on disk, before any schema gives it a type.
+// biome-ignore lint/suspicious/noExplicitAny: the tests reach into any field of the file as hostile input would.
 type Json = Record<string, any>;
 
 /** The traced fixture with one change, saved under `name`. */

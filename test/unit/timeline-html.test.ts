@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { renderHtml } from '../../src/report/html.js';
 import { mix, renderSweepSection, type SweepPoint } from '../../src/report/sweep.js';
-import { analyzeTracedRep, modeLabel } from '../../src/report/timeline-common.js';
+import { roleLabel } from '../../src/report/labels.js';
+import { analyzeTracedRep } from '../../src/report/timeline-common.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 import { timelineFixtures } from '../helpers/timeline-fixtures.js';
 
@@ -34,7 +35,7 @@ for (const { name, result } of timelineFixtures()) {
       assert.equal(count(overlap, /<tr><td>/g), overlapped.length);
       for (const m of overlapped) {
         const a = m.analysis!;
-        assert.ok(overlap.includes(`<td>${modeLabel(m)}</td>`));
+        assert.ok(overlap.includes(`<td>${roleLabel(m.role)}</td>`));
         assert.ok(overlap.includes(`${a.speedup.toFixed(2)}× ± ${(2 * a.speedupError!).toFixed(2)}</td><td>${a.bound.ms.toFixed(3)} ms</td><td>${a.bound.limitedBy}</td><td>${(a.efficiency * 100).toFixed(1)}%`));
       }
     });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ConfigBuffer } from '../../src/config/load.js';
+import type { ConfigBuffer } from '../../src/config/types.js';
 import { compareOutput, POISON } from '../../src/data/compare.js';
 import { fillPattern, toHalfBits } from '../../src/data/patterns.js';
 

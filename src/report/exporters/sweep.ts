@@ -73,7 +73,7 @@ export function bestLines(result: RunResult): string[] {
 /** The config lines that give the best layout (and this result's settings). */
 export function yamlFragment(result: RunResult): string[] {
   const best = result.modes.find((m) => m.id === result.sweep?.best.mode);
-  if (!best || best.role.kind !== 'overlapped') return [];
+  if (best?.role.kind !== 'overlapped') return [];
   const { layout } = best.role;
   const settings = Object.entries(result.sweep?.settings ?? {}).map(([k, v]) => `# and ${k}: ${v}`);
   return ['pipeline:', `  chunks: ${layout.chunks}`, `  streams: ${layout.streams}`, `  order: ${layout.order}`, ...settings];

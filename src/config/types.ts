@@ -1,0 +1,106 @@
+import type { BufferRole, ElementType, HostFunctionKind, HostMemoryKind, IssueMode, IssueOrder, PlacedDefaultOp, ScalarType, StreamKind, Topology } from '../vocabulary.js';
+import type { Handoff } from './devices.js';
+import type { ParsedConfig } from './schema.js';
+import type { LatencySpec, PrioritySpec } from './toolbox.js';
+
+// The validated config every layer reads, apart from the YAML loader (load.ts) that makes it: the planner, the
+// executor and the reports import these types without the loader's parser and file reading.
+
+export type InitSpec = { kind: 'random'; seed: number } | { kind: 'ramp'; start: number; step: number } | { kind: 'constant'; value: number };
+
+export interface ConfigBuffer {
+  readonly name: string;
+  readonly type: ElementType;
+  readonly elementBytes: number;
+  readonly elements: number;
+  readonly bytes: number;
+  readonly role: BufferRole;
+  readonly init: InitSpec;
+  readonly hostMemory: HostMemoryKind;
+}
+
+export type ConfigArg =
+  | { readonly kind: 'buffer'; readonly buffer: string }
+  | { readonly kind: 'chunk-elements' }
+  | { readonly kind: 'chunk-offset' }
+  | { readonly kind: 'scalar'; readonly type: ScalarType; readonly value: number | bigint };
+
+export interface ConfigKernel {
+  readonly label: string;
+  readonly source: string;
+  readonly entry: string;
+  readonly options: readonly string[];
+  readonly block: number;
+  readonly grid: 'auto' | 'cover' | number;
+  readonly args: readonly ConfigArg[];
+}
+
+export interface Config {
+  readonly name: string;
+  readonly description: string | null;
+  /** The YAML file, or null for a config built in code. */
+  readonly path: string | null;
+  /** The device of the single-device modes: `device`, or the first of `devices`. */
+  readonly device: number;
+  /** Several devices in one run (`all` until counted), or null for one. */
+  readonly devices: readonly number[] | 'all' | null;
+  readonly buffers: readonly ConfigBuffer[];
+  readonly kernels: readonly ConfigKernel[];
+  readonly pipeline: ConfigPipeline;
+  readonly repetitions: ParsedConfig['repetitions'];
+  /** What `sweep` measures, as the config says; null when it has no sweep section. */
+  readonly sweep: NonNullable<ParsedConfig['sweep']> | null;
+  /** The element count every buffer shares; chunks are ranges of it. */
+  readonly elements: number;
+  /** The CPU stage after each chunk's D2H, or null. */
+  readonly host: { readonly name: string; readonly function: HostFunctionKind } | null;
+  /** A latency-critical stream beside the pipeline, or null. */
+  readonly latency: LatencySpec | null;
+  /** Device memory the buffers may use, bytes; null for no budget (every buffer whole on the device). */
+  readonly deviceMemory: number | null;
+  /** What the user should know about how the config was read (deprecated spellings). */
+  readonly notes: readonly string[];
+}
+
+export interface ConfigPipeline {
+  readonly chunks: number;
+  readonly streams: number;
+  readonly streamKind: StreamKind;
+  readonly topology: Topology;
+  readonly mode: IssueMode;
+  readonly slots: number | null;
+  /** Each variant of the layout with one op on a default stream (`legacyDefaultOp` is one on the legacy stream). */
+  readonly defaultStreamOps: readonly PlacedDefaultOp[];
+  /** Priority of the pipeline's streams, or null for the device's default. */
+  readonly priority: PrioritySpec | null;
+  readonly align: number;
+  readonly orders: readonly IssueOrder[];
+  /** One pipeline across two devices, or null. */
+  readonly handoff: Handoff | null;
+}
+
+export interface Overrides {
+  streams?: number | undefined;
+  chunks?: number | undefined;
+  order?: IssueOrder | undefined;
+  mode?: IssueMode | undefined;
+  hostMemory?: HostMemoryKind | undefined;
+  device?: number | undefined;
+  devices?: number[] | 'all' | undefined;
+  reps?: number | undefined;
+  warmup?: number | undefined;
+  warmupTime?: number | undefined;
+  minReps?: number | undefined;
+  maxNoise?: number | undefined;
+  maxTime?: number | undefined;
+}
+
+/** Names a place in the config file ("balanced.yaml:12:7"), for messages about a field path. */
+export type Locator = (path: readonly (string | number)[]) => string;
+
+export interface LoadedConfig {
+  readonly config: Config;
+  readonly locate: Locator;
+  /** The YAML as the user wrote it, with flag overrides applied, for the Result. */
+  readonly raw: unknown;
+}

@@ -1,0 +1,28 @@
+import type { StageKind } from './stage.js';
+
+/** A host function (cudaLaunchHostFunc) over the chunk's output bytes on the host, after its D2H. */
+export type HostOp = { readonly kind: 'host'; readonly stream: string; readonly name: string; readonly chunk: number | null };
+
+const what = (op: HostOp) => `host function ${op.name}`;
+
+export const host: StageKind<'host', HostOp> = {
+  id: 'host',
+  opKind: 'host',
+  // After the chunk's D2H copies, over the bytes they wrote.
+  phase: 'store',
+  plan: (w) => (w.host === null ? [] : [{ kind: 'host', stream: w.stream, name: w.host, chunk: w.chunk }]),
+  moves: () => null,
+  owns: () => true,
+  touchesDevice: false,
+  cupti: null,
+  look: {
+    letter: 'C', colour: '#7a7a7a', name: 'host (CPU)', prefix: 'host', always: true, rate: true,
+    terminal: { background: 'bgGray', foreground: 'black' },
+    engine: { row: 4000, name: 'host ops', hostCopy: false, exclusive: false },
+  },
+  what,
+  describe: (op, c) => `${what(op)}${op.chunk === null ? '' : `, ${c.chunk(op.chunk)}`}`,
+  timeline: () => ({ buffer: null, kernel: null, bytes: 0 }),
+  subject: (op) => op.buffer,
+  issue: (op, p) => p.hostCall(op),
+};

@@ -1,0 +1,101 @@
+import { type CopyOp, d2h, h2d } from './copy.js';
+import { host, type HostOp } from './host.js';
+import { kernel, type KernelOp } from './kernel.js';
+import { peer, type PeerOp } from './peer.js';
+import type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, TimelineFields } from './stage.js';
+
+// The table of stage kinds: the one place that lists them. Everything else (the planner's work ops, the issuer,
+// the timeline, every picture's legend, letters, colours and engine rows, the Result's op kinds, messages) reads
+// it. A new kind is a module beside these, its op in `WorkOp` and a row here.
+
+export type { CopyOp, HostOp, KernelOp, PeerOp };
+export { copyOp } from './copy.js';
+export type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
+
+/** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
+export type WorkOp = CopyOp | KernelOp | HostOp | PeerOp;
+
+/** Every stage kind, in the order pictures list them: load, compute, store, host work, peer copies. */
+export const STAGE_KINDS = [h2d, kernel, d2h, host, peer] as const;
+
+/** A stage kind's id: the kind the Result's timeline gives an op. */
+export type Stage = (typeof STAGE_KINDS)[number]['id'];
+
+export const STAGES: readonly Stage[] = STAGE_KINDS.map((s) => s.id);
+
+/** The ids as a non-empty tuple, for a schema's enum. */
+export const STAGE_IDS = STAGE_KINDS.map((s) => s.id) as unknown as readonly [Stage, ...Stage[]];
+
+const WORK_OP_KINDS: ReadonlySet<string> = new Set(STAGE_KINDS.map((s) => s.opKind));
+
+export const isWorkOp = <O extends { readonly kind: string }>(op: O): op is Extract<O, WorkOp> => WORK_OP_KINDS.has(op.kind);
+
+// A stage kind with its op type erased, so the table can be searched by a work op of any kind.
+type AnyStage = StageKind<Stage, WorkOp>;
+const table = STAGE_KINDS as unknown as readonly AnyStage[];
+
+/** The stage kind of a work op. */
+export function stageOf(op: WorkOp): AnyStage {
+  const found = table.find((s) => s.opKind === op.kind && s.owns(op));
+  if (!found) throw new Error(`no stage kind issues a ${op.kind} op`);
+  return found;
+}
+
+/** The stage kind of a timeline kind. */
+export function stage(id: Stage): AnyStage {
+  const found = table.find((s) => s.id === id);
+  if (!found) throw new Error(`unknown stage kind ${id}`);
+  return found;
+}
+
+export const describeWorkOp = (op: WorkOp, context: DescribeContext): string => stageOf(op).describe(op, context);
+export const workOpWhat = (op: WorkOp, context: DescribeContext): string => stageOf(op).what(op, context);
+export const issueWorkOp = (op: WorkOp, primitives: IssuePrimitives): IssuedOp => stageOf(op).issue(op, primitives);
+export const timelineFields = (op: WorkOp, kernelBytes: (op: { kernel: string; count: number }) => number): TimelineFields =>
+  stageOf(op).timeline(op, kernelBytes);
+
+/**
+ * For each stage whose ops queue for an engine, the stages sharing that engine, given how many copy engines the
+ * device has (one serves both directions). Built once per call: callers index by the arrays it holds.
+ */
+export function engineSharing(copyEngines: number): ReadonlyMap<Stage, readonly Stage[]> {
+  const hostCopies = table.filter((s) => s.look.engine.hostCopy).map((s) => s.id);
+  return new Map(table.filter((s) => s.look.engine.exclusive)
+    .map((s) => [s.id, s.look.engine.hostCopy && copyEngines < 2 ? hostCopies : [s.id]]));
+}
+
+/** An engine as the trace draws it: a track per engine, the stages whose ops run on it, in the order of `row`. */
+export interface EngineRow {
+  readonly row: number;
+  readonly name: string;
+  readonly stages: readonly Stage[];
+}
+
+/** The engines of a device with `copyEngines` copy engines: one serves both directions where it has one. */
+export function engineRows(copyEngines: number): EngineRow[] {
+  const rows = new Map<string, { row: number; name: string; stages: Stage[] }>();
+  for (const s of table) {
+    const shared = s.look.engine.hostCopy && copyEngines < 2;
+    const key = shared ? 'copy' : s.id;
+    const row = rows.get(key) ?? { row: s.look.engine.row, name: shared ? 'copy engine' : s.look.engine.name, stages: [] };
+    row.row = Math.min(row.row, s.look.engine.row);
+    row.stages.push(s.id);
+    rows.set(key, row);
+  }
+  return [...rows.values()].sort((a, b) => a.row - b.row);
+}
+
+/** A chunk's ops of one phase, each stage kind of that phase in the table's order. */
+export const phaseOps = (phase: 'load' | 'compute' | 'store', work: ChunkWork): WorkOp[] =>
+  table.flatMap((s) => (s.phase === phase && s.plan ? s.plan(work) : []));
+
+/** The bytes a body's work ops move, by the schedule's byte count each adds to. */
+export function opBytes(ops: readonly { readonly kind: string }[]): { h2d: number; d2h: number; peer: number } {
+  const bytes = { h2d: 0, d2h: 0, peer: 0 };
+  for (const op of ops) {
+    if (!isWorkOp(op)) continue;
+    const moved = stageOf(op).moves(op);
+    if (moved) bytes[moved.count] += moved.bytes;
+  }
+  return bytes;
+}

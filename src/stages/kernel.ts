@@ -1,0 +1,40 @@
+import type { StageKind } from './stage.js';
+
+export type KernelOp = {
+  readonly kind: 'kernel';
+  readonly stream: string;
+  readonly kernel: string;
+  readonly chunk: number | null;
+  readonly first: number;
+  readonly count: number;
+  /** Element index in the device buffers where this chunk lives. */
+  readonly deviceFirst: number;
+};
+
+const what = (op: KernelOp, kernels: readonly { readonly label: string; readonly entry: string }[]) => {
+  const kernel = kernels.find((k) => k.label === op.kernel);
+  return `kernel ${op.kernel}${kernel && kernel.entry !== op.kernel ? ` (${kernel.entry})` : ''}`;
+};
+
+/** A kernel from kernels/ over the chunk's element range, launched from a launch record built once. */
+export const kernel: StageKind<'kernel', KernelOp> = {
+  id: 'kernel',
+  opKind: 'kernel',
+  phase: 'compute',
+  plan: (w) => w.kernels.map((k) => ({ kind: 'kernel', stream: w.stream, kernel: k, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst })),
+  moves: () => null,
+  owns: () => true,
+  touchesDevice: true,
+  cupti: 'kernel',
+  look: {
+    letter: 'K', colour: '#2a9d3a', name: 'kernel', prefix: 'kernel', always: true, rate: false,
+    terminal: { background: 'bgGreen', foreground: 'black' },
+    engine: { row: 3000, name: 'SMs', hostCopy: false, exclusive: false },
+  },
+  what: (op, c) => what(op, c.kernels),
+  describe: (op, c) => `${what(op, c.kernels)}, ${c.chunk(op.chunk)} (elements ${op.first} to ${op.first + op.count - 1})`,
+  timeline: (op, kernelBytes) => ({ buffer: null, kernel: op.kernel, bytes: kernelBytes(op) }),
+  subject: (op) => op.kernel,
+  issue: (op, p) => ({ issue: p.kernel(op), hostTag: null }),
+  failureHint: 'Check the kernel\'s indexing against the chunk\'s element count it is given, or run it under compute-sanitizer.',
+};

@@ -1,0 +1,125 @@
+// What a stage kind is: one descriptor per kind owns everything the rest of the code needs to know about it (its
+// op, how it is described, issued, traced and drawn), and the rest reads the table in ./index.ts. Pure data and pure
+// functions: a stage issues its op through `IssuePrimitives`, which exec/ implements, so no CUDA handle, pointer or
+// koffi type reaches this folder and the planner and the renderers may import it.
+
+/** The fields every work op has: the stream it is issued on, and the chunk it works on (null: the whole buffers). */
+export interface WorkOpBase {
+  readonly kind: string;
+  readonly stream: string;
+  readonly chunk: number | null;
+}
+
+/** An issued call: returns the raw cudaError_t, so the timed loop only calls and compares. */
+export type Thunk = () => number;
+
+/** An issued op, and the tag of its host call where it runs one on the host (read back for when it ran). */
+export interface IssuedOp {
+  readonly issue: Thunk;
+  readonly hostTag: number | null;
+}
+
+/**
+ * The device layer in the plan's terms, bound by exec/ to one op's stream and device: buffers by name, devices by
+ * index. A new stage kind that calls a library adds its call here (exec/ keeps the library's per-stream handles
+ * and workspaces, made once when the schedule is bound, so a graph capture records the call like any other).
+ */
+export interface IssuePrimitives {
+  copy(spec: { readonly buffer: string; readonly hostOffset: number; readonly deviceOffset: number; readonly bytes: number; readonly direction: 'h2d' | 'd2h' }): Thunk;
+  peerCopy(spec: { readonly buffer: string; readonly from: number; readonly to: number; readonly deviceOffset: number; readonly bytes: number }): Thunk;
+  kernel(spec: { readonly kernel: string; readonly first: number; readonly count: number; readonly deviceFirst: number }): Thunk;
+  /** A host function over the chunk's output bytes on the host (the plan's host stage), with its tag. */
+  hostCall(spec: { readonly chunk: number | null }): IssuedOp;
+}
+
+/** One chunk of the pipeline as the planner hands it to each stage kind: what the stage plans its ops from. */
+export interface ChunkWork {
+  readonly buffers: readonly { readonly name: string; readonly role: string; readonly elementBytes: number }[];
+  /** The labels of the kernels this chunk runs, in order. */
+  readonly kernels: readonly string[];
+  /** The host stage's name, or null where the config has none. */
+  readonly host: string | null;
+  readonly range: { readonly first: number; readonly count: number };
+  /** Element index in the device buffers where this chunk lives (its own range, or its slot of a ring). */
+  readonly deviceFirst: number;
+  readonly stream: string;
+  readonly chunk: number | null;
+}
+
+/** What describing an op needs beyond the op: the kernels' entry names, and a chunk in words. */
+export interface DescribeContext {
+  readonly kernels: readonly { readonly label: string; readonly entry: string }[];
+  /** "chunk 3 of 16", or "whole buffers". */
+  chunk(chunk: number | null): string;
+}
+
+/** An op as the Result's timeline records it, less the fields every op has. */
+export interface TimelineFields {
+  readonly buffer: string | null;
+  readonly kernel: string | null;
+  readonly bytes: number;
+}
+
+/** A chalk background and foreground from the 16 colours every terminal has. */
+export interface TerminalLook {
+  readonly background: 'bgBlue' | 'bgGreen' | 'bgMagenta' | 'bgGray' | 'bgYellow' | 'bgCyan' | 'bgRed';
+  readonly foreground: 'whiteBright' | 'black';
+}
+
+/** The engine a stage's ops occupy, as the trace draws it (one track per engine, rows ordered by `row`). */
+export interface EngineLook {
+  readonly row: number;
+  readonly name: string;
+  /** A DMA copy between host and device: on a device with one copy engine, every such stage shares it. */
+  readonly hostCopy: boolean;
+  /** Its ops queue for the engine behind other streams' (a DMA engine), unlike kernels, which share the SMs. */
+  readonly exclusive: boolean;
+}
+
+/**
+ * One stage kind. `Id` is the kind the Result's timeline gives its ops; `O` is the plan's op it issues (one op kind
+ * may serve several stages, as a copy serves H2D and D2H, told apart by `owns`).
+ */
+export interface StageKind<Id extends string = string, O extends WorkOpBase = WorkOpBase> {
+  readonly id: Id;
+  readonly opKind: O['kind'];
+  /**
+   * Where its ops go in a chunk's work, and how it plans them. Absent for a kind the chunk pipeline does not plan
+   * (a peer copy, which the planner of a pipeline across two devices places between its halves).
+   */
+  readonly phase?: 'load' | 'compute' | 'store';
+  plan?(work: ChunkWork): O[];
+  /** The bytes the op moves and which of a schedule's byte counts they add to; null for an op that moves none. */
+  moves(op: O): { readonly count: 'h2d' | 'd2h' | 'peer'; readonly bytes: number } | null;
+  /** Whether a plan's op of `opKind` is this stage's. */
+  owns(op: O): boolean;
+  /** Whether the op reads or writes device buffers, so a ring of device slots must order it. */
+  readonly touchesDevice: boolean;
+  /** What a CUPTI activity record of the op is, where CUPTI reports it. */
+  readonly cupti: 'memcpy' | 'kernel' | null;
+  /** Its look in every picture. `always`: a legend lists it even where no rep has one. */
+  readonly look: {
+    readonly letter: string;
+    readonly colour: string;
+    readonly name: string;
+    /** The first word of an op's label: "H2D input #3". */
+    readonly prefix: string;
+    readonly terminal: TerminalLook;
+    readonly engine: EngineLook;
+    readonly always: boolean;
+    /** Whether a rate (GB/s) means something for it: bytes moved, not bytes given. */
+    readonly rate: boolean;
+  };
+  /** The op's subject in words, without its chunk: `kernel fma (fma_loop)`, `H2D of "x"`. */
+  what(op: O, context: DescribeContext): string;
+  /** The op in words with its chunk, for messages and the printed plan. */
+  describe(op: O, context: DescribeContext): string;
+  /** The data a timeline op names: its buffer or kernel, and its bytes. */
+  timeline(op: O, kernelBytes: (op: { kernel: string; count: number }) => number): TimelineFields;
+  /** The subject of an op's label on a picture, from its timeline fields. */
+  subject(op: { readonly buffer: string | null; readonly kernel: string | null }): string | null;
+  /** Binds the op to the device layer: what the rep loop calls. */
+  issue(op: O, primitives: IssuePrimitives): IssuedOp;
+  /** A hint for a failure while the op ran, where there is one to give. */
+  readonly failureHint?: string;
+}
