@@ -8,18 +8,26 @@ import { performance } from 'node:perf_hooks';
 
 const root = join(import.meta.dirname, '..');
 const dist = (path) => import(join(root, 'dist', 'src', path));
-const [{ renderGantt }, { renderSvg }, { renderHtml }, { renderTrace }, { analyzeTracedRep }, { parseResult }, { makeStyle }, { tableExporter }, { markdownExporter }] = await Promise.all([
-  dist('report/gantt.js'), dist('report/svg.js'), dist('report/html.js'), dist('report/trace.js'), dist('report/timeline-common.js'),
-  dist('result/load.js'), dist('report/style.js'), dist('report/exporters/table.js'), dist('report/exporters/markdown.js'),
-]);
+const [{ renderGantt }, { renderSvg }, { renderHtml }, { renderTrace }, { analyzeTracedRep }, { parseResult }, { makeStyle }, { tableExporter }, { markdownExporter }] =
+  await Promise.all([
+    dist('report/gantt.js'),
+    dist('report/svg.js'),
+    dist('report/html.js'),
+    dist('report/trace.js'),
+    dist('report/timeline-common.js'),
+    dist('result/load.js'),
+    dist('report/style.js'),
+    dist('report/exporters/table.js'),
+    dist('report/exporters/markdown.js'),
+  ]);
 
 const template = JSON.parse(readFileSync(join(root, 'test', 'fixtures', 'h200-balanced-16-traced.json'), 'utf8'));
 
 /** A Result whose one traced rep runs `chunks` chunks over `streams` streams: 3 ops a chunk. */
 function layoutResult(chunks, streams) {
   const mode = template.summary.mode;
-  const h = 0.3 / chunks * 16;
-  const k = 0.18 / chunks * 16;
+  const h = (0.3 / chunks) * 16;
+  const k = (0.18 / chunks) * 16;
   const ops = [];
   let kernelFree = 0;
   let d2hFree = 0;
@@ -51,19 +59,22 @@ function best(run) {
 }
 
 const style = makeStyle({ isTTY: false });
-const sizes = process.argv.length > 2
-  ? process.argv.slice(2).map((ops) => ({ name: `${ops} ops over 8 streams`, chunks: Math.ceil(Number(ops) / 3), streams: 8 }))
-  : [
-    { name: '4,096 chunks over 8 streams (12,288 ops)', chunks: 4096, streams: 8 },
-    { name: '20,000 ops over 8 streams', chunks: 6667, streams: 8 },
-    { name: '200,000 ops over 8 streams', chunks: 66_667, streams: 8 },
-    { name: '200,000 ops over 4,096 streams', chunks: 66_667, streams: 4096 },
-  ];
+const sizes =
+  process.argv.length > 2
+    ? process.argv.slice(2).map((ops) => ({ name: `${ops} ops over 8 streams`, chunks: Math.ceil(Number(ops) / 3), streams: 8 }))
+    : [
+        { name: '4,096 chunks over 8 streams (12,288 ops)', chunks: 4096, streams: 8 },
+        { name: '20,000 ops over 8 streams', chunks: 6667, streams: 8 },
+        { name: '200,000 ops over 8 streams', chunks: 66_667, streams: 8 },
+        { name: '200,000 ops over 4,096 streams', chunks: 66_667, streams: 4096 },
+      ];
 
 process.stdout.write(`node ${process.version}, ${process.platform}-${process.arch}; ms, best of 3\n`);
 for (const size of sizes) {
   let result;
-  const built = best(() => { result = layoutResult(size.chunks, size.streams); });
+  const built = best(() => {
+    result = layoutResult(size.chunks, size.streams);
+  });
   const rep = result.timeline.reps[0];
   const row = {
     'build+validate': built,
@@ -75,5 +86,9 @@ for (const size of sizes) {
     table: best(() => tableExporter.render([result], style)),
     markdown: best(() => markdownExporter.render([result], style)),
   };
-  process.stdout.write(`${size.name}: ${Object.entries(row).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}\n`);
+  process.stdout.write(
+    `${size.name}: ${Object.entries(row)
+      .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+      .join(', ')}\n`,
+  );
 }

@@ -66,13 +66,16 @@ process.stdout.write(`wrote ${relative(root, archive)} (${mib} MiB)\n`);
 
 function writeWrapper(name, command) {
   const path = join(stage, 'bin', name);
-  writeFileSync(path, [
-    '#!/bin/sh',
-    '# Runs cuda-pipe with the Node.js shipped beside it; nothing else needs to be installed.',
-    'here=$(cd "$(dirname "$0")" && pwd)',
-    'root=$(dirname "$here")',
-    `exec ${command}`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    path,
+    [
+      '#!/bin/sh',
+      '# Runs cuda-pipe with the Node.js shipped beside it; nothing else needs to be installed.',
+      'here=$(cd "$(dirname "$0")" && pwd)',
+      'root=$(dirname "$here")',
+      `exec ${command}`,
+      '',
+    ].join('\n'),
+  );
   chmodSync(path, 0o755);
 }

@@ -27,6 +27,12 @@ for (const [name, mutants] of [...files].sort()) {
 for (const [folder, mutants] of folders) lines.push(row(`**${folder}/**`, count(mutants)));
 lines.push(row('**all**', count([...files.values()].flat())));
 console.log(lines.join('\n'));
-const survivors = [...files].flatMap(([name, mutants]) => mutants.filter((m) => m.status === 'Survived' || m.status === 'NoCoverage')
-  .map((m) => `${name}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} ${m.status}${m.replacement !== undefined ? ` → ${JSON.stringify(m.replacement).slice(0, 80)}` : ''}`));
+const survivors = [...files].flatMap(([name, mutants]) =>
+  mutants
+    .filter((m) => m.status === 'Survived' || m.status === 'NoCoverage')
+    .map(
+      (m) =>
+        `${name}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} ${m.status}${m.replacement !== undefined ? ` → ${JSON.stringify(m.replacement).slice(0, 80)}` : ''}`,
+    ),
+);
 if (process.argv.includes('--survivors') || survivors.length) console.log(`\nSurvived or not covered (${survivors.length}):\n${survivors.join('\n')}`);

@@ -55,7 +55,10 @@ writeFileSync(combined, JSON.stringify(results, null, 2) + '\n');
 
 // Result version 2 lists its devices; version 1 (cuda-pipe 0.1.0) had one under environment.
 const deviceName = (results[0].devices?.[0] ?? results[0].environment.device).name;
-const model = deviceName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const model = deviceName
+  .toLowerCase()
+  .replace(/[^a-z0-9]+/g, '-')
+  .replace(/^-|-$/g, '');
 const baseline = join(values.baselines, model, 'results.json');
 if (values['update-baseline']) {
   mkdirSync(dirname(baseline), { recursive: true });
@@ -110,8 +113,17 @@ function abMode(base) {
     const name = basename(config, '.yaml');
     const md = join(values.out, `ab-${name}.md`);
     process.stderr.write(`perf-regression: ab ${config} (base against head, interleaved)\n`);
-    const code = cudaPipe(['ab', pathA, pathB, '--json', join(values.out, `ab-${name}.json`), '--md', md, ...shared,
-      ...(values['max-time'] ? ['--max-time', values['max-time']] : [])]);
+    const code = cudaPipe([
+      'ab',
+      pathA,
+      pathB,
+      '--json',
+      join(values.out, `ab-${name}.json`),
+      '--md',
+      md,
+      ...shared,
+      ...(values['max-time'] ? ['--max-time', values['max-time']] : []),
+    ]);
     if (existsSync(md)) reports.push(readFileSync(md, 'utf8'));
     codes.push(code);
   }

@@ -38,10 +38,14 @@ process.stdout.write('workers  cost ms  speedup  busy/wall  decode GB/s\n');
 let oneWorkerMs = null;
 try {
   for (const workers of sizes) {
-    const pool = await WorkerPool.open({ workers, queueLimit: 1024, functions: {
-      cost: { kind: 'cost', msPerMiB: 2 },
-      decode: { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init: { kind: 'random', seed: 1 } } } },
-    } });
+    const pool = await WorkerPool.open({
+      workers,
+      queueLimit: 1024,
+      functions: {
+        cost: { kind: 'cost', msPerMiB: 2 },
+        decode: { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init: { kind: 'random', seed: 1 } } } },
+      },
+    });
     try {
       const costTasks = Array.from({ length: 128 }, (_, chunk) => ({ fn: 'cost', chunk, regions: [{ address: memory, bytes: MiB, buffer: 'input', offset: 0 }] }));
       const busyBefore = pool.busyMs().reduce((a, b) => a + b, 0);
@@ -49,10 +53,14 @@ try {
       const busyPerRound = (pool.busyMs().reduce((a, b) => a + b, 0) - busyBefore) / 3;
       oneWorkerMs ??= costMs;
       const decodeTasks = Array.from({ length: decodeBytes / decodeChunk }, (_, chunk) => ({
-        fn: 'decode', chunk, regions: [{ address: memory + BigInt(chunk * decodeChunk), bytes: decodeChunk, buffer: 'input', offset: chunk * decodeChunk }],
+        fn: 'decode',
+        chunk,
+        regions: [{ address: memory + BigInt(chunk * decodeChunk), bytes: decodeChunk, buffer: 'input', offset: chunk * decodeChunk }],
       }));
       const decodeMs = await best(() => timeAll(pool, decodeTasks));
-      process.stdout.write(`${String(workers).padStart(7)}  ${costMs.toFixed(1).padStart(7)}  ${(oneWorkerMs / costMs).toFixed(2).padStart(7)}  ${(busyPerRound / costMs).toFixed(2).padStart(9)}  ${(decodeBytes / decodeMs / 1e6).toFixed(2).padStart(11)}\n`);
+      process.stdout.write(
+        `${String(workers).padStart(7)}  ${costMs.toFixed(1).padStart(7)}  ${(oneWorkerMs / costMs).toFixed(2).padStart(7)}  ${(busyPerRound / costMs).toFixed(2).padStart(9)}  ${(decodeBytes / decodeMs / 1e6).toFixed(2).padStart(11)}\n`,
+      );
     } finally {
       await pool.close();
     }

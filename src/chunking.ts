@@ -39,13 +39,18 @@ export const wholeRange = (elements: number): ChunkRange => ({ index: 0, first: 
  * its own place (no budget and no slots asked, or room for all of them); a string says why it cannot fit.
  */
 export function ringSlots(options: {
-  chunks: number; chunkElements: number; bytesPerElement: number; budgetBytes: number | null; slots: number | null;
+  chunks: number;
+  chunkElements: number;
+  bytesPerElement: number;
+  budgetBytes: number | null;
+  slots: number | null;
 }): number | null | { error: string } {
   const { chunks, chunkElements, bytesPerElement, budgetBytes, slots } = options;
   const slotBytes = chunkElements * bytesPerElement;
   if (budgetBytes === null && slots === null) return null;
   const fit = budgetBytes === null ? Number.POSITIVE_INFINITY : Math.floor(budgetBytes / slotBytes);
-  if (slots !== null && slots > fit) return { error: `${slots} slots of ${slotBytes} bytes (one chunk of every buffer) need ${slots * slotBytes} bytes, over the budget of ${budgetBytes} bytes` };
+  if (slots !== null && slots > fit)
+    return { error: `${slots} slots of ${slotBytes} bytes (one chunk of every buffer) need ${slots * slotBytes} bytes, over the budget of ${budgetBytes} bytes` };
   const chosen = slots ?? fit;
   if (chosen < 1) return { error: `one chunk of every buffer takes ${slotBytes} bytes, more than the budget of ${budgetBytes} bytes` };
   return chosen >= chunks ? null : chosen;

@@ -11,5 +11,8 @@ export function quantile(sorted: readonly number[], q: number): number {
 
 /** The median of values in any order; NaN for none. */
 export function median(values: readonly number[]): number {
-  return quantile([...values].sort((a, b) => a - b), 0.5);
+  return quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }

@@ -13,7 +13,16 @@ export const SCALAR_TYPES = ['int8', 'uint8', 'int16', 'uint16', 'int32', 'uint3
 export type ScalarType = (typeof SCALAR_TYPES)[number];
 
 export const SCALAR_BYTES: Record<ScalarType, number> = {
-  int8: 1, uint8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8, float32: 4, float64: 8,
+  int8: 1,
+  uint8: 1,
+  int16: 2,
+  uint16: 2,
+  int32: 4,
+  uint32: 4,
+  int64: 8,
+  uint64: 8,
+  float32: 4,
+  float64: 8,
 };
 
 export const BUFFER_ROLES = ['in', 'out', 'inout', 'scratch'] as const;
@@ -153,20 +162,24 @@ export function modeId(role: ModeRole): string {
       return 'serial';
     case 'overlapped': {
       const { layout } = role;
-      return `overlapped:${layout.chunks}x${layout.streams}:${layout.order}:${layout.topology}` +
+      return (
+        `overlapped:${layout.chunks}x${layout.streams}:${layout.order}:${layout.topology}` +
         (layout.slots === undefined ? '' : `:slots${layout.slots}`) +
         (layout.host === undefined ? '' : `:host-${layout.host}`) +
         (layout.legacyOp === undefined ? '' : `:legacy-${layout.legacyOp.op}${layout.legacyOp.chunk}`) +
         (layout.perThreadOp === undefined ? '' : `:per-thread-${layout.perThreadOp.op}${layout.perThreadOp.chunk}`) +
-        (layout.issue === undefined ? '' : `:${layout.issue}`);
+        (layout.issue === undefined ? '' : `:${layout.issue}`)
+      );
     }
     case 'stage':
       return role.stage === 'kernel' ? `kernel:${role.kernel}` : role.stage;
     case 'link':
       return 'bidirectional';
     case 'kernels-chunked':
-      return `kernels-chunked:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:${role.layout.topology}` +
-        (role.layout.issue === undefined ? '' : `:${role.layout.issue}`);
+      return (
+        `kernels-chunked:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:${role.layout.topology}` +
+        (role.layout.issue === undefined ? '' : `:${role.layout.issue}`)
+      );
     case 'op-cost':
       return `op-cost:${role.op}`;
     case 'latency':
@@ -174,8 +187,7 @@ export function modeId(role: ModeRole): string {
     case 'issue-cost':
       return `issue-cost:${role.op}`;
     case 'split':
-      return `split:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:d${role.devices.join('+d')}` +
-        (role.alone === undefined ? '' : `:alone-d${role.alone}`);
+      return `split:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:d${role.devices.join('+d')}` + (role.alone === undefined ? '' : `:alone-d${role.alone}`);
     case 'split-link':
       return `split-link:d${role.devices.join('+d')}${role.alone === undefined ? '' : `:alone-d${role.alone}`}`;
     case 'cross-device':

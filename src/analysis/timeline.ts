@@ -153,8 +153,7 @@ export function busyFractions(rep: TracedRep): BusyFractions {
 }
 
 export function overlapFractions(rep: TracedRep): OverlapFractions {
-  const together = (a: readonly OpKind[], b: readonly OpKind[]) =>
-    fraction(measure(intersect(activity(rep, a), activity(rep, b))), rep.totalMs);
+  const together = (a: readonly OpKind[], b: readonly OpKind[]) => fraction(measure(intersect(activity(rep, a), activity(rep, b))), rep.totalMs);
   return { copyWithKernel: together(['h2d', 'd2h'], ['kernel']), h2dWithD2h: together(['h2d'], ['d2h']) };
 }
 
@@ -184,8 +183,13 @@ export function idleGaps(rep: TracedRep, options: AnalysisOptions = {}): IdleGap
         const engineMs = sharing ? engineBusy(sharing).measure(stream, waitStart, op.start) : 0;
         const gapMs = op.start - previousEnd;
         gaps.push({
-          stream, op: index, startMs: previousEnd, endMs: op.start,
-          hostMs, engineMs, dependencyMs: Math.max(0, gapMs - hostMs - engineMs),
+          stream,
+          op: index,
+          startMs: previousEnd,
+          endMs: op.start,
+          hostMs,
+          engineMs,
+          dependencyMs: Math.max(0, gapMs - hostMs - engineMs),
         });
       }
       previousEnd = Math.max(previousEnd, op.end);
@@ -252,7 +256,11 @@ class OtherStreamsActivity {
 
 /** Sorted disjoint pieces with the time covered before each, for the covered time of any window in O(log n). */
 class Pieces {
-  constructor(private readonly starts: Float64Array, private readonly ends: Float64Array, private readonly before: Float64Array) {}
+  constructor(
+    private readonly starts: Float64Array,
+    private readonly ends: Float64Array,
+    private readonly before: Float64Array,
+  ) {}
 
   measure(from: number, to: number): number {
     return this.upTo(to) - this.upTo(from);
@@ -330,7 +338,10 @@ export function streamOrder(rep: TracedRep): string[] {
 
 /** Each stream's op indexes by start time (stable for equal starts, so issue order breaks ties), in one pass. */
 function opsByStream(rep: TracedRep): Map<string, number[]> {
-  const out = groupBy(rep.ops.map((_, i) => i), (i) => rep.ops[i]!.stream);
+  const out = groupBy(
+    rep.ops.map((_, i) => i),
+    (i) => rep.ops[i]!.stream,
+  );
   for (const list of out.values()) list.sort((a, b) => rep.ops[a]!.startMs - rep.ops[b]!.startMs || a - b);
   return out;
 }
@@ -348,9 +359,7 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 
 /** Where the op's engine ran it: CUPTI's interval where the rep has one, else the events' around the op. */
 export function opInterval(op: TimelineOp): Interval {
-  return op.engineStartMs !== undefined && op.engineEndMs !== undefined
-    ? { start: op.engineStartMs, end: op.engineEndMs }
-    : { start: op.startMs, end: op.endMs };
+  return op.engineStartMs !== undefined && op.engineEndMs !== undefined ? { start: op.engineStartMs, end: op.engineEndMs } : { start: op.startMs, end: op.endMs };
 }
 
 function fraction(part: number, whole: number): number {

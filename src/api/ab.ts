@@ -91,10 +91,21 @@ export async function interleaveMode(sides: InterleavedSides, options: Interleav
     if (stoppedBy === null) continue;
     const { schedule } = sides.a;
     return {
-      id: schedule.id, role: schedule.role, gating: isGating(schedule.role), aMs: times.a, bMs: times.b,
-      a: summarize(times.a), b: summarize(times.b), time: ratioRecord(judged.time), cycles: judged.cycles && ratioRecord(judged.cycles),
-      needed: pairedNeeded(judged.time, options.rule), change: judged.time.ratio - 1,
-      verdict: judged.decision === 'undecided' ? 'noisy' : judged.decision, clocksExplain: judged.clocksExplain, stoppedBy, elapsedMs,
+      id: schedule.id,
+      role: schedule.role,
+      gating: isGating(schedule.role),
+      aMs: times.a,
+      bMs: times.b,
+      a: summarize(times.a),
+      b: summarize(times.b),
+      time: ratioRecord(judged.time),
+      cycles: judged.cycles && ratioRecord(judged.cycles),
+      needed: pairedNeeded(judged.time, options.rule),
+      change: judged.time.ratio - 1,
+      verdict: judged.decision === 'undecided' ? 'noisy' : judged.decision,
+      clocksExplain: judged.clocksExplain,
+      stoppedBy,
+      elapsedMs,
     };
   }
 }
@@ -149,33 +160,59 @@ export async function runAb(a: LoadedConfig, b: LoadedConfig, options: AbOptions
     withDevicePlan(planned[1].plan, planned[1].kernels, { wait: options.wait }, async (runnerB) => {
       const guards = { a: new RepGuard(guardOptions), b: new RepGuard(guardOptions) };
       options.onMeasuring?.();
-      const verification: [Verification, Verification] = [
-        await verifySchedules(runnerA, options.verify, guards.a), await verifySchedules(runnerB, options.verify, guards.b)];
+      const verification: [Verification, Verification] = [await verifySchedules(runnerA, options.verify, guards.a), await verifySchedules(runnerB, options.verify, guards.b)];
       const modes: AbMode[] = [];
       for (const [sa, sb] of pairs) {
-        modes.push(await interleaveMode({ a: { runner: runnerA, guard: guards.a, schedule: sa }, b: { runner: runnerB, guard: guards.b, schedule: sb } }, {
-          warmup: policy.warmup, minPairs: options.minPairs, maxPairs: policy.maxReps, maxTimeMs: options.maxTimeMs, rule: options.rule, smClock: context.smClock,
-        }));
+        modes.push(
+          await interleaveMode(
+            { a: { runner: runnerA, guard: guards.a, schedule: sa }, b: { runner: runnerB, guard: guards.b, schedule: sb } },
+            {
+              warmup: policy.warmup,
+              minPairs: options.minPairs,
+              maxPairs: policy.maxReps,
+              maxTimeMs: options.maxTimeMs,
+              rule: options.rule,
+              smClock: context.smClock,
+            },
+          ),
+        );
       }
       return { verification, modes };
-    }));
+    }),
+  );
   const inner = outer.value;
   const { verification, modes } = inner.value;
   const side = (loaded: LoadedConfig, v: Verification) => ({ name: loaded.config.name, path: loaded.config.path ?? null, hash: configHash(loaded.config), verification: v });
-  const notes = modes.filter((m) => m.stoppedBy !== 'decided').map((m) =>
-    `${m.id}: undecided after ${m.aMs.length} pairs (${(m.elapsedMs / 1000).toFixed(1)} s), so noisy; a larger --max-time gives it more pairs.`);
+  const notes = modes
+    .filter((m) => m.stoppedBy !== 'decided')
+    .map((m) => `${m.id}: undecided after ${m.aMs.length} pairs (${(m.elapsedMs / 1000).toFixed(1)} s), so noisy; a larger --max-time gives it more pairs.`);
   return {
-    schema: AB_SCHEMA_ID, version: AB_VERSION, tool: { name: 'cuda-pipe', version: packageVersion() }, createdAt: new Date().toISOString(),
-    run: runIdentity(process.env, hostname()), device: outer.device, software: inner.software,
-    a: side(a, verification[0]), b: side(b, verification[1]),
+    schema: AB_SCHEMA_ID,
+    version: AB_VERSION,
+    tool: { name: 'cuda-pipe', version: packageVersion() },
+    createdAt: new Date().toISOString(),
+    run: runIdentity(process.env, hostname()),
+    device: outer.device,
+    software: inner.software,
+    a: side(a, verification[0]),
+    b: side(b, verification[1]),
     rule: {
-      floor: options.rule.floor, multiple: options.rule.multiple, threshold: options.rule.threshold, confidence: PAIRED_CONFIDENCE,
-      minPairs: options.minPairs, maxPairs: policy.maxReps, maxTimeMs: options.maxTimeMs, warmup: policy.warmup,
+      floor: options.rule.floor,
+      multiple: options.rule.multiple,
+      threshold: options.rule.threshold,
+      confidence: PAIRED_CONFIDENCE,
+      minPairs: options.minPairs,
+      maxPairs: policy.maxReps,
+      maxTimeMs: options.maxTimeMs,
+      warmup: policy.warmup,
     },
     gate: options.gate,
-    clocks: outer.clockUnavailable === null
-      ? { checked: true, note: 'SM clock read through NVML after each rep; verdicts of modes that run kernels confirmed in clock-normalised time' }
-      : { checked: false, note: `not checked: ${outer.clockUnavailable}` },
-    modes, unpaired, notes,
+    clocks:
+      outer.clockUnavailable === null
+        ? { checked: true, note: 'SM clock read through NVML after each rep; verdicts of modes that run kernels confirmed in clock-normalised time' }
+        : { checked: false, note: `not checked: ${outer.clockUnavailable}` },
+    modes,
+    unpaired,
+    notes,
   };
 }

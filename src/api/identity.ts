@@ -18,8 +18,12 @@ export function runIdentity(env: NodeJS.ProcessEnv, hostname: string): RunIdenti
     const rank = integer(env[launcher.rank]);
     if (rank === null) continue;
     return {
-      hostname, rank, localRank: integer(env[launcher.localRank]), size: integer(env[launcher.size]),
-      jobId: (launcher.job ? env[launcher.job] : undefined) ?? env.SLURM_JOB_ID ?? null, launcher: launcher.name,
+      hostname,
+      rank,
+      localRank: integer(env[launcher.localRank]),
+      size: integer(env[launcher.size]),
+      jobId: (launcher.job ? env[launcher.job] : undefined) ?? env.SLURM_JOB_ID ?? null,
+      launcher: launcher.name,
     };
   }
   return { hostname, rank: null, localRank: null, size: null, jobId: env.SLURM_JOB_ID ?? null, launcher: null };

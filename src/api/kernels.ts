@@ -48,8 +48,7 @@ export type ConfigKernelCheck =
  * architecture finds them there), for `--arch` or the newest architecture NVRTC supports. A compile error is the
  * cache's UsageError with NVRTC's log (file:line); a missing NVRTC is not an error here, only a check not made.
  */
-export function checkConfigKernels(kernels: readonly ResolvedKernel[], requestedArch: string | undefined,
-  deps = { openNvrtc, compile: compileKernelSource }): ConfigKernelCheck {
+export function checkConfigKernels(kernels: readonly ResolvedKernel[], requestedArch: string | undefined, deps = { openNvrtc, compile: compileKernelSource }): ConfigKernelCheck {
   let supported: number[];
   try {
     supported = deps.openNvrtc().supportedArchs();

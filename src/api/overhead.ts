@@ -34,21 +34,37 @@ const BATCH = 500;
 export async function measureOverhead(options: { device: number; ops: number; wait: WaitStrategy; signal?: AbortSignal; timeoutMs?: number }): Promise<OverheadReport> {
   const source = readKernelSource(join(builtinKernelsDir(), 'scale.cu'));
   const kernel: ResolvedKernel = {
-    label: 'copy32', entry: 'copy32', sourcePath: source.path, sourceText: source.text, signature: findKernel(source, 'copy32', source.path),
-    options: [], block: 256, grid: 'cover',
-    args: [{ kind: 'buffer', buffer: 'src' }, { kind: 'buffer', buffer: 'dst' }, { kind: 'chunk-elements', type: 'uint64' }],
+    label: 'copy32',
+    entry: 'copy32',
+    sourcePath: source.path,
+    sourceText: source.text,
+    signature: findKernel(source, 'copy32', source.path),
+    options: [],
+    block: 256,
+    grid: 'cover',
+    args: [
+      { kind: 'buffer', buffer: 'src' },
+      { kind: 'buffer', buffer: 'dst' },
+      { kind: 'chunk-elements', type: 'uint64' },
+    ],
   };
   const plan = overheadPlan(kernel, BATCH, options.device);
   const reps = Math.max(3, Math.ceil(options.ops / BATCH));
   const outcome = await withDevicePlan(plan, [kernel], { wait: options.wait }, (runner) =>
-    measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }, { guard: new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs }) }));
+    measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }, { guard: new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs }) }),
+  );
   const rows = outcome.value.flatMap(({ schedule, hostIssueMs, gpuMs }): OverheadRow[] => {
     if (schedule.role.kind !== 'issue-cost') return [];
     const ops = issuedOpCount(schedule);
-    return [{
-      op: schedule.role.op, opsPerBatch: ops, batches: hostIssueMs.length,
-      hostUsPerOp: summarize(hostIssueMs.map((ms) => (ms * 1000) / ops)), gpuUsPerOp: summarize(gpuMs.map((ms) => (ms * 1000) / ops)),
-    }];
+    return [
+      {
+        op: schedule.role.op,
+        opsPerBatch: ops,
+        batches: hostIssueMs.length,
+        hostUsPerOp: summarize(hostIssueMs.map((ms) => (ms * 1000) / ops)),
+        gpuUsPerOp: summarize(gpuMs.map((ms) => (ms * 1000) / ops)),
+      },
+    ];
   });
   return { device: outcome.device.name, batch: BATCH, rows };
 }

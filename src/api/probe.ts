@@ -40,16 +40,30 @@ export async function probe(options: ProbeOptions): Promise<ProbeDocument> {
         const bytes = options.bandwidthBytes;
         const plan = bandwidthPlan(bytes, hostMemory, index, hostMemory === 'pinned');
         const outcome = await withDevicePlan(plan, [], { wait: options.wait }, (runner) =>
-          measureBandwidth(runner, bytes, hostMemory, options.reps, new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs })));
+          measureBandwidth(runner, bytes, hostMemory, options.reps, new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs })),
+        );
         bandwidth.push(...outcome.value);
       }
     }
     entries.push({ facts, bandwidth });
   }
-  const peers = devices.length >= 2
-    ? { peers: { matrix: peerMatrix(devices, (a, b) => rt.peer.facts(a, b)), bandwidth: options.bandwidthBytes === null ? null : await peerCopies(devices, options.bandwidthBytes, options) } }
-    : {};
-  return { schema: PROBE_SCHEMA_ID, version: PROBE_VERSION, tool: { name: 'cuda-pipe', version: packageVersion() }, software: softwareVersions(rt, nvrtc), devices: entries, ...peers };
+  const peers =
+    devices.length >= 2
+      ? {
+          peers: {
+            matrix: peerMatrix(devices, (a, b) => rt.peer.facts(a, b)),
+            bandwidth: options.bandwidthBytes === null ? null : await peerCopies(devices, options.bandwidthBytes, options),
+          },
+        }
+      : {};
+  return {
+    schema: PROBE_SCHEMA_ID,
+    version: PROBE_VERSION,
+    tool: { name: 'cuda-pipe', version: packageVersion() },
+    software: softwareVersions(rt, nvrtc),
+    devices: entries,
+    ...peers,
+  };
 }
 
 /**
@@ -58,11 +72,15 @@ export async function probe(options: ProbeOptions): Promise<ProbeDocument> {
  * answers cudaDeviceGetP2PAttribute for one device with cudaErrorInvalidDevice.
  */
 export function peerMatrix(devices: readonly number[], facts: (device: number, peer: number) => PeerFacts): PeerLink[] {
-  return devices.flatMap((from) => devices.filter((to) => to !== from).map((to): PeerLink => {
-    // Field by field, so that what the wrapper adds to PeerFacts reaches the document only with a schema change.
-    const { canAccess, performanceRank, nativeAtomics } = facts(from, to);
-    return { from, to, canAccess, performanceRank, nativeAtomics };
-  }));
+  return devices.flatMap((from) =>
+    devices
+      .filter((to) => to !== from)
+      .map((to): PeerLink => {
+        // Field by field, so that what the wrapper adds to PeerFacts reaches the document only with a schema change.
+        const { canAccess, performanceRank, nativeAtomics } = facts(from, to);
+        return { from, to, canAccess, performanceRank, nativeAtomics };
+      }),
+  );
 }
 
 function selectDevices(selection: readonly number[] | 'all', count: number): number[] {
@@ -91,8 +109,14 @@ async function peerCopies(devices: readonly number[], bytes: number, options: Pr
   for (const [i, a] of devices.entries()) {
     for (const b of devices.slice(i + 1)) {
       const outcome = await withDevicePlan(peerBandwidthPlan(bytes, a, b), [], { wait: options.wait }, (runner, context) =>
-        measurePeerBandwidth(runner, bytes, options.reps, (from, to) => context.peers.find((p) => p.from === from && p.to === to)?.path ?? 'staged',
-          new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs })));
+        measurePeerBandwidth(
+          runner,
+          bytes,
+          options.reps,
+          (from, to) => context.peers.find((p) => p.from === from && p.to === to)?.path ?? 'staged',
+          new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs }),
+        ),
+      );
       rows.push(...outcome.value);
     }
   }

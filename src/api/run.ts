@@ -44,10 +44,13 @@ export function checkHostMemory(loaded: LoadedConfig, totalBytes: number): void 
   const host = loaded.config.buffers.filter((b) => b.role !== 'scratch');
   const bytes = host.reduce((sum, b) => sum + b.bytes, 0);
   if (bytes <= totalBytes) return;
-  throw new UsageError(`${loaded.locate(['buffers'])}: the buffers need ${formatBytes(bytes)} of host memory ` +
-    `(${host.map((b) => `${b.name} ${formatBytes(b.bytes)}`).join(', ')}), more than this machine's ${formatBytes(totalBytes)}.`, {
-    hint: 'Use smaller buffers; a deviceMemory budget bounds the device side, not the host side.',
-  });
+  throw new UsageError(
+    `${loaded.locate(['buffers'])}: the buffers need ${formatBytes(bytes)} of host memory ` +
+      `(${host.map((b) => `${b.name} ${formatBytes(b.bytes)}`).join(', ')}), more than this machine's ${formatBytes(totalBytes)}.`,
+    {
+      hint: 'Use smaller buffers; a deviceMemory budget bounds the device side, not the host side.',
+    },
+  );
 }
 
 /**
@@ -66,7 +69,8 @@ export function configDevices(loaded: LoadedConfig, count: () => number = () => 
     if (devices !== 'all') return devices;
     // The config is fine; the machine cannot count its devices: an environment problem (3), not a usage error.
     throw new EnvironmentError(`${where}: devices: all is counted through the CUDA driver, which is not usable here (${error.message.split('\n')[0]}).`, {
-      hint: 'List the devices instead, e.g. --devices 0,1, to plan without a GPU.', cause: error,
+      hint: 'List the devices instead, e.g. --devices 0,1, to plan without a GPU.',
+      cause: error,
     });
   }
   return resolveDevices(devices, pipeline.handoff, counted, where);
@@ -121,7 +125,12 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
   const { verification, measured } = outcome.value;
   const result = buildRunResult({
     ...resultBasics(loaded, plan, outcome, options.gate),
-    devices: outcome.devices, peers: outcome.peers, sharing: outcome.sharing, measured: measured.measured, verification, traced: measured.traced,
+    devices: outcome.devices,
+    peers: outcome.peers,
+    sharing: outcome.sharing,
+    measured: measured.measured,
+    verification,
+    traced: measured.traced,
     deviceMemory: { askedBytes: outcome.memory.askedBytes, measuredBytes: outcome.memory.measuredBytes },
   });
   return { ...result, notes: [...result.notes, ...notes, ...measured.notes] };

@@ -38,7 +38,11 @@ export interface Session {
 
 /** Runs `measure` on the plan's devices after verifying its schedules; returns both with what opening the devices found. */
 export async function withSession<T>(
-  loaded: LoadedConfig, plan: Plan, kernels: readonly ResolvedKernel[], options: SessionOptions, measure: (session: Session) => Promise<T>,
+  loaded: LoadedConfig,
+  plan: Plan,
+  kernels: readonly ResolvedKernel[],
+  options: SessionOptions,
+  measure: (session: Session) => Promise<T>,
 ): Promise<DeviceOutcome<{ readonly verification: Verification; readonly measured: T }>> {
   const policy = policyFromConfig(loaded.config.repetitions);
   return withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {
@@ -51,11 +55,23 @@ export async function withSession<T>(
 
 /** The Result's fields every command fills alike: the tool, this run's host and rank, the config, the plan and the device's software. */
 export function resultBasics(
-  loaded: LoadedConfig, plan: Plan, outcome: Pick<DeviceOutcome<unknown>, 'software' | 'compiles' | 'clockUnavailable'>, gate: boolean,
+  loaded: LoadedConfig,
+  plan: Plan,
+  outcome: Pick<DeviceOutcome<unknown>, 'software' | 'compiles' | 'clockUnavailable'>,
+  gate: boolean,
 ): Pick<RunResultInput, 'toolVersion' | 'run' | 'config' | 'configHash' | 'rawConfig' | 'plan' | 'software' | 'compiles' | 'policy' | 'gate' | 'clockUnavailable'> {
   const { config } = loaded;
   return {
-    toolVersion: packageVersion(), run: runIdentity(process.env, hostname()), config, configHash: configHash(config), rawConfig: loaded.raw, plan,
-    software: outcome.software, compiles: outcome.compiles, policy: policyFromConfig(config.repetitions), gate, clockUnavailable: outcome.clockUnavailable,
+    toolVersion: packageVersion(),
+    run: runIdentity(process.env, hostname()),
+    config,
+    configHash: configHash(config),
+    rawConfig: loaded.raw,
+    plan,
+    software: outcome.software,
+    compiles: outcome.compiles,
+    policy: policyFromConfig(config.repetitions),
+    gate,
+    clockUnavailable: outcome.clockUnavailable,
   };
 }

@@ -88,7 +88,13 @@ function prepareSetting(loaded: LoadedConfig, axes: SweepAxes, options: SweepOpt
   return { loaded, kernels, plan: buildLayoutsPlan(config, kernels, layouts, axes.orders, { gate: options.gate }) };
 }
 
-async function sweepSetting(prepared: PreparedSetting, axes: SweepAxes, settings: readonly Setting[], options: SweepOptions, onProgress: (p: SweepProgress) => void): Promise<RunResult> {
+async function sweepSetting(
+  prepared: PreparedSetting,
+  axes: SweepAxes,
+  settings: readonly Setting[],
+  options: SweepOptions,
+  onProgress: (p: SweepProgress) => void,
+): Promise<RunResult> {
   const { loaded, kernels, plan } = prepared;
   const started = performance.now();
   const outcome = await withSession(loaded, plan, kernels, options, async ({ runner, context, guard, policy }) => {
@@ -98,7 +104,12 @@ async function sweepSetting(prepared: PreparedSetting, axes: SweepAxes, settings
       base.push(await measureSchedule(runner, schedule, policy, { smClock: context.smClock, guard }));
     }
     const raced = await raceLayouts(runner, overlapped, policy, {
-      probeReps: PROBE_REPS, batchReps: BATCH_REPS, budgetMs: options.budgetMs, exhaustive: options.exhaustive, onProgress, guard,
+      probeReps: PROBE_REPS,
+      batchReps: BATCH_REPS,
+      budgetMs: options.budgetMs,
+      exhaustive: options.exhaustive,
+      onProgress,
+      guard,
     });
     const best = bestOfSweep(raced.map((m) => ({ id: m.schedule.id, stats: summarize(m.gpuMs) })));
     runner.restoreInputs();
@@ -107,15 +118,21 @@ async function sweepSetting(prepared: PreparedSetting, axes: SweepAxes, settings
     const traced = timelineRep(await guard.trace(runner, bestSchedule), kernelRangeBytes(plan), context.device.streamPriority);
     return { measured: [...base.slice(0, 1), ...raced, ...base.slice(1)], best, traced };
   });
-  const { verification, measured: { measured, best, traced } } = outcome.value;
+  const {
+    verification,
+    measured: { measured, best, traced },
+  } = outcome.value;
   const sweep: SweepSection = {
     axes: [
-      { name: 'streams', values: [...axes.streams] }, { name: 'chunks', values: [...axes.chunks] }, { name: 'order', values: [...axes.orders] },
+      { name: 'streams', values: [...axes.streams] },
+      { name: 'chunks', values: [...axes.chunks] },
+      { name: 'order', values: [...axes.orders] },
       ...axes.sets.map((s) => ({ name: s.path, values: [...s.values] })),
     ],
     settings: Object.fromEntries(settings.map((s) => [s.path, s.value])),
-    points: plan.schedules.flatMap((s) => (s.role.kind === 'overlapped'
-      ? [{ mode: s.id, chunks: s.role.layout.chunks, streams: s.role.layout.streams, order: s.role.layout.order }] : [])),
+    points: plan.schedules.flatMap((s) =>
+      s.role.kind === 'overlapped' ? [{ mode: s.id, chunks: s.role.layout.chunks, streams: s.role.layout.streams, order: s.role.layout.order }] : [],
+    ),
     best,
     budgetMs: options.budgetMs,
     elapsedMs: performance.now() - started,
@@ -124,6 +141,16 @@ async function sweepSetting(prepared: PreparedSetting, axes: SweepAxes, settings
   // The headline of a sweep is its best layout, not the first one measured.
   const headline = result.modes.find((m) => m.id === best.mode);
   return headline?.analysis
-    ? { ...result, summary: { mode: headline.id, serialMs: headline.analysis.serialMs, overlappedMs: headline.stats.median, speedup: headline.analysis.speedup, speedupError: headline.analysis.speedupError, efficiency: headline.analysis.efficiency } }
+    ? {
+        ...result,
+        summary: {
+          mode: headline.id,
+          serialMs: headline.analysis.serialMs,
+          overlappedMs: headline.stats.median,
+          speedup: headline.analysis.speedup,
+          speedupError: headline.analysis.speedupError,
+          efficiency: headline.analysis.efficiency,
+        },
+      }
     : result;
 }

@@ -25,12 +25,19 @@ export interface AbFlags extends Pick<Overrides, 'streams' | 'chunks' | 'order' 
 export async function abCommand(pathA: string, pathB: string, flags: AbFlags): Promise<ExitCode> {
   const overrides: Overrides = { streams: flags.streams, chunks: flags.chunks, order: flags.order, device: flags.device, warmup: flags.warmup };
   const [a, b] = [loadConfigFile(pathA, overrides), loadConfigFile(pathB, overrides)];
-  const result = await withInterrupts((signal) => runAb(a, b, {
-    verify: flags.verify, gate: flags.gate ?? false, wait: flags.wait, signal, timeoutMs: flags.timeout === undefined ? undefined : flags.timeout * 1000,
-    maxTimeMs: flags.maxTime * 1000, minPairs: flags.minPairs,
-    rule: flags.threshold === undefined ? PAIRED_RULE : { ...PAIRED_RULE, threshold: flags.threshold / 100 },
-    onMeasuring: () => process.stderr.write(`measuring ${a.config.name} against ${b.config.name}, interleaved (Ctrl-C stops after the current rep)\n`),
-  }));
+  const result = await withInterrupts((signal) =>
+    runAb(a, b, {
+      verify: flags.verify,
+      gate: flags.gate ?? false,
+      wait: flags.wait,
+      signal,
+      timeoutMs: flags.timeout === undefined ? undefined : flags.timeout * 1000,
+      maxTimeMs: flags.maxTime * 1000,
+      minPairs: flags.minPairs,
+      rule: flags.threshold === undefined ? PAIRED_RULE : { ...PAIRED_RULE, threshold: flags.threshold / 100 },
+      onMeasuring: () => process.stderr.write(`measuring ${a.config.name} against ${b.config.name}, interleaved (Ctrl-C stops after the current rep)\n`),
+    }),
+  );
   const out = writeDocuments([
     { flag: 'json', target: flags.json, render: () => JSON.stringify(result, null, 2) + '\n' },
     { flag: 'md', target: flags.md, render: () => renderAbMarkdown(result) + '\n' },

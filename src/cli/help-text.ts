@@ -19,8 +19,8 @@ export const COMMAND_HELP = {
     ['srun --ntasks-per-node=4 cuda-pipe run --json results/%r.json', 'one rank per GPU, a Result per rank (%r: the rank)'],
   ),
   merge: examples(
-    ['cuda-pipe merge results/*.json', 'each rank\'s figures per host and GPU, the total, the slowest GPU'],
-    ['cuda-pipe merge results/*.json --json all.json', 'one file of every rank\'s Result, for report, compare and timeline'],
+    ['cuda-pipe merge results/*.json', "each rank's figures per host and GPU, the total, the slowest GPU"],
+    ['cuda-pipe merge results/*.json --json all.json', "one file of every rank's Result, for report, compare and timeline"],
   ),
   sweep: examples(
     ['cuda-pipe sweep', 'balanced: 1 to 8 streams × 1 to 64 chunks'],
@@ -38,16 +38,13 @@ export const COMMAND_HELP = {
     ['cuda-pipe kernels --check', 'compile them all with NVRTC; no GPU needed'],
     ['cuda-pipe kernels --check my_kernel.cu --arch sm_90', 'check your own source'],
   ),
-  schema: examples(['cuda-pipe schema > cuda-pipe.schema.json', 'for editors\' YAML completion'], ['cuda-pipe schema --result', 'the JSON Schema of result files']),
+  schema: examples(['cuda-pipe schema > cuda-pipe.schema.json', "for editors' YAML completion"], ['cuda-pipe schema --result', 'the JSON Schema of result files']),
   report: examples(
     ['cuda-pipe report result.json', 'the table, as measured'],
     ['cuda-pipe report result.json --md report.md', 'a Markdown report; --md - prints it'],
     ['cuda-pipe report old-v1.json --json new.json', 'rewrite a saved file as the current Result version'],
   ),
-  compare: examples(
-    ['cuda-pipe compare baseline.json candidate.json', 'exit 1 when anything is slower'],
-    ['cuda-pipe compare base.json new.json --threshold 2 --md diff.md', ''],
-  ),
+  compare: examples(['cuda-pipe compare baseline.json candidate.json', 'exit 1 when anything is slower'], ['cuda-pipe compare base.json new.json --threshold 2 --md diff.md', '']),
   ab: examples(
     ['cuda-pipe ab base/kernel.yaml head/kernel.yaml', 'the kernel before and after a change, interleaved; exit 1 when slower'],
     ['cuda-pipe ab my.yaml my-8-streams.yaml --max-time 30 --md ab.md', 'two layouts, with more time for a close call'],
@@ -62,7 +59,7 @@ export const COMMAND_HELP = {
 const ENVIRONMENT: ReadonlyArray<[string, string]> = [
   ['CUDA_PIPE_CUDART', 'the libcudart file to load, exactly (nothing else is tried)'],
   ['CUDA_PIPE_NVRTC', 'the libnvrtc file to load, exactly (nothing else is tried)'],
-  ['CUDA_PATH, CUDA_HOME', 'CUDA toolkit roots searched (lib64/, lib/) before the loader\'s path'],
+  ['CUDA_PATH, CUDA_HOME', "CUDA toolkit roots searched (lib64/, lib/) before the loader's path"],
   ['CUDA_PIPE_CACHE_DIR', 'compiled-kernel cache (default $XDG_CACHE_HOME/cuda-pipe/cubin)'],
   ['NO_COLOR', 'set to anything: no colour in tables'],
 ];

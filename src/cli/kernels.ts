@@ -25,18 +25,19 @@ export async function kernelsCommand(paths: readonly string[], flags: KernelsFla
   const check = checkKernelSources(sources, flags.arch);
   process.stdout.write(`\nCompiling with NVRTC ${check.nvrtc.version} (${check.nvrtc.path}) for ${check.arch} (${check.why}), bypassing the cache:\n`);
   for (const s of check.sources) {
-    process.stdout.write(s.ok
-      ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}\n`
-      : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}\n`);
+    process.stdout.write(s.ok ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}\n` : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}\n`);
   }
   const failures = check.sources.filter((s) => !s.ok);
   process.stdout.write(`${sources.length - failures.length} of ${sources.length} sources compiled.\n`);
   if (failures.length) {
     const first = failures[0]?.log.split('\n').find((line) => /error/.test(line)) ?? failures[0]?.log.split('\n')[0] ?? '';
-    throw new UsageError(`${failures.length} of ${sources.length} kernel sources did not compile with NVRTC ${check.nvrtc.version} for ${check.arch}: ` +
-      `${failures.map((s) => s.path).join(', ')}${first ? ` (first error: ${first.trim()})` : ''}.`, {
-      hint: 'NVRTC\'s log for each is above, with file and line.',
-    });
+    throw new UsageError(
+      `${failures.length} of ${sources.length} kernel sources did not compile with NVRTC ${check.nvrtc.version} for ${check.arch}: ` +
+        `${failures.map((s) => s.path).join(', ')}${first ? ` (first error: ${first.trim()})` : ''}.`,
+      {
+        hint: "NVRTC's log for each is above, with file and line.",
+      },
+    );
   }
   return 0;
 }

@@ -1,7 +1,19 @@
 import { Command, Option } from 'commander';
 import { contextLost, type ExitCode } from '../errors.js';
 import { packageVersion } from '../paths.js';
-import { archFlag, chartColumns, collect, countList, deviceSelection, nonNegativeInt, nonNegativeNumber, orderList, positiveInt, positiveNumber, timeoutSeconds } from './numbers.js';
+import {
+  archFlag,
+  chartColumns,
+  collect,
+  countList,
+  deviceSelection,
+  nonNegativeInt,
+  nonNegativeNumber,
+  orderList,
+  positiveInt,
+  positiveNumber,
+  timeoutSeconds,
+} from './numbers.js';
 import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
 import { exitCodeFor } from './exit-code.js';
 import { COMMAND_HELP, topLevelHelp } from './help-text.js';
@@ -20,10 +32,14 @@ const program = new Command('cuda-pipe')
   .exitOverride();
 
 const deviceOption = () => new Option('--device <n>', 'device index').argParser(nonNegativeInt);
-const waitOption = () => new Option('--wait <how>', 'how the host waits for a rep to end without blocking: poll the event, or a blocking wait on a worker thread')
-  .choices(['poll', 'thread']).default('poll');
-const timeoutOption = () => new Option('--timeout <seconds>', 'longest wait for a rep of a mode not yet timed (default 60); later reps may take 20 times the slowest seen, at least 1 s')
-  .argParser(timeoutSeconds);
+const waitOption = () =>
+  new Option('--wait <how>', 'how the host waits for a rep to end without blocking: poll the event, or a blocking wait on a worker thread')
+    .choices(['poll', 'thread'])
+    .default('poll');
+const timeoutOption = () =>
+  new Option('--timeout <seconds>', 'longest wait for a rep of a mode not yet timed (default 60); later reps may take 20 times the slowest seen, at least 1 s').argParser(
+    timeoutSeconds,
+  );
 
 program
   .command('run')
@@ -33,15 +49,23 @@ program
   .option('--chunks <n>', 'override pipeline.chunks', positiveInt)
   .addOption(new Option('--order <order>', 'override pipeline.order').choices(['depth-first', 'breadth-first']))
   .addOption(new Option('--mode <mode>', 'override pipeline.mode: graph also replays each overlapped layout as a CUDA graph').choices(['stream', 'graph']))
-  .option('--host-memory <kinds>', 'run once per host memory kind (pinned,pageable,write-combined,registered, comma-separated; sets the top-level hostMemory, buffers naming their own keep it) and compare them in one table', hostMemoryKinds)
+  .option(
+    '--host-memory <kinds>',
+    'run once per host memory kind (pinned,pageable,write-combined,registered, comma-separated; sets the top-level hostMemory, buffers naming their own keep it) and compare them in one table',
+    hostMemoryKinds,
+  )
   .addOption(deviceOption())
-  .option('--devices <list|all>', 'several GPUs in one run (sets devices): the input split across them, e.g. 0,1 or all; with pipeline.handoff, one pipeline across two', deviceSelection)
+  .option(
+    '--devices <list|all>',
+    'several GPUs in one run (sets devices): the input split across them, e.g. 0,1 or all; with pipeline.handoff, one pipeline across two',
+    deviceSelection,
+  )
   .option('--reps <n>', 'time exactly n reps per mode instead of the noise rule', positiveInt)
   .option('--warmup <n>', 'warm-up reps per mode', nonNegativeInt)
   .option('--warmup-time <ms>', 'keep warming up for at least this many milliseconds', nonNegativeNumber)
   .option('--min-reps <n>', 'timed reps before the noise rule may stop', positiveInt)
   .option('--max-noise <percent>', 'noise target in percent (default 0.5)', positiveNumber)
-  .option('--max-time <seconds>', 'time budget for one mode\'s timed reps (default 3)', positiveNumber)
+  .option('--max-time <seconds>', "time budget for one mode's timed reps (default 3)", positiveNumber)
   .option('--gate', 'hold the streams behind a blocking kernel until each rep is issued: times exclude host issue cost')
   .option('--dry-run', 'print the plan (modes, streams, op counts, bytes) and compile the kernels when NVRTC is here; needs no GPU')
   .option('--ops', 'with --dry-run: list every op of every mode in issue order')
@@ -76,7 +100,7 @@ program
   .option('--json <file>', 'write the Results (one per setting) to a file, or - for stdout', checkOutputTarget)
   .option('--md <file>', 'write the heat map as Markdown, or - for stdout', checkOutputTarget)
   .option('--svg <file>', 'write speedup against chunk count as SVG, or - for stdout', checkOutputTarget)
-  .option('--html <file>', 'write the HTML report with the heat map, the chart and the best layout\'s timeline', checkOutputTarget)
+  .option('--html <file>', "write the HTML report with the heat map, the chart and the best layout's timeline", checkOutputTarget)
   .addHelpText('after', COMMAND_HELP.sweep)
   .action(lazy(async () => (await import('./sweep.js')).sweepCommand));
 
@@ -98,13 +122,13 @@ program
   .description('list the kernels under kernels/ (or in the given files) with their signatures; --check compiles them')
   .argument('[sources...]', '.cu files to list or check instead of the built-in kernels/')
   .option('--check', 'compile the sources with NVRTC (no GPU needed)')
-  .option('--arch <sm_XX>', 'architecture for --check (default: the device\'s, else the newest NVRTC supports)', archFlag)
+  .option('--arch <sm_XX>', "architecture for --check (default: the device's, else the newest NVRTC supports)", archFlag)
   .addHelpText('after', COMMAND_HELP.kernels)
   .action(lazy(async () => (await import('./kernels.js')).kernelsCommand));
 
 program
   .command('schema')
-  .description('print the config file\'s JSON Schema, for editors; --result prints the Result document\'s')
+  .description("print the config file's JSON Schema, for editors; --result prints the Result document's")
   .option('--result', 'print the JSON Schema of the Result document that `run --json` writes')
   .addHelpText('after', COMMAND_HELP.schema)
   .action(lazy(async () => (await import('./schema.js')).schemaCommand));
@@ -128,7 +152,7 @@ program
   .option('--svg <file>', 'write the timeline as SVG to a file, or - for stdout', checkOutputTarget)
   .option('--html <file>', 'write a self-contained HTML report to a file, or - for stdout', checkOutputTarget)
   .option('--trace <file>', 'write Chrome Trace Event JSON (Perfetto, chrome://tracing) to a file, or - for stdout', checkOutputTarget)
-  .option('--width <columns>', 'width of the Gantt chart, 20 to 1000 (default: the terminal\'s, else 100)', chartColumns)
+  .option('--width <columns>', "width of the Gantt chart, 20 to 1000 (default: the terminal's, else 100)", chartColumns)
   .addHelpText('after', COMMAND_HELP.timeline)
   .action(lazy(async () => (await import('./timeline.js')).timelineCommand));
 
@@ -137,7 +161,7 @@ program
   .description('compare two result files: faster, slower, same or noisy per config and mode; exit 1 on a slowdown')
   .argument('<baseline.json>', 'results to compare against')
   .argument('<candidate.json>', 'results to judge')
-  .option('--threshold <percent>', 'a fixed smallest change in the median that counts, in place of the noise rule (3× both runs\' noise, at least 1%)', positiveNumber)
+  .option('--threshold <percent>', "a fixed smallest change in the median that counts, in place of the noise rule (3× both runs' noise, at least 1%)", positiveNumber)
   .option('--allow-device-change', 'compare results from different devices')
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--json <file>', 'write the comparison as JSON to a file, or - for stdout', checkOutputTarget)
@@ -146,7 +170,9 @@ program
 
 program
   .command('ab')
-  .description('two pipelines (a kernel change, a layout, a config) compiled and allocated once, their reps interleaved on one GPU: a paired verdict per mode; exit 1 on a slowdown')
+  .description(
+    'two pipelines (a kernel change, a layout, a config) compiled and allocated once, their reps interleaved on one GPU: a paired verdict per mode; exit 1 on a slowdown',
+  )
   .argument('<A.yaml>', 'the config to compare against (the base)')
   .argument('<B.yaml>', 'the config to judge (the change)')
   .option('--streams <n>', 'override pipeline.streams on both sides', positiveInt)
@@ -154,11 +180,11 @@ program
   .addOption(new Option('--order <order>', 'override pipeline.order on both sides').choices(['depth-first', 'breadth-first']))
   .addOption(deviceOption())
   .option('--warmup <n>', 'warm-up reps per side and mode', nonNegativeInt)
-  .option('--min-pairs <n>', 'interleaved pairs per mode before the rule may stop it (at least 6, for the sign test\'s interval)', positiveInt, 10)
-  .option('--max-time <seconds>', 'budget of each mode\'s interleaved reps: a mode still undecided then reads noisy', positiveNumber, 10)
-  .option('--threshold <percent>', 'a fixed smallest change that counts, in place of the noise rule (3× the pairs\' noise, at least 0.5%)', positiveNumber)
+  .option('--min-pairs <n>', "interleaved pairs per mode before the rule may stop it (at least 6, for the sign test's interval)", positiveInt, 10)
+  .option('--max-time <seconds>', "budget of each mode's interleaved reps: a mode still undecided then reads noisy", positiveNumber, 10)
+  .option('--threshold <percent>', "a fixed smallest change that counts, in place of the noise rule (3× the pairs' noise, at least 0.5%)", positiveNumber)
   .option('--gate', 'hold the streams behind a blocking kernel until each rep is issued: times exclude host issue cost')
-  .option('--no-verify', 'skip the check that each side\'s overlapped outputs equal its serial ones')
+  .option('--no-verify', "skip the check that each side's overlapped outputs equal its serial ones")
   .addOption(waitOption())
   .addOption(timeoutOption())
   .option('--json <file>', 'write the A/B document to a file, or - for stdout', checkOutputTarget)
@@ -170,7 +196,7 @@ program
   .command('merge')
   .description('read the Results of many ranks (run --json results/%r.json under mpirun or srun): a table per host and GPU, the total throughput, the slowest GPU')
   .argument('<results...>', 'result files, each one Result or an array of them')
-  .option('--json <file>', 'write every rank\'s Result as one array (report, compare and timeline read it), or - for stdout', checkOutputTarget)
+  .option('--json <file>', "write every rank's Result as one array (report, compare and timeline read it), or - for stdout", checkOutputTarget)
   .addHelpText('after', COMMAND_HELP.merge)
   .action(lazy(async () => (await import('./merge.js')).mergeCommand));
 

@@ -10,8 +10,11 @@ export function numberFlag(options: { integer: boolean; min: number; exclusiveMi
   const what = options.integer ? `a whole number ${bound}` : `a number ${bound}`;
   return (text) => {
     const value = Number(text.trim() === '' ? Number.NaN : text);
-    const ok = Number.isFinite(value) && (!options.integer || Number.isInteger(value)) &&
-      (options.exclusiveMin ? value > options.min : value >= options.min) && (options.max === undefined || value <= options.max);
+    const ok =
+      Number.isFinite(value) &&
+      (!options.integer || Number.isInteger(value)) &&
+      (options.exclusiveMin ? value > options.min : value >= options.min) &&
+      (options.max === undefined || value <= options.max);
     if (!ok) throw new InvalidArgumentError(`expected ${what}, got "${text}".`);
     return value;
   };
@@ -56,7 +59,8 @@ export function countList(text: string): number[] {
 export function deviceSelection(text: string): 'all' | number[] {
   if (text.trim() === 'all') return 'all';
   const values = text.split(',').map((v) => (v.trim() === '' ? Number.NaN : Number(v)));
-  if (values.some((v) => !Number.isInteger(v) || v < 0)) throw new InvalidArgumentError(`expected a device index, indexes separated by commas such as 0,1, or "all", got "${text}".`);
+  if (values.some((v) => !Number.isInteger(v) || v < 0))
+    throw new InvalidArgumentError(`expected a device index, indexes separated by commas such as 0,1, or "all", got "${text}".`);
   return [...new Set(values)];
 }
 

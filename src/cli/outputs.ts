@@ -58,9 +58,13 @@ export interface TerminalViews {
  */
 export function writeRunOutputs(results: readonly RunResult[], targets: RunOutputTargets, views: TerminalViews): void {
   const sweep = views.sweep ?? false;
-  const stream = writeDocuments(OUTPUT_FLAGS.map((flag) => ({
-    flag, target: targets[flag], render: () => exporterOf(flag, sweep).render(results, makeStyle(process.stdout)) + '\n',
-  })));
+  const stream = writeDocuments(
+    OUTPUT_FLAGS.map((flag) => ({
+      flag,
+      target: targets[flag],
+      render: () => exporterOf(flag, sweep).render(results, makeStyle(process.stdout)) + '\n',
+    })),
+  );
   const style = makeStyle(stream);
   if (views.table) stream.write(TERMINAL[sweep ? 'sweep' : 'run'].render(results, style) + '\n');
   if (views.gantt) stream.write(renderGantt(pictured(results), { style, columns: views.width ?? defaultColumns(stream) }) + '\n');

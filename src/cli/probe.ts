@@ -22,8 +22,13 @@ export async function probeCommand(flags: ProbeFlags): Promise<0> {
   if (typeof bytes !== 'number' || bytes < 1) {
     throw new UsageError(`--size: ${typeof bytes === 'number' ? 'must be at least one byte' : bytes.error}.`);
   }
-  const options: ProbeOptions = { devices: flags.device, bandwidthBytes: flags.bandwidth ? bytes : null, reps: flags.reps, wait: flags.wait,
-    ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }) };
+  const options: ProbeOptions = {
+    devices: flags.device,
+    bandwidthBytes: flags.bandwidth ? bytes : null,
+    reps: flags.reps,
+    wait: flags.wait,
+    ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
+  };
   // Only the bandwidth measurement runs work on the GPU; describing devices is quick and needs no handlers.
   const document = flags.bandwidth ? await withInterrupts((signal) => probe({ ...options, signal })) : await probe(options);
   const out = writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(document, null, 2) + '\n' }]);

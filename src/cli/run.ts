@@ -51,10 +51,14 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
         hint: 'Drop --dry-run to measure, or the output flags to see the plan.',
       });
     }
-    process.stdout.write(loads.map((loaded) => {
-      const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
-      return renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)), rank: rankLabel(identity) });
-    }).join('\n\n') + '\n');
+    process.stdout.write(
+      loads
+        .map((loaded) => {
+          const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
+          return renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)), rank: rankLabel(identity) });
+        })
+        .join('\n\n') + '\n',
+    );
     return 0;
   }
   for (const flag of ['ops', 'arch'] as const) {
@@ -74,7 +78,12 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
     const done: RunResult[] = [];
     for (const loaded of loads) {
       const result = await runConfig(loaded, {
-        verify: flags.verify, gate, trace: flags.tracing, wait: flags.wait, signal, timeoutMs: seconds(flags.timeout),
+        verify: flags.verify,
+        gate,
+        trace: flags.tracing,
+        wait: flags.wait,
+        signal,
+        timeoutMs: seconds(flags.timeout),
         // One line on stderr, so that whoever waits for the run (a person, a test sending it a signal) sees it start.
         onMeasuring: () => process.stderr.write(`measuring ${loaded.config.name}${rank} (Ctrl-C stops after the current rep)\n`),
       });

@@ -44,22 +44,35 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   // A clash between outputs fails before the sweep measures for minutes, not after.
   checkOutputs(flags);
   const budgetMs = (flags.maxTime ?? fromConfig?.maxTime ?? DEFAULT_BUDGET_S) * 1000;
-  const bar = process.stderr.isTTY ? new cliProgress.SingleBar({
-    format: 'sweep {setting} [{bar}] {value}/{total} layouts settled | {duration_formatted} elapsed, ETA {eta_formatted}', stream: process.stderr,
-  }, cliProgress.Presets.shades_classic) : null;
+  const bar = process.stderr.isTTY
+    ? new cliProgress.SingleBar(
+        {
+          format: 'sweep {setting} [{bar}] {value}/{total} layouts settled | {duration_formatted} elapsed, ETA {eta_formatted}',
+          stream: process.stderr,
+        },
+        cliProgress.Presets.shades_classic,
+      )
+    : null;
   let started = -1;
-  const results = await withInterrupts((signal) => sweepConfig(loaded, axes, {
-    verify: flags.verify, gate: flags.gate ?? false, wait: flags.wait, budgetMs, exhaustive: flags.exhaustive ?? false, signal,
-    onProgress: (p) => {
-      if (!bar) return;
-      if (started !== p.setting) {
-        if (started >= 0) bar.stop();
-        bar.start(p.total, p.done, { setting: `${p.setting + 1}/${p.settings}` });
-        started = p.setting;
-      }
-      bar.update(p.done);
-    },
-  }));
+  const results = await withInterrupts((signal) =>
+    sweepConfig(loaded, axes, {
+      verify: flags.verify,
+      gate: flags.gate ?? false,
+      wait: flags.wait,
+      budgetMs,
+      exhaustive: flags.exhaustive ?? false,
+      signal,
+      onProgress: (p) => {
+        if (!bar) return;
+        if (started !== p.setting) {
+          if (started >= 0) bar.stop();
+          bar.start(p.total, p.done, { setting: `${p.setting + 1}/${p.settings}` });
+          started = p.setting;
+        }
+        bar.update(p.done);
+      },
+    }),
+  );
   bar?.stop();
   // The documents a sweep can be written as: the Results, the heat map as Markdown, the chart, the HTML report.
   writeRunOutputs(results, flags, { table: true, gantt: false, sweep: true });
@@ -72,5 +85,11 @@ export function parseSetFlag(text: string): { path: string; values: Array<string
   if (eq <= 0 || eq === text.length - 1) {
     throw new UsageError(`--set ${text}: expected PATH=VALUE[,VALUE...], such as kernels[0].args[3].int32=530,1060 or hostMemory=pinned,pageable.`);
   }
-  return { path: text.slice(0, eq), values: text.slice(eq + 1).split(',').map(settingValue) };
+  return {
+    path: text.slice(0, eq),
+    values: text
+      .slice(eq + 1)
+      .split(',')
+      .map(settingValue),
+  };
 }

@@ -1,6 +1,18 @@
 import {
-  closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, openSync, readlinkSync, realpathSync, renameSync, type Stats, statSync,
-  unlinkSync, writeSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  type Stats,
+  statSync,
+  unlinkSync,
+  writeSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -146,9 +158,13 @@ export function destinationOf(target: string): Destination {
     }
     if (stats.isFile()) return { kind: 'replace', path, existing: stats };
     if (stats.isCharacterDevice() || stats.isFIFO()) return { kind: 'direct', path, fifo: stats.isFIFO(), id: `${stats.dev}:${stats.ino}` };
-    const what = stats.isDirectory() ? 'it is a folder; name a file inside it'
-      : stats.isBlockDevice() ? 'it is a block device, which a report would overwrite'
-        : stats.isSocket() ? 'it is a socket' : 'it is not a file, a character device or a FIFO';
+    const what = stats.isDirectory()
+      ? 'it is a folder; name a file inside it'
+      : stats.isBlockDevice()
+        ? 'it is a block device, which a report would overwrite'
+        : stats.isSocket()
+          ? 'it is a socket'
+          : 'it is not a file, a character device or a FIFO';
     throw new UsageError(`Cannot write ${target}${path === resolve(target) ? '' : ` (${path})`}: ${what}.`);
   }
 }
@@ -314,9 +330,7 @@ const ENVIRONMENT_CODES = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EROFS', 'EFBIG'])
 function cannotWrite(target: string, error: unknown, path?: string, replacing = false): CudaPipeError {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   const where = path !== undefined && path !== resolve(target) ? ` (${path})` : '';
-  const words = code === 'ETIMEDOUT' ? (error as Error).message
-    : code === 'ENXIO' ? 'no such device, or no reader'
-      : describeFileError(error);
+  const words = code === 'ETIMEDOUT' ? (error as Error).message : code === 'ENXIO' ? 'no such device, or no reader' : describeFileError(error);
   const message = `Cannot write ${target}${where}: ${words}${replacing ? '; the file there, if any, is as it was' : ''}.`;
   return code !== undefined && ENVIRONMENT_CODES.has(code)
     ? new EnvironmentError(message, { hint: code === 'ENOSPC' || code === 'EDQUOT' ? 'Free some space, or write somewhere else.' : 'Write somewhere else.' })

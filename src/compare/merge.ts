@@ -56,9 +56,15 @@ export function rankFigures(result: RunResult): RankFigures {
   const deviceIndex = headline?.device ?? result.devices[0]?.index ?? 0;
   const device = result.devices.find((d) => d.index === deviceIndex) ?? result.devices[0];
   return {
-    result, host: result.run.hostname, rank: result.run.rank, device: { index: deviceIndex, name: device?.name ?? 'unknown' },
-    overlappedMs, speedup: headline?.analysis?.speedup ?? result.summary.speedup, efficiency: headline?.analysis?.efficiency ?? result.summary.efficiency,
-    bytes, gbps: overlappedMs > 0 ? bytes / overlappedMs / 1e6 : 0,
+    result,
+    host: result.run.hostname,
+    rank: result.run.rank,
+    device: { index: deviceIndex, name: device?.name ?? 'unknown' },
+    overlappedMs,
+    speedup: headline?.analysis?.speedup ?? result.summary.speedup,
+    efficiency: headline?.analysis?.efficiency ?? result.summary.efficiency,
+    bytes,
+    gbps: overlappedMs > 0 ? bytes / overlappedMs / 1e6 : 0,
   };
 }
 
@@ -72,8 +78,7 @@ function workloadKey(result: RunResult): string {
   return `${result.config.name}\u0000${JSON.stringify(rest)}`;
 }
 
-const byPlace = (a: RankFigures, b: RankFigures) =>
-  a.host.localeCompare(b.host) || a.device.index - b.device.index || (a.rank ?? -1) - (b.rank ?? -1);
+const byPlace = (a: RankFigures, b: RankFigures) => a.host.localeCompare(b.host) || a.device.index - b.device.index || (a.rank ?? -1) - (b.rank ?? -1);
 
 export function mergeResults(results: readonly RunResult[]): Merged {
   const groups = new Map<string, RankFigures[]>();
@@ -96,7 +101,13 @@ function mergeConfig(ranks: readonly RankFigures[]): MergedConfig {
   const medianMs = median(ranks.map((r) => r.overlappedMs));
   const slowestRank = ranks.reduce((worst, r) => (r.overlappedMs > worst.overlappedMs ? r : worst), first);
   return {
-    config: first.result.config.name, hosts, ranks, totalGbps, fastest, scaling: fastest.gbps > 0 ? totalGbps / fastest.gbps : 0, medianMs,
+    config: first.result.config.name,
+    hosts,
+    ranks,
+    totalGbps,
+    fastest,
+    scaling: fastest.gbps > 0 ? totalGbps / fastest.gbps : 0,
+    medianMs,
     slowest: ranks.length > 1 ? { figures: slowestRank, trails: slowestRank.overlappedMs / medianMs - 1 } : null,
     notes: mergeNotes(ranks),
   };
@@ -119,8 +130,10 @@ function mergeNotes(ranks: readonly RankFigures[]): string[] {
   for (const r of ranks) gpusOf.set(r.host, (gpusOf.get(r.host) ?? new Set()).add(r.device.index));
   const shared = [...gpusOf].filter(([, gpus]) => gpus.size > 1).map(([host]) => host);
   if (shared.length) {
-    notes.push(`Ranks that share a host (${shared.join(', ')}) measured in their own processes, not in step: a host's total adds the rate each GPU reached, ` +
-      'which they reach at once only if the host\'s memory system keeps up. `cuda-pipe run --devices all` times its GPUs together from one start and measures that.');
+    notes.push(
+      `Ranks that share a host (${shared.join(', ')}) measured in their own processes, not in step: a host's total adds the rate each GPU reached, ` +
+        "which they reach at once only if the host's memory system keeps up. `cuda-pipe run --devices all` times its GPUs together from one start and measures that.",
+    );
   }
   const jobs = [...new Set(ranks.map((r) => r.result.run.jobId ?? 'none'))];
   if (jobs.length > 1) notes.push(`The results come from ${jobs.length} jobs (${jobs.join(', ')}), not one launch.`);

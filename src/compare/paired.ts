@@ -68,7 +68,8 @@ export function pairedEstimate(logs: readonly number[]): PairedEstimate {
   const k = signTestRanks(n);
   const deviations = sorted.map((x) => Math.abs(x - middle)).sort((x, y) => x - y);
   return {
-    pairs: n, ratio: Math.exp(middle),
+    pairs: n,
+    ratio: Math.exp(middle),
     low: k === null ? null : Math.exp(sorted[k - 1] as number),
     high: k === null ? null : Math.exp(sorted[n - k] as number),
     noise: n > 1 ? MAD_TO_SIGMA * quantile(deviations, 0.5) : Number.POSITIVE_INFINITY,

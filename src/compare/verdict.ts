@@ -42,9 +42,7 @@ export interface Comparison {
  * least `multiple` times the two runs' noise together (√(noise_a² + noise_b²), each the relative MAD noise of one
  * rep) and at least `floor`. `--threshold` replaces both with one fixed fraction.
  */
-export type VerdictRule =
-  | { readonly kind: 'noise'; readonly floor: number; readonly multiple: number }
-  | { readonly kind: 'threshold'; readonly threshold: number };
+export type VerdictRule = { readonly kind: 'noise'; readonly floor: number; readonly multiple: number } | { readonly kind: 'threshold'; readonly threshold: number };
 
 /**
  * Separate runs see what interleaved reps cancel (clocks, the GPU's state, another machine of the same model), so
@@ -95,10 +93,17 @@ const clockOf = (range: { min: number; max: number } | null): number | null => (
 /** Copies leave the SMs idle (their clock reads low and does not set their pace): only modes that run kernels are normalised. */
 export function runsKernels(role: ModeRole): boolean {
   switch (role.kind) {
-    case 'stage': return role.stage === 'kernel';
-    case 'op-cost': return role.op === 'launch';
-    case 'link': case 'split-link': case 'peer': case 'issue-cost': return false;
-    default: return true;
+    case 'stage':
+      return role.stage === 'kernel';
+    case 'op-cost':
+      return role.op === 'launch';
+    case 'link':
+    case 'split-link':
+    case 'peer':
+    case 'issue-cost':
+      return false;
+    default:
+      return true;
   }
 }
 
@@ -108,7 +113,12 @@ export function runsKernels(role: ModeRole): boolean {
  * baseline's clock). A `slower` or `faster` that is `same` in cycles becomes `same`, and says the clocks explain it;
  * one that is `noisy` in cycles becomes `noisy`.
  */
-export function clockConfirmedVerdict(baseline: Stats, candidate: Stats, clocks: { baseline: number; candidate: number } | null, rule: VerdictRule = NOISE_RULE): { verdict: Verdict; change: number; clocks: ClockCheck | null } {
+export function clockConfirmedVerdict(
+  baseline: Stats,
+  candidate: Stats,
+  clocks: { baseline: number; candidate: number } | null,
+  rule: VerdictRule = NOISE_RULE,
+): { verdict: Verdict; change: number; clocks: ClockCheck | null } {
   const inTime = verdict(baseline, candidate, rule);
   if (!clocks) return { ...inTime, clocks: null };
   const scale = clocks.candidate / clocks.baseline;
@@ -156,9 +166,10 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
   const used = new Set<RunResult>();
   for (const cand of candidate) {
     // Merged files of a launch hold the same config once per rank: rank pairs with rank where both have one.
-    const base = baseline.find((b) => !used.has(b) && b.config.hash === cand.config.hash && b.run.rank === cand.run.rank)
-      ?? baseline.find((b) => !used.has(b) && b.config.hash === cand.config.hash)
-      ?? baseline.find((b) => !used.has(b) && b.config.name === cand.config.name);
+    const base =
+      baseline.find((b) => !used.has(b) && b.config.hash === cand.config.hash && b.run.rank === cand.run.rank) ??
+      baseline.find((b) => !used.has(b) && b.config.hash === cand.config.hash) ??
+      baseline.find((b) => !used.has(b) && b.config.name === cand.config.name);
     if (!base) {
       unpaired.push(`${cand.config.name}: no baseline`);
       continue;
@@ -179,8 +190,14 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
         continue;
       }
       pairs.push({
-        config: cand.run.rank === null ? cand.config.name : `${cand.config.name} rank ${cand.run.rank}`, mode: mode.id, role: mode.role, device: mode.device, gating: isGating(mode.role),
-        baseline: baseMode.stats, candidate: mode.stats, needed: neededChange(baseMode.stats, mode.stats, rule),
+        config: cand.run.rank === null ? cand.config.name : `${cand.config.name} rank ${cand.run.rank}`,
+        mode: mode.id,
+        role: mode.role,
+        device: mode.device,
+        gating: isGating(mode.role),
+        baseline: baseMode.stats,
+        candidate: mode.stats,
+        needed: neededChange(baseMode.stats, mode.stats, rule),
         ...clockConfirmedVerdict(baseMode.stats, mode.stats, modeClocks(baseMode, mode), rule),
       });
     }

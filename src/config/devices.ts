@@ -21,7 +21,11 @@ export interface Handoff {
 
 /** The config's devices (null: one device, `device`) and its cross-device pipeline, checked. */
 export function readDevices(
-  parsed: ParsedConfig, deviceGiven: boolean, buffers: BufferNames, kernels: KernelBuffers, locate: Locator,
+  parsed: ParsedConfig,
+  deviceGiven: boolean,
+  buffers: BufferNames,
+  kernels: KernelBuffers,
+  locate: Locator,
 ): { devices: readonly number[] | 'all' | null; handoff: Handoff | null } {
   const { devices } = parsed;
   const handoff = parsed.pipeline.handoff;
@@ -70,12 +74,14 @@ function readHandoff(after: string, buffers: BufferNames, kernels: KernelBuffers
   const before = named(first);
   const later = named(second);
   const role = new Map(buffers.map((b) => [b.name, b.role]));
-  const handed = buffers.map((b) => b.name).filter((name) => {
-    const r = role.get(name);
-    if (before.has(name) && later.has(name)) return true;
-    if (later.has(name)) return r === 'in' || r === 'inout';
-    return before.has(name) && (r === 'out' || r === 'inout');
-  });
+  const handed = buffers
+    .map((b) => b.name)
+    .filter((name) => {
+      const r = role.get(name);
+      if (before.has(name) && later.has(name)) return true;
+      if (later.has(name)) return r === 'in' || r === 'inout';
+      return before.has(name) && (r === 'out' || r === 'inout');
+    });
   if (!handed.length) {
     throw new UsageError(`${where}: the kernels after "${after}" share no buffer with those before it, so nothing would be handed over.`);
   }

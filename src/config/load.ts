@@ -16,7 +16,9 @@ import { checkRing, readLatency } from './toolbox.js';
 import type { Config, ConfigArg, ConfigBuffer, ConfigKernel, LoadedConfig, Locator, Overrides } from './types.js';
 export function loadConfigFile(path: string, overrides: Overrides = {}): LoadedConfig {
   const text = readRegularFile(path, {
-    what: 'config', maxBytes: MAX_CONFIG_BYTES, hint: 'Pass a YAML file, or no file at all to run the built-in configs/balanced.yaml.',
+    what: 'config',
+    maxBytes: MAX_CONFIG_BYTES,
+    hint: 'Pass a YAML file, or no file at all to run the built-in configs/balanced.yaml.',
   });
   return parseConfigText(text, resolve(path), overrides);
 }
@@ -94,8 +96,7 @@ function schemaError(error: z.ZodError, locate: Locator): UsageError {
       // A file with 100 000 stray keys must not cost 100 000 look-ups; the first few say what is wrong.
       const shown = issue.keys.slice(0, 5);
       const more = issue.keys.length > shown.length ? `\n(and ${issue.keys.length - shown.length} more unknown fields)` : '';
-      return shown.map((key) => `${locate([...path, key])}: unknown field "${formatPath([...path, key])}"${adviseUnknownField(ConfigSchema, path, key)}`)
-        .join('\n') + more;
+      return shown.map((key) => `${locate([...path, key])}: unknown field "${formatPath([...path, key])}"${adviseUnknownField(ConfigSchema, path, key)}`).join('\n') + more;
     }
     return `${locate(path)}: ${formatPath(path) || 'config'}: ${issue.message}`;
   });
@@ -154,13 +155,21 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
       throw new UsageError(`${where}: buffer "${bufferName}" needs exactly one of count (elements) or size (bytes).`);
     }
     if (b.size !== undefined && b.size % elementBytes !== 0) {
-      throw new UsageError(`${locate(['buffers', bufferName, 'size'])}: buffer "${bufferName}": size ${b.size} bytes is not a multiple of the ${b.type} element size (${elementBytes} bytes).`);
+      throw new UsageError(
+        `${locate(['buffers', bufferName, 'size'])}: buffer "${bufferName}": size ${b.size} bytes is not a multiple of the ${b.type} element size (${elementBytes} bytes).`,
+      );
     }
     const elements = b.count ?? (b.size ?? 0) / elementBytes;
     if (elements <= 0) throw new UsageError(`${where}: buffer "${bufferName}" has no elements; give it a count or size above zero.`);
     return {
-      name: bufferName, type: b.type, elementBytes, elements, bytes: elements * elementBytes, role: b.role,
-      init: b.init ?? { kind: 'random', seed: 1 }, hostMemory: b.hostMemory ?? parsed.hostMemory,
+      name: bufferName,
+      type: b.type,
+      elementBytes,
+      elements,
+      bytes: elements * elementBytes,
+      role: b.role,
+      init: b.init ?? { kind: 'random', seed: 1 },
+      hostMemory: b.hostMemory ?? parsed.hostMemory,
     };
   });
   const first = buffers[0];
@@ -174,15 +183,17 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     }
   }
   const names = new Set(buffers.map((b) => b.name));
-  const kernels = parsed.kernels.map((k, kernelIndex): ConfigKernel => ({
-    label: k.name ?? k.entry,
-    source: k.source,
-    entry: k.entry,
-    options: k.options,
-    block: k.block,
-    grid: k.grid,
-    args: k.args.map((arg, argIndex) => toConfigArg(arg, names, locate(['kernels', kernelIndex, 'args', argIndex]))),
-  }));
+  const kernels = parsed.kernels.map(
+    (k, kernelIndex): ConfigKernel => ({
+      label: k.name ?? k.entry,
+      source: k.source,
+      entry: k.entry,
+      options: k.options,
+      block: k.block,
+      grid: k.grid,
+      args: k.args.map((arg, argIndex) => toConfigArg(arg, names, locate(['kernels', kernelIndex, 'args', argIndex]))),
+    }),
+  );
   const labels = new Set<string>();
   kernels.forEach((k, i) => {
     if (labels.has(k.label)) throw new UsageError(`${locate(['kernels', i])}: two kernels are called "${k.label}"; give one a distinct name.`);
@@ -201,7 +212,9 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     throw new UsageError(`${locate(['pipeline', 'streamFlags'])}: give streamKind or the deprecated streamFlags, not both.`);
   }
   if (p.streamFlags !== undefined) {
-    notes.push(`${locate(['pipeline', 'streamFlags'])}: streamFlags is deprecated; streamFlags: ${p.streamFlags} is read as streamKind: ${p.streamFlags === 'default' ? 'blocking' : 'non-blocking'}.`);
+    notes.push(
+      `${locate(['pipeline', 'streamFlags'])}: streamFlags is deprecated; streamFlags: ${p.streamFlags} is read as streamKind: ${p.streamFlags === 'default' ? 'blocking' : 'non-blocking'}.`,
+    );
   }
   if (p.mode === 'graph' && p.streamKind === 'legacy-default') {
     throw new UsageError(`${locate(['pipeline', 'mode'])}: the legacy default stream cannot be captured into a graph; use another streamKind with mode: graph.`);
@@ -210,18 +223,32 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   checkRing(parsed, buffers, first.elements, locate);
   const { devices, handoff } = readDevices(parsed, deviceGiven, buffers, kernels, locate);
   return {
-    name, description: parsed.description ?? null, path, buffers, kernels, devices,
+    name,
+    description: parsed.description ?? null,
+    path,
+    buffers,
+    kernels,
+    devices,
     device: Array.isArray(devices) ? (devices[0] ?? parsed.device) : parsed.device,
     pipeline: {
-      chunks: p.chunks, streams: p.streams, streamKind: p.streamKind ?? (p.streamFlags === 'default' ? 'blocking' : 'non-blocking'),
-      topology: p.topology, mode: p.mode, slots: p.slots ?? null, defaultStreamOps, align: p.align, orders: uniqueOrders(p.order),
+      chunks: p.chunks,
+      streams: p.streams,
+      streamKind: p.streamKind ?? (p.streamFlags === 'default' ? 'blocking' : 'non-blocking'),
+      topology: p.topology,
+      mode: p.mode,
+      slots: p.slots ?? null,
+      defaultStreamOps,
+      align: p.align,
+      orders: uniqueOrders(p.order),
       priority: p.priority === undefined ? null : { level: p.priority, where: locate(['pipeline', 'priority']) },
       handoff,
     },
     latency: readLatency(parsed, kernels, first.elements, locate),
-    repetitions: parsed.repetitions, elements: first.elements,
+    repetitions: parsed.repetitions,
+    elements: first.elements,
     host: parsed.host ? { name: parsed.host.name ?? parsed.host.function, function: parsed.host.function } : null,
-    deviceMemory: parsed.deviceMemory ?? null, notes,
+    deviceMemory: parsed.deviceMemory ?? null,
+    notes,
     sweep: parsed.sweep ?? null,
   };
 }
@@ -229,7 +256,9 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
 /** The ops a config moves onto default streams, from `legacyDefaultOp` or `defaultStreamOp` (one of them). */
 function readDefaultStreamOps(p: ParsedConfig['pipeline'], locate: Locator): PlacedDefaultOp[] {
   if (p.legacyDefaultOp && p.defaultStreamOp) {
-    throw new UsageError(`${locate(['pipeline', 'defaultStreamOp'])}: give defaultStreamOp or legacyDefaultOp, not both; legacyDefaultOp: { chunk: N } is defaultStreamOp: { chunk: N, stream: legacy }.`);
+    throw new UsageError(
+      `${locate(['pipeline', 'defaultStreamOp'])}: give defaultStreamOp or legacyDefaultOp, not both; legacyDefaultOp: { chunk: N } is defaultStreamOp: { chunk: N, stream: legacy }.`,
+    );
   }
   const field = p.defaultStreamOp ? 'defaultStreamOp' : 'legacyDefaultOp';
   const spec = p.defaultStreamOp ?? (p.legacyDefaultOp ? { chunk: p.legacyDefaultOp.chunk, op: 'kernel' as const, stream: 'legacy' as const } : null);
@@ -238,19 +267,25 @@ function readDefaultStreamOps(p: ParsedConfig['pipeline'], locate: Locator): Pla
     throw new UsageError(`${locate(['pipeline', field, 'chunk'])}: chunk ${spec.chunk} does not exist; chunks are 0 to ${p.chunks - 1}.`);
   }
   if (p.topology !== 'chunk-per-stream') {
-    throw new UsageError(`${locate(['pipeline', field])}: ${field} moves one chunk's op off its stream, which only the chunk-per-stream topology has; this pipeline is ${p.topology}.`, {
-      hint: `Use topology: chunk-per-stream, or remove ${field}.`,
-    });
+    throw new UsageError(
+      `${locate(['pipeline', field])}: ${field} moves one chunk's op off its stream, which only the chunk-per-stream topology has; this pipeline is ${p.topology}.`,
+      {
+        hint: `Use topology: chunk-per-stream, or remove ${field}.`,
+      },
+    );
   }
   const streams = [...new Set(Array.isArray(spec.stream) ? spec.stream : [spec.stream])];
   const kind = p.streamKind ?? (p.streamFlags === 'default' ? 'blocking' : 'non-blocking');
   if (streams.includes('legacy') && kind !== 'blocking') {
     // Only blocking streams synchronise with cudaStreamLegacy: on any other kind the op would cost nothing and the
     // comparison would say so, which is not what an op on the legacy default stream is there to show.
-    throw new UsageError(`${locate(['pipeline', field])}: an op on the legacy default stream serialises only blocking streams, ` +
-      `and these are ${kind}${p.streamKind === undefined ? ' (the default)' : ''}, so it would show nothing.`, {
-      hint: `Add streamKind: blocking to the pipeline, or remove ${field}.`,
-    });
+    throw new UsageError(
+      `${locate(['pipeline', field])}: an op on the legacy default stream serialises only blocking streams, ` +
+        `and these are ${kind}${p.streamKind === undefined ? ' (the default)' : ''}, so it would show nothing.`,
+      {
+        hint: `Add streamKind: blocking to the pipeline, or remove ${field}.`,
+      },
+    );
   }
   return streams.map((stream) => ({ stream, chunk: spec.chunk, op: spec.op }));
 }
@@ -285,18 +320,30 @@ export function configHash(config: Config): string {
   const legacyDefaultOp = onlyOp && !moreOps.length && onlyOp.stream === 'legacy' && onlyOp.op === 'kernel' ? { chunk: onlyOp.chunk } : null;
   const legacyFlags = streamKind === 'non-blocking' ? 'non-blocking' : streamKind === 'blocking' ? 'default' : streamKind;
   const extras = {
-    ...(topology === 'chunk-per-stream' ? {} : { topology }), ...(mode === 'stream' ? {} : { mode }), ...(slots === null ? {} : { slots }),
+    ...(topology === 'chunk-per-stream' ? {} : { topology }),
+    ...(mode === 'stream' ? {} : { mode }),
+    ...(slots === null ? {} : { slots }),
     ...(legacyDefaultOp === null ? (defaultStreamOps.length ? { defaultStreamOps } : {}) : { legacyDefaultOp }),
     ...(priority === null ? {} : { priority: priority.level }),
     ...(handoff === null ? {} : { handoff: handoff.after }),
   };
   const what = {
-    name: rest.name, device: rest.device, ...(rest.devices === null ? {} : { devices: rest.devices }), buffers: rest.buffers, kernels: rest.kernels,
+    name: rest.name,
+    device: rest.device,
+    ...(rest.devices === null ? {} : { devices: rest.devices }),
+    buffers: rest.buffers,
+    kernels: rest.kernels,
     pipeline: { chunks, streams, streamFlags: legacyFlags, align, orders, ...extras },
-    repetitions: rest.repetitions, elements: rest.elements, ...(host === null ? {} : { host }), ...(deviceMemory === null ? {} : { deviceMemory }),
+    repetitions: rest.repetitions,
+    elements: rest.elements,
+    ...(host === null ? {} : { host }),
+    ...(deviceMemory === null ? {} : { deviceMemory }),
     ...(latency === null ? {} : { latency: { kernel: latency.kernel, elements: latency.elements, priority: latency.priority.level } }),
   };
-  return createHash('sha256').update(JSON.stringify(what, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify(what, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export const configDir = (config: Config): string | null => (config.path ? dirname(config.path) : null);

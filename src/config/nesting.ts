@@ -123,7 +123,10 @@ function isBlockIndicator(text: string, i: number, end: number): boolean {
 
 function endsWithBlockScalarHeader(text: string, start: number, end: number, lastToken: string): boolean {
   if (lastToken !== '|' && lastToken !== '>' && !/[0-9+-]/.test(lastToken)) return false;
-  const line = text.slice(start, end).replace(/\s+#.*$/, '').trimEnd();
+  const line = text
+    .slice(start, end)
+    .replace(/\s+#.*$/, '')
+    .trimEnd();
   return /(^|[\s:-])[|>][0-9+-]*$/.test(line);
 }
 

@@ -51,10 +51,13 @@ function toPlainValue(doc: Document, path: string): unknown {
   } catch (error) {
     if (error instanceof RangeError) throw tooDeep(path);
     if (error instanceof Error && /alias/i.test(error.message)) {
-      throw new UsageError(`${path}: the YAML's aliases (*name) expand to more than ${MAX_ALIAS_COUNT} copies of their anchors; ` +
-        'this is how "billion laughs" documents exhaust memory, so cuda-pipe does not expand it.', {
-        hint: 'Write the repeated values out, or use fewer aliases of large anchors.',
-      });
+      throw new UsageError(
+        `${path}: the YAML's aliases (*name) expand to more than ${MAX_ALIAS_COUNT} copies of their anchors; ` +
+          'this is how "billion laughs" documents exhaust memory, so cuda-pipe does not expand it.',
+        {
+          hint: 'Write the repeated values out, or use fewer aliases of large anchors.',
+        },
+      );
     }
     throw new UsageError(`${path}: the YAML cannot be read as data: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -1,7 +1,19 @@
 import { z } from 'zod';
 import { parseQuantity, type QuantityKind } from './units.js';
 
-import { BUFFER_ROLES, DEFAULT_STREAM_OPS, DEFAULT_STREAMS, ELEMENT_TYPES, HOST_FUNCTIONS, HOST_MEMORY_KINDS, ISSUE_MODES, ISSUE_ORDERS, SCALAR_TYPES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
+import {
+  BUFFER_ROLES,
+  DEFAULT_STREAM_OPS,
+  DEFAULT_STREAMS,
+  ELEMENT_TYPES,
+  HOST_FUNCTIONS,
+  HOST_MEMORY_KINDS,
+  ISSUE_MODES,
+  ISSUE_ORDERS,
+  SCALAR_TYPES,
+  STREAM_KINDS,
+  TOPOLOGIES,
+} from '../vocabulary.js';
 
 /** The offending value in a message: short, and readable for the non-JSON values YAML can produce. */
 export function showValue(value: unknown): string {
@@ -24,21 +36,26 @@ const quantity = (kind: QuantityKind) =>
     return z.NEVER;
   });
 
-const InitSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('random'), seed: z.number().int().default(1) }).strict(),
-  z.object({ kind: z.literal('ramp'), start: z.number().default(0), step: z.number().default(1) }).strict(),
-  z.object({ kind: z.literal('constant'), value: z.number() }).strict(),
-], { error: 'expected { kind: random, seed }, { kind: ramp, start, step } or { kind: constant, value }' });
+const InitSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z.object({ kind: z.literal('random'), seed: z.number().int().default(1) }).strict(),
+    z.object({ kind: z.literal('ramp'), start: z.number().default(0), step: z.number().default(1) }).strict(),
+    z.object({ kind: z.literal('constant'), value: z.number() }).strict(),
+  ],
+  { error: 'expected { kind: random, seed }, { kind: ramp, start, step } or { kind: constant, value }' },
+);
 
-const BufferSchema = z.object({
-  type: z.enum(ELEMENT_TYPES).describe('element type; float16 is moved as raw 16-bit values'),
-  count: quantity('count').optional().describe('element count, e.g. 64Mi or 1000000'),
-  size: quantity('bytes').optional().describe('byte size, e.g. 256MiB; a multiple of the element size'),
-  role: z.enum(BUFFER_ROLES)
-    .describe('in: copied to the GPU; out: copied back; inout: both; scratch: device only, for data passed between kernels'),
-  init: InitSchema.optional().describe('initial contents of in and inout buffers (default: seeded random)'),
-  hostMemory: z.enum(HOST_MEMORY_KINDS).optional().describe('overrides the top-level hostMemory for this buffer'),
-}).strict();
+const BufferSchema = z
+  .object({
+    type: z.enum(ELEMENT_TYPES).describe('element type; float16 is moved as raw 16-bit values'),
+    count: quantity('count').optional().describe('element count, e.g. 64Mi or 1000000'),
+    size: quantity('bytes').optional().describe('byte size, e.g. 256MiB; a multiple of the element size'),
+    role: z.enum(BUFFER_ROLES).describe('in: copied to the GPU; out: copied back; inout: both; scratch: device only, for data passed between kernels'),
+    init: InitSchema.optional().describe('initial contents of in and inout buffers (default: seeded random)'),
+    hostMemory: z.enum(HOST_MEMORY_KINDS).optional().describe('overrides the top-level hostMemory for this buffer'),
+  })
+  .strict();
 
 const is64BitInteger = (type: string): boolean => type === 'int64' || type === 'uint64';
 
@@ -69,114 +86,164 @@ function describeBadArg(input: unknown): string {
   return `${ARG_FORMS}; got ${showValue(input)}`;
 }
 
-const ArgSchema = z.union([
-  z.object({ buffer: z.string().describe('a buffer name: passes the device pointer to the chunk\'s first element') }).strict(),
-  z.object({ chunk: z.enum(['elements', 'offset']).describe('the chunk\'s element count, or its first element\'s index') }).strict(),
-  ...SCALAR_TYPES.map(scalarArg),
-], { error: (issue) => describeBadArg(issue.input) });
+const ArgSchema = z.union(
+  [
+    z.object({ buffer: z.string().describe("a buffer name: passes the device pointer to the chunk's first element") }).strict(),
+    z.object({ chunk: z.enum(['elements', 'offset']).describe("the chunk's element count, or its first element's index") }).strict(),
+    ...SCALAR_TYPES.map(scalarArg),
+  ],
+  { error: (issue) => describeBadArg(issue.input) },
+);
 
-const KernelSchema = z.object({
-  name: z.string().optional().describe('label used in output (default: entry)'),
-  source: z.string().describe('.cu file: relative to the config\'s folder, else to the built-in kernels/'),
-  entry: z.string().describe('the extern "C" __global__ function to launch'),
-  options: z.array(z.string()).default([]).describe('extra NVRTC options, e.g. --use_fast_math'),
-  block: z.number().int().min(1).max(1024).default(256),
-  grid: z.union([z.literal('auto'), z.literal('cover'), z.number().int().min(1, 'grid is auto, cover or a whole number of blocks (1 or more)')], {
-    error: (issue) => `expected auto, cover or a whole number of blocks (1 or more), got ${showValue(issue.input)}`,
-  }).default('auto')
-    .describe('auto: enough blocks to fill the GPU, for grid-stride kernels; cover: one thread per element; or a number'),
-  args: z.array(ArgSchema),
-}).strict();
+const KernelSchema = z
+  .object({
+    name: z.string().optional().describe('label used in output (default: entry)'),
+    source: z.string().describe(".cu file: relative to the config's folder, else to the built-in kernels/"),
+    entry: z.string().describe('the extern "C" __global__ function to launch'),
+    options: z.array(z.string()).default([]).describe('extra NVRTC options, e.g. --use_fast_math'),
+    block: z.number().int().min(1).max(1024).default(256),
+    grid: z
+      .union([z.literal('auto'), z.literal('cover'), z.number().int().min(1, 'grid is auto, cover or a whole number of blocks (1 or more)')], {
+        error: (issue) => `expected auto, cover or a whole number of blocks (1 or more), got ${showValue(issue.input)}`,
+      })
+      .default('auto')
+      .describe('auto: enough blocks to fill the GPU, for grid-stride kernels; cover: one thread per element; or a number'),
+    args: z.array(ArgSchema),
+  })
+  .strict();
 
-const PrioritySchema = z.union([z.enum(['high', 'low']), z.number().int()])
-  .describe('high or low: the device\'s highest or lowest stream priority; a number is checked against the device\'s range (lower is higher)');
+const PrioritySchema = z
+  .union([z.enum(['high', 'low']), z.number().int()])
+  .describe("high or low: the device's highest or lowest stream priority; a number is checked against the device's range (lower is higher)");
 
-const LatencySchema = z.object({
-  kernel: z.string().describe('a kernel of `kernels:` to launch on the latency-critical stream instead of per chunk'),
-  elements: quantity('count').default(256).describe('elements each urgent launch covers (from element 0)'),
-  priority: PrioritySchema.default('high'),
-}).strict();
+const LatencySchema = z
+  .object({
+    kernel: z.string().describe('a kernel of `kernels:` to launch on the latency-critical stream instead of per chunk'),
+    elements: quantity('count').default(256).describe('elements each urgent launch covers (from element 0)'),
+    priority: PrioritySchema.default('high'),
+  })
+  .strict();
 
-const PipelineSchema = z.object({
-  chunks: z.number().int().min(1).default(16),
-  streams: z.number().int().min(1).default(4),
-  order: z.union([z.enum(ISSUE_ORDERS), z.array(z.enum(ISSUE_ORDERS)).min(1)], {
-    error: (issue) => `expected depth-first or breadth-first, or a list of them, got ${showValue(issue.input)}`,
-  }).default('depth-first')
-    .describe('depth-first: per chunk H2D, kernels, D2H; breadth-first: all H2Ds, then all kernels, then all D2Hs. A list measures each; the first is the headline'),
-  streamKind: z.enum(STREAM_KINDS).optional()
-    .describe('non-blocking (default): created with cudaStreamNonBlocking; blocking: serialises with the legacy default stream; legacy-default or per-thread-default: every stream is that default stream'),
-  streamFlags: z.enum(['non-blocking', 'default']).optional()
-    .describe('deprecated: use streamKind (streamFlags: default meant streamKind: blocking)'),
-  topology: z.enum(TOPOLOGIES).default('chunk-per-stream')
-    .describe('chunk-per-stream: chunk i on stream i mod streams; stage-per-stream: one stream per stage (load, compute, store) ordered by events'),
-  mode: z.enum(ISSUE_MODES).default('stream')
-    .describe('stream: ops issued from the host every rep; graph: also measure the overlapped body captured once as a CUDA graph and replayed'),
-  slots: z.number().int().min(1).optional()
-    .describe('device slots the chunks cycle through (a ring); default: as many as deviceMemory allows, else one per chunk'),
-  legacyDefaultOp: z.object({ chunk: z.number().int().min(0).describe('the chunk whose kernel goes on the legacy default stream') }).strict().optional()
-    .describe('also measure each layout with this one kernel on the legacy default stream (cudaStreamLegacy), to show what it costs'),
-  defaultStreamOp: z.object({
-    chunk: z.number().int().min(0).describe('the chunk whose op goes on a default stream'),
-    op: z.enum(DEFAULT_STREAM_OPS).default('kernel').describe('kernel: the chunk\'s kernels; h2d: its loads'),
-    stream: z.union([z.enum(DEFAULT_STREAMS), z.array(z.enum(DEFAULT_STREAMS)).min(1)]).default(['per-thread', 'legacy'])
-      .describe('legacy: cudaStreamLegacy, which blocking streams synchronise with; per-thread: cudaStreamPerThread, which they do not; a list measures each'),
-  }).strict().optional()
-    .describe('also measure each layout with this one op on a default stream, each stream beside the layout without it'),
-  // 0 would make every chunk boundary a multiple of nothing: the planner divides by it.
-  align: quantity('count').pipe(z.number().min(1, 'align is a row length in elements: 1 or more')).default(1).describe('chunks start at multiples of this many elements (e.g. a row length)'),
-  priority: PrioritySchema.optional().describe('priority of the pipeline\'s streams (default: the device\'s default)'),
-  handoff: z.object({
-    after: z.string().describe('the last kernel on the first device; the kernels after it run on the second'),
-  }).strict().optional()
-    .describe('with two devices: one pipeline across them, each chunk handed from the first to the second by a peer copy of the buffers both halves use'),
-}).strict();
+const PipelineSchema = z
+  .object({
+    chunks: z.number().int().min(1).default(16),
+    streams: z.number().int().min(1).default(4),
+    order: z
+      .union([z.enum(ISSUE_ORDERS), z.array(z.enum(ISSUE_ORDERS)).min(1)], {
+        error: (issue) => `expected depth-first or breadth-first, or a list of them, got ${showValue(issue.input)}`,
+      })
+      .default('depth-first')
+      .describe('depth-first: per chunk H2D, kernels, D2H; breadth-first: all H2Ds, then all kernels, then all D2Hs. A list measures each; the first is the headline'),
+    streamKind: z
+      .enum(STREAM_KINDS)
+      .optional()
+      .describe(
+        'non-blocking (default): created with cudaStreamNonBlocking; blocking: serialises with the legacy default stream; legacy-default or per-thread-default: every stream is that default stream',
+      ),
+    streamFlags: z.enum(['non-blocking', 'default']).optional().describe('deprecated: use streamKind (streamFlags: default meant streamKind: blocking)'),
+    topology: z
+      .enum(TOPOLOGIES)
+      .default('chunk-per-stream')
+      .describe('chunk-per-stream: chunk i on stream i mod streams; stage-per-stream: one stream per stage (load, compute, store) ordered by events'),
+    mode: z
+      .enum(ISSUE_MODES)
+      .default('stream')
+      .describe('stream: ops issued from the host every rep; graph: also measure the overlapped body captured once as a CUDA graph and replayed'),
+    slots: z.number().int().min(1).optional().describe('device slots the chunks cycle through (a ring); default: as many as deviceMemory allows, else one per chunk'),
+    legacyDefaultOp: z
+      .object({ chunk: z.number().int().min(0).describe('the chunk whose kernel goes on the legacy default stream') })
+      .strict()
+      .optional()
+      .describe('also measure each layout with this one kernel on the legacy default stream (cudaStreamLegacy), to show what it costs'),
+    defaultStreamOp: z
+      .object({
+        chunk: z.number().int().min(0).describe('the chunk whose op goes on a default stream'),
+        op: z.enum(DEFAULT_STREAM_OPS).default('kernel').describe("kernel: the chunk's kernels; h2d: its loads"),
+        stream: z
+          .union([z.enum(DEFAULT_STREAMS), z.array(z.enum(DEFAULT_STREAMS)).min(1)])
+          .default(['per-thread', 'legacy'])
+          .describe('legacy: cudaStreamLegacy, which blocking streams synchronise with; per-thread: cudaStreamPerThread, which they do not; a list measures each'),
+      })
+      .strict()
+      .optional()
+      .describe('also measure each layout with this one op on a default stream, each stream beside the layout without it'),
+    // 0 would make every chunk boundary a multiple of nothing: the planner divides by it.
+    align: quantity('count')
+      .pipe(z.number().min(1, 'align is a row length in elements: 1 or more'))
+      .default(1)
+      .describe('chunks start at multiples of this many elements (e.g. a row length)'),
+    priority: PrioritySchema.optional().describe("priority of the pipeline's streams (default: the device's default)"),
+    handoff: z
+      .object({
+        after: z.string().describe('the last kernel on the first device; the kernels after it run on the second'),
+      })
+      .strict()
+      .optional()
+      .describe('with two devices: one pipeline across them, each chunk handed from the first to the second by a peer copy of the buffers both halves use'),
+  })
+  .strict();
 
-const HostStageSchema = z.object({
-  function: z.enum(HOST_FUNCTIONS).describe('checksum: sums the chunk\'s output bytes on the host; empty: returns at once (the bare callback cost)'),
-  name: z.string().regex(/^[A-Za-z_][\w-]*$/).optional().describe('label in output (default: the function)'),
-}).strict();
+const HostStageSchema = z
+  .object({
+    function: z.enum(HOST_FUNCTIONS).describe("checksum: sums the chunk's output bytes on the host; empty: returns at once (the bare callback cost)"),
+    name: z
+      .string()
+      .regex(/^[A-Za-z_][\w-]*$/)
+      .optional()
+      .describe('label in output (default: the function)'),
+  })
+  .strict();
 
-const RepetitionsSchema = z.object({
-  warmup: z.number().int().min(0).default(3).describe('warm-up reps, not kept'),
-  warmupTime: z.number().min(0).default(0).describe('keep warming up for at least this many milliseconds'),
-  reps: z.number().int().min(1).optional().describe('an exact number of timed reps, instead of the noise rule'),
-  minReps: z.number().int().min(2).default(10).describe('timed reps before the noise rule may stop'),
-  maxReps: z.number().int().min(2).default(2000),
-  maxNoise: z.number().positive().default(0.5).describe('noise target in percent (1.4826 · MAD / median)'),
-  maxTime: z.number().positive().default(3).describe('seconds of timed reps per mode at most'),
-}).strict();
+const RepetitionsSchema = z
+  .object({
+    warmup: z.number().int().min(0).default(3).describe('warm-up reps, not kept'),
+    warmupTime: z.number().min(0).default(0).describe('keep warming up for at least this many milliseconds'),
+    reps: z.number().int().min(1).optional().describe('an exact number of timed reps, instead of the noise rule'),
+    minReps: z.number().int().min(2).default(10).describe('timed reps before the noise rule may stop'),
+    maxReps: z.number().int().min(2).default(2000),
+    maxNoise: z.number().positive().default(0.5).describe('noise target in percent (1.4826 · MAD / median)'),
+    maxTime: z.number().positive().default(3).describe('seconds of timed reps per mode at most'),
+  })
+  .strict();
 
-const SweepSchema = z.object({
-  streams: z.array(z.number().int().min(1)).min(1).optional().describe('stream counts to measure'),
-  chunks: z.array(z.number().int().min(1)).min(1).optional().describe('chunk counts to measure'),
-  order: z.array(z.enum(ISSUE_ORDERS)).min(1).optional().describe('issue orders to measure'),
-  set: z.record(z.string(), z.array(z.union([z.number(), z.string()])).min(1)).optional()
-    .describe('any scalar of the config by its path, and the values to measure it at: "kernels[0].args[3].int32": [530, 1060]'),
-  maxTime: z.number().positive().optional().describe('seconds for the whole sweep of layouts, per setting (default 40)'),
-}).strict().describe('what `cuda-pipe sweep` measures; `run` ignores it');
+const SweepSchema = z
+  .object({
+    streams: z.array(z.number().int().min(1)).min(1).optional().describe('stream counts to measure'),
+    chunks: z.array(z.number().int().min(1)).min(1).optional().describe('chunk counts to measure'),
+    order: z.array(z.enum(ISSUE_ORDERS)).min(1).optional().describe('issue orders to measure'),
+    set: z
+      .record(z.string(), z.array(z.union([z.number(), z.string()])).min(1))
+      .optional()
+      .describe('any scalar of the config by its path, and the values to measure it at: "kernels[0].args[3].int32": [530, 1060]'),
+    maxTime: z.number().positive().optional().describe('seconds for the whole sweep of layouts, per setting (default 40)'),
+  })
+  .strict()
+  .describe('what `cuda-pipe sweep` measures; `run` ignores it');
 
-export const ConfigSchema = z.object({
-  name: z.string().optional(),
-  description: z.string().optional(),
-  device: z.number().int().min(0).default(0),
-  devices: z.union([z.literal('all'), z.array(z.number().int().min(0)).min(1)], {
-    error: (issue) => `expected all or a list of device indexes such as [0, 1], got ${showValue(issue.input)}`,
-  }).optional()
-    .describe('several GPUs in one run: the input split across them, each running the layout over its share; with pipeline.handoff, one pipeline across two'),
-  hostMemory: z.enum(HOST_MEMORY_KINDS).default('pinned').describe('host memory for every buffer without its own'),
-  buffers: z.record(z.string().regex(/^[A-Za-z_][\w-]*$/, 'buffer names are letters, digits, _ and -'), BufferSchema)
-    .refine((b) => Object.keys(b).length > 0, 'at least one buffer is needed'),
-  kernels: z.array(KernelSchema).min(1, 'at least one kernel is needed'),
-  pipeline: PipelineSchema.default(() => PipelineSchema.parse({})),
-  latency: LatencySchema.optional()
-    .describe('a latency-critical stream: after each chunk\'s load, one small kernel; measured with and without priorities'),
-  host: HostStageSchema.optional().describe('a CPU stage: a host function (cudaLaunchHostFunc) after each chunk\'s D2H'),
-  deviceMemory: quantity('bytes').optional()
-    .describe('device memory budget for the buffers, e.g. 1GiB: chunks then cycle through a ring of device slots that fits it'),
-  repetitions: RepetitionsSchema.default(() => RepetitionsSchema.parse({})),
-  sweep: SweepSchema.optional(),
-}).strict();
+export const ConfigSchema = z
+  .object({
+    name: z.string().optional(),
+    description: z.string().optional(),
+    device: z.number().int().min(0).default(0),
+    devices: z
+      .union([z.literal('all'), z.array(z.number().int().min(0)).min(1)], {
+        error: (issue) => `expected all or a list of device indexes such as [0, 1], got ${showValue(issue.input)}`,
+      })
+      .optional()
+      .describe('several GPUs in one run: the input split across them, each running the layout over its share; with pipeline.handoff, one pipeline across two'),
+    hostMemory: z.enum(HOST_MEMORY_KINDS).default('pinned').describe('host memory for every buffer without its own'),
+    buffers: z
+      .record(z.string().regex(/^[A-Za-z_][\w-]*$/, 'buffer names are letters, digits, _ and -'), BufferSchema)
+      .refine((b) => Object.keys(b).length > 0, 'at least one buffer is needed'),
+    kernels: z.array(KernelSchema).min(1, 'at least one kernel is needed'),
+    pipeline: PipelineSchema.default(() => PipelineSchema.parse({})),
+    latency: LatencySchema.optional().describe("a latency-critical stream: after each chunk's load, one small kernel; measured with and without priorities"),
+    host: HostStageSchema.optional().describe("a CPU stage: a host function (cudaLaunchHostFunc) after each chunk's D2H"),
+    deviceMemory: quantity('bytes').optional().describe('device memory budget for the buffers, e.g. 1GiB: chunks then cycle through a ring of device slots that fits it'),
+    repetitions: RepetitionsSchema.default(() => RepetitionsSchema.parse({})),
+    sweep: SweepSchema.optional(),
+  })
+  .strict();
 
 export type ConfigInput = z.input<typeof ConfigSchema>;
 export type ParsedConfig = z.output<typeof ConfigSchema>;

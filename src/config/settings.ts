@@ -72,13 +72,12 @@ function checkSchemaPath(text: string, segments: ReadonlyArray<string | number>,
     const fields = [...new Set(options.flatMap((node) => Object.keys(node.properties ?? {})))];
     const isList = options.some((node) => node.items);
     throw new UsageError(`${prefix}"${text}" is not a config path: ${typeof segment === 'number' ? `${where} is not a list` : `${where} has no field "${segment}"`}.`, {
-      hint: fields.length ? `Fields of ${where}: ${fields.join(', ')}.` : isList ? `${where} is a list: write ${where}[0].` : 'Run `cuda-pipe schema` for the config\'s fields.',
+      hint: fields.length ? `Fields of ${where}: ${fields.join(', ')}.` : isList ? `${where} is a list: write ${where}[0].` : "Run `cuda-pipe schema` for the config's fields.",
     });
   });
 }
 
-const formatSegments = (segments: ReadonlyArray<string | number>): string =>
-  segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
+const formatSegments = (segments: ReadonlyArray<string | number>): string => segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
 
 /** A number when the text is one, so `--set kernels[0].args[3].int32=530` sets the number 530. */
 export function settingValue(text: string): string | number {
@@ -99,8 +98,7 @@ export function withSettings(loaded: LoadedConfig, settings: readonly Setting[])
   applied.forEach(({ path }, i) => setAt(raw, path, (settings[i] as Setting).value, (settings[i] as Setting).path));
   // A message about the set field, a field inside it, or a section it created names the setting.
   const related = (a: readonly (string | number)[], b: readonly (string | number)[]) => a.slice(0, b.length).every((segment, i) => b[i] === segment);
-  const locate = (fieldPath: readonly (string | number)[]) =>
-    applied.find((a) => related(a.path, fieldPath) || related(fieldPath, a.path))?.text ?? loaded.locate(fieldPath);
+  const locate = (fieldPath: readonly (string | number)[]) => applied.find((a) => related(a.path, fieldPath) || related(fieldPath, a.path))?.text ?? loaded.locate(fieldPath);
   return validateConfig(raw, loaded.config.path ?? 'config', locate);
 }
 

@@ -10,8 +10,7 @@ interface SchemaDef {
   readonly element?: unknown;
 }
 
-const defOf = (schema: unknown): SchemaDef | null =>
-  (schema as { _zod?: { def?: SchemaDef } } | null)?._zod?.def ?? null;
+const defOf = (schema: unknown): SchemaDef | null => (schema as { _zod?: { def?: SchemaDef } } | null)?._zod?.def ?? null;
 
 /** Follows wrappers (default, optional, pipe) to the schema that checks the value itself. */
 function unwrap(schema: unknown): SchemaDef | null {

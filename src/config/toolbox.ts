@@ -41,16 +41,21 @@ export function checkRing(parsed: ParsedConfig, buffers: readonly { readonly ele
   const { pipeline } = parsed;
   const ranges = splitRanges(elements, pipeline.chunks, pipeline.align);
   const slots = ringSlots({
-    chunks: ranges.length, chunkElements: ranges[0]?.count ?? elements, bytesPerElement: buffers.reduce((sum, b) => sum + b.elementBytes, 0),
-    budgetBytes: parsed.deviceMemory ?? null, slots: pipeline.slots ?? null,
+    chunks: ranges.length,
+    chunkElements: ranges[0]?.count ?? elements,
+    bytesPerElement: buffers.reduce((sum, b) => sum + b.elementBytes, 0),
+    budgetBytes: parsed.deviceMemory ?? null,
+    slots: pipeline.slots ?? null,
   });
   if (slots !== null && typeof slots === 'object') {
     const where = locate(pipeline.slots !== undefined ? ['pipeline', 'slots'] : ['deviceMemory']);
     throw new UsageError(`${where}: ${slots.error}.`, { hint: 'Use more chunks (smaller slots), fewer slots, or a larger deviceMemory.' });
   }
   if (typeof slots === 'number' && [pipeline.order].flat().includes('breadth-first')) {
-    throw new UsageError(`${locate(['pipeline', 'order'])}: a ring of ${slots} device slots reloads a slot only once the chunk before it has left it, ` +
-      'which needs depth-first issue; breadth-first would issue every load before the stores it must wait for.', { hint: 'Use order: depth-first.' });
+    throw new UsageError(
+      `${locate(['pipeline', 'order'])}: a ring of ${slots} device slots reloads a slot only once the chunk before it has left it, ` +
+        'which needs depth-first issue; breadth-first would issue every load before the stores it must wait for.',
+      { hint: 'Use order: depth-first.' },
+    );
   }
 }
-

@@ -1,7 +1,13 @@
 const MULTIPLIERS: Record<string, number> = {
   '': 1,
-  K: 1e3, M: 1e6, G: 1e9, T: 1e12,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40,
+  K: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
 };
 
 export type QuantityKind = 'bytes' | 'count';

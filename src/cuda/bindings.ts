@@ -41,8 +41,16 @@ export const EVENT_DISABLE_TIMING = 2;
 export const EVENT_RECORD_EXTERNAL = 1;
 export const CAPTURE_MODE = { global: 0, 'thread-local': 1, relaxed: 2 } as const;
 export const KOFFI_SCALAR: Record<ScalarType, string> = {
-  int8: 'int8', uint8: 'uint8', int16: 'int16', uint16: 'uint16', int32: 'int32', uint32: 'uint32',
-  int64: 'int64', uint64: 'uint64', float32: 'float', float64: 'double',
+  int8: 'int8',
+  uint8: 'uint8',
+  int16: 'int16',
+  uint16: 'uint16',
+  int32: 'int32',
+  uint32: 'uint32',
+  int64: 'int64',
+  uint64: 'uint64',
+  float32: 'float',
+  float64: 'double',
 };
 
 // cudaLaunchConfig_t in CUDA 12 and 13: dim3 grid, dim3 block, size_t smem, stream, attrs pointer, numAttrs.

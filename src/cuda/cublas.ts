@@ -66,9 +66,15 @@ export const GEMM_TYPES: Readonly<Record<GemmDtype, GemmTypes>> = {
 
 /** cublasStatus_t names, for messages that must not depend on the library that failed to answer. */
 export const CUBLAS_STATUS_NAME: ReadonlyMap<number, string> = new Map([
-  [0, 'CUBLAS_STATUS_SUCCESS'], [1, 'CUBLAS_STATUS_NOT_INITIALIZED'], [3, 'CUBLAS_STATUS_ALLOC_FAILED'],
-  [7, 'CUBLAS_STATUS_INVALID_VALUE'], [8, 'CUBLAS_STATUS_ARCH_MISMATCH'], [11, 'CUBLAS_STATUS_MAPPING_ERROR'],
-  [13, 'CUBLAS_STATUS_EXECUTION_FAILED'], [14, 'CUBLAS_STATUS_INTERNAL_ERROR'], [15, 'CUBLAS_STATUS_NOT_SUPPORTED'],
+  [0, 'CUBLAS_STATUS_SUCCESS'],
+  [1, 'CUBLAS_STATUS_NOT_INITIALIZED'],
+  [3, 'CUBLAS_STATUS_ALLOC_FAILED'],
+  [7, 'CUBLAS_STATUS_INVALID_VALUE'],
+  [8, 'CUBLAS_STATUS_ARCH_MISMATCH'],
+  [11, 'CUBLAS_STATUS_MAPPING_ERROR'],
+  [13, 'CUBLAS_STATUS_EXECUTION_FAILED'],
+  [14, 'CUBLAS_STATUS_INTERNAL_ERROR'],
+  [15, 'CUBLAS_STATUS_NOT_SUPPORTED'],
   [16, 'CUBLAS_STATUS_LICENSE_ERROR'],
 ]);
 
@@ -85,7 +91,13 @@ export const DEFAULT_WORKSPACE_BYTES = 32 << 20;
 
 /** A cuBLAS call that returned something other than CUBLAS_STATUS_SUCCESS. */
 export class CublasError extends DeviceFailure {
-  constructor(readonly api: string, readonly status: number, readonly statusName: string, description: string, context?: string) {
+  constructor(
+    readonly api: string,
+    readonly status: number,
+    readonly statusName: string,
+    description: string,
+    context?: string,
+  ) {
     super(`${api} failed${context ? ` (${context})` : ''}: ${statusName} (${status}): ${description}`, { hint: STATUS_HINT.get(status) });
   }
 }
@@ -124,7 +136,10 @@ export class Cublas {
   private readonly fn: ReturnType<typeof declare>;
   private readonly out = new BigUint64Array(1);
 
-  constructor(readonly libraryPath: string, lib: NativeLibrary) {
+  constructor(
+    readonly libraryPath: string,
+    lib: NativeLibrary,
+  ) {
     this.fn = declare(lib);
   }
 
@@ -186,8 +201,7 @@ export class Cublas {
     const { dataType, computeType } = types;
     let freed = false;
     return {
-      launch: () =>
-        gemmEx(handle, transA, transB, m, n, k, alpha, a, dataType, lda, b, dataType, ldb, beta, c, dataType, ldc, computeType, GEMM_DEFAULT_ALGO) as number,
+      launch: () => gemmEx(handle, transA, transB, m, n, k, alpha, a, dataType, lda, b, dataType, ldb, beta, c, dataType, ldc, computeType, GEMM_DEFAULT_ALGO) as number,
       describe: describeGemm(spec),
       free: () => {
         if (freed) return;

@@ -84,8 +84,13 @@ export function parseRecord(view: DataView, base: bigint): ActivityRecord | { ex
   // Recorded before this collection began (recording stays on between collections): not this collection's.
   if (start < base) return null;
   return {
-    kind: which, correlationId: u32(L.correlationId), deviceId: u32(L.deviceId), streamId: u32(L.streamId),
-    bytes: 'bytes' in L ? Number(u64(L.bytes)) : 0, startNs: Number(start - base), endNs: Number(end - base),
+    kind: which,
+    correlationId: u32(L.correlationId),
+    deviceId: u32(L.deviceId),
+    streamId: u32(L.streamId),
+    bytes: 'bytes' in L ? Number(u64(L.bytes)) : 0,
+    startNs: Number(start - base),
+    endNs: Number(end - base),
   };
 }
 
@@ -131,11 +136,17 @@ export class CuptiActivity {
   private base = 0n;
   private recording = false;
 
-  private constructor(readonly libraryPath: string, private readonly fn: CuptiFunctions) {
+  private constructor(
+    readonly libraryPath: string,
+    private readonly fn: CuptiFunctions,
+  ) {
     for (let i = 0; i < BUFFER_COUNT; i++) this.free.push(koffi.address(koffi.alloc('uint64', BUFFER_BYTES / 8)));
     // Registered for the life of the process: CUPTI keeps both pointers.
     const requested = koffi.register((buffer: bigint, size: bigint, maxNumRecords: bigint) => this.hand(buffer, size, maxNumRecords), koffi.pointer(BufferRequested));
-    const completed = koffi.register((_context: unknown, _stream: number, buffer: bigint, _size: unknown, valid: number | bigint) => this.take(buffer, Number(valid)), koffi.pointer(BufferCompleted));
+    const completed = koffi.register(
+      (_context: unknown, _stream: number, buffer: bigint, _size: unknown, valid: number | bigint) => this.take(buffer, Number(valid)),
+      koffi.pointer(BufferCompleted),
+    );
     this.check(this.fn.registerCallbacks(requested, completed) as number, 'cuptiActivityRegisterCallbacks');
     // Left attached, CUPTI calls back into the trampolines while the process is torn down, after Node is gone (a
     // segfault at exit on the H200). Detached while JS still runs, it has nothing left to call.
@@ -159,7 +170,9 @@ export class CuptiActivity {
         return { unavailable: `${path} loads but CUPTI could not be set up (${shortReason(error)})` };
       }
     }
-    return { unavailable: `no libcupti found (${env[CUPTI_OVERRIDE] ? `${CUPTI_OVERRIDE}=${env[CUPTI_OVERRIDE]}` : `tried ${tried.length} places; set ${CUPTI_OVERRIDE} to the file`})` };
+    return {
+      unavailable: `no libcupti found (${env[CUPTI_OVERRIDE] ? `${CUPTI_OVERRIDE}=${env[CUPTI_OVERRIDE]}` : `tried ${tried.length} places; set ${CUPTI_OVERRIDE} to the file`})`,
+    };
   }
 
   /**

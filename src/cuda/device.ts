@@ -49,7 +49,15 @@ export function formatCudaVersion(encoded: number): string {
   return `${Math.floor(encoded / 1000)}.${Math.floor((encoded % 1000) / 10)}`;
 }
 
-const GENERATION_BY_RATE: ReadonlyArray<[number, number]> = [[2.5, 1], [5, 2], [8, 3], [16, 4], [32, 5], [64, 6], [128, 7]];
+const GENERATION_BY_RATE: ReadonlyArray<[number, number]> = [
+  [2.5, 1],
+  [5, 2],
+  [8, 3],
+  [16, 4],
+  [32, 5],
+  [64, 6],
+  [128, 7],
+];
 
 /** "32.0 GT/s PCIe" → 5. */
 export function pcieGeneration(speed: string): number | null {

@@ -37,22 +37,34 @@ export const CUDA_ERROR = {
 
 // Codes that say the machine cannot run CUDA at all, rather than that a call went wrong.
 const ENVIRONMENT_CODES: ReadonlyMap<number, { sentence: string; hint: string }> = new Map([
-  [34, {
-    sentence: 'The CUDA driver library that was found is a stub, not a real driver',
-    hint: 'Remove the stubs directory from LD_LIBRARY_PATH so that the real libcuda.so is loaded.',
-  }],
-  [3, {
-    sentence: 'The CUDA driver failed to initialise',
-    hint: 'Check the driver with nvidia-smi; a reboot or reloading the kernel module may be needed.',
-  }],
-  [803, {
-    sentence: 'The CUDA driver library and the loaded kernel module have different versions',
-    hint: 'Reload the NVIDIA kernel module or reboot after a driver upgrade.',
-  }],
-  [46, {
-    sentence: 'Every CUDA device is busy or unavailable',
-    hint: 'Another process may hold a GPU in exclusive compute mode; check nvidia-smi.',
-  }],
+  [
+    34,
+    {
+      sentence: 'The CUDA driver library that was found is a stub, not a real driver',
+      hint: 'Remove the stubs directory from LD_LIBRARY_PATH so that the real libcuda.so is loaded.',
+    },
+  ],
+  [
+    3,
+    {
+      sentence: 'The CUDA driver failed to initialise',
+      hint: 'Check the driver with nvidia-smi; a reboot or reloading the kernel module may be needed.',
+    },
+  ],
+  [
+    803,
+    {
+      sentence: 'The CUDA driver library and the loaded kernel module have different versions',
+      hint: 'Reload the NVIDIA kernel module or reboot after a driver upgrade.',
+    },
+  ],
+  [
+    46,
+    {
+      sentence: 'Every CUDA device is busy or unavailable',
+      hint: 'Another process may hold a GPU in exclusive compute mode; check nvidia-smi.',
+    },
+  ],
 ]);
 
 const NO_DRIVER = 35;
@@ -60,8 +72,7 @@ const NO_DEVICE = 100;
 
 /** What still works on a machine without a GPU; the one place that says so. */
 export const WORKS_WITHOUT_GPU =
-  'Without a GPU these still work: `run --dry-run` (the plan), `kernels --check` (compiles with NVRTC), `schema`, ' +
-  '`report` and `compare` (saved results).';
+  'Without a GPU these still work: `run --dry-run` (the plan), `kernels --check` (compiles with NVRTC), `schema`, ' + '`report` and `compare` (saved results).';
 
 /**
  * The explanation for "no driver" (35) and "no device" (100), the answers every CUDA call gives on a machine without

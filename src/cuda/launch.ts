@@ -30,10 +30,7 @@ export class CudaLaunch {
     const native = koffi.alloc('uint8', image.byteLength);
     new Uint8Array(koffi.view(native, image.byteLength)).set(image);
     try {
-      const library = this.calls.pointerOut(
-        (o) => this.calls.fn.libraryLoadData(o, native, null, null, 0, null, null, 0),
-        'cudaLibraryLoadData',
-      ) as LibraryHandle;
+      const library = this.calls.pointerOut((o) => this.calls.fn.libraryLoadData(o, native, null, null, 0, null, null, 0), 'cudaLibraryLoadData') as LibraryHandle;
       return {
         library,
         unload: () => {

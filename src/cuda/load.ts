@@ -3,9 +3,7 @@ import { basename } from 'node:path';
 import koffi from 'koffi';
 import { EnvironmentError } from '../errors.js';
 import { describeFileError } from '../files/errno.js';
-import {
-  type CudaLibraryKind, describeFailedSearch, LIBRARY_NAME, LIBRARY_OVERRIDE, type LibraryCandidate, libraryCandidates, type LoadAttempt, searchHint,
-} from './locate.js';
+import { type CudaLibraryKind, describeFailedSearch, LIBRARY_NAME, LIBRARY_OVERRIDE, type LibraryCandidate, libraryCandidates, type LoadAttempt, searchHint } from './locate.js';
 import { describeMissing, missingSymbols } from './symbols.js';
 
 export type NativeLibrary = ReturnType<typeof koffi.load>;
@@ -82,8 +80,9 @@ export function loadFirst(kind: CudaLibraryKind, candidates: readonly LibraryCan
 function loadOverride(kind: CudaLibraryKind, variable: string, path: string): LoadedLibrary {
   const fail = (found: string): LibraryOverrideError =>
     new LibraryOverrideError(`${variable}=${path}: ${found}.`, {
-      hint: `Point ${variable} at the ${LIBRARY_NAME[kind]} file itself (for example /usr/local/cuda/lib64/${LIBRARY_NAME[kind]}.so.13), ` +
-        'or unset it to search CUDA_PATH, CUDA_HOME, the loader\'s path and /usr/local/cuda.',
+      hint:
+        `Point ${variable} at the ${LIBRARY_NAME[kind]} file itself (for example /usr/local/cuda/lib64/${LIBRARY_NAME[kind]}.so.13), ` +
+        "or unset it to search CUDA_PATH, CUDA_HOME, the loader's path and /usr/local/cuda.",
     });
   // A bare name ("libcudart.so.12") is the loader's to find; a path can be checked before dlopen muddles the reason.
   if (path.includes('/')) {

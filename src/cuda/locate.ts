@@ -35,7 +35,7 @@ const LIBRARY_TITLE: Record<CudaLibraryKind, string> = {
 
 const PACKAGE_HINT: Record<CudaLibraryKind, string> = {
   cudart: 'the CUDA toolkit or runtime',
-  nvrtc: 'NVRTC (CUDA toolkit, or Debian\'s libnvrtc11.2)',
+  nvrtc: "NVRTC (CUDA toolkit, or Debian's libnvrtc11.2)",
   cublas: 'cuBLAS (CUDA toolkit, or the libcublas package of the same CUDA major version as libcudart)',
 };
 
@@ -99,12 +99,7 @@ const SYSTEM_LIBRARY_DIRS = ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu
  * which a kernel-cache hit must not pay. Bare sonames are looked up the way ld.so does for an unprivileged program:
  * LD_LIBRARY_PATH, the folders in /etc/ld.so.conf.d, then the system folders. Null when nothing is found.
  */
-export function resolveLibraryFile(
-  kind: CudaLibraryKind,
-  env: NodeJS.ProcessEnv,
-  exists: (path: string) => boolean,
-  loaderDirs: readonly string[],
-): string | null {
+export function resolveLibraryFile(kind: CudaLibraryKind, env: NodeJS.ProcessEnv, exists: (path: string) => boolean, loaderDirs: readonly string[]): string | null {
   const dirs = [...(env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean), ...loaderDirs, ...SYSTEM_LIBRARY_DIRS];
   const findInDirs = (soname: string): string | null => dirs.map((dir) => join(dir, soname)).find(exists) ?? null;
   // The override is the only library that will be loaded when it is set, working or not (src/cuda/load.ts), so it

@@ -15,9 +15,7 @@ function declare(lib: NativeLibrary) {
     getErrorString: lib.func('const char *nvrtcGetErrorString(int result)'),
     getNumSupportedArchs: lib.func('int nvrtcGetNumSupportedArchs(_Out_ int *count)'),
     getSupportedArchs: lib.func('int nvrtcGetSupportedArchs(_Out_ int *archs)'),
-    createProgram: lib.func(
-      'int nvrtcCreateProgram(_Out_ void **prog, const char *src, const char *name, int numHeaders, void *headers, void *includeNames)',
-    ),
+    createProgram: lib.func('int nvrtcCreateProgram(_Out_ void **prog, const char *src, const char *name, int numHeaders, void *headers, void *includeNames)'),
     destroyProgram: lib.func('int nvrtcDestroyProgram(_Inout_ void **prog)'),
     compileProgram: lib.func('int nvrtcCompileProgram(void *prog, int numOptions, const char **options)'),
     getProgramLogSize: lib.func('int nvrtcGetProgramLogSize(void *prog, _Out_ size_t *size)'),
@@ -33,7 +31,10 @@ function declare(lib: NativeLibrary) {
 export class Nvrtc {
   private readonly fn: ReturnType<typeof declare>;
 
-  constructor(readonly libraryPath: string, lib: NativeLibrary) {
+  constructor(
+    readonly libraryPath: string,
+    lib: NativeLibrary,
+  ) {
     this.fn = declare(lib);
   }
 
@@ -88,7 +89,9 @@ export class Nvrtc {
     const bytes = new Uint8Array(Math.max(1, Number(size[0])));
     this.check(this.fn.getProgramLog(program, bytes) as number, 'nvrtcGetProgramLog');
     const nul = bytes.indexOf(0);
-    return Buffer.from(bytes.subarray(0, nul < 0 ? bytes.length : nul)).toString('utf8').trimEnd();
+    return Buffer.from(bytes.subarray(0, nul < 0 ? bytes.length : nul))
+      .toString('utf8')
+      .trimEnd();
   }
 
   private check(code: number, api: string): void {

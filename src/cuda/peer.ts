@@ -22,9 +22,8 @@ export class CudaPeer {
   ) {}
 
   facts(device: number, peer: number): PeerFacts {
-    const attribute = (name: keyof typeof P2P_ATTRIBUTE) => this.calls.intOut(
-      (o) => this.calls.fn.deviceGetP2PAttribute(o, P2P_ATTRIBUTE[name], device, peer), 'cudaDeviceGetP2PAttribute', `devices ${device} and ${peer}`,
-    );
+    const attribute = (name: keyof typeof P2P_ATTRIBUTE) =>
+      this.calls.intOut((o) => this.calls.fn.deviceGetP2PAttribute(o, P2P_ATTRIBUTE[name], device, peer), 'cudaDeviceGetP2PAttribute', `devices ${device} and ${peer}`);
     const canAccess = this.calls.intOut((o) => this.calls.fn.deviceCanAccessPeer(o, device, peer), 'cudaDeviceCanAccessPeer', `devices ${device} and ${peer}`) === 1;
     return { canAccess, performanceRank: canAccess ? attribute('performanceRank') : 0, nativeAtomics: canAccess && attribute('nativeAtomics') === 1 };
   }

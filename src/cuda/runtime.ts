@@ -26,7 +26,10 @@ export class CudaRuntime {
   readonly hostFunctions: CudaHostFunctions;
   readonly peer: CudaPeer;
 
-  constructor(readonly libraryPath: string, lib: NativeLibrary) {
+  constructor(
+    readonly libraryPath: string,
+    lib: NativeLibrary,
+  ) {
     this.calls = new Calls(declare(lib));
     this.memory = new CudaMemory(this.calls);
     this.streams = new CudaStreams(this.calls);
@@ -44,32 +47,26 @@ export class CudaRuntime {
     return this.calls.failure(code, api, context);
   }
 
-
   errorName(code: number): string {
     return this.calls.errorName(code);
   }
-
 
   errorString(code: number): string {
     return this.calls.errorString(code);
   }
 
-
   runtimeVersion(): number {
     return this.calls.intOut((o) => this.calls.fn.runtimeGetVersion(o), 'cudaRuntimeGetVersion');
   }
-
 
   /** 0 when no driver is installed. */
   driverVersion(): number {
     return this.calls.intOut((o) => this.calls.fn.driverGetVersion(o), 'cudaDriverGetVersion');
   }
 
-
   deviceCount(): number {
     return this.calls.intOut((o) => this.calls.fn.getDeviceCount(o), 'cudaGetDeviceCount');
   }
-
 
   setDevice(device: number): void {
     this.calls.check(this.calls.fn.setDevice(device), 'cudaSetDevice', `device ${device}`);
@@ -81,11 +78,9 @@ export class CudaRuntime {
     return () => setDevice(device) as number;
   }
 
-
   attribute(name: DeviceAttributeName, device: number): number {
     return this.calls.intOut((o) => this.calls.fn.deviceGetAttribute(o, DeviceAttribute[name], device), 'cudaDeviceGetAttribute', name);
   }
-
 
   /** Name and UUID (as nvidia-smi prints it, `GPU-xxxxxxxx-...`). */
   nameAndUuid(device: number): { name: string; uuid: string } {
@@ -103,14 +98,12 @@ export class CudaRuntime {
     }
   }
 
-
   pciBusId(device: number): string {
     const buffer = new Uint8Array(32);
     this.calls.check(this.calls.fn.deviceGetPCIBusId(buffer, buffer.length, device), 'cudaDeviceGetPCIBusId');
     const nul = buffer.indexOf(0);
     return Buffer.from(buffer.subarray(0, nul < 0 ? buffer.length : nul)).toString('ascii');
   }
-
 
   /** `least` is the numerically largest (lowest) priority; lower numbers are higher priority. */
   streamPriorityRange(): { least: number; greatest: number } {
@@ -119,7 +112,6 @@ export class CudaRuntime {
     this.calls.check(this.calls.fn.deviceGetStreamPriorityRange(least, greatest), 'cudaDeviceGetStreamPriorityRange');
     return { least: least[0] ?? 0, greatest: greatest[0] ?? 0 };
   }
-
 
   deviceSynchronize(context?: string): void {
     this.calls.check(this.calls.fn.deviceSynchronize(), 'cudaDeviceSynchronize', context);

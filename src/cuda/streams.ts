@@ -11,10 +11,7 @@ export class CudaStreams {
 
   create(options: { nonBlocking: boolean; priority?: number }): StreamHandle {
     const flags = options.nonBlocking ? STREAM_NON_BLOCKING : 0;
-    return this.calls.pointerOut(
-      (o) => this.calls.fn.streamCreateWithPriority(o, flags, options.priority ?? 0),
-      'cudaStreamCreateWithPriority',
-    ) as StreamHandle;
+    return this.calls.pointerOut((o) => this.calls.fn.streamCreateWithPriority(o, flags, options.priority ?? 0), 'cudaStreamCreateWithPriority') as StreamHandle;
   }
 
   destroy(stream: StreamHandle): void {

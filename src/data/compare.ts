@@ -26,8 +26,7 @@ export interface OutputMismatch {
  * elements to find the first one and count them.
  */
 export function compareOutput(buffer: ConfigBuffer, expected: Uint8Array, actual: Uint8Array, candidatePoison: number): OutputMismatch | null {
-  if (Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength)
-    .equals(Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength))) return null;
+  if (Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength).equals(Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength))) return null;
   const width = buffer.elementBytes;
   const lanes = width === 8 ? 4 : width;
   const a = laneView(expected, lanes);

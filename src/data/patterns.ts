@@ -42,7 +42,7 @@ export function windowSeed(init: InitSpec, window: number, elementsPerWindow: nu
 function fillRandom(bytes: Uint8Array, type: ElementType, seed: number, skip: number): void {
   // xorshift32: fast, seedable, and the same on every machine. Floats land in [1, 2) so that no value is zero,
   // denormal, infinite or NaN, whatever the kernel does with them.
-  let x = xorshiftJump((seed >>> 0) || 0x9e3779b9, skip);
+  let x = xorshiftJump(seed >>> 0 || 0x9e3779b9, skip);
   const next = () => (x = xorshift32(x));
   switch (type) {
     case 'float32': {
@@ -106,12 +106,18 @@ type ElementArray = Float32Array | Float64Array | Int32Array | Uint32Array | Uin
 export function elementView(bytes: Uint8Array, type: ElementType): ElementArray {
   const { buffer, byteOffset, byteLength } = bytes;
   switch (type) {
-    case 'float32': return new Float32Array(buffer, byteOffset, byteLength / 4);
-    case 'float64': return new Float64Array(buffer, byteOffset, byteLength / 8);
-    case 'int32': return new Int32Array(buffer, byteOffset, byteLength / 4);
-    case 'uint32': return new Uint32Array(buffer, byteOffset, byteLength / 4);
-    case 'uint8': return new Uint8Array(buffer, byteOffset, byteLength);
-    case 'float16': return new Uint16Array(buffer, byteOffset, byteLength / 2);
+    case 'float32':
+      return new Float32Array(buffer, byteOffset, byteLength / 4);
+    case 'float64':
+      return new Float64Array(buffer, byteOffset, byteLength / 8);
+    case 'int32':
+      return new Int32Array(buffer, byteOffset, byteLength / 4);
+    case 'uint32':
+      return new Uint32Array(buffer, byteOffset, byteLength / 4);
+    case 'uint8':
+      return new Uint8Array(buffer, byteOffset, byteLength);
+    case 'float16':
+      return new Uint16Array(buffer, byteOffset, byteLength / 2);
   }
 }
 

@@ -49,14 +49,13 @@ export class DeviceBuffers {
     const deviceBytes = buffers.reduce((sum, b) => sum + deviceElements * b.elementBytes, 0);
     const { free, total } = rt.memory.info();
     if (deviceBytes > free) {
-      throw new DeviceFailure(
-        `The buffers need ${formatBytes(deviceBytes)} of device memory, but device ${device} has ${formatBytes(free)} free of ${formatBytes(total)}.`,
-        { hint: 'Use smaller buffers (count or size in the config), or free memory held by other processes (nvidia-smi).' },
-      );
+      throw new DeviceFailure(`The buffers need ${formatBytes(deviceBytes)} of device memory, but device ${device} has ${formatBytes(free)} free of ${formatBytes(total)}.`, {
+        hint: 'Use smaller buffers (count or size in the config), or free memory held by other processes (nvidia-smi).',
+      });
     }
     // Host memory first: pinning it can move the device's free figure too, and only the device buffers are measured.
     // Scratch buffers live on the device only; host pointer 0 is never used because no copy names them.
-    const hosts = buffers.map((buffer) => (buffer.role === 'scratch' ? (0n as HostPtr) : sharing?.binding(buffer.name).host ?? allocHost(rt, buffer, cleanup)));
+    const hosts = buffers.map((buffer) => (buffer.role === 'scratch' ? (0n as HostPtr) : (sharing?.binding(buffer.name).host ?? allocHost(rt, buffer, cleanup))));
     const freeBefore = rt.memory.info().free;
     const devices = buffers.map((buffer) => {
       const bytes = deviceElements * buffer.elementBytes;

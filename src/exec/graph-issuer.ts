@@ -10,7 +10,11 @@ import type { DirectIssuer, Issuer, PreparedRep } from './issue.js';
  * timers), since a program pays them once however many times it replays.
  */
 export class GraphIssuer implements Issuer {
-  constructor(private readonly rt: CudaRuntime, private readonly direct: DirectIssuer, private readonly cleanup: Cleanup) {}
+  constructor(
+    private readonly rt: CudaRuntime,
+    private readonly direct: DirectIssuer,
+    private readonly cleanup: Cleanup,
+  ) {}
 
   prepare(schedule: Schedule): PreparedRep {
     const { rt, cleanup } = this;
@@ -20,7 +24,8 @@ export class GraphIssuer implements Issuer {
     const bound = this.direct.bind({ ...schedule, events: [...schedule.events, ...forkJoin] });
     const fork: Op[] = [{ kind: 'record', stream: origin.id, event: 'capture:fork' }, ...others.map((s): Op => ({ kind: 'wait', stream: s.id, event: 'capture:fork' }))];
     const join: Op[] = others.flatMap((s): Op[] => [
-      { kind: 'record', stream: s.id, event: `capture:join:${s.id}` }, { kind: 'wait', stream: origin.id, event: `capture:join:${s.id}` },
+      { kind: 'record', stream: s.id, event: `capture:join:${s.id}` },
+      { kind: 'wait', stream: origin.id, event: `capture:join:${s.id}` },
     ]);
     const hostTags = new Map<number, number>();
     // Timing events of a traced schedule must be graph nodes to be recorded on replay; ordering events must not.
@@ -42,7 +47,9 @@ export class GraphIssuer implements Issuer {
       // End the capture so the stream is usable again; the capture's own error is the one to report.
       try {
         rt.graphs.destroy(rt.graphs.endCapture(originStream));
-      } catch { /* an invalidated capture has no graph to destroy */ }
+      } catch {
+        /* an invalidated capture has no graph to destroy */
+      }
       throw error;
     }
     const graph = rt.graphs.endCapture(originStream);
@@ -55,11 +62,16 @@ export class GraphIssuer implements Issuer {
     const epilogue = schedule.epilogue.map((op) => bound.thunk(op).issue);
     const ops = [...schedule.prologue, null, ...schedule.epilogue];
     return {
-      schedule, ops, thunks: [...prologue, rt.graphs.launchThunk(exec, originStream), ...epilogue],
+      schedule,
+      ops,
+      thunks: [...prologue, rt.graphs.launchThunk(exec, originStream), ...epilogue],
       opStreams: ops.map((op) => bound.stream(op?.stream ?? origin.id)),
-      events: bound.events, start: bound.event(schedule.start), end: bound.event(schedule.end),
+      events: bound.events,
+      start: bound.event(schedule.start),
+      end: bound.event(schedule.end),
       startIndex: schedule.prologue.findIndex((op) => op.kind === 'record' && op.event === schedule.start),
-      bodyThunkIndex: () => schedule.prologue.length, hostTags,
+      bodyThunkIndex: () => schedule.prologue.length,
+      hostTags,
       setup: { captureMs: instantiateStart - captureStart, instantiateMs: instantiated - instantiateStart },
     };
   }

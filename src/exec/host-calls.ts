@@ -19,7 +19,10 @@ export class HostCalls {
   /** False while calls may still be pending (a rep failed half-run): the trampoline is then never released. */
   private quiet = true;
 
-  constructor(private readonly rt: CudaRuntime, private readonly cleanup: Cleanup) {}
+  constructor(
+    private readonly rt: CudaRuntime,
+    private readonly cleanup: Cleanup,
+  ) {}
 
   /** A thunk that enqueues `action` on `stream`; returns the tag its timings are stored under. */
   thunk(stream: StreamHandle, action: () => void): { tag: number; issue: () => number } {

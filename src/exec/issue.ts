@@ -1,8 +1,6 @@
 import { hostBytes } from '../cuda/host.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
-import {
-  type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle,
-} from '../cuda/types.js';
+import { type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
 import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
 import { resolvePriority } from '../plan/priority.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
@@ -108,8 +106,17 @@ export class DirectIssuer implements Issuer {
     });
     const startIndex = ops.findIndex((op) => op.kind === 'record' && op.event === schedule.start);
     return {
-      schedule, thunks, ops, opStreams, events: bound.events, start: bound.event(schedule.start), end: bound.event(schedule.end), startIndex,
-      bodyThunkIndex: (i) => schedule.prologue.length + i, hostTags, setup: null,
+      schedule,
+      thunks,
+      ops,
+      opStreams,
+      events: bound.events,
+      start: bound.event(schedule.start),
+      end: bound.event(schedule.end),
+      startIndex,
+      bodyThunkIndex: (i) => schedule.prologue.length + i,
+      hostTags,
+      setup: null,
     };
   }
 
@@ -142,7 +149,11 @@ export class DirectIssuer implements Issuer {
     const stream = (id: string) => lookup(streams, id, 'stream');
     const event = (id: string) => lookup(events, id, 'event');
     return {
-      streams, events, stream, event, deviceOf,
+      streams,
+      events,
+      stream,
+      event,
+      deviceOf,
       thunk: (op, options = {}) => {
         if (isWorkOp(op)) return issueWorkOp(op, this.primitives(stream(op.stream), deviceOf(op.stream), schedule));
         if (op.kind === 'record' && options.external) return { issue: rt.streams.recordExternalThunk(event(op.event), stream(op.stream)), hostTag: null };
@@ -193,8 +204,13 @@ export class DirectIssuer implements Issuer {
         const handle = this.kernels.get(op.kernel);
         if (!kernel || handle === undefined) throw new Error(`schedule ${schedule.id} names unknown kernel ${op.kernel}`);
         return this.launch({
-          kernel: handle, grid: gridSize(kernel, op.count, this.devices.facts(device)), block: kernel.block, sharedBytes: 0, stream,
-          args: this.kernelArgs(kernel, op, buffers), describe: `kernel ${kernel.label}`,
+          kernel: handle,
+          grid: gridSize(kernel, op.count, this.devices.facts(device)),
+          block: kernel.block,
+          sharedBytes: 0,
+          stream,
+          args: this.kernelArgs(kernel, op, buffers),
+          describe: `kernel ${kernel.label}`,
         });
       },
       peerCopy: (op) => {
@@ -221,8 +237,16 @@ export class DirectIssuer implements Issuer {
         const { gate, internal } = this;
         if (!gate || !internal) throw new Error(`schedule ${schedule.id} is gated but no gate kernel was loaded`);
         return this.launch({
-          kernel: internal.gate, grid: 1, block: 1, sharedBytes: 0, stream, describe: 'gate',
-          args: [{ kind: 'pointer', value: gate.device }, { kind: 'scalar', type: 'uint64', value: GATE_TIMEOUT_NS }],
+          kernel: internal.gate,
+          grid: 1,
+          block: 1,
+          sharedBytes: 0,
+          stream,
+          describe: 'gate',
+          args: [
+            { kind: 'pointer', value: gate.device },
+            { kind: 'scalar', type: 'uint64', value: GATE_TIMEOUT_NS },
+          ],
         });
       }
       case 'empty': {

@@ -116,9 +116,13 @@ export async function withDevicePlan<T>(
     const internal = gated || plan.schedules.some((s) => s.body.some((op) => op.kind === 'empty')) ? loadInternalKernels(rt, cleanup, arch) : null;
     const gate = gated ? allocateGate(rt, cleanup) : null;
     const buffers = DeviceBuffers.allocate(rt, deviceIndex, plan.buffers, plan.device.elements, cleanup);
-    const devices = DeviceSet.of(rt, [{ facts: device, buffers }, ...plan.placements.map((placement) => ({
-      facts: facts.find((f) => f.index === placement.device) as DeviceFacts, buffers: allocateOn(rt, placement, plan, buffers, cleanup),
-    }))]);
+    const devices = DeviceSet.of(rt, [
+      { facts: device, buffers },
+      ...plan.placements.map((placement) => ({
+        facts: facts.find((f) => f.index === placement.device) as DeviceFacts,
+        buffers: allocateOn(rt, placement, plan, buffers, cleanup),
+      })),
+    ]);
     const peers = enablePeers(rt, plan);
     rt.setDevice(deviceIndex);
     const hostCalls = new HostCalls(rt, cleanup);
@@ -136,8 +140,14 @@ export async function withDevicePlan<T>(
     listProcesses();
     const software = softwareVersions(rt, null);
     return {
-      device, devices: facts, peers, clockUnavailable: 'unavailable' in clock ? clock.unavailable : null,
-      software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null }, compiles, memory: buffers.memory, value,
+      device,
+      devices: facts,
+      peers,
+      clockUnavailable: 'unavailable' in clock ? clock.unavailable : null,
+      software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null },
+      compiles,
+      memory: buffers.memory,
+      value,
       sharing: sharingRecord(listings, process.pid, 'unavailable' in clock ? clock.unavailable : null),
     };
   });
@@ -162,9 +172,12 @@ function checkSameArchitecture(facts: readonly DeviceFacts[]): void {
   const [first, ...rest] = facts;
   const other = rest.find((f) => first && arch(f) !== arch(first));
   if (first && other) {
-    throw new UsageError(`Devices ${first.index} (${first.name}, ${arch(first)}) and ${other.index} (${other.name}, ${arch(other)}) differ in architecture; one run spans devices of one architecture.`, {
-      hint: 'List devices of the same kind in devices:, or run each kind on its own (one rank per GPU under mpirun works for mixed machines).',
-    });
+    throw new UsageError(
+      `Devices ${first.index} (${first.name}, ${arch(first)}) and ${other.index} (${other.name}, ${arch(other)}) differ in architecture; one run spans devices of one architecture.`,
+      {
+        hint: 'List devices of the same kind in devices:, or run each kind on its own (one rank per GPU under mpirun works for mixed machines).',
+      },
+    );
   }
 }
 

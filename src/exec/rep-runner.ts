@@ -65,7 +65,9 @@ export class CudaRepRunner implements RepRunner {
     await this.waitEnd(prepared, options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity), options.deadlineMs);
     const probes = prepared.schedule.probes ?? [];
     return {
-      gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end), hostIssueMs, gateTimedOut: gate !== null && gate.host[1] === 1,
+      gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
+      hostIssueMs,
+      gateTimedOut: gate !== null && gate.host[1] === 1,
       ...(probes.length ? { probesMs: probes.map((p) => this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end))) } : {}),
     };
   }
@@ -95,15 +97,22 @@ export class CudaRepRunner implements RepRunner {
     return {
       schedule,
       totalMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
-      ...(probes.length ? {
-        deviceTotalsMs: probes.map((p) => ({ device: p.device as number, totalMs: this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end)) })),
-      } : {}),
+      ...(probes.length
+        ? {
+            deviceTotalsMs: probes.map((p) => ({ device: p.device as number, totalMs: this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end)) })),
+          }
+        : {}),
       issueMs: issueEnd - origin,
       ops: traced.spans.map((span, index) => {
         const tag = prepared.hostTags.get(span.bodyIndex);
         return {
-          span, startMs: since(span.op.stream, span.begin), endMs: since(span.op.stream, span.end), issuedMs: (issuedAt[prepared.bodyThunkIndex(span.bodyIndex)] ?? origin) - origin,
-          ...(tag === undefined ? {} : { hostStartedMs: (this.hostCalls.startedAt[tag] ?? Number.NaN) - origin, hostEndedMs: (this.hostCalls.endedAt[tag] ?? Number.NaN) - origin }),
+          span,
+          startMs: since(span.op.stream, span.begin),
+          endMs: since(span.op.stream, span.end),
+          issuedMs: (issuedAt[prepared.bodyThunkIndex(span.bodyIndex)] ?? origin) - origin,
+          ...(tag === undefined
+            ? {}
+            : { hostStartedMs: (this.hostCalls.startedAt[tag] ?? Number.NaN) - origin, hostEndedMs: (this.hostCalls.endedAt[tag] ?? Number.NaN) - origin }),
           ...(engine.spans[index] ? { engineNs: engine.spans[index] } : {}),
         };
       }),
@@ -277,7 +286,8 @@ export class CudaRepRunner implements RepRunner {
     const error = this.rt.failure(code, phase === 'issuing' ? 'issuing an op' : 'cudaStreamQuery');
     if (!op) return error;
     const what = describeOp(op, prepared.schedule, this.plan.kernels);
-    const message = `${error instanceof CudaError ? `${error.errorName} (${error.code}): ${error.errorMessage}` : error.message} ` +
+    const message =
+      `${error instanceof CudaError ? `${error.errorName} (${error.code}): ${error.errorMessage}` : error.message} ` +
       `while ${phase} ${what} on stream ${op.stream} of the ${prepared.schedule.description} mode.`;
     return new DeviceFailure(message, {
       hint: isWorkOp(op) ? stageOf(op).failureHint : undefined,
@@ -308,7 +318,9 @@ function expectedKind(span: TracedSpan): 'memcpy' | 'kernel' | null {
  * its record, events otherwise, with what went wrong (a partial set would mix two clocks in one picture).
  */
 export function engineTimes(
-  cupti: CuptiActivity | { readonly unavailable: string }, collection: ActivityCollection | string, traced: TracedSchedule,
+  cupti: CuptiActivity | { readonly unavailable: string },
+  collection: ActivityCollection | string,
+  traced: TracedSchedule,
 ): { spans: ReadonlyArray<{ start: number; end: number } | null>; source: EngineSource } {
   const none = (reason: string) => ({ spans: [], source: { source: 'events' as const, reason } });
   if (!(cupti instanceof CuptiActivity)) return none(`CUPTI not used: ${cupti.unavailable}`);

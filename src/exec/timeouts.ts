@@ -44,39 +44,43 @@ export function summariseOps(ops: readonly WorkOp[], schedule: Pick<Schedule, 'r
     const what = workOpWhat(op, context);
     groups.set(what, [...(groups.get(what) ?? []), op.chunk]);
   }
-  return [...groups].map(([what, chunks]) => {
-    const numbered = chunks.filter((c): c is number => c !== null);
-    if (!numbered.length) return `${what}, whole buffers`;
-    const list = numbered.length === 1 ? `chunk ${numbered[0]}` : `chunks ${numbered.slice(0, -1).join(', ')} and ${numbered[numbered.length - 1]}`;
-    return `${what}, ${list} of ${schedule.ranges.length}`;
-  }).join('; ');
+  return [...groups]
+    .map(([what, chunks]) => {
+      const numbered = chunks.filter((c): c is number => c !== null);
+      if (!numbered.length) return `${what}, whole buffers`;
+      const list = numbered.length === 1 ? `chunk ${numbered[0]}` : `chunks ${numbered.slice(0, -1).join(', ')} and ${numbered[numbered.length - 1]}`;
+      return `${what}, ${list} of ${schedule.ranges.length}`;
+    })
+    .join('; ');
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 
-const TIMEOUT_HINT = 'A kernel that never ends (a loop waiting for something that never comes) or one far slower than it was: ' +
+const TIMEOUT_HINT =
+  'A kernel that never ends (a loop waiting for something that never comes) or one far slower than it was: ' +
   'the first reps of a mode wait up to --timeout seconds (default 60), later ones 20 times the slowest rep seen. ' +
   'Nothing more was run on the device; its memory is released as cuda-pipe exits.';
 
 /** A checked rep waits after every op, so its deadline names the op. */
 export function opTimeout(schedule: Schedule, op: Op, kernels: readonly Pick<PlanKernel, 'label' | 'entry'>[], deadlineMs: number): DeviceFailure {
   return new DeviceFailure(
-    `A rep of ${modeName(schedule)} ran past its deadline of ${seconds(deadlineMs)}: ` +
-      `${describeOp(op, schedule, kernels)} on stream ${op.stream} had not finished.`,
+    `A rep of ${modeName(schedule)} ran past its deadline of ${seconds(deadlineMs)}: ` + `${describeOp(op, schedule, kernels)} on stream ${op.stream} had not finished.`,
     { hint: TIMEOUT_HINT, contextLost: true },
   );
 }
 
 /** A timed or traced rep is awaited at its end: name the streams that had not got there and their work. */
-export function repTimeout(schedule: Schedule, ops: readonly Op[], kernels: readonly Pick<PlanKernel, 'label' | 'entry'>[], deadlineMs: number,
-  completed: (event: string) => boolean): DeviceFailure {
+export function repTimeout(
+  schedule: Schedule,
+  ops: readonly Op[],
+  kernels: readonly Pick<PlanKernel, 'label' | 'entry'>[],
+  deadlineMs: number,
+  completed: (event: string) => boolean,
+): DeviceFailure {
   const origin = ops.find((op) => op.kind === 'record' && op.event === schedule.end)?.stream ?? '';
   const stuck = unfinishedStreams(ops, origin, completed);
   const where = stuck.length
     ? stuck.map((s) => `stream ${s.stream} (${s.ops.length ? summariseOps(s.ops, schedule, kernels) : 'no work of its own: it waits on the others'})`).join('; ')
     : 'every stream reached its last event, yet the rep had not ended';
-  return new DeviceFailure(
-    `A rep of ${modeName(schedule)} ran past its deadline of ${seconds(deadlineMs)}; unfinished: ${where}.`,
-    { hint: TIMEOUT_HINT, contextLost: true },
-  );
+  return new DeviceFailure(`A rep of ${modeName(schedule)} ran past its deadline of ${seconds(deadlineMs)}; unfinished: ${where}.`, { hint: TIMEOUT_HINT, contextLost: true });
 }

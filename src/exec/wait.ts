@@ -26,9 +26,10 @@ export interface Waiter {
 
 export function makeWaiter(rt: CudaRuntime, strategy: WaitStrategy): Waiter {
   return {
-    event: strategy === 'thread'
-      ? (event, deadline = Infinity) => raceDeadline(rt.streams.eventSynchronizeOffThread(event), deadline)
-      : (event, deadline = Infinity) => pollUntil(() => rt.streams.eventQueryCode(event), deadline),
+    event:
+      strategy === 'thread'
+        ? (event, deadline = Infinity) => raceDeadline(rt.streams.eventSynchronizeOffThread(event), deadline)
+        : (event, deadline = Infinity) => pollUntil(() => rt.streams.eventQueryCode(event), deadline),
     stream: (stream, deadline = Infinity) => pollUntil(() => rt.streams.queryCode(stream), deadline),
   };
 }

@@ -21,8 +21,7 @@ export function readRegularFile(path: string, limits: ReadLimits): string {
 
 /** readRegularFile's bytes, undecoded: for binary files such as a cached CUBIN. */
 export function readRegularBytes(path: string, limits: ReadLimits): Buffer {
-  const fail = (reason: string): UsageError =>
-    new UsageError(`Cannot read ${limits.what} ${path}: ${reason}.`, limits.hint === undefined ? {} : { hint: limits.hint });
+  const fail = (reason: string): UsageError => new UsageError(`Cannot read ${limits.what} ${path}: ${reason}.`, limits.hint === undefined ? {} : { hint: limits.hint });
   let stats: Stats;
   try {
     stats = statSync(path);

@@ -44,7 +44,9 @@ export function locateKernelSource(source: string, configDir: string | null, whe
   const tried = [...(configDir ? [resolve(configDir, source)] : []), join(builtinKernelsDir(), source)];
   const found = tried.find((path) => existsSync(path));
   if (found) return found;
-  const builtins = readdirSync(builtinKernelsDir()).filter((n) => n.endsWith('.cu')).join(', ');
+  const builtins = readdirSync(builtinKernelsDir())
+    .filter((n) => n.endsWith('.cu'))
+    .join(', ');
   throw new UsageError(`${where}: kernel source "${source}" not found; looked at ${tried.join(' and ')}.`, {
     hint: `Built-in kernel sources: ${builtins}.`,
   });
@@ -54,18 +56,21 @@ export function findKernel(source: KernelSource, entry: string, where: string): 
   const signature = source.signatures.find((s) => s.name === entry);
   if (signature?.ambiguity) {
     throw new UsageError(`${where}: kernel "${entry}" in ${source.path} cannot be checked: ${signature.ambiguity}.`, {
-      hint: 'Declare the kernel once, or make the condition depend only on macros the config\'s options define (-DNAME).',
+      hint: "Declare the kernel once, or make the condition depend only on macros the config's options define (-DNAME).",
     });
   }
   if (signature) return signature;
   const names = source.signatures.map((s) => s.name);
   const hidden = source.excluded.find((k) => k.name === entry);
-  throw new UsageError(`${where}: no kernel "${entry}" in ${source.path}` +
-    (hidden ? ` as the compiler sees it: it is declared at line ${hidden.line} under ${hidden.conditions.join(', ')}, which these options rule out.` : '.'), {
-    hint: hidden
-      ? 'Define the macro in the kernel\'s options (options: [-DNAME]), or change the condition.'
-      : names.length
-        ? `Kernels found there: ${names.join(', ')}.`
-        : 'No `extern "C" __global__` function was found in that file; cuda-pipe only sees kernels declared extern "C".',
-  });
+  throw new UsageError(
+    `${where}: no kernel "${entry}" in ${source.path}` +
+      (hidden ? ` as the compiler sees it: it is declared at line ${hidden.line} under ${hidden.conditions.join(', ')}, which these options rule out.` : '.'),
+    {
+      hint: hidden
+        ? "Define the macro in the kernel's options (options: [-DNAME]), or change the condition."
+        : names.length
+          ? `Kernels found there: ${names.join(', ')}.`
+          : 'No `extern "C" __global__` function was found in that file; cuda-pipe only sees kernels declared extern "C".',
+    },
+  );
 }

@@ -105,8 +105,17 @@ export function compileKernelSource(request: CompileRequest, env: NodeJS.Process
   const metaPath = join(dir, `${key}.json`);
   const lookup = readCached(cubinPath, metaPath);
   if (lookup.kind === 'hit') {
-    return { sourcePath: request.sourcePath, arch: request.arch, cubin: lookup.cubin, entries: lookup.meta.entries, cached: true,
-      cacheProblem: null, ms: performance.now() - started, nvrtcVersion: lookup.meta.nvrtcVersion, log: '' };
+    return {
+      sourcePath: request.sourcePath,
+      arch: request.arch,
+      cubin: lookup.cubin,
+      entries: lookup.meta.entries,
+      cached: true,
+      cacheProblem: null,
+      ms: performance.now() - started,
+      nvrtcVersion: lookup.meta.nvrtcVersion,
+      log: '',
+    };
   }
   const cacheProblem = lookup.kind === 'bad' ? lookup.reason : null;
   if (cacheProblem) report(`cuda-pipe: the kernel cache entry for ${request.sourcePath} (${request.arch}) ${cacheProblem}; compiling it again.`);
@@ -116,7 +125,7 @@ export function compileKernelSource(request: CompileRequest, env: NodeJS.Process
   const outcome = nvrtc.compile(request.source, request.sourcePath, [`--gpu-architecture=${request.arch}`, ...request.options]);
   if (!outcome.ok && outcome.failed === 'options') {
     throw new UsageError(`NVRTC ${nvrtcVersion} refused the options for ${request.sourcePath} (${request.options.join(' ') || 'none'}): ${outcome.log}`, {
-      hint: 'Fix the kernel\'s options: in the config (NVRTC accepts the options of `nvcc --help` that apply to device code, such as --use_fast_math or -DNAME=VALUE).',
+      hint: "Fix the kernel's options: in the config (NVRTC accepts the options of `nvcc --help` that apply to device code, such as --use_fast_math or -DNAME=VALUE).",
     });
   }
   if (!outcome.ok) {
@@ -125,11 +134,28 @@ export function compileKernelSource(request: CompileRequest, env: NodeJS.Process
     });
   }
   const entries = ptxEntries(outcome.ptx);
-  const meta: CacheEntryMeta = { format: CACHE_FORMAT, sourcePath: request.sourcePath, arch: request.arch, nvrtcVersion,
-    options: request.options, bytes: outcome.cubin.byteLength, sha256: sha256(outcome.cubin), entries };
+  const meta: CacheEntryMeta = {
+    format: CACHE_FORMAT,
+    sourcePath: request.sourcePath,
+    arch: request.arch,
+    nvrtcVersion,
+    options: request.options,
+    bytes: outcome.cubin.byteLength,
+    sha256: sha256(outcome.cubin),
+    entries,
+  };
   writeCached(dir, cubinPath, metaPath, outcome.cubin, meta);
-  return { sourcePath: request.sourcePath, arch: request.arch, cubin: outcome.cubin, entries, cached: false, cacheProblem,
-    ms: performance.now() - started, nvrtcVersion, log: outcome.log };
+  return {
+    sourcePath: request.sourcePath,
+    arch: request.arch,
+    cubin: outcome.cubin,
+    entries,
+    cached: false,
+    cacheProblem,
+    ms: performance.now() - started,
+    nvrtcVersion,
+    log: outcome.log,
+  };
 }
 
 /** A config's kernel compiled (or fetched) for `arch`, and checked against the parameters NVRTC gave it. */
@@ -193,9 +219,17 @@ function reasonOf(error: unknown): string {
 function isMeta(value: unknown): value is CacheEntryMeta {
   if (typeof value !== 'object' || value === null) return false;
   const m = value as Record<string, unknown>;
-  return m.format === CACHE_FORMAT && typeof m.nvrtcVersion === 'string' && Number.isSafeInteger(m.bytes) && (m.bytes as number) > 0 &&
-    typeof m.sha256 === 'string' && /^[0-9a-f]{64}$/.test(m.sha256) && typeof m.entries === 'object' && m.entries !== null &&
-    Object.values(m.entries).every((params) => Array.isArray(params) && params.every((p) => typeof p === 'string'));
+  return (
+    m.format === CACHE_FORMAT &&
+    typeof m.nvrtcVersion === 'string' &&
+    Number.isSafeInteger(m.bytes) &&
+    (m.bytes as number) > 0 &&
+    typeof m.sha256 === 'string' &&
+    /^[0-9a-f]{64}$/.test(m.sha256) &&
+    typeof m.entries === 'object' &&
+    m.entries !== null &&
+    Object.values(m.entries).every((params) => Array.isArray(params) && params.every((p) => typeof p === 'string'))
+  );
 }
 
 function writeCached(dir: string, cubinPath: string, metaPath: string, cubin: Uint8Array, meta: CacheEntryMeta): void {

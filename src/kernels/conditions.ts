@@ -12,8 +12,13 @@ type MacroValue = number | 'opaque' | 'unknown';
 
 /** What NVRTC defines itself: __CUDA_ARCH__'s value depends on the architecture, so it is only "defined". */
 const PREDEFINED: ReadonlyArray<[string, MacroValue]> = [
-  ['__CUDACC__', 1], ['__CUDACC_RTC__', 1], ['__NVCC__', 1], ['__CUDA_ARCH__', 'opaque'], ['__cplusplus', 'opaque'],
-  ['__CUDACC_VER_MAJOR__', 'opaque'], ['__CUDACC_VER_MINOR__', 'opaque'],
+  ['__CUDACC__', 1],
+  ['__CUDACC_RTC__', 1],
+  ['__NVCC__', 1],
+  ['__CUDA_ARCH__', 'opaque'],
+  ['__cplusplus', 'opaque'],
+  ['__CUDACC_VER_MAJOR__', 'opaque'],
+  ['__CUDACC_VER_MINOR__', 'opaque'],
 ];
 
 export class Macros {
@@ -39,7 +44,7 @@ export class Macros {
   define(name: string, value: string, sure: Truth): void {
     if (sure === false) return;
     const number = parseInteger(value.trim());
-    this.values.set(name, sure === null ? 'unknown' : number ?? 'opaque');
+    this.values.set(name, sure === null ? 'unknown' : (number ?? 'opaque'));
   }
 
   undefine(name: string, sure: Truth): void {
@@ -66,8 +71,8 @@ function parseInteger(text: string): number | null {
   const match = /^([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)[uUlL]*$/.exec(text);
   if (!match) return null;
   const digits = match[2] as string;
-  const value = digits.startsWith('0x') || digits.startsWith('0X') ? Number.parseInt(digits, 16)
-    : digits.length > 1 && digits.startsWith('0') ? Number.parseInt(digits, 8) : Number(digits);
+  const value =
+    digits.startsWith('0x') || digits.startsWith('0X') ? Number.parseInt(digits, 16) : digits.length > 1 && digits.startsWith('0') ? Number.parseInt(digits, 8) : Number(digits);
   return match[1] === '-' ? -value : value;
 }
 
@@ -150,23 +155,40 @@ function apply(op: string, a: number | null, b: number | null): number | null {
   if (op === '||') return (a !== null && a !== 0) || (b !== null && b !== 0) ? 1 : a === null || b === null ? null : 0;
   if (a === null || b === null) return null;
   switch (op) {
-    case '|': return a | b;
-    case '^': return a ^ b;
-    case '&': return a & b;
-    case '==': return Number(a === b);
-    case '!=': return Number(a !== b);
-    case '<': return Number(a < b);
-    case '>': return Number(a > b);
-    case '<=': return Number(a <= b);
-    case '>=': return Number(a >= b);
-    case '<<': return a << b;
-    case '>>': return a >> b;
-    case '+': return a + b;
-    case '-': return a - b;
-    case '*': return a * b;
-    case '/': return b === 0 ? null : Math.trunc(a / b);
-    case '%': return b === 0 ? null : a % b;
-    default: return null;
+    case '|':
+      return a | b;
+    case '^':
+      return a ^ b;
+    case '&':
+      return a & b;
+    case '==':
+      return Number(a === b);
+    case '!=':
+      return Number(a !== b);
+    case '<':
+      return Number(a < b);
+    case '>':
+      return Number(a > b);
+    case '<=':
+      return Number(a <= b);
+    case '>=':
+      return Number(a >= b);
+    case '<<':
+      return a << b;
+    case '>>':
+      return a >> b;
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    case '/':
+      return b === 0 ? null : Math.trunc(a / b);
+    case '%':
+      return b === 0 ? null : a % b;
+    default:
+      return null;
   }
 }
 

@@ -14,11 +14,15 @@ export function ptxEntries(ptx: string): Record<string, string[]> {
   const entries: Record<string, string[]> = {};
   for (const match of ptx.matchAll(/\.entry\s+([\w$.]+)\s*\(([^)]*)\)/g)) {
     const [, name = '', list = ''] = match;
-    entries[name] = list.split(',').map((p) => p.trim()).filter(Boolean).map((param) => {
-      const type = /\.([usbf](?:8|16|32|64))\b/.exec(param)?.[1] ?? 'unknown';
-      const count = /\[(\d+)\]\s*$/.exec(param)?.[1];
-      return count === undefined ? type : `${type}[${count}]`;
-    });
+    entries[name] = list
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)
+      .map((param) => {
+        const type = /\.([usbf](?:8|16|32|64))\b/.exec(param)?.[1] ?? 'unknown';
+        const count = /\[(\d+)\]\s*$/.exec(param)?.[1];
+        return count === undefined ? type : `${type}[${count}]`;
+      });
   }
   return entries;
 }

@@ -27,8 +27,14 @@ export interface ResolvedKernel {
 }
 
 const INTEGER_LIMIT: Partial<Record<ScalarType, number>> = {
-  int8: 2 ** 7 - 1, uint8: 2 ** 8 - 1, int16: 2 ** 15 - 1, uint16: 2 ** 16 - 1,
-  int32: 2 ** 31 - 1, uint32: 2 ** 32 - 1, int64: Number.MAX_SAFE_INTEGER, uint64: Number.MAX_SAFE_INTEGER,
+  int8: 2 ** 7 - 1,
+  uint8: 2 ** 8 - 1,
+  int16: 2 ** 15 - 1,
+  uint16: 2 ** 16 - 1,
+  int32: 2 ** 31 - 1,
+  uint32: 2 ** 32 - 1,
+  int64: Number.MAX_SAFE_INTEGER,
+  uint64: Number.MAX_SAFE_INTEGER,
 };
 
 /** Finds each kernel's source and checks the config's arguments against its signature, before anything runs. */
@@ -40,19 +46,20 @@ export function resolveKernels(config: Config, locate: Locator): ResolvedKernel[
     const signature = findKernel(source, kernel.entry, where);
     const args = checkArguments(config, kernel, signature, (argIndex) => locate(['kernels', index, 'args', argIndex]), where);
     return {
-      label: kernel.label, entry: kernel.entry, sourcePath, sourceText: source.text, signature,
-      options: kernel.options, block: kernel.block, grid: kernel.grid, args,
+      label: kernel.label,
+      entry: kernel.entry,
+      sourcePath,
+      sourceText: source.text,
+      signature,
+      options: kernel.options,
+      block: kernel.block,
+      grid: kernel.grid,
+      args,
     };
   });
 }
 
-function checkArguments(
-  config: Config,
-  kernel: ConfigKernel,
-  signature: KernelSignature,
-  argWhere: (index: number) => string,
-  where: string,
-): KernelArg[] {
+function checkArguments(config: Config, kernel: ConfigKernel, signature: KernelSignature, argWhere: (index: number) => string, where: string): KernelArg[] {
   const named = `kernel "${kernel.label}" (${formatSignature(signature)})`;
   if (kernel.args.length !== signature.params.length) {
     throw new UsageError(`${where}: ${named} takes ${signature.params.length} arguments, the config gives ${kernel.args.length}.`);
@@ -80,9 +87,10 @@ function checkArguments(
     }
     if (param.type === null) throw new UsageError(`${which} has a type cuda-pipe cannot pass (only plain integer and floating-point scalars).`);
     if (arg.kind === 'scalar') {
-      if (arg.type !== param.type) throw new UsageError(`${which} is ${param.type}, but the config gives a ${arg.type}.`, {
-        hint: scalarHint(param.type, arg.value),
-      });
+      if (arg.type !== param.type)
+        throw new UsageError(`${which} is ${param.type}, but the config gives a ${arg.type}.`, {
+          hint: scalarHint(param.type, arg.value),
+        });
       const problem = scalarProblem(param.type, arg.value);
       if (problem) {
         throw new UsageError(`${which} is ${param.type}, which takes ${describeScalarRange(param.type)}; ${problem}.`, {
@@ -92,10 +100,12 @@ function checkArguments(
       return arg;
     }
     const limit = INTEGER_LIMIT[param.type];
-    if (limit === undefined) throw new UsageError(`${which} is ${param.type}; the chunk's ${arg.kind === 'chunk-elements' ? 'element count' : 'offset'} needs an integer parameter.`);
-    if (config.elements > limit) throw new UsageError(`${which} is ${param.type}, too small for up to ${config.elements} elements.`, {
-      hint: 'Declare the parameter as unsigned long long (or size_t).',
-    });
+    if (limit === undefined)
+      throw new UsageError(`${which} is ${param.type}; the chunk's ${arg.kind === 'chunk-elements' ? 'element count' : 'offset'} needs an integer parameter.`);
+    if (config.elements > limit)
+      throw new UsageError(`${which} is ${param.type}, too small for up to ${config.elements} elements.`, {
+        hint: 'Declare the parameter as unsigned long long (or size_t).',
+      });
     return { kind: arg.kind, type: param.type };
   });
 }
@@ -108,7 +118,16 @@ function expectedPtx(param: KernelParam): { bytes: number; float: boolean } | nu
 }
 
 const SCALAR_BYTES: Readonly<Record<ScalarType, number>> = {
-  int8: 1, uint8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8, float32: 4, float64: 8,
+  int8: 1,
+  uint8: 1,
+  int16: 2,
+  uint16: 2,
+  int32: 4,
+  uint32: 4,
+  int64: 8,
+  uint64: 8,
+  float32: 4,
+  float64: 8,
 };
 
 /**
@@ -118,11 +137,15 @@ const SCALAR_BYTES: Readonly<Record<ScalarType, number>> = {
  */
 export function checkCompiledKernel(kernel: ResolvedKernel, entries: Readonly<Record<string, readonly string[]>>): void {
   const named = `kernel "${kernel.label}" (${formatSignature(kernel.signature)}) in ${kernel.sourcePath}`;
-  const hint = 'The parameters were read from the source without expanding macros or headers: declare them with plain C types (float *, unsigned long long, ...) to use the kernel.';
+  const hint =
+    'The parameters were read from the source without expanding macros or headers: declare them with plain C types (float *, unsigned long long, ...) to use the kernel.';
   const ptx = entries[kernel.entry];
   if (!ptx) {
-    throw new UsageError(`${named}: NVRTC compiled no kernel "${kernel.entry}" from it with options [${kernel.options.join(' ')}]` +
-      `${Object.keys(entries).length ? `; it compiled ${Object.keys(entries).join(', ')}` : ''}.`, { hint });
+    throw new UsageError(
+      `${named}: NVRTC compiled no kernel "${kernel.entry}" from it with options [${kernel.options.join(' ')}]` +
+        `${Object.keys(entries).length ? `; it compiled ${Object.keys(entries).join(', ')}` : ''}.`,
+      { hint },
+    );
   }
   if (ptx.length !== kernel.signature.params.length) {
     throw new UsageError(`${named}: the source reads as ${kernel.signature.params.length} parameters, but NVRTC compiled ${ptx.length} (${ptx.join(', ')}).`, { hint });
@@ -131,7 +154,10 @@ export function checkCompiledKernel(kernel: ResolvedKernel, entries: Readonly<Re
     const expected = expectedPtx(param);
     const compiled = ptxParam(ptx[index] as string);
     if (!expected || (expected.bytes === compiled.bytes && (expected.float === compiled.float || compiled.type.startsWith('b')))) return;
-    throw new UsageError(`${named}: parameter ${index + 1} (${param.text}) reads as ${expected.bytes} bytes${expected.float ? ' of float' : ''}, ` +
-      `but NVRTC compiled it as .${compiled.type} (${Number.isNaN(compiled.bytes) ? 'unknown size' : `${compiled.bytes} bytes`}).`, { hint });
+    throw new UsageError(
+      `${named}: parameter ${index + 1} (${param.text}) reads as ${expected.bytes} bytes${expected.float ? ' of float' : ''}, ` +
+        `but NVRTC compiled it as .${compiled.type} (${Number.isNaN(compiled.bytes) ? 'unknown size' : `${compiled.bytes} bytes`}).`,
+      { hint },
+    );
   });
 }

@@ -48,9 +48,7 @@ export function scalarProblem(type: ScalarType, value: number | bigint): string 
   }
   if (!Number.isInteger(value)) return `${value} is not a whole number`;
   if (!Number.isSafeInteger(value)) {
-    return is64Bit(type)
-      ? `${value} is beyond 2^53, where a YAML number has already lost digits`
-      : `${value} is outside the range of ${type}`;
+    return is64Bit(type) ? `${value} is beyond 2^53, where a YAML number has already lost digits` : `${value} is outside the range of ${type}`;
   }
   return inRange(type, BigInt(value)) ? null : `${value} is outside the range of ${type}`;
 }

@@ -59,12 +59,23 @@ const SCALAR_SPELLINGS: ReadonlyArray<[string[], ScalarType]> = [
 const SCALAR_BY_SPELLING = new Map(SCALAR_SPELLINGS.flatMap(([spellings, type]) => spellings.map((s) => [s, type] as const)));
 
 const POINTEE_BY_SPELLING: ReadonlyMap<string, ElementType | 'any'> = new Map([
-  ['float', 'float32'], ['double', 'float64'],
-  ['int', 'int32'], ['int32_t', 'int32'], ['signed int', 'int32'], ['signed', 'int32'],
-  ['unsigned', 'uint32'], ['unsigned int', 'uint32'], ['uint32_t', 'uint32'],
-  ['unsigned char', 'uint8'], ['uint8_t', 'uint8'],
-  ['__half', 'float16'], ['half', 'float16'], ['unsigned short', 'float16'], ['uint16_t', 'float16'],
-  ['void', 'any'], ['char', 'any'],
+  ['float', 'float32'],
+  ['double', 'float64'],
+  ['int', 'int32'],
+  ['int32_t', 'int32'],
+  ['signed int', 'int32'],
+  ['signed', 'int32'],
+  ['unsigned', 'uint32'],
+  ['unsigned int', 'uint32'],
+  ['uint32_t', 'uint32'],
+  ['unsigned char', 'uint8'],
+  ['uint8_t', 'uint8'],
+  ['__half', 'float16'],
+  ['half', 'float16'],
+  ['unsigned short', 'float16'],
+  ['uint16_t', 'float16'],
+  ['void', 'any'],
+  ['char', 'any'],
 ]);
 
 /** Words that qualify a parameter without changing what is passed. */
@@ -248,8 +259,12 @@ function directive(item: Directive, frames: Frame[], macros: Macros, regionState
 }
 
 /** The kernel a top-level declaration declares, when it is an extern "C" __global__ void function. */
-function declaration(tokens: readonly Token[], linkageC: boolean, typedefs: Map<string, Token[]>, state: Truth):
-  (Omit<KernelSignature, 'ambiguity' | 'conditions'> & { splitParams: readonly Token[] }) | null {
+function declaration(
+  tokens: readonly Token[],
+  linkageC: boolean,
+  typedefs: Map<string, Token[]>,
+  state: Truth,
+): (Omit<KernelSignature, 'ambiguity' | 'conditions'> & { splitParams: readonly Token[] }) | null {
   let rest = [...tokens];
   if (rest[0]?.text === 'typedef' && state === true) {
     const alias = rest[rest.length - 1];
@@ -288,8 +303,13 @@ function declaration(tokens: readonly Token[], linkageC: boolean, typedefs: Map<
   const close = closing(rest, i);
   const params = splitParams(rest.slice(i + 1, close)).map((p, index) => parseParam(p, index, typedefs));
   const text = spell(rest.slice(0, close + 1));
-  return { name: name.text, params: params.length === 1 && params[0]?.text === 'void' ? [] : params, line: tokens[0]?.line ?? name.line, text,
-    splitParams: rest.slice(i + 1, close) };
+  return {
+    name: name.text,
+    params: params.length === 1 && params[0]?.text === 'void' ? [] : params,
+    line: tokens[0]?.line ?? name.line,
+    text,
+    splitParams: rest.slice(i + 1, close),
+  };
 }
 
 /** The index of the bracket that closes the one at `open` (or the last token when it is never closed). */
@@ -333,7 +353,10 @@ function parseParam(tokens: readonly Token[], index: number, typedefs: ReadonlyM
   const equals = tokens.findIndex((t) => t.text === '=');
   const declarator = equals < 0 ? tokens : tokens.slice(0, equals);
   const text = spell(tokens);
-  const expanded = expandTypedefs(declarator.filter((t) => !(ATTRIBUTE_CALLS.has(t.text))), typedefs);
+  const expanded = expandTypedefs(
+    declarator.filter((t) => !ATTRIBUTE_CALLS.has(t.text)),
+    typedefs,
+  );
   const isConst = expanded.some((t) => t.text === 'const');
   // A function pointer, a reference or a pack: nothing cuda-pipe can pass.
   const unusual = expanded.some((t) => t.text === '(' || t.text === '&' || t.text === '&&' || t.text === '...' || t.text === '<');
@@ -341,7 +364,9 @@ function parseParam(tokens: readonly Token[], index: number, typedefs: ReadonlyM
   // Array parameters decay to pointers: `float x[]` is `float *x`; a further dimension makes it a pointer to arrays.
   const dimensions = expanded.filter((t) => t.text === '[').length;
   depth += Math.min(dimensions, 1);
-  const words = expanded.filter((t) => t.kind === 'identifier' && !QUALIFIERS.has(t.text) && !inBrackets(expanded, t)).map((t) => t.text)
+  const words = expanded
+    .filter((t) => t.kind === 'identifier' && !QUALIFIERS.has(t.text) && !inBrackets(expanded, t))
+    .map((t) => t.text)
     .filter((word, i, all) => !(word === 'std' && all[i + 1] !== undefined));
   const typeWords = [...words];
   const spelled = SCALAR_BY_SPELLING.has(typeWords.join(' ')) || POINTEE_BY_SPELLING.has(typeWords.join(' '));
@@ -350,7 +375,7 @@ function parseParam(tokens: readonly Token[], index: number, typedefs: ReadonlyM
   const functionName = pointerTo >= 0 ? expanded.slice(pointerTo).find((t) => t.kind === 'identifier')?.text : undefined;
   const name = functionName ?? (typeWords.length > 1 && !spelled ? (typeWords.pop() as string) : `arg${index}`);
   const base = typeWords.join(' ');
-  if (!unusual && (depth > 0)) {
+  if (!unusual && depth > 0) {
     return { kind: 'pointer', name, text, pointee: dimensions > 1 ? null : (POINTEE_BY_SPELLING.get(base) ?? null), isConst, depth };
   }
   return { kind: 'scalar', name, text, type: unusual ? null : (SCALAR_BY_SPELLING.get(base) ?? null) };
@@ -392,24 +417,26 @@ function resolveCandidates(declarations: readonly Declaration[]): KernelSignatur
     if (list) list.push(d);
     else byName.set(d.signature.name, [d]);
   }
-  return [...byName.values()].map((candidates) => {
-    const chosen = (candidates.find((c) => c.state === true) ?? candidates[0]) as Declaration;
-    const shape = paramShape(chosen.signature.params);
-    // With C linkage two different declarations do not compile, so one the compiler surely sees settles it.
-    const others = chosen.state === true ? [] : candidates.filter((c) => c !== chosen && paramShape(c.signature.params) !== shape);
-    const where = (d: Declaration) => `line ${d.signature.line}${d.signature.conditions.length ? ` under ${d.signature.conditions.join(', ')}` : ''}` +
-      `: ${formatSignature(d.signature)}`;
-    const ambiguity = chosen.splitBy !== null
-      ? `its parameter list changes with ${chosen.splitBy}, which cuda-pipe cannot decide without the compiler`
-      : others.length
-        ? `it is declared with different parameters under conditions cuda-pipe cannot decide without the compiler (${[chosen, ...others].map(where).join('; ')})`
-        : null;
-    return { ...chosen.signature, ambiguity };
-  }).sort((a, b) => a.line - b.line);
+  return [...byName.values()]
+    .map((candidates) => {
+      const chosen = (candidates.find((c) => c.state === true) ?? candidates[0]) as Declaration;
+      const shape = paramShape(chosen.signature.params);
+      // With C linkage two different declarations do not compile, so one the compiler surely sees settles it.
+      const others = chosen.state === true ? [] : candidates.filter((c) => c !== chosen && paramShape(c.signature.params) !== shape);
+      const where = (d: Declaration) =>
+        `line ${d.signature.line}${d.signature.conditions.length ? ` under ${d.signature.conditions.join(', ')}` : ''}` + `: ${formatSignature(d.signature)}`;
+      const ambiguity =
+        chosen.splitBy !== null
+          ? `its parameter list changes with ${chosen.splitBy}, which cuda-pipe cannot decide without the compiler`
+          : others.length
+            ? `it is declared with different parameters under conditions cuda-pipe cannot decide without the compiler (${[chosen, ...others].map(where).join('; ')})`
+            : null;
+      return { ...chosen.signature, ambiguity };
+    })
+    .sort((a, b) => a.line - b.line);
 }
 
-const paramShape = (params: readonly KernelParam[]): string =>
-  params.map((p) => (p.kind === 'pointer' ? `${p.pointee}${'*'.repeat(p.depth)}` : String(p.type))).join(',');
+const paramShape = (params: readonly KernelParam[]): string => params.map((p) => (p.kind === 'pointer' ? `${p.pointee}${'*'.repeat(p.depth)}` : String(p.type))).join(',');
 
 export function formatSignature(signature: Pick<KernelSignature, 'name' | 'params'>): string {
   return `${signature.name}(${signature.params.map((p) => p.text).join(', ')})`;

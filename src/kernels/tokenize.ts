@@ -62,8 +62,7 @@ export function tokenize(source: string): SourceItem[] {
   };
   const endDirective = (end: number) => {
     if (!directive) return;
-    items.push({ kind: 'directive', name: directive.name, tokens: directive.tokens, line: directive.line,
-      text: text.slice(directive.start, end).replace(/\s+/g, ' ').trim() });
+    items.push({ kind: 'directive', name: directive.name, tokens: directive.tokens, line: directive.line, text: text.slice(directive.start, end).replace(/\s+/g, ' ').trim() });
     directive = null;
   };
   while (i < text.length) {
@@ -116,7 +115,7 @@ export function tokenize(source: string): SourceItem[] {
       continue;
     }
     QUOTE_PREFIX.lastIndex = i;
-    const prefix = c === '"' || c === '\'' || (mayPrefix && !isIdentPart(text[i - 1] ?? ' ')) ? QUOTE_PREFIX.exec(text) : null;
+    const prefix = c === '"' || c === "'" || (mayPrefix && !isIdentPart(text[i - 1] ?? ' ')) ? QUOTE_PREFIX.exec(text) : null;
     if (prefix) {
       const quote = prefix[1] as string;
       let j = i + prefix[0].length;
@@ -139,7 +138,7 @@ export function tokenize(source: string): SourceItem[] {
       for (; j < text.length; j += 1) {
         const d = text[j] as string;
         const exponentSign = (d === '+' || d === '-') && 'eEpP'.includes(text[j - 1] as string);
-        if (!(isIdentPart(d) || d === '.' || d === '\'' || exponentSign)) break;
+        if (!(isIdentPart(d) || d === '.' || d === "'" || exponentSign)) break;
       }
       push('number', text.slice(i, j), line);
       i = j;

@@ -17,11 +17,18 @@ export async function measureBandwidth(runner: RepRunner, bytes: number, hostMem
     const direction = role.kind === 'link' ? 'bidirectional' : role.kind === 'stage' && role.stage !== 'kernel' ? role.stage : null;
     if (!direction) return [];
     const stats = summarize(gpuMs);
-    return [{
-      bytes, hostMemory, direction,
-      pieces: role.kind === 'link' ? role.copiesPerDirection : 1, streamsPerDirection: role.kind === 'link' ? role.streamsPerDirection : 1,
-      samplesMs: gpuMs, stats, gbPerSecond: gbPerSecond(schedule.bytes.h2d + schedule.bytes.d2h, stats.median),
-    }];
+    return [
+      {
+        bytes,
+        hostMemory,
+        direction,
+        pieces: role.kind === 'link' ? role.copiesPerDirection : 1,
+        streamsPerDirection: role.kind === 'link' ? role.streamsPerDirection : 1,
+        samplesMs: gpuMs,
+        stats,
+        gbPerSecond: gbPerSecond(schedule.bytes.h2d + schedule.bytes.d2h, stats.median),
+      },
+    ];
   });
 }
 
@@ -30,7 +37,11 @@ export async function measureBandwidth(runner: RepRunner, bytes: number, hostMem
  * once, medians of `reps` copies after 2 warm-ups. `path` says whether each direction went device to device.
  */
 export async function measurePeerBandwidth(
-  runner: RepRunner, bytes: number, reps: number, path: (from: number, to: number) => PeerBandwidth['path'], guard = new RepGuard(),
+  runner: RepRunner,
+  bytes: number,
+  reps: number,
+  path: (from: number, to: number) => PeerBandwidth['path'],
+  guard = new RepGuard(),
 ): Promise<PeerBandwidth[]> {
   const measured = await measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }, { guard });
   return measured.flatMap(({ schedule, gpuMs }): PeerBandwidth[] => {
@@ -39,9 +50,17 @@ export async function measurePeerBandwidth(
     const stats = summarize(gpuMs);
     const both = role.both === true;
     const direct = path(role.from, role.to) === 'peer' && (!both || path(role.to, role.from) === 'peer');
-    return [{
-      from: role.from, to: role.to, bytes, path: direct ? 'peer' : 'staged', samplesMs: gpuMs, stats,
-      gbPerSecond: gbPerSecond(schedule.bytes.peer ?? 0, stats.median), bidirectional: both,
-    }];
+    return [
+      {
+        from: role.from,
+        to: role.to,
+        bytes,
+        path: direct ? 'peer' : 'staged',
+        samplesMs: gpuMs,
+        stats,
+        gbPerSecond: gbPerSecond(schedule.bytes.peer ?? 0, stats.median),
+        bidirectional: both,
+      },
+    ];
   });
 }

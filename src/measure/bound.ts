@@ -66,8 +66,13 @@ export interface Bound extends BoundCandidate {
   readonly terms: readonly BoundCandidate[];
 }
 
-const candidate = (term: BoundTerm, steadyMs: number, perOpMs: number, fillDrainMs: number): BoundCandidate =>
-  ({ term, steadyMs, perOpMs, fillDrainMs, ms: steadyMs + fillDrainMs });
+const candidate = (term: BoundTerm, steadyMs: number, perOpMs: number, fillDrainMs: number): BoundCandidate => ({
+  term,
+  steadyMs,
+  perOpMs,
+  fillDrainMs,
+  ms: steadyMs + fillDrainMs,
+});
 
 /** One chunk's stage times, and the whole layout's per-op costs. */
 export function chunkStages(parts: DeviceParts, layout: LayoutShape) {
@@ -83,7 +88,10 @@ export function chunkStages(parts: DeviceParts, layout: LayoutShape) {
   const kernelsMs = layout.kernelsChunkedMs ?? (parts.kernelWholeMs > 0 ? parts.kernelWholeMs + (C - 1) * launchEstimate : 0);
   const k = kernelsMs / C;
   return {
-    a, k, d, kernelsMs,
+    a,
+    k,
+    d,
+    kernelsMs,
     h2dPerOpMs: parts.h2dMs > 0 ? (C - 1) * h2dFixed : 0,
     d2hPerOpMs: parts.d2hMs > 0 ? (C - 1) * d2hFixed : 0,
     launchPerOpMs: parts.kernelWholeMs > 0 ? (C - 1) * launchEstimate : 0,
@@ -129,16 +137,9 @@ export function layoutBound(parts: DeviceParts, layout: LayoutShape): Bound {
   if (parts.copyEngines === 0) {
     terms = [candidate('serial', parts.h2dMs + s.kernelsMs + parts.d2hMs, 0, 0)];
   } else if (parts.copyEngines === 1) {
-    terms = [
-      candidate('copy engine', C * (s.a + s.d), s.h2dPerOpMs + s.d2hPerOpMs, s.k),
-      candidate('kernels', s.kernelsMs, s.launchPerOpMs, s.a + s.d),
-    ];
+    terms = [candidate('copy engine', C * (s.a + s.d), s.h2dPerOpMs + s.d2hPerOpMs, s.k), candidate('kernels', s.kernelsMs, s.launchPerOpMs, s.a + s.d)];
   } else {
-    terms = [
-      candidate('H2D', C * s.a, s.h2dPerOpMs, s.k + s.d),
-      candidate('kernels', s.kernelsMs, s.launchPerOpMs, s.a + s.d),
-      candidate('D2H', C * s.d, s.d2hPerOpMs, s.a + s.k),
-    ];
+    terms = [candidate('H2D', C * s.a, s.h2dPerOpMs, s.k + s.d), candidate('kernels', s.kernelsMs, s.launchPerOpMs, s.a + s.d), candidate('D2H', C * s.d, s.d2hPerOpMs, s.a + s.k)];
     const link = linkTerm(parts, C, s);
     if (link) terms.push(link);
   }

@@ -1,7 +1,14 @@
 import type { Bound, BoundTerm } from './bound.js';
 
-export type GapCause = 'fill and drain' | 'per-op cost' | 'shared link' | 'host issue' | 'kernels not concurrent' | 'one direction at a time' |
-  'too few streams' | 'serialisation and effects the model does not capture';
+export type GapCause =
+  | 'fill and drain'
+  | 'per-op cost'
+  | 'shared link'
+  | 'host issue'
+  | 'kernels not concurrent'
+  | 'one direction at a time'
+  | 'too few streams'
+  | 'serialisation and effects the model does not capture';
 
 export interface GapPart {
   readonly cause: GapCause;

@@ -36,8 +36,9 @@ function perOp(mode: ModeResult | undefined, batch: number): { gpuMs: number; ho
 
 /** The host cost of the cheapest of an event record or a stream wait, from the issue-cost batches; 0 without them. */
 function hostSyncMs(modes: readonly ModeResult[]): number {
-  const costs = modes.flatMap((m) => (m.role.kind === 'issue-cost' && m.role.op !== 'launch' && m.role.op !== 'copy' && m.issueCost && m.hostIssueMs.length
-    ? [fastest(m.hostIssueMs) / m.issueCost.opsPerRep] : []));
+  const costs = modes.flatMap((m) =>
+    m.role.kind === 'issue-cost' && m.role.op !== 'launch' && m.role.op !== 'copy' && m.issueCost && m.hostIssueMs.length ? [fastest(m.hostIssueMs) / m.issueCost.opsPerRep] : [],
+  );
   return costs.length ? Math.min(...costs) : 0;
 }
 
@@ -83,15 +84,20 @@ export function deviceParts(modes: readonly ModeResult[], facts: PipelineFacts, 
   const d2hCopiesPerChunk = facts.buffers.filter((b) => b.role === 'out' || b.role === 'inout').length;
   const loops = loopHostPerOp(modes, facts.kernels, h2dCopiesPerChunk + d2hCopiesPerChunk);
   return {
-    h2dMs: best(h2d), d2hMs: best(d2h),
+    h2dMs: best(h2d),
+    d2hMs: best(d2h),
     kernelWholeMs: modes.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel').reduce((sum, m) => sum + best(m), 0),
-    h2dBytes: h2d?.bytes.h2d ?? 0, d2hBytes: d2h?.bytes.d2h ?? 0,
-    h2dCopiesPerChunk, d2hCopiesPerChunk,
+    h2dBytes: h2d?.bytes.h2d ?? 0,
+    d2hBytes: d2h?.bytes.d2h ?? 0,
+    h2dCopiesPerChunk,
+    d2hCopiesPerChunk,
     kernelsPerChunk: facts.kernels,
     linkMs: link ? best(link) : null,
     linkPieces: link?.role.kind === 'link' ? link.role.copiesPerDirection : 0,
     copyEngines: facts.copyEngines,
-    h2dOpMs: up.gpuMs, d2hOpMs: down.gpuMs, launchOpMs: launch.gpuMs,
+    h2dOpMs: up.gpuMs,
+    d2hOpMs: down.gpuMs,
+    launchOpMs: launch.gpuMs,
     hostCopyMs: leastPositive(up.hostMs, down.hostMs, loops.copyMs),
     hostLaunchMs: leastPositive(launch.hostMs, loops.launchMs),
     hostSyncMs: hostSyncMs(modes),
@@ -122,15 +128,21 @@ export function serialisersOf(streams: LayoutStreams, buffers: PipelineFacts['bu
  * kernels chunked as this layout runs them and issued the same way (a graph replay against the kernels replayed as a
  * graph). Streams that are all one stream count as one.
  */
-export function modelAnalysis(mode: ModeResult, modes: readonly ModeResult[], facts: PipelineFacts, smallOpBatch: number,
-  streams: LayoutStreams | null = null): { bound: Bound; model: ModelAnalysis } | null {
+export function modelAnalysis(
+  mode: ModeResult,
+  modes: readonly ModeResult[],
+  facts: PipelineFacts,
+  smallOpBatch: number,
+  streams: LayoutStreams | null = null,
+): { bound: Bound; model: ModelAnalysis } | null {
   if (mode.role.kind !== 'overlapped') return null;
   const own = mode.role.layout;
   const { chunks, topology } = own;
   const issue = own.issue ?? 'stream';
   const onDevice = modes.filter((m) => m.device === mode.device && m.id !== mode.id);
-  const chunked = onDevice.find((m) => m.role.kind === 'kernels-chunked' && m.role.layout.chunks === chunks &&
-    m.role.layout.streams === own.streams && (m.role.layout.issue ?? 'stream') === issue);
+  const chunked = onDevice.find(
+    (m) => m.role.kind === 'kernels-chunked' && m.role.layout.chunks === chunks && m.role.layout.streams === own.streams && (m.role.layout.issue ?? 'stream') === issue,
+  );
   const parts = deviceParts(onDevice, facts, smallOpBatch);
   const serialisers = streams ? serialisersOf(streams, facts.buffers) : null;
   // Stage per stream puts each stage, not each chunk, on a stream: no stream runs a chunk's stages in sequence.
@@ -144,7 +156,11 @@ export function modelAnalysis(mode: ModeResult, modes: readonly ModeResult[], fa
   return {
     bound,
     model: {
-      parts, kernelsChunkedMs: layout.kernelsChunkedMs, hostIssueMs: mode.hostIssueMs.length ? median(mode.hostIssueMs) : 0, ops: issuedOps(parts, layout), idealMs: ideal,
+      parts,
+      kernelsChunkedMs: layout.kernelsChunkedMs,
+      hostIssueMs: mode.hostIssueMs.length ? median(mode.hostIssueMs) : 0,
+      ops: issuedOps(parts, layout),
+      idealMs: ideal,
       floor: { chunks: floor.chunks, streams: floor.streams, ms: floor.bound.ms, limitedBy: floor.bound.term },
       gap: explainGap(mode.stats.median, bound, ideal),
       statistic: 'min',

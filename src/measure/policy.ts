@@ -21,7 +21,13 @@ export interface RepetitionPolicy {
 }
 
 export const DEFAULT_POLICY: RepetitionPolicy = {
-  warmup: 3, warmupMs: 0, fixedReps: null, minReps: 10, maxReps: 2000, maxNoise: 0.005, maxTimeMs: 3000,
+  warmup: 3,
+  warmupMs: 0,
+  fixedReps: null,
+  minReps: 10,
+  maxReps: 2000,
+  maxNoise: 0.005,
+  maxTimeMs: 3000,
 };
 
 /** The noise estimate counts as stable when it moved less than this fraction over the last window of samples. */
@@ -59,10 +65,21 @@ export class StoppingCriterion {
 
 /** The config's `repetitions` (percent and seconds, as users write them) as a policy. */
 export function policyFromConfig(r: {
-  warmup: number; warmupTime: number; reps?: number | undefined; minReps: number; maxReps: number; maxNoise: number; maxTime: number;
+  warmup: number;
+  warmupTime: number;
+  reps?: number | undefined;
+  minReps: number;
+  maxReps: number;
+  maxNoise: number;
+  maxTime: number;
 }): RepetitionPolicy {
   return {
-    warmup: r.warmup, warmupMs: r.warmupTime, fixedReps: r.reps ?? null, minReps: Math.min(r.minReps, r.maxReps),
-    maxReps: r.maxReps, maxNoise: r.maxNoise / 100, maxTimeMs: r.maxTime * 1000,
+    warmup: r.warmup,
+    warmupMs: r.warmupTime,
+    fixedReps: r.reps ?? null,
+    minReps: Math.min(r.minReps, r.maxReps),
+    maxReps: r.maxReps,
+    maxNoise: r.maxNoise / 100,
+    maxTimeMs: r.maxTime * 1000,
   };
 }

@@ -109,9 +109,18 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
     if (clock) smClockMHz.push(clock);
     const elapsedMs = performance.now() - start;
     const stoppedBy = criterion.check(gpuMs, elapsedMs);
-    if (stoppedBy) return { schedule, gpuMs, hostIssueMs, stoppedBy, elapsedMs, smClockMHz, gateTimeouts, setup: runner.setupCost?.(schedule.id) ?? null,
-      ...(probeMs.length ? { probeMs } : {}),
-    };
+    if (stoppedBy)
+      return {
+        schedule,
+        gpuMs,
+        hostIssueMs,
+        stoppedBy,
+        elapsedMs,
+        smClockMHz,
+        gateTimeouts,
+        setup: runner.setupCost?.(schedule.id) ?? null,
+        ...(probeMs.length ? { probeMs } : {}),
+      };
   }
 }
 

@@ -4,8 +4,18 @@ import { median } from '../quantile.js';
 import { type Plan, type Schedule, scheduleOps } from '../plan/types.js';
 import type { PeerPathRecord } from '../result/devices.js';
 import {
-  type DeviceFacts, type ModeResult, type OverlapAnalysis, RESULT_SCHEMA_ID, RESULT_VERSION, type RunIdentity, type RunResult,
-  SHARING_NOT_CHECKED, type SharingRecord, type SoftwareVersions, type SweepSection, type TracedRep,
+  type DeviceFacts,
+  type ModeResult,
+  type OverlapAnalysis,
+  RESULT_SCHEMA_ID,
+  RESULT_VERSION,
+  type RunIdentity,
+  type RunResult,
+  SHARING_NOT_CHECKED,
+  type SharingRecord,
+  type SoftwareVersions,
+  type SweepSection,
+  type TracedRep,
 } from '../result/schema.js';
 import { isSplitTogether } from '../modes.js';
 import { chunkUnits } from '../chunking.js';
@@ -60,15 +70,23 @@ export function latencyStats(values: readonly number[]): { n: number; medianMs: 
 }
 
 // Reduced, not spread into Math.min: a mode may time more reps than a call takes arguments.
-const range = (values: readonly number[]) => (values.length
-  ? { min: values.reduce((a, b) => Math.min(a, b)), max: values.reduce((a, b) => Math.max(a, b)) }
-  : null);
+const range = (values: readonly number[]) => (values.length ? { min: values.reduce((a, b) => Math.min(a, b)), max: values.reduce((a, b) => Math.max(a, b)) } : null);
 
 function modeResult(m: MeasuredSchedule): ModeResult {
   return {
-    id: m.schedule.id, role: m.schedule.role, device: m.schedule.device, description: m.schedule.description, bytes: m.schedule.bytes,
-    samplesMs: m.gpuMs, hostIssueMs: m.hostIssueMs, stats: summarize(m.gpuMs), stoppedBy: m.stoppedBy,
-    elapsedMs: m.elapsedMs, gateTimeouts: m.gateTimeouts, smClockMHz: range(m.smClockMHz), analysis: null,
+    id: m.schedule.id,
+    role: m.schedule.role,
+    device: m.schedule.device,
+    description: m.schedule.description,
+    bytes: m.schedule.bytes,
+    samplesMs: m.gpuMs,
+    hostIssueMs: m.hostIssueMs,
+    stats: summarize(m.gpuMs),
+    stoppedBy: m.stoppedBy,
+    elapsedMs: m.elapsedMs,
+    gateTimeouts: m.gateTimeouts,
+    smClockMHz: range(m.smClockMHz),
+    analysis: null,
     ...(m.setup ? { graph: { captureMs: m.setup.captureMs, instantiateMs: m.setup.instantiateMs } } : {}),
     ...probeTimes(m),
     ...issueCost(m),
@@ -107,12 +125,14 @@ export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: rea
     serialMs,
     speedup,
     // One sample says nothing about spread; JSON cannot carry the Infinity that the formula would give.
-    speedupError: serial.stats.n > 1 && mode.stats.n > 1
-      ? speedup * Math.hypot(relativeMedianError(serial.stats), relativeMedianError(mode.stats))
-      : null,
+    speedupError: serial.stats.n > 1 && mode.stats.n > 1 ? speedup * Math.hypot(relativeMedianError(serial.stats), relativeMedianError(mode.stats)) : null,
     bound: {
-      ms: bound.ms, limitedBy: bound.term, steadyMs: bound.steadyMs, fillDrainMs: bound.fillDrainMs,
-      terms: bound.terms.map((t) => ({ ...t })), copyEngines: facts.copyEngines,
+      ms: bound.ms,
+      limitedBy: bound.term,
+      steadyMs: bound.steadyMs,
+      fillDrainMs: bound.fillDrainMs,
+      terms: bound.terms.map((t) => ({ ...t })),
+      copyEngines: facts.copyEngines,
       // The link's fastest rep, as the bound took it.
       linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.min) : null,
     },
@@ -128,7 +148,9 @@ function devicesSections(input: RunResultInput, modes: readonly ModeResult[]): P
   const scaling = scalingOf(modes, { gated: input.gate, issuedOps: split ? scheduleOps(split.schedule).length : 0 });
   const crossDevice = crossDeviceOf(modes, input.peers ?? []);
   return {
-    ...(input.peers?.length ? { peers: [...input.peers] } : {}), ...(scaling ? { scaling } : {}), ...(crossDevice ? { crossDevice } : {}),
+    ...(input.peers?.length ? { peers: [...input.peers] } : {}),
+    ...(scaling ? { scaling } : {}),
+    ...(crossDevice ? { crossDevice } : {}),
   };
 }
 
@@ -143,7 +165,10 @@ export function buildRunResult(input: RunResultInput): RunResult {
   const modes = plain.map((mode, i) => ({
     ...mode,
     analysis: overlapAnalysis(mode, (input.measured[i] as MeasuredSchedule).schedule, plain, {
-      buffers: plan.buffers.map((b) => ({ role: b.role, hostMemory: b.hostMemory })), kernels: plan.kernels.length, copyEngines: deviceFacts(mode.device).asyncEngineCount, gated: input.gate,
+      buffers: plan.buffers.map((b) => ({ role: b.role, hostMemory: b.hostMemory })),
+      kernels: plan.kernels.length,
+      copyEngines: deviceFacts(mode.device).asyncEngineCount,
+      gated: input.gate,
       maxChunks: chunkUnits(plan.pipeline.elements, plan.pipeline.align),
     }),
   }));
@@ -163,11 +188,24 @@ export function buildRunResult(input: RunResultInput): RunResult {
     devices: [...input.devices],
     config: { name: config.name, path: config.path, hash: input.configHash, resolved: input.rawConfig },
     pipeline: { ...plan.pipeline },
-    buffers: plan.buffers.map((b) => ({ name: b.name, type: b.type, elements: b.elements, bytes: b.bytes, role: b.role, hostMemory: b.role === 'scratch' ? 'device-only' : b.hostMemory })),
+    buffers: plan.buffers.map((b) => ({
+      name: b.name,
+      type: b.type,
+      elements: b.elements,
+      bytes: b.bytes,
+      role: b.role,
+      hostMemory: b.role === 'scratch' ? 'device-only' : b.hostMemory,
+    })),
     kernels: plan.kernels.map((k) => {
       const compile = input.compiles.find((c) => c.label === k.label);
-      return { label: k.label, entry: k.entry, source: k.sourcePath, block: k.block, grid: k.grid,
-        compile: { cached: compile?.cached ?? false, ms: compile?.ms ?? 0, arch: compile?.arch ?? '', nvrtc: compile?.nvrtc ?? '' } };
+      return {
+        label: k.label,
+        entry: k.entry,
+        source: k.sourcePath,
+        block: k.block,
+        grid: k.grid,
+        compile: { cached: compile?.cached ?? false, ms: compile?.ms ?? 0, arch: compile?.arch ?? '', nvrtc: compile?.nvrtc ?? '' },
+      };
     }),
     policy: { ...input.policy, gate: input.gate },
     clocks: {
@@ -178,12 +216,18 @@ export function buildRunResult(input: RunResultInput): RunResult {
     },
     modes,
     summary: {
-      mode: headline.id, serialMs: headline.analysis.serialMs, overlappedMs: headline.stats.median, speedup: headline.analysis.speedup,
-      speedupError: headline.analysis.speedupError, efficiency: headline.analysis.efficiency,
+      mode: headline.id,
+      serialMs: headline.analysis.serialMs,
+      overlappedMs: headline.stats.median,
+      speedup: headline.analysis.speedup,
+      speedupError: headline.analysis.speedupError,
+      efficiency: headline.analysis.efficiency,
     },
-    ...(input.deviceMemory ? {
-      deviceMemory: { budgetBytes: plan.device.budgetBytes, ...input.deviceMemory, ring: plan.device.ring ? { ...plan.device.ring } : null },
-    } : {}),
+    ...(input.deviceMemory
+      ? {
+          deviceMemory: { budgetBytes: plan.device.budgetBytes, ...input.deviceMemory, ring: plan.device.ring ? { ...plan.device.ring } : null },
+        }
+      : {}),
     timeline: input.traced.length ? { reps: [...input.traced] } : null,
     ...devicesSections(input, modes),
     sweep: input.sweep ?? null,

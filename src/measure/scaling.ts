@@ -41,14 +41,22 @@ export function scalingOf(modes: readonly ModeResult[], options: { gated: boolea
     const alone = modes.find((m) => m.role.kind === 'split' && m.role.alone === times.device);
     const bytes = alone ? copied(alone) : copied(together) / n;
     return {
-      device: times.device, bytes, togetherMs: times.medianMs, gbPerSecond: gbPerSecond(bytes, times.medianMs),
-      aloneMs: alone?.stats.median ?? null, aloneGbPerSecond: alone ? gbPerSecond(bytes, alone.stats.median) : null,
+      device: times.device,
+      bytes,
+      togetherMs: times.medianMs,
+      gbPerSecond: gbPerSecond(bytes, times.medianMs),
+      aloneMs: alone?.stats.median ?? null,
+      aloneGbPerSecond: alone ? gbPerSecond(bytes, alone.stats.median) : null,
     };
   });
   const speedup = one.stats.median / togetherMs;
   const hostIssueMs = median(together.hostIssueMs);
   const scaling = {
-    devices, speedup, efficiency: speedup / n, perDevice, links: linksOf(modes, one),
+    devices,
+    speedup,
+    efficiency: speedup / n,
+    perDevice,
+    links: linksOf(modes, one),
     oneDevice: { mode: one.id, device: one.device, medianMs: one.stats.median, gbPerSecond: gbPerSecond(copied(one), one.stats.median) },
     together: { mode: together.id, medianMs: togetherMs, gbPerSecond: gbPerSecond(copied(together), togetherMs), hostIssueMs, issuedOps: options.issuedOps },
   };
@@ -65,11 +73,13 @@ function linksOf(modes: readonly ModeResult[], one: ModeResult): Scaling['links'
       const alone = modes.find((m) => m.role.kind === 'split-link' && m.role.alone === device);
       const own = together.perDevice?.find((d) => d.device === device);
       return {
-        device, aloneGbPerSecond: alone ? gbPerSecond(copied(alone), alone.stats.median) : null,
+        device,
+        aloneGbPerSecond: alone ? gbPerSecond(copied(alone), alone.stats.median) : null,
         togetherGbPerSecond: alone && own ? gbPerSecond(copied(alone), own.medianMs) : null,
       };
     }),
-    togetherGbPerSecond, ceiling: togetherGbPerSecond / gbPerSecond(copied(one), one.stats.median),
+    togetherGbPerSecond,
+    ceiling: togetherGbPerSecond / gbPerSecond(copied(one), one.stats.median),
   };
 }
 
@@ -79,7 +89,8 @@ function scalingLimit(s: Omit<Scaling, 'limit' | 'why'>, gated: boolean): Pick<S
   if (!gated && issueShare >= ISSUE_BOUND) {
     return {
       limit: 'host issue',
-      why: `issuing one rep for ${n} devices took ${formatMs(s.together.hostIssueMs)} on the one host thread ` +
+      why:
+        `issuing one rep for ${n} devices took ${formatMs(s.together.hostIssueMs)} on the one host thread ` +
         `(${s.together.issuedOps} calls, ${formatUsEach(s.together.hostIssueMs, s.together.issuedOps)}), ` +
         `${formatPercent(issueShare, 0)} of the rep's GPU time: the host issues no faster than the GPUs run`,
     };
@@ -89,22 +100,25 @@ function scalingLimit(s: Omit<Scaling, 'limit' | 'why'>, gated: boolean): Pick<S
   if (worst >= CONTENTION) {
     const rates = (pick: (d: (typeof measured)[number]) => number) => measured.map((d) => `GPU ${d.device} ${formatRate(pick(d))}`).join(', ');
     const aloneSum = s.links?.perDevice.reduce((sum, d) => sum + (d.aloneGbPerSecond ?? 0), 0) ?? 0;
-    const links = s.links && aloneSum
-      ? `; the links, both ways at once, move ${formatRate(aloneSum)} added up alone but ${formatRate(s.links.togetherGbPerSecond)} all at once, ` +
-        `which caps this split at ${s.links.ceiling.toFixed(2)}× one device's pipeline`
-      : '';
+    const links =
+      s.links && aloneSum
+        ? `; the links, both ways at once, move ${formatRate(aloneSum)} added up alone but ${formatRate(s.links.togetherGbPerSecond)} all at once, ` +
+          `which caps this split at ${s.links.ceiling.toFixed(2)}× one device's pipeline`
+        : '';
     return {
       limit: 'memory system',
-      why: `each device's share took up to ${formatPercent(worst - 1, 0)} longer with all ${n} at once than alone ` +
+      why:
+        `each device's share took up to ${formatPercent(worst - 1, 0)} longer with all ${n} at once than alone ` +
         `(alone: ${rates((d) => d.aloneGbPerSecond as number)}; at once: ${rates((d) => d.gbPerSecond)})${links}: ` +
-        'the devices share the host\'s memory system or PCIe root, which moves less than their links added up',
+        "the devices share the host's memory system or PCIe root, which moves less than their links added up",
     };
   }
   if (s.efficiency < SCALING_TARGET) {
     return {
       limit: 'share size',
-      why: `each device ran its share at its speed alone (within ${formatPercent(CONTENTION - 1, 0)}); what is missing from ${n}× ` +
-        'is the shorter pipeline each device runs: filling and draining a share is a larger part of its time than of the whole input\'s',
+      why:
+        `each device ran its share at its speed alone (within ${formatPercent(CONTENTION - 1, 0)}); what is missing from ${n}× ` +
+        "is the shorter pipeline each device runs: filling and draining a share is a larger part of its time than of the whole input's",
     };
   }
   return { limit: 'none', why: `each device ran its share at its speed alone, and the split scaled to ${formatPercent(s.efficiency, 0)} of ${n}×` };
@@ -121,7 +135,13 @@ export function crossDeviceOf(modes: readonly ModeResult[], peers: readonly Peer
   const peer = modes.find((m) => m.role.kind === 'peer' && m.role.from === from && m.role.to === to);
   const path = peers.find((p) => p.from === from && p.to === to)?.path ?? 'staged';
   return {
-    mode: mode.id, from, to, path, medianMs: mode.stats.median, serialMs: serial.stats.median, speedup: serial.stats.median / mode.stats.median,
+    mode: mode.id,
+    from,
+    to,
+    path,
+    medianMs: mode.stats.median,
+    serialMs: serial.stats.median,
+    speedup: serial.stats.median / mode.stats.median,
     oneDeviceMs: one?.stats.median ?? null,
     peerCopy: peer?.bytes.peer ? { bytes: peer.bytes.peer, medianMs: peer.stats.median, gbPerSecond: gbPerSecond(peer.bytes.peer, peer.stats.median) } : null,
   };

@@ -6,7 +6,10 @@ const MODIFIED_Z_LIMIT = 3.5;
 const MAD_TO_SIGMA = 1.4826;
 
 function medianAbsoluteDeviation(samples: readonly number[], median: number): number {
-  return quantile(samples.map((x) => Math.abs(x - median)).sort((a, b) => a - b), 0.5);
+  return quantile(
+    samples.map((x) => Math.abs(x - median)).sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 /**

@@ -46,7 +46,13 @@ export async function raceLayouts(runner: RepRunner, schedules: readonly Schedul
   const start = performance.now();
   const guard = race.guard ?? new RepGuard();
   const states: Runner[] = schedules.map((schedule) => ({
-    schedule, gpuMs: [], hostIssueMs: [], criterion: new StoppingCriterion(policy), started: 0, stopped: null, gateTimeouts: 0,
+    schedule,
+    gpuMs: [],
+    hostIssueMs: [],
+    criterion: new StoppingCriterion(policy),
+    started: 0,
+    stopped: null,
+    gateTimeouts: 0,
   }));
   const rep = async (state: Runner) => {
     runner.restoreInputs();
@@ -78,8 +84,13 @@ export async function raceLayouts(runner: RepRunner, schedules: readonly Schedul
     for (const state of running) for (let i = 0; i < race.batchReps && !state.stopped; i++) await rep(state);
   }
   return states.map((s) => ({
-    schedule: s.schedule, gpuMs: s.gpuMs, hostIssueMs: s.hostIssueMs, stoppedBy: s.stopped ?? 'max-time', elapsedMs: performance.now() - s.started,
-    smClockMHz: [], gateTimeouts: s.gateTimeouts,
+    schedule: s.schedule,
+    gpuMs: s.gpuMs,
+    hostIssueMs: s.hostIssueMs,
+    stoppedBy: s.stopped ?? 'max-time',
+    elapsedMs: performance.now() - s.started,
+    smClockMHz: [],
+    gateTimeouts: s.gateTimeouts,
   }));
 }
 

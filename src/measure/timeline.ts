@@ -9,8 +9,9 @@ import type { EngineSource, TracedRepTiming } from './runner.js';
  * bar can carry a rate like a copy's.
  */
 export function kernelRangeBytes(plan: Pick<Plan, 'kernels' | 'buffers'>): (op: { kernel: string; count: number }) => number {
-  const perElement = new Map(plan.kernels.map((k) => [k.label, k.args.reduce((sum, arg) =>
-    sum + (arg.kind === 'buffer' ? (plan.buffers.find((b) => b.name === arg.buffer)?.elementBytes ?? 0) : 0), 0)]));
+  const perElement = new Map(
+    plan.kernels.map((k) => [k.label, k.args.reduce((sum, arg) => sum + (arg.kind === 'buffer' ? (plan.buffers.find((b) => b.name === arg.buffer)?.elementBytes ?? 0) : 0), 0)]),
+  );
   return (op) => op.count * (perElement.get(op.kernel) ?? 0);
 }
 
@@ -25,9 +26,7 @@ export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel:
  * The same, one rep per device for a schedule that spans devices (the renderers draw a mode's reps of several
  * devices as one chart, a block of rows per device): each with its own streams and ops, timed from its own start.
  */
-export function timelineReps(
-  traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number, priorities: (device: number) => PriorityRange,
-): TracedRep[] {
+export function timelineReps(traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number, priorities: (device: number) => PriorityRange): TracedRep[] {
   const { schedule } = traced;
   const deviceOf = streamDevices(schedule);
   const ops = traced.ops.map(({ span, startMs, endMs, issuedMs, hostStartedMs, hostEndedMs }): TimelineOp => {
@@ -36,7 +35,9 @@ export function timelineReps(
     const common = { mode: schedule.id, device, stream: op.stream, chunk: op.chunk, startMs, endMs, issuedMs };
     const fields = timelineFields(op, kernelBytes);
     return {
-      ...common, kind: stageOf(op).id, ...fields,
+      ...common,
+      kind: stageOf(op).id,
+      ...fields,
       // Only ops that run on the host (their host call's tag) carry these.
       ...(hostStartedMs === undefined || hostEndedMs === undefined ? {} : { hostStartedMs, hostEndedMs }),
     };
@@ -45,9 +46,12 @@ export function timelineReps(
     const own = traced.ops.flatMap((timing, i) => (ops[i]!.device === device ? [{ op: ops[i]!, engineNs: timing.engineNs }] : []));
     const engine = withEngineTimes(own, traced.engine);
     return {
-      mode: schedule.id, device, issueMs: traced.issueMs,
+      mode: schedule.id,
+      device,
+      issueMs: traced.issueMs,
       totalMs: traced.deviceTotalsMs?.find((t) => t.device === device)?.totalMs ?? traced.totalMs,
-      streams: schedule.streams.filter((s) => s.device === device)
+      streams: schedule.streams
+        .filter((s) => s.device === device)
         .map((s) => ({ id: s.id, flags: s.kind, priority: s.priority ? resolvePriority(s.priority, priorities(device)) : null })),
       ops: engine.ops,
       ...(engine.timing ? { timing: engine.timing } : {}),

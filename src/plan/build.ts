@@ -3,9 +3,17 @@ import { ringSlots, splitRanges, wholeRange } from '../chunking.js';
 import { eventCostSchedules } from './overhead.js';
 import { type HostMemoryKind, type IssueOrder, type PlacedDefaultOp, SMALL_OPS } from '../vocabulary.js';
 import {
-  asGraph, bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, overlappedSchedule, pipelineShape, type PipelineShape,
+  asGraph,
+  bidirectionalSchedule,
+  kernelsChunkedSchedule,
+  linkRanges,
+  opCostSchedule,
+  overlappedSchedule,
+  pipelineShape,
+  type PipelineShape,
   serialSchedule,
-  SMALL_OP_BATCH, stageSchedules,
+  SMALL_OP_BATCH,
+  stageSchedules,
 } from './schedules.js';
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
 import { withDevices } from './devices.js';
@@ -69,8 +77,10 @@ export function buildLayoutsPlan(
   const link = bidirectionalSchedule(config.buffers, ring ? first.ranges : linkRanges(config.buffers, config.elements), config.device, gated, 2, shape);
   const firstOrder = orders[0] ?? 'depth-first';
   // Kernels without copies, over the whole buffers: not under a ring, whose device buffers hold only its slots.
-  const streamIssued = shape.kernels.length && !ring && topology === 'chunk-per-stream'
-    ? [...made.values()].map(({ ranges, streams }) => kernelsChunkedSchedule(shape, ranges, streams, firstOrder)) : [];
+  const streamIssued =
+    shape.kernels.length && !ring && topology === 'chunk-per-stream'
+      ? [...made.values()].map(({ ranges, streams }) => kernelsChunkedSchedule(shape, ranges, streams, firstOrder))
+      : [];
   // A graph replay pays no host cost per op: its kernels are measured replayed as a graph too.
   const chunkedKernels = config.pipeline.mode === 'graph' ? [...streamIssued, ...streamIssued.map(asGraph)] : streamIssued;
   return {
@@ -82,10 +92,10 @@ export function buildLayoutsPlan(
     pipeline: { elements: config.elements, align, requestedChunks: requested.chunks, requestedStreams: requested.streams },
     schedules: [
       withPriority(serialSchedule(shape), config.pipeline.priority),
-      ...[...made.values()].flatMap(({ ranges, streams }) => overlappedSchedules(config, shape, ranges, streams, orders))
-        .map((s) => withPriority(s, config.pipeline.priority)),
-      ...(config.latency ? [true, false].map((priorities) =>
-        latencySchedule(shape, first.ranges, first.streams, firstOrder, config.latency as LatencySpec, config.pipeline.priority, priorities)) : []),
+      ...[...made.values()].flatMap(({ ranges, streams }) => overlappedSchedules(config, shape, ranges, streams, orders)).map((s) => withPriority(s, config.pipeline.priority)),
+      ...(config.latency
+        ? [true, false].map((priorities) => latencySchedule(shape, first.ranges, first.streams, firstOrder, config.latency as LatencySpec, config.pipeline.priority, priorities))
+        : []),
       ...stageSchedules(shape),
       ...chunkedKernels,
       ...(link ? [link] : []),
@@ -94,7 +104,9 @@ export function buildLayoutsPlan(
     ],
     notes: [...new Set(notes)],
     device: {
-      elements: ring ? ring.slots * ring.slotElements : config.elements, ring, budgetBytes: config.deviceMemory,
+      elements: ring ? ring.slots * ring.slotElements : config.elements,
+      ring,
+      budgetBytes: config.deviceMemory,
     },
     host: config.host,
     placements: [],
@@ -109,8 +121,11 @@ function withPriority(schedule: Schedule, priority: PrioritySpec | null): Schedu
 function ringOf(config: Config, ranges: readonly ChunkRange[]): Ring | null {
   const slotElements = ranges[0]?.count ?? config.elements;
   const slots = ringSlots({
-    chunks: ranges.length, chunkElements: slotElements, bytesPerElement: config.buffers.reduce((sum, b) => sum + b.elementBytes, 0),
-    budgetBytes: config.deviceMemory, slots: config.pipeline.slots,
+    chunks: ranges.length,
+    chunkElements: slotElements,
+    bytesPerElement: config.buffers.reduce((sum, b) => sum + b.elementBytes, 0),
+    budgetBytes: config.deviceMemory,
+    slots: config.pipeline.slots,
   });
   // config/load.ts already refused budgets that hold no chunk, with the file's line.
   if (slots !== null && typeof slots === 'object') throw new RangeError(slots.error);
@@ -120,9 +135,8 @@ function ringOf(config: Config, ranges: readonly ChunkRange[]): Ring | null {
 /** Every overlapped layout the config asks for; the first is the headline. */
 function overlappedSchedules(config: Config, shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, orders: readonly IssueOrder[]): Schedule[] {
   const { topology, mode, defaultStreamOps } = config.pipeline;
-  const layout = (s: PipelineShape, order: (typeof orders)[number], moved: PlacedDefaultOp | null = null) => (topology === 'stage-per-stream'
-    ? stagePerStreamSchedule(s, ranges, order)
-    : overlappedSchedule(s, ranges, streams, order, moved));
+  const layout = (s: PipelineShape, order: (typeof orders)[number], moved: PlacedDefaultOp | null = null) =>
+    topology === 'stage-per-stream' ? stagePerStreamSchedule(s, ranges, order) : overlappedSchedule(s, ranges, streams, order, moved);
   const base = orders.map((order) => layout(shape, order));
   const first = orders[0] ?? 'depth-first';
   return [
@@ -140,7 +154,14 @@ export const BANDWIDTH_PIECES = 16;
 /** Copies only, for `probe --bandwidth`: H2D alone, D2H alone, and both at once chunked over several streams. */
 export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device: number, bidirectional: boolean): Plan {
   const buffer = (name: string, role: 'in' | 'out'): ConfigBuffer => ({
-    name, type: 'uint8', elementBytes: 1, elements: bytes, bytes, role, init: { kind: 'random', seed: 7 }, hostMemory,
+    name,
+    type: 'uint8',
+    elementBytes: 1,
+    elements: bytes,
+    bytes,
+    role,
+    init: { kind: 'random', seed: 7 },
+    hostMemory,
   });
   const buffers = [buffer('upload', 'in'), buffer('download', 'out')];
   const shape: PipelineShape = { device, buffers, kernels: [], elements: bytes, streamKind: 'non-blocking', gated: false };
@@ -159,4 +180,3 @@ export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device:
     placements: [],
   };
 }
-

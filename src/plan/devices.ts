@@ -4,7 +4,17 @@ import type { Handoff } from '../config/devices.js';
 import { UsageError } from '../errors.js';
 import { type IssueOrder, type ModeRole, modeId, type OverlapLayout, type StreamKind } from '../vocabulary.js';
 import {
-  bidirectionalSchedule, bodyBytes, kernelOps, linkRanges, loadOps, makeStreams, overlappedSchedule, pipelineShape, type PipelineShape, storeOps, timedSchedule,
+  bidirectionalSchedule,
+  bodyBytes,
+  kernelOps,
+  linkRanges,
+  loadOps,
+  makeStreams,
+  overlappedSchedule,
+  pipelineShape,
+  type PipelineShape,
+  storeOps,
+  timedSchedule,
   type TimedScheduleSpec,
 } from './schedules.js';
 import type { ChunkRange, EventSpec, Op, Placement, Plan, Schedule, StreamSpec } from './types.js';
@@ -59,9 +69,23 @@ export function spanningSchedule(spec: SpanningSpec): Schedule {
   for (const part of others) epilogue.push({ kind: 'wait', stream: origin.id, event: `end:d${part.device}` });
   epilogue.push({ kind: 'record', stream: origin.id, event: 'end' });
   return {
-    id: modeId(spec.role), role: spec.role, device: first.device, description: spec.description, streams: spec.parts.flatMap((p) => p.streams), events,
-    prologue, body: spec.body, epilogue, start: 'start', end: 'end', verify: spec.verify, gated: spec.gated,
-    bytes: bodyBytes(spec.body), ranges: spec.ranges, issue: 'stream', probes,
+    id: modeId(spec.role),
+    role: spec.role,
+    device: first.device,
+    description: spec.description,
+    streams: spec.parts.flatMap((p) => p.streams),
+    events,
+    prologue,
+    body: spec.body,
+    epilogue,
+    start: 'start',
+    end: 'end',
+    verify: spec.verify,
+    gated: spec.gated,
+    bytes: bodyBytes(spec.body),
+    ranges: spec.ranges,
+    issue: 'stream',
+    probes,
   };
 }
 
@@ -78,7 +102,10 @@ export function withDevices(plan: Plan, config: Config, devices: readonly number
     : split(shape, devices, chunks, streams, order, align);
   const graphNote = config.pipeline.mode === 'graph' ? ['Graph replay is measured on the first device only; the modes that span devices issue op by op.'] : [];
   return {
-    ...plan, devices: [...devices], schedules: [...plan.schedules, ...made.schedules], placements: made.placements,
+    ...plan,
+    devices: [...devices],
+    schedules: [...plan.schedules, ...made.schedules],
+    placements: made.placements,
     notes: [...plan.notes, ...graphNote],
   };
 }
@@ -109,7 +136,14 @@ function interleave(bodies: readonly (readonly Op[])[]): Op[] {
   return result;
 }
 
-function split(shape: PipelineShape, devices: readonly number[], chunks: number, streams: number, order: IssueOrder, align: number): { schedules: Schedule[]; placements: Placement[] } {
+function split(
+  shape: PipelineShape,
+  devices: readonly number[],
+  chunks: number,
+  streams: number,
+  order: IssueOrder,
+  align: number,
+): { schedules: Schedule[]; placements: Placement[] } {
   const shares = splitRanges(shape.elements, devices.length, align);
   if (shares.length < devices.length) {
     throw new UsageError(`${shape.elements} elements in rows of ${align} cannot be split across ${devices.length} devices.`, { hint: 'Use larger buffers or fewer devices.' });
@@ -129,7 +163,11 @@ function split(shape: PipelineShape, devices: readonly number[], chunks: number,
   const alone = parts.map(({ device, share, schedule }): Schedule => {
     const role: ModeRole = { kind: 'split', layout, devices: [...devices], alone: device };
     return {
-      ...schedule, role, id: modeId(role), ranges, verify: false,
+      ...schedule,
+      role,
+      id: modeId(role),
+      ranges,
+      verify: false,
       description: `GPU ${device}'s share alone (elements ${share.first} to ${share.first + share.count - 1}): ${what}`,
     };
   });
@@ -138,7 +176,10 @@ function split(shape: PipelineShape, devices: readonly number[], chunks: number,
     role: { kind: 'split', layout, devices: [...devices] },
     description: `the input split across GPUs ${devices.join(', ')}, all at once: ${what} on each`,
     parts: parts.map((p) => ({ device: p.device, streams: deviceStreams(p.streams, shape.streamKind, p.device) })),
-    body: interleave(parts.map((p) => onDevice(p.schedule.body, p.device))), ranges, verify: true, gated: shape.gated,
+    body: interleave(parts.map((p) => onDevice(p.schedule.body, p.device))),
+    ranges,
+    verify: true,
+    gated: shape.gated,
   });
   return {
     schedules: [together, ...alone, ...links],
@@ -152,9 +193,16 @@ function split(shape: PipelineShape, devices: readonly number[], chunks: number,
  */
 function splitLinks(shape: PipelineShape, parts: ReadonlyArray<{ device: number; share: ChunkRange }>, devices: readonly number[]): Schedule[] {
   const each = parts.map(({ device, share }, k) => ({
-    device, share,
-    schedule: bidirectionalSchedule(shape.buffers, linkRanges(shape.buffers, share.count).map((r) => ({ ...r, first: r.first + share.first })),
-      device, shape.gated, 2, { base: k === 0 ? 0 : share.first }),
+    device,
+    share,
+    schedule: bidirectionalSchedule(
+      shape.buffers,
+      linkRanges(shape.buffers, share.count).map((r) => ({ ...r, first: r.first + share.first })),
+      device,
+      shape.gated,
+      2,
+      { base: k === 0 ? 0 : share.first },
+    ),
   }));
   if (each.some((e) => e.schedule === null)) return [];
   const linked = each as ReadonlyArray<{ device: number; share: ChunkRange; schedule: Schedule }>;
@@ -166,49 +214,71 @@ function splitLinks(shape: PipelineShape, parts: ReadonlyArray<{ device: number;
     role: { kind: 'split-link', devices: [...devices] },
     description: `every GPU's share both ways at once, on GPUs ${devices.join(', ')} together`,
     parts: linked.map(({ device, schedule }) => ({ device, streams: schedule.streams.map((s) => ({ ...s, id: onDeviceName(device, s.id) })) })),
-    body: interleave(linked.map(({ device, schedule }) => onDevice(schedule.body, device))), ranges: linked[0]?.schedule.ranges ?? [], verify: false, gated: shape.gated,
+    body: interleave(linked.map(({ device, schedule }) => onDevice(schedule.body, device))),
+    ranges: linked[0]?.schedule.ranges ?? [],
+    verify: false,
+    gated: shape.gated,
   });
   return [together, ...alone];
 }
 
 function crossDevice(
-  shape: PipelineShape, to: number, handoff: Handoff, ranges: readonly ChunkRange[], streams: number, order: IssueOrder,
+  shape: PipelineShape,
+  to: number,
+  handoff: Handoff,
+  ranges: readonly ChunkRange[],
+  streams: number,
+  order: IssueOrder,
 ): { schedules: Schedule[]; placements: Placement[] } {
   const from = shape.device;
   const used = Math.min(streams, ranges.length);
   const firstHalf: PipelineShape = { ...shape, kernels: handoff.first, host: null };
   const secondHalf: PipelineShape = { ...shape, device: to, kernels: handoff.second };
   const handed = shape.buffers.filter((b) => handoff.buffers.includes(b.name));
-  const peerOps = (r: ChunkRange, stream: string, chunk: number | null): Op[] => handed.map((b) => ({
-    kind: 'peer', stream, buffer: b.name, from, to, deviceOffset: r.first * b.elementBytes, bytes: r.count * b.elementBytes, chunk,
-  }));
+  const peerOps = (r: ChunkRange, stream: string, chunk: number | null): Op[] =>
+    handed.map((b) => ({
+      kind: 'peer',
+      stream,
+      buffer: b.name,
+      from,
+      to,
+      deviceOffset: r.first * b.elementBytes,
+      bytes: r.count * b.elementBytes,
+      chunk,
+    }));
   const before: Op[][] = [];
   const after: Op[][] = [];
   for (const r of ranges) {
     const a = deviceStream(from, r.index % used);
     const b = deviceStream(to, r.index % used);
     const event = `handoff:${r.index}`;
-    before.push([
-      ...loadOps(firstHalf, r, a, r.index), ...kernelOps(firstHalf, handoff.first, r, a, r.index), ...peerOps(r, a, r.index),
-      { kind: 'record', stream: a, event },
-    ]);
+    before.push([...loadOps(firstHalf, r, a, r.index), ...kernelOps(firstHalf, handoff.first, r, a, r.index), ...peerOps(r, a, r.index), { kind: 'record', stream: a, event }]);
     after.push([{ kind: 'wait', stream: b, event }, ...kernelOps(secondHalf, handoff.second, r, b, r.index), ...storeOps(secondHalf, r, b, r.index)]);
   }
   const body = order === 'depth-first' ? ranges.flatMap((_, i) => [...(before[i] ?? []), ...(after[i] ?? [])]) : [...before.flat(), ...after.flat()];
   const layout: OverlapLayout = { chunks: ranges.length, streams: used, order, topology: 'chunk-per-stream' };
   const pipeline = spanningSchedule({
     role: { kind: 'cross-device', layout, from, to, after: handoff.after },
-    description: `${ranges.length} chunks over ${used} streams per GPU, ${order}: ${handoff.first.join(', ')} on GPU ${from}, ` +
+    description:
+      `${ranges.length} chunks over ${used} streams per GPU, ${order}: ${handoff.first.join(', ')} on GPU ${from}, ` +
       `${handoff.buffers.join(', ')} copied to GPU ${to}, ${handoff.second.join(', ')} there`,
     parts: [from, to].map((device) => ({ device, streams: deviceStreams(used, shape.streamKind, device) })),
-    body, ranges, verify: true, gated: shape.gated,
+    body,
+    ranges,
+    verify: true,
+    gated: shape.gated,
     events: ranges.map((r) => ({ id: `handoff:${r.index}`, timing: false, device: from })),
   });
   const whole = { index: 0, first: 0, count: shape.elements };
   const peer = timedSchedule({
-    role: { kind: 'peer', from, to }, device: from,
+    role: { kind: 'peer', from, to },
+    device: from,
     description: `${handoff.buffers.join(', ')} copied whole from GPU ${from} to GPU ${to}, one stream`,
-    streams: makeStreams(1, 'non-blocking', from), body: peerOps(whole, 's0', null), ranges: [whole], verify: false, gated: shape.gated,
+    streams: makeStreams(1, 'non-blocking', from),
+    body: peerOps(whole, 's0', null),
+    ranges: [whole],
+    verify: false,
+    gated: shape.gated,
   });
   return { schedules: [peer, pipeline], placements: [{ device: to, elements: shape.elements, base: 0 }] };
 }
@@ -219,23 +289,48 @@ function crossDevice(
  */
 export function peerBandwidthPlan(bytes: number, a: number, b: number): Plan {
   const buffer: ConfigBuffer = {
-    name: 'peer', type: 'uint8', elementBytes: 1, elements: bytes, bytes, role: 'scratch', init: { kind: 'constant', value: 1 }, hostMemory: 'pinned',
+    name: 'peer',
+    type: 'uint8',
+    elementBytes: 1,
+    elements: bytes,
+    bytes,
+    role: 'scratch',
+    init: { kind: 'constant', value: 1 },
+    hostMemory: 'pinned',
   };
   const whole = { index: 0, first: 0, count: bytes };
   const copy = (from: number, to: number, stream: string): Op => ({ kind: 'peer', stream, buffer: 'peer', from, to, deviceOffset: 0, bytes, chunk: null });
-  const oneWay = (from: number, to: number) => timedSchedule({
-    role: { kind: 'peer', from, to }, device: from, description: `${bytes} bytes from GPU ${from} to GPU ${to}`,
-    streams: makeStreams(1, 'non-blocking', from), body: [copy(from, to, 's0')], ranges: [whole], verify: false, gated: false,
-  });
+  const oneWay = (from: number, to: number) =>
+    timedSchedule({
+      role: { kind: 'peer', from, to },
+      device: from,
+      description: `${bytes} bytes from GPU ${from} to GPU ${to}`,
+      streams: makeStreams(1, 'non-blocking', from),
+      body: [copy(from, to, 's0')],
+      ranges: [whole],
+      verify: false,
+      gated: false,
+    });
   const both = spanningSchedule({
-    role: { kind: 'peer', from: a, to: b, both: true }, description: `${bytes} bytes each way between GPU ${a} and GPU ${b} at once`,
+    role: { kind: 'peer', from: a, to: b, both: true },
+    description: `${bytes} bytes each way between GPU ${a} and GPU ${b} at once`,
     parts: [a, b].map((device) => ({ device, streams: deviceStreams(1, 'non-blocking', device) })),
-    body: [copy(a, b, deviceStream(a, 0)), copy(b, a, deviceStream(b, 0))], ranges: [whole], verify: false, gated: false,
+    body: [copy(a, b, deviceStream(a, 0)), copy(b, a, deviceStream(b, 0))],
+    ranges: [whole],
+    verify: false,
+    gated: false,
   });
   return {
-    name: `peer-${a}-${b}`, devices: [a, b], elements: bytes, buffers: [buffer], kernels: [],
+    name: `peer-${a}-${b}`,
+    devices: [a, b],
+    elements: bytes,
+    buffers: [buffer],
+    kernels: [],
     pipeline: { elements: bytes, align: 1, requestedChunks: 1, requestedStreams: 1 },
-    schedules: [oneWay(a, b), oneWay(b, a), both], notes: [], device: { elements: bytes, ring: null, budgetBytes: null }, host: null,
+    schedules: [oneWay(a, b), oneWay(b, a), both],
+    notes: [],
+    device: { elements: bytes, ring: null, budgetBytes: null },
+    host: null,
     placements: [{ device: b, elements: bytes, base: 0 }],
   };
 }

@@ -11,8 +11,13 @@ import type { ChunkRange, EventSpec, Op, Schedule, StreamSpec } from './types.js
  * the pipeline's streams theirs; without, every stream has the device's default, to compare against.
  */
 export function latencySchedule(
-  shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, order: IssueOrder,
-  latency: LatencySpec, pipelinePriority: PrioritySpec | null, priorities: boolean,
+  shape: PipelineShape,
+  ranges: readonly ChunkRange[],
+  streams: number,
+  order: IssueOrder,
+  latency: LatencySpec,
+  pipelinePriority: PrioritySpec | null,
+  priorities: boolean,
 ): Schedule {
   const base = overlappedSchedule(shape, ranges, streams, order);
   const events: EventSpec[] = [];
@@ -32,7 +37,8 @@ export function latencySchedule(
     events.push({ id: ready, timing: false }, { id: probe.begin, timing: true }, { id: probe.end, timing: true });
     probes.push(probe);
     body.push(
-      { kind: 'record', stream: op.stream, event: ready }, { kind: 'wait', stream: 'urgent', event: ready },
+      { kind: 'record', stream: op.stream, event: ready },
+      { kind: 'wait', stream: 'urgent', event: ready },
       { kind: 'record', stream: 'urgent', event: probe.begin },
       { kind: 'kernel', stream: 'urgent', kernel: latency.kernel, chunk: null, first: 0, count: latency.elements, deviceFirst: 0 },
       { kind: 'record', stream: 'urgent', event: probe.end },
@@ -41,11 +47,16 @@ export function latencySchedule(
   const withPriority = (s: StreamSpec, p: PrioritySpec | null): StreamSpec => (priorities && p ? { ...s, priority: p } : s);
   const urgent: StreamSpec = withPriority({ id: 'urgent', kind: shape.streamKind, device: shape.device }, latency.priority);
   const schedule = timedSchedule({
-    role: { kind: 'latency', kernel: latency.kernel, priorities }, device: shape.device,
-    description: `${base.description}, with ${latency.kernel} on an urgent stream after each chunk's load, ` +
-      (priorities ? 'with priorities' : 'every stream at the default priority'),
+    role: { kind: 'latency', kernel: latency.kernel, priorities },
+    device: shape.device,
+    description:
+      `${base.description}, with ${latency.kernel} on an urgent stream after each chunk's load, ` + (priorities ? 'with priorities' : 'every stream at the default priority'),
     streams: [...base.streams.map((s) => withPriority(s, pipelinePriority)), urgent],
-    body, ranges, verify: true, gated: shape.gated, events: [...base.events.filter((e) => !['start', 'end'].includes(e.id) && !e.id.startsWith('join:')), ...events],
+    body,
+    ranges,
+    verify: true,
+    gated: shape.gated,
+    events: [...base.events.filter((e) => !['start', 'end'].includes(e.id) && !e.id.startsWith('join:')), ...events],
   });
   return { ...schedule, probes };
 }

@@ -12,21 +12,44 @@ export const OVERHEAD_ELEMENTS = 256;
  */
 export function overheadPlan(kernel: PlanKernel, batch: number, device: number): Plan {
   const buffer = (name: string, role: 'in' | 'out'): ConfigBuffer => ({
-    name, type: 'uint32', elementBytes: 4, elements: OVERHEAD_ELEMENTS, bytes: OVERHEAD_ELEMENTS * 4, role,
-    init: { kind: 'ramp', start: 1, step: 1 }, hostMemory: 'pinned',
+    name,
+    type: 'uint32',
+    elementBytes: 4,
+    elements: OVERHEAD_ELEMENTS,
+    bytes: OVERHEAD_ELEMENTS * 4,
+    role,
+    init: { kind: 'ramp', start: 1, step: 1 },
+    hostMemory: 'pinned',
   });
   const streams = makeStreams(1, 'non-blocking', device);
   const launches: Op[] = Array.from({ length: batch }, () => ({
-    kind: 'kernel', stream: 's0', kernel: kernel.label, chunk: null, first: 0, count: OVERHEAD_ELEMENTS, deviceFirst: 0,
+    kind: 'kernel',
+    stream: 's0',
+    kernel: kernel.label,
+    chunk: null,
+    first: 0,
+    count: OVERHEAD_ELEMENTS,
+    deviceFirst: 0,
   }));
   const copies: Op[] = Array.from({ length: batch }, () => ({
-    kind: 'copy', stream: 's0', direction: 'h2d', buffer: 'src', hostOffset: 0, deviceOffset: 0, bytes: 4, chunk: null,
+    kind: 'copy',
+    stream: 's0',
+    direction: 'h2d',
+    buffer: 'src',
+    hostOffset: 0,
+    deviceOffset: 0,
+    bytes: 4,
+    chunk: null,
   }));
   const whole = wholeRange(OVERHEAD_ELEMENTS);
   const schedule = (op: IssueCostOp, description: string, body: Op[]) =>
     timedSchedule({ role: { kind: 'issue-cost', op }, device, description, body, ranges: [whole], verify: false, gated: false, streams });
   return {
-    name: 'host-overhead', devices: [device], elements: OVERHEAD_ELEMENTS, buffers: [buffer('src', 'in'), buffer('dst', 'out')], kernels: [kernel],
+    name: 'host-overhead',
+    devices: [device],
+    elements: OVERHEAD_ELEMENTS,
+    buffers: [buffer('src', 'in'), buffer('dst', 'out')],
+    kernels: [kernel],
     pipeline: { elements: OVERHEAD_ELEMENTS, align: 1, requestedChunks: 1, requestedStreams: 1 },
     schedules: [
       schedule('launch', `${batch} launches of ${kernel.label}`, launches),
@@ -54,10 +77,14 @@ export function eventCostSchedules(device: number, batch: number, range: ChunkRa
   const waits: Op[] = [{ kind: 'record', stream: 's1', event: 'other' }, ...Array.from({ length: batch }, (): Op => ({ kind: 'wait', stream: 's0', event: 'other' }))];
   return [
     schedule('record-timing', `${batch} records of an event with timing`, records('probe-timing'), { streams, events: [{ id: 'probe-timing', timing: true }] }),
-    schedule('record-untimed', `${batch} records of an event created with cudaEventDisableTiming`, records('probe-untimed'),
-      { streams, events: [{ id: 'probe-untimed', timing: false }] }),
-    schedule('wait', `${batch} cudaStreamWaitEvent on an event of another stream`, waits,
-      { streams: makeStreams(2, 'non-blocking', device), events: [{ id: 'other', timing: false }] }),
+    schedule('record-untimed', `${batch} records of an event created with cudaEventDisableTiming`, records('probe-untimed'), {
+      streams,
+      events: [{ id: 'probe-untimed', timing: false }],
+    }),
+    schedule('wait', `${batch} cudaStreamWaitEvent on an event of another stream`, waits, {
+      streams: makeStreams(2, 'non-blocking', device),
+      events: [{ id: 'other', timing: false }],
+    }),
   ];
 }
 

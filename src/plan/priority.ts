@@ -24,8 +24,10 @@ export function checkPriorities(plan: Pick<Plan, 'schedules'>, range: PriorityRa
     for (const stream of schedule.streams) {
       const level = stream.priority?.level;
       if (typeof level !== 'number' || (level >= range.greatest && level <= range.least)) continue;
-      throw new UsageError(`${stream.priority?.where}: stream priority ${level} is outside device ${device}'s range, ` +
-        `${range.greatest} (highest) to ${range.least} (lowest).`, { hint: 'Use a number in that range, or high or low.' });
+      throw new UsageError(
+        `${stream.priority?.where}: stream priority ${level} is outside device ${device}'s range, ` + `${range.greatest} (highest) to ${range.least} (lowest).`,
+        { hint: 'Use a number in that range, or high or low.' },
+      );
     }
   }
 }

@@ -1,7 +1,14 @@
 import type { Config, ConfigBuffer } from '../config/types.js';
 import { splitRanges, wholeRange } from '../chunking.js';
 import {
-  type DefaultStream, type DefaultStreamOp, type IssueOrder, type ModeRole, modeId, type OverlapLayout, type PlacedDefaultOp, type SmallOp,
+  type DefaultStream,
+  type DefaultStreamOp,
+  type IssueOrder,
+  type ModeRole,
+  modeId,
+  type OverlapLayout,
+  type PlacedDefaultOp,
+  type SmallOp,
   type StreamKind,
 } from '../vocabulary.js';
 import { type ChunkWork, copyOp, opBytes, phaseOps } from '../stages/index.js';
@@ -61,8 +68,21 @@ export function timedSchedule(spec: TimedScheduleSpec): Schedule {
   }
   epilogue.push({ kind: 'record', stream: origin.id, event: 'end' });
   return {
-    id, role: spec.role, device: spec.device, description: spec.description, streams: spec.streams, events,
-    prologue, body: spec.body, epilogue, start: 'start', end: 'end', verify: spec.verify, gated: spec.gated, bytes: bodyBytes(spec.body), ranges: spec.ranges,
+    id,
+    role: spec.role,
+    device: spec.device,
+    description: spec.description,
+    streams: spec.streams,
+    events,
+    prologue,
+    body: spec.body,
+    epilogue,
+    start: 'start',
+    end: 'end',
+    verify: spec.verify,
+    gated: spec.gated,
+    bytes: bodyBytes(spec.body),
+    ranges: spec.ranges,
     issue: spec.issue ?? 'stream',
   };
 }
@@ -79,8 +99,13 @@ export function bodyBytes(body: readonly Op[]): Schedule['bytes'] {
  */
 export function pipelineShape(config: Config, kernels: readonly Pick<PlanKernel, 'label'>[], gated: boolean): PipelineShape {
   return {
-    device: config.device, buffers: config.buffers, kernels: kernels.map((k) => k.label).filter((k) => k !== config.latency?.kernel),
-    elements: config.elements, streamKind: config.pipeline.streamKind, gated, host: config.host?.name ?? null,
+    device: config.device,
+    buffers: config.buffers,
+    kernels: kernels.map((k) => k.label).filter((k) => k !== config.latency?.kernel),
+    elements: config.elements,
+    streamKind: config.pipeline.streamKind,
+    gated,
+    host: config.host?.name ?? null,
   };
 }
 
@@ -94,8 +119,15 @@ export const loads = (buffers: readonly ConfigBuffer[]) => buffers.filter((b) =>
 export const stores = (buffers: readonly ConfigBuffer[]) => buffers.filter((b) => b.role === 'out' || b.role === 'inout');
 
 /** One chunk's work as its stage kinds plan it. */
-const chunkWork = (shape: PipelineShape, kernels: readonly string[], range: ChunkRange, stream: string, chunk: number | null): ChunkWork =>
-  ({ buffers: shape.buffers, kernels, host: shape.host || null, range, deviceFirst: deviceFirst(shape, range), stream, chunk });
+const chunkWork = (shape: PipelineShape, kernels: readonly string[], range: ChunkRange, stream: string, chunk: number | null): ChunkWork => ({
+  buffers: shape.buffers,
+  kernels,
+  host: shape.host || null,
+  range,
+  deviceFirst: deviceFirst(shape, range),
+  stream,
+  chunk,
+});
 
 export function loadOps(shape: PipelineShape, range: ChunkRange, stream: string, chunk: number | null): Op[] {
   return phaseOps('load', chunkWork(shape, shape.kernels, range, stream, chunk));
@@ -125,8 +157,14 @@ export function serialSchedule(shape: PipelineShape): Schedule {
     return [...loadOps(shape, r, 's0', chunk), ...kernelOps(shape, shape.kernels, r, 's0', chunk), ...storeOps(shape, r, 's0', chunk)];
   });
   return timedSchedule({
-    role: { kind: 'serial' }, device: shape.device, description: `whole buffers on one stream: H2D, kernels, D2H${ringNote(shape)}`,
-    streams: makeStreams(1, shape.streamKind, shape.device), body, ranges, verify: true, gated: shape.gated,
+    role: { kind: 'serial' },
+    device: shape.device,
+    description: `whole buffers on one stream: H2D, kernels, D2H${ringNote(shape)}`,
+    streams: makeStreams(1, shape.streamKind, shape.device),
+    body,
+    ranges,
+    verify: true,
+    gated: shape.gated,
   });
 }
 
@@ -150,16 +188,20 @@ export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkR
   // The default stream's id is its name in the Result's timeline ('legacy', 'per-thread'), its events named after it.
   const d = moved?.stream ?? '';
   const isMoved = (r: ChunkRange, op: DefaultStreamOp['op']) => moved !== null && r.index === moved.chunk && moved.op === op;
-  const loadsOf = (r: ChunkRange): Op[] => (isMoved(r, 'h2d')
-    ? [...loadOps(shape, r, d, r.index), { kind: 'record', stream: d, event: `${d}:loaded` }, { kind: 'wait', stream: streamOf(r), event: `${d}:loaded` }]
-    : loadOps(shape, r, streamOf(r), r.index));
-  const kernelsOf = (r: ChunkRange): Op[] => (isMoved(r, 'kernel')
-    ? [
-      { kind: 'record', stream: streamOf(r), event: `${d}:loaded` }, { kind: 'wait', stream: d, event: `${d}:loaded` },
-      ...kernelOps(shape, shape.kernels, r, d, r.index),
-      { kind: 'record', stream: d, event: `${d}:computed` }, { kind: 'wait', stream: streamOf(r), event: `${d}:computed` },
-    ]
-    : kernelOps(shape, shape.kernels, r, streamOf(r), r.index));
+  const loadsOf = (r: ChunkRange): Op[] =>
+    isMoved(r, 'h2d')
+      ? [...loadOps(shape, r, d, r.index), { kind: 'record', stream: d, event: `${d}:loaded` }, { kind: 'wait', stream: streamOf(r), event: `${d}:loaded` }]
+      : loadOps(shape, r, streamOf(r), r.index);
+  const kernelsOf = (r: ChunkRange): Op[] =>
+    isMoved(r, 'kernel')
+      ? [
+          { kind: 'record', stream: streamOf(r), event: `${d}:loaded` },
+          { kind: 'wait', stream: d, event: `${d}:loaded` },
+          ...kernelOps(shape, shape.kernels, r, d, r.index),
+          { kind: 'record', stream: d, event: `${d}:computed` },
+          { kind: 'wait', stream: streamOf(r), event: `${d}:computed` },
+        ]
+      : kernelOps(shape, shape.kernels, r, streamOf(r), r.index);
   const body: Op[] = [];
   if (order === 'depth-first') {
     for (const r of ranges) body.push(...loadsOf(r), ...kernelsOf(r), ...storeOps(shape, r, streamOf(r), r.index));
@@ -171,17 +213,26 @@ export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkR
   const ring = shape.ring ? withRingReuse(body, shape.ring.ring.slots) : { body, events: [] };
   const variant = moved && { chunk: moved.chunk, op: moved.op };
   const layout: OverlapLayout = {
-    chunks: ranges.length, streams, order, topology: 'chunk-per-stream', ...layoutVariant(shape),
+    chunks: ranges.length,
+    streams,
+    order,
+    topology: 'chunk-per-stream',
+    ...layoutVariant(shape),
     ...(variant && moved?.stream === 'legacy' ? { legacyOp: variant } : {}),
     ...(variant && moved?.stream === 'per-thread' ? { perThreadOp: variant } : {}),
   };
   const defaultStream = moved ? DEFAULT_STREAM_SPECS[moved.stream] : null;
   return timedSchedule({
-    role: { kind: 'overlapped', layout }, device: shape.device,
-    description: `${ranges.length} chunks over ${streams} streams, ${order}${ringNote(shape)}${shape.host ? `, host ${shape.host} after each D2H` : ''}` +
+    role: { kind: 'overlapped', layout },
+    device: shape.device,
+    description:
+      `${ranges.length} chunks over ${streams} streams, ${order}${ringNote(shape)}${shape.host ? `, host ${shape.host} after each D2H` : ''}` +
       (moved && defaultStream ? `, chunk ${moved.chunk}'s ${moved.op === 'h2d' ? 'loads' : 'kernel'} on ${defaultStream.name}` : ''),
     streams: [...makeStreams(streams, shape.streamKind, shape.device), ...(defaultStream ? [{ id: d, kind: defaultStream.kind, device: shape.device }] : [])],
-    body: ring.body, ranges, verify: true, gated: shape.gated,
+    body: ring.body,
+    ranges,
+    verify: true,
+    gated: shape.gated,
     events: [...ring.events, ...(moved?.op === 'kernel' ? [`${d}:loaded`, `${d}:computed`] : moved ? [`${d}:loaded`] : []).map((id) => ({ id, timing: false }))],
   });
 }
@@ -210,8 +261,13 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
   const h2d = ranges.flatMap((r) => loadOps(gpuOnly, r, 's0', chunkOf(r)));
   if (h2d.length) schedules.push(stage({ kind: 'stage', stage: 'h2d' }, 'H2D of every input, whole buffers', h2d));
   for (const kernel of shape.kernels) {
-    schedules.push(stage({ kind: 'stage', stage: 'kernel', kernel }, `kernel ${kernel} alone on whole buffers`,
-      ranges.flatMap((r) => kernelOps(gpuOnly, [kernel], r, 's0', chunkOf(r)))));
+    schedules.push(
+      stage(
+        { kind: 'stage', stage: 'kernel', kernel },
+        `kernel ${kernel} alone on whole buffers`,
+        ranges.flatMap((r) => kernelOps(gpuOnly, [kernel], r, 's0', chunkOf(r))),
+      ),
+    );
   }
   const d2h = ranges.flatMap((r) => storeOps(gpuOnly, r, 's0', chunkOf(r)));
   if (d2h.length) schedules.push(stage({ kind: 'stage', stage: 'd2h' }, 'D2H of every output, whole buffers', d2h));
@@ -244,9 +300,14 @@ export function bidirectionalSchedule(
     for (const b of down) body.push(copyOp(b, { range: r, deviceFirst: deviceFirst(shape, r), stream: downStream, chunk: r.index }, 'd2h'));
   }
   return timedSchedule({
-    role: { kind: 'link', copiesPerDirection: ranges.length, streamsPerDirection }, device,
+    role: { kind: 'link', copiesPerDirection: ranges.length, streamsPerDirection },
+    device,
     description: `H2D and D2H at once, ${ranges.length} copies per buffer over ${streamsPerDirection} streams per direction`,
-    streams: makeStreams(2 * streamsPerDirection, 'non-blocking', device), body, ranges, verify: false, gated,
+    streams: makeStreams(2 * streamsPerDirection, 'non-blocking', device),
+    body,
+    ranges,
+    verify: false,
+    gated,
   });
 }
 
@@ -258,8 +319,13 @@ export function kernelsChunkedSchedule(shape: PipelineShape, ranges: readonly Ch
   const body = ranges.flatMap((r) => kernelOps(shape, shape.kernels, r, `s${r.index % streams}`, r.index));
   return timedSchedule({
     role: { kind: 'kernels-chunked', layout: { chunks: ranges.length, streams, order, topology: 'chunk-per-stream' } },
-    device: shape.device, description: `kernels alone, ${ranges.length} chunks over ${streams} streams, no copies`,
-    streams: makeStreams(streams, shape.streamKind, shape.device), body, ranges, verify: false, gated: shape.gated,
+    device: shape.device,
+    description: `kernels alone, ${ranges.length} chunks over ${streams} streams, no copies`,
+    streams: makeStreams(streams, shape.streamKind, shape.device),
+    body,
+    ranges,
+    verify: false,
+    gated: shape.gated,
   });
 }
 
@@ -277,13 +343,23 @@ export function opCostSchedule(shape: PipelineShape, op: SmallOp): Schedule | nu
   const buffer = op === 'h2d' ? loads(shape.buffers)[0] : op === 'd2h' ? stores(shape.buffers)[0] : undefined;
   if (op !== 'launch' && !buffer) return null;
   const bytes = buffer ? Math.min(SMALL_COPY_BYTES, buffer.bytes) : 0;
-  const body: Op[] = Array.from({ length: SMALL_OP_BATCH }, (): Op => (buffer
-    ? { kind: 'copy', stream: 's0', direction: op === 'd2h' ? 'd2h' : 'h2d', buffer: buffer.name, hostOffset: 0, deviceOffset: 0, bytes, chunk: null }
-    : { kind: 'empty', stream: 's0' }));
+  const body: Op[] = Array.from(
+    { length: SMALL_OP_BATCH },
+    (): Op =>
+      buffer
+        ? { kind: 'copy', stream: 's0', direction: op === 'd2h' ? 'd2h' : 'h2d', buffer: buffer.name, hostOffset: 0, deviceOffset: 0, bytes, chunk: null }
+        : { kind: 'empty', stream: 's0' },
+  );
   const what = op === 'launch' ? 'launches of an empty kernel' : `${bytes}-byte ${op.toUpperCase()} copies`;
   return timedSchedule({
-    role: { kind: 'op-cost', op }, device: shape.device, description: `${SMALL_OP_BATCH} ${what} back to back, behind the gate`,
-    streams: makeStreams(1, 'non-blocking', shape.device), body, ranges: [wholeRange(shape.elements)], verify: false, gated: true,
+    role: { kind: 'op-cost', op },
+    device: shape.device,
+    description: `${SMALL_OP_BATCH} ${what} back to back, behind the gate`,
+    streams: makeStreams(1, 'non-blocking', shape.device),
+    body,
+    ranges: [wholeRange(shape.elements)],
+    verify: false,
+    gated: true,
   });
 }
 

@@ -87,8 +87,7 @@ export function streamDevices(schedule: Pick<Schedule, 'device' | 'streams'>): (
 }
 
 /** The devices a schedule's streams are on, its own device first. */
-export const scheduleDevices = (schedule: Pick<Schedule, 'device' | 'streams'>): number[] =>
-  [...new Set([schedule.device, ...schedule.streams.map((s) => s.device)])];
+export const scheduleDevices = (schedule: Pick<Schedule, 'device' | 'streams'>): number[] => [...new Set([schedule.device, ...schedule.streams.map((s) => s.device)])];
 
 /** Every op of a rep in host issue order. */
 export const scheduleOps = (s: Pick<Schedule, 'prologue' | 'body' | 'epilogue'>): Op[] => [...s.prologue, ...s.body, ...s.epilogue];
@@ -96,8 +95,7 @@ export const scheduleOps = (s: Pick<Schedule, 'prologue' | 'body' | 'epilogue'>)
 /** What a plan keeps of a resolved kernel: enough to build launch records, nothing of its source text. */
 export type PlanKernel = Pick<ResolvedKernel, 'label' | 'entry' | 'sourcePath' | 'block' | 'grid' | 'args'>;
 
-export const planKernel = ({ label, entry, sourcePath, block, grid, args }: PlanKernel): PlanKernel =>
-  ({ label, entry, sourcePath, block, grid, args });
+export const planKernel = ({ label, entry, sourcePath, block, grid, args }: PlanKernel): PlanKernel => ({ label, entry, sourcePath, block, grid, args });
 
 export interface Plan {
   readonly name: string;

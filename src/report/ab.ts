@@ -19,12 +19,15 @@ export function abCounts(result: Pick<AbResult, 'modes'>): Record<Verdict, numbe
 
 /** The rule that judged the pairs and the stopping rule, in words: the footer of every view. */
 export function abRuleText(rule: AbResult['rule']): string {
-  const counts = rule.threshold === null
-    ? `at least ${rule.multiple}× the pairs' noise and at least ${formatPercent(rule.floor, 1)}`
-    : `at least ${formatPercent(rule.threshold, 1)} (--threshold)`;
-  return `Reps interleaved A B, B A, … and paired; B/A is the median pair's ratio with the sign test's ${formatPercent(rule.confidence, 0)} interval. ` +
+  const counts =
+    rule.threshold === null
+      ? `at least ${rule.multiple}× the pairs' noise and at least ${formatPercent(rule.floor, 1)}`
+      : `at least ${formatPercent(rule.threshold, 1)} (--threshold)`;
+  return (
+    `Reps interleaved A B, B A, … and paired; B/A is the median pair's ratio with the sign test's ${formatPercent(rule.confidence, 0)} interval. ` +
     `A change counts when the interval excludes no change and the median is ${counts}; same when the interval lies within that. ` +
-    `Each mode took ${rule.minPairs} pairs or more until decided, within ${(rule.maxTimeMs / 1000).toFixed(0)} s (--max-time), else noisy.`;
+    `Each mode took ${rule.minPairs} pairs or more until decided, within ${(rule.maxTimeMs / 1000).toFixed(0)} s (--max-time), else noisy.`
+  );
 }
 
 function lines(result: AbResult): string[] {
@@ -34,7 +37,10 @@ function lines(result: AbResult): string[] {
       out.push(`${roleLabel(m.role)}: ${signed(m.change)} in time is ${signed(m.cycles.ratio - 1)} in clock-normalised time: the SM clocks explain it`);
     }
   }
-  for (const [name, side] of [['A', result.a], ['B', result.b]] as const) {
+  for (const [name, side] of [
+    ['A', result.a],
+    ['B', result.b],
+  ] as const) {
     if (side.verification.status === 'failed') out.push(`${name} (${side.name}): verification failed in ${side.verification.mismatches.map((m) => m.mode).join(', ')}`);
   }
   out.push(...result.notes, ...result.unpaired.map((u) => `not interleaved: ${u}`));
@@ -53,8 +59,13 @@ export function renderAbTable(result: AbResult, style: Style): string {
   });
   for (const m of result.modes) table.push([roleLabel(m.role), withNoise(m.a), withNoise(m.b), changeText(m), String(m.aMs.length), paint[m.verdict](m.verdict)]);
   const counts = abCounts(result);
-  return [title(result), table.toString(), `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`,
-    ...lines(result).map((l) => `note: ${l}`), abRuleText(result.rule)].join('\n');
+  return [
+    title(result),
+    table.toString(),
+    `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`,
+    ...lines(result).map((l) => `note: ${l}`),
+    abRuleText(result.rule),
+  ].join('\n');
 }
 
 export function renderAbMarkdown(result: AbResult): string {

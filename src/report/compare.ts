@@ -21,7 +21,9 @@ export function summaryCounts(comparison: Comparison, gating = true): Record<Ver
 function infoLine(comparison: Comparison): string[] {
   const info = summaryCounts(comparison, false);
   const total = info.slower + info.faster + info.same + info.noisy;
-  return total ? [`model parts (small ops, kernels without copies), for information only: ${info.slower} slower, ${info.faster} faster, ${info.same} same, ${info.noisy} noisy`] : [];
+  return total
+    ? [`model parts (small ops, kernels without copies), for information only: ${info.slower} slower, ${info.faster} faster, ${info.same} same, ${info.noisy} noisy`]
+    : [];
 }
 
 const verdictText = (p: ModeComparison, text: string) => (p.gating ? text : `${text} (info)`);
@@ -31,15 +33,19 @@ export function ruleText(rule: VerdictRule): string {
   return rule.kind === 'threshold'
     ? `A change counts when it is at least ${formatPercent(rule.threshold, 1)} (--threshold) and the two runs' interquartile ranges do not overlap.`
     : `A change counts when the two runs' interquartile ranges do not overlap and it is at least ${rule.multiple}× their noise together ` +
-      `(√(a² + b²)) and at least ${formatPercent(rule.floor, 1)}; where NVML read the SM clocks, it must hold in clock-normalised time too.`;
+        `(√(a² + b²)) and at least ${formatPercent(rule.floor, 1)}; where NVML read the SM clocks, it must hold in clock-normalised time too.`;
 }
 
 /** One line per pair whose SM clocks moved its verdict: what the change was in clock-normalised time. */
 function clockLines(comparison: Comparison): string[] {
-  return comparison.pairs.flatMap((p) => (p.clocks?.explains
-    ? [`${p.config} ${roleLabel(p.role, deviceOf(comparison, p))}: SM clock ${p.clocks.baselineMHz.toFixed(0)} → ${p.clocks.candidateMHz.toFixed(0)} MHz; ` +
-      `${signed(p.change)} in time is ${signed(p.clocks.change)} in clock-normalised time: the clocks explain it`]
-    : []));
+  return comparison.pairs.flatMap((p) =>
+    p.clocks?.explains
+      ? [
+          `${p.config} ${roleLabel(p.role, deviceOf(comparison, p))}: SM clock ${p.clocks.baselineMHz.toFixed(0)} → ${p.clocks.candidateMHz.toFixed(0)} MHz; ` +
+            `${signed(p.change)} in time is ${signed(p.clocks.change)} in clock-normalised time: the clocks explain it`,
+        ]
+      : [],
+  );
 }
 
 export function renderCompareTable(comparison: Comparison, style: Style): string {
@@ -50,8 +56,14 @@ export function renderCompareTable(comparison: Comparison, style: Style): string
     colAligns: ['left', 'left', 'right', 'right', 'right', 'left'],
   });
   for (const p of comparison.pairs) {
-    table.push([p.config, roleLabel(p.role, deviceOf(comparison, p)), withNoise(p.baseline), withNoise(p.candidate), signed(p.change),
-      p.gating ? paint[p.verdict](p.verdict) : verdictText(p, p.verdict)]);
+    table.push([
+      p.config,
+      roleLabel(p.role, deviceOf(comparison, p)),
+      withNoise(p.baseline),
+      withNoise(p.candidate),
+      signed(p.change),
+      p.gating ? paint[p.verdict](p.verdict) : verdictText(p, p.verdict),
+    ]);
   }
   const counts = summaryCounts(comparison);
   const lines = [table.toString(), `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`, ...infoLine(comparison)];
@@ -72,10 +84,17 @@ export function renderCompareMarkdown(comparison: Comparison): string {
     '',
     '| config | mode | baseline | candidate | change | verdict |',
     '| --- | --- | ---: | ---: | ---: | --- |',
-    ...comparison.pairs.map((p) => `| ${p.config} | ${roleLabel(p.role, deviceOf(comparison, p))} | ${withNoise(p.baseline)} | ${withNoise(p.candidate)} | ${signed(p.change)} | ${verdictText(p, icon[p.verdict])} |`),
+    ...comparison.pairs.map(
+      (p) =>
+        `| ${p.config} | ${roleLabel(p.role, deviceOf(comparison, p))} | ${withNoise(p.baseline)} | ${withNoise(p.candidate)} | ${signed(p.change)} | ${verdictText(p, icon[p.verdict])} |`,
+    ),
   ];
-  const notes = [...clockLines(comparison), ...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`),
-    ...(comparison.deviceDifferences.length ? [`devices differ: ${comparison.deviceDifferences.join('; ')}`] : [])];
+  const notes = [
+    ...clockLines(comparison),
+    ...comparison.notes,
+    ...comparison.unpaired.map((u) => `unpaired: ${u}`),
+    ...(comparison.deviceDifferences.length ? [`devices differ: ${comparison.deviceDifferences.join('; ')}`] : []),
+  ];
   if (notes.length) lines.push('', ...notes.map((n) => `- ${n}`));
   lines.push('', `<sub>${ruleText(comparison.rule)}</sub>`);
   return lines.join('\n');

@@ -22,10 +22,17 @@ function scalingLines({ scaling, modes }: Pick<RunResult, 'scaling' | 'modes'>):
     `  one device (GPU ${scaling.oneDevice.device}, the whole input): ${formatMs(scaling.oneDevice.medianMs)}, ${formatRate(scaling.oneDevice.gbPerSecond)}`,
     `  all ${n} at once: ${formatMs(issue.medianMs)}, ${formatRate(issue.gbPerSecond)} together: ` +
       `${speedup(scaling.speedup)} one device, ${formatPercent(scaling.efficiency, 0)} scaling efficiency`,
-    ...scaling.perDevice.map((d) => `  GPU ${d.device}: its share (${formatBytes(d.bytes)} copied) in ${formatMs(d.togetherMs)} at once, ${formatRate(d.gbPerSecond)}` +
-      (d.aloneMs === null ? '' : `; alone ${formatMs(d.aloneMs)}, ${formatRate(d.aloneGbPerSecond ?? 0)}`)),
-    ...(scaling.links ? [`  links, each share both ways at once: alone ${scaling.links.perDevice.map((d) => `GPU ${d.device} ${d.aloneGbPerSecond === null ? '?' : formatRate(d.aloneGbPerSecond)}`).join(', ')}; ` +
-      `all at once ${formatRate(scaling.links.togetherGbPerSecond)}, ${speedup(scaling.links.ceiling)} one device's pipeline rate (the most a copy-bound split can scale to)`] : []),
+    ...scaling.perDevice.map(
+      (d) =>
+        `  GPU ${d.device}: its share (${formatBytes(d.bytes)} copied) in ${formatMs(d.togetherMs)} at once, ${formatRate(d.gbPerSecond)}` +
+        (d.aloneMs === null ? '' : `; alone ${formatMs(d.aloneMs)}, ${formatRate(d.aloneGbPerSecond ?? 0)}`),
+    ),
+    ...(scaling.links
+      ? [
+          `  links, each share both ways at once: alone ${scaling.links.perDevice.map((d) => `GPU ${d.device} ${d.aloneGbPerSecond === null ? '?' : formatRate(d.aloneGbPerSecond)}`).join(', ')}; ` +
+            `all at once ${formatRate(scaling.links.togetherGbPerSecond)}, ${speedup(scaling.links.ceiling)} one device's pipeline rate (the most a copy-bound split can scale to)`,
+        ]
+      : []),
     `  host issue: ${formatMs(issue.hostIssueMs)} to issue a rep for every device from one thread (${issue.issuedOps} calls, ` +
       `${formatUsEach(issue.hostIssueMs, issue.issuedOps)})`,
     `  limit: ${scaling.limit}: ${scaling.why}`,
@@ -39,6 +46,8 @@ function crossDeviceLines({ crossDevice: c }: Pick<RunResult, 'crossDevice'>): s
     `across GPUs ${c.from} → ${c.to}, each chunk handed over by a peer copy (${path}):`,
     `  ${formatMs(c.medianMs)}: ${speedup(c.speedup)} serial (${formatMs(c.serialMs)})` +
       (c.oneDeviceMs === null ? '' : `, ${speedup(c.oneDeviceMs / c.medianMs)} the same layout on GPU ${c.from} alone (${formatMs(c.oneDeviceMs)})`),
-    ...(c.peerCopy ? [`  the handed-over buffers copied whole, alone: ${formatBytes(c.peerCopy.bytes)} in ${formatMs(c.peerCopy.medianMs)}, ${formatRate(c.peerCopy.gbPerSecond)}`] : []),
+    ...(c.peerCopy
+      ? [`  the handed-over buffers copied whole, alone: ${formatBytes(c.peerCopy.bytes)} in ${formatMs(c.peerCopy.medianMs)}, ${formatRate(c.peerCopy.gbPerSecond)}`]
+      : []),
   ];
 }

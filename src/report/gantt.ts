@@ -3,8 +3,25 @@ import { opInterval } from '../analysis/timeline.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import { stage } from '../stages/index.js';
 import {
-  analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, drawnRows, IDLE_COLUMNS, idleRows, MAX_PICTURE_ROWS, ms, niceTicks, rowLabel, type Stage,
-  legendStages, STAGE_LETTERS, STAGE_NAMES, STAGES, tickLabel, type TimelineGroup, timelineGroups,
+  analysisFacts,
+  analyzeTracedRep,
+  deviceLabel,
+  deviceOf,
+  drawnRows,
+  IDLE_COLUMNS,
+  idleRows,
+  MAX_PICTURE_ROWS,
+  ms,
+  niceTicks,
+  rowLabel,
+  type Stage,
+  legendStages,
+  STAGE_LETTERS,
+  STAGE_NAMES,
+  STAGES,
+  tickLabel,
+  type TimelineGroup,
+  timelineGroups,
 } from './timeline-common.js';
 
 // The timeline in a terminal: one row per stream, time across, a letter per stage in every cell an op covers, so
@@ -61,7 +78,8 @@ function renderGroup(result: RunResult, group: TimelineGroup, columns: number, s
     const queued = queuedCells(row.ops, group.spanMs, chartWidth);
     const letters = stages.map((stage, c): Cell => (stage ? { stage, letter: lower[c] ? STAGE_LETTERS[stage].toLowerCase() : STAGE_LETTERS[stage] } : queued[c] ? QUEUED : null));
     const cells = runs(letters).map(({ cell, length }) =>
-      cell === QUEUED ? style.dim(QUEUED_CELL.repeat(length)) : cell ? paint(style, cell.stage, cell.letter.repeat(length)) : style.dim(IDLE_CELL.repeat(length)));
+      cell === QUEUED ? style.dim(QUEUED_CELL.repeat(length)) : cell ? paint(style, cell.stage, cell.letter.repeat(length)) : style.dim(IDLE_CELL.repeat(length)),
+    );
     lines.push(`${labels[i]!.padEnd(labelWidth)} |${cells.join('')}|`);
   });
   if (note) lines.push(...wrap(`${indent}${note}`, columns));

@@ -14,8 +14,7 @@ export interface HostMemoryRow {
   readonly overlapAchieved: number | null;
 }
 
-const rate = (mode: ModeResult | undefined, direction: 'h2d' | 'd2h') =>
-  (mode ? gbPerSecond(mode.bytes[direction], mode.stats.median) : null);
+const rate = (mode: ModeResult | undefined, direction: 'h2d' | 'd2h') => (mode ? gbPerSecond(mode.bytes[direction], mode.stats.median) : null);
 
 export function hostMemoryRow(result: RunResult): HostMemoryRow {
   const kinds = [...new Set(result.buffers.filter((b) => b.role !== 'scratch').map((b) => b.hostMemory))];
@@ -24,7 +23,12 @@ export function hostMemoryRow(result: RunResult): HostMemoryRow {
   const bound = headline?.analysis?.bound.ms ?? null;
   const { serialMs, overlappedMs, speedup } = result.summary;
   return {
-    hostMemory: kinds.join('/'), h2dGbPerSecond: rate(stage('h2d'), 'h2d'), d2hGbPerSecond: rate(stage('d2h'), 'd2h'), serialMs, overlappedMs, speedup,
+    hostMemory: kinds.join('/'),
+    h2dGbPerSecond: rate(stage('h2d'), 'h2d'),
+    d2hGbPerSecond: rate(stage('d2h'), 'd2h'),
+    serialMs,
+    overlappedMs,
+    speedup,
     overlapAchieved: bound !== null && serialMs > bound ? (serialMs - overlappedMs) / (serialMs - bound) : null,
   };
 }
@@ -38,8 +42,12 @@ export function renderHostMemoryTable(results: readonly RunResult[]): string {
   });
   for (const row of results.map(hostMemoryRow)) {
     table.push([
-      row.hostMemory, row.h2dGbPerSecond === null ? '' : formatRate(row.h2dGbPerSecond), row.d2hGbPerSecond === null ? '' : formatRate(row.d2hGbPerSecond),
-      formatMs(row.serialMs), formatMs(row.overlappedMs), `${row.speedup.toFixed(2)}×`,
+      row.hostMemory,
+      row.h2dGbPerSecond === null ? '' : formatRate(row.h2dGbPerSecond),
+      row.d2hGbPerSecond === null ? '' : formatRate(row.d2hGbPerSecond),
+      formatMs(row.serialMs),
+      formatMs(row.overlappedMs),
+      `${row.speedup.toFixed(2)}×`,
       row.overlapAchieved === null ? '' : `${Math.round(100 * row.overlapAchieved)}%`,
     ]);
   }

@@ -6,9 +6,7 @@ import { renderSweepBest, renderSweepSection, type SweepPoint, sweepPoints } fro
 import { renderSweepChart } from './sweep-chart.js';
 import { renderSvg } from './svg.js';
 import { toolboxLines } from './toolbox.js';
-import {
-  analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, escapeXml as escape, IDLE_COLUMNS, idleRows, ms, timelineGroups,
-} from './timeline-common.js';
+import { analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, escapeXml as escape, IDLE_COLUMNS, idleRows, ms, timelineGroups } from './timeline-common.js';
 
 // One self-contained HTML file: the run's numbers, the timeline and its analysis. Everything is inline (CSS, SVG)
 // and a Content-Security-Policy forbids fetching anything, so the report opens offline and never calls out.
@@ -63,18 +61,22 @@ export function renderHtml(result: RunResult, options: HtmlOptions = {}): string
     `<p class="meta">${escape(metaLine(result))}</p>`,
     `<p class="headline">${escape(headline(result))}</p>`,
     '</header>',
-    ...(result.sweep ? sweepBody(result, options) : [
-      modesSection(result),
-      overlapSection(result),
-      toolboxSection(result),
-      timelineSection(result, options),
-      renderSweepSection(options.sweep ?? sweepPoints(result)),
-      warningsSection(result),
-    ]),
+    ...(result.sweep
+      ? sweepBody(result, options)
+      : [
+          modesSection(result),
+          overlapSection(result),
+          toolboxSection(result),
+          timelineSection(result, options),
+          renderSweepSection(options.sweep ?? sweepPoints(result)),
+          warningsSection(result),
+        ]),
     '</body>',
     '</html>',
     '',
-  ].filter((part) => part !== '').join('\n');
+  ]
+    .filter((part) => part !== '')
+    .join('\n');
 }
 
 /**
@@ -96,24 +98,35 @@ function sweepBody(result: RunResult, options: HtmlOptions): string[] {
 function metaLine(result: RunResult): string {
   const sw = result.environment.software;
   return [
-    `${result.tool.name} ${result.tool.version}`, result.run.hostname, result.createdAt,
-    `driver ${sw.driver}, runtime ${sw.runtime}`, `config ${result.config.path ?? result.config.name} (${result.config.hash})`,
+    `${result.tool.name} ${result.tool.version}`,
+    result.run.hostname,
+    result.createdAt,
+    `driver ${sw.driver}, runtime ${sw.runtime}`,
+    `config ${result.config.path ?? result.config.name} (${result.config.hash})`,
   ].join(' · ');
 }
 
 function headline(result: RunResult): string {
   const s = result.summary;
   const mode = result.modes.find((m) => m.id === s.mode);
-  return `${mode ? roleLabel(mode.role) : s.mode}: ${ms(s.overlappedMs)} against ${ms(s.serialMs)} serial, `
-    + `speedup ${speedup(s.speedup, s.speedupError)}, efficiency ${percent(s.efficiency)} (the model's bound over the median). `
-    + `Verification ${result.verification.status}.`;
+  return (
+    `${mode ? roleLabel(mode.role) : s.mode}: ${ms(s.overlappedMs)} against ${ms(s.serialMs)} serial, ` +
+    `speedup ${speedup(s.speedup, s.speedupError)}, efficiency ${percent(s.efficiency)} (the model's bound over the median). ` +
+    `Verification ${result.verification.status}.`
+  );
 }
 
 function modesSection(result: RunResult): string {
   const several = result.devices.length > 1;
   const head = ['mode', ...(several ? ['device'] : []), 'median', 'min', 'max', 'noise', 'n'];
   const rows = result.modes.map((m) => [
-    roleLabel(m.role), ...(several ? [`GPU ${m.device}`] : []), ms(m.stats.median), ms(m.stats.min), ms(m.stats.max), percent(m.stats.relativeNoise, 2), String(m.stats.n),
+    roleLabel(m.role),
+    ...(several ? [`GPU ${m.device}`] : []),
+    ms(m.stats.median),
+    ms(m.stats.min),
+    ms(m.stats.max),
+    percent(m.stats.relativeNoise, 2),
+    String(m.stats.n),
   ]);
   return section('modes', 'Modes', table(head, rows, 'modes'));
 }
@@ -124,14 +137,20 @@ function overlapSection(result: RunResult): string {
   const several = result.devices.length > 1;
   const head = ['mode', ...(several ? ['device'] : []), 'median', 'speedup', 'bound', 'limited by', 'efficiency'];
   const rows = overlapped.map((m) => [
-    roleLabel(m.role), ...(several ? [`GPU ${m.device}`] : []), ms(m.stats.median),
+    roleLabel(m.role),
+    ...(several ? [`GPU ${m.device}`] : []),
+    ms(m.stats.median),
     serialCaveat(m, result)?.omit ? '—' : speedup(m.analysis.speedup, m.analysis.speedupError),
-    ms(m.analysis.bound.ms), m.analysis.bound.limitedBy, percent(m.analysis.efficiency),
+    ms(m.analysis.bound.ms),
+    m.analysis.bound.limitedBy,
+    percent(m.analysis.efficiency),
   ]);
   // The model's verdict for each layout: its floor, the workload's, and where the lost time went.
   const verdicts = overlapped.flatMap((m) => {
     const lines = modelLines(m);
-    return lines.length ? [`<div class="model" data-mode="${escape(m.id)}"><p><strong>${escape(roleLabel(m.role))}</strong></p>${lines.map((l) => `<p>${escape(l)}</p>`).join('')}</div>`] : [];
+    return lines.length
+      ? [`<div class="model" data-mode="${escape(m.id)}"><p><strong>${escape(roleLabel(m.role))}</strong></p>${lines.map((l) => `<p>${escape(l)}</p>`).join('')}</div>`]
+      : [];
   });
   return section('overlap', 'Overlapped modes', table(head, rows, 'overlap') + verdicts.join(''));
 }
@@ -146,19 +165,25 @@ function timelineSection(result: RunResult, options: HtmlOptions): string {
   const groups = timelineGroups(result);
   if (!groups.length) return section('timeline', 'Timeline', '<p>No traced reps in this result: run with --timeline to record one.</p>');
   // Each SVG carries its own title (config, devices, mode) and legend.
-  const parts = groups.map((group) => [
-    `<figure class="timeline" data-mode="${escape(group.mode)}">`,
-    renderSvg(result, { mode: group.mode, ...(options.width === undefined ? {} : { width: options.width }) }).trimEnd(),
-    '</figure>',
-    ...group.reps.map((rep) => {
-      const a = analyzeTracedRep(result, rep);
-      const facts = analysisFacts(a, rep).map((f) => `<dt>${escape(f.label)}</dt><dd>${escape(f.value)}</dd>`).join('');
-      const heading = group.multiDevice ? `<h4>Analysis, ${escape(deviceLabel(deviceOf(result, rep.device), rep.device))}</h4>` : '';
-      return `<div class="analysis" data-mode="${escape(rep.mode)}" data-device="${rep.device}">${heading}<dl class="facts">${facts}</dl>`
-        + `<p>Idle time by cause: host (not yet issued), engine (its copy engine busy on another stream), dependency (the rest).</p>`
-        + `${table([...IDLE_COLUMNS], idleRows(a), 'idle')}</div>`;
-    }),
-  ].join('\n'));
+  const parts = groups.map((group) =>
+    [
+      `<figure class="timeline" data-mode="${escape(group.mode)}">`,
+      renderSvg(result, { mode: group.mode, ...(options.width === undefined ? {} : { width: options.width }) }).trimEnd(),
+      '</figure>',
+      ...group.reps.map((rep) => {
+        const a = analyzeTracedRep(result, rep);
+        const facts = analysisFacts(a, rep)
+          .map((f) => `<dt>${escape(f.label)}</dt><dd>${escape(f.value)}</dd>`)
+          .join('');
+        const heading = group.multiDevice ? `<h4>Analysis, ${escape(deviceLabel(deviceOf(result, rep.device), rep.device))}</h4>` : '';
+        return (
+          `<div class="analysis" data-mode="${escape(rep.mode)}" data-device="${rep.device}">${heading}<dl class="facts">${facts}</dl>` +
+          `<p>Idle time by cause: host (not yet issued), engine (its copy engine busy on another stream), dependency (the rest).</p>` +
+          `${table([...IDLE_COLUMNS], idleRows(a), 'idle')}</div>`
+        );
+      }),
+    ].join('\n'),
+  );
   return section('timeline', 'Timeline', parts.join('\n'));
 }
 
@@ -166,13 +191,17 @@ function warningsSection(result: RunResult): string {
   const warnings = result.warnings.map((w) => `<div class="warning" data-code="${escape(w.code)}"><strong>${escape(w.message)}</strong> ${escape(w.remedy)}</div>`);
   const notes = result.notes.map((n) => `<li>${escape(n)}</li>`);
   const devices = devicesLines(result);
-  const mismatches = result.verification.mismatches.map((m) => `<li>${escape(`${m.mode}: ${m.buffer}[${m.index}] expected ${m.expected}, got ${m.actual} (${m.differing} differ)`)}</li>`);
+  const mismatches = result.verification.mismatches.map(
+    (m) => `<li>${escape(`${m.mode}: ${m.buffer}[${m.index}] expected ${m.expected}, got ${m.actual} (${m.differing} differ)`)}</li>`,
+  );
   return [
     devices.length ? section('devices', 'Several GPUs', `<pre>${escape(devices.join('\n'))}</pre>`) : '',
     warnings.length ? section('warnings', 'Warnings', warnings.join('\n')) : '',
     mismatches.length ? section('verification', 'Verification failures', `<ul>${mismatches.join('')}</ul>`) : '',
     notes.length ? section('notes', 'Notes', `<ul>${notes.join('\n')}</ul>`) : '',
-  ].filter((s) => s !== '').join('\n');
+  ]
+    .filter((s) => s !== '')
+    .join('\n');
 }
 
 function section(id: string, heading: string, body: string): string {

@@ -49,7 +49,8 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
       const { layout } = role;
       const shape = layout.topology === 'stage-per-stream' ? `${layout.chunks} chunks, stage per stream` : `${layout.chunks}×${layout.streams}`;
       const variants = [
-        layout.slots === undefined ? '' : `, ${layout.slots} slots`, layout.host === undefined ? '' : `, host ${layout.host}`,
+        layout.slots === undefined ? '' : `, ${layout.slots} slots`,
+        layout.host === undefined ? '' : `, host ${layout.host}`,
         layout.legacyOp === undefined ? '' : `, chunk ${layout.legacyOp.chunk} ${opWord(layout.legacyOp.op)} on legacy default`,
         layout.perThreadOp === undefined ? '' : `, chunk ${layout.perThreadOp.chunk} ${opWord(layout.perThreadOp.op)} on per-thread default`,
         layout.issue === 'graph' ? ', graph replay' : '',
@@ -93,10 +94,21 @@ export function rateOf(mode: ModeResult): string {
 
 /** The modes of the mode table, model parts first. Issue-cost modes are host timings, reported per op on their own line. */
 export function displayOrder(modes: readonly ModeResult[]): ModeResult[] {
-  const rank = (m: ModeResult) => ({
-    'op-cost': 0, stage: 1, peer: 2, 'kernels-chunked': 3, link: 4, 'split-link': 5, serial: 6, overlapped: 7, latency: 8, split: 9, 'cross-device': 10,
-    'issue-cost': 11,
-  })[m.role.kind];
+  const rank = (m: ModeResult) =>
+    ({
+      'op-cost': 0,
+      stage: 1,
+      peer: 2,
+      'kernels-chunked': 3,
+      link: 4,
+      'split-link': 5,
+      serial: 6,
+      overlapped: 7,
+      latency: 8,
+      split: 9,
+      'cross-device': 10,
+      'issue-cost': 11,
+    })[m.role.kind];
   return modes.filter((m) => m.role.kind !== 'issue-cost').sort((a, b) => rank(a) - rank(b));
 }
 
@@ -105,9 +117,10 @@ export function timingLine(result: RunResult): string {
   const p = result.policy;
   const what = p.gate ? 'GPU time only (--gate held the streams until each rep was issued)' : 'GPU time including host issue cost (no --gate)';
   const rules = [...new Set(result.modes.map((m) => m.stoppedBy))].map((r) => STOP_RULE_TEXT[r]);
-  const policy = p.fixedReps !== null
-    ? `${p.fixedReps} reps per mode after ${p.warmup} warm-ups`
-    : `after ${p.warmup} warm-ups, reps until noise ≤ ${formatPercent(p.maxNoise, 2)} (≥ ${p.minReps} reps, ≤ ${p.maxTimeMs / 1000} s a mode)`;
+  const policy =
+    p.fixedReps !== null
+      ? `${p.fixedReps} reps per mode after ${p.warmup} warm-ups`
+      : `after ${p.warmup} warm-ups, reps until noise ≤ ${formatPercent(p.maxNoise, 2)} (≥ ${p.minReps} reps, ≤ ${p.maxTimeMs / 1000} s a mode)`;
   return `timing: CUDA events, ${what}; ${policy}; stopped because ${rules.join(' / ')}; noise is 1.4826·MAD/median`;
 }
 
@@ -119,8 +132,7 @@ export interface Comparison {
   readonly toMs: number;
 }
 
-export const comparisonText = (c: Comparison) =>
-  `${c.what}: ${(c.fromMs / c.toMs).toFixed(2)}× (${formatMs(c.fromMs)} → ${formatMs(c.toMs)})`;
+export const comparisonText = (c: Comparison) => `${c.what}: ${(c.fromMs / c.toMs).toFixed(2)}× (${formatMs(c.fromMs)} → ${formatMs(c.toMs)})`;
 
 /**
  * The comparisons that answer a config's question, to lead its report: each graph replay against the same layout
@@ -158,19 +170,22 @@ export function boundText(mode: ModeResult): string | null {
   const analysis = mode.analysis;
   if (!analysis || mode.role.kind !== 'overlapped') return null;
   const { bound } = analysis;
-  const detail = bound.limitedBy === 'link'
-    ? `the link with both copy directions at once${bound.linkGbPerSecond ? ` (${formatRate(bound.linkGbPerSecond)})` : ''}: ` +
-      `${formatMs(bound.steadyMs)}, plus ${formatMs(bound.fillDrainMs)} of fill and drain with one direction alone`
-    : `${bound.limitedBy}: ${formatMs(bound.steadyMs)}, plus ${formatMs(bound.fillDrainMs)} of fill and drain over ${mode.role.layout.chunks} chunks`;
+  const detail =
+    bound.limitedBy === 'link'
+      ? `the link with both copy directions at once${bound.linkGbPerSecond ? ` (${formatRate(bound.linkGbPerSecond)})` : ''}: ` +
+        `${formatMs(bound.steadyMs)}, plus ${formatMs(bound.fillDrainMs)} of fill and drain with one direction alone`
+      : `${bound.limitedBy}: ${formatMs(bound.steadyMs)}, plus ${formatMs(bound.fillDrainMs)} of fill and drain over ${mode.role.layout.chunks} chunks`;
   return `bound: ${formatMs(bound.ms)}, limited by ${detail}; efficiency bound/measured ${analysis.efficiency.toFixed(2)}`;
 }
 
 /** The device line of a report: "NVIDIA H200 (sm_90, 132 SMs, 3 copy engines, PCIe gen5 x16)". */
 export function deviceLine(result: RunResult): string {
-  return result.devices.map((d) => {
-    const link = d.pcie ? `, PCIe gen${d.pcie.generation ?? '?'} x${d.pcie.width}` : '';
-    return `${result.devices.length > 1 ? `GPU ${d.index} ` : ''}${d.name} (sm_${d.computeCapability.major}${d.computeCapability.minor}, ${d.multiprocessors} SMs, ${d.asyncEngineCount} copy engines${link})`;
-  }).join('; ');
+  return result.devices
+    .map((d) => {
+      const link = d.pcie ? `, PCIe gen${d.pcie.generation ?? '?'} x${d.pcie.width}` : '';
+      return `${result.devices.length > 1 ? `GPU ${d.index} ` : ''}${d.name} (sm_${d.computeCapability.major}${d.computeCapability.minor}, ${d.multiprocessors} SMs, ${d.asyncEngineCount} copy engines${link})`;
+    })
+    .join('; ');
 }
 
 /**
@@ -183,20 +198,23 @@ export function modelLines(mode: ModeResult): string[] {
   if (!model || !analysis || mode.role.kind !== 'overlapped') return [];
   const { floor, parts, ops } = model;
   const here = `${mode.role.layout.chunks} chunks × ${mode.role.layout.streams} streams`;
-  const best = floor.limitedBy === 'serial' && floor.chunks === 1
-    ? `${formatMs(floor.ms)}, serial: no layout the model predicts beats one chunk on one stream`
-    : `${formatMs(floor.ms)} at about ${floor.chunks} chunks × ${floor.streams} streams (limited by ${floor.limitedBy})`;
+  const best =
+    floor.limitedBy === 'serial' && floor.chunks === 1
+      ? `${formatMs(floor.ms)}, serial: no layout the model predicts beats one chunk on one stream`
+      : `${formatMs(floor.ms)} at about ${floor.chunks} chunks × ${floor.streams} streams (limited by ${floor.limitedBy})`;
   // Results from before the parts were taken at their fastest rep had medians, and no statistic to say.
   const statistic = model.statistic === 'min' ? ' (every part at its fastest rep, none from this layout)' : '';
-  const lines = [`floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}${statistic}; the workload's floor ` +
-    `${best}; ideal ${formatMs(model.idealMs)}`];
+  const lines = [
+    `floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}${statistic}; the workload's floor ` + `${best}; ideal ${formatMs(model.idealMs)}`,
+  ];
   const top = model.gap.reduce<(typeof model.gap)[number] | null>((best, p) => (p.ms > 0 && (!best || p.ms > best.ms) ? p : best), null);
   if (!top) return lines;
   const copyUs = ops.copies ? (parts.h2dOpMs + parts.d2hOpMs) / 2 : 0;
   const advice: Record<typeof top.cause, string> = {
-    'per-op cost': `${ops.copies} copies × ${formatUs(copyUs)} + ${ops.launches} launches × ${formatUs(parts.launchOpMs)} of fixed cost on the GPU; ` +
-      `use about ${floor.chunks} chunks`,
-    'host issue': `the host took ${formatMs(model.hostIssueMs)} to issue ${ops.copies + ops.launches + ops.sync} ops ` +
+    'per-op cost':
+      `${ops.copies} copies × ${formatUs(copyUs)} + ${ops.launches} launches × ${formatUs(parts.launchOpMs)} of fixed cost on the GPU; ` + `use about ${floor.chunks} chunks`,
+    'host issue':
+      `the host took ${formatMs(model.hostIssueMs)} to issue ${ops.copies + ops.launches + ops.sync} ops ` +
       `(${formatUs(model.hostIssueMs / Math.max(1, ops.copies + ops.launches + ops.sync))} each); use fewer chunks (about ${floor.chunks}) or a CUDA graph, or --gate to leave issue out of the figure`,
     'fill and drain': `the first and last chunks run with the pipeline half empty; use more chunks (about ${floor.chunks})`,
     'shared link': `both copy directions share the PCIe link${analysis.bound.linkGbPerSecond ? ` at ${formatRate(analysis.bound.linkGbPerSecond)}` : ''}: that is this workload's limit, whatever the layout`,
@@ -208,8 +226,12 @@ export function modelLines(mode: ModeResult): string[] {
       : `each stream runs its chunks one after another; use more streams (about ${floor.streams})`,
     'serialisation and effects the model does not capture': unexplained(mode, model),
   };
-  lines.push(`lost against the ideal at ${here}: ${model.gap.filter((p) => p.ms > 0).map((p) => `${p.cause} ${formatMs(p.ms)}`).join(', ')}; ` +
-    `most from ${top.cause}: ${advice[top.cause]}`);
+  lines.push(
+    `lost against the ideal at ${here}: ${model.gap
+      .filter((p) => p.ms > 0)
+      .map((p) => `${p.cause} ${formatMs(p.ms)}`)
+      .join(', ')}; ` + `most from ${top.cause}: ${advice[top.cause]}`,
+  );
   return lines;
 }
 
@@ -226,9 +248,13 @@ function unexplained(mode: ModeResult, model: ModelAnalysis): string {
   const host = mode.role.kind === 'overlapped' ? mode.role.layout.host : undefined;
   const stage = host === undefined ? null : `the host stage ${host}, which the model leaves out (it has the GPU's stages only)`;
   if (found.length) {
-    return `time the model does not explain: this layout has ${found.join(' and ')}, which ${found.length > 1 ? 'run' : 'runs'} ops one after another` +
-      `${stage ? `, and ${stage}` : ''}; ${timeline}`;
+    return (
+      `time the model does not explain: this layout has ${found.join(' and ')}, which ${found.length > 1 ? 'run' : 'runs'} ops one after another` +
+      `${stage ? `, and ${stage}` : ''}; ${timeline}`
+    );
   }
-  return `time the model does not explain: this config has no legacy default stream, pageable memory or synchronous call, so it is ${stage ? `${stage}, ` : ''}` +
-    `kernels and copies contending for memory and the engines, the GPU's scheduling of the streams, or noise (${timeline})`;
+  return (
+    `time the model does not explain: this config has no legacy default stream, pageable memory or synchronous call, so it is ${stage ? `${stage}, ` : ''}` +
+    `kernels and copies contending for memory and the engines, the GPU's scheduling of the streams, or noise (${timeline})`
+  );
 }

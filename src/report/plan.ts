@@ -18,7 +18,7 @@ export function renderPlan(plan: Plan, view: PlanView = {}): string {
   const lines: string[] = [];
   lines.push(`Plan for ${plan.name} on device ${plan.devices.join(', ')}${view.rank ? ` (${view.rank})` : ''}: ${plan.elements} elements per buffer`);
   for (const b of plan.buffers) {
-    lines.push(`  buffer ${b.name}: ${b.type} × ${b.elements} = ${formatBytes(b.bytes)}, ${b.role}, ${b.role === "scratch" ? "device only" : `${b.hostMemory} host memory`}`);
+    lines.push(`  buffer ${b.name}: ${b.type} × ${b.elements} = ${formatBytes(b.bytes)}, ${b.role}, ${b.role === 'scratch' ? 'device only' : `${b.hostMemory} host memory`}`);
   }
   for (const k of plan.kernels) lines.push(`  kernel ${k.label}: ${k.entry} from ${k.sourcePath}, block ${k.block}, grid ${k.grid}`);
   if (view.kernels) lines.push(`  ${view.kernels}`);
@@ -28,14 +28,18 @@ export function renderPlan(plan: Plan, view: PlanView = {}): string {
     const size = schedule.ranges[0]?.count ?? 0;
     const last = schedule.ranges[schedule.ranges.length - 1];
     const plain = layout.topology === 'chunk-per-stream' && Object.keys(layout).length === 4;
-    lines.push(`  layout: ${layout.chunks} chunks of ${size} elements${last && last.count !== size ? ` (the last ${last.count})` : ''}, ` +
-      `${layout.streams} streams, ${layout.order}${plan.pipeline.align > 1 ? `, aligned to ${plan.pipeline.align} elements` : ''}` +
-      (plain ? '' : ` (${roleLabel(schedule.role)})`));
+    lines.push(
+      `  layout: ${layout.chunks} chunks of ${size} elements${last && last.count !== size ? ` (the last ${last.count})` : ''}, ` +
+        `${layout.streams} streams, ${layout.order}${plan.pipeline.align > 1 ? `, aligned to ${plan.pipeline.align} elements` : ''}` +
+        (plain ? '' : ` (${roleLabel(schedule.role)})`),
+    );
   }
   const { ring, budgetBytes } = plan.device;
   if (ring) {
-    lines.push(`  device: a ring of ${ring.slots} slots of ${ring.slotElements} elements per buffer` +
-      `${budgetBytes === null ? '' : ` within the ${formatBytes(budgetBytes)} budget`}; chunk i uses slot i mod ${ring.slots}`);
+    lines.push(
+      `  device: a ring of ${ring.slots} slots of ${ring.slotElements} elements per buffer` +
+        `${budgetBytes === null ? '' : ` within the ${formatBytes(budgetBytes)} budget`}; chunk i uses slot i mod ${ring.slots}`,
+    );
   }
   for (const note of plan.notes) lines.push(`  note: ${note}`);
   // One line at a time: --ops lists every op, and a spread of that many arguments overflows the stack.
@@ -52,8 +56,11 @@ const LAUNCHES: readonly Op['kind'][] = ['kernel', 'gate', 'empty'];
 
 function opCounts(ops: readonly Op[]): string {
   const count = (kinds: readonly Op['kind'][]) => ops.filter((o) => kinds.includes(o.kind)).length;
-  const parts = [plural(count(['copy']), 'copy', 'copies'), plural(count(LAUNCHES), 'kernel launch', 'kernel launches'),
-    plural(count(['record', 'wait']), 'event record or wait', 'event records and waits')];
+  const parts = [
+    plural(count(['copy']), 'copy', 'copies'),
+    plural(count(LAUNCHES), 'kernel launch', 'kernel launches'),
+    plural(count(['record', 'wait']), 'event record or wait', 'event records and waits'),
+  ];
   const host = count(['host']);
   return `${plural(ops.length, 'op')} (${parts.join(', ')}${host ? `, ${plural(host, 'host function')}` : ''})`;
 }
@@ -69,8 +76,10 @@ function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): strin
   const gpus = [...new Set(schedule.streams.map((s) => s.device))];
   const on = plan.devices.length > 1 ? ` on GPU${gpus.length > 1 ? 's' : ''} ${gpus.join(' and ')}` : '';
   const peer = schedule.bytes.peer ? `, peer ${formatBytes(schedule.bytes.peer)}` : '';
-  const lines = [`mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}${on}; ` +
-    `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${schedule.verify ? '; outputs verified' : ''}`];
+  const lines = [
+    `mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}${on}; ` +
+      `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${schedule.verify ? '; outputs verified' : ''}`,
+  ];
   const byStream = new Map<string, Op[]>(schedule.streams.map((s) => [s.id, []]));
   for (const op of schedule.body) byStream.get(op.stream)?.push(op);
   for (const stream of schedule.streams) {
@@ -81,8 +90,10 @@ function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): strin
     const bytes = (d: 'h2d' | 'd2h') => formatBytes(moved[d]);
     const peers = moved.peer;
     const priority = stream.priority ? `, priority ${stream.priority.level}` : '';
-    lines.push(`  stream ${stream.id} (${stream.kind}${priority}): ${chunks.length ? `${chunkList(chunks)}; ` : ''}` +
-      `H2D ${bytes('h2d')}, ${plural(launches, 'kernel launch', 'kernel launches')}, D2H ${bytes('d2h')}${peers ? `, peer copies ${formatBytes(peers)}` : ''}`);
+    lines.push(
+      `  stream ${stream.id} (${stream.kind}${priority}): ${chunks.length ? `${chunkList(chunks)}; ` : ''}` +
+        `H2D ${bytes('h2d')}, ${plural(launches, 'kernel launch', 'kernel launches')}, D2H ${bytes('d2h')}${peers ? `, peer copies ${formatBytes(peers)}` : ''}`,
+    );
   }
   if (withOps) all.forEach((op, i) => lines.push(`  ${String(i + 1).padStart(4)}  ${op.stream.padEnd(4)} ${describeOp(op, schedule, plan.kernels)}`));
   return lines;

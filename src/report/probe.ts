@@ -6,20 +6,27 @@ import type { Style } from './style.js';
 
 export function renderProbe(doc: ProbeDocument, style: Style): string {
   const s = doc.software;
-  const lines = [
-    `CUDA driver ${s.driver}, runtime ${s.runtime} (${s.cudartPath}), NVRTC ${s.nvrtc ?? 'not found'}${s.nvrtcPath ? ` (${s.nvrtcPath})` : ''}`,
-  ];
+  const lines = [`CUDA driver ${s.driver}, runtime ${s.runtime} (${s.cudartPath}), NVRTC ${s.nvrtc ?? 'not found'}${s.nvrtcPath ? ` (${s.nvrtcPath})` : ''}`];
   if (s.nvrtcArchitectures.length) lines.push(`NVRTC architectures: ${s.nvrtcArchitectures.join(' ')}`);
   for (const { facts, bandwidth } of doc.devices) {
     lines.push('', style.bold(`Device ${facts.index}: ${facts.name}`), deviceTable(facts));
     if (bandwidth) lines.push(bandwidthTable(bandwidth));
   }
-  if (doc.peers) lines.push('', ...peerLines(doc.peers, doc.devices.map((d) => d.facts.index), style));
+  if (doc.peers)
+    lines.push(
+      '',
+      ...peerLines(
+        doc.peers,
+        doc.devices.map((d) => d.facts.index),
+        style,
+      ),
+    );
   return lines.join('\n');
 }
 
-const PEER_LEGEND = 'peer: device to device (NVLink or PCIe) with peer access enabled; rank: the driver\'s rank of the link, '
-  + 'lower is faster; atomics: native atomics over it; staged via host: no peer access, the driver copies through host memory.';
+const PEER_LEGEND =
+  "peer: device to device (NVLink or PCIe) with peer access enabled; rank: the driver's rank of the link, " +
+  'lower is faster; atomics: native atomics over it; staged via host: no peer access, the driver copies through host memory.';
 
 /** The matrix of what the driver says of each pair, its legend, and the copies between devices when they were timed. */
 function peerLines(peers: Peers, devices: readonly number[], style: Style): string[] {
@@ -37,11 +44,14 @@ function peerCell(link: PeerLink): string {
 function peerMatrixTable(matrix: readonly PeerLink[], devices: readonly number[]): string {
   const table = new Table({ head: ['', ...devices.map((to) => `to ${to}`)], style: { head: [], border: [] } });
   for (const from of devices) {
-    table.push([`from ${from}`, ...devices.map((to) => {
-      if (to === from) return '—';
-      const link = matrix.find((l) => l.from === from && l.to === to);
-      return link ? peerCell(link) : 'not probed';
-    })]);
+    table.push([
+      `from ${from}`,
+      ...devices.map((to) => {
+        if (to === from) return '—';
+        const link = matrix.find((l) => l.from === from && l.to === to);
+        return link ? peerCell(link) : 'not probed';
+      }),
+    ]);
   }
   return table.toString();
 }
@@ -69,9 +79,7 @@ export function copyEngineMeaning(count: number): string {
 function deviceTable(d: DeviceFacts): string {
   const table = new Table({ style: { head: [], border: [] } });
   const yesNo = (b: boolean) => (b ? 'yes' : 'no');
-  const pcie = d.pcie
-    ? `gen${d.pcie.generation ?? '?'} x${d.pcie.width} (${d.pcie.speed}; max gen${d.pcie.maxGeneration ?? '?'} x${d.pcie.maxWidth})`
-    : 'not readable from sysfs';
+  const pcie = d.pcie ? `gen${d.pcie.generation ?? '?'} x${d.pcie.width} (${d.pcie.speed}; max gen${d.pcie.maxGeneration ?? '?'} x${d.pcie.maxWidth})` : 'not readable from sysfs';
   table.push(
     { 'compute capability': `${d.computeCapability.major}.${d.computeCapability.minor} (sm_${d.computeCapability.major}${d.computeCapability.minor})` },
     { multiprocessors: `${d.multiprocessors} (${d.maxThreadsPerMultiprocessor} threads each)` },
@@ -96,9 +104,8 @@ function bandwidthTable(rows: readonly Bandwidth[]): string {
     style: { head: [], border: [] },
     colAligns: ['left', 'left', 'right', 'right', 'right', 'right'],
   });
-  const label = (b: Bandwidth) => (b.direction === 'bidirectional'
-    ? `H2D + D2H at once (${b.pieces} copies each way, ${b.streamsPerDirection} streams per direction)`
-    : b.direction.toUpperCase());
+  const label = (b: Bandwidth) =>
+    b.direction === 'bidirectional' ? `H2D + D2H at once (${b.pieces} copies each way, ${b.streamsPerDirection} streams per direction)` : b.direction.toUpperCase();
   for (const b of rows) {
     table.push([label(b), b.hostMemory, formatBytes(b.bytes), formatMs(b.stats.median), formatPercent(b.stats.relativeNoise), formatRate(b.gbPerSecond)]);
   }

@@ -4,8 +4,25 @@ import { type RunExporter, pictured } from './exporter.js';
 import { rowCells } from './gantt.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import {
-  deviceLabel, deviceOf, drawnRows, escapeXml as escape, ms, niceTicks, opGbPerSecond, opName, queuedMs, rowLabel, type Stage, STAGE_COLOURS, STAGE_LETTERS,
-  STAGE_NAMES, legendStages, tickLabel, type TimelineGroup, timelineGroups, timingLabel,
+  deviceLabel,
+  deviceOf,
+  drawnRows,
+  escapeXml as escape,
+  ms,
+  niceTicks,
+  opGbPerSecond,
+  opName,
+  queuedMs,
+  rowLabel,
+  type Stage,
+  STAGE_COLOURS,
+  STAGE_LETTERS,
+  STAGE_NAMES,
+  legendStages,
+  tickLabel,
+  type TimelineGroup,
+  timelineGroups,
+  timingLabel,
 } from './timeline-common.js';
 
 // The timeline as a standalone SVG: a panel per traced mode, a row per stream, a bar per op in its stage's colour
@@ -95,8 +112,13 @@ export function svgLayout(result: RunResult, options: SvgOptions = {}): SvgLayou
       const deviceHeaderY = newDevice ? y + 13 : null;
       if (newDevice) y += L.deviceHeaderHeight;
       const band: SvgRowBand = {
-        device: row.device, stream: row.stream, label: rowLabel(row, group.multiDevice), ops: row.ops,
-        top: y, bottom: y + L.rowHeight, deviceHeaderY,
+        device: row.device,
+        stream: row.stream,
+        label: rowLabel(row, group.multiDevice),
+        ops: row.ops,
+        top: y,
+        bottom: y + L.rowHeight,
+        deviceHeaderY,
       };
       y += L.rowHeight + L.rowGap;
       return band;
@@ -105,7 +127,11 @@ export function svgLayout(result: RunResult, options: SvgOptions = {}): SvgLayou
     const dense = rows.filter((r) => isDense(r.ops, plotRight - plotLeft)).length;
     const notes = [
       ...(drawn.note ? [drawn.note] : []),
-      ...(dense ? [`${dense === rows.length ? 'Every row' : `${dense} of ${rows.length} rows`} has more ops than pixels: drawn a pixel at a time, each in the stage that covered most of it.`] : []),
+      ...(dense
+        ? [
+            `${dense === rows.length ? 'Every row' : `${dense} of ${rows.length} rows`} has more ops than pixels: drawn a pixel at a time, each in the stage that covered most of it.`,
+          ]
+        : []),
     ];
     const notesY = y + 4;
     y += notes.length * L.noteHeight;
@@ -137,8 +163,8 @@ export function renderSvg(result: RunResult, options: SvgOptions = {}): string {
     ...legend(layout, result.timeline?.reps ?? []),
   ];
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${layout.width}" height="${n(layout.height)}" viewBox="0 0 ${layout.width} ${n(layout.height)}"`
-      + ` font-family="DejaVu Sans, Arial, Helvetica, sans-serif" font-size="${L.fontSize}" role="img" aria-label="${escape(title)}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${layout.width}" height="${n(layout.height)}" viewBox="0 0 ${layout.width} ${n(layout.height)}"` +
+      ` font-family="DejaVu Sans, Arial, Helvetica, sans-serif" font-size="${L.fontSize}" role="img" aria-label="${escape(title)}">`,
     `<title>${escape(`${title} (${subtitle})`)}</title>`,
     ...body.map((line) => `  ${line}`),
     '</svg>',
@@ -186,13 +212,15 @@ function cellBars(p: SvgPanel, row: SvgRowBand): string[] {
   const pixel = (p.plotRight - p.plotLeft) / pixels;
   const out: string[] = [];
   const cells = rowCells(row.ops, p.group.spanMs, pixels);
-  for (let start = 0; start < cells.length;) {
+  for (let start = 0; start < cells.length; ) {
     const stage = cells[start];
     let end = start + 1;
     while (end < cells.length && cells[end] === stage) end += 1;
     if (stage) {
-      out.push(`<rect class="cells ${stage}" data-device="${row.device}" data-stream="${escape(row.stream)}" x="${n(p.plotLeft + start * pixel)}" y="${n(row.top)}"`
-        + ` width="${n((end - start) * pixel)}" height="${L.rowHeight}" fill="${STAGE_COLOURS[stage]}" shape-rendering="crispEdges"/>`);
+      out.push(
+        `<rect class="cells ${stage}" data-device="${row.device}" data-stream="${escape(row.stream)}" x="${n(p.plotLeft + start * pixel)}" y="${n(row.top)}"` +
+          ` width="${n((end - start) * pixel)}" height="${L.rowHeight}" fill="${STAGE_COLOURS[stage]}" shape-rendering="crispEdges"/>`,
+      );
     }
     start = end;
   }
@@ -208,19 +236,25 @@ function bar(p: SvgPanel, row: SvgRowBand, op: TimelineOp): string[] {
   const gbps = opGbPerSecond(op);
   const queued = queuedMs(op);
   const tip = [
-    name, `stream ${op.stream}`, `${start.toFixed(3)}–${end.toFixed(3)} ms (${ms(end - start)}${queued === null ? '' : ' on its engine'})`,
+    name,
+    `stream ${op.stream}`,
+    `${start.toFixed(3)}–${end.toFixed(3)} ms (${ms(end - start)}${queued === null ? '' : ' on its engine'})`,
     ...(queued === null ? [] : [`queued ${ms(queued)} before it`]),
-    ...(op.bytes > 0 ? [bytesLabel(op.bytes)] : []), ...(gbps !== null && stage(op.kind).look.rate ? [`${gbps.toFixed(2)} GB/s`] : []),
+    ...(op.bytes > 0 ? [bytesLabel(op.bytes)] : []),
+    ...(gbps !== null && stage(op.kind).look.rate ? [`${gbps.toFixed(2)} GB/s`] : []),
   ].join(' · ');
   // The queued part apart, pale: the stream had reached the op, its engine had not started it.
   const queuedX = xOf(p, op.startMs);
-  const out = queued === null || x - queuedX < 0.5 ? [] : [
-    `<rect class="queued ${op.kind}" data-device="${op.device}" data-stream="${escape(op.stream)}" x="${n(queuedX)}" y="${n(row.top + L.rowHeight / 4)}" width="${n(x - queuedX)}"`
-      + ` height="${L.rowHeight / 2}" fill="${STAGE_COLOURS[op.kind]}" fill-opacity="0.25" shape-rendering="crispEdges"><title>${escape(`${name}: queued ${ms(queued)}`)}</title></rect>`,
-  ];
+  const out =
+    queued === null || x - queuedX < 0.5
+      ? []
+      : [
+          `<rect class="queued ${op.kind}" data-device="${op.device}" data-stream="${escape(op.stream)}" x="${n(queuedX)}" y="${n(row.top + L.rowHeight / 4)}" width="${n(x - queuedX)}"` +
+            ` height="${L.rowHeight / 2}" fill="${STAGE_COLOURS[op.kind]}" fill-opacity="0.25" shape-rendering="crispEdges"><title>${escape(`${name}: queued ${ms(queued)}`)}</title></rect>`,
+        ];
   out.push(
-    `<rect class="op ${op.kind}" data-device="${op.device}" data-stream="${escape(op.stream)}" x="${n(x)}" y="${n(row.top)}" width="${n(width)}"`
-      + ` height="${L.rowHeight}" fill="${STAGE_COLOURS[op.kind]}" stroke="#ffffff" stroke-width="0.5" shape-rendering="crispEdges"><title>${escape(tip)}</title></rect>`,
+    `<rect class="op ${op.kind}" data-device="${op.device}" data-stream="${escape(op.stream)}" x="${n(x)}" y="${n(row.top)}" width="${n(width)}"` +
+      ` height="${L.rowHeight}" fill="${STAGE_COLOURS[op.kind]}" stroke="#ffffff" stroke-width="0.5" shape-rendering="crispEdges"><title>${escape(tip)}</title></rect>`,
   );
   const label = name.length * L.charWidth + 6 <= width ? name : width >= L.minLetterWidth ? STAGE_LETTERS[op.kind] : null;
   if (label !== null) out.push(text(x + width / 2, row.top + L.rowHeight / 2 + 4, label, { anchor: 'middle', fill: '#ffffff', size: 11 }));
@@ -241,7 +275,10 @@ function legend(layout: SvgLayout, reps: readonly TracedRep[]): string[] {
   });
   if (!reps.some((r) => r.timing?.source === 'cupti')) return items;
   const x = L.padding + stages.length * 150;
-  return [...items, `<rect class="legend queued" x="${x}" y="${y + 3.5}" width="14" height="7" fill="#555555" fill-opacity="0.25"/>${text(x + 20, y + 11, 'queued (engine not yet started)')}`];
+  return [
+    ...items,
+    `<rect class="legend queued" x="${x}" y="${y + 3.5}" width="14" height="7" fill="#555555" fill-opacity="0.25"/>${text(x + 20, y + 11, 'queued (engine not yet started)')}`,
+  ];
 }
 
 interface TextStyle {
@@ -253,7 +290,8 @@ interface TextStyle {
 
 function text(x: number, y: number, content: string, style: TextStyle = {}, tip?: string): string {
   const attrs = [
-    `x="${n(x)}"`, `y="${n(y)}"`,
+    `x="${n(x)}"`,
+    `y="${n(y)}"`,
     ...(style.anchor && style.anchor !== 'start' ? [`text-anchor="${style.anchor}"`] : []),
     ...(style.size ? [`font-size="${style.size}"`] : []),
     ...(style.weight ? [`font-weight="${style.weight}"`] : []),

@@ -43,17 +43,24 @@ export function renderSweepChart(result: RunResult): string {
     const colour = LINE_COLOURS[i % LINE_COLOURS.length] ?? '#000000';
     const dash = pts[0]?.order === 'breadth-first' ? ' stroke-dasharray="6 3"' : '';
     const sorted = [...pts].sort((a, b) => a.chunks - b.chunks);
-    parts.push(`<polyline fill="none" stroke="${colour}" stroke-width="2"${dash} points="${sorted.map((p) => `${x(p.chunks).toFixed(1)},${y(p.speedup).toFixed(1)}`).join(' ')}"/>`);
-    for (const p of sorted) parts.push(`<circle cx="${x(p.chunks).toFixed(1)}" cy="${y(p.speedup).toFixed(1)}" r="3" fill="${colour}"><title>${escapeXml(`${label}, ${p.chunks} chunks: ${p.speedup.toFixed(2)}× (${p.medianMs.toFixed(3)} ms)`)}</title></circle>`);
+    parts.push(
+      `<polyline fill="none" stroke="${colour}" stroke-width="2"${dash} points="${sorted.map((p) => `${x(p.chunks).toFixed(1)},${y(p.speedup).toFixed(1)}`).join(' ')}"/>`,
+    );
+    for (const p of sorted)
+      parts.push(
+        `<circle cx="${x(p.chunks).toFixed(1)}" cy="${y(p.speedup).toFixed(1)}" r="3" fill="${colour}"><title>${escapeXml(`${label}, ${p.chunks} chunks: ${p.speedup.toFixed(2)}× (${p.medianMs.toFixed(3)} ms)`)}</title></circle>`,
+      );
     const legendY = MARGIN.top + 16 * i;
-    parts.push(`<line x1="${WIDTH - MARGIN.right + 16}" y1="${legendY}" x2="${WIDTH - MARGIN.right + 36}" y2="${legendY}" stroke="${colour}" stroke-width="2"${dash}/>`,
-      `<text x="${WIDTH - MARGIN.right + 40}" y="${legendY + 4}">${escapeXml(label)}</text>`);
+    parts.push(
+      `<line x1="${WIDTH - MARGIN.right + 16}" y1="${legendY}" x2="${WIDTH - MARGIN.right + 36}" y2="${legendY}" stroke="${colour}" stroke-width="2"${dash}/>`,
+      `<text x="${WIDTH - MARGIN.right + 40}" y="${legendY + 4}">${escapeXml(label)}</text>`,
+    );
   });
   parts.push('</svg>');
   return parts.join('\n');
 }
 
 export const sweepChartExporter: RunExporter = {
-  description: 'the sweep\'s speedup against chunk count, one line per stream count, as SVG',
+  description: "the sweep's speedup against chunk count, one line per stream count, as SVG",
   render: (results) => results.map(renderSweepChart).find((svg) => svg !== '') ?? '',
 };

@@ -37,7 +37,13 @@ export function renderSweepSection(points: readonly SweepPoint[]): string {
     '<section id="sweep">',
     '<h2>Sweep: speedup over serial</h2>',
     `<p>Best: ${best.streams} streams × ${best.chunks} chunks, ${escape(best.order)}: ${best.speedup.toFixed(2)}× (${best.medianMs.toFixed(3)} ms).</p>`,
-    ...orders.map((order) => heatmapTable(points.filter((p) => p.order === order), order, best)),
+    ...orders.map((order) =>
+      heatmapTable(
+        points.filter((p) => p.order === order),
+        order,
+        best,
+      ),
+    ),
     '</section>',
   ].join('\n');
 }
@@ -55,8 +61,10 @@ function heatmapTable(points: readonly SweepPoint[], order: string, best: SweepP
       if (!point) return '<td class="missing">–</td>';
       const t = high > low ? (point.speedup - low) / (high - low) : 1;
       const isBest = point === best;
-      return `<td class="heat${isBest ? ' best' : ''}" style="background:${mix(t)};color:${t > 0.6 ? '#ffffff' : '#222222'}"`
-        + ` title="${point.medianMs.toFixed(3)} ms">${point.speedup.toFixed(2)}×</td>`;
+      return (
+        `<td class="heat${isBest ? ' best' : ''}" style="background:${mix(t)};color:${t > 0.6 ? '#ffffff' : '#222222'}"` +
+        ` title="${point.medianMs.toFixed(3)} ms">${point.speedup.toFixed(2)}×</td>`
+      );
     });
     return `<tr><th scope="row">${s}</th>${cells.join('')}</tr>`;
   });
@@ -66,7 +74,11 @@ function heatmapTable(points: readonly SweepPoint[], order: string, best: SweepP
 /** The colour a fraction `t` of the way from LOW to HIGH. */
 export function mix(t: number): string {
   const clamped = Math.min(1, Math.max(0, t));
-  return `#${LOW.map((low, i) => Math.round(low + (HIGH[i]! - low) * clamped).toString(16).padStart(2, '0')).join('')}`;
+  return `#${LOW.map((low, i) =>
+    Math.round(low + (HIGH[i]! - low) * clamped)
+      .toString(16)
+      .padStart(2, '0'),
+  ).join('')}`;
 }
 
 /** The best layout, the layouts that tie with it and the YAML that reproduces it, or '' for a plain run. */

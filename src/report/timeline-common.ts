@@ -15,8 +15,7 @@ export function legendStages(reps: readonly TracedRep[]): Stage[] {
   return STAGE_KINDS.filter((s) => s.look.always || present.has(s.id)).map((s) => s.id);
 }
 
-const looks = <T>(pick: (look: StageKind['look']) => T): Readonly<Record<Stage, T>> =>
-  Object.fromEntries(STAGE_KINDS.map((s) => [s.id, pick(s.look)])) as Record<Stage, T>;
+const looks = <T>(pick: (look: StageKind['look']) => T): Readonly<Record<Stage, T>> => Object.fromEntries(STAGE_KINDS.map((s) => [s.id, pick(s.look)])) as Record<Stage, T>;
 
 /** One fixed palette for every picture, each stage kind's own colour. */
 export const STAGE_COLOURS = looks((l) => l.colour);
@@ -211,8 +210,14 @@ export const IDLE_COLUMNS = ['stream', 'idle', 'host', 'engine', 'dependency', '
 
 /** The idle table's rows: one per stream (the first `limit`, then one counting the rest) and the total. */
 export function idleRows(a: RepAnalysis, limit = Infinity): string[][] {
-  const row = (name: string, s: { idleMs: number; hostMs: number; engineMs: number; dependencyMs: number }, tail: string) =>
-    [name, ms(s.idleMs), ms(s.hostMs), ms(s.engineMs), ms(s.dependencyMs), tail];
+  const row = (name: string, s: { idleMs: number; hostMs: number; engineMs: number; dependencyMs: number }, tail: string) => [
+    name,
+    ms(s.idleMs),
+    ms(s.hostMs),
+    ms(s.engineMs),
+    ms(s.dependencyMs),
+    tail,
+  ];
   const shown = a.streams.slice(0, limit).map((s) => row(s.stream, s, ms(s.tailMs)));
   const hidden = a.streams.length - shown.length;
   return [...shown, ...(hidden > 0 ? [[`(${hidden} more)`, '', '', '', '', '']] : []), row('all', a.idle, '')];

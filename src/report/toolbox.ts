@@ -11,8 +11,15 @@ type Variant = 'issue' | 'host' | 'legacyOp' | 'perThreadOp';
 const layoutOf = (mode: ModeResult): OverlapLayout | null => (mode.role.kind === 'overlapped' ? mode.role.layout : null);
 
 const sameLayout = (a: OverlapLayout, b: OverlapLayout) =>
-  a.chunks === b.chunks && a.streams === b.streams && a.order === b.order && a.topology === b.topology && a.slots === b.slots &&
-  a.issue === b.issue && a.host === b.host && sameOp(a.legacyOp, b.legacyOp) && sameOp(a.perThreadOp, b.perThreadOp);
+  a.chunks === b.chunks &&
+  a.streams === b.streams &&
+  a.order === b.order &&
+  a.topology === b.topology &&
+  a.slots === b.slots &&
+  a.issue === b.issue &&
+  a.host === b.host &&
+  sameOp(a.legacyOp, b.legacyOp) &&
+  sameOp(a.perThreadOp, b.perThreadOp);
 
 const sameOp = (a: DefaultStreamOp | undefined, b: DefaultStreamOp | undefined) => a?.chunk === b?.chunk && a?.op === b?.op;
 
@@ -21,10 +28,12 @@ export function twinWithout(mode: ModeResult, variant: Variant, modes: readonly 
   const layout = layoutOf(mode);
   if (!layout || layout[variant] === undefined) return null;
   const { [variant]: _dropped, ...rest } = layout;
-  return modes.find((m) => {
-    const other = layoutOf(m);
-    return m.device === mode.device && other !== null && sameLayout(other, rest as OverlapLayout);
-  }) ?? null;
+  return (
+    modes.find((m) => {
+      const other = layoutOf(m);
+      return m.device === mode.device && other !== null && sameLayout(other, rest as OverlapLayout);
+    }) ?? null
+  );
 }
 
 /** The host issue loop's median against the GPU's: above this share, issuing is what the rep waited for. */
@@ -47,9 +56,10 @@ function graphLine(mode: ModeResult, modes: readonly ModeResult[]): string | nul
     ? `; capture ${formatMs(setup.captureMs)} and instantiate ${formatMs(setup.instantiateMs)}, once` +
       (saved > 0 ? ` (repaid after ${Math.ceil((setup.captureMs + setup.instantiateMs) / saved)} reps)` : '')
     : '';
-  const why = side === 'host issue'
-    ? `stream-issued, the host took ${formatMs(issueMs)} to issue a rep of ${formatMs(stream.stats.median)}: host issue limited it, and the graph removes that`
-    : `stream-issued, issuing took ${formatMs(issueMs)} of ${formatMs(stream.stats.median)}: the GPU side limited it, which a graph does not change`;
+  const why =
+    side === 'host issue'
+      ? `stream-issued, the host took ${formatMs(issueMs)} to issue a rep of ${formatMs(stream.stats.median)}: host issue limited it, and the graph removes that`
+      : `stream-issued, issuing took ${formatMs(issueMs)} of ${formatMs(stream.stats.median)}: the GPU side limited it, which a graph does not change`;
   return `graph replay: ${formatMs(mode.stats.median)} vs ${formatMs(stream.stats.median)} stream-issued (${gain.toFixed(2)}×)${once}; ${why}`;
 }
 
@@ -97,12 +107,13 @@ function defaultStreamLine(mode: ModeResult, result: RunResult, variant: keyof t
   const lost = mode.stats.median - without.stats.median;
   const serial = result.modes.find((m) => m.role.kind === 'serial' && m.device === mode.device);
   const saved = serial ? serial.stats.median - without.stats.median : null;
-  const share = saved && saved > 0 ? ` (${(100 * lost / saved).toFixed(0)}% of what overlap saved)` : '';
-  const speedups = serial && mode.analysis && without.analysis
-    ? `; speedup over serial ${without.analysis.speedup.toFixed(2)}× → ${mode.analysis.speedup.toFixed(2)}×` : '';
+  const share = saved && saved > 0 ? ` (${((100 * lost) / saved).toFixed(0)}% of what overlap saved)` : '';
+  const speedups = serial && mode.analysis && without.analysis ? `; speedup over serial ${without.analysis.speedup.toFixed(2)}× → ${mode.analysis.speedup.toFixed(2)}×` : '';
   const words = DEFAULT_STREAM_WORDS[variant];
-  return `${words.stream}: chunk ${moved.chunk}'s ${moved.op === 'h2d' ? 'H2D' : moved.op} on ${words.handle} made the ${layout.order} layout ` +
-    `${formatMs(without.stats.median)} → ${formatMs(mode.stats.median)}: ${lost > 0 ? `${formatMs(lost)} of overlap lost${share}` : 'no overlap lost'}${speedups}`;
+  return (
+    `${words.stream}: chunk ${moved.chunk}'s ${moved.op === 'h2d' ? 'H2D' : moved.op} on ${words.handle} made the ${layout.order} layout ` +
+    `${formatMs(without.stats.median)} → ${formatMs(mode.stats.median)}: ${lost > 0 ? `${formatMs(lost)} of overlap lost${share}` : 'no overlap lost'}${speedups}`
+  );
 }
 
 /** The urgent kernels' latency with and without priorities, and what they cost the pipeline beside them. */
@@ -117,18 +128,22 @@ function latencyLine(result: RunResult): string | null {
     ? `; the pipeline ${formatMs(alone.stats.median)} alone, ${formatMs(withP.stats.median)} beside them with priorities ` +
       `(${(100 * (withP.stats.median / alone.stats.median - 1)).toFixed(1)}%), ${formatMs(without.stats.median)} without`
     : '';
-  return `latency of ${withP.role.kernel} on the urgent stream over ${withP.latency.n} launches: ${stats(withP.latency)} with priorities, ` +
-    `${stats(without.latency)} without${background}`;
+  return (
+    `latency of ${withP.role.kernel} on the urgent stream over ${withP.latency.n} launches: ${stats(withP.latency)} with priorities, ` +
+    `${stats(without.latency)} without${background}`
+  );
 }
 
 function memoryLine(result: RunResult): string | null {
   const memory = result.deviceMemory;
   if (!memory || (memory.budgetBytes === null && memory.ring === null)) return null;
   const hostBytes = result.buffers.filter((b) => b.role !== 'scratch').reduce((sum, b) => sum + b.bytes, 0);
-  return `device memory: ${memory.budgetBytes === null ? 'no budget' : `budget ${formatBytes(memory.budgetBytes)}`}; ` +
+  return (
+    `device memory: ${memory.budgetBytes === null ? 'no budget' : `budget ${formatBytes(memory.budgetBytes)}`}; ` +
     `allocated ${formatBytes(memory.askedBytes)} (cudaMemGetInfo saw ${formatBytes(memory.measuredBytes)} go)` +
     (memory.ring ? ` for a ring of ${memory.ring.slots} slots of ${memory.ring.slotElements} elements` : '') +
-    `, streaming ${formatBytes(hostBytes)} of host buffers`;
+    `, streaming ${formatBytes(hostBytes)} of host buffers`
+  );
 }
 
 /** Every toolbox line the result calls for, in mode order. */
@@ -136,10 +151,14 @@ export function toolboxLines(result: RunResult): string[] {
   const lines: string[] = [];
   for (const mode of result.modes) {
     if (mode.role.kind !== 'overlapped') continue;
-    lines.push(...[
-      mode.role.layout.issue ? graphLine(mode, result.modes) : null, hostLine(mode, result),
-      defaultStreamLine(mode, result, 'perThreadOp'), defaultStreamLine(mode, result, 'legacyOp'),
-    ].filter((line): line is string => line !== null));
+    lines.push(
+      ...[
+        mode.role.layout.issue ? graphLine(mode, result.modes) : null,
+        hostLine(mode, result),
+        defaultStreamLine(mode, result, 'perThreadOp'),
+        defaultStreamLine(mode, result, 'legacyOp'),
+      ].filter((line): line is string => line !== null),
+    );
   }
   return [...lines, ...[latencyLine(result), memoryLine(result)].filter((line): line is string => line !== null)];
 }
@@ -148,7 +167,12 @@ export function toolboxLines(result: RunResult): string[] {
 export function eventCostLines(result: RunResult): string[] {
   const costs = result.modes.flatMap((m) => (m.role.kind === 'issue-cost' && m.issueCost ? [{ op: m.role.op, ...m.issueCost }] : []));
   if (!costs.length) return [];
-  const names: Record<IssueCostOp, string> = { 'record-timing': 'record with timing', 'record-untimed': 'record without timing', wait: 'cross-stream wait', launch: 'launch', copy: 'small copy' };
-  return [`events cost the host (median µs per op, ${costs[0]?.opsPerRep ?? 0} a batch): ` +
-    costs.map((c) => `${names[c.op]} ${c.hostUsPerOp.toFixed(2)} µs`).join(', ')];
+  const names: Record<IssueCostOp, string> = {
+    'record-timing': 'record with timing',
+    'record-untimed': 'record without timing',
+    wait: 'cross-stream wait',
+    launch: 'launch',
+    copy: 'small copy',
+  };
+  return [`events cost the host (median µs per op, ${costs[0]?.opsPerRep ?? 0} a batch): ` + costs.map((c) => `${names[c.op]} ${c.hostUsPerOp.toFixed(2)} µs`).join(', ')];
 }

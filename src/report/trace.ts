@@ -43,7 +43,14 @@ export function buildTrace(result: RunResult): TraceDocument {
   const devices = [...new Set(reps.map((r) => r.device))].sort((a, b) => a - b);
   const gapMs = 0.1 * reps.reduce((longest, r) => Math.max(longest, r.totalMs), 0);
   return {
-    traceEvents: devices.flatMap((d) => deviceEvents(result, d, reps.filter((r) => r.device === d), gapMs)),
+    traceEvents: devices.flatMap((d) =>
+      deviceEvents(
+        result,
+        d,
+        reps.filter((r) => r.device === d),
+        gapMs,
+      ),
+    ),
     displayTimeUnit: 'ns',
     otherData: {
       tool: `${result.tool.name} ${result.tool.version}`,
@@ -69,9 +76,15 @@ function deviceEvents(result: RunResult, device: number, reps: readonly TracedRe
 
   let offsetMs = 0;
   for (const rep of reps) {
-    events.push(complete(pid, TID.mode, repModeLabel(result, rep.mode), 'rep', offsetMs, offsetMs + rep.totalMs, {
-      mode: rep.mode, totalMs: rep.totalMs, issueMs: rep.issueMs, ops: rep.ops.length, timing: rep.timing?.source ?? 'events',
-    }));
+    events.push(
+      complete(pid, TID.mode, repModeLabel(result, rep.mode), 'rep', offsetMs, offsetMs + rep.totalMs, {
+        mode: rep.mode,
+        totalMs: rep.totalMs,
+        issueMs: rep.issueMs,
+        ops: rep.ops.length,
+        timing: rep.timing?.source ?? 'events',
+      }),
+    );
     for (const op of rep.ops) events.push(opEvent(pid, streams.get(op.stream)!, op, offsetMs));
     for (const [base, name, ops] of engineTracks(rep, facts)) {
       lanes(ops, offsetMs).forEach((lane, i) => {
@@ -84,18 +97,18 @@ function deviceEvents(result: RunResult, device: number, reps: readonly TracedRe
   const meta: TraceEvent[] = [
     metadata(pid, 0, 'process_name', { name: deviceLabel(facts, device) }),
     metadata(pid, 0, 'process_sort_index', { sort_index: device }),
-    ...[...tracks].sort(([a], [b]) => a - b).flatMap(([tid, name], i) => [
-      metadata(pid, tid, 'thread_name', { name }),
-      metadata(pid, tid, 'thread_sort_index', { sort_index: i }),
-    ]),
+    ...[...tracks].sort(([a], [b]) => a - b).flatMap(([tid, name], i) => [metadata(pid, tid, 'thread_name', { name }), metadata(pid, tid, 'thread_sort_index', { sort_index: i })]),
   ];
   return [...meta, ...events];
 }
 
 /** The engine tracks of a rep: [first tid, name, ops]. One copy engine serves both directions when the device has one. */
 function engineTracks(rep: TracedRep, facts: DeviceFacts | undefined): [number, string, TimelineOp[]][] {
-  const tracks = engineRows(facts?.asyncEngineCount ?? 2)
-    .map(({ row, name, stages }): [number, string, TimelineOp[]] => [row, name, rep.ops.filter((op) => stages.includes(op.kind))]);
+  const tracks = engineRows(facts?.asyncEngineCount ?? 2).map(({ row, name, stages }): [number, string, TimelineOp[]] => [
+    row,
+    name,
+    rep.ops.filter((op) => stages.includes(op.kind)),
+  ]);
   return tracks.filter(([, , ops]) => ops.length > 0);
 }
 
@@ -138,7 +151,7 @@ class Heap<T> {
   push(item: T): void {
     const items = this.items;
     items.push(item);
-    for (let i = items.length - 1; i > 0;) {
+    for (let i = items.length - 1; i > 0; ) {
       const parent = (i - 1) >> 1;
       if (this.before(items[i]!, items[parent]!) >= 0) break;
       [items[i], items[parent]] = [items[parent]!, items[i]!];
@@ -152,7 +165,7 @@ class Heap<T> {
     const last = items.pop();
     if (items.length && last !== undefined) {
       items[0] = last;
-      for (let i = 0; ;) {
+      for (let i = 0; ; ) {
         const left = 2 * i + 1;
         const right = left + 1;
         let least = i;

@@ -27,34 +27,41 @@ export const ScalingSchema = z.object({
   oneDevice: z.object({ mode: z.string(), device: z.number().int(), medianMs: z.number(), gbPerSecond: z.number() }),
   /** Every device at once, each over its share; `gbPerSecond` is the aggregate, both directions' bytes over the time. */
   together: z.object({
-    mode: z.string(), medianMs: z.number(), gbPerSecond: z.number(),
+    mode: z.string(),
+    medianMs: z.number(),
+    gbPerSecond: z.number(),
     /** Host time to issue one rep for every device from the one JS thread (a host timer), and how many calls it made. */
-    hostIssueMs: z.number(), issuedOps: z.number().int(),
+    hostIssueMs: z.number(),
+    issuedOps: z.number().int(),
   }),
   /** one device's median / all devices' median */
   speedup: z.number(),
   /** speedup / devices */
   efficiency: z.number(),
-  perDevice: z.array(z.object({
-    device: z.number().int(),
-    bytes: z.number(),
-    /** Its share's time with every device running, from its own events. */
-    togetherMs: z.number(),
-    gbPerSecond: z.number(),
-    /** Its share's time running by itself; null when not measured. */
-    aloneMs: z.number().nullable(),
-    aloneGbPerSecond: z.number().nullable(),
-  })),
+  perDevice: z.array(
+    z.object({
+      device: z.number().int(),
+      bytes: z.number(),
+      /** Its share's time with every device running, from its own events. */
+      togetherMs: z.number(),
+      gbPerSecond: z.number(),
+      /** Its share's time running by itself; null when not measured. */
+      aloneMs: z.number().nullable(),
+      aloneGbPerSecond: z.number().nullable(),
+    }),
+  ),
   /**
    * Each device's share copied both ways at once (the link at its best) alone and with every device at once, and
    * all of them together: what the host gives the links; null when data moves one way only.
    */
-  links: z.object({
-    perDevice: z.array(z.object({ device: z.number().int(), aloneGbPerSecond: z.number().nullable(), togetherGbPerSecond: z.number().nullable() })),
-    togetherGbPerSecond: z.number(),
-    /** All links at once against one device's pipeline: the most this split can scale to while it is copy-bound. */
-    ceiling: z.number(),
-  }).nullable(),
+  links: z
+    .object({
+      perDevice: z.array(z.object({ device: z.number().int(), aloneGbPerSecond: z.number().nullable(), togetherGbPerSecond: z.number().nullable() })),
+      togetherGbPerSecond: z.number(),
+      /** All links at once against one device's pipeline: the most this split can scale to while it is copy-bound. */
+      ceiling: z.number(),
+    })
+    .nullable(),
   limit: ScalingLimitSchema,
   /** The limit in words, with the figures that show it. */
   why: z.string(),

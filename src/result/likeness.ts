@@ -3,9 +3,7 @@ import type { ModeResult } from './schema.js';
 // Whether two measured modes compare like with like, read from the Result alone, for warnings and renderers alike.
 
 /** Why a speedup over serial would compare unlike things: the mode lacks a stage serial has, or there is nothing to overlap. */
-export type SerialMismatch =
-  | { readonly kind: 'without-stage'; readonly host: string }
-  | { readonly kind: 'launches-only'; readonly chunks: number };
+export type SerialMismatch = { readonly kind: 'without-stage'; readonly host: string } | { readonly kind: 'launches-only'; readonly chunks: number };
 
 /**
  * Whether an overlapped mode's speedup over serial compares like with like, from the Result's modes alone. Serial

@@ -65,7 +65,8 @@ export function migrateV1(old: RunResultV1): RunResult {
   const { layout } = old;
   const device = old.environment.device.index;
   const overlap = (order: (typeof layout.orders)[number]): ModeRole => ({
-    kind: 'overlapped', layout: { chunks: layout.chunks, streams: layout.streams, order, topology: 'chunk-per-stream' },
+    kind: 'overlapped',
+    layout: { chunks: layout.chunks, streams: layout.streams, order, topology: 'chunk-per-stream' },
   });
   const v1Roles = new Map<string, ModeRole>([
     ['serial', { kind: 'serial' }],
@@ -84,27 +85,49 @@ export function migrateV1(old: RunResultV1): RunResult {
     if (!role) throw new UsageError(`version 1 result: mode "${m.id}" is none this version of the format could write.`);
     const headline = m.id === 'overlapped';
     return {
-      id: modeId(role), role, device, description: m.description, bytes: m.bytes, samplesMs: m.samplesMs, hostIssueMs: m.hostIssueMs,
-      stats: m.stats, stoppedBy: m.stoppedBy, elapsedMs: m.elapsedMs, gateTimeouts: m.gateTimeouts, smClockMHz: m.smClockMHz,
-      analysis: role.kind === 'overlapped'
-        ? {
-          serialMs, speedup: serialMs / m.stats.median,
-          // Version 1 kept the uncertainty of the headline only.
-          speedupError: headline ? old.summary.speedupError : null,
-          bound, efficiency: bound.ms / m.stats.median, chunkElements: layout.chunkElements, model: null,
-        }
-        : null,
+      id: modeId(role),
+      role,
+      device,
+      description: m.description,
+      bytes: m.bytes,
+      samplesMs: m.samplesMs,
+      hostIssueMs: m.hostIssueMs,
+      stats: m.stats,
+      stoppedBy: m.stoppedBy,
+      elapsedMs: m.elapsedMs,
+      gateTimeouts: m.gateTimeouts,
+      smClockMHz: m.smClockMHz,
+      analysis:
+        role.kind === 'overlapped'
+          ? {
+              serialMs,
+              speedup: serialMs / m.stats.median,
+              // Version 1 kept the uncertainty of the headline only.
+              speedupError: headline ? old.summary.speedupError : null,
+              bound,
+              efficiency: bound.ms / m.stats.median,
+              chunkElements: layout.chunkElements,
+              model: null,
+            }
+          : null,
     };
   });
   const headlineId = modeId(overlap(layout.order));
   return {
-    schema: RESULT_SCHEMA_ID, version: RESULT_VERSION, tool: old.tool, createdAt: old.createdAt,
+    schema: RESULT_SCHEMA_ID,
+    version: RESULT_VERSION,
+    tool: old.tool,
+    createdAt: old.createdAt,
     run: { hostname: old.environment.hostname, rank: null, localRank: null, size: null, jobId: null, launcher: null },
     environment: { node: old.environment.node, platform: old.environment.platform, software: old.environment.software },
     devices: [old.environment.device],
     config: old.config,
     pipeline: { elements: layout.elements, align: layout.align, requestedChunks: layout.requestedChunks, requestedStreams: layout.requestedStreams },
-    buffers: old.buffers, kernels: old.kernels, policy: old.policy, clocks: old.clocks, modes,
+    buffers: old.buffers,
+    kernels: old.kernels,
+    policy: old.policy,
+    clocks: old.clocks,
+    modes,
     summary: { mode: headlineId, ...old.summary },
     timeline: null,
     sweep: null,

@@ -28,8 +28,16 @@ export const ModelPartsSchema = z.object({
   gated: z.boolean(),
 });
 
-export const GapCauseSchema = z.enum(['fill and drain', 'per-op cost', 'shared link', 'host issue', 'kernels not concurrent',
-  'one direction at a time', 'too few streams', 'serialisation and effects the model does not capture']);
+export const GapCauseSchema = z.enum([
+  'fill and drain',
+  'per-op cost',
+  'shared link',
+  'host issue',
+  'kernels not concurrent',
+  'one direction at a time',
+  'too few streams',
+  'serialisation and effects the model does not capture',
+]);
 
 /** What makes ops run one after another that the model takes as concurrent, where a layout has it. */
 export const SERIALISERS = ['per-thread default stream', 'legacy default stream', 'pageable memory'] as const;

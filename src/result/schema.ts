@@ -71,7 +71,6 @@ export const StatsSchema = z.object({
 });
 export type Stats = z.infer<typeof StatsSchema>;
 
-
 export const WarningSchema = z.object({
   code: z.string(),
   message: z.string(),
@@ -123,7 +122,6 @@ export const ModeRoleSchema = z.union([
 const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole ? (ModeRole extends z.infer<typeof ModeRoleSchema> ? true : false) : false = true;
 void roleMatchesVocabulary;
 
-
 export const BoundSchema = z.object({
   ms: z.number(),
   limitedBy: BoundTermSchema,
@@ -136,7 +134,6 @@ export const BoundSchema = z.object({
   linkGbPerSecond: z.number().nullable(),
 });
 export type BoundRecord = z.infer<typeof BoundSchema>;
-
 
 /** How one overlapped mode did: against its device's serial mode and against the model's bound for its layout. */
 export const OverlapAnalysisSchema = z.object({
@@ -241,7 +238,6 @@ export const TracedRepSchema = z.object({
 });
 export type TracedRep = z.infer<typeof TracedRepSchema>;
 
-
 export const RunIdentitySchema = z.object({
   hostname: z.string(),
   /** The launcher's rank and size (OpenMPI, MPICH/PMI, Slurm); null when not launched by one. */
@@ -305,7 +301,9 @@ export type SharingRecord = z.infer<typeof SharingRecordSchema>;
 
 /** What results written before the check say: nothing is known. */
 export const SHARING_NOT_CHECKED: SharingRecord = {
-  checked: false, otherProcesses: null, note: 'not checked: written before cuda-pipe looked for other processes on the GPU',
+  checked: false,
+  otherProcesses: null,
+  note: 'not checked: written before cuda-pipe looked for other processes on the GPU',
 };
 
 /**
@@ -313,7 +311,10 @@ export const SHARING_NOT_CHECKED: SharingRecord = {
  * running on the GPU (added within version 2: absent in older files, which read as not checked).
  */
 export const ClocksRecordSchema = z.object({
-  checked: z.boolean(), note: z.string(), minMHz: z.number().nullable(), maxMHz: z.number().nullable(),
+  checked: z.boolean(),
+  note: z.string(),
+  minMHz: z.number().nullable(),
+  maxMHz: z.number().nullable(),
   sharing: SharingRecordSchema.default(SHARING_NOT_CHECKED),
 });
 
@@ -356,10 +357,14 @@ export const RunResultSchema = z.object({
    * saw go (before and after allocating), and the ring of slots the chunks cycled through (null when none). Absent
    * in results written before it was measured.
    */
-  deviceMemory: z.object({
-    budgetBytes: z.number().nullable(), askedBytes: z.number(), measuredBytes: z.number(),
-    ring: z.object({ slots: z.number().int(), slotElements: z.number() }).nullable(),
-  }).optional(),
+  deviceMemory: z
+    .object({
+      budgetBytes: z.number().nullable(),
+      askedBytes: z.number(),
+      measuredBytes: z.number(),
+      ring: z.object({ slots: z.number().int(), slotElements: z.number() }).nullable(),
+    })
+    .optional(),
   /** Traced reps, when the run recorded any. */
   timeline: z.object({ reps: z.array(TracedRepSchema) }).nullable(),
   /** Present when the result comes from `cuda-pipe sweep`. */

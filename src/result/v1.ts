@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import {
-  BufferRecordSchema, ClocksRecordSchema, ConfigRecordSchema, DeviceFactsSchema, KernelRecordSchema, PolicyRecordSchema, RESULT_SCHEMA_ID,
-  SoftwareVersionsSchema, StatsSchema, WarningSchema,
+  BufferRecordSchema,
+  ClocksRecordSchema,
+  ConfigRecordSchema,
+  DeviceFactsSchema,
+  KernelRecordSchema,
+  PolicyRecordSchema,
+  RESULT_SCHEMA_ID,
+  SoftwareVersionsSchema,
+  StatsSchema,
+  WarningSchema,
 } from './schema.js';
 
 // Version 1 of the Result (cuda-pipe 0.1.0): one layout, one summary, one bound, modes named by strings. Kept only so

@@ -79,7 +79,11 @@ function checkModes(result: RunResult, check: Check): void {
 
 function checkSummary(result: RunResult, check: Check): void {
   const s = result.summary;
-  check('summary.mode', result.modes.some((m) => m.id === s.mode), `the headline names mode "${s.mode}", which the Result does not hold`);
+  check(
+    'summary.mode',
+    result.modes.some((m) => m.id === s.mode),
+    `the headline names mode "${s.mode}", which the Result does not hold`,
+  );
   check('summary.serialMs', positive(s.serialMs), `a time must be positive, ${got(s.serialMs)}`);
   check('summary.overlappedMs', positive(s.overlappedMs), `a time must be positive, ${got(s.overlappedMs)}`);
   check('summary.speedup', positive(s.speedup), `a speedup must be positive, ${got(s.speedup)}`);

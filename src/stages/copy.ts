@@ -16,10 +16,20 @@ export type CopyOp = {
 
 /** The chunk's range of one buffer, copied one way. */
 export function copyOp(
-  buffer: { readonly name: string; readonly elementBytes: number }, w: Pick<ChunkWork, 'range' | 'deviceFirst' | 'stream' | 'chunk'>, direction: 'h2d' | 'd2h',
+  buffer: { readonly name: string; readonly elementBytes: number },
+  w: Pick<ChunkWork, 'range' | 'deviceFirst' | 'stream' | 'chunk'>,
+  direction: 'h2d' | 'd2h',
 ): CopyOp {
-  return { kind: 'copy', stream: w.stream, direction, buffer: buffer.name, hostOffset: w.range.first * buffer.elementBytes,
-    deviceOffset: w.deviceFirst * buffer.elementBytes, bytes: w.range.count * buffer.elementBytes, chunk: w.chunk };
+  return {
+    kind: 'copy',
+    stream: w.stream,
+    direction,
+    buffer: buffer.name,
+    hostOffset: w.range.first * buffer.elementBytes,
+    deviceOffset: w.deviceFirst * buffer.elementBytes,
+    bytes: w.range.count * buffer.elementBytes,
+    chunk: w.chunk,
+  };
 }
 
 // One op kind, two stages: the direction decides which engine runs it and how it is drawn.
@@ -45,14 +55,24 @@ function copyStage<D extends 'h2d' | 'd2h'>(direction: D, roles: readonly string
 
 /** Loads: the buffers the GPU reads. */
 export const h2d = copyStage('h2d', ['in', 'inout'], {
-  letter: 'H', colour: '#1f6fd1', name: 'H2D', prefix: 'H2D', always: true, rate: true,
+  letter: 'H',
+  colour: '#1f6fd1',
+  name: 'H2D',
+  prefix: 'H2D',
+  always: true,
+  rate: true,
   terminal: { background: 'bgBlue', foreground: 'whiteBright' },
   engine: { row: 1000, name: 'H2D copy engine', hostCopy: true, exclusive: true },
 });
 
 /** Stores: the buffers the GPU writes. */
 export const d2h = copyStage('d2h', ['out', 'inout'], {
-  letter: 'D', colour: '#8e3fb5', name: 'D2H', prefix: 'D2H', always: true, rate: true,
+  letter: 'D',
+  colour: '#8e3fb5',
+  name: 'D2H',
+  prefix: 'D2H',
+  always: true,
+  rate: true,
   terminal: { background: 'bgMagenta', foreground: 'whiteBright' },
   engine: { row: 2000, name: 'D2H copy engine', hostCopy: true, exclusive: true },
 });

@@ -16,7 +16,12 @@ export const host: StageKind<'host', HostOp> = {
   touchesDevice: false,
   cupti: null,
   look: {
-    letter: 'C', colour: '#7a7a7a', name: 'host (CPU)', prefix: 'host', always: true, rate: true,
+    letter: 'C',
+    colour: '#7a7a7a',
+    name: 'host (CPU)',
+    prefix: 'host',
+    always: true,
+    rate: true,
     terminal: { background: 'bgGray', foreground: 'black' },
     engine: { row: 4000, name: 'host ops', hostCopy: false, exclusive: false },
   },

@@ -51,8 +51,7 @@ export function stage(id: Stage): AnyStage {
 export const describeWorkOp = (op: WorkOp, context: DescribeContext): string => stageOf(op).describe(op, context);
 export const workOpWhat = (op: WorkOp, context: DescribeContext): string => stageOf(op).what(op, context);
 export const issueWorkOp = (op: WorkOp, primitives: IssuePrimitives): IssuedOp => stageOf(op).issue(op, primitives);
-export const timelineFields = (op: WorkOp, kernelBytes: (op: { kernel: string; count: number }) => number): TimelineFields =>
-  stageOf(op).timeline(op, kernelBytes);
+export const timelineFields = (op: WorkOp, kernelBytes: (op: { kernel: string; count: number }) => number): TimelineFields => stageOf(op).timeline(op, kernelBytes);
 
 /**
  * For each stage whose ops queue for an engine, the stages sharing that engine, given how many copy engines the
@@ -60,8 +59,7 @@ export const timelineFields = (op: WorkOp, kernelBytes: (op: { kernel: string; c
  */
 export function engineSharing(copyEngines: number): ReadonlyMap<Stage, readonly Stage[]> {
   const hostCopies = table.filter((s) => s.look.engine.hostCopy).map((s) => s.id);
-  return new Map(table.filter((s) => s.look.engine.exclusive)
-    .map((s) => [s.id, s.look.engine.hostCopy && copyEngines < 2 ? hostCopies : [s.id]]));
+  return new Map(table.filter((s) => s.look.engine.exclusive).map((s) => [s.id, s.look.engine.hostCopy && copyEngines < 2 ? hostCopies : [s.id]]));
 }
 
 /** An engine as the trace draws it: a track per engine, the stages whose ops run on it, in the order of `row`. */
@@ -86,8 +84,7 @@ export function engineRows(copyEngines: number): EngineRow[] {
 }
 
 /** A chunk's ops of one phase, each stage kind of that phase in the table's order. */
-export const phaseOps = (phase: 'load' | 'compute' | 'store', work: ChunkWork): WorkOp[] =>
-  table.flatMap((s) => (s.phase === phase && s.plan ? s.plan(work) : []));
+export const phaseOps = (phase: 'load' | 'compute' | 'store', work: ChunkWork): WorkOp[] => table.flatMap((s) => (s.phase === phase && s.plan ? s.plan(work) : []));
 
 /** The bytes a body's work ops move, by the schedule's byte count each adds to. */
 export function opBytes(ops: readonly { readonly kind: string }[]): { h2d: number; d2h: number; peer: number } {

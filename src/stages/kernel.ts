@@ -27,7 +27,12 @@ export const kernel: StageKind<'kernel', KernelOp> = {
   touchesDevice: true,
   cupti: 'kernel',
   look: {
-    letter: 'K', colour: '#2a9d3a', name: 'kernel', prefix: 'kernel', always: true, rate: false,
+    letter: 'K',
+    colour: '#2a9d3a',
+    name: 'kernel',
+    prefix: 'kernel',
+    always: true,
+    rate: false,
     terminal: { background: 'bgGreen', foreground: 'black' },
     engine: { row: 3000, name: 'SMs', hostCopy: false, exclusive: false },
   },
@@ -36,5 +41,5 @@ export const kernel: StageKind<'kernel', KernelOp> = {
   timeline: (op, kernelBytes) => ({ buffer: null, kernel: op.kernel, bytes: kernelBytes(op) }),
   subject: (op) => op.kernel,
   issue: (op, p) => ({ issue: p.kernel(op), hostTag: null }),
-  failureHint: 'Check the kernel\'s indexing against the chunk\'s element count it is given, or run it under compute-sanitizer.',
+  failureHint: "Check the kernel's indexing against the chunk's element count it is given, or run it under compute-sanitizer.",
 };

@@ -24,7 +24,12 @@ export const peer: StageKind<'peer', PeerOp> = {
   touchesDevice: false,
   cupti: null,
   look: {
-    letter: 'P', colour: '#d9822b', name: 'peer copy', prefix: 'peer', always: false, rate: true,
+    letter: 'P',
+    colour: '#d9822b',
+    name: 'peer copy',
+    prefix: 'peer',
+    always: false,
+    rate: true,
     terminal: { background: 'bgYellow', foreground: 'black' },
     engine: { row: 5000, name: 'peer copies', hostCopy: false, exclusive: true },
   },

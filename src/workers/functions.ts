@@ -30,7 +30,7 @@ export function copyRegions(from: readonly Uint8Array[], to: readonly Uint8Array
   let target = 0;
   let at = 0;
   for (const source of from) {
-    for (let done = 0; done < source.byteLength;) {
+    for (let done = 0; done < source.byteLength; ) {
       const into = to[target] as Uint8Array;
       const n = Math.min(source.byteLength - done, into.byteLength - at);
       into.set(source.subarray(done, done + n), at);
@@ -65,7 +65,7 @@ export function decodeRegion(region: RegionView, spec: Extract<StageFunctionSpec
   if (region.offset % elementBytes !== 0 || region.bytes.byteLength % elementBytes !== 0) {
     throw new Error(`decode: buffer '${region.buffer}' bytes ${region.offset}+${region.bytes.byteLength} are not whole ${source.type} elements`);
   }
-  for (let at = 0; at < region.bytes.byteLength;) {
+  for (let at = 0; at < region.bytes.byteLength; ) {
     const place = region.offset + at;
     const window = Math.floor(place / HOST_WINDOW_BYTES);
     const end = Math.min(region.bytes.byteLength, (window + 1) * HOST_WINDOW_BYTES - region.offset);
@@ -83,7 +83,11 @@ export function builtIn(spec: Exclude<StageFunctionSpec, { kind: 'module' }>): S
     case 'checksum':
       return (chunk) => checksum(chunk.regions.map((region) => region.bytes));
     case 'copy':
-      return (chunk) => copyRegions(chunk.regions.map((region) => region.bytes), chunk.targets.map((region) => region.bytes));
+      return (chunk) =>
+        copyRegions(
+          chunk.regions.map((region) => region.bytes),
+          chunk.targets.map((region) => region.bytes),
+        );
     case 'cost':
       return (chunk) => spin(spec.msPerMiB * chunkMiB(chunk));
     case 'decode':

@@ -86,7 +86,10 @@ export class WorkerPool {
   private closedBy: unknown = null;
   private readonly onAbort = () => void this.close(interrupted(this.threads.length));
 
-  private constructor(threads: Thread[], private readonly options: PoolOptions) {
+  private constructor(
+    threads: Thread[],
+    private readonly options: PoolOptions,
+  ) {
     this.threads = threads;
     this.queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
   }
@@ -130,9 +133,11 @@ export class WorkerPool {
         done();
         if (message.kind === 'ready') return resolve();
         if (message.kind === 'load-failed') {
-          return reject(new UsageError(`host stage function '${message.fn}': module ${message.path} did not load in worker ${thread.index}: ${message.message}`, {
-            hint: 'Check the module\'s path (relative to the config file), that it loads with `node <file>`, and that it exports the function the config names.',
-          }));
+          return reject(
+            new UsageError(`host stage function '${message.fn}': module ${message.path} did not load in worker ${thread.index}: ${message.message}`, {
+              hint: "Check the module's path (relative to the config file), that it loads with `node <file>`, and that it exports the function the config names.",
+            }),
+          );
         }
         reject(new Error(`worker ${thread.index} sent ${message.kind} before it was ready`));
       };
@@ -231,10 +236,12 @@ export class WorkerPool {
     const unfinished = [...this.threads.flatMap((thread) => thread.sent.splice(0)), ...this.queue.splice(0)];
     const why = reason ?? new Error('the worker pool closed before the task ran');
     for (const pending of unfinished) pending.reject(why);
-    this.closing = Promise.all(this.threads.map(async (thread) => {
-      await thread.worker.terminate();
-      thread.alive = false;
-    })).then(() => undefined);
+    this.closing = Promise.all(
+      this.threads.map(async (thread) => {
+        await thread.worker.terminate();
+        thread.alive = false;
+      }),
+    ).then(() => undefined);
     return this.closing;
   }
 }

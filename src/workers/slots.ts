@@ -41,7 +41,8 @@ export class SlotTracker {
   /** `chunk`'s CPU work finished: its slot may be reused. Throws when it does not hold its slot. */
   release(chunk: number): void {
     const slot = this.slotOf(chunk);
-    if (this.holders[slot] !== chunk) throw new Error(`chunk ${chunk} does not hold slot ${slot} (${this.holders[slot] === null ? 'free' : `chunk ${this.holders[slot]} holds it`})`);
+    if (this.holders[slot] !== chunk)
+      throw new Error(`chunk ${chunk} does not hold slot ${slot} (${this.holders[slot] === null ? 'free' : `chunk ${this.holders[slot]} holds it`})`);
     this.holders[slot] = null;
   }
 

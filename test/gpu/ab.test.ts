@@ -14,7 +14,9 @@ const out = mkdtempSync(join(tmpdir(), 'cuda-pipe-gpu-ab-'));
 /** configs/compute-bound.yaml at 16 MiB: the kernel still dominates the copies, and a rep takes a few ms. */
 function computeBound(name: string, iterations: number): string {
   const path = join(out, `${name}.yaml`);
-  writeFileSync(path, `name: compute-bound
+  writeFileSync(
+    path,
+    `name: compute-bound
 hostMemory: pinned
 buffers:
   input: { type: float32, size: 16MiB, role: in, init: { kind: random, seed: 1 } }
@@ -22,7 +24,8 @@ buffers:
 kernels:
   - { name: fma, source: fma_loop.cu, entry: fma_loop, args: [{ buffer: input }, { buffer: output }, { chunk: elements }, { int32: ${iterations} }] }
 pipeline: { chunks: 16, streams: 4 }
-`);
+`,
+  );
   return path;
 }
 
@@ -35,8 +38,14 @@ describe('cuda-pipe ab on a real device', () => {
     const { code, stdout, stderr } = runCli(['ab', config, config, '--json', json]);
     assert.equal(code, 0, stdout + stderr);
     const result = AbResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
-    assert.deepEqual(result.modes.map((m) => m.role.kind), ['serial', 'overlapped', 'stage', 'stage', 'stage', 'link']);
-    assert.ok(result.modes.every((m) => m.verdict === 'same' && m.aMs.length >= 10 && m.aMs.length === m.bMs.length), JSON.stringify(result.modes.map((m) => [m.id, m.verdict, m.change])));
+    assert.deepEqual(
+      result.modes.map((m) => m.role.kind),
+      ['serial', 'overlapped', 'stage', 'stage', 'stage', 'link'],
+    );
+    assert.ok(
+      result.modes.every((m) => m.verdict === 'same' && m.aMs.length >= 10 && m.aMs.length === m.bMs.length),
+      JSON.stringify(result.modes.map((m) => [m.id, m.verdict, m.change])),
+    );
     assert.deepEqual([result.a.verification.status, result.b.verification.status], ['passed', 'passed']);
     assert.match(stdout, /0 slower, 0 faster, 6 same, 0 noisy/);
   });

@@ -71,7 +71,10 @@ function operands(rt: CudaRuntime, dtype: GemmSpec['dtype'], arrays: readonly Fl
     const size = values.length * bytes;
     const host = rt.memory.hostAlloc(size, 'pinned');
     const device = rt.memory.malloc(size);
-    owned.push(() => rt.memory.free(device), () => rt.memory.freeHost(host));
+    owned.push(
+      () => rt.memory.free(device),
+      () => rt.memory.freeHost(host),
+    );
     const view = hostBytes(host, size);
     // One view of the operand's own element size: a float32 view over a bf16 operand would be twice too long.
     const stored = dtype === 'bf16' ? new Uint16Array(view.buffer, view.byteOffset, values.length) : new Float32Array(view.buffer, view.byteOffset, values.length);
@@ -112,7 +115,10 @@ function lanes(rt: CudaRuntime, count: number, owned: Array<() => void>): Lane[]
   return Array.from({ length: count }, () => {
     const stream = rt.streams.create({ nonBlocking: true });
     const workspace = rt.memory.malloc(DEFAULT_WORKSPACE_BYTES);
-    owned.push(() => rt.streams.destroy(stream), () => rt.memory.free(workspace));
+    owned.push(
+      () => rt.streams.destroy(stream),
+      () => rt.memory.free(workspace),
+    );
     return { stream, workspace };
   });
 }
@@ -185,7 +191,10 @@ describe('cuBLAS on a real device', () => {
       assert.equal(record.launch(), 0);
       const graph = rt.graphs.endCapture(lane.stream);
       const exec = rt.graphs.instantiate(graph);
-      owned.push(() => rt.graphs.destroy(graph), () => rt.graphs.destroyExec(exec));
+      owned.push(
+        () => rt.graphs.destroy(graph),
+        () => rt.graphs.destroyExec(exec),
+      );
       // beta 1 accumulates: the direct call and two replays leave 3 · A · B, which also shows the capture computed nothing.
       const replay = rt.graphs.launchThunk(exec, lane.stream);
       assert.equal(replay(), 0);

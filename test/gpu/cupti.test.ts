@@ -69,7 +69,14 @@ describe('CUPTI activity on a real device', () => {
       assert.equal(matched.wrongKind, 0);
       assert.equal(collection.malformed, 0);
       const mine = collection.records.filter((r) => collection.external.has(r.correlationId));
-      assert.deepEqual(mine.map((r) => [r.kind, r.bytes]), [['memcpy', bytes], ['memset', MiB], ['memcpy', bytes]]);
+      assert.deepEqual(
+        mine.map((r) => [r.kind, r.bytes]),
+        [
+          ['memcpy', bytes],
+          ['memset', MiB],
+          ['memcpy', bytes],
+        ],
+      );
       matched.spans.forEach((span, i) => {
         assert.ok(span, `call ${i} has a record`);
         const engineMs = (span.end - span.start) / 1e6;
@@ -93,7 +100,7 @@ describe('CUPTI activity on a real device', () => {
     }
   });
 
-  it('times the balanced pipeline\'s traced rep by CUPTI: each copy near its time alone, no engine busier than the rep', cupti, (t) => {
+  it("times the balanced pipeline's traced rep by CUPTI: each copy near its time alone, no engine busier than the rep", cupti, (t) => {
     const json = join(out, 'balanced.json');
     const { code, stderr } = runCli(['run', '--reps', '5', '--warmup', '2', '--json', json]);
     assert.equal(code, 0, stderr);
@@ -111,12 +118,16 @@ describe('CUPTI activity on a real device', () => {
       assert.ok(mode, `a ${stage} stage mode`);
       return mode.stats.median / 16;
     };
-    const ratios = rep.ops.filter((op) => op.kind === 'h2d' || op.kind === 'd2h').map((op) => {
-      const { start, end } = opInterval(op);
-      return { kind: op.kind, chunk: op.chunk, ratio: (end - start) / alone(op.kind as 'h2d' | 'd2h'), queuedMs: op.engineStartMs! - op.startMs };
-    });
+    const ratios = rep.ops
+      .filter((op) => op.kind === 'h2d' || op.kind === 'd2h')
+      .map((op) => {
+        const { start, end } = opInterval(op);
+        return { kind: op.kind, chunk: op.chunk, ratio: (end - start) / alone(op.kind as 'h2d' | 'd2h'), queuedMs: op.engineStartMs! - op.startMs };
+      });
     t.diagnostic(`engine time / time alone: ${JSON.stringify(ratios.map((r) => `${r.kind}#${r.chunk} ${r.ratio.toFixed(3)} (queued ${r.queuedMs.toFixed(3)} ms)`))}`);
-    t.diagnostic(`timing: ${rep.timing?.note}; traced rep ${rep.totalMs.toFixed(3)} ms, issued in ${rep.issueMs.toFixed(3)} ms, first op at ${Math.min(...rep.ops.map((o) => o.startMs)).toFixed(3)} ms`);
+    t.diagnostic(
+      `timing: ${rep.timing?.note}; traced rep ${rep.totalMs.toFixed(3)} ms, issued in ${rep.issueMs.toFixed(3)} ms, first op at ${Math.min(...rep.ops.map((o) => o.startMs)).toFixed(3)} ms`,
+    );
     const analysis = analyzeRep(rep, { copyEngines: result.devices[0]?.asyncEngineCount ?? 2 });
     t.diagnostic(`busy: ${JSON.stringify(analysis.busy)}, overlap: ${JSON.stringify(analysis.overlap)}, idle: ${JSON.stringify(analysis.idle)}`);
     for (const kind of ['h2d', 'd2h', 'kernel'] as const) {

@@ -43,12 +43,18 @@ describe('several GPUs in one run', () => {
     writeFileSync(config, SMALL);
     const { result, stdout } = run(config, ['--devices', '0,1', '--gate', '--max-time', '1']);
     assert.equal(result.verification.status, 'passed');
-    assert.deepEqual(result.devices.map((d) => d.index), [0, 1]);
+    assert.deepEqual(
+      result.devices.map((d) => d.index),
+      [0, 1],
+    );
     const together = result.modes.find((m) => m.role.kind === 'split' && m.role.alone === undefined);
-    assert.ok(together?.perDevice, 'each device\'s own times');
+    assert.ok(together?.perDevice, "each device's own times");
     for (const d of together.perDevice) {
       // The shares run at once, so each device is busy for most of the whole (its own start and end are probes).
-      assert.ok(d.medianMs >= together.stats.median * 0.5 && d.medianMs <= together.stats.median * 1.001, `device ${d.device}: ${d.medianMs} within the whole ${together.stats.median}`);
+      assert.ok(
+        d.medianMs >= together.stats.median * 0.5 && d.medianMs <= together.stats.median * 1.001,
+        `device ${d.device}: ${d.medianMs} within the whole ${together.stats.median}`,
+      );
     }
     // Balanced split on the 2-GPU H200 host: 1.57 to 1.62× (docs/measurements/2026-11-23-h200x2); two devices cannot
     // give more than 2×, and the shared memory system capped the links at 1.69×.
@@ -56,8 +62,13 @@ describe('several GPUs in one run', () => {
     // Both PCIe gen5 links both ways at once: 144 to 153 GB/s there; two links cannot pass 2 × ~100 GB/s.
     assert.ok(result.scaling.links && result.scaling.links.togetherGbPerSecond > 40 && result.scaling.links.togetherGbPerSecond < 220, JSON.stringify(result.scaling.links));
     const reps = result.timeline?.reps.filter((r) => r.mode === together.id) ?? [];
-    assert.deepEqual(reps.map((r) => r.device), [0, 1], 'a traced rep per device');
-    for (const rep of reps) assert.ok(rep.ops.length > 0 && rep.ops.every((op) => op.startMs >= 0 && op.endMs <= rep.totalMs * 1.001), `device ${rep.device}'s ops within its own start and end`);
+    assert.deepEqual(
+      reps.map((r) => r.device),
+      [0, 1],
+      'a traced rep per device',
+    );
+    for (const rep of reps)
+      assert.ok(rep.ops.length > 0 && rep.ops.every((op) => op.startMs >= 0 && op.endMs <= rep.totalMs * 1.001), `device ${rep.device}'s ops within its own start and end`);
     assert.match(stdout, /several GPUs \(0, 1\), the input split across them/);
     assert.match(stdout, /limit: (none|memory system|host issue|share size): /);
   });
@@ -74,8 +85,11 @@ describe('several GPUs in one run', () => {
     else assert.ok(peerRate > 5 && peerRate < 60, JSON.stringify(result.crossDevice.peerCopy));
     assert.match(stdout, /across GPUs 0 → 1, each chunk handed over by a peer copy/);
     const reps = result.timeline?.reps.filter((r) => r.mode === result.crossDevice?.mode) ?? [];
-    assert.deepEqual(reps.map((r) => r.device), [0, 1]);
-    assert.equal(reps[0]?.ops.filter((op) => op.kind === 'peer').length, 16, 'every chunk\'s peer copy on the first GPU\'s timeline');
+    assert.deepEqual(
+      reps.map((r) => r.device),
+      [0, 1],
+    );
+    assert.equal(reps[0]?.ops.filter((op) => op.kind === 'peer').length, 16, "every chunk's peer copy on the first GPU's timeline");
   });
 
   it('probe shows the peer matrix and measures copies between the devices each way and both at once', gpus, () => {
@@ -85,9 +99,16 @@ describe('several GPUs in one run', () => {
     const doc = ProbeDocumentSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
     assert.equal(doc.peers?.matrix.length, 2);
     const rows = doc.peers?.bandwidth ?? [];
-    assert.deepEqual(rows.map((r) => [r.from, r.to, r.bidirectional]), [[0, 1, false], [1, 0, false], [0, 1, true]]);
+    assert.deepEqual(
+      rows.map((r) => [r.from, r.to, r.bidirectional]),
+      [
+        [0, 1, false],
+        [1, 0, false],
+        [0, 1, true],
+      ],
+    );
     // 256 MiB peer copies on the 2-GPU H200 host: 393.6 GB/s each way, 766 GB/s both at once (probe.json there).
-    const [there, back, both] = rows as [typeof rows[number], typeof rows[number], typeof rows[number]];
+    const [there, back, both] = rows as [(typeof rows)[number], (typeof rows)[number], (typeof rows)[number]];
     assert.ok(Math.abs(there.gbPerSecond - back.gbPerSecond) < 0.15 * there.gbPerSecond, JSON.stringify(rows));
     assert.ok(both.gbPerSecond < 2.1 * Math.max(there.gbPerSecond, back.gbPerSecond), JSON.stringify(rows));
     if (rows.every((r) => r.path === 'peer')) {

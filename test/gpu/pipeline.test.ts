@@ -20,14 +20,23 @@ describe('cuda-pipe run on a real device', () => {
     assert.equal(code, 0, stderr);
     assert.match(stdout, /verification: passed/);
     assert.match(stdout, /speedup over serial: \d+\.\d\d×/);
-    assert.match(stdout, /events cost the host \(median µs per op, 200 a batch\): record with timing \d+\.\d\d µs, record without timing \d+\.\d\d µs, cross-stream wait \d+\.\d\d µs/);
+    assert.match(
+      stdout,
+      /events cost the host \(median µs per op, 200 a batch\): record with timing \d+\.\d\d µs, record without timing \d+\.\d\d µs, cross-stream wait \d+\.\d\d µs/,
+    );
     const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
     assert.equal(result.verification.status, 'passed');
     // Issuing an event costs the host a fraction of a µs to a few µs (GPU-FACTS.md); 50 µs would mean a broken count.
     const eventCosts = result.modes.flatMap((m) => (m.issueCost ? [m.issueCost] : []));
     assert.equal(eventCosts.length, 3);
-    assert.ok(eventCosts.every((c) => c.opsPerRep === 200 && c.hostUsPerOp > 0 && c.hostUsPerOp < 50), JSON.stringify(eventCosts));
-    assert.deepEqual(result.modes.map((m) => m.role.kind), ['serial', 'overlapped', 'stage', 'stage', 'stage', 'kernels-chunked', 'link', 'op-cost', 'op-cost', 'op-cost', 'issue-cost', 'issue-cost', 'issue-cost']);
+    assert.ok(
+      eventCosts.every((c) => c.opsPerRep === 200 && c.hostUsPerOp > 0 && c.hostUsPerOp < 50),
+      JSON.stringify(eventCosts),
+    );
+    assert.deepEqual(
+      result.modes.map((m) => m.role.kind),
+      ['serial', 'overlapped', 'stage', 'stage', 'stage', 'kernels-chunked', 'link', 'op-cost', 'op-cost', 'op-cost', 'issue-cost', 'issue-cost', 'issue-cost'],
+    );
     assert.deepEqual(result.modes[1]?.role, { kind: 'overlapped', layout: { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } });
     for (const mode of result.modes) {
       assert.equal(mode.samplesMs.length, 3);
@@ -47,7 +56,10 @@ describe('cuda-pipe run on a real device', () => {
     assert.deepEqual([...new Set(rep.ops.map((o) => o.stream))].sort(), ['s0', 's1', 's2', 's3']);
     for (const op of rep.ops) assert.ok(op.startMs >= 0 && op.endMs > op.startMs && op.endMs <= rep.totalMs + 1e-3, JSON.stringify(op));
     const chunk0 = rep.ops.filter((o) => o.chunk === 0);
-    assert.deepEqual(chunk0.map((o) => o.kind), ['h2d', 'kernel', 'd2h']);
+    assert.deepEqual(
+      chunk0.map((o) => o.kind),
+      ['h2d', 'kernel', 'd2h'],
+    );
     assert.ok((chunk0[0]?.endMs ?? 0) <= (chunk0[1]?.startMs ?? 0) && (chunk0[1]?.endMs ?? 0) <= (chunk0[2]?.startMs ?? 0), 'one stream runs its chunk in order');
     assert.ok(result.clocks.checked ? (result.clocks.maxMHz ?? 0) > 100 : result.clocks.note.startsWith('not checked:'), result.clocks.note);
   });
@@ -59,7 +71,10 @@ describe('cuda-pipe run on a real device', () => {
     assert.match(stdout, /GPU time only \(--gate held the streams until each rep was issued\)/);
     const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
     assert.equal(result.policy.gate, true);
-    assert.deepEqual(result.modes.map((m) => m.gateTimeouts), result.modes.map(() => 0));
+    assert.deepEqual(
+      result.modes.map((m) => m.gateTimeouts),
+      result.modes.map(() => 0),
+    );
     assert.equal(result.verification.status, 'passed');
   });
 
@@ -92,7 +107,7 @@ describe('cuda-pipe run on a real device', () => {
     assert.doesNotMatch(stderr, /\n\s+at /);
   });
 
-  it('says how much memory was asked for and how much there is: the host\'s first (exit 2), then the device\'s (exit 4)', gpu, () => {
+  it("says how much memory was asked for and how much there is: the host's first (exit 2), then the device's (exit 4)", gpu, () => {
     // 1 TiB of buffers: more than the host holds on the GPU hosts here, so the config is refused before any
     // allocation; where the host could hold them, the device's free memory is what refuses them.
     const { code, stderr } = runCli(['run', join(fixtures, 'huge.yaml')]);
@@ -118,7 +133,10 @@ describe('cuda-pipe run on a real device', () => {
     assert.equal(code, 0, stderr);
     const doc = JSON.parse(stdout);
     const bw = doc.devices[0].bandwidth as Array<{ direction: string; hostMemory: string; gbPerSecond: number }>;
-    assert.deepEqual(bw.map((b) => `${b.hostMemory} ${b.direction}`), ['pinned h2d', 'pinned d2h', 'pinned bidirectional', 'pageable h2d', 'pageable d2h']);
+    assert.deepEqual(
+      bw.map((b) => `${b.hostMemory} ${b.direction}`),
+      ['pinned h2d', 'pinned d2h', 'pinned bidirectional', 'pageable h2d', 'pageable d2h'],
+    );
     for (const b of bw) assert.ok(b.gbPerSecond > 1 && b.gbPerSecond < 1000, `${b.direction}: ${b.gbPerSecond}`);
   });
 });

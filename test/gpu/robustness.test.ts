@@ -19,7 +19,12 @@ const out = mkdtempSync(join(tmpdir(), 'cuda-pipe-gpu-robust-'));
 /** Lines of stderr that are an error paragraph's first line (progress lines do not start so). */
 const errorParagraphs = (stderr: string) => stderr.split('\n').filter((line) => line.startsWith('cuda-pipe: '));
 
-interface Ended { readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly stderr: string; readonly msAfterSignal: number }
+interface Ended {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stderr: string;
+  readonly msAfterSignal: number;
+}
 
 /**
  * Starts the CLI, waits for its "measuring" line on stderr and `settleMs` more, sends the signals 150 ms apart (two
@@ -58,7 +63,11 @@ describe('interrupts on a real device', () => {
     assert.deepEqual(errorParagraphs(stderr), [errorParagraphs(stderr)[0]]);
     assert.match(stderr, /^cuda-pipe: Interrupted \(SIGINT\) before a rep of the .+ mode.*: the device was released and nothing was written\.$/m);
     assert.equal(existsSync(json), false);
-    assert.deepEqual(readdirSync(out).filter((name) => name.includes('interrupted')), [], 'no temporary file either');
+    assert.deepEqual(
+      readdirSync(out).filter((name) => name.includes('interrupted')),
+      [],
+      'no temporary file either',
+    );
   });
 
   it('SIGTERM stops it the same way', gpu, async () => {
@@ -84,7 +93,10 @@ describe('kernels that never end and kernels that fault', () => {
     const ms = performance.now() - started;
     assert.equal(code, 4, stderr);
     assert.ok(ms < 20_000, `${ms} ms`);
-    assert.match(stderr, /^cuda-pipe: A rep of the overlapped mode \(4 chunks over 2 streams, depth-first\) ran past its deadline of 3\.0 s: kernel spinner \(spin_after_first_chunk\), chunk 1 of 4 \(elements 262144 to 524287\) on stream s1 had not finished\.$/m);
+    assert.match(
+      stderr,
+      /^cuda-pipe: A rep of the overlapped mode \(4 chunks over 2 streams, depth-first\) ran past its deadline of 3\.0 s: kernel spinner \(spin_after_first_chunk\), chunk 1 of 4 \(elements 262144 to 524287\) on stream s1 had not finished\.$/m,
+    );
     assert.equal(errorParagraphs(stderr).length, 1, stderr);
     assert.doesNotMatch(stderr, /\n\s+at /);
     // The runaway kernel died with its process: the next run has the GPU to itself.
@@ -99,7 +111,11 @@ describe('kernels that never end and kernels that fault', () => {
       const ms = performance.now() - started;
       assert.equal(code, 4, `${wait}: ${stderr}`);
       assert.ok(ms < 20_000, `${wait}: ${ms} ms (a worker thread blocked on the kernel must not hold the exit)`);
-      assert.match(stderr, /^cuda-pipe: A rep of the overlapped mode \(4 chunks over 2 streams, depth-first\) ran past its deadline of \d+\.\d s; unfinished: stream s1 \(H2D of "x", chunks 1 and 3 of 4; kernel spinner \(spin_later\), chunks 1 and 3 of 4; D2H of "y", chunks 1 and 3 of 4\)\.$/m, wait);
+      assert.match(
+        stderr,
+        /^cuda-pipe: A rep of the overlapped mode \(4 chunks over 2 streams, depth-first\) ran past its deadline of \d+\.\d s; unfinished: stream s1 \(H2D of "x", chunks 1 and 3 of 4; kernel spinner \(spin_later\), chunks 1 and 3 of 4; D2H of "y", chunks 1 and 3 of 4\)\.$/m,
+        wait,
+      );
       assert.equal(errorParagraphs(stderr).length, 1, stderr);
     }
   });
@@ -110,16 +126,19 @@ describe('kernels that never end and kernels that fault', () => {
     const ms = performance.now() - started;
     assert.equal(code, 4, stderr);
     assert.ok(ms < 10_000, `${ms} ms`);
-    assert.deepEqual(errorParagraphs(stderr).map((line) => line.replace(/ \(elements.*/, '')), [
-      'cuda-pipe: cudaErrorIllegalAddress (700): an illegal memory access was encountered while running kernel faulty (fault_after_first_chunk), chunk 1 of 4',
-    ]);
+    assert.deepEqual(
+      errorParagraphs(stderr).map((line) => line.replace(/ \(elements.*/, '')),
+      ['cuda-pipe: cudaErrorIllegalAddress (700): an illegal memory access was encountered while running kernel faulty (fault_after_first_chunk), chunk 1 of 4'],
+    );
   });
 });
 
 describe('someone else on the GPU', () => {
   it('a run next to another cuda-pipe warns that its figures are shared, counting the other process', gpu, async () => {
     const other = spawn(process.execPath, [...cliEntry(), 'run', '--reps', '100000', '--no-tracing'], {
-      cwd: packageRoot(), env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'ignore', 'pipe'],
+      cwd: packageRoot(),
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
     });
     const killer = setTimeout(() => other.kill('SIGKILL'), 120_000);
     try {

@@ -80,7 +80,8 @@ describe('the CUDA runtime on a real device', () => {
     rt.setDevice(0);
     const major = rt.attribute('computeCapabilityMajor', 0);
     const minor = rt.attribute('computeCapabilityMinor', 0);
-    const source = 'extern "C" __global__ void add(float *x, unsigned long long n, float v) { unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; if (i < n) x[i] += v; }';
+    const source =
+      'extern "C" __global__ void add(float *x, unsigned long long n, float v) { unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; if (i < n) x[i] += v; }';
     const compiled = openNvrtc().compile(source, 'add.cu', [`--gpu-architecture=sm_${major}${minor}`]);
     assert.ok(compiled.ok, compiled.ok ? '' : compiled.log);
     const library = rt.launch.loadLibrary(compiled.cubin);
@@ -89,8 +90,16 @@ describe('the CUDA runtime on a real device', () => {
     const device = rt.memory.malloc(n * 4);
     const stream = rt.streams.create({ nonBlocking: true });
     const record = rt.launch.record({
-      kernel: rt.launch.getKernel(library.library, 'add'), grid: 4, block: 256, sharedBytes: 0, stream,
-      args: [{ kind: 'pointer', value: device }, { kind: 'scalar', type: 'uint64', value: n }, { kind: 'scalar', type: 'float32', value: 1.5 }],
+      kernel: rt.launch.getKernel(library.library, 'add'),
+      grid: 4,
+      block: 256,
+      sharedBytes: 0,
+      stream,
+      args: [
+        { kind: 'pointer', value: device },
+        { kind: 'scalar', type: 'uint64', value: n },
+        { kind: 'scalar', type: 'float32', value: 1.5 },
+      ],
       describe: 'add',
     });
     try {
@@ -107,7 +116,10 @@ describe('the CUDA runtime on a real device', () => {
       rt.streams.synchronize(stream);
       rt.memory.copy(host, device, n * 4, 'd2h');
       // 1 + one direct launch + two captured launches replayed once.
-      assert.ok(values.every((v) => v === 1 + 1.5 * 3), `got ${values[0]}`);
+      assert.ok(
+        values.every((v) => v === 1 + 1.5 * 3),
+        `got ${values[0]}`,
+      );
       rt.graphs.destroyExec(exec);
       rt.graphs.destroy(graph);
     } finally {
@@ -124,17 +136,16 @@ describe('the CUDA runtime on a real device', () => {
     const stream = rt.streams.create({ nonBlocking: true });
     const done = rt.streams.createEvent({ timing: false });
     const tags: number[] = [];
-    const fn = rt.hostFunctions.register((tag) => { tags.push(tag); });
+    const fn = rt.hostFunctions.register((tag) => {
+      tags.push(tag);
+    });
     try {
       for (const strategy of WAIT_STRATEGIES) {
         // A blocking wait on the JS thread here would deadlock: CUDA's thread waits for the JS thread to run the callback.
         assert.equal(fn.launchThunk(stream, 7)(), 0);
         assert.equal(fn.launchThunk(stream, 8)(), 0);
         rt.streams.record(done, stream);
-        const code = await Promise.race([
-          makeWaiter(rt, strategy).event(done),
-          new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5000)),
-        ]);
+        const code = await Promise.race([makeWaiter(rt, strategy).event(done), new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5000))]);
         assert.equal(code, 0, `${strategy}: the wait did not complete`);
       }
       assert.deepEqual(tags, [7, 8, 7, 8]);
@@ -147,6 +158,9 @@ describe('the CUDA runtime on a real device', () => {
 
   it('reports an allocation larger than the device as a CUDA failure naming the API', gpu, () => {
     const rt = openRuntime();
-    assert.throws(() => rt.memory.malloc(2 ** 50), (error: unknown) => error instanceof DeviceFailure && /cudaMalloc failed .*cudaErrorMemoryAllocation \(2\)/.test(error.message));
+    assert.throws(
+      () => rt.memory.malloc(2 ** 50),
+      (error: unknown) => error instanceof DeviceFailure && /cudaMalloc failed .*cudaErrorMemoryAllocation \(2\)/.test(error.message),
+    );
   });
 });

@@ -41,7 +41,11 @@ describe('the stream toolbox on a real device', () => {
     assert.match(stdout, /graph replay: .* host issue limited it, and the graph removes that/);
     const rep = result.timeline?.reps.find((r) => r.mode === graph.id);
     if (rep) assert.equal(rep.ops.filter((o) => o.kind === 'kernel').length, 1024);
-    else assert.ok(result.notes.some((n) => n.startsWith('No timeline for')), 'a graph timeline, or a note why not');
+    else
+      assert.ok(
+        result.notes.some((n) => n.startsWith('No timeline for')),
+        'a graph timeline, or a note why not',
+      );
   });
 
   it('graph-copies: copies dominate, the replay verifies and barely helps, and the report says the GPU side limited it', gpu, () => {
@@ -53,7 +57,7 @@ describe('the stream toolbox on a real device', () => {
     assert.match(stdout, /graph replay: .* the GPU side limited it/);
   });
 
-  it('host-stage: a checksum after each D2H through one registered host function, timed on the rep\'s timeline, with either wait', gpu, () => {
+  it("host-stage: a checksum after each D2H through one registered host function, timed on the rep's timeline, with either wait", gpu, () => {
     for (const wait of ['poll', 'thread']) {
       const { result, stdout } = run('host-stage', ['--max-time', '1', '--wait', wait]);
       assert.equal(result.verification.status, 'passed', wait);
@@ -89,7 +93,10 @@ describe('the stream toolbox on a real device', () => {
     const memory = result.deviceMemory;
     assert.ok(memory && memory.askedBytes === 64 * 2 ** 20, JSON.stringify(memory));
     assert.ok(memory.measuredBytes >= memory.askedBytes && memory.measuredBytes <= memory.askedBytes + 64 * 2 ** 20, JSON.stringify(memory));
-    assert.deepEqual(result.timeline?.reps.find((r) => r.mode === mode.id)?.streams.map((s) => s.id), ['load', 'compute', 'store']);
+    assert.deepEqual(
+      result.timeline?.reps.find((r) => r.mode === mode.id)?.streams.map((s) => s.id),
+      ['load', 'compute', 'store'],
+    );
     assert.match(stdout, /device memory: budget 64 MiB; allocated 64 MiB/);
   });
 
@@ -113,7 +120,7 @@ describe('the stream toolbox on a real device', () => {
     assert.deepEqual(result.timeline?.reps.find((r) => r.mode === legacy.id)?.streams.at(-1), { id: 'legacy', flags: 'legacy-default', priority: null });
   });
 
-  it('default-streams: chunk 1\'s load on cudaStreamPerThread keeps the overlap of blocking streams, on cudaStreamLegacy it runs as serial', gpu, () => {
+  it("default-streams: chunk 1's load on cudaStreamPerThread keeps the overlap of blocking streams, on cudaStreamLegacy it runs as serial", gpu, () => {
     const { result, stdout } = run('default-streams', ['--max-time', '1']);
     assert.equal(result.verification.status, 'passed');
     const plain = overlapped(result, (l) => l.legacyOp === undefined && l.perThreadOp === undefined);
@@ -135,18 +142,32 @@ describe('the stream toolbox on a real device', () => {
 
   it('host-memory: four kinds side by side in one table, pageable copies slower than pinned', gpu, () => {
     const json = join(out, 'host-memory.json');
-    const { code, stdout, stderr } = runCli(['run', join('configs', 'host-memory.yaml'), '--host-memory', 'pinned,pageable,write-combined,registered',
-      '--reps', '5', '--warmup', '1', '--no-tracing', '--json', json]);
+    const { code, stdout, stderr } = runCli([
+      'run',
+      join('configs', 'host-memory.yaml'),
+      '--host-memory',
+      'pinned,pageable,write-combined,registered',
+      '--reps',
+      '5',
+      '--warmup',
+      '1',
+      '--no-tracing',
+      '--json',
+      json,
+    ]);
     assert.equal(code, 0, stderr);
     const results = (JSON.parse(readFileSync(json, 'utf8')) as unknown[]).map((r) => RunResultSchema.parse(r));
-    assert.deepEqual(results.map((r) => r.buffers[0]?.hostMemory), ['pinned', 'pageable', 'write-combined', 'registered']);
+    assert.deepEqual(
+      results.map((r) => r.buffers[0]?.hostMemory),
+      ['pinned', 'pageable', 'write-combined', 'registered'],
+    );
     assert.ok(results.every((r) => r.verification.status === 'passed'));
     assert.match(stdout, /host-memory by host memory kind/);
     const h2d = (r: RunResult) => r.modes.find((m) => m.role.kind === 'stage' && m.role.stage === 'h2d')?.stats.median ?? 0;
     assert.ok(h2d(results[1] as RunResult) > h2d(results[0] as RunResult), 'pageable H2D slower than pinned');
   });
 
-  it('priorities: a high-priority stream\'s small kernels wait less in the tail beside a low-priority pipeline than at equal priority', gpu, () => {
+  it("priorities: a high-priority stream's small kernels wait less in the tail beside a low-priority pipeline than at equal priority", gpu, () => {
     const { result, stdout } = run('priorities', ['--max-time', '1']);
     assert.equal(result.verification.status, 'passed');
     const latency = (priorities: boolean) => result.modes.find((m) => m.role.kind === 'latency' && m.role.priorities === priorities)?.latency;
@@ -157,10 +178,13 @@ describe('the stream toolbox on a real device', () => {
     assert.ok(high.p99Ms < equal.p99Ms, `p99 latency ${high.p99Ms} ms with priorities, ${equal.p99Ms} ms without`);
     assert.match(stdout, /latency of small on the urgent stream over \d+ launches: median [\d.]+ µs, p99 [\d.]+ µs with priorities/);
     const rep = result.timeline?.reps.find((r) => r.mode === 'latency:small:priorities');
-    assert.ok(rep?.streams.some((s) => s.id === 'urgent' && s.priority === result.devices[0]?.streamPriority.greatest), JSON.stringify(rep?.streams));
+    assert.ok(
+      rep?.streams.some((s) => s.id === 'urgent' && s.priority === result.devices[0]?.streamPriority.greatest),
+      JSON.stringify(rep?.streams),
+    );
   });
 
-  it('priorities: a number outside the device\'s range is a usage error naming the range', gpu, () => {
+  it("priorities: a number outside the device's range is a usage error naming the range", gpu, () => {
     const { code, stderr } = runCli(['run', join('configs', 'priorities.yaml'), '--dry-run']);
     assert.equal(code, 0, stderr);
     const bad = join(out, 'bad-priority.yaml');
@@ -174,7 +198,10 @@ describe('the stream toolbox on a real device', () => {
     const { code, stdout, stderr } = runCli(['overhead', '--ops', '2000', '--json', '-']);
     assert.equal(code, 0, stderr);
     const rows = (JSON.parse(stdout) as { rows: Array<{ op: string; hostUsPerOp: { median: number } }> }).rows;
-    assert.deepEqual(rows.map((r) => r.op), ['launch', 'copy', 'record-timing', 'record-untimed', 'wait']);
+    assert.deepEqual(
+      rows.map((r) => r.op),
+      ['launch', 'copy', 'record-timing', 'record-untimed', 'wait'],
+    );
     // On the H200 (GPU-FACTS.md, docs/measurements/2026-11-22-event-costs): launch 3.4 to 4.6 µs, copy 1.5 to 2.6 µs,
     // a timed record 1.1 µs, an untimed record and a wait 0.25 µs; each range allows about 4× either way.
     const limits: Record<string, [number, number]> = { launch: [1, 18], copy: [0.4, 10], 'record-timing': [0.25, 5], 'record-untimed': [0.05, 1.2], wait: [0.05, 1.2] };

@@ -18,10 +18,13 @@ describe('worker threads over pinned memory', () => {
     const back = rt.memory.hostAlloc(chunk, 'pinned');
     const device = rt.memory.malloc(chunk);
     const stream = rt.streams.create({ nonBlocking: true });
-    const pool = await WorkerPool.open({ workers: 2, functions: {
-      load: { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init } } },
-      sum: { kind: 'checksum' },
-    } });
+    const pool = await WorkerPool.open({
+      workers: 2,
+      functions: {
+        load: { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init } } },
+        sum: { kind: 'checksum' },
+      },
+    });
     try {
       // The slot holds chunk 3 of the buffer 'input': its bytes from 3 × chunk on.
       await pool.submit({ fn: 'load', chunk: 3, regions: [{ address: slot, bytes: chunk, buffer: 'input', offset: 3 * chunk }] });

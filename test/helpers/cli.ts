@@ -22,10 +22,11 @@ function compiledIsFresh(root: string): boolean {
   const main = join(root, 'dist', 'src', 'cli', 'main.js');
   if (!existsSync(main)) return (fresh = false);
   const built = statSync(main).mtimeMs;
-  const newest = (dir: string): number => readdirSync(dir, { withFileTypes: true }).reduce((latest, entry) => {
-    const path = join(dir, entry.name);
-    return Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
-  }, 0);
+  const newest = (dir: string): number =>
+    readdirSync(dir, { withFileTypes: true }).reduce((latest, entry) => {
+      const path = join(dir, entry.name);
+      return Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
+    }, 0);
   return (fresh = newest(join(root, 'src')) <= built);
 }
 

@@ -29,7 +29,11 @@ export class FakeRunner implements RepRunner {
   private readonly host = new Map<string, Uint8Array>();
   private readonly reps = new Map<string, number>();
 
-  constructor(readonly schedules: readonly Schedule[], private readonly buffers: readonly ConfigBuffer[], private readonly options: FakeRunnerOptions = {}) {
+  constructor(
+    readonly schedules: readonly Schedule[],
+    private readonly buffers: readonly ConfigBuffer[],
+    private readonly options: FakeRunnerOptions = {},
+  ) {
     for (const b of buffers) this.host.set(b.name, new Uint8Array(b.bytes));
   }
 
@@ -48,7 +52,9 @@ export class FakeRunner implements RepRunner {
     }
     const probes = schedule.probes ?? [];
     return {
-      gpuMs: this.options.gpuMs?.(schedule, n) ?? 1, hostIssueMs: 0.01, gateTimedOut: false,
+      gpuMs: this.options.gpuMs?.(schedule, n) ?? 1,
+      hostIssueMs: 0.01,
+      gateTimedOut: false,
       ...(probes.length ? { probesMs: probes.map((_, i) => this.options.probeMs?.(schedule, i) ?? 0.01) } : {}),
     };
   }

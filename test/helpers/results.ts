@@ -8,11 +8,23 @@ import type { DeviceFacts, RunResult } from '../../src/result/schema.js';
 import type { ModeRole } from '../../src/vocabulary.js';
 
 export const H100: DeviceFacts = {
-  index: 0, name: 'NVIDIA H100 80GB HBM3', uuid: 'GPU-94a24674-216b-7fc3-2ae4-6604017eb083',
-  computeCapability: { major: 9, minor: 0 }, multiprocessors: 132, maxThreadsPerMultiprocessor: 2048,
-  memoryBytes: 85_021_163_520, l2CacheBytes: 52_428_800, asyncEngineCount: 3, concurrentKernels: true, gpuOverlap: true,
-  unifiedAddressing: true, canMapHostMemory: true, integrated: false, streamPriority: { least: 0, greatest: -5 },
-  pciBusId: '00000000:00:06.0', pcie: { generation: 5, width: 16, maxGeneration: 5, maxWidth: 16, speed: '32.0 GT/s PCIe' },
+  index: 0,
+  name: 'NVIDIA H100 80GB HBM3',
+  uuid: 'GPU-94a24674-216b-7fc3-2ae4-6604017eb083',
+  computeCapability: { major: 9, minor: 0 },
+  multiprocessors: 132,
+  maxThreadsPerMultiprocessor: 2048,
+  memoryBytes: 85_021_163_520,
+  l2CacheBytes: 52_428_800,
+  asyncEngineCount: 3,
+  concurrentKernels: true,
+  gpuOverlap: true,
+  unifiedAddressing: true,
+  canMapHostMemory: true,
+  integrated: false,
+  streamPriority: { least: 0, greatest: -5 },
+  pciBusId: '00000000:00:06.0',
+  pcie: { generation: 5, width: 16, maxGeneration: 5, maxWidth: 16, speed: '32.0 GT/s PCIe' },
 };
 
 const CONFIG = (iterations: number) => `name: balanced
@@ -32,18 +44,30 @@ export function samplesAround(median: number, noise: number, n = 30): number[] {
 /** Medians of the balanced config on the reference H100, by what the mode is. */
 function medianOf(role: ModeRole): number {
   switch (role.kind) {
-    case 'serial': return 12.6;
-    case 'overlapped': return 5.94;
-    case 'stage': return role.stage === 'kernel' ? 2.85 : role.stage === 'h2d' ? 4.86 : 4.87;
-    case 'link': return 5.39;
-    case 'kernels-chunked': return 2.8;
-    case 'op-cost': return role.op === 'launch' ? 0.6 : role.op === 'h2d' ? 0.65 : 0.45;
-    case 'issue-cost': return 0.004;
-    case 'latency': return 6.1;
-    case 'split': return role.alone === undefined ? 3.1 : 3.0;
-    case 'split-link': return role.alone === undefined ? 3.3 : 2.72;
-    case 'cross-device': return 3.4;
-    case 'peer': return 0.35;
+    case 'serial':
+      return 12.6;
+    case 'overlapped':
+      return 5.94;
+    case 'stage':
+      return role.stage === 'kernel' ? 2.85 : role.stage === 'h2d' ? 4.86 : 4.87;
+    case 'link':
+      return 5.39;
+    case 'kernels-chunked':
+      return 2.8;
+    case 'op-cost':
+      return role.op === 'launch' ? 0.6 : role.op === 'h2d' ? 0.65 : 0.45;
+    case 'issue-cost':
+      return 0.004;
+    case 'latency':
+      return 6.1;
+    case 'split':
+      return role.alone === undefined ? 3.1 : 3.0;
+    case 'split-link':
+      return role.alone === undefined ? 3.3 : 2.72;
+    case 'cross-device':
+      return 3.4;
+    case 'peer':
+      return 0.35;
   }
 }
 
@@ -53,14 +77,30 @@ export function makeResult(options: { scale?: number; noise?: number; device?: D
   const { config, locate, raw } = parseConfigText(CONFIG(iterations), '/configs/balanced.yaml');
   const plan = buildPlan(config, resolveKernels(config, locate));
   const measured: MeasuredSchedule[] = plan.schedules.map((schedule) => ({
-    schedule, gpuMs: samplesAround(medianOf(schedule.role) * scale, noise, samples), hostIssueMs: hostIssueMs ?? samplesAround(0.3, 0.05),
-    stoppedBy: 'noise-stable', elapsedMs: 200, smClockMHz: [1980], gateTimeouts: 0,
+    schedule,
+    gpuMs: samplesAround(medianOf(schedule.role) * scale, noise, samples),
+    hostIssueMs: hostIssueMs ?? samplesAround(0.3, 0.05),
+    stoppedBy: 'noise-stable',
+    elapsedMs: 200,
+    smClockMHz: [1980],
+    gateTimeouts: 0,
   }));
   return buildRunResult({
-    toolVersion: '0.1.0', run: { hostname: 'gpu-host', rank: null, localRank: null, size: null, jobId: null, launcher: null },
-    config, configHash: configHash(config), rawConfig: raw, plan, devices: [device], traced: [], createdAt: '2026-11-22T12:00:00.000Z',
+    toolVersion: '0.1.0',
+    run: { hostname: 'gpu-host', rank: null, localRank: null, size: null, jobId: null, launcher: null },
+    config,
+    configHash: configHash(config),
+    rawConfig: raw,
+    plan,
+    devices: [device],
+    traced: [],
+    createdAt: '2026-11-22T12:00:00.000Z',
     software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: [], cudartPath: 'libcudart.so.13', nvrtcPath: null },
     compiles: [{ label: 'fma', cached: true, ms: 1.5, arch: 'sm_90', nvrtc: '13.0' }],
-    policy: DEFAULT_POLICY, gate: false, clockUnavailable: null, measured, verification: { status: 'passed', mismatches: [] },
+    policy: DEFAULT_POLICY,
+    gate: false,
+    clockUnavailable: null,
+    measured,
+    verification: { status: 'passed', mismatches: [] },
   });
 }

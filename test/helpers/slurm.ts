@@ -47,7 +47,9 @@ export async function startSlurm(timeoutMs = 10_000): Promise<SlurmCluster> {
   const conf = join(dir, 'slurm.conf');
   // NodeAddr and the controller's address are 127.0.0.1, so that a host name that does not resolve costs nothing.
   // config_overrides: slurmd takes CPUs=2 as given rather than draining the node on a machine with another count.
-  writeFileSync(conf, `ClusterName=cudapipe
+  writeFileSync(
+    conf,
+    `ClusterName=cudapipe
 SlurmctldHost=${host}(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
@@ -75,7 +77,8 @@ ReturnToService=2
 SlurmdParameters=config_overrides
 NodeName=${host} NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
 PartitionName=debug Nodes=${host} Default=YES MaxTime=5 State=UP
-`);
+`,
+  );
   const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SLURM_') && !k.startsWith('OMPI_') && !k.startsWith('PMI_')));
   env.SLURM_CONF = conf;
   const children: ChildProcess[] = [];
@@ -85,16 +88,27 @@ PartitionName=debug Nodes=${host} Default=YES MaxTime=5 State=UP
     children.push(child);
   };
   const cluster: SlurmCluster = { dir, env, stop: () => stopAll(children, dir) };
-  run('/usr/sbin/munged', ['-F', '-f', `--key-file=${dir}/munge.key`, `--socket=${dir}/munge.sock`, `--pid-file=${dir}/munged.pid`,
-    `--log-file=${dir}/munged.log`, `--seed-file=${dir}/munged.seed`]);
+  run('/usr/sbin/munged', [
+    '-F',
+    '-f',
+    `--key-file=${dir}/munge.key`,
+    `--socket=${dir}/munge.sock`,
+    `--pid-file=${dir}/munged.pid`,
+    `--log-file=${dir}/munged.log`,
+    `--seed-file=${dir}/munged.seed`,
+  ]);
   try {
     await until(() => existsSync(join(dir, 'munge.sock')), Date.now() + timeoutMs, 'munged made no socket');
     run('/usr/sbin/slurmctld', ['-D', '-c', '-f', conf]);
     run('/usr/sbin/slurmd', ['-D', '-f', conf]);
-    await until(() => {
-      const state = spawnSync('sinfo', ['-h', '-o', '%T'], { env, encoding: 'utf8', timeout: 3000 });
-      return state.status === 0 && state.stdout.trim() === 'idle';
-    }, Date.now() + timeoutMs, 'the node did not become idle');
+    await until(
+      () => {
+        const state = spawnSync('sinfo', ['-h', '-o', '%T'], { env, encoding: 'utf8', timeout: 3000 });
+        return state.status === 0 && state.stdout.trim() === 'idle';
+      },
+      Date.now() + timeoutMs,
+      'the node did not become idle',
+    );
   } catch (error) {
     const logs = ['munged.log', 'slurmctld.log', 'slurmd.log'].map((f) => `${f}: ${tail(join(dir, f))}`).join('; ');
     await cluster.stop();
@@ -124,7 +138,7 @@ async function stopAll(children: readonly ChildProcess[], dir: string): Promise<
   const exited = alive.map((c) => new Promise<void>((resolve) => c.once('exit', () => resolve())));
   for (const child of [...alive].reverse()) child.kill('SIGTERM');
   const timer = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 3000).unref());
-  if (await Promise.race([Promise.all(exited).then(() => 'done' as const), timer]) === 'late') {
+  if ((await Promise.race([Promise.all(exited).then(() => 'done' as const), timer])) === 'late') {
     for (const child of alive) if (child.exitCode === null) child.kill('SIGKILL');
   }
   rmSync(dir, { recursive: true, force: true });

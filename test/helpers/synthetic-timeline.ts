@@ -1,4 +1,15 @@
-import { type DeviceFacts, type ModeResult, RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema, SHARING_NOT_CHECKED, type Stats, type TimelineOp, type TracedRep } from '../../src/result/schema.js';
+import {
+  type DeviceFacts,
+  type ModeResult,
+  RESULT_SCHEMA_ID,
+  RESULT_VERSION,
+  type RunResult,
+  RunResultSchema,
+  SHARING_NOT_CHECKED,
+  type Stats,
+  type TimelineOp,
+  type TracedRep,
+} from '../../src/result/schema.js';
 import { modeId, type ModeRole } from '../../src/vocabulary.js';
 
 // A v2 Result with traced reps, built by a small event simulation of the balanced pipeline, until a recorded GPU
@@ -8,11 +19,23 @@ import { modeId, type ModeRole } from '../../src/vocabulary.js';
 // runs. Everything is deterministic.
 
 export const H200: DeviceFacts = {
-  index: 0, name: 'NVIDIA H200', uuid: 'GPU-5c1f0f4e-8a53-4b3c-9d8e-1f2a3b4c5d6e',
-  computeCapability: { major: 9, minor: 0 }, multiprocessors: 132, maxThreadsPerMultiprocessor: 2048,
-  memoryBytes: 150_754_820_096, l2CacheBytes: 62_914_560, asyncEngineCount: 3, concurrentKernels: true, gpuOverlap: true,
-  unifiedAddressing: true, canMapHostMemory: true, integrated: false, streamPriority: { least: 0, greatest: -5 },
-  pciBusId: '00000000:19:00.0', pcie: { generation: 5, width: 16, maxGeneration: 5, maxWidth: 16, speed: '32.0 GT/s PCIe' },
+  index: 0,
+  name: 'NVIDIA H200',
+  uuid: 'GPU-5c1f0f4e-8a53-4b3c-9d8e-1f2a3b4c5d6e',
+  computeCapability: { major: 9, minor: 0 },
+  multiprocessors: 132,
+  maxThreadsPerMultiprocessor: 2048,
+  memoryBytes: 150_754_820_096,
+  l2CacheBytes: 62_914_560,
+  asyncEngineCount: 3,
+  concurrentKernels: true,
+  gpuOverlap: true,
+  unifiedAddressing: true,
+  canMapHostMemory: true,
+  integrated: false,
+  streamPriority: { least: 0, greatest: -5 },
+  pciBusId: '00000000:19:00.0',
+  pcie: { generation: 5, width: 16, maxGeneration: 5, maxWidth: 16, speed: '32.0 GT/s PCIe' },
 };
 
 /** Stage times of one chunk on an idle link, ms (the brief's balanced pipeline). */
@@ -127,10 +150,17 @@ export function tracedRep(mode: string, device: number, planned: readonly Planne
   const { startMs, endMs, issuedMs, issueMs } = simulate(planned);
   const streams = [...new Set(planned.map((op) => op.stream))];
   const ops: TimelineOp[] = planned.map((op, i) => ({
-    mode, device, stream: op.stream, kind: op.kind, chunk: op.chunk,
+    mode,
+    device,
+    stream: op.stream,
+    kind: op.kind,
+    chunk: op.chunk,
     buffer: op.kind === 'h2d' ? 'input' : op.kind === 'd2h' ? 'output' : null,
     kernel: op.kind === 'kernel' ? 'fma' : null,
-    bytes: op.bytes, startMs: round(startMs[i]!), endMs: round(endMs[i]!), issuedMs: round(issuedMs[i]!),
+    bytes: op.bytes,
+    startMs: round(startMs[i]!),
+    endMs: round(endMs[i]!),
+    issuedMs: round(issuedMs[i]!),
   }));
   // The end event runs once the last op has finished, a couple of µs later.
   const totalMs = round(Math.max(...endMs) + STREAM_LATENCY_MS);
@@ -161,16 +191,37 @@ function stats(samples: readonly number[]): Stats {
   const deviations = samples.map((s) => Math.abs(s - median)).sort((a, b) => a - b);
   const mad = deviations[Math.floor((n - 1) / 2)]!;
   return {
-    n, median, mean, min: sorted[0]!, max: sorted[n - 1]!, stdev, q1: q(0.25), q3: q(0.75), iqr: q(0.75) - q(0.25),
-    relativeStdev: n > 1 ? stdev / mean : 0, relativeNoise: (1.4826 * mad) / median, outliers: [],
+    n,
+    median,
+    mean,
+    min: sorted[0]!,
+    max: sorted[n - 1]!,
+    stdev,
+    q1: q(0.25),
+    q3: q(0.75),
+    iqr: q(0.75) - q(0.25),
+    relativeStdev: n > 1 ? stdev / mean : 0,
+    relativeNoise: (1.4826 * mad) / median,
+    outliers: [],
   };
 }
 
 function mode(role: ModeRole, device: number, medianMs: number, description: string, bytes: { h2d: number; d2h: number }): ModeResult {
   const samplesMs = samplesAround(medianMs, 0.004);
   return {
-    id: modeId(role), role, device, description, bytes, samplesMs, hostIssueMs: samplesAround(0.2, 0.05), stats: stats(samplesMs),
-    stoppedBy: 'noise-stable', elapsedMs: 400, gateTimeouts: 0, smClockMHz: { min: 1980, max: 1980 }, analysis: null,
+    id: modeId(role),
+    role,
+    device,
+    description,
+    bytes,
+    samplesMs,
+    hostIssueMs: samplesAround(0.2, 0.05),
+    stats: stats(samplesMs),
+    stoppedBy: 'noise-stable',
+    elapsedMs: 400,
+    gateTimeouts: 0,
+    smClockMHz: { min: 1980, max: 1980 },
+    analysis: null,
   };
 }
 
@@ -183,7 +234,10 @@ export interface SyntheticOptions {
 export function syntheticRunResult(options: SyntheticOptions = {}): RunResult {
   const deviceCount = options.devices ?? 1;
   const devices = Array.from({ length: deviceCount }, (_, index) => ({
-    ...H200, index, uuid: H200.uuid.replace(/.$/, String(index)), pciBusId: `00000000:${(0x19 + index * 0x20).toString(16)}:00.0`,
+    ...H200,
+    index,
+    uuid: H200.uuid.replace(/.$/, String(index)),
+    pciBusId: `00000000:${(0x19 + index * 0x20).toString(16)}:00.0`,
   }));
   const layout = { chunks: CHUNKS, streams: STREAMS, order: 'depth-first', topology: 'chunk-per-stream' } as const;
   const overlappedRole: ModeRole = { kind: 'overlapped', layout };
@@ -222,7 +276,8 @@ export function syntheticRunResult(options: SyntheticOptions = {}): RunResult {
     createdAt: '2026-11-22T12:00:00.000Z',
     run: { hostname: 'h200-node', rank: null, localRank: null, size: null, jobId: null, launcher: null },
     environment: {
-      node: 'v20.19.0', platform: 'linux-x64',
+      node: 'v20.19.0',
+      platform: 'linux-x64',
       software: { driver: '580.65', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: ['sm_90'], cudartPath: 'libcudart.so.13', nvrtcPath: 'libnvrtc.so.13' },
     },
     devices,
@@ -237,8 +292,12 @@ export function syntheticRunResult(options: SyntheticOptions = {}): RunResult {
     clocks: { checked: true, note: 'SM clock steady', minMHz: 1980, maxMHz: 1980, sharing: SHARING_NOT_CHECKED },
     modes,
     summary: {
-      mode: headline.id, serialMs: analysis.serialMs, overlappedMs: headline.stats.median,
-      speedup: analysis.speedup, speedupError: analysis.speedupError, efficiency: analysis.efficiency,
+      mode: headline.id,
+      serialMs: analysis.serialMs,
+      overlappedMs: headline.stats.median,
+      speedup: analysis.speedup,
+      speedupError: analysis.speedupError,
+      efficiency: analysis.efficiency,
     },
     timeline: { reps },
     verification: { status: 'passed', mismatches: [] },
@@ -249,16 +308,30 @@ export function syntheticRunResult(options: SyntheticOptions = {}): RunResult {
 
 function overlapAnalysis(serialMs: number, medianMs: number, stage: (kind: 'h2d' | 'kernel' | 'd2h') => number, linkMs: number): NonNullable<ModeResult['analysis']> {
   const fill = (ms: number) => ms / CHUNKS;
-  const terms = ([
-    { term: 'H2D', steadyMs: stage('h2d'), fillDrainMs: fill(stage('kernel') + stage('d2h')) },
-    { term: 'kernels', steadyMs: stage('kernel'), fillDrainMs: fill(stage('h2d') + stage('d2h')) },
-    { term: 'D2H', steadyMs: stage('d2h'), fillDrainMs: fill(stage('h2d') + stage('kernel')) },
-    { term: 'link', steadyMs: linkMs, fillDrainMs: fill(stage('kernel')) },
-  ] as const).map((t) => ({ ...t, perOpMs: 0, ms: t.steadyMs + t.fillDrainMs }));
+  const terms = (
+    [
+      { term: 'H2D', steadyMs: stage('h2d'), fillDrainMs: fill(stage('kernel') + stage('d2h')) },
+      { term: 'kernels', steadyMs: stage('kernel'), fillDrainMs: fill(stage('h2d') + stage('d2h')) },
+      { term: 'D2H', steadyMs: stage('d2h'), fillDrainMs: fill(stage('h2d') + stage('kernel')) },
+      { term: 'link', steadyMs: linkMs, fillDrainMs: fill(stage('kernel')) },
+    ] as const
+  ).map((t) => ({ ...t, perOpMs: 0, ms: t.steadyMs + t.fillDrainMs }));
   const bound = terms.reduce((a, b) => (b.ms > a.ms ? b : a));
   return {
-    serialMs, speedup: serialMs / medianMs, speedupError: 0.004 * (serialMs / medianMs),
-    bound: { ms: bound.ms, limitedBy: bound.term, steadyMs: bound.steadyMs, fillDrainMs: bound.fillDrainMs, copyEngines: 2, terms, linkGbPerSecond: (2 * BUFFER_BYTES) / linkMs / 1e6 },
-    efficiency: bound.ms / medianMs, chunkElements: BUFFER_BYTES / 4 / CHUNKS, model: null,
+    serialMs,
+    speedup: serialMs / medianMs,
+    speedupError: 0.004 * (serialMs / medianMs),
+    bound: {
+      ms: bound.ms,
+      limitedBy: bound.term,
+      steadyMs: bound.steadyMs,
+      fillDrainMs: bound.fillDrainMs,
+      copyEngines: 2,
+      terms,
+      linkGbPerSecond: (2 * BUFFER_BYTES) / linkMs / 1e6,
+    },
+    efficiency: bound.ms / medianMs,
+    chunkElements: BUFFER_BYTES / 4 / CHUNKS,
+    model: null,
   };
 }

@@ -18,7 +18,7 @@ export function timelineFixtures(): TimelineFixture[] {
     { name: 'synthetic H200, 16 chunks over 4 streams', result: syntheticRunResult() },
     { name: 'synthetic pair of H200s', result: syntheticRunResult({ devices: 2 }) },
     { name: 'recorded H200, balanced, 16 chunks over 4 streams', result: recorded('h200-balanced-16-traced.json') },
-    { name: 'recorded H200, balanced with the model\'s parts', result: recorded('h200-balanced-16-model.json') },
+    { name: "recorded H200, balanced with the model's parts", result: recorded('h200-balanced-16-model.json') },
     { name: 'recorded H200 sweep of balanced', result: recorded('h200-sweep-balanced.json') },
   ];
   return cached;

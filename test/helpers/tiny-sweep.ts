@@ -15,6 +15,14 @@ kernels:
 /** The tiny config planned as a sweep of 4 × 4 and 16 × 4, depth-first, with its overlapped layouts in that order. */
 export function tinySweepPlan(): { plan: Plan; layouts: Schedule[] } {
   const loaded = parseConfigText(TINY_CONFIG, '/cfg/tiny.yaml');
-  const plan = buildLayoutsPlan(loaded.config, resolveKernels(loaded.config, loaded.locate), [{ chunks: 4, streams: 4 }, { chunks: 16, streams: 4 }], ['depth-first']);
+  const plan = buildLayoutsPlan(
+    loaded.config,
+    resolveKernels(loaded.config, loaded.locate),
+    [
+      { chunks: 4, streams: 4 },
+      { chunks: 16, streams: 4 },
+    ],
+    ['depth-first'],
+  );
   return { plan, layouts: plan.schedules.filter((s) => s.role.kind === 'overlapped') };
 }

@@ -16,13 +16,24 @@ const statsArbitrary: fc.Arbitrary<Stats> = fc
     const q1 = median * (1 - below);
     const q3 = median * (1 + above);
     return {
-      n, median, mean: (q1 + median + q3) / 3, min: q1 * 0.99, max: q3 * 1.01, stdev: q3 - q1, q1, q3, iqr: q3 - q1,
-      relativeStdev: (q3 - q1) / median, relativeNoise: (q3 - q1) / median, outliers: [],
+      n,
+      median,
+      mean: (q1 + median + q3) / 3,
+      min: q1 * 0.99,
+      max: q3 * 1.01,
+      stdev: q3 - q1,
+      q1,
+      q3,
+      iqr: q3 - q1,
+      relativeStdev: (q3 - q1) / median,
+      relativeNoise: (q3 - q1) / median,
+      outliers: [],
     };
   });
 
 /** A pair whose medians sit close together, where a threshold decides: the region where asymmetries hide. */
-const nearPair = fc.tuple(statsArbitrary, fc.double({ min: 0.85, max: 1.15, noNaN: true }), fc.double({ min: 0, max: 0.02, noNaN: true }))
+const nearPair = fc
+  .tuple(statsArbitrary, fc.double({ min: 0.85, max: 1.15, noNaN: true }), fc.double({ min: 0, max: 0.02, noNaN: true }))
   .map(([a, ratio, spread]): [Stats, Stats] => {
     const median = a.median * ratio;
     const b = { ...a, median, q1: median * (1 - spread), q3: median * (1 + spread), mean: median };
@@ -57,14 +68,20 @@ describe('compare verdicts (property)', () => {
     );
   });
 
-  it('never call a change smaller than the noise rule\'s floor anything but same', () => {
-    fc.assert(fc.property(statsArbitrary, fc.double({ min: 0.9901, max: 1.0099, noNaN: true }), (a, ratio) => {
-      const b = { ...a, median: a.median * ratio, q1: a.q1 * ratio, q3: a.q3 * ratio };
-      return verdict(a, b).verdict === 'same';
-    }), { numRuns: 500 });
+  it("never call a change smaller than the noise rule's floor anything but same", () => {
+    fc.assert(
+      fc.property(statsArbitrary, fc.double({ min: 0.9901, max: 1.0099, noNaN: true }), (a, ratio) => {
+        const b = { ...a, median: a.median * ratio, q1: a.q1 * ratio, q3: a.q3 * ratio };
+        return verdict(a, b).verdict === 'same';
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('call a run the same as itself', () => {
-    fc.assert(fc.property(statsArbitrary, rule, (a, r) => verdict(a, a, r).verdict === 'same'), { numRuns: 300 });
+    fc.assert(
+      fc.property(statsArbitrary, rule, (a, r) => verdict(a, a, r).verdict === 'same'),
+      { numRuns: 300 },
+    );
   });
 });

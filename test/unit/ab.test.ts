@@ -38,8 +38,11 @@ const serialOf = (schedules: readonly Schedule[]) => schedules.find((s) => s.rol
 const jitter = (n: number, side: number) => Math.sin(n * 2.399963 + side * 1.7);
 
 describe('paired statistics', () => {
-  it('takes the sign test\'s ranks from the binomial tail: none below 6 pairs, 1 at 6, 2 at 10, 6 at 20', () => {
-    assert.deepEqual([5, 6, 10, 20].map((n) => signTestRanks(n)), [null, 1, 2, 6]);
+  it("takes the sign test's ranks from the binomial tail: none below 6 pairs, 1 at 6, 2 at 10, 6 at 20", () => {
+    assert.deepEqual(
+      [5, 6, 10, 20].map((n) => signTestRanks(n)),
+      [null, 1, 2, 6],
+    );
     // At 2000 pairs the interval spans about ±1.96·√n/2 ranks around the middle: 956.
     assert.equal(signTestRanks(2000), 956);
   });
@@ -70,7 +73,7 @@ describe('paired statistics', () => {
     assert.equal(pairedDecision(pairedEstimate(logRatios(a, slightly)), { ...PAIRED_RULE, threshold: 0.002 }), 'slower');
   });
 
-  it('calls a copy mode that moves 2% with 5% noise same: the change is under 3× the pairs\' noise', () => {
+  it("calls a copy mode that moves 2% with 5% noise same: the change is under 3× the pairs' noise", () => {
     const a = Array.from({ length: 40 }, (_, i) => 5 * (1 + 0.05 * jitter(i, 0)));
     const b = Array.from({ length: 40 }, (_, i) => 5.1 * (1 + 0.05 * jitter(i, 1)));
     const estimate = pairedEstimate(logRatios(a, b));
@@ -155,8 +158,14 @@ describe('interleaving two pipelines, on fake runners', () => {
   });
 
   it('interleaves the modes a user acts on, paired by role, and names the rest', () => {
-    const { pairs, unpaired } = pairSchedules(planA.schedules, planB.schedules.filter((s) => s.role.kind !== 'link'));
-    assert.deepEqual(pairs.map(([a]) => a.role.kind), ['serial', 'overlapped', 'stage', 'stage', 'stage']);
+    const { pairs, unpaired } = pairSchedules(
+      planA.schedules,
+      planB.schedules.filter((s) => s.role.kind !== 'link'),
+    );
+    assert.deepEqual(
+      pairs.map(([a]) => a.role.kind),
+      ['serial', 'overlapped', 'stage', 'stage', 'stage'],
+    );
     assert.ok(pairs.every(([a, b]) => a.id === b.id));
     assert.deepEqual(unpaired, [`${planA.schedules.find((s) => s.role.kind === 'link')?.id}: in A only`]);
   });
@@ -165,19 +174,39 @@ describe('interleaving two pipelines, on fake runners', () => {
 describe('the A/B document and its views', () => {
   const stats = { n: 10, median: 10, mean: 10, min: 9.9, max: 10.1, stdev: 0.01, q1: 9.99, q3: 10.01, iqr: 0.02, relativeStdev: 0.001, relativeNoise: 0.001, outliers: [] };
   const result: AbResult = {
-    schema: 'cuda-pipe/ab', version: 1, tool: { name: 'cuda-pipe', version: '0.1.0' }, createdAt: '2026-11-23T21:00:00.000Z',
-    run: { hostname: 'gpu-host', rank: null, localRank: null, size: null, jobId: null, launcher: null }, device: H100,
+    schema: 'cuda-pipe/ab',
+    version: 1,
+    tool: { name: 'cuda-pipe', version: '0.1.0' },
+    createdAt: '2026-11-23T21:00:00.000Z',
+    run: { hostname: 'gpu-host', rank: null, localRank: null, size: null, jobId: null, launcher: null },
+    device: H100,
     software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: ['sm_90'], cudartPath: '/usr/local/cuda/lib64/libcudart.so.13', nvrtcPath: null },
     a: { name: 'compute-bound', path: '/base/compute-bound.yaml', hash: 'aaa', verification: { status: 'passed', mismatches: [] } },
     b: { name: 'compute-bound', path: '/head/compute-bound.yaml', hash: 'bbb', verification: { status: 'passed', mismatches: [] } },
     rule: { floor: 0.005, multiple: 3, threshold: null, confidence: 0.95, minPairs: 10, maxPairs: 2000, maxTimeMs: 10_000, warmup: 3 },
-    gate: false, clocks: { checked: true, note: 'SM clock read through NVML after each rep' },
+    gate: false,
+    clocks: { checked: true, note: 'SM clock read through NVML after each rep' },
     modes: [
-      { id: 'serial', role: { kind: 'serial' }, gating: true, aMs: Array(10).fill(10), bMs: Array(10).fill(10.1), a: stats, b: { ...stats, median: 10.1 },
-        time: { ratio: 1.01, low: 1.008, high: 1.012, noise: 0.001 }, cycles: { ratio: 1.01, low: 1.008, high: 1.012, noise: 0.001 }, needed: 0.005, change: 0.01,
-        verdict: 'slower', clocksExplain: false, stoppedBy: 'decided', elapsedMs: 250 },
+      {
+        id: 'serial',
+        role: { kind: 'serial' },
+        gating: true,
+        aMs: Array(10).fill(10),
+        bMs: Array(10).fill(10.1),
+        a: stats,
+        b: { ...stats, median: 10.1 },
+        time: { ratio: 1.01, low: 1.008, high: 1.012, noise: 0.001 },
+        cycles: { ratio: 1.01, low: 1.008, high: 1.012, noise: 0.001 },
+        needed: 0.005,
+        change: 0.01,
+        verdict: 'slower',
+        clocksExplain: false,
+        stoppedBy: 'decided',
+        elapsedMs: 250,
+      },
     ],
-    unpaired: [], notes: [],
+    unpaired: [],
+    notes: [],
   };
 
   it('validates against its schema', () => {
@@ -213,12 +242,12 @@ describe('cuda-pipe ab without a GPU', () => {
   });
 });
 
-describe('the perf gate\'s A/B mode (scripts/perf-regression --ab), without a GPU', () => {
+describe("the perf gate's A/B mode (scripts/perf-regression --ab), without a GPU", () => {
   const noGpu = { skip: gpuSkipReason() === null ? 'a GPU is here: these expect cuda-pipe ab to stop at the missing driver' : false };
   const BASE_KERNEL = '// the base revision\'s kernel\nextern "C" __global__ void fma_loop(const float *in, float *out, unsigned long long n, int iterations) {}\n';
   const gate = (args: string[]) => spawnSync('bash', ['scripts/perf-regression', ...args], { encoding: 'utf8' });
 
-  it('stages the base revision\'s configs with its own kernels beside them, so A runs the base kernels', noGpu, () => {
+  it("stages the base revision's configs with its own kernels beside them, so A runs the base kernels", noGpu, () => {
     const base = mkdtempSync(join(tmpdir(), 'cuda-pipe-base-'));
     const out = mkdtempSync(join(tmpdir(), 'cuda-pipe-gate-'));
     mkdirSync(join(base, 'configs'));

@@ -11,8 +11,14 @@ const close = (actual: number, expected: number, what = '') => assert.ok(Math.ab
 function op(stream: string, kind: TimelineOp['kind'], startMs: number, endMs: number, issuedMs = 0): TimelineOp {
   return { mode: 'm', device: 0, stream, kind, chunk: null, buffer: kind === 'kernel' ? null : 'b', kernel: kind === 'kernel' ? 'k' : null, bytes: 1, startMs, endMs, issuedMs };
 }
-const rep = (totalMs: number, ops: TimelineOp[], streams = [...new Set(ops.map((o) => o.stream))]): TracedRep =>
-  ({ mode: 'm', device: 0, totalMs, issueMs: 0.01, streams: streams.map((id) => ({ id, flags: 'non-blocking' as const, priority: null })), ops });
+const rep = (totalMs: number, ops: TimelineOp[], streams = [...new Set(ops.map((o) => o.stream))]): TracedRep => ({
+  mode: 'm',
+  device: 0,
+  totalMs,
+  issueMs: 0.01,
+  streams: streams.map((id) => ({ id, flags: 'non-blocking' as const, priority: null })),
+  ops,
+});
 
 describe('interval edges', () => {
   it('pieces that only touch share no time, and a reversed window clips to nothing', () => {
@@ -22,13 +28,35 @@ describe('interval edges', () => {
   });
 
   it('orders pieces of equal start by their end before merging', () => {
-    assert.deepEqual(union([{ start: 0, end: 5 }, { start: 0, end: 1 }, { start: 6, end: 7 }]), [{ start: 0, end: 5 }, { start: 6, end: 7 }]);
+    assert.deepEqual(
+      union([
+        { start: 0, end: 5 },
+        { start: 0, end: 1 },
+        { start: 6, end: 7 },
+      ]),
+      [
+        { start: 0, end: 5 },
+        { start: 6, end: 7 },
+      ],
+    );
   });
 
   it('walks both lists to their ends, whichever ends first', () => {
-    const a = [{ start: 0, end: 1 }, { start: 2, end: 3 }, { start: 4, end: 9 }];
-    const b = [{ start: 0.5, end: 6 }, { start: 8, end: 10 }];
-    assert.deepEqual(intersect(a, b), [{ start: 0.5, end: 1 }, { start: 2, end: 3 }, { start: 4, end: 6 }, { start: 8, end: 9 }]);
+    const a = [
+      { start: 0, end: 1 },
+      { start: 2, end: 3 },
+      { start: 4, end: 9 },
+    ];
+    const b = [
+      { start: 0.5, end: 6 },
+      { start: 8, end: 10 },
+    ];
+    assert.deepEqual(intersect(a, b), [
+      { start: 0.5, end: 1 },
+      { start: 2, end: 3 },
+      { start: 4, end: 6 },
+      { start: 8, end: 9 },
+    ]);
     assert.deepEqual(intersect(b, a), intersect(a, b));
   });
 });
@@ -36,13 +64,19 @@ describe('interval edges', () => {
 describe('timeline edges', () => {
   it('clips activity to the rep', () => {
     const r = rep(5, [op('s0', 'h2d', -1, 2), op('s1', 'h2d', 4, 8)]);
-    assert.deepEqual(activity(r, ['h2d']), [{ start: 0, end: 2 }, { start: 4, end: 5 }]);
+    assert.deepEqual(activity(r, ['h2d']), [
+      { start: 0, end: 2 },
+      { start: 4, end: 5 },
+    ]);
   });
 
-  it('measures a gap from the latest end so far, when a stream\'s ops overlap', () => {
+  it("measures a gap from the latest end so far, when a stream's ops overlap", () => {
     // s0's kernel [0,5] and a copy inside it [2,3]: the stream waited from 5, not from 3, for the copy at 6.
     const gaps = idleGaps(rep(8, [op('s0', 'kernel', 0, 5), op('s0', 'h2d', 2, 3), op('s0', 'd2h', 6, 7)]));
-    assert.deepEqual(gaps.map((g) => [g.op, g.startMs, g.endMs]), [[2, 5, 6]]);
+    assert.deepEqual(
+      gaps.map((g) => [g.op, g.startMs, g.endMs]),
+      [[2, 5, 6]],
+    );
     close(gaps[0]!.dependencyMs, 1);
   });
 
@@ -50,9 +84,15 @@ describe('timeline edges', () => {
     const r = rep(4, [op('s0', 'd2h', 0, 2), op('s1', 'h2d', 1, 3)]);
     const [gap] = idleGaps(r);
     assert.deepEqual([gap!.engineMs, gap!.dependencyMs], [0, 1]);
-    assert.deepEqual(idleGaps(r, { copyEngines: 1 }).map((g) => [g.engineMs, g.dependencyMs]), [[1, 0]]);
+    assert.deepEqual(
+      idleGaps(r, { copyEngines: 1 }).map((g) => [g.engineMs, g.dependencyMs]),
+      [[1, 0]],
+    );
     // A kernel never waits for an engine.
-    assert.deepEqual(idleGaps(rep(4, [op('s0', 'kernel', 0, 2), op('s1', 'kernel', 1, 3)]), { copyEngines: 1 }).map((g) => g.engineMs), [0]);
+    assert.deepEqual(
+      idleGaps(rep(4, [op('s0', 'kernel', 0, 2), op('s1', 'kernel', 1, 3)]), { copyEngines: 1 }).map((g) => g.engineMs),
+      [0],
+    );
   });
 
   it('blames no negative time on the host when the op was issued before the gap began', () => {
@@ -62,13 +102,28 @@ describe('timeline edges', () => {
     assert.deepEqual([late!.hostMs, late!.dependencyMs], [1, 0]);
   });
 
-  it('lists the rep\'s streams first, then those only its ops name, and each stream\'s ops by start then issue order', () => {
+  it("lists the rep's streams first, then those only its ops name, and each stream's ops by start then issue order", () => {
     const r = rep(6, [op('s0', 'h2d', 3, 4), op('s1', 'kernel', 0, 1), op('s0', 'kernel', 1, 2), op('s0', 'd2h', 1, 2)], ['s1', 'idle']);
     assert.deepEqual(streamOrder(r), ['s1', 'idle', 's0']);
     // s0's ops by start, then issue order: the kernel (index 2) and the D2H (3) both at 1, then the H2D (0) at 3.
-    assert.deepEqual(idleGaps(r).filter((g) => g.stream === 's0').map((g) => [g.op, g.startMs, g.endMs]), [[2, 0, 1], [0, 2, 3]]);
+    assert.deepEqual(
+      idleGaps(r)
+        .filter((g) => g.stream === 's0')
+        .map((g) => [g.op, g.startMs, g.endMs]),
+      [
+        [2, 0, 1],
+        [0, 2, 3],
+      ],
+    );
     const streams = analyzeRep(r).streams;
-    assert.deepEqual(streams.map((s) => [s.stream, s.idleMs, s.tailMs]), [['s1', 0, 5], ['idle', 0, 6], ['s0', 2, 2]]);
+    assert.deepEqual(
+      streams.map((s) => [s.stream, s.idleMs, s.tailMs]),
+      [
+        ['s1', 0, 5],
+        ['idle', 0, 6],
+        ['s0', 2, 2],
+      ],
+    );
     const total = analyzeRep(r).idle;
     assert.deepEqual([total.idleMs, total.hostMs, total.engineMs, total.dependencyMs], [2, 0, 0, 2]);
   });

@@ -32,7 +32,12 @@ describe('the cuda-pipe command line', () => {
   });
 
   it('rejects a malformed number for any numeric flag through one parser', () => {
-    for (const [flag, value] of [['--chunks', '1.5'], ['--warmup', '-1'], ['--max-noise', '0'], ['--reps', 'x']]) {
+    for (const [flag, value] of [
+      ['--chunks', '1.5'],
+      ['--warmup', '-1'],
+      ['--max-noise', '0'],
+      ['--reps', 'x'],
+    ]) {
       const { code, stderr } = runCli(['run', '--dry-run', flag as string, value as string]);
       assert.equal(code, 2, `${flag} ${value}`);
       assert.match(stderr, new RegExp(`option '${flag} <[^>]+>' argument '${value}' is invalid\\. expected (a whole number|a number) (≥|above) \\d`), stderr);
@@ -97,8 +102,12 @@ describe('the cuda-pipe command line', () => {
     assert.equal(code, 0);
     const schema = JSON.parse(stdout);
     assert.equal(schema.type, 'object');
-    assert.deepEqual(Object.keys(schema.properties).filter((k) => ['buffers', 'kernels', 'pipeline', 'repetitions'].includes(k)).sort(),
-      ['buffers', 'kernels', 'pipeline', 'repetitions']);
+    assert.deepEqual(
+      Object.keys(schema.properties)
+        .filter((k) => ['buffers', 'kernels', 'pipeline', 'repetitions'].includes(k))
+        .sort(),
+      ['buffers', 'kernels', 'pipeline', 'repetitions'],
+    );
     assert.equal(schema.additionalProperties, false);
   });
 

@@ -6,8 +6,20 @@ import { H100, makeResult } from '../helpers/results.js';
 
 // Edges of the verdicts between two runs that mutation testing (npm run mutation) found unpinned.
 
-const stats = (median: number, q1: number, q3: number): Stats =>
-  ({ n: 10, median, mean: median, min: q1, max: q3, stdev: 0, q1, q3, iqr: q3 - q1, relativeStdev: 0, relativeNoise: 0, outliers: [] });
+const stats = (median: number, q1: number, q3: number): Stats => ({
+  n: 10,
+  median,
+  mean: median,
+  min: q1,
+  max: q3,
+  stdev: 0,
+  q1,
+  q3,
+  iqr: q3 - q1,
+  relativeStdev: 0,
+  relativeNoise: 0,
+  outliers: [],
+});
 
 describe('a verdict at its edges', () => {
   it('counts a change of exactly the threshold as a change', () => {
@@ -32,8 +44,12 @@ describe('device differences', () => {
   it('name every field that differs, the PCIe link unknown where a side has none', () => {
     const other = { ...H100, name: 'B', computeCapability: { major: 9, minor: 1 }, multiprocessors: 114, memoryBytes: 1, asyncEngineCount: 2, pcie: null };
     assert.deepEqual(deviceDifferences(H100, other), [
-      'name: NVIDIA H100 80GB HBM3 → B', 'compute capability: 9.0 → 9.1', 'multiprocessors: 132 → 114', 'memory: 85021163520 → 1',
-      'copy engines: 3 → 2', 'PCIe link: gen5 x16 → unknown',
+      'name: NVIDIA H100 80GB HBM3 → B',
+      'compute capability: 9.0 → 9.1',
+      'multiprocessors: 132 → 114',
+      'memory: 85021163520 → 1',
+      'copy engines: 3 → 2',
+      'PCIe link: gen5 x16 → unknown',
     ]);
     assert.deepEqual(deviceDifferences(H100, { ...H100, pcie: { ...H100.pcie!, generation: null } }), ['PCIe link: gen5 x16 → gen? x16']);
     assert.deepEqual(deviceDifferences(H100, { ...H100 }), []);
@@ -52,8 +68,17 @@ describe('which pairs gate', () => {
   it('the modes a user acts on, and over several devices only all of them at once and the pipeline across two', () => {
     const gating = (role: object) => isGating(role as never);
     assert.deepEqual([gating({ kind: 'serial' }), gating({ kind: 'stage', stage: 'h2d' }), gating({ kind: 'link' }), gating({ kind: 'cross-device' })], [true, true, true, true]);
-    assert.deepEqual([gating({ kind: 'split' }), gating({ kind: 'split', alone: 1 }), gating({ kind: 'split-link' }), gating({ kind: 'op-cost', op: 'launch' }), gating({ kind: 'kernels-chunked' }), gating({ kind: 'peer' })],
-      [true, false, false, false, false, false]);
+    assert.deepEqual(
+      [
+        gating({ kind: 'split' }),
+        gating({ kind: 'split', alone: 1 }),
+        gating({ kind: 'split-link' }),
+        gating({ kind: 'op-cost', op: 'launch' }),
+        gating({ kind: 'kernels-chunked' }),
+        gating({ kind: 'peer' }),
+      ],
+      [true, false, false, false, false, false],
+    );
   });
 
   it('a regression is a gating pair that got slower', () => {
@@ -73,7 +98,10 @@ describe('pairing results', () => {
   it('pairs rank with rank, and names the rank in the pair', () => {
     const comparison = compareResults([ranked(0, 1), ranked(1, 1.2)], [ranked(1, 1.2), ranked(0, 1)]);
     assert.ok(comparison.pairs.length > 0);
-    assert.ok(comparison.pairs.every((p) => p.verdict === 'same'), JSON.stringify(comparison.pairs.map((p) => [p.config, p.verdict])));
+    assert.ok(
+      comparison.pairs.every((p) => p.verdict === 'same'),
+      JSON.stringify(comparison.pairs.map((p) => [p.config, p.verdict])),
+    );
     assert.deepEqual([...new Set(comparison.pairs.map((p) => p.config))], ['balanced rank 1', 'balanced rank 0']);
     assert.deepEqual(comparison.unpaired, []);
   });
@@ -90,6 +118,9 @@ describe('pairing results', () => {
     assert.deepEqual(compareResults([fewer], [base]).unpaired, [`balanced ${link.id}: not in the baseline`]);
     const other: RunResult = { ...base, config: { ...base.config, name: 'other', hash: 'x' } };
     assert.deepEqual(compareResults([base], [other]).unpaired, ['other: no baseline', 'balanced: no candidate']);
-    assert.equal(compareResults([base], [base]).pairs.every((p) => p.device === 0 && p.config === 'balanced'), true);
+    assert.equal(
+      compareResults([base], [base]).pairs.every((p) => p.device === 0 && p.config === 'balanced'),
+      true,
+    );
   });
 });

@@ -30,17 +30,17 @@ describe('verdicts between two runs', () => {
     assert.equal(verdict(stats(6.6, 0.01), stats(6, 0.01)).verdict, 'faster');
   });
 
-  it('calls a shift under the noise rule\'s 1% floor the same, however clean the runs', () => {
+  it("calls a shift under the noise rule's 1% floor the same, however clean the runs", () => {
     assert.equal(verdict(stats(6, 0.001), stats(6.03, 0.001)).verdict, 'same');
   });
 
-  it('calls the H200\'s 3% heavier compute-bound kernel (29.46 → 30.37 ms, noise 0.1%) slower, where the fixed 5% called it same', () => {
+  it("calls the H200's 3% heavier compute-bound kernel (29.46 → 30.37 ms, noise 0.1%) slower, where the fixed 5% called it same", () => {
     const [base, heavier] = [stats(29.46, 0.001), stats(30.37, 0.001)];
     assert.equal(verdict(base, heavier).verdict, 'slower');
     assert.equal(verdict(base, heavier, thresholdRule(0.05)).verdict, 'same');
   });
 
-  it('calls the perf gate\'s false alarm (+7.1% with noise 3.4% and 2.4%) the same: under 3× the runs\' noise together', () => {
+  it("calls the perf gate's false alarm (+7.1% with noise 3.4% and 2.4%) the same: under 3× the runs' noise together", () => {
     const [base, drifted] = [summarize(samplesAround(0.07, 0.034 / 1.05)), summarize(samplesAround(0.07 * 1.071, 0.024 / 1.05))];
     assert.ok(Math.abs(base.relativeNoise - 0.034) < 0.002 && Math.abs(drifted.relativeNoise - 0.024) < 0.002, `${base.relativeNoise} ${drifted.relativeNoise}`);
     const needed = neededChange(base, drifted, NOISE_RULE);
@@ -54,7 +54,7 @@ describe('verdicts between two runs', () => {
     assert.equal(neededChange(stats(6, 0.2), stats(6, 0.2), thresholdRule(0.02)), 0.02);
   });
 
-  it('calls a large shift noisy when the runs\' spreads overlap', () => {
+  it("calls a large shift noisy when the runs' spreads overlap", () => {
     assert.equal(verdict(stats(6, 0.2), stats(6.6, 0.2), thresholdRule(0.05)).verdict, 'noisy');
   });
 });
@@ -86,12 +86,13 @@ describe('verdicts confirmed in clock-normalised time', () => {
     assert.equal(runsKernels({ kind: 'link', copiesPerDirection: 16, streamsPerDirection: 2 }), false);
   });
 
-  it('compareResults reads each mode\'s SM clock range and leaves copies in time', () => {
+  it("compareResults reads each mode's SM clock range and leaves copies in time", () => {
     const base = makeResult();
     const slowClock = makeResult({ scale: 1.1 });
     const lowered = { ...slowClock, modes: slowClock.modes.map((m) => ({ ...m, smClockMHz: { min: 1800, max: 1800 } })) };
     const comparison = compareResults([base], [lowered]);
-    const byKind = (kind: string, stage?: string) => comparison.pairs.find((p) => p.role.kind === kind && (stage === undefined || (p.role.kind === 'stage' && p.role.stage === stage)));
+    const byKind = (kind: string, stage?: string) =>
+      comparison.pairs.find((p) => p.role.kind === kind && (stage === undefined || (p.role.kind === 'stage' && p.role.stage === stage)));
     assert.deepEqual([byKind('serial')?.verdict, byKind('serial')?.clocks?.explains], ['same', true]);
     assert.deepEqual([byKind('stage', 'h2d')?.verdict, byKind('stage', 'h2d')?.clocks], ['slower', null]);
     assert.deepEqual(comparison.rule, NOISE_RULE);
@@ -101,9 +102,21 @@ describe('verdicts confirmed in clock-normalised time', () => {
 describe('comparing result files', () => {
   it('pairs by config hash and mode and finds a uniform 10% slowdown in every mode', () => {
     const comparison = compareResults([makeResult()], [makeResult({ scale: 1.1 })]);
-    assert.deepEqual(comparison.pairs.map((p) => `${p.role.kind}:${p.verdict}`),
-      ['serial:slower', 'overlapped:slower', 'stage:slower', 'stage:slower', 'stage:slower', 'kernels-chunked:slower', 'link:slower',
-        'op-cost:slower', 'op-cost:slower', 'op-cost:slower']);
+    assert.deepEqual(
+      comparison.pairs.map((p) => `${p.role.kind}:${p.verdict}`),
+      [
+        'serial:slower',
+        'overlapped:slower',
+        'stage:slower',
+        'stage:slower',
+        'stage:slower',
+        'kernels-chunked:slower',
+        'link:slower',
+        'op-cost:slower',
+        'op-cost:slower',
+        'op-cost:slower',
+      ],
+    );
     assert.deepEqual(comparison.notes, []);
     assert.deepEqual(comparison.deviceDifferences, []);
   });
@@ -124,8 +137,10 @@ describe('comparing result files', () => {
 
   it('names the device fields that differ', () => {
     const other = { ...H100, name: 'NVIDIA H200', memoryBytes: 150_000_000_000 };
-    assert.deepEqual(compareResults([makeResult()], [makeResult({ device: other })]).deviceDifferences,
-      ['name: NVIDIA H100 80GB HBM3 → NVIDIA H200', 'memory: 85021163520 → 150000000000']);
+    assert.deepEqual(compareResults([makeResult()], [makeResult({ device: other })]).deviceDifferences, [
+      'name: NVIDIA H100 80GB HBM3 → NVIDIA H200',
+      'memory: 85021163520 → 150000000000',
+    ]);
   });
 
   it('produces results that validate against the Result schema', () => {
@@ -167,9 +182,28 @@ describe('cuda-pipe compare and report', () => {
     assert.match(mdOut, /\| balanced \| overlapped 32×4 depth-first \| .* \| \+10\.0% \| 🔴 slower \|/);
   });
 
-  it('does not fail the gate on the model\'s parts alone', () => {
+  it("does not fail the gate on the model's parts alone", () => {
     const base = makeResult();
-    const drifted = { ...base, modes: base.modes.map((m) => (m.role.kind === 'op-cost' ? { ...m, samplesMs: m.samplesMs.map((s) => s * 1.2), stats: { ...m.stats, median: m.stats.median * 1.2, mean: m.stats.mean * 1.2, min: m.stats.min * 1.2, max: m.stats.max * 1.2, q1: m.stats.q1 * 1.2, q3: m.stats.q3 * 1.2 } } : m)) };
+    const drifted = {
+      ...base,
+      modes: base.modes.map((m) =>
+        m.role.kind === 'op-cost'
+          ? {
+              ...m,
+              samplesMs: m.samplesMs.map((s) => s * 1.2),
+              stats: {
+                ...m.stats,
+                median: m.stats.median * 1.2,
+                mean: m.stats.mean * 1.2,
+                min: m.stats.min * 1.2,
+                max: m.stats.max * 1.2,
+                q1: m.stats.q1 * 1.2,
+                q3: m.stats.q3 * 1.2,
+              },
+            }
+          : m,
+      ),
+    };
     const { code, stdout } = runCli(['compare', save('base-parts.json', base), save('drifted-parts.json', drifted)]);
     assert.equal(code, 0, stdout);
     assert.match(stdout, /for information only: 3 slower/);

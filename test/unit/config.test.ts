@@ -42,15 +42,37 @@ describe('config loading', () => {
   it('resolves sizes, defaults and roles into a typed config', () => {
     const { config } = parseConfigText(BASE, '/cfg/test.yaml');
     assert.equal(config.elements, 1000);
-    assert.deepEqual(config.buffers.map((b) => [b.name, b.bytes, b.role, b.hostMemory]), [['x', 4000, 'in', 'pinned'], ['y', 4000, 'out', 'pinned']]);
+    assert.deepEqual(
+      config.buffers.map((b) => [b.name, b.bytes, b.role, b.hostMemory]),
+      [
+        ['x', 4000, 'in', 'pinned'],
+        ['y', 4000, 'out', 'pinned'],
+      ],
+    );
     assert.deepEqual(config.pipeline.orders, ['depth-first']);
     assert.deepEqual(config.repetitions, { warmup: 3, warmupTime: 0, minReps: 10, maxReps: 2000, maxNoise: 0.5, maxTime: 3 });
-    assert.deepEqual(config.kernels[0]?.args, [{ kind: 'buffer', buffer: 'x' }, { kind: 'buffer', buffer: 'y' }, { kind: 'chunk-elements' }, { kind: 'scalar', type: 'float32', value: 2 }]);
+    assert.deepEqual(config.kernels[0]?.args, [
+      { kind: 'buffer', buffer: 'x' },
+      { kind: 'buffer', buffer: 'y' },
+      { kind: 'chunk-elements' },
+      { kind: 'scalar', type: 'float32', value: 2 },
+    ]);
     assert.equal(config.kernels[0]?.label, 'scale');
   });
 
   it('lets flags override the pipeline and repetitions', () => {
-    const { config } = parseConfigText(BASE, '/cfg/test.yaml', { streams: 8, chunks: 10, order: 'breadth-first', reps: 3, warmup: 0, device: 1, maxNoise: 1, maxTime: 10, minReps: 5, warmupTime: 50 });
+    const { config } = parseConfigText(BASE, '/cfg/test.yaml', {
+      streams: 8,
+      chunks: 10,
+      order: 'breadth-first',
+      reps: 3,
+      warmup: 0,
+      device: 1,
+      maxNoise: 1,
+      maxTime: 10,
+      minReps: 5,
+      warmupTime: 50,
+    });
     assert.equal(config.pipeline.streams, 8);
     assert.equal(config.pipeline.chunks, 10);
     assert.deepEqual(config.pipeline.orders, ['breadth-first']);
@@ -133,10 +155,14 @@ describe('values that pass the types but cannot work', () => {
   });
 
   it('names the allowed values of union fields instead of "Invalid input"', () => {
-    assert.match(usageError(BASE.replace('streams: 2 }', 'streams: 2, order: sideways }')).message,
-      /pipeline\.order: expected depth-first or breadth-first, or a list of them, got "sideways"/);
-    assert.match(usageError(BASE.replace('entry: scale', 'entry: scale\n    grid: lots')).message,
-      /kernels\[0\]\.grid: expected auto, cover or a whole number of blocks \(1 or more\), got "lots"/);
+    assert.match(
+      usageError(BASE.replace('streams: 2 }', 'streams: 2, order: sideways }')).message,
+      /pipeline\.order: expected depth-first or breadth-first, or a list of them, got "sideways"/,
+    );
+    assert.match(
+      usageError(BASE.replace('entry: scale', 'entry: scale\n    grid: lots')).message,
+      /kernels\[0\]\.grid: expected auto, cover or a whole number of blocks \(1 or more\), got "lots"/,
+    );
     assert.match(usageError(BASE.replace('size: 4000B', 'size: true')).message, /buffers\.y\.size: expected a size such as "256MiB" or a number of bytes, got true/);
     assert.match(usageError(BASE.replace('count: 1000', 'count: [1]')).message, /buffers\.x\.count: expected a count such as "64Mi" or a whole number, got \[1\]/);
   });

@@ -4,9 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import {
-  CUBLAS_OP, CublasError, type CublasHandle, GEMM_TYPES, type GemmSpec, loadCublas,
-} from '../../src/cuda/cublas.js';
+import { CUBLAS_OP, CublasError, type CublasHandle, GEMM_TYPES, type GemmSpec, loadCublas } from '../../src/cuda/cublas.js';
 import { LibraryOverrideError, loadFirst } from '../../src/cuda/load.js';
 import { libraryCandidates, resolveLibraryFile } from '../../src/cuda/locate.js';
 import { REQUIRED_SYMBOLS } from '../../src/cuda/symbols.js';
@@ -16,8 +14,11 @@ import { packageRoot } from '../../src/paths.js';
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-const libm = readFileSync('/proc/self/maps', 'utf8').split('\n').map((line) => line.slice(line.indexOf('/')))
-  .find((file) => /\/libm\.so\.6$/.test(file)) ?? '/lib/x86_64-linux-gnu/libm.so.6';
+const libm =
+  readFileSync('/proc/self/maps', 'utf8')
+    .split('\n')
+    .map((line) => line.slice(line.indexOf('/')))
+    .find((file) => /\/libm\.so\.6$/.test(file)) ?? '/lib/x86_64-linux-gnu/libm.so.6';
 
 function loadError(env: NodeJS.ProcessEnv): EnvironmentError {
   try {
@@ -32,11 +33,8 @@ function loadError(env: NodeJS.ProcessEnv): EnvironmentError {
 
 describe('where libcublas is looked for', () => {
   it('tries CUDA_PIPE_CUBLAS, then CUDA_PATH and CUDA_HOME, then the loader, then /usr/local/cuda, CUDA 13 first', () => {
-    const paths = libraryCandidates('cublas', { CUDA_PIPE_CUBLAS: '/x/libcublas.so', CUDA_PATH: '/opt/cuda', CUDA_HOME: '/opt/home' })
-      .map((c) => `${c.origin}: ${c.path}`);
-    assert.deepEqual(paths.slice(0, 3), [
-      'CUDA_PIPE_CUBLAS: /x/libcublas.so', 'CUDA_PATH: /opt/cuda/lib64/libcublas.so.13', 'CUDA_PATH: /opt/cuda/lib64/libcublas.so.12',
-    ]);
+    const paths = libraryCandidates('cublas', { CUDA_PIPE_CUBLAS: '/x/libcublas.so', CUDA_PATH: '/opt/cuda', CUDA_HOME: '/opt/home' }).map((c) => `${c.origin}: ${c.path}`);
+    assert.deepEqual(paths.slice(0, 3), ['CUDA_PIPE_CUBLAS: /x/libcublas.so', 'CUDA_PATH: /opt/cuda/lib64/libcublas.so.13', 'CUDA_PATH: /opt/cuda/lib64/libcublas.so.12']);
     const firstHome = paths.indexOf('CUDA_HOME: /opt/home/lib64/libcublas.so.13');
     const firstLoader = paths.indexOf('dynamic loader search: libcublas.so.13');
     const firstDefault = paths.indexOf('default location: /usr/local/cuda/lib64/libcublas.so.13');
@@ -49,25 +47,26 @@ describe('where libcublas is looked for', () => {
       { path: 'libcublas-does-not-exist.so.99', origin: 'dynamic loader search' },
       { path: libm, origin: 'default location' },
     ];
-    assert.throws(() => loadFirst('cublas', candidates), (error: unknown) => {
-      assert.ok(error instanceof EnvironmentError);
-      assert.equal(error.exitCode, 3);
-      assert.match(error.message, /^Could not load cuBLAS \(libcublas\)\. Tried:\n/);
-      assert.match(error.message, /\n {2}\/nowhere\/lib64\/libcublas\.so\.13 \(CUDA_PATH\): /);
-      assert.match(error.message, /\n {2}libcublas-does-not-exist\.so\.99 \(dynamic loader search\): /);
-      assert.match(error.message, new RegExp(`\\n {2}${escape(libm)} \\(default location\\): loads, but has no cublasCreate_v2 \\(not libcublas\\)`));
-      assert.match(error.hint ?? '', /^Install cuBLAS .*CUDA_PATH.*CUDA_PIPE_CUBLAS/);
-      return true;
-    });
+    assert.throws(
+      () => loadFirst('cublas', candidates),
+      (error: unknown) => {
+        assert.ok(error instanceof EnvironmentError);
+        assert.equal(error.exitCode, 3);
+        assert.match(error.message, /^Could not load cuBLAS \(libcublas\)\. Tried:\n/);
+        assert.match(error.message, /\n {2}\/nowhere\/lib64\/libcublas\.so\.13 \(CUDA_PATH\): /);
+        assert.match(error.message, /\n {2}libcublas-does-not-exist\.so\.99 \(dynamic loader search\): /);
+        assert.match(error.message, new RegExp(`\\n {2}${escape(libm)} \\(default location\\): loads, but has no cublasCreate_v2 \\(not libcublas\\)`));
+        assert.match(error.hint ?? '', /^Install cuBLAS .*CUDA_PATH.*CUDA_PIPE_CUBLAS/);
+        return true;
+      },
+    );
   });
 
   const present = resolveLibraryFile('cublas', {}, existsSync, []);
   it('on a machine without libcublas, the real search names CUDA_PATH, the loader and /usr/local/cuda', { skip: present ? `libcublas is here (${present})` : false }, () => {
     const error = loadError({ CUDA_PATH: '/nowhere/cuda' });
-    for (const place of [
-      '/nowhere/cuda/lib64/libcublas.so.13 (CUDA_PATH)', 'libcublas.so.13 (dynamic loader search)',
-      '/usr/local/cuda/lib64/libcublas.so.13 (default location)',
-    ]) assert.ok(error.message.includes(`\n  ${place}: `), `${place} in:\n${error.message}`);
+    for (const place of ['/nowhere/cuda/lib64/libcublas.so.13 (CUDA_PATH)', 'libcublas.so.13 (dynamic loader search)', '/usr/local/cuda/lib64/libcublas.so.13 (default location)'])
+      assert.ok(error.message.includes(`\n  ${place}: `), `${place} in:\n${error.message}`);
   });
 
   it('CUDA_PIPE_CUBLAS set to a file that is missing or is another library is refused, never passed over', () => {
@@ -100,8 +99,7 @@ const FAKE_FUNCTIONS: Readonly<Record<string, string>> = {
   cublasCreate_v2: 'int cublasCreate_v2(void **handle) { *handle = HANDLE; return 0; }',
   cublasDestroy_v2: 'int cublasDestroy_v2(void *handle) { return handle == HANDLE ? 0 : 7; }',
   cublasSetStream_v2: 'int cublasSetStream_v2(void *handle, void *stream) { return handle == HANDLE && stream == (void *)0x5000 ? 0 : 7; }',
-  cublasSetWorkspace_v2: 'int cublasSetWorkspace_v2(void *handle, void *ws, uint64_t bytes) ' +
-    '{ return handle == HANDLE && ws == (void *)0x6000 && bytes == 1048576 ? 0 : 7; }',
+  cublasSetWorkspace_v2: 'int cublasSetWorkspace_v2(void *handle, void *ws, uint64_t bytes) ' + '{ return handle == HANDLE && ws == (void *)0x6000 && bytes == 1048576 ? 0 : 7; }',
   cublasSetMathMode: 'int cublasSetMathMode(void *handle, int mode) { return handle == HANDLE && mode == 0 ? 0 : 7; }',
   cublasGetVersion_v2: 'int cublasGetVersion_v2(void *handle, int *version) { *version = 130001; return handle == HANDLE ? 0 : 7; }',
   cublasGetStatusString: 'const char *cublasGetStatusString(int status) { return status == 7 ? "an invalid value was used as an argument" : "other"; }',
@@ -118,7 +116,9 @@ const FAKE_FUNCTIONS: Readonly<Record<string, string>> = {
 function fakeCublas(omit: readonly string[] = []): string {
   const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-fake-cublas-'));
   const source = join(dir, 'fake.c');
-  const kept = Object.entries(FAKE_FUNCTIONS).filter(([name]) => !omit.includes(name)).map(([, code]) => code);
+  const kept = Object.entries(FAKE_FUNCTIONS)
+    .filter(([name]) => !omit.includes(name))
+    .map(([, code]) => code);
   writeFileSync(source, [FAKE_HEADER, ...kept].join('\n'));
   const library = join(dir, 'libcublas.so.13');
   execFileSync('cc', ['-shared', '-fPIC', '-o', library, source]);
@@ -138,20 +138,33 @@ describe('a libcublas lacking a function cuda-pipe binds', { skip: noCompiler },
     const library = fakeCublas(['cublasGemmEx']);
     const error = loadError({ CUDA_PIPE_CUBLAS: library });
     assert.ok(error instanceof LibraryOverrideError);
-    assert.equal(error.message, `CUDA_PIPE_CUBLAS=${library}: a libcublas that lacks cublasGemmEx (CUDA 8.0 and newer); ` +
-      'cuda-pipe needs libcublas from CUDA 11.4 or newer.');
+    assert.equal(error.message, `CUDA_PIPE_CUBLAS=${library}: a libcublas that lacks cublasGemmEx (CUDA 8.0 and newer); ` + 'cuda-pipe needs libcublas from CUDA 11.4 or newer.');
   });
 
   it('the search skips it with the reason, so a complete one further down can load', () => {
     const older = fakeCublas(['cublasSetWorkspace_v2', 'cublasGetStatusString']);
-    assert.throws(() => loadFirst('cublas', [{ path: older, origin: 'CUDA_HOME' }]), (error: unknown) => {
-      assert.ok(error instanceof EnvironmentError);
-      assert.match(error.message, new RegExp(`${escape(older)} \\(CUDA_HOME\\): loads, but lacks cublasSetWorkspace_v2 \\(CUDA 11\\.4 and newer\\), ` +
-        'cublasGetStatusString \\(CUDA 11\\.4 and newer\\); cuda-pipe needs libcublas from CUDA 11\\.4 or newer'));
-      return true;
-    });
+    assert.throws(
+      () => loadFirst('cublas', [{ path: older, origin: 'CUDA_HOME' }]),
+      (error: unknown) => {
+        assert.ok(error instanceof EnvironmentError);
+        assert.match(
+          error.message,
+          new RegExp(
+            `${escape(older)} \\(CUDA_HOME\\): loads, but lacks cublasSetWorkspace_v2 \\(CUDA 11\\.4 and newer\\), ` +
+              'cublasGetStatusString \\(CUDA 11\\.4 and newer\\); cuda-pipe needs libcublas from CUDA 11\\.4 or newer',
+          ),
+        );
+        return true;
+      },
+    );
     const complete = fakeCublas();
-    assert.equal(loadFirst('cublas', [{ path: older, origin: 'CUDA_HOME' }, { path: complete, origin: 'default location' }]).path, complete);
+    assert.equal(
+      loadFirst('cublas', [
+        { path: older, origin: 'CUDA_HOME' },
+        { path: complete, origin: 'default location' },
+      ]).path,
+      complete,
+    );
   });
 });
 
@@ -181,20 +194,27 @@ describe('the cuBLAS wrapper against a stand-in library', { skip: noCompiler }, 
 
   it('a failed call is a device failure (exit 4) naming the call, the GEMM, the status and what to check', () => {
     withHandle((cublas, handle) => {
-      assert.throws(() => cublas.gemm(handle, { ...spec, ldc: 128 }, a as DevicePtr, b as DevicePtr, c as DevicePtr), (error: unknown) => {
-        assert.ok(error instanceof CublasError);
-        assert.equal(error.exitCode, 4);
-        assert.equal(error.message, 'cublasGemmEx failed (bf16 96×80×64 (A T, B N), lda 64 ldb 64 ldc 128): ' +
-          'CUBLAS_STATUS_INVALID_VALUE (7): an invalid value was used as an argument');
-        assert.match(error.hint ?? '', /lda at least the rows of A as stored/);
-        return true;
-      });
+      assert.throws(
+        () => cublas.gemm(handle, { ...spec, ldc: 128 }, a as DevicePtr, b as DevicePtr, c as DevicePtr),
+        (error: unknown) => {
+          assert.ok(error instanceof CublasError);
+          assert.equal(error.exitCode, 4);
+          assert.equal(
+            error.message,
+            'cublasGemmEx failed (bf16 96×80×64 (A T, B N), lda 64 ldb 64 ldc 128): ' + 'CUBLAS_STATUS_INVALID_VALUE (7): an invalid value was used as an argument',
+          );
+          assert.match(error.hint ?? '', /lda at least the rows of A as stored/);
+          return true;
+        },
+      );
     });
   });
 
   it('a refused workspace fails creating the handle, naming the call and the size', () => {
     const cublas = loadCublas({ CUDA_PIPE_CUBLAS: fakeCublas() });
-    assert.throws(() => cublas.create(0x5000n as StreamHandle, 0x6000n as DevicePtr, 4096),
-      /^CublasError: cublasSetWorkspace_v2 failed \(4096 bytes\): CUBLAS_STATUS_INVALID_VALUE \(7\)/);
+    assert.throws(
+      () => cublas.create(0x5000n as StreamHandle, 0x6000n as DevicePtr, 4096),
+      /^CublasError: cublasSetWorkspace_v2 failed \(4096 bytes\): CUBLAS_STATUS_INVALID_VALUE \(7\)/,
+    );
   });
 });

@@ -15,8 +15,11 @@ const notElf = join(dir, 'libcudart.so.13');
 writeFileSync(notElf, 'this is text, not an ELF shared library; '.repeat(40));
 
 /** A real shared library that is neither libcudart nor libnvrtc: the libm this node process has mapped. */
-const libm = readFileSync('/proc/self/maps', 'utf8').split('\n').map((line) => line.slice(line.indexOf('/')))
-  .find((file) => /\/libm\.so\.6$/.test(file)) ?? '/lib/x86_64-linux-gnu/libm.so.6';
+const libm =
+  readFileSync('/proc/self/maps', 'utf8')
+    .split('\n')
+    .map((line) => line.slice(line.indexOf('/')))
+    .find((file) => /\/libm\.so\.6$/.test(file)) ?? '/lib/x86_64-linux-gnu/libm.so.6';
 
 function overrideError(kind: 'cudart' | 'nvrtc', path: string): LibraryOverrideError {
   const variable = kind === 'cudart' ? 'CUDA_PIPE_CUDART' : 'CUDA_PIPE_NVRTC';
@@ -48,15 +51,21 @@ describe('CUDA_PIPE_CUDART and CUDA_PIPE_NVRTC', () => {
   });
 
   it('the kernel cache identifies NVRTC by the override even when it is missing, so a bad override is never hidden by a hit', () => {
-    assert.equal(resolveLibraryFile('nvrtc', { CUDA_PIPE_NVRTC: '/nowhere/libnvrtc.so' }, () => false, []), '/nowhere/libnvrtc.so');
+    assert.equal(
+      resolveLibraryFile('nvrtc', { CUDA_PIPE_NVRTC: '/nowhere/libnvrtc.so' }, () => false, []),
+      '/nowhere/libnvrtc.so',
+    );
   });
 
   it('the search skips a library that loads but is not libcudart, and says why', () => {
-    assert.throws(() => loadFirst('cudart', [{ path: libm, origin: 'CUDA_PATH' }]), (error: unknown) => {
-      assert.ok(error instanceof EnvironmentError);
-      assert.match(error.message, new RegExp(`${libm.replace(/[.]/g, '\\.')} \\(CUDA_PATH\\): loads, but has no cudaGetDeviceCount \\(not libcudart\\)`));
-      return true;
-    });
+    assert.throws(
+      () => loadFirst('cudart', [{ path: libm, origin: 'CUDA_PATH' }]),
+      (error: unknown) => {
+        assert.ok(error instanceof EnvironmentError);
+        assert.match(error.message, new RegExp(`${libm.replace(/[.]/g, '\\.')} \\(CUDA_PATH\\): loads, but has no cudaGetDeviceCount \\(not libcudart\\)`));
+        return true;
+      },
+    );
   });
 
   it('the CLI exits 3 with one paragraph for a wrong CUDA_PIPE_CUDART', () => {
@@ -76,7 +85,10 @@ describe('CUDA_PIPE_CUDART and CUDA_PIPE_NVRTC', () => {
 describe('the no-GPU explanation', () => {
   it('names the runtime, whether the driver library exists, and what works without a GPU', () => {
     const { message, hint } = noGpuExplanation(35, 'cudaGetDeviceCount', 'cudaErrorInsufficientDriver');
-    assert.match(message, /^No CUDA driver: .*\(cudaGetDeviceCount returned cudaErrorInsufficientDriver, 35; CUDA runtime \S+; driver library libcuda\.so\.1: (found|not found)\)\.$/);
+    assert.match(
+      message,
+      /^No CUDA driver: .*\(cudaGetDeviceCount returned cudaErrorInsufficientDriver, 35; CUDA runtime \S+; driver library libcuda\.so\.1: (found|not found)\)\.$/,
+    );
     assert.ok(hint.endsWith(WORKS_WITHOUT_GPU));
     for (const command of ['run --dry-run', 'kernels --check', 'schema', 'report', 'compare']) assert.ok(WORKS_WITHOUT_GPU.includes(`\`${command}\``), command);
     assert.match(noGpuExplanation(100, 'cudaGetDeviceCount', 'cudaErrorNoDevice').message, /^No CUDA device: .*libcuda\.so\.1: (found|not found)/);

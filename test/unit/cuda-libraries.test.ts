@@ -25,17 +25,20 @@ describe('libcudart through koffi', () => {
 
   it('turns "no driver" into an environment error with a plain sentence', { skip: noGpu ? false : 'a GPU is present' }, () => {
     const rt = openRuntime();
-    assert.throws(() => rt.deviceCount(), (error: unknown) => {
-      assert.ok(error instanceof EnvironmentError);
-      assert.equal(error.exitCode, 3);
-      assert.match(error.message, /^No CUDA (driver|device)/);
-      assert.match(error.message, /cudaGetDeviceCount returned cudaError\w+, (35|100)/);
-      assert.ok(error.hint && error.hint.length > 20);
-      return true;
-    });
+    assert.throws(
+      () => rt.deviceCount(),
+      (error: unknown) => {
+        assert.ok(error instanceof EnvironmentError);
+        assert.equal(error.exitCode, 3);
+        assert.match(error.message, /^No CUDA (driver|device)/);
+        assert.match(error.message, /cudaGetDeviceCount returned cudaError\w+, (35|100)/);
+        assert.ok(error.hint && error.hint.length > 20);
+        return true;
+      },
+    );
   });
 
-  it('names CUDA errors by the runtime\'s own tables', () => {
+  it("names CUDA errors by the runtime's own tables", () => {
     const rt = openRuntime();
     assert.equal(rt.errorName(2), 'cudaErrorMemoryAllocation');
     assert.equal(rt.errorName(700), 'cudaErrorIllegalAddress');
@@ -47,15 +50,18 @@ describe('libcudart through koffi', () => {
       { path: '/nowhere/libcudart.so.13', origin: 'CUDA_PIPE_CUDART' },
       { path: 'libcudart-does-not-exist.so.99', origin: 'dynamic loader search' },
     ];
-    assert.throws(() => loadFirst('cudart', candidates), (error: unknown) => {
-      assert.ok(error instanceof EnvironmentError);
-      assert.equal(error.exitCode, 3);
-      assert.match(error.message, /Could not load the CUDA runtime \(libcudart\)/);
-      assert.match(error.message, /\/nowhere\/libcudart\.so\.13 \(CUDA_PIPE_CUDART\)/);
-      assert.match(error.message, /libcudart-does-not-exist\.so\.99 \(dynamic loader search\)/);
-      assert.match(error.hint ?? '', /CUDA_PATH.*CUDA_PIPE_CUDART/);
-      return true;
-    });
+    assert.throws(
+      () => loadFirst('cudart', candidates),
+      (error: unknown) => {
+        assert.ok(error instanceof EnvironmentError);
+        assert.equal(error.exitCode, 3);
+        assert.match(error.message, /Could not load the CUDA runtime \(libcudart\)/);
+        assert.match(error.message, /\/nowhere\/libcudart\.so\.13 \(CUDA_PIPE_CUDART\)/);
+        assert.match(error.message, /libcudart-does-not-exist\.so\.99 \(dynamic loader search\)/);
+        assert.match(error.hint ?? '', /CUDA_PATH.*CUDA_PIPE_CUDART/);
+        return true;
+      },
+    );
   });
 });
 
@@ -102,31 +108,52 @@ const noCompiler = spawnSync('cc', ['--version']).status === 0 ? false : 'no C c
 describe('a library with its marker function but not every function cuda-pipe binds', { skip: noCompiler }, () => {
   it('every function the bindings declare is in the table of required functions', () => {
     const bound = ['src/cuda/bindings.ts', 'src/cuda/nvrtc.ts'].flatMap((file) =>
-      [...readFileSync(join(packageRoot(), file), 'utf8').matchAll(/lib\.func\('[^']*?\b(\w+)\(/g)].map((m) => m[1] as string));
-    const required = new Set(Object.values(REQUIRED_SYMBOLS).flat().flatMap((r) => r.names));
+      [...readFileSync(join(packageRoot(), file), 'utf8').matchAll(/lib\.func\('[^']*?\b(\w+)\(/g)].map((m) => m[1] as string),
+    );
+    const required = new Set(
+      Object.values(REQUIRED_SYMBOLS)
+        .flat()
+        .flatMap((r) => r.names),
+    );
     assert.ok(bound.length > 50, `found ${bound.length} bindings`);
-    assert.deepEqual(bound.filter((name) => !required.has(name)), []);
+    assert.deepEqual(
+      bound.filter((name) => !required.has(name)),
+      [],
+    );
   });
 
   it('an override is refused at load time, naming the file, the function and the CUDA that has it', () => {
     const library = fakeLibrary('cudart', ['cudaGetErrorName']);
-    assert.throws(() => loadCudaLibrary('cudart', { CUDA_PIPE_CUDART: library }), (error: unknown) => {
-      assert.ok(error instanceof LibraryOverrideError);
-      assert.equal(error.exitCode, 3);
-      assert.equal(error.message, `CUDA_PIPE_CUDART=${library}: a libcudart that lacks cudaGetErrorName (CUDA 6.5 and newer); ` +
-        'cuda-pipe needs libcudart from CUDA 12.0 or newer.');
-      return true;
-    });
+    assert.throws(
+      () => loadCudaLibrary('cudart', { CUDA_PIPE_CUDART: library }),
+      (error: unknown) => {
+        assert.ok(error instanceof LibraryOverrideError);
+        assert.equal(error.exitCode, 3);
+        assert.equal(
+          error.message,
+          `CUDA_PIPE_CUDART=${library}: a libcudart that lacks cudaGetErrorName (CUDA 6.5 and newer); ` + 'cuda-pipe needs libcudart from CUDA 12.0 or newer.',
+        );
+        return true;
+      },
+    );
   });
 
   it('an older runtime found by the search is skipped with the reason, so a newer one further down can load', () => {
     const older = fakeLibrary('cudart', ['cudaLibraryLoadData', 'cudaLibraryUnload', 'cudaLibraryGetKernel', 'cudaLaunchKernelExC']);
-    assert.throws(() => loadFirst('cudart', [{ path: older, origin: 'CUDA_PATH' }]), (error: unknown) => {
-      assert.ok(error instanceof EnvironmentError);
-      assert.match(error.message, new RegExp(`${older.replace(/[.]/g, '\\.')} \\(CUDA_PATH\\): loads, but lacks cudaLaunchKernelExC \\(CUDA 11\\.8 and newer\\), ` +
-        'cudaLibraryLoadData \\(CUDA 12\\.0 and newer\\), cudaLibraryUnload \\(CUDA 12\\.0 and newer\\) and 1 more function; cuda-pipe needs libcudart from CUDA 12\\.0 or newer'));
-      return true;
-    });
+    assert.throws(
+      () => loadFirst('cudart', [{ path: older, origin: 'CUDA_PATH' }]),
+      (error: unknown) => {
+        assert.ok(error instanceof EnvironmentError);
+        assert.match(
+          error.message,
+          new RegExp(
+            `${older.replace(/[.]/g, '\\.')} \\(CUDA_PATH\\): loads, but lacks cudaLaunchKernelExC \\(CUDA 11\\.8 and newer\\), ` +
+              'cudaLibraryLoadData \\(CUDA 12\\.0 and newer\\), cudaLibraryUnload \\(CUDA 12\\.0 and newer\\) and 1 more function; cuda-pipe needs libcudart from CUDA 12\\.0 or newer',
+          ),
+        );
+        return true;
+      },
+    );
   });
 
   it('the CLI exits 3 with one paragraph for a libcudart or a libnvrtc missing a function, not 70', () => {
@@ -136,7 +163,10 @@ describe('a library with its marker function but not every function cuda-pipe bi
     assert.doesNotMatch(runtime.stderr, /internal error|Cannot find function|\n\s+at /);
     const nvrtc = runCli(['kernels', '--check'], { CUDA_PIPE_NVRTC: fakeLibrary('nvrtc', ['nvrtcGetSupportedArchs', 'nvrtcGetPTX']) });
     assert.equal(nvrtc.code, 3);
-    assert.match(nvrtc.stderr, /CUDA_PIPE_NVRTC=\S+libnvrtc\.so\.12: a libnvrtc that lacks nvrtcGetPTX \(CUDA 7\.0 and newer\), nvrtcGetSupportedArchs \(CUDA 11\.2 and newer\); cuda-pipe needs libnvrtc from CUDA 11\.2 or newer\./);
+    assert.match(
+      nvrtc.stderr,
+      /CUDA_PIPE_NVRTC=\S+libnvrtc\.so\.12: a libnvrtc that lacks nvrtcGetPTX \(CUDA 7\.0 and newer\), nvrtcGetSupportedArchs \(CUDA 11\.2 and newer\); cuda-pipe needs libnvrtc from CUDA 11\.2 or newer\./,
+    );
     assert.doesNotMatch(nvrtc.stderr, /internal error|Cannot find function|\n\s+at /);
   });
 });

@@ -13,8 +13,7 @@ import { traceSchedule } from '../../src/plan/trace.js';
 import type { Schedule } from '../../src/plan/types.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 
-const close = (actual: number, expected: number, what = '', tolerance = 1e-9) =>
-  assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual} ≠ ${expected}`);
+const close = (actual: number, expected: number, what = '', tolerance = 1e-9) => assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual} ≠ ${expected}`);
 
 /** A record as CUPTI lays it out: the fields cuda-pipe reads at their offsets, the rest zero. */
 function recordBytes(kind: 'memcpy' | 'memset' | 'kernel', fields: { start: bigint; end: bigint; stream: number; correlation: number; bytes?: bigint }): DataView {
@@ -61,7 +60,7 @@ describe('CUPTI records', () => {
     view.setUint32(RECORD_LAYOUT.externalCorrelation.correlationId, 41, true);
     assert.deepEqual(parseRecord(view, BASE), { externalId: 17, correlationId: 41 });
     view.setUint32(RECORD_LAYOUT.externalCorrelation.externalKind, 2, true);
-    assert.equal(parseRecord(view, BASE), null, 'another tool\'s correlation (OpenACC)');
+    assert.equal(parseRecord(view, BASE), null, "another tool's correlation (OpenACC)");
     view.setUint32(0, ACTIVITY_KIND.runtime, true);
     assert.equal(parseRecord(view, BASE), null, 'an API record');
   });
@@ -80,16 +79,40 @@ describe('CUPTI records', () => {
   });
 
   it('matches records to calls by the id pushed around each, spanning a call CUPTI split, counting a wrong kind', () => {
-    const rec = (kind: ActivityRecord['kind'], correlationId: number, startNs: number, endNs: number): ActivityRecord =>
-      ({ kind, correlationId, deviceId: 0, streamId: 1, bytes: 0, startNs, endNs });
+    const rec = (kind: ActivityRecord['kind'], correlationId: number, startNs: number, endNs: number): ActivityRecord => ({
+      kind,
+      correlationId,
+      deviceId: 0,
+      streamId: 1,
+      bytes: 0,
+      startNs,
+      endNs,
+    });
     const collection: ActivityCollection = {
-      records: [rec('memcpy', 10, 0, 300), rec('kernel', 12, 310, 500), rec('memcpy', 14, 520, 700), rec('memcpy', 14, 700, 820), rec('kernel', 16, 900, 950), rec('memcpy', 99, 0, 1)],
-      external: new Map([[10, 1], [12, 2], [14, 3], [16, 1]]),
-      dropped: 0, malformed: 0,
+      records: [
+        rec('memcpy', 10, 0, 300),
+        rec('kernel', 12, 310, 500),
+        rec('memcpy', 14, 520, 700),
+        rec('memcpy', 14, 700, 820),
+        rec('kernel', 16, 900, 950),
+        rec('memcpy', 99, 0, 1),
+      ],
+      external: new Map([
+        [10, 1],
+        [12, 2],
+        [14, 3],
+        [16, 1],
+      ]),
+      dropped: 0,
+      malformed: 0,
     };
     const matched = matchActivity(collection, ['memcpy', 'kernel', 'memcpy']);
-    assert.deepEqual(matched.spans, [{ start: 0, end: 300 }, { start: 310, end: 500 }, { start: 520, end: 820 }]);
-    assert.equal(matched.wrongKind, 1, 'a kernel correlated with a copy\'s call');
+    assert.deepEqual(matched.spans, [
+      { start: 0, end: 300 },
+      { start: 310, end: 500 },
+      { start: 520, end: 820 },
+    ]);
+    assert.equal(matched.wrongKind, 1, "a kernel correlated with a copy's call");
   });
 
   it('falls back to events, saying why, where CUPTI is missing or a graph replays the rep', () => {
@@ -102,12 +125,22 @@ describe('CUPTI records', () => {
 
 function op(stream: string, kind: TimelineOp['kind'], startMs: number, endMs: number, engine?: [number, number]): TimelineOp {
   return {
-    mode: 'm', device: 0, stream, kind, chunk: null, buffer: kind === 'kernel' ? null : 'buf', kernel: kind === 'kernel' ? 'k' : null,
-    bytes: 16 << 20, startMs, endMs, issuedMs: 0, ...(engine ? { engineStartMs: engine[0], engineEndMs: engine[1] } : {}),
+    mode: 'm',
+    device: 0,
+    stream,
+    kind,
+    chunk: null,
+    buffer: kind === 'kernel' ? null : 'buf',
+    kernel: kind === 'kernel' ? 'k' : null,
+    bytes: 16 << 20,
+    startMs,
+    endMs,
+    issuedMs: 0,
+    ...(engine ? { engineStartMs: engine[0], engineEndMs: engine[1] } : {}),
   };
 }
 
-describe('engine times on the events\' clock', () => {
+describe("engine times on the events' clock", () => {
   // Events: s0's H2D [0, 0.31], s1's H2D queued behind it from 0.01, engine [0.31, 0.61], event end 0.612.
   // CUPTI's clock runs 5 ms ahead of the events', and each engine starts 1 µs after its begin event.
   const offsetNs = 5_000_000;
@@ -129,7 +162,10 @@ describe('engine times on the events\' clock', () => {
     const wrong = [timed[0]!, { startMs: 0.5, endMs: 0.6, engineNs: { start: offsetNs + 1_000, end: offsetNs + 90_000 } }];
     const aligned = alignEngineTimes(wrong);
     assert.ok(aligned && 'mismatchMs' in aligned && aligned.mismatchMs > ALIGN_TOLERANCE_MS);
-    const { ops, timing } = withEngineTimes(wrong.map((t, i) => ({ op: op(`s${i}`, 'h2d', t.startMs, t.endMs), engineNs: t.engineNs })), { source: 'cupti' });
+    const { ops, timing } = withEngineTimes(
+      wrong.map((t, i) => ({ op: op(`s${i}`, 'h2d', t.startMs, t.endMs), engineNs: t.engineNs })),
+      { source: 'cupti' },
+    );
     assert.equal(timing?.source, 'events');
     assert.match(timing?.note ?? '', /do not fit between the events/);
     assert.ok(ops.every((o) => o.engineStartMs === undefined));
@@ -151,18 +187,27 @@ describe('engine times on the events\' clock', () => {
 
 // s0's H2D runs [0, 0.3]; s1's H2D was reached at 0 but queued on the engine until 0.3, running [0.3, 0.6].
 const queuedRep: TracedRep = {
-  mode: 'm', device: 0, totalMs: 0.6, issueMs: 0.001,
-  streams: [{ id: 's0', flags: 'non-blocking', priority: null }, { id: 's1', flags: 'non-blocking', priority: null }],
+  mode: 'm',
+  device: 0,
+  totalMs: 0.6,
+  issueMs: 0.001,
+  streams: [
+    { id: 's0', flags: 'non-blocking', priority: null },
+    { id: 's1', flags: 'non-blocking', priority: null },
+  ],
   ops: [op('s0', 'h2d', 0, 0.3, [0, 0.3]), op('s1', 'h2d', 0, 0.6, [0.3, 0.6])],
   timing: { source: 'cupti', note: 'engine times from CUPTI' },
 };
 
 describe('analysis with engine times', () => {
-  it('counts the engine busy over engine intervals and the queued part as its stream\'s wait for the engine', () => {
+  it("counts the engine busy over engine intervals and the queued part as its stream's wait for the engine", () => {
     const busy = busyFractions(queuedRep);
     close(busy.h2d, 1, 'h2d');
     const gaps = idleGaps(queuedRep, { copyEngines: 3 });
-    assert.deepEqual(gaps.map((g) => [g.stream, g.startMs, g.endMs]), [['s1', 0, 0.3]]);
+    assert.deepEqual(
+      gaps.map((g) => [g.stream, g.startMs, g.endMs]),
+      [['s1', 0, 0.3]],
+    );
     close(gaps[0]!.engineMs, 0.3, 'the queued part: another stream held the H2D engine');
     const events = { ...queuedRep, ops: queuedRep.ops.map(({ engineStartMs: _s, engineEndMs: _e, ...rest }) => rest) };
     assert.equal(idleGaps(events, { copyEngines: 3 }).length, 0, 'events alone see no wait at all');

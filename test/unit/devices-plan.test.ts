@@ -86,25 +86,46 @@ describe('the input split across devices', () => {
   it('keeps every one-device mode on the first device and adds the split together, each share alone, and the links', () => {
     assert.deepEqual(p.devices, [0, 1]);
     assert.ok(p.schedules.some((s) => s.role.kind === 'serial' && s.device === 0));
-    assert.deepEqual(byKind(p, 'split', 0).map((s) => s.device), [0]);
-    assert.deepEqual(byKind(p, 'split', 1).map((s) => s.device), [1]);
+    assert.deepEqual(
+      byKind(p, 'split', 0).map((s) => s.device),
+      [0],
+    );
+    assert.deepEqual(
+      byKind(p, 'split', 1).map((s) => s.device),
+      [1],
+    );
     assert.equal(byKind(p, 'split-link').length, 1);
     assert.deepEqual(scheduleDevices(together), [0, 1]);
     assert.equal(together.verify, true);
-    assert.ok(byKind(p, 'split', 1).every((s) => !s.verify), 'a share alone writes half the outputs: not verified');
+    assert.ok(
+      byKind(p, 'split', 1).every((s) => !s.verify),
+      'a share alone writes half the outputs: not verified',
+    );
     assert.equal(new Set(p.schedules.map((s) => s.id)).size, p.schedules.length, 'schedule ids are unique');
   });
 
   it('moves every byte of the input once, half from each device, each device within its own buffers', () => {
     const elements = 1 << 16;
     const h2d = copies(together).filter((c) => c.direction === 'h2d');
-    assert.equal(h2d.reduce((s, c) => s + c.bytes, 0), elements * 4);
+    assert.equal(
+      h2d.reduce((s, c) => s + c.bytes, 0),
+      elements * 4,
+    );
     const hostOffsets = h2d.map((c) => c.hostOffset).sort((a, b) => a - b);
     assert.equal(new Set(hostOffsets).size, hostOffsets.length);
     const onOne = h2d.filter((c) => deviceOf(together, c) === 1);
-    assert.equal(onOne.reduce((s, c) => s + c.bytes, 0), (elements / 2) * 4);
-    assert.ok(onOne.every((c) => c.hostOffset >= (elements / 2) * 4), 'device 1 copies the second half');
-    assert.ok(onOne.every((c) => c.deviceOffset + c.bytes <= (elements / 2) * 4), 'into buffers that hold only its share');
+    assert.equal(
+      onOne.reduce((s, c) => s + c.bytes, 0),
+      (elements / 2) * 4,
+    );
+    assert.ok(
+      onOne.every((c) => c.hostOffset >= (elements / 2) * 4),
+      'device 1 copies the second half',
+    );
+    assert.ok(
+      onOne.every((c) => c.deviceOffset + c.bytes <= (elements / 2) * 4),
+      'into buffers that hold only its share',
+    );
     assert.deepEqual(p.placements, [{ device: 1, elements: elements / 2, base: elements / 2 }]);
   });
 
@@ -118,18 +139,21 @@ describe('the input split across devices', () => {
       assert.ok(before(start, i), `op ${i} after start`);
       assert.ok(before(i, end), `op ${i} before end`);
     });
-    assert.deepEqual(together.probes?.map((probe) => probe.device), [0, 1]);
+    assert.deepEqual(
+      together.probes?.map((probe) => probe.device),
+      [0, 1],
+    );
     const eventDevice = new Map(together.events.map((e) => [e.id, e.device ?? together.device]));
     for (const op of ops) if (op.kind === 'record') assert.equal(eventDevice.get(op.event), deviceOf(together, op), `event ${op.event} recorded on its own device`);
   });
 
-  it('issues the devices\' chunks in turn, so that neither waits for the other\'s whole rep without the gate', () => {
+  it("issues the devices' chunks in turn, so that neither waits for the other's whole rep without the gate", () => {
     const firstOfDevice1 = together.body.findIndex((op) => deviceOf(together, op) === 1);
     const lastOfDevice0 = together.body.map((op) => deviceOf(together, op)).lastIndexOf(0);
     assert.ok(firstOfDevice1 < lastOfDevice0);
   });
 
-  it('builds one device\'s plan as before when the list has one device', () => {
+  it("builds one device's plan as before when the list has one device", () => {
     const one = plan(TWO('devices: [1]'));
     assert.deepEqual(one.devices, [1]);
     assert.equal(byKind(one, 'split').length, 0);
@@ -171,19 +195,28 @@ describe('one pipeline across two devices', () => {
   });
 });
 
-describe('probe\'s copies between two devices', () => {
-  it('copies each way alone and both ways at once, each way from its own device\'s stream', () => {
+describe("probe's copies between two devices", () => {
+  it("copies each way alone and both ways at once, each way from its own device's stream", () => {
     const p = peerBandwidthPlan(1024, 0, 1);
-    assert.deepEqual(p.schedules.map((s) => s.id), ['peer:d0>d1', 'peer:d1>d0', 'peer:d0<>d1']);
+    assert.deepEqual(
+      p.schedules.map((s) => s.id),
+      ['peer:d0>d1', 'peer:d1>d0', 'peer:d0<>d1'],
+    );
     const both = p.schedules[2] as Schedule;
     const peers = both.body.filter((op) => op.kind === 'peer');
-    assert.deepEqual(peers.map((op) => [op.kind === 'peer' && op.from, both.streams.find((s) => s.id === op.stream)?.device]), [[0, 0], [1, 1]]);
+    assert.deepEqual(
+      peers.map((op) => [op.kind === 'peer' && op.from, both.streams.find((s) => s.id === op.stream)?.device]),
+      [
+        [0, 0],
+        [1, 1],
+      ],
+    );
     assert.equal(both.bytes.peer, 2048);
   });
 });
 
 describe('a traced rep of a schedule that spans devices', () => {
-  it('times each op from its own device\'s start and records one rep per device, each with its own streams', async () => {
+  it("times each op from its own device's start and records one rep per device, each with its own streams", async () => {
     const { traceSchedule } = await import('../../src/plan/trace.js');
     const { timelineReps } = await import('../../src/measure/timeline.js');
     const p = plan(readFileSync(join(builtinConfigsDir(), 'cross-device.yaml'), 'utf8'));
@@ -194,12 +227,27 @@ describe('a traced rep of a schedule that spans devices', () => {
       const device = traced.schedule.events.find((e) => e.id === span.begin)?.device ?? cross.device;
       assert.equal(device, deviceOf.get(span.op.stream), `${span.begin} made on the device of its stream`);
     }
-    const reps = timelineReps({
-      schedule: cross, totalMs: 3.1, issueMs: 0.2,
-      deviceTotalsMs: [{ device: 0, totalMs: 2.9 }, { device: 1, totalMs: 3.05 }],
-      ops: traced.spans.map((span, i) => ({ span, startMs: i * 0.01, endMs: i * 0.01 + 0.005, issuedMs: i * 0.001 })),
-    }, () => 1024, () => ({ least: 0, greatest: -5 }));
-    assert.deepEqual(reps.map((r) => [r.device, r.totalMs]), [[0, 2.9], [1, 3.05]]);
+    const reps = timelineReps(
+      {
+        schedule: cross,
+        totalMs: 3.1,
+        issueMs: 0.2,
+        deviceTotalsMs: [
+          { device: 0, totalMs: 2.9 },
+          { device: 1, totalMs: 3.05 },
+        ],
+        ops: traced.spans.map((span, i) => ({ span, startMs: i * 0.01, endMs: i * 0.01 + 0.005, issuedMs: i * 0.001 })),
+      },
+      () => 1024,
+      () => ({ least: 0, greatest: -5 }),
+    );
+    assert.deepEqual(
+      reps.map((r) => [r.device, r.totalMs]),
+      [
+        [0, 2.9],
+        [1, 3.05],
+      ],
+    );
     const kinds = (device: number) => [...new Set(reps.find((r) => r.device === device)?.ops.map((op) => op.kind))].sort();
     assert.deepEqual(kinds(0), ['h2d', 'kernel', 'peer']);
     assert.deepEqual(kinds(1), ['d2h', 'kernel']);
@@ -214,7 +262,10 @@ describe('--devices on the command line', () => {
     const { code, stdout } = runCli(['run', '--devices', '0,1', '--dry-run']);
     assert.equal(code, 0);
     assert.match(stdout, /^Plan for balanced on device 0, 1: /);
-    assert.match(stdout, /^mode split:16x4:depth-first:d0\+d1: the input split across GPUs 0, 1, all at once: .* on 8 streams on GPUs 0 and 1; H2D 256 MiB, D2H 256 MiB; outputs verified$/m);
+    assert.match(
+      stdout,
+      /^mode split:16x4:depth-first:d0\+d1: the input split across GPUs 0, 1, all at once: .* on 8 streams on GPUs 0 and 1; H2D 256 MiB, D2H 256 MiB; outputs verified$/m,
+    );
   });
 
   it('cannot count `all` without a driver, and says to list them; nor take --device beside --devices', async () => {

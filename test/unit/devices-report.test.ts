@@ -25,7 +25,10 @@ describe('reports of runs over two GPUs, from recorded results', () => {
   it('loads both, with the scaling and cross-device sections the run derived', () => {
     assert.equal(split.scaling?.limit, 'memory system');
     assert.equal(split.scaling?.speedup.toFixed(2), '1.62');
-    assert.deepEqual(split.scaling?.perDevice.map((d) => d.device), [0, 1]);
+    assert.deepEqual(
+      split.scaling?.perDevice.map((d) => d.device),
+      [0, 1],
+    );
     assert.equal(cross.crossDevice?.path, 'peer');
     assert.deepEqual(cross.peers, [{ from: 0, to: 1, path: 'peer' }]);
   });
@@ -51,7 +54,7 @@ describe('reports of runs over two GPUs, from recorded results', () => {
     assert.match(html, /peer copy GPU 0 → 1 alone/);
   });
 
-  it('prints the cross-device pipeline against serial and against one GPU, with the peer copy\'s rate', () => {
+  it("prints the cross-device pipeline against serial and against one GPU, with the peer copy's rate", () => {
     const table = renderRunTable(cross, plain);
     assert.match(table, /^ {2}3\.004 ms: 1\.70× serial \(5\.109 ms\), 0\.99× the same layout on GPU 0 alone \(2\.986 ms\)$/m);
     assert.match(table, /^ {2}the handed-over buffers copied whole, alone: 128 MiB in 0\.346 ms, 387\.6 GB\/s$/m);

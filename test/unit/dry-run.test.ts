@@ -20,20 +20,23 @@ const cache = { CUDA_PIPE_CACHE_DIR: join(dir, 'cache') };
 function config(name: string, kernelSource: string): string {
   writeFileSync(join(dir, `${name}.cu`), kernelSource);
   const path = join(dir, `${name}.yaml`);
-  writeFileSync(path, `buffers:
+  writeFileSync(
+    path,
+    `buffers:
   x: { type: float32, count: 1024, role: in }
   y: { type: float32, count: 1024, role: out }
 kernels:
   - { source: ${name}.cu, entry: twice, args: [{ buffer: x }, { buffer: y }, { chunk: elements }] }
 pipeline: { chunks: 4, streams: 2 }
-`);
+`,
+  );
   return path;
 }
 const GOOD = 'extern "C" __global__ void twice(const float *x, float *y, unsigned long long n)\n{ unsigned long long i = threadIdx.x; if (i < n) y[i] = 2.0f * x[i]; }\n';
 const BROKEN = 'extern "C" __global__ void twice(const float *x, float *y, unsigned long long n)\n{\n  y[0] = undefined_name;\n}\n';
 
-describe('run --dry-run compiles the config\'s kernels', { skip: nvrtcSkipReason() ?? false }, () => {
-  it('exits 2 on a compile error, with NVRTC\'s log naming the file and line', () => {
+describe("run --dry-run compiles the config's kernels", { skip: nvrtcSkipReason() ?? false }, () => {
+  it("exits 2 on a compile error, with NVRTC's log naming the file and line", () => {
     const path = config('broken', BROKEN);
     const { code, stdout, stderr } = runCli(['run', path, '--dry-run'], cache);
     assert.equal(code, 2, stderr);
@@ -55,28 +58,52 @@ describe('run --dry-run compiles the config\'s kernels', { skip: nvrtcSkipReason
   });
 });
 
-describe('the dry run\'s compile check', () => {
-  const { config: parsed, locate } = parseConfigText(`buffers:
+describe("the dry run's compile check", () => {
+  const { config: parsed, locate } = parseConfigText(
+    `buffers:
   x: { type: float32, count: 64, role: in }
   y: { type: float32, count: 64, role: out }
 kernels:
   - { name: a, source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }
   - { name: b, source: scale.cu, entry: scale, args: [{ buffer: y }, { buffer: y }, { chunk: elements }, { float32: 3 }] }
-`, '/cfg/two.yaml');
+`,
+    '/cfg/two.yaml',
+  );
   const kernels = resolveKernels(parsed, locate);
   const nvrtc = { supportedArchs: () => [75, 80, 90] } as unknown as Nvrtc;
 
   it('without NVRTC says it could not check the kernels, and the plan still prints', () => {
-    const missing = () => { throw new EnvironmentError('libnvrtc could not be loaded; tried: libnvrtc.so.13, libnvrtc.so.12\nmore'); };
-    const check = checkConfigKernels(kernels, undefined, { openNvrtc: missing, compile: () => { throw new Error('not reached'); } });
+    const missing = () => {
+      throw new EnvironmentError('libnvrtc could not be loaded; tried: libnvrtc.so.13, libnvrtc.so.12\nmore');
+    };
+    const check = checkConfigKernels(kernels, undefined, {
+      openNvrtc: missing,
+      compile: () => {
+        throw new Error('not reached');
+      },
+    });
     assert.deepEqual(check, { checked: false, reason: 'libnvrtc could not be loaded; tried: libnvrtc.so.13, libnvrtc.so.12' });
-    assert.equal(kernelsLine(check), 'kernels not compiled, so not checked: libnvrtc could not be loaded; tried: libnvrtc.so.13, libnvrtc.so.12 ' +
-      '(`cuda-pipe kernels --check` compiles them where NVRTC is installed)');
+    assert.equal(
+      kernelsLine(check),
+      'kernels not compiled, so not checked: libnvrtc could not be loaded; tried: libnvrtc.so.13, libnvrtc.so.12 ' +
+        '(`cuda-pipe kernels --check` compiles them where NVRTC is installed)',
+    );
   });
 
   it('a wrong CUDA_PIPE_NVRTC is still an error, not a skipped check', () => {
-    const wrong = () => { throw new LibraryOverrideError('CUDA_PIPE_NVRTC=/x: no such file there.'); };
-    assert.throws(() => checkConfigKernels(kernels, undefined, { openNvrtc: wrong, compile: () => { throw new Error('not reached'); } }), LibraryOverrideError);
+    const wrong = () => {
+      throw new LibraryOverrideError('CUDA_PIPE_NVRTC=/x: no such file there.');
+    };
+    assert.throws(
+      () =>
+        checkConfigKernels(kernels, undefined, {
+          openNvrtc: wrong,
+          compile: () => {
+            throw new Error('not reached');
+          },
+        }),
+      LibraryOverrideError,
+    );
   });
 
   it('compiles each source once for the newest architecture, and refuses an --arch NVRTC lacks', () => {
@@ -87,7 +114,10 @@ kernels:
     };
     const check = checkConfigKernels(kernels, undefined, { openNvrtc: () => nvrtc, compile });
     assert.deepEqual(check, { checked: true, arch: 'sm_90', why: 'the newest NVRTC supports', nvrtc: '12.8', sources: 1, cached: 1 });
-    assert.deepEqual(requests.map((r) => r.arch), ['sm_90']);
+    assert.deepEqual(
+      requests.map((r) => r.arch),
+      ['sm_90'],
+    );
     assert.throws(() => checkConfigKernels(kernels, 'sm_100', { openNvrtc: () => nvrtc, compile }), /^UsageError: --arch sm_100: this NVRTC compiles for sm_75, sm_80, sm_90\.$/m);
   });
 

@@ -35,7 +35,7 @@ describe('the rep guard', () => {
     assert.equal(new RepGuard({ timeoutMs: MAX_DEADLINE_MS + 1 }).deadlineMs('m'), MAX_DEADLINE_MS);
   });
 
-  it('then gives 20 times the slowest rep so far, at least 1 s, at most a timer\'s limit', async () => {
+  it("then gives 20 times the slowest rep so far, at least 1 s, at most a timer's limit", async () => {
     assert.equal(DEADLINE_FACTOR, 20);
     assert.equal(DEADLINE_FLOOR_MS, 1_000);
     const runner = new ScriptedRunner([30, 200, 100, 2e8]);
@@ -49,7 +49,12 @@ describe('the rep guard', () => {
     assert.equal(guard.deadlineMs('b'), 7_000, 'another mode still has --timeout');
     await guard.trace(asRunner(runner), schedule('a'));
     assert.equal(guard.deadlineMs('a'), MAX_DEADLINE_MS);
-    assert.deepEqual(runner.deadlines, [['rep', 7_000], ['rep', 1_000], ['rep', 4_000], ['trace', 4_000]]);
+    assert.deepEqual(runner.deadlines, [
+      ['rep', 7_000],
+      ['rep', 1_000],
+      ['rep', 4_000],
+      ['trace', 4_000],
+    ]);
   });
 
   it('ignores a rep time that is not finite', async () => {
@@ -69,8 +74,10 @@ describe('the rep guard', () => {
     guard.checkpoint('nothing');
     await guard.rep(asRunner(runner), schedule('a'));
     controller.abort('SIGINT');
-    assert.throws(() => guard.checkpoint('the verification'),
-      (e: unknown) => e instanceof Interrupted && e.message === 'Interrupted (SIGINT) before the verification: the device was released and nothing was written.');
+    assert.throws(
+      () => guard.checkpoint('the verification'),
+      (e: unknown) => e instanceof Interrupted && e.message === 'Interrupted (SIGINT) before the verification: the device was released and nothing was written.',
+    );
     await assert.rejects(guard.rep(asRunner(runner), schedule('a')), /Interrupted \(SIGINT\) before a rep of the serial mode/);
     await assert.rejects(guard.trace(asRunner(runner), schedule('a')), /before the traced rep of the serial mode/);
     assert.equal(runner.deadlines.length, 1, 'no rep ran after the interrupt');

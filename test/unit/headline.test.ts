@@ -39,7 +39,8 @@ describe('headlines that compare like with like', () => {
     assert.deepEqual(leadComparisons(result).map(comparisonText), ['with the host stage checksum against without it, 32×4 depth-first: 0.72× (1.521 ms → 2.100 ms)']);
     assert.equal(serialCaveat(withStage, result), null);
     assert.deepEqual(serialCaveat(without, result), {
-      omit: true, text: 'no speedup over serial: serial runs the host stage checksum and this layout does not, so the figure would not compare like with like',
+      omit: true,
+      text: 'no speedup over serial: serial runs the host stage checksum and this layout does not, so the figure would not compare like with like',
     });
     const table = renderRunTable(result, plain);
     assert.doesNotMatch(table, /speedup over serial \(overlapped 32×4 depth-first\): \d/);
@@ -50,7 +51,8 @@ describe('headlines that compare like with like', () => {
     const result = withModes([variant(LAYOUT, 4.118, { bytes: { h2d: 0, d2h: 0 } })]);
     const mode = result.modes.find((m) => m.role.kind === 'overlapped') as ModeResult;
     assert.deepEqual(serialCaveat(mode, result), {
-      omit: false, text: 'nothing to overlap (no copies): serial launches each kernel once on the whole buffers, this layout once per chunk (32)',
+      omit: false,
+      text: 'nothing to overlap (no copies): serial launches each kernel once on the whole buffers, this layout once per chunk (32)',
     });
   });
 

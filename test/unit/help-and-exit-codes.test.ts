@@ -14,7 +14,9 @@ import { nvrtcSkipReason } from '../helpers/nvrtc.js';
 
 function mapped(error: unknown, verbose = false): { code: number; text: string } {
   let text = '';
-  const code = exitCodeFor(error, verbose, (chunk) => { text += chunk; });
+  const code = exitCodeFor(error, verbose, (chunk) => {
+    text += chunk;
+  });
   return { code, text };
 }
 
@@ -37,7 +39,7 @@ describe('exit codes', () => {
     assert.equal(mapped(new CommanderError(1, 'commander.unknownOption', '')).code, 2);
   });
 
-  it('the README\'s table lists every exit code', async () => {
+  it("the README's table lists every exit code", async () => {
     const { readFileSync } = await import('node:fs');
     const readme = readFileSync('README.md', 'utf8');
     for (const [code] of EXIT_CODES) assert.match(readme, new RegExp(`^\\| ${code} \\| `, 'm'), `exit ${code}`);
@@ -55,7 +57,7 @@ describe('help', () => {
     }
   });
 
-  it('every command has examples, and a command\'s --help shows them', () => {
+  it("every command has examples, and a command's --help shows them", () => {
     const listing = runCli(['--help']).stdout.split('Commands:')[1]?.split('Exit codes:')[0] ?? '';
     const commands = [...listing.matchAll(/^  (\w+) /gm)].map((m) => m[1]).filter((c) => c !== 'help');
     assert.ok(commands.length >= 7);
@@ -79,13 +81,18 @@ describe('kernels --check on a given source', { skip: nvrtcSkipReason() ?? false
     assert.match(stdout, /1 of 1 sources compiled/);
   });
 
-  it('exits 2 on a syntax error, with NVRTC\'s log naming file and line', () => {
+  it("exits 2 on a syntax error, with NVRTC's log naming file and line", () => {
     const path = join(dir, 'broken.cu');
     writeFileSync(path, 'extern "C" __global__ void broken(float *x) {\n  x[0] = undefined_name;\n}\n');
     const { code, stdout, stderr } = runCli(['kernels', '--check', path]);
     assert.equal(code, 2);
-    assert.match(stderr, new RegExp(`^cuda-pipe: 1 of 1 kernel sources did not compile with NVRTC [\\d.]+ for sm_\\d+: ${path.replace(/[.]/g, '\\.')} ` +
-      '\\(first error: \\S+\\(2\\): error: identifier "undefined_name" is undefined\\)\\.\\nNVRTC\'s log for each is above'));
+    assert.match(
+      stderr,
+      new RegExp(
+        `^cuda-pipe: 1 of 1 kernel sources did not compile with NVRTC [\\d.]+ for sm_\\d+: ${path.replace(/[.]/g, '\\.')} ` +
+          '\\(first error: \\S+\\(2\\): error: identifier "undefined_name" is undefined\\)\\.\\nNVRTC\'s log for each is above',
+      ),
+    );
     assert.match(stdout, new RegExp(`FAILED  ${path.replace(/[.]/g, '\\.')}:\\n\\s+${path.replace(/[.]/g, '\\.')}\\(2\\): error: identifier "undefined_name" is undefined`));
     assert.match(stdout, /0 of 1 sources compiled/);
   });
@@ -108,7 +115,11 @@ describe('flags whose value would be ignored or misread', () => {
   });
 
   it('an empty or misspelt --arch is refused, not ignored, and --arch without --check is refused', () => {
-    for (const args of [['run', '--dry-run', '--arch', ''], ['kernels', '--check', '--arch', ''], ['kernels', '--check', '--arch', '90']]) {
+    for (const args of [
+      ['run', '--dry-run', '--arch', ''],
+      ['kernels', '--check', '--arch', ''],
+      ['kernels', '--check', '--arch', '90'],
+    ]) {
       const { code, stderr } = runCli(args);
       assert.equal(code, 2, args.join(' '));
       assert.match(stderr, /option '--arch <sm_XX>' argument '.*' is invalid\. expected an architecture such as sm_90/, args.join(' '));
@@ -119,10 +130,16 @@ describe('flags whose value would be ignored or misread', () => {
   });
 
   it('a legacy-default op on streams it cannot serialise is refused, naming the stream kind', () => {
-    const config = (pipeline: string) => () => parseConfigText(`buffers:\n  x: { type: float32, count: 64, role: inout }\n` +
-      `kernels:\n  - { source: tiny.cu, entry: bump, args: [{ buffer: x }, { chunk: elements }] }\npipeline: ${pipeline}\n`, '/cfg/legacy.yaml');
-    assert.throws(config('{ chunks: 4, legacyDefaultOp: { chunk: 1 } }'),
-      /^UsageError: \/cfg\/legacy\.yaml:\d+:\d+: an op on the legacy default stream serialises only blocking streams, and these are non-blocking \(the default\), so it would show nothing\.$/m);
+    const config = (pipeline: string) => () =>
+      parseConfigText(
+        `buffers:\n  x: { type: float32, count: 64, role: inout }\n` +
+          `kernels:\n  - { source: tiny.cu, entry: bump, args: [{ buffer: x }, { chunk: elements }] }\npipeline: ${pipeline}\n`,
+        '/cfg/legacy.yaml',
+      );
+    assert.throws(
+      config('{ chunks: 4, legacyDefaultOp: { chunk: 1 } }'),
+      /^UsageError: \/cfg\/legacy\.yaml:\d+:\d+: an op on the legacy default stream serialises only blocking streams, and these are non-blocking \(the default\), so it would show nothing\.$/m,
+    );
     assert.throws(config('{ chunks: 4, streamKind: per-thread-default, legacyDefaultOp: { chunk: 1 } }'), /and these are per-thread-default, so/);
     assert.throws(config('{ chunks: 4, streamKind: blocking, topology: stage-per-stream, legacyDefaultOp: { chunk: 1 } }'), /only the chunk-per-stream topology has/);
     assert.equal(config('{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 1 } }')().config.pipeline.defaultStreamOps[0]?.chunk, 1);
@@ -133,8 +150,11 @@ describe('NVRTC options in a config', { skip: nvrtcSkipReason() ?? false }, () =
   it('an option NVRTC does not know is a config error (exit 2), not a device failure (4)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-options-'));
     const path = join(dir, 'bad-option.yaml');
-    writeFileSync(path, 'buffers:\n  x: { type: float32, count: 64, role: inout }\n' +
-      'kernels:\n  - { source: tiny.cu, entry: bump, options: [--no-such-option], args: [{ buffer: x }, { chunk: elements }] }\n');
+    writeFileSync(
+      path,
+      'buffers:\n  x: { type: float32, count: 64, role: inout }\n' +
+        'kernels:\n  - { source: tiny.cu, entry: bump, options: [--no-such-option], args: [{ buffer: x }, { chunk: elements }] }\n',
+    );
     const { code, stderr } = runCli(['run', '--dry-run', path], { CUDA_PIPE_CACHE_DIR: join(dir, 'cache') });
     assert.equal(code, 2);
     assert.match(stderr, /^cuda-pipe: NVRTC [\d.]+ refused the options for \S+tiny\.cu \(--no-such-option\): nvrtc: error: unrecognized option --no-such-option/);

@@ -14,11 +14,21 @@ function fakeRuntime() {
     hostFunctions: {
       register: (callback: (userData: number) => void) => {
         registrations.push(callback);
-        return { launchThunk: (_stream: StreamHandle, userData: number) => () => { queue.push(userData); return 0; }, unregister: () => { unregistered += 1; } };
+        return {
+          launchThunk: (_stream: StreamHandle, userData: number) => () => {
+            queue.push(userData);
+            return 0;
+          },
+          unregister: () => {
+            unregistered += 1;
+          },
+        };
       },
     },
   } as unknown as CudaRuntime;
-  const drain = () => { for (const userData of queue.splice(0)) registrations[0]?.(userData); };
+  const drain = () => {
+    for (const userData of queue.splice(0)) registrations[0]?.(userData);
+  };
   return { rt, registrations, drain, unregistered: () => unregistered };
 }
 
@@ -32,7 +42,10 @@ describe('host calls', () => {
     const ran: string[] = [];
     const ops = ['a', 'b', 'c'].map((name) => calls.thunk(stream, () => ran.push(name)));
     assert.equal(registrations.length, 1);
-    assert.deepEqual(ops.map((o) => o.tag), [0, 1, 2]);
+    assert.deepEqual(
+      ops.map((o) => o.tag),
+      [0, 1, 2],
+    );
     calls.beginRep();
     ops[2]?.issue();
     ops[0]?.issue();
@@ -43,10 +56,12 @@ describe('host calls', () => {
     assert.ok(Number.isNaN(calls.startedAt[1]));
   });
 
-  it('keep what a host function threw for the rep to report, instead of throwing into CUDA\'s thread', () => {
+  it("keep what a host function threw for the rep to report, instead of throwing into CUDA's thread", () => {
     const { rt, drain } = fakeRuntime();
     const calls = new HostCalls(rt, new Cleanup());
-    const op = calls.thunk(stream, () => { throw new Error('checksum failed'); });
+    const op = calls.thunk(stream, () => {
+      throw new Error('checksum failed');
+    });
     calls.beginRep();
     op.issue();
     assert.doesNotThrow(drain);

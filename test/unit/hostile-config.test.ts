@@ -63,8 +63,13 @@ describe('hostile YAML', () => {
 
   it('refuses "billion laughs" alias expansion', () => {
     const levels = 'abcdefghi'.split('');
-    const text = `a: &a ["x","x","x","x","x","x","x","x","x"]\n` +
-      levels.slice(1).map((name, i) => `${name}: &${name} [${Array(9).fill(`*${levels[i]}`).join(',')}]`).join('\n') + '\n';
+    const text =
+      `a: &a ["x","x","x","x","x","x","x","x","x"]\n` +
+      levels
+        .slice(1)
+        .map((name, i) => `${name}: &${name} [${Array(9).fill(`*${levels[i]}`).join(',')}]`)
+        .join('\n') +
+      '\n';
     const error = timed(8000, () => rejection(parse(text)));
     assert.match(error.message, /aliases \(\*name\) expand to more than 100 copies/);
     assert.match(error.hint ?? '', /fewer aliases/);
@@ -80,7 +85,7 @@ describe('hostile YAML', () => {
     assert.match(rejection(parse('buffers: {}\nkernels: []\nbuffers: {}\n')).message, /hostile\.yaml:3:1: YAML syntax error: the key "buffers" appears twice/);
   });
 
-  it('checks 100 000 keys in about linear time (the parser\'s own duplicate check takes a minute)', () => {
+  it("checks 100 000 keys in about linear time (the parser's own duplicate check takes a minute)", () => {
     const text = 'buffers:\n' + Array.from({ length: 100_000 }, (_, i) => `  b${i}: 1`).join('\n') + '\nkernels: []\n';
     const error = timed(15_000, () => rejection(parse(text)));
     assert.match(error.message, /buffers\.b0: Invalid input: expected object, received number/);
@@ -121,7 +126,10 @@ describe('config and kernel files that are not regular files', () => {
 
   it('names a kernel source that is a folder, from a config', () => {
     mkdirSync(join(dir, 'kernel-folder.cu'));
-    const config = writeTemp('folder-kernel.yaml', `buffers:\n  x: { type: float32, count: 16, role: inout }\nkernels:\n  - { source: kernel-folder.cu, entry: k, args: [{ buffer: x }] }\npipeline: { chunks: 2 }\n`);
+    const config = writeTemp(
+      'folder-kernel.yaml',
+      `buffers:\n  x: { type: float32, count: 16, role: inout }\nkernels:\n  - { source: kernel-folder.cu, entry: k, args: [{ buffer: x }] }\npipeline: { chunks: 2 }\n`,
+    );
     const { code, stderr } = runCli(['run', '--dry-run', config], {}, { timeoutMs: 20_000 });
     assert.equal(code, 2);
     assert.match(stderr, /^cuda-pipe: Cannot read kernel source \S+kernel-folder\.cu: is a folder, not a file\./);
@@ -154,19 +162,39 @@ describe('kernel sources that are not text', () => {
 });
 
 describe('config paths of --set and sweep.set', () => {
-  const loaded = parseConfigText(`buffers:
+  const loaded = parseConfigText(
+    `buffers:
   x: { type: float32, count: 1024, role: in }
   y: { type: float32, count: 1024, role: out }
 kernels:
   - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }
-`, '/cfg/paths.yaml');
+`,
+    '/cfg/paths.yaml',
+  );
 
-  it('refuses any path outside the schema\'s fields, before it reaches Object.prototype', () => {
+  it("refuses any path outside the schema's fields, before it reaches Object.prototype", () => {
     const before = Object.getOwnPropertyNames(Object.prototype).sort();
-    for (const path of ['__proto__.x', 'constructor', 'constructor.prototype.x', 'hasOwnProperty', 'toString', 'valueOf', 'pipeline.__proto__.chunks',
-      'buffers.__proto__.size', 'buffers.constructor.count', 'buffers.toString', 'buffers.x.valueOf', 'kernels[0].args[3].toString', 'sweep.set.__proto__']) {
+    for (const path of [
+      '__proto__.x',
+      'constructor',
+      'constructor.prototype.x',
+      'hasOwnProperty',
+      'toString',
+      'valueOf',
+      'pipeline.__proto__.chunks',
+      'buffers.__proto__.size',
+      'buffers.constructor.count',
+      'buffers.toString',
+      'buffers.x.valueOf',
+      'kernels[0].args[3].toString',
+      'sweep.set.__proto__',
+    ]) {
       const error = rejection(() => withSettings(loaded, [{ path, value: 1 }]));
-      assert.match(error.message, new RegExp(`^sweep setting ${path.replace(/[.[\]]/g, '\\$&')}=1: "${path.replace(/[.[\]]/g, '\\$&')}" is not a config path: .* has no field "`), path);
+      assert.match(
+        error.message,
+        new RegExp(`^sweep setting ${path.replace(/[.[\]]/g, '\\$&')}=1: "${path.replace(/[.[\]]/g, '\\$&')}" is not a config path: .* has no field "`),
+        path,
+      );
     }
     assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).sort(), before);
     assert.equal(({} as Record<string, unknown>).x, undefined);
@@ -181,7 +209,13 @@ kernels:
   });
 
   it('still sets fields of the schema, in maps the user names and in lists', () => {
-    assert.equal(withSettings(loaded, [{ path: 'buffers.x.count', value: 2048 }, { path: 'buffers.y.count', value: 2048 }]).config.elements, 2048);
+    assert.equal(
+      withSettings(loaded, [
+        { path: 'buffers.x.count', value: 2048 },
+        { path: 'buffers.y.count', value: 2048 },
+      ]).config.elements,
+      2048,
+    );
     assert.equal(withSettings(loaded, [{ path: 'kernels[0].block', value: 128 }]).config.kernels[0]?.block, 128);
     assert.equal(withSettings(loaded, [{ path: 'repetitions.maxTime', value: 1 }]).config.repetitions.maxTime, 1);
   });
@@ -194,7 +228,13 @@ kernels:
       assert.match(error.message, /sweep setting kernels\[0\]\.args\[3\]\.float32=1e\+39: kernel "scale" .* is float32, which takes finite numbers/);
       return true;
     });
-    const badPath = { ...axes, sets: [{ path: 'pipeline.chunks', values: [4] }, { path: 'constructor', values: [1] }] };
+    const badPath = {
+      ...axes,
+      sets: [
+        { path: 'pipeline.chunks', values: [4] },
+        { path: 'constructor', values: [1] },
+      ],
+    };
     await assert.rejects(sweepConfig(loaded, badPath, { verify: true, gate: false, wait: 'poll', budgetMs: 1000, exhaustive: false }), UsageError);
   });
 

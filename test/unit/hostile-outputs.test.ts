@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import {
-  chmodSync, closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync,
-} from 'node:fs';
+import { chmodSync, closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -87,7 +85,10 @@ describe('output targets that are not plain files', () => {
     const before = statSync(target).ino;
     const out = openSync(target, 'w');
     const run = spawnSync(process.execPath, [...cliEntry(), 'report', traced, '--md', '/dev/stdout'], {
-      cwd: packageRoot(), env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', out, 'pipe'], encoding: 'utf8',
+      cwd: packageRoot(),
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', out, 'pipe'],
+      encoding: 'utf8',
     });
     closeSync(out);
     assert.equal(run.status, 0, run.stderr);
@@ -100,7 +101,9 @@ describe('output targets that are not plain files', () => {
     if (spawnSync('mkfifo', [fifo]).status !== 0) return;
     const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
     let read = '';
-    reader.stdout.on('data', (chunk: Buffer) => { read += chunk.toString(); });
+    reader.stdout.on('data', (chunk: Buffer) => {
+      read += chunk.toString();
+    });
     const closed = new Promise((done) => reader.on('close', done));
     const child = spawn(process.execPath, [...cliEntry(), 'report', traced, '--json', fifo], { cwd: packageRoot(), stdio: 'ignore' });
     const code = await new Promise((done) => child.on('close', done));
@@ -154,7 +157,10 @@ function inNamespace(size: string, script: string): { status: number | null; std
   // The paths of node and the CLI hold no spaces here, so $CLI splits into its words.
   const cli = [process.execPath, ...cliEntry()].join(' ');
   const run = spawnSync('unshare', ['-m', 'sh', '-c', `set -u; T=$(mktemp -d); mount -t tmpfs -o size=${size} tmpfs "$T"; cd "$T"; CLI="${cli}"; ${script}`], {
-    encoding: 'utf8', cwd: packageRoot(), env: { ...process.env, NO_COLOR: '1', TRACED: traced }, timeout: 60_000,
+    encoding: 'utf8',
+    cwd: packageRoot(),
+    env: { ...process.env, NO_COLOR: '1', TRACED: traced },
+    timeout: 60_000,
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
@@ -163,29 +169,38 @@ describe('device nodes and a full disk, in a private mount namespace', () => {
   const skip = spawnSync('unshare', ['-m', 'true']).status === 0 ? false : 'unshare -m is not permitted here (needs root or user namespaces)';
 
   it('a character device is written through, never replaced; a block device is refused', { skip }, (t) => {
-    const run = inNamespace('1m', [
-      'mknod null c 1 3; mknod disk b 7 0',
-      '$CLI report "$TRACED" --json null >/dev/null; echo "null:$?"',
-      '[ -c null ] && echo "still a device"',
-      '$CLI report "$TRACED" --json disk >/dev/null 2>err; echo "disk:$?"; cat err',
-    ].join('; '));
+    const run = inNamespace(
+      '1m',
+      [
+        'mknod null c 1 3; mknod disk b 7 0',
+        '$CLI report "$TRACED" --json null >/dev/null; echo "null:$?"',
+        '[ -c null ] && echo "still a device"',
+        '$CLI report "$TRACED" --json disk >/dev/null 2>err; echo "disk:$?"; cat err',
+      ].join('; '),
+    );
     if (run === null) return t.skip('mounting a tmpfs is not permitted here');
     assert.match(run.stdout, /null:0\nstill a device\ndisk:2\ncuda-pipe: Cannot write disk: it is a block device, which a report would overwrite\./);
   });
 
   it('/dev/full-like devices and a full tmpfs are exit 3 naming the errno; the old file stays whole and no temporary is left', { skip }, (t) => {
-    const run = inNamespace('64k', [
-      'mknod full c 1 7',
-      '$CLI report "$TRACED" --json full >/dev/null 2>err; echo "full:$?"; cat err',
-      'echo old > result.json; head -c 40000 /dev/zero > filler',
-      '$CLI report "$TRACED" --json result.json >/dev/null 2>err; echo "disk:$?"; cat err; cat result.json; ls -a',
-      // The disk is full, so stderr comes here rather than to a file.
-      '$CLI report "$TRACED" --json - 2>&1 >out.json; echo "stdout:$?"',
-      '$CLI report "$TRACED" 2>&1 >table.txt; echo "table:$?"',
-    ].join('; '));
+    const run = inNamespace(
+      '64k',
+      [
+        'mknod full c 1 7',
+        '$CLI report "$TRACED" --json full >/dev/null 2>err; echo "full:$?"; cat err',
+        'echo old > result.json; head -c 40000 /dev/zero > filler',
+        '$CLI report "$TRACED" --json result.json >/dev/null 2>err; echo "disk:$?"; cat err; cat result.json; ls -a',
+        // The disk is full, so stderr comes here rather than to a file.
+        '$CLI report "$TRACED" --json - 2>&1 >out.json; echo "stdout:$?"',
+        '$CLI report "$TRACED" 2>&1 >table.txt; echo "table:$?"',
+      ].join('; '),
+    );
     if (run === null) return t.skip('mounting a tmpfs is not permitted here');
     assert.match(run.stdout, /^full:3\ncuda-pipe: Cannot write full: no space left on the device\.\n/);
-    assert.match(run.stdout, /disk:3\ncuda-pipe: Cannot write result\.json: no space left on the device; the file there, if any, is as it was\.\nFree some space, or write somewhere else\.\nold\n\.\n\.\.\nerr\nfiller\nfull\nresult\.json\n/);
+    assert.match(
+      run.stdout,
+      /disk:3\ncuda-pipe: Cannot write result\.json: no space left on the device; the file there, if any, is as it was\.\nFree some space, or write somewhere else\.\nold\n\.\n\.\.\nerr\nfiller\nfull\nresult\.json\n/,
+    );
     assert.match(run.stdout, /cuda-pipe: Cannot write stdout: no space left on the device\.\nFree some space, or write somewhere else\.\nstdout:3\n/);
     // The table, written to stdout as a stream, fails the same way.
     assert.match(run.stdout, /\ncuda-pipe: Cannot write to stdout: no space left on the device\.\ntable:3\n$/);

@@ -46,13 +46,19 @@ describe('an interrupt stops the rep loop at the next rep boundary', () => {
     assert.equal(runner.repsOf(serial.id), 4, 'the rep in flight finished; none was issued after it');
   });
 
-  it('stops verification between its steps, before the next mode\'s checked rep', async () => {
+  it("stops verification between its steps, before the next mode's checked rep", async () => {
     const controller = new AbortController();
     const runner = new FakeRunner(plan.schedules, plan.buffers, { onRep: () => controller.abort('SIGTERM') });
     const error = await rejection(verifySchedules(runner, true, new RepGuard({ signal: controller.signal })));
     assert.ok(error instanceof Interrupted);
-    assert.equal(error.message, 'Interrupted (SIGTERM) before a rep of the overlapped mode (4 chunks over 2 streams, depth-first): the device was released and nothing was written.');
-    assert.deepEqual(runner.calls.filter((c) => c.call === 'rep').map((c) => c.call === 'rep' && c.id), [serial.id]);
+    assert.equal(
+      error.message,
+      'Interrupted (SIGTERM) before a rep of the overlapped mode (4 chunks over 2 streams, depth-first): the device was released and nothing was written.',
+    );
+    assert.deepEqual(
+      runner.calls.filter((c) => c.call === 'rep').map((c) => c.call === 'rep' && c.id),
+      [serial.id],
+    );
   });
 
   it('a signal before the first rep stops the run before it issues anything', async () => {
@@ -66,7 +72,7 @@ describe('an interrupt stops the rep loop at the next rep boundary', () => {
 
 describe('the deadline of every rep', () => {
   it('is --timeout until the mode has run, then 20 times its slowest rep, never under a second', async () => {
-    const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s.role.kind === 'serial' ? [30, 120, 80][n] ?? 80 : 0.01) });
+    const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s.role.kind === 'serial' ? ([30, 120, 80][n] ?? 80) : 0.01) });
     await measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 1, fixedReps: 2 }, { guard: new RepGuard({ timeoutMs: 5000 }) });
     const deadlines = (id: string) => runner.calls.flatMap((c) => (c.call === 'rep' && c.id === id ? [c.deadlineMs] : []));
     assert.deepEqual(deadlines(serial.id), [5000, 1000, 2400]);
@@ -89,14 +95,19 @@ describe('the interrupt handlers', () => {
     const signals = new EventEmitter();
     const exits: number[] = [];
     const written: string[] = [];
-    const error = await rejection(withInterrupts(async (signal) => {
-      assert.equal(signals.listenerCount('SIGINT'), 1);
-      signals.emit('SIGTERM', 'SIGTERM');
-      assert.equal(signal.aborted, true);
-      assert.deepEqual(exits, []);
-      signals.emit('SIGINT', 'SIGINT');
-      return 'measured';
-    }, { signals: signals as unknown as NodeJS.Process, write: (text) => written.push(text), exit: ((code: 130) => exits.push(code)) as unknown as (code: 130) => never }));
+    const error = await rejection(
+      withInterrupts(
+        async (signal) => {
+          assert.equal(signals.listenerCount('SIGINT'), 1);
+          signals.emit('SIGTERM', 'SIGTERM');
+          assert.equal(signal.aborted, true);
+          assert.deepEqual(exits, []);
+          signals.emit('SIGINT', 'SIGINT');
+          return 'measured';
+        },
+        { signals: signals as unknown as NodeJS.Process, write: (text) => written.push(text), exit: ((code: 130) => exits.push(code)) as unknown as (code: 130) => never },
+      ),
+    );
     assert.deepEqual(exits, [130]);
     assert.deepEqual(written, ['cuda-pipe: interrupted again (SIGINT): exiting now, without waiting for the current rep.\n']);
     assert.ok(error instanceof Interrupted, 'a run that finished after a signal writes nothing');
@@ -115,9 +126,16 @@ describe('the interrupt handlers', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', script, mode], { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    await new Promise<void>((ready) => child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); if (stdout.includes('ready\n')) ready(); }));
+    await new Promise<void>((ready) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('ready\n')) ready();
+      }),
+    );
     const sent = performance.now();
     // Apart, as two presses of Ctrl-C are: two signals sent at once can reach the process as one.
     for (const [i, signal] of signals.entries()) {

@@ -32,7 +32,12 @@ describe('compiling kernels through the cache', { skip: nvrtcSkipReason() ?? fal
     const first = compileKernelSource(request, env);
     assert.equal(first.cached, false);
     assert.match(first.nvrtcVersion, /^\d+\.\d+$/);
-    assert.deepEqual(readdirSync(dir).sort().map((f) => f.split('.').pop()), ['cubin', 'json']);
+    assert.deepEqual(
+      readdirSync(dir)
+        .sort()
+        .map((f) => f.split('.').pop()),
+      ['cubin', 'json'],
+    );
     const second = compileKernelSource(request, env);
     assert.equal(second.cached, true);
     assert.deepEqual(second.cubin, first.cubin);
@@ -40,13 +45,16 @@ describe('compiling kernels through the cache', { skip: nvrtcSkipReason() ?? fal
     assert.equal(compileKernelSource({ ...request, arch: 'sm_80' }, env).cached, false);
   });
 
-  it('turns a compile error into a usage error carrying NVRTC\'s log with file and line', () => {
+  it("turns a compile error into a usage error carrying NVRTC's log with file and line", () => {
     const broken = { sourcePath: '/k/broken.cu', source: 'extern "C" __global__ void b(float *x) {\n  x[0] = nope;\n}', options: [], arch: 'sm_90' };
-    assert.throws(() => compileKernelSource(broken, env), (error: unknown) => {
-      assert.ok(error instanceof UsageError);
-      assert.match(error.message, /could not compile \/k\/broken\.cu for sm_90:\n\/k\/broken\.cu\(2\): error: identifier "nope" is undefined/);
-      return true;
-    });
+    assert.throws(
+      () => compileKernelSource(broken, env),
+      (error: unknown) => {
+        assert.ok(error instanceof UsageError);
+        assert.match(error.message, /could not compile \/k\/broken\.cu for sm_90:\n\/k\/broken\.cu\(2\): error: identifier "nope" is undefined/);
+        return true;
+      },
+    );
   });
 });
 
@@ -85,34 +93,57 @@ describe('cache entries that are not what the cache wrote', { skip: nvrtcSkipRea
       rmSync(cubin);
       execFileSync('mkfifo', [cubin]);
     });
-    assert.match(line, /^cuda-pipe: the kernel cache entry for \/k\/add_one\.cu \(sm_90\) has an unreadable CUBIN \(is a named pipe \(FIFO\), not a regular file\); compiling it again\.$/);
+    assert.match(
+      line,
+      /^cuda-pipe: the kernel cache entry for \/k\/add_one\.cu \(sm_90\) has an unreadable CUBIN \(is a named pipe \(FIFO\), not a regular file\); compiling it again\.$/,
+    );
   });
 
   it('rebuilds an entry whose CUBIN is a link to /dev/zero, without reading it', () => {
-    assert.match(rebuilt(({ cubin }) => {
-      rmSync(cubin);
-      symlinkSync('/dev/zero', cubin);
-    }), /unreadable CUBIN \(is a device, not a regular file\)/);
+    assert.match(
+      rebuilt(({ cubin }) => {
+        rmSync(cubin);
+        symlinkSync('/dev/zero', cubin);
+      }),
+      /unreadable CUBIN \(is a device, not a regular file\)/,
+    );
   });
 
   it('rebuilds an empty, a truncated or a corrupted CUBIN, found by its size and hash', () => {
-    assert.match(rebuilt(({ cubin }) => writeFileSync(cubin, '')), /has a CUBIN of 0 bytes where \d+ were written/);
-    assert.match(rebuilt(({ cubin, good }) => writeFileSync(cubin, good.subarray(0, 100))), /has a CUBIN of 100 bytes/);
-    assert.match(rebuilt(({ cubin, good }) => {
-      const flipped = new Uint8Array(good);
-      flipped[flipped.length - 1] = (flipped[flipped.length - 1] ?? 0) ^ 0xff;
-      writeFileSync(cubin, flipped);
-    }), /whose content does not match its recorded hash/);
+    assert.match(
+      rebuilt(({ cubin }) => writeFileSync(cubin, '')),
+      /has a CUBIN of 0 bytes where \d+ were written/,
+    );
+    assert.match(
+      rebuilt(({ cubin, good }) => writeFileSync(cubin, good.subarray(0, 100))),
+      /has a CUBIN of 100 bytes/,
+    );
+    assert.match(
+      rebuilt(({ cubin, good }) => {
+        const flipped = new Uint8Array(good);
+        flipped[flipped.length - 1] = (flipped[flipped.length - 1] ?? 0) ^ 0xff;
+        writeFileSync(cubin, flipped);
+      }),
+      /whose content does not match its recorded hash/,
+    );
   });
 
   it('rebuilds an entry whose metadata is garbage, a FIFO or from another format', () => {
-    assert.match(rebuilt(({ meta }) => writeFileSync(meta, '{"not json')), /has unreadable metadata \(Unexpected|has unreadable metadata \(.*JSON/);
-    assert.match(rebuilt(({ meta }) => {
-      rmSync(meta);
-      execFileSync('mkfifo', [meta]);
-    }), /has unreadable metadata \(is a named pipe \(FIFO\), not a regular file\)/);
-    assert.match(rebuilt(({ meta }) => writeFileSync(meta, JSON.stringify({ sourcePath: '/k.cu', arch: 'sm_90', nvrtcVersion: '11.8', options: [] }))),
-      /has metadata \S+\.json that this version of cuda-pipe did not write/);
+    assert.match(
+      rebuilt(({ meta }) => writeFileSync(meta, '{"not json')),
+      /has unreadable metadata \(Unexpected|has unreadable metadata \(.*JSON/,
+    );
+    assert.match(
+      rebuilt(({ meta }) => {
+        rmSync(meta);
+        execFileSync('mkfifo', [meta]);
+      }),
+      /has unreadable metadata \(is a named pipe \(FIFO\), not a regular file\)/,
+    );
+    assert.match(
+      rebuilt(({ meta }) => writeFileSync(meta, JSON.stringify({ sourcePath: '/k.cu', arch: 'sm_90', nvrtcVersion: '11.8', options: [] }))),
+      /has metadata \S+\.json that this version of cuda-pipe did not write/,
+    );
   });
 
   it('records the kernels and parameter types NVRTC emitted, on a miss and on a hit alike', () => {
@@ -133,11 +164,14 @@ describe('NVRTC options', { skip: nvrtcSkipReason() ?? false }, () => {
   it('an option NVRTC does not know is a usage error naming it (exit 2), not a device failure', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-cache-'));
     const request = { sourcePath: '/k/add_one.cu', source, options: ['--no-such-option'], arch: 'sm_90' };
-    assert.throws(() => compileKernelSource(request, { ...process.env, CUDA_PIPE_CACHE_DIR: dir }), (error: unknown) => {
-      assert.ok(error instanceof UsageError);
-      assert.equal(error.exitCode, 2);
-      assert.match(error.message, /refused the options for \/k\/add_one\.cu \(--no-such-option\): nvrtc: error: unrecognized option --no-such-option/);
-      return true;
-    });
+    assert.throws(
+      () => compileKernelSource(request, { ...process.env, CUDA_PIPE_CACHE_DIR: dir }),
+      (error: unknown) => {
+        assert.ok(error instanceof UsageError);
+        assert.equal(error.exitCode, 2);
+        assert.match(error.message, /refused the options for \/k\/add_one\.cu \(--no-such-option\): nvrtc: error: unrecognized option --no-such-option/);
+        return true;
+      },
+    );
   });
 });

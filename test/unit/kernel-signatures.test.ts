@@ -15,8 +15,10 @@ describe('extern "C" __global__ signatures', () => {
   it('classifies pointers with their element type and scalars with their width', () => {
     const [sig] = parseKernelSignatures('extern "C" __global__ void k(const float* __restrict__ in, double *out, unsigned long long n, int iters, size_t m, unsigned char c) {}');
     assert.equal(sig?.name, 'k');
-    assert.deepEqual(sig?.params.map((p) => (p.kind === 'pointer' ? `${p.name}:ptr:${p.pointee}:${p.isConst}` : `${p.name}:${p.type}`)),
-      ['in:ptr:float32:true', 'out:ptr:float64:false', 'n:uint64', 'iters:int32', 'm:uint64', 'c:uint8']);
+    assert.deepEqual(
+      sig?.params.map((p) => (p.kind === 'pointer' ? `${p.name}:ptr:${p.pointee}:${p.isConst}` : `${p.name}:${p.type}`)),
+      ['in:ptr:float32:true', 'out:ptr:float64:false', 'n:uint64', 'iters:int32', 'm:uint64', 'c:uint8'],
+    );
   });
 
   it('finds kernels with launch bounds and skips commented-out and non-extern ones', () => {
@@ -29,7 +31,10 @@ describe('extern "C" __global__ signatures', () => {
       'extern "C" __device__ void helper(int a) {}',
     ].join('\n');
     const sigs = parseKernelSignatures(source);
-    assert.deepEqual(sigs.map((s) => [s.name, s.line, s.params.length]), [['bounded', 4, 2]]);
+    assert.deepEqual(
+      sigs.map((s) => [s.name, s.line, s.params.length]),
+      [['bounded', 4, 2]],
+    );
   });
 
   it('parses every shipped kernel into at least one signature', () => {
@@ -42,7 +47,8 @@ describe('extern "C" __global__ signatures', () => {
 });
 
 function config(args: string, entry = 'scale', source = 'scale.cu') {
-  const text = `buffers:\n  x: { type: float32, count: 100, role: in }\n  y: { type: float32, count: 100, role: out }\n  d: { type: float64, count: 100, role: out }\n` +
+  const text =
+    `buffers:\n  x: { type: float32, count: 100, role: in }\n  y: { type: float32, count: 100, role: out }\n  d: { type: float64, count: 100, role: out }\n` +
     `kernels:\n  - { source: ${source}, entry: ${entry}, args: ${args} }\n`;
   return parseConfigText(text, join('/tmp', 'cfg.yaml'));
 }
@@ -75,7 +81,7 @@ describe('kernel arguments checked against the signature before anything runs', 
     assert.match(error.message, /argument 2 \(float\* __restrict__ out\) is a pointer, but the config passes a float32 scalar/);
   });
 
-  it('rejects a buffer whose element type differs from the pointer\'s', () => {
+  it("rejects a buffer whose element type differs from the pointer's", () => {
     assert.match(rejection('[{ buffer: x }, { buffer: d }, { chunk: elements }, { float32: 2 }]').message, /points to float32, but buffer "d" holds float64/);
   });
 
@@ -99,8 +105,10 @@ describe('kernel arguments checked against the signature before anything runs', 
 });
 
 /** Each parameter as "name:pointer:pointee:depth" or "name:type", for compact assertions. */
-const shapes = (source: string, options: readonly string[] = []) => parseKernelSignatures(source, options).map((s) =>
-  `${s.name}(${s.params.map((p) => (p.kind === 'pointer' ? `${p.name}:${p.pointee}${'*'.repeat(p.depth)}` : `${p.name}:${p.type}`)).join(', ')})`);
+const shapes = (source: string, options: readonly string[] = []) =>
+  parseKernelSignatures(source, options).map(
+    (s) => `${s.name}(${s.params.map((p) => (p.kind === 'pointer' ? `${p.name}:${p.pointee}${'*'.repeat(p.depth)}` : `${p.name}:${p.type}`)).join(', ')})`,
+  );
 
 describe('kernel sources read by a C tokenizer', () => {
   it('reads kernels inside an extern "C" { } block, declared or defined, and skips a C++ one', () => {
@@ -117,23 +125,23 @@ describe('kernel sources read by a C tokenizer', () => {
   });
 
   it('reads array parameters as the pointers they are, and skips default arguments', () => {
-    assert.deepEqual(shapes('extern "C" __global__ void k(const float in[], float out[64], unsigned long long n = (1ull << 20), int f = max(1, 2)) {}'),
-      ['k(in:float32*, out:float32*, n:uint64, f:int32)']);
+    assert.deepEqual(shapes('extern "C" __global__ void k(const float in[], float out[64], unsigned long long n = (1ull << 20), int f = max(1, 2)) {}'), [
+      'k(in:float32*, out:float32*, n:uint64, f:int32)',
+    ]);
   });
 
   it('a "/*" or "//" inside a string or a character does not hide the kernels after it', () => {
-    const source = 'static const char *open = "/*"; static const char c = \'"\';\n// a "quote\nextern "C" __global__ void k(float *x) { const char *s = "*/ } {"; }\nextern "C" __global__ void after(int n) {}';
+    const source =
+      'static const char *open = "/*"; static const char c = \'"\';\n// a "quote\nextern "C" __global__ void k(float *x) { const char *s = "*/ } {"; }\nextern "C" __global__ void after(int n) {}';
     assert.deepEqual(shapes(source), ['k(x:float32*)', 'after(n:int32)']);
   });
 
   it('counts pointer depth, so float** is not a float32 buffer', () => {
-    assert.deepEqual(shapes('extern "C" __global__ void k(float **rows, float * const *cols, float (*fn)(float)) {}'),
-      ['k(rows:float32**, cols:float32**, fn:null)']);
+    assert.deepEqual(shapes('extern "C" __global__ void k(float **rows, float * const *cols, float (*fn)(float)) {}'), ['k(rows:float32**, cols:float32**, fn:null)']);
   });
 
   it('follows typedefs and using-declarations to the type they name', () => {
-    assert.deepEqual(shapes('typedef float real;\nusing index_t = unsigned long long;\nextern "C" __global__ void k(real *x, index_t n) {}'),
-      ['k(x:float32*, n:uint64)']);
+    assert.deepEqual(shapes('typedef float real;\nusing index_t = unsigned long long;\nextern "C" __global__ void k(real *x, index_t n) {}'), ['k(x:float32*, n:uint64)']);
   });
 
   it('keeps the line of each kernel across line splices and comments', () => {
@@ -146,14 +154,19 @@ describe('kernel sources read by a C tokenizer', () => {
     assert.deepEqual(shapes(source), ['k(x:float32*)']);
     assert.deepEqual(shapes(source, ['-DUSE_DOUBLE']), ['k(x:float64*)']);
     assert.deepEqual(shapes(source, ['--define-macro=USE_DOUBLE=1', '-UUSE_DOUBLE']), ['k(x:float32*)']);
-    assert.deepEqual(shapes('#define WIDE 1\n#if WIDE && !defined(NARROW)\nextern "C" __global__ void k(unsigned long long n) {}\n#elif 1\nextern "C" __global__ void k(int n) {}\n#endif'),
-      ['k(n:uint64)']);
+    assert.deepEqual(
+      shapes('#define WIDE 1\n#if WIDE && !defined(NARROW)\nextern "C" __global__ void k(unsigned long long n) {}\n#elif 1\nextern "C" __global__ void k(int n) {}\n#endif'),
+      ['k(n:uint64)'],
+    );
   });
 
   it('a kernel declared differently under a condition it cannot decide is refused, naming both declarations', () => {
     const source = '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(double *x)\n#else\nextern "C" __global__ void k(float *x)\n#endif\n{ }';
     const [signature] = parseKernelSignatures(source);
-    assert.match(signature?.ambiguity ?? '', /declared with different parameters under conditions cuda-pipe cannot decide without the compiler \(line 2 under #if __CUDA_ARCH__ >= 800 \(line 1\): k\(double \*x\); line 4 under #else \(line 3\) of #if __CUDA_ARCH__ >= 800: k\(float \*x\)\)/);
+    assert.match(
+      signature?.ambiguity ?? '',
+      /declared with different parameters under conditions cuda-pipe cannot decide without the compiler \(line 2 under #if __CUDA_ARCH__ >= 800 \(line 1\): k\(double \*x\); line 4 under #else \(line 3\) of #if __CUDA_ARCH__ >= 800: k\(float \*x\)\)/,
+    );
     const same = '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(float *x) {}\n#else\nextern "C" __global__ void k(float *y) {}\n#endif';
     assert.equal(parseKernelSignatures(same)[0]?.ambiguity, null);
     const inside = 'extern "C" __global__ void k(\n#if __CUDA_ARCH__ >= 800\n double *x\n#else\n float *x\n#endif\n) {}';
@@ -167,7 +180,8 @@ describe('config kernels whose source is hostile', () => {
   function resolveSource(source: string, args: string, options = '[]') {
     const path = join(dir, `k${n++}.cu`);
     writeFileSync(path, source);
-    const text = `buffers:\n  x: { type: float32, count: 100, role: in }\n  y: { type: float32, count: 100, role: out }\n` +
+    const text =
+      `buffers:\n  x: { type: float32, count: 100, role: in }\n  y: { type: float32, count: 100, role: out }\n` +
       `kernels:\n  - { source: ${path}, entry: k, options: ${options}, args: ${args} }\n`;
     const { config: c, locate } = parseConfigText(text, join(dir, 'cfg.yaml'));
     return resolveKernels(c, locate);
@@ -187,7 +201,7 @@ describe('config kernels whose source is hostile', () => {
     assert.match(error.message, /argument 1 \(float \*\*x\) is a pointer to pointers, but a buffer is passed as a pointer to its elements/);
   });
 
-  it('refuses a kernel whose declaration the compiler\'s branch decides, and says which kernels the options hide', () => {
+  it("refuses a kernel whose declaration the compiler's branch decides, and says which kernels the options hide", () => {
     const ambiguous = '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(double *x) {}\n#else\nextern "C" __global__ void k(float *x) {}\n#endif';
     assert.match(refusal(ambiguous, '[{ buffer: x }]').message, /kernel "k" in \S+ cannot be checked: it is declared with different parameters/);
     const hidden = '#ifdef WITH_K\nextern "C" __global__ void k(float *x) {}\n#endif';
@@ -200,21 +214,26 @@ describe('config kernels whose source is hostile', () => {
     const env = { ...process.env, CUDA_PIPE_CACHE_DIR: join(dir, 'cache') };
 
     it('passes a kernel whose source and PTX agree, on a compile and on a cache hit', () => {
-      const [kernel] = resolveSource('extern "C" { __global__ void k(const float in[], float *out, unsigned long long n = 1) { out[0] = in[0] + n; } }',
-        '[{ buffer: x }, { buffer: y }, { chunk: elements }]');
+      const [kernel] = resolveSource(
+        'extern "C" { __global__ void k(const float in[], float *out, unsigned long long n = 1) { out[0] = in[0] + n; } }',
+        '[{ buffer: x }, { buffer: y }, { chunk: elements }]',
+      );
       assert.ok(kernel);
       assert.deepEqual(compileKernel(kernel, 'sm_90', env).entries, { k: ['u64', 'u64', 'u64'] });
       assert.equal(compileKernel(kernel, 'sm_90', env).cached, true);
     });
 
-    it('refuses a kernel whose parameters a macro changed behind the reader\'s back', () => {
+    it("refuses a kernel whose parameters a macro changed behind the reader's back", () => {
       const [kernel] = resolveSource('#define float double\nextern "C" __global__ void k(float *x, float a) { x[0] = a; }', '[{ buffer: x }, { float32: 2 }]');
       assert.ok(kernel);
-      assert.throws(() => compileKernel(kernel, 'sm_90', env), (error: unknown) => {
-        assert.ok(error instanceof UsageError);
-        assert.match(error.message, /parameter 2 \(float a\) reads as 4 bytes of float, but NVRTC compiled it as \.f64 \(8 bytes\)/);
-        return true;
-      });
+      assert.throws(
+        () => compileKernel(kernel, 'sm_90', env),
+        (error: unknown) => {
+          assert.ok(error instanceof UsageError);
+          assert.match(error.message, /parameter 2 \(float a\) reads as 4 bytes of float, but NVRTC compiled it as \.f64 \(8 bytes\)/);
+          return true;
+        },
+      );
     });
 
     it('refuses a kernel the compiler did not emit with these options, or with another parameter count', () => {
@@ -236,7 +255,10 @@ describe('kernel sources built to make the reader slow', () => {
   };
 
   it('reads nested #if, nested extern "C" blocks, repeated declarations and typedef chains in linear time', () => {
-    assert.deepEqual(quick(`${'#if 1\n'.repeat(50_000)}${';'.repeat(250_000)}\nextern "C" __global__ void k(int n) {}\n`).map((s) => s.name), ['k']);
+    assert.deepEqual(
+      quick(`${'#if 1\n'.repeat(50_000)}${';'.repeat(250_000)}\nextern "C" __global__ void k(int n) {}\n`).map((s) => s.name),
+      ['k'],
+    );
     assert.equal(quick(`${'extern "C" { int a; '.repeat(25_000)}__global__ void k(float *x) {}${'}'.repeat(25_000)}`)[0]?.name, 'k');
     assert.equal(quick('extern "C" __global__ void k(float *x);\n'.repeat(20_000))[0]?.params.length, 1);
     const chain = Array.from({ length: 20 }, (_, i) => `typedef T${i} T${i} T${i} T${i} T${i + 1};`).join('\n');
@@ -249,7 +271,10 @@ describe('the kernels listing', () => {
   it('says which kernels cannot be used and which the options hide', async () => {
     const { runCli } = await import('../helpers/cli.js');
     const path = join(mkdtempSync(join(tmpdir(), 'cuda-pipe-list-')), 'branches.cu');
-    writeFileSync(path, '#ifdef WIDE\nextern "C" __global__ void w(double *x) {}\n#endif\n#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(double *x) {}\n#else\nextern "C" __global__ void k(float *x) {}\n#endif\n');
+    writeFileSync(
+      path,
+      '#ifdef WIDE\nextern "C" __global__ void w(double *x) {}\n#endif\n#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(double *x) {}\n#else\nextern "C" __global__ void k(float *x) {}\n#endif\n',
+    );
     const { code, stdout } = runCli(['kernels', path]);
     assert.equal(code, 0);
     assert.match(stdout, /\n {2}k\(double \*x\) \(cannot be used: it is declared with different parameters under conditions cuda-pipe cannot decide without the compiler/);

@@ -4,8 +4,7 @@ import { libraryCandidates, resolveLibraryFile } from '../../src/cuda/locate.js'
 
 describe('where CUDA libraries are looked for', () => {
   it('tries the explicit override first, then CUDA_PATH and CUDA_HOME, then the loader, then /usr/local/cuda', () => {
-    const paths = libraryCandidates('cudart', { CUDA_PIPE_CUDART: '/x/libcudart.so', CUDA_PATH: '/opt/cuda', CUDA_HOME: '/opt/home' })
-      .map((c) => `${c.origin}: ${c.path}`);
+    const paths = libraryCandidates('cudart', { CUDA_PIPE_CUDART: '/x/libcudart.so', CUDA_PATH: '/opt/cuda', CUDA_HOME: '/opt/home' }).map((c) => `${c.origin}: ${c.path}`);
     assert.equal(paths[0], 'CUDA_PIPE_CUDART: /x/libcudart.so');
     assert.equal(paths[1], 'CUDA_PATH: /opt/cuda/lib64/libcudart.so.13');
     const firstHome = paths.findIndex((p) => p.startsWith('CUDA_HOME'));
@@ -16,7 +15,9 @@ describe('where CUDA libraries are looked for', () => {
   });
 
   it('looks for the NVRTC sonames of CUDA 13, 12 and 11.2, newest first', () => {
-    const sonames = libraryCandidates('nvrtc', {}).filter((c) => c.origin === 'dynamic loader search').map((c) => c.path);
+    const sonames = libraryCandidates('nvrtc', {})
+      .filter((c) => c.origin === 'dynamic loader search')
+      .map((c) => c.path);
     assert.deepEqual(sonames, ['libnvrtc.so.13', 'libnvrtc.so.12', 'libnvrtc.so.11.2', 'libnvrtc.so']);
   });
 
@@ -28,10 +29,16 @@ describe('where CUDA libraries are looked for', () => {
 
   it('prefers a newer soname in a loader folder over an older one', () => {
     const files = new Set(['/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2', '/etc-listed/libnvrtc.so.13']);
-    assert.equal(resolveLibraryFile('nvrtc', {}, (p) => files.has(p), ['/etc-listed']), '/etc-listed/libnvrtc.so.13');
+    assert.equal(
+      resolveLibraryFile('nvrtc', {}, (p) => files.has(p), ['/etc-listed']),
+      '/etc-listed/libnvrtc.so.13',
+    );
   });
 
   it('returns null when no candidate exists anywhere', () => {
-    assert.equal(resolveLibraryFile('nvrtc', {}, () => false, []), null);
+    assert.equal(
+      resolveLibraryFile('nvrtc', {}, () => false, []),
+      null,
+    );
   });
 });

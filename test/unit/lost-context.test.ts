@@ -24,13 +24,13 @@ const overlapped = plan.schedules.find((s) => s.role.kind === 'overlapped') as S
 const serial = plan.schedules.find((s) => s.role.kind === 'serial') as Schedule;
 
 describe('after a lost context nothing touches CUDA', () => {
-  it('CUDA\'s sticky errors lose the context, other 7xx codes do not', () => {
+  it("CUDA's sticky errors lose the context, other 7xx codes do not", () => {
     const error = (code: number) => new CudaError('cudaStreamQuery', code, 'name', 'message');
     assert.equal(error(CUDA_ERROR.illegalAddress).contextLost, true);
     assert.equal(error(719).contextLost, true, 'cudaErrorLaunchFailure');
     assert.equal(error(701).contextLost, false, 'cudaErrorLaunchOutOfResources leaves the context usable');
     assert.equal(error(2).contextLost, false, 'out of memory');
-    assert.equal(contextLost(new DeviceFailure('named op', { cause: error(700) })), true, 'a failure naming the op keeps its cause\'s verdict');
+    assert.equal(contextLost(new DeviceFailure('named op', { cause: error(700) })), true, "a failure naming the op keeps its cause's verdict");
     assert.equal(contextLost(new Error('plain')), false);
   });
 
@@ -40,15 +40,21 @@ describe('after a lost context nothing touches CUDA', () => {
       cleanup.push(() => released.push('device memory'));
       cleanup.push(() => released.push('pinned memory'));
     };
-    await assert.rejects(Cleanup.use((cleanup) => {
-      acquire(cleanup);
-      throw new CudaError('cudaEventQuery', 700, 'cudaErrorIllegalAddress', 'an illegal memory access was encountered');
-    }), /cudaErrorIllegalAddress/);
+    await assert.rejects(
+      Cleanup.use((cleanup) => {
+        acquire(cleanup);
+        throw new CudaError('cudaEventQuery', 700, 'cudaErrorIllegalAddress', 'an illegal memory access was encountered');
+      }),
+      /cudaErrorIllegalAddress/,
+    );
     assert.deepEqual(released, []);
-    await assert.rejects(Cleanup.use((cleanup) => {
-      acquire(cleanup);
-      throw new DeviceFailure('out of memory');
-    }), /out of memory/);
+    await assert.rejects(
+      Cleanup.use((cleanup) => {
+        acquire(cleanup);
+        throw new DeviceFailure('out of memory');
+      }),
+      /out of memory/,
+    );
     assert.deepEqual(released, ['pinned memory', 'device memory']);
   });
 });
@@ -60,17 +66,27 @@ describe('a rep past its deadline', () => {
     const error = opTimeout(overlapped, kernel, plan.kernels, 5000);
     assert.equal(error.exitCode, 4);
     assert.equal(error.contextLost, true);
-    assert.equal(error.message, 'A rep of the overlapped mode (4 chunks over 2 streams, depth-first) ran past its deadline of 5.0 s: ' +
-      'kernel spin (scale), chunk 1 of 4 (elements 16 to 31) on stream s1 had not finished.');
+    assert.equal(
+      error.message,
+      'A rep of the overlapped mode (4 chunks over 2 streams, depth-first) ran past its deadline of 5.0 s: ' +
+        'kernel spin (scale), chunk 1 of 4 (elements 16 to 31) on stream s1 had not finished.',
+    );
     assert.match(error.hint ?? '', /--timeout/);
   });
 
   it('a timed rep names the streams whose join did not complete and the work on them, not the first stream waiting for them', () => {
     const ops = scheduleOps(overlapped);
     const error = repTimeout(overlapped, ops, plan.kernels, 1000, (event) => event !== 'join:s1' && event !== 'end');
-    assert.equal(error.message, 'A rep of the overlapped mode (4 chunks over 2 streams, depth-first) ran past its deadline of 1.0 s; unfinished: ' +
-      'stream s1 (H2D of "x", chunks 1 and 3 of 4; kernel spin (scale), chunks 1 and 3 of 4; D2H of "y", chunks 1 and 3 of 4).');
-    assert.deepEqual(unfinishedStreams(ops, 's0', (event) => event !== 'end').map((s) => s.stream), ['s0'], 'the first stream alone when no other is stuck');
+    assert.equal(
+      error.message,
+      'A rep of the overlapped mode (4 chunks over 2 streams, depth-first) ran past its deadline of 1.0 s; unfinished: ' +
+        'stream s1 (H2D of "x", chunks 1 and 3 of 4; kernel spin (scale), chunks 1 and 3 of 4; D2H of "y", chunks 1 and 3 of 4).',
+    );
+    assert.deepEqual(
+      unfinishedStreams(ops, 's0', (event) => event !== 'end').map((s) => s.stream),
+      ['s0'],
+      'the first stream alone when no other is stuck',
+    );
   });
 
   it('a traced rep names the very op that did not end', () => {
@@ -80,13 +96,19 @@ describe('a rep past its deadline', () => {
     const stuckAt = ops.findIndex((op) => op.kind === 'kernel' && op.chunk === 3);
     const done = new Set(ops.slice(0, stuckAt).flatMap((op) => (op.kind === 'record' ? [op.event] : [])));
     const [stuck] = unfinishedStreams(ops, 's0', (event) => done.has(event));
-    assert.deepEqual(stuck?.ops.map((op) => `${op.kind} ${op.chunk}`), ['kernel 3']);
+    assert.deepEqual(
+      stuck?.ops.map((op) => `${op.kind} ${op.chunk}`),
+      ['kernel 3'],
+    );
   });
 
   it('a whole-buffer mode names its ops as whole buffers', () => {
     const error = repTimeout(serial, scheduleOps(serial), plan.kernels, 60_000, (event) => event === 'start');
-    assert.equal(error.message, 'A rep of the serial mode ran past its deadline of 60 s; unfinished: ' +
-      'stream s0 (H2D of "x", whole buffers; kernel spin (scale), whole buffers; D2H of "y", whole buffers).');
+    assert.equal(
+      error.message,
+      'A rep of the serial mode ran past its deadline of 60 s; unfinished: ' +
+        'stream s0 (H2D of "x", whole buffers; kernel spin (scale), whole buffers; D2H of "y", whole buffers).',
+    );
   });
 
   it('waits stop at the deadline, polling or racing a wait that never ends', async () => {

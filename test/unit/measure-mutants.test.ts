@@ -21,7 +21,7 @@ describe('statistics at their edges', () => {
     assert.equal(relativeMadNoise([0, 0, 0]), 0);
   });
 
-  it('the median\'s relative error is √(π/2) · noise / √n, unknown for one sample', () => {
+  it("the median's relative error is √(π/2) · noise / √n, unknown for one sample", () => {
     assert.equal(relativeMedianError({ n: 1, relativeNoise: 0.02 }), Number.POSITIVE_INFINITY);
     close(relativeMedianError({ n: 4, relativeNoise: 0.02 }), (Math.sqrt(Math.PI / 2) * 0.02) / 2);
   });
@@ -34,7 +34,18 @@ describe('statistics at their edges', () => {
     close(s.relativeNoise, (1.4826 * 1) / 3);
     assert.deepEqual(s.outliers, [4]);
     assert.deepEqual(summarize([5]), {
-      n: 1, median: 5, mean: 5, min: 5, max: 5, stdev: 0, q1: 5, q3: 5, iqr: 0, relativeStdev: 0, relativeNoise: 0, outliers: [],
+      n: 1,
+      median: 5,
+      mean: 5,
+      min: 5,
+      max: 5,
+      stdev: 0,
+      q1: 5,
+      q3: 5,
+      iqr: 0,
+      relativeStdev: 0,
+      relativeNoise: 0,
+      outliers: [],
     });
     assert.equal(summarize([0, 0]).relativeStdev, 0);
     assert.throws(() => summarize([]), RangeError);
@@ -77,9 +88,15 @@ describe('the stopping rule at its edges', () => {
     assert.deepEqual(stopsAt({ ...budget, minReps: 2 }, [1, 2, 3, 4], 100), { n: 2, rule: 'max-time' });
   });
 
-  it('reads the config\'s percent and seconds, and never asks for more than the maximum', () => {
+  it("reads the config's percent and seconds, and never asks for more than the maximum", () => {
     assert.deepEqual(policyFromConfig({ warmup: 2, warmupTime: 50, minReps: 40, maxReps: 20, maxNoise: 0.5, maxTime: 3 }), {
-      warmup: 2, warmupMs: 50, fixedReps: null, minReps: 20, maxReps: 20, maxNoise: 0.005, maxTimeMs: 3000,
+      warmup: 2,
+      warmupMs: 50,
+      fixedReps: null,
+      minReps: 20,
+      maxReps: 20,
+      maxNoise: 0.005,
+      maxTimeMs: 3000,
     });
     assert.equal(policyFromConfig({ warmup: 0, warmupTime: 0, reps: 9, minReps: 5, maxReps: 20, maxNoise: 1, maxTime: 1 }).fixedReps, 9);
   });
@@ -87,9 +104,23 @@ describe('the stopping rule at its edges', () => {
 
 // Distinct per-op costs and copies per chunk, so that every term of the bound has its own value.
 const parts: DeviceParts = {
-  h2dMs: 4, d2hMs: 6, kernelWholeMs: 3, h2dBytes: 400, d2hBytes: 600,
-  h2dCopiesPerChunk: 2, d2hCopiesPerChunk: 1, kernelsPerChunk: 2, linkMs: 8, linkPieces: 4, copyEngines: 2,
-  h2dOpMs: 0.01, d2hOpMs: 0.02, launchOpMs: 0.005, hostCopyMs: 0.003, hostLaunchMs: 0.004, gated: false,
+  h2dMs: 4,
+  d2hMs: 6,
+  kernelWholeMs: 3,
+  h2dBytes: 400,
+  d2hBytes: 600,
+  h2dCopiesPerChunk: 2,
+  d2hCopiesPerChunk: 1,
+  kernelsPerChunk: 2,
+  linkMs: 8,
+  linkPieces: 4,
+  copyEngines: 2,
+  h2dOpMs: 0.01,
+  d2hOpMs: 0.02,
+  launchOpMs: 0.005,
+  hostCopyMs: 0.003,
+  hostLaunchMs: 0.004,
+  gated: false,
 };
 const eight: LayoutShape = { chunks: 8, streams: 2, issue: 'stream', kernelsChunkedMs: null };
 // One chunk's stages: every chunk pays a copy's or a launch's fixed cost (2 × 0.01, 1 × 0.02, 2 × 0.005 ms).
@@ -101,7 +132,15 @@ const k = kernels / 8;
 describe('the bound, term by term', () => {
   it('cuts the stages into chunks that each pay the fixed costs', () => {
     const s = chunkStages(parts, eight);
-    for (const [name, expected] of [['a', a], ['d', d], ['k', k], ['kernelsMs', kernels], ['h2dPerOpMs', 7 * 0.02], ['d2hPerOpMs', 7 * 0.02], ['launchPerOpMs', 7 * 0.01]] as const) {
+    for (const [name, expected] of [
+      ['a', a],
+      ['d', d],
+      ['k', k],
+      ['kernelsMs', kernels],
+      ['h2dPerOpMs', 7 * 0.02],
+      ['d2hPerOpMs', 7 * 0.02],
+      ['launchPerOpMs', 7 * 0.01],
+    ] as const) {
       close(s[name], expected, name);
     }
     const none = chunkStages({ ...parts, h2dMs: 0, d2hMs: 0, kernelWholeMs: 0 }, eight);
@@ -140,7 +179,7 @@ describe('the bound, term by term', () => {
     close(b.ms, 8 * (1 - movedAlone / 1000) + 0.08 + a + 2 * k + d);
   });
 
-  it('clamps the link\'s share moved alone at all of it, and its time at zero', () => {
+  it("clamps the link's share moved alone at all of it, and its time at zero", () => {
     // A kernel 10× the copies: filling and draining cover whole directions, and 2 chunks are fewer copies than the 4
     // pieces the link was measured in, so the link term is only its fill and drain.
     const heavy = { ...parts, kernelWholeMs: 30 };
@@ -152,32 +191,44 @@ describe('the bound, term by term', () => {
     close(link.ms, s.a + 2 * s.k + s.d);
   });
 
-  it('takes host issue from the per-op host costs times the layout\'s ops, and the kernels for the last op when there is no D2H', () => {
+  it("takes host issue from the per-op host costs times the layout's ops, and the kernels for the last op when there is no D2H", () => {
     const ops = issuedOps(parts, eight);
     const issue = layoutBound({ ...parts, hostSyncMs: 0.002 }, eight).terms.find((t) => t.term === 'host issue');
     close(issue?.steadyMs ?? 0, ops.copies * 0.003 + ops.launches * 0.004 + ops.sync * 0.002);
     close(issue?.ms ?? 0, ops.copies * 0.003 + ops.launches * 0.004 + ops.sync * 0.002 + d);
     const noD2h = layoutBound({ ...parts, d2hMs: 0, d2hBytes: 0 }, eight).terms.find((t) => t.term === 'host issue');
     close(noD2h?.fillDrainMs ?? 0, k);
-    assert.equal(layoutBound(parts, { ...eight, issue: 'graph' }).terms.find((t) => t.term === 'host issue'), undefined);
+    assert.equal(
+      layoutBound(parts, { ...eight, issue: 'graph' }).terms.find((t) => t.term === 'host issue'),
+      undefined,
+    );
   });
 
   it('has no streams term when every chunk has its own stream, and no host term behind a gate', () => {
     const terms = layoutBound({ ...parts, gated: true }, { ...eight, streams: 8 }).terms.map((t) => t.term);
     assert.deepEqual(terms, ['H2D', 'kernels', 'D2H', 'link']);
-    assert.deepEqual(layoutBound(parts, { ...eight, streams: 16 }).terms.map((t) => t.term), ['H2D', 'kernels', 'D2H', 'link', 'host issue']);
+    assert.deepEqual(
+      layoutBound(parts, { ...eight, streams: 16 }).terms.map((t) => t.term),
+      ['H2D', 'kernels', 'D2H', 'link', 'host issue'],
+    );
   });
 
   it('with one copy engine, queues both directions on it; without one, adds everything', () => {
     const one = layoutBound({ ...parts, gated: true }, { ...eight, streams: 8 });
     assert.equal(one.term, 'link');
     const single = layoutBound({ ...parts, copyEngines: 1, gated: true }, { ...eight, streams: 8 });
-    assert.deepEqual(single.terms.map((t) => t.term), ['copy engine', 'kernels']);
+    assert.deepEqual(
+      single.terms.map((t) => t.term),
+      ['copy engine', 'kernels'],
+    );
     close(single.ms, 8 * (a + d) + k);
     close(single.perOpMs, 0.28);
     close(single.terms[1]?.ms ?? 0, kernels + a + d);
     const none = layoutBound({ ...parts, copyEngines: 0, gated: true }, { ...eight, streams: 8 });
-    assert.deepEqual(none.terms.map((t) => [t.term, t.ms]), [['serial', 4 + kernels + 6]]);
+    assert.deepEqual(
+      none.terms.map((t) => [t.term, t.ms]),
+      [['serial', 4 + kernels + 6]],
+    );
   });
 
   it('takes the ideal from the pure times, without per-copy costs', () => {
@@ -205,12 +256,33 @@ describe('the race of layouts, counted', () => {
   it('warms each layout up outside its samples, then keeps every timed rep with its host time and gate timeouts', async () => {
     const runner = new GateRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s === layouts[0] ? 1 : 2) + n });
     const measured = await raceLayouts(runner, layouts, fixed, { probeReps: 4, batchReps: 1, budgetMs: 60_000, exhaustive: true });
-    assert.deepEqual(measured.map((m) => m.schedule.id), layouts.map((s) => s.id));
+    assert.deepEqual(
+      measured.map((m) => m.schedule.id),
+      layouts.map((s) => s.id),
+    );
     // Warm-ups 0 and 1 are not samples; fixed reps stop each layout at 6.
-    assert.deepEqual(measured.map((m) => m.gpuMs), [[3, 4, 5, 6, 7, 8], [4, 5, 6, 7, 8, 9]]);
-    assert.deepEqual(measured.map((m) => m.hostIssueMs), [Array(6).fill(0.01), Array(6).fill(0.01)]);
-    assert.deepEqual(measured.map((m) => [m.stoppedBy, m.gateTimeouts, m.smClockMHz]), [['fixed-reps', 2, []], ['fixed-reps', 2, []]]);
-    assert.deepEqual(layouts.map((s) => runner.repsOf(s.id)), [8, 8]);
+    assert.deepEqual(
+      measured.map((m) => m.gpuMs),
+      [
+        [3, 4, 5, 6, 7, 8],
+        [4, 5, 6, 7, 8, 9],
+      ],
+    );
+    assert.deepEqual(
+      measured.map((m) => m.hostIssueMs),
+      [Array(6).fill(0.01), Array(6).fill(0.01)],
+    );
+    assert.deepEqual(
+      measured.map((m) => [m.stoppedBy, m.gateTimeouts, m.smClockMHz]),
+      [
+        ['fixed-reps', 2, []],
+        ['fixed-reps', 2, []],
+      ],
+    );
+    assert.deepEqual(
+      layouts.map((s) => runner.repsOf(s.id)),
+      [8, 8],
+    );
     assert.ok(measured.every((m) => m.elapsedMs >= 0 && m.elapsedMs < 60_000));
     assert.equal(runner.calls.filter((c) => c.call === 'restore').length, 16);
   });
@@ -220,24 +292,43 @@ describe('the race of layouts, counted', () => {
     const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s) => (s === layouts[0] ? 1 : 5) });
     await raceLayouts(runner, layouts, { ...fixed, warmup: 0, fixedReps: 3 }, { probeReps: 2, batchReps: 1, budgetMs: 60_000, onProgress: (p) => progress.push(p) });
     assert.ok(progress.every((p) => p.total === 2 && p.elapsedMs >= 0));
-    assert.deepEqual(progress.map((p) => p.done), [0, 0, 1, 2]);
+    assert.deepEqual(
+      progress.map((p) => p.done),
+      [0, 0, 1, 2],
+    );
   });
 
   it('with exhaustive set, drops no layout however much slower', async () => {
     const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s === layouts[0] ? 1 : 5) + 0.01 * (n % 2) });
     const policy = { ...DEFAULT_POLICY, warmup: 0, fixedReps: 8 };
     const raced = await raceLayouts(runner, layouts, policy, { probeReps: 3, batchReps: 1, budgetMs: 60_000 });
-    assert.deepEqual(raced.map((m) => [m.stoppedBy, m.gpuMs.length]), [['fixed-reps', 8], ['clearly-slower', 3]]);
-    const all = await raceLayouts(new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s === layouts[0] ? 1 : 5) + 0.01 * (n % 2) }), layouts, policy,
-      { probeReps: 3, batchReps: 1, budgetMs: 60_000, exhaustive: true });
-    assert.deepEqual(all.map((m) => [m.stoppedBy, m.gpuMs.length]), [['fixed-reps', 8], ['fixed-reps', 8]]);
+    assert.deepEqual(
+      raced.map((m) => [m.stoppedBy, m.gpuMs.length]),
+      [
+        ['fixed-reps', 8],
+        ['clearly-slower', 3],
+      ],
+    );
+    const all = await raceLayouts(new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s === layouts[0] ? 1 : 5) + 0.01 * (n % 2) }), layouts, policy, {
+      probeReps: 3,
+      batchReps: 1,
+      budgetMs: 60_000,
+      exhaustive: true,
+    });
+    assert.deepEqual(
+      all.map((m) => [m.stoppedBy, m.gpuMs.length]),
+      [
+        ['fixed-reps', 8],
+        ['fixed-reps', 8],
+      ],
+    );
   });
 });
 
 describe('the best of a sweep', () => {
   const mode = (id: string, median: number, q1: number, q3: number) => ({ id, stats: { median, q1, q3 } });
 
-  it('keeps the first of equal medians, and counts a layout whose q1 equals the best\'s q3 as a tie', () => {
+  it("keeps the first of equal medians, and counts a layout whose q1 equals the best's q3 as a tie", () => {
     assert.deepEqual(bestOfSweep([mode('a', 2, 1.9, 2.1), mode('b', 2, 1.9, 2.1), mode('c', 3, 2.1, 3.5), mode('d', 3, 2.11, 3.5)]), { mode: 'a', ties: ['b', 'c'] });
   });
 

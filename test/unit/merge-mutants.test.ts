@@ -34,10 +34,13 @@ describe('merging ranks at their edges', () => {
 
   it('orders ranks of one GPU by rank, one without a rank first', () => {
     const [merged] = mergeResults([rank(1, 'a', 0), rank(null, 'a', 0), rank(0, 'b', 0)]).configs;
-    assert.deepEqual(merged?.ranks.map((r) => `${r.host}:${r.rank}`), ['a:null', 'a:1', 'b:0']);
+    assert.deepEqual(
+      merged?.ranks.map((r) => `${r.host}:${r.rank}`),
+      ['a:null', 'a:1', 'b:0'],
+    );
   });
 
-  it('notes ranks of several jobs, and missing ranks only when fewer than the launch\'s size are here', () => {
+  it("notes ranks of several jobs, and missing ranks only when fewer than the launch's size are here", () => {
     const [jobs] = mergeResults([rank(0, 'a', 0, { jobId: '7' }), rank(1, 'b', 0)]).configs;
     assert.deepEqual(jobs?.notes, ['The results come from 2 jobs (7, none), not one launch.']);
     const [all] = mergeResults([rank(0, 'a', 0, { size: 2 }), rank(1, 'b', 0, { size: 2 })]).configs;
@@ -48,7 +51,10 @@ describe('merging ranks at their edges', () => {
     const r = rank(0, 'a', 0);
     const missing = { ...r, summary: { ...r.summary, mode: 'gone', overlappedMs: 2, speedup: 1.5, efficiency: 0.9 } };
     const figures = rankFigures(missing);
-    assert.deepEqual([figures.overlappedMs, figures.bytes, figures.gbps, figures.speedup, figures.efficiency, figures.device], [2, 0, 0, 1.5, 0.9, { index: 0, name: r.devices[0]?.name }]);
+    assert.deepEqual(
+      [figures.overlappedMs, figures.bytes, figures.gbps, figures.speedup, figures.efficiency, figures.device],
+      [2, 0, 0, 1.5, 0.9, { index: 0, name: r.devices[0]?.name }],
+    );
     assert.equal(rankFigures({ ...missing, summary: { ...missing.summary, overlappedMs: 0 } }).gbps, 0);
     const headline = r.modes.find((m) => m.id === r.summary.mode);
     assert.ok(headline);

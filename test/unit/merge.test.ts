@@ -33,7 +33,10 @@ describe('merge', () => {
   it('flags the slowest GPU, nodeb GPU 1, 10.9% behind the median, and sums throughput per host and in all', () => {
     const [merged] = mergeResults(ranks).configs;
     assert.ok(merged);
-    assert.deepEqual(merged.ranks.map((r) => `${r.host}:${r.device.index}:${r.rank}`), ['nodea:0:0', 'nodea:1:1', 'nodeb:0:2', 'nodeb:1:3']);
+    assert.deepEqual(
+      merged.ranks.map((r) => `${r.host}:${r.device.index}:${r.rank}`),
+      ['nodea:0:0', 'nodea:1:1', 'nodeb:0:2', 'nodeb:1:3'],
+    );
     // The H200's headline mode moves 512 MiB in 6.099 ms: 88.0 GB/s.
     assert.equal(merged.fastest.gbps.toFixed(2), '88.02');
     assert.equal(merged.hosts.map((h) => h.gbps.toFixed(1)).join(' '), '174.3 166.6');
@@ -43,17 +46,23 @@ describe('merge', () => {
     assert.equal(merged.slowest?.figures.rank, 3);
     assert.equal(merged.slowest?.trails.toFixed(4), '0.1089');
     assert.equal(merged.notes.length, 1);
-    assert.match(merged.notes[0] ?? '', /^Ranks that share a host \(nodea, nodeb\) measured in their own processes, not in step: .* `cuda-pipe run --devices all` times its GPUs together/);
+    assert.match(
+      merged.notes[0] ?? '',
+      /^Ranks that share a host \(nodea, nodeb\) measured in their own processes, not in step: .* `cuda-pipe run --devices all` times its GPUs together/,
+    );
   });
 
   it('says when a GPU appears twice and when ranks of the launch are missing', () => {
     const [merged] = mergeResults([ranks[1] as RunResult, ranks[1] as RunResult]).configs;
     assert.deepEqual(merged?.notes, [
       'nodea device 0 appears in 2 results: ranks that shared a GPU, or files of different runs; their sum overstates one GPU.',
-      '2 of the launch\'s 4 ranks are here.',
+      "2 of the launch's 4 ranks are here.",
     ]);
     const [apart] = mergeResults(ranks.filter((r) => r.run.localRank === 0)).configs;
-    assert.ok(apart?.notes.every((n) => !n.startsWith('Ranks that share a host')), 'one rank a host: nothing to say');
+    assert.ok(
+      apart?.notes.every((n) => !n.startsWith('Ranks that share a host')),
+      'one rank a host: nothing to say',
+    );
   });
 
   it('prints a table per host, and writes one array of Results that report, compare and timeline --html read', () => {
@@ -71,7 +80,10 @@ describe('merge', () => {
     assert.match(out.stdout, /^total: 340\.9 GB\/s moved across 4 GPUs, 3\.87× the fastest single GPU \(nodea GPU 0 \(rank 0\), 88\.0 GB\/s\)$/m);
     assert.match(out.stdout, /^slowest: nodeb GPU 1 \(rank 3\), 6\.831 ms, 10\.9% behind the median of 6\.160 ms$/m);
     const saved = JSON.parse(readFileSync(merged, 'utf8')) as RunResult[];
-    assert.deepEqual(saved.map((r) => r.run.rank), [0, 1, 2, 3]);
+    assert.deepEqual(
+      saved.map((r) => r.run.rank),
+      [0, 1, 2, 3],
+    );
 
     const report = runCli(['report', merged]);
     assert.equal(report.code, 0, report.stderr);

@@ -10,9 +10,23 @@ const close = (actual: number, expected: number, tolerance = 1e-9) => assert.ok(
 // Measured on the H100 host (balanced config, 256 MiB each way): copies 4.863 and 4.869 ms, FMA kernel 3.695 ms,
 // both directions at once 5.387 ms. With no per-op or host costs the model is the plain pipeline bound.
 const h100: DeviceParts = {
-  h2dMs: 4.863, d2hMs: 4.869, kernelWholeMs: 3.695, h2dBytes: 256 * MiB, d2hBytes: 256 * MiB,
-  h2dCopiesPerChunk: 1, d2hCopiesPerChunk: 1, kernelsPerChunk: 1, linkMs: 5.387, linkPieces: 32, copyEngines: 3,
-  h2dOpMs: 0, d2hOpMs: 0, launchOpMs: 0, hostCopyMs: 0, hostLaunchMs: 0, gated: true,
+  h2dMs: 4.863,
+  d2hMs: 4.869,
+  kernelWholeMs: 3.695,
+  h2dBytes: 256 * MiB,
+  d2hBytes: 256 * MiB,
+  h2dCopiesPerChunk: 1,
+  d2hCopiesPerChunk: 1,
+  kernelsPerChunk: 1,
+  linkMs: 5.387,
+  linkPieces: 32,
+  copyEngines: 3,
+  h2dOpMs: 0,
+  d2hOpMs: 0,
+  launchOpMs: 0,
+  hostCopyMs: 0,
+  hostLaunchMs: 0,
+  gated: true,
 };
 const layout = (chunks: number, streams = 4, extra: Partial<LayoutShape> = {}): LayoutShape => ({ chunks, streams, issue: 'stream', kernelsChunkedMs: null, ...extra });
 
@@ -34,7 +48,7 @@ describe('the overlap bound of a layout', () => {
     close(b.ms, 4.869 + (4.863 + 3.695) / 32);
   });
 
-  it('takes the kernels chunked over the layout\'s streams when they were measured, not the whole-buffer kernel', () => {
+  it("takes the kernels chunked over the layout's streams when they were measured, not the whole-buffer kernel", () => {
     const b = layoutBound({ ...h100, kernelWholeMs: 30.58 }, layout(16, 4, { kernelsChunkedMs: 29.47 }));
     assert.equal(b.term, 'kernels');
     close(b.ms, 29.47 + (4.863 + 4.869) / 16);
@@ -45,7 +59,7 @@ describe('the overlap bound of a layout', () => {
     close(layoutBound({ ...h100, copyEngines: 0 }, layout(16, 16)).ms, 4.863 + 3.695 + 4.869);
   });
 
-  it('charges every chunk\'s copies their fixed cost on the device', () => {
+  it("charges every chunk's copies their fixed cost on the device", () => {
     const parts = { ...h100, linkMs: null, h2dOpMs: 0.0025, d2hOpMs: 0.003 };
     const b = layoutBound(parts, layout(64, 64));
     assert.equal(b.term, 'D2H');
@@ -53,13 +67,13 @@ describe('the overlap bound of a layout', () => {
     close(b.steadyMs, 4.869 + 63 * 0.003);
   });
 
-  it('needs a stream\'s chunks one after another when there are fewer streams than chunks', () => {
+  it("needs a stream's chunks one after another when there are fewer streams than chunks", () => {
     const b = layoutBound(h100, layout(16, 1));
     assert.equal(b.term, 'streams');
     close(b.ms, 4.863 + 3.695 + 4.869);
   });
 
-  it('cannot end before the host has issued the rep (the op counts times each op\'s host cost), unless the gate excludes issue', () => {
+  it("cannot end before the host has issued the rep (the op counts times each op's host cost), unless the gate excludes issue", () => {
     const b = layoutBound({ ...h100, gated: false, hostCopyMs: 0.1, hostLaunchMs: 0.2, hostSyncMs: 0.05 }, layout(32, 4));
     assert.equal(b.term, 'host issue');
     close(b.steadyMs, 64 * 0.1 + 32 * 0.2 + (2 + 9) * 0.05);
@@ -82,9 +96,24 @@ describe('the overlap bound of a layout', () => {
 // 0.689 ms at 4, 8, 16, 32 and 64 chunks over 4 streams; at 64 chunks the host took about 0.67 ms to issue a rep's
 // 192 ops (3.5 µs each). An event record or a wait costs the host about 1 µs.
 const small: DeviceParts = {
-  h2dMs: 16 * MiB / 55e6 + 0.0026, d2hMs: 16 * MiB / 55e6 + 0.0018, kernelWholeMs: 0.19, h2dBytes: 16 * MiB, d2hBytes: 16 * MiB,
-  h2dCopiesPerChunk: 1, d2hCopiesPerChunk: 1, kernelsPerChunk: 1, linkMs: 32 * MiB / 96.5e6 + 2 * 0.0026, linkPieces: 2, copyEngines: 3,
-  h2dOpMs: 0.0026, d2hOpMs: 0.0018, launchOpMs: 0.002, hostCopyMs: 0.002, hostLaunchMs: 0.0037, hostSyncMs: 0.001, gated: false,
+  h2dMs: (16 * MiB) / 55e6 + 0.0026,
+  d2hMs: (16 * MiB) / 55e6 + 0.0018,
+  kernelWholeMs: 0.19,
+  h2dBytes: 16 * MiB,
+  d2hBytes: 16 * MiB,
+  h2dCopiesPerChunk: 1,
+  d2hCopiesPerChunk: 1,
+  kernelsPerChunk: 1,
+  linkMs: (32 * MiB) / 96.5e6 + 2 * 0.0026,
+  linkPieces: 2,
+  copyEngines: 3,
+  h2dOpMs: 0.0026,
+  d2hOpMs: 0.0018,
+  launchOpMs: 0.002,
+  hostCopyMs: 0.002,
+  hostLaunchMs: 0.0037,
+  hostSyncMs: 0.001,
+  gated: false,
 };
 /** The same with the host's 3.4 µs a launch that `cuda-pipe overhead` measured at best (GPU-FACTS.md). */
 const slowHost: DeviceParts = { ...small, hostCopyMs: 0.0034, hostLaunchMs: 0.0034 };
@@ -106,7 +135,7 @@ describe('the model on the 16 MiB pipeline measured on the H200', () => {
     assert.ok(b.ms <= 0.689, `bound ${b.ms} above the measured 0.689 ms`);
   });
 
-  it('predicts the workload\'s floor at a chunk count within a factor of 2 of the measured best, and its time within 5%', () => {
+  it("predicts the workload's floor at a chunk count within a factor of 2 of the measured best, and its time within 5%", () => {
     const floor = workloadFloor(small, layout(64), 4096);
     assert.ok(floor.chunks >= 4 && floor.chunks <= 16, `floor at ${floor.chunks} chunks`);
     assert.ok(Math.abs(floor.bound.ms - 0.432) / 0.432 < 0.05, `floor ${floor.bound.ms.toFixed(3)} ms vs the best measured 0.432 ms`);
@@ -114,13 +143,17 @@ describe('the model on the 16 MiB pipeline measured on the H200', () => {
 });
 
 describe('the causes of the gap', () => {
-  it('add up to the time lost against the workload\'s ideal, exactly', () => {
+  it("add up to the time lost against the workload's ideal, exactly", () => {
     for (const chunks of [4, 8, 64]) {
       const b = layoutBound(small, layout(chunks, 4));
       const ideal = idealMs(small);
       const measured = measuredSmall[chunks] as number;
       const parts = explainGap(measured, b, ideal);
-      close(parts.reduce((sum, p) => sum + p.ms, 0), measured - ideal, 1e-12);
+      close(
+        parts.reduce((sum, p) => sum + p.ms, 0),
+        measured - ideal,
+        1e-12,
+      );
     }
   });
 
@@ -132,26 +165,33 @@ describe('the causes of the gap', () => {
 });
 
 describe('the model in a Result', () => {
-  it('records its parts, the workload\'s floor and a gap that adds up, and the table says them', async () => {
+  it("records its parts, the workload's floor and a gap that adds up, and the table says them", async () => {
     const { makeResult } = await import('../helpers/results.js');
     const { modelLines } = await import('../../src/report/labels.js');
     const result = makeResult({ noise: 0.001 });
     const mode = result.modes.find((m) => m.role.kind === 'overlapped');
     const model = mode?.analysis?.model;
     assert.ok(mode && model);
-    close(model.gap.reduce((s, p) => s + p.ms, 0), mode.stats.median - model.idealMs, 1e-9);
+    close(
+      model.gap.reduce((s, p) => s + p.ms, 0),
+      mode.stats.median - model.idealMs,
+      1e-9,
+    );
     const opCost = result.modes.find((m) => m.role.kind === 'op-cost' && m.role.op === 'h2d');
     close(model.parts.h2dOpMs, Math.min(...(opCost?.samplesMs ?? [])) / 200, 1e-12);
     assert.equal(model.statistic, 'min');
-    assert.ok(model.floor.ms <= (mode.analysis?.bound.ms ?? 0) + 1e-9, 'the workload\'s floor is no worse than this layout\'s');
+    assert.ok(model.floor.ms <= (mode.analysis?.bound.ms ?? 0) + 1e-9, "the workload's floor is no worse than this layout's");
     const [floorLine, lossLine] = modelLines(mode);
-    assert.match(floorLine ?? '', /^floor: this layout 5\.9\d\d ms, its floor \d\.\d{3} ms \(every part at its fastest rep, none from this layout\); the workload's floor \d\.\d{3} ms at about \d+ chunks × \d+ streams/);
+    assert.match(
+      floorLine ?? '',
+      /^floor: this layout 5\.9\d\d ms, its floor \d\.\d{3} ms \(every part at its fastest rep, none from this layout\); the workload's floor \d\.\d{3} ms at about \d+ chunks × \d+ streams/,
+    );
     assert.match(lossLine ?? '', /^lost against the ideal at 32 chunks × 4 streams: .* most from [a-z ]+: /);
   });
 });
 
 describe('the model on results recorded on the H200', () => {
-  it('splits every overlapped layout\'s lost time into causes that add up to it, and stays a bound', async () => {
+  it("splits every overlapped layout's lost time into causes that add up to it, and stays a bound", async () => {
     const { loadResults } = await import('../../src/result/load.js');
     for (const file of ['h200-balanced-16-model.json', 'h200-sweep-balanced.json']) {
       const [result] = loadResults(`test/fixtures/${file}`);
@@ -160,7 +200,11 @@ describe('the model on results recorded on the H200', () => {
       for (const mode of modes) {
         const model = mode.analysis?.model;
         assert.ok(model);
-        close(model.gap.reduce((s, p) => s + p.ms, 0), mode.stats.median - model.idealMs, 1e-9);
+        close(
+          model.gap.reduce((s, p) => s + p.ms, 0),
+          mode.stats.median - model.idealMs,
+          1e-9,
+        );
         assert.ok((mode.analysis?.efficiency ?? 0) <= 1.02, `${file} ${mode.id}: efficiency ${mode.analysis?.efficiency}`);
       }
     }
@@ -168,12 +212,14 @@ describe('the model on results recorded on the H200', () => {
 });
 
 /** The model's facts of a recorded Result, as the builder gave them when it ran. */
-async function recomputed(result: import('../../src/result/schema.js').RunResult, mode: import('../../src/result/schema.js').ModeResult,
-  modes = result.modes) {
+async function recomputed(result: import('../../src/result/schema.js').RunResult, mode: import('../../src/result/schema.js').ModeResult, modes = result.modes) {
   const { modelAnalysis } = await import('../../src/measure/model.js');
   const { chunkUnits } = await import('../../src/chunking.js');
   const facts = {
-    buffers: result.buffers.map((b) => ({ role: b.role })), kernels: result.kernels.length, copyEngines: result.devices[0]?.asyncEngineCount ?? 0, gated: result.policy.gate,
+    buffers: result.buffers.map((b) => ({ role: b.role })),
+    kernels: result.kernels.length,
+    copyEngines: result.devices[0]?.asyncEngineCount ?? 0,
+    gated: result.policy.gate,
     maxChunks: chunkUnits(result.pipeline.elements, result.pipeline.align),
   };
   return modelAnalysis(mode, modes, facts, 200, { kinds: ['non-blocking'], legacyOp: false });
@@ -198,7 +244,11 @@ describe('a bound built from parts apart from the mode it bounds', () => {
         assert.ok(as, `${file} ${mode.id}`);
         for (const factor of [0.5, 2]) {
           const other = scaled(mode, factor);
-          const again = await recomputed(result, other, result.modes.map((m) => (m.id === mode.id ? other : m)));
+          const again = await recomputed(
+            result,
+            other,
+            result.modes.map((m) => (m.id === mode.id ? other : m)),
+          );
           assert.deepEqual(again?.bound.terms, as.bound.terms, `${file} ${mode.id} ×${factor}`);
         }
         assert.ok(as.bound.ms <= mode.stats.median * 1.01, `${file} ${mode.id}: bound ${as.bound.ms.toFixed(3)} ms over the measured ${mode.stats.median.toFixed(3)} ms`);
@@ -207,7 +257,7 @@ describe('a bound built from parts apart from the mode it bounds', () => {
     }
   });
 
-  it('keeps the ideal under the workload\'s floor and every measured layout, on the H200 compute-bound and graph-launches runs', async () => {
+  it("keeps the ideal under the workload's floor and every measured layout, on the H200 compute-bound and graph-launches runs", async () => {
     // Recorded with the model before this rule: compute-bound's kernel ran 30.56 ms whole but 29.45 ms chunked, and
     // an ideal from the whole-buffer time sat above the measured pipeline; graph-launches' ideal sat above its floor.
     const { loadResults } = await import('../../src/result/load.js');
@@ -229,7 +279,7 @@ describe('a bound built from parts apart from the mode it bounds', () => {
     }
   });
 
-  it('takes host issue from the small-op batches times the layout\'s op counts, whatever the layout\'s own issue loop took', async () => {
+  it("takes host issue from the small-op batches times the layout's op counts, whatever the layout's own issue loop took", async () => {
     const { makeResult } = await import('../helpers/results.js');
     const result = makeResult({ noise: 0.001 });
     const mode = result.modes.find((m) => m.role.kind === 'overlapped');
@@ -239,16 +289,26 @@ describe('a bound built from parts apart from the mode it bounds', () => {
       const batch = result.modes.find((m) => m.role.kind === 'op-cost' && m.role.op === op);
       return Math.min(...(batch?.hostIssueMs ?? [])) / 200;
     };
-    const sync = Math.min(...result.modes.filter((m) => m.role.kind === 'issue-cost' && ['record-timing', 'record-untimed', 'wait'].includes(m.role.op))
-      .map((m) => Math.min(...m.hostIssueMs) / (m.issueCost?.opsPerRep ?? 1)));
+    const sync = Math.min(
+      ...result.modes
+        .filter((m) => m.role.kind === 'issue-cost' && ['record-timing', 'record-untimed', 'wait'].includes(m.role.op))
+        .map((m) => Math.min(...m.hostIssueMs) / (m.issueCost?.opsPerRep ?? 1)),
+    );
     // 32 chunks over 4 streams: 64 copies, 32 launches, and the start and end records with 3 forks and joins a stream.
     close(host?.steadyMs ?? 0, 64 * Math.min(perOp('h2d'), perOp('d2h')) + 32 * perOp('launch') + 11 * sync, 1e-12);
     const slowIssue = { ...mode, hostIssueMs: [40, 41, 42] };
-    const again = await recomputed(result, slowIssue, result.modes.map((m) => (m.id === mode.id ? slowIssue : m)));
-    assert.deepEqual(again?.bound.terms.find((t) => t.term === 'host issue'), host);
+    const again = await recomputed(
+      result,
+      slowIssue,
+      result.modes.map((m) => (m.id === mode.id ? slowIssue : m)),
+    );
+    assert.deepEqual(
+      again?.bound.terms.find((t) => t.term === 'host issue'),
+      host,
+    );
   });
 
-  it('lets noise in a part lower the bound and never lift it: a part\'s slow reps leave its term alone', async () => {
+  it("lets noise in a part lower the bound and never lift it: a part's slow reps leave its term alone", async () => {
     const { makeResult } = await import('../helpers/results.js');
     const result = makeResult({ noise: 0.001 });
     const mode = result.modes.find((m) => m.role.kind === 'overlapped');
@@ -266,8 +326,19 @@ describe('a bound built from parts apart from the mode it bounds', () => {
     const { summarize } = await import('../../src/measure/stats.js');
     const base = { chunks: 1024, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } as const;
     const mode = (role: import('../../src/vocabulary.js').ModeRole, samplesMs: number[], hostIssueMs: number[] = [0.01]) => ({
-      id: modeId(role), role, device: 0, description: '', bytes: { h2d: 0, d2h: 0 }, samplesMs, hostIssueMs, stats: summarize(samplesMs),
-      stoppedBy: 'noise-stable' as const, elapsedMs: 1, gateTimeouts: 0, smClockMHz: null, analysis: null,
+      id: modeId(role),
+      role,
+      device: 0,
+      description: '',
+      bytes: { h2d: 0, d2h: 0 },
+      samplesMs,
+      hostIssueMs,
+      stats: summarize(samplesMs),
+      stoppedBy: 'noise-stable' as const,
+      elapsedMs: 1,
+      gateTimeouts: 0,
+      smClockMHz: null,
+      analysis: null,
     });
     // configs/graph-launches.yaml on the H200: 1,024 tiny kernels, 4.1 ms stream-issued and 0.35 ms as a graph.
     const modes = [
@@ -291,7 +362,7 @@ describe('a bound built from parts apart from the mode it bounds', () => {
   });
 });
 
-describe('the workload\'s floor', () => {
+describe("the workload's floor", () => {
   it('is never above the serial run, even from kernels chunked at 65,536 chunks with their host issue in them', () => {
     // configs/small.yaml at 65,536 chunks (seen: "floor 136.0 ms" against a 0.818 ms serial pipeline).
     const floor = workloadFloor(small, layout(65536, 4, { kernelsChunkedMs: 136 }), 65536 * 64, 0.818);

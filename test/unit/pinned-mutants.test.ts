@@ -16,9 +16,9 @@ const MiB = 2 ** 20;
 describe('the sweep drops a layout early', () => {
   const state = (gpuMs: number[]) => ({ gpuMs, stopped: null as 'clearly-slower' | 'noise-target' | null });
 
-  it('only when its first quartile, not just its median, lies above the best layout\'s third quartile', () => {
-    const best = state([1.00, 1.01, 1.02, 1.03, 1.04]);
-    const overlapping = state([1.00, 1.02, 1.05, 1.06, 1.07]);
+  it("only when its first quartile, not just its median, lies above the best layout's third quartile", () => {
+    const best = state([1.0, 1.01, 1.02, 1.03, 1.04]);
+    const overlapping = state([1.0, 1.02, 1.05, 1.06, 1.07]);
     const separated = state([1.04, 1.05, 1.06, 1.07, 1.08]);
     const bestQ3 = summarize(best.gpuMs).q3;
     // The overlapping layout's median is above the best's q3, its q1 below it: the spreads still touch.
@@ -27,7 +27,7 @@ describe('the sweep drops a layout early', () => {
     assert.deepEqual([best.stopped, overlapping.stopped, separated.stopped], [null, null, 'clearly-slower']);
   });
 
-  it('keeps a layout whose first quartile equals the best\'s third quartile', () => {
+  it("keeps a layout whose first quartile equals the best's third quartile", () => {
     const best = state([1, 2, 3, 4, 5]);
     const touching = state([4, 4, 4, 9, 9]);
     assert.equal(summarize(best.gpuMs).q3, summarize(touching.gpuMs).q1);
@@ -88,22 +88,42 @@ describe('the noise estimate counts as stable', () => {
     const flat = Array.from({ length: 40 }, () => 1);
     assert.equal(new StoppingCriterion({ ...policy, maxNoise: -1 }).check(flat, 0), null);
     const criterion = new StoppingCriterion({ ...policy, maxNoise: -1 });
-    assert.deepEqual(flat.map((_, i) => criterion.check(flat.slice(0, i + 1), 0)).filter((r) => r !== null), []);
+    assert.deepEqual(
+      flat.map((_, i) => criterion.check(flat.slice(0, i + 1), 0)).filter((r) => r !== null),
+      [],
+    );
   });
 });
 
 // The balanced H100 config (GPU-FACTS / model.test.ts): copies 4.863 and 4.869 ms, kernel 3.695 ms, link 5.387 ms.
 const h100: DeviceParts = {
-  h2dMs: 4.863, d2hMs: 4.869, kernelWholeMs: 3.695, h2dBytes: 256 * MiB, d2hBytes: 256 * MiB,
-  h2dCopiesPerChunk: 1, d2hCopiesPerChunk: 1, kernelsPerChunk: 1, linkMs: 5.387, linkPieces: 32, copyEngines: 3,
-  h2dOpMs: 0, d2hOpMs: 0, launchOpMs: 0, hostCopyMs: 0, hostLaunchMs: 0, gated: true,
+  h2dMs: 4.863,
+  d2hMs: 4.869,
+  kernelWholeMs: 3.695,
+  h2dBytes: 256 * MiB,
+  d2hBytes: 256 * MiB,
+  h2dCopiesPerChunk: 1,
+  d2hCopiesPerChunk: 1,
+  kernelsPerChunk: 1,
+  linkMs: 5.387,
+  linkPieces: 32,
+  copyEngines: 3,
+  h2dOpMs: 0,
+  d2hOpMs: 0,
+  launchOpMs: 0,
+  hostCopyMs: 0,
+  hostLaunchMs: 0,
+  gated: true,
 };
 const layout = (chunks: number, streams: number): LayoutShape => ({ chunks, streams, issue: 'stream', kernelsChunkedMs: null });
 
-describe('the bound\'s link term', () => {
+describe("the bound's link term", () => {
   it('is absent with one chunk, where nothing overlaps: the bound is the serial sum', () => {
     const b = layoutBound(h100, layout(1, 1));
-    assert.deepEqual(b.terms.map((t) => t.term), ['H2D', 'kernels', 'D2H']);
+    assert.deepEqual(
+      b.terms.map((t) => t.term),
+      ['H2D', 'kernels', 'D2H'],
+    );
     close(b.ms, 4.863 + 3.695 + 4.869);
   });
 
@@ -118,12 +138,12 @@ describe('the bound\'s link term', () => {
   });
 });
 
-describe('the workload\'s ideal', () => {
+describe("the workload's ideal", () => {
   it('is the link both ways when that is the slowest resource', () => {
     close(idealMs(h100), 5.387);
   });
 
-  it('takes the link\'s per-copy cost out, once per piece it was measured in', () => {
+  it("takes the link's per-copy cost out, once per piece it was measured in", () => {
     // 32 pieces of one H2D copy each at 10 µs: 0.32 ms of fixed cost in the 5.387 ms.
     close(idealMs({ ...h100, h2dOpMs: 0.01 }), 5.387 - 32 * 0.01);
   });
@@ -143,8 +163,14 @@ describe('the workload\'s ideal', () => {
 function op(stream: string, kind: TimelineOp['kind'], startMs: number, endMs: number, issuedMs = 0): TimelineOp {
   return { mode: 'm', device: 0, stream, kind, chunk: null, buffer: kind === 'kernel' ? null : 'b', kernel: kind === 'kernel' ? 'k' : null, bytes: 1, startMs, endMs, issuedMs };
 }
-const rep = (totalMs: number, issueMs: number, ops: TimelineOp[]): TracedRep =>
-  ({ mode: 'm', device: 0, totalMs, issueMs, streams: [...new Set(ops.map((o) => o.stream))].map((id) => ({ id, flags: 'non-blocking' as const, priority: null })), ops });
+const rep = (totalMs: number, issueMs: number, ops: TimelineOp[]): TracedRep => ({
+  mode: 'm',
+  device: 0,
+  totalMs,
+  issueMs,
+  streams: [...new Set(ops.map((o) => o.stream))].map((id) => ({ id, flags: 'non-blocking' as const, priority: null })),
+  ops,
+});
 
 describe('a traced rep with peer copies', () => {
   // s0: kernel [0,2], peer [2,6]; s1: peer [6,8] behind s0's peer on the same link; nothing runs in [8,10].
@@ -155,15 +181,18 @@ describe('a traced rep with peer copies', () => {
     close(busyFractions(peer).sm, 0.2);
   });
 
-  it('counts them in the GPU\'s busy time against the host\'s issue time', () => {
+  it("counts them in the GPU's busy time against the host's issue time", () => {
     const rate = issueRate(peer);
     close(rate.gpuBusyMs, 8);
     assert.equal(rate.hostIssueBound, true);
     assert.equal(issueRate({ ...peer, issueMs: 7 }).hostIssueBound, false);
   });
 
-  it('blames a peer copy\'s wait on another stream\'s peer copy as engine time', () => {
+  it("blames a peer copy's wait on another stream's peer copy as engine time", () => {
     const gaps = idleGaps(peer);
-    assert.deepEqual(gaps.map((g) => [g.stream, g.startMs, g.endMs, g.hostMs, g.engineMs, g.dependencyMs]), [['s1', 0, 6, 0, 4, 2]]);
+    assert.deepEqual(
+      gaps.map((g) => [g.stream, g.startMs, g.endMs, g.hostMs, g.engineMs, g.dependencyMs]),
+      [['s1', 0, 6, 0, 4, 2]],
+    );
   });
 });

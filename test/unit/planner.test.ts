@@ -11,7 +11,8 @@ import { gridSize } from '../../src/exec/issue.js';
 import type { ModeRole } from '../../src/vocabulary.js';
 
 function plan(elements: number, pipeline: string, extraBuffers = ''): Plan {
-  const text = `buffers:\n  x: { type: float32, count: ${elements}, role: in }\n  y: { type: float32, count: ${elements}, role: out }\n${extraBuffers}` +
+  const text =
+    `buffers:\n  x: { type: float32, count: ${elements}, role: in }\n  y: { type: float32, count: ${elements}, role: out }\n${extraBuffers}` +
     `kernels:\n  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }\n` +
     `pipeline: ${pipeline}\n`;
   const { config, locate } = parseConfigText(text, '/tmp/p.yaml');
@@ -30,7 +31,10 @@ const copies = (s: Schedule) => s.body.filter((o): o is CopyOp => o.kind === 'co
 /** Each byte of each buffer, per direction, is covered exactly once by the copies. */
 function assertEveryByteOnce(s: Schedule, bufferBytes: Record<string, number>, direction: 'h2d' | 'd2h'): void {
   for (const [name, bytes] of Object.entries(bufferBytes)) {
-    const ranges = copies(s).filter((c) => c.buffer === name && c.direction === direction).map((c) => [c.hostOffset, c.hostOffset + c.bytes] as const).sort((a, b) => a[0] - b[0]);
+    const ranges = copies(s)
+      .filter((c) => c.buffer === name && c.direction === direction)
+      .map((c) => [c.hostOffset, c.hostOffset + c.bytes] as const)
+      .sort((a, b) => a[0] - b[0]);
     let cursor = 0;
     for (const [start, end] of ranges) {
       assert.equal(start, cursor, `${s.id}: ${direction} of ${name} has a gap or overlap at byte ${cursor}`);
@@ -42,19 +46,38 @@ function assertEveryByteOnce(s: Schedule, bufferBytes: Record<string, number>, d
 
 describe('chunk ranges', () => {
   it('cuts equal chunks with a shorter last one, never rounding elements away', () => {
-    assert.deepEqual(splitRanges(10, 4).map((r) => r.count), [3, 3, 3, 1]);
-    assert.deepEqual(splitRanges(1000, 3).map((r) => [r.first, r.count]), [[0, 334], [334, 334], [668, 332]]);
-    assert.deepEqual(splitRanges(8, 8).map((r) => r.count), [1, 1, 1, 1, 1, 1, 1, 1]);
+    assert.deepEqual(
+      splitRanges(10, 4).map((r) => r.count),
+      [3, 3, 3, 1],
+    );
+    assert.deepEqual(
+      splitRanges(1000, 3).map((r) => [r.first, r.count]),
+      [
+        [0, 334],
+        [334, 334],
+        [668, 332],
+      ],
+    );
+    assert.deepEqual(
+      splitRanges(8, 8).map((r) => r.count),
+      [1, 1, 1, 1, 1, 1, 1, 1],
+    );
   });
 
   it('makes fewer chunks when equal sizes cannot fill the count', () => {
-    assert.deepEqual(splitRanges(9, 4).map((r) => r.count), [3, 3, 3]);
+    assert.deepEqual(
+      splitRanges(9, 4).map((r) => r.count),
+      [3, 3, 3],
+    );
   });
 
   it('starts every chunk at a multiple of align', () => {
     const ranges = splitRanges(10 * 4096 + 100, 4, 4096);
     for (const r of ranges) assert.equal(r.first % 4096, 0);
-    assert.equal(ranges.reduce((s, r) => s + r.count, 0), 10 * 4096 + 100);
+    assert.equal(
+      ranges.reduce((s, r) => s + r.count, 0),
+      10 * 4096 + 100,
+    );
   });
 });
 
@@ -71,20 +94,25 @@ describe('the planner', () => {
     }
   });
 
-  it('keeps each chunk\'s H2D, kernel and D2H in order on one stream', () => {
+  it("keeps each chunk's H2D, kernel and D2H in order on one stream", () => {
     const p = plan(1000, '{ chunks: 5, streams: 2, order: breadth-first }');
     const s = overlapped(p, 'breadth-first');
     for (let chunk = 0; chunk < 5; chunk++) {
       const ops = s.body.filter((o) => 'chunk' in o && o.chunk === chunk);
-      assert.deepEqual(ops.map((o) => o.kind === 'copy' ? o.direction : o.kind), ['h2d', 'kernel', 'd2h']);
+      assert.deepEqual(
+        ops.map((o) => (o.kind === 'copy' ? o.direction : o.kind)),
+        ['h2d', 'kernel', 'd2h'],
+      );
       assert.equal(new Set(ops.map((o) => o.stream)).size, 1);
       assert.equal(ops[0]?.stream, `s${chunk % 2}`);
     }
   });
 
   it('issues depth-first chunk by chunk and breadth-first stage by stage', () => {
-    const kinds = (order: string) => overlapped(plan(100, `{ chunks: 2, streams: 2, order: ${order} }`), order).body
-      .filter((o) => o.kind === 'copy' || o.kind === 'kernel').map((o) => (o.kind === 'copy' ? o.direction : 'k') + String('chunk' in o ? o.chunk : ''));
+    const kinds = (order: string) =>
+      overlapped(plan(100, `{ chunks: 2, streams: 2, order: ${order} }`), order)
+        .body.filter((o) => o.kind === 'copy' || o.kind === 'kernel')
+        .map((o) => (o.kind === 'copy' ? o.direction : 'k') + String('chunk' in o ? o.chunk : ''));
     assert.deepEqual(kinds('depth-first'), ['h2d0', 'k0', 'd2h0', 'h2d1', 'k1', 'd2h1']);
     assert.deepEqual(kinds('breadth-first'), ['h2d0', 'h2d1', 'k0', 'k1', 'd2h0', 'd2h1']);
   });
@@ -93,9 +121,15 @@ describe('the planner', () => {
     const s = overlapped(plan(1000, '{ chunks: 8, streams: 4 }'));
     const ops = scheduleOps(s);
     assert.deepEqual(s.prologue[0], { kind: 'record', stream: 's0', event: 'start' });
-    assert.deepEqual(s.prologue.slice(1).map((o) => o.kind), ['wait', 'wait', 'wait']);
+    assert.deepEqual(
+      s.prologue.slice(1).map((o) => o.kind),
+      ['wait', 'wait', 'wait'],
+    );
     assert.deepEqual(s.epilogue.at(-1), { kind: 'record', stream: 's0', event: 'end' });
-    assert.ok(s.body.every((o) => o.kind === 'copy' || o.kind === 'kernel'), 'the body is the workload alone');
+    assert.ok(
+      s.body.every((o) => o.kind === 'copy' || o.kind === 'kernel'),
+      'the body is the workload alone',
+    );
     for (const id of ['s1', 's2', 's3']) {
       const streamOps = ops.filter((o) => o.stream === id);
       assert.deepEqual(streamOps[0], { kind: 'wait', stream: id, event: 'start' });
@@ -103,7 +137,10 @@ describe('the planner', () => {
       const waitIndex = ops.findIndex((o) => o.kind === 'wait' && o.event === `join:${id}`);
       assert.ok(waitIndex > ops.indexOf(streamOps.at(-1) as Op) && ops[waitIndex]?.stream === 's0');
     }
-    assert.deepEqual(s.events.filter((e) => e.timing).map((e) => e.id), ['start', 'end']);
+    assert.deepEqual(
+      s.events.filter((e) => e.timing).map((e) => e.id),
+      ['start', 'end'],
+    );
   });
 
   it('uses only as many streams as there are chunks, and says so', () => {
@@ -121,27 +158,33 @@ describe('the planner', () => {
     assert.match(p.notes.join('\n'), /4 chunks asked for, 3 made/);
   });
 
-  it('adds serial and the model\'s parts around the overlapped modes, each with a typed role', () => {
+  it("adds serial and the model's parts around the overlapped modes, each with a typed role", () => {
     const p = plan(1000, '{ chunks: 4, streams: 2, order: [depth-first, breadth-first] }');
     const layout = (order: string) => ({ chunks: 4, streams: 2, order, topology: 'chunk-per-stream' });
-    assert.deepEqual(p.schedules.map((s) => s.role), [
-      { kind: 'serial' },
-      { kind: 'overlapped', layout: layout('depth-first') },
-      { kind: 'overlapped', layout: layout('breadth-first') },
-      { kind: 'stage', stage: 'h2d' },
-      { kind: 'stage', stage: 'kernel', kernel: 'scale' },
-      { kind: 'stage', stage: 'd2h' },
-      { kind: 'kernels-chunked', layout: layout('depth-first') },
-      { kind: 'link', copiesPerDirection: 2, streamsPerDirection: 2 },
-      { kind: 'op-cost', op: 'launch' },
-      { kind: 'op-cost', op: 'h2d' },
-      { kind: 'op-cost', op: 'd2h' },
-      { kind: 'issue-cost', op: 'record-timing' },
-      { kind: 'issue-cost', op: 'record-untimed' },
-      { kind: 'issue-cost', op: 'wait' },
-    ]);
+    assert.deepEqual(
+      p.schedules.map((s) => s.role),
+      [
+        { kind: 'serial' },
+        { kind: 'overlapped', layout: layout('depth-first') },
+        { kind: 'overlapped', layout: layout('breadth-first') },
+        { kind: 'stage', stage: 'h2d' },
+        { kind: 'stage', stage: 'kernel', kernel: 'scale' },
+        { kind: 'stage', stage: 'd2h' },
+        { kind: 'kernels-chunked', layout: layout('depth-first') },
+        { kind: 'link', copiesPerDirection: 2, streamsPerDirection: 2 },
+        { kind: 'op-cost', op: 'launch' },
+        { kind: 'op-cost', op: 'h2d' },
+        { kind: 'op-cost', op: 'd2h' },
+        { kind: 'issue-cost', op: 'record-timing' },
+        { kind: 'issue-cost', op: 'record-untimed' },
+        { kind: 'issue-cost', op: 'wait' },
+      ],
+    );
     assert.equal(new Set(p.schedules.map((s) => s.id)).size, 14, 'every mode has its own id');
-    assert.deepEqual(p.schedules.filter((s) => s.verify).map((s) => s.role.kind), ['serial', 'overlapped', 'overlapped']);
+    assert.deepEqual(
+      p.schedules.filter((s) => s.verify).map((s) => s.role.kind),
+      ['serial', 'overlapped', 'overlapped'],
+    );
     const serial = schedule(p, (r) => r.kind === 'serial');
     assert.deepEqual(serial.bytes, { h2d: 4000, d2h: 4000 });
     assert.equal(serial.streams.length, 1);
@@ -155,7 +198,10 @@ describe('the planner', () => {
   it('measures the link at its best: pieces of about 8 MiB, at least two and at most 16 a direction, two streams per direction', () => {
     const tiny = link(plan(1000, '{ chunks: 5, streams: 2 }'));
     assert.equal(copies(tiny).filter((c) => c.direction === 'h2d').length, 2);
-    assert.deepEqual(tiny.streams.map((s) => s.id), ['s0', 's1', 's2', 's3']);
+    assert.deepEqual(
+      tiny.streams.map((s) => s.id),
+      ['s0', 's1', 's2', 's3'],
+    );
     const pieces = (elements: number) => copies(link(plan(elements, '{ chunks: 4, streams: 2 }'))).filter((c) => c.direction === 'h2d').length;
     assert.equal(pieces(12 * 2 ** 20), 6, '48 MiB in 8 MiB pieces');
     assert.equal(pieces(256 * 2 ** 20), 16, '1 GiB: at most 16');
@@ -173,25 +219,60 @@ describe('the planner', () => {
     assert.ok(copies(opCost('d2h')).every((c) => c.direction === 'd2h' && c.bytes === 4096 && c.buffer === 'y'));
   });
 
-  it('runs the kernels chunked over the layout\'s streams with no copies, for the model\'s kernel term', () => {
+  it("runs the kernels chunked over the layout's streams with no copies, for the model's kernel term", () => {
     const chunked = schedule(plan(1000, '{ chunks: 4, streams: 2 }'), (r) => r.kind === 'kernels-chunked');
-    assert.deepEqual(chunked.body.map((o) => [o.kind, o.stream]), [['kernel', 's0'], ['kernel', 's1'], ['kernel', 's0'], ['kernel', 's1']]);
+    assert.deepEqual(
+      chunked.body.map((o) => [o.kind, o.stream]),
+      [
+        ['kernel', 's0'],
+        ['kernel', 's1'],
+        ['kernel', 's0'],
+        ['kernel', 's1'],
+      ],
+    );
   });
 
   it('plans bandwidth copies with the link mode split into 16 copies over 2 streams per direction', () => {
     const p = bandwidthPlan(1 << 20, 'pinned', 0, true);
     const both = link(p);
     assert.equal(copies(both).length, 32);
-    assert.deepEqual([...new Set(copies(both).filter((c) => c.direction === 'h2d').map((c) => c.stream))], ['s0', 's1']);
-    assert.deepEqual([...new Set(copies(both).filter((c) => c.direction === 'd2h').map((c) => c.stream))], ['s2', 's3']);
-    assert.deepEqual(bandwidthPlan(1024, 'pageable', 0, false).schedules.map((s) => s.role), [{ kind: 'stage', stage: 'h2d' }, { kind: 'stage', stage: 'd2h' }]);
+    assert.deepEqual(
+      [
+        ...new Set(
+          copies(both)
+            .filter((c) => c.direction === 'h2d')
+            .map((c) => c.stream),
+        ),
+      ],
+      ['s0', 's1'],
+    );
+    assert.deepEqual(
+      [
+        ...new Set(
+          copies(both)
+            .filter((c) => c.direction === 'd2h')
+            .map((c) => c.stream),
+        ),
+      ],
+      ['s2', 's3'],
+    );
+    assert.deepEqual(
+      bandwidthPlan(1024, 'pageable', 0, false).schedules.map((s) => s.role),
+      [
+        { kind: 'stage', stage: 'h2d' },
+        { kind: 'stage', stage: 'd2h' },
+      ],
+    );
   });
 
-  it('prints a dry run as a summary: each mode\'s op counts, streams and bytes, and where --ops lists the ops', () => {
+  it("prints a dry run as a summary: each mode's op counts, streams and bytes, and where --ops lists the ops", () => {
     const text = renderPlan(plan(1000, '{ chunks: 4, streams: 2 }'), { kernels: '1 kernel source compiled for sm_90 (--arch) with NVRTC 12.8' });
     assert.match(text, /layout: 4 chunks of 250 elements, 2 streams, depth-first/);
     assert.match(text, /^  1 kernel source compiled for sm_90 \(--arch\) with NVRTC 12\.8$/m);
-    assert.match(text, /^mode overlapped:4x2:depth-first:chunk-per-stream: 4 chunks over 2 streams, depth-first; 17 ops \(8 copies, 4 kernel launches, 5 event records and waits\) on 2 streams; H2D 3\.91 KiB, D2H 3\.91 KiB; outputs verified$/m);
+    assert.match(
+      text,
+      /^mode overlapped:4x2:depth-first:chunk-per-stream: 4 chunks over 2 streams, depth-first; 17 ops \(8 copies, 4 kernel launches, 5 event records and waits\) on 2 streams; H2D 3\.91 KiB, D2H 3\.91 KiB; outputs verified$/m,
+    );
     assert.match(text, /stream s1 \(non-blocking\): chunks 1, 3; H2D 1.95 KiB, 2 kernel launches, D2H 1.95 KiB/);
     assert.doesNotMatch(text, /H2D of "x", chunk 1 of 4/);
     assert.match(text, /\nEvery op of every mode, in issue order: --ops\.$/);
@@ -204,7 +285,7 @@ describe('the planner', () => {
     assert.doesNotMatch(text, /--ops/);
   });
 
-  it('keeps a stream\'s line short when it has thousands of chunks', () => {
+  it("keeps a stream's line short when it has thousands of chunks", () => {
     const text = renderPlan(plan(40_000, '{ chunks: 20000, streams: 4 }'));
     assert.match(text, /^  stream s1 \(non-blocking\): 5000 chunks: 1, 5, 9, …, 19997; H2D 39\.06 KiB, 5000 kernel launches, D2H 39\.06 KiB$/m);
     assert.ok(text.length < 5000, `${text.length} characters`);
@@ -216,7 +297,10 @@ describe('traced schedules', () => {
     const s = overlapped(plan(1000, '{ chunks: 4, streams: 2 }'));
     const { schedule: traced, spans } = traceSchedule(s);
     assert.equal(spans.length, s.body.length);
-    assert.deepEqual(traced.body.filter((o) => o.kind !== 'record'), s.body);
+    assert.deepEqual(
+      traced.body.filter((o) => o.kind !== 'record'),
+      s.body,
+    );
     for (const span of spans) {
       assert.deepEqual(traced.body[span.bodyIndex], span.op);
       assert.deepEqual(traced.body[span.bodyIndex - 1], { kind: 'record', stream: span.op.stream, event: span.begin });

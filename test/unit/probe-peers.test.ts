@@ -20,14 +20,28 @@ const plain = makeStyle(process.stdout, { NO_COLOR: '1' });
 /** The matrix's rows as cells, read back from the rendered table: the header row first. */
 function matrixRows(text: string): string[][] {
   const section = text.slice(text.indexOf('Between devices'));
-  return section.split('\n')
+  return section
+    .split('\n')
     .filter((line) => /^│ +(to|from) /.test(line) || /^│ +│ to /.test(line))
-    .map((line) => line.split('│').slice(1, -1).map((cell) => cell.trim()));
+    .map((line) =>
+      line
+        .split('│')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
 }
 
 /** The peer copy table's rows as cells, without its header. */
 function copyRows(text: string): string[][] {
-  return text.split('\n').filter((line) => /^│ \d+ [→⇄] \d+/.test(line)).map((line) => line.split('│').slice(1, -1).map((cell) => cell.trim()));
+  return text
+    .split('\n')
+    .filter((line) => /^│ \d+ [→⇄] \d+/.test(line))
+    .map((line) =>
+      line
+        .split('│')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
 }
 
 function withMatrix(doc: ProbeDocument, matrix: PeerLink[], devices: number): ProbeDocument {
@@ -45,10 +59,14 @@ describe('probe document: peers', () => {
     const result = ProbeDocumentSchema.safeParse(raw);
     assert.ok(result.success);
     assert.equal(result.data.devices.length, 2);
-    assert.deepEqual(result.data.peers?.matrix.map((l) => `${l.from}→${l.to} ${l.canAccess} ${l.performanceRank} ${l.nativeAtomics}`), ['0→1 true 0 true', '1→0 true 0 true']);
-    assert.deepEqual(result.data.peers?.bandwidth?.map((b) => `${b.from}→${b.to} ${b.path} ${b.bidirectional} ${b.gbPerSecond.toFixed(1)}`), [
-      '0→1 peer false 389.9', '1→0 peer false 389.5', '0→1 peer true 702.1',
-    ]);
+    assert.deepEqual(
+      result.data.peers?.matrix.map((l) => `${l.from}→${l.to} ${l.canAccess} ${l.performanceRank} ${l.nativeAtomics}`),
+      ['0→1 true 0 true', '1→0 true 0 true'],
+    );
+    assert.deepEqual(
+      result.data.peers?.bandwidth?.map((b) => `${b.from}→${b.to} ${b.path} ${b.bidirectional} ${b.gbPerSecond.toFixed(1)}`),
+      ['0→1 peer false 389.9', '1→0 peer false 389.5', '0→1 peer true 702.1'],
+    );
   });
 
   it('accepts a probe file from before peers (one device, no peers section) and reads it as having none', () => {
@@ -109,10 +127,14 @@ describe('probe report: peers', () => {
   });
 
   it('says "staged via host" where the driver gives no peer access, and shows no rank or atomics for it', () => {
-    const staged = withMatrix(h200x2, [
-      { from: 0, to: 1, canAccess: false, performanceRank: 0, nativeAtomics: false },
-      { from: 1, to: 0, canAccess: false, performanceRank: 0, nativeAtomics: false },
-    ], 2);
+    const staged = withMatrix(
+      h200x2,
+      [
+        { from: 0, to: 1, canAccess: false, performanceRank: 0, nativeAtomics: false },
+        { from: 1, to: 0, canAccess: false, performanceRank: 0, nativeAtomics: false },
+      ],
+      2,
+    );
     const rendered = renderProbe(staged, plain);
     assert.deepEqual(matrixRows(rendered), [
       ['', 'to 0', 'to 1'],
@@ -126,11 +148,18 @@ describe('probe report: peers', () => {
     const nvlink = { canAccess: true, performanceRank: 0, nativeAtomics: true };
     const pcie = { canAccess: true, performanceRank: 1, nativeAtomics: false };
     const none = { canAccess: false, performanceRank: 0, nativeAtomics: false };
-    const mixed = withMatrix(h200x2, [
-      { from: 0, to: 1, ...nvlink }, { from: 0, to: 2, ...pcie },
-      { from: 1, to: 0, ...nvlink }, { from: 1, to: 2, ...pcie },
-      { from: 2, to: 0, ...none }, { from: 2, to: 1, ...none },
-    ], 3);
+    const mixed = withMatrix(
+      h200x2,
+      [
+        { from: 0, to: 1, ...nvlink },
+        { from: 0, to: 2, ...pcie },
+        { from: 1, to: 0, ...nvlink },
+        { from: 1, to: 2, ...pcie },
+        { from: 2, to: 0, ...none },
+        { from: 2, to: 1, ...none },
+      ],
+      3,
+    );
     assert.deepEqual(matrixRows(renderProbe(mixed, plain)), [
       ['', 'to 0', 'to 1', 'to 2'],
       ['from 0', '—', 'peer · rank 0 · atomics', 'peer · rank 1'],

@@ -29,15 +29,21 @@ describe('recorded H100 results (version 1)', () => {
     const old = RunResultV1Schema.parse(raw('h100-balanced-1.json'));
     assert.deepEqual(first.devices, [old.environment.device]);
     assert.equal(first.run.hostname, old.environment.hostname);
-    assert.deepEqual(first.modes.map((m) => m.stats.median), old.modes.map((m) => m.stats.median));
-    assert.deepEqual(first.modes.map((m) => m.role), [
-      { kind: 'serial' },
-      { kind: 'overlapped', layout: { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } },
-      { kind: 'stage', stage: 'h2d' },
-      { kind: 'stage', stage: 'kernel', kernel: 'fma' },
-      { kind: 'stage', stage: 'd2h' },
-      { kind: 'link', copiesPerDirection: 16, streamsPerDirection: 2 },
-    ]);
+    assert.deepEqual(
+      first.modes.map((m) => m.stats.median),
+      old.modes.map((m) => m.stats.median),
+    );
+    assert.deepEqual(
+      first.modes.map((m) => m.role),
+      [
+        { kind: 'serial' },
+        { kind: 'overlapped', layout: { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } },
+        { kind: 'stage', stage: 'h2d' },
+        { kind: 'stage', stage: 'kernel', kernel: 'fma' },
+        { kind: 'stage', stage: 'd2h' },
+        { kind: 'link', copiesPerDirection: 16, streamsPerDirection: 2 },
+      ],
+    );
     const overlapped = first.modes[1];
     assert.equal(overlapped?.analysis?.speedup, old.summary.speedup);
     assert.equal(overlapped?.analysis?.efficiency, old.summary.efficiency);
@@ -64,9 +70,15 @@ describe('recorded H100 results (version 1)', () => {
 
   it('serve as the stored perf-regression baseline for the H100, every config migrating', () => {
     const baseline = loadResults(join('baselines', 'nvidia-h100-80gb-hbm3', 'results.json'));
-    assert.deepEqual(baseline.map((r) => r.config.name), ['balanced', 'copy-bound', 'async-overlap', 'multi-kernel']);
+    assert.deepEqual(
+      baseline.map((r) => r.config.name),
+      ['balanced', 'copy-bound', 'async-overlap', 'multi-kernel'],
+    );
     const asyncOverlap = baseline[2];
-    assert.deepEqual(asyncOverlap?.modes.flatMap((m) => (m.role.kind === 'overlapped' ? [m.role.layout.order] : [])), ['depth-first', 'breadth-first']);
+    assert.deepEqual(
+      asyncOverlap?.modes.flatMap((m) => (m.role.kind === 'overlapped' ? [m.role.layout.order] : [])),
+      ['depth-first', 'breadth-first'],
+    );
     assert.ok(asyncOverlap?.modes.every((m) => m.role.kind !== 'overlapped' || (m.analysis?.efficiency ?? 0) > 0));
     assert.equal(runCli(['compare', join('baselines', 'nvidia-h100-80gb-hbm3', 'results.json'), fixture('h100-balanced-2.json')]).code, 0);
   });

@@ -20,18 +20,40 @@ const plain = new Chalk({ level: 0 });
 const KINDS = ['h2d', 'kernel', 'd2h', 'host', 'peer'] as const;
 
 const op = (stream: string, kind: Stage, startMs: number, endMs: number, issuedMs = 0): TimelineOp => ({
-  mode: 'm', device: 0, stream, kind, chunk: null, buffer: null, kernel: null, bytes: 0, startMs, endMs, issuedMs,
+  mode: 'm',
+  device: 0,
+  stream,
+  kind,
+  chunk: null,
+  buffer: null,
+  kernel: null,
+  bytes: 0,
+  startMs,
+  endMs,
+  issuedMs,
 });
 
 /** Ops on a grid of quarter ms, so the arithmetic of both versions is exact. */
 const opsArbitrary = fc.array(
-  fc.record({ stream: fc.constantFrom('s0', 's1', 's2'), kind: fc.constantFrom(...KINDS), start: fc.integer({ min: 0, max: 60 }), length: fc.integer({ min: 0, max: 12 }), issued: fc.integer({ min: 0, max: 64 }) })
+  fc
+    .record({
+      stream: fc.constantFrom('s0', 's1', 's2'),
+      kind: fc.constantFrom(...KINDS),
+      start: fc.integer({ min: 0, max: 60 }),
+      length: fc.integer({ min: 0, max: 12 }),
+      issued: fc.integer({ min: 0, max: 64 }),
+    })
     .map((o) => op(o.stream, o.kind, o.start / 4, (o.start + o.length) / 4, o.issued / 4)),
   { maxLength: 40 },
 );
 
 const repOf = (ops: readonly TimelineOp[]): TracedRep => ({
-  mode: 'm', device: 0, totalMs: 18, issueMs: 1, streams: [{ id: 's0', flags: 'non-blocking', priority: null }], ops: [...ops],
+  mode: 'm',
+  device: 0,
+  totalMs: 18,
+  issueMs: 1,
+  streams: [{ id: 's0', flags: 'non-blocking', priority: null }],
+  ops: [...ops],
 });
 
 /** The Gantt's cells as first written: every cell against every op, quadratic but plainly right. */
@@ -73,29 +95,38 @@ function lanesByDefinition(ops: readonly TimelineOp[]): TimelineOp[][] {
 
 describe('the fast renderers agree with the definitions they replaced', () => {
   it('Gantt cells', () => {
-    fc.assert(fc.property(opsArbitrary, fc.constantFrom(8, 16, 32, 64), (ops, width) => {
-      assert.deepEqual(rowCells(ops, 16, width), cellsByDefinition(ops, 16, width));
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(opsArbitrary, fc.constantFrom(8, 16, 32, 64), (ops, width) => {
+        assert.deepEqual(rowCells(ops, 16, width), cellsByDefinition(ops, 16, width));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('trace lanes', () => {
-    fc.assert(fc.property(opsArbitrary, (ops) => {
-      assert.deepEqual(lanes(ops, 0), lanesByDefinition(ops));
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(opsArbitrary, (ops) => {
+        assert.deepEqual(lanes(ops, 0), lanesByDefinition(ops));
+      }),
+      { numRuns: 300 },
+    );
   });
 
-  it('the time a copy waited for its engine: what other streams\' copies of its kinds covered in the wait', () => {
-    fc.assert(fc.property(opsArbitrary, fc.constantFrom(1, 2), (ops, copyEngines) => {
-      const rep = repOf(ops);
-      const sharing = (kind: Stage): Stage[] => (kind === 'peer' ? ['peer'] : kind === 'h2d' || kind === 'd2h' ? (copyEngines >= 2 ? [kind] : ['h2d', 'd2h']) : []);
-      for (const gap of idleGaps(rep, { copyEngines })) {
-        const waiting = rep.ops[gap.op]!;
-        const kinds = sharing(waiting.kind);
-        const others = rep.ops.filter((o) => o.stream !== gap.stream && kinds.includes(o.kind)).map((o) => ({ start: o.startMs, end: o.endMs }));
-        const expected = measure(clip(clip(union(others), 0, rep.totalMs), gap.startMs + gap.hostMs, gap.endMs));
-        assert.ok(Math.abs(gap.engineMs - expected) < 1e-9, `${gap.engineMs} ≠ ${expected}`);
-      }
-    }), { numRuns: 300 });
+  it("the time a copy waited for its engine: what other streams' copies of its kinds covered in the wait", () => {
+    fc.assert(
+      fc.property(opsArbitrary, fc.constantFrom(1, 2), (ops, copyEngines) => {
+        const rep = repOf(ops);
+        const sharing = (kind: Stage): Stage[] => (kind === 'peer' ? ['peer'] : kind === 'h2d' || kind === 'd2h' ? (copyEngines >= 2 ? [kind] : ['h2d', 'd2h']) : []);
+        for (const gap of idleGaps(rep, { copyEngines })) {
+          const waiting = rep.ops[gap.op]!;
+          const kinds = sharing(waiting.kind);
+          const others = rep.ops.filter((o) => o.stream !== gap.stream && kinds.includes(o.kind)).map((o) => ({ start: o.startMs, end: o.endMs }));
+          const expected = measure(clip(clip(union(others), 0, rep.totalMs), gap.startMs + gap.hostMs, gap.endMs));
+          assert.ok(Math.abs(gap.engineMs - expected) < 1e-9, `${gap.engineMs} ≠ ${expected}`);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -107,8 +138,11 @@ function large(chunks: number, streams: number): RunResult {
   for (let c = 0; c < chunks; c += 1) {
     const stream = `s${c % streams}`;
     const t = c * 0.003;
-    ops.push({ ...op(stream, 'h2d', t, t + 0.001), mode: rep.mode }, { ...op(stream, 'kernel', t + 0.001, t + 0.002), mode: rep.mode },
-      { ...op(stream, 'd2h', t + 0.002, t + 0.003), mode: rep.mode });
+    ops.push(
+      { ...op(stream, 'h2d', t, t + 0.001), mode: rep.mode },
+      { ...op(stream, 'kernel', t + 0.001, t + 0.002), mode: rep.mode },
+      { ...op(stream, 'd2h', t + 0.002, t + 0.003), mode: rep.mode },
+    );
   }
   const streamList = Array.from({ length: streams }, (_, i) => ({ id: `s${i}`, flags: 'non-blocking' as const, priority: null }));
   return { ...base, timeline: { reps: [{ ...rep, totalMs: chunks * 0.003, streams: streamList, ops }] } };

@@ -35,7 +35,10 @@ describe('the repetition loop, on a fake runner', () => {
     assert.equal(m.gpuMs.length, 10);
     assert.equal(runner.repsOf(serial.id), 13);
     assert.equal(runner.calls.filter((c) => c.call === 'restore').length, 13);
-    assert.ok(runner.calls.every((c, i) => c.call !== 'rep' || runner.calls[i - 1]?.call === 'restore'), 'a restore before every rep');
+    assert.ok(
+      runner.calls.every((c, i) => c.call !== 'rep' || runner.calls[i - 1]?.call === 'restore'),
+      'a restore before every rep',
+    );
   });
 
   it('keeps the warm-up reps out of the samples', async () => {
@@ -63,7 +66,10 @@ describe('the repetition loop, on a fake runner', () => {
     const runner = new FakeRunner(p.schedules, p.buffers);
     let reads = 0;
     const measured = await measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 0, fixedReps: 2 }, { smClock: () => 1980 + reads++ });
-    assert.deepEqual(measured.map((m) => m.schedule.id), p.schedules.map((s) => s.id));
+    assert.deepEqual(
+      measured.map((m) => m.schedule.id),
+      p.schedules.map((s) => s.id),
+    );
     assert.deepEqual(measured[0]?.smClockMHz, [1980, 1981]);
     assert.equal(reads, 2 * p.schedules.length);
   });
@@ -74,42 +80,70 @@ describe('verification, on a fake runner', () => {
     const runner = new FakeRunner(p.schedules, p.buffers);
     const verification = await verifySchedules(runner, true);
     assert.equal(verification.status, 'passed');
-    const steps = runner.calls.filter((c) => c.call !== 'restore').map((c) => (c.call === 'rep' ? `${c.id === serial.id ? 'serial' : c.id === depthFirst.id ? 'depth' : 'breadth'}${c.checked ? ' checked' : ''}` : `poison ${c.byte}`));
+    const steps = runner.calls
+      .filter((c) => c.call !== 'restore')
+      .map((c) => (c.call === 'rep' ? `${c.id === serial.id ? 'serial' : c.id === depthFirst.id ? 'depth' : 'breadth'}${c.checked ? ' checked' : ''}` : `poison ${c.byte}`));
     assert.deepEqual(steps, [
-      `poison ${POISON.serial}`, 'serial checked',
-      'depth checked', `poison ${POISON.overlapped}`, 'depth',
-      'breadth checked', `poison ${POISON.overlapped}`, 'breadth',
+      `poison ${POISON.serial}`,
+      'serial checked',
+      'depth checked',
+      `poison ${POISON.overlapped}`,
+      'depth',
+      'breadth checked',
+      `poison ${POISON.overlapped}`,
+      'breadth',
     ]);
   });
 
   it('names the mode, buffer and first element where an overlapped mode computed something else', async () => {
     const runner = new FakeRunner(p.schedules, p.buffers, {
-      write: (s, out) => { out.fill(7); if (s.id === breadthFirst.id) out[4 * 10] = 9; },
+      write: (s, out) => {
+        out.fill(7);
+        if (s.id === breadthFirst.id) out[4 * 10] = 9;
+      },
     });
     const verification = await verifySchedules(runner, true);
     assert.equal(verification.status, 'failed');
     assert.equal(verification.mismatches.length, 1);
-    assert.deepEqual({ ...verification.mismatches[0] }, {
-      buffer: 'y', mode: breadthFirst.id, index: 10, expected: String(new Float32Array(new Uint8Array(4).fill(7).buffer)[0]),
-      actual: String(new Float32Array(new Uint8Array([9, 7, 7, 7]).buffer)[0]), differing: 1, unwritten: false,
-    });
+    assert.deepEqual(
+      { ...verification.mismatches[0] },
+      {
+        buffer: 'y',
+        mode: breadthFirst.id,
+        index: 10,
+        expected: String(new Float32Array(new Uint8Array(4).fill(7).buffer)[0]),
+        actual: String(new Float32Array(new Uint8Array([9, 7, 7, 7]).buffer)[0]),
+        differing: 1,
+        unwritten: false,
+      },
+    );
   });
 
   it('recognises elements an overlapped mode never wrote by their poison', async () => {
     const runner = new FakeRunner(p.schedules, p.buffers, {
-      write: (s, out) => { if (s.id === serial.id) out.fill(7); else out.fill(7, 0, 32 * 4); },
+      write: (s, out) => {
+        if (s.id === serial.id) out.fill(7);
+        else out.fill(7, 0, 32 * 4);
+      },
     });
     const verification = await verifySchedules(runner, true);
-    assert.deepEqual(verification.mismatches.map((m) => [m.mode, m.index, m.differing, m.unwritten]), [
-      [depthFirst.id, 32, 32, true], [breadthFirst.id, 32, 32, true],
-    ]);
+    assert.deepEqual(
+      verification.mismatches.map((m) => [m.mode, m.index, m.differing, m.unwritten]),
+      [
+        [depthFirst.id, 32, 32, true],
+        [breadthFirst.id, 32, 32, true],
+      ],
+    );
   });
 
   it('with verification off, still runs each verified mode once checked (to name faults) and reports skipped', async () => {
     const runner = new FakeRunner(p.schedules, p.buffers);
     const verification = await verifySchedules(runner, false);
     assert.equal(verification.status, 'skipped');
-    assert.deepEqual(runner.calls.filter((c) => c.call === 'rep').map((c) => c.call === 'rep' && c.checked), [true, true, true]);
+    assert.deepEqual(
+      runner.calls.filter((c) => c.call === 'rep').map((c) => c.call === 'rep' && c.checked),
+      [true, true, true],
+    );
     assert.equal(runner.calls.filter((c) => c.call === 'poison').length, 0);
   });
 });

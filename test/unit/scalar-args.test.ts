@@ -10,8 +10,16 @@ import { describeScalarRange, scalarHint, scalarProblem } from '../../src/kernel
 
 const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-scalars-'));
 const PARAM_TYPES: Record<string, string> = {
-  int8: 'signed char', uint8: 'unsigned char', int16: 'short', uint16: 'unsigned short', int32: 'int', uint32: 'unsigned int',
-  int64: 'long long', uint64: 'unsigned long long', float32: 'float', float64: 'double',
+  int8: 'signed char',
+  uint8: 'unsigned char',
+  int16: 'short',
+  uint16: 'unsigned short',
+  int32: 'int',
+  uint32: 'unsigned int',
+  int64: 'long long',
+  uint64: 'unsigned long long',
+  float32: 'float',
+  float64: 'double',
 };
 for (const [type, spelling] of Object.entries(PARAM_TYPES)) {
   writeFileSync(join(dir, `${type}.cu`), `extern "C" __global__ void k(float *x, ${spelling} v) {}\n`);
@@ -19,7 +27,8 @@ for (const [type, spelling] of Object.entries(PARAM_TYPES)) {
 
 /** Resolves a one-kernel config whose second argument is `arg`, against a kernel whose parameter is `paramType`. */
 function resolveWith(paramType: string, arg: string) {
-  const text = `buffers:\n  x: { type: float32, count: 100, role: inout }\n` +
+  const text =
+    `buffers:\n  x: { type: float32, count: 100, role: inout }\n` +
     `kernels:\n  - source: ${paramType}.cu\n    entry: k\n    args: [{ buffer: x }, ${arg}]\npipeline: { chunks: 2 }\n`;
   const { config, locate } = parseConfigText(text, join(dir, 'cfg.yaml'));
   return resolveKernels(config, locate);
@@ -35,10 +44,13 @@ function rejection(paramType: string, arg: string): UsageError {
   assert.fail(`expected ${arg} to be rejected for a ${paramType} parameter`);
 }
 
-describe('scalar kernel arguments are checked against the parameter\'s type', () => {
+describe("scalar kernel arguments are checked against the parameter's type", () => {
   it('refuses a fraction for an int, naming file:line:col, argument and range, with a whole-number hint', () => {
     const error = rejection('int32', '{ int32: 1.5 }');
-    assert.match(error.message, /cfg\.yaml:6:\d+: kernel "k" \(k\(float \*x, int v\)\), argument 2 \(int v\) is int32, which takes whole numbers from -2147483648 to 2147483647; 1\.5 is not a whole number\./);
+    assert.match(
+      error.message,
+      /cfg\.yaml:6:\d+: kernel "k" \(k\(float \*x, int v\)\), argument 2 \(int v\) is int32, which takes whole numbers from -2147483648 to 2147483647; 1\.5 is not a whole number\./,
+    );
     assert.match(error.hint ?? '', /\{ int32: 2 \}/);
     assert.match(error.hint ?? '', /declare the kernel's parameter as float or double/);
   });
@@ -51,8 +63,12 @@ describe('scalar kernel arguments are checked against the parameter\'s type', ()
 
   it('checks the range of every integer width, at both ends', () => {
     const limits: Array<[string, string, string]> = [
-      ['int8', '-128', '127'], ['uint8', '0', '255'], ['int16', '-32768', '32767'], ['uint16', '0', '65535'],
-      ['int32', '-2147483648', '2147483647'], ['uint32', '0', '4294967295'],
+      ['int8', '-128', '127'],
+      ['uint8', '0', '255'],
+      ['int16', '-32768', '32767'],
+      ['uint16', '0', '65535'],
+      ['int32', '-2147483648', '2147483647'],
+      ['uint32', '0', '4294967295'],
     ];
     for (const [type, min, max] of limits) {
       assert.doesNotThrow(() => resolveWith(type, `{ ${type}: ${min} }`), `${type} ${min}`);
@@ -102,7 +118,7 @@ describe('scalar kernel arguments are checked against the parameter\'s type', ()
 });
 
 describe('scalar ranges as pure functions', () => {
-  it('describes each type\'s range in words', () => {
+  it("describes each type's range in words", () => {
     assert.equal(describeScalarRange('uint8'), 'whole numbers from 0 to 255');
     assert.match(describeScalarRange('float32'), /^finite numbers from -3\.4028234663852886e\+38 to 3\.4028234663852886e\+38/);
   });

@@ -13,8 +13,20 @@ const LAYOUT: OverlapLayout = { chunks: 16, streams: 4, order: 'depth-first', to
 function mode(role: ModeRole, device: number, medianMs: number, bytes: ModeResult['bytes'], extra: Partial<ModeResult> = {}): ModeResult {
   const samplesMs = [medianMs * 0.99, medianMs, medianMs * 1.01];
   return {
-    id: modeId(role), role, device, description: '', bytes, samplesMs, hostIssueMs: [0.3, 0.3, 0.3], stats: summarize(samplesMs), stoppedBy: 'noise-target',
-    elapsedMs: 10, gateTimeouts: 0, smClockMHz: null, analysis: null, ...extra,
+    id: modeId(role),
+    role,
+    device,
+    description: '',
+    bytes,
+    samplesMs,
+    hostIssueMs: [0.3, 0.3, 0.3],
+    stats: summarize(samplesMs),
+    stoppedBy: 'noise-target',
+    elapsedMs: 10,
+    gateTimeouts: 0,
+    smClockMHz: null,
+    analysis: null,
+    ...extra,
   };
 }
 
@@ -31,29 +43,51 @@ function splitModes(together: [number, number], alone: [number, number], links?:
       perDevice: together.map((ms, device) => ({ device, samplesMs: [ms], medianMs: ms })),
     }),
     ...alone.map((ms, device) => mode({ kind: 'split', layout: LAYOUT, devices, alone: device }, device, ms, half)),
-    ...(links ? [
-      mode({ kind: 'split-link', devices }, 0, links.all, whole, { perDevice: links.together.map((ms, device) => ({ device, samplesMs: [ms], medianMs: ms })) }),
-      ...devices.map((device) => mode({ kind: 'split-link', devices, alone: device }, device, links.alone, half)),
-    ] : []),
+    ...(links
+      ? [
+          mode({ kind: 'split-link', devices }, 0, links.all, whole, { perDevice: links.together.map((ms, device) => ({ device, samplesMs: [ms], medianMs: ms })) }),
+          ...devices.map((device) => mode({ kind: 'split-link', devices, alone: device }, device, links.alone, half)),
+        ]
+      : []),
   ];
 }
 
 describe('how a split across devices scaled', () => {
-  it('reads each device\'s own times out of probes taken device by device, rep by rep', () => {
-    const times = perDeviceTimes({ probes: [{ begin: 'a', end: 'b', device: 0 }, { begin: 'c', end: 'd', device: 1 }] }, [3.0, 3.2, 3.1, 3.3, 2.9, 3.4]);
-    assert.deepEqual(times?.map((t) => [t.device, t.samplesMs, t.medianMs]), [[0, [3.0, 3.1, 2.9], 3.0], [1, [3.2, 3.3, 3.4], 3.3]]);
-    assert.equal(perDeviceTimes({ probes: [{ begin: 'a', end: 'b' }] }, [1]), null, 'a latency mode\'s probes are not devices');
+  it("reads each device's own times out of probes taken device by device, rep by rep", () => {
+    const times = perDeviceTimes(
+      {
+        probes: [
+          { begin: 'a', end: 'b', device: 0 },
+          { begin: 'c', end: 'd', device: 1 },
+        ],
+      },
+      [3.0, 3.2, 3.1, 3.3, 2.9, 3.4],
+    );
+    assert.deepEqual(
+      times?.map((t) => [t.device, t.samplesMs, t.medianMs]),
+      [
+        [0, [3.0, 3.1, 2.9], 3.0],
+        [1, [3.2, 3.3, 3.4], 3.3],
+      ],
+    );
+    assert.equal(perDeviceTimes({ probes: [{ begin: 'a', end: 'b' }] }, [1]), null, "a latency mode's probes are not devices");
   });
 
-  it('blames the host\'s memory system when each share runs slower at once than alone, with the links\' ceiling', () => {
+  it("blames the host's memory system when each share runs slower at once than alone, with the links' ceiling", () => {
     const s = scalingOf(splitModes([3.754, 3.777], [3.033, 3.009], { alone: 2.72, together: [3.27, 3.28], all: 3.3 }), { gated: true, issuedOps: 122 });
     assert.ok(s);
     assert.equal(s.limit, 'memory system');
     assert.equal(s.speedup.toFixed(3), (5.9 / 3.777).toFixed(3));
     assert.equal(s.efficiency.toFixed(3), (5.9 / 3.777 / 2).toFixed(3));
-    assert.deepEqual(s.perDevice.map((d) => [d.device, d.togetherMs, d.aloneMs]), [[0, 3.754, 3.033], [1, 3.777, 3.009]]);
-    assert.equal(s.links?.togetherGbPerSecond.toFixed(1), (512 * MiB / 3.3e6).toFixed(1));
-    assert.equal(s.links?.ceiling.toFixed(3), ((512 * MiB / 3.3) / (512 * MiB / 5.9)).toFixed(3));
+    assert.deepEqual(
+      s.perDevice.map((d) => [d.device, d.togetherMs, d.aloneMs]),
+      [
+        [0, 3.754, 3.033],
+        [1, 3.777, 3.009],
+      ],
+    );
+    assert.equal(s.links?.togetherGbPerSecond.toFixed(1), ((512 * MiB) / 3.3e6).toFixed(1));
+    assert.equal(s.links?.ceiling.toFixed(3), ((512 * MiB) / 3.3 / ((512 * MiB) / 5.9)).toFixed(3));
     assert.match(s.why, /up to 26% longer with all 2 at once than alone/);
     assert.match(s.why, /move 197\.4 GB\/s added up alone but 162\.7 GB\/s all at once, which caps this split at 1\.79× one device's pipeline/);
   });
@@ -79,7 +113,13 @@ describe('how a split across devices scaled', () => {
   });
 
   it('has nothing to say of a one-device run', () => {
-    assert.equal(scalingOf(splitModes([3, 3], [3, 3]).filter((m) => m.role.kind !== 'split'), { gated: true, issuedOps: 0 }), null);
+    assert.equal(
+      scalingOf(
+        splitModes([3, 3], [3, 3]).filter((m) => m.role.kind !== 'split'),
+        { gated: true, issuedOps: 0 },
+      ),
+      null,
+    );
   });
 
   it('prints the figures and the limit under one heading', () => {
@@ -107,7 +147,7 @@ describe('a pipeline across two devices', () => {
     assert.ok(c);
     assert.equal(c.speedup.toFixed(3), (5.122 / 3.008).toFixed(3));
     assert.equal(c.oneDeviceMs, 3.003);
-    assert.equal(c.peerCopy?.gbPerSecond.toFixed(1), (128 * MiB / 0.349e6).toFixed(1));
+    assert.equal(c.peerCopy?.gbPerSecond.toFixed(1), ((128 * MiB) / 0.349e6).toFixed(1));
     const lines = devicesLines({ crossDevice: c, modes });
     assert.equal(lines[0], 'across GPUs 0 → 1, each chunk handed over by a peer copy (peer access, device to device):');
     assert.equal(lines[1], '  3.008 ms: 1.70× serial (5.122 ms), 1.00× the same layout on GPU 0 alone (3.003 ms)');

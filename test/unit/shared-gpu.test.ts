@@ -9,8 +9,10 @@ import { RESULT_VERSION, type RunResult, SHARING_NOT_CHECKED } from '../../src/r
 import { makeResult } from '../helpers/results.js';
 
 const OWN = 4242;
-const shared = (result: RunResult, otherCount: number | null, checked = true): Omit<RunResult, 'warnings'> =>
-  ({ ...result, clocks: { ...result.clocks, sharing: { checked, otherProcesses: otherCount, note: 'listed' } } });
+const shared = (result: RunResult, otherCount: number | null, checked = true): Omit<RunResult, 'warnings'> => ({
+  ...result,
+  clocks: { ...result.clocks, sharing: { checked, otherProcesses: otherCount, note: 'listed' } },
+});
 
 describe('someone else on the GPU', () => {
   it('counts the compute processes NVML lists, leaving out this one', () => {
@@ -24,21 +26,41 @@ describe('someone else on the GPU', () => {
   });
 
   it('records the most seen at once, or why it was not checked', () => {
-    assert.deepEqual(sharingRecord([{ pids: [OWN], count: 1 }, { pids: [OWN, 5, 6], count: 3 }], OWN, null),
-      { checked: true, otherProcesses: 2, note: 'compute processes listed through NVML before and after measuring' });
-    assert.deepEqual(sharingRecord([{ pids: [OWN], count: 1 }, null], OWN, null),
-      { checked: false, otherProcesses: null, note: 'not checked: NVML could not list the compute processes on the GPU' });
-    assert.deepEqual(sharingRecord([], OWN, 'libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) could not be loaded'),
-      { checked: false, otherProcesses: null, note: 'not checked: libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) could not be loaded' });
+    assert.deepEqual(
+      sharingRecord(
+        [
+          { pids: [OWN], count: 1 },
+          { pids: [OWN, 5, 6], count: 3 },
+        ],
+        OWN,
+        null,
+      ),
+      { checked: true, otherProcesses: 2, note: 'compute processes listed through NVML before and after measuring' },
+    );
+    assert.deepEqual(sharingRecord([{ pids: [OWN], count: 1 }, null], OWN, null), {
+      checked: false,
+      otherProcesses: null,
+      note: 'not checked: NVML could not list the compute processes on the GPU',
+    });
+    assert.deepEqual(sharingRecord([], OWN, 'libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) could not be loaded'), {
+      checked: false,
+      otherProcesses: null,
+      note: 'not checked: libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) could not be loaded',
+    });
   });
 
   it('warns that the figures are shared, naming how many processes, with a remedy', () => {
     const clean = makeResult({ noise: 0.001 });
-    assert.deepEqual(runWarnings(shared(clean, 2)).filter((w) => w.code === 'shared-gpu'), [{
-      code: 'shared-gpu',
-      message: '2 other compute processes were running on the GPU during the run: these figures are shared with them and will not repeat on an idle GPU.',
-      remedy: 'Measure on an idle GPU: stop the other processes (nvidia-smi lists them) or pick a free device with --device.',
-    }]);
+    assert.deepEqual(
+      runWarnings(shared(clean, 2)).filter((w) => w.code === 'shared-gpu'),
+      [
+        {
+          code: 'shared-gpu',
+          message: '2 other compute processes were running on the GPU during the run: these figures are shared with them and will not repeat on an idle GPU.',
+          remedy: 'Measure on an idle GPU: stop the other processes (nvidia-smi lists them) or pick a free device with --device.',
+        },
+      ],
+    );
     assert.match(runWarnings(shared(clean, 1)).find((w) => w.code === 'shared-gpu')?.message ?? '', /^1 other compute process was running/);
     assert.deepEqual(runWarnings(shared(clean, 0)), []);
     assert.deepEqual(runWarnings(shared(clean, null, false)), []);

@@ -27,8 +27,11 @@ after(async () => cluster?.stop());
 function srun(args: readonly string[]) {
   const c = cluster as SlurmCluster;
   const out = spawnSync('srun', ['-l', '-I5', '-t', '1', '-n', '2', process.execPath, ...cliEntry(), ...args], {
-    env: { ...c.env, NO_COLOR: '1', CUDA_PIPE_CACHE_DIR: join(c.dir, 'cache') }, cwd: packageRoot(), encoding: 'utf8',
-    timeout: 30_000, killSignal: 'SIGKILL',
+    env: { ...c.env, NO_COLOR: '1', CUDA_PIPE_CACHE_DIR: join(c.dir, 'cache') },
+    cwd: packageRoot(),
+    encoding: 'utf8',
+    timeout: 30_000,
+    killSignal: 'SIGKILL',
   });
   return { code: out.status, stdout: out.stdout, stderr: out.stderr };
 }
@@ -38,11 +41,14 @@ describe('under srun -n 2 on a one-node Slurm', () => {
     if (skip) return t.skip(skip);
     const { code, stdout, stderr } = srun(['run', '--dry-run']);
     assert.equal(code, 0, stderr);
-    const headers = stdout.split('\n').filter((l) => l.includes('Plan for')).sort();
-    assert.deepEqual(headers.map((l) => l.replace(/: \d+ elements.*/, '')), [
-      '0: Plan for balanced on device 0 (rank 0 of 2)',
-      '1: Plan for balanced on device 1 (rank 1 of 2)',
-    ]);
+    const headers = stdout
+      .split('\n')
+      .filter((l) => l.includes('Plan for'))
+      .sort();
+    assert.deepEqual(
+      headers.map((l) => l.replace(/: \d+ elements.*/, '')),
+      ['0: Plan for balanced on device 0 (rank 0 of 2)', '1: Plan for balanced on device 1 (rank 1 of 2)'],
+    );
   });
 
   it('fails the real run in both ranks with "No CUDA driver" and exit 3, writing no result', (t) => {
@@ -51,7 +57,11 @@ describe('under srun -n 2 on a one-node Slurm', () => {
     mkdirSync(results);
     const { code, stderr } = srun(['run', '--json', join(results, '%r.json')]);
     assert.equal(code, 3, stderr);
-    const failed = stderr.split('\n').filter((l) => /^\s*\d+: cuda-pipe: No CUDA driver/.test(l)).map((l) => l.trim()[0]).sort();
+    const failed = stderr
+      .split('\n')
+      .filter((l) => /^\s*\d+: cuda-pipe: No CUDA driver/.test(l))
+      .map((l) => l.trim()[0])
+      .sort();
     assert.deepEqual(failed, ['0', '1']);
     // srun sums up the tasks' exits on one line ("tasks 0-1") or on one line per task, as they happen to end.
     const exits = /tasks 0-1: Exited with exit code 3/.test(stderr) || [0, 1].every((r) => new RegExp(`task ${r}: Exited with exit code 3`).test(stderr));

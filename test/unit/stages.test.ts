@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  type ChunkWork, engineRows, engineSharing, type IssuePrimitives, issueWorkOp, opBytes, phaseOps, STAGE_KINDS, STAGES, stageOf, type WorkOp,
+  type ChunkWork,
+  engineRows,
+  engineSharing,
+  type IssuePrimitives,
+  issueWorkOp,
+  opBytes,
+  phaseOps,
+  STAGE_KINDS,
+  STAGES,
+  stageOf,
+  type WorkOp,
 } from '../../src/stages/index.js';
 
 const work: ChunkWork = {
@@ -32,11 +42,21 @@ describe('the table of stage kinds', () => {
       { kind: 'copy', stream: 's1', direction: 'h2d', buffer: 'x', hostOffset: 400, deviceOffset: 80, bytes: 40, chunk: 3 },
       { kind: 'copy', stream: 's1', direction: 'h2d', buffer: 'z', hostOffset: 800, deviceOffset: 160, bytes: 80, chunk: 3 },
     ]);
-    assert.deepEqual(phaseOps('compute', work).map((op) => (op.kind === 'kernel' ? [op.kernel, op.first, op.count, op.deviceFirst] : op.kind)), [
-      ['a', 100, 10, 20], ['b', 100, 10, 20],
-    ]);
-    assert.deepEqual(phaseOps('store', work).map((op) => (op.kind === 'copy' ? `${op.direction} ${op.buffer} ${op.bytes}` : op.kind)), ['d2h y 20', 'd2h z 80', 'host']);
-    assert.deepEqual(phaseOps('store', { ...work, host: null }).map((op) => op.kind), ['copy', 'copy']);
+    assert.deepEqual(
+      phaseOps('compute', work).map((op) => (op.kind === 'kernel' ? [op.kernel, op.first, op.count, op.deviceFirst] : op.kind)),
+      [
+        ['a', 100, 10, 20],
+        ['b', 100, 10, 20],
+      ],
+    );
+    assert.deepEqual(
+      phaseOps('store', work).map((op) => (op.kind === 'copy' ? `${op.direction} ${op.buffer} ${op.bytes}` : op.kind)),
+      ['d2h y 20', 'd2h z 80', 'host'],
+    );
+    assert.deepEqual(
+      phaseOps('store', { ...work, host: null }).map((op) => op.kind),
+      ['copy', 'copy'],
+    );
   });
 
   it('counts the bytes each way and between devices from the kinds that move them', () => {
@@ -68,20 +88,43 @@ describe('the table of stage kinds', () => {
     const issued = ops.map((op) => issueWorkOp(op, primitives));
     for (const { issue } of issued) assert.equal(issue(), 0);
     assert.deepEqual(called, ['copy h2d x', 'copy h2d z', 'kernel a', 'kernel b', 'copy d2h y', 'copy d2h z', 'host']);
-    assert.deepEqual(issued.map((i) => i.hostTag), [null, null, null, null, null, null, 9]);
+    assert.deepEqual(
+      issued.map((i) => i.hostTag),
+      [null, null, null, null, null, null, 9],
+    );
   });
 
   it('gives a device with one copy engine one copy track for both directions, and two tracks with two', () => {
-    assert.deepEqual(engineRows(2).map((r) => [r.row, r.name, r.stages]), [
-      [1000, 'H2D copy engine', ['h2d']], [2000, 'D2H copy engine', ['d2h']], [3000, 'SMs', ['kernel']], [4000, 'host ops', ['host']], [5000, 'peer copies', ['peer']],
-    ]);
-    assert.deepEqual(engineRows(1).map((r) => [r.row, r.name, r.stages]), [
-      [1000, 'copy engine', ['h2d', 'd2h']], [3000, 'SMs', ['kernel']], [4000, 'host ops', ['host']], [5000, 'peer copies', ['peer']],
-    ]);
+    assert.deepEqual(
+      engineRows(2).map((r) => [r.row, r.name, r.stages]),
+      [
+        [1000, 'H2D copy engine', ['h2d']],
+        [2000, 'D2H copy engine', ['d2h']],
+        [3000, 'SMs', ['kernel']],
+        [4000, 'host ops', ['host']],
+        [5000, 'peer copies', ['peer']],
+      ],
+    );
+    assert.deepEqual(
+      engineRows(1).map((r) => [r.row, r.name, r.stages]),
+      [
+        [1000, 'copy engine', ['h2d', 'd2h']],
+        [3000, 'SMs', ['kernel']],
+        [4000, 'host ops', ['host']],
+        [5000, 'peer copies', ['peer']],
+      ],
+    );
   });
 
   it('says which kinds queue behind each other on an engine: copies share one where the device has one copy engine', () => {
-    assert.deepEqual([...engineSharing(2)], [['h2d', ['h2d']], ['d2h', ['d2h']], ['peer', ['peer']]]);
+    assert.deepEqual(
+      [...engineSharing(2)],
+      [
+        ['h2d', ['h2d']],
+        ['d2h', ['d2h']],
+        ['peer', ['peer']],
+      ],
+    );
     const one = engineSharing(1);
     assert.deepEqual(one.get('h2d'), ['h2d', 'd2h']);
     assert.equal(one.get('h2d'), one.get('d2h'));

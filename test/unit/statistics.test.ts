@@ -44,7 +44,7 @@ describe('the standard error of a median', () => {
     const small = relativeMedianError({ n: 4, relativeNoise: 0.02 });
     const large = relativeMedianError({ n: 16, relativeNoise: 0.02 });
     assert.ok(Math.abs(small / large - 2) < 1e-12);
-    assert.ok(Math.abs(large - Math.sqrt(Math.PI / 2) * 0.02 / 4) < 1e-12);
+    assert.ok(Math.abs(large - (Math.sqrt(Math.PI / 2) * 0.02) / 4) < 1e-12);
   });
 });
 

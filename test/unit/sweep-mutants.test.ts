@@ -7,7 +7,10 @@ import { tinySweepPlan } from '../helpers/tiny-sweep.js';
 
 // The race of a sweep's layouts, round by round: what mutation testing (npm run mutation) found unpinned.
 
-const { plan, layouts: [fast, slow] } = tinySweepPlan();
+const {
+  plan,
+  layouts: [fast, slow],
+} = tinySweepPlan();
 
 describe('the race, round by round', () => {
   it('gives each running layout its batch of reps in turn, and drops one the round its spread separates', async () => {
@@ -16,7 +19,13 @@ describe('the race, round by round', () => {
     // layout's third quartile at 6 samples, after 4 rounds of 1 rep.
     const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s === slow && n >= 2 ? 5 : 1) });
     const measured = await raceLayouts(runner, [fast, slow], { ...DEFAULT_POLICY, warmup: 0, fixedReps: 10 }, { probeReps: 2, batchReps: 1, budgetMs: 60_000 });
-    assert.deepEqual(measured.map((m) => [m.stoppedBy, m.gpuMs.length]), [['fixed-reps', 10], ['clearly-slower', 6]]);
+    assert.deepEqual(
+      measured.map((m) => [m.stoppedBy, m.gpuMs.length]),
+      [
+        ['fixed-reps', 10],
+        ['clearly-slower', 6],
+      ],
+    );
     const order = runner.calls.flatMap((c) => (c.call === 'rep' ? [c.id === fast.id ? 'f' : 's'] : [])).join('');
     assert.equal(order, 'ffss' + 'fs'.repeat(4) + 'ffff');
   });
@@ -25,11 +34,18 @@ describe('the race, round by round', () => {
     assert.ok(fast && slow);
     const progress: SweepProgress[] = [];
     const before = performance.now();
-    const measured = await raceLayouts(new FakeRunner(plan.schedules, plan.buffers), [fast, slow], { ...DEFAULT_POLICY, warmup: 0, fixedReps: 3 },
-      { probeReps: 2, batchReps: 1, budgetMs: 60_000, onProgress: (p) => progress.push(p) });
+    const measured = await raceLayouts(
+      new FakeRunner(plan.schedules, plan.buffers),
+      [fast, slow],
+      { ...DEFAULT_POLICY, warmup: 0, fixedReps: 3 },
+      { probeReps: 2, batchReps: 1, budgetMs: 60_000, onProgress: (p) => progress.push(p) },
+    );
     const took = performance.now() - before;
     assert.ok(progress.length > 0 && progress.every((p) => p.elapsedMs >= 0 && p.elapsedMs <= took), JSON.stringify({ progress, took }));
-    assert.ok(measured.every((m) => m.elapsedMs >= 0 && m.elapsedMs <= took), JSON.stringify({ measured: measured.map((m) => m.elapsedMs), took }));
+    assert.ok(
+      measured.every((m) => m.elapsedMs >= 0 && m.elapsedMs <= took),
+      JSON.stringify({ measured: measured.map((m) => m.elapsedMs), took }),
+    );
   });
 });
 

@@ -62,7 +62,10 @@ describe('the HTML report of a sweep', () => {
       return i;
     };
     const order = ['<section id="sweep">', '<section id="sweep-chart">', '<section id="sweep-best">', '<section id="timeline">', '<details id="raw-modes">'].map(at);
-    assert.deepEqual(order, [...order].sort((a, b) => a - b));
+    assert.deepEqual(
+      order,
+      [...order].sort((a, b) => a - b),
+    );
     const folded = html.slice(at('<details id="raw-modes">'));
     assert.ok(folded.includes('<section id="modes">') && folded.includes('<section id="overlap">'));
     assert.equal(html.match(/<section id="modes">/g)?.length, 1);

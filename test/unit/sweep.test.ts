@@ -35,7 +35,7 @@ function layoutMs(s: Schedule): number {
   return 1 + 2 / Math.min(chunks, streams + 1) + chunks * 0.02 + (order === 'breadth-first' ? 0.3 : 0);
 }
 
-describe('the race of a sweep\'s layouts', () => {
+describe("the race of a sweep's layouts", () => {
   it('plans every layout in every order once, with one chunked-kernel mode per chunk and stream count', () => {
     // 1 stream and 1 chunk give the same 1×1 layout whatever the requested streams, so 7 distinct layouts, not 9.
     assert.equal(overlapped.length, 7 * 2);
@@ -62,14 +62,17 @@ describe('the race of a sweep\'s layouts', () => {
     assert.ok(measured.every((m) => m.stoppedBy === 'max-time'));
   });
 
-  it('drops a layout only when its middle half lies wholly above the best\'s', () => {
+  it("drops a layout only when its middle half lies wholly above the best's", () => {
     const states = [
       { gpuMs: samplesAround(1, 0.01, 10), stopped: null },
       { gpuMs: samplesAround(1.005, 0.01, 10), stopped: null },
       { gpuMs: samplesAround(1.2, 0.01, 10), stopped: null },
     ];
     dropClearlySlower(states);
-    assert.deepEqual(states.map((s) => s.stopped), [null, null, 'clearly-slower']);
+    assert.deepEqual(
+      states.map((s) => s.stopped),
+      [null, null, 'clearly-slower'],
+    );
   });
 
   it('names the best layout and the ones whose middle half overlaps it as ties', () => {
@@ -86,8 +89,13 @@ describe('sweep settings', () => {
   });
 
   it('makes every combination of the other axes', () => {
-    assert.deepEqual(settingCombinations([{ path: 'a', values: [1, 2] }, { path: 'b', values: ['x', 'y'] }]).map((c) => c.map((s) => `${s.path}=${s.value}`).join(' ')),
-      ['a=1 b=x', 'a=1 b=y', 'a=2 b=x', 'a=2 b=y']);
+    assert.deepEqual(
+      settingCombinations([
+        { path: 'a', values: [1, 2] },
+        { path: 'b', values: ['x', 'y'] },
+      ]).map((c) => c.map((s) => `${s.path}=${s.value}`).join(' ')),
+      ['a=1 b=x', 'a=1 b=y', 'a=2 b=x', 'a=2 b=y'],
+    );
     assert.deepEqual(settingCombinations([]), [[]]);
   });
 
@@ -96,25 +104,47 @@ describe('sweep settings', () => {
     assert.deepEqual(variant.config.kernels[0]?.args[3], { kind: 'scalar', type: 'int32', value: 50 });
     assert.notEqual(configHash(variant.config), configHash(loaded.config));
     assert.throws(() => withSettings(loaded, [{ path: 'pipeline.chunks', value: 0 }]), /sweep setting pipeline\.chunks=0: pipeline\.chunks/);
-    assert.throws(() => withSettings(loaded, [{ path: 'nothing.here', value: 1 }]), /sweep setting nothing\.here=1: "nothing\.here" is not a config path: the config has no field "nothing"/);
+    assert.throws(
+      () => withSettings(loaded, [{ path: 'nothing.here', value: 1 }]),
+      /sweep setting nothing\.here=1: "nothing\.here" is not a config path: the config has no field "nothing"/,
+    );
     assert.throws(() => withSettings(loaded, [{ path: 'kernels[5].block', value: 1 }]), /the config has no kernels\.5 to set a value inside/);
   });
 });
 
 describe('sweep reports', () => {
   const measured: MeasuredSchedule[] = plan.schedules.map((schedule) => ({
-    schedule, gpuMs: samplesAround(layoutMs(schedule), 0.002, 12), hostIssueMs: samplesAround(0.05, 0.01, 12),
-    stoppedBy: schedule.role.kind === 'overlapped' && layoutMs(schedule) > 2 ? 'clearly-slower' : 'noise-target', elapsedMs: 10, smClockMHz: [], gateTimeouts: 0,
+    schedule,
+    gpuMs: samplesAround(layoutMs(schedule), 0.002, 12),
+    hostIssueMs: samplesAround(0.05, 0.01, 12),
+    stoppedBy: schedule.role.kind === 'overlapped' && layoutMs(schedule) > 2 ? 'clearly-slower' : 'noise-target',
+    elapsedMs: 10,
+    smClockMHz: [],
+    gateTimeouts: 0,
   }));
-  const points = overlapped.map((s) => (s.role.kind === 'overlapped' ? { mode: s.id, ...s.role.layout } : null)).flatMap((p) => (p ? [{ mode: p.mode, chunks: p.chunks, streams: p.streams, order: p.order }] : []));
+  const points = overlapped
+    .map((s) => (s.role.kind === 'overlapped' ? { mode: s.id, ...s.role.layout } : null))
+    .flatMap((p) => (p ? [{ mode: p.mode, chunks: p.chunks, streams: p.streams, order: p.order }] : []));
   const best = bestOfSweep(measured.filter((m) => m.schedule.role.kind === 'overlapped').map((m) => ({ id: m.schedule.id, stats: summarize(m.gpuMs) })));
-  const build = (policy = DEFAULT_POLICY) => buildRunResult({
-    toolVersion: '0.2.0', run: { hostname: 'h', rank: null, localRank: null, size: null, jobId: null, launcher: null }, config: loaded.config,
-    configHash: configHash(loaded.config), rawConfig: loaded.raw, plan, devices: [H100],
-    software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: [], cudartPath: 'x', nvrtcPath: null },
-    compiles: [], policy, gate: false, clockUnavailable: null, measured, verification: { status: 'passed', mismatches: [] }, traced: [],
-    sweep: { axes: [{ name: 'streams', values: [1, 2, 4] }], settings: { 'kernels[0].args[3].int32': 100 }, points, best, budgetMs: 40_000, elapsedMs: 12_345 },
-  });
+  const build = (policy = DEFAULT_POLICY) =>
+    buildRunResult({
+      toolVersion: '0.2.0',
+      run: { hostname: 'h', rank: null, localRank: null, size: null, jobId: null, launcher: null },
+      config: loaded.config,
+      configHash: configHash(loaded.config),
+      rawConfig: loaded.raw,
+      plan,
+      devices: [H100],
+      software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: [], cudartPath: 'x', nvrtcPath: null },
+      compiles: [],
+      policy,
+      gate: false,
+      clockUnavailable: null,
+      measured,
+      verification: { status: 'passed', mismatches: [] },
+      traced: [],
+      sweep: { axes: [{ name: 'streams', values: [1, 2, 4] }], settings: { 'kernels[0].args[3].int32': 100 }, points, best, budgetMs: 40_000, elapsedMs: 12_345 },
+    });
   const result = build();
 
   it('are valid Results, warning about the best layout only', () => {
@@ -129,10 +159,13 @@ describe('sweep reports', () => {
     assert.ok(result.warnings.every((w) => w.code === 'above-bound' && /over 1 streams/.test(w.message)));
     // Every mode's noise (0.2%) above a 0.1% target: only serial and the best layout are judged.
     const strict = build({ ...DEFAULT_POLICY, maxNoise: 0.001 });
-    assert.deepEqual(judged(strict.warnings).map((w) => [w.code, w.message.replace(/ is .*/, '')]), [
-      ['noisy', 'Noise of the serial mode'],
-      ['noisy', 'Noise of the overlapped mode (4 chunks over 4 streams, depth-first)'],
-    ]);
+    assert.deepEqual(
+      judged(strict.warnings).map((w) => [w.code, w.message.replace(/ is .*/, '')]),
+      [
+        ['noisy', 'Noise of the serial mode'],
+        ['noisy', 'Noise of the overlapped mode (4 chunks over 4 streams, depth-first)'],
+      ],
+    );
   });
 
   it('print a heat map per order with the best in it, its ties, and the YAML that reproduces it', () => {

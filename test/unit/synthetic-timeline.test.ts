@@ -13,19 +13,29 @@ const close = (a: number, b: number, eps = 1e-6) => Math.abs(a - b) < eps;
 describe('synthetic timeline fixture', () => {
   it('is a valid version 2 Result with a serial and an overlapped traced rep', () => {
     assert.deepEqual(RunResultSchema.parse(result), result);
-    assert.deepEqual(result.timeline!.reps.map((r) => [r.mode, r.streams.length, r.ops.length]), [
-      ['serial', 1, 3], ['overlapped:16x4:depth-first:chunk-per-stream', 4, 48],
-    ]);
+    assert.deepEqual(
+      result.timeline!.reps.map((r) => [r.mode, r.streams.length, r.ops.length]),
+      [
+        ['serial', 1, 3],
+        ['overlapped:16x4:depth-first:chunk-per-stream', 4, 48],
+      ],
+    );
   });
 
   it('issues the overlapped ops depth-first, chunk c on stream c mod 4', () => {
     const byIssue = [...overlapped.ops].sort((a, b) => a.issuedMs - b.issuedMs);
-    assert.deepEqual(byIssue.slice(0, 6).map((op) => `${op.kind}${op.chunk}@${op.stream}`), ['h2d0@s0', 'kernel0@s0', 'd2h0@s0', 'h2d1@s1', 'kernel1@s1', 'd2h1@s1']);
+    assert.deepEqual(
+      byIssue.slice(0, 6).map((op) => `${op.kind}${op.chunk}@${op.stream}`),
+      ['h2d0@s0', 'kernel0@s0', 'd2h0@s0', 'h2d1@s1', 'kernel1@s1', 'd2h1@s1'],
+    );
     assert.ok(overlapped.ops.every((op) => op.stream === `s${op.chunk! % 4}`));
   });
 
   it('runs whole buffers serially at the stage times of 16 chunks', () => {
-    assert.deepEqual(serial.ops.map((op) => Number(duration(op).toFixed(6))), [16 * CHUNK_MS.h2d, 16 * CHUNK_MS.kernel, 16 * CHUNK_MS.d2h]);
+    assert.deepEqual(
+      serial.ops.map((op) => Number(duration(op).toFixed(6))),
+      [16 * CHUNK_MS.h2d, 16 * CHUNK_MS.kernel, 16 * CHUNK_MS.d2h],
+    );
   });
 
   it('keeps stream order and never runs two ops of one engine at once', () => {
@@ -60,6 +70,9 @@ describe('synthetic timeline fixture', () => {
     const pair = syntheticRunResult({ devices: 2 });
     const h2d = (device: number) => pair.timeline!.reps.find((r) => r.device === device && r.mode === 'serial')!.ops[0]!;
     assert.ok(close(duration(h2d(1)), 1.1 * duration(h2d(0))));
-    assert.deepEqual(pair.devices.map((d) => d.index), [0, 1]);
+    assert.deepEqual(
+      pair.devices.map((d) => d.index),
+      [0, 1],
+    );
   });
 });

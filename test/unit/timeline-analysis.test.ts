@@ -10,8 +10,17 @@ const close = (actual: number, expected: number, what = '') => assert.ok(Math.ab
 
 function op(stream: string, kind: TimelineOp['kind'], startMs: number, endMs: number, issuedMs: number): TimelineOp {
   return {
-    mode: 'm', device: 0, stream, kind, chunk: null, buffer: kind === 'kernel' || kind === 'host' ? null : 'buf',
-    kernel: kind === 'kernel' ? 'k' : null, bytes: 1000, startMs, endMs, issuedMs,
+    mode: 'm',
+    device: 0,
+    stream,
+    kind,
+    chunk: null,
+    buffer: kind === 'kernel' || kind === 'host' ? null : 'buf',
+    kernel: kind === 'kernel' ? 'k' : null,
+    bytes: 1000,
+    startMs,
+    endMs,
+    issuedMs,
   };
 }
 
@@ -24,19 +33,47 @@ function rep(totalMs: number, issueMs: number, ops: TimelineOp[]): TracedRep {
 //   s0: H2D [0,4]  K [4,6]  D2H [6,9]
 //   s1: H2D [4,7]  K [7,8]  D2H [9,10]
 const twoStreams = rep(10, 0.012, [
-  op('s0', 'h2d', 0, 4, 0), op('s0', 'kernel', 4, 6, 0.002), op('s0', 'd2h', 6, 9, 0.004),
-  op('s1', 'h2d', 4, 7, 0.006), op('s1', 'kernel', 7, 8, 0.008), op('s1', 'd2h', 9, 10, 0.010),
+  op('s0', 'h2d', 0, 4, 0),
+  op('s0', 'kernel', 4, 6, 0.002),
+  op('s0', 'd2h', 6, 9, 0.004),
+  op('s1', 'h2d', 4, 7, 0.006),
+  op('s1', 'kernel', 7, 8, 0.008),
+  op('s1', 'd2h', 9, 10, 0.01),
 ]);
 
 describe('interval arithmetic', () => {
   it('merges overlapping and touching intervals and drops empty ones', () => {
-    assert.deepEqual(union([{ start: 5, end: 6 }, { start: 0, end: 2 }, { start: 2, end: 3 }, { start: 1, end: 1.5 }, { start: 4, end: 4 }]),
-      [{ start: 0, end: 3 }, { start: 5, end: 6 }]);
+    assert.deepEqual(
+      union([
+        { start: 5, end: 6 },
+        { start: 0, end: 2 },
+        { start: 2, end: 3 },
+        { start: 1, end: 1.5 },
+        { start: 4, end: 4 },
+      ]),
+      [
+        { start: 0, end: 3 },
+        { start: 5, end: 6 },
+      ],
+    );
   });
 
   it('intersects two sets piece by piece', () => {
-    const both = intersect([{ start: 0, end: 4 }, { start: 6, end: 10 }], [{ start: 3, end: 7 }, { start: 9, end: 12 }]);
-    assert.deepEqual(both, [{ start: 3, end: 4 }, { start: 6, end: 7 }, { start: 9, end: 10 }]);
+    const both = intersect(
+      [
+        { start: 0, end: 4 },
+        { start: 6, end: 10 },
+      ],
+      [
+        { start: 3, end: 7 },
+        { start: 9, end: 12 },
+      ],
+    );
+    assert.deepEqual(both, [
+      { start: 3, end: 4 },
+      { start: 6, end: 7 },
+      { start: 9, end: 10 },
+    ]);
     assert.equal(measure(both), 3);
   });
 });
@@ -65,7 +102,13 @@ describe('timeline analysis', () => {
 
   it('blames a queued copy on its busy engine and a gap before issue on the host', () => {
     const gaps = idleGaps(twoStreams);
-    assert.deepEqual(gaps.map((g) => [g.stream, g.op, g.startMs, g.endMs]), [['s1', 3, 0, 4], ['s1', 5, 8, 9]]);
+    assert.deepEqual(
+      gaps.map((g) => [g.stream, g.op, g.startMs, g.endMs]),
+      [
+        ['s1', 3, 0, 4],
+        ['s1', 5, 8, 9],
+      ],
+    );
     const [first, second] = gaps;
     close(first!.hostMs, 0.006, 'issued 6 µs after the start');
     close(first!.engineMs, 3.994, 'the rest behind s0’s H2D');
@@ -123,7 +166,11 @@ describe('timeline analysis', () => {
 
   it('calls a rep host-issue-bound when issue outlasts the GPU’s busy time', () => {
     // Four 10 µs kernels, one issued every 50 µs: the GPU is busy 40 µs of a 200 µs issue loop.
-    const trickle = rep(0.162, 0.2, [0, 1, 2, 3].map((i) => op('s0', 'kernel', 0.05 * i + 0.001, 0.05 * i + 0.011, 0.05 * i)));
+    const trickle = rep(
+      0.162,
+      0.2,
+      [0, 1, 2, 3].map((i) => op('s0', 'kernel', 0.05 * i + 0.001, 0.05 * i + 0.011, 0.05 * i)),
+    );
     const issue = issueRate(trickle);
     close(issue.gpuBusyMs, 0.04);
     assert.equal(issue.hostIssueBound, true);

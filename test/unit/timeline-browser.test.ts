@@ -74,12 +74,18 @@ describe('timeline pictures in headless Chromium', { skip }, () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-browser-'));
     context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM, args: ARGS, headless: true, viewport: { width: 1100, height: 900 }, deviceScaleFactor: 1,
+      executablePath: CHROMIUM,
+      args: ARGS,
+      headless: true,
+      viewport: { width: 1100, height: 900 },
+      deviceScaleFactor: 1,
     });
     page = await context.newPage();
     page.on('request', (request) => requests.push(request.url()));
     // A fetch the page's CSP blocked fires no request event, only a console error, so count those too.
-    page.on('console', (message) => { if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text()); });
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text());
+    });
     page.on('pageerror', (error) => problems.push(error.message));
   });
 

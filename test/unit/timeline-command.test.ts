@@ -47,7 +47,7 @@ describe('cuda-pipe timeline', () => {
     assert.match(run.stderr, /h100-balanced-1\.json holds no traced rep to draw\./);
   });
 
-  it('redraws the recorded H200 run\'s 4 streams', () => {
+  it("redraws the recorded H200 run's 4 streams", () => {
     const run = runCli(['timeline', join('test', 'fixtures', 'h200-balanced-16-traced.json'), '--width', '100']);
     assert.equal(run.code, 0, run.stderr);
     for (const stream of ['s0', 's1', 's2', 's3']) assert.match(run.stdout, new RegExp(`^${stream} +\\|[HKDhkd.]+\\|$`, 'm'));

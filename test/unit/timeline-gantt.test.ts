@@ -14,10 +14,12 @@ const LETTER = { h2d: 'H', kernel: 'K', d2h: 'D', host: 'C', peer: 'P' } as cons
 
 /** The chart rows of a rendered Gantt: label and cells. */
 function chartRows(text: string): { label: string; cells: string }[] {
-  return stripVTControlCharacters(text).split('\n').flatMap((line) => {
-    const match = /^(\S+(?: s\d+)?)\s+\|([^|]*)\|$/.exec(line);
-    return match ? [{ label: match[1]!, cells: match[2]! }] : [];
-  });
+  return stripVTControlCharacters(text)
+    .split('\n')
+    .flatMap((line) => {
+      const match = /^(\S+(?: s\d+)?)\s+\|([^|]*)\|$/.exec(line);
+      return match ? [{ label: match[1]!, cells: match[2]! }] : [];
+    });
 }
 
 for (const { name, result } of timelineFixtures()) {
@@ -26,7 +28,10 @@ for (const { name, result } of timelineFixtures()) {
 
     it('draws one row per stream of every traced rep', () => {
       const rows = chartRows(renderGantt(result, { style: plain, columns: 100 }));
-      assert.equal(rows.length, reps.reduce((n, rep) => n + rep.streams.length, 0));
+      assert.equal(
+        rows.length,
+        reps.reduce((n, rep) => n + rep.streams.length, 0),
+      );
     });
 
     it('marks each row with the letters of exactly the stages its stream ran', () => {
@@ -34,9 +39,12 @@ for (const { name, result } of timelineFixtures()) {
       // Charts come per mode in the order the Result first traces it, devices in index order within a chart.
       const modes = [...new Set(reps.map((r) => r.mode))];
       const ordered = modes.flatMap((m) => reps.filter((r) => r.mode === m).sort((a, b) => a.device - b.device));
-      const expected = ordered.flatMap((rep) => rep.streams.map((s) => ({
-        stream: s.id, letters: [...new Set(rep.ops.filter((op) => op.stream === s.id).map((op) => LETTER[op.kind]))].sort(),
-      })));
+      const expected = ordered.flatMap((rep) =>
+        rep.streams.map((s) => ({
+          stream: s.id,
+          letters: [...new Set(rep.ops.filter((op) => op.stream === s.id).map((op) => LETTER[op.kind]))].sort(),
+        })),
+      );
       assert.equal(rows.length, expected.length);
       rows.forEach((row, i) => {
         assert.ok(row.label.endsWith(expected[i]!.stream), row.label);
@@ -77,7 +85,10 @@ for (const { name, result } of timelineFixtures()) {
 describe('terminal Gantt', () => {
   it('shows the synthetic pipeline as a serial row and four overlapped rows, with its analysis', () => {
     const text = renderGantt(syntheticRunResult(), { style: plain, columns: 100 });
-    assert.deepEqual(chartRows(text).map((r) => r.label), ['s0', 's0', 's1', 's2', 's3']);
+    assert.deepEqual(
+      chartRows(text).map((r) => r.label),
+      ['s0', 's0', 's1', 's2', 's3'],
+    );
     assert.match(text, /^serial: traced rep$/m);
     assert.match(text, /^overlapped 16×4 depth-first: traced rep$/m);
     assert.match(text, /H2D with D2H {6}85\.5%/);
@@ -87,7 +98,10 @@ describe('terminal Gantt', () => {
 
   it('groups rows by device when several GPUs ran the mode', () => {
     const text = renderGantt(syntheticRunResult({ devices: 2 }), { style: plain, columns: 100, mode: 'serial' });
-    assert.deepEqual(chartRows(text).map((r) => r.label), ['GPU0 s0', 'GPU1 s0']);
+    assert.deepEqual(
+      chartRows(text).map((r) => r.label),
+      ['GPU0 s0', 'GPU1 s0'],
+    );
     assert.deepEqual(text.match(/^NVIDIA H200 \(GPU \d\)$/gm), ['NVIDIA H200 (GPU 0)', 'NVIDIA H200 (GPU 1)']);
     assert.equal(text.match(/^analysis, NVIDIA H200 \(GPU \d\):$/gm)?.length, 2);
   });
@@ -104,7 +118,17 @@ describe('terminal Gantt', () => {
 
 describe('Gantt cells', () => {
   const op = (kind: TimelineOp['kind'], startMs: number, endMs: number): TimelineOp => ({
-    mode: 'm', device: 0, stream: 's0', kind, chunk: null, buffer: null, kernel: null, bytes: 0, startMs, endMs, issuedMs: 0,
+    mode: 'm',
+    device: 0,
+    stream: 's0',
+    kind,
+    chunk: null,
+    buffer: null,
+    kernel: null,
+    bytes: 0,
+    startMs,
+    endMs,
+    issuedMs: 0,
   });
 
   it('gives a cell to the stage covering most of it, and idle when ops cover less than half', () => {
@@ -130,12 +154,15 @@ describe('Gantt cells', () => {
     assert.deepEqual(lowerCaseCells(mixed, rowCells(mixed, 4, 4), 4), [false, false, false, true]);
   });
 
-  it('prints a stage-per-stream rep\'s load stream with its chunks told apart', () => {
+  it("prints a stage-per-stream rep's load stream with its chunks told apart", () => {
     const base = syntheticRunResult();
     const [rep] = base.timeline!.reps;
     const loads = [0, 1, 2, 3].map((chunk): TimelineOp => ({ ...rep!.ops[0]!, stream: rep!.streams[0]!.id, kind: 'h2d', chunk, startMs: chunk * 2, endMs: chunk * 2 + 2 }));
     const text = renderGantt({ ...base, timeline: { reps: [{ ...rep!, streams: [rep!.streams[0]!], ops: loads, totalMs: 8 }] } }, { style: plain, columns: 45 });
-    assert.deepEqual(chartRows(text).map((r) => r.cells), ['HHHHHHHHHHhhhhhhhhhhHHHHHHHHHHhhhhhhhhhh']);
+    assert.deepEqual(
+      chartRows(text).map((r) => r.cells),
+      ['HHHHHHHHHHhhhhhhhhhhHHHHHHHHHHhhhhhhhhhh'],
+    );
     assert.match(text, /^letters change case from one chunk to the next$/m);
   });
 

@@ -26,7 +26,11 @@ for (const { name, result } of timelineFixtures()) {
       assert.equal(count(modes, /<tr><td>/g), result.modes.length);
       const serial = result.modes.find((m) => m.role.kind === 'serial')!;
       const s = serial.stats;
-      assert.ok(modes.includes(`${s.median.toFixed(3)} ms</td><td>${s.min.toFixed(3)} ms</td><td>${s.max.toFixed(3)} ms</td><td>${(s.relativeNoise * 100).toFixed(2)}%</td><td>${s.n}</td>`));
+      assert.ok(
+        modes.includes(
+          `${s.median.toFixed(3)} ms</td><td>${s.min.toFixed(3)} ms</td><td>${s.max.toFixed(3)} ms</td><td>${(s.relativeNoise * 100).toFixed(2)}%</td><td>${s.n}</td>`,
+        ),
+      );
     });
 
     it('gives each overlapped mode its speedup, bound and efficiency', () => {
@@ -36,7 +40,11 @@ for (const { name, result } of timelineFixtures()) {
       for (const m of overlapped) {
         const a = m.analysis!;
         assert.ok(overlap.includes(`<td>${roleLabel(m.role)}</td>`));
-        assert.ok(overlap.includes(`${a.speedup.toFixed(2)}× ± ${(2 * a.speedupError!).toFixed(2)}</td><td>${a.bound.ms.toFixed(3)} ms</td><td>${a.bound.limitedBy}</td><td>${(a.efficiency * 100).toFixed(1)}%`));
+        assert.ok(
+          overlap.includes(
+            `${a.speedup.toFixed(2)}× ± ${(2 * a.speedupError!).toFixed(2)}</td><td>${a.bound.ms.toFixed(3)} ms</td><td>${a.bound.limitedBy}</td><td>${(a.efficiency * 100).toFixed(1)}%`,
+          ),
+        );
       }
     });
 

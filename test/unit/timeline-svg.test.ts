@@ -17,9 +17,17 @@ interface Bar {
 }
 
 function bars(svg: string): Bar[] {
-  const pattern = /<rect class="op (\w+)" data-device="(\d+)" data-stream="([^"]+)" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="\d+" fill="(#[0-9a-f]{6})"[^>]*><title>([^<]*)<\/title>/g;
+  const pattern =
+    /<rect class="op (\w+)" data-device="(\d+)" data-stream="([^"]+)" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="\d+" fill="(#[0-9a-f]{6})"[^>]*><title>([^<]*)<\/title>/g;
   return [...svg.matchAll(pattern)].map((m) => ({
-    kind: m[1]!, device: Number(m[2]), stream: m[3]!, x: Number(m[4]), y: Number(m[5]), width: Number(m[6]), fill: m[7]!, tip: m[8]!,
+    kind: m[1]!,
+    device: Number(m[2]),
+    stream: m[3]!,
+    x: Number(m[4]),
+    y: Number(m[5]),
+    width: Number(m[6]),
+    fill: m[7]!,
+    tip: m[8]!,
   }));
 }
 
@@ -35,7 +43,10 @@ for (const { name, result } of timelineFixtures()) {
 
     it('draws one bar per op in its stage’s colour', () => {
       const drawn = bars(svg);
-      assert.equal(drawn.length, reps.reduce((n, r) => n + r.ops.length, 0));
+      assert.equal(
+        drawn.length,
+        reps.reduce((n, r) => n + r.ops.length, 0),
+      );
       for (const bar of drawn) assert.equal(bar.fill, STAGE_COLOURS[bar.kind as keyof typeof STAGE_COLOURS]);
     });
 
@@ -58,7 +69,10 @@ for (const { name, result } of timelineFixtures()) {
     it('gives every traced mode a panel with a labelled row per stream', () => {
       const modes = new Set(reps.map((r) => r.mode));
       assert.equal(svg.match(/<g class="panel"/g)?.length, modes.size);
-      assert.equal(layout.panels.reduce((n, p) => n + p.rows.length, 0), reps.reduce((n, r) => n + r.streams.length, 0));
+      assert.equal(
+        layout.panels.reduce((n, p) => n + p.rows.length, 0),
+        reps.reduce((n, r) => n + r.streams.length, 0),
+      );
       for (const row of layout.panels.flatMap((p) => p.rows)) assert.ok(svg.includes(`>${row.label}</text>`), row.label);
     });
 
@@ -78,7 +92,10 @@ describe('SVG timeline', () => {
 
   it('lays the synthetic run out as a serial row and four overlapped rows on their own scales', () => {
     const layout = svgLayout(result);
-    assert.deepEqual(layout.panels.map((p) => p.rows.map((r) => r.label)), [['s0'], ['s0', 's1', 's2', 's3']]);
+    assert.deepEqual(
+      layout.panels.map((p) => p.rows.map((r) => r.label)),
+      [['s0'], ['s0', 's1', 's2', 's3']],
+    );
     const [serial, overlapped] = layout.panels;
     assert.equal(serial!.group.spanMs, 12.4916);
     assert.equal(xOf(overlapped!, overlapped!.group.spanMs), SVG_LAYOUT.width - SVG_LAYOUT.padding);

@@ -28,7 +28,10 @@ for (const { name, result } of timelineFixtures()) {
 
     it('names one process per device after its GPU', () => {
       const processes = trace.traceEvents.flatMap((e) => (e.ph === 'M' && e.name === 'process_name' ? [[e.pid, e.args.name]] : []));
-      assert.deepEqual(processes, devices.map((d) => [d + 1, `${result.devices.find((f) => f.index === d)!.name} (GPU ${d})`]));
+      assert.deepEqual(
+        processes,
+        devices.map((d) => [d + 1, `${result.devices.find((f) => f.index === d)!.name} (GPU ${d})`]),
+      );
     });
 
     it('gives every stream, each copy engine and the SMs a named track', () => {
@@ -39,7 +42,11 @@ for (const { name, result } of timelineFixtures()) {
         for (const engine of ['H2D copy engine', 'D2H copy engine', 'SMs', 'mode']) assert.ok(names.includes(engine), engine);
         // Every event lands on a named track.
         const tids = new Set(trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.pid === d + 1).map((e) => e.tid));
-        assert.ok(completes(trace).filter((e) => e.pid === d + 1).every((e) => tids.has(e.tid)));
+        assert.ok(
+          completes(trace)
+            .filter((e) => e.pid === d + 1)
+            .every((e) => tids.has(e.tid)),
+        );
       }
     });
 
@@ -90,10 +97,15 @@ describe('Chrome trace', () => {
 
   it('lays a device’s reps out one after another, each announced on the mode track', () => {
     const modes = completes(trace).filter((e) => e.cat === 'rep');
-    assert.deepEqual(modes.map((e) => e.name), ['serial', 'overlapped 16×4 depth-first']);
+    assert.deepEqual(
+      modes.map((e) => e.name),
+      ['serial', 'overlapped 16×4 depth-first'],
+    );
     const [serial, over] = modes;
     assert.ok(over!.ts > serial!.ts + serial!.dur);
-    const firstOverlappedOp = completes(trace).filter((e) => e.cat === 'h2d' && e.ts >= over!.ts).sort((a, b) => a.ts - b.ts)[0]!;
+    const firstOverlappedOp = completes(trace)
+      .filter((e) => e.cat === 'h2d' && e.ts >= over!.ts)
+      .sort((a, b) => a.ts - b.ts)[0]!;
     assert.ok(Math.abs(firstOverlappedOp.ts - (over!.ts + overlapped.ops[0]!.startMs * 1000)) < 1e-6);
   });
 
@@ -115,13 +127,29 @@ describe('Chrome trace', () => {
 
 describe('trace lanes', () => {
   const k = (startMs: number, endMs: number): TimelineOp => ({
-    mode: 'm', device: 0, stream: 's', kind: 'kernel', chunk: null, buffer: null, kernel: 'k', bytes: 0, startMs, endMs, issuedMs: 0,
+    mode: 'm',
+    device: 0,
+    stream: 's',
+    kind: 'kernel',
+    chunk: null,
+    buffer: null,
+    kernel: 'k',
+    bytes: 0,
+    startMs,
+    endMs,
+    issuedMs: 0,
   });
 
   it('opens a second lane only for ops that overlap, and reuses the first lane that is free again', () => {
     // [2, 4) follows [0, 2) in lane 1; [3.5, 5) starts before 4 but after lane 2's [1, 3) ended.
     const split = lanes([k(0, 2), k(1, 3), k(2, 4), k(3.5, 5)], 0);
-    assert.deepEqual(split.map((lane) => lane.map((op) => op.startMs)), [[0, 2], [1, 3.5]]);
+    assert.deepEqual(
+      split.map((lane) => lane.map((op) => op.startMs)),
+      [
+        [0, 2],
+        [1, 3.5],
+      ],
+    );
   });
 
   it('keeps touching ops in one lane', () => {

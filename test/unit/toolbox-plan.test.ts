@@ -14,9 +14,11 @@ import { modeId } from '../../src/vocabulary.js';
 const MiB = 2 ** 20;
 
 function config(extra: string, pipeline: string, elements = 64 * 1024) {
-  return `buffers:\n  x: { type: float32, count: ${elements}, role: in }\n  y: { type: float32, count: ${elements}, role: out }\n` +
+  return (
+    `buffers:\n  x: { type: float32, count: ${elements}, role: in }\n  y: { type: float32, count: ${elements}, role: out }\n` +
     'kernels:\n  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }\n' +
-    `pipeline: ${pipeline}\n${extra}`;
+    `pipeline: ${pipeline}\n${extra}`
+  );
 }
 
 function plan(extra: string, pipeline: string, elements?: number): Plan {
@@ -76,7 +78,10 @@ describe('a ring of device slots under a device-memory budget', () => {
 
   it('reloads a slot only after the kernel and the D2H that used it finished, one stream per stage', () => {
     const s = overlapped(ring());
-    assert.deepEqual(s.streams.map((x) => x.id), ['load', 'compute', 'store']);
+    assert.deepEqual(
+      s.streams.map((x) => x.id),
+      ['load', 'compute', 'store'],
+    );
     assertRingSafe(s, 4);
   });
 
@@ -133,21 +138,33 @@ describe('graph mode', () => {
   it('adds a graph replay of every overlapped layout with the same body and a distinct id', () => {
     const p = plan('', '{ chunks: 8, streams: 4, mode: graph, order: [depth-first, breadth-first] }');
     const graphs = p.schedules.filter((s) => s.issue === 'graph' && s.role.kind === 'overlapped');
-    assert.deepEqual(graphs.map((s) => s.id), ['overlapped:8x4:depth-first:chunk-per-stream:graph', 'overlapped:8x4:breadth-first:chunk-per-stream:graph']);
+    assert.deepEqual(
+      graphs.map((s) => s.id),
+      ['overlapped:8x4:depth-first:chunk-per-stream:graph', 'overlapped:8x4:breadth-first:chunk-per-stream:graph'],
+    );
     for (const g of graphs) {
       const stream = overlapped(p, (s) => s.issue === 'stream' && s.role.kind === 'overlapped' && g.role.kind === 'overlapped' && s.role.layout.order === g.role.layout.order);
       assert.deepEqual(g.body, stream.body);
     }
   });
 
-  it('measures the kernels chunked both stream-issued and replayed as a graph, the graph replay\'s part of the bound', () => {
+  it("measures the kernels chunked both stream-issued and replayed as a graph, the graph replay's part of the bound", () => {
     const p = plan('', '{ chunks: 8, streams: 4, mode: graph }');
     const chunked = p.schedules.filter((s) => s.role.kind === 'kernels-chunked');
-    assert.deepEqual(chunked.map((s) => [s.id, s.issue]), [
-      ['kernels-chunked:8x4:depth-first:chunk-per-stream', 'stream'], ['kernels-chunked:8x4:depth-first:chunk-per-stream:graph', 'graph'],
-    ]);
+    assert.deepEqual(
+      chunked.map((s) => [s.id, s.issue]),
+      [
+        ['kernels-chunked:8x4:depth-first:chunk-per-stream', 'stream'],
+        ['kernels-chunked:8x4:depth-first:chunk-per-stream:graph', 'graph'],
+      ],
+    );
     assert.deepEqual(chunked[1]?.body, chunked[0]?.body);
-    assert.deepEqual(plan('', '{ chunks: 8, streams: 4 }').schedules.filter((s) => s.role.kind === 'kernels-chunked').map((s) => s.issue), ['stream']);
+    assert.deepEqual(
+      plan('', '{ chunks: 8, streams: 4 }')
+        .schedules.filter((s) => s.role.kind === 'kernels-chunked')
+        .map((s) => s.issue),
+      ['stream'],
+    );
   });
 
   it('refuses graph mode on the legacy default stream, which cannot be captured', () => {
@@ -158,7 +175,7 @@ describe('graph mode', () => {
 describe('a host stage', () => {
   const p = () => plan('host: { function: checksum }\n', '{ chunks: 4, streams: 2 }');
 
-  it('runs after each chunk\'s D2H on the same stream, in serial and overlapped modes, never in the stages alone', () => {
+  it("runs after each chunk's D2H on the same stream, in serial and overlapped modes, never in the stages alone", () => {
     const s = overlapped(p(), (x) => x.role.kind === 'overlapped' && x.role.layout.host === 'checksum');
     const ops = scheduleOps(s);
     const before = happensBefore(ops);
@@ -166,12 +183,23 @@ describe('a host stage', () => {
       assert.ok(before(find(ops, 'd2h', chunk), find(ops, 'host', chunk)));
       assert.deepEqual(ops[find(ops, 'host', chunk)], { kind: 'host', stream: `s${chunk % 2}`, name: 'checksum', chunk });
     }
-    assert.equal(p().schedules.find((x) => x.role.kind === 'serial')?.body.filter((o) => o.kind === 'host').length, 1);
-    assert.ok(p().schedules.filter((x) => x.role.kind === 'stage').every((x) => x.body.every((o) => o.kind !== 'host')));
+    assert.equal(
+      p()
+        .schedules.find((x) => x.role.kind === 'serial')
+        ?.body.filter((o) => o.kind === 'host').length,
+      1,
+    );
+    assert.ok(
+      p()
+        .schedules.filter((x) => x.role.kind === 'stage')
+        .every((x) => x.body.every((o) => o.kind !== 'host')),
+    );
   });
 
   it('is measured against the same layout without it', () => {
-    const ids = p().schedules.filter((s) => s.role.kind === 'overlapped').map((s) => s.id);
+    const ids = p()
+      .schedules.filter((s) => s.role.kind === 'overlapped')
+      .map((s) => s.id);
     assert.deepEqual(ids, ['overlapped:4x2:depth-first:chunk-per-stream:host-checksum', 'overlapped:4x2:depth-first:chunk-per-stream']);
   });
 });
@@ -184,10 +212,13 @@ describe('stream kinds and the legacy default stream', () => {
     assert.match(rejected('', '{ chunks: 4, streamFlags: default, streamKind: blocking }').message, /not both/);
   });
 
-  it('puts one chunk\'s kernel on cudaStreamLegacy, still ordered after its load and before its store', () => {
+  it("puts one chunk's kernel on cudaStreamLegacy, still ordered after its load and before its store", () => {
     const p = plan('', '{ chunks: 8, streams: 4, streamKind: blocking, legacyDefaultOp: { chunk: 3 } }');
     const s = overlapped(p, (x) => x.role.kind === 'overlapped' && x.role.layout.legacyOp !== undefined);
-    assert.deepEqual(s.streams.map((x) => `${x.id}:${x.kind}`), ['s0:blocking', 's1:blocking', 's2:blocking', 's3:blocking', 'legacy:legacy-default']);
+    assert.deepEqual(
+      s.streams.map((x) => `${x.id}:${x.kind}`),
+      ['s0:blocking', 's1:blocking', 's2:blocking', 's3:blocking', 'legacy:legacy-default'],
+    );
     const ops = scheduleOps(s);
     const before = happensBefore(ops);
     assert.equal(ops[find(ops, 'kernel', 3)]?.stream, 'legacy');
@@ -199,16 +230,21 @@ describe('stream kinds and the legacy default stream', () => {
     assert.match(rejected('', '{ chunks: 4, legacyDefaultOp: { chunk: 4 } }').message, /chunk 4 does not exist; chunks are 0 to 3/);
   });
 
-  it('measures one chunk\'s load on each default stream beside the layout without it, the load still before its kernel', () => {
+  it("measures one chunk's load on each default stream beside the layout without it, the load still before its kernel", () => {
     const p = plan('', '{ chunks: 2, streams: 2, streamKind: blocking, defaultStreamOp: { chunk: 1, op: h2d, stream: [per-thread, legacy] } }');
-    assert.deepEqual(p.schedules.filter((s) => s.role.kind === 'overlapped').map((s) => s.id), [
-      'overlapped:2x2:depth-first:chunk-per-stream',
-      'overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1',
-      'overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1',
-    ]);
-    for (const [stream, kind] of [['per-thread', 'per-thread-default'], ['legacy', 'legacy-default']] as const) {
+    assert.deepEqual(
+      p.schedules.filter((s) => s.role.kind === 'overlapped').map((s) => s.id),
+      ['overlapped:2x2:depth-first:chunk-per-stream', 'overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1', 'overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1'],
+    );
+    for (const [stream, kind] of [
+      ['per-thread', 'per-thread-default'],
+      ['legacy', 'legacy-default'],
+    ] as const) {
       const s = overlapped(p, (x) => x.id.endsWith(`:${stream}-h2d1`));
-      assert.deepEqual(s.streams.map((x) => `${x.id}:${x.kind}`), ['s0:blocking', 's1:blocking', `${stream}:${kind}`]);
+      assert.deepEqual(
+        s.streams.map((x) => `${x.id}:${x.kind}`),
+        ['s0:blocking', 's1:blocking', `${stream}:${kind}`],
+      );
       const ops = scheduleOps(s);
       const before = happensBefore(ops);
       assert.equal(ops[find(ops, 'h2d', 1)]?.stream, stream);
@@ -225,7 +261,10 @@ describe('stream kinds and the legacy default stream', () => {
     const { config: d } = parseConfigText(config('', '{ chunks: 4, streamKind: blocking, defaultStreamOp: { chunk: 3, stream: legacy } }'), '/cfg/t.yaml');
     assert.equal(configHash(d), configHash(c));
     const { config: e } = parseConfigText(config('', '{ chunks: 4, streamKind: blocking, defaultStreamOp: { chunk: 3 } }'), '/cfg/t.yaml');
-    assert.deepEqual(e.pipeline.defaultStreamOps.map((o) => o.stream), ['per-thread', 'legacy']);
+    assert.deepEqual(
+      e.pipeline.defaultStreamOps.map((o) => o.stream),
+      ['per-thread', 'legacy'],
+    );
     assert.notEqual(configHash(e), configHash(c));
   });
 
@@ -238,8 +277,10 @@ describe('stream kinds and the legacy default stream', () => {
 
 describe('mode ids', () => {
   it('are unchanged for layouts without variants, so earlier results pair with new ones', () => {
-    assert.equal(modeId({ kind: 'overlapped', layout: { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } }),
-      'overlapped:16x4:depth-first:chunk-per-stream');
+    assert.equal(
+      modeId({ kind: 'overlapped', layout: { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } }),
+      'overlapped:16x4:depth-first:chunk-per-stream',
+    );
     assert.equal(modeId({ kind: 'issue-cost', op: 'launch' }), 'issue-cost:launch');
     assert.equal(modeId({ kind: 'issue-cost', op: 'record-untimed' }), 'issue-cost:record-untimed');
   });
@@ -269,7 +310,8 @@ describe('the overhead plan', () => {
 });
 
 describe('stream priorities and a latency-critical stream', () => {
-  const PRIORITY = `buffers:\n  x: { type: float32, count: 4096, role: in }\n  y: { type: float32, count: 4096, role: out }\n  p: { type: float32, count: 4096, role: scratch }\n` +
+  const PRIORITY =
+    `buffers:\n  x: { type: float32, count: 4096, role: in }\n  y: { type: float32, count: 4096, role: out }\n  p: { type: float32, count: 4096, role: scratch }\n` +
     'kernels:\n  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }\n' +
     '  - { name: urgent, source: tiny.cu, entry: bump, args: [{ buffer: p }, { chunk: elements }] }\n' +
     'latency: { kernel: urgent, elements: 64 }\npipeline: { chunks: 4, streams: 2, priority: -3 }\n';
@@ -278,10 +320,17 @@ describe('stream priorities and a latency-critical stream', () => {
     return buildPlan(c, resolveKernels(c, locate));
   };
 
-  it('launches the urgent kernel once per chunk, after that chunk\'s load, on its own stream, and never per chunk in the pipeline', () => {
+  it("launches the urgent kernel once per chunk, after that chunk's load, on its own stream, and never per chunk in the pipeline", () => {
     const p = latencyPlan();
-    assert.deepEqual(p.schedules.map((s) => s.id).filter((id) => id.startsWith('latency')), ['latency:urgent:priorities', 'latency:urgent:equal']);
-    for (const s of p.schedules.filter((x) => x.role.kind !== 'latency')) assert.ok(s.body.every((o) => o.kind !== 'kernel' || o.kernel !== 'urgent'), s.id);
+    assert.deepEqual(
+      p.schedules.map((s) => s.id).filter((id) => id.startsWith('latency')),
+      ['latency:urgent:priorities', 'latency:urgent:equal'],
+    );
+    for (const s of p.schedules.filter((x) => x.role.kind !== 'latency'))
+      assert.ok(
+        s.body.every((o) => o.kind !== 'kernel' || o.kernel !== 'urgent'),
+        s.id,
+      );
     const s = p.schedules.find((x) => x.id === 'latency:urgent:priorities');
     assert.ok(s);
     const ops = scheduleOps(s);
@@ -295,7 +344,7 @@ describe('stream priorities and a latency-critical stream', () => {
     assert.equal(s.probes?.length, 4);
   });
 
-  it('gives the urgent stream its priority and the pipeline\'s streams theirs only in the mode with priorities', () => {
+  it("gives the urgent stream its priority and the pipeline's streams theirs only in the mode with priorities", () => {
     const p = latencyPlan();
     const levels = (id: string) => p.schedules.find((s) => s.id === id)?.streams.map((x) => `${x.id}:${x.priority?.level ?? 'default'}`);
     assert.deepEqual(levels('latency:urgent:priorities'), ['s0:-3', 's1:-3', 'urgent:high']);
@@ -307,8 +356,10 @@ describe('stream priorities and a latency-critical stream', () => {
   it('is a usage error naming the config line and the device range when a priority is outside it, once the range is known', () => {
     const p = latencyPlan();
     assert.doesNotThrow(() => checkPriorities(p, { least: 0, greatest: -5 }, 0));
-    assert.throws(() => checkPriorities(p, { least: 0, greatest: -2 }, 1), (error: unknown) => error instanceof UsageError &&
-      error.message === '/cfg/p.yaml:9:36: stream priority -3 is outside device 1\'s range, -2 (highest) to 0 (lowest).');
+    assert.throws(
+      () => checkPriorities(p, { least: 0, greatest: -2 }, 1),
+      (error: unknown) => error instanceof UsageError && error.message === "/cfg/p.yaml:9:36: stream priority -3 is outside device 1's range, -2 (highest) to 0 (lowest).",
+    );
     assert.equal(resolvePriority({ level: 'high', where: '' }, { least: 0, greatest: -5 }), -5);
     assert.equal(resolvePriority({ level: 'low', where: '' }, { least: 0, greatest: -5 }), 0);
   });

@@ -23,7 +23,15 @@ function variant(result: RunResult, layout: OverlapLayout, medianMs: number, iss
   assert.ok(template);
   const role = { kind: 'overlapped' as const, layout };
   const samplesMs = samplesAround(medianMs, 0);
-  return { ...template, id: modeId(role), role, samplesMs, hostIssueMs: samplesAround(issueMs, 0), stats: { ...template.stats, median: medianMs, mean: medianMs, min: medianMs, max: medianMs, n: samplesMs.length }, ...extra };
+  return {
+    ...template,
+    id: modeId(role),
+    role,
+    samplesMs,
+    hostIssueMs: samplesAround(issueMs, 0),
+    stats: { ...template.stats, median: medianMs, mean: medianMs, min: medianMs, max: medianMs, n: samplesMs.length },
+    ...extra,
+  };
 }
 
 describe('version 2 results before and after the toolbox', () => {
@@ -41,10 +49,34 @@ describe('version 2 results before and after the toolbox', () => {
       ...base,
       modes: [...base.modes, variant(base, { ...BASE, issue: 'graph', slots: 4 }, 1, 0.01, { graph: { captureMs: 2.5, instantiateMs: 5.5 } })],
       deviceMemory: { budgetBytes: 2 ** 30, askedBytes: 2 ** 30, measuredBytes: 2 ** 30 + 2 ** 21, ring: { slots: 4, slotElements: 2 ** 25 } },
-      timeline: { reps: [{ mode: 'm', device: 0, totalMs: 1, issueMs: 0.1, streams: [{ id: 'legacy', flags: 'legacy-default', priority: null }], ops: [{
-        mode: 'm', device: 0, stream: 'legacy', kind: 'host', chunk: 0, buffer: null, kernel: null, bytes: 0, startMs: 0.2, endMs: 0.5, issuedMs: 0.01,
-        hostStartedMs: 0.25, hostEndedMs: 0.45,
-      }] }] },
+      timeline: {
+        reps: [
+          {
+            mode: 'm',
+            device: 0,
+            totalMs: 1,
+            issueMs: 0.1,
+            streams: [{ id: 'legacy', flags: 'legacy-default', priority: null }],
+            ops: [
+              {
+                mode: 'm',
+                device: 0,
+                stream: 'legacy',
+                kind: 'host',
+                chunk: 0,
+                buffer: null,
+                kernel: null,
+                bytes: 0,
+                startMs: 0.2,
+                endMs: 0.5,
+                issuedMs: 0.01,
+                hostStartedMs: 0.25,
+                hostEndedMs: 0.45,
+              },
+            ],
+          },
+        ],
+      },
     };
     assert.deepEqual(parseResult(JSON.parse(JSON.stringify(result))), result);
   });
@@ -61,20 +93,27 @@ describe('config hashes', () => {
 
 describe('host memory larger than the machine', () => {
   it('is a usage error naming the buffers line and both sizes, before anything is allocated', () => {
-    const loaded = parseConfigText('buffers:\n  x: { type: float32, size: 8GiB, role: in }\n  y: { type: float32, size: 8GiB, role: out }\n' +
-      'kernels:\n  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }\n', '/cfg/big.yaml');
+    const loaded = parseConfigText(
+      'buffers:\n  x: { type: float32, size: 8GiB, role: in }\n  y: { type: float32, size: 8GiB, role: out }\n' +
+        'kernels:\n  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }\n',
+      '/cfg/big.yaml',
+    );
     assert.doesNotThrow(() => checkHostMemory(loaded, 32 * 2 ** 30));
-    assert.throws(() => checkHostMemory(loaded, 12 * 2 ** 30), (error: unknown) => error instanceof UsageError &&
-      error.message === '/cfg/big.yaml:1:1: the buffers need 16 GiB of host memory (x 8 GiB, y 8 GiB), more than this machine\'s 12 GiB.');
+    assert.throws(
+      () => checkHostMemory(loaded, 12 * 2 ** 30),
+      (error: unknown) =>
+        error instanceof UsageError && error.message === "/cfg/big.yaml:1:1: the buffers need 16 GiB of host memory (x 8 GiB, y 8 GiB), more than this machine's 12 GiB.",
+    );
   });
 });
 
 describe('the toolbox report lines', () => {
   it('says a graph replay won because host issue limited the stream-issued layout, and when the setup is repaid', () => {
     const base = makeResult();
-    const result = { ...base, modes: [
-      ...base.modes, variant(base, BASE, 4.1, 4.0), variant(base, { ...BASE, issue: 'graph' }, 0.4, 0.01, { graph: { captureMs: 2.5, instantiateMs: 5.5 } }),
-    ] };
+    const result = {
+      ...base,
+      modes: [...base.modes, variant(base, BASE, 4.1, 4.0), variant(base, { ...BASE, issue: 'graph' }, 0.4, 0.01, { graph: { captureMs: 2.5, instantiateMs: 5.5 } })],
+    };
     assert.deepEqual(toolboxLines(result), [
       'graph replay: 0.400 ms vs 4.100 ms stream-issued (10.25×); capture 2.500 ms and instantiate 5.500 ms, once (repaid after 3 reps); ' +
         'stream-issued, the host took 4.000 ms to issue a rep of 4.100 ms: host issue limited it, and the graph removes that',
@@ -103,11 +142,29 @@ describe('the toolbox report lines', () => {
 
   it('times host calls from their stream reaching them to the function starting', () => {
     const op = (startMs: number, hostStartedMs: number, hostEndedMs: number) => ({
-      mode: 'm', device: 0, stream: 's0', kind: 'host' as const, chunk: 0, buffer: null, kernel: null, bytes: 0, startMs, endMs: hostEndedMs, issuedMs: 0, hostStartedMs, hostEndedMs,
+      mode: 'm',
+      device: 0,
+      stream: 's0',
+      kind: 'host' as const,
+      chunk: 0,
+      buffer: null,
+      kernel: null,
+      bytes: 0,
+      startMs,
+      endMs: hostEndedMs,
+      issuedMs: 0,
+      hostStartedMs,
+      hostEndedMs,
     });
     const { latencyMs, runMs } = hostOpLatencies([op(1, 1.05, 1.5), op(2, 2.5, 2.6)]);
-    assert.deepEqual(latencyMs.map((x) => +x.toFixed(3)), [0.05, 0.5]);
-    assert.deepEqual(runMs.map((x) => +x.toFixed(3)), [0.45, 0.1]);
+    assert.deepEqual(
+      latencyMs.map((x) => +x.toFixed(3)),
+      [0.05, 0.5],
+    );
+    assert.deepEqual(
+      runMs.map((x) => +x.toFixed(3)),
+      [0.45, 0.1],
+    );
   });
 
   it('reads copy rates, speedup and the share of the possible saving for the host memory table', () => {
@@ -136,9 +193,14 @@ describe('event costs measured in every run', () => {
   it('reports the host µs per record and per wait from the issue-cost modes, counting only ops of that kind', () => {
     const result = makeResult({ hostIssueMs: [0.4, 0.5, 0.6] });
     const costs = result.modes.flatMap((m) => (m.role.kind === 'issue-cost' && m.issueCost ? [[m.role.op, m.issueCost.opsPerRep, m.issueCost.hostUsPerOp]] : []));
-    assert.deepEqual(costs, [['record-timing', 200, 2.5], ['record-untimed', 200, 2.5], ['wait', 200, 2.5]]);
-    assert.deepEqual(eventCostLines(result),
-      ['events cost the host (median µs per op, 200 a batch): record with timing 2.50 µs, record without timing 2.50 µs, cross-stream wait 2.50 µs']);
+    assert.deepEqual(costs, [
+      ['record-timing', 200, 2.5],
+      ['record-untimed', 200, 2.5],
+      ['wait', 200, 2.5],
+    ]);
+    assert.deepEqual(eventCostLines(result), [
+      'events cost the host (median µs per op, 200 a batch): record with timing 2.50 µs, record without timing 2.50 µs, cross-stream wait 2.50 µs',
+    ]);
   });
 
   it('keeps the issue-cost modes out of the mode table and puts their line in the report', () => {

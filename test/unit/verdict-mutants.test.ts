@@ -8,8 +8,10 @@ import { H100, makeResult } from '../helpers/results.js';
 
 describe('pairing two runs', () => {
   it('prefixes a difference with its device index when either side has several devices', () => {
-    assert.deepEqual(devicesDifferences([H100, { ...H100, index: 1 }], [{ ...H100, name: 'B' }]),
-      ['device 0 name: NVIDIA H100 80GB HBM3 → B', 'device 1: NVIDIA H100 80GB HBM3 → absent']);
+    assert.deepEqual(devicesDifferences([H100, { ...H100, index: 1 }], [{ ...H100, name: 'B' }]), [
+      'device 0 name: NVIDIA H100 80GB HBM3 → B',
+      'device 1: NVIDIA H100 80GB HBM3 → absent',
+    ]);
   });
 
   it('says when the config changed since the baseline, and pairs it by name', () => {

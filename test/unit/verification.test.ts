@@ -5,7 +5,14 @@ import { compareOutput, POISON } from '../../src/data/compare.js';
 import { fillPattern, toHalfBits } from '../../src/data/patterns.js';
 
 const buffer = (type: ConfigBuffer['type'], elementBytes: number, elements: number): ConfigBuffer => ({
-  name: 'out', type, elementBytes, elements, bytes: elements * elementBytes, role: 'out', init: { kind: 'random', seed: 1 }, hostMemory: 'pinned',
+  name: 'out',
+  type,
+  elementBytes,
+  elements,
+  bytes: elements * elementBytes,
+  role: 'out',
+  init: { kind: 'random', seed: 1 },
+  hostMemory: 'pinned',
 });
 
 describe('input patterns', () => {

@@ -14,8 +14,7 @@ function warningsOf(change: (r: RunResult) => Omit<RunResult, 'warnings'>): Arra
   return runWarnings(change(structuredClone(clean)));
 }
 
-const withOverlapped = (r: RunResult, change: (m: ModeResult) => ModeResult): RunResult =>
-  ({ ...r, modes: r.modes.map((m, i) => (i === overlappedIndex ? change(m) : m)) });
+const withOverlapped = (r: RunResult, change: (m: ModeResult) => ModeResult): RunResult => ({ ...r, modes: r.modes.map((m, i) => (i === overlappedIndex ? change(m) : m)) });
 
 describe('run warnings', () => {
   it('says nothing about a clean run', () => {
@@ -23,99 +22,174 @@ describe('run warnings', () => {
   });
 
   it('warns that overlap cannot help without a copy engine', () => {
-    assert.deepEqual(warningsOf((r) => ({ ...r, devices: r.devices.map((d) => ({ ...d, asyncEngineCount: 0 })) })), [{
-      code: 'no-copy-engine', message: 'NVIDIA H100 80GB HBM3 reports no asynchronous copy engine: copies cannot overlap kernels.',
-      remedy: 'Overlap cannot help on this device; the serial time is the floor.',
-    }]);
+    assert.deepEqual(
+      warningsOf((r) => ({ ...r, devices: r.devices.map((d) => ({ ...d, asyncEngineCount: 0 })) })),
+      [
+        {
+          code: 'no-copy-engine',
+          message: 'NVIDIA H100 80GB HBM3 reports no asynchronous copy engine: copies cannot overlap kernels.',
+          remedy: 'Overlap cannot help on this device; the serial time is the floor.',
+        },
+      ],
+    );
   });
 
   it('warns that one copy engine cannot overlap H2D with D2H, and suggests breadth-first', () => {
-    assert.deepEqual(warningsOf((r) => ({ ...r, devices: r.devices.map((d) => ({ ...d, asyncEngineCount: 1 })) })), [{
-      code: 'one-copy-engine', message: 'One copy engine: H2D and D2H cannot overlap each other, only kernels.',
-      remedy: 'Try `--order breadth-first`, which keeps the single engine busy with one direction at a time.',
-    }]);
+    assert.deepEqual(
+      warningsOf((r) => ({ ...r, devices: r.devices.map((d) => ({ ...d, asyncEngineCount: 1 })) })),
+      [
+        {
+          code: 'one-copy-engine',
+          message: 'One copy engine: H2D and D2H cannot overlap each other, only kernels.',
+          remedy: 'Try `--order breadth-first`, which keeps the single engine busy with one direction at a time.',
+        },
+      ],
+    );
   });
 
   it('names pageable buffers', () => {
-    assert.deepEqual(warningsOf((r) => ({ ...r, buffers: r.buffers.map((b) => ({ ...b, hostMemory: 'pageable' })) })), [{
-      code: 'pageable-memory', message: 'Pageable host memory (input, output): copies are staged through a driver buffer and will not overlap compute.',
-      remedy: 'Use `hostMemory: pinned` (or `registered` for memory you already have).',
-    }]);
+    assert.deepEqual(
+      warningsOf((r) => ({ ...r, buffers: r.buffers.map((b) => ({ ...b, hostMemory: 'pageable' })) })),
+      [
+        {
+          code: 'pageable-memory',
+          message: 'Pageable host memory (input, output): copies are staged through a driver buffer and will not overlap compute.',
+          remedy: 'Use `hostMemory: pinned` (or `registered` for memory you already have).',
+        },
+      ],
+    );
   });
 
   it('names write-combined outputs, but not write-combined inputs', () => {
-    assert.deepEqual(warningsOf((r) => ({ ...r, buffers: r.buffers.map((b) => ({ ...b, hostMemory: 'write-combined' })) })), [{
-      code: 'write-combined-output', message: 'Write-combined host memory holds outputs (output): the CPU reads it very slowly.',
-      remedy: 'Keep write-combined memory for inputs the GPU reads; use pinned memory for outputs.',
-    }]);
+    assert.deepEqual(
+      warningsOf((r) => ({ ...r, buffers: r.buffers.map((b) => ({ ...b, hostMemory: 'write-combined' })) })),
+      [
+        {
+          code: 'write-combined-output',
+          message: 'Write-combined host memory holds outputs (output): the CPU reads it very slowly.',
+          remedy: 'Keep write-combined memory for inputs the GPU reads; use pinned memory for outputs.',
+        },
+      ],
+    );
   });
 
   it('warns that unverified outputs may be wrong', () => {
-    assert.deepEqual(warningsOf((r) => ({ ...r, verification: { status: 'skipped', mismatches: [] } })), [{
-      code: 'not-verified', message: 'Outputs were not verified (--no-verify): the overlapped figure may come from a wrong result.', remedy: 'Drop --no-verify.',
-    }]);
+    assert.deepEqual(
+      warningsOf((r) => ({ ...r, verification: { status: 'skipped', mismatches: [] } })),
+      [
+        {
+          code: 'not-verified',
+          message: 'Outputs were not verified (--no-verify): the overlapped figure may come from a wrong result.',
+          remedy: 'Drop --no-verify.',
+        },
+      ],
+    );
   });
 
   it('gives noise above the target with the rule that stopped the mode, and the remedy that fits it', () => {
     const noisy = (stoppedBy: ModeResult['stoppedBy']) => warningsOf((r) => withOverlapped(r, (m) => ({ ...m, stoppedBy, stats: { ...m.stats, relativeNoise: 0.031 } })));
-    assert.deepEqual(noisy('max-time'), [{
-      code: 'noisy', message: 'Noise of the overlapped mode (32 chunks over 4 streams, depth-first) is 3.10%, above the 0.50% target (the time budget ran out).',
-      remedy: 'Raise --max-time.',
-    }]);
-    assert.deepEqual(noisy('noise-stable').map((w) => [w.message, w.remedy]), [[
-      'Noise of the overlapped mode (32 chunks over 4 streams, depth-first) is 3.10%, above the 0.50% target (it stopped falling).',
-      'Keep other work off the GPU, the PCIe link and the host while measuring; --gate removes host issue jitter.',
-    ]]);
+    assert.deepEqual(noisy('max-time'), [
+      {
+        code: 'noisy',
+        message: 'Noise of the overlapped mode (32 chunks over 4 streams, depth-first) is 3.10%, above the 0.50% target (the time budget ran out).',
+        remedy: 'Raise --max-time.',
+      },
+    ]);
+    assert.deepEqual(
+      noisy('noise-stable').map((w) => [w.message, w.remedy]),
+      [
+        [
+          'Noise of the overlapped mode (32 chunks over 4 streams, depth-first) is 3.10%, above the 0.50% target (it stopped falling).',
+          'Keep other work off the GPU, the PCIe link and the host while measuring; --gate removes host issue jitter.',
+        ],
+      ],
+    );
   });
 
   it('counts outliers and says they were kept', () => {
     const samples = [...samplesAround(12.6, 0.001, 20), 30];
     const warnings = warningsOf((r) => ({ ...r, modes: r.modes.map((m) => (m.role.kind === 'serial' ? { ...m, samplesMs: samples, stats: summarize(samples) } : m)) }));
-    assert.deepEqual(warnings, [{
-      code: 'outliers', message: '1 of 21 samples of the serial mode are outliers (modified z-score above 3.5); they are kept in the statistics.',
-      remedy: 'Look for other processes using the GPU or the PCIe link, then re-run.',
-    }]);
+    assert.deepEqual(warnings, [
+      {
+        code: 'outliers',
+        message: '1 of 21 samples of the serial mode are outliers (modified z-score above 3.5); they are kept in the statistics.',
+        remedy: 'Look for other processes using the GPU or the PCIe link, then re-run.',
+      },
+    ]);
   });
 
   it('adds up gate time-outs over every mode', () => {
-    assert.deepEqual(warningsOf((r) => ({ ...r, modes: r.modes.map((m) => ({ ...m, gateTimeouts: 1 })) })), [{
-      code: 'gate-timeout', message: 'The gate timed out in 13 reps: those include host issue cost after all.',
-      remedy: 'Use fewer chunks: a rep with many ops can fill the GPU\'s queue while the gate holds it.',
-    }]);
+    assert.deepEqual(
+      warningsOf((r) => ({ ...r, modes: r.modes.map((m) => ({ ...m, gateTimeouts: 1 })) })),
+      [
+        {
+          code: 'gate-timeout',
+          message: 'The gate timed out in 13 reps: those include host issue cost after all.',
+          remedy: "Use fewer chunks: a rep with many ops can fill the GPU's queue while the gate holds it.",
+        },
+      ],
+    );
   });
 
   it('flags an SM clock that moved more than 5%, and not one that moved less', () => {
-    assert.deepEqual(warningsOf((r) => ({ ...r, clocks: { ...r.clocks, minMHz: 1700, maxMHz: 1980 } })), [{
-      code: 'clock-change', message: 'The SM clock changed during the run (1700 to 1980 MHz): power or thermal limits, or another process, moved it.',
-      remedy: 'Compare only runs whose clocks agree; let the GPU cool, and keep other work off it.',
-    }]);
-    assert.deepEqual(warningsOf((r) => ({ ...r, clocks: { ...r.clocks, minMHz: 1900, maxMHz: 1980 } })), []);
+    assert.deepEqual(
+      warningsOf((r) => ({ ...r, clocks: { ...r.clocks, minMHz: 1700, maxMHz: 1980 } })),
+      [
+        {
+          code: 'clock-change',
+          message: 'The SM clock changed during the run (1700 to 1980 MHz): power or thermal limits, or another process, moved it.',
+          remedy: 'Compare only runs whose clocks agree; let the GPU cool, and keep other work off it.',
+        },
+      ],
+    );
+    assert.deepEqual(
+      warningsOf((r) => ({ ...r, clocks: { ...r.clocks, minMHz: 1900, maxMHz: 1980 } })),
+      [],
+    );
   });
 
   it('calls a bound more than 1% above the measurement a defect of the model', () => {
     const warnings = warningsOf((r) => withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, efficiency: 1.011 } })));
-    assert.deepEqual(warnings.map((w) => w.code), ['above-bound']);
-    assert.match(warnings[0]?.message ?? '', /^The overlapped mode \(32 chunks over 4 streams, depth-first\) measured faster than the model's bound \(bound \d\.\d{3} ms, limited by [a-zA-Z0-9 ]+; efficiency 1\.01\): the bound is built to be a floor, so this is a defect in cuda-pipe's model, not a property of this config\.$/);
-    assert.deepEqual(warningsOf((r) => withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, efficiency: 1.009 } }))), []);
+    assert.deepEqual(
+      warnings.map((w) => w.code),
+      ['above-bound'],
+    );
+    assert.match(
+      warnings[0]?.message ?? '',
+      /^The overlapped mode \(32 chunks over 4 streams, depth-first\) measured faster than the model's bound \(bound \d\.\d{3} ms, limited by [a-zA-Z0-9 ]+; efficiency 1\.01\): the bound is built to be a floor, so this is a defect in cuda-pipe's model, not a property of this config\.$/,
+    );
+    assert.deepEqual(
+      warningsOf((r) => withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, efficiency: 1.009 } }))),
+      [],
+    );
   });
 
   it('says when an overlapped mode is slower than serial, and what to try when the model knows nothing that serialises it', () => {
     const warnings = warningsOf((r) => withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, speedup: 0.8 } })));
-    assert.deepEqual(warnings, [{
-      code: 'slower-than-serial', message: 'The overlapped mode (32 chunks over 4 streams, depth-first) is slower than serial (0.80×).',
-      remedy: 'Nothing in this config is known to run ops one after another, and the model does not explain the loss: `--timeline` shows where the streams waited.',
-    }]);
+    assert.deepEqual(warnings, [
+      {
+        code: 'slower-than-serial',
+        message: 'The overlapped mode (32 chunks over 4 streams, depth-first) is slower than serial (0.80×).',
+        remedy: 'Nothing in this config is known to run ops one after another, and the model does not explain the loss: `--timeline` shows where the streams waited.',
+      },
+    ]);
   });
 
   it('names streams that are all the per-thread default stream as the cause of a layout slower than serial, not the chunk count', () => {
-    const warnings = warningsOf((r) => withOverlapped(r, (m) => ({
-      ...m, analysis: m.analysis && { ...m.analysis, speedup: 0.97, model: m.analysis.model && { ...m.analysis.model, serialisers: ['per-thread default stream'] } },
-    })));
-    assert.deepEqual(warnings, [{
-      code: 'slower-than-serial',
-      message: 'The overlapped mode (32 chunks over 4 streams, depth-first) is slower than serial (0.97×): every stream is the per-thread default stream, so its streams are one stream and nothing overlaps.',
-      remedy: 'Use `streamKind: non-blocking` (or `blocking`): streams of their own are what lets chunks overlap.',
-    }]);
+    const warnings = warningsOf((r) =>
+      withOverlapped(r, (m) => ({
+        ...m,
+        analysis: m.analysis && { ...m.analysis, speedup: 0.97, model: m.analysis.model && { ...m.analysis.model, serialisers: ['per-thread default stream'] } },
+      })),
+    );
+    assert.deepEqual(warnings, [
+      {
+        code: 'slower-than-serial',
+        message:
+          'The overlapped mode (32 chunks over 4 streams, depth-first) is slower than serial (0.97×): every stream is the per-thread default stream, so its streams are one stream and nothing overlaps.',
+        remedy: 'Use `streamKind: non-blocking` (or `blocking`): streams of their own are what lets chunks overlap.',
+      },
+    ]);
   });
 
   it('does not call a layout without the host stage slower than a serial run that has it', () => {

@@ -8,17 +8,23 @@ import { ELEMENT_BYTES, ELEMENT_TYPES } from '../../src/vocabulary.js';
 import { builtIn, checksum, copyRegions, decodeRegion } from '../../src/workers/functions.js';
 import type { PatternInit, StageChunk } from '../../src/workers/types.js';
 
-const INITS: PatternInit[] = [{ kind: 'random', seed: 5 }, { kind: 'ramp', start: 3, step: 0.5 }, { kind: 'constant', value: 7 }];
+const INITS: PatternInit[] = [
+  { kind: 'random', seed: 5 },
+  { kind: 'ramp', start: 3, step: 0.5 },
+  { kind: 'constant', value: 7 },
+];
 
 describe('host stage functions', () => {
-  it('checksum gives the JS thread host stage\'s sum over the same views, whatever their offsets (each at least a word long)', () => {
-    fc.assert(fc.property(fc.uint8Array({ minLength: 12, maxLength: 64 }), fc.nat(7), fc.nat(4), (data, start, cut) => {
-      const bytes = new Uint8Array(72);
-      bytes.set(data, start);
-      const split = start + data.length - 4 - cut;
-      const views = [bytes.subarray(start, split), bytes.subarray(split, start + data.length)];
-      assert.equal(checksum(views), jsThreadChecksum(views));
-    }));
+  it("checksum gives the JS thread host stage's sum over the same views, whatever their offsets (each at least a word long)", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 12, maxLength: 64 }), fc.nat(7), fc.nat(4), (data, start, cut) => {
+        const bytes = new Uint8Array(72);
+        bytes.set(data, start);
+        const split = start + data.length - 4 - cut;
+        const views = [bytes.subarray(start, split), bytes.subarray(split, start + data.length)];
+        assert.equal(checksum(views), jsThreadChecksum(views));
+      }),
+    );
   });
 
   it('checksum sums the bytes of a view shorter than its unaligned head, empty included', () => {
@@ -39,19 +45,21 @@ describe('host stage functions', () => {
   });
 
   it('xorshiftJump lands where stepping one at a time does', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 0xffffffff }), fc.nat(300), (state, steps) => {
-      let x = state;
-      for (let i = 0; i < steps; i++) {
-        x ^= x << 13;
-        x ^= x >>> 17;
-        x ^= x << 5;
-        x >>>= 0;
-      }
-      assert.equal(xorshiftJump(state, steps), x);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 0xffffffff }), fc.nat(300), (state, steps) => {
+        let x = state;
+        for (let i = 0; i < steps; i++) {
+          x ^= x << 13;
+          x ^= x >>> 17;
+          x ^= x << 5;
+          x >>>= 0;
+        }
+        assert.equal(xorshiftJump(state, steps), x);
+      }),
+    );
   });
 
-  it('decode writes, chunk by chunk, the bytes the run\'s fill writes over the whole buffer, for every type and pattern', () => {
+  it("decode writes, chunk by chunk, the bytes the run's fill writes over the whole buffer, for every type and pattern", () => {
     for (const type of ELEMENT_TYPES) {
       for (const init of INITS) {
         const elements = 96;
@@ -59,7 +67,11 @@ describe('host stage functions', () => {
         fillPattern(whole, type, init);
         const decoded = new Uint8Array(whole.byteLength);
         const spec = { kind: 'decode', msPerMiB: 0, buffers: { input: { type, init } } } as const;
-        for (const [first, count] of [[0, 17], [17, 40], [57, 39]] as const) {
+        for (const [first, count] of [
+          [0, 17],
+          [17, 40],
+          [57, 39],
+        ] as const) {
           const at = first * ELEMENT_BYTES[type];
           decodeRegion({ buffer: 'input', offset: at, bytes: decoded.subarray(at, at + count * ELEMENT_BYTES[type]) }, spec);
         }
@@ -68,7 +80,7 @@ describe('host stage functions', () => {
     }
   });
 
-  it('decode continues a region across a window boundary with the next window\'s own pattern', () => {
+  it("decode continues a region across a window boundary with the next window's own pattern", () => {
     const init: PatternInit = { kind: 'random', seed: 11 };
     const perWindow = HOST_WINDOW_BYTES / 4;
     const region = new Uint8Array(32);
@@ -86,7 +98,7 @@ describe('host stage functions', () => {
     assert.throws(() => decodeRegion({ buffer: 'input', offset: 2, bytes: new Uint8Array(4) }, spec), /buffer 'input' bytes 2\+4 are not whole float32 elements/);
   });
 
-  it('a built-in function sees the chunk\'s regions: checksum returns the sum, cost writes nothing', () => {
+  it("a built-in function sees the chunk's regions: checksum returns the sum, cost writes nothing", () => {
     const bytes = Uint8Array.of(1, 0, 0, 0, 2);
     const chunk: StageChunk = { chunk: 0, worker: 0, regions: [{ buffer: 'out', offset: 0, bytes }], targets: [] };
     assert.equal(builtIn({ kind: 'checksum' })(chunk), 3);

@@ -22,7 +22,7 @@ function native(bytes: number) {
 }
 
 describe('worker pool', () => {
-  it('runs tasks submitted together on distinct workers at the same time, and counts each worker\'s busy time', async () => {
+  it("runs tasks submitted together on distinct workers at the same time, and counts each worker's busy time", async () => {
     const pool = await WorkerPool.open({ workers: 4, functions: { cost: { kind: 'cost', msPerMiB: 200 } } });
     try {
       const memory = native(2 ** 20);
@@ -35,17 +35,27 @@ describe('worker pool', () => {
       const busy = pool.busyMs();
       for (const t of timings) assert.ok(Math.abs((busy[t.worker] ?? 0) - (t.endedMs - t.startedMs)) < 1e-3, `worker ${t.worker}`);
       const shifted = onClock(timings[0]!, timings[0]!.queuedMs);
-      assert.deepEqual(shifted, { worker: timings[0]!.worker, queuedMs: 0, startedMs: timings[0]!.startedMs - timings[0]!.queuedMs, endedMs: timings[0]!.endedMs - timings[0]!.queuedMs });
+      assert.deepEqual(shifted, {
+        worker: timings[0]!.worker,
+        queuedMs: 0,
+        startedMs: timings[0]!.startedMs - timings[0]!.queuedMs,
+        endedMs: timings[0]!.endedMs - timings[0]!.queuedMs,
+      });
     } finally {
       await pool.close();
     }
   });
 
-  it('reads and writes the main thread\'s native memory in place: checksum, decode and copy, a chunk at an odd address included', async () => {
+  it("reads and writes the main thread's native memory in place: checksum, decode and copy, a chunk at an odd address included", async () => {
     const memory = native(4096);
-    memory.view.forEach((_, i, view) => { view[i] = (i * 37) & 0xff; });
+    memory.view.forEach((_, i, view) => {
+      view[i] = (i * 37) & 0xff;
+    });
     const init = { kind: 'random', seed: 9 } as const;
-    const pool = await WorkerPool.open({ workers: 1, functions: { sum: { kind: 'checksum' }, copy: { kind: 'copy' }, load: { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init } } } } });
+    const pool = await WorkerPool.open({
+      workers: 1,
+      functions: { sum: { kind: 'checksum' }, copy: { kind: 'copy' }, load: { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init } } } },
+    });
     try {
       const sum = await pool.submit({ fn: 'sum', chunk: 3, regions: [memory.region(3, 1001), memory.region(1004, 500)] });
       assert.equal(sum.value, jsThreadChecksum([hostBytes(offsetPointer(memory.pointer, 3), 1001), hostBytes(offsetPointer(memory.pointer, 1004), 500)]));
@@ -62,12 +72,15 @@ describe('worker pool', () => {
     }
   });
 
-  it('runs a user\'s function from its module in every worker, over the chunk in place', async () => {
+  it("runs a user's function from its module in every worker, over the chunk in place", async () => {
     const memory = native(8);
     memory.view.set([1, 2, 3, 4, 5, 6, 7, 255]);
     const pool = await WorkerPool.open({ workers: 2, functions: { inc: { kind: 'module', path: stage, export: 'increment' } } });
     try {
-      const [a, b] = await Promise.all([pool.submit({ fn: 'inc', chunk: 0, regions: [memory.region(0, 4)] }), pool.submit({ fn: 'inc', chunk: 1, regions: [memory.region(4, 4)] })]);
+      const [a, b] = await Promise.all([
+        pool.submit({ fn: 'inc', chunk: 0, regions: [memory.region(0, 4)] }),
+        pool.submit({ fn: 'inc', chunk: 1, regions: [memory.region(4, 4)] }),
+      ]);
       assert.deepEqual(a?.value, { chunk: 0, worker: a?.timing.worker, bytes: 4 });
       assert.deepEqual(b?.value, { chunk: 1, worker: b?.timing.worker, bytes: 4 });
       assert.deepEqual([...memory.view], [2, 3, 4, 5, 6, 7, 8, 0]);
@@ -76,11 +89,14 @@ describe('worker pool', () => {
     }
   });
 
-  it('runs a worker\'s tasks one at a time in the order submitted, also an async function\'s', async () => {
+  it("runs a worker's tasks one at a time in the order submitted, also an async function's", async () => {
     const pool = await WorkerPool.open({ workers: 1, functions: { later: { kind: 'module', path: stage, export: 'later' } } });
     try {
       const results = await Promise.all([0, 1, 2].map((chunk) => pool.submit({ fn: 'later', chunk, regions: [] })));
-      assert.deepEqual(results.map((r) => r.value), [0, 1, 2]);
+      assert.deepEqual(
+        results.map((r) => r.value),
+        [0, 1, 2],
+      );
       for (let i = 1; i < results.length; i++) assert.ok(results[i]!.timing.startedMs >= results[i - 1]!.timing.endedMs, JSON.stringify(results.map((r) => r.timing)));
     } finally {
       await pool.close();
@@ -93,7 +109,7 @@ describe('worker pool', () => {
       await assert.rejects(pool.submit({ fn: 'bad', chunk: 7, regions: [] }), (error: unknown) => {
         assert.ok(error instanceof HostStageFailure);
         assert.equal(error.exitCode, 4);
-        assert.equal(error.message, 'host stage function \'bad\' failed on chunk 7 in worker 0: corrupt record in chunk 7');
+        assert.equal(error.message, "host stage function 'bad' failed on chunk 7 in worker 0: corrupt record in chunk 7");
         return true;
       });
       const memory = native(4);
@@ -116,11 +132,15 @@ describe('worker pool', () => {
     await assert.rejects(pool.submit({ fn: 'quit', chunk: 3, regions: [] }), /host stage worker 0 exited with code 3/);
   });
 
-  it('refuses a module that does not load with exit 2, naming the file and the loader\'s message', async () => {
+  it("refuses a module that does not load with exit 2, naming the file and the loader's message", async () => {
     const cases = [
       { path: join(fixtures, 'broken.mjs'), export: 'decode', message: /module .*broken\.mjs did not load in worker \d: decoder table not found/ },
       { path: join(fixtures, 'missing.mjs'), export: 'decode', message: /module .*missing\.mjs did not load in worker \d: Cannot find module .*missing\.mjs/ },
-      { path: stage, export: 'decode', message: /stage\.mjs did not load in worker \d: it has no exported function 'decode' \(its exported functions: increment, later, quit, reject\)/ },
+      {
+        path: stage,
+        export: 'decode',
+        message: /stage\.mjs did not load in worker \d: it has no exported function 'decode' \(its exported functions: increment, later, quit, reject\)/,
+      },
     ];
     for (const c of cases) {
       await assert.rejects(WorkerPool.open({ workers: 1, functions: { user: { kind: 'module', path: c.path, export: c.export } } }), (error: unknown) => {
@@ -164,7 +184,10 @@ describe('worker pool', () => {
     } finally {
       await pool.close();
     }
-    assert.deepEqual([1, 2, 3, 4, 10, 16, 64].map((cores) => defaultWorkers(cores)), [1, 1, 1, 2, 8, 8, 8]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 10, 16, 64].map((cores) => defaultWorkers(cores)),
+      [1, 1, 1, 2, 8, 8, 8],
+    );
     await assert.rejects(WorkerPool.open({ workers: 0, functions: {} }), /workers: 0 is not a whole number of at least 1/);
   });
 });

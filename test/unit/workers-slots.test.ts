@@ -16,7 +16,7 @@ describe('pinned slot tracker', () => {
     assert.deepEqual(slots.held(), [2, 1]);
   });
 
-  it('refuses a chunk that skips its slot\'s earlier chunk, a release by a chunk not holding its slot, and bad sizes', () => {
+  it("refuses a chunk that skips its slot's earlier chunk, a release by a chunk not holding its slot, and bad sizes", () => {
     const slots = new SlotTracker(3);
     assert.throws(() => slots.take(3), /chunk 3 cannot take slot 0 before chunk 0 did/);
     slots.take(0);
@@ -30,23 +30,28 @@ describe('pinned slot tracker', () => {
   });
 
   it('never lets two chunks hold one slot, however the CPU work finishes', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 4 }), fc.array(fc.boolean(), { maxLength: 60 }), (count, script) => {
-      const slots = new SlotTracker(count);
-      const running: number[] = [];
-      let next = 0;
-      for (const finishOne of script) {
-        if (finishOne && running.length > 0) {
-          slots.release(running.shift() as number);
-        } else if (slots.blocker(next) === null) {
-          slots.take(next);
-          running.push(next++);
-        } else {
-          assert.throws(() => slots.take(next));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 4 }), fc.array(fc.boolean(), { maxLength: 60 }), (count, script) => {
+        const slots = new SlotTracker(count);
+        const running: number[] = [];
+        let next = 0;
+        for (const finishOne of script) {
+          if (finishOne && running.length > 0) {
+            slots.release(running.shift() as number);
+          } else if (slots.blocker(next) === null) {
+            slots.take(next);
+            running.push(next++);
+          } else {
+            assert.throws(() => slots.take(next));
+          }
+          const held = slots.held().filter((chunk) => chunk !== null);
+          assert.deepEqual(
+            [...held].sort((a, b) => a - b),
+            [...running].sort((a, b) => a - b),
+          );
+          assert.ok(running.length <= count);
         }
-        const held = slots.held().filter((chunk) => chunk !== null);
-        assert.deepEqual([...held].sort((a, b) => a - b), [...running].sort((a, b) => a - b));
-        assert.ok(running.length <= count);
-      }
-    }));
+      }),
+    );
   });
 });

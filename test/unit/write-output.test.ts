@@ -27,7 +27,10 @@ describe('writing result and report files', () => {
     writeFileSync(target, 'old contents, longer than the new ones');
     writeOutput(target, '{"new":true}\n');
     assert.equal(readFileSync(target, 'utf8'), '{"new":true}\n');
-    assert.deepEqual(readdirSync(dir).filter((name) => name.includes('result.json')), ['result.json']);
+    assert.deepEqual(
+      readdirSync(dir).filter((name) => name.includes('result.json')),
+      ['result.json'],
+    );
   });
 
   it('names a missing folder and says how to create it', () => {
@@ -64,10 +67,14 @@ describe('writing result and report files', () => {
 describe('a reader that goes away', () => {
   it('exits 0 quietly when stdout is closed early, as `| head` does', async () => {
     const child = spawn(process.execPath, [...cliEntry(), 'run', '--dry-run', '--ops', '--chunks', '20000'], {
-      cwd: packageRoot(), env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: packageRoot(),
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     child.stdout.once('data', () => child.stdout.destroy());
     const code = await new Promise<number | null>((done) => child.on('close', (exitCode) => done(exitCode)));
     assert.equal(code, 0, stderr);

@@ -18,21 +18,36 @@ export function renderRunMarkdown(result: RunResult): string {
     `### cuda-pipe · ${result.config.name} on ${names}`,
     '',
     ...leadComparisons(result).flatMap((c) => [`**${cell(comparisonText(c))}**`, '']),
-    (caveat?.omit ? `Speedup over serial: ${caveat.text}` : `**Speedup over serial: ${formatSpeedup(result.summary)}** ` +
-      `(${formatMs(result.summary.serialMs)} → ${formatMs(result.summary.overlappedMs)}${caveat ? `; ${caveat.text}` : ''})`) +
+    (caveat?.omit
+      ? `Speedup over serial: ${caveat.text}`
+      : `**Speedup over serial: ${formatSpeedup(result.summary)}** ` +
+        `(${formatMs(result.summary.serialMs)} → ${formatMs(result.summary.overlappedMs)}${caveat ? `; ${caveat.text}` : ''})`) +
       (bound ? `; bound ${formatMs(bound.ms)} (limited by ${bound.limitedBy}), efficiency ${result.summary.efficiency.toFixed(2)}` : '') +
       `; verification **${verification.status}**.`,
     ...(headline ? modelLines(headline).map((line) => `- ${line}`) : []),
     '',
-    result.modes.flatMap((m) => (m.role.kind === 'overlapped' && m.analysis
-      ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} elements over ${m.role.layout.streams} streams, ${m.role.layout.order}`] : []))
-      .filter((text, i, all) => all.indexOf(text) === i).join('; ') + '; ' +
-      result.buffers.filter((b) => b.role !== 'scratch').map((b) => `${b.name} ${formatBytes(b.bytes)} ${b.role}`).join(', ') + '.',
+    result.modes
+      .flatMap((m) =>
+        m.role.kind === 'overlapped' && m.analysis
+          ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} elements over ${m.role.layout.streams} streams, ${m.role.layout.order}`]
+          : [],
+      )
+      .filter((text, i, all) => all.indexOf(text) === i)
+      .join('; ') +
+      '; ' +
+      result.buffers
+        .filter((b) => b.role !== 'scratch')
+        .map((b) => `${b.name} ${formatBytes(b.bytes)} ${b.role}`)
+        .join(', ') +
+      '.',
     '',
     '| mode | median | min | max | noise | n | copy rate | speedup | efficiency |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...displayOrder(result.modes).map((m) => `| ${cell(modeLabel(m, result))} | ${formatMs(m.stats.median)} | ${formatMs(m.stats.min)} | ${formatMs(m.stats.max)} | ` +
-      `${formatPercent(m.stats.relativeNoise, 2)} | ${m.stats.n} | ${rateOf(m)} | ${m.analysis && !serialCaveat(m, result)?.omit ? formatSpeedup(m.analysis) : ''} | ${m.analysis ? m.analysis.efficiency.toFixed(2) : ''} |`),
+    ...displayOrder(result.modes).map(
+      (m) =>
+        `| ${cell(modeLabel(m, result))} | ${formatMs(m.stats.median)} | ${formatMs(m.stats.min)} | ${formatMs(m.stats.max)} | ` +
+        `${formatPercent(m.stats.relativeNoise, 2)} | ${m.stats.n} | ${rateOf(m)} | ${m.analysis && !serialCaveat(m, result)?.omit ? formatSpeedup(m.analysis) : ''} | ${m.analysis ? m.analysis.efficiency.toFixed(2) : ''} |`,
+    ),
     '',
     `<sub>${cell(timingLine(result))}. ${names}, driver ${result.environment.software.driver}, runtime ${result.environment.software.runtime}, ` +
       `cuda-pipe ${result.tool.version}, config hash ${result.config.hash}.</sub>`,
@@ -42,7 +57,10 @@ export function renderRunMarkdown(result: RunResult): string {
   const toolbox = [...toolboxLines(result), ...eventCostLines(result)];
   if (toolbox.length) lines.push('', ...toolbox.map((line) => `- ${line}`));
   for (const m of verification.mismatches) {
-    lines.push('', `- ❌ output \`${m.buffer}\` of mode \`${m.mode}\`: first difference at element ${m.index} (serial ${m.expected}, overlapped ${m.actual}); ${m.differing} elements differ`);
+    lines.push(
+      '',
+      `- ❌ output \`${m.buffer}\` of mode \`${m.mode}\`: first difference at element ${m.index} (serial ${m.expected}, overlapped ${m.actual}); ${m.differing} elements differ`,
+    );
   }
   if (result.warnings.length) {
     lines.push('', '<details><summary>Warnings</summary>', '');

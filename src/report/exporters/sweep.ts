@@ -21,7 +21,10 @@ function cells(result: RunResult, order: string): Cell[] {
   });
 }
 
-const settingsText = (result: RunResult) => Object.entries(result.sweep?.settings ?? {}).map(([k, v]) => `${k} = ${v}`).join(', ');
+const settingsText = (result: RunResult) =>
+  Object.entries(result.sweep?.settings ?? {})
+    .map(([k, v]) => `${k} = ${v}`)
+    .join(', ');
 
 /** The terminal view: one heat map per order, then the best layout and how to get it. */
 export function renderSweepTable(result: RunResult, style: Style): string {
@@ -29,8 +32,10 @@ export function renderSweepTable(result: RunResult, style: Style): string {
   if (!sweep) return '';
   const lines: string[] = [];
   const settings = settingsText(result);
-  lines.push(style.bold(`sweep of ${result.config.name} on ${result.devices.map((d) => d.name).join(', ')}${settings ? ` with ${settings}` : ''}`) +
-    `: speedup over serial (${formatMs(result.summary.serialMs)}); · stopped early as clearly slower, ≈ ties with the best`);
+  lines.push(
+    style.bold(`sweep of ${result.config.name} on ${result.devices.map((d) => d.name).join(', ')}${settings ? ` with ${settings}` : ''}`) +
+      `: speedup over serial (${formatMs(result.summary.serialMs)}); · stopped early as clearly slower, ≈ ties with the best`,
+  );
   const ties = new Set(sweep.best.ties);
   for (const order of new Set(sweep.points.map((p) => p.order))) {
     const grid = cells(result, order);
@@ -38,12 +43,15 @@ export function renderSweepTable(result: RunResult, style: Style): string {
     const streams = [...new Set(grid.map((c) => c.streams))].sort((a, b) => a - b);
     const table = new Table({ head: [`${order}: streams \\ chunks`, ...chunks.map(String)], style: { head: [], border: [] } });
     for (const s of streams) {
-      table.push([String(s), ...chunks.map((c) => {
-        const cell = grid.find((g) => g.streams === s && g.chunks === c);
-        if (!cell?.mode.analysis) return '–';
-        const text = `${cell.mode.analysis.speedup.toFixed(2)}×${cell.mode.stoppedBy === 'clearly-slower' ? '·' : ties.has(cell.mode.id) ? '≈' : ''}`;
-        return cell.mode.id === sweep.best.mode ? style.bold.green(text) : text;
-      })]);
+      table.push([
+        String(s),
+        ...chunks.map((c) => {
+          const cell = grid.find((g) => g.streams === s && g.chunks === c);
+          if (!cell?.mode.analysis) return '–';
+          const text = `${cell.mode.analysis.speedup.toFixed(2)}×${cell.mode.stoppedBy === 'clearly-slower' ? '·' : ties.has(cell.mode.id) ? '≈' : ''}`;
+          return cell.mode.id === sweep.best.mode ? style.bold.green(text) : text;
+        }),
+      ]);
     }
     lines.push(table.toString());
   }

@@ -1,9 +1,7 @@
 import Table from 'cli-table3';
 import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
-import {
-  boundText, comparisonText, deviceLine, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine,
-} from '../labels.js';
+import { boundText, comparisonText, deviceLine, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine } from '../labels.js';
 import type { RunExporter } from '../exporter.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
@@ -13,12 +11,23 @@ import type { Style } from '../style.js';
 export function renderRunTable(result: RunResult, style: Style): string {
   const lines: string[] = [];
   lines.push(`${style.bold(`cuda-pipe ${result.tool.version} · ${result.config.name}`)} · ${deviceLine(result)}`);
-  const totals = result.buffers.filter((b) => b.role !== 'scratch').map((b) => `${b.name} ${formatBytes(b.bytes)} ${b.role}`).join(', ');
+  const totals = result.buffers
+    .filter((b) => b.role !== 'scratch')
+    .map((b) => `${b.name} ${formatBytes(b.bytes)} ${b.role}`)
+    .join(', ');
   const memory = [...new Set(result.buffers.filter((b) => b.role !== 'scratch').map((b) => b.hostMemory))].join('/');
-  const layouts = result.modes.flatMap((m) => (m.role.kind === 'overlapped' && m.analysis ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} elements over ${m.role.layout.streams} streams, ${m.role.layout.order}`] : []));
+  const layouts = result.modes.flatMap((m) =>
+    m.role.kind === 'overlapped' && m.analysis
+      ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} elements over ${m.role.layout.streams} streams, ${m.role.layout.order}`]
+      : [],
+  );
   lines.push(`layout: ${[...new Set(layouts)].join('; ')}; ${totals ? `buffers ${totals}; ${memory} host memory` : 'device-only buffers'}`);
-  lines.push('kernels: ' + result.kernels.map((k) =>
-    `${k.label} (${k.entry}, ${k.compile.cached ? 'cache hit' : `compiled by NVRTC ${k.compile.nvrtc}`} for ${k.compile.arch} in ${formatMs(k.compile.ms)})`).join('; '));
+  lines.push(
+    'kernels: ' +
+      result.kernels
+        .map((k) => `${k.label} (${k.entry}, ${k.compile.cached ? 'cache hit' : `compiled by NVRTC ${k.compile.nvrtc}`} for ${k.compile.arch} in ${formatMs(k.compile.ms)})`)
+        .join('; '),
+  );
   lines.push(timingLine(result));
   const table = new Table({
     head: ['mode', 'median', 'min', 'max', 'noise', 'n', 'copy rate'],
@@ -27,8 +36,15 @@ export function renderRunTable(result: RunResult, style: Style): string {
   });
   for (const mode of displayOrder(result.modes)) {
     const emphasise = mode.role.kind === 'overlapped' ? style.bold : (s: string) => s;
-    table.push([emphasise(modeLabel(mode, result)), emphasise(formatMs(mode.stats.median)), formatMs(mode.stats.min), formatMs(mode.stats.max),
-      formatPercent(mode.stats.relativeNoise, 2), `${mode.stats.n}${mode.stats.outliers.length ? ` (${mode.stats.outliers.length} out)` : ''}`, rateOf(mode)]);
+    table.push([
+      emphasise(modeLabel(mode, result)),
+      emphasise(formatMs(mode.stats.median)),
+      formatMs(mode.stats.min),
+      formatMs(mode.stats.max),
+      formatPercent(mode.stats.relativeNoise, 2),
+      `${mode.stats.n}${mode.stats.outliers.length ? ` (${mode.stats.outliers.length} out)` : ''}`,
+      rateOf(mode),
+    ]);
   }
   lines.push(table.toString());
   const overlapped = result.modes.filter((m) => m.analysis !== null);
@@ -40,14 +56,19 @@ export function renderRunTable(result: RunResult, style: Style): string {
     const confidence = analysis.speedupError === null ? 'one sample a mode: no uncertainty' : '95%';
     const which = overlapped.length > 1 ? ` (${modeLabel(mode, result)})` : '';
     const caveat = serialCaveat(mode, result);
-    lines.push(caveat?.omit ? `${style.bold(`speedup over serial${which}`)}: ${caveat.text}`
-      : `${style.bold(`speedup over serial${which}`)}: ${style.bold(formatSpeedup(analysis))} ` +
-        `(${confidence}; ${formatMs(analysis.serialMs)} → ${formatMs(mode.stats.median)}${caveat ? `; ${caveat.text}` : ''})`);
+    lines.push(
+      caveat?.omit
+        ? `${style.bold(`speedup over serial${which}`)}: ${caveat.text}`
+        : `${style.bold(`speedup over serial${which}`)}: ${style.bold(formatSpeedup(analysis))} ` +
+            `(${confidence}; ${formatMs(analysis.serialMs)} → ${formatMs(mode.stats.median)}${caveat ? `; ${caveat.text}` : ''})`,
+    );
     lines.push(boundText(mode) ?? '', ...modelLines(mode));
   }
   lines.push(...devicesLines(result), ...toolboxLines(result), ...eventCostLines(result));
   lines.push(verificationLine(result, style));
-  lines.push(`clocks: ${result.clocks.checked && result.clocks.minMHz !== null ? `SM ${result.clocks.minMHz} to ${result.clocks.maxMHz} MHz while kernels ran (NVML)` : result.clocks.note}`);
+  lines.push(
+    `clocks: ${result.clocks.checked && result.clocks.minMHz !== null ? `SM ${result.clocks.minMHz} to ${result.clocks.maxMHz} MHz while kernels ran (NVML)` : result.clocks.note}`,
+  );
   for (const note of result.notes) lines.push(`note: ${note}`);
   if (result.warnings.length) {
     lines.push('', style.yellow('Warnings:'));
@@ -64,9 +85,16 @@ function verificationLine(result: RunResult, style: Style): string {
     const mode = result.modes.find((m) => m.id === id);
     return mode ? modeLabel(mode, result) : 'overlapped';
   };
-  return `verification: ${style.red('FAILED')}\n` + v.mismatches.map((m) =>
-    `  output "${m.buffer}" of ${label(m.mode)}: first difference at element ${m.index}: serial ${m.expected}, overlapped ${m.actual}` +
-    `${m.unwritten ? ' (never written by the overlapped mode)' : ''}; ${m.differing} elements differ`).join('\n');
+  return (
+    `verification: ${style.red('FAILED')}\n` +
+    v.mismatches
+      .map(
+        (m) =>
+          `  output "${m.buffer}" of ${label(m.mode)}: first difference at element ${m.index}: serial ${m.expected}, overlapped ${m.actual}` +
+          `${m.unwritten ? ' (never written by the overlapped mode)' : ''}; ${m.differing} elements differ`,
+      )
+      .join('\n')
+  );
 }
 
 export const tableExporter: RunExporter = {
