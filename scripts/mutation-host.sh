@@ -18,6 +18,7 @@ mutate=()
 for glob in "$@"; do mutate+=(--mutate "$glob"); done
 node node_modules/@stryker-mutator/core/bin/stryker.js run "${mutate[@]}" --concurrency "$concurrency" \
   --buildCommand "node $root/node_modules/typescript/bin/tsc -p tsconfig.json" \
-  --incrementalFile "/tmp/stryker-$name.json" --reporters clear-text,json --jsonReporter.fileName "$out/$name.json" \
+  --incrementalFile "/tmp/stryker-$name.json" --reporters clear-text,json \
   > "$out/$name.log" 2>&1 || { tail -30 "$out/$name.log"; exit 1; }
+cp reports/mutation/mutation.json "$out/$name.json"
 grep -A40 'Mutation score' "$out/$name.log" | grep '|' | head -60
