@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Interrupted } from '../../src/errors.js';
 import { measureBandwidth, measurePeerBandwidth } from '../../src/measure/bandwidth.js';
+import { RepGuard } from '../../src/measure/guard.js';
 import { BANDWIDTH_PIECES, bandwidthPlan } from '../../src/plan/build.js';
 import { peerBandwidthPlan } from '../../src/plan/devices.js';
 import type { Schedule } from '../../src/plan/types.js';
@@ -39,6 +41,18 @@ describe('host-device bandwidth rows', () => {
     assert.deepEqual(tiny.schedules.map((s) => s.role.kind === 'stage' ? s.role.stage : s.role.kind).sort(),
       ['d2h', 'h2d', 'issue-cost', 'issue-cost', 'issue-cost', 'kernel', 'kernels-chunked', 'kernels-chunked', 'link', 'op-cost', 'op-cost', 'op-cost', 'overlapped', 'overlapped', 'serial']);
     assert.deepEqual(rows.map((r) => [r.direction, r.hostMemory]), [['h2d', 'pageable'], ['d2h', 'pageable'], ['bidirectional', 'pageable']]);
+  });
+});
+
+describe('an interrupt during a bandwidth probe', () => {
+  it('stops the host and the peer probes at the next rep, through the guard it was given', async () => {
+    const controller = new AbortController();
+    controller.abort('SIGINT');
+    const guard = new RepGuard({ signal: controller.signal });
+    const host = bandwidthPlan(MB, 'pinned', 0, false);
+    await assert.rejects(measureBandwidth(new FakeRunner(host.schedules, host.buffers), MB, 'pinned', 2, guard), Interrupted);
+    const peer = peerBandwidthPlan(MB, 0, 1);
+    await assert.rejects(measurePeerBandwidth(new FakeRunner(peer.schedules, peer.buffers), MB, 2, () => 'peer', guard), Interrupted);
   });
 });
 

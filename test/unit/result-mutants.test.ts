@@ -177,6 +177,18 @@ describe('the overlapped mode\'s analysis', () => {
     assert.deepEqual(headline.analysis?.model?.serialisers, []);
   });
 
+  it('tells the model when the layout\'s streams are all the per-thread default stream, so it counts them as one', () => {
+    const path = join(builtinConfigsDir(), 'balanced.yaml');
+    const text = readFileSync(path, 'utf8').replace(/pipeline:\n/, 'pipeline:\n  streamKind: per-thread-default\n');
+    const { config, locate, raw } = parseConfigText(text, path);
+    const plan = buildPlan(config, resolveKernels(config, locate));
+    assert.ok(plan.schedules.some((s) => s.streams.every((st) => st.kind === 'per-thread-default')), text);
+    const one = buildRunResult({ ...input('balanced.yaml'), config, rawConfig: raw, plan, measured: measure(plan.schedules) });
+    const model = mode(one, 'overlapped').analysis?.model;
+    assert.deepEqual(model?.serialisers, ['per-thread default stream']);
+    assert.equal(model?.ops.sync, 2, 'the start and end events of one stream, no fork or join');
+  });
+
   it('gives the model each buffer\'s role, so it counts the copies per chunk', () => {
     const parts = headline.analysis?.model?.parts;
     assert.deepEqual([parts?.h2dCopiesPerChunk, parts?.d2hCopiesPerChunk, parts?.kernelsPerChunk], [1, 1, 1]);
