@@ -88,6 +88,9 @@ describe('a traced rep on one device', () => {
     const half = timelineRep({ ...traced(overlapped), ops: traced(overlapped).ops.map((o) => (o.span.op.kind === 'host' ? { ...o, hostEndedMs: undefined } : o)) },
       kernelRangeBytes(plan), range);
     assert.equal(half.ops.some((o) => 'hostStartedMs' in o), false);
+    const otherHalf = timelineRep({ ...traced(overlapped), ops: traced(overlapped).ops.map((o) => (o.span.op.kind === 'host' ? { ...o, hostStartedMs: undefined } : o)) },
+      kernelRangeBytes(plan), range);
+    assert.equal(otherHalf.ops.some((o) => 'hostEndedMs' in o), false);
     assert.equal(spans.length, half.ops.length);
   });
 
