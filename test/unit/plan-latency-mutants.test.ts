@@ -38,6 +38,7 @@ describe('the latency mode', () => {
     assert.deepEqual(s.body.filter((o) => o.kind === 'kernel' && o.kernel === 'urgent'),
       [0, 1].map(() => ({ kind: 'kernel', stream: 'urgent', kernel: 'urgent', chunk: null, first: 0, count: 16, deviceFirst: 0 })));
     assert.deepEqual(s.probes, [{ begin: 'urgent:0:begin', end: 'urgent:0:end' }, { begin: 'urgent:1:begin', end: 'urgent:1:end' }]);
+    assert.equal(s.verify, true, 'the pipeline beside the urgent stream still writes every output');
     assert.deepEqual(s.events, [
       { id: 'start', timing: true }, { id: 'end', timing: true },
       { id: 'urgent:ready:0', timing: false }, { id: 'urgent:0:begin', timing: true }, { id: 'urgent:0:end', timing: true },
