@@ -35,8 +35,11 @@ describe('one stream per stage', () => {
       'h2d0@load', 'record loaded:0@load', 'wait loaded:0@compute', 'k0@compute', 'record computed:0@compute', 'wait computed:0@store', 'd2h0@store',
       'h2d1@load', 'record loaded:1@load', 'wait loaded:1@compute', 'k1@compute', 'record computed:1@compute', 'wait computed:1@store', 'd2h1@store',
     ]);
-    assert.deepEqual(s.events.filter((e) => /^(loaded|computed):/.test(e.id)),
-      ['loaded:0', 'computed:0', 'loaded:1', 'computed:1'].map((id) => ({ id, timing: false })));
+    assert.deepEqual(s.events, [
+      { id: 'start', timing: true }, { id: 'end', timing: true },
+      ...['loaded:0', 'computed:0', 'loaded:1', 'computed:1', 'join:compute', 'join:store'].map((id) => ({ id, timing: false })),
+    ]);
+    assert.equal(s.verify, true);
     assert.deepEqual(s.streams, ['load', 'compute', 'store'].map((id) => ({ id, kind: 'blocking', device: 0 })));
     assert.equal(s.description, '2 chunks, one stream per stage (load, compute, store), depth-first');
   });
