@@ -36,8 +36,8 @@ export interface RequestedLayout {
 export function buildPlan(config: Config, kernels: readonly PlanKernel[], options: { gate?: boolean; devices?: readonly number[] | null } = {}): Plan {
   const { chunks, streams } = config.pipeline;
   const plan = buildLayoutsPlan(config, kernels, [{ chunks, streams }], config.pipeline.orders, options);
-  const devices = options.devices ?? (config.devices === 'all' ? null : config.devices);
-  if (config.devices === 'all' && !options.devices) throw new RangeError('devices: all must be counted before planning');
+  const devices = options.devices ?? config.devices;
+  if (devices === 'all') throw new RangeError('devices: all must be counted before planning');
   return devices && devices.length > 1 ? withDevices(plan, config, devices, { gated: options.gate ?? false }) : plan;
 }
 
@@ -64,13 +64,14 @@ export function buildLayoutsPlan(
       notes.push(`${layout.chunks} chunks asked for, ${ranges.length} made: ${config.elements} elements in equal chunks of ${ranges[0]?.count ?? 0} leave no room for more.`);
     }
     if (streams < layout.streams) notes.push(`${layout.streams} streams asked for, ${streams} used: there are only ${ranges.length} chunks.`);
-    if (!made.has(`${ranges.length}x${streams}`)) made.set(`${ranges.length}x${streams}`, { ranges, streams });
+    // A layout made twice (two requests cut the same) is set again with equal ranges, keeping its first place.
+    made.set(`${ranges.length}x${streams}`, { ranges, streams });
   }
   const [first] = made.values();
   if (!first) throw new RangeError('a plan needs at least one layout');
   const ring = ringOf(config, first.ranges);
   const shape: PipelineShape = { ...pipelineShape(config, kernels, gated), ring: ring ? { ring, ranges: first.ranges } : null };
-  const requested = layouts[0] ?? { chunks: 1, streams: 1 };
+  const requested = layouts[0] as RequestedLayout; // not empty: `made` is not
   if (topology === 'stage-per-stream' && requested.streams !== 3) {
     notes.push(`stage-per-stream uses three streams (load, compute, store); pipeline.streams ${requested.streams} is not used.`);
   }

@@ -22,10 +22,10 @@ export function resolvePriority(spec: PrioritySpec, range: PriorityRange): numbe
 export function checkPriorities(plan: Pick<Plan, 'schedules'>, range: PriorityRange, device: number): void {
   for (const schedule of plan.schedules) {
     for (const stream of schedule.streams) {
-      const level = stream.priority?.level;
-      if (typeof level !== 'number' || (level >= range.greatest && level <= range.least)) continue;
+      const { priority } = stream;
+      if (typeof priority?.level !== 'number' || (priority.level >= range.greatest && priority.level <= range.least)) continue;
       throw new UsageError(
-        `${stream.priority?.where}: stream priority ${level} is outside device ${device}'s range, ` + `${range.greatest} (highest) to ${range.least} (lowest).`,
+        `${priority.where}: stream priority ${priority.level} is outside device ${device}'s range, ` + `${range.greatest} (highest) to ${range.least} (lowest).`,
         { hint: 'Use a number in that range, or high or low.' },
       );
     }

@@ -211,15 +211,14 @@ export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkR
     for (const r of ranges) body.push(...storeOps(shape, r, streamOf(r), r.index));
   }
   const ring = shape.ring ? withRingReuse(body, shape.ring.ring.slots) : { body, events: [] };
-  const variant = moved && { chunk: moved.chunk, op: moved.op };
   const layout: OverlapLayout = {
     chunks: ranges.length,
     streams,
     order,
     topology: 'chunk-per-stream',
     ...layoutVariant(shape),
-    ...(variant && moved?.stream === 'legacy' ? { legacyOp: variant } : {}),
-    ...(variant && moved?.stream === 'per-thread' ? { perThreadOp: variant } : {}),
+    ...(moved?.stream === 'legacy' ? { legacyOp: { chunk: moved.chunk, op: moved.op } } : {}),
+    ...(moved?.stream === 'per-thread' ? { perThreadOp: { chunk: moved.chunk, op: moved.op } } : {}),
   };
   const defaultStream = moved ? DEFAULT_STREAM_SPECS[moved.stream] : null;
   return timedSchedule({
@@ -227,7 +226,7 @@ export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkR
     device: shape.device,
     description:
       `${ranges.length} chunks over ${streams} streams, ${order}${ringNote(shape)}${shape.host ? `, host ${shape.host} after each D2H` : ''}` +
-      (moved && defaultStream ? `, chunk ${moved.chunk}'s ${moved.op === 'h2d' ? 'loads' : 'kernel'} on ${defaultStream.name}` : ''),
+      (moved ? `, chunk ${moved.chunk}'s ${moved.op === 'h2d' ? 'loads' : 'kernel'} on ${DEFAULT_STREAM_SPECS[moved.stream].name}` : ''),
     streams: [...makeStreams(streams, shape.streamKind, shape.device), ...(defaultStream ? [{ id: d, kind: defaultStream.kind, device: shape.device }] : [])],
     body: ring.body,
     ranges,

@@ -7,13 +7,26 @@ import { explainGap, topCause } from '../../src/measure/gap.js';
 // The workload's floor (floor.ts) and the causes of the gap (gap.ts) at the edges mutation testing found unpinned:
 // the range searched, ties, the serial run as the floor, and which cause is the top one.
 
-const close = (actual: number | null, expected: number, what = '') =>
-  assert.ok(actual !== null && Math.abs(actual - expected) < 1e-12, `${what} ${actual} ≠ ${expected}`);
+const close = (actual: number | null, expected: number, what = '') => assert.ok(actual !== null && Math.abs(actual - expected) < 1e-12, `${what} ${actual} ≠ ${expected}`);
 
 const parts: DeviceParts = {
-  h2dMs: 4, d2hMs: 6, kernelWholeMs: 3, h2dBytes: 400, d2hBytes: 600,
-  h2dCopiesPerChunk: 2, d2hCopiesPerChunk: 1, kernelsPerChunk: 2, linkMs: 8, linkPieces: 4, copyEngines: 2,
-  h2dOpMs: 0.01, d2hOpMs: 0.02, launchOpMs: 0.005, hostCopyMs: 0.003, hostLaunchMs: 0.004, gated: false,
+  h2dMs: 4,
+  d2hMs: 6,
+  kernelWholeMs: 3,
+  h2dBytes: 400,
+  d2hBytes: 600,
+  h2dCopiesPerChunk: 2,
+  d2hCopiesPerChunk: 1,
+  kernelsPerChunk: 2,
+  linkMs: 8,
+  linkPieces: 4,
+  copyEngines: 2,
+  h2dOpMs: 0.01,
+  d2hOpMs: 0.02,
+  launchOpMs: 0.005,
+  hostCopyMs: 0.003,
+  hostLaunchMs: 0.004,
+  gated: false,
 };
 const measured: LayoutShape = { chunks: 8, streams: 2, issue: 'stream', kernelsChunkedMs: null };
 
@@ -28,7 +41,7 @@ describe('the chunk counts the floor is searched over', () => {
   });
 });
 
-describe('the workload\'s floor', () => {
+describe("the workload's floor", () => {
   it('tries no more streams than chunks: one chunk is one stream', () => {
     const one = workloadFloor(parts, measured, 1);
     assert.deepEqual([one.chunks, one.streams], [1, 1]);
@@ -59,7 +72,7 @@ describe('the workload\'s floor', () => {
 describe('the measured layout at other counts', () => {
   const chunked: LayoutShape = { chunks: 8, streams: 4, issue: 'stream', kernelsChunkedMs: 10 };
 
-  it('keeps the kernels\' chunked time at the very layout that measured it, and none where none was measured', () => {
+  it("keeps the kernels' chunked time at the very layout that measured it, and none where none was measured", () => {
     assert.deepEqual(predictedShape(parts, chunked, 8, 4), chunked);
     assert.deepEqual(predictedShape(parts, measured, 16, 4), { chunks: 16, streams: 4, issue: 'stream', kernelsChunkedMs: null });
   });
@@ -69,7 +82,7 @@ describe('the measured layout at other counts', () => {
     close(predictedShape(parts, chunked, 8, 2).kernelsChunkedMs, 3 + 7 * 2 * 0.005);
   });
 
-  it('adds or saves each chunk\'s launches when stream-issued, and nothing for a graph replay', () => {
+  it("adds or saves each chunk's launches when stream-issued, and nothing for a graph replay", () => {
     const low: LayoutShape = { ...chunked, kernelsChunkedMs: 2 };
     close(predictedShape(parts, low, 12, 4).kernelsChunkedMs, 2 + 4 * 2 * 0.005);
     close(predictedShape(parts, { ...low, issue: 'graph' }, 12, 4).kernelsChunkedMs, 2);
@@ -81,13 +94,35 @@ describe('the causes of the gap', () => {
   const bound = { term: 'link' as const, steadyMs: 5, perOpMs: 0, fillDrainMs: 1, ms: 6, terms: [] };
 
   it('leaves out a cause that explains none of the time', () => {
-    assert.deepEqual(explainGap(6, bound, 4), [{ cause: 'shared link', ms: 1 }, { cause: 'fill and drain', ms: 1 }]);
+    assert.deepEqual(explainGap(6, bound, 4), [
+      { cause: 'shared link', ms: 1 },
+      { cause: 'fill and drain', ms: 1 },
+    ]);
   });
 
   it('names the largest positive part, the first of equals, and none when nothing was lost', () => {
-    assert.deepEqual(topCause([{ cause: 'per-op cost', ms: 1 }, { cause: 'host issue', ms: 3 }, { cause: 'shared link', ms: 2 }]), { cause: 'host issue', ms: 3 });
-    assert.deepEqual(topCause([{ cause: 'per-op cost', ms: 2 }, { cause: 'host issue', ms: 2 }]), { cause: 'per-op cost', ms: 2 });
-    assert.equal(topCause([{ cause: 'per-op cost', ms: 0 }, { cause: 'host issue', ms: -1 }]), null);
+    assert.deepEqual(
+      topCause([
+        { cause: 'per-op cost', ms: 1 },
+        { cause: 'host issue', ms: 3 },
+        { cause: 'shared link', ms: 2 },
+      ]),
+      { cause: 'host issue', ms: 3 },
+    );
+    assert.deepEqual(
+      topCause([
+        { cause: 'per-op cost', ms: 2 },
+        { cause: 'host issue', ms: 2 },
+      ]),
+      { cause: 'per-op cost', ms: 2 },
+    );
+    assert.equal(
+      topCause([
+        { cause: 'per-op cost', ms: 0 },
+        { cause: 'host issue', ms: -1 },
+      ]),
+      null,
+    );
     assert.equal(topCause([]), null);
   });
 });

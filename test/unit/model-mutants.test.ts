@@ -19,8 +19,20 @@ let ids = 0;
 function mode(role: ModeRole, samplesMs: number[], extra: Partial<ModeResult> = {}): ModeResult {
   ids += 1;
   return {
-    id: `m${ids}`, role, device: 0, description: '', bytes: { h2d: 0, d2h: 0 }, samplesMs, hostIssueMs: [], stats: summarize(samplesMs),
-    stoppedBy: 'noise-stable', elapsedMs: 1, gateTimeouts: 0, smClockMHz: null, analysis: null, ...extra,
+    id: `m${ids}`,
+    role,
+    device: 0,
+    description: '',
+    bytes: { h2d: 0, d2h: 0 },
+    samplesMs,
+    hostIssueMs: [],
+    stats: summarize(samplesMs),
+    stoppedBy: 'noise-stable',
+    elapsedMs: 1,
+    gateTimeouts: 0,
+    smClockMHz: null,
+    analysis: null,
+    ...extra,
   } as ModeResult;
 }
 
@@ -28,22 +40,25 @@ const facts: PipelineFacts = { buffers: [{ role: 'in' }, { role: 'out' }], kerne
 const layout = (chunks: number, streams: number, issue?: 'graph') =>
   ({ chunks, streams, order: 'depth-first', topology: 'chunk-per-stream', ...(issue ? { issue } : {}) }) as Extract<ModeRole, { kind: 'overlapped' }>['layout'];
 
-describe('the device\'s parts', () => {
+describe("the device's parts", () => {
   it('takes each stage and the link at its fastest rep, with the bytes each stage copied and every kernel stage added up', () => {
-    const parts = deviceParts([
-      mode({ kind: 'stage', stage: 'd2h' }, [3, 2.5], { bytes: { h2d: 0, d2h: 700 } }),
-      mode({ kind: 'stage', stage: 'h2d' }, [4, 3.5], { bytes: { h2d: 900, d2h: 0 } }),
-      mode({ kind: 'stage', stage: 'kernel', kernel: 'a' }, [1.5, 1]),
-      mode({ kind: 'stage', stage: 'kernel', kernel: 'b' }, [2, 2.25]),
-      mode({ kind: 'link', copiesPerDirection: 16, streamsPerDirection: 2 }, [5, 4.5]),
-    ], facts, 100);
-    assert.deepEqual([parts.h2dMs, parts.d2hMs, parts.kernelWholeMs, parts.h2dBytes, parts.d2hBytes, parts.linkMs, parts.linkPieces],
-      [3.5, 2.5, 3, 900, 700, 4.5, 16]);
+    const parts = deviceParts(
+      [
+        mode({ kind: 'stage', stage: 'd2h' }, [3, 2.5], { bytes: { h2d: 0, d2h: 700 } }),
+        mode({ kind: 'stage', stage: 'h2d' }, [4, 3.5], { bytes: { h2d: 900, d2h: 0 } }),
+        mode({ kind: 'stage', stage: 'kernel', kernel: 'a' }, [1.5, 1]),
+        mode({ kind: 'stage', stage: 'kernel', kernel: 'b' }, [2, 2.25]),
+        mode({ kind: 'link', copiesPerDirection: 16, streamsPerDirection: 2 }, [5, 4.5]),
+      ],
+      facts,
+      100,
+    );
+    assert.deepEqual([parts.h2dMs, parts.d2hMs, parts.kernelWholeMs, parts.h2dBytes, parts.d2hBytes, parts.linkMs, parts.linkPieces], [3.5, 2.5, 3, 900, 700, 4.5, 16]);
     const none = deviceParts([], facts, 100);
     assert.deepEqual([none.h2dMs, none.kernelWholeMs, none.h2dBytes, none.d2hBytes, none.linkMs, none.linkPieces], [0, 0, 0, 0, null, 0]);
   });
 
-  it('counts a chunk\'s copies each way from the buffers\' roles, an inout buffer both ways', () => {
+  it("counts a chunk's copies each way from the buffers' roles, an inout buffer both ways", () => {
     const parts = deviceParts([], { ...facts, buffers: [{ role: 'in' }, { role: 'inout' }, { role: 'out' }, { role: 'scratch' }, { role: 'in' }], kernels: 3, gated: true }, 100);
     assert.deepEqual([parts.h2dCopiesPerChunk, parts.d2hCopiesPerChunk, parts.kernelsPerChunk, parts.copyEngines, parts.gated], [3, 2, 3, 2, true]);
   });
@@ -68,18 +83,26 @@ describe('the device\'s parts', () => {
   it('takes the host cost of a sync op from the cheapest record or wait batch, never a launch or copy batch', () => {
     const batch = (op: 'launch' | 'copy' | 'wait' | 'record-timing', hostMs: number[]) =>
       mode({ kind: 'issue-cost', op }, [1], { hostIssueMs: hostMs, issueCost: { opsPerRep: 100, hostUsPerOp: 0 } });
-    const parts = deviceParts([
-      batch('launch', [0.05]), batch('copy', [0.01]), batch('record-timing', [0.3]), batch('wait', [0.2, 0.1]),
-      mode({ kind: 'serial' }, [1], { hostIssueMs: [0.001], issueCost: { opsPerRep: 100, hostUsPerOp: 0 } }),
-      mode({ kind: 'issue-cost', op: 'wait' }, [1], { hostIssueMs: [0.001] }),
-      mode({ kind: 'issue-cost', op: 'wait' }, [1], { hostIssueMs: [], issueCost: { opsPerRep: 100, hostUsPerOp: 0 } }),
-    ], facts, 100);
+    const parts = deviceParts(
+      [
+        batch('launch', [0.05]),
+        batch('copy', [0.01]),
+        batch('record-timing', [0.3]),
+        batch('wait', [0.2, 0.1]),
+        mode({ kind: 'serial' }, [1], { hostIssueMs: [0.001], issueCost: { opsPerRep: 100, hostUsPerOp: 0 } }),
+        mode({ kind: 'issue-cost', op: 'wait' }, [1], { hostIssueMs: [0.001] }),
+        mode({ kind: 'issue-cost', op: 'wait' }, [1], { hostIssueMs: [], issueCost: { opsPerRep: 100, hostUsPerOp: 0 } }),
+      ],
+      facts,
+      100,
+    );
     close(parts.hostSyncMs, 0.001);
     assert.equal(deviceParts([batch('launch', [0.05])], facts, 100).hostSyncMs, 0);
   });
 
   it('takes a lower per-op host cost from the loops measured apart: the kernels chunked stream-issued and the link', () => {
-    const chunked = (l: Extract<ModeRole, { kind: 'overlapped' }>['layout'], hostMs: number) => mode({ kind: 'kernels-chunked', layout: l }, [1], { hostIssueMs: [hostMs, hostMs * 2] });
+    const chunked = (l: Extract<ModeRole, { kind: 'overlapped' }>['layout'], hostMs: number) =>
+      mode({ kind: 'kernels-chunked', layout: l }, [1], { hostIssueMs: [hostMs, hostMs * 2] });
     const modes = [
       mode({ kind: 'op-cost', op: 'launch' }, [0.3], { hostIssueMs: [0.5] }),
       mode({ kind: 'op-cost', op: 'h2d' }, [0.3], { hostIssueMs: [0.5] }),
@@ -90,7 +113,7 @@ describe('the device\'s parts', () => {
     ];
     const parts = deviceParts(modes, { ...facts, kernels: 2 }, 100);
     close(parts.hostLaunchMs, 0.08 / (16 * 2 + syncOps(4)), 'launches and syncs of the 16 × 4 loop');
-    close(parts.hostCopyMs, 0.1 / (16 * 2 + syncOps(4)), 'the link\'s copies for 2 buffers and its syncs');
+    close(parts.hostCopyMs, 0.1 / (16 * 2 + syncOps(4)), "the link's copies for 2 buffers and its syncs");
     const noKernels = deviceParts(modes, { ...facts, kernels: 0, buffers: [] }, 100);
     close(noKernels.hostLaunchMs, 0.005);
     close(noKernels.hostCopyMs, 0.005);
@@ -121,7 +144,16 @@ describe('streams that serialise', () => {
 describe('the model of one overlapped mode', () => {
   const r = makeResult();
   const overlapped = r.modes.find((m) => m.role.kind === 'overlapped') as ModeResult;
-  const balanced: PipelineFacts = { buffers: [{ role: 'in', hostMemory: 'pinned' }, { role: 'out', hostMemory: 'pinned' }], kernels: 1, copyEngines: 3, gated: false, maxChunks: 4096 };
+  const balanced: PipelineFacts = {
+    buffers: [
+      { role: 'in', hostMemory: 'pinned' },
+      { role: 'out', hostMemory: 'pinned' },
+    ],
+    kernels: 1,
+    copyEngines: 3,
+    gated: false,
+    maxChunks: 4096,
+  };
   const analyse = (modes: readonly ModeResult[], streams: Parameters<typeof modelAnalysis>[4] = null, m = overlapped) => modelAnalysis(m, modes, balanced, 200, streams);
 
   it('builds the bound, floor and ideal from the other modes of its device, at its own layout', () => {
@@ -147,9 +179,16 @@ describe('the model of one overlapped mode', () => {
     const base = analyse(r.modes);
     const elsewhere = r.modes.map((m) => ({ ...m, id: `${m.id}@1`, device: 1, samplesMs: m.samplesMs.map((v) => v / 10), hostIssueMs: [0.0001] }));
     assert.deepEqual(analyse([...elsewhere, ...r.modes]), base);
-    const fastTwin = { ...overlapped, role: { kind: 'kernels-chunked' as const, layout: (overlapped.role as Extract<ModeRole, { kind: 'overlapped' }>).layout }, samplesMs: [0.001] };
-    assert.deepEqual(analyse([fastTwin, ...r.modes.filter((m) => m.role.kind !== 'kernels-chunked')])?.model.kernelsChunkedMs, null,
-      'the bounded mode\'s own samples never enter its model');
+    const fastTwin = {
+      ...overlapped,
+      role: { kind: 'kernels-chunked' as const, layout: (overlapped.role as Extract<ModeRole, { kind: 'overlapped' }>).layout },
+      samplesMs: [0.001],
+    };
+    assert.deepEqual(
+      analyse([fastTwin, ...r.modes.filter((m) => m.role.kind !== 'kernels-chunked')])?.model.kernelsChunkedMs,
+      null,
+      "the bounded mode's own samples never enter its model",
+    );
   });
 
   it('takes the kernels chunked with its chunks, streams and issue, and no other', () => {
@@ -163,7 +202,7 @@ describe('the model of one overlapped mode', () => {
     assert.equal(analyse([...others, ...r.modes.filter((m) => m.role.kind !== 'kernels-chunked')])?.model.kernelsChunkedMs, 2.75);
   });
 
-  it('counts streams that are all one stream as one, and a stage-per-stream layout\'s chunks as independent', () => {
+  it("counts streams that are all one stream as one, and a stage-per-stream layout's chunks as independent", () => {
     const got = analyse(r.modes, { kinds: ['legacy-default', 'legacy-default', 'legacy-default', 'legacy-default'], legacyOp: false });
     assert.ok(got);
     const own = (overlapped.role as Extract<ModeRole, { kind: 'overlapped' }>).layout;

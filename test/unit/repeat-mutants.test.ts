@@ -51,7 +51,7 @@ describe('a measured mode', () => {
     assert.deepEqual(m.hostIssueMs, [0.01, 0.01, 0.01, 0.01]);
   });
 
-  it('records a graph\'s setup cost where the runner has one, and the host time its timed reps took', async () => {
+  it("records a graph's setup cost where the runner has one, and the host time its timed reps took", async () => {
     const setup = { captureMs: 2, instantiateMs: 0.5 };
     const m = await measureSchedule(new ScriptedRunner({ setup }), serial, fixed);
     assert.deepEqual(m.setup, setup);
@@ -72,7 +72,10 @@ describe('a measured mode', () => {
 
 describe('verification', () => {
   it('is skipped, with no mismatches, without a verified schedule or with verify off', async () => {
-    const none = new FakeRunner(plan.schedules.map((s) => ({ ...s, verify: false })), plan.buffers);
+    const none = new FakeRunner(
+      plan.schedules.map((s) => ({ ...s, verify: false })),
+      plan.buffers,
+    );
     assert.deepEqual(await verifySchedules(none, true), { status: 'skipped', mismatches: [] });
     assert.deepEqual(await verifySchedules(new FakeRunner(plan.schedules, plan.buffers), false), { status: 'skipped', mismatches: [] });
   });
@@ -98,6 +101,9 @@ describe('verification', () => {
     const v = await verifySchedules(runner, true);
     assert.equal(v.status, 'failed');
     const overlapped = plan.schedules.filter((s) => s.verify && s.role.kind === 'overlapped').map((s) => s.id);
-    assert.deepEqual(v.mismatches.map((m) => [m.mode, m.buffer, m.index, m.differing]), overlapped.map((id) => [id, y.name, 9, 2]));
+    assert.deepEqual(
+      v.mismatches.map((m) => [m.mode, m.buffer, m.index, m.differing]),
+      overlapped.map((id) => [id, y.name, 9, 2]),
+    );
   });
 });

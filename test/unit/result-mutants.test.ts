@@ -30,11 +30,16 @@ function planned(file: string, devices?: readonly number[]) {
 /** Three reps per mode around a median chosen by what the mode is; the fastest rep 4% under it. */
 function medianOf(role: ModeRole): number {
   switch (role.kind) {
-    case 'serial': return 12;
-    case 'overlapped': return 6;
-    case 'stage': return role.stage === 'kernel' ? 3 : 4;
-    case 'link': return 5;
-    default: return 1;
+    case 'serial':
+      return 12;
+    case 'overlapped':
+      return 6;
+    case 'stage':
+      return role.stage === 'kernel' ? 3 : 4;
+    case 'link':
+      return 5;
+    default:
+      return 1;
   }
 }
 const three = (median: number) => [median, median * 0.96, median * 1.02];
@@ -51,9 +56,15 @@ function measure(schedules: readonly Schedule[], m: Measure = {}): MeasuredSched
   return schedules.map((schedule) => {
     const probeMs = m.probes?.(schedule);
     return {
-      schedule, gpuMs: m.samples?.(schedule) ?? three(medianOf(schedule.role)), hostIssueMs: m.hostIssueMs?.(schedule) ?? [0.3, 0.2, 0.4],
-      stoppedBy: 'noise-stable', elapsedMs: 50, smClockMHz: m.clock?.(schedule) ?? [], gateTimeouts: 0,
-      ...(probeMs ? { probeMs } : {}), ...(m.setup ? { setup: m.setup(schedule) } : {}),
+      schedule,
+      gpuMs: m.samples?.(schedule) ?? three(medianOf(schedule.role)),
+      hostIssueMs: m.hostIssueMs?.(schedule) ?? [0.3, 0.2, 0.4],
+      stoppedBy: 'noise-stable',
+      elapsedMs: 50,
+      smClockMHz: m.clock?.(schedule) ?? [],
+      gateTimeouts: 0,
+      ...(probeMs ? { probeMs } : {}),
+      ...(m.setup ? { setup: m.setup(schedule) } : {}),
     };
   });
 }
@@ -62,11 +73,23 @@ function input(file: string, over: Partial<RunResultInput> & { measure?: Measure
   const { config, raw, plan } = planned(file, over.on);
   const { measure: m, on: _on, ...rest } = over;
   return {
-    toolVersion: '0.1.0', run: { hostname: 'gpu-host', rank: null, localRank: null, size: null, jobId: null, launcher: null },
-    config, configHash: 'hash', rawConfig: raw, plan, devices: [H100, { ...H100, index: 1 }], traced: [], createdAt: '2026-11-24T00:00:00.000Z',
+    toolVersion: '0.1.0',
+    run: { hostname: 'gpu-host', rank: null, localRank: null, size: null, jobId: null, launcher: null },
+    config,
+    configHash: 'hash',
+    rawConfig: raw,
+    plan,
+    devices: [H100, { ...H100, index: 1 }],
+    traced: [],
+    createdAt: '2026-11-24T00:00:00.000Z',
     software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: [], cudartPath: 'libcudart.so.13', nvrtcPath: null },
-    compiles: [], policy: DEFAULT_POLICY, gate: false, clockUnavailable: null, measured: measure(plan.schedules, m),
-    verification: { status: 'passed', mismatches: [] }, ...rest,
+    compiles: [],
+    policy: DEFAULT_POLICY,
+    gate: false,
+    clockUnavailable: null,
+    measured: measure(plan.schedules, m),
+    verification: { status: 'passed', mismatches: [] },
+    ...rest,
   };
 }
 
@@ -97,7 +120,7 @@ describe('a mode as the Result records it', () => {
     assert.equal(mode(r, 'overlapped').smClockMHz, null);
   });
 
-  it('records a graph\'s capture and instantiation only for a mode replayed as a graph', () => {
+  it("records a graph's capture and instantiation only for a mode replayed as a graph", () => {
     const r = buildRunResult(input('balanced.yaml', { measure: { setup: (s) => (s.role.kind === 'overlapped' ? { captureMs: 1.5, instantiateMs: 0.25 } : null) } }));
     assert.deepEqual(mode(r, 'overlapped').graph, { captureMs: 1.5, instantiateMs: 0.25 });
     assert.equal('graph' in mode(r, 'serial'), false);
@@ -114,7 +137,7 @@ describe('a mode as the Result records it', () => {
     assert.equal(mode(silent, 'issue-cost').issueCost, undefined, 'no issue time, no cost per op');
   });
 
-  it('turns a latency mode\'s probes into its latency statistics and a split\'s into each device\'s times', () => {
+  it("turns a latency mode's probes into its latency statistics and a split's into each device's times", () => {
     const r = buildRunResult(input('priorities.yaml', { measure: { probes: (s) => (s.role.kind === 'latency' ? [0.05, 0.01, 0.03, 0.02] : undefined) } }));
     const latency = mode(r, 'latency');
     assert.deepEqual(latency.latency, { n: 4, medianMs: 0.025, p99Ms: 0.05, maxMs: 0.05 });
@@ -122,19 +145,22 @@ describe('a mode as the Result records it', () => {
     assert.equal(mode(r, 'serial').latency, undefined);
     const split = buildRunResult(input('balanced.yaml', { on: [0, 1], measure: { probes: (s) => (s.probes?.length ? [3, 2.5, 3.2, 2.4, 2.9, 2.6] : undefined) } }));
     const together = mode(split, 'split', (m) => m.role.kind === 'split' && m.role.alone === undefined);
-    assert.deepEqual(together.perDevice, [{ device: 0, samplesMs: [3, 3.2, 2.9], medianMs: 3 }, { device: 1, samplesMs: [2.5, 2.4, 2.6], medianMs: 2.5 }]);
+    assert.deepEqual(together.perDevice, [
+      { device: 0, samplesMs: [3, 3.2, 2.9], medianMs: 3 },
+      { device: 1, samplesMs: [2.5, 2.4, 2.6], medianMs: 2.5 },
+    ]);
     assert.equal(together.latency, undefined);
   });
 });
 
-describe('the overlapped mode\'s analysis', () => {
+describe("the overlapped mode's analysis", () => {
   const r = buildRunResult(input('balanced.yaml'));
   const { plan } = planned('balanced.yaml');
   const overlapped = plan.schedules.find((s) => s.role.kind === 'overlapped') as Schedule;
   const headline = mode(r, 'overlapped');
   const facts = { buffers: plan.buffers.map((b) => ({ role: b.role, hostMemory: b.hostMemory })), kernels: 1, copyEngines: 3, gated: false, maxChunks: 1024 };
 
-  it('takes the speedup against the serial median, its error from both modes\' spread, and the link at its fastest rep', () => {
+  it("takes the speedup against the serial median, its error from both modes' spread, and the link at its fastest rep", () => {
     const a = headline.analysis;
     assert.ok(a);
     assert.equal(a.serialMs, 12);
@@ -157,10 +183,18 @@ describe('the overlapped mode\'s analysis', () => {
     }
   });
 
-  it('uses only its own device\'s serial and link, and has none without a serial there', () => {
+  it("uses only its own device's serial and link, and has none without a serial there", () => {
     const elsewhere = (kind: string) => r.modes.map((m) => (m.role.kind === kind ? { ...m, device: 1 } : m));
     assert.equal(overlapAnalysis(headline, overlapped, elsewhere('serial'), facts), null);
-    assert.equal(overlapAnalysis(headline, overlapped, r.modes.filter((m) => m.role.kind !== 'serial'), facts), null);
+    assert.equal(
+      overlapAnalysis(
+        headline,
+        overlapped,
+        r.modes.filter((m) => m.role.kind !== 'serial'),
+        facts,
+      ),
+      null,
+    );
     assert.equal(overlapAnalysis(headline, overlapped, elsewhere('link'), facts)?.bound.linkGbPerSecond, null);
     assert.equal(overlapAnalysis(mode(r, 'serial'), overlapped, r.modes, facts), null, 'only an overlapped mode is analysed');
   });
@@ -169,27 +203,35 @@ describe('the overlapped mode\'s analysis', () => {
     assert.equal(overlapAnalysis(headline, { ...overlapped, ranges: [] }, r.modes, facts)?.chunkElements, 0);
   });
 
-  it('tells the model what the layout\'s own streams are, so a legacy-stream op is named as a serialiser', () => {
+  it("tells the model what the layout's own streams are, so a legacy-stream op is named as a serialiser", () => {
     const legacy = buildRunResult(input('legacy-default.yaml'));
     const withOp = legacy.modes.filter((m) => m.role.kind === 'overlapped');
-    assert.deepEqual(withOp.map((m) => [m.role.kind === 'overlapped' && m.role.layout.legacyOp !== undefined, m.analysis?.model?.serialisers]),
-      [[false, []], [true, ['legacy default stream']]]);
+    assert.deepEqual(
+      withOp.map((m) => [m.role.kind === 'overlapped' && m.role.layout.legacyOp !== undefined, m.analysis?.model?.serialisers]),
+      [
+        [false, []],
+        [true, ['legacy default stream']],
+      ],
+    );
     assert.deepEqual(headline.analysis?.model?.serialisers, []);
   });
 
-  it('tells the model when the layout\'s streams are all the per-thread default stream, so it counts them as one', () => {
+  it("tells the model when the layout's streams are all the per-thread default stream, so it counts them as one", () => {
     const path = join(builtinConfigsDir(), 'balanced.yaml');
     const text = readFileSync(path, 'utf8').replace(/pipeline:\n/, 'pipeline:\n  streamKind: per-thread-default\n');
     const { config, locate, raw } = parseConfigText(text, path);
     const plan = buildPlan(config, resolveKernels(config, locate));
-    assert.ok(plan.schedules.some((s) => s.streams.every((st) => st.kind === 'per-thread-default')), text);
+    assert.ok(
+      plan.schedules.some((s) => s.streams.every((st) => st.kind === 'per-thread-default')),
+      text,
+    );
     const one = buildRunResult({ ...input('balanced.yaml'), config, rawConfig: raw, plan, measured: measure(plan.schedules) });
     const model = mode(one, 'overlapped').analysis?.model;
     assert.deepEqual(model?.serialisers, ['per-thread default stream']);
     assert.equal(model?.ops.sync, 2, 'the start and end events of one stream, no fork or join');
   });
 
-  it('gives the model each buffer\'s role, so it counts the copies per chunk', () => {
+  it("gives the model each buffer's role, so it counts the copies per chunk", () => {
     const parts = headline.analysis?.model?.parts;
     assert.deepEqual([parts?.h2dCopiesPerChunk, parts?.d2hCopiesPerChunk, parts?.kernelsPerChunk], [1, 1, 1]);
   });
@@ -204,8 +246,16 @@ describe('the Result of a run', () => {
   });
 
   it('reads the clock range from modes that run kernels only: not the link, not a copy stage', () => {
-    const clock = (s: Schedule) => (s.role.kind === 'link' ? [900] : s.role.kind === 'stage' && s.role.stage !== 'kernel' ? [1000, 2100]
-      : s.role.kind === 'stage' ? [1700] : s.role.kind === 'serial' ? [1980, 1800] : []);
+    const clock = (s: Schedule) =>
+      s.role.kind === 'link'
+        ? [900]
+        : s.role.kind === 'stage' && s.role.stage !== 'kernel'
+          ? [1000, 2100]
+          : s.role.kind === 'stage'
+            ? [1700]
+            : s.role.kind === 'serial'
+              ? [1980, 1800]
+              : [];
     const r = buildRunResult(input('balanced.yaml', { measure: { clock } }));
     assert.deepEqual(r.clocks, { checked: true, note: 'SM clock read through NVML between reps', minMHz: 1700, maxMHz: 1980, sharing: r.clocks.sharing });
     const none = buildRunResult(input('balanced.yaml'));
@@ -225,15 +275,26 @@ describe('the Result of a run', () => {
       { label: 'fma', cached: true, ms: 1.5, arch: 'sm_90a', nvrtc: '13.1' },
     ];
     const r = buildRunResult(input('priorities.yaml', { compiles }));
-    assert.deepEqual(r.buffers.map((b) => [b.name, b.hostMemory]), [['input', 'pinned'], ['output', 'pinned'], ['probe', 'device-only']]);
-    assert.deepEqual(r.kernels.map((k) => [k.label, k.compile]), [
-      ['fma', { cached: true, ms: 1.5, arch: 'sm_90a', nvrtc: '13.1' }], ['small', { cached: false, ms: 40, arch: 'sm_90', nvrtc: '13.0' }],
-    ]);
+    assert.deepEqual(
+      r.buffers.map((b) => [b.name, b.hostMemory]),
+      [
+        ['input', 'pinned'],
+        ['output', 'pinned'],
+        ['probe', 'device-only'],
+      ],
+    );
+    assert.deepEqual(
+      r.kernels.map((k) => [k.label, k.compile]),
+      [
+        ['fma', { cached: true, ms: 1.5, arch: 'sm_90a', nvrtc: '13.1' }],
+        ['small', { cached: false, ms: 40, arch: 'sm_90', nvrtc: '13.0' }],
+      ],
+    );
     const uncompiled = buildRunResult(input('priorities.yaml'));
     assert.deepEqual(uncompiled.kernels[0]?.compile, { cached: false, ms: 0, arch: '', nvrtc: '' });
   });
 
-  it('records device memory, the timeline and the plan\'s notes only where there are some', () => {
+  it("records device memory, the timeline and the plan's notes only where there are some", () => {
     const traced = [{ mode: 'm', device: 0, issueMs: 0.1, totalMs: 1, streams: [], ops: [] }];
     const r = buildRunResult(input('ring-8gib.yaml', { deviceMemory: { askedBytes: 100, measuredBytes: 120 }, traced }));
     const { plan } = planned('ring-8gib.yaml');
@@ -249,7 +310,7 @@ describe('the Result of a run', () => {
     assert.ok(noted.notes.length > 0);
   });
 
-  it('adds the split\'s scaling, with the ops it issued, and the peer paths, only for a run over devices', () => {
+  it("adds the split's scaling, with the ops it issued, and the peer paths, only for a run over devices", () => {
     const peers = [{ from: 0, to: 1, path: 'peer' as const }];
     const i = input('balanced.yaml', { on: [0, 1], peers, measure: { probes: (s) => (s.probes?.length ? [3, 2.5, 3.2, 2.4, 2.9, 2.6] : undefined) } });
     const r = buildRunResult(i);

@@ -16,8 +16,7 @@ import type { TimelineOp } from '../../src/result/schema.js';
 // only by GPU and CLI tests: every op's kind, bytes and times, the streams' priorities, and CUPTI's engine times put
 // on the events' clock.
 
-const close = (actual: number | undefined, expected: number, what = '') =>
-  assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
+const close = (actual: number | undefined, expected: number, what = '') => assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
 
 function planned(file: string): Plan {
   const path = join(builtinConfigsDir(), file);
@@ -28,9 +27,14 @@ function planned(file: string): Plan {
 /** Op i of the traced schedule ran from 0.1·i ms for 0.05 ms, issued at i µs; host ops ran on the JS thread 1 ms later. */
 function traced(schedule: Schedule, extra: Partial<TracedRepTiming> = {}, hostTimes = true): TracedRepTiming {
   return {
-    schedule, totalMs: 9, issueMs: 0.4,
+    schedule,
+    totalMs: 9,
+    issueMs: 0.4,
     ops: traceSchedule(schedule).spans.map((span, i) => ({
-      span, startMs: 0.1 * i, endMs: 0.1 * i + 0.05, issuedMs: 0.001 * i,
+      span,
+      startMs: 0.1 * i,
+      endMs: 0.1 * i + 0.05,
+      issuedMs: 0.001 * i,
       ...(hostTimes && span.op.kind === 'host' ? { hostStartedMs: 1 + 0.1 * i, hostEndedMs: 1.02 + 0.1 * i } : {}),
     })),
     ...extra,
@@ -39,11 +43,14 @@ function traced(schedule: Schedule, extra: Partial<TracedRepTiming> = {}, hostTi
 
 const range = { least: 0, greatest: -5 };
 
-describe('a kernel\'s bytes on the timeline', () => {
+describe("a kernel's bytes on the timeline", () => {
   it('counts one element of every buffer the kernel is given, per element of its range', () => {
     const plan = {
       kernels: [{ label: 'mix', args: [{ kind: 'buffer', buffer: 'wide' }, { kind: 'chunk' }, { kind: 'buffer', buffer: 'narrow' }, { kind: 'buffer', buffer: 'gone' }] }],
-      buffers: [{ name: 'narrow', elementBytes: 2 }, { name: 'wide', elementBytes: 8 }],
+      buffers: [
+        { name: 'narrow', elementBytes: 2 },
+        { name: 'wide', elementBytes: 8 },
+      ],
     } as unknown as Pick<Plan, 'kernels' | 'buffers'>;
     const bytes = kernelRangeBytes(plan);
     assert.equal(bytes({ kernel: 'mix', count: 100 }), 1000);
@@ -80,28 +87,43 @@ describe('a traced rep on one device', () => {
     assert.equal(rep.ops.filter((o) => o.kind === 'host').length, 16, 'one checksum per chunk');
   });
 
-  it('leaves out a host op\'s JS-thread times when the runner did not see both', () => {
+  it("leaves out a host op's JS-thread times when the runner did not see both", () => {
     const untimed = timelineRep(traced(overlapped, {}, false), kernelRangeBytes(plan), range);
     const host = untimed.ops.find((o) => o.kind === 'host') as TimelineOp;
     assert.deepEqual(['hostStartedMs' in host, 'hostEndedMs' in host], [false, false]);
     const spans = traceSchedule(overlapped).spans;
-    const half = timelineRep({ ...traced(overlapped), ops: traced(overlapped).ops.map((o) => (o.span.op.kind === 'host' ? { ...o, hostEndedMs: undefined } : o)) },
-      kernelRangeBytes(plan), range);
-    assert.equal(half.ops.some((o) => 'hostStartedMs' in o), false);
-    const otherHalf = timelineRep({ ...traced(overlapped), ops: traced(overlapped).ops.map((o) => (o.span.op.kind === 'host' ? { ...o, hostStartedMs: undefined } : o)) },
-      kernelRangeBytes(plan), range);
-    assert.equal(otherHalf.ops.some((o) => 'hostEndedMs' in o), false);
+    const half = timelineRep(
+      { ...traced(overlapped), ops: traced(overlapped).ops.map((o) => (o.span.op.kind === 'host' ? { ...o, hostEndedMs: undefined } : o)) },
+      kernelRangeBytes(plan),
+      range,
+    );
+    assert.equal(
+      half.ops.some((o) => 'hostStartedMs' in o),
+      false,
+    );
+    const otherHalf = timelineRep(
+      { ...traced(overlapped), ops: traced(overlapped).ops.map((o) => (o.span.op.kind === 'host' ? { ...o, hostStartedMs: undefined } : o)) },
+      kernelRangeBytes(plan),
+      range,
+    );
+    assert.equal(
+      otherHalf.ops.some((o) => 'hostEndedMs' in o),
+      false,
+    );
     assert.equal(spans.length, half.ops.length);
   });
 
-  it('lists the schedule\'s streams with their kinds, and no timing source from a runner that never tried CUPTI', () => {
-    assert.deepEqual(rep.streams, overlapped.streams.map((s) => ({ id: s.id, flags: s.kind, priority: null })));
+  it("lists the schedule's streams with their kinds, and no timing source from a runner that never tried CUPTI", () => {
+    assert.deepEqual(
+      rep.streams,
+      overlapped.streams.map((s) => ({ id: s.id, flags: s.kind, priority: null })),
+    );
     assert.equal('timing' in rep, false);
     const events = timelineRep(traced(overlapped, { engine: { source: 'events', reason: 'CUPTI not found' } }), kernelRangeBytes(plan), range);
     assert.deepEqual(events.timing, { source: 'events', note: 'CUPTI not found' });
   });
 
-  it('resolves stream priorities against the device\'s range: low is the least, high the greatest', () => {
+  it("resolves stream priorities against the device's range: low is the least, high the greatest", () => {
     const prioritised = planned('priorities.yaml');
     const latency = prioritised.schedules.find((s) => s.role.kind === 'latency') as Schedule;
     const r = timelineRep(traced(latency), kernelRangeBytes(prioritised), { least: 0, greatest: -3 });
@@ -116,25 +138,43 @@ describe('a traced rep of a pipeline across two devices', () => {
   const cross = plan.schedules.find((s) => s.role.kind === 'cross-device') as Schedule;
 
   it('gives each device its own ops, streams and total, a peer copy with its bytes on the device it copies from', () => {
-    const timing = traced(cross, { deviceTotalsMs: [{ device: 1, totalMs: 3.05 }, { device: 0, totalMs: 2.9 }] });
+    const timing = traced(cross, {
+      deviceTotalsMs: [
+        { device: 1, totalMs: 3.05 },
+        { device: 0, totalMs: 2.9 },
+      ],
+    });
     const reps = timelineReps(timing, kernelRangeBytes(plan), (device) => (device === 0 ? range : { least: 0, greatest: -2 }));
-    assert.deepEqual(reps.map((r) => [r.device, r.totalMs, r.issueMs]), [[0, 2.9, 0.4], [1, 3.05, 0.4]]);
+    assert.deepEqual(
+      reps.map((r) => [r.device, r.totalMs, r.issueMs]),
+      [
+        [0, 2.9, 0.4],
+        [1, 3.05, 0.4],
+      ],
+    );
     const device = new Map(cross.streams.map((s) => [s.id, s.device]));
     for (const r of reps) {
       assert.ok(r.ops.length > 0);
       assert.ok(r.ops.every((o) => o.device === r.device && device.get(o.stream) === r.device));
-      assert.deepEqual(r.streams.map((s) => s.id), cross.streams.filter((s) => s.device === r.device).map((s) => s.id));
+      assert.deepEqual(
+        r.streams.map((s) => s.id),
+        cross.streams.filter((s) => s.device === r.device).map((s) => s.id),
+      );
     }
     const peer = reps[0]?.ops.find((o) => o.kind === 'peer');
     const peerOp = cross.body.find((o) => o.kind === 'peer');
     assert.ok(peer && peerOp?.kind === 'peer');
     assert.deepEqual([peer.buffer, peer.kernel, peer.bytes], [peerOp.buffer, null, peerOp.bytes]);
     const total = timelineReps(traced(cross, { deviceTotalsMs: [{ device: 0, totalMs: 2.9 }] }), kernelRangeBytes(plan), () => range);
-    assert.deepEqual(total.map((r) => r.totalMs), [2.9, 9], 'a device with no total of its own takes the rep\'s');
+    assert.deepEqual(
+      total.map((r) => r.totalMs),
+      [2.9, 9],
+      "a device with no total of its own takes the rep's",
+    );
   });
 });
 
-describe('CUPTI\'s engine times on the events\' clock', () => {
+describe("CUPTI's engine times on the events' clock", () => {
   const op = (startMs: number, endMs: number, engine?: [number, number]) => ({ startMs, endMs, ...(engine ? { engineNs: { start: engine[0], end: engine[1] } } : {}) });
 
   it('takes the midpoint of the offsets every op allows, and how far either bound lies from it', () => {
@@ -158,17 +198,27 @@ describe('CUPTI\'s engine times on the events\' clock', () => {
   });
 
   const timelineOp = (startMs: number, endMs: number): TimelineOp => ({
-    mode: 'm', device: 0, stream: 's0', kind: 'kernel', chunk: 0, buffer: null, kernel: 'k', bytes: 0, startMs, endMs, issuedMs: 0,
+    mode: 'm',
+    device: 0,
+    stream: 's0',
+    kind: 'kernel',
+    chunk: 0,
+    buffer: null,
+    kernel: 'k',
+    bytes: 0,
+    startMs,
+    endMs,
+    issuedMs: 0,
   });
 
-  it('draws each engine time between its op\'s events, and says how closely the clocks were matched', () => {
+  it("draws each engine time between its op's events, and says how closely the clocks were matched", () => {
     const fitting = [
       { op: timelineOp(1, 2), engineNs: { start: 0.5e6, end: 1.4e6 } },
       { op: timelineOp(2.5, 2.6) },
       { op: timelineOp(3, 4), engineNs: { start: 2.45e6, end: 3.3e6 } },
     ];
     const done = withEngineTimes(fitting, { source: 'cupti' });
-    assert.deepEqual(done.timing, { source: 'cupti', note: 'engine times from CUPTI, put on the events\' clock to within ±25.0 µs' });
+    assert.deepEqual(done.timing, { source: 'cupti', note: "engine times from CUPTI, put on the events' clock to within ±25.0 µs" });
     close(done.ops[0]?.engineStartMs, 1.075);
     close(done.ops[0]?.engineEndMs, 1.975);
     assert.deepEqual(done.ops[1], fitting[1]?.op);
@@ -190,10 +240,17 @@ describe('CUPTI\'s engine times on the events\' clock', () => {
     const plain = [{ op: timelineOp(1, 2) }];
     assert.deepEqual(withEngineTimes(plain, { source: 'cupti' }), { ops: [plain[0]?.op], timing: { source: 'events', note: 'CUPTI recorded no copy or kernel of this device' } });
     assert.deepEqual(withEngineTimes(plain, undefined), { ops: [plain[0]?.op], timing: undefined });
-    const apart = withEngineTimes([
-      { op: timelineOp(1, 2), engineNs: { start: 0.5e6, end: 1.49e6 } }, { op: timelineOp(3, 4), engineNs: { start: 2.4e6, end: 3.3e6 } },
-    ], { source: 'cupti' });
-    assert.deepEqual(apart.timing, { source: 'events', note: 'CUPTI\'s times do not fit between the events around their ops (90.0 µs apart)' });
-    assert.equal(apart.ops.some((o) => 'engineStartMs' in o), false);
+    const apart = withEngineTimes(
+      [
+        { op: timelineOp(1, 2), engineNs: { start: 0.5e6, end: 1.49e6 } },
+        { op: timelineOp(3, 4), engineNs: { start: 2.4e6, end: 3.3e6 } },
+      ],
+      { source: 'cupti' },
+    );
+    assert.deepEqual(apart.timing, { source: 'events', note: "CUPTI's times do not fit between the events around their ops (90.0 µs apart)" });
+    assert.equal(
+      apart.ops.some((o) => 'engineStartMs' in o),
+      false,
+    );
   });
 });

@@ -76,11 +76,13 @@ describe('the bound and serial warnings', () => {
     assert.match(slower(withModel({ serialisers: ['legacy default stream'] }))?.remedy ?? '', /^Keep work off the legacy default stream/);
   });
 
-  it('suggests the model\'s chunk count where it is fewer, and says the model cannot explain the loss otherwise', () => {
+  it("suggests the model's chunk count where it is fewer, and says the model cannot explain the loss otherwise", () => {
     const layoutChunks = (base.modes.find(isOverlapped)?.role as { layout: { chunks: number } }).layout.chunks;
     const floor = (chunks: number) => ({ chunks, streams: 4, ms: 1, limitedBy: 'link' as const });
-    assert.equal(slower(withModel({ serialisers: [], floor: floor(layoutChunks / 2) }))?.remedy,
-      `Use fewer chunks, about ${layoutChunks / 2} (the model's best layout for this workload): per-op costs dominate small chunks.`);
+    assert.equal(
+      slower(withModel({ serialisers: [], floor: floor(layoutChunks / 2) }))?.remedy,
+      `Use fewer chunks, about ${layoutChunks / 2} (the model's best layout for this workload): per-op costs dominate small chunks.`,
+    );
     assert.match(slower(withModel({ serialisers: [], floor: floor(layoutChunks) }))?.remedy ?? '', /^Nothing in this config is known to run ops one after another/);
   });
 
@@ -92,4 +94,3 @@ describe('the bound and serial warnings', () => {
     assert.match(none?.message ?? '', /\(0\.80×\)\.$/);
   });
 });
-
