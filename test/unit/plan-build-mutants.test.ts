@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Config, parseConfigText } from '../../src/config/load.js';
+import { parseConfigText } from '../../src/config/load.js';
+import type { Config } from '../../src/config/types.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { BANDWIDTH_PIECES, bandwidthPlan, buildLayoutsPlan, buildPlan } from '../../src/plan/build.js';
 import type { Plan, PlanKernel, Schedule } from '../../src/plan/types.js';

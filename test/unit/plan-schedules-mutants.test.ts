@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { splitRanges } from '../../src/chunking.js';
-import type { ConfigBuffer } from '../../src/config/load.js';
+import type { ConfigBuffer } from '../../src/config/types.js';
 import {
   asGraph,
   bidirectionalSchedule,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ConfigBuffer } from '../../src/config/load.js';
+import type { ConfigBuffer } from '../../src/config/types.js';
 import { DEFAULT_POLICY } from '../../src/measure/policy.js';
 import { measureSchedule, verifySchedules } from '../../src/measure/repeat.js';
 import type { RepTiming } from '../../src/measure/runner.js';

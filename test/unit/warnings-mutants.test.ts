@@ -77,7 +77,9 @@ describe('the bound and serial warnings', () => {
   });
 
   it("suggests the model's chunk count where it is fewer, and says the model cannot explain the loss otherwise", () => {
-    const layoutChunks = (base.modes.find(isOverlapped)?.role as { layout: { chunks: number } }).layout.chunks;
+    const overlapped = base.modes.find(isOverlapped);
+    assert.ok(overlapped);
+    const layoutChunks = (overlapped.role as { layout: { chunks: number } }).layout.chunks;
     const floor = (chunks: number) => ({ chunks, streams: 4, ms: 1, limitedBy: 'link' as const });
     assert.equal(
       slower(withModel({ serialisers: [], floor: floor(layoutChunks / 2) }))?.remedy,
