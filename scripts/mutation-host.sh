@@ -14,9 +14,8 @@ cd "$root"
 export PATH=/tmp/cuda-pipe/bin:$PATH
 name=$(echo "$1" | tr -c 'A-Za-z0-9\n' '-' | sed 's/-*$//')
 mkdir -p "$out"
-mutate=()
-for glob in "$@"; do mutate+=(--mutate "$glob"); done
-node node_modules/@stryker-mutator/core/bin/stryker.js run "${mutate[@]}" --concurrency "$concurrency" \
+mutate=$(IFS=,; echo "$*")
+node node_modules/@stryker-mutator/core/bin/stryker.js run --mutate "$mutate" --concurrency "$concurrency" \
   --buildCommand "node $root/node_modules/typescript/bin/tsc -p tsconfig.json" \
   --incrementalFile "/tmp/stryker-$name.json" --reporters clear-text,json \
   > "$out/$name.log" 2>&1 || { tail -30 "$out/$name.log"; exit 1; }
