@@ -1,3 +1,4 @@
+import { bytesPerItem, residentBytes } from '../config/items.js';
 import type { Config, ConfigBuffer } from '../config/types.js';
 import { ringSlots, splitRanges, wholeRange } from '../chunking.js';
 import { eventCostSchedules } from './overhead.js';
@@ -123,8 +124,9 @@ function ringOf(config: Config, ranges: readonly ChunkRange[]): Ring | null {
   const slots = ringSlots({
     chunks: ranges.length,
     chunkElements: slotElements,
-    bytesPerElement: config.buffers.reduce((sum, b) => sum + b.elementBytes, 0),
-    budgetBytes: config.deviceMemory,
+    bytesPerElement: bytesPerItem(config.buffers),
+    // Resident buffers sit on the device whole beside the ring.
+    budgetBytes: config.deviceMemory === null ? null : config.deviceMemory - residentBytes(config.buffers),
     slots: config.pipeline.slots,
   });
   // config/load.ts already refused budgets that hold no chunk, with the file's line.
@@ -159,6 +161,7 @@ export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device:
     elementBytes: 1,
     elements: bytes,
     bytes,
+    itemSize: 1,
     role,
     init: { kind: 'random', seed: 7 },
     hostMemory,

@@ -376,6 +376,17 @@ export const RunResultSchema = z.object({
   verification: z.object({
     status: z.enum(['passed', 'failed', 'skipped']),
     mismatches: z.array(MismatchSchema),
+    /**
+     * Added within version 2: present where the config gave verify.tolerance, so float outputs were compared as
+     * numbers (|a − b| ≤ absolute + relative × |b|, integer outputs exact); absent: byte for byte.
+     */
+    tolerance: z
+      .object({
+        relative: z.number().min(0),
+        absolute: z.number().min(0),
+        largestError: z.object({ absolute: z.number().min(0), relative: z.number().min(0) }),
+      })
+      .optional(),
   }),
   warnings: z.array(WarningSchema),
   notes: z.array(z.string()),
