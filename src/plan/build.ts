@@ -90,7 +90,13 @@ export function buildLayoutsPlan(
     elements: config.elements,
     buffers: config.buffers,
     kernels: kernels.map(planKernel),
-    pipeline: { elements: config.elements, align, requestedChunks: requested.chunks, requestedStreams: requested.streams },
+    pipeline: {
+      elements: config.elements,
+      align,
+      requestedChunks: requested.chunks,
+      requestedStreams: requested.streams,
+      ...(config.items === null ? {} : { items: config.items }),
+    },
     schedules: [
       withPriority(serialSchedule(shape), config.pipeline.priority),
       ...[...made.values()].flatMap(({ ranges, streams }) => overlappedSchedules(config, shape, ranges, streams, orders)).map((s) => withPriority(s, config.pipeline.priority)),

@@ -266,6 +266,8 @@ export const BufferRecordSchema = z.object({
   role: z.enum(BUFFER_ROLES),
   /** 'device-only' for scratch buffers. */
   hostMemory: z.string(),
+  /** Added within version 2: elements per item, where the config gave pipeline.items and it is not 1. */
+  itemSize: z.number().int().min(1).optional(),
 });
 
 export const KernelRecordSchema = z.object({
@@ -333,7 +335,10 @@ export const RunResultSchema = z.object({
   devices: z.array(DeviceFactsSchema).min(1),
   config: ConfigRecordSchema,
   pipeline: z.object({
+    /** Items per rep where the config gave pipeline.items (then chunks range over items, not elements). */
     elements: z.number(),
+    /** Added within version 2: present where the config gave pipeline.items. */
+    items: z.number().optional(),
     align: z.number().int(),
     requestedChunks: z.number().int(),
     requestedStreams: z.number().int(),
