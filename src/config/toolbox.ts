@@ -46,9 +46,12 @@ export function checkRing(parsed: ParsedConfig, buffers: readonly Pick<ConfigBuf
   const { pipeline } = parsed;
   const resident = residentBytes(buffers);
   if (parsed.deviceMemory !== undefined && resident >= parsed.deviceMemory) {
-    throw new UsageError(`${locate(['deviceMemory'])}: the resident buffers take ${resident} bytes, which leaves none of the budget of ${parsed.deviceMemory} bytes for chunks.`, {
-      hint: 'Give a larger deviceMemory, or smaller resident buffers.',
-    });
+    throw new UsageError(
+      `${locate(['deviceMemory'])}: deviceMemory: the resident buffers take ${resident} bytes, which leaves none of the budget of ${parsed.deviceMemory} bytes for chunks.`,
+      {
+        hint: 'Give a larger deviceMemory, or smaller resident buffers.',
+      },
+    );
   }
   const ranges = splitRanges(units, pipeline.chunks, pipeline.align);
   const slots = ringSlots({
