@@ -1,16 +1,21 @@
-import type { ConfigBuffer } from './types.js';
-
 // Buffers of any shape: chunked buffers hold `itemSize` elements per item and follow the chunks' item ranges; a
 // resident buffer is whole on the device, once, and no chunk range applies to it.
 
-type Shaped = Pick<ConfigBuffer, 'role' | 'itemSize' | 'elementBytes'>;
+// Structural, not ConfigBuffer's: types.ts imports toolbox.ts, which checks rings with these.
+interface Roled {
+  readonly role: string;
+}
+interface Shaped extends Roled {
+  readonly itemSize: number;
+  readonly elementBytes: number;
+}
 
-export const isResident = (b: Pick<ConfigBuffer, 'role'>): boolean => b.role === 'resident';
+export const isResident = (b: Roled): boolean => b.role === 'resident';
 
 /** The buffers chunks cut: every one but the resident ones. */
-export const chunkedBuffers = <B extends Pick<ConfigBuffer, 'role'>>(buffers: readonly B[]): B[] => buffers.filter((b) => !isResident(b));
+export const chunkedBuffers = <B extends Roled>(buffers: readonly B[]): B[] => buffers.filter((b) => !isResident(b));
 
-export const residentBuffers = <B extends Pick<ConfigBuffer, 'role'>>(buffers: readonly B[]): B[] => buffers.filter(isResident);
+export const residentBuffers = <B extends Roled>(buffers: readonly B[]): B[] => buffers.filter(isResident);
 
 /** Bytes one item takes in a chunked buffer. */
 export const itemBytes = (b: Shaped): number => b.itemSize * b.elementBytes;
@@ -19,7 +24,7 @@ export const itemBytes = (b: Shaped): number => b.itemSize * b.elementBytes;
 export const bytesPerItem = (buffers: readonly Shaped[]): number => chunkedBuffers(buffers).reduce((sum, b) => sum + itemBytes(b), 0);
 
 /** Bytes of the resident buffers, which sit on the device whole beside any ring. */
-export const residentBytes = (buffers: readonly Pick<ConfigBuffer, 'role' | 'bytes'>[]): number => residentBuffers(buffers).reduce((sum, b) => sum + b.bytes, 0);
+export const residentBytes = (buffers: readonly (Roled & { readonly bytes: number })[]): number => residentBuffers(buffers).reduce((sum, b) => sum + b.bytes, 0);
 
 /** Device bytes of one buffer when the chunked buffers hold `deviceItems` items (all of them, or a ring's slots). */
-export const deviceBytesOf = (b: Shaped & Pick<ConfigBuffer, 'bytes'>, deviceItems: number): number => (isResident(b) ? b.bytes : deviceItems * itemBytes(b));
+export const deviceBytesOf = (b: Shaped & { readonly bytes: number }, deviceItems: number): number => (isResident(b) ? b.bytes : deviceItems * itemBytes(b));

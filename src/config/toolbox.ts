@@ -3,7 +3,6 @@ import { ringSlots, splitRanges } from '../chunking.js';
 import type { PriorityLevel } from '../vocabulary.js';
 import { bytesPerItem, residentBytes } from './items.js';
 import type { ParsedConfig } from './schema.js';
-import type { ConfigBuffer } from './types.js';
 
 // Checks and readings of the stream toolbox's config fields, kept apart from the loader's core (which imports
 // this module, so this one names what it needs of the loader's types structurally).
@@ -42,7 +41,12 @@ export function readLatency(parsed: ParsedConfig, kernels: readonly { readonly l
  * A device-memory budget or slot count must leave room for a chunk (beside the resident buffers, which sit on the
  * device whole), and a ring needs chunks issued in order.
  */
-export function checkRing(parsed: ParsedConfig, buffers: readonly Pick<ConfigBuffer, 'role' | 'itemSize' | 'elementBytes' | 'bytes'>[], units: number, locate: Locator): void {
+export function checkRing(
+  parsed: ParsedConfig,
+  buffers: readonly { readonly role: string; readonly itemSize: number; readonly elementBytes: number; readonly bytes: number }[],
+  units: number,
+  locate: Locator,
+): void {
   const { pipeline } = parsed;
   const resident = residentBytes(buffers);
   if (parsed.deviceMemory !== undefined && resident >= parsed.deviceMemory) {

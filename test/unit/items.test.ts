@@ -12,7 +12,11 @@ import { compareWindows } from '../../src/measure/repeat.js';
 import { buildPlan } from '../../src/plan/build.js';
 import { chunkArgs } from '../../src/plan/kernel-args.js';
 import type { CopyOp, KernelOp, Plan, Schedule } from '../../src/plan/types.js';
+import { renderRunTable } from '../../src/report/exporters/table.js';
 import { renderPlan } from '../../src/report/plan.js';
+import { makeStyle } from '../../src/report/style.js';
+import { RunResultSchema } from '../../src/result/schema.js';
+import { makeResult } from '../helpers/results.js';
 
 // row_sum.cu: in (itemSize rows) + a resident table → out (one float per row).
 const itemsConfig = (options: { items?: number | string; inItem?: number; outItem?: number; extra?: string; pipeline?: string; top?: string } = {}) =>
@@ -387,5 +391,26 @@ describe('verification with a tolerance', () => {
     assert.deepEqual(parseConfigText(`verify: { tolerance: { relative: 0.01 } }\n${itemsConfig()}`, '/tmp/items.yaml').config.tolerance, { relative: 0.01, absolute: 0 });
     assert.equal(parseConfigText(itemsConfig(), '/tmp/items.yaml').config.tolerance, null);
     assert.match(configError(`verify: { tolerance: { relative: -1 } }\n${itemsConfig()}`), /verify\.tolerance\.relative/);
+  });
+});
+
+describe('a Result of buffers of any shape', () => {
+  const plain = makeStyle({ isTTY: false } as NodeJS.WriteStream);
+  it('says the tolerance rule and the largest error where verification used one, and loads without it', () => {
+    const base = makeResult();
+    assert.equal(RunResultSchema.parse(base).verification.tolerance, undefined);
+    assert.match(renderRunTable(base, plain), /verification: passed \(overlapped outputs equal serial byte for byte/);
+    const within = { ...base, verification: { ...base.verification, tolerance: { relative: 0.01, absolute: 0.001, largestError: { absolute: 0.0025, relative: 0.0004 } } } };
+    assert.deepEqual(RunResultSchema.parse(within).verification.tolerance?.largestError, { absolute: 0.0025, relative: 0.0004 });
+    assert.match(
+      renderRunTable(within, plain),
+      /verification: passed \(float outputs within 0\.001 \+ 0\.01 × \|serial\|, integers exact; largest error 0\.00250, relative 0\.000400\)/,
+    );
+  });
+
+  it('counts layouts in items where the config gave pipeline.items', () => {
+    const base = makeResult();
+    assert.match(renderRunTable(base, plain), /chunks × \d+ elements over/);
+    assert.match(renderRunTable({ ...base, pipeline: { ...base.pipeline, items: base.pipeline.elements } }, plain), /chunks × \d+ items over/);
   });
 });
