@@ -255,7 +255,7 @@ function resolveBuffer(name: string, b: ParsedConfig['buffers'][string], items: 
   const where = locate(['buffers', name]);
   const elementBytes = ELEMENT_BYTES[b.type];
   if (b.count !== undefined && b.size !== undefined) {
-    throw new UsageError(`${where}: buffer "${name}" needs one of count (elements) or size (bytes), not both.`);
+    throw new UsageError(`${where}: buffer "${name}" needs exactly one of count (elements) or size (bytes), not both.`);
   }
   if (b.size !== undefined && b.size % elementBytes !== 0) {
     throw new UsageError(`${locate(['buffers', name, 'size'])}: buffer "${name}": size ${b.size} bytes is not a multiple of the ${b.type} element size (${elementBytes} bytes).`);

@@ -142,12 +142,6 @@ const LatencySchema = z
 
 const PipelineSchema = z
   .object({
-    items: quantity('count')
-      .pipe(z.number().min(1, 'items is a count of items per rep: 1 or more'))
-      .optional()
-      .describe(
-        "items per rep (a batch of rows): chunks are item ranges, and each chunked buffer holds items × its itemSize elements; default: chunks range over the buffers' shared element count",
-      ),
     chunks: z.number().int().min(1).default(16),
     streams: z.number().int().min(1).default(4),
     order: z
@@ -189,6 +183,12 @@ const PipelineSchema = z
       .strict()
       .optional()
       .describe('also measure each layout with this one op on a default stream, each stream beside the layout without it'),
+    items: quantity('count')
+      .pipe(z.number().min(1, 'items is a count of items per rep: 1 or more'))
+      .optional()
+      .describe(
+        "items per rep (a batch of rows): chunks are item ranges, and each chunked buffer holds items × its itemSize elements; default: chunks range over the buffers' shared element count",
+      ),
     // 0 would make every chunk boundary a multiple of nothing: the planner divides by it.
     align: quantity('count')
       .pipe(z.number().min(1, 'align is a row length in elements: 1 or more'))
