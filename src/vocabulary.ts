@@ -2,11 +2,11 @@
 // role of a measured mode. Plain data and types only, so config/, plan/, exec/, measure/ and report/ can all import
 // it without importing each other.
 
-export const ELEMENT_TYPES = ['float32', 'float64', 'int32', 'uint32', 'uint8', 'float16'] as const;
-/** Buffer element types; float16 is moved and compared as raw 16-bit values. */
+export const ELEMENT_TYPES = ['float32', 'float64', 'int32', 'uint32', 'uint8', 'float16', 'bfloat16'] as const;
+/** Buffer element types; float16 and bfloat16 are moved as raw 16-bit values (and compared so, unless a tolerance is given). */
 export type ElementType = (typeof ELEMENT_TYPES)[number];
 
-export const ELEMENT_BYTES: Record<ElementType, number> = { float32: 4, float64: 8, int32: 4, uint32: 4, uint8: 1, float16: 2 };
+export const ELEMENT_BYTES: Record<ElementType, number> = { float32: 4, float64: 8, int32: 4, uint32: 4, uint8: 1, float16: 2, bfloat16: 2 };
 
 export const SCALAR_TYPES = ['int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'float32', 'float64'] as const;
 /** Kernel scalar parameter types cuda-pipe can encode. */
@@ -25,7 +25,11 @@ export const SCALAR_BYTES: Record<ScalarType, number> = {
   float64: 8,
 };
 
-export const BUFFER_ROLES = ['in', 'out', 'inout', 'scratch'] as const;
+export const BUFFER_ROLES = ['in', 'out', 'inout', 'scratch', 'resident'] as const;
+/**
+ * in, out, inout and scratch buffers are chunked (over elements, or over items of `itemSize` elements each);
+ * a resident buffer is copied to the device whole, once, before any timing, and every chunk reads all of it.
+ */
 export type BufferRole = (typeof BUFFER_ROLES)[number];
 
 export const HOST_MEMORY_KINDS = ['pinned', 'pageable', 'write-combined', 'registered'] as const;

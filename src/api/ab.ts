@@ -160,7 +160,10 @@ export async function runAb(a: LoadedConfig, b: LoadedConfig, options: AbOptions
     withDevicePlan(planned[1].plan, planned[1].kernels, { wait: options.wait }, async (runnerB) => {
       const guards = { a: new RepGuard(guardOptions), b: new RepGuard(guardOptions) };
       options.onMeasuring?.();
-      const verification: [Verification, Verification] = [await verifySchedules(runnerA, options.verify, guards.a), await verifySchedules(runnerB, options.verify, guards.b)];
+      const verification: [Verification, Verification] = [
+        await verifySchedules(runnerA, options.verify, guards.a, a.config.tolerance),
+        await verifySchedules(runnerB, options.verify, guards.b, b.config.tolerance),
+      ];
       const modes: AbMode[] = [];
       for (const [sa, sb] of pairs) {
         modes.push(

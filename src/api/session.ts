@@ -48,7 +48,7 @@ export async function withSession<T>(
   return withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {
     const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
     options.onMeasuring?.();
-    const verification = await verifySchedules(runner, options.verify, guard);
+    const verification = await verifySchedules(runner, options.verify, guard, loaded.config.tolerance);
     return { verification, measured: await measure({ runner, context, guard, policy }) };
   });
 }

@@ -12,6 +12,7 @@ import { ELEMENT_BYTES, type IssueOrder, type PlacedDefaultOp, type ScalarType }
 import { parseConfigYaml } from './parse-yaml.js';
 import { ConfigSchema, type ParsedArg, type ParsedConfig } from './schema.js';
 import { adviseUnknownField } from './suggest.js';
+import { chunkedBuffers, isResident } from './items.js';
 import { checkRing, readLatency } from './toolbox.js';
 import type { Config, ConfigArg, ConfigBuffer, ConfigKernel, LoadedConfig, Locator, Overrides } from './types.js';
 export function loadConfigFile(path: string, overrides: Overrides = {}): LoadedConfig {
@@ -148,40 +149,25 @@ function rangeStart(node: unknown): number | null {
 }
 
 function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, locate: Locator, deviceGiven = false): Config {
-  const buffers = Object.entries(parsed.buffers).map(([bufferName, b]): ConfigBuffer => {
-    const where = locate(['buffers', bufferName]);
-    const elementBytes = ELEMENT_BYTES[b.type];
-    if ((b.count === undefined) === (b.size === undefined)) {
-      throw new UsageError(`${where}: buffer "${bufferName}" needs exactly one of count (elements) or size (bytes).`);
-    }
-    if (b.size !== undefined && b.size % elementBytes !== 0) {
-      throw new UsageError(
-        `${locate(['buffers', bufferName, 'size'])}: buffer "${bufferName}": size ${b.size} bytes is not a multiple of the ${b.type} element size (${elementBytes} bytes).`,
-      );
-    }
-    const elements = b.count ?? (b.size ?? 0) / elementBytes;
-    if (elements <= 0) throw new UsageError(`${where}: buffer "${bufferName}" has no elements; give it a count or size above zero.`);
-    return {
-      name: bufferName,
-      type: b.type,
-      elementBytes,
-      elements,
-      bytes: elements * elementBytes,
-      role: b.role,
-      init: b.init ?? { kind: 'random', seed: 1 },
-      hostMemory: b.hostMemory ?? parsed.hostMemory,
-    };
-  });
-  const first = buffers[0];
-  if (!first) throw new UsageError(`${locate(['buffers'])}: at least one buffer is needed.`);
-  for (const b of buffers) {
-    if (b.elements !== first.elements) {
-      throw new UsageError(
-        `${locate(['buffers', b.name])}: buffer "${b.name}" has ${b.elements} elements but "${first.name}" has ${first.elements}; ` +
-          'every buffer of a pipeline is chunked by the same element ranges, so they need the same element count.',
-      );
+  const items = parsed.pipeline.items ?? null;
+  const buffers = Object.entries(parsed.buffers).map(([bufferName, b]): ConfigBuffer => resolveBuffer(bufferName, b, items, parsed.hostMemory, locate));
+  const chunked = chunkedBuffers(buffers);
+  const first = chunked[0];
+  if (!first) {
+    throw new UsageError(`${locate(['buffers'])}: every buffer is resident; a pipeline needs at least one chunked buffer (in, out, inout or scratch).`);
+  }
+  if (items === null) {
+    for (const b of chunked) {
+      if (b.elements !== first.elements) {
+        throw new UsageError(
+          `${locate(['buffers', b.name])}: buffer "${b.name}" has ${b.elements} elements but "${first.name}" has ${first.elements}; ` +
+            'every buffer of a pipeline is chunked by the same element ranges, so they need the same element count.',
+          { hint: 'Give pipeline.items and each buffer an itemSize for buffers of different shapes, or make the buffer resident.' },
+        );
+      }
     }
   }
+  const units = items ?? first.elements;
   const names = new Set(buffers.map((b) => b.name));
   const kernels = parsed.kernels.map(
     (k, kernelIndex): ConfigKernel => ({
@@ -199,11 +185,17 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     if (labels.has(k.label)) throw new UsageError(`${locate(['kernels', i])}: two kernels are called "${k.label}"; give one a distinct name.`);
     labels.add(k.label);
   });
-  const units = chunkUnits(first.elements, parsed.pipeline.align);
-  if (parsed.pipeline.chunks > units) {
-    const what = parsed.pipeline.align > 1 ? `${units} aligned units of ${parsed.pipeline.align} elements` : `${first.elements} elements`;
-    throw new UsageError(`${locate(['pipeline', 'chunks'])}: ${parsed.pipeline.chunks} chunks is more than the buffers' ${what}.`, {
-      hint: `Use at most ${units} chunks, or larger buffers.`,
+  const unit = items === null ? 'elements' : 'items';
+  const aligned = chunkUnits(units, parsed.pipeline.align);
+  if (parsed.pipeline.chunks > aligned) {
+    const what = parsed.pipeline.align > 1 ? `${aligned} aligned units of ${parsed.pipeline.align} ${unit}` : `${units} ${unit}`;
+    throw new UsageError(`${locate(['pipeline', 'chunks'])}: ${parsed.pipeline.chunks} chunks is more than the ${items === null ? "buffers'" : "pipeline's"} ${what}.`, {
+      hint: `Use at most ${aligned} chunks, or ${items === null ? 'larger buffers' : 'more items'}.`,
+    });
+  }
+  if (parsed.devices !== undefined && (items !== null || buffers.some(isResident))) {
+    throw new UsageError(`${locate(['devices'])}: several devices run buffers of one shape only for now; pipeline.items and resident buffers run on one device.`, {
+      hint: 'Remove devices (run on one device), or pipeline.items and resident buffers.',
     });
   }
   const { pipeline: p } = parsed;
@@ -220,7 +212,7 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     throw new UsageError(`${locate(['pipeline', 'mode'])}: the legacy default stream cannot be captured into a graph; use another streamKind with mode: graph.`);
   }
   const defaultStreamOps = readDefaultStreamOps(p, locate);
-  checkRing(parsed, buffers, first.elements, locate);
+  checkRing(parsed, buffers, units, locate);
   const { devices, handoff } = readDevices(parsed, deviceGiven, buffers, kernels, locate);
   return {
     name,
@@ -243,13 +235,67 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
       priority: p.priority === undefined ? null : { level: p.priority, where: locate(['pipeline', 'priority']) },
       handoff,
     },
-    latency: readLatency(parsed, kernels, first.elements, locate),
+    latency: readLatency(parsed, kernels, units, locate),
     repetitions: parsed.repetitions,
-    elements: first.elements,
+    elements: units,
+    items,
+    tolerance: parsed.verify?.tolerance ?? null,
     host: parsed.host ? { name: parsed.host.name ?? parsed.host.function, function: parsed.host.function } : null,
     deviceMemory: parsed.deviceMemory ?? null,
     notes,
     sweep: parsed.sweep ?? null,
+  };
+}
+
+/**
+ * One buffer: its element count from count or size, or with pipeline.items from items × itemSize (a given count or
+ * size must agree). A resident buffer is never chunked, so it has no itemSize and needs its own count or size.
+ */
+function resolveBuffer(name: string, b: ParsedConfig['buffers'][string], items: number | null, hostMemory: ConfigBuffer['hostMemory'], locate: Locator): ConfigBuffer {
+  const where = locate(['buffers', name]);
+  const elementBytes = ELEMENT_BYTES[b.type];
+  if (b.count !== undefined && b.size !== undefined) {
+    throw new UsageError(`${where}: buffer "${name}" needs exactly one of count (elements) or size (bytes), not both.`);
+  }
+  if (b.size !== undefined && b.size % elementBytes !== 0) {
+    throw new UsageError(`${locate(['buffers', name, 'size'])}: buffer "${name}": size ${b.size} bytes is not a multiple of the ${b.type} element size (${elementBytes} bytes).`);
+  }
+  const given = b.count ?? (b.size === undefined ? undefined : b.size / elementBytes);
+  const resident = b.role === 'resident';
+  if (b.itemSize !== undefined && resident) {
+    throw new UsageError(`${locate(['buffers', name, 'itemSize'])}: buffer "${name}" is resident: it is never chunked, so it has no itemSize.`, {
+      hint: 'Give a resident buffer its count or size, and remove itemSize.',
+    });
+  }
+  if (b.itemSize !== undefined && items === null) {
+    throw new UsageError(`${locate(['buffers', name, 'itemSize'])}: buffer "${name}" has an itemSize, but the pipeline has no items to multiply it by.`, {
+      hint: 'Give pipeline.items (the items per rep), or remove itemSize.',
+    });
+  }
+  const itemSize = resident || items === null ? 1 : (b.itemSize ?? 1);
+  const shaped = resident || items === null ? undefined : items * itemSize;
+  if (given === undefined && shaped === undefined) {
+    throw new UsageError(`${where}: buffer "${name}" needs exactly one of count (elements) or size (bytes).`);
+  }
+  if (given !== undefined && shaped !== undefined && given !== shaped) {
+    const field = b.count !== undefined ? 'count' : 'size';
+    throw new UsageError(
+      `${locate(['buffers', name, field])}: buffer "${name}": ${field} ${field === 'count' ? given : given * elementBytes} disagrees with pipeline.items × itemSize = ${items} × ${itemSize} = ${shaped} elements.`,
+      { hint: `Remove ${field} (it follows from items and itemSize), or make it ${field === 'count' ? shaped : shaped * elementBytes}.` },
+    );
+  }
+  const elements = (shaped ?? given) as number;
+  if (elements <= 0) throw new UsageError(`${where}: buffer "${name}" has no elements; give it a count or size above zero.`);
+  return {
+    name,
+    type: b.type,
+    elementBytes,
+    elements,
+    bytes: elements * elementBytes,
+    itemSize,
+    role: b.role,
+    init: b.init ?? { kind: 'random', seed: 1 },
+    hostMemory: b.hostMemory ?? hostMemory,
   };
 }
 
@@ -301,7 +347,7 @@ function toConfigArg(arg: ParsedArg, buffers: Set<string>, where: string): Confi
     }
     return { kind: 'buffer', buffer: arg.buffer };
   }
-  if ('chunk' in arg) return arg.chunk === 'elements' ? { kind: 'chunk-elements' } : { kind: 'chunk-offset' };
+  if ('chunk' in arg) return arg.chunk === 'elements' ? { kind: 'chunk-elements' } : arg.chunk === 'items' ? { kind: 'chunk-items' } : { kind: 'chunk-offset' };
   const [type, value] = Object.entries(arg)[0] as [ScalarType, number | string];
   return { kind: 'scalar', type, value: typeof value === 'string' ? BigInt(value) : value };
 }
@@ -313,7 +359,7 @@ function toConfigArg(arg: ParsedArg, buffers: Set<string>, where: string): Confi
  */
 export function configHash(config: Config): string {
   // The sweep section says what `sweep` measures, not what a run of the config measures: it stays out.
-  const { path: _path, description: _description, notes: _notes, host, deviceMemory, latency, pipeline, ...rest } = config;
+  const { path: _path, description: _description, notes: _notes, host, deviceMemory, latency, pipeline, items, tolerance, ...rest } = config;
   const { chunks, streams, streamKind, topology, mode, slots, defaultStreamOps, priority, align, orders, handoff } = pipeline;
   // One kernel on the legacy stream is what `legacyDefaultOp` always meant: hashed as it was, so its results still pair.
   const [onlyOp, ...moreOps] = defaultStreamOps;
@@ -331,13 +377,15 @@ export function configHash(config: Config): string {
     name: rest.name,
     device: rest.device,
     ...(rest.devices === null ? {} : { devices: rest.devices }),
-    buffers: rest.buffers,
+    buffers: rest.buffers.map(({ itemSize, ...b }) => (itemSize === 1 ? b : { ...b, itemSize })),
     kernels: rest.kernels,
     pipeline: { chunks, streams, streamFlags: legacyFlags, align, orders, ...extras },
     repetitions: rest.repetitions,
     elements: rest.elements,
     ...(host === null ? {} : { host }),
     ...(deviceMemory === null ? {} : { deviceMemory }),
+    ...(items === null ? {} : { items }),
+    ...(tolerance === null ? {} : { tolerance }),
     ...(latency === null ? {} : { latency: { kernel: latency.kernel, elements: latency.elements, priority: latency.priority.level } }),
   };
   return createHash('sha256')

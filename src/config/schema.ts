@@ -48,10 +48,18 @@ const InitSchema = z.discriminatedUnion(
 
 const BufferSchema = z
   .object({
-    type: z.enum(ELEMENT_TYPES).describe('element type; float16 is moved as raw 16-bit values'),
-    count: quantity('count').optional().describe('element count, e.g. 64Mi or 1000000'),
+    type: z.enum(ELEMENT_TYPES).describe('element type; float16 and bfloat16 are moved as raw 16-bit values'),
+    count: quantity('count').optional().describe('element count, e.g. 64Mi or 1000000; with pipeline.items, items × itemSize (or omit it)'),
     size: quantity('bytes').optional().describe('byte size, e.g. 256MiB; a multiple of the element size'),
-    role: z.enum(BUFFER_ROLES).describe('in: copied to the GPU; out: copied back; inout: both; scratch: device only, for data passed between kernels'),
+    itemSize: quantity('count')
+      .pipe(z.number().min(1, 'itemSize is elements per item: 1 or more'))
+      .optional()
+      .describe('elements per item (default 1), with pipeline.items: a chunk of items covers items × itemSize elements of this buffer'),
+    role: z
+      .enum(BUFFER_ROLES)
+      .describe(
+        'in: copied to the GPU; out: copied back; inout: both; scratch: device only, for data passed between kernels; resident: copied to the GPU whole, once, before timing, and read whole by every chunk',
+      ),
     init: InitSchema.optional().describe('initial contents of in and inout buffers (default: seeded random)'),
     hostMemory: z.enum(HOST_MEMORY_KINDS).optional().describe('overrides the top-level hostMemory for this buffer'),
   })
@@ -67,7 +75,7 @@ const scalarArg = <T extends (typeof SCALAR_TYPES)[number]>(type: T) => {
   return z.object({ [type]: value } as Record<T, typeof value>).strict();
 };
 
-const ARG_FORMS = 'expected { buffer: NAME }, { chunk: elements } or { chunk: offset }, or a typed scalar such as { float32: 1.5 } or { int32: 64 }';
+const ARG_FORMS = 'expected { buffer: NAME }, { chunk: elements }, { chunk: items } or { chunk: offset }, or a typed scalar such as { float32: 1.5 } or { int32: 64 }';
 
 /** Every branch of the argument union failed: say what is wrong with the form the user evidently meant. */
 function describeBadArg(input: unknown): string {
@@ -76,7 +84,7 @@ function describeBadArg(input: unknown): string {
   const [key, value] = entries[0] ?? [];
   if (entries.length !== 1 || key === undefined) return `${ARG_FORMS}; an argument has exactly one key, got ${showValue(input)}`;
   if (key === 'buffer') return `buffer needs a buffer name, got ${showValue(value)}`;
-  if (key === 'chunk') return `chunk is elements or offset, got ${showValue(value)}`;
+  if (key === 'chunk') return `chunk is elements, items or offset, got ${showValue(value)}`;
   if ((SCALAR_TYPES as readonly string[]).includes(key)) {
     if (typeof value === 'number') return `${key} needs a finite number, got ${showValue(value)}`;
     return is64BitInteger(key)
@@ -88,8 +96,16 @@ function describeBadArg(input: unknown): string {
 
 const ArgSchema = z.union(
   [
-    z.object({ buffer: z.string().describe("a buffer name: passes the device pointer to the chunk's first element") }).strict(),
-    z.object({ chunk: z.enum(['elements', 'offset']).describe("the chunk's element count, or its first element's index") }).strict(),
+    z.object({ buffer: z.string().describe("a buffer name: passes the device pointer to the chunk's first element of that buffer (a resident buffer's base)") }).strict(),
+    z
+      .object({
+        chunk: z
+          .enum(['elements', 'items', 'offset'])
+          .describe(
+            "elements: the chunk's element count, and offset: its first element's index, both in the first chunked buffer the kernel's args name (items × that buffer's itemSize); items: the chunk's item count",
+          ),
+      })
+      .strict(),
     ...SCALAR_TYPES.map(scalarArg),
   ],
   { error: (issue) => describeBadArg(issue.input) },
@@ -167,11 +183,17 @@ const PipelineSchema = z
       .strict()
       .optional()
       .describe('also measure each layout with this one op on a default stream, each stream beside the layout without it'),
+    items: quantity('count')
+      .pipe(z.number().min(1, 'items is a count of items per rep: 1 or more'))
+      .optional()
+      .describe(
+        "items per rep (a batch of rows): chunks are item ranges, and each chunked buffer holds items × its itemSize elements; default: chunks range over the buffers' shared element count",
+      ),
     // 0 would make every chunk boundary a multiple of nothing: the planner divides by it.
     align: quantity('count')
       .pipe(z.number().min(1, 'align is a row length in elements: 1 or more'))
       .default(1)
-      .describe('chunks start at multiples of this many elements (e.g. a row length)'),
+      .describe('chunks start at multiples of this many elements (e.g. a row length); with pipeline.items, of this many items'),
     priority: PrioritySchema.optional().describe("priority of the pipeline's streams (default: the device's default)"),
     handoff: z
       .object({
@@ -193,6 +215,20 @@ const HostStageSchema = z
       .describe('label in output (default: the function)'),
   })
   .strict();
+
+const VerifySchema = z
+  .object({
+    tolerance: z
+      .object({
+        relative: z.number().min(0).default(0).describe('allowed |a − b| as a fraction of |expected|'),
+        absolute: z.number().min(0).default(0).describe('allowed |a − b| besides the relative part'),
+      })
+      .strict()
+      .optional()
+      .describe('compare float outputs as numbers, |a − b| ≤ absolute + relative × |b|, instead of byte for byte; integer outputs stay exact'),
+  })
+  .strict()
+  .describe("how every overlapped mode's outputs are compared with serial's (default: byte for byte)");
 
 const RepetitionsSchema = z
   .object({
@@ -240,6 +276,7 @@ export const ConfigSchema = z
     latency: LatencySchema.optional().describe("a latency-critical stream: after each chunk's load, one small kernel; measured with and without priorities"),
     host: HostStageSchema.optional().describe("a CPU stage: a host function (cudaLaunchHostFunc) after each chunk's D2H"),
     deviceMemory: quantity('bytes').optional().describe('device memory budget for the buffers, e.g. 1GiB: chunks then cycle through a ring of device slots that fits it'),
+    verify: VerifySchema.optional(),
     repetitions: RepetitionsSchema.default(() => RepetitionsSchema.parse({})),
     sweep: SweepSchema.optional(),
   })

@@ -1,6 +1,7 @@
 import { UsageError } from '../errors.js';
 import { ringSlots, splitRanges } from '../chunking.js';
 import type { PriorityLevel } from '../vocabulary.js';
+import { bytesPerItem, residentBytes } from './items.js';
 import type { ParsedConfig } from './schema.js';
 
 // Checks and readings of the stream toolbox's config fields, kept apart from the loader's core (which imports
@@ -36,15 +37,32 @@ export function readLatency(parsed: ParsedConfig, kernels: readonly { readonly l
   return { kernel: latency.kernel, elements: latency.elements, priority: { level: latency.priority, where: locate(['latency', 'priority']) } };
 }
 
-/** A device-memory budget or slot count must leave room for a chunk, and a ring needs chunks issued in order. */
-export function checkRing(parsed: ParsedConfig, buffers: readonly { readonly elementBytes: number }[], elements: number, locate: Locator): void {
+/**
+ * A device-memory budget or slot count must leave room for a chunk (beside the resident buffers, which sit on the
+ * device whole), and a ring needs chunks issued in order.
+ */
+export function checkRing(
+  parsed: ParsedConfig,
+  buffers: readonly { readonly role: string; readonly itemSize: number; readonly elementBytes: number; readonly bytes: number }[],
+  units: number,
+  locate: Locator,
+): void {
   const { pipeline } = parsed;
-  const ranges = splitRanges(elements, pipeline.chunks, pipeline.align);
+  const resident = residentBytes(buffers);
+  if (parsed.deviceMemory !== undefined && resident >= parsed.deviceMemory) {
+    throw new UsageError(
+      `${locate(['deviceMemory'])}: deviceMemory: the resident buffers take ${resident} bytes, which leaves none of the budget of ${parsed.deviceMemory} bytes for chunks.`,
+      {
+        hint: 'Give a larger deviceMemory, or smaller resident buffers.',
+      },
+    );
+  }
+  const ranges = splitRanges(units, pipeline.chunks, pipeline.align);
   const slots = ringSlots({
     chunks: ranges.length,
-    chunkElements: ranges[0]?.count ?? elements,
-    bytesPerElement: buffers.reduce((sum, b) => sum + b.elementBytes, 0),
-    budgetBytes: parsed.deviceMemory ?? null,
+    chunkElements: ranges[0]?.count ?? units,
+    bytesPerElement: bytesPerItem(buffers),
+    budgetBytes: parsed.deviceMemory === undefined ? null : parsed.deviceMemory - resident,
     slots: pipeline.slots ?? null,
   });
   if (slots !== null && typeof slots === 'object') {

@@ -14,14 +14,22 @@ export interface ConfigBuffer {
   readonly elementBytes: number;
   readonly elements: number;
   readonly bytes: number;
+  /** Elements per item: a chunk of items [f, f + n) is elements [f × itemSize, (f + n) × itemSize); 1 without pipeline.items, and for resident buffers. */
+  readonly itemSize: number;
   readonly role: BufferRole;
   readonly init: InitSpec;
   readonly hostMemory: HostMemoryKind;
 }
 
+export interface Tolerance {
+  readonly relative: number;
+  readonly absolute: number;
+}
+
 export type ConfigArg =
   | { readonly kind: 'buffer'; readonly buffer: string }
   | { readonly kind: 'chunk-elements' }
+  | { readonly kind: 'chunk-items' }
   | { readonly kind: 'chunk-offset' }
   | { readonly kind: 'scalar'; readonly type: ScalarType; readonly value: number | bigint };
 
@@ -50,8 +58,15 @@ export interface Config {
   readonly repetitions: ParsedConfig['repetitions'];
   /** What `sweep` measures, as the config says; null when it has no sweep section. */
   readonly sweep: NonNullable<ParsedConfig['sweep']> | null;
-  /** The element count every buffer shares; chunks are ranges of it. */
+  /**
+   * What chunks are ranges of: the items per rep where `pipeline.items` is given, else the element count every
+   * chunked buffer shares (each buffer's itemSize then 1). A chunked buffer holds elements × its itemSize elements.
+   */
   readonly elements: number;
+  /** `pipeline.items` as given, or null where chunks range over elements. */
+  readonly items: number | null;
+  /** verify.tolerance: outputs compared as numbers within it; null: byte for byte. */
+  readonly tolerance: Tolerance | null;
   /** The CPU stage after each chunk's D2H, or null. */
   readonly host: { readonly name: string; readonly function: HostFunctionKind } | null;
   /** A latency-critical stream beside the pipeline, or null. */

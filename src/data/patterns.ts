@@ -64,9 +64,23 @@ function fillRandom(bytes: Uint8Array, type: ElementType, seed: number, skip: nu
       for (let i = 0; i < words.length; i++) words[i] = next();
       return;
     }
+    // 16-bit floats get either sign and a magnitude in [0.125, 0.25), all mantissa bits random: a GEMM's sums over
+    // k of such products grow like √k, not k, so a bf16 or fp16 product of 4096-long rows stays near 2, far from
+    // fp16's 65504 and from zero.
     case 'float16': {
       const halves = new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2);
-      for (let i = 0; i < halves.length; i++) halves[i] = (next() & 0x3ff) | 0x3c00;
+      for (let i = 0; i < halves.length; i++) {
+        const r = next();
+        halves[i] = ((r >>> 16) & 0x8000) | 0x3000 | (r & 0x3ff);
+      }
+      return;
+    }
+    case 'bfloat16': {
+      const halves = new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2);
+      for (let i = 0; i < halves.length; i++) {
+        const r = next();
+        halves[i] = ((r >>> 16) & 0x8000) | 0x3e00 | (r & 0x7f);
+      }
       return;
     }
     case 'uint8':
@@ -117,12 +131,36 @@ export function elementView(bytes: Uint8Array, type: ElementType): ElementArray 
     case 'uint8':
       return new Uint8Array(buffer, byteOffset, byteLength);
     case 'float16':
+    case 'bfloat16':
       return new Uint16Array(buffer, byteOffset, byteLength / 2);
   }
 }
 
 function encoder(type: ElementType): (value: number) => number {
-  return type === 'float16' ? toHalfBits : (value) => value;
+  if (type === 'float16') return toHalfBits;
+  return type === 'bfloat16' ? toBfloat16Bits : (value) => value;
+}
+
+/** bfloat16 bits of a number: the top half of its float32 bits, rounded to nearest even (NaN kept a NaN). */
+export function toBfloat16Bits(value: number): number {
+  const bits = new Uint32Array(new Float32Array([value]).buffer)[0] ?? 0;
+  if ((bits & 0x7f800000) === 0x7f800000 && bits & 0x7fffff) return (bits >>> 16) | 0x40;
+  return ((bits + 0x7fff + ((bits >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
+/** The number a float16's bits stand for. */
+export function fromHalfBits(bits: number): number {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >>> 10) & 0x1f;
+  const mantissa = bits & 0x3ff;
+  if (exponent === 0x1f) return mantissa ? Number.NaN : sign * Number.POSITIVE_INFINITY;
+  if (exponent === 0) return sign * mantissa * 2 ** -24;
+  return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
+}
+
+/** The number a bfloat16's bits stand for. */
+export function fromBfloat16Bits(bits: number): number {
+  return new Float32Array(new Uint32Array([(bits & 0xffff) << 16]).buffer)[0] ?? Number.NaN;
 }
 
 /** IEEE 754 binary16 bits of a number, rounded to nearest even. */
@@ -149,9 +187,9 @@ export function toHalfBits(value: number): number {
   return sign | (rest > 0x1000 || (rest === 0x1000 && half & 1) ? half + 1 : half);
 }
 
-/** The value of element `index` as the user would read it (float16 stays raw bits, shown in hex). */
+/** The value of element `index` as the user would read it (float16 and bfloat16 stay raw bits, shown in hex). */
 export function describeElement(bytes: Uint8Array, type: ElementType, index: number): string {
   const value = elementView(bytes, type)[index];
   if (value === undefined) return 'out of range';
-  return type === 'float16' ? `0x${value.toString(16).padStart(4, '0')}` : String(value);
+  return type === 'float16' || type === 'bfloat16' ? `0x${value.toString(16).padStart(4, '0')}` : String(value);
 }

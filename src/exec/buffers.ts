@@ -1,3 +1,4 @@
+import { deviceBytesOf } from '../config/items.js';
 import type { ConfigBuffer } from '../config/types.js';
 import { allocPageable, freePageable, hostBytes } from '../cuda/host.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
@@ -25,7 +26,8 @@ export interface DeviceMemoryUse {
 
 /**
  * A plan's buffers on one device: host memory of the kind each buffer asks for, device memory (whole buffers, or
- * the ring's slots under a budget), inputs filled with their seeded pattern. Everything is released through the
+ * the ring's slots under a budget; resident buffers always whole, copied to the device here, once), inputs filled
+ * with their seeded pattern. Everything is released through the
  * Cleanup it was allocated with. Host memory is only ever seen through windows of at most HOST_WINDOW_BYTES: a
  * JS typed array cannot span more than 4 GiB.
  */
@@ -46,7 +48,9 @@ export class DeviceBuffers {
    * side is allocated. The device must be current.
    */
   static allocate(rt: CudaRuntime, device: number, buffers: readonly ConfigBuffer[], deviceElements: number, cleanup: Cleanup, sharing?: DeviceBuffers): DeviceBuffers {
-    const deviceBytes = buffers.reduce((sum, b) => sum + deviceElements * b.elementBytes, 0);
+    // `deviceElements` counts items (elements where the config has no pipeline.items): each chunked buffer holds
+    // that many of its own items, a resident buffer all of itself.
+    const deviceBytes = buffers.reduce((sum, b) => sum + deviceBytesOf(b, deviceElements), 0);
     const { free, total } = rt.memory.info();
     if (deviceBytes > free) {
       throw new DeviceFailure(`The buffers need ${formatBytes(deviceBytes)} of device memory, but device ${device} has ${formatBytes(free)} free of ${formatBytes(total)}.`, {
@@ -58,7 +62,7 @@ export class DeviceBuffers {
     const hosts = buffers.map((buffer) => (buffer.role === 'scratch' ? (0n as HostPtr) : (sharing?.binding(buffer.name).host ?? allocHost(rt, buffer, cleanup))));
     const freeBefore = rt.memory.info().free;
     const devices = buffers.map((buffer) => {
-      const bytes = deviceElements * buffer.elementBytes;
+      const bytes = deviceBytesOf(buffer, deviceElements);
       const devicePtr = rt.memory.malloc(bytes, `buffer "${buffer.name}", ${formatBytes(bytes)}`);
       cleanup.push(() => rt.memory.free(devicePtr));
       return devicePtr;
@@ -69,11 +73,13 @@ export class DeviceBuffers {
       const host = hosts[index] as HostPtr;
       const devicePtr = devices[index] as DevicePtr;
       let pristine: Uint8Array[] | null = sharing ? sharing.binding(buffer.name).pristine : null;
-      if (!sharing && (buffer.role === 'in' || buffer.role === 'inout')) {
+      if (!sharing && (buffer.role === 'in' || buffer.role === 'inout' || buffer.role === 'resident')) {
         const windows = hostWindows(host, 0, buffer.bytes);
         windows.forEach((view, i) => fillPattern(view, buffer.type, windowSeed(buffer.init, i, HOST_WINDOW_BYTES / buffer.elementBytes)));
         if (buffer.role === 'inout') pristine = windows.map((view) => new Uint8Array(view));
       }
+      // Copied once, here, before any rep: no mode times it, and every chunk and stream reads it whole.
+      if (buffer.role === 'resident') rt.memory.copy(devicePtr, host, buffer.bytes, 'h2d');
       bindings.set(buffer.name, { buffer, host, device: devicePtr, pristine });
     });
     return new DeviceBuffers(rt, device, bindings, { askedBytes: deviceBytes, measuredBytes: freeBefore - after, freeBeforeBytes: freeBefore }, deviceElements, !sharing);
@@ -108,7 +114,7 @@ export class DeviceBuffers {
     for (const binding of this.bindings.values()) {
       if (binding.buffer.role !== 'out') continue;
       if (this.ownsHost) for (const view of this.hostWindows(binding.buffer.name)) view.fill(byte);
-      this.rt.memory.memset(binding.device, byte, binding.buffer.elementBytes * this.deviceElements, DEFAULT_STREAM);
+      this.rt.memory.memset(binding.device, byte, deviceBytesOf(binding.buffer, this.deviceElements), DEFAULT_STREAM);
     }
     // Safe to block: between reps nothing is in flight, so no host function waits for the JS thread.
     this.rt.deviceSynchronize('poisoning outputs');

@@ -2,6 +2,8 @@ import { hostBytes } from '../cuda/host.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import { type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
 import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
+import { itemBytes } from '../config/items.js';
+import { chunkArgs } from '../plan/kernel-args.js';
 import { resolvePriority } from '../plan/priority.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
 import type { DeviceFacts } from '../result/schema.js';
@@ -179,7 +181,7 @@ export class DirectIssuer implements Issuer {
     const range = op.chunk === null ? schedule.ranges[0] : schedule.ranges[op.chunk];
     if (!range) throw new Error(`schedule ${schedule.id} has a host op for chunk ${op.chunk}, which it does not have`);
     const buffers = this.devices.buffers();
-    const windows = buffers.outputs().flatMap((b) => buffers.hostWindows(b.name, range.first * b.elementBytes, range.count * b.elementBytes));
+    const windows = buffers.outputs().flatMap((b) => buffers.hostWindows(b.name, range.first * itemBytes(b), range.count * itemBytes(b)));
     return () => {
       this.checksums.set(`${schedule.id}:${op.chunk ?? 'whole'}`, checksum(windows));
     };
@@ -263,20 +265,10 @@ export class DirectIssuer implements Issuer {
   }
 
   private kernelArgs(kernel: PlanKernel, op: Pick<KernelOp, 'first' | 'count' | 'deviceFirst'>, buffers: DeviceBuffers): KernelArgValue[] {
-    return kernel.args.map((arg): KernelArgValue => {
-      switch (arg.kind) {
-        case 'buffer': {
-          const binding = buffers.binding(arg.buffer);
-          return { kind: 'pointer', value: offsetPointer(binding.device, op.deviceFirst * binding.buffer.elementBytes) };
-        }
-        case 'chunk-elements':
-          return { kind: 'scalar', type: arg.type, value: op.count };
-        case 'chunk-offset':
-          return { kind: 'scalar', type: arg.type, value: op.first };
-        case 'scalar':
-          return arg;
-      }
-    });
+    const named = kernel.args.flatMap((a) => (a.kind === 'buffer' ? [buffers.binding(a.buffer).buffer] : []));
+    return chunkArgs(kernel.args, named, op).map(
+      (arg): KernelArgValue => (arg.kind === 'buffer' ? { kind: 'pointer', value: offsetPointer(buffers.binding(arg.buffer).device, arg.byteOffset) } : arg),
+    );
   }
 }
 

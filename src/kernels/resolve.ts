@@ -11,6 +11,7 @@ import type { ScalarType } from '../vocabulary.js';
 export type KernelArg =
   | { readonly kind: 'buffer'; readonly buffer: string }
   | { readonly kind: 'chunk-elements'; readonly type: ScalarType }
+  | { readonly kind: 'chunk-items'; readonly type: ScalarType }
   | { readonly kind: 'chunk-offset'; readonly type: ScalarType }
   | { readonly kind: 'scalar'; readonly type: ScalarType; readonly value: number | bigint };
 
@@ -25,6 +26,8 @@ export interface ResolvedKernel {
   readonly grid: ConfigKernel['grid'];
   readonly args: readonly KernelArg[];
 }
+
+const CHUNK_VALUE = { 'chunk-elements': 'element count', 'chunk-items': 'item count', 'chunk-offset': 'offset' } as const;
 
 const INTEGER_LIMIT: Partial<Record<ScalarType, number>> = {
   int8: 2 ** 7 - 1,
@@ -82,7 +85,7 @@ function checkArguments(config: Config, kernel: ConfigKernel, signature: KernelS
       return arg;
     }
     if (param.kind !== 'scalar') {
-      const given = arg.kind === 'scalar' ? `a ${arg.type} scalar` : `the chunk's ${arg.kind === 'chunk-elements' ? 'element count' : 'offset'}`;
+      const given = arg.kind === 'scalar' ? `a ${arg.type} scalar` : `the chunk's ${CHUNK_VALUE[arg.kind]}`;
       throw new UsageError(`${which} is a pointer, but the config passes ${given}.`, { hint: 'Pass a buffer: { buffer: NAME }.' });
     }
     if (param.type === null) throw new UsageError(`${which} has a type cuda-pipe cannot pass (only plain integer and floating-point scalars).`);
@@ -100,10 +103,10 @@ function checkArguments(config: Config, kernel: ConfigKernel, signature: KernelS
       return arg;
     }
     const limit = INTEGER_LIMIT[param.type];
-    if (limit === undefined)
-      throw new UsageError(`${which} is ${param.type}; the chunk's ${arg.kind === 'chunk-elements' ? 'element count' : 'offset'} needs an integer parameter.`);
-    if (config.elements > limit)
-      throw new UsageError(`${which} is ${param.type}, too small for up to ${config.elements} elements.`, {
+    if (limit === undefined) throw new UsageError(`${which} is ${param.type}; the chunk's ${CHUNK_VALUE[arg.kind]} needs an integer parameter.`);
+    const largest = arg.kind === 'chunk-items' ? config.elements : Math.max(...config.buffers.filter((b) => b.role !== 'resident').map((b) => b.elements));
+    if (largest > limit)
+      throw new UsageError(`${which} is ${param.type}, too small for up to ${largest} ${arg.kind === 'chunk-items' ? 'items' : 'elements'}.`, {
         hint: 'Declare the parameter as unsigned long long (or size_t).',
       });
     return { kind: arg.kind, type: param.type };

@@ -74,6 +74,8 @@ const POINTEE_BY_SPELLING: ReadonlyMap<string, ElementType | 'any'> = new Map([
   ['half', 'float16'],
   ['unsigned short', 'float16'],
   ['uint16_t', 'float16'],
+  ['__nv_bfloat16', 'bfloat16'],
+  ['nv_bfloat16', 'bfloat16'],
   ['void', 'any'],
   ['char', 'any'],
 ]);

@@ -1,5 +1,5 @@
 import type { ConfigBuffer } from '../config/types.js';
-import { compareOutput, type OutputMismatch, POISON } from '../data/compare.js';
+import { compareOutput, compareWithin, type LargestError, type OutputMismatch, POISON, type ToleranceRule } from '../data/compare.js';
 import type { Schedule } from '../plan/types.js';
 import type { Mismatch } from '../result/schema.js';
 import type { StopRule } from '../vocabulary.js';
@@ -27,13 +27,16 @@ export interface MeasuredSchedule {
 export interface Verification {
   readonly status: 'passed' | 'failed' | 'skipped';
   readonly mismatches: Mismatch[];
+  /** Present where the config gave verify.tolerance: the rule, and the largest differences seen. */
+  readonly tolerance?: { readonly relative: number; readonly absolute: number; readonly largestError: LargestError };
 }
 
 /**
  * Runs the serial baseline and then each other verified schedule once with checked ops (a fault names its kernel
- * and chunk), and, unless `verify` is off, each for real after a different poison, comparing outputs byte for byte.
+ * and chunk), and, unless `verify` is off, each for real after a different poison, comparing outputs byte for byte, or
+ * as numbers within `tolerance` where the config gives one.
  */
-export async function verifySchedules(runner: RepRunner, verify: boolean, guard = new RepGuard()): Promise<Verification> {
+export async function verifySchedules(runner: RepRunner, verify: boolean, guard = new RepGuard(), tolerance: ToleranceRule | null = null): Promise<Verification> {
   const [baseline, ...candidates] = runner.schedules.filter((s) => s.verify);
   if (!baseline) return { status: 'skipped', mismatches: [] };
   runner.restoreInputs();
@@ -42,6 +45,7 @@ export async function verifySchedules(runner: RepRunner, verify: boolean, guard 
   // Copies, window by window: the serial outputs must survive the candidates' reps.
   const expected = verify ? new Map(runner.outputs().map((b) => [b.name, runner.hostWindows(b.name).map((w) => Buffer.from(w))])) : null;
   const mismatches: Mismatch[] = [];
+  const largest = { absolute: 0, relative: 0 };
   for (const candidate of candidates) {
     runner.restoreInputs();
     await guard.rep(runner, candidate, { checked: true });
@@ -50,21 +54,36 @@ export async function verifySchedules(runner: RepRunner, verify: boolean, guard 
     runner.poisonOutputs(POISON.overlapped);
     await guard.rep(runner, candidate);
     for (const buffer of runner.outputs()) {
-      const mismatch = compareWindows(buffer, expected.get(buffer.name) ?? [], runner.hostWindows(buffer.name));
+      const mismatch = compareWindows(buffer, expected.get(buffer.name) ?? [], runner.hostWindows(buffer.name), tolerance, largest);
       if (mismatch) mismatches.push({ ...mismatch, mode: candidate.id });
     }
   }
   if (!verify) return { status: 'skipped', mismatches: [] };
-  return { status: mismatches.length ? 'failed' : 'passed', mismatches };
+  return { status: mismatches.length ? 'failed' : 'passed', mismatches, ...(tolerance ? { tolerance: { ...tolerance, largestError: largest } } : {}) };
 }
 
 /** The first differing window names the first differing element; the differing count adds up every window's. */
-function compareWindows(buffer: ConfigBuffer, expected: readonly Uint8Array[], actual: readonly Uint8Array[]): OutputMismatch | null {
+export function compareWindows(
+  buffer: ConfigBuffer,
+  expected: readonly Uint8Array[],
+  actual: readonly Uint8Array[],
+  tolerance: ToleranceRule | null = null,
+  largest: { absolute: number; relative: number } = { absolute: 0, relative: 0 },
+): OutputMismatch | null {
   let first: OutputMismatch | null = null;
   let differing = 0;
   let elements = 0;
   actual.forEach((window, i) => {
-    const mismatch = compareOutput(buffer, expected[i] ?? new Uint8Array(window.byteLength), window, POISON.overlapped);
+    const serial = expected[i] ?? new Uint8Array(window.byteLength);
+    let mismatch: OutputMismatch | null;
+    if (tolerance) {
+      const within = compareWithin(buffer, serial, window, POISON.overlapped, tolerance);
+      mismatch = within.mismatch;
+      largest.absolute = Math.max(largest.absolute, within.largest.absolute);
+      largest.relative = Math.max(largest.relative, within.largest.relative);
+    } else {
+      mismatch = compareOutput(buffer, serial, window, POISON.overlapped);
+    }
     if (mismatch) {
       first ??= { ...mismatch, index: mismatch.index + elements };
       differing += mismatch.differing;

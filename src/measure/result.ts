@@ -195,6 +195,7 @@ export function buildRunResult(input: RunResultInput): RunResult {
       bytes: b.bytes,
       role: b.role,
       hostMemory: b.role === 'scratch' ? 'device-only' : b.hostMemory,
+      ...(b.itemSize === 1 ? {} : { itemSize: b.itemSize }),
     })),
     kernels: plan.kernels.map((k) => {
       const compile = input.compiles.find((c) => c.label === k.label);

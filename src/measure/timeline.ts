@@ -5,13 +5,15 @@ import { stageOf, timelineFields } from '../stages/index.js';
 import type { EngineSource, TracedRepTiming } from './runner.js';
 
 /**
- * A kernel's bytes on the timeline: one element of every buffer it is given, per element of its range, so a kernel's
- * bar can carry a rate like a copy's.
+ * A kernel's bytes on the timeline: one item of every chunked buffer it is given, per item of its range, so a
+ * kernel's bar can carry a rate like a copy's. Resident buffers are left out: how much of one a kernel reads is its own.
  */
 export function kernelRangeBytes(plan: Pick<Plan, 'kernels' | 'buffers'>): (op: { kernel: string; count: number }) => number {
-  const perElement = new Map(
-    plan.kernels.map((k) => [k.label, k.args.reduce((sum, arg) => sum + (arg.kind === 'buffer' ? (plan.buffers.find((b) => b.name === arg.buffer)?.elementBytes ?? 0) : 0), 0)]),
-  );
+  const bytesOf = (name: string) => {
+    const b = plan.buffers.find((buffer) => buffer.name === name);
+    return b && b.role !== 'resident' ? b.itemSize * b.elementBytes : 0;
+  };
+  const perElement = new Map(plan.kernels.map((k) => [k.label, k.args.reduce((sum, arg) => sum + (arg.kind === 'buffer' ? bytesOf(arg.buffer) : 0), 0)]));
   return (op) => op.count * (perElement.get(op.kernel) ?? 0);
 }
 

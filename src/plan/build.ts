@@ -1,3 +1,4 @@
+import { bytesPerItem, residentBytes } from '../config/items.js';
 import type { Config, ConfigBuffer } from '../config/types.js';
 import { ringSlots, splitRanges, wholeRange } from '../chunking.js';
 import { eventCostSchedules } from './overhead.js';
@@ -90,7 +91,13 @@ export function buildLayoutsPlan(
     elements: config.elements,
     buffers: config.buffers,
     kernels: kernels.map(planKernel),
-    pipeline: { elements: config.elements, align, requestedChunks: requested.chunks, requestedStreams: requested.streams },
+    pipeline: {
+      elements: config.elements,
+      align,
+      requestedChunks: requested.chunks,
+      requestedStreams: requested.streams,
+      ...(config.items === null ? {} : { items: config.items }),
+    },
     schedules: [
       withPriority(serialSchedule(shape), config.pipeline.priority),
       ...[...made.values()].flatMap(({ ranges, streams }) => overlappedSchedules(config, shape, ranges, streams, orders)).map((s) => withPriority(s, config.pipeline.priority)),
@@ -124,8 +131,9 @@ function ringOf(config: Config, ranges: readonly ChunkRange[]): Ring | null {
   const slots = ringSlots({
     chunks: ranges.length,
     chunkElements: slotElements,
-    bytesPerElement: config.buffers.reduce((sum, b) => sum + b.elementBytes, 0),
-    budgetBytes: config.deviceMemory,
+    bytesPerElement: bytesPerItem(config.buffers),
+    // Resident buffers sit on the device whole beside the ring.
+    budgetBytes: config.deviceMemory === null ? null : config.deviceMemory - residentBytes(config.buffers),
     slots: config.pipeline.slots,
   });
   // config/load.ts already refused budgets that hold no chunk, with the file's line.
@@ -160,6 +168,7 @@ export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device:
     elementBytes: 1,
     elements: bytes,
     bytes,
+    itemSize: 1,
     role,
     init: { kind: 'random', seed: 7 },
     hostMemory,

@@ -294,6 +294,7 @@ export function peerBandwidthPlan(bytes: number, a: number, b: number): Plan {
     elementBytes: 1,
     elements: bytes,
     bytes,
+    itemSize: 1,
     role: 'scratch',
     init: { kind: 'constant', value: 1 },
     hostMemory: 'pinned',

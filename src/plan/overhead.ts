@@ -17,6 +17,7 @@ export function overheadPlan(kernel: PlanKernel, batch: number, device: number):
     elementBytes: 4,
     elements: OVERHEAD_ELEMENTS,
     bytes: OVERHEAD_ELEMENTS * 4,
+    itemSize: 1,
     role,
     init: { kind: 'ramp', start: 1, step: 1 },
     hostMemory: 'pinned',

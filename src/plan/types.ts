@@ -105,7 +105,15 @@ export interface Plan {
   readonly buffers: readonly ConfigBuffer[];
   readonly kernels: readonly PlanKernel[];
   /** What the config asked for; each overlapped schedule's role says what it got. */
-  readonly pipeline: { readonly elements: number; readonly align: number; readonly requestedChunks: number; readonly requestedStreams: number };
+  readonly pipeline: {
+    /** What chunks range over: items where `items` is present, else elements. */
+    readonly elements: number;
+    readonly align: number;
+    readonly requestedChunks: number;
+    readonly requestedStreams: number;
+    /** Present where the config gave pipeline.items. */
+    readonly items?: number;
+  };
   readonly schedules: readonly Schedule[];
   /** Things the planner changed from what was asked, said to the user. */
   readonly notes: readonly string[];
@@ -130,7 +138,10 @@ export interface Placement {
   readonly base: number;
 }
 
-/** A ring of device slots: chunk i lives in slot i mod slots, at element slot × slotElements of every device buffer. */
+/**
+ * A ring of device slots: chunk i lives in slot i mod slots, at item slot × slotElements of every chunked device
+ * buffer (items are elements without pipeline.items; resident buffers are whole beside the ring).
+ */
 export interface Ring {
   readonly slots: number;
   readonly slotElements: number;

@@ -16,9 +16,16 @@ export interface PlanView {
 /** `run --dry-run`: which stream does what, how many ops, how many bytes; with `ops`, every op in order. Needs no GPU. */
 export function renderPlan(plan: Plan, view: PlanView = {}): string {
   const lines: string[] = [];
-  lines.push(`Plan for ${plan.name} on device ${plan.devices.join(', ')}${view.rank ? ` (${view.rank})` : ''}: ${plan.elements} elements per buffer`);
+  const items = plan.pipeline.items !== undefined;
+  const unit = items ? 'items' : 'elements';
+  lines.push(
+    `Plan for ${plan.name} on device ${plan.devices.join(', ')}${view.rank ? ` (${view.rank})` : ''}: ${plan.elements} ${items ? 'items per rep' : 'elements per buffer'}`,
+  );
   for (const b of plan.buffers) {
-    lines.push(`  buffer ${b.name}: ${b.type} × ${b.elements} = ${formatBytes(b.bytes)}, ${b.role}, ${b.role === 'scratch' ? 'device only' : `${b.hostMemory} host memory`}`);
+    const shape = b.role === 'resident' ? ': copied to the device once before timing, read whole by every chunk' : items ? `, ${b.itemSize} per item` : '';
+    lines.push(
+      `  buffer ${b.name}: ${b.type} × ${b.elements} = ${formatBytes(b.bytes)}, ${b.role}, ${b.role === 'scratch' ? 'device only' : `${b.hostMemory} host memory`}${shape}`,
+    );
   }
   for (const k of plan.kernels) lines.push(`  kernel ${k.label}: ${k.entry} from ${k.sourcePath}, block ${k.block}, grid ${k.grid}`);
   if (view.kernels) lines.push(`  ${view.kernels}`);
@@ -29,17 +36,23 @@ export function renderPlan(plan: Plan, view: PlanView = {}): string {
     const last = schedule.ranges[schedule.ranges.length - 1];
     const plain = layout.topology === 'chunk-per-stream' && Object.keys(layout).length === 4;
     lines.push(
-      `  layout: ${layout.chunks} chunks of ${size} elements${last && last.count !== size ? ` (the last ${last.count})` : ''}, ` +
-        `${layout.streams} streams, ${layout.order}${plan.pipeline.align > 1 ? `, aligned to ${plan.pipeline.align} elements` : ''}` +
+      `  layout: ${layout.chunks} chunks of ${size} ${unit}${last && last.count !== size ? ` (the last ${last.count})` : ''}, ` +
+        `${layout.streams} streams, ${layout.order}${plan.pipeline.align > 1 ? `, aligned to ${plan.pipeline.align} ${unit}` : ''}` +
         (plain ? '' : ` (${roleLabel(schedule.role)})`),
     );
   }
   const { ring, budgetBytes } = plan.device;
   if (ring) {
     lines.push(
-      `  device: a ring of ${ring.slots} slots of ${ring.slotElements} elements per buffer` +
+      `  device: a ring of ${ring.slots} slots of ${ring.slotElements} ${unit} per buffer` +
         `${budgetBytes === null ? '' : ` within the ${formatBytes(budgetBytes)} budget`}; chunk i uses slot i mod ${ring.slots}`,
     );
+  }
+  const resident = plan.buffers.filter((b) => b.role === 'resident');
+  if (resident.length) {
+    const residentBytes = resident.reduce((sum, b) => sum + b.bytes, 0);
+    const chunked = plan.buffers.filter((b) => b.role !== 'resident').reduce((sum, b) => sum + plan.device.elements * b.itemSize * b.elementBytes, 0);
+    lines.push(`  device memory: ${formatBytes(chunked + residentBytes)}, of which resident ${formatBytes(residentBytes)} (in no mode's copied bytes)`);
   }
   for (const note of plan.notes) lines.push(`  note: ${note}`);
   // One line at a time: --ops lists every op, and a spread of that many arguments overflows the stack.

@@ -266,6 +266,8 @@ export const BufferRecordSchema = z.object({
   role: z.enum(BUFFER_ROLES),
   /** 'device-only' for scratch buffers. */
   hostMemory: z.string(),
+  /** Added within version 2: elements per item, where the config gave pipeline.items and it is not 1. */
+  itemSize: z.number().int().min(1).optional(),
 });
 
 export const KernelRecordSchema = z.object({
@@ -333,7 +335,10 @@ export const RunResultSchema = z.object({
   devices: z.array(DeviceFactsSchema).min(1),
   config: ConfigRecordSchema,
   pipeline: z.object({
+    /** Items per rep where the config gave pipeline.items (then chunks range over items, not elements). */
     elements: z.number(),
+    /** Added within version 2: present where the config gave pipeline.items. */
+    items: z.number().optional(),
     align: z.number().int(),
     requestedChunks: z.number().int(),
     requestedStreams: z.number().int(),
@@ -376,6 +381,17 @@ export const RunResultSchema = z.object({
   verification: z.object({
     status: z.enum(['passed', 'failed', 'skipped']),
     mismatches: z.array(MismatchSchema),
+    /**
+     * Added within version 2: present where the config gave verify.tolerance, so float outputs were compared as
+     * numbers (|a − b| ≤ absolute + relative × |b|, integer outputs exact); absent: byte for byte.
+     */
+    tolerance: z
+      .object({
+        relative: z.number().min(0),
+        absolute: z.number().min(0),
+        largestError: z.object({ absolute: z.number().min(0), relative: z.number().min(0) }),
+      })
+      .optional(),
   }),
   warnings: z.array(WarningSchema),
   notes: z.array(z.string()),

@@ -16,18 +16,20 @@ export type CopyOp = {
 
 /** The chunk's range of one buffer, copied one way. */
 export function copyOp(
-  buffer: { readonly name: string; readonly elementBytes: number },
+  buffer: { readonly name: string; readonly elementBytes: number; readonly itemSize: number },
   w: Pick<ChunkWork, 'range' | 'deviceFirst' | 'stream' | 'chunk'>,
   direction: 'h2d' | 'd2h',
 ): CopyOp {
+  // Ranges count items; each buffer's item is itemSize elements, so its bytes and offsets follow its own shape.
+  const itemBytes = buffer.itemSize * buffer.elementBytes;
   return {
     kind: 'copy',
     stream: w.stream,
     direction,
     buffer: buffer.name,
-    hostOffset: w.range.first * buffer.elementBytes,
-    deviceOffset: w.deviceFirst * buffer.elementBytes,
-    bytes: w.range.count * buffer.elementBytes,
+    hostOffset: w.range.first * itemBytes,
+    deviceOffset: w.deviceFirst * itemBytes,
+    bytes: w.range.count * itemBytes,
     chunk: w.chunk,
   };
 }

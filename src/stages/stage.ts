@@ -34,13 +34,14 @@ export interface IssuePrimitives {
 
 /** One chunk of the pipeline as the planner hands it to each stage kind: what the stage plans its ops from. */
 export interface ChunkWork {
-  readonly buffers: readonly { readonly name: string; readonly role: string; readonly elementBytes: number }[];
+  readonly buffers: readonly { readonly name: string; readonly role: string; readonly elementBytes: number; readonly itemSize: number }[];
   /** The labels of the kernels this chunk runs, in order. */
   readonly kernels: readonly string[];
   /** The host stage's name, or null where the config has none. */
   readonly host: string | null;
+  /** Items (elements where a config has no pipeline.items): buffer b's elements are the range × b.itemSize. */
   readonly range: { readonly first: number; readonly count: number };
-  /** Element index in the device buffers where this chunk lives (its own range, or its slot of a ring). */
+  /** Item index in the device buffers where this chunk lives (its own range, or its slot of a ring). */
   readonly deviceFirst: number;
   readonly stream: string;
   readonly chunk: number | null;

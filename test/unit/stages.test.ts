@@ -16,10 +16,10 @@ import {
 
 const work: ChunkWork = {
   buffers: [
-    { name: 'x', role: 'in', elementBytes: 4 },
-    { name: 'y', role: 'out', elementBytes: 2 },
-    { name: 'z', role: 'inout', elementBytes: 8 },
-    { name: 't', role: 'scratch', elementBytes: 4 },
+    { name: 'x', role: 'in', elementBytes: 4, itemSize: 1 },
+    { name: 'y', role: 'out', elementBytes: 2, itemSize: 1 },
+    { name: 'z', role: 'inout', elementBytes: 8, itemSize: 1 },
+    { name: 't', role: 'scratch', elementBytes: 4, itemSize: 1 },
   ],
   kernels: ['a', 'b'],
   host: 'checksum',

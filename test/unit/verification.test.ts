@@ -10,6 +10,7 @@ const buffer = (type: ConfigBuffer['type'], elementBytes: number, elements: numb
   elementBytes,
   elements,
   bytes: elements * elementBytes,
+  itemSize: 1,
   role: 'out',
   init: { kind: 'random', seed: 1 },
   hostMemory: 'pinned',

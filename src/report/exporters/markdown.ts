@@ -29,7 +29,9 @@ export function renderRunMarkdown(result: RunResult): string {
     result.modes
       .flatMap((m) =>
         m.role.kind === 'overlapped' && m.analysis
-          ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} elements over ${m.role.layout.streams} streams, ${m.role.layout.order}`]
+          ? [
+              `${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} ${result.pipeline.items === undefined ? 'elements' : 'items'} over ${m.role.layout.streams} streams, ${m.role.layout.order}`,
+            ]
           : [],
       )
       .filter((text, i, all) => all.indexOf(text) === i)

@@ -18,7 +18,9 @@ export function renderRunTable(result: RunResult, style: Style): string {
   const memory = [...new Set(result.buffers.filter((b) => b.role !== 'scratch').map((b) => b.hostMemory))].join('/');
   const layouts = result.modes.flatMap((m) =>
     m.role.kind === 'overlapped' && m.analysis
-      ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} elements over ${m.role.layout.streams} streams, ${m.role.layout.order}`]
+      ? [
+          `${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} ${result.pipeline.items === undefined ? 'elements' : 'items'} over ${m.role.layout.streams} streams, ${m.role.layout.order}`,
+        ]
       : [],
   );
   lines.push(`layout: ${[...new Set(layouts)].join('; ')}; ${totals ? `buffers ${totals}; ${memory} host memory` : 'device-only buffers'}`);
@@ -79,6 +81,13 @@ export function renderRunTable(result: RunResult, style: Style): string {
 
 function verificationLine(result: RunResult, style: Style): string {
   const v = result.verification;
+  if (v.status === 'passed' && v.tolerance) {
+    const t = v.tolerance;
+    return (
+      `verification: ${style.green('passed')} (float outputs within ${t.absolute} + ${t.relative} × |serial|, integers exact; ` +
+      `largest error ${t.largestError.absolute.toPrecision(3)}, relative ${t.largestError.relative.toPrecision(3)})`
+    );
+  }
   if (v.status === 'passed') return `verification: ${style.green('passed')} (overlapped outputs equal serial byte for byte; every element written)`;
   if (v.status === 'skipped') return `verification: ${style.yellow('skipped')} (--no-verify)`;
   const label = (id: string) => {
