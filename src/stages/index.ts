@@ -10,7 +10,7 @@ import type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, 
 
 export type { CopyOp, HostOp, KernelOp, PeerOp };
 export { copyOp } from './copy.js';
-export type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
+export type { ChunkWork, ComputeStep, DescribeContext, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
 export type WorkOp = CopyOp | KernelOp | HostOp | PeerOp;
@@ -83,8 +83,18 @@ export function engineRows(copyEngines: number): EngineRow[] {
   return [...rows.values()].sort((a, b) => a.row - b.row);
 }
 
-/** A chunk's ops of one phase, each stage kind of that phase in the table's order. */
-export const phaseOps = (phase: 'load' | 'compute' | 'store', work: ChunkWork): WorkOp[] => table.flatMap((s) => (s.phase === phase && s.plan ? s.plan(work) : []));
+/**
+ * A chunk's ops of one phase: loads and stores each stage kind of that phase in the table's order; the compute
+ * steps in the config's order, each planned by its own kind, so kernels and library calls interleave as listed.
+ */
+export function phaseOps(phase: 'load' | 'compute' | 'store', work: ChunkWork): WorkOp[] {
+  if (phase !== 'compute') return table.flatMap((s) => (s.phase === phase && s.plan ? s.plan(work) : []));
+  return work.compute.flatMap((step) => {
+    const kind = table.find((s) => s.id === step.stage);
+    if (!kind?.planStep) throw new Error(`no compute stage kind plans a ${step.stage} step (${step.label})`);
+    return kind.planStep(step, work);
+  });
+}
 
 /** The bytes a body's work ops move, by the schedule's byte count each adds to. */
 export function opBytes(ops: readonly { readonly kind: string }[]): { h2d: number; d2h: number; peer: number } {

@@ -32,11 +32,22 @@ export interface IssuePrimitives {
   hostCall(spec: { readonly chunk: number | null }): IssuedOp;
 }
 
+/**
+ * One step of a chunk's compute phase, as the config lists it: the stage kind that plans it (`kernel`, or a library
+ * stage such as `gemm`), its label, and what that kind resolved from its config entry (null for a kernel, whose
+ * launch is in the plan's kernel list). Each kind reads only its own steps' `spec`.
+ */
+export interface ComputeStep {
+  readonly stage: string;
+  readonly label: string;
+  readonly spec: unknown;
+}
+
 /** One chunk of the pipeline as the planner hands it to each stage kind: what the stage plans its ops from. */
 export interface ChunkWork {
   readonly buffers: readonly { readonly name: string; readonly role: string; readonly elementBytes: number }[];
-  /** The labels of the kernels this chunk runs, in order. */
-  readonly kernels: readonly string[];
+  /** The compute steps this chunk runs, in the config's order; each is planned by its own stage kind. */
+  readonly compute: readonly ComputeStep[];
   /** The host stage's name, or null where the config has none. */
   readonly host: string | null;
   readonly range: { readonly first: number; readonly count: number };
@@ -88,7 +99,10 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
    * (a peer copy, which the planner of a pipeline across two devices places between its halves).
    */
   readonly phase?: 'load' | 'compute' | 'store';
+  /** A load or store kind's ops of a chunk. */
   plan?(work: ChunkWork): O[];
+  /** A compute kind's ops of one of the chunk's compute steps (one whose `stage` is this kind's id). */
+  planStep?(step: ComputeStep, work: ChunkWork): O[];
   /** The bytes the op moves and which of a schedule's byte counts they add to; null for an op that moves none. */
   moves(op: O): { readonly count: 'h2d' | 'd2h' | 'peer'; readonly bytes: number } | null;
   /** Whether a plan's op of `opKind` is this stage's. */

@@ -21,7 +21,10 @@ const work: ChunkWork = {
     { name: 'z', role: 'inout', elementBytes: 8 },
     { name: 't', role: 'scratch', elementBytes: 4 },
   ],
-  kernels: ['a', 'b'],
+  compute: [
+    { stage: 'kernel', label: 'a', spec: null },
+    { stage: 'kernel', label: 'b', spec: null },
+  ],
   host: 'checksum',
   range: { first: 100, count: 10 },
   deviceFirst: 20,
