@@ -2,7 +2,7 @@ import { type CopyOp, d2h, h2d } from './copy.js';
 import { host, type HostOp } from './host.js';
 import { kernel, type KernelOp } from './kernel.js';
 import { peer, type PeerOp } from './peer.js';
-import type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, TimelineFields } from './stage.js';
+import type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, StepConfig, TimelineFields } from './stage.js';
 
 // The table of stage kinds: the one place that lists them. Everything else (the planner's work ops, the issuer,
 // the timeline, every picture's legend, letters, colours and engine rows, the Result's op kinds, messages) reads
@@ -10,7 +10,7 @@ import type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, 
 
 export type { CopyOp, HostOp, KernelOp, PeerOp };
 export { copyOp } from './copy.js';
-export type { ChunkWork, ComputeStep, DescribeContext, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
+export type { ChunkWork, ComputeStep, DescribeContext, StepBuffer, StepConfig, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
 export type WorkOp = CopyOp | KernelOp | HostOp | PeerOp;
@@ -74,7 +74,8 @@ export function engineRows(copyEngines: number): EngineRow[] {
   const rows = new Map<string, { row: number; name: string; stages: Stage[] }>();
   for (const s of table) {
     const shared = s.look.engine.hostCopy && copyEngines < 2;
-    const key = shared ? 'copy' : s.id;
+    // Stages on one engine (kernels and GEMMs on the SMs) share its row.
+    const key = shared ? 'copy' : s.look.engine.name;
     const row = rows.get(key) ?? { row: s.look.engine.row, name: shared ? 'copy engine' : s.look.engine.name, stages: [] };
     row.row = Math.min(row.row, s.look.engine.row);
     row.stages.push(s.id);
@@ -82,6 +83,9 @@ export function engineRows(copyEngines: number): EngineRow[] {
   }
   return [...rows.values()].sort((a, b) => a.row - b.row);
 }
+
+/** The compute kinds with an entry of their own in the config's `kernels:` list (every one but the kernel). */
+export const STEP_CONFIGS: readonly (StepConfig<unknown> & { readonly stage: Stage })[] = table.flatMap((s) => (s.config ? [{ ...s.config, stage: s.id }] : []));
 
 /**
  * A chunk's ops of one phase: loads and stores each stage kind of that phase in the table's order; the compute

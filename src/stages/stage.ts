@@ -3,6 +3,8 @@
 // functions: a stage issues its op through `IssuePrimitives`, which exec/ implements, so no CUDA handle, pointer or
 // koffi type reaches this folder and the planner and the renderers may import it.
 
+import type { ZodType } from 'zod';
+
 /** The fields every work op has: the stream it is issued on, and the chunk it works on (null: the whole buffers). */
 export interface WorkOpBase {
   readonly kind: string;
@@ -30,6 +32,28 @@ export interface IssuePrimitives {
   kernel(spec: { readonly kernel: string; readonly first: number; readonly count: number; readonly deviceFirst: number }): Thunk;
   /** A host function over the chunk's output bytes on the host (the plan's host stage), with its tag. */
   hostCall(spec: { readonly chunk: number | null }): IssuedOp;
+}
+
+/** What a library stage reads of a config buffer when it resolves its entry. */
+export interface StepBuffer {
+  readonly name: string;
+  readonly type: string;
+  readonly role: string;
+  readonly elementBytes: number;
+  /** Elements per item of a chunked buffer (1 where the config does not chunk by items). */
+  readonly itemSize: number;
+}
+
+/**
+ * A compute kind's entry in the config's `kernels:` list, other than a kernel's: the key that marks it (`gemm:`),
+ * its zod schema, which config/schema.ts composes into the list, its label, and its resolution against the buffers
+ * (its spec, or what is wrong and at which field path under the entry).
+ */
+export interface StepConfig<Entry> {
+  readonly key: string;
+  readonly schema: ZodType<Entry>;
+  label(entry: Entry): string;
+  resolve(entry: Entry, buffers: readonly StepBuffer[]): { readonly spec: unknown } | { readonly error: string; readonly path: readonly (string | number)[] };
 }
 
 /**
@@ -103,6 +127,8 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   plan?(work: ChunkWork): O[];
   /** A compute kind's ops of one of the chunk's compute steps (one whose `stage` is this kind's id). */
   planStep?(step: ComputeStep, work: ChunkWork): O[];
+  /** A compute kind other than the kernel: its entry in the config's `kernels:` list. */
+  readonly config?: StepConfig<unknown>;
   /** The bytes the op moves and which of a schedule's byte counts they add to; null for an op that moves none. */
   moves(op: O): { readonly count: 'h2d' | 'd2h' | 'peer'; readonly bytes: number } | null;
   /** Whether a plan's op of `opKind` is this stage's. */
