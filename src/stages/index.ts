@@ -1,4 +1,5 @@
 import { type CopyOp, d2h, h2d } from './copy.js';
+import { type GemmOp, gemm } from './gemm.js';
 import { host, type HostOp } from './host.js';
 import { kernel, type KernelOp } from './kernel.js';
 import { peer, type PeerOp } from './peer.js';
@@ -8,15 +9,16 @@ import type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, 
 // the timeline, every picture's legend, letters, colours and engine rows, the Result's op kinds, messages) reads
 // it. A new kind is a module beside these, its op in `WorkOp` and a row here.
 
-export type { CopyOp, HostOp, KernelOp, PeerOp };
+export type { CopyOp, GemmOp, HostOp, KernelOp, PeerOp };
+export { columnMajorCall, GEMM_DTYPES, type GemmSpec, gemmBytesRead, gemmFlops } from './gemm.js';
 export { copyOp } from './copy.js';
-export type { ChunkWork, ComputeStep, DescribeContext, StepBuffer, StepConfig, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
+export type { ChunkWork, ComputeStep, DescribeContext, GemmOperandAt, StepBuffer, StepConfig, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
-export type WorkOp = CopyOp | KernelOp | HostOp | PeerOp;
+export type WorkOp = CopyOp | KernelOp | GemmOp | HostOp | PeerOp;
 
 /** Every stage kind, in the order pictures list them: load, compute, store, host work, peer copies. */
-export const STAGE_KINDS = [h2d, kernel, d2h, host, peer] as const;
+export const STAGE_KINDS = [h2d, kernel, gemm, d2h, host, peer] as const;
 
 /** A stage kind's id: the kind the Result's timeline gives an op. */
 export type Stage = (typeof STAGE_KINDS)[number]['id'];

@@ -32,6 +32,34 @@ export interface IssuePrimitives {
   kernel(spec: { readonly kernel: string; readonly first: number; readonly count: number; readonly deviceFirst: number }): Thunk;
   /** A host function over the chunk's output bytes on the host (the plan's host stage), with its tag. */
   hostCall(spec: { readonly chunk: number | null }): IssuedOp;
+  /**
+   * A cuBLAS GEMM on the stream's own handle, column-major as cuBLAS takes it, its operands in cuBLAS's order (A, B,
+   * C), each a buffer and an element offset into its device memory. `label` names the op in failures.
+   */
+  gemm(spec: {
+    readonly label: string;
+    readonly call: {
+      readonly transA: 'N' | 'T';
+      readonly transB: 'N' | 'T';
+      readonly m: number;
+      readonly n: number;
+      readonly k: number;
+      readonly lda: number;
+      readonly ldb: number;
+      readonly ldc: number;
+      readonly alpha: number;
+      readonly beta: number;
+      readonly dtype: 'fp32' | 'tf32' | 'fp16' | 'bf16';
+      readonly cFloat32: boolean;
+    };
+    readonly operands: readonly [GemmOperandAt, GemmOperandAt, GemmOperandAt];
+  }): Thunk;
+}
+
+/** A GEMM operand on the device: its buffer, and the element its chunk starts at. */
+export interface GemmOperandAt {
+  readonly buffer: string;
+  readonly elementOffset: number;
 }
 
 /** What a library stage reads of a config buffer when it resolves its entry. */
