@@ -244,6 +244,13 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   const defaultStreamOps = readDefaultStreamOps(p, locate);
   checkRing(parsed, buffers, first.elements, locate);
   const { devices, handoff } = readDevices(parsed, deviceGiven, buffers, kernels, locate);
+  const library = steps.find((step) => step.stage !== 'kernel');
+  if (handoff && library) {
+    // The handoff splits the kernels between two devices; a library step has no half to go to yet.
+    throw new UsageError(`${locate(['pipeline', 'handoff'])}: a pipeline across two devices runs kernels only, and "${library.label}" is a ${library.stage} step.`, {
+      hint: 'Run the config on one device, or split it without pipeline.handoff (devices: [0, 1] splits the items).',
+    });
+  }
   return {
     name,
     description: parsed.description ?? null,

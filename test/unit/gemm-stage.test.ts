@@ -107,6 +107,12 @@ describe('a gemm entry in kernels:', () => {
     assert.doesNotMatch(kernel, /gemm/);
   });
 
+  it('is refused in a pipeline across two devices, whose handoff splits kernels only', () => {
+    const steps = `  - name: first\n    source: scale.cu\n    entry: scale\n    args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }]\n${GEMM_1x1}\n  - name: last\n    source: scale.cu\n    entry: scale\n    args: [{ buffer: y }, { buffer: y }, { chunk: elements }, { float32: 2 }]`;
+    const text = config(steps).replace('pipeline: { chunks: 4, streams: 2 }', 'devices: [0, 1]\npipeline: { chunks: 4, streams: 2, handoff: { after: first } }');
+    assert.match(usageError(text).message, /g\.yaml:18:\d+: a pipeline across two devices runs kernels only, and "product" is a gemm step\./);
+  });
+
   it('refuses two steps of one name', () => {
     assert.match(usageError(config(`${GEMM_1x1}\n${GEMM_1x1}`)).message, /g\.yaml:9:5: two kernels are called "product"/);
   });
