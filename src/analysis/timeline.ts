@@ -1,5 +1,5 @@
 import type { TimelineOp, TracedRep } from '../result/schema.js';
-import { engineSharing, STAGES } from '../stages/index.js';
+import { engineRows, engineSharing, STAGES } from '../stages/index.js';
 import { clip, type Interval, type IntervalSet, intersect, measure, union } from './intervals.js';
 
 // What one traced rep says about the pipeline, computed from its ops alone: how busy each engine was, how much the
@@ -141,12 +141,15 @@ export function activity(rep: TracedRep, kinds: readonly OpKind[]): IntervalSet 
   return clip(union(intervals), 0, rep.totalMs);
 }
 
+/** The stages whose ops run on the SMs (kernels and GEMMs), from the stage table's engine rows. */
+const SM_STAGES: readonly OpKind[] = engineRows(2).find((row) => row.name === 'SMs')?.stages ?? ['kernel'];
+
 export function busyFractions(rep: TracedRep): BusyFractions {
   const share = (kinds: readonly OpKind[]) => fraction(measure(activity(rep, kinds)), rep.totalMs);
   return {
     h2d: share(['h2d']),
     d2h: share(['d2h']),
-    sm: share(['kernel']),
+    sm: share(SM_STAGES),
     host: share(['host']),
     idle: rep.totalMs > 0 ? 1 - share(STAGES) : 0,
   };
@@ -154,7 +157,7 @@ export function busyFractions(rep: TracedRep): BusyFractions {
 
 export function overlapFractions(rep: TracedRep): OverlapFractions {
   const together = (a: readonly OpKind[], b: readonly OpKind[]) => fraction(measure(intersect(activity(rep, a), activity(rep, b))), rep.totalMs);
-  return { copyWithKernel: together(['h2d', 'd2h'], ['kernel']), h2dWithD2h: together(['h2d'], ['d2h']) };
+  return { copyWithKernel: together(['h2d', 'd2h'], SM_STAGES), h2dWithD2h: together(['h2d'], ['d2h']) };
 }
 
 /** Every gap of every stream, in stream order and then time; see IdleCause for how a gap is split. */

@@ -10,7 +10,8 @@ import { readRegularFile } from '../files/read.js';
 import { formatPath } from '../format.js';
 import { ELEMENT_BYTES, type IssueOrder, type PlacedDefaultOp, type ScalarType } from '../vocabulary.js';
 import { parseConfigYaml } from './parse-yaml.js';
-import { ConfigSchema, type ParsedArg, type ParsedConfig } from './schema.js';
+import { STEP_CONFIGS, type ComputeStep } from '../stages/index.js';
+import { ConfigSchema, type ParsedArg, type ParsedConfig, type ParsedKernel } from './schema.js';
 import { adviseUnknownField } from './suggest.js';
 import { chunkedBuffers, isResident } from './items.js';
 import { checkRing, readLatency } from './toolbox.js';
@@ -90,8 +91,23 @@ function applyOverrides(raw: unknown, overrides: Overrides): { raw: unknown; fla
   return { raw: config, flags };
 }
 
+/**
+ * A `kernels:` entry that fits no form (a kernel, or a library stage's entry) is reported as the form the user meant:
+ * the one whose fields they used (no unknown field at the entry's top), else the one with the fewest complaints.
+ */
+function meantIssues(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
+  return issues.flatMap((issue) => {
+    const isEntry = issue.path.length === 2 && issue.path[0] === 'kernels';
+    if (issue.code !== 'invalid_union' || !isEntry || !issue.errors.length) return [issue];
+    const strayKeys = (branch: readonly z.core.$ZodIssue[]) => branch.filter((i) => i.code === 'unrecognized_keys' && i.path.length === 0).length;
+    const [best] = [...issue.errors].sort((x, y) => strayKeys(x) - strayKeys(y) || x.length - y.length);
+    return (best ?? []).map((i) => ({ ...i, path: [...issue.path, ...i.path] }));
+  });
+}
+
 function schemaError(error: z.ZodError, locate: Locator): UsageError {
-  const lines = error.issues.slice(0, 5).map((issue) => {
+  const issues = meantIssues(error.issues);
+  const lines = issues.slice(0, 5).map((issue) => {
     const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
     if (issue.code === 'unrecognized_keys') {
       // A file with 100 000 stray keys must not cost 100 000 look-ups; the first few say what is wrong.
@@ -101,7 +117,7 @@ function schemaError(error: z.ZodError, locate: Locator): UsageError {
     }
     return `${locate(path)}: ${formatPath(path) || 'config'}: ${issue.message}`;
   });
-  const more = error.issues.length > 5 ? `\n(and ${error.issues.length - 5} more)` : '';
+  const more = issues.length > 5 ? `\n(and ${issues.length - 5} more)` : '';
   return new UsageError(`Invalid config:\n${lines.join('\n')}${more}`, {
     hint: 'Run `cuda-pipe schema` for the full config schema.',
   });
@@ -169,8 +185,12 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   }
   const units = items ?? first.elements;
   const names = new Set(buffers.map((b) => b.name));
-  const kernels = parsed.kernels.map(
-    (k, kernelIndex): ConfigKernel => ({
+  const kernels: ConfigKernel[] = [];
+  const steps = parsed.kernels.map((entry, kernelIndex): ComputeStep => {
+    const library = STEP_CONFIGS.find((c) => typeof entry === 'object' && entry !== null && c.key in entry);
+    if (library) return resolveStep(library, entry, buffers, ['kernels', kernelIndex], locate);
+    const k = entry as ParsedKernel;
+    const kernel: ConfigKernel = {
       label: k.name ?? k.entry,
       source: k.source,
       entry: k.entry,
@@ -178,10 +198,12 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
       block: k.block,
       grid: k.grid,
       args: k.args.map((arg, argIndex) => toConfigArg(arg, names, locate(['kernels', kernelIndex, 'args', argIndex]))),
-    }),
-  );
+    };
+    kernels.push(kernel);
+    return { stage: 'kernel', label: kernel.label, spec: null };
+  });
   const labels = new Set<string>();
-  kernels.forEach((k, i) => {
+  steps.forEach((k, i) => {
     if (labels.has(k.label)) throw new UsageError(`${locate(['kernels', i])}: two kernels are called "${k.label}"; give one a distinct name.`);
     labels.add(k.label);
   });
@@ -214,12 +236,20 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   const defaultStreamOps = readDefaultStreamOps(p, locate);
   checkRing(parsed, buffers, units, locate);
   const { devices, handoff } = readDevices(parsed, deviceGiven, buffers, kernels, locate);
+  const library = steps.find((step) => step.stage !== 'kernel');
+  if (handoff && library) {
+    // The handoff splits the kernels between two devices; a library step has no half to go to yet.
+    throw new UsageError(`${locate(['pipeline', 'handoff'])}: a pipeline across two devices runs kernels only, and "${library.label}" is a ${library.stage} step.`, {
+      hint: 'Run the config on one device, or split it without pipeline.handoff (devices: [0, 1] splits the items).',
+    });
+  }
   return {
     name,
     description: parsed.description ?? null,
     path,
     buffers,
     kernels,
+    ...(steps.some((step) => step.stage !== 'kernel') ? { steps } : {}),
     devices,
     device: Array.isArray(devices) ? (devices[0] ?? parsed.device) : parsed.device,
     pipeline: {
@@ -299,6 +329,16 @@ function resolveBuffer(name: string, b: ParsedConfig['buffers'][string], items: 
   };
 }
 
+/** A library stage's `kernels:` entry through its stage kind's resolution; what is wrong names the entry's field. */
+function resolveStep(library: (typeof STEP_CONFIGS)[number], entry: unknown, buffers: readonly ConfigBuffer[], at: (string | number)[], locate: Locator): ComputeStep {
+  const resolved = library.resolve(
+    entry,
+    buffers.map((b) => ({ name: b.name, type: b.type, role: b.role, elementBytes: b.elementBytes, itemSize: b.itemSize })),
+  );
+  if ('error' in resolved) throw new UsageError(`${locate([...at, ...resolved.path])}: ${formatPath(at)}: ${resolved.error}.`);
+  return { stage: library.stage, label: library.label(entry), spec: resolved.spec };
+}
+
 /** The ops a config moves onto default streams, from `legacyDefaultOp` or `defaultStreamOp` (one of them). */
 function readDefaultStreamOps(p: ParsedConfig['pipeline'], locate: Locator): PlacedDefaultOp[] {
   if (p.legacyDefaultOp && p.defaultStreamOp) {
@@ -359,7 +399,7 @@ function toConfigArg(arg: ParsedArg, buffers: Set<string>, where: string): Confi
  */
 export function configHash(config: Config): string {
   // The sweep section says what `sweep` measures, not what a run of the config measures: it stays out.
-  const { path: _path, description: _description, notes: _notes, host, deviceMemory, latency, pipeline, items, tolerance, ...rest } = config;
+  const { path: _path, description: _description, notes: _notes, host, deviceMemory, latency, pipeline, items, tolerance, steps, ...rest } = config;
   const { chunks, streams, streamKind, topology, mode, slots, defaultStreamOps, priority, align, orders, handoff } = pipeline;
   // One kernel on the legacy stream is what `legacyDefaultOp` always meant: hashed as it was, so its results still pair.
   const [onlyOp, ...moreOps] = defaultStreamOps;
@@ -379,6 +419,7 @@ export function configHash(config: Config): string {
     ...(rest.devices === null ? {} : { devices: rest.devices }),
     buffers: rest.buffers.map(({ itemSize, ...b }) => (itemSize === 1 ? b : { ...b, itemSize })),
     kernels: rest.kernels,
+    ...(steps === undefined ? {} : { steps }),
     pipeline: { chunks, streams, streamFlags: legacyFlags, align, orders, ...extras },
     repetitions: rest.repetitions,
     elements: rest.elements,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { STEP_CONFIGS } from '../stages/index.js';
 import { parseQuantity, type QuantityKind } from './units.js';
 
 import {
@@ -127,6 +128,10 @@ const KernelSchema = z
     args: z.array(ArgSchema),
   })
   .strict();
+
+// A `kernels:` entry is a kernel, or a library stage's entry (`gemm: {...}`), whose schema its stage kind owns.
+const [firstStep, ...moreSteps] = STEP_CONFIGS.map((c) => c.schema);
+const ComputeStepSchema = firstStep ? z.union([KernelSchema, firstStep, ...moreSteps]) : KernelSchema;
 
 const PrioritySchema = z
   .union([z.enum(['high', 'low']), z.number().int()])
@@ -271,7 +276,10 @@ export const ConfigSchema = z
     buffers: z
       .record(z.string().regex(/^[A-Za-z_][\w-]*$/, 'buffer names are letters, digits, _ and -'), BufferSchema)
       .refine((b) => Object.keys(b).length > 0, 'at least one buffer is needed'),
-    kernels: z.array(KernelSchema).min(1, 'at least one kernel is needed'),
+    kernels: z
+      .array(ComputeStepSchema)
+      .min(1, 'at least one kernel is needed')
+      .describe('the compute stage, in order, per chunk: each entry a kernel, or a library stage such as { gemm: {...} }'),
     pipeline: PipelineSchema.default(() => PipelineSchema.parse({})),
     latency: LatencySchema.optional().describe("a latency-critical stream: after each chunk's load, one small kernel; measured with and without priorities"),
     host: HostStageSchema.optional().describe("a CPU stage: a host function (cudaLaunchHostFunc) after each chunk's D2H"),
@@ -285,6 +293,7 @@ export const ConfigSchema = z
 export type ConfigInput = z.input<typeof ConfigSchema>;
 export type ParsedConfig = z.output<typeof ConfigSchema>;
 export type ParsedArg = z.output<typeof ArgSchema>;
+export type ParsedKernel = z.output<typeof KernelSchema>;
 
 export function configJsonSchema(): unknown {
   return {

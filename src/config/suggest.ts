@@ -8,6 +8,7 @@ interface SchemaDef {
   readonly in?: unknown;
   readonly valueType?: unknown;
   readonly element?: unknown;
+  readonly options?: readonly unknown[];
 }
 
 const defOf = (schema: unknown): SchemaDef | null => (schema as { _zod?: { def?: SchemaDef } } | null)?._zod?.def ?? null;
@@ -28,11 +29,15 @@ export function knownFieldsAt(root: unknown, path: readonly (string | number)[])
   let def = unwrap(root);
   for (const segment of path) {
     if (!def) return [];
+    // A union of objects (a `kernels:` entry: a kernel or a library stage) goes on through the option with the field.
+    if (def.type === 'union') def = (def.options ?? []).map(unwrap).find((o) => o?.type === 'object' && typeof segment === 'string' && o.shape?.[segment] !== undefined) ?? null;
+    if (!def) return [];
     if (def.type === 'object' && typeof segment === 'string') def = unwrap(def.shape?.[segment]);
     else if (def.type === 'record') def = unwrap(def.valueType);
     else if (def.type === 'array') def = unwrap(def.element);
     else return [];
   }
+  if (def?.type === 'union') return [...new Set((def.options ?? []).map(unwrap).flatMap((o) => (o?.type === 'object' ? Object.keys(o.shape ?? {}) : [])))];
   return def?.type === 'object' ? Object.keys(def.shape ?? {}) : [];
 }
 

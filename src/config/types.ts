@@ -1,4 +1,5 @@
 import type { BufferRole, ElementType, HostFunctionKind, HostMemoryKind, IssueMode, IssueOrder, PlacedDefaultOp, ScalarType, StreamKind, Topology } from '../vocabulary.js';
+import type { ComputeStep } from '../stages/index.js';
 import type { Handoff } from './devices.js';
 import type { ParsedConfig } from './schema.js';
 import type { LatencySpec, PrioritySpec } from './toolbox.js';
@@ -53,7 +54,13 @@ export interface Config {
   /** Several devices in one run (`all` until counted), or null for one. */
   readonly devices: readonly number[] | 'all' | null;
   readonly buffers: readonly ConfigBuffer[];
+  /** The kernels NVRTC compiles (the `kernels:` entries that are kernels), in the config's order. */
   readonly kernels: readonly ConfigKernel[];
+  /**
+   * Every `kernels:` entry in the config's order, as its stage kind resolved it: a kernel by its label, a library
+   * stage (gemm) with its spec. Absent in a config built in code from kernels alone.
+   */
+  readonly steps?: readonly ComputeStep[];
   readonly pipeline: ConfigPipeline;
   readonly repetitions: ParsedConfig['repetitions'];
   /** What `sweep` measures, as the config says; null when it has no sweep section. */

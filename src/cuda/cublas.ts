@@ -33,6 +33,8 @@ export interface GemmSpec {
   readonly alpha: number;
   readonly beta: number;
   readonly dtype: GemmDtype;
+  /** C holds float32 while A and B hold a 16-bit type (absent: C holds A's type). */
+  readonly cFloat32?: boolean;
 }
 
 /** cudaDataType_t values (library_types.h). */
@@ -104,7 +106,7 @@ export class CublasError extends DeviceFailure {
 
 /** "bf16 4096×4096×4096 (A N, B T), lda 4096 ldb 4096 ldc 4096": how messages and records name a GEMM. */
 export function describeGemm(spec: GemmSpec): string {
-  return `${spec.dtype} ${spec.m}×${spec.n}×${spec.k} (A ${spec.transA}, B ${spec.transB}), lda ${spec.lda} ldb ${spec.ldb} ldc ${spec.ldc}`;
+  return `${spec.dtype}${spec.cFloat32 ? ' (C float32)' : ''} ${spec.m}×${spec.n}×${spec.k} (A ${spec.transA}, B ${spec.transB}), lda ${spec.lda} ldb ${spec.ldb} ldc ${spec.ldc}`;
 }
 
 /** A GEMM whose scalars live in native memory, built once: the hot loop calls `launch` and compares its status with 0. */
@@ -199,9 +201,10 @@ export class Cublas {
     const transA = CUBLAS_OP[spec.transA];
     const transB = CUBLAS_OP[spec.transB];
     const { dataType, computeType } = types;
+    const cType = spec.cFloat32 ? CUDA_DATA_TYPE.R_32F : dataType;
     let freed = false;
     return {
-      launch: () => gemmEx(handle, transA, transB, m, n, k, alpha, a, dataType, lda, b, dataType, ldb, beta, c, dataType, ldc, computeType, GEMM_DEFAULT_ALGO) as number,
+      launch: () => gemmEx(handle, transA, transB, m, n, k, alpha, a, dataType, lda, b, dataType, ldb, beta, c, cType, ldc, computeType, GEMM_DEFAULT_ALGO) as number,
       describe: describeGemm(spec),
       free: () => {
         if (freed) return;

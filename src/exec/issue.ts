@@ -1,3 +1,4 @@
+import { type Cublas, type CublasHandle, DEFAULT_WORKSPACE_BYTES } from '../cuda/cublas.js';
 import { hostBytes } from '../cuda/host.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import { type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
@@ -87,7 +88,31 @@ export class DirectIssuer implements Issuer {
     private readonly gate: GateFlags | null,
     private readonly hostCalls: HostCalls,
     private readonly cleanup: Cleanup,
+    /** libcublas, loaded where the plan has gemm ops; null otherwise. */
+    private readonly cublas: Cublas | null = null,
   ) {}
+
+  /** One cuBLAS handle per stream (by device and stream), each with its own workspace. */
+  private readonly cublasHandles = new Map<string, CublasHandle>();
+
+  /**
+   * The stream's cuBLAS handle, made the first time a schedule binds a gemm op on it: bound to the stream, with a
+   * workspace of its own so that a graph capture allocates nothing, and destroyed at cleanup before its stream.
+   */
+  private cublasHandle(cublas: Cublas, stream: StreamHandle, device: number, schedule: Schedule): CublasHandle {
+    const key = `${device}:${stream}`;
+    const known = this.cublasHandles.get(key);
+    if (known !== undefined) return known;
+    const { rt, cleanup } = this;
+    if (this.devices.spans) rt.setDevice(device);
+    const workspace = rt.memory.malloc(DEFAULT_WORKSPACE_BYTES, `cuBLAS workspace for a stream of ${schedule.description}`);
+    cleanup.push(() => rt.memory.free(workspace));
+    const handle = cublas.create(stream, workspace, DEFAULT_WORKSPACE_BYTES);
+    cleanup.push(() => cublas.destroy(handle));
+    if (this.devices.spans) rt.setDevice(schedule.device);
+    this.cublasHandles.set(key, handle);
+    return handle;
+  }
 
   prepare(schedule: Schedule): PreparedRep {
     const bound = this.bind(schedule);
@@ -223,6 +248,26 @@ export class DirectIssuer implements Issuer {
       hostCall: (op) => {
         const { tag, issue } = this.hostCalls.thunk(stream, this.hostAction(op, schedule));
         return { issue, hostTag: tag };
+      },
+      gemm: (op) => {
+        const { cublas } = this;
+        if (!cublas) throw new Error(`schedule ${schedule.id} has gemm ${op.label} but libcublas was not loaded`);
+        const handle = this.cublasHandle(cublas, stream, device, schedule);
+        const [a, b, c] = op.operands.map((o) => {
+          const binding = buffers.binding(o.buffer);
+          return offsetPointer(binding.device, o.elementOffset * binding.buffer.elementBytes);
+        }) as [DevicePtr, DevicePtr, DevicePtr];
+        const record = cublas.record(handle, op.call, a, b, c);
+        this.cleanup.push(() => record.free());
+        const { launch } = record;
+        const context = `gemm ${op.label}: ${record.describe}`;
+        // cuBLAS answers with a cublasStatus_t, not a cudaError_t: a failure is thrown here, naming the op, and the
+        // runner's catch around the issue loop (or the graph capture's) reports it.
+        return () => {
+          const status = launch();
+          if (status !== 0) throw cublas.failure(status, 'cublasGemmEx', context);
+          return 0;
+        };
       },
     };
   }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { openCublas } from '../cuda/cublas.js';
 import { describeDevice, softwareVersions } from '../cuda/device.js';
 import { openSmClock } from '../cuda/nvml.js';
 import { openRuntime, type CudaRuntime } from '../cuda/runtime.js';
@@ -97,6 +98,8 @@ export async function withDevicePlan<T>(
 ): Promise<DeviceOutcome<T>> {
   const [deviceIndex] = plan.devices;
   if (deviceIndex === undefined) throw new Error(`plan ${plan.name} names no device`);
+  // libcublas only where a gemm runs, and before the runtime: a missing one is named before anything is opened.
+  const cublas = plan.schedules.some((s) => s.body.some((op) => op.kind === 'gemm')) ? openCublas() : null;
   const rt = openRuntime();
   const facts = plan.devices.map((d) => openDevice(rt, d));
   const device = facts[0] as DeviceFacts;
@@ -126,7 +129,7 @@ export async function withDevicePlan<T>(
     const peers = enablePeers(rt, plan);
     rt.setDevice(deviceIndex);
     const hostCalls = new HostCalls(rt, cleanup);
-    const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup);
+    const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup, cublas);
     const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
     const runner = new CudaRepRunner(rt, plan, devices, issuers, makeWaiter(rt, options.wait), gate, hostCalls);
     const clock = openSmClock(device.pciBusId, device.index);

@@ -297,7 +297,7 @@ export class CudaRepRunner implements RepRunner {
 
   private repFailure(prepared: PreparedRep, error: unknown): Error {
     if (error instanceof CudaError) {
-      const kernels = [...new Set(prepared.ops.flatMap((o) => (o?.kind === 'kernel' ? [o.kernel] : [])))];
+      const kernels = [...new Set(prepared.ops.flatMap((o) => (o?.kind === 'kernel' ? [o.kernel] : o?.kind === 'gemm' ? [o.gemm] : [])))];
       return new DeviceFailure(
         `${error.errorName} (${error.code}): ${error.errorMessage} during the ${prepared.schedule.description} mode` +
           (kernels.length ? ` (kernels in flight: ${kernels.join(', ')}).` : '.'),

@@ -11,7 +11,7 @@ import {
   type SmallOp,
   type StreamKind,
 } from '../vocabulary.js';
-import { type ChunkWork, copyOp, opBytes, phaseOps } from '../stages/index.js';
+import { type ChunkWork, type ComputeStep, copyOp, opBytes, phaseOps } from '../stages/index.js';
 import { withRingReuse } from './ring.js';
 import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec } from './types.js';
 
@@ -22,7 +22,10 @@ import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec 
 export interface PipelineShape {
   readonly device: number;
   readonly buffers: readonly ConfigBuffer[];
+  /** The labels of the compute steps each chunk runs, in order (kernels and library calls alike). */
   readonly kernels: readonly string[];
+  /** The compute steps that are not kernels (library calls), by label; a label absent here is a kernel. */
+  readonly steps?: ReadonlyMap<string, ComputeStep>;
   readonly elements: number;
   readonly streamKind: StreamKind;
   readonly gated: boolean;
@@ -94,14 +97,16 @@ export function bodyBytes(body: readonly Op[]): Schedule['bytes'] {
 }
 
 /**
- * The pipeline as the planner shapes it on the config's device: its buffers, and the kernels each chunk runs (the
- * latency kernel runs on its urgent stream only, never per chunk).
+ * The pipeline as the planner shapes it on the config's device: its buffers, and the compute steps each chunk runs
+ * in the config's order (the latency kernel runs on its urgent stream only, never per chunk).
  */
 export function pipelineShape(config: Config, kernels: readonly Pick<PlanKernel, 'label'>[], gated: boolean): PipelineShape {
+  const steps = config.steps ?? kernels.map((k): ComputeStep => ({ stage: 'kernel', label: k.label, spec: null }));
   return {
     device: config.device,
     buffers: config.buffers,
-    kernels: kernels.map((k) => k.label).filter((k) => k !== config.latency?.kernel),
+    kernels: steps.map((s) => s.label).filter((k) => k !== config.latency?.kernel),
+    steps: new Map(steps.filter((s) => s.stage !== 'kernel').map((s) => [s.label, s])),
     elements: config.elements,
     streamKind: config.pipeline.streamKind,
     gated,
@@ -121,7 +126,7 @@ export const stores = (buffers: readonly ConfigBuffer[]) => buffers.filter((b) =
 /** One chunk's work as its stage kinds plan it. */
 const chunkWork = (shape: PipelineShape, kernels: readonly string[], range: ChunkRange, stream: string, chunk: number | null): ChunkWork => ({
   buffers: shape.buffers,
-  kernels,
+  compute: kernels.map((label) => shape.steps?.get(label) ?? { stage: 'kernel', label, spec: null }),
   host: shape.host || null,
   range,
   deviceFirst: deviceFirst(shape, range),

@@ -75,7 +75,8 @@ function opCounts(ops: readonly Op[]): string {
     plural(count(['record', 'wait']), 'event record or wait', 'event records and waits'),
   ];
   const host = count(['host']);
-  return `${plural(ops.length, 'op')} (${parts.join(', ')}${host ? `, ${plural(host, 'host function')}` : ''})`;
+  const gemms = count(['gemm']);
+  return `${plural(ops.length, 'op')} (${parts.join(', ')}${gemms ? `, ${plural(gemms, 'cuBLAS GEMM')}` : ''}${host ? `, ${plural(host, 'host function')}` : ''})`;
 }
 
 /** "chunks 1, 3" or, for many, "2500 chunks: 1, 5, 9, …, 9997", so that a summary stays a line. */

@@ -1,22 +1,24 @@
 import { type CopyOp, d2h, h2d } from './copy.js';
+import { type GemmOp, gemm } from './gemm.js';
 import { host, type HostOp } from './host.js';
 import { kernel, type KernelOp } from './kernel.js';
 import { peer, type PeerOp } from './peer.js';
-import type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, TimelineFields } from './stage.js';
+import type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, StepConfig, TimelineFields } from './stage.js';
 
 // The table of stage kinds: the one place that lists them. Everything else (the planner's work ops, the issuer,
 // the timeline, every picture's legend, letters, colours and engine rows, the Result's op kinds, messages) reads
 // it. A new kind is a module beside these, its op in `WorkOp` and a row here.
 
-export type { CopyOp, HostOp, KernelOp, PeerOp };
+export type { CopyOp, GemmOp, HostOp, KernelOp, PeerOp };
+export { columnMajorCall, GEMM_DTYPES, type GemmSpec, gemmBytesRead, gemmFlops } from './gemm.js';
 export { copyOp } from './copy.js';
-export type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
+export type { ChunkWork, ComputeStep, DescribeContext, GemmOperandAt, StepBuffer, StepConfig, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
-export type WorkOp = CopyOp | KernelOp | HostOp | PeerOp;
+export type WorkOp = CopyOp | KernelOp | GemmOp | HostOp | PeerOp;
 
 /** Every stage kind, in the order pictures list them: load, compute, store, host work, peer copies. */
-export const STAGE_KINDS = [h2d, kernel, d2h, host, peer] as const;
+export const STAGE_KINDS = [h2d, kernel, gemm, d2h, host, peer] as const;
 
 /** A stage kind's id: the kind the Result's timeline gives an op. */
 export type Stage = (typeof STAGE_KINDS)[number]['id'];
@@ -74,7 +76,8 @@ export function engineRows(copyEngines: number): EngineRow[] {
   const rows = new Map<string, { row: number; name: string; stages: Stage[] }>();
   for (const s of table) {
     const shared = s.look.engine.hostCopy && copyEngines < 2;
-    const key = shared ? 'copy' : s.id;
+    // Stages on one engine (kernels and GEMMs on the SMs) share its row.
+    const key = shared ? 'copy' : s.look.engine.name;
     const row = rows.get(key) ?? { row: s.look.engine.row, name: shared ? 'copy engine' : s.look.engine.name, stages: [] };
     row.row = Math.min(row.row, s.look.engine.row);
     row.stages.push(s.id);
@@ -83,8 +86,21 @@ export function engineRows(copyEngines: number): EngineRow[] {
   return [...rows.values()].sort((a, b) => a.row - b.row);
 }
 
-/** A chunk's ops of one phase, each stage kind of that phase in the table's order. */
-export const phaseOps = (phase: 'load' | 'compute' | 'store', work: ChunkWork): WorkOp[] => table.flatMap((s) => (s.phase === phase && s.plan ? s.plan(work) : []));
+/** The compute kinds with an entry of their own in the config's `kernels:` list (every one but the kernel). */
+export const STEP_CONFIGS: readonly (StepConfig<unknown> & { readonly stage: Stage })[] = table.flatMap((s) => (s.config ? [{ ...s.config, stage: s.id }] : []));
+
+/**
+ * A chunk's ops of one phase: loads and stores each stage kind of that phase in the table's order; the compute
+ * steps in the config's order, each planned by its own kind, so kernels and library calls interleave as listed.
+ */
+export function phaseOps(phase: 'load' | 'compute' | 'store', work: ChunkWork): WorkOp[] {
+  if (phase !== 'compute') return table.flatMap((s) => (s.phase === phase && s.plan ? s.plan(work) : []));
+  return work.compute.flatMap((step) => {
+    const kind = table.find((s) => s.id === step.stage);
+    if (!kind?.planStep) throw new Error(`no compute stage kind plans a ${step.stage} step (${step.label})`);
+    return kind.planStep(step, work);
+  });
+}
 
 /** The bytes a body's work ops move, by the schedule's byte count each adds to. */
 export function opBytes(ops: readonly { readonly kind: string }[]): { h2d: number; d2h: number; peer: number } {

@@ -21,7 +21,7 @@ export const kernel: StageKind<'kernel', KernelOp> = {
   id: 'kernel',
   opKind: 'kernel',
   phase: 'compute',
-  plan: (w) => w.kernels.map((k) => ({ kind: 'kernel', stream: w.stream, kernel: k, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst })),
+  planStep: (step, w) => [{ kind: 'kernel', stream: w.stream, kernel: step.label, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst }],
   moves: () => null,
   owns: () => true,
   touchesDevice: true,

@@ -3,6 +3,8 @@
 // functions: a stage issues its op through `IssuePrimitives`, which exec/ implements, so no CUDA handle, pointer or
 // koffi type reaches this folder and the planner and the renderers may import it.
 
+import type { ZodType } from 'zod';
+
 /** The fields every work op has: the stream it is issued on, and the chunk it works on (null: the whole buffers). */
 export interface WorkOpBase {
   readonly kind: string;
@@ -30,13 +32,74 @@ export interface IssuePrimitives {
   kernel(spec: { readonly kernel: string; readonly first: number; readonly count: number; readonly deviceFirst: number }): Thunk;
   /** A host function over the chunk's output bytes on the host (the plan's host stage), with its tag. */
   hostCall(spec: { readonly chunk: number | null }): IssuedOp;
+  /**
+   * A cuBLAS GEMM on the stream's own handle, column-major as cuBLAS takes it, its operands in cuBLAS's order (A, B,
+   * C), each a buffer and an element offset into its device memory. `label` names the op in failures.
+   */
+  gemm(spec: {
+    readonly label: string;
+    readonly call: {
+      readonly transA: 'N' | 'T';
+      readonly transB: 'N' | 'T';
+      readonly m: number;
+      readonly n: number;
+      readonly k: number;
+      readonly lda: number;
+      readonly ldb: number;
+      readonly ldc: number;
+      readonly alpha: number;
+      readonly beta: number;
+      readonly dtype: 'fp32' | 'tf32' | 'fp16' | 'bf16';
+      readonly cFloat32: boolean;
+    };
+    readonly operands: readonly [GemmOperandAt, GemmOperandAt, GemmOperandAt];
+  }): Thunk;
+}
+
+/** A GEMM operand on the device: its buffer, and the element its chunk starts at. */
+export interface GemmOperandAt {
+  readonly buffer: string;
+  readonly elementOffset: number;
+}
+
+/** What a library stage reads of a config buffer when it resolves its entry. */
+export interface StepBuffer {
+  readonly name: string;
+  readonly type: string;
+  readonly role: string;
+  readonly elementBytes: number;
+  /** Elements per item of a chunked buffer (1 where the config does not chunk by items). */
+  readonly itemSize: number;
+}
+
+/**
+ * A compute kind's entry in the config's `kernels:` list, other than a kernel's: the key that marks it (`gemm:`),
+ * its zod schema, which config/schema.ts composes into the list, its label, and its resolution against the buffers
+ * (its spec, or what is wrong and at which field path under the entry).
+ */
+export interface StepConfig<Entry> {
+  readonly key: string;
+  readonly schema: ZodType<Entry>;
+  label(entry: Entry): string;
+  resolve(entry: Entry, buffers: readonly StepBuffer[]): { readonly spec: unknown } | { readonly error: string; readonly path: readonly (string | number)[] };
+}
+
+/**
+ * One step of a chunk's compute phase, as the config lists it: the stage kind that plans it (`kernel`, or a library
+ * stage such as `gemm`), its label, and what that kind resolved from its config entry (null for a kernel, whose
+ * launch is in the plan's kernel list). Each kind reads only its own steps' `spec`.
+ */
+export interface ComputeStep {
+  readonly stage: string;
+  readonly label: string;
+  readonly spec: unknown;
 }
 
 /** One chunk of the pipeline as the planner hands it to each stage kind: what the stage plans its ops from. */
 export interface ChunkWork {
   readonly buffers: readonly { readonly name: string; readonly role: string; readonly elementBytes: number; readonly itemSize: number }[];
-  /** The labels of the kernels this chunk runs, in order. */
-  readonly kernels: readonly string[];
+  /** The compute steps this chunk runs, in the config's order; each is planned by its own stage kind. */
+  readonly compute: readonly ComputeStep[];
   /** The host stage's name, or null where the config has none. */
   readonly host: string | null;
   /** Items (elements where a config has no pipeline.items): buffer b's elements are the range × b.itemSize. */
@@ -89,7 +152,12 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
    * (a peer copy, which the planner of a pipeline across two devices places between its halves).
    */
   readonly phase?: 'load' | 'compute' | 'store';
+  /** A load or store kind's ops of a chunk. */
   plan?(work: ChunkWork): O[];
+  /** A compute kind's ops of one of the chunk's compute steps (one whose `stage` is this kind's id). */
+  planStep?(step: ComputeStep, work: ChunkWork): O[];
+  /** A compute kind other than the kernel: its entry in the config's `kernels:` list. */
+  readonly config?: StepConfig<unknown>;
   /** The bytes the op moves and which of a schedule's byte counts they add to; null for an op that moves none. */
   moves(op: O): { readonly count: 'h2d' | 'd2h' | 'peer'; readonly bytes: number } | null;
   /** Whether a plan's op of `opKind` is this stage's. */

@@ -10,6 +10,7 @@ import type { Op } from '../../src/plan/types.js';
 // which streams get which priority.
 
 const buffer = (name: string, role: ConfigBuffer['role']): ConfigBuffer => ({
+  itemSize: 1,
   name,
   type: 'float32',
   elementBytes: 4,

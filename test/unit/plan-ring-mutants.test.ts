@@ -82,6 +82,7 @@ describe('reusing a ring of device slots', () => {
 
 describe('a traced schedule', () => {
   const buffer = (name: string, role: 'in' | 'out'): ConfigBuffer => ({
+    itemSize: 1,
     name,
     type: 'float32',
     elementBytes: 4,

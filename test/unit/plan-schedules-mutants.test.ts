@@ -25,6 +25,7 @@ import type { Op, Schedule } from '../../src/plan/types.js';
 
 const MiB = 2 ** 20;
 const buffer = (name: string, role: ConfigBuffer['role'], elements = 64, elementBytes = 4): ConfigBuffer => ({
+  itemSize: 1,
   name,
   type: elementBytes === 8 ? 'float64' : 'float32',
   elementBytes,

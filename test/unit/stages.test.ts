@@ -21,7 +21,10 @@ const work: ChunkWork = {
     { name: 'z', role: 'inout', elementBytes: 8, itemSize: 1 },
     { name: 't', role: 'scratch', elementBytes: 4, itemSize: 1 },
   ],
-  kernels: ['a', 'b'],
+  compute: [
+    { stage: 'kernel', label: 'a', spec: null },
+    { stage: 'kernel', label: 'b', spec: null },
+  ],
   host: 'checksum',
   range: { first: 100, count: 10 },
   deviceFirst: 20,
@@ -31,7 +34,7 @@ const work: ChunkWork = {
 
 describe('the table of stage kinds', () => {
   it('lists each kind once, with its own letter and colour, in the order pictures draw them', () => {
-    assert.deepEqual(STAGES, ['h2d', 'kernel', 'd2h', 'host', 'peer']);
+    assert.deepEqual(STAGES, ['h2d', 'kernel', 'gemm', 'd2h', 'host', 'peer']);
     assert.equal(new Set(STAGE_KINDS.map((s) => s.look.letter)).size, STAGE_KINDS.length);
     assert.equal(new Set(STAGE_KINDS.map((s) => s.look.colour)).size, STAGE_KINDS.length);
   });
@@ -83,6 +86,7 @@ describe('the table of stage kinds', () => {
       peerCopy: (spec) => call(`peer ${spec.from}>${spec.to}`),
       kernel: (spec) => call(`kernel ${spec.kernel}`),
       hostCall: () => ({ issue: call('host'), hostTag: 9 }),
+      gemm: (spec) => call(`gemm ${spec.label}`),
     };
     const ops = [...phaseOps('load', work), ...phaseOps('compute', work), ...phaseOps('store', work)];
     const issued = ops.map((op) => issueWorkOp(op, primitives));
@@ -100,7 +104,7 @@ describe('the table of stage kinds', () => {
       [
         [1000, 'H2D copy engine', ['h2d']],
         [2000, 'D2H copy engine', ['d2h']],
-        [3000, 'SMs', ['kernel']],
+        [3000, 'SMs', ['kernel', 'gemm']],
         [4000, 'host ops', ['host']],
         [5000, 'peer copies', ['peer']],
       ],
@@ -109,7 +113,7 @@ describe('the table of stage kinds', () => {
       engineRows(1).map((r) => [r.row, r.name, r.stages]),
       [
         [1000, 'copy engine', ['h2d', 'd2h']],
-        [3000, 'SMs', ['kernel']],
+        [3000, 'SMs', ['kernel', 'gemm']],
         [4000, 'host ops', ['host']],
         [5000, 'peer copies', ['peer']],
       ],

@@ -1,0 +1,205 @@
+import { z } from 'zod';
+import type { ComputeStep, StageKind, StepBuffer, StepConfig } from './stage.js';
+
+// A cuBLAS GEMM as a compute step: per chunk, C[m×n] = alpha·A[m×k]·B[k×n] + beta·C in row-major terms, m the chunk's
+// item count. cuBLAS is column-major, so the call computes Cᵀ = Bᵀ·Aᵀ (`columnMajorCall`), which is C row-major
+// without a copy or a transpose kernel.
+
+export const GEMM_DTYPES = ['fp32', 'tf32', 'fp16', 'bf16'] as const;
+export type GemmDtype = (typeof GEMM_DTYPES)[number];
+
+/** The element type A and B must hold for each dtype; C holds it too, or float32. */
+export const GEMM_OPERAND_TYPE: Readonly<Record<GemmDtype, string>> = { fp32: 'float32', tf32: 'float32', fp16: 'float16', bf16: 'bfloat16' };
+
+/** An operand as a step reads it: a chunked buffer at the chunk's first item (`itemSize` elements an item), or a resident one whole. */
+export interface GemmOperand {
+  readonly buffer: string;
+  /** Elements per item of a chunked buffer; null for a resident one, read at its base in every chunk. */
+  readonly itemSize: number | null;
+  readonly elementBytes: number;
+}
+
+/** A gemm step as its config entry resolved it. */
+export interface GemmSpec {
+  readonly a: GemmOperand;
+  readonly b: GemmOperand;
+  readonly c: GemmOperand;
+  readonly n: number;
+  readonly k: number;
+  readonly dtype: GemmDtype;
+  readonly transB: boolean;
+  readonly alpha: number;
+  readonly beta: number;
+  /** C in float32 while A and B hold 16-bit values. */
+  readonly cFloat32: boolean;
+}
+
+export type GemmOp = {
+  readonly kind: 'gemm';
+  readonly stream: string;
+  readonly gemm: string;
+  readonly chunk: number | null;
+  /** The chunk's first item and item count (m). */
+  readonly first: number;
+  readonly count: number;
+  /** Item index in the device buffers where this chunk lives. */
+  readonly deviceFirst: number;
+  readonly spec: GemmSpec;
+};
+
+/** The cuBLAS call (column-major) of a row-major product with m rows, its operands in cuBLAS's order. */
+export interface ColumnMajorCall {
+  readonly transA: 'N' | 'T';
+  readonly transB: 'N' | 'T';
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly lda: number;
+  readonly ldb: number;
+  readonly ldc: number;
+  /** cuBLAS's A is our B and its B our A: Cᵀ = Bᵀ·Aᵀ. */
+  readonly operands: readonly ['b', 'a', 'c'];
+}
+
+/** cublasGemmEx(opB, N, n, m, k, B, ldb = transB ? k : n, A, lda = k, C, ldc = n) for row-major A[m×k], B[k×n] (or Bᵀ[n×k]), C[m×n]. */
+export function columnMajorCall(spec: Pick<GemmSpec, 'n' | 'k' | 'transB'>, m: number): ColumnMajorCall {
+  return {
+    transA: spec.transB ? 'T' : 'N',
+    transB: 'N',
+    m: spec.n,
+    n: m,
+    k: spec.k,
+    lda: spec.transB ? spec.k : spec.n,
+    ldb: spec.k,
+    ldc: spec.n,
+    operands: ['b', 'a', 'c'],
+  };
+}
+
+/** 2·m·n·k: what a TFLOP/s figure divides by. */
+export const gemmFlops = (op: Pick<GemmOp, 'count' | 'spec'>): number => 2 * op.count * op.spec.n * op.spec.k;
+
+/** The bytes a GEMM reads: A and B, and C where beta is not zero. */
+export function gemmBytesRead(op: Pick<GemmOp, 'count' | 'spec'>): number {
+  const { a, b, c, n, k, beta } = op.spec;
+  return op.count * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : op.count * n * c.elementBytes);
+}
+
+const positive = (what: string) => z.number().int(`${what} is a whole number`).min(1, `${what} is 1 or more`);
+
+const GemmEntrySchema = z
+  .object({
+    name: z.string().optional().describe('label used in output (default: gemm)'),
+    gemm: z
+      .object({
+        a: z.string().describe("A[m×k], row-major: a chunked buffer whose itemSize is k (m = the chunk's items), or a resident one"),
+        b: z.string().describe('B[k×n] row-major (with transB, Bᵀ[n×k]): a resident buffer, read whole in every chunk'),
+        c: z.string().describe('C[m×n] row-major: a chunked buffer whose itemSize is n, or a resident one'),
+        n: positive('n'),
+        k: positive('k'),
+        dtype: z.enum(GEMM_DTYPES).describe('fp32, tf32 (float32 data on the tensor cores), fp16 or bf16: the type of A and B; C holds it too, or float32'),
+        transB: z.boolean().default(false).describe('B is stored as Bᵀ, n rows of k'),
+        alpha: z.number().default(1),
+        beta: z.number().default(0),
+      })
+      .strict()
+      .describe("a cuBLAS GEMM per chunk: C = alpha·A·B + beta·C, row-major, m = the chunk's item count"),
+  })
+  .strict();
+
+type GemmEntry = z.output<typeof GemmEntrySchema>;
+
+const CHUNKED = new Set(['in', 'out', 'inout', 'scratch']);
+
+/** The entry against the config's buffers: each operand exists, has dtype's type, and items of the right length. */
+function resolve(entry: GemmEntry, buffers: readonly StepBuffer[]): { spec: GemmSpec } | { error: string; path: (string | number)[] } {
+  const g = entry.gemm;
+  const want = GEMM_OPERAND_TYPE[g.dtype];
+  const operands: Partial<Record<'a' | 'b' | 'c', GemmOperand>> = {};
+  let cFloat32 = false;
+  for (const [field, items] of [
+    ['a', g.k],
+    ['b', null],
+    ['c', g.n],
+  ] as const) {
+    const name = g[field];
+    const buffer = buffers.find((b) => b.name === name);
+    const path = ['gemm', field];
+    if (!buffer) return { error: `gemm.${field} names no buffer "${name}" (buffers: ${buffers.map((b) => b.name).join(', ')})`, path };
+    const floatC = field === 'c' && buffer.type === 'float32' && want !== 'float32';
+    if (buffer.type !== want && !floatC) {
+      const allowed = field === 'c' && want !== 'float32' ? `${want} or float32` : want;
+      return { error: `gemm.${field}: buffer "${name}" holds ${buffer.type}, but dtype ${g.dtype} needs ${allowed}`, path };
+    }
+    if (floatC) cFloat32 = true;
+    const chunked = CHUNKED.has(buffer.role);
+    if (chunked && items !== null && buffer.itemSize !== items) {
+      const dim = field === 'a' ? 'k' : 'n';
+      return {
+        error: `gemm.${field}: buffer "${name}" has itemSize ${buffer.itemSize}, but a row of ${field.toUpperCase()} is ${dim} = ${items} elements; give "${name}" itemSize: ${items}`,
+        path,
+      };
+    }
+    operands[field] = { buffer: name, itemSize: chunked ? buffer.itemSize : null, elementBytes: buffer.elementBytes };
+  }
+  const { a, b, c } = operands as Record<'a' | 'b' | 'c', GemmOperand>;
+  return { spec: { a, b, c, n: g.n, k: g.k, dtype: g.dtype, transB: g.transB, alpha: g.alpha, beta: g.beta, cFloat32 } };
+}
+
+const gemmConfig: StepConfig<GemmEntry> = {
+  key: 'gemm',
+  schema: GemmEntrySchema,
+  label: (entry) => entry.name ?? 'gemm',
+  resolve,
+};
+
+const what = (op: GemmOp) => {
+  const { spec } = op;
+  return `gemm ${op.gemm} (${spec.dtype} ${spec.a.buffer}·${spec.b.buffer}${spec.transB ? 'ᵀ' : ''} → ${spec.c.buffer}, n ${spec.n} k ${spec.k})`;
+};
+
+/** An operand's element offset in its device buffer: a chunked one at the chunk's first item, a resident one at 0. */
+const offsetOf = (operand: GemmOperand, deviceFirst: number) => (operand.itemSize === null ? 0 : deviceFirst * operand.itemSize);
+
+export const gemm: StageKind<'gemm', GemmOp> = {
+  id: 'gemm',
+  opKind: 'gemm',
+  phase: 'compute',
+  planStep: (step: ComputeStep, w) => [
+    { kind: 'gemm', stream: w.stream, gemm: step.label, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst, spec: step.spec as GemmSpec },
+  ],
+  config: gemmConfig as StepConfig<unknown>,
+  moves: () => null,
+  owns: () => true,
+  touchesDevice: true,
+  // cuBLAS launches kernels of its own; each carries the correlation id of the call, which the timeline spans.
+  cupti: 'kernel',
+  look: {
+    letter: 'G',
+    colour: '#b5179e',
+    name: 'gemm',
+    prefix: 'gemm',
+    always: false,
+    rate: false,
+    terminal: { background: 'bgMagenta', foreground: 'whiteBright' },
+    // It runs on the SMs: one engine row with the kernels.
+    engine: { row: 3000, name: 'SMs', hostCopy: false, exclusive: false },
+  },
+  what,
+  describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (m ${op.count}, items ${op.first} to ${op.first + op.count - 1}, ${gemmFlops(op) / 1e9} GFLOP)`,
+  timeline: (op) => ({ buffer: null, kernel: op.gemm, bytes: gemmBytesRead(op) }),
+  subject: (op) => op.kernel,
+  issue: (op, p) => {
+    const { operands, ...call } = columnMajorCall(op.spec, op.count);
+    const operand = (o: 'a' | 'b' | 'c') => ({ buffer: op.spec[o].buffer, elementOffset: offsetOf(op.spec[o], op.deviceFirst) });
+    return {
+      issue: p.gemm({
+        label: op.gemm,
+        call: { ...call, alpha: op.spec.alpha, beta: op.spec.beta, dtype: op.spec.dtype, cFloat32: op.spec.cFloat32 },
+        operands: [operand(operands[0]), operand(operands[1]), operand(operands[2])],
+      }),
+      hostTag: null,
+    };
+  },
+  failureHint: 'Check that the operands hold m×k, k×n and m×n elements for the chunk (itemSize k and n), or run it under compute-sanitizer.',
+};

@@ -1,0 +1,281 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Chalk } from 'chalk';
+import { parseConfigText } from '../../src/config/load.js';
+import { type ActivityCollection, matchActivity } from '../../src/cuda/cupti.js';
+import { UsageError } from '../../src/errors.js';
+import { serialSchedule, pipelineShape } from '../../src/plan/schedules.js';
+import { renderGantt } from '../../src/report/gantt.js';
+import { renderSvg } from '../../src/report/svg.js';
+import { buildTrace } from '../../src/report/trace.js';
+import type { RunResult } from '../../src/result/schema.js';
+import { type ChunkWork, columnMajorCall, type GemmSpec, gemmBytesRead, gemmFlops, type IssuePrimitives, issueWorkOp, phaseOps } from '../../src/stages/index.js';
+import { runCli } from '../helpers/cli.js';
+import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
+
+/** A config whose `kernels:` list is `steps` (YAML lines), over float32 buffers x (in), w (in) and y (out). */
+const config = (
+  steps: string,
+  buffers = '  x: { type: float32, count: 4096, role: in }\n  w: { type: float32, count: 4096, role: in }\n  y: { type: float32, count: 4096, role: out }',
+) => `name: g\nbuffers:\n${buffers}\nkernels:\n${steps}\npipeline: { chunks: 4, streams: 2 }\n`;
+
+const GEMM_1x1 = '  - name: product\n    gemm: { a: x, b: w, c: y, n: 1, k: 1, dtype: fp32 }';
+
+function usageError(text: string): UsageError {
+  try {
+    parseConfigText(text, '/cfg/g.yaml');
+  } catch (error) {
+    assert.ok(error instanceof UsageError, String(error));
+    return error;
+  }
+  assert.fail('the config should have been refused');
+}
+
+describe('a gemm entry in kernels:', () => {
+  it('resolves to a gemm step in list order, with its operands, defaults and m left to the chunk', () => {
+    const { config: c } = parseConfigText(
+      config(`${GEMM_1x1}\n  - source: scale.cu\n    entry: scale\n    args: [{ buffer: y }, { chunk: elements }, { float32: 2 }]`),
+      '/cfg/g.yaml',
+    );
+    assert.deepEqual(
+      c.steps?.map((s) => [s.stage, s.label]),
+      [
+        ['gemm', 'product'],
+        ['kernel', 'scale'],
+      ],
+    );
+    assert.deepEqual(
+      c.kernels.map((k) => k.label),
+      ['scale'],
+      'only kernels go to NVRTC',
+    );
+    const spec = c.steps?.[0]?.spec as GemmSpec;
+    assert.deepEqual(spec, {
+      a: { buffer: 'x', itemSize: 1, elementBytes: 4 },
+      b: { buffer: 'w', itemSize: 1, elementBytes: 4 },
+      c: { buffer: 'y', itemSize: 1, elementBytes: 4 },
+      n: 1,
+      k: 1,
+      dtype: 'fp32',
+      transB: false,
+      alpha: 1,
+      beta: 0,
+      cFloat32: false,
+    });
+  });
+
+  it('refuses an operand that names no buffer, naming the field and the buffers there are', () => {
+    const error = usageError(config('  - gemm: { a: x, b: weights, c: y, n: 1, k: 1, dtype: fp32 }'));
+    assert.match(error.message, /g\.yaml:7:\d+: kernels\[0\]: gemm\.b names no buffer "weights" \(buffers: x, w, y\)\./);
+  });
+
+  it('refuses A or C whose items are not k or n elements long, naming the field and the itemSize to give', () => {
+    assert.match(
+      usageError(config('  - gemm: { a: x, b: w, c: y, n: 1, k: 64, dtype: fp32 }')).message,
+      /gemm\.a: buffer "x" has itemSize 1, but a row of A is k = 64 elements; give "x" itemSize: 64/,
+    );
+    assert.match(
+      usageError(config('  - gemm: { a: x, b: w, c: y, n: 8, k: 1, dtype: fp32 }')).message,
+      /gemm\.c: buffer "y" has itemSize 1, but a row of C is n = 8 elements; give "y" itemSize: 8/,
+    );
+  });
+
+  it("refuses operands of another type than the dtype's, and lets C hold float32 under a 16-bit dtype", () => {
+    assert.match(usageError(config('  - gemm: { a: x, b: w, c: y, n: 1, k: 1, dtype: fp16 }')).message, /gemm\.a: buffer "x" holds float32, but dtype fp16 needs float16/);
+    const halves = '  x: { type: float16, count: 64, role: in }\n  w: { type: float16, count: 64, role: in }\n  y: { type: float32, count: 64, role: out }';
+    const { config: c } = parseConfigText(config('  - gemm: { a: x, b: w, c: y, n: 1, k: 1, dtype: fp16 }', halves), '/cfg/g.yaml');
+    assert.deepEqual(
+      c.steps?.map((step) => (step.spec as GemmSpec).cFloat32),
+      [true],
+    );
+    const wrongC = '  x: { type: float16, count: 64, role: in }\n  w: { type: float16, count: 64, role: in }\n  y: { type: int32, count: 64, role: out }';
+    assert.match(
+      usageError(config('  - gemm: { a: x, b: w, c: y, n: 1, k: 1, dtype: fp16 }', wrongC)).message,
+      /gemm\.c: buffer "y" holds int32, but dtype fp16 needs float16 or float32/,
+    );
+  });
+
+  it("reports a bad entry as the form it was meant to be: a gemm's field, or a kernel's", () => {
+    const gemm = usageError(config('  - gemm: { a: x, b: w, c: y, n: 1, k: 1, dtype: fp32, tranB: true }')).message;
+    assert.match(gemm, /unknown field "kernels\[0\]\.gemm\.tranB"; did you mean "transB"\?/);
+    assert.doesNotMatch(gemm, /source|entry/);
+    const kernel = usageError(config('  - source: scale.cu\n    args: []')).message;
+    assert.match(kernel, /kernels\[0\]\.entry: /);
+    assert.doesNotMatch(kernel, /gemm/);
+  });
+
+  it('is refused in a pipeline across two devices, whose handoff splits kernels only', () => {
+    const steps = `  - name: first\n    source: scale.cu\n    entry: scale\n    args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }]\n${GEMM_1x1}\n  - name: last\n    source: scale.cu\n    entry: scale\n    args: [{ buffer: y }, { buffer: y }, { chunk: elements }, { float32: 2 }]`;
+    const text = config(steps).replace('pipeline: { chunks: 4, streams: 2 }', 'devices: [0, 1]\npipeline: { chunks: 4, streams: 2, handoff: { after: first } }');
+    assert.match(usageError(text).message, /g\.yaml:18:\d+: a pipeline across two devices runs kernels only, and "product" is a gemm step\./);
+  });
+
+  it('refuses two steps of one name', () => {
+    assert.match(usageError(config(`${GEMM_1x1}\n${GEMM_1x1}`)).message, /g\.yaml:9:5: two kernels are called "product"/);
+  });
+});
+
+describe('planning compute steps', () => {
+  it("runs a chunk's kernels and gemms in the config's order, each planned by its own kind", () => {
+    const { config: c } = parseConfigText(
+      config(
+        `  - source: scale.cu\n    entry: scale\n    args: [{ buffer: x }, { chunk: elements }, { float32: 2 }]\n${GEMM_1x1}\n  - name: again\n    source: scale.cu\n    entry: scale\n    args: [{ buffer: y }, { chunk: elements }, { float32: 2 }]`,
+      ),
+      '/cfg/g.yaml',
+    );
+    const shape = pipelineShape(c, [{ label: 'scale' }, { label: 'again' }], false);
+    const compute = serialSchedule(shape).body.flatMap((op) => (op.kind === 'kernel' ? [`kernel ${op.kernel}`] : op.kind === 'gemm' ? [`gemm ${op.gemm} m ${op.count}`] : []));
+    assert.deepEqual(compute, ['kernel scale', 'gemm product m 4096', 'kernel again']);
+  });
+
+  it("gives a gemm op the chunk's item range as m and its device position", () => {
+    const spec: GemmSpec = {
+      a: { buffer: 'x', itemSize: 4096, elementBytes: 2 },
+      b: { buffer: 'w', itemSize: null, elementBytes: 2 },
+      c: { buffer: 'h', itemSize: 1000, elementBytes: 4 },
+      n: 1000,
+      k: 4096,
+      dtype: 'bf16',
+      transB: true,
+      alpha: 1,
+      beta: 0,
+      cFloat32: true,
+    };
+    const work: ChunkWork = {
+      buffers: [],
+      compute: [
+        { stage: 'kernel', label: 'k1', spec: null },
+        { stage: 'gemm', label: 'layer', spec },
+      ],
+      host: null,
+      range: { first: 512, count: 256 },
+      deviceFirst: 0,
+      stream: 's1',
+      chunk: 2,
+    };
+    const ops = phaseOps('compute', work);
+    assert.deepEqual(
+      ops.map((op) => op.kind),
+      ['kernel', 'gemm'],
+    );
+    const gemm = ops[1];
+    assert.ok(gemm?.kind === 'gemm');
+    assert.deepEqual([gemm.first, gemm.count, gemm.deviceFirst, gemm.stream, gemm.chunk], [512, 256, 0, 's1', 2]);
+    assert.equal(gemmFlops(gemm), 2 * 256 * 1000 * 4096);
+    assert.equal(gemmBytesRead(gemm), 256 * 4096 * 2 + 4096 * 1000 * 2, 'A and B; C is not read with beta 0');
+    assert.equal(gemmBytesRead({ ...gemm, spec: { ...spec, beta: 1 } }), 256 * 4096 * 2 + 4096 * 1000 * 2 + 256 * 1000 * 4);
+  });
+});
+
+describe("cuBLAS's column-major call for row-major operands", () => {
+  it('computes Cᵀ = Bᵀ·Aᵀ: B first, n × m, leading dimensions n, k and n', () => {
+    const { operands, ...call } = columnMajorCall({ n: 1000, k: 4096, transB: false }, 256);
+    assert.deepEqual(call, { transA: 'N', transB: 'N', m: 1000, n: 256, k: 4096, lda: 1000, ldb: 4096, ldc: 1000 });
+    assert.deepEqual(operands, ['b', 'a', 'c']);
+  });
+
+  it("with transB (B stored n rows of k), transposes cuBLAS's A and gives it leading dimension k", () => {
+    const { operands: _, ...call } = columnMajorCall({ n: 1000, k: 4096, transB: true }, 256);
+    assert.deepEqual(call, { transA: 'T', transB: 'N', m: 1000, n: 256, k: 4096, lda: 4096, ldb: 4096, ldc: 1000 });
+  });
+
+  it('issues through the gemm primitive with B, A, C at their chunk offsets: chunked at deviceFirst × itemSize, resident at 0', () => {
+    const spec: GemmSpec = {
+      a: { buffer: 'x', itemSize: 64, elementBytes: 4 },
+      b: { buffer: 'w', itemSize: null, elementBytes: 4 },
+      c: { buffer: 'y', itemSize: 32, elementBytes: 4 },
+      n: 32,
+      k: 64,
+      dtype: 'tf32',
+      transB: false,
+      alpha: 0.5,
+      beta: 0,
+      cFloat32: false,
+    };
+    const seen: Parameters<IssuePrimitives['gemm']>[0][] = [];
+    const primitives = {
+      gemm: (s: Parameters<IssuePrimitives['gemm']>[0]) => {
+        seen.push(s);
+        return () => 0;
+      },
+    } as unknown as IssuePrimitives;
+    const issued = issueWorkOp({ kind: 'gemm', stream: 's0', gemm: 'g', chunk: 1, first: 10, count: 10, deviceFirst: 10, spec }, primitives);
+    assert.equal(issued.hostTag, null);
+    assert.deepEqual(seen, [
+      {
+        label: 'g',
+        call: { transA: 'N', transB: 'N', m: 32, n: 10, k: 64, lda: 32, ldb: 64, ldc: 32, alpha: 0.5, beta: 0, dtype: 'tf32', cFloat32: false },
+        operands: [
+          { buffer: 'w', elementOffset: 0 },
+          { buffer: 'x', elementOffset: 640 },
+          { buffer: 'y', elementOffset: 320 },
+        ],
+      },
+    ]);
+  });
+});
+
+describe('a gemm on the timeline', () => {
+  it("spans every kernel (and memset) cuBLAS launched under the call's correlation id, first start to last end", () => {
+    const rec = (kind: 'kernel' | 'memset', correlationId: number, startNs: number, endNs: number) => ({ kind, correlationId, deviceId: 0, streamId: 1, bytes: 0, startNs, endNs });
+    const collection: ActivityCollection = {
+      records: [rec('kernel', 20, 100, 400), rec('memset', 21, 90, 95), rec('kernel', 22, 410, 900), rec('kernel', 30, 950, 990)],
+      external: new Map([
+        [20, 1],
+        [21, 1],
+        [22, 1],
+        [30, 2],
+      ]),
+      dropped: 0,
+      malformed: 0,
+    };
+    const matched = matchActivity(collection, ['kernel', 'kernel']);
+    assert.deepEqual(matched.spans, [
+      { start: 90, end: 900 },
+      { start: 950, end: 990 },
+    ]);
+    assert.equal(matched.wrongKind, 0);
+  });
+
+  it("draws gemm ops with the letter G and names them in the legends of the Gantt chart, the SVG and the trace's SMs track", () => {
+    const base = syntheticRunResult();
+    const timeline = base.timeline as NonNullable<RunResult['timeline']>;
+    const result: RunResult = {
+      ...base,
+      timeline: {
+        ...timeline,
+        reps: timeline.reps.map((rep) => ({ ...rep, ops: rep.ops.map((op) => (op.kind === 'kernel' ? { ...op, kind: 'gemm' as const, kernel: 'layer1' } : op)) })),
+      },
+    };
+    assert.match(renderGantt(result, { style: new Chalk({ level: 0 }), columns: 120 }), /G gemm/);
+    assert.match(renderSvg(result), /<rect class="legend gemm" [^>]*fill="#b5179e"\/>.*>G<\/text>.*>gemm<\/text>/);
+    assert.ok(
+      buildTrace(result).traceEvents.some((e) => e.cat === 'gemm'),
+      'a trace event of a gemm op',
+    );
+  });
+});
+
+describe('libcublas', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gemm-'));
+  const missing = { CUDA_PIPE_CUBLAS: join(dir, 'libcublas.so.13') };
+
+  it('is looked for when a config has a gemm, and a missing one is exit 3 naming where it looked', () => {
+    const path = join(dir, 'gemm.yaml');
+    writeFileSync(path, config(GEMM_1x1));
+    const run = runCli(['run', path], missing);
+    assert.equal(run.code, 3, run.stderr);
+    assert.match(run.stderr, /libcublas/);
+    assert.match(run.stderr, /CUDA_PIPE_CUBLAS/);
+  });
+
+  it('is never loaded for a config without a gemm', () => {
+    const path = join(dir, 'kernel.yaml');
+    writeFileSync(path, config('  - source: scale.cu\n    entry: scale\n    args: [{ buffer: y }, { chunk: elements }, { float32: 2 }]'));
+    const run = runCli(['run', path], missing);
+    assert.doesNotMatch(run.stderr, /cublas/i);
+  });
+});
