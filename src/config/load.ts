@@ -13,7 +13,7 @@ import { parseConfigYaml } from './parse-yaml.js';
 import { ConfigSchema, type ParsedArg, type ParsedConfig } from './schema.js';
 import { adviseUnknownField } from './suggest.js';
 import { checkRing, readLatency } from './toolbox.js';
-import type { Config, ConfigArg, ConfigBuffer, ConfigKernel, LoadedConfig, Locator, Overrides } from './types.js';
+import type { Config, ConfigArg, ConfigHost, HostStageFn, ConfigBuffer, ConfigKernel, LoadedConfig, Locator, Overrides } from './types.js';
 export function loadConfigFile(path: string, overrides: Overrides = {}): LoadedConfig {
   const text = readRegularFile(path, {
     what: 'config',
@@ -246,11 +246,45 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     latency: readLatency(parsed, kernels, first.elements, locate),
     repetitions: parsed.repetitions,
     elements: first.elements,
-    host: parsed.host ? { name: parsed.host.name ?? parsed.host.function, function: parsed.host.function } : null,
+    host: readHost(parsed.host, path, locate, notes),
     deviceMemory: parsed.deviceMemory ?? null,
     notes,
     sweep: parsed.sweep ?? null,
   };
+}
+
+/**
+ * The host stage. `function:` alone is the old form: `function: checksum` now runs on the workers (`after:
+ * checksum`), `function: empty` (the bare callback cost) stays on the JS thread; both say so in a note.
+ */
+function readHost(host: ParsedConfig['host'], path: string | null, locate: Locator, notes: string[]): ConfigHost | null {
+  if (!host) return null;
+  const where = (field: string) => locate(['host', field]);
+  const thread = host.thread ?? (host.function === 'empty' && host.after === undefined ? 'js' : 'workers');
+  if (thread === 'js') {
+    if (host.after !== undefined || host.workers !== undefined)
+      throw new UsageError(`${where('after' in host ? 'after' : 'workers')}: thread: js runs \`function\` on the JS thread; after and workers belong to thread: workers.`);
+    if (!host.function) throw new UsageError(`${where('thread')}: thread: js needs function: checksum or function: empty.`);
+    if (host.thread === undefined)
+      notes.push(`${where('function')}: function: empty runs on the JS thread through cudaLaunchHostFunc (the bare callback cost); say thread: js to silence this note.`);
+    return { name: host.name ?? host.function, thread: 'js', function: host.function };
+  }
+  if (host.function !== undefined && host.after !== undefined) throw new UsageError(`${where('function')}: give after (the workers' function) or the old function, not both.`);
+  if (host.function === 'empty')
+    throw new UsageError(`${where('function')}: function: empty is the bare callback of thread: js; the workers run after: checksum, cost or a module.`);
+  if (host.function === 'checksum') notes.push(`${where('function')}: host: { function: checksum } is the old form; it now runs on worker threads as after: checksum.`);
+  const after: HostStageFn | undefined = host.function === 'checksum' ? { kind: 'checksum' } : readHostFn(host.after, path);
+  if (!after)
+    throw new UsageError(`${where('after')}: a host stage on workers needs after: checksum, after: { cost: { msPerMiB } } or after: { module: ./file.mjs, export: name }.`);
+  const name = host.name ?? (after.kind === 'module' ? after.export : after.kind);
+  return { name, thread: 'workers', workers: host.workers ?? null, after };
+}
+
+function readHostFn(fn: NonNullable<ParsedConfig['host']>['after'], path: string | null): HostStageFn | undefined {
+  if (fn === undefined) return undefined;
+  if (fn === 'checksum') return { kind: 'checksum' };
+  if ('cost' in fn) return { kind: 'cost', msPerMiB: fn.cost.msPerMiB };
+  return { kind: 'module', path: resolve(path ? dirname(path) : process.cwd(), fn.module), export: fn.export };
 }
 
 /** The ops a config moves onto default streams, from `legacyDefaultOp` or `defaultStreamOp` (one of them). */
@@ -336,7 +370,7 @@ export function configHash(config: Config): string {
     pipeline: { chunks, streams, streamFlags: legacyFlags, align, orders, ...extras },
     repetitions: rest.repetitions,
     elements: rest.elements,
-    ...(host === null ? {} : { host }),
+    ...(host === null ? {} : { host: hashedHost(host) }),
     ...(deviceMemory === null ? {} : { deviceMemory }),
     ...(latency === null ? {} : { latency: { kernel: latency.kernel, elements: latency.elements, priority: latency.priority.level } }),
   };
@@ -344,6 +378,13 @@ export function configHash(config: Config): string {
     .update(JSON.stringify(what, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)))
     .digest('hex')
     .slice(0, 16);
+}
+
+/** The host stage as hashed: a checksum on the default pool as the old form was, so its results still pair. */
+function hashedHost(host: ConfigHost): unknown {
+  if (host.thread === 'js') return { name: host.name, function: host.function, thread: 'js' };
+  if (host.after.kind === 'checksum' && host.workers === null) return { name: host.name, function: 'checksum' };
+  return host;
 }
 
 export const configDir = (config: Config): string | null => (config.path ? dirname(config.path) : null);

@@ -1,4 +1,16 @@
-import type { BufferRole, ElementType, HostFunctionKind, HostMemoryKind, IssueMode, IssueOrder, PlacedDefaultOp, ScalarType, StreamKind, Topology } from '../vocabulary.js';
+import type {
+  BufferRole,
+  ElementType,
+  HostFunctionKind,
+  HostMemoryKind,
+  HostThread,
+  IssueMode,
+  IssueOrder,
+  PlacedDefaultOp,
+  ScalarType,
+  StreamKind,
+  Topology,
+} from '../vocabulary.js';
 import type { Handoff } from './devices.js';
 import type { ParsedConfig } from './schema.js';
 import type { LatencySpec, PrioritySpec } from './toolbox.js';
@@ -53,7 +65,7 @@ export interface Config {
   /** The element count every buffer shares; chunks are ranges of it. */
   readonly elements: number;
   /** The CPU stage after each chunk's D2H, or null. */
-  readonly host: { readonly name: string; readonly function: HostFunctionKind } | null;
+  readonly host: ConfigHost | null;
   /** A latency-critical stream beside the pipeline, or null. */
   readonly latency: LatencySpec | null;
   /** Device memory the buffers may use, bytes; null for no budget (every buffer whole on the device). */
@@ -104,3 +116,20 @@ export interface LoadedConfig {
   /** The YAML as the user wrote it, with flag overrides applied, for the Result. */
   readonly raw: unknown;
 }
+
+/** A host stage function as the config names it; a module's path is resolved against the config file's folder. */
+export type HostStageFn =
+  | { readonly kind: 'checksum' }
+  | { readonly kind: 'cost'; readonly msPerMiB: number }
+  | { readonly kind: 'module'; readonly path: string; readonly export: string };
+
+/**
+ * The CPU stage after each chunk's D2H. On `workers` (the default) the stream only records an event and a pool of
+ * worker threads runs `after` over the chunk's output bytes; on `js` (the old path, kept to measure what it costs)
+ * cudaLaunchHostFunc runs `function` on the JS thread with the stream waiting.
+ */
+export type ConfigHost =
+  | { readonly name: string; readonly thread: 'workers'; readonly workers: number | null; readonly after: HostStageFn }
+  | { readonly name: string; readonly thread: 'js'; readonly function: HostFunctionKind };
+
+export type { HostThread };

@@ -7,9 +7,11 @@ import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types
 import type { DeviceFacts } from '../result/schema.js';
 import { type IssuePrimitives, issueWorkOp } from '../stages/index.js';
 import type { DeviceBuffers } from './buffers.js';
+import type { Region } from '../workers/types.js';
 import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
 import { checksum, type HostCalls } from './host-calls.js';
+import type { Handover } from './handover.js';
 
 /** Generous: a rep's ops are issued in milliseconds; only a host that never releases the gate meets it. */
 const GATE_TIMEOUT_NS = 2_000_000_000;
@@ -47,6 +49,8 @@ export interface PreparedRep {
   readonly bodyThunkIndex: (bodyIndex: number) => number;
   /** The tag of each host op of the body, by body index, for reading when it ran. */
   readonly hostTags: ReadonlyMap<number, number>;
+  /** The chunks a worker pool takes over once their event (recorded after the chunk's D2H) completed, in issue order. */
+  readonly handovers: ReadonlyArray<Handover & { readonly event: EventHandle }>;
   /** Host time spent capturing and instantiating a graph, once; null for a schedule issued op by op. */
   readonly setup: { readonly captureMs: number; readonly instantiateMs: number } | null;
   /** Every event of the schedule, so a traced rep can read any of them. */
@@ -88,6 +92,8 @@ export class DirectIssuer implements Issuer {
   ) {}
 
   prepare(schedule: Schedule): PreparedRep {
+    const handovers: Array<Handover & { event: EventHandle }> = [];
+    this.handovers = handovers;
     const bound = this.bind(schedule);
     const ops = scheduleOps(schedule);
     const opStreams = ops.map((op) => bound.stream(op.stream));
@@ -116,9 +122,13 @@ export class DirectIssuer implements Issuer {
       startIndex,
       bodyThunkIndex: (i) => schedule.prologue.length + i,
       hostTags,
+      handovers,
       setup: null,
     };
   }
+
+  /** Where the host ops of the schedule being prepared put their handovers. */
+  private handovers: Array<Handover & { event: EventHandle }> = [];
 
   bind(schedule: Schedule): BoundSchedule {
     const { rt, cleanup } = this;
@@ -172,17 +182,40 @@ export class DirectIssuer implements Issuer {
     return stream;
   }
 
-  /** What a host op runs: the host stage's function over the chunk's output bytes, which its D2H just wrote. */
+  /** What a host op runs on the JS thread (thread: js): the host stage's function over the chunk's output bytes, which its D2H just wrote. */
   private hostAction(op: { readonly chunk: number | null }, schedule: Schedule): () => void {
-    const fn = this.plan.host?.function ?? 'empty';
+    const host = this.plan.host;
+    const fn = host?.thread === 'js' ? host.function : 'empty';
     if (fn === 'empty') return () => {};
-    const range = op.chunk === null ? schedule.ranges[0] : schedule.ranges[op.chunk];
-    if (!range) throw new Error(`schedule ${schedule.id} has a host op for chunk ${op.chunk}, which it does not have`);
     const buffers = this.devices.buffers();
-    const windows = buffers.outputs().flatMap((b) => buffers.hostWindows(b.name, range.first * b.elementBytes, range.count * b.elementBytes));
+    const windows = this.outputRegions(op, schedule)
+      .map((r) => buffers.hostWindows(r.buffer, r.offset, r.bytes))
+      .flat();
     return () => {
       this.checksums.set(`${schedule.id}:${op.chunk ?? 'whole'}`, checksum(windows));
     };
+  }
+
+  /** The chunk's bytes of every output buffer on the host: what its D2H wrote, and what its host stage reads. */
+  private outputRegions(op: { readonly chunk: number | null }, schedule: Schedule): Region[] {
+    const range = op.chunk === null ? schedule.ranges[0] : schedule.ranges[op.chunk];
+    if (!range) throw new Error(`schedule ${schedule.id} has a host op for chunk ${op.chunk}, which it does not have`);
+    const buffers = this.devices.buffers();
+    return buffers.outputs().map((b) => {
+      const offset = range.first * b.elementBytes;
+      return { buffer: b.name, offset, bytes: range.count * b.elementBytes, address: BigInt(offsetPointer(buffers.binding(b.name).host, offset)) };
+    });
+  }
+
+  /**
+   * A host op on workers: the stream only records an event (no timing, so the record costs the stream nothing), and
+   * the rep runner hands the chunk to the pool once it completed. No CPU work ever sits on a stream.
+   */
+  private handoverCall(op: { readonly chunk: number | null }, stream: StreamHandle, schedule: Schedule, name: string): () => number {
+    const event = this.rt.streams.createEvent({ timing: false });
+    this.cleanup.push(() => this.rt.streams.destroyEvent(event));
+    this.handovers.push({ event, chunk: op.chunk, task: { fn: name, chunk: op.chunk, regions: this.outputRegions(op, schedule) } });
+    return this.rt.streams.recordThunk(event, stream);
   }
 
   /** The last checksum each host op computed, by schedule and chunk. */
@@ -219,6 +252,8 @@ export class DirectIssuer implements Issuer {
         return rt.peer.copyThunk(dst, op.to, src, op.from, op.bytes, stream);
       },
       hostCall: (op) => {
+        const host = this.plan.host;
+        if (host?.thread === 'workers') return { issue: this.handoverCall(op, stream, schedule, host.name), hostTag: null };
         const { tag, issue } = this.hostCalls.thunk(stream, this.hostAction(op, schedule));
         return { issue, hostTag: tag };
       },

@@ -1,9 +1,11 @@
 import { type ActivityCollection, CuptiActivity, matchActivity, openCupti, recordingCupti } from '../cuda/cupti.js';
 import { CUDA_ERROR, CudaError } from '../cuda/error.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
-import type { StreamHandle } from '../cuda/types.js';
+import type { EventHandle, StreamHandle } from '../cuda/types.js';
+import { onClock, type WorkerPool } from '../workers/pool.js';
+import { handOver } from './handover.js';
 import { DeviceFailure } from '../errors.js';
-import type { EngineSource, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
+import type { CpuStageTiming, EngineSource, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
 import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, type TracedSpan, traceSchedule } from '../plan/trace.js';
 import { isWorkOp, type Op, type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
@@ -34,6 +36,7 @@ export class CudaRepRunner implements RepRunner {
     private readonly waiter: Waiter,
     private readonly gate: GateFlags | null,
     private readonly hostCalls: HostCalls,
+    private readonly pool: WorkerPool | null = null,
   ) {}
 
   get schedules(): readonly Schedule[] {
@@ -60,12 +63,17 @@ export class CudaRepRunner implements RepRunner {
         }
       }
     });
-    const hostIssueMs = performance.now() - issueStart;
+    const issueEnd = performance.now();
+    const hostIssueMs = issueEnd - issueStart;
     // A timed rep's deadline starts once it is issued: issuing thousands of ops is the host's time, not the GPU's.
-    await this.waitEnd(prepared, options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity), options.deadlineMs);
+    const endBy = options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity);
+    // A gated rep's GPU starts when the gate opens, at the end of issue; another at once.
+    const cpuStage = await this.endWithHandovers(prepared, endBy, options.deadlineMs, gate ? issueEnd : issueStart);
     const probes = prepared.schedule.probes ?? [];
+    const eventsMs = this.rt.streams.elapsedMs(prepared.start, prepared.end);
     return {
-      gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
+      gpuMs: cpuStage ? Math.max(eventsMs, cpuStage.endMs) : eventsMs,
+      ...(cpuStage ? { cpuStage } : {}),
       hostIssueMs,
       gateTimedOut: gate !== null && gate.host[1] === 1,
       ...(probes.length ? { probesMs: probes.map((p) => this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end))) } : {}),
@@ -82,7 +90,7 @@ export class CudaRepRunner implements RepRunner {
       this.cuptiWarm = true;
       await this.tracedPass(prepared, traced, gate, options.deadlineMs);
     }
-    const { issuedAt, issueEnd, cupti, collection } = await this.tracedPass(prepared, traced, gate, options.deadlineMs);
+    const { issuedAt, issueEnd, cupti, collection, cpuStage } = await this.tracedPass(prepared, traced, gate, options.deadlineMs);
     const engine = engineTimes(cupti, collection, traced);
     const origin = issuedAt[prepared.startIndex] ?? 0;
     const schedule = this.scheduleById(id);
@@ -117,6 +125,7 @@ export class CudaRepRunner implements RepRunner {
         };
       }),
       engine: engine.source,
+      ...(cpuStage ? { cpuStage } : {}),
     };
   }
 
@@ -128,6 +137,7 @@ export class CudaRepRunner implements RepRunner {
     const spanOfThunk = new Map(traced.spans.map((span, index) => [prepared.bodyThunkIndex(span.bodyIndex), index]));
     const correlate = cupti instanceof CuptiActivity ? cupti.correlationThunks() : null;
     let issueEnd = 0;
+    let cpuStage: CpuStageTiming | undefined;
     let collection: ActivityCollection | string = 'CUPTI was not used';
     try {
       await this.issueBehindGate(prepared, gate, () => {
@@ -141,13 +151,14 @@ export class CudaRepRunner implements RepRunner {
         }
       });
       issueEnd = performance.now();
-      await this.waitEnd(prepared, issueEnd + (deadlineMs ?? Infinity), deadlineMs);
+      // The tasks on the traced rep's own clock, from issuing its start event, as every op of it is.
+      cpuStage = await this.endWithHandovers(prepared, issueEnd + (deadlineMs ?? Infinity), deadlineMs, issuedAt[prepared.startIndex] ?? 0);
       if (cupti instanceof CuptiActivity) collection = await cupti.collect().catch((error: unknown) => `CUPTI did not hand its records back (${(error as Error).message})`);
     } catch (error) {
       if (cupti instanceof CuptiActivity) cupti.stop();
       throw error;
     }
-    return { issuedAt, issueEnd, cupti, collection };
+    return { issuedAt, issueEnd, cupti, collection, cpuStage };
   }
 
   /** CUPTI recording for a traced rep issued op by op; for a graph replay, or where CUPTI will not start, why not. */
@@ -265,6 +276,47 @@ export class CudaRepRunner implements RepRunner {
       this.traced.set(id, entry);
     }
     return entry;
+  }
+
+  /**
+   * Waits for the rep's end event and, where the schedule hands chunks to the worker pool, for every chunk's task:
+   * the rep ends when the GPU is done and every task finished. The next rep's D2H cannot overwrite a chunk's output
+   * bytes before its task read them, since the next rep is issued only after this returns.
+   */
+  private async endWithHandovers(prepared: PreparedRep, deadline: number, deadlineMs: number | undefined, gpuStartMs: number): Promise<CpuStageTiming | undefined> {
+    const { pool } = this;
+    if (!pool || !prepared.handovers.length) {
+      await this.waitEnd(prepared, deadline, deadlineMs);
+      return undefined;
+    }
+    let failed = false;
+    const busyBefore = pool.busyMs();
+    const handing = handOver(prepared.handovers, {
+      query: (i) => this.rt.streams.eventQueryCode((prepared.handovers[i] as { event: EventHandle }).event),
+      notReady: CUDA_ERROR.notReady,
+      submit: (task) => pool.submit(task),
+      deadline,
+      stopped: () => failed,
+    });
+    // Both settle before either's error goes up: no task may still read the host memory when clean-up frees it.
+    const [ended, handed] = await Promise.allSettled([
+      this.waitEnd(prepared, deadline, deadlineMs).catch((error: unknown) => {
+        failed = true;
+        throw error;
+      }),
+      handing,
+    ]);
+    if (ended.status === 'rejected') throw ended.reason;
+    if (handed.status === 'rejected') throw handed.reason;
+    const { tasks, lastEndedMs } = handed.value;
+    const busyAfter = pool.busyMs();
+    return {
+      endMs: lastEndedMs - gpuStartMs,
+      gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
+      taskMs: tasks.map((t) => t.timing.endedMs - t.timing.startedMs),
+      busyMs: busyAfter.map((ms, i) => ms - (busyBefore[i] ?? 0)),
+      tasks: tasks.map((t) => ({ chunk: t.chunk, ...onClock(t.timing, gpuStartMs) })),
+    };
   }
 
   private async waitEnd(prepared: PreparedRep, deadline: number, deadlineMs: number | undefined): Promise<void> {

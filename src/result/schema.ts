@@ -152,6 +152,22 @@ export const OverlapAnalysisSchema = z.object({
 });
 export type OverlapAnalysis = z.infer<typeof OverlapAnalysisSchema>;
 
+export const CpuStageSchema = z.object({
+  /** Worker threads in the pool. */
+  workers: z.number().int().min(1),
+  /** Tasks a rep ran (one per chunk). */
+  tasksPerRep: z.number().int(),
+  /** Median of every task's time in its worker, ms. */
+  taskMedianMs: z.number(),
+  /** Each worker's time in tasks over the timed reps, ms, by worker index. */
+  busyMs: z.array(z.number()),
+  /** Median over the timed reps of the GPU's own time (start to end event), ms. */
+  gpuMedianMs: z.number(),
+  /** Median over the timed reps of the time from the GPU's start to the last task's end (host clock), ms. */
+  cpuMedianMs: z.number(),
+});
+export type CpuStage = z.infer<typeof CpuStageSchema>;
+
 export const ModeResultSchema = z.object({
   /** A key generated from the role (vocabulary.modeId); code reads `role`, never the id's parts. */
   id: z.string(),
@@ -182,6 +198,11 @@ export const ModeResultSchema = z.object({
   issueCost: z.object({ opsPerRep: z.number().int(), hostUsPerOp: z.number() }).optional(),
   /** Modes that span devices: each device's own time, from its own events. */
   perDevice: z.array(DeviceTimesSchema).optional(),
+  /**
+   * A host stage on worker threads: what it did over the timed reps. `samplesMs` are then each rep's GPU work and
+   * CPU work together (until the last task ended, where that is later than the end event).
+   */
+  cpuStage: CpuStageSchema.optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 
