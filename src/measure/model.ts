@@ -1,6 +1,7 @@
 import { median } from '../quantile.js';
 import type { BufferRole, HostMemoryKind, StreamKind } from '../vocabulary.js';
-import type { CpuStage, ModeResult, ModelAnalysis } from '../result/schema.js';
+import { cpuStageMs } from '../result/cpu-stage.js';
+import type { ModeResult, ModelAnalysis } from '../result/schema.js';
 import type { Serialiser } from '../result/model.js';
 import { type Bound, type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape, syncOps } from './bound.js';
 import { workloadFloor } from './floor.js';
@@ -103,15 +104,6 @@ export function deviceParts(modes: readonly ModeResult[], facts: PipelineFacts, 
     hostSyncMs: hostSyncMs(modes),
     gated: facts.gated,
   };
-}
-
-/**
- * The CPU stage on its own: every chunk's task spread over the workers, and one task to fill (the first chunk's task
- * cannot start before the chunk left the GPU, nor the last end before it did). From the mode's own tasks, the only
- * place they run.
- */
-export function cpuStageMs(chunks: number, stage: Pick<CpuStage, 'workers' | 'taskMedianMs'>): { steadyMs: number; fillMs: number } {
-  return { steadyMs: (chunks * stage.taskMedianMs) / stage.workers, fillMs: stage.taskMedianMs };
 }
 
 /** The pipeline's bound with a CPU stage beside the GPU's: the larger side limits. */

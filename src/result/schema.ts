@@ -256,6 +256,11 @@ export const TracedRepSchema = z.object({
    * events around each op only), with why. Absent in results from before CUPTI: events.
    */
   timing: z.object({ source: z.enum(['cupti', 'events']), note: z.string() }).optional(),
+  /**
+   * A host stage on worker threads: each chunk's task, on the host clock from issuing the rep's start event (which
+   * the GPU's clock meets only there: to within the gap between issuing it and the GPU recording it).
+   */
+  workerTasks: z.array(z.object({ worker: z.number().int(), chunk: z.number().int().nullable(), startMs: z.number(), endMs: z.number() })).optional(),
 });
 export type TracedRep = z.infer<typeof TracedRepSchema>;
 
