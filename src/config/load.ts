@@ -51,6 +51,7 @@ export function validateConfig(raw: unknown, path: string, locate: Locator): Loa
 const OVERRIDE_FLAGS: ReadonlyArray<[keyof Overrides, readonly string[], string]> = [
   ['streams', ['pipeline', 'streams'], '--streams'],
   ['chunks', ['pipeline', 'chunks'], '--chunks'],
+  ['workers', ['host', 'workers'], '--workers'],
   ['order', ['pipeline', 'order'], '--order'],
   ['mode', ['pipeline', 'mode'], '--mode'],
   ['hostMemory', ['hostMemory'], '--host-memory'],

@@ -94,6 +94,8 @@ export interface ConfigPipeline {
 export interface Overrides {
   streams?: number | undefined;
   chunks?: number | undefined;
+  /** host.workers: the host stage's worker threads. */
+  workers?: number | undefined;
   order?: IssueOrder | undefined;
   mode?: IssueMode | undefined;
   hostMemory?: HostMemoryKind | undefined;

@@ -10,7 +10,8 @@ import type { DeviceBuffers } from './buffers.js';
 import type { Region } from '../workers/types.js';
 import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
-import { checksum, type HostCalls } from './host-calls.js';
+import type { HostCalls } from './host-calls.js';
+import { checksum } from '../workers/functions.js';
 import type { Handover } from './handover.js';
 
 /** Generous: a rep's ops are issued in milliseconds; only a host that never releases the gate meets it. */
