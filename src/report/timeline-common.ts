@@ -113,7 +113,19 @@ export function workerRows(rep: TracedRep): Map<string, TimelineOp[]> {
   const tasks = [...(rep.workerTasks ?? [])].sort((a, b) => a.worker - b.worker || a.startMs - b.startMs);
   for (const t of tasks) {
     const stream = `worker ${t.worker}`;
-    const op: TimelineOp = { mode: rep.mode, device: rep.device, stream, kind: 'host', chunk: t.chunk, buffer: null, kernel: null, bytes: 0, startMs: t.startMs, endMs: t.endMs, issuedMs: t.startMs };
+    const op: TimelineOp = {
+      mode: rep.mode,
+      device: rep.device,
+      stream,
+      kind: 'host',
+      chunk: t.chunk,
+      buffer: null,
+      kernel: null,
+      bytes: 0,
+      startMs: t.startMs,
+      endMs: t.endMs,
+      issuedMs: t.startMs,
+    };
     rows.set(stream, [...(rows.get(stream) ?? []), op]);
   }
   return rows;

@@ -70,7 +70,8 @@ function deviceEvents(result: RunResult, device: number, reps: readonly TracedRe
   const tracks = new Map<number, string>([[TID.mode, 'mode']]);
   const streams = new Map<string, number>();
   for (const rep of reps) {
-    for (const id of [...rep.streams.map((s) => s.id), ...rep.ops.map((op) => op.stream), ...workerRows(rep).keys()]) if (!streams.has(id)) streams.set(id, TID.stream + streams.size);
+    for (const id of [...rep.streams.map((s) => s.id), ...rep.ops.map((op) => op.stream), ...workerRows(rep).keys()])
+      if (!streams.has(id)) streams.set(id, TID.stream + streams.size);
   }
   for (const [s, tid] of streams) tracks.set(tid, s.startsWith('worker ') ? s : `stream ${s}`);
 

@@ -8,4 +8,3 @@ import type { CpuStage } from './schema.js';
 export function cpuStageMs(chunks: number, stage: Pick<CpuStage, 'workers' | 'taskMedianMs'>): { steadyMs: number; fillMs: number } {
   return { steadyMs: (chunks * stage.taskMedianMs) / stage.workers, fillMs: stage.taskMedianMs };
 }
-
