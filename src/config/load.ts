@@ -263,8 +263,8 @@ function readHost(host: ParsedConfig['host'], path: string | null, locate: Locat
   const where = (field: string) => locate(['host', field]);
   const thread = host.thread ?? (host.function === 'empty' && host.after === undefined ? 'js' : 'workers');
   if (thread === 'js') {
-    if (host.after !== undefined || host.workers !== undefined)
-      throw new UsageError(`${where('after' in host ? 'after' : 'workers')}: thread: js runs \`function\` on the JS thread; after and workers belong to thread: workers.`);
+    const misplaced = (['after', 'before', 'workers', 'slots'] as const).find((field) => host[field] !== undefined);
+    if (misplaced) throw new UsageError(`${where(misplaced)}: thread: js runs \`function\` on the JS thread; before, after, workers and slots belong to thread: workers.`);
     if (!host.function) throw new UsageError(`${where('thread')}: thread: js needs function: checksum or function: empty.`);
     if (host.thread === undefined)
       notes.push(`${where('function')}: function: empty runs on the JS thread through cudaLaunchHostFunc (the bare callback cost); say thread: js to silence this note.`);
@@ -274,17 +274,22 @@ function readHost(host: ParsedConfig['host'], path: string | null, locate: Locat
   if (host.function === 'empty')
     throw new UsageError(`${where('function')}: function: empty is the bare callback of thread: js; the workers run after: checksum, cost or a module.`);
   if (host.function === 'checksum') notes.push(`${where('function')}: host: { function: checksum } is the old form; it now runs on worker threads as after: checksum.`);
-  const after: HostStageFn | undefined = host.function === 'checksum' ? { kind: 'checksum' } : readHostFn(host.after, path);
-  if (!after)
-    throw new UsageError(`${where('after')}: a host stage on workers needs after: checksum, after: { cost: { msPerMiB } } or after: { module: ./file.mjs, export: name }.`);
-  const name = host.name ?? (after.kind === 'module' ? after.export : after.kind);
-  return { name, thread: 'workers', workers: host.workers ?? null, after };
+  const after = host.function === 'checksum' ? { kind: 'checksum' as const } : readHostFn(host.after, path);
+  const before = readHostFn(host.before, path);
+  if (!after && !before) {
+    throw new UsageError(`${where('after')}: a host stage on workers needs before (a loader) or after: checksum, { cost: { msPerMiB } } or { module: ./file.mjs, export: name }.`);
+  }
+  if (host.slots !== undefined && !before) throw new UsageError(`${where('slots')}: slots are the loader's: give before as well.`);
+  const named = (after ?? before) as HostStageFn;
+  const name = host.name ?? (named.kind === 'module' ? named.export : named.kind);
+  return { name, thread: 'workers', workers: host.workers ?? null, before: before ?? null, slots: host.slots ?? null, after: after ?? null };
 }
 
-function readHostFn(fn: NonNullable<ParsedConfig['host']>['after'], path: string | null): HostStageFn | undefined {
+function readHostFn(fn: NonNullable<ParsedConfig['host']>['before'], path: string | null): HostStageFn | undefined {
   if (fn === undefined) return undefined;
   if (fn === 'checksum') return { kind: 'checksum' };
   if ('cost' in fn) return { kind: 'cost', msPerMiB: fn.cost.msPerMiB };
+  if ('decode' in fn) return { kind: 'decode', msPerMiB: fn.decode.msPerMiB };
   return { kind: 'module', path: resolve(path ? dirname(path) : process.cwd(), fn.module), export: fn.export };
 }
 
@@ -384,7 +389,7 @@ export function configHash(config: Config): string {
 /** The host stage as hashed: a checksum on the default pool as the old form was, so its results still pair. */
 function hashedHost(host: ConfigHost): unknown {
   if (host.thread === 'js') return { name: host.name, function: host.function, thread: 'js' };
-  if (host.after.kind === 'checksum' && host.workers === null) return { name: host.name, function: 'checksum' };
+  if (host.after?.kind === 'checksum' && host.before === null && host.workers === null) return { name: host.name, function: 'checksum' };
   return host;
 }
 

@@ -204,6 +204,17 @@ const HostStageSchema = z
     thread: z.enum(HOST_THREADS).optional().describe('workers (default): a pool of worker threads fed by events; js: cudaLaunchHostFunc on the JS thread, the stream waiting'),
     workers: z.number().int().min(1).max(256).optional().describe('worker threads (default: the cores less two, at most 8)'),
     after: HostFnSchema.optional().describe("what the workers run over each chunk's output bytes after its D2H"),
+    before: z
+      .union([
+        HostFnSchema,
+        z
+          .object({ decode: z.object({ msPerMiB: z.number().min(0) }).strict() })
+          .strict()
+          .describe("writes each input buffer's seeded pattern into the chunk, after a CPU cost per MiB"),
+      ])
+      .optional()
+      .describe("a loader: what the workers run over each chunk's input bytes in pinned memory before its H2D is issued"),
+    slots: z.number().int().min(1).optional().describe('with before: chunks filled ahead of the GPU (default 2 × workers, at most the chunks)'),
     function: z
       .enum(HOST_FUNCTIONS)
       .optional()

@@ -123,15 +123,27 @@ export interface LoadedConfig {
 export type HostStageFn =
   | { readonly kind: 'checksum' }
   | { readonly kind: 'cost'; readonly msPerMiB: number }
+  /** The loader's: writes each input buffer's seeded pattern into the chunk's range (so the run still verifies), after a CPU cost per MiB. */
+  | { readonly kind: 'decode'; readonly msPerMiB: number }
   | { readonly kind: 'module'; readonly path: string; readonly export: string };
 
 /**
- * The CPU stage after each chunk's D2H. On `workers` (the default) the stream only records an event and a pool of
- * worker threads runs `after` over the chunk's output bytes; on `js` (the old path, kept to measure what it costs)
+ * The CPU stages around the GPU. On `workers` (the default) `before` fills each chunk's input bytes ahead of the GPU
+ * and, after each chunk's D2H, the stream only records an event and a pool of worker threads runs `after` over the
+ * chunk's output bytes; on `js` (the old path, kept to measure what it costs)
  * cudaLaunchHostFunc runs `function` on the JS thread with the stream waiting.
  */
 export type ConfigHost =
-  | { readonly name: string; readonly thread: 'workers'; readonly workers: number | null; readonly after: HostStageFn }
+  | {
+      readonly name: string;
+      readonly thread: 'workers';
+      readonly workers: number | null;
+      /** The loader: fills each chunk's input bytes in pinned memory before its H2D is issued; null for none. */
+      readonly before: HostStageFn | null;
+      /** Fills in flight ahead of the GPU: chunk c + slots is filled once chunk c's H2D completed; null for 2 × workers. */
+      readonly slots: number | null;
+      readonly after: HostStageFn | null;
+    }
   | { readonly name: string; readonly thread: 'js'; readonly function: HostFunctionKind };
 
 export type { HostThread };

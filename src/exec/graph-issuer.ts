@@ -74,6 +74,7 @@ export class GraphIssuer implements Issuer {
       hostTags,
       // A graph replay records no event a worker could be handed a chunk by: open() refuses the pair.
       handovers: [],
+      loader: null,
       setup: { captureMs: instantiateStart - captureStart, instantiateMs: instantiated - instantiateStart },
     };
   }

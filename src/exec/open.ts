@@ -87,17 +87,34 @@ async function openHostPool(plan: Plan, signal: AbortSignal | undefined): Promis
       hint: 'Use pipeline.mode: stream with a host stage, or host.thread: js to run it through cudaLaunchHostFunc.',
     });
   }
-  const handovers = Math.max(1, ...plan.schedules.map((s) => s.body.filter((op) => op.kind === 'host').length));
+  const gated = plan.schedules.find((s) => s.gated && s.body.some((op) => op.kind === 'host'));
+  if (host.before && gated) {
+    throw new UsageError(
+      `The host stage ${host.name} has a loader, which issues each chunk once its fill finished; --gate holds the GPU until a whole rep is issued (${gated.description}).`,
+      {
+        hint: 'Leave out --gate with a loader: its rep times include issue, as a loader feeding a GPU does.',
+      },
+    );
+  }
+  // A task per chunk after its D2H and one per chunk before its H2D, at most, wait at once.
+  const tasks = Math.max(1, ...plan.schedules.map((s) => 2 * s.body.filter((op) => op.kind === 'host').length));
+  const functions: Record<string, StageFunctionSpec> = {};
+  if (host.after) functions.after = workerFunction(host.after, plan);
+  if (host.before) functions.before = workerFunction(host.before, plan);
   return WorkerPool.open({
     ...(host.workers === null ? {} : { workers: host.workers }),
-    functions: { [host.name]: workerFunction(host.after) },
-    queueLimit: handovers,
+    functions,
+    queueLimit: tasks,
     ...(signal ? { signal } : {}),
   });
 }
 
-function workerFunction(fn: HostStageFn): StageFunctionSpec {
-  return fn.kind === 'module' ? { kind: 'module', path: fn.path, export: fn.export } : fn;
+/** A config's function as the pool runs it; decode writes each input buffer's own seeded pattern. */
+function workerFunction(fn: HostStageFn, plan: Plan): StageFunctionSpec {
+  if (fn.kind === 'module') return { kind: 'module', path: fn.path, export: fn.export };
+  if (fn.kind !== 'decode') return fn;
+  const inputs = plan.buffers.filter((b) => b.role === 'in' || b.role === 'inout');
+  return { kind: 'decode', msPerMiB: fn.msPerMiB, buffers: Object.fromEntries(inputs.map((b) => [b.name, { type: b.type, init: b.init }])) };
 }
 
 /** The library a kernel lives in, loaded for this device and released with the cleanup. */
