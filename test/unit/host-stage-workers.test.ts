@@ -8,6 +8,7 @@ import { withSettings } from '../../src/config/settings.js';
 import { allocPageable, freePageable } from '../../src/cuda/host.js';
 import { HostStageFailure, UsageError } from '../../src/errors.js';
 import { type Handover, handOver } from '../../src/exec/handover.js';
+import { type Fill, LoaderRun } from '../../src/exec/loader.js';
 import type { Bound } from '../../src/measure/bound.js';
 import { withCpuStage } from '../../src/measure/model.js';
 import { cpuStageSummary } from '../../src/measure/result.js';
@@ -48,7 +49,7 @@ function rejected(host: string): UsageError {
 describe('the host stage config', () => {
   it('reads the old form function: checksum as after: checksum on the default pool, and says so', () => {
     const config = load('{ function: checksum }');
-    assert.deepEqual(config.host, { name: 'checksum', thread: 'workers', workers: null, after: { kind: 'checksum' } });
+    assert.deepEqual(config.host, { name: 'checksum', thread: 'workers', workers: null, before: null, slots: null, after: { kind: 'checksum' } });
     assert.ok(
       config.notes.some((n) => /old form; it now runs on worker threads as after: checksum/.test(n)),
       config.notes.join('\n'),
@@ -65,9 +66,18 @@ describe('the host stage config', () => {
       name: 'default',
       thread: 'workers',
       workers: 3,
+      before: null,
+      slots: null,
       after: { kind: 'module', path: '/cfg/post.mjs', export: 'default' },
     });
-    assert.deepEqual(load('{ after: { cost: { msPerMiB: 2 } } }').host, { name: 'cost', thread: 'workers', workers: null, after: { kind: 'cost', msPerMiB: 2 } });
+    assert.deepEqual(load('{ after: { cost: { msPerMiB: 2 } } }').host, {
+      name: 'cost',
+      thread: 'workers',
+      workers: null,
+      before: null,
+      slots: null,
+      after: { kind: 'cost', msPerMiB: 2 },
+    });
   });
 
   it('overrides host.workers with --workers and with a sweep setting', () => {
@@ -78,8 +88,23 @@ describe('the host stage config', () => {
     assert.ok(set?.thread === 'workers' && set.workers === 8, JSON.stringify(set));
   });
 
+  it('reads a loader: decode before each H2D, its slots, alone or with a stage after', () => {
+    assert.deepEqual(load('{ before: { decode: { msPerMiB: 0.5 } }, slots: 3 }').host, {
+      name: 'decode',
+      thread: 'workers',
+      workers: null,
+      before: { kind: 'decode', msPerMiB: 0.5 },
+      slots: 3,
+      after: null,
+    });
+    const both = load('{ before: { module: ./load.mjs, export: load }, after: checksum, workers: 2 }').host;
+    assert.ok(both?.thread === 'workers' && both.before?.kind === 'module' && both.after?.kind === 'checksum' && both.name === 'checksum', JSON.stringify(both));
+    assert.match(rejected('{ after: checksum, slots: 2 }').message, /slots are the loader's: give before as well/);
+    assert.match(rejected('{ thread: js, function: checksum, before: checksum }').message, /before, after, workers and slots belong to thread: workers/);
+  });
+
   it('refuses a stage on workers without a function, and workers or after on the JS thread', () => {
-    assert.match(rejected('{ workers: 2 }').message, /needs after: checksum/);
+    assert.match(rejected('{ workers: 2 }').message, /needs before \(a loader\) or after: checksum/);
     assert.match(rejected('{ thread: js, function: checksum, workers: 2 }').message, /thread: js runs `function` on the JS thread/);
     assert.match(rejected('{ thread: js }').message, /thread: js needs function/);
     assert.match(rejected('{ function: checksum, after: checksum }').message, /not both/);
@@ -168,6 +193,95 @@ describe('handing chunks to the workers', () => {
   });
 });
 
+const fills = (chunks: number): Fill[] => Array.from({ length: chunks }, (_, chunk) => ({ chunk, task: { fn: 'before', chunk, regions: [] } }));
+
+/** A fake pool whose tasks finish when the test says: finish(chunk) or fail(chunk). */
+function manualPool() {
+  const order: (number | null)[] = [];
+  const settle = new Map<number | null, { resolve: (r: TaskResult) => void; reject: (e: unknown) => void }>();
+  return {
+    order,
+    submit: (task: WorkerTask) =>
+      new Promise<TaskResult>((resolve, reject) => {
+        order.push(task.chunk);
+        settle.set(task.chunk, { resolve, reject });
+      }),
+    finish: (chunk: number) => settle.get(chunk)?.resolve({ value: null, timing: { worker: 0, queuedMs: chunk, startedMs: chunk, endedMs: chunk + 1 } }),
+    fail: (chunk: number, error: unknown) => settle.get(chunk)?.reject(error),
+  };
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('the loader', () => {
+  it("fills the first slots at once, and a chunk's slot for the chunk slots later only once its H2D completed", async () => {
+    const pool = manualPool();
+    const released = new Set<number>();
+    const loader = new LoaderRun(fills(5), { slots: 2, submit: pool.submit, released: (fill) => released.has(fill) });
+    assert.deepEqual(pool.order, [0, 1]);
+    pool.finish(0);
+    await loader.ready(0);
+    // Chunk 0's H2D issued but not completed: its slot is still held.
+    loader.recorded(0);
+    loader.poll();
+    assert.deepEqual(pool.order, [0, 1]);
+    released.add(0);
+    loader.poll();
+    assert.deepEqual(pool.order, [0, 1, 2]);
+    // A completion is counted once: polling again frees no second slot.
+    loader.poll();
+    assert.deepEqual(pool.order, [0, 1, 2]);
+    // An H2D not yet issued in this rep is never asked about, even where its event reads complete from the rep before.
+    released.add(1);
+    loader.poll();
+    assert.deepEqual(pool.order, [0, 1, 2]);
+  });
+
+  it('makes the issue loop wait for a fill, polling for freed slots meanwhile, and hands back every fill in order', async () => {
+    const pool = manualPool();
+    const released = new Set<number>();
+    const loader = new LoaderRun(fills(3), { slots: 1, submit: pool.submit, released: (fill) => released.has(fill) });
+    pool.finish(0);
+    await loader.ready(0);
+    loader.recorded(0);
+    let ready1 = false;
+    const waiting = loader.ready(1).then(() => {
+      ready1 = true;
+    });
+    await turn();
+    assert.deepEqual([pool.order, ready1], [[0], false]);
+    released.add(0);
+    await turn();
+    assert.deepEqual(pool.order, [0, 1]);
+    pool.finish(1);
+    await waiting;
+    loader.recorded(1);
+    released.add(1);
+    loader.poll();
+    pool.finish(2);
+    await loader.ready(2);
+    assert.deepEqual(
+      (await loader.finish()).map((f) => [f.chunk, f.timing.startedMs]),
+      [
+        [0, 0],
+        [1, 1],
+        [2, 2],
+      ],
+    );
+  });
+
+  it("rejects the wait for a chunk whose fill failed with the fill's error, and a fill failing unwaited-for rejects nothing else", async () => {
+    const pool = manualPool();
+    const loader = new LoaderRun(fills(2), { slots: 2, submit: pool.submit, released: () => true });
+    const failure = new HostStageFailure("host stage function 'before' failed on chunk 1 in worker 2: bad record");
+    pool.fail(1, failure);
+    pool.finish(0);
+    await loader.ready(0);
+    await assert.rejects(loader.ready(1), (error: unknown) => error === failure);
+    await assert.rejects(loader.finish(), (error: unknown) => error === failure);
+  });
+});
+
 describe('the CPU stage measured and modelled', () => {
   const GPU: Bound = { term: 'link', steadyMs: 4, perOpMs: 0.5, fillDrainMs: 1, ms: 5, terms: [] };
 
@@ -234,6 +348,6 @@ describe('the CLI with a host stage on workers', () => {
     writeFileSync(join(dir, 'bad.yaml'), config);
     const run = runCli(['run', join(dir, 'bad.yaml')], {}, { timeoutMs: 60_000 });
     assert.equal(run.code, 2, run.stderr);
-    assert.match(run.stderr, /host stage function 'default': module .*broken\.mjs did not load in worker \d+: decoder table not found/);
+    assert.match(run.stderr, /host stage function 'after': module .*broken\.mjs did not load in worker \d+: decoder table not found/);
   });
 });
