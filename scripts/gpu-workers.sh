@@ -3,6 +3,8 @@
 # host stages on workers in the pipeline. Run from a checkout holding build/cuda-pipe-linux-x64.tar.xz (npm run
 # bundle); about ten minutes. Usage: bash scripts/gpu-workers.sh OUTDIR. Logs go to OUTDIR/workers.log, each run's
 # Result to OUTDIR/*.json.
+#   loader.yaml            a decode stage on the workers feeding the balanced pipeline through pinned memory: verifies,
+#                          and says whether the loader keeps up (on 1 worker and on the default pool);
 #   host-stage.yaml        the checksum after each D2H on the default pool: no longer the JS thread's 1.5 → 22 ms;
 #   after-light            balanced.yaml, 32 chunks, a light CPU cost after each D2H: within 5% of the same
 #                          layout without the stage (the report's "host stage" line gives both);
@@ -33,6 +35,8 @@ variant scaling 64 '{ after: { cost: { msPerMiB: 1 } }, workers: 1 }'
   step /tmp/cuda-pipe/bin/node --test --test-reporter=spec /tmp/cuda-pipe/dist/test/gpu/workers.test.js
   step /tmp/cuda-pipe/bin/node --test --test-reporter=spec --test-name-pattern='host-stage|host stage' /tmp/cuda-pipe/dist/test/gpu/toolbox.test.js
   step /tmp/cuda-pipe/bin/node "$here/scripts/workers-scaling.mjs" /tmp/cuda-pipe/dist
+  step "$cp" run /tmp/cuda-pipe/configs/loader.yaml --json "$out/loader.json" --svg "$out/loader.svg"
+  step "$cp" run /tmp/cuda-pipe/configs/loader.yaml --workers 1 --no-tracing --json "$out/loader-1.json"
   step "$cp" run /tmp/cuda-pipe/configs/host-stage.yaml --json "$out/host-stage.json"
   step "$cp" run /tmp/cuda-pipe/configs/host-stage.yaml --workers 1 --json "$out/host-stage-1.json"
   step "$cp" run "$work/after-light.yaml" --json "$out/after-light.json"

@@ -26,6 +26,8 @@ export interface CpuStageTiming {
   readonly endMs: number;
   /** The GPU's own time, start to end event. */
   readonly gpuMs: number;
+  /** The bytes the rep's tasks were handed (every chunk's inputs for a loader, outputs after the D2H). */
+  readonly bytes: number;
   /** Each task's run time in a worker, in issue order of the chunks' events. */
   readonly taskMs: readonly number[];
   /** Each worker's time spent in tasks this rep, by worker index. */

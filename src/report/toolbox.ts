@@ -77,7 +77,7 @@ export function hostOpLatencies(ops: readonly TimelineOp[]): { latencyMs: number
  * A host stage on worker threads: its tasks, the CPU stage's rate against the GPU pipeline's (the model's CPU term:
  * chunks × the median task ÷ workers + one task to fill), which side limits, and each worker's busy share.
  */
-export function cpuStageText(mode: Pick<ModeResult, 'bytes' | 'elapsedMs'>, stage: CpuStage): string {
+export function cpuStageText(mode: Pick<ModeResult, 'elapsedMs'>, stage: CpuStage): string {
   const { steadyMs, fillMs } = cpuStageMs(stage.tasksPerRep, stage);
   const cpuMs = steadyMs + fillMs;
   const w = stage.workers;
@@ -85,8 +85,8 @@ export function cpuStageText(mode: Pick<ModeResult, 'bytes' | 'elapsedMs'>, stag
   const busy = stage.busyMs.map((ms) => `${Math.round((100 * ms) / Math.max(mode.elapsedMs, Number.MIN_VALUE))}%`).join(' ');
   return (
     `on ${w} worker${w === 1 ? '' : 's'}: ${stage.tasksPerRep} tasks a rep, a median ${formatMs(stage.taskMedianMs)} each; ` +
-    `CPU stage ${formatRate(gbPerSecond(mode.bytes.d2h, cpuMs))} (${stage.tasksPerRep} × ${formatMs(stage.taskMedianMs)} ÷ ${w} + ${formatMs(fillMs)} = ${formatMs(cpuMs)} a rep) ` +
-    `against the GPU pipeline's ${formatRate(gbPerSecond(mode.bytes.d2h, stage.gpuMedianMs))} (${formatMs(stage.gpuMedianMs)}): ${limit}; ` +
+    `CPU stage ${formatRate(gbPerSecond(stage.bytesPerRep, cpuMs))} (${stage.tasksPerRep} × ${formatMs(stage.taskMedianMs)} ÷ ${w} + ${formatMs(fillMs)} = ${formatMs(cpuMs)} a rep) ` +
+    `against the GPU pipeline's ${formatRate(gbPerSecond(stage.bytesPerRep, stage.gpuMedianMs))} (${formatMs(stage.gpuMedianMs)}): ${limit}; ` +
     `the last task ended a median ${formatMs(stage.cpuMedianMs)} after the GPU started; workers busy ${busy} of the timed reps`
   );
 }

@@ -155,8 +155,10 @@ export type OverlapAnalysis = z.infer<typeof OverlapAnalysisSchema>;
 export const CpuStageSchema = z.object({
   /** Worker threads in the pool. */
   workers: z.number().int().min(1),
-  /** Tasks a rep ran (one per chunk). */
+  /** Tasks a rep ran (one per chunk and side). */
   tasksPerRep: z.number().int(),
+  /** The bytes a rep's tasks were handed: the CPU stage's throughput is these over its time. */
+  bytesPerRep: z.number(),
   /** Median of every task's time in its worker, ms. */
   taskMedianMs: z.number(),
   /** Each worker's time in tasks over the timed reps, ms, by worker index. */

@@ -86,6 +86,21 @@ describe('the stream toolbox on a real device', () => {
     }
   });
 
+  it('loader: a decode stage on the workers fills each chunk in pinned memory before its ops are issued, and the run verifies', gpu, () => {
+    const { result, stdout } = run('loader', ['--max-time', '1']);
+    assert.equal(result.verification.status, 'passed');
+    const mode = overlapped(result, (l) => l.host === 'decode');
+    const stage = mode.cpuStage;
+    assert.ok(stage && stage.tasksPerRep === 16 && stage.busyMs.every((ms) => ms > 0), JSON.stringify(stage));
+    // The fills are on the rep's timeline: every chunk's fill ended before its H2D started (host and GPU clocks meet at the start event).
+    const rep = result.timeline?.reps.find((r) => r.mode === mode.id);
+    for (const op of rep?.ops.filter((o) => o.kind === 'h2d') ?? []) {
+      const fill = rep?.workerTasks?.find((t) => t.chunk === op.chunk);
+      assert.ok(fill && fill.endMs <= op.startMs + 0.5, `chunk ${op.chunk}: fill ${JSON.stringify(fill)}, H2D from ${op.startMs} ms`);
+    }
+    assert.match(stdout, /host stage decode on \d+ workers: 16 tasks a rep/);
+  });
+
   it('host-stage on thread: js: the old host functions, on the JS thread, captured into a graph and run on every replay', gpu, () => {
     const config = join(mkdtempSync(join(tmpdir(), 'cuda-pipe-js-host-')), 'host-js.yaml');
     writeFileSync(config, readFileSync(join(CONFIGS, 'host-stage.yaml'), 'utf8').replace('after: checksum', 'thread: js\n  function: checksum'));

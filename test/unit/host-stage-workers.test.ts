@@ -295,10 +295,11 @@ describe('the CPU stage measured and modelled', () => {
   });
 
   it("sums each worker's busy time over the reps and takes the medians of the tasks, the GPU's side and the CPU's", () => {
-    const rep = (gpuMs: number, endMs: number, taskMs: number[], busyMs: number[]) => ({ gpuMs, endMs, taskMs, busyMs, tasks: [] });
+    const rep = (gpuMs: number, endMs: number, taskMs: number[], busyMs: number[]) => ({ gpuMs, endMs, taskMs, busyMs, bytes: 64, tasks: [] });
     assert.deepEqual(cpuStageSummary([rep(5, 6, [1, 2], [1, 2]), rep(4, 9, [3, 4], [3, 4]), rep(6, 7, [5, 6], [5, 0])]), {
       workers: 2,
       tasksPerRep: 2,
+      bytesPerRep: 64,
       taskMedianMs: 3.5,
       busyMs: [9, 6],
       gpuMedianMs: 5,
@@ -307,14 +308,14 @@ describe('the CPU stage measured and modelled', () => {
   });
 
   it('reports the tasks, the CPU stage against the GPU pipeline, which side limits and each worker busy share', () => {
-    const stage = { workers: 2, tasksPerRep: 16, taskMedianMs: 1, busyMs: [50, 25], gpuMedianMs: 4, cpuMedianMs: 9.5 };
+    const stage = { workers: 2, tasksPerRep: 16, bytesPerRep: 64e6, taskMedianMs: 1, busyMs: [50, 25], gpuMedianMs: 4, cpuMedianMs: 9.5 };
     assert.equal(
-      cpuStageText({ bytes: { h2d: 64e6, d2h: 64e6 }, elapsedMs: 100 }, stage),
+      cpuStageText({ elapsedMs: 100 }, stage),
       'on 2 workers: 16 tasks a rep, a median 1.000 ms each; CPU stage 7.1 GB/s (16 × 1.000 ms ÷ 2 + 1.000 ms = 9.000 ms a rep) ' +
         "against the GPU pipeline's 16.0 GB/s (4.000 ms): the CPU stage limits; the last task ended a median 9.500 ms after the GPU started; " +
         'workers busy 50% 25% of the timed reps',
     );
-    assert.match(cpuStageText({ bytes: { h2d: 0, d2h: 64e6 }, elapsedMs: 100 }, { ...stage, workers: 8 }), /: the GPU pipeline limits;/);
+    assert.match(cpuStageText({ elapsedMs: 100 }, { ...stage, workers: 8 }), /: the GPU pipeline limits;/);
   });
 
   it('draws a row per worker after the streams, each task a host op of its chunk', () => {
