@@ -33,7 +33,7 @@ variant scaling 64 '{ after: { cost: { msPerMiB: 1 } }, workers: 1 }'
 {
   step nproc
   step /tmp/cuda-pipe/bin/node --test --test-reporter=spec /tmp/cuda-pipe/dist/test/gpu/workers.test.js
-  step /tmp/cuda-pipe/bin/node --test --test-reporter=spec --test-name-pattern='host-stage|host stage' /tmp/cuda-pipe/dist/test/gpu/toolbox.test.js
+  step /tmp/cuda-pipe/bin/node --test --test-reporter=spec --test-name-pattern='host-stage|loader' /tmp/cuda-pipe/dist/test/gpu/toolbox.test.js
   step /tmp/cuda-pipe/bin/node "$here/scripts/workers-scaling.mjs" /tmp/cuda-pipe/dist
   step "$cp" run /tmp/cuda-pipe/configs/loader.yaml --json "$out/loader.json" --svg "$out/loader.svg"
   step "$cp" run /tmp/cuda-pipe/configs/loader.yaml --workers 1 --no-tracing --json "$out/loader-1.json"
