@@ -65,6 +65,10 @@ export const HOST_FUNCTIONS = ['checksum', 'empty'] as const;
 /** What a host stage runs on the JS thread: a checksum of the chunk's output bytes, or nothing (the bare callback). */
 export type HostFunctionKind = (typeof HOST_FUNCTIONS)[number];
 
+export const HOST_THREADS = ['workers', 'js'] as const;
+/** Where a host stage runs: a pool of worker threads fed by events, or the JS thread through cudaLaunchHostFunc. */
+export type HostThread = (typeof HOST_THREADS)[number];
+
 /** A stream priority as a config gives it: the device's highest or lowest, or a number checked against its range. */
 export type PriorityLevel = 'high' | 'low' | number;
 

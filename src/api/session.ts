@@ -45,7 +45,7 @@ export async function withSession<T>(
   measure: (session: Session) => Promise<T>,
 ): Promise<DeviceOutcome<{ readonly verification: Verification; readonly measured: T }>> {
   const policy = policyFromConfig(loaded.config.repetitions);
-  return withDevicePlan(plan, kernels, { wait: options.wait }, async (runner, context) => {
+  return withDevicePlan(plan, kernels, { wait: options.wait, signal: options.signal }, async (runner, context) => {
     const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
     options.onMeasuring?.();
     const verification = await verifySchedules(runner, options.verify, guard, loaded.config.tolerance);

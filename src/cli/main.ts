@@ -47,6 +47,7 @@ program
   .argument('[config]', 'YAML config file')
   .option('--streams <n>', 'override pipeline.streams', positiveInt)
   .option('--chunks <n>', 'override pipeline.chunks', positiveInt)
+  .option('--workers <n>', "override host.workers: the host stage's worker threads", positiveInt)
   .addOption(new Option('--order <order>', 'override pipeline.order').choices(['depth-first', 'breadth-first']))
   .addOption(new Option('--mode <mode>', 'override pipeline.mode: graph also replays each overlapped layout as a CUDA graph').choices(['stream', 'graph']))
   .option(

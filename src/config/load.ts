@@ -15,7 +15,7 @@ import { ConfigSchema, type ParsedArg, type ParsedConfig, type ParsedKernel } fr
 import { adviseUnknownField } from './suggest.js';
 import { chunkedBuffers, isResident } from './items.js';
 import { checkRing, readLatency } from './toolbox.js';
-import type { Config, ConfigArg, ConfigBuffer, ConfigKernel, LoadedConfig, Locator, Overrides } from './types.js';
+import type { Config, ConfigArg, ConfigHost, HostStageFn, ConfigBuffer, ConfigKernel, LoadedConfig, Locator, Overrides } from './types.js';
 export function loadConfigFile(path: string, overrides: Overrides = {}): LoadedConfig {
   const text = readRegularFile(path, {
     what: 'config',
@@ -53,6 +53,7 @@ export function validateConfig(raw: unknown, path: string, locate: Locator): Loa
 const OVERRIDE_FLAGS: ReadonlyArray<[keyof Overrides, readonly string[], string]> = [
   ['streams', ['pipeline', 'streams'], '--streams'],
   ['chunks', ['pipeline', 'chunks'], '--chunks'],
+  ['workers', ['host', 'workers'], '--workers'],
   ['order', ['pipeline', 'order'], '--order'],
   ['mode', ['pipeline', 'mode'], '--mode'],
   ['hostMemory', ['hostMemory'], '--host-memory'],
@@ -270,7 +271,7 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     elements: units,
     items,
     tolerance: parsed.verify?.tolerance ?? null,
-    host: parsed.host ? { name: parsed.host.name ?? parsed.host.function, function: parsed.host.function } : null,
+    host: readHost(parsed.host, path, locate, notes),
     deviceMemory: parsed.deviceMemory ?? null,
     notes,
     sweep: parsed.sweep ?? null,
@@ -337,6 +338,45 @@ function resolveStep(library: (typeof STEP_CONFIGS)[number], entry: unknown, buf
   );
   if ('error' in resolved) throw new UsageError(`${locate([...at, ...resolved.path])}: ${formatPath(at)}: ${resolved.error}.`);
   return { stage: library.stage, label: library.label(entry), spec: resolved.spec };
+}
+
+/**
+ * The host stage. `function:` alone is the old form: `function: checksum` now runs on the workers (`after:
+ * checksum`), `function: empty` (the bare callback cost) stays on the JS thread; both say so in a note.
+ */
+function readHost(host: ParsedConfig['host'], path: string | null, locate: Locator, notes: string[]): ConfigHost | null {
+  if (!host) return null;
+  const where = (field: string) => locate(['host', field]);
+  const thread = host.thread ?? (host.function === 'empty' && host.after === undefined ? 'js' : 'workers');
+  if (thread === 'js') {
+    const misplaced = (['after', 'before', 'workers', 'slots'] as const).find((field) => host[field] !== undefined);
+    if (misplaced) throw new UsageError(`${where(misplaced)}: thread: js runs \`function\` on the JS thread; before, after, workers and slots belong to thread: workers.`);
+    if (!host.function) throw new UsageError(`${where('thread')}: thread: js needs function: checksum or function: empty.`);
+    if (host.thread === undefined)
+      notes.push(`${where('function')}: function: empty runs on the JS thread through cudaLaunchHostFunc (the bare callback cost); say thread: js to silence this note.`);
+    return { name: host.name ?? host.function, thread: 'js', function: host.function };
+  }
+  if (host.function !== undefined && host.after !== undefined) throw new UsageError(`${where('function')}: give after (the workers' function) or the old function, not both.`);
+  if (host.function === 'empty')
+    throw new UsageError(`${where('function')}: function: empty is the bare callback of thread: js; the workers run after: checksum, cost or a module.`);
+  if (host.function === 'checksum') notes.push(`${where('function')}: host: { function: checksum } is the old form; it now runs on worker threads as after: checksum.`);
+  const after = host.function === 'checksum' ? { kind: 'checksum' as const } : readHostFn(host.after, path);
+  const before = readHostFn(host.before, path);
+  if (!after && !before) {
+    throw new UsageError(`${where('after')}: a host stage on workers needs before (a loader) or after: checksum, { cost: { msPerMiB } } or { module: ./file.mjs, export: name }.`);
+  }
+  if (host.slots !== undefined && !before) throw new UsageError(`${where('slots')}: slots are the loader's: give before as well.`);
+  const named = (after ?? before) as HostStageFn;
+  const name = host.name ?? (named.kind === 'module' ? named.export : named.kind);
+  return { name, thread: 'workers', workers: host.workers ?? null, before: before ?? null, slots: host.slots ?? null, after: after ?? null };
+}
+
+function readHostFn(fn: NonNullable<ParsedConfig['host']>['before'], path: string | null): HostStageFn | undefined {
+  if (fn === undefined) return undefined;
+  if (fn === 'checksum') return { kind: 'checksum' };
+  if ('cost' in fn) return { kind: 'cost', msPerMiB: fn.cost.msPerMiB };
+  if ('decode' in fn) return { kind: 'decode', msPerMiB: fn.decode.msPerMiB };
+  return { kind: 'module', path: resolve(path ? dirname(path) : process.cwd(), fn.module), export: fn.export };
 }
 
 /** The ops a config moves onto default streams, from `legacyDefaultOp` or `defaultStreamOp` (one of them). */
@@ -423,7 +463,7 @@ export function configHash(config: Config): string {
     pipeline: { chunks, streams, streamFlags: legacyFlags, align, orders, ...extras },
     repetitions: rest.repetitions,
     elements: rest.elements,
-    ...(host === null ? {} : { host }),
+    ...(host === null ? {} : { host: hashedHost(host) }),
     ...(deviceMemory === null ? {} : { deviceMemory }),
     ...(items === null ? {} : { items }),
     ...(tolerance === null ? {} : { tolerance }),
@@ -433,6 +473,13 @@ export function configHash(config: Config): string {
     .update(JSON.stringify(what, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)))
     .digest('hex')
     .slice(0, 16);
+}
+
+/** The host stage as hashed: a checksum on the default pool as the old form was, so its results still pair. */
+function hashedHost(host: ConfigHost): unknown {
+  if (host.thread === 'js') return { name: host.name, function: host.function, thread: 'js' };
+  if (host.after?.kind === 'checksum' && host.before === null && host.workers === null) return { name: host.name, function: 'checksum' };
+  return host;
 }
 
 export const configDir = (config: Config): string | null => (config.path ? dirname(config.path) : null);

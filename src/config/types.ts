@@ -1,4 +1,16 @@
-import type { BufferRole, ElementType, HostFunctionKind, HostMemoryKind, IssueMode, IssueOrder, PlacedDefaultOp, ScalarType, StreamKind, Topology } from '../vocabulary.js';
+import type {
+  BufferRole,
+  ElementType,
+  HostFunctionKind,
+  HostMemoryKind,
+  HostThread,
+  IssueMode,
+  IssueOrder,
+  PlacedDefaultOp,
+  ScalarType,
+  StreamKind,
+  Topology,
+} from '../vocabulary.js';
 import type { ComputeStep } from '../stages/index.js';
 import type { Handoff } from './devices.js';
 import type { ParsedConfig } from './schema.js';
@@ -75,7 +87,7 @@ export interface Config {
   /** verify.tolerance: outputs compared as numbers within it; null: byte for byte. */
   readonly tolerance: Tolerance | null;
   /** The CPU stage after each chunk's D2H, or null. */
-  readonly host: { readonly name: string; readonly function: HostFunctionKind } | null;
+  readonly host: ConfigHost | null;
   /** A latency-critical stream beside the pipeline, or null. */
   readonly latency: LatencySpec | null;
   /** Device memory the buffers may use, bytes; null for no budget (every buffer whole on the device). */
@@ -104,6 +116,8 @@ export interface ConfigPipeline {
 export interface Overrides {
   streams?: number | undefined;
   chunks?: number | undefined;
+  /** host.workers: the host stage's worker threads. */
+  workers?: number | undefined;
   order?: IssueOrder | undefined;
   mode?: IssueMode | undefined;
   hostMemory?: HostMemoryKind | undefined;
@@ -126,3 +140,32 @@ export interface LoadedConfig {
   /** The YAML as the user wrote it, with flag overrides applied, for the Result. */
   readonly raw: unknown;
 }
+
+/** A host stage function as the config names it; a module's path is resolved against the config file's folder. */
+export type HostStageFn =
+  | { readonly kind: 'checksum' }
+  | { readonly kind: 'cost'; readonly msPerMiB: number }
+  /** The loader's: writes each input buffer's seeded pattern into the chunk's range (so the run still verifies), after a CPU cost per MiB. */
+  | { readonly kind: 'decode'; readonly msPerMiB: number }
+  | { readonly kind: 'module'; readonly path: string; readonly export: string };
+
+/**
+ * The CPU stages around the GPU. On `workers` (the default) `before` fills each chunk's input bytes ahead of the GPU
+ * and, after each chunk's D2H, the stream only records an event and a pool of worker threads runs `after` over the
+ * chunk's output bytes; on `js` (the old path, kept to measure what it costs)
+ * cudaLaunchHostFunc runs `function` on the JS thread with the stream waiting.
+ */
+export type ConfigHost =
+  | {
+      readonly name: string;
+      readonly thread: 'workers';
+      readonly workers: number | null;
+      /** The loader: fills each chunk's input bytes in pinned memory before its H2D is issued; null for none. */
+      readonly before: HostStageFn | null;
+      /** Fills in flight ahead of the GPU: chunk c + slots is filled once chunk c's H2D completed; null for 2 × workers. */
+      readonly slots: number | null;
+      readonly after: HostStageFn | null;
+    }
+  | { readonly name: string; readonly thread: 'js'; readonly function: HostFunctionKind };
+
+export type { HostThread };

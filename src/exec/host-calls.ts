@@ -73,19 +73,3 @@ export class HostCalls {
     return fn;
   }
 }
-
-/**
- * The host stage's checksum: the sum of a chunk's aligned 32-bit words, wrapping, plus any bytes before the first
- * and after the last (a chunk of 1- or 2-byte elements may start off a word boundary).
- */
-export function checksum(windows: readonly Uint8Array[]): number {
-  let sum = 0;
-  for (const view of windows) {
-    const head = Math.min(view.byteLength, (4 - (view.byteOffset % 4)) % 4);
-    const words = new Uint32Array(view.buffer, view.byteOffset + head, (view.byteLength - head) >>> 2);
-    for (let i = 0; i < head; i++) sum = (sum + (view[i] as number)) >>> 0;
-    for (let i = 0; i < words.length; i++) sum = (sum + (words[i] as number)) >>> 0;
-    for (let i = head + words.length * 4; i < view.byteLength; i++) sum = (sum + (view[i] as number)) >>> 0;
-  }
-  return sum;
-}

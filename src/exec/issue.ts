@@ -10,9 +10,13 @@ import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types
 import type { DeviceFacts } from '../result/schema.js';
 import { type IssuePrimitives, issueWorkOp } from '../stages/index.js';
 import type { DeviceBuffers } from './buffers.js';
+import type { Region } from '../workers/types.js';
 import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
-import { checksum, type HostCalls } from './host-calls.js';
+import type { HostCalls } from './host-calls.js';
+import { checksum } from '../workers/functions.js';
+import type { Handover } from './handover.js';
+import type { Fill } from './loader.js';
 
 /** Generous: a rep's ops are issued in milliseconds; only a host that never releases the gate meets it. */
 const GATE_TIMEOUT_NS = 2_000_000_000;
@@ -50,6 +54,18 @@ export interface PreparedRep {
   readonly bodyThunkIndex: (bodyIndex: number) => number;
   /** The tag of each host op of the body, by body index, for reading when it ran. */
   readonly hostTags: ReadonlyMap<number, number>;
+  /**
+   * A schedule with a loader (the host stage's `before`): each chunk's fill, the thunk that must wait for it (the
+   * chunk's first op), and the thunk after which the event closing its H2D is recorded. Null without one.
+   */
+  readonly loader: {
+    readonly fills: readonly Fill[];
+    readonly waitAt: ReadonlyMap<number, number>;
+    readonly recordedAt: ReadonlyMap<number, number>;
+    readonly releasedBy: readonly (EventHandle | null)[];
+  } | null;
+  /** The chunks a worker pool takes over once their event (recorded after the chunk's D2H) completed, in issue order. */
+  readonly handovers: ReadonlyArray<Handover & { readonly event: EventHandle }>;
   /** Host time spent capturing and instantiating a graph, once; null for a schedule issued op by op. */
   readonly setup: { readonly captureMs: number; readonly instantiateMs: number } | null;
   /** Every event of the schedule, so a traced rep can read any of them. */
@@ -81,7 +97,7 @@ export interface BoundSchedule {
 export class DirectIssuer implements Issuer {
   constructor(
     private readonly rt: CudaRuntime,
-    private readonly plan: Pick<Plan, 'kernels' | 'host'>,
+    private readonly plan: Pick<Plan, 'kernels' | 'host' | 'buffers'>,
     private readonly devices: DeviceSet,
     private readonly kernels: ReadonlyMap<string, KernelHandle>,
     private readonly internal: InternalKernels | null,
@@ -115,7 +131,10 @@ export class DirectIssuer implements Issuer {
   }
 
   prepare(schedule: Schedule): PreparedRep {
+    const handovers: Array<Handover & { event: EventHandle }> = [];
+    this.handovers = handovers;
     const bound = this.bind(schedule);
+    this.boundStreams.set(schedule.id, bound.streams);
     const ops = scheduleOps(schedule);
     const opStreams = ops.map((op) => bound.stream(op.stream));
     const hostTags = new Map<number, number>();
@@ -132,9 +151,11 @@ export class DirectIssuer implements Issuer {
       return () => setDevice() || issue();
     });
     const startIndex = ops.findIndex((op) => op.kind === 'record' && op.event === schedule.start);
+    const loader = this.loaderOf(schedule, ops, thunks);
     return {
       schedule,
-      thunks,
+      thunks: loader?.thunks ?? thunks,
+      loader: loader?.loader ?? null,
       ops,
       opStreams,
       events: bound.events,
@@ -143,9 +164,63 @@ export class DirectIssuer implements Issuer {
       startIndex,
       bodyThunkIndex: (i) => schedule.prologue.length + i,
       hostTags,
+      handovers,
       setup: null,
     };
   }
+
+  /**
+   * The loader of a schedule with the host stage and a `before`: a fill per chunk over its input bytes, waited for
+   * at the chunk's first op; after the chunk's last H2D the same thunk records an event, whose completion frees the
+   * chunk's pinned bytes for the fill `slots` later.
+   */
+  private loaderOf(schedule: Schedule, ops: readonly Op[], thunks: ReadonlyArray<() => number>) {
+    const host = this.plan.host;
+    if (host?.thread !== 'workers' || !host.before || !ops.some((op) => op.kind === 'host')) return null;
+    const fills: Fill[] = [];
+    const fillOf = new Map<number | null, number>();
+    const waitAt = new Map<number, number>();
+    const lastH2d = new Map<number, number>();
+    ops.forEach((op, i) => {
+      if (!isWorkOp(op)) return;
+      let fill = fillOf.get(op.chunk);
+      if (fill === undefined) {
+        fill = fills.push({ chunk: op.chunk, task: { fn: 'before', chunk: op.chunk, regions: this.chunkRegions(op, schedule, 'inputs') } }) - 1;
+        fillOf.set(op.chunk, fill);
+        waitAt.set(i, fill);
+      }
+      if (op.kind === 'copy' && op.direction === 'h2d') lastH2d.set(fill, i);
+    });
+    const recordedAt = new Map<number, number>();
+    const releasedBy = fills.map((_, fill): EventHandle | null => {
+      const at = lastH2d.get(fill);
+      if (at === undefined) return null;
+      const event = this.rt.streams.createEvent({ timing: false });
+      this.cleanup.push(() => this.rt.streams.destroyEvent(event));
+      recordedAt.set(at, fill);
+      return event;
+    });
+    const wrapped = thunks.map((issue, i) => {
+      const fill = recordedAt.get(i);
+      const event = fill === undefined ? null : releasedBy[fill];
+      if (!event) return issue;
+      const record = this.rt.streams.recordThunk(event, this.streamOf(schedule, ops[i] as Op));
+      return () => issue() || record();
+    });
+    return { thunks: wrapped, loader: { fills, waitAt, recordedAt, releasedBy } };
+  }
+
+  private streamOf(schedule: Schedule, op: Op): StreamHandle {
+    const stream = this.boundStreams.get(schedule.id)?.get(op.stream);
+    if (stream === undefined) throw new Error(`schedule ${schedule.id} names unknown stream ${op.stream}`);
+    return stream;
+  }
+
+  /** The streams of each schedule bound, by schedule id: the loader records its events on an op's own stream. */
+  private readonly boundStreams = new Map<string, ReadonlyMap<string, StreamHandle>>();
+
+  /** Where the host ops of the schedule being prepared put their handovers. */
+  private handovers: Array<Handover & { event: EventHandle }> = [];
 
   bind(schedule: Schedule): BoundSchedule {
     const { rt, cleanup } = this;
@@ -199,17 +274,44 @@ export class DirectIssuer implements Issuer {
     return stream;
   }
 
-  /** What a host op runs: the host stage's function over the chunk's output bytes, which its D2H just wrote. */
+  /** What a host op runs on the JS thread (thread: js): the host stage's function over the chunk's output bytes, which its D2H just wrote. */
   private hostAction(op: { readonly chunk: number | null }, schedule: Schedule): () => void {
-    const fn = this.plan.host?.function ?? 'empty';
+    const host = this.plan.host;
+    const fn = host?.thread === 'js' ? host.function : 'empty';
     if (fn === 'empty') return () => {};
-    const range = op.chunk === null ? schedule.ranges[0] : schedule.ranges[op.chunk];
-    if (!range) throw new Error(`schedule ${schedule.id} has a host op for chunk ${op.chunk}, which it does not have`);
     const buffers = this.devices.buffers();
-    const windows = buffers.outputs().flatMap((b) => buffers.hostWindows(b.name, range.first * itemBytes(b), range.count * itemBytes(b)));
+    const windows = this.chunkRegions(op, schedule, 'outputs')
+      .map((r) => buffers.hostWindows(r.buffer, r.offset, r.bytes))
+      .flat();
     return () => {
       this.checksums.set(`${schedule.id}:${op.chunk ?? 'whole'}`, checksum(windows));
     };
+  }
+
+  /**
+   * The chunk's bytes on the host of every output buffer (what its D2H wrote, and what `after` reads) or every input
+   * buffer (what `before` fills and its H2D reads).
+   */
+  private chunkRegions(op: { readonly chunk: number | null }, schedule: Schedule, which: 'inputs' | 'outputs'): Region[] {
+    const range = op.chunk === null ? schedule.ranges[0] : schedule.ranges[op.chunk];
+    if (!range) throw new Error(`schedule ${schedule.id} has an op for chunk ${op.chunk}, which it does not have`);
+    const buffers = this.devices.buffers();
+    const chosen = which === 'outputs' ? buffers.outputs() : this.plan.buffers.filter((b) => b.role === 'in' || b.role === 'inout');
+    return chosen.map((b) => {
+      const offset = range.first * itemBytes(b);
+      return { buffer: b.name, offset, bytes: range.count * itemBytes(b), address: BigInt(offsetPointer(buffers.binding(b.name).host, offset)) };
+    });
+  }
+
+  /**
+   * A host op on workers: the stream only records an event (no timing, so the record costs the stream nothing), and
+   * the rep runner hands the chunk to the pool once it completed. No CPU work ever sits on a stream.
+   */
+  private handoverCall(op: { readonly chunk: number | null }, stream: StreamHandle, schedule: Schedule): () => number {
+    const event = this.rt.streams.createEvent({ timing: false });
+    this.cleanup.push(() => this.rt.streams.destroyEvent(event));
+    this.handovers.push({ event, chunk: op.chunk, task: { fn: 'after', chunk: op.chunk, regions: this.chunkRegions(op, schedule, 'outputs') } });
+    return this.rt.streams.recordThunk(event, stream);
   }
 
   /** The last checksum each host op computed, by schedule and chunk. */
@@ -246,6 +348,9 @@ export class DirectIssuer implements Issuer {
         return rt.peer.copyThunk(dst, op.to, src, op.from, op.bytes, stream);
       },
       hostCall: (op) => {
+        const host = this.plan.host;
+        // A loader alone has nothing to run after the D2H: its host op issues nothing.
+        if (host?.thread === 'workers') return { issue: host.after ? this.handoverCall(op, stream, schedule) : () => 0, hostTag: null };
         const { tag, issue } = this.hostCalls.thunk(stream, this.hostAction(op, schedule));
         return { issue, hostTag: tag };
       },

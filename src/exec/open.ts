@@ -5,6 +5,9 @@ import { openSmClock } from '../cuda/nvml.js';
 import { openRuntime, type CudaRuntime } from '../cuda/runtime.js';
 import type { KernelHandle } from '../cuda/types.js';
 import { UsageError } from '../errors.js';
+import type { HostStageFn } from '../config/types.js';
+import { WorkerPool } from '../workers/pool.js';
+import type { StageFunctionSpec } from '../workers/types.js';
 import { readKernelSource } from '../kernels/catalog.js';
 import { compileKernel, compileKernelSource } from '../kernels/compile.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
@@ -68,6 +71,51 @@ export function openDevice(rt: CudaRuntime, device: number): DeviceFacts {
 
 export interface OpenOptions {
   readonly wait: WaitStrategy;
+  /** Ctrl-C: ends the host stage's workers (the pool then fails the rep in flight with Interrupted). */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * The worker pool of a host stage on workers, opened before the GPU so that a module that does not load is a
+ * config error (exit 2) before anything is compiled or allocated. Null without one.
+ */
+async function openHostPool(plan: Plan, signal: AbortSignal | undefined): Promise<WorkerPool | null> {
+  const host = plan.host;
+  if (host?.thread !== 'workers') return null;
+  const graphed = plan.schedules.find((s) => s.issue === 'graph' && s.body.some((op) => op.kind === 'host'));
+  if (graphed) {
+    throw new UsageError(`The host stage ${host.name} runs on worker threads, which a graph replay cannot hand chunks to (${graphed.description}).`, {
+      hint: 'Use pipeline.mode: stream with a host stage, or host.thread: js to run it through cudaLaunchHostFunc.',
+    });
+  }
+  const gated = plan.schedules.find((s) => s.gated && s.body.some((op) => op.kind === 'host'));
+  if (host.before && gated) {
+    throw new UsageError(
+      `The host stage ${host.name} has a loader, which issues each chunk once its fill finished; --gate holds the GPU until a whole rep is issued (${gated.description}).`,
+      {
+        hint: 'Leave out --gate with a loader: its rep times include issue, as a loader feeding a GPU does.',
+      },
+    );
+  }
+  // A task per chunk after its D2H and one per chunk before its H2D, at most, wait at once.
+  const tasks = Math.max(1, ...plan.schedules.map((s) => 2 * s.body.filter((op) => op.kind === 'host').length));
+  const functions: Record<string, StageFunctionSpec> = {};
+  if (host.after) functions.after = workerFunction(host.after, plan);
+  if (host.before) functions.before = workerFunction(host.before, plan);
+  return WorkerPool.open({
+    ...(host.workers === null ? {} : { workers: host.workers }),
+    functions,
+    queueLimit: tasks,
+    ...(signal ? { signal } : {}),
+  });
+}
+
+/** A config's function as the pool runs it; decode writes each input buffer's own seeded pattern. */
+function workerFunction(fn: HostStageFn, plan: Plan): StageFunctionSpec {
+  if (fn.kind === 'module') return { kind: 'module', path: fn.path, export: fn.export };
+  if (fn.kind !== 'decode') return fn;
+  const inputs = plan.buffers.filter((b) => b.role === 'in' || b.role === 'inout');
+  return { kind: 'decode', msPerMiB: fn.msPerMiB, buffers: Object.fromEntries(inputs.map((b) => [b.name, { type: b.type, init: b.init }])) };
 }
 
 /** The library a kernel lives in, loaded for this device and released with the cleanup. */
@@ -95,6 +143,22 @@ export async function withDevicePlan<T>(
   kernels: readonly ResolvedKernel[],
   options: OpenOptions,
   body: (runner: CudaRepRunner, context: DeviceContext) => Promise<T>,
+): Promise<DeviceOutcome<T>> {
+  const pool = await openHostPool(plan, options.signal);
+  try {
+    return await onDevices(plan, kernels, options, body, pool);
+  } finally {
+    // Every worker ended before the caller goes on (Ctrl-C, an error): none is left reading freed pinned memory.
+    await pool?.close();
+  }
+}
+
+async function onDevices<T>(
+  plan: Plan,
+  kernels: readonly ResolvedKernel[],
+  options: OpenOptions,
+  body: (runner: CudaRepRunner, context: DeviceContext) => Promise<T>,
+  pool: WorkerPool | null,
 ): Promise<DeviceOutcome<T>> {
   const [deviceIndex] = plan.devices;
   if (deviceIndex === undefined) throw new Error(`plan ${plan.name} names no device`);
@@ -131,7 +195,7 @@ export async function withDevicePlan<T>(
     const hostCalls = new HostCalls(rt, cleanup);
     const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup, cublas);
     const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
-    const runner = new CudaRepRunner(rt, plan, devices, issuers, makeWaiter(rt, options.wait), gate, hostCalls);
+    const runner = new CudaRepRunner(rt, plan, devices, issuers, makeWaiter(rt, options.wait), gate, hostCalls, pool);
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());
     const listings: ProcessListing[] = [];
@@ -139,7 +203,13 @@ export async function withDevicePlan<T>(
       if ('clock' in clock) listings.push(clock.clock.computeProcesses());
     };
     listProcesses();
-    const value = await body(runner, { device, peers, smClock: 'clock' in clock ? clock.clock.read : undefined });
+    let value: T;
+    try {
+      value = await body(runner, { device, peers, smClock: 'clock' in clock ? clock.clock.read : undefined });
+    } finally {
+      // Before the clean-up frees the pinned memory the workers read.
+      await pool?.close();
+    }
     listProcesses();
     const software = softwareVersions(rt, null);
     return {

@@ -1,9 +1,12 @@
 import { type ActivityCollection, CuptiActivity, matchActivity, openCupti, recordingCupti } from '../cuda/cupti.js';
 import { CUDA_ERROR, CudaError } from '../cuda/error.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
-import type { StreamHandle } from '../cuda/types.js';
+import type { EventHandle, StreamHandle } from '../cuda/types.js';
+import { onClock, type WorkerPool } from '../workers/pool.js';
+import { handOver } from './handover.js';
+import { LoaderRun } from './loader.js';
 import { DeviceFailure } from '../errors.js';
-import type { EngineSource, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
+import type { CpuStageTiming, EngineSource, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
 import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, type TracedSpan, traceSchedule } from '../plan/trace.js';
 import { isWorkOp, type Op, type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
@@ -34,6 +37,7 @@ export class CudaRepRunner implements RepRunner {
     private readonly waiter: Waiter,
     private readonly gate: GateFlags | null,
     private readonly hostCalls: HostCalls,
+    private readonly pool: WorkerPool | null = null,
   ) {}
 
   get schedules(): readonly Schedule[] {
@@ -47,25 +51,38 @@ export class CudaRepRunner implements RepRunner {
     const prepared = this.prepare(id);
     const { thunks } = prepared;
     const gate = prepared.schedule.gated ? this.gate : null;
+    const busyBefore = this.pool?.busyMs() ?? [];
     const issueStart = performance.now();
     const deadline = issueStart + (options.deadlineMs ?? Infinity);
-    await this.issueBehindGate(prepared, gate, async () => {
-      for (let i = 0; i < thunks.length; i++) {
-        const code = (thunks[i] as () => number)();
-        if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
-        if (options.checked) {
-          const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline);
-          if (done === TIMED_OUT) throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
-          if (done !== 0) throw this.opFailure(prepared, i, done, 'running');
+    const loading: { loader: LoaderRun | null } = { loader: null };
+    // A loader makes issue wait for each chunk's fill; the loop without one stays as tight as it was.
+    const issue = this.loads(prepared)
+      ? async () => {
+          loading.loader = await this.issueLoading(prepared, options, deadline);
         }
-      }
-    });
-    const hostIssueMs = performance.now() - issueStart;
+      : async () => {
+          for (let i = 0; i < thunks.length; i++) {
+            const code = (thunks[i] as () => number)();
+            if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+            if (options.checked) {
+              const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline);
+              if (done === TIMED_OUT) throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
+              if (done !== 0) throw this.opFailure(prepared, i, done, 'running');
+            }
+          }
+        };
+    await this.issueBehindGate(prepared, gate, issue);
+    const issueEnd = performance.now();
+    const hostIssueMs = issueEnd - issueStart;
     // A timed rep's deadline starts once it is issued: issuing thousands of ops is the host's time, not the GPU's.
-    await this.waitEnd(prepared, options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity), options.deadlineMs);
+    const endBy = options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity);
+    // A gated rep's GPU starts when the gate opens, at the end of issue; another at once.
+    const cpuStage = await this.endWithHandovers(prepared, endBy, options.deadlineMs, gate ? issueEnd : issueStart, { loader: loading.loader, busyBefore });
     const probes = prepared.schedule.probes ?? [];
+    const eventsMs = this.rt.streams.elapsedMs(prepared.start, prepared.end);
     return {
-      gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
+      gpuMs: cpuStage ? Math.max(eventsMs, cpuStage.endMs) : eventsMs,
+      ...(cpuStage ? { cpuStage } : {}),
       hostIssueMs,
       gateTimedOut: gate !== null && gate.host[1] === 1,
       ...(probes.length ? { probesMs: probes.map((p) => this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end))) } : {}),
@@ -82,7 +99,7 @@ export class CudaRepRunner implements RepRunner {
       this.cuptiWarm = true;
       await this.tracedPass(prepared, traced, gate, options.deadlineMs);
     }
-    const { issuedAt, issueEnd, cupti, collection } = await this.tracedPass(prepared, traced, gate, options.deadlineMs);
+    const { issuedAt, issueEnd, cupti, collection, cpuStage } = await this.tracedPass(prepared, traced, gate, options.deadlineMs);
     const engine = engineTimes(cupti, collection, traced);
     const origin = issuedAt[prepared.startIndex] ?? 0;
     const schedule = this.scheduleById(id);
@@ -117,6 +134,7 @@ export class CudaRepRunner implements RepRunner {
         };
       }),
       engine: engine.source,
+      ...(cpuStage ? { cpuStage } : {}),
     };
   }
 
@@ -128,26 +146,38 @@ export class CudaRepRunner implements RepRunner {
     const spanOfThunk = new Map(traced.spans.map((span, index) => [prepared.bodyThunkIndex(span.bodyIndex), index]));
     const correlate = cupti instanceof CuptiActivity ? cupti.correlationThunks() : null;
     let issueEnd = 0;
+    let cpuStage: CpuStageTiming | undefined;
     let collection: ActivityCollection | string = 'CUPTI was not used';
+    const busyBefore = this.pool?.busyMs() ?? [];
+    const call = (i: number) => {
+      issuedAt[i] = performance.now();
+      const span = correlate ? spanOfThunk.get(i) : undefined;
+      if (span !== undefined) correlate?.push(span + 1);
+      const code = (prepared.thunks[i] as () => number)();
+      if (span !== undefined) correlate?.pop();
+      return code;
+    };
+    let loader: LoaderRun | null = null;
     try {
-      await this.issueBehindGate(prepared, gate, () => {
+      await this.issueBehindGate(prepared, gate, async () => {
+        if (this.loads(prepared)) {
+          loader = await this.issueLoading(prepared, {}, Number.POSITIVE_INFINITY, call);
+          return;
+        }
         for (let i = 0; i < prepared.thunks.length; i++) {
-          issuedAt[i] = performance.now();
-          const span = correlate ? spanOfThunk.get(i) : undefined;
-          if (span !== undefined) correlate?.push(span + 1);
-          const code = (prepared.thunks[i] as () => number)();
-          if (span !== undefined) correlate?.pop();
+          const code = call(i);
           if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
         }
       });
       issueEnd = performance.now();
-      await this.waitEnd(prepared, issueEnd + (deadlineMs ?? Infinity), deadlineMs);
+      // The tasks on the traced rep's own clock, from issuing its start event, as every op of it is.
+      cpuStage = await this.endWithHandovers(prepared, issueEnd + (deadlineMs ?? Infinity), deadlineMs, issuedAt[prepared.startIndex] ?? 0, { loader, busyBefore });
       if (cupti instanceof CuptiActivity) collection = await cupti.collect().catch((error: unknown) => `CUPTI did not hand its records back (${(error as Error).message})`);
     } catch (error) {
       if (cupti instanceof CuptiActivity) cupti.stop();
       throw error;
     }
-    return { issuedAt, issueEnd, cupti, collection };
+    return { issuedAt, issueEnd, cupti, collection, cpuStage };
   }
 
   /** CUPTI recording for a traced rep issued op by op; for a graph replay, or where CUPTI will not start, why not. */
@@ -265,6 +295,115 @@ export class CudaRepRunner implements RepRunner {
       this.traced.set(id, entry);
     }
     return entry;
+  }
+
+  /**
+   * Waits for the rep's end event and, where the schedule hands chunks to the worker pool, for every chunk's task:
+   * the rep ends when the GPU is done and every task finished. The next rep's D2H cannot overwrite a chunk's output
+   * bytes before its task read them, since the next rep is issued only after this returns.
+   */
+  private async endWithHandovers(
+    prepared: PreparedRep,
+    deadline: number,
+    deadlineMs: number | undefined,
+    gpuStartMs: number,
+    stage: { readonly loader: LoaderRun | null; readonly busyBefore: readonly number[] },
+  ): Promise<CpuStageTiming | undefined> {
+    const { pool } = this;
+    const { loader, busyBefore } = stage;
+    if (!pool || (!prepared.handovers.length && !loader)) {
+      await this.waitEnd(prepared, deadline, deadlineMs);
+      return undefined;
+    }
+    let failed = false;
+    const handing = handOver(prepared.handovers, {
+      query: (i) => this.rt.streams.eventQueryCode((prepared.handovers[i] as { event: EventHandle }).event),
+      notReady: CUDA_ERROR.notReady,
+      submit: (task) => pool.submit(task),
+      deadline,
+      stopped: () => failed,
+    });
+    // Both settle before either's error goes up: no task may still read the host memory when clean-up frees it.
+    const [ended, handed] = await Promise.allSettled([
+      this.waitEnd(prepared, deadline, deadlineMs).catch((error: unknown) => {
+        failed = true;
+        throw error;
+      }),
+      handing,
+    ]);
+    if (ended.status === 'rejected') throw ended.reason;
+    if (handed.status === 'rejected') throw handed.reason;
+    // Every fill finished before its chunk was issued: this only collects their timings.
+    const tasks = [...((await loader?.finish()) ?? []), ...handed.value.tasks];
+    const lastEndedMs = tasks.reduce((last, t) => Math.max(last, t.timing.endedMs), Number.NEGATIVE_INFINITY);
+    const busyAfter = pool.busyMs();
+    return {
+      endMs: lastEndedMs - gpuStartMs,
+      gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
+      bytes: [...prepared.handovers, ...(loader ? (prepared.loader?.fills ?? []) : [])].reduce((sum, t) => sum + t.task.regions.reduce((s, r) => s + r.bytes, 0), 0),
+      taskMs: tasks.map((t) => t.timing.endedMs - t.timing.startedMs),
+      busyMs: busyAfter.map((ms, i) => ms - (busyBefore[i] ?? 0)),
+      tasks: tasks.map((t) => ({ chunk: t.chunk, ...onClock(t.timing, gpuStartMs) })),
+    };
+  }
+
+  private loads(prepared: PreparedRep): boolean {
+    return this.pool !== null && prepared.loader !== null;
+  }
+
+  /** The rep's loader, its first fills submitted. */
+  private startLoader(prepared: PreparedRep): LoaderRun {
+    const pool = this.pool as WorkerPool;
+    const spec = prepared.loader as NonNullable<PreparedRep['loader']>;
+    const host = this.plan.host;
+    const asked = host?.thread === 'workers' ? host.slots : null;
+    const slots = Math.min(spec.fills.length, asked ?? 2 * pool.busyMs().length);
+    return new LoaderRun(spec.fills, {
+      slots,
+      submit: (task) => pool.submit(task),
+      released: (fill) => {
+        const event = spec.releasedBy[fill];
+        if (!event) return true;
+        const code = this.rt.streams.eventQueryCode(event);
+        if (code === CUDA_ERROR.notReady) return false;
+        if (code !== 0) throw this.repFailure(prepared, this.rt.failure(code, "waiting for a chunk's H2D"));
+        return true;
+      },
+    });
+  }
+
+  /**
+   * Issues a rep whose chunks wait for their fills: each chunk's first op once its fill finished. The loader starts
+   * once the start event is issued, so the first fill is inside the rep's time, as a loader's first batch is.
+   * `call` issues thunk i (a traced rep stamps and correlates it). Returns the loader, every fill submitted.
+   */
+  private async issueLoading(
+    prepared: PreparedRep,
+    options: Pick<RepOptions, 'checked' | 'deadlineMs'>,
+    deadline: number,
+    call: (i: number) => number = (i) => (prepared.thunks[i] as () => number)(),
+  ): Promise<LoaderRun> {
+    const { thunks } = prepared;
+    const spec = prepared.loader as NonNullable<PreparedRep['loader']>;
+    let loader: LoaderRun | null = null;
+    for (let i = 0; i < thunks.length; i++) {
+      const fill = spec.waitAt.get(i);
+      if (fill !== undefined) {
+        loader ??= this.startLoader(prepared);
+        await loader.ready(fill);
+      }
+      const code = call(i);
+      if (i === prepared.startIndex) loader ??= this.startLoader(prepared);
+      if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+      const recorded = spec.recordedAt.get(i);
+      if (recorded !== undefined) loader?.recorded(recorded);
+      if (options.checked) {
+        const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline);
+        if (done === TIMED_OUT) throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
+        if (done !== 0) throw this.opFailure(prepared, i, done, 'running');
+      }
+    }
+    return loader ?? this.startLoader(prepared);
   }
 
   private async waitEnd(prepared: PreparedRep, deadline: number, deadlineMs: number | undefined): Promise<void> {

@@ -5,7 +5,7 @@
 // evaluated over other layouts predicts the workload's floor (floor.ts). No part is taken from the mode being
 // bounded: a term that followed the measurement would make the bound meet it by construction.
 
-export type BoundTerm = 'H2D' | 'kernels' | 'D2H' | 'link' | 'copy engine' | 'serial' | 'streams' | 'host issue';
+export type BoundTerm = 'H2D' | 'kernels' | 'D2H' | 'link' | 'copy engine' | 'serial' | 'streams' | 'host issue' | 'CPU stage';
 
 /** What was measured on the device, independent of any layout. Times in ms. */
 export interface DeviceParts {

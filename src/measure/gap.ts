@@ -5,6 +5,7 @@ export type GapCause =
   | 'per-op cost'
   | 'shared link'
   | 'host issue'
+  | 'CPU stage'
   | 'kernels not concurrent'
   | 'one direction at a time'
   | 'too few streams'
@@ -26,6 +27,7 @@ const STEADY_CAUSE: Record<BoundTerm, GapCause> = {
   serial: 'one direction at a time',
   streams: 'too few streams',
   'host issue': 'host issue',
+  'CPU stage': 'CPU stage',
 };
 
 /**

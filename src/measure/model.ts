@@ -1,5 +1,6 @@
 import { median } from '../quantile.js';
 import type { BufferRole, HostMemoryKind, StreamKind } from '../vocabulary.js';
+import { cpuStageMs } from '../result/cpu-stage.js';
 import type { ModeResult, ModelAnalysis } from '../result/schema.js';
 import type { Serialiser } from '../result/model.js';
 import { type Bound, type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape, syncOps } from './bound.js';
@@ -105,6 +106,14 @@ export function deviceParts(modes: readonly ModeResult[], facts: PipelineFacts, 
   };
 }
 
+/** The pipeline's bound with a CPU stage beside the GPU's: the larger side limits. */
+export function withCpuStage(gpu: Bound, cpu: { steadyMs: number; fillMs: number } | null): Bound {
+  if (!cpu) return gpu;
+  const term = { term: 'CPU stage' as const, steadyMs: cpu.steadyMs, perOpMs: 0, fillDrainMs: cpu.fillMs, ms: cpu.steadyMs + cpu.fillMs };
+  const terms = [...gpu.terms, term];
+  return term.ms > gpu.ms ? { ...term, terms } : { ...gpu, terms };
+}
+
 const SHARED_STREAMS: readonly StreamKind[] = ['per-thread-default', 'legacy-default'];
 
 /** True when the layout's streams are all one stream: each the per-thread default, or each the legacy default. */
@@ -148,7 +157,7 @@ export function modelAnalysis(
   // Stage per stream puts each stage, not each chunk, on a stream: no stream runs a chunk's stages in sequence.
   const independent = topology === 'stage-per-stream' ? chunks : streams && oneStream(streams) ? 1 : own.streams;
   const layout: LayoutShape = { chunks, streams: independent, issue, kernelsChunkedMs: chunked ? best(chunked) : null };
-  const bound = layoutBound(parts, layout);
+  const bound = withCpuStage(layoutBound(parts, layout), mode.cpuStage ? cpuStageMs(chunks, mode.cpuStage) : null);
   const serial = onDevice.find((m) => m.role.kind === 'serial');
   const floor = workloadFloor(parts, layout, facts.maxChunks, serial ? best(serial) : null);
   // The ideal is what no layout can beat: never above the workload's floor, which is never above serial.

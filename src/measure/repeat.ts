@@ -5,7 +5,7 @@ import type { Mismatch } from '../result/schema.js';
 import type { StopRule } from '../vocabulary.js';
 import { RepGuard } from './guard.js';
 import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
-import type { RepRunner } from './runner.js';
+import type { CpuStageTiming, RepRunner } from './runner.js';
 
 export interface MeasuredSchedule {
   readonly schedule: Schedule;
@@ -20,6 +20,8 @@ export interface MeasuredSchedule {
   readonly gateTimeouts: number;
   /** Latency modes: every probe of every timed rep, ms. */
   readonly probeMs?: readonly number[];
+  /** A host stage on workers: every timed rep's CPU stage. */
+  readonly cpuStage?: readonly CpuStageTiming[];
   /** A graph replay's one-off capture and instantiation, host time; absent for schedules issued op by op. */
   readonly setup?: { readonly captureMs: number; readonly instantiateMs: number } | null;
 }
@@ -115,6 +117,7 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
   const hostIssueMs: number[] = [];
   const smClockMHz: number[] = [];
   const probeMs: number[] = [];
+  const cpuStage: CpuStageTiming[] = [];
   let gateTimeouts = 0;
   const start = performance.now();
   for (;;) {
@@ -124,6 +127,7 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
     hostIssueMs.push(timing.hostIssueMs);
     if (timing.gateTimedOut) gateTimeouts += 1;
     if (timing.probesMs) probeMs.push(...timing.probesMs);
+    if (timing.cpuStage) cpuStage.push(timing.cpuStage);
     const clock = options.smClock?.();
     if (clock) smClockMHz.push(clock);
     const elapsedMs = performance.now() - start;
@@ -139,6 +143,7 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
         gateTimeouts,
         setup: runner.setupCost?.(schedule.id) ?? null,
         ...(probeMs.length ? { probeMs } : {}),
+        ...(cpuStage.length ? { cpuStage } : {}),
       };
   }
 }

@@ -4,6 +4,7 @@ import { median } from '../quantile.js';
 import { type Plan, type Schedule, scheduleOps } from '../plan/types.js';
 import type { PeerPathRecord } from '../result/devices.js';
 import {
+  type CpuStage,
   type DeviceFacts,
   type ModeResult,
   type OverlapAnalysis,
@@ -25,6 +26,7 @@ import { modelAnalysis, type PipelineFacts } from './model.js';
 import { crossDeviceOf, perDeviceTimes, scalingOf } from './scaling.js';
 import type { RepetitionPolicy } from './policy.js';
 import type { MeasuredSchedule, Verification } from './repeat.js';
+import type { CpuStageTiming } from './runner.js';
 import { relativeMedianError, summarize } from './stats.js';
 import { runWarnings } from './warnings.js';
 
@@ -90,6 +92,22 @@ function modeResult(m: MeasuredSchedule): ModeResult {
     ...(m.setup ? { graph: { captureMs: m.setup.captureMs, instantiateMs: m.setup.instantiateMs } } : {}),
     ...probeTimes(m),
     ...issueCost(m),
+    ...(m.cpuStage?.length ? { cpuStage: cpuStageSummary(m.cpuStage) } : {}),
+  };
+}
+
+/** A host stage on workers over the timed reps: each worker's busy time, the tasks' median, the GPU's and the CPU's side. */
+export function cpuStageSummary(reps: readonly CpuStageTiming[]): CpuStage {
+  const workers = Math.max(1, ...reps.map((r) => r.busyMs.length));
+  const busyMs = Array.from({ length: workers }, (_, w) => reps.reduce((sum, r) => sum + (r.busyMs[w] ?? 0), 0));
+  return {
+    workers,
+    tasksPerRep: reps[0]?.taskMs.length ?? 0,
+    bytesPerRep: reps[0]?.bytes ?? 0,
+    taskMedianMs: median(reps.flatMap((r) => r.taskMs)),
+    busyMs,
+    gpuMedianMs: median(reps.map((r) => r.gpuMs)),
+    cpuMedianMs: median(reps.map((r) => r.endMs)),
   };
 }
 

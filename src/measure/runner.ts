@@ -6,14 +6,34 @@ import type { Schedule } from '../plan/types.js';
 // repetition loop, verification order and warnings are written against this and nothing else.
 
 export interface RepTiming {
-  /** GPU time between the start and end events. */
+  /**
+   * GPU time between the start and end events; with a CPU stage on workers, until the last task ended where that
+   * is later (the rep is the GPU's work and the CPU's, from when the GPU started: its end of issue when gated).
+   */
   readonly gpuMs: number;
+  /** A CPU stage on workers: when its last task ended, from the GPU's start (host clock), and each task's time. */
+  readonly cpuStage?: CpuStageTiming;
   /** Host time spent in the issue loop (a host timer: issue cost only, never GPU time). */
   readonly hostIssueMs: number;
   /** The gate gave up before the host released it, so this rep's time includes issue cost after all. */
   readonly gateTimedOut: boolean;
   /** Latency modes: the time between each probe's events (schedule.probes), ms. */
   readonly probesMs?: readonly number[];
+}
+
+export interface CpuStageTiming {
+  /** From the rep's GPU start (host clock) to the last task's end. */
+  readonly endMs: number;
+  /** The GPU's own time, start to end event. */
+  readonly gpuMs: number;
+  /** The bytes the rep's tasks were handed (every chunk's inputs for a loader, outputs after the D2H). */
+  readonly bytes: number;
+  /** Each task's run time in a worker, in issue order of the chunks' events. */
+  readonly taskMs: readonly number[];
+  /** Each worker's time spent in tasks this rep, by worker index. */
+  readonly busyMs: readonly number[];
+  /** Each task on the rep's clock (ms from the GPU's start): which worker, when it was queued, started and ended. */
+  readonly tasks: ReadonlyArray<{ readonly chunk: number | null; readonly worker: number; readonly queuedMs: number; readonly startedMs: number; readonly endedMs: number }>;
 }
 
 export interface TracedOpTiming {
@@ -43,6 +63,8 @@ export interface TracedRepTiming {
   readonly deviceTotalsMs?: ReadonlyArray<{ readonly device: number; readonly totalMs: number }>;
   readonly issueMs: number;
   readonly ops: readonly TracedOpTiming[];
+  /** A CPU stage on workers: its tasks, on this rep's clock (ms from issuing the start event). */
+  readonly cpuStage?: CpuStageTiming;
   /** Absent from runners that never try CUPTI (the CPU tests' fakes): events only. */
   readonly engine?: EngineSource;
 }

@@ -44,6 +44,8 @@ export function timelineReps(traced: TracedRepTiming, kernelBytes: (op: { kernel
       ...(hostStartedMs === undefined || hostEndedMs === undefined ? {} : { hostStartedMs, hostEndedMs }),
     };
   });
+  const workerTasks = traced.cpuStage?.tasks.map((t) => ({ worker: t.worker, chunk: t.chunk, startMs: t.startedMs, endMs: t.endedMs }));
+  // The workers are the host's: their rows go with the schedule's own device.
   return scheduleDevices(schedule).map((device) => {
     const own = traced.ops.flatMap((timing, i) => (ops[i]!.device === device ? [{ op: ops[i]!, engineNs: timing.engineNs }] : []));
     const engine = withEngineTimes(own, traced.engine);
@@ -57,6 +59,7 @@ export function timelineReps(traced: TracedRepTiming, kernelBytes: (op: { kernel
         .map((s) => ({ id: s.id, flags: s.kind, priority: s.priority ? resolvePriority(s.priority, priorities(device)) : null })),
       ops: engine.ops,
       ...(engine.timing ? { timing: engine.timing } : {}),
+      ...(workerTasks && device === schedule.device ? { workerTasks } : {}),
     };
   });
 }

@@ -1,9 +1,9 @@
 import type { ChunkRange } from '../chunking.js';
-import type { ConfigBuffer } from '../config/types.js';
+import type { ConfigBuffer, ConfigHost } from '../config/types.js';
 import type { PrioritySpec } from '../config/toolbox.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
 import type { WorkOp } from '../stages/index.js';
-import type { HostFunctionKind, ModeRole, StreamKind } from '../vocabulary.js';
+import type { ModeRole, StreamKind } from '../vocabulary.js';
 
 // A Plan is pure data: which buffers exist, and for every mode the ops in host issue order, each naming its stream.
 // Device, stream and event identities are symbolic ("s0", "start"); exec/ binds them to handles. New schedules
@@ -123,7 +123,7 @@ export interface Plan {
    */
   readonly device: { readonly elements: number; readonly ring: Ring | null; readonly budgetBytes: number | null };
   /** The host stage every host op runs, or null. */
-  readonly host: { readonly name: string; readonly function: HostFunctionKind } | null;
+  readonly host: ConfigHost | null;
   /**
    * Every device after the first (`devices[0]` holds `device.elements`): the elements its buffers hold, and the
    * element of the whole buffers its first one stands for (its share's first element; 0 where it holds them all).

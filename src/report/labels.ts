@@ -216,6 +216,9 @@ export function modelLines(mode: ModeResult): string[] {
     'host issue':
       `the host took ${formatMs(model.hostIssueMs)} to issue ${ops.copies + ops.launches + ops.sync} ops ` +
       `(${formatUs(model.hostIssueMs / Math.max(1, ops.copies + ops.launches + ops.sync))} each); use fewer chunks (about ${floor.chunks}) or a CUDA graph, or --gate to leave issue out of the figure`,
+    'CPU stage': mode.cpuStage
+      ? `the host stage's ${mode.cpuStage.tasksPerRep} tasks of ${formatMs(mode.cpuStage.taskMedianMs)} on ${mode.cpuStage.workers} workers take longer than the GPU's side; use more workers (host.workers) or a cheaper function`
+      : 'the host stage takes longer than the GPU side',
     'fill and drain': `the first and last chunks run with the pipeline half empty; use more chunks (about ${floor.chunks})`,
     'shared link': `both copy directions share the PCIe link${analysis.bound.linkGbPerSecond ? ` at ${formatRate(analysis.bound.linkGbPerSecond)}` : ''}: that is this workload's limit, whatever the layout`,
     'kernels not concurrent': `the kernels chunked over ${mode.role.layout.streams} streams take ${formatMs(model.kernelsChunkedMs ?? 0)} against ${formatMs(parts.kernelWholeMs)} on whole buffers`,

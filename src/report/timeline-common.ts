@@ -92,15 +92,43 @@ export function timelineGroups(result: RunResult, mode?: string): TimelineGroup[
     const own = reps.filter((r) => r.mode === m).sort((a, b) => a.device - b.device);
     const rows = own.flatMap((rep) => {
       const byStream = opsByStream(rep);
-      return [...byStream].map(([stream, ops]) => ({ device: rep.device, stream, rep, ops }));
+      const streams = [...byStream].map(([stream, ops]) => ({ device: rep.device, stream, rep, ops }));
+      return [...streams, ...[...workerRows(rep)].map(([stream, ops]) => ({ device: rep.device, stream, rep, ops }))];
     });
     let spanMs = 0;
     for (const rep of own) {
       spanMs = Math.max(spanMs, rep.totalMs);
-      for (const op of rep.ops) spanMs = Math.max(spanMs, op.endMs);
+      for (const op of [...rep.ops, ...(rep.workerTasks ?? [])]) spanMs = Math.max(spanMs, op.endMs);
     }
     return { mode: m, label: repModeLabel(result, m), reps: own, rows, spanMs, multiDevice: new Set(own.map((r) => r.device)).size > 1 };
   });
+}
+
+/**
+ * A row per worker of a host stage on worker threads, its tasks drawn as host ops: the pictures' rows after the
+ * streams. They are the host's, not the GPU's, so the analysis of the rep's streams never sees them.
+ */
+export function workerRows(rep: TracedRep): Map<string, TimelineOp[]> {
+  const rows = new Map<string, TimelineOp[]>();
+  const tasks = [...(rep.workerTasks ?? [])].sort((a, b) => a.worker - b.worker || a.startMs - b.startMs);
+  for (const t of tasks) {
+    const stream = `worker ${t.worker}`;
+    const op: TimelineOp = {
+      mode: rep.mode,
+      device: rep.device,
+      stream,
+      kind: 'host',
+      chunk: t.chunk,
+      buffer: null,
+      kernel: null,
+      bytes: 0,
+      startMs: t.startMs,
+      endMs: t.endMs,
+      issuedMs: t.startMs,
+    };
+    rows.set(stream, [...(rows.get(stream) ?? []), op]);
+  }
+  return rows;
 }
 
 /** The rep's streams as listed, then any only its ops name, each with its ops in the rep's order: one pass over the ops. */

@@ -1,6 +1,7 @@
-import { formatBytes, formatMs, formatUs } from '../format.js';
+import { formatBytes, formatMs, formatRate, formatUs, gbPerSecond } from '../format.js';
 import { median } from '../quantile.js';
-import type { ModeResult, RunResult, TimelineOp } from '../result/schema.js';
+import type { CpuStage, ModeResult, RunResult, TimelineOp } from '../result/schema.js';
+import { cpuStageMs } from '../result/cpu-stage.js';
 import type { DefaultStreamOp, IssueCostOp, OverlapLayout } from '../vocabulary.js';
 
 // What the stream toolbox's variants showed, each against its twin (the same layout without the variant), in
@@ -72,6 +73,24 @@ export function hostOpLatencies(ops: readonly TimelineOp[]): { latencyMs: number
   };
 }
 
+/**
+ * A host stage on worker threads: its tasks, the CPU stage's rate against the GPU pipeline's (the model's CPU term:
+ * chunks × the median task ÷ workers + one task to fill), which side limits, and each worker's busy share.
+ */
+export function cpuStageText(mode: Pick<ModeResult, 'elapsedMs'>, stage: CpuStage): string {
+  const { steadyMs, fillMs } = cpuStageMs(stage.tasksPerRep, stage);
+  const cpuMs = steadyMs + fillMs;
+  const w = stage.workers;
+  const limit = cpuMs > stage.gpuMedianMs ? 'the CPU stage limits' : 'the GPU pipeline limits';
+  const busy = stage.busyMs.map((ms) => `${Math.round((100 * ms) / Math.max(mode.elapsedMs, Number.MIN_VALUE))}%`).join(' ');
+  return (
+    `on ${w} worker${w === 1 ? '' : 's'}: ${stage.tasksPerRep} tasks a rep, a median ${formatMs(stage.taskMedianMs)} each; ` +
+    `CPU stage ${formatRate(gbPerSecond(stage.bytesPerRep, cpuMs))} (${stage.tasksPerRep} × ${formatMs(stage.taskMedianMs)} ÷ ${w} + ${formatMs(fillMs)} = ${formatMs(cpuMs)} a rep) ` +
+    `against the GPU pipeline's ${formatRate(gbPerSecond(stage.bytesPerRep, stage.gpuMedianMs))} (${formatMs(stage.gpuMedianMs)}): ${limit}; ` +
+    `the last task ended a median ${formatMs(stage.cpuMedianMs)} after the GPU started; workers busy ${busy} of the timed reps`
+  );
+}
+
 function hostLine(mode: ModeResult, result: RunResult): string | null {
   const layout = layoutOf(mode);
   if (!layout?.host || layout.issue) return null;
@@ -79,6 +98,7 @@ function hostLine(mode: ModeResult, result: RunResult): string | null {
   const effect = without
     ? `; the pipeline ${formatMs(without.stats.median)} without it → ${formatMs(mode.stats.median)} with it (${(100 * (mode.stats.median / without.stats.median - 1)).toFixed(1)}%)`
     : '';
+  if (mode.cpuStage) return `host stage ${layout.host} ${cpuStageText(mode, mode.cpuStage)}${effect}`;
   const rep = result.timeline?.reps.find((r) => r.mode === mode.id);
   const { latencyMs, runMs } = hostOpLatencies(rep?.ops ?? []);
   const traced = latencyMs.length

@@ -2,7 +2,7 @@ import { opInterval } from '../analysis/timeline.js';
 import { type RunExporter, pictured } from './exporter.js';
 import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import { engineRows } from '../stages/index.js';
-import { deviceLabel, deviceOf, opGbPerSecond, opName, queuedMs, repModeLabel } from './timeline-common.js';
+import { deviceLabel, deviceOf, opGbPerSecond, opName, queuedMs, repModeLabel, workerRows } from './timeline-common.js';
 
 // The traced reps as Chrome's Trace Event Format (JSON object form), for Perfetto and chrome://tracing.
 // - One process per device, named for the GPU. pids start at 1: tools treat pid 0 as the kernel's idle task.
@@ -70,9 +70,10 @@ function deviceEvents(result: RunResult, device: number, reps: readonly TracedRe
   const tracks = new Map<number, string>([[TID.mode, 'mode']]);
   const streams = new Map<string, number>();
   for (const rep of reps) {
-    for (const id of [...rep.streams.map((s) => s.id), ...rep.ops.map((op) => op.stream)]) if (!streams.has(id)) streams.set(id, TID.stream + streams.size);
+    for (const id of [...rep.streams.map((s) => s.id), ...rep.ops.map((op) => op.stream), ...workerRows(rep).keys()])
+      if (!streams.has(id)) streams.set(id, TID.stream + streams.size);
   }
-  for (const [s, tid] of streams) tracks.set(tid, `stream ${s}`);
+  for (const [s, tid] of streams) tracks.set(tid, s.startsWith('worker ') ? s : `stream ${s}`);
 
   let offsetMs = 0;
   for (const rep of reps) {
@@ -85,7 +86,7 @@ function deviceEvents(result: RunResult, device: number, reps: readonly TracedRe
         timing: rep.timing?.source ?? 'events',
       }),
     );
-    for (const op of rep.ops) events.push(opEvent(pid, streams.get(op.stream)!, op, offsetMs));
+    for (const op of [...rep.ops, ...[...workerRows(rep).values()].flat()]) events.push(opEvent(pid, streams.get(op.stream)!, op, offsetMs));
     for (const [base, name, ops] of engineTracks(rep, facts)) {
       lanes(ops, offsetMs).forEach((lane, i) => {
         tracks.set(base + i, i === 0 ? name : `${name} (${i + 1})`);

@@ -3,7 +3,7 @@ import { ISSUE_ORDERS } from '../vocabulary.js';
 
 // The parts of a Result that say why: the overlap model's view of an overlapped mode, and a sweep's verdict.
 
-export const BoundTermSchema = z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial', 'streams', 'host issue']);
+export const BoundTermSchema = z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial', 'streams', 'host issue', 'CPU stage']);
 
 /** The parts the overlap model was built from, as measured in the run (times in ms). */
 export const ModelPartsSchema = z.object({
@@ -33,6 +33,7 @@ export const GapCauseSchema = z.enum([
   'per-op cost',
   'shared link',
   'host issue',
+  'CPU stage',
   'kernels not concurrent',
   'one direction at a time',
   'too few streams',

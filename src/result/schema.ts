@@ -152,6 +152,24 @@ export const OverlapAnalysisSchema = z.object({
 });
 export type OverlapAnalysis = z.infer<typeof OverlapAnalysisSchema>;
 
+export const CpuStageSchema = z.object({
+  /** Worker threads in the pool. */
+  workers: z.number().int().min(1),
+  /** Tasks a rep ran (one per chunk and side). */
+  tasksPerRep: z.number().int(),
+  /** The bytes a rep's tasks were handed: the CPU stage's throughput is these over its time. */
+  bytesPerRep: z.number(),
+  /** Median of every task's time in its worker, ms. */
+  taskMedianMs: z.number(),
+  /** Each worker's time in tasks over the timed reps, ms, by worker index. */
+  busyMs: z.array(z.number()),
+  /** Median over the timed reps of the GPU's own time (start to end event), ms. */
+  gpuMedianMs: z.number(),
+  /** Median over the timed reps of the time from the GPU's start to the last task's end (host clock), ms. */
+  cpuMedianMs: z.number(),
+});
+export type CpuStage = z.infer<typeof CpuStageSchema>;
+
 export const ModeResultSchema = z.object({
   /** A key generated from the role (vocabulary.modeId); code reads `role`, never the id's parts. */
   id: z.string(),
@@ -182,6 +200,11 @@ export const ModeResultSchema = z.object({
   issueCost: z.object({ opsPerRep: z.number().int(), hostUsPerOp: z.number() }).optional(),
   /** Modes that span devices: each device's own time, from its own events. */
   perDevice: z.array(DeviceTimesSchema).optional(),
+  /**
+   * A host stage on worker threads: what it did over the timed reps. `samplesMs` are then each rep's GPU work and
+   * CPU work together (until the last task ended, where that is later than the end event).
+   */
+  cpuStage: CpuStageSchema.optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 
@@ -235,6 +258,11 @@ export const TracedRepSchema = z.object({
    * events around each op only), with why. Absent in results from before CUPTI: events.
    */
   timing: z.object({ source: z.enum(['cupti', 'events']), note: z.string() }).optional(),
+  /**
+   * A host stage on worker threads: each chunk's task, on the host clock from issuing the rep's start event (which
+   * the GPU's clock meets only there: to within the gap between issuing it and the GPU recording it).
+   */
+  workerTasks: z.array(z.object({ worker: z.number().int(), chunk: z.number().int().nullable(), startMs: z.number(), endMs: z.number() })).optional(),
 });
 export type TracedRep = z.infer<typeof TracedRepSchema>;
 

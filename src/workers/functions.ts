@@ -7,8 +7,8 @@ const MiB = 2 ** 20;
 
 /**
  * The host stage's checksum: the sum of a chunk's aligned 32-bit words, wrapping, plus any bytes before the first
- * and after the last (a chunk of 1- or 2-byte elements may start off a word boundary). The same sum as the JS
- * thread's host stage (src/exec/host-calls.ts) over the same views.
+ * and after the last (a chunk of 1- or 2-byte elements may start off a word boundary). The JS thread's host stage
+ * (thread: js) runs this one too.
  */
 export function checksum(views: readonly Uint8Array[]): number {
   let sum = 0;

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { hostBytes } from '../../src/cuda/host.js';
 import { openRuntime } from '../../src/cuda/runtime.js';
 import { fillPattern } from '../../src/data/patterns.js';
-import { checksum as jsThreadChecksum } from '../../src/exec/host-calls.js';
+import { checksum } from '../../src/workers/functions.js';
 import { WorkerPool } from '../../src/workers/pool.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
@@ -35,7 +35,7 @@ describe('worker threads over pinned memory', () => {
       fillPattern(whole, 'float32', init);
       assert.deepEqual(hostBytes(back, chunk), whole.subarray(3 * chunk));
       const sum = await pool.submit({ fn: 'sum', chunk: 3, regions: [{ address: back, bytes: chunk, buffer: 'output', offset: 3 * chunk }] });
-      assert.equal(sum.value, jsThreadChecksum([hostBytes(back, chunk)]));
+      assert.equal(sum.value, checksum([hostBytes(back, chunk)]));
     } finally {
       await pool.close();
       rt.streams.destroy(stream);

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { CudaRuntime } from '../../src/cuda/runtime.js';
 import type { StreamHandle } from '../../src/cuda/types.js';
 import { Cleanup } from '../../src/exec/cleanup.js';
-import { checksum, HostCalls } from '../../src/exec/host-calls.js';
+import { HostCalls } from '../../src/exec/host-calls.js';
 
 /** A runtime whose "stream" runs each enqueued host function when the test says the GPU got there. */
 function fakeRuntime() {
@@ -80,13 +80,5 @@ describe('host calls', () => {
       cleanup.run();
       assert.equal(unregistered(), finished ? 1 : 0, finished ? 'released after a finished rep' : 'kept after a rep that failed half-run');
     }
-  });
-
-  it('checksum every 32-bit word of a chunk, wrapping, across windows', () => {
-    const words = new Uint32Array([0xffffffff, 2, 3]);
-    const bytes = new Uint8Array(words.buffer);
-    assert.equal(checksum([bytes]), 4);
-    assert.equal(checksum([bytes.subarray(0, 4), bytes.subarray(4)]), 4);
-    assert.equal(checksum([bytes.subarray(1, 6)]), 0xff * 3 + 2);
   });
 });

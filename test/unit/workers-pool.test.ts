@@ -6,7 +6,7 @@ import { allocPageable, freePageable, hostBytes } from '../../src/cuda/host.js';
 import { offsetPointer } from '../../src/cuda/types.js';
 import { fillPattern } from '../../src/data/patterns.js';
 import { HostStageFailure, Interrupted, UsageError } from '../../src/errors.js';
-import { checksum as jsThreadChecksum } from '../../src/exec/host-calls.js';
+import { checksum } from '../../src/workers/functions.js';
 import { defaultWorkers, onClock, WorkerPool } from '../../src/workers/pool.js';
 import type { Region } from '../../src/workers/types.js';
 
@@ -58,7 +58,7 @@ describe('worker pool', () => {
     });
     try {
       const sum = await pool.submit({ fn: 'sum', chunk: 3, regions: [memory.region(3, 1001), memory.region(1004, 500)] });
-      assert.equal(sum.value, jsThreadChecksum([hostBytes(offsetPointer(memory.pointer, 3), 1001), hostBytes(offsetPointer(memory.pointer, 1004), 500)]));
+      assert.equal(sum.value, checksum([hostBytes(offsetPointer(memory.pointer, 3), 1001), hostBytes(offsetPointer(memory.pointer, 1004), 500)]));
       // A loader fills the slot at 2048 with elements 64.. of the buffer 'input'.
       await pool.submit({ fn: 'load', chunk: 1, regions: [{ ...memory.region(2048, 256, 'input'), offset: 256 }] });
       const expected = new Uint8Array(512);

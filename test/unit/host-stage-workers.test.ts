@@ -1,0 +1,354 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { parseConfigText } from '../../src/config/load.js';
+import { withSettings } from '../../src/config/settings.js';
+import { allocPageable, freePageable } from '../../src/cuda/host.js';
+import { HostStageFailure, UsageError } from '../../src/errors.js';
+import { type Handover, handOver } from '../../src/exec/handover.js';
+import { type Fill, LoaderRun } from '../../src/exec/loader.js';
+import type { Bound } from '../../src/measure/bound.js';
+import { withCpuStage } from '../../src/measure/model.js';
+import { cpuStageSummary } from '../../src/measure/result.js';
+import { workerRows } from '../../src/report/timeline-common.js';
+import { cpuStageText } from '../../src/report/toolbox.js';
+import { cpuStageMs } from '../../src/result/cpu-stage.js';
+import type { TracedRep } from '../../src/result/schema.js';
+import type { TaskResult } from '../../src/workers/pool.js';
+import { WorkerPool } from '../../src/workers/pool.js';
+import type { WorkerTask } from '../../src/workers/types.js';
+import { runCli } from '../helpers/cli.js';
+
+const fixtures = join(import.meta.dirname, '..', '..', '..', 'test', 'fixtures', 'workers');
+
+const BASE = `name: t
+buffers:
+  x: { type: float32, count: 1000, role: in }
+  y: { type: float32, size: 4000B, role: out }
+kernels:
+  - source: scale.cu
+    entry: scale
+    args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }]
+pipeline: { chunks: 4, streams: 2 }
+`;
+
+const load = (host: string, overrides = {}) => parseConfigText(`${BASE}host: ${host}\n`, '/cfg/test.yaml', overrides).config;
+
+function rejected(host: string): UsageError {
+  try {
+    load(host);
+  } catch (error) {
+    assert.ok(error instanceof UsageError, String(error));
+    return error;
+  }
+  assert.fail('expected the host stage to be rejected');
+}
+
+describe('the host stage config', () => {
+  it('reads the old form function: checksum as after: checksum on the default pool, and says so', () => {
+    const config = load('{ function: checksum }');
+    assert.deepEqual(config.host, { name: 'checksum', thread: 'workers', workers: null, before: null, slots: null, after: { kind: 'checksum' } });
+    assert.ok(
+      config.notes.some((n) => /old form; it now runs on worker threads as after: checksum/.test(n)),
+      config.notes.join('\n'),
+    );
+  });
+
+  it('keeps function: empty (the bare callback) on the JS thread, and thread: js with either function', () => {
+    assert.deepEqual(load('{ function: empty }').host, { name: 'empty', thread: 'js', function: 'empty' });
+    assert.deepEqual(load('{ thread: js, function: checksum, name: sum }').host, { name: 'sum', thread: 'js', function: 'checksum' });
+  });
+
+  it("resolves a module against the config file's folder, the export 'default' unless named, and takes workers and costs", () => {
+    assert.deepEqual(load('{ after: { module: ./post.mjs }, workers: 3 }').host, {
+      name: 'default',
+      thread: 'workers',
+      workers: 3,
+      before: null,
+      slots: null,
+      after: { kind: 'module', path: '/cfg/post.mjs', export: 'default' },
+    });
+    assert.deepEqual(load('{ after: { cost: { msPerMiB: 2 } } }').host, {
+      name: 'cost',
+      thread: 'workers',
+      workers: null,
+      before: null,
+      slots: null,
+      after: { kind: 'cost', msPerMiB: 2 },
+    });
+  });
+
+  it('overrides host.workers with --workers and with a sweep setting', () => {
+    const host = load('{ after: checksum, workers: 2 }', { workers: 6 }).host;
+    assert.ok(host?.thread === 'workers' && host.workers === 6, JSON.stringify(host));
+    const loaded = parseConfigText(`${BASE}host: { after: checksum, workers: 1 }\n`, '/cfg/test.yaml');
+    const set = withSettings(loaded, [{ path: 'host.workers', value: 8 }]).config.host;
+    assert.ok(set?.thread === 'workers' && set.workers === 8, JSON.stringify(set));
+  });
+
+  it('reads a loader: decode before each H2D, its slots, alone or with a stage after', () => {
+    assert.deepEqual(load('{ before: { decode: { msPerMiB: 0.5 } }, slots: 3 }').host, {
+      name: 'decode',
+      thread: 'workers',
+      workers: null,
+      before: { kind: 'decode', msPerMiB: 0.5 },
+      slots: 3,
+      after: null,
+    });
+    const both = load('{ before: { module: ./load.mjs, export: load }, after: checksum, workers: 2 }').host;
+    assert.ok(both?.thread === 'workers' && both.before?.kind === 'module' && both.after?.kind === 'checksum' && both.name === 'checksum', JSON.stringify(both));
+    assert.match(rejected('{ after: checksum, slots: 2 }').message, /slots are the loader's: give before as well/);
+    assert.match(rejected('{ thread: js, function: checksum, before: checksum }').message, /before, after, workers and slots belong to thread: workers/);
+  });
+
+  it('refuses a stage on workers without a function, and workers or after on the JS thread', () => {
+    assert.match(rejected('{ workers: 2 }').message, /needs before \(a loader\) or after: checksum/);
+    assert.match(rejected('{ thread: js, function: checksum, workers: 2 }').message, /thread: js runs `function` on the JS thread/);
+    assert.match(rejected('{ thread: js }').message, /thread: js needs function/);
+    assert.match(rejected('{ function: checksum, after: checksum }').message, /not both/);
+  });
+});
+
+/** A fake pool: answers each task at once, recording the order it was handed them. */
+function recordingPool(fail: number | null = null) {
+  const order: (number | null)[] = [];
+  const submit = (task: WorkerTask): Promise<TaskResult> => {
+    order.push(task.chunk);
+    if (task.chunk === fail) return Promise.reject(new HostStageFailure(`chunk ${task.chunk} failed`));
+    const at = 10 * (task.chunk ?? 0);
+    return Promise.resolve({ value: null, timing: { worker: (task.chunk ?? 0) % 2, queuedMs: at, startedMs: at + 1, endedMs: at + 3 } });
+  };
+  return { order, submit };
+}
+
+const handovers = (chunks: number): Handover[] => Array.from({ length: chunks }, (_, chunk) => ({ chunk, task: { fn: 'f', chunk, regions: [] } }));
+const NOT_READY = 600;
+
+describe('handing chunks to the workers', () => {
+  it('submits each chunk as soon as its event completed, in the order they complete, and resolves once every task finished', async () => {
+    // Turn by turn: chunk 2's event completes first (another stream), then 0, then 1 and 3.
+    const doneAt = [1, 2, 0, 2];
+    let turn = 0;
+    const pool = recordingPool();
+    const outcome = await handOver(handovers(4), {
+      query: (i) => ((doneAt[i] as number) <= turn ? 0 : NOT_READY),
+      notReady: NOT_READY,
+      submit: pool.submit,
+      deadline: Number.POSITIVE_INFINITY,
+      stopped: () => false,
+      yieldTurn: async () => {
+        turn += 1;
+      },
+    });
+    assert.deepEqual(pool.order, [2, 0, 1, 3]);
+    assert.deepEqual(
+      outcome.tasks.map((t) => t.chunk),
+      [2, 0, 1, 3],
+    );
+    assert.equal(outcome.lastEndedMs, 33);
+  });
+
+  it('stops submitting at an event that failed, and at the deadline, leaving the failure to the wait for the end event', async () => {
+    const pool = recordingPool();
+    const failed = await handOver(handovers(3), {
+      query: (i) => (i === 0 ? 0 : i === 1 ? 700 : NOT_READY),
+      notReady: NOT_READY,
+      submit: pool.submit,
+      deadline: Number.POSITIVE_INFINITY,
+      stopped: () => false,
+    });
+    assert.deepEqual(pool.order, [0]);
+    assert.equal(failed.tasks.length, 1);
+    const late = recordingPool();
+    const timedOut = await handOver(handovers(2), { query: () => NOT_READY, notReady: NOT_READY, submit: late.submit, deadline: performance.now() - 1, stopped: () => false });
+    assert.deepEqual([late.order, timedOut.tasks], [[], []]);
+  });
+
+  it("rejects with the first task's failure only after every other task settled", async () => {
+    const pool = recordingPool(1);
+    await assert.rejects(
+      handOver(handovers(3), { query: () => 0, notReady: NOT_READY, submit: pool.submit, deadline: Number.POSITIVE_INFINITY, stopped: () => false }),
+      (error: unknown) => error instanceof HostStageFailure && error.message === 'chunk 1 failed',
+    );
+    assert.deepEqual(pool.order, [0, 1, 2]);
+  });
+
+  it('a function that throws in a worker fails the rep with exit 4, naming the chunk, the worker and the message', async () => {
+    const pointer = allocPageable(64);
+    after(() => freePageable(pointer));
+    const pool = await WorkerPool.open({ workers: 1, functions: { reject: { kind: 'module', path: join(fixtures, 'stage.mjs'), export: 'reject' } } });
+    try {
+      const handover = { chunk: 5, task: { fn: 'reject', chunk: 5, regions: [{ address: pointer, bytes: 64, buffer: 'y', offset: 0 }] } };
+      await assert.rejects(
+        handOver([handover], { query: () => 0, notReady: NOT_READY, submit: (task) => pool.submit(task), deadline: Number.POSITIVE_INFINITY, stopped: () => false }),
+        (error: unknown) =>
+          error instanceof HostStageFailure && error.exitCode === 4 && error.message === "host stage function 'reject' failed on chunk 5 in worker 0: corrupt record in chunk 5",
+      );
+    } finally {
+      await pool.close();
+    }
+    assert.equal(pool.running, 0);
+  });
+});
+
+const fills = (chunks: number): Fill[] => Array.from({ length: chunks }, (_, chunk) => ({ chunk, task: { fn: 'before', chunk, regions: [] } }));
+
+/** A fake pool whose tasks finish when the test says: finish(chunk) or fail(chunk). */
+function manualPool() {
+  const order: (number | null)[] = [];
+  const settle = new Map<number | null, { resolve: (r: TaskResult) => void; reject: (e: unknown) => void }>();
+  return {
+    order,
+    submit: (task: WorkerTask) =>
+      new Promise<TaskResult>((resolve, reject) => {
+        order.push(task.chunk);
+        settle.set(task.chunk, { resolve, reject });
+      }),
+    finish: (chunk: number) => settle.get(chunk)?.resolve({ value: null, timing: { worker: 0, queuedMs: chunk, startedMs: chunk, endedMs: chunk + 1 } }),
+    fail: (chunk: number, error: unknown) => settle.get(chunk)?.reject(error),
+  };
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('the loader', () => {
+  it("fills the first slots at once, and a chunk's slot for the chunk slots later only once its H2D completed", async () => {
+    const pool = manualPool();
+    const released = new Set<number>();
+    const loader = new LoaderRun(fills(5), { slots: 2, submit: pool.submit, released: (fill) => released.has(fill) });
+    assert.deepEqual(pool.order, [0, 1]);
+    pool.finish(0);
+    await loader.ready(0);
+    // Chunk 0's H2D issued but not completed: its slot is still held.
+    loader.recorded(0);
+    loader.poll();
+    assert.deepEqual(pool.order, [0, 1]);
+    released.add(0);
+    loader.poll();
+    assert.deepEqual(pool.order, [0, 1, 2]);
+    // A completion is counted once: polling again frees no second slot.
+    loader.poll();
+    assert.deepEqual(pool.order, [0, 1, 2]);
+    // An H2D not yet issued in this rep is never asked about, even where its event reads complete from the rep before.
+    released.add(1);
+    loader.poll();
+    assert.deepEqual(pool.order, [0, 1, 2]);
+  });
+
+  it('makes the issue loop wait for a fill, polling for freed slots meanwhile, and hands back every fill in order', async () => {
+    const pool = manualPool();
+    const released = new Set<number>();
+    const loader = new LoaderRun(fills(3), { slots: 1, submit: pool.submit, released: (fill) => released.has(fill) });
+    pool.finish(0);
+    await loader.ready(0);
+    loader.recorded(0);
+    let ready1 = false;
+    const waiting = loader.ready(1).then(() => {
+      ready1 = true;
+    });
+    await turn();
+    assert.deepEqual([pool.order, ready1], [[0], false]);
+    released.add(0);
+    await turn();
+    assert.deepEqual(pool.order, [0, 1]);
+    pool.finish(1);
+    await waiting;
+    loader.recorded(1);
+    released.add(1);
+    loader.poll();
+    pool.finish(2);
+    await loader.ready(2);
+    assert.deepEqual(
+      (await loader.finish()).map((f) => [f.chunk, f.timing.startedMs]),
+      [
+        [0, 0],
+        [1, 1],
+        [2, 2],
+      ],
+    );
+  });
+
+  it("rejects the wait for a chunk whose fill failed with the fill's error, and a fill failing unwaited-for rejects nothing else", async () => {
+    const pool = manualPool();
+    const loader = new LoaderRun(fills(2), { slots: 2, submit: pool.submit, released: () => true });
+    const failure = new HostStageFailure("host stage function 'before' failed on chunk 1 in worker 2: bad record");
+    pool.fail(1, failure);
+    pool.finish(0);
+    await loader.ready(0);
+    await assert.rejects(loader.ready(1), (error: unknown) => error === failure);
+    await assert.rejects(loader.finish(), (error: unknown) => error === failure);
+  });
+});
+
+describe('the CPU stage measured and modelled', () => {
+  const GPU: Bound = { term: 'link', steadyMs: 4, perOpMs: 0.5, fillDrainMs: 1, ms: 5, terms: [] };
+
+  it('is chunks × the median task ÷ workers plus one task to fill, and bounds the pipeline where it is the larger side', () => {
+    assert.deepEqual(cpuStageMs(16, { workers: 4, taskMedianMs: 2 }), { steadyMs: 8, fillMs: 2 });
+    const limited = withCpuStage(GPU, cpuStageMs(16, { workers: 4, taskMedianMs: 2 }));
+    assert.deepEqual([limited.term, limited.ms, limited.terms.map((t) => t.term)], ['CPU stage', 10, ['CPU stage']]);
+    const hidden = withCpuStage(GPU, cpuStageMs(16, { workers: 16, taskMedianMs: 1 }));
+    assert.deepEqual([hidden.term, hidden.ms, hidden.terms.map((t) => [t.term, t.ms])], ['link', 5, [['CPU stage', 2]]]);
+    assert.equal(withCpuStage(GPU, null), GPU);
+  });
+
+  it("sums each worker's busy time over the reps and takes the medians of the tasks, the GPU's side and the CPU's", () => {
+    const rep = (gpuMs: number, endMs: number, taskMs: number[], busyMs: number[]) => ({ gpuMs, endMs, taskMs, busyMs, bytes: 64, tasks: [] });
+    assert.deepEqual(cpuStageSummary([rep(5, 6, [1, 2], [1, 2]), rep(4, 9, [3, 4], [3, 4]), rep(6, 7, [5, 6], [5, 0])]), {
+      workers: 2,
+      tasksPerRep: 2,
+      bytesPerRep: 64,
+      taskMedianMs: 3.5,
+      busyMs: [9, 6],
+      gpuMedianMs: 5,
+      cpuMedianMs: 7,
+    });
+  });
+
+  it('reports the tasks, the CPU stage against the GPU pipeline, which side limits and each worker busy share', () => {
+    const stage = { workers: 2, tasksPerRep: 16, bytesPerRep: 64e6, taskMedianMs: 1, busyMs: [50, 25], gpuMedianMs: 4, cpuMedianMs: 9.5 };
+    assert.equal(
+      cpuStageText({ elapsedMs: 100 }, stage),
+      'on 2 workers: 16 tasks a rep, a median 1.000 ms each; CPU stage 7.1 GB/s (16 × 1.000 ms ÷ 2 + 1.000 ms = 9.000 ms a rep) ' +
+        "against the GPU pipeline's 16.0 GB/s (4.000 ms): the CPU stage limits; the last task ended a median 9.500 ms after the GPU started; " +
+        'workers busy 50% 25% of the timed reps',
+    );
+    assert.match(cpuStageText({ elapsedMs: 100 }, { ...stage, workers: 8 }), /: the GPU pipeline limits;/);
+  });
+
+  it('draws a row per worker after the streams, each task a host op of its chunk', () => {
+    const rep = {
+      mode: 'm',
+      device: 0,
+      workerTasks: [
+        { worker: 1, chunk: 1, startMs: 2, endMs: 3 },
+        { worker: 0, chunk: 2, startMs: 4, endMs: 5 },
+        { worker: 0, chunk: 0, startMs: 1, endMs: 2 },
+      ],
+    } as unknown as TracedRep;
+    const rows = workerRows(rep);
+    assert.deepEqual([...rows.keys()], ['worker 0', 'worker 1']);
+    assert.deepEqual(
+      rows.get('worker 0')?.map((op) => [op.kind, op.chunk, op.startMs, op.endMs]),
+      [
+        ['host', 0, 1, 2],
+        ['host', 2, 4, 5],
+      ],
+    );
+  });
+});
+
+describe('the CLI with a host stage on workers', () => {
+  it('exits 2 naming the module when a worker cannot load it, before touching the GPU', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-workers-'));
+    const config = readFileSync(join(import.meta.dirname, '..', '..', '..', 'configs', 'host-stage.yaml'), 'utf8')
+      .replace('after: checksum', `after: { module: ${join(fixtures, 'broken.mjs')} }`)
+      .replace('source: scale.cu', `source: ${join(import.meta.dirname, '..', '..', '..', 'kernels', 'scale.cu')}`);
+    writeFileSync(join(dir, 'bad.yaml'), config);
+    const run = runCli(['run', join(dir, 'bad.yaml')], {}, { timeoutMs: 60_000 });
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /host stage function 'after': module .*broken\.mjs did not load in worker \d+: decoder table not found/);
+  });
+});
