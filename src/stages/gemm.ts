@@ -24,6 +24,8 @@ export interface GemmSpec {
   readonly a: GemmOperand;
   readonly b: GemmOperand;
   readonly c: GemmOperand;
+  /** Rows of A and C where both are resident (a layer's activations); null: the chunk's item count. */
+  readonly m: number | null;
   readonly n: number;
   readonly k: number;
   readonly dtype: GemmDtype;
@@ -76,13 +78,23 @@ export function columnMajorCall(spec: Pick<GemmSpec, 'n' | 'k' | 'transB'>, m: n
   };
 }
 
-/** 2·m·n·k: what a TFLOP/s figure divides by. */
-export const gemmFlops = (op: Pick<GemmOp, 'count' | 'spec'>): number => 2 * op.count * op.spec.n * op.spec.k;
+/** The product's m: the rows given for resident A and C, else the chunk's item count. */
+export const gemmRows = (op: Pick<GemmOp, 'count' | 'spec'>): number => op.spec.m ?? op.count;
+
+/**
+ * Products an op makes: one over the chunk's rows; where m is given, one per item, each item its own B (a layer's
+ * weights) against the resident A, so whole buffers (the serial baseline) make every layer's product.
+ */
+export const gemmProducts = (op: Pick<GemmOp, 'count' | 'spec'>): number => (op.spec.m === null ? 1 : op.count);
+
+/** 2·m·n·k per product: what a TFLOP/s figure divides by. */
+export const gemmFlops = (op: Pick<GemmOp, 'count' | 'spec'>): number => 2 * gemmRows(op) * op.spec.n * op.spec.k * gemmProducts(op);
 
 /** The bytes a GEMM reads: A and B, and C where beta is not zero. */
 export function gemmBytesRead(op: Pick<GemmOp, 'count' | 'spec'>): number {
   const { a, b, c, n, k, beta } = op.spec;
-  return op.count * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : op.count * n * c.elementBytes);
+  const m = gemmRows(op);
+  return gemmProducts(op) * (m * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : m * n * c.elementBytes));
 }
 
 const positive = (what: string) => z.number().int(`${what} is a whole number`).min(1, `${what} is 1 or more`);
@@ -93,8 +105,13 @@ const GemmEntrySchema = z
     gemm: z
       .object({
         a: z.string().describe("A[m×k], row-major: a chunked buffer whose itemSize is k (m = the chunk's items), or a resident one"),
-        b: z.string().describe('B[k×n] row-major (with transB, Bᵀ[n×k]): a resident buffer, read whole in every chunk'),
+        b: z
+          .string()
+          .describe('B[k×n] row-major (with transB, Bᵀ[n×k]): a resident buffer, read whole in every chunk, or a chunked one whose chunk holds its own B (a layer\'s weights streamed in)'),
         c: z.string().describe('C[m×n] row-major: a chunked buffer whose itemSize is n, or a resident one'),
+        m: positive('m')
+          .optional()
+          .describe("rows of A and C where both are resident (the chunk is then a B, such as a layer's weights); default: the chunk's item count"),
         n: positive('n'),
         k: positive('k'),
         dtype: z.enum(GEMM_DTYPES).describe('fp32, tf32 (float32 data on the tensor cores), fp16 or bf16: the type of A and B; C holds it too, or float32'),
@@ -143,7 +160,13 @@ function resolve(entry: GemmEntry, buffers: readonly StepBuffer[]): { spec: Gemm
     operands[field] = { buffer: name, itemSize: chunked ? buffer.itemSize : null, elementBytes: buffer.elementBytes };
   }
   const { a, b, c } = operands as Record<'a' | 'b' | 'c', GemmOperand>;
-  return { spec: { a, b, c, n: g.n, k: g.k, dtype: g.dtype, transB: g.transB, alpha: g.alpha, beta: g.beta, cFloat32 } };
+  if (g.m !== undefined) {
+    const chunked = a.itemSize !== null ? 'a' : c.itemSize !== null ? 'c' : null;
+    if (chunked) {
+      return { error: `gemm.m: m is the row count of a resident A and C, but "${g[chunked]}" is chunked: its rows are the chunk's items; remove m`, path: ['gemm', 'm'] };
+    }
+  }
+  return { spec: { a, b, c, m: g.m ?? null, n: g.n, k: g.k, dtype: g.dtype, transB: g.transB, alpha: g.alpha, beta: g.beta, cFloat32 } };
 }
 
 const gemmConfig: StepConfig<GemmEntry> = {
@@ -186,18 +209,30 @@ export const gemm: StageKind<'gemm', GemmOp> = {
     engine: { row: 3000, name: 'SMs', hostCopy: false, exclusive: false },
   },
   what,
-  describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (m ${op.count}, items ${op.first} to ${op.first + op.count - 1}, ${gemmFlops(op) / 1e9} GFLOP)`,
+  describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (m ${gemmRows(op)}, items ${op.first} to ${op.first + op.count - 1}, ${gemmFlops(op) / 1e9} GFLOP)`,
   timeline: (op) => ({ buffer: null, kernel: op.gemm, bytes: gemmBytesRead(op) }),
   subject: (op) => op.kernel,
   issue: (op, p) => {
-    const { operands, ...call } = columnMajorCall(op.spec, op.count);
-    const operand = (o: 'a' | 'b' | 'c') => ({ buffer: op.spec[o].buffer, elementOffset: offsetOf(op.spec[o], op.deviceFirst) });
-    return {
-      issue: p.gemm({
+    const { operands, ...call } = columnMajorCall(op.spec, gemmRows(op));
+    const products = Array.from({ length: gemmProducts(op) }, (_, i) => {
+      const operand = (o: 'a' | 'b' | 'c') => ({ buffer: op.spec[o].buffer, elementOffset: offsetOf(op.spec[o], op.deviceFirst + i) });
+      return p.gemm({
         label: op.gemm,
         call: { ...call, alpha: op.spec.alpha, beta: op.spec.beta, dtype: op.spec.dtype, cFloat32: op.spec.cFloat32 },
         operands: [operand(operands[0]), operand(operands[1]), operand(operands[2])],
-      }),
+      });
+    });
+    const [only] = products;
+    if (products.length === 1 && only) return { issue: only, hostTag: null };
+    // Each product returns its cudaError_t-like status; the first failure stops the rest, as one op's would.
+    return {
+      issue: () => {
+        for (const product of products) {
+          const status = product();
+          if (status !== 0) return status;
+        }
+        return 0;
+      },
       hostTag: null,
     };
   },

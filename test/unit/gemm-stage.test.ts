@@ -57,6 +57,7 @@ describe('a gemm entry in kernels:', () => {
       a: { buffer: 'x', itemSize: 1, elementBytes: 4 },
       b: { buffer: 'w', itemSize: 1, elementBytes: 4 },
       c: { buffer: 'y', itemSize: 1, elementBytes: 4 },
+      m: null,
       n: 1,
       k: 1,
       dtype: 'fp32',
@@ -136,6 +137,7 @@ describe('planning compute steps', () => {
       a: { buffer: 'x', itemSize: 4096, elementBytes: 2 },
       b: { buffer: 'w', itemSize: null, elementBytes: 2 },
       c: { buffer: 'h', itemSize: 1000, elementBytes: 4 },
+      m: null,
       n: 1000,
       k: 4096,
       dtype: 'bf16',
@@ -187,6 +189,7 @@ describe("cuBLAS's column-major call for row-major operands", () => {
       a: { buffer: 'x', itemSize: 64, elementBytes: 4 },
       b: { buffer: 'w', itemSize: null, elementBytes: 4 },
       c: { buffer: 'y', itemSize: 32, elementBytes: 4 },
+      m: null,
       n: 32,
       k: 64,
       dtype: 'tf32',
@@ -277,5 +280,53 @@ describe('libcublas', () => {
     writeFileSync(path, config('  - source: scale.cu\n    entry: scale\n    args: [{ buffer: y }, { chunk: elements }, { float32: 2 }]'));
     const run = runCli(['run', path], missing);
     assert.doesNotMatch(run.stderr, /cublas/i);
+  });
+});
+
+describe('a gemm over streamed weights (m given, A and C resident)', () => {
+  const layers = (m: string) =>
+    'name: layers\npipeline: { items: 4, chunks: 4, streams: 2 }\nbuffers:\n' +
+    '  w: { type: bfloat16, itemSize: 64, role: in }\n  x: { type: bfloat16, count: 256, role: resident }\n  y: { type: bfloat16, count: 256, role: resident }\n' +
+    `  out: { type: float32, itemSize: 1, role: out }\nkernels:\n  - name: layer\n    gemm: { a: x, b: w, c: y, ${m}n: 8, k: 8, dtype: bf16, transB: true }\n`;
+
+  it("takes m as the rows of every chunk's product, and B at the chunk's own block of weights", () => {
+    const { config: c } = parseConfigText(layers('m: 32, '), '/cfg/l.yaml');
+    const shape = pipelineShape(c, [], false);
+    const gemms = serialSchedule(shape).body.filter((op) => op.kind === 'gemm');
+    assert.equal(gemms.length, 1);
+    const op = gemms[0] as Parameters<typeof gemmFlops>[0] & { spec: GemmSpec };
+    assert.equal(op.spec.m, 32);
+    assert.equal(gemmFlops(op), 4 * (2 * 32 * 8 * 8), 'whole buffers: one product of m = 32 rows per layer, for each of the 4 layers');
+    assert.equal(gemmBytesRead(op), 4 * (32 * 8 * 2 + 8 * 8 * 2));
+  });
+
+  it("issues one product per item, each with that item's block of B and the resident A and C at their base", () => {
+    const { config: c } = parseConfigText(layers('m: 32, '), '/cfg/l.yaml');
+    const spec = c.steps?.[0]?.spec as GemmSpec;
+    const seen: Parameters<IssuePrimitives['gemm']>[0][] = [];
+    let failAt = -1;
+    const primitives = {
+      gemm: (g: Parameters<IssuePrimitives['gemm']>[0]) => {
+        const index = seen.push(g) - 1;
+        return () => (index === failAt ? 13 : 0);
+      },
+    } as unknown as IssuePrimitives;
+    const issued = issueWorkOp({ kind: 'gemm', stream: 's0', gemm: 'layer', chunk: null, first: 0, count: 3, deviceFirst: 1, spec }, primitives);
+    assert.deepEqual(
+      seen.map((g) => [g.call.n, g.operands.map((o) => `${o.buffer}@${o.elementOffset}`)]),
+      [
+        [32, ['w@64', 'x@0', 'y@0']],
+        [32, ['w@128', 'x@0', 'y@0']],
+        [32, ['w@192', 'x@0', 'y@0']],
+      ],
+    );
+    assert.equal(issued.issue(), 0);
+    failAt = 1;
+    assert.equal(issued.issue(), 13, "the first failing product's status");
+  });
+
+  it('refuses m where A or C is chunked, naming gemm.m', () => {
+    const text = layers('m: 32, ').replace('y: { type: bfloat16, count: 256, role: resident }', 'y: { type: bfloat16, itemSize: 8, role: scratch }');
+    assert.match(usageError(text).message, /gemm\.m: m is the row count of a resident A and C, but "y" is chunked/);
   });
 });
