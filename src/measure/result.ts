@@ -250,7 +250,11 @@ export function buildRunResult(input: RunResultInput): RunResult {
     timeline: input.traced.length ? { reps: [...input.traced] } : null,
     ...devicesSections(input, modes),
     sweep: input.sweep ?? null,
-    verification: { status: input.verification.status, mismatches: input.verification.mismatches },
+    verification: {
+      status: input.verification.status,
+      mismatches: input.verification.mismatches,
+      ...(input.verification.tolerance ? { tolerance: input.verification.tolerance } : {}),
+    },
     notes: [...plan.notes],
   };
   return { ...withoutWarnings, warnings: runWarnings(withoutWarnings) };

@@ -107,11 +107,11 @@ const GemmEntrySchema = z
         a: z.string().describe("A[m×k], row-major: a chunked buffer whose itemSize is k (m = the chunk's items), or a resident one"),
         b: z
           .string()
-          .describe('B[k×n] row-major (with transB, Bᵀ[n×k]): a resident buffer, read whole in every chunk, or a chunked one whose chunk holds its own B (a layer\'s weights streamed in)'),
+          .describe(
+            "B[k×n] row-major (with transB, Bᵀ[n×k]): a resident buffer, read whole in every chunk, or a chunked one whose chunk holds its own B (a layer's weights streamed in)",
+          ),
         c: z.string().describe('C[m×n] row-major: a chunked buffer whose itemSize is n, or a resident one'),
-        m: positive('m')
-          .optional()
-          .describe("rows of A and C where both are resident (the chunk is then a B, such as a layer's weights); default: the chunk's item count"),
+        m: positive('m').optional().describe("rows of A and C where both are resident (the chunk is then a B, such as a layer's weights); default: the chunk's item count"),
         n: positive('n'),
         k: positive('k'),
         dtype: z.enum(GEMM_DTYPES).describe('fp32, tf32 (float32 data on the tensor cores), fp16 or bf16: the type of A and B; C holds it too, or float32'),

@@ -44,7 +44,8 @@ describe('the gemm stage on a real device', () => {
     const graph = result.modes.find((m) => m.role.kind === 'overlapped' && m.role.layout.issue === 'graph');
     assert.ok(graph, 'the overlapped body captured with its cuBLAS calls and replayed as a graph');
     const overlapped = result.modes.find((m) => m.role.kind === 'overlapped' && m.role.layout.issue === undefined);
-    assert.ok(overlapped?.analysis && overlapped.analysis.bound.ms <= result.summary.serialMs, JSON.stringify(overlapped?.analysis?.bound));
+    // The bound is a floor under the layout it bounds (a layout of small GEMMs may be slower than serial, and so may its bound).
+    assert.ok(overlapped?.analysis && overlapped.analysis.bound.ms <= overlapped.stats.median * 1.01, JSON.stringify(overlapped?.analysis?.bound));
     const rep = result.timeline?.reps.find((r) => r.mode === overlapped?.id);
     assert.ok(rep, 'a traced rep of the overlapped mode');
     const gemms = rep.ops.filter((o) => o.kind === 'gemm');

@@ -169,8 +169,8 @@ describe('the plan of probe --bandwidth', () => {
   it('copies a random upload and a download of the bytes asked for, each way alone, ungated, nothing else', () => {
     const p = bandwidthPlan(MiB, 'pageable', 1, false);
     assert.deepEqual(p.buffers, [
-      { name: 'upload', type: 'uint8', elementBytes: 1, elements: MiB, bytes: MiB, role: 'in', init: { kind: 'random', seed: 7 }, hostMemory: 'pageable' },
-      { name: 'download', type: 'uint8', elementBytes: 1, elements: MiB, bytes: MiB, role: 'out', init: { kind: 'random', seed: 7 }, hostMemory: 'pageable' },
+      { name: 'upload', type: 'uint8', elementBytes: 1, itemSize: 1, elements: MiB, bytes: MiB, role: 'in', init: { kind: 'random', seed: 7 }, hostMemory: 'pageable' },
+      { name: 'download', type: 'uint8', elementBytes: 1, itemSize: 1, elements: MiB, bytes: MiB, role: 'out', init: { kind: 'random', seed: 7 }, hostMemory: 'pageable' },
     ]);
     assert.deepEqual(
       p.schedules.map((s) => [s.id, s.device, s.gated, s.bytes]),

@@ -214,7 +214,7 @@ describe("probe's copies between two devices", () => {
   it('copies a scratch buffer of the bytes asked for each way alone and both ways at once, ungated, the second device holding a copy', () => {
     const p = peerBandwidthPlan(1024, 2, 3);
     assert.deepEqual(p.buffers, [
-      { name: 'peer', type: 'uint8', elementBytes: 1, elements: 1024, bytes: 1024, role: 'scratch', init: { kind: 'constant', value: 1 }, hostMemory: 'pinned' },
+      { name: 'peer', type: 'uint8', elementBytes: 1, itemSize: 1, elements: 1024, bytes: 1024, role: 'scratch', init: { kind: 'constant', value: 1 }, hostMemory: 'pinned' },
     ]);
     assert.deepEqual(
       p.schedules.map((s) => [s.id, s.device, s.gated, s.description, s.bytes]),

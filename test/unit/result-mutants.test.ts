@@ -269,6 +269,13 @@ describe('the Result of a run', () => {
     assert.equal(buildRunResult(input('balanced.yaml')).clocks.sharing.checked, false);
   });
 
+  it('keeps the tolerance rule and the largest error a verification within a tolerance saw, and adds none for byte for byte', () => {
+    const tolerance = { relative: 0.001, absolute: 0, largestError: { absolute: 0.002, relative: 0.0004 } };
+    const r = buildRunResult(input('balanced.yaml', { verification: { status: 'passed', mismatches: [], tolerance } }));
+    assert.deepEqual(r.verification, { status: 'passed', mismatches: [], tolerance });
+    assert.equal('tolerance' in buildRunResult(input('balanced.yaml')).verification, false);
+  });
+
   it('records scratch buffers as device-only and each kernel with its own compile', () => {
     const compiles = [
       { label: 'small', cached: false, ms: 40, arch: 'sm_90', nvrtc: '13.0' },
