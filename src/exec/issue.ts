@@ -4,7 +4,7 @@ import type { CudaRuntime } from '../cuda/runtime.js';
 import { type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
 import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
 import { itemBytes } from '../config/items.js';
-import { chunkArgs } from '../plan/kernel-args.js';
+import { chunkArgs, launchElements } from '../plan/kernel-args.js';
 import { resolvePriority } from '../plan/priority.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
 import type { DeviceFacts } from '../result/schema.js';
@@ -334,7 +334,15 @@ export class DirectIssuer implements Issuer {
         if (!kernel || handle === undefined) throw new Error(`schedule ${schedule.id} names unknown kernel ${op.kernel}`);
         return this.launch({
           kernel: handle,
-          grid: gridSize(kernel, op.count, this.devices.facts(device)),
+          grid: gridSize(
+            kernel,
+            launchElements(
+              kernel.args,
+              kernel.args.flatMap((a) => (a.kind === 'buffer' ? [buffers.binding(a.buffer).buffer] : [])),
+              op.count,
+            ),
+            this.devices.facts(device),
+          ),
           block: kernel.block,
           sharedBytes: 0,
           stream,

@@ -9,6 +9,21 @@ export type ChunkArg =
   | { readonly kind: 'buffer'; readonly buffer: string; readonly byteOffset: number }
   | { readonly kind: 'scalar'; readonly type: ScalarType; readonly value: number | bigint };
 
+type ArgBuffer = Pick<ConfigBuffer, 'name' | 'role' | 'itemSize'>;
+
+/** Elements an item stands for in a kernel's launch: the itemSize of the first chunked buffer its args name, else 1. */
+export function elementsPerItem(args: readonly KernelArg[], buffers: readonly ArgBuffer[]): number {
+  const chunked = args.flatMap((a) => (a.kind === 'buffer' ? buffers.filter((b) => b.name === a.buffer && b.role !== 'resident') : []));
+  return chunked[0]?.itemSize ?? 1;
+}
+
+/**
+ * The elements a launch over `items` covers, which sizes its grid (`cover`: a thread each; `auto`: at most that many
+ * threads): the same count `{ chunk: elements }` passes, so a kernel over rows of 4,096 gets a grid for every value,
+ * not one thread a row.
+ */
+export const launchElements = (args: readonly KernelArg[], buffers: readonly ArgBuffer[], items: number): number => items * elementsPerItem(args, buffers);
+
 /**
  * The arguments of one kernel launch over a chunk of items. `{ buffer }` points at the chunk's first element of that
  * buffer, by its own itemSize (a resident buffer: its base); `{ chunk: items }` is the chunk's item count;
@@ -26,8 +41,7 @@ export function chunkArgs(
     if (!buffer) throw new Error(`kernel argument names unknown buffer ${name}`);
     return buffer;
   };
-  const named = args.flatMap((a) => (a.kind === 'buffer' ? [shapeOf(a.buffer)] : []));
-  const unit = named.find((b) => b.role !== 'resident')?.itemSize ?? 1;
+  const unit = elementsPerItem(args, buffers);
   return args.map((arg): ChunkArg => {
     switch (arg.kind) {
       case 'buffer': {

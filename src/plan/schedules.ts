@@ -346,7 +346,10 @@ export const SMALL_COPY_BYTES = 4096;
 export function opCostSchedule(shape: PipelineShape, op: SmallOp): Schedule | null {
   const buffer = op === 'h2d' ? loads(shape.buffers)[0] : op === 'd2h' ? stores(shape.buffers)[0] : undefined;
   if (op !== 'launch' && !buffer) return null;
-  const bytes = buffer ? Math.min(SMALL_COPY_BYTES, buffer.bytes) : 0;
+  // Under a ring the device holds only the slots of each buffer: a copy may not run past them.
+  const ring = shape.ring?.ring;
+  const deviceBytes = buffer && ring ? ring.slots * ring.slotElements * buffer.itemSize * buffer.elementBytes : (buffer?.bytes ?? 0);
+  const bytes = buffer ? Math.min(SMALL_COPY_BYTES, buffer.bytes, deviceBytes) : 0;
   const body: Op[] = Array.from(
     { length: SMALL_OP_BATCH },
     (): Op =>

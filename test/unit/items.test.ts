@@ -10,7 +10,8 @@ import { resolveKernels } from '../../src/kernels/resolve.js';
 import { type DeviceParts, layoutBound } from '../../src/measure/bound.js';
 import { compareWindows } from '../../src/measure/repeat.js';
 import { buildPlan } from '../../src/plan/build.js';
-import { chunkArgs } from '../../src/plan/kernel-args.js';
+import { chunkArgs, launchElements } from '../../src/plan/kernel-args.js';
+import { gridSize } from '../../src/exec/issue.js';
 import type { CopyOp, KernelOp, Plan, Schedule } from '../../src/plan/types.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';
 import { renderPlan } from '../../src/report/plan.js';
@@ -149,6 +150,33 @@ describe('pipeline.items: chunks over items, each buffer by its own itemSize', (
       { kind: 'scalar', type: 'uint64', value: 512 * 4096 },
       { kind: 'scalar', type: 'float32', value: 1.5 },
     ]);
+  });
+
+  it("sizes a launch's grid by the elements of its first chunked buffer, not one thread an item", () => {
+    const buffers = [
+      { name: 'b', role: 'resident' as const, itemSize: 1 },
+      { name: 'h', role: 'scratch' as const, itemSize: 4096 },
+    ];
+    const args = [
+      { kind: 'buffer' as const, buffer: 'b' },
+      { kind: 'buffer' as const, buffer: 'h' },
+    ];
+    assert.equal(launchElements(args, buffers, 512), 512 * 4096);
+    assert.equal(launchElements([{ kind: 'buffer', buffer: 'b' }], buffers, 512), 512, 'a resident buffer alone: one element an item');
+    const grid = (count: number) => gridSize({ grid: 'auto', block: 256 }, count, { multiprocessors: 132, maxThreadsPerMultiprocessor: 2048 });
+    assert.equal(grid(launchElements(args, buffers, 512)), 132 * 8, 'a chunk of 512 rows of 4,096 fills the GPU');
+    assert.equal(grid(512), 2, 'what counting items gave: two blocks for two million values');
+  });
+
+  it("keeps the small-copy batches inside a ring's slots, where a buffer's slots hold fewer bytes than a small copy", () => {
+    const p = plan(
+      'name: t\ndeviceMemory: 2MiB\nbuffers:\n  w: { type: float32, itemSize: 65536, role: in }\n  check: { type: float32, itemSize: 1, role: out }\n' +
+        'kernels:\n  - { name: scale, source: scale.cu, entry: scale, args: [{ buffer: w }, { buffer: check }, { chunk: items }, { float32: 2 }] }\n' +
+        'pipeline: { items: 16, chunks: 16, slots: 2 }\n',
+    );
+    const batch = (op: 'h2d' | 'd2h') => p.schedules.find((s) => s.role.kind === 'op-cost' && s.role.op === op)?.body[0] as CopyOp;
+    assert.equal(batch('h2d').bytes, 4096);
+    assert.equal(batch('d2h').bytes, 8, "two slots of one 4-byte item: the copy stays within the device's 8 bytes");
   });
 
   it('passes the same values as before items existed to a config without them', () => {
