@@ -243,6 +243,16 @@ describe('a gemm on the timeline', () => {
     assert.equal(matched.wrongKind, 0);
   });
 
+  it("has no engine time for a call whose only record is a memset: cuBLAS's kernels were not seen, so the rep falls back to events", () => {
+    const collection: ActivityCollection = {
+      records: [{ kind: 'memset', correlationId: 21, deviceId: 0, streamId: 1, bytes: 0, startNs: 90, endNs: 95 }],
+      external: new Map([[21, 1]]),
+      dropped: 0,
+      malformed: 0,
+    };
+    assert.deepEqual(matchActivity(collection, ['kernel']).spans, [null]);
+  });
+
   it("draws gemm ops with the letter G and names them in the legends of the Gantt chart, the SVG and the trace's SMs track", () => {
     const base = syntheticRunResult();
     const timeline = base.timeline as NonNullable<RunResult['timeline']>;
