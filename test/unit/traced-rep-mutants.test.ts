@@ -46,14 +46,26 @@ const range = { least: 0, greatest: -5 };
 describe("a kernel's bytes on the timeline", () => {
   it('counts one element of every buffer the kernel is given, per element of its range', () => {
     const plan = {
-      kernels: [{ label: 'mix', args: [{ kind: 'buffer', buffer: 'wide' }, { kind: 'chunk' }, { kind: 'buffer', buffer: 'narrow' }, { kind: 'buffer', buffer: 'gone' }] }],
+      kernels: [
+        {
+          label: 'mix',
+          args: [
+            { kind: 'buffer', buffer: 'wide' },
+            { kind: 'chunk' },
+            { kind: 'buffer', buffer: 'narrow' },
+            { kind: 'buffer', buffer: 'gone' },
+            { kind: 'buffer', buffer: 'table' },
+          ],
+        },
+      ],
       buffers: [
-        { name: 'narrow', elementBytes: 2 },
-        { name: 'wide', elementBytes: 8 },
+        { name: 'narrow', elementBytes: 2, itemSize: 1, role: 'in' },
+        { name: 'wide', elementBytes: 8, itemSize: 1, role: 'out' },
+        { name: 'table', elementBytes: 4, itemSize: 1, role: 'resident' },
       ],
     } as unknown as Pick<Plan, 'kernels' | 'buffers'>;
     const bytes = kernelRangeBytes(plan);
-    assert.equal(bytes({ kernel: 'mix', count: 100 }), 1000);
+    assert.equal(bytes({ kernel: 'mix', count: 100 }), 1000, 'a resident table is read whole, not per element of the range');
     assert.equal(bytes({ kernel: 'other', count: 100 }), 0);
   });
 });
