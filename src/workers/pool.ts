@@ -85,6 +85,9 @@ export class WorkerPool {
   private closing: Promise<void> | null = null;
   private closedBy: unknown = null;
   private readonly onAbort = () => void this.close(interrupted(this.threads.length));
+  // A pool left open when nothing else keeps the process alive (its idle workers are unref'd) is closed before the
+  // process exits: Node tearing down live threads that loaded koffi at exit can abort the process (seen under load).
+  private readonly onBeforeExit = () => void this.close();
 
   private constructor(
     threads: Thread[],
@@ -107,11 +110,13 @@ export class WorkerPool {
       return { index, worker: new Worker(new URL('./worker.js', import.meta.url), { workerData: setup }), sent: [], busyMs: 0, alive: true };
     });
     const pool = new WorkerPool(threads, options);
-    try {
-      await Promise.all(threads.map((thread) => pool.started(thread)));
-    } catch (error) {
-      await pool.close(error);
-      throw error;
+    // Every worker settles before any is ended: terminating a worker while it loads koffi aborts the whole process
+    // (a fatal napi_throw), so a module that fails in one worker waits for the others to finish loading.
+    const starts = await Promise.allSettled(threads.map((thread) => pool.started(thread)));
+    const failed = starts.find((start): start is PromiseRejectedResult => start.status === 'rejected');
+    if (failed) {
+      await pool.close(failed.reason);
+      throw failed.reason;
     }
     if (options.signal?.aborted) {
       await pool.close();
@@ -119,6 +124,7 @@ export class WorkerPool {
     }
     for (const thread of threads) pool.attach(thread);
     options.signal?.addEventListener('abort', pool.onAbort, { once: true });
+    process.once('beforeExit', pool.onBeforeExit);
     return pool;
   }
 
@@ -233,6 +239,7 @@ export class WorkerPool {
     if (this.closing) return this.closing;
     this.closedBy = reason ?? null;
     this.options.signal?.removeEventListener('abort', this.onAbort);
+    process.off('beforeExit', this.onBeforeExit);
     const unfinished = [...this.threads.flatMap((thread) => thread.sent.splice(0)), ...this.queue.splice(0)];
     const why = reason ?? new Error('the worker pool closed before the task ran');
     for (const pending of unfinished) pending.reject(why);
