@@ -5,7 +5,7 @@ import { findKernel, locateKernelSource, readKernelSource } from './catalog.js';
 import { describeScalarRange, scalarHint, scalarProblem } from './scalars.js';
 import { ptxParam } from './ptx.js';
 import { formatSignature, type KernelParam, type KernelSignature } from './signature.js';
-import type { ScalarType } from '../vocabulary.js';
+import { SCALAR_BYTES, type ScalarType } from '../vocabulary.js';
 
 /** A kernel argument with everything needed to encode it: chunk values carry the parameter's own integer type. */
 export type KernelArg =
@@ -120,18 +120,6 @@ function expectedPtx(param: KernelParam): { bytes: number; float: boolean } | nu
   return { bytes: SCALAR_BYTES[param.type], float: param.type === 'float32' || param.type === 'float64' };
 }
 
-const SCALAR_BYTES: Readonly<Record<ScalarType, number>> = {
-  int8: 1,
-  uint8: 1,
-  int16: 2,
-  uint16: 2,
-  int32: 4,
-  uint32: 4,
-  int64: 8,
-  uint64: 8,
-  float32: 4,
-  float64: 8,
-};
 
 /**
  * The compiler's word against the source's: the kernel NVRTC emitted must exist and take parameters of the sizes and
