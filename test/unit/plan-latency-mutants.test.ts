@@ -5,24 +5,14 @@ import type { ConfigBuffer } from '../../src/config/types.js';
 import { latencySchedule } from '../../src/plan/latency.js';
 import type { PipelineShape } from '../../src/plan/schedules.js';
 import type { Op } from '../../src/plan/types.js';
+import { configBuffer } from '../helpers/config-buffer.js';
 
 // The latency mode on a hand-made shape: when the urgent kernel is launched, which events and probes time it, and
 // which streams get which priority.
 
-const buffer = (name: string, role: ConfigBuffer['role']): ConfigBuffer => ({
-  itemSize: 1,
-  name,
-  type: 'float32',
-  elementBytes: 4,
-  elements: 64,
-  bytes: 256,
-  role,
-  init: { kind: 'constant', value: 1 },
-  hostMemory: 'pinned',
-});
 const shape = (over: Partial<PipelineShape> = {}): PipelineShape => ({
   device: 0,
-  buffers: [buffer('x', 'in'), buffer('z', 'in'), buffer('y', 'out')],
+  buffers: [configBuffer('x', 'in'), configBuffer('z', 'in'), configBuffer('y', 'out')],
   kernels: ['k'],
   elements: 64,
   streamKind: 'non-blocking',

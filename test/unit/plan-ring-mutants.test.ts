@@ -6,6 +6,7 @@ import { overlappedSchedule, type PipelineShape } from '../../src/plan/schedules
 import type { ConfigBuffer } from '../../src/config/types.js';
 import { splitRanges } from '../../src/chunking.js';
 import type { Op, Schedule } from '../../src/plan/types.js';
+import { configBuffer } from '../helpers/config-buffer.js';
 
 // withRingReuse on hand-written bodies: where the slot-free record and wait go, and when none is needed; and the
 // traced copy of a schedule.
@@ -81,18 +82,7 @@ describe('reusing a ring of device slots', () => {
 });
 
 describe('a traced schedule', () => {
-  const buffer = (name: string, role: 'in' | 'out'): ConfigBuffer => ({
-    itemSize: 1,
-    name,
-    type: 'float32',
-    elementBytes: 4,
-    elements: 64,
-    bytes: 256,
-    role,
-    init: { kind: 'constant', value: 1 },
-    hostMemory: 'pinned',
-  });
-  const shape: PipelineShape = { device: 2, buffers: [buffer('x', 'in'), buffer('y', 'out')], kernels: ['k'], elements: 64, streamKind: 'non-blocking', gated: false };
+  const shape: PipelineShape = { device: 2, buffers: [configBuffer('x', 'in'), configBuffer('y', 'out')], kernels: ['k'], elements: 64, streamKind: 'non-blocking', gated: false };
   const schedule = (): Schedule => overlappedSchedule(shape, splitRanges(64, 2), 2, 'depth-first');
 
   it("keeps the schedule's own events and adds a timing pair per work op, with no device named on a one-device schedule", () => {

@@ -20,24 +20,14 @@ import {
   timedSchedule,
 } from '../../src/plan/schedules.js';
 import type { Op, Schedule } from '../../src/plan/types.js';
+import { configBuffer } from '../helpers/config-buffer.js';
 
 // The schedule builders on small hand-made shapes: where each op lands, what each mode is called, which modes exist.
 
 const MiB = 2 ** 20;
-const buffer = (name: string, role: ConfigBuffer['role'], elements = 64, elementBytes = 4): ConfigBuffer => ({
-  itemSize: 1,
-  name,
-  type: elementBytes === 8 ? 'float64' : 'float32',
-  elementBytes,
-  elements,
-  bytes: elements * elementBytes,
-  role,
-  init: { kind: 'constant', value: 1 },
-  hostMemory: 'pinned',
-});
 const shape = (over: Partial<PipelineShape> = {}): PipelineShape => ({
   device: 0,
-  buffers: [buffer('x', 'in'), buffer('y', 'out')],
+  buffers: [configBuffer('x', 'in'), configBuffer('y', 'out')],
   kernels: ['k'],
   elements: 64,
   streamKind: 'non-blocking',
@@ -88,12 +78,12 @@ describe('where a chunk lives on the device', () => {
   });
 
   it("puts a copy's device offset at the chunk's device element times the element size", () => {
-    const [copy] = loadOps(shape({ buffers: [buffer('x', 'in', 64, 8)], base: 16 }), { index: 1, first: 48, count: 16 }, 's0', 1);
+    const [copy] = loadOps(shape({ buffers: [configBuffer('x', 'in', 64, 8)], base: 16 }), { index: 1, first: 48, count: 16 }, 's0', 1);
     assert.deepEqual(copy, { kind: 'copy', stream: 's0', direction: 'h2d', buffer: 'x', hostOffset: 384, deviceOffset: 256, bytes: 128, chunk: 1 });
   });
 
   it('loads in and inout buffers and stores out and inout buffers, never scratch', () => {
-    const buffers = [buffer('a', 'in'), buffer('b', 'inout'), buffer('c', 'out'), buffer('d', 'scratch')];
+    const buffers = [configBuffer('a', 'in'), configBuffer('b', 'inout'), configBuffer('c', 'out'), configBuffer('d', 'scratch')];
     assert.deepEqual(
       loads(buffers).map((b) => b.name),
       ['a', 'b'],
@@ -179,14 +169,14 @@ describe('graph replays', () => {
 
 describe('each stage alone', () => {
   it('times the kernel stage over every element and leaves out a copy stage with nothing to copy', () => {
-    const stages = stageSchedules(shape({ buffers: [buffer('y', 'out')] }));
+    const stages = stageSchedules(shape({ buffers: [configBuffer('y', 'out')] }));
     assert.deepEqual(
       stages.map((s) => s.id),
       ['kernel:k', 'd2h'],
     );
     assert.deepEqual(stages[0]?.body, [{ kind: 'kernel', stream: 's0', kernel: 'k', chunk: null, first: 0, count: 64, deviceFirst: 0 }]);
     assert.deepEqual(
-      stageSchedules(shape({ buffers: [buffer('x', 'in')] })).map((s) => s.id),
+      stageSchedules(shape({ buffers: [configBuffer('x', 'in')] })).map((s) => s.id),
       ['h2d', 'kernel:k'],
     );
   });
@@ -195,9 +185,9 @@ describe('each stage alone', () => {
 describe('the link and small-op modes', () => {
   it('has no link mode when data moves one way only', () => {
     const ranges = splitRanges(64, 2);
-    assert.equal(bidirectionalSchedule([buffer('x', 'in')], ranges, 0, false), null);
-    assert.equal(bidirectionalSchedule([buffer('y', 'out')], ranges, 0, false), null);
-    assert.equal(bidirectionalSchedule([buffer('x', 'in'), buffer('y', 'out')], ranges, 0, false)?.id, 'bidirectional');
+    assert.equal(bidirectionalSchedule([configBuffer('x', 'in')], ranges, 0, false), null);
+    assert.equal(bidirectionalSchedule([configBuffer('y', 'out')], ranges, 0, false), null);
+    assert.equal(bidirectionalSchedule([configBuffer('x', 'in'), configBuffer('y', 'out')], ranges, 0, false)?.id, 'bidirectional');
   });
 
   it('copies a small piece the way asked, and launches empty kernels for launches, always gated over the whole range', () => {
@@ -217,21 +207,21 @@ describe('the link and small-op modes', () => {
     );
     for (const s of [h2d, d2h, launch]) assert.deepEqual([s?.gated, s?.ranges], [true, [{ index: 0, first: 0, count: 64 }]]);
     assert.equal(
-      opCostSchedule(shape({ buffers: [buffer('x', 'in', MiB)] }), 'h2d')?.body.every((o) => o.kind === 'copy' && o.bytes === SMALL_COPY_BYTES),
+      opCostSchedule(shape({ buffers: [configBuffer('x', 'in', MiB)] }), 'h2d')?.body.every((o) => o.kind === 'copy' && o.bytes === SMALL_COPY_BYTES),
       true,
     );
   });
 
   it('has no small-copy mode for a direction no buffer copies', () => {
-    assert.equal(opCostSchedule(shape({ buffers: [buffer('y', 'out')] }), 'h2d'), null);
-    assert.equal(opCostSchedule(shape({ buffers: [buffer('x', 'in')] }), 'd2h'), null);
+    assert.equal(opCostSchedule(shape({ buffers: [configBuffer('y', 'out')] }), 'h2d'), null);
+    assert.equal(opCostSchedule(shape({ buffers: [configBuffer('x', 'in')] }), 'd2h'), null);
   });
 
   it("cuts the link's pieces from the largest buffer that is copied, not from scratch", () => {
     const elements = (64 * MiB) / 4;
-    const copied = [buffer('x', 'in', elements), buffer('y', 'out', elements / 2)];
+    const copied = [configBuffer('x', 'in', elements), configBuffer('y', 'out', elements / 2)];
     assert.equal(linkRanges(copied, elements).length, 8);
-    assert.equal(linkRanges([...copied, buffer('big', 'scratch', 4 * elements)], elements).length, 8);
-    assert.equal(linkRanges([buffer('y', 'out', elements / 2), buffer('x', 'in', elements)], elements).length, 8);
+    assert.equal(linkRanges([...copied, configBuffer('big', 'scratch', 4 * elements)], elements).length, 8);
+    assert.equal(linkRanges([configBuffer('y', 'out', elements / 2), configBuffer('x', 'in', elements)], elements).length, 8);
   });
 });

@@ -5,24 +5,14 @@ import type { ConfigBuffer } from '../../src/config/types.js';
 import type { PipelineShape } from '../../src/plan/schedules.js';
 import { stagePerStreamSchedule } from '../../src/plan/stage-per-stream.js';
 import type { Op } from '../../src/plan/types.js';
+import { configBuffer } from '../helpers/config-buffer.js';
 
 // The stage-per-stream layout on small hand-made shapes: which event hands each chunk from stage to stage, in what
 // issue order, and what the layout is called.
 
-const buffer = (name: string, role: ConfigBuffer['role']): ConfigBuffer => ({
-  itemSize: 1,
-  name,
-  type: 'float32',
-  elementBytes: 4,
-  elements: 64,
-  bytes: 256,
-  role,
-  init: { kind: 'constant', value: 1 },
-  hostMemory: 'pinned',
-});
 const shape = (over: Partial<PipelineShape> = {}): PipelineShape => ({
   device: 0,
-  buffers: [buffer('x', 'in'), buffer('y', 'out')],
+  buffers: [configBuffer('x', 'in'), configBuffer('y', 'out')],
   kernels: ['k'],
   elements: 64,
   streamKind: 'blocking',
@@ -116,7 +106,7 @@ describe('one stream per stage', () => {
   });
 
   it('waits on nothing before the kernels of a chunk with no loads, and stores what they computed', () => {
-    const s = stagePerStreamSchedule(shape({ buffers: [buffer('y', 'out')] }), ranges.slice(0, 1), 'depth-first');
+    const s = stagePerStreamSchedule(shape({ buffers: [configBuffer('y', 'out')] }), ranges.slice(0, 1), 'depth-first');
     assert.deepEqual(show(s.body), ['k0@compute', 'record computed:0@compute', 'wait computed:0@store', 'd2h0@store']);
   });
 
