@@ -280,9 +280,7 @@ export class DirectIssuer implements Issuer {
     const fn = host?.thread === 'js' ? host.function : 'empty';
     if (fn === 'empty') return () => {};
     const buffers = this.devices.buffers();
-    const windows = this.chunkRegions(op, schedule, 'outputs')
-      .map((r) => buffers.hostWindows(r.buffer, r.offset, r.bytes))
-      .flat();
+    const windows = this.chunkRegions(op, schedule, 'outputs').flatMap((r) => buffers.hostWindows(r.buffer, r.offset, r.bytes));
     return () => {
       this.checksums.set(`${schedule.id}:${op.chunk ?? 'whole'}`, checksum(windows));
     };

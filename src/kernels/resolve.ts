@@ -120,7 +120,6 @@ function expectedPtx(param: KernelParam): { bytes: number; float: boolean } | nu
   return { bytes: SCALAR_BYTES[param.type], float: param.type === 'float32' || param.type === 'float64' };
 }
 
-
 /**
  * The compiler's word against the source's: the kernel NVRTC emitted must exist and take parameters of the sizes and
  * kinds its signature was read as (PTX cannot tell float* from float**: that comes from the source alone). A macro,

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { splitRanges } from '../../src/chunking.js';
-import type { ConfigBuffer } from '../../src/config/types.js';
 import { latencySchedule } from '../../src/plan/latency.js';
 import type { PipelineShape } from '../../src/plan/schedules.js';
 import type { Op } from '../../src/plan/types.js';

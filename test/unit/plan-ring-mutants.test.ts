@@ -3,7 +3,6 @@ import { describe, it } from 'node:test';
 import { withRingReuse } from '../../src/plan/ring.js';
 import { traceSchedule } from '../../src/plan/trace.js';
 import { overlappedSchedule, type PipelineShape } from '../../src/plan/schedules.js';
-import type { ConfigBuffer } from '../../src/config/types.js';
 import { splitRanges } from '../../src/chunking.js';
 import type { Op, Schedule } from '../../src/plan/types.js';
 import { configBuffer } from '../helpers/config-buffer.js';
