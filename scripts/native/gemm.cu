@@ -8,7 +8,7 @@
 // cuBLAS is installed. Build: scripts/native/build.sh (nvcc -O2 -arch=sm_90 ... -ldl), into build/native/gemm.
 //
 // Usage: gemm [--dtype bf16|fp16|fp32|tf32] [--m 4096 --n 4096 --k 4096 | --size 4096] [--count 16] [--streams 4]
-//             [--reps 10] [--warmup 3] [--data pattern|zeros] [--shared-b] [--graph] [--workspace BYTES] [--lib PATH]
+//             [--reps 10] [--warmup 3] [--data pattern|zeros|cuda-pipe] [--shared-b] [--graph] [--workspace BYTES] [--lib PATH]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -80,6 +80,30 @@ template <typename T> __global__ void fill(T *p, size_t n, unsigned seed) {
   }
 }
 
+// cuda-pipe's own seeded distribution (src/data/patterns.ts), from another generator: 16-bit floats of either sign
+// with a magnitude in [0.125, 0.25) and every mantissa bit random, fp32 in [1, 2). A GEMM's power, so its clock,
+// depends on the bits it multiplies: this is the like-for-like figure for a cuda-pipe config with seeded operands.
+__device__ unsigned mix(size_t i, unsigned seed) {
+  unsigned x = (unsigned)i * 2654435761u ^ seed * 0x9e3779b9u;
+  x ^= x >> 15; x *= 0x2c1b3c6du; x ^= x >> 12; x *= 0x297a2d39u; x ^= x >> 15;
+  return x;
+}
+__global__ void fillToolBits16(unsigned short *p, size_t n, unsigned seed, unsigned short exponent, unsigned short mantissa) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    unsigned r = mix(i, seed);
+    p[i] = (unsigned short)(((r >> 16) & 0x8000) | exponent | (r & mantissa));
+  }
+}
+__global__ void fillToolBits32(unsigned *p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = (mix(i, seed) >> 9) | 0x3f800000u;
+}
+static void fillToolOperand(void *p, size_t elements, int dtype, unsigned seed) {
+  if (dtype == R_16BF) fillToolBits16<<<1024, 256>>>((unsigned short *)p, elements, seed, 0x3e00, 0x7f);
+  else if (dtype == R_16F) fillToolBits16<<<1024, 256>>>((unsigned short *)p, elements, seed, 0x3000, 0x3ff);
+  else fillToolBits32<<<1024, 256>>>((unsigned *)p, elements, seed);
+  CHECK(cudaGetLastError());
+}
+
 static void fillOperand(void *p, size_t elements, int dtype, unsigned seed) {
   if (dtype == R_16BF) fill<<<1024, 256>>>((__nv_bfloat16 *)p, elements, seed);
   else if (dtype == R_16F) fill<<<1024, 256>>>((__half *)p, elements, seed);
@@ -119,8 +143,8 @@ int main(int argc, char **argv) {
   else if (dtypeName == "fp16") { dataType = R_16F; computeType = COMPUTE_32F; elementBytes = 2; }
   else if (dtypeName == "bf16") { dataType = R_16BF; computeType = COMPUTE_32F; elementBytes = 2; }
   else { fprintf(stderr, "--dtype must be fp32, tf32, fp16 or bf16\n"); return 2; }
-  if (m <= 0 || n <= 0 || k <= 0 || count <= 0 || streams <= 0 || reps <= 0 || warmup < 0 || (data != "pattern" && data != "zeros")) {
-    fprintf(stderr, "sizes, --count, --streams and --reps must be positive, --data pattern or zeros\n");
+  if (m <= 0 || n <= 0 || k <= 0 || count <= 0 || streams <= 0 || reps <= 0 || warmup < 0 || (data != "pattern" && data != "zeros" && data != "cuda-pipe")) {
+    fprintf(stderr, "sizes, --count, --streams and --reps must be positive, --data pattern, zeros or cuda-pipe\n");
     return 2;
   }
   std::string library = loadBlas(libPath);
@@ -137,6 +161,9 @@ int main(int argc, char **argv) {
     if (data == "pattern") {
       fillOperand(as[i], m * k, dataType, 2 * i + 1);
       if (!sharedB || i == 0) fillOperand(bs[i], k * n, dataType, 2 * i + 2);
+    } else if (data == "cuda-pipe") {
+      fillToolOperand(as[i], m * k, dataType, 2 * i + 1);
+      if (!sharedB || i == 0) fillToolOperand(bs[i], k * n, dataType, 2 * i + 2);
     } else {
       CHECK(cudaMemset(as[i], 0, m * k * elementBytes));
       if (!sharedB || i == 0) CHECK(cudaMemset(bs[i], 0, k * n * elementBytes));

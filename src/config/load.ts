@@ -326,6 +326,7 @@ function resolveBuffer(name: string, b: ParsedConfig['buffers'][string], items: 
     itemSize,
     role: b.role,
     init: b.init ?? { kind: 'random', seed: 1 },
+    seeded: b.role === 'scratch' && b.init !== undefined,
     hostMemory: b.hostMemory ?? hostMemory,
   };
 }

@@ -62,7 +62,9 @@ const BufferSchema = z
       .describe(
         'in: copied to the GPU; out: copied back; inout: both; scratch: device only, for data passed between kernels; resident: copied to the GPU whole, once, before timing, and read whole by every chunk',
       ),
-    init: InitSchema.optional().describe('initial contents of in and inout buffers (default: seeded random)'),
+    init: InitSchema.optional().describe(
+      'initial contents of in, inout and resident buffers (default: seeded random); on a scratch buffer, its device memory is seeded once before timing (without it, scratch starts unset)',
+    ),
     hostMemory: z.enum(HOST_MEMORY_KINDS).optional().describe('overrides the top-level hostMemory for this buffer'),
   })
   .strict();

@@ -31,6 +31,8 @@ export interface ConfigBuffer {
   readonly itemSize: number;
   readonly role: BufferRole;
   readonly init: InitSpec;
+  /** A scratch buffer whose config gives an init: seeded on the device once, before timing (others start unset). */
+  readonly seeded?: boolean;
   readonly hostMemory: HostMemoryKind;
 }
 

@@ -242,6 +242,18 @@ describe('pipeline.items: chunks over items, each buffer by its own itemSize', (
   });
 });
 
+describe('a scratch buffer with an init', () => {
+  it('is seeded on the device once (a GEMM operand holds data, not what the allocator left) and others are not', () => {
+    const text = itemsConfig({
+      extra: '  seededScratch: { type: bfloat16, itemSize: 4, role: scratch, init: { kind: random, seed: 3 } }\n  plainScratch: { type: float32, itemSize: 1, role: scratch }\n',
+    });
+    const { config } = parseConfigText(text, '/tmp/items.yaml');
+    const seeded = Object.fromEntries(config.buffers.map((b) => [b.name, b.seeded === true]));
+    assert.deepEqual(seeded, { in: false, table: false, out: false, seededScratch: true, plainScratch: false });
+    assert.deepEqual(config.buffers.find((b) => b.name === 'seededScratch')?.init, { kind: 'random', seed: 3 });
+  });
+});
+
 describe('config errors of buffers of any shape name the field', () => {
   it('refuses a count that disagrees with items × itemSize, naming the count', () => {
     const message = configError(itemsConfig().replace('itemSize: 256, role: in', 'itemSize: 256, count: 1000, role: in'));
