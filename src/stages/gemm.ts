@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SMS } from './kernel.js';
 import type { ComputeStep, StageKind, StepBuffer, StepConfig } from './stage.js';
 
 // A cuBLAS GEMM as a compute step: per chunk, C[m×n] = alpha·A[m×k]·B[k×n] + beta·C in row-major terms, m the chunk's
@@ -195,8 +196,15 @@ export const gemm: StageKind<'gemm', GemmOp> = {
   moves: () => null,
   owns: () => true,
   touchesDevice: true,
-  // cuBLAS launches kernels of its own; each carries the correlation id of the call, which the timeline spans.
-  cupti: 'kernel',
+  // cuBLAS launches kernels of its own, and may clear its workspace with a memset among them; each carries the
+  // correlation id of the call, which the timeline spans.
+  cupti: { kind: 'kernel', memsets: true },
+  // On the SMs with the kernels, its time from its mode alone on whole buffers.
+  model: SMS,
+  // cuBLAS may pick another algorithm for a chunk's rows than for the whole buffers: its C takes verify.tolerance.
+  verify: 'tolerance',
+  writes: (op) => [op.spec.c.buffer],
+  names: (op) => [op.gemm],
   look: {
     letter: 'G',
     colour: '#b5179e',
@@ -204,6 +212,7 @@ export const gemm: StageKind<'gemm', GemmOp> = {
     prefix: 'gemm',
     always: false,
     rate: false,
+    noun: { one: 'cuBLAS GEMM', many: 'cuBLAS GEMMs', always: false },
     terminal: { background: 'bgMagenta', foreground: 'whiteBright' },
     // It runs on the SMs: one engine row with the kernels.
     engine: { row: 3000, name: 'SMs', hostCopy: false, exclusive: false },
