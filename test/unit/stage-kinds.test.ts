@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type ActivityCollection, matchActivity } from '../../src/cuda/cupti.js';
+import { loadConfigFile } from '../../src/config/load.js';
+import { resolveKernels } from '../../src/kernels/resolve.js';
 import { verifySchedules } from '../../src/measure/repeat.js';
+import { buildPlan } from '../../src/plan/build.js';
 import type { Op, Schedule } from '../../src/plan/types.js';
 import { type GemmOp, MODEL_RESOURCES, nounCounts, stage, takesTolerance, type WorkOp, workNames } from '../../src/stages/index.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
@@ -108,5 +111,22 @@ describe('verification by the kinds that write an output', () => {
     const v = await verifySchedules(new FakeRunner(copiesOnly, plan.buffers, { write }), true, undefined, tolerance);
     assert.equal(v.status, 'failed');
     assert.deepEqual([...new Set(v.mismatches.map((m) => m.buffer))], ['y']);
+  });
+});
+
+describe('the shipped configs with verify.tolerance', () => {
+  it('compare every output of every verified mode within the tolerance, as they did before the kinds decided it', () => {
+    for (const file of ['configs/inference.yaml', 'configs/weight-streaming.yaml']) {
+      const loaded = loadConfigFile(file);
+      assert.ok(loaded.config.tolerance, file);
+      const plan = buildPlan(loaded.config, resolveKernels(loaded.config, loaded.locate));
+      const outputs = plan.buffers.filter((b) => b.role === 'out' || b.role === 'inout');
+      assert.ok(outputs.length > 0, file);
+      const verified = plan.schedules.filter((s) => s.verify);
+      assert.ok(verified.length >= 2, `${file}: serial and a layout`);
+      for (const schedule of verified) {
+        for (const b of outputs) assert.ok(takesTolerance(b.name, schedule.body), `${file} ${schedule.id} ${b.name}`);
+      }
+    }
   });
 });
