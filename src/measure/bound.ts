@@ -131,9 +131,11 @@ export function syncOps(streams: number): number {
 /**
  * Each term is a lower bound on the layout's time; the bound is the largest.
  *
- * A stage term is that stage for the whole layout (every chunk paying its copies' or launches' fixed costs) plus the
- * other stages of one chunk: while the pipeline fills, the stage waits for the first chunk to pass the stages before
- * it, and while it drains, the last chunk still has the stages after it to pass.
+ * An engine term, one per resource of the stage table's kinds (the two copy directions as one on a device with one
+ * copy engine; none at all without one, where everything is serial), is that resource for the whole layout (every
+ * chunk paying its copies' or launches' fixed costs) plus the other resources' time for one chunk: while the
+ * pipeline fills, the resource waits for the first chunk to pass the stages before it, and while it drains, the last
+ * chunk still has the stages after it to pass.
  *
  * The link term: both directions share the link, so the copies need at least the bidirectional time. But at the
  * start no D2H can run until chunk 0 is loaded and computed, and at the end no H2D is left while the last chunk is
@@ -151,14 +153,8 @@ export function layoutBound(parts: DeviceParts, layout: LayoutShape): Bound {
   const times = resourceTimes(parts, layout);
   let terms: BoundCandidate[];
   if (parts.copyEngines === 0) {
-    terms = [
-      candidate(
-        'serial',
-        times.reduce((sum, t) => sum + t.serialMs, 0),
-        0,
-        0,
-      ),
-    ];
+    const serialMs = times.reduce((sum, t) => sum + t.serialMs, 0);
+    terms = [candidate('serial', serialMs, 0, 0)];
   } else {
     terms = engineTerms(times, C, parts.copyEngines);
     const link = parts.copyEngines > 1 ? linkTerm(parts, C, times) : null;
@@ -181,22 +177,17 @@ export function layoutBound(parts: DeviceParts, layout: LayoutShape): Bound {
  * share it, as one term. Each term fills and drains through the chunk's time on every other resource.
  */
 function engineTerms(times: readonly ResourceTime[], C: number, copyEngines: number): BoundCandidate[] {
-  const engines = new Map<string, ResourceTime[]>();
+  const shared = copyEngines === 1 ? times.filter((t) => t.resource.hostLink) : [];
+  const othersMs = (on: readonly ResourceTime[]) => chunkSum(times.filter((t) => !on.includes(t)));
+  const terms: BoundCandidate[] = [];
   for (const t of times) {
-    const engine = copyEngines === 1 && t.resource.hostLink ? 'copy engine' : t.resource.term;
-    engines.set(engine, [...(engines.get(engine) ?? []), t]);
+    if (!shared.includes(t)) terms.push(candidate(t.resource.term, t.steadyMs, t.perOpMs, othersMs([t])));
+    else if (t === shared[0]) {
+      const perOpMs = shared.reduce((sum, s) => sum + s.perOpMs, 0);
+      terms.push(candidate('copy engine', C * chunkSum(shared), perOpMs, othersMs(shared)));
+    }
   }
-  return [...engines].map(([engine, on]) => {
-    const [only] = on;
-    const others = chunkSum(times.filter((t) => !on.includes(t)));
-    if (on.length === 1 && only && engine === only.resource.term) return candidate(only.resource.term, only.steadyMs, only.perOpMs, others);
-    return candidate(
-      'copy engine',
-      C * chunkSum(on),
-      on.reduce((sum, t) => sum + t.perOpMs, 0),
-      others,
-    );
-  });
+  return terms;
 }
 
 /** Host time to issue one rep of a stream-issued layout, from per-op costs measured apart from it. */
