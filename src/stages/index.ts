@@ -1,29 +1,29 @@
 import { type CopyOp, d2h, h2d } from './copy.js';
-import { type GemmOp, gemm } from './gemm.js';
+import { type GemmOp, type GemmPrimitive, gemm } from './gemm.js';
 import { host, type HostOp } from './host.js';
 import { kernel, type KernelOp } from './kernel.js';
 import { peer, type PeerOp } from './peer.js';
-import type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, ModelResource, StageKind, StepConfig, TimelineFields } from './stage.js';
+import type { ChunkWork, DescribeContext, IssuedOp, ModelResource, RuntimePrimitives, StageKind, StepConfig, TimelineFields } from './stage.js';
 
 // The table of stage kinds: the one place that lists them. Everything else (the planner's work ops, the issuer,
 // the timeline, every picture's legend, letters, colours and engine rows, the Result's op kinds, messages) reads
-// it. A new kind is a module beside these, its op in `WorkOp` and a row here.
+// it. A new kind is a module beside these, its op in `WorkOp`, a row here, and the device call it declares (a
+// library kind's) in `IssuePrimitives`.
 
 export type { CopyOp, GemmOp, HostOp, KernelOp, PeerOp };
-export { columnMajorCall, GEMM_DTYPES, type GemmSpec, gemmBytesRead, gemmFlops } from './gemm.js';
+export { columnMajorCall, GEMM_DTYPES, type GemmOperandAt, type GemmPrimitive, type GemmSpec, gemmBytesRead, gemmFlops } from './gemm.js';
 export { copyOp } from './copy.js';
 export type {
   ChunkWork,
   ComputeStep,
   CuptiRecord,
   DescribeContext,
-  GemmOperandAt,
   ModelParts,
   ModelResource,
   StepBuffer,
   StepConfig,
   IssuedOp,
-  IssuePrimitives,
+  RuntimePrimitives,
   StageKind,
   Thunk,
   TimelineFields,
@@ -31,6 +31,9 @@ export type {
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
 export type WorkOp = CopyOp | KernelOp | GemmOp | HostOp | PeerOp;
+
+/** Every device call the table's kinds issue through: the runtime's, and each library kind's own. */
+export type IssuePrimitives = RuntimePrimitives & GemmPrimitive;
 
 /** Every stage kind, in the order pictures list them: load, compute, store, host work, peer copies. */
 export const STAGE_KINDS = [h2d, kernel, gemm, d2h, host, peer] as const;
@@ -48,7 +51,7 @@ const WORK_OP_KINDS: ReadonlySet<string> = new Set(STAGE_KINDS.map((s) => s.opKi
 export const isWorkOp = <O extends { readonly kind: string }>(op: O): op is Extract<O, WorkOp> => WORK_OP_KINDS.has(op.kind);
 
 // A stage kind with its op type erased, so the table can be searched by a work op of any kind.
-type AnyStage = StageKind<Stage, WorkOp>;
+type AnyStage = StageKind<Stage, WorkOp, IssuePrimitives>;
 const table = STAGE_KINDS as unknown as readonly AnyStage[];
 
 /** The stage kind of a work op. */

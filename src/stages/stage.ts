@@ -1,6 +1,6 @@
 // What a stage kind is: one descriptor per kind owns everything the rest of the code needs to know about it (its
 // op, how it is described, issued, traced and drawn), and the rest reads the table in ./index.ts. Pure data and pure
-// functions: a stage issues its op through `IssuePrimitives`, which exec/ implements, so no CUDA handle, pointer or
+// functions: a stage issues its op through the primitives of `IssuePrimitives` (./index.ts), which exec/ implements, so no CUDA handle, pointer or
 // koffi type reaches this folder and the planner and the renderers may import it.
 
 import type { ZodType } from 'zod';
@@ -23,43 +23,17 @@ export interface IssuedOp {
 
 /**
  * The device layer in the plan's terms, bound by exec/ to one op's stream and device: buffers by name, devices by
- * index. A new stage kind that calls a library adds its call here (exec/ keeps the library's per-stream handles
- * and workspaces, made once when the schedule is bound, so a graph capture records the call like any other).
+ * index. These are the runtime's own calls; a stage kind that calls a library declares its call in its module
+ * (`GemmPrimitive`), the table's `IssuePrimitives` (./index.ts) adds it, and exec/ implements it, keeping the
+ * library's per-stream handles and workspaces, made once when the schedule is bound, so a graph capture records
+ * the call like any other.
  */
-export interface IssuePrimitives {
+export interface RuntimePrimitives {
   copy(spec: { readonly buffer: string; readonly hostOffset: number; readonly deviceOffset: number; readonly bytes: number; readonly direction: 'h2d' | 'd2h' }): Thunk;
   peerCopy(spec: { readonly buffer: string; readonly from: number; readonly to: number; readonly deviceOffset: number; readonly bytes: number }): Thunk;
   kernel(spec: { readonly kernel: string; readonly first: number; readonly count: number; readonly deviceFirst: number }): Thunk;
   /** A host function over the chunk's output bytes on the host (the plan's host stage), with its tag. */
   hostCall(spec: { readonly chunk: number | null }): IssuedOp;
-  /**
-   * A cuBLAS GEMM on the stream's own handle, column-major as cuBLAS takes it, its operands in cuBLAS's order (A, B,
-   * C), each a buffer and an element offset into its device memory. `label` names the op in failures.
-   */
-  gemm(spec: {
-    readonly label: string;
-    readonly call: {
-      readonly transA: 'N' | 'T';
-      readonly transB: 'N' | 'T';
-      readonly m: number;
-      readonly n: number;
-      readonly k: number;
-      readonly lda: number;
-      readonly ldb: number;
-      readonly ldc: number;
-      readonly alpha: number;
-      readonly beta: number;
-      readonly dtype: 'fp32' | 'tf32' | 'fp16' | 'bf16';
-      readonly cFloat32: boolean;
-    };
-    readonly operands: readonly [GemmOperandAt, GemmOperandAt, GemmOperandAt];
-  }): Thunk;
-}
-
-/** A GEMM operand on the device: its buffer, and the element its chunk starts at. */
-export interface GemmOperandAt {
-  readonly buffer: string;
-  readonly elementOffset: number;
 }
 
 /** What a library stage reads of a config buffer when it resolves its entry. */
@@ -188,9 +162,10 @@ export interface ModelResource {
 
 /**
  * One stage kind. `Id` is the kind the Result's timeline gives its ops; `O` is the plan's op it issues (one op kind
- * may serve several stages, as a copy serves H2D and D2H, told apart by `owns`).
+ * may serve several stages, as a copy serves H2D and D2H, told apart by `owns`); `P` the device calls it issues it
+ * through.
  */
-export interface StageKind<Id extends string = string, O extends WorkOpBase = WorkOpBase> {
+export interface StageKind<Id extends string = string, O extends WorkOpBase = WorkOpBase, P = RuntimePrimitives> {
   readonly id: Id;
   readonly opKind: O['kind'];
   /**
@@ -254,7 +229,7 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   /** The subject of an op's label on a picture, from its timeline fields. */
   subject(op: { readonly buffer: string | null; readonly kernel: string | null }): string | null;
   /** Binds the op to the device layer: what the rep loop calls. */
-  issue(op: O, primitives: IssuePrimitives): IssuedOp;
+  issue(op: O, primitives: P): IssuedOp;
   /** A hint for a failure while the op ran, where there is one to give. */
   readonly failureHint?: string;
 }
