@@ -293,11 +293,18 @@ export interface MatchedActivity {
   readonly wrongKind: number;
 }
 
+/** The records an op is expected to make: their kind, and whether memsets among them are its time too. */
+export interface ExpectedActivity {
+  readonly kind: ActivityRecord['kind'];
+  readonly memsets: boolean;
+}
+
 /**
  * Each expected activity's engine span, from the records correlated with its index (the external id pushed around
- * its API call is index + 1). A call that made several records (a copy CUPTI split) spans all of them.
+ * its API call is index + 1). A call that made several records (a copy CUPTI split) spans all of them; where the
+ * op's memsets count, so do they.
  */
-export function matchActivity(collection: ActivityCollection, expected: ReadonlyArray<ActivityRecord['kind'] | null>): MatchedActivity {
+export function matchActivity(collection: ActivityCollection, expected: ReadonlyArray<ExpectedActivity | null>): MatchedActivity {
   const spans: Array<{ start: number; end: number } | null> = expected.map(() => null);
   const sawExpected = expected.map(() => false);
   let wrongKind = 0;
@@ -305,16 +312,16 @@ export function matchActivity(collection: ActivityCollection, expected: Readonly
     const externalId = collection.external.get(record.correlationId);
     if (externalId === undefined) continue;
     const index = externalId - 1;
-    if (index < 0 || index >= expected.length) continue;
-    // A library call (cuBLAS) may clear its scratch with a memset among its kernels: all of it is the call's time.
-    const fits = expected[index] === record.kind || (expected[index] === 'kernel' && record.kind === 'memset');
+    const want = expected[index];
+    if (index < 0 || index >= expected.length || want === undefined) continue;
+    const fits = want !== null && (want.kind === record.kind || (want.memsets && record.kind === 'memset'));
     if (!fits) {
       wrongKind += 1;
       continue;
     }
     const span = spans[index];
     spans[index] = span ? { start: Math.min(span.start, record.startNs), end: Math.max(span.end, record.endNs) } : { start: record.startNs, end: record.endNs };
-    if (record.kind === expected[index]) sawExpected[index] = true;
+    if (record.kind === want.kind) sawExpected[index] = true;
   }
   // A memset alone is not the call: where none of the expected kind came, the op has no engine time (the rep falls
   // back to events, saying so) rather than the memset's few nanoseconds.

@@ -10,7 +10,7 @@ import type { CpuStageTiming, EngineSource, RepOptions, RepRunner, RepTiming, Tr
 import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, type TracedSpan, traceSchedule } from '../plan/trace.js';
 import { isWorkOp, type Op, type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
-import { stageOf } from '../stages/index.js';
+import { type CuptiRecord, stageOf, workNames } from '../stages/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
 import type { GateFlags, Issuer, PreparedRep } from './issue.js';
@@ -436,7 +436,7 @@ export class CudaRepRunner implements RepRunner {
 
   private repFailure(prepared: PreparedRep, error: unknown): Error {
     if (error instanceof CudaError) {
-      const kernels = [...new Set(prepared.ops.flatMap((o) => (o?.kind === 'kernel' ? [o.kernel] : o?.kind === 'gemm' ? [o.gemm] : [])))];
+      const kernels = workNames(prepared.ops.filter((o) => o !== null));
       return new DeviceFailure(
         `${error.errorName} (${error.code}): ${error.errorMessage} during the ${prepared.schedule.description} mode` +
           (kernels.length ? ` (kernels in flight: ${kernels.join(', ')}).` : '.'),
@@ -447,8 +447,8 @@ export class CudaRepRunner implements RepRunner {
   }
 }
 
-/** The record kind each span's op makes on the GPU; null for ops CUPTI is not asked about (host functions, peer copies). */
-function expectedKind(span: TracedSpan): 'memcpy' | 'kernel' | null {
+/** The records each span's op makes on the GPU; null for ops CUPTI is not asked about (host functions, peer copies). */
+function expectedKind(span: TracedSpan): CuptiRecord | null {
   return stageOf(span.op).cupti;
 }
 

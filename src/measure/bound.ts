@@ -5,6 +5,8 @@
 // evaluated over other layouts predicts the workload's floor (floor.ts). No part is taken from the mode being
 // bounded: a term that followed the measurement would make the bound meet it by construction.
 
+import { MODEL_RESOURCES, type ModelResource } from '../stages/index.js';
+
 export type BoundTerm = 'H2D' | 'kernels' | 'D2H' | 'link' | 'copy engine' | 'serial' | 'streams' | 'host issue' | 'CPU stage';
 
 /** What was measured on the device, independent of any layout. Times in ms. */
@@ -44,8 +46,8 @@ export interface LayoutShape {
   /** stream: the host issues every op each rep; graph: one replay of a captured graph, no per-op host cost. */
   readonly issue: 'stream' | 'graph';
   /**
-   * The kernels alone, chunked over the streams and issued as the layout issues them (a graph for a graph replay);
-   * null to estimate from the whole buffers.
+   * The kernels alone, chunked over the streams and issued as the layout issues them (a graph for a graph replay):
+   * the time of the resources estimated from their steps alone (the SMs); null to estimate from the whole buffers.
    */
   readonly kernelsChunkedMs: number | null;
 }
@@ -74,35 +76,49 @@ const candidate = (term: BoundTerm, steadyMs: number, perOpMs: number, fillDrain
   ms: steadyMs + fillDrainMs,
 });
 
-/** One chunk's stage times, and the whole layout's per-op costs. */
-export function chunkStages(parts: DeviceParts, layout: LayoutShape) {
-  const C = layout.chunks;
-  const h2dFixed = parts.h2dCopiesPerChunk * parts.h2dOpMs;
-  const d2hFixed = parts.d2hCopiesPerChunk * parts.d2hOpMs;
-  const launchFixed = parts.kernelsPerChunk * parts.launchOpMs;
-  // The whole-buffer stages paid one fixed cost per buffer; chunked, every chunk pays it.
-  const a = Math.max(0, parts.h2dMs - h2dFixed) / C + (parts.h2dMs > 0 ? h2dFixed : 0);
-  const d = Math.max(0, parts.d2hMs - d2hFixed) / C + (parts.d2hMs > 0 ? d2hFixed : 0);
-  // A launch's fixed cost was measured stream-issued; a graph's replay does not pay it whole, so it is left out there.
-  const launchEstimate = layout.issue === 'graph' ? 0 : launchFixed;
-  const kernelsMs = layout.kernelsChunkedMs ?? (parts.kernelWholeMs > 0 ? parts.kernelWholeMs + (C - 1) * launchEstimate : 0);
-  const k = kernelsMs / C;
-  return {
-    a,
-    k,
-    d,
-    kernelsMs,
-    h2dPerOpMs: parts.h2dMs > 0 ? (C - 1) * h2dFixed : 0,
-    d2hPerOpMs: parts.d2hMs > 0 ? (C - 1) * d2hFixed : 0,
-    launchPerOpMs: parts.kernelWholeMs > 0 ? (C - 1) * launchEstimate : 0,
-  };
+/** A resource's time on a layout (see `ModelResource` in stages/stage.ts). */
+export interface ResourceTime {
+  readonly resource: ModelResource;
+  /** One chunk's time on it, its fixed per-op cost included. */
+  readonly chunkMs: number;
+  /** Every chunk's: its term's steady time. */
+  readonly steadyMs: number;
+  /** The part of steadyMs that is fixed per-op cost beyond what its measurement on whole buffers paid. */
+  readonly perOpMs: number;
+  /** Its time where nothing overlaps (no copy engine): copies as measured on whole buffers, compute as on the layout. */
+  readonly serialMs: number;
 }
+
+/** One resource's time on the layout, by how the kind that names it is estimated. */
+function timeOn(resource: ModelResource, parts: DeviceParts, layout: LayoutShape): ResourceTime {
+  const C = layout.chunks;
+  const { wholeMs, opMs, opsPerChunk } = resource.measured(parts);
+  if (resource.estimate === 'copy') {
+    const fixed = opsPerChunk * opMs;
+    // The whole-buffer copies paid one fixed cost per buffer; chunked, every chunk pays it.
+    const chunkMs = Math.max(0, wholeMs - fixed) / C + (wholeMs > 0 ? fixed : 0);
+    return { resource, chunkMs, steadyMs: C * chunkMs, perOpMs: wholeMs > 0 ? (C - 1) * fixed : 0, serialMs: wholeMs };
+  }
+  // A launch's fixed cost was measured stream-issued; a graph's replay does not pay it whole, so it is left out there.
+  const fixed = layout.issue === 'graph' ? 0 : opsPerChunk * opMs;
+  const totalMs = layout.kernelsChunkedMs ?? (wholeMs > 0 ? wholeMs + (C - 1) * fixed : 0);
+  return { resource, chunkMs: totalMs / C, steadyMs: totalMs, perOpMs: wholeMs > 0 ? (C - 1) * fixed : 0, serialMs: totalMs };
+}
+
+/** Each of the model's resources (the stage table's, in pipeline order) timed on the layout. */
+export function resourceTimes(parts: DeviceParts, layout: LayoutShape): ResourceTime[] {
+  return MODEL_RESOURCES.map((resource) => timeOn(resource, parts, layout));
+}
+
+const chunkSum = (times: readonly ResourceTime[]) => times.reduce((sum, t) => sum + t.chunkMs, 0);
 
 /** Ops the host issues per rep of a chunk-per-stream layout: the work, the start/end events, forks and joins. */
 export function issuedOps(parts: DeviceParts, layout: LayoutShape): { copies: number; launches: number; sync: number } {
+  // Copies cost the host a copy each; the compute on the SMs a launch per step.
+  const perChunk = (estimate: ModelResource['estimate']) => MODEL_RESOURCES.filter((r) => r.estimate === estimate).reduce((n, r) => n + r.measured(parts).opsPerChunk, 0);
   return {
-    copies: layout.chunks * (parts.h2dCopiesPerChunk + parts.d2hCopiesPerChunk),
-    launches: layout.chunks * parts.kernelsPerChunk,
+    copies: layout.chunks * perChunk('copy'),
+    launches: layout.chunks * perChunk('alone'),
     sync: syncOps(layout.streams),
   };
 }
@@ -115,9 +131,11 @@ export function syncOps(streams: number): number {
 /**
  * Each term is a lower bound on the layout's time; the bound is the largest.
  *
- * A stage term is that stage for the whole layout (every chunk paying its copies' or launches' fixed costs) plus the
- * other stages of one chunk: while the pipeline fills, the stage waits for the first chunk to pass the stages before
- * it, and while it drains, the last chunk still has the stages after it to pass.
+ * An engine term, one per resource of the stage table's kinds (the two copy directions as one on a device with one
+ * copy engine; none at all without one, where everything is serial), is that resource for the whole layout (every
+ * chunk paying its copies' or launches' fixed costs) plus the other resources' time for one chunk: while the
+ * pipeline fills, the resource waits for the first chunk to pass the stages before it, and while it drains, the last
+ * chunk still has the stages after it to pass.
  *
  * The link term: both directions share the link, so the copies need at least the bidirectional time. But at the
  * start no D2H can run until chunk 0 is loaded and computed, and at the end no H2D is left while the last chunk is
@@ -132,22 +150,44 @@ export function syncOps(streams: number): number {
  */
 export function layoutBound(parts: DeviceParts, layout: LayoutShape): Bound {
   const C = layout.chunks;
-  const s = chunkStages(parts, layout);
+  const times = resourceTimes(parts, layout);
   let terms: BoundCandidate[];
   if (parts.copyEngines === 0) {
-    terms = [candidate('serial', parts.h2dMs + s.kernelsMs + parts.d2hMs, 0, 0)];
-  } else if (parts.copyEngines === 1) {
-    terms = [candidate('copy engine', C * (s.a + s.d), s.h2dPerOpMs + s.d2hPerOpMs, s.k), candidate('kernels', s.kernelsMs, s.launchPerOpMs, s.a + s.d)];
+    const serialMs = times.reduce((sum, t) => sum + t.serialMs, 0);
+    terms = [candidate('serial', serialMs, 0, 0)];
   } else {
-    terms = [candidate('H2D', C * s.a, s.h2dPerOpMs, s.k + s.d), candidate('kernels', s.kernelsMs, s.launchPerOpMs, s.a + s.d), candidate('D2H', C * s.d, s.d2hPerOpMs, s.a + s.k)];
-    const link = linkTerm(parts, C, s);
+    terms = engineTerms(times, C, parts.copyEngines);
+    const link = parts.copyEngines > 1 ? linkTerm(parts, C, times) : null;
     if (link) terms.push(link);
   }
   const perStream = Math.ceil(C / Math.max(1, layout.streams));
-  if (layout.streams < C) terms.push(candidate('streams', perStream * (s.a + s.k + s.d), 0, 0));
-  if (!parts.gated && layout.issue === 'stream') terms.push(candidate('host issue', hostIssueEstimate(parts, layout), 0, s.d > 0 ? s.d : s.k));
+  if (layout.streams < C) terms.push(candidate('streams', perStream * chunkSum(times), 0, 0));
+  if (!parts.gated && layout.issue === 'stream') {
+    // After its last op is issued the rep still runs the last chunk's last stage: the last resource after the loads
+    // with time on it (the loads went out before the chunk's other ops).
+    const tail = times.slice(1).reduce((last, t) => (t.chunkMs > 0 ? t.chunkMs : last), 0);
+    terms.push(candidate('host issue', hostIssueEstimate(parts, layout), 0, tail));
+  }
   const binding = terms.reduce((best, c) => (c.ms > best.ms ? c : best));
   return { ...binding, terms };
+}
+
+/**
+ * A term per engine: each resource on its own, but on a device with one copy engine the host link's two directions
+ * share it, as one term. Each term fills and drains through the chunk's time on every other resource.
+ */
+function engineTerms(times: readonly ResourceTime[], C: number, copyEngines: number): BoundCandidate[] {
+  const shared = copyEngines === 1 ? times.filter((t) => t.resource.hostLink) : [];
+  const othersMs = (on: readonly ResourceTime[]) => chunkSum(times.filter((t) => !on.includes(t)));
+  const terms: BoundCandidate[] = [];
+  for (const t of times) {
+    if (!shared.includes(t)) terms.push(candidate(t.resource.term, t.steadyMs, t.perOpMs, othersMs([t])));
+    else if (t === shared[0]) {
+      const perOpMs = shared.reduce((sum, s) => sum + s.perOpMs, 0);
+      terms.push(candidate('copy engine', C * chunkSum(shared), perOpMs, othersMs(shared)));
+    }
+  }
+  return terms;
 }
 
 /** Host time to issue one rep of a stream-issued layout, from per-op costs measured apart from it. */
@@ -156,16 +196,23 @@ export function hostIssueEstimate(parts: DeviceParts, layout: LayoutShape): numb
   return ops.copies * parts.hostCopyMs + ops.launches * parts.hostLaunchMs + ops.sync * (parts.hostSyncMs ?? 0);
 }
 
-function linkTerm(parts: DeviceParts, C: number, s: ReturnType<typeof chunkStages>): BoundCandidate | null {
-  const { h2dMs, d2hMs, h2dBytes, d2hBytes, linkMs } = parts;
+function linkTerm(parts: DeviceParts, C: number, times: readonly ResourceTime[]): BoundCandidate | null {
+  // The link's two directions: the first resource over it (the loads) and the last (the stores).
+  const sides = times.filter((t) => t.resource.hostLink);
+  const up = sides[0];
+  const down = sides[sides.length - 1];
+  if (!up || !down || up === down) return null;
+  const upParts = up.resource.measured(parts);
+  const downParts = down.resource.measured(parts);
+  const { linkMs } = parts;
   // With one chunk nothing overlaps, and without traffic both ways there is no sharing to model.
-  if (linkMs === null || C < 2 || h2dBytes <= 0 || d2hBytes <= 0 || h2dMs <= 0 || d2hMs <= 0) return null;
-  const fillMs = s.a + s.k;
-  const drainMs = s.k + s.d;
-  const movedAlone = h2dBytes * Math.min(1, fillMs / (C * s.a)) + d2hBytes * Math.min(1, drainMs / (C * s.d));
+  if (linkMs === null || C < 2 || upParts.bytes <= 0 || downParts.bytes <= 0 || upParts.wholeMs <= 0 || downParts.wholeMs <= 0) return null;
+  const fillMs = chunkSum(times.slice(0, times.indexOf(down)));
+  const drainMs = chunkSum(times.slice(times.indexOf(up) + 1));
+  const movedAlone = upParts.bytes * Math.min(1, fillMs / (C * up.chunkMs)) + downParts.bytes * Math.min(1, drainMs / (C * down.chunkMs));
   const extraCopies = C - parts.linkPieces;
-  const perOpMs = extraCopies * Math.max(parts.h2dCopiesPerChunk * parts.h2dOpMs, parts.d2hCopiesPerChunk * parts.d2hOpMs);
-  const steady = Math.max(0, linkMs * (1 - movedAlone / (h2dBytes + d2hBytes)) + perOpMs);
+  const perOpMs = extraCopies * Math.max(upParts.opsPerChunk * upParts.opMs, downParts.opsPerChunk * downParts.opMs);
+  const steady = Math.max(0, linkMs * (1 - movedAlone / (upParts.bytes + downParts.bytes)) + perOpMs);
   return candidate('link', steady, perOpMs, fillMs + drainMs);
 }
 
@@ -177,11 +224,19 @@ function linkTerm(parts: DeviceParts, C: number, s: ReturnType<typeof chunkStage
  */
 export function idealMs(parts: DeviceParts, kernelsChunkedMs: number | null = null): number {
   const pure = (ms: number, fixed: number) => Math.max(0, ms - fixed);
-  const h2d = pure(parts.h2dMs, parts.h2dCopiesPerChunk * parts.h2dOpMs);
-  const d2h = pure(parts.d2hMs, parts.d2hCopiesPerChunk * parts.d2hOpMs);
-  const link = parts.linkMs !== null && h2d > 0 && d2h > 0 ? pure(parts.linkMs, parts.linkPieces * parts.h2dCopiesPerChunk * parts.h2dOpMs) : 0;
-  const kernels = kernelsChunkedMs !== null && parts.kernelWholeMs > 0 ? Math.min(parts.kernelWholeMs, kernelsChunkedMs) : parts.kernelWholeMs;
-  if (parts.copyEngines === 0) return h2d + kernels + d2h;
-  if (parts.copyEngines === 1) return Math.max(h2d + d2h, kernels);
-  return Math.max(h2d, d2h, link, kernels);
+  const each = MODEL_RESOURCES.map((resource) => {
+    const { wholeMs, opMs, opsPerChunk } = resource.measured(parts);
+    const ms = resource.estimate === 'copy' ? pure(wholeMs, opsPerChunk * opMs) : kernelsChunkedMs !== null && wholeMs > 0 ? Math.min(wholeMs, kernelsChunkedMs) : wholeMs;
+    return { resource, ms };
+  });
+  const sides = each.filter((e) => e.resource.hostLink);
+  const up = sides[0];
+  const down = sides[sides.length - 1];
+  const upParts = up?.resource.measured(parts);
+  const link =
+    parts.linkMs !== null && up && down && up !== down && upParts && up.ms > 0 && down.ms > 0 ? pure(parts.linkMs, parts.linkPieces * upParts.opsPerChunk * upParts.opMs) : 0;
+  const sum = (of: readonly { ms: number }[]) => of.reduce((total, e) => total + e.ms, 0);
+  if (parts.copyEngines === 0) return sum(each);
+  if (parts.copyEngines === 1) return Math.max(sum(sides), ...each.filter((e) => !e.resource.hostLink).map((e) => e.ms));
+  return Math.max(...each.map((e) => e.ms), link);
 }

@@ -1,3 +1,4 @@
+import { MODEL_RESOURCES } from '../stages/index.js';
 import { type Bound, type DeviceParts, layoutBound, type LayoutShape } from './bound.js';
 
 /** A layout the model was evaluated at, and the time it predicts. */
@@ -46,8 +47,10 @@ export function workloadFloor(parts: DeviceParts, measured: LayoutShape, maxChun
 export function predictedShape(parts: DeviceParts, measured: LayoutShape, chunks: number, streams: number): LayoutShape {
   const shape = { chunks, streams, issue: measured.issue };
   if (measured.kernelsChunkedMs === null || (chunks === measured.chunks && streams === measured.streams)) return { ...shape, kernelsChunkedMs: measured.kernelsChunkedMs };
-  const launchesPerChunk = measured.issue === 'graph' ? 0 : parts.kernelsPerChunk * parts.launchOpMs;
+  // The compute measured chunked is the resources whose time is their steps alone (the SMs').
+  const alone = MODEL_RESOURCES.filter((r) => r.estimate === 'alone').map((r) => r.measured(parts));
+  const launchesPerChunk = measured.issue === 'graph' ? 0 : alone.reduce((sum, r) => sum + r.opsPerChunk * r.opMs, 0);
   const scaled = Math.max(0, measured.kernelsChunkedMs + (chunks - measured.chunks) * launchesPerChunk);
-  const fromWhole = parts.kernelWholeMs + (chunks - 1) * launchesPerChunk;
+  const fromWhole = alone.reduce((sum, r) => sum + r.wholeMs, 0) + (chunks - 1) * launchesPerChunk;
   return { ...shape, kernelsChunkedMs: Math.min(scaled, fromWhole) };
 }

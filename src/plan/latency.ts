@@ -1,4 +1,5 @@
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
+import { isWorkOp, stageOf } from '../stages/index.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { overlappedSchedule, type PipelineShape, timedSchedule } from './schedules.js';
 import type { ChunkRange, EventSpec, Op, Schedule, StreamSpec } from './types.js';
@@ -24,14 +25,20 @@ export function latencySchedule(
   const probes: Array<{ begin: string; end: string }> = [];
   const body: Op[] = [];
   const loadsLeft = new Map<number, number>();
-  for (const op of base.body) if (op.kind === 'copy' && op.direction === 'h2d' && op.chunk !== null) loadsLeft.set(op.chunk, (loadsLeft.get(op.chunk) ?? 0) + 1);
+  // A chunk's loads: the ops of the stage kinds whose phase is load.
+  const loadOf = (op: Op) => (isWorkOp(op) && stageOf(op).phase === 'load' ? op.chunk : null);
+  for (const op of base.body) {
+    const chunk = loadOf(op);
+    if (chunk !== null) loadsLeft.set(chunk, (loadsLeft.get(chunk) ?? 0) + 1);
+  }
   for (const op of base.body) {
     body.push(op);
-    if (op.kind !== 'copy' || op.direction !== 'h2d' || op.chunk === null) continue;
-    const left = (loadsLeft.get(op.chunk) ?? 1) - 1;
-    loadsLeft.set(op.chunk, left);
+    const chunk = loadOf(op);
+    if (chunk === null) continue;
+    const left = (loadsLeft.get(chunk) ?? 1) - 1;
+    loadsLeft.set(chunk, left);
     if (left > 0) continue;
-    const i = op.chunk;
+    const i = chunk;
     const ready = `urgent:ready:${i}`;
     const probe = { begin: `urgent:${i}:begin`, end: `urgent:${i}:end` };
     events.push({ id: ready, timing: false }, { id: probe.begin, timing: true }, { id: probe.end, timing: true });

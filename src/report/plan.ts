@@ -2,7 +2,7 @@ import { formatBytes } from '../format.js';
 import { roleLabel } from './labels.js';
 import { describeOp } from '../plan/describe.js';
 import { type Op, type Plan, type Schedule, scheduleOps } from '../plan/types.js';
-import { opBytes } from '../stages/index.js';
+import { nounCounts, opBytes, stage } from '../stages/index.js';
 
 export interface PlanView {
   /** Every op of every mode in issue order, not only the summary. */
@@ -65,18 +65,22 @@ export function renderPlan(plan: Plan, view: PlanView = {}): string {
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-const LAUNCHES: readonly Op['kind'][] = ['kernel', 'gate', 'empty'];
+// The gate and the empty kernel are launches of the plan's own, counted with the kernels'.
+const OWN_LAUNCHES: readonly Op['kind'][] = ['gate', 'empty'];
+const LAUNCH = stage('kernel').look.noun?.one;
 
+/** Each noun the stage table counts ops as, over these ops: the plan's own launches with the kernels'. */
+function counted(ops: readonly Op[]) {
+  const own = ops.filter((o) => OWN_LAUNCHES.includes(o.kind)).length;
+  return nounCounts(ops).map((n) => ({ ...n, count: n.count + (n.one === LAUNCH ? own : 0) }));
+}
+
+/** A schedule's op counts: the nouns every plan shows, its event records and waits, then the nouns it has ops of. */
 function opCounts(ops: readonly Op[]): string {
-  const count = (kinds: readonly Op['kind'][]) => ops.filter((o) => kinds.includes(o.kind)).length;
-  const parts = [
-    plural(count(['copy']), 'copy', 'copies'),
-    plural(count(LAUNCHES), 'kernel launch', 'kernel launches'),
-    plural(count(['record', 'wait']), 'event record or wait', 'event records and waits'),
-  ];
-  const host = count(['host']);
-  const gemms = count(['gemm']);
-  return `${plural(ops.length, 'op')} (${parts.join(', ')}${gemms ? `, ${plural(gemms, 'cuBLAS GEMM')}` : ''}${host ? `, ${plural(host, 'host function')}` : ''})`;
+  const nouns = counted(ops);
+  const shown = (always: boolean) => nouns.filter((n) => n.always === always && (always || n.count > 0)).map((n) => plural(n.count, n.one, n.many));
+  const sync = ops.filter((o) => o.kind === 'record' || o.kind === 'wait').length;
+  return `${plural(ops.length, 'op')} (${[...shown(true), plural(sync, 'event record or wait', 'event records and waits'), ...shown(false)].join(', ')})`;
 }
 
 /** "chunks 1, 3" or, for many, "2500 chunks: 1, 5, 9, …, 9997", so that a summary stays a line. */
@@ -99,7 +103,7 @@ function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): strin
   for (const stream of schedule.streams) {
     const ops = byStream.get(stream.id) ?? [];
     const moved = opBytes(ops);
-    const launches = ops.filter((o) => LAUNCHES.includes(o.kind)).length;
+    const launches = counted(ops).find((n) => n.one === LAUNCH)?.count ?? 0;
     const chunks = [...new Set(ops.flatMap((o) => ('chunk' in o && o.chunk !== null ? [o.chunk] : [])))];
     const bytes = (d: 'h2d' | 'd2h') => formatBytes(moved[d]);
     const peers = moved.peer;

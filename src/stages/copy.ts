@@ -1,5 +1,5 @@
 import { formatBytes } from '../format.js';
-import type { ChunkWork, StageKind } from './stage.js';
+import type { ChunkWork, ModelResource, StageKind } from './stage.js';
 
 /** A chunk of a buffer copied between its host and device copies (cudaMemcpyAsync). */
 export type CopyOp = {
@@ -34,8 +34,13 @@ export function copyOp(
   };
 }
 
+/** A direction of the host link in the overlap model: its copies alone on whole buffers and its small copies' fixed cost. */
+const linkSide = (term: 'H2D' | 'D2H', measured: ModelResource['measured']): ModelResource => ({ term, estimate: 'copy', hostLink: true, measured });
+
+const COPY_NOUN = { one: 'copy', many: 'copies', always: true } as const;
+
 // One op kind, two stages: the direction decides which engine runs it and how it is drawn.
-function copyStage<D extends 'h2d' | 'd2h'>(direction: D, roles: readonly string[], look: StageKind<D, CopyOp>['look']): StageKind<D, CopyOp> {
+function copyStage<D extends 'h2d' | 'd2h'>(direction: D, roles: readonly string[], model: ModelResource, look: Omit<StageKind<D, CopyOp>['look'], 'noun'>): StageKind<D, CopyOp> {
   const what = (op: CopyOp) => `${op.direction.toUpperCase()} of "${op.buffer}"`;
   return {
     id: direction,
@@ -45,8 +50,13 @@ function copyStage<D extends 'h2d' | 'd2h'>(direction: D, roles: readonly string
     moves: (op) => ({ count: direction, bytes: op.bytes }),
     owns: (op) => op.direction === direction,
     touchesDevice: true,
-    cupti: 'memcpy',
-    look,
+    cupti: { kind: 'memcpy', memsets: false },
+    model,
+    // A copy moves bytes: what it lands is what a kernel wrote, and verifies as that kernel's output does.
+    verify: 'exact',
+    writes: (op) => (op.direction === 'h2d' ? [op.buffer] : []),
+    names: () => [],
+    look: { ...look, noun: COPY_NOUN },
     what,
     describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (${formatBytes(op.bytes)})`,
     timeline: (op) => ({ buffer: op.buffer, kernel: null, bytes: op.bytes }),
@@ -56,25 +66,35 @@ function copyStage<D extends 'h2d' | 'd2h'>(direction: D, roles: readonly string
 }
 
 /** Loads: the buffers the GPU reads. */
-export const h2d = copyStage('h2d', ['in', 'inout'], {
-  letter: 'H',
-  colour: '#1f6fd1',
-  name: 'H2D',
-  prefix: 'H2D',
-  always: true,
-  rate: true,
-  terminal: { background: 'bgBlue', foreground: 'whiteBright' },
-  engine: { row: 1000, name: 'H2D copy engine', hostCopy: true, exclusive: true },
-});
+export const h2d = copyStage(
+  'h2d',
+  ['in', 'inout'],
+  linkSide('H2D', (p) => ({ wholeMs: p.h2dMs, opMs: p.h2dOpMs, opsPerChunk: p.h2dCopiesPerChunk, bytes: p.h2dBytes })),
+  {
+    letter: 'H',
+    colour: '#1f6fd1',
+    name: 'H2D',
+    prefix: 'H2D',
+    always: true,
+    rate: true,
+    terminal: { background: 'bgBlue', foreground: 'whiteBright' },
+    engine: { row: 1000, name: 'H2D copy engine', hostCopy: true, exclusive: true },
+  },
+);
 
 /** Stores: the buffers the GPU writes. */
-export const d2h = copyStage('d2h', ['out', 'inout'], {
-  letter: 'D',
-  colour: '#8e3fb5',
-  name: 'D2H',
-  prefix: 'D2H',
-  always: true,
-  rate: true,
-  terminal: { background: 'bgMagenta', foreground: 'whiteBright' },
-  engine: { row: 2000, name: 'D2H copy engine', hostCopy: true, exclusive: true },
-});
+export const d2h = copyStage(
+  'd2h',
+  ['out', 'inout'],
+  linkSide('D2H', (p) => ({ wholeMs: p.d2hMs, opMs: p.d2hOpMs, opsPerChunk: p.d2hCopiesPerChunk, bytes: p.d2hBytes })),
+  {
+    letter: 'D',
+    colour: '#8e3fb5',
+    name: 'D2H',
+    prefix: 'D2H',
+    always: true,
+    rate: true,
+    terminal: { background: 'bgMagenta', foreground: 'whiteBright' },
+    engine: { row: 2000, name: 'D2H copy engine', hostCopy: true, exclusive: true },
+  },
+);

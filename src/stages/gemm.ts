@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { ComputeStep, StageKind, StepBuffer, StepConfig } from './stage.js';
+import { SMS } from './kernel.js';
+import type { ComputeStep, StageKind, StepBuffer, StepConfig, Thunk } from './stage.js';
 
 // A cuBLAS GEMM as a compute step: per chunk, C[m×n] = alpha·A[m×k]·B[k×n] + beta·C in row-major terms, m the chunk's
 // item count. cuBLAS is column-major, so the call computes Cᵀ = Bᵀ·Aᵀ (`columnMajorCall`), which is C row-major
@@ -48,6 +49,38 @@ export type GemmOp = {
   readonly deviceFirst: number;
   readonly spec: GemmSpec;
 };
+
+/** A GEMM operand on the device: its buffer, and the element its chunk starts at. */
+export interface GemmOperandAt {
+  readonly buffer: string;
+  readonly elementOffset: number;
+}
+
+/** The device call a gemm op is issued through, which exec/ implements on the stream's own cuBLAS handle. */
+export interface GemmPrimitive {
+  /**
+   * A cuBLAS GEMM, column-major as cuBLAS takes it, its operands in cuBLAS's order (A, B, C), each a buffer and an
+   * element offset into its device memory. `label` names the op in failures.
+   */
+  gemm(spec: {
+    readonly label: string;
+    readonly call: {
+      readonly transA: 'N' | 'T';
+      readonly transB: 'N' | 'T';
+      readonly m: number;
+      readonly n: number;
+      readonly k: number;
+      readonly lda: number;
+      readonly ldb: number;
+      readonly ldc: number;
+      readonly alpha: number;
+      readonly beta: number;
+      readonly dtype: GemmDtype;
+      readonly cFloat32: boolean;
+    };
+    readonly operands: readonly [GemmOperandAt, GemmOperandAt, GemmOperandAt];
+  }): Thunk;
+}
 
 /** The cuBLAS call (column-major) of a row-major product with m rows, its operands in cuBLAS's order. */
 export interface ColumnMajorCall {
@@ -184,7 +217,7 @@ const what = (op: GemmOp) => {
 /** An operand's element offset in its device buffer: a chunked one at the chunk's first item, a resident one at 0. */
 const offsetOf = (operand: GemmOperand, deviceFirst: number) => (operand.itemSize === null ? 0 : deviceFirst * operand.itemSize);
 
-export const gemm: StageKind<'gemm', GemmOp> = {
+export const gemm: StageKind<'gemm', GemmOp, GemmPrimitive> = {
   id: 'gemm',
   opKind: 'gemm',
   phase: 'compute',
@@ -195,8 +228,15 @@ export const gemm: StageKind<'gemm', GemmOp> = {
   moves: () => null,
   owns: () => true,
   touchesDevice: true,
-  // cuBLAS launches kernels of its own; each carries the correlation id of the call, which the timeline spans.
-  cupti: 'kernel',
+  // cuBLAS launches kernels of its own, and may clear its workspace with a memset among them; each carries the
+  // correlation id of the call, which the timeline spans.
+  cupti: { kind: 'kernel', memsets: true },
+  // On the SMs with the kernels, its time from its mode alone on whole buffers.
+  model: SMS,
+  // cuBLAS may pick another algorithm for a chunk's rows than for the whole buffers: its C takes verify.tolerance.
+  verify: 'tolerance',
+  writes: (op) => [op.spec.c.buffer],
+  names: (op) => [op.gemm],
   look: {
     letter: 'G',
     colour: '#b5179e',
@@ -204,6 +244,7 @@ export const gemm: StageKind<'gemm', GemmOp> = {
     prefix: 'gemm',
     always: false,
     rate: false,
+    noun: { one: 'cuBLAS GEMM', many: 'cuBLAS GEMMs', always: false },
     terminal: { background: 'bgMagenta', foreground: 'whiteBright' },
     // It runs on the SMs: one engine row with the kernels.
     engine: { row: 3000, name: 'SMs', hostCopy: false, exclusive: false },

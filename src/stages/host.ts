@@ -15,6 +15,10 @@ export const host: StageKind<'host', HostOp> = {
   owns: () => true,
   touchesDevice: false,
   cupti: null,
+  // The CPU stage's term is the workers' (measure/model.ts withCpuStage), not an engine of the GPU's.
+  verify: 'exact',
+  writes: () => [],
+  names: () => [],
   look: {
     letter: 'C',
     colour: '#7a7a7a',
@@ -22,6 +26,7 @@ export const host: StageKind<'host', HostOp> = {
     prefix: 'host',
     always: true,
     rate: true,
+    noun: { one: 'host function', many: 'host functions', always: false },
     terminal: { background: 'bgGray', foreground: 'black' },
     engine: { row: 4000, name: 'host ops', hostCopy: false, exclusive: false },
   },

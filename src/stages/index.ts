@@ -1,21 +1,39 @@
 import { type CopyOp, d2h, h2d } from './copy.js';
-import { type GemmOp, gemm } from './gemm.js';
+import { type GemmOp, type GemmPrimitive, gemm } from './gemm.js';
 import { host, type HostOp } from './host.js';
 import { kernel, type KernelOp } from './kernel.js';
 import { peer, type PeerOp } from './peer.js';
-import type { ChunkWork, DescribeContext, IssuedOp, IssuePrimitives, StageKind, StepConfig, TimelineFields } from './stage.js';
+import type { ChunkWork, DescribeContext, IssuedOp, ModelResource, RuntimePrimitives, StageKind, StepConfig, TimelineFields } from './stage.js';
 
 // The table of stage kinds: the one place that lists them. Everything else (the planner's work ops, the issuer,
 // the timeline, every picture's legend, letters, colours and engine rows, the Result's op kinds, messages) reads
-// it. A new kind is a module beside these, its op in `WorkOp` and a row here.
+// it. A new kind is a module beside these, its op in `WorkOp`, a row here, and the device call it declares (a
+// library kind's) in `IssuePrimitives`.
 
 export type { CopyOp, GemmOp, HostOp, KernelOp, PeerOp };
-export { columnMajorCall, GEMM_DTYPES, type GemmSpec, gemmBytesRead, gemmFlops } from './gemm.js';
+export { columnMajorCall, GEMM_DTYPES, type GemmOperandAt, type GemmPrimitive, type GemmSpec, gemmBytesRead, gemmFlops } from './gemm.js';
 export { copyOp } from './copy.js';
-export type { ChunkWork, ComputeStep, DescribeContext, GemmOperandAt, StepBuffer, StepConfig, IssuedOp, IssuePrimitives, StageKind, Thunk, TimelineFields } from './stage.js';
+export type {
+  ChunkWork,
+  ComputeStep,
+  CuptiRecord,
+  DescribeContext,
+  ModelParts,
+  ModelResource,
+  StepBuffer,
+  StepConfig,
+  IssuedOp,
+  RuntimePrimitives,
+  StageKind,
+  Thunk,
+  TimelineFields,
+} from './stage.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
 export type WorkOp = CopyOp | KernelOp | GemmOp | HostOp | PeerOp;
+
+/** Every device call the table's kinds issue through: the runtime's, and each library kind's own. */
+export type IssuePrimitives = RuntimePrimitives & GemmPrimitive;
 
 /** Every stage kind, in the order pictures list them: load, compute, store, host work, peer copies. */
 export const STAGE_KINDS = [h2d, kernel, gemm, d2h, host, peer] as const;
@@ -33,7 +51,7 @@ const WORK_OP_KINDS: ReadonlySet<string> = new Set(STAGE_KINDS.map((s) => s.opKi
 export const isWorkOp = <O extends { readonly kind: string }>(op: O): op is Extract<O, WorkOp> => WORK_OP_KINDS.has(op.kind);
 
 // A stage kind with its op type erased, so the table can be searched by a work op of any kind.
-type AnyStage = StageKind<Stage, WorkOp>;
+type AnyStage = StageKind<Stage, WorkOp, IssuePrimitives>;
 const table = STAGE_KINDS as unknown as readonly AnyStage[];
 
 /** The stage kind of a work op. */
@@ -111,4 +129,38 @@ export function opBytes(ops: readonly { readonly kind: string }[]): { h2d: numbe
     if (moved) bytes[moved.count] += moved.bytes;
   }
   return bytes;
+}
+
+/** The overlap model's resources, each once, in the table's order (the pipeline's: loads, compute, stores). */
+export const MODEL_RESOURCES: readonly ModelResource[] = [...new Set(table.flatMap((s) => (s.model ? [s.model] : [])))];
+
+/** The GPU work a body's ops run, by label, each once: a failure's "kernels in flight". */
+export const workNames = (ops: readonly ({ readonly kind: string } | undefined)[]): string[] => [
+  ...new Set(ops.flatMap((op) => (op && isWorkOp(op) ? stageOf(op).names(op) : []))),
+];
+
+/**
+ * Whether an output buffer may take the config's tolerance: some op of the schedule that may write it is of a kind
+ * whose results may vary by layout. Otherwise it verifies byte for byte.
+ */
+export function takesTolerance(buffer: string, ops: readonly { readonly kind: string }[]): boolean {
+  return ops.some((op) => {
+    if (!isWorkOp(op)) return false;
+    const kind = stageOf(op);
+    if (kind.verify !== 'tolerance') return false;
+    const writes = kind.writes(op);
+    return writes === null || writes.includes(buffer);
+  });
+}
+
+/** The printed plan's count of each noun the table's kinds are counted as, in the table's order. */
+export function nounCounts(ops: readonly { readonly kind: string }[]): { one: string; many: string; always: boolean; count: number }[] {
+  const counts = new Map<string, { one: string; many: string; always: boolean; count: number }>();
+  for (const s of table) if (s.look.noun && !counts.has(s.look.noun.one)) counts.set(s.look.noun.one, { ...s.look.noun, count: 0 });
+  for (const op of ops) {
+    const noun = isWorkOp(op) ? stageOf(op).look.noun : null;
+    const entry = noun && counts.get(noun.one);
+    if (entry) entry.count += 1;
+  }
+  return [...counts.values()];
 }

@@ -1,4 +1,4 @@
-import type { StageKind } from './stage.js';
+import type { ModelResource, StageKind } from './stage.js';
 
 export type KernelOp = {
   readonly kind: 'kernel';
@@ -16,6 +16,17 @@ const what = (op: KernelOp, kernels: readonly { readonly label: string; readonly
   return `kernel ${op.kernel}${kernel && kernel.entry !== op.kernel ? ` (${kernel.entry})` : ''}`;
 };
 
+/**
+ * The SMs in the overlap model: every compute step's time alone on whole buffers (a mode per step), or all of them
+ * chunked as the layout runs them, and the fixed cost of a launch.
+ */
+export const SMS: ModelResource = {
+  term: 'kernels',
+  estimate: 'alone',
+  hostLink: false,
+  measured: (p) => ({ wholeMs: p.kernelWholeMs, opMs: p.launchOpMs, opsPerChunk: p.kernelsPerChunk, bytes: 0 }),
+};
+
 /** A kernel from kernels/ over the chunk's element range, launched from a launch record built once. */
 export const kernel: StageKind<'kernel', KernelOp> = {
   id: 'kernel',
@@ -25,7 +36,12 @@ export const kernel: StageKind<'kernel', KernelOp> = {
   moves: () => null,
   owns: () => true,
   touchesDevice: true,
-  cupti: 'kernel',
+  cupti: { kind: 'kernel', memsets: false },
+  model: SMS,
+  // A user's kernel may sum in another order per layout (atomics, a grid that follows the chunk): the config says.
+  verify: 'tolerance',
+  writes: () => null,
+  names: (op) => [op.kernel],
   look: {
     letter: 'K',
     colour: '#2a9d3a',
@@ -33,6 +49,7 @@ export const kernel: StageKind<'kernel', KernelOp> = {
     prefix: 'kernel',
     always: true,
     rate: false,
+    noun: { one: 'kernel launch', many: 'kernel launches', always: true },
     terminal: { background: 'bgGreen', foreground: 'black' },
     engine: { row: 3000, name: 'SMs', hostCopy: false, exclusive: false },
   },

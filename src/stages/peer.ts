@@ -23,6 +23,9 @@ export const peer: StageKind<'peer', PeerOp> = {
   // A ring of slots is a one-device layout; peer copies run only in plans over several devices, which have none.
   touchesDevice: false,
   cupti: null,
+  verify: 'exact',
+  writes: (op) => [op.buffer],
+  names: () => [],
   look: {
     letter: 'P',
     colour: '#d9822b',
@@ -30,6 +33,8 @@ export const peer: StageKind<'peer', PeerOp> = {
     prefix: 'peer',
     always: false,
     rate: true,
+    // The printed plan counts peer copies in its total and its bytes.
+    noun: null,
     terminal: { background: 'bgYellow', foreground: 'black' },
     engine: { row: 5000, name: 'peer copies', hostCopy: false, exclusive: true },
   },

@@ -1,6 +1,6 @@
 // What a stage kind is: one descriptor per kind owns everything the rest of the code needs to know about it (its
 // op, how it is described, issued, traced and drawn), and the rest reads the table in ./index.ts. Pure data and pure
-// functions: a stage issues its op through `IssuePrimitives`, which exec/ implements, so no CUDA handle, pointer or
+// functions: a stage issues its op through the primitives of `IssuePrimitives` (./index.ts), which exec/ implements, so no CUDA handle, pointer or
 // koffi type reaches this folder and the planner and the renderers may import it.
 
 import type { ZodType } from 'zod';
@@ -23,43 +23,17 @@ export interface IssuedOp {
 
 /**
  * The device layer in the plan's terms, bound by exec/ to one op's stream and device: buffers by name, devices by
- * index. A new stage kind that calls a library adds its call here (exec/ keeps the library's per-stream handles
- * and workspaces, made once when the schedule is bound, so a graph capture records the call like any other).
+ * index. These are the runtime's own calls; a stage kind that calls a library declares its call in its module
+ * (`GemmPrimitive`), the table's `IssuePrimitives` (./index.ts) adds it, and exec/ implements it, keeping the
+ * library's per-stream handles and workspaces, made once when the schedule is bound, so a graph capture records
+ * the call like any other.
  */
-export interface IssuePrimitives {
+export interface RuntimePrimitives {
   copy(spec: { readonly buffer: string; readonly hostOffset: number; readonly deviceOffset: number; readonly bytes: number; readonly direction: 'h2d' | 'd2h' }): Thunk;
   peerCopy(spec: { readonly buffer: string; readonly from: number; readonly to: number; readonly deviceOffset: number; readonly bytes: number }): Thunk;
   kernel(spec: { readonly kernel: string; readonly first: number; readonly count: number; readonly deviceFirst: number }): Thunk;
   /** A host function over the chunk's output bytes on the host (the plan's host stage), with its tag. */
   hostCall(spec: { readonly chunk: number | null }): IssuedOp;
-  /**
-   * A cuBLAS GEMM on the stream's own handle, column-major as cuBLAS takes it, its operands in cuBLAS's order (A, B,
-   * C), each a buffer and an element offset into its device memory. `label` names the op in failures.
-   */
-  gemm(spec: {
-    readonly label: string;
-    readonly call: {
-      readonly transA: 'N' | 'T';
-      readonly transB: 'N' | 'T';
-      readonly m: number;
-      readonly n: number;
-      readonly k: number;
-      readonly lda: number;
-      readonly ldb: number;
-      readonly ldc: number;
-      readonly alpha: number;
-      readonly beta: number;
-      readonly dtype: 'fp32' | 'tf32' | 'fp16' | 'bf16';
-      readonly cFloat32: boolean;
-    };
-    readonly operands: readonly [GemmOperandAt, GemmOperandAt, GemmOperandAt];
-  }): Thunk;
-}
-
-/** A GEMM operand on the device: its buffer, and the element its chunk starts at. */
-export interface GemmOperandAt {
-  readonly buffer: string;
-  readonly elementOffset: number;
 }
 
 /** What a library stage reads of a config buffer when it resolves its entry. */
@@ -140,11 +114,58 @@ export interface EngineLook {
   readonly exclusive: boolean;
 }
 
+/** What a CUPTI activity record of an op is, where CUPTI reports it, and whether memsets among its records are its time. */
+export interface CuptiRecord {
+  readonly kind: 'memcpy' | 'kernel';
+  /** A library call (cuBLAS) may clear its scratch with a memset among its kernels: all of it is the call's time. */
+  readonly memsets: boolean;
+}
+
+/** The parts of the overlap model, as the Result's `analysis.model.parts` records them (measure/bound.ts's DeviceParts). */
+export interface ModelParts {
+  readonly h2dMs: number;
+  readonly d2hMs: number;
+  readonly kernelWholeMs: number;
+  readonly h2dBytes: number;
+  readonly d2hBytes: number;
+  readonly h2dCopiesPerChunk: number;
+  readonly d2hCopiesPerChunk: number;
+  readonly kernelsPerChunk: number;
+  readonly h2dOpMs: number;
+  readonly d2hOpMs: number;
+  readonly launchOpMs: number;
+}
+
+/**
+ * A resource of the overlap model (measure/bound.ts): what a kind's ops occupy, whose time on a layout is one of the
+ * bound's terms. Kinds that name one resource add up on it (kernels and GEMMs on the SMs), so a new kind on an
+ * existing resource joins the model by naming it; a new resource needs parts of its own in the Result.
+ */
+export interface ModelResource {
+  /** The bound's term for it. */
+  readonly term: 'H2D' | 'kernels' | 'D2H';
+  /**
+   * How its time on a layout comes from the modes measured apart from any layout. `copy`: its copies alone on whole
+   * buffers, cut into chunks that each pay the fixed cost of a small copy. `alone`: its steps alone on whole buffers,
+   * or all of them chunked as the layout runs them where that was measured, each chunk paying the fixed cost of a
+   * launch, which a graph replay does not pay.
+   */
+  readonly estimate: 'copy' | 'alone';
+  /**
+   * A copy over the host link: the link term shares the link between the first and last such resource (loads and
+   * stores), and on a device with one copy engine they are one term.
+   */
+  readonly hostLink: boolean;
+  /** Its measured parts: time alone on whole buffers, fixed cost of one op, ops a chunk issues, bytes moved. */
+  measured(parts: ModelParts): { readonly wholeMs: number; readonly opMs: number; readonly opsPerChunk: number; readonly bytes: number };
+}
+
 /**
  * One stage kind. `Id` is the kind the Result's timeline gives its ops; `O` is the plan's op it issues (one op kind
- * may serve several stages, as a copy serves H2D and D2H, told apart by `owns`).
+ * may serve several stages, as a copy serves H2D and D2H, told apart by `owns`); `P` the device calls it issues it
+ * through.
  */
-export interface StageKind<Id extends string = string, O extends WorkOpBase = WorkOpBase> {
+export interface StageKind<Id extends string = string, O extends WorkOpBase = WorkOpBase, P = RuntimePrimitives> {
   readonly id: Id;
   readonly opKind: O['kind'];
   /**
@@ -164,8 +185,23 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   owns(op: O): boolean;
   /** Whether the op reads or writes device buffers, so a ring of device slots must order it. */
   readonly touchesDevice: boolean;
-  /** What a CUPTI activity record of the op is, where CUPTI reports it. */
-  readonly cupti: 'memcpy' | 'kernel' | null;
+  /** What CUPTI records of the op, where CUPTI reports it. */
+  readonly cupti: CuptiRecord | null;
+  /**
+   * Its term in the overlap model: the resource its ops occupy. Absent for a kind with a term of its own (the host
+   * stage's CPU term) or none (peer copies: a plan over several devices has no layout bound).
+   */
+  readonly model?: ModelResource;
+  /**
+   * How the outputs it writes are verified against serial's: `exact`, byte for byte whatever the config says;
+   * `tolerance`, as numbers within the config's verify.tolerance where it gives one (a kernel's or a library's sums may
+   * change with the algorithm or the order a layout gets), byte for byte otherwise.
+   */
+  readonly verify: 'exact' | 'tolerance';
+  /** The device buffers the op writes, where the kind knows them; null: any (a kernel's arguments say no direction). */
+  writes(op: O): readonly string[] | null;
+  /** The GPU work the op runs, by label, for a failure's "kernels in flight": a kernel's or a library call's. */
+  names(op: O): readonly string[];
   /** Its look in every picture. `always`: a legend lists it even where no rep has one. */
   readonly look: {
     readonly letter: string;
@@ -178,6 +214,11 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
     readonly always: boolean;
     /** Whether a rate (GB/s) means something for it: bytes moved, not bytes given. */
     readonly rate: boolean;
+    /**
+     * What the printed plan counts its ops as (kinds with one noun are counted together), and whether every plan's
+     * summary shows the count or only a plan with such ops; null: counted in the total only.
+     */
+    readonly noun: { readonly one: string; readonly many: string; readonly always: boolean } | null;
   };
   /** The op's subject in words, without its chunk: `kernel fma (fma_loop)`, `H2D of "x"`. */
   what(op: O, context: DescribeContext): string;
@@ -188,7 +229,7 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   /** The subject of an op's label on a picture, from its timeline fields. */
   subject(op: { readonly buffer: string | null; readonly kernel: string | null }): string | null;
   /** Binds the op to the device layer: what the rep loop calls. */
-  issue(op: O, primitives: IssuePrimitives): IssuedOp;
+  issue(op: O, primitives: P): IssuedOp;
   /** A hint for a failure while the op ran, where there is one to give. */
   readonly failureHint?: string;
 }

@@ -11,6 +11,7 @@ import { buildTrace } from '../../src/report/trace.js';
 import { type TimelineOp, type TracedRep, TracedRepSchema } from '../../src/result/schema.js';
 import { traceSchedule } from '../../src/plan/trace.js';
 import type { Schedule } from '../../src/plan/types.js';
+import { stage } from '../../src/stages/index.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 
 const close = (actual: number, expected: number, what = '', tolerance = 1e-9) => assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual} ≠ ${expected}`);
@@ -106,7 +107,7 @@ describe('CUPTI records', () => {
       dropped: 0,
       malformed: 0,
     };
-    const matched = matchActivity(collection, ['memcpy', 'kernel', 'memcpy']);
+    const matched = matchActivity(collection, [stage('h2d').cupti, stage('kernel').cupti, stage('d2h').cupti]);
     assert.deepEqual(matched.spans, [
       { start: 0, end: 300 },
       { start: 310, end: 500 },

@@ -12,7 +12,7 @@ import { renderGantt } from '../../src/report/gantt.js';
 import { renderSvg } from '../../src/report/svg.js';
 import { buildTrace } from '../../src/report/trace.js';
 import type { RunResult } from '../../src/result/schema.js';
-import { type ChunkWork, columnMajorCall, type GemmSpec, gemmBytesRead, gemmFlops, type IssuePrimitives, issueWorkOp, phaseOps } from '../../src/stages/index.js';
+import { type ChunkWork, columnMajorCall, type GemmSpec, gemmBytesRead, gemmFlops, type IssuePrimitives, issueWorkOp, phaseOps, stage } from '../../src/stages/index.js';
 import { runCli } from '../helpers/cli.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 
@@ -235,7 +235,7 @@ describe('a gemm on the timeline', () => {
       dropped: 0,
       malformed: 0,
     };
-    const matched = matchActivity(collection, ['kernel', 'kernel']);
+    const matched = matchActivity(collection, [stage('gemm').cupti, stage('gemm').cupti]);
     assert.deepEqual(matched.spans, [
       { start: 90, end: 900 },
       { start: 950, end: 990 },
@@ -250,7 +250,7 @@ describe('a gemm on the timeline', () => {
       dropped: 0,
       malformed: 0,
     };
-    assert.deepEqual(matchActivity(collection, ['kernel']).spans, [null]);
+    assert.deepEqual(matchActivity(collection, [stage('gemm').cupti]).spans, [null]);
   });
 
   it("draws gemm ops with the letter G and names them in the legends of the Gantt chart, the SVG and the trace's SMs track", () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { chunkStages, type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape } from '../../src/measure/bound.js';
+import { type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape, resourceTimes } from '../../src/measure/bound.js';
 import { DEFAULT_POLICY, policyFromConfig, type RepetitionPolicy, StoppingCriterion } from '../../src/measure/policy.js';
 import type { RepOptions, RepTiming } from '../../src/measure/runner.js';
 import { outlierIndexes, relativeMadNoise, relativeMedianError, summarize } from '../../src/measure/stats.js';
@@ -130,22 +130,34 @@ const kernels = 3 + 7 * 0.01;
 const k = kernels / 8;
 
 describe('the bound, term by term', () => {
-  it('cuts the stages into chunks that each pay the fixed costs', () => {
-    const s = chunkStages(parts, eight);
-    for (const [name, expected] of [
-      ['a', a],
-      ['d', d],
-      ['k', k],
-      ['kernelsMs', kernels],
-      ['h2dPerOpMs', 7 * 0.02],
-      ['d2hPerOpMs', 7 * 0.02],
-      ['launchPerOpMs', 7 * 0.01],
+  it("cuts each resource's time into chunks that each pay the fixed costs", () => {
+    const byTerm = (p: DeviceParts, l: LayoutShape) => Object.fromEntries(resourceTimes(p, l).map((t) => [t.resource.term, t]));
+    const s = byTerm(parts, eight);
+    assert.deepEqual(Object.keys(s), ['H2D', 'kernels', 'D2H']);
+    for (const [name, actual, expected] of [
+      ['a', s.H2D?.chunkMs, a],
+      ['d', s.D2H?.chunkMs, d],
+      ['k', s.kernels?.chunkMs, k],
+      ['H2D steady', s.H2D?.steadyMs, 8 * a],
+      ['kernels steady', s.kernels?.steadyMs, kernels],
+      ['h2dPerOpMs', s.H2D?.perOpMs, 7 * 0.02],
+      ['d2hPerOpMs', s.D2H?.perOpMs, 7 * 0.02],
+      ['launchPerOpMs', s.kernels?.perOpMs, 7 * 0.01],
+      ['H2D serial', s.H2D?.serialMs, 4],
+      ['kernels serial', s.kernels?.serialMs, kernels],
     ] as const) {
-      close(s[name], expected, name);
+      close(actual ?? Number.NaN, expected, name);
     }
-    const none = chunkStages({ ...parts, h2dMs: 0, d2hMs: 0, kernelWholeMs: 0 }, eight);
-    assert.deepEqual([none.a, none.d, none.kernelsMs, none.h2dPerOpMs, none.d2hPerOpMs, none.launchPerOpMs], [0, 0, 0, 0, 0, 0]);
-    close(chunkStages(parts, { ...eight, kernelsChunkedMs: 4 }).k, 0.5);
+    const none = resourceTimes({ ...parts, h2dMs: 0, d2hMs: 0, kernelWholeMs: 0 }, eight);
+    assert.deepEqual(
+      none.map((t) => [t.chunkMs, t.steadyMs, t.perOpMs]),
+      [
+        [0, 0, 0],
+        [0, 0, 0],
+        [0, 0, 0],
+      ],
+    );
+    close(byTerm(parts, { ...eight, kernelsChunkedMs: 4 }).kernels?.chunkMs ?? Number.NaN, 0.5);
   });
 
   it('counts the ops the host issues: the work, two events, and a fork, a wait and a join per further stream', () => {
@@ -184,11 +196,11 @@ describe('the bound, term by term', () => {
     // pieces the link was measured in, so the link term is only its fill and drain.
     const heavy = { ...parts, kernelWholeMs: 30 };
     const b = layoutBound(heavy, { ...eight, chunks: 2 });
-    const s = chunkStages(heavy, { ...eight, chunks: 2 });
+    const [up, sms, down] = resourceTimes(heavy, { ...eight, chunks: 2 }).map((t) => t.chunkMs);
     const link = b.terms.find((t) => t.term === 'link');
-    assert.ok(link);
+    assert.ok(link && up !== undefined && sms !== undefined && down !== undefined);
     close(link.steadyMs, 0);
-    close(link.ms, s.a + 2 * s.k + s.d);
+    close(link.ms, up + 2 * sms + down);
   });
 
   it("takes host issue from the per-op host costs times the layout's ops, and the kernels for the last op when there is no D2H", () => {
