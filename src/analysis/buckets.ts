@@ -126,12 +126,12 @@ export function stepBound(shape: StepShape, buckets: number, cost: (bytes: numbe
 }
 
 /**
- * The bucket count with the least bound over every count the layers allow; on a tie the fewer buckets (fewer
- * calls, the same time). Quadratic in the layers, which number in the hundreds at most.
+ * The bucket count with the least bound over every count the layers allow, up to `maxBuckets`; on a tie the fewer
+ * buckets (fewer calls, the same time). Quadratic in the counts searched.
  */
-export function bestBuckets(shape: StepShape, cost: (bytes: number) => number): StepBound {
+export function bestBuckets(shape: StepShape, cost: (bytes: number) => number, maxBuckets = shape.layers): StepBound {
   let best = stepBound(shape, 1, cost);
-  for (let b = 2; b <= shape.layers; b += 1) {
+  for (let b = 2; b <= Math.min(shape.layers, maxBuckets); b += 1) {
     const bound = stepBound(shape, b, cost);
     if (bound.buckets === b && bound.ms < best.ms) best = bound;
   }
