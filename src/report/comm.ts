@@ -30,7 +30,7 @@ export function commLines(result: CommResult): string[] {
     if (!c) continue;
     const bw = collectiveBandwidth(c.collective, c.bytes / c.calls, ranks, mode.stats.median / c.calls);
     lines.push(
-      `  ${COLLECTIVE_NAMES[c.collective]} alone: ${c.calls} call${c.calls === 1 ? '' : 's'} of ${formatBytes(c.bytes / c.calls)} per rank in ${formatMs(mode.stats.median)} (median): ${bandwidthText(bw, ranks)}`,
+      `  ${COLLECTIVE_NAMES[c.collective]} alone: ${c.calls} call${c.calls === 1 ? '' : 's'} moving ${formatBytes(c.bytes)} per rank in ${formatMs(mode.stats.median)} (median): ${bandwidthText(bw, ranks)}`,
     );
   }
   if (!alone.length) lines.push('  the collective alone: not measured');
@@ -88,7 +88,7 @@ function modelLines(result: CommResult, alone: ModeResult | undefined, ranks: nu
   const name = COLLECTIVE_NAMES[c.collective];
   const limit = bound.limitedBy === 'compute' ? `the compute, then the last bucket's ${name} (${formatMs(bound.lastCommMs)})` : `the ${name}s back to back after the first bucket`;
   const lines = [
-    `  bucket model: ${shape.layers} layers computing ${formatMs(shape.computeMs)} (kernels alone), ${bound.buckets} buckets of ${formatBytes(bound.bucketBytes)}, ` +
+    `  bucket model: ${shape.layers} ${result.pipeline.items === undefined ? 'elements' : 'layers'} computing ${formatMs(shape.computeMs)} (kernels alone), ${bound.buckets} buckets of ${formatBytes(bound.bucketBytes)}, ` +
       `${name}s ${formatMs(bound.commMs)} at the collective alone's rate: bound ${formatMs(bound.ms)} (limited by ${limit}) against ${formatMs(measured)} measured, efficiency ${(bound.ms / measured).toFixed(2)}`,
   ];
   const samples = aloneModes(result.modes).flatMap((m) =>

@@ -81,7 +81,7 @@ describe('the communication section of a report', () => {
     assert.deepEqual(commLines(ddpResult([alone(4, [10, 10.4])])), [
       'communication: NCCL 2.21.5, 2 ranks, this process drives GPUs 0, 1, NVLink multicast off:',
       // 256 MiB a call in 10.2 / 4 ms: 105.3 GB/s, and on two ranks the bus factor 2(n−1)/n is 1.
-      '  all-reduce alone: 4 calls of 256 MiB per rank in 10.20 ms (median): algbw 105.3 GB/s, busbw 105.3 GB/s',
+      '  all-reduce alone: 4 calls moving 1 GiB per rank in 10.20 ms (median): algbw 105.3 GB/s, busbw 105.3 GB/s',
       // GPU 0 communicates 2..12 and computes 0..8 (its D2H is no computation); GPU 1 communicates 3..11, computes 0..8.
       '  overlapped on GPU 0, traced rep: GPU 0 10.00 ms communicating, 4.000 ms exposed, 60.0% overlapped; ' +
         'GPU 1 8.000 ms communicating, 3.000 ms exposed, 62.5% overlapped; all 7.000 ms exposed, 61.1% overlapped',
@@ -99,6 +99,11 @@ describe('the communication section of a report', () => {
       lines.at(-1),
       '  best bucket size predicted: 256 MiB (4 buckets), bound 12.00 ms; all-reduce α 500.0 µs a call, 134.2 GB/s bus bandwidth, fitted over 2 message sizes',
     );
+  });
+
+  it('counts elements, not layers, where the config gave no items', () => {
+    const lines = commLines({ ...ddpResult([alone(4, [10, 10.4])]), pipeline: { ...base.pipeline, elements: 8 } });
+    assert.match(lines[3] ?? '', /^ {2}bucket model: 8 elements computing 8\.000 ms/);
   });
 
   it('says what is missing: no collective alone, no traced rep', () => {
