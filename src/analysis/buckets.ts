@@ -132,8 +132,9 @@ export function stepBound(shape: StepShape, buckets: number, cost: (bytes: numbe
 export function bestBuckets(shape: StepShape, cost: (bytes: number) => number, maxBuckets = shape.layers): StepBound {
   let best = stepBound(shape, 1, cost);
   for (let b = 2; b <= Math.min(shape.layers, maxBuckets); b += 1) {
+    // A count that equal whole-layer buckets cannot make gives an earlier count's buckets again: never better.
     const bound = stepBound(shape, b, cost);
-    if (bound.buckets === b && bound.ms < best.ms) best = bound;
+    if (bound.ms < best.ms) best = bound;
   }
   return best;
 }

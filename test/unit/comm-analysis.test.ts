@@ -67,6 +67,19 @@ describe('exposed communication and the overlap fraction', () => {
     assert.deepEqual(analysis.perDevice, [{ device: 0, commMs: 6, overlappedMs: 1, exposedMs: 5, overlap: 1 / 6 }]);
   });
 
+  it('lists devices by index, and a device whose collectives took no time has no overlap fraction', () => {
+    const analysis = commOverlap([op('collective', 1, 0, 2), op('collective', 0, 3, 3), op('kernel', 1, 1, 5)]);
+    assert.deepEqual(analysis.perDevice, [
+      { device: 0, commMs: 0, overlappedMs: 0, exposedMs: 0, overlap: null },
+      { device: 1, commMs: 2, overlappedMs: 1, exposedMs: 1, overlap: 0.5 },
+    ]);
+  });
+
+  it('an op with half an engine interval keeps its events', () => {
+    const analysis = commOverlap([op('collective', 0, 0, 4), op('kernel', 0, 0, 2, { engineStartMs: 1 })]);
+    assert.equal(analysis.total.overlappedMs, 2);
+  });
+
   it('without collectives there is no device and no overlap fraction', () => {
     const analysis = commOverlap([op('kernel', 0, 0, 1)]);
     assert.deepEqual(analysis.perDevice, []);
@@ -107,6 +120,24 @@ describe('the α–β model of a collective', () => {
     assert.equal(withAlpha('allreduce', 2, sample, 0.52), null);
   });
 
+  it('ignores samples without calls or time, and refuses a fit in which bigger messages are faster', () => {
+    const samples = [
+      { calls: 10, bytes: 1e7, ms: 0.25 },
+      { calls: 2, bytes: 2e8, ms: 1.04 },
+    ];
+    const model = fitAlphaBeta('allreduce', 2, [...samples, { calls: 0, bytes: 5e8, ms: 3 }, { calls: 1, bytes: 5e8, ms: 0 }]);
+    assert.ok(model);
+    close(model.gbPerSecond, 200);
+    assert.equal(
+      fitAlphaBeta('allreduce', 2, [
+        { calls: 1, bytes: 1e6, ms: 2 },
+        { calls: 1, bytes: 1e8, ms: 1 },
+      ]),
+      null,
+    );
+    assert.equal(withAlpha('allreduce', 2, { calls: 1, bytes: 0, ms: 1 }, 0), null);
+  });
+
   it('a negative intercept is refitted through the origin: α is a cost', () => {
     const model = fitAlphaBeta('allreduce', 2, [
       { calls: 1, bytes: 1e6, ms: 0.001 },
@@ -145,6 +176,15 @@ describe('the bucket model of a data-parallel step', () => {
     close(bound.lastCommMs, 0.3);
   });
 
+  it('is limited by compute when the collectives after the first bucket end before the compute and last collective would', () => {
+    // 2 + 4 × 1.9 = 9.6 ms of collectives after the first bucket, under 8 + 1.9 ms.
+    const bound = stepBound(shape, 4, () => 1.9);
+    close(bound.ms, 9.9);
+    assert.equal(bound.limitedBy, 'compute');
+    // A tie (8 + 4 = 4 + 2 × 4) is the compute's.
+    assert.equal(stepBound(shape, 2, () => 4).limitedBy, 'compute');
+  });
+
   it('uneven buckets (8 layers in 3: 3, 3, 2) follow the recurrence', () => {
     const bound = stepBound(shape, 3, slowComm);
     assert.equal(bound.buckets, 3);
@@ -158,6 +198,10 @@ describe('the bucket model of a data-parallel step', () => {
     const best = bestBuckets(shape, slowComm);
     assert.equal(best.buckets, 4);
     assert.equal(best.ms, 12);
+  });
+
+  it('searches no more bucket counts than asked', () => {
+    assert.equal(bestBuckets(shape, slowComm, 2).buckets, 2);
   });
 
   it('on a tie the fewer buckets win', () => {
