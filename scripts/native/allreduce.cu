@@ -32,9 +32,10 @@
 #else
 #define HAVE_NCCL_H 0
 typedef struct ncclComm *ncclComm_t;
-typedef enum { ncclSuccess = 0 } ncclResult_t;
-typedef enum { ncclFloat32 = 7 } ncclDataType_t;
-typedef enum { ncclSum = 0 } ncclRedOp_t;
+// A fixed underlying type, so that every code NCCL returns is a valid value (nccl.h's enums are int-sized).
+typedef enum : int { ncclSuccess = 0 } ncclResult_t;
+typedef enum : int { ncclFloat32 = 7 } ncclDataType_t;
+typedef enum : int { ncclSum = 0 } ncclRedOp_t;
 extern "C" {
 ncclResult_t ncclGetVersion(int *version);
 ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist);
@@ -182,8 +183,9 @@ int main(int argc, char **argv) {
   // Before NCCL loads: it reads the variable when its first communicator is made.
   setenv("NCCL_NVLS_ENABLE", "0", 0);
   int visible = 0;
-  if (cudaGetDeviceCount(&visible) != cudaSuccess || visible == 0) {
-    fprintf(stderr, "no CUDA device\n");
+  cudaError_t found = cudaGetDeviceCount(&visible);
+  if (found != cudaSuccess || visible == 0) {
+    fprintf(stderr, "no CUDA device (%s)\n", found != cudaSuccess ? cudaGetErrorString(found) : "none visible");
     return 3;
   }
   int n = gpusAsked ? gpusAsked : visible;
