@@ -69,6 +69,10 @@ export const HOST_THREADS = ['workers', 'js'] as const;
 /** Where a host stage runs: a pool of worker threads fed by events, or the JS thread through cudaLaunchHostFunc. */
 export type HostThread = (typeof HOST_THREADS)[number];
 
+export const COLLECTIVES = ['allreduce', 'reducescatter', 'allgather'] as const;
+/** The NCCL collectives a collective op can run (all-reduce sums). */
+export type Collective = (typeof COLLECTIVES)[number];
+
 /** A stream priority as a config gives it: the device's highest or lowest, or a number checked against its range. */
 export type PriorityLevel = 'high' | 'low' | number;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CrossDeviceSchema, DeviceTimesSchema, PeerPathSchema, ScalingSchema } from './devices.js';
 import { BoundTermSchema, ModelAnalysisSchema, SweepSectionSchema } from './model.js';
-import { BUFFER_ROLES, DEFAULT_STREAM_OPS, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
+import { BUFFER_ROLES, COLLECTIVES, DEFAULT_STREAM_OPS, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
 import { STAGE_IDS } from '../stages/index.js';
 
 // The contract between measuring and rendering. Renderers read a Result alone, so a saved JSON file redraws every
@@ -205,6 +205,11 @@ export const ModeResultSchema = z.object({
    * CPU work together (until the last task ended, where that is later than the end event).
    */
   cpuStage: CpuStageSchema.optional(),
+  /**
+   * Modes that ran collectives: the collective, the calls a rep made on each rank and their per-rank message bytes
+   * together (each call's count × element size), from which the report gives the collective's bandwidths.
+   */
+  collective: z.object({ collective: z.enum(COLLECTIVES), calls: z.number().int().min(1), bytes: z.number().min(0) }).optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 
@@ -239,6 +244,8 @@ export const TimelineOpSchema = z.object({
    */
   engineStartMs: z.number().optional(),
   engineEndMs: z.number().optional(),
+  /** Collective ops: which collective; `bytes` is then the per-rank message bytes (the NCCL call's count × element size). */
+  collective: z.enum(COLLECTIVES).optional(),
 });
 export type TimelineOp = z.infer<typeof TimelineOpSchema>;
 
@@ -406,6 +413,11 @@ export const RunResultSchema = z.object({
   peers: z.array(PeerPathSchema).optional(),
   scaling: ScalingSchema.optional(),
   crossDevice: CrossDeviceSchema.optional(),
+  /** Runs with collectives (added within version 2, absent otherwise): the communicator every device's ops joined. */
+  communicator: z
+    .object({ library: z.literal('nccl'), version: z.string(), ranks: z.number().int().min(1), localDevices: z.array(z.number().int()), nvls: z.literal('off') })
+    .nullable()
+    .optional(),
   verification: z.object({
     status: z.enum(['passed', 'failed', 'skipped']),
     mismatches: z.array(MismatchSchema),

@@ -1,6 +1,7 @@
 import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
 import type { RunExporter } from '../exporter.js';
+import { commLines } from '../comm.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
 import { comparisonText, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine } from '../labels.js';
@@ -54,7 +55,7 @@ export function renderRunMarkdown(result: RunResult): string {
     `<sub>${cell(timingLine(result))}. ${names}, driver ${result.environment.software.driver}, runtime ${result.environment.software.runtime}, ` +
       `cuda-pipe ${result.tool.version}, config hash ${result.config.hash}.</sub>`,
   ];
-  const devices = devicesLines(result);
+  const devices = [...devicesLines(result), ...commLines(result)];
   if (devices.length) lines.push('', ...devices.map((line) => (line.startsWith('  ') ? `  - ${line.trim()}` : `- ${line}`)));
   const toolbox = [...toolboxLines(result), ...eventCostLines(result)];
   if (toolbox.length) lines.push('', ...toolbox.map((line) => `- ${line}`));

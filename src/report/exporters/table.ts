@@ -3,6 +3,7 @@ import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
 import { boundText, comparisonText, deviceLine, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine } from '../labels.js';
 import type { RunExporter } from '../exporter.js';
+import { commLines } from '../comm.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
 import type { Style } from '../style.js';
@@ -66,7 +67,7 @@ export function renderRunTable(result: RunResult, style: Style): string {
     );
     lines.push(boundText(mode) ?? '', ...modelLines(mode));
   }
-  lines.push(...devicesLines(result), ...toolboxLines(result), ...eventCostLines(result));
+  lines.push(...devicesLines(result), ...commLines(result), ...toolboxLines(result), ...eventCostLines(result));
   lines.push(verificationLine(result, style));
   lines.push(
     `clocks: ${result.clocks.checked && result.clocks.minMHz !== null ? `SM ${result.clocks.minMHz} to ${result.clocks.maxMHz} MHz while kernels ran (NVML)` : result.clocks.note}`,

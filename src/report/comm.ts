@@ -1,0 +1,109 @@
+import { bestBuckets, callMs, fitAlphaBeta, type StepShape, stepBound } from '../analysis/buckets.js';
+import { type CollectiveBandwidth, type CommOp, collectiveBandwidth, commOverlap } from '../analysis/comm.js';
+import { formatBytes, formatMs, formatPercent, formatRate, formatUs } from '../format.js';
+import type { ModeResult, RunResult } from '../result/schema.js';
+import type { Collective } from '../vocabulary.js';
+import { modeLabel } from './labels.js';
+
+// What a run with collectives adds to every report: the collective alone and its bandwidths, how much of each
+// device's communication the compute hid, and the bucket model's bound against the measured step. Drawn from the
+// Result alone; a Result without a communicator gets no line.
+
+type CommResult = Pick<RunResult, 'communicator' | 'modes' | 'devices' | 'timeline' | 'summary' | 'pipeline'>;
+
+const COLLECTIVE_NAMES: Record<Collective, string> = { allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather' };
+
+/** The bucket counts the model searches at most: the search is quadratic in them. */
+const MAX_BUCKETS = 1024;
+
+/** Indented lines under a heading; empty for a run without collectives. */
+export function commLines(result: CommResult): string[] {
+  const communicator = result.communicator;
+  if (!communicator) return [];
+  const ranks = communicator.ranks;
+  const alone = aloneModes(result.modes);
+  const lines = [
+    `communication: NCCL ${communicator.version}, ${ranks} rank${ranks === 1 ? '' : 's'}, this process drives GPU${communicator.localDevices.length === 1 ? '' : 's'} ${communicator.localDevices.join(', ')}, NVLink multicast ${communicator.nvls}:`,
+  ];
+  for (const mode of alone) {
+    const c = mode.collective;
+    if (!c) continue;
+    const bw = collectiveBandwidth(c.collective, c.bytes / c.calls, ranks, mode.stats.median / c.calls);
+    lines.push(
+      `  ${COLLECTIVE_NAMES[c.collective]} alone: ${c.calls} call${c.calls === 1 ? '' : 's'} moving ${formatBytes(c.bytes)} per rank in ${formatMs(mode.stats.median)} (median): ${bandwidthText(bw, ranks)}`,
+    );
+  }
+  if (!alone.length) lines.push('  the collective alone: not measured');
+  lines.push(...overlapLines(result), ...modelLines(result, alone[0], ranks));
+  return lines;
+}
+
+/** Modes that ran collectives without the compute: they carry their collectives and are neither serial nor overlapped. */
+function aloneModes(modes: readonly ModeResult[]): ModeResult[] {
+  return modes.filter((m) => m.collective !== undefined && m.role.kind !== 'serial' && m.role.kind !== 'overlapped');
+}
+
+function bandwidthText(bw: CollectiveBandwidth, ranks: number): string {
+  return `algbw ${formatRate(bw.algGbPerSecond)}, busbw ${formatRate(bw.busGbPerSecond)}${ranks === 1 ? ' (one rank: nothing crosses a link)' : ''}`;
+}
+
+/** Per overlapped mode with a traced rep: each device's communication, the part exposed, and the overlap fraction. */
+function overlapLines(result: CommResult): string[] {
+  const reps = result.timeline?.reps ?? [];
+  const lines: string[] = [];
+  for (const mode of result.modes.filter((m) => m.role.kind === 'overlapped')) {
+    // The schema's op kinds are the stage table's; the analysis reads any kind as a string.
+    const ops: CommOp[] = reps.filter((r) => r.mode === mode.id).flatMap((r) => r.ops);
+    const { perDevice, total } = commOverlap(ops);
+    if (!perDevice.length) continue;
+    const device = (d: (typeof perDevice)[number]) =>
+      `GPU ${d.device} ${formatMs(d.commMs)} communicating, ${formatMs(d.exposedMs)} exposed, ${d.overlap === null ? '–' : formatPercent(d.overlap, 1)} overlapped`;
+    lines.push(
+      `  ${modeLabel(mode, result)}, traced rep: ${perDevice.map(device).join('; ')}` +
+        (perDevice.length > 1 && total.overlap !== null ? `; all ${formatMs(total.exposedMs)} exposed, ${formatPercent(total.overlap, 1)} overlapped` : ''),
+    );
+  }
+  if (!lines.length) lines.push('  exposed communication: no traced rep with collectives (run without --no-tracing to see it)');
+  return lines;
+}
+
+/**
+ * The bucket model for the headline mode: the kernels alone as the backward pass's compute, the collective alone's
+ * fastest rep as the collectives' rate (noise lowers the bound, never lifts it), the headline's chunks as buckets.
+ */
+function modelLines(result: CommResult, alone: ModeResult | undefined, ranks: number): string[] {
+  const headline = result.modes.find((m) => m.id === result.summary.mode);
+  const c = alone?.collective;
+  if (!alone || !c || headline?.role.kind !== 'overlapped') return [];
+  const kernels = result.modes.filter((m) => m.device === headline.device && m.role.kind === 'stage' && m.role.stage === 'kernel');
+  if (!kernels.length || !(c.bytes > 0)) return ['  bucket model: needs the kernels alone and the collective alone'];
+  const shape: StepShape = {
+    layers: result.pipeline.items ?? result.pipeline.elements,
+    computeMs: kernels.reduce((sum, m) => sum + Math.min(...m.samplesMs), 0),
+    gradientBytes: c.bytes,
+  };
+  const aloneMs = Math.min(...alone.samplesMs);
+  const bound = stepBound(shape, headline.role.layout.chunks, (bytes) => (aloneMs * bytes) / c.bytes);
+  const measured = headline.stats.median;
+  const name = COLLECTIVE_NAMES[c.collective];
+  const limit = bound.limitedBy === 'compute' ? `the compute, then the last bucket's ${name} (${formatMs(bound.lastCommMs)})` : `the ${name}s back to back after the first bucket`;
+  const lines = [
+    `  bucket model: ${shape.layers} ${result.pipeline.items === undefined ? 'elements' : 'layers'} computing ${formatMs(shape.computeMs)} (kernels alone), ${bound.buckets} buckets of ${formatBytes(bound.bucketBytes)}, ` +
+      `${name}s ${formatMs(bound.commMs)} at the collective alone's rate: bound ${formatMs(bound.ms)} (limited by ${limit}) against ${formatMs(measured)} measured, efficiency ${(bound.ms / measured).toFixed(2)}`,
+  ];
+  const samples = aloneModes(result.modes).flatMap((m) =>
+    m.collective?.collective === c.collective ? [{ calls: m.collective.calls, bytes: m.collective.bytes, ms: Math.min(...m.samplesMs) }] : [],
+  );
+  const model = fitAlphaBeta(c.collective, ranks, samples);
+  if (!model) {
+    lines.push(`  best bucket size: the ${name} alone at one message size cannot tell its per-call cost from its bandwidth; sweep the bucket size to find it`);
+    return lines;
+  }
+  const best = bestBuckets(shape, (bytes) => callMs(model, bytes), MAX_BUCKETS);
+  const sizes = new Set(samples.map((sample) => sample.bytes / sample.calls)).size;
+  lines.push(
+    `  best bucket size predicted: ${formatBytes(best.bucketBytes)} (${best.buckets} buckets), bound ${formatMs(best.ms)}; ` +
+      `${name} α ${formatUs(model.alphaMs)} a call, ${formatRate(model.gbPerSecond)} ${ranks > 1 ? 'bus' : 'algorithm'} bandwidth, fitted over ${sizes} message sizes`,
+  );
+  return lines;
+}
