@@ -76,7 +76,8 @@ function opCounts(ops: readonly Op[]): string {
   ];
   const host = count(['host']);
   const gemms = count(['gemm']);
-  return `${plural(ops.length, 'op')} (${parts.join(', ')}${gemms ? `, ${plural(gemms, 'cuBLAS GEMM')}` : ''}${host ? `, ${plural(host, 'host function')}` : ''})`;
+  const collectives = count(['collective']);
+  return `${plural(ops.length, 'op')} (${parts.join(', ')}${gemms ? `, ${plural(gemms, 'cuBLAS GEMM')}` : ''}${collectives ? `, ${plural(collectives, 'NCCL collective')}` : ''}${host ? `, ${plural(host, 'host function')}` : ''})`;
 }
 
 /** "chunks 1, 3" or, for many, "2500 chunks: 1, 5, 9, …, 9997", so that a summary stays a line. */
@@ -89,7 +90,7 @@ function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): strin
   const all = scheduleOps(schedule);
   const gpus = [...new Set(schedule.streams.map((s) => s.device))];
   const on = plan.devices.length > 1 ? ` on GPU${gpus.length > 1 ? 's' : ''} ${gpus.join(' and ')}` : '';
-  const peer = schedule.bytes.peer ? `, peer ${formatBytes(schedule.bytes.peer)}` : '';
+  const peer = `${schedule.bytes.peer ? `, peer ${formatBytes(schedule.bytes.peer)}` : ''}${schedule.bytes.collective ? `, collectives ${formatBytes(schedule.bytes.collective)} per rank` : ''}`;
   const lines = [
     `mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}${on}; ` +
       `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${schedule.verify ? '; outputs verified' : ''}`,
