@@ -205,11 +205,14 @@ export function versionText(code: number): string {
 /** NCCL captures collectives into CUDA graphs from 2.9 on. */
 export const GRAPH_CAPTURE_MIN = 20900;
 
-// koffi registers a struct's name once per process; ncclCommInitRank takes the id by value.
-let uniqueIdType: unknown;
+// ncclCommInitRank takes the id by value, as a struct its declaration names; koffi registers a name once per process.
+let uniqueIdDeclared = false;
 
 function declare(lib: NativeLibrary) {
-  uniqueIdType ??= koffi.struct('ncclUniqueId', { internal: koffi.array('uint8_t', UNIQUE_ID_BYTES, 'Typed') });
+  if (!uniqueIdDeclared) {
+    koffi.struct('ncclUniqueId', { internal: koffi.array('uint8_t', UNIQUE_ID_BYTES, 'Typed') });
+    uniqueIdDeclared = true;
+  }
   return {
     getVersion: lib.func('int ncclGetVersion(_Out_ int *version)'),
     getUniqueId: lib.func('int ncclGetUniqueId(_Out_ ncclUniqueId *id)'),
