@@ -7,9 +7,12 @@ import { EnvironmentError, UsageError } from '../errors.js';
 // id, and the others wait for it. The write is a temp file renamed into place, so a reader sees all 128 bytes or no
 // file. Rank 0 removes the file once its communicator is up (every rank has then read it).
 
-/** The id's file for this launch: `--nccl-dir`/cuda-pipe-nccl-<job>[.<step>].id. */
+/**
+ * The id's file for this launch: `--nccl-dir`/cuda-pipe-nccl-<job>[.<step>].id, the job being CUDA_PIPE_JOB_ID where
+ * the user set it, else the launcher's job id, else PMIx's namespace (OpenMPI 5 sets no OMPI_MCA_ess_base_jobid).
+ */
 export function uniqueIdPath(dir: string, job: string | null, env: NodeJS.ProcessEnv): string {
-  const id = job ?? env.CUDA_PIPE_JOB_ID ?? null;
+  const id = env.CUDA_PIPE_JOB_ID ?? job ?? env.PMIX_NAMESPACE ?? null;
   if (id === null) {
     throw new UsageError('The launcher gave no job id, which names the file through which the ranks share the NCCL unique id.', {
       hint: 'Set CUDA_PIPE_JOB_ID to the same value in every rank of this launch (for example `mpirun -x CUDA_PIPE_JOB_ID=$RANDOM …`).',
@@ -42,7 +45,6 @@ export function withdrawUniqueId(path: string): void {
 export interface AwaitOptions {
   readonly timeoutMs: number;
   readonly pollMs?: number;
-  readonly signal?: AbortSignal | undefined;
   readonly rank: number;
 }
 
@@ -51,14 +53,13 @@ export async function awaitUniqueId(path: string, bytes: number, options: AwaitO
   const deadline = performance.now() + options.timeoutMs;
   const poll = options.pollMs ?? 50;
   for (;;) {
-    options.signal?.throwIfAborted();
     const id = readId(path, bytes);
     if (id) return id;
     if (performance.now() >= deadline) {
       throw new EnvironmentError(
         `Rank ${options.rank} waited ${(options.timeoutMs / 1000).toFixed(1)} s for rank 0 to write the NCCL unique id to ${path}, and it did not appear.`,
         {
-          hint: 'Check that rank 0 started and sees the same folder (--nccl-dir must be shared by every host of the launch), or raise --nccl-timeout.',
+          hint: 'Check that rank 0 started, and that it sees the same folder: --nccl-dir must be one every host of the launch shares.',
         },
       );
     }

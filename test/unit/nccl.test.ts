@@ -274,11 +274,12 @@ describe("the ranks' unique id through a file", () => {
   const dir = () => mkdtempSync(join(tmpdir(), 'nccl-id-'));
   const id = Uint8Array.from({ length: 128 }, (_, i) => (i * 7 + 3) % 256);
 
-  it("names the file by the launcher's job id (and Slurm's step), or asks for one", () => {
+  it("names the file by CUDA_PIPE_JOB_ID, the launcher's job id or PMIx's namespace (and Slurm's step), or asks for one", () => {
     assert.equal(uniqueIdPath('/shared', '4242', {}), '/shared/cuda-pipe-nccl-4242.id');
     assert.equal(uniqueIdPath('/shared', '4242', { SLURM_STEP_ID: '3' }), '/shared/cuda-pipe-nccl-4242.3.id');
     assert.equal(uniqueIdPath('/shared', 'a/b c', {}), '/shared/cuda-pipe-nccl-a_b_c.id');
-    assert.equal(uniqueIdPath('/shared', null, { CUDA_PIPE_JOB_ID: '7' }), '/shared/cuda-pipe-nccl-7.id');
+    assert.equal(uniqueIdPath('/shared', '4242', { CUDA_PIPE_JOB_ID: '7' }), '/shared/cuda-pipe-nccl-7.id');
+    assert.equal(uniqueIdPath('/shared', null, { PMIX_NAMESPACE: 'prterun-host-123@1' }), '/shared/cuda-pipe-nccl-prterun-host-123_1.id');
     assert.throws(
       () => uniqueIdPath('/shared', null, {}),
       (error: unknown) => error instanceof UsageError && /CUDA_PIPE_JOB_ID/.test(error.hint ?? ''),
