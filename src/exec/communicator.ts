@@ -49,7 +49,7 @@ export const hasCollectives = (plan: Pick<Plan, 'schedules'>): boolean => plan.s
 export async function openCommunicators(
   nccl: Nccl,
   rt: CudaRuntime,
-  plan: Pick<Plan, 'devices' | 'schedules'>,
+  plan: Pick<Plan, 'devices' | 'schedules' | 'device'>,
   options: CommunicatorOptions,
   cleanup: Cleanup,
 ): Promise<Communicators> {
@@ -60,6 +60,13 @@ export async function openCommunicators(
   if (graphed && code < GRAPH_CAPTURE_MIN) {
     throw new UsageError(`NCCL ${version} (${nccl.libraryPath}) cannot be captured into a CUDA graph, which ${graphed.description} needs: NCCL captures collectives from 2.9 on.`, {
       hint: 'Use pipeline.mode: stream, or point CUDA_PIPE_NCCL at NCCL 2.9 or newer.',
+    });
+  }
+  // A ring's slot is refilled once its chunk's last op on the chunk's stream finished; a collective moved to the
+  // communication stream may still be reading it then.
+  if (plan.device.ring) {
+    throw new UsageError(`Collective stages read their bucket on the communication stream, which a ring of ${plan.device.ring.slots} device slots does not wait for.`, {
+      hint: 'Leave deviceMemory out of a config with a collective stage.',
     });
   }
   const { identity } = options;

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfigFile, parseConfigText } from '../../src/config/load.js';
-import { loadNcclLibrary, ncclCandidates, nvlsOff, type SearchFs, versionText } from '../../src/cuda/nccl.js';
+import { loadNcclLibrary, type Nccl, ncclCandidates, nvlsOff, type SearchFs, versionText } from '../../src/cuda/nccl.js';
+import type { CudaRuntime } from '../../src/cuda/runtime.js';
 import { EnvironmentError, UsageError } from '../../src/errors.js';
+import { Cleanup } from '../../src/exec/cleanup.js';
+import { openCommunicators } from '../../src/exec/communicator.js';
 import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from '../../src/exec/nccl-id.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { buildPlan } from '../../src/plan/build.js';
@@ -343,5 +346,82 @@ describe('the Result of a run with collectives', () => {
     assert.deepEqual(parsed.communicator, { library: 'nccl', version: '2.28.3', ranks: 2, localDevices: [0], nvls: 'off' });
     assert.equal(parsed.timeline?.reps[0]?.ops.at(-1)?.collective, 'allreduce');
     assert.throws(() => RunResultSchema.parse({ ...result, communicator: { ...result.communicator, nvls: 'maybe' } }));
+  });
+});
+
+describe('opening the communicators', () => {
+  const ddp = ddpPlan();
+  /** NCCL and the runtime as far as openCommunicators uses them, recording what it was asked. */
+  function fakes(code = 22803) {
+    const calls: string[] = [];
+    const nccl = {
+      libraryPath: '/lib/x86_64-linux-gnu/libnccl.so.2',
+      version: () => code,
+      uniqueId: () => Uint8Array.from({ length: 128 }, (_, i) => i),
+      initAll: (devices: readonly number[]) => {
+        calls.push(`initAll ${devices.join(',')}`);
+        return devices.map((d) => BigInt(100 + d));
+      },
+      initRank: (ranks: number, id: Uint8Array, rank: number) => {
+        calls.push(`initRank ${rank}/${ranks} id[5]=${id[5]}`);
+        return BigInt(200 + rank);
+      },
+      release: (comm: bigint, context: string) => calls.push(`release ${comm} (${context})`),
+    } as unknown as Nccl;
+    const rt = { setDevice: (d: number) => calls.push(`setDevice ${d}`) } as unknown as CudaRuntime;
+    return { nccl, rt, calls };
+  }
+  const alone = { identity: { rank: null, size: null, jobId: null } };
+
+  it('drives the plan\u2019s device as a one-rank communicator through ncclCommInitAll, and destroys it with the cleanup', async () => {
+    const { nccl, rt, calls } = fakes();
+    const cleanup = new Cleanup();
+    const opened = await openCommunicators(nccl, rt, ddp, alone, cleanup);
+    assert.deepEqual(opened.record, { library: 'nccl', version: '2.28.3', ranks: 1, localDevices: [0], nvls: 'off' });
+    assert.deepEqual([...opened.byDevice], [[0, { comm: 100n, rank: 0, ranks: 1 }]]);
+    assert.match(opened.notes.join('\n'), /NCCL 2\.28\.3: one process drives device 0 \(ncclCommInitAll, 1 rank\)/);
+    cleanup.run();
+    assert.deepEqual(calls, ['initAll 0', 'setDevice 0', 'release 100 (device 0, rank 0 of 1)']);
+  });
+
+  it('joins rank 1 of a launch with the id rank 0 writes to the file while it waits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nccl-ranks-'));
+    const one = fakes();
+    const joining = openCommunicators(one.nccl, one.rt, ddp, { identity: { rank: 1, size: 2, jobId: 'j8' }, dir, timeoutMs: 5000 }, new Cleanup());
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    assert.deepEqual(one.calls, [], 'rank 1 waits for the id');
+    publishUniqueId(
+      join(dir, 'cuda-pipe-nccl-j8.id'),
+      Uint8Array.from({ length: 128 }, () => 42),
+    );
+    const opened = await joining;
+    assert.deepEqual(one.calls, ['setDevice 0', 'initRank 1/2 id[5]=42']);
+    assert.deepEqual([opened.record.ranks, opened.byDevice.get(0)?.rank], [2, 1]);
+  });
+
+  it('has rank 0 write its id before joining, and remove the file once joined (every rank has read it then)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nccl-ranks-'));
+    const path = join(dir, 'cuda-pipe-nccl-j9.id');
+    const zero = fakes();
+    const seen: number[] = [];
+    const nccl = Object.assign(Object.create(null), zero.nccl, {
+      initRank: (ranks: number, id: Uint8Array, rank: number) => {
+        seen.push(...readFileSync(path).subarray(0, 3), id[5] as number);
+        return BigInt(ranks + rank);
+      },
+    }) as Nccl;
+    const opened = await openCommunicators(nccl, zero.rt, ddp, { identity: { rank: 0, size: 2, jobId: 'j9' }, dir }, new Cleanup());
+    assert.deepEqual(seen, [0, 1, 2, 5]);
+    assert.equal(existsSync(path), false);
+    assert.match(opened.notes.join('\n'), /rank 0 of 2 on device 0, the unique id shared through .*cuda-pipe-nccl-j9\.id/);
+  });
+
+  it('refuses graph capture with an NCCL older than 2.9, a ring of device slots, and a plan over several devices (exit 2)', async () => {
+    const graphed = ddpPlan();
+    const asGraph = { ...graphed, schedules: graphed.schedules.map((s) => (s.role.kind === 'overlapped' ? { ...s, issue: 'graph' as const } : s)) };
+    await assert.rejects(openCommunicators(fakes(2804).nccl, fakes().rt, asGraph, alone, new Cleanup()), /NCCL 2\.8\.4 .* cannot be captured into a CUDA graph/);
+    const ring = { ...ddp, device: { ...ddp.device, ring: { slots: 2, slotElements: 4 } } };
+    await assert.rejects(openCommunicators(fakes().nccl, fakes().rt, ring, alone, new Cleanup()), UsageError);
+    await assert.rejects(openCommunicators(fakes().nccl, fakes().rt, { ...ddp, devices: [0, 1] }, alone, new Cleanup()), /one device per process/);
   });
 });
