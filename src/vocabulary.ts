@@ -32,6 +32,10 @@ export const BUFFER_ROLES = ['in', 'out', 'inout', 'scratch', 'resident'] as con
  */
 export type BufferRole = (typeof BUFFER_ROLES)[number];
 
+export const COLLECTIVES = ['allreduce', 'reducescatter', 'allgather'] as const;
+/** The NCCL collectives a collective stage runs (sums, in place over a chunk of one buffer, as DDP reduces a bucket). */
+export type Collective = (typeof COLLECTIVES)[number];
+
 export const HOST_MEMORY_KINDS = ['pinned', 'pageable', 'write-combined', 'registered'] as const;
 export type HostMemoryKind = (typeof HOST_MEMORY_KINDS)[number];
 
@@ -68,10 +72,6 @@ export type HostFunctionKind = (typeof HOST_FUNCTIONS)[number];
 export const HOST_THREADS = ['workers', 'js'] as const;
 /** Where a host stage runs: a pool of worker threads fed by events, or the JS thread through cudaLaunchHostFunc. */
 export type HostThread = (typeof HOST_THREADS)[number];
-
-export const COLLECTIVES = ['allreduce', 'reducescatter', 'allgather'] as const;
-/** The NCCL collectives a collective op can run (all-reduce sums). */
-export type Collective = (typeof COLLECTIVES)[number];
 
 /** A stream priority as a config gives it: the device's highest or lowest, or a number checked against its range. */
 export type PriorityLevel = 'high' | 'low' | number;
@@ -119,7 +119,7 @@ export interface PlacedDefaultOp extends DefaultStreamOp {
  * What a measured mode is, as data. Code branches on `kind` (and `stage`); it never takes a mode's id apart.
  * - serial: whole buffers on one stream, the baseline of every speedup;
  * - overlapped: a chunked layout over several streams;
- * - stage: one stage alone on whole buffers (what the bound is built from);
+ * - stage: one stage alone on whole buffers (what the bound is built from), or a collective step alone;
  * - link: both copy directions at once, in large chunked copies over several streams per direction (the link at its
  *   best);
  * - kernels-chunked: the kernels alone, chunked and spread over the streams of an overlapped layout (no copies), so
@@ -144,6 +144,8 @@ export type ModeRole =
   | { readonly kind: 'overlapped'; readonly layout: OverlapLayout }
   | { readonly kind: 'stage'; readonly stage: 'h2d' | 'd2h' }
   | { readonly kind: 'stage'; readonly stage: 'kernel'; readonly kernel: string }
+  /** A collective step alone on whole buffers (only its NCCL calls, on the communication stream): its time alone. */
+  | { readonly kind: 'stage'; readonly stage: 'collective'; readonly collective: string }
   | { readonly kind: 'link'; readonly copiesPerDirection: number; readonly streamsPerDirection: number }
   | { readonly kind: 'kernels-chunked'; readonly layout: OverlapLayout }
   | { readonly kind: 'op-cost'; readonly op: SmallOp }
@@ -184,7 +186,7 @@ export function modeId(role: ModeRole): string {
       );
     }
     case 'stage':
-      return role.stage === 'kernel' ? `kernel:${role.kernel}` : role.stage;
+      return role.stage === 'kernel' ? `kernel:${role.kernel}` : role.stage === 'collective' ? `collective:${role.collective}` : role.stage;
     case 'link':
       return 'bidirectional';
     case 'kernels-chunked':

@@ -31,6 +31,8 @@ export interface RunOptions {
   readonly timeoutMs?: number | undefined;
   /** Called once the device is ready and the first rep is about to be issued. */
   readonly onMeasuring?: (() => void) | undefined;
+  /** For collective stages under a launcher: where the ranks share NCCL's unique id. */
+  readonly ncclDir?: string | undefined;
 }
 
 /** The most of a run's wall time that the traced reps may add before tracing is skipped (and the run says so). */
@@ -133,5 +135,6 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
     traced: measured.traced,
     deviceMemory: { askedBytes: outcome.memory.askedBytes, measuredBytes: outcome.memory.measuredBytes },
   });
-  return { ...result, notes: [...result.notes, ...notes, ...measured.notes] };
+  const communicator = outcome.communicator ? { communicator: outcome.communicator.record } : {};
+  return { ...result, ...communicator, notes: [...result.notes, ...notes, ...measured.notes, ...(outcome.communicator?.notes ?? [])] };
 }

@@ -26,6 +26,8 @@ export interface SessionOptions {
   readonly timeoutMs?: number | undefined;
   /** Called once the device is ready and the first rep is about to be issued. */
   readonly onMeasuring?: (() => void) | undefined;
+  /** For collective stages under a launcher: the folder every rank reads rank 0's NCCL unique id from (default: the OS's temp folder). */
+  readonly ncclDir?: string | undefined;
 }
 
 /** What a command's measuring gets: the runner, the device, the guard every rep passes and the config's policy. */
@@ -45,7 +47,8 @@ export async function withSession<T>(
   measure: (session: Session) => Promise<T>,
 ): Promise<DeviceOutcome<{ readonly verification: Verification; readonly measured: T }>> {
   const policy = policyFromConfig(loaded.config.repetitions);
-  return withDevicePlan(plan, kernels, { wait: options.wait, signal: options.signal }, async (runner, context) => {
+  const collectives = { identity: runIdentity(process.env, hostname()), dir: options.ncclDir };
+  return withDevicePlan(plan, kernels, { wait: options.wait, signal: options.signal, collectives }, async (runner, context) => {
     const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
     options.onMeasuring?.();
     const verification = await verifySchedules(runner, options.verify, guard, loaded.config.tolerance);

@@ -26,6 +26,8 @@ export interface SweepOptions {
   readonly verify: boolean;
   readonly gate: boolean;
   readonly wait: WaitStrategy;
+  /** For collective stages under a launcher: where the ranks share NCCL's unique id. */
+  readonly ncclDir?: string | undefined;
   /** Host time for each setting's race of layouts. */
   readonly budgetMs: number;
   /** Drop no layout early: every one runs until the noise rule or the budget stops it. */
@@ -137,7 +139,8 @@ async function sweepSetting(
     budgetMs: options.budgetMs,
     elapsedMs: performance.now() - started,
   };
-  const result = buildRunResult({ ...resultBasics(loaded, plan, outcome, options.gate), devices: [outcome.device], measured, verification, traced: [traced], sweep });
+  const built = buildRunResult({ ...resultBasics(loaded, plan, outcome, options.gate), devices: [outcome.device], measured, verification, traced: [traced], sweep });
+  const result = outcome.communicator ? { ...built, communicator: outcome.communicator.record, notes: [...built.notes, ...outcome.communicator.notes] } : built;
   // The headline of a sweep is its best layout, not the first one measured.
   const headline = result.modes.find((m) => m.id === best.mode);
   return headline?.analysis

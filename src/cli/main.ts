@@ -32,6 +32,9 @@ const program = new Command('cuda-pipe')
   .exitOverride();
 
 const deviceOption = () => new Option('--device <n>', 'device index').argParser(nonNegativeInt);
+const ncclDirOption = () =>
+  new Option('--nccl-dir <folder>', "collective stages under mpirun or srun: a folder every rank can read, where rank 0 writes NCCL's unique id (default: the temporary folder)");
+
 const waitOption = () =>
   new Option('--wait <how>', 'how the host waits for a rep to end without blocking: poll the event, or a blocking wait on a worker thread')
     .choices(['poll', 'thread'])
@@ -75,6 +78,7 @@ program
   .option('--no-tracing', 'skip the traced rep of each overlapped mode (the timeline)')
   .addOption(waitOption())
   .addOption(timeoutOption())
+  .addOption(ncclDirOption())
   .option('--json <file>', 'write the Result document to a file, or - for stdout', checkOutputTarget)
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--timeline', 'draw the traced rep of each overlapped mode as a Gantt chart after the table')
@@ -98,6 +102,7 @@ program
   .option('--gate', 'hold each rep until it is issued: times exclude host issue cost')
   .option('--no-verify', 'skip the check that every layout computes what serial does')
   .addOption(waitOption())
+  .addOption(ncclDirOption())
   .option('--json <file>', 'write the Results (one per setting) to a file, or - for stdout', checkOutputTarget)
   .option('--md <file>', 'write the heat map as Markdown, or - for stdout', checkOutputTarget)
   .option('--svg <file>', 'write speedup against chunk count as SVG, or - for stdout', checkOutputTarget)

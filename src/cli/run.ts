@@ -31,6 +31,7 @@ export interface RunFlags extends Omit<Overrides, 'hostMemory'> {
   trace?: string;
   timeline?: boolean;
   timeout?: number;
+  ncclDir?: string;
 }
 
 export async function runCommand(configArg: string | undefined, flags: RunFlags): Promise<ExitCode> {
@@ -84,6 +85,7 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
         wait: flags.wait,
         signal,
         timeoutMs: seconds(flags.timeout),
+        ncclDir: flags.ncclDir,
         // One line on stderr, so that whoever waits for the run (a person, a test sending it a signal) sees it start.
         onMeasuring: () => process.stderr.write(`measuring ${loaded.config.name}${rank} (Ctrl-C stops after the current rep)\n`),
       });

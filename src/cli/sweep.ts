@@ -22,6 +22,7 @@ export interface SweepFlags {
   gate?: boolean;
   verify: boolean;
   wait: WaitStrategy;
+  ncclDir?: string;
   json?: string;
   md?: string;
   svg?: string;
@@ -59,6 +60,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
       verify: flags.verify,
       gate: flags.gate ?? false,
       wait: flags.wait,
+      ncclDir: flags.ncclDir,
       budgetMs,
       exhaustive: flags.exhaustive ?? false,
       signal,

@@ -94,7 +94,7 @@ const clockOf = (range: { min: number; max: number } | null): number | null => (
 export function runsKernels(role: ModeRole): boolean {
   switch (role.kind) {
     case 'stage':
-      return role.stage === 'kernel';
+      return role.stage === 'kernel' || role.stage === 'collective';
     case 'op-cost':
       return role.op === 'launch';
     case 'link':

@@ -1,5 +1,7 @@
 import { type Cublas, type CublasHandle, DEFAULT_WORKSPACE_BYTES } from '../cuda/cublas.js';
 import { hostBytes } from '../cuda/host.js';
+import { NCCL_DATA_TYPE } from '../cuda/nccl.js';
+import { UsageError } from '../errors.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import { type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
 import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
@@ -13,6 +15,7 @@ import type { DeviceBuffers } from './buffers.js';
 import type { Region } from '../workers/types.js';
 import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
+import type { Communicators } from './communicator.js';
 import type { HostCalls } from './host-calls.js';
 import { checksum } from '../workers/functions.js';
 import type { Handover } from './handover.js';
@@ -106,6 +109,8 @@ export class DirectIssuer implements Issuer {
     private readonly cleanup: Cleanup,
     /** libcublas, loaded where the plan has gemm ops; null otherwise. */
     private readonly cublas: Cublas | null = null,
+    /** NCCL's communicators, opened where the plan has collective ops; null otherwise. */
+    private readonly communicators: Communicators | null = null,
   ) {}
 
   /** One cuBLAS handle per stream (by device and stream), each with its own workspace. */
@@ -377,6 +382,40 @@ export class DirectIssuer implements Issuer {
         return () => {
           const status = launch();
           if (status !== 0) throw cublas.failure(status, 'cublasGemmEx', context);
+          return 0;
+        };
+      },
+      collective: (op) => {
+        const { communicators } = this;
+        const own = communicators?.byDevice.get(device);
+        if (!communicators || !own) throw new Error(`schedule ${schedule.id} has collective ${op.label} on device ${device}, which has no NCCL communicator`);
+        const binding = buffers.binding(op.buffer);
+        const { elementBytes, type } = binding.buffer;
+        const dataType = NCCL_DATA_TYPE[type];
+        if (dataType === undefined) throw new Error(`collective ${op.label}: NCCL has no data type for ${type}`);
+        if (op.elements % own.ranks !== 0) {
+          throw new UsageError(`collective ${op.label}: a ${op.collective} splits each chunk's ${op.elements} elements over ${own.ranks} ranks, which does not divide them.`, {
+            hint: `Give buffer "${op.buffer}" an itemSize, or the pipeline chunks, that make every chunk a multiple of ${own.ranks} elements.`,
+          });
+        }
+        const { nccl } = communicators;
+        const call = nccl.issue({
+          collective: op.collective,
+          buffer: offsetPointer(binding.device, op.elementOffset * elementBytes),
+          elements: op.elements,
+          elementBytes,
+          dataType,
+          comm: own.comm,
+          rank: own.rank,
+          ranks: own.ranks,
+          stream,
+        });
+        const api = { allreduce: 'ncclAllReduce', reducescatter: 'ncclReduceScatter', allgather: 'ncclAllGather' }[op.collective];
+        const context = `collective ${op.label}, device ${device}, rank ${own.rank} of ${own.ranks}, ${op.elements} ${type} elements`;
+        // NCCL answers with an ncclResult_t: a failure is thrown here, naming the op, as a cuBLAS one is.
+        return () => {
+          const status = call();
+          if (status !== 0) throw nccl.failure(status, api, context);
           return 0;
         };
       },

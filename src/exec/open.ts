@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { openCublas } from '../cuda/cublas.js';
+import { openNccl } from '../cuda/nccl.js';
 import { describeDevice, softwareVersions } from '../cuda/device.js';
 import { openSmClock } from '../cuda/nvml.js';
 import { openRuntime, type CudaRuntime } from '../cuda/runtime.js';
@@ -15,9 +16,10 @@ import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
 import { checkPriorities } from '../plan/priority.js';
 import type { Placement, Plan } from '../plan/types.js';
-import type { DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
+import type { CommunicatorRecord, DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
 import { Cleanup } from './cleanup.js';
+import { type CommunicatorOptions, hasCollectives, openCommunicators } from './communicator.js';
 import { DeviceSet } from './device-set.js';
 import { GraphIssuer } from './graph-issuer.js';
 import { HostCalls } from './host-calls.js';
@@ -41,6 +43,8 @@ export interface DeviceOutcome<T> {
   readonly memory: DeviceMemoryUse;
   /** Other compute processes on the GPU before and after `body`. */
   readonly sharing: SharingRecord;
+  /** The NCCL communicator of a plan with collectives, and what the Result's notes say of it; null without one. */
+  readonly communicator: { readonly record: CommunicatorRecord; readonly notes: readonly string[] } | null;
   readonly value: T;
 }
 
@@ -73,6 +77,8 @@ export interface OpenOptions {
   readonly wait: WaitStrategy;
   /** Ctrl-C: ends the host stage's workers (the pool then fails the rep in flight with Interrupted). */
   readonly signal?: AbortSignal | undefined;
+  /** How the ranks of a launch meet, for a plan with collectives (absent: one process, no launcher). */
+  readonly collectives?: CommunicatorOptions | undefined;
 }
 
 /**
@@ -164,6 +170,7 @@ async function onDevices<T>(
   if (deviceIndex === undefined) throw new Error(`plan ${plan.name} names no device`);
   // libcublas only where a gemm runs, and before the runtime: a missing one is named before anything is opened.
   const cublas = plan.schedules.some((s) => s.body.some((op) => op.kind === 'gemm')) ? openCublas() : null;
+  const nccl = hasCollectives(plan) ? openNccl() : null;
   const rt = openRuntime();
   const facts = plan.devices.map((d) => openDevice(rt, d));
   const device = facts[0] as DeviceFacts;
@@ -192,8 +199,9 @@ async function onDevices<T>(
     ]);
     const peers = enablePeers(rt, plan);
     rt.setDevice(deviceIndex);
+    const communicators = nccl ? await openCommunicators(nccl, rt, plan, options.collectives ?? { identity: { rank: null, size: null, jobId: null } }, cleanup) : null;
     const hostCalls = new HostCalls(rt, cleanup);
-    const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup, cublas);
+    const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup, cublas, communicators);
     const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
     const runner = new CudaRepRunner(rt, plan, devices, issuers, makeWaiter(rt, options.wait), gate, hostCalls, pool);
     const clock = openSmClock(device.pciBusId, device.index);
@@ -220,6 +228,7 @@ async function onDevices<T>(
       software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null },
       compiles,
       memory: buffers.memory,
+      communicator: communicators ? { record: communicators.record, notes: communicators.notes } : null,
       value,
       sharing: sharingRecord(listings, process.pid, 'unavailable' in clock ? clock.unavailable : null),
     };

@@ -14,7 +14,7 @@ export async function measureBandwidth(runner: RepRunner, bytes: number, hostMem
   const measured = await measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }, { guard });
   return measured.flatMap(({ schedule, gpuMs }): Bandwidth[] => {
     const { role } = schedule;
-    const direction = role.kind === 'link' ? 'bidirectional' : role.kind === 'stage' && role.stage !== 'kernel' ? role.stage : null;
+    const direction = role.kind === 'link' ? 'bidirectional' : role.kind === 'stage' && (role.stage === 'h2d' || role.stage === 'd2h') ? role.stage : null;
     if (!direction) return [];
     const stats = summarize(gpuMs);
     return [

@@ -19,6 +19,7 @@ import {
   type TracedRep,
 } from '../result/schema.js';
 import { isSplitTogether } from '../modes.js';
+import { type CollectiveOp, messageBytes } from '../stages/index.js';
 import { chunkUnits } from '../chunking.js';
 import { issuedOpCount } from '../plan/overhead.js';
 import { SMALL_OP_BATCH } from '../plan/schedules.js';
@@ -93,7 +94,20 @@ function modeResult(m: MeasuredSchedule): ModeResult {
     ...probeTimes(m),
     ...issueCost(m),
     ...(m.cpuStage?.length ? { cpuStage: cpuStageSummary(m.cpuStage) } : {}),
+    ...collectiveCalls(m.schedule),
   };
+}
+
+/**
+ * A mode's collectives a rep (the first one's kind: a config runs one): its calls on each rank and their per-rank
+ * message bytes together, from which the report gives the collective's bandwidths.
+ */
+export function collectiveCalls(schedule: Pick<Schedule, 'body'>): Pick<ModeResult, 'collective'> {
+  const ops = schedule.body.filter((o): o is CollectiveOp => o.kind === 'collective');
+  const kind = ops[0]?.spec.collective;
+  if (kind === undefined) return {};
+  const same = ops.filter((o) => o.spec.collective === kind);
+  return { collective: { collective: kind, calls: same.length, bytes: same.reduce((sum, o) => sum + messageBytes(o), 0) } };
 }
 
 /** A host stage on workers over the timed reps: each worker's busy time, the tasks' median, the GPU's and the CPU's side. */

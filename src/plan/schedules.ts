@@ -12,6 +12,7 @@ import {
   type StreamKind,
 } from '../vocabulary.js';
 import { type ChunkWork, type ComputeStep, copyOp, opBytes, phaseOps } from '../stages/index.js';
+import { withCommStreams } from './comm-stream.js';
 import { withRingReuse } from './ring.js';
 import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec } from './types.js';
 
@@ -55,11 +56,13 @@ export interface TimedScheduleSpec {
   readonly issue?: 'stream' | 'graph';
 }
 
-export function timedSchedule(spec: TimedScheduleSpec): Schedule {
+export function timedSchedule(given: TimedScheduleSpec): Schedule {
+  const comm = withCommStreams(given.body, given.streams, given.device);
+  const spec = { ...given, body: comm.body, streams: comm.streams };
   const id = modeId(spec.role);
   const [origin, ...others] = spec.streams;
   if (!origin) throw new RangeError(`schedule ${id} needs at least one stream`);
-  const events: EventSpec[] = [{ id: 'start', timing: true }, { id: 'end', timing: true }, ...(spec.events ?? [])];
+  const events: EventSpec[] = [{ id: 'start', timing: true }, { id: 'end', timing: true }, ...(spec.events ?? []), ...comm.events];
   // The gate sits before `start` on the first stream, and every other stream waits on `start`: one gate holds all.
   const prologue: Op[] = [...(spec.gated ? [{ kind: 'gate', stream: origin.id } as const] : []), { kind: 'record', stream: origin.id, event: 'start' }];
   for (const s of others) prologue.push({ kind: 'wait', stream: s.id, event: 'start' });
@@ -92,8 +95,8 @@ export function timedSchedule(spec: TimedScheduleSpec): Schedule {
 
 /** The bytes a body copies each way, and between devices where it copies any (absent otherwise). */
 export function bodyBytes(body: readonly Op[]): Schedule['bytes'] {
-  const { h2d, d2h, peer } = opBytes(body);
-  return peer ? { h2d, d2h, peer } : { h2d, d2h };
+  const { h2d, d2h, peer, collective } = opBytes(body);
+  return { h2d, d2h, ...(peer ? { peer } : {}), ...(collective ? { collective } : {}) };
 }
 
 /**
@@ -265,10 +268,11 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
   const h2d = ranges.flatMap((r) => loadOps(gpuOnly, r, 's0', chunkOf(r)));
   if (h2d.length) schedules.push(stage({ kind: 'stage', stage: 'h2d' }, 'H2D of every input, whole buffers', h2d));
   for (const kernel of shape.kernels) {
+    const collective = shape.steps?.get(kernel)?.stage === 'collective';
     schedules.push(
       stage(
-        { kind: 'stage', stage: 'kernel', kernel },
-        `kernel ${kernel} alone on whole buffers`,
+        collective ? { kind: 'stage', stage: 'collective', collective: kernel } : { kind: 'stage', stage: 'kernel', kernel },
+        collective ? `collective ${kernel} alone on whole buffers (its NCCL calls only)` : `kernel ${kernel} alone on whole buffers`,
         ranges.flatMap((r) => kernelOps(gpuOnly, [kernel], r, 's0', chunkOf(r))),
       ),
     );

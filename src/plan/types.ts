@@ -12,7 +12,7 @@ import type { ModeRole, StreamKind } from '../vocabulary.js';
 
 export type { ChunkRange } from '../chunking.js';
 // The work ops are their stage kinds' own (src/stages); the planner adds the ops that order and time them.
-export type { CopyOp, HostOp, KernelOp, PeerOp, WorkOp } from '../stages/index.js';
+export type { CollectiveOp, CopyOp, HostOp, KernelOp, PeerOp, WorkOp } from '../stages/index.js';
 export { isWorkOp } from '../stages/index.js';
 
 export type StreamId = string;
@@ -67,8 +67,8 @@ export interface Schedule {
   readonly verify: boolean;
   /** True when a gate op holds the first stream until the rep is fully issued. */
   readonly gated: boolean;
-  /** `peer`: bytes copied between devices, where any are. */
-  readonly bytes: { readonly h2d: number; readonly d2h: number; readonly peer?: number };
+  /** `peer`: bytes copied between devices, where any are; `collective`: every collective's per-rank message bytes, where any run. */
+  readonly bytes: { readonly h2d: number; readonly d2h: number; readonly peer?: number; readonly collective?: number };
   /** The element ranges the body's chunk indexes refer to; one whole range for whole-buffer modes. */
   readonly ranges: readonly ChunkRange[];
   /** stream: ops issued from the host every rep; graph: the body captured once and replayed. */

@@ -93,7 +93,7 @@ function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): strin
   const all = scheduleOps(schedule);
   const gpus = [...new Set(schedule.streams.map((s) => s.device))];
   const on = plan.devices.length > 1 ? ` on GPU${gpus.length > 1 ? 's' : ''} ${gpus.join(' and ')}` : '';
-  const peer = schedule.bytes.peer ? `, peer ${formatBytes(schedule.bytes.peer)}` : '';
+  const peer = `${schedule.bytes.peer ? `, peer ${formatBytes(schedule.bytes.peer)}` : ''}${schedule.bytes.collective ? `, collectives ${formatBytes(schedule.bytes.collective)} per rank` : ''}`;
   const lines = [
     `mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}${on}; ` +
       `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${schedule.verify ? '; outputs verified' : ''}`,

@@ -108,6 +108,7 @@ export const ModeRoleSchema = z.union([
   z.object({ kind: z.literal('overlapped'), layout: OverlapLayoutSchema }),
   z.object({ kind: z.literal('stage'), stage: z.enum(['h2d', 'd2h']) }),
   z.object({ kind: z.literal('stage'), stage: z.literal('kernel'), kernel: z.string() }),
+  z.object({ kind: z.literal('stage'), stage: z.literal('collective'), collective: z.string() }),
   z.object({ kind: z.literal('link'), copiesPerDirection: z.number().int(), streamsPerDirection: z.number().int() }),
   z.object({ kind: z.literal('kernels-chunked'), layout: OverlapLayoutSchema }),
   z.object({ kind: z.literal('op-cost'), op: z.enum(SMALL_OPS) }),
@@ -178,7 +179,7 @@ export const ModeResultSchema = z.object({
   device: z.number().int(),
   description: z.string(),
   /** `peer`: bytes copied between devices (absent where none are). */
-  bytes: z.object({ h2d: z.number(), d2h: z.number(), peer: z.number().optional() }),
+  bytes: z.object({ h2d: z.number(), d2h: z.number(), peer: z.number().optional(), collective: z.number().optional() }),
   /** GPU time of each timed rep, from CUDA events. */
   samplesMs: z.array(z.number()),
   /** Host time of each timed rep's issue loop (a host timer; issue cost, not GPU time). */
@@ -223,8 +224,10 @@ export const TimelineOpSchema = z.object({
   chunk: z.number().int().nullable(),
   buffer: z.string().nullable(),
   kernel: z.string().nullable(),
-  /** Bytes a copy moved; for a kernel, the bytes of the element range it was given (0 for host ops). */
+  /** Bytes a copy moved; for a kernel, the bytes of the element range it was given (0 for host ops); for a collective, the per-rank message bytes. */
   bytes: z.number(),
+  /** A collective op's NCCL call; absent for every other kind. */
+  collective: z.enum(COLLECTIVES).optional(),
   /** GPU time from the rep's start event to the op's own start and end events, ms. */
   startMs: z.number(),
   endMs: z.number(),
@@ -244,8 +247,6 @@ export const TimelineOpSchema = z.object({
    */
   engineStartMs: z.number().optional(),
   engineEndMs: z.number().optional(),
-  /** Collective ops: which collective; `bytes` is then the per-rank message bytes (the NCCL call's count × element size). */
-  collective: z.enum(COLLECTIVES).optional(),
 });
 export type TimelineOp = z.infer<typeof TimelineOpSchema>;
 
@@ -355,6 +356,15 @@ export const ClocksRecordSchema = z.object({
   sharing: SharingRecordSchema.default(SHARING_NOT_CHECKED),
 });
 
+export const CommunicatorSchema = z.object({
+  library: z.literal('nccl'),
+  version: z.string(),
+  ranks: z.number().int().min(1),
+  localDevices: z.array(z.number().int()),
+  nvls: z.enum(['off', 'on']),
+});
+export type CommunicatorRecord = z.infer<typeof CommunicatorSchema>;
+
 export const RunResultSchema = z.object({
   schema: z.literal(RESULT_SCHEMA_ID),
   version: z.literal(RESULT_VERSION),
@@ -413,11 +423,12 @@ export const RunResultSchema = z.object({
   peers: z.array(PeerPathSchema).optional(),
   scaling: ScalingSchema.optional(),
   crossDevice: CrossDeviceSchema.optional(),
-  /** Runs with collectives (added within version 2, absent otherwise): the communicator every device's ops joined. */
-  communicator: z
-    .object({ library: z.literal('nccl'), version: z.string(), ranks: z.number().int().min(1), localDevices: z.array(z.number().int()), nvls: z.literal('off') })
-    .nullable()
-    .optional(),
+  /**
+   * The NCCL communicator of a run with collective stages (added within version 2; null or absent without one):
+   * its library version, ranks, this process's devices, and NVLink multicast ('off': NCCL_NVLS_ENABLE=0, set by
+   * cuda-pipe or by the user; 'on': the user set it otherwise).
+   */
+  communicator: CommunicatorSchema.nullable().optional(),
   verification: z.object({
     status: z.enum(['passed', 'failed', 'skipped']),
     mismatches: z.array(MismatchSchema),

@@ -1,3 +1,4 @@
+import { type CollectiveOp, type CollectivePrimitive, collective } from './collective.js';
 import { type CopyOp, d2h, h2d } from './copy.js';
 import { type GemmOp, type GemmPrimitive, gemm } from './gemm.js';
 import { host, type HostOp } from './host.js';
@@ -10,7 +11,8 @@ import type { ChunkWork, DescribeContext, IssuedOp, ModelResource, RuntimePrimit
 // it. A new kind is a module beside these, its op in `WorkOp`, a row here, and the device call it declares (a
 // library kind's) in `IssuePrimitives`.
 
-export type { CopyOp, GemmOp, HostOp, KernelOp, PeerOp };
+export type { CollectiveOp, CopyOp, GemmOp, HostOp, KernelOp, PeerOp };
+export { type CollectivePrimitive, type CollectiveSpec, messageBytes } from './collective.js';
 export { columnMajorCall, GEMM_DTYPES, type GemmOperandAt, type GemmPrimitive, type GemmSpec, gemmBytesRead, gemmFlops } from './gemm.js';
 export { copyOp } from './copy.js';
 export type {
@@ -30,13 +32,13 @@ export type {
 } from './stage.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
-export type WorkOp = CopyOp | KernelOp | GemmOp | HostOp | PeerOp;
+export type WorkOp = CopyOp | KernelOp | GemmOp | CollectiveOp | HostOp | PeerOp;
 
 /** Every device call the table's kinds issue through: the runtime's, and each library kind's own. */
-export type IssuePrimitives = RuntimePrimitives & GemmPrimitive;
+export type IssuePrimitives = RuntimePrimitives & GemmPrimitive & CollectivePrimitive;
 
-/** Every stage kind, in the order pictures list them: load, compute, store, host work, peer copies. */
-export const STAGE_KINDS = [h2d, kernel, gemm, d2h, host, peer] as const;
+/** Every stage kind, in the order pictures list them: load, compute, communication, store, host work, peer copies. */
+export const STAGE_KINDS = [h2d, kernel, gemm, collective, d2h, host, peer] as const;
 
 /** A stage kind's id: the kind the Result's timeline gives an op. */
 export type Stage = (typeof STAGE_KINDS)[number]['id'];
@@ -121,8 +123,8 @@ export function phaseOps(phase: 'load' | 'compute' | 'store', work: ChunkWork): 
 }
 
 /** The bytes a body's work ops move, by the schedule's byte count each adds to. */
-export function opBytes(ops: readonly { readonly kind: string }[]): { h2d: number; d2h: number; peer: number } {
-  const bytes = { h2d: 0, d2h: 0, peer: 0 };
+export function opBytes(ops: readonly { readonly kind: string }[]): { h2d: number; d2h: number; peer: number; collective: number } {
+  const bytes = { h2d: 0, d2h: 0, peer: 0, collective: 0 };
   for (const op of ops) {
     if (!isWorkOp(op)) continue;
     const moved = stageOf(op).moves(op);

@@ -96,6 +96,8 @@ export interface TimelineFields {
   readonly buffer: string | null;
   readonly kernel: string | null;
   readonly bytes: number;
+  /** A collective's call; absent for every other kind. */
+  readonly collective?: 'allreduce' | 'reducescatter' | 'allgather';
 }
 
 /** A chalk background and foreground from the 16 colours every terminal has. */
@@ -180,7 +182,7 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   /** A compute kind other than the kernel: its entry in the config's `kernels:` list. */
   readonly config?: StepConfig<unknown>;
   /** The bytes the op moves and which of a schedule's byte counts they add to; null for an op that moves none. */
-  moves(op: O): { readonly count: 'h2d' | 'd2h' | 'peer'; readonly bytes: number } | null;
+  moves(op: O): { readonly count: 'h2d' | 'd2h' | 'peer' | 'collective'; readonly bytes: number } | null;
   /** Whether a plan's op of `opKind` is this stage's. */
   owns(op: O): boolean;
   /** Whether the op reads or writes device buffers, so a ring of device slots must order it. */

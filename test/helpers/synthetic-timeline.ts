@@ -143,7 +143,7 @@ export function simulate(planned: readonly PlannedOp[]): { startMs: number[]; en
 }
 
 function engineOf(op: PlannedOp): Engine {
-  return op.kind === 'kernel' || op.kind === 'gemm' ? 'sm' : op.kind;
+  return op.kind === 'kernel' || op.kind === 'gemm' || op.kind === 'collective' ? 'sm' : op.kind;
 }
 
 export function tracedRep(mode: string, device: number, planned: readonly PlannedOp[]): TracedRep {

@@ -34,7 +34,7 @@ const work: ChunkWork = {
 
 describe('the table of stage kinds', () => {
   it('lists each kind once, with its own letter and colour, in the order pictures draw them', () => {
-    assert.deepEqual(STAGES, ['h2d', 'kernel', 'gemm', 'd2h', 'host', 'peer']);
+    assert.deepEqual(STAGES, ['h2d', 'kernel', 'gemm', 'collective', 'd2h', 'host', 'peer']);
     assert.equal(new Set(STAGE_KINDS.map((s) => s.look.letter)).size, STAGE_KINDS.length);
     assert.equal(new Set(STAGE_KINDS.map((s) => s.look.colour)).size, STAGE_KINDS.length);
   });
@@ -64,7 +64,12 @@ describe('the table of stage kinds', () => {
 
   it('counts the bytes each way and between devices from the kinds that move them', () => {
     const peer: WorkOp = { kind: 'peer', stream: 's0', buffer: 'x', from: 0, to: 1, deviceOffset: 0, bytes: 7, chunk: null };
-    assert.deepEqual(opBytes([...phaseOps('load', work), ...phaseOps('compute', work), ...phaseOps('store', work), peer, { kind: 'record' }]), { h2d: 120, d2h: 100, peer: 7 });
+    assert.deepEqual(opBytes([...phaseOps('load', work), ...phaseOps('compute', work), ...phaseOps('store', work), peer, { kind: 'record' }]), {
+      h2d: 120,
+      d2h: 100,
+      peer: 7,
+      collective: 0,
+    });
   });
 
   it('finds each op its stage kind, a copy by its direction', () => {
@@ -87,6 +92,7 @@ describe('the table of stage kinds', () => {
       kernel: (spec) => call(`kernel ${spec.kernel}`),
       hostCall: () => ({ issue: call('host'), hostTag: 9 }),
       gemm: (spec) => call(`gemm ${spec.label}`),
+      collective: (spec) => call(`collective ${spec.label}`),
     };
     const ops = [...phaseOps('load', work), ...phaseOps('compute', work), ...phaseOps('store', work)];
     const issued = ops.map((op) => issueWorkOp(op, primitives));
@@ -105,6 +111,7 @@ describe('the table of stage kinds', () => {
         [1000, 'H2D copy engine', ['h2d']],
         [2000, 'D2H copy engine', ['d2h']],
         [3000, 'SMs', ['kernel', 'gemm']],
+        [3500, 'communication', ['collective']],
         [4000, 'host ops', ['host']],
         [5000, 'peer copies', ['peer']],
       ],
@@ -114,6 +121,7 @@ describe('the table of stage kinds', () => {
       [
         [1000, 'copy engine', ['h2d', 'd2h']],
         [3000, 'SMs', ['kernel', 'gemm']],
+        [3500, 'communication', ['collective']],
         [4000, 'host ops', ['host']],
         [5000, 'peer copies', ['peer']],
       ],

@@ -10,7 +10,7 @@ import { timelineFixtures } from '../helpers/timeline-fixtures.js';
 
 const plain = new Chalk({ level: 0 });
 const coloured = new Chalk({ level: 1 });
-const LETTER = { h2d: 'H', kernel: 'K', gemm: 'G', d2h: 'D', host: 'C', peer: 'P' } as const;
+const LETTER = { h2d: 'H', kernel: 'K', gemm: 'G', collective: 'N', d2h: 'D', host: 'C', peer: 'P' } as const;
 
 /** The chart rows of a rendered Gantt: label and cells. */
 function chartRows(text: string): { label: string; cells: string }[] {

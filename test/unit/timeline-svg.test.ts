@@ -76,12 +76,13 @@ for (const { name, result } of timelineFixtures()) {
       for (const row of layout.panels.flatMap((p) => p.rows)) assert.ok(svg.includes(`>${row.label}</text>`), row.label);
     });
 
-    it('has a title with config and devices, a ms axis and a legend of every stage its reps ran (peer copies and GEMMs only where there are any)', () => {
+    it('has a title with config and devices, a ms axis and a legend of every stage its reps ran (peer copies, GEMMs and collectives only where there are any)', () => {
       assert.ok(svg.includes(`<text x="16" y="32" font-size="16" font-weight="bold" fill="#222222">cuda-pipe timeline: ${result.config.name}</text>`));
       for (const d of result.devices) assert.ok(svg.includes(`${d.name} (GPU ${d.index})`));
       assert.equal(svg.match(/>0 ms<\/text>/g)?.length, layout.panels.length);
       const ran = new Set(result.timeline?.reps.flatMap((r) => r.ops.map((op) => op.kind)));
-      for (const stage of STAGES) assert.equal(svg.includes(`<rect class="legend ${stage}"`), (stage !== 'peer' && stage !== 'gemm') || ran.has(stage), stage);
+      for (const stage of STAGES)
+        assert.equal(svg.includes(`<rect class="legend ${stage}"`), (stage !== 'peer' && stage !== 'gemm' && stage !== 'collective') || ran.has(stage), stage);
       assert.equal(layout.height, Number(/height="([\d.]+)"/.exec(svg)![1]));
     });
   });

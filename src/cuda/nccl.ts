@@ -1,0 +1,367 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import koffi from 'koffi';
+import { DeviceFailure, EnvironmentError } from '../errors.js';
+import { LibraryOverrideError } from './load.js';
+import type { Collective } from '../vocabulary.js';
+import type { DevicePtr, StreamHandle } from './types.js';
+
+// NCCL, for collective stages: located in its own order (the override, the loader, the CUDA folders, the system
+// folders, PyTorch's wheel), loaded only for a plan with a collective, and bound to the few calls a data-parallel
+// step makes. NVLink SHARP (NVLS) stays off unless the user set NCCL_NVLS_ENABLE: its multicast objects are what
+// the GPU hosts' notes forbid, and cuda-pipe never calls cuMulticastCreate itself.
+
+declare const commBrand: unique symbol;
+/** An ncclComm_t. Branded so that it cannot be passed where a stream or a pointer is expected. */
+export type NcclComm = bigint & { readonly [commBrand]: 'NcclComm' };
+
+/** ncclDataType_t of each element type NCCL reduces. */
+export const NCCL_DATA_TYPE: Readonly<Record<string, number>> = {
+  int8: 0,
+  uint8: 1,
+  int32: 2,
+  uint32: 3,
+  float16: 6,
+  float32: 7,
+  float64: 8,
+  bfloat16: 9,
+};
+
+/** ncclSum: the reduction data parallelism does on gradients. */
+const NCCL_SUM = 0;
+
+/** NCCL_UNIQUE_ID_BYTES. */
+export const UNIQUE_ID_BYTES = 128;
+
+/** The variable that names the library file exactly. */
+export const NCCL_OVERRIDE = 'CUDA_PIPE_NCCL';
+const SONAME = 'libnccl.so.2';
+
+const RESULT_NAME: ReadonlyMap<number, string> = new Map([
+  [0, 'ncclSuccess'],
+  [1, 'ncclUnhandledCudaError'],
+  [2, 'ncclSystemError'],
+  [3, 'ncclInternalError'],
+  [4, 'ncclInvalidArgument'],
+  [5, 'ncclInvalidUsage'],
+  [6, 'ncclRemoteError'],
+  [7, 'ncclInProgress'],
+]);
+
+const RESULT_HINT: ReadonlyMap<number, string> = new Map([
+  [1, 'A CUDA call inside NCCL failed: run with NCCL_DEBUG=WARN to see which, and check the GPU with nvidia-smi.'],
+  [2, 'A system call inside NCCL failed (sockets, shared memory, /dev/shm size): run with NCCL_DEBUG=WARN to see which.'],
+  [5, 'NCCL was used wrongly: every rank must run the same config with the same chunks, in the same order.'],
+  [6, 'Another rank failed or went away: look at the other ranks\u2019 output.'],
+]);
+
+/** An NCCL call that returned something other than ncclSuccess: a device failure (exit 4). */
+export class NcclError extends DeviceFailure {
+  constructor(
+    readonly api: string,
+    readonly status: number,
+    description: string,
+    context: string,
+  ) {
+    super(`${api} failed (${context}): ${RESULT_NAME.get(status) ?? 'unknown ncclResult_t'} (${status}): ${description}`, { hint: RESULT_HINT.get(status) });
+  }
+}
+
+export interface NcclCandidate {
+  /** A file path, or the bare soname left to the dynamic loader. */
+  readonly path: string;
+  readonly origin: string;
+}
+
+/** What the search reads of the file system, so that tests can give it one. */
+export interface SearchFs {
+  exists(path: string): boolean;
+  /** Entries of a folder; empty when it cannot be read. */
+  list(dir: string): readonly string[];
+}
+
+const realFs: SearchFs = {
+  exists: existsSync,
+  list: (dir) => {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
+  },
+};
+
+const SYSTEM_DIRS = ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib64', '/usr/lib64', '/usr/lib'];
+
+/** Roots under which Python keeps its packages: a virtualenv or conda first, then the user's and the system's. */
+function pythonRoots(env: NodeJS.ProcessEnv): string[] {
+  const roots: string[] = [];
+  for (const variable of ['VIRTUAL_ENV', 'CONDA_PREFIX'] as const) if (env[variable]) roots.push(join(env[variable] as string, 'lib'));
+  if (env.HOME) roots.push(join(env.HOME, '.local', 'lib'));
+  roots.push('/usr/local/lib', '/usr/lib', '/opt/conda/lib');
+  return roots;
+}
+
+/** PyTorch's NCCL (the nvidia-nccl wheel): …/python3.X/{site,dist}-packages/nvidia/nccl/lib/libnccl.so.2. */
+function pytorchCandidates(env: NodeJS.ProcessEnv, fs: SearchFs): NcclCandidate[] {
+  const found: NcclCandidate[] = [];
+  for (const root of pythonRoots(env)) {
+    for (const python of fs
+      .list(root)
+      .filter((name) => /^python3(\.\d+)?$/.test(name))
+      .sort()
+      .reverse()) {
+      for (const packages of ['site-packages', 'dist-packages']) {
+        const path = join(root, python, packages, 'nvidia', 'nccl', 'lib', SONAME);
+        if (fs.exists(path)) found.push({ path, origin: "PyTorch's install" });
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * Every place to try, in order: CUDA_PIPE_NCCL alone when set; else the dynamic loader (soname), CUDA_PATH and
+ * CUDA_HOME, /usr/local/cuda, the system library folders, and PyTorch's install.
+ */
+export function ncclCandidates(env: NodeJS.ProcessEnv, fs: SearchFs = realFs): NcclCandidate[] {
+  const override = env[NCCL_OVERRIDE];
+  if (override) return [{ path: override, origin: NCCL_OVERRIDE }];
+  const candidates: NcclCandidate[] = [{ path: SONAME, origin: 'dynamic loader search' }];
+  for (const variable of ['CUDA_PATH', 'CUDA_HOME'] as const) {
+    const root = env[variable];
+    if (root) candidates.push({ path: join(root, 'lib64', SONAME), origin: variable });
+  }
+  candidates.push({ path: join('/usr/local/cuda/lib64', SONAME), origin: 'default location' });
+  for (const dir of SYSTEM_DIRS) candidates.push({ path: join(dir, SONAME), origin: 'system library folder' });
+  candidates.push(...pytorchCandidates(env, fs));
+  const seen = new Set<string>();
+  return candidates.filter((c) => {
+    if (seen.has(c.path)) return false;
+    seen.add(c.path);
+    return true;
+  });
+}
+
+/** The paragraph of a failed search: every place tried, and why each did not do. */
+export function describeNcclSearch(attempts: readonly { candidate: NcclCandidate; reason: string }[]): string {
+  const lines = attempts.map((a) => `  ${a.candidate.path} (${a.candidate.origin}): ${a.reason.split(': ').pop() ?? a.reason}`);
+  return `Could not load NCCL (libnccl.so.2), which a collective stage needs. Tried:\n${lines.join('\n')}`;
+}
+
+const SEARCH_HINT =
+  "Install NCCL (the libnccl2 package, or PyTorch's nvidia-nccl wheel), or set CUDA_PIPE_NCCL to the libnccl.so.2 file itself. " + 'Only configs with a collective stage need it.';
+
+type NativeLibrary = ReturnType<typeof koffi.load>;
+
+function hasSymbol(lib: NativeLibrary, name: string): boolean {
+  try {
+    lib.symbol(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Loads the first candidate that is NCCL (exports ncclCommInitAll); a missing one is an EnvironmentError (exit 3). */
+export function loadNcclLibrary(env: NodeJS.ProcessEnv = process.env, fs: SearchFs = realFs): { lib: NativeLibrary; path: string } {
+  const attempts: { candidate: NcclCandidate; reason: string }[] = [];
+  for (const candidate of ncclCandidates(env, fs)) {
+    let lib: NativeLibrary;
+    try {
+      lib = koffi.load(candidate.path);
+    } catch (error) {
+      attempts.push({ candidate, reason: error instanceof Error ? error.message : String(error) });
+      continue;
+    }
+    if (hasSymbol(lib, 'ncclCommInitAll') && hasSymbol(lib, 'ncclCommInitRank')) return { lib, path: candidate.path };
+    attempts.push({ candidate, reason: 'loads, but has no ncclCommInitAll (not libnccl)' });
+  }
+  if (env[NCCL_OVERRIDE]) {
+    throw new LibraryOverrideError(`${NCCL_OVERRIDE}=${env[NCCL_OVERRIDE]}: ${attempts[0]?.reason ?? 'does not load'}.`, {
+      hint: `Point ${NCCL_OVERRIDE} at the libnccl.so.2 file itself, or unset it to search the loader's path, the CUDA folders and PyTorch's install.`,
+    });
+  }
+  throw new EnvironmentError(describeNcclSearch(attempts), { hint: SEARCH_HINT });
+}
+
+/**
+ * NCCL_NVLS_ENABLE=0 unless the user set it, before NCCL reads its environment (at its first call). Returns the
+ * sentence the Result carries: what was set, or what the user had.
+ */
+export function nvlsOff(env: NodeJS.ProcessEnv = process.env): { readonly set: boolean; readonly note: string } {
+  const own = env.NCCL_NVLS_ENABLE;
+  if (own !== undefined) return { set: false, note: `NCCL_NVLS_ENABLE=${own} was set by the user and left as it is.` };
+  env.NCCL_NVLS_ENABLE = '0';
+  return { set: true, note: 'cuda-pipe set NCCL_NVLS_ENABLE=0 (NVLink multicast off), as nothing had set it.' };
+}
+
+/** "2.27.3" from NCCL_VERSION_CODE (major × 10000 + minor × 100 + patch since 2.9; major × 1000 + minor × 100 + patch before). */
+export function versionText(code: number): string {
+  if (code >= 10000) return `${Math.floor(code / 10000)}.${Math.floor(code / 100) % 100}.${code % 100}`;
+  return `${Math.floor(code / 1000)}.${Math.floor(code / 100) % 10}.${code % 100}`;
+}
+
+/** NCCL captures collectives into CUDA graphs from 2.9 on. */
+export const GRAPH_CAPTURE_MIN = 20900;
+
+// ncclCommInitRank takes the id by value, as a struct its declaration names; koffi registers a name once per process.
+let uniqueIdDeclared = false;
+
+function declare(lib: NativeLibrary) {
+  if (!uniqueIdDeclared) {
+    koffi.struct('ncclUniqueId', { internal: koffi.array('uint8_t', UNIQUE_ID_BYTES, 'Typed') });
+    uniqueIdDeclared = true;
+  }
+  return {
+    getVersion: lib.func('int ncclGetVersion(_Out_ int *version)'),
+    getUniqueId: lib.func('int ncclGetUniqueId(_Out_ ncclUniqueId *id)'),
+    commInitAll: lib.func('int ncclCommInitAll(_Out_ void **comms, int ndev, const int *devlist)'),
+    commInitRank: lib.func('int ncclCommInitRank(_Out_ void **comm, int nranks, ncclUniqueId commId, int rank)'),
+    commDestroy: lib.func('int ncclCommDestroy(void *comm)'),
+    commAbort: lib.func('int ncclCommAbort(void *comm)'),
+    commGetAsyncError: lib.func('int ncclCommGetAsyncError(void *comm, _Out_ int *asyncError)'),
+    commCount: lib.func('int ncclCommCount(void *comm, _Out_ int *count)'),
+    groupStart: lib.func('int ncclGroupStart()'),
+    groupEnd: lib.func('int ncclGroupEnd()'),
+    allReduce: lib.func('int ncclAllReduce(void *sendbuff, void *recvbuff, size_t count, int datatype, int op, void *comm, void *stream)'),
+    reduceScatter: lib.func('int ncclReduceScatter(void *sendbuff, void *recvbuff, size_t recvcount, int datatype, int op, void *comm, void *stream)'),
+    allGather: lib.func('int ncclAllGather(void *sendbuff, void *recvbuff, size_t sendcount, int datatype, void *comm, void *stream)'),
+    getErrorString: lib.func('const char *ncclGetErrorString(int result)'),
+  };
+}
+
+/** One collective call as the hot loop makes it, bound once: buffers, counts and the communicator fixed. */
+export interface CollectiveCall {
+  readonly collective: Collective;
+  /** Where the chunk's elements start on this device. */
+  readonly buffer: DevicePtr;
+  /** Elements of the chunk (nccl-tests' "count"): all-reduced whole, scattered or gathered in ranks' parts. */
+  readonly elements: number;
+  readonly elementBytes: number;
+  readonly dataType: number;
+  readonly comm: NcclComm;
+  readonly rank: number;
+  readonly ranks: number;
+  readonly stream: StreamHandle;
+}
+
+/** libnccl, typed. Every checked call throws `NcclError` naming the call, its device or rank, and NCCL's words. */
+export class Nccl {
+  private readonly fn: ReturnType<typeof declare>;
+  private readonly out = new BigUint64Array(1);
+
+  constructor(
+    readonly libraryPath: string,
+    lib: NativeLibrary,
+  ) {
+    this.fn = declare(lib);
+  }
+
+  failure(status: number, api: string, context: string): NcclError {
+    return new NcclError(api, status, this.fn.getErrorString(status) as string, context);
+  }
+
+  check(status: number, api: string, context: string): void {
+    if (status !== 0) throw this.failure(status, api, context);
+  }
+
+  /** NCCL_VERSION_CODE of the loaded library. */
+  version(): number {
+    const version = [0];
+    this.check(this.fn.getVersion(version) as number, 'ncclGetVersion', 'version');
+    return version[0] ?? 0;
+  }
+
+  /** The 128 bytes rank 0 hands every other rank. */
+  uniqueId(): Uint8Array {
+    const id: { internal: Uint8Array } = { internal: new Uint8Array(UNIQUE_ID_BYTES) };
+    this.check(this.fn.getUniqueId(id) as number, 'ncclGetUniqueId', 'rank 0');
+    return Uint8Array.from(id.internal);
+  }
+
+  /** One communicator per local device, all in this process (one device: a one-rank communicator). */
+  initAll(devices: readonly number[]): NcclComm[] {
+    const comms = new BigUint64Array(devices.length);
+    this.check(this.fn.commInitAll(comms, devices.length, Int32Array.from(devices)) as number, 'ncclCommInitAll', `devices ${devices.join(', ')}`);
+    return [...comms] as NcclComm[];
+  }
+
+  /** This process's communicator as `rank` of `ranks`, on the device current now. */
+  initRank(ranks: number, id: Uint8Array, rank: number): NcclComm {
+    if (id.length !== UNIQUE_ID_BYTES) throw new Error(`an NCCL unique id is ${UNIQUE_ID_BYTES} bytes, not ${id.length}`);
+    this.out[0] = 0n;
+    this.check(this.fn.commInitRank(this.out, ranks, { internal: id }, rank) as number, 'ncclCommInitRank', `rank ${rank} of ${ranks}`);
+    return (this.out[0] ?? 0n) as NcclComm;
+  }
+
+  count(comm: NcclComm, context: string): number {
+    const count = [0];
+    this.check(this.fn.commCount(comm, count) as number, 'ncclCommCount', context);
+    return count[0] ?? 0;
+  }
+
+  /** The communicator's asynchronous error (a failed kernel, a lost peer), 0 when none. */
+  asyncError(comm: NcclComm): number {
+    const status = [0];
+    const code = this.fn.commGetAsyncError(comm, status) as number;
+    return code === 0 ? (status[0] ?? 0) : code;
+  }
+
+  /**
+   * Destroys the communicator, or aborts it where it holds an asynchronous error (destroy would wait for peers that
+   * may never come). Returns the status for the cleanup to report.
+   */
+  release(comm: NcclComm, context: string): void {
+    const broken = this.asyncError(comm) !== 0;
+    this.check((broken ? this.fn.commAbort(comm) : this.fn.commDestroy(comm)) as number, broken ? 'ncclCommAbort' : 'ncclCommDestroy', context);
+  }
+
+  groupStart(): number {
+    return this.fn.groupStart() as number;
+  }
+
+  groupEnd(): number {
+    return this.fn.groupEnd() as number;
+  }
+
+  /**
+   * The call enqueued on its stream, returning the raw ncclResult_t. In place, as DDP reduces its buckets: an
+   * all-reduce over the chunk; a reduce-scatter leaves rank r's sum at part r; an all-gather sends part r.
+   */
+  issue(call: CollectiveCall): () => number {
+    const { buffer, elements, ranks, rank, dataType, comm, stream } = call;
+    const part = elements / ranks;
+    const at = (index: number) => (buffer + BigInt(index * part * call.elementBytes)) as DevicePtr;
+    switch (call.collective) {
+      case 'allreduce': {
+        const fn = this.fn.allReduce;
+        return () => fn(buffer, buffer, elements, dataType, NCCL_SUM, comm, stream) as number;
+      }
+      case 'reducescatter': {
+        const fn = this.fn.reduceScatter;
+        const recv = at(rank);
+        return () => fn(buffer, recv, part, dataType, NCCL_SUM, comm, stream) as number;
+      }
+      case 'allgather': {
+        const fn = this.fn.allGather;
+        const send = at(rank);
+        return () => fn(send, buffer, part, dataType, comm, stream) as number;
+      }
+    }
+  }
+}
+
+/** Loads libnccl (see `ncclCandidates` for where it looks). */
+export function loadNccl(env: NodeJS.ProcessEnv = process.env): Nccl {
+  const { lib, path } = loadNcclLibrary(env);
+  return new Nccl(path, lib);
+}
+
+let cached: Nccl | undefined;
+
+/** libnccl, loaded once per process. */
+export function openNccl(env: NodeJS.ProcessEnv = process.env): Nccl {
+  cached ??= loadNccl(env);
+  return cached;
+}

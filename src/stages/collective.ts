@@ -1,0 +1,141 @@
+import { z } from 'zod';
+import { formatBytes } from '../format.js';
+import { COLLECTIVES, type Collective } from '../vocabulary.js';
+import type { ComputeStep, StageKind, StepBuffer, StepConfig, Thunk } from './stage.js';
+
+// An NCCL collective as a compute step: per chunk (a bucket of items, such as a bucket of layers' gradients), one
+// sum over every rank, in place in one chunked buffer, as DDP reduces a bucket. The planner puts it on the
+// device's communication stream, after an event recorded behind the compute that produced the bucket, and makes the
+// chunk's later ops (its D2H) wait for it (plan/comm-stream.ts): the compute stream never waits for the network.
+
+/** A collective step as its config entry resolved it. */
+export interface CollectiveSpec {
+  readonly collective: Collective;
+  readonly buffer: string;
+  readonly type: string;
+  readonly itemSize: number;
+  readonly elementBytes: number;
+}
+
+export type CollectiveOp = {
+  readonly kind: 'collective';
+  readonly stream: string;
+  /** The step's label. */
+  readonly label: string;
+  readonly chunk: number | null;
+  /** The chunk's first item and item count. */
+  readonly first: number;
+  readonly count: number;
+  /** Item index in the device buffer where this chunk lives. */
+  readonly deviceFirst: number;
+  readonly spec: CollectiveSpec;
+};
+
+/** The per-rank message as nccl-tests counts its size: the chunk's bytes of the buffer (all-reduced whole; scattered or gathered in ranks' parts). */
+export const messageBytes = (op: Pick<CollectiveOp, 'count' | 'spec'>): number => op.count * op.spec.itemSize * op.spec.elementBytes;
+
+const CollectiveEntrySchema = z
+  .object({
+    name: z.string().optional().describe('label used in output (default: the collective)'),
+    collective: z
+      .object({
+        op: z.enum(COLLECTIVES).describe('allreduce (sum), reducescatter (sum; rank r keeps part r) or allgather (rank r sends part r), in place'),
+        buffer: z.string().describe("a chunked buffer on the device (such as gradients, role out): each chunk's items are one call"),
+      })
+      .strict()
+      .describe('an NCCL collective per chunk over every rank, on the communication stream'),
+  })
+  .strict();
+
+type CollectiveEntry = z.output<typeof CollectiveEntrySchema>;
+
+const CHUNKED = new Set(['in', 'out', 'inout', 'scratch']);
+
+function resolve(entry: CollectiveEntry, buffers: readonly StepBuffer[]): { spec: CollectiveSpec } | { error: string; path: (string | number)[] } {
+  const { op, buffer: name } = entry.collective;
+  const buffer = buffers.find((b) => b.name === name);
+  const path = ['collective', 'buffer'];
+  if (!buffer) return { error: `collective.buffer names no buffer "${name}" (buffers: ${buffers.map((b) => b.name).join(', ')})`, path };
+  if (!CHUNKED.has(buffer.role)) {
+    return { error: `collective.buffer: "${name}" is ${buffer.role}, but a collective reduces each chunk's bucket: give it role out (or in, inout, scratch)`, path };
+  }
+  return { spec: { collective: op, buffer: name, type: buffer.type, itemSize: buffer.itemSize, elementBytes: buffer.elementBytes } };
+}
+
+const collectiveConfig: StepConfig<CollectiveEntry> = {
+  key: 'collective',
+  schema: CollectiveEntrySchema,
+  label: (entry) => entry.name ?? entry.collective.op,
+  resolve,
+};
+
+/** The device call a collective issues through (exec/ keeps each device's communicator). */
+export interface CollectivePrimitive {
+  /**
+   * An NCCL collective on the device's communicator, in place over `elements` elements of the buffer's device memory
+   * from `elementOffset`. `label` names the op in failures.
+   */
+  collective(spec: { readonly label: string; readonly collective: Collective; readonly buffer: string; readonly elementOffset: number; readonly elements: number }): Thunk;
+}
+
+const WORDS: Readonly<Record<Collective, string>> = { allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather' };
+
+const what = (op: CollectiveOp) => `${WORDS[op.spec.collective]} ${op.label} of "${op.spec.buffer}" (NCCL, sum)`;
+
+export const collective: StageKind<'collective', CollectiveOp, CollectivePrimitive> = {
+  id: 'collective',
+  opKind: 'collective',
+  phase: 'compute',
+  planStep: (step: ComputeStep, w) => [
+    {
+      kind: 'collective',
+      stream: w.stream,
+      label: step.label,
+      chunk: w.chunk,
+      first: w.range.first,
+      count: w.range.count,
+      deviceFirst: w.deviceFirst,
+      spec: step.spec as CollectiveSpec,
+    },
+  ],
+  config: collectiveConfig as StepConfig<unknown>,
+  moves: (op) => ({ count: 'collective', bytes: messageBytes(op) }),
+  owns: () => true,
+  touchesDevice: true,
+  // NCCL launches its own kernels (ncclDevKernel_*), each carrying the correlation id of the call.
+  cupti: { kind: 'kernel', memsets: false },
+  // No term in the overlap bound, which stays a floor without it: communication is bounded by the bucket model
+  // (analysis/buckets.ts) from the collective's mode alone, in the report's communication section.
+  // A sum over more than two ranks depends on NCCL's order of additions, which may differ per message size: the
+  // reduced buffer takes verify.tolerance where the config gives one.
+  verify: 'tolerance',
+  writes: (op) => [op.spec.buffer],
+  names: (op) => [op.label],
+  look: {
+    letter: 'N',
+    colour: '#e63946',
+    name: 'collective (NCCL)',
+    prefix: 'NCCL',
+    always: false,
+    rate: true,
+    noun: { one: 'NCCL collective', many: 'NCCL collectives', always: false },
+    terminal: { background: 'bgRed', foreground: 'whiteBright' },
+    // Its kernels share the SMs, but what a picture must show is when communication ran: a row of its own.
+    engine: { row: 3500, name: 'communication', hostCopy: false, exclusive: false },
+  },
+  what,
+  describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (items ${op.first} to ${op.first + op.count - 1}, ${formatBytes(messageBytes(op))} per rank)`,
+  timeline: (op) => ({ buffer: op.spec.buffer, kernel: op.label, bytes: messageBytes(op), collective: op.spec.collective }),
+  subject: (op) => op.kernel,
+  issue: (op, p) => ({
+    issue: p.collective({
+      label: op.label,
+      collective: op.spec.collective,
+      buffer: op.spec.buffer,
+      elementOffset: op.deviceFirst * op.spec.itemSize,
+      elements: op.count * op.spec.itemSize,
+    }),
+    hostTag: null,
+  }),
+  failureHint: 'Every rank must run the same config with the same chunks; run with NCCL_DEBUG=WARN to see what NCCL saw.',
+};
