@@ -326,7 +326,8 @@ function resolveBuffer(name: string, b: ParsedConfig['buffers'][string], items: 
     itemSize,
     role: b.role,
     init: b.init ?? { kind: 'random', seed: 1 },
-    seeded: b.role === 'scratch' && b.init !== undefined,
+    // Only where true: a config hash counts fields added since the first baselines only when they are not defaults.
+    ...(b.role === 'scratch' && b.init !== undefined ? { seeded: true } : {}),
     hostMemory: b.hostMemory ?? hostMemory,
   };
 }

@@ -43,6 +43,7 @@ describe('the stage table, read by the code outside src/stages', () => {
         ['copy', 2, true],
         ['kernel launch', 2, true],
         ['cuBLAS GEMM', 1, false],
+        ['NCCL collective', 0, false],
         ['host function', 0, false],
       ],
     );
