@@ -6,6 +6,7 @@ import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../pl
 import { itemBytes } from '../config/items.js';
 import { chunkArgs, launchElements } from '../plan/kernel-args.js';
 import { resolvePriority } from '../plan/priority.js';
+import { isTraceEvent } from '../plan/trace.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
 import type { DeviceFacts } from '../result/schema.js';
 import { type IssuePrimitives, issueWorkOp } from '../stages/index.js';
@@ -187,7 +188,10 @@ export class DirectIssuer implements Issuer {
       if (fill === undefined) {
         fill = fills.push({ chunk: op.chunk, task: { fn: 'before', chunk: op.chunk, regions: this.chunkRegions(op, schedule, 'inputs') } }) - 1;
         fillOf.set(op.chunk, fill);
-        waitAt.set(i, fill);
+        // In a traced rep the op's begin event comes first: issued before the fill finished, it would place the
+        // chunk's H2D at the start of the rep on the timeline, ahead of its own fill.
+        const before = ops[i - 1];
+        waitAt.set(before?.kind === 'record' && before.stream === op.stream && isTraceEvent(before.event) ? i - 1 : i, fill);
       }
       if (op.kind === 'copy' && op.direction === 'h2d') lastH2d.set(fill, i);
     });

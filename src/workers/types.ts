@@ -37,7 +37,21 @@ export interface WorkerTask {
   readonly regions: readonly Region[];
   /** Where `copy` writes; empty for the other built-ins. */
   readonly targets?: readonly Region[];
+  /**
+   * What the worker waits for before it runs the function (a chunk's D2H): handed over at issue, the task starts
+   * within microseconds of its chunk leaving the GPU, with no turn of the JS thread in between.
+   */
+  readonly waitFor?: TaskWait;
 }
+
+/**
+ * A CUDA event (its handle, and the libcudart file that made it), or a flag in the pool's shared memory that the
+ * main thread sets (tests, and any caller without an event); either is abandoned once the pool cancels the task's
+ * generation (a rep that failed).
+ */
+export type TaskWait =
+  | { readonly kind: 'event'; readonly event: bigint; readonly library: string; readonly generation: number }
+  | { readonly kind: 'flag'; readonly flag: number; readonly generation: number };
 
 /** A region as a stage function sees it: a zero-copy view of the memory, with the buffer and place it came from. */
 export interface RegionView {
@@ -60,7 +74,12 @@ export type StageFunction = (chunk: StageChunk) => unknown;
 export interface WorkerSetup {
   readonly index: number;
   readonly functions: Readonly<Record<string, StageFunctionSpec>>;
+  /** Int32 words shared by the pool and its workers: [0] the last cancelled generation, then the flags of `flag` waits. */
+  readonly control: SharedArrayBuffer;
 }
+
+/** Words of the pool's shared control block before the flags. */
+export const CONTROL_HEADER = 1;
 
 /** Worker → main. Times are milliseconds since the epoch (performance.timeOrigin + now()): the clocks of two threads differ in origin only. */
 export type WorkerMessage =

@@ -2,8 +2,9 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { hostView } from '../cuda/host-view.js';
+import { workerEventQuery } from '../cuda/worker-event.js';
 import { builtIn } from './functions.js';
-import type { Region, RegionView, StageFunction, TaskMessage, WorkerMessage, WorkerSetup } from './types.js';
+import { CONTROL_HEADER, type Region, type RegionView, type StageFunction, type TaskMessage, type TaskWait, type WorkerMessage, type WorkerSetup } from './types.js';
 
 // One worker thread of a pool: loads the pool's functions once, then runs the tasks the main thread sends, one at a
 // time, in the order sent. The chunk's memory is opened here by address (src/cuda/host-view.ts), never copied.
@@ -65,7 +66,43 @@ async function drain(): Promise<void> {
   }
 }
 
+const control = new Int32Array(setup.control);
+/** cudaEventQuery's "not ready" (cudaErrorNotReady). */
+const NOT_READY = 600;
+/**
+ * Between two queries of an event the worker spins this long: a task starts at most this late, and eight workers
+ * waiting at once do not take the driver's locks from the JS thread issuing the next rep's work.
+ */
+const QUERY_GAP_MS = 0.01;
+
+/** Spins until the task may run; throws when its generation was cancelled or its event failed. */
+function waitFor(wait: TaskWait): void {
+  const ready = wait.kind === 'event' ? eventReady(wait.event, wait.library) : () => Atomics.load(control, CONTROL_HEADER + wait.flag) >= wait.generation;
+  while (!ready()) {
+    if (Atomics.load(control, 0) >= wait.generation) throw new Error('cancelled: the rep it belonged to failed');
+    const until = performance.now() + QUERY_GAP_MS;
+    while (performance.now() < until);
+  }
+}
+
+function eventReady(event: bigint, library: string): () => boolean {
+  const query = workerEventQuery(library);
+  return () => {
+    const code = query(event);
+    if (code === NOT_READY) return false;
+    if (code !== 0) throw new Error(`cudaEventQuery answered ${code} for the event after the chunk's D2H`);
+    return true;
+  };
+}
+
 async function run({ id, task }: TaskMessage): Promise<void> {
+  try {
+    if (task.waitFor) waitFor(task.waitFor);
+  } catch (error) {
+    const at = now();
+    send({ kind: 'failed', id, message: error instanceof Error ? error.message : String(error), startedAt: at, endedAt: at });
+    return;
+  }
   const startedAt = now();
   try {
     const fn = functions.get(task.fn);

@@ -7,7 +7,7 @@ import { parseConfigText } from '../../src/config/load.js';
 import { withSettings } from '../../src/config/settings.js';
 import { allocPageable, freePageable } from '../../src/cuda/host.js';
 import { HostStageFailure, UsageError } from '../../src/errors.js';
-import { type Handover, handOver } from '../../src/exec/handover.js';
+import { type Handover, HandoverRun } from '../../src/exec/handover.js';
 import { type Fill, LoaderRun } from '../../src/exec/loader.js';
 import type { Bound } from '../../src/measure/bound.js';
 import { withCpuStage } from '../../src/measure/model.js';
@@ -111,78 +111,121 @@ describe('the host stage config', () => {
   });
 });
 
-/** A fake pool: answers each task at once, recording the order it was handed them. */
+/** A fake pool: answers each task at once, recording the tasks it was handed. */
 function recordingPool(fail: number | null = null) {
-  const order: (number | null)[] = [];
+  const tasks: WorkerTask[] = [];
+  const cancelled: number[] = [];
   const submit = (task: WorkerTask): Promise<TaskResult> => {
-    order.push(task.chunk);
+    tasks.push(task);
     if (task.chunk === fail) return Promise.reject(new HostStageFailure(`chunk ${task.chunk} failed`));
     const at = 10 * (task.chunk ?? 0);
     return Promise.resolve({ value: null, timing: { worker: (task.chunk ?? 0) % 2, queuedMs: at, startedMs: at + 1, endedMs: at + 3 } });
   };
-  return { order, submit };
+  return { tasks, cancelled, submit, cancel: (generation: number) => cancelled.push(generation) };
 }
 
 const handovers = (chunks: number): Handover[] => Array.from({ length: chunks }, (_, chunk) => ({ chunk, task: { fn: 'f', chunk, regions: [] } }));
-const NOT_READY = 600;
+
+function handoverRun(pool: ReturnType<typeof recordingPool>, chunks: number, generation = 7) {
+  return new HandoverRun(handovers(chunks), {
+    submit: pool.submit,
+    waitFor: (index, g) => ({ kind: 'flag', flag: index, generation: g }),
+    generation,
+    cancel: pool.cancel,
+  });
+}
 
 describe('handing chunks to the workers', () => {
-  it('submits each chunk as soon as its event completed, in the order they complete, and resolves once every task finished', async () => {
-    // Turn by turn: chunk 2's event completes first (another stream), then 0, then 1 and 3.
-    const doneAt = [1, 2, 0, 2];
-    let turn = 0;
+  it("submits a chunk's task when its event is issued, waiting in the worker for that event in this rep's generation, and resolves once every task finished", async () => {
     const pool = recordingPool();
-    const outcome = await handOver(handovers(4), {
-      query: (i) => ((doneAt[i] as number) <= turn ? 0 : NOT_READY),
-      notReady: NOT_READY,
-      submit: pool.submit,
-      deadline: Number.POSITIVE_INFINITY,
-      stopped: () => false,
-      yieldTurn: async () => {
-        turn += 1;
-      },
-    });
-    assert.deepEqual(pool.order, [2, 0, 1, 3]);
+    const run = handoverRun(pool, 4);
+    assert.equal(pool.tasks.length, 0, 'nothing before its event is issued');
+    for (const index of [2, 0, 1, 3]) run.issued(index);
+    assert.deepEqual(
+      pool.tasks.map((t) => [t.chunk, t.waitFor]),
+      [2, 0, 1, 3].map((chunk) => [chunk, { kind: 'flag', flag: chunk, generation: 7 }]),
+    );
+    const outcome = await run.finish();
     assert.deepEqual(
       outcome.tasks.map((t) => t.chunk),
       [2, 0, 1, 3],
     );
     assert.equal(outcome.lastEndedMs, 33);
+    assert.deepEqual(pool.cancelled, []);
   });
 
-  it('stops submitting at an event that failed, and at the deadline, leaving the failure to the wait for the end event', async () => {
+  it("a rep that failed cancels its generation's waiting tasks before awaiting them; a task's failure comes after every other settled", async () => {
     const pool = recordingPool();
-    const failed = await handOver(handovers(3), {
-      query: (i) => (i === 0 ? 0 : i === 1 ? 700 : NOT_READY),
-      notReady: NOT_READY,
-      submit: pool.submit,
-      deadline: Number.POSITIVE_INFINITY,
-      stopped: () => false,
-    });
-    assert.deepEqual(pool.order, [0]);
-    assert.equal(failed.tasks.length, 1);
-    const late = recordingPool();
-    const timedOut = await handOver(handovers(2), { query: () => NOT_READY, notReady: NOT_READY, submit: late.submit, deadline: performance.now() - 1, stopped: () => false });
-    assert.deepEqual([late.order, timedOut.tasks], [[], []]);
+    const run = handoverRun(pool, 2, 3);
+    run.issued(0);
+    await run.finish(true);
+    assert.deepEqual(pool.cancelled, [3]);
+    const failing = recordingPool(1);
+    const rejecting = handoverRun(failing, 3);
+    for (const index of [0, 1, 2]) rejecting.issued(index);
+    await assert.rejects(rejecting.finish(), (error: unknown) => error instanceof HostStageFailure && error.message === 'chunk 1 failed');
+    assert.deepEqual(
+      failing.tasks.map((t) => t.chunk),
+      [0, 1, 2],
+    );
   });
 
-  it("rejects with the first task's failure only after every other task settled", async () => {
-    const pool = recordingPool(1);
-    await assert.rejects(
-      handOver(handovers(3), { query: () => 0, notReady: NOT_READY, submit: pool.submit, deadline: Number.POSITIVE_INFINITY, stopped: () => false }),
-      (error: unknown) => error instanceof HostStageFailure && error.message === 'chunk 1 failed',
-    );
-    assert.deepEqual(pool.order, [0, 1, 2]);
+  it('a task waits in its worker until its flag is raised in its generation, and a cancelled generation fails the tasks still waiting', async () => {
+    const pool = await WorkerPool.open({ workers: 2, functions: { cost: { kind: 'cost', msPerMiB: 0 } }, flags: 2 });
+    try {
+      const generation = pool.nextGeneration();
+      let ran = false;
+      const waiting = pool.submit({ fn: 'cost', chunk: 0, regions: [], waitFor: { kind: 'flag', flag: 0, generation } }).then((result) => {
+        ran = true;
+        return result;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      assert.equal(ran, false, 'the task ran before its flag was raised');
+      const raisedAt = performance.now();
+      pool.raise(0, generation);
+      const { timing } = await waiting;
+      assert.ok(timing.startedMs >= raisedAt, `started ${timing.startedMs - raisedAt} ms after the flag`);
+      const next = pool.nextGeneration();
+      assert.equal(next, generation + 1);
+      const abandoned = pool.submit({ fn: 'cost', chunk: 1, regions: [], waitFor: { kind: 'flag', flag: 1, generation: next } });
+      pool.cancel(next);
+      await assert.rejects(
+        abandoned,
+        (error: unknown) => error instanceof HostStageFailure && /chunk 1 in worker \d: cancelled: the rep it belonged to failed/.test(error.message),
+      );
+      // The flag of the earlier generation does not let a later task through.
+      const later = pool.nextGeneration();
+      const held = pool.submit({ fn: 'cost', chunk: 2, regions: [], waitFor: { kind: 'flag', flag: 0, generation: later } });
+      let settled = false;
+      void held.finally(() => {
+        settled = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(settled, false);
+      pool.raise(0, later);
+      await held;
+      assert.throws(() => pool.raise(2, later), /the pool has no flag 2/);
+    } finally {
+      await pool.close();
+    }
+    assert.equal(pool.running, 0);
   });
 
   it('a function that throws in a worker fails the rep with exit 4, naming the chunk, the worker and the message', async () => {
     const pointer = allocPageable(64);
     after(() => freePageable(pointer));
-    const pool = await WorkerPool.open({ workers: 1, functions: { reject: { kind: 'module', path: join(fixtures, 'stage.mjs'), export: 'reject' } } });
+    const pool = await WorkerPool.open({ workers: 1, functions: { reject: { kind: 'module', path: join(fixtures, 'stage.mjs'), export: 'reject' } }, flags: 1 });
     try {
-      const handover = { chunk: 5, task: { fn: 'reject', chunk: 5, regions: [{ address: pointer, bytes: 64, buffer: 'y', offset: 0 }] } };
+      const run = new HandoverRun([{ chunk: 5, task: { fn: 'reject', chunk: 5, regions: [{ address: pointer, bytes: 64, buffer: 'y', offset: 0 }] } }], {
+        submit: (task) => pool.submit(task),
+        waitFor: (flag, generation) => ({ kind: 'flag', flag, generation }),
+        generation: pool.nextGeneration(),
+        cancel: (generation) => pool.cancel(generation),
+      });
+      run.issued(0);
+      pool.raise(0, 1);
       await assert.rejects(
-        handOver([handover], { query: () => 0, notReady: NOT_READY, submit: (task) => pool.submit(task), deadline: Number.POSITIVE_INFINITY, stopped: () => false }),
+        run.finish(),
         (error: unknown) =>
           error instanceof HostStageFailure && error.exitCode === 4 && error.message === "host stage function 'reject' failed on chunk 5 in worker 0: corrupt record in chunk 5",
       );
