@@ -43,7 +43,7 @@ function fillRandom(bytes: Uint8Array, type: ElementType, seed: number, skip: nu
   // xorshift32: fast, seedable, and the same on every machine. Floats land in [1, 2) so that no value is zero,
   // denormal, infinite or NaN, whatever the kernel does with them. The step is written out in each loop, on a local
   // state: through a closure the loop ran at about 15 ns a word, which made a loader's decode the slowest stage.
-  let x = xorshiftJump(seed >>> 0 || 0x9e3779b9, skip);
+  let x = xorshiftJump(seed >>> 0 || 0x9e3779b9, skip) | 0;
   switch (type) {
     case 'float32': {
       const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
@@ -51,7 +51,7 @@ function fillRandom(bytes: Uint8Array, type: ElementType, seed: number, skip: nu
         x ^= x << 13;
         x ^= x >>> 17;
         x ^= x << 5;
-        words[i] = ((x >>> 0) >>> 9) | 0x3f800000;
+        words[i] = (x >>> 9) | 0x3f800000;
       }
       return;
     }
@@ -65,7 +65,7 @@ function fillRandom(bytes: Uint8Array, type: ElementType, seed: number, skip: nu
         x ^= x << 13;
         x ^= x >>> 17;
         x ^= x << 5;
-        words[i + 1] = ((x >>> 0) >>> 12) | 0x3ff00000;
+        words[i + 1] = (x >>> 12) | 0x3ff00000;
       }
       return;
     }

@@ -15,10 +15,20 @@ export type StageFunctionSpec =
   | { readonly kind: 'copy' }
   /** A fixed CPU cost per MiB of the chunk, spent busy (a model of decoding work), touching no byte. */
   | { readonly kind: 'cost'; readonly msPerMiB: number }
-  /** A loader: fills each region with its buffer's seeded pattern at the region's place, then a CPU cost per MiB. */
-  | { readonly kind: 'decode'; readonly msPerMiB: number; readonly buffers: Readonly<Record<string, { readonly type: ElementType; readonly init: PatternInit }>> }
+  /**
+   * A loader: a CPU cost per MiB, then each region filled with its buffer's seeded pattern at the region's place,
+   * copied from the buffer's pattern computed once (`pattern`, shared by every worker) where there is one.
+   */
+  | { readonly kind: 'decode'; readonly msPerMiB: number; readonly buffers: Readonly<Record<string, DecodeSource>> }
   /** A user's function: the named export of an ES module, loaded once in every worker. */
   | { readonly kind: 'module'; readonly path: string; readonly export: string };
+
+/** What decode writes into a buffer's regions: its seeded pattern, and the whole buffer's bytes of it when computed ahead. */
+export interface DecodeSource {
+  readonly type: ElementType;
+  readonly init: PatternInit;
+  readonly pattern?: SharedArrayBuffer;
+}
 
 /** Native host memory handed to a worker by address: the main thread keeps it allocated until the task ended. */
 export interface Region {
