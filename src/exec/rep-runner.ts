@@ -392,11 +392,8 @@ export class CudaRepRunner implements RepRunner {
   private startLoader(prepared: PreparedRep): LoaderRun {
     const pool = this.pool as WorkerPool;
     const spec = prepared.loader as NonNullable<PreparedRep['loader']>;
-    const host = this.plan.host;
-    const asked = host?.thread === 'workers' ? host.slots : null;
-    const slots = Math.min(spec.fills.length, asked ?? 2 * pool.busyMs().length);
     return new LoaderRun(spec.fills, {
-      slots,
+      slots: spec.slots,
       submit: (task) => pool.submit(task),
       released: (fill) => {
         const event = spec.releasedBy[fill];

@@ -8,7 +8,7 @@ import { withSettings } from '../../src/config/settings.js';
 import { allocPageable, freePageable } from '../../src/cuda/host.js';
 import { HostStageFailure, UsageError } from '../../src/errors.js';
 import { type Handover, HandoverRun } from '../../src/exec/handover.js';
-import { type Fill, LoaderRun } from '../../src/exec/loader.js';
+import { type Fill, LoaderRing, LoaderRun, loaderSlots } from '../../src/exec/loader.js';
 import type { Bound } from '../../src/measure/bound.js';
 import { withCpuStage } from '../../src/measure/model.js';
 import { cpuStageSummary } from '../../src/measure/result.js';
@@ -322,6 +322,46 @@ describe('the loader', () => {
     await loader.ready(0);
     await assert.rejects(loader.ready(1), (error: unknown) => error === failure);
     await assert.rejects(loader.finish(), (error: unknown) => error === failure);
+  });
+});
+
+describe("the loader's ring of pinned slots", () => {
+  // Three chunks of two inputs: a 40-byte and a 24-byte last chunk of x, y's chunks 16 bytes.
+  const regions = [
+    [
+      { buffer: 'x', offset: 0, bytes: 40 },
+      { buffer: 'y', offset: 0, bytes: 16 },
+    ],
+    [
+      { buffer: 'x', offset: 40, bytes: 40 },
+      { buffer: 'y', offset: 16, bytes: 16 },
+    ],
+    [
+      { buffer: 'x', offset: 80, bytes: 24 },
+      { buffer: 'y', offset: 32, bytes: 16 },
+    ],
+  ];
+
+  it("holds slots × each buffer's largest chunk, not the input, and puts fill i in slot i mod slots", () => {
+    const ring = new LoaderRing(2, regions);
+    assert.deepEqual([ring.bytes('x'), ring.bytes('y')], [80, 32]);
+    assert.deepEqual(
+      [0, 1, 2].map((fill) => ring.offset(fill, 'x', regions[fill]![0]!.offset)),
+      [0, 40, 0],
+    );
+    // A byte inside a chunk keeps its distance from the chunk's first byte; the H2D of part of a chunk finds its fill.
+    assert.equal(ring.offset(1, 'y', 20), 16 + 4);
+    assert.equal(ring.fillAt('x', 48, 8), 1);
+    assert.equal(ring.fillAt('x', 76, 8), null, 'a copy across two chunks is no fill of the ring');
+    assert.throws(() => ring.offset(2, 'x', 10), /fill 2 has no byte 10 of buffer 'x'/);
+    assert.throws(() => new LoaderRing(0, regions), /at least one slot/);
+  });
+
+  it('has host.slots slots, else two a worker, and never more than its fills', () => {
+    assert.equal(loaderSlots(3, 8, 16), 3);
+    assert.equal(loaderSlots(null, 4, 16), 8);
+    assert.equal(loaderSlots(null, 8, 5), 5);
+    assert.equal(loaderSlots(10, 2, 4), 4);
   });
 });
 
