@@ -1,7 +1,17 @@
 import { type Cublas, type CublasHandle, DEFAULT_WORKSPACE_BYTES } from '../cuda/cublas.js';
 import { hostBytes } from '../cuda/host.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
-import { type DevicePtr, type EventHandle, type HostPtr, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
+import {
+  type DevicePtr,
+  type EventHandle,
+  type HostPtr,
+  type KernelArgValue,
+  type KernelHandle,
+  LEGACY_STREAM,
+  offsetPointer,
+  PER_THREAD_STREAM,
+  type StreamHandle,
+} from '../cuda/types.js';
 import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
 import { itemBytes } from '../config/items.js';
 import { chunkArgs, launchElements } from '../plan/kernel-args.js';

@@ -88,6 +88,12 @@ export interface WorkerSetup {
   readonly control: SharedArrayBuffer;
 }
 
+/**
+ * A worker waiting for its chunk's event queries it this often: a task starts at most this late after its chunk left
+ * the GPU, and eight workers waiting at once do not take the driver's locks from the JS thread issuing work.
+ */
+export const EVENT_QUERY_GAP_MS = 0.01;
+
 /** Words of the pool's shared control block before the flags. */
 export const CONTROL_HEADER = 1;
 

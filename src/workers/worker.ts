@@ -4,7 +4,17 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { hostView } from '../cuda/host-view.js';
 import { workerEventQuery } from '../cuda/worker-event.js';
 import { builtIn } from './functions.js';
-import { CONTROL_HEADER, type Region, type RegionView, type StageFunction, type TaskMessage, type TaskWait, type WorkerMessage, type WorkerSetup } from './types.js';
+import {
+  CONTROL_HEADER,
+  EVENT_QUERY_GAP_MS,
+  type Region,
+  type RegionView,
+  type StageFunction,
+  type TaskMessage,
+  type TaskWait,
+  type WorkerMessage,
+  type WorkerSetup,
+} from './types.js';
 
 // One worker thread of a pool: loads the pool's functions once, then runs the tasks the main thread sends, one at a
 // time, in the order sent. The chunk's memory is opened here by address (src/cuda/host-view.ts), never copied.
@@ -69,18 +79,13 @@ async function drain(): Promise<void> {
 const control = new Int32Array(setup.control);
 /** cudaEventQuery's "not ready" (cudaErrorNotReady). */
 const NOT_READY = 600;
-/**
- * Between two queries of an event the worker spins this long: a task starts at most this late, and eight workers
- * waiting at once do not take the driver's locks from the JS thread issuing the next rep's work.
- */
-const QUERY_GAP_MS = 0.01;
 
 /** Spins until the task may run; throws when its generation was cancelled or its event failed. */
 function waitFor(wait: TaskWait): void {
   const ready = wait.kind === 'event' ? eventReady(wait.event, wait.library) : () => Atomics.load(control, CONTROL_HEADER + wait.flag) >= wait.generation;
   while (!ready()) {
     if (Atomics.load(control, 0) >= wait.generation) throw new Error('cancelled: the rep it belonged to failed');
-    const until = performance.now() + QUERY_GAP_MS;
+    const until = performance.now() + EVENT_QUERY_GAP_MS;
     while (performance.now() < until);
   }
 }

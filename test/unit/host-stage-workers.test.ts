@@ -18,6 +18,7 @@ import { cpuStageMs } from '../../src/result/cpu-stage.js';
 import type { TracedRep } from '../../src/result/schema.js';
 import type { TaskResult } from '../../src/workers/pool.js';
 import { WorkerPool } from '../../src/workers/pool.js';
+import { EVENT_QUERY_GAP_MS } from '../../src/workers/types.js';
 import type { WorkerTask } from '../../src/workers/types.js';
 import { runCli } from '../helpers/cli.js';
 
@@ -369,12 +370,23 @@ describe('the CPU stage measured and modelled', () => {
   const GPU: Bound = { term: 'link', steadyMs: 4, perOpMs: 0.5, fillDrainMs: 1, ms: 5, terms: [] };
 
   it('is chunks × the median task ÷ workers plus one task to fill, and bounds the pipeline where it is the larger side', () => {
-    assert.deepEqual(cpuStageMs(16, { workers: 4, taskMedianMs: 2 }), { steadyMs: 8, fillMs: 2 });
+    assert.deepEqual(cpuStageMs(16, { workers: 4, taskMedianMs: 2 }), { steadyMs: 8, fillMs: 2, tailMs: 2 + EVENT_QUERY_GAP_MS });
     const limited = withCpuStage(GPU, cpuStageMs(16, { workers: 4, taskMedianMs: 2 }));
     assert.deepEqual([limited.term, limited.ms, limited.terms.map((t) => t.term)], ['CPU stage', 10, ['CPU stage']]);
-    const hidden = withCpuStage(GPU, cpuStageMs(16, { workers: 16, taskMedianMs: 1 }));
-    assert.deepEqual([hidden.term, hidden.ms, hidden.terms.map((t) => [t.term, t.ms])], ['link', 5, [['CPU stage', 2]]]);
     assert.equal(withCpuStage(GPU, null), GPU);
+  });
+
+  it("adds the last chunk's task after the GPU's last D2H to the GPU's side where that is the slower one", () => {
+    const hidden = withCpuStage(GPU, cpuStageMs(16, { workers: 16, taskMedianMs: 1 }));
+    assert.deepEqual(
+      [hidden.term, hidden.ms, hidden.fillDrainMs, hidden.steadyMs, hidden.terms.map((t) => [t.term, t.ms])],
+      ['link', 6 + EVENT_QUERY_GAP_MS, 2 + EVENT_QUERY_GAP_MS, 4, [['CPU stage', 2]]],
+    );
+    // The CPU side limits once it outlasts the GPU with its tail, not the GPU alone.
+    const close = withCpuStage(GPU, { steadyMs: 3.5, fillMs: 2, tailMs: 1 });
+    assert.deepEqual([close.term, close.ms], ['link', 6]);
+    const over = withCpuStage(GPU, { steadyMs: 4.5, fillMs: 2, tailMs: 1 });
+    assert.deepEqual([over.term, over.ms], ['CPU stage', 6.5]);
   });
 
   it("sums each worker's busy time over the reps and takes the medians of the tasks, the GPU's side and the CPU's", () => {
