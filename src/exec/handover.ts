@@ -20,16 +20,30 @@ export interface HandoverOptions {
   readonly generation: number;
   /** Abandons the tasks of a generation still waiting: their events will not complete. */
   readonly cancel: (generation: number) => void;
+  /** cudaEventQuery's raw code for handover `index`'s event: 0 done, `notReady` pending, anything else a failure. */
+  readonly query: (index: number) => number;
+  readonly notReady: number;
+  /** Wakes handover `index`'s task, its event complete. */
+  readonly raise: (index: number, generation: number) => void;
+  /** Yields to the event loop between polls; setImmediate by default. */
+  readonly yieldTurn?: () => Promise<void>;
 }
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * One rep's hand-over of chunks to the worker pool. Each chunk's task is submitted as soon as the event after its
- * D2H is issued (never before: the event still holds the last rep's completion until it is recorded again), and the
- * worker waits for that event itself, so a task starts within microseconds of its chunk leaving the GPU, however
- * busy the JS thread is, and no stream ever waits for CPU work.
+ * D2H is issued (never before: the event still holds the last rep's completion until it is recorded again) and
+ * sleeps in its worker until the event completed: the JS thread, polling while it waits for the rep, wakes it
+ * through shared memory (no message), and while the JS thread is busy issuing the worker queries the event itself
+ * now and then. No stream ever waits for CPU work.
  */
 export class HandoverRun {
   private readonly tasks: Promise<{ chunk: number | null; timing: TaskTiming }>[] = [];
+  /** Issued handovers whose event the JS thread has not seen complete. */
+  private readonly pending = new Set<number>();
+  private raised = 0;
+  private finished = false;
 
   constructor(
     private readonly handovers: readonly Handover[],
@@ -41,6 +55,26 @@ export class HandoverRun {
     const { chunk, task } = this.handovers[index] as Handover;
     const waiting = { ...task, waitFor: this.options.waitFor(index, this.options.generation) };
     this.tasks.push(this.options.submit(waiting).then(({ timing }) => ({ chunk, timing })));
+    this.pending.add(index);
+  }
+
+  /**
+   * Polls the issued events once per turn of the event loop and wakes each task whose event completed, until every
+   * handover was woken or `finish` was called. An event that failed is left to the rep's wait for its end event,
+   * which names the failure; its task is cancelled with the rep.
+   */
+  async watch(): Promise<void> {
+    const yieldTurn = this.options.yieldTurn ?? nextTurn;
+    while (!this.finished && this.raised < this.handovers.length) {
+      for (const index of this.pending) {
+        const code = this.options.query(index);
+        if (code === this.options.notReady) continue;
+        this.pending.delete(index);
+        this.raised += 1;
+        if (code === 0) this.options.raise(index, this.options.generation);
+      }
+      if (this.raised < this.handovers.length) await yieldTurn();
+    }
   }
 
   /**
@@ -49,6 +83,7 @@ export class HandoverRun {
    * some other way (its end event, its deadline), so tasks still waiting for their events are abandoned first.
    */
   async finish(failed = false): Promise<HandoverOutcome> {
+    this.finished = true;
     if (failed) this.options.cancel(this.options.generation);
     const settled = await Promise.allSettled(this.tasks);
     const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');

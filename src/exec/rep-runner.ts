@@ -333,6 +333,7 @@ export class CudaRepRunner implements RepRunner {
     }
     // Both settle before either's error goes up: no task may still read the host memory when clean-up frees it. A
     // rep that failed abandons the tasks still waiting for their events.
+    const watching = handing?.watch();
     const ended = await this.waitEnd(prepared, deadline, deadlineMs).then(
       () => null,
       (error: unknown) => ({ error }),
@@ -341,6 +342,7 @@ export class CudaRepRunner implements RepRunner {
       (outcome) => ({ outcome }),
       (error: unknown) => ({ error }),
     );
+    await watching;
     if (ended) throw ended.error;
     if ('error' in handed) throw handed.error;
     // Every fill finished before its chunk was issued: this only collects their timings.
@@ -367,11 +369,15 @@ export class CudaRepRunner implements RepRunner {
     if (!pool || !prepared.handovers.length) return null;
     const library = loadedLibraryPath('cudart');
     if (library === null) throw new Error('a host stage hands chunks to workers, but no libcudart was loaded');
+    const eventOf = (index: number) => (prepared.handovers[index] as { event: EventHandle }).event;
     return new HandoverRun(prepared.handovers, {
       submit: (task) => pool.submit(task),
-      waitFor: (index, generation) => ({ kind: 'event', event: (prepared.handovers[index] as { event: EventHandle }).event, library, generation }),
+      waitFor: (index, generation) => ({ kind: 'event', event: eventOf(index), library, flag: index, generation }),
       generation: pool.nextGeneration(),
       cancel: (generation) => pool.cancel(generation),
+      query: (index) => this.rt.streams.eventQueryCode(eventOf(index)),
+      notReady: CUDA_ERROR.notReady,
+      raise: (index, generation) => pool.raise(index, generation),
     });
   }
 

@@ -23,7 +23,7 @@ export interface PoolOptions {
    * rep in flight finishes its tasks, the guard stops at the rep boundary, and closing the pool ends every worker.
    */
   readonly signal?: AbortSignal;
-  /** Flags in shared memory that tasks may wait for (`waitFor: { kind: 'flag' }`), set by `raise`. */
+  /** Flags in shared memory that tasks wait on (`waitFor`), raised by `raise`; as many as the queue limit by default. */
   readonly flags?: number;
 }
 
@@ -111,7 +111,7 @@ export class WorkerPool {
     const count = options.workers ?? defaultWorkers();
     if (!Number.isInteger(count) || count < 1) throw new UsageError(`workers: ${count} is not a whole number of at least 1`);
     if (options.signal?.aborted) throw interrupted(0);
-    const control = new SharedArrayBuffer(4 * (CONTROL_HEADER + (options.flags ?? 0)));
+    const control = new SharedArrayBuffer(4 * (CONTROL_HEADER + (options.flags ?? options.queueLimit ?? DEFAULT_QUEUE_LIMIT)));
     const threads = Array.from({ length: count }, (_, index): Thread => {
       const setup: WorkerSetup = { index, functions: options.functions, control };
       return { index, worker: new Worker(new URL('./worker.js', import.meta.url), { workerData: setup }), sent: [], busyMs: 0, alive: true };
@@ -199,12 +199,14 @@ export class WorkerPool {
    */
   cancel(generation: number): void {
     if (Atomics.load(this.control, 0) < generation) Atomics.store(this.control, 0, generation);
+    for (let flag = CONTROL_HEADER; flag < this.control.length; flag++) Atomics.notify(this.control, flag);
   }
 
   /** Lets the tasks of `generation` waiting for `flag` run. */
   raise(flag: number, generation: number): void {
     if (!Number.isInteger(flag) || flag < 0 || flag >= this.control.length - CONTROL_HEADER) throw new Error(`the pool has no flag ${flag}`);
     Atomics.store(this.control, CONTROL_HEADER + flag, generation);
+    Atomics.notify(this.control, CONTROL_HEADER + flag);
   }
 
   /** Runs `task` on the next free worker; resolves with the function's return value and the task's timing. */

@@ -80,13 +80,15 @@ const control = new Int32Array(setup.control);
 /** cudaEventQuery's "not ready" (cudaErrorNotReady). */
 const NOT_READY = 600;
 
-/** Spins until the task may run; throws when its generation was cancelled or its event failed. */
+/** Sleeps until the task may run (its flag raised, or its event complete); throws when its generation was cancelled or its event failed. */
 function waitFor(wait: TaskWait): void {
-  const ready = wait.kind === 'event' ? eventReady(wait.event, wait.library) : () => Atomics.load(control, CONTROL_HEADER + wait.flag) >= wait.generation;
-  while (!ready()) {
+  const flag = CONTROL_HEADER + wait.flag;
+  const done = wait.kind === 'event' ? eventReady(wait.event, wait.library) : () => false;
+  for (;;) {
+    const raised = Atomics.load(control, flag);
+    if (raised >= wait.generation || done()) return;
     if (Atomics.load(control, 0) >= wait.generation) throw new Error('cancelled: the rep it belonged to failed');
-    const until = performance.now() + EVENT_QUERY_GAP_MS;
-    while (performance.now() < until);
+    Atomics.wait(control, flag, raised, EVENT_QUERY_GAP_MS);
   }
 }
 

@@ -18,7 +18,6 @@ import { cpuStageMs } from '../../src/result/cpu-stage.js';
 import type { TracedRep } from '../../src/result/schema.js';
 import type { TaskResult } from '../../src/workers/pool.js';
 import { WorkerPool } from '../../src/workers/pool.js';
-import { EVENT_QUERY_GAP_MS } from '../../src/workers/types.js';
 import type { WorkerTask } from '../../src/workers/types.js';
 import { runCli } from '../helpers/cli.js';
 
@@ -127,19 +126,31 @@ function recordingPool(fail: number | null = null) {
 
 const handovers = (chunks: number): Handover[] => Array.from({ length: chunks }, (_, chunk) => ({ chunk, task: { fn: 'f', chunk, regions: [] } }));
 
-function handoverRun(pool: ReturnType<typeof recordingPool>, chunks: number, generation = 7) {
-  return new HandoverRun(handovers(chunks), {
+const NOT_READY = 600;
+
+/** A hand-over on the recording pool; `query` answers for each handover's event, and `raised` records the wake-ups. */
+function handoverRun(pool: ReturnType<typeof recordingPool>, chunks: number, generation = 7, query: (index: number) => number = () => 0) {
+  const raised: Array<[number, number]> = [];
+  let turn = 0;
+  const run = new HandoverRun(handovers(chunks), {
     submit: pool.submit,
     waitFor: (index, g) => ({ kind: 'flag', flag: index, generation: g }),
     generation,
     cancel: pool.cancel,
+    query,
+    notReady: NOT_READY,
+    raise: (index, g) => raised.push([index, g]),
+    yieldTurn: async () => {
+      turn += 1;
+    },
   });
+  return { run, raised, turns: () => turn };
 }
 
 describe('handing chunks to the workers', () => {
   it("submits a chunk's task when its event is issued, waiting in the worker for that event in this rep's generation, and resolves once every task finished", async () => {
     const pool = recordingPool();
-    const run = handoverRun(pool, 4);
+    const { run } = handoverRun(pool, 4);
     assert.equal(pool.tasks.length, 0, 'nothing before its event is issued');
     for (const index of [2, 0, 1, 3]) run.issued(index);
     assert.deepEqual(
@@ -157,18 +168,42 @@ describe('handing chunks to the workers', () => {
 
   it("a rep that failed cancels its generation's waiting tasks before awaiting them; a task's failure comes after every other settled", async () => {
     const pool = recordingPool();
-    const run = handoverRun(pool, 2, 3);
+    const { run } = handoverRun(pool, 2, 3);
     run.issued(0);
     await run.finish(true);
     assert.deepEqual(pool.cancelled, [3]);
     const failing = recordingPool(1);
-    const rejecting = handoverRun(failing, 3);
+    const { run: rejecting } = handoverRun(failing, 3);
     for (const index of [0, 1, 2]) rejecting.issued(index);
     await assert.rejects(rejecting.finish(), (error: unknown) => error instanceof HostStageFailure && error.message === 'chunk 1 failed');
     assert.deepEqual(
       failing.tasks.map((t) => t.chunk),
       [0, 1, 2],
     );
+  });
+
+  it('wakes each task once the JS thread sees its event complete, in the order they complete, until every one was woken or the rep finished', async () => {
+    // Turn by turn: chunk 2's event completes first (another stream), then 0, then 1 and 3; chunk 1's event failed.
+    const doneAt = [1, 2, 0, 2];
+    const pool = recordingPool();
+    const turn: { at: () => number } = { at: () => 0 };
+    const { run, raised, turns } = handoverRun(pool, 4, 5, (i) => ((doneAt[i] as number) <= turn.at() ? (i === 1 ? 700 : 0) : NOT_READY));
+    turn.at = turns;
+    for (const index of [0, 1, 2, 3]) run.issued(index);
+    await run.watch();
+    assert.equal(turns(), 2);
+    assert.deepEqual(raised, [
+      [2, 5],
+      [0, 5],
+      [3, 5],
+    ]);
+    // A rep that finished (its end event failed) stops the watch at once.
+    const idle = handoverRun(recordingPool(), 2, 6, () => NOT_READY);
+    idle.run.issued(0);
+    const stopped = idle.run.watch();
+    await idle.run.finish(true);
+    await stopped;
+    assert.deepEqual(idle.raised, []);
   });
 
   it('a task waits in its worker until its flag is raised in its generation, and a cancelled generation fails the tasks still waiting', async () => {
@@ -222,9 +257,12 @@ describe('handing chunks to the workers', () => {
         waitFor: (flag, generation) => ({ kind: 'flag', flag, generation }),
         generation: pool.nextGeneration(),
         cancel: (generation) => pool.cancel(generation),
+        query: () => 0,
+        notReady: NOT_READY,
+        raise: (index, generation) => pool.raise(index, generation),
       });
       run.issued(0);
-      pool.raise(0, 1);
+      await run.watch();
       await assert.rejects(
         run.finish(),
         (error: unknown) =>
@@ -370,7 +408,7 @@ describe('the CPU stage measured and modelled', () => {
   const GPU: Bound = { term: 'link', steadyMs: 4, perOpMs: 0.5, fillDrainMs: 1, ms: 5, terms: [] };
 
   it('is chunks × the median task ÷ workers plus one task to fill, and bounds the pipeline where it is the larger side', () => {
-    assert.deepEqual(cpuStageMs(16, { workers: 4, taskMedianMs: 2 }), { steadyMs: 8, fillMs: 2, tailMs: 2 + EVENT_QUERY_GAP_MS });
+    assert.deepEqual(cpuStageMs(16, { workers: 4, taskMedianMs: 2 }), { steadyMs: 8, fillMs: 2, tailMs: 2 });
     const limited = withCpuStage(GPU, cpuStageMs(16, { workers: 4, taskMedianMs: 2 }));
     assert.deepEqual([limited.term, limited.ms, limited.terms.map((t) => t.term)], ['CPU stage', 10, ['CPU stage']]);
     assert.equal(withCpuStage(GPU, null), GPU);
@@ -378,10 +416,7 @@ describe('the CPU stage measured and modelled', () => {
 
   it("adds the last chunk's task after the GPU's last D2H to the GPU's side where that is the slower one", () => {
     const hidden = withCpuStage(GPU, cpuStageMs(16, { workers: 16, taskMedianMs: 1 }));
-    assert.deepEqual(
-      [hidden.term, hidden.ms, hidden.fillDrainMs, hidden.steadyMs, hidden.terms.map((t) => [t.term, t.ms])],
-      ['link', 6 + EVENT_QUERY_GAP_MS, 2 + EVENT_QUERY_GAP_MS, 4, [['CPU stage', 2]]],
-    );
+    assert.deepEqual([hidden.term, hidden.ms, hidden.fillDrainMs, hidden.steadyMs, hidden.terms.map((t) => [t.term, t.ms])], ['link', 6, 2, 4, [['CPU stage', 2]]]);
     // The CPU side limits once it outlasts the GPU with its tail, not the GPU alone.
     const close = withCpuStage(GPU, { steadyMs: 3.5, fillMs: 2, tailMs: 1 });
     assert.deepEqual([close.term, close.ms], ['link', 6]);
