@@ -354,6 +354,7 @@ export class CudaRepRunner implements RepRunner {
       gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
       bytes: [...prepared.handovers, ...(loader ? (prepared.loader?.fills ?? []) : [])].reduce((sum, t) => sum + t.task.regions.reduce((s, r) => s + r.bytes, 0), 0),
       taskMs: tasks.map((t) => t.timing.endedMs - t.timing.startedMs),
+      afterTasks: handed.outcome.tasks.length,
       busyMs: busyAfter.map((ms, i) => ms - (busyBefore[i] ?? 0)),
       tasks: tasks.map((t) => ({ chunk: t.chunk, ...onClock(t.timing, gpuStartMs) })),
     };

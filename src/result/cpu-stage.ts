@@ -8,6 +8,8 @@ import type { CpuStage } from './schema.js';
  * next chunk's event already complete, so no per-task hand-over cost adds to the steady term. From the mode's own tasks, the only place they run; the model's
  * bound and the report's line both read it.
  */
-export function cpuStageMs(chunks: number, stage: Pick<CpuStage, 'workers' | 'taskMedianMs'>): { steadyMs: number; fillMs: number; tailMs: number } {
-  return { steadyMs: (chunks * stage.taskMedianMs) / stage.workers, fillMs: stage.taskMedianMs, tailMs: stage.taskMedianMs };
+export function cpuStageMs(chunks: number, stage: Pick<CpuStage, 'workers' | 'taskMedianMs' | 'afterTasksPerRep'>): { steadyMs: number; fillMs: number; tailMs: number } {
+  // A loader alone has no task after the GPU: its fills run ahead of their chunks, so nothing fills or trails.
+  const after = stage.afterTasksPerRep === 0 ? 0 : stage.taskMedianMs;
+  return { steadyMs: (chunks * stage.taskMedianMs) / stage.workers, fillMs: after, tailMs: after };
 }

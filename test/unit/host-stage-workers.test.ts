@@ -414,6 +414,14 @@ describe('the CPU stage measured and modelled', () => {
     assert.equal(withCpuStage(GPU, null), GPU);
   });
 
+  it('has no fill or tail for a loader alone, whose fills run ahead of their chunks; a file from before the split counts every task as after', () => {
+    assert.deepEqual(cpuStageMs(16, { workers: 8, taskMedianMs: 4, afterTasksPerRep: 0 }), { steadyMs: 8, fillMs: 0, tailMs: 0 });
+    assert.deepEqual(cpuStageMs(16, { workers: 8, taskMedianMs: 4, afterTasksPerRep: 16 }), { steadyMs: 8, fillMs: 4, tailMs: 4 });
+    assert.deepEqual(cpuStageMs(16, { workers: 8, taskMedianMs: 4 }), { steadyMs: 8, fillMs: 4, tailMs: 4 });
+    const loader = withCpuStage(GPU, cpuStageMs(16, { workers: 8, taskMedianMs: 4, afterTasksPerRep: 0 }));
+    assert.deepEqual([loader.term, loader.ms], ['CPU stage', 8]);
+  });
+
   it("adds the last chunk's task after the GPU's last D2H to the GPU's side where that is the slower one", () => {
     const hidden = withCpuStage(GPU, cpuStageMs(16, { workers: 16, taskMedianMs: 1 }));
     assert.deepEqual([hidden.term, hidden.ms, hidden.fillDrainMs, hidden.steadyMs, hidden.terms.map((t) => [t.term, t.ms])], ['link', 6, 2, 4, [['CPU stage', 2]]]);
@@ -425,10 +433,11 @@ describe('the CPU stage measured and modelled', () => {
   });
 
   it("sums each worker's busy time over the reps and takes the medians of the tasks, the GPU's side and the CPU's", () => {
-    const rep = (gpuMs: number, endMs: number, taskMs: number[], busyMs: number[]) => ({ gpuMs, endMs, taskMs, busyMs, bytes: 64, tasks: [] });
+    const rep = (gpuMs: number, endMs: number, taskMs: number[], busyMs: number[]) => ({ gpuMs, endMs, taskMs, busyMs, afterTasks: 2, bytes: 64, tasks: [] });
     assert.deepEqual(cpuStageSummary([rep(5, 6, [1, 2], [1, 2]), rep(4, 9, [3, 4], [3, 4]), rep(6, 7, [5, 6], [5, 0])]), {
       workers: 2,
       tasksPerRep: 2,
+      afterTasksPerRep: 2,
       bytesPerRep: 64,
       taskMedianMs: 3.5,
       busyMs: [9, 6],
