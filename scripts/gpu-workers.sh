@@ -11,6 +11,7 @@
 #   scaling-W              balanced.yaml, 64 chunks, 4 ms of CPU per chunk after its D2H (the CPU stage limits) on
 #                          W = 1, 2, 4, 8 workers: the rep time at 8 workers ≥ 6× faster than at 1;
 #   sweep --set host.workers=1,2,4,8 on the same config, the sweep axis;
+#   workers-wake.mjs       how fast a sleeping worker starts once the JS thread raises its flag (median, p90, max);
 #   workers-report.mjs     per host-stage run: the pipeline with the stage against without it, and from the traced rep
 #                          each task's start after its chunk's D2H (hand-over latency) and the tail past the GPU, or a
 #                          loader's H2D start after its fill.
@@ -38,6 +39,7 @@ variant scaling 64 '{ after: { cost: { msPerMiB: 1 } }, workers: 1 }'
   step /tmp/cuda-pipe/bin/node --test --test-reporter=spec /tmp/cuda-pipe/dist/test/gpu/workers.test.js
   step /tmp/cuda-pipe/bin/node --test --test-reporter=spec --test-name-pattern='host-stage|loader' /tmp/cuda-pipe/dist/test/gpu/toolbox.test.js
   step /tmp/cuda-pipe/bin/node "$here/scripts/workers-scaling.mjs" /tmp/cuda-pipe/dist
+  step /tmp/cuda-pipe/bin/node "$here/scripts/workers-wake.mjs" /tmp/cuda-pipe/dist 8 200
   step "$cp" run /tmp/cuda-pipe/configs/loader.yaml --json "$out/loader.json" --svg "$out/loader.svg"
   step "$cp" run /tmp/cuda-pipe/configs/loader.yaml --workers 1 --no-tracing --json "$out/loader-1.json"
   step "$cp" run /tmp/cuda-pipe/configs/host-stage.yaml --json "$out/host-stage.json"

@@ -23,5 +23,6 @@ step() { echo; echo "=== $*"; "$@"; echo "(exit $?)"; }
   step $A/bin/cuda-pipe run $A/configs/loader.yaml --json "$out/loader.json"
   step $A/bin/cuda-pipe run $A/configs/loader.yaml --workers 1 --no-tracing --json "$out/loader-1.json"
   step $A/bin/node "$d/workers-scaling.mjs" $A/dist 1 8
+  step $A/bin/node "$d/workers-wake.mjs" $A/dist 8 200
   step $A/bin/node "$d/workers-report.mjs" "$out/before-after-light.json" "$out/after-light.json" "$out/host-stage.json" "$out/loader.json" "$out/loader-1.json"
 } 2>&1 | tee "$out/workers3.log"
