@@ -59,10 +59,10 @@ module.exports = {
     },
     {
       name: 'workers-run-functions-not-pipelines',
-      comment: 'The worker pool runs host stage functions over memory handed over by address; it knows no plan, stream or executor. Its worker script opens that memory through the one koffi helper it needs, src/cuda/host-view.ts.',
+      comment: 'The worker pool runs host stage functions over memory handed over by address; it knows no plan, stream or executor. Its worker script opens that memory, and waits for the event of its chunk, through the two koffi helpers it needs: src/cuda/host-view.ts and src/cuda/worker-event.ts.',
       severity: 'error',
       from: { path: '^src/workers/' },
-      to: { path: '^src/(cuda|exec|plan|measure|api|cli|report|config|kernels|analysis|result|compare)/', pathNot: '^src/cuda/host-view\\.ts$' },
+      to: { path: '^src/(cuda|exec|plan|measure|api|cli|report|config|kernels|analysis|result|compare)/', pathNot: '^src/cuda/(host-view|worker-event)\\.ts$' },
     },
     {
       name: 'neutral-modules-stay-neutral',

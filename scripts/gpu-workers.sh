@@ -10,7 +10,11 @@
 #                          layout without the stage (the report's "host stage" line gives both);
 #   scaling-W              balanced.yaml, 64 chunks, 4 ms of CPU per chunk after its D2H (the CPU stage limits) on
 #                          W = 1, 2, 4, 8 workers: the rep time at 8 workers ≥ 6× faster than at 1;
-#   sweep --set host.workers=1,2,4,8 on the same config, the sweep axis.
+#   sweep --set host.workers=1,2,4,8 on the same config, the sweep axis;
+#   workers-wake.mjs       how fast a sleeping worker starts once the JS thread raises its flag (median, p90, max);
+#   workers-report.mjs     per host-stage run: the pipeline with the stage against without it, and from the traced rep
+#                          each task's start after its chunk's D2H (hand-over latency) and the tail past the GPU, or a
+#                          loader's H2D start after its fill.
 set -uo pipefail
 out=${1:?usage: gpu-workers.sh OUTDIR}
 mkdir -p "$out"
@@ -35,6 +39,7 @@ variant scaling 64 '{ after: { cost: { msPerMiB: 1 } }, workers: 1 }'
   step /tmp/cuda-pipe/bin/node --test --test-reporter=spec /tmp/cuda-pipe/dist/test/gpu/workers.test.js
   step /tmp/cuda-pipe/bin/node --test --test-reporter=spec --test-name-pattern='host-stage|loader' /tmp/cuda-pipe/dist/test/gpu/toolbox.test.js
   step /tmp/cuda-pipe/bin/node "$here/scripts/workers-scaling.mjs" /tmp/cuda-pipe/dist
+  step /tmp/cuda-pipe/bin/node "$here/scripts/workers-wake.mjs" /tmp/cuda-pipe/dist 8 200
   step "$cp" run /tmp/cuda-pipe/configs/loader.yaml --json "$out/loader.json" --svg "$out/loader.svg"
   step "$cp" run /tmp/cuda-pipe/configs/loader.yaml --workers 1 --no-tracing --json "$out/loader-1.json"
   step "$cp" run /tmp/cuda-pipe/configs/host-stage.yaml --json "$out/host-stage.json"
@@ -43,6 +48,7 @@ variant scaling 64 '{ after: { cost: { msPerMiB: 1 } }, workers: 1 }'
   for w in 1 2 4 8; do step "$cp" run "$work/scaling.yaml" --workers "$w" --reps 10 --warmup 2 --no-tracing --json "$out/scaling-$w.json"; done
   step "$cp" run "$work/scaling.yaml" --workers 8 --reps 5 --warmup 1 --trace "$out/scaling-8.trace.json" --svg "$out/scaling-8.svg"
   step "$cp" sweep "$work/scaling.yaml" --chunks 64 --streams 4 --set host.workers=1,2,4,8 --max-time 20 --json "$out/sweep-workers.json"
+  step /tmp/cuda-pipe/bin/node "$here/scripts/workers-report.mjs" "$out/after-light.json" "$out/host-stage.json" "$out/host-stage-1.json" "$out/loader.json" "$out/loader-1.json"
   # The rep times of the scaling runs, side by side: the overlapped layout with the stage, at each worker count.
   step /tmp/cuda-pipe/bin/node -e '
     const fs = require("fs");

@@ -3,11 +3,22 @@ import { hostBytes } from '../cuda/host.js';
 import { NCCL_DATA_TYPE } from '../cuda/nccl.js';
 import { UsageError } from '../errors.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
-import { type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
+import {
+  type DevicePtr,
+  type EventHandle,
+  type HostPtr,
+  type KernelArgValue,
+  type KernelHandle,
+  LEGACY_STREAM,
+  offsetPointer,
+  PER_THREAD_STREAM,
+  type StreamHandle,
+} from '../cuda/types.js';
 import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
 import { itemBytes } from '../config/items.js';
 import { chunkArgs, launchElements } from '../plan/kernel-args.js';
 import { resolvePriority } from '../plan/priority.js';
+import { isTraceEvent } from '../plan/trace.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
 import type { DeviceFacts } from '../result/schema.js';
 import { type IssuePrimitives, issueWorkOp } from '../stages/index.js';
@@ -19,7 +30,8 @@ import type { Communicators } from './communicator.js';
 import type { HostCalls } from './host-calls.js';
 import { checksum } from '../workers/functions.js';
 import type { Handover } from './handover.js';
-import type { Fill } from './loader.js';
+import { type Fill, LoaderRing, loaderSlots } from './loader.js';
+import { defaultWorkers } from '../workers/pool.js';
 
 /** Generous: a rep's ops are issued in milliseconds; only a host that never releases the gate meets it. */
 const GATE_TIMEOUT_NS = 2_000_000_000;
@@ -66,6 +78,8 @@ export interface PreparedRep {
     readonly waitAt: ReadonlyMap<number, number>;
     readonly recordedAt: ReadonlyMap<number, number>;
     readonly releasedBy: readonly (EventHandle | null)[];
+    /** The ring's slots: fills in flight ahead of the GPU. */
+    readonly slots: number;
   } | null;
   /** The chunks a worker pool takes over once their event (recorded after the chunk's D2H) completed, in issue order. */
   readonly handovers: ReadonlyArray<Handover & { readonly event: EventHandle }>;
@@ -143,6 +157,9 @@ export class DirectIssuer implements Issuer {
     const ops = scheduleOps(schedule);
     const opStreams = ops.map((op) => bound.stream(op.stream));
     const hostTags = new Map<number, number>();
+    // Before the thunks: a loader's H2D copies read its ring.
+    const fills = this.loaderFills(schedule, ops);
+    this.ring = fills?.ring ?? null;
     // A kernel launches on the current device: over several devices each op that moves to another sets it first.
     // The runner makes the schedule's own device current before each rep.
     let current = schedule.device;
@@ -155,8 +172,9 @@ export class DirectIssuer implements Issuer {
       const setDevice = this.rt.setDeviceThunk(device);
       return () => setDevice() || issue();
     });
+    this.ring = null;
     const startIndex = ops.findIndex((op) => op.kind === 'record' && op.event === schedule.start);
-    const loader = this.loaderOf(schedule, ops, thunks);
+    const loader = fills ? this.loaderOf(schedule, ops, thunks, fills) : null;
     return {
       schedule,
       thunks: loader?.thunks ?? thunks,
@@ -175,14 +193,14 @@ export class DirectIssuer implements Issuer {
   }
 
   /**
-   * The loader of a schedule with the host stage and a `before`: a fill per chunk over its input bytes, waited for
-   * at the chunk's first op; after the chunk's last H2D the same thunk records an event, whose completion frees the
-   * chunk's pinned bytes for the fill `slots` later.
+   * The fills of a schedule with the host stage and a `before`: one per chunk, waited for at the chunk's first op,
+   * each writing its slot of the loader's ring (pinned, `slots` chunks of each input buffer, allocated here) where
+   * the chunk's H2D then reads it. Null without a loader.
    */
-  private loaderOf(schedule: Schedule, ops: readonly Op[], thunks: ReadonlyArray<() => number>) {
+  private loaderFills(schedule: Schedule, ops: readonly Op[]) {
     const host = this.plan.host;
     if (host?.thread !== 'workers' || !host.before || !ops.some((op) => op.kind === 'host')) return null;
-    const fills: Fill[] = [];
+    const chunks: Array<{ chunk: number | null; regions: Region[] }> = [];
     const fillOf = new Map<number | null, number>();
     const waitAt = new Map<number, number>();
     const lastH2d = new Map<number, number>();
@@ -190,12 +208,42 @@ export class DirectIssuer implements Issuer {
       if (!isWorkOp(op)) return;
       let fill = fillOf.get(op.chunk);
       if (fill === undefined) {
-        fill = fills.push({ chunk: op.chunk, task: { fn: 'before', chunk: op.chunk, regions: this.chunkRegions(op, schedule, 'inputs') } }) - 1;
+        fill = chunks.push({ chunk: op.chunk, regions: this.chunkRegions(op, schedule, 'inputs') }) - 1;
         fillOf.set(op.chunk, fill);
-        waitAt.set(i, fill);
+        // In a traced rep the op's begin event comes first: issued before the fill finished, it would place the
+        // chunk's H2D at the start of the rep on the timeline, ahead of its own fill.
+        const before = ops[i - 1];
+        waitAt.set(before?.kind === 'record' && before.stream === op.stream && isTraceEvent(before.event) ? i - 1 : i, fill);
       }
       if (op.kind === 'copy' && op.direction === 'h2d') lastH2d.set(fill, i);
     });
+    const ring = new LoaderRing(
+      loaderSlots(host.slots, host.workers ?? defaultWorkers(), chunks.length),
+      chunks.map((c) => c.regions),
+    );
+    const bases = new Map<string, HostPtr>();
+    for (const buffer of ring.slotBytes.keys()) {
+      const base = this.rt.memory.hostAlloc(Math.max(1, ring.bytes(buffer)), 'pinned');
+      this.cleanup.push(() => this.rt.memory.freeHost(base));
+      bases.set(buffer, base);
+    }
+    const address = (fill: number, buffer: string, place: number) => offsetPointer(bases.get(buffer) as HostPtr, ring.offset(fill, buffer, place));
+    const fills: Fill[] = chunks.map(({ chunk, regions }, fill) => ({
+      chunk,
+      task: { fn: 'before', chunk, regions: regions.map((r) => ({ ...r, address: BigInt(address(fill, r.buffer, r.offset)) })) },
+    }));
+    return { fills, waitAt, lastH2d, ring: { ring, address }, slots: ring.slots };
+  }
+
+  /** The H2D source of a loader's copies while its schedule's thunks are built: the chunk's slot in the ring. */
+  private ring: { readonly ring: LoaderRing; readonly address: (fill: number, buffer: string, place: number) => HostPtr } | null = null;
+
+  /**
+   * A loader's thunks: after the chunk's last H2D the same thunk records an event, whose completion frees the
+   * chunk's slot for the fill `slots` later.
+   */
+  private loaderOf(schedule: Schedule, ops: readonly Op[], thunks: ReadonlyArray<() => number>, loader: NonNullable<ReturnType<DirectIssuer['loaderFills']>>) {
+    const { fills, waitAt, lastH2d, slots } = loader;
     const recordedAt = new Map<number, number>();
     const releasedBy = fills.map((_, fill): EventHandle | null => {
       const at = lastH2d.get(fill);
@@ -212,7 +260,7 @@ export class DirectIssuer implements Issuer {
       const record = this.rt.streams.recordThunk(event, this.streamOf(schedule, ops[i] as Op));
       return () => issue() || record();
     });
-    return { thunks: wrapped, loader: { fills, waitAt, recordedAt, releasedBy } };
+    return { thunks: wrapped, loader: { fills, waitAt, recordedAt, releasedBy, slots } };
   }
 
   private streamOf(schedule: Schedule, op: Op): StreamHandle {
@@ -327,7 +375,9 @@ export class DirectIssuer implements Issuer {
     return {
       copy: (op) => {
         const binding = buffers.binding(op.buffer);
-        const host = offsetPointer(binding.host, op.hostOffset);
+        const { ring } = this;
+        const fill = op.direction === 'h2d' && ring ? ring.ring.fillAt(op.buffer, op.hostOffset, op.bytes) : null;
+        const host = fill === null || !ring ? offsetPointer(binding.host, op.hostOffset) : ring.address(fill, op.buffer, op.hostOffset);
         const dev = offsetPointer(binding.device, op.deviceOffset);
         return op.direction === 'h2d' ? rt.memory.copyThunk(dev, host, op.bytes, 'h2d', stream) : rt.memory.copyThunk(host, dev, op.bytes, 'd2h', stream);
       },

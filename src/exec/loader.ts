@@ -101,3 +101,52 @@ export class LoaderRun {
     });
   }
 }
+
+/** How many slots a loader's ring has: `host.slots`, else two per worker, never more than there are fills. */
+export function loaderSlots(asked: number | null, workers: number, fills: number): number {
+  return Math.max(1, Math.min(fills, asked ?? 2 * workers));
+}
+
+/**
+ * A loader's pinned memory: per input buffer, a ring of `slots` slots each as large as the buffer's largest chunk.
+ * Fill i writes slot i mod slots and its chunk's H2D reads it there, so the loader's host memory is its ring, as a
+ * DataLoader's pinned batches are, not the whole input. `fills[i]` is fill i's regions (each buffer's bytes of the
+ * chunk, where they sit in the buffer); `base` is each buffer's ring in native memory, by buffer name.
+ */
+export class LoaderRing {
+  /** Each buffer's slot size in bytes. */
+  readonly slotBytes: ReadonlyMap<string, number>;
+
+  constructor(
+    readonly slots: number,
+    private readonly fills: ReadonlyArray<ReadonlyArray<{ readonly buffer: string; readonly offset: number; readonly bytes: number }>>,
+  ) {
+    if (!Number.isInteger(slots) || slots < 1) throw new Error(`a loader's ring needs at least one slot, not ${slots}`);
+    const sizes = new Map<string, number>();
+    for (const regions of fills) for (const r of regions) sizes.set(r.buffer, Math.max(sizes.get(r.buffer) ?? 0, r.bytes));
+    this.slotBytes = sizes;
+  }
+
+  /** The ring's bytes for each buffer: what to allocate. */
+  bytes(buffer: string): number {
+    return this.slots * (this.slotBytes.get(buffer) ?? 0);
+  }
+
+  /** The fill whose chunk holds bytes `place` to `place + bytes` of `buffer` (chunks do not overlap), or null. */
+  fillAt(buffer: string, place: number, bytes: number): number | null {
+    const fill = this.fills.findIndex((regions) => regions.some((r) => r.buffer === buffer && place >= r.offset && place + bytes <= r.offset + r.bytes));
+    return fill < 0 ? null : fill;
+  }
+
+  /**
+   * Where in `buffer`'s ring the byte at `place` in the buffer sits while fill `fill` holds its slot: the slot's start
+   * plus the byte's distance from the chunk's first byte. Throws for a byte outside the fill's region.
+   */
+  offset(fill: number, buffer: string, place: number): number {
+    const region = this.fills[fill]?.find((r) => r.buffer === buffer);
+    if (!region || place < region.offset || place > region.offset + region.bytes) {
+      throw new Error(`fill ${fill} has no byte ${place} of buffer '${buffer}' in its slot`);
+    }
+    return (fill % this.slots) * (this.slotBytes.get(buffer) ?? 0) + (place - region.offset);
+  }
+}

@@ -8,6 +8,7 @@ import type { KernelHandle } from '../cuda/types.js';
 import { UsageError } from '../errors.js';
 import type { HostStageFn } from '../config/types.js';
 import { WorkerPool } from '../workers/pool.js';
+import { precomputeDecode } from '../workers/functions.js';
 import type { StageFunctionSpec } from '../workers/types.js';
 import { readKernelSource } from '../kernels/catalog.js';
 import { compileKernel, compileKernelSource } from '../kernels/compile.js';
@@ -121,7 +122,10 @@ function workerFunction(fn: HostStageFn, plan: Plan): StageFunctionSpec {
   if (fn.kind === 'module') return { kind: 'module', path: fn.path, export: fn.export };
   if (fn.kind !== 'decode') return fn;
   const inputs = plan.buffers.filter((b) => b.role === 'in' || b.role === 'inout');
-  return { kind: 'decode', msPerMiB: fn.msPerMiB, buffers: Object.fromEntries(inputs.map((b) => [b.name, { type: b.type, init: b.init }])) };
+  return precomputeDecode(
+    { kind: 'decode', msPerMiB: fn.msPerMiB, buffers: Object.fromEntries(inputs.map((b) => [b.name, { type: b.type, init: b.init }])) },
+    Object.fromEntries(inputs.map((b) => [b.name, b.bytes])),
+  );
 }
 
 /** The library a kernel lives in, loaded for this device and released with the cleanup. */

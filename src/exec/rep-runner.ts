@@ -1,9 +1,10 @@
 import { type ActivityCollection, CuptiActivity, matchActivity, openCupti, recordingCupti } from '../cuda/cupti.js';
 import { CUDA_ERROR, CudaError } from '../cuda/error.js';
+import { loadedLibraryPath } from '../cuda/load.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { EventHandle, StreamHandle } from '../cuda/types.js';
 import { onClock, type WorkerPool } from '../workers/pool.js';
-import { handOver } from './handover.js';
+import { HandoverRun } from './handover.js';
 import { LoaderRun } from './loader.js';
 import { DeviceFailure } from '../errors.js';
 import type { CpuStageTiming, EngineSource, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
@@ -28,6 +29,8 @@ export class CudaRepRunner implements RepRunner {
   private readonly prepared = new Map<string, PreparedRep>();
   private readonly traced = new Map<string, { prepared: PreparedRep; traced: TracedSchedule }>();
   private cuptiWarm = false;
+  /** Per prepared rep, the handover each thunk's event starts (-1 for none): a typed read in the issue loop. */
+  private readonly handoverThunks = new WeakMap<PreparedRep, Int32Array>();
 
   constructor(
     private readonly rt: CudaRuntime,
@@ -55,15 +58,18 @@ export class CudaRepRunner implements RepRunner {
     const issueStart = performance.now();
     const deadline = issueStart + (options.deadlineMs ?? Infinity);
     const loading: { loader: LoaderRun | null } = { loader: null };
+    const handing = this.handoverRun(prepared);
+    const handoverAt = this.handoverIndex(prepared);
     // A loader makes issue wait for each chunk's fill; the loop without one stays as tight as it was.
     const issue = this.loads(prepared)
       ? async () => {
-          loading.loader = await this.issueLoading(prepared, options, deadline);
+          loading.loader = await this.issueLoading(prepared, options, deadline, handing);
         }
       : async () => {
           for (let i = 0; i < thunks.length; i++) {
             const code = (thunks[i] as () => number)();
             if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+            if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
             if (options.checked) {
               const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline);
               if (done === TIMED_OUT) throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
@@ -71,13 +77,13 @@ export class CudaRepRunner implements RepRunner {
             }
           }
         };
-    await this.issueBehindGate(prepared, gate, issue);
+    await this.issueBehindGate(prepared, gate, issue, handing);
     const issueEnd = performance.now();
     const hostIssueMs = issueEnd - issueStart;
     // A timed rep's deadline starts once it is issued: issuing thousands of ops is the host's time, not the GPU's.
     const endBy = options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity);
     // A gated rep's GPU starts when the gate opens, at the end of issue; another at once.
-    const cpuStage = await this.endWithHandovers(prepared, endBy, options.deadlineMs, gate ? issueEnd : issueStart, { loader: loading.loader, busyBefore });
+    const cpuStage = await this.endWithHandovers(prepared, endBy, options.deadlineMs, gate ? issueEnd : issueStart, { loader: loading.loader, handing, busyBefore });
     const probes = prepared.schedule.probes ?? [];
     const eventsMs = this.rt.streams.elapsedMs(prepared.start, prepared.end);
     return {
@@ -158,20 +164,28 @@ export class CudaRepRunner implements RepRunner {
       return code;
     };
     let loader: LoaderRun | null = null;
+    const handing = this.handoverRun(prepared);
+    const handoverAt = this.handoverIndex(prepared);
     try {
-      await this.issueBehindGate(prepared, gate, async () => {
-        if (this.loads(prepared)) {
-          loader = await this.issueLoading(prepared, {}, Number.POSITIVE_INFINITY, call);
-          return;
-        }
-        for (let i = 0; i < prepared.thunks.length; i++) {
-          const code = call(i);
-          if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
-        }
-      });
+      await this.issueBehindGate(
+        prepared,
+        gate,
+        async () => {
+          if (this.loads(prepared)) {
+            loader = await this.issueLoading(prepared, {}, Number.POSITIVE_INFINITY, handing, call);
+            return;
+          }
+          for (let i = 0; i < prepared.thunks.length; i++) {
+            const code = call(i);
+            if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+            if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
+          }
+        },
+        handing,
+      );
       issueEnd = performance.now();
       // The tasks on the traced rep's own clock, from issuing its start event, as every op of it is.
-      cpuStage = await this.endWithHandovers(prepared, issueEnd + (deadlineMs ?? Infinity), deadlineMs, issuedAt[prepared.startIndex] ?? 0, { loader, busyBefore });
+      cpuStage = await this.endWithHandovers(prepared, issueEnd + (deadlineMs ?? Infinity), deadlineMs, issuedAt[prepared.startIndex] ?? 0, { loader, handing, busyBefore });
       if (cupti instanceof CuptiActivity) collection = await cupti.collect().catch((error: unknown) => `CUPTI did not hand its records back (${(error as Error).message})`);
     } catch (error) {
       if (cupti instanceof CuptiActivity) cupti.stop();
@@ -231,7 +245,7 @@ export class CudaRepRunner implements RepRunner {
    * and the host calls already queued are let through before the error goes up: CUDA's thread would otherwise wait
    * on them for ever.
    */
-  private async issueBehindGate(prepared: PreparedRep, gate: GateFlags | null, issue: () => void | Promise<void>): Promise<void> {
+  private async issueBehindGate(prepared: PreparedRep, gate: GateFlags | null, issue: () => void | Promise<void>, handing: HandoverRun | null = null): Promise<void> {
     if (gate) gate.host.fill(0);
     this.hostCalls.beginRep();
     try {
@@ -239,6 +253,8 @@ export class CudaRepRunner implements RepRunner {
     } catch (error) {
       if (gate) Atomics.store(gate.host, 0, 1);
       await this.drain(prepared);
+      // Tasks already handed over stop waiting for events that may never complete, and end before clean-up.
+      await handing?.finish(true).catch(() => undefined);
       throw error;
     } finally {
       // Released on failure too, so that a rep that dies half-issued does not leave the gate spinning.
@@ -307,34 +323,30 @@ export class CudaRepRunner implements RepRunner {
     deadline: number,
     deadlineMs: number | undefined,
     gpuStartMs: number,
-    stage: { readonly loader: LoaderRun | null; readonly busyBefore: readonly number[] },
+    stage: { readonly loader: LoaderRun | null; readonly handing: HandoverRun | null; readonly busyBefore: readonly number[] },
   ): Promise<CpuStageTiming | undefined> {
     const { pool } = this;
-    const { loader, busyBefore } = stage;
-    if (!pool || (!prepared.handovers.length && !loader)) {
+    const { loader, handing, busyBefore } = stage;
+    if (!pool || (!handing && !loader)) {
       await this.waitEnd(prepared, deadline, deadlineMs);
       return undefined;
     }
-    let failed = false;
-    const handing = handOver(prepared.handovers, {
-      query: (i) => this.rt.streams.eventQueryCode((prepared.handovers[i] as { event: EventHandle }).event),
-      notReady: CUDA_ERROR.notReady,
-      submit: (task) => pool.submit(task),
-      deadline,
-      stopped: () => failed,
-    });
-    // Both settle before either's error goes up: no task may still read the host memory when clean-up frees it.
-    const [ended, handed] = await Promise.allSettled([
-      this.waitEnd(prepared, deadline, deadlineMs).catch((error: unknown) => {
-        failed = true;
-        throw error;
-      }),
-      handing,
-    ]);
-    if (ended.status === 'rejected') throw ended.reason;
-    if (handed.status === 'rejected') throw handed.reason;
+    // Both settle before either's error goes up: no task may still read the host memory when clean-up frees it. A
+    // rep that failed abandons the tasks still waiting for their events.
+    const watching = handing?.watch();
+    const ended = await this.waitEnd(prepared, deadline, deadlineMs).then(
+      () => null,
+      (error: unknown) => ({ error }),
+    );
+    const handed = await (handing?.finish(ended !== null) ?? Promise.resolve({ tasks: [] })).then(
+      (outcome) => ({ outcome }),
+      (error: unknown) => ({ error }),
+    );
+    await watching;
+    if (ended) throw ended.error;
+    if ('error' in handed) throw handed.error;
     // Every fill finished before its chunk was issued: this only collects their timings.
-    const tasks = [...((await loader?.finish()) ?? []), ...handed.value.tasks];
+    const tasks = [...((await loader?.finish()) ?? []), ...handed.outcome.tasks];
     const lastEndedMs = tasks.reduce((last, t) => Math.max(last, t.timing.endedMs), Number.NEGATIVE_INFINITY);
     const busyAfter = pool.busyMs();
     return {
@@ -342,6 +354,7 @@ export class CudaRepRunner implements RepRunner {
       gpuMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
       bytes: [...prepared.handovers, ...(loader ? (prepared.loader?.fills ?? []) : [])].reduce((sum, t) => sum + t.task.regions.reduce((s, r) => s + r.bytes, 0), 0),
       taskMs: tasks.map((t) => t.timing.endedMs - t.timing.startedMs),
+      afterTasks: handed.outcome.tasks.length,
       busyMs: busyAfter.map((ms, i) => ms - (busyBefore[i] ?? 0)),
       tasks: tasks.map((t) => ({ chunk: t.chunk, ...onClock(t.timing, gpuStartMs) })),
     };
@@ -351,15 +364,43 @@ export class CudaRepRunner implements RepRunner {
     return this.pool !== null && prepared.loader !== null;
   }
 
+  /** This rep's hand-over of chunks to the pool, each waiting in its worker for the event after its D2H; null without one. */
+  private handoverRun(prepared: PreparedRep): HandoverRun | null {
+    const { pool } = this;
+    if (!pool || !prepared.handovers.length) return null;
+    const library = loadedLibraryPath('cudart');
+    if (library === null) throw new Error('a host stage hands chunks to workers, but no libcudart was loaded');
+    const eventOf = (index: number) => (prepared.handovers[index] as { event: EventHandle }).event;
+    return new HandoverRun(prepared.handovers, {
+      submit: (task) => pool.submit(task),
+      waitFor: (index, generation) => ({ kind: 'event', event: eventOf(index), library, flag: index, generation }),
+      generation: pool.nextGeneration(),
+      cancel: (generation) => pool.cancel(generation),
+      query: (index) => this.rt.streams.eventQueryCode(eventOf(index)),
+      notReady: CUDA_ERROR.notReady,
+      raise: (index, generation) => pool.raise(index, generation),
+    });
+  }
+
+  /** The handover whose event each thunk records, or -1: a host op of a stage on workers records one, in op order. */
+  private handoverIndex(prepared: PreparedRep): Int32Array {
+    let at = this.handoverThunks.get(prepared);
+    if (!at) {
+      at = new Int32Array(prepared.thunks.length).fill(-1);
+      let next = 0;
+      if (prepared.handovers.length) prepared.ops.forEach((op, i) => op?.kind === 'host' && ((at as Int32Array)[i] = next++));
+      if (next !== prepared.handovers.length) throw new Error(`schedule ${prepared.schedule.id} has ${next} host ops for ${prepared.handovers.length} handovers`);
+      this.handoverThunks.set(prepared, at);
+    }
+    return at;
+  }
+
   /** The rep's loader, its first fills submitted. */
   private startLoader(prepared: PreparedRep): LoaderRun {
     const pool = this.pool as WorkerPool;
     const spec = prepared.loader as NonNullable<PreparedRep['loader']>;
-    const host = this.plan.host;
-    const asked = host?.thread === 'workers' ? host.slots : null;
-    const slots = Math.min(spec.fills.length, asked ?? 2 * pool.busyMs().length);
     return new LoaderRun(spec.fills, {
-      slots,
+      slots: spec.slots,
       submit: (task) => pool.submit(task),
       released: (fill) => {
         const event = spec.releasedBy[fill];
@@ -381,9 +422,11 @@ export class CudaRepRunner implements RepRunner {
     prepared: PreparedRep,
     options: Pick<RepOptions, 'checked' | 'deadlineMs'>,
     deadline: number,
+    handing: HandoverRun | null,
     call: (i: number) => number = (i) => (prepared.thunks[i] as () => number)(),
   ): Promise<LoaderRun> {
     const { thunks } = prepared;
+    const handoverAt = this.handoverIndex(prepared);
     const spec = prepared.loader as NonNullable<PreparedRep['loader']>;
     let loader: LoaderRun | null = null;
     for (let i = 0; i < thunks.length; i++) {
@@ -395,6 +438,7 @@ export class CudaRepRunner implements RepRunner {
       const code = call(i);
       if (i === prepared.startIndex) loader ??= this.startLoader(prepared);
       if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+      if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
       const recorded = spec.recordedAt.get(i);
       if (recorded !== undefined) loader?.recorded(recorded);
       if (options.checked) {

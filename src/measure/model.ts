@@ -106,12 +106,16 @@ export function deviceParts(modes: readonly ModeResult[], facts: PipelineFacts, 
   };
 }
 
-/** The pipeline's bound with a CPU stage beside the GPU's: the larger side limits. */
-export function withCpuStage(gpu: Bound, cpu: { steadyMs: number; fillMs: number } | null): Bound {
+/**
+ * The pipeline's bound with a CPU stage beside the GPU's: the larger side limits, and the GPU's side ends with the
+ * last chunk's task after its D2H (`tailMs`, part of its drain).
+ */
+export function withCpuStage(gpu: Bound, cpu: { steadyMs: number; fillMs: number; tailMs: number } | null): Bound {
   if (!cpu) return gpu;
   const term = { term: 'CPU stage' as const, steadyMs: cpu.steadyMs, perOpMs: 0, fillDrainMs: cpu.fillMs, ms: cpu.steadyMs + cpu.fillMs };
   const terms = [...gpu.terms, term];
-  return term.ms > gpu.ms ? { ...term, terms } : { ...gpu, terms };
+  const gpuSide = { ...gpu, fillDrainMs: gpu.fillDrainMs + cpu.tailMs, ms: gpu.ms + cpu.tailMs };
+  return term.ms > gpuSide.ms ? { ...term, terms } : { ...gpuSide, terms };
 }
 
 const SHARED_STREAMS: readonly StreamKind[] = ['per-thread-default', 'legacy-default'];

@@ -117,6 +117,7 @@ export function cpuStageSummary(reps: readonly CpuStageTiming[]): CpuStage {
   return {
     workers,
     tasksPerRep: reps[0]?.taskMs.length ?? 0,
+    afterTasksPerRep: reps[0]?.afterTasks ?? 0,
     bytesPerRep: reps[0]?.bytes ?? 0,
     taskMedianMs: median(reps.flatMap((r) => r.taskMs)),
     busyMs,

@@ -30,6 +30,8 @@ export interface CpuStageTiming {
   readonly bytes: number;
   /** Each task's run time in a worker, in issue order of the chunks' events. */
   readonly taskMs: readonly number[];
+  /** How many of the tasks ran after a chunk's D2H (the rest are a loader's fills, before its H2D). */
+  readonly afterTasks: number;
   /** Each worker's time spent in tasks this rep, by worker index. */
   readonly busyMs: readonly number[];
   /** Each task on the rep's clock (ms from the GPU's start): which worker, when it was queued, started and ended. */

@@ -15,6 +15,11 @@ export interface TracedSchedule {
   readonly spans: readonly TracedSpan[];
 }
 
+/** True for the events a traced schedule adds around its work ops. */
+export function isTraceEvent(id: string): boolean {
+  return id.startsWith('trace:');
+}
+
 /**
  * The same schedule with a timing event recorded right before and right after every work op, on the op's own stream.
  * The events perturb the timing (a few per cent on the reference H100), so a traced rep is never a timed one.

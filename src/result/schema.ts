@@ -158,6 +158,8 @@ export const CpuStageSchema = z.object({
   workers: z.number().int().min(1),
   /** Tasks a rep ran (one per chunk and side). */
   tasksPerRep: z.number().int(),
+  /** Of those, the tasks after a chunk's D2H (the others are a loader's fills); absent in files from before it: all. */
+  afterTasksPerRep: z.number().int().optional(),
   /** The bytes a rep's tasks were handed: the CPU stage's throughput is these over its time. */
   bytesPerRep: z.number(),
   /** Median of every task's time in its worker, ms. */

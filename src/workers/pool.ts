@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { HostStageFailure, Interrupted, UsageError } from '../errors.js';
-import type { StageFunctionSpec, WorkerMessage, WorkerSetup, WorkerTask } from './types.js';
+import { CONTROL_HEADER, type StageFunctionSpec, type WorkerMessage, type WorkerSetup, type WorkerTask } from './types.js';
 
 /**
  * A share of the cores that leaves two to the JS thread (issuing CUDA work, waiting on events) and CUDA's own
@@ -18,8 +18,13 @@ export interface PoolOptions {
   readonly functions: Readonly<Record<string, StageFunctionSpec>>;
   /** How many tasks may wait for a worker; a caller submits at most one per pinned slot, so more is a bug. */
   readonly queueLimit?: number;
-  /** Ends every worker when aborted (Ctrl-C at a rep boundary): tasks not finished reject with Interrupted. */
+  /**
+   * Stops the pool from opening when aborted (Ctrl-C while it starts). Once open, a signal leaves the pool alone: the
+   * rep in flight finishes its tasks, the guard stops at the rep boundary, and closing the pool ends every worker.
+   */
   readonly signal?: AbortSignal;
+  /** Flags in shared memory that tasks wait on (`waitFor`), raised by `raise`; as many as the queue limit by default. */
+  readonly flags?: number;
 }
 
 /** When a task waited and ran, on the main thread's performance.now() clock (a worker's times are converted). */
@@ -84,14 +89,15 @@ export class WorkerPool {
   private nextId = 0;
   private closing: Promise<void> | null = null;
   private closedBy: unknown = null;
-  private readonly onAbort = () => void this.close(interrupted(this.threads.length));
+  private generation = 0;
   // A pool left open when nothing else keeps the process alive (its idle workers are unref'd) is closed before the
   // process exits: Node tearing down live threads that loaded koffi at exit can abort the process (seen under load).
   private readonly onBeforeExit = () => void this.close();
 
   private constructor(
     threads: Thread[],
-    private readonly options: PoolOptions,
+    options: PoolOptions,
+    private readonly control: Int32Array,
   ) {
     this.threads = threads;
     this.queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
@@ -105,11 +111,12 @@ export class WorkerPool {
     const count = options.workers ?? defaultWorkers();
     if (!Number.isInteger(count) || count < 1) throw new UsageError(`workers: ${count} is not a whole number of at least 1`);
     if (options.signal?.aborted) throw interrupted(0);
+    const control = new SharedArrayBuffer(4 * (CONTROL_HEADER + (options.flags ?? options.queueLimit ?? DEFAULT_QUEUE_LIMIT)));
     const threads = Array.from({ length: count }, (_, index): Thread => {
-      const setup: WorkerSetup = { index, functions: options.functions };
+      const setup: WorkerSetup = { index, functions: options.functions, control };
       return { index, worker: new Worker(new URL('./worker.js', import.meta.url), { workerData: setup }), sent: [], busyMs: 0, alive: true };
     });
-    const pool = new WorkerPool(threads, options);
+    const pool = new WorkerPool(threads, options, new Int32Array(control));
     // Every worker settles before any is ended: terminating a worker while it loads koffi aborts the whole process
     // (a fatal napi_throw), so a module that fails in one worker waits for the others to finish loading.
     const starts = await Promise.allSettled(threads.map((thread) => pool.started(thread)));
@@ -123,7 +130,6 @@ export class WorkerPool {
       throw interrupted(count);
     }
     for (const thread of threads) pool.attach(thread);
-    options.signal?.addEventListener('abort', pool.onAbort, { once: true });
     process.once('beforeExit', pool.onBeforeExit);
     return pool;
   }
@@ -179,6 +185,28 @@ export class WorkerPool {
   /** Each worker's time spent in functions, in ms, by worker index. */
   busyMs(): number[] {
     return this.threads.map((thread) => thread.busyMs);
+  }
+
+  /** A new generation for the tasks of one rep that wait (`waitFor`): `cancel` abandons exactly those. */
+  nextGeneration(): number {
+    this.generation += 1;
+    return this.generation;
+  }
+
+  /**
+   * Tasks of `generation` (and earlier) still waiting for their event or flag fail at once instead of waiting for
+   * ever: a rep that failed will not complete their events. Tasks already running finish.
+   */
+  cancel(generation: number): void {
+    if (Atomics.load(this.control, 0) < generation) Atomics.store(this.control, 0, generation);
+    for (let flag = CONTROL_HEADER; flag < this.control.length; flag++) Atomics.notify(this.control, flag);
+  }
+
+  /** Lets the tasks of `generation` waiting for `flag` run. */
+  raise(flag: number, generation: number): void {
+    if (!Number.isInteger(flag) || flag < 0 || flag >= this.control.length - CONTROL_HEADER) throw new Error(`the pool has no flag ${flag}`);
+    Atomics.store(this.control, CONTROL_HEADER + flag, generation);
+    Atomics.notify(this.control, CONTROL_HEADER + flag);
   }
 
   /** Runs `task` on the next free worker; resolves with the function's return value and the task's timing. */
@@ -238,7 +266,6 @@ export class WorkerPool {
   close(reason?: unknown): Promise<void> {
     if (this.closing) return this.closing;
     this.closedBy = reason ?? null;
-    this.options.signal?.removeEventListener('abort', this.onAbort);
     process.off('beforeExit', this.onBeforeExit);
     const unfinished = [...this.threads.flatMap((thread) => thread.sent.splice(0)), ...this.queue.splice(0)];
     const why = reason ?? new Error('the worker pool closed before the task ran');

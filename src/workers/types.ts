@@ -15,10 +15,20 @@ export type StageFunctionSpec =
   | { readonly kind: 'copy' }
   /** A fixed CPU cost per MiB of the chunk, spent busy (a model of decoding work), touching no byte. */
   | { readonly kind: 'cost'; readonly msPerMiB: number }
-  /** A loader: fills each region with its buffer's seeded pattern at the region's place, then a CPU cost per MiB. */
-  | { readonly kind: 'decode'; readonly msPerMiB: number; readonly buffers: Readonly<Record<string, { readonly type: ElementType; readonly init: PatternInit }>> }
+  /**
+   * A loader: a CPU cost per MiB, then each region filled with its buffer's seeded pattern at the region's place,
+   * copied from the buffer's pattern computed once (`pattern`, shared by every worker) where there is one.
+   */
+  | { readonly kind: 'decode'; readonly msPerMiB: number; readonly buffers: Readonly<Record<string, DecodeSource>> }
   /** A user's function: the named export of an ES module, loaded once in every worker. */
   | { readonly kind: 'module'; readonly path: string; readonly export: string };
+
+/** What decode writes into a buffer's regions: its seeded pattern, and the whole buffer's bytes of it when computed ahead. */
+export interface DecodeSource {
+  readonly type: ElementType;
+  readonly init: PatternInit;
+  readonly pattern?: SharedArrayBuffer;
+}
 
 /** Native host memory handed to a worker by address: the main thread keeps it allocated until the task ended. */
 export interface Region {
@@ -37,7 +47,22 @@ export interface WorkerTask {
   readonly regions: readonly Region[];
   /** Where `copy` writes; empty for the other built-ins. */
   readonly targets?: readonly Region[];
+  /**
+   * What the worker waits for before it runs the function (a chunk's D2H): handed over at issue, the task starts
+   * within microseconds of its chunk leaving the GPU, with no turn of the JS thread in between.
+   */
+  readonly waitFor?: TaskWait;
 }
+
+/**
+ * A flag in the pool's shared memory that the main thread raises (for an event: once it saw the event complete), and
+ * for an event also the event itself (its handle, and the libcudart file that made it), which the worker queries
+ * every EVENT_QUERY_GAP_MS while it sleeps on the flag, so a task starts even while the main thread is busy issuing.
+ * Abandoned once the pool cancels the task's generation (a rep that failed).
+ */
+export type TaskWait =
+  | { readonly kind: 'event'; readonly event: bigint; readonly library: string; readonly flag: number; readonly generation: number }
+  | { readonly kind: 'flag'; readonly flag: number; readonly generation: number };
 
 /** A region as a stage function sees it: a zero-copy view of the memory, with the buffer and place it came from. */
 export interface RegionView {
@@ -60,7 +85,18 @@ export type StageFunction = (chunk: StageChunk) => unknown;
 export interface WorkerSetup {
   readonly index: number;
   readonly functions: Readonly<Record<string, StageFunctionSpec>>;
+  /** Int32 words shared by the pool and its workers: [0] the last cancelled generation, then the flags of `flag` waits. */
+  readonly control: SharedArrayBuffer;
 }
+
+/**
+ * A worker waiting for its chunk's event sleeps on its flag and queries the event itself this often. Sleeping, not
+ * spinning: on the H200 host eight spinning workers slowed the checksum tasks 1.8× (hyperthreads share cores).
+ */
+export const EVENT_QUERY_GAP_MS = 0.1;
+
+/** Words of the pool's shared control block before the flags. */
+export const CONTROL_HEADER = 1;
 
 /** Worker → main. Times are milliseconds since the epoch (performance.timeOrigin + now()): the clocks of two threads differ in origin only. */
 export type WorkerMessage =

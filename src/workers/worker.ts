@@ -2,8 +2,19 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { hostView } from '../cuda/host-view.js';
+import { workerEventQuery } from '../cuda/worker-event.js';
 import { builtIn } from './functions.js';
-import type { Region, RegionView, StageFunction, TaskMessage, WorkerMessage, WorkerSetup } from './types.js';
+import {
+  CONTROL_HEADER,
+  EVENT_QUERY_GAP_MS,
+  type Region,
+  type RegionView,
+  type StageFunction,
+  type TaskMessage,
+  type TaskWait,
+  type WorkerMessage,
+  type WorkerSetup,
+} from './types.js';
 
 // One worker thread of a pool: loads the pool's functions once, then runs the tasks the main thread sends, one at a
 // time, in the order sent. The chunk's memory is opened here by address (src/cuda/host-view.ts), never copied.
@@ -65,7 +76,40 @@ async function drain(): Promise<void> {
   }
 }
 
+const control = new Int32Array(setup.control);
+/** cudaEventQuery's "not ready" (cudaErrorNotReady). */
+const NOT_READY = 600;
+
+/** Sleeps until the task may run (its flag raised, or its event complete); throws when its generation was cancelled or its event failed. */
+function waitFor(wait: TaskWait): void {
+  const flag = CONTROL_HEADER + wait.flag;
+  const done = wait.kind === 'event' ? eventReady(wait.event, wait.library) : () => false;
+  for (;;) {
+    const raised = Atomics.load(control, flag);
+    if (raised >= wait.generation || done()) return;
+    if (Atomics.load(control, 0) >= wait.generation) throw new Error('cancelled: the rep it belonged to failed');
+    Atomics.wait(control, flag, raised, EVENT_QUERY_GAP_MS);
+  }
+}
+
+function eventReady(event: bigint, library: string): () => boolean {
+  const query = workerEventQuery(library);
+  return () => {
+    const code = query(event);
+    if (code === NOT_READY) return false;
+    if (code !== 0) throw new Error(`cudaEventQuery answered ${code} for the event after the chunk's D2H`);
+    return true;
+  };
+}
+
 async function run({ id, task }: TaskMessage): Promise<void> {
+  try {
+    if (task.waitFor) waitFor(task.waitFor);
+  } catch (error) {
+    const at = now();
+    send({ kind: 'failed', id, message: error instanceof Error ? error.message : String(error), startedAt: at, endedAt: at });
+    return;
+  }
   const startedAt = now();
   try {
     const fn = functions.get(task.fn);

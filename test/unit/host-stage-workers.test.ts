@@ -7,8 +7,8 @@ import { parseConfigText } from '../../src/config/load.js';
 import { withSettings } from '../../src/config/settings.js';
 import { allocPageable, freePageable } from '../../src/cuda/host.js';
 import { HostStageFailure, UsageError } from '../../src/errors.js';
-import { type Handover, handOver } from '../../src/exec/handover.js';
-import { type Fill, LoaderRun } from '../../src/exec/loader.js';
+import { type Handover, HandoverRun } from '../../src/exec/handover.js';
+import { type Fill, LoaderRing, LoaderRun, loaderSlots } from '../../src/exec/loader.js';
 import type { Bound } from '../../src/measure/bound.js';
 import { withCpuStage } from '../../src/measure/model.js';
 import { cpuStageSummary } from '../../src/measure/result.js';
@@ -111,78 +111,160 @@ describe('the host stage config', () => {
   });
 });
 
-/** A fake pool: answers each task at once, recording the order it was handed them. */
+/** A fake pool: answers each task at once, recording the tasks it was handed. */
 function recordingPool(fail: number | null = null) {
-  const order: (number | null)[] = [];
+  const tasks: WorkerTask[] = [];
+  const cancelled: number[] = [];
   const submit = (task: WorkerTask): Promise<TaskResult> => {
-    order.push(task.chunk);
+    tasks.push(task);
     if (task.chunk === fail) return Promise.reject(new HostStageFailure(`chunk ${task.chunk} failed`));
     const at = 10 * (task.chunk ?? 0);
     return Promise.resolve({ value: null, timing: { worker: (task.chunk ?? 0) % 2, queuedMs: at, startedMs: at + 1, endedMs: at + 3 } });
   };
-  return { order, submit };
+  return { tasks, cancelled, submit, cancel: (generation: number) => cancelled.push(generation) };
 }
 
 const handovers = (chunks: number): Handover[] => Array.from({ length: chunks }, (_, chunk) => ({ chunk, task: { fn: 'f', chunk, regions: [] } }));
+
 const NOT_READY = 600;
 
+/** A hand-over on the recording pool; `query` answers for each handover's event, and `raised` records the wake-ups. */
+function handoverRun(pool: ReturnType<typeof recordingPool>, chunks: number, generation = 7, query: (index: number) => number = () => 0) {
+  const raised: Array<[number, number]> = [];
+  let turn = 0;
+  const run = new HandoverRun(handovers(chunks), {
+    submit: pool.submit,
+    waitFor: (index, g) => ({ kind: 'flag', flag: index, generation: g }),
+    generation,
+    cancel: pool.cancel,
+    query,
+    notReady: NOT_READY,
+    raise: (index, g) => raised.push([index, g]),
+    yieldTurn: async () => {
+      turn += 1;
+    },
+  });
+  return { run, raised, turns: () => turn };
+}
+
 describe('handing chunks to the workers', () => {
-  it('submits each chunk as soon as its event completed, in the order they complete, and resolves once every task finished', async () => {
-    // Turn by turn: chunk 2's event completes first (another stream), then 0, then 1 and 3.
-    const doneAt = [1, 2, 0, 2];
-    let turn = 0;
+  it("submits a chunk's task when its event is issued, waiting in the worker for that event in this rep's generation, and resolves once every task finished", async () => {
     const pool = recordingPool();
-    const outcome = await handOver(handovers(4), {
-      query: (i) => ((doneAt[i] as number) <= turn ? 0 : NOT_READY),
-      notReady: NOT_READY,
-      submit: pool.submit,
-      deadline: Number.POSITIVE_INFINITY,
-      stopped: () => false,
-      yieldTurn: async () => {
-        turn += 1;
-      },
-    });
-    assert.deepEqual(pool.order, [2, 0, 1, 3]);
+    const { run } = handoverRun(pool, 4);
+    assert.equal(pool.tasks.length, 0, 'nothing before its event is issued');
+    for (const index of [2, 0, 1, 3]) run.issued(index);
+    assert.deepEqual(
+      pool.tasks.map((t) => [t.chunk, t.waitFor]),
+      [2, 0, 1, 3].map((chunk) => [chunk, { kind: 'flag', flag: chunk, generation: 7 }]),
+    );
+    const outcome = await run.finish();
     assert.deepEqual(
       outcome.tasks.map((t) => t.chunk),
       [2, 0, 1, 3],
     );
     assert.equal(outcome.lastEndedMs, 33);
+    assert.deepEqual(pool.cancelled, []);
   });
 
-  it('stops submitting at an event that failed, and at the deadline, leaving the failure to the wait for the end event', async () => {
+  it("a rep that failed cancels its generation's waiting tasks before awaiting them; a task's failure comes after every other settled", async () => {
     const pool = recordingPool();
-    const failed = await handOver(handovers(3), {
-      query: (i) => (i === 0 ? 0 : i === 1 ? 700 : NOT_READY),
-      notReady: NOT_READY,
-      submit: pool.submit,
-      deadline: Number.POSITIVE_INFINITY,
-      stopped: () => false,
-    });
-    assert.deepEqual(pool.order, [0]);
-    assert.equal(failed.tasks.length, 1);
-    const late = recordingPool();
-    const timedOut = await handOver(handovers(2), { query: () => NOT_READY, notReady: NOT_READY, submit: late.submit, deadline: performance.now() - 1, stopped: () => false });
-    assert.deepEqual([late.order, timedOut.tasks], [[], []]);
+    const { run } = handoverRun(pool, 2, 3);
+    run.issued(0);
+    await run.finish(true);
+    assert.deepEqual(pool.cancelled, [3]);
+    const failing = recordingPool(1);
+    const { run: rejecting } = handoverRun(failing, 3);
+    for (const index of [0, 1, 2]) rejecting.issued(index);
+    await assert.rejects(rejecting.finish(), (error: unknown) => error instanceof HostStageFailure && error.message === 'chunk 1 failed');
+    assert.deepEqual(
+      failing.tasks.map((t) => t.chunk),
+      [0, 1, 2],
+    );
   });
 
-  it("rejects with the first task's failure only after every other task settled", async () => {
-    const pool = recordingPool(1);
-    await assert.rejects(
-      handOver(handovers(3), { query: () => 0, notReady: NOT_READY, submit: pool.submit, deadline: Number.POSITIVE_INFINITY, stopped: () => false }),
-      (error: unknown) => error instanceof HostStageFailure && error.message === 'chunk 1 failed',
-    );
-    assert.deepEqual(pool.order, [0, 1, 2]);
+  it('wakes each task once the JS thread sees its event complete, in the order they complete, until every one was woken or the rep finished', async () => {
+    // Turn by turn: chunk 2's event completes first (another stream), then 0, then 1 and 3; chunk 1's event failed.
+    const doneAt = [1, 2, 0, 2];
+    const pool = recordingPool();
+    const turn: { at: () => number } = { at: () => 0 };
+    const { run, raised, turns } = handoverRun(pool, 4, 5, (i) => ((doneAt[i] as number) <= turn.at() ? (i === 1 ? 700 : 0) : NOT_READY));
+    turn.at = turns;
+    for (const index of [0, 1, 2, 3]) run.issued(index);
+    await run.watch();
+    assert.equal(turns(), 2);
+    assert.deepEqual(raised, [
+      [2, 5],
+      [0, 5],
+      [3, 5],
+    ]);
+    // A rep that finished (its end event failed) stops the watch at once.
+    const idle = handoverRun(recordingPool(), 2, 6, () => NOT_READY);
+    idle.run.issued(0);
+    const stopped = idle.run.watch();
+    await idle.run.finish(true);
+    await stopped;
+    assert.deepEqual(idle.raised, []);
+  });
+
+  it('a task waits in its worker until its flag is raised in its generation, and a cancelled generation fails the tasks still waiting', async () => {
+    const pool = await WorkerPool.open({ workers: 2, functions: { cost: { kind: 'cost', msPerMiB: 0 } }, flags: 2 });
+    try {
+      const generation = pool.nextGeneration();
+      let ran = false;
+      const waiting = pool.submit({ fn: 'cost', chunk: 0, regions: [], waitFor: { kind: 'flag', flag: 0, generation } }).then((result) => {
+        ran = true;
+        return result;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      assert.equal(ran, false, 'the task ran before its flag was raised');
+      const raisedAt = performance.now();
+      pool.raise(0, generation);
+      const { timing } = await waiting;
+      assert.ok(timing.startedMs >= raisedAt, `started ${timing.startedMs - raisedAt} ms after the flag`);
+      const next = pool.nextGeneration();
+      assert.equal(next, generation + 1);
+      const abandoned = pool.submit({ fn: 'cost', chunk: 1, regions: [], waitFor: { kind: 'flag', flag: 1, generation: next } });
+      pool.cancel(next);
+      await assert.rejects(
+        abandoned,
+        (error: unknown) => error instanceof HostStageFailure && /chunk 1 in worker \d: cancelled: the rep it belonged to failed/.test(error.message),
+      );
+      // The flag of the earlier generation does not let a later task through.
+      const later = pool.nextGeneration();
+      const held = pool.submit({ fn: 'cost', chunk: 2, regions: [], waitFor: { kind: 'flag', flag: 0, generation: later } });
+      let settled = false;
+      void held.finally(() => {
+        settled = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(settled, false);
+      pool.raise(0, later);
+      await held;
+      assert.throws(() => pool.raise(2, later), /the pool has no flag 2/);
+    } finally {
+      await pool.close();
+    }
+    assert.equal(pool.running, 0);
   });
 
   it('a function that throws in a worker fails the rep with exit 4, naming the chunk, the worker and the message', async () => {
     const pointer = allocPageable(64);
     after(() => freePageable(pointer));
-    const pool = await WorkerPool.open({ workers: 1, functions: { reject: { kind: 'module', path: join(fixtures, 'stage.mjs'), export: 'reject' } } });
+    const pool = await WorkerPool.open({ workers: 1, functions: { reject: { kind: 'module', path: join(fixtures, 'stage.mjs'), export: 'reject' } }, flags: 1 });
     try {
-      const handover = { chunk: 5, task: { fn: 'reject', chunk: 5, regions: [{ address: pointer, bytes: 64, buffer: 'y', offset: 0 }] } };
+      const run = new HandoverRun([{ chunk: 5, task: { fn: 'reject', chunk: 5, regions: [{ address: pointer, bytes: 64, buffer: 'y', offset: 0 }] } }], {
+        submit: (task) => pool.submit(task),
+        waitFor: (flag, generation) => ({ kind: 'flag', flag, generation }),
+        generation: pool.nextGeneration(),
+        cancel: (generation) => pool.cancel(generation),
+        query: () => 0,
+        notReady: NOT_READY,
+        raise: (index, generation) => pool.raise(index, generation),
+      });
+      run.issued(0);
+      await run.watch();
       await assert.rejects(
-        handOver([handover], { query: () => 0, notReady: NOT_READY, submit: (task) => pool.submit(task), deadline: Number.POSITIVE_INFINITY, stopped: () => false }),
+        run.finish(),
         (error: unknown) =>
           error instanceof HostStageFailure && error.exitCode === 4 && error.message === "host stage function 'reject' failed on chunk 5 in worker 0: corrupt record in chunk 5",
       );
@@ -282,23 +364,80 @@ describe('the loader', () => {
   });
 });
 
+describe("the loader's ring of pinned slots", () => {
+  // Three chunks of two inputs: a 40-byte and a 24-byte last chunk of x, y's chunks 16 bytes.
+  const regions = [
+    [
+      { buffer: 'x', offset: 0, bytes: 40 },
+      { buffer: 'y', offset: 0, bytes: 16 },
+    ],
+    [
+      { buffer: 'x', offset: 40, bytes: 40 },
+      { buffer: 'y', offset: 16, bytes: 16 },
+    ],
+    [
+      { buffer: 'x', offset: 80, bytes: 24 },
+      { buffer: 'y', offset: 32, bytes: 16 },
+    ],
+  ];
+
+  it("holds slots × each buffer's largest chunk, not the input, and puts fill i in slot i mod slots", () => {
+    const ring = new LoaderRing(2, regions);
+    assert.deepEqual([ring.bytes('x'), ring.bytes('y')], [80, 32]);
+    assert.deepEqual(
+      [0, 1, 2].map((fill) => ring.offset(fill, 'x', regions[fill]![0]!.offset)),
+      [0, 40, 0],
+    );
+    // A byte inside a chunk keeps its distance from the chunk's first byte; the H2D of part of a chunk finds its fill.
+    assert.equal(ring.offset(1, 'y', 20), 16 + 4);
+    assert.equal(ring.fillAt('x', 48, 8), 1);
+    assert.equal(ring.fillAt('x', 76, 8), null, 'a copy across two chunks is no fill of the ring');
+    assert.throws(() => ring.offset(2, 'x', 10), /fill 2 has no byte 10 of buffer 'x'/);
+    assert.throws(() => new LoaderRing(0, regions), /at least one slot/);
+  });
+
+  it('has host.slots slots, else two a worker, and never more than its fills', () => {
+    assert.equal(loaderSlots(3, 8, 16), 3);
+    assert.equal(loaderSlots(null, 4, 16), 8);
+    assert.equal(loaderSlots(null, 8, 5), 5);
+    assert.equal(loaderSlots(10, 2, 4), 4);
+  });
+});
+
 describe('the CPU stage measured and modelled', () => {
   const GPU: Bound = { term: 'link', steadyMs: 4, perOpMs: 0.5, fillDrainMs: 1, ms: 5, terms: [] };
 
   it('is chunks × the median task ÷ workers plus one task to fill, and bounds the pipeline where it is the larger side', () => {
-    assert.deepEqual(cpuStageMs(16, { workers: 4, taskMedianMs: 2 }), { steadyMs: 8, fillMs: 2 });
+    assert.deepEqual(cpuStageMs(16, { workers: 4, taskMedianMs: 2 }), { steadyMs: 8, fillMs: 2, tailMs: 2 });
     const limited = withCpuStage(GPU, cpuStageMs(16, { workers: 4, taskMedianMs: 2 }));
     assert.deepEqual([limited.term, limited.ms, limited.terms.map((t) => t.term)], ['CPU stage', 10, ['CPU stage']]);
-    const hidden = withCpuStage(GPU, cpuStageMs(16, { workers: 16, taskMedianMs: 1 }));
-    assert.deepEqual([hidden.term, hidden.ms, hidden.terms.map((t) => [t.term, t.ms])], ['link', 5, [['CPU stage', 2]]]);
     assert.equal(withCpuStage(GPU, null), GPU);
   });
 
+  it('has no fill or tail for a loader alone, whose fills run ahead of their chunks; a file from before the split counts every task as after', () => {
+    assert.deepEqual(cpuStageMs(16, { workers: 8, taskMedianMs: 4, afterTasksPerRep: 0 }), { steadyMs: 8, fillMs: 0, tailMs: 0 });
+    assert.deepEqual(cpuStageMs(16, { workers: 8, taskMedianMs: 4, afterTasksPerRep: 16 }), { steadyMs: 8, fillMs: 4, tailMs: 4 });
+    assert.deepEqual(cpuStageMs(16, { workers: 8, taskMedianMs: 4 }), { steadyMs: 8, fillMs: 4, tailMs: 4 });
+    const loader = withCpuStage(GPU, cpuStageMs(16, { workers: 8, taskMedianMs: 4, afterTasksPerRep: 0 }));
+    assert.deepEqual([loader.term, loader.ms], ['CPU stage', 8]);
+  });
+
+  it("adds the last chunk's task after the GPU's last D2H to the GPU's side where that is the slower one", () => {
+    const hidden = withCpuStage(GPU, cpuStageMs(16, { workers: 16, taskMedianMs: 1 }));
+    assert.deepEqual([hidden.term, hidden.ms, hidden.fillDrainMs, hidden.steadyMs, hidden.terms.map((t) => [t.term, t.ms])], ['link', 6, 2, 4, [['CPU stage', 2]]]);
+    // The CPU side limits once it outlasts the GPU with its tail, not the GPU alone.
+    const close = withCpuStage(GPU, { steadyMs: 3.5, fillMs: 2, tailMs: 1 });
+    assert.deepEqual([close.term, close.ms], ['link', 6]);
+    const over = withCpuStage(GPU, { steadyMs: 4.5, fillMs: 2, tailMs: 1 });
+    assert.deepEqual([over.term, over.ms], ['CPU stage', 6.5]);
+  });
+
   it("sums each worker's busy time over the reps and takes the medians of the tasks, the GPU's side and the CPU's", () => {
-    const rep = (gpuMs: number, endMs: number, taskMs: number[], busyMs: number[]) => ({ gpuMs, endMs, taskMs, busyMs, bytes: 64, tasks: [] });
+    const rep = (gpuMs: number, endMs: number, taskMs: number[], busyMs: number[]) => ({ gpuMs, endMs, taskMs, busyMs, afterTasks: 2, bytes: 64, tasks: [] });
     assert.deepEqual(cpuStageSummary([rep(5, 6, [1, 2], [1, 2]), rep(4, 9, [3, 4], [3, 4]), rep(6, 7, [5, 6], [5, 0])]), {
       workers: 2,
       tasksPerRep: 2,
+      afterTasksPerRep: 2,
       bytesPerRep: 64,
       taskMedianMs: 3.5,
       busyMs: [9, 6],

@@ -48,6 +48,7 @@ function setUp(slots: number) {
         [5, 2],
       ]),
       releasedBy: [100, 101, 102],
+      slots,
     },
     setup: null,
     events: new Map(),

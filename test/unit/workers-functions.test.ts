@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { HOST_WINDOW_BYTES } from '../../src/data/compare.js';
 import { fillPattern, windowSeed, xorshiftJump } from '../../src/data/patterns.js';
 import { ELEMENT_BYTES, ELEMENT_TYPES } from '../../src/vocabulary.js';
-import { builtIn, checksum, copyRegions, decodeRegion } from '../../src/workers/functions.js';
+import { builtIn, checksum, copyRegions, DECODE_PATTERN_LIMIT, decodeRegion, precomputeDecode } from '../../src/workers/functions.js';
 import type { PatternInit, StageChunk } from '../../src/workers/types.js';
 
 const INITS: PatternInit[] = [
@@ -98,6 +98,62 @@ describe('host stage functions', () => {
         assert.deepEqual(decoded, whole, `${type} ${init.kind}`);
       }
     }
+  });
+
+  it("decode copies from the pattern computed once, equal to the run's fill, and leaves inputs over the limit to be generated per chunk", () => {
+    for (const type of ELEMENT_TYPES) {
+      const whole = new Uint8Array(64 * ELEMENT_BYTES[type]);
+      fillPattern(whole, type, { kind: 'random', seed: 9 });
+      const spec = precomputeDecode({ kind: 'decode', msPerMiB: 0, buffers: { input: { type, init: { kind: 'random', seed: 9 } } } }, { input: whole.byteLength });
+      const pattern = spec.buffers.input?.pattern;
+      assert.ok(pattern, type);
+      assert.deepEqual(new Uint8Array(pattern), whole, type);
+      const chunk = new Uint8Array(24 * ELEMENT_BYTES[type]);
+      decodeRegion({ buffer: 'input', offset: 8 * ELEMENT_BYTES[type], bytes: chunk }, spec);
+      assert.deepEqual(chunk, whole.subarray(8 * ELEMENT_BYTES[type], 32 * ELEMENT_BYTES[type]), type);
+      assert.throws(() => decodeRegion({ buffer: 'input', offset: 48 * ELEMENT_BYTES[type], bytes: chunk }, spec), /run past its/);
+    }
+    const big = { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init: { kind: 'random', seed: 1 } } } } as const;
+    assert.equal(precomputeDecode(big, { input: DECODE_PATTERN_LIMIT + 4 }), big);
+  });
+
+  it('the seeded random pattern is xorshift32 from the seed, each type built from its steps as before', () => {
+    const step = (v: number) => {
+      let x = v;
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return x >>> 0;
+    };
+    const steps = (n: number) => {
+      const out: number[] = [];
+      for (let x = 7, i = 0; i < n; i++) out.push((x = step(x)));
+      return out;
+    };
+    const r = steps(16);
+    const bytesOf = (type: (typeof ELEMENT_TYPES)[number], n: number) => {
+      const bytes = new Uint8Array(n * ELEMENT_BYTES[type]);
+      fillPattern(bytes, type, { kind: 'random', seed: 7 });
+      return bytes;
+    };
+    assert.deepEqual(
+      [...new Uint32Array(bytesOf('float32', 4).buffer)],
+      r.slice(0, 4).map((v) => ((v >>> 9) | 0x3f800000) >>> 0),
+    );
+    assert.deepEqual([...new Uint32Array(bytesOf('uint32', 4).buffer)], r.slice(0, 4));
+    assert.deepEqual([...new Uint32Array(bytesOf('float64', 2).buffer)], [r[0], ((r[1]! >>> 12) | 0x3ff00000) >>> 0, r[2], ((r[3]! >>> 12) | 0x3ff00000) >>> 0]);
+    assert.deepEqual(
+      [...new Uint16Array(bytesOf('float16', 3).buffer)],
+      r.slice(0, 3).map((v) => ((v >>> 16) & 0x8000) | 0x3000 | (v & 0x3ff)),
+    );
+    assert.deepEqual(
+      [...new Uint16Array(bytesOf('bfloat16', 3).buffer)],
+      r.slice(0, 3).map((v) => ((v >>> 16) & 0x8000) | 0x3e00 | (v & 0x7f)),
+    );
+    assert.deepEqual(
+      [...bytesOf('uint8', 5)],
+      r.slice(0, 5).map((v) => v & 0xff),
+    );
   });
 
   it("decode continues a region across a window boundary with the next window's own pattern", () => {

@@ -6,6 +6,7 @@ import { allocPageable, freePageable, hostBytes } from '../../src/cuda/host.js';
 import { offsetPointer } from '../../src/cuda/types.js';
 import { fillPattern } from '../../src/data/patterns.js';
 import { HostStageFailure, Interrupted, UsageError } from '../../src/errors.js';
+import { RepGuard } from '../../src/measure/guard.js';
 import { checksum } from '../../src/workers/functions.js';
 import { defaultWorkers, onClock, WorkerPool } from '../../src/workers/pool.js';
 import type { Region } from '../../src/workers/types.js';
@@ -153,17 +154,43 @@ describe('worker pool', () => {
     }
   });
 
-  it('ends every worker on abort, even one in the middle of a function, and rejects its task as interrupted', async () => {
+  it("lets the rep's tasks finish on Ctrl-C, so the guard stops at the rep boundary, then close ends every worker", async () => {
     const controller = new AbortController();
-    const pool = await WorkerPool.open({ workers: 2, functions: { cost: { kind: 'cost', msPerMiB: 600_000 } }, signal: controller.signal });
-    const memory = native(2 ** 20);
-    const task = pool.submit({ fn: 'cost', chunk: 0, regions: [memory.region(0, 2 ** 20)] });
-    controller.abort();
-    await assert.rejects(task, (error: unknown) => error instanceof Interrupted && error.exitCode === 130 && /ended the host stage's 2 worker threads/.test(error.message));
-    await pool.close();
+    const guard = new RepGuard({ signal: controller.signal });
+    const pool = await WorkerPool.open({ workers: 2, functions: { cost: { kind: 'cost', msPerMiB: 0 } }, signal: controller.signal, flags: 2 });
+    const generation = pool.nextGeneration();
+    // The rep's tasks wait for their chunks (the flags stand for the events after the D2Hs): one has not left the GPU when the signal arrives.
+    const tasks = [0, 1].map((flag) => pool.submit({ fn: 'cost', chunk: flag, regions: [], waitFor: { kind: 'flag', flag, generation } }));
+    pool.raise(0, generation);
+    await tasks[0];
+    controller.abort('SIGINT');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(pool.running, 2, 'the signal ended no worker');
+    pool.raise(1, generation);
+    const done = await Promise.all(tasks);
+    assert.deepEqual(
+      done.map((d) => d.value),
+      [undefined, undefined],
+    );
+    assert.throws(
+      () => guard.checkpoint('a rep of the overlapped mode'),
+      (error: unknown) => error instanceof Interrupted && error.exitCode === 130,
+    );
+    await pool.close(new Interrupted('interrupted'));
     assert.equal(pool.running, 0);
     await assert.rejects(pool.submit({ fn: 'cost', chunk: 1, regions: [] }), Interrupted);
     await assert.rejects(WorkerPool.open({ workers: 1, functions: {}, signal: AbortSignal.abort() }), Interrupted);
+  });
+
+  it('close ends every worker, even one in the middle of a function, and rejects its task with the reason', async () => {
+    const pool = await WorkerPool.open({ workers: 2, functions: { cost: { kind: 'cost', msPerMiB: 600_000 } } });
+    const memory = native(2 ** 20);
+    const task = pool.submit({ fn: 'cost', chunk: 0, regions: [memory.region(0, 2 ** 20)] });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const rejected = assert.rejects(task, (error: unknown) => error instanceof Interrupted && error.message === 'interrupted: closed');
+    await pool.close(new Interrupted('interrupted: closed'));
+    await rejected;
+    assert.equal(pool.running, 0);
   });
 
   it('keeps the process alive for no pool: closed, idle, or one whose module did not load', () => {
