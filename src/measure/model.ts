@@ -1,6 +1,6 @@
 import { median } from '../quantile.js';
 import type { BufferRole, HostMemoryKind, StreamKind } from '../vocabulary.js';
-import { cpuStageMs } from '../result/cpu-stage.js';
+import { cpuStageFloor } from '../result/cpu-stage.js';
 import type { ModeResult, ModelAnalysis } from '../result/schema.js';
 import type { Serialiser } from '../result/model.js';
 import { type Bound, type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape, syncOps } from './bound.js';
@@ -161,7 +161,7 @@ export function modelAnalysis(
   // Stage per stream puts each stage, not each chunk, on a stream: no stream runs a chunk's stages in sequence.
   const independent = topology === 'stage-per-stream' ? chunks : streams && oneStream(streams) ? 1 : own.streams;
   const layout: LayoutShape = { chunks, streams: independent, issue, kernelsChunkedMs: chunked ? best(chunked) : null };
-  const bound = withCpuStage(layoutBound(parts, layout), mode.cpuStage ? cpuStageMs(chunks, mode.cpuStage) : null);
+  const bound = withCpuStage(layoutBound(parts, layout), mode.cpuStage ? cpuStageFloor(chunks, mode.cpuStage) : null);
   const serial = onDevice.find((m) => m.role.kind === 'serial');
   const floor = workloadFloor(parts, layout, facts.maxChunks, serial ? best(serial) : null);
   // The ideal is what no layout can beat: never above the workload's floor, which is never above serial.

@@ -120,6 +120,20 @@ export function cpuStageSummary(reps: readonly CpuStageTiming[]): CpuStage {
     afterTasksPerRep: reps[0]?.afterTasks ?? 0,
     bytesPerRep: reps[0]?.bytes ?? 0,
     taskMedianMs: median(reps.flatMap((r) => r.taskMs)),
+    // Where reps ran tasks (a JSON document holds no Infinity).
+    ...(reps.some((r) => r.taskMs.length)
+      ? {
+          taskMinMs: reps.reduce((least, r) => r.taskMs.reduce((a, b) => Math.min(a, b), least), Number.POSITIVE_INFINITY),
+          workMinMs: reps.reduce(
+            (least, r) =>
+              Math.min(
+                least,
+                r.taskMs.reduce((a, b) => a + b, 0),
+              ),
+            Number.POSITIVE_INFINITY,
+          ),
+        }
+      : {}),
     busyMs,
     gpuMedianMs: median(reps.map((r) => r.gpuMs)),
     cpuMedianMs: median(reps.map((r) => r.endMs)),

@@ -164,6 +164,10 @@ export const CpuStageSchema = z.object({
   bytesPerRep: z.number(),
   /** Median of every task's time in its worker, ms. */
   taskMedianMs: z.number(),
+  /** The fastest task's time in its worker, ms (absent in files from before it). */
+  taskMinMs: z.number().optional(),
+  /** The least CPU work of a timed rep: its tasks' times in their workers added up, ms (absent in files from before it). */
+  workMinMs: z.number().optional(),
   /** Each worker's time in tasks over the timed reps, ms, by worker index. */
   busyMs: z.array(z.number()),
   /** Median over the timed reps of the GPU's own time (start to end event), ms. */

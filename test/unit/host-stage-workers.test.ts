@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { withCpuStage } from '../../src/measure/model.js';
 import { cpuStageSummary } from '../../src/measure/result.js';
 import { workerRows } from '../../src/report/timeline-common.js';
 import { cpuStageText } from '../../src/report/toolbox.js';
-import { cpuStageMs } from '../../src/result/cpu-stage.js';
+import { cpuStageFloor, cpuStageMs } from '../../src/result/cpu-stage.js';
 import type { TracedRep } from '../../src/result/schema.js';
 import type { TaskResult } from '../../src/workers/pool.js';
 import { WorkerPool } from '../../src/workers/pool.js';
@@ -422,6 +423,47 @@ describe('the CPU stage measured and modelled', () => {
     assert.deepEqual([loader.term, loader.ms], ['CPU stage', 8]);
   });
 
+  it("bounds from below with the least work of a rep over the workers that share it and the fastest task as the tail (H200 host-stage.yaml: the median's 6.65 ms bound was above a 5.53 ms rep)", () => {
+    // 16 checksum tasks on 8 workers, a median 2.216 ms under contention but 1.11 ms alone; the least rep's work 32 ms.
+    const stage = { workers: 8, tasksPerRep: 16, afterTasksPerRep: 16, taskMedianMs: 2.216, taskMinMs: 1.11, workMinMs: 32 };
+    assert.deepEqual(cpuStageFloor(16, stage), { steadyMs: 4, fillMs: 0, tailMs: 1.11 });
+    const bound = withCpuStage({ ...GPU, steadyMs: 1, fillDrainMs: 0.4, ms: 1.52 }, cpuStageFloor(16, stage));
+    assert.deepEqual([bound.term, bound.ms], ['CPU stage', 4]);
+    assert.ok(bound.ms < 5.53);
+    // Fewer tasks than workers: each runs on its own, so the work spreads over the tasks, not the workers.
+    assert.equal(cpuStageFloor(2, { ...stage, tasksPerRep: 2, workMinMs: 6 }).steadyMs, 3);
+    // A loader alone: nothing after the GPU.
+    assert.equal(cpuStageFloor(16, { ...stage, afterTasksPerRep: 0 }).tailMs, 0);
+    // A file from before the two figures keeps the median's estimate.
+    assert.deepEqual(cpuStageFloor(16, { workers: 4, tasksPerRep: 16, taskMedianMs: 2 }), cpuStageMs(16, { workers: 4, taskMedianMs: 2 }));
+  });
+
+  it("is never above the makespan of any assignment of a rep's tasks to the workers", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0.01, max: 10, noNaN: true }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 16 }),
+        fc.array(fc.nat(), { minLength: 40, maxLength: 40 }),
+        (tasks, workers, picks) => {
+          const finish = Array.from({ length: workers }, () => 0);
+          tasks.forEach((t, i) => {
+            const w = (picks[i] ?? 0) % workers;
+            finish[w] = (finish[w] ?? 0) + t;
+          });
+          const makespan = Math.max(...finish);
+          const floor = cpuStageFloor(tasks.length, {
+            workers,
+            tasksPerRep: tasks.length,
+            taskMedianMs: 0,
+            taskMinMs: Math.min(...tasks),
+            workMinMs: tasks.reduce((a, b) => a + b, 0),
+          });
+          return floor.steadyMs <= makespan + 1e-9;
+        },
+      ),
+    );
+  });
+
   it("adds the last chunk's task after the GPU's last D2H to the GPU's side where that is the slower one", () => {
     const hidden = withCpuStage(GPU, cpuStageMs(16, { workers: 16, taskMedianMs: 1 }));
     assert.deepEqual([hidden.term, hidden.ms, hidden.fillDrainMs, hidden.steadyMs, hidden.terms.map((t) => [t.term, t.ms])], ['link', 6, 2, 4, [['CPU stage', 2]]]);
@@ -432,7 +474,7 @@ describe('the CPU stage measured and modelled', () => {
     assert.deepEqual([over.term, over.ms], ['CPU stage', 6.5]);
   });
 
-  it("sums each worker's busy time over the reps and takes the medians of the tasks, the GPU's side and the CPU's", () => {
+  it("sums each worker's busy time over the reps and takes the medians of the tasks, the GPU's side and the CPU's, the fastest task and the least work of a rep", () => {
     const rep = (gpuMs: number, endMs: number, taskMs: number[], busyMs: number[]) => ({ gpuMs, endMs, taskMs, busyMs, afterTasks: 2, bytes: 64, tasks: [] });
     assert.deepEqual(cpuStageSummary([rep(5, 6, [1, 2], [1, 2]), rep(4, 9, [3, 4], [3, 4]), rep(6, 7, [5, 6], [5, 0])]), {
       workers: 2,
@@ -440,6 +482,8 @@ describe('the CPU stage measured and modelled', () => {
       afterTasksPerRep: 2,
       bytesPerRep: 64,
       taskMedianMs: 3.5,
+      taskMinMs: 1,
+      workMinMs: 3,
       busyMs: [9, 6],
       gpuMedianMs: 5,
       cpuMedianMs: 7,
