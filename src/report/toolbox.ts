@@ -74,19 +74,22 @@ export function hostOpLatencies(ops: readonly TimelineOp[]): { latencyMs: number
 }
 
 /**
- * A host stage on worker threads: its tasks, the CPU stage's rate against the GPU pipeline's (the model's CPU term:
- * chunks × the median task ÷ workers + one task to fill), which side limits, and each worker's busy share.
+ * A host stage on worker threads: its tasks, the CPU stage's rate against the GPU pipeline's (the CPU estimate:
+ * chunks × the median task ÷ workers + one task to fill), which side limits, and each worker's busy share. The GPU
+ * pipeline's pace is its twin's without the stage where the run has one: a loader's GPU waits for its fills, so its
+ * own GPU time is the CPU's pace, not the GPU's.
  */
-export function cpuStageText(mode: Pick<ModeResult, 'elapsedMs'>, stage: CpuStage): string {
+export function cpuStageText(mode: Pick<ModeResult, 'elapsedMs'>, stage: CpuStage, withoutMs: number | null = null): string {
   const { steadyMs, fillMs } = cpuStageMs(stage.tasksPerRep, stage);
   const cpuMs = steadyMs + fillMs;
+  const gpuMs = withoutMs ?? stage.gpuMedianMs;
   const w = stage.workers;
-  const limit = cpuMs > stage.gpuMedianMs ? 'the CPU stage limits' : 'the GPU pipeline limits';
+  const limit = cpuMs > gpuMs ? 'the CPU stage limits' : 'the GPU pipeline limits';
   const busy = stage.busyMs.map((ms) => `${Math.round((100 * ms) / Math.max(mode.elapsedMs, Number.MIN_VALUE))}%`).join(' ');
   return (
     `on ${w} worker${w === 1 ? '' : 's'}: ${stage.tasksPerRep} tasks a rep, a median ${formatMs(stage.taskMedianMs)} each; ` +
     `CPU stage ${formatRate(gbPerSecond(stage.bytesPerRep, cpuMs))} (${stage.tasksPerRep} × ${formatMs(stage.taskMedianMs)} ÷ ${w} + ${formatMs(fillMs)} = ${formatMs(cpuMs)} a rep) ` +
-    `against the GPU pipeline's ${formatRate(gbPerSecond(stage.bytesPerRep, stage.gpuMedianMs))} (${formatMs(stage.gpuMedianMs)}): ${limit}; ` +
+    `against the GPU pipeline's ${formatRate(gbPerSecond(stage.bytesPerRep, gpuMs))} (${formatMs(gpuMs)}${withoutMs === null ? '' : ' without the stage'}): ${limit}; ` +
     `the last task ended a median ${formatMs(stage.cpuMedianMs)} after the GPU started; workers busy ${busy} of the timed reps`
   );
 }
@@ -98,7 +101,7 @@ function hostLine(mode: ModeResult, result: RunResult): string | null {
   const effect = without
     ? `; the pipeline ${formatMs(without.stats.median)} without it → ${formatMs(mode.stats.median)} with it (${(100 * (mode.stats.median / without.stats.median - 1)).toFixed(1)}%)`
     : '';
-  if (mode.cpuStage) return `host stage ${layout.host} ${cpuStageText(mode, mode.cpuStage)}${effect}`;
+  if (mode.cpuStage) return `host stage ${layout.host} ${cpuStageText(mode, mode.cpuStage, without?.stats.median ?? null)}${effect}`;
   const rep = result.timeline?.reps.find((r) => r.mode === mode.id);
   const { latencyMs, runMs } = hostOpLatencies(rep?.ops ?? []);
   const traced = latencyMs.length

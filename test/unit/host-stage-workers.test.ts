@@ -499,6 +499,10 @@ describe('the CPU stage measured and modelled', () => {
         'workers busy 50% 25% of the timed reps',
     );
     assert.match(cpuStageText({ elapsedMs: 100 }, { ...stage, workers: 8 }), /: the GPU pipeline limits;/);
+    // A loader's GPU waits for its fills (its own time is the CPU's pace): the twin without the stage is the GPU's.
+    const loader = { ...stage, workers: 8, taskMedianMs: 5.558, afterTasksPerRep: 0, gpuMedianMs: 15.24 };
+    assert.match(cpuStageText({ elapsedMs: 100 }, loader), /\(15\.24 ms\): the GPU pipeline limits;/);
+    assert.match(cpuStageText({ elapsedMs: 100 }, loader, 5.907), /\(5\.907 ms without the stage\): the CPU stage limits;/);
   });
 
   it('draws a row per worker after the streams, each task a host op of its chunk', () => {
