@@ -238,14 +238,7 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   }
   const defaultStreamOps = readDefaultStreamOps(p, locate);
   checkRing(parsed, buffers, units, locate);
-  const { devices, handoff } = readDevices(
-    parsed,
-    deviceGiven,
-    buffers,
-    kernels,
-    locate,
-    dataParallel,
-  );
+  const { devices, handoff } = readDevices(parsed, deviceGiven, buffers, kernels, locate, dataParallel);
   const library = steps.find((step) => step.stage !== 'kernel');
   if (handoff && library) {
     // The handoff splits the kernels between two devices; a library step has no half to go to yet.

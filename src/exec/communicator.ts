@@ -75,9 +75,12 @@ export async function openCommunicators(
   // Under a launcher each process is one rank on one GPU; several GPUs in one process of a launch would be several
   // ranks of it, which the unique id's one rank per process does not give.
   if (launched && plan.devices.length > 1) {
-    throw new UsageError(`This process is rank ${identity.rank} of ${identity.size} under a launcher, and its plan spans devices ${plan.devices.join(', ')}: a launched rank drives one GPU.`, {
-      hint: 'Leave devices: out under mpirun or srun (each rank takes the GPU of its local rank), or run one process without a launcher: cuda-pipe run ddp.yaml --devices all.',
-    });
+    throw new UsageError(
+      `This process is rank ${identity.rank} of ${identity.size} under a launcher, and its plan spans devices ${plan.devices.join(', ')}: a launched rank drives one GPU.`,
+      {
+        hint: 'Leave devices: out under mpirun or srun (each rank takes the GPU of its local rank), or run one process without a launcher: cuda-pipe run ddp.yaml --devices all.',
+      },
+    );
   }
   const byDevice = new Map<number, DeviceComm>();
   const notes = [nvls.note];

@@ -17,7 +17,9 @@ const on = (device: number, id: string) => `d${device}:${id}`;
 
 /** The one-device body on `device`: its streams and the events it records and waits on renamed. */
 function moved(body: readonly Op[], device: number): Op[] {
-  return body.map((op) => (op.kind === 'record' || op.kind === 'wait' ? { ...op, stream: on(device, op.stream), event: on(device, op.event) } : { ...op, stream: on(device, op.stream) }));
+  return body.map((op) =>
+    op.kind === 'record' || op.kind === 'wait' ? { ...op, stream: on(device, op.stream), event: on(device, op.event) } : { ...op, stream: on(device, op.stream) },
+  );
 }
 
 /** A body cut at its collectives: the ops before the first, each collective, the ops between, and so on. */
