@@ -19,7 +19,10 @@ import { traceSchedule } from '../../src/plan/trace.js';
 import { type Op, type Plan, type Schedule, scheduleDevices } from '../../src/plan/types.js';
 import { builtinConfigsDir } from '../../src/paths.js';
 import type { CollectiveOp } from '../../src/stages/collective.js';
+import { renderRunTable } from '../../src/report/exporters/table.js';
+import { makeStyle } from '../../src/report/style.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
+import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 import { runCli } from '../helpers/cli.js';
 
 const ddpPath = join(builtinConfigsDir(), 'ddp.yaml');
@@ -323,5 +326,32 @@ describe('verification with the all-reduce check', () => {
     assert.equal(reductionCheck(ddp(null), { size: 4 })?.ranks, 4);
     assert.equal(reductionCheck(ddp(null), { size: null })?.ranks, 1);
     assert.equal(reductionCheck({ ...plan, reference: undefined } as Plan, { size: null }), null);
+  });
+});
+
+describe('the all-reduce check in the table', () => {
+  const plain = makeStyle({ isTTY: false } as NodeJS.WriteStream, {});
+  const base = syntheticRunResult();
+  const serial = base.modes.find((m) => m.role.kind === 'serial')?.id as string;
+  const reduction = {
+    rule: 'allreduce-sum' as const,
+    text: 'all-reduce (sum) over 2 ranks of equal inputs: serial\'s 32 of "check" equal 2 × those of serial with its collectives left out, exactly',
+    ranks: 2,
+    buffers: [{ name: 'check', elements: 32 }],
+    exact: true,
+  };
+
+  it('says which rule ran on which elements after the comparison with serial', () => {
+    const table = renderRunTable({ ...base, verification: { status: 'passed', mismatches: [], reduction: { ...reduction, status: 'passed' } } }, plain);
+    assert.match(
+      table,
+      /verification: passed \(overlapped outputs equal serial byte for byte; every element written\)\nall-reduce check: passed \(all-reduce \(sum\) over 2 ranks[^\n]*32 of "check"/,
+    );
+  });
+
+  it("names a failed check's values as ranks × reference against what was all-reduced", () => {
+    const mismatch = { buffer: 'check', mode: serial, index: 0, expected: '3', actual: '1.5', differing: 32, unwritten: false };
+    const table = renderRunTable({ ...base, verification: { status: 'failed', mismatches: [mismatch], reduction: { ...reduction, status: 'failed' } } }, plain);
+    assert.match(table, /output "check" of serial: first difference at element 0: 2 × reference 3, all-reduced 1\.5; 32 elements differ\nall-reduce check: FAILED/);
   });
 });
