@@ -419,7 +419,11 @@ export class DirectIssuer implements Issuer {
         return () => {
           if (opens) nccl.check(nccl.groupStart(), 'ncclGroupStart', context);
           const status = call();
-          if (status !== 0) throw nccl.failure(status, api, context);
+          if (status !== 0) {
+            // A failed call inside a group still ends it, so that NCCL frees the group's state before cleanup destroys the communicators.
+            if (op.group) nccl.groupEnd();
+            throw nccl.failure(status, api, context);
+          }
           if (closes) nccl.check(nccl.groupEnd(), 'ncclGroupEnd', context);
           return 0;
         };
