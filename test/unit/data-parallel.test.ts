@@ -137,6 +137,14 @@ describe('a config with a collective over several devices (data-parallel from on
     assert.match(run.stderr, /does not capture into a CUDA graph/);
   });
 
+  it('plans ddp.yaml (items, a resident buffer, stage per stream) over two devices in a dry run, where a split refuses all three', () => {
+    const run = runCli(['run', ddpPath, '--devices', '0,1', '--dry-run']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^Plan for ddp on device 0, 1: 32 items per rep/);
+    assert.match(run.stdout, /\nmode serial: [^\n]*on GPUs 0, 1 at once \(data-parallel: one NCCL rank each\); [^\n]*2 NCCL collectives\) on 4 streams on GPUs 0 and 1/);
+    assert.match(run.stdout, /note: Data-parallel over GPUs 0, 1: /);
+  });
+
   it('refuses a mode that times probes of its own (a latency mode) rather than replicate it', () => {
     const serial = byKind(one, 'serial');
     assert.throws(() => replicated({ ...serial, probes: [{ begin: 'start', end: 'end' }] }, [0, 1]), UsageError);
