@@ -6,7 +6,7 @@ import type { WaitStrategy } from '../exec/wait.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
 import { RepGuard } from '../measure/guard.js';
 import { policyFromConfig } from '../measure/policy.js';
-import { verifySchedules, type Verification } from '../measure/repeat.js';
+import { type ReductionCheck, verifySchedules, type Verification } from '../measure/repeat.js';
 import type { RunResultInput } from '../measure/result.js';
 import type { RepRunner } from '../measure/runner.js';
 import { packageVersion } from '../paths.js';
@@ -51,9 +51,18 @@ export async function withSession<T>(
   return withDevicePlan(plan, kernels, { wait: options.wait, signal: options.signal, collectives }, async (runner, context) => {
     const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
     options.onMeasuring?.();
-    const verification = await verifySchedules(runner, options.verify, guard, loaded.config.tolerance);
+    const verification = await verifySchedules(runner, options.verify, guard, loaded.config.tolerance, reductionCheck(plan, collectives.identity));
     return { verification, measured: await measure({ runner, context, guard, policy }) };
   });
+}
+
+/**
+ * The all-reduce check of a plan with a reference: the ranks that sum are the launch's under a launcher, else the
+ * devices this process drives (one device: one rank).
+ */
+export function reductionCheck(plan: Pick<Plan, 'reference' | 'devices'>, identity: { readonly size: number | null }): ReductionCheck | null {
+  if (!plan.reference) return null;
+  return { reference: plan.reference, ranks: identity.size !== null && identity.size > 1 ? identity.size : plan.devices.length };
 }
 
 /** The Result's fields every command fills alike: the tool, this run's host and rank, the config, the plan and the device's software. */

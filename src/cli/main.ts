@@ -61,7 +61,7 @@ program
   .addOption(deviceOption())
   .option(
     '--devices <list|all>',
-    'several GPUs in one run (sets devices): the input split across them, e.g. 0,1 or all; with pipeline.handoff, one pipeline across two',
+    'several GPUs in one run (sets devices), e.g. 0,1 or all: the input split across them; with pipeline.handoff, one pipeline across two; with a collective stage (configs/ddp.yaml), data-parallel: the whole pipeline on every GPU, one NCCL rank each (ncclCommInitAll), stream mode only',
     deviceSelection,
   )
   .option('--reps <n>', 'time exactly n reps per mode instead of the noise rule', positiveInt)

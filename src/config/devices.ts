@@ -26,6 +26,8 @@ export function readDevices(
   buffers: BufferNames,
   kernels: KernelBuffers,
   locate: Locator,
+  /** The config has a collective: several devices are then data-parallel ranks, each running the whole pipeline. */
+  dataParallel = false,
 ): { devices: readonly number[] | 'all' | null; handoff: Handoff | null } {
   const { devices } = parsed;
   const handoff = parsed.pipeline.handoff;
@@ -55,7 +57,14 @@ export function readDevices(
       hint: 'Drop deviceMemory to run on several devices, or devices to measure the ring.',
     });
   }
-  if (parsed.pipeline.topology !== 'chunk-per-stream') {
+  if (dataParallel && parsed.pipeline.mode === 'graph') {
+    throw new UsageError(
+      `${locate(['pipeline', 'mode'])}: a collective over several devices from one process issues each bucket's calls in one NCCL group across devices, which cuda-pipe does not capture into a CUDA graph.`,
+      { hint: 'Use pipeline.mode: stream (or --mode stream) with devices, or one process per GPU (mpirun -np N cuda-pipe run …) to replay graphs.' },
+    );
+  }
+  // A split and a handoff lay out chunk per stream; data-parallel ranks run the config's own layout on each device.
+  if (!dataParallel && parsed.pipeline.topology !== 'chunk-per-stream') {
     throw new UsageError(`${locate(['pipeline', 'topology'])}: several devices run the chunk-per-stream layout; ${parsed.pipeline.topology} is measured on one device only.`);
   }
   return { devices, handoff: handoff ? readHandoff(handoff.after, buffers, kernels, locate) : null };

@@ -216,7 +216,9 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
       hint: `Use at most ${aligned} chunks, or ${items === null ? 'larger buffers' : 'more items'}.`,
     });
   }
-  if (parsed.devices !== undefined && (items !== null || buffers.some(isResident))) {
+  // A collective makes several devices data-parallel ranks, each holding whole buffers: no share to cut.
+  const dataParallel = steps.some((step) => step.stage === 'collective');
+  if (parsed.devices !== undefined && !dataParallel && (items !== null || buffers.some(isResident))) {
     throw new UsageError(`${locate(['devices'])}: several devices run buffers of one shape only for now; pipeline.items and resident buffers run on one device.`, {
       hint: 'Remove devices (run on one device), or pipeline.items and resident buffers.',
     });
@@ -236,7 +238,7 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   }
   const defaultStreamOps = readDefaultStreamOps(p, locate);
   checkRing(parsed, buffers, units, locate);
-  const { devices, handoff } = readDevices(parsed, deviceGiven, buffers, kernels, locate);
+  const { devices, handoff } = readDevices(parsed, deviceGiven, buffers, kernels, locate, dataParallel);
   const library = steps.find((step) => step.stage !== 'kernel');
   if (handoff && library) {
     // The handoff splits the kernels between two devices; a library step has no half to go to yet.

@@ -7,8 +7,9 @@ import type { CommunicatorRecord, RunIdentity } from '../result/schema.js';
 import type { Cleanup } from './cleanup.js';
 import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from './nccl-id.js';
 
-// The NCCL communicators of a run with collective stages. One process drives the run's device with
-// ncclCommInitAll (one device: a one-rank communicator, the same code path as several); under a launcher (mpirun,
+// The NCCL communicators of a run with collective stages. One process drives the run's devices with
+// ncclCommInitAll, one communicator per device (one device: a one-rank communicator, the same code path as several:
+// the planner replicates every mode with a collective on each device, plan/data-parallel.ts); under a launcher (mpirun,
 // srun: one process per GPU) each rank joins the launch's communicator with ncclCommInitRank, the unique id shared
 // through a file (nccl-id.ts). Communicators are destroyed with the run's cleanup, on every path.
 
@@ -71,13 +72,15 @@ export async function openCommunicators(
   }
   const { identity } = options;
   const launched = identity.rank !== null && identity.size !== null && identity.size > 1;
-  // A plan over several devices runs modes on its first device alone (serial, each stage), whose collectives no
-  // other device would join: until the planner replicates a data-parallel step on every device with each bucket's
-  // calls in one group, several GPUs are several ranks.
-  if (plan.devices.length > 1) {
-    throw new UsageError(`Collective stages run one device per process, but this plan spans devices ${plan.devices.join(', ')}.`, {
-      hint: 'Leave devices: out and start one rank per GPU: mpirun -np 2 cuda-pipe run ddp.yaml (each rank takes the GPU of its local rank).',
-    });
+  // Under a launcher each process is one rank on one GPU; several GPUs in one process of a launch would be several
+  // ranks of it, which the unique id's one rank per process does not give.
+  if (launched && plan.devices.length > 1) {
+    throw new UsageError(
+      `This process is rank ${identity.rank} of ${identity.size} under a launcher, and its plan spans devices ${plan.devices.join(', ')}: a launched rank drives one GPU.`,
+      {
+        hint: 'Leave devices: out under mpirun or srun (each rank takes the GPU of its local rank), or run one process without a launcher: cuda-pipe run ddp.yaml --devices all.',
+      },
+    );
   }
   const byDevice = new Map<number, DeviceComm>();
   const notes = [nvls.note];

@@ -462,10 +462,19 @@ export class DirectIssuer implements Issuer {
         });
         const api = { allreduce: 'ncclAllReduce', reducescatter: 'ncclReduceScatter', allgather: 'ncclAllGather' }[op.collective];
         const context = `collective ${op.label}, device ${device}, rank ${own.rank} of ${own.ranks}, ${op.elements} ${type} elements`;
-        // NCCL answers with an ncclResult_t: a failure is thrown here, naming the op, as a cuBLAS one is.
+        // NCCL answers with an ncclResult_t: a failure is thrown here, naming the op, as a cuBLAS one is. A grouped
+        // call is deferred by NCCL until the group closes, which enqueues every device's call of the bucket at once.
+        const opens = op.group?.opens ?? false;
+        const closes = op.group?.closes ?? false;
         return () => {
+          if (opens) nccl.check(nccl.groupStart(), 'ncclGroupStart', context);
           const status = call();
-          if (status !== 0) throw nccl.failure(status, api, context);
+          if (status !== 0) {
+            // A failed call inside a group still ends it, so that NCCL frees the group's state before cleanup destroys the communicators.
+            if (op.group) nccl.groupEnd();
+            throw nccl.failure(status, api, context);
+          }
+          if (closes) nccl.check(nccl.groupEnd(), 'ncclGroupEnd', context);
           return 0;
         };
       },

@@ -288,7 +288,8 @@ export class CudaRepRunner implements RepRunner {
   }
 
   private scheduleById(id: string): Schedule {
-    const schedule = this.plan.schedules.find((s) => s.id === id);
+    // The reference of an all-reduce's check is run by verification and never measured: not among the schedules.
+    const schedule = this.plan.schedules.find((s) => s.id === id) ?? (this.plan.reference?.id === id ? this.plan.reference : undefined);
     if (!schedule) throw new Error(`no schedule ${id} in plan ${this.plan.name}`);
     return schedule;
   }

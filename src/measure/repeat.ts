@@ -5,6 +5,7 @@ import type { Mismatch } from '../result/schema.js';
 import { takesTolerance } from '../stages/index.js';
 import type { StopRule } from '../vocabulary.js';
 import { RepGuard } from './guard.js';
+import { checkReduction, reducedOutputs, type ReductionRecord } from './reduction.js';
 import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
 import type { CpuStageTiming, RepRunner } from './runner.js';
 
@@ -32,6 +33,14 @@ export interface Verification {
   readonly mismatches: Mismatch[];
   /** Present where the config gave verify.tolerance: the rule, and the largest differences seen. */
   readonly tolerance?: { readonly relative: number; readonly absolute: number; readonly largestError: LargestError };
+  /** A plan with all-reduces: what the check of their sums against the reference found. */
+  readonly reduction?: ReductionRecord;
+}
+
+/** The all-reduce check's inputs: the plan's reference (serial without its collectives) and the ranks that sum. */
+export interface ReductionCheck {
+  readonly reference: Schedule;
+  readonly ranks: number;
 }
 
 /**
@@ -39,15 +48,32 @@ export interface Verification {
  * and chunk), and, unless `verify` is off, each for real after a different poison, comparing outputs byte for byte, or
  * as numbers within `tolerance` where the config gives one and an op of a kind that takes it may write the output.
  */
-export async function verifySchedules(runner: RepRunner, verify: boolean, guard = new RepGuard(), tolerance: ToleranceRule | null = null): Promise<Verification> {
+export async function verifySchedules(
+  runner: RepRunner,
+  verify: boolean,
+  guard = new RepGuard(),
+  tolerance: ToleranceRule | null = null,
+  reduction: ReductionCheck | null = null,
+): Promise<Verification> {
   const [baseline, ...candidates] = runner.schedules.filter((s) => s.verify);
   if (!baseline) return { status: 'skipped', mismatches: [] };
   runner.restoreInputs();
   if (verify) runner.poisonOutputs(POISON.serial);
   await guard.rep(runner, baseline, { checked: true });
   // Copies, window by window: the serial outputs must survive the candidates' reps.
-  const expected = verify ? new Map(runner.outputs().map((b) => [b.name, runner.hostWindows(b.name).map((w) => Buffer.from(w))])) : null;
+  const copy = (names: readonly string[]) => new Map(names.map((name) => [name, runner.hostWindows(name).map((w) => Buffer.from(w))]));
+  const expected = verify ? copy(runner.outputs().map((b) => b.name)) : null;
   const mismatches: Mismatch[] = [];
+  let reduced: ReductionRecord | undefined;
+  const checked = reduction ? reducedOutputs(baseline, runner.outputs()) : [];
+  if (expected && reduction && checked.length) {
+    runner.restoreInputs();
+    runner.poisonOutputs(POISON.overlapped);
+    await guard.rep(runner, reduction.reference, { checked: true });
+    const found = checkReduction(checked, expected, copy(checked.map((b) => b.name)), reduction.ranks, tolerance, POISON.serial);
+    mismatches.push(...found.mismatches.map((m) => ({ ...m, mode: baseline.id })));
+    reduced = found.record;
+  }
   const largest = { absolute: 0, relative: 0 };
   for (const candidate of candidates) {
     runner.restoreInputs();
@@ -64,7 +90,12 @@ export async function verifySchedules(runner: RepRunner, verify: boolean, guard 
     }
   }
   if (!verify) return { status: 'skipped', mismatches: [] };
-  return { status: mismatches.length ? 'failed' : 'passed', mismatches, ...(tolerance ? { tolerance: { ...tolerance, largestError: largest } } : {}) };
+  return {
+    status: mismatches.length ? 'failed' : 'passed',
+    mismatches,
+    ...(tolerance ? { tolerance: { ...tolerance, largestError: largest } } : {}),
+    ...(reduced ? { reduction: reduced } : {}),
+  };
 }
 
 /** The first differing window names the first differing element; the differing count adds up every window's. */

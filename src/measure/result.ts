@@ -283,6 +283,7 @@ export function buildRunResult(input: RunResultInput): RunResult {
       status: input.verification.status,
       mismatches: input.verification.mismatches,
       ...(input.verification.tolerance ? { tolerance: input.verification.tolerance } : {}),
+      ...(input.verification.reduction ? { reduction: { ...input.verification.reduction, buffers: [...input.verification.reduction.buffers] } } : {}),
     },
     notes: [...plan.notes],
   };

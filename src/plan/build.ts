@@ -17,6 +17,7 @@ import {
   stageSchedules,
 } from './schedules.js';
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
+import { dataParallel, hasCollective } from './data-parallel.js';
 import { withDevices } from './devices.js';
 import { latencySchedule } from './latency.js';
 import { stagePerStreamSchedule } from './stage-per-stream.js';
@@ -39,7 +40,28 @@ export function buildPlan(config: Config, kernels: readonly PlanKernel[], option
   const plan = buildLayoutsPlan(config, kernels, [{ chunks, streams }], config.pipeline.orders, options);
   const devices = options.devices ?? config.devices;
   if (devices === 'all') throw new RangeError('devices: all must be counted before planning');
-  return devices && devices.length > 1 ? withDevices(plan, config, devices, { gated: options.gate ?? false }) : plan;
+  if (!devices || devices.length <= 1) return plan;
+  // With a collective, several devices are ranks of one data-parallel step; without one, they share the input.
+  return plan.schedules.some(hasCollective)
+    ? dataParallel(plan, devices, { graph: config.pipeline.mode === 'graph' })
+    : withDevices(plan, config, devices, { gated: options.gate ?? false });
+}
+
+/**
+ * The serial mode without its collectives, for checking what an all-reduce summed: every op stays (the compute after
+ * a collective then reads the bucket unreduced), and the mode runs on its device alone, without NCCL. Undefined for
+ * a plan without all-reduces.
+ */
+export function referenceSchedule(serial: Schedule): Schedule | undefined {
+  if (!serial.body.some((op) => op.kind === 'collective' && op.spec.collective === 'allreduce')) return undefined;
+  return {
+    ...serial,
+    id: `${serial.id}:reference`,
+    description: `${serial.description}, its collectives left out (the reference an all-reduce is checked against)`,
+    body: serial.body.filter((op) => op.kind !== 'collective'),
+    verify: false,
+    bytes: { h2d: serial.bytes.h2d, d2h: serial.bytes.d2h },
+  };
 }
 
 /**
@@ -85,6 +107,8 @@ export function buildLayoutsPlan(
       : [];
   // A graph replay pays no host cost per op: its kernels are measured replayed as a graph too.
   const chunkedKernels = config.pipeline.mode === 'graph' ? [...streamIssued, ...streamIssued.map(asGraph)] : streamIssued;
+  const serial = withPriority(serialSchedule(shape), config.pipeline.priority);
+  const reference = referenceSchedule(serial);
   return {
     name: config.name,
     devices: [config.device],
@@ -99,7 +123,7 @@ export function buildLayoutsPlan(
       ...(config.items === null ? {} : { items: config.items }),
     },
     schedules: [
-      withPriority(serialSchedule(shape), config.pipeline.priority),
+      serial,
       ...[...made.values()].flatMap(({ ranges, streams }) => overlappedSchedules(config, shape, ranges, streams, orders)).map((s) => withPriority(s, config.pipeline.priority)),
       ...(config.latency
         ? [true, false].map((priorities) => latencySchedule(shape, first.ranges, first.streams, firstOrder, config.latency as LatencySpec, config.pipeline.priority, priorities))
@@ -118,6 +142,7 @@ export function buildLayoutsPlan(
     },
     host: config.host,
     placements: [],
+    ...(reference ? { reference } : {}),
   };
 }
 

@@ -31,20 +31,41 @@ export function traceSchedule(schedule: Schedule): TracedSchedule {
   const body: Op[] = [];
   const events: EventSpec[] = [...schedule.events];
   const spans: TracedSpan[] = [];
-  schedule.body.forEach((op, index) => {
-    if (!isWorkOp(op)) {
-      body.push(op);
-      return;
-    }
+  const timed = (op: WorkOp, index: number) => {
     const begin = `trace:${index}:begin`;
     const end = `trace:${index}:end`;
     // On the op's own device (a schedule may span devices): an event is recorded on a stream of its device.
     const device = deviceOf(op.stream);
     const on = device === schedule.device ? {} : { device };
     events.push({ id: begin, timing: true, ...on }, { id: end, timing: true, ...on });
-    body.push({ kind: 'record', stream: op.stream, event: begin });
-    spans.push({ op, begin, end, bodyIndex: body.length });
-    body.push(op, { kind: 'record', stream: op.stream, event: end });
+    return { op, begin, end };
+  };
+  // A group of collectives across devices is enqueued when it closes: an event recorded between its calls would
+  // land before them on their streams. Every call's begin goes before the group, every end after it.
+  let group: { op: WorkOp; begin: string; end: string }[] | null = null;
+  schedule.body.forEach((op, index) => {
+    if (!isWorkOp(op)) {
+      body.push(op);
+      return;
+    }
+    const span = timed(op, index);
+    const grouped = op.kind === 'collective' ? op.group : undefined;
+    if (grouped || group) {
+      group ??= [];
+      group.push(span);
+      if (!grouped?.closes) return;
+      for (const g of group) body.push({ kind: 'record', stream: g.op.stream, event: g.begin });
+      for (const g of group) {
+        spans.push({ ...g, bodyIndex: body.length });
+        body.push(g.op);
+      }
+      for (const g of group) body.push({ kind: 'record', stream: g.op.stream, event: g.end });
+      group = null;
+      return;
+    }
+    body.push({ kind: 'record', stream: op.stream, event: span.begin });
+    spans.push({ ...span, bodyIndex: body.length });
+    body.push(op, { kind: 'record', stream: op.stream, event: span.end });
   });
   return { schedule: { ...schedule, id: `${schedule.id}:traced`, events, body }, spans };
 }

@@ -130,6 +130,11 @@ export interface Plan {
    * Host buffers are shared by every device.
    */
   readonly placements: readonly Placement[];
+  /**
+   * A plan with all-reduces: the serial mode with its collectives left out, on the first device alone, whose outputs
+   * the verification scales by the ranks to check what the all-reduce summed. Never measured; absent without one.
+   */
+  readonly reference?: Schedule;
 }
 
 export interface Placement {

@@ -449,6 +449,28 @@ export const RunResultSchema = z.object({
         largestError: z.object({ absolute: z.number().min(0), relative: z.number().min(0) }),
       })
       .optional(),
+    /**
+     * Added within version 2, for a plan with all-reduces: serial's reduced outputs checked against ranks × those of
+     * serial with its collectives left out (equal inputs on every rank), exactly for one or two ranks, else within
+     * the tolerance; `text` says which rule ran on which elements. Its mismatches are listed under the serial mode.
+     */
+    reduction: z
+      .object({
+        rule: z.literal('allreduce-sum'),
+        text: z.string(),
+        ranks: z.number().int().positive(),
+        buffers: z.array(z.object({ name: z.string(), elements: z.number().int().min(0) })),
+        exact: z.boolean(),
+        tolerance: z
+          .object({
+            relative: z.number().min(0),
+            absolute: z.number().min(0),
+            largestError: z.object({ absolute: z.number().min(0), relative: z.number().min(0) }),
+          })
+          .optional(),
+        status: z.enum(['passed', 'failed']),
+      })
+      .optional(),
   }),
   warnings: z.array(WarningSchema),
   notes: z.array(z.string()),

@@ -29,7 +29,19 @@ export type CollectiveOp = {
   /** Item index in the device buffer where this chunk lives. */
   readonly deviceFirst: number;
   readonly spec: CollectiveSpec;
+  /**
+   * One process driving several devices issues a bucket's calls on every device between ncclGroupStart and
+   * ncclGroupEnd (without the group, the first call waits for peers that this thread has not issued yet): the
+   * device's call that opens the group, the one that closes it, or neither. Absent: not grouped.
+   */
+  readonly group?: CollectiveGroup;
 };
+
+/** Where a call sits in its bucket's group of calls across devices. */
+export interface CollectiveGroup {
+  readonly opens: boolean;
+  readonly closes: boolean;
+}
 
 /** The per-rank message as nccl-tests counts its size: the chunk's bytes of the buffer (all-reduced whole; scattered or gathered in ranks' parts). */
 export const messageBytes = (op: Pick<CollectiveOp, 'count' | 'spec'>): number => op.count * op.spec.itemSize * op.spec.elementBytes;
@@ -75,7 +87,14 @@ export interface CollectivePrimitive {
    * An NCCL collective on the device's communicator, in place over `elements` elements of the buffer's device memory
    * from `elementOffset`. `label` names the op in failures.
    */
-  collective(spec: { readonly label: string; readonly collective: Collective; readonly buffer: string; readonly elementOffset: number; readonly elements: number }): Thunk;
+  collective(spec: {
+    readonly label: string;
+    readonly collective: Collective;
+    readonly buffer: string;
+    readonly elementOffset: number;
+    readonly elements: number;
+    readonly group?: CollectiveGroup | undefined;
+  }): Thunk;
 }
 
 const WORDS: Readonly<Record<Collective, string>> = { allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather' };
@@ -134,6 +153,7 @@ export const collective: StageKind<'collective', CollectiveOp, CollectivePrimiti
       buffer: op.spec.buffer,
       elementOffset: op.deviceFirst * op.spec.itemSize,
       elements: op.count * op.spec.itemSize,
+      group: op.group,
     }),
     hostTag: null,
   }),

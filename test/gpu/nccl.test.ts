@@ -69,7 +69,35 @@ describe('NCCL collectives on a real device', () => {
     assert.match(result.communicator?.version ?? '', /^2\.\d+\.\d+$/);
     assert.ok(result.notes.some((n) => n.includes('NCCL_NVLS_ENABLE=0')));
     assert.ok(result.modes.some((m) => m.role.kind === 'stage' && m.role.stage === 'collective'));
+    // One rank: the all-reduce is the identity, so serial's checksums equal the reference's exactly.
+    assert.deepEqual(
+      [result.verification.reduction?.status, result.verification.reduction?.ranks, result.verification.reduction?.exact, result.verification.reduction?.buffers],
+      ['passed', 1, true, [{ name: 'check', elements: 32 }]],
+    );
     bucketsOnTheCommStream(result, 8);
+  });
+
+  it('drives two GPUs from one process (--devices 0,1): every bucket all-reduced on both in one group, checksums twice the reference', twoGpus, () => {
+    const json = join(out, 'ddp-devices.json');
+    const { code, stderr } = runCli(['run', writeConfig('ddp-devices.yaml', small('stream')), '--devices', '0,1', '--json', json], {}, { timeoutMs: 300_000 });
+    assert.equal(code, 0, stderr);
+    const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
+    assert.deepEqual([result.communicator?.ranks, result.communicator?.localDevices], [2, [0, 1]]);
+    assert.equal(result.verification.status, 'passed');
+    assert.deepEqual([result.verification.reduction?.status, result.verification.reduction?.ranks, result.verification.reduction?.exact], ['passed', 2, true]);
+    const overlapped = result.modes.find((m) => m.role.kind === 'overlapped');
+    assert.deepEqual(
+      overlapped?.perDevice?.map((d) => d.device),
+      [0, 1],
+    );
+    const reps = result.timeline?.reps.filter((r) => r.mode === overlapped?.id) ?? [];
+    assert.deepEqual(
+      reps.map((r) => [r.device, r.ops.filter((o) => o.kind === 'collective' && o.stream === `d${r.device}:comm`).length]),
+      [
+        [0, 8],
+        [1, 8],
+      ],
+    );
   });
 
   it('captures the buckets and their all-reduces into a CUDA graph and replays it', gpu, () => {
@@ -118,6 +146,7 @@ describe('NCCL collectives on a real device', () => {
       const result = RunResultSchema.parse(JSON.parse(readFileSync(join(out, `rank${rank}.json`), 'utf8')));
       assert.equal(result.communicator?.ranks, 2);
       assert.equal(result.verification.status, 'passed');
+      assert.deepEqual([result.verification.reduction?.status, result.verification.reduction?.ranks], ['passed', 2]);
       bucketsOnTheCommStream(result, 8);
     }
   });

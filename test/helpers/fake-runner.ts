@@ -18,6 +18,8 @@ export interface FakeRunnerOptions {
   readonly delayMs?: number;
   /** Called as rep `n` of a schedule starts (to send an interrupt mid-loop, or to fail the rep by throwing). */
   readonly onRep?: (schedule: Schedule, n: number) => void;
+  /** Schedules that verification runs but nothing measures (a plan's reference). */
+  readonly unmeasured?: readonly Schedule[];
 }
 
 /**
@@ -38,7 +40,7 @@ export class FakeRunner implements RepRunner {
   }
 
   async runRep(id: string, options: RepOptions = {}): Promise<RepTiming> {
-    const schedule = this.schedules.find((s) => s.id === id);
+    const schedule = this.schedules.find((s) => s.id === id) ?? this.options.unmeasured?.find((s) => s.id === id);
     if (!schedule) throw new Error(`no schedule ${id}`);
     this.calls.push({ call: 'rep', id, checked: options.checked ?? false, deadlineMs: options.deadlineMs });
     const n = this.reps.get(id) ?? 0;

@@ -428,12 +428,15 @@ describe('opening the communicators', () => {
     assert.match(opened.notes.join('\n'), /rank 0 of 2 on device 0, the unique id shared through .*cuda-pipe-nccl-j9\.id/);
   });
 
-  it('refuses graph capture with an NCCL older than 2.9, a ring of device slots, and a plan over several devices (exit 2)', async () => {
+  it('refuses graph capture with an NCCL older than 2.9, a ring of device slots, and a launched rank whose plan spans several devices (exit 2)', async () => {
     const graphed = ddpPlan();
     const asGraph = { ...graphed, schedules: graphed.schedules.map((s) => (s.role.kind === 'overlapped' ? { ...s, issue: 'graph' as const } : s)) };
     await assert.rejects(openCommunicators(fakes(2804).nccl, fakes().rt, asGraph, alone, new Cleanup()), /NCCL 2\.8\.4 .* cannot be captured into a CUDA graph/);
     const ring = { ...ddp, device: { ...ddp.device, ring: { slots: 2, slotElements: 4 } } };
     await assert.rejects(openCommunicators(fakes().nccl, fakes().rt, ring, alone, new Cleanup()), UsageError);
-    await assert.rejects(openCommunicators(fakes().nccl, fakes().rt, { ...ddp, devices: [0, 1] }, alone, new Cleanup()), /one device per process/);
+    await assert.rejects(
+      openCommunicators(fakes().nccl, fakes().rt, { ...ddp, devices: [0, 1] }, { identity: { rank: 0, size: 2, jobId: 'j7' } }, new Cleanup()),
+      (error: unknown) => error instanceof UsageError && /rank 0 of 2 under a launcher, and its plan spans devices 0, 1: a launched rank drives one GPU/.test(error.message),
+    );
   });
 });

@@ -81,6 +81,13 @@ export function renderRunTable(result: RunResult, style: Style): string {
 }
 
 function verificationLine(result: RunResult, style: Style): string {
+  const reduction = result.verification.reduction;
+  if (!reduction) return comparisonLine(result, style);
+  const status = reduction.status === 'passed' ? style.green('passed') : style.red('FAILED');
+  return `${comparisonLine(result, style)}\nall-reduce check: ${status} (${reduction.text})`;
+}
+
+function comparisonLine(result: RunResult, style: Style): string {
   const v = result.verification;
   if (v.status === 'passed' && v.tolerance) {
     const t = v.tolerance;
@@ -98,10 +105,12 @@ function verificationLine(result: RunResult, style: Style): string {
   return (
     `verification: ${style.red('FAILED')}\n` +
     v.mismatches
-      .map(
-        (m) =>
-          `  output "${m.buffer}" of ${label(m.mode)}: first difference at element ${m.index}: serial ${m.expected}, overlapped ${m.actual}` +
-          `${m.unwritten ? ' (never written by the overlapped mode)' : ''}; ${m.differing} elements differ`,
+      .map((m) =>
+        // The all-reduce check's mismatches are serial's outputs against ranks × the reference's.
+        v.reduction && result.modes.find((mode) => mode.id === m.mode)?.role.kind === 'serial'
+          ? `  output "${m.buffer}" of serial: first difference at element ${m.index}: ${v.reduction.ranks} × reference ${m.expected}, all-reduced ${m.actual}; ${m.differing} elements differ`
+          : `  output "${m.buffer}" of ${label(m.mode)}: first difference at element ${m.index}: serial ${m.expected}, overlapped ${m.actual}` +
+            `${m.unwritten ? ' (never written by the overlapped mode)' : ''}; ${m.differing} elements differ`,
       )
       .join('\n')
   );
