@@ -108,7 +108,8 @@ function loadOverride(kind: CudaLibraryKind, variable: string, path: string): Lo
   return { lib, path };
 }
 
-function exports(lib: NativeLibrary, symbol: string): boolean {
+/** Whether the library exports the symbol (koffi throws for one it lacks). */
+export function exports(lib: NativeLibrary, symbol: string): boolean {
   try {
     lib.symbol(symbol);
     return true;

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import koffi from 'koffi';
 import { DeviceFailure, EnvironmentError } from '../errors.js';
-import { LibraryOverrideError } from './load.js';
+import { exports, LibraryOverrideError, type NativeLibrary } from './load.js';
 import type { Collective } from '../vocabulary.js';
 import type { DevicePtr, StreamHandle } from './types.js';
 
@@ -152,17 +152,6 @@ export function describeNcclSearch(attempts: readonly { candidate: NcclCandidate
 const SEARCH_HINT =
   "Install NCCL (the libnccl2 package, or PyTorch's nvidia-nccl wheel), or set CUDA_PIPE_NCCL to the libnccl.so.2 file itself. " + 'Only configs with a collective stage need it.';
 
-type NativeLibrary = ReturnType<typeof koffi.load>;
-
-function hasSymbol(lib: NativeLibrary, name: string): boolean {
-  try {
-    lib.symbol(name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Loads the first candidate that is NCCL (exports ncclCommInitAll); a missing one is an EnvironmentError (exit 3). */
 export function loadNcclLibrary(env: NodeJS.ProcessEnv = process.env, fs: SearchFs = realFs): { lib: NativeLibrary; path: string } {
   const attempts: { candidate: NcclCandidate; reason: string }[] = [];
@@ -174,7 +163,7 @@ export function loadNcclLibrary(env: NodeJS.ProcessEnv = process.env, fs: Search
       attempts.push({ candidate, reason: error instanceof Error ? error.message : String(error) });
       continue;
     }
-    if (hasSymbol(lib, 'ncclCommInitAll') && hasSymbol(lib, 'ncclCommInitRank')) return { lib, path: candidate.path };
+    if (exports(lib, 'ncclCommInitAll') && exports(lib, 'ncclCommInitRank')) return { lib, path: candidate.path };
     attempts.push({ candidate, reason: 'loads, but has no ncclCommInitAll (not libnccl)' });
   }
   if (env[NCCL_OVERRIDE]) {

@@ -5,31 +5,21 @@
 // evaluated over other layouts predicts the workload's floor (floor.ts). No part is taken from the mode being
 // bounded: a term that followed the measurement would make the bound meet it by construction.
 
-import { MODEL_RESOURCES, type ModelResource } from '../stages/index.js';
+import { MODEL_RESOURCES, type ModelParts, type ModelResource } from '../stages/index.js';
 
 export type BoundTerm = 'H2D' | 'kernels' | 'D2H' | 'link' | 'copy engine' | 'serial' | 'streams' | 'host issue' | 'CPU stage';
 
-/** What was measured on the device, independent of any layout. Times in ms. */
-export interface DeviceParts {
-  /** Each stage alone on whole buffers (one copy per buffer); 0 for a stage the pipeline does not have. */
-  readonly h2dMs: number;
-  readonly d2hMs: number;
-  readonly kernelWholeMs: number;
-  readonly h2dBytes: number;
-  readonly d2hBytes: number;
-  /** Copies a chunk makes each way, and kernels it launches (one per buffer and per kernel). */
-  readonly h2dCopiesPerChunk: number;
-  readonly d2hCopiesPerChunk: number;
-  readonly kernelsPerChunk: number;
+/**
+ * What was measured on the device, independent of any layout. Times in ms. The parts a stage kind's model resource
+ * reads (each stage alone on whole buffers, copies and kernels a chunk makes, the small ops' GPU cost) are the stage
+ * table's `ModelParts`; the rest are the link, the engines and the host's costs.
+ */
+export interface DeviceParts extends ModelParts {
   /** Both directions of all the bytes at once, in large pieces; null when not measured. */
   readonly linkMs: number | null;
   /** The pieces each buffer was cut into for linkMs. */
   readonly linkPieces: number;
   readonly copyEngines: number;
-  /** Fixed GPU-side cost of one small copy each way and of one launch (from op-cost modes, behind the gate). */
-  readonly h2dOpMs: number;
-  readonly d2hOpMs: number;
-  readonly launchOpMs: number;
   /** Host cost of issuing one copy and one launch, from the small-op batches (their fastest rep, per op). */
   readonly hostCopyMs: number;
   readonly hostLaunchMs: number;

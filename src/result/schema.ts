@@ -371,6 +371,13 @@ export const CommunicatorSchema = z.object({
 });
 export type CommunicatorRecord = z.infer<typeof CommunicatorSchema>;
 
+/** A comparison within a tolerance: its rule (|a − b| ≤ absolute + relative × |b|) and the largest error it saw. */
+const ToleranceCheckSchema = z.object({
+  relative: z.number().min(0),
+  absolute: z.number().min(0),
+  largestError: z.object({ absolute: z.number().min(0), relative: z.number().min(0) }),
+});
+
 export const RunResultSchema = z.object({
   schema: z.literal(RESULT_SCHEMA_ID),
   version: z.literal(RESULT_VERSION),
@@ -442,13 +449,7 @@ export const RunResultSchema = z.object({
      * Added within version 2: present where the config gave verify.tolerance, so float outputs were compared as
      * numbers (|a − b| ≤ absolute + relative × |b|, integer outputs exact); absent: byte for byte.
      */
-    tolerance: z
-      .object({
-        relative: z.number().min(0),
-        absolute: z.number().min(0),
-        largestError: z.object({ absolute: z.number().min(0), relative: z.number().min(0) }),
-      })
-      .optional(),
+    tolerance: ToleranceCheckSchema.optional(),
     /**
      * Added within version 2, for a plan with all-reduces: serial's reduced outputs checked against ranks × those of
      * serial with its collectives left out (equal inputs on every rank), exactly for one or two ranks, else within
@@ -461,13 +462,7 @@ export const RunResultSchema = z.object({
         ranks: z.number().int().positive(),
         buffers: z.array(z.object({ name: z.string(), elements: z.number().int().min(0) })),
         exact: z.boolean(),
-        tolerance: z
-          .object({
-            relative: z.number().min(0),
-            absolute: z.number().min(0),
-            largestError: z.object({ absolute: z.number().min(0), relative: z.number().min(0) }),
-          })
-          .optional(),
+        tolerance: ToleranceCheckSchema.optional(),
         status: z.enum(['passed', 'failed']),
       })
       .optional(),

@@ -64,15 +64,7 @@ export interface GemmPrimitive {
    */
   gemm(spec: {
     readonly label: string;
-    readonly call: {
-      readonly transA: 'N' | 'T';
-      readonly transB: 'N' | 'T';
-      readonly m: number;
-      readonly n: number;
-      readonly k: number;
-      readonly lda: number;
-      readonly ldb: number;
-      readonly ldc: number;
+    readonly call: Omit<ColumnMajorCall, 'operands'> & {
       readonly alpha: number;
       readonly beta: number;
       readonly dtype: GemmDtype;

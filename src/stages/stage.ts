@@ -123,16 +123,19 @@ export interface CuptiRecord {
   readonly memsets: boolean;
 }
 
-/** The parts of the overlap model, as the Result's `analysis.model.parts` records them (measure/bound.ts's DeviceParts). */
+/** The measured parts a stage kind's model resource reads (measure/bound.ts's DeviceParts adds the link, engines and host). Times in ms. */
 export interface ModelParts {
+  /** Each stage alone on whole buffers (one copy per buffer); 0 for a stage the pipeline does not have. */
   readonly h2dMs: number;
   readonly d2hMs: number;
   readonly kernelWholeMs: number;
   readonly h2dBytes: number;
   readonly d2hBytes: number;
+  /** Copies a chunk makes each way, and kernels it launches (one per buffer and per kernel). */
   readonly h2dCopiesPerChunk: number;
   readonly d2hCopiesPerChunk: number;
   readonly kernelsPerChunk: number;
+  /** Fixed GPU-side cost of one small copy each way and of one launch (from op-cost modes, behind the gate). */
   readonly h2dOpMs: number;
   readonly d2hOpMs: number;
   readonly launchOpMs: number;
