@@ -3,31 +3,13 @@ import { describe, it } from 'node:test';
 import type { DeviceParts, LayoutShape } from '../../src/measure/bound.js';
 import { chunkCandidates, predictedShape, workloadFloor } from '../../src/measure/floor.js';
 import { explainGap, topCause } from '../../src/measure/gap.js';
+import { DISTINCT_PARTS as parts } from '../helpers/device-parts.js';
 
 // The workload's floor (floor.ts) and the causes of the gap (gap.ts) at the edges mutation testing found unpinned:
 // the range searched, ties, the serial run as the floor, and which cause is the top one.
 
 const close = (actual: number | null, expected: number, what = '') => assert.ok(actual !== null && Math.abs(actual - expected) < 1e-12, `${what} ${actual} ≠ ${expected}`);
 
-const parts: DeviceParts = {
-  h2dMs: 4,
-  d2hMs: 6,
-  kernelWholeMs: 3,
-  h2dBytes: 400,
-  d2hBytes: 600,
-  h2dCopiesPerChunk: 2,
-  d2hCopiesPerChunk: 1,
-  kernelsPerChunk: 2,
-  linkMs: 8,
-  linkPieces: 4,
-  copyEngines: 2,
-  h2dOpMs: 0.01,
-  d2hOpMs: 0.02,
-  launchOpMs: 0.005,
-  hostCopyMs: 0.003,
-  hostLaunchMs: 0.004,
-  gated: false,
-};
 const measured: LayoutShape = { chunks: 8, streams: 2, issue: 'stream', kernelsChunkedMs: null };
 
 describe('the chunk counts the floor is searched over', () => {

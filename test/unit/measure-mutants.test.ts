@@ -7,6 +7,7 @@ import { outlierIndexes, relativeMadNoise, relativeMedianError, summarize } from
 import { bestOfSweep, raceLayouts, type SweepProgress } from '../../src/measure/sweep.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
 import { tinySweepPlan } from '../helpers/tiny-sweep.js';
+import { DISTINCT_PARTS as parts } from '../helpers/device-parts.js';
 
 // Edges and exact values of the measurement core that mutation testing (npm run mutation) found unpinned: each test
 // here fails on some one-token change of src/measure.
@@ -102,26 +103,6 @@ describe('the stopping rule at its edges', () => {
   });
 });
 
-// Distinct per-op costs and copies per chunk, so that every term of the bound has its own value.
-const parts: DeviceParts = {
-  h2dMs: 4,
-  d2hMs: 6,
-  kernelWholeMs: 3,
-  h2dBytes: 400,
-  d2hBytes: 600,
-  h2dCopiesPerChunk: 2,
-  d2hCopiesPerChunk: 1,
-  kernelsPerChunk: 2,
-  linkMs: 8,
-  linkPieces: 4,
-  copyEngines: 2,
-  h2dOpMs: 0.01,
-  d2hOpMs: 0.02,
-  launchOpMs: 0.005,
-  hostCopyMs: 0.003,
-  hostLaunchMs: 0.004,
-  gated: false,
-};
 const eight: LayoutShape = { chunks: 8, streams: 2, issue: 'stream', kernelsChunkedMs: null };
 // One chunk's stages: every chunk pays a copy's or a launch's fixed cost (2 × 0.01, 1 × 0.02, 2 × 0.005 ms).
 const a = (4 - 0.02) / 8 + 0.02;

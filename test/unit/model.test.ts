@@ -3,31 +3,11 @@ import { describe, it } from 'node:test';
 import { type DeviceParts, idealMs, layoutBound, type LayoutShape } from '../../src/measure/bound.js';
 import { predictedShape, workloadFloor } from '../../src/measure/floor.js';
 import { explainGap, topCause } from '../../src/measure/gap.js';
+import { H100_BALANCED as h100 } from '../helpers/device-parts.js';
 
 const MiB = 2 ** 20;
 const close = (actual: number, expected: number, tolerance = 1e-9) => assert.ok(Math.abs(actual - expected) < tolerance, `${actual} vs ${expected}`);
 
-// Measured on the H100 host (balanced config, 256 MiB each way): copies 4.863 and 4.869 ms, FMA kernel 3.695 ms,
-// both directions at once 5.387 ms. With no per-op or host costs the model is the plain pipeline bound.
-const h100: DeviceParts = {
-  h2dMs: 4.863,
-  d2hMs: 4.869,
-  kernelWholeMs: 3.695,
-  h2dBytes: 256 * MiB,
-  d2hBytes: 256 * MiB,
-  h2dCopiesPerChunk: 1,
-  d2hCopiesPerChunk: 1,
-  kernelsPerChunk: 1,
-  linkMs: 5.387,
-  linkPieces: 32,
-  copyEngines: 3,
-  h2dOpMs: 0,
-  d2hOpMs: 0,
-  launchOpMs: 0,
-  hostCopyMs: 0,
-  hostLaunchMs: 0,
-  gated: true,
-};
 const layout = (chunks: number, streams = 4, extra: Partial<LayoutShape> = {}): LayoutShape => ({ chunks, streams, issue: 'stream', kernelsChunkedMs: null, ...extra });
 
 describe('the overlap bound of a layout', () => {

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { busyFractions, idleGaps, issueRate } from '../../src/analysis/timeline.js';
-import { type DeviceParts, idealMs, layoutBound, type LayoutShape } from '../../src/measure/bound.js';
+import { idealMs, layoutBound, type LayoutShape } from '../../src/measure/bound.js';
 import { type RepetitionPolicy, StoppingCriterion } from '../../src/measure/policy.js';
 import { outlierIndexes, summarize } from '../../src/measure/stats.js';
 import { dropClearlySlower } from '../../src/measure/sweep.js';
 import type { TimelineOp, TracedRep } from '../../src/result/schema.js';
+import { H100_BALANCED as h100 } from '../helpers/device-parts.js';
 
 // Each test here fails on a one-line change of the core that the rest of the suite let through (issue 16, class 10):
 // the values are chosen so that the rule as written and its neighbours give different answers.
 
 const close = (actual: number, expected: number, what = '') => assert.ok(Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
-const MiB = 2 ** 20;
 
 describe('the sweep drops a layout early', () => {
   const state = (gpuMs: number[]) => ({ gpuMs, stopped: null as 'clearly-slower' | 'noise-target' | null });
@@ -95,26 +95,6 @@ describe('the noise estimate counts as stable', () => {
   });
 });
 
-// The balanced H100 config (GPU-FACTS / model.test.ts): copies 4.863 and 4.869 ms, kernel 3.695 ms, link 5.387 ms.
-const h100: DeviceParts = {
-  h2dMs: 4.863,
-  d2hMs: 4.869,
-  kernelWholeMs: 3.695,
-  h2dBytes: 256 * MiB,
-  d2hBytes: 256 * MiB,
-  h2dCopiesPerChunk: 1,
-  d2hCopiesPerChunk: 1,
-  kernelsPerChunk: 1,
-  linkMs: 5.387,
-  linkPieces: 32,
-  copyEngines: 3,
-  h2dOpMs: 0,
-  d2hOpMs: 0,
-  launchOpMs: 0,
-  hostCopyMs: 0,
-  hostLaunchMs: 0,
-  gated: true,
-};
 const layout = (chunks: number, streams: number): LayoutShape => ({ chunks, streams, issue: 'stream', kernelsChunkedMs: null });
 
 describe("the bound's link term", () => {
