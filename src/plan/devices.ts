@@ -5,7 +5,6 @@ import { UsageError } from '../errors.js';
 import { type IssueOrder, type ModeRole, modeId, type OverlapLayout, type StreamKind } from '../vocabulary.js';
 import {
   bidirectionalSchedule,
-  bodyBytes,
   kernelOps,
   linkRanges,
   loadOps,
@@ -13,6 +12,7 @@ import {
   overlappedSchedule,
   pipelineShape,
   type PipelineShape,
+  regionSchedule,
   storeOps,
   timedSchedule,
   type TimedScheduleSpec,
@@ -68,25 +68,7 @@ export function spanningSchedule(spec: SpanningSpec): Schedule {
   }
   for (const part of others) epilogue.push({ kind: 'wait', stream: origin.id, event: `end:d${part.device}` });
   epilogue.push({ kind: 'record', stream: origin.id, event: 'end' });
-  return {
-    id: modeId(spec.role),
-    role: spec.role,
-    device: first.device,
-    description: spec.description,
-    streams: spec.parts.flatMap((p) => p.streams),
-    events,
-    prologue,
-    body: spec.body,
-    epilogue,
-    start: 'start',
-    end: 'end',
-    verify: spec.verify,
-    gated: spec.gated,
-    bytes: bodyBytes(spec.body),
-    ranges: spec.ranges,
-    issue: 'stream',
-    probes,
-  };
+  return regionSchedule(spec, { device: first.device, streams: spec.parts.flatMap((p) => p.streams), events, prologue, epilogue, issue: 'stream', probes });
 }
 
 /**

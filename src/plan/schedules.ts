@@ -73,23 +73,35 @@ export function timedSchedule(given: TimedScheduleSpec): Schedule {
     epilogue.push({ kind: 'record', stream: s.id, event: join }, { kind: 'wait', stream: origin.id, event: join });
   }
   epilogue.push({ kind: 'record', stream: origin.id, event: 'end' });
+  return regionSchedule(spec, { device: spec.device, streams: spec.streams, events, prologue, epilogue, issue: spec.issue ?? 'stream' });
+}
+
+/**
+ * A schedule from its body and the timed region around it (from `start` to `end`), whether the region is on one device
+ * (`timedSchedule`) or spans several (plan/devices.ts's `spanningSchedule`, with each device's probes).
+ */
+export function regionSchedule(
+  spec: Pick<TimedScheduleSpec, 'role' | 'description' | 'body' | 'ranges' | 'verify' | 'gated'>,
+  region: Pick<Schedule, 'device' | 'streams' | 'events' | 'prologue' | 'epilogue' | 'issue' | 'probes'>,
+): Schedule {
   return {
-    id,
+    id: modeId(spec.role),
     role: spec.role,
-    device: spec.device,
+    device: region.device,
     description: spec.description,
-    streams: spec.streams,
-    events,
-    prologue,
+    streams: region.streams,
+    events: region.events,
+    prologue: region.prologue,
     body: spec.body,
-    epilogue,
+    epilogue: region.epilogue,
     start: 'start',
     end: 'end',
     verify: spec.verify,
     gated: spec.gated,
     bytes: bodyBytes(spec.body),
     ranges: spec.ranges,
-    issue: spec.issue ?? 'stream',
+    issue: region.issue,
+    ...(region.probes ? { probes: region.probes } : {}),
   };
 }
 
