@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { resolveKernels, type ResolvedKernel } from '../kernels/resolve.js';
 import { measureSchedule, type MeasuredSchedule } from '../measure/repeat.js';
-import { buildRunResult } from '../measure/result.js';
+import { buildRunResult, summaryOf } from '../measure/result.js';
 import { bestOfSweep, raceLayouts, type SweepProgress } from '../measure/sweep.js';
 import { summarize } from '../measure/stats.js';
 import { kernelRangeBytes, timelineRep } from '../measure/timeline.js';
@@ -143,17 +143,5 @@ async function sweepSetting(
   const result = outcome.communicator ? { ...built, communicator: outcome.communicator.record, notes: [...built.notes, ...outcome.communicator.notes] } : built;
   // The headline of a sweep is its best layout, not the first one measured.
   const headline = result.modes.find((m) => m.id === best.mode);
-  return headline?.analysis
-    ? {
-        ...result,
-        summary: {
-          mode: headline.id,
-          serialMs: headline.analysis.serialMs,
-          overlappedMs: headline.stats.median,
-          speedup: headline.analysis.speedup,
-          speedupError: headline.analysis.speedupError,
-          efficiency: headline.analysis.efficiency,
-        },
-      }
-    : result;
+  return headline?.analysis ? { ...result, summary: summaryOf(headline, headline.analysis) } : result;
 }

@@ -110,6 +110,18 @@ export function collectiveCalls(schedule: Pick<Schedule, 'body'>): Pick<ModeResu
   return { collective: { collective: kind, calls: same.length, bytes: same.reduce((sum, o) => sum + messageBytes(o), 0) } };
 }
 
+/** A Result's headline: an overlapped mode, its time against serial's, and its efficiency against the bound. */
+export function summaryOf(mode: Pick<ModeResult, 'id' | 'stats'>, analysis: NonNullable<ModeResult['analysis']>): RunResult['summary'] {
+  return {
+    mode: mode.id,
+    serialMs: analysis.serialMs,
+    overlappedMs: mode.stats.median,
+    speedup: analysis.speedup,
+    speedupError: analysis.speedupError,
+    efficiency: analysis.efficiency,
+  };
+}
+
 /** A host stage on workers over the timed reps: each worker's busy time, the tasks' median, the GPU's and the CPU's side. */
 export function cpuStageSummary(reps: readonly CpuStageTiming[]): CpuStage {
   const workers = Math.max(1, ...reps.map((r) => r.busyMs.length));
@@ -263,14 +275,7 @@ export function buildRunResult(input: RunResultInput): RunResult {
       sharing: input.sharing ?? SHARING_NOT_CHECKED,
     },
     modes,
-    summary: {
-      mode: headline.id,
-      serialMs: headline.analysis.serialMs,
-      overlappedMs: headline.stats.median,
-      speedup: headline.analysis.speedup,
-      speedupError: headline.analysis.speedupError,
-      efficiency: headline.analysis.efficiency,
-    },
+    summary: summaryOf(headline, headline.analysis),
     ...(input.deviceMemory
       ? {
           deviceMemory: { budgetBytes: plan.device.budgetBytes, ...input.deviceMemory, ring: plan.device.ring ? { ...plan.device.ring } : null },
