@@ -6,6 +6,7 @@ import { overlappedSchedule, type PipelineShape } from '../../src/plan/schedules
 import { splitRanges } from '../../src/chunking.js';
 import type { Op, Schedule } from '../../src/plan/types.js';
 import { configBuffer } from '../helpers/config-buffer.js';
+import { showOps as show } from '../helpers/show-ops.js';
 
 // withRingReuse on hand-written bodies: where the slot-free record and wait go, and when none is needed; and the
 // traced copy of a schedule.
@@ -14,24 +15,6 @@ const h2d = (chunk: number, stream: string): Op => ({ kind: 'copy', stream, dire
 const d2h = (chunk: number, stream: string): Op => ({ kind: 'copy', stream, direction: 'd2h', buffer: 'y', hostOffset: 0, deviceOffset: 0, bytes: 4, chunk });
 const kernel = (chunk: number, stream: string): Op => ({ kind: 'kernel', stream, kernel: 'k', chunk, first: 0, count: 1, deviceFirst: 0 });
 const host = (chunk: number, stream: string): Op => ({ kind: 'host', stream, name: 'checksum', chunk });
-
-const show = (ops: readonly Op[]) =>
-  ops.map((o) => {
-    switch (o.kind) {
-      case 'copy':
-        return `${o.direction}${o.chunk}@${o.stream}`;
-      case 'kernel':
-        return `k${o.chunk}@${o.stream}`;
-      case 'host':
-        return `host${o.chunk}@${o.stream}`;
-      case 'record':
-        return `record ${o.event}@${o.stream}`;
-      case 'wait':
-        return `wait ${o.event}@${o.stream}`;
-      default:
-        return o.kind;
-    }
-  });
 
 describe('reusing a ring of device slots', () => {
   it('needs no event where the old and new chunk of a slot share a stream: stream order already holds', () => {

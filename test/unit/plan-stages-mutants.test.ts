@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { splitRanges } from '../../src/chunking.js';
 import type { PipelineShape } from '../../src/plan/schedules.js';
 import { stagePerStreamSchedule } from '../../src/plan/stage-per-stream.js';
-import type { Op } from '../../src/plan/types.js';
 import { configBuffer } from '../helpers/config-buffer.js';
+import { showOps as show } from '../helpers/show-ops.js';
 
 // The stage-per-stream layout on small hand-made shapes: which event hands each chunk from stage to stage, in what
 // issue order, and what the layout is called.
@@ -19,24 +19,6 @@ const shape = (over: Partial<PipelineShape> = {}): PipelineShape => ({
   ...over,
 });
 const ranges = splitRanges(64, 2);
-
-const show = (ops: readonly Op[]) =>
-  ops.map((o) => {
-    switch (o.kind) {
-      case 'copy':
-        return `${o.direction}${o.chunk}@${o.stream}`;
-      case 'kernel':
-        return `k${o.chunk}@${o.stream}`;
-      case 'host':
-        return `host${o.chunk}@${o.stream}`;
-      case 'record':
-        return `record ${o.event}@${o.stream}`;
-      case 'wait':
-        return `wait ${o.event}@${o.stream}`;
-      default:
-        return o.kind;
-    }
-  });
 
 describe('one stream per stage', () => {
   it('hands each chunk from load to compute to store through its own untimed events, chunk by chunk depth-first', () => {
