@@ -12,3 +12,16 @@ export const configBuffer = (name: string, role: ConfigBuffer['role'], elements 
   init: { kind: 'constant', value: 1 },
   hostMemory: 'pinned',
 });
+
+/** An output buffer of any element type (seeded random, pinned), for comparing its bytes. */
+export const outBuffer = (type: ConfigBuffer['type'], elementBytes: number, elements: number): ConfigBuffer => ({
+  name: 'out',
+  type,
+  elementBytes,
+  elements,
+  bytes: elements * elementBytes,
+  itemSize: 1,
+  role: 'out',
+  init: { kind: 'random', seed: 1 },
+  hostMemory: 'pinned',
+});

@@ -17,6 +17,7 @@ import { renderRunTable } from '../../src/report/exporters/table.js';
 import { renderPlan } from '../../src/report/plan.js';
 import { makeStyle } from '../../src/report/style.js';
 import { RunResultSchema } from '../../src/result/schema.js';
+import { outBuffer } from '../helpers/config-buffer.js';
 import { makeResult } from '../helpers/results.js';
 
 // row_sum.cu: in (itemSize rows) + a resident table → out (one float per row).
@@ -371,58 +372,47 @@ describe('bfloat16 and the seeded pattern of 16-bit floats', () => {
 });
 
 describe('verification with a tolerance', () => {
-  const buffer = (type: ConfigBuffer['type'], elementBytes: number, elements: number): ConfigBuffer => ({
-    name: 'out',
-    type,
-    elementBytes,
-    elements,
-    bytes: elements * elementBytes,
-    itemSize: 1,
-    role: 'out',
-    init: { kind: 'random', seed: 1 },
-    hostMemory: 'pinned',
-  });
   const f32 = (...values: number[]) => new Uint8Array(new Float32Array(values).buffer);
   const tolerance = { relative: 0.01, absolute: 0.001 };
 
   it('passes values within absolute + relative × |expected| and reports the largest error', () => {
-    const { mismatch, largest } = compareWithin(buffer('float32', 4, 3), f32(100, 0, -2), f32(100.5, 0.0009, -2), POISON.overlapped, tolerance);
+    const { mismatch, largest } = compareWithin(outBuffer('float32', 4, 3), f32(100, 0, -2), f32(100.5, 0.0009, -2), POISON.overlapped, tolerance);
     assert.equal(mismatch, null);
     assert.ok(Math.abs(largest.absolute - 0.5) < 1e-6);
     assert.ok(Math.abs(largest.relative - 0.005) < 1e-6);
   });
 
   it('fails a value outside it, naming the first and counting all', () => {
-    const { mismatch } = compareWithin(buffer('float32', 4, 4), f32(1, 100, 2, 3), f32(1, 102, 2, 3.5), POISON.overlapped, tolerance);
+    const { mismatch } = compareWithin(outBuffer('float32', 4, 4), f32(1, 100, 2, 3), f32(1, 102, 2, 3.5), POISON.overlapped, tolerance);
     assert.deepEqual(mismatch, { buffer: 'out', index: 1, expected: '100', actual: '102', differing: 2, unwritten: false });
   });
 
   it('matches NaN only with NaN, and an infinity only with itself', () => {
-    const same = compareWithin(buffer('float32', 4, 2), f32(Number.NaN, Number.POSITIVE_INFINITY), f32(Number.NaN, Number.POSITIVE_INFINITY), POISON.overlapped, tolerance);
+    const same = compareWithin(outBuffer('float32', 4, 2), f32(Number.NaN, Number.POSITIVE_INFINITY), f32(Number.NaN, Number.POSITIVE_INFINITY), POISON.overlapped, tolerance);
     assert.equal(same.mismatch, null);
-    const nan = compareWithin(buffer('float32', 4, 2), f32(1, 2), f32(Number.NaN, 2), POISON.overlapped, tolerance);
+    const nan = compareWithin(outBuffer('float32', 4, 2), f32(1, 2), f32(Number.NaN, 2), POISON.overlapped, tolerance);
     assert.equal(nan.mismatch?.index, 0);
-    const inf = compareWithin(buffer('float32', 4, 1), f32(Number.POSITIVE_INFINITY), f32(Number.NEGATIVE_INFINITY), POISON.overlapped, tolerance);
+    const inf = compareWithin(outBuffer('float32', 4, 1), f32(Number.POSITIVE_INFINITY), f32(Number.NEGATIVE_INFINITY), POISON.overlapped, tolerance);
     assert.equal(inf.mismatch?.differing, 1);
   });
 
   it('keeps integer outputs exact whatever the tolerance', () => {
     const ints = (...values: number[]) => new Uint8Array(new Int32Array(values).buffer);
-    const { mismatch } = compareWithin(buffer('int32', 4, 2), ints(1000, 5), ints(1001, 5), POISON.overlapped, { relative: 0.5, absolute: 10 });
+    const { mismatch } = compareWithin(outBuffer('int32', 4, 2), ints(1000, 5), ints(1001, 5), POISON.overlapped, { relative: 0.5, absolute: 10 });
     assert.equal(mismatch?.index, 0);
   });
 
   it('decodes bfloat16 outputs and shows a mismatch as a number and its bits', () => {
     const bf = (...values: number[]) => new Uint8Array(new Uint16Array(values.map(toBfloat16Bits)).buffer);
-    assert.equal(compareWithin(buffer('bfloat16', 2, 2), bf(1, 2), bf(1.0078125, 2), POISON.overlapped, tolerance).mismatch, null);
-    const { mismatch } = compareWithin(buffer('bfloat16', 2, 1), bf(1), bf(1.5), POISON.overlapped, tolerance);
+    assert.equal(compareWithin(outBuffer('bfloat16', 2, 2), bf(1, 2), bf(1.0078125, 2), POISON.overlapped, tolerance).mismatch, null);
+    const { mismatch } = compareWithin(outBuffer('bfloat16', 2, 1), bf(1), bf(1.5), POISON.overlapped, tolerance);
     assert.equal(mismatch?.expected, '1 (0x3f80)');
     assert.equal(mismatch?.actual, '1.5 (0x3fc0)');
   });
 
   it('adds the windows up: the first mismatch indexed in the whole buffer, the largest error over all of them', () => {
     const largest = { absolute: 0, relative: 0 };
-    const mismatch = compareWindows(buffer('float32', 4, 4), [f32(1, 2), f32(3, 4)], [f32(1, 2.001), f32(3, 5)], tolerance, largest);
+    const mismatch = compareWindows(outBuffer('float32', 4, 4), [f32(1, 2), f32(3, 4)], [f32(1, 2.001), f32(3, 5)], tolerance, largest);
     assert.equal(mismatch?.index, 3);
     assert.ok(Math.abs(largest.absolute - 1) < 1e-6);
   });

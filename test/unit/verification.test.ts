@@ -1,20 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ConfigBuffer } from '../../src/config/types.js';
 import { compareOutput, POISON } from '../../src/data/compare.js';
 import { fillPattern, toHalfBits } from '../../src/data/patterns.js';
-
-const buffer = (type: ConfigBuffer['type'], elementBytes: number, elements: number): ConfigBuffer => ({
-  name: 'out',
-  type,
-  elementBytes,
-  elements,
-  bytes: elements * elementBytes,
-  itemSize: 1,
-  role: 'out',
-  init: { kind: 'random', seed: 1 },
-  hostMemory: 'pinned',
-});
+import { outBuffer as buffer } from '../helpers/config-buffer.js';
 
 describe('input patterns', () => {
   it('fills float32 with seeded values in [1, 2): never zero, repeatable, seed-dependent', () => {
