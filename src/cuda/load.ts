@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import koffi from 'koffi';
 import { EnvironmentError } from '../errors.js';
 import { describeFileError } from '../files/errno.js';
-import { type CudaLibraryKind, describeFailedSearch, LIBRARY_NAME, LIBRARY_OVERRIDE, type LibraryCandidate, libraryCandidates, type LoadAttempt, searchHint } from './locate.js';
+import { type CudaLibraryKind, describeFailedSearch, LIBRARY_NAME, LIBRARY_OVERRIDE, type LibraryCandidate, libraryCandidates, searchHint } from './locate.js';
 import { describeMissing, missingSymbols } from './symbols.js';
 
 export type NativeLibrary = ReturnType<typeof koffi.load>;
@@ -56,7 +56,25 @@ export function loadCudaLibrary(kind: CudaLibraryKind, env: NodeJS.ProcessEnv = 
 
 /** Loads the first candidate that dlopen accepts and that exports the library's marker function. */
 export function loadFirst(kind: CudaLibraryKind, candidates: readonly LibraryCandidate[]): LoadedLibrary {
-  const attempts: LoadAttempt[] = [];
+  const { loaded, attempts } = firstLoadable(candidates, (lib) => {
+    if (!exports(lib, MARKER_SYMBOL[kind])) return `loads, but has no ${MARKER_SYMBOL[kind]} (not ${LIBRARY_NAME[kind]})`;
+    // An older CUDA found first must not hide a newer one further down the list.
+    const missing = missingSymbols(kind, (name) => exports(lib, name));
+    return missing.length ? `loads, but ${describeMissing(kind, missing)}` : null;
+  });
+  if (loaded) return loaded;
+  throw new EnvironmentError(describeFailedSearch(kind, attempts), { hint: searchHint(kind) });
+}
+
+/**
+ * The first candidate that dlopen accepts and in which `fault` finds nothing wrong, and why each one before it was
+ * passed over (dlopen's message, or the fault). Every library cuda-pipe searches for is searched this way.
+ */
+export function firstLoadable<C extends { readonly path: string }>(
+  candidates: readonly C[],
+  fault: (lib: NativeLibrary) => string | null,
+): { loaded: { lib: NativeLibrary; path: string } | null; attempts: { candidate: C; reason: string }[] } {
+  const attempts: { candidate: C; reason: string }[] = [];
   for (const candidate of candidates) {
     let lib: NativeLibrary;
     try {
@@ -65,16 +83,11 @@ export function loadFirst(kind: CudaLibraryKind, candidates: readonly LibraryCan
       attempts.push({ candidate, reason: error instanceof Error ? error.message : String(error) });
       continue;
     }
-    if (!exports(lib, MARKER_SYMBOL[kind])) {
-      attempts.push({ candidate, reason: `loads, but has no ${MARKER_SYMBOL[kind]} (not ${LIBRARY_NAME[kind]})` });
-      continue;
-    }
-    // An older CUDA found first must not hide a newer one further down the list.
-    const missing = missingSymbols(kind, (name) => exports(lib, name));
-    if (!missing.length) return { lib, path: candidate.path };
-    attempts.push({ candidate, reason: `loads, but ${describeMissing(kind, missing)}` });
+    const reason = fault(lib);
+    if (reason === null) return { loaded: { lib, path: candidate.path }, attempts };
+    attempts.push({ candidate, reason });
   }
-  throw new EnvironmentError(describeFailedSearch(kind, attempts), { hint: searchHint(kind) });
+  return { loaded: null, attempts };
 }
 
 function loadOverride(kind: CudaLibraryKind, variable: string, path: string): LoadedLibrary {

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import koffi from 'koffi';
 import { DeviceFailure, EnvironmentError } from '../errors.js';
-import { exports, LibraryOverrideError, type NativeLibrary } from './load.js';
+import { exports, firstLoadable, LibraryOverrideError, type NativeLibrary } from './load.js';
 import type { Collective } from '../vocabulary.js';
 import type { DevicePtr, StreamHandle } from './types.js';
 
@@ -154,18 +154,10 @@ const SEARCH_HINT =
 
 /** Loads the first candidate that is NCCL (exports ncclCommInitAll); a missing one is an EnvironmentError (exit 3). */
 export function loadNcclLibrary(env: NodeJS.ProcessEnv = process.env, fs: SearchFs = realFs): { lib: NativeLibrary; path: string } {
-  const attempts: { candidate: NcclCandidate; reason: string }[] = [];
-  for (const candidate of ncclCandidates(env, fs)) {
-    let lib: NativeLibrary;
-    try {
-      lib = koffi.load(candidate.path);
-    } catch (error) {
-      attempts.push({ candidate, reason: error instanceof Error ? error.message : String(error) });
-      continue;
-    }
-    if (exports(lib, 'ncclCommInitAll') && exports(lib, 'ncclCommInitRank')) return { lib, path: candidate.path };
-    attempts.push({ candidate, reason: 'loads, but has no ncclCommInitAll (not libnccl)' });
-  }
+  const { loaded, attempts } = firstLoadable(ncclCandidates(env, fs), (lib) =>
+    exports(lib, 'ncclCommInitAll') && exports(lib, 'ncclCommInitRank') ? null : 'loads, but has no ncclCommInitAll (not libnccl)',
+  );
+  if (loaded) return loaded;
   if (env[NCCL_OVERRIDE]) {
     throw new LibraryOverrideError(`${NCCL_OVERRIDE}=${env[NCCL_OVERRIDE]}: ${attempts[0]?.reason ?? 'does not load'}.`, {
       hint: `Point ${NCCL_OVERRIDE} at the libnccl.so.2 file itself, or unset it to search the loader's path, the CUDA folders and PyTorch's install.`,
