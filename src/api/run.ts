@@ -4,7 +4,6 @@ import { resolveDevices } from '../config/devices.js';
 import { openRuntime } from '../cuda/runtime.js';
 import { formatBytes } from '../format.js';
 import type { LoadedConfig } from '../config/types.js';
-import type { WaitStrategy } from '../exec/wait.js';
 import { resolveKernels, type ResolvedKernel } from '../kernels/resolve.js';
 import type { RepGuard } from '../measure/guard.js';
 import { measureSchedules } from '../measure/repeat.js';
@@ -15,24 +14,14 @@ import type { RepRunner, TracedRepTiming } from '../measure/runner.js';
 import type { Plan, Schedule } from '../plan/types.js';
 import type { RunResult, TracedRep } from '../result/schema.js';
 import { isPictured } from '../modes.js';
-import { resultBasics, withSession } from './session.js';
+import { resultBasics, type SessionOptions, withSession } from './session.js';
 
-export interface RunOptions {
-  /** Compare every overlapped mode's outputs with serial's, byte for byte. */
-  readonly verify: boolean;
+/** A session's options, and what only `run` does: the gate, and the traced reps. */
+export interface RunOptions extends SessionOptions {
   /** Hold each rep behind a gate kernel until it is issued: times exclude host issue cost. */
   readonly gate: boolean;
   /** Record a traced rep of every overlapped mode for the timeline, when that costs under 5% of the run. */
   readonly trace: boolean;
-  readonly wait: WaitStrategy;
-  /** Ctrl-C: stops at the next rep boundary with an Interrupted error. */
-  readonly signal?: AbortSignal | undefined;
-  /** The longest wait for a rep of a mode not yet timed, ms (later reps: 20 times the slowest seen). */
-  readonly timeoutMs?: number | undefined;
-  /** Called once the device is ready and the first rep is about to be issued. */
-  readonly onMeasuring?: (() => void) | undefined;
-  /** For collective stages under a launcher: where the ranks share NCCL's unique id. */
-  readonly ncclDir?: string | undefined;
 }
 
 /** The most of a run's wall time that the traced reps may add before tracing is skipped (and the run says so). */
