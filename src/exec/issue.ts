@@ -222,17 +222,31 @@ export class DirectIssuer implements Issuer {
       chunks.map((c) => c.regions),
     );
     const bases = new Map<string, HostPtr>();
-    for (const buffer of ring.slotBytes.keys()) {
-      const base = this.rt.memory.hostAlloc(Math.max(1, ring.bytes(buffer)), 'pinned');
-      this.cleanup.push(() => this.rt.memory.freeHost(base));
-      bases.set(buffer, base);
-    }
+    for (const buffer of ring.slotBytes.keys()) bases.set(buffer, this.loaderMemory(buffer, Math.max(1, ring.bytes(buffer))));
     const address = (fill: number, buffer: string, place: number) => offsetPointer(bases.get(buffer) as HostPtr, ring.offset(fill, buffer, place));
     const fills: Fill[] = chunks.map(({ chunk, regions }, fill) => ({
       chunk,
       task: { fn: 'before', chunk, regions: regions.map((r) => ({ ...r, address: BigInt(address(fill, r.buffer, r.offset)) })) },
     }));
     return { fills, waitAt, lastH2d, ring: { ring, address }, slots: ring.slots };
+  }
+
+  /** Each input buffer's pinned memory for loader rings, the largest asked for so far. */
+  private readonly loaderPinned = new Map<string, { readonly base: HostPtr; readonly bytes: number }>();
+
+  /**
+   * Pinned memory for a schedule's ring of one input buffer. Schedules share it: one runner's reps never overlap, and a
+   * rep's fills start with the rep, so no two rings are in use at once. A ring larger than any before gets a new block
+   * (the smaller ones stay with the schedules that were prepared on them until cleanup), so a sweep's many layouts do
+   * not pin a ring each.
+   */
+  private loaderMemory(buffer: string, bytes: number): HostPtr {
+    const held = this.loaderPinned.get(buffer);
+    if (held && held.bytes >= bytes) return held.base;
+    const base = this.rt.memory.hostAlloc(bytes, 'pinned');
+    this.cleanup.push(() => this.rt.memory.freeHost(base));
+    this.loaderPinned.set(buffer, { base, bytes });
+    return base;
   }
 
   /** The H2D source of a loader's copies while its schedule's thunks are built: the chunk's slot in the ring. */

@@ -119,6 +119,27 @@ describe("the loader's ring as the issuer binds it", () => {
     );
   });
 
+  it('pins one ring per input buffer for every schedule it prepares, and a new block only for a larger ring', () => {
+    const { issuer, schedule, allocations } = setUp();
+    issuer.prepare(schedule);
+    issuer.prepare(traceSchedule(schedule).schedule);
+    assert.deepEqual(
+      allocations.map((a) => a.bytes),
+      [80],
+    );
+    // One chunk of 120 bytes (the whole input, as serial runs it) needs more than the 80 held: a new block of its own.
+    const whole: Op[] = [
+      { kind: 'copy', stream: 's', direction: 'h2d', buffer: 'x', hostOffset: 0, deviceOffset: 0, bytes: 120, chunk: 0 },
+      { kind: 'host', stream: 's', name: 'decode', chunk: 0 },
+    ];
+    issuer.prepare({ ...schedule, id: 'serial', body: whole, ranges: [{ index: 0, first: 0, count: 30 }] });
+    issuer.prepare(schedule);
+    assert.deepEqual(
+      allocations.map((a) => a.bytes),
+      [80, 120],
+    );
+  });
+
   it("waits for a traced chunk's fill before the begin event of its H2D, so the timeline never draws the H2D ahead of its fill", () => {
     const { issuer, schedule } = setUp();
     const traced = traceSchedule(schedule).schedule;
