@@ -1,10 +1,13 @@
 import type { RunIdentity } from '../result/schema.js';
 
 /** Which launcher started this process, read from the variables each one sets for its ranks. */
+// torchrun's names are the most generic (RANK), so it is asked last: a launcher's own variables win.
 const LAUNCHERS: ReadonlyArray<{ name: string; rank: string; localRank: string; size: string; job: string | null }> = [
   { name: 'OpenMPI', rank: 'OMPI_COMM_WORLD_RANK', localRank: 'OMPI_COMM_WORLD_LOCAL_RANK', size: 'OMPI_COMM_WORLD_SIZE', job: 'OMPI_MCA_ess_base_jobid' },
   { name: 'Slurm', rank: 'SLURM_PROCID', localRank: 'SLURM_LOCALID', size: 'SLURM_NTASKS', job: 'SLURM_JOB_ID' },
+  { name: 'MVAPICH', rank: 'MV2_COMM_WORLD_RANK', localRank: 'MV2_COMM_WORLD_LOCAL_RANK', size: 'MV2_COMM_WORLD_SIZE', job: null },
   { name: 'MPICH/PMI', rank: 'PMI_RANK', localRank: 'MPI_LOCALRANKID', size: 'PMI_SIZE', job: null },
+  { name: 'torchrun', rank: 'RANK', localRank: 'LOCAL_RANK', size: 'WORLD_SIZE', job: 'TORCHELASTIC_RUN_ID' },
 ];
 
 const integer = (text: string | undefined): number | null => {

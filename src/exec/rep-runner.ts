@@ -126,6 +126,7 @@ export class CudaRepRunner implements RepRunner {
           }
         : {}),
       issueMs: issueEnd - origin,
+      originEpochMs: performance.timeOrigin + origin,
       ops: traced.spans.map((span, index) => {
         const tag = prepared.hostTags.get(span.bodyIndex);
         return {

@@ -64,6 +64,8 @@ export interface TracedRepTiming {
   readonly totalMs: number;
   readonly deviceTotalsMs?: ReadonlyArray<{ readonly device: number; readonly totalMs: number }>;
   readonly issueMs: number;
+  /** The host's wall clock (Unix epoch, ms) when the start event was issued: what ranks on one host share. */
+  readonly originEpochMs?: number;
   readonly ops: readonly TracedOpTiming[];
   /** A CPU stage on workers: its tasks, on this rep's clock (ms from issuing the start event). */
   readonly cpuStage?: CpuStageTiming;

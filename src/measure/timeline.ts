@@ -53,6 +53,7 @@ export function timelineReps(traced: TracedRepTiming, kernelBytes: (op: { kernel
       mode: schedule.id,
       device,
       issueMs: traced.issueMs,
+      ...(traced.originEpochMs === undefined ? {} : { originEpochMs: traced.originEpochMs }),
       totalMs: traced.deviceTotalsMs?.find((t) => t.device === device)?.totalMs ?? traced.totalMs,
       streams: schedule.streams
         .filter((s) => s.device === device)

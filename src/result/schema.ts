@@ -264,6 +264,11 @@ export const TracedRepSchema = z.object({
   totalMs: z.number(),
   /** Host time to issue the whole traced rep, ms. */
   issueMs: z.number(),
+  /**
+   * The host's wall clock (Unix epoch, ms) when the rep's start event was issued: every rank of a launch on one host
+   * reads the same clock, so `merge` can tell which rank reached each collective last. Absent in older files.
+   */
+  originEpochMs: z.number().optional(),
   /** `flags` is the stream's kind; 'default' is how results before stream kinds spelled 'blocking'. */
   streams: z.array(z.object({ id: z.string(), flags: z.union([z.enum(STREAM_KINDS), z.literal('default')]), priority: z.number().int().nullable() })),
   ops: z.array(TimelineOpSchema),
@@ -282,7 +287,7 @@ export type TracedRep = z.infer<typeof TracedRepSchema>;
 
 export const RunIdentitySchema = z.object({
   hostname: z.string(),
-  /** The launcher's rank and size (OpenMPI, MPICH/PMI, Slurm); null when not launched by one. */
+  /** The launcher's rank and size (OpenMPI, Slurm, MVAPICH, MPICH/PMI, torchrun); null when not launched by one. */
   rank: z.number().int().nullable(),
   localRank: z.number().int().nullable(),
   size: z.number().int().nullable(),

@@ -37,6 +37,28 @@ describe('run identity', () => {
     });
   });
 
+  it("reads torchrun's RANK, LOCAL_RANK and WORLD_SIZE, with its run id as the job", () => {
+    assert.deepEqual(runIdentity({ RANK: '3', LOCAL_RANK: '1', WORLD_SIZE: '4', LOCAL_WORLD_SIZE: '2', TORCHELASTIC_RUN_ID: 'abc' }, 'n4'), {
+      hostname: 'n4',
+      rank: 3,
+      localRank: 1,
+      size: 4,
+      jobId: 'abc',
+      launcher: 'torchrun',
+    });
+  });
+
+  it("reads MVAPICH's local rank, and prefers a launcher's own variables to torchrun's generic RANK", () => {
+    assert.deepEqual(runIdentity({ MV2_COMM_WORLD_RANK: '2', MV2_COMM_WORLD_LOCAL_RANK: '0', MV2_COMM_WORLD_SIZE: '4', RANK: '9' }, 'n5'), {
+      hostname: 'n5',
+      rank: 2,
+      localRank: 0,
+      size: 4,
+      jobId: null,
+      launcher: 'MVAPICH',
+    });
+  });
+
   it('has no rank outside a launcher, and ignores values that are not numbers', () => {
     assert.deepEqual(runIdentity({ PMI_RANK: 'x' }, 'h'), { hostname: 'h', rank: null, localRank: null, size: null, jobId: null, launcher: null });
   });
