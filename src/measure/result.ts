@@ -1,7 +1,7 @@
 import type { Config } from '../config/types.js';
 import { gbPerSecond } from '../format.js';
 import { median } from '../quantile.js';
-import { type Plan, type Schedule, scheduleOps } from '../plan/types.js';
+import { type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
 import type { PeerPathRecord } from '../result/devices.js';
 import {
   type CpuStage,
@@ -99,11 +99,14 @@ function modeResult(m: MeasuredSchedule): ModeResult {
 }
 
 /**
- * A mode's collectives a rep (the first one's kind: a config runs one): its calls on each rank and their per-rank
- * message bytes together, from which the report gives the collective's bandwidths.
+ * A mode's collectives a rep (the first one's kind: a config runs one): the calls one rank makes and their per-rank
+ * message bytes together, from which the report gives the collective's bandwidths as nccl-tests does. A
+ * data-parallel schedule over several devices holds every rank's calls; each device is one rank, so only the
+ * schedule's own device's are counted (counting all of them doubled the bandwidth on two GPUs).
  */
-export function collectiveCalls(schedule: Pick<Schedule, 'body'>): Pick<ModeResult, 'collective'> {
-  const ops = schedule.body.filter((o): o is CollectiveOp => o.kind === 'collective');
+export function collectiveCalls(schedule: Pick<Schedule, 'body' | 'device' | 'streams'>): Pick<ModeResult, 'collective'> {
+  const deviceOf = streamDevices(schedule);
+  const ops = schedule.body.filter((o): o is CollectiveOp => o.kind === 'collective' && deviceOf(o.stream) === schedule.device);
   const kind = ops[0]?.spec.collective;
   if (kind === undefined) return {};
   const same = ops.filter((o) => o.spec.collective === kind);

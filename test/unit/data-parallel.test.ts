@@ -13,6 +13,7 @@ import { openCommunicators } from '../../src/exec/communicator.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { checkReduction, reducedOutputs, scaled } from '../../src/measure/reduction.js';
 import { verifySchedules } from '../../src/measure/repeat.js';
+import { collectiveCalls } from '../../src/measure/result.js';
 import { buildPlan } from '../../src/plan/build.js';
 import { dataParallel, hasCollective, replicated } from '../../src/plan/data-parallel.js';
 import { traceSchedule } from '../../src/plan/trace.js';
@@ -60,6 +61,14 @@ describe('a config with a collective over several devices (data-parallel from on
     for (const s of two.schedules) assert.deepEqual(scheduleDevices(s), spanning.includes(s.id) ? [0, 1] : [0], s.id);
     assert.deepEqual(two.devices, [0, 1]);
     assert.deepEqual(two.placements, [{ device: 1, elements: 32, base: 0 }], 'the second device holds all 32 items of every buffer');
+  });
+
+  it("counts one rank's calls and bytes for the bandwidths, not every device's: 1 call of 512 MiB per rank alone, 8 overlapped", async () => {
+    const eight = ddp([0, 1], { chunks: 8 });
+    assert.deepEqual(collectiveCalls(byKind(eight, 'overlapped')), { collective: { collective: 'allreduce', calls: 8, bytes: 512 * 2 ** 20 } });
+    const alone = eight.schedules.find((s) => s.id === 'collective:allreduce') as Schedule;
+    assert.equal(alone.body.filter((op) => op.kind === 'collective').length, 2, 'both ranks call it in the spanning schedule');
+    assert.deepEqual(collectiveCalls(alone), { collective: { collective: 'allreduce', calls: 1, bytes: 512 * 2 ** 20 } });
   });
 
   it('gives each device the one-device schedule\u2019s body, in its order, on streams of its own', () => {
