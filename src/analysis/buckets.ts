@@ -1,6 +1,6 @@
 import { splitRanges } from '../chunking.js';
 import type { Collective } from '../vocabulary.js';
-import { algorithmBytes, busFactor } from './comm.js';
+import { busFactor } from './comm.js';
 
 // The bucket model of a data-parallel step: a backward pass of L equal layers on the compute stream, whose gradients
 // are cut into B buckets of whole layers, each bucket reduced on the communication stream as soon as its layers are
@@ -21,10 +21,9 @@ export interface AlphaBeta {
   readonly gbPerSecond: number;
 }
 
-/** Bytes the α–β model charges at its bandwidth for a call of `bytes` per-rank bytes. */
+/** Bytes the α–β model charges at its bandwidth for a call over an array of `bytes` (nccl-tests' S). */
 export function modelBytes(collective: Collective, bytes: number, ranks: number): number {
-  const s = algorithmBytes(collective, bytes, ranks);
-  return ranks > 1 ? s * busFactor(collective, ranks) : s;
+  return ranks > 1 ? bytes * busFactor(collective, ranks) : bytes;
 }
 
 /** The model's time for one call. */

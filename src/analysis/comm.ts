@@ -38,14 +38,6 @@ export function busFactor(collective: Collective, ranks: number): number {
   return collective === 'allreduce' ? 2 * share : share;
 }
 
-/**
- * The size S that nccl-tests divides by the time for the algorithm bandwidth: the whole array. For all-reduce that
- * is the per-rank buffer; reduce-scatter's per-rank output and all-gather's per-rank input are 1/n of it.
- */
-export function algorithmBytes(collective: Collective, bytes: number, ranks: number): number {
-  return collective === 'allreduce' ? bytes : bytes * ranks;
-}
-
 export interface CollectiveBandwidth {
   /** S / t. */
   readonly algGbPerSecond: number;
@@ -53,9 +45,13 @@ export interface CollectiveBandwidth {
   readonly busGbPerSecond: number;
 }
 
-/** Bandwidths of one call of `bytes` per-rank message bytes that took `ms`; NaN for a time that is not positive. */
+/**
+ * Bandwidths of one call that took `ms`, as nccl-tests gives them: algbw = S / t with S the whole array (its
+ * ReduceScatter and AllGather count × ranks × element size), which a collective op's `bytes` is already (the chunk
+ * reduced, scattered or gathered in place; each rank's part of it is 1/n). NaN for a time that is not positive.
+ */
 export function collectiveBandwidth(collective: Collective, bytes: number, ranks: number, ms: number): CollectiveBandwidth {
-  const alg = ms > 0 ? algorithmBytes(collective, bytes, ranks) / ms / 1e6 : Number.NaN;
+  const alg = ms > 0 ? bytes / ms / 1e6 : Number.NaN;
   return { algGbPerSecond: alg, busGbPerSecond: alg * busFactor(collective, ranks) };
 }
 
