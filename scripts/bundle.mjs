@@ -55,7 +55,8 @@ for (const [path, entry] of Object.entries(lock.packages)) {
 
 writeWrapper('cuda-pipe', '"$here/node" "$root/dist/src/cli/main.js" "$@"');
 // One test file at a time: the GPU is one, and a file's spinning or timed kernels would skew another's figures.
-writeWrapper('cuda-pipe-gpu-tests', '"$here/node" --test --test-concurrency=1 --test-reporter=spec "$root"/dist/test/gpu/*.test.js');
+// Every test has a deadline (a hung one fails, saying so, and the suite goes on): the longest GPU test takes about 2 minutes.
+writeWrapper('cuda-pipe-gpu-tests', '"$here/node" --test --test-concurrency=1 --test-timeout=300000 --test-reporter=spec "$root"/dist/test/gpu/*.test.js');
 
 execFileSync('tar', ['-cf', archive, '-I', 'xz -6 -T0', '-C', dirname(stage), 'cuda-pipe'], { stdio: 'inherit' });
 rmSync(join(buildDir, 'stage'), { recursive: true, force: true });

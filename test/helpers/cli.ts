@@ -38,15 +38,27 @@ export function cliEntry(): string[] {
   return compiled || compiledIsFresh(root) ? [dist] : ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts')];
 }
 
-/** `timeoutMs` kills a CLI that hangs, so a test of "must not hang" fails instead of stalling the suite. */
+/** How long a CLI run may take before the test fails, unless the test gives its own `timeoutMs`. */
+export const CLI_DEADLINE_MS = 120_000;
+
+/**
+ * `timeoutMs` kills a CLI that hangs (SIGKILL: one that ignores SIGTERM would hold spawnSync for ever), so a test
+ * of "must not hang" fails instead of stalling the suite; the run's stderr then says what it waited for.
+ */
 export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { timeoutMs?: number } = {}): CliRun {
   const root = packageRoot();
+  const timeoutMs = options.timeoutMs ?? CLI_DEADLINE_MS;
   const result = spawnSync(process.execPath, [...cliEntry(), ...args], {
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '1', ...env },
     cwd: root,
     maxBuffer: 64 * 1024 * 1024,
-    timeout: options.timeoutMs ?? 0,
+    timeout: timeoutMs,
+    killSignal: 'SIGKILL',
   });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  const killed = result.signal === 'SIGKILL' && (result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
+  const stderr = killed
+    ? `${result.stderr ?? ''}\n[test] \`cuda-pipe ${args.join(' ')}\` had not ended after ${timeoutMs / 1000} s and was killed; its last output is above.`
+    : result.stderr;
+  return { code: result.status, stdout: result.stdout, stderr };
 }
