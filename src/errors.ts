@@ -69,9 +69,19 @@ export class HostStageFailure extends CudaPipeError {
 }
 
 /** True for an error after which no CUDA call may be made (see DeviceFailure.contextLost). */
-export const contextLost = (error: unknown): boolean => error instanceof DeviceFailure && error.contextLost;
+export const contextLost = (error: unknown): boolean => (error instanceof DeviceFailure || error instanceof Interrupted) && error.contextLost;
 
-/** Ctrl-C or SIGTERM: the run stopped at a rep boundary, released the device and wrote nothing. */
+/**
+ * Ctrl-C or SIGTERM: the run stopped at a rep boundary, released the device and wrote nothing; or, where a rep could
+ * not end (a collective waiting for a peer), NCCL's communicators were aborted and the process leaves without
+ * CUDA's teardown (`contextLost`), as after a rep past its deadline.
+ */
 export class Interrupted extends CudaPipeError {
   readonly exitCode = 130 as const;
+  readonly contextLost: boolean;
+
+  constructor(message: string, options: { hint?: string | undefined; cause?: unknown; contextLost?: boolean } = {}) {
+    super(message, options);
+    this.contextLost = options.contextLost ?? false;
+  }
 }

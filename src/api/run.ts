@@ -10,7 +10,7 @@ import { measureSchedules } from '../measure/repeat.js';
 import { buildRunResult } from '../measure/result.js';
 import { kernelRangeBytes, timelineReps } from '../measure/timeline.js';
 import { buildPlan } from '../plan/build.js';
-import type { RepRunner, TracedRepTiming } from '../measure/runner.js';
+import { ALONE, type RepRunner, type TracedRepTiming } from '../measure/runner.js';
 import type { Plan, Schedule } from '../plan/types.js';
 import type { RunResult, TracedRep } from '../result/schema.js';
 import { isPictured } from '../modes.js';
@@ -100,9 +100,16 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
     const notes: string[] = [];
     if (options.trace) {
       const wallMs = performance.now() - started;
-      for (const m of measured.filter((x) => isPictured(x.schedule.role))) {
-        const cost = m.gpuMs.reduce((longest, ms) => Math.max(longest, ms), 0);
-        if (cost > TRACE_BUDGET * wallMs) {
+      const pictured = measured.filter((x) => isPictured(x.schedule.role));
+      const costs = pictured.map((m) => m.gpuMs.reduce((longest, ms) => Math.max(longest, ms), 0));
+      // Every rank of a launch traces the same modes, or a traced rep's collectives would have no partner.
+      const skip = await (runner.agreement ?? ALONE).any(
+        costs.map((cost) => cost > TRACE_BUDGET * wallMs),
+        'which modes get a traced rep',
+      );
+      for (const [index, m] of pictured.entries()) {
+        const cost = costs[index] ?? 0;
+        if (skip[index]) {
           notes.push(`No timeline for ${m.schedule.description}: a traced rep (about ${cost.toFixed(1)} ms) would add over ${TRACE_BUDGET * 100}% to this run.`);
           continue;
         }

@@ -47,7 +47,7 @@ export async function withSession<T>(
   measure: (session: Session) => Promise<T>,
 ): Promise<DeviceOutcome<{ readonly verification: Verification; readonly measured: T }>> {
   const policy = policyFromConfig(loaded.config.repetitions);
-  const collectives = { identity: runIdentity(process.env, hostname()), dir: options.ncclDir };
+  const collectives = { identity: runIdentity(process.env, hostname()), dir: options.ncclDir, timeoutMs: options.timeoutMs };
   return withDevicePlan(plan, kernels, { wait: options.wait, signal: options.signal, collectives }, async (runner, context) => {
     const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
     options.onMeasuring?.();

@@ -29,6 +29,10 @@ export const NCCL_DATA_TYPE: Readonly<Record<string, number>> = {
 
 /** ncclSum: the reduction data parallelism does on gradients. */
 const NCCL_SUM = 0;
+/** ncclMax: what ranks agreeing on a decision reduce their votes with. */
+const NCCL_MAX = 2;
+/** ncclInt32. */
+const NCCL_INT32 = 2;
 
 /** NCCL_UNIQUE_ID_BYTES. */
 export const UNIQUE_ID_BYTES = 128;
@@ -177,6 +181,18 @@ export function nvlsOff(env: NodeJS.ProcessEnv = process.env): { readonly set: b
   return { set: true, note: 'cuda-pipe set NCCL_NVLS_ENABLE=0 (NVLink multicast off), as nothing had set it.' };
 }
 
+/**
+ * NCCL_RUNTIME_CONNECT=0 unless the user set it: every connection between ranks is made while the communicator is
+ * created, which cuda-pipe waits for off the JS thread and within a deadline. Left at NCCL's default, a rank's first
+ * collective of each algorithm connects to its peers inside the call and blocks the thread that made it until they
+ * come, and a peer that never comes would hold the JS thread (and with it Ctrl-C) for ever.
+ */
+export function connectAtInit(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.NCCL_RUNTIME_CONNECT !== undefined) return `NCCL_RUNTIME_CONNECT=${env.NCCL_RUNTIME_CONNECT} was set by the user and left as it is.`;
+  env.NCCL_RUNTIME_CONNECT = '0';
+  return null;
+}
+
 /** "2.27.3" from NCCL_VERSION_CODE (major × 10000 + minor × 100 + patch since 2.9; major × 1000 + minor × 100 + patch before). */
 export function versionText(code: number): string {
   if (code >= 10000) return `${Math.floor(code / 10000)}.${Math.floor(code / 100) % 100}.${code % 100}`;
@@ -186,15 +202,42 @@ export function versionText(code: number): string {
 /** NCCL captures collectives into CUDA graphs from 2.9 on. */
 export const GRAPH_CAPTURE_MIN = 20900;
 
+/** ncclInProgress: a nonblocking communicator's call accepted, its work still being done by NCCL's own thread. */
+export const NCCL_IN_PROGRESS = 7;
+
+/** How long a communicator's release waits for its finalisation before it aborts it instead. */
+const RELEASE_WAIT_MS = 2_000;
+
+/** NCCL_CONFIG_UNDEF_INT: a config field left to NCCL's default. */
+const CONFIG_UNDEF_INT = -2147483648;
+/** NCCL_VERSION(2, 14, 0): the ncclConfig_t layout declared below, the first with `blocking`. */
+const CONFIG_VERSION = 21400;
+
 // ncclCommInitRank takes the id by value, as a struct its declaration names; koffi registers a name once per process.
-let uniqueIdDeclared = false;
+let structsDeclared = false;
 
 function declare(lib: NativeLibrary) {
-  if (!uniqueIdDeclared) {
+  if (!structsDeclared) {
     koffi.struct('ncclUniqueId', { internal: koffi.array('uint8_t', UNIQUE_ID_BYTES, 'Typed') });
-    uniqueIdDeclared = true;
+    // ncclConfig_t as NCCL 2.14 laid it out; NCCL copies `size` bytes of it over its defaults, so later fields keep theirs.
+    koffi.struct('ncclConfig_v21400', {
+      size: 'size_t',
+      magic: 'uint32_t',
+      version: 'uint32_t',
+      blocking: 'int',
+      cgaClusterSize: 'int',
+      minCTAs: 'int',
+      maxCTAs: 'int',
+      netName: 'const char *',
+      splitShare: 'int',
+    });
+    structsDeclared = true;
   }
+  // Since 2.14; without them communicators are made blocking, as before.
+  const nonblocking = exports(lib, 'ncclCommInitRankConfig') && exports(lib, 'ncclCommFinalize');
   return {
+    initRankConfig: nonblocking ? lib.func('int ncclCommInitRankConfig(_Out_ void **comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_v21400 *config)') : null,
+    commFinalize: nonblocking ? lib.func('int ncclCommFinalize(void *comm)') : null,
     getVersion: lib.func('int ncclGetVersion(_Out_ int *version)'),
     getUniqueId: lib.func('int ncclGetUniqueId(_Out_ ncclUniqueId *id)'),
     commInitAll: lib.func('int ncclCommInitAll(_Out_ void **comms, int ndev, const int *devlist)'),
@@ -261,19 +304,48 @@ export class Nccl {
     return Uint8Array.from(id.internal);
   }
 
-  /** One communicator per local device, all in this process (one device: a one-rank communicator). */
+  /** Whether communicators can be made nonblocking (NCCL 2.14 and later). */
+  get nonblocking(): boolean {
+    return this.fn.initRankConfig !== null;
+  }
+
+  /**
+   * Starts making `rank` of `ranks` on `device`. A nonblocking communicator returns at once and is made by NCCL's own
+   * thread (`pending` polls it), so the JS thread stays free for signals and a deadline while the other ranks come;
+   * with an NCCL older than 2.14 the call blocks until every rank joined. Call it between groupStart and groupEnd to
+   * make one process's communicators together.
+   */
+  initRank(ranks: number, id: Uint8Array, rank: number, context: string): NcclComm {
+    if (id.length !== UNIQUE_ID_BYTES) throw new Error(`an NCCL unique id is ${UNIQUE_ID_BYTES} bytes, not ${id.length}`);
+    this.out[0] = 0n;
+    const { initRankConfig } = this.fn;
+    const status = initRankConfig
+      ? (initRankConfig(this.out, ranks, { internal: id }, rank, {
+          size: koffi.sizeof('ncclConfig_v21400'),
+          magic: 0xcafebeef,
+          version: CONFIG_VERSION,
+          blocking: 0,
+          cgaClusterSize: CONFIG_UNDEF_INT,
+          minCTAs: CONFIG_UNDEF_INT,
+          maxCTAs: CONFIG_UNDEF_INT,
+          netName: null,
+          splitShare: CONFIG_UNDEF_INT,
+        }) as number)
+      : (this.fn.commInitRank(this.out, ranks, { internal: id }, rank) as number);
+    if (status !== 0 && status !== NCCL_IN_PROGRESS) this.check(status, initRankConfig ? 'ncclCommInitRankConfig' : 'ncclCommInitRank', context);
+    return (this.out[0] ?? 0n) as NcclComm;
+  }
+
+  /** One communicator per local device, all in this process, blocking: for an NCCL older than 2.14. */
   initAll(devices: readonly number[]): NcclComm[] {
     const comms = new BigUint64Array(devices.length);
     this.check(this.fn.commInitAll(comms, devices.length, Int32Array.from(devices)) as number, 'ncclCommInitAll', `devices ${devices.join(', ')}`);
     return [...comms] as NcclComm[];
   }
 
-  /** This process's communicator as `rank` of `ranks`, on the device current now. */
-  initRank(ranks: number, id: Uint8Array, rank: number): NcclComm {
-    if (id.length !== UNIQUE_ID_BYTES) throw new Error(`an NCCL unique id is ${UNIQUE_ID_BYTES} bytes, not ${id.length}`);
-    this.out[0] = 0n;
-    this.check(this.fn.commInitRank(this.out, ranks, { internal: id }, rank) as number, 'ncclCommInitRank', `rank ${rank} of ${ranks}`);
-    return (this.out[0] ?? 0n) as NcclComm;
+  /** Ends the communicator at once, its kernels on the GPU too (NCCL raises their abort flag). */
+  abort(comm: NcclComm): number {
+    return this.fn.commAbort(comm) as number;
   }
 
   count(comm: NcclComm, context: string): number {
@@ -290,11 +362,20 @@ export class Nccl {
   }
 
   /**
-   * Destroys the communicator, or aborts it where it holds an asynchronous error (destroy would wait for peers that
-   * may never come). Returns the status for the cleanup to report.
+   * Destroys the communicator, or aborts it where it holds an asynchronous error or its finalisation (NCCL's thread
+   * waiting for every rank to reach it) has not ended within RELEASE_WAIT_MS: destroy would wait for peers that may
+   * never come.
    */
   release(comm: NcclComm, context: string): void {
-    const broken = this.asyncError(comm) !== 0;
+    const { commFinalize } = this.fn;
+    let broken = this.asyncError(comm) !== 0;
+    if (!broken && commFinalize) {
+      const status = commFinalize(comm) as number;
+      const until = performance.now() + RELEASE_WAIT_MS;
+      let state = status;
+      while (state === NCCL_IN_PROGRESS && performance.now() < until) state = this.asyncError(comm);
+      broken = state !== 0;
+    }
     this.check((broken ? this.fn.commAbort(comm) : this.fn.commDestroy(comm)) as number, broken ? 'ncclCommAbort' : 'ncclCommDestroy', context);
   }
 
@@ -304,6 +385,11 @@ export class Nccl {
 
   groupEnd(): number {
     return this.fn.groupEnd() as number;
+  }
+
+  /** The largest of every rank's `count` int32 values at `buffer`, in place, enqueued on `stream`: raw ncclResult_t. */
+  maxInt32(buffer: DevicePtr, count: number, comm: NcclComm, stream: StreamHandle): number {
+    return this.fn.allReduce(buffer, buffer, count, NCCL_INT32, NCCL_MAX, comm, stream) as number;
   }
 
   /**

@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
-import { GRAPH_CAPTURE_MIN, type Nccl, type NcclComm, nvlsOff, UNIQUE_ID_BYTES, versionText } from '../cuda/nccl.js';
+import { connectAtInit, GRAPH_CAPTURE_MIN, NCCL_IN_PROGRESS, type Nccl, type NcclComm, type NcclError, nvlsOff, UNIQUE_ID_BYTES, versionText } from '../cuda/nccl.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
-import { UsageError } from '../errors.js';
+import { DeviceFailure, Interrupted, UsageError } from '../errors.js';
 import type { Plan } from '../plan/types.js';
 import type { CommunicatorRecord, RunIdentity } from '../result/schema.js';
 import type { Cleanup } from './cleanup.js';
@@ -18,8 +18,10 @@ export interface CommunicatorOptions {
   readonly identity: Pick<RunIdentity, 'rank' | 'size' | 'jobId'>;
   /** A folder every rank can read (`--nccl-dir`); default: the OS's temporary folder. */
   readonly dir?: string | undefined;
-  /** How long a rank waits for rank 0's unique id, ms. */
+  /** How long a rank waits for rank 0's unique id, and then for every rank to join, ms. */
   readonly timeoutMs?: number | undefined;
+  /** Ctrl-C or SIGTERM while the ranks gather: the communicators are aborted and the run ends (exit 130). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** A device's communicator, its rank and the communicator's size. */
@@ -35,6 +37,85 @@ export interface Communicators {
   readonly record: CommunicatorRecord;
   /** What the Result's notes say about it (NVLS, how the ranks met). */
   readonly notes: readonly string[];
+  /** This process is one rank of a launch (mpirun, srun, torchrun): its decisions must be agreed with the others. */
+  readonly launched: boolean;
+  /** What every wait on collectives watches: NCCL's asynchronous errors, and the abort at a deadline or a signal. */
+  readonly watch: CommWatch;
+}
+
+/**
+ * The communicators of a run as a whole, for the waits on their work: a rep's wait asks `failure()` as it polls, and
+ * a deadline or a signal calls `abortAll()`, which ends NCCL's kernels on the GPU too, so that the process can leave
+ * in time. An aborted communicator is freed by NCCL: its release in the cleanup is then skipped.
+ */
+export class CommWatch {
+  private aborted = false;
+
+  constructor(
+    private readonly nccl: Pick<Nccl, 'asyncError' | 'abort' | 'failure' | 'release'>,
+    private readonly comms: ReadonlyArray<{ readonly comm: NcclComm; readonly context: string }>,
+  ) {}
+
+  /** The first communicator with an asynchronous error (a lost peer, a failed kernel), named; null when none. */
+  failure(): NcclError | null {
+    if (this.aborted) return null;
+    for (const { comm, context } of this.comms) {
+      const state = this.nccl.asyncError(comm);
+      if (state !== 0 && state !== NCCL_IN_PROGRESS) return this.nccl.failure(state, 'ncclCommGetAsyncError', context);
+    }
+    return null;
+  }
+
+  /** Whether some communicator's work is still being done by NCCL's own thread (ncclInProgress). */
+  pending(): boolean {
+    return !this.aborted && this.comms.some(({ comm }) => this.nccl.asyncError(comm) === NCCL_IN_PROGRESS);
+  }
+
+  /** Aborts every communicator, once. */
+  abortAll(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    for (const { comm } of this.comms) this.nccl.abort(comm);
+  }
+
+  get isAborted(): boolean {
+    return this.aborted;
+  }
+
+  /** The cleanup's release of one communicator, skipped once abortAll freed it. */
+  release(comm: NcclComm, context: string): void {
+    if (!this.aborted) this.nccl.release(comm, context);
+  }
+
+  /**
+   * Waits, yielding to the event loop, until no communicator is in progress: the end of their creation, or of a
+   * nonblocking call NCCL finishes on its own thread. `what` says what was awaited, for the failure's message.
+   */
+  async settle(what: string, options: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined; readonly hint?: string }): Promise<void> {
+    const started = performance.now();
+    for (;;) {
+      const failure = this.failure();
+      if (failure) {
+        this.abortAll();
+        throw failure;
+      }
+      if (!this.pending()) return;
+      if (options.signal?.aborted) {
+        this.abortAll();
+        throw new Interrupted(`Interrupted (${String(options.signal.reason)}) while ${what}: NCCL's communicators were aborted and nothing was written.`, {
+          contextLost: true,
+        });
+      }
+      if (performance.now() - started > options.timeoutMs) {
+        this.abortAll();
+        throw new DeviceFailure(`${what}: waited ${(options.timeoutMs / 1000).toFixed(1)} s and NCCL had not finished; the communicators were aborted.`, {
+          hint: options.hint,
+          contextLost: true,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
 }
 
 const DEFAULT_ID_TIMEOUT_MS = 60_000;
@@ -55,6 +136,7 @@ export async function openCommunicators(
   cleanup: Cleanup,
 ): Promise<Communicators> {
   const nvls = nvlsOff();
+  const connect = connectAtInit();
   const code = nccl.version();
   const version = versionText(code);
   const graphed = plan.schedules.find((s) => s.issue === 'graph' && s.body.some((op) => op.kind === 'collective'));
@@ -83,8 +165,17 @@ export async function openCommunicators(
     );
   }
   const byDevice = new Map<number, DeviceComm>();
-  const notes = [nvls.note];
+  const notes = [nvls.note, ...(connect ? [connect] : [])];
   const primary = plan.devices[0] ?? 0;
+  const made: Array<{ comm: NcclComm; context: string }> = [];
+  const watch = new CommWatch(nccl, made);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_ID_TIMEOUT_MS;
+  const keep = (device: number, comm: NcclComm, rank: number, ranks: number) => {
+    const context = launched ? `rank ${rank} of ${ranks}, device ${device}` : `device ${device}, rank ${rank} of ${ranks}`;
+    made.push({ comm, context });
+    cleanup.push(() => watch.release(comm, context));
+    byDevice.set(device, { comm, rank, ranks });
+  };
   if (launched) {
     const rank = identity.rank as number;
     const ranks = identity.size as number;
@@ -94,28 +185,45 @@ export async function openCommunicators(
       id = nccl.uniqueId();
       publishUniqueId(path, id);
     } else {
-      id = await awaitUniqueId(path, UNIQUE_ID_BYTES, { timeoutMs: options.timeoutMs ?? DEFAULT_ID_TIMEOUT_MS, rank });
+      id = await awaitUniqueId(path, UNIQUE_ID_BYTES, { timeoutMs, rank, signal: options.signal });
     }
     rt.setDevice(primary);
-    const comm = nccl.initRank(ranks, id, rank);
-    cleanup.push(() => nccl.release(comm, `rank ${rank} of ${ranks}, device ${primary}`));
-    // ncclCommInitRank returns once every rank joined: each has read the id.
+    keep(primary, nccl.initRank(ranks, id, rank, `rank ${rank} of ${ranks}, device ${primary}`), rank, ranks);
+    await watch.settle(`Rank ${rank} of ${ranks} (device ${primary}) joining the NCCL communicator (ncclCommInitRankConfig) waited for the other ranks`, {
+      timeoutMs,
+      signal: options.signal,
+      hint: "Check that every rank started (one per GPU, the same count as the launcher's -np) and runs the same config with the same flags.",
+    });
+    // The communicator is up once every rank joined: each has read the id.
     if (rank === 0) withdrawUniqueId(path);
-    byDevice.set(primary, { comm, rank, ranks });
     notes.push(`NCCL ${version}: rank ${rank} of ${ranks} on device ${primary}, the unique id shared through ${path}.`);
   } else {
-    const comms = nccl.initAll(plan.devices);
-    plan.devices.forEach((device, rank) => {
-      const comm = comms[rank] as NcclComm;
-      cleanup.push(() => nccl.release(comm, `device ${device}, rank ${rank} of ${plan.devices.length}`));
-      byDevice.set(device, { comm, rank, ranks: plan.devices.length });
-    });
+    const ranks = plan.devices.length;
+    if (nccl.nonblocking) {
+      // ncclCommInitAll, spelled out: one id, every device's rank made in one group, nonblocking so that the JS
+      // thread waits for NCCL's threads without blocking.
+      const id = nccl.uniqueId();
+      nccl.check(nccl.groupStart(), 'ncclGroupStart', 'making the communicators');
+      try {
+        plan.devices.forEach((device, rank) => {
+          rt.setDevice(device);
+          keep(device, nccl.initRank(ranks, id, rank, `device ${device}, rank ${rank} of ${ranks}`), rank, ranks);
+        });
+      } finally {
+        const status = nccl.groupEnd();
+        if (status !== 0 && status !== NCCL_IN_PROGRESS) nccl.check(status, 'ncclGroupEnd', `making the communicators of devices ${plan.devices.join(', ')}`);
+      }
+      await watch.settle(`Making the NCCL communicators of devices ${plan.devices.join(', ')} in one process`, { timeoutMs, signal: options.signal });
+    } else {
+      const comms = nccl.initAll(plan.devices);
+      plan.devices.forEach((device, rank) => keep(device, comms[rank] as NcclComm, rank, ranks));
+    }
     rt.setDevice(primary);
     notes.push(
-      `NCCL ${version}: one process drives device${plan.devices.length === 1 ? '' : 's'} ${plan.devices.join(', ')} (ncclCommInitAll, ${plan.devices.length} rank${plan.devices.length === 1 ? '' : 's'}).`,
+      `NCCL ${version}: one process drives device${ranks === 1 ? '' : 's'} ${plan.devices.join(', ')} (${nccl.nonblocking ? 'one group of nonblocking ncclCommInitRankConfig' : 'ncclCommInitAll'}, ${ranks} rank${ranks === 1 ? '' : 's'}).`,
     );
   }
   const ranks = [...byDevice.values()][0]?.ranks ?? 1;
   const on = process.env.NCCL_NVLS_ENABLE !== undefined && process.env.NCCL_NVLS_ENABLE !== '0';
-  return { nccl, byDevice, record: { library: 'nccl', version, ranks, localDevices: [...plan.devices], nvls: on ? 'on' : 'off' }, notes };
+  return { nccl, byDevice, record: { library: 'nccl', version, ranks, localDevices: [...plan.devices], nvls: on ? 'on' : 'off' }, notes, launched, watch };
 }

@@ -1,6 +1,6 @@
 import { type Cublas, type CublasHandle, DEFAULT_WORKSPACE_BYTES } from '../cuda/cublas.js';
 import { hostBytes } from '../cuda/host.js';
-import { NCCL_DATA_TYPE } from '../cuda/nccl.js';
+import { NCCL_DATA_TYPE, NCCL_IN_PROGRESS } from '../cuda/nccl.js';
 import { UsageError } from '../errors.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import {
@@ -97,6 +97,12 @@ export interface PreparedRep {
 export interface Issuer {
   prepare(schedule: Schedule): PreparedRep;
 }
+
+/**
+ * What an op's thunk returns where NCCL took a collective but finishes enqueueing it on its own thread: no
+ * cudaError_t is negative, and TIMED_OUT (wait.ts) is -1.
+ */
+export const NCCL_PENDING = -2;
 
 /** A schedule's streams and events, created once, and a way to build the thunk of any of its ops. */
 export interface BoundSchedule {
@@ -480,16 +486,23 @@ export class DirectIssuer implements Issuer {
         // call is deferred by NCCL until the group closes, which enqueues every device's call of the bucket at once.
         const opens = op.group?.opens ?? false;
         const closes = op.group?.closes ?? false;
+        // A nonblocking communicator may answer ncclInProgress (NCCL finishes the enqueue on its own thread): the
+        // runner then waits, without blocking the JS thread, before it issues the next op.
+        const settled = (status: number, name: string) => {
+          if (status === NCCL_IN_PROGRESS) return NCCL_PENDING;
+          if (status !== 0) throw nccl.failure(status, name, context);
+          return 0;
+        };
         return () => {
           if (opens) nccl.check(nccl.groupStart(), 'ncclGroupStart', context);
           const status = call();
-          if (status !== 0) {
+          if (status !== 0 && status !== NCCL_IN_PROGRESS) {
             // A failed call inside a group still ends it, so that NCCL frees the group's state before cleanup destroys the communicators.
             if (op.group) nccl.groupEnd();
             throw nccl.failure(status, api, context);
           }
-          if (closes) nccl.check(nccl.groupEnd(), 'ncclGroupEnd', context);
-          return 0;
+          if (closes) return settled(nccl.groupEnd(), 'ncclGroupEnd');
+          return op.group ? 0 : settled(status, api);
         };
       },
     };

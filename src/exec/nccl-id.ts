@@ -1,6 +1,6 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EnvironmentError, UsageError } from '../errors.js';
+import { EnvironmentError, Interrupted, UsageError } from '../errors.js';
 
 // How the ranks of one launch (mpirun, srun: one process per GPU) agree on NCCL's unique id without a service of
 // their own: rank 0 writes the 128 bytes into a file in a folder every rank can read, named by the launcher's job
@@ -46,6 +46,8 @@ export interface AwaitOptions {
   readonly timeoutMs: number;
   readonly pollMs?: number;
   readonly rank: number;
+  /** Ctrl-C or SIGTERM: stop waiting (exit 130). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** Any other rank: the id once rank 0 wrote it, polled; a clear error after `timeoutMs`. */
@@ -55,6 +57,7 @@ export async function awaitUniqueId(path: string, bytes: number, options: AwaitO
   for (;;) {
     const id = readId(path, bytes);
     if (id) return id;
+    if (options.signal?.aborted) throw new Interrupted(`Interrupted (${String(options.signal.reason)}) while rank ${options.rank} waited for rank 0's NCCL unique id at ${path}.`);
     if (performance.now() >= deadline) {
       throw new EnvironmentError(
         `Rank ${options.rank} waited ${(options.timeoutMs / 1000).toFixed(1)} s for rank 0 to write the NCCL unique id to ${path}, and it did not appear.`,

@@ -20,6 +20,7 @@ import type { Placement, Plan } from '../plan/types.js';
 import type { CommunicatorRecord, DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
 import { Cleanup } from './cleanup.js';
+import { ncclAgreement } from './agreement.js';
 import { type CommunicatorOptions, hasCollectives, openCommunicators } from './communicator.js';
 import { DeviceSet } from './device-set.js';
 import { GraphIssuer } from './graph-issuer.js';
@@ -203,11 +204,25 @@ async function onDevices<T>(
     ]);
     const peers = enablePeers(rt, plan);
     rt.setDevice(deviceIndex);
-    const communicators = nccl ? await openCommunicators(nccl, rt, plan, options.collectives ?? { identity: { rank: null, size: null, jobId: null } }, cleanup) : null;
+    const communicators = nccl
+      ? await openCommunicators(nccl, rt, plan, { ...(options.collectives ?? { identity: { rank: null, size: null, jobId: null } }), signal: options.signal }, cleanup)
+      : null;
     const hostCalls = new HostCalls(rt, cleanup);
     const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup, cublas, communicators);
     const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
-    const runner = new CudaRepRunner(rt, plan, devices, issuers, makeWaiter(rt, options.wait), gate, hostCalls, pool);
+    // Under a launcher every decision that changes which collectives run is agreed with the other ranks.
+    const agreement = communicators?.launched ? ncclAgreement(rt, communicators, deviceIndex, cleanup, { signal: options.signal }) : undefined;
+    const runner = new CudaRepRunner(
+      rt,
+      plan,
+      devices,
+      issuers,
+      makeWaiter(rt, options.wait),
+      gate,
+      hostCalls,
+      pool,
+      communicators ? { watch: communicators.watch, agreement } : null,
+    );
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());
     const listings: ProcessListing[] = [];

@@ -1,4 +1,4 @@
-import { type ActivityCollection, CuptiActivity, matchActivity, openCupti, recordingCupti } from '../cuda/cupti.js';
+import { type ActivityCollection, CuptiActivity, matchActivity, matchCommunication, openCupti, recordingCupti } from '../cuda/cupti.js';
 import { CUDA_ERROR, CudaError } from '../cuda/error.js';
 import { loadedLibraryPath } from '../cuda/load.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
@@ -6,7 +6,9 @@ import type { EventHandle, StreamHandle } from '../cuda/types.js';
 import { onClock, type WorkerPool } from '../workers/pool.js';
 import { HandoverRun } from './handover.js';
 import { LoaderRun } from './loader.js';
-import { DeviceFailure } from '../errors.js';
+import { DeviceFailure, Interrupted } from '../errors.js';
+import type { Agreement } from '../measure/runner.js';
+import type { CommWatch } from './communicator.js';
 import type { CpuStageTiming, EngineSource, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
 import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, type TracedSpan, traceSchedule } from '../plan/trace.js';
@@ -14,12 +16,15 @@ import { isWorkOp, type Op, type Plan, type Schedule, scheduleOps, streamDevices
 import { type CuptiRecord, stageOf, workNames } from '../stages/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
-import type { GateFlags, Issuer, PreparedRep } from './issue.js';
+import { type GateFlags, type Issuer, NCCL_PENDING, type PreparedRep } from './issue.js';
 import { opTimeout, repTimeout } from './timeouts.js';
-import { TIMED_OUT, type Waiter } from './wait.js';
+import { TIMED_OUT, type WaitCheck, type Waiter } from './wait.js';
 
 /** How long a failed rep's queued work may take to drain before clean-up goes ahead regardless. */
 const DRAIN_MS = 10_000;
+
+/** How long a rep with collectives may go on after Ctrl-C or SIGTERM before its communicators are aborted. */
+export const SIGNAL_GRACE_MS = 1_000;
 
 /**
  * Runs reps of a plan's schedules on one device. Schedules are prepared on first use and kept, every event with
@@ -41,10 +46,54 @@ export class CudaRepRunner implements RepRunner {
     private readonly gate: GateFlags | null,
     private readonly hostCalls: HostCalls,
     private readonly pool: WorkerPool | null = null,
+    /** A plan with collectives: NCCL's watch for every wait, and the ranks' agreement under a launcher. */
+    private readonly collectives: { readonly watch: CommWatch; readonly agreement: Agreement | undefined } | null = null,
   ) {}
 
   get schedules(): readonly Schedule[] {
     return this.plan.schedules;
+  }
+
+  get agreement(): Agreement | undefined {
+    return this.collectives?.agreement;
+  }
+
+  /**
+   * What a wait on a rep with collectives asks as it polls: a communicator's asynchronous error (a peer that failed)
+   * ends it at once, and a signal ends it after SIGNAL_GRACE_MS, with the communicators aborted so that NCCL's
+   * kernels let go of the GPU: a collective whose peer stopped never ends by itself. Null for a plan without one.
+   */
+  private watchCheck(prepared: PreparedRep, signal: AbortSignal | undefined): WaitCheck | undefined {
+    const watched = this.collectives;
+    if (!watched || !prepared.ops.some((op) => op?.kind === 'collective')) return undefined;
+    const { watch } = watched;
+    let signalledAt: number | null = null;
+    return () => {
+      const failure = watch.failure();
+      if (failure) {
+        watch.abortAll();
+        throw new DeviceFailure(`${failure.message}, during the ${prepared.schedule.description} mode.`, { hint: failure.hint, cause: failure, contextLost: true });
+      }
+      if (!signal?.aborted) return;
+      signalledAt ??= performance.now();
+      if (performance.now() - signalledAt < SIGNAL_GRACE_MS) return;
+      watch.abortAll();
+      throw new Interrupted(
+        `Interrupted (${String(signal.reason)}) during a rep of the ${prepared.schedule.description} mode, whose collectives had not ended ${SIGNAL_GRACE_MS / 1000} s later (a rank waiting for a peer): NCCL's communicators were aborted and nothing was written.`,
+        { contextLost: true },
+      );
+    };
+  }
+
+  /** A nonblocking communicator's call that NCCL finishes on its own thread: the next op waits until it is enqueued. */
+  private async settleCollective(prepared: PreparedRep, index: number, deadline: number, signal: AbortSignal | undefined): Promise<void> {
+    const watch = this.collectives?.watch;
+    if (!watch) throw new Error(`schedule ${prepared.schedule.id}: op ${index} answered ncclInProgress without communicators`);
+    const op = prepared.ops[index];
+    await watch.settle(`Issuing ${op ? describeOp(op, prepared.schedule, this.plan.kernels) : 'a collective'} in the ${prepared.schedule.description} mode`, {
+      timeoutMs: Number.isFinite(deadline) ? Math.max(0, deadline - performance.now()) : DRAIN_MS,
+      signal,
+    });
   }
 
   async runRep(id: string, options: RepOptions = {}): Promise<RepTiming> {
@@ -68,10 +117,13 @@ export class CudaRepRunner implements RepRunner {
       : async () => {
           for (let i = 0; i < thunks.length; i++) {
             const code = (thunks[i] as () => number)();
-            if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+            if (code !== 0) {
+              if (code !== NCCL_PENDING) throw this.opFailure(prepared, i, code, 'issuing');
+              await this.settleCollective(prepared, i, deadline, options.signal);
+            }
             if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
             if (options.checked) {
-              const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline);
+              const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline, this.watchCheck(prepared, options.signal));
               if (done === TIMED_OUT) throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
               if (done !== 0) throw this.opFailure(prepared, i, done, 'running');
             }
@@ -83,7 +135,7 @@ export class CudaRepRunner implements RepRunner {
     // A timed rep's deadline starts once it is issued: issuing thousands of ops is the host's time, not the GPU's.
     const endBy = options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity);
     // A gated rep's GPU starts when the gate opens, at the end of issue; another at once.
-    const cpuStage = await this.endWithHandovers(prepared, endBy, options.deadlineMs, gate ? issueEnd : issueStart, { loader: loading.loader, handing, busyBefore });
+    const cpuStage = await this.endWithHandovers(prepared, endBy, options, gate ? issueEnd : issueStart, { loader: loading.loader, handing, busyBefore });
     const probes = prepared.schedule.probes ?? [];
     const eventsMs = this.rt.streams.elapsedMs(prepared.start, prepared.end);
     return {
@@ -95,7 +147,7 @@ export class CudaRepRunner implements RepRunner {
     };
   }
 
-  async traceRep(id: string, options: Pick<RepOptions, 'deadlineMs'> = {}): Promise<TracedRepTiming> {
+  async traceRep(id: string, options: Pick<RepOptions, 'deadlineMs' | 'signal'> = {}): Promise<TracedRepTiming> {
     this.useDeviceOf(id);
     const { prepared, traced } = this.prepareTraced(id);
     const gate = prepared.schedule.gated ? this.gate : null;
@@ -103,9 +155,9 @@ export class CudaRepRunner implements RepRunner {
     // a first pass, thrown away, pays that so the kept one shows the pipeline.
     if (!this.cuptiWarm && prepared.schedule.issue !== 'graph' && openCupti() instanceof CuptiActivity) {
       this.cuptiWarm = true;
-      await this.tracedPass(prepared, traced, gate, options.deadlineMs);
+      await this.tracedPass(prepared, traced, gate, options);
     }
-    const { issuedAt, issueEnd, cupti, collection, cpuStage } = await this.tracedPass(prepared, traced, gate, options.deadlineMs);
+    const { issuedAt, issueEnd, cupti, collection, cpuStage } = await this.tracedPass(prepared, traced, gate, options);
     const engine = engineTimes(cupti, collection, traced);
     const origin = issuedAt[prepared.startIndex] ?? 0;
     const schedule = this.scheduleById(id);
@@ -146,7 +198,8 @@ export class CudaRepRunner implements RepRunner {
   }
 
   /** One traced rep, with CUPTI recording around it where it can. */
-  private async tracedPass(prepared: PreparedRep, traced: TracedSchedule, gate: GateFlags | null, deadlineMs: number | undefined) {
+  private async tracedPass(prepared: PreparedRep, traced: TracedSchedule, gate: GateFlags | null, options: Pick<RepOptions, 'deadlineMs' | 'signal'>) {
+    const { deadlineMs, signal } = options;
     const issuedAt = new Float64Array(prepared.thunks.length);
     const cupti = this.startCupti(prepared);
     // The span each thunk issues, so its API call can carry the span's index to CUPTI's records.
@@ -173,12 +226,16 @@ export class CudaRepRunner implements RepRunner {
         gate,
         async () => {
           if (this.loads(prepared)) {
-            loader = await this.issueLoading(prepared, {}, Number.POSITIVE_INFINITY, handing, call);
+            loader = await this.issueLoading(prepared, { signal }, Number.POSITIVE_INFINITY, handing, call);
             return;
           }
+          const issueBy = performance.now() + (deadlineMs ?? Number.POSITIVE_INFINITY);
           for (let i = 0; i < prepared.thunks.length; i++) {
             const code = call(i);
-            if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+            if (code !== 0) {
+              if (code !== NCCL_PENDING) throw this.opFailure(prepared, i, code, 'issuing');
+              await this.settleCollective(prepared, i, issueBy, signal);
+            }
             if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
           }
         },
@@ -186,7 +243,7 @@ export class CudaRepRunner implements RepRunner {
       );
       issueEnd = performance.now();
       // The tasks on the traced rep's own clock, from issuing its start event, as every op of it is.
-      cpuStage = await this.endWithHandovers(prepared, issueEnd + (deadlineMs ?? Infinity), deadlineMs, issuedAt[prepared.startIndex] ?? 0, { loader, handing, busyBefore });
+      cpuStage = await this.endWithHandovers(prepared, issueEnd + (deadlineMs ?? Infinity), options, issuedAt[prepared.startIndex] ?? 0, { loader, handing, busyBefore });
       if (cupti instanceof CuptiActivity) collection = await cupti.collect().catch((error: unknown) => `CUPTI did not hand its records back (${(error as Error).message})`);
     } catch (error) {
       if (cupti instanceof CuptiActivity) cupti.stop();
@@ -323,20 +380,20 @@ export class CudaRepRunner implements RepRunner {
   private async endWithHandovers(
     prepared: PreparedRep,
     deadline: number,
-    deadlineMs: number | undefined,
+    options: Pick<RepOptions, 'deadlineMs' | 'signal'>,
     gpuStartMs: number,
     stage: { readonly loader: LoaderRun | null; readonly handing: HandoverRun | null; readonly busyBefore: readonly number[] },
   ): Promise<CpuStageTiming | undefined> {
     const { pool } = this;
     const { loader, handing, busyBefore } = stage;
     if (!pool || (!handing && !loader)) {
-      await this.waitEnd(prepared, deadline, deadlineMs);
+      await this.waitEnd(prepared, deadline, options);
       return undefined;
     }
     // Both settle before either's error goes up: no task may still read the host memory when clean-up frees it. A
     // rep that failed abandons the tasks still waiting for their events.
     const watching = handing?.watch();
-    const ended = await this.waitEnd(prepared, deadline, deadlineMs).then(
+    const ended = await this.waitEnd(prepared, deadline, options).then(
       () => null,
       (error: unknown) => ({ error }),
     );
@@ -422,7 +479,7 @@ export class CudaRepRunner implements RepRunner {
    */
   private async issueLoading(
     prepared: PreparedRep,
-    options: Pick<RepOptions, 'checked' | 'deadlineMs'>,
+    options: Pick<RepOptions, 'checked' | 'deadlineMs' | 'signal'>,
     deadline: number,
     handing: HandoverRun | null,
     call: (i: number) => number = (i) => (prepared.thunks[i] as () => number)(),
@@ -439,12 +496,15 @@ export class CudaRepRunner implements RepRunner {
       }
       const code = call(i);
       if (i === prepared.startIndex) loader ??= this.startLoader(prepared);
-      if (code !== 0) throw this.opFailure(prepared, i, code, 'issuing');
+      if (code !== 0) {
+        if (code !== NCCL_PENDING) throw this.opFailure(prepared, i, code, 'issuing');
+        await this.settleCollective(prepared, i, deadline, options.signal);
+      }
       if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
       const recorded = spec.recordedAt.get(i);
       if (recorded !== undefined) loader?.recorded(recorded);
       if (options.checked) {
-        const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline);
+        const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline, this.watchCheck(prepared, options.signal));
         if (done === TIMED_OUT) throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
         if (done !== 0) throw this.opFailure(prepared, i, done, 'running');
       }
@@ -452,15 +512,28 @@ export class CudaRepRunner implements RepRunner {
     return loader ?? this.startLoader(prepared);
   }
 
-  private async waitEnd(prepared: PreparedRep, deadline: number, deadlineMs: number | undefined): Promise<void> {
-    const code = await this.waiter.event(prepared.end, deadline);
+  private async waitEnd(prepared: PreparedRep, deadline: number, options: Pick<RepOptions, 'deadlineMs' | 'signal'>): Promise<void> {
+    const { deadlineMs } = options;
+    const code = await this.waiter.event(prepared.end, deadline, this.watchCheck(prepared, options.signal));
     if (code === TIMED_OUT) {
       // Event queries never block, so asking which streams got through is safe behind a runaway kernel.
       const completed = (event: string) => {
         const handle = prepared.events.get(event);
         return handle !== undefined && this.rt.streams.eventQueryCode(handle) === 0;
       };
-      throw repTimeout(prepared.schedule, scheduleOps(prepared.schedule), this.plan.kernels, deadlineMs ?? 0, completed);
+      const error = repTimeout(prepared.schedule, scheduleOps(prepared.schedule), this.plan.kernels, deadlineMs ?? 0, completed);
+      const watch = this.watchCheck(prepared, undefined) && this.collectives?.watch;
+      if (!watch) throw error;
+      // A collective past its deadline waits for a rank that is not coming: aborting lets NCCL's kernels go.
+      watch.abortAll();
+      throw new DeviceFailure(
+        `${error.message} ${this.collectives?.agreement ? 'This rank' : 'This process'} waited for the other ranks in that collective; NCCL's communicators were aborted.`,
+        {
+          hint: 'Look at the other ranks’ output for one that failed, stopped or ran another config; every rank must run the same config with the same flags.',
+          cause: error,
+          contextLost: true,
+        },
+      );
     }
     if (code !== 0) throw this.repFailure(prepared, this.rt.failure(code, 'waiting for the end of a rep'));
     this.hostCalls.endRep();
@@ -511,7 +584,12 @@ export function engineTimes(
   if (!(cupti instanceof CuptiActivity)) return none(`CUPTI not used: ${cupti.unavailable}`);
   if (typeof collection === 'string') return none(collection);
   const expected = traced.spans.map(expectedKind);
-  const matched = matchActivity(collection, expected);
+  const correlated = matchActivity(collection, expected);
+  // NCCL's kernels by device and order (a group's kernels launch under the call that closes it).
+  const deviceOf = streamDevices(traced.schedule);
+  const collectiveDevices = traced.spans.map((span) => (span.op.kind === 'collective' ? deviceOf(span.op.stream) : null));
+  const communication = collectiveDevices.some((d) => d !== null) ? matchCommunication(collection, collectiveDevices) : [];
+  const matched = { ...correlated, spans: correlated.spans.map((span, i) => (collectiveDevices[i] === null ? span : (communication?.[i] ?? null))) };
   const missing = expected.filter((kind, i) => kind !== null && !matched.spans[i]).length;
   const faults = [
     ...(missing ? [`${missing} of ${expected.filter((k) => k !== null).length} ops had no record`] : []),

@@ -1,5 +1,6 @@
 import type { ConfigBuffer } from '../config/types.js';
 import { compareOutput, compareWithin, type LargestError, type OutputMismatch, POISON, type ToleranceRule } from '../data/compare.js';
+import { modeName } from '../plan/describe.js';
 import type { Schedule } from '../plan/types.js';
 import type { Mismatch } from '../result/schema.js';
 import { takesTolerance } from '../stages/index.js';
@@ -7,7 +8,7 @@ import type { StopRule } from '../vocabulary.js';
 import { RepGuard } from './guard.js';
 import { checkReduction, reducedOutputs, type ReductionRecord } from './reduction.js';
 import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
-import type { CpuStageTiming, RepRunner } from './runner.js';
+import { ALONE, type CpuStageTiming, type RepRunner } from './runner.js';
 
 export interface MeasuredSchedule {
   readonly schedule: Schedule;
@@ -141,8 +142,12 @@ export interface MeasureOptions {
 /** Warm-up reps (by count and time, not kept), then timed reps until the policy stops, for one schedule. */
 export async function measureSchedule(runner: RepRunner, schedule: Schedule, policy: RepetitionPolicy, options: MeasureOptions = {}): Promise<MeasuredSchedule> {
   const guard = options.guard ?? new RepGuard();
+  const agreement = runner.agreement ?? ALONE;
+  const what = modeName(schedule);
   const warmupStart = performance.now();
-  for (let rep = 0; rep < policy.warmup || performance.now() - warmupStart < policy.warmupMs; rep++) {
+  const warmMore = async (rep: number) =>
+    (await agreement.any([rep < policy.warmup || performance.now() - warmupStart < policy.warmupMs], `another warm-up of ${what}`))[0] === true;
+  for (let rep = 0; await warmMore(rep); rep++) {
     runner.restoreInputs();
     await guard.rep(runner, schedule);
   }
@@ -166,7 +171,9 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
     if (clock) smClockMHz.push(clock);
     const elapsedMs = performance.now() - start;
     const stoppedBy = criterion.check(gpuMs, elapsedMs);
-    if (stoppedBy)
+    // Every rank takes another rep while any rank's rule asks for one: the slowest to settle sets the count.
+    const more = (await agreement.any([stoppedBy === null], `another rep of ${what}`))[0] === true;
+    if (stoppedBy && !more)
       return {
         schedule,
         gpuMs,

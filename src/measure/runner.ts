@@ -82,10 +82,31 @@ export interface RepOptions {
    * kernel still holds the GPU), naming what had not finished.
    */
   readonly deadlineMs?: number;
+  /**
+   * Ctrl-C or SIGTERM. A rep that is already issued is still awaited (its end is the rep boundary where a run stops),
+   * except one with collectives, which may never end when a peer stopped: after a short grace its communicators are
+   * aborted and the run ends.
+   */
+  readonly signal?: AbortSignal | undefined;
 }
+
+/**
+ * How the ranks of a launch (one process per GPU) take every decision that changes the sequence of collective calls
+ * (another warm-up, another rep, a traced rep or none) the same way: each rank votes, and a vote is carried where any
+ * rank cast it. A rank that decided alone would call a collective that no other rank matches.
+ */
+export interface Agreement {
+  /** Element i is true on every rank when some rank's `votes[i]` is true. `about` names the decision for a failure. */
+  any(votes: readonly boolean[], about: string): Promise<boolean[]>;
+}
+
+/** One process deciding for itself: no other rank to ask. */
+export const ALONE: Agreement = { any: async (votes) => [...votes] };
 
 export interface RepRunner {
   readonly schedules: readonly Schedule[];
+  /** The ranks' agreement where this process is one rank of a launch with collectives; absent: it decides alone. */
+  readonly agreement?: Agreement;
   /**
    * Issues one rep of a schedule and resolves once its end event completed, without blocking the JS thread (host
    * functions enqueued by the rep run meanwhile). `checked` waits after every op so that a fault names its op; it
@@ -93,7 +114,7 @@ export interface RepRunner {
    */
   runRep(id: string, options?: RepOptions): Promise<RepTiming>;
   /** One rep with an event before and after every work op; never a timed rep. */
-  traceRep(id: string, options?: Pick<RepOptions, 'deadlineMs'>): Promise<TracedRepTiming>;
+  traceRep(id: string, options?: Pick<RepOptions, 'deadlineMs' | 'signal'>): Promise<TracedRepTiming>;
   /** Puts inout buffers back to their initial contents (each rep's D2H overwrote them). */
   restoreInputs(): void;
   /** Fills every output buffer with `byte` on the host and the device, so unwritten elements show. */

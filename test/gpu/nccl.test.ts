@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { loadNccl, UNIQUE_ID_BYTES } from '../../src/cuda/nccl.js';
+import { loadNccl, NCCL_IN_PROGRESS, UNIQUE_ID_BYTES } from '../../src/cuda/nccl.js';
 import { openRuntime } from '../../src/cuda/runtime.js';
 import { builtinConfigsDir, packageRoot } from '../../src/paths.js';
 import { RunResultSchema, type RunResult } from '../../src/result/schema.js';
@@ -109,38 +109,28 @@ describe('NCCL collectives on a real device', () => {
     assert.ok(result.modes.some((m) => m.role.kind === 'overlapped' && m.role.layout.issue === 'graph'));
   });
 
-  it('joins a one-rank communicator through ncclCommInitRank with a unique id of 128 bytes', gpu, () => {
+  it('joins a one-rank nonblocking communicator with a unique id of 128 bytes, polled until NCCL made it', { ...gpu, timeout: 60_000 }, async () => {
     const nccl = loadNccl();
     const id = nccl.uniqueId();
     assert.equal(id.length, UNIQUE_ID_BYTES);
+    assert.equal(nccl.nonblocking, true, 'NCCL 2.14 or newer on the GPU hosts');
     openRuntime().setDevice(0);
-    const comm = nccl.initRank(1, id, 0);
-    assert.equal(nccl.count(comm, 'test'), 1);
+    const comm = nccl.initRank(1, id, 0, 'test');
+    const until = performance.now() + 30_000;
+    while (nccl.asyncError(comm) === NCCL_IN_PROGRESS && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 1));
     assert.equal(nccl.asyncError(comm), 0);
+    assert.equal(nccl.count(comm, 'test'), 1);
     nccl.release(comm, 'test');
   });
 
-  it('runs two ranks, one per GPU, as mpirun starts them: the unique id shared through a file', twoGpus, async () => {
-    const run = (rank: number) =>
-      new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [...cliEntry(), 'run', writeConfig('ddp-ranks.yaml', small('stream')), '--json', join(out, `rank${rank}.json`), '--nccl-dir', out], {
-          cwd: packageRoot(),
-          env: {
-            ...process.env,
-            NO_COLOR: '1',
-            OMPI_COMM_WORLD_RANK: `${rank}`,
-            OMPI_COMM_WORLD_LOCAL_RANK: `${rank}`,
-            OMPI_COMM_WORLD_SIZE: '2',
-            OMPI_MCA_ess_base_jobid: `t${process.pid}`,
-          },
-        });
-        let stderr = '';
-        child.stderr.on('data', (d) => {
-          stderr += d;
-        });
-        child.on('close', (code) => resolve({ code, stderr }));
-      });
-    const done = await Promise.all([run(0), run(1)]);
+  it('runs two ranks, one per GPU, as mpirun starts them, with the defaults (tracing, adaptive reps): the same rep counts on both', { ...twoGpus, timeout: 300_000 }, async () => {
+    const config = writeConfig('ddp-ranks.yaml', small('stream'));
+    const done = await Promise.all([0, 1].map((rank) => runRank(rank, 2, ['run', config, '--json', join(out, `rank${rank}.json`), '--nccl-dir', out], 240_000)));
+    const counts = done.map((_, rank) => {
+      const result = RunResultSchema.parse(JSON.parse(readFileSync(join(out, `rank${rank}.json`), 'utf8')));
+      return result.modes.map((m) => `${m.id} ${m.samplesMs.length}`);
+    });
+    assert.deepEqual(counts[0], counts[1], 'every mode took the same reps on both ranks');
     for (const [rank, { code, stderr }] of done.entries()) {
       assert.equal(code, 0, `rank ${rank}: ${stderr}`);
       const result = RunResultSchema.parse(JSON.parse(readFileSync(join(out, `rank${rank}.json`), 'utf8')));
@@ -150,4 +140,82 @@ describe('NCCL collectives on a real device', () => {
       bucketsOnTheCommStream(result, 8);
     }
   });
+
+  it('ends a rank whose peer never comes at its deadline with exit 4, saying what it waited for', { ...gpu, timeout: 120_000 }, async () => {
+    const started = performance.now();
+    const { code, stderr } = await runRank(0, 2, ['run', writeConfig('ddp-alone.yaml', small('stream')), '--timeout', '5', '--nccl-dir', out], 60_000, 'alone');
+    assert.equal(code, 4, stderr);
+    assert.match(stderr, /Rank 0 of 2 \(device 0\) joining the NCCL communicator .* waited for the other ranks/);
+    assert.ok(performance.now() - started < 30_000, `${((performance.now() - started) / 1000).toFixed(1)} s`);
+  });
+
+  it('ends a rank waiting for its peer within 2 s of SIGTERM (exit 130)', { ...gpu, timeout: 120_000 }, async () => {
+    let signalledAt = 0;
+    const { code, stderr } = await runRank(0, 2, ['run', writeConfig('ddp-term.yaml', small('stream')), '--nccl-dir', out], 60_000, 'term', (child) => {
+      setTimeout(() => {
+        signalledAt = performance.now();
+        child.kill('SIGTERM');
+      }, 8_000);
+    });
+    const after = performance.now() - signalledAt;
+    assert.equal(code, 130, stderr);
+    assert.ok(signalledAt > 0 && after < 2_000, `ended ${(after / 1000).toFixed(2)} s after SIGTERM`);
+  });
+
+  for (const [op, name] of [
+    ['reducescatter', 'reduce-scatter'],
+    ['allgather', 'all-gather'],
+  ] as const) {
+    it(`runs a ${name} over two GPUs from one process: verifies, and reports its bus bandwidth`, { ...twoGpus, timeout: 300_000 }, () => {
+      const json = join(out, `${op}.json`);
+      const text = small('stream').replace('collective: { op: allreduce, buffer: grads }', `collective: { op: ${op}, buffer: grads }`);
+      const { code, stdout, stderr } = runCli(['run', writeConfig(`${op}.yaml`, text), '--devices', '0,1', '--json', json], {}, { timeoutMs: 240_000 });
+      assert.equal(code, 0, stderr);
+      const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
+      assert.equal(result.verification.status, 'passed');
+      const alone = result.modes.find((m) => m.collective?.collective === op && m.role.kind === 'stage');
+      assert.deepEqual([alone?.collective?.calls, alone?.collective?.bytes], [1, op === 'allgather' ? 2 ** 28 : 2 ** 29]);
+      assert.match(stdout, new RegExp(`${name} alone: 1 call moving .* busbw [0-9.]+ GB/s`));
+    });
+  }
 });
+
+/**
+ * One rank of a launch as mpirun starts it (OpenMPI's variables), killed with SIGKILL after `deadlineMs` so that a
+ * rank that hangs fails the test, saying so, instead of stalling the suite. `job` names the launch's id file.
+ */
+function runRank(
+  rank: number,
+  ranks: number,
+  args: readonly string[],
+  deadlineMs: number,
+  job = `t${process.pid}`,
+  started?: (child: ReturnType<typeof spawn>) => void,
+): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...cliEntry(), ...args], {
+      cwd: packageRoot(),
+      env: {
+        ...process.env,
+        NO_COLOR: '1',
+        OMPI_COMM_WORLD_RANK: `${rank}`,
+        OMPI_COMM_WORLD_LOCAL_RANK: `${rank}`,
+        OMPI_COMM_WORLD_SIZE: `${ranks}`,
+        OMPI_MCA_ess_base_jobid: `${job}-${process.pid}`,
+      },
+    });
+    let stderr = '';
+    child.stderr?.on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => {
+      stderr += `\n[test] rank ${rank} had not ended after ${deadlineMs / 1000} s and was killed`;
+      child.kill('SIGKILL');
+    }, deadlineMs);
+    started?.(child);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}

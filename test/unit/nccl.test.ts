@@ -379,6 +379,8 @@ describe('opening the communicators', () => {
         return BigInt(200 + rank);
       },
       release: (comm: bigint, context: string) => calls.push(`release ${comm} (${context})`),
+      asyncError: () => 0,
+      abort: (comm: bigint) => calls.push(`abort ${comm}`),
     } as unknown as Nccl;
     const rt = { setDevice: (d: number) => calls.push(`setDevice ${d}`) } as unknown as CudaRuntime;
     return { nccl, rt, calls };

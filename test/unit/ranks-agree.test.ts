@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { matchCommunication } from '../../src/cuda/cupti.js';
+import type { Nccl, NcclComm } from '../../src/cuda/nccl.js';
+import { NcclError } from '../../src/cuda/nccl.js';
+import type { CudaRuntime } from '../../src/cuda/runtime.js';
+import { DeviceFailure, Interrupted } from '../../src/errors.js';
+import { Cleanup } from '../../src/exec/cleanup.js';
+import { CommWatch, openCommunicators } from '../../src/exec/communicator.js';
+import { pollUntil } from '../../src/exec/wait.js';
+import { parseConfigText } from '../../src/config/load.js';
+import { resolveKernels } from '../../src/kernels/resolve.js';
+import { DEFAULT_POLICY } from '../../src/measure/policy.js';
+import { measureSchedule } from '../../src/measure/repeat.js';
+import { buildPlan } from '../../src/plan/build.js';
+import type { Schedule } from '../../src/plan/types.js';
+import { loadConfigFile } from '../../src/config/load.js';
+import { builtinConfigsDir } from '../../src/paths.js';
+import { ranksAgreeing } from '../helpers/agreement.js';
+import { FakeRunner } from '../helpers/fake-runner.js';
+
+// Issue 24: the ranks of a launch take every decision that changes their sequence of collective calls together, and
+// nothing that waits on NCCL can outlast its deadline or a signal.
+
+const CONFIG = `buffers:
+  x: { type: float32, count: 64, role: in }
+  y: { type: float32, count: 64, role: out }
+kernels:
+  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }
+pipeline: { chunks: 4, streams: 2 }
+`;
+const { config, locate } = parseConfigText(CONFIG, '/cfg/fake.yaml');
+const plan = buildPlan(config, resolveKernels(config, locate));
+const serial = plan.schedules.find((s) => s.role.kind === 'serial') as Schedule;
+
+describe('ranks that measure with different noise', () => {
+  const quiet = () => 2;
+  // Noise well above the 0.5% target for the first 30 reps, then none: this rank's rule stops much later.
+  const noisy = (_s: Schedule, n: number) => (n < 33 ? 2 + (n % 2) * 0.4 : 2);
+  const policy = { ...DEFAULT_POLICY, warmup: 3, minReps: 10 };
+
+  it('alone, stop after different rep counts (why they must agree)', async () => {
+    const a = await measureSchedule(new FakeRunner(plan.schedules, plan.buffers, { gpuMs: quiet }), serial, policy);
+    const b = await measureSchedule(new FakeRunner(plan.schedules, plan.buffers, { gpuMs: noisy }), serial, policy);
+    assert.equal(a.gpuMs.length, 10);
+    assert.ok(b.gpuMs.length > 10, `${b.gpuMs.length} reps`);
+  });
+
+  it('take the same warm-ups and the same rep count when they agree: the noisier rank sets it, and they asked the same questions', async () => {
+    const { agreements, log } = ranksAgreeing(2);
+    const runners = [quiet, noisy].map((gpuMs, rank) => Object.assign(new FakeRunner(plan.schedules, plan.buffers, { gpuMs }), { agreement: agreements[rank] }));
+    const [a, b] = await Promise.all(runners.map((runner) => measureSchedule(runner, serial, policy)));
+    const alone = await measureSchedule(new FakeRunner(plan.schedules, plan.buffers, { gpuMs: noisy }), serial, policy);
+    assert.equal(a?.gpuMs.length, alone.gpuMs.length);
+    assert.equal(b?.gpuMs.length, alone.gpuMs.length);
+    assert.deepEqual(
+      runners.map((r) => r.repsOf(serial.id)),
+      [alone.gpuMs.length + 3, alone.gpuMs.length + 3],
+    );
+    assert.deepEqual(log[0], log[1]);
+    assert.equal(log[0]?.filter((about) => about.startsWith('another warm-up')).length, 4, 'three warm-ups asked for, then none');
+  });
+});
+
+describe("waiting on NCCL's communicators", () => {
+  function fakeNccl(states: () => number) {
+    const aborted: bigint[] = [];
+    const nccl = {
+      asyncError: () => states(),
+      abort: (comm: NcclComm) => {
+        aborted.push(comm);
+        return 0;
+      },
+      failure: (status: number, api: string, context: string) => new NcclError(api, status, 'remote process exited or there was a network error', context),
+      release: () => undefined,
+    };
+    return { nccl, aborted };
+  }
+  const comms = [
+    { comm: 1n as NcclComm, context: 'rank 0 of 2, device 0' },
+    { comm: 2n as NcclComm, context: 'rank 1 of 2, device 1' },
+  ];
+
+  it('ends a wait for a rank that never joins at the deadline, aborting every communicator (exit 4, naming what it waited for)', async () => {
+    const { nccl, aborted } = fakeNccl(() => 7);
+    const watch = new CommWatch(nccl, comms);
+    const started = performance.now();
+    const error = await watch.settle('Rank 1 of 2 joining the communicator waited for the other ranks', { timeoutMs: 50 }).catch((e: unknown) => e);
+    assert.ok(error instanceof DeviceFailure && error.contextLost, String(error));
+    assert.match(error.message, /^Rank 1 of 2 joining the communicator waited for the other ranks: waited 0\.1 s/);
+    assert.deepEqual(aborted, [1n, 2n]);
+    assert.ok(performance.now() - started < 1000);
+    watch.abortAll();
+    assert.deepEqual(aborted, [1n, 2n], 'aborted once');
+  });
+
+  it('ends the wait at once on a signal (exit 130) and on a peer\u2019s asynchronous error (exit 4, naming the rank)', async () => {
+    const signalled = fakeNccl(() => 7);
+    const controller = new AbortController();
+    controller.abort('SIGTERM');
+    const interrupted = await new CommWatch(signalled.nccl, comms).settle('joining', { timeoutMs: 60_000, signal: controller.signal }).catch((e: unknown) => e);
+    assert.ok(interrupted instanceof Interrupted && interrupted.contextLost && interrupted.exitCode === 130, String(interrupted));
+    assert.deepEqual(signalled.aborted, [1n, 2n]);
+    const remote = fakeNccl(() => 6);
+    const failed = await new CommWatch(remote.nccl, comms).settle('joining', { timeoutMs: 60_000 }).catch((e: unknown) => e);
+    assert.ok(failed instanceof NcclError && failed.exitCode === 4);
+    assert.match(failed.message, /ncclCommGetAsyncError failed \(rank 0 of 2, device 0\): ncclRemoteError/);
+    assert.deepEqual(remote.aborted, [1n, 2n]);
+  });
+
+  it('skips the cleanup\u2019s release of an aborted communicator (NCCL freed it)', () => {
+    const released: bigint[] = [];
+    const { nccl } = fakeNccl(() => 0);
+    const watch = new CommWatch({ ...nccl, release: (comm: NcclComm) => released.push(comm) }, comms);
+    watch.release(1n as NcclComm, 'x');
+    watch.abortAll();
+    watch.release(2n as NcclComm, 'y');
+    assert.deepEqual(released, [1n]);
+  });
+
+  it('has a launched rank whose peers never come give up at its deadline instead of blocking (exit 4)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nccl-never-'));
+    const { config: ddp, locate: where } = loadConfigFile(join(builtinConfigsDir(), 'ddp.yaml'));
+    const ddpPlan = buildPlan(ddp, resolveKernels(ddp, where));
+    const { nccl: states, aborted } = fakeNccl(() => 7);
+    const nccl = {
+      ...states,
+      libraryPath: 'libnccl.so.2',
+      nonblocking: true,
+      version: () => 22803,
+      uniqueId: () => new Uint8Array(128),
+      initRank: () => 5n,
+    } as unknown as Nccl;
+    const rt = { setDevice: () => undefined } as unknown as CudaRuntime;
+    const started = performance.now();
+    const error = await openCommunicators(nccl, rt, ddpPlan, { identity: { rank: 0, size: 2, jobId: 'never' }, dir, timeoutMs: 80 }, new Cleanup()).catch((e: unknown) => e);
+    assert.ok(error instanceof DeviceFailure, String(error));
+    assert.match(error.message, /Rank 0 of 2 \(device 0\) joining the NCCL communicator \(ncclCommInitRankConfig\) waited for the other ranks: waited 0\.1 s/);
+    assert.deepEqual(aborted, [5n]);
+    assert.ok(performance.now() - started < 2000);
+  });
+
+  it('ends a poll when its check throws, without waiting for the event', async () => {
+    let asked = 0;
+    const wait = pollUntil(
+      () => 600, // cudaErrorNotReady for ever
+      Number.POSITIVE_INFINITY,
+      () => {
+        asked += 1;
+        if (asked > 2) throw new Error('peer failed');
+      },
+    );
+    await assert.rejects(wait, /peer failed/);
+  });
+});
+
+describe("NCCL's kernels in CUPTI's records", () => {
+  const kernel = (deviceId: number, startNs: number, communication: boolean) => ({
+    kind: 'kernel' as const,
+    correlationId: 1,
+    deviceId,
+    streamId: 7,
+    bytes: 0,
+    startNs,
+    endNs: startNs + 10,
+    ...(communication ? { communication: true as const } : {}),
+  });
+  const collection = (records: ReturnType<typeof kernel>[]) => ({ records, external: new Map<number, number>(), dropped: 0, malformed: 0 });
+
+  it('go to their collectives by device and order, whichever call launched them', () => {
+    const records = [kernel(1, 50, true), kernel(0, 40, true), kernel(0, 5, false), kernel(0, 10, true), kernel(1, 20, true)];
+    assert.deepEqual(matchCommunication(collection(records), [null, 0, 1, 0, 1]), [
+      null,
+      { start: 10, end: 20 },
+      { start: 20, end: 30 },
+      { start: 40, end: 50 },
+      { start: 50, end: 60 },
+    ]);
+  });
+
+  it('are not matched at all when a device ran more or fewer than its collectives', () => {
+    assert.equal(matchCommunication(collection([kernel(0, 10, true)]), [0, 0]), null);
+    assert.equal(matchCommunication(collection([kernel(0, 10, true), kernel(1, 10, true)]), [0]), null);
+  });
+});
