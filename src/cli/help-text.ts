@@ -19,7 +19,7 @@ export const COMMAND_HELP = {
     ['srun --ntasks-per-node=4 cuda-pipe run --json results/%r.json', 'one rank per GPU, a Result per rank (%r: the rank)'],
   ),
   merge: examples(
-    ['cuda-pipe merge results/*.json', "each rank's figures per host and GPU, the total, the slowest GPU"],
+    ['cuda-pipe merge results/*.json', "each rank's figures per host and GPU, the total, the slowest GPU, collectives' skew"],
     ['cuda-pipe merge results/*.json --json all.json', "one file of every rank's Result, for report, compare and timeline"],
   ),
   sweep: examples(

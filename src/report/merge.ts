@@ -1,6 +1,7 @@
 import Table from 'cli-table3';
-import type { MergedConfig, Merged, RankFigures } from '../compare/merge.js';
-import { formatMs, formatPercent, formatRate } from '../format.js';
+import { type CollectiveSkew, type MergedConfig, type Merged, type ModeSkew, participantName, type RankFigures, type Skew } from '../compare/merge.js';
+import { formatBytes, formatMs, formatPercent, formatRate } from '../format.js';
+import type { Collective } from '../vocabulary.js';
 import type { Style } from './style.js';
 
 const rankText = (r: RankFigures) => (r.rank === null ? '–' : String(r.rank));
@@ -32,6 +33,58 @@ function renderConfig(c: MergedConfig, style: Style): string {
     const { figures, trails } = c.slowest;
     lines.push(`slowest: ${where(figures)}, ${formatMs(figures.overlappedMs)}, ${formatPercent(trails)} behind the median of ${formatMs(c.medianMs)}`);
   }
+  if (c.skew) lines.push(...skewLines(c.skew));
   for (const note of c.notes) lines.push(`note: ${note}`);
   return lines.join('\n');
+}
+
+const COLLECTIVE_NAMES: Record<Collective, string> = { allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather' };
+
+/** Up to this many collectives a mode, each gets a row; beyond, a row each would bury the summary. */
+export const SKEW_ROWS_MAX = 8;
+
+const times = (n: number) => `${n} time${n === 1 ? '' : 's'}`;
+
+/** When each rank reached each collective: per mode a summary, a row per call when few, and who arrived last most often. */
+export function skewLines(skew: Skew): string[] {
+  if (skew.kind === 'unknown') return [`collective arrival skew: not comparable: ${skew.reason}.`];
+  const lines: string[] = [];
+  for (const m of skew.modes) {
+    lines.push(modeSummary(m));
+    if (m.calls.length <= SKEW_ROWS_MAX) lines.push(skewTable(m.calls));
+  }
+  const { who, count, of } = skew.mostOftenLast;
+  lines.push(`last to arrive most often: ${who.map(participantName).join(' and ')}, at ${count} of ${of} collectives${who.length > 1 ? ' each' : ''}`);
+  for (const reason of skew.unpaired) lines.push(`collective arrival skew not paired for ${reason}.`);
+  lines.push(
+    "(a rank arrives when its stream reaches the call: the op's begin event on the host's wall clock, good to the lag between issuing a traced rep's start event and its GPU recording it)",
+  );
+  return lines;
+}
+
+function modeSummary(m: ModeSkew): string {
+  const kinds = [...new Set(m.calls.map((c) => `${COLLECTIVE_NAMES[c.collective]}s of ${formatBytes(c.bytes)}`))].join(', ');
+  const last = m.last.map((l) => `${participantName(l.who)} ${times(l.count)}`).join(', ');
+  return `collective arrival skew, ${m.mode}: ${m.calls.length} ${kinds}: median ${formatMs(m.medianMs)}, max ${formatMs(m.maxMs)}; last: ${last}`;
+}
+
+function skewTable(calls: readonly CollectiveSkew[]): string {
+  const first = calls[0];
+  const who = first ? first.arrivals.map((a) => participantName(a.who)) : [];
+  const table = new Table({
+    head: ['collective', ...who, 'skew', 'last'],
+    style: { head: [], border: [] },
+    colAligns: ['left', ...who.map(() => 'right' as const), 'right', 'left'],
+  });
+  for (const c of calls) {
+    const earliest = Math.min(...c.arrivals.map((a) => a.epochMs));
+    const bucket = c.chunk === null ? '' : ` bucket ${c.chunk}`;
+    table.push([
+      `${c.order + 1}${bucket} ${COLLECTIVE_NAMES[c.collective]}`,
+      ...c.arrivals.map((a) => (a.epochMs === earliest ? 'first' : `+${formatMs(a.epochMs - earliest)}`)),
+      formatMs(c.skewMs),
+      participantName(c.last.who),
+    ]);
+  }
+  return table.toString();
 }
