@@ -123,7 +123,8 @@ export async function raceLayouts(runner: RepRunner, schedules: readonly Schedul
   const progress = () => race.onProgress?.({ done: racers.filter((s) => s.stopped).length, total: racers.length, elapsedMs: performance.now() - start });
   for (let round = 0; ; round++) {
     const decided = decideRound(racers, policy, race, { round, raceStartMs: start, nowMs: performance.now() });
-    progress();
+    // The probe round reports each layout as its probe reps end, below.
+    if (round > 0) progress();
     if (decided.reps.every((n) => n === 0)) break;
     for (const [i, racer] of racers.entries()) {
       if (round === 0) {
