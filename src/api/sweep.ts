@@ -5,13 +5,15 @@ import type { WaitStrategy } from '../exec/wait.js';
 import { resolveKernels, type ResolvedKernel } from '../kernels/resolve.js';
 import { measureSchedule, type MeasuredSchedule } from '../measure/repeat.js';
 import { buildRunResult, summaryOf } from '../measure/result.js';
-import { bestOfSweep, raceLayouts, type SweepProgress } from '../measure/sweep.js';
+import { bestOfSweep, raceLayouts, SWEEP_ROUNDS, type SweepProgress } from '../measure/sweep.js';
 import { summarize } from '../measure/stats.js';
-import { kernelRangeBytes, timelineRep } from '../measure/timeline.js';
+import { kernelRangeBytes, timelineReps } from '../measure/timeline.js';
 import { buildLayoutsPlan } from '../plan/build.js';
+import { dataParallel, hasCollective } from '../plan/data-parallel.js';
 import type { Plan } from '../plan/types.js';
 import type { RunResult, SweepSection } from '../result/schema.js';
 import type { IssueOrder } from '../vocabulary.js';
+import { configDevices } from './run.js';
 import { resultBasics, withSession } from './session.js';
 
 export interface SweepAxes {
@@ -38,10 +40,6 @@ export interface SweepOptions {
   readonly timeoutMs?: number;
 }
 
-/** Reps every layout gets before the race judges it, and per round after. */
-const PROBE_REPS = 5;
-const BATCH_REPS = 5;
-
 /** Every combination of the non-layout axes' values (one empty combination when there are none). */
 export function settingCombinations(sets: SweepAxes['sets']): Setting[][] {
   return sets.reduce<Setting[][]>((combos, axis) => combos.flatMap((combo) => axis.values.map((value) => [...combo, { path: axis.path, value }])), [[]]);
@@ -66,20 +64,23 @@ export async function sweepConfig(loaded: LoadedConfig, axes: SweepAxes, options
   return results;
 }
 
-interface PreparedSetting {
+export interface PreparedSetting {
   readonly loaded: LoadedConfig;
   readonly kernels: ResolvedKernel[];
   readonly plan: Plan;
+  /** What the Result says of how the devices were chosen. */
+  readonly notes: readonly string[];
 }
 
-/** What a setting needs before a device: its config checked for a sweep, its kernels resolved, its plan built. */
-function prepareSetting(loaded: LoadedConfig, axes: SweepAxes, options: SweepOptions): PreparedSetting {
+/**
+ * What a setting needs before a device: its config checked for a sweep, its kernels resolved, its plan built. Over
+ * several devices a config with a collective stage is data-parallel as `run` plans it (every layout, the serial
+ * baseline and the collective alone replicated on each device, each bucket's calls grouped across them), so the
+ * race finds the bucket count of the whole step; `count` counts the machine's devices for `devices: all`.
+ */
+export function prepareSetting(loaded: LoadedConfig, axes: SweepAxes, options: Pick<SweepOptions, 'gate'>, count?: () => number): PreparedSetting {
   const { config } = loaded;
-  if (config.devices !== null) {
-    throw new UsageError(`${loaded.locate(['devices'])}: a sweep races layouts on one device; it cannot span devices yet.`, {
-      hint: 'Sweep with device: N to find the layout, then run it with devices: [...] to see how it scales.',
-    });
-  }
+  const devices = configDevices(loaded, count);
   if (config.deviceMemory !== null) {
     throw new UsageError(`${loaded.locate(['deviceMemory'])}: a sweep cannot keep a device-memory budget yet: its ring of device slots is sized for one layout.`, {
       hint: 'Sweep without deviceMemory, or run each layout with `cuda-pipe run --chunks N --streams M`.',
@@ -87,7 +88,22 @@ function prepareSetting(loaded: LoadedConfig, axes: SweepAxes, options: SweepOpt
   }
   const kernels = resolveKernels(config, loaded.locate);
   const layouts = axes.streams.flatMap((streams) => axes.chunks.map((chunks) => ({ chunks, streams })));
-  return { loaded, kernels, plan: buildLayoutsPlan(config, kernels, layouts, axes.orders, { gate: options.gate }) };
+  const plan = buildLayoutsPlan(config, kernels, layouts, axes.orders, { gate: options.gate });
+  if (!devices || devices.length <= 1) {
+    const notes = devices?.length === 1 ? [`devices: all found one device here, so this is a one-device sweep on device ${devices[0]}.`] : [];
+    return { loaded, kernels, plan, notes };
+  }
+  if (!plan.schedules.some(hasCollective)) {
+    // A split's shares and links are planned for one layout (plan/devices.ts); racing them per layout is not built.
+    throw new UsageError(
+      `${loaded.locate(['devices'])}: a sweep spans devices ${devices.join(', ')} only data-parallel, for a config with a collective stage (such as configs/ddp.yaml); ` +
+        `${config.name} has none, so the devices would split its input, which a sweep does not race.`,
+      {
+        hint: 'Sweep on one device (leave out devices, or --device N) to find the layout, then `cuda-pipe run --devices ...` with it to see how the split scales.',
+      },
+    );
+  }
+  return { loaded, kernels, plan: dataParallel(plan, devices, { graph: config.pipeline.mode === 'graph' }), notes: [] };
 }
 
 async function sweepSetting(
@@ -106,8 +122,7 @@ async function sweepSetting(
       base.push(await measureSchedule(runner, schedule, policy, { smClock: context.smClock, guard }));
     }
     const raced = await raceLayouts(runner, overlapped, policy, {
-      probeReps: PROBE_REPS,
-      batchReps: BATCH_REPS,
+      ...SWEEP_ROUNDS,
       budgetMs: options.budgetMs,
       exhaustive: options.exhaustive,
       onProgress,
@@ -117,7 +132,8 @@ async function sweepSetting(
     runner.restoreInputs();
     const bestSchedule = overlapped.find((s) => s.id === best.mode);
     if (!bestSchedule) throw new Error(`the sweep's best layout ${best.mode} is not in its plan`);
-    const traced = timelineRep(await guard.trace(runner, bestSchedule), kernelRangeBytes(plan), context.device.streamPriority);
+    // Data-parallel, the best layout spans the devices: one rep per device, each from its own start.
+    const traced = timelineReps(await guard.trace(runner, bestSchedule), kernelRangeBytes(plan), () => context.device.streamPriority);
     return { measured: [...base.slice(0, 1), ...raced, ...base.slice(1)], best, traced };
   });
   const {
@@ -139,8 +155,18 @@ async function sweepSetting(
     budgetMs: options.budgetMs,
     elapsedMs: performance.now() - started,
   };
-  const built = buildRunResult({ ...resultBasics(loaded, plan, outcome, options.gate), devices: [outcome.device], measured, verification, traced: [traced], sweep });
-  const result = outcome.communicator ? { ...built, communicator: outcome.communicator.record, notes: [...built.notes, ...outcome.communicator.notes] } : built;
+  const built = buildRunResult({
+    ...resultBasics(loaded, plan, outcome, options.gate),
+    devices: outcome.devices,
+    peers: outcome.peers,
+    measured,
+    verification,
+    traced,
+    sweep,
+  });
+  // As run attaches it: the communicator gives the sweep's best layout its communication section and bucket model.
+  const communicator = outcome.communicator ? { communicator: outcome.communicator.record } : {};
+  const result = { ...built, ...communicator, notes: [...built.notes, ...prepared.notes, ...(outcome.communicator?.notes ?? [])] };
   // The headline of a sweep is its best layout, not the first one measured.
   const headline = result.modes.find((m) => m.id === best.mode);
   return headline?.analysis ? { ...result, summary: summaryOf(headline, headline.analysis) } : result;

@@ -99,6 +99,11 @@ program
   .option('--max-time <seconds>', 'time for the race of layouts, per setting (default 40)', positiveNumber)
   .option('--exhaustive', 'stop no layout early: measure every one until the noise rule or the time budget stops it')
   .addOption(deviceOption())
+  .option(
+    '--devices <list|all>',
+    'several GPUs (sets devices), e.g. 0,1 or all: with a collective stage (configs/ddp.yaml), every layout data-parallel over them, one NCCL rank each, to find the best bucket count; a config without one sweeps on one device',
+    deviceSelection,
+  )
   .option('--gate', 'hold each rep until it is issued: times exclude host issue cost')
   .option('--no-verify', 'skip the check that every layout computes what serial does')
   .addOption(waitOption())

@@ -19,6 +19,7 @@ export interface SweepFlags {
   maxTime?: number;
   exhaustive?: boolean;
   device?: number;
+  devices?: number[] | 'all';
   gate?: boolean;
   verify: boolean;
   wait: WaitStrategy;
@@ -33,7 +34,7 @@ const DEFAULT_STREAMS = [1, 2, 4, 8];
 const DEFAULT_BUDGET_S = 40;
 
 export async function sweepCommand(configArg: string | undefined, flags: SweepFlags): Promise<0 | 1> {
-  const loaded = loadConfigFile(configArg ?? join(builtinConfigsDir(), 'balanced.yaml'), { device: flags.device });
+  const loaded = loadConfigFile(configArg ?? join(builtinConfigsDir(), 'balanced.yaml'), { device: flags.device, devices: flags.devices });
   const fromConfig = loaded.config.sweep;
   const maxChunks = Math.min(64, Math.ceil(loaded.config.elements / loaded.config.pipeline.align));
   const axes: SweepAxes = {

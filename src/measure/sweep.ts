@@ -1,4 +1,5 @@
 import type { Schedule } from '../plan/types.js';
+import type { StopRule } from '../vocabulary.js';
 import { RepGuard } from './guard.js';
 import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
 import type { MeasuredSchedule } from './repeat.js';
@@ -26,76 +27,131 @@ export interface LayoutRace {
   readonly onProgress?: (progress: SweepProgress) => void;
 }
 
-interface Runner {
+/** A sweep's rounds: reps every layout gets before the race judges it, and per round after. */
+export const SWEEP_ROUNDS = { probeReps: 5, batchReps: 5 } as const;
+
+/** A layout in the race: its samples so far, and what the race has decided about it. */
+export interface RaceEntry {
+  readonly gpuMs: readonly number[];
+  /** When its timed reps began (host ms), for the policy's time limit. */
+  readonly startedMs: number;
+  /** Samples its stopping criterion has already seen. */
+  judged: number;
+  readonly criterion: StoppingCriterion;
+  stopped: StopRule | null;
+}
+
+/**
+ * What the race decided at a round's end: each layout's stop (null: it runs on) and its reps in the next round (0
+ * once stopped), in the race's order. Plain data, so that ranks can share one decision.
+ */
+export interface RaceRound {
+  readonly stopped: ReadonlyArray<StopRule | null>;
+  readonly reps: readonly number[];
+}
+
+/** The most timed reps a layout may still take under the policy's fixed count or its ceiling. */
+const repsLeft = (policy: RepetitionPolicy, taken: number) => Math.max(0, (policy.fixedReps ?? policy.maxReps) - taken);
+
+/**
+ * Every decision of the race that changes which reps run, in one place: the policy's noise rule over the samples
+ * taken since the last round (seen one prefix at a time, as measureSchedule sees them), the layouts clearly slower
+ * than the best, the budget, and how many reps each layout gets next. `nowMs` is the host clock at the round's end;
+ * `round` 0 is the probe round, before any sample. The entries' `stopped` and `judged` are updated.
+ */
+export function decideRound(
+  entries: readonly RaceEntry[],
+  policy: RepetitionPolicy,
+  race: Pick<LayoutRace, 'probeReps' | 'batchReps' | 'budgetMs' | 'exhaustive'>,
+  clock: { readonly round: number; readonly raceStartMs: number; readonly nowMs: number },
+): RaceRound {
+  if (clock.round > 0) {
+    for (const entry of entries) {
+      for (; entry.judged < entry.gpuMs.length; entry.judged++) {
+        const rule = entry.criterion.check(entry.gpuMs.slice(0, entry.judged + 1), clock.nowMs - entry.startedMs);
+        if (rule && !entry.stopped) entry.stopped = rule;
+      }
+    }
+    if (!race.exhaustive) dropClearlySlower(entries);
+    if (clock.nowMs - clock.raceStartMs >= race.budgetMs) for (const entry of entries) entry.stopped ??= 'max-time';
+  }
+  const batch = clock.round === 0 ? race.probeReps : race.batchReps;
+  return {
+    stopped: entries.map((e) => e.stopped),
+    reps: entries.map((e) => (e.stopped ? 0 : Math.min(batch, repsLeft(policy, e.gpuMs.length)))),
+  };
+}
+
+interface Racer extends RaceEntry {
   readonly schedule: Schedule;
   readonly gpuMs: number[];
   readonly hostIssueMs: number[];
-  readonly criterion: StoppingCriterion;
-  started: number;
-  stopped: MeasuredSchedule['stoppedBy'] | null;
+  readonly probeMs: number[];
+  startedMs: number;
   gateTimeouts: number;
 }
 
 /**
- * Measures many layouts against each other, spending the time where it matters: every layout gets a few reps, then
- * rounds of more reps go only to layouts that could still be the best. A layout whose first quartile is above the
- * best layout's third quartile (their spreads separated) is clearly slower and stops early ('clearly-slower'); the
- * others run until the policy's noise rule stops them or the budget is spent.
+ * Measures many layouts against each other, spending the time where it matters: every layout gets its warm-up and a
+ * few reps, then rounds of more reps go only to layouts that could still be the best. A layout whose first quartile
+ * is above the best layout's third quartile (their spreads separated) is clearly slower and stops early
+ * ('clearly-slower'); the others run until the policy's noise rule stops them or the budget is spent. Layouts are
+ * judged only between rounds (`decideRound`), never within one.
  */
 export async function raceLayouts(runner: RepRunner, schedules: readonly Schedule[], policy: RepetitionPolicy, race: LayoutRace): Promise<MeasuredSchedule[]> {
   const start = performance.now();
   const guard = race.guard ?? new RepGuard();
-  const states: Runner[] = schedules.map((schedule) => ({
+  const racers: Racer[] = schedules.map((schedule) => ({
     schedule,
     gpuMs: [],
     hostIssueMs: [],
+    probeMs: [],
+    startedMs: 0,
+    judged: 0,
     criterion: new StoppingCriterion(policy),
-    started: 0,
     stopped: null,
     gateTimeouts: 0,
   }));
-  const rep = async (state: Runner) => {
+  const rep = async (racer: Racer) => {
     runner.restoreInputs();
-    const timing = await guard.rep(runner, state.schedule);
-    state.gpuMs.push(timing.gpuMs);
-    state.hostIssueMs.push(timing.hostIssueMs);
-    if (timing.gateTimedOut) state.gateTimeouts += 1;
-    if (!state.stopped) state.stopped = state.criterion.check(state.gpuMs, performance.now() - state.started);
+    const timing = await guard.rep(runner, racer.schedule);
+    racer.gpuMs.push(timing.gpuMs);
+    racer.hostIssueMs.push(timing.hostIssueMs);
+    if (timing.probesMs) racer.probeMs.push(...timing.probesMs);
+    if (timing.gateTimedOut) racer.gateTimeouts += 1;
   };
-  const progress = () => race.onProgress?.({ done: states.filter((s) => s.stopped).length, total: states.length, elapsedMs: performance.now() - start });
-  for (const state of states) {
-    for (let i = 0; i < policy.warmup; i++) {
-      runner.restoreInputs();
-      await guard.rep(runner, state.schedule);
+  const progress = () => race.onProgress?.({ done: racers.filter((s) => s.stopped).length, total: racers.length, elapsedMs: performance.now() - start });
+  for (let round = 0; ; round++) {
+    const decided = decideRound(racers, policy, race, { round, raceStartMs: start, nowMs: performance.now() });
+    // The probe round reports each layout as its probe reps end, below.
+    if (round > 0) progress();
+    if (decided.reps.every((n) => n === 0)) break;
+    for (const [i, racer] of racers.entries()) {
+      if (round === 0) {
+        for (let w = 0; w < policy.warmup; w++) {
+          runner.restoreInputs();
+          await guard.rep(runner, racer.schedule);
+        }
+        racer.startedMs = performance.now();
+      }
+      for (let n = 0; n < (decided.reps[i] ?? 0); n++) await rep(racer);
+      if (round === 0) progress();
     }
-    state.started = performance.now();
-    for (let i = 0; i < race.probeReps && !state.stopped; i++) await rep(state);
-    progress();
   }
-  for (;;) {
-    if (!race.exhaustive) dropClearlySlower(states);
-    const running = states.filter((s) => !s.stopped);
-    progress();
-    if (!running.length) break;
-    if (performance.now() - start >= race.budgetMs) {
-      for (const s of running) s.stopped = 'max-time';
-      break;
-    }
-    for (const state of running) for (let i = 0; i < race.batchReps && !state.stopped; i++) await rep(state);
-  }
-  return states.map((s) => ({
+  return racers.map((s) => ({
     schedule: s.schedule,
     gpuMs: s.gpuMs,
     hostIssueMs: s.hostIssueMs,
     stoppedBy: s.stopped ?? 'max-time',
-    elapsedMs: performance.now() - s.started,
+    elapsedMs: performance.now() - s.startedMs,
     smClockMHz: [],
     gateTimeouts: s.gateTimeouts,
+    ...(s.probeMs.length ? { probeMs: s.probeMs } : {}),
   }));
 }
 
 /** Stops every layout whose middle half lies wholly above the best layout's. */
-export function dropClearlySlower(states: Array<{ gpuMs: readonly number[]; stopped: MeasuredSchedule['stoppedBy'] | null }>): void {
+export function dropClearlySlower(states: ReadonlyArray<{ gpuMs: readonly number[]; stopped: StopRule | null }>): void {
   const judged = states.filter((s) => s.gpuMs.length >= 2 && s.stopped !== 'clearly-slower');
   if (judged.length < 2) return;
   const stats = new Map(judged.map((s) => [s, summarize(s.gpuMs)]));

@@ -86,9 +86,11 @@ export function buildLayoutsPlan(
     if (ranges.length < layout.chunks) {
       notes.push(`${layout.chunks} chunks asked for, ${ranges.length} made: ${config.elements} elements in equal chunks of ${ranges[0]?.count ?? 0} leave no room for more.`);
     }
-    if (streams < layout.streams) notes.push(`${layout.streams} streams asked for, ${streams} used: there are only ${ranges.length} chunks.`);
+    // Stage per stream runs on its three streams whatever the count asked for: one layout per chunk count.
+    const perStage = topology === 'stage-per-stream';
+    if (!perStage && streams < layout.streams) notes.push(`${layout.streams} streams asked for, ${streams} used: there are only ${ranges.length} chunks.`);
     // A layout made twice (two requests cut the same) is set again with equal ranges, keeping its first place.
-    made.set(`${ranges.length}x${streams}`, { ranges, streams });
+    made.set(perStage ? `${ranges.length}` : `${ranges.length}x${streams}`, { ranges, streams });
   }
   const [first] = made.values();
   if (!first) throw new RangeError('a plan needs at least one layout');

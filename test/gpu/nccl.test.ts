@@ -178,6 +178,39 @@ describe('NCCL collectives on a real device', () => {
       assert.match(stdout, new RegExp(`${name} alone: 1 call moving .* busbw [0-9.]+ GB/s`));
     });
   }
+
+  it('sweeps the bucket count over two GPUs from one process (--devices 0,1): a best among the layouts raced, data-parallel, with a communicator of 2 ranks', {
+    ...twoGpus,
+    timeout: 240_000,
+  }, () => {
+    const json = join(out, 'ddp-sweep.json');
+    const config = writeConfig('ddp-sweep.yaml', small('stream').replace('chunks: [1, 2, 4, 8, 16, 32]', 'chunks: [2, 4, 8]\n  maxTime: 0.3'));
+    const { code, stdout, stderr } = runCli(['sweep', config, '--devices', '0,1', '--json', json], {}, { timeoutMs: 230_000 });
+    assert.equal(code, 0, stderr);
+    const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
+    assert.deepEqual(
+      result.sweep?.points.map((p) => p.chunks),
+      [2, 4, 8],
+    );
+    const best = result.modes.find((m) => m.id === result.sweep?.best.mode);
+    assert.ok(best?.role.kind === 'overlapped' && [2, 4, 8].includes(best.role.layout.chunks), result.sweep?.best.mode);
+    assert.deepEqual([result.communicator?.ranks, result.communicator?.localDevices], [2, [0, 1]]);
+    assert.deepEqual([result.verification.status, result.verification.reduction?.ranks], ['passed', 2]);
+    assert.deepEqual(
+      best.perDevice?.map((d) => d.device),
+      [0, 1],
+    );
+    // The traced rep of the best layout is data-parallel too: each device's buckets all-reduced on its own comm stream.
+    const reps = result.timeline?.reps.filter((r) => r.mode === best.id) ?? [];
+    assert.deepEqual(
+      reps.map((r) => [r.device, r.ops.filter((o) => o.kind === 'collective' && o.stream === `d${r.device}:comm`).length]),
+      [
+        [0, best.role.layout.chunks],
+        [1, best.role.layout.chunks],
+      ],
+    );
+    assert.match(stdout, /communication: NCCL [\d.]+, 2 ranks, this process drives GPUs 0, 1/);
+  });
 });
 
 /**

@@ -1,6 +1,7 @@
 import Table from 'cli-table3';
 import { formatMs } from '../../format.js';
 import type { ModeResult, RunResult } from '../../result/schema.js';
+import { commLines } from '../comm.js';
 import type { RunExporter } from '../exporter.js';
 import { formatSpeedup, roleLabel } from '../labels.js';
 import type { Style } from '../style.js';
@@ -55,7 +56,8 @@ export function renderSweepTable(result: RunResult, style: Style): string {
     }
     lines.push(table.toString());
   }
-  lines.push(...bestLines(result), 'to reproduce it:', ...yamlFragment(result).map((l) => `  ${l}`));
+  // With collectives, the best layout's communication (its traced rep) and the bucket model at its bucket count.
+  lines.push(...bestLines(result), 'to reproduce it:', ...yamlFragment(result).map((l) => `  ${l}`), ...commLines(result));
   return lines.join('\n');
 }
 
