@@ -144,8 +144,11 @@ export type ModeRole =
   | { readonly kind: 'overlapped'; readonly layout: OverlapLayout }
   | { readonly kind: 'stage'; readonly stage: 'h2d' | 'd2h' }
   | { readonly kind: 'stage'; readonly stage: 'kernel'; readonly kernel: string }
-  /** A collective step alone on whole buffers (only its NCCL calls, on the communication stream): its time alone. */
-  | { readonly kind: 'stage'; readonly stage: 'collective'; readonly collective: string }
+  /**
+   * A collective step alone (only its NCCL calls): on whole buffers, or, with `buckets`, one call per bucket of a
+   * layout's chunks, the message size data-parallel users tune, so that its bandwidth is known at every bucket size.
+   */
+  | { readonly kind: 'stage'; readonly stage: 'collective'; readonly collective: string; readonly buckets?: number }
   | { readonly kind: 'link'; readonly copiesPerDirection: number; readonly streamsPerDirection: number }
   | { readonly kind: 'kernels-chunked'; readonly layout: OverlapLayout }
   | { readonly kind: 'op-cost'; readonly op: SmallOp }
@@ -186,7 +189,8 @@ export function modeId(role: ModeRole): string {
       );
     }
     case 'stage':
-      return role.stage === 'kernel' ? `kernel:${role.kernel}` : role.stage === 'collective' ? `collective:${role.collective}` : role.stage;
+      if (role.stage === 'collective') return `collective:${role.collective}${role.buckets === undefined ? '' : `:${role.buckets}-buckets`}`;
+      return role.stage === 'kernel' ? `kernel:${role.kernel}` : role.stage;
     case 'link':
       return 'bidirectional';
     case 'kernels-chunked':

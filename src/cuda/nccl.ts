@@ -59,6 +59,9 @@ const RESULT_HINT: ReadonlyMap<number, string> = new Map([
   [6, 'Another rank failed or went away: look at the other ranks\u2019 output.'],
 ]);
 
+/** ncclResult_t's name, for messages. */
+export const ncclResultName = (status: number): string => RESULT_NAME.get(status) ?? 'unknown ncclResult_t';
+
 /** An NCCL call that returned something other than ncclSuccess: a device failure (exit 4). */
 export class NcclError extends DeviceFailure {
   constructor(
@@ -397,24 +400,31 @@ export class Nccl {
    * all-reduce over the chunk; a reduce-scatter leaves rank r's sum at part r; an all-gather sends part r.
    */
   issue(call: CollectiveCall): () => number {
+    const { fn, args } = this.bound(call);
+    return () => fn(...args) as number;
+  }
+
+  /**
+   * The same call made on one of koffi's worker threads, for a traced rep: there CUPTI records every thread's CUDA
+   * calls, and its buffer callbacks run on the JS thread, which NCCL's own threads would then wait for while the JS
+   * thread waited in NCCL. Ungrouped: each device's call runs on a thread of its own, as one thread per GPU would.
+   */
+  issueOffThread(call: CollectiveCall): () => Promise<number> {
+    const { fn, args } = this.bound(call);
+    return () => new Promise((resolve, reject) => fn.async(...args, (error: unknown, status: number) => (error ? reject(error) : resolve(status))));
+  }
+
+  private bound(call: CollectiveCall): { fn: ReturnType<NativeLibrary['func']>; args: readonly unknown[] } {
     const { buffer, elements, ranks, rank, dataType, comm, stream } = call;
     const part = elements / ranks;
     const at = (index: number) => (buffer + BigInt(index * part * call.elementBytes)) as DevicePtr;
     switch (call.collective) {
-      case 'allreduce': {
-        const fn = this.fn.allReduce;
-        return () => fn(buffer, buffer, elements, dataType, NCCL_SUM, comm, stream) as number;
-      }
-      case 'reducescatter': {
-        const fn = this.fn.reduceScatter;
-        const recv = at(rank);
-        return () => fn(buffer, recv, part, dataType, NCCL_SUM, comm, stream) as number;
-      }
-      case 'allgather': {
-        const fn = this.fn.allGather;
-        const send = at(rank);
-        return () => fn(send, buffer, part, dataType, comm, stream) as number;
-      }
+      case 'allreduce':
+        return { fn: this.fn.allReduce, args: [buffer, buffer, elements, dataType, NCCL_SUM, comm, stream] };
+      case 'reducescatter':
+        return { fn: this.fn.reduceScatter, args: [buffer, at(rank), part, dataType, NCCL_SUM, comm, stream] };
+      case 'allgather':
+        return { fn: this.fn.allGather, args: [at(rank), buffer, part, dataType, comm, stream] };
     }
   }
 }

@@ -45,17 +45,18 @@ export function ncclAgreement(rt: CudaRuntime, communicators: Communicators, dev
         votes[i] = vote ? 1 : 0;
       });
       const context = `agreeing on ${about}, rank ${own.rank} of ${own.ranks}`;
-      enqueue(rt, host, buffer, n * 4, stream, 'h2d', context);
+      enqueue(rt, buffer, host, n * 4, stream, 'h2d', context);
       const status = nccl.maxInt32(buffer, n, own.comm, stream);
       if (status !== 0 && status !== 7) throw nccl.failure(status, 'ncclAllReduce', context);
       if (status === 7) await watch.settle(`Rank ${own.rank} of ${own.ranks} ${context}`, { timeoutMs, signal: options.signal });
-      enqueue(rt, buffer, host, n * 4, stream, 'd2h', context);
+      enqueue(rt, host, buffer, n * 4, stream, 'd2h', context);
       await awaitStream(rt, stream, communicators, { timeoutMs, signal: options.signal, what: `Rank ${own.rank} of ${own.ranks}, ${about}, waited for the other ranks' votes` });
       return Array.from(votes.subarray(0, n), (v) => v !== 0);
     },
   };
 }
 
+/** cudaMemcpyAsync from `src` to `dst`, checked. */
 function enqueue(rt: CudaRuntime, dst: DevicePtr | HostPtr, src: DevicePtr | HostPtr, bytes: number, stream: StreamHandle, direction: 'h2d' | 'd2h', context: string): void {
   const code = rt.memory.copyThunk(dst, src, bytes, direction, stream)();
   if (code !== 0) throw rt.failure(code, 'cudaMemcpyAsync', context);

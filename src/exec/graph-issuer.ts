@@ -75,6 +75,7 @@ export class GraphIssuer implements Issuer {
       // A graph replay records no event a worker could be handed a chunk by: open() refuses the pair.
       handovers: [],
       loader: null,
+      offThread: new Map(),
       setup: { captureMs: instantiateStart - captureStart, instantiateMs: instantiated - instantiateStart },
     };
   }

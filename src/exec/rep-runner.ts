@@ -1,4 +1,5 @@
 import { type ActivityCollection, CuptiActivity, matchActivity, matchCommunication, openCupti, recordingCupti } from '../cuda/cupti.js';
+import { NCCL_IN_PROGRESS, ncclResultName } from '../cuda/nccl.js';
 import { CUDA_ERROR, CudaError } from '../cuda/error.js';
 import { loadedLibraryPath } from '../cuda/load.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
@@ -230,7 +231,25 @@ export class CudaRepRunner implements RepRunner {
             return;
           }
           const issueBy = performance.now() + (deadlineMs ?? Number.POSITIVE_INFINITY);
+          // Collectives go to worker threads while CUPTI records (Nccl.issueOffThread): a group's calls run at once,
+          // each on its own thread, and the ops after the group wait until every one of them was enqueued.
+          const inFlight: Array<{ index: number; status: Promise<number> }> = [];
           for (let i = 0; i < prepared.thunks.length; i++) {
+            const off = cupti instanceof CuptiActivity ? prepared.offThread.get(i) : undefined;
+            if (off) {
+              // The thunk would have made the collective's device current: the ops after it expect that.
+              this.rt.setDevice(off.device);
+              issuedAt[i] = performance.now();
+              inFlight.push({ index: i, status: off.call() });
+              const op = prepared.ops[i];
+              if (op?.kind === 'collective' && op.group && !op.group.closes) continue;
+              for (const { index, status } of inFlight.splice(0)) {
+                const code = await status;
+                if (code === NCCL_IN_PROGRESS) await this.settleCollective(prepared, index, issueBy, signal);
+                else if (code !== 0) throw this.collectiveFailure(prepared, index, code);
+              }
+              continue;
+            }
             const code = call(i);
             if (code !== 0) {
               if (code !== NCCL_PENDING) throw this.opFailure(prepared, i, code, 'issuing');
@@ -550,6 +569,16 @@ export class CudaRepRunner implements RepRunner {
     return new DeviceFailure(message, {
       hint: isWorkOp(op) ? stageOf(op).failureHint : undefined,
       cause: error,
+    });
+  }
+
+  /** A collective that NCCL refused, named with its mode. */
+  private collectiveFailure(prepared: PreparedRep, index: number, status: number): Error {
+    const op = prepared.ops[index];
+    const nccl = this.collectives?.watch;
+    const what = op ? describeOp(op, prepared.schedule, this.plan.kernels) : 'a collective';
+    return new DeviceFailure(`NCCL answered ${status} (${ncclResultName(status)}) to ${what} in the ${prepared.schedule.description} mode.`, {
+      hint: nccl ? 'Run with NCCL_DEBUG=WARN to see why.' : undefined,
     });
   }
 

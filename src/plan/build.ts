@@ -15,6 +15,7 @@ import {
   serialSchedule,
   SMALL_OP_BATCH,
   stageSchedules,
+  collectiveAloneSchedules,
 } from './schedules.js';
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
 import { dataParallel, hasCollective } from './data-parallel.js';
@@ -131,6 +132,10 @@ export function buildLayoutsPlan(
         ? [true, false].map((priorities) => latencySchedule(shape, first.ranges, first.streams, firstOrder, config.latency as LatencySpec, config.pipeline.priority, priorities))
         : []),
       ...stageSchedules(shape),
+      ...collectiveAloneSchedules(
+        shape,
+        [...made.values()].map((m) => m.ranges),
+      ),
       ...chunkedKernels,
       ...(link ? [link] : []),
       ...SMALL_OPS.flatMap((op) => opCostSchedule(shape, op) ?? []),

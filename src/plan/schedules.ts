@@ -280,11 +280,12 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
   const h2d = ranges.flatMap((r) => loadOps(gpuOnly, r, 's0', chunkOf(r)));
   if (h2d.length) schedules.push(stage({ kind: 'stage', stage: 'h2d' }, 'H2D of every input, whole buffers', h2d));
   for (const kernel of shape.kernels) {
-    const collective = shape.steps?.get(kernel)?.stage === 'collective';
+    // A collective alone is timed per bucket size, with the layouts (collectiveAloneSchedules).
+    if (isCollective(shape, kernel)) continue;
     schedules.push(
       stage(
-        collective ? { kind: 'stage', stage: 'collective', collective: kernel } : { kind: 'stage', stage: 'kernel', kernel },
-        collective ? `collective ${kernel} alone on whole buffers (its NCCL calls only)` : `kernel ${kernel} alone on whole buffers`,
+        { kind: 'stage', stage: 'kernel', kernel },
+        `kernel ${kernel} alone on whole buffers`,
         ranges.flatMap((r) => kernelOps(gpuOnly, [kernel], r, 's0', chunkOf(r))),
       ),
     );
@@ -292,6 +293,35 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
   const d2h = ranges.flatMap((r) => storeOps(gpuOnly, r, 's0', chunkOf(r)));
   if (d2h.length) schedules.push(stage({ kind: 'stage', stage: 'd2h' }, 'D2H of every output, whole buffers', d2h));
   return schedules;
+}
+
+const isCollective = (shape: PipelineShape, kernel: string) => shape.steps?.get(kernel)?.stage === 'collective';
+
+/**
+ * Each collective step alone at each bucket count of the layouts: one NCCL call per chunk of `ranges`, back to back
+ * on one stream, as the bucket size data-parallel users tune. Its time per call at each size is what the bus
+ * bandwidth and the bucket model are read from, and what the native program is compared with.
+ */
+export function collectiveAloneSchedules(shape: PipelineShape, layouts: ReadonlyArray<readonly ChunkRange[]>): Schedule[] {
+  const gpuOnly: PipelineShape = { ...shape, host: null };
+  const one = makeStreams(1, shape.streamKind, shape.device);
+  const counts = new Map(layouts.map((ranges) => [ranges.length, ranges]));
+  return shape.kernels
+    .filter((kernel) => isCollective(shape, kernel))
+    .flatMap((kernel) =>
+      [...counts].map(([buckets, ranges]) =>
+        timedSchedule({
+          role: { kind: 'stage', stage: 'collective', collective: kernel, buckets },
+          device: shape.device,
+          description: `collective ${kernel} alone in ${buckets} bucket${buckets === 1 ? '' : 's'} (its NCCL calls only)`,
+          streams: one,
+          body: ranges.flatMap((r) => kernelOps(gpuOnly, [kernel], r, 's0', r.index)),
+          ranges,
+          verify: false,
+          gated: shape.gated,
+        }),
+      ),
+    );
 }
 
 /**

@@ -30,7 +30,7 @@ export function commLines(result: CommResult): string[] {
     if (!c) continue;
     const bw = collectiveBandwidth(c.collective, c.bytes / c.calls, ranks, mode.stats.median / c.calls);
     lines.push(
-      `  ${COLLECTIVE_NAMES[c.collective]} alone: ${c.calls} call${c.calls === 1 ? '' : 's'} moving ${formatBytes(c.bytes)} per rank in ${formatMs(mode.stats.median)} (median): ${bandwidthText(bw, ranks)}`,
+      `  ${COLLECTIVE_NAMES[c.collective]} alone: ${c.calls} call${c.calls === 1 ? '' : 's'} of ${formatBytes(c.bytes / c.calls)} per rank, ${formatMs(mode.stats.median / c.calls)} each (median rep ${formatMs(mode.stats.median)}): ${bandwidthText(bw, ranks)}`,
     );
   }
   if (!alone.length) lines.push('  the collective alone: not measured');

@@ -58,7 +58,9 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
       return `overlapped ${shape} ${layout.order}${variants}${on}`;
     }
     case 'stage':
-      return `${role.stage === 'kernel' ? `kernel ${role.kernel}` : role.stage === 'collective' ? `collective ${role.collective}` : role.stage.toUpperCase()} alone${on}`;
+      if (role.stage === 'collective')
+        return `collective ${role.collective} alone${role.buckets === undefined ? '' : ` in ${role.buckets} bucket${role.buckets === 1 ? '' : 's'}`}${on}`;
+      return `${role.stage === 'kernel' ? `kernel ${role.kernel}` : role.stage.toUpperCase()} alone${on}`;
     case 'link':
       return `H2D + D2H at once${on}`;
     case 'kernels-chunked':

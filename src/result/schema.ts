@@ -108,7 +108,7 @@ export const ModeRoleSchema = z.union([
   z.object({ kind: z.literal('overlapped'), layout: OverlapLayoutSchema }),
   z.object({ kind: z.literal('stage'), stage: z.enum(['h2d', 'd2h']) }),
   z.object({ kind: z.literal('stage'), stage: z.literal('kernel'), kernel: z.string() }),
-  z.object({ kind: z.literal('stage'), stage: z.literal('collective'), collective: z.string() }),
+  z.object({ kind: z.literal('stage'), stage: z.literal('collective'), collective: z.string(), buckets: z.number().int().min(1).optional() }),
   z.object({ kind: z.literal('link'), copiesPerDirection: z.number().int(), streamsPerDirection: z.number().int() }),
   z.object({ kind: z.literal('kernels-chunked'), layout: OverlapLayoutSchema }),
   z.object({ kind: z.literal('op-cost'), op: z.enum(SMALL_OPS) }),

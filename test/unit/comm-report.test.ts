@@ -81,7 +81,7 @@ describe('the communication section of a report', () => {
     assert.deepEqual(commLines(ddpResult([alone(4, [10, 10.4])])), [
       'communication: NCCL 2.21.5, 2 ranks, this process drives GPUs 0, 1, NVLink multicast off:',
       // 256 MiB a call in 10.2 / 4 ms: 105.3 GB/s, and on two ranks the bus factor 2(n−1)/n is 1.
-      '  all-reduce alone: 4 calls moving 1 GiB per rank in 10.20 ms (median): algbw 105.3 GB/s, busbw 105.3 GB/s',
+      '  all-reduce alone: 4 calls of 256 MiB per rank, 2.550 ms each (median rep 10.20 ms): algbw 105.3 GB/s, busbw 105.3 GB/s',
       // GPU 0 communicates 2..12 and computes 0..8 (its D2H is no computation); GPU 1 communicates 3..11, computes 0..8.
       '  overlapped on GPU 0, traced rep: GPU 0 10.00 ms communicating, 4.000 ms exposed, 60.0% overlapped; ' +
         'GPU 1 8.000 ms communicating, 3.000 ms exposed, 62.5% overlapped; all 7.000 ms exposed, 61.1% overlapped',

@@ -57,18 +57,18 @@ describe('a config with a collective over several devices (data-parallel from on
       spanning,
       one.schedules.filter(hasCollective).map((s) => s.id),
     );
-    assert.deepEqual(spanning, ['serial', 'overlapped:8x3:depth-first:stage-per-stream', 'collective:allreduce']);
+    assert.deepEqual(spanning, ['serial', 'overlapped:8x3:depth-first:stage-per-stream', 'collective:allreduce:8-buckets']);
     for (const s of two.schedules) assert.deepEqual(scheduleDevices(s), spanning.includes(s.id) ? [0, 1] : [0], s.id);
     assert.deepEqual(two.devices, [0, 1]);
     assert.deepEqual(two.placements, [{ device: 1, elements: 32, base: 0 }], 'the second device holds all 32 items of every buffer');
   });
 
-  it("counts one rank's calls and bytes for the bandwidths, not every device's: 1 call of 512 MiB per rank alone, 8 overlapped", async () => {
+  it("counts one rank's calls and bytes for the bandwidths, not every device's: 8 calls of 64 MiB per rank, alone and overlapped", () => {
     const eight = ddp([0, 1], { chunks: 8 });
     assert.deepEqual(collectiveCalls(byKind(eight, 'overlapped')), { collective: { collective: 'allreduce', calls: 8, bytes: 512 * 2 ** 20 } });
-    const alone = eight.schedules.find((s) => s.id === 'collective:allreduce') as Schedule;
-    assert.equal(alone.body.filter((op) => op.kind === 'collective').length, 2, 'both ranks call it in the spanning schedule');
-    assert.deepEqual(collectiveCalls(alone), { collective: { collective: 'allreduce', calls: 1, bytes: 512 * 2 ** 20 } });
+    const alone = eight.schedules.find((s) => s.id === 'collective:allreduce:8-buckets') as Schedule;
+    assert.equal(alone.body.filter((op) => op.kind === 'collective').length, 16, 'both ranks call it in the spanning schedule');
+    assert.deepEqual(collectiveCalls(alone), { collective: { collective: 'allreduce', calls: 8, bytes: 512 * 2 ** 20 } });
   });
 
   it('gives each device the one-device schedule\u2019s body, in its order, on streams of its own', () => {

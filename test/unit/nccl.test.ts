@@ -11,7 +11,7 @@ import { Cleanup } from '../../src/exec/cleanup.js';
 import { openCommunicators } from '../../src/exec/communicator.js';
 import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from '../../src/exec/nccl-id.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
-import { buildPlan } from '../../src/plan/build.js';
+import { buildLayoutsPlan, buildPlan } from '../../src/plan/build.js';
 import { collectiveCalls } from '../../src/measure/result.js';
 import { withCommStreams } from '../../src/plan/comm-stream.js';
 import { happensBefore } from '../../src/plan/order.js';
@@ -92,17 +92,34 @@ describe('the ddp config planned', () => {
     }
   });
 
-  it('measures the collective alone, its NCCL calls only, as a stage mode of its own', () => {
+  it("measures the collective alone at the layout's bucket size, its NCCL calls only, as a stage mode of its own", () => {
     const plan = ddpPlan();
-    const alone = plan.schedules.find((s) => s.role.kind === 'stage' && s.role.stage === 'collective');
-    assert.ok(alone);
-    assert.equal(alone.id, 'collective:allreduce');
-    assert.equal(modeId({ kind: 'stage', stage: 'collective', collective: 'allreduce' }), 'collective:allreduce');
+    const alone = plan.schedules.filter((s) => s.role.kind === 'stage' && s.role.stage === 'collective');
     assert.deepEqual(
-      alone.body.filter((op) => op.kind !== 'record' && op.kind !== 'wait').map((op) => [op.kind, op.stream]),
-      [['collective', 'comm']],
+      alone.map((s) => s.id),
+      ['collective:allreduce:8-buckets'],
     );
-    assert.deepEqual(alone.bytes, { h2d: 0, d2h: 0, collective: 512 * MiB });
+    assert.equal(modeId({ kind: 'stage', stage: 'collective', collective: 'allreduce' }), 'collective:allreduce', 'files from before buckets keep their ids');
+    const body = (alone[0]?.body ?? []).filter((op) => op.kind === 'collective');
+    assert.deepEqual(
+      body.map((op) => [op.kind, op.stream, op.chunk]),
+      Array.from({ length: 8 }, (_, c) => ['collective', 'comm', c]),
+    );
+    assert.deepEqual(alone[0]?.bytes, { h2d: 0, d2h: 0, collective: 512 * MiB });
+  });
+
+  it('times the collective alone at every bucket count a sweep races', () => {
+    const { config, locate } = loadConfigFile(ddpPath);
+    const layouts = [2, 8, 32].map((chunks) => ({ chunks, streams: 3 }));
+    const plan = buildLayoutsPlan(config, resolveKernels(config, locate), layouts, ['depth-first']);
+    assert.deepEqual(
+      plan.schedules.filter((s) => s.role.kind === 'stage' && s.role.stage === 'collective').map((s) => [s.id, s.body.filter((op) => op.kind === 'collective').length]),
+      [
+        ['collective:allreduce:2-buckets', 2],
+        ['collective:allreduce:8-buckets', 8],
+        ['collective:allreduce:32-buckets', 32],
+      ],
+    );
   });
 
   it("gives each mode's Result its collectives a rep (calls and per-rank bytes), from which the report's bandwidths come", () => {
@@ -110,7 +127,7 @@ describe('the ddp config planned', () => {
     const alone = plan.schedules.find((s) => s.role.kind === 'stage' && s.role.stage === 'collective');
     assert.ok(alone);
     assert.deepEqual(collectiveCalls(overlapped(plan)), { collective: { collective: 'allreduce', calls: 8, bytes: 512 * MiB } });
-    assert.deepEqual(collectiveCalls(alone), { collective: { collective: 'allreduce', calls: 1, bytes: 512 * MiB } });
+    assert.deepEqual(collectiveCalls(alone), { collective: { collective: 'allreduce', calls: 8, bytes: 512 * MiB } });
     const kernelAlone = plan.schedules.find((s) => s.role.kind === 'stage' && s.role.stage === 'kernel');
     assert.ok(kernelAlone);
     assert.deepEqual(collectiveCalls(kernelAlone), {});
