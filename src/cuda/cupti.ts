@@ -36,7 +36,7 @@ const CUPTI_SUCCESS = 0;
 export const RECORD_LAYOUT = {
   memcpy: { bytes: 8, start: 16, end: 24, deviceId: 32, streamId: 40, correlationId: 44, size: 48 },
   memset: { bytes: 8, start: 16, end: 24, deviceId: 32, streamId: 40, correlationId: 44, size: 48 },
-  kernel: { start: 16, end: 24, deviceId: 40, streamId: 48, correlationId: 92, name: 104, size: 112 },
+  kernel: { start: 16, end: 24, deviceId: 40, streamId: 48, correlationId: 92, size: 96 },
   externalCorrelation: { externalKind: 4, externalId: 8, correlationId: 16, size: 24 },
 } as const;
 
@@ -49,12 +49,6 @@ export interface ActivityRecord {
   readonly bytes: number;
   readonly startNs: number;
   readonly endNs: number;
-  /**
-   * A kernel of NCCL's (its name starts with `nccl`: ncclDevKernel_AllReduce_Sum_f32_RING_LL and the like). NCCL
-   * launches a group's kernels when the group closes, under whichever call closed it, so these are matched to
-   * their collectives by device and order, not by the id pushed around each call.
-   */
-  readonly communication?: true;
 }
 
 export interface ActivityCollection {
@@ -264,7 +258,7 @@ export class CuptiActivity {
       const record = BigInt(koffi.decode(this.slotAddress, 0, 'uint64') as number | bigint);
       const parsed = parseRecord(new DataView(koffi.view(record, 128)), this.base);
       if (parsed === 'malformed') this.malformed += 1;
-      else if (parsed !== null && 'kind' in parsed) this.records.push(parsed.kind === 'kernel' && isNccl(record) ? { ...parsed, communication: true } : parsed);
+      else if (parsed !== null && 'kind' in parsed) this.records.push(parsed);
       else if (parsed !== null) this.external.set(parsed.correlationId, parsed.externalId);
     }
     this.free.push(buffer);
@@ -276,12 +270,6 @@ export class CuptiActivity {
     const described = this.fn.getResultString(code, out) === CUPTI_SUCCESS && out[0] ? out[0] : `error ${code}`;
     throw new Error(`${api} failed: ${described}`);
   }
-}
-
-/** Whether the kernel record at `record` names one of NCCL's kernels (CUPTI keeps the name for the process's life). */
-function isNccl(record: bigint): boolean {
-  const name = koffi.decode(record, RECORD_LAYOUT.kernel.name, 'const char *') as string | null;
-  return name?.startsWith('nccl') ?? false;
 }
 
 function shortReason(error: unknown): string {
@@ -321,7 +309,6 @@ export function matchActivity(collection: ActivityCollection, expected: Readonly
   const sawExpected = expected.map(() => false);
   let wrongKind = 0;
   for (const record of collection.records) {
-    if (record.communication) continue;
     const externalId = collection.external.get(record.correlationId);
     if (externalId === undefined) continue;
     const index = externalId - 1;
@@ -344,29 +331,4 @@ export function matchActivity(collection: ActivityCollection, expected: Readonly
 /** The CUPTI collector when it is recording, without loading libcupti where nothing opened it: for the timed path. */
 export function recordingCupti(): CuptiActivity | null {
   return opened instanceof CuptiActivity && opened.on ? opened : null;
-}
-
-/**
- * NCCL's kernels matched to the collective ops they ran, per device in issue order: the k-th collective a device
- * issued is the k-th NCCL kernel that started on it. `devices[i]` is op i's device where op i is a collective, else
- * null. Null where a device's count of kernels is not its count of collectives (the rep then falls back to events).
- */
-export function matchCommunication(collection: ActivityCollection, devices: ReadonlyArray<number | null>): Array<{ start: number; end: number } | null> | null {
-  const byDevice = new Map<number, ActivityRecord[]>();
-  for (const record of collection.records) {
-    if (!record.communication) continue;
-    byDevice.set(record.deviceId, [...(byDevice.get(record.deviceId) ?? []), record]);
-  }
-  for (const list of byDevice.values()) list.sort((a, b) => a.startNs - b.startNs);
-  const wanted = new Map<number, number>();
-  for (const device of devices) if (device !== null) wanted.set(device, (wanted.get(device) ?? 0) + 1);
-  if ([...byDevice.keys()].some((d) => !wanted.has(d)) || [...wanted].some(([d, n]) => (byDevice.get(d)?.length ?? 0) !== n)) return null;
-  const next = new Map<number, number>();
-  return devices.map((device) => {
-    if (device === null) return null;
-    const k = next.get(device) ?? 0;
-    next.set(device, k + 1);
-    const record = byDevice.get(device)?.[k];
-    return record ? { start: record.startNs, end: record.endNs } : null;
-  });
 }

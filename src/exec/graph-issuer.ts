@@ -75,7 +75,6 @@ export class GraphIssuer implements Issuer {
       // A graph replay records no event a worker could be handed a chunk by: open() refuses the pair.
       handovers: [],
       loader: null,
-      offThread: new Map(),
       setup: { captureMs: instantiateStart - captureStart, instantiateMs: instantiated - instantiateStart },
     };
   }

@@ -91,16 +91,6 @@ export interface PreparedRep {
   readonly end: EventHandle;
   /** Index in `thunks` of the call that records `start`. */
   readonly startIndex: number;
-  /**
-   * By thunk index, each collective's call made on a worker thread instead, ungrouped, with its device: what a
-   * traced rep issues while CUPTI records (see Nccl.issueOffThread). Empty for a graph replay.
-   */
-  readonly offThread: ReadonlyMap<number, OffThreadCall>;
-}
-
-export interface OffThreadCall {
-  readonly device: number;
-  readonly call: () => Promise<number>;
 }
 
 /** Turns a schedule into a PreparedRep. The direct issuer issues every op from the host; the graph issuer replays. */
@@ -145,10 +135,6 @@ export class DirectIssuer implements Issuer {
 
   /** One cuBLAS handle per stream (by device and stream), each with its own workspace. */
   private readonly cublasHandles = new Map<string, CublasHandle>();
-  /** Each collective op's off-thread call, made as its thunk is (prepare() indexes them by thunk). */
-  private readonly offThreadCalls = new WeakMap<Op, OffThreadCall>();
-  /** The off-thread call the collective primitive made for the op being bound, taken by `thunk` at once. */
-  private madeOffThread: OffThreadCall | null = null;
 
   /**
    * The stream's cuBLAS handle, made the first time a schedule binds a gemm op on it: bound to the stream, with a
@@ -193,12 +179,6 @@ export class DirectIssuer implements Issuer {
       return () => setDevice() || issue();
     });
     this.ring = null;
-    const offThread = new Map(
-      ops.flatMap((op, i) => {
-        const call = this.offThreadCalls.get(op);
-        return call ? [[i, call] as const] : [];
-      }),
-    );
     const startIndex = ops.findIndex((op) => op.kind === 'record' && op.event === schedule.start);
     const loader = fills ? this.loaderOf(schedule, ops, thunks, fills) : null;
     return {
@@ -215,7 +195,6 @@ export class DirectIssuer implements Issuer {
       hostTags,
       handovers,
       setup: null,
-      offThread,
     };
   }
 
@@ -351,13 +330,7 @@ export class DirectIssuer implements Issuer {
       event,
       deviceOf,
       thunk: (op, options = {}) => {
-        if (isWorkOp(op)) {
-          this.madeOffThread = null;
-          const made = issueWorkOp(op, this.primitives(stream(op.stream), deviceOf(op.stream), schedule));
-          if (this.madeOffThread) this.offThreadCalls.set(op, this.madeOffThread);
-          this.madeOffThread = null;
-          return made;
-        }
+        if (isWorkOp(op)) return issueWorkOp(op, this.primitives(stream(op.stream), deviceOf(op.stream), schedule));
         if (op.kind === 'record' && options.external) return { issue: rt.streams.recordExternalThunk(event(op.event), stream(op.stream)), hostTag: null };
         return { issue: this.prepareOp(op, stream(op.stream), schedule, event), hostTag: null };
       },
@@ -508,7 +481,6 @@ export class DirectIssuer implements Issuer {
           stream,
         };
         const call = nccl.issue(spec);
-        this.madeOffThread = { device, call: nccl.issueOffThread(spec) };
         const api = { allreduce: 'ncclAllReduce', reducescatter: 'ncclReduceScatter', allgather: 'ncclAllGather' }[op.collective];
         const context = `collective ${op.label}, device ${device}, rank ${own.rank} of ${own.ranks}, ${op.elements} ${type} elements`;
         // NCCL answers with an ncclResult_t: a failure is thrown here, naming the op, as a cuBLAS one is. A grouped

@@ -1,5 +1,4 @@
-import { type ActivityCollection, CuptiActivity, matchActivity, matchCommunication, openCupti, recordingCupti } from '../cuda/cupti.js';
-import { NCCL_IN_PROGRESS, ncclResultName } from '../cuda/nccl.js';
+import { type ActivityCollection, CuptiActivity, matchActivity, openCupti, recordingCupti } from '../cuda/cupti.js';
 import { CUDA_ERROR, CudaError } from '../cuda/error.js';
 import { loadedLibraryPath } from '../cuda/load.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
@@ -154,7 +153,7 @@ export class CudaRepRunner implements RepRunner {
     const gate = prepared.schedule.gated ? this.gate : null;
     // CUPTI's first recording sets itself up inside the first calls it sees, for milliseconds, with the GPU waiting:
     // a first pass, thrown away, pays that so the kept one shows the pipeline.
-    if (!this.cuptiWarm && prepared.schedule.issue !== 'graph' && openCupti() instanceof CuptiActivity) {
+    if (!this.cuptiWarm && !hasCollective(prepared) && prepared.schedule.issue !== 'graph' && openCupti() instanceof CuptiActivity) {
       this.cuptiWarm = true;
       await this.tracedPass(prepared, traced, gate, options);
     }
@@ -231,25 +230,7 @@ export class CudaRepRunner implements RepRunner {
             return;
           }
           const issueBy = performance.now() + (deadlineMs ?? Number.POSITIVE_INFINITY);
-          // Collectives go to worker threads while CUPTI records (Nccl.issueOffThread): a group's calls run at once,
-          // each on its own thread, and the ops after the group wait until every one of them was enqueued.
-          const inFlight: Array<{ index: number; status: Promise<number> }> = [];
           for (let i = 0; i < prepared.thunks.length; i++) {
-            const off = cupti instanceof CuptiActivity ? prepared.offThread.get(i) : undefined;
-            if (off) {
-              // The thunk would have made the collective's device current: the ops after it expect that.
-              this.rt.setDevice(off.device);
-              issuedAt[i] = performance.now();
-              inFlight.push({ index: i, status: off.call() });
-              const op = prepared.ops[i];
-              if (op?.kind === 'collective' && op.group && !op.group.closes) continue;
-              for (const { index, status } of inFlight.splice(0)) {
-                const code = await status;
-                if (code === NCCL_IN_PROGRESS) await this.settleCollective(prepared, index, issueBy, signal);
-                else if (code !== 0) throw this.collectiveFailure(prepared, index, code);
-              }
-              continue;
-            }
             const code = call(i);
             if (code !== 0) {
               if (code !== NCCL_PENDING) throw this.opFailure(prepared, i, code, 'issuing');
@@ -274,6 +255,11 @@ export class CudaRepRunner implements RepRunner {
   /** CUPTI recording for a traced rep issued op by op; for a graph replay, or where CUPTI will not start, why not. */
   private startCupti(prepared: PreparedRep): CuptiActivity | { readonly unavailable: string } {
     if (prepared.schedule.issue === 'graph') return { unavailable: 'a graph replay: CUPTI ties its ops to the graph launch, not to each op' };
+    if (hasCollective(prepared)) {
+      // Recording stays on from one traced rep to the next: off before NCCL's threads run.
+      recordingCupti()?.stop();
+      return { unavailable: COLLECTIVES_UNTRACED };
+    }
     const cupti = openCupti();
     if (!(cupti instanceof CuptiActivity)) return cupti;
     try {
@@ -572,16 +558,6 @@ export class CudaRepRunner implements RepRunner {
     });
   }
 
-  /** A collective that NCCL refused, named with its mode. */
-  private collectiveFailure(prepared: PreparedRep, index: number, status: number): Error {
-    const op = prepared.ops[index];
-    const nccl = this.collectives?.watch;
-    const what = op ? describeOp(op, prepared.schedule, this.plan.kernels) : 'a collective';
-    return new DeviceFailure(`NCCL answered ${status} (${ncclResultName(status)}) to ${what} in the ${prepared.schedule.description} mode.`, {
-      hint: nccl ? 'Run with NCCL_DEBUG=WARN to see why.' : undefined,
-    });
-  }
-
   private repFailure(prepared: PreparedRep, error: unknown): Error {
     if (error instanceof CudaError) {
       const kernels = workNames(prepared.ops.filter((o) => o !== null));
@@ -594,6 +570,16 @@ export class CudaRepRunner implements RepRunner {
     return error as Error;
   }
 }
+
+/**
+ * Why a rep with collectives is timed by events: CUPTI records the CUDA calls of every thread, NCCL's own threads
+ * among them, and hands its buffers out through callbacks that koffi runs on the JS thread; with both, a traced rep
+ * of ddp.yaml never ended on two H100s (CUDA_PIPE_CUPTI pointed nowhere, it ended: docs/measurements/2026-11-26-h100x2-cupti/).
+ */
+export const COLLECTIVES_UNTRACED =
+  "a rep with NCCL collectives: CUPTI's buffer callbacks, which run on the JS thread, and NCCL's own threads did not end a traced rep together on two GPUs";
+
+const hasCollective = (prepared: PreparedRep): boolean => prepared.ops.some((op) => op?.kind === 'collective');
 
 /** The records each span's op makes on the GPU; null for ops CUPTI is not asked about (host functions, peer copies). */
 function expectedKind(span: TracedSpan): CuptiRecord | null {
@@ -613,12 +599,7 @@ export function engineTimes(
   if (!(cupti instanceof CuptiActivity)) return none(`CUPTI not used: ${cupti.unavailable}`);
   if (typeof collection === 'string') return none(collection);
   const expected = traced.spans.map(expectedKind);
-  const correlated = matchActivity(collection, expected);
-  // NCCL's kernels by device and order (a group's kernels launch under the call that closes it).
-  const deviceOf = streamDevices(traced.schedule);
-  const collectiveDevices = traced.spans.map((span) => (span.op.kind === 'collective' ? deviceOf(span.op.stream) : null));
-  const communication = collectiveDevices.some((d) => d !== null) ? matchCommunication(collection, collectiveDevices) : [];
-  const matched = { ...correlated, spans: correlated.spans.map((span, i) => (collectiveDevices[i] === null ? span : (communication?.[i] ?? null))) };
+  const matched = matchActivity(collection, expected);
   const missing = expected.filter((kind, i) => kind !== null && !matched.spans[i]).length;
   const faults = [
     ...(missing ? [`${missing} of ${expected.filter((k) => k !== null).length} ops had no record`] : []),

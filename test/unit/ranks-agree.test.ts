@@ -3,7 +3,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { matchCommunication } from '../../src/cuda/cupti.js';
 import type { Nccl, NcclComm } from '../../src/cuda/nccl.js';
 import { NcclError } from '../../src/cuda/nccl.js';
 import type { CudaRuntime } from '../../src/cuda/runtime.js';
@@ -154,35 +153,5 @@ describe("waiting on NCCL's communicators", () => {
       },
     );
     await assert.rejects(wait, /peer failed/);
-  });
-});
-
-describe("NCCL's kernels in CUPTI's records", () => {
-  const kernel = (deviceId: number, startNs: number, communication: boolean) => ({
-    kind: 'kernel' as const,
-    correlationId: 1,
-    deviceId,
-    streamId: 7,
-    bytes: 0,
-    startNs,
-    endNs: startNs + 10,
-    ...(communication ? { communication: true as const } : {}),
-  });
-  const collection = (records: ReturnType<typeof kernel>[]) => ({ records, external: new Map<number, number>(), dropped: 0, malformed: 0 });
-
-  it('go to their collectives by device and order, whichever call launched them', () => {
-    const records = [kernel(1, 50, true), kernel(0, 40, true), kernel(0, 5, false), kernel(0, 10, true), kernel(1, 20, true)];
-    assert.deepEqual(matchCommunication(collection(records), [null, 0, 1, 0, 1]), [
-      null,
-      { start: 10, end: 20 },
-      { start: 20, end: 30 },
-      { start: 40, end: 50 },
-      { start: 50, end: 60 },
-    ]);
-  });
-
-  it('are not matched at all when a device ran more or fewer than its collectives', () => {
-    assert.equal(matchCommunication(collection([kernel(0, 10, true)]), [0, 0]), null);
-    assert.equal(matchCommunication(collection([kernel(0, 10, true), kernel(1, 10, true)]), [0]), null);
   });
 });
