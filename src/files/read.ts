@@ -50,6 +50,19 @@ export function readRegularBytes(path: string, limits: ReadLimits): Buffer {
   }
 }
 
+/**
+ * Why `path` is not a regular file ("no such file", "is a named pipe (FIFO), not a regular file"), or null when it is
+ * one; links are followed. For files handed to something that would block on a FIFO or read a device for ever, such
+ * as dlopen or import(), which cannot be given O_NONBLOCK.
+ */
+export function notRegularFile(path: string): string | null {
+  try {
+    return notRegular(statSync(path));
+  } catch (error) {
+    return describeFileError(error);
+  }
+}
+
 function notRegular(stats: Stats): string | null {
   if (stats.isFile()) return null;
   if (stats.isDirectory()) return 'is a folder, not a file';
