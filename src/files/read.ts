@@ -21,16 +21,8 @@ export function readRegularFile(path: string, limits: ReadLimits): string {
 
 /** readRegularFile's bytes, undecoded: for binary files such as a cached CUBIN. */
 export function readRegularBytes(path: string, limits: ReadLimits): Buffer {
-  const fail = (reason: string): UsageError => new UsageError(`Cannot read ${limits.what} ${path}: ${reason}.`, limits.hint === undefined ? {} : { hint: limits.hint });
-  let stats: Stats;
-  try {
-    stats = statSync(path);
-  } catch (error) {
-    throw fail(describeFileError(error));
-  }
-  const kind = notRegular(stats);
-  if (kind) throw fail(kind);
-  if (stats.size > limits.maxBytes) throw fail(`it is ${stats.size} bytes, more than the ${formatByteLimit(limits.maxBytes)} a ${limits.what} may be`);
+  const fail = failure(path, limits);
+  checkRegularFile(path, limits);
   let fd: number;
   try {
     // O_NONBLOCK: if the path was swapped for a FIFO after the stat, open and read return at once instead of hanging.
@@ -61,6 +53,28 @@ export function notRegularFile(path: string): string | null {
   } catch (error) {
     return describeFileError(error);
   }
+}
+
+const failure =
+  (path: string, limits: ReadLimits) =>
+  (reason: string): UsageError =>
+    new UsageError(`Cannot read ${limits.what} ${path}: ${reason}.`, limits.hint === undefined ? {} : { hint: limits.hint });
+
+/**
+ * What readRegularFile checks before it reads, for a file that something else reads (import() of a module): a
+ * regular file, within the size limit. A UsageError naming the file otherwise.
+ */
+export function checkRegularFile(path: string, limits: ReadLimits): void {
+  const fail = failure(path, limits);
+  let stats: Stats;
+  try {
+    stats = statSync(path);
+  } catch (error) {
+    throw fail(describeFileError(error));
+  }
+  const kind = notRegular(stats);
+  if (kind) throw fail(kind);
+  if (stats.size > limits.maxBytes) throw fail(`it is ${stats.size} bytes, more than the ${formatByteLimit(limits.maxBytes)} a ${limits.what} may be`);
 }
 
 function notRegular(stats: Stats): string | null {
