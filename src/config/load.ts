@@ -8,7 +8,7 @@ import { chunkUnits } from '../chunking.js';
 import { MAX_CONFIG_BYTES } from '../files/limits.js';
 import { readDevices } from './devices.js';
 import { readRegularFile } from '../files/read.js';
-import { formatPath } from '../format.js';
+import { CONTROL, formatPath } from '../format.js';
 import { ELEMENT_BYTES, type IssueOrder, type PlacedDefaultOp, type ScalarType } from '../vocabulary.js';
 import { parseConfigYaml } from './parse-yaml.js';
 import { STEP_CONFIGS, type ComputeStep } from '../stages/index.js';
@@ -43,11 +43,50 @@ export function parseConfigText(text: string, path: string, overrides: Overrides
 
 /** The parsed YAML (or a variant of it) through the schema and every check, into a Config. */
 export function validateConfig(raw: unknown, path: string, locate: Locator): LoadedConfig {
+  const control = controlText(raw, []);
+  if (control) {
+    throw new UsageError(
+      `${locate(control.path)}: ${formatPath(control.path) || 'a key'} holds the control character U+${control.code.toString(16).padStart(4, '0').toUpperCase()}, which a terminal would act on when it is printed.`,
+      { hint: 'Names and descriptions are plain text: remove escape sequences and other control characters.' },
+    );
+  }
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) throw schemaError(parsed.error, locate);
   const name = parsed.data.name ?? basename(basename(path), extname(path));
   const deviceGiven = typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>).device !== undefined;
   return { config: resolveConfig(parsed.data, name, path, locate, deviceGiven), locate, raw };
+}
+
+/**
+ * The first string (a key or a value) holding a control character, with its path: names and descriptions are
+ * printed, and `\u001b[2J` in a name would clear the user's terminal. Newlines and tabs are text.
+ */
+function controlText(value: unknown, path: (string | number)[]): { path: (string | number)[]; code: number } | null {
+  const inText = (text: string) => {
+    CONTROL.lastIndex = 0;
+    const found = CONTROL.exec(text);
+    return found ? (found[0].codePointAt(0) as number) : null;
+  };
+  if (typeof value === 'string') {
+    const code = inText(value);
+    return code === null ? null : { path, code };
+  }
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = controlText(item, [...path, i]);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const code = inText(key);
+      if (code !== null) return { path: [...path, key], code };
+      const found = controlText(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return null;
 }
 
 /** Each override: where it lands in the config, and the flag that set it. */
