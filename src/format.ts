@@ -54,3 +54,15 @@ export function trimNumber(value: number, decimals: number): string {
 export function formatPath(path: readonly (string | number)[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }
+
+/**
+ * Control characters that a terminal acts on (escape sequences, carriage returns, bidirectional overrides) shown as
+ * visible `\u001b` escapes, for text that came from a file: a name from a Result or a config reaches the terminal
+ * as text, never as commands. Newlines and tabs stay.
+ */
+export function escapeControl(text: string): string {
+  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** C0 but tab and newline, DEL and C1, and the bidirectional embeddings, overrides and isolates. */
+export const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;

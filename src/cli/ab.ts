@@ -7,7 +7,7 @@ import type { WaitStrategy } from '../exec/wait.js';
 import { renderAbMarkdown, renderAbTable } from '../report/ab.js';
 import { makeStyle } from '../report/style.js';
 import { withInterrupts } from './interrupt.js';
-import { writeDocuments } from './write-file.js';
+import { checkDocuments, writeDocuments } from './write-file.js';
 
 export interface AbFlags extends Pick<Overrides, 'streams' | 'chunks' | 'order' | 'device' | 'warmup'> {
   verify: boolean;
@@ -25,6 +25,11 @@ export interface AbFlags extends Pick<Overrides, 'streams' | 'chunks' | 'order' 
 export async function abCommand(pathA: string, pathB: string, flags: AbFlags): Promise<ExitCode> {
   const overrides: Overrides = { streams: flags.streams, chunks: flags.chunks, order: flags.order, device: flags.device, warmup: flags.warmup };
   const [a, b] = [loadConfigFile(pathA, overrides), loadConfigFile(pathB, overrides)];
+  // Before the GPU is opened: a clash found after minutes of measuring would throw the measurement away.
+  checkDocuments([
+    { flag: 'json', target: flags.json },
+    { flag: 'md', target: flags.md },
+  ]);
   const result = await withInterrupts((signal) =>
     runAb(a, b, {
       verify: flags.verify,

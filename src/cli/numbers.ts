@@ -55,13 +55,16 @@ export function countList(text: string): number[] {
   return [...new Set(values)];
 }
 
-/** probe's `--device` and run's `--devices`: "all", one index, or indexes separated by commas (0,1), each once in the order given. */
+/** probe's `--device` and run's `--devices`: "all", one index, or indexes separated by commas (0,1) in the order given, each once. */
 export function deviceSelection(text: string): 'all' | number[] {
   if (text.trim() === 'all') return 'all';
   const values = text.split(',').map((v) => (v.trim() === '' ? Number.NaN : Number(v)));
   if (values.some((v) => !Number.isInteger(v) || v < 0))
     throw new InvalidArgumentError(`expected a device index, indexes separated by commas such as 0,1, or "all", got "${text}".`);
-  return [...new Set(values)];
+  // As in a config's devices: a device listed twice is a plan over fewer devices than asked for, so it is refused.
+  const twice = values.find((v, i) => values.indexOf(v) !== i);
+  if (twice !== undefined) throw new InvalidArgumentError(`device ${twice} is listed twice in "${text}"; list each device once.`);
+  return values;
 }
 
 /** A comma-separated list of issue orders. */

@@ -12,6 +12,7 @@ import { renderHostMemoryTable } from '../report/host-memory.js';
 import { renderPlan } from '../report/plan.js';
 import type { RunResult } from '../result/schema.js';
 import type { HostMemoryKind } from '../vocabulary.js';
+import { checkStageModules } from '../workers/pool.js';
 import { withInterrupts } from './interrupt.js';
 import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
 
@@ -56,6 +57,9 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
       loads
         .map((loaded) => {
           const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
+          // A run checks its modules as its workers start; a dry run starts none, so it checks them here.
+          const host = loaded.config.host;
+          if (host?.thread === 'workers') checkStageModules({ before: host.before, after: host.after });
           return renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)), rank: rankLabel(identity) });
         })
         .join('\n\n') + '\n',

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import cliProgress from 'cli-progress';
 import { type SweepAxes, sweepConfig } from '../api/sweep.js';
 import { loadConfigFile } from '../config/load.js';
+import { MAX_SWEEP_VALUES } from '../config/schema.js';
 import { settingValue } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
@@ -43,6 +44,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     orders: flags.order ?? fromConfig?.order ?? ['depth-first'],
     sets: flags.set.length ? flags.set.map(parseSetFlag) : Object.entries(fromConfig?.set ?? {}).map(([path, values]) => ({ path, values })),
   };
+  checkSweepSize(axes);
   // A clash between outputs fails before the sweep measures for minutes, not after.
   checkOutputs(flags);
   const budgetMs = (flags.maxTime ?? fromConfig?.maxTime ?? DEFAULT_BUDGET_S) * 1000;
@@ -80,6 +82,32 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   // The documents a sweep can be written as: the Results, the heat map as Markdown, the chart, the HTML report.
   writeRunOutputs(results, flags, { table: true, gantt: false, sweep: true });
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
+}
+
+/** Settings a sweep may measure (the product of its --set lists): each one is a sweep of every layout. */
+export const MAX_SWEEP_SETTINGS = 256;
+
+/**
+ * A sweep's axes within bounds before anything is checked or planned: every setting is checked and planned up front,
+ * so 8,000 values of one --set took the heap, and each axis value multiplies the layouts.
+ */
+export function checkSweepSize(axes: SweepAxes): void {
+  const lists: Array<[string, number]> = [
+    ['--streams', axes.streams.length],
+    ['--chunks', axes.chunks.length],
+    ...axes.sets.map((set): [string, number] => [`--set ${set.path}`, set.values.length]),
+  ];
+  const long = lists.find(([, length]) => length > MAX_SWEEP_VALUES);
+  if (long)
+    throw new UsageError(`${long[0]} lists ${long[1]} values; a sweep axis lists at most ${MAX_SWEEP_VALUES}.`, {
+      hint: 'Sweep a coarser grid first, then a narrower one around the best value.',
+    });
+  const settings = axes.sets.reduce((product, set) => product * set.values.length, 1);
+  if (settings > MAX_SWEEP_SETTINGS) {
+    throw new UsageError(`the --set lists make ${settings} settings (${axes.sets.map((set) => set.values.length).join(' × ')}); a sweep measures at most ${MAX_SWEEP_SETTINGS}.`, {
+      hint: 'Sweep fewer values, or one path at a time.',
+    });
+  }
 }
 
 /** `--set kernels[0].args[3].int32=530,1060` → the path and its values. */

@@ -3,11 +3,12 @@ import { basename, dirname, extname, resolve } from 'node:path';
 import { type Document, isMap, isPair, isScalar, isSeq, type Pair, type YAMLMap } from 'yaml';
 import type { z } from 'zod';
 import { UsageError } from '../errors.js';
+import { initProblem } from './init.js';
 import { chunkUnits } from '../chunking.js';
 import { MAX_CONFIG_BYTES } from '../files/limits.js';
 import { readDevices } from './devices.js';
 import { readRegularFile } from '../files/read.js';
-import { formatPath } from '../format.js';
+import { CONTROL, formatPath } from '../format.js';
 import { ELEMENT_BYTES, type IssueOrder, type PlacedDefaultOp, type ScalarType } from '../vocabulary.js';
 import { parseConfigYaml } from './parse-yaml.js';
 import { STEP_CONFIGS, type ComputeStep } from '../stages/index.js';
@@ -42,11 +43,50 @@ export function parseConfigText(text: string, path: string, overrides: Overrides
 
 /** The parsed YAML (or a variant of it) through the schema and every check, into a Config. */
 export function validateConfig(raw: unknown, path: string, locate: Locator): LoadedConfig {
+  const control = controlText(raw, []);
+  if (control) {
+    throw new UsageError(
+      `${locate(control.path)}: ${formatPath(control.path) || 'a key'} holds the control character U+${control.code.toString(16).padStart(4, '0').toUpperCase()}, which a terminal would act on when it is printed.`,
+      { hint: 'Names and descriptions are plain text: remove escape sequences and other control characters.' },
+    );
+  }
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) throw schemaError(parsed.error, locate);
   const name = parsed.data.name ?? basename(basename(path), extname(path));
   const deviceGiven = typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>).device !== undefined;
   return { config: resolveConfig(parsed.data, name, path, locate, deviceGiven), locate, raw };
+}
+
+/**
+ * The first string (a key or a value) holding a control character, with its path: names and descriptions are
+ * printed, and `\u001b[2J` in a name would clear the user's terminal. Newlines and tabs are text.
+ */
+function controlText(value: unknown, path: (string | number)[]): { path: (string | number)[]; code: number } | null {
+  const inText = (text: string) => {
+    CONTROL.lastIndex = 0;
+    const found = CONTROL.exec(text);
+    return found ? (found[0].codePointAt(0) as number) : null;
+  };
+  if (typeof value === 'string') {
+    const code = inText(value);
+    return code === null ? null : { path, code };
+  }
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = controlText(item, [...path, i]);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const code = inText(key);
+      if (code !== null) return { path: [...path, key], code };
+      const found = controlText(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return null;
 }
 
 /** Each override: where it lands in the config, and the flag that set it. */
@@ -273,7 +313,7 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     elements: units,
     items,
     tolerance: parsed.verify?.tolerance ?? null,
-    host: readHost(parsed.host, path, locate, notes),
+    host: readHost(parsed.host, path, buffers, locate, notes),
     deviceMemory: parsed.deviceMemory ?? null,
     notes,
     sweep: parsed.sweep ?? null,
@@ -319,6 +359,8 @@ function resolveBuffer(name: string, b: ParsedConfig['buffers'][string], items: 
   }
   const elements = (shaped ?? given) as number;
   if (elements <= 0) throw new UsageError(`${where}: buffer "${name}" has no elements; give it a count or size above zero.`);
+  const badInit = b.init ? initProblem(b.type, b.init, elements) : null;
+  if (badInit) throw new UsageError(`${locate(['buffers', name, 'init', badInit.field])}: buffer "${name}" holds ${b.type}: init ${badInit.field} ${badInit.problem}.`);
   return {
     name,
     type: b.type,
@@ -338,7 +380,7 @@ function resolveBuffer(name: string, b: ParsedConfig['buffers'][string], items: 
 function resolveStep(library: (typeof STEP_CONFIGS)[number], entry: unknown, buffers: readonly ConfigBuffer[], at: (string | number)[], locate: Locator): ComputeStep {
   const resolved = library.resolve(
     entry,
-    buffers.map((b) => ({ name: b.name, type: b.type, role: b.role, elementBytes: b.elementBytes, itemSize: b.itemSize })),
+    buffers.map((b) => ({ name: b.name, type: b.type, role: b.role, elementBytes: b.elementBytes, itemSize: b.itemSize, elements: b.elements })),
   );
   if ('error' in resolved) throw new UsageError(`${locate([...at, ...resolved.path])}: ${formatPath(at)}: ${resolved.error}.`);
   return { stage: library.stage, label: library.label(entry), spec: resolved.spec };
@@ -348,7 +390,7 @@ function resolveStep(library: (typeof STEP_CONFIGS)[number], entry: unknown, buf
  * The host stage. `function:` alone is the old form: `function: checksum` now runs on the workers (`after:
  * checksum`), `function: empty` (the bare callback cost) stays on the JS thread; both say so in a note.
  */
-function readHost(host: ParsedConfig['host'], path: string | null, locate: Locator, notes: string[]): ConfigHost | null {
+function readHost(host: ParsedConfig['host'], path: string | null, buffers: readonly ConfigBuffer[], locate: Locator, notes: string[]): ConfigHost | null {
   if (!host) return null;
   const where = (field: string) => locate(['host', field]);
   const thread = host.thread ?? (host.function === 'empty' && host.after === undefined ? 'js' : 'workers');
@@ -370,6 +412,12 @@ function readHost(host: ParsedConfig['host'], path: string | null, locate: Locat
     throw new UsageError(`${where('after')}: a host stage on workers needs before (a loader) or after: checksum, { cost: { msPerMiB } } or { module: ./file.mjs, export: name }.`);
   }
   if (host.slots !== undefined && !before) throw new UsageError(`${where('slots')}: slots are the loader's: give before as well.`);
+  // A loader fills the chunks of the buffers copied in; with none, it would fill nothing and time nothing.
+  if (before && !buffers.some((b) => b.role === 'in' || b.role === 'inout')) {
+    throw new UsageError(`${where('before')}: a loader (before) fills each chunk of the in and inout buffers before its H2D, and this config has none.`, {
+      hint: 'Give a buffer role: in (or inout), or use after: for work on the chunks copied out.',
+    });
+  }
   const named = (after ?? before) as HostStageFn;
   const name = host.name ?? (named.kind === 'module' ? named.export : named.kind);
   return { name, thread: 'workers', workers: host.workers ?? null, before: before ?? null, slots: host.slots ?? null, after: after ?? null };

@@ -1,4 +1,4 @@
-import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+import { type Document, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { UsageError } from '../errors.js';
 import { findExcessiveNesting, MAX_NESTING, valueDepthExceeds } from './nesting.js';
 
@@ -7,6 +7,12 @@ import { findExcessiveNesting, MAX_NESTING, valueDepthExceeds } from './nesting.
  * weighs each alias by the size of what it copies, so "billion laughs" documents stop long before they grow.
  */
 export const MAX_ALIAS_COUNT = 100;
+
+/**
+ * The values a config may expand to, aliases expanded: a real config holds a few hundred, and 1 MiB of YAML without aliases less than this. The alias limit alone
+ * let 300 KB of YAML expand to 15 million values (4 GB) through 100 aliases of a large anchor.
+ */
+export const MAX_CONFIG_VALUES = 1_000_000;
 
 export interface ParsedYaml {
   readonly doc: Document;
@@ -39,6 +45,11 @@ export function parseConfigYaml(text: string, path: string): ParsedYaml {
   }
   const duplicate = firstDuplicateKey(doc);
   if (duplicate) throw new UsageError(`${where(duplicate.offset)}: YAML syntax error: the key "${duplicate.key}" appears twice in the same map.`);
+  if (expandedValues(doc) > MAX_CONFIG_VALUES) {
+    throw new UsageError(`${path}: the YAML expands to more than ${MAX_CONFIG_VALUES} values with its aliases (*name) expanded; a config holds a few hundred.`, {
+      hint: 'Write the repeated values out, or use fewer aliases of large anchors.',
+    });
+  }
   const value = toPlainValue(doc, path);
   if (value === null || value === undefined) throw emptyConfig(path);
   if (valueDepthExceeds(value)) throw tooDeep(path);
@@ -104,4 +115,22 @@ function firstDuplicateKey(doc: Document): { key: string; offset: number } | nul
     }
   }
   return null;
+}
+
+/** The values (scalars, maps, lists, keys) the document holds once every alias is expanded, counted without expanding. */
+function expandedValues(doc: Document): number {
+  const sizes = new Map<unknown, number>();
+  const size = (node: unknown): number => {
+    const known = sizes.get(node);
+    if (known !== undefined) return known;
+    // An anchor met again while it is counted refers to itself: it would expand for ever.
+    sizes.set(node, Number.POSITIVE_INFINITY);
+    let total = 1;
+    if (isAlias(node)) total = size(node.resolve(doc));
+    else if (isMap(node)) for (const pair of node.items) total += isPair(pair) ? size(pair.key) + size(pair.value) : 1;
+    else if (isSeq(node)) for (const item of node.items) total += size(item);
+    sizes.set(node, total);
+    return total;
+  };
+  return size(doc.contents);
 }

@@ -282,13 +282,23 @@ const RepetitionsSchema = z
   })
   .strict();
 
+/** Values one sweep axis may list: each is measured (a setting is a whole sweep of layouts), so thousands never end. */
+export const MAX_SWEEP_VALUES = 64;
+const axisLimit = `a sweep axis lists at most ${MAX_SWEEP_VALUES} values`;
+
 const SweepSchema = z
   .object({
-    streams: z.array(z.number().int().min(1)).min(1).optional().describe('stream counts to measure'),
-    chunks: z.array(z.number().int().min(1)).min(1).optional().describe('chunk counts to measure'),
+    streams: z.array(z.number().int().min(1)).min(1).max(MAX_SWEEP_VALUES, axisLimit).optional().describe('stream counts to measure'),
+    chunks: z.array(z.number().int().min(1)).min(1).max(MAX_SWEEP_VALUES, axisLimit).optional().describe('chunk counts to measure'),
     order: z.array(z.enum(ISSUE_ORDERS)).min(1).optional().describe('issue orders to measure'),
     set: z
-      .record(z.string(), z.array(z.union([z.number(), z.string()])).min(1))
+      .record(
+        z.string(),
+        z
+          .array(z.union([z.number(), z.string()]))
+          .min(1)
+          .max(MAX_SWEEP_VALUES, axisLimit),
+      )
       .optional()
       .describe('any scalar of the config by its path, and the values to measure it at: "kernels[0].args[3].int32": [530, 1060]'),
     maxTime: z.number().positive().optional().describe('seconds for the whole sweep of layouts, per setting (default 40)'),

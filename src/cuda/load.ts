@@ -1,8 +1,9 @@
 import { readFileSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import koffi from 'koffi';
 import { EnvironmentError } from '../errors.js';
 import { describeFileError } from '../files/errno.js';
+import { notRegularFile } from '../files/read.js';
 import { type CudaLibraryKind, describeFailedSearch, LIBRARY_NAME, LIBRARY_OVERRIDE, type LibraryCandidate, libraryCandidates, searchHint } from './locate.js';
 import { describeMissing, missingSymbols } from './symbols.js';
 
@@ -73,9 +74,16 @@ export function loadFirst(kind: CudaLibraryKind, candidates: readonly LibraryCan
 export function firstLoadable<C extends { readonly path: string }>(
   candidates: readonly C[],
   fault: (lib: NativeLibrary) => string | null,
+  env: NodeJS.ProcessEnv = process.env,
 ): { loaded: { lib: NativeLibrary; path: string } | null; attempts: { candidate: C; reason: string }[] } {
   const attempts: { candidate: C; reason: string }[] = [];
   for (const candidate of candidates) {
+    // dlopen opens a FIFO and blocks until a writer comes, on the JS thread, where no signal handler can run.
+    const unfit = unfitLibraryFile(candidate.path, env);
+    if (unfit) {
+      attempts.push({ candidate, reason: unfit });
+      continue;
+    }
     let lib: NativeLibrary;
     try {
       lib = koffi.load(candidate.path);
@@ -88,6 +96,24 @@ export function firstLoadable<C extends { readonly path: string }>(
     attempts.push({ candidate, reason });
   }
   return { loaded: null, attempts };
+}
+
+/**
+ * Why a candidate must not reach dlopen: a path that is not a regular file, or a bare soname whose first match in
+ * LD_LIBRARY_PATH (where the loader looks first for a program without RPATH) is not one. Null when dlopen may try.
+ * A missing path is left to dlopen, whose message says the same.
+ */
+export function unfitLibraryFile(path: string, env: NodeJS.ProcessEnv = process.env): string | null {
+  if (path.includes('/')) {
+    const unfit = notRegularFile(path);
+    return unfit === null || unfit === 'no such file' ? null : `${unfit}, so not a shared library`;
+  }
+  for (const dir of (env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean)) {
+    const unfit = notRegularFile(join(dir, path));
+    if (unfit === 'no such file' || unfit === 'a part of the path is not a folder') continue;
+    return unfit === null ? null : `${join(dir, path)} (LD_LIBRARY_PATH) ${unfit}, so not a shared library`;
+  }
+  return null;
 }
 
 function loadOverride(kind: CudaLibraryKind, variable: string, path: string): LoadedLibrary {
@@ -107,6 +133,9 @@ function loadOverride(kind: CudaLibraryKind, variable: string, path: string): Lo
       if (error instanceof LibraryOverrideError) throw error;
       throw fail(`${describeFileError(error)} there`);
     }
+  } else {
+    const unfit = unfitLibraryFile(path);
+    if (unfit) throw fail(unfit);
   }
   let lib: NativeLibrary;
   try {

@@ -4,6 +4,8 @@
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 export const MAX_KERNEL_SOURCE_BYTES = 4 * 1024 * 1024;
 export const MAX_RESULT_BYTES = 256 * 1024 * 1024;
+/** A host stage's ES module (`host.before`/`after: { module }`): a bundled decoder is a few MiB at most. */
+export const MAX_MODULE_BYTES = 16 * 1024 * 1024;
 
 /** A limit above, in words: "1 MiB"; limits are whole MiB, anything else is shown in bytes. */
 export function formatByteLimit(bytes: number): string {

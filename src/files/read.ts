@@ -21,16 +21,8 @@ export function readRegularFile(path: string, limits: ReadLimits): string {
 
 /** readRegularFile's bytes, undecoded: for binary files such as a cached CUBIN. */
 export function readRegularBytes(path: string, limits: ReadLimits): Buffer {
-  const fail = (reason: string): UsageError => new UsageError(`Cannot read ${limits.what} ${path}: ${reason}.`, limits.hint === undefined ? {} : { hint: limits.hint });
-  let stats: Stats;
-  try {
-    stats = statSync(path);
-  } catch (error) {
-    throw fail(describeFileError(error));
-  }
-  const kind = notRegular(stats);
-  if (kind) throw fail(kind);
-  if (stats.size > limits.maxBytes) throw fail(`it is ${stats.size} bytes, more than the ${formatByteLimit(limits.maxBytes)} a ${limits.what} may be`);
+  const fail = failure(path, limits);
+  checkRegularFile(path, limits);
   let fd: number;
   try {
     // O_NONBLOCK: if the path was swapped for a FIFO after the stat, open and read return at once instead of hanging.
@@ -48,6 +40,41 @@ export function readRegularBytes(path: string, limits: ReadLimits): Buffer {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Why `path` is not a regular file ("no such file", "is a named pipe (FIFO), not a regular file"), or null when it is
+ * one; links are followed. For files handed to something that would block on a FIFO or read a device for ever, such
+ * as dlopen or import(), which cannot be given O_NONBLOCK.
+ */
+export function notRegularFile(path: string): string | null {
+  try {
+    return notRegular(statSync(path));
+  } catch (error) {
+    return describeFileError(error);
+  }
+}
+
+const failure =
+  (path: string, limits: ReadLimits) =>
+  (reason: string): UsageError =>
+    new UsageError(`Cannot read ${limits.what} ${path}: ${reason}.`, limits.hint === undefined ? {} : { hint: limits.hint });
+
+/**
+ * What readRegularFile checks before it reads, for a file that something else reads (import() of a module): a
+ * regular file, within the size limit. A UsageError naming the file otherwise.
+ */
+export function checkRegularFile(path: string, limits: ReadLimits): void {
+  const fail = failure(path, limits);
+  let stats: Stats;
+  try {
+    stats = statSync(path);
+  } catch (error) {
+    throw fail(describeFileError(error));
+  }
+  const kind = notRegular(stats);
+  if (kind) throw fail(kind);
+  if (stats.size > limits.maxBytes) throw fail(`it is ${stats.size} bytes, more than the ${formatByteLimit(limits.maxBytes)} a ${limits.what} may be`);
 }
 
 function notRegular(stats: Stats): string | null {

@@ -2,7 +2,7 @@ import { formatMs, formatPercent, formatRate, formatUs, gbPerSecond } from '../f
 import type { ModeResult, ModelAnalysis, RunResult } from '../result/schema.js';
 import { serialMismatch } from '../result/likeness.js';
 import { twinWithout } from './toolbox.js';
-import type { DefaultStreamOp, ModeRole, StopRule } from '../vocabulary.js';
+import type { DefaultStreamOp, ModeRole, OverlapLayout, StopRule } from '../vocabulary.js';
 
 // Words every renderer uses for the same things, so the table, Markdown and HTML say them alike.
 
@@ -29,12 +29,28 @@ export function modeLabel(mode: ModeResult, result: Pick<RunResult, 'modes' | 'd
   const device = result.devices.length > 1 ? mode.device : null;
   const { role } = mode;
   if (role.kind !== 'overlapped') return roleLabel(role, device);
-  const layouts = result.modes.flatMap((m) => (m.role.kind === 'overlapped' ? [m.role.layout] : []));
+  const { layouts, shapes } = overlappedShapes(result.modes);
   const on = device === null ? '' : ` on GPU ${device}`;
-  if (layouts.length < 2) return `overlapped${on}`;
-  const shape = (l: typeof role.layout) => roleLabel({ kind: 'overlapped', layout: { ...l, order: 'depth-first' } });
-  const sameShape = layouts.every((l) => shape(l) === shape(role.layout));
+  if (layouts < 2) return `overlapped${on}`;
+  const sameShape = shapes.size === 1 && shapes.has(layoutShape(role.layout));
   return sameShape ? `overlapped (${role.layout.order})${on}` : `${roleLabel(role)}${on}`;
+}
+
+const layoutShape = (layout: OverlapLayout) => roleLabel({ kind: 'overlapped', layout: { ...layout, order: 'depth-first' } });
+
+const shapesOf = new WeakMap<readonly ModeResult[], { layouts: number; shapes: ReadonlySet<string> }>();
+
+/**
+ * How many overlapped modes a Result holds and their shapes (layouts but for the order), once per list of modes: a
+ * table labels every mode, and reading every other mode for each made a report of 30,000 modes quadratic.
+ */
+function overlappedShapes(modes: readonly ModeResult[]): { layouts: number; shapes: ReadonlySet<string> } {
+  const known = shapesOf.get(modes);
+  if (known) return known;
+  const layouts = modes.flatMap((m) => (m.role.kind === 'overlapped' ? [m.role.layout] : []));
+  const found = { layouts: layouts.length, shapes: new Set(layouts.map(layoutShape)) };
+  shapesOf.set(modes, found);
+  return found;
 }
 
 const opWord = (op: DefaultStreamOp['op']) => (op === 'h2d' ? 'H2D' : op);

@@ -14,8 +14,22 @@ export type SerialMismatch = { readonly kind: 'without-stage'; readonly host: st
 export function serialMismatch(mode: ModeResult, modes: readonly ModeResult[]): SerialMismatch | null {
   if (mode.role.kind !== 'overlapped') return null;
   const { layout } = mode.role;
-  const stage = modes.flatMap((m) => (m.role.kind === 'overlapped' && m.device === mode.device && m.role.layout.host !== undefined ? [m.role.layout.host] : []))[0];
+  const stage = hostStages(modes).get(mode.device);
   if (stage !== undefined && layout.host === undefined) return { kind: 'without-stage', host: stage };
   if (mode.bytes.h2d + mode.bytes.d2h === 0 && layout.chunks > 1) return { kind: 'launches-only', chunks: layout.chunks };
   return null;
+}
+
+const stagesOf = new WeakMap<readonly ModeResult[], ReadonlyMap<number, string>>();
+
+/** Each device's first overlapped host stage, once per list of modes: asked for every mode, a scan each was quadratic. */
+function hostStages(modes: readonly ModeResult[]): ReadonlyMap<number, string> {
+  const known = stagesOf.get(modes);
+  if (known) return known;
+  const stages = new Map<number, string>();
+  for (const m of modes) {
+    if (m.role.kind === 'overlapped' && m.role.layout.host !== undefined && !stages.has(m.device)) stages.set(m.device, m.role.layout.host);
+  }
+  stagesOf.set(modes, stages);
+  return stages;
 }

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { MAX_RESULT_BYTES } from '../files/limits.js';
 import { readRegularFile } from '../files/read.js';
-import { formatPath } from '../format.js';
+import { escapeControl, formatPath } from '../format.js';
 import { type ModeRole, modeId } from '../vocabulary.js';
 import { BoundTermSchema, type ModeResult, RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema } from './schema.js';
 import { type RunResultV1, RunResultV1Schema } from './v1.js';
@@ -12,14 +12,52 @@ import { resultProblem } from './validate.js';
 export function loadResults(path: string): RunResult[] {
   const hint = 'Pass files written by `cuda-pipe run --json`.';
   const text = readRegularFile(path, { what: 'result file', maxBytes: MAX_RESULT_BYTES, hint });
+  const deep = jsonDeeperThan(text, MAX_RESULT_DEPTH);
+  if (deep !== null) {
+    throw new UsageError(`${path}: the JSON nests more than ${MAX_RESULT_DEPTH} levels deep (at character ${deep}); a Result nests about 10.`, { hint });
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
     throw new UsageError(`${path} is not a JSON file: ${(error as Error).message}.`, { hint });
   }
+  parsed = escapeStrings(parsed);
   const items = Array.isArray(parsed) ? parsed : [parsed];
   return items.map((item, index) => parseResult(item, (where) => `${path}${Array.isArray(parsed) ? `[${index}]` : ''}${where ? `: ${where}` : ''}`));
+}
+
+/**
+ * How deep a Result file's JSON may nest. JSON.parse takes any depth, but every recursive step after it (the schema,
+ * JSON.stringify in `report --json`, `merge`) overflows the stack on 200,000 levels.
+ */
+export const MAX_RESULT_DEPTH = 64;
+
+/** The offset where `text` (JSON) first nests deeper than `limit` arrays and objects, or null; strings are skipped. */
+export function jsonDeeperThan(text: string, limit: number): number | null {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: to its closing quote, past escaped characters.
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x5b || c === 0x7b) {
+      depth += 1;
+      if (depth > limit) return i;
+    } else if (c === 0x5d || c === 0x7d) depth -= 1;
+  }
+  return null;
+}
+
+/**
+ * Every string of a parsed file (keys too) with its control characters escaped: everything a report prints from a
+ * Result is then text, whichever renderer prints it. Recursive within MAX_RESULT_DEPTH levels.
+ */
+function escapeStrings(value: unknown): unknown {
+  if (typeof value === 'string') return escapeControl(value);
+  if (Array.isArray(value)) return value.map(escapeStrings);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, v]) => [escapeControl(key), escapeStrings(v)]));
+  return value;
 }
 
 /** One Result document of any version this tool has written, migrated to the current version. */

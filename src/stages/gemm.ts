@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UsageError } from '../errors.js';
 import { SMS } from './kernel.js';
 import type { ComputeStep, StageKind, StepBuffer, StepConfig, Thunk } from './stage.js';
 
@@ -122,7 +123,11 @@ export function gemmBytesRead(op: Pick<GemmOp, 'count' | 'spec'>): number {
   return gemmProducts(op) * (m * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : m * n * c.elementBytes));
 }
 
-const positive = (what: string) => z.number().int(`${what} is a whole number`).min(1, `${what} is 1 or more`);
+/** cuBLAS takes m, n, k and the leading dimensions as a C int. */
+export const CUBLAS_INT_MAX = 2 ** 31 - 1;
+
+const positive = (what: string) =>
+  z.number().int(`${what} is a whole number`).min(1, `${what} is 1 or more`).max(CUBLAS_INT_MAX, `${what} is at most 2^31 - 1 (${CUBLAS_INT_MAX}), the largest int cuBLAS takes`);
 
 const GemmEntrySchema = z
   .object({
@@ -191,7 +196,63 @@ function resolve(entry: GemmEntry, buffers: readonly StepBuffer[]): { spec: Gemm
       return { error: `gemm.m: m is the row count of a resident A and C, but "${g[chunked]}" is chunked: its rows are the chunk's items; remove m`, path: ['gemm', 'm'] };
     }
   }
+  // cuBLAS reads and writes where the call says, with no bounds of its own: an operand short of its product's
+  // elements is an out-of-bounds access on the device, and a C that is A or B is overwritten while it is read.
+  for (const field of ['a', 'b'] as const) {
+    if (g.c === g[field])
+      return {
+        error: `gemm.c: C names "${g.c}", which is also ${field.toUpperCase()}: cuBLAS would overwrite ${field.toUpperCase()} while reading it; give C a buffer of its own`,
+        path: ['gemm', 'c'],
+      };
+  }
+  const short = shortOperand(g, { a, b, c }, buffers);
+  if (short) return { error: short.error, path: ['gemm', short.field] };
   return { spec: { a, b, c, m: g.m ?? null, n: g.n, k: g.k, dtype: g.dtype, transB: g.transB, alpha: g.alpha, beta: g.beta, cFloat32 } };
+}
+
+/**
+ * The first operand whose buffer holds fewer elements than the product reads or writes there: a resident A or C
+ * needs rows × k or rows × n (rows: m, or every item at once, as the serial mode runs), a resident B k × n, and a
+ * chunked B's item a whole k × n (each chunk's B starts at its first item). Chunked A and C are checked by itemSize.
+ */
+function shortOperand(g: GemmEntry['gemm'], operands: Record<'a' | 'b' | 'c', GemmOperand>, buffers: readonly StepBuffer[]): { field: 'a' | 'b' | 'c'; error: string } | null {
+  const items = Math.max(0, ...buffers.filter((b) => CHUNKED.has(b.role)).map((b) => Math.floor(b.elements / b.itemSize)));
+  const rows = g.m ?? items;
+  const rowsWord = g.m === undefined ? `${rows} rows (every item, as the serial mode runs them)` : `m = ${rows} rows`;
+  const need: Record<'a' | 'b' | 'c', { elements: number; words: string }> = {
+    a: { elements: rows * g.k, words: `${rowsWord} of k = ${g.k}` },
+    b: { elements: g.k * g.n, words: `k × n = ${g.k} × ${g.n}` },
+    c: { elements: rows * g.n, words: `${rowsWord} of n = ${g.n}` },
+  };
+  for (const field of ['a', 'b', 'c'] as const) {
+    const operand = operands[field];
+    const buffer = buffers.find((b) => b.name === operand.buffer);
+    if (!buffer) continue;
+    if (operand.itemSize === null && buffer.elements < need[field].elements) {
+      return {
+        field,
+        error: `gemm.${field}: resident buffer "${operand.buffer}" holds ${buffer.elements} elements, but the product needs ${need[field].words}, ${need[field].elements} elements`,
+      };
+    }
+    // Without m a chunked B is the chunk's items together, which the planner checks per chunk (chunkShortOfB).
+    if (field === 'b' && g.m !== undefined && operand.itemSize !== null && operand.itemSize < need.b.elements) {
+      return {
+        field,
+        error: `gemm.b: each chunk of "${operand.buffer}" starts a B of ${need.b.words} = ${need.b.elements} elements, but its items hold ${operand.itemSize}; give "${operand.buffer}" itemSize: ${need.b.elements}`,
+      };
+    }
+  }
+  return null;
+}
+
+/** Where a chunked B without m is read whole from a chunk's first item: what is short when its `count` items hold less than k × n. */
+export function chunkShortOfB(spec: GemmSpec, count: number): string | null {
+  if (spec.m !== null || spec.b.itemSize === null) return null;
+  const holds = count * spec.b.itemSize;
+  const need = spec.k * spec.n;
+  return holds >= need
+    ? null
+    : `"${spec.b.buffer}" holds ${count} items of ${spec.b.itemSize} elements (${holds}), less than the B of k × n = ${spec.k} × ${spec.n} = ${need} elements it is read as`;
 }
 
 const gemmConfig: StepConfig<GemmEntry> = {
@@ -213,9 +274,15 @@ export const gemm: StageKind<'gemm', GemmOp, GemmPrimitive> = {
   id: 'gemm',
   opKind: 'gemm',
   phase: 'compute',
-  planStep: (step: ComputeStep, w) => [
-    { kind: 'gemm', stream: w.stream, gemm: step.label, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst, spec: step.spec as GemmSpec },
-  ],
+  planStep: (step: ComputeStep, w) => {
+    const spec = step.spec as GemmSpec;
+    const short = chunkShortOfB(spec, w.range.count);
+    if (short)
+      throw new UsageError(`kernels entry "${step.label}": gemm.b: ${w.chunk === null ? 'the whole buffer' : `chunk ${w.chunk}`} of ${short}`, {
+        hint: 'Use fewer chunks, or give B itemSize: k × n so that each item holds a whole B (with m).',
+      });
+    return [{ kind: 'gemm', stream: w.stream, gemm: step.label, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst, spec }];
+  },
   config: gemmConfig as StepConfig<unknown>,
   moves: () => null,
   owns: () => true,

@@ -44,6 +44,8 @@ export interface StepBuffer {
   readonly elementBytes: number;
   /** Elements per item of a chunked buffer (1 where the config does not chunk by items). */
   readonly itemSize: number;
+  /** Elements in the whole buffer: what a library call's operands are checked against. */
+  readonly elements: number;
 }
 
 /**

@@ -1,6 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { HostStageFailure, Interrupted, UsageError } from '../errors.js';
+import { MAX_MODULE_BYTES } from '../files/limits.js';
+import { checkRegularFile } from '../files/read.js';
 import { CONTROL_HEADER, type StageFunctionSpec, type WorkerMessage, type WorkerSetup, type WorkerTask } from './types.js';
 
 /**
@@ -25,6 +27,35 @@ export interface PoolOptions {
   readonly signal?: AbortSignal;
   /** Flags in shared memory that tasks wait on (`waitFor`), raised by `raise`; as many as the queue limit by default. */
   readonly flags?: number;
+  /** How long the workers may take to load their functions before the pool ends them; MODULE_LOAD_TIMEOUT_MS by default. */
+  readonly loadTimeoutMs?: number;
+}
+
+/**
+ * How long a user's module may take to load in every worker: a module's top-level code reads a table or two, where
+ * a loop or an await that never ends would otherwise hold the run (and, spinning, its signal handlers) for ever.
+ */
+export const MODULE_LOAD_TIMEOUT_MS = 20_000;
+
+/** Node's exit code for a top-level await that can never settle (the module's event loop emptied). */
+const UNSETTLED_TOP_LEVEL_AWAIT = 13;
+
+const MODULE_HINT = "Check the module's path (relative to the config file), that it loads with `node <file>`, and that it exports the function the config names.";
+
+/**
+ * A user's module is a regular file within MAX_MODULE_BYTES, as a config is: import() of a FIFO or of /dev/zero
+ * would block its worker in a read no terminate() can end. Checked before any worker starts, and by `--dry-run`.
+ */
+export function checkStageModules(functions: Readonly<Record<string, { readonly kind: string; readonly path?: string } | null>>): void {
+  for (const [fn, spec] of Object.entries(functions)) {
+    if (spec?.kind !== 'module' || spec.path === undefined) continue;
+    try {
+      checkRegularFile(spec.path, { what: 'module', maxBytes: MAX_MODULE_BYTES });
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      throw new UsageError(`host stage function '${fn}': ${error.message}`, { hint: MODULE_HINT });
+    }
+  }
 }
 
 /** When a task waited and ran, on the main thread's performance.now() clock (a worker's times are converted). */
@@ -67,6 +98,10 @@ interface Thread {
   readonly sent: Pending[];
   busyMs: number;
   alive: boolean;
+  /** The user's module the worker is loading, from its 'loading' message; null before and after. */
+  loading: { readonly fn: string; readonly path: string } | null;
+  /** Resolves once the worker is past its own imports (koffi among them): it sent a message, or it ended. */
+  readonly native: Promise<void>;
 }
 
 /** A time a worker sent (ms since the epoch) on this thread's performance.now() clock. */
@@ -111,19 +146,40 @@ export class WorkerPool {
     const count = options.workers ?? defaultWorkers();
     if (!Number.isInteger(count) || count < 1) throw new UsageError(`workers: ${count} is not a whole number of at least 1`);
     if (options.signal?.aborted) throw interrupted(0);
+    checkStageModules(options.functions);
     const control = new SharedArrayBuffer(4 * (CONTROL_HEADER + (options.flags ?? options.queueLimit ?? DEFAULT_QUEUE_LIMIT)));
     const threads = Array.from({ length: count }, (_, index): Thread => {
       const setup: WorkerSetup = { index, functions: options.functions, control };
-      return { index, worker: new Worker(new URL('./worker.js', import.meta.url), { workerData: setup }), sent: [], busyMs: 0, alive: true };
+      const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: setup });
+      const native = new Promise<void>((resolve) =>
+        worker
+          .once('message', () => resolve())
+          .once('exit', () => resolve())
+          .once('error', () => resolve()),
+      );
+      return { index, worker, sent: [], busyMs: 0, alive: true, loading: null, native };
     });
     const pool = new WorkerPool(threads, options, new Int32Array(control));
-    // Every worker settles before any is ended: terminating a worker while it loads koffi aborts the whole process
-    // (a fatal napi_throw), so a module that fails in one worker waits for the others to finish loading.
-    const starts = await Promise.allSettled(threads.map((thread) => pool.started(thread)));
-    const failed = starts.find((start): start is PromiseRejectedResult => start.status === 'rejected');
+    const timeoutMs = options.loadTimeoutMs ?? MODULE_LOAD_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort = () => {};
+    const stopped = new Promise<unknown>((resolve) => {
+      timer = setTimeout(() => resolve(pool.tooSlow(timeoutMs)), timeoutMs);
+      onAbort = () => resolve(interrupted(count));
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    const loaded = Promise.allSettled(threads.map((thread) => pool.started(thread))).then(
+      (starts) => starts.find((start): start is PromiseRejectedResult => start.status === 'rejected')?.reason ?? null,
+    );
+    const failed = await Promise.race([loaded, stopped]);
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
     if (failed) {
-      await pool.close(failed.reason);
-      throw failed.reason;
+      // Terminating a worker while it loads koffi aborts the whole process (a fatal napi_throw): every worker gets
+      // past its own imports first. One stuck in a user's module is past them, and terminate() ends a spinning one.
+      await Promise.all(threads.map((thread) => thread.native));
+      await pool.close(failed);
+      throw failed;
     }
     if (options.signal?.aborted) {
       await pool.close();
@@ -134,6 +190,18 @@ export class WorkerPool {
     return pool;
   }
 
+  /** The deadline's error: the module each unready worker is still loading. */
+  private tooSlow(timeoutMs: number): UsageError {
+    const stuck = this.threads.find((thread) => thread.loading !== null);
+    const seconds = `${timeoutMs / 1000} s`;
+    if (!stuck?.loading) return new UsageError(`the host stage's workers did not start within ${seconds}.`);
+    return new UsageError(
+      `host stage function '${stuck.loading.fn}': module ${stuck.loading.path} did not load in worker ${stuck.index} within ${seconds}: ` +
+        'its top-level code is still running (a loop, or a wait that never ends); the workers were ended.',
+      { hint: 'A module should only define its functions when it loads; do the work in the exported function.' },
+    );
+  }
+
   /** Resolves once the worker loaded its functions; rejects with what stopped it. */
   private started(thread: Thread): Promise<void> {
     const { worker } = thread;
@@ -142,24 +210,43 @@ export class WorkerPool {
         worker.off('message', onMessage).off('error', onError).off('exit', onExit);
       };
       const onMessage = (message: WorkerMessage) => {
+        if (message.kind === 'loading') {
+          thread.loading = { fn: message.fn, path: message.path };
+          return;
+        }
         done();
+        thread.loading = null;
         if (message.kind === 'ready') return resolve();
         if (message.kind === 'load-failed') {
           return reject(
-            new UsageError(`host stage function '${message.fn}': module ${message.path} did not load in worker ${thread.index}: ${message.message}`, {
-              hint: "Check the module's path (relative to the config file), that it loads with `node <file>`, and that it exports the function the config names.",
-            }),
+            new UsageError(`host stage function '${message.fn}': module ${message.path} did not load in worker ${thread.index}: ${message.message}`, { hint: MODULE_HINT }),
           );
         }
         reject(new Error(`worker ${thread.index} sent ${message.kind} before it was ready`));
       };
       const onError = (error: Error) => {
         done();
-        reject(error);
+        const loading = thread.loading;
+        thread.loading = null;
+        // A module's top-level throw arrives as load-failed; what comes here was thrown later, by a callback it left.
+        if (loading)
+          reject(
+            new UsageError(`host stage function '${loading.fn}': module ${loading.path} threw in worker ${thread.index} while it loaded: ${error.message}`, { hint: MODULE_HINT }),
+          );
+        else reject(error);
       };
       const onExit = (code: number) => {
         done();
-        reject(new Error(`worker ${thread.index} exited with code ${code} while loading its functions`));
+        const loading = thread.loading;
+        thread.loading = null;
+        if (!loading) return reject(new Error(`worker ${thread.index} exited with code ${code} while loading its functions`));
+        reject(
+          new UsageError(
+            `host stage function '${loading.fn}': module ${loading.path} ended worker ${thread.index} while it loaded (exit code ${code}): ` +
+              (code === UNSETTLED_TOP_LEVEL_AWAIT ? 'its top-level code awaits something that never settles.' : `its top-level code calls process.exit(${code}).`),
+            { hint: 'A module should only define its functions when it loads; do the work in the exported function.' },
+          ),
+        );
       };
       worker.on('message', onMessage).on('error', onError).on('exit', onExit);
     });

@@ -101,6 +101,8 @@ export const CONTROL_HEADER = 1;
 /** Worker → main. Times are milliseconds since the epoch (performance.timeOrigin + now()): the clocks of two threads differ in origin only. */
 export type WorkerMessage =
   | { readonly kind: 'ready' }
+  /** Sent before a user's module is imported: what a worker that then spins, awaits for ever or exits was loading. */
+  | { readonly kind: 'loading'; readonly fn: string; readonly path: string }
   | { readonly kind: 'load-failed'; readonly fn: string; readonly path: string; readonly message: string }
   | { readonly kind: 'done'; readonly id: number; readonly value: unknown; readonly startedAt: number; readonly endedAt: number }
   | { readonly kind: 'failed'; readonly id: number; readonly message: string; readonly startedAt: number; readonly endedAt: number };

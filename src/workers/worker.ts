@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { hostView } from '../cuda/host-view.js';
+import { notRegularFile } from '../files/read.js';
 import { workerEventQuery } from '../cuda/worker-event.js';
 import { builtIn } from './functions.js';
 import {
@@ -18,6 +19,11 @@ import {
 
 // One worker thread of a pool: loads the pool's functions once, then runs the tasks the main thread sends, one at a
 // time, in the order sent. The chunk's memory is opened here by address (src/cuda/host-view.ts), never copied.
+
+// A user's console.log must not reach our stdout, which may carry a document (run --json -): everything this
+// thread writes goes to stderr. (Worker's own `stdout: true` would do it from the pool, but its stream keeps an idle
+// pool's process alive.)
+process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
 
 const setup = workerData as WorkerSetup;
 const port = parentPort;
@@ -45,7 +51,11 @@ async function loadAll(): Promise<boolean> {
       functions.set(name, builtIn(spec));
       continue;
     }
-    const loaded = await load(spec.path, spec.export);
+    send({ kind: 'loading', fn: name, path: spec.path });
+    // Checked again here, as the file may have changed since the pool checked it: import() of a FIFO blocks this
+    // thread in a read that terminate() cannot end.
+    const unfit = notRegularFile(spec.path);
+    const loaded = unfit === null ? await load(spec.path, spec.export) : unfit;
     if (typeof loaded === 'string') {
       send({ kind: 'load-failed', fn: name, path: spec.path, message: loaded });
       return false;

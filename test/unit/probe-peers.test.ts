@@ -211,11 +211,12 @@ describe('peer matrix from the driver', () => {
 });
 
 describe('probe --device', () => {
-  it('takes "all", one index, or indexes separated by commas, each once in the order given', () => {
+  it('takes "all", one index, or indexes separated by commas in the order given, and refuses one listed twice', () => {
     assert.equal(deviceSelection('all'), 'all');
     assert.deepEqual(deviceSelection('1'), [1]);
     assert.deepEqual(deviceSelection('0,1'), [0, 1]);
-    assert.deepEqual(deviceSelection('3, 1,3'), [3, 1]);
+    assert.deepEqual(deviceSelection('3, 1'), [3, 1]);
+    assert.throws(() => deviceSelection('3, 1,3'), /device 3 is listed twice in "3, 1,3"; list each device once\./);
   });
 
   it('rejects what is not a list of device indexes', () => {

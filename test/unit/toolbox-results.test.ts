@@ -13,6 +13,7 @@ import { renderRunTable } from '../../src/report/exporters/table.js';
 import { makeStyle } from '../../src/report/style.js';
 import type { OverlapLayout } from '../../src/vocabulary.js';
 import { modeId } from '../../src/vocabulary.js';
+import { summarize } from '../../src/measure/stats.js';
 import { makeResult, samplesAround } from '../helpers/results.js';
 
 const BASE: OverlapLayout = { chunks: 64, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' };
@@ -29,7 +30,8 @@ function variant(result: RunResult, layout: OverlapLayout, medianMs: number, iss
     role,
     samplesMs,
     hostIssueMs: samplesAround(issueMs, 0),
-    stats: { ...template.stats, median: medianMs, mean: medianMs, min: medianMs, max: medianMs, n: samplesMs.length },
+    stats: summarize(samplesMs),
+    analysis: template.analysis && { ...template.analysis, speedup: template.analysis.serialMs / medianMs },
     ...extra,
   };
 }

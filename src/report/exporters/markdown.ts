@@ -27,16 +27,17 @@ export function renderRunMarkdown(result: RunResult): string {
       `; verification **${verification.status}**.`,
     ...(headline ? modelLines(headline).map((line) => `- ${line}`) : []),
     '',
-    result.modes
-      .flatMap((m) =>
-        m.role.kind === 'overlapped' && m.analysis
-          ? [
-              `${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} ${result.pipeline.items === undefined ? 'elements' : 'items'} over ${m.role.layout.streams} streams, ${m.role.layout.order}`,
-            ]
-          : [],
-      )
-      .filter((text, i, all) => all.indexOf(text) === i)
-      .join('; ') +
+    [
+      ...new Set(
+        result.modes.flatMap((m) =>
+          m.role.kind === 'overlapped' && m.analysis
+            ? [
+                `${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} ${result.pipeline.items === undefined ? 'elements' : 'items'} over ${m.role.layout.streams} streams, ${m.role.layout.order}`,
+              ]
+            : [],
+        ),
+      ),
+    ].join('; ') +
       '; ' +
       result.buffers
         .filter((b) => b.role !== 'scratch')

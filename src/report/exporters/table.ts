@@ -1,8 +1,8 @@
-import Table from 'cli-table3';
 import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
 import { boundText, comparisonText, deviceLine, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine } from '../labels.js';
 import type { RunExporter } from '../exporter.js';
+import { renderTable } from '../big-table.js';
 import { commLines } from '../comm.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
@@ -32,14 +32,9 @@ export function renderRunTable(result: RunResult, style: Style): string {
         .join('; '),
   );
   lines.push(timingLine(result));
-  const table = new Table({
-    head: ['mode', 'median', 'min', 'max', 'noise', 'n', 'copy rate'],
-    style: { head: [], border: [] },
-    colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
-  });
-  for (const mode of displayOrder(result.modes)) {
+  const rows = displayOrder(result.modes).map((mode) => {
     const emphasise = mode.role.kind === 'overlapped' ? style.bold : (s: string) => s;
-    table.push([
+    return [
       emphasise(modeLabel(mode, result)),
       emphasise(formatMs(mode.stats.median)),
       formatMs(mode.stats.min),
@@ -47,9 +42,9 @@ export function renderRunTable(result: RunResult, style: Style): string {
       formatPercent(mode.stats.relativeNoise, 2),
       `${mode.stats.n}${mode.stats.outliers.length ? ` (${mode.stats.outliers.length} out)` : ''}`,
       rateOf(mode),
-    ]);
-  }
-  lines.push(table.toString());
+    ];
+  });
+  lines.push(renderTable({ head: ['mode', 'median', 'min', 'max', 'noise', 'n', 'copy rate'], colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'right'], rows }));
   const overlapped = result.modes.filter((m) => m.analysis !== null);
   // The comparison that answers the config's question comes first; each speedup says what it compares.
   for (const c of leadComparisons(result)) lines.push(style.bold(comparisonText(c)));
