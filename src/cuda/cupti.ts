@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import koffi from 'koffi';
-import type { NativeLibrary } from './load.js';
+import { type NativeLibrary, unfitLibraryFile } from './load.js';
 
 // CUPTI's activity API, for the engine-true times of a traced rep's copies, kernels and memsets. Everything CUPTI
 // lives here (not in bindings.ts): it is optional, so a missing or unusable libcupti is a reason to fall back to
@@ -159,6 +159,12 @@ export class CuptiActivity {
   static open(env: NodeJS.ProcessEnv = process.env): CuptiActivity | { readonly unavailable: string } {
     const tried: string[] = [];
     for (const path of cuptiCandidates(env)) {
+      // A FIFO or a device file under a library's name would hold dlopen (and the run) for ever.
+      const unfit = unfitLibraryFile(path, env);
+      if (unfit !== null) {
+        tried.push(`${path}: ${unfit}`);
+        continue;
+      }
       let lib: NativeLibrary;
       try {
         lib = koffi.load(path);
@@ -173,7 +179,7 @@ export class CuptiActivity {
       }
     }
     return {
-      unavailable: `no libcupti found (${env[CUPTI_OVERRIDE] ? `${CUPTI_OVERRIDE}=${env[CUPTI_OVERRIDE]}` : `tried ${tried.length} places; set ${CUPTI_OVERRIDE} to the file`})`,
+      unavailable: `no libcupti found (${env[CUPTI_OVERRIDE] ? `${CUPTI_OVERRIDE}=${tried[0] ?? env[CUPTI_OVERRIDE]}` : `tried ${tried.length} places; set ${CUPTI_OVERRIDE} to the file`})`,
     };
   }
 

@@ -51,6 +51,14 @@ describe('libraries that are FIFOs', () => {
     assert.match(child.stdout, /^LibraryOverrideError CUDA_PIPE_NCCL=\S+libnccl\.so\.2: is a named pipe \(FIFO\), not a regular file, so not a shared library\.\n$/);
   });
 
+  it('CUDA_PIPE_CUPTI naming a FIFO leaves CUPTI unavailable, saying why, without opening it', () => {
+    const path = fifo(join(dir, 'libcupti.so.13'));
+    const cupti = new URL('../../src/cuda/cupti.js', import.meta.url).href;
+    const child = inChild(`const { openCupti } = await import(${JSON.stringify(cupti)}); console.log(openCupti({ CUDA_PIPE_CUPTI: ${JSON.stringify(path)} }).unavailable);`);
+    assert.equal(child.status, 0, child.stderr);
+    assert.match(child.stdout, /^no libcupti found \(CUDA_PIPE_CUPTI=\S+libcupti\.so\.13: is a named pipe \(FIFO\), not a regular file, so not a shared library\)/);
+  });
+
   it('a FIFO in LD_LIBRARY_PATH under a bare soname is not handed to the loader', () => {
     const folder = join(dir, 'ld');
     mkdirSync(folder);
