@@ -3,7 +3,7 @@ import type { StopRule } from '../vocabulary.js';
 import { RepGuard } from './guard.js';
 import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
 import type { MeasuredSchedule } from './repeat.js';
-import type { RepRunner } from './runner.js';
+import { ALONE, type RepRunner } from './runner.js';
 import { summarize } from './stats.js';
 
 export interface SweepProgress {
@@ -121,11 +121,18 @@ export async function raceLayouts(runner: RepRunner, schedules: readonly Schedul
     if (timing.gateTimedOut) racer.gateTimeouts += 1;
   };
   const progress = () => race.onProgress?.({ done: racers.filter((s) => s.stopped).length, total: racers.length, elapsedMs: performance.now() - start });
+  const agreement = runner.agreement ?? ALONE;
   for (let round = 0; ; round++) {
     const decided = decideRound(racers, policy, race, { round, raceStartMs: start, nowMs: performance.now() });
+    // Every rank of a launch runs a layout this round while any rank's race still wants it: the same reps everywhere.
+    const running = await agreement.any(
+      decided.reps.map((n) => n > 0),
+      `which layouts take round ${round} of the race`,
+    );
+    const reps = racers.map((racer, i) => (running[i] ? decided.reps[i] || Math.min(round === 0 ? race.probeReps : race.batchReps, repsLeft(policy, racer.gpuMs.length)) : 0));
     // The probe round reports each layout as its probe reps end, below.
     if (round > 0) progress();
-    if (decided.reps.every((n) => n === 0)) break;
+    if (reps.every((n) => n === 0)) break;
     for (const [i, racer] of racers.entries()) {
       if (round === 0) {
         for (let w = 0; w < policy.warmup; w++) {
@@ -134,7 +141,7 @@ export async function raceLayouts(runner: RepRunner, schedules: readonly Schedul
         }
         racer.startedMs = performance.now();
       }
-      for (let n = 0; n < (decided.reps[i] ?? 0); n++) await rep(racer);
+      for (let n = 0; n < (reps[i] ?? 0); n++) await rep(racer);
       if (round === 0) progress();
     }
   }

@@ -20,6 +20,8 @@ import { loadConfigFile } from '../../src/config/load.js';
 import { builtinConfigsDir } from '../../src/paths.js';
 import { ranksAgreeing } from '../helpers/agreement.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
+import { tinySweepPlan } from '../helpers/tiny-sweep.js';
+import { raceLayouts } from '../../src/measure/sweep.js';
 
 // Issue 24: the ranks of a launch take every decision that changes their sequence of collective calls together, and
 // nothing that waits on NCCL can outlast its deadline or a signal.
@@ -61,6 +63,38 @@ describe('ranks that measure with different noise', () => {
     );
     assert.deepEqual(log[0], log[1]);
     assert.equal(log[0]?.filter((about) => about.startsWith('another warm-up')).length, 4, 'three warm-ups asked for, then none');
+  });
+});
+
+describe('ranks racing layouts with different noise', () => {
+  const { plan: sweep, layouts } = tinySweepPlan();
+  // Rank 1's first layout is noisy for its first 25 reps: alone, its race would give that layout more rounds.
+  const quiet = (s: Schedule) => (s === layouts[0] ? 1 : 2);
+  const noisy = (s: Schedule, n: number) => (s === layouts[0] ? (n < 25 ? 1 + ((n * 7919) % 13) / 40 : 1) : 2);
+  const policy = { ...DEFAULT_POLICY, warmup: 1, minReps: 5 };
+  const race = { probeReps: 3, batchReps: 2, budgetMs: 60_000 };
+
+  it('alone, take different reps of the same layout', async () => {
+    const [a, b] = await Promise.all([quiet, noisy].map((gpuMs) => raceLayouts(new FakeRunner(sweep.schedules, sweep.buffers, { gpuMs }), layouts, policy, race)));
+    assert.notDeepEqual(
+      a?.map((m) => m.gpuMs.length),
+      b?.map((m) => m.gpuMs.length),
+    );
+  });
+
+  it('take the same reps of every layout when they agree round by round', async () => {
+    const { agreements, log } = ranksAgreeing(2);
+    const runners = [quiet, noisy].map((gpuMs, rank) => Object.assign(new FakeRunner(sweep.schedules, sweep.buffers, { gpuMs }), { agreement: agreements[rank] }));
+    const [a, b] = await Promise.all(runners.map((runner) => raceLayouts(runner, layouts, policy, race)));
+    assert.deepEqual(
+      a?.map((m) => m.gpuMs.length),
+      b?.map((m) => m.gpuMs.length),
+    );
+    assert.deepEqual(
+      runners.map((r) => layouts.map((l) => r.repsOf(l.id))),
+      [0, 1].map(() => (b ?? []).map((m) => m.gpuMs.length + 1)),
+    );
+    assert.deepEqual(log[0], log[1]);
   });
 });
 
