@@ -11,19 +11,11 @@ import { findExcessiveNesting } from '../../src/config/nesting.js';
 import { UsageError } from '../../src/errors.js';
 import { readKernelSource } from '../../src/kernels/catalog.js';
 import { runCli } from '../helpers/cli.js';
+import { usageRejection } from '../helpers/rejection.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-hostile-'));
 
-function rejection(load: () => unknown): UsageError {
-  try {
-    load();
-  } catch (error) {
-    assert.ok(error instanceof UsageError, `expected a UsageError, got ${error instanceof Error ? error.stack : String(error)}`);
-    assert.equal(error.exitCode, 2);
-    return error;
-  }
-  assert.fail('expected the input to be rejected');
-}
+const rejection = usageRejection;
 
 const parse = (text: string) => () => parseConfigText(text, '/cfg/hostile.yaml');
 

@@ -6,25 +6,16 @@ import { describe, it } from 'node:test';
 import { planConfig } from '../../src/api/run.js';
 import { checkSweepSize } from '../../src/cli/sweep.js';
 import { parseConfigText } from '../../src/config/load.js';
-import { UsageError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
 import { runCli } from '../helpers/cli.js';
+import { usageRejection } from '../helpers/rejection.js';
 
 // Plans that would read or write out of bounds on a GPU, store values their type cannot hold, or mean nothing: each
 // is refused on the CPU with exit 2, naming the field, before anything is opened.
 
 const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-hostile-plans-'));
 
-function rejection(load: () => unknown): UsageError {
-  try {
-    load();
-  } catch (error) {
-    assert.ok(error instanceof UsageError, `expected a UsageError, got ${error instanceof Error ? error.stack : String(error)}`);
-    assert.equal(error.exitCode, 2);
-    return error;
-  }
-  assert.fail('expected the input to be rejected');
-}
+const rejection = usageRejection;
 
 const parse = (text: string) => () => parseConfigText(text, '/cfg/plan.yaml');
 

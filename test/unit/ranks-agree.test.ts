@@ -10,11 +10,9 @@ import { DeviceFailure, Interrupted } from '../../src/errors.js';
 import { Cleanup } from '../../src/exec/cleanup.js';
 import { CommWatch, openCommunicators } from '../../src/exec/communicator.js';
 import { pollUntil } from '../../src/exec/wait.js';
-import { parseConfigText } from '../../src/config/load.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { DEFAULT_POLICY } from '../../src/measure/policy.js';
 import { measureSchedule } from '../../src/measure/repeat.js';
-import { buildPlan } from '../../src/plan/build.js';
 import type { Schedule } from '../../src/plan/types.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { builtinConfigsDir } from '../../src/paths.js';
@@ -22,19 +20,12 @@ import { ranksAgreeing } from '../helpers/agreement.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
 import { tinySweepPlan } from '../helpers/tiny-sweep.js';
 import { raceLayouts } from '../../src/measure/sweep.js';
+import { buildPlan } from '../../src/plan/build.js';
 
 // Issue 24: the ranks of a launch take every decision that changes their sequence of collective calls together, and
 // nothing that waits on NCCL can outlast its deadline or a signal.
 
-const CONFIG = `buffers:
-  x: { type: float32, count: 64, role: in }
-  y: { type: float32, count: 64, role: out }
-kernels:
-  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }
-pipeline: { chunks: 4, streams: 2 }
-`;
-const { config, locate } = parseConfigText(CONFIG, '/cfg/fake.yaml');
-const plan = buildPlan(config, resolveKernels(config, locate));
+const { plan, layouts } = tinySweepPlan();
 const serial = plan.schedules.find((s) => s.role.kind === 'serial') as Schedule;
 
 describe('ranks that measure with different noise', () => {
@@ -67,7 +58,6 @@ describe('ranks that measure with different noise', () => {
 });
 
 describe('ranks racing layouts with different noise', () => {
-  const { plan: sweep, layouts } = tinySweepPlan();
   // Rank 1's first layout is noisy for its first 25 reps: alone, its race would give that layout more rounds.
   const quiet = (s: Schedule) => (s === layouts[0] ? 1 : 2);
   const noisy = (s: Schedule, n: number) => (s === layouts[0] ? (n < 25 ? 1 + ((n * 7919) % 13) / 40 : 1) : 2);
@@ -75,7 +65,7 @@ describe('ranks racing layouts with different noise', () => {
   const race = { probeReps: 3, batchReps: 2, budgetMs: 60_000 };
 
   it('alone, take different reps of the same layout', async () => {
-    const [a, b] = await Promise.all([quiet, noisy].map((gpuMs) => raceLayouts(new FakeRunner(sweep.schedules, sweep.buffers, { gpuMs }), layouts, policy, race)));
+    const [a, b] = await Promise.all([quiet, noisy].map((gpuMs) => raceLayouts(new FakeRunner(plan.schedules, plan.buffers, { gpuMs }), layouts, policy, race)));
     assert.notDeepEqual(
       a?.map((m) => m.gpuMs.length),
       b?.map((m) => m.gpuMs.length),
@@ -84,7 +74,7 @@ describe('ranks racing layouts with different noise', () => {
 
   it('take the same reps of every layout when they agree round by round', async () => {
     const { agreements, log } = ranksAgreeing(2);
-    const runners = [quiet, noisy].map((gpuMs, rank) => Object.assign(new FakeRunner(sweep.schedules, sweep.buffers, { gpuMs }), { agreement: agreements[rank] }));
+    const runners = [quiet, noisy].map((gpuMs, rank) => Object.assign(new FakeRunner(plan.schedules, plan.buffers, { gpuMs }), { agreement: agreements[rank] }));
     const [a, b] = await Promise.all(runners.map((runner) => raceLayouts(runner, layouts, policy, race)));
     assert.deepEqual(
       a?.map((m) => m.gpuMs.length),
