@@ -59,9 +59,6 @@ const RESULT_HINT: ReadonlyMap<number, string> = new Map([
   [6, 'Another rank failed or went away: look at the other ranks\u2019 output.'],
 ]);
 
-/** ncclResult_t's name, for messages. */
-export const ncclResultName = (status: number): string => RESULT_NAME.get(status) ?? 'unknown ncclResult_t';
-
 /** An NCCL call that returned something other than ncclSuccess: a device failure (exit 4). */
 export class NcclError extends DeviceFailure {
   constructor(

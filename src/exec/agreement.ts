@@ -1,8 +1,8 @@
 import { hostView } from '../cuda/host-view.js';
+import { NCCL_IN_PROGRESS } from '../cuda/nccl.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { DevicePtr, HostPtr, StreamHandle } from '../cuda/types.js';
 import { CUDA_ERROR } from '../cuda/error.js';
-import { DeviceFailure, Interrupted } from '../errors.js';
 import type { Agreement } from '../measure/runner.js';
 import type { Cleanup } from './cleanup.js';
 import type { Communicators } from './communicator.js';
@@ -17,6 +17,8 @@ export const MAX_VOTES = 4096;
 
 /** How long a rank waits for the others to vote, ms: they may be finishing a long rep of their own. */
 const AGREE_TIMEOUT_MS = 60_000;
+
+const AGREE_HINT = 'Every rank must run the same config with the same flags: look at the other ranks\u2019 output for one that failed or stopped.';
 
 export interface AgreementOptions {
   readonly signal?: AbortSignal | undefined;
@@ -47,10 +49,15 @@ export function ncclAgreement(rt: CudaRuntime, communicators: Communicators, dev
       const context = `agreeing on ${about}, rank ${own.rank} of ${own.ranks}`;
       enqueue(rt, buffer, host, n * 4, stream, 'h2d', context);
       const status = nccl.maxInt32(buffer, n, own.comm, stream);
-      if (status !== 0 && status !== 7) throw nccl.failure(status, 'ncclAllReduce', context);
-      if (status === 7) await watch.settle(`Rank ${own.rank} of ${own.ranks} ${context}`, { timeoutMs, signal: options.signal });
+      if (status !== 0 && status !== NCCL_IN_PROGRESS) throw nccl.failure(status, 'ncclAllReduce', context);
+      if (status === NCCL_IN_PROGRESS) await watch.settle(`Rank ${own.rank} of ${own.ranks} ${context}`, { timeoutMs, signal: options.signal });
       enqueue(rt, host, buffer, n * 4, stream, 'd2h', context);
-      await awaitStream(rt, stream, communicators, { timeoutMs, signal: options.signal, what: `Rank ${own.rank} of ${own.ranks}, ${about}, waited for the other ranks' votes` });
+      // The other ranks may still be in a long rep of their own: the wait is theirs, within the deadline.
+      await watch.settle(`Rank ${own.rank} of ${own.ranks}, ${about}, waited for the other ranks' votes`, { timeoutMs, signal: options.signal, hint: AGREE_HINT }, () => {
+        const code = rt.streams.queryCode(stream);
+        if (code !== 0 && code !== CUDA_ERROR.notReady) throw rt.failure(code, 'cudaStreamQuery', context);
+        return code === 0;
+      });
       return Array.from(votes.subarray(0, n), (v) => v !== 0);
     },
   };
@@ -60,42 +67,4 @@ export function ncclAgreement(rt: CudaRuntime, communicators: Communicators, dev
 function enqueue(rt: CudaRuntime, dst: DevicePtr | HostPtr, src: DevicePtr | HostPtr, bytes: number, stream: StreamHandle, direction: 'h2d' | 'd2h', context: string): void {
   const code = rt.memory.copyThunk(dst, src, bytes, direction, stream)();
   if (code !== 0) throw rt.failure(code, 'cudaMemcpyAsync', context);
-}
-
-/**
- * Polls the stream, yielding, while watching NCCL for a rank that failed; at the deadline or on a signal the
- * communicators are aborted, which ends the all-reduce on the GPU, and the run leaves without CUDA's teardown.
- */
-async function awaitStream(
-  rt: CudaRuntime,
-  stream: StreamHandle,
-  communicators: Communicators,
-  options: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined; readonly what: string },
-): Promise<void> {
-  const { watch } = communicators;
-  const started = performance.now();
-  for (let polls = 0; ; polls++) {
-    const code = rt.streams.queryCode(stream);
-    if (code === 0) return;
-    if (code !== CUDA_ERROR.notReady) throw rt.failure(code, 'cudaStreamQuery', options.what);
-    if (polls % 64 === 0) {
-      const failure = watch.failure();
-      if (failure) {
-        watch.abortAll();
-        throw new DeviceFailure(`${options.what}: ${failure.message}`, { hint: failure.hint, cause: failure, contextLost: true });
-      }
-    }
-    if (options.signal?.aborted) {
-      watch.abortAll();
-      throw new Interrupted(`Interrupted (${String(options.signal.reason)}): ${options.what}; NCCL's communicators were aborted and nothing was written.`, { contextLost: true });
-    }
-    if (performance.now() - started > options.timeoutMs) {
-      watch.abortAll();
-      throw new DeviceFailure(`${options.what} for ${(options.timeoutMs / 1000).toFixed(1)} s, and they did not all come; the communicators were aborted.`, {
-        hint: 'Every rank must run the same config with the same flags: look at the other ranks\u2019 output for one that failed or stopped.',
-        contextLost: true,
-      });
-    }
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
 }

@@ -78,20 +78,21 @@ export class CommWatch {
     for (const { comm } of this.comms) this.nccl.abort(comm);
   }
 
-  get isAborted(): boolean {
-    return this.aborted;
-  }
-
   /** The cleanup's release of one communicator, skipped once abortAll freed it. */
   release(comm: NcclComm, context: string): void {
     if (!this.aborted) this.nccl.release(comm, context);
   }
 
   /**
-   * Waits, yielding to the event loop, until no communicator is in progress: the end of their creation, or of a
-   * nonblocking call NCCL finishes on its own thread. `what` says what was awaited, for the failure's message.
+   * Waits, yielding to the event loop, until `done` (by default: no communicator in progress, the end of their
+   * creation or of a nonblocking call NCCL finishes on its own thread), a communicator's failure, the deadline or a
+   * signal; the last three abort every communicator. `what` says what was awaited, for the failure's message.
    */
-  async settle(what: string, options: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined; readonly hint?: string }): Promise<void> {
+  async settle(
+    what: string,
+    options: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined; readonly hint?: string | undefined },
+    done: () => boolean = () => !this.pending(),
+  ): Promise<void> {
     const started = performance.now();
     for (;;) {
       const failure = this.failure();
@@ -99,7 +100,7 @@ export class CommWatch {
         this.abortAll();
         throw failure;
       }
-      if (!this.pending()) return;
+      if (done()) return;
       if (options.signal?.aborted) {
         this.abortAll();
         throw new Interrupted(`Interrupted (${String(options.signal.reason)}) while ${what}: NCCL's communicators were aborted and nothing was written.`, {
