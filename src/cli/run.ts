@@ -98,7 +98,7 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
     }
     return done;
   });
-  writeRunOutputs(results, flags, { table: true, gantt: flags.timeline ?? false });
+  await writeRunOutputs(results, flags, { table: true, gantt: flags.timeline ?? false });
   if (kinds && kinds.length > 1) process.stdout.write('\n' + renderHostMemoryTable(results) + '\n');
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
 }
