@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { packageRoot } from '../../src/paths.js';
 import { cliEntry } from '../helpers/cli.js';
 
@@ -15,6 +15,8 @@ import { cliEntry } from '../helpers/cli.js';
 const DEADLINE_MS = 20_000;
 const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-signals-'));
 const fixtures = join(packageRoot(), 'test', 'fixtures');
+// The large Result is 48 MB: not left in the temporary folder after every run of the suite.
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Ended {
   readonly code: number | null;
