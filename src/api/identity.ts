@@ -1,3 +1,5 @@
+import { UsageError } from '../errors.js';
+import { escapeControl } from '../format.js';
 import type { RunIdentity } from '../result/schema.js';
 
 /** Which launcher started this process, read from the variables each one sets for its ranks. */
@@ -10,21 +12,53 @@ const LAUNCHERS: ReadonlyArray<{ name: string; rank: string; localRank: string; 
   { name: 'torchrun', rank: 'RANK', localRank: 'LOCAL_RANK', size: 'WORLD_SIZE', job: 'TORCHELASTIC_RUN_ID' },
 ];
 
-const integer = (text: string | undefined): number | null => {
-  if (text === undefined || !/^\d+$/.test(text)) return null;
-  return Number(text);
-};
+/**
+ * A launcher's number, read exactly: null when unset, and refused (naming the variable and its value as written) when
+ * it is not a whole number JavaScript holds exactly. Number('99999999999999999999') is 1e20, which later read as
+ * `--device 100000000000000000000`, a flag nobody typed; a wrong rank or size would name the wrong file or rank count.
+ */
+function launcherNumber(env: NodeJS.ProcessEnv, variable: string, what: string, launcher: string): number | null {
+  const text = env[variable];
+  if (text === undefined || text === '') return null;
+  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (Number.isSafeInteger(value)) return value;
+  throw new UsageError(`${variable}=${shown(text)}: ${launcher} sets ${variable} to this process's ${what}, which must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}.`, {
+    hint: `Start cuda-pipe through the launcher as it is, or unset ${variable} if no launcher started this process.`,
+  });
+}
 
-/** Host, rank and job of this run; the rank fields are null when no launcher started it. */
+/** A variable's value as the user wrote it (never a rounded number), quoted when it holds spaces or control characters, cut when long. */
+function shown(text: string): string {
+  const cut = text.length > 64 ? `${text.slice(0, 64)}…` : text;
+  return /^[\x21-\x7e]*$/.test(cut) ? cut : escapeControl(JSON.stringify(cut));
+}
+
+/**
+ * Host, rank and job of this run; the rank fields are null when no launcher started it. A launcher is recognised by
+ * its rank variable holding digits (so that an unrelated `RANK=x` is left alone); once recognised, its rank, local
+ * rank and size must be whole numbers that agree, or the run is refused naming the variable.
+ */
 export function runIdentity(env: NodeJS.ProcessEnv, hostname: string): RunIdentity {
   for (const launcher of LAUNCHERS) {
-    const rank = integer(env[launcher.rank]);
-    if (rank === null) continue;
+    if (!/^\d+$/.test(env[launcher.rank] ?? '')) continue;
+    const rank = launcherNumber(env, launcher.rank, 'rank', launcher.name) as number;
+    const localRank = launcherNumber(env, launcher.localRank, 'rank on its host (its local rank)', launcher.name);
+    const size = launcherNumber(env, launcher.size, 'number of ranks', launcher.name);
+    for (const [variable, value] of [
+      [launcher.rank, rank],
+      [launcher.localRank, localRank],
+    ] as const) {
+      if (size !== null && value !== null && value >= size) {
+        throw new UsageError(`${variable}=${value} is not below ${launcher.size}=${size}: ${launcher.name}'s ranks count from 0 to the number of ranks less one.`, {
+          hint: `Start cuda-pipe through the launcher as it is, or unset ${launcher.rank} if no launcher started this process.`,
+        });
+      }
+    }
     return {
       hostname,
       rank,
-      localRank: integer(env[launcher.localRank]),
-      size: integer(env[launcher.size]),
+      localRank,
+      size,
       jobId: (launcher.job ? env[launcher.job] : undefined) ?? env.SLURM_JOB_ID ?? null,
       launcher: launcher.name,
     };
@@ -36,6 +70,8 @@ export function runIdentity(env: NodeJS.ProcessEnv, hostname: string): RunIdenti
 export interface LauncherDevice {
   readonly device: number;
   readonly note: string;
+  /** Who chose the device, for a message about it: the variable, never a flag the user did not type. */
+  readonly origin: string;
 }
 
 /**
@@ -53,7 +89,11 @@ export function launcherDevice(identity: RunIdentity, env: NodeJS.ProcessEnv, fl
     ? `${identity.launcher} local rank ${identity.localRank} sees one GPU (CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES}): device 0`
     : `${identity.launcher} local rank ${identity.localRank} chose device ${device}`;
   const ignored = configDevice !== device ? ` (the config's device ${configDevice} gives way to it)` : '';
-  return { device, note: `The launcher chose the device: ${why}${ignored}; --device overrides it.` };
+  const variable = LAUNCHERS.find((l) => l.name === identity.launcher)?.localRank ?? 'its local rank';
+  const origin = single
+    ? `CUDA_VISIBLE_DEVICES=${shown(env.CUDA_VISIBLE_DEVICES ?? '')}, which shows ${identity.launcher}'s rank one GPU, chose it`
+    : `${identity.launcher}'s local rank chose it (${variable}=${identity.localRank})`;
+  return { device, note: `The launcher chose the device: ${why}${ignored}; --device overrides it.`, origin };
 }
 
 /** "rank 1 of 4", for headers; null outside a launcher. */

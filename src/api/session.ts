@@ -26,6 +26,8 @@ export interface SessionOptions {
   readonly timeoutMs?: number | undefined;
   /** Called once the device is ready and the first rep is about to be issued. */
   readonly onMeasuring?: (() => void) | undefined;
+  /** Who chose the device when no flag did (a launcher's local rank), so that a missing device is blamed on it. */
+  readonly deviceOrigin?: string | undefined;
   /** For collective stages under a launcher: the folder every rank reads rank 0's NCCL unique id from (default: the OS's temp folder). */
   readonly ncclDir?: string | undefined;
 }
@@ -48,7 +50,7 @@ export async function withSession<T>(
 ): Promise<DeviceOutcome<{ readonly verification: Verification; readonly measured: T }>> {
   const policy = policyFromConfig(loaded.config.repetitions);
   const collectives = { identity: runIdentity(process.env, hostname()), dir: options.ncclDir, timeoutMs: options.timeoutMs };
-  return withDevicePlan(plan, kernels, { wait: options.wait, signal: options.signal, collectives }, async (runner, context) => {
+  return withDevicePlan(plan, kernels, { wait: options.wait, signal: options.signal, deviceOrigin: options.deviceOrigin, collectives }, async (runner, context) => {
     const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
     options.onMeasuring?.();
     const verification = await verifySchedules(runner, options.verify, guard, loaded.config.tolerance, reductionCheck(plan, collectives.identity));

@@ -43,7 +43,7 @@ export async function abCommand(pathA: string, pathB: string, flags: AbFlags): P
       onMeasuring: () => process.stderr.write(`measuring ${a.config.name} against ${b.config.name}, interleaved (Ctrl-C stops after the current rep)\n`),
     }),
   );
-  const out = writeDocuments([
+  const out = await writeDocuments([
     { flag: 'json', target: flags.json, render: () => JSON.stringify(result, null, 2) + '\n' },
     { flag: 'md', target: flags.md, render: () => renderAbMarkdown(result) + '\n' },
   ]);

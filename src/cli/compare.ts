@@ -23,7 +23,7 @@ export async function compareCommand(baselinePath: string, candidatePath: string
   if (!comparison.pairs.length) {
     throw new UsageError(`Nothing to compare: no config of ${candidatePath} is in ${baselinePath} (${comparison.unpaired.join('; ')}).`);
   }
-  const out = writeDocuments([
+  const out = await writeDocuments([
     { flag: 'json', target: options.json, render: () => JSON.stringify(comparison, null, 2) + '\n' },
     { flag: 'md', target: options.md, render: () => renderCompareMarkdown(comparison) + '\n' },
   ]);

@@ -225,6 +225,8 @@ program
 // biome-ignore lint/suspicious/noConfusingVoidType: commands that print and always succeed are declared as returning nothing.
 function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<ExitCode | void>>) {
   return async (...args: A) => {
+    // From here every command ends with 130 on SIGINT or SIGTERM, whatever it is doing (interrupt.ts).
+    (await import('./interrupt.js')).processInterrupts();
     const code = await (await load())(...args);
     if (code) process.exitCode = code;
   };

@@ -13,7 +13,7 @@ export async function mergeCommand(files: string[], flags: { json?: string }): P
   const results = files.flatMap((file) => loadResults(file));
   if (!results.length) throw new UsageError(`${files.join(', ')} hold${files.length === 1 ? 's' : ''} no results.`);
   const merged = mergeResults(results);
-  const out = writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(merged.results, null, 2) + '\n' }]);
+  const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(merged.results, null, 2) + '\n' }]);
   out.write(renderMerge(merged, makeStyle(out)) + '\n');
   return 0;
 }

@@ -56,9 +56,9 @@ export interface TerminalViews {
  * Each asked-for document goes to its file, or to stdout for `-` (one at most); the terminal views go to stdout, or
  * to stderr when stdout carries a document.
  */
-export function writeRunOutputs(results: readonly RunResult[], targets: RunOutputTargets, views: TerminalViews): void {
+export async function writeRunOutputs(results: readonly RunResult[], targets: RunOutputTargets, views: TerminalViews): Promise<void> {
   const sweep = views.sweep ?? false;
-  const stream = writeDocuments(
+  const stream = await writeDocuments(
     OUTPUT_FLAGS.map((flag) => ({
       flag,
       target: targets[flag],

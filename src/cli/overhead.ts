@@ -30,7 +30,7 @@ export async function overheadCommand(flags: OverheadFlags): Promise<0> {
       ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
     }),
   );
-  const out = writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(report, null, 2) + '\n' }]);
+  const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(report, null, 2) + '\n' }]);
   out.write(`Host cost per issued op on ${report.device} (host timer around the issue loop, ${report.batch} ops a batch):\n`);
   for (const r of report.rows) {
     out.write(

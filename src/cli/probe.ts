@@ -29,9 +29,9 @@ export async function probeCommand(flags: ProbeFlags): Promise<0> {
     wait: flags.wait,
     ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
   };
-  // Only the bandwidth measurement runs work on the GPU; describing devices is quick and needs no handlers.
+  // Only the bandwidth measurement runs work on the GPU, so only it stops at a rep boundary; describing devices ends at once on a signal.
   const document = flags.bandwidth ? await withInterrupts((signal) => probe({ ...options, signal })) : await probe(options);
-  const out = writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(document, null, 2) + '\n' }]);
+  const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(document, null, 2) + '\n' }]);
   out.write(renderProbe(document, makeStyle(out)) + '\n');
   return 0;
 }

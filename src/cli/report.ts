@@ -14,6 +14,6 @@ export async function reportCommand(file: string, flags: ReportFlags): Promise<0
   const results = loadResults(file);
   if (!results.length) throw new UsageError(`${file} holds no results.`);
   const sweep = results.every((r) => r.sweep !== null);
-  writeRunOutputs(results, { json: flags.json, md: flags.md, svg: flags.svg, html: flags.html, trace: flags.trace }, { table: true, gantt: false, sweep });
+  await writeRunOutputs(results, { json: flags.json, md: flags.md, svg: flags.svg, html: flags.html, trace: flags.trace }, { table: true, gantt: false, sweep });
   return 0;
 }

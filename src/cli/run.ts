@@ -90,6 +90,7 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
         signal,
         timeoutMs: seconds(flags.timeout),
         ncclDir: flags.ncclDir,
+        deviceOrigin: chosen?.origin,
         // One line on stderr, so that whoever waits for the run (a person, a test sending it a signal) sees it start.
         onMeasuring: () => process.stderr.write(`measuring ${loaded.config.name}${rank} (Ctrl-C stops after the current rep)\n`),
       });
@@ -97,7 +98,7 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
     }
     return done;
   });
-  writeRunOutputs(results, flags, { table: true, gantt: flags.timeline ?? false });
+  await writeRunOutputs(results, flags, { table: true, gantt: flags.timeline ?? false });
   if (kinds && kinds.length > 1) process.stdout.write('\n' + renderHostMemoryTable(results) + '\n');
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
 }

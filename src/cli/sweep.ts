@@ -80,7 +80,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   );
   bar?.stop();
   // The documents a sweep can be written as: the Results, the heat map as Markdown, the chart, the HTML report.
-  writeRunOutputs(results, flags, { table: true, gantt: false, sweep: true });
+  await writeRunOutputs(results, flags, { table: true, gantt: false, sweep: true });
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
 }
 

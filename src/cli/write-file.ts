@@ -17,8 +17,9 @@ import {
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { runIdentity } from '../api/identity.js';
-import { type CudaPipeError, EnvironmentError, UsageError } from '../errors.js';
+import { type CudaPipeError, EnvironmentError, Interrupted, UsageError } from '../errors.js';
 import { describeFileError } from '../files/errno.js';
+import { processInterrupts } from './interrupt.js';
 
 // Every document a command writes goes through here, so that no flag can destroy a file or report a write that did
 // not happen. What a careful Unix tool does with each kind of target:
@@ -29,7 +30,9 @@ import { describeFileError } from '../files/errno.js';
 // - `-`, /dev/stdout, /dev/fd/1: our own stdout (at most one document there); /dev/stderr and /dev/fd/N: that
 //   descriptor, written directly, never renamed over;
 // - anything else (a folder, a block device, a socket): refused before anything runs.
-// Every write is checked in full, and a failure names the path and the errno in words.
+// Every write is checked in full, and a failure names the path and the errno in words. Bytes go out a chunk at a
+// time with a turn of the event loop between chunks, so that Ctrl-C or SIGTERM mid-write is seen: the write stops,
+// its temporary file is removed, and the command ends with 130 (interrupt.ts), the target as it was.
 
 /** Where a target's bytes go, once its links are followed. */
 export type Destination =
@@ -45,6 +48,8 @@ const FIFO_OPEN_WAIT_MS = 2_000;
 const STALLED_WRITE_MS = 30_000;
 /** Linux's NAME_MAX: a temporary name must fit in a folder entry too. */
 const NAME_MAX = 255;
+/** Bytes written between two looks at the signals: a few ms of disk, so that a 180 MB document stops within them. */
+const WRITE_CHUNK = 1 << 20;
 
 const STDOUT_FD = 1;
 
@@ -52,8 +57,10 @@ const STDOUT_FD = 1;
  * Writes a result or report to `target`, or to stdout for `-`, as the comment at the top of this file says. A
  * missing folder is the user's to create: we say so rather than create it.
  */
-export function writeOutput(target: string, text: string): void {
-  writeTo(target, destinationOf(target), text);
+export function writeOutput(target: string, text: string): Promise<void> {
+  // A target that cannot be written is refused here and now, before anything waits.
+  const to = destinationOf(target);
+  return processInterrupts().during((signal) => writeTo(target, to, text, signal, []));
 }
 
 /** A document a command can write, by the flag that asks for it (`--json <file|->`); `target` unset: not asked. */
@@ -69,9 +76,15 @@ export interface Document {
  * the command's terminal view (its table) goes: stdout, or stderr when stdout carries a document, so that
  * `--json - | jq` reads JSON alone.
  */
-export function writeDocuments(documents: readonly Document[]): NodeJS.WriteStream {
+export async function writeDocuments(documents: readonly Document[]): Promise<NodeJS.WriteStream> {
   const planned = planDocuments(documents);
-  for (const d of planned) writeTo(d.target, d.to, d.render());
+  await processInterrupts().during(async (signal) => {
+    const written: string[] = [];
+    for (const d of planned) {
+      await writeTo(d.target, d.to, d.render(), signal, written);
+      written.push(d.target);
+    }
+  });
   return planned.some((d) => d.to.kind === 'fd' && d.to.fd === STDOUT_FD) ? process.stderr : process.stdout;
 }
 
@@ -201,17 +214,36 @@ function identity(to: Destination): string {
   return to.existing ? `node:${to.existing.dev}:${to.existing.ino}` : `path:${to.path}`;
 }
 
-function writeTo(target: string, to: Destination, text: string): void {
-  const bytes = Buffer.from(text, 'utf8');
-  if (to.kind === 'fd') writeDescriptor(target, to.fd, bytes);
-  else if (to.kind === 'direct') writeDirect(target, to, bytes);
-  else replaceFile(target, to, bytes);
+/** Where a write stands when a signal stops it, for the Interrupted error that says so. */
+interface Progress {
+  readonly signal: AbortSignal;
+  readonly target: string;
+  /** What became of the target: "the file there, if any, is as it was", "the reader got part of it". */
+  readonly left: string;
+  /** Targets written in full before this one. */
+  readonly written: readonly string[];
 }
 
-function writeDescriptor(target: string, fd: number, bytes: Buffer): void {
+async function writeTo(target: string, to: Destination, text: string, signal: AbortSignal, written: readonly string[]): Promise<void> {
+  const bytes = Buffer.from(text, 'utf8');
+  const progress = (left: string): Progress => ({ signal, target: target === '-' ? 'stdout' : target, left, written });
+  stopIfInterrupted(progress('nothing was written to it'));
+  if (to.kind === 'fd') await writeDescriptor(target, to.fd, bytes, progress('the reader got part of it'));
+  else if (to.kind === 'direct') await writeDirect(target, to, bytes, progress('the reader got part of it'));
+  else await replaceFile(target, to, bytes, progress('its temporary file was removed and the file there, if any, is as it was'));
+}
+
+function stopIfInterrupted(progress: Progress): void {
+  if (!progress.signal.aborted) return;
+  const before = progress.written.length ? ` (${progress.written.join(', ')} had been written in full)` : '';
+  throw new Interrupted(`Interrupted (${String(progress.signal.reason)}) while writing ${progress.target}: ${progress.left}${before}.`);
+}
+
+async function writeDescriptor(target: string, fd: number, bytes: Buffer, progress: Progress): Promise<void> {
   try {
-    writeAll(fd, bytes);
+    await writeAll(fd, bytes, progress);
   } catch (error) {
+    if (error instanceof Interrupted) throw error;
     // `| head` closing stdout is the reader's choice, not a failure of ours (see broken-pipe.ts).
     if (fd === STDOUT_FD && (error as NodeJS.ErrnoException).code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
     throw cannotWrite(target === '-' ? 'stdout' : target, error);
@@ -219,7 +251,7 @@ function writeDescriptor(target: string, fd: number, bytes: Buffer): void {
 }
 
 /** A device or a FIFO: opened without creating or truncating anything, and without blocking for ever. */
-function writeDirect(target: string, to: Extract<Destination, { kind: 'direct' }>, bytes: Buffer): void {
+async function writeDirect(target: string, to: Extract<Destination, { kind: 'direct' }>, bytes: Buffer, progress: Progress): Promise<void> {
   const flags = constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
   let fd: number;
   const deadline = Date.now() + FIFO_OPEN_WAIT_MS;
@@ -231,7 +263,8 @@ function writeDirect(target: string, to: Extract<Destination, { kind: 'direct' }
       // A FIFO with no reader yet: one may be on its way (`cat fifo & cuda-pipe … --json fifo`), so wait a little.
       if (to.fifo && (error as NodeJS.ErrnoException).code === 'ENXIO') {
         if (Date.now() < deadline) {
-          sleep(50);
+          await sleep(50);
+          stopIfInterrupted({ ...progress, left: 'nothing was written to it' });
           continue;
         }
         throw new UsageError(`Cannot write ${target}: no process opened the named pipe for reading within ${FIFO_OPEN_WAIT_MS / 1000} s.`, {
@@ -242,10 +275,11 @@ function writeDirect(target: string, to: Extract<Destination, { kind: 'direct' }
     }
   }
   try {
-    writeAll(fd, bytes);
+    await writeAll(fd, bytes, progress);
     closeSync(fd);
   } catch (error) {
     closeQuietly(fd);
+    if (error instanceof Interrupted) throw error;
     throw cannotWrite(target, error, to.path);
   }
 }
@@ -254,22 +288,29 @@ function writeDirect(target: string, to: Extract<Destination, { kind: 'direct' }
  * A regular file or a new name: a temporary file beside it, written in full, with the old file's owner and mode,
  * flushed to the disk and renamed over the target, so the target is the old file or the new one at every moment.
  */
-function replaceFile(target: string, to: Extract<Destination, { kind: 'replace' }>, bytes: Buffer): void {
+async function replaceFile(target: string, to: Extract<Destination, { kind: 'replace' }>, bytes: Buffer, progress: Progress): Promise<void> {
   const folder = dirname(to.path);
   const temporary = join(folder, temporaryName(basename(to.path)));
   let fd: number | null = null;
+  // A second signal leaves at once, without unwinding to the catch below: the temporary file goes first.
+  const forget = processInterrupts().onExit(() => removeQuietly(temporary));
   try {
     fd = openSync(temporary, 'wx', to.existing ? to.existing.mode & 0o7777 : 0o666);
     if (to.existing) keepOwnerAndMode(fd, to.existing);
-    writeAll(fd, bytes);
+    await writeAll(fd, bytes, progress);
     fsyncSync(fd);
     closeSync(fd);
     fd = null;
+    // The last moment a signal can keep the old file: after the rename the new one is whole and in place.
+    stopIfInterrupted(progress);
     renameSync(temporary, to.path);
   } catch (error) {
     if (fd !== null) closeQuietly(fd);
     removeQuietly(temporary);
+    if (error instanceof Interrupted) throw error;
     throw cannotWrite(target, error, to.path, true);
+  } finally {
+    forget();
   }
   syncFolder(folder);
 }
@@ -297,13 +338,14 @@ function keepOwnerAndMode(fd: number, old: Stats): void {
  * Writes every byte, or throws: a short write (a full disk, a signal) is continued until the system says why it
  * cannot, and a descriptor that would block (a full pipe, a terminal on hold) is waited on, for a bounded time.
  */
-function writeAll(fd: number, bytes: Buffer): void {
+async function writeAll(fd: number, bytes: Buffer, progress: Progress): Promise<void> {
   let offset = 0;
   let stalledSince = Date.now();
   while (offset < bytes.length) {
+    stopIfInterrupted(progress);
     let written: number;
     try {
-      written = writeSync(fd, bytes, offset, bytes.length - offset);
+      written = writeSync(fd, bytes, offset, Math.min(WRITE_CHUNK, bytes.length - offset));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
       written = 0;
@@ -311,17 +353,19 @@ function writeAll(fd: number, bytes: Buffer): void {
     if (written > 0) {
       offset += written;
       stalledSince = Date.now();
+      // A turn of the event loop, where a signal's handler runs: synchronous writes would hold it off to the end.
+      if (offset < bytes.length) await new Promise((next) => setImmediate(next));
       continue;
     }
     if (Date.now() - stalledSince > STALLED_WRITE_MS) {
       throw Object.assign(new Error(`nothing read it for ${STALLED_WRITE_MS / 1000} s`), { code: 'ETIMEDOUT' });
     }
-    sleep(10);
+    await sleep(10);
   }
 }
 
-function sleep(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
 }
 
 /** Errors of the disk or the machine (full, quota, failing, read-only) are the environment's (3); the rest are the user's (2). */

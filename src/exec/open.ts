@@ -64,11 +64,20 @@ export interface DeviceContext {
   readonly smClock: (() => number | null) | undefined;
 }
 
-/** Picks the device, checks that it exists, and describes it. */
-export function openDevice(rt: CudaRuntime, device: number): DeviceFacts {
+/**
+ * Picks the device, checks that it exists, and describes it. `origin` says who chose it when the user did not (a
+ * launcher's local rank), so that a missing device is blamed on what chose it rather than on a flag.
+ */
+export function openDevice(rt: CudaRuntime, device: number, origin?: string): DeviceFacts {
   const count = rt.deviceCount();
   if (device >= count) {
-    throw new UsageError(`Device ${device} does not exist: this machine has ${count} CUDA device${count === 1 ? '' : 's'} (0 to ${count - 1}).`, {
+    const devices = `this machine has ${count} CUDA device${count === 1 ? '' : 's'} (0 to ${count - 1})`;
+    if (origin !== undefined) {
+      throw new UsageError(`Device ${device} does not exist: ${devices}, and ${origin}.`, {
+        hint: `Start at most ${count} rank${count === 1 ? '' : 's'} on this host, show each rank its own GPU through CUDA_VISIBLE_DEVICES, or pick one with --device.`,
+      });
+    }
+    throw new UsageError(`Device ${device} does not exist: ${devices}.`, {
       hint: 'Pick one with --device, or see them all with `cuda-pipe probe`.',
     });
   }
@@ -79,6 +88,8 @@ export interface OpenOptions {
   readonly wait: WaitStrategy;
   /** Ctrl-C: ends the host stage's workers (the pool then fails the rep in flight with Interrupted). */
   readonly signal?: AbortSignal | undefined;
+  /** Who chose the plan's first device when no flag or config did (a launcher's local rank), for a missing device's message. */
+  readonly deviceOrigin?: string | undefined;
   /** How the ranks of a launch meet, for a plan with collectives (absent: one process, no launcher). */
   readonly collectives?: CommunicatorOptions | undefined;
 }
@@ -177,7 +188,7 @@ async function onDevices<T>(
   const cublas = plan.schedules.some((s) => s.body.some((op) => op.kind === 'gemm')) ? openCublas() : null;
   const nccl = hasCollectives(plan) ? openNccl() : null;
   const rt = openRuntime();
-  const facts = plan.devices.map((d) => openDevice(rt, d));
+  const facts = plan.devices.map((d, i) => openDevice(rt, d, i === 0 ? options.deviceOrigin : undefined));
   const device = facts[0] as DeviceFacts;
   checkSameArchitecture(facts);
   checkPriorities(plan, device.streamPriority, deviceIndex);

@@ -27,19 +27,19 @@ function refusal(write: () => unknown): CudaPipeError {
 }
 
 describe('output targets that are not plain files', () => {
-  it('a symbolic link is followed: its target is replaced and the link stays a link', () => {
+  it('a symbolic link is followed: its target is replaced and the link stays a link', async () => {
     mkdirSync(join(dir, 'runs'));
     writeFileSync(join(dir, 'runs', 'a.json'), 'old');
     symlinkSync('runs/a.json', join(dir, 'latest.json'));
-    writeOutput(join(dir, 'latest.json'), '{"new":1}\n');
+    await writeOutput(join(dir, 'latest.json'), '{"new":1}\n');
     assert.equal(readlinkSync(join(dir, 'latest.json')), 'runs/a.json');
     assert.equal(readFileSync(join(dir, 'runs', 'a.json'), 'utf8'), '{"new":1}\n');
     assert.deepEqual(readdirSync(join(dir, 'runs')), ['a.json']);
   });
 
-  it('a dangling link creates its target; a chain of links ending in a loop is a usage error', () => {
+  it('a dangling link creates its target; a chain of links ending in a loop is a usage error', async () => {
     symlinkSync('made-by-write.json', join(dir, 'dangling'));
-    writeOutput(join(dir, 'dangling'), 'x');
+    await writeOutput(join(dir, 'dangling'), 'x');
     assert.equal(readFileSync(join(dir, 'made-by-write.json'), 'utf8'), 'x');
     symlinkSync('loop-b', join(dir, 'loop-a'));
     symlinkSync('loop-a', join(dir, 'loop-b'));
@@ -48,17 +48,17 @@ describe('output targets that are not plain files', () => {
     assert.match(error.message, /loop-a: its symbolic links form a loop/);
   });
 
-  it('keeps the permissions of the file it replaces', () => {
+  it('keeps the permissions of the file it replaces', async () => {
     const target = join(dir, 'private.json');
     writeFileSync(target, 'old');
     chmodSync(target, 0o600);
-    writeOutput(target, 'new');
+    await writeOutput(target, 'new');
     assert.equal(statSync(target).mode & 0o777, 0o600);
   });
 
-  it('a name as long as a folder entry can be still gets a temporary name that fits', () => {
+  it('a name as long as a folder entry can be still gets a temporary name that fits', async () => {
     const target = join(dir, `${'n'.repeat(250)}.json`);
-    writeOutput(target, 'long');
+    await writeOutput(target, 'long');
     assert.equal(readFileSync(target, 'utf8'), 'long');
   });
 

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { withInterrupts } from '../../src/cli/interrupt.js';
+import { installInterrupts, withInterrupts } from '../../src/cli/interrupt.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { Interrupted } from '../../src/errors.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
@@ -119,6 +119,53 @@ describe('the interrupt handlers', () => {
     const signals = new EventEmitter();
     assert.equal(await withInterrupts(async () => 'measured', { signals: signals as unknown as NodeJS.Process }), 'measured');
     assert.equal(signals.listenerCount('SIGINT') + signals.listenerCount('SIGTERM'), 0);
+  });
+
+  it('end a command at once with 130 when the signal comes outside every stretch that stops at its own boundary', async () => {
+    const signals = new EventEmitter();
+    const exits: number[] = [];
+    const written: string[] = [];
+    const interrupts = installInterrupts({
+      signals: signals as unknown as NodeJS.Process,
+      write: (text) => written.push(text),
+      exit: ((code: 130) => exits.push(code)) as unknown as (code: 130) => never,
+    });
+    await interrupts.during(async () => {
+      signals.emit('SIGTERM', 'SIGTERM');
+      assert.deepEqual(exits, [], 'inside a stretch the first signal only aborts');
+    });
+    assert.equal(interrupts.signal.reason, 'SIGTERM');
+    const fresh = new EventEmitter();
+    const outside = installInterrupts({
+      signals: fresh as unknown as NodeJS.Process,
+      write: (text) => written.push(text),
+      exit: ((code: 130) => exits.push(code)) as unknown as (code: 130) => never,
+    });
+    fresh.emit('SIGINT', 'SIGINT');
+    assert.deepEqual(exits, [130]);
+    assert.equal(written.at(-1), 'cuda-pipe: Interrupted (SIGINT) before the command finished.\n');
+    interrupts.uninstall();
+    outside.uninstall();
+    assert.equal(signals.listenerCount('SIGTERM') + fresh.listenerCount('SIGINT'), 0);
+  });
+
+  it('undo what they were given (a temporary file) before leaving at once on a second signal', async () => {
+    const signals = new EventEmitter();
+    const undone: string[] = [];
+    const interrupts = installInterrupts({
+      signals: signals as unknown as NodeJS.Process,
+      write: () => undefined,
+      exit: ((code: 130) => undone.push(`exit ${code}`)) as unknown as (code: 130) => never,
+    });
+    await interrupts.during(async () => {
+      const forget = interrupts.onExit(() => undone.push('removed .result.json.tmp'));
+      interrupts.onExit(() => undone.push('removed .report.md.tmp'))();
+      signals.emit('SIGTERM', 'SIGTERM');
+      signals.emit('SIGTERM', 'SIGTERM');
+      forget();
+    });
+    assert.deepEqual(undone, ['removed .result.json.tmp', 'exit 130']);
+    interrupts.uninstall();
   });
 
   const script = join(packageRoot(), 'test', 'fixtures', 'scripts', 'interrupt.ts');

@@ -22,10 +22,10 @@ function rejection(write: () => unknown): UsageError {
 }
 
 describe('writing result and report files', () => {
-  it('replaces an existing file whole and leaves no temporary file behind', () => {
+  it('replaces an existing file whole and leaves no temporary file behind', async () => {
     const target = join(dir, 'result.json');
     writeFileSync(target, 'old contents, longer than the new ones');
-    writeOutput(target, '{"new":true}\n');
+    await writeOutput(target, '{"new":true}\n');
     assert.equal(readFileSync(target, 'utf8'), '{"new":true}\n');
     assert.deepEqual(
       readdirSync(dir).filter((name) => name.includes('result.json')),
