@@ -38,6 +38,8 @@ export interface SweepOptions {
   /** Aborted by Ctrl-C or SIGTERM: the sweep stops at the next rep boundary. */
   readonly signal?: AbortSignal;
   readonly timeoutMs?: number;
+  /** Who chose the device (a launcher's local rank), for the words of a device that does not exist. */
+  readonly deviceOrigin?: string | undefined;
 }
 
 /** Every combination of the non-layout axes' values (one empty combination when there are none). */

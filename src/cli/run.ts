@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { launcherDevice, rankLabel, runIdentity } from '../api/identity.js';
+import { rankLabel, runIdentity } from '../api/identity.js';
 import { checkConfigKernels, type ConfigKernelCheck } from '../api/kernels.js';
 import { configDevices, runConfig, planConfig } from '../api/run.js';
 import { loadConfigFile } from '../config/load.js';
@@ -14,6 +14,7 @@ import type { RunResult } from '../result/schema.js';
 import type { HostMemoryKind } from '../vocabulary.js';
 import { checkStageModules } from '../workers/pool.js';
 import { withInterrupts } from './interrupt.js';
+import { rankDevice } from './launcher.js';
 import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
 
 export interface RunFlags extends Omit<Overrides, 'hostMemory'> {
@@ -39,10 +40,7 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
   const path = configArg ?? join(builtinConfigsDir(), 'balanced.yaml');
   const { hostMemory: kinds, ...overrides } = flags;
   const identity = runIdentity(process.env, hostname());
-  // Only a launcher's rank needs the config's own device, to say in its note whether the launcher overrode it.
-  // A config over several devices drives them all from one process: the launcher's rank does not pick one.
-  const own = identity.localRank === null || flags.device !== undefined ? null : loadConfigFile(path, overrides).config;
-  const chosen = own === null || own.devices !== null ? null : launcherDevice(identity, process.env, flags.device, own.device);
+  const chosen = rankDevice(path, overrides, identity, process.env);
   // One config per host memory kind asked for, each a run of its own; without the flag, the config's own kinds.
   const loads = (kinds ?? [undefined]).map((hostMemory) => loadConfigFile(path, { ...overrides, hostMemory, ...(chosen ? { device: chosen.device } : {}) }));
   const gate = flags.gate ?? false;

@@ -1,5 +1,7 @@
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import cliProgress from 'cli-progress';
+import { runIdentity } from '../api/identity.js';
 import { type SweepAxes, sweepConfig } from '../api/sweep.js';
 import { loadConfigFile } from '../config/load.js';
 import { MAX_SWEEP_VALUES } from '../config/schema.js';
@@ -10,6 +12,7 @@ import { chunkCandidates } from '../measure/floor.js';
 import { builtinConfigsDir } from '../paths.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
+import { rankDevice } from './launcher.js';
 import { checkOutputs, writeRunOutputs } from './outputs.js';
 
 export interface SweepFlags {
@@ -35,7 +38,11 @@ const DEFAULT_STREAMS = [1, 2, 4, 8];
 const DEFAULT_BUDGET_S = 40;
 
 export async function sweepCommand(configArg: string | undefined, flags: SweepFlags): Promise<0 | 1> {
-  const loaded = loadConfigFile(configArg ?? join(builtinConfigsDir(), 'balanced.yaml'), { device: flags.device, devices: flags.devices });
+  const path = configArg ?? join(builtinConfigsDir(), 'balanced.yaml');
+  // Under a launcher each rank sweeps on the GPU of its local rank, as `run` does; a config over several devices
+  // drives them all from one process.
+  const chosen = rankDevice(path, { device: flags.device, devices: flags.devices }, runIdentity(process.env, hostname()), process.env);
+  const loaded = loadConfigFile(path, { device: chosen?.device ?? flags.device, devices: flags.devices });
   const fromConfig = loaded.config.sweep;
   const maxChunks = Math.min(64, Math.ceil(loaded.config.elements / loaded.config.pipeline.align));
   const axes: SweepAxes = {
@@ -64,6 +71,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
       gate: flags.gate ?? false,
       wait: flags.wait,
       ncclDir: flags.ncclDir,
+      deviceOrigin: chosen?.origin,
       budgetMs,
       exhaustive: flags.exhaustive ?? false,
       signal,
@@ -79,6 +87,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     }),
   );
   bar?.stop();
+  if (chosen) for (const [i, result] of results.entries()) results[i] = { ...result, notes: [...result.notes, chosen.note] };
   // The documents a sweep can be written as: the Results, the heat map as Markdown, the chart, the HTML report.
   await writeRunOutputs(results, flags, { table: true, gantt: false, sweep: true });
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
