@@ -65,7 +65,7 @@ export class CudaRepRunner implements RepRunner {
    */
   private watchCheck(prepared: PreparedRep, signal: AbortSignal | undefined): WaitCheck | undefined {
     const watched = this.collectives;
-    if (!watched || !prepared.ops.some((op) => op?.kind === 'collective')) return undefined;
+    if (!watched || !hasCollective(prepared)) return undefined;
     const { watch } = watched;
     let signalledAt: number | null = null;
     return () => {
@@ -527,7 +527,7 @@ export class CudaRepRunner implements RepRunner {
         return handle !== undefined && this.rt.streams.eventQueryCode(handle) === 0;
       };
       const error = repTimeout(prepared.schedule, scheduleOps(prepared.schedule), this.plan.kernels, deadlineMs ?? 0, completed);
-      const watch = this.watchCheck(prepared, undefined) && this.collectives?.watch;
+      const watch = hasCollective(prepared) ? this.collectives?.watch : undefined;
       if (!watch) throw error;
       // A collective past its deadline waits for a rank that is not coming: aborting lets NCCL's kernels go.
       watch.abortAll();
