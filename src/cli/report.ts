@@ -2,7 +2,7 @@ import { UsageError } from '../errors.js';
 import { loadResults } from '../result/load.js';
 import { type RunOutputTargets, writeRunOutputs } from './outputs.js';
 
-export type ReportFlags = Pick<RunOutputTargets, 'json' | 'md' | 'svg' | 'html' | 'trace'>;
+export type ReportFlags = RunOutputTargets;
 
 /**
  * Re-renders saved results exactly as measured (the renderers read nothing but the Result): the table, and each
@@ -14,6 +14,6 @@ export async function reportCommand(file: string, flags: ReportFlags): Promise<0
   const results = loadResults(file);
   if (!results.length) throw new UsageError(`${file} holds no results.`);
   const sweep = results.every((r) => r.sweep !== null);
-  await writeRunOutputs(results, { json: flags.json, md: flags.md, svg: flags.svg, html: flags.html, trace: flags.trace }, { table: true, gantt: false, sweep });
+  await writeRunOutputs(results, flags, { table: true, gantt: false, sweep });
   return 0;
 }

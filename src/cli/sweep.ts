@@ -32,6 +32,9 @@ export interface SweepFlags {
   md?: string;
   svg?: string;
   html?: string;
+  csv?: string;
+  bmf?: string;
+  gab?: string;
 }
 
 const DEFAULT_STREAMS = [1, 2, 4, 8];
