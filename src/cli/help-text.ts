@@ -44,6 +44,7 @@ export const COMMAND_HELP = {
     ['cuda-pipe report result.json', 'the table, as measured'],
     ['cuda-pipe report result.json --md report.md', 'a Markdown report; --md - prints it'],
     ['cuda-pipe report old-v1.json --json new.json', 'rewrite a saved file as the current Result version'],
+    ['cuda-pipe report ab.json --md -', 'an A/B document (ab --json) as Markdown; a probe --json file as its tables'],
   ),
   compare: examples(['cuda-pipe compare baseline.json candidate.json', 'exit 1 when anything is slower'], ['cuda-pipe compare base.json new.json --threshold 2 --md diff.md', '']),
   ab: examples(
