@@ -25,6 +25,7 @@ export const COMMAND_HELP = {
   sweep: examples(
     ['cuda-pipe sweep', 'balanced: 1 to 8 streams × 1 to 64 chunks'],
     ['cuda-pipe sweep my.yaml --streams 2,4 --chunks 8,16,32 --order depth-first,breadth-first', ''],
+    ['cuda-pipe sweep my.yaml --dry-run', 'preview the layouts and the time budget; no GPU needed'],
     ['cuda-pipe sweep my.yaml --set kernels[0].args[3].int32=530,1060 --html sweep.html', 'any scalar can be an axis'],
     ['cuda-pipe sweep configs/ddp.yaml --devices all', 'data-parallel on every GPU: the best bucket count'],
   ),

@@ -108,6 +108,7 @@ program
   .option('--set <path=values>', 'another axis: any scalar of the config and its values, e.g. kernels[0].args[3].int32=530,1060 (repeatable)', collect, [])
   .option('--max-time <seconds>', 'time for the race of layouts, per setting (default 40)', positiveNumber)
   .option('--exhaustive', 'stop no layout early: measure every one until the noise rule or the time budget stops it')
+  .option('--dry-run', 'print the layouts each setting would race and the time budget, checking every setting; needs no GPU')
   .addOption(deviceOption())
   .option(
     '--devices <list|all>',
