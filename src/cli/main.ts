@@ -163,7 +163,7 @@ program
   .description('re-render a saved document (run, sweep, merge, ab or probe --json) as the table, or --md, exactly as measured')
   .argument('<result.json>', 'a file written with --json by `cuda-pipe run`, `sweep`, `merge`, `ab` or `probe`')
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout (the table then goes to stderr)', checkOutputTarget)
-  .option('--json <file>', 'write the results again as one Result document (current version), or - for stdout', checkOutputTarget)
+  .option('--json <file>', 'write the document again (Results as one Result document of the current version), or - for stdout', checkOutputTarget)
   .option('--svg <file>', 'also write the timeline as SVG', checkOutputTarget)
   .option('--html <file>', 'also write the HTML report', checkOutputTarget)
   .option('--trace <file>', 'also write Chrome Trace Event JSON', checkOutputTarget)
