@@ -42,6 +42,11 @@ export function formatRate(gbps: number): string {
   return Number.isFinite(gbps) ? `${gbps.toFixed(1)} GB/s` : '–';
 }
 
+/** Floating-point rate in TFLOP/s (1e12 per second), as GEMM libraries quote it. */
+export function formatTflops(tflops: number): string {
+  return Number.isFinite(tflops) ? `${tflops.toFixed(tflops < 10 ? 2 : 1)} TFLOP/s` : '–';
+}
+
 export function formatPercent(fraction: number, digits = 1): string {
   return `${(fraction * 100).toFixed(digits)}%`;
 }

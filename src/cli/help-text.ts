@@ -25,6 +25,7 @@ export const COMMAND_HELP = {
   sweep: examples(
     ['cuda-pipe sweep', 'balanced: 1 to 8 streams × 1 to 64 chunks'],
     ['cuda-pipe sweep my.yaml --streams 2,4 --chunks 8,16,32 --order depth-first,breadth-first', ''],
+    ['cuda-pipe sweep my.yaml --dry-run', 'preview the layouts and the time budget; no GPU needed'],
     ['cuda-pipe sweep my.yaml --set kernels[0].args[3].int32=530,1060 --html sweep.html', 'any scalar can be an axis'],
     ['cuda-pipe sweep configs/ddp.yaml --devices all', 'data-parallel on every GPU: the best bucket count'],
   ),
@@ -44,6 +45,7 @@ export const COMMAND_HELP = {
     ['cuda-pipe report result.json', 'the table, as measured'],
     ['cuda-pipe report result.json --md report.md', 'a Markdown report; --md - prints it'],
     ['cuda-pipe report old-v1.json --json new.json', 'rewrite a saved file as the current Result version'],
+    ['cuda-pipe report ab.json --md -', 'an A/B document (ab --json) as Markdown; a probe --json file as its tables'],
   ),
   compare: examples(['cuda-pipe compare baseline.json candidate.json', 'exit 1 when anything is slower'], ['cuda-pipe compare base.json new.json --threshold 2 --md diff.md', '']),
   ab: examples(
@@ -57,16 +59,51 @@ export const COMMAND_HELP = {
   overhead: examples(['cuda-pipe overhead --ops 50000', 'host cost of one launch and one copy']),
 } as const satisfies Record<string, string>;
 
-const ENVIRONMENT: ReadonlyArray<[string, string]> = [
+/**
+ * Every environment variable cuda-pipe reads, by what it is for (a test finds each one read in src/ here). Names
+ * that go together share an entry.
+ */
+export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
   ['CUDA_PIPE_CUDART', 'the libcudart file to load, exactly (nothing else is tried)'],
   ['CUDA_PIPE_NVRTC', 'the libnvrtc file to load, exactly (nothing else is tried)'],
+  ['CUDA_PIPE_CUBLAS', 'the libcublas file for gemm stages, exactly (nothing else is tried)'],
+  ['CUDA_PIPE_CUPTI', 'the libcupti file, exactly: engine times of traced reps (else events)'],
+  ['CUDA_PIPE_NCCL', 'the libnccl.so.2 file for collectives, exactly (nothing else is tried)'],
   ['CUDA_PATH, CUDA_HOME', "CUDA toolkit roots searched (lib64/, lib/) before the loader's path"],
+  ['LD_LIBRARY_PATH', 'folders searched for the CUDA libraries, as the loader does'],
+  ['VIRTUAL_ENV, CONDA_PREFIX, HOME', "where PyTorch's libnccl.so.2 is looked for (lib/, ~/.local/lib)"],
   ['CUDA_PIPE_CACHE_DIR', 'compiled-kernel cache (default $XDG_CACHE_HOME/cuda-pipe/cubin)'],
+  ['XDG_CACHE_HOME', 'the cache root without CUDA_PIPE_CACHE_DIR (default ~/.cache)'],
   ['NO_COLOR', 'set to anything: no colour in tables'],
+  ['CUDA_VISIBLE_DEVICES', 'a launched rank shown one GPU takes device 0, not its local rank'],
+  [
+    'OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_SIZE, OMPI_MCA_ess_base_jobid, ' +
+      'SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS, SLURM_JOB_ID, MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_LOCAL_RANK, ' +
+      'MV2_COMM_WORLD_SIZE, PMI_RANK, MPI_LOCALRANKID, PMI_SIZE, RANK, LOCAL_RANK, WORLD_SIZE, TORCHELASTIC_RUN_ID',
+    'rank, local rank (its GPU), size and job: OpenMPI, Slurm, MVAPICH, MPICH/PMI, torchrun',
+  ],
+  ['CUDA_PIPE_JOB_ID', "names the ranks' NCCL id file where the launcher gives no job id"],
+  ['PMIX_NAMESPACE, SLURM_STEP_ID', "the job id under OpenMPI 5, and the Slurm step, in that file's name"],
+  ['NCCL_NVLS_ENABLE', 'left as set; unset, cuda-pipe sets 0 (no NVLink multicast)'],
+  ['NCCL_RUNTIME_CONNECT', 'left as set; unset, cuda-pipe sets 0 (connect at init, not in a rep)'],
 ];
+
+/** Names up to 22 columns share the line with their meaning; a longer list wraps, its meaning on a line below. */
+function environmentLines(): string {
+  return ENVIRONMENT.flatMap(([names, meaning]) => {
+    if (names.length <= 22) return [`  ${names.padEnd(22)}${meaning}`];
+    const lines: string[] = [];
+    for (const name of names.split(', ')) {
+      const last = lines.length - 1;
+      if (last >= 0 && (lines[last] as string).length + name.length + 2 <= 98) lines[last] += `, ${name}`;
+      else lines.push(`  ${name}`);
+    }
+    return [...lines, `      ${meaning}`];
+  }).join('\n');
+}
 
 export function topLevelHelp(): string {
   const codes = EXIT_CODES.map(([code, meaning]) => `  ${String(code).padStart(3)}  ${meaning}`).join('\n');
-  const environment = ENVIRONMENT.map(([name, meaning]) => `  ${name.padEnd(22)}${meaning}`).join('\n');
+  const environment = environmentLines();
   return `\nExit codes:\n${codes}\n\nEnvironment:\n${environment}\n\nRun \`cuda-pipe <command> --help\` for a command's options and examples.\n`;
 }

@@ -35,6 +35,13 @@ const deviceOption = () => new Option('--device <n>', 'device index').argParser(
 const ncclDirOption = () =>
   new Option('--nccl-dir <folder>', "collective stages under mpirun or srun: a folder every rank can read, where rank 0 writes NCCL's unique id (default: the temporary folder)");
 
+// The exports for spreadsheets and CI dashboards, the same in every command that writes Results.
+const csvOption = () => new Option('--csv <file>', 'write one CSV row per mode (times in ms), or - for stdout').argParser(checkOutputTarget);
+const bmfOption = () =>
+  new Option('--bmf <file>', "write Bencher Metric Format (each mode's latency in ns, lower and upper its quartiles), or - for stdout").argParser(checkOutputTarget);
+const gabOption = () =>
+  new Option('--gab <file>', "write github-action-benchmark's customSmallerIsBetter array (ms, range ± half the quartiles), or - for stdout").argParser(checkOutputTarget);
+
 const waitOption = () =>
   new Option('--wait <how>', 'how the host waits for a rep to end without blocking: poll the event, or a blocking wait on a worker thread')
     .choices(['poll', 'thread'])
@@ -85,6 +92,9 @@ program
   .option('--svg <file>', 'write the timeline as a standalone SVG, or - for stdout', checkOutputTarget)
   .option('--html <file>', 'write one self-contained HTML report (tables, bound, timeline), or - for stdout', checkOutputTarget)
   .option('--trace <file>', 'write Chrome Trace Event JSON for Perfetto and chrome://tracing, or - for stdout', checkOutputTarget)
+  .addOption(csvOption())
+  .addOption(bmfOption())
+  .addOption(gabOption())
   .addHelpText('after', COMMAND_HELP.run)
   .action(lazy(async () => (await import('./run.js')).runCommand));
 
@@ -98,6 +108,7 @@ program
   .option('--set <path=values>', 'another axis: any scalar of the config and its values, e.g. kernels[0].args[3].int32=530,1060 (repeatable)', collect, [])
   .option('--max-time <seconds>', 'time for the race of layouts, per setting (default 40)', positiveNumber)
   .option('--exhaustive', 'stop no layout early: measure every one until the noise rule or the time budget stops it')
+  .option('--dry-run', 'print the layouts each setting would race and the time budget, checking every setting; needs no GPU')
   .addOption(deviceOption())
   .option(
     '--devices <list|all>',
@@ -112,6 +123,9 @@ program
   .option('--md <file>', 'write the heat map as Markdown, or - for stdout', checkOutputTarget)
   .option('--svg <file>', 'write speedup against chunk count as SVG, or - for stdout', checkOutputTarget)
   .option('--html <file>', "write the HTML report with the heat map, the chart and the best layout's timeline", checkOutputTarget)
+  .addOption(csvOption())
+  .addOption(bmfOption())
+  .addOption(gabOption())
   .addHelpText('after', COMMAND_HELP.sweep)
   .action(lazy(async () => (await import('./sweep.js')).sweepCommand));
 
@@ -146,13 +160,16 @@ program
 
 program
   .command('report')
-  .description('re-render a saved result (run --json) as the table, or --md, exactly as measured')
-  .argument('<result.json>', 'a file written by `cuda-pipe run --json`')
+  .description('re-render a saved document (run, sweep, merge, ab or probe --json) as the table, or --md, exactly as measured')
+  .argument('<result.json>', 'a file written with --json by `cuda-pipe run`, `sweep`, `merge`, `ab` or `probe`')
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout (the table then goes to stderr)', checkOutputTarget)
-  .option('--json <file>', 'write the results again as one Result document (current version), or - for stdout', checkOutputTarget)
+  .option('--json <file>', 'write the document again (Results as one Result document of the current version), or - for stdout', checkOutputTarget)
   .option('--svg <file>', 'also write the timeline as SVG', checkOutputTarget)
   .option('--html <file>', 'also write the HTML report', checkOutputTarget)
   .option('--trace <file>', 'also write Chrome Trace Event JSON', checkOutputTarget)
+  .addOption(csvOption())
+  .addOption(bmfOption())
+  .addOption(gabOption())
   .addHelpText('after', COMMAND_HELP.report)
   .action(lazy(async () => (await import('./report.js')).reportCommand));
 

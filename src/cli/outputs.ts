@@ -1,4 +1,7 @@
 import type { RunExporter } from '../report/exporter.js';
+import { bmfExporter } from '../report/exporters/bmf.js';
+import { csvExporter } from '../report/exporters/csv.js';
+import { gabExporter } from '../report/exporters/gab.js';
 import { jsonExporter } from '../report/exporters/json.js';
 import { markdownExporter } from '../report/exporters/markdown.js';
 import { sweepMarkdownExporter, sweepTableExporter } from '../report/exporters/sweep.js';
@@ -24,6 +27,9 @@ const OUTPUTS = {
   svg: { run: svgExporter, sweep: sweepChartExporter },
   html: { run: htmlExporter },
   trace: { run: traceExporter },
+  csv: { run: csvExporter },
+  bmf: { run: bmfExporter },
+  gab: { run: gabExporter },
 } as const satisfies Record<string, { run: RunExporter; sweep?: RunExporter }>;
 
 /** The terminal's view of results: the run table, or a sweep's heat maps, best layout and YAML. */

@@ -1,19 +1,51 @@
 import { UsageError } from '../errors.js';
-import { loadResults } from '../result/load.js';
-import { type RunOutputTargets, writeRunOutputs } from './outputs.js';
+import { renderAbMarkdown, renderAbTable } from '../report/ab.js';
+import { renderProbe } from '../report/probe.js';
+import { makeStyle } from '../report/style.js';
+import { loadDocument } from '../result/load.js';
+import { OUTPUT_FLAGS, type OutputFlag, type RunOutputTargets, writeRunOutputs } from './outputs.js';
+import { writeDocuments } from './write-file.js';
 
-export type ReportFlags = Pick<RunOutputTargets, 'json' | 'md' | 'svg' | 'html' | 'trace'>;
+export type ReportFlags = RunOutputTargets;
 
 /**
- * Re-renders saved results exactly as measured (the renderers read nothing but the Result): the table, and each
- * asked-for document as `run` writes it; `--json` writes a file of any version as the current one. A saved sweep
- * reads as `sweep` printed it: the heat map, the best layout with its ties and the YAML, `--md` the heat map and
- * `--svg` the chart, not the race's dozens of modes.
+ * Re-renders any saved document exactly as measured (the renderers read nothing but the document): Results as the
+ * table, and each asked-for document as `run` writes it; `--json` writes a file of any version as the current one. A
+ * saved sweep reads as `sweep` printed it: the heat map, the best layout with its ties and the YAML, `--md` the heat
+ * map and `--svg` the chart, not the race's dozens of modes. An A/B document reads as `ab` printed it (the table,
+ * `--md`, `--json`), and a probe as `probe` did (the tables, `--json`).
  */
 export async function reportCommand(file: string, flags: ReportFlags): Promise<0> {
-  const results = loadResults(file);
+  const document = loadDocument(file);
+  if (document.kind === 'ab') {
+    refuseOthers(flags, ['json', 'md'], 'an A/B document (`cuda-pipe ab --json`)');
+    const { ab } = document;
+    const out = await writeDocuments([
+      { flag: 'json', target: flags.json, render: () => JSON.stringify(ab, null, 2) + '\n' },
+      { flag: 'md', target: flags.md, render: () => renderAbMarkdown(ab) + '\n' },
+    ]);
+    out.write(renderAbTable(ab, makeStyle(out)) + '\n');
+    return 0;
+  }
+  if (document.kind === 'probe') {
+    refuseOthers(flags, ['json'], 'a probe document (`cuda-pipe probe --json`)');
+    const { probe } = document;
+    const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(probe, null, 2) + '\n' }]);
+    out.write(renderProbe(probe, makeStyle(out)) + '\n');
+    return 0;
+  }
+  const { results } = document;
   if (!results.length) throw new UsageError(`${file} holds no results.`);
   const sweep = results.every((r) => r.sweep !== null);
-  await writeRunOutputs(results, { json: flags.json, md: flags.md, svg: flags.svg, html: flags.html, trace: flags.trace }, { table: true, gantt: false, sweep });
+  await writeRunOutputs(results, flags, { table: true, gantt: false, sweep });
   return 0;
+}
+
+/** A document of another kind than Results has no modes or timeline to write as the other formats. */
+function refuseOthers(flags: ReportFlags, allowed: readonly OutputFlag[], what: string): void {
+  const refused = OUTPUT_FLAGS.filter((flag) => flags[flag] !== undefined && !allowed.includes(flag));
+  if (!refused.length) return;
+  throw new UsageError(`${refused.map((f) => `--${f}`).join(', ')} cannot render ${what}: it holds no run's modes or timeline.`, {
+    hint: `For this file, report writes ${allowed.map((f) => `--${f}`).join(' and ')}.`,
+  });
 }

@@ -31,6 +31,9 @@ export interface RunFlags extends Omit<Overrides, 'hostMemory'> {
   svg?: string;
   html?: string;
   trace?: string;
+  csv?: string;
+  bmf?: string;
+  gab?: string;
   timeline?: boolean;
   timeout?: number;
   ncclDir?: string;

@@ -2,18 +2,19 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import cliProgress from 'cli-progress';
 import { runIdentity } from '../api/identity.js';
-import { type SweepAxes, sweepConfig } from '../api/sweep.js';
+import { prepareSetting, settingCombinations, type SweepAxes, sweepConfig } from '../api/sweep.js';
 import { loadConfigFile } from '../config/load.js';
 import { MAX_SWEEP_VALUES } from '../config/schema.js';
-import { settingValue } from '../config/settings.js';
+import { settingValue, withSettings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { chunkCandidates } from '../measure/floor.js';
 import { builtinConfigsDir } from '../paths.js';
+import { renderSweepPlan } from '../report/sweep-plan.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
-import { checkOutputs, writeRunOutputs } from './outputs.js';
+import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
 
 export interface SweepFlags {
   streams?: number[];
@@ -22,6 +23,7 @@ export interface SweepFlags {
   set: string[];
   maxTime?: number;
   exhaustive?: boolean;
+  dryRun?: boolean;
   device?: number;
   devices?: number[] | 'all';
   gate?: boolean;
@@ -32,6 +34,9 @@ export interface SweepFlags {
   md?: string;
   svg?: string;
   html?: string;
+  csv?: string;
+  bmf?: string;
+  gab?: string;
 }
 
 const DEFAULT_STREAMS = [1, 2, 4, 8];
@@ -52,9 +57,25 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     sets: flags.set.length ? flags.set.map(parseSetFlag) : Object.entries(fromConfig?.set ?? {}).map(([path, values]) => ({ path, values })),
   };
   checkSweepSize(axes);
+  const budgetS = flags.maxTime ?? fromConfig?.maxTime ?? DEFAULT_BUDGET_S;
+  if (flags.dryRun) {
+    const ignored = OUTPUT_FLAGS.filter((flag) => flags[flag as keyof SweepFlags] !== undefined);
+    if (ignored.length) {
+      throw new UsageError(`${ignored.map((f) => `--${f}`).join(', ')} cannot go with --dry-run: a dry run measures nothing, so there is no Result to write.`, {
+        hint: 'Drop --dry-run to sweep, or the output flags to preview the layouts.',
+      });
+    }
+    // Each setting checked and planned as the sweep would before measuring, without opening a device.
+    const settings = settingCombinations(axes.sets).map((combo) => ({
+      settings: combo,
+      plan: prepareSetting(withSettings(loaded, combo), axes, { gate: flags.gate ?? false }).plan,
+    }));
+    process.stdout.write(renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }) + '\n');
+    return 0;
+  }
   // A clash between outputs fails before the sweep measures for minutes, not after.
   checkOutputs(flags);
-  const budgetMs = (flags.maxTime ?? fromConfig?.maxTime ?? DEFAULT_BUDGET_S) * 1000;
+  const budgetMs = budgetS * 1000;
   const bar = process.stderr.isTTY
     ? new cliProgress.SingleBar(
         {

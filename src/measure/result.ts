@@ -19,7 +19,8 @@ import {
   type TracedRep,
 } from '../result/schema.js';
 import { isSplitTogether } from '../modes.js';
-import { type CollectiveOp, messageBytes } from '../stages/index.js';
+import { type CollectiveOp, gemmBytesRead, gemmFlops, messageBytes } from '../stages/index.js';
+import { kernelRangeBytes } from './timeline.js';
 import { chunkUnits } from '../chunking.js';
 import { issuedOpCount } from '../plan/overhead.js';
 import { SMALL_OP_BATCH } from '../plan/schedules.js';
@@ -75,7 +76,8 @@ export function latencyStats(values: readonly number[]): { n: number; medianMs: 
 // Reduced, not spread into Math.min: a mode may time more reps than a call takes arguments.
 const range = (values: readonly number[]) => (values.length ? { min: values.reduce((a, b) => Math.min(a, b)), max: values.reduce((a, b) => Math.max(a, b)) } : null);
 
-function modeResult(m: MeasuredSchedule): ModeResult {
+function modeResult(m: MeasuredSchedule, kernelBytes: (op: { kernel: string; count: number }) => number): ModeResult {
+  const stats = summarize(m.gpuMs);
   return {
     id: m.schedule.id,
     role: m.schedule.role,
@@ -84,7 +86,7 @@ function modeResult(m: MeasuredSchedule): ModeResult {
     bytes: m.schedule.bytes,
     samplesMs: m.gpuMs,
     hostIssueMs: m.hostIssueMs,
-    stats: summarize(m.gpuMs),
+    stats,
     stoppedBy: m.stoppedBy,
     elapsedMs: m.elapsedMs,
     gateTimeouts: m.gateTimeouts,
@@ -95,6 +97,35 @@ function modeResult(m: MeasuredSchedule): ModeResult {
     ...issueCost(m),
     ...(m.cpuStage?.length ? { cpuStage: cpuStageSummary(m.cpuStage) } : {}),
     ...collectiveCalls(m.schedule),
+    ...stageThroughput(m.schedule, stats.median, kernelBytes),
+  };
+}
+
+/**
+ * A compute step alone on whole buffers (a stage mode), as nvbench and the profilers state it: a GEMM's flops and the
+ * bytes its operands read, a kernel's bytes from the element ranges of its buffer arguments, each over the median.
+ * Other modes mix stages, so a rate would not say what limits them; a step with neither count known has none.
+ */
+export function stageThroughput(
+  schedule: Pick<Schedule, 'role' | 'body'>,
+  medianMs: number,
+  kernelBytes: (op: { kernel: string; count: number }) => number,
+): Pick<ModeResult, 'throughput'> {
+  if (schedule.role.kind !== 'stage' || schedule.role.stage !== 'kernel' || !(medianMs > 0)) return {};
+  let flop = 0;
+  let bytes = 0;
+  for (const op of schedule.body) {
+    if (op.kind === 'gemm') {
+      flop += gemmFlops(op);
+      bytes += gemmBytesRead(op);
+    } else if (op.kind === 'kernel') bytes += kernelBytes(op);
+  }
+  if (!flop && !bytes) return {};
+  return {
+    throughput: {
+      ...(flop ? { flop, tflops: flop / (medianMs * 1e9) } : {}),
+      ...(bytes ? { bytes, gbPerSecond: gbPerSecond(bytes, medianMs) } : {}),
+    },
   };
 }
 
@@ -218,7 +249,8 @@ function devicesSections(input: RunResultInput, modes: readonly ModeResult[]): P
 
 export function buildRunResult(input: RunResultInput): RunResult {
   const { plan, config } = input;
-  const plain = input.measured.map(modeResult);
+  const kernelBytes = kernelRangeBytes(plan);
+  const plain = input.measured.map((m) => modeResult(m, kernelBytes));
   const deviceFacts = (index: number) => {
     const facts = input.devices.find((d) => d.index === index);
     if (!facts) throw new Error(`mode on device ${index}, which the run did not describe`);

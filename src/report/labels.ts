@@ -1,4 +1,4 @@
-import { formatMs, formatPercent, formatRate, formatUs, gbPerSecond } from '../format.js';
+import { formatMs, formatPercent, formatRate, formatTflops, formatUs, gbPerSecond } from '../format.js';
 import type { ModeResult, ModelAnalysis, RunResult } from '../result/schema.js';
 import { serialMismatch } from '../result/likeness.js';
 import { twinWithout } from './toolbox.js';
@@ -102,8 +102,14 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
   }
 }
 
-/** The copy rate of a stage or link mode; empty for the others, whose time is not a copy's. */
+/**
+ * The rate of a stage or link mode: a copy's GB/s, a GEMM's TFLOP/s, a kernel's GB/s over its buffers' bytes; empty
+ * for the others, whose time is not one stage's.
+ */
 export function rateOf(mode: ModeResult): string {
+  const throughput = mode.throughput;
+  if (throughput?.tflops !== undefined) return formatTflops(throughput.tflops);
+  if (throughput?.gbPerSecond !== undefined) return formatRate(throughput.gbPerSecond);
   const bytes = mode.bytes.h2d + mode.bytes.d2h;
   if (mode.role.kind === 'split-link') return bytes ? formatRate(gbPerSecond(bytes, mode.stats.median)) : '';
   if (mode.role.kind === 'peer') return mode.bytes.peer ? formatRate(gbPerSecond(mode.bytes.peer, mode.stats.median)) : '';

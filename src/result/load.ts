@@ -5,12 +5,50 @@ import { readRegularFile } from '../files/read.js';
 import { escapeControl, formatPath } from '../format.js';
 import { type ModeRole, modeId } from '../vocabulary.js';
 import { BoundTermSchema, type ModeResult, RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema } from './schema.js';
+import { AB_SCHEMA_ID, type AbResult, AbResultSchema } from './ab.js';
+import { PROBE_SCHEMA_ID, type ProbeDocument, ProbeDocumentSchema } from './probe.js';
 import { type RunResultV1, RunResultV1Schema } from './v1.js';
 import { resultProblem } from './validate.js';
 
 /** A result file holds one Result, or an array of them (several configs). Anything else is a usage error. */
 export function loadResults(path: string): RunResult[] {
-  const hint = 'Pass files written by `cuda-pipe run --json`.';
+  return resultsOf(readDocument(path, RESULTS_HINT), path);
+}
+
+const RESULTS_HINT = 'Pass files written by `cuda-pipe run --json`.';
+
+/** Any document this tool writes that `report` re-renders: Results (run, sweep, merge), an A/B document, a probe. */
+export type SavedDocument =
+  | { readonly kind: 'results'; readonly results: RunResult[] }
+  | { readonly kind: 'ab'; readonly ab: AbResult }
+  | { readonly kind: 'probe'; readonly probe: ProbeDocument };
+
+/** A saved document of any kind, told apart by its `schema` field (an array holds Results). */
+export function loadDocument(path: string): SavedDocument {
+  const parsed = readDocument(path, 'Pass a file written by `cuda-pipe run`, `sweep`, `merge`, `ab` or `probe` with --json.');
+  const schema = Array.isArray(parsed) ? RESULT_SCHEMA_ID : (parsed as { schema?: unknown } | null)?.schema;
+  if (schema === AB_SCHEMA_ID) return { kind: 'ab', ab: checkDocument(AbResultSchema, parsed, path, 'A/B document (`cuda-pipe ab --json`)') };
+  if (schema === PROBE_SCHEMA_ID) return { kind: 'probe', probe: checkDocument(ProbeDocumentSchema, parsed, path, 'probe document (`cuda-pipe probe --json`)') };
+  return { kind: 'results', results: resultsOf(parsed, path) };
+}
+
+function resultsOf(parsed: unknown, path: string): RunResult[] {
+  const items = Array.isArray(parsed) ? parsed : [parsed];
+  return items.map((item, index) => parseResult(item, (where) => `${path}${Array.isArray(parsed) ? `[${index}]` : ''}${where ? `: ${where}` : ''}`));
+}
+
+function checkDocument<S extends z.ZodType>(schema: S, item: unknown, path: string, what: string): z.output<S> {
+  const result = schema.safeParse(item);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = formatPath((issue?.path ?? []).filter((p): p is string | number => typeof p !== 'symbol'));
+  throw new UsageError(`${path}: ${field || 'document'}: not a valid ${what}: ${issue?.message ?? 'invalid'}.`, {
+    hint: 'Pass the file as cuda-pipe wrote it.',
+  });
+}
+
+/** A JSON file within the size and depth limits, its strings' control characters escaped. */
+function readDocument(path: string, hint: string): unknown {
   const text = readRegularFile(path, { what: 'result file', maxBytes: MAX_RESULT_BYTES, hint });
   const deep = jsonDeeperThan(text, MAX_RESULT_DEPTH);
   if (deep !== null) {
@@ -22,9 +60,7 @@ export function loadResults(path: string): RunResult[] {
   } catch (error) {
     throw new UsageError(`${path} is not a JSON file: ${(error as Error).message}.`, { hint });
   }
-  parsed = escapeStrings(parsed);
-  const items = Array.isArray(parsed) ? parsed : [parsed];
-  return items.map((item, index) => parseResult(item, (where) => `${path}${Array.isArray(parsed) ? `[${index}]` : ''}${where ? `: ${where}` : ''}`));
+  return escapeStrings(parsed);
 }
 
 /**

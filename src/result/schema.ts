@@ -217,6 +217,14 @@ export const ModeResultSchema = z.object({
    * together (each call's count × element size), from which the report gives the collective's bandwidths.
    */
   collective: z.object({ collective: z.enum(COLLECTIVES), calls: z.number().int().min(1), bytes: z.number().min(0) }).optional(),
+  /**
+   * A compute step's stage mode: the work one rep did and its rate at the median. `flop` (a GEMM's 2·m·n·k) with
+   * `tflops`; `bytes` (a GEMM's operands read, or the element ranges of a kernel's non-resident buffer arguments) with
+   * `gbPerSecond`. Absent where neither is known, and in files written before it.
+   */
+  throughput: z
+    .object({ flop: z.number().min(0).optional(), tflops: z.number().min(0).optional(), bytes: z.number().min(0).optional(), gbPerSecond: z.number().min(0).optional() })
+    .optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 

@@ -45,7 +45,7 @@ export function renderRunMarkdown(result: RunResult): string {
         .join(', ') +
       '.',
     '',
-    '| mode | median | min | max | noise | n | copy rate | speedup | efficiency |',
+    '| mode | median | min | max | noise | n | rate | speedup | efficiency |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...displayOrder(result.modes).map(
       (m) =>

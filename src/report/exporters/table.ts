@@ -44,7 +44,7 @@ export function renderRunTable(result: RunResult, style: Style): string {
       rateOf(mode),
     ];
   });
-  lines.push(renderTable({ head: ['mode', 'median', 'min', 'max', 'noise', 'n', 'copy rate'], colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'right'], rows }));
+  lines.push(renderTable({ head: ['mode', 'median', 'min', 'max', 'noise', 'n', 'rate'], colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'right'], rows }));
   const overlapped = result.modes.filter((m) => m.analysis !== null);
   // The comparison that answers the config's question comes first; each speedup says what it compares.
   for (const c of leadComparisons(result)) lines.push(style.bold(comparisonText(c)));
