@@ -91,7 +91,7 @@ kernels:
     );
   });
 
-  it("without NVRTC names the library it could not load, not the loader's dangling \"Tried:\"", () => {
+  it('without NVRTC names the library it could not load, not the loader\'s dangling "Tried:"', () => {
     const missing = () => {
       throw new EnvironmentError('Could not load NVRTC (libnvrtc). Tried:\n  libnvrtc.so.13: not found');
     };
