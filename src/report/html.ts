@@ -1,6 +1,6 @@
 import { commLines } from './comm.js';
 import { devicesLines } from './devices.js';
-import { modelLines, roleLabel, serialCaveat } from './labels.js';
+import { modelLines, roleLabel, serialCaveat, verificationWords } from './labels.js';
 import { type RunExporter, pictured } from './exporter.js';
 import type { ModeResult, RunResult } from '../result/schema.js';
 import { renderSweepBest, renderSweepSection, type SweepPoint, sweepPoints } from './sweep.js';
@@ -113,7 +113,7 @@ function headline(result: RunResult): string {
   return (
     `${mode ? roleLabel(mode.role) : s.mode}: ${ms(s.overlappedMs)} against ${ms(s.serialMs)} serial, ` +
     `speedup ${speedup(s.speedup, s.speedupError)}, efficiency ${percent(s.efficiency)} (the model's bound over the median). ` +
-    `Verification ${result.verification.status}.`
+    `Verification ${verificationWords(result.verification)}.`
   );
 }
 

@@ -130,6 +130,14 @@ export function displayOrder(modes: readonly ModeResult[]): ModeResult[] {
   return modes.filter((m) => m.role.kind !== 'issue-cost').sort((a, b) => rank(a) - rank(b));
 }
 
+/**
+ * The verification's status in the words every renderer gives it. A config without an output buffer has nothing to
+ * compare, and saying "passed" there would claim a comparison that never ran.
+ */
+export function verificationWords(verification: Pick<RunResult['verification'], 'status'>): string {
+  return verification.status === 'nothing-compared' ? 'nothing compared (no output buffer)' : verification.status;
+}
+
 /** What the times include, and why the repetition stopped. */
 export function timingLine(result: RunResult): string {
   const p = result.policy;
