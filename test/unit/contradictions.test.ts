@@ -35,3 +35,34 @@ describe('verification of a config with no output buffer', () => {
     assert.equal(balanced?.verification.status, 'passed');
   });
 });
+
+describe('a host stage on workers', () => {
+  // host-stage.yaml on the H200: checksum after each D2H on 8 workers, with the layout without the stage beside it.
+  const [hostStage] = loadResults(measured('2026-11-24-h200-final/workers', 'host-stage.json'));
+  assert.ok(hostStage);
+  const table = renderRunTable(hostStage, plain);
+
+  it('says its modes are timed to the last CPU task as well as by CUDA events', () => {
+    const timing = /^timing: .*$/m.exec(table)?.[0] ?? '';
+    assert.match(timing, /^timing: CUDA events, and for a mode with a host stage the later of its end event and its last CPU task's end \(host clock\), /);
+    assert.match(renderRunMarkdown(hostStage), /CUDA events, and for a mode with a host stage the later of its end event/);
+  });
+
+  it('says the CPU-stage term of the bound comes from the layout itself, and only for the layout with the stage', () => {
+    const floors = table.match(/^floor: .*$/gm) ?? [];
+    assert.equal(floors.length, 2);
+    assert.match(floors[0] ?? '', /its floor 2\.534 ms \(every GPU part at its fastest rep, measured apart; the CPU stage from this layout's own tasks\)/);
+    assert.match(floors[1] ?? '', /its floor 1\.459 ms \(every part at its fastest rep, none from this layout\)/);
+  });
+
+  it('never says the model leaves out a host stage whose CPU term it has', () => {
+    assert.doesNotMatch(table, /host stage checksum, which the model leaves out/);
+    assert.match(table, /the host stage checksum's hand-overs and contention, which the CPU-stage term leaves out \(it counts the tasks' own time\)/);
+  });
+
+  it('leaves the timing line of a run without a host stage as it was', () => {
+    const [balanced] = loadResults(join(packageRoot(), 'test', 'fixtures', 'h200-balanced-16-traced.json'));
+    assert.ok(balanced);
+    assert.match(renderRunTable(balanced, plain), /^timing: CUDA events, GPU time/m);
+  });
+});
