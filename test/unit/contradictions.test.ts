@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { configDevices, planConfig } from '../../src/api/run.js';
+import { loadConfigFile } from '../../src/config/load.js';
+import { EnvironmentError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
+import { renderPlan } from '../../src/report/plan.js';
 import { renderRunMarkdown } from '../../src/report/exporters/markdown.js';
 import { renderRunJson } from '../../src/report/exporters/json.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';
@@ -64,5 +69,31 @@ describe('a host stage on workers', () => {
     const [balanced] = loadResults(join(packageRoot(), 'test', 'fixtures', 'h200-balanced-16-traced.json'));
     assert.ok(balanced);
     assert.match(renderRunTable(balanced, plain), /^timing: CUDA events, GPU time/m);
+  });
+});
+
+describe('the dry-run plan of every shipped config', () => {
+  const configs = join(packageRoot(), 'configs');
+  const files = readdirSync(configs).filter((f) => f.endsWith('.yaml'));
+  const noDriver = () => {
+    throw new EnvironmentError('no driver');
+  };
+
+  it("gives each mode as many kernel launches as its streams' lines add up to (op-cost had 201 against 200)", () => {
+    const disagreements: string[] = [];
+    for (const file of files) {
+      const loaded = loadConfigFile(join(configs, file));
+      const { plan } = planConfig(loaded, { gate: false, devices: configDevices(loaded, noDriver) });
+      for (const block of renderPlan(plan)
+        .split('\n\n')
+        .filter((b) => b.startsWith('mode '))) {
+        const [head = '', ...streams] = block.split('\n').filter((l) => !l.startsWith('Every op'));
+        const mode = Number(/(\d+) kernel launch/.exec(head)?.[1]);
+        const summed = streams.reduce((sum, line) => sum + Number(/(\d+) kernel launch/.exec(line)?.[1] ?? 0), 0);
+        if (mode !== summed) disagreements.push(`${file} ${head.split(':')[0]}: ${mode} against ${summed}`);
+      }
+    }
+    assert.ok(files.length >= 20, `found ${files.length} configs`);
+    assert.deepEqual(disagreements, []);
   });
 });
