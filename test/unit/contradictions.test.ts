@@ -65,6 +65,15 @@ describe('a host stage on workers', () => {
     assert.match(table, /the host stage checksum's hand-overs and contention, which the CPU-stage term leaves out \(it counts the tasks' own time\)/);
   });
 
+  it('leads the HTML page with the stage against no stage, as the terminal and the Markdown lead', () => {
+    const lead = 'with the host stage checksum against without it, 16×4 depth-first: 0.28× (1.513 ms → 5.436 ms)';
+    assert.ok(table.indexOf(lead) < table.indexOf('speedup over serial'));
+    const html = renderHtml(hostStage);
+    const headlines = [...html.matchAll(/<p class="headline">(.*?)<\/p>/g)].map((m) => m[1]);
+    assert.equal(headlines[0], lead);
+    assert.match(headlines[1] ?? '', /speedup 4\.20×/);
+  });
+
   it('leaves the timing line of a run without a host stage as it was', () => {
     const [balanced] = loadResults(join(packageRoot(), 'test', 'fixtures', 'h200-balanced-16-traced.json'));
     assert.ok(balanced);
