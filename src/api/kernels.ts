@@ -41,7 +41,8 @@ export function checkKernelSources(sources: readonly KernelSource[], requestedAr
 /** What `run --dry-run` learnt by compiling a config's kernels, or why it could not. */
 export type ConfigKernelCheck =
   | { readonly checked: true; readonly arch: string; readonly why: string; readonly nvrtc: string; readonly sources: number; readonly cached: number }
-  | { readonly checked: false; readonly reason: string };
+  | { readonly checked: false; readonly reason: string }
+  | { readonly checked: 'nothing' };
 
 /**
  * Compiles a config's kernels without a GPU, through the on-disk cache (so a later run on a GPU of that
@@ -49,12 +50,17 @@ export type ConfigKernelCheck =
  * cache's UsageError with NVRTC's log (file:line); a missing NVRTC is not an error here, only a check not made.
  */
 export function checkConfigKernels(kernels: readonly ResolvedKernel[], requestedArch: string | undefined, deps = { openNvrtc, compile: compileKernelSource }): ConfigKernelCheck {
+  // A config whose every compute step is a library call (gemm.yaml) has no source for NVRTC, so nothing to check
+  // and no reason to load NVRTC.
+  if (kernels.length === 0) return { checked: 'nothing' };
   let supported: number[];
   try {
     supported = deps.openNvrtc().supportedArchs();
   } catch (error) {
     if ((error as CudaPipeError).exitCode !== 3 || error instanceof LibraryOverrideError) throw error;
-    return { checked: false, reason: (error as Error).message.split('\n')[0] ?? String(error) };
+    // The loader's message lists the paths it tried on the lines after "Tried:"; its first line alone ends there.
+    const first = ((error as Error).message.split('\n')[0] ?? String(error)).replace(/\s*Tried:$/, '');
+    return { checked: false, reason: first };
   }
   const { arch, why } = requestedArch !== undefined ? archFromFlag(requestedArch, supported) : { arch: `sm_${Math.max(...supported)}`, why: 'the newest NVRTC supports' };
   const units = new Map<string, ResolvedKernel[]>();

@@ -108,6 +108,7 @@ const seconds = (value: number | undefined) => (value === undefined ? undefined 
 
 /** The dry run's line about its compile check. */
 export function kernelsLine(check: ConfigKernelCheck): string {
+  if (check.checked === 'nothing') return 'no kernel sources to compile: every compute step is a library call';
   if (!check.checked) return `kernels not compiled, so not checked: ${check.reason} (\`cuda-pipe kernels --check\` compiles them where NVRTC is installed)`;
   const sources = `${check.sources} kernel source${check.sources === 1 ? '' : 's'}`;
   return `${sources} compiled for ${check.arch} (${check.why}) with NVRTC ${check.nvrtc}${check.cached ? `, ${check.cached} from the cache` : ''}`;

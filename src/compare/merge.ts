@@ -1,3 +1,5 @@
+import { formatPercent } from '../format.js';
+import { ABOVE_BOUND } from '../measure/warnings.js';
 import { median } from '../quantile.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import type { Collective } from '../vocabulary.js';
@@ -37,6 +39,11 @@ export interface MergedConfig {
   readonly fastest: RankFigures;
   /** totalGbps over the fastest single GPU's: N for N GPUs as fast as the fastest. */
   readonly scaling: number;
+  /**
+   * GPUs (host and device) found in more than one Result. Where any is, the total and the scaling count one GPU
+   * twice, so the report gives neither as a headline.
+   */
+  readonly sharedGpus: readonly string[];
   /** The median of the ranks' overlapped medians. */
   readonly medianMs: number;
   /** The rank with the slowest overlapped median, and how far it trails `medianMs` (0.05 = 5% slower); null for one rank. */
@@ -110,6 +117,7 @@ function mergeConfig(ranks: readonly RankFigures[]): MergedConfig {
     totalGbps,
     fastest,
     scaling: fastest.gbps > 0 ? totalGbps / fastest.gbps : 0,
+    sharedGpus: sharedGpus(ranks),
     medianMs,
     slowest: ranks.length > 1 ? { figures: slowestRank, trails: slowestRank.overlappedMs / medianMs - 1 } : null,
     notes: mergeNotes(ranks),
@@ -117,16 +125,32 @@ function mergeConfig(ranks: readonly RankFigures[]): MergedConfig {
   };
 }
 
-/** What makes the merged figures doubtful: the same GPU twice, ranks missing, GPUs of one host not timed together, ranks of different jobs. */
+const placeOf = (r: RankFigures) => `${r.host} device ${r.device.index}`;
+
+function placeCounts(ranks: readonly RankFigures[]): Map<string, number> {
+  const seen = new Map<string, number>();
+  for (const r of ranks) seen.set(placeOf(r), (seen.get(placeOf(r)) ?? 0) + 1);
+  return seen;
+}
+
+function sharedGpus(ranks: readonly RankFigures[]): string[] {
+  return [...placeCounts(ranks)].filter(([, count]) => count > 1).map(([place]) => place);
+}
+
+/**
+ * What makes the merged figures doubtful: the same GPU twice, ranks missing, GPUs of one host not timed together,
+ * ranks of different jobs, and an efficiency above the model's bound, which `run` reports as a defect of the model.
+ */
 function mergeNotes(ranks: readonly RankFigures[]): string[] {
   const notes: string[] = [];
-  const seen = new Map<string, number>();
-  for (const r of ranks) {
-    const place = `${r.host} device ${r.device.index}`;
-    seen.set(place, (seen.get(place) ?? 0) + 1);
-  }
-  for (const [place, count] of seen) {
+  for (const [place, count] of placeCounts(ranks)) {
     if (count > 1) notes.push(`${place} appears in ${count} results: ranks that shared a GPU, or files of different runs; their sum overstates one GPU.`);
+  }
+  for (const r of ranks.filter((figures) => figures.efficiency > ABOVE_BOUND)) {
+    notes.push(
+      `${placeOf(r)}${r.rank === null ? '' : ` (rank ${r.rank})`} measured faster than the model's bound (efficiency ${formatPercent(r.efficiency)}): ` +
+        "the bound is built to be a floor, so this is a defect in cuda-pipe's model, not a property of this GPU; report it with that rank's --json file.",
+    );
   }
   const sizes = [...new Set(ranks.flatMap((r) => (r.result.run.size === null ? [] : [r.result.run.size])))];
   if (sizes.length === 1 && (sizes[0] as number) > ranks.length) notes.push(`${ranks.length} of the launch's ${sizes[0]} ranks are here.`);

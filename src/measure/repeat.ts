@@ -29,8 +29,11 @@ export interface MeasuredSchedule {
   readonly setup?: { readonly captureMs: number; readonly instantiateMs: number } | null;
 }
 
+export type VerificationStatus = 'passed' | 'failed' | 'skipped' | 'nothing-compared';
+
 export interface Verification {
-  readonly status: 'passed' | 'failed' | 'skipped';
+  /** `nothing-compared`: the plan has no output buffer, so the checked reps found no fault and nothing more was compared. */
+  readonly status: VerificationStatus;
   readonly mismatches: Mismatch[];
   /** Present where the config gave verify.tolerance: the rule, and the largest differences seen. */
   readonly tolerance?: { readonly relative: number; readonly absolute: number; readonly largestError: LargestError };
@@ -91,6 +94,8 @@ export async function verifySchedules(
     }
   }
   if (!verify) return { status: 'skipped', mismatches: [] };
+  // Without an output buffer (gemm.yaml's scratch-only products) "passed" would claim a comparison that never ran.
+  if (expected?.size === 0 && !reduced) return { status: 'nothing-compared', mismatches: [] };
   return {
     status: mismatches.length ? 'failed' : 'passed',
     mismatches,

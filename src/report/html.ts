@@ -1,6 +1,6 @@
 import { commLines } from './comm.js';
 import { devicesLines } from './devices.js';
-import { modelLines, roleLabel, serialCaveat } from './labels.js';
+import { comparisonText, leadComparisons, modelLines, roleLabel, serialCaveat, verificationWords } from './labels.js';
 import { type RunExporter, pictured } from './exporter.js';
 import type { ModeResult, RunResult } from '../result/schema.js';
 import { renderSweepBest, renderSweepSection, type SweepPoint, sweepPoints } from './sweep.js';
@@ -60,6 +60,8 @@ export function renderHtml(result: RunResult, options: HtmlOptions = {}): string
     '<header>',
     `<h1>${escape(title)}</h1>`,
     `<p class="meta">${escape(metaLine(result))}</p>`,
+    // The comparison that answers the config's question leads, as in the terminal and the Markdown.
+    ...leadComparisons(result).map((c) => `<p class="headline">${escape(comparisonText(c))}</p>`),
     `<p class="headline">${escape(headline(result))}</p>`,
     '</header>',
     ...(result.sweep
@@ -113,7 +115,7 @@ function headline(result: RunResult): string {
   return (
     `${mode ? roleLabel(mode.role) : s.mode}: ${ms(s.overlappedMs)} against ${ms(s.serialMs)} serial, ` +
     `speedup ${speedup(s.speedup, s.speedupError)}, efficiency ${percent(s.efficiency)} (the model's bound over the median). ` +
-    `Verification ${result.verification.status}.`
+    `Verification ${verificationWords(result.verification)}.`
   );
 }
 

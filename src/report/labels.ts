@@ -136,6 +136,14 @@ export function displayOrder(modes: readonly ModeResult[]): ModeResult[] {
   return modes.filter((m) => m.role.kind !== 'issue-cost').sort((a, b) => rank(a) - rank(b));
 }
 
+/**
+ * The verification's status in the words every renderer gives it. A config without an output buffer has nothing to
+ * compare, and saying "passed" there would claim a comparison that never ran.
+ */
+export function verificationWords(verification: Pick<RunResult['verification'], 'status'>): string {
+  return verification.status === 'nothing-compared' ? 'nothing compared (no output buffer)' : verification.status;
+}
+
 /** What the times include, and why the repetition stopped. */
 export function timingLine(result: RunResult): string {
   const p = result.policy;
@@ -145,7 +153,12 @@ export function timingLine(result: RunResult): string {
     p.fixedReps !== null
       ? `${p.fixedReps} reps per mode after ${p.warmup} warm-ups`
       : `after ${p.warmup} warm-ups, reps until noise ≤ ${formatPercent(p.maxNoise, 2)} (≥ ${p.minReps} reps, ≤ ${p.maxTimeMs / 1000} s a mode)`;
-  return `timing: CUDA events, ${what}; ${policy}; stopped because ${rules.join(' / ')}; noise is 1.4826·MAD/median`;
+  // A mode with a host stage on workers ends when its last CPU task does, which no CUDA event sees: the rep loop
+  // takes the later of its end event and that task's end on the host clock.
+  const events = result.modes.some((m) => m.cpuStage)
+    ? "CUDA events, and for a mode with a host stage the later of its end event and its last CPU task's end (host clock)"
+    : 'CUDA events';
+  return `timing: ${events}, ${what}; ${policy}; stopped because ${rules.join(' / ')}; noise is 1.4826·MAD/median`;
 }
 
 /** One speedup and what it compares: `toMs` (this mode) against `fromMs` (the mode it replaces). */
@@ -227,7 +240,13 @@ export function modelLines(mode: ModeResult): string[] {
       ? `${formatMs(floor.ms)}, serial: no layout the model predicts beats one chunk on one stream`
       : `${formatMs(floor.ms)} at about ${floor.chunks} chunks × ${floor.streams} streams (limited by ${floor.limitedBy})`;
   // Results from before the parts were taken at their fastest rep had medians, and no statistic to say.
-  const statistic = model.statistic === 'min' ? ' (every part at its fastest rep, none from this layout)' : '';
+  // The CPU stage's term is the one part a layout's own reps give (its tasks run nowhere else).
+  const statistic =
+    model.statistic !== 'min'
+      ? ''
+      : mode.cpuStage
+        ? " (every GPU part at its fastest rep, measured apart; the CPU stage from this layout's own tasks)"
+        : ' (every part at its fastest rep, none from this layout)';
   const lines = [
     `floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}${statistic}; the workload's floor ` + `${best}; ideal ${formatMs(model.idealMs)}`,
   ];
@@ -273,7 +292,13 @@ function unexplained(mode: ModeResult, model: ModelAnalysis): string {
     return `time the model does not explain: look for ops on the legacy default stream, pageable memory or synchronous calls (${timeline})`;
   }
   const host = mode.role.kind === 'overlapped' ? mode.role.layout.host : undefined;
-  const stage = host === undefined ? null : `the host stage ${host}, which the model leaves out (it has the GPU's stages only)`;
+  // Where the bound has a CPU-stage term, what it leaves out is the hand-over of each chunk to its worker, not the stage.
+  const stage =
+    host === undefined
+      ? null
+      : mode.cpuStage
+        ? `the host stage ${host}'s hand-overs and contention, which the CPU-stage term leaves out (it counts the tasks' own time)`
+        : `the host stage ${host}, which the model leaves out (it has the GPU's stages only)`;
   if (found.length) {
     return (
       `time the model does not explain: this layout has ${found.join(' and ')}, which ${found.length > 1 ? 'run' : 'runs'} ops one after another` +

@@ -15,7 +15,9 @@ export function renderMerge(merged: Merged, style: Style): string {
 
 function renderConfig(c: MergedConfig, style: Style): string {
   const gpus = `${c.ranks.length} GPU${c.ranks.length === 1 ? '' : 's'}`;
-  const lines = [style.bold(`${c.config}: ${gpus} on ${c.hosts.length} host${c.hosts.length === 1 ? '' : 's'}`)];
+  const distinct = new Set(c.ranks.map((r) => `${r.host}\0${r.device.index}`)).size;
+  const what = distinct < c.ranks.length ? `${c.ranks.length} results on ${distinct} GPU${distinct === 1 ? '' : 's'}` : gpus;
+  const lines = [style.bold(`${c.config}: ${what} on ${c.hosts.length} host${c.hosts.length === 1 ? '' : 's'}`)];
   for (const host of c.hosts) {
     const table = new Table({
       head: ['GPU', 'rank', 'overlapped', 'speedup', 'efficiency', 'throughput'],
@@ -28,7 +30,13 @@ function renderConfig(c: MergedConfig, style: Style): string {
     }
     lines.push(`host ${host.host}: ${formatRate(host.gbps)} over ${host.ranks.length} GPU${host.ranks.length === 1 ? '' : 's'}`, table.toString());
   }
-  lines.push(`total: ${formatRate(c.totalGbps)} moved across ${gpus}, ${c.scaling.toFixed(2)}× the fastest single GPU (${where(c.fastest)}, ${formatRate(c.fastest.gbps)})`);
+  // A GPU in two Results would be summed twice: two runs on one GPU headlined "2.00× the fastest single GPU".
+  lines.push(
+    c.sharedGpus.length
+      ? `total: not summed, since ${c.sharedGpus.join(' and ')} ${c.sharedGpus.length === 1 ? 'appears' : 'appear'} in more than one result; ` +
+          `the fastest single GPU: ${where(c.fastest)}, ${formatRate(c.fastest.gbps)}`
+      : `total: ${formatRate(c.totalGbps)} moved across ${gpus}, ${c.scaling.toFixed(2)}× the fastest single GPU (${where(c.fastest)}, ${formatRate(c.fastest.gbps)})`,
+  );
   if (c.slowest) {
     const { figures, trails } = c.slowest;
     lines.push(`slowest: ${where(figures)}, ${formatMs(figures.overlappedMs)}, ${formatPercent(trails)} behind the median of ${formatMs(c.medianMs)}`);

@@ -96,10 +96,11 @@ function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): strin
   const peer = `${schedule.bytes.peer ? `, peer ${formatBytes(schedule.bytes.peer)}` : ''}${schedule.bytes.collective ? `, collectives ${formatBytes(schedule.bytes.collective)} per rank` : ''}`;
   const lines = [
     `mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}${on}; ` +
-      `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${schedule.verify ? '; outputs verified' : ''}`,
+      `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${schedule.verify ? (plan.buffers.some((b) => b.role === 'out' || b.role === 'inout') ? '; outputs verified' : '; run once checked, no output to compare') : ''}`,
   ];
+  // Every op, the prologue's gate and epilogue's joins too, as the mode's line counts them, so the streams add up to it.
   const byStream = new Map<string, Op[]>(schedule.streams.map((s) => [s.id, []]));
-  for (const op of schedule.body) byStream.get(op.stream)?.push(op);
+  for (const op of all) byStream.get(op.stream)?.push(op);
   for (const stream of schedule.streams) {
     const ops = byStream.get(stream.id) ?? [];
     const moved = opBytes(ops);

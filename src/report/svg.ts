@@ -86,6 +86,8 @@ export interface SvgLayout {
   readonly height: number;
   readonly panels: readonly SvgPanel[];
   readonly legendY: number;
+  /** Each legend item's top-left corner: the items flow into as many rows as the width needs. */
+  readonly legendAt: readonly { readonly x: number; readonly y: number }[];
 }
 
 export interface SvgOptions {
@@ -140,7 +142,38 @@ export function svgLayout(result: RunResult, options: SvgOptions = {}): SvgLayou
     return panel;
   });
   const legendY = y;
-  return { width, height: y + L.legendHeight + L.padding, panels, legendY };
+  const legendAt = flowLegend(legendWidths(result.timeline?.reps ?? []), legendY, width);
+  const legendBottom = Math.max(legendY, ...legendAt.map((at) => at.y)) + L.legendHeight;
+  return { width, height: legendBottom + L.padding, panels, legendY, legendAt };
+}
+
+// A stage's item (swatch and name) and the queued one (swatch and its longer words), px.
+const LEGEND_ITEM_WIDTH = 150;
+const QUEUED_ITEM_WIDTH = 220;
+
+/** The width of each legend item, in the order `legend` draws them. */
+function legendWidths(reps: readonly TracedRep[]): number[] {
+  const stages = legendStages(reps).map(() => LEGEND_ITEM_WIDTH);
+  return reps.some((r) => r.timing?.source === 'cupti') ? [...stages, QUEUED_ITEM_WIDTH] : stages;
+}
+
+/**
+ * One row of items while they fit, then the next: on one row, the seven items of a CUPTI-timed rep with every stage
+ * ran past the 1000 px of an SVG and were cut off at its edge.
+ */
+function flowLegend(widths: readonly number[], top: number, width: number): { x: number; y: number }[] {
+  const L = SVG_LAYOUT;
+  let x = L.padding;
+  let y = top;
+  return widths.map((w) => {
+    if (x > L.padding && x + w > width - L.padding) {
+      x = L.padding;
+      y += L.legendHeight;
+    }
+    const at = { x, y };
+    x += w;
+    return at;
+  });
 }
 
 /** The x of a time in a panel, px. */
@@ -263,10 +296,9 @@ function bar(p: SvgPanel, row: SvgRowBand, op: TimelineOp): string[] {
 
 function legend(layout: SvgLayout, reps: readonly TracedRep[]): string[] {
   const L = SVG_LAYOUT;
-  const y = layout.legendY;
   const stages = legendStages(reps);
   const items = stages.map((stage: Stage, i) => {
-    const x = L.padding + i * 150;
+    const { x, y } = layout.legendAt[i] ?? { x: L.padding, y: layout.legendY };
     return [
       `<rect class="legend ${stage}" x="${x}" y="${y}" width="14" height="14" fill="${STAGE_COLOURS[stage]}"/>`,
       text(x + 3.5, y + 11, STAGE_LETTERS[stage], { fill: '#ffffff', size: 10 }),
@@ -274,7 +306,7 @@ function legend(layout: SvgLayout, reps: readonly TracedRep[]): string[] {
     ].join('');
   });
   if (!reps.some((r) => r.timing?.source === 'cupti')) return items;
-  const x = L.padding + stages.length * 150;
+  const { x, y } = layout.legendAt[stages.length] ?? { x: L.padding, y: layout.legendY };
   return [
     ...items,
     `<rect class="legend queued" x="${x}" y="${y + 3.5}" width="14" height="7" fill="#555555" fill-opacity="0.25"/>${text(x + 20, y + 11, 'queued (engine not yet started)')}`,

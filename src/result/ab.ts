@@ -11,7 +11,7 @@ const SideSchema = z.object({
   name: z.string(),
   path: z.string().nullable(),
   hash: z.string(),
-  verification: z.object({ status: z.enum(['passed', 'failed', 'skipped']), mismatches: z.array(MismatchSchema) }),
+  verification: z.object({ status: z.enum(['passed', 'failed', 'skipped', 'nothing-compared']), mismatches: z.array(MismatchSchema) }),
 });
 
 /** A paired estimate of B's time over A's: the median ratio and the sign test's interval (null below 6 pairs). */

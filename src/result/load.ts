@@ -106,7 +106,7 @@ export function parseResult(item: unknown, where: (field: string) => string = (f
     });
   }
   if (version === 1) return consistent(migrateV1(check(RunResultV1Schema, item, where, 1)), where);
-  if (version === RESULT_VERSION) return consistent(check(RunResultSchema, item, where, RESULT_VERSION), where);
+  if (version === RESULT_VERSION) return consistent(nothingCompared(check(RunResultSchema, item, where, RESULT_VERSION)), where);
   throw new UsageError(`${where('version')}: result version ${JSON.stringify(version)} is not one this cuda-pipe reads (1 to ${RESULT_VERSION}).`, {
     hint: typeof version === 'number' && version > RESULT_VERSION ? 'It was written by a newer cuda-pipe: upgrade this one.' : undefined,
   });
@@ -123,6 +123,17 @@ function check<S extends z.ZodType>(schema: S, item: unknown, where: (field: str
 }
 
 /** A Result the schema accepts may still hold what no run writes (see validate.ts): refused, naming the field. */
+/**
+ * Files written before `nothing-compared` existed say `passed` for a config with no output buffer (gemm.yaml), where
+ * no output was compared; they are read as what happened, so that no report of them claims a comparison.
+ */
+function nothingCompared(result: RunResult): RunResult {
+  const v = result.verification;
+  const outputs = result.buffers.some((b) => b.role === 'out' || b.role === 'inout');
+  if (v.status !== 'passed' || outputs || v.reduction) return result;
+  return { ...result, verification: { ...v, status: 'nothing-compared' } };
+}
+
 function consistent(result: RunResult, where: (field: string) => string): RunResult {
   const found = resultProblem(result);
   if (found === null) return result;

@@ -456,7 +456,8 @@ export const RunResultSchema = z.object({
    */
   communicator: CommunicatorSchema.nullable().optional(),
   verification: z.object({
-    status: z.enum(['passed', 'failed', 'skipped']),
+    /** `nothing-compared` (added within version 2): the config has no output buffer, so no output was compared. */
+    status: z.enum(['passed', 'failed', 'skipped', 'nothing-compared']),
     mismatches: z.array(MismatchSchema),
     /**
      * Added within version 2: present where the config gave verify.tolerance, so float outputs were compared as

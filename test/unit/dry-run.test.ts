@@ -11,6 +11,7 @@ import type { Nvrtc } from '../../src/cuda/nvrtc.js';
 import { EnvironmentError } from '../../src/errors.js';
 import type { CompiledModule, CompileRequest } from '../../src/kernels/compile.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
+import { packageRoot } from '../../src/paths.js';
 import { runCli } from '../helpers/cli.js';
 import { nvrtcSkipReason } from '../helpers/nvrtc.js';
 
@@ -88,6 +89,29 @@ kernels:
       'kernels not compiled, so not checked: libnvrtc could not be loaded; tried: libnvrtc.so.13, libnvrtc.so.12 ' +
         '(`cuda-pipe kernels --check` compiles them where NVRTC is installed)',
     );
+  });
+
+  it('without NVRTC names the library it could not load, not the loader\'s dangling "Tried:"', () => {
+    const missing = () => {
+      throw new EnvironmentError('Could not load NVRTC (libnvrtc). Tried:\n  libnvrtc.so.13: not found');
+    };
+    const check = checkConfigKernels(kernels, undefined, { openNvrtc: missing, compile: () => assert.fail('not reached') });
+    assert.deepEqual(check, { checked: false, reason: 'Could not load NVRTC (libnvrtc).' });
+  });
+
+  it('a config of library calls only (gemm.yaml) says there is no kernel source, without loading NVRTC', () => {
+    const check = checkConfigKernels([], undefined, {
+      openNvrtc: () => assert.fail('NVRTC loaded for no source'),
+      compile: () => assert.fail('not reached'),
+    });
+    assert.equal(kernelsLine(check), 'no kernel sources to compile: every compute step is a library call');
+    const { code, stdout } = runCli(['run', join(packageRoot(), 'configs', 'gemm.yaml'), '--dry-run']);
+    assert.equal(code, 0);
+    assert.match(stdout, /^ {2}no kernel sources to compile: every compute step is a library call$/m);
+    assert.doesNotMatch(stdout, /with NVRTC\s*$|Tried:\s*\(/m);
+    // Its products write scratch buffers only: a mode is checked for faults, and no output is compared.
+    assert.match(stdout, /^mode serial: .*; run once checked, no output to compare$/m);
+    assert.doesNotMatch(stdout, /outputs verified/);
   });
 
   it('a wrong CUDA_PIPE_NVRTC is still an error, not a skipped check', () => {

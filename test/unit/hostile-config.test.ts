@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -10,7 +10,8 @@ import { withSettings } from '../../src/config/settings.js';
 import { findExcessiveNesting } from '../../src/config/nesting.js';
 import { UsageError } from '../../src/errors.js';
 import { readKernelSource } from '../../src/kernels/catalog.js';
-import { runCli } from '../helpers/cli.js';
+import { packageRoot } from '../../src/paths.js';
+import { cliEntry, runCli } from '../helpers/cli.js';
 import { usageRejection } from '../helpers/rejection.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-hostile-'));
@@ -138,11 +139,30 @@ describe('config and kernel files that are not regular files', () => {
 });
 
 describe('config files the user cannot read', () => {
-  it('says "permission denied" rather than EACCES', { skip: process.getuid?.() === 0 ? 'root reads every file' : false }, async () => {
-    const { chmodSync } = await import('node:fs');
-    const path = writeTemp('locked.yaml', 'name: x\n');
+  // CI and the GPU hosts run as root, which reads every file, so as root the CLI is run as nobody through setpriv
+  // (util-linux); only where setpriv is missing does the test skip, saying so.
+  const root = process.getuid?.() === 0;
+  const setpriv = root ? spawnSync('setpriv', ['--version']).status === 0 : false;
+  it('says "permission denied" rather than EACCES', { skip: root && !setpriv ? 'running as root, and setpriv (util-linux) is missing to drop privileges' : false }, () => {
+    const locked = mkdtempSync(join(tmpdir(), 'cuda-pipe-locked-'));
+    chmodSync(locked, 0o711);
+    const path = join(locked, 'locked.yaml');
+    writeFileSync(path, 'name: x\n');
     chmodSync(path, 0o000);
-    assert.match(rejection(() => loadConfigFile(path)).message, /locked\.yaml: permission denied\./);
+    if (!root) {
+      assert.match(rejection(() => loadConfigFile(path)).message, /locked\.yaml: permission denied\./);
+      return;
+    }
+    const nobody = ['--reuid=65534', '--regid=65534', '--clear-groups'];
+    const run = spawnSync('setpriv', [...nobody, process.execPath, ...cliEntry(), 'run', '--dry-run', path], {
+      cwd: packageRoot(),
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1', HOME: locked },
+      timeout: 60_000,
+    });
+    assert.equal(run.status, 2, run.stderr);
+    assert.match(run.stderr, /locked\.yaml: permission denied\./);
+    assert.doesNotMatch(run.stderr, /EACCES/);
   });
 });
 

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { mergeResults } from '../../src/compare/merge.js';
+import { renderMerge } from '../../src/report/merge.js';
+import { makeStyle } from '../../src/report/style.js';
 import { loadResults } from '../../src/result/load.js';
 import type { RunResult } from '../../src/result/schema.js';
 import { runCli } from '../helpers/cli.js';
@@ -26,6 +28,8 @@ function asRank(rank: number, host: string, device: number, factor: number): Run
   r.summary = { ...r.summary, serialMs: r.summary.serialMs * factor, overlappedMs: r.summary.overlappedMs * factor, efficiency: r.summary.efficiency / factor };
   return r;
 }
+
+const plain = makeStyle({ isTTY: false } as NodeJS.WriteStream);
 
 const ranks = [asRank(3, 'nodeb', 1, 1.12), asRank(0, 'nodea', 0, 1), asRank(2, 'nodeb', 0, 1), asRank(1, 'nodea', 1, 1.02)];
 
@@ -62,6 +66,31 @@ describe('merge', () => {
     assert.ok(
       apart?.notes.every((n) => !n.startsWith('Ranks that share a host')),
       'one rank a host: nothing to say',
+    );
+  });
+
+  it('gives no total or scaling for two runs on one GPU, which would sum that GPU twice', () => {
+    const merged = mergeResults([ranks[1] as RunResult, ranks[1] as RunResult]);
+    assert.deepEqual(merged.configs[0]?.sharedGpus, ['nodea device 0']);
+    const text = renderMerge(merged, plain);
+    assert.match(text, /^balanced: 2 results on 1 GPU on 1 host$/m);
+    assert.match(text, /^total: not summed, since nodea device 0 appears in more than one result; the fastest single GPU: nodea GPU 0 \(rank 0\), 88\.0 GB\/s$/m);
+    assert.doesNotMatch(text, /2\.00×|176\.0 GB\/s moved/);
+  });
+
+  it('notes an efficiency above the bound as a defect of the model, as run does, and only above 1.01', () => {
+    // nodea GPU 1 made 7% faster than the reference, whose efficiency was 1.00: the bound is now above its time.
+    const fast = asRank(1, 'nodea', 1, 0.935);
+    const merged = mergeResults([ranks[1] as RunResult, fast]).configs[0];
+    const efficiency = merged?.ranks.find((r) => r.rank === 1)?.efficiency ?? 0;
+    assert.ok(efficiency > 1.01, `efficiency ${efficiency}`);
+    const defect = merged?.notes.filter((n) => /defect in cuda-pipe's model/.test(n)) ?? [];
+    assert.equal(defect.length, 1);
+    assert.match(defect[0] ?? '', /^nodea device 1 \(rank 1\) measured faster than the model's bound \(efficiency 10\d\.\d%\): the bound is built to be a floor/);
+    assert.match(renderMerge(mergeResults([ranks[1] as RunResult, fast]), plain), /^note: nodea device 1 \(rank 1\) measured faster than the model's bound/m);
+    assert.deepEqual(
+      mergeResults(ranks).configs[0]?.notes.filter((n) => /defect/.test(n)),
+      [],
     );
   });
 

@@ -80,6 +80,18 @@ describe('verification', () => {
     assert.deepEqual(await verifySchedules(new FakeRunner(plan.schedules, plan.buffers), false), { status: 'skipped', mismatches: [] });
   });
 
+  it('says nothing was compared, not passed, for a plan with no output buffer', async () => {
+    const scratchOnly = plan.buffers.map((b) => (b.role === 'out' || b.role === 'inout' ? { ...b, role: 'scratch' as const } : b));
+    const runner = new FakeRunner(plan.schedules, scratchOnly);
+    assert.deepEqual(await verifySchedules(runner, true), { status: 'nothing-compared', mismatches: [] });
+    // Every verified mode still ran once with checked ops, so a fault would have been found.
+    const checked = runner.calls.filter((c) => c.call === 'rep' && c.checked).map((c) => (c.call === 'rep' ? c.id : ''));
+    assert.deepEqual(
+      checked,
+      plan.schedules.filter((s) => s.verify).map((s) => s.id),
+    );
+  });
+
   it('names the first differing element across windows and counts every differing one', async () => {
     // The output in two windows of 8 floats; the overlapped modes get element 9 (window 2, index 1) and 12 wrong.
     const y = plan.buffers.find((b) => b.name === 'y') as ConfigBuffer;

@@ -113,4 +113,21 @@ describe('the HTML report of a sweep in headless Chromium', { skip }, () => {
     assert.equal(await page.locator('table.modes tbody tr').count(), sweep.modes.length);
     assert.deepEqual(requests, [pathToFileURL(path).href]);
   });
+
+  it("draws every word of the inference sweep's pictures inside them: the timeline's legend wraps rather than running off the edge", async () => {
+    // The H200 inference sweep's best layout was traced through CUPTI with every stage, so its legend has 7 items.
+    const [inference] = loadResults(join('docs', 'measurements', '2026-11-24-h200-final', 'pipelines', 'inference-sweep.json'));
+    assert.ok(inference);
+    const path = join(dir, 'inference.html');
+    writeFileSync(path, renderHtml(inference));
+    await page.goto(pathToFileURL(path).href, { waitUntil: 'load' });
+    const outside = await page.evaluate(`[...document.querySelectorAll('svg')].flatMap((svg) => {
+      const box = svg.getBoundingClientRect();
+      return [...svg.querySelectorAll('text')].map((t) => [t.textContent, t.getBoundingClientRect()])
+        .filter(([, r]) => r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
+        .map(([words]) => words);
+    })`);
+    assert.deepEqual(outside, []);
+    assert.equal(await page.locator('rect.legend.queued').count(), 1);
+  });
 });

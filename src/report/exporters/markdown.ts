@@ -4,7 +4,7 @@ import type { RunExporter } from '../exporter.js';
 import { commLines } from '../comm.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
-import { comparisonText, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine } from '../labels.js';
+import { comparisonText, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine, verificationWords } from '../labels.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
@@ -24,7 +24,7 @@ export function renderRunMarkdown(result: RunResult): string {
       : `**Speedup over serial: ${formatSpeedup(result.summary)}** ` +
         `(${formatMs(result.summary.serialMs)} → ${formatMs(result.summary.overlappedMs)}${caveat ? `; ${caveat.text}` : ''})`) +
       (bound ? `; bound ${formatMs(bound.ms)} (limited by ${bound.limitedBy}), efficiency ${result.summary.efficiency.toFixed(2)}` : '') +
-      `; verification **${verification.status}**.`,
+      `; verification **${verificationWords(verification)}**.`,
     ...(headline ? modelLines(headline).map((line) => `- ${line}`) : []),
     '',
     [

@@ -93,6 +93,7 @@ function comparisonLine(result: RunResult, style: Style): string {
   }
   if (v.status === 'passed') return `verification: ${style.green('passed')} (overlapped outputs equal serial byte for byte; every element written)`;
   if (v.status === 'skipped') return `verification: ${style.yellow('skipped')} (--no-verify)`;
+  if (v.status === 'nothing-compared') return `verification: ${style.yellow('nothing compared')} (no output buffer; each mode ran once with checked ops, and none faulted)`;
   const label = (id: string) => {
     const mode = result.modes.find((m) => m.id === id);
     return mode ? modeLabel(mode, result) : 'overlapped';
