@@ -4,7 +4,7 @@
 /** 70 is sysexits' EX_SOFTWARE: a bug in cuda-pipe, kept apart from 4 so that a crash never reads as a CUDA failure. */
 export type ExitCode = 0 | 1 | 2 | 3 | 4 | 70 | 130;
 
-/** Every exit code and what it means, for `--help` and the README's table. */
+/** Every exit code and what it means, for `--help` and the table in docs/reference/cli.md. */
 export const EXIT_CODES: ReadonlyArray<readonly [ExitCode, string]> = [
   [0, 'success'],
   [1, 'the measurement says no: outputs differ, or compare found a slowdown'],

@@ -8,8 +8,9 @@ import { after, describe, it } from 'node:test';
 import { packageRoot } from '../../src/paths.js';
 import { cliEntry } from '../helpers/cli.js';
 
-// SIGINT and SIGTERM end every command with 130 (the README's table), whatever it is doing, and an output being
-// written when the signal comes is not left half-written: its temporary file goes and the target stays as it was.
+// SIGINT and SIGTERM end every command with 130 (the exit-code table of docs/reference/cli.md), whatever it is doing,
+// and an output being written when the signal comes is not left half-written: its temporary file goes and the target
+// stays as it was.
 // Each test sends a real signal to a real process, and kills it with SIGKILL if it has not ended within 20 s.
 
 const DEADLINE_MS = 20_000;
@@ -98,7 +99,7 @@ describe('a signal while a document is being written', () => {
 });
 
 describe('a signal in a command that uses no GPU', () => {
-  it('SIGTERM during `run --dry-run` exits 130, as the README says, not 143', { timeout: DEADLINE_MS + 5_000 }, async () => {
+  it('SIGTERM during `run --dry-run` exits 130, as docs/reference/cli.md says, not 143', { timeout: DEADLINE_MS + 5_000 }, async () => {
     // A long plan (--ops over 1,024 chunks) into a pipe nobody reads: the dry run is still delivering it when the signal comes.
     const child = start(['run', '--dry-run', '--ops', '--chunks', '1024', '--streams', '8'], 'pipe');
     const done = ended(child);

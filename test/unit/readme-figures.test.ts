@@ -4,35 +4,54 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { packageRoot } from '../../src/paths.js';
 
-// Figures the README quotes, each next to the committed log it comes from: issue 26 found some that no log held or
-// that an older run had given. A figure changed in one place and not the other fails here.
+// Figures the README and the docs/ pages it links quote, each next to the committed log it comes from: issue 26 found
+// some that no log held or that an older run had given. A figure changed in one place and not the other fails here.
+// Issue 26 moved the reference material and its figures out of the README into those pages; each figure is checked
+// on the page that now holds it.
 
 const root = packageRoot();
-const readme = readFileSync(join(root, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+const page = (path: string) => readFileSync(join(root, path), 'utf8').replace(/\s+/g, ' ');
+const PAGES = [
+  'README.md',
+  'docs/reference/cli.md',
+  'docs/reference/config.md',
+  'docs/measuring.md',
+  'docs/toolbox.md',
+  'docs/pipelines.md',
+  'docs/several-gpus.md',
+  'docs/figures.md',
+  'docs/development.md',
+] as const;
+type Page = (typeof PAGES)[number];
 const log = (path: string) => readFileSync(join(root, 'docs', 'measurements', path), 'utf8');
 
-const SOURCED: readonly { readonly readme: string; readonly log: string; readonly holds: readonly string[] }[] = [
+const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly log: string; readonly holds: readonly string[] }[] = [
   {
+    page: 'docs/measuring.md',
     readme: '1.01 to 1.14× (H2D) and 1.00 to 1.17× (D2H) of the copy alone one way',
     log: '2026-11-23-h200-issues15-16/suite/cupti-vs-alone.txt',
     holds: ['CUPTI engine / alone:            min 1.013 median 1.084 max 1.138', 'CUPTI engine / alone:            min 1.000 median 1.146 max 1.170'],
   },
   {
+    page: 'docs/pipelines.md',
     readme: 'tasks start a median 1.006 ms (max 3.121 ms) after their chunk',
     log: '2026-11-24-h200-final/workers/workers.log',
     holds: ["task start after its chunk's D2H median 1.006 ms, max 3.121 ms"],
   },
   {
+    page: 'docs/measuring.md',
     readme: '0.28× (1.513 ms → 5.436 ms)',
     log: '2026-11-24-h200-final/workers/workers.log',
     holds: ['with the host stage checksum against without it, 16×4 depth-first: 0.28× (1.513 ms → 5.436 ms)'],
   },
   {
+    page: 'docs/toolbox.md',
     readme: '1.513 → 5.436 ms, the CPU stage limits (1 worker: 20.86 ms)',
     log: '2026-11-24-h200-final/workers/workers.log',
     holds: ['without the stage 1.513 ms', 'host checksum after each D2H: 5.436 ms', 'host checksum after each D2H: 20.863 ms'],
   },
   {
+    page: 'docs/development.md',
     readme: '1,228 tests, 1,173 passing and 55 skipped',
     log: '2026-11-24-ci/summary.txt',
     holds: ['at 38a0b38', '# tests 1228', '# pass 1173', '# skipped 55', '# duration_ms 168525'],
@@ -41,22 +60,41 @@ const SOURCED: readonly { readonly readme: string; readonly log: string; readonl
 
 describe("the README's figures", () => {
   for (const figure of SOURCED) {
-    it(`"${figure.readme}" is in the README and its figures in ${figure.log}`, () => {
-      assert.ok(readme.includes(figure.readme), 'not in the README');
+    it(`"${figure.readme}" is in ${figure.page} and its figures in ${figure.log}`, () => {
+      assert.ok(page(figure.page).includes(figure.readme), `not in ${figure.page}`);
       const text = log(figure.log);
       for (const held of figure.holds) assert.ok(text.includes(held), `${figure.log} lacks "${held}"`);
     });
   }
 
-  it('quotes none of the figures no committed log holds, or an older run gave', () => {
-    for (const stale of ['3.943 ms', '3 min 44 s', '0.6–1.3 ms', '1.00 to 1.14×', '0.07× (1.507 ms → 21.63 ms)', '55 GPU or two-GPU tests']) {
-      assert.ok(!readme.includes(stale), stale);
+  it('quotes none of the figures no committed log holds, or an older run gave, in the README or any page it links', () => {
+    for (const path of PAGES) {
+      const text = page(path);
+      for (const stale of ['3.943 ms', '3 min 44 s', '0.6–1.3 ms', '1.00 to 1.14×', '0.07× (1.507 ms → 21.63 ms)', '55 GPU or two-GPU tests']) {
+        assert.ok(!text.includes(stale), `${path}: ${stale}`);
+      }
     }
+  });
+
+  it('the README is at most 350 lines and opens with a run output copied verbatim from the log it names', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    assert.ok(readme.split('\n').length <= 351, `${readme.split('\n').length} lines`);
+    const block = /^```\n([\s\S]*?)\n```\n\n\*Copied verbatim from `docs\/measurements\/([^`]+)`/m.exec(readme);
+    assert.ok(block, 'no output block naming its log');
+    assert.ok(readme.indexOf(block[0]) < readme.indexOf('## Set up'), 'the output comes after the set-up');
+    const [, output = '', path = ''] = block;
+    assert.ok(log(path).includes(output), `${path} lacks the README's block`);
+    assert.match(output, /^speedup over serial: /m);
+  });
+
+  it('the README links every page the reference material moved to', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    for (const path of PAGES.filter((p) => p !== 'README.md')) assert.ok(readme.includes(`](${path})`), path);
   });
 
   it('says the 7.77× of the CPU-bound stage was a spin loop that reads no memory, beside a stage that reads its chunk', () => {
     assert.match(
-      readme,
+      page('docs/pipelines.md'),
       /\*\*7\.77×\*\*, for the built-in `cost`, a spin loop that reads no memory; the checksum, which reads every byte of its chunk, went 20\.86 → 5\.436 ms \(3\.84×\)/,
     );
     assert.equal((20.863 / 5.436).toFixed(2), '3.84');
