@@ -31,6 +31,8 @@ cpSync(join(root, 'dist'), join(stage, 'dist'), { recursive: true, filter: (file
 for (const item of ['kernels', 'configs', 'baselines', 'package.json', 'README.md', 'scripts/perf-regression', 'scripts/perf-regression.mjs', 'scripts/gpu-toolbox.sh']) {
   cpSync(join(root, item), join(stage, item), { recursive: true });
 }
+// The README's reference pages travel with it (their pictures too); the measurements they cite stay in the repository.
+cpSync(join(root, 'docs'), join(stage, 'docs'), { recursive: true, filter: (file) => !/[\\/]docs[\\/]measurements([\\/]|$)/.test(file) });
 // tsc compiles the GPU tests but does not copy their kernels and configs.
 cpSync(join(root, 'test', 'gpu', 'fixtures'), join(stage, 'dist', 'test', 'gpu', 'fixtures'), { recursive: true });
 
