@@ -336,7 +336,7 @@ export class Nccl {
     return (this.out[0] ?? 0n) as NcclComm;
   }
 
-  /** One communicator per local device, all in this process, blocking: for an NCCL older than 2.14. */
+  /** One blocking communicator per local device, all in this process (one device: a one-rank communicator). */
   initAll(devices: readonly number[]): NcclComm[] {
     const comms = new BigUint64Array(devices.length);
     this.check(this.fn.commInitAll(comms, devices.length, Int32Array.from(devices)) as number, 'ncclCommInitAll', `devices ${devices.join(', ')}`);
@@ -399,16 +399,6 @@ export class Nccl {
   issue(call: CollectiveCall): () => number {
     const { fn, args } = this.bound(call);
     return () => fn(...args) as number;
-  }
-
-  /**
-   * The same call made on one of koffi's worker threads, for a traced rep: there CUPTI records every thread's CUDA
-   * calls, and its buffer callbacks run on the JS thread, which NCCL's own threads would then wait for while the JS
-   * thread waited in NCCL. Ungrouped: each device's call runs on a thread of its own, as one thread per GPU would.
-   */
-  issueOffThread(call: CollectiveCall): () => Promise<number> {
-    const { fn, args } = this.bound(call);
-    return () => new Promise((resolve, reject) => fn.async(...args, (error: unknown, status: number) => (error ? reject(error) : resolve(status))));
   }
 
   private bound(call: CollectiveCall): { fn: ReturnType<NativeLibrary['func']>; args: readonly unknown[] } {

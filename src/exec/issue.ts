@@ -469,7 +469,7 @@ export class DirectIssuer implements Issuer {
           });
         }
         const { nccl } = communicators;
-        const spec = {
+        const call = nccl.issue({
           collective: op.collective,
           buffer: offsetPointer(binding.device, op.elementOffset * elementBytes),
           elements: op.elements,
@@ -479,8 +479,7 @@ export class DirectIssuer implements Issuer {
           rank: own.rank,
           ranks: own.ranks,
           stream,
-        };
-        const call = nccl.issue(spec);
+        });
         const api = { allreduce: 'ncclAllReduce', reducescatter: 'ncclReduceScatter', allgather: 'ncclAllGather' }[op.collective];
         const context = `collective ${op.label}, device ${device}, rank ${own.rank} of ${own.ranks}, ${op.elements} ${type} elements`;
         // NCCL answers with an ncclResult_t: a failure is thrown here, naming the op, as a cuBLAS one is. A grouped

@@ -85,8 +85,12 @@ export class CudaRepRunner implements RepRunner {
     };
   }
 
-  /** A nonblocking communicator's call that NCCL finishes on its own thread: the next op waits until it is enqueued. */
-  private async settleCollective(prepared: PreparedRep, index: number, deadline: number, signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * Op `index` answered `code`, not success: a failure, or a nonblocking communicator's call that NCCL finishes on
+   * its own thread, which the next op waits for until it is enqueued. Called only off the issue loop's fast path.
+   */
+  private async notIssued(prepared: PreparedRep, index: number, code: number, deadline: number, signal: AbortSignal | undefined): Promise<void> {
+    if (code !== NCCL_PENDING) throw this.opFailure(prepared, index, code, 'issuing');
     const watch = this.collectives?.watch;
     if (!watch) throw new Error(`schedule ${prepared.schedule.id}: op ${index} answered ncclInProgress without communicators`);
     const op = prepared.ops[index];
@@ -117,10 +121,7 @@ export class CudaRepRunner implements RepRunner {
       : async () => {
           for (let i = 0; i < thunks.length; i++) {
             const code = (thunks[i] as () => number)();
-            if (code !== 0) {
-              if (code !== NCCL_PENDING) throw this.opFailure(prepared, i, code, 'issuing');
-              await this.settleCollective(prepared, i, deadline, options.signal);
-            }
+            if (code !== 0) await this.notIssued(prepared, i, code, deadline, options.signal);
             if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
             if (options.checked) {
               const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline, this.watchCheck(prepared, options.signal));
@@ -232,10 +233,7 @@ export class CudaRepRunner implements RepRunner {
           const issueBy = performance.now() + (deadlineMs ?? Number.POSITIVE_INFINITY);
           for (let i = 0; i < prepared.thunks.length; i++) {
             const code = call(i);
-            if (code !== 0) {
-              if (code !== NCCL_PENDING) throw this.opFailure(prepared, i, code, 'issuing');
-              await this.settleCollective(prepared, i, issueBy, signal);
-            }
+            if (code !== 0) await this.notIssued(prepared, i, code, issueBy, signal);
             if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
           }
         },
@@ -501,10 +499,7 @@ export class CudaRepRunner implements RepRunner {
       }
       const code = call(i);
       if (i === prepared.startIndex) loader ??= this.startLoader(prepared);
-      if (code !== 0) {
-        if (code !== NCCL_PENDING) throw this.opFailure(prepared, i, code, 'issuing');
-        await this.settleCollective(prepared, i, deadline, options.signal);
-      }
+      if (code !== 0) await this.notIssued(prepared, i, code, deadline, options.signal);
       if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
       const recorded = spec.recordedAt.get(i);
       if (recorded !== undefined) loader?.recorded(recorded);
