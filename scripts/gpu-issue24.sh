@@ -32,6 +32,9 @@ ddp() {
   step 90 "$cp" run "$root/configs/ddp.yaml" --devices all --chunks 4 --json "$dir/ddp-devices.json"
   step 120 mpirun --allow-run-as-root -np "$n" -x PATH -x LD_LIBRARY_PATH -x NCCL_DEBUG -x NCCL_NVLS_ENABLE -x CUDA_VISIBLE_DEVICES -x CUDA_PIPE_CACHE_DIR "$cp" run "$root/configs/ddp.yaml" --chunks 4 --nccl-dir /tmp --json "$dir/ddp-rank%r.json"
   step 30 "$cp" merge "$dir"/ddp-rank*.json --json "$dir/ddp-merged.json"
+  # Which transport NCCL chose between the ranks' processes (P2P over NVLink, or SHM through the host).
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P,SHM step 120 mpirun --allow-run-as-root -np "$n" -x PATH -x LD_LIBRARY_PATH -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS -x NCCL_NVLS_ENABLE -x CUDA_VISIBLE_DEVICES -x CUDA_PIPE_CACHE_DIR "$cp" run "$root/configs/ddp.yaml" --chunks 4 --nccl-dir /tmp --reps 20 --no-tracing > "$dir/mpirun-nccl-info.txt" 2>&1
+  grep -E 'via (P2P|SHM|NET)|all-reduce alone' "$dir/mpirun-nccl-info.txt" | sort | uniq -c | head -20
   step 150 "$cp" sweep "$root/configs/ddp.yaml" --devices all --json "$dir/ddp-sweep.json"
   step 60 "$root/build/native/allreduce" -g "$n" -w 5 -n 20 --sizes 16M,32M,64M,128M,256M,512M
   step 120 torchrun --standalone --nproc-per-node "$n" "$root/scripts/torch/ddp.py" --buckets 1,2,4,8,16,32

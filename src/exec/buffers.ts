@@ -38,16 +38,25 @@ export class DeviceBuffers {
     private readonly bindings: ReadonlyMap<string, BufferBinding>,
     readonly memory: DeviceMemoryUse,
     private readonly deviceElements: number,
-    /** False for buffers that use another device's host memory: the owner fills, restores and poisons it. */
-    private readonly ownsHost: boolean,
+    /** The buffers whose host memory is this device's own; the others' owner fills, restores and poisons it. */
+    private readonly ownsHost: ReadonlySet<string>,
   ) {}
 
   /**
    * Checks the device has room first, so that a config too large for it fails with sizes, not cudaMalloc's code.
    * `sharing`: another device's buffers whose host memory (portable) this device's copies use too; only the device
-   * side is allocated. The device must be current.
+   * side is allocated, and with `ownOutputs` the host side of the outputs too (a data-parallel rank stores results
+   * of its own, which a reduce-scatter makes differ from the other ranks'). The device must be current.
    */
-  static allocate(rt: CudaRuntime, device: number, buffers: readonly ConfigBuffer[], deviceElements: number, cleanup: Cleanup, sharing?: DeviceBuffers): DeviceBuffers {
+  static allocate(
+    rt: CudaRuntime,
+    device: number,
+    buffers: readonly ConfigBuffer[],
+    deviceElements: number,
+    cleanup: Cleanup,
+    sharing?: DeviceBuffers,
+    options: { readonly ownOutputs?: boolean } = {},
+  ): DeviceBuffers {
     // `deviceElements` counts items (elements where the config has no pipeline.items): each chunked buffer holds
     // that many of its own items, a resident buffer all of itself.
     const deviceBytes = buffers.reduce((sum, b) => sum + deviceBytesOf(b, deviceElements), 0);
@@ -59,7 +68,11 @@ export class DeviceBuffers {
     }
     // Host memory first: pinning it can move the device's free figure too, and only the device buffers are measured.
     // Scratch buffers live on the device only; host pointer 0 is never used because no copy names them.
-    const hosts = buffers.map((buffer) => (buffer.role === 'scratch' ? (0n as HostPtr) : (sharing?.binding(buffer.name).host ?? allocHost(rt, buffer, cleanup))));
+    const owns = (buffer: ConfigBuffer) => !sharing || (options.ownOutputs === true && isOutput(buffer));
+    const hosts = buffers.map((buffer) => {
+      if (buffer.role === 'scratch') return 0n as HostPtr;
+      return owns(buffer) ? allocHost(rt, buffer, cleanup) : (sharing?.binding(buffer.name).host as HostPtr);
+    });
     const freeBefore = rt.memory.info().free;
     const devices = buffers.map((buffer) => {
       const bytes = deviceBytesOf(buffer, deviceElements);
@@ -72,8 +85,8 @@ export class DeviceBuffers {
     buffers.forEach((buffer, index) => {
       const host = hosts[index] as HostPtr;
       const devicePtr = devices[index] as DevicePtr;
-      let pristine: Uint8Array[] | null = sharing ? sharing.binding(buffer.name).pristine : null;
-      if (!sharing && (buffer.role === 'in' || buffer.role === 'inout' || buffer.role === 'resident')) {
+      let pristine: Uint8Array[] | null = owns(buffer) ? null : (sharing?.binding(buffer.name).pristine ?? null);
+      if (owns(buffer) && (buffer.role === 'in' || buffer.role === 'inout' || buffer.role === 'resident')) {
         const windows = hostWindows(host, 0, buffer.bytes);
         windows.forEach((view, i) => fillPattern(view, buffer.type, windowSeed(buffer.init, i, HOST_WINDOW_BYTES / buffer.elementBytes)));
         if (buffer.role === 'inout') pristine = windows.map((view) => new Uint8Array(view));
@@ -83,7 +96,8 @@ export class DeviceBuffers {
       if (buffer.seeded) seedScratch(rt, buffer, devicePtr, deviceBytesOf(buffer, deviceElements));
       bindings.set(buffer.name, { buffer, host, device: devicePtr, pristine });
     });
-    return new DeviceBuffers(rt, device, bindings, { askedBytes: deviceBytes, measuredBytes: freeBefore - after, freeBeforeBytes: freeBefore }, deviceElements, !sharing);
+    const owned = new Set(buffers.filter(owns).map((b) => b.name));
+    return new DeviceBuffers(rt, device, bindings, { askedBytes: deviceBytes, measuredBytes: freeBefore - after, freeBeforeBytes: freeBefore }, deviceElements, owned);
   }
 
   binding(name: string): BufferBinding {
@@ -99,9 +113,8 @@ export class DeviceBuffers {
   }
 
   restoreInputs(): void {
-    if (!this.ownsHost) return;
     for (const binding of this.bindings.values()) {
-      if (!binding.pristine) continue;
+      if (!binding.pristine || !this.ownsHost.has(binding.buffer.name)) continue;
       const windows = this.hostWindows(binding.buffer.name);
       binding.pristine.forEach((saved, i) => windows[i]?.set(saved));
     }
@@ -114,7 +127,7 @@ export class DeviceBuffers {
   poisonOutputs(byte: number): void {
     for (const binding of this.bindings.values()) {
       if (binding.buffer.role !== 'out') continue;
-      if (this.ownsHost) for (const view of this.hostWindows(binding.buffer.name)) view.fill(byte);
+      if (this.ownsHost.has(binding.buffer.name)) for (const view of this.hostWindows(binding.buffer.name)) view.fill(byte);
       this.rt.memory.memset(binding.device, byte, deviceBytesOf(binding.buffer, this.deviceElements), DEFAULT_STREAM);
     }
     // Safe to block: between reps nothing is in flight, so no host function waits for the JS thread.
@@ -122,9 +135,16 @@ export class DeviceBuffers {
   }
 
   outputs(): ConfigBuffer[] {
-    return [...this.bindings.values()].map((b) => b.buffer).filter((b) => b.role === 'out' || b.role === 'inout');
+    return [...this.bindings.values()].map((b) => b.buffer).filter(isOutput);
+  }
+
+  /** Whether this device's outputs land in host memory of its own, not the primary's. */
+  get ownsOutputs(): boolean {
+    return this.outputs().some((b) => this.ownsHost.has(b.name));
   }
 }
+
+const isOutput = (buffer: Pick<ConfigBuffer, 'role'>): boolean => buffer.role === 'out' || buffer.role === 'inout';
 
 /**
  * A seeded scratch buffer's device memory, filled with its pattern through one pinned staging window, once, before

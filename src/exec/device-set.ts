@@ -36,9 +36,14 @@ export class DeviceSet {
     return this.entry(device).buffers;
   }
 
-  /** The shared host inputs, restored by the primary's buffers, which own them. */
+  /** The host inputs, each restored by the device whose buffers own it (the shared ones by the primary). */
   restoreInputs(): void {
-    this.buffers().restoreInputs();
+    for (const { buffers } of this.entries.values()) buffers.restoreInputs();
+  }
+
+  /** The devices whose outputs land in host memory of their own: the primary, and each data-parallel rank. */
+  get outputDevices(): number[] {
+    return [...this.entries].filter(([device, { buffers }]) => device === this.primary || buffers.ownsOutputs).map(([device]) => device);
   }
 
   /** Poisons every device's outputs (the shared host ones once, by their owner), and leaves the primary current. */

@@ -273,7 +273,7 @@ function allocateOn(rt: CudaRuntime, placement: Placement, plan: Plan, sharing: 
   const primary = plan.devices[0] ?? 0;
   cleanup.push(() => rt.setDevice(primary));
   rt.setDevice(placement.device);
-  const buffers = DeviceBuffers.allocate(rt, placement.device, plan.buffers, placement.elements, cleanup, sharing);
+  const buffers = DeviceBuffers.allocate(rt, placement.device, plan.buffers, placement.elements, cleanup, sharing, { ownOutputs: placement.ownOutputs ?? false });
   cleanup.push(() => rt.setDevice(placement.device));
   return buffers;
 }

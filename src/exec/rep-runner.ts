@@ -335,8 +335,12 @@ export class CudaRepRunner implements RepRunner {
     return this.devices.buffers().outputs();
   }
 
-  hostWindows(name: string): Uint8Array[] {
-    return this.devices.buffers().hostWindows(name);
+  outputDevices(): readonly number[] {
+    return this.devices.outputDevices;
+  }
+
+  hostWindows(name: string, device?: number): Uint8Array[] {
+    return this.devices.buffers(device).hostWindows(name);
   }
 
   /**

@@ -64,19 +64,38 @@ export async function verifySchedules(
   runner.restoreInputs();
   if (verify) runner.poisonOutputs(POISON.serial);
   await guard.rep(runner, baseline, { checked: true });
+  // Each data-parallel rank of one process stores its own outputs (ranks differ after a reduce-scatter): each is
+  // checked against its own serial copy, and its device named where it is not the only one.
+  const devices = runner.outputDevices?.() ?? [undefined];
+  const spread = devices.length > 1;
+  const at = (device: number | undefined) => (spread && device !== undefined ? { device } : {});
   // Copies, window by window: the serial outputs must survive the candidates' reps.
-  const copy = (names: readonly string[]) => new Map(names.map((name) => [name, runner.hostWindows(name).map((w) => Buffer.from(w))]));
-  const expected = verify ? copy(runner.outputs().map((b) => b.name)) : null;
+  const copy = (names: readonly string[], device: number | undefined) => new Map(names.map((name) => [name, runner.hostWindows(name, device).map((w) => Buffer.from(w))]));
+  const expected = verify
+    ? devices.map((device) =>
+        copy(
+          runner.outputs().map((b) => b.name),
+          device,
+        ),
+      )
+    : null;
   const mismatches: Mismatch[] = [];
   let reduced: ReductionRecord | undefined;
   const checked = reduction ? reducedOutputs(baseline, runner.outputs()) : [];
   if (expected && reduction && checked.length) {
     runner.restoreInputs();
     runner.poisonOutputs(POISON.overlapped);
+    // The reference runs on the primary alone: every rank's reduced outputs are checked against its.
     await guard.rep(runner, reduction.reference, { checked: true });
-    const found = checkReduction(checked, expected, copy(checked.map((b) => b.name)), reduction.ranks, tolerance, POISON.serial);
-    mismatches.push(...found.mismatches.map((m) => ({ ...m, mode: baseline.id })));
-    reduced = found.record;
+    const reference = copy(
+      checked.map((b) => b.name),
+      devices[0],
+    );
+    devices.forEach((device, k) => {
+      const found = checkReduction(checked, expected[k] ?? new Map(), reference, reduction.ranks, tolerance, POISON.serial);
+      mismatches.push(...found.mismatches.map((m) => ({ ...m, mode: baseline.id, ...at(device) })));
+      if (!reduced || found.record.status === 'failed') reduced = found.record;
+    });
   }
   const largest = { absolute: 0, relative: 0 };
   for (const candidate of candidates) {
@@ -86,16 +105,18 @@ export async function verifySchedules(
     runner.restoreInputs();
     runner.poisonOutputs(POISON.overlapped);
     await guard.rep(runner, candidate);
-    for (const buffer of runner.outputs()) {
-      // The tolerance is for what a kind's results may vary by (stages/: a kernel's or a library's sums), not for bytes only copied.
-      const rule = tolerance && takesTolerance(buffer.name, candidate.body) ? tolerance : null;
-      const mismatch = compareWindows(buffer, expected.get(buffer.name) ?? [], runner.hostWindows(buffer.name), rule, largest);
-      if (mismatch) mismatches.push({ ...mismatch, mode: candidate.id });
-    }
+    devices.forEach((device, k) => {
+      for (const buffer of runner.outputs()) {
+        // The tolerance is for what a kind's results may vary by (stages/: a kernel's or a library's sums), not for bytes only copied.
+        const rule = tolerance && takesTolerance(buffer.name, candidate.body) ? tolerance : null;
+        const mismatch = compareWindows(buffer, expected[k]?.get(buffer.name) ?? [], runner.hostWindows(buffer.name, device), rule, largest);
+        if (mismatch) mismatches.push({ ...mismatch, mode: candidate.id, ...at(device) });
+      }
+    });
   }
   if (!verify) return { status: 'skipped', mismatches: [] };
   // Without an output buffer (gemm.yaml's scratch-only products) "passed" would claim a comparison that never ran.
-  if (expected?.size === 0 && !reduced) return { status: 'nothing-compared', mismatches: [] };
+  if (expected?.[0]?.size === 0 && !reduced) return { status: 'nothing-compared', mismatches: [] };
   return {
     status: mismatches.length ? 'failed' : 'passed',
     mismatches,

@@ -121,8 +121,13 @@ export interface RepRunner {
   poisonOutputs(byte: number): void;
   /** The buffers a rep copies back. */
   outputs(): readonly ConfigBuffer[];
-  /** Host bytes of a buffer in windows of at most HOST_WINDOW_BYTES (a typed array cannot span more than 4 GiB). */
-  hostWindows(name: string): Uint8Array[];
+  /**
+   * Host bytes of a buffer in windows of at most HOST_WINDOW_BYTES (a typed array cannot span more than 4 GiB): the
+   * primary device's, or `device`'s where it stores outputs of its own.
+   */
+  hostWindows(name: string, device?: number): Uint8Array[];
+  /** The devices whose outputs are stored apart (data-parallel ranks of one process); absent: the primary's only. */
+  outputDevices?(): readonly number[];
   /** Capture and instantiation time of a schedule replayed as a graph, once it has run; null otherwise. */
   setupCost?(id: string): { captureMs: number; instantiateMs: number } | null;
 }

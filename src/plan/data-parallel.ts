@@ -98,7 +98,7 @@ export function dataParallel(plan: Plan, devices: readonly number[], options: { 
     ...plan,
     devices: [...devices],
     schedules: plan.schedules.map((s) => (hasCollective(s) ? replicated(s, devices) : s)),
-    placements: devices.slice(1).map((device) => ({ device, elements: plan.device.elements, base: 0 })),
+    placements: devices.slice(1).map((device) => ({ device, elements: plan.device.elements, base: 0, ownOutputs: true })),
     notes: [
       ...plan.notes,
       `Data-parallel over GPUs ${devices.join(', ')}: every mode with a collective runs the same pipeline on each GPU at once (whole buffers, the same inputs), each bucket's collective grouped across them; the modes without one run on GPU ${devices[0]} alone.`,

@@ -141,6 +141,8 @@ export interface Placement {
   readonly device: number;
   readonly elements: number;
   readonly base: number;
+  /** A data-parallel rank's outputs go to host memory of its own (ranks' results differ after a reduce-scatter). */
+  readonly ownOutputs?: boolean;
 }
 
 /**

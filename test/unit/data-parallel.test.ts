@@ -60,7 +60,11 @@ describe('a config with a collective over several devices (data-parallel from on
     assert.deepEqual(spanning, ['serial', 'overlapped:8x3:depth-first:stage-per-stream', 'collective:allreduce:8-buckets']);
     for (const s of two.schedules) assert.deepEqual(scheduleDevices(s), spanning.includes(s.id) ? [0, 1] : [0], s.id);
     assert.deepEqual(two.devices, [0, 1]);
-    assert.deepEqual(two.placements, [{ device: 1, elements: 32, base: 0 }], 'the second device holds all 32 items of every buffer');
+    assert.deepEqual(
+      two.placements,
+      [{ device: 1, elements: 32, base: 0, ownOutputs: true }],
+      'the second device holds all 32 items of every buffer, and its outputs in host memory of its own',
+    );
   });
 
   it("counts one rank's calls and bytes for the bandwidths, not every device's: 8 calls of 64 MiB per rank, alone and overlapped", () => {

@@ -118,4 +118,47 @@ describe('verification', () => {
       overlapped.map((id) => [id, y.name, 9, 2]),
     );
   });
+
+  describe('of a data-parallel run whose ranks store their outputs apart', () => {
+    /** Two ranks of one process: each writes its own host outputs, which differ by rank as a reduce-scatter's do. */
+    class Ranks extends FakeRunner {
+      private readonly own = new Map<string, Uint8Array>();
+      constructor(private readonly rankWrite: (rank: number, schedule: Schedule) => number) {
+        super(plan.schedules, plan.buffers, { write: (schedule, out) => out.fill(rankWrite(0, schedule)) });
+        for (const b of this.outputs()) this.own.set(b.name, new Uint8Array(b.bytes));
+      }
+      outputDevices(): readonly number[] {
+        return [0, 1];
+      }
+      override async runRep(id: string, options = {}): Promise<RepTiming> {
+        const timing = await super.runRep(id, options);
+        const schedule = plan.schedules.find((s) => s.id === id) as Schedule;
+        for (const view of this.own.values()) view.fill(this.rankWrite(1, schedule));
+        return timing;
+      }
+      override poisonOutputs(byte: number): void {
+        super.poisonOutputs(byte);
+        for (const view of this.own.values()) view.fill(byte);
+      }
+      override hostWindows(name: string, device?: number): Uint8Array[] {
+        return device === 1 ? [this.own.get(name) as Uint8Array] : super.hostWindows(name);
+      }
+    }
+
+    it('passes where each rank agrees with its own serial outputs, though the ranks differ', async () => {
+      // Were rank 1 compared with rank 0's serial copy (one host region both stored into), every mode would fail.
+      const v = await verifySchedules(new Ranks((rank) => 7 + rank), true);
+      assert.deepEqual([v.status, v.mismatches], ['passed', []]);
+    });
+
+    it("fails where one rank's overlapped outputs differ from its serial ones, naming that rank's device", async () => {
+      const v = await verifySchedules(new Ranks((rank, s) => (rank === 1 && s.role.kind === 'overlapped' ? 9 : 7)), true);
+      assert.equal(v.status, 'failed');
+      const overlapped = plan.schedules.filter((s) => s.verify && s.role.kind === 'overlapped').map((s) => s.id);
+      assert.deepEqual(
+        v.mismatches.map((m) => [m.mode, m.device]),
+        overlapped.map((id) => [id, 1]),
+      );
+    });
+  });
 });

@@ -63,7 +63,7 @@ export function renderRunMarkdown(result: RunResult): string {
   for (const m of verification.mismatches) {
     lines.push(
       '',
-      `- ❌ output \`${m.buffer}\` of mode \`${m.mode}\`: first difference at element ${m.index} (serial ${m.expected}, overlapped ${m.actual}); ${m.differing} elements differ`,
+      `- ❌ output \`${m.buffer}\`${m.device === undefined ? '' : ` on GPU ${m.device}`} of mode \`${m.mode}\`: first difference at element ${m.index} (serial ${m.expected}, overlapped ${m.actual}); ${m.differing} elements differ`,
     );
   }
   if (result.warnings.length) {

@@ -98,14 +98,15 @@ function comparisonLine(result: RunResult, style: Style): string {
     const mode = result.modes.find((m) => m.id === id);
     return mode ? modeLabel(mode, result) : 'overlapped';
   };
+  const onDevice = (m: { readonly device?: number | undefined }) => (m.device === undefined ? '' : ` on GPU ${m.device}`);
   return (
     `verification: ${style.red('FAILED')}\n` +
     v.mismatches
       .map((m) =>
         // The all-reduce check's mismatches are serial's outputs against ranks × the reference's.
         v.reduction && result.modes.find((mode) => mode.id === m.mode)?.role.kind === 'serial'
-          ? `  output "${m.buffer}" of serial: first difference at element ${m.index}: ${v.reduction.ranks} × reference ${m.expected}, all-reduced ${m.actual}; ${m.differing} elements differ`
-          : `  output "${m.buffer}" of ${label(m.mode)}: first difference at element ${m.index}: serial ${m.expected}, overlapped ${m.actual}` +
+          ? `  output "${m.buffer}"${onDevice(m)} of serial: first difference at element ${m.index}: ${v.reduction.ranks} × reference ${m.expected}, all-reduced ${m.actual}; ${m.differing} elements differ`
+          : `  output "${m.buffer}"${onDevice(m)} of ${label(m.mode)}: first difference at element ${m.index}: serial ${m.expected}, overlapped ${m.actual}` +
             `${m.unwritten ? ' (never written by the overlapped mode)' : ''}; ${m.differing} elements differ`,
       )
       .join('\n')
