@@ -1,4 +1,4 @@
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { connectAtInit, GRAPH_CAPTURE_MIN, NCCL_IN_PROGRESS, type Nccl, type NcclComm, type NcclError, nvlsOff, UNIQUE_ID_BYTES, versionText } from '../cuda/nccl.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import { DeviceFailure, Interrupted, UsageError } from '../errors.js';
@@ -114,19 +114,42 @@ export class CommWatch {
           contextLost: true,
         });
       }
-      // NCCL's thread ends an enqueue in microseconds: spin that long, then yield without a timer's millisecond,
-      // and only once the wait is for ranks to arrive (tens of milliseconds or more) sleep between polls.
+      // NCCL's thread ends an enqueue in microseconds, but it may share this thread's core (mpirun binds each of
+      // two ranks to one core): a spin would keep it off the core until the scheduler's tick (4 ms a call on two
+      // H100s). So give the core up for a few µs between polls, without a timer's millisecond; past SPIN_MS let the
+      // event loop turn as well, and once the wait is for ranks to arrive, sleep a millisecond between polls.
       const waited = performance.now() - started;
       if (waited > ARRIVAL_MS) await new Promise((resolve) => setTimeout(resolve, 1));
-      else if (waited > SPIN_MS) await new Promise((resolve) => setImmediate(resolve));
+      else if (waited > SPIN_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        yieldCore(NAP_MS);
+      } else if (waited > BUSY_MS) yieldCore(NAP_MS);
     }
   }
 }
 
+const napCell = new Int32Array(new SharedArrayBuffer(4));
+/** Blocks this thread for `ms` (fractions too) in the kernel, so another thread of this core can run meanwhile. */
+export const yieldCore = (ms: number): void => {
+  Atomics.wait(napCell, 0, 0, ms);
+};
+
 const DEFAULT_ID_TIMEOUT_MS = 60_000;
 
-/** How long `settle` polls NCCL without yielding, ms: a nonblocking call's enqueue, not a rank's arrival. */
+/**
+ * A rank bound to one core (Open MPI binds each rank to a core when it starts two or fewer) shares it with NCCL's
+ * thread that enqueues every call of a nonblocking communicator: on two H100s each all-reduce of 128 MiB then took
+ * 4.09 ms, against 0.48 ms from one process (docs/measurements/2026-11-26-h100x2-rerun/).
+ */
+export const ONE_CORE_NOTE =
+  "This rank may run on one CPU core only (mpirun binds each of two ranks or fewer to a core): NCCL's own thread, which enqueues each collective, shares it. If collectives look slow, start the ranks with mpirun --bind-to none (or --bind-to socket).";
+
+/** How long `settle` polls NCCL without letting the event loop turn, ms: a nonblocking call's enqueue, not a rank's arrival. */
 const SPIN_MS = 2;
+/** How long `settle` polls without giving the core up, ms: NCCL's thread, on a core of its own, is done by then. */
+const BUSY_MS = 0.05;
+/** How long `settle` gives the core up between polls, ms. */
+const NAP_MS = 0.005;
 /** Past this, ms, `settle` waits for ranks to arrive and polls once a millisecond instead of spinning. */
 const ARRIVAL_MS = 50;
 
@@ -207,6 +230,8 @@ export async function openCommunicators(
     // The communicator is up once every rank joined: each has read the id.
     if (rank === 0) withdrawUniqueId(path);
     notes.push(`NCCL ${version}: rank ${rank} of ${ranks} on device ${primary}, the unique id shared through ${path}.`);
+    const cores = availableParallelism();
+    if (cores === 1) notes.push(ONE_CORE_NOTE);
   } else {
     const ranks = plan.devices.length;
     // Blocking, as the native program makes them: every rank is this process's, so none can fail to come, and a

@@ -170,7 +170,7 @@ describe('NCCL collectives on a real device', () => {
       const json = join(out, `${op}.json`);
       const text = small('stream').replace('collective: { op: allreduce, buffer: grads }', `collective: { op: ${op}, buffer: grads }`);
       const { code, stdout, stderr } = runCli(['run', writeConfig(`${op}.yaml`, text), '--devices', '0,1', '--json', json], {}, { timeoutMs: 240_000 });
-      assert.equal(code, 0, stderr);
+      assert.equal(code, 0, `${stderr}\n${stdout}`);
       const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
       assert.equal(result.verification.status, 'passed');
       const alone = result.modes.find((m) => m.collective?.collective === op && m.role.kind === 'stage');
