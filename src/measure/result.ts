@@ -324,6 +324,7 @@ export function buildRunResult(input: RunResultInput): RunResult {
       mismatches: input.verification.mismatches,
       ...(input.verification.tolerance ? { tolerance: input.verification.tolerance } : {}),
       ...(input.verification.reduction ? { reduction: { ...input.verification.reduction, buffers: [...input.verification.reduction.buffers] } } : {}),
+      ...(input.verification.against ? { against: input.verification.against } : {}),
     },
     notes: [...plan.notes],
   };

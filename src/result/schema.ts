@@ -460,6 +460,12 @@ export const RunResultSchema = z.object({
   verification: z.object({
     /** `nothing-compared` (added within version 2): the config has no output buffer, so no output was compared. */
     status: z.enum(['passed', 'failed', 'skipped', 'nothing-compared']),
+    /**
+     * Added within version 2: what each overlapped mode's outputs were compared with; absent: serial's. A plan with a
+     * reduce-scatter (whose outputs depend on the bucket count) compares each layout with its own checked rep, every
+     * op waited for.
+     */
+    against: z.literal('same-layout-serialised').optional(),
     mismatches: z.array(MismatchSchema),
     /**
      * Added within version 2: present where the config gave verify.tolerance, so float outputs were compared as

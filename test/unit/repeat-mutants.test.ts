@@ -161,4 +161,36 @@ describe('verification', () => {
       );
     });
   });
+
+  describe('of a plan with a reduce-scatter, whose outputs depend on the buckets', () => {
+    const scatter = { kind: 'collective', spec: { collective: 'reducescatter' } } as unknown as Schedule['body'][number];
+    const schedules = plan.schedules.map((s) => (s.role.kind === 'overlapped' ? { ...s, body: [...s.body, scatter] } : s));
+    const overlapped = schedules.filter((s) => s.verify && s.role.kind === 'overlapped').map((s) => s.id);
+    /** Outputs by layout (serial's buckets give other values than each layout's), and a race in timed reps where asked. */
+    const runner = (racy: boolean) => {
+      let checked = false;
+      const fake: FakeRunner = new FakeRunner(schedules, plan.buffers, {
+        onRep: (s) => {
+          const last = fake.calls[fake.calls.length - 1];
+          checked = last?.call === 'rep' && last.checked;
+          void s;
+        },
+        write: (s, out) => out.fill(s.role.kind === 'serial' ? 7 : 8 + (racy && !checked ? 1 : 0)),
+      });
+      return fake;
+    };
+
+    it('checks each layout against itself run op by op, and says so', async () => {
+      const v = await verifySchedules(runner(false), true);
+      assert.deepEqual([v.status, v.mismatches, v.against], ['passed', [], 'same-layout-serialised']);
+    });
+
+    it('still fails a layout whose timed rep differs from its op-by-op rep', async () => {
+      const v = await verifySchedules(runner(true), true);
+      assert.deepEqual(
+        v.mismatches.map((m) => [m.mode, m.expected === m.actual]),
+        overlapped.map((id) => [id, false]),
+      );
+    });
+  });
 });

@@ -91,6 +91,9 @@ function comparisonLine(result: RunResult, style: Style): string {
       `largest error ${t.largestError.absolute.toPrecision(3)}, relative ${t.largestError.relative.toPrecision(3)})`
     );
   }
+  if (v.status === 'passed' && v.against === 'same-layout-serialised') {
+    return `verification: ${style.green('passed')} (each layout equals itself run op by op: a reduce-scatter's outputs depend on its buckets)`;
+  }
   if (v.status === 'passed') return `verification: ${style.green('passed')} (overlapped outputs equal serial byte for byte; every element written)`;
   if (v.status === 'skipped') return `verification: ${style.yellow('skipped')} (--no-verify)`;
   if (v.status === 'nothing-compared') return `verification: ${style.yellow('nothing compared')} (no output buffer; each mode ran once with checked ops, and none faulted)`;
