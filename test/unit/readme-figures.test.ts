@@ -51,6 +51,24 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
     holds: ['without the stage 1.513 ms', 'host checksum after each D2H: 5.436 ms', 'host checksum after each D2H: 20.863 ms'],
   },
   {
+    page: 'README.md',
+    readme: '| 128 MiB | 282.8 | 280.5 | −0.8% | 323.0 | 311.9 | −3.4% |',
+    log: '2026-11-26-h100x2-rerun/log.txt',
+    holds: ['134217728     33554432       474.60       282.80       282.80', '4 calls of 128 MiB per rank, 0.479 ms each (median rep 1.914 ms): algbw 280.5 GB/s'],
+  },
+  {
+    page: 'README.md',
+    readme: '| 512 MiB | 309.9 | 309.3 | −0.2% | 346.4 | 328.1 | −5.3% |',
+    log: '2026-11-26-h100x4-issue24/log.txt',
+    holds: ['536870912    134217728      2324.79       230.93       346.40', '1 call of 512 MiB per rank, 2.454 ms each (median rep 2.454 ms): algbw 218.8 GB/s, busbw 328.1 GB/s'],
+  },
+  {
+    page: 'docs/several-gpus.md',
+    readme: 'GPU 0 exposed 0.274 of 3.754 ms of communication (7.3%), GPU 1 0.304 of 3.698 ms (8.2%)',
+    log: '2026-11-26-h100x2-rerun/log.txt',
+    holds: ['GPU 0 3.754 ms communicating, 0.274 ms exposed', 'GPU 1 3.698 ms communicating, 0.304 ms exposed'],
+  },
+  {
     page: 'docs/development.md',
     readme: '1,228 tests, 1,173 passing and 55 skipped',
     log: '2026-11-24-ci/summary.txt',
