@@ -9,6 +9,7 @@ import { tableExporter } from '../report/exporters/table.js';
 import { defaultColumns, renderGantt } from '../report/gantt.js';
 import { htmlExporter } from '../report/html.js';
 import { makeStyle } from '../report/style.js';
+import { fitLines, outputColumns } from '../report/width.js';
 import { svgExporter } from '../report/svg.js';
 import { sweepChartExporter } from '../report/sweep-chart.js';
 import { traceExporter } from '../report/trace.js';
@@ -72,6 +73,7 @@ export async function writeRunOutputs(results: readonly RunResult[], targets: Ru
     })),
   );
   const style = makeStyle(stream);
-  if (views.table) stream.write(TERMINAL[sweep ? 'sweep' : 'run'].render(results, style) + '\n');
+  const columns = outputColumns(stream);
+  if (views.table) stream.write(fitLines(TERMINAL[sweep ? 'sweep' : 'run'].render(results, style, columns), columns) + '\n');
   if (views.gantt) stream.write(renderGantt(pictured(results), { style, columns: views.width ?? defaultColumns(stream) }) + '\n');
 }

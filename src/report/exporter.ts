@@ -8,7 +8,8 @@ import type { Style } from './style.js';
 export interface RunExporter {
   /** What the format is, for help texts. */
   readonly description: string;
-  readonly render: (results: readonly RunResult[], style: Style) => string;
+  /** `columns`: the width terminal output fits (report/width.ts); documents ignore it. */
+  readonly render: (results: readonly RunResult[], style: Style, columns?: number) => string;
 }
 
 /** The result a picture is drawn from: the first with a traced rep, else the first. */
