@@ -3,22 +3,7 @@
 # version of ddp.yaml from one process and as two ranks (what verification says of it), ddp.yaml as two ranks under
 # mpirun with its default binding (a core a rank) and with --bind-to none, the ranks merged, then the whole GPU
 # suite. Usage on the GPU host: bash scripts/gpu-issue24-followup.sh OUT [BUNDLE]
-set -uo pipefail
-out=${1:?output folder}
-bundle=${2:-build/cuda-pipe-linux-x64.tar.xz}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-root=$(pwd)
-tar xJf "$bundle" -C /tmp
-cp=/tmp/cuda-pipe/bin/cuda-pipe
-export CUDA_PIPE_CACHE_DIR=/tmp/cuda-pipe-cache NCCL_DEBUG=${NCCL_DEBUG:-WARN} NCCL_NVLS_ENABLE=0
-step() {
-  local limit=$1; shift
-  echo; echo "=== $(date +%T) timeout $limit: $*"
-  local started=$SECONDS
-  timeout -k 5 "$limit" "$@"
-  echo "(exit $? after $((SECONDS - started)) s)"
-}
+source "$(dirname "$0")/gpu-common.sh"
 mpi=(mpirun --allow-run-as-root -np 2 -x PATH -x LD_LIBRARY_PATH -x NCCL_DEBUG -x NCCL_NVLS_ENABLE -x CUDA_PIPE_CACHE_DIR)
 sed -e 's/op: allreduce/op: reducescatter/' "$root/configs/ddp.yaml" > /tmp/ddp-rs.yaml
 {

@@ -7,23 +7,7 @@
 # cross-device configs and the native two-link check. Then the whole GPU suite on two GPUs (on a 4-GPU host it runs
 # on GPUs 2 and 3 while the two-GPU data-parallel figures are taken on GPUs 0 and 1: NVLink, not the host's links,
 # carries those). Usage on the GPU host: bash scripts/gpu-issue24.sh OUT [BUNDLE]
-set -uo pipefail
-out=${1:?output folder}
-bundle=${2:-build/cuda-pipe-linux-x64.tar.xz}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-root=$(pwd)
-tar xJf "$bundle" -C /tmp
-cp=/tmp/cuda-pipe/bin/cuda-pipe
-# NVLink multicast stays off on shared hosts (the device notes); mpirun's and torchrun's children inherit it.
-export CUDA_PIPE_CACHE_DIR=/tmp/cuda-pipe-cache NCCL_DEBUG=${NCCL_DEBUG:-WARN} NCCL_NVLS_ENABLE=0
-step() {
-  local limit=$1; shift
-  echo; echo "=== $(date +%T) timeout $limit: $*"
-  local started=$SECONDS
-  timeout -k 5 "$limit" "$@"
-  echo "(exit $? after $((SECONDS - started)) s)"
-}
+source "$(dirname "$0")/gpu-common.sh"
 # The data-parallel figures over the first $1 GPUs, into $out/x$1.
 ddp() {
   local n=$1 dir=$out/x$1

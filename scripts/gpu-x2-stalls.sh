@@ -2,15 +2,7 @@
 # Issue 24's stalls reproduced on a host with two GPUs or more, each under a short timeout, with what every thread of
 # the stuck process was doing 25 s in (the kernel's wait channel and system call per thread, and gdb's backtraces where
 # gdb is installed) and how busy each GPU was. Usage on the GPU host: bash scripts/gpu-x2-stalls.sh OUT [BUNDLE]
-set -uo pipefail
-out=${1:?output folder}
-bundle=${2:-build/cuda-pipe-linux-x64.tar.xz}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-root=$(pwd)
-tar xJf "$bundle" -C /tmp
-cp=/tmp/cuda-pipe/bin/cuda-pipe
-export CUDA_PIPE_CACHE_DIR=/tmp/cuda-pipe-cache NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+source "$(dirname "$0")/gpu-common.sh"
 cd /tmp/cuda-pipe
 # What each thread of every cuda-pipe process is doing, after $1 seconds.
 sample() {
