@@ -1,0 +1,61 @@
+// npm test's pretest: type-check and compile to dist/, check the layering and run Biome, the three at once. On two
+// cores the type-check holds one core for most of the time while dependency-cruiser and Biome, which read the
+// sources and not dist/, fit beside it on the other. tsc builds incrementally, so a run after a small change
+// compiles only what the change touched; its build info lies in dist/test/unit/, which the bundle leaves out.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(root, 'dist');
+const buildInfo = join(dist, 'test', 'unit', 'tsconfig.tsbuildinfo');
+
+const filesUnder = (dir) =>
+  existsSync(dir)
+    ? readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => join(e.parentPath ?? e.path, e.name))
+    : [];
+
+// A compiled test whose source was deleted or renamed would still run under `node --test dist/test/*/*.test.js`:
+// remove every file in dist/test that no file in test/ compiles to (x.ts gives x.js; an imported .json is copied).
+for (const file of filesUnder(join(dist, 'test'))) {
+  const source = join(root, relative(dist, file));
+  if (file !== buildInfo && !existsSync(source.replace(/\.js$/, '.ts')) && !existsSync(source)) rmSync(file);
+}
+
+// tsc's build info records what it emitted, not whether the output is still there: where a compiled file is missing
+// (dist/ cleaned by hand, say), drop the build info so that tsc emits everything again.
+const sources = [...filesUnder(join(root, 'src')), ...filesUnder(join(root, 'test')), ...readdirSync(join(root, 'scripts')).map((name) => join(root, 'scripts', name))].filter(
+  (file) => file.endsWith('.ts') && !file.endsWith('.d.ts'),
+);
+if (sources.some((file) => !existsSync(join(dist, relative(root, file)).replace(/\.ts$/, '.js')))) rmSync(buildInfo, { force: true });
+
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+const steps = [
+  ['tsc', [bin('tsc'), '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', buildInfo]],
+  ['layers', ['npm', 'run', '--silent', 'layers']],
+  ['lint', ['npm', 'run', '--silent', 'lint']],
+];
+
+// Each step's output is held and printed whole when it ends, so that the three do not interleave.
+const run = ([name, [command, ...args]]) =>
+  new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = [];
+    child.stdout.on('data', (chunk) => output.push(chunk));
+    child.stderr.on('data', (chunk) => output.push(chunk));
+    child.on('error', (error) => resolve({ name, ok: false, output: `${error.message}\n` }));
+    child.on('close', (code, signal) => resolve({ name, ok: code === 0, output: Buffer.concat(output).toString(), why: signal ?? `exit ${code}` }));
+  });
+
+let failed = false;
+for (const step of await Promise.all(steps.map(run))) {
+  process.stdout.write(step.output);
+  if (!step.ok) {
+    failed = true;
+    console.error(`pretest: ${step.name} failed (${step.why})`);
+  }
+}
+process.exit(failed ? 1 : 0);
