@@ -33,7 +33,8 @@ export async function reportCommand(file: string, flags: ReportFlags): Promise<0
     refuseOthers(flags, ['json'], 'a probe document (`cuda-pipe probe --json`)');
     const { probe } = document;
     const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(probe, null, 2) + '\n' }]);
-    out.write(renderProbe(probe, makeStyle(out)) + '\n');
+    const columns = outputColumns(out);
+    out.write(fitLines(renderProbe(probe, makeStyle(out), columns), columns) + '\n');
     return 0;
   }
   const { results } = document;

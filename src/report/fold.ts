@@ -48,3 +48,11 @@ export function fitTable(layouts: readonly Layout[], columns: number): string {
 
 /** A layout without the columns whose heads are named: a narrower one to offer after it. */
 export const without = (layout: Layout, ...heads: readonly string[]): Layout => layout.filter((c) => !heads.includes(c.head));
+
+/** Facts as a two-column table without a head where it fits `columns`, else as `name: value` lines. */
+export function fitPairs(pairs: ReadonlyArray<readonly [string, string]>, columns: number): string {
+  const table = new Table({ style: { head: [], border: [] } });
+  for (const [name, value] of pairs) table.push([name, value]);
+  const text = table.toString();
+  return widest(text) <= columns ? text : pairs.map(([name, value]) => `${name}: ${value}`).join('\n');
+}

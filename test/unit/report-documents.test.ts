@@ -41,7 +41,7 @@ describe('report re-renders every document the tool writes', () => {
     const probe = ProbeDocumentSchema.parse(read(PROBE));
     const run = runCli(['report', PROBE]);
     assert.equal(run.code, 0, run.stderr);
-    assert.equal(run.stdout, `${renderProbe(probe, plain)}\n`);
+    assert.equal(run.stdout, `${fitLines(renderProbe(probe, plain, DEFAULT_COLUMNS), DEFAULT_COLUMNS)}\n`);
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-report-'));
     const again = runCli(['report', PROBE, '--json', join(dir, 'probe.json')]);
     assert.equal(again.code, 0, again.stderr);
