@@ -151,6 +151,20 @@ function raceLine(result: RunResult): string {
   return `${sweep.points.length} layouts in ${(sweep.elapsedMs / 1000).toFixed(1)} s (budget ${(sweep.budgetMs / 1000).toFixed(0)} s): ${parts.join(', ')}`;
 }
 
+/** Over several settings, the answer before each setting's own: the setting whose best layout was fastest. */
+export function fastestSetting(results: readonly RunResult[]): string[] {
+  if (results.length < 2) return [];
+  const bests = results.flatMap((result) => {
+    const mode = result.modes.find((m) => m.id === result.sweep?.best.mode);
+    return mode?.role.kind === 'overlapped' ? [{ result, mode, layout: mode.role.layout }] : [];
+  });
+  const [top] = bests.sort((a, b) => a.mode.stats.median - b.mode.stats.median);
+  if (!top) return [];
+  return [
+    `fastest of ${results.length} settings: ${settingsText(top.result) || 'the config as written'}, at ${layoutText(top.layout)}, ${top.layout.order}: ${formatMs(top.mode.stats.median)}`,
+  ];
+}
+
 /** The config lines that give the best layout (and this result's settings). */
 export function yamlFragment(result: RunResult): string[] {
   const best = result.modes.find((m) => m.id === result.sweep?.best.mode);
@@ -186,7 +200,7 @@ export function renderSweepMarkdown(result: RunResult): string {
 
 export const sweepTableExporter: RunExporter = {
   description: 'the sweep heat map and its best layout',
-  render: (results, style, columns) => results.map((r) => renderSweepTable(r, style, columns)).join('\n\n'),
+  render: (results, style, columns) => [...fastestSetting(results), ...results.map((r) => renderSweepTable(r, style, columns))].join('\n\n'),
 };
 
 export const sweepMarkdownExporter: RunExporter = {
