@@ -11,6 +11,7 @@ import type { WaitStrategy } from '../exec/wait.js';
 import { chunkCandidates } from '../measure/floor.js';
 import { builtinConfigsDir } from '../paths.js';
 import { renderSweepPlan } from '../report/sweep-plan.js';
+import type { Plan } from '../plan/types.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
@@ -76,8 +77,10 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   // A clash between outputs fails before the sweep measures for minutes, not after.
   checkOutputs(flags);
   const budgetMs = budgetS * 1000;
-  const settingCount = settingCombinations(axes.sets).length;
-  process.stderr.write(sweepStartLine(settingCount, budgetS) + '\n');
+  // Planned as the sweep will plan them, so that a bad setting fails before this line promises a sweep, and the line
+  // can count the layouts.
+  const plans = settingCombinations(axes.sets).map((combo) => prepareSetting(withSettings(loaded, combo), axes, { gate: flags.gate ?? false }).plan);
+  process.stderr.write(sweepStartLine(plans.length, layoutCount(plans[0]), budgetS) + '\n');
   const bar = process.stderr.isTTY
     ? new cliProgress.SingleBar(
         {
@@ -132,12 +135,15 @@ const PROGRESS_EVERY_MS = 5000;
 /** Seconds the race of a setting can still take: the budget bounds it, whatever the layouts do. */
 export const raceLeftS = (elapsedMs: number, budgetMs: number): number => Math.max(0, budgetMs - elapsedMs) / 1000;
 
+/** The layouts a plan races: its overlapped schedules on its first device. */
+const layoutCount = (plan: Plan | undefined): number => plan?.schedules.filter((s) => s.role.kind === 'overlapped' && s.device === plan.devices[0]).length ?? 0;
+
 /** What the sweep will spend its time on, before it starts: the estimate a user waits against. */
-export function sweepStartLine(settings: number, budgetS: number): string {
+export function sweepStartLine(settings: number, layouts: number, budgetS: number): string {
   const each = settings === 1 ? 'the setting' : `each of ${settings} settings`;
   return (
-    `sweep: ${each} measures serial and the model's parts, races its layouts for at most ${budgetS} s (--max-time), ` +
-    `then traces the best; about ${settings * budgetS} s at most for the races`
+    `sweep: ${each} measures serial and the model's parts, races its ${layouts} layouts for at most ${budgetS} s (--max-time), ` +
+    `then traces the best; the races take at most ${settings * budgetS} s`
   );
 }
 

@@ -155,8 +155,8 @@ describe('tables that fit or fold', () => {
 describe('sweep progress', () => {
   it('says before it starts what the time goes to and the most the races take', () => {
     assert.equal(
-      sweepStartLine(2, 40),
-      "sweep: each of 2 settings measures serial and the model's parts, races its layouts for at most 40 s (--max-time), then traces the best; about 80 s at most for the races",
+      sweepStartLine(2, 22, 40),
+      "sweep: each of 2 settings measures serial and the model's parts, races its 22 layouts for at most 40 s (--max-time), then traces the best; the races take at most 80 s",
     );
   });
 
