@@ -11,6 +11,7 @@ import type { WaitStrategy } from '../exec/wait.js';
 import { chunkCandidates } from '../measure/floor.js';
 import { builtinConfigsDir } from '../paths.js';
 import { renderSweepPlan } from '../report/sweep-plan.js';
+import { fitLines, outputColumns } from '../report/width.js';
 import type { Plan } from '../plan/types.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
@@ -80,7 +81,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   // Planned as the sweep will plan them, so that a bad setting fails before this line promises a sweep, and the line
   // can count the layouts.
   const plans = settingCombinations(axes.sets).map((combo) => prepareSetting(withSettings(loaded, combo), axes, { gate: flags.gate ?? false }).plan);
-  process.stderr.write(sweepStartLine(plans.length, layoutCount(plans[0]), budgetS) + '\n');
+  process.stderr.write(fitLines(sweepStartLine(plans.length, layoutCount(plans[0]), budgetS), outputColumns(process.stderr)) + '\n');
   const bar = process.stderr.isTTY
     ? new cliProgress.SingleBar(
         {
