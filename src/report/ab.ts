@@ -58,7 +58,7 @@ const NAMED_MAX = 4;
  * The answer, first: regression or not with the counts, then B against A with its interval for the overlapped
  * modes and every other mode that moved, and what was measured against what.
  */
-export function abAnswer(result: AbResult): string[] {
+function abAnswer(result: AbResult): string[] {
   const counts = abCounts(result);
   const moved = result.modes.filter((m) => m.gating && (m.role.kind === 'overlapped' || m.verdict !== 'same'));
   const named = [...moved.filter((m) => m.role.kind === 'overlapped'), ...moved.filter((m) => m.role.kind !== 'overlapped')].slice(0, NAMED_MAX);

@@ -61,7 +61,7 @@ function changedText(comparison: Comparison, verdict: Verdict): string | null {
 }
 
 /** The answer, first: regression or not with the counts, then which modes moved and by how much. */
-export function compareAnswer(comparison: Comparison): string[] {
+function compareAnswer(comparison: Comparison): string[] {
   const counts = summaryCounts(comparison);
   const verdict = counts.slower ? 'regression' : 'no regression';
   return [

@@ -15,7 +15,7 @@ export function renderMerge(merged: Merged, style: Style, columns = DEFAULT_COLU
 }
 
 /** A config's answer: how many GPUs, their total throughput, the slowest GPU and how far the ranks reached collectives apart. */
-export function mergeAnswer(c: MergedConfig, style: Style): string[] {
+function mergeAnswer(c: MergedConfig, style: Style): string[] {
   const gpus = `${c.ranks.length} GPU${c.ranks.length === 1 ? '' : 's'}`;
   const distinct = new Set(c.ranks.map((r) => `${r.host}\0${r.device.index}`)).size;
   const what = distinct < c.ranks.length ? `${c.ranks.length} results on ${distinct} GPU${distinct === 1 ? '' : 's'}` : gpus;

@@ -35,7 +35,7 @@ export function renderProbe(doc: ProbeDocument, style: Style, columns = DEFAULT_
  * The answer, first: what each kind of device lets overlap (devices alike share a line), each device's copy rates
  * where they were timed, and whether chunks can pass between devices without the host.
  */
-export function probeAnswer(doc: ProbeDocument): string[] {
+function probeAnswer(doc: ProbeDocument): string[] {
   const kinds = new Map<string, number[]>();
   for (const { facts: d } of doc.devices) {
     const overlap = `${copyEngineMeaning(d.asyncEngineCount)}${d.concurrentKernels ? '' : '; kernels of different streams run one at a time'}`;

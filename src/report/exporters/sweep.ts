@@ -69,7 +69,7 @@ export function renderSweepTable(result: RunResult, style: Style, columns = DEFA
 const layoutText = (l: { chunks: number; streams: number }) => `${l.chunks} chunks × ${l.streams} streams`;
 
 /** The best layout with its speedup and uncertainty, the model's prediction, what to change, why the race took its time. */
-export function sweepAnswer(result: RunResult): string[] {
+function sweepAnswer(result: RunResult): string[] {
   const sweep = result.sweep;
   const best = result.modes.find((m) => m.id === sweep?.best.mode);
   if (!sweep || !best?.analysis || best.role.kind !== 'overlapped') return [];
@@ -83,7 +83,7 @@ export function sweepAnswer(result: RunResult): string[] {
 }
 
 /** The layouts that tie with the best within noise, and the best's middle half. */
-export function tieLine(result: RunResult): string[] {
+function tieLine(result: RunResult): string[] {
   const sweep = result.sweep;
   const best = result.modes.find((m) => m.id === sweep?.best.mode);
   if (!sweep || !best) return [];
