@@ -6,6 +6,7 @@ import type { ExitCode } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { renderAbMarkdown, renderAbTable } from '../report/ab.js';
 import { makeStyle } from '../report/style.js';
+import { fitLines, outputColumns } from '../report/width.js';
 import { withInterrupts } from './interrupt.js';
 import { checkDocuments, writeDocuments } from './write-file.js';
 
@@ -47,7 +48,8 @@ export async function abCommand(pathA: string, pathB: string, flags: AbFlags): P
     { flag: 'json', target: flags.json, render: () => JSON.stringify(result, null, 2) + '\n' },
     { flag: 'md', target: flags.md, render: () => renderAbMarkdown(result) + '\n' },
   ]);
-  out.write(renderAbTable(result, makeStyle(out)) + '\n');
+  const columns = outputColumns(out);
+  out.write(fitLines(renderAbTable(result, makeStyle(out), columns), columns) + '\n');
   const failed = [result.a, result.b].some((side) => side.verification.status === 'failed');
   return failed || result.modes.some((m) => m.gating && m.verdict === 'slower') ? 1 : 0;
 }

@@ -3,6 +3,7 @@ import { compareResults, hasRegression, NOISE_RULE, thresholdRule } from '../com
 import { UsageError } from '../errors.js';
 import { renderCompareMarkdown, renderCompareTable } from '../report/compare.js';
 import { makeStyle } from '../report/style.js';
+import { fitLines, outputColumns } from '../report/width.js';
 import { writeDocuments } from './write-file.js';
 
 export interface CompareOptions {
@@ -27,6 +28,7 @@ export async function compareCommand(baselinePath: string, candidatePath: string
     { flag: 'json', target: options.json, render: () => JSON.stringify(comparison, null, 2) + '\n' },
     { flag: 'md', target: options.md, render: () => renderCompareMarkdown(comparison) + '\n' },
   ]);
-  out.write(renderCompareTable(comparison, makeStyle(out)) + '\n');
+  const columns = outputColumns(out);
+  out.write(fitLines(renderCompareTable(comparison, makeStyle(out), columns), columns) + '\n');
   return hasRegression(comparison) ? 1 : 0;
 }

@@ -2,6 +2,7 @@ import { mergeResults } from '../compare/merge.js';
 import { UsageError } from '../errors.js';
 import { renderMerge } from '../report/merge.js';
 import { makeStyle } from '../report/style.js';
+import { fitLines, outputColumns } from '../report/width.js';
 import { loadResults } from '../result/load.js';
 import { writeDocuments } from './write-file.js';
 
@@ -14,6 +15,7 @@ export async function mergeCommand(files: string[], flags: { json?: string }): P
   if (!results.length) throw new UsageError(`${files.join(', ')} hold${files.length === 1 ? 's' : ''} no results.`);
   const merged = mergeResults(results);
   const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(merged.results, null, 2) + '\n' }]);
-  out.write(renderMerge(merged, makeStyle(out)) + '\n');
+  const columns = outputColumns(out);
+  out.write(fitLines(renderMerge(merged, makeStyle(out), columns), columns) + '\n');
   return 0;
 }

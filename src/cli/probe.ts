@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { renderProbe } from '../report/probe.js';
 import { makeStyle } from '../report/style.js';
+import { fitLines, outputColumns } from '../report/width.js';
 import { withInterrupts } from './interrupt.js';
 import { writeDocuments } from './write-file.js';
 
@@ -32,6 +33,7 @@ export async function probeCommand(flags: ProbeFlags): Promise<0> {
   // Only the bandwidth measurement runs work on the GPU, so only it stops at a rep boundary; describing devices ends at once on a signal.
   const document = flags.bandwidth ? await withInterrupts((signal) => probe({ ...options, signal })) : await probe(options);
   const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(document, null, 2) + '\n' }]);
-  out.write(renderProbe(document, makeStyle(out)) + '\n');
+  const columns = outputColumns(out);
+  out.write(fitLines(renderProbe(document, makeStyle(out), columns), columns) + '\n');
   return 0;
 }

@@ -2,6 +2,7 @@ import { UsageError } from '../errors.js';
 import { renderAbMarkdown, renderAbTable } from '../report/ab.js';
 import { renderProbe } from '../report/probe.js';
 import { makeStyle } from '../report/style.js';
+import { fitLines, outputColumns } from '../report/width.js';
 import { loadDocument } from '../result/load.js';
 import { OUTPUT_FLAGS, type OutputFlag, type RunOutputTargets, writeRunOutputs } from './outputs.js';
 import { writeDocuments } from './write-file.js';
@@ -24,14 +25,16 @@ export async function reportCommand(file: string, flags: ReportFlags): Promise<0
       { flag: 'json', target: flags.json, render: () => JSON.stringify(ab, null, 2) + '\n' },
       { flag: 'md', target: flags.md, render: () => renderAbMarkdown(ab) + '\n' },
     ]);
-    out.write(renderAbTable(ab, makeStyle(out)) + '\n');
+    const columns = outputColumns(out);
+    out.write(fitLines(renderAbTable(ab, makeStyle(out), columns), columns) + '\n');
     return 0;
   }
   if (document.kind === 'probe') {
     refuseOthers(flags, ['json'], 'a probe document (`cuda-pipe probe --json`)');
     const { probe } = document;
     const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(probe, null, 2) + '\n' }]);
-    out.write(renderProbe(probe, makeStyle(out)) + '\n');
+    const columns = outputColumns(out);
+    out.write(fitLines(renderProbe(probe, makeStyle(out), columns), columns) + '\n');
     return 0;
   }
   const { results } = document;

@@ -11,6 +11,8 @@ import type { WaitStrategy } from '../exec/wait.js';
 import { chunkCandidates } from '../measure/floor.js';
 import { builtinConfigsDir } from '../paths.js';
 import { renderSweepPlan } from '../report/sweep-plan.js';
+import { fitLines, outputColumns } from '../report/width.js';
+import type { Plan } from '../plan/types.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
@@ -76,16 +78,21 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   // A clash between outputs fails before the sweep measures for minutes, not after.
   checkOutputs(flags);
   const budgetMs = budgetS * 1000;
+  // Planned as the sweep will plan them, so that a bad setting fails before this line promises a sweep, and the line
+  // can count the layouts.
+  const plans = settingCombinations(axes.sets).map((combo) => prepareSetting(withSettings(loaded, combo), axes, { gate: flags.gate ?? false }).plan);
+  process.stderr.write(fitLines(sweepStartLine(plans.length, layoutCount(plans[0]), budgetS), outputColumns(process.stderr)) + '\n');
   const bar = process.stderr.isTTY
     ? new cliProgress.SingleBar(
         {
-          format: 'sweep {setting} [{bar}] {value}/{total} layouts settled | {duration_formatted} elapsed, ETA {eta_formatted}',
+          format: 'sweep {setting} [{bar}] {value}/{total} layouts settled | {duration_formatted} elapsed, at most {left} s left (--max-time)',
           stream: process.stderr,
         },
         cliProgress.Presets.shades_classic,
       )
     : null;
   let started = -1;
+  let printedMs = -Infinity;
   const results = await withInterrupts((signal) =>
     sweepConfig(loaded, axes, {
       verify: flags.verify,
@@ -97,13 +104,22 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
       exhaustive: flags.exhaustive ?? false,
       signal,
       onProgress: (p) => {
-        if (!bar) return;
+        const left = raceLeftS(p.elapsedMs, budgetMs).toFixed(0);
+        if (!bar) {
+          // A log gets a line a setting's start and then one every few seconds, not one a round.
+          if (started !== p.setting || p.elapsedMs - printedMs >= PROGRESS_EVERY_MS || p.done === p.total) {
+            process.stderr.write(progressLine(p, budgetMs) + '\n');
+            printedMs = p.elapsedMs;
+            started = p.setting;
+          }
+          return;
+        }
         if (started !== p.setting) {
           if (started >= 0) bar.stop();
-          bar.start(p.total, p.done, { setting: `${p.setting + 1}/${p.settings}` });
+          bar.start(p.total, p.done, { setting: `${p.setting + 1}/${p.settings}`, left });
           started = p.setting;
         }
-        bar.update(p.done);
+        bar.update(p.done, { left });
       },
     }),
   );
@@ -112,6 +128,30 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   // The documents a sweep can be written as: the Results, the heat map as Markdown, the chart, the HTML report.
   await writeRunOutputs(results, flags, { table: true, gantt: false, sweep: true });
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
+}
+
+/** Without a terminal for the bar, a progress line at most this often. */
+const PROGRESS_EVERY_MS = 5000;
+
+/** Seconds the race of a setting can still take: the budget bounds it, whatever the layouts do. */
+export const raceLeftS = (elapsedMs: number, budgetMs: number): number => Math.max(0, budgetMs - elapsedMs) / 1000;
+
+/** The layouts a plan races: its overlapped schedules on its first device. */
+const layoutCount = (plan: Plan | undefined): number => plan?.schedules.filter((s) => s.role.kind === 'overlapped' && s.device === plan.devices[0]).length ?? 0;
+
+/** What the sweep will spend its time on, before it starts: the estimate a user waits against. */
+export function sweepStartLine(settings: number, layouts: number, budgetS: number): string {
+  const each = settings === 1 ? 'the setting' : `each of ${settings} settings`;
+  return (
+    `sweep: ${each} measures serial and the model's parts, races its ${layouts} layouts for at most ${budgetS} s (--max-time), ` +
+    `then traces the best; the races take at most ${settings * budgetS} s`
+  );
+}
+
+/** One progress line for a log: the layouts settled, the time taken and the most the race can still take. */
+export function progressLine(p: { setting: number; settings: number; done: number; total: number; elapsedMs: number }, budgetMs: number): string {
+  const setting = p.settings > 1 ? ` setting ${p.setting + 1}/${p.settings}` : '';
+  return `sweep${setting}: ${p.done}/${p.total} layouts settled after ${(p.elapsedMs / 1000).toFixed(1)} s; at most ${raceLeftS(p.elapsedMs, budgetMs).toFixed(0)} s left (--max-time)`;
 }
 
 /** Settings a sweep may measure (the product of its --set lists): each one is a sweep of every layout. */

@@ -1,9 +1,10 @@
-import Table from 'cli-table3';
 import type { Verdict } from '../compare/verdict.js';
 import { formatMs, formatPercent } from '../format.js';
 import type { AbMode, AbResult } from '../result/ab.js';
+import { type Column, fitTable, type Layout } from './fold.js';
 import { roleLabel } from './labels.js';
 import type { Style } from './style.js';
+import { DEFAULT_COLUMNS } from './width.js';
 
 const signed = (fraction: number) => `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(2)}%`;
 const withNoise = (s: AbMode['a']) => `${formatMs(s.median)} ± ${formatPercent(s.relativeNoise, 1)}`;
@@ -50,22 +51,43 @@ function lines(result: AbResult): string[] {
 
 const title = (result: AbResult) => `A ${result.a.name} (${result.a.path ?? 'built-in'}) against B ${result.b.name} (${result.b.path ?? 'built-in'}) on ${result.device.name}`;
 
-export function renderAbTable(result: AbResult, style: Style): string {
-  const paint: Record<Verdict, (s: string) => string> = { faster: style.green, slower: style.red.bold, same: (s) => s, noisy: style.yellow };
-  const table = new Table({
-    head: ['mode', 'A', 'B', 'B/A (interval)', 'pairs', 'verdict'],
-    style: { head: [], border: [] },
-    colAligns: ['left', 'right', 'right', 'right', 'right', 'left'],
-  });
-  for (const m of result.modes) table.push([roleLabel(m.role), withNoise(m.a), withNoise(m.b), changeText(m), String(m.aMs.length), paint[m.verdict](m.verdict)]);
+/** Up to this many modes are named in the answer; the table lists them all. */
+const NAMED_MAX = 4;
+
+/**
+ * The answer, first: regression or not with the counts, then B against A with its interval for the overlapped
+ * modes and every other mode that moved, and what was measured against what.
+ */
+function abAnswer(result: AbResult): string[] {
   const counts = abCounts(result);
+  const moved = result.modes.filter((m) => m.gating && (m.role.kind === 'overlapped' || m.verdict !== 'same'));
+  const named = [...moved.filter((m) => m.role.kind === 'overlapped'), ...moved.filter((m) => m.role.kind !== 'overlapped')].slice(0, NAMED_MAX);
   return [
+    `${counts.slower ? 'regression' : 'no regression'}: ${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy (B against A)`,
+    ...named.map((m) => `${roleLabel(m.role)}: B/A ${changeText(m)}, ${m.verdict}`),
     title(result),
-    table.toString(),
-    `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`,
-    ...lines(result).map((l) => `note: ${l}`),
-    abRuleText(result.rule),
-  ].join('\n');
+  ];
+}
+
+/** The modes as a table within `columns`: medians without noise, then B/A alone, else folded. */
+function modesTable(result: AbResult, style: Style, columns: number): string {
+  const paint: Record<Verdict, (s: string) => string> = { faster: style.green, slower: style.red.bold, same: (s) => s, noisy: style.yellow };
+  const { modes } = result;
+  const mode: Column = { head: 'mode', cells: modes.map((m) => roleLabel(m.role)) };
+  const tail: Column[] = [
+    { head: 'B/A (interval)', align: 'right', cells: modes.map(changeText) },
+    { head: 'pairs', align: 'right', cells: modes.map((m) => String(m.aMs.length)) },
+    { head: 'verdict', cells: modes.map((m) => paint[m.verdict](m.verdict)) },
+  ];
+  const side = (head: 'A' | 'B', text: (m: AbMode) => string): Column => ({ head, align: 'right', cells: modes.map(text) });
+  const full: Layout = [mode, side('A', (m) => withNoise(m.a)), side('B', (m) => withNoise(m.b)), ...tail];
+  const medians: Layout = [mode, side('A', (m) => formatMs(m.a.median)), side('B', (m) => formatMs(m.b.median)), ...tail];
+  return fitTable([full, medians, [mode, ...tail]], columns);
+}
+
+/** The terminal view, its table within `columns` (the CLI wraps its prose lines): the answer, the modes, the notes and the rule. */
+export function renderAbTable(result: AbResult, style: Style, columns = DEFAULT_COLUMNS): string {
+  return [...abAnswer(result), '', modesTable(result, style, columns), ...lines(result).map((l) => `note: ${l}`), abRuleText(result.rule)].join('\n');
 }
 
 export function renderAbMarkdown(result: AbResult): string {

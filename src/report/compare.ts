@@ -1,8 +1,9 @@
-import Table from 'cli-table3';
 import type { Comparison, ModeComparison, Verdict, VerdictRule } from '../compare/verdict.js';
 import { formatMs, formatPercent } from '../format.js';
+import { type Column, fitTable, type Layout } from './fold.js';
 import { roleLabel } from './labels.js';
 import type { Style } from './style.js';
+import { DEFAULT_COLUMNS } from './width.js';
 
 const signed = (fraction: number) => `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(1)}%`;
 const withNoise = (s: ModeComparison['baseline']) => `${formatMs(s.median)} ± ${formatPercent(s.relativeNoise, 1)}`;
@@ -21,9 +22,7 @@ export function summaryCounts(comparison: Comparison, gating = true): Record<Ver
 function infoLine(comparison: Comparison): string[] {
   const info = summaryCounts(comparison, false);
   const total = info.slower + info.faster + info.same + info.noisy;
-  return total
-    ? [`model parts (small ops, kernels without copies), for information only: ${info.slower} slower, ${info.faster} faster, ${info.same} same, ${info.noisy} noisy`]
-    : [];
+  return total ? [`model parts (small ops, bare kernels), for information only: ${info.slower} slower, ${info.faster} faster, ${info.same} same, ${info.noisy} noisy`] : [];
 }
 
 const verdictText = (p: ModeComparison, text: string) => (p.gating ? text : `${text} (info)`);
@@ -48,25 +47,60 @@ function clockLines(comparison: Comparison): string[] {
   );
 }
 
-export function renderCompareTable(comparison: Comparison, style: Style): string {
-  const paint: Record<Verdict, (s: string) => string> = { faster: style.green, slower: style.red.bold, same: (s) => s, noisy: style.yellow };
-  const table = new Table({
-    head: ['config', 'mode', 'baseline', 'candidate', 'change', 'verdict'],
-    style: { head: [], border: [] },
-    colAligns: ['left', 'left', 'right', 'right', 'right', 'left'],
-  });
-  for (const p of comparison.pairs) {
-    table.push([
-      p.config,
-      roleLabel(p.role, deviceOf(comparison, p)),
-      withNoise(p.baseline),
-      withNoise(p.candidate),
-      signed(p.change),
-      p.gating ? paint[p.verdict](p.verdict) : verdictText(p, p.verdict),
-    ]);
-  }
+/** Up to this many modes are named in each answer line; the table lists them all. */
+const NAMED_MAX = 4;
+
+/** "serial +2.3%, kernel fma alone +10.0%": the gating pairs of a verdict, the largest change first. */
+function changedText(comparison: Comparison, verdict: Verdict): string | null {
+  const several = new Set(comparison.pairs.map((p) => p.config)).size > 1;
+  const pairs = comparison.pairs.filter((p) => p.gating && p.verdict === verdict).sort((a, b) => Math.abs(b.change) - Math.abs(a.change));
+  if (!pairs.length) return null;
+  const named = pairs.slice(0, NAMED_MAX).map((p) => `${several ? `${p.config} ` : ''}${roleLabel(p.role, deviceOf(comparison, p))} ${signed(p.change)}`);
+  const more = pairs.length - NAMED_MAX;
+  return `${verdict}: ${named.join(', ')}${more > 0 ? `, and ${more} more` : ''}`;
+}
+
+/** The answer, first: regression or not with the counts, then which modes moved and by how much. */
+function compareAnswer(comparison: Comparison): string[] {
   const counts = summaryCounts(comparison);
-  const lines = [table.toString(), `${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`, ...infoLine(comparison)];
+  const verdict = counts.slower ? 'regression' : 'no regression';
+  return [
+    `${verdict}: ${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy`,
+    ...infoLine(comparison),
+    ...(['slower', 'faster', 'noisy'] as const).flatMap((v) => changedText(comparison, v) ?? []),
+  ];
+}
+
+/** The pairs as a table within `columns`: the config column merged into the mode's, then medians without noise, else folded. */
+function pairsTable(comparison: Comparison, style: Style, columns: number): string {
+  const paint: Record<Verdict, (s: string) => string> = { faster: style.green, slower: style.red.bold, same: (s) => s, noisy: style.yellow };
+  const pairs = comparison.pairs;
+  const mode = (p: ModeComparison) => roleLabel(p.role, deviceOf(comparison, p));
+  const several = new Set(pairs.map((p) => p.config)).size > 1;
+  const tail: Column[] = [
+    { head: 'change', align: 'right', cells: pairs.map((p) => signed(p.change)) },
+    { head: 'verdict', cells: pairs.map((p) => (p.gating ? paint[p.verdict](p.verdict) : verdictText(p, p.verdict))) },
+  ];
+  const full: Layout = [
+    { head: 'config', cells: pairs.map((p) => p.config) },
+    { head: 'mode', cells: pairs.map(mode) },
+    { head: 'baseline', align: 'right', cells: pairs.map((p) => withNoise(p.baseline)) },
+    { head: 'candidate', align: 'right', cells: pairs.map((p) => withNoise(p.candidate)) },
+    ...tail,
+  ];
+  const merged: Column = { head: several ? 'config, mode' : 'mode', cells: pairs.map((p) => (several ? `${p.config} ${mode(p)}` : mode(p))) };
+  const medians: Layout = [
+    merged,
+    { head: 'baseline', align: 'right', cells: pairs.map((p) => formatMs(p.baseline.median)) },
+    { head: 'candidate', align: 'right', cells: pairs.map((p) => formatMs(p.candidate.median)) },
+    ...tail,
+  ];
+  return fitTable([full, [merged, ...full.slice(2)], medians], columns);
+}
+
+/** The terminal view, its table within `columns` (the CLI wraps its prose lines): the answer, the pairs, the notes and the rule. */
+export function renderCompareTable(comparison: Comparison, style: Style, columns = DEFAULT_COLUMNS): string {
+  const lines = [...compareAnswer(comparison), '', pairsTable(comparison, style, columns)];
   for (const note of [...clockLines(comparison), ...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`)]) lines.push(`note: ${note}`);
   if (comparison.deviceDifferences.length) lines.push(`devices differ (allowed): ${comparison.deviceDifferences.join('; ')}`);
   lines.push(ruleText(comparison.rule));

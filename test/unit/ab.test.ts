@@ -215,8 +215,9 @@ describe('the A/B document and its views', () => {
   });
 
   it('shows B over A with its interval, the pairs and the verdict, in the table and the Markdown', () => {
-    const table = renderAbTable(result, makeStyle(process.stdout, { NO_COLOR: '1' }));
+    const table = renderAbTable(result, makeStyle(process.stdout, { NO_COLOR: '1' }), 140);
     assert.match(table, /│ serial +│ +10\.00 ms ± 0\.1% │ +10\.10 ms ± 0\.1% │ \+1\.00% \(\+0\.80% to \+1\.20%\) │ +10 │ slower +│/);
+    assert.match(table, /^regression: 1 slower, 0 faster, 0 same, 0 noisy \(B against A\)\nserial: B\/A \+1\.00% \(\+0\.80% to \+1\.20%\), slower$/m);
     assert.match(table, /1 slower, 0 faster, 0 same, 0 noisy/);
     assert.match(table, /at least 3× the pairs' noise and at least 0\.5%.*within 10 s \(--max-time\), else noisy/);
     const md = renderAbMarkdown(result);

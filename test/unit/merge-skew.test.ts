@@ -100,7 +100,7 @@ describe('merge: the arrival skew of collectives between ranks', () => {
     const text = renderMerge(mergeResults([rank0, rank1]), makeStyle(undefined, { NO_COLOR: '1' }));
     assert.match(
       text,
-      /^collective arrival skew, overlapped:16x4:depth-first:chunk-per-stream: 4 all-reduces of 64 MiB: median 0\.250 ms, max 0\.500 ms; last: rank 0 1 time, rank 1 3 times$/m,
+      /^collective arrival skew, overlapped:16x4:depth-first:chunk-per-stream: 4 all-reduces of 64 MiB\n {2}median 0\.250 ms, max 0\.500 ms; last: rank 0 1 time, rank 1 3 times$/m,
     );
     assert.match(text, /│ 2 bucket 1 all-reduce │ +first │ +\+0\.500 ms │ 0\.500 ms │ rank 1 │/);
     assert.match(text, /^last to arrive most often: rank 1, at 3 of 4 collectives$/m);
@@ -118,7 +118,7 @@ describe('merge: the arrival skew of collectives between ranks', () => {
     assert.equal(skew.modes[0]?.maxMs, 0.75);
     assert.deepEqual(skew.mostOftenLast.who.map(participantName), ['rank 0', 'rank 1']);
     const text = renderMerge(merged, makeStyle(undefined, { NO_COLOR: '1' }));
-    assert.match(text, /: 32 all-reduces of 64 MiB: median 0\.500 ms, max 0\.750 ms; last: rank 0 16 times, rank 1 16 times$/m);
+    assert.match(text, /: 32 all-reduces of 64 MiB\n {2}median 0\.500 ms, max 0\.750 ms; last: rank 0 16 times, rank 1 16 times$/m);
     assert.doesNotMatch(text, /bucket 0 all-reduce/);
     assert.match(text, /^last to arrive most often: rank 0 and rank 1, at 16 of 32 collectives each$/m);
   });
@@ -176,7 +176,7 @@ describe('merge: the arrival skew of collectives between ranks', () => {
     const out = runCli(['merge', ...files, '--json', all], { NO_COLOR: '1' });
     assert.equal(out.code, 0, out.stderr);
     const line = /^collective arrival skew, .*$/m;
-    assert.match(out.stdout, /^collective arrival skew, .*: 4 all-reduces of 64 MiB: median 0\.250 ms, max 0\.500 ms; last: rank 0 1 time, rank 1 3 times$/m);
+    assert.match(out.stdout, /^collective arrival skew, .*: 4 all-reduces of 64 MiB\n {2}median 0\.250 ms, max 0\.500 ms; last: rank 0 1 time, rank 1 3 times$/m);
     const again = runCli(['merge', all], { NO_COLOR: '1' });
     assert.equal(again.code, 0, again.stderr);
     assert.equal(again.stdout.match(line)?.[0], out.stdout.match(line)?.[0]);

@@ -106,7 +106,7 @@ describe('merge', () => {
     assert.equal(out.code, 0, out.stderr);
     assert.match(out.stdout, /^balanced: 4 GPUs on 2 hosts$/m);
     assert.match(out.stdout, /^host nodea: 174\.3 GB\/s over 2 GPUs$/m);
-    assert.match(out.stdout, /^total: 340\.9 GB\/s moved across 4 GPUs, 3\.87× the fastest single GPU \(nodea GPU 0 \(rank 0\), 88\.0 GB\/s\)$/m);
+    assert.match(out.stdout, /^total: 340\.9 GB\/s across 4 GPUs, 3\.87× the fastest single GPU \(nodea GPU 0 \(rank 0\), 88\.0 GB\/s\)$/m);
     assert.match(out.stdout, /^slowest: nodeb GPU 1 \(rank 3\), 6\.831 ms, 10\.9% behind the median of 6\.160 ms$/m);
     const saved = JSON.parse(readFileSync(merged, 'utf8')) as RunResult[];
     assert.deepEqual(

@@ -9,9 +9,11 @@ import { makeStyle } from '../../src/report/style.js';
 import { AbResultSchema } from '../../src/result/ab.js';
 import { loadDocument } from '../../src/result/load.js';
 import { ProbeDocumentSchema } from '../../src/result/probe.js';
+import { DEFAULT_COLUMNS, fitLines } from '../../src/report/width.js';
 import { runCli } from '../helpers/cli.js';
 
 // Documents recorded on the H200 hosts: an `ab --json` of two identical configs, and `probe --json` of two GPUs.
+// Piped, report's output fits DEFAULT_COLUMNS.
 const AB = 'docs/measurements/2026-11-23-h200-issues15-16/verdicts/ab-base-3.json';
 const PROBE = 'test/fixtures/h200x2-probe.json';
 const plain = makeStyle({ isTTY: false } as NodeJS.WriteStream);
@@ -28,7 +30,7 @@ describe('report re-renders every document the tool writes', () => {
     const ab = AbResultSchema.parse(read(AB));
     const table = runCli(['report', AB]);
     assert.equal(table.code, 0, table.stderr);
-    assert.equal(table.stdout, `${renderAbTable(ab, plain)}\n`);
+    assert.equal(table.stdout, `${fitLines(renderAbTable(ab, plain, DEFAULT_COLUMNS), DEFAULT_COLUMNS)}\n`);
     assert.match(table.stdout, /overlapped 16×4 depth-first/);
     const md = runCli(['report', AB, '--md', '-']);
     assert.equal(md.code, 0, md.stderr);
@@ -39,7 +41,7 @@ describe('report re-renders every document the tool writes', () => {
     const probe = ProbeDocumentSchema.parse(read(PROBE));
     const run = runCli(['report', PROBE]);
     assert.equal(run.code, 0, run.stderr);
-    assert.equal(run.stdout, `${renderProbe(probe, plain)}\n`);
+    assert.equal(run.stdout, `${fitLines(renderProbe(probe, plain, DEFAULT_COLUMNS), DEFAULT_COLUMNS)}\n`);
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-report-'));
     const again = runCli(['report', PROBE, '--json', join(dir, 'probe.json')]);
     assert.equal(again.code, 0, again.stderr);

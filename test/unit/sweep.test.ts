@@ -174,7 +174,8 @@ describe('sweep reports', () => {
     assert.match(text, /breadth-first: streams \\ chunks/);
     assert.match(text, /best: 4 chunks × 4 streams, depth-first: 1\.580 ms/);
     assert.match(text, /with kernels\[0\]\.args\[3\]\.int32 = 100/);
-    assert.match(text, /14 layouts in 12\.3 s; \d+ stopped early as clearly slower/);
+    assert.match(text, /^14 layouts in 12\.3 s \(budget 40 s\): 9 dropped after 12 reps, 5 ran 12 reps of ≤ 1\.987 ms$/m);
+    assert.match(text, /^change: chunks: 4, streams: 4, order: depth-first in tiny\.yaml's pipeline$/m);
     assert.deepEqual(yamlFragment(result), ['pipeline:', '  chunks: 4', '  streams: 4', '  order: depth-first', '# and kernels[0].args[3].int32: 100']);
     assert.match(renderSweepMarkdown(result), /\| 4 \| [^|]+ \| \*\*1\.90×\*\* \|/);
   });

@@ -1,10 +1,13 @@
-import Table from 'cli-table3';
-import { formatMs } from '../../format.js';
+import { formatMs, formatPercent } from '../../format.js';
+import { basename } from 'node:path';
 import type { ModeResult, RunResult } from '../../result/schema.js';
+import type { OverlapLayout } from '../../vocabulary.js';
 import { commLines } from '../comm.js';
 import type { RunExporter } from '../exporter.js';
+import { type Column, fitTable, type Layout } from '../fold.js';
 import { formatSpeedup, roleLabel } from '../labels.js';
 import type { Style } from '../style.js';
+import { DEFAULT_COLUMNS } from '../width.js';
 
 // A sweep's results: a heat map of speedup over serial (streams × chunks) per issue order, the best layout with its
 // uncertainty and the layouts that tie with it, and the YAML that reproduces it.
@@ -27,56 +30,138 @@ const settingsText = (result: RunResult) =>
     .map(([k, v]) => `${k} = ${v}`)
     .join(', ');
 
-/** The terminal view: one heat map per order, then the best layout and how to get it. */
-export function renderSweepTable(result: RunResult, style: Style): string {
+/** The terminal view: the answer (the best layout and what to change), then one heat map per order fitting `columns`, and how to get it. */
+export function renderSweepTable(result: RunResult, style: Style, columns = DEFAULT_COLUMNS): string {
   const sweep = result.sweep;
   if (!sweep) return '';
-  const lines: string[] = [];
   const settings = settingsText(result);
-  lines.push(
-    style.bold(`sweep of ${result.config.name} on ${result.devices.map((d) => d.name).join(', ')}${settings ? ` with ${settings}` : ''}`) +
-      `: speedup over serial (${formatMs(result.summary.serialMs)}); · stopped early as clearly slower, ≈ ties with the best`,
-  );
+  const lines = [
+    style.bold(`sweep of ${result.config.name} on ${result.devices.map((d) => d.name).join(', ')}${settings ? ` with ${settings}` : ''}`),
+    ...sweepAnswer(result),
+    '',
+    `speedup over serial (${formatMs(result.summary.serialMs)}); streams down, chunks across; · dropped early as clearly slower, ≈ ties with the best`,
+  ];
   const ties = new Set(sweep.best.ties);
   for (const order of new Set(sweep.points.map((p) => p.order))) {
     const grid = cells(result, order);
     const chunks = [...new Set(grid.map((c) => c.chunks))].sort((a, b) => a - b);
     const streams = [...new Set(grid.map((c) => c.streams))].sort((a, b) => a - b);
-    const table = new Table({ head: [`${order}: streams \\ chunks`, ...chunks.map(String)], style: { head: [], border: [] } });
-    for (const s of streams) {
-      table.push([
-        String(s),
-        ...chunks.map((c) => {
+    const speedups = chunks.map(
+      (c): Column => ({
+        head: String(c),
+        cells: streams.map((s) => {
           const cell = grid.find((g) => g.streams === s && g.chunks === c);
           if (!cell?.mode.analysis) return '–';
           const text = `${cell.mode.analysis.speedup.toFixed(2)}×${cell.mode.stoppedBy === 'clearly-slower' ? '·' : ties.has(cell.mode.id) ? '≈' : ''}`;
           return cell.mode.id === sweep.best.mode ? style.bold.green(text) : text;
         }),
-      ]);
-    }
-    lines.push(table.toString());
+      }),
+    );
+    // Narrower, the corner names only the order: the legend above says what runs down and across.
+    const rows = (head: string): Layout => [{ head, cells: streams.map(String) }, ...speedups];
+    lines.push(fitTable([rows(`${order}: streams \\ chunks`), rows(`${order}: streams`), rows(order)], columns));
   }
   // With collectives, the best layout's communication (its traced rep) and the bucket model at its bucket count.
-  lines.push(...bestLines(result), 'to reproduce it:', ...yamlFragment(result).map((l) => `  ${l}`), ...commLines(result));
+  lines.push(...tieLine(result), 'to reproduce it:', ...yamlFragment(result).map((l) => `  ${l}`), ...commLines(result));
   return lines.join('\n');
 }
 
-/** The best layout with its uncertainty, the layouts that tie with it, and how long the race took. */
-export function bestLines(result: RunResult): string[] {
+const layoutText = (l: { chunks: number; streams: number }) => `${l.chunks} chunks × ${l.streams} streams`;
+
+/** The best layout with its speedup and uncertainty, the model's prediction, what to change, why the race took its time. */
+function sweepAnswer(result: RunResult): string[] {
   const sweep = result.sweep;
   const best = result.modes.find((m) => m.id === sweep?.best.mode);
   if (!sweep || !best?.analysis || best.role.kind !== 'overlapped') return [];
   const { layout } = best.role;
+  return [
+    `best: ${layoutText(layout)}, ${layout.order}: ${formatMs(best.stats.median)}, ${formatSpeedup(best.analysis)} over serial, efficiency ${best.analysis.efficiency.toFixed(2)}`,
+    ...predictedLine(best),
+    changeLine(result, best, layout),
+    raceLine(result),
+  ];
+}
+
+/** The layouts that tie with the best within noise, and the best's middle half. */
+function tieLine(result: RunResult): string[] {
+  const sweep = result.sweep;
+  const best = result.modes.find((m) => m.id === sweep?.best.mode);
+  if (!sweep || !best) return [];
   const ties = sweep.best.ties.flatMap((id) => {
     const m = result.modes.find((x) => x.id === id);
     return m ? [`${roleLabel(m.role)} (${formatMs(m.stats.median)})`] : [];
   });
-  const early = sweep.points.filter((p) => result.modes.find((m) => m.id === p.mode)?.stoppedBy === 'clearly-slower').length;
+  const spread = `the best's middle half ${formatMs(best.stats.q1)} to ${formatMs(best.stats.q3)}`;
+  return [`${ties.length ? `ties within noise: ${ties.join('; ')}` : 'no other layout ties with it within noise'}; ${spread}`];
+}
+
+/** Everything said of the best layout, for the documents: the answer and its ties. */
+export const bestLines = (result: RunResult): string[] => {
+  const answer = sweepAnswer(result);
+  return answer.length ? [...answer, ...tieLine(result)] : [];
+};
+
+/** The model's best layout for the workload and how near the measured best came to it. */
+function predictedLine(best: ModeResult): string[] {
+  const floor = best.analysis?.model?.floor;
+  if (!floor) return [];
+  const at = floor.limitedBy === 'serial' && floor.chunks === 1 ? 'serial: no layout beats one chunk on one stream' : `about ${layoutText(floor)} (limited by ${floor.limitedBy})`;
+  const off = best.stats.median / floor.ms - 1;
+  return [`model's best: ${formatMs(floor.ms)} at ${at}; measured best ${formatPercent(Math.abs(off))} ${off >= 0 ? 'above' : 'below'} it`];
+}
+
+type Layout3 = Pick<OverlapLayout, 'chunks' | 'streams' | 'order'>;
+
+/** The layout the config itself gives, read from its resolved form (kept as written, so checked here). */
+function configLayout(resolved: unknown): Layout3 | null {
+  const pipeline: unknown = typeof resolved === 'object' && resolved !== null && 'pipeline' in resolved ? resolved.pipeline : null;
+  if (typeof pipeline !== 'object' || pipeline === null) return null;
+  const { chunks, streams, order } = pipeline as Record<string, unknown>;
+  return typeof chunks === 'number' && typeof streams === 'number' && (order === 'depth-first' || order === 'breadth-first') ? { chunks, streams, order } : null;
+}
+
+/** What to change: the pipeline settings that give the best, against the config's own layout where the sweep measured it. */
+function changeLine(result: RunResult, best: ModeResult, layout: Layout3): string {
+  const own = configLayout(result.config.resolved);
+  const file = basename(result.config.path ?? result.config.name);
+  if (own && own.chunks === layout.chunks && own.streams === layout.streams && own.order === layout.order) return `change: nothing, ${file} already runs the best layout`;
+  const order = own?.order === layout.order ? '' : `, order: ${layout.order}`;
+  const set = `change: chunks: ${layout.chunks}, streams: ${layout.streams}${order} in ${file}'s pipeline`;
+  if (!own) return set;
+  const point = result.sweep?.points.find((p) => p.chunks === own.chunks && p.streams === own.streams && p.order === own.order);
+  const measured = result.modes.find((m) => m.id === point?.mode);
+  const now = measured ? `${formatMs(measured.stats.median)}, ${formatPercent(measured.stats.median / best.stats.median - 1)} slower` : 'not swept';
+  return `${set} (now ${own.chunks} × ${own.streams}: ${now})`;
+}
+
+/** Why the race took its time: the layouts and the reps each ran, against the budget. */
+function raceLine(result: RunResult): string {
+  const sweep = result.sweep;
+  if (!sweep) return '';
+  const raced = sweep.points.flatMap((p) => result.modes.find((m) => m.id === p.mode) ?? []);
+  const early = raced.filter((m) => m.stoppedBy === 'clearly-slower');
+  const rest = raced.filter((m) => m.stoppedBy !== 'clearly-slower');
+  const reps = (modes: readonly ModeResult[]) => {
+    const counts = modes.map((m) => m.stats.n);
+    const [low, high] = [Math.min(...counts), Math.max(...counts)];
+    return low === high ? `${low} reps` : `${low}–${high} reps`;
+  };
+  const repMs = rest.length ? Math.max(...rest.map((m) => m.stats.median)) : 0;
+  const parts = [...(early.length ? [`${early.length} dropped after ${reps(early)}`] : []), ...(rest.length ? [`${rest.length} ran ${reps(rest)} of ≤ ${formatMs(repMs)}`] : [])];
+  return `${sweep.points.length} layouts in ${(sweep.elapsedMs / 1000).toFixed(1)} s (budget ${(sweep.budgetMs / 1000).toFixed(0)} s): ${parts.join(', ')}`;
+}
+
+/** Over several settings, the answer before each setting's own: the setting whose best layout was fastest. */
+export function fastestSetting(results: readonly RunResult[]): string[] {
+  if (results.length < 2) return [];
+  const bests = results.flatMap((result) => {
+    const mode = result.modes.find((m) => m.id === result.sweep?.best.mode);
+    return mode?.role.kind === 'overlapped' ? [{ result, mode, layout: mode.role.layout }] : [];
+  });
+  const [top] = bests.sort((a, b) => a.mode.stats.median - b.mode.stats.median);
+  if (!top) return [];
   return [
-    `best: ${layout.chunks} chunks × ${layout.streams} streams, ${layout.order}: ${formatMs(best.stats.median)} ` +
-      `(q1 ${formatMs(best.stats.q1)}, q3 ${formatMs(best.stats.q3)}), ${formatSpeedup(best.analysis)} over serial, efficiency ${best.analysis.efficiency.toFixed(2)}`,
-    ties.length ? `ties within noise: ${ties.join('; ')}` : 'no other layout ties with it within noise',
-    `${sweep.points.length} layouts in ${(sweep.elapsedMs / 1000).toFixed(1)} s; ${early} stopped early as clearly slower`,
+    `fastest of ${results.length} settings: ${settingsText(top.result) || 'the config as written'}, at ${layoutText(top.layout)}, ${top.layout.order}: ${formatMs(top.mode.stats.median)}`,
   ];
 }
 
@@ -115,7 +200,7 @@ export function renderSweepMarkdown(result: RunResult): string {
 
 export const sweepTableExporter: RunExporter = {
   description: 'the sweep heat map and its best layout',
-  render: (results, style) => results.map((r) => renderSweepTable(r, style)).join('\n\n'),
+  render: (results, style, columns) => [...fastestSetting(results), ...results.map((r) => renderSweepTable(r, style, columns))].join('\n\n'),
 };
 
 export const sweepMarkdownExporter: RunExporter = {
