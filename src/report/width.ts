@@ -32,7 +32,7 @@ export function fitLines(text: string, columns: number): string {
       const indent = ' '.repeat(Math.min(line.length - line.trimStart().length + 2, Math.floor(columns / 2)));
       const [first = '', ...rest] = wrapAnsi(line, columns, { hard: true, trim: false }).split('\n');
       if (!rest.length) return first;
-      const tail = wrapAnsi(rest.join(' ').trimStart(), columns - indent.length, { hard: true })
+      const tail = wrapAnsi(rest.map((part) => part.trim()).join(' '), columns - indent.length, { hard: true })
         .split('\n')
         .map((part) => indent + part);
       return [first.trimEnd(), ...tail].join('\n');

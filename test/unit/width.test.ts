@@ -18,7 +18,8 @@ describe('output width', () => {
     assert.equal(first, 'short');
     assert.ok(second?.startsWith('  • word'), second);
     assert.ok(third?.startsWith('    word'), third);
-    assert.equal(fitted.replace(/\s+/g, ' ').trim(), `short ${line.trim()}`);
+    assert.equal(fitted.split('\n').map((l) => l.trim()).join(' '), `short ${line.trim()}`, 'no word lost');
+    assert.doesNotMatch(fitted, /\S {2}\S/, 'no double space where wrapped lines joined');
   });
 
   it('counts colour codes as no width and cuts a word wider than the line', () => {
