@@ -57,7 +57,11 @@ export interface DeviceTimeline {
   readonly events: readonly GpuEvent[];
   readonly longestMs: number;
   readonly host: readonly HostCall[];
-  /** The least gap between two consecutive ops of one stream: the GPU's own cost per op, as the trace shows it. */
+  /**
+   * The least gap between two consecutive ops of one stream where the second was issued before the first ended:
+   * the GPU's own cost per op, as the trace shows it. Gaps the host caused (the op issued late) are left out, else
+   * a launch-bound program would give itself a high floor. 0 where no such pair is seen.
+   */
   readonly perOpMs: number;
 }
 
@@ -69,7 +73,7 @@ export function deviceTimeline(events: readonly GpuEvent[], host: readonly HostC
   for (const e of sorted) {
     longestMs = Math.max(longestMs, e.end - e.start);
     const previous = lastEnd.get(e.stream);
-    if (previous !== undefined && e.start >= previous) perOpMs = Math.min(perOpMs, e.start - previous);
+    if (previous !== undefined && e.start >= previous && e.issued !== null && e.issued <= previous) perOpMs = Math.min(perOpMs, e.start - previous);
     lastEnd.set(e.stream, Math.max(previous ?? e.end, e.end));
   }
   return { events: sorted, longestMs, host: [...host].sort((a, b) => a.start - b.start), perOpMs: Number.isFinite(perOpMs) ? perOpMs : 0 };
@@ -101,17 +105,34 @@ export function stepMetrics(timeline: DeviceTimeline, window: StepWindow, rates:
   const { start, end } = window;
   const ms = end - start;
   const inside = eventsWithin(timeline, start, end);
-  const set = (pick: (e: GpuEvent) => boolean): IntervalSet => clip(union(inside.filter(pick).map(interval)), start, end);
-  const isCompute = (e: GpuEvent) => e.kind === 'kernel' && !e.communication;
-  const isCopy = (e: GpuEvent) => e.kind === 'memcpy';
-  const kernels = set((e) => e.kind === 'kernel');
-  const compute = set(isCompute);
-  const comm = set((e) => e.kind === 'kernel' && e.communication);
-  const h2d = set((e) => e.direction === 'h2d');
-  const d2h = set((e) => e.direction === 'd2h');
-  const copies = set(isCopy);
-  const memsets = set((e) => e.kind === 'memset');
-  const all = set(() => true);
+  // One pass sorts the events into their parties; the wider sets are unions of the narrower ones' few pieces.
+  const parts = {
+    compute: [] as Interval[],
+    comm: [] as Interval[],
+    h2d: [] as Interval[],
+    d2h: [] as Interval[],
+    otherCopies: [] as Interval[],
+    memsets: [] as Interval[],
+    defaultStream: [] as Interval[],
+  };
+  for (const e of inside) {
+    const piece = { start: e.start, end: e.end };
+    if (e.kind === 'kernel') (e.communication ? parts.comm : parts.compute).push(piece);
+    else if (e.kind === 'memset') parts.memsets.push(piece);
+    else if (e.direction === 'h2d') parts.h2d.push(piece);
+    else if (e.direction === 'd2h') parts.d2h.push(piece);
+    else parts.otherCopies.push(piece);
+    if (e.defaultStream) parts.defaultStream.push(piece);
+  }
+  const set = (pieces: readonly Interval[]): IntervalSet => clip(union(pieces), start, end);
+  const compute = set(parts.compute);
+  const comm = set(parts.comm);
+  const h2d = set(parts.h2d);
+  const d2h = set(parts.d2h);
+  const memsets = set(parts.memsets);
+  const kernels = union([...compute, ...comm]);
+  const copies = union([...h2d, ...d2h, ...set(parts.otherCopies)]);
+  const all = union([...kernels, ...copies, ...memsets]);
   const idle = subtract([{ start, end }], all);
   const share = (part: IntervalSet, whole: IntervalSet): number | null => (measure(whole) > 0 ? measure(intersect(part, whole)) / measure(whole) : null);
   const shorter = measure(h2d) <= measure(d2h) ? h2d : d2h;
@@ -157,7 +178,7 @@ export function stepMetrics(timeline: DeviceTimeline, window: StepWindow, rates:
         start,
         end,
       ),
-      'default-stream': measure(set((e) => e.defaultStream)),
+      'default-stream': measure(set(parts.defaultStream)),
       'serialised-copies': serialisedMs(inside, 'h2d') + serialisedMs(inside, 'd2h'),
       'copy-on-compute-stream': copyOnComputeStreamMs(inside, compute, start, end),
       'exposed-communication': exposedCommMs,
