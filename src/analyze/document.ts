@@ -84,6 +84,23 @@ export const FindingSchema = z.object({
 });
 export type Finding = z.infer<typeof FindingSchema>;
 
+/** `analyze A B --ab`: one device's step times in B against A, by `compare`'s rule. */
+export const StepsVerdictSchema = z.object({
+  device: z.number().int(),
+  rank: z.number().int().nullable(),
+  baselineFile: z.string(),
+  candidateFile: z.string(),
+  /** Median step times. */
+  baselineMs: z.number(),
+  candidateMs: z.number(),
+  /** Steps (samples) on each side. */
+  steps: z.tuple([z.number().int(), z.number().int()]),
+  /** (B − A) / A of the medians. */
+  change: z.number(),
+  verdict: z.enum(['faster', 'slower', 'same', 'noisy']),
+});
+export type StepsVerdict = z.infer<typeof StepsVerdictSchema>;
+
 export const AnalysisDocumentSchema = z.object({
   schema: z.literal(ANALYSIS_SCHEMA_ID),
   version: z.literal(ANALYSIS_VERSION),
@@ -92,6 +109,8 @@ export const AnalysisDocumentSchema = z.object({
   /** Largest first within each device. */
   findings: z.array(FindingSchema),
   notes: z.array(z.string()),
+  /** Only with --ab: B's steps against A's, per device. */
+  verdicts: z.array(StepsVerdictSchema).optional(),
 });
 export type AnalysisDocument = z.infer<typeof AnalysisDocumentSchema>;
 

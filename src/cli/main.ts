@@ -236,6 +236,11 @@ program
   )
   .argument('<traces...>', 'Chrome trace files (.json, .json.gz, .pt.trace.json.gz), one per rank; each read whole, 256 MiB at most (gzip: inflated)')
   .option('--rates <file>', "the floor's link rates: a `probe --bandwidth --json` file or a Result (default: the trace's fastest copies)")
+  .option(
+    '--ab',
+    "two traces of one program, A before a change and B after: each device's steps are samples, judged faster, slower, same or noisy by compare's rule; exit 1 when B is slower",
+  )
+  .option('--threshold <percent>', 'with --ab: a fixed smallest change in the median that counts, in place of the noise rule', positiveNumber)
   .option('--json <file>', 'write the analysis document to a file, or - for stdout (the text then goes to stderr)', checkOutputTarget)
   .addHelpText('after', COMMAND_HELP.analyze)
   .action(lazy(async () => (await import('./analyze.js')).analyzeCommand));

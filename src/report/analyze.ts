@@ -1,4 +1,4 @@
-import type { AnalysisDocument, DeviceAnalysis, Finding, Step } from '../analyze/document.js';
+import type { AnalysisDocument, DeviceAnalysis, Finding, Step, StepsVerdict } from '../analyze/document.js';
 import { basename } from 'node:path';
 import { escapeControl, formatMs, formatPercent, formatRate } from '../format.js';
 import { fitLines } from './width.js';
@@ -14,6 +14,7 @@ export function renderAnalysis(document: AnalysisDocument, columns: number): str
   const lines: string[] = [];
   const traces = new Set(document.devices.map((d) => d.file)).size;
   lines.push(`cuda-pipe analyze: ${count(traces, 'trace')}, ${count(document.devices.length, 'device')}`, '');
+  if (document.verdicts) lines.push(...verdictLines(document.verdicts), '');
   for (const device of document.devices) lines.push(...summary(device, document.findings), '');
   for (const device of document.devices) lines.push(...stepTable(device), '');
   if (document.findings.length) {
@@ -23,6 +24,18 @@ export function renderAnalysis(document: AnalysisDocument, columns: number): str
   }
   if (document.notes.length) lines.push('Notes', ...document.notes.map((n) => `  - ${escapeControl(n)}`));
   return `${fitLines(lines.join('\n').trimEnd(), columns)}\n`;
+}
+
+/** --ab's answer, first of all: per device B's median step against A's, and the verdict. */
+function verdictLines(verdicts: readonly StepsVerdict[]): string[] {
+  if (!verdicts.length) return ['B against A: no device has steps on both sides'];
+  return [
+    "B against A (each device's steps as samples, compare's rule)",
+    ...verdicts.map(
+      (v) =>
+        `  ${who(v)}: ${formatMs(v.baselineMs)} → ${formatMs(v.candidateMs)} median step, ${v.change >= 0 ? '+' : '−'}${formatPercent(Math.abs(v.change))}: ${v.verdict} (${v.steps[0]} and ${v.steps[1]} steps)`,
+    ),
+  ];
 }
 
 function summary(device: DeviceAnalysis, findings: readonly Finding[]): string[] {

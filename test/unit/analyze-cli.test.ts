@@ -99,3 +99,42 @@ describe('analyze --help', () => {
     assert.match(stdout, /Not done yet: Nsight Systems SQLite input/);
   });
 });
+
+describe('analyze A B --ab', () => {
+  /** A trace of GPU steps of the given lengths (ms), each one kernel filling it, one after the other. */
+  function stepsTrace(name: string, lengthsMs: readonly number[]): string {
+    let ts = 0;
+    const events = lengthsMs.flatMap((ms, i) => {
+      const dur = ms * 1000;
+      const step = { ph: 'X', cat: 'gpu_user_annotation', name: `ProfilerStep#${i}`, pid: 0, tid: 7, ts, dur, args: { device: 0 } };
+      const kernel = { ph: 'X', cat: 'kernel', name: 'k', pid: 0, tid: 13, ts, dur, args: { device: 0, stream: 13 } };
+      ts += dur + 100;
+      return [step, kernel];
+    });
+    return write(name, JSON.stringify({ schemaVersion: 1, traceEvents: events }));
+  }
+  const before = stepsTrace('before.json', [10, 10.1, 9.9, 10, 10.05, 9.95, 10, 10]);
+
+  it('B 20% slower in every step is slower, and exits 1 as compare does', () => {
+    const after = stepsTrace('after-slower.json', [12, 12.12, 11.88, 12, 12.06, 11.94, 12, 12]);
+    const { code, stdout } = runCli(['analyze', before, after, '--ab', '--json', '-']);
+    assert.equal(code, 1);
+    const [v] = AnalysisDocumentSchema.parse(JSON.parse(stdout)).verdicts!;
+    assert.equal(v!.verdict, 'slower');
+    assert.ok(Math.abs(v!.change - 0.2) < 1e-9, `${v!.change}`);
+    assert.deepEqual(v!.steps, [8, 8]);
+  });
+
+  it('B with the same steps in another order is the same, exit 0, the verdict first in the text', () => {
+    const after = stepsTrace('after-same.json', [10, 10, 10.05, 9.95, 10.1, 9.9, 10, 10]);
+    const { code, stdout } = runCli(['analyze', before, after, '--ab']);
+    assert.equal(code, 0);
+    assert.match(stdout.split('\n')[3] ?? '', /^ {2}GPU 0: 10\.0+ ms → 10\.0+ ms median step, \+0\.0%: same \(8 and 8 steps\)$/);
+  });
+
+  it('--ab with one trace is a usage error', () => {
+    const { code, stderr } = runCli(['analyze', before, '--ab']);
+    assert.equal(code, 2);
+    assert.match(stderr, /--ab judges two traces, A and B, not 1/);
+  });
+});
