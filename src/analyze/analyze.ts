@@ -41,6 +41,11 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
   if (!options.rates && devices.length)
     notes.add('link rates are the fastest copies in each trace (--rates not given): a program that never copied at full speed gets a floor too low');
   for (const note of NOT_YET) notes.add(note);
+  // One trace per rank, given in any order (a shell glob sorts rank10 before rank2): listed by rank, stably, so
+  // traces without one keep the order given, after those with one.
+  const byRank = (a: { rank: number | null }, b: { rank: number | null }) => (a.rank ?? Number.POSITIVE_INFINITY) - (b.rank ?? Number.POSITIVE_INFINITY);
+  devices.sort(byRank);
+  findings.sort(byRank);
   return {
     schema: ANALYSIS_SCHEMA_ID,
     version: ANALYSIS_VERSION,
