@@ -65,6 +65,13 @@ module.exports = {
       to: { path: '^src/(cuda|exec|plan|measure|api|cli|report|config|kernels|analysis|result|compare)/', pathNot: '^src/cuda/(host-view|worker-event)\\.ts$' },
     },
     {
+      name: 'analyze-reads-traces-not-devices',
+      comment: "`cuda-pipe analyze` works on a profiler's trace file alone, on any machine: it reaches no device, plans and measures nothing, and draws nothing itself (report/ renders its document).",
+      severity: 'error',
+      from: { path: '^src/analyze/' },
+      to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|config|kernels|workers|stages)/' },
+    },
+    {
       name: 'neutral-modules-stay-neutral',
       comment: 'vocabulary, modes, format, chunking, quantile and errors are shared by every layer, so they import none of them.',
       severity: 'error',

@@ -47,3 +47,24 @@ export function measure(set: IntervalSet): number {
 export function clip(set: IntervalSet, start: number, end: number): IntervalSet {
   return end > start ? intersect(set, [{ start, end }]) : [];
 }
+
+/** The part of `a` outside `b`: one sweep over both lists, linear in their lengths. */
+export function subtract(a: IntervalSet, b: IntervalSet): IntervalSet {
+  const out: Interval[] = [];
+  let j = 0;
+  for (const piece of a) {
+    let start = piece.start;
+    // Pieces of `b` that end before this piece starts cannot meet it or any later piece of `a`.
+    while (j < b.length && b[j]!.end <= start) j += 1;
+    let k = j;
+    while (k < b.length && b[k]!.start < piece.end) {
+      const cut = b[k]!;
+      if (cut.start > start) out.push({ start, end: cut.start });
+      start = Math.max(start, cut.end);
+      if (cut.end >= piece.end) break;
+      k += 1;
+    }
+    if (start < piece.end) out.push({ start, end: piece.end });
+  }
+  return out;
+}

@@ -40,7 +40,11 @@ export const COMMAND_HELP = {
     ['cuda-pipe kernels --check', 'compile them all with NVRTC; no GPU needed'],
     ['cuda-pipe kernels --check my_kernel.cu --arch sm_90', 'check your own source'],
   ),
-  schema: examples(['cuda-pipe schema > cuda-pipe.schema.json', "for editors' YAML completion"], ['cuda-pipe schema --result', 'the JSON Schema of result files']),
+  schema: examples(
+    ['cuda-pipe schema > cuda-pipe.schema.json', "for editors' YAML completion"],
+    ['cuda-pipe schema --result', 'the JSON Schema of result files'],
+    ['cuda-pipe schema --analysis', 'the JSON Schema of `analyze --json` documents'],
+  ),
   report: examples(
     ['cuda-pipe report result.json', 'the table, as measured'],
     ['cuda-pipe report result.json --md report.md', 'a Markdown report; --md - prints it'],
@@ -57,6 +61,12 @@ export const COMMAND_HELP = {
     ['cuda-pipe timeline result.json --html report.html --trace trace.json', 'a report page, and a trace for Perfetto'],
   ),
   overhead: examples(['cuda-pipe overhead --ops 50000', 'host cost of one launch and one copy']),
+  analyze:
+    examples(
+      ['cuda-pipe analyze trace.pt.trace.json.gz', 'per step: overlap, exposed and idle time, floor, findings'],
+      ['cuda-pipe analyze rank0.json.gz rank1.json.gz --json analysis.json', 'one trace per rank, and the document'],
+      ['cuda-pipe analyze trace.json --rates probe.json', 'the floor from measured link rates (probe --bandwidth --json)'],
+    ) + '\nNot done yet: Nsight Systems SQLite input, --md, --html and --trace outputs, skew across ranks,\nstreaming of big traces, validation against real GPU traces and HTA.\n',
 } as const satisfies Record<string, string>;
 
 /**

@@ -155,6 +155,7 @@ program
   .command('schema')
   .description("print the config file's JSON Schema, for editors; --result prints the Result document's")
   .option('--result', 'print the JSON Schema of the Result document that `run --json` writes')
+  .option('--analysis', 'print the JSON Schema of the document that `analyze --json` writes')
   .addHelpText('after', COMMAND_HELP.schema)
   .action(lazy(async () => (await import('./schema.js')).schemaCommand));
 
@@ -227,6 +228,22 @@ program
   .option('--json <file>', "write every rank's Result as one array (report, compare and timeline read it), or - for stdout", checkOutputTarget)
   .addHelpText('after', COMMAND_HELP.merge)
   .action(lazy(async () => (await import('./merge.js')).mergeCommand));
+
+program
+  .command('analyze')
+  .description(
+    "read PyTorch profiler (Kineto) traces or `run --trace` files: per device and step the engines' busy time, copy and communication overlap, exposed and idle time, a floor, and findings",
+  )
+  .argument('<traces...>', 'Chrome trace files (.json, .json.gz, .pt.trace.json.gz), one per rank; each read whole, 256 MiB at most (gzip: inflated)')
+  .option('--rates <file>', "the floor's link rates: a `probe --bandwidth --json` file or a Result (default: the trace's fastest copies)")
+  .option(
+    '--ab',
+    "two traces of one program, A before a change and B after: each device's steps are samples, judged faster, slower, same or noisy by compare's rule; exit 1 when B is slower",
+  )
+  .option('--threshold <percent>', 'with --ab: a fixed smallest change in the median that counts, in place of the noise rule', positiveNumber)
+  .option('--json <file>', 'write the analysis document to a file, or - for stdout (the text then goes to stderr)', checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.analyze)
+  .action(lazy(async () => (await import('./analyze.js')).analyzeCommand));
 
 program
   .command('overhead')

@@ -1,7 +1,9 @@
+import { analysisJsonSchema } from '../analyze/document.js';
 import { configJsonSchema } from '../config/schema.js';
 import { resultJsonSchema } from '../result/schema.js';
 
-export async function schemaCommand(options: { result?: boolean }): Promise<0> {
-  process.stdout.write(JSON.stringify(options.result ? resultJsonSchema() : configJsonSchema(), null, 2) + '\n');
+export async function schemaCommand(options: { result?: boolean; analysis?: boolean }): Promise<0> {
+  const schema = options.analysis ? analysisJsonSchema() : options.result ? resultJsonSchema() : configJsonSchema();
+  process.stdout.write(JSON.stringify(schema, null, 2) + '\n');
   return 0;
 }

@@ -21,7 +21,7 @@ describe('the cuda-pipe command line', () => {
     assert.equal(code, 0);
     const section = stdout.slice(stdout.indexOf('Commands:')).split('\n\n')[0] ?? '';
     const commands = [...section.matchAll(/^  (\w+) /gm)].map((m) => m[1]);
-    assert.deepEqual(commands, ['run', 'sweep', 'probe', 'kernels', 'schema', 'report', 'timeline', 'compare', 'ab', 'merge', 'overhead', 'help']);
+    assert.deepEqual(commands, ['run', 'sweep', 'probe', 'kernels', 'schema', 'report', 'timeline', 'compare', 'ab', 'merge', 'analyze', 'overhead', 'help']);
   });
 
   it('blames a bad flag value on the flag, not on the config line it overrides', () => {

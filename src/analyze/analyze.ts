@@ -1,0 +1,108 @@
+import { median } from '../quantile.js';
+import { ANALYSIS_SCHEMA_ID, ANALYSIS_VERSION, type AnalysisDocument, type DeviceAnalysis, type Finding } from './document.js';
+import { findingsOf } from './findings.js';
+import { deviceTimeline, type LinkRates, type StepMetrics, stepMetrics } from './metrics.js';
+import type { GpuEvent, ParsedTrace } from './model.js';
+import { type RatesSource, ratesFor, ratesFromCopies } from './rates.js';
+import { stepWindows } from './steps.js';
+
+// Parsed traces → the analysis document: per trace (one per rank), per device, per step. Pure: the command reads the
+// files and writes the document.
+
+/** What the document says it does not do yet, so that no reader takes its silence for a result. */
+export const NOT_YET = [
+  'several ranks are listed side by side: per-collective skew across ranks and the last-arriving rank are not computed yet',
+  "idle time is split only into host wait (the GPU waited on launches) and the rest; HTA's kernel-wait split is not made yet",
+] as const;
+
+export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonly rates: RatesSource | null; readonly toolVersion: string }): AnalysisDocument {
+  const devices: DeviceAnalysis[] = [];
+  const findings: Finding[] = [];
+  const notes = new Set<string>();
+  for (const trace of traces) {
+    for (const note of trace.notes) notes.add(`${trace.file}: ${note}`);
+    const byDevice = new Map<number, GpuEvent[]>();
+    for (const e of trace.gpu) {
+      const own = byDevice.get(e.device);
+      if (own) own.push(e);
+      else byDevice.set(e.device, [e]);
+    }
+    if (!byDevice.size) notes.add(`${trace.file}: no GPU events (kernels, copies, memsets): nothing to analyse`);
+    for (const [device, events] of [...byDevice].sort(([a], [b]) => a - b)) {
+      const timeline = deviceTimeline(events, trace.host);
+      const rates: LinkRates = options.rates ? ratesFor(options.rates, device) : ratesFromCopies(events);
+      const windows = stepWindows(trace, device, timeline.events);
+      const steps = windows.map((w) => stepMetrics(timeline, w, rates));
+      const analysis = deviceAnalysis(trace, device, steps, rates, options.rates);
+      devices.push(analysis);
+      findings.push(...findingsOf({ file: trace.file, device, rank: trace.rank }, steps, analysis.stepMs));
+    }
+  }
+  if (!options.rates && devices.length)
+    notes.add('link rates are the fastest copies in each trace (--rates not given): a program that never copied at full speed gets a floor too low');
+  for (const note of NOT_YET) notes.add(note);
+  // One trace per rank, given in any order (a shell glob sorts rank10 before rank2): listed by rank, stably, so
+  // traces without one keep the order given, after those with one.
+  const byRank = (a: { rank: number | null }, b: { rank: number | null }) => (a.rank ?? Number.POSITIVE_INFINITY) - (b.rank ?? Number.POSITIVE_INFINITY);
+  devices.sort(byRank);
+  findings.sort(byRank);
+  return {
+    schema: ANALYSIS_SCHEMA_ID,
+    version: ANALYSIS_VERSION,
+    tool: { name: 'cuda-pipe', version: options.toolVersion },
+    devices,
+    findings,
+    notes: [...notes],
+  };
+}
+
+function deviceAnalysis(trace: ParsedTrace, device: number, steps: readonly StepMetrics[], rates: LinkRates, source: RatesSource | null): DeviceAnalysis {
+  const mid = (pick: (s: StepMetrics) => number) => (steps.length ? median(steps.map(pick)) : 0);
+  const stepMs = mid((s) => s.ms);
+  const floorMs = mid((s) => s.floor.ms);
+  // Each share over all steps: the overlapped time summed over the first party's time summed.
+  const pooled = (share: (s: StepMetrics) => number | null, partyMs: (s: StepMetrics) => number): number | null => {
+    let party = 0;
+    let overlapped = 0;
+    for (const s of steps) {
+      const value = share(s);
+      if (value === null) continue;
+      party += partyMs(s);
+      overlapped += value * partyMs(s);
+    }
+    return party > 0 ? overlapped / party : null;
+  };
+  const h2dMs = (s: StepMetrics) => s.busy.h2d * s.ms;
+  const d2hMs = (s: StepMetrics) => s.busy.d2h * s.ms;
+  const commWithCompute = pooled(
+    (s) => s.overlap.commWithCompute,
+    (s) => s.commMs,
+  );
+  return {
+    file: trace.file,
+    format: trace.format,
+    device,
+    rank: trace.rank,
+    steps: steps.map(({ stakes: _, ...step }) => step),
+    stepMs,
+    exposedCopyMs: mid((s) => s.exposedCopyMs),
+    exposedCommMs: mid((s) => s.exposedCommMs),
+    idleMs: mid((s) => s.idleMs),
+    floorMs,
+    efficiency: stepMs > 0 ? floorMs / stepMs : 0,
+    overlap: {
+      h2dWithKernel: pooled((s) => s.overlap.h2dWithKernel, h2dMs),
+      d2hWithKernel: pooled((s) => s.overlap.d2hWithKernel, d2hMs),
+      h2dWithD2h: pooled(
+        (s) => s.overlap.h2dWithD2h,
+        (s) => Math.min(h2dMs(s), d2hMs(s)),
+      ),
+      copyWithKernel: pooled(
+        (s) => s.overlap.copyWithKernel,
+        (s) => s.copyMs,
+      ),
+      ...(commWithCompute === null ? {} : { commWithCompute }),
+    },
+    rates: { h2dGbPerSecond: rates.h2d, d2hGbPerSecond: rates.d2h, source: source?.source ?? 'trace', file: source?.file ?? null },
+  };
+}

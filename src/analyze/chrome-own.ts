@@ -1,0 +1,87 @@
+import type { GpuEvent, GpuKind, ParsedTrace, StepMark } from './model.js';
+import { traceError } from './read.js';
+
+// The Chrome trace `cuda-pipe run --trace` writes (src/report/trace.ts): a process per device (pid = device + 1),
+// a "mode" track whose events are the traced reps, a track per stream ("stream <name>") whose events are the ops
+// with `cat` the op's kind, and engine tracks that repeat the ops (skipped here, so nothing counts twice). Each
+// traced rep is a step. Where CUPTI timed an op, its engine's interval (`args.engineStartMs`/`engineEndMs`, on the
+// rep's clock) is taken, as `run`'s own analysis does. The format has no host calls, so the findings that need
+// them (host-sync, host-bound) cannot be made.
+
+const KINDS: Readonly<Record<string, { kind: GpuKind; direction: GpuEvent['direction']; communication: boolean }>> = {
+  h2d: { kind: 'memcpy', direction: 'h2d', communication: false },
+  d2h: { kind: 'memcpy', direction: 'd2h', communication: false },
+  peer: { kind: 'memcpy', direction: 'p2p', communication: false },
+  kernel: { kind: 'kernel', direction: null, communication: false },
+  gemm: { kind: 'kernel', direction: null, communication: false },
+  collective: { kind: 'kernel', direction: null, communication: true },
+};
+
+/** True for a trace cuda-pipe wrote: its `otherData.tool` names it. */
+export function looksLikeOwnTrace(document: Record<string, unknown>): boolean {
+  const other = document.otherData;
+  return typeof other === 'object' && other !== null && /^cuda-pipe /.test(String((other as Record<string, unknown>).tool ?? ''));
+}
+
+export function parseOwnTrace(file: string, events: readonly unknown[]): ParsedTrace {
+  const tracks = new Map<string, string>();
+  for (const item of events) {
+    const e = item as { ph?: unknown; pid?: unknown; tid?: unknown; name?: unknown; args?: { name?: unknown } };
+    if (e?.ph === 'M' && e.name === 'thread_name' && typeof e.args?.name === 'string') tracks.set(`${String(e.pid)}/${String(e.tid)}`, e.args.name);
+  }
+  const gpu: GpuEvent[] = [];
+  const steps: StepMark[] = [];
+  events.forEach((item, index) => {
+    if (typeof item !== 'object' || item === null) throw traceError(file, `traceEvents[${index}] is not an object`);
+    const e = item as { ph?: unknown; pid?: unknown; tid?: unknown; cat?: unknown; name?: unknown; ts?: unknown; dur?: unknown; args?: unknown };
+    if (e.ph !== 'X') return;
+    const track = tracks.get(`${String(e.pid)}/${String(e.tid)}`) ?? '';
+    const isStep = track === 'mode';
+    const kind = typeof e.cat === 'string' && track.startsWith('stream ') ? KINDS[e.cat] : undefined;
+    if (!isStep && !kind) return;
+    const where = `traceEvents[${index}] (${String(e.cat)} "${String(e.name).slice(0, 60)}")`;
+    if (typeof e.pid !== 'number' || !Number.isInteger(e.pid) || e.pid < 1) throw traceError(file, `${where} has pid ${JSON.stringify(e.pid)}, not a device's process (1 or more)`);
+    if (typeof e.ts !== 'number' || !Number.isFinite(e.ts)) throw traceError(file, `${where} has ts ${JSON.stringify(e.ts)}, not a finite number of µs`);
+    if (typeof e.dur !== 'number' || !Number.isFinite(e.dur) || e.dur < 0) throw traceError(file, `${where} has dur ${JSON.stringify(e.dur)}, not a duration of 0 µs or more`);
+    const device = e.pid - 1;
+    const start = e.ts / 1000;
+    const end = (e.ts + e.dur) / 1000;
+    if (isStep) {
+      steps.push({ name: String(e.name), clock: 'gpu', device, start, end });
+      return;
+    }
+    const args = typeof e.args === 'object' && e.args !== null ? (e.args as Record<string, unknown>) : {};
+    const num = (key: string): number | null => (typeof args[key] === 'number' && Number.isFinite(args[key]) ? (args[key] as number) : null);
+    // The op's own times are on its rep's clock; `offset` moves them onto the trace's.
+    const startMs = num('startMs');
+    const offset = startMs === null ? null : start - startMs;
+    const engineStart = num('engineStartMs');
+    const engineEnd = num('engineEndMs');
+    const issuedMs = num('issuedMs');
+    const engine = offset !== null && engineStart !== null && engineEnd !== null && engineEnd >= engineStart;
+    gpu.push({
+      device,
+      stream: typeof args.stream === 'string' ? args.stream : track.slice('stream '.length),
+      kind: kind!.kind,
+      start: engine ? offset + engineStart : start,
+      end: engine ? offset + engineEnd : end,
+      bytes: kind!.kind === 'memcpy' ? num('bytes') : null,
+      direction: kind!.direction,
+      hostMemory: null,
+      name: String(e.name),
+      correlation: null,
+      communication: kind!.communication,
+      issued: offset !== null && issuedMs !== null ? offset + issuedMs : null,
+      defaultStream: false,
+    });
+  });
+  return {
+    file,
+    format: 'cuda-pipe',
+    rank: null,
+    gpu,
+    host: [],
+    steps,
+    notes: ["a cuda-pipe trace has no host calls: host-sync and host-bound are not looked for, and copies' host memory kind is not in it (the Result's buffers say it)"],
+  };
+}

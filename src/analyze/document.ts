@@ -1,0 +1,123 @@
+import { z } from 'zod';
+
+// The document `analyze --json` writes (`cuda-pipe/analysis`, version 1) and `schema --analysis` prints. Shares are
+// fractions (0.25 = 25%), times milliseconds. A share is null where its first party never ran in the step.
+
+export const ANALYSIS_SCHEMA_ID = 'cuda-pipe/analysis';
+export const ANALYSIS_VERSION = 1;
+
+export const FINDING_CODES = ['pageable-copy', 'default-stream', 'serialised-copies', 'copy-on-compute-stream', 'exposed-communication', 'host-sync', 'host-bound'] as const;
+export type FindingCode = (typeof FINDING_CODES)[number];
+
+const share = z.number().nullable();
+
+const OverlapSchema = z.object({
+  h2dWithKernel: share,
+  d2hWithKernel: share,
+  h2dWithD2h: share,
+  copyWithKernel: share,
+});
+
+export const StepSchema = z.object({
+  name: z.string(),
+  /** The step's GPU start, ms on the trace's clock. */
+  startMs: z.number(),
+  ms: z.number(),
+  busy: z.object({ kernels: z.number(), h2d: z.number(), d2h: z.number(), memsets: z.number(), communication: z.number() }),
+  overlap: OverlapSchema.extend({ commWithCompute: share }),
+  copyMs: z.number(),
+  exposedCopyMs: z.number(),
+  commMs: z.number(),
+  exposedCommMs: z.number(),
+  idleMs: z.number(),
+  hostWaitMs: z.number(),
+  floor: z.object({
+    ms: z.number(),
+    bound: z.enum(['kernels', 'h2d', 'd2h']),
+    kernelMs: z.number(),
+    h2dMs: z.number().nullable(),
+    d2hMs: z.number().nullable(),
+    opCostMs: z.number(),
+  }),
+  efficiency: z.number(),
+});
+export type Step = z.infer<typeof StepSchema>;
+
+export const RatesSchema = z.object({
+  h2dGbPerSecond: z.number().nullable(),
+  d2hGbPerSecond: z.number().nullable(),
+  /** `trace`: the trace's own fastest copies; `probe`, `result`: the file given with --rates. */
+  source: z.enum(['trace', 'probe', 'result']),
+  file: z.string().nullable(),
+});
+
+export const DeviceAnalysisSchema = z.object({
+  file: z.string(),
+  format: z.enum(['kineto', 'cuda-pipe']),
+  device: z.number().int(),
+  rank: z.number().int().nullable(),
+  steps: z.array(StepSchema),
+  /** Medians over the steps. */
+  stepMs: z.number(),
+  exposedCopyMs: z.number(),
+  exposedCommMs: z.number(),
+  idleMs: z.number(),
+  floorMs: z.number(),
+  /** floorMs / stepMs. */
+  efficiency: z.number(),
+  /** Over all steps together: each overlapped time summed over each first party's time summed. */
+  overlap: OverlapSchema.extend({ commWithCompute: share.optional() }),
+  rates: RatesSchema,
+});
+export type DeviceAnalysis = z.infer<typeof DeviceAnalysisSchema>;
+
+export const FindingSchema = z.object({
+  code: z.enum(FINDING_CODES),
+  file: z.string(),
+  device: z.number().int(),
+  rank: z.number().int().nullable(),
+  /** Milliseconds at stake per step, averaged over the device's steps. */
+  ms: z.number(),
+  /** Steps in which it was found. */
+  steps: z.number().int(),
+  message: z.string(),
+});
+export type Finding = z.infer<typeof FindingSchema>;
+
+/** `analyze A B --ab`: one device's step times in B against A, by `compare`'s rule. */
+export const StepsVerdictSchema = z.object({
+  device: z.number().int(),
+  rank: z.number().int().nullable(),
+  baselineFile: z.string(),
+  candidateFile: z.string(),
+  /** Median step times. */
+  baselineMs: z.number(),
+  candidateMs: z.number(),
+  /** Steps (samples) on each side. */
+  steps: z.tuple([z.number().int(), z.number().int()]),
+  /** (B − A) / A of the medians. */
+  change: z.number(),
+  verdict: z.enum(['faster', 'slower', 'same', 'noisy']),
+});
+export type StepsVerdict = z.infer<typeof StepsVerdictSchema>;
+
+export const AnalysisDocumentSchema = z.object({
+  schema: z.literal(ANALYSIS_SCHEMA_ID),
+  version: z.literal(ANALYSIS_VERSION),
+  tool: z.object({ name: z.string(), version: z.string() }),
+  devices: z.array(DeviceAnalysisSchema),
+  /** Largest first within each device. */
+  findings: z.array(FindingSchema),
+  notes: z.array(z.string()),
+  /** Only with --ab: B's steps against A's, per device. */
+  verdicts: z.array(StepsVerdictSchema).optional(),
+});
+export type AnalysisDocument = z.infer<typeof AnalysisDocumentSchema>;
+
+export function analysisJsonSchema(): unknown {
+  return {
+    $id: 'https://cuda-pipe.dev/analysis.schema.json',
+    title: `cuda-pipe analysis, version ${ANALYSIS_VERSION}`,
+    ...z.toJSONSchema(AnalysisDocumentSchema, { io: 'output', unrepresentable: 'any' }),
+  };
+}

@@ -1,0 +1,147 @@
+import type { Direction, GpuEvent, GpuKind, HostCall, HostMemory, ParsedTrace, StepMark } from './model.js';
+import { traceError } from './read.js';
+
+// PyTorch profiler (Kineto) Chrome traces. Each field is read where Kineto writes it, never guessed from a name
+// where a field exists: `cat` says what an event is, `args.stream`, `args.device`, `args.bytes` and
+// `args.correlation` where the work ran and what issued it. Only a copy's direction and host memory kind come from
+// its name (`Memcpy HtoD (Pageable -> Device)`), as Kineto writes them nowhere else. `ts` and `dur` are µs.
+
+const GPU_CATS: Readonly<Record<string, GpuKind>> = { kernel: 'kernel', gpu_memcpy: 'memcpy', gpu_memset: 'memset' };
+const DIRECTIONS: Readonly<Record<string, Direction>> = { HtoD: 'h2d', DtoH: 'd2h', DtoD: 'd2d', PtoP: 'p2p' };
+const STEP = /^ProfilerStep#\d+$/;
+const SYNC = /Synchronize/;
+/**
+ * The stream id CUPTI gives the legacy default stream in the traces we know of. Neither Kineto's nor PyTorch's
+ * documentation states it (docs/analyze.md): an assumption, named wherever a finding rests on it.
+ */
+export const KINETO_DEFAULT_STREAM = '7';
+/** NCCL's kernels, as Holistic Trace Analysis recognises communication (`^nccl.*Kernel`), taken a little wider. */
+const NCCL = /^nccl/i;
+
+interface RawEvent {
+  readonly ph?: unknown;
+  readonly cat?: unknown;
+  readonly name?: unknown;
+  readonly ts?: unknown;
+  readonly dur?: unknown;
+  readonly pid?: unknown;
+  readonly args?: unknown;
+}
+
+/** True for a document Kineto wrote: a trace with Kineto's own top-level fields or event categories. */
+export function looksLikeKineto(document: Record<string, unknown>, events: readonly unknown[]): boolean {
+  if ('schemaVersion' in document || 'distributedInfo' in document || 'deviceProperties' in document) return true;
+  return events.some((e) => {
+    const cat = typeof e === 'object' && e !== null ? (e as RawEvent).cat : undefined;
+    return typeof cat === 'string' && (cat in GPU_CATS || cat === 'cuda_runtime');
+  });
+}
+
+export function parseKineto(file: string, document: Record<string, unknown>, events: readonly unknown[]): ParsedTrace {
+  const gpu: GpuEvent[] = [];
+  const host: HostCall[] = [];
+  const steps: StepMark[] = [];
+  // Host calls first, so that each GPU event is made once, with its issue time, in the second pass.
+  const issuedAt = new Map<number, number>();
+  for (const pass of ['host', 'rest'] as const) {
+    events.forEach((item, index) => {
+      if (typeof item !== 'object' || item === null) throw traceError(file, `traceEvents[${index}] is not an object`);
+      const event = item as RawEvent;
+      if (event.ph !== 'X' || typeof event.cat !== 'string') return;
+      const cat = event.cat;
+      const isHost = cat === 'cuda_runtime' || cat === 'cuda_driver' || cat === 'cuda_sync';
+      if (isHost !== (pass === 'host')) return;
+      const name = typeof event.name === 'string' ? event.name : '';
+      const gpuKind = GPU_CATS[cat];
+      const isStep = (cat === 'user_annotation' || cat === 'gpu_user_annotation') && STEP.test(name);
+      if (!gpuKind && !isStep && !isHost) return;
+      // Built only for a message: a million events must not make a million strings.
+      const where = () => `traceEvents[${index}] (${cat} "${name.slice(0, 60)}")`;
+      const args = typeof event.args === 'object' && event.args !== null ? (event.args as Record<string, unknown>) : {};
+      const { start, end } = span(file, where, event);
+      if (isHost) {
+        const call: HostCall = { kind: cat === 'cuda_sync' || SYNC.test(name) ? 'sync' : 'launch', name, start, end, correlation: intOrNull(args.correlation) };
+        if (call.kind === 'launch' && call.correlation !== null) issuedAt.set(call.correlation, end);
+        host.push(call);
+      } else if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, event, args, issuedAt));
+      else steps.push({ name, clock: cat === 'user_annotation' ? 'host' : 'gpu', device: cat === 'user_annotation' ? null : deviceOf(file, where, event, args), start, end });
+    });
+  }
+  const rank = rankOf(document);
+  const notes = [
+    ...(gpu.some((e) => e.defaultStream) ? [`stream ${KINETO_DEFAULT_STREAM} is taken for the legacy default stream, as CUPTI numbers it in the traces we know of`] : []),
+    ...(gpu.some((e) => e.kind === 'memcpy' && e.bytes === null) ? ['some copies give no args.bytes: they count in time but not in the floor'] : []),
+  ];
+  return { file, format: 'kineto', rank, gpu, host, steps, notes };
+}
+
+function span(file: string, where: () => string, event: RawEvent): { start: number; end: number } {
+  const { ts, dur } = event;
+  if (ts === undefined || dur === undefined) throw traceError(file, `${where()} has no ${ts === undefined ? 'ts' : 'dur'}`);
+  if (typeof ts !== 'number' || !Number.isFinite(ts)) throw traceError(file, `${where()} has ts ${JSON.stringify(ts)}, not a finite number of µs`);
+  if (typeof dur !== 'number' || !Number.isFinite(dur) || dur < 0) throw traceError(file, `${where()} has dur ${JSON.stringify(dur)}, not a duration of 0 µs or more`);
+  return { start: ts / 1000, end: (ts + dur) / 1000 };
+}
+
+function gpuEvent(
+  file: string,
+  where: () => string,
+  kind: GpuKind,
+  name: string,
+  start: number,
+  end: number,
+  event: RawEvent,
+  args: Record<string, unknown>,
+  issuedAt: ReadonlyMap<number, number>,
+): GpuEvent {
+  const stream = args.stream;
+  if (typeof stream !== 'number' && typeof stream !== 'string') throw traceError(file, `${where()} has no args.stream`);
+  const bytes = args.bytes;
+  if (bytes !== undefined && (typeof bytes !== 'number' || !Number.isFinite(bytes) || bytes < 0))
+    throw traceError(file, `${where()} has args.bytes ${JSON.stringify(bytes)}, not a count of bytes`);
+  const copy = kind === 'memcpy' ? copyKind(name) : NOT_A_COPY;
+  const correlation = intOrNull(args.correlation);
+  return {
+    device: deviceOf(file, where, event, args),
+    stream: String(stream),
+    kind,
+    start,
+    end,
+    bytes: typeof bytes === 'number' ? bytes : null,
+    direction: copy.direction,
+    hostMemory: copy.hostMemory,
+    name,
+    correlation,
+    communication: kind === 'kernel' && NCCL.test(name),
+    issued: correlation === null ? null : (issuedAt.get(correlation) ?? null),
+    defaultStream: String(stream) === KINETO_DEFAULT_STREAM,
+  };
+}
+
+const NOT_A_COPY = { direction: null, hostMemory: null } as const;
+
+/** `Memcpy HtoD (Pageable -> Device)`: the direction, and the host side's memory kind. */
+export function copyKind(name: string): { direction: Direction | null; hostMemory: HostMemory | null } {
+  const match = /^Memcpy (\w+)(?: \((\w+) -> (\w+)\))?/.exec(name);
+  const direction = (match && DIRECTIONS[match[1] ?? '']) ?? null;
+  const hostSide = direction === 'h2d' ? match?.[2] : direction === 'd2h' ? match?.[3] : undefined;
+  const hostMemory = hostSide === 'Pageable' ? 'pageable' : hostSide === 'Pinned' ? 'pinned' : null;
+  return { direction, hostMemory };
+}
+
+/** Kineto gives the GPU's index in `args.device`; older traces only as the event's pid. */
+function deviceOf(file: string, where: () => string, event: RawEvent, args: Record<string, unknown>): number {
+  const device = args.device ?? event.pid;
+  if (typeof device === 'number' && Number.isInteger(device) && device >= 0) return device;
+  throw traceError(file, `${where()} names no device (args.device or a numeric pid)`);
+}
+
+function rankOf(document: Record<string, unknown>): number | null {
+  const info = document.distributedInfo;
+  const rank = typeof info === 'object' && info !== null ? (info as Record<string, unknown>).rank : undefined;
+  return typeof rank === 'number' && Number.isInteger(rank) && rank >= 0 ? rank : null;
+}
+
+function intOrNull(value: unknown): number | null {
+  return typeof value === 'number' && Number.isInteger(value) ? value : null;
+}

@@ -1,0 +1,297 @@
+import { type Interval, type IntervalSet, clip, intersect, measure, subtract, union } from '../analysis/intervals.js';
+import type { Direction, GpuEvent, HostCall } from './model.js';
+import type { StepWindow } from './steps.js';
+
+// What one step did on one device, from its GPU events clipped to the step's span. Every share is a time over a
+// time; "compute" is every kernel that is not communication (NCCL), as Holistic Trace Analysis counts it.
+
+export interface LinkRates {
+  /** GB/s (1e9 bytes/s) of each direction; null where nothing gives one. */
+  readonly h2d: number | null;
+  readonly d2h: number | null;
+}
+
+export type FloorBound = 'kernels' | 'h2d' | 'd2h';
+
+export interface StepMetrics {
+  readonly name: string;
+  readonly startMs: number;
+  readonly ms: number;
+  /** Time each engine was busy over the step's span. */
+  readonly busy: { readonly kernels: number; readonly h2d: number; readonly d2h: number; readonly memsets: number; readonly communication: number };
+  /** Each a share of the first party's time; null where the first party did not run. */
+  readonly overlap: {
+    readonly h2dWithKernel: number | null;
+    readonly d2hWithKernel: number | null;
+    /** Of the shorter direction's copy time, the share during which the other direction copied. */
+    readonly h2dWithD2h: number | null;
+    readonly copyWithKernel: number | null;
+    readonly commWithCompute: number | null;
+  };
+  readonly copyMs: number;
+  readonly exposedCopyMs: number;
+  readonly commMs: number;
+  readonly exposedCommMs: number;
+  /** Time within the step with nothing on the GPU. */
+  readonly idleMs: number;
+  /** The idle gaps that end with work whose launch returned after the gap began: the GPU waited on the host. */
+  readonly hostWaitMs: number;
+  readonly floor: {
+    readonly ms: number;
+    readonly bound: FloorBound;
+    readonly kernelMs: number;
+    readonly h2dMs: number | null;
+    readonly d2hMs: number | null;
+    readonly opCostMs: number;
+  };
+  /** floor / step time. */
+  readonly efficiency: number;
+  /** Milliseconds at stake per finding code in this step, for findings.ts. */
+  readonly stakes: Readonly<Record<StakeCode, number>>;
+}
+
+export type StakeCode = 'pageable-copy' | 'default-stream' | 'serialised-copies' | 'copy-on-compute-stream' | 'exposed-communication' | 'host-sync' | 'host-bound';
+
+/** A device's events, sorted once by start, with what every step's lookup needs. */
+export interface DeviceTimeline {
+  readonly events: readonly GpuEvent[];
+  readonly longestMs: number;
+  readonly host: readonly HostCall[];
+  /**
+   * The least gap between two consecutive ops of one stream where the second was issued before the first ended:
+   * the GPU's own cost per op, as the trace shows it. Gaps the host caused (the op issued late) are left out, else
+   * a launch-bound program would give itself a high floor. 0 where no such pair is seen.
+   */
+  readonly perOpMs: number;
+}
+
+export function deviceTimeline(events: readonly GpuEvent[], host: readonly HostCall[]): DeviceTimeline {
+  const sorted = [...events].sort((a, b) => a.start - b.start || a.end - b.end);
+  const lastEnd = new Map<string, number>();
+  let perOpMs = Number.POSITIVE_INFINITY;
+  let longestMs = 0;
+  for (const e of sorted) {
+    longestMs = Math.max(longestMs, e.end - e.start);
+    const previous = lastEnd.get(e.stream);
+    if (previous !== undefined && e.start >= previous && e.issued !== null && e.issued <= previous) perOpMs = Math.min(perOpMs, e.start - previous);
+    lastEnd.set(e.stream, Math.max(previous ?? e.end, e.end));
+  }
+  return { events: sorted, longestMs, host: [...host].sort((a, b) => a.start - b.start), perOpMs: Number.isFinite(perOpMs) ? perOpMs : 0 };
+}
+
+/** The events that meet [start, end): a binary search bounds them by start, the longest event by end. */
+export function eventsWithin(timeline: DeviceTimeline, start: number, end: number): GpuEvent[] {
+  const { events } = timeline;
+  const out: GpuEvent[] = [];
+  for (let i = firstStartingAt(events, start - timeline.longestMs); i < events.length && events[i]!.start < end; i += 1) {
+    const e = events[i]!;
+    if (e.end > start || (e.end === e.start && e.start >= start)) out.push(e);
+  }
+  return out;
+}
+
+function firstStartingAt(events: readonly { readonly start: number }[], time: number): number {
+  let lo = 0;
+  let hi = events.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (events[mid]!.start < time) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function stepMetrics(timeline: DeviceTimeline, window: StepWindow, rates: LinkRates): StepMetrics {
+  const { start, end } = window;
+  const ms = end - start;
+  const inside = eventsWithin(timeline, start, end);
+  // One pass sorts the events into their parties; the wider sets are unions of the narrower ones' few pieces.
+  const parts = {
+    compute: [] as Interval[],
+    comm: [] as Interval[],
+    h2d: [] as Interval[],
+    d2h: [] as Interval[],
+    otherCopies: [] as Interval[],
+    memsets: [] as Interval[],
+    defaultStream: [] as Interval[],
+  };
+  for (const e of inside) {
+    const piece = { start: e.start, end: e.end };
+    if (e.kind === 'kernel') (e.communication ? parts.comm : parts.compute).push(piece);
+    else if (e.kind === 'memset') parts.memsets.push(piece);
+    else if (e.direction === 'h2d') parts.h2d.push(piece);
+    else if (e.direction === 'd2h') parts.d2h.push(piece);
+    else parts.otherCopies.push(piece);
+    if (e.defaultStream) parts.defaultStream.push(piece);
+  }
+  const set = (pieces: readonly Interval[]): IntervalSet => clip(union(pieces), start, end);
+  const compute = set(parts.compute);
+  const comm = set(parts.comm);
+  const h2d = set(parts.h2d);
+  const d2h = set(parts.d2h);
+  const memsets = set(parts.memsets);
+  const kernels = union([...compute, ...comm]);
+  const copies = union([...h2d, ...d2h, ...set(parts.otherCopies)]);
+  const all = union([...kernels, ...copies, ...memsets]);
+  const idle = subtract([{ start, end }], all);
+  const share = (part: IntervalSet, whole: IntervalSet): number | null => (measure(whole) > 0 ? measure(intersect(part, whole)) / measure(whole) : null);
+  const shorter = measure(h2d) <= measure(d2h) ? h2d : d2h;
+  const copyMs = measure(copies);
+  const commMs = measure(comm);
+  const exposedCopyMs = measure(subtract(copies, compute));
+  const exposedCommMs = measure(subtract(comm, compute));
+  const hostWaitMs = hostWait(timeline, idle, end);
+  const floor = floorOf(inside, start, end, rates, timeline.perOpMs);
+  const syncMs = hostSyncMs(timeline, window, idle);
+  // Host-bound: the GPU waited on launches for most of its idle time and a real part of the step, the waits a
+  // mid-step synchronize explains (host-sync) left out, so that one gap is not blamed twice.
+  const launchWaitMs = Math.max(0, hostWaitMs - syncMs);
+  return {
+    name: window.name,
+    startMs: start,
+    ms,
+    busy: {
+      kernels: fraction(measure(kernels), ms),
+      h2d: fraction(measure(h2d), ms),
+      d2h: fraction(measure(d2h), ms),
+      memsets: fraction(measure(memsets), ms),
+      communication: fraction(commMs, ms),
+    },
+    overlap: {
+      h2dWithKernel: share(compute, h2d),
+      d2hWithKernel: share(compute, d2h),
+      h2dWithD2h: measure(h2d) > 0 && measure(d2h) > 0 ? measure(intersect(h2d, d2h)) / measure(shorter) : null,
+      copyWithKernel: share(compute, copies),
+      commWithCompute: share(compute, comm),
+    },
+    copyMs,
+    exposedCopyMs,
+    commMs,
+    exposedCommMs,
+    idleMs: measure(idle),
+    hostWaitMs,
+    floor,
+    efficiency: ms > 0 ? floor.ms / ms : 0,
+    stakes: {
+      'pageable-copy': clippedSum(
+        inside.filter((e) => e.hostMemory === 'pageable'),
+        start,
+        end,
+      ),
+      'default-stream': measure(set(parts.defaultStream)),
+      'serialised-copies': serialisedMs(inside, 'h2d') + serialisedMs(inside, 'd2h'),
+      'copy-on-compute-stream': copyOnComputeStreamMs(inside, compute, start, end),
+      'exposed-communication': exposedCommMs,
+      'host-sync': syncMs,
+      'host-bound': launchWaitMs >= 0.5 * measure(idle) && launchWaitMs >= 0.05 * ms ? launchWaitMs : 0,
+    },
+  };
+}
+
+function interval(e: GpuEvent): Interval {
+  return { start: e.start, end: e.end };
+}
+
+function fraction(part: number, whole: number): number {
+  return whole > 0 ? part / whole : 0;
+}
+
+function clippedSum(events: readonly GpuEvent[], start: number, end: number): number {
+  return events.reduce((sum, e) => sum + Math.max(0, Math.min(e.end, end) - Math.max(e.start, start)), 0);
+}
+
+/**
+ * max(summed compute kernel time, each direction's bytes over its link rate) + the per-op cost of the term that
+ * bounds it. Summed, not unioned: kernels that ran side by side on several streams still each took SM time, so a
+ * step whose kernels overlapped can come out below its floor (an efficiency above 1).
+ */
+function floorOf(inside: readonly GpuEvent[], start: number, end: number, rates: LinkRates, perOpMs: number): StepMetrics['floor'] {
+  const compute = inside.filter((e) => e.kind === 'kernel' && !e.communication);
+  const kernelMs = clippedSum(compute, start, end);
+  const linkMs = (direction: Direction, rate: number | null) => {
+    const copies = inside.filter((e) => e.direction === direction);
+    if (rate === null || !copies.length) return { ms: null, ops: copies.length };
+    const bytes = copies.reduce((sum, e) => sum + clippedBytes(e, start, end), 0);
+    return { ms: bytes / (rate * 1e6), ops: copies.length };
+  };
+  const h2d = linkMs('h2d', rates.h2d);
+  const d2h = linkMs('d2h', rates.d2h);
+  const terms: [FloorBound, number, number][] = [
+    ['kernels', kernelMs, compute.length],
+    ['h2d', h2d.ms ?? 0, h2d.ops],
+    ['d2h', d2h.ms ?? 0, d2h.ops],
+  ];
+  const [bound, termMs, ops] = terms.reduce((best, term) => (term[1] > best[1] ? term : best));
+  const opCostMs = ops * perOpMs;
+  return { ms: termMs + opCostMs, bound, kernelMs, h2dMs: h2d.ms, d2hMs: d2h.ms, opCostMs };
+}
+
+/** A copy's bytes in proportion to the part of it inside the step. */
+function clippedBytes(e: GpuEvent, start: number, end: number): number {
+  if (e.bytes === null) return 0;
+  const ms = e.end - e.start;
+  return ms > 0 ? (e.bytes * Math.max(0, Math.min(e.end, end) - Math.max(e.start, start))) / ms : e.bytes;
+}
+
+/**
+ * Copies of one direction that waited for a copy on another stream: issued while it ran, started only once it had
+ * ended. Each adds the time it waited (at most its own length). One copy engine per direction and one shared link
+ * mean the wait is what overlapping could gain at most, not what it would.
+ */
+function serialisedMs(inside: readonly GpuEvent[], direction: Direction): number {
+  const copies = inside.filter((e) => e.direction === direction);
+  let ms = 0;
+  for (let i = 1; i < copies.length; i += 1) {
+    const before = copies[i - 1]!;
+    const copy = copies[i]!;
+    if (copy.stream === before.stream || copy.issued === null) continue;
+    if (before.start <= copy.issued && copy.issued < before.end && copy.start >= before.end) ms += Math.min(copy.end - copy.start, before.end - copy.issued);
+  }
+  return ms;
+}
+
+/** Copies on a stream where kernels run cannot overlap those kernels: the time of theirs that no kernel on another stream hid. */
+function copyOnComputeStreamMs(inside: readonly GpuEvent[], compute: IntervalSet, start: number, end: number): number {
+  const kernelStreams = new Set(inside.filter((e) => e.kind === 'kernel' && !e.communication).map((e) => e.stream));
+  const copies = clip(union(inside.filter((e) => e.kind === 'memcpy' && kernelStreams.has(e.stream)).map(interval)), start, end);
+  return measure(subtract(copies, compute));
+}
+
+/** Idle gaps that end with an event whose launch returned after the gap began. */
+function hostWait(timeline: DeviceTimeline, idle: IntervalSet, stepEnd: number): number {
+  let ms = 0;
+  for (const gap of idle) {
+    if (gap.end >= stepEnd) continue;
+    const { events } = timeline;
+    for (let i = firstStartingAt(events, gap.end); i < events.length && events[i]!.start === gap.end; i += 1) {
+      const issued = events[i]!.issued;
+      if (issued !== null && issued > gap.start) {
+        ms += gap.end - gap.start;
+        break;
+      }
+    }
+  }
+  return ms;
+}
+
+/**
+ * A synchronize inside the step's host span after which the step launched more work: the GPU's idle time from the
+ * synchronize's start to the first work that starts after it returned. A synchronize with no launch after it in
+ * the step closes the step and is not counted.
+ */
+function hostSyncMs(timeline: DeviceTimeline, window: StepWindow, idle: IntervalSet): number {
+  const span = window.host;
+  if (!span) return 0;
+  const { host } = timeline;
+  const inStep: HostCall[] = [];
+  for (let i = firstStartingAt(host, span.start); i < host.length && host[i]!.start < span.end; i += 1) inStep.push(host[i]!);
+  const lastLaunch = inStep.reduce((last, c) => (c.kind === 'launch' ? Math.max(last, c.start) : last), Number.NEGATIVE_INFINITY);
+  let ms = 0;
+  for (const sync of inStep) {
+    if (sync.kind !== 'sync' || lastLaunch < sync.end) continue;
+    const next = timeline.events[firstStartingAt(timeline.events, sync.end)];
+    const until = next ? Math.min(next.start, window.end) : window.end;
+    ms += measure(clip(idle, sync.start, until));
+  }
+  return ms;
+}

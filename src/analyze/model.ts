@@ -1,0 +1,66 @@
+// The neutral event model every trace format is read into, so that the metrics and findings never know which
+// profiler wrote the file. Times are milliseconds on the trace's own clock: Kineto puts host and GPU events on one
+// clock, so a launch and its kernel compare directly; cuda-pipe's own traces have no host events.
+
+export type GpuKind = 'kernel' | 'memcpy' | 'memset';
+export type Direction = 'h2d' | 'd2h' | 'd2d' | 'p2p';
+export type HostMemory = 'pinned' | 'pageable';
+
+/** One piece of GPU work: a kernel, a copy or a memset, on one device and stream. */
+export interface GpuEvent {
+  readonly device: number;
+  /** The profiler's stream id, as text: Kineto's are numbers, cuda-pipe's are names. */
+  readonly stream: string;
+  readonly kind: GpuKind;
+  readonly start: number;
+  readonly end: number;
+  /** Bytes a copy or memset moved; null where the trace does not say. */
+  readonly bytes: number | null;
+  /** A copy's direction; null for kernels and memsets, and for copies whose direction the trace does not give. */
+  readonly direction: Direction | null;
+  /** The host side of an H2D or D2H copy; null where the trace does not say. */
+  readonly hostMemory: HostMemory | null;
+  readonly name: string;
+  /** Links the work to the host call that issued it (Kineto's `args.correlation`). */
+  readonly correlation: number | null;
+  /** An NCCL kernel: communication, as Holistic Trace Analysis counts it. */
+  readonly communication: boolean;
+  /** When the host issued it, where the trace says (the end of its launch call, or cuda-pipe's `issuedMs`). */
+  readonly issued: number | null;
+  /** The trace's legacy default stream, where the format has one. */
+  readonly defaultStream: boolean;
+}
+
+/** A host call into CUDA: a launch (a kernel, a copy, a memset) or a synchronize. */
+export interface HostCall {
+  readonly kind: 'launch' | 'sync';
+  readonly name: string;
+  readonly start: number;
+  readonly end: number;
+  readonly correlation: number | null;
+}
+
+/**
+ * A step as the trace marks it. `host`: a span of host time (a `ProfilerStep#N` on the CPU), whose GPU time is that of
+ * the work launched within it; `gpu`: a span of one device's GPU time (`gpu_user_annotation`, a cuda-pipe rep).
+ */
+export interface StepMark {
+  readonly name: string;
+  readonly clock: 'host' | 'gpu';
+  /** The device a GPU span belongs to; null for host spans, which hold for every device. */
+  readonly device: number | null;
+  readonly start: number;
+  readonly end: number;
+}
+
+export interface ParsedTrace {
+  readonly file: string;
+  readonly format: 'kineto' | 'cuda-pipe';
+  /** `distributedInfo.rank`; null where the trace does not give one. */
+  readonly rank: number | null;
+  readonly gpu: readonly GpuEvent[];
+  readonly host: readonly HostCall[];
+  readonly steps: readonly StepMark[];
+  /** What the reader could not take from this format, in words, for the document's notes. */
+  readonly notes: readonly string[];
+}

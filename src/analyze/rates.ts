@@ -1,0 +1,71 @@
+import { UsageError } from '../errors.js';
+import { loadDocument } from '../result/load.js';
+import type { LinkRates } from './metrics.js';
+import type { GpuEvent } from './model.js';
+
+// The link rates the floor divides bytes by: measured ones from a file when the user gives one (`probe --bandwidth
+// --json`, or a Result's traced copies), else the trace's own fastest copies, which can only be as fast as the
+// program made them: a trace that never copied at full speed gets a floor too low by as much.
+
+export interface RatesSource {
+  readonly source: 'trace' | 'probe' | 'result';
+  /** The file the rates came from; null for the trace's own copies. */
+  readonly file: string | null;
+  /** Per device index; a device the file does not cover takes its first device's rates. */
+  readonly byDevice: ReadonlyMap<number, LinkRates>;
+}
+
+/** How many of the fastest copies per direction give the trace's rate: enough that one odd copy does not set it. */
+export const TOP_COPIES = 5;
+
+/** bytes / duration of the TOP_COPIES fastest copies of each direction, summed; null where there is none. */
+export function ratesFromCopies(copies: readonly Pick<GpuEvent, 'direction' | 'bytes' | 'start' | 'end'>[]): LinkRates {
+  const rate = (direction: 'h2d' | 'd2h'): number | null => {
+    const timed = copies
+      .filter((c) => c.direction === direction && c.bytes !== null && c.bytes > 0 && c.end > c.start)
+      .map((c) => ({ bytes: c.bytes!, ms: c.end - c.start }))
+      .sort((a, b) => b.bytes / b.ms - a.bytes / a.ms)
+      .slice(0, TOP_COPIES);
+    if (!timed.length) return null;
+    const bytes = timed.reduce((sum, c) => sum + c.bytes, 0);
+    const ms = timed.reduce((sum, c) => sum + c.ms, 0);
+    return bytes / ms / 1e6;
+  };
+  return { h2d: rate('h2d'), d2h: rate('d2h') };
+}
+
+/** The rates in a `probe --bandwidth --json` file (pinned copies, each direction alone) or a Result's traced copies. */
+export function ratesFromFile(file: string): RatesSource {
+  const document = loadDocument(file);
+  if (document.kind === 'probe') {
+    const byDevice = new Map<number, LinkRates>();
+    for (const { facts, bandwidth } of document.probe.devices) {
+      const pinned = (direction: 'h2d' | 'd2h') => bandwidth?.find((b) => b.hostMemory === 'pinned' && b.direction === direction)?.gbPerSecond ?? null;
+      if (bandwidth?.length) byDevice.set(facts.index, { h2d: pinned('h2d'), d2h: pinned('d2h') });
+    }
+    if (!byDevice.size) throw new UsageError(`--rates ${file}: the probe has no copy rates.`, { hint: 'Write it with `cuda-pipe probe --bandwidth --json <file>`.' });
+    return { source: 'probe', file, byDevice };
+  }
+  if (document.kind === 'results') {
+    const byDevice = new Map<number, LinkRates>();
+    const ops = document.results.flatMap((r) => r.timeline?.reps.flatMap((rep) => rep.ops) ?? []);
+    for (const device of new Set(ops.map((op) => op.device))) {
+      const copies = ops
+        .filter((op) => op.device === device && (op.kind === 'h2d' || op.kind === 'd2h'))
+        .map((op) => ({ direction: op.kind as 'h2d' | 'd2h', bytes: op.bytes, start: op.engineStartMs ?? op.startMs, end: op.engineEndMs ?? op.endMs }));
+      const rates = ratesFromCopies(copies);
+      if (rates.h2d !== null || rates.d2h !== null) byDevice.set(device, rates);
+    }
+    if (!byDevice.size)
+      throw new UsageError(`--rates ${file}: the Result has no traced copies to take rates from.`, {
+        hint: 'Pass a `cuda-pipe probe --bandwidth --json` file, or a Result run with tracing on.',
+      });
+    return { source: 'result', file, byDevice };
+  }
+  throw new UsageError(`--rates ${file}: an A/B document holds no copy rates.`, { hint: 'Pass a `cuda-pipe probe --bandwidth --json` file or a Result.' });
+}
+
+/** The rates a device's floor uses from a file: its own, else the file's first device's. */
+export function ratesFor(source: RatesSource, device: number): LinkRates {
+  return source.byDevice.get(device) ?? source.byDevice.values().next().value ?? { h2d: null, d2h: null };
+}

@@ -1,0 +1,79 @@
+import type { GpuEvent, HostCall, ParsedTrace, StepMark } from './model.js';
+
+// Where each step lies on one device's GPU clock. A `ProfilerStep#N` on the CPU is mapped to the GPU through the
+// work launched inside it: the host calls within its span give correlation ids, and the GPU events with those ids
+// span the step's GPU time. A `gpu_user_annotation` (or a cuda-pipe rep) already is a span of GPU time and is taken
+// as it is. Without steps the whole trace is one.
+
+export interface StepWindow {
+  readonly name: string;
+  /** GPU time, ms on the trace's clock. */
+  readonly start: number;
+  readonly end: number;
+  /** The step's span on the CPU, where the trace marks one: host-sync looks for synchronizes inside it. */
+  readonly host: { readonly start: number; readonly end: number } | null;
+}
+
+export function stepWindows(trace: ParsedTrace, device: number, events: readonly GpuEvent[]): StepWindow[] {
+  const hostMarks = sortedMarks(trace.steps.filter((s) => s.clock === 'host'));
+  const hostByName = new Map(hostMarks.map((m) => [m.name, m]));
+  const gpuMarks = sortedMarks(trace.steps.filter((s) => s.clock === 'gpu' && s.device === device));
+  if (gpuMarks.length) return gpuMarks.map((m) => ({ name: m.name, start: m.start, end: m.end, host: hostSpan(hostByName.get(m.name)) }));
+  if (hostMarks.length) {
+    const windows = fromHostMarks(hostMarks, trace.host, events);
+    if (windows.length) return windows;
+  }
+  if (!events.length) return [];
+  let start = Number.POSITIVE_INFINITY;
+  let end = Number.NEGATIVE_INFINITY;
+  for (const e of events) {
+    start = Math.min(start, e.start);
+    end = Math.max(end, e.end);
+  }
+  return [{ name: 'whole trace', start, end, host: null }];
+}
+
+function sortedMarks(marks: readonly StepMark[]): StepMark[] {
+  return [...marks].sort((a, b) => a.start - b.start || a.end - b.end);
+}
+
+function hostSpan(mark: StepMark | undefined): StepWindow['host'] {
+  return mark ? { start: mark.start, end: mark.end } : null;
+}
+
+/** Each host step's GPU span: from the first to the last GPU event its launches made. Steps that launched nothing on this device are left out. */
+function fromHostMarks(marks: readonly StepMark[], calls: readonly HostCall[], events: readonly GpuEvent[]): StepWindow[] {
+  const stepOf = new Map<number, number>();
+  for (const call of calls) {
+    if (call.kind !== 'launch' || call.correlation === null) continue;
+    const index = containing(marks, call.start);
+    if (index !== null) stepOf.set(call.correlation, index);
+  }
+  const spans = marks.map(() => ({ start: Number.POSITIVE_INFINITY, end: Number.NEGATIVE_INFINITY }));
+  for (const e of events) {
+    const index = e.correlation === null ? undefined : stepOf.get(e.correlation);
+    if (index === undefined) continue;
+    const span = spans[index]!;
+    span.start = Math.min(span.start, e.start);
+    span.end = Math.max(span.end, e.end);
+  }
+  return marks.flatMap((m, i) => {
+    const span = spans[i]!;
+    return span.end > span.start ? [{ name: m.name, start: span.start, end: span.end, host: { start: m.start, end: m.end } }] : [];
+  });
+}
+
+/** The last mark starting at or before `time` whose span holds it (marks sorted by start; steps do not nest). */
+function containing(marks: readonly StepMark[], time: number): number | null {
+  let lo = 0;
+  let hi = marks.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (marks[mid]!.start <= time) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found >= 0 && time < marks[found]!.end ? found : null;
+}

@@ -1,0 +1,35 @@
+import { analyzeTraces } from '../analyze/analyze.js';
+import { judgeSteps } from '../compare/steps.js';
+import { NOISE_RULE, thresholdRule } from '../compare/verdict.js';
+import { UsageError } from '../errors.js';
+import { parseTraceFile } from '../analyze/parse.js';
+import { ratesFromFile } from '../analyze/rates.js';
+import { packageVersion } from '../paths.js';
+import { renderAnalysis } from '../report/analyze.js';
+import { outputColumns } from '../report/width.js';
+import { writeDocuments } from './write-file.js';
+
+/**
+ * `cuda-pipe analyze <trace…>`: each trace (one per rank) read, analysed per device and step, and the analysis
+ * printed; `--json` writes the document. Every file is read and checked before anything is written, so a bad trace
+ * exits 2 with nothing half done. With --ab the two traces are A and B, their steps the samples of `compare`'s rule.
+ */
+export async function analyzeCommand(files: string[], flags: { json?: string; rates?: string; ab?: boolean; threshold?: number }): Promise<0 | 1> {
+  if (flags.ab && files.length !== 2) throw new UsageError(`--ab judges two traces, A and B, not ${files.length}.`, { hint: 'cuda-pipe analyze before.json after.json --ab' });
+  if (flags.threshold !== undefined && !flags.ab) throw new UsageError('--threshold is for --ab.');
+  const rates = flags.rates === undefined ? null : ratesFromFile(flags.rates);
+  const traces = files.map((file) => parseTraceFile(file));
+  const analysed = analyzeTraces(traces, { rates, toolVersion: packageVersion() });
+  const verdicts = flags.ab
+    ? judgeSteps(
+        analysed.devices.filter((d) => d.file === files[0]),
+        analysed.devices.filter((d) => d.file === files[1]),
+        flags.threshold === undefined ? NOISE_RULE : thresholdRule(flags.threshold / 100),
+      )
+    : undefined;
+  const document = verdicts ? { ...analysed, verdicts } : analysed;
+  const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => `${JSON.stringify(document, null, 2)}\n` }]);
+  out.write(renderAnalysis(document, outputColumns(out)));
+  // As `compare`: exit 1 when B is slower somewhere.
+  return verdicts?.some((v) => v.verdict === 'slower') ? 1 : 0;
+}
