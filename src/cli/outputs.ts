@@ -5,7 +5,7 @@ import { gabExporter } from '../report/exporters/gab.js';
 import { jsonExporter } from '../report/exporters/json.js';
 import { markdownExporter } from '../report/exporters/markdown.js';
 import { sweepMarkdownExporter, sweepTableExporter } from '../report/exporters/sweep.js';
-import { tableExporter } from '../report/exporters/table.js';
+import { tableExporter, verboseTableExporter } from '../report/exporters/table.js';
 import { defaultColumns, renderGantt } from '../report/gantt.js';
 import { htmlExporter } from '../report/html.js';
 import { makeStyle } from '../report/style.js';
@@ -33,8 +33,8 @@ const OUTPUTS = {
   gab: { run: gabExporter },
 } as const satisfies Record<string, { run: RunExporter; sweep?: RunExporter }>;
 
-/** The terminal's view of results: the run table, or a sweep's heat maps, best layout and YAML. */
-const TERMINAL = { run: tableExporter, sweep: sweepTableExporter } as const satisfies { run: RunExporter; sweep: RunExporter };
+/** The terminal's view of results: the run table (with the model's working under --verbose), or a sweep's heat maps, best layout and YAML. */
+const terminalExporter = (sweep: boolean, verbose: boolean): RunExporter => (sweep ? sweepTableExporter : verbose ? verboseTableExporter : tableExporter);
 
 export type OutputFlag = keyof typeof OUTPUTS;
 export const OUTPUT_FLAGS = Object.keys(OUTPUTS) as OutputFlag[];
@@ -57,6 +57,8 @@ export interface TerminalViews {
   readonly width?: number | undefined;
   /** The results are a sweep's: its heat map, best layout and YAML for the table, its documents for the files. */
   readonly sweep?: boolean;
+  /** Everything the run table holds; by default the program's --verbose, which comes before or after the command. */
+  readonly verbose?: boolean;
 }
 
 /**
@@ -74,6 +76,8 @@ export async function writeRunOutputs(results: readonly RunResult[], targets: Ru
   );
   const style = makeStyle(stream);
   const columns = outputColumns(stream);
-  if (views.table) stream.write(fitLines(TERMINAL[sweep ? 'sweep' : 'run'].render(results, style, columns), columns) + '\n');
+  // --verbose is the program's option, read from the command line as main.ts reads it for errors: every command has it.
+  const verbose = views.verbose ?? process.argv.includes('--verbose');
+  if (views.table) stream.write(fitLines(terminalExporter(sweep, verbose).render(results, style, columns), columns) + '\n');
   if (views.gantt) stream.write(renderGantt(pictured(results), { style, columns: views.width ?? defaultColumns(stream) }) + '\n');
 }

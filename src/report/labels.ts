@@ -191,15 +191,23 @@ export function leadComparisons(result: Pick<RunResult, 'modes'>): Comparison[] 
 
 /**
  * What a mode's speedup over serial compares, where that is not plain like with like; null where it is. `omit`: the
- * speedup says nothing and is left out.
+ * speedup says nothing and is left out. `brief`: the same in a few words, for the terminal's answer.
  */
-export function serialCaveat(mode: ModeResult, result: Pick<RunResult, 'modes'>): { text: string; omit: boolean } | null {
+export function serialCaveat(mode: ModeResult, result: Pick<RunResult, 'modes'>): { text: string; brief: string; omit: boolean } | null {
   const mismatch = serialMismatch(mode, result.modes);
   if (!mismatch) return null;
   if (mismatch.kind === 'without-stage') {
-    return { omit: true, text: `no speedup over serial: serial runs the host stage ${mismatch.host} and this layout does not, so the figure would not compare like with like` };
+    return {
+      omit: true,
+      text: `no speedup over serial: serial runs the host stage ${mismatch.host} and this layout does not, so the figure would not compare like with like`,
+      brief: `none: serial runs the host stage ${mismatch.host} and this layout does not`,
+    };
   }
-  return { omit: false, text: `nothing to overlap (no copies): serial launches each kernel once on the whole buffers, this layout once per chunk (${mismatch.chunks})` };
+  return {
+    omit: false,
+    text: `nothing to overlap (no copies): serial launches each kernel once on the whole buffers, this layout once per chunk (${mismatch.chunks})`,
+    brief: 'nothing to overlap',
+  };
 }
 
 /** "bound 5.71 ms, limited by the link with both copy directions at once (98.1 GB/s): ..." */
@@ -233,7 +241,7 @@ export function modelLines(mode: ModeResult): string[] {
   const model = mode.analysis?.model;
   const analysis = mode.analysis;
   if (!model || !analysis || mode.role.kind !== 'overlapped') return [];
-  const { floor, parts, ops } = model;
+  const { floor } = model;
   const here = `${mode.role.layout.chunks} chunks × ${mode.role.layout.streams} streams`;
   const best =
     floor.limitedBy === 'serial' && floor.chunks === 1
@@ -250,35 +258,72 @@ export function modelLines(mode: ModeResult): string[] {
   const lines = [
     `floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}${statistic}; the workload's floor ` + `${best}; ideal ${formatMs(model.idealMs)}`,
   ];
-  const top = model.gap.reduce<(typeof model.gap)[number] | null>((best, p) => (p.ms > 0 && (!best || p.ms > best.ms) ? p : best), null);
-  if (!top) return lines;
-  const copyUs = ops.copies ? (parts.h2dOpMs + parts.d2hOpMs) / 2 : 0;
-  const advice: Record<typeof top.cause, string> = {
-    'per-op cost':
-      `${ops.copies} copies × ${formatUs(copyUs)} + ${ops.launches} launches × ${formatUs(parts.launchOpMs)} of fixed cost on the GPU; ` + `use about ${floor.chunks} chunks`,
-    'host issue':
-      `the host took ${formatMs(model.hostIssueMs)} to issue ${ops.copies + ops.launches + ops.sync} ops ` +
-      `(${formatUs(model.hostIssueMs / Math.max(1, ops.copies + ops.launches + ops.sync))} each); use fewer chunks (about ${floor.chunks}) or a CUDA graph, or --gate to leave issue out of the figure`,
-    'CPU stage': mode.cpuStage
-      ? `the host stage's ${mode.cpuStage.tasksPerRep} tasks of ${formatMs(mode.cpuStage.taskMedianMs)} on ${mode.cpuStage.workers} workers take longer than the GPU's side; use more workers (host.workers) or a cheaper function`
-      : 'the host stage takes longer than the GPU side',
-    'fill and drain': `the first and last chunks run with the pipeline half empty; use more chunks (about ${floor.chunks})`,
-    'shared link': `both copy directions share the PCIe link${analysis.bound.linkGbPerSecond ? ` at ${formatRate(analysis.bound.linkGbPerSecond)}` : ''}: that is this workload's limit, whatever the layout`,
-    'kernels not concurrent': `the kernels chunked over ${mode.role.layout.streams} streams take ${formatMs(model.kernelsChunkedMs ?? 0)} against ${formatMs(parts.kernelWholeMs)} on whole buffers`,
-    'one direction at a time': 'one copy direction carries most of the bytes; overlap cannot hide the larger direction',
-    'too few streams': model.serialisers?.includes('per-thread default stream')
-      ? `every stream is the per-thread default stream, so the ${mode.role.layout.streams} streams are one and the chunks run one after another; ` +
-        'use `streamKind: non-blocking`'
-      : `each stream runs its chunks one after another; use more streams (about ${floor.streams})`,
-    'serialisation and effects the model does not capture': unexplained(mode, model),
-  };
+  const advice = adviceFor(mode);
+  if (!advice) return lines;
   lines.push(
     `lost against the ideal at ${here}: ${model.gap
       .filter((p) => p.ms > 0)
       .map((p) => `${p.cause} ${formatMs(p.ms)}`)
-      .join(', ')}; ` + `most from ${top.cause}: ${advice[top.cause]}`,
+      .join(', ')}; ` + `most from ${advice.cause}: ${advice.why}${advice.change ? `; ${advice.change}` : ''}`,
   );
   return lines;
+}
+
+/** The largest cause of an overlapped mode's time lost against the ideal, why it costs that, and the change that helps. */
+export interface Advice {
+  readonly cause: ModelAnalysis['gap'][number]['cause'];
+  readonly ms: number;
+  readonly why: string;
+  /** What to change, where the model names a change; null where the cause is the workload's own (the shared link). */
+  readonly change: string | null;
+}
+
+/** The model's advice for `mode`: null without a model, or where nothing is lost against the ideal. */
+export function adviceFor(mode: ModeResult): Advice | null {
+  const model = mode.analysis?.model;
+  const analysis = mode.analysis;
+  if (!model || !analysis || mode.role.kind !== 'overlapped') return null;
+  const { floor, parts, ops } = model;
+  const top = model.gap.reduce<(typeof model.gap)[number] | null>((best, p) => (p.ms > 0 && (!best || p.ms > best.ms) ? p : best), null);
+  if (!top) return null;
+  const copyUs = ops.copies ? (parts.h2dOpMs + parts.d2hOpMs) / 2 : 0;
+  const perThread = model.serialisers?.includes('per-thread default stream') ?? false;
+  const advice: Record<typeof top.cause, { why: string; change: string | null }> = {
+    'per-op cost': {
+      why: `${ops.copies} copies × ${formatUs(copyUs)} + ${ops.launches} launches × ${formatUs(parts.launchOpMs)} of fixed cost on the GPU`,
+      change: `use about ${floor.chunks} chunks`,
+    },
+    'host issue': {
+      why:
+        `the host took ${formatMs(model.hostIssueMs)} to issue ${ops.copies + ops.launches + ops.sync} ops ` +
+        `(${formatUs(model.hostIssueMs / Math.max(1, ops.copies + ops.launches + ops.sync))} each; --gate leaves issue out of the figure)`,
+      change: `use fewer chunks (about ${floor.chunks}) or a CUDA graph`,
+    },
+    'CPU stage': mode.cpuStage
+      ? {
+          why: `the host stage's ${mode.cpuStage.tasksPerRep} tasks of ${formatMs(mode.cpuStage.taskMedianMs)} on ${mode.cpuStage.workers} workers take longer than the GPU's side`,
+          change: 'use more workers (host.workers) or a cheaper function',
+        }
+      : { why: 'the host stage takes longer than the GPU side', change: null },
+    'fill and drain': { why: 'the first and last chunks run with the pipeline half empty', change: `use more chunks (about ${floor.chunks})` },
+    'shared link': {
+      why: `both copy directions share the PCIe link${analysis.bound.linkGbPerSecond ? ` at ${formatRate(analysis.bound.linkGbPerSecond)}` : ''}: that is this workload's limit, whatever the layout`,
+      change: null,
+    },
+    'kernels not concurrent': {
+      why: `the kernels chunked over ${mode.role.layout.streams} streams take ${formatMs(model.kernelsChunkedMs ?? 0)} against ${formatMs(parts.kernelWholeMs)} on whole buffers`,
+      change: null,
+    },
+    'one direction at a time': { why: 'one copy direction carries most of the bytes; overlap cannot hide the larger direction', change: null },
+    'too few streams': perThread
+      ? {
+          why: `every stream is the per-thread default stream, so the ${mode.role.layout.streams} streams are one and the chunks run one after another`,
+          change: 'use `streamKind: non-blocking`',
+        }
+      : { why: 'each stream runs its chunks one after another', change: `use more streams (about ${floor.streams})` },
+    'serialisation and effects the model does not capture': { why: unexplained(mode, model), change: null },
+  };
+  return { cause: top.cause, ms: top.ms, ...advice[top.cause] };
 }
 
 /**

@@ -26,6 +26,9 @@ import { FakeRunner } from '../helpers/fake-runner.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 import { runCli } from '../helpers/cli.js';
 
+// The facts, each on one line: --verbose's report, too wide to wrap (the width is tested in render-width-run).
+const everything = { columns: 10_000, verbose: true };
+
 const ddpPath = join(builtinConfigsDir(), 'ddp.yaml');
 
 function ddp(devices: readonly number[] | null, overrides: { chunks?: number; mode?: 'stream' | 'graph' } = {}): Plan {
@@ -363,7 +366,7 @@ describe('the all-reduce check in the table', () => {
   };
 
   it('says which rule ran on which elements after the comparison with serial', () => {
-    const table = renderRunTable({ ...base, verification: { status: 'passed', mismatches: [], reduction: { ...reduction, status: 'passed' } } }, plain);
+    const table = renderRunTable({ ...base, verification: { status: 'passed', mismatches: [], reduction: { ...reduction, status: 'passed' } } }, plain, everything);
     assert.match(
       table,
       /verification: passed \(overlapped outputs equal serial byte for byte; every element written\)\nall-reduce check: passed \(all-reduce \(sum\) over 2 ranks[^\n]*32 of "check"/,
@@ -372,7 +375,7 @@ describe('the all-reduce check in the table', () => {
 
   it("names a failed check's values as ranks × reference against what was all-reduced", () => {
     const mismatch = { buffer: 'check', mode: serial, index: 0, expected: '3', actual: '1.5', differing: 32, unwritten: false };
-    const table = renderRunTable({ ...base, verification: { status: 'failed', mismatches: [mismatch], reduction: { ...reduction, status: 'failed' } } }, plain);
+    const table = renderRunTable({ ...base, verification: { status: 'failed', mismatches: [mismatch], reduction: { ...reduction, status: 'failed' } } }, plain, everything);
     assert.match(table, /output "check" of serial: first difference at element 0: 2 × reference 3, all-reduced 1\.5; 32 elements differ\nall-reduce check: FAILED/);
   });
 });

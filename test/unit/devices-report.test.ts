@@ -9,6 +9,9 @@ import { makeStyle } from '../../src/report/style.js';
 import { loadResults } from '../../src/result/load.js';
 import { runCli } from '../helpers/cli.js';
 
+// The facts, each on one line: --verbose's report, too wide to wrap (the width is tested in render-width-run).
+const everything = { columns: 10_000, verbose: true };
+
 // Results recorded on the 2-GPU H200 host (2026-11-23, docs/measurements/2026-11-23-h200x2/): balanced split across
 // both GPUs with --gate, and the cross-device config.
 const fixtures = join(import.meta.dirname, '..', '..', '..', 'test', 'fixtures');
@@ -34,7 +37,7 @@ describe('reports of runs over two GPUs, from recorded results', () => {
   });
 
   it('names each GPU in the table, labels the modes that span them, and prints the figures and the limit', () => {
-    const table = renderRunTable(split, plain);
+    const table = renderRunTable(split, plain, everything);
     assert.match(table, /GPU 0 NVIDIA H200 \(sm_90.*\); GPU 1 NVIDIA H200/);
     assert.match(table, /│ split over GPUs 0, 1 at once, 16×4 each +│ 3\.630 ms/);
     assert.match(table, /│ GPU 1's share alone, 16×4 +│ 2\.998 ms/);
@@ -55,7 +58,7 @@ describe('reports of runs over two GPUs, from recorded results', () => {
   });
 
   it("prints the cross-device pipeline against serial and against one GPU, with the peer copy's rate", () => {
-    const table = renderRunTable(cross, plain);
+    const table = renderRunTable(cross, plain, everything);
     assert.match(table, /^ {2}3\.004 ms: 1\.70× serial \(5\.109 ms\), 0\.99× the same layout on GPU 0 alone \(2\.986 ms\)$/m);
     assert.match(table, /^ {2}the handed-over buffers copied whole, alone: 128 MiB in 0\.346 ms, 387\.6 GB\/s$/m);
   });

@@ -1,17 +1,168 @@
-import { formatBytes, formatMs, formatPercent } from '../../format.js';
-import type { RunResult } from '../../result/schema.js';
-import { boundText, comparisonText, deviceLine, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine } from '../labels.js';
+import { formatBytes, formatMs, formatPercent, formatRate } from '../../format.js';
+import type { ModeResult, RunResult } from '../../result/schema.js';
+import {
+  adviceFor,
+  boundText,
+  comparisonText,
+  deviceLine,
+  displayOrder,
+  formatSpeedup,
+  leadComparisons,
+  modeLabel,
+  modelLines,
+  rateOf,
+  serialCaveat,
+  timingLine,
+} from '../labels.js';
 import type { RunExporter } from '../exporter.js';
-import { renderTable } from '../big-table.js';
+import { renderFittedTable } from '../big-table.js';
+import { DEFAULT_COLUMNS, fitLines } from '../width.js';
 import { commLines } from '../comm.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
 import type { Style } from '../style.js';
 
-/** The terminal report of one run, drawn from the Result alone. */
-export function renderRunTable(result: RunResult, style: Style): string {
-  const lines: string[] = [];
-  lines.push(`${style.bold(`cuda-pipe ${result.tool.version} · ${result.config.name}`)} · ${deviceLine(result)}`);
+/** How the terminal report is laid out: the width it fits, and whether it gives everything (--verbose). */
+export interface TableOptions {
+  readonly columns: number;
+  readonly verbose: boolean;
+}
+
+/**
+ * The terminal report of one run, drawn from the Result alone. The answer leads (the speedup, the efficiency, the
+ * limit, the best layout and the change to make), then the modes a user asked for, then the model's parts, then the
+ * notes; --verbose adds the model's working, the device and the kernels' compiles. Every line fits `columns`.
+ */
+export function renderRunTable(result: RunResult, style: Style, options: TableOptions = { columns: DEFAULT_COLUMNS, verbose: false }): string {
+  const { columns, verbose } = options;
+  const shown = displayOrder(result.modes);
+  const parts = shown.filter(isModelPart);
+  const lines = [
+    `${style.bold(`cuda-pipe ${result.tool.version} · ${result.config.name}`)} · ${deviceNames(result)}`,
+    ...leadComparisons(result).map((c) => style.bold(comparisonText(c))),
+    ...answerLines(result, style),
+    '',
+    modesTable(
+      shown.filter((m) => !isModelPart(m)),
+      result,
+      style,
+      columns,
+    ),
+  ];
+  if (parts.length) lines.push('', "the model's parts, each measured alone (the bound and the floor are built from them):", modesTable(parts, result, style, columns));
+  if (verbose) lines.push('', ...workingLines(result));
+  lines.push('', ...devicesLines(result), ...commLines(result), ...toolboxLines(result), ...eventCostLines(result));
+  lines.push(layoutLine(result));
+  if (verbose) lines.push(`device: ${deviceLine(result)}`, kernelsLine(result));
+  lines.push(timingLine(result), verificationLine(result, style));
+  lines.push(
+    `clocks: ${result.clocks.checked && result.clocks.minMHz !== null ? `SM ${result.clocks.minMHz} to ${result.clocks.maxMHz} MHz while kernels ran (NVML)` : result.clocks.note}`,
+  );
+  for (const note of result.notes) lines.push(`note: ${note}`);
+  if (result.warnings.length) {
+    lines.push('', style.yellow('Warnings:'));
+    for (const w of result.warnings) lines.push(`  ${style.yellow('•')} ${w.message}`, `    ${w.remedy}`);
+  }
+  return fitLines(lines.join('\n'), columns);
+}
+
+/** The devices by name, once each: the header's; --verbose gives each one's facts. */
+function deviceNames(result: RunResult): string {
+  const counts = new Map<string, number>();
+  for (const d of result.devices) counts.set(d.name, (counts.get(d.name) ?? 0) + 1);
+  return [...counts].map(([name, n]) => (n > 1 ? `${n} × ${name}` : name)).join(', ');
+}
+
+/**
+ * The modes a user runs cuda-pipe for (serial, the layouts, the split and the pipeline across devices, the urgent
+ * stream's latency) against the model's parts: each stage, op or link measured alone to build the bound and the floor.
+ */
+function isModelPart(mode: ModeResult): boolean {
+  const { role } = mode;
+  if (role.kind === 'split') return role.alone !== undefined;
+  return !['serial', 'overlapped', 'latency', 'cross-device'].includes(role.kind);
+}
+
+/**
+ * The answer, in a line each: the headline layout's speedup over serial with its interval, its efficiency against
+ * its floor, what limits it, the best layout the model predicts, and the change to make.
+ */
+function answerLines(result: RunResult, style: Style): string[] {
+  const head = result.modes.find((m) => m.id === result.summary.mode);
+  const analysis = head?.analysis;
+  if (!head || !analysis) return ['speedup over serial: none (this Result has no overlapped mode to compare with serial)'];
+  const caveat = serialCaveat(head, result);
+  const confidence = analysis.speedupError === null ? 'one sample a mode: no uncertainty' : '95%';
+  // Where several layouts were measured, the table's speedup column shows which one this is.
+  const compared = `${formatMs(analysis.serialMs)} → ${formatMs(head.stats.median)}`;
+  const { bound } = analysis;
+  return [
+    caveat?.omit
+      ? `${style.bold('speedup over serial')}: ${caveat.brief}`
+      : `${style.bold('speedup over serial')}: ${style.bold(formatSpeedup(analysis))} (${confidence}; ${compared}${caveat ? `; ${caveat.brief}` : ''})`,
+    `efficiency: ${analysis.efficiency.toFixed(2)} = this layout's floor ${formatMs(bound.ms)} / ${formatMs(head.stats.median)} measured`,
+    `limited by: ${
+      bound.limitedBy === 'link' ? `the link with both copy directions at once${bound.linkGbPerSecond ? ` (${formatRate(bound.linkGbPerSecond)})` : ''}` : bound.limitedBy
+    }`,
+    bestLayoutLine(head),
+    changeLine(head),
+  ];
+}
+
+function bestLayoutLine(mode: ModeResult): string {
+  const model = mode.analysis?.model;
+  if (!model) return "best layout: not predicted: the model needs the small ops' costs, which this Result lacks";
+  const { floor } = model;
+  if (floor.limitedBy === 'serial' && floor.chunks === 1) return `best layout: serial, ${formatMs(floor.ms)}: no layout the model predicts beats it`;
+  return `best layout: about ${floor.chunks} chunks × ${floor.streams} streams, ${formatMs(floor.ms)} predicted (limited by ${floor.limitedBy}; ideal ${formatMs(model.idealMs)})`;
+}
+
+function changeLine(mode: ModeResult): string {
+  if (!mode.analysis?.model) return 'change: none named without the model';
+  const advice = adviceFor(mode);
+  if (!advice) return 'change: none: this layout loses nothing against the ideal';
+  const lost = `lost to ${advice.cause}: ${formatMs(advice.ms)}`;
+  return advice.change ? `change: ${advice.change}; ${lost}` : `change: none the model names; ${lost} (--verbose says why)`;
+}
+
+/** A table of modes within `columns`: times and noise first to go, then the names wrap; empty columns are left out. */
+function modesTable(modes: readonly ModeResult[], result: RunResult, style: Style, columns: number): string {
+  const rows = modes.map((mode) => {
+    const emphasise = mode.role.kind === 'overlapped' ? style.bold : (s: string) => s;
+    const speedup = mode.analysis && !serialCaveat(mode, result)?.omit ? formatSpeedup(mode.analysis) : '';
+    return [
+      emphasise(modeLabel(mode, result)),
+      emphasise(formatMs(mode.stats.median)),
+      formatMs(mode.stats.min),
+      formatMs(mode.stats.max),
+      formatPercent(mode.stats.relativeNoise, 2),
+      `${mode.stats.n}${mode.stats.outliers.length ? ` (${mode.stats.outliers.length} out)` : ''}`,
+      emphasise(speedup),
+      rateOf(mode),
+    ];
+  });
+  const head = ['mode', 'median', 'min', 'max', 'noise', 'n', 'speedup', 'rate'];
+  const kept = head.map((_, c) => c).filter((c) => c < 2 || rows.some((row) => row[c] !== '' && row[c] !== style.bold('')));
+  const spec = {
+    head: kept.map((c) => head[c] ?? ''),
+    colAligns: kept.map((c) => (c === 0 ? 'left' : 'right') as 'left' | 'right'),
+    rows: rows.map((row) => kept.map((c) => row[c] ?? '')),
+  };
+  return renderFittedTable(spec, columns, ['min', 'max', 'n', 'noise']);
+}
+
+/** The model's working for each layout, --verbose's: what its speedup compares, its bound, floor and the time it lost. */
+function workingLines(result: RunResult): string[] {
+  const overlapped = result.modes.filter((m) => m.analysis !== null && m.role.kind === 'overlapped');
+  return overlapped.flatMap((mode) => {
+    const caveat = serialCaveat(mode, result);
+    const lines = [...(caveat ? [caveat.text] : []), boundText(mode) ?? '', ...modelLines(mode)];
+    return overlapped.length > 1 ? [`${modeLabel(mode, result)}:`, ...lines.map((line) => `  ${line}`)] : lines;
+  });
+}
+
+/** The layouts measured and the buffers they stream. */
+function layoutLine(result: RunResult): string {
   const totals = result.buffers
     .filter((b) => b.role !== 'scratch')
     .map((b) => `${b.name} ${formatBytes(b.bytes)} ${b.role}`)
@@ -24,55 +175,16 @@ export function renderRunTable(result: RunResult, style: Style): string {
         ]
       : [],
   );
-  lines.push(`layout: ${[...new Set(layouts)].join('; ')}; ${totals ? `buffers ${totals}; ${memory} host memory` : 'device-only buffers'}`);
-  lines.push(
+  return `layout: ${[...new Set(layouts)].join('; ')}; ${totals ? `buffers ${totals}; ${memory} host memory` : 'device-only buffers'}`;
+}
+
+function kernelsLine(result: RunResult): string {
+  return (
     'kernels: ' +
-      result.kernels
-        .map((k) => `${k.label} (${k.entry}, ${k.compile.cached ? 'cache hit' : `compiled by NVRTC ${k.compile.nvrtc}`} for ${k.compile.arch} in ${formatMs(k.compile.ms)})`)
-        .join('; '),
+    result.kernels
+      .map((k) => `${k.label} (${k.entry}, ${k.compile.cached ? 'cache hit' : `compiled by NVRTC ${k.compile.nvrtc}`} for ${k.compile.arch} in ${formatMs(k.compile.ms)})`)
+      .join('; ')
   );
-  lines.push(timingLine(result));
-  const rows = displayOrder(result.modes).map((mode) => {
-    const emphasise = mode.role.kind === 'overlapped' ? style.bold : (s: string) => s;
-    return [
-      emphasise(modeLabel(mode, result)),
-      emphasise(formatMs(mode.stats.median)),
-      formatMs(mode.stats.min),
-      formatMs(mode.stats.max),
-      formatPercent(mode.stats.relativeNoise, 2),
-      `${mode.stats.n}${mode.stats.outliers.length ? ` (${mode.stats.outliers.length} out)` : ''}`,
-      rateOf(mode),
-    ];
-  });
-  lines.push(renderTable({ head: ['mode', 'median', 'min', 'max', 'noise', 'n', 'rate'], colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'right'], rows }));
-  const overlapped = result.modes.filter((m) => m.analysis !== null);
-  // The comparison that answers the config's question comes first; each speedup says what it compares.
-  for (const c of leadComparisons(result)) lines.push(style.bold(comparisonText(c)));
-  for (const mode of overlapped) {
-    const analysis = mode.analysis;
-    if (!analysis) continue;
-    const confidence = analysis.speedupError === null ? 'one sample a mode: no uncertainty' : '95%';
-    const which = overlapped.length > 1 ? ` (${modeLabel(mode, result)})` : '';
-    const caveat = serialCaveat(mode, result);
-    lines.push(
-      caveat?.omit
-        ? `${style.bold(`speedup over serial${which}`)}: ${caveat.text}`
-        : `${style.bold(`speedup over serial${which}`)}: ${style.bold(formatSpeedup(analysis))} ` +
-            `(${confidence}; ${formatMs(analysis.serialMs)} → ${formatMs(mode.stats.median)}${caveat ? `; ${caveat.text}` : ''})`,
-    );
-    lines.push(boundText(mode) ?? '', ...modelLines(mode));
-  }
-  lines.push(...devicesLines(result), ...commLines(result), ...toolboxLines(result), ...eventCostLines(result));
-  lines.push(verificationLine(result, style));
-  lines.push(
-    `clocks: ${result.clocks.checked && result.clocks.minMHz !== null ? `SM ${result.clocks.minMHz} to ${result.clocks.maxMHz} MHz while kernels ran (NVML)` : result.clocks.note}`,
-  );
-  for (const note of result.notes) lines.push(`note: ${note}`);
-  if (result.warnings.length) {
-    lines.push('', style.yellow('Warnings:'));
-    for (const w of result.warnings) lines.push(`  ${style.yellow('•')} ${w.message}`, `    ${w.remedy}`);
-  }
-  return lines.join('\n');
 }
 
 function verificationLine(result: RunResult, style: Style): string {
@@ -116,7 +228,10 @@ function comparisonLine(result: RunResult, style: Style): string {
   );
 }
 
-export const tableExporter: RunExporter = {
-  description: 'the terminal table',
-  render: (results, style) => results.map((r) => renderRunTable(r, style)).join('\n\n'),
-};
+const terminalExporter = (verbose: boolean): RunExporter => ({
+  description: verbose ? "the terminal table with the model's working, the device and the kernels (--verbose)" : 'the terminal table',
+  render: (results, style, columns = DEFAULT_COLUMNS) => results.map((r) => renderRunTable(r, style, { columns, verbose })).join('\n\n'),
+});
+
+export const tableExporter = terminalExporter(false);
+export const verboseTableExporter = terminalExporter(true);
