@@ -85,6 +85,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
   ['CUDA_PIPE_CACHE_DIR', 'compiled-kernel cache (default $XDG_CACHE_HOME/cuda-pipe/cubin)'],
   ['XDG_CACHE_HOME', 'the cache root without CUDA_PIPE_CACHE_DIR (default ~/.cache)'],
   ['NO_COLOR', 'set to anything: no colour in tables'],
+  ['COLUMNS', "the width output fits (default: the terminal's, else 100)"],
   ['CUDA_VISIBLE_DEVICES', 'a launched rank shown one GPU takes device 0, not its local rank'],
   [
     'OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_SIZE, OMPI_MCA_ess_base_jobid, ' +

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { AbResultSchema } from '../../src/result/ab.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/gpu-cli.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
 // Each test skips on its own, with the reason, so a machine without a GPU still counts them.

@@ -8,7 +8,7 @@ import { CuptiActivity, matchActivity, openCupti } from '../../src/cuda/cupti.js
 import { openRuntime } from '../../src/cuda/runtime.js';
 import { makeWaiter } from '../../src/exec/wait.js';
 import { RunResultSchema } from '../../src/result/schema.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/gpu-cli.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
 // Each test skips on its own, with the reason: no GPU, or a GPU host without libcupti.

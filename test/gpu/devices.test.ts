@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { openRuntime } from '../../src/cuda/runtime.js';
 import { ProbeDocumentSchema } from '../../src/result/probe.js';
 import { type RunResult, RunResultSchema } from '../../src/result/schema.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/gpu-cli.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
 // Several devices from one process, on a machine with two GPUs or more. Each test skips on its own with the reason

@@ -8,7 +8,8 @@ import { loadNccl, NCCL_IN_PROGRESS, UNIQUE_ID_BYTES } from '../../src/cuda/nccl
 import { openRuntime } from '../../src/cuda/runtime.js';
 import { builtinConfigsDir, packageRoot } from '../../src/paths.js';
 import { RunResultSchema, type RunResult } from '../../src/result/schema.js';
-import { cliEntry, runCli } from '../helpers/cli.js';
+import { cliEntry } from '../helpers/cli.js';
+import { runCli } from '../helpers/gpu-cli.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
 // The NCCL path on real devices: one process as a one-rank communicator (the path every GPU host can run), the

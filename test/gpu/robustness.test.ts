@@ -7,7 +7,8 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../src/paths.js';
 import { RunResultSchema } from '../../src/result/schema.js';
-import { cliEntry, runCli } from '../helpers/cli.js';
+import { cliEntry } from '../helpers/cli.js';
+import { runCli } from '../helpers/gpu-cli.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
 // Nothing hangs it, nothing half-written is left behind: interrupts, kernels that never end, faulting kernels.

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { packageRoot } from '../../src/paths.js';
 import { type RunResult, RunResultSchema } from '../../src/result/schema.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/gpu-cli.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
 // The stream toolbox on a real device: each shipped config runs, verifies, and reports what it is there to show.

@@ -14,11 +14,15 @@ import { chunkArgs, launchElements } from '../../src/plan/kernel-args.js';
 import { gridSize } from '../../src/exec/issue.js';
 import type { CopyOp, KernelOp, Plan, Schedule } from '../../src/plan/types.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';
+
 import { renderPlan } from '../../src/report/plan.js';
 import { makeStyle } from '../../src/report/style.js';
 import { RunResultSchema } from '../../src/result/schema.js';
 import { outBuffer } from '../helpers/config-buffer.js';
 import { makeResult } from '../helpers/results.js';
+
+/** Facts, not layout, are checked here: the whole text, on lines no terminal width folds. */
+const WIDE = { columns: 1000, verbose: true };
 
 // row_sum.cu: in (itemSize rows) + a resident table → out (one float per row).
 const itemsConfig = (options: { items?: number | string; inItem?: number; outItem?: number; extra?: string; pipeline?: string; top?: string } = {}) =>
@@ -429,18 +433,18 @@ describe('a Result of buffers of any shape', () => {
   it('says the tolerance rule and the largest error where verification used one, and loads without it', () => {
     const base = makeResult();
     assert.equal(RunResultSchema.parse(base).verification.tolerance, undefined);
-    assert.match(renderRunTable(base, plain), /verification: passed \(overlapped outputs equal serial byte for byte/);
+    assert.match(renderRunTable(base, plain, WIDE), /verification: passed \(overlapped outputs equal serial byte for byte/);
     const within = { ...base, verification: { ...base.verification, tolerance: { relative: 0.01, absolute: 0.001, largestError: { absolute: 0.0025, relative: 0.0004 } } } };
     assert.deepEqual(RunResultSchema.parse(within).verification.tolerance?.largestError, { absolute: 0.0025, relative: 0.0004 });
     assert.match(
-      renderRunTable(within, plain),
+      renderRunTable(within, plain, WIDE),
       /verification: passed \(float outputs within 0\.001 \+ 0\.01 × \|serial\|, integers exact; largest error 0\.00250, relative 0\.000400\)/,
     );
   });
 
   it('counts layouts in items where the config gave pipeline.items', () => {
     const base = makeResult();
-    assert.match(renderRunTable(base, plain), /chunks × \d+ elements over/);
-    assert.match(renderRunTable({ ...base, pipeline: { ...base.pipeline, items: base.pipeline.elements } }, plain), /chunks × \d+ items over/);
+    assert.match(renderRunTable(base, plain, WIDE), /chunks × \d+ elements over/);
+    assert.match(renderRunTable({ ...base, pipeline: { ...base.pipeline, items: base.pipeline.elements } }, plain, WIDE), /chunks × \d+ items over/);
   });
 });

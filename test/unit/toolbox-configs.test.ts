@@ -64,7 +64,7 @@ async function fakeRun(name: string, overrides = {}) {
   });
   RunResultSchema.parse(JSON.parse(JSON.stringify(result)));
   const style = makeStyle({ isTTY: false } as NodeJS.WriteStream);
-  return { result, table: tableExporter.render([result], style), md: markdownExporter.render([result], style), html: renderHtml(result) };
+  return { result, table: tableExporter.render([result], style, 1000), md: markdownExporter.render([result], style), html: renderHtml(result) };
 }
 
 describe('the shipped toolbox configs, run on a fake device', () => {

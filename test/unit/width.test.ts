@@ -5,9 +5,15 @@ import { overlong } from '../helpers/width.js';
 
 describe('output width', () => {
   it("is the terminal's where stdout is one, and 100 columns where it is a pipe or a file", () => {
-    assert.equal(outputColumns({ isTTY: true, columns: 132 }), 132);
-    assert.equal(outputColumns({ isTTY: false, columns: 132 } as never), DEFAULT_COLUMNS);
-    assert.equal(outputColumns({ isTTY: true, columns: 20 }), MIN_COLUMNS);
+    assert.equal(outputColumns({ isTTY: true, columns: 132 }, {}), 132);
+    assert.equal(outputColumns({ isTTY: false, columns: 132 } as never, {}), DEFAULT_COLUMNS);
+    assert.equal(outputColumns({ isTTY: true, columns: 20 }, {}), MIN_COLUMNS);
+  });
+
+  it('takes COLUMNS where it is a whole number, terminal or not, and ignores it otherwise', () => {
+    assert.equal(outputColumns({ isTTY: false, columns: undefined } as never, { COLUMNS: '160' }), 160);
+    assert.equal(outputColumns({ isTTY: true, columns: 132 }, { COLUMNS: '80' }), 80);
+    assert.equal(outputColumns({ isTTY: false, columns: undefined } as never, { COLUMNS: 'wide' }), DEFAULT_COLUMNS);
   });
 
   it('wraps a long line at words, its continuation indented under its text, and leaves lines that fit', () => {
@@ -18,7 +24,14 @@ describe('output width', () => {
     assert.equal(first, 'short');
     assert.ok(second?.startsWith('  • word'), second);
     assert.ok(third?.startsWith('    word'), third);
-    assert.equal(fitted.split('\n').map((l) => l.trim()).join(' '), `short ${line.trim()}`, 'no word lost');
+    assert.equal(
+      fitted
+        .split('\n')
+        .map((l) => l.trim())
+        .join(' '),
+      `short ${line.trim()}`,
+      'no word lost',
+    );
     assert.doesNotMatch(fitted, /\S {2}\S/, 'no double space where wrapped lines joined');
   });
 
