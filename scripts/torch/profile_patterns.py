@@ -91,7 +91,11 @@ def main():
         torch.cuda.synchronize()
         times = []
         path = os.path.join(args.out, f"{name}.pt.trace.json")
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=schedule(wait=0, warmup=1, active=args.steps)) as prof:
+        # One cycle (a warm-up step, then the active ones), exported when it ends: a trace exported after the
+        # context closes holds only the next, empty cycle.
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                     schedule=schedule(wait=0, warmup=1, active=args.steps, repeat=1),
+                     on_trace_ready=lambda p, path=path: p.export_chrome_trace(path)) as prof:
             for step in range(args.steps + 1):
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
@@ -104,7 +108,6 @@ def main():
                 if step > 0:
                     times.append(start.elapsed_time(end))
                 prof.step()
-        prof.export_chrome_trace(path)
         with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
             shutil.copyfileobj(src, dst)
         os.remove(path)

@@ -253,6 +253,10 @@ function serialisedMs(inside: readonly GpuEvent[], direction: Direction): number
 /** Copies on a stream where kernels run cannot overlap those kernels: the time of theirs that no kernel on another stream hid. */
 function copyOnComputeStreamMs(inside: readonly GpuEvent[], compute: IntervalSet, start: number, end: number): number {
   const kernelStreams = new Set(inside.filter((e) => e.kind === 'kernel' && !e.communication).map((e) => e.stream));
+  // Kernels on several streams are a pipeline whose streams each carry their chunk's copies and kernels (cuda-pipe's
+  // own layouts): copies there already overlap the other streams' kernels. Only one compute stream that also
+  // carries the copies is the pattern a copy stream of its own would fix.
+  if (kernelStreams.size !== 1) return 0;
   const copies = clip(union(inside.filter((e) => e.kind === 'memcpy' && kernelStreams.has(e.stream)).map(interval)), start, end);
   return measure(subtract(copies, compute));
 }
