@@ -76,14 +76,14 @@ export async function verifySchedules(
   const at = (device: number | undefined) => (spread && device !== undefined ? { device } : {});
   // Copies, window by window: the serial outputs must survive the candidates' reps.
   const copy = (names: readonly string[], device: number | undefined) => new Map(names.map((name) => [name, runner.hostWindows(name, device).map((w) => Buffer.from(w))]));
-  const expected = verify
-    ? devices.map((device) =>
-        copy(
-          runner.outputs().map((b) => b.name),
-          device,
-        ),
-      )
-    : null;
+  const everyOutput = () =>
+    devices.map((device) =>
+      copy(
+        runner.outputs().map((b) => b.name),
+        device,
+      ),
+    );
+  const expected = verify ? everyOutput() : null;
   const mismatches: Mismatch[] = [];
   let reduced: ReductionRecord | undefined;
   const checked = reduction ? reducedOutputs(baseline, runner.outputs()) : [];
@@ -108,14 +108,7 @@ export async function verifySchedules(
     if (bucketed && expected) runner.poisonOutputs(POISON.serial);
     await guard.rep(runner, candidate, { checked: true });
     if (!expected) continue;
-    const against = bucketed
-      ? devices.map((device) =>
-          copy(
-            runner.outputs().map((b) => b.name),
-            device,
-          ),
-        )
-      : expected;
+    const against = bucketed ? everyOutput() : expected;
     runner.restoreInputs();
     runner.poisonOutputs(POISON.overlapped);
     await guard.rep(runner, candidate);
