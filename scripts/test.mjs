@@ -1,0 +1,35 @@
+// npm test's runner: node's test runner over test/queue/'s workers, which share the compiled test files out among
+// themselves (test/helpers/queue.ts), then the times each file took kept in dist/test/durations.json so that the next
+// run starts the slowest first. Extra arguments go to `node --test` (a reporter, say).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const workers = join(root, 'dist', 'test', 'queue');
+const queue = mkdtempSync(join(tmpdir(), 'cuda-pipe-test-queue-'));
+const files = readdirSync(workers)
+  .filter((name) => name.endsWith('.test.js'))
+  .map((name) => join(workers, name));
+
+const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${files.length}`, ...process.argv.slice(2), ...files], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, CUDA_PIPE_TEST_QUEUE: queue },
+});
+
+const times = join(queue, 'times.tsv');
+if (existsSync(times)) {
+  const durations = Object.fromEntries(
+    readFileSync(times, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t'))
+      .map(([file, ms]) => [file, Number(ms)]),
+  );
+  writeFileSync(join(root, 'dist', 'test', 'durations.json'), `${JSON.stringify(durations, null, 1)}\n`);
+}
+rmSync(queue, { recursive: true, force: true });
+process.exitCode = result.status ?? 1;

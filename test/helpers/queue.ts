@@ -1,0 +1,62 @@
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// `npm test` runs every test file in a few long-lived processes instead of one process per file: on two cores the
+// 140-odd fresh Node.js processes, each loading the modules its file imports, took about a sixth of the suite's CPU
+// time. Each process (test/queue/worker-N.test.ts) takes the next file no process has taken yet, so a slow file
+// does not hold up a fixed share of the others, and runs it as a suite named by its path. scripts/test.mjs makes
+// the queue folder and names it in CUDA_PIPE_TEST_QUEUE; a file is taken by creating its entry there, which only
+// one process can do.
+
+const distTest = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Every compiled test file under dist/test/<folder>/, the queue's own workers left out. */
+export function testFiles(): string[] {
+  return readdirSync(distTest, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && entry.name !== 'queue')
+    .flatMap((folder) =>
+      readdirSync(join(distTest, folder.name))
+        .filter((name) => name.endsWith('.test.js'))
+        .map((name) => join(distTest, folder.name, name)),
+    )
+    .sort();
+}
+
+/** Longest first, by the times the last run recorded, so that the slow files do not start last. */
+export function longestFirst(files: readonly string[], durations: Readonly<Record<string, number>>): string[] {
+  return [...files].sort((a, b) => (durations[relative(distTest, b)] ?? 0) - (durations[relative(distTest, a)] ?? 0) || a.localeCompare(b));
+}
+
+function claim(queue: string, file: string): boolean {
+  try {
+    mkdirSync(join(queue, relative(distTest, file).replaceAll('/', '__')));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+/** One queue worker: runs files until none is left, and records how long each took for the next run's order. */
+export async function runQueue(): Promise<void> {
+  const queue = process.env.CUDA_PIPE_TEST_QUEUE;
+  if (!queue || !existsSync(queue)) {
+    test('queue worker', {
+      skip: 'run through `npm test` (scripts/test.mjs), which makes the queue; `node --test dist/test/*/*.test.js` runs each file in a process of its own',
+    }, () => {});
+    return;
+  }
+  const recorded = join(distTest, 'durations.json');
+  const durations = existsSync(recorded) ? (JSON.parse(readFileSync(recorded, 'utf8')) as Record<string, number>) : {};
+  for (const file of longestFirst(testFiles(), durations)) {
+    if (!claim(queue, file)) continue;
+    const name = relative(distTest, file);
+    const started = performance.now();
+    await describe(name, async () => {
+      await import(pathToFileURL(file).href);
+    });
+    appendFileSync(join(queue, 'times.tsv'), `${name}\t${Math.round(performance.now() - started)}\n`);
+  }
+}
