@@ -1,4 +1,4 @@
-// Every failure the user can meet is one of these classes; the top-level catch in src/cli/main.ts maps the class
+// Every failure the user can meet is one of these classes; the top-level catch in src/cli/program.ts maps the class
 // to the exit code from DESIGN.md and prints `message` (and `hint`, when there is one) as one paragraph.
 
 /** 70 is sysexits' EX_SOFTWARE: a bug in cuda-pipe, kept apart from 4 so that a crash never reads as a CUDA failure. */

@@ -1,4 +1,5 @@
 import { runAb } from '../api/ab.js';
+import { cliIo } from './io.js';
 import { PAIRED_RULE } from '../compare/paired.js';
 import { loadConfigFile } from '../config/load.js';
 import type { Overrides } from '../config/types.js';
@@ -41,7 +42,7 @@ export async function abCommand(pathA: string, pathB: string, flags: AbFlags): P
       maxTimeMs: flags.maxTime * 1000,
       minPairs: flags.minPairs,
       rule: flags.threshold === undefined ? PAIRED_RULE : { ...PAIRED_RULE, threshold: flags.threshold / 100 },
-      onMeasuring: () => process.stderr.write(`measuring ${a.config.name} against ${b.config.name}, interleaved (Ctrl-C stops after the current rep)\n`),
+      onMeasuring: () => cliIo().stderr.write(`measuring ${a.config.name} against ${b.config.name}, interleaved (Ctrl-C stops after the current rep)\n`),
     }),
   );
   const out = await writeDocuments([

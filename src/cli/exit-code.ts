@@ -5,7 +5,7 @@ import { CudaPipeError, type ExitCode, INTERNAL_ERROR_EXIT } from '../errors.js'
  * The top-level catch: maps an error to its exit code and prints it as one paragraph (the stack only with
  * --verbose). Anything that is not one of our error classes is a bug in cuda-pipe, shown in full under its own code.
  */
-export function exitCodeFor(error: unknown, verbose: boolean, write: (text: string) => void = (text) => process.stderr.write(text)): ExitCode {
+export function exitCodeFor(error: unknown, verbose: boolean, write: (text: string) => void): ExitCode {
   if (error instanceof CommanderError) {
     // commander already printed its message; help and version end here with code 0.
     return error.exitCode === 0 ? 0 : 2;

@@ -1,4 +1,5 @@
 import { exitNow } from '../cuda/exit.js';
+import { cliIo } from './io.js';
 import { Interrupted } from '../errors.js';
 
 export interface InterruptHooks {
@@ -32,7 +33,7 @@ export interface Interrupts {
  * ends it at once: the first may be stuck behind a long rep.
  */
 export function installInterrupts(hooks: InterruptHooks = {}): Interrupts {
-  const write = hooks.write ?? ((text: string) => process.stderr.write(text));
+  const write = hooks.write ?? ((text: string) => cliIo().stderr.write(text));
   const exit = hooks.exit ?? exitNow;
   const signals = hooks.signals ?? process;
   const controller = new AbortController();

@@ -1,4 +1,5 @@
 import { checkKernelSources } from '../api/kernels.js';
+import { cliIo } from './io.js';
 import { UsageError } from '../errors.js';
 import { formatBytes, formatMs } from '../format.js';
 import { listKernelSources, readKernelSource } from '../kernels/catalog.js';
@@ -14,21 +15,21 @@ export async function kernelsCommand(paths: readonly string[], flags: KernelsFla
   if (flags.arch !== undefined && !flags.check) throw new UsageError('--arch only applies with --check: listing kernels compiles nothing.');
   const sources = paths.length ? paths.map((path) => readKernelSource(path)) : listKernelSources();
   for (const source of sources) {
-    process.stdout.write(`${source.path}\n`);
+    cliIo().stdout.write(`${source.path}\n`);
     for (const signature of source.signatures) {
-      process.stdout.write(`  ${formatSignature(signature)}${signature.ambiguity ? ` (cannot be used: ${signature.ambiguity})` : ''}\n`);
+      cliIo().stdout.write(`  ${formatSignature(signature)}${signature.ambiguity ? ` (cannot be used: ${signature.ambiguity})` : ''}\n`);
     }
-    for (const hidden of source.excluded) process.stdout.write(`  ${hidden.name}: only under ${hidden.conditions.join(', ')}, off without -D options\n`);
-    if (!source.signatures.length && !source.excluded.length) process.stdout.write('  (no extern "C" __global__ kernels)\n');
+    for (const hidden of source.excluded) cliIo().stdout.write(`  ${hidden.name}: only under ${hidden.conditions.join(', ')}, off without -D options\n`);
+    if (!source.signatures.length && !source.excluded.length) cliIo().stdout.write('  (no extern "C" __global__ kernels)\n');
   }
   if (!flags.check) return 0;
   const check = checkKernelSources(sources, flags.arch);
-  process.stdout.write(`\nCompiling with NVRTC ${check.nvrtc.version} (${check.nvrtc.path}) for ${check.arch} (${check.why}), bypassing the cache:\n`);
+  cliIo().stdout.write(`\nCompiling with NVRTC ${check.nvrtc.version} (${check.nvrtc.path}) for ${check.arch} (${check.why}), bypassing the cache:\n`);
   for (const s of check.sources) {
-    process.stdout.write(s.ok ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}\n` : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}\n`);
+    cliIo().stdout.write(s.ok ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}\n` : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}\n`);
   }
   const failures = check.sources.filter((s) => !s.ok);
-  process.stdout.write(`${sources.length - failures.length} of ${sources.length} sources compiled.\n`);
+  cliIo().stdout.write(`${sources.length - failures.length} of ${sources.length} sources compiled.\n`);
   if (failures.length) {
     const first = failures[0]?.log.split('\n').find((line) => /error/.test(line)) ?? failures[0]?.log.split('\n')[0] ?? '';
     throw new UsageError(

@@ -1,4 +1,5 @@
 import type { RunExporter } from '../report/exporter.js';
+import { cliIo } from './io.js';
 import { bmfExporter } from '../report/exporters/bmf.js';
 import { csvExporter } from '../report/exporters/csv.js';
 import { gabExporter } from '../report/exporters/gab.js';
@@ -6,7 +7,7 @@ import { jsonExporter } from '../report/exporters/json.js';
 import { markdownExporter } from '../report/exporters/markdown.js';
 import { sweepMarkdownExporter, sweepTableExporter } from '../report/exporters/sweep.js';
 import { tableExporter, verboseTableExporter } from '../report/exporters/table.js';
-import { defaultColumns, renderGantt } from '../report/gantt.js';
+import { renderGantt } from '../report/gantt.js';
 import { htmlExporter } from '../report/html.js';
 import { makeStyle } from '../report/style.js';
 import { fitLines, outputColumns } from '../report/width.js';
@@ -71,13 +72,13 @@ export async function writeRunOutputs(results: readonly RunResult[], targets: Ru
     OUTPUT_FLAGS.map((flag) => ({
       flag,
       target: targets[flag],
-      render: () => exporterOf(flag, sweep).render(results, makeStyle(process.stdout)) + '\n',
+      render: () => exporterOf(flag, sweep).render(results, makeStyle(cliIo().stdout)) + '\n',
     })),
   );
   const style = makeStyle(stream);
   const columns = outputColumns(stream);
-  // --verbose is the program's option, read from the command line as main.ts reads it for errors: every command has it.
-  const verbose = views.verbose ?? process.argv.includes('--verbose');
+  // --verbose is the program's option, read from the command line as the top-level catch reads it: every command has it.
+  const verbose = views.verbose ?? cliIo().argv.includes('--verbose');
   if (views.table) stream.write(fitLines(terminalExporter(sweep, verbose).render(results, style, columns), columns) + '\n');
-  if (views.gantt) stream.write(renderGantt(pictured(results), { style, columns: views.width ?? defaultColumns(stream) }) + '\n');
+  if (views.gantt) stream.write(renderGantt(pictured(results), { style, columns: views.width ?? columns }) + '\n');
 }

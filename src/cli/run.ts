@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { cliIo } from './io.js';
 import { join } from 'node:path';
 import { rankLabel, runIdentity } from '../api/identity.js';
 import { checkConfigKernels, type ConfigKernelCheck } from '../api/kernels.js';
@@ -54,7 +55,7 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
         hint: 'Drop --dry-run to measure, or the output flags to see the plan.',
       });
     }
-    process.stdout.write(
+    cliIo().stdout.write(
       loads
         .map((loaded) => {
           const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
@@ -93,14 +94,14 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
         ncclDir: flags.ncclDir,
         deviceOrigin: chosen?.origin,
         // One line on stderr, so that whoever waits for the run (a person, a test sending it a signal) sees it start.
-        onMeasuring: () => process.stderr.write(`measuring ${loaded.config.name}${rank} (Ctrl-C stops after the current rep)\n`),
+        onMeasuring: () => cliIo().stderr.write(`measuring ${loaded.config.name}${rank} (Ctrl-C stops after the current rep)\n`),
       });
       done.push(chosen ? { ...result, notes: [...result.notes, chosen.note] } : result);
     }
     return done;
   });
   await writeRunOutputs(results, flags, { table: true, gantt: flags.timeline ?? false });
-  if (kinds && kinds.length > 1) process.stdout.write('\n' + renderHostMemoryTable(results) + '\n');
+  if (kinds && kinds.length > 1) cliIo().stdout.write('\n' + renderHostMemoryTable(results) + '\n');
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
 }
 

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { cliIo } from './io.js';
 import { join } from 'node:path';
 import cliProgress from 'cli-progress';
 import { runIdentity } from '../api/identity.js';
@@ -72,7 +73,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
       settings: combo,
       plan: prepareSetting(withSettings(loaded, combo), axes, { gate: flags.gate ?? false }).plan,
     }));
-    process.stdout.write(renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }) + '\n');
+    cliIo().stdout.write(renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }) + '\n');
     return 0;
   }
   // A clash between outputs fails before the sweep measures for minutes, not after.
@@ -81,8 +82,8 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   // Planned as the sweep will plan them, so that a bad setting fails before this line promises a sweep, and the line
   // can count the layouts.
   const plans = settingCombinations(axes.sets).map((combo) => prepareSetting(withSettings(loaded, combo), axes, { gate: flags.gate ?? false }).plan);
-  process.stderr.write(fitLines(sweepStartLine(plans.length, layoutCount(plans[0]), budgetS), outputColumns(process.stderr)) + '\n');
-  const bar = process.stderr.isTTY
+  cliIo().stderr.write(fitLines(sweepStartLine(plans.length, layoutCount(plans[0]), budgetS), outputColumns(cliIo().stderr)) + '\n');
+  const bar = cliIo().stderr.isTTY
     ? new cliProgress.SingleBar(
         {
           format: 'sweep {setting} [{bar}] {value}/{total} layouts settled | {duration_formatted} elapsed, at most {left} s left (--max-time)',
@@ -108,7 +109,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
         if (!bar) {
           // A log gets a line a setting's start and then one every few seconds, not one a round.
           if (started !== p.setting || p.elapsedMs - printedMs >= PROGRESS_EVERY_MS || p.done === p.total) {
-            process.stderr.write(progressLine(p, budgetMs) + '\n');
+            cliIo().stderr.write(progressLine(p, budgetMs) + '\n');
             printedMs = p.elapsedMs;
             started = p.setting;
           }

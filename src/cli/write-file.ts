@@ -20,6 +20,7 @@ import { runIdentity } from '../api/identity.js';
 import { type CudaPipeError, EnvironmentError, Interrupted, UsageError } from '../errors.js';
 import { describeFileError } from '../files/errno.js';
 import { processInterrupts } from './interrupt.js';
+import { cliIo, type OutStream } from './io.js';
 
 // Every document a command writes goes through here, so that no flag can destroy a file or report a write that did
 // not happen. What a careful Unix tool does with each kind of target:
@@ -76,7 +77,7 @@ export interface Document {
  * the command's terminal view (its table) goes: stdout, or stderr when stdout carries a document, so that
  * `--json - | jq` reads JSON alone.
  */
-export async function writeDocuments(documents: readonly Document[]): Promise<NodeJS.WriteStream> {
+export async function writeDocuments(documents: readonly Document[]): Promise<OutStream> {
   const planned = planDocuments(documents);
   await processInterrupts().during(async (signal) => {
     const written: string[] = [];
@@ -85,7 +86,7 @@ export async function writeDocuments(documents: readonly Document[]): Promise<No
       written.push(d.target);
     }
   });
-  return planned.some((d) => d.to.kind === 'fd' && d.to.fd === STDOUT_FD) ? process.stderr : process.stdout;
+  return planned.some((d) => d.to.kind === 'fd' && d.to.fd === STDOUT_FD) ? cliIo().stderr : cliIo().stdout;
 }
 
 /** What writeDocuments checks before writing anything, for commands that measure first: a clash fails before the run. */
@@ -228,7 +229,9 @@ async function writeTo(target: string, to: Destination, text: string, signal: Ab
   const bytes = Buffer.from(text, 'utf8');
   const progress = (left: string): Progress => ({ signal, target: target === '-' ? 'stdout' : target, left, written });
   stopIfInterrupted(progress('nothing was written to it'));
-  if (to.kind === 'fd') await writeDescriptor(target, to.fd, bytes, progress('the reader got part of it'));
+  const io = cliIo();
+  if (to.kind === 'fd' && to.fd === STDOUT_FD && !io.processStreams) io.stdout.write(text);
+  else if (to.kind === 'fd') await writeDescriptor(target, to.fd, bytes, progress('the reader got part of it'));
   else if (to.kind === 'direct') await writeDirect(target, to, bytes, progress('the reader got part of it'));
   else await replaceFile(target, to, bytes, progress('its temporary file was removed and the file there, if any, is as it was'));
 }

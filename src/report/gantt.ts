@@ -2,6 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import { opInterval } from '../analysis/timeline.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
 import { stage } from '../stages/index.js';
+import { outputColumns } from './width.js';
 import {
   analysisFacts,
   analyzeTracedRep,
@@ -30,7 +31,7 @@ import {
 export interface GanttOptions {
   /** Colours; a level-0 instance (NO_COLOR, not a terminal) gives plain letters. */
   readonly style: ChalkInstance;
-  /** Terminal width in columns; default process.stdout.columns, or 100 when that is unknown. */
+  /** Terminal width in columns; default that of stdout (`outputColumns`). */
   readonly columns?: number;
   /** Only this mode's traced reps; default every traced mode. */
   readonly mode?: string;
@@ -45,19 +46,13 @@ function paint(style: ChalkInstance, id: Stage, text: string): string {
   return style[background][foreground](text);
 }
 
-/** The width of the terminal `stream` writes to, or 100 when it is not a terminal. */
-export function defaultColumns(stream: NodeJS.WriteStream = process.stdout): number {
-  const columns = stream.columns;
-  return columns !== undefined && columns > 0 ? columns : 100;
-}
-
 /** The widest chart drawn, in columns: wider is no terminal, and the chart's cost grows with its width. */
 export const MAX_COLUMNS = 1000;
 
 export function renderGantt(result: RunResult, options: GanttOptions): string {
   const groups = timelineGroups(result, options.mode);
   if (!groups.length) return 'No traced reps in this result: run with --timeline to record one.';
-  const columns = Math.min(MAX_COLUMNS, options.columns ?? defaultColumns());
+  const columns = Math.min(MAX_COLUMNS, options.columns ?? outputColumns());
   return groups.map((group) => renderGroup(result, group, columns, options.style)).join('\n\n');
 }
 

@@ -10,11 +10,17 @@ export const DEFAULT_COLUMNS = 100;
 /** The narrowest output laid out: narrower terminals get this and wrap it themselves. */
 export const MIN_COLUMNS = 60;
 
+/** What the layout needs to know of an output stream: a terminal's, or text collected by a test. */
+export interface Terminal {
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+}
+
 /**
  * The columns output to `stream` fits: `COLUMNS` where it is set to a whole number (as `ls` and Python read it),
  * else the terminal's width where the stream is one, else DEFAULT_COLUMNS.
  */
-export function outputColumns(stream: Pick<NodeJS.WriteStream, 'isTTY' | 'columns'> = process.stdout, env: NodeJS.ProcessEnv = process.env): number {
+export function outputColumns(stream: Terminal = process.stdout, env: NodeJS.ProcessEnv = process.env): number {
   const asked = /^\d{1,5}$/.test(env.COLUMNS ?? '') ? Number(env.COLUMNS) : undefined;
   const columns = asked ?? (stream.isTTY ? stream.columns : undefined);
   return columns !== undefined && columns > 0 ? Math.max(MIN_COLUMNS, columns) : DEFAULT_COLUMNS;

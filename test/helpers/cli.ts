@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/paths.js';
+import type { CliAnswer } from './cli-worker.js';
 
 export interface CliRun {
   readonly code: number | null;
@@ -42,11 +44,25 @@ export function cliEntry(): string[] {
 export const CLI_DEADLINE_MS = 120_000;
 
 /**
+ * Environment variables a run in this process may set: the others name libraries, launchers and devices, which the
+ * tool reads once per process, so a run that sets them gets a process of its own.
+ */
+const IN_PROCESS_ENV = new Set(['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'CUDA_PIPE_CACHE_DIR']);
+
+/**
+ * Runs the CLI with `args`. Most runs go to a worker thread of this process that keeps the tool loaded (starting
+ * Node.js and loading the tool costs about 0.6 s of CPU a run, which a few hundred runs made most of `npm test`).
+ * A run gets a process of its own when it could not be told apart there: when it sets an environment variable
+ * outside IN_PROCESS_ENV, when the test gives `timeoutMs` (a test of "must not hang", whose run may block in a
+ * system call that only killing a process ends), or with `process: true`.
+ *
  * `timeoutMs` kills a CLI that hangs (SIGKILL: one that ignores SIGTERM would hold spawnSync for ever), so a test
  * of "must not hang" fails instead of stalling the suite; the run's stderr then says what it waited for.
  */
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { timeoutMs?: number } = {}): CliRun {
+export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { timeoutMs?: number; process?: boolean } = {}): CliRun {
   const root = packageRoot();
+  const inProcess = !options.process && options.timeoutMs === undefined && Object.keys(env).every((key) => IN_PROCESS_ENV.has(key)) && process.cwd() === root;
+  if (inProcess) return runInWorker(args, { ...process.env, NO_COLOR: '1', ...env });
   const timeoutMs = options.timeoutMs ?? CLI_DEADLINE_MS;
   const result = spawnSync(process.execPath, [...cliEntry(), ...args], {
     encoding: 'utf8',
@@ -61,4 +77,41 @@ export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, opt
     ? `${result.stderr ?? ''}\n[test] \`cuda-pipe ${args.join(' ')}\` had not ended after ${timeoutMs / 1000} s and was killed; its last output is above.`
     : result.stderr;
   return { code: result.status, stdout: result.stdout, stderr };
+}
+
+interface CliThread {
+  readonly worker: Worker;
+  readonly port: MessagePort;
+  readonly done: Int32Array;
+}
+
+let thread: CliThread | undefined;
+
+/** The thread that runs in-process CLI runs: compiled, it loads dist/'s CLI; under tsx, the sources through tsx. */
+function cliThread(): CliThread {
+  if (thread) return thread;
+  const { port1, port2 } = new MessageChannel();
+  const done = new Int32Array(new SharedArrayBuffer(4));
+  const script = new URL(compiled ? './cli-worker.js' : './cli-worker.ts', import.meta.url);
+  const worker = new Worker(script, { workerData: { port: port2, done }, transferList: [port2], execArgv: compiled ? [] : ['--import', 'tsx'], stdout: false, stderr: false });
+  // The thread must not keep a test file's process alive once its tests are done.
+  worker.unref();
+  port1.unref();
+  thread = { worker, port: port1, done };
+  return thread;
+}
+
+function runInWorker(args: readonly string[], env: NodeJS.ProcessEnv): CliRun {
+  const { worker, port, done } = cliThread();
+  Atomics.store(done, 0, 0);
+  port.postMessage({ argv: args, env: Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)) });
+  const woke = Atomics.wait(done, 0, 0, CLI_DEADLINE_MS);
+  const answer = receiveMessageOnPort(port)?.message as CliAnswer | undefined;
+  if (woke === 'timed-out' || !answer) {
+    void worker.terminate();
+    thread = undefined;
+    return { code: null, stdout: '', stderr: `[test] \`cuda-pipe ${args.join(' ')}\` had not ended after ${CLI_DEADLINE_MS / 1000} s in its worker thread, which was stopped.` };
+  }
+  if (answer.ended) thread = undefined;
+  return { code: answer.code, stdout: answer.stdout, stderr: answer.stderr };
 }

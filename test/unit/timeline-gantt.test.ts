@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { stripVTControlCharacters } from 'node:util';
 import { Chalk } from 'chalk';
 import { analyzeTracedRep } from '../../src/report/timeline-common.js';
-import { defaultColumns, lowerCaseCells, renderGantt, rowCells, scaleLines } from '../../src/report/gantt.js';
+import { lowerCaseCells, renderGantt, rowCells, scaleLines } from '../../src/report/gantt.js';
+import { outputColumns } from '../../src/report/width.js';
 import type { TimelineOp } from '../../src/result/schema.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 import { timelineFixtures } from '../helpers/timeline-fixtures.js';
@@ -108,7 +109,7 @@ describe('terminal Gantt', () => {
 
   it('fits the default width when the output is not a terminal', () => {
     const lines = renderGantt(syntheticRunResult(), { style: plain }).split('\n');
-    assert.ok(Math.max(...lines.map((l) => l.length)) <= defaultColumns());
+    assert.ok(Math.max(...lines.map((l) => l.length)) <= outputColumns());
   });
 
   it('says so when the Result has no traced reps', () => {

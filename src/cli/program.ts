@@ -1,0 +1,290 @@
+import { Command, Option } from 'commander';
+import { contextLost, type ExitCode } from '../errors.js';
+import { packageVersion } from '../paths.js';
+import {
+  archFlag,
+  chartColumns,
+  collect,
+  countList,
+  deviceSelection,
+  nonNegativeInt,
+  nonNegativeNumber,
+  orderList,
+  positiveInt,
+  positiveNumber,
+  timeoutSeconds,
+} from './numbers.js';
+import { exitCodeFor } from './exit-code.js';
+import { COMMAND_HELP, topLevelHelp } from './help-text.js';
+import { checkOutputTarget } from './write-file.js';
+import { hostMemoryKinds } from './lists.js';
+import { cliIo, type CliIo, withCliIo } from './io.js';
+
+// Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
+// commander and nothing else.
+
+const program = new Command('cuda-pipe')
+  .description('Measure how much overlapping copies and kernels across CUDA streams buys on your GPU.')
+  .version(packageVersion(), '-V, --version', 'print the version')
+  .option('--verbose', 'print stack traces and extra diagnostics')
+  .showHelpAfterError('(run with --help for usage)')
+  .addHelpText('after', topLevelHelp())
+  .configureOutput({ writeOut: (text) => cliIo().stdout.write(text), writeErr: (text) => cliIo().stderr.write(text) })
+  .exitOverride();
+
+const deviceOption = () => new Option('--device <n>', 'device index').argParser(nonNegativeInt);
+const ncclDirOption = () =>
+  new Option('--nccl-dir <folder>', "collective stages under mpirun or srun: a folder every rank can read, where rank 0 writes NCCL's unique id (default: the temporary folder)");
+
+// The exports for spreadsheets and CI dashboards, the same in every command that writes Results.
+const csvOption = () => new Option('--csv <file>', 'write one CSV row per mode (times in ms), or - for stdout').argParser(checkOutputTarget);
+const bmfOption = () =>
+  new Option('--bmf <file>', "write Bencher Metric Format (each mode's latency in ns, lower and upper its quartiles), or - for stdout").argParser(checkOutputTarget);
+const gabOption = () =>
+  new Option('--gab <file>', "write github-action-benchmark's customSmallerIsBetter array (ms, range ± half the quartiles), or - for stdout").argParser(checkOutputTarget);
+
+const waitOption = () =>
+  new Option('--wait <how>', 'how the host waits for a rep to end without blocking: poll the event, or a blocking wait on a worker thread')
+    .choices(['poll', 'thread'])
+    .default('poll');
+const timeoutOption = () =>
+  new Option('--timeout <seconds>', 'longest wait for a rep of a mode not yet timed (default 60); later reps may take 20 times the slowest seen, at least 1 s').argParser(
+    timeoutSeconds,
+  );
+
+program
+  .command('run')
+  .description('run a load → compute → store pipeline (default: the built-in balanced config)')
+  .argument('[config]', 'YAML config file')
+  .option('--streams <n>', 'override pipeline.streams', positiveInt)
+  .option('--chunks <n>', 'override pipeline.chunks', positiveInt)
+  .option('--workers <n>', "override host.workers: the host stage's worker threads", positiveInt)
+  .addOption(new Option('--order <order>', 'override pipeline.order').choices(['depth-first', 'breadth-first']))
+  .addOption(new Option('--mode <mode>', 'override pipeline.mode: graph also replays each overlapped layout as a CUDA graph').choices(['stream', 'graph']))
+  .option(
+    '--host-memory <kinds>',
+    'run once per host memory kind (pinned,pageable,write-combined,registered, comma-separated; sets the top-level hostMemory, buffers naming their own keep it) and compare them in one table',
+    hostMemoryKinds,
+  )
+  .addOption(deviceOption())
+  .option(
+    '--devices <list|all>',
+    'several GPUs in one run (sets devices), e.g. 0,1 or all: the input split across them; with pipeline.handoff, one pipeline across two; with a collective stage (configs/ddp.yaml), data-parallel: the whole pipeline on every GPU, one NCCL rank each (ncclCommInitAll), stream mode only',
+    deviceSelection,
+  )
+  .option('--reps <n>', 'time exactly n reps per mode instead of the noise rule', positiveInt)
+  .option('--warmup <n>', 'warm-up reps per mode', nonNegativeInt)
+  .option('--warmup-time <ms>', 'keep warming up for at least this many milliseconds', nonNegativeNumber)
+  .option('--min-reps <n>', 'timed reps before the noise rule may stop', positiveInt)
+  .option('--max-noise <percent>', 'noise target in percent (default 0.5)', positiveNumber)
+  .option('--max-time <seconds>', "time budget for one mode's timed reps (default 3)", positiveNumber)
+  .option('--gate', 'hold the streams behind a blocking kernel until each rep is issued: times exclude host issue cost')
+  .option('--dry-run', 'print the plan (modes, streams, op counts, bytes) and compile the kernels when NVRTC is here; needs no GPU')
+  .option('--ops', 'with --dry-run: list every op of every mode in issue order')
+  .option('--arch <sm_XX>', 'with --dry-run: compile the kernels for this architecture (default: the newest NVRTC supports)', archFlag)
+  .option('--no-verify', 'skip the check that the overlapped outputs equal the serial ones')
+  .option('--no-tracing', 'skip the traced rep of each overlapped mode (the timeline)')
+  .addOption(waitOption())
+  .addOption(timeoutOption())
+  .addOption(ncclDirOption())
+  .option('--json <file>', 'write the Result document to a file, or - for stdout', checkOutputTarget)
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
+  .option('--timeline', 'draw the traced rep of each overlapped mode as a Gantt chart after the table')
+  .option('--svg <file>', 'write the timeline as a standalone SVG, or - for stdout', checkOutputTarget)
+  .option('--html <file>', 'write one self-contained HTML report (tables, bound, timeline), or - for stdout', checkOutputTarget)
+  .option('--trace <file>', 'write Chrome Trace Event JSON for Perfetto and chrome://tracing, or - for stdout', checkOutputTarget)
+  .addOption(csvOption())
+  .addOption(bmfOption())
+  .addOption(gabOption())
+  .addHelpText('after', COMMAND_HELP.run)
+  .action(lazy(async () => (await import('./run.js')).runCommand));
+
+program
+  .command('sweep')
+  .description('measure many layouts in one run and find the best: a heat map of speedup over serial, the best layout and its ties')
+  .argument('[config]', 'YAML config file (its sweep: section gives default axes)')
+  .option('--streams <list>', 'stream counts, e.g. 1,2,4,8', countList)
+  .option('--chunks <list>', 'chunk counts, e.g. 1,2,4,8,16,32,64', countList)
+  .option('--order <list>', 'issue orders, e.g. depth-first,breadth-first', orderList)
+  .option('--set <path=values>', 'another axis: any scalar of the config and its values, e.g. kernels[0].args[3].int32=530,1060 (repeatable)', collect, [])
+  .option('--max-time <seconds>', 'time for the race of layouts, per setting (default 40)', positiveNumber)
+  .option('--exhaustive', 'stop no layout early: measure every one until the noise rule or the time budget stops it')
+  .option('--dry-run', 'print the layouts each setting would race and the time budget, checking every setting; needs no GPU')
+  .addOption(deviceOption())
+  .option(
+    '--devices <list|all>',
+    'several GPUs (sets devices), e.g. 0,1 or all: with a collective stage (configs/ddp.yaml), every layout data-parallel over them, one NCCL rank each, to find the best bucket count; a config without one sweeps on one device',
+    deviceSelection,
+  )
+  .option('--gate', 'hold each rep until it is issued: times exclude host issue cost')
+  .option('--no-verify', 'skip the check that every layout computes what serial does')
+  .addOption(waitOption())
+  .addOption(ncclDirOption())
+  .option('--json <file>', 'write the Results (one per setting) to a file, or - for stdout', checkOutputTarget)
+  .option('--md <file>', 'write the heat map as Markdown, or - for stdout', checkOutputTarget)
+  .option('--svg <file>', 'write speedup against chunk count as SVG, or - for stdout', checkOutputTarget)
+  .option('--html <file>', "write the HTML report with the heat map, the chart and the best layout's timeline", checkOutputTarget)
+  .addOption(csvOption())
+  .addOption(bmfOption())
+  .addOption(gabOption())
+  .addHelpText('after', COMMAND_HELP.sweep)
+  .action(lazy(async () => (await import('./sweep.js')).sweepCommand));
+
+program
+  .command('probe')
+  .description('report each device: copy engines, priorities, PCIe link, versions; --bandwidth measures copies')
+  .option('--device <n|n,m,…|all>', 'device index, indexes separated by commas, or "all"; two or more add the peer matrix', deviceSelection, 'all')
+  .option('--bandwidth', 'measure pinned and pageable H2D, D2H and bidirectional copy bandwidth')
+  .option('--size <bytes>', 'bytes per bandwidth copy, with units (256MiB)', '256MiB')
+  .option('--reps <n>', 'timed copies per bandwidth figure', positiveInt, 20)
+  .option('--json <file>', 'write the probe as a JSON document to a file, or - for stdout (the tables then go to stderr)', checkOutputTarget)
+  .addOption(waitOption())
+  .addOption(timeoutOption())
+  .addHelpText('after', COMMAND_HELP.probe)
+  .action(lazy(async () => (await import('./probe.js')).probeCommand));
+
+program
+  .command('kernels')
+  .description('list the kernels under kernels/ (or in the given files) with their signatures; --check compiles them')
+  .argument('[sources...]', '.cu files to list or check instead of the built-in kernels/')
+  .option('--check', 'compile the sources with NVRTC (no GPU needed)')
+  .option('--arch <sm_XX>', "architecture for --check (default: the device's, else the newest NVRTC supports)", archFlag)
+  .addHelpText('after', COMMAND_HELP.kernels)
+  .action(lazy(async () => (await import('./kernels.js')).kernelsCommand));
+
+program
+  .command('schema')
+  .description("print the config file's JSON Schema, for editors; --result prints the Result document's")
+  .option('--result', 'print the JSON Schema of the Result document that `run --json` writes')
+  .option('--analysis', 'print the JSON Schema of the document that `analyze --json` writes')
+  .addHelpText('after', COMMAND_HELP.schema)
+  .action(lazy(async () => (await import('./schema.js')).schemaCommand));
+
+program
+  .command('report')
+  .description('re-render a saved document (run, sweep, merge, ab or probe --json) as the table, or --md, exactly as measured')
+  .argument('<result.json>', 'a file written with --json by `cuda-pipe run`, `sweep`, `merge`, `ab` or `probe`')
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout (the table then goes to stderr)', checkOutputTarget)
+  .option('--json <file>', 'write the document again (Results as one Result document of the current version), or - for stdout', checkOutputTarget)
+  .option('--svg <file>', 'also write the timeline as SVG', checkOutputTarget)
+  .option('--html <file>', 'also write the HTML report', checkOutputTarget)
+  .option('--trace <file>', 'also write Chrome Trace Event JSON', checkOutputTarget)
+  .addOption(csvOption())
+  .addOption(bmfOption())
+  .addOption(gabOption())
+  .addHelpText('after', COMMAND_HELP.report)
+  .action(lazy(async () => (await import('./report.js')).reportCommand));
+
+program
+  .command('timeline')
+  .description('draw the traced reps of a saved result: a Gantt chart here, and SVG, HTML or a Chrome trace on request')
+  .argument('<result.json>', 'a file written by `cuda-pipe run --json`')
+  .option('--svg <file>', 'write the timeline as SVG to a file, or - for stdout', checkOutputTarget)
+  .option('--html <file>', 'write a self-contained HTML report to a file, or - for stdout', checkOutputTarget)
+  .option('--trace <file>', 'write Chrome Trace Event JSON (Perfetto, chrome://tracing) to a file, or - for stdout', checkOutputTarget)
+  .option('--width <columns>', "width of the Gantt chart, 20 to 1000 (default: the terminal's, else 100)", chartColumns)
+  .addHelpText('after', COMMAND_HELP.timeline)
+  .action(lazy(async () => (await import('./timeline.js')).timelineCommand));
+
+program
+  .command('compare')
+  .description('compare two result files: faster, slower, same or noisy per config and mode; exit 1 on a slowdown')
+  .argument('<baseline.json>', 'results to compare against')
+  .argument('<candidate.json>', 'results to judge')
+  .option('--threshold <percent>', "a fixed smallest change in the median that counts, in place of the noise rule (3× both runs' noise, at least 1%)", positiveNumber)
+  .option('--allow-device-change', 'compare results from different devices')
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
+  .option('--json <file>', 'write the comparison as JSON to a file, or - for stdout', checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.compare)
+  .action(lazy(async () => (await import('./compare.js')).compareCommand));
+
+program
+  .command('ab')
+  .description(
+    'two pipelines (a kernel change, a layout, a config) compiled and allocated once, their reps interleaved on one GPU: a paired verdict per mode; exit 1 on a slowdown',
+  )
+  .argument('<A.yaml>', 'the config to compare against (the base)')
+  .argument('<B.yaml>', 'the config to judge (the change)')
+  .option('--streams <n>', 'override pipeline.streams on both sides', positiveInt)
+  .option('--chunks <n>', 'override pipeline.chunks on both sides', positiveInt)
+  .addOption(new Option('--order <order>', 'override pipeline.order on both sides').choices(['depth-first', 'breadth-first']))
+  .addOption(deviceOption())
+  .option('--warmup <n>', 'warm-up reps per side and mode', nonNegativeInt)
+  .option('--min-pairs <n>', "interleaved pairs per mode before the rule may stop it (at least 6, for the sign test's interval)", positiveInt, 10)
+  .option('--max-time <seconds>', "budget of each mode's interleaved reps: a mode still undecided then reads noisy", positiveNumber, 10)
+  .option('--threshold <percent>', "a fixed smallest change that counts, in place of the noise rule (3× the pairs' noise, at least 0.5%)", positiveNumber)
+  .option('--gate', 'hold the streams behind a blocking kernel until each rep is issued: times exclude host issue cost')
+  .option('--no-verify', "skip the check that each side's overlapped outputs equal its serial ones")
+  .addOption(waitOption())
+  .addOption(timeoutOption())
+  .option('--json <file>', 'write the A/B document to a file, or - for stdout', checkOutputTarget)
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.ab)
+  .action(lazy(async () => (await import('./ab.js')).abCommand));
+
+program
+  .command('merge')
+  .description('read the Results of many ranks (run --json results/%r.json under mpirun or srun): a table per host and GPU, the total throughput, the slowest GPU')
+  .argument('<results...>', 'result files, each one Result or an array of them')
+  .option('--json <file>', "write every rank's Result as one array (report, compare and timeline read it), or - for stdout", checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.merge)
+  .action(lazy(async () => (await import('./merge.js')).mergeCommand));
+
+program
+  .command('analyze')
+  .description(
+    "read PyTorch profiler (Kineto) traces or `run --trace` files: per device and step the engines' busy time, copy and communication overlap, exposed and idle time, a floor, and findings",
+  )
+  .argument('<traces...>', 'Chrome trace files (.json, .json.gz, .pt.trace.json.gz), one per rank; each read whole, 256 MiB at most (gzip: inflated)')
+  .option('--rates <file>', "the floor's link rates: a `probe --bandwidth --json` file or a Result (default: the trace's fastest copies)")
+  .option(
+    '--ab',
+    "two traces of one program, A before a change and B after: each device's steps are samples, judged faster, slower, same or noisy by compare's rule; exit 1 when B is slower",
+  )
+  .option('--threshold <percent>', 'with --ab: a fixed smallest change in the median that counts, in place of the noise rule', positiveNumber)
+  .option('--json <file>', 'write the analysis document to a file, or - for stdout (the text then goes to stderr)', checkOutputTarget)
+  .addHelpText('after', COMMAND_HELP.analyze)
+  .action(lazy(async () => (await import('./analyze.js')).analyzeCommand));
+
+program
+  .command('overhead')
+  .description('measure the host cost of issuing one kernel launch, one copy, one event record and one cross-stream wait in the timed loop')
+  .addOption(deviceOption())
+  .option('--ops <n>', 'ops issued per measurement', positiveInt, 20000)
+  .option('--json <file>', 'write the measurement as JSON to a file, or - for stdout', checkOutputTarget)
+  .addOption(waitOption())
+  .addOption(timeoutOption())
+  .addHelpText('after', COMMAND_HELP.overhead)
+  .action(lazy(async () => (await import('./overhead.js')).overheadCommand));
+
+// biome-ignore lint/suspicious/noConfusingVoidType: commands that print and always succeed are declared as returning nothing.
+function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<ExitCode | void>>) {
+  return async (...args: A) => {
+    // From here every command ends with 130 on SIGINT or SIGTERM, whatever it is doing (interrupt.ts).
+    (await import('./interrupt.js')).processInterrupts();
+    const code = await (await load())(...args);
+    if (code) throw new CommandExit(code);
+  };
+}
+
+/** How a command that ran to its end asks for a non-zero exit code (1: a verdict of slower, say). */
+class CommandExit {
+  constructor(readonly code: ExitCode) {}
+}
+
+/**
+ * Runs one command line (`argv` as process.argv gives it: node, the script, then the arguments) with its text going
+ * to `io`, and returns the exit code. Nothing here ends the process: src/cli/main.ts does, for the installed tool.
+ */
+export async function cliMain(argv: readonly string[], io: Omit<CliIo, 'argv'>): Promise<{ code: ExitCode | 0; contextLost: boolean }> {
+  return withCliIo({ ...io, argv }, async () => {
+    try {
+      await program.parseAsync([...argv]);
+      return { code: 0, contextLost: false };
+    } catch (error) {
+      if (error instanceof CommandExit) return { code: error.code, contextLost: false };
+      const code = exitCodeFor(error, argv.includes('--verbose'), (text) => io.stderr.write(text));
+      return { code, contextLost: contextLost(error) };
+    }
+  });
+}
