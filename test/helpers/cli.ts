@@ -53,17 +53,17 @@ const IN_PROCESS_ENV = new Set(['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'CUDA_PIPE
  * Runs the CLI with `args`. Most runs go to a worker thread of this process that keeps the tool loaded (starting
  * Node.js and loading the tool costs about 0.6 s of CPU a run, which a few hundred runs made most of `npm test`).
  * A run gets a process of its own when it could not be told apart there: when it sets an environment variable
- * outside IN_PROCESS_ENV, when the test gives `timeoutMs` (a test of "must not hang", whose run may block in a
- * system call that only killing a process ends), or with `process: true`.
+ * outside IN_PROCESS_ENV, or with `process: true`, which a run that may block in a system call (opening a FIFO)
+ * asks for, as only killing a process ends that.
  *
- * `timeoutMs` kills a CLI that hangs (SIGKILL: one that ignores SIGTERM would hold spawnSync for ever), so a test
- * of "must not hang" fails instead of stalling the suite; the run's stderr then says what it waited for.
+ * `timeoutMs` ends a CLI that hangs (its thread stopped, or its process killed with SIGKILL: one that ignores SIGTERM
+ * would hold spawnSync for ever), so a test of "must not hang" fails instead of stalling the suite.
  */
 export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { timeoutMs?: number; process?: boolean } = {}): CliRun {
   const root = packageRoot();
-  const inProcess = !options.process && options.timeoutMs === undefined && Object.keys(env).every((key) => IN_PROCESS_ENV.has(key)) && process.cwd() === root;
-  if (inProcess) return runInWorker(args, { ...process.env, NO_COLOR: '1', ...env });
   const timeoutMs = options.timeoutMs ?? CLI_DEADLINE_MS;
+  const inProcess = !options.process && Object.keys(env).every((key) => IN_PROCESS_ENV.has(key)) && process.cwd() === root;
+  if (inProcess) return runInWorker(args, { ...process.env, NO_COLOR: '1', ...env }, timeoutMs);
   const result = spawnSync(process.execPath, [...cliEntry(), ...args], {
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '1', ...env },
@@ -101,16 +101,16 @@ function cliThread(): CliThread {
   return thread;
 }
 
-function runInWorker(args: readonly string[], env: NodeJS.ProcessEnv): CliRun {
+function runInWorker(args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): CliRun {
   const { worker, port, done } = cliThread();
   Atomics.store(done, 0, 0);
   port.postMessage({ argv: args, env: Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)) });
-  const woke = Atomics.wait(done, 0, 0, CLI_DEADLINE_MS);
+  const woke = Atomics.wait(done, 0, 0, timeoutMs);
   const answer = receiveMessageOnPort(port)?.message as CliAnswer | undefined;
   if (woke === 'timed-out' || !answer) {
     void worker.terminate();
     thread = undefined;
-    return { code: null, stdout: '', stderr: `[test] \`cuda-pipe ${args.join(' ')}\` had not ended after ${CLI_DEADLINE_MS / 1000} s in its worker thread, which was stopped.` };
+    return { code: null, stdout: '', stderr: `[test] \`cuda-pipe ${args.join(' ')}\` had not ended after ${timeoutMs / 1000} s in its worker thread, which was stopped.` };
   }
   if (answer.ended) thread = undefined;
   return { code: answer.code, stdout: answer.stdout, stderr: answer.stderr };

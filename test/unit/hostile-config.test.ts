@@ -133,7 +133,7 @@ describe('config and kernel files that are not regular files', () => {
   it('the CLI exits 2 for a FIFO config and does not hang', () => {
     const fifo = join(dir, 'cli-pipe.yaml');
     assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
-    const { code, stderr } = runCli(['run', '--dry-run', fifo], {}, { timeoutMs: 20_000 });
+    const { code, stderr } = runCli(['run', '--dry-run', fifo], {}, { timeoutMs: 20_000, process: true });
     assert.equal(code, 2);
     assert.match(stderr, /is a named pipe \(FIFO\)/);
     assert.doesNotMatch(stderr, /\n\s+at /);

@@ -116,7 +116,7 @@ describe('output targets that are not plain files', () => {
     assert.equal(code, 0);
     assert.equal(JSON.parse(read).schema, 'cuda-pipe/result');
     assert.equal(lstatSync(fifo).isFIFO(), true);
-    const lonely = runCli(['report', traced, '--json', fifo], {}, { timeoutMs: 20_000 });
+    const lonely = runCli(['report', traced, '--json', fifo], {}, { timeoutMs: 20_000, process: true });
     assert.equal(lonely.code, 2);
     assert.match(lonely.stderr, /^cuda-pipe: Cannot write \S+pipe: no process opened the named pipe for reading within 2 s\./);
   });
