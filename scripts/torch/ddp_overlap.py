@@ -76,7 +76,7 @@ def make_step(args, model, device, rank, world):
     target = pattern((args.batch, args.hidden), torch.float32, 200 + rank, device=device.type)
     params = [p for p in model.parameters()]
     # gloo has no AVG: sum then divide, on the CPU dry run only.
-    average_op = dist.ReduceOp.AVG if dist.get_backend() == 'nccl' else None
+    average_op = dist.ReduceOp.AVG if device.type == 'cuda' else None
     if args.overlap:
         net = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[device.index] if device.type == 'cuda' else None, bucket_cap_mb=args.bucket_mb)
