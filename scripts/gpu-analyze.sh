@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 27's validation of `cuda-pipe analyze` on a two-GPU host (NVLink, nvidia-h100-x2 or h200-x2), in one batch:
 #   a. scripts/torch/ddp_overlap.py under torchrun on both GPUs, --no-overlap then --overlap: one Kineto trace a rank
+#      (then d. and e. of these traces at once: the comparison that matters most runs first)
 #   b. scripts/torch/balanced_pipeline.py (configs/balanced.yaml in PyTorch) on GPU 0: its trace and CUDA-event times
 #   c. `cuda-pipe run configs/balanced.yaml --trace --json` from the bundle: run's trace and its Result
 #   d. `cuda-pipe analyze` of each (both ranks' traces in one call), with --json; `analyze A B --ab` of no-overlap (A)
@@ -23,7 +24,8 @@
 [[ -f scripts/gpu-common.sh ]] || { echo "gpu-analyze: run from the repository root" >&2; exit 2; }
 [[ -f ${2:-build/cuda-pipe-linux-x64.tar.xz} ]] || echo "gpu-analyze: no bundle at ${2:-build/cuda-pipe-linux-x64.tar.xz}: run and analyze steps will fail" >&2
 source scripts/gpu-common.sh
-started=$SECONDS
+# The budget counts from the script's start, the bundle's unpacking in gpu-common.sh included.
+started=0
 total=${TOTAL_S:-330}
 work=${WORK:-/tmp/gpu-analyze}
 archive=$out/gpu-analyze.tar.xz
@@ -76,7 +78,8 @@ torchrun=(python3 -m torch.distributed.run --standalone --nproc_per_node=2)
   gstep 20 topology nvidia-smi topo -m
   gstep 30 torch python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version(), 'gpus', torch.cuda.device_count())"
 
-  # a. DDP, two ranks (skipped with fewer than two GPUs: two ranks on one GPU is not what is measured).
+  # a. DDP, two ranks (skipped with fewer than two GPUs: two ranks on one GPU is not what is measured); then at once
+  # d. analyze of them and e. HTA on them, the comparison issue 27 asks for, before the steps that matter less.
   if ((gpus >= 2)); then
     for variant in no-overlap overlap; do
       gstep 90 "a: ddp $variant" --to "$work/ddp/$variant.json" \
@@ -86,25 +89,29 @@ torchrun=(python3 -m torch.distributed.run --standalone --nproc_per_node=2)
   else
     echo "(a skipped: $gpus GPU(s); the DDP traces need two)"
   fi
+  for variant in no-overlap overlap; do
+    traces=("$work/ddp/$variant"/rank*.pt.trace.json.gz)
+    gstep 30 "d: analyze ddp $variant" "$cp" analyze "${traces[@]}" --json "$work/analyze/ddp-$variant.json"
+  done
+  for rank in 0 1; do
+    gstep 30 "d: analyze --ab rank $rank" "$cp" analyze "$work/ddp/no-overlap/rank$rank.pt.trace.json.gz" \
+      "$work/ddp/overlap/rank$rank.pt.trace.json.gz" --ab --json "$work/analyze/ddp-ab-rank$rank.json"
+  done
+  hta=build/hta-src/hta/trace_analysis.py
+  [[ -f $hta ]] || echo "(e skipped: no build/hta-src; run scripts/hta/stage-hta.sh on the CPU machine and carry build/)"
+  if [[ -f $hta ]]; then
+    for variant in no-overlap overlap; do
+      gstep 60 "e: hta ddp $variant" --to "$work/hta/ddp-$variant.json" \
+        python3 scripts/hta/hta_overlap.py "$work/ddp/$variant"
+    done
+  fi
 
-  # b. balanced.yaml in PyTorch on GPU 0.
+  # b. balanced.yaml in PyTorch on GPU 0; c. run of the same config from the bundle; d. and e. on their traces.
   gstep 75 "b: torch balanced" --to "$work/torch/balanced-torch.json" \
     env CUDA_VISIBLE_DEVICES=0 python3 scripts/torch/balanced_pipeline.py "$work/torch"
   cat "$work/torch/balanced-torch.json"
-
-  # c. run of the same config from the bundle.
   gstep 90 "c: cuda-pipe run" "$cp" run configs/balanced.yaml --device 0 \
     --json "$work/run/balanced.json" --trace "$work/run/balanced-trace.json"
-
-  # d. analyze each; --ab rank by rank.
-  for variant in no-overlap overlap; do
-    traces=("$work/ddp/$variant"/rank*.pt.trace.json.gz)
-    gstep 40 "d: analyze ddp $variant" "$cp" analyze "${traces[@]}" --json "$work/analyze/ddp-$variant.json"
-  done
-  for rank in 0 1; do
-    gstep 40 "d: analyze --ab rank $rank" "$cp" analyze "$work/ddp/no-overlap/rank$rank.pt.trace.json.gz" \
-      "$work/ddp/overlap/rank$rank.pt.trace.json.gz" --ab --json "$work/analyze/ddp-ab-rank$rank.json"
-  done
   gstep 30 "d: analyze run trace" "$cp" analyze "$work/run/balanced-trace.json" --json "$work/analyze/balanced-run.json"
   gstep 30 "d: analyze torch trace" "$cp" analyze "$work/torch/balanced-torch.pt.trace.json.gz" \
     --json "$work/analyze/balanced-torch.json"
@@ -112,17 +119,9 @@ torchrun=(python3 -m torch.distributed.run --standalone --nproc_per_node=2)
     --rates "$work/run/balanced.json" --json "$work/analyze/balanced-run-rates.json"
   gstep 30 "d: analyze torch trace, Result's rates" "$cp" analyze "$work/torch/balanced-torch.pt.trace.json.gz" \
     --rates "$work/run/balanced.json" --json "$work/analyze/balanced-torch-rates.json"
-
-  # e. HTA on the same traces (its source carried in build/hta-src).
-  if [[ -f build/hta-src/hta/trace_analysis.py ]]; then
-    for variant in no-overlap overlap; do
-      gstep 60 "e: hta ddp $variant" --to "$work/hta/ddp-$variant.json" \
-        python3 scripts/hta/hta_overlap.py "$work/ddp/$variant"
-    done
+  if [[ -f $hta ]]; then
     gstep 45 "e: hta torch trace" --to "$work/hta/balanced-torch.json" \
       python3 scripts/hta/hta_overlap.py "$work/torch/balanced-torch.pt.trace.json.gz"
-  else
-    echo "(e skipped: no build/hta-src; run scripts/hta/stage-hta.sh on the CPU machine and carry build/)"
   fi
 
   # f. The comparison.

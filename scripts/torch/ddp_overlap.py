@@ -127,7 +127,8 @@ def finish_trace(raw_path, rank, world, backend):
         trace = json.load(f)
     added = 'distributedInfo' not in trace
     if added:
-        trace['distributedInfo'] = {'backend': backend, 'rank': rank, 'world_size': world}
+        # First in the document: HTA takes a file's rank from the first `"rank": N` it finds in the text.
+        trace = {'distributedInfo': {'backend': backend, 'rank': rank, 'world_size': world}, **trace}
     with gzip.open(raw_path + '.gz', 'wt') as f:
         json.dump(trace, f)
     os.remove(raw_path)
