@@ -1,7 +1,9 @@
 """A two-GPU data-parallel training step profiled on every rank, for `cuda-pipe analyze` and HTA (issue 27): an MLP of
 LAYERS Linear(HIDDEN, HIDDEN) layers (ReLU between them) on BATCH rows a rank, MSE loss, plain SGD, in float32 with
-full-precision matmuls (no TF32), so that on an H100 a step takes about 10 ms and the gradients' all-reduce (LAYERS x
-HIDDEN^2 x 4 bytes, 512 MiB by default) a visible part of it. Two variants:
+full-precision matmuls (no TF32). Sized (16 layers of 4096, 256 rows) so that on an H100 a step should take 10-20 ms
+(16 x 6 x 256 x 4096^2 = 412 GFLOP at FP32's 67 TFLOP/s peak, SIMT GEMMs at well under it) and the gradients'
+all-reduce, LAYERS x HIDDEN^2 x 4 bytes (1 GiB), about 3 ms over NVLink, a visible share of it: estimates to be
+checked against the traces, not measurements. Two variants:
 
   --overlap      DistributedDataParallel with its usual buckets (--bucket-mb, 25 by default): each bucket's
                  all-reduce starts during backward, as soon as its gradients are ready, beside the rest of backward
@@ -19,7 +21,7 @@ it out). Rank 0 prints one JSON line: the variant, each rank's median step time 
 bytes, and whether every rank ended with the same parameters (a check that gradients were averaged).
 
 Usage: python3 -m torch.distributed.run --standalone --nproc_per_node=2 scripts/torch/ddp_overlap.py OUT
-       (--overlap | --no-overlap) [--layers 8] [--hidden 4096] [--batch 512] [--steps 5] [--warmup 3] [--bucket-mb 25]
+       (--overlap | --no-overlap) [--layers 16] [--hidden 4096] [--batch 256] [--steps 5] [--warmup 3] [--bucket-mb 25]
        --cpu runs it on the CPU with gloo instead (a dry run of the flow, for machines without a GPU)."""
 import argparse
 import gzip
@@ -45,9 +47,9 @@ def parse_args():
     variant = parser.add_mutually_exclusive_group(required=True)
     variant.add_argument('--overlap', dest='overlap', action='store_true', help='DDP: all-reduce during backward')
     variant.add_argument('--no-overlap', dest='overlap', action='store_false', help='all-reduce after backward')
-    parser.add_argument('--layers', type=int, default=8)
+    parser.add_argument('--layers', type=int, default=16)
     parser.add_argument('--hidden', type=int, default=4096)
-    parser.add_argument('--batch', type=int, default=512, help='rows a rank a step')
+    parser.add_argument('--batch', type=int, default=256, help='rows a rank a step')
     parser.add_argument('--steps', type=int, default=5, help='profiled steps (after one profiler warm-up step)')
     parser.add_argument('--warmup', type=int, default=3, help='unprofiled steps first')
     parser.add_argument('--bucket-mb', type=float, default=25, help="DDP's bucket_cap_mb (--overlap)")
