@@ -12,7 +12,7 @@
 #      verdicts, analyze of run's trace against run's Result, the PyTorch pipeline against run
 #
 # Before: on the CPU machine, `npm run bundle` (build/cuda-pipe-linux-x64.tar.xz) and `bash scripts/hta/stage-hta.sh`
-# (build/hta-src/, HTA's source, about 1 MB: the host has no package registry); carry both with the working tree
+# (build/hta-src/, HTA's source, 672 KiB: the host has no package registry); carry both with the working tree
 # (run's carry: ["build/cuda-pipe-linux-x64.tar.xz", "build/hta-src"]).
 # Usage on the GPU host, from the repository root: bash scripts/gpu-analyze.sh "$OUT" [BUNDLE]
 #   Everything goes to $WORK (default /tmp/gpu-analyze); after every step it is packed into ONE file,
