@@ -19,30 +19,119 @@ const SQL = await initSqlJs({ wasmBinary: readFileSync(require.resolve('sql.js/d
 // NOT NULL; a row that leaves out a NOT NULL column gets 0 there.
 const SCHEMA = {
   StringIds: ['id INTEGER! PRIMARY KEY', 'value TEXT!'],
-  TARGET_INFO_CUDA_CONTEXT_INFO: ['nullStreamId INTEGER!', 'hwId INTEGER!', 'vmId INTEGER!', 'processId INTEGER!', 'deviceId INTEGER!', 'contextId INTEGER!', 'parentContextId INTEGER', 'isGreenContext INTEGER'],
+  TARGET_INFO_CUDA_CONTEXT_INFO: [
+    'nullStreamId INTEGER!',
+    'hwId INTEGER!',
+    'vmId INTEGER!',
+    'processId INTEGER!',
+    'deviceId INTEGER!',
+    'contextId INTEGER!',
+    'parentContextId INTEGER',
+    'isGreenContext INTEGER',
+  ],
   CUPTI_ACTIVITY_KIND_KERNEL: [
-    'start INTEGER!', 'end INTEGER!', 'deviceId INTEGER!', 'contextId INTEGER!', 'greenContextId INTEGER', 'streamId INTEGER!', 'correlationId INTEGER', 'globalPid INTEGER',
-    'demangledName INTEGER!', 'shortName INTEGER!', 'mangledName INTEGER', 'launchType INTEGER', 'cacheConfig INTEGER', 'registersPerThread INTEGER!',
-    'gridX INTEGER!', 'gridY INTEGER!', 'gridZ INTEGER!', 'blockX INTEGER!', 'blockY INTEGER!', 'blockZ INTEGER!',
+    'start INTEGER!',
+    'end INTEGER!',
+    'deviceId INTEGER!',
+    'contextId INTEGER!',
+    'greenContextId INTEGER',
+    'streamId INTEGER!',
+    'correlationId INTEGER',
+    'globalPid INTEGER',
+    'demangledName INTEGER!',
+    'shortName INTEGER!',
+    'mangledName INTEGER',
+    'launchType INTEGER',
+    'cacheConfig INTEGER',
+    'registersPerThread INTEGER!',
+    'gridX INTEGER!',
+    'gridY INTEGER!',
+    'gridZ INTEGER!',
+    'blockX INTEGER!',
+    'blockY INTEGER!',
+    'blockZ INTEGER!',
   ],
   CUPTI_ACTIVITY_KIND_MEMCPY: [
-    'start INTEGER!', 'end INTEGER!', 'deviceId INTEGER!', 'contextId INTEGER!', 'greenContextId INTEGER', 'streamId INTEGER!', 'correlationId INTEGER', 'globalPid INTEGER',
-    'bytes INTEGER!', 'copyKind INTEGER!', 'deprecatedSrcId INTEGER', 'srcKind INTEGER', 'dstKind INTEGER', 'srcDeviceId INTEGER', 'srcContextId INTEGER', 'dstDeviceId INTEGER',
-    'dstContextId INTEGER', 'migrationCause INTEGER', 'graphNodeId INTEGER', 'virtualAddress INTEGER', 'copyCount INTEGER',
+    'start INTEGER!',
+    'end INTEGER!',
+    'deviceId INTEGER!',
+    'contextId INTEGER!',
+    'greenContextId INTEGER',
+    'streamId INTEGER!',
+    'correlationId INTEGER',
+    'globalPid INTEGER',
+    'bytes INTEGER!',
+    'copyKind INTEGER!',
+    'deprecatedSrcId INTEGER',
+    'srcKind INTEGER',
+    'dstKind INTEGER',
+    'srcDeviceId INTEGER',
+    'srcContextId INTEGER',
+    'dstDeviceId INTEGER',
+    'dstContextId INTEGER',
+    'migrationCause INTEGER',
+    'graphNodeId INTEGER',
+    'virtualAddress INTEGER',
+    'copyCount INTEGER',
   ],
   CUPTI_ACTIVITY_KIND_MEMSET: [
-    'start INTEGER!', 'end INTEGER!', 'deviceId INTEGER!', 'contextId INTEGER!', 'greenContextId INTEGER', 'streamId INTEGER!', 'correlationId INTEGER', 'globalPid INTEGER',
-    'value INTEGER!', 'bytes INTEGER!', 'graphNodeId INTEGER', 'memKind INTEGER',
+    'start INTEGER!',
+    'end INTEGER!',
+    'deviceId INTEGER!',
+    'contextId INTEGER!',
+    'greenContextId INTEGER',
+    'streamId INTEGER!',
+    'correlationId INTEGER',
+    'globalPid INTEGER',
+    'value INTEGER!',
+    'bytes INTEGER!',
+    'graphNodeId INTEGER',
+    'memKind INTEGER',
   ],
-  CUPTI_ACTIVITY_KIND_RUNTIME: ['start INTEGER!', 'end INTEGER!', 'eventClass INTEGER!', 'globalTid INTEGER', 'correlationId INTEGER', 'nameId INTEGER!', 'returnValue INTEGER!', 'callchainId INTEGER'],
+  CUPTI_ACTIVITY_KIND_RUNTIME: [
+    'start INTEGER!',
+    'end INTEGER!',
+    'eventClass INTEGER!',
+    'globalTid INTEGER',
+    'correlationId INTEGER',
+    'nameId INTEGER!',
+    'returnValue INTEGER!',
+    'callchainId INTEGER',
+  ],
   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: [
-    'start INTEGER!', 'end INTEGER!', 'deviceId INTEGER!', 'contextId INTEGER!', 'greenContextId INTEGER', 'streamId INTEGER!', 'correlationId INTEGER', 'globalPid INTEGER',
-    'deprecatedSyncType INTEGER', 'syncType INTEGER!', 'eventId INTEGER!', 'eventSyncId INTEGER',
+    'start INTEGER!',
+    'end INTEGER!',
+    'deviceId INTEGER!',
+    'contextId INTEGER!',
+    'greenContextId INTEGER',
+    'streamId INTEGER!',
+    'correlationId INTEGER',
+    'globalPid INTEGER',
+    'deprecatedSyncType INTEGER',
+    'syncType INTEGER!',
+    'eventId INTEGER!',
+    'eventSyncId INTEGER',
   ],
   NVTX_EVENTS: [
-    'start INTEGER!', 'end INTEGER', 'eventType INTEGER!', 'rangeId INTEGER', 'category INTEGER', 'color INTEGER', 'text TEXT', 'globalTid INTEGER', 'endGlobalTid INTEGER',
-    'textId INTEGER', 'domainId INTEGER', 'uint64Value INTEGER', 'int64Value INTEGER', 'doubleValue REAL', 'uint32Value INTEGER', 'int32Value INTEGER', 'floatValue REAL',
-    'jsonTextId INTEGER', 'jsonText TEXT',
+    'start INTEGER!',
+    'end INTEGER',
+    'eventType INTEGER!',
+    'rangeId INTEGER',
+    'category INTEGER',
+    'color INTEGER',
+    'text TEXT',
+    'globalTid INTEGER',
+    'endGlobalTid INTEGER',
+    'textId INTEGER',
+    'domainId INTEGER',
+    'uint64Value INTEGER',
+    'int64Value INTEGER',
+    'doubleValue REAL',
+    'uint32Value INTEGER',
+    'int32Value INTEGER',
+    'floatValue REAL',
+    'jsonTextId INTEGER',
+    'jsonText TEXT',
   ],
   META_DATA_EXPORT: ['name TEXT!', 'value TEXT'],
 };
@@ -71,7 +160,10 @@ function exportOf(tables, { schema = SCHEMA } = {}) {
     return ids.get(value);
   };
   const resolved = Object.fromEntries(
-    Object.entries(tables).map(([table, rows]) => [table, rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'object' && v?.string ? stringId(v.string) : v])))]),
+    Object.entries(tables).map(([table, rows]) => [
+      table,
+      rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'object' && v?.string ? stringId(v.string) : v]))),
+    ]),
   );
   resolved.StringIds = [...ids].map(([value, id]) => ({ id, value }));
   resolved.META_DATA_EXPORT = [{ name: 'EXPORT_SCHEMA_VERSION', value: '3.28.1' }];
@@ -92,15 +184,51 @@ function exportOf(tables, { schema = SCHEMA } = {}) {
 
 const str = (string) => ({ string });
 const context = (pid, device, nullStreamId = 7) => ({ nullStreamId, processId: pid, deviceId: device, contextId: 1 });
-const launch = (pid, tid, name, startUs, durUs, correlationId) => ({ start: startUs * US, end: (startUs + durUs) * US, globalTid: gid(pid, tid), correlationId, nameId: str(name) });
+const launch = (pid, tid, name, startUs, durUs, correlationId) => ({
+  start: startUs * US,
+  end: (startUs + durUs) * US,
+  globalTid: gid(pid, tid),
+  correlationId,
+  nameId: str(name),
+});
 const kernel = (pid, device, stream, name, startUs, durUs, correlationId) => ({
-  start: startUs * US, end: (startUs + durUs) * US, deviceId: device, contextId: 1, streamId: stream, correlationId, globalPid: gid(pid), demangledName: str(name), shortName: str(name.split('(')[0]),
-  gridX: 1, gridY: 1, gridZ: 1, blockX: 128, blockY: 1, blockZ: 1,
+  start: startUs * US,
+  end: (startUs + durUs) * US,
+  deviceId: device,
+  contextId: 1,
+  streamId: stream,
+  correlationId,
+  globalPid: gid(pid),
+  demangledName: str(name),
+  shortName: str(name.split('(')[0]),
+  gridX: 1,
+  gridY: 1,
+  gridZ: 1,
+  blockX: 128,
+  blockY: 1,
+  blockZ: 1,
 });
 const copy = (pid, device, stream, copyKind, srcKind, dstKind, startUs, durUs, correlationId, bytes) => ({
-  start: startUs * US, end: (startUs + durUs) * US, deviceId: device, contextId: 1, streamId: stream, correlationId, globalPid: gid(pid), bytes, copyKind, srcKind, dstKind,
+  start: startUs * US,
+  end: (startUs + durUs) * US,
+  deviceId: device,
+  contextId: 1,
+  streamId: stream,
+  correlationId,
+  globalPid: gid(pid),
+  bytes,
+  copyKind,
+  srcKind,
+  dstKind,
 });
-const range = (pid, tid, text, startUs, durUs, extra = {}) => ({ start: startUs * US, end: durUs === null ? null : (startUs + durUs) * US, eventType: PUSH_POP, text, globalTid: gid(pid, tid), ...extra });
+const range = (pid, tid, text, startUs, durUs, extra = {}) => ({
+  start: startUs * US,
+  end: durUs === null ? null : (startUs + durUs) * US,
+  eventType: PUSH_POP,
+  text,
+  globalTid: gid(pid, tid),
+  ...extra,
+});
 
 const fixtures = {
   // copy-overlapped.json: H2D and D2H on streams of their own, partly under the kernels of stream 13.
@@ -200,7 +328,11 @@ const fixtures = {
       launch(500, 500, 'cudaLaunchKernel_v7000', 120, 5, 1),
       launch(500, 500, 'cudaLaunchKernel_v7000', 420, 5, 2),
     ],
-    CUPTI_ACTIVITY_KIND_KERNEL: [kernel(600, 1, 13, 'other_process_kernel', 60, 600, 1), kernel(500, 0, 13, 'step_kernel', 150, 200, 1), kernel(500, 0, 13, 'step_kernel', 450, 100, 2)],
+    CUPTI_ACTIVITY_KIND_KERNEL: [
+      kernel(600, 1, 13, 'other_process_kernel', 60, 600, 1),
+      kernel(500, 0, 13, 'step_kernel', 150, 200, 1),
+      kernel(500, 0, 13, 'step_kernel', 450, 100, 2),
+    ],
   }),
 };
 
@@ -213,7 +345,9 @@ fixtures['hostile-null-start.sqlite'] = exportOf(
   { CUPTI_ACTIVITY_KIND_KERNEL: [kernel(700, 0, 13, 'k', 100, 10, 1), { ...kernel(700, 0, 13, 'k', 200, 10, 2), start: null }] },
   { schema: nullable('CUPTI_ACTIVITY_KIND_KERNEL', 'start') },
 );
-fixtures['hostile-negative-duration.sqlite'] = exportOf({ CUPTI_ACTIVITY_KIND_MEMCPY: [copy(700, 0, 14, HTOD, PINNED, DEVICE, 500, 10, 1, 100), { ...copy(700, 0, 14, HTOD, PINNED, DEVICE, 600, 10, 2, 100), end: 590 * US }] });
+fixtures['hostile-negative-duration.sqlite'] = exportOf({
+  CUPTI_ACTIVITY_KIND_MEMCPY: [copy(700, 0, 14, HTOD, PINNED, DEVICE, 500, 10, 1, 100), { ...copy(700, 0, 14, HTOD, PINNED, DEVICE, 600, 10, 2, 100), end: 590 * US }],
+});
 {
   const db = new SQL.Database();
   db.run('PRAGMA page_size = 512');

@@ -298,7 +298,12 @@ function tableRows(file: string, db: SqliteFile, table: string, columns: readonl
   if (missing.length) throw nsysError(file, `table ${table} has no column ${missing.join(', ')}, which the export schema gives it`);
   const index = new Map(columns.map((c, i) => [c.name, i]));
   const required = new Set(columns.filter((c) => c.required).map((c) => c.name));
-  return db.rows(table, columns.map((c) => c.name)).map((row) => cells(file, table, row, index, required));
+  return db
+    .rows(
+      table,
+      columns.map((c) => c.name),
+    )
+    .map((row) => cells(file, table, row, index, required));
 }
 
 function cells(file: string, table: string, row: Row, index: ReadonlyMap<string, number>, required: ReadonlySet<string>): Cells {
