@@ -8,7 +8,7 @@ import { checkRegularFile, readRegularBytes } from '../files/read.js';
 // SQLite files, read through sql.js (SQLite compiled to WebAssembly, so nothing native is loaded). Node resolves
 // `sql.js` to its dist/sql-wasm.js; the .wasm beside it is read here and handed over, so nothing is fetched or
 // looked up at run time. sql.js only starts asynchronously: the top-level await lets every reader above stay
-// synchronous, at about 30 ms once per process (docs/measurements/2026-11-26-nsys-sqlite/).
+// synchronous, at a cost paid once per process (docs/measurements/2026-11-26-nsys-sqlite/startup.log).
 
 const require = createRequire(import.meta.url);
 const wasm = readFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'));
