@@ -336,6 +336,9 @@ const fixtures = {
   }),
 };
 
+// An export of a run traced without CUDA (only NVTX): no GPU tables, which is nothing to analyse, not an error.
+fixtures['no-cuda.sqlite'] = exportOf({ NVTX_EVENTS: [range(800, 800, 'step', 0, 100), range(800, 800, 'step', 100, 100)] });
+
 // Hostile files: each must be exit 2 naming the file and the table.
 const withoutColumn = (table, column) => ({ ...SCHEMA, [table]: SCHEMA[table].filter((c) => !c.startsWith(`${column} `)) });
 const nullable = (table, column) => ({ ...SCHEMA, [table]: SCHEMA[table].map((c) => (c.startsWith(`${column} `) ? c.replace('!', '') : c)) });

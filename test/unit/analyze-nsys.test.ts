@@ -170,6 +170,16 @@ describe('analyze takes steps from NVTX ranges by a rule (nvtx-steps.sqlite)', (
   });
 });
 
+describe('analyze reads an export without CUDA activity (no-cuda.sqlite)', () => {
+  it('as nothing to analyse, saying why, not as an error', { timeout: 30_000 }, () => {
+    // Only NVTX_EVENTS (two "step" ranges) and StringIds: the exporter creates no GPU table for a run without CUDA.
+    const document = analyse(nsys('no-cuda.sqlite'));
+    assert.deepEqual(document.devices, []);
+    assert.ok(document.notes.some((n) => n.includes('it has none of CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET')));
+    assert.ok(document.notes.some((n) => n.endsWith('no GPU events (kernels, copies, memsets): nothing to analyse')));
+  });
+});
+
 describe('analyze tells an nsys export by its first bytes, not its name', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-nsys-'));
 
