@@ -37,6 +37,8 @@ cpSync(join(root, 'docs'), join(stage, 'docs'), { recursive: true, filter: (file
 cpSync(join(root, 'test', 'gpu', 'fixtures'), join(stage, 'dist', 'test', 'gpu', 'fixtures'), { recursive: true });
 
 const NATIVE_SOURCES = /\.(cc|hh|h|inc|c|cpp)$|CMakeLists\.txt$/;
+/** What src/analyze/sqlite.ts loads from sql.js (its package.json for resolving, the licence), and the folder that holds them. */
+const SQL_JS_KEPT = /^(|package\.json|LICENSE|dist|dist\/sql-wasm\.js|dist\/sql-wasm\.wasm)$/;
 const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
 for (const [path, entry] of Object.entries(lock.packages)) {
   if (!path.startsWith('node_modules/') || entry.dev) continue;
@@ -50,6 +52,8 @@ for (const [path, entry] of Object.entries(lock.packages)) {
       const rel = relative(from, file);
       if (name === 'koffi') return !/^(vendor|doc|lib)(\/|$)/.test(rel) && !NATIVE_SOURCES.test(basename(file));
       if (name === '@koromix/koffi-linux-x64') return !rel.startsWith('musl_x64');
+      // sql.js is 30 MB of builds for browsers, workers and asm.js; analyze loads only the WebAssembly build for Node.
+      if (name === 'sql.js') return SQL_JS_KEPT.test(rel);
       return true;
     },
   });

@@ -53,7 +53,7 @@ export const RatesSchema = z.object({
 
 export const DeviceAnalysisSchema = z.object({
   file: z.string(),
-  format: z.enum(['kineto', 'cuda-pipe']),
+  format: z.enum(['kineto', 'cuda-pipe', 'nsys']),
   device: z.number().int(),
   rank: z.number().int().nullable(),
   steps: z.array(StepSchema),

@@ -55,8 +55,8 @@ export interface StepMark {
 
 export interface ParsedTrace {
   readonly file: string;
-  readonly format: 'kineto' | 'cuda-pipe';
-  /** `distributedInfo.rank`; null where the trace does not give one. */
+  readonly format: 'kineto' | 'cuda-pipe' | 'nsys';
+  /** `distributedInfo.rank`; null where the trace does not give one (an nsys export never does). */
   readonly rank: number | null;
   readonly gpu: readonly GpuEvent[];
   readonly host: readonly HostCall[];

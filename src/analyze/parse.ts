@@ -1,10 +1,14 @@
 import { looksLikeOwnTrace, parseOwnTrace } from './chrome-own.js';
 import { looksLikeKineto, parseKineto } from './kineto.js';
 import type { ParsedTrace } from './model.js';
-import { readTraceJson, traceError } from './read.js';
+import { parseNsys } from './nsys.js';
+import { MAX_TRACE_BYTES, readTraceJson, traceError } from './read.js';
+import { isSqliteFile } from './sqlite.js';
 
 /** Reads one trace file in whichever format it is, or fails with exit 2 naming the file and what was wrong. */
 export function parseTraceFile(file: string): ParsedTrace {
+  // An Nsight Systems export is SQLite, told by its first bytes whatever its name; anything else is read as JSON.
+  if (isSqliteFile(file, { maxBytes: MAX_TRACE_BYTES })) return parseNsys(file, { maxBytes: MAX_TRACE_BYTES });
   return parseTraceDocument(file, readTraceJson(file));
 }
 

@@ -1,0 +1,116 @@
+import { closeSync, constants, openSync, readFileSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import initSqlJs, { type Database, type SqlValue } from 'sql.js';
+import { UsageError } from '../errors.js';
+import { describeFileError } from '../files/errno.js';
+import { checkRegularFile, readRegularBytes } from '../files/read.js';
+
+// SQLite files, read through sql.js (SQLite compiled to WebAssembly, so nothing native is loaded). Node resolves
+// `sql.js` to its dist/sql-wasm.js; the .wasm beside it is read here and handed over, so nothing is fetched or
+// looked up at run time. sql.js only starts asynchronously: the top-level await lets every reader above stay
+// synchronous, at a cost paid once per process (docs/measurements/2026-11-26-nsys-sqlite/startup.log).
+
+const require = createRequire(import.meta.url);
+const wasm = readFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'));
+const SQL = await initSqlJs({ wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) as ArrayBuffer });
+
+/** The 16 bytes every SQLite 3 database file starts with (sqlite.org/fileformat.html, "The Database Header"). */
+const MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
+
+export const SQLITE_HINT =
+  'Pass an Nsight Systems export (nsys export --type sqlite report.nsys-rep), a PyTorch profiler trace (.json, .json.gz, .pt.trace.json.gz) or a `cuda-pipe run --trace` file.';
+
+export interface ReadLimit {
+  readonly maxBytes: number;
+}
+
+/**
+ * True when `file` starts with SQLite's magic bytes, whatever its name. The file is checked as every trace is (a
+ * regular file, within the size limit) before its first 16 bytes are read, so a FIFO or a device never blocks here.
+ */
+export function isSqliteFile(file: string, limit: ReadLimit): boolean {
+  const limits = { what: 'trace', maxBytes: limit.maxBytes, hint: SQLITE_HINT };
+  checkRegularFile(file, limits);
+  const head = Buffer.alloc(MAGIC.length);
+  let read = 0;
+  try {
+    const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      read = readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    throw new UsageError(`Cannot read trace ${file}: ${describeFileError(error)}.`, { hint: SQLITE_HINT });
+  }
+  return read === MAGIC.length && head.equals(MAGIC);
+}
+
+/** One row as the columns asked for, with SQLite's rowid first: messages name the row by it. */
+export interface Row {
+  readonly rowid: number;
+  readonly values: readonly SqlValue[];
+}
+
+/** An open SQLite file: its tables and their columns, and its rows, every failure an exit 2 naming the file. */
+export interface SqliteFile {
+  readonly tables: ReadonlySet<string>;
+  columns(table: string): ReadonlySet<string>;
+  /** Every row of `table`, the `columns` in that order. */
+  rows(table: string, columns: readonly string[]): Row[];
+  close(): void;
+}
+
+export function openSqliteFile(file: string, limit: ReadLimit): SqliteFile {
+  const bytes = readRegularBytes(file, { what: 'trace', maxBytes: limit.maxBytes, hint: SQLITE_HINT });
+  const corrupt = (error: unknown) =>
+    new UsageError(`Cannot analyse trace ${file}: its SQLite data is corrupt or truncated (${error instanceof Error ? error.message : String(error)}).`, {
+      hint: SQLITE_HINT,
+    });
+  let db: Database;
+  try {
+    db = new SQL.Database(bytes);
+  } catch (error) {
+    throw corrupt(error);
+  }
+  const query = <T>(run: () => T): T => {
+    try {
+      return run();
+    } catch (error) {
+      throw corrupt(error);
+    }
+  };
+  const tables = new Set(query(() => firstColumn(db, "SELECT name FROM sqlite_master WHERE type = 'table'")).map(String));
+  return {
+    tables,
+    columns: (table) => new Set(query(() => firstColumn(db, `SELECT name FROM pragma_table_info(${quoteText(table)})`)).map(String)),
+    rows: (table, columns) =>
+      query(() => {
+        const statement = db.prepare(`SELECT rowid, ${columns.map(quoteName).join(', ')} FROM ${quoteName(table)} ORDER BY rowid`);
+        try {
+          const rows: Row[] = [];
+          while (statement.step()) {
+            const [rowid, ...values] = statement.get();
+            rows.push({ rowid: Number(rowid), values });
+          }
+          return rows;
+        } finally {
+          statement.free();
+        }
+      }),
+    close: () => db.close(),
+  };
+}
+
+function firstColumn(db: Database, sql: string): SqlValue[] {
+  return db.exec(sql)[0]?.values.map((row) => row[0] ?? null) ?? [];
+}
+
+/** Table and column names go into SQL as quoted identifiers; they come from our own constants or sqlite_master. */
+function quoteName(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+function quoteText(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
