@@ -242,6 +242,9 @@ program
   )
   .option('--threshold <percent>', 'with --ab: a fixed smallest change in the median that counts, in place of the noise rule', positiveNumber)
   .option('--json <file>', 'write the analysis document to a file, or - for stdout (the text then goes to stderr)', checkOutputTarget)
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
+  .option('--html <file>', 'write a self-contained HTML report to a file, or - for stdout', checkOutputTarget)
+  .option('--trace <file>', 'write the analysed events, steps and findings as Chrome Trace Event JSON (Perfetto) to a file, or - for stdout', checkOutputTarget)
   .addHelpText('after', COMMAND_HELP.analyze)
   .action(lazy(async () => (await import('./analyze.js')).analyzeCommand));
 
