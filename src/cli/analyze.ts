@@ -15,10 +15,14 @@ import { writeDocuments } from './write-file.js';
 /**
  * `cuda-pipe analyze <trace…>`: each trace (one per rank) read, analysed per device and step, and the analysis
  * printed; `--json` writes the document, `--md` a Markdown report, `--html` a page, `--trace` the analysed events
- * for Perfetto, each through writeDocuments as `run`'s are. Every file is read and checked before anything is written, so a bad trace
- * exits 2 with nothing half done. With --ab the two traces are A and B, their steps the samples of `compare`'s rule.
+ * for Perfetto, each through writeDocuments as `run`'s are. Every file is read and checked before anything is
+ * written, so a bad trace exits 2 with nothing half done. With --ab the two traces are A and B, their steps the
+ * samples of `compare`'s rule.
  */
-export async function analyzeCommand(files: string[], flags: { json?: string; md?: string; html?: string; trace?: string; rates?: string; ab?: boolean; threshold?: number }): Promise<0 | 1> {
+export async function analyzeCommand(
+  files: string[],
+  flags: { json?: string; md?: string; html?: string; trace?: string; rates?: string; ab?: boolean; threshold?: number },
+): Promise<0 | 1> {
   if (flags.ab && files.length !== 2) throw new UsageError(`--ab judges two traces, A and B, not ${files.length}.`, { hint: 'cuda-pipe analyze before.json after.json --ab' });
   if (flags.threshold !== undefined && !flags.ab) throw new UsageError('--threshold is for --ab.');
   const rates = flags.rates === undefined ? null : ratesFromFile(flags.rates);

@@ -75,7 +75,8 @@ export function buildAnalysisTrace(document: AnalysisDocument, traces: readonly 
     const findings = document.findings.filter((f) => f.file === device.file && f.device === device.device);
     if (findings.length) events.push(meta('thread_name', pid, TID.findings, 'findings'));
     const at = (device.steps[0]?.startMs ?? 0) * 1000;
-    for (const f of findings) events.push({ name: f.code, ph: 'i', s: 't', pid, tid: TID.findings, ts: at, cat: 'finding', args: { ms: f.ms, steps: f.steps, message: f.message } });
+    for (const f of findings)
+      events.push({ name: f.code, ph: 'i', s: 't', pid, tid: TID.findings, ts: at, cat: 'finding', args: { ms: f.ms, steps: f.steps, message: f.message } });
   });
   const hostPid = document.devices.length + 1;
   traces.forEach((trace, t) => {
@@ -111,7 +112,11 @@ export function buildAnalysisTrace(document: AnalysisDocument, traces: readonly 
       });
     }
   }
-  return { traceEvents: events, displayTimeUnit: 'ns', otherData: { tool: `${document.tool.name} ${document.tool.version}`, document: `${document.schema} version ${document.version}` } };
+  return {
+    traceEvents: events,
+    displayTimeUnit: 'ns',
+    otherData: { tool: `${document.tool.name} ${document.tool.version}`, document: `${document.schema} version ${document.version}` },
+  };
 }
 
 /** Each stream a track (more where its events overlap), named for it. */
@@ -145,7 +150,8 @@ function hostEvents(pid: number, file: string, host: readonly HostCall[]): Analy
   const out: AnalysisTraceEvent[] = [meta('process_name', pid, 0, `host of ${escapeControl(file)}`)];
   inLanes(host).forEach((lane, i) => {
     out.push(meta('thread_name', pid, i + 1, `CUDA calls${i ? ` (${i + 1})` : ''}`));
-    for (const h of lane) out.push({ name: escapeControl(h.name), ph: 'X', pid, tid: i + 1, ts: h.start * 1000, dur: (h.end - h.start) * 1000, cat: h.kind, args: { correlation: h.correlation } });
+    for (const h of lane)
+      out.push({ name: escapeControl(h.name), ph: 'X', pid, tid: i + 1, ts: h.start * 1000, dur: (h.end - h.start) * 1000, cat: h.kind, args: { correlation: h.correlation } });
   });
   return out;
 }

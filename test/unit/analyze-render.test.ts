@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -41,7 +41,9 @@ function twoRanks(): ParsedTrace[] {
           event('kernel', 'gemm', i * 1000, 400, { device: rank, stream: 7 }),
           event('kernel', 'ncclDevKernel_AllReduce', i * 1000 + 500 + (rank === 1 && i < 2 ? 200 : 0), 300, { device: rank, stream: 20 }),
         ]),
-        ...(rank === 0 ? [event('cuda_runtime', 'cudaLaunchKernel', -100, 50, { correlation: 1 }), event('cuda_runtime', 'cudaStreamSynchronize', -80, 60, { correlation: 2 })] : []),
+        ...(rank === 0
+          ? [event('cuda_runtime', 'cudaLaunchKernel', -100, 50, { correlation: 1 }), event('cuda_runtime', 'cudaStreamSynchronize', -80, 60, { correlation: 2 })]
+          : []),
       ],
     }),
   );
@@ -74,6 +76,16 @@ describe('analyze text and Markdown fit their width', () => {
     assert.deepEqual(overlong(markdown, 100), []);
     assert.equal(markdown.split('\n').filter((line) => line.startsWith('| ProfilerStep#')).length, 8);
     assert.match(markdown, /^#### GPU 0 · serial\.pt\.trace\.json\.gz$/m);
+  });
+});
+
+describe("docs/analyze.md's example", () => {
+  it('is the text analyze prints for pageable-compute-stream.json at 100 columns', () => {
+    const name = 'test/fixtures/analyze/pageable-compute-stream.json';
+    const trace = parseTraceDocument(name, JSON.parse(readFileSync(join(packageRoot(), name), 'utf8')) as Record<string, unknown>);
+    const page = readFileSync(join(packageRoot(), 'docs', 'analyze.md'), 'utf8');
+    const example = page.slice(page.indexOf('```\n', page.indexOf(`On \`${name}\``)) + 4, page.indexOf('```\n\n## Not done yet'));
+    assert.equal(example, renderAnalysis(analyse([trace]), 100));
   });
 });
 
@@ -171,7 +183,7 @@ describe('the analyze page in headless Chromium', { skip }, () => {
       await page.goto(url, { waitUntil: 'load' });
       assert.equal(await page.locator('tbody tr').count(), 4);
       assert.equal(await page.locator('p.finding').count(), document.findings.length);
-      assert.match(await page.locator('h1').innerText(), /cuda-pipe analyze: 1 trace, 1 device/);
+      assert.match((await page.locator('h1').textContent()) ?? '', /cuda-pipe analyze: 1 trace, 1 device/);
       assert.deepEqual(requests, [url]);
       assert.deepEqual(problems, []);
     } finally {

@@ -18,7 +18,11 @@ const launch = (ts: number, dur: number, correlation: number) => event('cuda_run
 const ALL_REDUCE = 'ncclDevKernel_AllReduce_Sum_f32_RING_LL';
 
 function rank(rankNo: number, events: readonly unknown[], device = rankNo) {
-  return parseTraceDocument(`rank${rankNo}.json`, { schemaVersion: 1, distributedInfo: { rank: rankNo, world_size: 2 }, traceEvents: [...events].map((e) => withDevice(e, device)) });
+  return parseTraceDocument(`rank${rankNo}.json`, {
+    schemaVersion: 1,
+    distributedInfo: { rank: rankNo, world_size: 2 },
+    traceEvents: [...events].map((e) => withDevice(e, device)),
+  });
 }
 
 function withDevice(e: unknown, device: number): unknown {
@@ -125,7 +129,14 @@ describe('analyze: collective skew across ranks', () => {
     // Its copy as rank 0 with every time 100 µs earlier arrives first at both: skew 0.1 ms each, rank 1 last twice.
     const file = join(packageRoot(), 'test', 'fixtures', 'analyze', 'ddp-nccl.json');
     const recorded = parseTraceFile(file);
-    const shifted = { ...recorded, file: 'rank0.json', rank: 0, gpu: recorded.gpu.map((e) => ({ ...e, start: e.start - 0.1, end: e.end - 0.1 })), host: recorded.host.map((h) => ({ ...h, start: h.start - 0.1, end: h.end - 0.1 })), steps: recorded.steps.map((s) => ({ ...s, start: s.start - 0.1, end: s.end - 0.1 })) };
+    const shifted = {
+      ...recorded,
+      file: 'rank0.json',
+      rank: 0,
+      gpu: recorded.gpu.map((e) => ({ ...e, start: e.start - 0.1, end: e.end - 0.1 })),
+      host: recorded.host.map((h) => ({ ...h, start: h.start - 0.1, end: h.end - 0.1 })),
+      steps: recorded.steps.map((s) => ({ ...s, start: s.start - 0.1, end: s.end - 0.1 })),
+    };
     const c = analyse(recorded, shifted).collectives;
     assert.ok(c && c.kind === 'measured');
     assert.equal(c.count, 2);
@@ -146,7 +157,8 @@ describe('analyze: collective skew across ranks', () => {
 
 describe("analyze: idle by cause, HTA's way", () => {
   it('three 10 µs gaps between ops issued in time are kernel wait (under 30 µs): pageable-compute-stream.json', () => {
-    const device = analyzeTraces([parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'pageable-compute-stream.json'))], { rates: null, toolVersion: 'test' }).devices[0]!;
+    const device = analyzeTraces([parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'pageable-compute-stream.json'))], { rates: null, toolVersion: 'test' })
+      .devices[0]!;
     const s = device.steps[0]!;
     near(s.idleMs, 0.03, 'idle');
     near(s.kernelWaitMs, 0.03, 'kernel wait');
