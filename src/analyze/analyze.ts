@@ -1,4 +1,5 @@
 import { median } from '../quantile.js';
+import { type CollectiveSide, collectiveSkew } from './collectives.js';
 import { ANALYSIS_SCHEMA_ID, ANALYSIS_VERSION, type AnalysisDocument, type DeviceAnalysis, type Finding } from './document.js';
 import { findingsOf } from './findings.js';
 import { deviceTimeline, type LinkRates, type StepMetrics, stepMetrics } from './metrics.js';
@@ -9,16 +10,15 @@ import { stepWindows } from './steps.js';
 // Parsed traces → the analysis document: per trace (one per rank), per device, per step. Pure: the command reads the
 // files and writes the document.
 
-/** What the document says it does not do yet, so that no reader takes its silence for a result. */
-export const NOT_YET = [
-  'several ranks are listed side by side: per-collective skew across ranks and the last-arriving rank are not computed yet',
-  "idle time is split only into host wait (the GPU waited on launches) and the rest; HTA's kernel-wait split is not made yet",
-] as const;
+/** Said wherever skew across ranks is measured: the traces' clocks are not aligned. */
+export const CLOCK_NOTE =
+  "collective skew compares the traces' times as written: Kineto's are each host's clock, so ranks of one host compare directly, and across hosts the skew includes the hosts' clock offset (nothing aligns them)";
 
 export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonly rates: RatesSource | null; readonly toolVersion: string }): AnalysisDocument {
   const devices: DeviceAnalysis[] = [];
   const findings: Finding[] = [];
   const notes = new Set<string>();
+  const sides: CollectiveSide[] = [];
   for (const trace of traces) {
     for (const note of trace.notes) notes.add(`${trace.file}: ${note}`);
     const byDevice = new Map<number, GpuEvent[]>();
@@ -33,6 +33,8 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
       const rates: LinkRates = options.rates ? ratesFor(options.rates, device) : ratesFromCopies(events);
       const windows = stepWindows(trace, device, timeline.events);
       const steps = windows.map((w) => stepMetrics(timeline, w, rates));
+      const kernels = events.filter((e) => e.kind === 'kernel' && e.communication);
+      if (kernels.length) sides.push({ who: { file: trace.file, rank: trace.rank, device }, kernels, steps: windows });
       const analysis = deviceAnalysis(trace, device, steps, rates, options.rates);
       devices.push(analysis);
       findings.push(...findingsOf({ file: trace.file, device, rank: trace.rank }, steps, analysis.stepMs));
@@ -40,7 +42,10 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
   }
   if (!options.rates && devices.length)
     notes.add('link rates are the fastest copies in each trace (--rates not given): a program that never copied at full speed gets a floor too low');
-  for (const note of NOT_YET) notes.add(note);
+  // Sides in the order the devices are listed: by rank, as below.
+  sides.sort((a, b) => (a.who.rank ?? Number.POSITIVE_INFINITY) - (b.who.rank ?? Number.POSITIVE_INFINITY));
+  const collectives = collectiveSkew(sides);
+  if (collectives?.kind === 'measured') notes.add(CLOCK_NOTE);
   // One trace per rank, given in any order (a shell glob sorts rank10 before rank2): listed by rank, stably, so
   // traces without one keep the order given, after those with one.
   const byRank = (a: { rank: number | null }, b: { rank: number | null }) => (a.rank ?? Number.POSITIVE_INFINITY) - (b.rank ?? Number.POSITIVE_INFINITY);
@@ -53,6 +58,7 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
     devices,
     findings,
     notes: [...notes],
+    ...(collectives ? { collectives } : {}),
   };
 }
 
@@ -88,6 +94,10 @@ function deviceAnalysis(trace: ParsedTrace, device: number, steps: readonly Step
     exposedCopyMs: mid((s) => s.exposedCopyMs),
     exposedCommMs: mid((s) => s.exposedCommMs),
     idleMs: mid((s) => s.idleMs),
+    hostWaitMs: mid((s) => s.hostWaitMs),
+    kernelWaitMs: mid((s) => s.kernelWaitMs),
+    syncWaitMs: mid((s) => s.syncWaitMs),
+    otherIdleMs: mid((s) => s.otherIdleMs),
     floorMs,
     efficiency: stepMs > 0 ? floorMs / stepMs : 0,
     overlap: {

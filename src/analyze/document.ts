@@ -30,7 +30,11 @@ export const StepSchema = z.object({
   commMs: z.number(),
   exposedCommMs: z.number(),
   idleMs: z.number(),
+  /** idleMs by cause, each gap whole under one (docs/analyze.md): HTA's host wait and kernel wait, and its "other" as sync wait and the rest. */
   hostWaitMs: z.number(),
+  kernelWaitMs: z.number(),
+  syncWaitMs: z.number(),
+  otherIdleMs: z.number(),
   floor: z.object({
     ms: z.number(),
     bound: z.enum(['kernels', 'h2d', 'd2h']),
@@ -62,6 +66,11 @@ export const DeviceAnalysisSchema = z.object({
   exposedCopyMs: z.number(),
   exposedCommMs: z.number(),
   idleMs: z.number(),
+  /** Medians over the steps, each of its own: they need not add up to idleMs. */
+  hostWaitMs: z.number(),
+  kernelWaitMs: z.number(),
+  syncWaitMs: z.number(),
+  otherIdleMs: z.number(),
   floorMs: z.number(),
   /** floorMs / stepMs. */
   efficiency: z.number(),
@@ -83,6 +92,49 @@ export const FindingSchema = z.object({
   message: z.string(),
 });
 export type Finding = z.infer<typeof FindingSchema>;
+
+/** One GPU's side of the collectives: a trace (a rank) and a device of it. */
+export const ParticipantSchema = z.object({ file: z.string(), rank: z.number().int().nullable(), device: z.number().int() });
+export type Participant = z.infer<typeof ParticipantSchema>;
+
+/**
+ * Several ranks' traces: each collective's arrival skew, in `merge`'s words. A participant arrives when its NCCL
+ * kernel starts; a collective's skew is the latest arrival − the earliest; the last to arrive is the one the others
+ * waited for (none on a tie). `unknown` where the collectives do not pair, with the reason.
+ */
+export const CollectiveSkewSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('measured'),
+    participants: z.array(ParticipantSchema),
+    /** Collectives matched across every participant. */
+    count: z.number().int(),
+    /** Over the collectives. */
+    skewMs: z.object({ median: z.number(), max: z.number() }),
+    /** Per participant, in participant order: how often it arrived last (count, and share of all collectives), and how late it arrived (its start − the earliest). */
+    lastArriving: z.array(
+      ParticipantSchema.extend({
+        count: z.number().int(),
+        share: z.number(),
+        lateMs: z.object({ median: z.number(), max: z.number() }),
+      }),
+    ),
+    /** The participants that arrived last most often (several on a tie; none when no collective had a last), the count, and of how many. */
+    mostOftenLast: z.object({ who: z.array(ParticipantSchema), count: z.number().int(), of: z.number().int() }),
+    /** Every collective: its step, kernel name and order among that step's kernels of that name; each participant's start (ms, trace clock); the skew; the last's index in participants. */
+    calls: z.array(
+      z.object({
+        step: z.string(),
+        name: z.string(),
+        order: z.number().int(),
+        startsMs: z.array(z.number()),
+        skewMs: z.number(),
+        last: z.number().int().nullable(),
+      }),
+    ),
+  }),
+  z.object({ kind: z.literal('unknown'), participants: z.array(ParticipantSchema), reason: z.string() }),
+]);
+export type CollectiveSkew = z.infer<typeof CollectiveSkewSchema>;
 
 /** `analyze A B --ab`: one device's step times in B against A, by `compare`'s rule. */
 export const StepsVerdictSchema = z.object({
@@ -109,6 +161,8 @@ export const AnalysisDocumentSchema = z.object({
   /** Largest first within each device. */
   findings: z.array(FindingSchema),
   notes: z.array(z.string()),
+  /** Only where two or more devices ran NCCL kernels (several ranks' traces, or one trace of several GPUs). */
+  collectives: CollectiveSkewSchema.optional(),
   /** Only with --ab: B's steps against A's, per device. */
   verdicts: z.array(StepsVerdictSchema).optional(),
 });

@@ -36,6 +36,12 @@ export interface StepMetrics {
   readonly idleMs: number;
   /** The idle gaps that end with work whose launch returned after the gap began: the GPU waited on the host. */
   readonly hostWaitMs: number;
+  /** Gaps between two pieces of work, shorter than KERNEL_WAIT_MS, whose work was issued in time: the GPU's own cost of starting the next op (HTA's kernel wait). */
+  readonly kernelWaitMs: number;
+  /** The rest of the idle time ("other"), the part of it whose gap began while the host sat in a synchronize. */
+  readonly syncWaitMs: number;
+  /** The rest of the idle time, after host wait, kernel wait and sync wait: the GPU had its work and waited on something else (an event, a peer). */
+  readonly otherIdleMs: number;
   readonly floor: {
     readonly ms: number;
     readonly bound: FloorBound;
@@ -63,6 +69,9 @@ export interface DeviceTimeline {
    * a launch-bound program would give itself a high floor. 0 where no such pair is seen.
    */
   readonly perOpMs: number;
+  /** The host's synchronize calls by start, and the latest end among the first i + 1 of them (threads may overlap). */
+  readonly syncs: readonly HostCall[];
+  readonly syncReach: readonly number[];
 }
 
 export function deviceTimeline(events: readonly GpuEvent[], host: readonly HostCall[]): DeviceTimeline {
@@ -76,7 +85,11 @@ export function deviceTimeline(events: readonly GpuEvent[], host: readonly HostC
     if (previous !== undefined && e.start >= previous && e.issued !== null && e.issued <= previous) perOpMs = Math.min(perOpMs, e.start - previous);
     lastEnd.set(e.stream, Math.max(previous ?? e.end, e.end));
   }
-  return { events: sorted, longestMs, host: [...host].sort((a, b) => a.start - b.start), perOpMs: Number.isFinite(perOpMs) ? perOpMs : 0 };
+  const calls = [...host].sort((a, b) => a.start - b.start);
+  const syncs = calls.filter((c) => c.kind === 'sync');
+  const syncReach: number[] = [];
+  for (const sync of syncs) syncReach.push(Math.max(syncReach.at(-1) ?? Number.NEGATIVE_INFINITY, sync.end));
+  return { events: sorted, longestMs, host: calls, perOpMs: Number.isFinite(perOpMs) ? perOpMs : 0, syncs, syncReach };
 }
 
 /** The events that meet [start, end): a binary search bounds them by start, the longest event by end. */
@@ -140,7 +153,7 @@ export function stepMetrics(timeline: DeviceTimeline, window: StepWindow, rates:
   const commMs = measure(comm);
   const exposedCopyMs = measure(subtract(copies, compute));
   const exposedCommMs = measure(subtract(comm, compute));
-  const hostWaitMs = hostWait(timeline, idle, end);
+  const { hostWaitMs, kernelWaitMs, syncWaitMs, otherIdleMs } = idleByCause(timeline, idle, start, end);
   const floor = floorOf(inside, start, end, rates, timeline.perOpMs);
   const syncMs = hostSyncMs(timeline, window, idle);
   // Host-bound: the GPU waited on launches for most of its idle time and a real part of the step, the waits a
@@ -170,6 +183,9 @@ export function stepMetrics(timeline: DeviceTimeline, window: StepWindow, rates:
     exposedCommMs,
     idleMs: measure(idle),
     hostWaitMs,
+    kernelWaitMs,
+    syncWaitMs,
+    otherIdleMs,
     floor,
     efficiency: ms > 0 ? floor.ms / ms : 0,
     stakes: {
@@ -261,21 +277,58 @@ function copyOnComputeStreamMs(inside: readonly GpuEvent[], compute: IntervalSet
   return measure(subtract(copies, compute));
 }
 
-/** Idle gaps that end with an event whose launch returned after the gap began. */
-function hostWait(timeline: DeviceTimeline, idle: IntervalSet, stepEnd: number): number {
-  let ms = 0;
+/**
+ * Holistic Trace Analysis' threshold for kernel wait (`consecutive_kernel_delay`, default 30 in
+ * hta/trace_analysis.py): documented as nanoseconds, but compared there with gaps in the trace's own unit, Kineto's
+ * µs (hta/common/trace_parser.py rounds `ts` to whole µs), so in effect 30 µs, the figure taken here.
+ */
+export const KERNEL_WAIT_MS = 0.03;
+
+/**
+ * Each idle gap of the step, whole, under one cause, in this order: host wait (the work that ends the gap was
+ * launched only after the gap began, HTA's host wait, here on the whole device rather than per stream); kernel
+ * wait (a gap between two pieces of work, shorter than KERNEL_WAIT_MS); and of the rest, HTA's "other", sync wait
+ * where the gap began while a host synchronize was in progress, else other. Gaps at the step's edges are never
+ * kernel wait: no op on both sides.
+ */
+function idleByCause(
+  timeline: DeviceTimeline,
+  idle: IntervalSet,
+  stepStart: number,
+  stepEnd: number,
+): Pick<StepMetrics, 'hostWaitMs' | 'kernelWaitMs' | 'syncWaitMs' | 'otherIdleMs'> {
+  const out = { hostWaitMs: 0, kernelWaitMs: 0, syncWaitMs: 0, otherIdleMs: 0 };
   for (const gap of idle) {
-    if (gap.end >= stepEnd) continue;
-    const { events } = timeline;
-    for (let i = firstStartingAt(events, gap.end); i < events.length && events[i]!.start === gap.end; i += 1) {
-      const issued = events[i]!.issued;
-      if (issued !== null && issued > gap.start) {
-        ms += gap.end - gap.start;
-        break;
-      }
-    }
+    const ms = gap.end - gap.start;
+    if (gap.end < stepEnd && endsWithLateLaunch(timeline, gap)) out.hostWaitMs += ms;
+    else if (gap.start > stepStart && gap.end < stepEnd && ms < KERNEL_WAIT_MS) out.kernelWaitMs += ms;
+    else if (inSynchronize(timeline, gap.start)) out.syncWaitMs += ms;
+    else out.otherIdleMs += ms;
   }
-  return ms;
+  return out;
+}
+
+/** The gap ends with an event whose launch returned after the gap began. */
+function endsWithLateLaunch(timeline: DeviceTimeline, gap: Interval): boolean {
+  const { events } = timeline;
+  for (let i = firstStartingAt(events, gap.end); i < events.length && events[i]!.start === gap.end; i += 1) {
+    const issued = events[i]!.issued;
+    if (issued !== null && issued > gap.start) return true;
+  }
+  return false;
+}
+
+/** A host synchronize was in progress at `time`: the last synchronize to start at or before it, or any earlier one, ends after it. */
+function inSynchronize(timeline: DeviceTimeline, time: number): boolean {
+  const { syncs, syncReach } = timeline;
+  let lo = 0;
+  let hi = syncs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (syncs[mid]!.start <= time) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 0 && syncReach[lo - 1]! > time;
 }
 
 /**

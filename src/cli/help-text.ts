@@ -64,9 +64,11 @@ export const COMMAND_HELP = {
   analyze:
     examples(
       ['cuda-pipe analyze trace.pt.trace.json.gz', 'per step: overlap, exposed and idle time, floor, findings'],
-      ['cuda-pipe analyze rank0.json.gz rank1.json.gz --json analysis.json', 'one trace per rank, and the document'],
+      ['cuda-pipe analyze rank0.json.gz rank1.json.gz --json analysis.json', "one trace per rank: each collective's skew, the document"],
       ['cuda-pipe analyze trace.json --rates probe.json', 'the floor from measured link rates (probe --bandwidth --json)'],
-    ) + '\nNot done yet: Nsight Systems SQLite input, --md, --html and --trace outputs, skew across ranks,\nstreaming of big traces, validation against real GPU traces and HTA.\n',
+      ['cuda-pipe analyze trace.json --md a.md --html a.html --trace a.json', 'a report, a page, the analysed events for Perfetto'],
+      ['cuda-pipe analyze report.sqlite', 'an Nsight Systems export (nsys export --type sqlite report.nsys-rep)'],
+    ) + '\nNot done yet: validation against real GPU traces and HTA; no real nsys export was tried.\n',
 } as const satisfies Record<string, string>;
 
 /**

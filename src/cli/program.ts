@@ -233,9 +233,12 @@ program
 program
   .command('analyze')
   .description(
-    "read PyTorch profiler (Kineto) traces or `run --trace` files: per device and step the engines' busy time, copy and communication overlap, exposed and idle time, a floor, and findings",
+    "read PyTorch profiler (Kineto) traces, Nsight Systems SQLite exports or `run --trace` files: per device and step the engines' busy time, copy and communication overlap, exposed and idle time, a floor, and findings",
   )
-  .argument('<traces...>', 'Chrome trace files (.json, .json.gz, .pt.trace.json.gz), one per rank; each read whole, 256 MiB at most (gzip: inflated)')
+  .argument(
+    '<traces...>',
+    'trace files, one per rank: Chrome traces (.json, .json.gz, .pt.trace.json.gz) or Nsight Systems exports (nsys export --type sqlite), each told by its first bytes; each read whole, 256 MiB at most (gzip: inflated)',
+  )
   .option('--rates <file>', "the floor's link rates: a `probe --bandwidth --json` file or a Result (default: the trace's fastest copies)")
   .option(
     '--ab',
@@ -243,6 +246,9 @@ program
   )
   .option('--threshold <percent>', 'with --ab: a fixed smallest change in the median that counts, in place of the noise rule', positiveNumber)
   .option('--json <file>', 'write the analysis document to a file, or - for stdout (the text then goes to stderr)', checkOutputTarget)
+  .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
+  .option('--html <file>', 'write a self-contained HTML report to a file, or - for stdout', checkOutputTarget)
+  .option('--trace <file>', 'write the analysed events, steps and findings as Chrome Trace Event JSON (Perfetto) to a file, or - for stdout', checkOutputTarget)
   .addHelpText('after', COMMAND_HELP.analyze)
   .action(lazy(async () => (await import('./analyze.js')).analyzeCommand));
 
