@@ -18,7 +18,8 @@ export async function analyzeCommand(files: string[], flags: { json?: string; ra
   if (flags.ab && files.length !== 2) throw new UsageError(`--ab judges two traces, A and B, not ${files.length}.`, { hint: 'cuda-pipe analyze before.json after.json --ab' });
   if (flags.threshold !== undefined && !flags.ab) throw new UsageError('--threshold is for --ab.');
   const rates = flags.rates === undefined ? null : ratesFromFile(flags.rates);
-  const traces = files.map((file) => parseTraceFile(file));
+  const traces = [];
+  for (const file of files) traces.push(await parseTraceFile(file));
   const analysed = analyzeTraces(traces, { rates, toolVersion: packageVersion() });
   const verdicts = flags.ab
     ? judgeSteps(
