@@ -18,7 +18,7 @@ export interface TraceLimits {
   readonly maxEvents: number;
 }
 
-export const TRACE_LIMITS: TraceLimits = { maxBytes: 4096 * 1024 * 1024, maxEvents: 4_000_000 };
+export const TRACE_LIMITS: TraceLimits = { maxBytes: 4096 * 1024 * 1024, maxEvents: 3_000_000 };
 
 const HINT = 'Pass a PyTorch profiler trace (.json, .json.gz, .pt.trace.json.gz) or a `cuda-pipe run --trace` file.';
 

@@ -66,7 +66,7 @@ export const COMMAND_HELP = {
       ['cuda-pipe analyze trace.pt.trace.json.gz', 'per step: overlap, exposed and idle time, floor, findings'],
       ['cuda-pipe analyze rank0.json.gz rank1.json.gz --json analysis.json', 'one trace per rank, and the document'],
       ['cuda-pipe analyze trace.json --rates probe.json', 'the floor from measured link rates (probe --bandwidth --json)'],
-    ) + '\nNot done yet: Nsight Systems SQLite input, --md, --html and --trace outputs, skew across ranks,\nstreaming of big traces, validation against real GPU traces and HTA.\n',
+    ) + '\nNot done yet: Nsight Systems SQLite input, --md, --html and --trace outputs, skew across ranks,\nvalidation against real GPU traces and HTA.\n',
 } as const satisfies Record<string, string>;
 
 /**

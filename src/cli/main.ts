@@ -234,7 +234,7 @@ program
   .description(
     "read PyTorch profiler (Kineto) traces or `run --trace` files: per device and step the engines' busy time, copy and communication overlap, exposed and idle time, a floor, and findings",
   )
-  .argument('<traces...>', 'Chrome trace files (.json, .json.gz, .pt.trace.json.gz), one per rank; each read whole, 256 MiB at most (gzip: inflated)')
+  .argument('<traces...>', 'Chrome trace files (.json, .json.gz, .pt.trace.json.gz), one per rank; each streamed, 4096 MiB of JSON at most (gzip: inflated)')
   .option('--rates <file>', "the floor's link rates: a `probe --bandwidth --json` file or a Result (default: the trace's fastest copies)")
   .option(
     '--ab',
