@@ -38,7 +38,16 @@ const STEP_KERNELS = 200;
 function kernelEvents(i, ts) {
   const corr = 2 * i + 1;
   const events = [
-    { ph: 'X', cat: 'cpu_op', name: 'aten::mm', pid: 1, tid: 1, ts, dur: 5.5, args: { 'External id': i, 'Record function id': 0, 'Sequence number': 0, 'Fwd thread id': 0, 'Ev Idx': 1 } },
+    {
+      ph: 'X',
+      cat: 'cpu_op',
+      name: 'aten::mm',
+      pid: 1,
+      tid: 1,
+      ts,
+      dur: 5.5,
+      args: { 'External id': i, 'Record function id': 0, 'Sequence number': 0, 'Fwd thread id': 0, 'Ev Idx': 1 },
+    },
     { ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts: ts + 1, dur: 3.1, args: { cbid: 211, correlation: corr } },
     { ph: 's', id: corr, pid: 1, tid: 1, ts: ts + 1, cat: 'ac2g', name: 'ac2g' },
     {
@@ -123,8 +132,14 @@ function measure(path) {
   const run = spawnSync('/usr/bin/time', ['-v', process.execPath, cli, 'analyze', path], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const field = (name) => new RegExp(`${name}: (.+)`).exec(run.stderr)?.[1]?.trim();
   const [min, sec] = (field('Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)') ?? '0:0').split(':').map(Number);
-  const firstError = run.status === 0 ? '' : run.stderr.split('\n').find((l) => l.includes('Cannot')) ?? run.stderr.slice(0, 200);
-  return { rssMiB: Number(field('Maximum resident set size \\(kbytes\\)')) / 1024, wallS: min * 60 + sec, cpuS: Number(field('User time \\(seconds\\)')) + Number(field('System time \\(seconds\\)')), code: run.status, firstError };
+  const firstError = run.status === 0 ? '' : (run.stderr.split('\n').find((l) => l.includes('Cannot')) ?? run.stderr.slice(0, 200));
+  return {
+    rssMiB: Number(field('Maximum resident set size \\(kbytes\\)')) / 1024,
+    wallS: min * 60 + sec,
+    cpuS: Number(field('User time \\(seconds\\)')) + Number(field('System time \\(seconds\\)')),
+    code: run.status,
+    firstError,
+  };
 }
 
 mkdirSync(dir, { recursive: true });

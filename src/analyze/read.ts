@@ -77,5 +77,7 @@ export function streamError(file: string, error: unknown): UsageError {
 
 /** The message of text past `limits.maxBytes`. */
 export function tooLong(file: string, gzip: boolean, maxBytes: number): UsageError {
-  return gzip ? traceError(file, `it inflates to more than the ${formatByteLimit(maxBytes)} a trace may be`) : readError(file, `it is more than the ${formatByteLimit(maxBytes)} a trace may be`);
+  return gzip
+    ? traceError(file, `it inflates to more than the ${formatByteLimit(maxBytes)} a trace may be`)
+    : readError(file, `it is more than the ${formatByteLimit(maxBytes)} a trace may be`);
 }

@@ -35,6 +35,10 @@ const EVENT_KEYS: ReadonlySet<string> = new Set(EVENT_FIELDS);
 const ARG_KEYS: ReadonlySet<string> = new Set(ARG_FIELDS);
 /** Top-level objects whose one member a format reads: `distributedInfo.rank`, `otherData.tool`. */
 const TOP_MEMBERS: Readonly<Record<string, 'rank' | 'tool'>> = { distributedInfo: 'rank', otherData: 'tool' };
+/** The opening of a container, told apart from every JSON value. */
+const OBJECT: unique symbol = Symbol('object');
+const ARRAY: unique symbol = Symbol('array');
+type Opening = typeof OBJECT | typeof ARRAY;
 /** Distinct strings shared between records (kernel names repeat by the thousand); past this, strings are copied. */
 const MAX_INTERNED = 1 << 16;
 
@@ -85,13 +89,16 @@ export class TraceAssembler {
     if (this.skipAt >= 0) {
       if (opens) this.depth++;
       else if (closes && --this.depth === this.skipAt) this.skipAt = -1;
-      return;
+    } else if (closes) this.close();
+    else if (token.name === 'keyValue') this.slot.key = token.value as string;
+    else {
+      const value = token.name === 'startObject' ? OBJECT : token.name === 'startArray' ? ARRAY : token.name === 'numberValue' ? Number(token.value) : (token.value ?? null);
+      const into = this.place(value);
+      if (opens) {
+        if (into === 'skip') this.skip();
+        else this.open(into);
+      }
     }
-    if (closes) return this.close();
-    if (token.name === 'keyValue') return this.key(token.value as string);
-    const value: Field | 'object' | 'array' =
-      token.name === 'startObject' ? 'object' : token.name === 'startArray' ? 'array' : token.name === 'numberValue' ? Number(token.value) : (token.value ?? null);
-    this.value(value);
   }
 
   finish(): StreamedTrace {
@@ -103,61 +110,59 @@ export class TraceAssembler {
     return this.stack[this.stack.length - 1]!;
   }
 
-  private key(key: string): void {
-    this.slot.key = key;
-  }
-
-  /** A value token (or the opening of a container) in the current slot. */
-  private value(value: Field | 'object' | 'array'): void {
+  /**
+   * Keeps a value where the current slot reads it, and says where a container that opens here goes: read into (a
+   * slot), or skipped whole. For a primitive the answer is not used.
+   */
+  private place(value: Field | Opening): Slot | 'skip' {
     const slot = this.slot;
-    const container = value === 'object' || value === 'array';
+    const kept = (): Field => (value === OBJECT || value === ARRAY ? nested(value) : this.kept(value));
     switch (slot.at) {
       case 'root':
-        if (value !== 'object') throw traceError(this.file, 'it is not a Chrome trace object (a JSON object with traceEvents)');
-        return this.open({ at: 'top', key: null });
+        if (value !== OBJECT) throw traceError(this.file, 'it is not a Chrome trace object (a JSON object with traceEvents)');
+        return { at: 'top', key: null };
       case 'top':
         return this.topValue(slot.key ?? '', value);
       case 'member':
-        if (slot.member !== undefined && slot.key === slot.member) this.setMember(slot.member, container ? nested(value) : (value as Field));
-        return container ? this.skip() : undefined;
+        if (slot.member !== undefined && slot.key === slot.member) this.setMember(slot.member, kept());
+        return 'skip';
       case 'events':
-        if (value === 'object') {
+        if (value === OBJECT) {
           this.event = {};
           this.args = {};
-          return this.open({ at: 'event', key: null });
+          return { at: 'event', key: null };
         }
         // An array is an object to the formats, with none of their fields: dropped, as JSON.parse's path drops it.
-        if (value === 'array') {
+        if (value === ARRAY) {
           this.index++;
-          return this.skip();
+          return 'skip';
         }
         throw traceError(this.file, `traceEvents[${this.index}] is not an object`);
       case 'event':
         if (slot.key === 'args') {
           this.args = {};
-          return value === 'object' ? this.open({ at: 'args', key: null }) : container ? this.skip() : undefined;
+          return value === OBJECT ? { at: 'args', key: null } : 'skip';
         }
-        if (slot.key !== null && EVENT_KEYS.has(slot.key)) this.event[slot.key as EventField] = container ? nested(value) : this.kept(value as Field);
-        return container ? this.skip() : undefined;
+        if (slot.key !== null && EVENT_KEYS.has(slot.key)) this.event[slot.key as EventField] = kept();
+        return 'skip';
       case 'args':
-        if (slot.key !== null && ARG_KEYS.has(slot.key)) this.args[slot.key as ArgField] = container ? nested(value) : this.kept(value as Field);
-        return container ? this.skip() : undefined;
+        if (slot.key !== null && ARG_KEYS.has(slot.key)) this.args[slot.key as ArgField] = kept();
+        return 'skip';
     }
   }
 
-  private topValue(key: string, value: Field | 'object' | 'array'): void {
+  private topValue(key: string, value: Field | Opening): Slot | 'skip' {
     if (KINETO_TOP_KEYS.has(key)) this.kinetoKeys = true;
     const member = Object.hasOwn(TOP_MEMBERS, key) ? TOP_MEMBERS[key] : undefined;
     // A repeated key replaces the earlier one, as JSON.parse has it.
     if (member) this.setMember(member, undefined);
     if (key === 'traceEvents') {
-      this.hasEvents = value === 'array';
+      this.hasEvents = value === ARRAY;
       this.records = [];
       this.index = 0;
-      if (value === 'array') return this.open({ at: 'events', key: null });
+      if (value === ARRAY) return { at: 'events', key: null };
     }
-    if (member && value === 'object') return this.open({ at: 'member', member, key: null });
-    if (value === 'object' || value === 'array') this.skip();
+    return member && value === OBJECT ? { at: 'member', member, key: null } : 'skip';
   }
 
   private setMember(member: 'rank' | 'tool', value: Field): void {
@@ -207,8 +212,8 @@ export class TraceAssembler {
   }
 }
 
-function nested(value: 'object' | 'array' | Field): Field {
-  return value === 'array' ? NESTED_ARRAY : NESTED_OBJECT;
+function nested(value: Opening): Field {
+  return value === ARRAY ? NESTED_ARRAY : NESTED_OBJECT;
 }
 
 /** Python's json writes NaN and Infinity, which are not JSON: the tokenizer's message does not name them. */
