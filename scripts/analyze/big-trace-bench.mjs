@@ -9,6 +9,11 @@
 // wall, exit code) is appended to the log, with the machine's load average beside it, since other work on a shared
 // box moves wall times. --gzip names the sizes also written gzip-compressed.
 //
+// `--variants` instead times, on the 100 MB trace, three ways of reading it with stream-json, each in its own process
+// under `/usr/bin/time -v`: `tokens` (the tokenizer alone, every token counted and dropped), `pick` (stream-json's
+// Pick and StreamArray assembling every event whole, as its README suggests), `parse` (analyze's own reader,
+// dist/src/analyze/parse.js, which reduces each event from its tokens and skips what no format reads).
+//
 // The trace is shaped like a real one: per launched kernel a cpu_op, its cudaLaunchKernel, the kernel with Kineto's
 // full args, and the ac2g flow pair; an H2D copy every 10 kernels; a ProfilerStep#N on the CPU and on the GPU every
 // 200 kernels. About 40% of its events are of the kinds analyze keeps (launches, kernels, copies, steps).
@@ -140,6 +145,47 @@ function measure(path) {
     code: run.status,
     firstError,
   };
+}
+
+/** One way of reading `path`, run in this process: see --variants above. */
+async function variant(name, path) {
+  const { createRequire } = await import('node:module');
+  const require = createRequire(join(process.cwd(), 'package.json'));
+  const { parser } = require('stream-json');
+  let count = 0;
+  if (name === 'parse') {
+    const { parseTraceFile } = await import(join(process.cwd(), 'dist', 'src', 'analyze', 'parse.js'));
+    count = (await parseTraceFile(path)).gpu.length;
+  } else if (name === 'tokens') {
+    const tokens = parser({ packValues: true, streamValues: false });
+    tokens.on('data', () => count++);
+    await pipeline(createReadStream(path, { highWaterMark: 1024 * 1024 }), tokens);
+  } else {
+    const { pick } = require('stream-json/filters/Pick');
+    const { streamArray } = require('stream-json/streamers/StreamArray');
+    const items = streamArray();
+    items.on('data', () => count++);
+    await pipeline(createReadStream(path, { highWaterMark: 1024 * 1024 }), parser({ packValues: true, streamValues: false }), pick({ filter: 'traceEvents' }), items);
+  }
+  console.log(`${name} ${count}`);
+}
+
+if (args[0] === '--run-variant') {
+  await variant(args[1], args[2]);
+  process.exit(0);
+}
+
+if (args.includes('--variants')) {
+  const path = await trace(100);
+  for (const name of ['tokens', 'pick', 'parse']) {
+    const run = spawnSync('/usr/bin/time', ['-v', process.execPath, import.meta.filename, '--run-variant', name, path], { encoding: 'utf8' });
+    const field = (f) => new RegExp(`${f}: (.+)`).exec(run.stderr)?.[1]?.trim();
+    const cpu = Number(field('User time \\(seconds\\)')) + Number(field('System time \\(seconds\\)'));
+    const line = `${new Date().toISOString()} variant=${name} file=${path} counted=${run.stdout.trim().split(' ')[1]} peak-rss-mib=${(Number(field('Maximum resident set size \\(kbytes\\)')) / 1024).toFixed(0)} cpu-s=${cpu.toFixed(2)} exit=${run.status} load-before=${loadavg()[0].toFixed(2)}`;
+    console.log(line);
+    appendFileSync(log, `${line}\n`);
+  }
+  process.exit(0);
 }
 
 mkdirSync(dir, { recursive: true });
