@@ -237,6 +237,7 @@ export async function streamTrace(file: string, keeps: (record: TraceRecord) => 
       failure = error;
     }
   });
+  // Read from `parser.errored` after each write instead, where the chunk the error lies in is at hand.
   parser.on('error', () => {});
   let bytes = 0;
   let previous = '';
