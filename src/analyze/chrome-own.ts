@@ -1,5 +1,6 @@
 import type { GpuEvent, GpuKind, ParsedTrace, StepMark } from './model.js';
 import { traceError } from './read.js';
+import { shown, type TopFields, type TraceRecord } from './stream-record.js';
 
 // The Chrome trace `cuda-pipe run --trace` writes (src/report/trace.ts): a process per device (pid = device + 1),
 // a "mode" track whose events are the traced reps, a track per stream ("stream <name>") whose events are the ops
@@ -17,41 +18,50 @@ const KINDS: Readonly<Record<string, { kind: GpuKind; direction: GpuEvent['direc
   collective: { kind: 'kernel', direction: null, communication: true },
 };
 
-/** True for a trace cuda-pipe wrote: its `otherData.tool` names it. */
-export function looksLikeOwnTrace(document: Record<string, unknown>): boolean {
-  const other = document.otherData;
-  return typeof other === 'object' && other !== null && /^cuda-pipe /.test(String((other as Record<string, unknown>).tool ?? ''));
+/** The `cat` of a traced rep's event on the "mode" track: `report/trace.ts` writes no other there. */
+const REP_CAT = 'rep';
+
+/** The events this parser reads: the tracks' names, the ops of its kinds, and the traced reps. */
+export function ownKeeps(record: TraceRecord): boolean {
+  const { ph, cat, name } = record.event;
+  if (ph === 'M') return name === 'thread_name' && typeof record.args.name === 'string';
+  return ph === 'X' && typeof cat === 'string' && (Object.hasOwn(KINDS, cat) || cat === REP_CAT);
 }
 
-export function parseOwnTrace(file: string, events: readonly unknown[]): ParsedTrace {
+/** True for a trace cuda-pipe wrote: its `otherData.tool` names it. */
+export function looksLikeOwnTrace(top: TopFields): boolean {
+  return typeof top.tool === 'string' && /^cuda-pipe /.test(top.tool);
+}
+
+/** `records` are the trace's kept events in file order (`ownKeeps`): track names may come after their events. */
+export function parseOwnTrace(file: string, records: readonly TraceRecord[]): ParsedTrace {
   const tracks = new Map<string, string>();
-  for (const item of events) {
-    const e = item as { ph?: unknown; pid?: unknown; tid?: unknown; name?: unknown; args?: { name?: unknown } };
-    if (e?.ph === 'M' && e.name === 'thread_name' && typeof e.args?.name === 'string') tracks.set(`${String(e.pid)}/${String(e.tid)}`, e.args.name);
+  for (const { event: e, args } of records) {
+    if (e.ph === 'M' && e.name === 'thread_name' && typeof args.name === 'string') tracks.set(`${String(e.pid)}/${String(e.tid)}`, args.name);
   }
   const gpu: GpuEvent[] = [];
   const steps: StepMark[] = [];
-  events.forEach((item, index) => {
-    if (typeof item !== 'object' || item === null) throw traceError(file, `traceEvents[${index}] is not an object`);
-    const e = item as { ph?: unknown; pid?: unknown; tid?: unknown; cat?: unknown; name?: unknown; ts?: unknown; dur?: unknown; args?: unknown };
-    if (e.ph !== 'X') return;
+  for (const { index, event: e, args } of records) {
+    if (e.ph !== 'X') continue;
     const track = tracks.get(`${String(e.pid)}/${String(e.tid)}`) ?? '';
     const isStep = track === 'mode';
-    const kind = typeof e.cat === 'string' && track.startsWith('stream ') ? KINDS[e.cat] : undefined;
-    if (!isStep && !kind) return;
+    const kind = typeof e.cat === 'string' && track.startsWith('stream ') && Object.hasOwn(KINDS, e.cat) ? KINDS[e.cat] : undefined;
+    if (!isStep && !kind) continue;
     const where = `traceEvents[${index}] (${String(e.cat)} "${String(e.name).slice(0, 60)}")`;
-    if (typeof e.pid !== 'number' || !Number.isInteger(e.pid) || e.pid < 1) throw traceError(file, `${where} has pid ${JSON.stringify(e.pid)}, not a device's process (1 or more)`);
-    if (typeof e.ts !== 'number' || !Number.isFinite(e.ts)) throw traceError(file, `${where} has ts ${JSON.stringify(e.ts)}, not a finite number of µs`);
-    if (typeof e.dur !== 'number' || !Number.isFinite(e.dur) || e.dur < 0) throw traceError(file, `${where} has dur ${JSON.stringify(e.dur)}, not a duration of 0 µs or more`);
+    if (typeof e.pid !== 'number' || !Number.isInteger(e.pid) || e.pid < 1) throw traceError(file, `${where} has pid ${shown(e.pid)}, not a device's process (1 or more)`);
+    if (typeof e.ts !== 'number' || !Number.isFinite(e.ts)) throw traceError(file, `${where} has ts ${shown(e.ts)}, not a finite number of µs`);
+    if (typeof e.dur !== 'number' || !Number.isFinite(e.dur) || e.dur < 0) throw traceError(file, `${where} has dur ${shown(e.dur)}, not a duration of 0 µs or more`);
     const device = e.pid - 1;
     const start = e.ts / 1000;
     const end = (e.ts + e.dur) / 1000;
     if (isStep) {
       steps.push({ name: String(e.name), clock: 'gpu', device, start, end });
-      return;
+      continue;
     }
-    const args = typeof e.args === 'object' && e.args !== null ? (e.args as Record<string, unknown>) : {};
-    const num = (key: string): number | null => (typeof args[key] === 'number' && Number.isFinite(args[key]) ? (args[key] as number) : null);
+    const num = (key: 'startMs' | 'engineStartMs' | 'engineEndMs' | 'issuedMs' | 'bytes'): number | null => {
+      const value = args[key];
+      return typeof value === 'number' && Number.isFinite(value) ? value : null;
+    };
     // The op's own times are on its rep's clock; `offset` moves them onto the trace's.
     const startMs = num('startMs');
     const offset = startMs === null ? null : start - startMs;
@@ -74,7 +84,7 @@ export function parseOwnTrace(file: string, events: readonly unknown[]): ParsedT
       issued: offset !== null && issuedMs !== null ? offset + issuedMs : null,
       defaultStream: false,
     });
-  });
+  }
   return {
     file,
     format: 'cuda-pipe',

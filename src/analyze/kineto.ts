@@ -1,5 +1,6 @@
 import type { Direction, GpuEvent, GpuKind, HostCall, HostMemory, ParsedTrace, StepMark } from './model.js';
 import { traceError } from './read.js';
+import { type Field, shown, type TopFields, type TraceRecord } from './stream-record.js';
 
 // PyTorch profiler (Kineto) Chrome traces. Each field is read where Kineto writes it, never guessed from a name
 // where a field exists: `cat` says what an event is, `args.stream`, `args.device`, `args.bytes` and
@@ -18,56 +19,53 @@ export const KINETO_DEFAULT_STREAM = '7';
 /** NCCL's kernels, as Holistic Trace Analysis recognises communication (`^nccl.*Kernel`), taken a little wider. */
 const NCCL = /^nccl/i;
 
-interface RawEvent {
-  readonly ph?: unknown;
-  readonly cat?: unknown;
-  readonly name?: unknown;
-  readonly ts?: unknown;
-  readonly dur?: unknown;
-  readonly pid?: unknown;
-  readonly args?: unknown;
+const HOST_CATS: ReadonlySet<string> = new Set(['cuda_runtime', 'cuda_driver', 'cuda_sync']);
+const STEP_CATS: ReadonlySet<string> = new Set(['user_annotation', 'gpu_user_annotation']);
+
+/** The events this parser reads: complete events of its GPU and host categories, and the profiler steps. */
+export function kinetoKeeps(record: TraceRecord): boolean {
+  const { ph, cat, name } = record.event;
+  if (ph !== 'X' || typeof cat !== 'string') return false;
+  return Object.hasOwn(GPU_CATS, cat) || HOST_CATS.has(cat) || (STEP_CATS.has(cat) && typeof name === 'string' && STEP.test(name));
 }
 
-/** True for a document Kineto wrote: a trace with Kineto's own top-level fields or event categories. */
-export function looksLikeKineto(document: Record<string, unknown>, events: readonly unknown[]): boolean {
-  if ('schemaVersion' in document || 'distributedInfo' in document || 'deviceProperties' in document) return true;
-  return events.some((e) => {
-    const cat = typeof e === 'object' && e !== null ? (e as RawEvent).cat : undefined;
-    return typeof cat === 'string' && (cat in GPU_CATS || cat === 'cuda_runtime');
-  });
+/** True for a trace Kineto wrote: Kineto's own top-level fields, or its event categories among the kept events. */
+export function looksLikeKineto(top: TopFields, records: readonly TraceRecord[]): boolean {
+  if (top.kinetoKeys) return true;
+  return records.some(({ event: { cat } }) => typeof cat === 'string' && (Object.hasOwn(GPU_CATS, cat) || cat === 'cuda_runtime'));
 }
 
-export function parseKineto(file: string, document: Record<string, unknown>, events: readonly unknown[]): ParsedTrace {
+/** `records` are the trace's kept events in file order (`kinetoKeeps`); events may come in any order of time. */
+export function parseKineto(file: string, top: TopFields, records: readonly TraceRecord[]): ParsedTrace {
   const gpu: GpuEvent[] = [];
   const host: HostCall[] = [];
   const steps: StepMark[] = [];
   // Host calls first, so that each GPU event is made once, with its issue time, in the second pass.
   const issuedAt = new Map<number, number>();
   for (const pass of ['host', 'rest'] as const) {
-    events.forEach((item, index) => {
-      if (typeof item !== 'object' || item === null) throw traceError(file, `traceEvents[${index}] is not an object`);
-      const event = item as RawEvent;
-      if (event.ph !== 'X' || typeof event.cat !== 'string') return;
-      const cat = event.cat;
-      const isHost = cat === 'cuda_runtime' || cat === 'cuda_driver' || cat === 'cuda_sync';
-      if (isHost !== (pass === 'host')) return;
-      const name = typeof event.name === 'string' ? event.name : '';
-      const gpuKind = GPU_CATS[cat];
-      const isStep = (cat === 'user_annotation' || cat === 'gpu_user_annotation') && STEP.test(name);
-      if (!gpuKind && !isStep && !isHost) return;
+    for (const record of records) {
+      const { ph, cat } = record.event;
+      if (ph !== 'X' || typeof cat !== 'string') continue;
+      const isHost = HOST_CATS.has(cat);
+      if (isHost !== (pass === 'host')) continue;
+      const name = typeof record.event.name === 'string' ? record.event.name : '';
+      // Own keys only: a hostile `cat` of "constructor" must not find Object's.
+      const gpuKind = Object.hasOwn(GPU_CATS, cat) ? GPU_CATS[cat] : undefined;
+      const isStep = STEP_CATS.has(cat) && STEP.test(name);
+      if (!gpuKind && !isStep && !isHost) continue;
       // Built only for a message: a million events must not make a million strings.
-      const where = () => `traceEvents[${index}] (${cat} "${name.slice(0, 60)}")`;
-      const args = typeof event.args === 'object' && event.args !== null ? (event.args as Record<string, unknown>) : {};
-      const { start, end } = span(file, where, event);
+      const where = () => `traceEvents[${record.index}] (${cat} "${name.slice(0, 60)}")`;
+      const args = record.args;
+      const { start, end } = span(file, where, record);
       if (isHost) {
         const call: HostCall = { kind: cat === 'cuda_sync' || SYNC.test(name) ? 'sync' : 'launch', name, start, end, correlation: intOrNull(args.correlation) };
         if (call.kind === 'launch' && call.correlation !== null) issuedAt.set(call.correlation, end);
         host.push(call);
-      } else if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, event, args, issuedAt));
-      else steps.push({ name, clock: cat === 'user_annotation' ? 'host' : 'gpu', device: cat === 'user_annotation' ? null : deviceOf(file, where, event, args), start, end });
-    });
+      } else if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, record, issuedAt));
+      else steps.push({ name, clock: cat === 'user_annotation' ? 'host' : 'gpu', device: cat === 'user_annotation' ? null : deviceOf(file, where, record), start, end });
+    }
   }
-  const rank = rankOf(document);
+  const rank = rankOf(top.rank);
   const notes = [
     ...(gpu.some((e) => e.defaultStream) ? [`stream ${KINETO_DEFAULT_STREAM} is taken for the legacy default stream, as CUPTI numbers it in the traces we know of`] : []),
     ...(gpu.some((e) => e.kind === 'memcpy' && e.bytes === null) ? ['some copies give no args.bytes: they count in time but not in the floor'] : []),
@@ -75,11 +73,11 @@ export function parseKineto(file: string, document: Record<string, unknown>, eve
   return { file, format: 'kineto', rank, gpu, host, steps, notes };
 }
 
-function span(file: string, where: () => string, event: RawEvent): { start: number; end: number } {
-  const { ts, dur } = event;
+function span(file: string, where: () => string, record: TraceRecord): { start: number; end: number } {
+  const { ts, dur } = record.event;
   if (ts === undefined || dur === undefined) throw traceError(file, `${where()} has no ${ts === undefined ? 'ts' : 'dur'}`);
-  if (typeof ts !== 'number' || !Number.isFinite(ts)) throw traceError(file, `${where()} has ts ${JSON.stringify(ts)}, not a finite number of µs`);
-  if (typeof dur !== 'number' || !Number.isFinite(dur) || dur < 0) throw traceError(file, `${where()} has dur ${JSON.stringify(dur)}, not a duration of 0 µs or more`);
+  if (typeof ts !== 'number' || !Number.isFinite(ts)) throw traceError(file, `${where()} has ts ${shown(ts)}, not a finite number of µs`);
+  if (typeof dur !== 'number' || !Number.isFinite(dur) || dur < 0) throw traceError(file, `${where()} has dur ${shown(dur)}, not a duration of 0 µs or more`);
   return { start: ts / 1000, end: (ts + dur) / 1000 };
 }
 
@@ -90,19 +88,19 @@ function gpuEvent(
   name: string,
   start: number,
   end: number,
-  event: RawEvent,
-  args: Record<string, unknown>,
+  record: TraceRecord,
   issuedAt: ReadonlyMap<number, number>,
 ): GpuEvent {
+  const { args } = record;
   const stream = args.stream;
   if (typeof stream !== 'number' && typeof stream !== 'string') throw traceError(file, `${where()} has no args.stream`);
   const bytes = args.bytes;
   if (bytes !== undefined && (typeof bytes !== 'number' || !Number.isFinite(bytes) || bytes < 0))
-    throw traceError(file, `${where()} has args.bytes ${JSON.stringify(bytes)}, not a count of bytes`);
+    throw traceError(file, `${where()} has args.bytes ${shown(bytes)}, not a count of bytes`);
   const copy = kind === 'memcpy' ? copyKind(name) : NOT_A_COPY;
   const correlation = intOrNull(args.correlation);
   return {
-    device: deviceOf(file, where, event, args),
+    device: deviceOf(file, where, record),
     stream: String(stream),
     kind,
     start,
@@ -130,18 +128,16 @@ export function copyKind(name: string): { direction: Direction | null; hostMemor
 }
 
 /** Kineto gives the GPU's index in `args.device`; older traces only as the event's pid. */
-function deviceOf(file: string, where: () => string, event: RawEvent, args: Record<string, unknown>): number {
-  const device = args.device ?? event.pid;
+function deviceOf(file: string, where: () => string, record: TraceRecord): number {
+  const device = record.args.device ?? record.event.pid;
   if (typeof device === 'number' && Number.isInteger(device) && device >= 0) return device;
   throw traceError(file, `${where()} names no device (args.device or a numeric pid)`);
 }
 
-function rankOf(document: Record<string, unknown>): number | null {
-  const info = document.distributedInfo;
-  const rank = typeof info === 'object' && info !== null ? (info as Record<string, unknown>).rank : undefined;
+function rankOf(rank: Field): number | null {
   return typeof rank === 'number' && Number.isInteger(rank) && rank >= 0 ? rank : null;
 }
 
-function intOrNull(value: unknown): number | null {
+function intOrNull(value: Field): number | null {
   return typeof value === 'number' && Number.isInteger(value) ? value : null;
 }

@@ -69,8 +69,8 @@ interface Cells {
   span(): { start: number; end: number };
 }
 
-export function parseNsys(file: string, limit: ReadLimit): ParsedTrace {
-  const db = openSqliteFile(file, limit);
+export async function parseNsys(file: string, limit: ReadLimit): Promise<ParsedTrace> {
+  const db = await openSqliteFile(file, limit);
   try {
     return readExport(file, db);
   } finally {

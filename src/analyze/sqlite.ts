@@ -1,18 +1,24 @@
 import { closeSync, constants, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import initSqlJs, { type Database, type SqlValue } from 'sql.js';
+import initSqlJs, { type Database, type SqlJsStatic, type SqlValue } from 'sql.js';
 import { UsageError } from '../errors.js';
 import { describeFileError } from '../files/errno.js';
 import { checkRegularFile, readRegularBytes } from '../files/read.js';
 
 // SQLite files, read through sql.js (SQLite compiled to WebAssembly, so nothing native is loaded). Node resolves
 // `sql.js` to its dist/sql-wasm.js; the .wasm beside it is read here and handed over, so nothing is fetched or
-// looked up at run time. sql.js only starts asynchronously: the top-level await lets every reader above stay
-// synchronous, at a cost paid once per process (docs/measurements/2026-11-26-nsys-sqlite/startup.log).
+// looked up at run time. sql.js starts asynchronously, at a cost paid once per process and only when an export is
+// read (docs/measurements/2026-11-26-nsys-sqlite/startup.log): JSON traces do not wait for it.
 
-const require = createRequire(import.meta.url);
-const wasm = readFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'));
-const SQL = await initSqlJs({ wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) as ArrayBuffer });
+let started: Promise<SqlJsStatic> | undefined;
+
+function sqlJs(): Promise<SqlJsStatic> {
+  if (!started) {
+    const wasm = readFileSync(createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm'));
+    started = initSqlJs({ wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) as ArrayBuffer });
+  }
+  return started;
+}
 
 /** The 16 bytes every SQLite 3 database file starts with (sqlite.org/fileformat.html, "The Database Header"). */
 const MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
@@ -61,7 +67,8 @@ export interface SqliteFile {
   close(): void;
 }
 
-export function openSqliteFile(file: string, limit: ReadLimit): SqliteFile {
+export async function openSqliteFile(file: string, limit: ReadLimit): Promise<SqliteFile> {
+  const SQL = await sqlJs();
   const bytes = readRegularBytes(file, { what: 'trace', maxBytes: limit.maxBytes, hint: SQLITE_HINT });
   const corrupt = (error: unknown) =>
     new UsageError(`Cannot analyse trace ${file}: its SQLite data is corrupt or truncated (${error instanceof Error ? error.message : String(error)}).`, {

@@ -3,6 +3,7 @@ import { judgeSteps } from '../compare/steps.js';
 import { NOISE_RULE, thresholdRule } from '../compare/verdict.js';
 import { UsageError } from '../errors.js';
 import { parseTraceFile } from '../analyze/parse.js';
+import type { ParsedTrace } from '../analyze/model.js';
 import { ratesFromFile } from '../analyze/rates.js';
 import { packageVersion } from '../paths.js';
 import { renderAnalysis } from '../report/analyze.js';
@@ -26,7 +27,9 @@ export async function analyzeCommand(
   if (flags.ab && files.length !== 2) throw new UsageError(`--ab judges two traces, A and B, not ${files.length}.`, { hint: 'cuda-pipe analyze before.json after.json --ab' });
   if (flags.threshold !== undefined && !flags.ab) throw new UsageError('--threshold is for --ab.');
   const rates = flags.rates === undefined ? null : ratesFromFile(flags.rates);
-  const traces = files.map((file) => parseTraceFile(file));
+  // One at a time: each holds its kept events, and reading two at once would hold two files' worth of tokens too.
+  const traces: ParsedTrace[] = [];
+  for (const file of files) traces.push(await parseTraceFile(file));
   const analysed = analyzeTraces(traces, { rates, toolVersion: packageVersion() });
   const verdicts = flags.ab
     ? judgeSteps(

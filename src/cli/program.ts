@@ -237,7 +237,7 @@ program
   )
   .argument(
     '<traces...>',
-    'trace files, one per rank: Chrome traces (.json, .json.gz, .pt.trace.json.gz) or Nsight Systems exports (nsys export --type sqlite), each told by its first bytes; each read whole, 256 MiB at most (gzip: inflated)',
+    'trace files, one per rank: Chrome traces (.json, .json.gz, .pt.trace.json.gz) or Nsight Systems exports (nsys export --type sqlite), each told by its first bytes; JSON streamed, 4096 MiB at most (gzip: inflated), an export 1024 MiB at most',
   )
   .option('--rates <file>', "the floor's link rates: a `probe --bandwidth --json` file or a Result (default: the trace's fastest copies)")
   .option(

@@ -18,7 +18,8 @@ import { runCli } from '../helpers/cli.js';
 
 const kineto = (name: string) => join(packageRoot(), 'test', 'fixtures', 'analyze', name);
 const nsys = (name: string) => join(packageRoot(), 'test', 'fixtures', 'analyze', 'nsys', name);
-const analyse = (...files: string[]): AnalysisDocument => analyzeTraces(files.map(parseTraceFile), { rates: null, toolVersion: 'test' });
+const analyse = async (...files: string[]): Promise<AnalysisDocument> =>
+  analyzeTraces(await Promise.all(files.map((file) => parseTraceFile(file))), { rates: null, toolVersion: 'test' });
 
 /** Equal to within float rounding. */
 function near(actual: number | null | undefined, expected: number, what: string): void {
@@ -33,25 +34,25 @@ function analysisOnly(document: AnalysisDocument) {
   };
 }
 
-describe('analyze: the same program as a Kineto trace and as an nsys export gives the same analysis', () => {
+describe('analyze: the same program as a Kineto trace and as an nsys export gives the same analysis', async () => {
   for (const program of ['copy-overlapped', 'pageable-compute-stream', 'host-sync', 'ddp-nccl']) {
-    it(`${program}: every step, overlap, exposed time, floor and finding agree`, { timeout: 30_000 }, () => {
-      const fromKineto = analysisOnly(analyse(kineto(`${program}.json`)));
-      const fromNsys = analysisOnly(analyse(nsys(`${program}.sqlite`)));
+    it(`${program}: every step, overlap, exposed time, floor and finding agree`, { timeout: 30_000 }, async () => {
+      const fromKineto = analysisOnly(await analyse(kineto(`${program}.json`)));
+      const fromNsys = analysisOnly(await analyse(nsys(`${program}.sqlite`)));
       assert.ok(fromNsys.devices.length > 0 && fromNsys.devices[0]!.steps.length > 0, 'the export has a device and a step');
       assert.deepEqual(fromNsys, fromKineto);
     });
   }
 });
 
-describe('analyze reads an nsys export (copy-overlapped.sqlite)', () => {
+describe('analyze reads an nsys export (copy-overlapped.sqlite)', async () => {
   // One NVTX range ProfilerStep#1, 1.0–2.12 ms on the host; its launches (correlation ids 1–6) made H2D 1.1–1.3 and
   // 1.3–1.5 on stream 14 (pinned, 4 MB each), kernels 1.3–1.7 and 1.7–2.0 on stream 13, D2H 1.7–1.8 and 2.0–2.1 on
   // stream 15 (pinned, 2 MB each). The step's GPU span is 1.1–2.1 = 1.0 ms.
-  const trace = parseTraceFile(nsys('copy-overlapped.sqlite'));
-  const document = analyse(nsys('copy-overlapped.sqlite'));
+  const trace = await parseTraceFile(nsys('copy-overlapped.sqlite'));
+  const document = await analyse(nsys('copy-overlapped.sqlite'));
 
-  it('takes kernels, copies and their fields from the documented columns, times from ns to ms', { timeout: 30_000 }, () => {
+  it('takes kernels, copies and their fields from the documented columns, times from ns to ms', { timeout: 30_000 }, async () => {
     assert.equal(trace.format, 'nsys');
     assert.equal(trace.rank, null);
     const copies = trace.gpu.filter((e) => e.kind === 'memcpy');
@@ -77,7 +78,7 @@ describe('analyze reads an nsys export (copy-overlapped.sqlite)', () => {
     assert.deepEqual(trace.steps, [{ name: 'ProfilerStep#1', clock: 'host', device: null, start: 1, end: 2.12 }]);
   });
 
-  it('gives the step 1.0 ms with H2D 0.2 of 0.4 ms and D2H 0.1 of 0.2 ms under the kernels', { timeout: 30_000 }, () => {
+  it('gives the step 1.0 ms with H2D 0.2 of 0.4 ms and D2H 0.1 of 0.2 ms under the kernels', { timeout: 30_000 }, async () => {
     const device = document.devices[0]!;
     assert.equal(device.format, 'nsys');
     near(device.stepMs, 1.0, 'step');
@@ -88,16 +89,16 @@ describe('analyze reads an nsys export (copy-overlapped.sqlite)', () => {
   });
 });
 
-describe('analyze finds the patterns of an nsys export', () => {
-  it('pageable-compute-stream.sqlite: the context null stream (7) is the default stream; pageable H2D 0.5 ms', { timeout: 30_000 }, () => {
+describe('analyze finds the patterns of an nsys export', async () => {
+  it('pageable-compute-stream.sqlite: the context null stream (7) is the default stream; pageable H2D 0.5 ms', { timeout: 30_000 }, async () => {
     // Everything runs on stream 7, the context's nullStreamId: 0.5 (H2D) + 0.4 + 0.15 (kernels) + 0.1 (D2H) = 1.15 ms.
-    const trace = parseTraceFile(nsys('pageable-compute-stream.sqlite'));
+    const trace = await parseTraceFile(nsys('pageable-compute-stream.sqlite'));
     assert.ok(trace.gpu.every((e) => e.defaultStream));
     assert.deepEqual(
       trace.gpu.filter((e) => e.kind === 'memcpy').map((e) => e.hostMemory),
       ['pageable', 'pinned'],
     );
-    const findings = analyse(nsys('pageable-compute-stream.sqlite')).findings;
+    const findings = (await analyse(nsys('pageable-compute-stream.sqlite'))).findings;
     assert.deepEqual(
       findings.map((f) => f.code),
       ['default-stream', 'copy-on-compute-stream', 'pageable-copy'],
@@ -107,25 +108,25 @@ describe('analyze finds the patterns of an nsys export', () => {
     assert.ok(trace.notes.some((n) => n.includes('TARGET_INFO_CUDA_CONTEXT_INFO.nullStreamId (stream 7)')));
   });
 
-  it('host-sync.sqlite: a synchronize recorded both as a runtime call and by CUPTI counts once: 1.02 ms idle', { timeout: 30_000 }, () => {
+  it('host-sync.sqlite: a synchronize recorded both as a runtime call and by CUPTI counts once: 1.02 ms idle', { timeout: 30_000 }, async () => {
     // Five runtime calls; the two SYNCHRONIZATION rows carry correlation ids 2 and 5, the synchronizes' own. The step
     // spans the kernels its launches made, 0.2–2.72 ms; the stream synchronize 0.12–0.71 ms is followed by launches,
     // and the GPU idles from the first kernel's end (0.7) to the next kernel (1.72): 1.02 ms.
-    const trace = parseTraceFile(nsys('host-sync.sqlite'));
+    const trace = await parseTraceFile(nsys('host-sync.sqlite'));
     assert.deepEqual(
       trace.host.map((c) => c.kind),
       ['launch', 'sync', 'launch', 'launch', 'sync'],
     );
-    const document = analyse(nsys('host-sync.sqlite'));
+    const document = await analyse(nsys('host-sync.sqlite'));
     near(document.devices[0]!.stepMs, 2.52, 'step');
     assert.equal(document.findings[0]?.code, 'host-sync');
     near(document.findings[0]!.ms, 1.02, 'host-sync');
   });
 
-  it('ddp-nccl.sqlite: NCCL kernels are communication, half hidden under compute, 0.3 ms exposed a step', { timeout: 30_000 }, () => {
+  it('ddp-nccl.sqlite: NCCL kernels are communication, half hidden under compute, 0.3 ms exposed a step', { timeout: 30_000 }, async () => {
     // Step 0: all-reduce 1.4–2.2 ms beside compute 1.0–2.0: 0.6 of 0.8 hidden, 0.2 exposed; step 1: 3.5–3.9 alone,
     // 0.4 exposed. Pooled 0.6 / 1.2 = 0.5; exposed (0.2 + 0.4) / 2 = 0.3 ms a step.
-    const document = analyse(nsys('ddp-nccl.sqlite'));
+    const document = await analyse(nsys('ddp-nccl.sqlite'));
     const device = document.devices[0]!;
     assert.equal(device.device, 1);
     near(device.overlap.commWithCompute, 0.5, 'comm with compute');
@@ -134,13 +135,13 @@ describe('analyze finds the patterns of an nsys export', () => {
   });
 });
 
-describe('analyze takes steps from NVTX ranges by a rule (nvtx-steps.sqlite)', () => {
+describe('analyze takes steps from NVTX ranges by a rule (nvtx-steps.sqlite)', async () => {
   // No ProfilerStep#N. Top level on thread 500: setup 0–0.1 ms once, train_step 0.1–0.4 and 0.4–0.7 ms (names through
   // textId), an "epoch" range never ended; "forward" four times, always nested, so it is not top level.
-  const trace = parseTraceFile(nsys('nvtx-steps.sqlite'));
-  const document = analyse(nsys('nvtx-steps.sqlite'));
+  const trace = await parseTraceFile(nsys('nvtx-steps.sqlite'));
+  const document = await analyse(nsys('nvtx-steps.sqlite'));
 
-  it('picks the most repeated top-level name, numbered in time order, and says so', { timeout: 30_000 }, () => {
+  it('picks the most repeated top-level name, numbered in time order, and says so', { timeout: 30_000 }, async () => {
     assert.deepEqual(
       trace.steps.map((s) => [s.name, s.start, s.end, s.clock]),
       [
@@ -152,7 +153,7 @@ describe('analyze takes steps from NVTX ranges by a rule (nvtx-steps.sqlite)', (
     assert.ok(trace.notes.some((n) => n.startsWith('1 NVTX range has no end')));
   });
 
-  it("maps each step to the GPU through its launches: 0.2 ms and 0.1 ms, never another process's kernel", { timeout: 30_000 }, () => {
+  it("maps each step to the GPU through its launches: 0.2 ms and 0.1 ms, never another process's kernel", { timeout: 30_000 }, async () => {
     // Process 500's kernels 0.15–0.35 and 0.45–0.55 ms. Process 600 launched a kernel under the same correlation id 1
     // outside any step: device 1 gets no step of its own and is one whole-trace step, 0.06–0.66 ms.
     const [device0, device1] = document.devices;
@@ -170,30 +171,30 @@ describe('analyze takes steps from NVTX ranges by a rule (nvtx-steps.sqlite)', (
   });
 });
 
-describe('analyze reads an export without CUDA activity (no-cuda.sqlite)', () => {
-  it('as nothing to analyse, saying why, not as an error', { timeout: 30_000 }, () => {
+describe('analyze reads an export without CUDA activity (no-cuda.sqlite)', async () => {
+  it('as nothing to analyse, saying why, not as an error', { timeout: 30_000 }, async () => {
     // Only NVTX_EVENTS (two "step" ranges) and StringIds: the exporter creates no GPU table for a run without CUDA.
-    const document = analyse(nsys('no-cuda.sqlite'));
+    const document = await analyse(nsys('no-cuda.sqlite'));
     assert.deepEqual(document.devices, []);
     assert.ok(document.notes.some((n) => n.includes('it has none of CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET')));
     assert.ok(document.notes.some((n) => n.endsWith('no GPU events (kernels, copies, memsets): nothing to analyse')));
   });
 });
 
-describe('analyze tells an nsys export by its first bytes, not its name', () => {
+describe('analyze tells an nsys export by its first bytes, not its name', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-nsys-'));
 
-  it('reads an export named .json as nsys, and a JSON trace named .sqlite as Kineto', { timeout: 30_000 }, () => {
+  it('reads an export named .json as nsys, and a JSON trace named .sqlite as Kineto', { timeout: 30_000 }, async () => {
     const exportAsJson = join(dir, 'trace.json');
     copyFileSync(nsys('copy-overlapped.sqlite'), exportAsJson);
-    assert.equal(parseTraceFile(exportAsJson).format, 'nsys');
+    assert.equal((await parseTraceFile(exportAsJson)).format, 'nsys');
     const jsonAsSqlite = join(dir, 'trace.sqlite');
     copyFileSync(kineto('copy-overlapped.json'), jsonAsSqlite);
-    assert.equal(parseTraceFile(jsonAsSqlite).format, 'kineto');
+    assert.equal((await parseTraceFile(jsonAsSqlite)).format, 'kineto');
   });
 });
 
-describe('analyze refuses a hostile SQLite file with exit 2, naming the file and the table', () => {
+describe('analyze refuses a hostile SQLite file with exit 2, naming the file and the table', async () => {
   const cases: [string, string, RegExp][] = [
     ['a truncated export', 'hostile-truncated.sqlite', /its SQLite data is corrupt or truncated \(database disk image is malformed\)/],
     ['a table without a column', 'hostile-missing-column.sqlite', /table CUPTI_ACTIVITY_KIND_KERNEL has no column streamId/],
@@ -203,9 +204,9 @@ describe('analyze refuses a hostile SQLite file with exit 2, naming the file and
     ['an empty database', 'hostile-empty.sqlite', /it has no StringIds table, which every export has \(it has no tables at all\)/],
   ];
   for (const [what, name, reason] of cases) {
-    it(what, { timeout: 30_000 }, () => {
+    it(what, { timeout: 30_000 }, async () => {
       const file = nsys(name);
-      assert.throws(
+      await assert.rejects(
         () => parseTraceFile(file),
         (error: unknown) => {
           assert.ok(error instanceof UsageError, String(error));
@@ -218,7 +219,7 @@ describe('analyze refuses a hostile SQLite file with exit 2, naming the file and
     });
   }
 
-  it('on the command line: exit 2, one paragraph and no stack trace; a good export exits 0', { timeout: 120_000 }, () => {
+  it('on the command line: exit 2, one paragraph and no stack trace; a good export exits 0', { timeout: 120_000 }, async () => {
     const bad = runCli(['analyze', 'test/fixtures/analyze/nsys/hostile-null-start.sqlite']);
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /test\/fixtures\/analyze\/nsys\/hostile-null-start\.sqlite: CUPTI_ACTIVITY_KIND_KERNEL row 2 has NULL start/);

@@ -49,8 +49,8 @@ function twoRanks(): ParsedTrace[] {
   );
 }
 
-describe('analyze text and Markdown fit their width', () => {
-  const document = analyse(['serial.pt.trace.json.gz', 'sync.pt.trace.json.gz'].map(recorded));
+describe('analyze text and Markdown fit their width', async () => {
+  const document = analyse(await Promise.all(['serial.pt.trace.json.gz', 'sync.pt.trace.json.gz'].map(recorded)));
 
   for (const columns of [80, 100]) {
     it(`the text at ${columns} columns has no line wider than ${columns}, and each step is one row`, () => {
@@ -166,7 +166,7 @@ const skip = existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is mi
 
 describe('the analyze page in headless Chromium', { skip }, () => {
   it('renders every step row and the findings, fetching nothing and logging no error', { timeout: 60_000 }, async () => {
-    const document = analyse([recorded('sync.pt.trace.json.gz')]);
+    const document = analyse([await recorded('sync.pt.trace.json.gz')]);
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-analyze-html-'));
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'], headless: true });
     try {

@@ -124,11 +124,11 @@ describe('analyze: collective skew across ranks', () => {
     assert.equal(analyse(rank(0, [kernel(0, 7, 100, 50)]), rank(1, [kernel(0, 7, 100, 50)])).collectives, undefined);
   });
 
-  it('pairs the recorded DDP rank (ddp-nccl.json) with itself shifted: rank 0 0.1 ms early at both all-reduces', () => {
+  it('pairs the recorded DDP rank (ddp-nccl.json) with itself shifted: rank 0 0.1 ms early at both all-reduces', async () => {
     // ddp-nccl.json is rank 1 (GPU 1): all-reduces start at 1.4 ms (ProfilerStep#0) and 3.5 ms (ProfilerStep#1).
     // Its copy as rank 0 with every time 100 µs earlier arrives first at both: skew 0.1 ms each, rank 1 last twice.
     const file = join(packageRoot(), 'test', 'fixtures', 'analyze', 'ddp-nccl.json');
-    const recorded = parseTraceFile(file);
+    const recorded = await parseTraceFile(file);
     const shifted = {
       ...recorded,
       file: 'rank0.json',
@@ -156,8 +156,8 @@ describe('analyze: collective skew across ranks', () => {
 });
 
 describe("analyze: idle by cause, HTA's way", () => {
-  it('three 10 µs gaps between ops issued in time are kernel wait (under 30 µs): pageable-compute-stream.json', () => {
-    const device = analyzeTraces([parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'pageable-compute-stream.json'))], { rates: null, toolVersion: 'test' })
+  it('three 10 µs gaps between ops issued in time are kernel wait (under 30 µs): pageable-compute-stream.json', async () => {
+    const device = analyzeTraces([await parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'pageable-compute-stream.json'))], { rates: null, toolVersion: 'test' })
       .devices[0]!;
     const s = device.steps[0]!;
     near(s.idleMs, 0.03, 'idle');

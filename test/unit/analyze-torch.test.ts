@@ -9,11 +9,12 @@ import { packageRoot } from '../../src/paths.js';
 // Real PyTorch profiler traces: scripts/torch/profile_patterns.py on one H100, four profiled steps each
 // (docs/measurements/2026-11-26-h100-first-hour/second/, whose log.txt gives each program's step by CUDA events).
 
-const analyse = (name: string): AnalysisDocument =>
-  analyzeTraces([parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100', `${name}.pt.trace.json.gz`))], {
-    rates: null,
-    toolVersion: 'test',
-  });
+// parseTraceFile streams, so is async: each trace is read once, up front.
+const NAMES = ['overlapped', 'pageable', 'serial', 'sync'];
+const parsed = new Map(
+  await Promise.all(NAMES.map(async (name) => [name, await parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100', `${name}.pt.trace.json.gz`))] as const)),
+);
+const analyse = (name: string): AnalysisDocument => analyzeTraces([parsed.get(name)!], { rates: null, toolVersion: 'test' });
 
 describe('analyze on PyTorch profiler traces from an H100', () => {
   it("takes a step as the union of Kineto's per-stream step annotations: within 5% of the step CUDA events timed", () => {

@@ -14,9 +14,13 @@ import { packageRoot } from '../../src/paths.js';
 
 const fixture = (name: string) => join(packageRoot(), 'test', 'fixtures', 'analyze', name);
 
+// parseTraceFile streams, so is async: each fixture is read once, up front.
+const FIXTURES = ['copy-overlapped.json', 'pageable-compute-stream.json', 'ddp-nccl.json', 'host-sync.json'];
+const parsed = new Map(await Promise.all(FIXTURES.map(async (n) => [n, await parseTraceFile(fixture(n))] as const)));
+
 function analyse(...names: string[]): AnalysisDocument {
   return analyzeTraces(
-    names.map((n) => parseTraceFile(fixture(n))),
+    names.map((n) => parsed.get(n)!),
     { rates: null, toolVersion: 'test' },
   );
 }
