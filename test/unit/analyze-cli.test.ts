@@ -101,10 +101,10 @@ describe('schema --analysis', () => {
 });
 
 describe('analyze --help', () => {
-  it('says what is not done yet', () => {
+  it('says how far it was validated', () => {
     const { code, stdout } = runCli(['analyze', '--help']);
     assert.equal(code, 0);
-    assert.match(stdout, /Not done yet: validation against real GPU traces and HTA; no real nsys export was tried/);
+    assert.match(stdout, /Validated on one host's traces \(two H100s\); no real nsys export was tried/);
   });
 });
 
