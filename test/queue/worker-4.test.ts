@@ -1,0 +1,3 @@
+import { runQueue } from '../helpers/queue.js';
+
+await runQueue();
