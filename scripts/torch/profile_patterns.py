@@ -6,8 +6,10 @@ torch.profiler into Kineto Chrome traces (gzip-compressed), a few steps each, sm
   pageable     the same step, but the H2D from pageable memory on the compute stream
   sync         a torch.cuda.synchronize() in the middle of each step, then more work
   serial       copies and compute all on one stream (nothing can overlap)
+  host_bound   a thousand tiny kernels a step, each shorter than its launch: the GPU waits on the host
+  serialised   two H2D copies issued at once on two streams, then the compute that needs both
 
-Usage: python3 scripts/torch/profile_patterns.py OUT [--steps 4] [--mib 64]
+Usage: python3 scripts/torch/profile_patterns.py OUT [--steps 4] [--mib 64] [--only host_bound,serialised]
 Writes OUT/<pattern>.pt.trace.json.gz and prints, per pattern, the step time (CUDA events, median of the profiled
 steps) on stdout as one JSON line."""
 import argparse
@@ -26,6 +28,7 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--mib", type=int, default=64)
+    parser.add_argument("--only", default="", help="comma-separated pattern names (default: every pattern)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     n = args.mib * 2**20 // 4
@@ -35,6 +38,8 @@ def main():
     compute = torch.cuda.Stream()
     h2d = torch.cuda.Stream()
     d2h = torch.cuda.Stream()
+    h2d_second = torch.cuda.Stream()
+    tiny = torch.zeros(256, device=device)
     pinned_in = [torch.randn(n).pin_memory() for _ in range(2)]
     pageable_in = torch.randn(n)
     pinned_out = torch.empty(n).pin_memory()
@@ -85,7 +90,27 @@ def main():
         y = work(cur)
         pinned_out[: side * side].copy_(y.flatten(), non_blocking=True)
 
-    for name, body in [("overlapped", overlapped), ("pageable", pageable), ("sync", sync), ("serial", serial)]:
+    def host_bound(step):
+        with torch.cuda.stream(compute):
+            for _ in range(1000):
+                tiny.add_(1.0)
+
+    def serialised(step):
+        half = n // 2
+        with torch.cuda.stream(h2d):
+            on_device[0][:half].copy_(pinned_in[0][:half], non_blocking=True)
+        with torch.cuda.stream(h2d_second):
+            on_device[0][half:].copy_(pinned_in[0][half:], non_blocking=True)
+        compute.wait_stream(h2d)
+        compute.wait_stream(h2d_second)
+        with torch.cuda.stream(compute):
+            y = work(on_device[0])
+            pinned_out[: side * side].copy_(y.flatten(), non_blocking=True)
+
+    patterns = [("overlapped", overlapped), ("pageable", pageable), ("sync", sync), ("serial", serial),
+                ("host_bound", host_bound), ("serialised", serialised)]
+    only = [p for p in args.only.split(",") if p]
+    for name, body in [(name, body) for name, body in patterns if not only or name in only]:
         for step in range(3):
             body(step)
         torch.cuda.synchronize()
@@ -103,6 +128,7 @@ def main():
                 torch.cuda.current_stream().wait_stream(compute)
                 torch.cuda.current_stream().wait_stream(h2d)
                 torch.cuda.current_stream().wait_stream(d2h)
+                torch.cuda.current_stream().wait_stream(h2d_second)
                 end.record()
                 torch.cuda.synchronize()
                 if step > 0:

@@ -47,8 +47,8 @@ export function cliEntry(): string[] {
 export const CLI_DEADLINE_MS = 120_000;
 
 /**
- * Environment variables a run in this process may set: the others name libraries, launchers and devices, which the
- * tool reads once per process, so a run that sets them gets a process of its own.
+ * Environment variables a run in this process may set. The others may name a library, which stays loaded in the
+ * process that loaded it, so a run that sets them gets a process of its own.
  */
 const IN_PROCESS_ENV = new Set(['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'CUDA_PIPE_CACHE_DIR']);
 

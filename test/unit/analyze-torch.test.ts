@@ -7,10 +7,11 @@ import { parseTraceFile } from '../../src/analyze/parse.js';
 import { packageRoot } from '../../src/paths.js';
 
 // Real PyTorch profiler traces: scripts/torch/profile_patterns.py on one H100, four profiled steps each
-// (docs/measurements/2026-11-26-h100-first-hour/second/, whose log.txt gives each program's step by CUDA events).
+// (docs/measurements/2026-11-26-h100-first-hour/second/, whose log.txt gives each program's step by CUDA events;
+// host-bound and serialised from docs/measurements/2026-11-26-h100-patterns-2/).
 
 // parseTraceFile streams, so is async: each trace is read once, up front.
-const NAMES = ['overlapped', 'pageable', 'serial', 'sync'];
+const NAMES = ['overlapped', 'pageable', 'serial', 'sync', 'host-bound', 'serialised'];
 const parsed = new Map(
   await Promise.all(NAMES.map(async (name) => [name, await parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100', `${name}.pt.trace.json.gz`))] as const)),
 );
@@ -30,6 +31,16 @@ describe('analyze on PyTorch profiler traces from an H100', () => {
     assert.ok(codes('sync').includes('host-sync'), codes('sync').join(', '));
     assert.ok(codes('serial').includes('default-stream'), codes('serial').join(', '));
     assert.ok(!codes('overlapped').includes('pageable-copy') && !codes('overlapped').includes('default-stream'), codes('overlapped').join(', '));
+  });
+
+  it('finds a thousand tiny kernels a step host-bound, and two H2D copies that waited for each other serialised', () => {
+    // host-bound: 12.97 ms a step by CUDA events, its 1,000 kernels 1.2 ms of it; serialised: two 32 MiB H2D copies
+    // issued at once on two streams, the second starting only when the first ended (patterns-2/*.analyze.txt).
+    const top = (name: string) => analyse(name).findings[0];
+    assert.equal(top('host-bound')?.code, 'host-bound');
+    assert.ok((top('host-bound')?.ms ?? 0) > 10, `${top('host-bound')?.ms} ms at stake`);
+    assert.equal(top('serialised')?.code, 'serialised-copies');
+    assert.ok(!analyse('overlapped').findings.some((f) => f.code === 'serialised-copies' || f.code === 'host-bound'));
   });
 });
 
