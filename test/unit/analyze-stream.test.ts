@@ -47,9 +47,12 @@ async function failure(path: string, limits = TRACE_LIMITS): Promise<string> {
 }
 
 describe('a streamed trace parses to what the whole document parses to', () => {
-  const files = [...readdirSync(fixtures).filter((n) => n.endsWith('.json')), ...readdirSync(join(fixtures, 'torch-h100')).map((n) => join('torch-h100', n))];
-  it('covers the four hand-written fixtures and the four H100 traces', () => {
-    assert.equal(files.length, 8);
+  const files = [
+    ...readdirSync(fixtures).filter((n) => n.endsWith('.json')),
+    ...['torch-h100', 'torch-h100x2-ddp'].flatMap((folder) => readdirSync(join(fixtures, folder)).map((n) => join(folder, n))),
+  ];
+  it('covers the four hand-written fixtures, the six one-H100 traces and the two DDP ranks', () => {
+    assert.equal(files.length, 12);
   });
   for (const name of files) {
     it(name, { timeout: 30_000 }, async () => {
