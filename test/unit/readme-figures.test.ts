@@ -70,9 +70,9 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
   },
   {
     page: 'docs/development.md',
-    readme: '1,228 tests, 1,173 passing and 55 skipped',
-    log: '2026-11-24-ci/summary.txt',
-    holds: ['at 38a0b38', '# tests 1228', '# pass 1173', '# skipped 55', '# duration_ms 168525'],
+    readme: '1,634 tests, 1,575 passing and 59',
+    log: '2026-11-26-ci/summary-6272881.txt',
+    holds: ['at 6272881', '# tests 1634', '# pass 1575', '# skipped 59', '# duration_ms 86111', 'ci: 128.98 s wall'],
   },
   {
     page: 'docs/development.md',
