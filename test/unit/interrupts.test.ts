@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { installInterrupts, withInterrupts } from '../../src/cli/interrupt.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { Interrupted } from '../../src/errors.js';
@@ -168,9 +168,12 @@ describe('the interrupt handlers', () => {
     interrupts.uninstall();
   });
 
-  const script = join(packageRoot(), 'test', 'fixtures', 'scripts', 'interrupt.ts');
+  // Compiled, the script beside this file's compiled self (tsc compiles test/fixtures too); under tsx, its source
+  // through tsx, which costs a second of CPU a start.
+  const compiled = import.meta.url.endsWith('.js');
+  const script = fileURLToPath(new URL(`../fixtures/scripts/interrupt.${compiled ? 'js' : 'ts'}`, import.meta.url));
   async function signalled(mode: 'reps' | 'stuck', signals: NodeJS.Signals[]): Promise<{ code: number | null; stderr: string; stdout: string; ms: number }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, mode], { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(compiled ? [] : ['--import', 'tsx']), script, mode], { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
