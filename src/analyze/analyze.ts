@@ -37,7 +37,7 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
       if (kernels.length) sides.push({ who: { file: trace.file, rank: trace.rank, device }, kernels, steps: windows });
       const analysis = deviceAnalysis(trace, device, steps, rates, options.rates);
       devices.push(analysis);
-      findings.push(...findingsOf({ file: trace.file, device, rank: trace.rank }, steps, analysis.stepMs));
+      findings.push(...findingsOf({ file: trace.file, device, rank: trace.rank }, trace.format, steps, analysis.stepMs));
     }
   }
   if (!options.rates && devices.length)
