@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import type { AnalysisDocument, DeviceAnalysis } from '../analyze/document.js';
 import { escapeControl, formatMs } from '../format.js';
 import { collectiveLines, count, FINDINGS_HEAD, stepCells, summaryLines, verdictLines, who } from './analyze.js';
-import { CONTENT_SECURITY_POLICY } from './html.js';
+import { htmlPage } from './html.js';
 import { escapeXml as escape } from './timeline-common.js';
 
 // `analyze --html`: one self-contained page (inline CSS, no script, a Content-Security-Policy that fetches nothing,
@@ -47,21 +47,7 @@ export function renderAnalysisHtml(document: AnalysisDocument): string {
       body.push(`<p class="finding">${escape(who(f))} <code>${escape(f.code)}</code> ${escape(`${formatMs(f.ms)} (${count(f.steps, 'step')})`)}: ${escape(f.message)}</p>`);
   }
   if (document.notes.length) body.push('<h2>Notes</h2>', list(document.notes.map(escapeControl)));
-  return [
-    '<!doctype html>',
-    '<html lang="en">',
-    '<head>',
-    '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">`,
-    `<title>${escape(title)}</title>`,
-    `<style>${CSS}</style>`,
-    '</head>',
-    '<body>',
-    ...body,
-    '</body>',
-    '</html>',
-    '',
-  ].join('\n');
+  return [...htmlPage(title, CSS, body), ''].join('\n');
 }
 
 function list(items: readonly string[]): string {

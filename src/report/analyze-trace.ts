@@ -2,26 +2,7 @@ import type { AnalysisDocument } from '../analyze/document.js';
 import type { GpuEvent, HostCall, ParsedTrace } from '../analyze/model.js';
 import { escapeControl } from '../format.js';
 import { participantName, who } from './analyze.js';
-
-/** Chrome Trace Event Format's complete ('X'), instant ('i', scoped to its track) and metadata ('M') events. */
-export interface AnalysisTraceEvent {
-  readonly name: string;
-  readonly ph: 'X' | 'i' | 'M';
-  readonly s?: 't';
-  readonly pid: number;
-  readonly tid: number;
-  /** µs. */
-  readonly ts: number;
-  readonly dur?: number;
-  readonly cat?: string;
-  readonly args?: Readonly<Record<string, string | number | null>>;
-}
-
-export interface AnalysisTraceDocument {
-  readonly traceEvents: readonly AnalysisTraceEvent[];
-  readonly displayTimeUnit: 'ns';
-  readonly otherData: Readonly<Record<string, string>>;
-}
+import { inLanes, type TraceDocument, type TraceEvent } from './trace.js';
 
 // `analyze --trace`: what was analysed, as Chrome Trace Event JSON for Perfetto and chrome://tracing, in run's
 // convention (report/trace.ts: a process per device, pids from 1, a track per stream, complete events in µs):
@@ -42,8 +23,8 @@ export function renderAnalysisTrace(document: AnalysisDocument, traces: readonly
   return `${JSON.stringify(buildAnalysisTrace(document, traces))}\n`;
 }
 
-export function buildAnalysisTrace(document: AnalysisDocument, traces: readonly ParsedTrace[]): AnalysisTraceDocument {
-  const events: AnalysisTraceEvent[] = [];
+export function buildAnalysisTrace(document: AnalysisDocument, traces: readonly ParsedTrace[]): TraceDocument {
+  const events: TraceEvent[] = [];
   const pidOf = new Map<string, number>();
   document.devices.forEach((device, i) => {
     const pid = i + 1;
@@ -120,12 +101,15 @@ export function buildAnalysisTrace(document: AnalysisDocument, traces: readonly 
 }
 
 /** Each stream a track (more where its events overlap), named for it. */
-function streamEvents(pid: number, gpu: readonly GpuEvent[]): AnalysisTraceEvent[] {
+function streamEvents(pid: number, gpu: readonly GpuEvent[]): TraceEvent[] {
   const streams = [...new Set(gpu.map((e) => e.stream))].sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
-  const out: AnalysisTraceEvent[] = [];
+  const out: TraceEvent[] = [];
   let tid = TID.stream;
   for (const stream of streams) {
-    const lanes = inLanes(gpu.filter((e) => e.stream === stream));
+    const lanes = inLanes(
+      gpu.filter((e) => e.stream === stream),
+      (e) => e,
+    );
     lanes.forEach((lane, i) => {
       out.push(meta('thread_name', pid, tid, `stream ${escapeControl(stream)}${i ? ` (${i + 1})` : ''}`));
       for (const e of lane)
@@ -146,9 +130,9 @@ function streamEvents(pid: number, gpu: readonly GpuEvent[]): AnalysisTraceEvent
 }
 
 /** The host's CUDA calls, on as many tracks as overlapping calls (several threads) need. */
-function hostEvents(pid: number, file: string, host: readonly HostCall[]): AnalysisTraceEvent[] {
-  const out: AnalysisTraceEvent[] = [meta('process_name', pid, 0, `host of ${escapeControl(file)}`)];
-  inLanes(host).forEach((lane, i) => {
+function hostEvents(pid: number, file: string, host: readonly HostCall[]): TraceEvent[] {
+  const out: TraceEvent[] = [meta('process_name', pid, 0, `host of ${escapeControl(file)}`)];
+  inLanes(host, (h) => h).forEach((lane, i) => {
     out.push(meta('thread_name', pid, i + 1, `CUDA calls${i ? ` (${i + 1})` : ''}`));
     for (const h of lane)
       out.push({ name: escapeControl(h.name), ph: 'X', pid, tid: i + 1, ts: h.start * 1000, dur: (h.end - h.start) * 1000, cat: h.kind, args: { correlation: h.correlation } });
@@ -156,28 +140,11 @@ function hostEvents(pid: number, file: string, host: readonly HostCall[]): Analy
   return out;
 }
 
-/** Spans by start, each in the first lane whose last span has ended: lanes whose spans never overlap. */
-export function inLanes<T extends { readonly start: number; readonly end: number }>(spans: readonly T[]): T[][] {
-  const lanes: T[][] = [];
-  const ends: number[] = [];
-  for (const span of [...spans].sort((a, b) => a.start - b.start || a.end - b.end)) {
-    const free = ends.findIndex((end) => end <= span.start);
-    if (free === -1) {
-      lanes.push([span]);
-      ends.push(span.end);
-    } else {
-      lanes[free]!.push(span);
-      ends[free] = span.end;
-    }
-  }
-  return lanes;
-}
-
 /** push(...more) passes each element as an argument, which overflows the stack for a million events. */
 function append<T>(to: T[], more: readonly T[]): void {
   for (const item of more) to.push(item);
 }
 
-function meta(name: 'process_name' | 'thread_name', pid: number, tid: number, value: string): AnalysisTraceEvent {
+function meta(name: 'process_name' | 'thread_name', pid: number, tid: number, value: string): TraceEvent {
   return { name, ph: 'M', pid, tid, ts: 0, args: { name: value } };
 }

@@ -44,9 +44,8 @@ details#raw-modes > summary { cursor: pointer; margin: 28px 0 8px; font-size: 15
 /** No fetches of any kind; inline styles are the only outside-the-markup thing the page uses. */
 export const CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'";
 
-export function renderHtml(result: RunResult, options: HtmlOptions = {}): string {
-  const gpus = [...new Set(result.devices.map((d) => d.name))].join(', ');
-  const title = `cuda-pipe: ${result.config.name} on ${gpus}`;
+/** The lines of a self-contained page: its title, inline `css`, the policy that fetches nothing, and `body`. */
+export function htmlPage(title: string, css: string, body: readonly string[]): string[] {
   return [
     '<!doctype html>',
     '<html lang="en">',
@@ -54,9 +53,19 @@ export function renderHtml(result: RunResult, options: HtmlOptions = {}): string
     '<meta charset="utf-8">',
     `<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">`,
     `<title>${escape(title)}</title>`,
-    `<style>${CSS}</style>`,
+    `<style>${css}</style>`,
     '</head>',
     '<body>',
+    ...body,
+    '</body>',
+    '</html>',
+  ];
+}
+
+export function renderHtml(result: RunResult, options: HtmlOptions = {}): string {
+  const gpus = [...new Set(result.devices.map((d) => d.name))].join(', ');
+  const title = `cuda-pipe: ${result.config.name} on ${gpus}`;
+  return htmlPage(title, CSS, [
     '<header>',
     `<h1>${escape(title)}</h1>`,
     `<p class="meta">${escape(metaLine(result))}</p>`,
@@ -74,10 +83,7 @@ export function renderHtml(result: RunResult, options: HtmlOptions = {}): string
           renderSweepSection(options.sweep ?? sweepPoints(result)),
           warningsSection(result),
         ]),
-    '</body>',
-    '</html>',
-    '',
-  ]
+  ])
     .filter((part) => part !== '')
     .join('\n');
 }

@@ -13,9 +13,11 @@ import { deviceLabel, deviceOf, opGbPerSecond, opName, queuedMs, repModeLabel, w
 // - A track's events must nest or follow each other (viewers misdraw overlapping slices), and kernels of several
 //   streams do overlap on the SMs, so an engine track grows extra lanes ("SMs (2)") for ops that overlap.
 
+/** Chrome Trace Event Format's complete ('X'), instant ('i', `s: 't'` scoping it to its track) and metadata ('M') events. */
 export interface TraceEvent {
   readonly name: string;
-  readonly ph: 'X' | 'M';
+  readonly ph: 'X' | 'i' | 'M';
+  readonly s?: 't';
   readonly pid: number;
   readonly tid: number;
   /** µs. */
@@ -114,23 +116,33 @@ function engineTracks(rep: TracedRep, facts: DeviceFacts | undefined): [number, 
 }
 
 /**
- * Splits ops into lanes in which none overlap: each op goes to the first lane whose last op has ended, by start
- * time. Compared in the µs the events are written in, so rounding cannot make two events in a lane overlap. Lanes
- * free up in order of their ends (a heap) and the lowest free one is taken (another heap): O(n log n) in the ops.
+ * Splits ops into lanes in which none overlap (`inLanes`). Compared in the µs the events are written in, so rounding
+ * cannot make two events in a lane overlap; where CUPTI timed an op, its engine's interval, so two copies queued on
+ * one engine share a lane.
  */
 export function lanes(ops: readonly TimelineOp[], offsetMs: number): TimelineOp[][] {
-  const out: TimelineOp[][] = [];
+  return inLanes(ops, (op) => {
+    const { start, end } = opInterval(op);
+    return { start: us(offsetMs + start), end: us(offsetMs + end) };
+  });
+}
+
+/**
+ * Items in lanes whose spans never overlap, for a trace's tracks: by start time, each goes to the lowest lane whose
+ * last span has ended. Lanes free up in order of their ends (a heap) and the lowest free one is taken (another
+ * heap): O(n log n) in the items.
+ */
+export function inLanes<T>(items: readonly T[], span: (item: T) => { readonly start: number; readonly end: number }): T[][] {
+  const out: T[][] = [];
   const busy = new Heap<{ end: number; lane: number }>((a, b) => a.end - b.end || a.lane - b.lane);
   const free = new Heap<number>((a, b) => a - b);
-  // Engine tracks: where CUPTI timed an op, its engine's interval, so two copies queued on one engine share a lane.
-  const timed = ops.map((op) => ({ op, ...opInterval(op) })).sort((a, b) => a.start - b.start || a.end - b.end);
-  for (const { op, start: startMs, end: endMs } of timed) {
-    const start = us(offsetMs + startMs);
+  const timed = items.map((item) => ({ item, ...span(item) })).sort((a, b) => a.start - b.start || a.end - b.end);
+  for (const { item, start, end } of timed) {
     while (busy.size && busy.peek()!.end <= start) free.push(busy.pop()!.lane);
     const at = free.size ? free.pop()! : out.length;
     if (at === out.length) out.push([]);
-    out[at]!.push(op);
-    busy.push({ end: us(offsetMs + endMs), lane: at });
+    out[at]!.push(item);
+    busy.push({ end, lane: at });
   }
   return out;
 }

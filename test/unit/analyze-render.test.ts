@@ -13,7 +13,8 @@ import { packageRoot } from '../../src/paths.js';
 import { renderAnalysis } from '../../src/report/analyze.js';
 import { renderAnalysisHtml } from '../../src/report/analyze-html.js';
 import { renderAnalysisMarkdown } from '../../src/report/analyze-md.js';
-import { buildAnalysisTrace, inLanes } from '../../src/report/analyze-trace.js';
+import { buildAnalysisTrace } from '../../src/report/analyze-trace.js';
+import { inLanes } from '../../src/report/trace.js';
 import { overlong } from '../helpers/width.js';
 
 // analyze's renderers as pure functions: the text at 80 and 100 columns and the Markdown within 100, from the
@@ -145,12 +146,15 @@ describe('analyze renderers of several ranks', () => {
   });
 
   it('lays overlapping spans in lanes and keeps spans that follow each other in one', () => {
-    const lanes = inLanes([
-      { start: 0, end: 2 },
-      { start: 1, end: 3 },
-      { start: 2, end: 4 },
-      { start: 3, end: 5 },
-    ]);
+    const lanes = inLanes(
+      [
+        { start: 0, end: 2 },
+        { start: 1, end: 3 },
+        { start: 2, end: 4 },
+        { start: 3, end: 5 },
+      ],
+      (s) => s,
+    );
     assert.deepEqual(
       lanes.map((lane) => lane.map((s) => s.start)),
       [
