@@ -21,14 +21,12 @@ unprofiled median and the profiled steps' times, and a check that sampled output
 Usage: python3 scripts/torch/balanced_pipeline.py OUT [--mib 256] [--chunks 16] [--streams 4] [--iterations 1060]
        [--steps 5] [--reps 20] [--warmup 3]"""
 import argparse
-import gzip
 import os
-import shutil
 
 import torch
 from torch.profiler import ProfilerActivity, profile, schedule
 
-from common import fork, join, pattern, report, time_steps
+from common import fork, gzip_trace, join, pattern, report, time_steps
 
 FMA_LOOP = """
 template <typename T> T fma_loop(T x, int iterations) {
@@ -126,9 +124,7 @@ def profiled_steps(step, first_stream, args):
             if i > 0:
                 samples.append(start.elapsed_time(end))
             prof.step()
-    with open(path, 'rb') as src, gzip.open(path + '.gz', 'wb') as dst:
-        shutil.copyfileobj(src, dst)
-    os.remove(path)
+    gzip_trace(path)
     return samples
 
 

@@ -1,5 +1,8 @@
 """What the PyTorch baselines share: dtypes by cuda-pipe's names, CUDA-event timing of a step, one JSON line."""
+import gzip
 import json
+import os
+import shutil
 import statistics
 
 import torch
@@ -53,3 +56,10 @@ def report(program, config, samples, **extra):
         'medianMs': round(statistics.median(samples), 4), 'minMs': round(min(samples), 4), 'maxMs': round(max(samples), 4),
         **extra, 'samplesMs': [round(s, 4) for s in samples],
     }))
+
+
+def gzip_trace(path):
+    """The profiler's exported trace compressed beside itself (path + '.gz'), the uncompressed file removed."""
+    with open(path, 'rb') as src, gzip.open(path + '.gz', 'wb') as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(path)

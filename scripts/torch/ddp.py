@@ -64,6 +64,14 @@ def launcher_identity():
     return 0, 1, 0
 
 
+def init_nccl_group(rank, world, device):
+    try:
+        # device_id (torch 2.3 and later) binds the group to this GPU at once, so a barrier knows its device.
+        dist.init_process_group('nccl', rank=rank, world_size=world, device_id=device)
+    except TypeError:
+        dist.init_process_group('nccl', rank=rank, world_size=world)
+
+
 def gradient_kernel(iterations):
     """The jiterator kernel, checked on a small input against the same loop on the host; else an eager stand-in."""
     try:
@@ -106,12 +114,7 @@ def main():
     os.environ.setdefault('MASTER_ADDR', '127.0.0.1')
     os.environ.setdefault('MASTER_PORT', '29500')
     torch.cuda.set_device(local_rank)
-    device = torch.device('cuda', local_rank)
-    try:
-        # device_id (torch 2.3 and later) binds the group to this GPU at once, so a barrier knows its device.
-        dist.init_process_group('nccl', rank=rank, world_size=world, device_id=device)
-    except TypeError:
-        dist.init_process_group('nccl', rank=rank, world_size=world)
+    init_nccl_group(rank, world, torch.device('cuda', local_rank))
     try:
         run(args, bucket_counts, rank, world)
     finally:

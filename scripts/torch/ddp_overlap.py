@@ -38,7 +38,7 @@ import torch.distributed as dist  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, schedule  # noqa: E402
 
 from common import pattern  # noqa: E402
-from ddp import launcher_identity  # noqa: E402
+from ddp import init_nccl_group, launcher_identity  # noqa: E402
 
 
 def parse_args():
@@ -156,11 +156,7 @@ def main():
         # 'highest': fp32 matmuls in full fp32, the compute share this step is sized by.
         torch.set_float32_matmul_precision('highest')
         device = torch.device('cuda', local_rank)
-        try:
-            # device_id (torch 2.3 and later) binds the group to this GPU at once, so a barrier knows its device.
-            dist.init_process_group('nccl', rank=rank, world_size=world, device_id=device)
-        except TypeError:
-            dist.init_process_group('nccl', rank=rank, world_size=world)
+        init_nccl_group(rank, world, device)
     try:
         run(args, rank, world, device)
     finally:

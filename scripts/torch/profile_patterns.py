@@ -13,14 +13,14 @@ Usage: python3 scripts/torch/profile_patterns.py OUT [--steps 4] [--mib 64] [--o
 Writes OUT/<pattern>.pt.trace.json.gz and prints, per pattern, the step time (CUDA events, median of the profiled
 steps) on stdout as one JSON line."""
 import argparse
-import gzip
 import json
 import os
-import shutil
 import statistics
 
 import torch
 from torch.profiler import ProfilerActivity, profile, schedule
+
+from common import gzip_trace
 
 
 def main():
@@ -134,9 +134,7 @@ def main():
                 if step > 0:
                     times.append(start.elapsed_time(end))
                 prof.step()
-        with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        os.remove(path)
+        gzip_trace(path)
         print(json.dumps({"pattern": name, "steps": len(times), "stepMedianMs": round(statistics.median(times), 4),
                           "trace": os.path.basename(path) + ".gz", "device": torch.cuda.get_device_name()}), flush=True)
 
