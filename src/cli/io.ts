@@ -13,13 +13,11 @@ export interface OutStream extends Terminal {
 export interface CliIo {
   readonly stdout: OutStream;
   readonly stderr: OutStream;
-  /** True for the process's own streams: a document for `-` is then written to file descriptor 1 directly. */
-  readonly processStreams: boolean;
   /** The command line, as process.argv gives it. */
   readonly argv: readonly string[];
 }
 
-const processIo: CliIo = { stdout: process.stdout, stderr: process.stderr, processStreams: true, argv: process.argv };
+const processIo: CliIo = { stdout: process.stdout, stderr: process.stderr, argv: process.argv };
 const current = new AsyncLocalStorage<CliIo>();
 
 /** The streams of the command running now. */

@@ -230,7 +230,8 @@ async function writeTo(target: string, to: Destination, text: string, signal: Ab
   const progress = (left: string): Progress => ({ signal, target: target === '-' ? 'stdout' : target, left, written });
   stopIfInterrupted(progress('nothing was written to it'));
   const io = cliIo();
-  if (to.kind === 'fd' && to.fd === STDOUT_FD && !io.processStreams) io.stdout.write(text);
+  // A command whose stdout is not the process's (a test collecting its text) gets the document there too.
+  if (to.kind === 'fd' && to.fd === STDOUT_FD && io.stdout !== process.stdout) io.stdout.write(text);
   else if (to.kind === 'fd') await writeDescriptor(target, to.fd, bytes, progress('the reader got part of it'));
   else if (to.kind === 'direct') await writeDirect(target, to, bytes, progress('the reader got part of it'));
   else await replaceFile(target, to, bytes, progress('its temporary file was removed and the file there, if any, is as it was'));

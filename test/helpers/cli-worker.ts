@@ -43,7 +43,6 @@ port.on('message', async ({ argv, env }: CliRequest) => {
   const io = {
     stdout: { write: (text: string) => out.push(text), isTTY: false },
     stderr: { write: (text: string) => err.push(text), isTTY: false },
-    processStreams: false,
   };
   try {
     const { code } = await cliMain(['node', 'cuda-pipe', ...argv], io);
