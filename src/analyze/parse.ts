@@ -20,7 +20,8 @@ export const MAX_SQLITE_BYTES = 1024 * 1024 * 1024;
 /** Reads one trace file in whichever format it is, or fails with exit 2 naming the file and what was wrong. */
 export async function parseTraceFile(file: string, limits: TraceLimits = TRACE_LIMITS): Promise<ParsedTrace> {
   // An Nsight Systems export is SQLite, told by its first bytes whatever its name; anything else is streamed as JSON.
-  if (isSqliteFile(file, { maxBytes: Math.min(limits.maxBytes, MAX_SQLITE_BYTES) })) return parseNsys(file, { maxBytes: Math.min(limits.maxBytes, MAX_SQLITE_BYTES) });
+  const sqlite = { maxBytes: Math.min(limits.maxBytes, MAX_SQLITE_BYTES) };
+  if (isSqliteFile(file, sqlite)) return parseNsys(file, sqlite);
   const { top, records } = await streamTrace(file, keeps, limits);
   return parseRecords(file, top, records);
 }
