@@ -45,11 +45,25 @@ module.exports = {
       to: { path: '^src/(cuda|exec|measure|api|cli|report)/' },
     },
     {
-      name: 'stage-kinds-are-descriptors',
-      comment: 'A stage kind (src/stages) is pure data and pure functions that the planner, the analysis and the renderers read: it issues its op through the typed IssuePrimitives that exec/ implements, and imports no layer.',
+      name: 'a-kind-is-its-own-folder',
+      comment: "A stage kind (src/kinds/<kind>/) owns its description, its runtime and its checks. It reaches the device only through src/cuda (a library of its own through src/cuda/ffi.ts) and the contracts of src/kinds/kind.ts, never the core's layers, which loop over the kinds' list instead of naming a kind.",
       severity: 'error',
-      from: { path: '^src/stages/' },
-      to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|config|result|analysis|compare|kernels|data|files)/' },
+      from: { path: '^src/kinds/' },
+      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|analyze|compare|kernels|data|files|workers)/' },
+    },
+    {
+      name: 'kinds-are-reached-through-their-list',
+      comment: 'The core reaches a kind only through src/kinds/index.ts, the one list of kinds, so no layer names a kind module.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/kinds/' },
+      to: { path: '^src/kinds/', pathNot: '^src/kinds/(index|kind)\\.ts$' },
+    },
+    {
+      name: 'cuda-knows-no-kind',
+      comment: 'src/cuda is the bottom layer: the kinds bind libraries through it, never the other way round.',
+      severity: 'error',
+      from: { path: '^src/cuda/' },
+      to: { path: '^src/kinds/' },
     },
     {
       name: 'config-touches-no-cuda',
@@ -69,7 +83,7 @@ module.exports = {
       comment: "`cuda-pipe analyze` works on a profiler's trace file alone, on any machine: it reaches no device, plans and measures nothing, and draws nothing itself (report/ renders its document).",
       severity: 'error',
       from: { path: '^src/analyze/' },
-      to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|config|kernels|workers|stages)/' },
+      to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|config|kernels|workers|kinds)/' },
     },
     {
       name: 'neutral-modules-stay-neutral',

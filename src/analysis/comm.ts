@@ -1,4 +1,4 @@
-import { engineRows } from '../stages/index.js';
+import { engineRows } from '../kinds/index.js';
 import type { Collective } from '../vocabulary.js';
 import { type Interval, type IntervalSet, intersect, measure, union } from './intervals.js';
 

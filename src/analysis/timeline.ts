@@ -1,5 +1,5 @@
 import type { TimelineOp, TracedRep } from '../result/schema.js';
-import { engineRows, engineSharing, STAGES } from '../stages/index.js';
+import { engineRows, engineSharing, STAGES } from '../kinds/index.js';
 import { clip, type Interval, type IntervalSet, intersect, measure, union } from './intervals.js';
 
 // What one traced rep says about the pipeline, computed from its ops alone: how busy each engine was, how much the

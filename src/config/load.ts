@@ -11,7 +11,7 @@ import { readRegularFile } from '../files/read.js';
 import { CONTROL, formatPath } from '../format.js';
 import { ELEMENT_BYTES, type IssueOrder, type PlacedDefaultOp, type ScalarType } from '../vocabulary.js';
 import { parseConfigYaml } from './parse-yaml.js';
-import { STEP_CONFIGS, type ComputeStep } from '../stages/index.js';
+import { STEP_CONFIGS, type ComputeStep } from '../kinds/index.js';
 import { ConfigSchema, type ParsedArg, type ParsedConfig, type ParsedKernel } from './schema.js';
 import { adviseUnknownField } from './suggest.js';
 import { chunkedBuffers, isResident } from './items.js';

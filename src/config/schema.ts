@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { STEP_CONFIGS } from '../stages/index.js';
+import { STEP_CONFIGS } from '../kinds/index.js';
 import { parseQuantity, type QuantityKind } from './units.js';
 
 import {

@@ -11,7 +11,7 @@ import type {
   StreamKind,
   Topology,
 } from '../vocabulary.js';
-import type { ComputeStep } from '../stages/index.js';
+import type { ComputeStep } from '../kinds/index.js';
 import type { Handoff } from './devices.js';
 import type { ParsedConfig } from './schema.js';
 import type { LatencySpec, PrioritySpec } from './toolbox.js';

@@ -1,4 +1,3 @@
-import { type Cublas, type CublasHandle, DEFAULT_WORKSPACE_BYTES } from '../cuda/cublas.js';
 import { hostBytes } from '../cuda/host.js';
 import { NCCL_DATA_TYPE, NCCL_IN_PROGRESS } from '../cuda/nccl.js';
 import { UsageError } from '../errors.js';
@@ -21,7 +20,7 @@ import { resolvePriority } from '../plan/priority.js';
 import { isTraceEvent } from '../plan/trace.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
 import type { DeviceFacts } from '../result/schema.js';
-import { type IssuePrimitives, issueWorkOp } from '../stages/index.js';
+import { type IssuePrimitives, type IssueSite, issueWorkOp, type KindRuntimes } from '../kinds/index.js';
 import type { DeviceBuffers } from './buffers.js';
 import type { Region } from '../workers/types.js';
 import type { DeviceSet } from './device-set.js';
@@ -127,33 +126,11 @@ export class DirectIssuer implements Issuer {
     private readonly gate: GateFlags | null,
     private readonly hostCalls: HostCalls,
     private readonly cleanup: Cleanup,
-    /** libcublas, loaded where the plan has gemm ops; null otherwise. */
-    private readonly cublas: Cublas | null = null,
+    /** The runtimes of the plan's kinds that issue through a library (kinds/index.ts's openRuntimes). */
+    private readonly runtimes: KindRuntimes = new Map(),
     /** NCCL's communicators, opened where the plan has collective ops; null otherwise. */
     private readonly communicators: Communicators | null = null,
   ) {}
-
-  /** One cuBLAS handle per stream (by device and stream), each with its own workspace. */
-  private readonly cublasHandles = new Map<string, CublasHandle>();
-
-  /**
-   * The stream's cuBLAS handle, made the first time a schedule binds a gemm op on it: bound to the stream, with a
-   * workspace of its own so that a graph capture allocates nothing, and destroyed at cleanup before its stream.
-   */
-  private cublasHandle(cublas: Cublas, stream: StreamHandle, device: number, schedule: Schedule): CublasHandle {
-    const key = `${device}:${stream}`;
-    const known = this.cublasHandles.get(key);
-    if (known !== undefined) return known;
-    const { rt, cleanup } = this;
-    if (this.devices.spans) rt.setDevice(device);
-    const workspace = rt.memory.malloc(DEFAULT_WORKSPACE_BYTES, `cuBLAS workspace for a stream of ${schedule.description}`);
-    cleanup.push(() => rt.memory.free(workspace));
-    const handle = cublas.create(stream, workspace, DEFAULT_WORKSPACE_BYTES);
-    cleanup.push(() => cublas.destroy(handle));
-    if (this.devices.spans) rt.setDevice(schedule.device);
-    this.cublasHandles.set(key, handle);
-    return handle;
-  }
 
   prepare(schedule: Schedule): PreparedRep {
     const handovers: Array<Handover & { event: EventHandle }> = [];
@@ -330,7 +307,10 @@ export class DirectIssuer implements Issuer {
       event,
       deviceOf,
       thunk: (op, options = {}) => {
-        if (isWorkOp(op)) return issueWorkOp(op, this.primitives(stream(op.stream), deviceOf(op.stream), schedule));
+        if (isWorkOp(op)) {
+          const device = deviceOf(op.stream);
+          return issueWorkOp(op, this.primitives(stream(op.stream), device, schedule), this.runtimes, this.site(stream(op.stream), device, schedule));
+        }
         if (op.kind === 'record' && options.external) return { issue: rt.streams.recordExternalThunk(event(op.event), stream(op.stream)), hostTag: null };
         return { issue: this.prepareOp(op, stream(op.stream), schedule, event), hostTag: null };
       },
@@ -388,6 +368,30 @@ export class DirectIssuer implements Issuer {
   /** The last checksum each host op computed, by schedule and chunk. */
   readonly checksums = new Map<string, number>();
 
+  /** Where a kind's runtime binds an op: its stream and device, and the plan's buffers on that device. */
+  private site(stream: StreamHandle, device: number, schedule: Schedule): IssueSite {
+    const buffers = this.devices.buffers(device);
+    return {
+      stream,
+      device,
+      schedule: schedule.description,
+      address: (buffer, elementOffset) => {
+        const binding = buffers.binding(buffer);
+        return offsetPointer(binding.device, elementOffset * binding.buffer.elementBytes);
+      },
+      buffer: (name) => buffers.binding(name).buffer,
+      onDevice: (make) => {
+        if (!this.devices.spans) return make();
+        this.rt.setDevice(device);
+        try {
+          return make();
+        } finally {
+          this.rt.setDevice(schedule.device);
+        }
+      },
+    };
+  }
+
   /** The device layer bound to one op's stream, for its stage kind to issue the op through. */
   private primitives(stream: StreamHandle, device: number, schedule: Schedule): IssuePrimitives {
     const { rt } = this;
@@ -434,26 +438,6 @@ export class DirectIssuer implements Issuer {
         if (host?.thread === 'workers') return { issue: host.after ? this.handoverCall(op, stream, schedule) : () => 0, hostTag: null };
         const { tag, issue } = this.hostCalls.thunk(stream, this.hostAction(op, schedule));
         return { issue, hostTag: tag };
-      },
-      gemm: (op) => {
-        const { cublas } = this;
-        if (!cublas) throw new Error(`schedule ${schedule.id} has gemm ${op.label} but libcublas was not loaded`);
-        const handle = this.cublasHandle(cublas, stream, device, schedule);
-        const [a, b, c] = op.operands.map((o) => {
-          const binding = buffers.binding(o.buffer);
-          return offsetPointer(binding.device, o.elementOffset * binding.buffer.elementBytes);
-        }) as [DevicePtr, DevicePtr, DevicePtr];
-        const record = cublas.record(handle, op.call, a, b, c);
-        this.cleanup.push(() => record.free());
-        const { launch } = record;
-        const context = `gemm ${op.label}: ${record.describe}`;
-        // cuBLAS answers with a cublasStatus_t, not a cudaError_t: a failure is thrown here, naming the op, and the
-        // runner's catch around the issue loop (or the graph capture's) reports it.
-        return () => {
-          const status = launch();
-          if (status !== 0) throw cublas.failure(status, 'cublasGemmEx', context);
-          return 0;
-        };
       },
       collective: (op) => {
         const { communicators } = this;

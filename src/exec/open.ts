@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { openCublas } from '../cuda/cublas.js';
 import { openNccl } from '../cuda/nccl.js';
 import { describeDevice, softwareVersions } from '../cuda/device.js';
 import { openSmClock } from '../cuda/nvml.js';
@@ -16,7 +15,8 @@ import type { ResolvedKernel } from '../kernels/resolve.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
 import { checkPriorities } from '../plan/priority.js';
-import type { Placement, Plan } from '../plan/types.js';
+import { openRuntimes } from '../kinds/index.js';
+import { type Placement, type Plan, scheduleOps } from '../plan/types.js';
 import type { CommunicatorRecord, DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
 import { Cleanup } from './cleanup.js';
@@ -184,8 +184,6 @@ async function onDevices<T>(
 ): Promise<DeviceOutcome<T>> {
   const [deviceIndex] = plan.devices;
   if (deviceIndex === undefined) throw new Error(`plan ${plan.name} names no device`);
-  // libcublas only where a gemm runs, and before the runtime: a missing one is named before anything is opened.
-  const cublas = plan.schedules.some((s) => s.body.some((op) => op.kind === 'gemm')) ? openCublas() : null;
   const nccl = hasCollectives(plan) ? openNccl() : null;
   const rt = openRuntime();
   const facts = plan.devices.map((d, i) => openDevice(rt, d, i === 0 ? options.deviceOrigin : undefined));
@@ -195,6 +193,12 @@ async function onDevices<T>(
   rt.setDevice(deviceIndex);
   const arch = `sm_${device.computeCapability.major}${device.computeCapability.minor}`;
   return Cleanup.use(async (cleanup) => {
+    // The libraries the plan's kinds issue through, before any kernel is compiled or memory allocated: a missing
+    // one is named first.
+    const runtimes = await openRuntimes(
+      { rt, cleanup, devices: plan.devices, capability: (d) => (facts.find((f) => f.index === d) ?? device).computeCapability, signal: options.signal },
+      plan.schedules.flatMap(scheduleOps),
+    );
     const handles = new Map<string, KernelHandle>();
     const compiles: CompileRecord[] = [];
     for (const kernel of kernels) {
@@ -219,7 +223,7 @@ async function onDevices<T>(
       ? await openCommunicators(nccl, rt, plan, { ...(options.collectives ?? { identity: { rank: null, size: null, jobId: null } }), signal: options.signal }, cleanup)
       : null;
     const hostCalls = new HostCalls(rt, cleanup);
-    const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup, cublas, communicators);
+    const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup, runtimes, communicators);
     const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
     // Under a launcher every decision that changes which collectives run is agreed with the other ranks.
     const agreement = communicators?.launched ? ncclAgreement(rt, communicators, deviceIndex, cleanup, { signal: options.signal }) : undefined;

@@ -13,7 +13,7 @@ import type { CpuStageTiming, EngineSource, RepOptions, RepRunner, RepTiming, Tr
 import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, type TracedSpan, traceSchedule } from '../plan/trace.js';
 import { isWorkOp, type Op, type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
-import { type CuptiRecord, stageOf, workNames } from '../stages/index.js';
+import { type CuptiRecord, stageOf, workNames } from '../kinds/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
 import { type GateFlags, type Issuer, NCCL_PENDING, type PreparedRep } from './issue.js';

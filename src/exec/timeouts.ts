@@ -1,6 +1,6 @@
 import { DeviceFailure } from '../errors.js';
 import { describeContext, describeOp, modeName } from '../plan/describe.js';
-import { workOpWhat } from '../stages/index.js';
+import { workOpWhat } from '../kinds/index.js';
 import { isWorkOp, type Op, type PlanKernel, type Schedule, type WorkOp } from '../plan/types.js';
 
 // A rep past its deadline: what had not finished, in words. Nothing here calls CUDA but the event queries it is

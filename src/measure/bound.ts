@@ -5,7 +5,7 @@
 // evaluated over other layouts predicts the workload's floor (floor.ts). No part is taken from the mode being
 // bounded: a term that followed the measurement would make the bound meet it by construction.
 
-import { MODEL_RESOURCES, type ModelParts, type ModelResource } from '../stages/index.js';
+import { MODEL_RESOURCES, type ModelParts, type ModelResource } from '../kinds/index.js';
 
 export type BoundTerm = 'H2D' | 'kernels' | 'D2H' | 'link' | 'copy engine' | 'serial' | 'streams' | 'host issue' | 'CPU stage';
 
@@ -66,7 +66,7 @@ const candidate = (term: BoundTerm, steadyMs: number, perOpMs: number, fillDrain
   ms: steadyMs + fillDrainMs,
 });
 
-/** A resource's time on a layout (see `ModelResource` in stages/stage.ts). */
+/** A resource's time on a layout (see `ModelResource` in src/kinds/kind.ts). */
 export interface ResourceTime {
   readonly resource: ModelResource;
   /** One chunk's time on it, its fixed per-op cost included. */

@@ -1,4 +1,4 @@
-import { MODEL_RESOURCES } from '../stages/index.js';
+import { MODEL_RESOURCES } from '../kinds/index.js';
 import { type Bound, type DeviceParts, layoutBound, type LayoutShape } from './bound.js';
 
 /** A layout the model was evaluated at, and the time it predicts. */

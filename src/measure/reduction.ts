@@ -1,7 +1,7 @@
 import type { ConfigBuffer } from '../config/types.js';
 import { compareOutput, compareWithin, type LargestError, type OutputMismatch, type ToleranceRule } from '../data/compare.js';
 import type { Schedule } from '../plan/types.js';
-import { isWorkOp, stageOf } from '../stages/index.js';
+import { isWorkOp, stageOf } from '../kinds/index.js';
 
 // Whether an all-reduce really summed. Overlapped and serial are both all-reduced, so comparing them would pass a
 // no-op; instead the serial mode's outputs are checked against a reference rep with the collectives left out (on one

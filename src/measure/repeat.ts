@@ -3,7 +3,7 @@ import { compareOutput, compareWithin, type LargestError, type OutputMismatch, P
 import { modeName } from '../plan/describe.js';
 import type { Schedule } from '../plan/types.js';
 import type { Mismatch } from '../result/schema.js';
-import { takesTolerance } from '../stages/index.js';
+import { takesTolerance } from '../kinds/index.js';
 import type { StopRule } from '../vocabulary.js';
 import { RepGuard } from './guard.js';
 import { checkReduction, reducedOutputs, type ReductionRecord } from './reduction.js';
@@ -114,7 +114,7 @@ export async function verifySchedules(
     await guard.rep(runner, candidate);
     devices.forEach((device, k) => {
       for (const buffer of runner.outputs()) {
-        // The tolerance is for what a kind's results may vary by (stages/: a kernel's or a library's sums), not for bytes only copied.
+        // The tolerance is for what a kind's results may vary by (src/kinds/: a kernel's or a library's sums), not for bytes only copied.
         const rule = tolerance && takesTolerance(buffer.name, candidate.body) ? tolerance : null;
         const mismatch = compareWindows(buffer, against[k]?.get(buffer.name) ?? [], runner.hostWindows(buffer.name, device), rule, largest);
         if (mismatch) mismatches.push({ ...mismatch, mode: candidate.id, ...at(device) });

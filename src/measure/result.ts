@@ -19,7 +19,7 @@ import {
   type TracedRep,
 } from '../result/schema.js';
 import { isSplitTogether } from '../modes.js';
-import { type CollectiveOp, gemmBytesRead, gemmFlops, messageBytes } from '../stages/index.js';
+import { type CollectiveOp, isWorkOp, messageBytes, stageOf } from '../kinds/index.js';
 import { kernelRangeBytes } from './timeline.js';
 import { chunkUnits } from '../chunking.js';
 import { issuedOpCount } from '../plan/overhead.js';
@@ -115,10 +115,9 @@ export function stageThroughput(
   let flop = 0;
   let bytes = 0;
   for (const op of schedule.body) {
-    if (op.kind === 'gemm') {
-      flop += gemmFlops(op);
-      bytes += gemmBytesRead(op);
-    } else if (op.kind === 'kernel') bytes += kernelBytes(op);
+    const work = isWorkOp(op) ? stageOf(op).work?.(op, kernelBytes) : undefined;
+    flop += work?.flop ?? 0;
+    bytes += work?.bytes ?? 0;
   }
   if (!flop && !bytes) return {};
   return {

@@ -1,7 +1,7 @@
 import { type Plan, scheduleDevices, streamDevices } from '../plan/types.js';
 import type { TimelineOp, TracedRep } from '../result/schema.js';
 import { type PriorityRange, resolvePriority } from '../plan/priority.js';
-import { stageOf, timelineFields } from '../stages/index.js';
+import { stageOf, timelineFields } from '../kinds/index.js';
 import type { EngineSource, TracedRepTiming } from './runner.js';
 
 /**

@@ -1,4 +1,4 @@
-import { isWorkOp } from '../stages/index.js';
+import { isWorkOp } from '../kinds/index.js';
 import type { EventSpec, Op, StreamSpec } from './types.js';
 
 // Collectives run on a communication stream of their device, in every topology, as DDP runs its all-reduces: the

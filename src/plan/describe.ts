@@ -1,4 +1,4 @@
-import { type DescribeContext, describeWorkOp } from '../stages/index.js';
+import { type DescribeContext, describeWorkOp } from '../kinds/index.js';
 import { isWorkOp, type Op, type PlanKernel, type Schedule } from './types.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
-import { isWorkOp, stageOf } from '../stages/index.js';
+import { isWorkOp, stageOf } from '../kinds/index.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { overlappedSchedule, type PipelineShape, timedSchedule } from './schedules.js';
 import type { ChunkRange, EventSpec, Op, Schedule, StreamSpec } from './types.js';

@@ -1,4 +1,4 @@
-import { stageOf } from '../stages/index.js';
+import { stageOf } from '../kinds/index.js';
 import { isWorkOp, type EventSpec, type Op, type WorkOp } from './types.js';
 
 /** Ops that read or write device slots, as their stage kind says; event ops touch none. */

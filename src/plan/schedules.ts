@@ -11,7 +11,7 @@ import {
   type SmallOp,
   type StreamKind,
 } from '../vocabulary.js';
-import { type ChunkWork, type ComputeStep, copyOp, opBytes, phaseOps } from '../stages/index.js';
+import { type ChunkWork, type ComputeStep, copyOp, opBytes, phaseOps } from '../kinds/index.js';
 import { withCommStreams } from './comm-stream.js';
 import { withRingReuse } from './ring.js';
 import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec } from './types.js';

@@ -2,7 +2,7 @@ import type { ChunkRange } from '../chunking.js';
 import type { ConfigBuffer, ConfigHost } from '../config/types.js';
 import type { PrioritySpec } from '../config/toolbox.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
-import type { WorkOp } from '../stages/index.js';
+import type { WorkOp } from '../kinds/index.js';
 import type { ModeRole, StreamKind } from '../vocabulary.js';
 
 // A Plan is pure data: which buffers exist, and for every mode the ops in host issue order, each naming its stream.
@@ -12,8 +12,8 @@ import type { ModeRole, StreamKind } from '../vocabulary.js';
 
 export type { ChunkRange } from '../chunking.js';
 // The work ops are their stage kinds' own (src/stages); the planner adds the ops that order and time them.
-export type { CollectiveOp, CopyOp, HostOp, KernelOp, PeerOp, WorkOp } from '../stages/index.js';
-export { isWorkOp } from '../stages/index.js';
+export type { CollectiveOp, CopyOp, HostOp, KernelOp, PeerOp, WorkOp } from '../kinds/index.js';
+export { isWorkOp } from '../kinds/index.js';
 
 export type StreamId = string;
 export type EventId = string;

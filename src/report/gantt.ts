@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { opInterval } from '../analysis/timeline.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
-import { stage } from '../stages/index.js';
+import { stage } from '../kinds/index.js';
 import { outputColumns } from './width.js';
 import {
   analysisFacts,

@@ -2,7 +2,7 @@ import { formatBytes } from '../format.js';
 import { roleLabel } from './labels.js';
 import { describeOp } from '../plan/describe.js';
 import { type Op, type Plan, type Schedule, scheduleOps } from '../plan/types.js';
-import { nounCounts, opBytes, stage } from '../stages/index.js';
+import { nounCounts, opBytes, stage } from '../kinds/index.js';
 
 export interface PlanView {
   /** Every op of every mode in issue order, not only the summary. */

@@ -1,5 +1,5 @@
 import { opInterval } from '../analysis/timeline.js';
-import { stage } from '../stages/index.js';
+import { stage } from '../kinds/index.js';
 import { type RunExporter, pictured } from './exporter.js';
 import { rowCells } from './gantt.js';
 import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';

@@ -1,13 +1,13 @@
 import { analyzeRep, opInterval, type RepAnalysis } from '../analysis/timeline.js';
 import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
-import { STAGE_KINDS, type Stage, type StageKind, stage } from '../stages/index.js';
+import { STAGE_KINDS, type Stage, type StageKind, stage } from '../kinds/index.js';
 import { roleLabel } from './labels.js';
 
 // What every timeline renderer shares, so the terminal, the SVG, the HTML and the trace agree on colours, letters,
 // names, rows and numbers.
 
-export type { Stage } from '../stages/index.js';
-export { STAGES } from '../stages/index.js';
+export type { Stage } from '../kinds/index.js';
+export { STAGES } from '../kinds/index.js';
 
 /** The stages a legend lists: those every run has, and the others (peer copies) where the reps have any. */
 export function legendStages(reps: readonly TracedRep[]): Stage[] {

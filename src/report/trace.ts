@@ -1,7 +1,7 @@
 import { opInterval } from '../analysis/timeline.js';
 import { type RunExporter, pictured } from './exporter.js';
 import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
-import { engineRows } from '../stages/index.js';
+import { engineRows } from '../kinds/index.js';
 import { deviceLabel, deviceOf, opGbPerSecond, opName, queuedMs, repModeLabel, workerRows } from './timeline-common.js';
 
 // The traced reps as Chrome's Trace Event Format (JSON object form), for Perfetto and chrome://tracing.

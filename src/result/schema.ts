@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CrossDeviceSchema, DeviceTimesSchema, PeerPathSchema, ScalingSchema } from './devices.js';
 import { BoundTermSchema, ModelAnalysisSchema, SweepSectionSchema } from './model.js';
 import { BUFFER_ROLES, COLLECTIVES, DEFAULT_STREAM_OPS, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
-import { STAGE_IDS } from '../stages/index.js';
+import { STAGE_IDS } from '../kinds/index.js';
 
 // The contract between measuring and rendering. Renderers read a Result alone, so a saved JSON file redraws every
 // table and picture exactly as measured. Bump RESULT_VERSION on any change that an older reader would misread, and

@@ -11,7 +11,7 @@ import { buildTrace } from '../../src/report/trace.js';
 import { type TimelineOp, type TracedRep, TracedRepSchema } from '../../src/result/schema.js';
 import { traceSchedule } from '../../src/plan/trace.js';
 import type { Schedule } from '../../src/plan/types.js';
-import { stage } from '../../src/stages/index.js';
+import { stage } from '../../src/kinds/index.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 
 const close = (actual: number, expected: number, what = '', tolerance = 1e-9) => assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual} ≠ ${expected}`);

@@ -19,7 +19,7 @@ import { dataParallel, hasCollective, replicated } from '../../src/plan/data-par
 import { traceSchedule } from '../../src/plan/trace.js';
 import { type Op, type Plan, type Schedule, scheduleDevices } from '../../src/plan/types.js';
 import { builtinConfigsDir } from '../../src/paths.js';
-import type { CollectiveOp } from '../../src/stages/collective.js';
+import type { CollectiveOp } from '../../src/kinds/collective/index.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';
 import { makeStyle } from '../../src/report/style.js';
 import { FakeRunner } from '../helpers/fake-runner.js';

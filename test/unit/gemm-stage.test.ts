@@ -12,7 +12,7 @@ import { renderGantt } from '../../src/report/gantt.js';
 import { renderSvg } from '../../src/report/svg.js';
 import { buildTrace } from '../../src/report/trace.js';
 import type { RunResult } from '../../src/result/schema.js';
-import { type ChunkWork, columnMajorCall, type GemmSpec, gemmBytesRead, gemmFlops, type IssuePrimitives, issueWorkOp, phaseOps, stage } from '../../src/stages/index.js';
+import { type ChunkWork, columnMajorCall, type GemmSpec, gemmBytesRead, gemmFlops, type IssuePrimitives, issueWorkOp, phaseOps, stage } from '../../src/kinds/index.js';
 import { runCli } from '../helpers/cli.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 

@@ -6,7 +6,7 @@ import { resolveKernels } from '../../src/kernels/resolve.js';
 import { verifySchedules } from '../../src/measure/repeat.js';
 import { buildPlan } from '../../src/plan/build.js';
 import type { Op, Schedule } from '../../src/plan/types.js';
-import { type GemmOp, MODEL_RESOURCES, nounCounts, stage, takesTolerance, type WorkOp, workNames } from '../../src/stages/index.js';
+import { type GemmOp, MODEL_RESOURCES, nounCounts, stage, takesTolerance, type WorkOp, workNames } from '../../src/kinds/index.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
 import { tinySweepPlan } from '../helpers/tiny-sweep.js';
 

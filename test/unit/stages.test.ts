@@ -12,7 +12,7 @@ import {
   STAGES,
   stageOf,
   type WorkOp,
-} from '../../src/stages/index.js';
+} from '../../src/kinds/index.js';
 
 const work: ChunkWork = {
   buffers: [

@@ -1,4 +1,4 @@
-import type { ModelResource, StageKind } from './stage.js';
+import type { ModelResource, StageKind } from '../kind.js';
 
 export type KernelOp = {
   readonly kind: 'kernel';
@@ -56,6 +56,7 @@ export const kernel: StageKind<'kernel', KernelOp> = {
   what: (op, c) => what(op, c.kernels),
   describe: (op, c) => `${what(op, c.kernels)}, ${c.chunk(op.chunk)} (elements ${op.first} to ${op.first + op.count - 1})`,
   timeline: (op, kernelBytes) => ({ buffer: null, kernel: op.kernel, bytes: kernelBytes(op) }),
+  work: (op, kernelBytes) => ({ flop: 0, bytes: kernelBytes(op) }),
   subject: (op) => op.kernel,
   issue: (op, p) => ({ issue: p.kernel(op), hostTag: null }),
   failureHint: "Check the kernel's indexing against the chunk's element count it is given, or run it under compute-sanitizer.",

@@ -1,10 +1,11 @@
-import { type CollectiveOp, type CollectivePrimitive, collective } from './collective.js';
-import { type CopyOp, d2h, h2d } from './copy.js';
-import { type GemmOp, type GemmPrimitive, gemm } from './gemm.js';
-import { host, type HostOp } from './host.js';
-import { kernel, type KernelOp } from './kernel.js';
-import { peer, type PeerOp } from './peer.js';
-import type { ChunkWork, DescribeContext, IssuedOp, ModelResource, RuntimePrimitives, StageKind, StepConfig, TimelineFields } from './stage.js';
+import { type CollectiveOp, type CollectivePrimitive, collective } from './collective/index.js';
+import { type CopyOp, d2h, h2d } from './copy/index.js';
+import { gemm } from './gemm/index.js';
+import type { GemmOp } from './gemm/spec.js';
+import { host, type HostOp } from './host/index.js';
+import { kernel, type KernelOp } from './kernel/index.js';
+import { peer, type PeerOp } from './peer/index.js';
+import type { ChunkWork, DescribeContext, IssuedOp, IssueSite, KindRuntime, ModelResource, OpenContext, RuntimePrimitives, StageKind, StepConfig, TimelineFields } from './kind.js';
 
 // The table of stage kinds: the one place that lists them. Everything else (the planner's work ops, the issuer,
 // the timeline, every picture's legend, letters, colours and engine rows, the Result's op kinds, messages) reads
@@ -12,9 +13,9 @@ import type { ChunkWork, DescribeContext, IssuedOp, ModelResource, RuntimePrimit
 // library kind's) in `IssuePrimitives`.
 
 export type { CollectiveOp, CopyOp, GemmOp, HostOp, KernelOp, PeerOp };
-export { type CollectivePrimitive, type CollectiveSpec, messageBytes } from './collective.js';
-export { columnMajorCall, GEMM_DTYPES, type GemmOperandAt, type GemmPrimitive, type GemmSpec, gemmBytesRead, gemmFlops } from './gemm.js';
-export { copyOp } from './copy.js';
+export { type CollectivePrimitive, type CollectiveSpec, messageBytes } from './collective/index.js';
+export { columnMajorCall, GEMM_DTYPES, type GemmSpec } from './gemm/spec.js';
+export { copyOp } from './copy/index.js';
 export type {
   ChunkWork,
   ComputeStep,
@@ -25,17 +26,21 @@ export type {
   StepBuffer,
   StepConfig,
   IssuedOp,
+  IssueSite,
+  KindRuntime,
+  KindRuntimeModule,
+  OpenContext,
   RuntimePrimitives,
   StageKind,
   Thunk,
   TimelineFields,
-} from './stage.js';
+} from './kind.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
-export type WorkOp = CopyOp | KernelOp | GemmOp | CollectiveOp | HostOp | PeerOp;
+export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K ? (K extends StageKind<string, infer O, never> ? O : never) : never;
 
 /** Every device call the table's kinds issue through: the runtime's, and each library kind's own. */
-export type IssuePrimitives = RuntimePrimitives & GemmPrimitive & CollectivePrimitive;
+export type IssuePrimitives = RuntimePrimitives & CollectivePrimitive;
 
 /** Every stage kind, in the order pictures list them: load, compute, communication, store, host work, peer copies. */
 export const STAGE_KINDS = [h2d, kernel, gemm, collective, d2h, host, peer] as const;
@@ -72,7 +77,35 @@ export function stage(id: Stage): AnyStage {
 
 export const describeWorkOp = (op: WorkOp, context: DescribeContext): string => stageOf(op).describe(op, context);
 export const workOpWhat = (op: WorkOp, context: DescribeContext): string => stageOf(op).what(op, context);
-export const issueWorkOp = (op: WorkOp, primitives: IssuePrimitives): IssuedOp => stageOf(op).issue(op, primitives);
+
+/** The runtimes a plan's kinds issue through, by kind id: opened once per run by `openRuntimes`. */
+export type KindRuntimes = ReadonlyMap<Stage, KindRuntime>;
+
+/**
+ * Opens the runtime of each kind that issues through a library and has ops among `ops` (every schedule's), in the
+ * table's order: a missing library is named when the run opens, before the timed loop.
+ */
+export async function openRuntimes(context: Omit<OpenContext, 'ops'>, ops: readonly { readonly kind: string }[]): Promise<KindRuntimes> {
+  const runtimes = new Map<Stage, KindRuntime>();
+  for (const kind of table) {
+    if (!kind.runtime) continue;
+    const own = ops.filter((op): op is WorkOp => isWorkOp(op) && stageOf(op) === kind);
+    if (!own.length) continue;
+    const module = await kind.runtime();
+    runtimes.set(kind.id, await module.open({ ...context, ops: own }));
+  }
+  return runtimes;
+}
+
+/** Binds a work op: through the runtime's own calls, or through its kind's runtime. */
+export function issueWorkOp(op: WorkOp, primitives: IssuePrimitives, runtimes: KindRuntimes, site: IssueSite): IssuedOp {
+  const kind = stageOf(op);
+  if (kind.issue) return kind.issue(op, primitives);
+  const runtime = runtimes.get(kind.id);
+  if (!runtime) throw new Error(`${kind.id} op ${workNames([op]).join(', ')} has no runtime opened for it`);
+  return runtime.issue(op, site);
+}
+
 export const timelineFields = (op: WorkOp, kernelBytes: (op: { kernel: string; count: number }) => number): TimelineFields => stageOf(op).timeline(op, kernelBytes);
 
 /**

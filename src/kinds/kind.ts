@@ -1,9 +1,13 @@
-// What a stage kind is: one descriptor per kind owns everything the rest of the code needs to know about it (its
-// op, how it is described, issued, traced and drawn), and the rest reads the table in ./index.ts. Pure data and pure
-// functions: a stage issues its op through the primitives of `IssuePrimitives` (./index.ts), which exec/ implements, so no CUDA handle, pointer or
-// koffi type reaches this folder and the planner and the renderers may import it.
+// What a stage kind is. A kind is a description, which the planner, the analysis and the renderers read (its op, how
+// it is planned, described, traced, modelled and drawn: pure data and pure functions), and, for a kind that issues
+// through a library, a runtime that exec/ opens for a plan with its ops (`KindRuntimeModule`: its handles,
+// communicators or pools, made once and disposed with the run's clean-up, and the call each op issues). The runtime
+// is imported lazily, so that describing, planning and drawing never load a native library. A kind lives in its own
+// folder, src/kinds/<kind>/, and ./index.ts is the one list of kinds: the core loops over it and names no kind.
 
 import type { ZodType } from 'zod';
+import type { CudaRuntime } from '../cuda/runtime.js';
+import type { DevicePtr, StreamHandle } from '../cuda/types.js';
 
 /** The fields every work op has: the stream it is issued on, and the chunk it works on (null: the whole buffers). */
 export interface WorkOpBase {
@@ -235,8 +239,63 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   timeline(op: O, kernelBytes: (op: { kernel: string; count: number }) => number): TimelineFields;
   /** The subject of an op's label on a picture, from its timeline fields. */
   subject(op: { readonly buffer: string | null; readonly kernel: string | null }): string | null;
-  /** Binds the op to the device layer: what the rep loop calls. */
-  issue(op: O, primitives: P): IssuedOp;
+  /** A kind the runtime's own calls issue (copies, kernels, peer copies, host calls): binds the op to them. */
+  issue?(op: O, primitives: P): IssuedOp;
+  /** A kind that issues through a library: its runtime, which exec/ opens for a plan with its ops. */
+  readonly runtime?: () => Promise<KindRuntimeModule<O>>;
+  /**
+   * The work one op does, for a compute step's rate alone on whole buffers (flop and bytes read, as nvbench states
+   * them); absent where the kind has no such count. `kernelBytes` counts a kernel's from its arguments' ranges.
+   */
+  work?(op: O, kernelBytes: (op: { kernel: string; count: number }) => number): { readonly flop: number; readonly bytes: number };
   /** A hint for a failure while the op ran, where there is one to give. */
   readonly failureHint?: string;
+}
+
+/**
+ * What a kind's runtime is opened with, once per run, before any schedule is bound: the device layer, the clean-up
+ * its resources are released by (in reverse order of `push`), and every op of its kind the plan holds, so that it
+ * can size or agree on what they need up front.
+ */
+export interface OpenContext<O extends WorkOpBase = WorkOpBase> {
+  readonly rt: CudaRuntime;
+  readonly cleanup: { push(release: () => void): void };
+  /** The plan's devices, the first first. */
+  readonly devices: readonly number[];
+  /** Compute capability of each device, by index: what a kind checks a data type against. */
+  capability(device: number): { readonly major: number; readonly minor: number };
+  /** The kind's ops, every schedule's, in plan order. */
+  readonly ops: readonly O[];
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * Where one op is bound, once, when its schedule is prepared (outside the timed loop): its stream and device, and the
+ * device memory of the plan's buffers on that device.
+ */
+export interface IssueSite {
+  readonly stream: StreamHandle;
+  readonly device: number;
+  /** The schedule's description, for messages ("overlapped, 4 streams × 16 chunks"). */
+  readonly schedule: string;
+  /** The device address of a buffer's element on this op's device. */
+  address(buffer: string, elementOffset: number): DevicePtr;
+  /** A buffer's element type and size. */
+  buffer(name: string): { readonly type: string; readonly elementBytes: number };
+  /** Runs `make` with this op's device current (a handle or workspace belongs to the device current when it is made). */
+  onDevice<T>(make: () => T): T;
+}
+
+/** A kind's runtime for one run: what binds each of its ops to the call the timed loop makes. */
+export interface KindRuntime<O extends WorkOpBase = WorkOpBase> {
+  /**
+   * The op bound to its site. The thunk returns 0, or a cudaError_t; a library that answers with a status of its
+   * own throws the failure, naming the op, and the runner reports it as it reports a CUDA error.
+   */
+  issue(op: O, site: IssueSite): IssuedOp;
+}
+
+/** The module holding a kind's runtime, imported when a plan has ops of the kind. */
+export interface KindRuntimeModule<O extends WorkOpBase = WorkOpBase> {
+  open(context: OpenContext<O>): KindRuntime<O> | Promise<KindRuntime<O>>;
 }

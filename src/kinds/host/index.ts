@@ -1,4 +1,4 @@
-import type { StageKind } from './stage.js';
+import type { StageKind } from '../kind.js';
 
 /** A host function (cudaLaunchHostFunc) over the chunk's output bytes on the host, after its D2H. */
 export type HostOp = { readonly kind: 'host'; readonly stream: string; readonly name: string; readonly chunk: number | null };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { formatBytes } from '../format.js';
-import { COLLECTIVES, type Collective } from '../vocabulary.js';
-import type { ComputeStep, StageKind, StepBuffer, StepConfig, Thunk } from './stage.js';
+import { formatBytes } from '../../format.js';
+import { COLLECTIVES, type Collective } from '../../vocabulary.js';
+import type { ComputeStep, StageKind, StepBuffer, StepConfig, Thunk } from '../kind.js';
 
 // An NCCL collective as a compute step: per chunk (a bucket of items, such as a bucket of layers' gradients), one
 // sum over every rank, in place in one chunked buffer, as DDP reduces a bucket. The planner puts it on the

@@ -1,0 +1,103 @@
+import { join } from 'node:path';
+import koffi from 'koffi';
+import { EnvironmentError } from '../errors.js';
+import { exports, firstLoadable, LibraryOverrideError } from './load.js';
+import type { HostPtr } from './types.js';
+
+// The door through which a stage kind (src/kinds/<kind>/) binds a library of its own, such as cuBLASLt, without
+// importing koffi: it names the library and its C prototypes, and gets back plain functions and blocks of native
+// memory addressed by branded pointers. Everything native stays in src/cuda.
+
+/** A shared library a stage kind needs: where it is looked for, how it is recognised, what to say when it is not found. */
+export interface LibrarySpec {
+  /** The file-name stem: "libcublasLt". */
+  readonly name: string;
+  /** How messages name it: "cuBLASLt (libcublasLt)". */
+  readonly title: string;
+  /** What installs it, for the hint of a failed search. */
+  readonly install: string;
+  /** The variable that names the file exactly and wins over every other place. */
+  readonly override: string;
+  /** Newest first. */
+  readonly sonames: readonly string[];
+  /** Functions it must export: a library without one of them is some other library, or too old. */
+  readonly symbols: readonly string[];
+}
+
+/** A bound C function. Pointers go in and come out as BigInt; out-parameters are one-element typed arrays. */
+export type NativeCall = (...args: readonly unknown[]) => unknown;
+
+export interface BoundLibrary {
+  /** The file it was loaded from (a bare soname when the loader found it). */
+  readonly path: string;
+  /** Binds one function from its C prototype, as koffi reads it: `int f(void *h, _Out_ void **out)`. */
+  bind(prototype: string): NativeCall;
+}
+
+const DEFAULT_DIRS = ['/usr/local/cuda/lib64', '/usr/local/cuda/lib'];
+
+/** Where `spec` is looked for, in order: its override alone when set; else CUDA_PATH, CUDA_HOME, the loader, /usr/local/cuda. */
+export function libraryPlaces(spec: LibrarySpec, env: NodeJS.ProcessEnv): { readonly path: string; readonly origin: string }[] {
+  const override = env[spec.override];
+  if (override) return [{ path: override, origin: spec.override }];
+  const places: { path: string; origin: string }[] = [];
+  for (const variable of ['CUDA_PATH', 'CUDA_HOME'] as const) {
+    const root = env[variable];
+    if (root) for (const sub of ['lib64', 'lib']) for (const soname of spec.sonames) places.push({ path: join(root, sub, soname), origin: variable });
+  }
+  for (const soname of spec.sonames) places.push({ path: soname, origin: 'dynamic loader search' });
+  for (const dir of DEFAULT_DIRS) for (const soname of spec.sonames) places.push({ path: join(dir, soname), origin: 'default location' });
+  return places.filter((p, i) => places.findIndex((q) => q.path === p.path) === i);
+}
+
+/** Loads the first place that holds `spec`'s library; a missing or foreign one is an EnvironmentError (exit 3). */
+export function openLibrary(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.env): BoundLibrary {
+  const { loaded, attempts } = firstLoadable(
+    libraryPlaces(spec, env),
+    (lib) => {
+      const missing = spec.symbols.filter((symbol) => !exports(lib, symbol));
+      return missing.length ? `loads, but has no ${missing.slice(0, 3).join(', ')} (not ${spec.name}, or too old)` : null;
+    },
+    env,
+  );
+  if (loaded) {
+    const { lib, path } = loaded;
+    return { path, bind: (prototype) => lib.func(prototype) as NativeCall };
+  }
+  const override = env[spec.override];
+  if (override) {
+    throw new LibraryOverrideError(`${spec.override}=${override}: ${attempts[0]?.reason ?? 'does not load'}.`, {
+      hint: `Point ${spec.override} at the ${spec.name} file itself, or unset it to search CUDA_PATH, CUDA_HOME, the loader's path and /usr/local/cuda.`,
+    });
+  }
+  const tried = attempts.map((a) => `  ${a.candidate.path} (${a.candidate.origin}): ${a.reason.split(': ').pop() ?? a.reason}`);
+  throw new EnvironmentError(`Could not load ${spec.title}. Tried:\n${tried.join('\n')}`, {
+    hint: `Install ${spec.install}, then set CUDA_PATH to the toolkit root, or ${spec.override} to the library file itself.`,
+  });
+}
+
+/**
+ * Host memory outside the JS heap, for what a library reads by pointer while a call is enqueued or a graph replays
+ * (scalars, an algorithm record) and for the structs it fills in. Read and written through `view`; `free` once.
+ */
+export interface NativeBlock {
+  readonly address: HostPtr;
+  readonly view: DataView;
+  free(): void;
+}
+
+export function nativeBlock(bytes: number): NativeBlock {
+  const block = koffi.alloc('uint8_t', Math.max(1, bytes));
+  const address = koffi.address(block) as HostPtr;
+  const view = new DataView(koffi.view(block, Math.max(1, bytes)));
+  let freed = false;
+  return {
+    address,
+    view,
+    free: () => {
+      if (freed) return;
+      freed = true;
+      koffi.free(block);
+    },
+  };
+}

@@ -1,0 +1,96 @@
+// A cuBLAS GEMM as a compute step: per chunk, C[m×n] = alpha·A[m×k]·B[k×n] + beta·C in row-major terms, m the chunk's
+// item count. cuBLAS is column-major, so the call computes Cᵀ = Bᵀ·Aᵀ (`columnMajorCall`), which is C row-major
+// without a copy or a transpose kernel.
+
+export const GEMM_DTYPES = ['fp32', 'tf32', 'fp16', 'bf16'] as const;
+export type GemmDtype = (typeof GEMM_DTYPES)[number];
+
+/** The element type A and B must hold for each dtype; C holds it too, or float32. */
+export const GEMM_OPERAND_TYPE: Readonly<Record<GemmDtype, string>> = { fp32: 'float32', tf32: 'float32', fp16: 'float16', bf16: 'bfloat16' };
+
+/** An operand as a step reads it: a chunked buffer at the chunk's first item (`itemSize` elements an item), or a resident one whole. */
+export interface GemmOperand {
+  readonly buffer: string;
+  /** Elements per item of a chunked buffer; null for a resident one, read at its base in every chunk. */
+  readonly itemSize: number | null;
+  readonly elementBytes: number;
+}
+
+/** A gemm step as its config entry resolved it. */
+export interface GemmSpec {
+  readonly a: GemmOperand;
+  readonly b: GemmOperand;
+  readonly c: GemmOperand;
+  /** Rows of A and C where both are resident (a layer's activations); null: the chunk's item count. */
+  readonly m: number | null;
+  readonly n: number;
+  readonly k: number;
+  readonly dtype: GemmDtype;
+  readonly transB: boolean;
+  readonly alpha: number;
+  readonly beta: number;
+  /** C in float32 while A and B hold 16-bit values. */
+  readonly cFloat32: boolean;
+}
+
+export type GemmOp = {
+  readonly kind: 'gemm';
+  readonly stream: string;
+  readonly gemm: string;
+  readonly chunk: number | null;
+  /** The chunk's first item and item count (m). */
+  readonly first: number;
+  readonly count: number;
+  /** Item index in the device buffers where this chunk lives. */
+  readonly deviceFirst: number;
+  readonly spec: GemmSpec;
+};
+
+/** The cuBLAS call (column-major) of a row-major product with m rows, its operands in cuBLAS's order. */
+export interface ColumnMajorCall {
+  readonly transA: 'N' | 'T';
+  readonly transB: 'N' | 'T';
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly lda: number;
+  readonly ldb: number;
+  readonly ldc: number;
+  /** cuBLAS's A is our B and its B our A: Cᵀ = Bᵀ·Aᵀ. */
+  readonly operands: readonly ['b', 'a', 'c'];
+}
+
+/** cublasGemmEx(opB, N, n, m, k, B, ldb = transB ? k : n, A, lda = k, C, ldc = n) for row-major A[m×k], B[k×n] (or Bᵀ[n×k]), C[m×n]. */
+export function columnMajorCall(spec: Pick<GemmSpec, 'n' | 'k' | 'transB'>, m: number): ColumnMajorCall {
+  return {
+    transA: spec.transB ? 'T' : 'N',
+    transB: 'N',
+    m: spec.n,
+    n: m,
+    k: spec.k,
+    lda: spec.transB ? spec.k : spec.n,
+    ldb: spec.k,
+    ldc: spec.n,
+    operands: ['b', 'a', 'c'],
+  };
+}
+
+/** The product's m: the rows given for resident A and C, else the chunk's item count. */
+export const gemmRows = (op: Pick<GemmOp, 'count' | 'spec'>): number => op.spec.m ?? op.count;
+
+/**
+ * Products an op makes: one over the chunk's rows; where m is given, one per item, each item its own B (a layer's
+ * weights) against the resident A, so whole buffers (the serial baseline) make every layer's product.
+ */
+export const gemmProducts = (op: Pick<GemmOp, 'count' | 'spec'>): number => (op.spec.m === null ? 1 : op.count);
+
+/** 2·m·n·k per product: what a TFLOP/s figure divides by. */
+export const gemmFlops = (op: Pick<GemmOp, 'count' | 'spec'>): number => 2 * gemmRows(op) * op.spec.n * op.spec.k * gemmProducts(op);
+
+/** The bytes a GEMM reads: A and B, and C where beta is not zero. */
+export function gemmBytesRead(op: Pick<GemmOp, 'count' | 'spec'>): number {
+  const { a, b, c, n, k, beta } = op.spec;
+  const m = gemmRows(op);
+  return gemmProducts(op) * (m * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : m * n * c.elementBytes));
+}
+
