@@ -108,6 +108,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
+    // A kind's tests sit in its folder (src/kinds/<kind>/*.test.ts) and may reach any layer: the rules are for the product.
+    exclude: { path: '\\.test\\.ts$' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },

@@ -27,7 +27,10 @@ mkdirSync(join(stage, 'bin'), { recursive: true });
 
 cpSync(process.execPath, join(stage, 'bin', 'node'));
 // The unit and property tests compiled by `npm test` need a development machine: the bundle carries the GPU suite.
-cpSync(join(root, 'dist'), join(stage, 'dist'), { recursive: true, filter: (file) => !/[\\/]dist[\\/]test[\\/](unit|property)([\\/]|$)/.test(file) });
+cpSync(join(root, 'dist'), join(stage, 'dist'), {
+  recursive: true,
+  filter: (file) => !/[\\/]dist[\\/]test[\\/](unit|property)([\\/]|$)/.test(file) && !/[\\/]dist[\\/]src[\\/]kinds[\\/].*(?<!\.gpu)\.test\.js$/.test(file),
+});
 for (const item of ['kernels', 'configs', 'baselines', 'package.json', 'README.md', 'scripts/perf-regression', 'scripts/perf-regression.mjs', 'scripts/gpu-toolbox.sh']) {
   cpSync(join(root, item), join(stage, item), { recursive: true });
 }
@@ -62,7 +65,10 @@ for (const [path, entry] of Object.entries(lock.packages)) {
 writeWrapper('cuda-pipe', '"$here/node" "$root/dist/src/cli/main.js" "$@"');
 // One test file at a time: the GPU is one, and a file's spinning or timed kernels would skew another's figures.
 // Every test has a deadline (a hung one fails, saying so, and the suite goes on): the longest GPU test takes about 2 minutes.
-writeWrapper('cuda-pipe-gpu-tests', '"$here/node" --test --test-concurrency=1 --test-timeout=300000 --test-reporter=spec "$root"/dist/test/gpu/*.test.js');
+writeWrapper(
+  'cuda-pipe-gpu-tests',
+  '"$here/node" --test --test-concurrency=1 --test-timeout=300000 --test-reporter=spec "$root"/dist/test/gpu/*.test.js "$root"/dist/src/kinds/*/*.gpu.test.js',
+);
 
 execFileSync('tar', ['-cf', archive, '-I', 'xz -6 -T0', '-C', dirname(stage), 'cuda-pipe'], { stdio: 'inherit' });
 rmSync(join(buildDir, 'stage'), { recursive: true, force: true });

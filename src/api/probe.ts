@@ -1,4 +1,4 @@
-import { describeDevice, softwareVersions } from '../cuda/device.js';
+import { describeDevice, softwareVersions } from '../exec/device-facts.js';
 import { LibraryOverrideError } from '../cuda/load.js';
 import { openNvrtc, type Nvrtc } from '../cuda/nvrtc.js';
 import type { PeerFacts } from '../cuda/peer.js';

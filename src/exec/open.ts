@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { openNccl } from '../cuda/nccl.js';
-import { describeDevice, softwareVersions } from '../cuda/device.js';
+import { describeDevice, softwareVersions } from './device-facts.js';
 import { openSmClock } from '../cuda/nvml.js';
 import { openRuntime, type CudaRuntime } from '../cuda/runtime.js';
 import type { KernelHandle } from '../cuda/types.js';
@@ -15,7 +15,7 @@ import type { ResolvedKernel } from '../kernels/resolve.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
 import { checkPriorities } from '../plan/priority.js';
-import { openRuntimes } from '../kinds/index.js';
+import { loadRuntimes, openRuntimes } from '../kinds/index.js';
 import { type Placement, type Plan, scheduleOps } from '../plan/types.js';
 import type { CommunicatorRecord, DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
@@ -184,6 +184,8 @@ async function onDevices<T>(
 ): Promise<DeviceOutcome<T>> {
   const [deviceIndex] = plan.devices;
   if (deviceIndex === undefined) throw new Error(`plan ${plan.name} names no device`);
+  // The libraries the plan's kinds issue through, before the runtime: a missing one is named before anything is opened.
+  const kinds = await loadRuntimes(plan.schedules.flatMap(scheduleOps));
   const nccl = hasCollectives(plan) ? openNccl() : null;
   const rt = openRuntime();
   const facts = plan.devices.map((d, i) => openDevice(rt, d, i === 0 ? options.deviceOrigin : undefined));
@@ -193,12 +195,13 @@ async function onDevices<T>(
   rt.setDevice(deviceIndex);
   const arch = `sm_${device.computeCapability.major}${device.computeCapability.minor}`;
   return Cleanup.use(async (cleanup) => {
-    // The libraries the plan's kinds issue through, before any kernel is compiled or memory allocated: a missing
-    // one is named first.
-    const runtimes = await openRuntimes(
-      { rt, cleanup, devices: plan.devices, capability: (d) => (facts.find((f) => f.index === d) ?? device).computeCapability, signal: options.signal },
-      plan.schedules.flatMap(scheduleOps),
-    );
+    const runtimes = await openRuntimes(kinds, {
+      rt,
+      cleanup,
+      devices: plan.devices,
+      capability: (d) => (facts.find((f) => f.index === d) ?? device).computeCapability,
+      signal: options.signal,
+    });
     const handles = new Map<string, KernelHandle>();
     const compiles: CompileRecord[] = [];
     for (const kernel of kernels) {

@@ -5,7 +5,20 @@ import type { GemmOp } from './gemm/spec.js';
 import { host, type HostOp } from './host/index.js';
 import { kernel, type KernelOp } from './kernel/index.js';
 import { peer, type PeerOp } from './peer/index.js';
-import type { ChunkWork, DescribeContext, IssuedOp, IssueSite, KindRuntime, ModelResource, OpenContext, RuntimePrimitives, StageKind, StepConfig, TimelineFields } from './kind.js';
+import type {
+  ChunkWork,
+  DescribeContext,
+  IssuedOp,
+  IssueSite,
+  KindRuntime,
+  KindRuntimeModule,
+  ModelResource,
+  OpenContext,
+  RuntimePrimitives,
+  StageKind,
+  StepConfig,
+  TimelineFields,
+} from './kind.js';
 
 // The table of stage kinds: the one place that lists them. Everything else (the planner's work ops, the issuer,
 // the timeline, every picture's legend, letters, colours and engine rows, the Result's op kinds, messages) reads
@@ -81,19 +94,30 @@ export const workOpWhat = (op: WorkOp, context: DescribeContext): string => stag
 /** The runtimes a plan's kinds issue through, by kind id: opened once per run by `openRuntimes`. */
 export type KindRuntimes = ReadonlyMap<Stage, KindRuntime>;
 
+/** The runtime modules of the kinds with ops among `ops` (every schedule's), in the table's order, each with its ops. */
+export type RuntimeModules = readonly { readonly id: Stage; readonly module: KindRuntimeModule; readonly ops: readonly WorkOp[] }[];
+
 /**
- * Opens the runtime of each kind that issues through a library and has ops among `ops` (every schedule's), in the
- * table's order: a missing library is named when the run opens, before the timed loop.
+ * Imports the runtime of each kind that issues through a library and has ops among `ops`, and loads its library:
+ * called before any device is opened, so that a missing library is named before anything else.
  */
-export async function openRuntimes(context: Omit<OpenContext, 'ops'>, ops: readonly { readonly kind: string }[]): Promise<KindRuntimes> {
-  const runtimes = new Map<Stage, KindRuntime>();
+export async function loadRuntimes(ops: readonly { readonly kind: string }[]): Promise<RuntimeModules> {
+  const modules: { id: Stage; module: KindRuntimeModule; ops: WorkOp[] }[] = [];
   for (const kind of table) {
     if (!kind.runtime) continue;
     const own = ops.filter((op): op is WorkOp => isWorkOp(op) && stageOf(op) === kind);
     if (!own.length) continue;
-    const module = await kind.runtime();
-    runtimes.set(kind.id, await module.open({ ...context, ops: own }));
+    const module = (await kind.runtime()) as KindRuntimeModule;
+    module.load?.();
+    modules.push({ id: kind.id, module, ops: own });
   }
+  return modules;
+}
+
+/** Opens each loaded runtime for this run, in the table's order. */
+export async function openRuntimes(modules: RuntimeModules, context: Omit<OpenContext, 'ops'>): Promise<KindRuntimes> {
+  const runtimes = new Map<Stage, KindRuntime>();
+  for (const { id, module, ops } of modules) runtimes.set(id, await module.open({ ...context, ops }));
   return runtimes;
 }
 

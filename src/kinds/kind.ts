@@ -297,5 +297,7 @@ export interface KindRuntime<O extends WorkOpBase = WorkOpBase> {
 
 /** The module holding a kind's runtime, imported when a plan has ops of the kind. */
 export interface KindRuntimeModule<O extends WorkOpBase = WorkOpBase> {
+  /** Loads its library, before any device is opened: a missing one is named first (exit 3), whatever else is wrong. */
+  load?(): void;
   open(context: OpenContext<O>): KindRuntime<O> | Promise<KindRuntime<O>>;
 }

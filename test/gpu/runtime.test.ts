@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeDevice } from '../../src/cuda/device.js';
+import { describeDevice } from '../../src/exec/device-facts.js';
 import { hostBytes } from '../../src/cuda/host.js';
 import { openNvrtc } from '../../src/cuda/nvrtc.js';
 import { openRuntime } from '../../src/cuda/runtime.js';

@@ -12,16 +12,19 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const distTest = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Every compiled test file under dist/test/<folder>/, the queue's own workers left out. */
-export function testFiles(): string[] {
-  return readdirSync(distTest, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && entry.name !== 'queue')
+/** The compiled test files directly in each folder under `root`. */
+const testsIn = (root: string, skip: ReadonlySet<string> = new Set()): string[] =>
+  readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && !skip.has(entry.name))
     .flatMap((folder) =>
-      readdirSync(join(distTest, folder.name))
+      readdirSync(join(root, folder.name))
         .filter((name) => name.endsWith('.test.js'))
-        .map((name) => join(distTest, folder.name, name)),
-    )
-    .sort();
+        .map((name) => join(root, folder.name, name)),
+    );
+
+/** Every compiled test file: under dist/test/<folder>/ (the queue's own workers left out), and each kind's own in dist/src/kinds/<kind>/. */
+export function testFiles(): string[] {
+  return [...testsIn(distTest, new Set(['queue'])), ...testsIn(join(distTest, '..', 'src', 'kinds'))].sort();
 }
 
 /** Longest first, by the times the last run recorded, so that the slow files do not start last. */

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { fakeSite } from '../helpers/kind-site.js';
 import { describe, it } from 'node:test';
 import {
   type ChunkWork,
@@ -91,11 +92,10 @@ describe('the table of stage kinds', () => {
       peerCopy: (spec) => call(`peer ${spec.from}>${spec.to}`),
       kernel: (spec) => call(`kernel ${spec.kernel}`),
       hostCall: () => ({ issue: call('host'), hostTag: 9 }),
-      gemm: (spec) => call(`gemm ${spec.label}`),
       collective: (spec) => call(`collective ${spec.label}`),
     };
     const ops = [...phaseOps('load', work), ...phaseOps('compute', work), ...phaseOps('store', work)];
-    const issued = ops.map((op) => issueWorkOp(op, primitives));
+    const issued = ops.map((op) => issueWorkOp(op, primitives, new Map(), fakeSite()));
     for (const { issue } of issued) assert.equal(issue(), 0);
     assert.deepEqual(called, ['copy h2d x', 'copy h2d z', 'kernel a', 'kernel b', 'copy d2h y', 'copy d2h z', 'host']);
     assert.deepEqual(

@@ -142,4 +142,3 @@ export const gemmConfig: StepConfig<GemmEntry> = {
   label: (entry) => entry.name ?? 'gemm',
   resolve,
 };
-

@@ -10,11 +10,14 @@ import { columnMajorCall, type GemmOp, type GemmOperand, gemmProducts, gemmRows 
 /** An operand's element offset in its device buffer: a chunked one at the chunk's first item, a resident one at 0. */
 const offsetOf = (operand: GemmOperand, deviceFirst: number) => (operand.itemSize === null ? 0 : deviceFirst * operand.itemSize);
 
-class GemmRuntime implements KindRuntime<GemmOp> {
+/** What the runtime calls of libcublas: a test passes a fake. */
+export type CublasCalls = Pick<Cublas, 'create' | 'destroy' | 'record' | 'failure'>;
+
+export class GemmRuntime implements KindRuntime<GemmOp> {
   private readonly handles = new Map<string, CublasHandle>();
 
   constructor(
-    private readonly cublas: Cublas,
+    private readonly cublas: CublasCalls,
     private readonly context: OpenContext<GemmOp>,
   ) {}
 
@@ -73,5 +76,6 @@ class GemmRuntime implements KindRuntime<GemmOp> {
 
 /** libcublas only where a gemm runs: a missing one is named when the run opens, before anything is allocated. */
 export const runtime: KindRuntimeModule<GemmOp> = {
+  load: () => void openCublas(),
   open: (context) => new GemmRuntime(openCublas(), context),
 };

@@ -93,4 +93,3 @@ export function gemmBytesRead(op: Pick<GemmOp, 'count' | 'spec'>): number {
   const m = gemmRows(op);
   return gemmProducts(op) * (m * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : m * n * c.elementBytes));
 }
-

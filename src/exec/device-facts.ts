@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { DeviceFacts, PcieLink, SoftwareVersions } from '../result/schema.js';
-import type { Nvrtc } from './nvrtc.js';
-import type { CudaRuntime } from './runtime.js';
+import type { Nvrtc } from '../cuda/nvrtc.js';
+import type { CudaRuntime } from '../cuda/runtime.js';
 
 /** Everything `probe` reports about one device, and what a Result records to make numbers comparable. */
 export function describeDevice(rt: CudaRuntime, device: number): DeviceFacts {

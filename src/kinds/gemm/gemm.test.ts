@@ -4,17 +4,45 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Chalk } from 'chalk';
-import { parseConfigText } from '../../src/config/load.js';
-import { type ActivityCollection, matchActivity } from '../../src/cuda/cupti.js';
-import { UsageError } from '../../src/errors.js';
-import { serialSchedule, pipelineShape } from '../../src/plan/schedules.js';
-import { renderGantt } from '../../src/report/gantt.js';
-import { renderSvg } from '../../src/report/svg.js';
-import { buildTrace } from '../../src/report/trace.js';
-import type { RunResult } from '../../src/result/schema.js';
-import { type ChunkWork, columnMajorCall, type GemmSpec, gemmBytesRead, gemmFlops, type IssuePrimitives, issueWorkOp, phaseOps, stage } from '../../src/kinds/index.js';
-import { runCli } from '../helpers/cli.js';
-import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
+import { parseConfigText } from '../../config/load.js';
+import { type ActivityCollection, matchActivity } from '../../cuda/cupti.js';
+import { UsageError } from '../../errors.js';
+import { serialSchedule, pipelineShape } from '../../plan/schedules.js';
+import { renderGantt } from '../../report/gantt.js';
+import { renderSvg } from '../../report/svg.js';
+import { buildTrace } from '../../report/trace.js';
+import type { RunResult } from '../../result/schema.js';
+import type { CublasHandle } from '../../cuda/cublas.js';
+import type { DevicePtr } from '../../cuda/types.js';
+import { type ChunkWork, columnMajorCall, phaseOps, stage } from '../index.js';
+import { fakeSite, siteAddress } from '../../../test/helpers/kind-site.js';
+import { type CublasCalls, GemmRuntime } from './runtime.js';
+import { type GemmOp, type GemmSpec, gemmBytesRead, gemmFlops } from './spec.js';
+import { runCli } from '../../../test/helpers/cli.js';
+import { syntheticRunResult } from '../../../test/helpers/synthetic-timeline.js';
+
+/** A libcublas that records each prebuilt call (its spec and operands as `buffer@element`) and answers `failAt`'s product with status 13. */
+function fakeCublas() {
+  const calls: { spec: Parameters<CublasCalls['record']>[1]; operands: string[] }[] = [];
+  let failing = -1;
+  const cublas: CublasCalls = {
+    create: () => 1n as CublasHandle,
+    destroy: () => {},
+    failure: (status, api, context) => Object.assign(new Error(`${api} failed (${context}): status ${status}`), { status }) as ReturnType<CublasCalls['failure']>,
+    record: (_handle, spec, a, b, c) => {
+      const index = calls.push({ spec, operands: [a, b, c].map((p) => siteAddress(p as DevicePtr)) }) - 1;
+      return { launch: () => (index === failing ? 13 : 0), describe: 'a product', free: () => {} };
+    },
+  };
+  const context = {
+    rt: { memory: { malloc: () => 0n, free: () => {} } },
+    cleanup: { push: () => {} },
+    devices: [0],
+    capability: () => ({ major: 9, minor: 0 }),
+    ops: [] as GemmOp[],
+  };
+  return { calls, runtime: new GemmRuntime(cublas, context as unknown as ConstructorParameters<typeof GemmRuntime>[1]), failAt: (i: number) => (failing = i) };
+}
 
 /** A config whose `kernels:` list is `steps` (YAML lines), over float32 buffers x (in), w (in) and y (out). */
 const config = (
@@ -184,7 +212,7 @@ describe("cuBLAS's column-major call for row-major operands", () => {
     assert.deepEqual(call, { transA: 'T', transB: 'N', m: 1000, n: 256, k: 4096, lda: 4096, ldb: 4096, ldc: 1000 });
   });
 
-  it('issues through the gemm primitive with B, A, C at their chunk offsets: chunked at deviceFirst × itemSize, resident at 0', () => {
+  it('issues cublasGemmEx with B, A, C at their chunk offsets: chunked at deviceFirst × itemSize, resident at 0', () => {
     const spec: GemmSpec = {
       a: { buffer: 'x', itemSize: 64, elementBytes: 4 },
       b: { buffer: 'w', itemSize: null, elementBytes: 4 },
@@ -198,24 +226,13 @@ describe("cuBLAS's column-major call for row-major operands", () => {
       beta: 0,
       cFloat32: false,
     };
-    const seen: Parameters<IssuePrimitives['gemm']>[0][] = [];
-    const primitives = {
-      gemm: (s: Parameters<IssuePrimitives['gemm']>[0]) => {
-        seen.push(s);
-        return () => 0;
-      },
-    } as unknown as IssuePrimitives;
-    const issued = issueWorkOp({ kind: 'gemm', stream: 's0', gemm: 'g', chunk: 1, first: 10, count: 10, deviceFirst: 10, spec }, primitives);
+    const { calls, runtime } = fakeCublas();
+    const issued = runtime.issue({ kind: 'gemm', stream: 's0', gemm: 'g', chunk: 1, first: 10, count: 10, deviceFirst: 10, spec }, fakeSite());
     assert.equal(issued.hostTag, null);
-    assert.deepEqual(seen, [
+    assert.deepEqual(calls, [
       {
-        label: 'g',
-        call: { transA: 'N', transB: 'N', m: 32, n: 10, k: 64, lda: 32, ldb: 64, ldc: 32, alpha: 0.5, beta: 0, dtype: 'tf32', cFloat32: false },
-        operands: [
-          { buffer: 'w', elementOffset: 0 },
-          { buffer: 'x', elementOffset: 640 },
-          { buffer: 'y', elementOffset: 320 },
-        ],
+        spec: { transA: 'N', transB: 'N', m: 32, n: 10, k: 64, lda: 32, ldb: 64, ldc: 32, alpha: 0.5, beta: 0, dtype: 'tf32', cFloat32: false },
+        operands: ['w@0', 'x@640', 'y@320'],
       },
     ]);
   });
@@ -304,7 +321,7 @@ describe('a gemm over streamed weights (m given, A and C resident)', () => {
     const shape = pipelineShape(c, [], false);
     const gemms = serialSchedule(shape).body.filter((op) => op.kind === 'gemm');
     assert.equal(gemms.length, 1);
-    const op = gemms[0] as Parameters<typeof gemmFlops>[0] & { spec: GemmSpec };
+    const op = gemms[0] as GemmOp;
     assert.equal(op.spec.m, 32);
     assert.equal(gemmFlops(op), 4 * (2 * 32 * 8 * 8), 'whole buffers: one product of m = 32 rows per layer, for each of the 4 layers');
     assert.equal(gemmBytesRead(op), 4 * (32 * 8 * 2 + 8 * 8 * 2));
@@ -313,17 +330,10 @@ describe('a gemm over streamed weights (m given, A and C resident)', () => {
   it("issues one product per item, each with that item's block of B and the resident A and C at their base", () => {
     const { config: c } = parseConfigText(layers('m: 32, '), '/cfg/l.yaml');
     const spec = c.steps?.[0]?.spec as GemmSpec;
-    const seen: Parameters<IssuePrimitives['gemm']>[0][] = [];
-    let failAt = -1;
-    const primitives = {
-      gemm: (g: Parameters<IssuePrimitives['gemm']>[0]) => {
-        const index = seen.push(g) - 1;
-        return () => (index === failAt ? 13 : 0);
-      },
-    } as unknown as IssuePrimitives;
-    const issued = issueWorkOp({ kind: 'gemm', stream: 's0', gemm: 'layer', chunk: null, first: 0, count: 3, deviceFirst: 1, spec }, primitives);
+    const { calls, runtime, failAt } = fakeCublas();
+    const issued = runtime.issue({ kind: 'gemm', stream: 's0', gemm: 'layer', chunk: null, first: 0, count: 3, deviceFirst: 1, spec }, fakeSite());
     assert.deepEqual(
-      seen.map((g) => [g.call.n, g.operands.map((o) => `${o.buffer}@${o.elementOffset}`)]),
+      calls.map((g) => [g.spec.n, g.operands]),
       [
         [32, ['w@64', 'x@0', 'y@0']],
         [32, ['w@128', 'x@0', 'y@0']],
@@ -331,8 +341,8 @@ describe('a gemm over streamed weights (m given, A and C resident)', () => {
       ],
     );
     assert.equal(issued.issue(), 0);
-    failAt = 1;
-    assert.equal(issued.issue(), 13, "the first failing product's status");
+    failAt(1);
+    assert.throws(() => issued.issue(), /cublasGemmEx failed \(gemm layer: a product\): status 13/, "the first failing product's status, naming the op");
   });
 
   it('refuses m where A or C is chunked, naming gemm.m', () => {
