@@ -1,4 +1,4 @@
-import { engineRows } from '../kinds/index.js';
+import { COMMUNICATION_STAGES, SM_STAGES } from '../kinds/index.js';
 import type { Collective } from '../vocabulary.js';
 import { type Interval, type IntervalSet, intersect, measure, union } from './intervals.js';
 
@@ -6,8 +6,8 @@ import { type Interval, type IntervalSet, intersect, measure, union } from './in
 // nccl-tests report them (doc/PERFORMANCE.md there). Times in ms, bandwidths in GB/s (1e9 bytes per second).
 
 /**
- * The fields of a timeline op this module reads. A collective op is one whose kind is 'collective'; it names its
- * collective and carries the per-rank message bytes (the NCCL call's count × element size).
+ * The fields of a timeline op this module reads. A communication op (a collective) names its collective and carries
+ * the per-rank message bytes (the NCCL call's count × element size).
  */
 export interface CommOp {
   readonly kind: string;
@@ -20,14 +20,13 @@ export interface CommOp {
   readonly collective?: Collective;
 }
 
-export const COLLECTIVE_KIND = 'collective';
-
 /**
- * The ops that count as computation: the stages run on the SMs (kernels, GEMMs), from the stage table, less the
- * collectives, whose NCCL kernels run there too. Copies and host ops are neither side, as in Holistic Trace
- * Analysis, which sorts kernels into communication, memory and computation and compares the first and the last.
+ * Computation is the stages on the SMs (kernels, GEMMs), communication the collectives, whose NCCL kernels run there
+ * too. Copies and host ops are neither side, as in Holistic Trace Analysis, which sorts kernels into communication,
+ * memory and computation and compares the first and the last.
  */
-const COMPUTE_KINDS: readonly string[] = (engineRows(2).find((row) => row.name === 'SMs')?.stages ?? ['kernel']).filter((k: string) => k !== COLLECTIVE_KIND);
+const COMPUTE_KINDS: readonly string[] = SM_STAGES;
+const COMMUNICATION: readonly string[] = COMMUNICATION_STAGES;
 
 /**
  * nccl-tests' bus bandwidth factor: all-reduce moves 2(n−1)/n of its array across each rank's links, reduce-scatter
@@ -81,10 +80,10 @@ export interface CommAnalysis {
  * engine's interval is taken, as the rest of the analysis does.
  */
 export function commOverlap(ops: readonly CommOp[]): CommAnalysis {
-  const devices = [...new Set(ops.filter((op) => op.kind === COLLECTIVE_KIND).map((op) => op.device))].sort((a, b) => a - b);
+  const devices = [...new Set(ops.filter((op) => COMMUNICATION.includes(op.kind)).map((op) => op.device))].sort((a, b) => a - b);
   const perDevice = devices.map((device) => {
     const own = ops.filter((op) => op.device === device);
-    const comm = union(own.filter((op) => op.kind === COLLECTIVE_KIND).map(interval));
+    const comm = union(own.filter((op) => COMMUNICATION.includes(op.kind)).map(interval));
     const compute = union(own.filter((op) => COMPUTE_KINDS.includes(op.kind)).map(interval));
     return overlapOf(device, comm, compute);
   });

@@ -1,5 +1,5 @@
 import type { TimelineOp, TracedRep } from '../result/schema.js';
-import { engineRows, engineSharing, STAGES } from '../kinds/index.js';
+import { engineSharing, SM_STAGES, STAGES } from '../kinds/index.js';
 import { clip, type Interval, type IntervalSet, intersect, measure, union } from './intervals.js';
 
 // What one traced rep says about the pipeline, computed from its ops alone: how busy each engine was, how much the
@@ -142,7 +142,6 @@ export function activity(rep: TracedRep, kinds: readonly OpKind[]): IntervalSet 
 }
 
 /** The stages whose ops run on the SMs (kernels and GEMMs), from the stage table's engine rows. */
-const SM_STAGES: readonly OpKind[] = engineRows(2).find((row) => row.name === 'SMs')?.stages ?? ['kernel'];
 
 export function busyFractions(rep: TracedRep): BusyFractions {
   const share = (kinds: readonly OpKind[]) => fraction(measure(activity(rep, kinds)), rep.totalMs);

@@ -131,6 +131,5 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
     traced: measured.traced,
     deviceMemory: { askedBytes: outcome.memory.askedBytes, measuredBytes: outcome.memory.measuredBytes },
   });
-  const communicator = outcome.communicator ? { communicator: outcome.communicator.record } : {};
-  return { ...result, ...communicator, notes: [...result.notes, ...notes, ...measured.notes, ...(outcome.communicator?.notes ?? [])] };
+  return { ...result, ...outcome.kinds.sections, notes: [...result.notes, ...notes, ...measured.notes, ...outcome.kinds.notes] };
 }

@@ -49,11 +49,11 @@ export async function withSession<T>(
   measure: (session: Session) => Promise<T>,
 ): Promise<DeviceOutcome<{ readonly verification: Verification; readonly measured: T }>> {
   const policy = policyFromConfig(loaded.config.repetitions);
-  const collectives = { identity: runIdentity(process.env, hostname()), dir: options.ncclDir, timeoutMs: options.timeoutMs };
-  return withDevicePlan(plan, kernels, { wait: options.wait, signal: options.signal, deviceOrigin: options.deviceOrigin, collectives }, async (runner, context) => {
+  const launch = { identity: runIdentity(process.env, hostname()), dir: options.ncclDir, timeoutMs: options.timeoutMs };
+  return withDevicePlan(plan, kernels, { wait: options.wait, signal: options.signal, deviceOrigin: options.deviceOrigin, launch }, async (runner, context) => {
     const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
     options.onMeasuring?.();
-    const verification = await verifySchedules(runner, options.verify, guard, loaded.config.tolerance, reductionCheck(plan, collectives.identity));
+    const verification = await verifySchedules(runner, options.verify, guard, loaded.config.tolerance, reductionCheck(plan, launch.identity));
     return { verification, measured: await measure({ runner, context, guard, policy }) };
   });
 }

@@ -166,9 +166,8 @@ async function sweepSetting(
     traced,
     sweep,
   });
-  // As run attaches it: the communicator gives the sweep's best layout its communication section and bucket model.
-  const communicator = outcome.communicator ? { communicator: outcome.communicator.record } : {};
-  const result = { ...built, ...communicator, notes: [...built.notes, ...prepared.notes, ...(outcome.communicator?.notes ?? [])] };
+  // As run attaches them: a collective's communicator gives the sweep's best layout its communication section and bucket model.
+  const result = { ...built, ...outcome.kinds.sections, notes: [...built.notes, ...prepared.notes, ...outcome.kinds.notes] };
   // The headline of a sweep is its best layout, not the first one measured.
   const headline = result.modes.find((m) => m.id === best.mode);
   return headline?.analysis ? { ...result, summary: summaryOf(headline, headline.analysis) } : result;

@@ -1,6 +1,4 @@
 import { hostBytes } from '../cuda/host.js';
-import { NCCL_DATA_TYPE, NCCL_IN_PROGRESS } from '../cuda/nccl.js';
-import { UsageError } from '../errors.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import {
   type DevicePtr,
@@ -25,7 +23,6 @@ import type { DeviceBuffers } from './buffers.js';
 import type { Region } from '../workers/types.js';
 import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
-import type { Communicators } from './communicator.js';
 import type { HostCalls } from './host-calls.js';
 import { checksum } from '../workers/functions.js';
 import type { Handover } from './handover.js';
@@ -97,12 +94,6 @@ export interface Issuer {
   prepare(schedule: Schedule): PreparedRep;
 }
 
-/**
- * What an op's thunk returns where NCCL took a collective but finishes enqueueing it on its own thread: no
- * cudaError_t is negative, and TIMED_OUT (wait.ts) is -1.
- */
-export const NCCL_PENDING = -2;
-
 /** A schedule's streams and events, created once, and a way to build the thunk of any of its ops. */
 export interface BoundSchedule {
   readonly streams: ReadonlyMap<string, StreamHandle>;
@@ -128,8 +119,6 @@ export class DirectIssuer implements Issuer {
     private readonly cleanup: Cleanup,
     /** The runtimes of the plan's kinds that issue through a library (kinds/index.ts's openRuntimes). */
     private readonly runtimes: KindRuntimes = new Map(),
-    /** NCCL's communicators, opened where the plan has collective ops; null otherwise. */
-    private readonly communicators: Communicators | null = null,
   ) {}
 
   prepare(schedule: Schedule): PreparedRep {
@@ -438,56 +427,6 @@ export class DirectIssuer implements Issuer {
         if (host?.thread === 'workers') return { issue: host.after ? this.handoverCall(op, stream, schedule) : () => 0, hostTag: null };
         const { tag, issue } = this.hostCalls.thunk(stream, this.hostAction(op, schedule));
         return { issue, hostTag: tag };
-      },
-      collective: (op) => {
-        const { communicators } = this;
-        const own = communicators?.byDevice.get(device);
-        if (!communicators || !own) throw new Error(`schedule ${schedule.id} has collective ${op.label} on device ${device}, which has no NCCL communicator`);
-        const binding = buffers.binding(op.buffer);
-        const { elementBytes, type } = binding.buffer;
-        const dataType = NCCL_DATA_TYPE[type];
-        if (dataType === undefined) throw new Error(`collective ${op.label}: NCCL has no data type for ${type}`);
-        if (op.elements % own.ranks !== 0) {
-          throw new UsageError(`collective ${op.label}: a ${op.collective} splits each chunk's ${op.elements} elements over ${own.ranks} ranks, which does not divide them.`, {
-            hint: `Give buffer "${op.buffer}" an itemSize, or the pipeline chunks, that make every chunk a multiple of ${own.ranks} elements.`,
-          });
-        }
-        const { nccl } = communicators;
-        const call = nccl.issue({
-          collective: op.collective,
-          buffer: offsetPointer(binding.device, op.elementOffset * elementBytes),
-          elements: op.elements,
-          elementBytes,
-          dataType,
-          comm: own.comm,
-          rank: own.rank,
-          ranks: own.ranks,
-          stream,
-        });
-        const api = { allreduce: 'ncclAllReduce', reducescatter: 'ncclReduceScatter', allgather: 'ncclAllGather' }[op.collective];
-        const context = `collective ${op.label}, device ${device}, rank ${own.rank} of ${own.ranks}, ${op.elements} ${type} elements`;
-        // NCCL answers with an ncclResult_t: a failure is thrown here, naming the op, as a cuBLAS one is. A grouped
-        // call is deferred by NCCL until the group closes, which enqueues every device's call of the bucket at once.
-        const opens = op.group?.opens ?? false;
-        const closes = op.group?.closes ?? false;
-        // A nonblocking communicator may answer ncclInProgress (NCCL finishes the enqueue on its own thread): the
-        // runner then waits, without blocking the JS thread, before it issues the next op.
-        const settled = (status: number, name: string) => {
-          if (status === NCCL_IN_PROGRESS) return NCCL_PENDING;
-          if (status !== 0) throw nccl.failure(status, name, context);
-          return 0;
-        };
-        return () => {
-          if (opens) nccl.check(nccl.groupStart(), 'ncclGroupStart', context);
-          const status = call();
-          if (status !== 0 && status !== NCCL_IN_PROGRESS) {
-            // A failed call inside a group still ends it, so that NCCL frees the group's state before cleanup destroys the communicators.
-            if (op.group) nccl.groupEnd();
-            throw nccl.failure(status, api, context);
-          }
-          if (closes) return settled(nccl.groupEnd(), 'ncclGroupEnd');
-          return op.group ? 0 : settled(status, api);
-        };
       },
     };
   }

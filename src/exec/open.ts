@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { openNccl } from '../cuda/nccl.js';
 import { describeDevice, softwareVersions } from './device-facts.js';
 import { openSmClock } from '../cuda/nvml.js';
 import { openRuntime, type CudaRuntime } from '../cuda/runtime.js';
@@ -15,13 +14,11 @@ import type { ResolvedKernel } from '../kernels/resolve.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
 import { checkPriorities } from '../plan/priority.js';
-import { loadRuntimes, openRuntimes } from '../kinds/index.js';
+import { kindRecords, type Launch, loadRuntimes, openRuntimes } from '../kinds/index.js';
 import { type Placement, type Plan, scheduleOps } from '../plan/types.js';
-import type { CommunicatorRecord, DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
+import type { DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
 import { Cleanup } from './cleanup.js';
-import { ncclAgreement } from './agreement.js';
-import { type CommunicatorOptions, hasCollectives, openCommunicators } from './communicator.js';
 import { DeviceSet } from './device-set.js';
 import { GraphIssuer } from './graph-issuer.js';
 import { HostCalls } from './host-calls.js';
@@ -45,8 +42,8 @@ export interface DeviceOutcome<T> {
   readonly memory: DeviceMemoryUse;
   /** Other compute processes on the GPU before and after `body`. */
   readonly sharing: SharingRecord;
-  /** The NCCL communicator of a plan with collectives, and what the Result's notes say of it; null without one. */
-  readonly communicator: { readonly record: CommunicatorRecord; readonly notes: readonly string[] } | null;
+  /** The Result's sections the plan's kinds filled (a collective's NCCL communicator), and what its notes say of them. */
+  readonly kinds: { readonly sections: Readonly<Record<string, unknown>>; readonly notes: readonly string[] };
   readonly value: T;
 }
 
@@ -90,8 +87,8 @@ export interface OpenOptions {
   readonly signal?: AbortSignal | undefined;
   /** Who chose the plan's first device when no flag or config did (a launcher's local rank), for a missing device's message. */
   readonly deviceOrigin?: string | undefined;
-  /** How the ranks of a launch meet, for a plan with collectives (absent: one process, no launcher). */
-  readonly collectives?: CommunicatorOptions | undefined;
+  /** How this process's rank meets the others of a launch, for a kind that spans ranks (absent: one process, no launcher). */
+  readonly launch?: Launch | undefined;
 }
 
 /**
@@ -186,7 +183,6 @@ async function onDevices<T>(
   if (deviceIndex === undefined) throw new Error(`plan ${plan.name} names no device`);
   // The libraries the plan's kinds issue through, before the runtime: a missing one is named before anything is opened.
   const kinds = await loadRuntimes(plan.schedules.flatMap(scheduleOps));
-  const nccl = hasCollectives(plan) ? openNccl() : null;
   const rt = openRuntime();
   const facts = plan.devices.map((d, i) => openDevice(rt, d, i === 0 ? options.deviceOrigin : undefined));
   const device = facts[0] as DeviceFacts;
@@ -195,13 +191,6 @@ async function onDevices<T>(
   rt.setDevice(deviceIndex);
   const arch = `sm_${device.computeCapability.major}${device.computeCapability.minor}`;
   return Cleanup.use(async (cleanup) => {
-    const runtimes = await openRuntimes(kinds, {
-      rt,
-      cleanup,
-      devices: plan.devices,
-      capability: (d) => (facts.find((f) => f.index === d) ?? device).computeCapability,
-      signal: options.signal,
-    });
     const handles = new Map<string, KernelHandle>();
     const compiles: CompileRecord[] = [];
     for (const kernel of kernels) {
@@ -222,25 +211,20 @@ async function onDevices<T>(
     ]);
     const peers = enablePeers(rt, plan);
     rt.setDevice(deviceIndex);
-    const communicators = nccl
-      ? await openCommunicators(nccl, rt, plan, { ...(options.collectives ?? { identity: { rank: null, size: null, jobId: null } }), signal: options.signal }, cleanup)
-      : null;
-    const hostCalls = new HostCalls(rt, cleanup);
-    const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup, runtimes, communicators);
-    const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
-    // Under a launcher every decision that changes which collectives run is agreed with the other ranks.
-    const agreement = communicators?.launched ? ncclAgreement(rt, communicators, deviceIndex, cleanup, { signal: options.signal }) : undefined;
-    const runner = new CudaRepRunner(
+    const runtimes = await openRuntimes(kinds, {
       rt,
-      plan,
-      devices,
-      issuers,
-      makeWaiter(rt, options.wait),
-      gate,
-      hostCalls,
-      pool,
-      communicators ? { watch: communicators.watch, agreement } : null,
-    );
+      cleanup,
+      devices: plan.devices,
+      capability: (d) => (facts.find((f) => f.index === d) ?? device).computeCapability,
+      schedules: plan.schedules,
+      ring: plan.device.ring ?? null,
+      launch: options.launch ?? { identity: { rank: null, size: null, jobId: null } },
+      signal: options.signal,
+    });
+    const hostCalls = new HostCalls(rt, cleanup);
+    const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup, runtimes);
+    const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
+    const runner = new CudaRepRunner(rt, plan, devices, issuers, makeWaiter(rt, options.wait), gate, hostCalls, pool, runtimes);
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());
     const listings: ProcessListing[] = [];
@@ -265,7 +249,7 @@ async function onDevices<T>(
       software: { ...software, nvrtc: compiles[0]?.nvrtc ?? null },
       compiles,
       memory: buffers.memory,
-      communicator: communicators ? { record: communicators.record, notes: communicators.notes } : null,
+      kinds: kindRecords(runtimes),
       value,
       sharing: sharingRecord(listings, process.pid, 'unavailable' in clock ? clock.unavailable : null),
     };

@@ -7,23 +7,21 @@ import { onClock, type WorkerPool } from '../workers/pool.js';
 import { HandoverRun } from './handover.js';
 import { LoaderRun } from './loader.js';
 import { DeviceFailure, Interrupted } from '../errors.js';
-import type { Agreement } from '../measure/runner.js';
-import type { CommWatch } from './communicator.js';
 import type { CpuStageTiming, EngineSource, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
 import { describeOp } from '../plan/describe.js';
 import { type TracedSchedule, type TracedSpan, traceSchedule } from '../plan/trace.js';
 import { isWorkOp, type Op, type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
-import { type CuptiRecord, stageOf, workNames } from '../kinds/index.js';
+import { type Agreement, type CuptiRecord, type KindRuntimes, PENDING, type RepWatch, stageOf, workNames } from '../kinds/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
-import { type GateFlags, type Issuer, NCCL_PENDING, type PreparedRep } from './issue.js';
+import type { GateFlags, Issuer, PreparedRep } from './issue.js';
 import { opTimeout, repTimeout } from './timeouts.js';
 import { TIMED_OUT, type WaitCheck, type Waiter } from './wait.js';
 
 /** How long a failed rep's queued work may take to drain before clean-up goes ahead regardless. */
 const DRAIN_MS = 10_000;
 
-/** How long a rep with collectives may go on after Ctrl-C or SIGTERM before its communicators are aborted. */
+/** How long a rep whose kind's work may never end by itself (a collective) may go on after Ctrl-C or SIGTERM before that work is aborted. */
 export const SIGNAL_GRACE_MS = 1_000;
 
 /**
@@ -46,16 +44,27 @@ export class CudaRepRunner implements RepRunner {
     private readonly gate: GateFlags | null,
     private readonly hostCalls: HostCalls,
     private readonly pool: WorkerPool | null = null,
-    /** A plan with collectives: NCCL's watch for every wait, and the ranks' agreement under a launcher. */
-    private readonly collectives: { readonly watch: CommWatch; readonly agreement: Agreement | undefined } | null = null,
-  ) {}
+    /** The runtimes of the plan's library kinds: what each wait on their ops watches, and the ranks' agreement under a launcher. */
+    private readonly runtimes: KindRuntimes = new Map(),
+  ) {
+    this.agreement = [...runtimes.values()].find((r) => r.agreement)?.agreement;
+  }
+
+  /** The ranks' agreement where this process is one rank of a launch; absent: it decides alone. */
+  readonly agreement: Agreement | undefined;
+
+  /** The watch of the first kind among the rep's ops whose runtime has one (a collective's communicators). */
+  private watchOf(prepared: PreparedRep): RepWatch | undefined {
+    for (const op of prepared.ops) {
+      if (!op || !isWorkOp(op)) continue;
+      const watch = this.runtimes.get(stageOf(op).id)?.watch;
+      if (watch) return watch;
+    }
+    return undefined;
+  }
 
   get schedules(): readonly Schedule[] {
     return this.plan.schedules;
-  }
-
-  get agreement(): Agreement | undefined {
-    return this.collectives?.agreement;
   }
 
   /**
@@ -64,9 +73,8 @@ export class CudaRepRunner implements RepRunner {
    * kernels let go of the GPU: a collective whose peer stopped never ends by itself. Null for a plan without one.
    */
   private watchCheck(prepared: PreparedRep, signal: AbortSignal | undefined): WaitCheck | undefined {
-    const watched = this.collectives;
-    if (!watched || !hasCollective(prepared)) return undefined;
-    const { watch } = watched;
+    const watch = this.watchOf(prepared);
+    if (!watch) return undefined;
     let signalledAt: number | null = null;
     return () => {
       const failure = watch.failure();
@@ -79,7 +87,7 @@ export class CudaRepRunner implements RepRunner {
       if (performance.now() - signalledAt < SIGNAL_GRACE_MS) return;
       watch.abortAll();
       throw new Interrupted(
-        `Interrupted (${String(signal.reason)}) during a rep of the ${prepared.schedule.description} mode, whose collectives had not ended ${SIGNAL_GRACE_MS / 1000} s later (a rank waiting for a peer): NCCL's communicators were aborted and nothing was written.`,
+        `Interrupted (${String(signal.reason)}) during a rep of the ${prepared.schedule.description} mode, whose ${watch.words.work} had not ended ${SIGNAL_GRACE_MS / 1000} s later (${watch.words.waiting}): ${watch.words.aborted} and nothing was written.`,
         { contextLost: true },
       );
     };
@@ -90,9 +98,9 @@ export class CudaRepRunner implements RepRunner {
    * its own thread, which the next op waits for until it is enqueued. Called only off the issue loop's fast path.
    */
   private async notIssued(prepared: PreparedRep, index: number, code: number, deadline: number, signal: AbortSignal | undefined): Promise<void> {
-    if (code !== NCCL_PENDING) throw this.opFailure(prepared, index, code, 'issuing');
-    const watch = this.collectives?.watch;
-    if (!watch) throw new Error(`schedule ${prepared.schedule.id}: op ${index} answered ncclInProgress without communicators`);
+    if (code !== PENDING) throw this.opFailure(prepared, index, code, 'issuing');
+    const watch = this.watchOf(prepared);
+    if (!watch) throw new Error(`schedule ${prepared.schedule.id}: op ${index} answered that its library finishes it, but no kind's runtime watches it`);
     const op = prepared.ops[index];
     await watch.settle(`Issuing ${op ? describeOp(op, prepared.schedule, this.plan.kernels) : 'a collective'} in the ${prepared.schedule.description} mode`, {
       timeoutMs: Number.isFinite(deadline) ? Math.max(0, deadline - performance.now()) : DRAIN_MS,
@@ -154,7 +162,7 @@ export class CudaRepRunner implements RepRunner {
     const gate = prepared.schedule.gated ? this.gate : null;
     // CUPTI's first recording sets itself up inside the first calls it sees, for milliseconds, with the GPU waiting:
     // a first pass, thrown away, pays that so the kept one shows the pipeline.
-    if (!this.cuptiWarm && !hasCollective(prepared) && prepared.schedule.issue !== 'graph' && openCupti() instanceof CuptiActivity) {
+    if (!this.cuptiWarm && untraced(prepared) === null && prepared.schedule.issue !== 'graph' && openCupti() instanceof CuptiActivity) {
       this.cuptiWarm = true;
       await this.tracedPass(prepared, traced, gate, options);
     }
@@ -253,10 +261,11 @@ export class CudaRepRunner implements RepRunner {
   /** CUPTI recording for a traced rep issued op by op; for a graph replay, or where CUPTI will not start, why not. */
   private startCupti(prepared: PreparedRep): CuptiActivity | { readonly unavailable: string } {
     if (prepared.schedule.issue === 'graph') return { unavailable: 'a graph replay: CUPTI ties its ops to the graph launch, not to each op' };
-    if (hasCollective(prepared)) {
-      // Recording stays on from one traced rep to the next: off before NCCL's threads run.
+    const reason = untraced(prepared);
+    if (reason !== null) {
+      // Recording stays on from one traced rep to the next: off before the library's own threads run.
       recordingCupti()?.stop();
-      return { unavailable: COLLECTIVES_UNTRACED };
+      return { unavailable: reason };
     }
     const cupti = openCupti();
     if (!(cupti instanceof CuptiActivity)) return cupti;
@@ -526,18 +535,15 @@ export class CudaRepRunner implements RepRunner {
         return handle !== undefined && this.rt.streams.eventQueryCode(handle) === 0;
       };
       const error = repTimeout(prepared.schedule, scheduleOps(prepared.schedule), this.plan.kernels, deadlineMs ?? 0, completed);
-      const watch = hasCollective(prepared) ? this.collectives?.watch : undefined;
+      const watch = this.watchOf(prepared);
       if (!watch) throw error;
       // A collective past its deadline waits for a rank that is not coming: aborting lets NCCL's kernels go.
       watch.abortAll();
-      throw new DeviceFailure(
-        `${error.message} ${this.collectives?.agreement ? 'This rank' : 'This process'} waited for the other ranks in that collective; NCCL's communicators were aborted.`,
-        {
-          hint: 'Look at the other ranks’ output for one that failed, stopped or ran another config; every rank must run the same config with the same flags.',
-          cause: error,
-          contextLost: true,
-        },
-      );
+      throw new DeviceFailure(`${error.message} ${this.agreement ? 'This rank' : 'This process'} waited for the other ranks in that collective; ${watch.words.aborted}.`, {
+        hint: 'Look at the other ranks’ output for one that failed, stopped or ran another config; every rank must run the same config with the same flags.',
+        cause: error,
+        contextLost: true,
+      });
     }
     if (code !== 0) throw this.repFailure(prepared, this.rt.failure(code, 'waiting for the end of a rep'));
     this.hostCalls.endRep();
@@ -570,15 +576,11 @@ export class CudaRepRunner implements RepRunner {
   }
 }
 
-/**
- * Why a rep with collectives is timed by events: CUPTI records the CUDA calls of every thread, NCCL's own threads
- * among them, and hands its buffers out through callbacks that koffi runs on the JS thread; with both, a traced rep
- * of ddp.yaml never ended on two H100s (CUDA_PIPE_CUPTI pointed nowhere, it ended: docs/measurements/2026-11-26-h100x2-cupti/).
- */
-export const COLLECTIVES_UNTRACED =
-  "a rep with NCCL collectives: CUPTI's buffer callbacks, which run on the JS thread, and NCCL's own threads did not end a traced rep together on two GPUs";
-
-const hasCollective = (prepared: PreparedRep): boolean => prepared.ops.some((op) => op?.kind === 'collective');
+/** Why CUPTI must not record a rep: the first of its kinds that says so (kind.ts's `untraced`); null: it may. */
+const untraced = (prepared: PreparedRep): string | null => {
+  for (const op of prepared.ops) if (op && isWorkOp(op) && stageOf(op).untraced) return stageOf(op).untraced ?? null;
+  return null;
+};
 
 /** The records each span's op makes on the GPU; null for ops CUPTI is not asked about (host functions, peer copies). */
 function expectedKind(span: TracedSpan): CuptiRecord | null {

@@ -1,4 +1,6 @@
-import { type CollectiveOp, type CollectivePrimitive, collective } from './collective/index.js';
+import type { ZodRawShape, z } from 'zod';
+import { collective } from './collective/index.js';
+import type { CollectiveOp } from './collective/spec.js';
 import { type CopyOp, d2h, h2d } from './copy/index.js';
 import { gemm } from './gemm/index.js';
 import type { GemmOp } from './gemm/spec.js';
@@ -20,16 +22,18 @@ import type {
   TimelineFields,
 } from './kind.js';
 
-// The table of stage kinds: the one place that lists them. Everything else (the planner's work ops, the issuer,
-// the timeline, every picture's legend, letters, colours and engine rows, the Result's op kinds, messages) reads
-// it. A new kind is a module beside these, its op in `WorkOp`, a row here, and the device call it declares (a
-// library kind's) in `IssuePrimitives`.
+// The list of stage kinds: the one place that names them. Everything else (the planner's work ops, the issuer and
+// the runtimes it opens, the timeline, every picture's legend, letters, colours and engine rows, the Result's op
+// kinds and sections, messages) reads it. A new kind is a folder beside these (kind.ts says what it holds) and a
+// row in STAGE_KINDS.
 
 export type { CollectiveOp, CopyOp, GemmOp, HostOp, KernelOp, PeerOp };
-export { type CollectivePrimitive, type CollectiveSpec, messageBytes } from './collective/index.js';
+export { type CollectiveSpec, messageBytes } from './collective/spec.js';
 export { columnMajorCall, GEMM_DTYPES, type GemmSpec } from './gemm/spec.js';
 export { copyOp } from './copy/index.js';
+export { PENDING } from './kind.js';
 export type {
+  Agreement,
   ChunkWork,
   ComputeStep,
   CuptiRecord,
@@ -42,7 +46,9 @@ export type {
   IssueSite,
   KindRuntime,
   KindRuntimeModule,
+  Launch,
   OpenContext,
+  RepWatch,
   RuntimePrimitives,
   StageKind,
   Thunk,
@@ -53,7 +59,7 @@ export type {
 export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K ? (K extends StageKind<string, infer O, never> ? O : never) : never;
 
 /** Every device call the table's kinds issue through: the runtime's, and each library kind's own. */
-export type IssuePrimitives = RuntimePrimitives & CollectivePrimitive;
+export type IssuePrimitives = RuntimePrimitives;
 
 /** Every stage kind, in the order pictures list them: load, compute, communication, store, host work, peer copies. */
 export const STAGE_KINDS = [h2d, kernel, gemm, collective, d2h, host, peer] as const;
@@ -114,11 +120,23 @@ export async function loadRuntimes(ops: readonly { readonly kind: string }[]): P
   return modules;
 }
 
-/** Opens each loaded runtime for this run, in the table's order. */
-export async function openRuntimes(modules: RuntimeModules, context: Omit<OpenContext, 'ops'>): Promise<KindRuntimes> {
+/** Opens each loaded runtime for this run, in the table's order, told which of the plan's schedules hold its ops. */
+export async function openRuntimes(
+  modules: RuntimeModules,
+  context: Omit<OpenContext, 'ops' | 'schedules'> & { readonly schedules: readonly (OpenContext['schedules'][number] & { readonly body: readonly { readonly kind: string }[] })[] },
+): Promise<KindRuntimes> {
   const runtimes = new Map<Stage, KindRuntime>();
-  for (const { id, module, ops } of modules) runtimes.set(id, await module.open({ ...context, ops }));
+  for (const { id, module, ops } of modules) {
+    const schedules = context.schedules.filter((s) => s.body.some((op) => isWorkOp(op) && stageOf(op).id === id)).map((s) => ({ description: s.description, issue: s.issue }));
+    runtimes.set(id, await module.open({ ...context, schedules, ops }));
+  }
   return runtimes;
+}
+
+/** What the runtimes give the Result: their sections (kind.ts's `result`) and notes, in the table's order. */
+export function kindRecords(runtimes: KindRuntimes): { sections: Partial<KindSections>; notes: string[] } {
+  const records = [...runtimes.values()].flatMap((r) => (r.record ? [r.record] : []));
+  return { sections: Object.assign({}, ...records.map((r) => r.sections)), notes: records.flatMap((r) => r.notes) };
 }
 
 /** Binds a work op: through the runtime's own calls, or through its kind's runtime. */
@@ -163,6 +181,15 @@ export function engineRows(copyEngines: number): EngineRow[] {
   return [...rows.values()].sort((a, b) => a.row - b.row);
 }
 
+type SectionOf<K> = K extends { readonly result?: infer S } ? (ZodRawShape extends NonNullable<S> ? Record<never, never> : NonNullable<S>) : Record<never, never>;
+type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+
+/** The fields every kind adds to a Result, as one zod shape for the Result's schema (result/schema.ts). */
+export const RESULT_SECTIONS = Object.assign({}, ...table.map((s) => s.result ?? {})) as Intersection<SectionOf<(typeof STAGE_KINDS)[number]>>;
+
+/** The values of the fields the kinds add to a Result. */
+export type KindSections = z.infer<z.ZodObject<typeof RESULT_SECTIONS>>;
+
 /** The compute kinds with an entry of their own in the config's `kernels:` list (every one but the kernel). */
 export const STEP_CONFIGS: readonly (StepConfig<unknown> & { readonly stage: Stage })[] = table.flatMap((s) => (s.config ? [{ ...s.config, stage: s.id }] : []));
 
@@ -189,6 +216,15 @@ export function opBytes(ops: readonly { readonly kind: string }[]): { h2d: numbe
   }
   return bytes;
 }
+
+/** The kinds a chunk's compute phase runs (config entries in `kernels:`), in the table's order. */
+export const COMPUTE_STAGES: readonly Stage[] = table.filter((s) => s.phase === 'compute').map((s) => s.id);
+
+/** The kinds whose ops run on the SMs as the overlap model counts them (kernels, GEMMs): computation. */
+export const SM_STAGES: readonly Stage[] = table.filter((s) => s.model?.term === 'kernels').map((s) => s.id);
+
+/** The kinds whose ops are communication between ranks, whose time is set against computation. */
+export const COMMUNICATION_STAGES: readonly Stage[] = table.filter((s) => s.communication).map((s) => s.id);
 
 /** The overlap model's resources, each once, in the table's order (the pipeline's: loads, compute, stores). */
 export const MODEL_RESOURCES: readonly ModelResource[] = [...new Set(table.flatMap((s) => (s.model ? [s.model] : [])))];

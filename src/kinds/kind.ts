@@ -5,7 +5,7 @@
 // is imported lazily, so that describing, planning and drawing never load a native library. A kind lives in its own
 // folder, src/kinds/<kind>/, and ./index.ts is the one list of kinds: the core loops over it and names no kind.
 
-import type { ZodType } from 'zod';
+import type { ZodRawShape, ZodType } from 'zod';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { DevicePtr, StreamHandle } from '../cuda/types.js';
 
@@ -176,7 +176,7 @@ export interface ModelResource {
  * may serve several stages, as a copy serves H2D and D2H, told apart by `owns`); `P` the device calls it issues it
  * through.
  */
-export interface StageKind<Id extends string = string, O extends WorkOpBase = WorkOpBase, P = RuntimePrimitives> {
+export interface StageKind<Id extends string = string, O extends WorkOpBase = WorkOpBase, P = RuntimePrimitives, R extends ZodRawShape = ZodRawShape> {
   readonly id: Id;
   readonly opKind: O['kind'];
   /**
@@ -198,6 +198,10 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   readonly touchesDevice: boolean;
   /** What CUPTI records of the op, where CUPTI reports it. */
   readonly cupti: CuptiRecord | null;
+  /** Its ops are communication between ranks (NCCL's), whose time the analysis sets against computation. */
+  readonly communication?: boolean;
+  /** Why a rep with the kind's ops must be timed by events, CUPTI left off; absent where CUPTI may record it. */
+  readonly untraced?: string;
   /**
    * Its term in the overlap model: the resource its ops occupy. Absent for a kind with a term of its own (the host
    * stage's CPU term) or none (peer copies: a plan over several devices has no layout bound).
@@ -241,6 +245,11 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   subject(op: { readonly buffer: string | null; readonly kernel: string | null }): string | null;
   /** A kind the runtime's own calls issue (copies, kernels, peer copies, host calls): binds the op to them. */
   issue?(op: O, primitives: P): IssuedOp;
+  /**
+   * The fields the kind adds to a Result (zod, as its config entry is), composed into the Result's schema; its
+   * runtime's `record` fills them.
+   */
+  readonly result?: R;
   /** A kind that issues through a library: its runtime, which exec/ opens for a plan with its ops. */
   readonly runtime?: () => Promise<KindRuntimeModule<O>>;
   /**
@@ -266,7 +275,48 @@ export interface OpenContext<O extends WorkOpBase = WorkOpBase> {
   capability(device: number): { readonly major: number; readonly minor: number };
   /** The kind's ops, every schedule's, in plan order. */
   readonly ops: readonly O[];
+  /** The schedules holding the kind's ops: how each is issued, and its description for messages. */
+  readonly schedules: readonly { readonly description: string; readonly issue: 'stream' | 'graph' }[];
+  /** The plan's ring of device slots, where it has one. */
+  readonly ring: { readonly slots: number } | null;
+  /** How this process's rank meets the others of a launch (mpirun, srun), for a kind that spans ranks. */
+  readonly launch: Launch;
   readonly signal?: AbortSignal | undefined;
+}
+
+/** This process within a launch, from the launcher's environment and the flags. */
+export interface Launch {
+  /** Rank and size under a launcher; null where none started this process. */
+  readonly identity: { readonly rank: number | null; readonly size: number | null; readonly jobId: string | null };
+  /** A folder every rank can read (`--nccl-dir`); default: the OS's temporary folder. */
+  readonly dir?: string | undefined;
+  /** How long a rank waits for the others to meet, ms. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/**
+ * How the ranks of a launch decide each repeated choice (another warm-up, another rep, a traced rep or none) the
+ * same way: each rank votes, and a vote is carried where any rank cast it. A rank that decided alone would call a
+ * collective that no other rank matches.
+ */
+export interface Agreement {
+  /** Element i is true on every rank when some rank's `votes[i]` is true. `about` names the decision for a failure. */
+  any(votes: readonly boolean[], about: string): Promise<boolean[]>;
+}
+
+/**
+ * What every wait on a rep with the kind's ops asks, for a library whose work may never end by itself (a
+ * collective whose peer stopped): its asynchronous failures, and how to let go of the GPU at a deadline or a signal.
+ */
+export interface RepWatch {
+  /** The library's asynchronous failure (a peer that failed), named; null while there is none. */
+  failure(): (Error & { readonly hint?: string | undefined }) | null;
+  /** Lets go of the GPU (aborts the library's work in flight), once. */
+  abortAll(): void;
+  /** Waits, yielding to the event loop, until a call the library finishes on its own thread is enqueued. */
+  settle(what: string, options: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined }): Promise<void>;
+  /** The words of a message about it: what may not end, who it waits for, and what abortAll did. */
+  readonly words: { readonly work: string; readonly waiting: string; readonly aborted: string };
 }
 
 /**
@@ -288,12 +338,25 @@ export interface IssueSite {
 
 /** A kind's runtime for one run: what binds each of its ops to the call the timed loop makes. */
 export interface KindRuntime<O extends WorkOpBase = WorkOpBase> {
+  /** Where this process is one rank of a launch: how its decisions are agreed with the other ranks. */
+  readonly agreement?: Agreement | undefined;
+  /** What every wait on a rep with the kind's ops watches. */
+  readonly watch?: RepWatch;
+  /** The Result's sections the runtime fills (its `result` fragment's fields), and what the Result's notes say of it. */
+  readonly record?: { readonly sections: Readonly<Record<string, unknown>>; readonly notes: readonly string[] };
   /**
    * The op bound to its site. The thunk returns 0, or a cudaError_t; a library that answers with a status of its
    * own throws the failure, naming the op, and the runner reports it as it reports a CUDA error.
    */
   issue(op: O, site: IssueSite): IssuedOp;
 }
+
+/**
+ * What a thunk returns where the library took the call but finishes enqueueing it on its own thread (a nonblocking
+ * NCCL communicator): the runner then waits on the kind's `watch.settle` before the next op. No cudaError_t is
+ * negative, and exec/wait.ts's TIMED_OUT is -1.
+ */
+export const PENDING = -2;
 
 /** The module holding a kind's runtime, imported when a plan has ops of the kind. */
 export interface KindRuntimeModule<O extends WorkOpBase = WorkOpBase> {

@@ -1,6 +1,9 @@
 import type { ConfigBuffer } from '../config/types.js';
 import type { TracedSpan } from '../plan/trace.js';
 import type { Schedule } from '../plan/types.js';
+import type { Agreement } from '../kinds/index.js';
+
+export type { Agreement } from '../kinds/index.js';
 
 // What measure/ needs from whatever runs reps: exec/ implements it on a device, tests implement it on the CPU. The
 // repetition loop, verification order and warnings are written against this and nothing else.
@@ -88,16 +91,6 @@ export interface RepOptions {
    * aborted and the run ends.
    */
   readonly signal?: AbortSignal | undefined;
-}
-
-/**
- * How the ranks of a launch (one process per GPU) take every decision that changes the sequence of collective calls
- * (another warm-up, another rep, a traced rep or none) the same way: each rank votes, and a vote is carried where any
- * rank cast it. A rank that decided alone would call a collective that no other rank matches.
- */
-export interface Agreement {
-  /** Element i is true on every rank when some rank's `votes[i]` is true. `about` names the decision for a failure. */
-  any(votes: readonly boolean[], about: string): Promise<boolean[]>;
 }
 
 /** One process deciding for itself: no other rank to ask. */

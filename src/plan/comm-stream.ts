@@ -1,4 +1,4 @@
-import { isWorkOp } from '../kinds/index.js';
+import { COMMUNICATION_STAGES, COMPUTE_STAGES, isWorkOp } from '../kinds/index.js';
 import type { EventSpec, Op, StreamSpec } from './types.js';
 
 // Collectives run on a communication stream of their device, in every topology, as DDP runs its all-reduces: the
@@ -9,7 +9,8 @@ import type { EventSpec, Op, StreamSpec } from './types.js';
 // on whatever stream they are, after them. The compute stream itself never waits for a collective, so the next
 // bucket's compute overlaps it.
 
-const COMPUTE_KINDS: ReadonlySet<string> = new Set(['kernel', 'gemm', 'collective']);
+const COMPUTE_KINDS: ReadonlySet<string> = new Set(COMPUTE_STAGES);
+const COMMUNICATION: ReadonlySet<string> = new Set(COMMUNICATION_STAGES);
 
 /** The communication stream of a device: `comm` on the schedule's own device, `comm:d<n>` on another. */
 export const commStreamId = (device: number, scheduleDevice: number): string => (device === scheduleDevice ? 'comm' : `comm:d${device}`);
@@ -22,7 +23,7 @@ function groups(body: readonly Op[]): number[][] {
   const taken = new Set<number>();
   const found: number[][] = [];
   body.forEach((op, i) => {
-    if (op.kind !== 'collective' || taken.has(i)) return;
+    if (!isWorkOp(op) || !COMMUNICATION.has(op.kind) || taken.has(i)) return;
     const group = [i];
     for (let j = i + 1; j < body.length; j++) {
       const next = body[j] as Op;

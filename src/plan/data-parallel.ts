@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import type { CollectiveOp } from '../kinds/collective/index.js';
+import type { CollectiveOp } from '../kinds/index.js';
 import { spanningSchedule } from './devices.js';
 import type { EventSpec, Op, Plan, Schedule, StreamSpec } from './types.js';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CrossDeviceSchema, DeviceTimesSchema, PeerPathSchema, ScalingSchema } from './devices.js';
 import { BoundTermSchema, ModelAnalysisSchema, SweepSectionSchema } from './model.js';
 import { BUFFER_ROLES, COLLECTIVES, DEFAULT_STREAM_OPS, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
-import { STAGE_IDS } from '../kinds/index.js';
+import { RESULT_SECTIONS, STAGE_IDS } from '../kinds/index.js';
 
 // The contract between measuring and rendering. Renderers read a Result alone, so a saved JSON file redraws every
 // table and picture exactly as measured. Bump RESULT_VERSION on any change that an older reader would misread, and
@@ -377,15 +377,6 @@ export const ClocksRecordSchema = z.object({
   sharing: SharingRecordSchema.default(SHARING_NOT_CHECKED),
 });
 
-export const CommunicatorSchema = z.object({
-  library: z.literal('nccl'),
-  version: z.string(),
-  ranks: z.number().int().min(1),
-  localDevices: z.array(z.number().int()),
-  nvls: z.enum(['off', 'on']),
-});
-export type CommunicatorRecord = z.infer<typeof CommunicatorSchema>;
-
 /** A comparison within a tolerance: its rule (|a − b| ≤ absolute + relative × |b|) and the largest error it saw. */
 const ToleranceCheckSchema = z.object({
   relative: z.number().min(0),
@@ -451,12 +442,8 @@ export const RunResultSchema = z.object({
   peers: z.array(PeerPathSchema).optional(),
   scaling: ScalingSchema.optional(),
   crossDevice: CrossDeviceSchema.optional(),
-  /**
-   * The NCCL communicator of a run with collective stages (added within version 2; null or absent without one):
-   * its library version, ranks, this process's devices, and NVLink multicast ('off': NCCL_NVLS_ENABLE=0, set by
-   * cuda-pipe or by the user; 'on': the user set it otherwise).
-   */
-  communicator: CommunicatorSchema.nullable().optional(),
+  /** The sections each stage kind adds (src/kinds/<kind>/result.ts): a collective's NCCL `communicator`. */
+  ...RESULT_SECTIONS,
   verification: z.object({
     /** `nothing-compared` (added within version 2): the config has no output buffer, so no output was compared. */
     status: z.enum(['passed', 'failed', 'skipped', 'nothing-compared']),

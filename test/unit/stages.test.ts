@@ -92,7 +92,6 @@ describe('the table of stage kinds', () => {
       peerCopy: (spec) => call(`peer ${spec.from}>${spec.to}`),
       kernel: (spec) => call(`kernel ${spec.kernel}`),
       hostCall: () => ({ issue: call('host'), hostTag: 9 }),
-      collective: (spec) => call(`collective ${spec.label}`),
     };
     const ops = [...phaseOps('load', work), ...phaseOps('compute', work), ...phaseOps('store', work)];
     const issued = ops.map((op) => issueWorkOp(op, primitives, new Map(), fakeSite()));

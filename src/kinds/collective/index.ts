@@ -1,50 +1,14 @@
 import { z } from 'zod';
 import { formatBytes } from '../../format.js';
 import { COLLECTIVES, type Collective } from '../../vocabulary.js';
-import type { ComputeStep, StageKind, StepBuffer, StepConfig, Thunk } from '../kind.js';
+import type { ComputeStep, RuntimePrimitives, StageKind, StepBuffer, StepConfig } from '../kind.js';
+import { resultSection } from './result.js';
+import { type CollectiveOp, type CollectiveSpec, messageBytes } from './spec.js';
 
 // An NCCL collective as a compute step: per chunk (a bucket of items, such as a bucket of layers' gradients), one
 // sum over every rank, in place in one chunked buffer, as DDP reduces a bucket. The planner puts it on the
 // device's communication stream, after an event recorded behind the compute that produced the bucket, and makes the
 // chunk's later ops (its D2H) wait for it (plan/comm-stream.ts): the compute stream never waits for the network.
-
-/** A collective step as its config entry resolved it. */
-export interface CollectiveSpec {
-  readonly collective: Collective;
-  readonly buffer: string;
-  readonly type: string;
-  readonly itemSize: number;
-  readonly elementBytes: number;
-}
-
-export type CollectiveOp = {
-  readonly kind: 'collective';
-  readonly stream: string;
-  /** The step's label. */
-  readonly label: string;
-  readonly chunk: number | null;
-  /** The chunk's first item and item count. */
-  readonly first: number;
-  readonly count: number;
-  /** Item index in the device buffer where this chunk lives. */
-  readonly deviceFirst: number;
-  readonly spec: CollectiveSpec;
-  /**
-   * One process driving several devices issues a bucket's calls on every device between ncclGroupStart and
-   * ncclGroupEnd (without the group, the first call waits for peers that this thread has not issued yet): the
-   * device's call that opens the group, the one that closes it, or neither. Absent: not grouped.
-   */
-  readonly group?: CollectiveGroup;
-};
-
-/** Where a call sits in its bucket's group of calls across devices. */
-export interface CollectiveGroup {
-  readonly opens: boolean;
-  readonly closes: boolean;
-}
-
-/** The per-rank message as nccl-tests counts its size: the chunk's bytes of the buffer (all-reduced whole; scattered or gathered in ranks' parts). */
-export const messageBytes = (op: Pick<CollectiveOp, 'count' | 'spec'>): number => op.count * op.spec.itemSize * op.spec.elementBytes;
 
 const CollectiveEntrySchema = z
   .object({
@@ -82,26 +46,11 @@ const collectiveConfig: StepConfig<CollectiveEntry> = {
 };
 
 /** The device call a collective issues through (exec/ keeps each device's communicator). */
-export interface CollectivePrimitive {
-  /**
-   * An NCCL collective on the device's communicator, in place over `elements` elements of the buffer's device memory
-   * from `elementOffset`. `label` names the op in failures.
-   */
-  collective(spec: {
-    readonly label: string;
-    readonly collective: Collective;
-    readonly buffer: string;
-    readonly elementOffset: number;
-    readonly elements: number;
-    readonly group?: CollectiveGroup | undefined;
-  }): Thunk;
-}
-
 const WORDS: Readonly<Record<Collective, string>> = { allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather' };
 
 const what = (op: CollectiveOp) => `${WORDS[op.spec.collective]} ${op.label} of "${op.spec.buffer}" (NCCL, sum)`;
 
-export const collective: StageKind<'collective', CollectiveOp, CollectivePrimitive> = {
+export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives, typeof resultSection> = {
   id: 'collective',
   opKind: 'collective',
   phase: 'compute',
@@ -146,16 +95,12 @@ export const collective: StageKind<'collective', CollectiveOp, CollectivePrimiti
   describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (items ${op.first} to ${op.first + op.count - 1}, ${formatBytes(messageBytes(op))} per rank)`,
   timeline: (op) => ({ buffer: op.spec.buffer, kernel: op.label, bytes: messageBytes(op), collective: op.spec.collective }),
   subject: (op) => op.kernel,
-  issue: (op, p) => ({
-    issue: p.collective({
-      label: op.label,
-      collective: op.spec.collective,
-      buffer: op.spec.buffer,
-      elementOffset: op.deviceFirst * op.spec.itemSize,
-      elements: op.count * op.spec.itemSize,
-      group: op.group,
-    }),
-    hostTag: null,
-  }),
+  communication: true,
+  // CUPTI records the CUDA calls of every thread, NCCL's own threads among them, and hands its buffers out through
+  // callbacks that koffi runs on the JS thread; with both, a traced rep of ddp.yaml never ended on two H100s
+  // (CUDA_PIPE_CUPTI pointed nowhere, it ended: docs/measurements/2026-11-26-h100x2-cupti/).
+  untraced: "a rep with NCCL collectives: CUPTI's buffer callbacks, which run on the JS thread, and NCCL's own threads did not end a traced rep together on two GPUs",
+  result: resultSection,
+  runtime: async () => (await import('./runtime.js')).runtime,
   failureHint: 'Every rank must run the same config with the same chunks; run with NCCL_DEBUG=WARN to see what NCCL saw.',
 };

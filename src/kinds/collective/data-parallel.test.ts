@@ -1,30 +1,30 @@
 import assert from 'node:assert/strict';
+import { openCommunicatorsOf } from '../../../test/helpers/collective.js';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { reductionCheck } from '../../src/api/session.js';
-import { loadConfigFile } from '../../src/config/load.js';
-import type { ConfigBuffer } from '../../src/config/types.js';
-import type { Nccl } from '../../src/cuda/nccl.js';
-import type { CudaRuntime } from '../../src/cuda/runtime.js';
-import { POISON } from '../../src/data/compare.js';
-import { UsageError } from '../../src/errors.js';
-import { Cleanup } from '../../src/exec/cleanup.js';
-import { openCommunicators } from '../../src/exec/communicator.js';
-import { resolveKernels } from '../../src/kernels/resolve.js';
-import { checkReduction, reducedOutputs, scaled } from '../../src/measure/reduction.js';
-import { verifySchedules } from '../../src/measure/repeat.js';
-import { collectiveCalls } from '../../src/measure/result.js';
-import { buildPlan } from '../../src/plan/build.js';
-import { dataParallel, hasCollective, replicated } from '../../src/plan/data-parallel.js';
-import { traceSchedule } from '../../src/plan/trace.js';
-import { type Op, type Plan, type Schedule, scheduleDevices } from '../../src/plan/types.js';
-import { builtinConfigsDir } from '../../src/paths.js';
-import type { CollectiveOp } from '../../src/kinds/collective/index.js';
-import { renderRunTable } from '../../src/report/exporters/table.js';
-import { makeStyle } from '../../src/report/style.js';
-import { FakeRunner } from '../helpers/fake-runner.js';
-import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
-import { runCli } from '../helpers/cli.js';
+import { reductionCheck } from '../../api/session.js';
+import { loadConfigFile } from '../../config/load.js';
+import type { ConfigBuffer } from '../../config/types.js';
+import type { Nccl } from '../../cuda/nccl.js';
+import type { CudaRuntime } from '../../cuda/runtime.js';
+import { POISON } from '../../data/compare.js';
+import { UsageError } from '../../errors.js';
+import { Cleanup } from '../../exec/cleanup.js';
+import { resolveKernels } from '../../kernels/resolve.js';
+import { checkReduction, reducedOutputs, scaled } from '../../measure/reduction.js';
+import { verifySchedules } from '../../measure/repeat.js';
+import { collectiveCalls } from '../../measure/result.js';
+import { buildPlan } from '../../plan/build.js';
+import { dataParallel, hasCollective, replicated } from '../../plan/data-parallel.js';
+import { traceSchedule } from '../../plan/trace.js';
+import { type Op, type Plan, type Schedule, scheduleDevices } from '../../plan/types.js';
+import { builtinConfigsDir } from '../../paths.js';
+import type { CollectiveOp } from './spec.js';
+import { renderRunTable } from '../../report/exporters/table.js';
+import { makeStyle } from '../../report/style.js';
+import { FakeRunner } from '../../../test/helpers/fake-runner.js';
+import { syntheticRunResult } from '../../../test/helpers/synthetic-timeline.js';
+import { runCli } from '../../../test/helpers/cli.js';
 
 // The facts, each on one line: --verbose's report, too wide to wrap (the width is tested in render-width-run).
 const everything = { columns: 10_000, verbose: true };
@@ -197,7 +197,7 @@ describe('the communicators of a data-parallel run', () => {
   it('opens one communicator per device with ncclCommInitAll over the plan\u2019s devices, each device its rank', async () => {
     const { nccl, rt, calls } = fakes();
     const cleanup = new Cleanup();
-    const opened = await openCommunicators(nccl, rt, ddp([0, 1]), alone, cleanup);
+    const opened = await openCommunicatorsOf(nccl, rt, ddp([0, 1]), alone, cleanup);
     assert.deepEqual(
       [...opened.byDevice],
       [
@@ -215,7 +215,7 @@ describe('the communicators of a data-parallel run', () => {
     const { nccl, rt, calls } = fakes(101n);
     await assert.rejects(
       Cleanup.use(async (cleanup) => {
-        await openCommunicators(nccl, rt, ddp([0, 1]), alone, cleanup);
+        await openCommunicatorsOf(nccl, rt, ddp([0, 1]), alone, cleanup);
         throw new Error('a rep failed');
       }),
       /a rep failed/,

@@ -1,11 +1,10 @@
-import { hostView } from '../cuda/host-view.js';
-import { NCCL_IN_PROGRESS } from '../cuda/nccl.js';
-import type { CudaRuntime } from '../cuda/runtime.js';
-import type { DevicePtr, HostPtr, StreamHandle } from '../cuda/types.js';
-import { CUDA_ERROR } from '../cuda/error.js';
-import type { Agreement } from '../measure/runner.js';
-import type { Cleanup } from './cleanup.js';
-import type { Communicators } from './communicator.js';
+import { CUDA_ERROR } from '../../cuda/error.js';
+import { hostView } from '../../cuda/host-view.js';
+import { NCCL_IN_PROGRESS } from '../../cuda/nccl.js';
+import type { CudaRuntime } from '../../cuda/runtime.js';
+import type { DevicePtr, HostPtr, StreamHandle } from '../../cuda/types.js';
+import type { Agreement, OpenContext } from '../kind.js';
+import type { Communicators } from './communicators.js';
 
 // The ranks of a launch agree through their own communicator: each rank's votes (one int32 each) go to the device,
 // NCCL takes the largest of every rank's (a vote cast anywhere is carried everywhere), and the answer comes back,
@@ -26,7 +25,7 @@ export interface AgreementOptions {
 }
 
 /** This rank's agreement with the other ranks of its launch, over the communicator of its one device. */
-export function ncclAgreement(rt: CudaRuntime, communicators: Communicators, device: number, cleanup: Cleanup, options: AgreementOptions = {}): Agreement {
+export function ncclAgreement(rt: CudaRuntime, communicators: Communicators, device: number, cleanup: OpenContext['cleanup'], options: AgreementOptions = {}): Agreement {
   const own = communicators.byDevice.get(device);
   if (!own) throw new Error(`no NCCL communicator on device ${device} to agree through`);
   const bytes = MAX_VOTES * 4;

@@ -1,26 +1,26 @@
 import assert from 'node:assert/strict';
+import { openCommunicatorsOf } from '../../../test/helpers/collective.js';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { loadConfigFile, parseConfigText } from '../../src/config/load.js';
-import { loadNcclLibrary, type Nccl, ncclCandidates, nvlsOff, type SearchFs, versionText } from '../../src/cuda/nccl.js';
-import type { CudaRuntime } from '../../src/cuda/runtime.js';
-import { EnvironmentError, UsageError } from '../../src/errors.js';
-import { Cleanup } from '../../src/exec/cleanup.js';
-import { openCommunicators } from '../../src/exec/communicator.js';
-import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from '../../src/exec/nccl-id.js';
-import { resolveKernels } from '../../src/kernels/resolve.js';
-import { buildLayoutsPlan, buildPlan } from '../../src/plan/build.js';
-import { collectiveCalls } from '../../src/measure/result.js';
-import { withCommStreams } from '../../src/plan/comm-stream.js';
-import { happensBefore } from '../../src/plan/order.js';
-import { type Op, type Plan, type Schedule, scheduleOps } from '../../src/plan/types.js';
-import { builtinConfigsDir } from '../../src/paths.js';
-import { RunResultSchema } from '../../src/result/schema.js';
-import { modeId } from '../../src/vocabulary.js';
-import { runCli } from '../helpers/cli.js';
-import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
+import { loadConfigFile, parseConfigText } from '../../config/load.js';
+import { loadNcclLibrary, type Nccl, ncclCandidates, nvlsOff, type SearchFs, versionText } from '../../cuda/nccl.js';
+import type { CudaRuntime } from '../../cuda/runtime.js';
+import { EnvironmentError, UsageError } from '../../errors.js';
+import { Cleanup } from '../../exec/cleanup.js';
+import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from './unique-id.js';
+import { resolveKernels } from '../../kernels/resolve.js';
+import { buildLayoutsPlan, buildPlan } from '../../plan/build.js';
+import { collectiveCalls } from '../../measure/result.js';
+import { withCommStreams } from '../../plan/comm-stream.js';
+import { happensBefore } from '../../plan/order.js';
+import { type Op, type Plan, type Schedule, scheduleOps } from '../../plan/types.js';
+import { builtinConfigsDir } from '../../paths.js';
+import { RunResultSchema } from '../../result/schema.js';
+import { modeId } from '../../vocabulary.js';
+import { runCli } from '../../../test/helpers/cli.js';
+import { syntheticRunResult } from '../../../test/helpers/synthetic-timeline.js';
 
 const MiB = 2 ** 20;
 const ddpPath = join(builtinConfigsDir(), 'ddp.yaml');
@@ -407,7 +407,7 @@ describe('opening the communicators', () => {
   it('drives the plan\u2019s device as a one-rank communicator through ncclCommInitAll, and destroys it with the cleanup', async () => {
     const { nccl, rt, calls } = fakes();
     const cleanup = new Cleanup();
-    const opened = await openCommunicators(nccl, rt, ddp, alone, cleanup);
+    const opened = await openCommunicatorsOf(nccl, rt, ddp, alone, cleanup);
     assert.deepEqual(opened.record, { library: 'nccl', version: '2.28.3', ranks: 1, localDevices: [0], nvls: 'off' });
     assert.deepEqual([...opened.byDevice], [[0, { comm: 100n, rank: 0, ranks: 1 }]]);
     assert.match(opened.notes.join('\n'), /NCCL 2\.28\.3: one process drives device 0 \(ncclCommInitAll, 1 rank\)/);
@@ -418,7 +418,7 @@ describe('opening the communicators', () => {
   it('joins rank 1 of a launch with the id rank 0 writes to the file while it waits', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nccl-ranks-'));
     const one = fakes();
-    const joining = openCommunicators(one.nccl, one.rt, ddp, { identity: { rank: 1, size: 2, jobId: 'j8' }, dir, timeoutMs: 5000 }, new Cleanup());
+    const joining = openCommunicatorsOf(one.nccl, one.rt, ddp, { identity: { rank: 1, size: 2, jobId: 'j8' }, dir, timeoutMs: 5000 }, new Cleanup());
     await new Promise((resolve) => setTimeout(resolve, 60));
     assert.deepEqual(one.calls, [], 'rank 1 waits for the id');
     publishUniqueId(
@@ -441,7 +441,7 @@ describe('opening the communicators', () => {
         return BigInt(ranks + rank);
       },
     }) as Nccl;
-    const opened = await openCommunicators(nccl, zero.rt, ddp, { identity: { rank: 0, size: 2, jobId: 'j9' }, dir }, new Cleanup());
+    const opened = await openCommunicatorsOf(nccl, zero.rt, ddp, { identity: { rank: 0, size: 2, jobId: 'j9' }, dir }, new Cleanup());
     assert.deepEqual(seen, [0, 1, 2, 5]);
     assert.equal(existsSync(path), false);
     assert.match(opened.notes.join('\n'), /rank 0 of 2 on device 0, the unique id shared through .*cuda-pipe-nccl-j9\.id/);
@@ -450,11 +450,11 @@ describe('opening the communicators', () => {
   it('refuses graph capture with an NCCL older than 2.9, a ring of device slots, and a launched rank whose plan spans several devices (exit 2)', async () => {
     const graphed = ddpPlan();
     const asGraph = { ...graphed, schedules: graphed.schedules.map((s) => (s.role.kind === 'overlapped' ? { ...s, issue: 'graph' as const } : s)) };
-    await assert.rejects(openCommunicators(fakes(2804).nccl, fakes().rt, asGraph, alone, new Cleanup()), /NCCL 2\.8\.4 .* cannot be captured into a CUDA graph/);
+    await assert.rejects(openCommunicatorsOf(fakes(2804).nccl, fakes().rt, asGraph, alone, new Cleanup()), /NCCL 2\.8\.4 .* cannot be captured into a CUDA graph/);
     const ring = { ...ddp, device: { ...ddp.device, ring: { slots: 2, slotElements: 4 } } };
-    await assert.rejects(openCommunicators(fakes().nccl, fakes().rt, ring, alone, new Cleanup()), UsageError);
+    await assert.rejects(openCommunicatorsOf(fakes().nccl, fakes().rt, ring, alone, new Cleanup()), UsageError);
     await assert.rejects(
-      openCommunicators(fakes().nccl, fakes().rt, { ...ddp, devices: [0, 1] }, { identity: { rank: 0, size: 2, jobId: 'j7' } }, new Cleanup()),
+      openCommunicatorsOf(fakes().nccl, fakes().rt, { ...ddp, devices: [0, 1] }, { identity: { rank: 0, size: 2, jobId: 'j7' } }, new Cleanup()),
       (error: unknown) => error instanceof UsageError && /rank 0 of 2 under a launcher, and its plan spans devices 0, 1: a launched rank drives one GPU/.test(error.message),
     );
   });

@@ -1,6 +1,6 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EnvironmentError, Interrupted, UsageError } from '../errors.js';
+import { EnvironmentError, Interrupted, UsageError } from '../../errors.js';
 
 // How the ranks of one launch (mpirun, srun: one process per GPU) agree on NCCL's unique id without a service of
 // their own: rank 0 writes the 128 bytes into a file in a folder every rank can read, named by the launcher's job

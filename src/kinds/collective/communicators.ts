@@ -1,28 +1,16 @@
 import { availableParallelism, tmpdir } from 'node:os';
-import { connectAtInit, GRAPH_CAPTURE_MIN, NCCL_IN_PROGRESS, type Nccl, type NcclComm, type NcclError, nvlsOff, UNIQUE_ID_BYTES, versionText } from '../cuda/nccl.js';
-import type { CudaRuntime } from '../cuda/runtime.js';
-import { DeviceFailure, Interrupted, UsageError } from '../errors.js';
-import type { Plan } from '../plan/types.js';
-import type { CommunicatorRecord, RunIdentity } from '../result/schema.js';
-import type { Cleanup } from './cleanup.js';
-import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from './nccl-id.js';
+import { connectAtInit, GRAPH_CAPTURE_MIN, NCCL_IN_PROGRESS, type Nccl, type NcclComm, type NcclError, nvlsOff, UNIQUE_ID_BYTES, versionText } from '../../cuda/nccl.js';
+import { DeviceFailure, Interrupted, UsageError } from '../../errors.js';
+import type { OpenContext, RepWatch } from '../kind.js';
+import type { CollectiveOp } from './spec.js';
+import type { CommunicatorRecord } from './result.js';
+import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from './unique-id.js';
 
 // The NCCL communicators of a run with collective stages. One process drives the run's devices with
 // ncclCommInitAll, one communicator per device (one device: a one-rank communicator, the same code path as several:
 // the planner replicates every mode with a collective on each device, plan/data-parallel.ts); under a launcher (mpirun,
 // srun: one process per GPU) each rank joins the launch's communicator with ncclCommInitRank, the unique id shared
-// through a file (nccl-id.ts). Communicators are destroyed with the run's cleanup, on every path.
-
-/** How a run's ranks find each other, from the launcher's environment and the flags. */
-export interface CommunicatorOptions {
-  readonly identity: Pick<RunIdentity, 'rank' | 'size' | 'jobId'>;
-  /** A folder every rank can read (`--nccl-dir`); default: the OS's temporary folder. */
-  readonly dir?: string | undefined;
-  /** How long a rank waits for rank 0's unique id, and then for every rank to join, ms. */
-  readonly timeoutMs?: number | undefined;
-  /** Ctrl-C or SIGTERM while the ranks gather: the communicators are aborted and the run ends (exit 130). */
-  readonly signal?: AbortSignal | undefined;
-}
+// through a file (unique-id.ts). Communicators are destroyed with the run's cleanup, on every path.
 
 /** A device's communicator, its rank and the communicator's size. */
 export interface DeviceComm {
@@ -48,7 +36,9 @@ export interface Communicators {
  * a deadline or a signal calls `abortAll()`, which ends NCCL's kernels on the GPU too, so that the process can leave
  * in time. An aborted communicator is freed by NCCL: its release in the cleanup is then skipped.
  */
-export class CommWatch {
+export class CommWatch implements RepWatch {
+  readonly words = { work: 'collectives', waiting: 'a rank waiting for a peer', aborted: "NCCL's communicators were aborted" };
+
   private aborted = false;
 
   constructor(
@@ -153,26 +143,18 @@ const NAP_MS = 0.005;
 /** Past this, ms, `settle` waits for ranks to arrive and polls once a millisecond instead of spinning. */
 const ARRIVAL_MS = 50;
 
-/** Whether any schedule of the plan runs a collective. */
-export const hasCollectives = (plan: Pick<Plan, 'schedules'>): boolean => plan.schedules.some((s) => s.body.some((op) => op.kind === 'collective'));
-
 /**
  * The plan's devices joined in communicators: NVLS off first (NCCL reads its environment at its first call), the
  * version checked against graph capture, then one communicator per device (all of them in this process), or this
  * rank's of a launch.
  */
-export async function openCommunicators(
-  nccl: Nccl,
-  rt: CudaRuntime,
-  plan: Pick<Plan, 'devices' | 'schedules' | 'device'>,
-  options: CommunicatorOptions,
-  cleanup: Cleanup,
-): Promise<Communicators> {
+export async function openCommunicators(nccl: Nccl, context: Omit<OpenContext<CollectiveOp>, 'capability'>): Promise<Communicators> {
+  const { rt, cleanup, devices, launch: options, signal } = context;
   const nvls = nvlsOff();
   const connect = connectAtInit();
   const code = nccl.version();
   const version = versionText(code);
-  const graphed = plan.schedules.find((s) => s.issue === 'graph' && s.body.some((op) => op.kind === 'collective'));
+  const graphed = context.schedules.find((s) => s.issue === 'graph');
   if (graphed && code < GRAPH_CAPTURE_MIN) {
     throw new UsageError(`NCCL ${version} (${nccl.libraryPath}) cannot be captured into a CUDA graph, which ${graphed.description} needs: NCCL captures collectives from 2.9 on.`, {
       hint: 'Use pipeline.mode: stream, or point CUDA_PIPE_NCCL at NCCL 2.9 or newer.',
@@ -180,8 +162,8 @@ export async function openCommunicators(
   }
   // A ring's slot is refilled once its chunk's last op on the chunk's stream finished; a collective moved to the
   // communication stream may still be reading it then.
-  if (plan.device.ring) {
-    throw new UsageError(`Collective stages read their bucket on the communication stream, which a ring of ${plan.device.ring.slots} device slots does not wait for.`, {
+  if (context.ring) {
+    throw new UsageError(`Collective stages read their bucket on the communication stream, which a ring of ${context.ring.slots} device slots does not wait for.`, {
       hint: 'Leave deviceMemory out of a config with a collective stage.',
     });
   }
@@ -189,9 +171,9 @@ export async function openCommunicators(
   const launched = identity.rank !== null && identity.size !== null && identity.size > 1;
   // Under a launcher each process is one rank on one GPU; several GPUs in one process of a launch would be several
   // ranks of it, which the unique id's one rank per process does not give.
-  if (launched && plan.devices.length > 1) {
+  if (launched && devices.length > 1) {
     throw new UsageError(
-      `This process is rank ${identity.rank} of ${identity.size} under a launcher, and its plan spans devices ${plan.devices.join(', ')}: a launched rank drives one GPU.`,
+      `This process is rank ${identity.rank} of ${identity.size} under a launcher, and its plan spans devices ${devices.join(', ')}: a launched rank drives one GPU.`,
       {
         hint: 'Leave devices: out under mpirun or srun (each rank takes the GPU of its local rank), or run one process without a launcher: cuda-pipe run ddp.yaml --devices all.',
       },
@@ -199,7 +181,7 @@ export async function openCommunicators(
   }
   const byDevice = new Map<number, DeviceComm>();
   const notes = [nvls.note, ...(connect ? [connect] : [])];
-  const primary = plan.devices[0] ?? 0;
+  const primary = devices[0] ?? 0;
   const made: Array<{ comm: NcclComm; context: string }> = [];
   const watch = new CommWatch(nccl, made);
   const timeoutMs = options.timeoutMs ?? DEFAULT_ID_TIMEOUT_MS;
@@ -218,13 +200,13 @@ export async function openCommunicators(
       id = nccl.uniqueId();
       publishUniqueId(path, id);
     } else {
-      id = await awaitUniqueId(path, UNIQUE_ID_BYTES, { timeoutMs, rank, signal: options.signal });
+      id = await awaitUniqueId(path, UNIQUE_ID_BYTES, { timeoutMs, rank, signal });
     }
     rt.setDevice(primary);
     keep(primary, nccl.initRank(ranks, id, rank, `rank ${rank} of ${ranks}, device ${primary}`), rank, ranks);
     await watch.settle(`Rank ${rank} of ${ranks} (device ${primary}) joining the NCCL communicator (ncclCommInitRankConfig) waited for the other ranks`, {
       timeoutMs,
-      signal: options.signal,
+      signal,
       hint: "Check that every rank started (one per GPU, the same count as the launcher's -np) and runs the same config with the same flags.",
     });
     // The communicator is up once every rank joined: each has read the id.
@@ -233,17 +215,17 @@ export async function openCommunicators(
     const cores = availableParallelism();
     if (cores === 1) notes.push(ONE_CORE_NOTE);
   } else {
-    const ranks = plan.devices.length;
+    const ranks = devices.length;
     // Blocking, as the native program makes them: every rank is this process's, so none can fail to come, and a
     // blocking communicator enqueues each group of calls on the JS thread itself. A nonblocking one hands every
     // group to a thread of NCCL's and answers ncclInProgress: on two H200s the all-reduce alone then took 1.19 ms
     // a call of 128 MiB, against 0.47 ms natively (docs/measurements/2026-11-26-h200x2-final/).
-    const comms = nccl.initAll(plan.devices);
-    plan.devices.forEach((device, rank) => keep(device, comms[rank] as NcclComm, rank, ranks));
+    const comms = nccl.initAll(devices);
+    devices.forEach((device, rank) => keep(device, comms[rank] as NcclComm, rank, ranks));
     rt.setDevice(primary);
-    notes.push(`NCCL ${version}: one process drives device${ranks === 1 ? '' : 's'} ${plan.devices.join(', ')} (ncclCommInitAll, ${ranks} rank${ranks === 1 ? '' : 's'}).`);
+    notes.push(`NCCL ${version}: one process drives device${ranks === 1 ? '' : 's'} ${devices.join(', ')} (ncclCommInitAll, ${ranks} rank${ranks === 1 ? '' : 's'}).`);
   }
   const ranks = [...byDevice.values()][0]?.ranks ?? 1;
   const on = process.env.NCCL_NVLS_ENABLE !== undefined && process.env.NCCL_NVLS_ENABLE !== '0';
-  return { nccl, byDevice, record: { library: 'nccl', version, ranks, localDevices: [...plan.devices], nvls: on ? 'on' : 'off' }, notes, launched, watch };
+  return { nccl, byDevice, record: { library: 'nccl', version, ranks, localDevices: [...devices], nvls: on ? 'on' : 'off' }, notes, launched, watch };
 }

@@ -1,26 +1,27 @@
 import assert from 'node:assert/strict';
+import { openCommunicatorsOf } from '../../../test/helpers/collective.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Nccl, NcclComm } from '../../src/cuda/nccl.js';
-import { NcclError } from '../../src/cuda/nccl.js';
-import type { CudaRuntime } from '../../src/cuda/runtime.js';
-import { DeviceFailure, Interrupted } from '../../src/errors.js';
-import { Cleanup } from '../../src/exec/cleanup.js';
-import { CommWatch, openCommunicators } from '../../src/exec/communicator.js';
-import { pollUntil } from '../../src/exec/wait.js';
-import { resolveKernels } from '../../src/kernels/resolve.js';
-import { DEFAULT_POLICY } from '../../src/measure/policy.js';
-import { measureSchedule } from '../../src/measure/repeat.js';
-import type { Schedule } from '../../src/plan/types.js';
-import { loadConfigFile } from '../../src/config/load.js';
-import { builtinConfigsDir } from '../../src/paths.js';
-import { ranksAgreeing } from '../helpers/agreement.js';
-import { FakeRunner } from '../helpers/fake-runner.js';
-import { tinySweepPlan } from '../helpers/tiny-sweep.js';
-import { raceLayouts } from '../../src/measure/sweep.js';
-import { buildPlan } from '../../src/plan/build.js';
+import type { Nccl, NcclComm } from '../../cuda/nccl.js';
+import { NcclError } from '../../cuda/nccl.js';
+import type { CudaRuntime } from '../../cuda/runtime.js';
+import { DeviceFailure, Interrupted } from '../../errors.js';
+import { Cleanup } from '../../exec/cleanup.js';
+import { CommWatch } from './communicators.js';
+import { pollUntil } from '../../exec/wait.js';
+import { resolveKernels } from '../../kernels/resolve.js';
+import { DEFAULT_POLICY } from '../../measure/policy.js';
+import { measureSchedule } from '../../measure/repeat.js';
+import type { Schedule } from '../../plan/types.js';
+import { loadConfigFile } from '../../config/load.js';
+import { builtinConfigsDir } from '../../paths.js';
+import { ranksAgreeing } from '../../../test/helpers/agreement.js';
+import { FakeRunner } from '../../../test/helpers/fake-runner.js';
+import { tinySweepPlan } from '../../../test/helpers/tiny-sweep.js';
+import { raceLayouts } from '../../measure/sweep.js';
+import { buildPlan } from '../../plan/build.js';
 
 // Issue 24: the ranks of a launch take every decision that changes their sequence of collective calls together, and
 // nothing that waits on NCCL can outlast its deadline or a signal.
@@ -159,7 +160,7 @@ describe("waiting on NCCL's communicators", () => {
     } as unknown as Nccl;
     const rt = { setDevice: () => undefined } as unknown as CudaRuntime;
     const started = performance.now();
-    const error = await openCommunicators(nccl, rt, ddpPlan, { identity: { rank: 0, size: 2, jobId: 'never' }, dir, timeoutMs: 80 }, new Cleanup()).catch((e: unknown) => e);
+    const error = await openCommunicatorsOf(nccl, rt, ddpPlan, { identity: { rank: 0, size: 2, jobId: 'never' }, dir, timeoutMs: 80 }, new Cleanup()).catch((e: unknown) => e);
     assert.ok(error instanceof DeviceFailure, String(error));
     assert.match(error.message, /Rank 0 of 2 \(device 0\) joining the NCCL communicator \(ncclCommInitRankConfig\) waited for the other ranks: waited 0\.1 s/);
     assert.deepEqual(aborted, [5n]);

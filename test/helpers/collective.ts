@@ -1,0 +1,30 @@
+import type { Nccl } from '../../src/cuda/nccl.js';
+import { openCommunicators } from '../../src/kinds/collective/communicators.js';
+import type { Launch, OpenContext } from '../../src/kinds/index.js';
+
+/**
+ * The collective kind's communicators for a plan as the planner makes it: opened with what exec/ would give its
+ * runtime (the plan's devices, the schedules that hold collectives, its ring, how this process meets a launch).
+ */
+export function openCommunicatorsOf(
+  nccl: Nccl,
+  rt: unknown,
+  plan: {
+    readonly devices: readonly number[];
+    readonly device: { readonly ring?: { readonly slots: number } | null | undefined };
+    readonly schedules: readonly { readonly description: string; readonly issue: 'stream' | 'graph'; readonly body: readonly { readonly kind: string }[] }[];
+  },
+  launch: Launch & { readonly signal?: AbortSignal | undefined },
+  cleanup: { push(release: () => void): void },
+) {
+  return openCommunicators(nccl, {
+    rt: rt as OpenContext['rt'],
+    cleanup,
+    devices: plan.devices,
+    ops: [],
+    schedules: plan.schedules.filter((s) => s.body.some((op) => op.kind === 'collective')).map((s) => ({ description: s.description, issue: s.issue })),
+    ring: plan.device.ring ?? null,
+    launch,
+    signal: launch.signal,
+  });
+}
