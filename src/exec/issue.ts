@@ -1,33 +1,19 @@
 import { hostBytes } from '../cuda/host.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
-import {
-  type DevicePtr,
-  type EventHandle,
-  type HostPtr,
-  type KernelArgValue,
-  type KernelHandle,
-  LEGACY_STREAM,
-  offsetPointer,
-  PER_THREAD_STREAM,
-  type StreamHandle,
-} from '../cuda/types.js';
+import { type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
 import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
-import { itemBytes } from '../config/items.js';
 import { chunkArgs, launchElements } from '../plan/kernel-args.js';
 import { resolvePriority } from '../plan/priority.js';
-import { isTraceEvent } from '../plan/trace.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
 import type { DeviceFacts } from '../result/schema.js';
 import { type IssuePrimitives, type IssueSite, issueWorkOp, type KindRuntimes } from '../kinds/index.js';
 import type { DeviceBuffers } from './buffers.js';
-import type { Region } from '../workers/types.js';
 import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
 import type { HostCalls } from './host-calls.js';
-import { checksum } from '../workers/functions.js';
 import type { Handover } from './handover.js';
-import { type Fill, LoaderRing, loaderSlots } from './loader.js';
-import { defaultWorkers } from '../workers/pool.js';
+import type { Fill } from './loader.js';
+import { HostStageIssue } from './host-stage-issue.js';
 
 /** Generous: a rep's ops are issued in milliseconds; only a host that never releases the gate meets it. */
 const GATE_TIMEOUT_NS = 2_000_000_000;
@@ -115,23 +101,26 @@ export class DirectIssuer implements Issuer {
     private readonly kernels: ReadonlyMap<string, KernelHandle>,
     private readonly internal: InternalKernels | null,
     private readonly gate: GateFlags | null,
-    private readonly hostCalls: HostCalls,
+    readonly hostCalls: HostCalls,
     private readonly cleanup: Cleanup,
     /** The runtimes of the plan's kinds that issue through a library (kinds/index.ts's openRuntimes). */
     private readonly runtimes: KindRuntimes = new Map(),
-  ) {}
+  ) {
+    this.host = new HostStageIssue(rt, plan, devices, hostCalls, cleanup);
+  }
+
+  /** The host stage's side of binding: its host ops, a loader's fills and ring, the handovers to the pool. */
+  private readonly host: HostStageIssue;
 
   prepare(schedule: Schedule): PreparedRep {
-    const handovers: Array<Handover & { event: EventHandle }> = [];
-    this.handovers = handovers;
+    const hosting = this.host.begin(schedule);
     const bound = this.bind(schedule);
     this.boundStreams.set(schedule.id, bound.streams);
     const ops = scheduleOps(schedule);
     const opStreams = ops.map((op) => bound.stream(op.stream));
     const hostTags = new Map<number, number>();
     // Before the thunks: a loader's H2D copies read its ring.
-    const fills = this.loaderFills(schedule, ops);
-    this.ring = fills?.ring ?? null;
+    const fills = this.host.fills(schedule, ops);
     // A kernel launches on the current device: over several devices each op that moves to another sets it first.
     // The runner makes the schedule's own device current before each rep.
     let current = schedule.device;
@@ -144,9 +133,9 @@ export class DirectIssuer implements Issuer {
       const setDevice = this.rt.setDeviceThunk(device);
       return () => setDevice() || issue();
     });
-    this.ring = null;
     const startIndex = ops.findIndex((op) => op.kind === 'record' && op.event === schedule.start);
-    const loader = fills ? this.loaderOf(schedule, ops, thunks, fills) : null;
+    this.host.end();
+    const loader = fills ? this.host.loader(ops, thunks, fills, (op) => this.streamOf(schedule, op)) : null;
     return {
       schedule,
       thunks: loader?.thunks ?? thunks,
@@ -159,94 +148,9 @@ export class DirectIssuer implements Issuer {
       startIndex,
       bodyThunkIndex: (i) => schedule.prologue.length + i,
       hostTags,
-      handovers,
+      handovers: hosting.handovers,
       setup: null,
     };
-  }
-
-  /**
-   * The fills of a schedule with the host stage and a `before`: one per chunk, waited for at the chunk's first op,
-   * each writing its slot of the loader's ring (pinned, `slots` chunks of each input buffer, allocated here) where
-   * the chunk's H2D then reads it. Null without a loader.
-   */
-  private loaderFills(schedule: Schedule, ops: readonly Op[]) {
-    const host = this.plan.host;
-    if (host?.thread !== 'workers' || !host.before || !ops.some((op) => op.kind === 'host')) return null;
-    const chunks: Array<{ chunk: number | null; regions: Region[] }> = [];
-    const fillOf = new Map<number | null, number>();
-    const waitAt = new Map<number, number>();
-    const lastH2d = new Map<number, number>();
-    ops.forEach((op, i) => {
-      if (!isWorkOp(op)) return;
-      let fill = fillOf.get(op.chunk);
-      if (fill === undefined) {
-        fill = chunks.push({ chunk: op.chunk, regions: this.chunkRegions(op, schedule, 'inputs') }) - 1;
-        fillOf.set(op.chunk, fill);
-        // In a traced rep the op's begin event comes first: issued before the fill finished, it would place the
-        // chunk's H2D at the start of the rep on the timeline, ahead of its own fill.
-        const before = ops[i - 1];
-        waitAt.set(before?.kind === 'record' && before.stream === op.stream && isTraceEvent(before.event) ? i - 1 : i, fill);
-      }
-      if (op.kind === 'copy' && op.direction === 'h2d') lastH2d.set(fill, i);
-    });
-    const ring = new LoaderRing(
-      loaderSlots(host.slots, host.workers ?? defaultWorkers(), chunks.length),
-      chunks.map((c) => c.regions),
-    );
-    const bases = new Map<string, HostPtr>();
-    for (const buffer of ring.slotBytes.keys()) bases.set(buffer, this.loaderMemory(buffer, Math.max(1, ring.bytes(buffer))));
-    const address = (fill: number, buffer: string, place: number) => offsetPointer(bases.get(buffer) as HostPtr, ring.offset(fill, buffer, place));
-    const fills: Fill[] = chunks.map(({ chunk, regions }, fill) => ({
-      chunk,
-      task: { fn: 'before', chunk, regions: regions.map((r) => ({ ...r, address: BigInt(address(fill, r.buffer, r.offset)) })) },
-    }));
-    return { fills, waitAt, lastH2d, ring: { ring, address }, slots: ring.slots };
-  }
-
-  /** Each input buffer's pinned memory for loader rings, the largest asked for so far. */
-  private readonly loaderPinned = new Map<string, { readonly base: HostPtr; readonly bytes: number }>();
-
-  /**
-   * Pinned memory for a schedule's ring of one input buffer. Schedules share it: one runner's reps never overlap, and a
-   * rep's fills start with the rep, so no two rings are in use at once. A ring larger than any before gets a new block
-   * (the smaller ones stay with the schedules that were prepared on them until cleanup), so a sweep's many layouts do
-   * not pin a ring each.
-   */
-  private loaderMemory(buffer: string, bytes: number): HostPtr {
-    const held = this.loaderPinned.get(buffer);
-    if (held && held.bytes >= bytes) return held.base;
-    const base = this.rt.memory.hostAlloc(bytes, 'pinned');
-    this.cleanup.push(() => this.rt.memory.freeHost(base));
-    this.loaderPinned.set(buffer, { base, bytes });
-    return base;
-  }
-
-  /** The H2D source of a loader's copies while its schedule's thunks are built: the chunk's slot in the ring. */
-  private ring: { readonly ring: LoaderRing; readonly address: (fill: number, buffer: string, place: number) => HostPtr } | null = null;
-
-  /**
-   * A loader's thunks: after the chunk's last H2D the same thunk records an event, whose completion frees the
-   * chunk's slot for the fill `slots` later.
-   */
-  private loaderOf(schedule: Schedule, ops: readonly Op[], thunks: ReadonlyArray<() => number>, loader: NonNullable<ReturnType<DirectIssuer['loaderFills']>>) {
-    const { fills, waitAt, lastH2d, slots } = loader;
-    const recordedAt = new Map<number, number>();
-    const releasedBy = fills.map((_, fill): EventHandle | null => {
-      const at = lastH2d.get(fill);
-      if (at === undefined) return null;
-      const event = this.rt.streams.createEvent({ timing: false });
-      this.cleanup.push(() => this.rt.streams.destroyEvent(event));
-      recordedAt.set(at, fill);
-      return event;
-    });
-    const wrapped = thunks.map((issue, i) => {
-      const fill = recordedAt.get(i);
-      const event = fill === undefined ? null : releasedBy[fill];
-      if (!event) return issue;
-      const record = this.rt.streams.recordThunk(event, this.streamOf(schedule, ops[i] as Op));
-      return () => issue() || record();
-    });
-    return { thunks: wrapped, loader: { fills, waitAt, recordedAt, releasedBy, slots } };
   }
 
   private streamOf(schedule: Schedule, op: Op): StreamHandle {
@@ -257,9 +161,6 @@ export class DirectIssuer implements Issuer {
 
   /** The streams of each schedule bound, by schedule id: the loader records its events on an op's own stream. */
   private readonly boundStreams = new Map<string, ReadonlyMap<string, StreamHandle>>();
-
-  /** Where the host ops of the schedule being prepared put their handovers. */
-  private handovers: Array<Handover & { event: EventHandle }> = [];
 
   bind(schedule: Schedule): BoundSchedule {
     const { rt, cleanup } = this;
@@ -316,47 +217,6 @@ export class DirectIssuer implements Issuer {
     return stream;
   }
 
-  /** What a host op runs on the JS thread (thread: js): the host stage's function over the chunk's output bytes, which its D2H just wrote. */
-  private hostAction(op: { readonly chunk: number | null }, schedule: Schedule): () => void {
-    const host = this.plan.host;
-    const fn = host?.thread === 'js' ? host.function : 'empty';
-    if (fn === 'empty') return () => {};
-    const buffers = this.devices.buffers();
-    const windows = this.chunkRegions(op, schedule, 'outputs').flatMap((r) => buffers.hostWindows(r.buffer, r.offset, r.bytes));
-    return () => {
-      this.checksums.set(`${schedule.id}:${op.chunk ?? 'whole'}`, checksum(windows));
-    };
-  }
-
-  /**
-   * The chunk's bytes on the host of every output buffer (what its D2H wrote, and what `after` reads) or every input
-   * buffer (what `before` fills and its H2D reads).
-   */
-  private chunkRegions(op: { readonly chunk: number | null }, schedule: Schedule, which: 'inputs' | 'outputs'): Region[] {
-    const range = op.chunk === null ? schedule.ranges[0] : schedule.ranges[op.chunk];
-    if (!range) throw new Error(`schedule ${schedule.id} has an op for chunk ${op.chunk}, which it does not have`);
-    const buffers = this.devices.buffers();
-    const chosen = which === 'outputs' ? buffers.outputs() : this.plan.buffers.filter((b) => b.role === 'in' || b.role === 'inout');
-    return chosen.map((b) => {
-      const offset = range.first * itemBytes(b);
-      return { buffer: b.name, offset, bytes: range.count * itemBytes(b), address: BigInt(offsetPointer(buffers.binding(b.name).host, offset)) };
-    });
-  }
-
-  /**
-   * A host op on workers: the stream only records an event (no timing, so the record costs the stream nothing), and
-   * the rep runner hands the chunk to the pool once it completed. No CPU work ever sits on a stream.
-   */
-  private handoverCall(op: { readonly chunk: number | null }, stream: StreamHandle, schedule: Schedule): () => number {
-    const event = this.rt.streams.createEvent({ timing: false });
-    this.cleanup.push(() => this.rt.streams.destroyEvent(event));
-    this.handovers.push({ event, chunk: op.chunk, task: { fn: 'after', chunk: op.chunk, regions: this.chunkRegions(op, schedule, 'outputs') } });
-    return this.rt.streams.recordThunk(event, stream);
-  }
-
-  /** The last checksum each host op computed, by schedule and chunk. */
-  readonly checksums = new Map<string, number>();
-
   /** Where a kind's runtime binds an op: its stream and device, and the plan's buffers on that device. */
   private site(stream: StreamHandle, device: number, schedule: Schedule): IssueSite {
     const buffers = this.devices.buffers(device);
@@ -388,9 +248,7 @@ export class DirectIssuer implements Issuer {
     return {
       copy: (op) => {
         const binding = buffers.binding(op.buffer);
-        const { ring } = this;
-        const fill = op.direction === 'h2d' && ring ? ring.ring.fillAt(op.buffer, op.hostOffset, op.bytes) : null;
-        const host = fill === null || !ring ? offsetPointer(binding.host, op.hostOffset) : ring.address(fill, op.buffer, op.hostOffset);
+        const host = (op.direction === 'h2d' ? this.host.h2dSource(op) : null) ?? offsetPointer(binding.host, op.hostOffset);
         const dev = offsetPointer(binding.device, op.deviceOffset);
         return op.direction === 'h2d' ? rt.memory.copyThunk(dev, host, op.bytes, 'h2d', stream) : rt.memory.copyThunk(host, dev, op.bytes, 'd2h', stream);
       },
@@ -421,13 +279,7 @@ export class DirectIssuer implements Issuer {
         const dst = offsetPointer(this.devices.buffers(op.to).binding(op.buffer).device, op.deviceOffset);
         return rt.peer.copyThunk(dst, op.to, src, op.from, op.bytes, stream);
       },
-      hostCall: (op) => {
-        const host = this.plan.host;
-        // A loader alone has nothing to run after the D2H: its host op issues nothing.
-        if (host?.thread === 'workers') return { issue: host.after ? this.handoverCall(op, stream, schedule) : () => 0, hostTag: null };
-        const { tag, issue } = this.hostCalls.thunk(stream, this.hostAction(op, schedule));
-        return { issue, hostTag: tag };
-      },
+      hostCall: (op) => this.host.call(op, stream, schedule),
     };
   }
 
