@@ -124,7 +124,7 @@ export function loadCublasLt(env: NodeJS.ProcessEnv = process.env): CublasLtBind
   const bind = (prototype: string): NativeCall => lib.bind(prototype);
   const create = bind('int cublasLtCreate(_Out_ void **handle)');
   const destroy = bind('int cublasLtDestroy(void *handle)');
-  const version = bind('size_t cublasLtGetVersion()');
+  const version = bind('size_t cublasLtGetVersion(void)');
   const statusString = bind('const char *cublasLtGetStatusString(int status)');
   const descCreate = bind('int cublasLtMatmulDescCreate(_Out_ void **desc, int computeType, int scaleType)');
   const descDestroy = bind('int cublasLtMatmulDescDestroy(void *desc)');

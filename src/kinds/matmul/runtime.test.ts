@@ -290,7 +290,7 @@ describe('the matmul runtime against a fake cuBLASLt', () => {
     const chunk = op(0, 512);
     assert.throws(
       () => openMatmul(fake.binding, harness([chunk]).context).issue(chunk, site(7n)),
-      /cublasLtMatmulAlgoGetHeuristic failed \(matmul layer1, m 512: no algorithm for bf16 4096×512×4096 \(A T, B N\), epilogue bias-relu\): CUBLAS_STATUS_NOT_SUPPORTED \(15\)/,
+      /cublasLtMatmulAlgoGetHeuristic failed \(matmul layer1, m 512: cuBLASLt 13\.0\.0 \(\/fake\/libcublasLt\.so\.13\) has no algorithm for bf16 4096×512×4096 \(A T, B N\), epilogue bias-relu\): CUBLAS_STATUS_NOT_SUPPORTED \(15\)/,
     );
   });
 

@@ -45,6 +45,12 @@ export function describeProduct(op: MatmulOp, call: Omit<ColumnMajorCall, 'opera
   return `${types} ${call.m}×${call.n}×${call.k} (A ${call.transA}, B ${call.transB}), epilogue ${spec.epilogue}`;
 }
 
+/** "cuBLASLt 13.1.2 (/usr/local/cuda/lib64/libcublasLt.so.13)": which library answered, from CUBLASLT_VERSION. */
+export function libraryName(lt: Pick<CublasLtBinding, 'version' | 'path'>): string {
+  const version = lt.version();
+  return `cuBLASLt ${Math.floor(version / 10000)}.${Math.floor(version / 100) % 100}.${version % 100} (${lt.path})`;
+}
+
 /** The algorithm a prepared product runs, as its failures name it. */
 export const describeAlgorithm = (workspace: number, waves: number): string => `algorithm: the heuristic's first (workspace ${workspace} bytes, ${waves.toFixed(2)} waves)`;
 
@@ -171,7 +177,7 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
     const state = result.view.getInt32(HEURISTIC_RESULT.state, true);
     if ((returned[0] ?? 0) < 1 || state !== 0) {
       // No algorithm is CUBLAS_STATUS_NOT_SUPPORTED, as cublasLtMatmul would answer without one.
-      throw cublasLtFailure(lt, state === 0 ? 15 : state, 'cublasLtMatmulAlgoGetHeuristic', `${what}: no algorithm for ${describeProduct(op, call)}`);
+      throw cublasLtFailure(lt, state === 0 ? 15 : state, 'cublasLtMatmulAlgoGetHeuristic', `${what}: ${libraryName(lt)} has no algorithm for ${describeProduct(op, call)}`);
     }
     const algorithm = describeAlgorithm(Number(result.view.getBigUint64(HEURISTIC_RESULT.workspaceSize, true)), result.view.getFloat32(HEURISTIC_RESULT.wavesCount, true));
     const scalars = this.block(8);
