@@ -253,6 +253,15 @@ describe('the matmul runtime against a fake cuBLASLt', () => {
     assert.deepEqual(h.released, ['free a0000000'], 'the workspace, the last thing made, freed first');
   });
 
+  it('reports a release that fails, naming the call and the product', () => {
+    const fake = fakeCublasLt();
+    fake.fail.set('cublasLtMatrixLayoutDestroy', [7]);
+    const chunk = op(0, 512);
+    const h = harness([chunk]);
+    openMatmul(fake.binding, h.context).issue(chunk, site(7n));
+    assert.throws(h.run, /^CublasLtError: cublasLtMatrixLayoutDestroy failed \(matmul layer1, m 512\): CUBLAS_STATUS_INVALID_VALUE \(7\)/);
+  });
+
   it('throws a failing status as a device failure naming the call, the op, the product and the algorithm', () => {
     const fake = fakeCublasLt();
     fake.fail.set('cublasLtMatmul', [13]);

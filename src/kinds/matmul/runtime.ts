@@ -39,20 +39,20 @@ interface Prepared {
 }
 
 /** "bf16 4096×512×4096 (A T, B N), epilogue bias-relu": a product as messages name it, in cuBLASLt's terms. */
-export function describeProduct(op: MatmulOp, call: Omit<ColumnMajorCall, 'operands'>): string {
+function describeProduct(op: MatmulOp, call: Omit<ColumnMajorCall, 'operands'>): string {
   const { spec } = op;
   const types = spec.dtype === 'fp8' ? `fp8 e4m3 → ${spec.output}` : spec.dtype;
   return `${types} ${call.m}×${call.n}×${call.k} (A ${call.transA}, B ${call.transB}), epilogue ${spec.epilogue}`;
 }
 
 /** "cuBLASLt 13.1.2 (/usr/local/cuda/lib64/libcublasLt.so.13)": which library answered, from CUBLASLT_VERSION. */
-export function libraryName(lt: Pick<CublasLtBinding, 'version' | 'path'>): string {
+function libraryName(lt: Pick<CublasLtBinding, 'version' | 'path'>): string {
   const version = lt.version();
   return `cuBLASLt ${Math.floor(version / 10000)}.${Math.floor(version / 100) % 100}.${version % 100} (${lt.path})`;
 }
 
 /** The algorithm a prepared product runs, as its failures name it. */
-export const describeAlgorithm = (workspace: number, waves: number): string => `algorithm: the heuristic's first (workspace ${workspace} bytes, ${waves.toFixed(2)} waves)`;
+const describeAlgorithm = (workspace: number, waves: number): string => `algorithm: the heuristic's first (workspace ${workspace} bytes, ${waves.toFixed(2)} waves)`;
 
 class MatmulRuntime implements KindRuntime<MatmulOp> {
   private readonly handles = new Map<number, bigint>();
@@ -69,12 +69,15 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
     if (status !== 0) throw cublasLtFailure(this.lt, status, api, context);
   }
 
-  /** A cuBLASLt object made by `create` into the out-parameter, released by `destroy` with the run's clean-up. */
-  private make(create: (out: BigUint64Array) => number, api: string, destroy: (made: bigint) => number, context?: string): bigint {
+  /**
+   * A cuBLASLt object made by `<kind>Create` into the out-parameter, released by `<kind>Destroy` with the run's
+   * clean-up, whose failure is reported as any other (it means the library's state is not what this runtime made).
+   */
+  private make(kind: string, create: (out: BigUint64Array) => number, destroy: (made: bigint) => number, context?: string): bigint {
     this.out[0] = 0n;
-    this.check(create(this.out), api, context);
+    this.check(create(this.out), `${kind}Create`, context);
     const made = this.out[0] ?? 0n;
-    this.context.cleanup.push(() => destroy(made));
+    this.context.cleanup.push(() => this.check(destroy(made), `${kind}Destroy`, context));
     return made;
   }
 
@@ -90,8 +93,8 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
     if (known !== undefined) return known;
     const made = site.onDevice(() =>
       this.make(
+        'cublasLt',
         (o) => this.lt.create(o),
-        'cublasLtCreate',
         (h) => this.lt.destroy(h),
       ),
     );
@@ -114,8 +117,8 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
   private descriptor(op: MatmulOp, call: Omit<ColumnMajorCall, 'operands'>, site: IssueSite, what: string): bigint {
     const { lt } = this;
     const desc = this.make(
+      'cublasLtMatmulDesc',
       (o) => lt.matmulDescCreate(o, COMPUTE_32F, DATA_TYPE.R_32F),
-      'cublasLtMatmulDescCreate',
       (d) => lt.matmulDescDestroy(d),
       what,
     );
@@ -151,15 +154,15 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
     const desc = this.descriptor(op, call, site, what);
     const layout = (type: number, shape: { rows: number; cols: number; ld: number }) =>
       this.make(
+        'cublasLtMatrixLayout',
         (o) => lt.matrixLayoutCreate(o, type, shape.rows, shape.cols, shape.ld),
-        'cublasLtMatrixLayoutCreate',
         (l) => lt.matrixLayoutDestroy(l),
         what,
       );
     const layouts = { a: layout(types.input, call.layouts.a), b: layout(types.input, call.layouts.b), c: layout(types.output, call.layouts.c) };
     const preference = this.make(
+      'cublasLtMatmulPreference',
       (o) => lt.preferenceCreate(o),
-      'cublasLtMatmulPreferenceCreate',
       (p) => lt.preferenceDestroy(p),
       what,
     );
