@@ -4,11 +4,13 @@ import { EPILOGUES, MATMUL_DTYPES, MATMUL_INPUT_TYPE, MATMUL_OUTPUT_TYPES, type 
 
 // A matmul entry of the config's `kernels:` list, checked against the buffers it names.
 
-/** cuBLASLt takes m, n and k as uint64 but its kernels index with 32-bit ints: the largest PyTorch passes it too. */
-export const CUBLASLT_INT_MAX = 2 ** 31 - 1;
+/**
+ * cuBLASLt's layouts take rows and columns as uint64; m, n and k are kept to a C int as gemm's are, so that an entry
+ * moves between the two kinds unchanged.
+ */
+const INT_MAX = 2 ** 31 - 1;
 
-const positive = (what: string) =>
-  z.number().int(`${what} is a whole number`).min(1, `${what} is 1 or more`).max(CUBLASLT_INT_MAX, `${what} is at most 2^31 - 1 (${CUBLASLT_INT_MAX})`);
+const positive = (what: string) => z.number().int(`${what} is a whole number`).min(1, `${what} is 1 or more`).max(INT_MAX, `${what} is at most 2^31 - 1 (${INT_MAX})`);
 
 const MatmulEntrySchema = z
   .object({
