@@ -7,11 +7,11 @@ import type { Epilogue, MatmulDtype, OutputType } from './spec.js';
 // libcublasLt, bound through src/cuda/ffi.ts: the calls a matmul step makes, and the numbers of cublasLt.h they take.
 //
 // Where the numbers come from: no cuBLAS headers are installed where this is built, so each value below was read from
-// copies of NVIDIA's cublasLt.h, cublas_api.h and library_types.h (CUDA 11.x's and 12.x's), and checked against
-// bindings that list CUDA 12.8's later additions (CUBLASLT_MATMUL_DESC_A_SCALE_MODE 31) with the same values for the
-// ones used here: NVIDIA appends to these enums and never renumbers them, which the ABI of libcublasLt.so.12 and .13
-// requires. CUDA 13's own header was not at hand; matmul.gpu.test.ts checks the values on the GPU host, where a wrong
-// one would make a product come out wrong or be refused.
+// bindgen's output of NVIDIA's cublasLt.h, cublas_api.h and library_types.h for CUDA 13.0 (the Rust crate cudarc
+// 0.18.1, src/cublaslt/sys/mod.rs, whose feature cuda-13000 gives every value used here, and the same values for
+// every CUDA from 11.4 to 12.9: NVIDIA appends to these enums and never renumbers them), and checked against a copy of
+// CUDA 11's cublasLt.h. matmul.gpu.test.ts checks them on the GPU host, where a wrong one would make a product come
+// out wrong or be refused.
 
 /** libcublasLt: CUDA 13's, else 12's; CUDA_PIPE_CUBLASLT names the file exactly. */
 export const CUBLASLT_LIBRARY: LibrarySpec = {
