@@ -36,8 +36,11 @@ export const MATMUL_DESC = { TRANSA: 3, TRANSB: 4, EPILOGUE: 7, BIAS_POINTER: 8,
  * (GELU | BIAS).
  */
 export const EPILOGUE: Readonly<Record<Epilogue, number>> = { none: 1, relu: 2, bias: 4, 'bias-relu': 6, gelu: 32, 'bias-gelu': 36 };
-/** cublasLtMatmulPreferenceAttributes_t (cublasLt.h): CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES 1, a uint64_t. */
-export const PREF_MAX_WORKSPACE_BYTES = 1;
+/**
+ * cublasLtMatmulPreferenceAttributes_t (cublasLt.h): MAX_WORKSPACE_BYTES 1 (a uint64_t), and MIN_ALIGNMENT_A_BYTES to
+ * MIN_ALIGNMENT_D_BYTES 5 to 8 (uint32_t each, 256 unless set: the heuristic assumes 256-byte aligned operands).
+ */
+export const PREFERENCE = { MAX_WORKSPACE_BYTES: 1, MIN_ALIGNMENT_A_BYTES: 5, MIN_ALIGNMENT_B_BYTES: 6, MIN_ALIGNMENT_C_BYTES: 7, MIN_ALIGNMENT_D_BYTES: 8 } as const;
 /**
  * cublasLtMatmulHeuristicResult_t (cublasLt.h): cublasLtMatmulAlgo_t algo (uint64_t data[8], 64 bytes), size_t
  * workspaceSize at 64, cublasStatus_t state at 72, float wavesCount at 76, int reserved[4]: 96 bytes.

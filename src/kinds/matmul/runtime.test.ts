@@ -169,6 +169,10 @@ describe('the matmul runtime against a fake cuBLASLt', () => {
       'cublasLtMatrixLayoutCreate',
       'cublasLtMatmulPreferenceCreate',
       'cublasLtMatmulPreferenceSetAttribute',
+      'cublasLtMatmulPreferenceSetAttribute',
+      'cublasLtMatmulPreferenceSetAttribute',
+      'cublasLtMatmulPreferenceSetAttribute',
+      'cublasLtMatmulPreferenceSetAttribute',
       'cublasLtCreate',
       'cublasLtMatmulAlgoGetHeuristic',
     ]);
@@ -194,7 +198,17 @@ describe('the matmul runtime against a fake cuBLASLt', () => {
         [14, 4096, 512, 4096],
       ],
     );
-    assert.deepEqual(argsOf(fake.calls, 'cublasLtMatmulPreferenceSetAttribute')[0]?.slice(1), [1, BigInt(WORKSPACE_BYTES), 8]);
+    // The workspace, and the operands' alignments: every one 256 bytes here (the fake's bases, chunk rows of 8 KiB).
+    assert.deepEqual(
+      argsOf(fake.calls, 'cublasLtMatmulPreferenceSetAttribute').map((a) => a.slice(1)),
+      [
+        [1, BigInt(WORKSPACE_BYTES), 8],
+        [5, 256, 4],
+        [6, 256, 4],
+        [7, 256, 4],
+        [8, 256, 4],
+      ],
+    );
     const [layoutA, layoutB, layoutC] = argsOf(fake.calls, 'cublasLtMatrixLayoutCreate').map((a) => a[0]);
     const [handle] = argsOf(fake.calls, 'cublasLtCreate')[0] ?? [];
     const [preference] = argsOf(fake.calls, 'cublasLtMatmulPreferenceCreate')[0] ?? [];
@@ -233,6 +247,20 @@ describe('the matmul runtime against a fake cuBLASLt', () => {
     assert.equal(argsOf(fake.calls, 'cublasLtCreate').length, 1);
     assert.equal(argsOf(fake.calls, 'cublasLtMatmulAlgoGetHeuristic').length, 2, 'one for m 512, one for m 256');
     assert.deepEqual(h.mallocs, [WORKSPACE_BYTES, WORKSPACE_BYTES], 'streams 7 and 8');
+  });
+
+  it("tells the heuristic how aligned a chunk's rows are, and prepares a shape again for another alignment", () => {
+    const fake = fakeCublasLt();
+    // Rows of 1,000 bf16 values (2,000 bytes): chunk 1 of 8 rows starts 16,000 bytes in, 128-byte aligned; chunk 2 256.
+    const logits: MatmulSpec = { ...LAYER1, c: { ...LAYER1.c, itemSize: 1000 }, n: 1000, bias: null, epilogue: 'none' };
+    const ops = [op(1, 8, logits), op(2, 8, logits), op(4, 8, logits)];
+    const runtime = openMatmul(fake.binding, harness(ops).context);
+    for (const chunk of ops) runtime.issue(chunk, site(7n));
+    const alignments = argsOf(fake.calls, 'cublasLtMatmulPreferenceSetAttribute')
+      .filter((a) => a[1] === 7)
+      .map((a) => a[2]);
+    assert.deepEqual(alignments, [128, 256], 'chunk 4 (64,000 bytes in) reuses the 256-byte shape of chunk 2');
+    assert.equal(argsOf(fake.calls, 'cublasLtMatmulAlgoGetHeuristic').length, 2);
   });
 
   it('releases everything it made with the run, in reverse order of making', () => {

@@ -13,7 +13,7 @@ import {
   matmulTypes,
   OPERATION,
   openCublasLt,
-  PREF_MAX_WORKSPACE_BYTES,
+  PREFERENCE,
 } from './cublaslt.js';
 import { type ColumnMajorCall, columnMajorCall, type MatmulOp, type MatmulOperand, matmulProducts, matmulRows } from './spec.js';
 
@@ -28,6 +28,20 @@ export const WORKSPACE_BYTES = 32 << 20;
 
 /** An operand's element offset in its device buffer: a chunked one at the item's, a resident one at 0. */
 const offsetOf = (operand: MatmulOperand, item: number) => (operand.itemSize === null ? 0 : item * operand.itemSize);
+
+/** The largest power of two up to 256 that divides a device address: the alignment cuBLASLt's heuristic is told. */
+export function alignment(address: bigint): number {
+  let bytes = 256;
+  while (bytes > 1 && address % BigInt(bytes) !== 0n) bytes /= 2;
+  return bytes;
+}
+
+/** The alignments of a product's operands in cuBLASLt's order: its A is our B, its B our A, its C and D our C. */
+interface Alignments {
+  readonly a: number;
+  readonly b: number;
+  readonly c: number;
+}
 
 /** A product shape bound once: its descriptor, layouts and algorithm, and how failures name them. */
 interface Prepared {
@@ -139,12 +153,15 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
   }
 
   /**
-   * A product shape, prepared once per step, row count and device: the descriptor (which holds the device's bias
-   * address), the layouts, and the heuristic's first algorithm for them within the workspace.
+   * A product shape, prepared once per step, row count, device and operand alignments: the descriptor (which holds
+   * the device's bias address), the layouts, and the heuristic's first algorithm for them within the workspace. The
+   * heuristic assumes 256-byte aligned operands unless told, and a chunk's rows may start less aligned than that (a
+   * row of 1,000 bf16 values is 2,000 bytes), so each product tells it how aligned its own operands are, as PyTorch
+   * does.
    */
-  private prepare(op: MatmulOp, site: IssueSite): Prepared {
+  private prepare(op: MatmulOp, site: IssueSite, alignments: Alignments): Prepared {
     const rows = matmulRows(op);
-    const key = `${op.matmul}:${rows}:${site.device}`;
+    const key = `${op.matmul}:${rows}:${site.device}:${alignments.a}:${alignments.b}:${alignments.c}`;
     const known = this.prepared.get(key);
     if (known) return known;
     const { lt } = this;
@@ -166,9 +183,17 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
       (p) => lt.preferenceDestroy(p),
       what,
     );
-    const limit = this.block(8);
-    limit.view.setBigUint64(0, BigInt(WORKSPACE_BYTES), true);
-    this.check(lt.preferenceSetAttribute(preference, PREF_MAX_WORKSPACE_BYTES, limit.address, 8), 'cublasLtMatmulPreferenceSetAttribute', `MAX_WORKSPACE_BYTES of ${what}`);
+    const prefer = (attribute: keyof typeof PREFERENCE, bytes: 4 | 8, value: number) => {
+      const block = this.block(bytes);
+      if (bytes === 8) block.view.setBigUint64(0, BigInt(value), true);
+      else block.view.setUint32(0, value, true);
+      this.check(lt.preferenceSetAttribute(preference, PREFERENCE[attribute], block.address, bytes), 'cublasLtMatmulPreferenceSetAttribute', `${attribute} of ${what}`);
+    };
+    prefer('MAX_WORKSPACE_BYTES', 8, WORKSPACE_BYTES);
+    prefer('MIN_ALIGNMENT_A_BYTES', 4, alignments.a);
+    prefer('MIN_ALIGNMENT_B_BYTES', 4, alignments.b);
+    prefer('MIN_ALIGNMENT_C_BYTES', 4, alignments.c);
+    prefer('MIN_ALIGNMENT_D_BYTES', 4, alignments.c);
     const result = this.block(HEURISTIC_RESULT.bytes);
     const returned = [0];
     const handle = this.handle(site);
@@ -201,17 +226,17 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
   /** One product of the op: cublasLtMatmul with every argument bound, its operands at item `index` of the op's chunk. */
   private product(op: MatmulOp, site: IssueSite, index: number): Thunk {
     const { lt } = this;
-    const { desc, layouts, algo, scalars, describe } = this.prepare(op, site);
+    const item = op.deviceFirst + index;
+    const [a, b, c] = (['b', 'a', 'c'] as const).map((o) => site.address(op.spec[o].buffer, offsetOf(op.spec[o], item))) as [DevicePtr, DevicePtr, DevicePtr];
+    const { desc, layouts, algo, scalars, describe } = this.prepare(op, site, { a: alignment(a), b: alignment(b), c: alignment(c) });
     const handle = this.handle(site);
     const workspace = this.workspace(site);
-    const item = op.deviceFirst + index;
-    const [b, a, c] = (['b', 'a', 'c'] as const).map((o) => site.address(op.spec[o].buffer, offsetOf(op.spec[o], item))) as [DevicePtr, DevicePtr, DevicePtr];
     const stream: StreamHandle = site.stream;
     const matmul = lt.matmul;
     // cuBLASLt answers with a cublasStatus_t, not a cudaError_t: a failure is thrown here, naming the op and the
     // algorithm, and the runner's catch around the issue loop (or the graph capture's) reports it.
     return () => {
-      const status = matmul(handle, desc, scalars.alpha, b, layouts.a, a, layouts.b, scalars.beta, c, layouts.c, c, layouts.c, algo, workspace, WORKSPACE_BYTES, stream);
+      const status = matmul(handle, desc, scalars.alpha, a, layouts.a, b, layouts.b, scalars.beta, c, layouts.c, c, layouts.c, algo, workspace, WORKSPACE_BYTES, stream);
       if (status !== 0) throw cublasLtFailure(lt, status, 'cublasLtMatmul', describe);
       return 0;
     };
