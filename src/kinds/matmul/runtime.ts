@@ -23,14 +23,14 @@ import { type ColumnMajorCall, columnMajorCall, type MatmulOp, type MatmulOperan
 // op, outside the timed loop. Each stream has its own workspace, so a graph capture allocates nothing and two streams
 // never share scratch memory. Everything made goes to the run's clean-up as it is made, so it is released in reverse.
 
-/** What a GPU-tuned workspace needs: cuBLAS asks for 32 MiB per handle on Hopper, and PyTorch gives cuBLASLt as much. */
+/** What a GPU-tuned workspace needs: cuBLAS asks for 32 MiB per handle on Hopper, as the gemm stage gives it. */
 export const WORKSPACE_BYTES = 32 << 20;
 
 /** An operand's element offset in its device buffer: a chunked one at the item's, a resident one at 0. */
 const offsetOf = (operand: MatmulOperand, item: number) => (operand.itemSize === null ? 0 : item * operand.itemSize);
 
 /** The largest power of two up to 256 that divides a device address: the alignment cuBLASLt's heuristic is told. */
-export function alignment(address: bigint): number {
+function alignment(address: bigint): number {
   let bytes = 256;
   while (bytes > 1 && address % BigInt(bytes) !== 0n) bytes /= 2;
   return bytes;
