@@ -2,6 +2,7 @@
 # Builds the native baselines into build/native/ with the local nvcc, for the H200 host (sm_90, CUDA 13 runtime
 # linked statically), and checks that each binary asks for no glibc newer than the GPU host's 2.39:
 # - gemm (scripts/native/gemm.cu): libcublas is opened at run time, so none is needed here;
+# - matmul (scripts/native/matmul.cu): libcublasLt is opened at run time too;
 # - allreduce (scripts/native/allreduce.cu): libnccl is opened at run time too. Its function types come from an
 #   nccl.h where one is found ($NCCL_HOME/include, CUDA's include folder, /usr/include, /usr/local/include, or PyTorch's
 #   nvidia/nccl/include), else from the program's own copy of NCCL's declarations; the binary says which.
@@ -42,6 +43,8 @@ nccl_include() {
 
 nvcc "${flags[@]}" -o "$out/gemm" "$root/scripts/native/gemm.cu" -ldl
 check_glibc "$out/gemm"
+nvcc "${flags[@]}" -o "$out/matmul" "$root/scripts/native/matmul.cu" -ldl
+check_glibc "$out/matmul"
 
 include=$(nccl_include)
 if [ -n "$include" ]; then

@@ -6,6 +6,7 @@ import { gemm } from './gemm/index.js';
 import type { GemmOp } from './gemm/spec.js';
 import { host, type HostOp } from './host/index.js';
 import { kernel, type KernelOp } from './kernel/index.js';
+import { matmul } from './matmul/index.js';
 import { peer, type PeerOp } from './peer/index.js';
 import type {
   ChunkWork,
@@ -62,7 +63,7 @@ export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K ? (K extends S
 export type IssuePrimitives = RuntimePrimitives;
 
 /** Every stage kind, in the order pictures list them: load, compute, communication, store, host work, peer copies. */
-export const STAGE_KINDS = [h2d, kernel, gemm, collective, d2h, host, peer] as const;
+export const STAGE_KINDS = [h2d, kernel, gemm, matmul, collective, d2h, host, peer] as const;
 
 /** A stage kind's id: the kind the Result's timeline gives an op. */
 export type Stage = (typeof STAGE_KINDS)[number]['id'];
