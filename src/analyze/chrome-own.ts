@@ -9,14 +9,23 @@ import { shown, type TopFields, type TraceRecord } from './stream-record.js';
 // rep's clock) is taken, as `run`'s own analysis does. The format has no host calls, so the findings that need
 // them (host-sync, host-bound) cannot be made.
 
-const KINDS: Readonly<Record<string, { kind: GpuKind; direction: GpuEvent['direction']; communication: boolean }>> = {
-  h2d: { kind: 'memcpy', direction: 'h2d', communication: false },
-  d2h: { kind: 'memcpy', direction: 'd2h', communication: false },
-  peer: { kind: 'memcpy', direction: 'p2p', communication: false },
-  kernel: { kind: 'kernel', direction: null, communication: false },
-  gemm: { kind: 'kernel', direction: null, communication: false },
-  collective: { kind: 'kernel', direction: null, communication: true },
-};
+/** Copies, by their op's kind: the trace's `cat`. */
+const COPIES: Readonly<Record<string, GpuEvent['direction']>> = { h2d: 'h2d', d2h: 'd2h', peer: 'p2p' };
+
+/** Host functions run on the CPU: no GPU work of a step. */
+const HOST_CAT = 'host';
+
+/**
+ * How an op's event reads: a copy by its `cat`; any other op a stream runs (a kernel or a library's call, whatever
+ * its stage kind) is kernel work, communication where it names a collective (`args.collective`; before that field
+ * was written, `cat` collective). Null: not an op of a step (a host function, a rep, track metadata).
+ */
+function kindOf(cat: unknown, args: Readonly<Record<string, unknown>>): { kind: GpuKind; direction: GpuEvent['direction']; communication: boolean } | null {
+  if (typeof cat !== 'string' || cat === REP_CAT || cat === HOST_CAT) return null;
+  const direction = COPIES[cat];
+  if (direction !== undefined) return { kind: 'memcpy', direction, communication: false };
+  return { kind: 'kernel', direction: null, communication: typeof args.collective === 'string' || cat === 'collective' };
+}
 
 /** The `cat` of a traced rep's event on the "mode" track: `report/trace.ts` writes no other there. */
 const REP_CAT = 'rep';
@@ -25,7 +34,7 @@ const REP_CAT = 'rep';
 export function ownKeeps(record: TraceRecord): boolean {
   const { ph, cat, name } = record.event;
   if (ph === 'M') return name === 'thread_name' && typeof record.args.name === 'string';
-  return ph === 'X' && typeof cat === 'string' && (Object.hasOwn(KINDS, cat) || cat === REP_CAT);
+  return ph === 'X' && typeof cat === 'string' && cat !== HOST_CAT;
 }
 
 /** True for a trace cuda-pipe wrote: its `otherData.tool` names it. */
@@ -45,7 +54,7 @@ export function parseOwnTrace(file: string, records: readonly TraceRecord[]): Pa
     if (e.ph !== 'X') continue;
     const track = tracks.get(`${String(e.pid)}/${String(e.tid)}`) ?? '';
     const isStep = track === 'mode';
-    const kind = typeof e.cat === 'string' && track.startsWith('stream ') && Object.hasOwn(KINDS, e.cat) ? KINDS[e.cat] : undefined;
+    const kind = track.startsWith('stream ') ? kindOf(e.cat, args) : null;
     if (!isStep && !kind) continue;
     const where = `traceEvents[${index}] (${String(e.cat)} "${String(e.name).slice(0, 60)}")`;
     if (typeof e.pid !== 'number' || !Number.isInteger(e.pid) || e.pid < 1) throw traceError(file, `${where} has pid ${shown(e.pid)}, not a device's process (1 or more)`);

@@ -1,4 +1,5 @@
 import { EXIT_CODES } from '../errors.js';
+import { KIND_ENVIRONMENT } from '../kinds/index.js';
 
 // Help text shown after commander's own: one example block per command, and for the top level the exit codes and
 // the environment it reads. Plain strings, so that --help loads nothing more.
@@ -78,9 +79,9 @@ export const COMMAND_HELP = {
 export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
   ['CUDA_PIPE_CUDART', 'the libcudart file to load, exactly (nothing else is tried)'],
   ['CUDA_PIPE_NVRTC', 'the libnvrtc file to load, exactly (nothing else is tried)'],
-  ['CUDA_PIPE_CUBLAS', 'the libcublas file for gemm stages, exactly (nothing else is tried)'],
   ['CUDA_PIPE_CUPTI', 'the libcupti file, exactly: engine times of traced reps (else events)'],
-  ['CUDA_PIPE_NCCL', 'the libnccl.so.2 file for collectives, exactly (nothing else is tried)'],
+  // Each stage kind's own libraries (src/kinds/<kind>/: cuBLAS, cuBLASLt, NCCL).
+  ...KIND_ENVIRONMENT,
   ['CUDA_PATH, CUDA_HOME', "CUDA toolkit roots searched (lib64/, lib/) before the loader's path"],
   ['LD_LIBRARY_PATH', 'folders searched for the CUDA libraries, as the loader does'],
   ['VIRTUAL_ENV, CONDA_PREFIX, HOME', "where PyTorch's libnccl.so.2 is looked for (lib/, ~/.local/lib)"],

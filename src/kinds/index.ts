@@ -188,6 +188,9 @@ type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: 
 /** The fields every kind adds to a Result, as one zod shape for the Result's schema (result/schema.ts). */
 export const RESULT_SECTIONS = Object.assign({}, ...table.map((s) => s.result ?? {})) as Intersection<SectionOf<(typeof STAGE_KINDS)[number]>>;
 
+/** The environment variables the kinds' runtimes read, in the table's order. */
+export const KIND_ENVIRONMENT: ReadonlyArray<readonly [string, string]> = table.flatMap((s) => s.environment ?? []);
+
 /** The values of the fields the kinds add to a Result. */
 export type KindSections = z.infer<z.ZodObject<typeof RESULT_SECTIONS>>;
 

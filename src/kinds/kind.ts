@@ -250,6 +250,8 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
    * runtime's `record` fills them.
    */
   readonly result?: R;
+  /** The environment variables its runtime reads, each with what it is for (`cuda-pipe --help` lists them). */
+  readonly environment?: ReadonlyArray<readonly [string, string]>;
   /** A kind that issues through a library: its runtime, which exec/ opens for a plan with its ops. */
   readonly runtime?: () => Promise<KindRuntimeModule<O>>;
   /**

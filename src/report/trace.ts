@@ -202,6 +202,7 @@ function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number, onE
     stream: op.stream,
     chunk: op.chunk,
     ...(op.kernel !== null ? { kernel: op.kernel } : { buffer: op.buffer }),
+    ...(op.collective ? { collective: op.collective } : {}),
     bytes: op.bytes,
     'GB/s': gbps === null ? null : Number(gbps.toFixed(2)),
     startMs: op.startMs,

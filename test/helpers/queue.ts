@@ -22,9 +22,16 @@ const testsIn = (root: string, skip: ReadonlySet<string> = new Set()): string[] 
         .map((name) => join(root, folder.name, name)),
     );
 
-/** Every compiled test file: under dist/test/<folder>/ (the queue's own workers left out), and each kind's own in dist/src/kinds/<kind>/. */
+/**
+ * Every compiled test file: under dist/test/<folder>/ (the queue's own workers left out), the kinds' list's own in
+ * dist/src/kinds/, and each kind's in dist/src/kinds/<kind>/.
+ */
 export function testFiles(): string[] {
-  return [...testsIn(distTest, new Set(['queue'])), ...testsIn(join(distTest, '..', 'src', 'kinds'))].sort();
+  const kinds = join(distTest, '..', 'src', 'kinds');
+  const own = readdirSync(kinds)
+    .filter((name) => name.endsWith('.test.js'))
+    .map((name) => join(kinds, name));
+  return [...testsIn(distTest, new Set(['queue'])), ...own, ...testsIn(kinds)].sort();
 }
 
 /** Longest first, by the times the last run recorded, so that the slow files do not start last. */

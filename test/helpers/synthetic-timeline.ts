@@ -143,7 +143,8 @@ export function simulate(planned: readonly PlannedOp[]): { startMs: number[]; en
 }
 
 function engineOf(op: PlannedOp): Engine {
-  return op.kind === 'kernel' || op.kind === 'gemm' || op.kind === 'collective' ? 'sm' : op.kind;
+  // Copies queue on their own engines; every compute kind runs on the SMs.
+  return op.kind === 'h2d' || op.kind === 'd2h' ? op.kind : 'sm';
 }
 
 export function tracedRep(mode: string, device: number, planned: readonly PlannedOp[]): TracedRep {

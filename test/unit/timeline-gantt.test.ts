@@ -7,11 +7,11 @@ import { lowerCaseCells, renderGantt, rowCells, scaleLines } from '../../src/rep
 import { outputColumns } from '../../src/report/width.js';
 import type { TimelineOp } from '../../src/result/schema.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
+import { stage } from '../../src/kinds/index.js';
 import { timelineFixtures } from '../helpers/timeline-fixtures.js';
 
 const plain = new Chalk({ level: 0 });
 const coloured = new Chalk({ level: 1 });
-const LETTER = { h2d: 'H', kernel: 'K', gemm: 'G', collective: 'N', d2h: 'D', host: 'C', peer: 'P' } as const;
 
 /** The chart rows of a rendered Gantt: label and cells. */
 function chartRows(text: string): { label: string; cells: string }[] {
@@ -43,7 +43,7 @@ for (const { name, result } of timelineFixtures()) {
       const expected = ordered.flatMap((rep) =>
         rep.streams.map((s) => ({
           stream: s.id,
-          letters: [...new Set(rep.ops.filter((op) => op.stream === s.id).map((op) => LETTER[op.kind]))].sort(),
+          letters: [...new Set(rep.ops.filter((op) => op.stream === s.id).map((op) => stage(op.kind).look.letter))].sort(),
         })),
       );
       assert.equal(rows.length, expected.length);

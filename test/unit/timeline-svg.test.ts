@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { renderSvg, SVG_LAYOUT, svgLayout, xOf } from '../../src/report/svg.js';
+import { stage as kindStage } from '../../src/kinds/index.js';
 import { STAGE_COLOURS, STAGES } from '../../src/report/timeline-common.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 import { timelineFixtures } from '../helpers/timeline-fixtures.js';
@@ -81,8 +82,7 @@ for (const { name, result } of timelineFixtures()) {
       for (const d of result.devices) assert.ok(svg.includes(`${d.name} (GPU ${d.index})`));
       assert.equal(svg.match(/>0 ms<\/text>/g)?.length, layout.panels.length);
       const ran = new Set(result.timeline?.reps.flatMap((r) => r.ops.map((op) => op.kind)));
-      for (const stage of STAGES)
-        assert.equal(svg.includes(`<rect class="legend ${stage}"`), (stage !== 'peer' && stage !== 'gemm' && stage !== 'collective') || ran.has(stage), stage);
+      for (const stage of STAGES) assert.equal(svg.includes(`<rect class="legend ${stage}"`), kindStage(stage).look.always || ran.has(stage), stage);
       assert.equal(layout.height, Number(/height="([\d.]+)"/.exec(svg)![1]));
     });
   });

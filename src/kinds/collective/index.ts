@@ -101,6 +101,7 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
   // (CUDA_PIPE_CUPTI pointed nowhere, it ended: docs/measurements/2026-11-26-h100x2-cupti/).
   untraced: "a rep with NCCL collectives: CUPTI's buffer callbacks, which run on the JS thread, and NCCL's own threads did not end a traced rep together on two GPUs",
   result: resultSection,
+  environment: [['CUDA_PIPE_NCCL', 'the libnccl.so.2 file for collectives, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
   failureHint: 'Every rank must run the same config with the same chunks; run with NCCL_DEBUG=WARN to see what NCCL saw.',
 };

@@ -52,6 +52,7 @@ export const gemm: StageKind<'gemm', GemmOp> = {
   timeline: (op) => ({ buffer: null, kernel: op.gemm, bytes: gemmBytesRead(op) }),
   work: (op) => ({ flop: gemmFlops(op), bytes: gemmBytesRead(op) }),
   subject: (op) => op.kernel,
+  environment: [['CUDA_PIPE_CUBLAS', 'the libcublas file for gemm stages, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
   failureHint: 'Check that the operands hold m×k, k×n and m×n elements for the chunk (itemSize k and n), or run it under compute-sanitizer.',
 };

@@ -48,6 +48,7 @@ export const matmul: StageKind<'matmul', MatmulOp> = {
   timeline: (op) => ({ buffer: null, kernel: op.matmul, bytes: matmulBytesRead(op) }),
   work: (op) => ({ flop: matmulFlops(op), bytes: matmulBytesRead(op) }),
   subject: (op) => op.kernel,
+  environment: [['CUDA_PIPE_CUBLASLT', 'the libcublasLt file for matmul stages, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
   failureHint: 'Check that the operands hold m×k, k×n and m×n elements for the chunk (itemSize k and n) and the bias n, or run it under compute-sanitizer.',
 };

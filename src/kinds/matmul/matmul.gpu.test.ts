@@ -12,6 +12,7 @@ import type { IssueSite } from '../kind.js';
 import { openCublasLt } from './cublaslt.js';
 import { openMatmul } from './runtime.js';
 import { EPILOGUES, type Epilogue, type MatmulDtype, type MatmulOp, type MatmulSpec, type OutputType } from './spec.js';
+import { gpuSkipReason } from '../../../test/helpers/gpu.js';
 
 // The matmul stage on a real device: each epilogue's product through the runtime against a CPU reference, which
 // checks the enum values and struct offsets cublaslt.ts took from the headers, then a config run end to end through
@@ -19,18 +20,6 @@ import { EPILOGUES, type Epilogue, type MatmulDtype, type MatmulOp, type MatmulS
 // reason, so a machine without a GPU still counts them.
 const skip = gpuSkipReason();
 const gpu = { skip: skip ?? false };
-
-/**
- * Why the GPU tests cannot run here, or null with a device present: test/helpers/gpu.ts's rule, written here because
- * a file under src/ that imports test/helpers/ closes folder cycles through src/cuda that `npm run layers` refuses.
- */
-function gpuSkipReason(): string | null {
-  try {
-    return openRuntime().deviceCount() > 0 ? null : 'no CUDA device on this machine';
-  } catch (error) {
-    return `no GPU here: ${(error as Error).message.split('\n')[0]}`;
-  }
-}
 
 // 64 rows of k = 128 through n = 96 columns: small, but every dimension a multiple of 16, as fp8's kernels need.
 const M = 64;
@@ -183,7 +172,16 @@ function runProduct(dtype: MatmulDtype, output: OutputType, epilogue: Epilogue, 
       onDevice: (make) => make(),
     };
     const capability = { major: rt.attribute('computeCapabilityMajor', 0), minor: rt.attribute('computeCapabilityMinor', 0) };
-    const runtime = openMatmul(openCublasLt(), { rt, cleanup, devices: [0], capability: () => capability, ops: [op] });
+    const runtime = openMatmul(openCublasLt(), {
+      rt,
+      cleanup,
+      devices: [0],
+      capability: () => capability,
+      ops: [op],
+      schedules: [],
+      ring: null,
+      launch: { identity: { rank: null, size: null, jobId: null } },
+    });
     assert.equal(runtime.issue(op, site).issue(), 0);
     rt.streams.synchronize(stream, 'the matmul');
     const back = nativeBlock(M * N * 2);

@@ -9,6 +9,9 @@ import { type CublasLtBinding, CublasLtError, HEURISTIC_RESULT } from './cublasl
 import { openMatmul, WORKSPACE_BYTES } from './runtime.js';
 import type { MatmulOp, MatmulSpec } from './spec.js';
 
+/** What a run with no collective and no launcher opens a kind with, beyond its own fields. */
+const NOT_LAUNCHED = { schedules: [], ring: null, launch: { identity: { rank: null, size: null, jobId: null } } } as const;
+
 // The runtime against a fake libcublasLt that records every call with the values it was given (what a pointer
 // argument points to, read back from the native memory the runtime wrote it to), so the calls are checked on a
 // machine without a GPU.
@@ -130,7 +133,7 @@ function harness(ops: readonly MatmulOp[], capability = { major: 9, minor: 0 }):
     },
   } as unknown as CudaRuntime;
   return {
-    context: { rt, cleanup: { push: (release) => releases.push(release) }, devices: [0], capability: () => capability, ops },
+    context: { ...NOT_LAUNCHED, rt, cleanup: { push: (release) => releases.push(release) }, devices: [0], capability: () => capability, ops },
     released,
     mallocs,
     run: () => {

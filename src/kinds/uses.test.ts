@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type ActivityCollection, matchActivity } from '../../src/cuda/cupti.js';
-import { loadConfigFile } from '../../src/config/load.js';
-import { resolveKernels } from '../../src/kernels/resolve.js';
-import { verifySchedules } from '../../src/measure/repeat.js';
-import { buildPlan } from '../../src/plan/build.js';
-import type { Op, Schedule } from '../../src/plan/types.js';
-import { type GemmOp, MODEL_RESOURCES, nounCounts, stage, takesTolerance, type WorkOp, workNames } from '../../src/kinds/index.js';
-import { FakeRunner } from '../helpers/fake-runner.js';
-import { tinySweepPlan } from '../helpers/tiny-sweep.js';
+import { type ActivityCollection, matchActivity } from '../cuda/cupti.js';
+import { loadConfigFile } from '../config/load.js';
+import { resolveKernels } from '../kernels/resolve.js';
+import { verifySchedules } from '../measure/repeat.js';
+import { buildPlan } from '../plan/build.js';
+import type { Op, Schedule } from '../plan/types.js';
+import { type GemmOp, MODEL_RESOURCES, nounCounts, stage, takesTolerance, type WorkOp, workNames } from '../kinds/index.js';
+import { FakeRunner } from '../../test/helpers/fake-runner.js';
+import { tinySweepPlan } from '../../test/helpers/tiny-sweep.js';
 
 // What the rest of the code reads from the stage table instead of spelling kinds out: the kernels a failure names,
 // the printed plan's nouns, which CUPTI records are an op's time, the model's resources and which outputs take the
@@ -28,7 +28,7 @@ const gemmOp = (c: string): GemmOp => ({
 const kernelOp: WorkOp = { kind: 'kernel', stream: 's0', kernel: 'scale', chunk: 0, first: 0, count: 4, deviceFirst: 0 };
 const copy = (direction: 'h2d' | 'd2h', buffer: string): WorkOp => ({ kind: 'copy', stream: 's0', direction, buffer, hostOffset: 0, deviceOffset: 0, bytes: 16, chunk: 0 });
 
-describe('the stage table, read by the code outside src/stages', () => {
+describe('the list of stage kinds, read by the code outside src/kinds', () => {
   it('names the kernels and library calls of a body once each, and nothing for copies, host functions or ordering ops', () => {
     const ops: Op[] = [copy('h2d', 'x'), gemmOp('y'), kernelOp, gemmOp('y'), { kind: 'record', stream: 's0', event: 'e' }, { kind: 'host', stream: 's0', name: 'sum', chunk: 0 }];
     assert.deepEqual(workNames(ops), ['layer', 'scale']);
@@ -43,6 +43,7 @@ describe('the stage table, read by the code outside src/stages', () => {
         ['copy', 2, true],
         ['kernel launch', 2, true],
         ['cuBLAS GEMM', 1, false],
+        ['cuBLASLt matmul', 0, false],
         ['NCCL collective', 0, false],
         ['host function', 0, false],
       ],

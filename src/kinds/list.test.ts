@@ -1,19 +1,7 @@
 import assert from 'node:assert/strict';
-import { fakeSite } from '../helpers/kind-site.js';
+import { fakeSite } from '../../test/helpers/kind-site.js';
 import { describe, it } from 'node:test';
-import {
-  type ChunkWork,
-  engineRows,
-  engineSharing,
-  type IssuePrimitives,
-  issueWorkOp,
-  opBytes,
-  phaseOps,
-  STAGE_KINDS,
-  STAGES,
-  stageOf,
-  type WorkOp,
-} from '../../src/kinds/index.js';
+import { type ChunkWork, engineRows, engineSharing, type IssuePrimitives, issueWorkOp, opBytes, phaseOps, STAGE_KINDS, STAGES, stageOf, type WorkOp } from '../kinds/index.js';
 
 const work: ChunkWork = {
   buffers: [
@@ -35,7 +23,7 @@ const work: ChunkWork = {
 
 describe('the table of stage kinds', () => {
   it('lists each kind once, with its own letter and colour, in the order pictures draw them', () => {
-    assert.deepEqual(STAGES, ['h2d', 'kernel', 'gemm', 'collective', 'd2h', 'host', 'peer']);
+    assert.deepEqual(STAGES, ['h2d', 'kernel', 'gemm', 'matmul', 'collective', 'd2h', 'host', 'peer']);
     assert.equal(new Set(STAGE_KINDS.map((s) => s.look.letter)).size, STAGE_KINDS.length);
     assert.equal(new Set(STAGE_KINDS.map((s) => s.look.colour)).size, STAGE_KINDS.length);
   });
@@ -109,7 +97,7 @@ describe('the table of stage kinds', () => {
       [
         [1000, 'H2D copy engine', ['h2d']],
         [2000, 'D2H copy engine', ['d2h']],
-        [3000, 'SMs', ['kernel', 'gemm']],
+        [3000, 'SMs', ['kernel', 'gemm', 'matmul']],
         [3500, 'communication', ['collective']],
         [4000, 'host ops', ['host']],
         [5000, 'peer copies', ['peer']],
@@ -119,7 +107,7 @@ describe('the table of stage kinds', () => {
       engineRows(1).map((r) => [r.row, r.name, r.stages]),
       [
         [1000, 'copy engine', ['h2d', 'd2h']],
-        [3000, 'SMs', ['kernel', 'gemm']],
+        [3000, 'SMs', ['kernel', 'gemm', 'matmul']],
         [3500, 'communication', ['collective']],
         [4000, 'host ops', ['host']],
         [5000, 'peer copies', ['peer']],
