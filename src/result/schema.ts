@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CrossDeviceSchema, DeviceTimesSchema, PeerPathSchema, ScalingSchema } from './devices.js';
 import { BoundTermSchema, ModelAnalysisSchema, SweepSectionSchema } from './model.js';
+import { WarningSchema } from './warnings.js';
 import { BUFFER_ROLES, COLLECTIVES, DEFAULT_STREAM_OPS, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, STREAM_KINDS, TOPOLOGIES } from '../vocabulary.js';
 import { STAGE_IDS } from '../kinds/index.js';
 
@@ -70,13 +71,6 @@ export const StatsSchema = z.object({
   outliers: z.array(z.number().int()),
 });
 export type Stats = z.infer<typeof StatsSchema>;
-
-export const WarningSchema = z.object({
-  code: z.string(),
-  message: z.string(),
-  remedy: z.string(),
-});
-export type Warning = z.infer<typeof WarningSchema>;
 
 export const MismatchSchema = z.object({
   buffer: z.string(),

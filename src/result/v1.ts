@@ -9,8 +9,8 @@ import {
   RESULT_SCHEMA_ID,
   SoftwareVersionsSchema,
   StatsSchema,
-  WarningSchema,
 } from './schema.js';
+import { WarningSchema } from './warnings.js';
 
 // Version 1 of the Result (cuda-pipe 0.1.0): one layout, one summary, one bound, modes named by strings. Kept only so
 // that load.ts can read the files written then (recorded fixtures, baselines/) and migrate them to the current
