@@ -3,7 +3,7 @@ import { connectAtInit, GRAPH_CAPTURE_MIN, NCCL_IN_PROGRESS, type Nccl, type Ncc
 import type { CudaRuntime } from '../cuda/runtime.js';
 import { DeviceFailure, Interrupted, UsageError } from '../errors.js';
 import type { Plan } from '../plan/types.js';
-import type { CommunicatorRecord, RunIdentity } from '../result/schema.js';
+import type { CommunicatorRecord, RunIdentity } from '../result/environment.js';
 import type { Cleanup } from './cleanup.js';
 import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from './nccl-id.js';
 

@@ -19,7 +19,7 @@ import { chunkArgs, launchElements } from '../plan/kernel-args.js';
 import { resolvePriority } from '../plan/priority.js';
 import { isTraceEvent } from '../plan/trace.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
-import type { DeviceFacts } from '../result/schema.js';
+import type { DeviceFacts } from '../result/environment.js';
 import { type IssuePrimitives, type IssueSite, issueWorkOp, type KindRuntimes } from '../kinds/index.js';
 import type { DeviceBuffers } from './buffers.js';
 import type { Region } from '../workers/types.js';

@@ -17,7 +17,7 @@ import type { CompileRecord } from '../measure/result.js';
 import { checkPriorities } from '../plan/priority.js';
 import { loadRuntimes, openRuntimes } from '../kinds/index.js';
 import { type Placement, type Plan, scheduleOps } from '../plan/types.js';
-import type { CommunicatorRecord, DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
+import type { CommunicatorRecord, DeviceFacts, SharingRecord, SoftwareVersions } from '../result/environment.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
 import { Cleanup } from './cleanup.js';
 import { ncclAgreement } from './agreement.js';

@@ -3,21 +3,12 @@ import { gbPerSecond } from '../format.js';
 import { nearestRank } from '../quantile.js';
 import { type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
 import type { PeerPathRecord } from '../result/devices.js';
-import {
-  type CpuStage,
-  type DeviceFacts,
-  type ModeResult,
-  type OverlapAnalysis,
-  RESULT_SCHEMA_ID,
-  RESULT_VERSION,
-  type RunIdentity,
-  type RunResult,
-  SHARING_NOT_CHECKED,
-  type SharingRecord,
-  type SoftwareVersions,
-  type SweepSection,
-  type TracedRep,
-} from '../result/schema.js';
+import type { CpuStage } from '../result/cpu-stage.js';
+import { type DeviceFacts, type RunIdentity, SHARING_NOT_CHECKED, type SharingRecord, type SoftwareVersions } from '../result/environment.js';
+import type { ModeResult } from '../result/mode.js';
+import type { OverlapAnalysis, SweepSection } from '../result/model.js';
+import { RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult } from '../result/schema.js';
+import type { TracedRep } from '../result/timeline.js';
 import { isSplitTogether } from '../modes.js';
 import { type CollectiveOp, isWorkOp, messageBytes, stageOf } from '../kinds/index.js';
 import { kernelRangeBytes } from './timeline.js';

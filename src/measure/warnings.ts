@@ -1,5 +1,7 @@
 import { formatPercent } from '../format.js';
-import type { DeviceFacts, ModeResult, RunResult } from '../result/schema.js';
+import type { DeviceFacts } from '../result/environment.js';
+import type { ModeResult } from '../result/mode.js';
+import type { RunResult } from '../result/schema.js';
 import type { Warning, WarningCode } from '../result/warnings.js';
 import { serialMismatch } from '../result/likeness.js';
 

@@ -1,15 +1,7 @@
-import {
-  type DeviceFacts,
-  type ModeResult,
-  RESULT_SCHEMA_ID,
-  RESULT_VERSION,
-  type RunResult,
-  RunResultSchema,
-  SHARING_NOT_CHECKED,
-  type Stats,
-  type TimelineOp,
-  type TracedRep,
-} from '../../src/result/schema.js';
+import { type DeviceFacts, SHARING_NOT_CHECKED } from '../../src/result/environment.js';
+import type { ModeResult, Stats } from '../../src/result/mode.js';
+import { RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema } from '../../src/result/schema.js';
+import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 import { modeId, type ModeRole } from '../../src/vocabulary.js';
 
 // A v2 Result with traced reps, built by a small event simulation of the balanced pipeline, until a recorded GPU
