@@ -57,7 +57,7 @@ export interface RunResultInput {
   readonly peers?: readonly PeerPathRecord[];
 }
 
-/** Median, 99th percentile and maximum of the urgent kernels' latencies; NaN for none. */
+/** Median, 99th percentile (nearest rank: quantile.ts says why) and maximum of the urgent kernels' latencies; NaN for none. */
 export function latencyStats(values: readonly number[]): { n: number; medianMs: number; p99Ms: number; maxMs: number } {
   if (!values.length) return { n: 0, medianMs: Number.NaN, p99Ms: Number.NaN, maxMs: Number.NaN };
   const stats = summarize(values);

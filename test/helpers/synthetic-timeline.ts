@@ -293,7 +293,7 @@ export function syntheticRunResult(options: SyntheticOptions = {}): RunResult {
     },
     timeline: { reps },
     verification: { status: 'passed', mismatches: [] },
-    warnings: [{ code: 'synthetic', message: 'This result was simulated, not measured.', remedy: 'Record a result on a GPU with --timeline.' }],
+    warnings: [{ code: 'not-verified', message: 'This result was simulated, not measured.', remedy: 'Record a result on a GPU with --timeline.' }],
     notes: ['Traced reps carry an event before and after every op, so they run a little slower than the timed reps.'],
   });
 }
