@@ -1,4 +1,4 @@
-import type { TimelineOp, TracedRep } from '../result/schema.js';
+import type { TimelineOp, TracedRep } from '../result/timeline.js';
 import { engineSharing, SM_STAGES, STAGES } from '../kinds/index.js';
 import { clip, type Interval, type IntervalSet, intersect, measure, union } from './intervals.js';
 

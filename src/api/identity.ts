@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import { escapeControl } from '../format.js';
-import type { RunIdentity } from '../result/schema.js';
+import type { RunIdentity } from '../result/environment.js';
 
 /** Which launcher started this process, read from the variables each one sets for its ranks. */
 // torchrun's names are the most generic (RANK), so it is asked last: a launcher's own variables win.

@@ -12,7 +12,8 @@ import { kernelRangeBytes, timelineReps } from '../measure/timeline.js';
 import { buildPlan } from '../plan/build.js';
 import { ALONE, type RepRunner, type TracedRepTiming } from '../measure/runner.js';
 import type { Plan, Schedule } from '../plan/types.js';
-import type { RunResult, TracedRep } from '../result/schema.js';
+import type { RunResult } from '../result/schema.js';
+import type { TracedRep } from '../result/timeline.js';
 import { isPictured } from '../modes.js';
 import { resultBasics, type SessionOptions, withSession } from './session.js';
 

@@ -1,7 +1,7 @@
 import { launcherDevice, type LauncherDevice } from '../api/identity.js';
 import { loadConfigFile } from '../config/load.js';
 import type { Overrides } from '../config/types.js';
-import type { RunIdentity } from '../result/schema.js';
+import type { RunIdentity } from '../result/environment.js';
 
 /**
  * The GPU of a launcher's rank for `run` and `sweep`: its local rank's, unless `--device` or `--devices` names one or

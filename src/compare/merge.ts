@@ -1,7 +1,8 @@
 import { formatPercent } from '../format.js';
 import { ABOVE_BOUND } from '../measure/warnings.js';
 import { median } from '../quantile.js';
-import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
+import type { RunResult } from '../result/schema.js';
+import type { TimelineOp, TracedRep } from '../result/timeline.js';
 import type { Collective } from '../vocabulary.js';
 
 // `cuda-pipe merge`: the Results of the ranks of one launch (mpirun, srun), one per GPU, read side by side. Pure: it

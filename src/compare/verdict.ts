@@ -1,4 +1,6 @@
-import type { DeviceFacts, RunResult, Stats } from '../result/schema.js';
+import type { DeviceFacts } from '../result/environment.js';
+import type { Stats } from '../result/mode.js';
+import type { RunResult } from '../result/schema.js';
 import { isCompared, isGating } from '../modes.js';
 import { type ModeRole, sameRole } from '../vocabulary.js';
 

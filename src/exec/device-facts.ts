@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { DeviceFacts, PcieLink, SoftwareVersions } from '../result/schema.js';
+import type { DeviceFacts, PcieLink, SoftwareVersions } from '../result/environment.js';
 import type { Nvrtc } from '../cuda/nvrtc.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 

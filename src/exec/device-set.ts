@@ -1,5 +1,5 @@
 import type { CudaRuntime } from '../cuda/runtime.js';
-import type { DeviceFacts } from '../result/schema.js';
+import type { DeviceFacts } from '../result/environment.js';
 import type { DeviceBuffers } from './buffers.js';
 
 /**

@@ -5,7 +5,7 @@ import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../pl
 import { chunkArgs, launchElements } from '../plan/kernel-args.js';
 import { resolvePriority } from '../plan/priority.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
-import type { DeviceFacts } from '../result/schema.js';
+import type { DeviceFacts } from '../result/environment.js';
 import { type IssuePrimitives, type IssueSite, issueWorkOp, type KindRuntimes } from '../kinds/index.js';
 import type { DeviceBuffers } from './buffers.js';
 import type { DeviceSet } from './device-set.js';

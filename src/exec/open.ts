@@ -16,7 +16,7 @@ import type { CompileRecord } from '../measure/result.js';
 import { checkPriorities } from '../plan/priority.js';
 import { kindRecords, type Launch, loadRuntimes, openRuntimes } from '../kinds/index.js';
 import { type Placement, type Plan, scheduleOps } from '../plan/types.js';
-import type { DeviceFacts, SharingRecord, SoftwareVersions } from '../result/schema.js';
+import type { DeviceFacts, SharingRecord, SoftwareVersions } from '../result/environment.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
 import { Cleanup } from './cleanup.js';
 import { DeviceSet } from './device-set.js';

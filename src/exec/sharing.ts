@@ -1,4 +1,4 @@
-import type { SharingRecord } from '../result/schema.js';
+import type { SharingRecord } from '../result/environment.js';
 
 /** What NVML listed on the GPU at one moment; null when it could not say. */
 export type ProcessListing = { readonly pids: readonly number[]; readonly count: number } | null;

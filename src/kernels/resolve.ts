@@ -4,7 +4,8 @@ import { UsageError } from '../errors.js';
 import { findKernel, locateKernelSource, readKernelSource } from './catalog.js';
 import { describeScalarRange, scalarHint, scalarProblem } from './scalars.js';
 import { ptxParam } from './ptx.js';
-import { formatSignature, type KernelParam, type KernelSignature } from './signature.js';
+import type { KernelParam } from './parameters.js';
+import { formatSignature, type KernelSignature } from './signature.js';
 import { SCALAR_BYTES, type ScalarType } from '../vocabulary.js';
 
 /** A kernel argument with everything needed to encode it: chunk values carry the parameter's own integer type. */

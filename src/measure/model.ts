@@ -1,7 +1,8 @@
 import { median } from '../quantile.js';
 import type { BufferRole, HostMemoryKind, StreamKind } from '../vocabulary.js';
 import { cpuStageFloor } from '../result/cpu-stage.js';
-import type { ModeResult, ModelAnalysis } from '../result/schema.js';
+import type { ModeResult } from '../result/mode.js';
+import type { ModelAnalysis } from '../result/model.js';
 import type { Serialiser } from '../result/model.js';
 import { type Bound, type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape, syncOps } from './bound.js';
 import { workloadFloor } from './floor.js';

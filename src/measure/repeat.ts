@@ -2,7 +2,7 @@ import type { ConfigBuffer } from '../config/types.js';
 import { compareOutput, compareWithin, type LargestError, type OutputMismatch, POISON, type ToleranceRule } from '../data/compare.js';
 import { modeName } from '../plan/describe.js';
 import type { Schedule } from '../plan/types.js';
-import type { Mismatch } from '../result/schema.js';
+import type { Mismatch } from '../result/verification.js';
 import { takesTolerance } from '../kinds/index.js';
 import type { StopRule } from '../vocabulary.js';
 import { RepGuard } from './guard.js';

@@ -1,23 +1,14 @@
 import type { Config } from '../config/types.js';
 import { gbPerSecond } from '../format.js';
-import { median } from '../quantile.js';
+import { nearestRank } from '../quantile.js';
 import { type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
 import type { PeerPathRecord } from '../result/devices.js';
-import {
-  type CpuStage,
-  type DeviceFacts,
-  type ModeResult,
-  type OverlapAnalysis,
-  RESULT_SCHEMA_ID,
-  RESULT_VERSION,
-  type RunIdentity,
-  type RunResult,
-  SHARING_NOT_CHECKED,
-  type SharingRecord,
-  type SoftwareVersions,
-  type SweepSection,
-  type TracedRep,
-} from '../result/schema.js';
+import type { CpuStage } from '../result/cpu-stage.js';
+import { type DeviceFacts, type RunIdentity, SHARING_NOT_CHECKED, type SharingRecord, type SoftwareVersions } from '../result/environment.js';
+import type { ModeResult } from '../result/mode.js';
+import type { OverlapAnalysis, SweepSection } from '../result/model.js';
+import { RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult } from '../result/schema.js';
+import type { TracedRep } from '../result/timeline.js';
 import { isSplitTogether } from '../modes.js';
 import { type CollectiveOp, isWorkOp, messageBytes, stageOf } from '../kinds/index.js';
 import { kernelRangeBytes } from './timeline.js';
@@ -66,12 +57,23 @@ export interface RunResultInput {
   readonly peers?: readonly PeerPathRecord[];
 }
 
-/** Median, 99th percentile (nearest rank) and maximum of the urgent kernels' latencies. */
+/** Median, 99th percentile (nearest rank: quantile.ts says why) and maximum of the urgent kernels' latencies; NaN for none. */
 export function latencyStats(values: readonly number[]): { n: number; medianMs: number; p99Ms: number; maxMs: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
-  return { n: sorted.length, medianMs: median(sorted), p99Ms: rank(0.99), maxMs: sorted[sorted.length - 1] ?? Number.NaN };
+  if (!values.length) return { n: 0, medianMs: Number.NaN, p99Ms: Number.NaN, maxMs: Number.NaN };
+  const stats = summarize(values);
+  return {
+    n: stats.n,
+    medianMs: stats.median,
+    p99Ms: nearestRank(
+      [...values].sort((a, b) => a - b),
+      0.99,
+    ),
+    maxMs: stats.max,
+  };
 }
+
+/** The median by the statistics every timed quantity gets (summarize); NaN for none, as a rep without tasks has. */
+const medianOf = (values: readonly number[]) => (values.length ? summarize(values).median : Number.NaN);
 
 // Reduced, not spread into Math.min: a mode may time more reps than a call takes arguments.
 const range = (values: readonly number[]) => (values.length ? { min: values.reduce((a, b) => Math.min(a, b)), max: values.reduce((a, b) => Math.max(a, b)) } : null);
@@ -164,7 +166,7 @@ export function cpuStageSummary(reps: readonly CpuStageTiming[]): CpuStage {
     tasksPerRep: reps[0]?.taskMs.length ?? 0,
     afterTasksPerRep: reps[0]?.afterTasks ?? 0,
     bytesPerRep: reps[0]?.bytes ?? 0,
-    taskMedianMs: median(reps.flatMap((r) => r.taskMs)),
+    taskMedianMs: medianOf(reps.flatMap((r) => r.taskMs)),
     // Where reps ran tasks (a JSON document holds no Infinity).
     ...(reps.some((r) => r.taskMs.length)
       ? {
@@ -180,8 +182,8 @@ export function cpuStageSummary(reps: readonly CpuStageTiming[]): CpuStage {
         }
       : {}),
     busyMs,
-    gpuMedianMs: median(reps.map((r) => r.gpuMs)),
-    cpuMedianMs: median(reps.map((r) => r.endMs)),
+    gpuMedianMs: medianOf(reps.map((r) => r.gpuMs)),
+    cpuMedianMs: medianOf(reps.map((r) => r.endMs)),
   };
 }
 
@@ -195,7 +197,7 @@ function probeTimes(m: MeasuredSchedule): Pick<ModeResult, 'latency' | 'perDevic
 /** Host µs per op of an issue-cost mode. */
 function issueCost(m: MeasuredSchedule): Pick<ModeResult, 'issueCost'> {
   const opsPerRep = issuedOpCount(m.schedule);
-  return opsPerRep && m.hostIssueMs.length ? { issueCost: { opsPerRep, hostUsPerOp: (median(m.hostIssueMs) * 1000) / opsPerRep } } : {};
+  return opsPerRep && m.hostIssueMs.length ? { issueCost: { opsPerRep, hostUsPerOp: (summarize(m.hostIssueMs).median * 1000) / opsPerRep } } : {};
 }
 
 /**

@@ -2,7 +2,7 @@ import { formatMs, formatPercent, formatRate, formatUsEach, gbPerSecond } from '
 import { median } from '../quantile.js';
 import type { Schedule } from '../plan/types.js';
 import type { CrossDevice, PeerPathRecord, Scaling } from '../result/devices.js';
-import type { ModeResult } from '../result/schema.js';
+import type { ModeResult } from '../result/mode.js';
 import { isSplitTogether } from '../modes.js';
 
 // What several devices in one run bought, from the modes alone: how the split scaled against one device and what

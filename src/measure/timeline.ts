@@ -1,5 +1,5 @@
 import { type Plan, scheduleDevices, streamDevices } from '../plan/types.js';
-import type { TimelineOp, TracedRep } from '../result/schema.js';
+import type { TimelineOp, TracedRep } from '../result/timeline.js';
 import { type PriorityRange, resolvePriority } from '../plan/priority.js';
 import { stageOf, timelineFields } from '../kinds/index.js';
 import type { EngineSource, TracedRepTiming } from './runner.js';

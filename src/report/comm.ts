@@ -1,7 +1,8 @@
 import { bestBuckets, callMs, fitAlphaBeta, type StepShape, stepBound } from '../analysis/buckets.js';
 import { type CollectiveBandwidth, type CommOp, collectiveBandwidth, commOverlap } from '../analysis/comm.js';
 import { formatBytes, formatMs, formatPercent, formatRate, formatUs } from '../format.js';
-import type { ModeResult, RunResult } from '../result/schema.js';
+import type { ModeResult } from '../result/mode.js';
+import type { RunResult } from '../result/schema.js';
 import type { Collective } from '../vocabulary.js';
 import { modeLabel } from './labels.js';
 

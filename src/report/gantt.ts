@@ -1,6 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { opInterval } from '../analysis/timeline.js';
-import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
+import type { RunResult } from '../result/schema.js';
+import type { TimelineOp, TracedRep } from '../result/timeline.js';
 import { stage } from '../kinds/index.js';
 import { outputColumns } from './width.js';
 import {

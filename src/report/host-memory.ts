@@ -1,6 +1,7 @@
 import Table from 'cli-table3';
 import { formatMs, formatRate, gbPerSecond } from '../format.js';
-import type { ModeResult, RunResult } from '../result/schema.js';
+import type { ModeResult } from '../result/mode.js';
+import type { RunResult } from '../result/schema.js';
 
 /** One row of `run --host-memory`: what one kind of host memory did to the same config. */
 export interface HostMemoryRow {

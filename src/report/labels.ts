@@ -1,5 +1,7 @@
 import { formatMs, formatPercent, formatRate, formatTflops, formatUs, gbPerSecond } from '../format.js';
-import type { ModeResult, ModelAnalysis, RunResult } from '../result/schema.js';
+import type { ModeResult } from '../result/mode.js';
+import type { ModelAnalysis } from '../result/model.js';
+import type { RunResult } from '../result/schema.js';
 import { serialMismatch } from '../result/likeness.js';
 import { twinWithout } from './toolbox.js';
 import type { DefaultStreamOp, ModeRole, OverlapLayout, StopRule } from '../vocabulary.js';

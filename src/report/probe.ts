@@ -1,6 +1,6 @@
 import { formatBytes, formatMs, formatPercent, formatRate } from '../format.js';
 import type { Bandwidth, PeerBandwidth, PeerLink, Peers, ProbeDocument } from '../result/probe.js';
-import type { DeviceFacts } from '../result/schema.js';
+import type { DeviceFacts } from '../result/environment.js';
 import { type Column, fitPairs, fitTable, type Layout, without } from './fold.js';
 import type { Style } from './style.js';
 import { DEFAULT_COLUMNS } from './width.js';

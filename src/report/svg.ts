@@ -2,7 +2,8 @@ import { opInterval } from '../analysis/timeline.js';
 import { stage } from '../kinds/index.js';
 import { type RunExporter, pictured } from './exporter.js';
 import { rowCells } from './gantt.js';
-import type { RunResult, TimelineOp, TracedRep } from '../result/schema.js';
+import type { RunResult } from '../result/schema.js';
+import type { TimelineOp, TracedRep } from '../result/timeline.js';
 import {
   deviceLabel,
   deviceOf,

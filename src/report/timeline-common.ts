@@ -1,5 +1,7 @@
 import { analyzeRep, opInterval, type RepAnalysis } from '../analysis/timeline.js';
-import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
+import type { DeviceFacts } from '../result/environment.js';
+import type { RunResult } from '../result/schema.js';
+import type { TimelineOp, TracedRep } from '../result/timeline.js';
 import { STAGE_KINDS, type Stage, type StageKind, stage } from '../kinds/index.js';
 import { roleLabel } from './labels.js';
 

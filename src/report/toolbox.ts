@@ -1,6 +1,9 @@
 import { formatBytes, formatMs, formatRate, formatUs, gbPerSecond } from '../format.js';
 import { median } from '../quantile.js';
-import type { CpuStage, ModeResult, RunResult, TimelineOp } from '../result/schema.js';
+import type { CpuStage } from '../result/cpu-stage.js';
+import type { ModeResult } from '../result/mode.js';
+import type { RunResult } from '../result/schema.js';
+import type { TimelineOp } from '../result/timeline.js';
 import { cpuStageMs } from '../result/cpu-stage.js';
 import type { DefaultStreamOp, IssueCostOp, OverlapLayout } from '../vocabulary.js';
 

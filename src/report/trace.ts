@@ -1,6 +1,8 @@
 import { opInterval } from '../analysis/timeline.js';
 import { type RunExporter, pictured } from './exporter.js';
-import type { DeviceFacts, RunResult, TimelineOp, TracedRep } from '../result/schema.js';
+import type { DeviceFacts } from '../result/environment.js';
+import type { RunResult } from '../result/schema.js';
+import type { TimelineOp, TracedRep } from '../result/timeline.js';
 import { engineRows } from '../kinds/index.js';
 import { deviceLabel, deviceOf, opGbPerSecond, opName, queuedMs, repModeLabel, workerRows } from './timeline-common.js';
 

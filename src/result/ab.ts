@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { DeviceFactsSchema, MismatchSchema, ModeRoleSchema, RunIdentitySchema, SoftwareVersionsSchema, StatsSchema } from './schema.js';
+import { DeviceFactsSchema, RunIdentitySchema, SoftwareVersionsSchema } from './environment.js';
+import { ModeRoleSchema, StatsSchema } from './mode.js';
+import { MismatchSchema } from './verification.js';
 
 // The document `cuda-pipe ab --json` writes: two pipelines measured in one process on one GPU, their reps
 // interleaved, and a paired verdict per mode.

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ISSUE_ORDERS } from '../vocabulary.js';
 
-// The parts of a Result that say why: the overlap model's view of an overlapped mode, and a sweep's verdict.
+// The parts of a Result that say why: an overlapped mode against serial and against its bound, the overlap model's
+// view of it, and a sweep's verdict.
 
 export const BoundTermSchema = z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial', 'streams', 'host issue', 'CPU stage']);
 
@@ -82,3 +83,33 @@ export const SweepSectionSchema = z.object({
   elapsedMs: z.number(),
 });
 export type SweepSection = z.infer<typeof SweepSectionSchema>;
+
+export const BoundSchema = z.object({
+  ms: z.number(),
+  limitedBy: BoundTermSchema,
+  steadyMs: z.number(),
+  fillDrainMs: z.number(),
+  copyEngines: z.number().int(),
+  /** Every lower bound considered; `ms` of the largest is the bound. `perOpMs` is the fixed-cost part of `steadyMs`. */
+  terms: z.array(z.object({ term: BoundTermSchema, steadyMs: z.number(), perOpMs: z.number().default(0), fillDrainMs: z.number(), ms: z.number() })),
+  /** Both directions' bytes over the link mode's median, GB/s; null when not measured. */
+  linkGbPerSecond: z.number().nullable(),
+});
+export type BoundRecord = z.infer<typeof BoundSchema>;
+
+/** How one overlapped mode did: against its device's serial mode and against the model's bound for its layout. */
+export const OverlapAnalysisSchema = z.object({
+  serialMs: z.number(),
+  /** serial median / this mode's median */
+  speedup: z.number(),
+  /** One standard error of the speedup, propagated from both medians' standard errors; null when a side has one sample. */
+  speedupError: z.number().nullable(),
+  bound: BoundSchema,
+  /** bound / this mode's median */
+  efficiency: z.number(),
+  /** Elements in every chunk but the last. */
+  chunkElements: z.number().int(),
+  /** Absent in results written before the model had per-op, host and chunked-kernel terms. */
+  model: ModelAnalysisSchema.nullable().default(null),
+});
+export type OverlapAnalysis = z.infer<typeof OverlapAnalysisSchema>;

@@ -1,16 +1,9 @@
 import { z } from 'zod';
-import {
-  BufferRecordSchema,
-  ClocksRecordSchema,
-  ConfigRecordSchema,
-  DeviceFactsSchema,
-  KernelRecordSchema,
-  PolicyRecordSchema,
-  RESULT_SCHEMA_ID,
-  SoftwareVersionsSchema,
-  StatsSchema,
-  WarningSchema,
-} from './schema.js';
+import { ClocksRecordSchema, DeviceFactsSchema, SoftwareVersionsSchema } from './environment.js';
+import { StatsSchema } from './mode.js';
+import { RESULT_SCHEMA_ID } from './schema.js';
+import { BufferRecordSchema, ConfigRecordSchema, KernelRecordSchema, PolicyRecordSchema } from './workload.js';
+import { WarningSchema } from './warnings.js';
 
 // Version 1 of the Result (cuda-pipe 0.1.0): one layout, one summary, one bound, modes named by strings. Kept only so
 // that load.ts can read the files written then (recorded fixtures, baselines/) and migrate them to the current

@@ -4,7 +4,8 @@ import { DEFAULT_POLICY } from '../../src/measure/policy.js';
 import type { MeasuredSchedule } from '../../src/measure/repeat.js';
 import { buildRunResult } from '../../src/measure/result.js';
 import { buildPlan } from '../../src/plan/build.js';
-import type { DeviceFacts, RunResult } from '../../src/result/schema.js';
+import type { DeviceFacts } from '../../src/result/environment.js';
+import type { RunResult } from '../../src/result/schema.js';
 import type { ModeRole } from '../../src/vocabulary.js';
 
 export const H100: DeviceFacts = {

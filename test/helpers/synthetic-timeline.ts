@@ -1,15 +1,7 @@
-import {
-  type DeviceFacts,
-  type ModeResult,
-  RESULT_SCHEMA_ID,
-  RESULT_VERSION,
-  type RunResult,
-  RunResultSchema,
-  SHARING_NOT_CHECKED,
-  type Stats,
-  type TimelineOp,
-  type TracedRep,
-} from '../../src/result/schema.js';
+import { type DeviceFacts, SHARING_NOT_CHECKED } from '../../src/result/environment.js';
+import type { ModeResult, Stats } from '../../src/result/mode.js';
+import { RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema } from '../../src/result/schema.js';
+import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 import { modeId, type ModeRole } from '../../src/vocabulary.js';
 
 // A v2 Result with traced reps, built by a small event simulation of the balanced pipeline, until a recorded GPU
@@ -302,7 +294,7 @@ export function syntheticRunResult(options: SyntheticOptions = {}): RunResult {
     },
     timeline: { reps },
     verification: { status: 'passed', mismatches: [] },
-    warnings: [{ code: 'synthetic', message: 'This result was simulated, not measured.', remedy: 'Record a result on a GPU with --timeline.' }],
+    warnings: [{ code: 'not-verified', message: 'This result was simulated, not measured.', remedy: 'Record a result on a GPU with --timeline.' }],
     notes: ['Traced reps carry an event before and after every op, so they run a little slower than the timed reps.'],
   });
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { clockConfirmedVerdict, NOISE_RULE, thresholdRule, type Verdict, type VerdictRule, verdict } from '../../src/compare/verdict.js';
-import type { Stats } from '../../src/result/schema.js';
+import type { Stats } from '../../src/result/mode.js';
 
 /** Stats as a run produces them: positive times, q1 ≤ median ≤ q3, min and max around them. */
 const statsArbitrary: fc.Arbitrary<Stats> = fc

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { clip, intersect, union } from '../../src/analysis/intervals.js';
 import { activity, analyzeRep, idleGaps, issueRate, streamOrder } from '../../src/analysis/timeline.js';
-import type { TimelineOp, TracedRep } from '../../src/result/schema.js';
+import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 
 // Edges of the timeline analysis that mutation testing (npm run mutation) found unpinned.
 

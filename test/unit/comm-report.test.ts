@@ -8,7 +8,9 @@ import { markdownExporter } from '../../src/report/exporters/markdown.js';
 import { renderHtml } from '../../src/report/html.js';
 import { makeStyle } from '../../src/report/style.js';
 import { loadResults } from '../../src/result/load.js';
-import type { ModeResult, RunResult, TimelineOp } from '../../src/result/schema.js';
+import type { ModeResult } from '../../src/result/mode.js';
+import type { RunResult } from '../../src/result/schema.js';
+import type { TimelineOp } from '../../src/result/timeline.js';
 
 // A recorded-like Result of a data-parallel step on two GPUs, made by hand on the recorded H200 one: 8 layers
 // computing 8 ms, 1 GiB of gradients per rank in 4 buckets of 256 MiB, each all-reduce 2.5 ms alone. The op kind

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compareResults, deviceDifferences, devicesDifferences, hasRegression, isGating, thresholdRule, verdict } from '../../src/compare/verdict.js';
-import type { RunResult, Stats } from '../../src/result/schema.js';
+import type { Stats } from '../../src/result/mode.js';
+import type { RunResult } from '../../src/result/schema.js';
 import { H100, makeResult } from '../helpers/results.js';
 
 // Edges of the verdicts between two runs that mutation testing (npm run mutation) found unpinned.

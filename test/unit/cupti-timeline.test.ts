@@ -8,7 +8,7 @@ import { ALIGN_TOLERANCE_MS, alignEngineTimes, withEngineTimes } from '../../src
 import { renderGantt } from '../../src/report/gantt.js';
 import { renderSvg } from '../../src/report/svg.js';
 import { buildTrace } from '../../src/report/trace.js';
-import { type TimelineOp, type TracedRep, TracedRepSchema } from '../../src/result/schema.js';
+import { type TimelineOp, type TracedRep, TracedRepSchema } from '../../src/result/timeline.js';
 import { traceSchedule } from '../../src/plan/trace.js';
 import type { Schedule } from '../../src/plan/types.js';
 import { stage } from '../../src/kinds/index.js';

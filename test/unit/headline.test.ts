@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ModeResult, RunResult } from '../../src/result/schema.js';
+import type { ModeResult } from '../../src/result/mode.js';
+import type { RunResult } from '../../src/result/schema.js';
 import { comparisonText, leadComparisons, modelLines, serialCaveat } from '../../src/report/labels.js';
 import { renderRunMarkdown } from '../../src/report/exporters/markdown.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';

@@ -16,7 +16,7 @@ import { cpuStageSummary } from '../../src/measure/result.js';
 import { workerRows } from '../../src/report/timeline-common.js';
 import { cpuStageText } from '../../src/report/toolbox.js';
 import { cpuStageFloor, cpuStageMs } from '../../src/result/cpu-stage.js';
-import type { TracedRep } from '../../src/result/schema.js';
+import type { TracedRep } from '../../src/result/timeline.js';
 import type { TaskResult } from '../../src/workers/pool.js';
 import { WorkerPool } from '../../src/workers/pool.js';
 import type { WorkerTask } from '../../src/workers/types.js';

@@ -4,7 +4,8 @@ import { chmodSync, closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, read
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { destinationOf, writeOutput } from '../../src/cli/write-file.js';
+import { destinationOf } from '../../src/cli/write-destination.js';
+import { writeOutput } from '../../src/cli/write-file.js';
 import { CudaPipeError, UsageError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
 import { cliEntry, runCli } from '../helpers/cli.js';

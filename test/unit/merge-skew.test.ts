@@ -7,7 +7,8 @@ import { mergeResults, participantName, type Skew } from '../../src/compare/merg
 import { renderMerge, SKEW_ROWS_MAX } from '../../src/report/merge.js';
 import { makeStyle } from '../../src/report/style.js';
 import { loadResults } from '../../src/result/load.js';
-import type { RunResult, TimelineOp, TracedRep } from '../../src/result/schema.js';
+import type { RunResult } from '../../src/result/schema.js';
+import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 import { runCli } from '../helpers/cli.js';
 
 // The ranks of a data-parallel launch, made from a real H200 result with a traced rep of hand-made all-reduces: each

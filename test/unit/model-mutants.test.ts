@@ -5,7 +5,7 @@ import { workloadFloor } from '../../src/measure/floor.js';
 import { deviceParts, modelAnalysis, oneStream, type PipelineFacts, serialisersOf } from '../../src/measure/model.js';
 import { summarize } from '../../src/measure/stats.js';
 import { median } from '../../src/quantile.js';
-import type { ModeResult } from '../../src/result/schema.js';
+import type { ModeResult } from '../../src/result/mode.js';
 import type { ModeRole } from '../../src/vocabulary.js';
 import { makeResult } from '../helpers/results.js';
 

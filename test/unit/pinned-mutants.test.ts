@@ -5,7 +5,7 @@ import { idealMs, layoutBound, type LayoutShape } from '../../src/measure/bound.
 import { type RepetitionPolicy, StoppingCriterion } from '../../src/measure/policy.js';
 import { outlierIndexes, summarize } from '../../src/measure/stats.js';
 import { dropClearlySlower } from '../../src/measure/sweep.js';
-import type { TimelineOp, TracedRep } from '../../src/result/schema.js';
+import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 import { H100_BALANCED as h100 } from '../helpers/device-parts.js';
 
 // Each test here fails on a one-line change of the core that the rest of the suite let through (issue 16, class 10):

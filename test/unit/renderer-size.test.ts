@@ -8,7 +8,8 @@ import { renderGantt, rowCells } from '../../src/report/gantt.js';
 import { renderSvg, svgLayout } from '../../src/report/svg.js';
 import { lanes, renderTrace } from '../../src/report/trace.js';
 import { analyzeTracedRep, MAX_PICTURE_ROWS, STAGES, type Stage, timelineGroups } from '../../src/report/timeline-common.js';
-import type { RunResult, TimelineOp, TracedRep } from '../../src/result/schema.js';
+import type { RunResult } from '../../src/result/schema.js';
+import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 import { runCli } from '../helpers/cli.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 

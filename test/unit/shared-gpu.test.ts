@@ -5,7 +5,8 @@ import { otherProcesses, sharingRecord } from '../../src/exec/sharing.js';
 import { runWarnings } from '../../src/measure/warnings.js';
 import { packageRoot } from '../../src/paths.js';
 import { loadResults } from '../../src/result/load.js';
-import { RESULT_VERSION, type RunResult, SHARING_NOT_CHECKED } from '../../src/result/schema.js';
+import { SHARING_NOT_CHECKED } from '../../src/result/environment.js';
+import { RESULT_VERSION, type RunResult } from '../../src/result/schema.js';
 import { makeResult } from '../helpers/results.js';
 
 const OWN = 4242;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { quantile } from '../../src/quantile.js';
+import { nearestRank, quantile } from '../../src/quantile.js';
+import { cpuStageSummary, latencyStats } from '../../src/measure/result.js';
 import { relativeMedianError, summarize } from '../../src/measure/stats.js';
 import { DEFAULT_POLICY, policyFromConfig, StoppingCriterion } from '../../src/measure/policy.js';
 
@@ -85,5 +86,43 @@ describe('when to stop repeating', () => {
   it('reads percent and seconds from the config', () => {
     const policy = policyFromConfig({ warmup: 1, warmupTime: 20, minReps: 5, maxReps: 50, maxNoise: 0.5, maxTime: 2 });
     assert.deepEqual(policy, { warmup: 1, warmupMs: 20, fixedReps: null, minReps: 5, maxReps: 50, maxNoise: 0.005, maxTimeMs: 2000 });
+  });
+});
+
+describe('percentiles by one definition', () => {
+  const latencies = [2, 9, 10, 100];
+
+  it('interpolates every quantile between neighbours (R-7), as saved medians and quartiles were computed', () => {
+    assert.ok(Math.abs(quantile(latencies, 0.99) - 97.3) < 1e-12);
+    assert.equal(quantile(latencies, 0.25), 7.25);
+  });
+
+  it("takes a latency mode's p99 by nearest rank, the rule its saved values were written with, not interpolated", () => {
+    assert.equal(nearestRank(latencies, 0.99), 100);
+    const hundreds = Array.from({ length: 200 }, (_, i) => i + 1);
+    assert.equal(nearestRank(hundreds, 0.99), 198);
+    assert.equal(quantile(hundreds, 0.99), 198.01);
+    assert.ok(Number.isNaN(nearestRank([], 0.99)));
+  });
+});
+
+describe('latency, the CPU stage and issue cost through summarize', () => {
+  it('gives a latency mode the median and maximum summarize gives its probes', () => {
+    const probes = [0.05, 0.01, 0.03, 0.02, 0.04, 0.015];
+    const stats = summarize(probes);
+    assert.deepEqual(latencyStats(probes), { n: 6, medianMs: stats.median, p99Ms: 0.05, maxMs: stats.max });
+    assert.equal(stats.median, 0.025);
+  });
+
+  it("takes the CPU stage's medians as summarize does, between the middle two of an even count", () => {
+    const rep = (gpuMs: number, endMs: number, taskMs: number[]) => ({ gpuMs, endMs, taskMs, busyMs: [1], afterTasks: taskMs.length, bytes: 8, tasks: [] });
+    const stage = cpuStageSummary([rep(4, 8, [1, 4]), rep(6, 7, [2, 3])]);
+    assert.deepEqual([stage.taskMedianMs, stage.gpuMedianMs, stage.cpuMedianMs], [2.5, 5, 7.5]);
+  });
+
+  it('gives a CPU stage whose reps ran no task no task median, and no fastest task', () => {
+    const stage = cpuStageSummary([{ gpuMs: 4, endMs: 5, taskMs: [], busyMs: [], afterTasks: 0, bytes: 0, tasks: [] }]);
+    assert.ok(Number.isNaN(stage.taskMedianMs));
+    assert.equal('taskMinMs' in stage, false);
   });
 });

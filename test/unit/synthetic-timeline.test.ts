@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RunResultSchema, type TimelineOp, type TracedRep } from '../../src/result/schema.js';
+import { RunResultSchema } from '../../src/result/schema.js';
+import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 import { CHUNK_MS, syntheticRunResult } from '../helpers/synthetic-timeline.js';
 
 // The fixture stands in for a recorded GPU result, so its simulation must behave like the hardware it models.

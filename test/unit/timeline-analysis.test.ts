@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { intersect, measure, union } from '../../src/analysis/intervals.js';
 import { analyzeRep, busyFractions, idleGaps, issueRate, overlapFractions } from '../../src/analysis/timeline.js';
 import { analyzeTracedRep } from '../../src/report/timeline-common.js';
-import type { TimelineOp, TracedRep } from '../../src/result/schema.js';
+import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 
 const close = (actual: number, expected: number, what = '') => assert.ok(Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);

@@ -5,7 +5,7 @@ import { Chalk } from 'chalk';
 import { analyzeTracedRep } from '../../src/report/timeline-common.js';
 import { lowerCaseCells, renderGantt, rowCells, scaleLines } from '../../src/report/gantt.js';
 import { outputColumns } from '../../src/report/width.js';
-import type { TimelineOp } from '../../src/result/schema.js';
+import type { TimelineOp } from '../../src/result/timeline.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 import { stage } from '../../src/kinds/index.js';
 import { timelineFixtures } from '../helpers/timeline-fixtures.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { busyFractions, idleGaps, issueRate } from '../../src/analysis/timeline.js';
-import type { TimelineOp, TracedRep } from '../../src/result/schema.js';
+import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 
 // Further edges of the timeline analysis that mutation testing (npm run mutation) found unpinned.
 

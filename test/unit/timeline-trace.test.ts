@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildTrace, lanes, renderTrace } from '../../src/report/trace.js';
-import type { TimelineOp } from '../../src/result/schema.js';
+import type { TimelineOp } from '../../src/result/timeline.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 import { timelineFixtures } from '../helpers/timeline-fixtures.js';
 import { type ParsedTrace, TraceDocumentSchema } from '../helpers/trace-event-format.js';

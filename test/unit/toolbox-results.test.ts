@@ -6,7 +6,8 @@ import { configHash, loadConfigFile, parseConfigText } from '../../src/config/lo
 import { fillPattern, windowSeed } from '../../src/data/patterns.js';
 import { UsageError } from '../../src/errors.js';
 import { loadResults, parseResult } from '../../src/result/load.js';
-import type { ModeResult, RunResult } from '../../src/result/schema.js';
+import type { ModeResult } from '../../src/result/mode.js';
+import type { RunResult } from '../../src/result/schema.js';
 import { hostMemoryRow } from '../../src/report/host-memory.js';
 import { eventCostLines, hostOpLatencies, limitingSide, toolboxLines } from '../../src/report/toolbox.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';

@@ -10,7 +10,7 @@ import { builtinConfigsDir } from '../../src/paths.js';
 import { buildPlan } from '../../src/plan/build.js';
 import { traceSchedule } from '../../src/plan/trace.js';
 import type { Plan, Schedule } from '../../src/plan/types.js';
-import type { TimelineOp } from '../../src/result/schema.js';
+import type { TimelineOp } from '../../src/result/timeline.js';
 
 // A traced rep as the Result's timeline records it (src/measure/timeline.ts), which mutation testing found reached
 // only by GPU and CLI tests: every op's kind, bytes and times, the streams' priorities, and CUPTI's engine times put

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runWarnings } from '../../src/measure/warnings.js';
-import type { ModeResult, ModelAnalysis, RunResult } from '../../src/result/schema.js';
+import type { ModeResult } from '../../src/result/mode.js';
+import type { ModelAnalysis } from '../../src/result/model.js';
+import type { RunResult } from '../../src/result/schema.js';
 import { makeResult } from '../helpers/results.js';
 
 // The run's warnings (src/measure/warnings.ts) at the thresholds and branches mutation testing found unpinned:

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { summarize } from '../../src/measure/stats.js';
 import { runWarnings } from '../../src/measure/warnings.js';
-import type { ModeResult, RunResult } from '../../src/result/schema.js';
+import type { ModeResult } from '../../src/result/mode.js';
+import type { RunResult } from '../../src/result/schema.js';
+import { type WarningCode, WarningCodeSchema } from '../../src/result/warnings.js';
 import { makeResult, samplesAround } from '../helpers/results.js';
 
 // Every rule of runWarnings, each asserted by its exact text on a result that trips it alone.
@@ -200,5 +202,77 @@ describe('run warnings', () => {
       return { ...r, modes: [...r.modes.map(hosted), slow] };
     });
     assert.deepEqual(warnings, []);
+  });
+
+  describe('one rule per code, and no code without a rule', () => {
+    type Change = (r: RunResult) => Omit<RunResult, 'warnings'>;
+    const outlying = [...samplesAround(12.6, 0.001, 20), 30];
+    const withSerialSamples = (r: RunResult, samples: number[]): RunResult => ({
+      ...r,
+      modes: r.modes.map((m) => (m.role.kind === 'serial' ? { ...m, samplesMs: samples, stats: summarize(samples) } : m)),
+    });
+    const withNoise = (r: RunResult, relativeNoise: number) => withOverlapped(r, (m) => ({ ...m, stats: { ...m.stats, relativeNoise } }));
+    const withAnalysis = (r: RunResult, change: Partial<NonNullable<ModeResult['analysis']>>) =>
+      withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, ...change } }));
+    const withOthers = (r: RunResult, otherProcesses: number) => ({ ...r, clocks: { ...r.clocks, sharing: { checked: true, otherProcesses, note: 'NVML' } } });
+    // A case that trips each rule, and one as near as can be that does not.
+    const cases: { readonly [C in WarningCode]: { readonly fires: Change; readonly quiet: Change } } = {
+      'no-copy-engine': {
+        fires: (r) => ({ ...r, devices: r.devices.map((d) => ({ ...d, asyncEngineCount: 0 })) }),
+        quiet: (r) => ({ ...r, devices: r.devices.map((d) => ({ ...d, asyncEngineCount: 1 })) }),
+      },
+      'one-copy-engine': {
+        fires: (r) => ({ ...r, devices: r.devices.map((d) => ({ ...d, asyncEngineCount: 1 })) }),
+        quiet: (r) => ({ ...r, devices: r.devices.map((d) => ({ ...d, asyncEngineCount: 2 })) }),
+      },
+      'pageable-memory': {
+        fires: (r) => ({ ...r, buffers: r.buffers.map((b) => ({ ...b, hostMemory: 'pageable' })) }),
+        quiet: (r) => ({ ...r, buffers: r.buffers.map((b) => ({ ...b, hostMemory: 'registered' })) }),
+      },
+      'write-combined-output': {
+        fires: (r) => ({ ...r, buffers: r.buffers.map((b) => ({ ...b, hostMemory: 'write-combined' })) }),
+        quiet: (r) => ({ ...r, buffers: r.buffers.map((b) => (b.role === 'in' ? { ...b, hostMemory: 'write-combined' } : b)) }),
+      },
+      'not-verified': {
+        fires: (r) => ({ ...r, verification: { status: 'skipped', mismatches: [] } }),
+        quiet: (r) => ({ ...r, verification: { status: 'nothing-compared', mismatches: [] } }),
+      },
+      noisy: { fires: (r) => withNoise(r, 0.0051), quiet: (r) => withNoise(r, 0.005) },
+      outliers: { fires: (r) => withSerialSamples(r, outlying), quiet: (r) => withSerialSamples(r, outlying.slice(0, -1)) },
+      'gate-timeout': {
+        fires: (r) => ({ ...r, modes: r.modes.map((m, i) => (i === 0 ? { ...m, gateTimeouts: 1 } : m)) }),
+        quiet: (r) => ({ ...r, modes: r.modes.map((m) => ({ ...m, gateTimeouts: 0 })) }),
+      },
+      'shared-gpu': { fires: (r) => withOthers(r, 1), quiet: (r) => withOthers(r, 0) },
+      'clock-change': {
+        fires: (r) => ({ ...r, clocks: { ...r.clocks, minMHz: 1700, maxMHz: 1980 } }),
+        quiet: (r) => ({ ...r, clocks: { ...r.clocks, minMHz: 1890, maxMHz: 1980 } }),
+      },
+      'above-bound': { fires: (r) => withAnalysis(r, { efficiency: 1.011 }), quiet: (r) => withAnalysis(r, { efficiency: 1.009 }) },
+      'slower-than-serial': { fires: (r) => withAnalysis(r, { speedup: 0.99 }), quiet: (r) => withAnalysis(r, { speedup: 1 }) },
+    };
+
+    it('lists exactly the codes the rules give', () => {
+      const given = new Set(Object.values(cases).flatMap(({ fires }) => warningsOf(fires).map((w) => w.code)));
+      assert.deepEqual([...given].sort(), [...WarningCodeSchema.options].sort());
+    });
+
+    for (const code of WarningCodeSchema.options) {
+      it(`gives ${code} where its rule holds, and nothing where it just does not`, () => {
+        assert.deepEqual(
+          warningsOf(cases[code].fires).map((w) => w.code),
+          [code],
+        );
+        assert.deepEqual(
+          warningsOf(cases[code].quiet).map((w) => w.code),
+          code === 'no-copy-engine' ? ['one-copy-engine'] : [],
+        );
+      });
+    }
+
+    it('refuses a saved warning whose code no rule gives', () => {
+      assert.equal(WarningCodeSchema.safeParse('too-fast').success, false);
+      assert.equal(WarningCodeSchema.safeParse('noisy').success, true);
+    });
   });
 });

@@ -1,4 +1,5 @@
-import type { ModeResult, RunResult } from '../../result/schema.js';
+import type { ModeResult } from '../../result/mode.js';
+import type { RunResult } from '../../result/schema.js';
 import type { RunExporter } from '../exporter.js';
 import { modeLabel } from '../labels.js';
 

@@ -1,5 +1,6 @@
 import { isCompared } from '../../modes.js';
-import type { ModeResult, RunResult } from '../../result/schema.js';
+import type { ModeResult } from '../../result/mode.js';
+import type { RunResult } from '../../result/schema.js';
 
 /** One mode of one Result under the name a dashboard tracks it by. */
 export interface ModeMetric {

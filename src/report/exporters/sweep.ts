@@ -1,6 +1,7 @@
 import { formatMs, formatPercent } from '../../format.js';
 import { basename } from 'node:path';
-import type { ModeResult, RunResult } from '../../result/schema.js';
+import type { ModeResult } from '../../result/mode.js';
+import type { RunResult } from '../../result/schema.js';
 import type { OverlapLayout } from '../../vocabulary.js';
 import { commLines } from '../comm.js';
 import type { RunExporter } from '../exporter.js';

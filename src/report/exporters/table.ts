@@ -1,5 +1,6 @@
 import { formatBytes, formatMs, formatPercent, formatRate } from '../../format.js';
-import type { ModeResult, RunResult } from '../../result/schema.js';
+import type { ModeResult } from '../../result/mode.js';
+import type { RunResult } from '../../result/schema.js';
 import {
   adviceFor,
   boundText,
