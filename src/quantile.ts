@@ -1,8 +1,8 @@
-// Every percentile cuda-pipe computes comes from here. The one definition is R-7 (NumPy's and R's default): the value
-// at (n − 1)·q in the sorted values, interpolated between its neighbours. Saved Results hold medians and quartiles by
-// it, and result/validate.ts checks them against their samples, so it cannot change. The one exception is a latency mode's p99,
-// which Results have recorded by nearest rank since the mode was added: its samples are not saved, so those values
-// cannot be recomputed, and until it moves to R-7 it stays as they were written.
+// Every percentile cuda-pipe computes comes from here, by one definition: R-7 (NumPy's and R's default), the value at
+// (n − 1)·q in the sorted values, interpolated between its neighbours. Saved Results hold medians and quartiles by it,
+// and result/validate.ts checks them against their samples. A latency mode's p99 follows it too; Results written
+// before 2026-11-26 recorded that one by nearest rank, and keep the value they were written with (its samples are not
+// saved, so nothing recomputes it).
 
 /** Linear-interpolated quantile of sorted values; NaN for none. */
 export function quantile(sorted: readonly number[], q: number): number {
@@ -21,9 +21,4 @@ export function median(values: readonly number[]): number {
     [...values].sort((a, b) => a - b),
     0.5,
   );
-}
-
-/** The smallest sorted value with at least q of the values at or below it (nearest rank, R-1); NaN for none. */
-export function nearestRank(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
 }

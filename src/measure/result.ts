@@ -1,6 +1,6 @@
 import type { Config } from '../config/types.js';
 import { gbPerSecond } from '../format.js';
-import { nearestRank } from '../quantile.js';
+import { quantile } from '../quantile.js';
 import { type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
 import type { PeerPathRecord } from '../result/devices.js';
 import type { CpuStage } from '../result/cpu-stage.js';
@@ -57,14 +57,14 @@ export interface RunResultInput {
   readonly peers?: readonly PeerPathRecord[];
 }
 
-/** Median, 99th percentile (nearest rank: quantile.ts says why) and maximum of the urgent kernels' latencies; NaN for none. */
+/** Median, 99th percentile (quantile.ts's one definition) and maximum of the urgent kernels' latencies; NaN for none. */
 export function latencyStats(values: readonly number[]): { n: number; medianMs: number; p99Ms: number; maxMs: number } {
   if (!values.length) return { n: 0, medianMs: Number.NaN, p99Ms: Number.NaN, maxMs: Number.NaN };
   const stats = summarize(values);
   return {
     n: stats.n,
     medianMs: stats.median,
-    p99Ms: nearestRank(
+    p99Ms: quantile(
       [...values].sort((a, b) => a - b),
       0.99,
     ),
