@@ -50,7 +50,7 @@ describe('the table writer', () => {
   it('draws every table as cli-table3 draws it, colour codes, wide characters and line breaks included', () => {
     fc.assert(
       fc.property(spec, (table) => assert.equal(renderTable(table), cliTable3(table))),
-      { numRuns: 300 },
+      { numRuns: 100 },
     );
   });
 
@@ -60,7 +60,7 @@ describe('the table writer', () => {
     );
     fc.assert(
       fc.property(withWidths, ([table, widths]) => assert.equal(renderTable(table, widths), cliTable3(table, widths))),
-      { numRuns: 300 },
+      { numRuns: 100 },
     );
   });
 
