@@ -19,11 +19,15 @@ const filesUnder = (dir) =>
         .map((e) => join(e.parentPath ?? e.path, e.name))
     : [];
 
+// What the runner (scripts/test.mjs) keeps from the last run: the times that order the next run, slowest first.
+const runnerRecords = [join(dist, 'test', 'durations.json'), join(dist, 'test', 'cpu.tsv')];
+
 // A compiled test whose source was deleted or renamed would still run under `node --test dist/test/*/*.test.js`:
 // remove every file in dist/test that no file in test/ compiles to (x.ts gives x.js; an imported .json is copied).
 for (const file of filesUnder(join(dist, 'test'))) {
   const source = join(root, relative(dist, file));
-  if (file !== buildInfo && file !== passedStamp && !existsSync(source.replace(/\.js$/, '.ts')) && !existsSync(source)) rmSync(file);
+  const kept = [buildInfo, passedStamp, ...runnerRecords].includes(file);
+  if (!kept && !existsSync(source.replace(/\.js$/, '.ts')) && !existsSync(source)) rmSync(file);
 }
 
 // tsc's build info records what it emitted, not whether the output is still there: where a compiled file is missing

@@ -1,6 +1,7 @@
 // npm test's runner: node's test runner over test/queue/'s workers, which share the compiled test files out among
 // themselves (test/helpers/queue.ts), then the times each file took kept in dist/test/durations.json so that the next
-// run starts the slowest first. Extra arguments go to `node --test` (a reporter, say).
+// run starts the slowest first, and each file's wall and CPU milliseconds (its queue worker's, and its child
+// processes') in dist/test/cpu.tsv, most CPU first. Extra arguments go to `node --test` (a reporter, say).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,14 +23,15 @@ const result = spawnSync(process.execPath, ['--single-threaded-gc', '--test', `-
 
 const times = join(queue, 'times.tsv');
 if (existsSync(times)) {
-  const durations = Object.fromEntries(
-    readFileSync(times, 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => line.split('\t'))
-      .map(([file, ms]) => [file, Number(ms)]),
-  );
+  const rows = readFileSync(times, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => line.split('\t'));
+  const durations = Object.fromEntries(rows.map(([file, ms]) => [file, Number(ms)]));
   writeFileSync(join(root, 'dist', 'test', 'durations.json'), `${JSON.stringify(durations, null, 1)}\n`);
+  const cpu = (row) => Number(row[2]) + Number(row[3] || 0);
+  const table = [['file', 'wall_ms', 'cpu_ms', 'children_cpu_ms'], ...rows.sort((a, b) => cpu(b) - cpu(a))];
+  writeFileSync(join(root, 'dist', 'test', 'cpu.tsv'), `${table.map((row) => row.join('\t')).join('\n')}\n`);
 }
 rmSync(queue, { recursive: true, force: true });
 process.exitCode = result.status ?? 1;

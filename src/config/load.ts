@@ -62,31 +62,39 @@ export function validateConfig(raw: unknown, path: string, locate: Locator): Loa
  * printed, and `\u001b[2J` in a name would clear the user's terminal. Newlines and tabs are text.
  */
 function controlText(value: unknown, path: (string | number)[]): { path: (string | number)[]; code: number } | null {
-  const inText = (text: string) => {
-    CONTROL.lastIndex = 0;
-    const found = CONTROL.exec(text);
-    return found ? (found[0].codePointAt(0) as number) : null;
-  };
   if (typeof value === 'string') {
-    const code = inText(value);
-    return code === null ? null : { path, code };
+    const code = controlCode(value);
+    return code === null ? null : { path: [...path], code };
   }
+  // One path, grown and shrunk in place and copied only for the answer: a copy per value cost 100,000 arrays.
+  const within = (key: string | number, item: unknown) => {
+    path.push(key);
+    const found = controlText(item, path);
+    path.pop();
+    return found;
+  };
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
-      const found = controlText(item, [...path, i]);
+      const found = within(i, item);
       if (found) return found;
     }
     return null;
   }
   if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
-      const code = inText(key);
+      const code = controlCode(key);
       if (code !== null) return { path: [...path, key], code };
-      const found = controlText(item, [...path, key]);
+      const found = within(key, item);
       if (found) return found;
     }
   }
   return null;
+}
+
+function controlCode(text: string): number | null {
+  CONTROL.lastIndex = 0;
+  const found = CONTROL.exec(text);
+  return found ? (found[0].codePointAt(0) as number) : null;
 }
 
 /** Each override: where it lands in the config, and the flag that set it. */

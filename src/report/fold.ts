@@ -1,4 +1,4 @@
-import Table from 'cli-table3';
+import { renderTable } from './big-table.js';
 import { visibleWidth } from './width.js';
 
 // Terminal tables fit the output's width (issue 26): a renderer offers its table laid out from widest to narrowest,
@@ -16,10 +16,12 @@ export interface Column {
 export type Layout = readonly Column[];
 
 function draw(layout: Layout): string {
-  const table = new Table({ head: layout.map((c) => c.head), style: { head: [], border: [] }, colAligns: layout.map((c) => c.align ?? 'left') });
   const rows = Math.max(0, ...layout.map((c) => c.cells.length));
-  for (let row = 0; row < rows; row++) table.push(layout.map((c) => c.cells[row] ?? ''));
-  return table.toString();
+  return renderTable({
+    head: layout.map((c) => c.head),
+    colAligns: layout.map((c) => c.align ?? 'left'),
+    rows: Array.from({ length: rows }, (_, row) => layout.map((c) => c.cells[row] ?? '')),
+  });
 }
 
 const widest = (text: string) => Math.max(...text.split('\n').map(visibleWidth));
@@ -51,8 +53,6 @@ export const without = (layout: Layout, ...heads: readonly string[]): Layout => 
 
 /** Facts as a two-column table without a head where it fits `columns`, else as `name: value` lines. */
 export function fitPairs(pairs: ReadonlyArray<readonly [string, string]>, columns: number): string {
-  const table = new Table({ style: { head: [], border: [] } });
-  for (const [name, value] of pairs) table.push([name, value]);
-  const text = table.toString();
+  const text = renderTable({ head: [], colAligns: [], rows: pairs });
   return widest(text) <= columns ? text : pairs.map(([name, value]) => `${name}: ${value}`).join('\n');
 }

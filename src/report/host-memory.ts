@@ -1,7 +1,7 @@
-import Table from 'cli-table3';
 import { formatMs, formatRate, gbPerSecond } from '../format.js';
 import type { ModeResult } from '../result/mode.js';
 import type { RunResult } from '../result/schema.js';
+import { renderTable } from './big-table.js';
 
 /** One row of `run --host-memory`: what one kind of host memory did to the same config. */
 export interface HostMemoryRow {
@@ -36,21 +36,20 @@ export function hostMemoryRow(result: RunResult): HostMemoryRow {
 
 /** The side-by-side table: copy bandwidth, serial and overlapped times, speedup, and how much of the overlap happened. */
 export function renderHostMemoryTable(results: readonly RunResult[]): string {
-  const table = new Table({
+  const table = renderTable({
     head: ['host memory', 'H2D', 'D2H', 'serial', 'overlapped', 'speedup', 'overlap achieved'],
-    style: { head: [], border: [] },
     colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
+    rows: results
+      .map(hostMemoryRow)
+      .map((row) => [
+        row.hostMemory,
+        row.h2dGbPerSecond === null ? '' : formatRate(row.h2dGbPerSecond),
+        row.d2hGbPerSecond === null ? '' : formatRate(row.d2hGbPerSecond),
+        formatMs(row.serialMs),
+        formatMs(row.overlappedMs),
+        `${row.speedup.toFixed(2)}×`,
+        row.overlapAchieved === null ? '' : `${Math.round(100 * row.overlapAchieved)}%`,
+      ]),
   });
-  for (const row of results.map(hostMemoryRow)) {
-    table.push([
-      row.hostMemory,
-      row.h2dGbPerSecond === null ? '' : formatRate(row.h2dGbPerSecond),
-      row.d2hGbPerSecond === null ? '' : formatRate(row.d2hGbPerSecond),
-      formatMs(row.serialMs),
-      formatMs(row.overlappedMs),
-      `${row.speedup.toFixed(2)}×`,
-      row.overlapAchieved === null ? '' : `${Math.round(100 * row.overlapAchieved)}%`,
-    ]);
-  }
-  return `${results[0]?.config.name ?? ''} by host memory kind (overlap achieved: (serial − overlapped) / (serial − bound)):\n${table.toString()}`;
+  return `${results[0]?.config.name ?? ''} by host memory kind (overlap achieved: (serial − overlapped) / (serial − bound)):\n${table}`;
 }

@@ -195,7 +195,7 @@ describe('costs that grow with a Result', () => {
     assert.equal(table.split('\n').filter((line) => /^│ overlapped \d+×4 /.test(line)).length, 12_001);
   });
 
-  it('a table drawn in blocks is the table cli-table3 draws whole', () => {
+  it('a table of 700 rows is the table cli-table3 draws whole', () => {
     const rows = Array.from({ length: 700 }, (_, i) => [`mode ${i}`, `${(i * 1.37).toFixed(3)} ms`, i % 7 === 0 ? 'wide cell here' : '']);
     const whole = new Table({ head: ['mode', 'median', 'note'], style: { head: [], border: [] }, colAligns: ['left', 'right', 'right'] });
     for (const row of rows) whole.push(row);

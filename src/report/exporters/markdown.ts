@@ -1,6 +1,7 @@
 import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
 import type { RunExporter } from '../exporter.js';
+import { renderMarkdownTable } from '../big-table.js';
 import { commLines } from '../comm.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
@@ -45,13 +46,21 @@ export function renderRunMarkdown(result: RunResult): string {
         .join(', ') +
       '.',
     '',
-    '| mode | median | min | max | noise | n | rate | speedup | efficiency |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...displayOrder(result.modes).map(
-      (m) =>
-        `| ${cell(modeLabel(m, result))} | ${formatMs(m.stats.median)} | ${formatMs(m.stats.min)} | ${formatMs(m.stats.max)} | ` +
-        `${formatPercent(m.stats.relativeNoise, 2)} | ${m.stats.n} | ${rateOf(m)} | ${m.analysis && !serialCaveat(m, result)?.omit ? formatSpeedup(m.analysis) : ''} | ${m.analysis ? m.analysis.efficiency.toFixed(2) : ''} |`,
-    ),
+    renderMarkdownTable({
+      head: ['mode', 'median', 'min', 'max', 'noise', 'n', 'rate', 'speedup', 'efficiency'],
+      colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
+      rows: displayOrder(result.modes).map((m) => [
+        modeLabel(m, result),
+        formatMs(m.stats.median),
+        formatMs(m.stats.min),
+        formatMs(m.stats.max),
+        formatPercent(m.stats.relativeNoise, 2),
+        String(m.stats.n),
+        rateOf(m),
+        m.analysis && !serialCaveat(m, result)?.omit ? formatSpeedup(m.analysis) : '',
+        m.analysis ? m.analysis.efficiency.toFixed(2) : '',
+      ]),
+    }),
     '',
     `<sub>${cell(timingLine(result))}. ${names}, driver ${result.environment.software.driver}, runtime ${result.environment.software.runtime}, ` +
       `cuda-pipe ${result.tool.version}, config hash ${result.config.hash}.</sub>`,
