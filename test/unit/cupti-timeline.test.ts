@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { Chalk } from 'chalk';
 import { analyzeRep, busyFractions, idleGaps } from '../../src/analysis/timeline.js';
 import { ACTIVITY_KIND, type ActivityCollection, type ActivityRecord, cuptiCandidates, matchActivity, parseRecord, RECORD_LAYOUT, recordingCupti } from '../../src/cuda/cupti.js';
-import { engineTimes } from '../../src/exec/rep-runner.js';
+import { engineTimes } from '../../src/exec/engine-times.js';
 import { ALIGN_TOLERANCE_MS, alignEngineTimes, withEngineTimes } from '../../src/measure/timeline.js';
 import { renderGantt } from '../../src/report/gantt.js';
 import { renderSvg } from '../../src/report/svg.js';
