@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { confirmWithClocks, logRatios, PAIRED_CONFIDENCE, pairedDecision, pairedEstimate, pairedNeeded, type PairedEstimate, type PairedRule } from '../compare/paired.js';
 import { isGating, runsKernels } from '../compare/verdict.js';
-import { configHash } from '../config/load.js';
+import { configHash } from '../config/hash.js';
 import type { LoadedConfig } from '../config/types.js';
 import { UsageError } from '../errors.js';
 import { withDevicePlan } from '../exec/open.js';

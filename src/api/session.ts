@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { configHash } from '../config/load.js';
+import { configHash } from '../config/hash.js';
 import type { LoadedConfig } from '../config/types.js';
 import { type DeviceContext, type DeviceOutcome, withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';

@@ -1,19 +1,16 @@
-import { createHash } from 'node:crypto';
 import { basename, dirname, extname, resolve } from 'node:path';
-import { type Document, isMap, isPair, isScalar, isSeq, type Pair, type YAMLMap } from 'yaml';
-import type { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { initProblem } from './init.js';
 import { chunkUnits } from '../chunking.js';
 import { MAX_CONFIG_BYTES } from '../files/limits.js';
 import { readDevices } from './devices.js';
 import { readRegularFile } from '../files/read.js';
-import { CONTROL, formatPath } from '../format.js';
+import { formatPath } from '../format.js';
 import { ELEMENT_BYTES, type IssueOrder, type PlacedDefaultOp, type ScalarType } from '../vocabulary.js';
 import { parseConfigYaml } from './parse-yaml.js';
 import { STEP_CONFIGS, type ComputeStep } from '../kinds/index.js';
+import { controlText, nodeOffset, schemaError } from './field-errors.js';
 import { ConfigSchema, type ParsedArg, type ParsedConfig, type ParsedKernel } from './schema.js';
-import { adviseUnknownField } from './suggest.js';
 import { chunkedBuffers, isResident } from './items.js';
 import { checkRing, readLatency } from './toolbox.js';
 import type { Config, ConfigArg, ConfigHost, HostStageFn, ConfigBuffer, ConfigKernel, LoadedConfig, Locator, Overrides } from './types.js';
@@ -57,47 +54,6 @@ export function validateConfig(raw: unknown, path: string, locate: Locator): Loa
   return { config: resolveConfig(parsed.data, name, path, locate, deviceGiven), locate, raw };
 }
 
-/**
- * The first string (a key or a value) holding a control character, with its path: names and descriptions are
- * printed, and `\u001b[2J` in a name would clear the user's terminal. Newlines and tabs are text.
- */
-function controlText(value: unknown, path: (string | number)[]): { path: (string | number)[]; code: number } | null {
-  if (typeof value === 'string') {
-    const code = controlCode(value);
-    return code === null ? null : { path: [...path], code };
-  }
-  // One path, grown and shrunk in place and copied only for the answer: a copy per value cost 100,000 arrays.
-  const within = (key: string | number, item: unknown) => {
-    path.push(key);
-    const found = controlText(item, path);
-    path.pop();
-    return found;
-  };
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = within(i, item);
-      if (found) return found;
-    }
-    return null;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      const code = controlCode(key);
-      if (code !== null) return { path: [...path, key], code };
-      const found = within(key, item);
-      if (found) return found;
-    }
-  }
-  return null;
-}
-
-function controlCode(text: string): number | null {
-  CONTROL.lastIndex = 0;
-  const found = CONTROL.exec(text);
-  return found ? (found[0].codePointAt(0) as number) : null;
-}
-
-/** Each override: where it lands in the config, and the flag that set it. */
 const OVERRIDE_FLAGS: ReadonlyArray<[keyof Overrides, readonly string[], string]> = [
   ['streams', ['pipeline', 'streams'], '--streams'],
   ['chunks', ['pipeline', 'chunks'], '--chunks'],
@@ -138,79 +94,6 @@ function applyOverrides(raw: unknown, overrides: Overrides): { raw: unknown; fla
     flags.push({ path, text: `${flag} ${String(value)}` });
   }
   return { raw: config, flags };
-}
-
-/**
- * A `kernels:` entry that fits no form (a kernel, or a library stage's entry) is reported as the form the user meant:
- * the one whose fields they used (no unknown field at the entry's top), else the one with the fewest complaints.
- */
-function meantIssues(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
-  return issues.flatMap((issue) => {
-    const isEntry = issue.path.length === 2 && issue.path[0] === 'kernels';
-    if (issue.code !== 'invalid_union' || !isEntry || !issue.errors.length) return [issue];
-    const strayKeys = (branch: readonly z.core.$ZodIssue[]) => branch.filter((i) => i.code === 'unrecognized_keys' && i.path.length === 0).length;
-    const [best] = [...issue.errors].sort((x, y) => strayKeys(x) - strayKeys(y) || x.length - y.length);
-    return (best ?? []).map((i) => ({ ...i, path: [...issue.path, ...i.path] }));
-  });
-}
-
-function schemaError(error: z.ZodError, locate: Locator): UsageError {
-  const issues = meantIssues(error.issues);
-  const lines = issues.slice(0, 5).map((issue) => {
-    const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
-    if (issue.code === 'unrecognized_keys') {
-      // A file with 100 000 stray keys must not cost 100 000 look-ups; the first few say what is wrong.
-      const shown = issue.keys.slice(0, 5);
-      const more = issue.keys.length > shown.length ? `\n(and ${issue.keys.length - shown.length} more unknown fields)` : '';
-      return shown.map((key) => `${locate([...path, key])}: unknown field "${formatPath([...path, key])}"${adviseUnknownField(ConfigSchema, path, key)}`).join('\n') + more;
-    }
-    return `${locate(path)}: ${formatPath(path) || 'config'}: ${issue.message}`;
-  });
-  const more = issues.length > 5 ? `\n(and ${issues.length - 5} more)` : '';
-  return new UsageError(`Invalid config:\n${lines.join('\n')}${more}`, {
-    hint: 'Run `cuda-pipe schema` for the full config schema.',
-  });
-}
-
-/** The offset of the deepest node on `path` that exists: the key for a map entry, so unknown fields point at it. */
-function nodeOffset(doc: Document, path: readonly (string | number)[]): number | null {
-  let node: unknown = doc.contents;
-  let offset: number | null = rangeStart(node);
-  for (const segment of path) {
-    if (isMap(node)) {
-      const pair = pairsByKey(node).get(String(segment));
-      if (!pair) break;
-      offset = rangeStart(pair.key) ?? offset;
-      node = pair.value;
-      if (path[path.length - 1] !== segment) offset = rangeStart(node) ?? offset;
-    } else if (isSeq(node) && typeof segment === 'number') {
-      node = node.items[segment];
-      offset = rangeStart(node) ?? offset;
-    } else {
-      break;
-    }
-  }
-  return offset;
-}
-
-// Messages locate every buffer and argument; a linear search per look-up would make a 20 000-key map cost minutes.
-const pairIndex = new WeakMap<YAMLMap, Map<string, Pair>>();
-
-function pairsByKey(map: YAMLMap): Map<string, Pair> {
-  let index = pairIndex.get(map);
-  if (!index) {
-    index = new Map();
-    for (const item of map.items) {
-      if (isPair(item) && isScalar(item.key) && !index.has(String(item.key.value))) index.set(String(item.key.value), item);
-    }
-    pairIndex.set(map, index);
-  }
-  return index;
-}
-
-function rangeStart(node: unknown): number | null {
-  const range = (node as { range?: [number, number, number] } | null)?.range;
-  return range ? range[0] : null;
 }
 
 function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, locate: Locator, deviceGiven = false): Config {
@@ -490,56 +373,6 @@ function toConfigArg(arg: ParsedArg, buffers: Set<string>, where: string): Confi
   if ('chunk' in arg) return arg.chunk === 'elements' ? { kind: 'chunk-elements' } : arg.chunk === 'items' ? { kind: 'chunk-items' } : { kind: 'chunk-offset' };
   const [type, value] = Object.entries(arg)[0] as [ScalarType, number | string];
   return { kind: 'scalar', type, value: typeof value === 'string' ? BigInt(value) : value };
-}
-
-/**
- * A stable hash of what the config asks for, used to pair results of the same config across runs. Fields added
- * after the first baselines were recorded count only when they differ from their defaults, and the stream kind is
- * hashed in its old spelling, so that a config that does not use them keeps its hash.
- */
-export function configHash(config: Config): string {
-  // The sweep section says what `sweep` measures, not what a run of the config measures: it stays out.
-  const { path: _path, description: _description, notes: _notes, host, deviceMemory, latency, pipeline, items, tolerance, steps, ...rest } = config;
-  const { chunks, streams, streamKind, topology, mode, slots, defaultStreamOps, priority, align, orders, handoff } = pipeline;
-  // One kernel on the legacy stream is what `legacyDefaultOp` always meant: hashed as it was, so its results still pair.
-  const [onlyOp, ...moreOps] = defaultStreamOps;
-  const legacyDefaultOp = onlyOp && !moreOps.length && onlyOp.stream === 'legacy' && onlyOp.op === 'kernel' ? { chunk: onlyOp.chunk } : null;
-  const legacyFlags = streamKind === 'non-blocking' ? 'non-blocking' : streamKind === 'blocking' ? 'default' : streamKind;
-  const extras = {
-    ...(topology === 'chunk-per-stream' ? {} : { topology }),
-    ...(mode === 'stream' ? {} : { mode }),
-    ...(slots === null ? {} : { slots }),
-    ...(legacyDefaultOp === null ? (defaultStreamOps.length ? { defaultStreamOps } : {}) : { legacyDefaultOp }),
-    ...(priority === null ? {} : { priority: priority.level }),
-    ...(handoff === null ? {} : { handoff: handoff.after }),
-  };
-  const what = {
-    name: rest.name,
-    device: rest.device,
-    ...(rest.devices === null ? {} : { devices: rest.devices }),
-    buffers: rest.buffers.map(({ itemSize, ...b }) => (itemSize === 1 ? b : { ...b, itemSize })),
-    kernels: rest.kernels,
-    ...(steps === undefined ? {} : { steps }),
-    pipeline: { chunks, streams, streamFlags: legacyFlags, align, orders, ...extras },
-    repetitions: rest.repetitions,
-    elements: rest.elements,
-    ...(host === null ? {} : { host: hashedHost(host) }),
-    ...(deviceMemory === null ? {} : { deviceMemory }),
-    ...(items === null ? {} : { items }),
-    ...(tolerance === null ? {} : { tolerance }),
-    ...(latency === null ? {} : { latency: { kernel: latency.kernel, elements: latency.elements, priority: latency.priority.level } }),
-  };
-  return createHash('sha256')
-    .update(JSON.stringify(what, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)))
-    .digest('hex')
-    .slice(0, 16);
-}
-
-/** The host stage as hashed: a checksum on the default pool as the old form was, so its results still pair. */
-function hashedHost(host: ConfigHost): unknown {
-  if (host.thread === 'js') return { name: host.name, function: host.function, thread: 'js' };
-  if (host.after?.kind === 'checksum' && host.before === null && host.workers === null) return { name: host.name, function: 'checksum' };
-  return host;
 }
 
 export const configDir = (config: Config): string | null => (config.path ? dirname(config.path) : null);

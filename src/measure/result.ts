@@ -14,7 +14,7 @@ import { type CollectiveOp, isWorkOp, messageBytes, stageOf } from '../kinds/ind
 import { kernelRangeBytes } from './timeline.js';
 import { chunkUnits } from '../chunking.js';
 import { issuedOpCount } from '../plan/overhead.js';
-import { SMALL_OP_BATCH } from '../plan/schedules.js';
+import { SMALL_OP_BATCH } from '../plan/part-schedules.js';
 import { modelAnalysis, type PipelineFacts } from './model.js';
 import { crossDeviceOf, perDeviceTimes, scalingOf } from './scaling.js';
 import type { RepetitionPolicy } from './policy.js';

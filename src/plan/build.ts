@@ -3,20 +3,8 @@ import type { Config, ConfigBuffer } from '../config/types.js';
 import { ringSlots, splitRanges, wholeRange } from '../chunking.js';
 import { eventCostSchedules } from './overhead.js';
 import { type HostMemoryKind, type IssueOrder, type PlacedDefaultOp, SMALL_OPS } from '../vocabulary.js';
-import {
-  asGraph,
-  bidirectionalSchedule,
-  kernelsChunkedSchedule,
-  linkRanges,
-  opCostSchedule,
-  overlappedSchedule,
-  pipelineShape,
-  type PipelineShape,
-  serialSchedule,
-  SMALL_OP_BATCH,
-  stageSchedules,
-  collectiveAloneSchedules,
-} from './schedules.js';
+import { asGraph, overlappedSchedule, pipelineShape, type PipelineShape, serialSchedule, stageSchedules, collectiveAloneSchedules } from './schedules.js';
+import { bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, SMALL_OP_BATCH } from './part-schedules.js';
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
 import { dataParallel, hasCollective } from './data-parallel.js';
 import { withDevices } from './devices.js';

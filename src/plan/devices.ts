@@ -4,9 +4,7 @@ import type { Handoff } from '../config/devices.js';
 import { UsageError } from '../errors.js';
 import { type IssueOrder, type ModeRole, modeId, type OverlapLayout, type StreamKind } from '../vocabulary.js';
 import {
-  bidirectionalSchedule,
   kernelOps,
-  linkRanges,
   loadOps,
   makeStreams,
   overlappedSchedule,
@@ -17,6 +15,7 @@ import {
   timedSchedule,
   type TimedScheduleSpec,
 } from './schedules.js';
+import { bidirectionalSchedule, linkRanges } from './part-schedules.js';
 import type { ChunkRange, EventSpec, Op, Placement, Plan, Schedule, StreamSpec } from './types.js';
 
 // Schedules over several devices, issued from one process. Each device's streams are its own; the timed region

@@ -1,4 +1,5 @@
-import { configHash, parseConfigText } from '../../src/config/load.js';
+import { configHash } from '../../src/config/hash.js';
+import { parseConfigText } from '../../src/config/load.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { DEFAULT_POLICY } from '../../src/measure/policy.js';
 import type { MeasuredSchedule } from '../../src/measure/repeat.js';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { configHash, parseConfigText } from '../../src/config/load.js';
+import { configHash } from '../../src/config/hash.js';
+import { parseConfigText } from '../../src/config/load.js';
 import type { ConfigBuffer } from '../../src/config/types.js';
 import { compareWithin, POISON } from '../../src/data/compare.js';
 import { fillPattern, fromBfloat16Bits, fromHalfBits, toBfloat16Bits } from '../../src/data/patterns.js';

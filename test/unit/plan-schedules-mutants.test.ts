@@ -1,23 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { splitRanges } from '../../src/chunking.js';
-import {
-  asGraph,
-  bidirectionalSchedule,
-  deviceFirst,
-  kernelsChunkedSchedule,
-  linkRanges,
-  loadOps,
-  loads,
-  opCostSchedule,
-  overlappedSchedule,
-  type PipelineShape,
-  serialSchedule,
-  SMALL_COPY_BYTES,
-  stageSchedules,
-  stores,
-  timedSchedule,
-} from '../../src/plan/schedules.js';
+import { asGraph, deviceFirst, loadOps, loads, overlappedSchedule, type PipelineShape, serialSchedule, stageSchedules, stores, timedSchedule } from '../../src/plan/schedules.js';
+import { bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, SMALL_COPY_BYTES } from '../../src/plan/part-schedules.js';
 import type { Op, Schedule } from '../../src/plan/types.js';
 import { configBuffer } from '../helpers/config-buffer.js';
 

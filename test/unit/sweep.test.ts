@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { settingCombinations } from '../../src/api/sweep.js';
-import { configHash, parseConfigText } from '../../src/config/load.js';
+import { configHash } from '../../src/config/hash.js';
+import { parseConfigText } from '../../src/config/load.js';
 import { parseSettingPath, withSettings } from '../../src/config/settings.js';
 import { UsageError } from '../../src/errors.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';

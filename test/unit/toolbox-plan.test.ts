@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { configHash, parseConfigText } from '../../src/config/load.js';
+import { configHash } from '../../src/config/hash.js';
+import { parseConfigText } from '../../src/config/load.js';
 import { UsageError } from '../../src/errors.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { buildPlan } from '../../src/plan/build.js';
