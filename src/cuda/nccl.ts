@@ -1,6 +1,6 @@
 import koffi from 'koffi';
 import { DeviceFailure } from '../errors.js';
-import type { NativeLibrary } from './load.js';
+import { exports, type NativeLibrary } from './load.js';
 import { loadNcclLibrary } from './nccl-locate.js';
 import type { Collective } from '../vocabulary.js';
 import type { DevicePtr, StreamHandle } from './types.js';
