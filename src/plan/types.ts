@@ -11,7 +11,7 @@ import type { ModeRole, StreamKind } from '../vocabulary.js';
 // this same vocabulary.
 
 export type { ChunkRange } from '../chunking.js';
-// The work ops are their stage kinds' own (src/stages); the planner adds the ops that order and time them.
+// The work ops are their stage kinds' own (src/kinds/<kind>/); the planner adds the ops that order and time them.
 export type { CollectiveOp, CopyOp, HostOp, KernelOp, PeerOp, WorkOp } from '../kinds/index.js';
 export { isWorkOp } from '../kinds/index.js';
 
