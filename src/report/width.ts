@@ -49,6 +49,7 @@ export function fitLines(text: string, columns: number): string {
     .split('\n')
     .map((line) => {
       if (visibleWidth(line) <= columns) return line;
+      if (line.length > LONG_LINE && !line.includes('\u001b') && NARROW.test(line)) return wrapLong(line, columns);
       const indent = ' '.repeat(Math.min(line.length - line.trimStart().length + 2, Math.floor(columns / 2)));
       const [first = '', ...rest] = wrapAnsi(line, columns, { hard: true, trim: false }).split('\n');
       if (!rest.length) return first;
@@ -58,4 +59,46 @@ export function fitLines(text: string, columns: number): string {
       return [first.trimEnd(), ...tail].join('\n');
     })
     .join('\n');
+}
+
+/**
+ * Past this many characters a plain line is wrapped by `wrapLong`, in time linear in its length: wrap-ansi's time
+ * grows with the square of a line's length, and `report` of a Result with a 1 MiB note ran for minutes.
+ */
+const LONG_LINE = 4096;
+
+/**
+ * A long plain line (no colour codes, every character one column) wrapped as `fitLines` wraps any line: at spaces,
+ * a word wider than the line cut where it must, continuation lines indented two columns past the line's own.
+ */
+function wrapLong(line: string, columns: number): string {
+  const own = line.length - line.trimStart().length;
+  const indent = ' '.repeat(Math.min(own + 2, Math.floor(columns / 2)));
+  const lines: string[] = [];
+  let current = line.slice(0, own);
+  let prefix = '';
+  const width = () => (lines.length ? columns - indent.length : columns);
+  const flush = () => {
+    lines.push(prefix + current.trimEnd());
+    prefix = indent;
+    current = '';
+  };
+  for (const word of line.slice(own).split(' ')) {
+    if (!word) continue;
+    const room = width() - current.length - (current.trim() ? 1 : 0);
+    if (word.length <= room) {
+      current += current.trim() ? ` ${word}` : word;
+      continue;
+    }
+    if (current.trim()) flush();
+    let rest = word;
+    for (let w = width(); rest.length > w; w = width()) {
+      lines.push(prefix + rest.slice(0, w));
+      prefix = indent;
+      rest = rest.slice(w);
+    }
+    current = rest;
+  }
+  if (current.trim() || !lines.length) flush();
+  return lines.join('\n');
 }

@@ -39,4 +39,31 @@ describe('output width', () => {
     assert.equal(visibleWidth('\u001b[1mbold\u001b[22m'), 4);
     assert.deepEqual(overlong(fitLines(`a ${'x'.repeat(150)}`, 80), 80), []);
   });
+
+  it('wraps a 1 MiB line in linear time, every word kept in order and every line within the width', () => {
+    const words = Array.from({ length: 150_000 }, (_, i) => (i % 997 === 500 ? 'y'.repeat(250) : `w${i}`));
+    const line = `  ${words.join(' ')}`;
+    const started = performance.now();
+    const fitted = fitLines(line, 100).split('\n');
+    assert.ok(performance.now() - started < 2000, "well under wrap-ansi's minutes");
+    assert.deepEqual(
+      fitted.filter((l) => l.length > 100),
+      [],
+    );
+    assert.ok(fitted[0]?.startsWith('  w0 w1 '), fitted[0]);
+    assert.ok(
+      fitted.slice(1).every((l) => l.startsWith('    ')),
+      'continuations indented two past the line',
+    );
+    // The long words are cut, never lost: their letters add up.
+    assert.equal(fitted.join('').replaceAll(/[^y]/g, '').length, words.filter((w) => w.startsWith('y')).length * 250);
+    assert.equal(
+      fitted
+        .join(' ')
+        .split(/\s+/)
+        .filter((w) => w.startsWith('w'))
+        .join(' '),
+      words.filter((w) => w.startsWith('w')).join(' '),
+    );
+  });
 });
