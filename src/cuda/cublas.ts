@@ -91,7 +91,7 @@ const STATUS_HINT: ReadonlyMap<number, string> = new Map([
 /** What a GPU-tuned workspace needs: cuBLAS asks for 32 MiB per handle on Hopper. */
 export const DEFAULT_WORKSPACE_BYTES = 32 << 20;
 
-/** A cuBLAS call that returned something other than CUBLAS_STATUS_SUCCESS. */
+/** A cuBLAS call that returned something other than CUBLAS_STATUS_SUCCESS; `hints` by status (cuBLASLt has its own). */
 export class CublasError extends DeviceFailure {
   constructor(
     readonly api: string,
@@ -99,8 +99,9 @@ export class CublasError extends DeviceFailure {
     readonly statusName: string,
     description: string,
     context?: string,
+    hints: ReadonlyMap<number, string> = STATUS_HINT,
   ) {
-    super(`${api} failed${context ? ` (${context})` : ''}: ${statusName} (${status}): ${description}`, { hint: STATUS_HINT.get(status) });
+    super(`${api} failed${context ? ` (${context})` : ''}: ${statusName} (${status}): ${description}`, { hint: hints.get(status) });
   }
 }
 

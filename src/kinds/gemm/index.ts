@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors.js';
 import type { ComputeStep, StageKind, StepConfig } from '../kind.js';
-import { SMS } from '../kernel/index.js';
+import { LIBRARY_ON_SMS, SMS_ENGINE } from '../kernel/index.js';
 import { chunkShortOfB, gemmConfig } from './config.js';
 import { type GemmOp, type GemmSpec, gemmBytesRead, gemmFlops, gemmRows } from './spec.js';
 
@@ -23,16 +23,7 @@ export const gemm: StageKind<'gemm', GemmOp> = {
     return [{ kind: 'gemm', stream: w.stream, gemm: step.label, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst, spec }];
   },
   config: gemmConfig as StepConfig<unknown>,
-  moves: () => null,
-  owns: () => true,
-  touchesDevice: true,
-  // cuBLAS launches kernels of its own, and may clear its workspace with a memset among them; each carries the
-  // correlation id of the call, which the timeline spans.
-  cupti: { kind: 'kernel', memsets: true },
-  // On the SMs with the kernels, its time from its mode alone on whole buffers.
-  model: SMS,
-  // cuBLAS may pick another algorithm for a chunk's rows than for the whole buffers: its C takes verify.tolerance.
-  verify: 'tolerance',
+  ...LIBRARY_ON_SMS,
   writes: (op) => [op.spec.c.buffer],
   names: (op) => [op.gemm],
   look: {
@@ -44,14 +35,12 @@ export const gemm: StageKind<'gemm', GemmOp> = {
     rate: false,
     noun: { one: 'cuBLAS GEMM', many: 'cuBLAS GEMMs', always: false },
     terminal: { background: 'bgMagenta', foreground: 'whiteBright' },
-    // It runs on the SMs: one engine row with the kernels.
-    engine: { row: 3000, name: 'SMs', hostCopy: false, exclusive: false },
+    engine: SMS_ENGINE,
   },
   what,
   describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (m ${gemmRows(op)}, items ${op.first} to ${op.first + op.count - 1}, ${gemmFlops(op) / 1e9} GFLOP)`,
   timeline: (op) => ({ buffer: null, kernel: op.gemm, bytes: gemmBytesRead(op) }),
   work: (op) => ({ flop: gemmFlops(op), bytes: gemmBytesRead(op) }),
-  subject: (op) => op.kernel,
   environment: [['CUDA_PIPE_CUBLAS', 'the libcublas file for gemm stages, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
   failureHint: 'Check that the operands hold m×k, k×n and m×n elements for the chunk (itemSize k and n), or run it under compute-sanitizer.',

@@ -28,6 +28,26 @@ export const SMS: ModelResource = {
 };
 
 /** A kernel from kernels/ over the chunk's element range, launched from a launch record built once. */
+/** The SMs as the trace draws them: one engine row that every compute kind on them shares. */
+export const SMS_ENGINE = { row: 3000, name: 'SMs', hostCopy: false, exclusive: false } as const;
+
+/**
+ * What every library call on the SMs (a cuBLAS GEMM, a cuBLASLt matmul) is alike in: it moves no bytes and owns its
+ * op kind; it launches kernels of its own, and may clear its workspace with a memset among them, each with the
+ * correlation id of the call, which the timeline spans; its time comes from its mode alone on whole buffers; and the
+ * library may pick another algorithm for a chunk's rows than for the whole buffers, so its outputs take
+ * verify.tolerance.
+ */
+export const LIBRARY_ON_SMS = {
+  moves: () => null,
+  owns: () => true,
+  touchesDevice: true,
+  cupti: { kind: 'kernel', memsets: true },
+  model: SMS,
+  verify: 'tolerance',
+  subject: (op: { readonly kernel: string | null }) => op.kernel,
+} as const;
+
 export const kernel: StageKind<'kernel', KernelOp> = {
   id: 'kernel',
   opKind: 'kernel',
@@ -51,7 +71,7 @@ export const kernel: StageKind<'kernel', KernelOp> = {
     rate: false,
     noun: { one: 'kernel launch', many: 'kernel launches', always: true },
     terminal: { background: 'bgGreen', foreground: 'black' },
-    engine: { row: 3000, name: 'SMs', hostCopy: false, exclusive: false },
+    engine: SMS_ENGINE,
   },
   what: (op, c) => what(op, c.kernels),
   describe: (op, c) => `${what(op, c.kernels)}, ${c.chunk(op.chunk)} (elements ${op.first} to ${op.first + op.count - 1})`,

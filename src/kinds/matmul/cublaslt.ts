@@ -1,7 +1,6 @@
-import { CUBLAS_STATUS_NAME } from '../../cuda/cublas.js';
+import { CUBLAS_STATUS_NAME, CublasError } from '../../cuda/cublas.js';
 import { type LibrarySpec, type NativeCall, openLibrary } from '../../cuda/ffi.js';
 import type { DevicePtr, HostPtr, StreamHandle } from '../../cuda/types.js';
-import { DeviceFailure } from '../../errors.js';
 import type { Epilogue, MatmulDtype, OutputType } from './spec.js';
 
 // libcublasLt, bound through src/cuda/ffi.ts: the calls a matmul step makes, and the numbers of cublasLt.h they take.
@@ -103,16 +102,10 @@ const STATUS_HINT: ReadonlyMap<number, string> = new Map([
   [15, 'cuBLASLt has no algorithm for this combination of types, epilogue, transposes and alignments; fp8 needs transB and k a multiple of 16.'],
 ]);
 
-/** A cuBLASLt call that returned something other than CUBLAS_STATUS_SUCCESS, naming the call and what it was for. */
-export class CublasLtError extends DeviceFailure {
-  constructor(
-    readonly api: string,
-    readonly status: number,
-    readonly statusName: string,
-    description: string,
-    context?: string,
-  ) {
-    super(`${api} failed${context ? ` (${context})` : ''}: ${statusName} (${status}): ${description}`, { hint: STATUS_HINT.get(status) });
+/** A cuBLASLt call that returned something other than CUBLAS_STATUS_SUCCESS (a cublasStatus_t, as cuBLAS's), with cuBLASLt's hints. */
+export class CublasLtError extends CublasError {
+  constructor(api: string, status: number, statusName: string, description: string, context?: string) {
+    super(api, status, statusName, description, context, STATUS_HINT);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { StageKind, StepConfig } from '../kind.js';
-import { SMS } from '../kernel/index.js';
+import { LIBRARY_ON_SMS, SMS_ENGINE } from '../kernel/index.js';
 import { matmulConfig } from './config.js';
 import { type MatmulOp, type MatmulSpec, matmulBytesRead, matmulFlops, matmulRows } from './spec.js';
 
@@ -19,16 +19,7 @@ export const matmul: StageKind<'matmul', MatmulOp> = {
     { kind: 'matmul', stream: w.stream, matmul: step.label, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst, spec: step.spec as MatmulSpec },
   ],
   config: matmulConfig as StepConfig<unknown>,
-  moves: () => null,
-  owns: () => true,
-  touchesDevice: true,
-  // cuBLASLt launches kernels of its own, and may clear its workspace with a memset among them (split-K); each
-  // carries the correlation id of the call, which the timeline spans.
-  cupti: { kind: 'kernel', memsets: true },
-  // On the SMs with the kernels, its time from its mode alone on whole buffers.
-  model: SMS,
-  // The heuristic may pick another algorithm for a chunk's rows than for the whole buffers: its C takes verify.tolerance.
-  verify: 'tolerance',
+  ...LIBRARY_ON_SMS,
   writes: (op) => [op.spec.c.buffer],
   names: (op) => [op.matmul],
   look: {
@@ -40,14 +31,12 @@ export const matmul: StageKind<'matmul', MatmulOp> = {
     rate: false,
     noun: { one: 'cuBLASLt matmul', many: 'cuBLASLt matmuls', always: false },
     terminal: { background: 'bgCyan', foreground: 'black' },
-    // It runs on the SMs: one engine row with the kernels.
-    engine: { row: 3000, name: 'SMs', hostCopy: false, exclusive: false },
+    engine: SMS_ENGINE,
   },
   what,
   describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (m ${matmulRows(op)}, items ${op.first} to ${op.first + op.count - 1}, ${matmulFlops(op) / 1e9} GFLOP)`,
   timeline: (op) => ({ buffer: null, kernel: op.matmul, bytes: matmulBytesRead(op) }),
   work: (op) => ({ flop: matmulFlops(op), bytes: matmulBytesRead(op) }),
-  subject: (op) => op.kernel,
   environment: [['CUDA_PIPE_CUBLASLT', 'the libcublasLt file for matmul stages, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
   failureHint: 'Check that the operands hold m×k, k×n and m×n elements for the chunk (itemSize k and n) and the bias n, or run it under compute-sanitizer.',
