@@ -2,7 +2,7 @@ import { type ActivityCollection, CuptiActivity, matchActivity } from '../cuda/c
 import { type CuptiRecord, isWorkOp, stageOf } from '../kinds/index.js';
 import type { EngineSource } from '../measure/runner.js';
 import type { TracedSchedule, TracedSpan } from '../plan/trace.js';
-import type { PreparedRep } from './issue.js';
+import type { PreparedRep } from './prepared-rep.js';
 
 // A traced rep's engine times: whether CUPTI may record it, and each span's engine interval from CUPTI's records.
 

@@ -1,7 +1,8 @@
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { Op, Schedule } from '../plan/types.js';
 import type { Cleanup } from './cleanup.js';
-import type { DirectIssuer, Issuer, PreparedRep } from './issue.js';
+import type { DirectIssuer } from './issue.js';
+import type { Issuer, PreparedRep } from './prepared-rep.js';
 
 /**
  * Replays a schedule's body as a CUDA graph: the body is captured once from the first stream, forking every other

@@ -5,7 +5,7 @@ import type { EventHandle } from '../cuda/types.js';
 import type { CpuStageTiming, RepOptions } from '../measure/runner.js';
 import { onClock, type WorkerPool } from '../workers/pool.js';
 import { HandoverRun } from './handover.js';
-import type { PreparedRep } from './issue.js';
+import type { PreparedRep } from './prepared-rep.js';
 import { LoaderRun } from './loader.js';
 import type { RepWaits } from './rep-waits.js';
 

@@ -1,96 +1,16 @@
-import { hostBytes } from '../cuda/host.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
-import { type DevicePtr, type EventHandle, type KernelArgValue, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
-import type { KernelOp, Op, Plan, PlanKernel, Schedule, StreamSpec } from '../plan/types.js';
-import { chunkArgs, launchElements } from '../plan/kernel-args.js';
+import { type EventHandle, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
+import type { Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
 import { resolvePriority } from '../plan/priority.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
-import type { DeviceFacts } from '../result/environment.js';
 import { type IssuePrimitives, type IssueSite, issueWorkOp, type KindRuntimes } from '../kinds/index.js';
-import type { DeviceBuffers } from './buffers.js';
 import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
 import type { HostCalls } from './host-calls.js';
-import type { Handover } from './handover.js';
-import type { Fill } from './loader.js';
 import { HostStageIssue } from './host-stage-issue.js';
-
-/** Generous: a rep's ops are issued in milliseconds; only a host that never releases the gate meets it. */
-const GATE_TIMEOUT_NS = 2_000_000_000;
-
-/** cuda-pipe's own kernels (kernels/internal/gate.cu), loaded when a plan has gated schedules or empty launches. */
-export interface InternalKernels {
-  readonly gate: KernelHandle;
-  readonly empty: KernelHandle;
-}
-
-/** [release, timed out] in host-mapped memory, read by the gate kernel. */
-export interface GateFlags {
-  readonly host: Uint32Array;
-  readonly device: DevicePtr;
-}
-
-export function allocateGate(rt: CudaRuntime, cleanup: Cleanup): GateFlags {
-  const host = rt.memory.hostAlloc(8, 'mapped');
-  cleanup.push(() => rt.memory.freeHost(host));
-  const bytes = hostBytes(host, 8);
-  return { host: new Uint32Array(bytes.buffer, bytes.byteOffset, 2), device: rt.memory.devicePointerOf(host) };
-}
-
-/**
- * A schedule bound to handles, ready to issue: one closure per issued call, returning the raw cudaError_t, so the
- * timed loop only calls and compares. `ops[i]` is what `thunks[i]` issues (for naming a failure).
- */
-export interface PreparedRep {
-  readonly schedule: Schedule;
-  readonly thunks: ReadonlyArray<() => number>;
-  /** The op each thunk issues; null for a graph launch, which issues the whole body. */
-  readonly ops: ReadonlyArray<Op | null>;
-  readonly opStreams: readonly StreamHandle[];
-  /** Index in `thunks` of the call that issues the body's op `bodyIndex` (for a graph, its launch). */
-  readonly bodyThunkIndex: (bodyIndex: number) => number;
-  /** The tag of each host op of the body, by body index, for reading when it ran. */
-  readonly hostTags: ReadonlyMap<number, number>;
-  /**
-   * A schedule with a loader (the host stage's `before`): each chunk's fill, the thunk that must wait for it (the
-   * chunk's first op), and the thunk after which the event closing its H2D is recorded. Null without one.
-   */
-  readonly loader: {
-    readonly fills: readonly Fill[];
-    readonly waitAt: ReadonlyMap<number, number>;
-    readonly recordedAt: ReadonlyMap<number, number>;
-    readonly releasedBy: readonly (EventHandle | null)[];
-    /** The ring's slots: fills in flight ahead of the GPU. */
-    readonly slots: number;
-  } | null;
-  /** The chunks a worker pool takes over once their event (recorded after the chunk's D2H) completed, in issue order. */
-  readonly handovers: ReadonlyArray<Handover & { readonly event: EventHandle }>;
-  /** Host time spent capturing and instantiating a graph, once; null for a schedule issued op by op. */
-  readonly setup: { readonly captureMs: number; readonly instantiateMs: number } | null;
-  /** Every event of the schedule, so a traced rep can read any of them. */
-  readonly events: ReadonlyMap<string, EventHandle>;
-  readonly start: EventHandle;
-  readonly end: EventHandle;
-  /** Index in `thunks` of the call that records `start`. */
-  readonly startIndex: number;
-}
-
-/** Turns a schedule into a PreparedRep. The direct issuer issues every op from the host; the graph issuer replays. */
-export interface Issuer {
-  prepare(schedule: Schedule): PreparedRep;
-}
-
-/** A schedule's streams and events, created once, and a way to build the thunk of any of its ops. */
-export interface BoundSchedule {
-  readonly streams: ReadonlyMap<string, StreamHandle>;
-  readonly events: ReadonlyMap<string, EventHandle>;
-  stream(id: string): StreamHandle;
-  event(id: string): EventHandle;
-  /** The device a stream of the schedule is on. */
-  deviceOf(id: string): number;
-  /** `external`: inside a capture, record events as graph nodes (so a replay records them, for timing). */
-  thunk(op: Op, options?: { external?: boolean }): { issue: () => number; hostTag: number | null };
-}
+import { gateArgs, type GateFlags, type InternalKernels } from './gate.js';
+import { kernelLaunch } from './kernel-launch.js';
+import type { BoundSchedule, Issuer, PreparedRep } from './prepared-rep.js';
 
 /** Issues every op of a rep one by one from the host: launch records and copy closures built once, here. */
 export class DirectIssuer implements Issuer {
@@ -256,23 +176,7 @@ export class DirectIssuer implements Issuer {
         const kernel = this.plan.kernels.find((k) => k.label === op.kernel);
         const handle = this.kernels.get(op.kernel);
         if (!kernel || handle === undefined) throw new Error(`schedule ${schedule.id} names unknown kernel ${op.kernel}`);
-        return this.launch({
-          kernel: handle,
-          grid: gridSize(
-            kernel,
-            launchElements(
-              kernel.args,
-              kernel.args.flatMap((a) => (a.kind === 'buffer' ? [buffers.binding(a.buffer).buffer] : [])),
-              op.count,
-            ),
-            this.devices.facts(device),
-          ),
-          block: kernel.block,
-          sharedBytes: 0,
-          stream,
-          args: this.kernelArgs(kernel, op, buffers),
-          describe: `kernel ${kernel.label}`,
-        });
+        return this.launch({ kernel: handle, ...kernelLaunch(kernel, op, buffers, this.devices.facts(device)), sharedBytes: 0, stream, describe: `kernel ${kernel.label}` });
       },
       peerCopy: (op) => {
         const src = offsetPointer(this.devices.buffers(op.from).binding(op.buffer).device, op.deviceOffset);
@@ -301,10 +205,7 @@ export class DirectIssuer implements Issuer {
           sharedBytes: 0,
           stream,
           describe: 'gate',
-          args: [
-            { kind: 'pointer', value: gate.device },
-            { kind: 'scalar', type: 'uint64', value: GATE_TIMEOUT_NS },
-          ],
+          args: gateArgs(gate),
         });
       }
       case 'empty': {
@@ -319,21 +220,4 @@ export class DirectIssuer implements Issuer {
     this.cleanup.push(() => record.free());
     return record.launch;
   }
-
-  private kernelArgs(kernel: PlanKernel, op: Pick<KernelOp, 'first' | 'count' | 'deviceFirst'>, buffers: DeviceBuffers): KernelArgValue[] {
-    const named = kernel.args.flatMap((a) => (a.kind === 'buffer' ? [buffers.binding(a.buffer).buffer] : []));
-    return chunkArgs(kernel.args, named, op).map(
-      (arg): KernelArgValue => (arg.kind === 'buffer' ? { kind: 'pointer', value: offsetPointer(buffers.binding(arg.buffer).device, arg.byteOffset) } : arg),
-    );
-  }
-}
-
-export function gridSize(kernel: Pick<PlanKernel, 'grid' | 'block'>, count: number, device: Pick<DeviceFacts, 'multiprocessors' | 'maxThreadsPerMultiprocessor'>): number {
-  const cover = Math.max(1, Math.ceil(count / kernel.block));
-  if (kernel.grid === 'cover') return cover;
-  if (kernel.grid === 'auto') {
-    const resident = device.multiprocessors * Math.max(1, Math.floor(device.maxThreadsPerMultiprocessor / kernel.block));
-    return Math.min(cover, resident);
-  }
-  return kernel.grid;
 }

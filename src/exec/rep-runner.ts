@@ -14,7 +14,8 @@ import { type Op, type Plan, type Schedule, streamDevices } from '../plan/types.
 import type { Agreement, KindRuntimes } from '../kinds/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
-import type { GateFlags, Issuer, PreparedRep } from './issue.js';
+import type { GateFlags } from './gate.js';
+import type { Issuer, PreparedRep } from './prepared-rep.js';
 import { opTimeout } from './timeouts.js';
 import { TIMED_OUT, type Waiter } from './wait.js';
 

@@ -6,7 +6,7 @@ import type { RepOptions } from '../measure/runner.js';
 import { describeOp } from '../plan/describe.js';
 import { isWorkOp, type Plan, scheduleOps } from '../plan/types.js';
 import type { HostCalls } from './host-calls.js';
-import type { PreparedRep } from './issue.js';
+import type { PreparedRep } from './prepared-rep.js';
 import { repTimeout } from './timeouts.js';
 import { TIMED_OUT, type WaitCheck, type Waiter } from './wait.js';
 

@@ -12,7 +12,7 @@ import { type DeviceParts, layoutBound } from '../../src/measure/bound.js';
 import { compareWindows } from '../../src/measure/repeat.js';
 import { buildPlan } from '../../src/plan/build.js';
 import { chunkArgs, launchElements } from '../../src/plan/kernel-args.js';
-import { gridSize } from '../../src/exec/issue.js';
+import { gridSize } from '../../src/exec/kernel-launch.js';
 import type { CopyOp, KernelOp, Plan, Schedule } from '../../src/plan/types.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';
 

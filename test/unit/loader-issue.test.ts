@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { CudaRuntime } from '../../src/cuda/runtime.js';
 import type { DeviceSet } from '../../src/exec/device-set.js';
 import type { HostCalls } from '../../src/exec/host-calls.js';
-import type { Issuer, PreparedRep } from '../../src/exec/issue.js';
+import type { Issuer, PreparedRep } from '../../src/exec/prepared-rep.js';
 import { CudaRepRunner } from '../../src/exec/rep-runner.js';
 import type { Waiter } from '../../src/exec/wait.js';
 import type { Plan, Schedule } from '../../src/plan/types.js';

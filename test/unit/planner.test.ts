@@ -7,7 +7,7 @@ import { splitRanges } from '../../src/chunking.js';
 import { traceSchedule } from '../../src/plan/trace.js';
 import { type CopyOp, type Op, type Plan, type Schedule, scheduleOps } from '../../src/plan/types.js';
 import { renderPlan } from '../../src/report/plan.js';
-import { gridSize } from '../../src/exec/issue.js';
+import { gridSize } from '../../src/exec/kernel-launch.js';
 import type { ModeRole } from '../../src/vocabulary.js';
 
 function plan(elements: number, pipeline: string, extraBuffers = ''): Plan {
