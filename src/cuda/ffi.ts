@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import koffi from 'koffi';
 import { EnvironmentError } from '../errors.js';
-import { exports, firstLoadable, LibraryOverrideError } from './load.js';
+import { exports, firstLoadable, LibraryOverrideError, loadCudaLibrary } from './load.js';
+import type { CudaLibraryKind } from './locate.js';
 import type { HostPtr } from './types.js';
 
 // The door through which a stage kind (src/kinds/<kind>/) binds a library of its own, such as cuBLASLt, without
@@ -74,6 +75,16 @@ export function openLibrary(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.
   throw new EnvironmentError(`Could not load ${spec.title}. Tried:\n${tried.join('\n')}`, {
     hint: `Install ${spec.install}, then set CUDA_PATH to the toolkit root, or ${spec.override} to the library file itself.`,
   });
+}
+
+/**
+ * A CUDA library that cuda-pipe's own search finds (src/cuda/locate.ts: its override variable, CUDA_PATH and
+ * CUDA_HOME, the loader, /usr/local/cuda; every function it binds checked against the CUDA release that added it,
+ * src/cuda/symbols.ts), for a kind that binds it itself: cuBLAS for gemm.
+ */
+export function openCudaLibrary(kind: Exclude<CudaLibraryKind, 'cudart' | 'nvrtc'>, env: NodeJS.ProcessEnv = process.env): BoundLibrary {
+  const { lib, path } = loadCudaLibrary(kind, env);
+  return { path, bind: (prototype) => lib.func(prototype) as NativeCall };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { type CudaLibraryKind, LIBRARY_NAME } from './locate.js';
 
 /**
- * Every function cuda-pipe binds (bindings.ts, nvrtc.ts, cublas.ts), with the CUDA release that first shipped it: a library
+ * Every function cuda-pipe binds (bindings.ts, nvrtc.ts, and the gemm kind's cublas.ts), with the CUDA release that first shipped it: a library
  * that lacks one is an older or incomplete CUDA, refused when it is loaded rather than when the call is first made.
  * A row of several names is satisfied by any of them (the first that exists is bound).
  */

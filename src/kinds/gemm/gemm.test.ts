@@ -12,7 +12,7 @@ import { renderGantt } from '../../report/gantt.js';
 import { renderSvg } from '../../report/svg.js';
 import { buildTrace } from '../../report/trace.js';
 import type { RunResult } from '../../result/schema.js';
-import type { CublasHandle } from '../../cuda/cublas.js';
+import type { CublasHandle } from './cublas.js';
 import type { DevicePtr } from '../../cuda/types.js';
 import { type ChunkWork, columnMajorCall, phaseOps, stage } from '../index.js';
 import { fakeSite, siteAddress } from '../../../test/helpers/kind-site.js';

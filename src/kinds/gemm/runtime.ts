@@ -1,4 +1,4 @@
-import { type Cublas, type CublasHandle, DEFAULT_WORKSPACE_BYTES, openCublas } from '../../cuda/cublas.js';
+import { type Cublas, type CublasHandle, DEFAULT_WORKSPACE_BYTES, openCublas } from './cublas.js';
 import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
 import type { IssueSite, KindRuntime, KindRuntimeModule, OpenContext, Thunk } from '../kind.js';
 import { columnMajorCall, type GemmOp, type GemmOperand, gemmProducts, gemmRows } from './spec.js';

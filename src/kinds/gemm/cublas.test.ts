@@ -4,13 +4,13 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CUBLAS_OP, CublasError, type CublasHandle, GEMM_TYPES, type GemmSpec, loadCublas } from '../../src/cuda/cublas.js';
-import { LibraryOverrideError, loadFirst } from '../../src/cuda/load.js';
-import { libraryCandidates, resolveLibraryFile } from '../../src/cuda/locate.js';
-import { REQUIRED_SYMBOLS } from '../../src/cuda/symbols.js';
-import type { DevicePtr, StreamHandle } from '../../src/cuda/types.js';
-import { EnvironmentError } from '../../src/errors.js';
-import { packageRoot } from '../../src/paths.js';
+import { CUBLAS_OP, CublasError, type CublasHandle, GEMM_TYPES, type GemmSpec, loadCublas } from './cublas.js';
+import { LibraryOverrideError, loadFirst } from '../../cuda/load.js';
+import { libraryCandidates, resolveLibraryFile } from '../../cuda/locate.js';
+import { REQUIRED_SYMBOLS } from '../../cuda/symbols.js';
+import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
+import { EnvironmentError } from '../../errors.js';
+import { packageRoot } from '../../paths.js';
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -129,8 +129,8 @@ const noCompiler = spawnSync('cc', ['--version']).status === 0 ? false : 'no C c
 
 describe('a libcublas lacking a function cuda-pipe binds', { skip: noCompiler }, () => {
   it('every function cublas.ts binds is in the table of required functions, and nothing else is', () => {
-    const source = readFileSync(join(packageRoot(), 'src/cuda/cublas.ts'), 'utf8');
-    const bound = [...source.matchAll(/lib\.func\(\s*'[^']*?\b(\w+)\(/g)].map((m) => m[1] as string).sort();
+    const source = readFileSync(join(packageRoot(), 'src/kinds/gemm/cublas.ts'), 'utf8');
+    const bound = [...source.matchAll(/lib\.bind\(\s*'[^']*?\b(\w+)\(/g)].map((m) => m[1] as string).sort();
     assert.deepEqual(bound, REQUIRED_SYMBOLS.cublas.flatMap((r) => r.names).sort());
   });
 

@@ -1,7 +1,6 @@
-import koffi from 'koffi';
-import { DeviceFailure } from '../errors.js';
-import { loadCudaLibrary, type NativeLibrary } from './load.js';
-import type { DevicePtr, StreamHandle } from './types.js';
+import { DeviceFailure } from '../../errors.js';
+import { type BoundLibrary, nativeBlock, openCudaLibrary } from '../../cuda/ffi.js';
+import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
 
 // cuBLAS, for GEMM stages: located and checked like libcudart (locate.ts, symbols.ts), one handle per stream with its
 // own workspace, and a prebuilt call for the timed loop. Only cublasGemmEx is bound: it takes every data type the
@@ -118,16 +117,16 @@ export interface GemmRecord {
   free(): void;
 }
 
-function declare(lib: NativeLibrary) {
+function declare(lib: BoundLibrary) {
   return {
-    create: lib.func('int cublasCreate_v2(_Out_ void **handle)'),
-    destroy: lib.func('int cublasDestroy_v2(void *handle)'),
-    setStream: lib.func('int cublasSetStream_v2(void *handle, void *stream)'),
-    setWorkspace: lib.func('int cublasSetWorkspace_v2(void *handle, void *workspace, size_t bytes)'),
-    setMathMode: lib.func('int cublasSetMathMode(void *handle, int mode)'),
-    getVersion: lib.func('int cublasGetVersion_v2(void *handle, _Out_ int *version)'),
-    getStatusString: lib.func('const char *cublasGetStatusString(int status)'),
-    gemmEx: lib.func(
+    create: lib.bind('int cublasCreate_v2(_Out_ void **handle)'),
+    destroy: lib.bind('int cublasDestroy_v2(void *handle)'),
+    setStream: lib.bind('int cublasSetStream_v2(void *handle, void *stream)'),
+    setWorkspace: lib.bind('int cublasSetWorkspace_v2(void *handle, void *workspace, size_t bytes)'),
+    setMathMode: lib.bind('int cublasSetMathMode(void *handle, int mode)'),
+    getVersion: lib.bind('int cublasGetVersion_v2(void *handle, _Out_ int *version)'),
+    getStatusString: lib.bind('const char *cublasGetStatusString(int status)'),
+    gemmEx: lib.bind(
       'int cublasGemmEx(void *handle, int transa, int transb, int m, int n, int k, void *alpha, void *A, int Atype, int lda, ' +
         'void *B, int Btype, int ldb, void *beta, void *C, int Ctype, int ldc, int computeType, int algo)',
     ),
@@ -141,7 +140,7 @@ export class Cublas {
 
   constructor(
     readonly libraryPath: string,
-    lib: NativeLibrary,
+    lib: BoundLibrary,
   ) {
     this.fn = declare(lib);
   }
@@ -188,14 +187,14 @@ export class Cublas {
 
   /**
    * The GEMM bound once: alpha and beta encoded into native floats (host pointer mode, the handle's default), every
-   * other argument captured as a number or pointer, so a call costs koffi's conversion of 19 arguments and nothing more.
+   * other argument captured as a number or pointer, so a call costs the conversion of 19 arguments and nothing more.
    */
   record(handle: CublasHandle, spec: GemmSpec, a: DevicePtr, b: DevicePtr, c: DevicePtr): GemmRecord {
     const types = GEMM_TYPES[spec.dtype];
-    const scalars = koffi.alloc('float', 2);
-    koffi.encode(scalars, 0, 'float', spec.alpha);
-    koffi.encode(scalars, 4, 'float', spec.beta);
-    const alpha = koffi.address(scalars);
+    const scalars = nativeBlock(8);
+    scalars.view.setFloat32(0, spec.alpha, true);
+    scalars.view.setFloat32(4, spec.beta, true);
+    const alpha = scalars.address;
     const beta = alpha + 4n;
     const gemmEx = this.fn.gemmEx;
     const { m, n, k, lda, ldb, ldc } = spec;
@@ -203,15 +202,10 @@ export class Cublas {
     const transB = CUBLAS_OP[spec.transB];
     const { dataType, computeType } = types;
     const cType = spec.cFloat32 ? CUDA_DATA_TYPE.R_32F : dataType;
-    let freed = false;
     return {
       launch: () => gemmEx(handle, transA, transB, m, n, k, alpha, a, dataType, lda, b, dataType, ldb, beta, c, cType, ldc, computeType, GEMM_DEFAULT_ALGO) as number,
       describe: describeGemm(spec),
-      free: () => {
-        if (freed) return;
-        freed = true;
-        koffi.free(scalars);
-      },
+      free: () => scalars.free(),
     };
   }
 
@@ -228,8 +222,8 @@ export class Cublas {
 
 /** Loads libcublas (see locate.ts for where it looks); a missing or incomplete one is an EnvironmentError. */
 export function loadCublas(env: NodeJS.ProcessEnv = process.env): Cublas {
-  const { lib, path } = loadCudaLibrary('cublas', env);
-  return new Cublas(path, lib);
+  const lib = openCudaLibrary('cublas', env);
+  return new Cublas(lib.path, lib);
 }
 
 let cached: Cublas | undefined;

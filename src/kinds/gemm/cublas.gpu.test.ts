@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
-import { DEFAULT_WORKSPACE_BYTES, GEMM_TYPES, type GemmSpec, openCublas } from '../../src/cuda/cublas.js';
-import { hostBytes } from '../../src/cuda/host.js';
-import { type CudaRuntime, openRuntime } from '../../src/cuda/runtime.js';
-import type { DevicePtr, StreamHandle } from '../../src/cuda/types.js';
-import { median } from '../../src/quantile.js';
-import { gpuSkipReason } from '../helpers/gpu.js';
+import { DEFAULT_WORKSPACE_BYTES, GEMM_TYPES, type GemmSpec, openCublas } from './cublas.js';
+import { hostBytes } from '../../cuda/host.js';
+import { type CudaRuntime, openRuntime } from '../../cuda/runtime.js';
+import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
+import { median } from '../../quantile.js';
+import { gpuSkipReason } from '../../../test/helpers/gpu.js';
 
 function cublasSkipReason(): string | null {
   const gpu = gpuSkipReason();
