@@ -42,7 +42,7 @@ pair() {
   pair --dtype bf16 --size 4096 --count 16 --streams 4 --data pattern --shared-b
   if [ -f "$root/build/cuda-pipe-linux-x64.tar.xz" ]; then
     rm -rf /tmp/cuda-pipe && tar xJf "$root/build/cuda-pipe-linux-x64.tar.xz" -C /tmp
-    (cd /tmp/cuda-pipe && step bin/node --test --test-reporter=spec dist/test/gpu/cublas.test.js)
+    (cd /tmp/cuda-pipe && step bin/node --test --test-reporter=spec dist/src/kinds/gemm/cublas.gpu.test.js)
   fi
   for streams in 1 4; do record inference python3 "$torch_dir/inference.py" --streams "$streams" --check; done
   record weight-streaming python3 "$torch_dir/weight_streaming.py"
