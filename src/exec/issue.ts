@@ -3,7 +3,7 @@ import { type EventHandle, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_
 import type { Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
 import { resolvePriority } from '../plan/priority.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
-import { type IssuePrimitives, type IssueSite, issueWorkOp, type KindRuntimes } from '../kinds/index.js';
+import { type RuntimePrimitives, type IssueSite, issueWorkOp, type KindRuntimes } from '../kinds/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
 import type { HostCalls } from './host-calls.js';
@@ -162,7 +162,7 @@ export class DirectIssuer implements Issuer {
   }
 
   /** The device layer bound to one op's stream, for its stage kind to issue the op through. */
-  private primitives(stream: StreamHandle, device: number, schedule: Schedule): IssuePrimitives {
+  private primitives(stream: StreamHandle, device: number, schedule: Schedule): RuntimePrimitives {
     const { rt } = this;
     const buffers = this.devices.buffers(device);
     return {

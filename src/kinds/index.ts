@@ -59,9 +59,6 @@ export type {
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
 export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K ? (K extends StageKind<string, infer O, never> ? O : never) : never;
 
-/** Every device call the table's kinds issue through: the runtime's, and each library kind's own. */
-export type IssuePrimitives = RuntimePrimitives;
-
 /** Every stage kind, in the order pictures list them: load, compute, communication, store, host work, peer copies. */
 export const STAGE_KINDS = [h2d, kernel, gemm, matmul, collective, d2h, host, peer] as const;
 
@@ -78,7 +75,7 @@ const WORK_OP_KINDS: ReadonlySet<string> = new Set(STAGE_KINDS.map((s) => s.opKi
 export const isWorkOp = <O extends { readonly kind: string }>(op: O): op is Extract<O, WorkOp> => WORK_OP_KINDS.has(op.kind);
 
 // A stage kind with its op type erased, so the table can be searched by a work op of any kind.
-type AnyStage = StageKind<Stage, WorkOp, IssuePrimitives>;
+type AnyStage = StageKind<Stage, WorkOp, RuntimePrimitives>;
 const table = STAGE_KINDS as unknown as readonly AnyStage[];
 
 /** The stage kind of a work op. */
@@ -141,7 +138,7 @@ export function kindRecords(runtimes: KindRuntimes): { sections: Partial<KindSec
 }
 
 /** Binds a work op: through the runtime's own calls, or through its kind's runtime. */
-export function issueWorkOp(op: WorkOp, primitives: IssuePrimitives, runtimes: KindRuntimes, site: IssueSite): IssuedOp {
+export function issueWorkOp(op: WorkOp, primitives: RuntimePrimitives, runtimes: KindRuntimes, site: IssueSite): IssuedOp {
   const kind = stageOf(op);
   if (kind.issue) return kind.issue(op, primitives);
   const runtime = runtimes.get(kind.id);

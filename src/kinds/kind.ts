@@ -27,10 +27,9 @@ export interface IssuedOp {
 
 /**
  * The device layer in the plan's terms, bound by exec/ to one op's stream and device: buffers by name, devices by
- * index. These are the runtime's own calls; a stage kind that calls a library declares its call in its module
- * (`GemmPrimitive`), the table's `IssuePrimitives` (./index.ts) adds it, and exec/ implements it, keeping the
- * library's per-stream handles and workspaces, made once when the schedule is bound, so a graph capture records
- * the call like any other.
+ * index. These are the CUDA runtime's own calls, which exec/issue.ts implements; a kind that calls a library issues
+ * through its own runtime instead (`KindRuntime`), made once when the run opens, so a graph capture records its
+ * call like any other.
  */
 export interface RuntimePrimitives {
   copy(spec: { readonly buffer: string; readonly hostOffset: number; readonly deviceOffset: number; readonly bytes: number; readonly direction: 'h2d' | 'd2h' }): Thunk;

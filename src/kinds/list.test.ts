@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { fakeSite } from '../../test/helpers/kind-site.js';
 import { describe, it } from 'node:test';
-import { type ChunkWork, engineRows, engineSharing, type IssuePrimitives, issueWorkOp, opBytes, phaseOps, STAGE_KINDS, STAGES, stageOf, type WorkOp } from '../kinds/index.js';
+import { type ChunkWork, engineRows, engineSharing, type RuntimePrimitives, issueWorkOp, opBytes, phaseOps, STAGE_KINDS, STAGES, stageOf, type WorkOp } from '../kinds/index.js';
 
 const work: ChunkWork = {
   buffers: [
@@ -75,7 +75,7 @@ describe('the table of stage kinds', () => {
       called.push(what);
       return 0;
     };
-    const primitives: IssuePrimitives = {
+    const primitives: RuntimePrimitives = {
       copy: (spec) => call(`copy ${spec.direction} ${spec.buffer}`),
       peerCopy: (spec) => call(`peer ${spec.from}>${spec.to}`),
       kernel: (spec) => call(`kernel ${spec.kernel}`),
