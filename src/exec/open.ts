@@ -14,7 +14,7 @@ import type { ResolvedKernel } from '../kernels/resolve.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
 import { checkPriorities } from '../plan/priority.js';
-import { kindRecords, type Launch, loadRuntimes, openRuntimes } from '../kinds/index.js';
+import { kindRecords, type Launch, loadRuntimes, NOT_LAUNCHED, openRuntimes } from '../kinds/index.js';
 import { type Placement, type Plan, scheduleOps } from '../plan/types.js';
 import type { DeviceFacts, SharingRecord, SoftwareVersions } from '../result/environment.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
@@ -219,7 +219,7 @@ async function onDevices<T>(
       capability: (d) => (facts.find((f) => f.index === d) ?? device).computeCapability,
       schedules: plan.schedules,
       ring: plan.device.ring ?? null,
-      launch: options.launch ?? { identity: { rank: null, size: null, jobId: null } },
+      launch: options.launch ?? NOT_LAUNCHED,
       signal: options.signal,
     });
     const hostCalls = new HostCalls(rt, cleanup);

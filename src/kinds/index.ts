@@ -32,7 +32,7 @@ export type { CollectiveOp, CopyOp, GemmOp, HostOp, KernelOp, PeerOp };
 export { type CollectiveSpec, messageBytes } from './collective/spec.js';
 export { columnMajorCall, GEMM_DTYPES, type GemmSpec } from './gemm/spec.js';
 export { copyOp } from './copy/index.js';
-export { PENDING } from './kind.js';
+export { NOT_LAUNCHED, PENDING } from './kind.js';
 export type {
   Agreement,
   ChunkWork,

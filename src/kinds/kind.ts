@@ -295,6 +295,9 @@ export interface Launch {
   readonly timeoutMs?: number | undefined;
 }
 
+/** A process no launcher started: it is every rank there is. */
+export const NOT_LAUNCHED: Launch = { identity: { rank: null, size: null, jobId: null } };
+
 /**
  * How the ranks of a launch decide each repeated choice (another warm-up, another rep, a traced rep or none) the
  * same way: each rank votes, and a vote is carried where any rank cast it. A rank that decided alone would call a

@@ -25,6 +25,7 @@ import { makeStyle } from '../../report/style.js';
 import { FakeRunner } from '../../../test/helpers/fake-runner.js';
 import { syntheticRunResult } from '../../../test/helpers/synthetic-timeline.js';
 import { runCli } from '../../../test/helpers/cli.js';
+import { NOT_LAUNCHED } from '../kind.js';
 
 // The facts, each on one line: --verbose's report, too wide to wrap (the width is tested in render-width-run).
 const everything = { columns: 10_000, verbose: true };
@@ -192,7 +193,7 @@ describe('the communicators of a data-parallel run', () => {
     const rt = { setDevice: (d: number) => calls.push(`setDevice ${d}`) } as unknown as CudaRuntime;
     return { nccl, rt, calls };
   }
-  const alone = { identity: { rank: null, size: null, jobId: null } };
+  const alone = NOT_LAUNCHED;
 
   it('opens one communicator per device with ncclCommInitAll over the plan\u2019s devices, each device its rank', async () => {
     const { nccl, rt, calls } = fakes();

@@ -22,6 +22,7 @@ import { RunResultSchema } from '../../result/schema.js';
 import { modeId } from '../../vocabulary.js';
 import { runCli } from '../../../test/helpers/cli.js';
 import { syntheticRunResult } from '../../../test/helpers/synthetic-timeline.js';
+import { NOT_LAUNCHED } from '../kind.js';
 
 const MiB = 2 ** 20;
 const ddpPath = join(builtinConfigsDir(), 'ddp.yaml');
@@ -403,7 +404,7 @@ describe('opening the communicators', () => {
     const rt = { setDevice: (d: number) => calls.push(`setDevice ${d}`) } as unknown as CudaRuntime;
     return { nccl, rt, calls };
   }
-  const alone = { identity: { rank: null, size: null, jobId: null } };
+  const alone = NOT_LAUNCHED;
 
   it('drives the plan\u2019s device as a one-rank communicator through ncclCommInitAll, and destroys it with the cleanup', async () => {
     const { nccl, rt, calls } = fakes();

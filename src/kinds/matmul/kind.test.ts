@@ -2,24 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type ChunkWork, type DescribeContext, nounCounts, phaseOps, STAGE_IDS, STEP_CONFIGS, stage, takesTolerance } from '../index.js';
 import { matmul } from './index.js';
+import { LAYER1 } from '../../../test/helpers/matmul.js';
 import { columnMajorCall, type MatmulOp, type MatmulSpec, matmulBytesRead, matmulFlops, matmulProducts, matmulRows } from './spec.js';
-
-/** inference-matmul.yaml's first layer: x[m×4096] · w1ᵀ + b1, then ReLU, into h. */
-const LAYER1: MatmulSpec = {
-  a: { buffer: 'x', itemSize: 4096, elementBytes: 2 },
-  b: { buffer: 'w1', itemSize: null, elementBytes: 2 },
-  c: { buffer: 'h', itemSize: 4096, elementBytes: 2 },
-  bias: { buffer: 'b1', elementBytes: 2 },
-  m: null,
-  n: 4096,
-  k: 4096,
-  dtype: 'bf16',
-  output: 'bfloat16',
-  epilogue: 'bias-relu',
-  transB: true,
-  alpha: 1,
-  beta: 0,
-};
 
 const work = (chunk: number | null, first: number, count: number, spec: MatmulSpec = LAYER1): ChunkWork => ({
   buffers: [],

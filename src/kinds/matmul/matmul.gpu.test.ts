@@ -13,6 +13,7 @@ import { openCublasLt } from './cublaslt.js';
 import { openMatmul } from './runtime.js';
 import { EPILOGUES, type Epilogue, type MatmulDtype, type MatmulOp, type MatmulSpec, type OutputType } from './spec.js';
 import { gpuSkipReason } from '../../../test/helpers/gpu.js';
+import { NOT_LAUNCHED } from '../kind.js';
 
 // The matmul stage on a real device: each epilogue's product through the runtime against a CPU reference, which
 // checks the enum values and struct offsets cublaslt.ts took from the headers, then a config run end to end through
@@ -185,7 +186,7 @@ function runProduct(dtype: MatmulDtype, output: OutputType, epilogue: Epilogue, 
       ops: [op],
       schedules: [],
       ring: null,
-      launch: { identity: { rank: null, size: null, jobId: null } },
+      launch: NOT_LAUNCHED,
     });
     assert.equal(runtime.issue(op, site).issue(), 0);
     rt.streams.synchronize(stream, 'the matmul');

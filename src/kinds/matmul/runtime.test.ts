@@ -4,33 +4,21 @@ import { hostBytes } from '../../cuda/host.js';
 import type { CudaRuntime } from '../../cuda/runtime.js';
 import type { DevicePtr, HostPtr, StreamHandle } from '../../cuda/types.js';
 import { DeviceFailure, UsageError } from '../../errors.js';
-import type { IssueSite, OpenContext } from '../kind.js';
+import { type IssueSite, NOT_LAUNCHED, type OpenContext } from '../kind.js';
+import { LAYER1 as CONFIG_LAYER1 } from '../../../test/helpers/matmul.js';
 import { type CublasLtBinding, CublasLtError, HEURISTIC_RESULT } from './cublaslt.js';
 import { openMatmul, WORKSPACE_BYTES } from './runtime.js';
 import type { MatmulOp, MatmulSpec } from './spec.js';
 
 /** What a run with no collective and no launcher opens a kind with, beyond its own fields. */
-const NOT_LAUNCHED = { schedules: [], ring: null, launch: { identity: { rank: null, size: null, jobId: null } } } as const;
+const ALONE = { schedules: [], ring: null, launch: NOT_LAUNCHED } as const;
 
 // The runtime against a fake libcublasLt that records every call with the values it was given (what a pointer
 // argument points to, read back from the native memory the runtime wrote it to), so the calls are checked on a
 // machine without a GPU.
 
-const LAYER1: MatmulSpec = {
-  a: { buffer: 'x', itemSize: 4096, elementBytes: 2 },
-  b: { buffer: 'w1', itemSize: null, elementBytes: 2 },
-  c: { buffer: 'h', itemSize: 4096, elementBytes: 2 },
-  bias: { buffer: 'b1', elementBytes: 2 },
-  m: null,
-  n: 4096,
-  k: 4096,
-  dtype: 'bf16',
-  output: 'bfloat16',
-  epilogue: 'bias-relu',
-  transB: true,
-  alpha: 0.5,
-  beta: 0,
-};
+// Alpha other than 1, so that a test sees the value the runtime wrote for it.
+const LAYER1: MatmulSpec = { ...CONFIG_LAYER1, alpha: 0.5 };
 
 const op = (chunk: number, count: number, spec: MatmulSpec = LAYER1, stream = 's0'): MatmulOp => ({
   kind: 'matmul',
@@ -133,7 +121,7 @@ function harness(ops: readonly MatmulOp[], capability = { major: 9, minor: 0 }):
     },
   } as unknown as CudaRuntime;
   return {
-    context: { ...NOT_LAUNCHED, rt, cleanup: { push: (release) => releases.push(release) }, devices: [0], capability: () => capability, ops },
+    context: { ...ALONE, rt, cleanup: { push: (release) => releases.push(release) }, devices: [0], capability: () => capability, ops },
     released,
     mallocs,
     run: () => {
