@@ -121,14 +121,18 @@ export async function loadRuntimes(ops: readonly { readonly kind: string }[]): P
 /** Opens each loaded runtime for this run, in the table's order, told which of the plan's schedules hold its ops. */
 export async function openRuntimes(
   modules: RuntimeModules,
-  context: Omit<OpenContext, 'ops' | 'schedules'> & { readonly schedules: readonly (OpenContext['schedules'][number] & { readonly body: readonly { readonly kind: string }[] })[] },
+  context: Omit<OpenContext, 'ops' | 'schedules'> & { readonly schedules: readonly ScheduleWithBody[] },
 ): Promise<KindRuntimes> {
   const runtimes = new Map<Stage, KindRuntime>();
-  for (const { id, module, ops } of modules) {
-    const schedules = context.schedules.filter((s) => s.body.some((op) => isWorkOp(op) && stageOf(op).id === id)).map((s) => ({ description: s.description, issue: s.issue }));
-    runtimes.set(id, await module.open({ ...context, schedules, ops }));
-  }
+  for (const { id, module, ops } of modules) runtimes.set(id, await module.open({ ...context, schedules: schedulesHolding(id, context.schedules), ops }));
   return runtimes;
+}
+
+type ScheduleWithBody = OpenContext['schedules'][number] & { readonly body: readonly { readonly kind: string }[] };
+
+/** The schedules whose bodies hold ops of kind `id`, as its runtime is told of them: how each is issued, and its description. */
+export function schedulesHolding(id: string, schedules: readonly ScheduleWithBody[]): OpenContext['schedules'] {
+  return schedules.filter((s) => s.body.some((op) => isWorkOp(op) && stageOf(op).id === id)).map((s) => ({ description: s.description, issue: s.issue }));
 }
 
 /** What the runtimes give the Result: their sections (kind.ts's `result`) and notes, in the table's order. */

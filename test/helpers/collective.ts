@@ -1,6 +1,6 @@
 import type { Nccl } from '../../src/cuda/nccl.js';
 import { openCommunicators } from '../../src/kinds/collective/communicators.js';
-import type { Launch, OpenContext } from '../../src/kinds/index.js';
+import { type Launch, type OpenContext, schedulesHolding } from '../../src/kinds/index.js';
 
 /**
  * The collective kind's communicators for a plan as the planner makes it: opened with what exec/ would give its
@@ -22,7 +22,7 @@ export function openCommunicatorsOf(
     cleanup,
     devices: plan.devices,
     ops: [],
-    schedules: plan.schedules.filter((s) => s.body.some((op) => op.kind === 'collective')).map((s) => ({ description: s.description, issue: s.issue })),
+    schedules: schedulesHolding('collective', plan.schedules),
     ring: plan.device.ring ?? null,
     launch,
     signal: launch.signal,
