@@ -1,20 +1,14 @@
 // The layering of docs/ARCHITECTURE.md, enforced in `npm test`. Each rule names the layer it keeps clean and why.
+// Folder cycles are checked by ./.dependency-cruiser-runtime.cjs, on the imports that load code (see there).
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
     {
-      name: 'no-folder-cycles',
-      comment: 'Data flows one way (config → plan → exec → measure → result → report): no two folders may import each other, even indirectly.',
-      severity: 'error',
-      scope: 'folder',
-      from: { path: '^src/' },
-      to: { circular: true },
-    },
-    {
       name: 'no-module-cycles',
+      comment: 'A cycle through type-only imports is erased at compile time (a kind names the plan op it plans, the plan derives its op union from the kinds): only cycles that load modules are forbidden.',
       severity: 'error',
       from: { path: '^src/' },
-      to: { circular: true },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
     },
     {
       name: 'only-cuda-imports-koffi',
@@ -46,10 +40,10 @@ module.exports = {
     },
     {
       name: 'a-kind-is-its-own-folder',
-      comment: "A stage kind (src/kinds/<kind>/) owns its description, its runtime and its checks. It reaches the device only through src/cuda (a library of its own through src/cuda/ffi.ts) and the contracts of src/kinds/kind.ts, never the core's layers, which loop over the kinds' list instead of naming a kind.",
+      comment: "A stage kind (src/kinds/<kind>/) owns its description, its runtime and its checks. It reaches the device only through src/cuda (a library of its own through src/cuda/ffi.ts) and the contracts of src/kinds/kind.ts; of the core's layers it may name types (the plan's ops it plans, the Result it reports: `import type`, erased when compiled), never load code, which loop over the kinds' list instead of naming a kind.",
       severity: 'error',
       from: { path: '^src/kinds/' },
-      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|analyze|compare|kernels|data|files|workers)/' },
+      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|analyze|compare|kernels|data|files|workers)/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'kinds-are-reached-through-their-list',

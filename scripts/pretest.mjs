@@ -50,6 +50,7 @@ const steps = [
   // The package scripts' commands, run directly (npm adds half a second each), dependency-cruiser with its cache
   // (node_modules/.cache), which halves it when few files changed.
   ['layers', [bin('depcruise'), 'src', '--config', '.dependency-cruiser.cjs', '--cache']],
+  ['folder cycles', [bin('depcruise'), 'src', '--config', '.dependency-cruiser-runtime.cjs', '--cache', join('node_modules', '.cache', 'dependency-cruiser-runtime')]],
   ['lint', [bin('biome'), 'check', '--error-on-warnings', 'src', 'test', 'scripts']],
 ];
 
