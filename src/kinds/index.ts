@@ -8,15 +8,19 @@ import { host, type HostOp } from './host/index.js';
 import { kernel, type KernelOp } from './kernel/index.js';
 import { matmul } from './matmul/index.js';
 import { peer, type PeerOp } from './peer/index.js';
+import type { Op, Plan, StreamSpec } from '../plan/types.js';
 import type {
+  BodyPassFacts,
   ChunkWork,
   DescribeContext,
   IssuedOp,
   IssueSite,
+  KindPasses,
   KindRuntime,
   KindRuntimeModule,
   ModelResource,
   OpenContext,
+  PassedBody,
   RuntimePrimitives,
   StageKind,
   StepConfig,
@@ -263,4 +267,31 @@ export function nounCounts(ops: readonly { readonly kind: string }[]): { one: st
     if (entry) entry.count += 1;
   }
   return [...counts.values()];
+}
+
+// The kinds' plan passes, output checks and report sections (kind.ts's `passes`, `check`, `report`), each given the
+// facts of the list it reads.
+
+const BODY_PASS_FACTS: BodyPassFacts = { computeKinds: new Set(COMPUTE_STAGES) };
+
+const holds = (kind: AnyStage, ops: readonly { readonly kind: string }[]) => ops.some((op) => isWorkOp(op) && stageOf(op) === kind);
+
+/** A one-device schedule's body after the body pass of each kind it holds ops of, in the table's order. */
+export function bodyPasses(body: readonly Op[], streams: readonly StreamSpec[], device: number): PassedBody {
+  let passed: PassedBody = { body, streams, events: [] };
+  for (const kind of table) {
+    if (!kind.passes?.body || !holds(kind, passed.body)) continue;
+    const next = kind.passes.body({ body: passed.body, streams: passed.streams, device }, BODY_PASS_FACTS);
+    passed = { body: next.body, streams: next.streams, events: [...passed.events, ...next.events] };
+  }
+  return passed;
+}
+
+/**
+ * The whole-plan pass that lays a plan out over several devices: that of the first kind in the table with one
+ * whose ops the plan holds. Null where none does: the devices then split the input.
+ */
+export function spanningPass(plan: Pick<Plan, 'schedules'>): NonNullable<KindPasses['plan']> | null {
+  const ops = plan.schedules.flatMap((s) => s.body);
+  return table.find((kind) => kind.passes?.plan && holds(kind, ops))?.passes?.plan ?? null;
 }

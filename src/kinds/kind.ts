@@ -8,6 +8,8 @@
 import type { ZodRawShape, ZodType } from 'zod';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { DevicePtr, StreamHandle } from '../cuda/types.js';
+import type { SpanningSpec } from '../plan/devices.js';
+import type { EventSpec, Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
 
 /** The fields every work op has: the stream it is issued on, and the chunk it works on (null: the whole buffers). */
 export interface WorkOpBase {
@@ -260,6 +262,44 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   work?(op: O, kernelBytes: (op: { kernel: string; count: number }) => number): { readonly flop: number; readonly bytes: number };
   /** A hint for a failure while the op ran, where there is one to give. */
   readonly failureHint?: string;
+  /**
+   * Passes over what the planner made, for a kind whose ops change how the rest of a schedule or plan is laid out
+   * (a collective's communication stream; data parallelism over devices). The planner runs them for each kind whose
+   * ops the body or plan holds, in the table's order.
+   */
+  readonly passes?: KindPasses;
+}
+
+/** The facts of the list of kinds a body pass reads, which the planner passes in (a kind does not load the list). */
+export interface BodyPassFacts {
+  /** The op kinds of a chunk's compute phase (index.ts's COMPUTE_STAGES). */
+  readonly computeKinds: ReadonlySet<string>;
+}
+
+/** What a body pass returns: the body, the streams it issues on, and the events it records beyond the given ones. */
+export interface PassedBody {
+  readonly body: readonly Op[];
+  readonly streams: readonly StreamSpec[];
+  readonly events: readonly EventSpec[];
+}
+
+/** What a whole-plan pass is given beyond the plan: the pipeline's mode, and the core's builders it may not load. */
+export interface PlanPassContext {
+  /** The config runs its layouts as graph replays (pipeline.mode: graph). */
+  readonly graph: boolean;
+  /** plan/devices.ts's `spanningSchedule`: a timed region whose streams are on several devices. */
+  spanning(spec: SpanningSpec): Schedule;
+}
+
+/** A kind's plan passes (`StageKind.passes`). */
+export interface KindPasses {
+  /** Over each one-device schedule's body as it is made (plan/schedules.ts's timedSchedule). */
+  body?(schedule: { readonly body: readonly Op[]; readonly streams: readonly StreamSpec[]; readonly device: number }, facts: BodyPassFacts): PassedBody;
+  /**
+   * Over the one-device plan, to run it on several devices: where a plan holds ops of a kind with this pass, the
+   * devices run as it lays them out instead of splitting the input.
+   */
+  plan?(plan: Plan, devices: readonly number[], context: PlanPassContext): Plan;
 }
 
 /**

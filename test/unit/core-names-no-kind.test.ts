@@ -14,7 +14,6 @@ const STILL_NAMED: Readonly<Record<string, Readonly<Record<string, number>>>> = 
   collective: {
     // Plan passes: the communication stream, data-parallel replication, the all-reduce's reference, traced groups.
     'src/plan/build.ts': 2,
-    'src/plan/data-parallel.ts': 2,
     'src/plan/schedules.ts': 2,
     'src/plan/trace.ts': 1,
     'src/plan/types.ts': 1,

@@ -15,7 +15,8 @@ import { checkReduction, reducedOutputs, scaled } from '../../measure/reduction.
 import { verifySchedules } from '../../measure/repeat.js';
 import { collectiveCalls } from '../../measure/result.js';
 import { buildPlan } from '../../plan/build.js';
-import { dataParallel, hasCollective, replicated } from '../../plan/data-parallel.js';
+import { dataParallel, hasCollective, replicated } from './data-parallel.js';
+import { spanningSchedule } from '../../plan/devices.js';
 import { traceSchedule } from '../../plan/trace.js';
 import { type Op, type Plan, type Schedule, scheduleDevices } from '../../plan/types.js';
 import { builtinConfigsDir } from '../../paths.js';
@@ -148,7 +149,7 @@ describe('a config with a collective over several devices (data-parallel from on
       () => ddp([0, 1], { mode: 'graph' }),
       (error: unknown) => error instanceof UsageError && /--mode graph: .*one NCCL group across devices, which cuda-pipe does not capture into a CUDA graph/.test(error.message),
     );
-    assert.throws(() => dataParallel(one, [0, 1], { graph: true }), UsageError);
+    assert.throws(() => dataParallel(one, [0, 1], { graph: true, spanning: spanningSchedule }), UsageError);
     const run = runCli(['run', ddpPath, '--devices', '0,1', '--mode', 'graph', '--dry-run']);
     assert.equal(run.code, 2, run.stderr);
     assert.match(run.stderr, /does not capture into a CUDA graph/);
@@ -164,7 +165,7 @@ describe('a config with a collective over several devices (data-parallel from on
 
   it('refuses a mode that times probes of its own (a latency mode) rather than replicate it', () => {
     const serial = byKind(one, 'serial');
-    assert.throws(() => replicated({ ...serial, probes: [{ begin: 'start', end: 'end' }] }, [0, 1]), UsageError);
+    assert.throws(() => replicated({ ...serial, probes: [{ begin: 'start', end: 'end' }] }, [0, 1], spanningSchedule), UsageError);
   });
 
   it('plans the split, not data parallelism, for a config without a collective', () => {

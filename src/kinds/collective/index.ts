@@ -2,13 +2,15 @@ import { z } from 'zod';
 import { formatBytes } from '../../format.js';
 import { COLLECTIVES, type Collective } from '../../vocabulary.js';
 import type { ComputeStep, RuntimePrimitives, StageKind, StepBuffer, StepConfig } from '../kind.js';
+import { withCommStreams } from './comm-stream.js';
+import { dataParallel } from './data-parallel.js';
 import { resultSection } from './result.js';
 import { type CollectiveOp, type CollectiveSpec, messageBytes } from './spec.js';
 
 // An NCCL collective as a compute step: per chunk (a bucket of items, such as a bucket of layers' gradients), one
 // sum over every rank, in place in one chunked buffer, as DDP reduces a bucket. The planner puts it on the
 // device's communication stream, after an event recorded behind the compute that produced the bucket, and makes the
-// chunk's later ops (its D2H) wait for it (plan/comm-stream.ts): the compute stream never waits for the network.
+// chunk's later ops (its D2H) wait for it (./comm-stream.ts): the compute stream never waits for the network.
 
 const CollectiveEntrySchema = z
   .object({
@@ -104,4 +106,5 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
   environment: [['CUDA_PIPE_NCCL', 'the libnccl.so.2 file for collectives, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
   failureHint: 'Every rank must run the same config with the same chunks; run with NCCL_DEBUG=WARN to see what NCCL saw.',
+  passes: { body: withCommStreams, plan: dataParallel },
 };
