@@ -9,6 +9,7 @@ import { kernel, type KernelOp } from './kernel/index.js';
 import { matmul } from './matmul/index.js';
 import { peer, type PeerOp } from './peer/index.js';
 import type { Op, Plan, StreamSpec } from '../plan/types.js';
+import type { RunResult } from '../result/schema.js';
 import type {
   BodyPassFacts,
   ChunkWork,
@@ -21,6 +22,7 @@ import type {
   ModelResource,
   OpenContext,
   PassedBody,
+  ReportContext,
   RuntimePrimitives,
   StageKind,
   StepConfig,
@@ -272,6 +274,8 @@ export function nounCounts(ops: readonly { readonly kind: string }[]): { one: st
 // The kinds' plan passes, output checks and report sections (kind.ts's `passes`, `check`, `report`), each given the
 // facts of the list it reads.
 
+export type { ReportContext } from './kind.js';
+
 const BODY_PASS_FACTS: BodyPassFacts = { computeKinds: new Set(COMPUTE_STAGES) };
 
 const holds = (kind: AnyStage, ops: readonly { readonly kind: string }[]) => ops.some((op) => isWorkOp(op) && stageOf(op) === kind);
@@ -294,4 +298,12 @@ export function bodyPasses(body: readonly Op[], streams: readonly StreamSpec[], 
 export function spanningPass(plan: Pick<Plan, 'schedules'>): NonNullable<KindPasses['plan']> | null {
   const ops = plan.schedules.flatMap((s) => s.body);
   return table.find((kind) => kind.passes?.plan && holds(kind, ops))?.passes?.plan ?? null;
+}
+
+/** Each kind's report section with lines for this Result, in the table's order. */
+export function kindReports(result: RunResult, context: ReportContext): { readonly id: string; readonly title: string; readonly lines: string[] }[] {
+  return table.flatMap((kind) => {
+    const lines = kind.report?.lines(result, context) ?? [];
+    return kind.report && lines.length ? [{ id: kind.report.id, title: kind.report.title, lines }] : [];
+  });
 }

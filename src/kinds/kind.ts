@@ -6,10 +6,13 @@
 // folder, src/kinds/<kind>/, and ./index.ts is the one list of kinds: the core loops over it and names no kind.
 
 import type { ZodRawShape, ZodType } from 'zod';
+import type * as Intervals from '../analysis/intervals.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { DevicePtr, StreamHandle } from '../cuda/types.js';
 import type { SpanningSpec } from '../plan/devices.js';
 import type { EventSpec, Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
+import type { ModeResult } from '../result/mode.js';
+import type { RunResult } from '../result/schema.js';
 
 /** The fields every work op has: the stream it is issued on, and the chunk it works on (null: the whole buffers). */
 export interface WorkOpBase {
@@ -268,6 +271,28 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
    * ops the body or plan holds, in the table's order.
    */
   readonly passes?: KindPasses;
+  /** Its section of every report (terminal, Markdown, HTML, sweep), drawn from the Result alone. */
+  readonly report?: ReportSection;
+}
+
+/** A kind's section of the reports: its lines, which every renderer prints, and its section's id and heading in HTML. */
+export interface ReportSection {
+  readonly id: string;
+  readonly title: string;
+  /** Its lines, each one under its first indented by two spaces; none for a Result without the kind's facts. */
+  lines(result: RunResult, context: ReportContext): string[];
+}
+
+/** What a report section is given beyond the Result: the core's words and analysis, and facts of the list of kinds. */
+export interface ReportContext {
+  /** A mode's name as every report gives it (report/labels.ts's modeLabel, for this Result). */
+  modeLabel(mode: ModeResult): string;
+  /** The stages whose ops are computation on the SMs (index.ts's SM_STAGES). */
+  readonly computeStages: readonly string[];
+  /** The stages whose ops are communication between ranks (index.ts's COMMUNICATION_STAGES). */
+  readonly communicationStages: readonly string[];
+  /** The analysis' interval arithmetic (analysis/intervals.ts). */
+  readonly intervals: Pick<typeof Intervals, 'union' | 'intersect' | 'measure'>;
 }
 
 /** The facts of the list of kinds a body pass reads, which the planner passes in (a kind does not load the list). */

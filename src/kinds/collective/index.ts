@@ -4,6 +4,7 @@ import { COLLECTIVES, type Collective } from '../../vocabulary.js';
 import type { ComputeStep, RuntimePrimitives, StageKind, StepBuffer, StepConfig } from '../kind.js';
 import { withCommStreams } from './comm-stream.js';
 import { dataParallel } from './data-parallel.js';
+import { commSection } from './report.js';
 import { resultSection } from './result.js';
 import { type CollectiveOp, type CollectiveSpec, messageBytes } from './spec.js';
 
@@ -75,7 +76,7 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
   // NCCL launches its own kernels (ncclDevKernel_*), each carrying the correlation id of the call.
   cupti: { kind: 'kernel', memsets: false },
   // No term in the overlap bound, which stays a floor without it: communication is bounded by the bucket model
-  // (analysis/buckets.ts) from the collective's mode alone, in the report's communication section.
+  // (./buckets.ts) from the collective's mode alone, in the report's communication section.
   // A sum over more than two ranks depends on NCCL's order of additions, which may differ per message size: the
   // reduced buffer takes verify.tolerance where the config gives one.
   verify: 'tolerance',
@@ -107,4 +108,5 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
   runtime: async () => (await import('./runtime.js')).runtime,
   failureHint: 'Every rank must run the same config with the same chunks; run with NCCL_DEBUG=WARN to see what NCCL saw.',
   passes: { body: withCommStreams, plan: dataParallel },
+  report: commSection,
 };
