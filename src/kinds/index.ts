@@ -8,16 +8,18 @@ import { host, type HostOp } from './host/index.js';
 import { kernel, type KernelOp } from './kernel/index.js';
 import { matmul } from './matmul/index.js';
 import { peer, type PeerOp } from './peer/index.js';
-import type { Op, Plan, StreamSpec } from '../plan/types.js';
+import type { Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
 import type { RunResult } from '../result/schema.js';
 import type {
   BodyPassFacts,
+  CheckFacts,
   ChunkWork,
   DescribeContext,
   IssuedOp,
   IssueSite,
   KindPasses,
   KindRuntime,
+  OutputCheck,
   KindRuntimeModule,
   ModelResource,
   OpenContext,
@@ -274,7 +276,7 @@ export function nounCounts(ops: readonly { readonly kind: string }[]): { one: st
 // The kinds' plan passes, output checks and report sections (kind.ts's `passes`, `check`, `report`), each given the
 // facts of the list it reads.
 
-export type { ReportContext } from './kind.js';
+export type { CheckRecord, ReportContext } from './kind.js';
 
 const BODY_PASS_FACTS: BodyPassFacts = { computeKinds: new Set(COMPUTE_STAGES) };
 
@@ -290,6 +292,9 @@ export function bodyPasses(body: readonly Op[], streams: readonly StreamSpec[], 
   }
   return passed;
 }
+
+/** The kinds with a whole-plan pass: a config with a step of one runs on several devices as that pass lays them out. */
+export const SPANNING_STAGES: ReadonlySet<string> = new Set(table.filter((kind) => kind.passes?.plan).map((kind) => kind.id));
 
 /**
  * The whole-plan pass that lays a plan out over several devices: that of the first kind in the table with one
@@ -307,3 +312,21 @@ export function kindReports(result: RunResult, context: ReportContext): { readon
     return kind.report && lines.length ? [{ id: kind.report.id, title: kind.report.title, lines }] : [];
   });
 }
+
+/** What the list knows of an op's kind, for a kind's output check. */
+const CHECK_FACTS: CheckFacts = {
+  compute: (op) => isWorkOp(op) && stageOf(op).phase === 'compute',
+  writes: (op) => (isWorkOp(op) ? stageOf(op).writes(op) : []),
+};
+
+/** The output check of the first kind in the table with one whose ops `ops` holds, with the facts it reads; null: none. */
+export function outputCheck(ops: readonly Op[]): { readonly check: OutputCheck; readonly facts: CheckFacts } | null {
+  const kind = table.find((k) => k.check && holds(k, ops));
+  return kind?.check ? { check: kind.check, facts: CHECK_FACTS } : null;
+}
+
+/** The reference rep of serial's output check, where a kind of its ops checks them against one. */
+export const referenceOf = (serial: Schedule): Schedule | undefined => outputCheck(serial.body)?.check.reference(serial);
+
+/** Whether some kind of the body's ops makes its outputs depend on the layout (kind.ts's `layoutDependent`). */
+export const layoutDependent = (body: readonly Op[]): boolean => table.some((k) => k.check?.layoutDependent && holds(k, body) && k.check.layoutDependent(body));

@@ -7,8 +7,11 @@
 
 import type { ZodRawShape, ZodType } from 'zod';
 import type * as Intervals from '../analysis/intervals.js';
+import type { ConfigBuffer } from '../config/types.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { DevicePtr, StreamHandle } from '../cuda/types.js';
+import type * as Compare from '../data/compare.js';
+import type { OutputMismatch, ToleranceRule } from '../data/compare.js';
 import type { SpanningSpec } from '../plan/devices.js';
 import type { EventSpec, Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
 import type { ModeResult } from '../result/mode.js';
@@ -273,6 +276,53 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   readonly passes?: KindPasses;
   /** Its section of every report (terminal, Markdown, HTML, sweep), drawn from the Result alone. */
   readonly report?: ReportSection;
+  /** Its check of the outputs, where comparing each layout with serial cannot tell whether its ops did their work. */
+  readonly check?: OutputCheck;
+}
+
+/**
+ * A kind's check of serial's outputs against a reference rep of its own (an all-reduce's sum: every layout reduces,
+ * so comparing layouts with serial would pass a call that did nothing). It runs where the plan has a reference.
+ */
+export interface OutputCheck {
+  /** The reference: serial changed so that its outputs are what the check compares with; undefined where serial needs none. */
+  reference(serial: Schedule): Schedule | undefined;
+  /** The outputs of serial the check decides; `facts` tells what the list knows of an op's kind. */
+  outputs(serial: Pick<Schedule, 'body'>, outputs: readonly ConfigBuffer[], facts: CheckFacts): ConfigBuffer[];
+  /**
+   * Serial's outputs (`checked`) against the reference's, window by window, over `ranks` ranks: the mismatches (a
+   * first element per buffer) and the Result's record of the check (`verification.reduction`).
+   */
+  compare(
+    buffers: readonly ConfigBuffer[],
+    checked: ReadonlyMap<string, readonly Uint8Array[]>,
+    reference: ReadonlyMap<string, readonly Uint8Array[]>,
+    ranks: number,
+    tolerance: ToleranceRule | null,
+    poison: number,
+    comparisons: Comparisons,
+  ): { readonly mismatches: OutputMismatch[]; readonly record: CheckRecord };
+  /**
+   * Whether a body's outputs depend on its layout (a reduce-scatter leaves part r of each bucket on rank r): each
+   * layout is then compared with its own rep serialised, not with serial.
+   */
+  layoutDependent?(body: readonly Op[]): boolean;
+}
+
+/** The Result's record of a kind's output check. */
+export type CheckRecord = NonNullable<RunResult['verification']['reduction']>;
+
+/** What the list knows of an op's kind, for a check: whether it is a compute step, and which buffers it may write. */
+export interface CheckFacts {
+  compute(op: Op): boolean;
+  /** Null: any (kind.ts's `writes`); an ordering op writes none. */
+  writes(op: Op): readonly string[] | null;
+}
+
+/** data/compare.ts's comparisons of one window, which the verifier passes in. */
+export interface Comparisons {
+  readonly compareOutput: typeof Compare.compareOutput;
+  readonly compareWithin: typeof Compare.compareWithin;
 }
 
 /** A kind's section of the reports: its lines, which every renderer prints, and its section's id and heading in HTML. */

@@ -6,7 +6,7 @@ import { type HostMemoryKind, type IssueOrder, type PlacedDefaultOp, SMALL_OPS }
 import { asGraph, overlappedSchedule, pipelineShape, type PipelineShape, serialSchedule, stageSchedules, collectiveAloneSchedules } from './schedules.js';
 import { bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, SMALL_OP_BATCH } from './part-schedules.js';
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
-import { spanningPass } from '../kinds/index.js';
+import { referenceOf, spanningPass } from '../kinds/index.js';
 import { spanningSchedule, withDevices } from './devices.js';
 import { latencySchedule } from './latency.js';
 import { stagePerStreamSchedule } from './stage-per-stream.js';
@@ -38,23 +38,6 @@ export function buildPlan(config: Config, kernels: readonly PlanKernel[], option
 export function overDevices(plan: Plan, config: Pick<Config, 'pipeline'>, devices: readonly number[]): Plan | null {
   const pass = spanningPass(plan);
   return pass ? pass(plan, devices, { graph: config.pipeline.mode === 'graph', spanning: spanningSchedule }) : null;
-}
-
-/**
- * The serial mode without its collectives, for checking what an all-reduce summed: every op stays (the compute after
- * a collective then reads the bucket unreduced), and the mode runs on its device alone, without NCCL. Undefined for
- * a plan without all-reduces.
- */
-export function referenceSchedule(serial: Schedule): Schedule | undefined {
-  if (!serial.body.some((op) => op.kind === 'collective' && op.spec.collective === 'allreduce')) return undefined;
-  return {
-    ...serial,
-    id: `${serial.id}:reference`,
-    description: `${serial.description}, its collectives left out (the reference an all-reduce is checked against)`,
-    body: serial.body.filter((op) => op.kind !== 'collective'),
-    verify: false,
-    bytes: { h2d: serial.bytes.h2d, d2h: serial.bytes.d2h },
-  };
 }
 
 /**
@@ -103,7 +86,7 @@ export function buildLayoutsPlan(
   // A graph replay pays no host cost per op: its kernels are measured replayed as a graph too.
   const chunkedKernels = config.pipeline.mode === 'graph' ? [...streamIssued, ...streamIssued.map(asGraph)] : streamIssued;
   const serial = withPriority(serialSchedule(shape), config.pipeline.priority);
-  const reference = referenceSchedule(serial);
+  const reference = referenceOf(serial);
   return {
     name: config.name,
     devices: [config.device],

@@ -13,21 +13,15 @@ import { STAGE_KINDS } from '../../src/kinds/index.js';
 const STILL_NAMED: Readonly<Record<string, Readonly<Record<string, number>>>> = {
   collective: {
     // Plan passes: the communication stream, data-parallel replication, the all-reduce's reference, traced groups.
-    'src/plan/build.ts': 2,
     'src/plan/schedules.ts': 2,
-    'src/plan/trace.ts': 1,
     'src/plan/types.ts': 1,
     // The reduction check and the mode's collective figures.
-    'src/measure/reduction.ts': 1,
-    'src/measure/repeat.ts': 1,
     'src/measure/result.ts': 2,
     // A collective mode's role (`collective:<op>:<n>-buckets`), in the vocabulary, the Result and its labels.
     'src/vocabulary.ts': 2,
     'src/result/mode.ts': 1,
     'src/report/labels.ts': 1,
     'src/compare/verdict.ts': 1,
-    // A config with a collective step plans data-parallel.
-    'src/config/load.ts': 1,
     // merge's per-collective skew and its column.
     'src/compare/merge.ts': 1,
     'src/report/merge.ts': 1,

@@ -7,15 +7,16 @@ import { loadConfigFile } from '../../config/load.js';
 import type { ConfigBuffer } from '../../config/types.js';
 import type { Nccl } from '../../cuda/nccl.js';
 import type { CudaRuntime } from '../../cuda/runtime.js';
-import { POISON } from '../../data/compare.js';
+import { compareOutput, compareWithin, POISON } from '../../data/compare.js';
 import { UsageError } from '../../errors.js';
 import { Cleanup } from '../../exec/cleanup.js';
 import { resolveKernels } from '../../kernels/resolve.js';
-import { checkReduction, reducedOutputs, scaled } from '../../measure/reduction.js';
 import { verifySchedules } from '../../measure/repeat.js';
 import { collectiveCalls } from '../../measure/result.js';
 import { buildPlan } from '../../plan/build.js';
 import { dataParallel, hasCollective, replicated } from './data-parallel.js';
+import { checkReduction as checkWith, reducedOutputs, scaled } from './reduction.js';
+import { outputCheck } from '../index.js';
 import { spanningSchedule } from '../../plan/devices.js';
 import { traceSchedule } from '../../plan/trace.js';
 import { type Op, type Plan, type Schedule, scheduleDevices } from '../../plan/types.js';
@@ -240,6 +241,9 @@ const out = (name: string, type: ConfigBuffer['type'], values: readonly number[]
     hostMemory: 'pinned',
   };
 };
+type Head<T extends unknown[]> = T extends [...infer H, unknown] ? H : never;
+/** The check with the comparisons the verifier gives it. */
+const checkReduction = (...args: Head<Parameters<typeof checkWith>>) => checkWith(...args, { compareOutput, compareWithin });
 const f32 = (values: readonly number[]) => new Uint8Array(Float32Array.from(values).buffer);
 
 describe('checking that an all-reduce summed', () => {
@@ -292,6 +296,7 @@ describe('checking that an all-reduce summed', () => {
       reducedOutputs(
         byKind(plan, 'serial'),
         plan.buffers.filter((b) => b.role === 'out'),
+        outputCheck(byKind(plan, 'serial').body)?.facts ?? assert.fail('no output check'),
       ).map((b) => [b.name, b.elements]),
       [['check', 32]],
     );

@@ -4,6 +4,7 @@ import { COLLECTIVES, type Collective } from '../../vocabulary.js';
 import type { ComputeStep, RuntimePrimitives, StageKind, StepBuffer, StepConfig } from '../kind.js';
 import { withCommStreams } from './comm-stream.js';
 import { dataParallel } from './data-parallel.js';
+import { reductionCheck } from './reduction.js';
 import { commSection } from './report.js';
 import { resultSection } from './result.js';
 import { type CollectiveOp, type CollectiveSpec, messageBytes } from './spec.js';
@@ -109,4 +110,5 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
   failureHint: 'Every rank must run the same config with the same chunks; run with NCCL_DEBUG=WARN to see what NCCL saw.',
   passes: { body: withCommStreams, plan: dataParallel },
   report: commSection,
+  check: reductionCheck,
 };
