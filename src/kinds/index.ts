@@ -9,6 +9,7 @@ import { kernel, type KernelOp } from './kernel/index.js';
 import { matmul } from './matmul/index.js';
 import { peer, type PeerOp } from './peer/index.js';
 import type { Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
+import type { ModeResult } from '../result/mode.js';
 import type { RunResult } from '../result/schema.js';
 import type {
   BodyPassFacts,
@@ -293,6 +294,9 @@ export function bodyPasses(body: readonly Op[], streams: readonly StreamSpec[], 
   return passed;
 }
 
+/** The kinds whose ops run kernels (CUPTI records them as kernels): a mode of them alone keeps the SMs at work. */
+export const KERNEL_STAGES: readonly Stage[] = table.filter((kind) => kind.cupti?.kind === 'kernel').map((kind) => kind.id);
+
 /** The kinds with a whole-plan pass: a config with a step of one runs on several devices as that pass lays them out. */
 export const SPANNING_STAGES: ReadonlySet<string> = new Set(table.filter((kind) => kind.passes?.plan).map((kind) => kind.id));
 
@@ -330,3 +334,8 @@ export const referenceOf = (serial: Schedule): Schedule | undefined => outputChe
 
 /** Whether some kind of the body's ops makes its outputs depend on the layout (kind.ts's `layoutDependent`). */
 export const layoutDependent = (body: readonly Op[]): boolean => table.some((k) => k.check?.layoutDependent && holds(k, body) && k.check.layoutDependent(body));
+
+/** The fields the kinds of a schedule's ops add to its mode in the Result (kind.ts's `modeFields`), in the table's order. */
+export function kindModeFields(schedule: Pick<Schedule, 'body' | 'device'>, deviceOf: (stream: string) => number): Partial<ModeResult> {
+  return Object.assign({}, ...table.map((kind) => (kind.modeFields && holds(kind, schedule.body) ? kind.modeFields(schedule, deviceOf) : {})));
+}

@@ -278,6 +278,11 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   readonly report?: ReportSection;
   /** Its check of the outputs, where comparing each layout with serial cannot tell whether its ops did their work. */
   readonly check?: OutputCheck;
+  /**
+   * The fields it adds to the Result's mode of a schedule holding its ops (a collective's calls and bytes a rep),
+   * counted on the schedule's own device; `deviceOf` gives a stream's device.
+   */
+  modeFields?(schedule: Pick<Schedule, 'body' | 'device'>, deviceOf: (stream: string) => number): Partial<ModeResult>;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Config, ConfigBuffer } from '../config/types.js';
 import { wholeRange } from '../chunking.js';
 import { type DefaultStream, type DefaultStreamOp, type IssueOrder, type ModeRole, modeId, type OverlapLayout, type PlacedDefaultOp, type StreamKind } from '../vocabulary.js';
-import { bodyPasses, type ChunkWork, type ComputeStep, opBytes, phaseOps } from '../kinds/index.js';
+import { bodyPasses, type ChunkWork, COMMUNICATION_STAGES, type ComputeStep, opBytes, phaseOps } from '../kinds/index.js';
 import { withRingReuse } from './ring.js';
 import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec } from './types.js';
 
@@ -284,7 +284,8 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
   return schedules;
 }
 
-const isCollective = (shape: PipelineShape, kernel: string) => shape.steps?.get(kernel)?.stage === 'collective';
+/** A step of a communication kind: timed alone per bucket count, apart from the compute steps. */
+const isCollective = (shape: PipelineShape, kernel: string) => COMMUNICATION_STAGES.some((id) => id === shape.steps?.get(kernel)?.stage);
 
 /**
  * Each collective step alone at each bucket count of the layouts: one NCCL call per chunk of `ranges`, back to back

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openCommunicatorsOf } from '../../../test/helpers/collective.js';
+import { collectiveCalls, openCommunicatorsOf } from '../../../test/helpers/collective.js';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { reductionCheck } from '../../api/session.js';
@@ -12,7 +12,6 @@ import { UsageError } from '../../errors.js';
 import { Cleanup } from '../../exec/cleanup.js';
 import { resolveKernels } from '../../kernels/resolve.js';
 import { verifySchedules } from '../../measure/repeat.js';
-import { collectiveCalls } from '../../measure/result.js';
 import { buildPlan } from '../../plan/build.js';
 import { dataParallel, hasCollective, replicated } from './data-parallel.js';
 import { checkReduction as checkWith, reducedOutputs, scaled } from './reduction.js';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { formatBytes } from '../../format.js';
 import { COLLECTIVES, type Collective } from '../../vocabulary.js';
 import type { ComputeStep, RuntimePrimitives, StageKind, StepBuffer, StepConfig } from '../kind.js';
+import { collectiveCalls } from './calls.js';
 import { withCommStreams } from './comm-stream.js';
 import { dataParallel } from './data-parallel.js';
 import { reductionCheck } from './reduction.js';
@@ -111,4 +112,5 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
   passes: { body: withCommStreams, plan: dataParallel },
   report: commSection,
   check: reductionCheck,
+  modeFields: collectiveCalls,
 };

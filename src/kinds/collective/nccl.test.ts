@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openCommunicatorsOf } from '../../../test/helpers/collective.js';
+import { collectiveCalls, openCommunicatorsOf } from '../../../test/helpers/collective.js';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,6 @@ import { Cleanup } from '../../exec/cleanup.js';
 import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from './unique-id.js';
 import { resolveKernels } from '../../kernels/resolve.js';
 import { buildLayoutsPlan, buildPlan } from '../../plan/build.js';
-import { collectiveCalls } from '../../measure/result.js';
 import { withCommStreams } from './comm-stream.js';
 import { COMPUTE_STAGES } from '../index.js';
 import { happensBefore } from '../../plan/order.js';
