@@ -8,8 +8,7 @@ import { buildRunResult, summaryOf } from '../measure/result.js';
 import { bestOfSweep, raceLayouts, SWEEP_ROUNDS, type SweepProgress } from '../measure/sweep.js';
 import { summarize } from '../measure/stats.js';
 import { kernelRangeBytes, timelineReps } from '../measure/timeline.js';
-import { buildLayoutsPlan } from '../plan/build.js';
-import { dataParallel, hasCollective } from '../plan/data-parallel.js';
+import { buildLayoutsPlan, overDevices } from '../plan/build.js';
 import type { Plan } from '../plan/types.js';
 import type { SweepSection } from '../result/model.js';
 import type { RunResult } from '../result/schema.js';
@@ -96,7 +95,8 @@ export function prepareSetting(loaded: LoadedConfig, axes: SweepAxes, options: P
     const notes = devices?.length === 1 ? [`devices: all found one device here, so this is a one-device sweep on device ${devices[0]}.`] : [];
     return { loaded, kernels, plan, notes };
   }
-  if (!plan.schedules.some(hasCollective)) {
+  const spanned = overDevices(plan, config, devices);
+  if (!spanned) {
     // A split's shares and links are planned for one layout (plan/devices.ts); racing them per layout is not built.
     throw new UsageError(
       `${loaded.locate(['devices'])}: a sweep spans devices ${devices.join(', ')} only data-parallel, for a config with a collective stage (such as configs/ddp.yaml); ` +
@@ -106,7 +106,7 @@ export function prepareSetting(loaded: LoadedConfig, axes: SweepAxes, options: P
       },
     );
   }
-  return { loaded, kernels, plan: dataParallel(plan, devices, { graph: config.pipeline.mode === 'graph' }), notes: [] };
+  return { loaded, kernels, plan: spanned, notes: [] };
 }
 
 async function sweepSetting(

@@ -1,4 +1,5 @@
 import { formatPercent } from '../format.js';
+import { COMMUNICATION_STAGES } from '../kinds/index.js';
 import { ABOVE_BOUND } from '../measure/warnings.js';
 import { median } from '../quantile.js';
 import type { RunResult } from '../result/schema.js';
@@ -225,7 +226,7 @@ export type Skew =
   | { readonly kind: 'unknown'; readonly reason: string };
 
 const rankName = (r: RankFigures) => (r.rank === null ? `${r.host} GPU ${r.device.index}` : `rank ${r.rank}`);
-const collectivesOf = (rep: TracedRep): TimelineOp[] => rep.ops.filter((op) => op.kind === 'collective');
+const collectivesOf = (rep: TracedRep): TimelineOp[] => rep.ops.filter((op) => COMMUNICATION_STAGES.includes(op.kind));
 
 /**
  * The arrival skew of each collective between the ranks of one config. A rank arrives at a collective when its

@@ -1,3 +1,4 @@
+import { KERNEL_STAGES } from '../kinds/index.js';
 import type { DeviceFacts } from '../result/environment.js';
 import type { Stats } from '../result/mode.js';
 import type { RunResult } from '../result/schema.js';
@@ -96,7 +97,7 @@ const clockOf = (range: { min: number; max: number } | null): number | null => (
 export function runsKernels(role: ModeRole): boolean {
   switch (role.kind) {
     case 'stage':
-      return role.stage === 'kernel' || role.stage === 'collective';
+      return KERNEL_STAGES.includes(role.stage);
     case 'op-cost':
       return role.op === 'launch';
     case 'link':

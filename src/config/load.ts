@@ -8,7 +8,7 @@ import { readRegularFile } from '../files/read.js';
 import { formatPath } from '../format.js';
 import { ELEMENT_BYTES, type IssueOrder, type PlacedDefaultOp, type ScalarType } from '../vocabulary.js';
 import { parseConfigYaml } from './parse-yaml.js';
-import { STEP_CONFIGS, type ComputeStep } from '../kinds/index.js';
+import { SPANNING_STAGES, STEP_CONFIGS, type ComputeStep } from '../kinds/index.js';
 import { controlText, nodeOffset, schemaError } from './field-errors.js';
 import { ConfigSchema, type ParsedArg, type ParsedConfig, type ParsedKernel } from './schema.js';
 import { chunkedBuffers, isResident } from './items.js';
@@ -147,8 +147,8 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
       hint: `Use at most ${aligned} chunks, or ${items === null ? 'larger buffers' : 'more items'}.`,
     });
   }
-  // A collective makes several devices data-parallel ranks, each holding whole buffers: no share to cut.
-  const dataParallel = steps.some((step) => step.stage === 'collective');
+  // A step of a kind that lays the devices out (a collective's data-parallel ranks, each holding whole buffers): no share to cut.
+  const dataParallel = steps.some((step) => SPANNING_STAGES.has(step.stage));
   if (parsed.devices !== undefined && !dataParallel && (items !== null || buffers.some(isResident))) {
     throw new UsageError(`${locate(['devices'])}: several devices run buffers of one shape only for now; pipeline.items and resident buffers run on one device.`, {
       hint: 'Remove devices (run on one device), or pipeline.items and resident buffers.',

@@ -8,15 +8,24 @@ import { host, type HostOp } from './host/index.js';
 import { kernel, type KernelOp } from './kernel/index.js';
 import { matmul } from './matmul/index.js';
 import { peer, type PeerOp } from './peer/index.js';
+import type { Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
+import type { ModeResult } from '../result/mode.js';
+import type { RunResult } from '../result/schema.js';
 import type {
+  BodyPassFacts,
+  CheckFacts,
   ChunkWork,
   DescribeContext,
   IssuedOp,
   IssueSite,
+  KindPasses,
   KindRuntime,
   KindRuntimeModule,
   ModelResource,
   OpenContext,
+  OutputCheck,
+  PassedBody,
+  ReportContext,
   RuntimePrimitives,
   StageKind,
   StepConfig,
@@ -263,4 +272,70 @@ export function nounCounts(ops: readonly { readonly kind: string }[]): { one: st
     if (entry) entry.count += 1;
   }
   return [...counts.values()];
+}
+
+// The kinds' plan passes, output checks and report sections (kind.ts's `passes`, `check`, `report`), each given the
+// facts of the list it reads.
+
+export type { CheckRecord, ReportContext } from './kind.js';
+
+const BODY_PASS_FACTS: BodyPassFacts = { computeKinds: new Set(COMPUTE_STAGES) };
+
+const holds = (kind: AnyStage, ops: readonly { readonly kind: string }[]) => ops.some((op) => isWorkOp(op) && stageOf(op) === kind);
+
+/** A one-device schedule's body after the body pass of each kind it holds ops of, in the table's order. */
+export function bodyPasses(body: readonly Op[], streams: readonly StreamSpec[], device: number): PassedBody {
+  let passed: PassedBody = { body, streams, events: [] };
+  for (const kind of table) {
+    if (!kind.passes?.body || !holds(kind, passed.body)) continue;
+    const next = kind.passes.body({ body: passed.body, streams: passed.streams, device }, BODY_PASS_FACTS);
+    passed = { body: next.body, streams: next.streams, events: [...passed.events, ...next.events] };
+  }
+  return passed;
+}
+
+/** The kinds whose ops run kernels (CUPTI records them as kernels): a mode of them alone keeps the SMs at work. */
+export const KERNEL_STAGES: readonly Stage[] = table.filter((kind) => kind.cupti?.kind === 'kernel').map((kind) => kind.id);
+
+/** The kinds with a whole-plan pass: a config with a step of one runs on several devices as that pass lays them out. */
+export const SPANNING_STAGES: ReadonlySet<string> = new Set(table.filter((kind) => kind.passes?.plan).map((kind) => kind.id));
+
+/**
+ * The whole-plan pass that lays a plan out over several devices: that of the first kind in the table with one
+ * whose ops the plan holds. Null where none does: the devices then split the input.
+ */
+export function spanningPass(plan: Pick<Plan, 'schedules'>): NonNullable<KindPasses['plan']> | null {
+  const ops = plan.schedules.flatMap((s) => s.body);
+  return table.find((kind) => kind.passes?.plan && holds(kind, ops))?.passes?.plan ?? null;
+}
+
+/** Each kind's report section with lines for this Result, in the table's order. */
+export function kindReports(result: RunResult, context: ReportContext): { readonly id: string; readonly title: string; readonly lines: string[] }[] {
+  return table.flatMap((kind) => {
+    const lines = kind.report?.lines(result, context) ?? [];
+    return kind.report && lines.length ? [{ id: kind.report.id, title: kind.report.title, lines }] : [];
+  });
+}
+
+/** What the list knows of an op's kind, for a kind's output check. */
+const CHECK_FACTS: CheckFacts = {
+  compute: (op) => isWorkOp(op) && stageOf(op).phase === 'compute',
+  writes: (op) => (isWorkOp(op) ? stageOf(op).writes(op) : []),
+};
+
+/** The output check of the first kind in the table with one whose ops `ops` holds, with the facts it reads; null: none. */
+export function outputCheck(ops: readonly Op[]): { readonly check: OutputCheck; readonly facts: CheckFacts } | null {
+  const kind = table.find((k) => k.check && holds(k, ops));
+  return kind?.check ? { check: kind.check, facts: CHECK_FACTS } : null;
+}
+
+/** The reference rep of serial's output check, where a kind of its ops checks them against one. */
+export const referenceOf = (serial: Schedule): Schedule | undefined => outputCheck(serial.body)?.check.reference(serial);
+
+/** Whether some kind of the body's ops makes its outputs depend on the layout (kind.ts's `layoutDependent`). */
+export const layoutDependent = (body: readonly Op[]): boolean => table.some((k) => k.check?.layoutDependent && holds(k, body) && k.check.layoutDependent(body));
+
+/** The fields the kinds of a schedule's ops add to its mode in the Result (kind.ts's `modeFields`), in the table's order. */
+export function kindModeFields(schedule: Pick<Schedule, 'body' | 'device'>, deviceOf: (stream: string) => number): Partial<ModeResult> {
+  return Object.assign({}, ...table.map((kind) => (kind.modeFields && holds(kind, schedule.body) ? kind.modeFields(schedule, deviceOf) : {})));
 }

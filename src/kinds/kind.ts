@@ -8,6 +8,11 @@
 import type { ZodRawShape, ZodType } from 'zod';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { DevicePtr, StreamHandle } from '../cuda/types.js';
+import type { Schedule } from '../plan/types.js';
+import type { ModeResult } from '../result/mode.js';
+import type { KindPasses, OutputCheck, ReportSection } from './hooks.js';
+
+export type { BodyPassFacts, CheckFacts, CheckRecord, Comparisons, KindPasses, OutputCheck, PassedBody, PlanPassContext, ReportContext, ReportSection } from './hooks.js';
 
 /** The fields every work op has: the stream it is issued on, and the chunk it works on (null: the whole buffers). */
 export interface WorkOpBase {
@@ -260,6 +265,21 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   work?(op: O, kernelBytes: (op: { kernel: string; count: number }) => number): { readonly flop: number; readonly bytes: number };
   /** A hint for a failure while the op ran, where there is one to give. */
   readonly failureHint?: string;
+  /**
+   * Passes over what the planner made, for a kind whose ops change how the rest of a schedule or plan is laid out
+   * (a collective's communication stream; data parallelism over devices). The planner runs them for each kind whose
+   * ops the body or plan holds, in the table's order.
+   */
+  readonly passes?: KindPasses;
+  /** Its section of every report (terminal, Markdown, HTML, sweep), drawn from the Result alone. */
+  readonly report?: ReportSection;
+  /** Its check of the outputs, where comparing each layout with serial cannot tell whether its ops did their work. */
+  readonly check?: OutputCheck;
+  /**
+   * The fields it adds to the Result's mode of a schedule holding its ops (a collective's calls and bytes a rep),
+   * counted on the schedule's own device; `deviceOf` gives a stream's device.
+   */
+  modeFields?(schedule: Pick<Schedule, 'body' | 'device'>, deviceOf: (stream: string) => number): Partial<ModeResult>;
 }
 
 /**

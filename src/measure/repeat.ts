@@ -3,10 +3,9 @@ import { compareOutput, compareWithin, type LargestError, type OutputMismatch, P
 import { modeName } from '../plan/describe.js';
 import type { Schedule } from '../plan/types.js';
 import type { Mismatch } from '../result/verification.js';
-import { takesTolerance } from '../kinds/index.js';
+import { type CheckRecord, layoutDependent, outputCheck, takesTolerance } from '../kinds/index.js';
 import type { StopRule } from '../vocabulary.js';
 import { RepGuard } from './guard.js';
-import { checkReduction, reducedOutputs, type ReductionRecord } from './reduction.js';
 import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
 import { ALONE, type CpuStageTiming, type RepRunner } from './runner.js';
 
@@ -37,11 +36,14 @@ export interface Verification {
   readonly mismatches: Mismatch[];
   /** Present where the config gave verify.tolerance: the rule, and the largest differences seen. */
   readonly tolerance?: { readonly relative: number; readonly absolute: number; readonly largestError: LargestError };
-  /** A plan with all-reduces: what the check of their sums against the reference found. */
-  readonly reduction?: ReductionRecord;
+  /** A plan with all-reduces: what the check of their sums against the reference found (its kind's output check). */
+  readonly reduction?: CheckRecord;
   /** A plan with a reduce-scatter: each layout was compared with its own op-by-op rep, not with serial. */
   readonly against?: 'same-layout-serialised';
 }
+
+/** The comparisons a kind's output check makes, which it may not load. */
+const COMPARISONS = { compareOutput, compareWithin };
 
 /** The all-reduce check's inputs: the plan's reference (serial without its collectives) and the ranks that sum. */
 export interface ReductionCheck {
@@ -63,7 +65,7 @@ export async function verifySchedules(
 ): Promise<Verification> {
   // A reduce-scatter leaves part r of each bucket reduced on rank r: its outputs depend on the bucket count, so each
   // layout is checked against itself serialised (its checked rep, every op waited for), not against serial's buckets.
-  const bucketed = runner.schedules.some((s) => s.body.some((op) => op.kind === 'collective' && op.spec.collective === 'reducescatter'));
+  const bucketed = runner.schedules.some((s) => layoutDependent(s.body));
   const [baseline, ...candidates] = runner.schedules.filter((s) => s.verify);
   if (!baseline) return { status: 'skipped', mismatches: [] };
   runner.restoreInputs();
@@ -85,9 +87,10 @@ export async function verifySchedules(
     );
   const expected = verify ? everyOutput() : null;
   const mismatches: Mismatch[] = [];
-  let reduced: ReductionRecord | undefined;
-  const checked = reduction ? reducedOutputs(baseline, runner.outputs()) : [];
-  if (expected && reduction && checked.length) {
+  let reduced: CheckRecord | undefined;
+  const kindCheck = reduction ? outputCheck(baseline.body) : null;
+  const checked = kindCheck ? kindCheck.check.outputs(baseline, runner.outputs(), kindCheck.facts) : [];
+  if (expected && reduction && kindCheck && checked.length) {
     runner.restoreInputs();
     runner.poisonOutputs(POISON.overlapped);
     // The reference runs on the primary alone: every rank's reduced outputs are checked against its.
@@ -97,7 +100,7 @@ export async function verifySchedules(
       devices[0],
     );
     devices.forEach((device, k) => {
-      const found = checkReduction(checked, expected[k] ?? new Map(), reference, reduction.ranks, tolerance, POISON.serial);
+      const found = kindCheck.check.compare(checked, expected[k] ?? new Map(), reference, reduction.ranks, tolerance, POISON.serial, COMPARISONS);
       mismatches.push(...found.mismatches.map((m) => ({ ...m, mode: baseline.id, ...at(device) })));
       if (!reduced || found.record.status === 'failed') reduced = found.record;
     });

@@ -10,7 +10,7 @@ import type { OverlapAnalysis, SweepSection } from '../result/model.js';
 import { RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult } from '../result/schema.js';
 import type { TracedRep } from '../result/timeline.js';
 import { isSplitTogether } from '../modes.js';
-import { type CollectiveOp, isWorkOp, messageBytes, stageOf } from '../kinds/index.js';
+import { isWorkOp, kindModeFields, stageOf } from '../kinds/index.js';
 import { kernelRangeBytes } from './timeline.js';
 import { chunkUnits } from '../chunking.js';
 import { issuedOpCount } from '../plan/overhead.js';
@@ -98,7 +98,7 @@ function modeResult(m: MeasuredSchedule, kernelBytes: (op: { kernel: string; cou
     ...probeTimes(m),
     ...issueCost(m),
     ...(m.cpuStage?.length ? { cpuStage: cpuStageSummary(m.cpuStage) } : {}),
-    ...collectiveCalls(m.schedule),
+    ...kindModeFields(m.schedule, streamDevices(m.schedule)),
     ...stageThroughput(m.schedule, stats.median, kernelBytes),
   };
 }
@@ -128,21 +128,6 @@ export function stageThroughput(
       ...(bytes ? { bytes, gbPerSecond: gbPerSecond(bytes, medianMs) } : {}),
     },
   };
-}
-
-/**
- * A mode's collectives a rep (the first one's kind: a config runs one): the calls one rank makes and their per-rank
- * message bytes together, from which the report gives the collective's bandwidths as nccl-tests does. A
- * data-parallel schedule over several devices holds every rank's calls; each device is one rank, so only the
- * schedule's own device's are counted (counting all of them doubled the bandwidth on two GPUs).
- */
-export function collectiveCalls(schedule: Pick<Schedule, 'body' | 'device' | 'streams'>): Pick<ModeResult, 'collective'> {
-  const deviceOf = streamDevices(schedule);
-  const ops = schedule.body.filter((o): o is CollectiveOp => o.kind === 'collective' && deviceOf(o.stream) === schedule.device);
-  const kind = ops[0]?.spec.collective;
-  if (kind === undefined) return {};
-  const same = ops.filter((o) => o.spec.collective === kind);
-  return { collective: { collective: kind, calls: same.length, bytes: same.reduce((sum, o) => sum + messageBytes(o), 0) } };
 }
 
 /** A Result's headline: an overlapped mode, its time against serial's, and its efficiency against the bound. */

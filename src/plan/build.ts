@@ -6,8 +6,8 @@ import { type HostMemoryKind, type IssueOrder, type PlacedDefaultOp, SMALL_OPS }
 import { asGraph, overlappedSchedule, pipelineShape, type PipelineShape, serialSchedule, stageSchedules, collectiveAloneSchedules } from './schedules.js';
 import { bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, SMALL_OP_BATCH } from './part-schedules.js';
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
-import { dataParallel, hasCollective } from './data-parallel.js';
-import { withDevices } from './devices.js';
+import { referenceOf, spanningPass } from '../kinds/index.js';
+import { spanningSchedule, withDevices } from './devices.js';
 import { latencySchedule } from './latency.js';
 import { stagePerStreamSchedule } from './stage-per-stream.js';
 import { type ChunkRange, type Plan, type PlanKernel, planKernel, type Ring, type Schedule } from './types.js';
@@ -30,27 +30,14 @@ export function buildPlan(config: Config, kernels: readonly PlanKernel[], option
   const devices = options.devices ?? config.devices;
   if (devices === 'all') throw new RangeError('devices: all must be counted before planning');
   if (!devices || devices.length <= 1) return plan;
-  // With a collective, several devices are ranks of one data-parallel step; without one, they share the input.
-  return plan.schedules.some(hasCollective)
-    ? dataParallel(plan, devices, { graph: config.pipeline.mode === 'graph' })
-    : withDevices(plan, config, devices, { gated: options.gate ?? false });
+  // Without a kind that lays the devices out (a collective's ranks of one data-parallel step), they share the input.
+  return overDevices(plan, config, devices) ?? withDevices(plan, config, devices, { gated: options.gate ?? false });
 }
 
-/**
- * The serial mode without its collectives, for checking what an all-reduce summed: every op stays (the compute after
- * a collective then reads the bucket unreduced), and the mode runs on its device alone, without NCCL. Undefined for
- * a plan without all-reduces.
- */
-export function referenceSchedule(serial: Schedule): Schedule | undefined {
-  if (!serial.body.some((op) => op.kind === 'collective' && op.spec.collective === 'allreduce')) return undefined;
-  return {
-    ...serial,
-    id: `${serial.id}:reference`,
-    description: `${serial.description}, its collectives left out (the reference an all-reduce is checked against)`,
-    body: serial.body.filter((op) => op.kind !== 'collective'),
-    verify: false,
-    bytes: { h2d: serial.bytes.h2d, d2h: serial.bytes.d2h },
-  };
+/** The plan laid out over `devices` by the whole-plan pass of a kind whose ops it holds; null where no such kind has one. */
+export function overDevices(plan: Plan, config: Pick<Config, 'pipeline'>, devices: readonly number[]): Plan | null {
+  const pass = spanningPass(plan);
+  return pass ? pass(plan, devices, { graph: config.pipeline.mode === 'graph', spanning: spanningSchedule }) : null;
 }
 
 /**
@@ -99,7 +86,7 @@ export function buildLayoutsPlan(
   // A graph replay pays no host cost per op: its kernels are measured replayed as a graph too.
   const chunkedKernels = config.pipeline.mode === 'graph' ? [...streamIssued, ...streamIssued.map(asGraph)] : streamIssued;
   const serial = withPriority(serialSchedule(shape), config.pipeline.priority);
-  const reference = referenceSchedule(serial);
+  const reference = referenceOf(serial);
   return {
     name: config.name,
     devices: [config.device],

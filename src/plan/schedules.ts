@@ -1,8 +1,7 @@
 import type { Config, ConfigBuffer } from '../config/types.js';
 import { wholeRange } from '../chunking.js';
 import { type DefaultStream, type DefaultStreamOp, type IssueOrder, type ModeRole, modeId, type OverlapLayout, type PlacedDefaultOp, type StreamKind } from '../vocabulary.js';
-import { type ChunkWork, type ComputeStep, opBytes, phaseOps } from '../kinds/index.js';
-import { withCommStreams } from './comm-stream.js';
+import { bodyPasses, type ChunkWork, COMMUNICATION_STAGES, type ComputeStep, opBytes, phaseOps } from '../kinds/index.js';
 import { withRingReuse } from './ring.js';
 import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec } from './types.js';
 
@@ -47,12 +46,12 @@ export interface TimedScheduleSpec {
 }
 
 export function timedSchedule(given: TimedScheduleSpec): Schedule {
-  const comm = withCommStreams(given.body, given.streams, given.device);
-  const spec = { ...given, body: comm.body, streams: comm.streams };
+  const passed = bodyPasses(given.body, given.streams, given.device);
+  const spec = { ...given, body: passed.body, streams: passed.streams };
   const id = modeId(spec.role);
   const [origin, ...others] = spec.streams;
   if (!origin) throw new RangeError(`schedule ${id} needs at least one stream`);
-  const events: EventSpec[] = [{ id: 'start', timing: true }, { id: 'end', timing: true }, ...(spec.events ?? []), ...comm.events];
+  const events: EventSpec[] = [{ id: 'start', timing: true }, { id: 'end', timing: true }, ...(spec.events ?? []), ...passed.events];
   // The gate sits before `start` on the first stream, and every other stream waits on `start`: one gate holds all.
   const prologue: Op[] = [...(spec.gated ? [{ kind: 'gate', stream: origin.id } as const] : []), { kind: 'record', stream: origin.id, event: 'start' }];
   for (const s of others) prologue.push({ kind: 'wait', stream: s.id, event: 'start' });
@@ -285,7 +284,8 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
   return schedules;
 }
 
-const isCollective = (shape: PipelineShape, kernel: string) => shape.steps?.get(kernel)?.stage === 'collective';
+/** A step of a communication kind: timed alone per bucket count, apart from the compute steps. */
+const isCollective = (shape: PipelineShape, kernel: string) => COMMUNICATION_STAGES.some((id) => id === shape.steps?.get(kernel)?.stage);
 
 /**
  * Each collective step alone at each bucket count of the layouts: one NCCL call per chunk of `ranges`, back to back

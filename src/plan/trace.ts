@@ -49,7 +49,7 @@ export function traceSchedule(schedule: Schedule): TracedSchedule {
       return;
     }
     const span = timed(op, index);
-    const grouped = op.kind === 'collective' ? op.group : undefined;
+    const grouped = 'group' in op ? op.group : undefined;
     if (grouped || group) {
       group ??= [];
       group.push(span);

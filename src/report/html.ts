@@ -1,4 +1,4 @@
-import { commLines } from './comm.js';
+import { kindSections } from './kind-sections.js';
 import { devicesLines } from './devices.js';
 import { comparisonText, leadComparisons, modelLines, roleLabel, serialCaveat, verificationWords } from './labels.js';
 import { type RunExporter, pictured } from './exporter.js';
@@ -201,13 +201,13 @@ function warningsSection(result: RunResult): string {
   const warnings = result.warnings.map((w) => `<div class="warning" data-code="${escape(w.code)}"><strong>${escape(w.message)}</strong> ${escape(w.remedy)}</div>`);
   const notes = result.notes.map((n) => `<li>${escape(n)}</li>`);
   const devices = devicesLines(result);
-  const comm = commLines(result);
+  const kinds = kindSections(result).map((s) => section(s.id, s.title, `<pre>${escape(s.lines.join('\n'))}</pre>`));
   const mismatches = result.verification.mismatches.map(
     (m) => `<li>${escape(`${m.mode}: ${m.buffer}[${m.index}] expected ${m.expected}, got ${m.actual} (${m.differing} differ)`)}</li>`,
   );
   return [
     devices.length ? section('devices', 'Several GPUs', `<pre>${escape(devices.join('\n'))}</pre>`) : '',
-    comm.length ? section('communication', 'Communication', `<pre>${escape(comm.join('\n'))}</pre>`) : '',
+    ...kinds,
     warnings.length ? section('warnings', 'Warnings', warnings.join('\n')) : '',
     mismatches.length ? section('verification', 'Verification failures', `<ul>${mismatches.join('')}</ul>`) : '',
     notes.length ? section('notes', 'Notes', `<ul>${notes.join('\n')}</ul>`) : '',

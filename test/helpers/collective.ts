@@ -1,6 +1,11 @@
 import type { Nccl } from '../../src/cuda/nccl.js';
+import { collectiveCalls as callsOn } from '../../src/kinds/collective/calls.js';
 import { openCommunicators } from '../../src/kinds/collective/communicators.js';
 import { type Launch, type OpenContext, schedulesHolding } from '../../src/kinds/index.js';
+import { type Schedule, streamDevices } from '../../src/plan/types.js';
+
+/** A mode's collective figures, counted on its schedule's own device as the Result counts them. */
+export const collectiveCalls = (schedule: Schedule) => callsOn(schedule, streamDevices(schedule));
 
 /**
  * The collective kind's communicators for a plan as the planner makes it: opened with what exec/ would give its

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { bestBuckets, stepBound } from '../../src/analysis/buckets.js';
-import { type CommOp, collectiveBandwidth, commOverlap } from '../../src/analysis/comm.js';
+import { type CommOp, collectiveBandwidth, commOverlap as overlapWith } from '../../src/kinds/collective/analysis.js';
+import { bestBuckets, stepBound } from '../../src/kinds/collective/buckets.js';
+import { REPORT_FACTS } from '../../src/report/kind-sections.js';
 import { COLLECTIVES } from '../../src/vocabulary.js';
 
 // Integer times keep shifted and scaled copies exact, so the properties compare with equality.
@@ -14,6 +15,7 @@ const opArbitrary: fc.Arbitrary<CommOp> = fc
     length: fc.integer({ min: 0, max: 300 }),
   })
   .map(({ kind, device, start, length }) => ({ kind, device, startMs: start, endMs: start + length, bytes: 0 }));
+const commOverlap = (ops: readonly CommOp[]) => overlapWith(ops, REPORT_FACTS);
 const opsArbitrary = fc.array(opArbitrary, { maxLength: 40 });
 
 describe('communication overlap, for any traced ops', () => {

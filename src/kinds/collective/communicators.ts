@@ -8,7 +8,7 @@ import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from '
 
 // The NCCL communicators of a run with collective stages. One process drives the run's devices with
 // ncclCommInitAll, one communicator per device (one device: a one-rank communicator, the same code path as several:
-// the planner replicates every mode with a collective on each device, plan/data-parallel.ts); under a launcher (mpirun,
+// the planner replicates every mode with a collective on each device, ./data-parallel.ts); under a launcher (mpirun,
 // srun: one process per GPU) each rank joins the launch's communicator with ncclCommInitRank, the unique id shared
 // through a file (unique-id.ts). Communicators are destroyed with the run's cleanup, on every path.
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openCommunicatorsOf } from '../../../test/helpers/collective.js';
+import { collectiveCalls, openCommunicatorsOf } from '../../../test/helpers/collective.js';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { reductionCheck } from '../../api/session.js';
@@ -7,15 +7,16 @@ import { loadConfigFile } from '../../config/load.js';
 import type { ConfigBuffer } from '../../config/types.js';
 import type { Nccl } from '../../cuda/nccl.js';
 import type { CudaRuntime } from '../../cuda/runtime.js';
-import { POISON } from '../../data/compare.js';
+import { compareOutput, compareWithin, POISON } from '../../data/compare.js';
 import { UsageError } from '../../errors.js';
 import { Cleanup } from '../../exec/cleanup.js';
 import { resolveKernels } from '../../kernels/resolve.js';
-import { checkReduction, reducedOutputs, scaled } from '../../measure/reduction.js';
 import { verifySchedules } from '../../measure/repeat.js';
-import { collectiveCalls } from '../../measure/result.js';
 import { buildPlan } from '../../plan/build.js';
-import { dataParallel, hasCollective, replicated } from '../../plan/data-parallel.js';
+import { dataParallel, hasCollective, replicated } from './data-parallel.js';
+import { checkReduction as checkWith, reducedOutputs, scaled } from './reduction.js';
+import { outputCheck } from '../index.js';
+import { spanningSchedule } from '../../plan/devices.js';
 import { traceSchedule } from '../../plan/trace.js';
 import { type Op, type Plan, type Schedule, scheduleDevices } from '../../plan/types.js';
 import { builtinConfigsDir } from '../../paths.js';
@@ -148,7 +149,7 @@ describe('a config with a collective over several devices (data-parallel from on
       () => ddp([0, 1], { mode: 'graph' }),
       (error: unknown) => error instanceof UsageError && /--mode graph: .*one NCCL group across devices, which cuda-pipe does not capture into a CUDA graph/.test(error.message),
     );
-    assert.throws(() => dataParallel(one, [0, 1], { graph: true }), UsageError);
+    assert.throws(() => dataParallel(one, [0, 1], { graph: true, spanning: spanningSchedule }), UsageError);
     const run = runCli(['run', ddpPath, '--devices', '0,1', '--mode', 'graph', '--dry-run']);
     assert.equal(run.code, 2, run.stderr);
     assert.match(run.stderr, /does not capture into a CUDA graph/);
@@ -164,7 +165,7 @@ describe('a config with a collective over several devices (data-parallel from on
 
   it('refuses a mode that times probes of its own (a latency mode) rather than replicate it', () => {
     const serial = byKind(one, 'serial');
-    assert.throws(() => replicated({ ...serial, probes: [{ begin: 'start', end: 'end' }] }, [0, 1]), UsageError);
+    assert.throws(() => replicated({ ...serial, probes: [{ begin: 'start', end: 'end' }] }, [0, 1], spanningSchedule), UsageError);
   });
 
   it('plans the split, not data parallelism, for a config without a collective', () => {
@@ -239,6 +240,9 @@ const out = (name: string, type: ConfigBuffer['type'], values: readonly number[]
     hostMemory: 'pinned',
   };
 };
+type Head<T extends unknown[]> = T extends [...infer H, unknown] ? H : never;
+/** The check with the comparisons the verifier gives it. */
+const checkReduction = (...args: Head<Parameters<typeof checkWith>>) => checkWith(...args, { compareOutput, compareWithin });
 const f32 = (values: readonly number[]) => new Uint8Array(Float32Array.from(values).buffer);
 
 describe('checking that an all-reduce summed', () => {
@@ -291,6 +295,7 @@ describe('checking that an all-reduce summed', () => {
       reducedOutputs(
         byKind(plan, 'serial'),
         plan.buffers.filter((b) => b.role === 'out'),
+        outputCheck(byKind(plan, 'serial').body)?.facts ?? assert.fail('no output check'),
       ).map((b) => [b.name, b.elements]),
       [['check', 32]],
     );

@@ -2,13 +2,18 @@ import { z } from 'zod';
 import { formatBytes } from '../../format.js';
 import { COLLECTIVES, type Collective } from '../../vocabulary.js';
 import type { ComputeStep, RuntimePrimitives, StageKind, StepBuffer, StepConfig } from '../kind.js';
+import { collectiveCalls } from './calls.js';
+import { withCommStreams } from './comm-stream.js';
+import { dataParallel } from './data-parallel.js';
+import { reductionCheck } from './reduction.js';
+import { commSection } from './report.js';
 import { resultSection } from './result.js';
 import { type CollectiveOp, type CollectiveSpec, messageBytes } from './spec.js';
 
 // An NCCL collective as a compute step: per chunk (a bucket of items, such as a bucket of layers' gradients), one
 // sum over every rank, in place in one chunked buffer, as DDP reduces a bucket. The planner puts it on the
 // device's communication stream, after an event recorded behind the compute that produced the bucket, and makes the
-// chunk's later ops (its D2H) wait for it (plan/comm-stream.ts): the compute stream never waits for the network.
+// chunk's later ops (its D2H) wait for it (./comm-stream.ts): the compute stream never waits for the network.
 
 const CollectiveEntrySchema = z
   .object({
@@ -73,7 +78,7 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
   // NCCL launches its own kernels (ncclDevKernel_*), each carrying the correlation id of the call.
   cupti: { kind: 'kernel', memsets: false },
   // No term in the overlap bound, which stays a floor without it: communication is bounded by the bucket model
-  // (analysis/buckets.ts) from the collective's mode alone, in the report's communication section.
+  // (./buckets.ts) from the collective's mode alone, in the report's communication section.
   // A sum over more than two ranks depends on NCCL's order of additions, which may differ per message size: the
   // reduced buffer takes verify.tolerance where the config gives one.
   verify: 'tolerance',
@@ -104,4 +109,8 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
   environment: [['CUDA_PIPE_NCCL', 'the libnccl.so.2 file for collectives, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
   failureHint: 'Every rank must run the same config with the same chunks; run with NCCL_DEBUG=WARN to see what NCCL saw.',
+  passes: { body: withCommStreams, plan: dataParallel },
+  report: commSection,
+  check: reductionCheck,
+  modeFields: collectiveCalls,
 };

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openCommunicatorsOf } from '../../../test/helpers/collective.js';
+import { collectiveCalls, openCommunicatorsOf } from '../../../test/helpers/collective.js';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,8 +13,8 @@ import { Cleanup } from '../../exec/cleanup.js';
 import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from './unique-id.js';
 import { resolveKernels } from '../../kernels/resolve.js';
 import { buildLayoutsPlan, buildPlan } from '../../plan/build.js';
-import { collectiveCalls } from '../../measure/result.js';
-import { withCommStreams } from '../../plan/comm-stream.js';
+import { withCommStreams } from './comm-stream.js';
+import { COMPUTE_STAGES } from '../index.js';
 import { happensBefore } from '../../plan/order.js';
 import { type Op, type Plan, type Schedule, scheduleOps } from '../../plan/types.js';
 import { builtinConfigsDir } from '../../paths.js';
@@ -161,14 +161,12 @@ describe('the ddp config planned', () => {
       { kind: 'copy', stream: 's0', direction: 'd2h', buffer: 'g', hostOffset: 0, deviceOffset: 0, bytes: 16, chunk: 0 },
       { kind: 'kernel', stream: 's1', kernel: 'k', chunk: 1, first: 1, count: 1, deviceFirst: 1 },
     ];
-    const moved = withCommStreams(
-      body,
-      [
-        { id: 's0', kind: 'non-blocking', device: 0 },
-        { id: 's1', kind: 'non-blocking', device: 0 },
-      ],
-      0,
-    );
+    const facts = { computeKinds: new Set<string>(COMPUTE_STAGES) };
+    const streams = [
+      { id: 's0', kind: 'non-blocking', device: 0 },
+      { id: 's1', kind: 'non-blocking', device: 0 },
+    ] as const;
+    const moved = withCommStreams({ body, streams, device: 0 }, facts);
     assert.deepEqual(
       moved.body.map((op) => `${op.stream} ${op.kind}${'event' in op ? ` ${op.event}` : ''}`),
       ['s0 kernel', 's0 record bucket:0', 'comm wait bucket:0', 'comm collective', 'comm record reduced:0', 's0 wait reduced:0', 's0 copy', 's1 kernel'],
@@ -177,7 +175,7 @@ describe('the ddp config planned', () => {
       moved.events.map((e) => e.id),
       ['bucket:0', 'reduced:0'],
     );
-    assert.deepEqual(withCommStreams(body.slice(0, 1), [], 0).body, body.slice(0, 1), 'a body without collectives is left as it is');
+    assert.deepEqual(withCommStreams({ body: body.slice(0, 1), streams: [], device: 0 }, facts).body, body.slice(0, 1), 'a body without collectives is left as it is');
   });
 });
 

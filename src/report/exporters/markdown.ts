@@ -2,7 +2,7 @@ import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
 import type { RunExporter } from '../exporter.js';
 import { renderMarkdownTable } from '../big-table.js';
-import { commLines } from '../comm.js';
+import { kindLines } from '../kind-sections.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
 import { comparisonText, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine, verificationWords } from '../labels.js';
@@ -65,7 +65,7 @@ export function renderRunMarkdown(result: RunResult): string {
     `<sub>${cell(timingLine(result))}. ${names}, driver ${result.environment.software.driver}, runtime ${result.environment.software.runtime}, ` +
       `cuda-pipe ${result.tool.version}, config hash ${result.config.hash}.</sub>`,
   ];
-  const devices = [...devicesLines(result), ...commLines(result)];
+  const devices = [...devicesLines(result), ...kindLines(result)];
   if (devices.length) lines.push('', ...devices.map((line) => (line.startsWith('  ') ? `  - ${line.trim()}` : `- ${line}`)));
   const toolbox = [...toolboxLines(result), ...eventCostLines(result)];
   if (toolbox.length) lines.push('', ...toolbox.map((line) => `- ${line}`));

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import type { ModeResult } from '../../result/mode.js';
 import type { RunResult } from '../../result/schema.js';
 import type { OverlapLayout } from '../../vocabulary.js';
-import { commLines } from '../comm.js';
+import { kindLines } from '../kind-sections.js';
 import type { RunExporter } from '../exporter.js';
 import { type Column, fitTable, type Layout } from '../fold.js';
 import { formatSpeedup, roleLabel } from '../labels.js';
@@ -62,8 +62,8 @@ export function renderSweepTable(result: RunResult, style: Style, columns = DEFA
     const rows = (head: string): Layout => [{ head, cells: streams.map(String) }, ...speedups];
     lines.push(fitTable([rows(`${order}: streams \\ chunks`), rows(`${order}: streams`), rows(order)], columns));
   }
-  // With collectives, the best layout's communication (its traced rep) and the bucket model at its bucket count.
-  lines.push(...tieLine(result), 'to reproduce it:', ...yamlFragment(result).map((l) => `  ${l}`), ...commLines(result));
+  // The kinds' sections: with collectives, the best layout's communication (its traced rep) and the bucket model at its bucket count.
+  lines.push(...tieLine(result), 'to reproduce it:', ...yamlFragment(result).map((l) => `  ${l}`), ...kindLines(result));
   return lines.join('\n');
 }
 

@@ -18,7 +18,7 @@ import {
 import type { RunExporter } from '../exporter.js';
 import { renderFittedTable } from '../big-table.js';
 import { DEFAULT_COLUMNS, fitLines } from '../width.js';
-import { commLines } from '../comm.js';
+import { kindLines } from '../kind-sections.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
 import type { Style } from '../style.js';
@@ -52,7 +52,7 @@ export function renderRunTable(result: RunResult, style: Style, options: TableOp
   ];
   if (parts.length) lines.push('', "the model's parts, each measured alone (the bound and the floor are built from them):", modesTable(parts, result, style, columns));
   if (verbose) lines.push('', ...workingLines(result));
-  lines.push('', ...devicesLines(result), ...commLines(result), ...toolboxLines(result), ...eventCostLines(result));
+  lines.push('', ...devicesLines(result), ...kindLines(result), ...toolboxLines(result), ...eventCostLines(result));
   lines.push(layoutLine(result));
   if (verbose) lines.push(`device: ${deviceLine(result)}`, kernelsLine(result));
   lines.push(timingLine(result), verificationLine(result, style));

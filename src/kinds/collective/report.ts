@@ -1,10 +1,10 @@
-import { bestBuckets, callMs, fitAlphaBeta, type StepShape, stepBound } from '../analysis/buckets.js';
-import { type CollectiveBandwidth, type CommOp, collectiveBandwidth, commOverlap } from '../analysis/comm.js';
-import { formatBytes, formatMs, formatPercent, formatRate, formatUs } from '../format.js';
-import type { ModeResult } from '../result/mode.js';
-import type { RunResult } from '../result/schema.js';
-import type { Collective } from '../vocabulary.js';
-import { modeLabel } from './labels.js';
+import { formatBytes, formatMs, formatPercent, formatRate, formatUs } from '../../format.js';
+import type { ModeResult } from '../../result/mode.js';
+import type { RunResult } from '../../result/schema.js';
+import type { Collective } from '../../vocabulary.js';
+import type { ReportContext, ReportSection } from '../kind.js';
+import { type CollectiveBandwidth, type CommOp, collectiveBandwidth, commOverlap } from './analysis.js';
+import { bestBuckets, callMs, fitAlphaBeta, type StepShape, stepBound } from './buckets.js';
 
 // What a run with collectives adds to every report: the collective alone and its bandwidths, how much of each
 // device's communication the compute hid, and the bucket model's bound against the measured step. Drawn from the
@@ -18,7 +18,7 @@ const COLLECTIVE_NAMES: Record<Collective, string> = { allreduce: 'all-reduce', 
 const MAX_BUCKETS = 1024;
 
 /** Indented lines under a heading; empty for a run without collectives. */
-export function commLines(result: CommResult): string[] {
+export function commLines(result: CommResult, context: ReportContext): string[] {
   const communicator = result.communicator;
   if (!communicator) return [];
   const ranks = communicator.ranks;
@@ -35,7 +35,7 @@ export function commLines(result: CommResult): string[] {
     );
   }
   if (!alone.length) lines.push('  the collective alone: not measured');
-  lines.push(...overlapLines(result), ...modelLines(result, alone[0], ranks));
+  lines.push(...overlapLines(result, context), ...modelLines(result, alone[0], ranks));
   return lines;
 }
 
@@ -49,18 +49,18 @@ function bandwidthText(bw: CollectiveBandwidth, ranks: number): string {
 }
 
 /** Per overlapped mode with a traced rep: each device's communication, the part exposed, and the overlap fraction. */
-function overlapLines(result: CommResult): string[] {
+function overlapLines(result: CommResult, context: ReportContext): string[] {
   const reps = result.timeline?.reps ?? [];
   const lines: string[] = [];
   for (const mode of result.modes.filter((m) => m.role.kind === 'overlapped')) {
     // The schema's op kinds are the stage table's; the analysis reads any kind as a string.
     const ops: CommOp[] = reps.filter((r) => r.mode === mode.id).flatMap((r) => r.ops);
-    const { perDevice, total } = commOverlap(ops);
+    const { perDevice, total } = commOverlap(ops, context);
     if (!perDevice.length) continue;
     const device = (d: (typeof perDevice)[number]) =>
       `GPU ${d.device} ${formatMs(d.commMs)} communicating, ${formatMs(d.exposedMs)} exposed, ${d.overlap === null ? '–' : formatPercent(d.overlap, 1)} overlapped`;
     lines.push(
-      `  ${modeLabel(mode, result)}, traced rep: ${perDevice.map(device).join('; ')}` +
+      `  ${context.modeLabel(mode)}, traced rep: ${perDevice.map(device).join('; ')}` +
         (perDevice.length > 1 && total.overlap !== null ? `; all ${formatMs(total.exposedMs)} exposed, ${formatPercent(total.overlap, 1)} overlapped` : ''),
     );
   }
@@ -108,3 +108,6 @@ function modelLines(result: CommResult, alone: ModeResult | undefined, ranks: nu
   );
   return lines;
 }
+
+/** The collective's section of every report (kind.ts's `report`). */
+export const commSection: ReportSection = { id: 'communication', title: 'Communication', lines: commLines };

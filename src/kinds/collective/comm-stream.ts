@@ -1,5 +1,5 @@
-import { COMMUNICATION_STAGES, COMPUTE_STAGES, isWorkOp } from '../kinds/index.js';
-import type { EventSpec, Op, StreamSpec } from './types.js';
+import type { EventSpec, Op, StreamSpec } from '../../plan/types.js';
+import type { BodyPassFacts, PassedBody } from '../kind.js';
 
 // Collectives run on a communication stream of their device, in every topology, as DDP runs its all-reduces: the
 // stage kind plans a collective on the chunk's compute stream, and this pass moves it, with the compute steps the
@@ -9,26 +9,26 @@ import type { EventSpec, Op, StreamSpec } from './types.js';
 // on whatever stream they are, after them. The compute stream itself never waits for a collective, so the next
 // bucket's compute overlaps it.
 
-const COMPUTE_KINDS: ReadonlySet<string> = new Set(COMPUTE_STAGES);
-const COMMUNICATION: ReadonlySet<string> = new Set(COMMUNICATION_STAGES);
+/** A work op: every op but the ordering and timing ops carries its chunk (kind.ts's WorkOpBase). */
+const isWork = (op: Op): op is Op & { readonly chunk: number | null } => 'chunk' in op;
 
 /** The communication stream of a device: `comm` on the schedule's own device, `comm:d<n>` on another. */
-export const commStreamId = (device: number, scheduleDevice: number): string => (device === scheduleDevice ? 'comm' : `comm:d${device}`);
+const commStreamId = (device: number, scheduleDevice: number): string => (device === scheduleDevice ? 'comm' : `comm:d${device}`);
 
 /**
  * Each collective's group: the body indexes of the collective and of the compute ops of its chunk that follow it on
  * the same stream, up to the chunk's first op of another kind there.
  */
-function groups(body: readonly Op[]): number[][] {
+function groups(body: readonly Op[], computeKinds: ReadonlySet<string>): number[][] {
   const taken = new Set<number>();
   const found: number[][] = [];
   body.forEach((op, i) => {
-    if (!isWorkOp(op) || !COMMUNICATION.has(op.kind) || taken.has(i)) return;
+    if (op.kind !== 'collective' || taken.has(i)) return;
     const group = [i];
     for (let j = i + 1; j < body.length; j++) {
       const next = body[j] as Op;
-      if (!isWorkOp(next) || next.chunk !== op.chunk || next.stream !== op.stream) continue;
-      if (!COMPUTE_KINDS.has(next.kind)) break;
+      if (!isWork(next) || next.chunk !== op.chunk || next.stream !== op.stream) continue;
+      if (!computeKinds.has(next.kind)) break;
       group.push(j);
     }
     for (const j of group) taken.add(j);
@@ -43,11 +43,10 @@ function groups(body: readonly Op[]): number[][] {
  * collectives comes back as it was.
  */
 export function withCommStreams(
-  body: readonly Op[],
-  streams: readonly StreamSpec[],
-  device: number,
-): { readonly body: readonly Op[]; readonly streams: readonly StreamSpec[]; readonly events: readonly EventSpec[] } {
-  const found = groups(body);
+  { body, streams, device }: { readonly body: readonly Op[]; readonly streams: readonly StreamSpec[]; readonly device: number },
+  facts: BodyPassFacts,
+): PassedBody {
+  const found = groups(body, facts.computeKinds);
   if (!found.length) return { body, streams, events: [] };
   const deviceOf = new Map(streams.map((s) => [s.id, s.device]));
   const added = new Map<string, StreamSpec>();
@@ -59,7 +58,7 @@ export function withCommStreams(
   const out: Op[] = [];
   body.forEach((op, i) => {
     const n = leaderOf.get(i);
-    if (n !== undefined && isWorkOp(op)) {
+    if (n !== undefined && isWork(op)) {
       const comm = commStreamId(deviceOf.get(op.stream) ?? device, device);
       if (!added.has(comm)) added.set(comm, { id: comm, kind: 'non-blocking', device: deviceOf.get(op.stream) ?? device });
       const bucket = `bucket:${n}`;
@@ -72,7 +71,7 @@ export function withCommStreams(
       return;
     }
     if (moved.has(i)) return;
-    if (isWorkOp(op)) {
+    if (isWork(op)) {
       for (const p of pending) {
         if (p.chunk !== op.chunk || p.waited.has(op.stream)) continue;
         p.waited.add(op.stream);

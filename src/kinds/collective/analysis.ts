@@ -1,6 +1,6 @@
-import { COMMUNICATION_STAGES, SM_STAGES } from '../kinds/index.js';
-import type { Collective } from '../vocabulary.js';
-import { type Interval, type IntervalSet, intersect, measure, union } from './intervals.js';
+import type { Interval, IntervalSet } from '../../analysis/intervals.js';
+import type { Collective } from '../../vocabulary.js';
+import type { ReportContext } from '../kind.js';
 
 // Communication against computation on each device, from traced ops alone, and the collectives' bandwidths as
 // nccl-tests report them (doc/PERFORMANCE.md there). Times in ms, bandwidths in GB/s (1e9 bytes per second).
@@ -21,12 +21,12 @@ export interface CommOp {
 }
 
 /**
- * Computation is the stages on the SMs (kernels, GEMMs), communication the collectives, whose NCCL kernels run there
- * too. Copies and host ops are neither side, as in Holistic Trace Analysis, which sorts kernels into communication,
- * memory and computation and compares the first and the last.
+ * What the overlap reads of the list of kinds and of the analysis, which the report passes in. Computation is the
+ * stages on the SMs (kernels, GEMMs), communication the collectives, whose NCCL kernels run there too. Copies and host
+ * ops are neither side, as in Holistic Trace Analysis, which sorts kernels into communication, memory and computation
+ * and compares the first and the last.
  */
-const COMPUTE_KINDS: readonly string[] = SM_STAGES;
-const COMMUNICATION: readonly string[] = COMMUNICATION_STAGES;
+export type OverlapFacts = Pick<ReportContext, 'computeStages' | 'communicationStages' | 'intervals'>;
 
 /**
  * nccl-tests' bus bandwidth factor: all-reduce moves 2(n−1)/n of its array across each rank's links, reduce-scatter
@@ -79,23 +79,24 @@ export interface CommAnalysis {
  * (a traced rep per device); devices are never compared with each other's times. Where CUPTI timed an op, its
  * engine's interval is taken, as the rest of the analysis does.
  */
-export function commOverlap(ops: readonly CommOp[]): CommAnalysis {
-  const devices = [...new Set(ops.filter((op) => COMMUNICATION.includes(op.kind)).map((op) => op.device))].sort((a, b) => a - b);
+export function commOverlap(ops: readonly CommOp[], facts: OverlapFacts): CommAnalysis {
+  const { computeStages, communicationStages, intervals } = facts;
+  const devices = [...new Set(ops.filter((op) => communicationStages.includes(op.kind)).map((op) => op.device))].sort((a, b) => a - b);
   const perDevice = devices.map((device) => {
     const own = ops.filter((op) => op.device === device);
-    const comm = union(own.filter((op) => COMMUNICATION.includes(op.kind)).map(interval));
-    const compute = union(own.filter((op) => COMPUTE_KINDS.includes(op.kind)).map(interval));
-    return overlapOf(device, comm, compute);
+    const comm = intervals.union(own.filter((op) => communicationStages.includes(op.kind)).map(interval));
+    const compute = intervals.union(own.filter((op) => computeStages.includes(op.kind)).map(interval));
+    return overlapOf(device, comm, compute, intervals);
   });
   const commMs = sum(perDevice.map((d) => d.commMs));
   const overlappedMs = sum(perDevice.map((d) => d.overlappedMs));
   return { perDevice, total: { commMs, overlappedMs, exposedMs: commMs - overlappedMs, overlap: commMs > 0 ? overlappedMs / commMs : null } };
 }
 
-function overlapOf(device: number, comm: IntervalSet, compute: IntervalSet): CommOverlap {
-  const commMs = measure(comm);
+function overlapOf(device: number, comm: IntervalSet, compute: IntervalSet, intervals: OverlapFacts['intervals']): CommOverlap {
+  const commMs = intervals.measure(comm);
   // The overlap is at most the communication time; clamping keeps rounding from making the exposed time negative.
-  const overlappedMs = Math.min(commMs, measure(intersect(comm, compute)));
+  const overlappedMs = Math.min(commMs, intervals.measure(intervals.intersect(comm, compute)));
   return { device, commMs, overlappedMs, exposedMs: commMs - overlappedMs, overlap: commMs > 0 ? overlappedMs / commMs : null };
 }
 

@@ -1,27 +1,13 @@
-import type { ConfigBuffer } from '../config/types.js';
-import { compareOutput, compareWithin, type LargestError, type OutputMismatch, type ToleranceRule } from '../data/compare.js';
-import type { Schedule } from '../plan/types.js';
-import { isWorkOp, stageOf } from '../kinds/index.js';
+import type { ConfigBuffer } from '../../config/types.js';
+import type { OutputMismatch, ToleranceRule } from '../../data/compare.js';
+import type { Op, Schedule } from '../../plan/types.js';
+import type { CheckFacts, CheckRecord, Comparisons, OutputCheck } from '../kind.js';
 
 // Whether an all-reduce really summed. Overlapped and serial are both all-reduced, so comparing them would pass a
 // no-op; instead the serial mode's outputs are checked against a reference rep with the collectives left out (on one
 // device, no NCCL): every rank starts from the same seeded inputs, so a sum over R ranks is R times the reference.
 // For one and two ranks that is exact in floating point (x + x = 2x); over more, NCCL's order of additions rounds,
 // and the check takes a tolerance.
-
-/** What the Result's verification says of the check (`verification.reduction`). */
-export interface ReductionRecord {
-  readonly rule: 'allreduce-sum';
-  /** In words: which rule ran on which elements, against what. */
-  readonly text: string;
-  readonly ranks: number;
-  /** The outputs checked and their elements. */
-  readonly buffers: ReadonlyArray<{ readonly name: string; readonly elements: number }>;
-  /** Exact (one or two ranks), or within `tolerance`. */
-  readonly exact: boolean;
-  readonly tolerance?: ToleranceRule & { readonly largestError: LargestError };
-  readonly status: 'passed' | 'failed';
-}
 
 /** Over more than two ranks without the config's verify.tolerance: float32 sums of a few equal addends. */
 export const DEFAULT_REDUCTION_TOLERANCE: ToleranceRule = { relative: 1e-5, absolute: 0 };
@@ -41,18 +27,17 @@ const SCALED: Readonly<Record<string, Scaled>> = {
  * The outputs an all-reduce decides: its own buffer, and whatever a compute step after it in the same chunk may write
  * (a kernel may write any buffer it is given, so every output counts after one).
  */
-export function reducedOutputs(serial: Pick<Schedule, 'body'>, outputs: readonly ConfigBuffer[]): ConfigBuffer[] {
+export function reducedOutputs(serial: Pick<Schedule, 'body'>, outputs: readonly ConfigBuffer[], facts: CheckFacts): ConfigBuffer[] {
   const names = new Set<string>();
   const reducedChunks = new Set<number | null>();
   for (const op of serial.body) {
-    if (!isWorkOp(op)) continue;
     if (op.kind === 'collective' && op.spec.collective === 'allreduce') {
       reducedChunks.add(op.chunk);
       names.add(op.spec.buffer);
       continue;
     }
-    if (!reducedChunks.has(op.chunk) || stageOf(op).phase !== 'compute') continue;
-    const writes = stageOf(op).writes(op);
+    if (!('chunk' in op) || !reducedChunks.has(op.chunk) || !facts.compute(op)) continue;
+    const writes = facts.writes(op);
     for (const b of writes ?? outputs.map((o) => o.name)) names.add(b);
   }
   return outputs.filter((b) => names.has(b.name) && SCALED[b.type] !== undefined);
@@ -79,7 +64,8 @@ export function checkReduction(
   ranks: number,
   tolerance: ToleranceRule | null,
   reducedPoison: number,
-): { readonly mismatches: OutputMismatch[]; readonly record: ReductionRecord } {
+  { compareOutput, compareWithin }: Comparisons,
+): { readonly mismatches: OutputMismatch[]; readonly record: CheckRecord } {
   const exact = ranks <= 2;
   const rule = exact ? null : (tolerance ?? DEFAULT_REDUCTION_TOLERANCE);
   const largest = { absolute: 0, relative: 0 };
@@ -122,3 +108,26 @@ export function checkReduction(
     },
   };
 }
+
+/**
+ * The serial mode without its collectives, for checking what an all-reduce summed: every op stays (the compute after
+ * a collective then reads the bucket unreduced), and the mode runs on its device alone, without NCCL. Undefined for
+ * a plan without all-reduces.
+ */
+export function referenceSchedule(serial: Schedule): Schedule | undefined {
+  if (!serial.body.some((op) => op.kind === 'collective' && op.spec.collective === 'allreduce')) return undefined;
+  return {
+    ...serial,
+    id: `${serial.id}:reference`,
+    description: `${serial.description}, its collectives left out (the reference an all-reduce is checked against)`,
+    body: serial.body.filter((op) => op.kind !== 'collective'),
+    verify: false,
+    bytes: { h2d: serial.bytes.h2d, d2h: serial.bytes.d2h },
+  };
+}
+
+/** A reduce-scatter's outputs depend on the bucket count: each layout is checked against itself serialised. */
+const bucketed = (body: readonly Op[]) => body.some((op) => op.kind === 'collective' && op.spec.collective === 'reducescatter');
+
+/** The all-reduce's check (kind.ts's `check`). */
+export const reductionCheck: OutputCheck = { reference: referenceSchedule, outputs: reducedOutputs, compare: checkReduction, layoutDependent: bucketed };

@@ -1,6 +1,6 @@
-import { splitRanges } from '../chunking.js';
-import type { Collective } from '../vocabulary.js';
-import { busFactor } from './comm.js';
+import { splitRanges } from '../../chunking.js';
+import type { Collective } from '../../vocabulary.js';
+import { busFactor } from './analysis.js';
 
 // The bucket model of a data-parallel step: a backward pass of L equal layers on the compute stream, whose gradients
 // are cut into B buckets of whole layers, each bucket reduced on the communication stream as soon as its layers are

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bestBuckets, callMs, fitAlphaBeta, stepBound, withAlpha } from '../../src/analysis/buckets.js';
-import { busFactor, type CommOp, collectiveBandwidth, commOverlap } from '../../src/analysis/comm.js';
+import { REPORT_FACTS } from '../../report/kind-sections.js';
+import { busFactor, type CommOp, collectiveBandwidth, commOverlap as overlapWith } from './analysis.js';
+import { bestBuckets, callMs, fitAlphaBeta, stepBound, withAlpha } from './buckets.js';
+
+/** The overlap with the facts the report gives it. */
+const commOverlap = (ops: readonly CommOp[]) => overlapWith(ops, REPORT_FACTS);
 
 const GiB = 1024 ** 3;
 const op = (kind: string, device: number, startMs: number, endMs: number, extra: Partial<CommOp> = {}): CommOp => ({

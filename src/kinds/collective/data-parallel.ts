@@ -1,7 +1,7 @@
-import { UsageError } from '../errors.js';
-import type { CollectiveOp } from '../kinds/index.js';
-import { spanningSchedule } from './devices.js';
-import type { EventSpec, Op, Plan, Schedule, StreamSpec } from './types.js';
+import { UsageError } from '../../errors.js';
+import type { EventSpec, Op, Plan, Schedule, StreamSpec } from '../../plan/types.js';
+import type { PlanPassContext } from '../kind.js';
+import type { CollectiveOp } from './spec.js';
 
 // Data parallelism from one process, as DDP lays it out: every device runs the same pipeline over the whole
 // buffers (its own device memory, the same seeded host inputs), with its own compute and communication streams,
@@ -57,7 +57,7 @@ export function groupedBody(bodies: ReadonlyArray<readonly Op[]>): Op[] {
 }
 
 /** A one-device schedule run on every device at once, timed as a split is (each device's own start and end too). */
-export function replicated(schedule: Schedule, devices: readonly number[]): Schedule {
+export function replicated(schedule: Schedule, devices: readonly number[], spanningSchedule: PlanPassContext['spanning']): Schedule {
   if (schedule.probes?.length) {
     throw new UsageError(`${schedule.description} times probes of its own, which a data-parallel run across devices ${devices.join(', ')} does not replicate.`, {
       hint: 'Leave latency: out of a config with a collective stage run on several devices.',
@@ -87,8 +87,8 @@ export function replicated(schedule: Schedule, devices: readonly number[]): Sche
  * The one-device plan (planned on the first device) made data-parallel over `devices`: every mode with a collective
  * replicated on each, every other device holding whole buffers of its own beside the first's.
  */
-export function dataParallel(plan: Plan, devices: readonly number[], options: { readonly graph: boolean }): Plan {
-  if (options.graph) {
+export function dataParallel(plan: Plan, devices: readonly number[], context: PlanPassContext): Plan {
+  if (context.graph) {
     throw new UsageError(
       `A data-parallel run over devices ${devices.join(', ')} issues each bucket's collectives across devices in one NCCL group from one thread, which cuda-pipe does not capture into a CUDA graph.`,
       { hint: 'Use pipeline.mode: stream (or --mode stream) with several devices, or capture on one GPU per process: mpirun -np N cuda-pipe run … --mode graph.' },
@@ -97,7 +97,7 @@ export function dataParallel(plan: Plan, devices: readonly number[], options: { 
   return {
     ...plan,
     devices: [...devices],
-    schedules: plan.schedules.map((s) => (hasCollective(s) ? replicated(s, devices) : s)),
+    schedules: plan.schedules.map((s) => (hasCollective(s) ? replicated(s, devices, context.spanning) : s)),
     placements: devices.slice(1).map((device) => ({ device, elements: plan.device.elements, base: 0, ownOutputs: true })),
     notes: [
       ...plan.notes,

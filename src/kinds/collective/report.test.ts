@@ -2,20 +2,24 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
-import { commLines } from '../../src/report/comm.js';
-import { renderRunTable } from '../../src/report/exporters/table.js';
-import { markdownExporter } from '../../src/report/exporters/markdown.js';
-import { renderHtml } from '../../src/report/html.js';
-import { makeStyle } from '../../src/report/style.js';
-import { loadResults } from '../../src/result/load.js';
-import type { ModeResult } from '../../src/result/mode.js';
-import type { RunResult } from '../../src/result/schema.js';
-import type { TimelineOp } from '../../src/result/timeline.js';
+import { reportContext } from '../../report/kind-sections.js';
+import { commLines as linesWith } from './report.js';
+import { renderRunTable } from '../../report/exporters/table.js';
+import { markdownExporter } from '../../report/exporters/markdown.js';
+import { renderHtml } from '../../report/html.js';
+import { makeStyle } from '../../report/style.js';
+import { loadResults } from '../../result/load.js';
+import type { ModeResult } from '../../result/mode.js';
+import type { RunResult } from '../../result/schema.js';
+import type { TimelineOp } from '../../result/timeline.js';
 
 // A recorded-like Result of a data-parallel step on two GPUs, made by hand on the recorded H200 one: 8 layers
 // computing 8 ms, 1 GiB of gradients per rank in 4 buckets of 256 MiB, each all-reduce 2.5 ms alone. The op kind
 // 'collective' joins the stage table on the nccl branch; here it is cast in.
-const fixtures = join(import.meta.dirname, '..', '..', '..', 'test', 'fixtures');
+/** The collective's lines with the context every report gives them. */
+const commLines = (result: RunResult) => linesWith(result, reportContext(result));
+
+const fixtures = join(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures');
 const recorded = (name: string): RunResult => {
   const [result] = loadResults(join(fixtures, name));
   assert.ok(result, name);
