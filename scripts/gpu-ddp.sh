@@ -16,7 +16,7 @@ cd /tmp/cuda-pipe
 step() { echo; echo "=== $*"; "$@"; echo "(exit $?)"; }
 {
   nvidia-smi --query-gpu=index,name --format=csv,noheader
-  step bin/node --test --test-concurrency=1 --test-reporter=spec dist/test/gpu/nccl.test.js
+  step bin/node --test --test-concurrency=1 --test-reporter=spec dist/src/kinds/collective/nccl.gpu.test.js
   step "$cp" run configs/ddp.yaml --json "$out/ddp.json" --svg "$out/ddp.svg" --trace "$out/ddp-trace.json"
   step "$cp" sweep configs/ddp.yaml --chunks 2,4,8,16,32 --max-time 8 --json "$out/ddp-sweep.json" --md "$out/ddp-sweep.md"
   gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)

@@ -14,6 +14,6 @@ source "$(dirname "$0")/gpu-common.sh"
     done
   fi
 } 2>&1 | tee "$out/log.txt"
-cd /tmp/cuda-pipe && timeout -k 10 "${SUITE_S:-240}" bin/node --test --test-concurrency=1 --test-timeout=200000 --test-reporter=spec dist/test/gpu/*.test.js > "$out/suite.log" 2>&1
+cd /tmp/cuda-pipe && timeout -k 10 "${SUITE_S:-240}" bin/node --test --test-concurrency=1 --test-timeout=200000 --test-reporter=spec dist/test/gpu/*.test.js dist/src/kinds/*/*.gpu.test.js > "$out/suite.log" 2>&1
 echo "suite: exit $?" >> "$out/suite.log"
 grep -E '^ℹ (tests|pass|fail|skipped|duration_ms)|^suite' "$out/suite.log" | tee -a "$out/log.txt"

@@ -31,7 +31,7 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=c
 sampler=$!
 {
   step nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv
-  step /tmp/cuda-pipe/bin/node --test --test-reporter=spec /tmp/cuda-pipe/dist/test/gpu/gemm-stage.test.js
+  step /tmp/cuda-pipe/bin/node --test --test-reporter=spec /tmp/cuda-pipe/dist/src/kinds/gemm/stage.gpu.test.js
   [ -x build/native/gemm ] || echo 'no build/native/gemm: run scripts/native/build.sh to compare with the native program'
   for pair in gemm:bf16 gemm-fp32:fp32; do
     name=${pair%%:*} dtype=${pair##*:}

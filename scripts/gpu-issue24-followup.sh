@@ -14,6 +14,6 @@ sed -e 's/op: allreduce/op: reducescatter/' "$root/configs/ddp.yaml" > /tmp/ddp-
   step 120 "${mpi[@]}" --bind-to none "$cp" run "$root/configs/ddp.yaml" --chunks 4 --nccl-dir /tmp --json "$out/ddp-unbound-rank%r.json"
   step 30 "$cp" merge "$out"/ddp-unbound-rank0.json "$out"/ddp-unbound-rank1.json
 } 2>&1 | tee "$out/log.txt"
-cd /tmp/cuda-pipe && timeout -k 10 "${SUITE_S:-300}" bin/node --test --test-concurrency=1 --test-timeout=200000 --test-reporter=spec dist/test/gpu/*.test.js > "$out/suite.log" 2>&1
+cd /tmp/cuda-pipe && timeout -k 10 "${SUITE_S:-300}" bin/node --test --test-concurrency=1 --test-timeout=200000 --test-reporter=spec dist/test/gpu/*.test.js dist/src/kinds/*/*.gpu.test.js > "$out/suite.log" 2>&1
 echo "suite: exit $?" >> "$out/suite.log"
 grep -E '^ℹ (tests|pass|fail|skipped|duration_ms)|^suite' "$out/suite.log" | tee -a "$out/log.txt"

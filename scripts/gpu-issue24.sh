@@ -39,7 +39,7 @@ split() {
   unset CUDA_VISIBLE_DEVICES
 }
 suite() {
-  cd /tmp/cuda-pipe && CUDA_VISIBLE_DEVICES=$1 timeout -k 10 "${SUITE_S:-420}" bin/node --test --test-concurrency=1 --test-timeout=200000 --test-reporter=spec dist/test/gpu/*.test.js > "$out/suite.log" 2>&1
+  cd /tmp/cuda-pipe && CUDA_VISIBLE_DEVICES=$1 timeout -k 10 "${SUITE_S:-420}" bin/node --test --test-concurrency=1 --test-timeout=200000 --test-reporter=spec dist/test/gpu/*.test.js dist/src/kinds/*/*.gpu.test.js > "$out/suite.log" 2>&1
   echo "suite on GPUs $1: exit $?" >> "$out/suite.log"
 }
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)

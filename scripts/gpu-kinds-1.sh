@@ -4,7 +4,7 @@
 source "$(dirname "$0")/gpu-common.sh" "$1"
 {
   (cd /tmp/cuda-pipe && step 200 bin/node --test --test-concurrency=1 --test-timeout=150000 --test-reporter=spec \
-    dist/test/gpu/gemm-stage.test.js dist/src/kinds/gemm/cublas.gpu.test.js dist/src/kinds/matmul/matmul.gpu.test.js)
+    dist/src/kinds/gemm/stage.gpu.test.js dist/src/kinds/gemm/cublas.gpu.test.js dist/src/kinds/matmul/matmul.gpu.test.js)
   step 90 "$cp" run "$root/configs/inference.yaml" --reps 20 --warmup 3 --json "$out/inference.json"
   step 90 "$cp" run "$root/configs/inference-matmul.yaml" --reps 20 --warmup 3 --json "$out/inference-matmul.json"
 } > "$out/log.txt" 2>&1

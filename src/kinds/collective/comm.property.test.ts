@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { type CommOp, collectiveBandwidth, commOverlap as overlapWith } from '../../src/kinds/collective/analysis.js';
-import { bestBuckets, stepBound } from '../../src/kinds/collective/buckets.js';
-import { REPORT_FACTS } from '../../src/report/kind-sections.js';
-import { COLLECTIVES } from '../../src/vocabulary.js';
+import { type CommOp, collectiveBandwidth, commOverlap as overlapWith } from './analysis.js';
+import { bestBuckets, stepBound } from './buckets.js';
+import { REPORT_FACTS } from '../../report/kind-sections.js';
+import { COLLECTIVES } from '../../vocabulary.js';
 
 // Integer times keep shifted and scaled copies exact, so the properties compare with equality.
 const opArbitrary: fc.Arbitrary<CommOp> = fc

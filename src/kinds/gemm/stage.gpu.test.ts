@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { RunResultSchema } from '../../src/result/schema.js';
-import { runCli } from '../helpers/gpu-cli.js';
-import { gpuSkipReason } from '../helpers/gpu.js';
+import { RunResultSchema } from '../../result/schema.js';
+import { runCli } from '../../../test/helpers/gpu-cli.js';
+import { gpuSkipReason } from '../../../test/helpers/gpu.js';
 
 // Each test skips on its own, with the reason, so a machine without a GPU still counts them.
 const gpu = { skip: gpuSkipReason() ?? false };

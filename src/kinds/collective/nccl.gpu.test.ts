@@ -4,13 +4,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { loadNccl, NCCL_IN_PROGRESS, UNIQUE_ID_BYTES } from '../../src/cuda/nccl.js';
-import { openRuntime } from '../../src/cuda/runtime.js';
-import { builtinConfigsDir, packageRoot } from '../../src/paths.js';
-import { RunResultSchema, type RunResult } from '../../src/result/schema.js';
-import { cliEntry } from '../helpers/cli.js';
-import { runCli } from '../helpers/gpu-cli.js';
-import { gpuSkipReason } from '../helpers/gpu.js';
+import { loadNccl, NCCL_IN_PROGRESS, UNIQUE_ID_BYTES } from '../../cuda/nccl.js';
+import { openRuntime } from '../../cuda/runtime.js';
+import { builtinConfigsDir, packageRoot } from '../../paths.js';
+import { RunResultSchema, type RunResult } from '../../result/schema.js';
+import { cliEntry } from '../../../test/helpers/cli.js';
+import { runCli } from '../../../test/helpers/gpu-cli.js';
+import { gpuSkipReason } from '../../../test/helpers/gpu.js';
 
 // The NCCL path on real devices: one process as a one-rank communicator (the path every GPU host can run), the
 // unique id handed through ncclCommInitRank, and with two GPUs or more two ranks started as mpirun starts them.
