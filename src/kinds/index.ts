@@ -18,7 +18,9 @@ import type {
   ModelResource,
   OpenContext,
   RuntimePrimitives,
+  RuntimeStart,
   StageKind,
+  StartContext,
   StepConfig,
   TimelineFields,
 } from './kind.js';
@@ -263,4 +265,35 @@ export function nounCounts(ops: readonly { readonly kind: string }[]): { one: st
     if (entry) entry.count += 1;
   }
   return [...counts.values()];
+}
+
+// The kinds whose runtime starts before any device is opened and takes part in binding a schedule and in each of its
+// reps (kind.ts's `start`, `prepareSchedule` and `RepHooks`: the host stage's worker pool).
+export type { BoundThunks, HostBuffers, KindRep, RepHooks, RuntimeStart, SchedulePart, StartContext } from './kind.js';
+/** A dry run starts no worker, so it checks the host stage's modules itself, as a run's pool does. */
+export { checkStageModules } from './host/workers/pool.js';
+
+/**
+ * Starts what the runtime of each kind with ops in the plan starts before any device is opened (kind.ts's `start`),
+ * in the table's order, by kind id. Where one fails, those started before it are stopped first.
+ */
+export async function startRuntimes(context: StartContext): Promise<ReadonlyMap<string, RuntimeStart>> {
+  const ops = context.plan.schedules.flatMap((s) => [...s.prologue, ...s.body, ...s.epilogue]);
+  const started = new Map<string, RuntimeStart>();
+  try {
+    for (const kind of table) {
+      if (!kind.runtime || !ops.some((op) => isWorkOp(op) && stageOf(op) === kind)) continue;
+      const module = (await kind.runtime()) as KindRuntimeModule;
+      if (module.start) started.set(kind.id, await module.start(context));
+    }
+  } catch (error) {
+    await stopRuntimes(started);
+    throw error;
+  }
+  return started;
+}
+
+/** Stops what `startRuntimes` started, the last first; each waits for the one after it. Stopping twice is harmless. */
+export async function stopRuntimes(started: ReadonlyMap<string, RuntimeStart>): Promise<void> {
+  for (const start of [...started.values()].reverse()) await start.stop();
 }

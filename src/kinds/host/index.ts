@@ -34,5 +34,6 @@ export const host: StageKind<'host', HostOp> = {
   describe: (op, c) => `${what(op)}${op.chunk === null ? '' : `, ${c.chunk(op.chunk)}`}`,
   timeline: () => ({ buffer: null, kernel: null, bytes: 0 }),
   subject: (op) => op.buffer,
-  issue: (op, p) => p.hostCall(op),
+  // Its worker pool, the hand-over and a loader's ring: imported only for a plan with host ops.
+  runtime: async () => (await import('./runtime.js')).runtime,
 };

@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { HostStageFailure, Interrupted, UsageError } from '../errors.js';
-import { MAX_MODULE_BYTES } from '../files/limits.js';
-import { checkRegularFile } from '../files/read.js';
+import { HostStageFailure, Interrupted, UsageError } from '../../../errors.js';
+import { MAX_MODULE_BYTES } from '../../../files/limits.js';
+import { checkRegularFile } from '../../../files/read.js';
 import { CONTROL_HEADER, type StageFunctionSpec, type WorkerMessage, type WorkerSetup, type WorkerTask } from './types.js';
 
 /**
