@@ -20,7 +20,7 @@ const LIMIT_BYTES = 40 * 1024 * 1024;
 if (process.platform !== 'linux' || process.arch !== 'x64') {
   throw new Error(`the bundle carries this Node.js binary, so it must be built on linux-x64 (this is ${process.platform}-${process.arch})`);
 }
-if (!existsSync(join(root, 'dist', 'src', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+if (!existsSync(join(root, 'dist', 'cli', 'cuda-pipe.js'))) throw new Error('dist/ is missing: run `npm run build` first');
 
 rmSync(join(buildDir, 'stage'), { recursive: true, force: true });
 mkdirSync(join(stage, 'bin'), { recursive: true });
@@ -62,7 +62,7 @@ for (const [path, entry] of Object.entries(lock.packages)) {
   });
 }
 
-writeWrapper('cuda-pipe', '"$here/node" "$root/dist/src/cli/main.js" "$@"');
+writeWrapper('cuda-pipe', '"$here/node" "$root/dist/cli/cuda-pipe.js" "$@"');
 // One test file at a time: the GPU is one, and a file's spinning or timed kernels would skew another's figures.
 // Every test has a deadline (a hung one fails, saying so, and the suite goes on): the longest GPU test takes about 2 minutes.
 writeWrapper(

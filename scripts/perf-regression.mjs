@@ -34,7 +34,7 @@ Exit codes are cuda-pipe compare's: 0 no slowdown, 1 slower, 2 no baseline or ba
   process.exit(0);
 }
 
-const cli = join(root, 'dist', 'src', 'cli', 'main.js');
+const cli = join(root, 'dist', 'cli', 'cuda-pipe.js');
 if (!existsSync(cli)) fail(`the compiled CLI is missing at ${cli}: run \`npm ci\` (or \`npm run build\`) first`, 3);
 const configs = positionals.length ? positionals : DEFAULT_CONFIGS;
 mkdirSync(values.out, { recursive: true });

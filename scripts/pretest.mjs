@@ -65,9 +65,14 @@ const run = ([name, [command, ...args]]) =>
     child.on('close', (code, signal) => resolve({ name, ok: code === 0, output: Buffer.concat(output).toString(), why: signal ?? `exit ${code}` }));
   });
 
+// The CLI's build (dist/cli/, scripts/bundle-cli.mjs), which the tests start, is made from dist/src once tsc wrote it.
+const bundleCli = ['cli bundle', [process.execPath, join(root, 'scripts', 'bundle-cli.mjs')]];
+const runSteps = (step) => (step[0] === 'tsc' ? run(step).then((ran) => (ran.ok ? run(bundleCli).then((bundled) => [ran, bundled]) : [ran])) : run(step).then((ran) => [ran]));
+if (typeChecked) steps.push(bundleCli);
+
 let failed = false;
 const startedMs = Date.now();
-for (const step of await Promise.all(steps.map(run))) {
+for (const step of (await Promise.all(steps.map(runSteps))).flat()) {
   process.stdout.write(step.output);
   if (!step.ok) {
     failed = true;

@@ -21,7 +21,7 @@ let fresh: boolean | undefined;
 /** True when dist/ holds the CLI compiled from the sources as they are now. */
 function compiledIsFresh(root: string): boolean {
   if (fresh !== undefined) return fresh;
-  const main = join(root, 'dist', 'src', 'cli', 'main.js');
+  const main = join(root, 'dist', 'cli', 'cuda-pipe.js');
   if (!existsSync(main)) return (fresh = false);
   const built = statSync(main).mtimeMs;
   const newest = (dir: string): number =>
@@ -38,7 +38,8 @@ function compiledIsFresh(root: string): boolean {
  */
 export function cliEntry(): string[] {
   const root = packageRoot();
-  const dist = join(root, 'dist', 'src', 'cli', 'main.js');
+  // What bin/cuda-pipe starts: the compiled CLI built into a few modules (scripts/bundle-cli.mjs).
+  const dist = join(root, 'dist', 'cli', 'cuda-pipe.js');
   if (compiled && !existsSync(dist)) throw new Error(`compiled CLI missing at ${dist}`);
   return ['--single-threaded-gc', ...(compiled || compiledIsFresh(root) ? [dist] : ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts')])];
 }

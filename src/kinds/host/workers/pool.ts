@@ -1,8 +1,11 @@
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { HostStageFailure, Interrupted, UsageError } from '../../../errors.js';
 import { MAX_MODULE_BYTES } from '../../../files/limits.js';
 import { checkRegularFile } from '../../../files/read.js';
+import { packageRoot } from '../../../paths.js';
 import { CONTROL_HEADER, type StageFunctionSpec, type WorkerMessage, type WorkerSetup, type WorkerTask } from './types.js';
 
 /**
@@ -77,6 +80,12 @@ export function onClock(timing: TaskTiming, zeroMs: number): TaskTiming {
 }
 
 const DEFAULT_QUEUE_LIMIT = 256;
+
+/**
+ * The worker script, compiled into dist/ beside this module. Found from the package root rather than from
+ * import.meta.url, which inside the CLI's build (dist/cli/, scripts/bundle-cli.mjs) is a chunk's.
+ */
+const WORKER_SCRIPT = () => pathToFileURL(join(packageRoot(), 'dist', 'src', 'kinds', 'host', 'workers', 'worker.js'));
 /**
  * Tasks sent to a worker before it answered: with two, the next task already waits in the worker when one ends,
  * so a worker does not idle for a round trip through the main thread between tasks (milliseconds on a busy host).
@@ -150,7 +159,7 @@ export class WorkerPool {
     const control = new SharedArrayBuffer(4 * (CONTROL_HEADER + (options.flags ?? options.queueLimit ?? DEFAULT_QUEUE_LIMIT)));
     const threads = Array.from({ length: count }, (_, index): Thread => {
       const setup: WorkerSetup = { index, functions: options.functions, control };
-      const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: setup });
+      const worker = new Worker(WORKER_SCRIPT(), { workerData: setup });
       const native = new Promise<void>((resolve) =>
         worker
           .once('message', () => resolve())
