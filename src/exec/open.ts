@@ -119,7 +119,8 @@ export async function withDevicePlan<T>(
   try {
     return await onDevices(plan, kernels, options, body, started);
   } finally {
-    // Every worker ended before the caller goes on (Ctrl-C, an error): none is left reading freed pinned memory.
+    // What the kinds started ended before the caller goes on (Ctrl-C, an error): no host stage's worker is left
+    // reading freed pinned memory.
     await stopRuntimes(started);
   }
 }
@@ -191,7 +192,7 @@ async function onDevices<T>(
     try {
       value = await body(runner, { device, peers, smClock: 'clock' in clock ? clock.clock.read : undefined });
     } finally {
-      // Before the clean-up frees the pinned memory the workers read.
+      // Before the clean-up frees the pinned memory a host stage's workers read.
       await stopRuntimes(started);
     }
     listProcesses();

@@ -18,12 +18,11 @@ import type {
   ModelResource,
   OpenContext,
   RuntimePrimitives,
-  RuntimeStart,
   StageKind,
-  StartContext,
   StepConfig,
   TimelineFields,
 } from './kind.js';
+import type { RuntimeStart, StartContext } from './hooks.js';
 
 // The list of stage kinds: the one place that names them. Everything else (the planner's work ops, the issuer and
 // the runtimes it opens, the timeline, every picture's legend, letters, colours and engine rows, the Result's op
@@ -269,7 +268,7 @@ export function nounCounts(ops: readonly { readonly kind: string }[]): { one: st
 
 // The kinds whose runtime starts before any device is opened and takes part in binding a schedule and in each of its
 // reps (kind.ts's `start`, `prepareSchedule` and `RepHooks`: the host stage's worker pool).
-export type { BoundThunks, HostBuffers, KindRep, RepHooks, RuntimeStart, SchedulePart, StartContext } from './kind.js';
+export type { BoundThunks, HostBuffers, KindRep, RepHooks, RuntimeStart, SchedulePart, StartContext } from './hooks.js';
 /** A dry run starts no worker, so it checks the host stage's modules itself, as a run's pool does. */
 export { checkStageModules } from './host/workers/pool.js';
 

@@ -1,7 +1,8 @@
 import type { CudaRuntime } from '../../cuda/runtime.js';
 import { type EventHandle, type HostPtr, offsetPointer, type StreamHandle } from '../../cuda/types.js';
 import type { Op, Plan, Schedule } from '../../plan/types.js';
-import type { BoundThunks, HostBuffers, IssuedOp, IssueSite, SchedulePart, Thunk } from '../kind.js';
+import type { BoundThunks, HostBuffers, SchedulePart } from '../hooks.js';
+import type { IssuedOp, IssueSite, Thunk } from '../kind.js';
 import type { Handover } from './handover.js';
 import { type Fill, LoaderRing, loaderSlots } from './loader.js';
 import { HostRep, type LoaderSpec } from './rep.js';

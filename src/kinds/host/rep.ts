@@ -4,7 +4,7 @@ import type { CudaRuntime } from '../../cuda/runtime.js';
 import type { EventHandle } from '../../cuda/types.js';
 import type { CpuStageTiming } from '../../measure/runner.js';
 import type { Op } from '../../plan/types.js';
-import type { KindRep, RepHooks } from '../kind.js';
+import type { KindRep, RepHooks } from '../hooks.js';
 import { type Handover, HandoverRun } from './handover.js';
 import { type Fill, LoaderRun } from './loader.js';
 import { onClock, type WorkerPool } from './workers/pool.js';

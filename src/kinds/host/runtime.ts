@@ -1,7 +1,8 @@
 import type { HostStageFn } from '../../config/types.js';
 import { UsageError } from '../../errors.js';
 import type { Op, Plan, Schedule } from '../../plan/types.js';
-import type { IssueSite, KindRuntime, KindRuntimeModule, RuntimeStart, StartContext } from '../kind.js';
+import type { RuntimeStart, StartContext } from '../hooks.js';
+import type { IssueSite, KindRuntime, KindRuntimeModule } from '../kind.js';
 import { HostBinding } from './binding.js';
 import type { HostOp } from './index.js';
 import { precomputeDecode } from './workers/functions.js';
