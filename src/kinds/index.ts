@@ -267,17 +267,17 @@ export function nounCounts(ops: readonly { readonly kind: string }[]): { one: st
 }
 
 // The kinds whose runtime starts before any device is opened and takes part in binding a schedule and in each of its
-// reps (kind.ts's `start`, `prepareSchedule` and `RepHooks`: the host stage's worker pool).
+// reps (hooks.ts's `start`, `prepareSchedule` and `RepHooks`: the host stage's worker pool).
 export type { BoundThunks, HostBuffers, KindRep, RepHooks, RuntimeStart, SchedulePart, StartContext } from './hooks.js';
 /** The report's estimate of a host stage's CPU stage on its own (result/cpu-stage.ts gives it to report/). */
 export { cpuStageMs } from './host/index.js';
-/** The terms kinds add beside the GPU's in the overlap bound (kind.ts's `ownTerm`), in the table's order. */
+/** The terms kinds add beside the GPU's in the overlap bound (hooks.ts's `ownTerm`), in the table's order. */
 export const OWN_TERMS = table.flatMap((s) => (s.ownTerm ? [s.ownTerm] : []));
 /** A dry run starts no worker, so it checks the host stage's modules itself, as a run's pool does. */
 export { checkStageModules } from './host/workers/pool.js';
 
 /**
- * Starts what the runtime of each kind with ops in the plan starts before any device is opened (kind.ts's `start`),
+ * Starts what the runtime of each kind with ops in the plan starts before any device is opened (hooks.ts's `start`),
  * in the table's order, by kind id. Where one fails, those started before it are stopped first.
  */
 export async function startRuntimes(context: StartContext): Promise<ReadonlyMap<string, RuntimeStart>> {

@@ -52,6 +52,6 @@ export function withCpuStage(gpu: Bound, cpu: { steadyMs: number; fillMs: number
   return term.ms > gpuSide.ms ? { ...term, terms } : { ...gpuSide, terms };
 }
 
-/** The GPU's bound for a mode of `chunks` chunks with the CPU stage it measured, where it had one (kind.ts's `ownTerm`). */
+/** The GPU's bound for a mode of `chunks` chunks with the CPU stage it measured, where it had one (hooks.ts's `ownTerm`). */
 export const cpuStageTerm = (gpu: Bound, mode: { readonly cpuStage?: CpuStage | undefined }, chunks: number): Bound =>
   withCpuStage(gpu, mode.cpuStage ? cpuStageFloor(chunks, mode.cpuStage) : null);
