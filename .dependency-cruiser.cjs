@@ -42,8 +42,16 @@ module.exports = {
       name: 'a-kind-is-its-own-folder',
       comment: "A stage kind (src/kinds/<kind>/) owns its description, its runtime and its checks. It reaches the device only through src/cuda (a library of its own through src/cuda/ffi.ts) and the contracts of src/kinds/kind.ts; of the core's layers it may name types (the plan's ops it plans, the Result it reports: `import type`, erased when compiled), never load code, which loop over the kinds' list instead of naming a kind.",
       severity: 'error',
-      from: { path: '^src/kinds/' },
-      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|analyze|compare|kernels|data|files|workers)/', dependencyTypesNot: ['type-only'] },
+      from: { path: '^src/kinds/', pathNot: '^src/kinds/host/workers/' },
+      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|analyze|compare|kernels|data|files)/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'a-kind-is-its-own-folder-but-its-workers-share-the-fill-and-file-rules',
+      comment:
+        "The host stage's worker script runs in a thread of its own, where nothing can be handed to it: its decode function writes the very pattern the run's own fill writes (src/data/patterns.ts and its window size, src/data/compare.ts), and a user's module is read by a config file's rules (src/files/). Those four modules, and nothing else of the core, may be loaded by src/kinds/host/workers/.",
+      severity: 'error',
+      from: { path: '^src/kinds/host/workers/' },
+      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|analyze|compare|kernels|data|files)/', pathNot: '^src/(data/(patterns|compare)|files/(read|limits))\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'kinds-are-reached-through-their-list',
@@ -69,15 +77,15 @@ module.exports = {
       name: 'workers-run-functions-not-pipelines',
       comment: 'The worker pool runs host stage functions over memory handed over by address; it knows no plan, stream or executor. Its worker script opens that memory, and waits for the event of its chunk, through the two koffi helpers it needs: src/cuda/host-view.ts and src/cuda/worker-event.ts.',
       severity: 'error',
-      from: { path: '^src/workers/' },
-      to: { path: '^src/(cuda|exec|plan|measure|api|cli|report|config|kernels|analysis|result|compare)/', pathNot: '^src/cuda/(host-view|worker-event)\\.ts$' },
+      from: { path: '^src/kinds/host/workers/' },
+      to: { path: '^src/(cuda|exec|plan|measure|api|cli|report|config|kernels|analysis|result|compare)/|^src/kinds/(?!host/workers/)', pathNot: '^src/cuda/(host-view|worker-event)\\.ts$' },
     },
     {
       name: 'analyze-reads-traces-not-devices',
       comment: "`cuda-pipe analyze` works on a profiler's trace file alone, on any machine: it reaches no device, plans and measures nothing, and draws nothing itself (report/ renders its document).",
       severity: 'error',
       from: { path: '^src/analyze/' },
-      to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|config|kernels|workers|kinds)/' },
+      to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|config|kernels|kinds)/' },
     },
     {
       name: 'neutral-modules-stay-neutral',

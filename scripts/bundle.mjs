@@ -31,6 +31,10 @@ cpSync(join(root, 'dist'), join(stage, 'dist'), {
   recursive: true,
   filter: (file) => !/[\\/]dist[\\/]test[\\/](unit|property)([\\/]|$)/.test(file) && !/[\\/]dist[\\/]src[\\/]kinds[\\/].*(?<!\.gpu)\.test\.js$/.test(file),
 });
+// The CLI's build (dist/cli/) holds the worker pool but not its worker script, a separate entry that every worker
+// thread starts by path: dist/src/kinds/host/workers/worker.js and its imports, which dist/src carries.
+const WORKER_SCRIPT = join(stage, 'dist', 'src', 'kinds', 'host', 'workers', 'worker.js');
+if (!existsSync(WORKER_SCRIPT)) throw new Error(`the host stage's worker script is missing from the bundle (${relative(root, WORKER_SCRIPT)})`);
 for (const item of ['kernels', 'configs', 'baselines', 'package.json', 'README.md', 'scripts/perf-regression', 'scripts/perf-regression.mjs', 'scripts/gpu-toolbox.sh']) {
   cpSync(join(root, item), join(stage, item), { recursive: true });
 }

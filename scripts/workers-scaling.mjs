@@ -13,9 +13,9 @@ import { pathToFileURL } from 'node:url';
 const [distArg, ...sizeArgs] = process.argv.slice(2);
 const dist = resolve(distArg ?? join(import.meta.dirname, '..', 'dist'));
 const load = (path) => import(pathToFileURL(join(dist, 'src', path)).href);
-const { WorkerPool, defaultWorkers } = await load('workers/pool.js');
+const { WorkerPool, defaultWorkers } = await load('kinds/host/workers/pool.js');
 const { allocPageable, freePageable } = await load('cuda/host.js');
-const { precomputeDecode } = await load('workers/functions.js');
+const { precomputeDecode } = await load('kinds/host/workers/functions.js');
 
 const MiB = 2 ** 20;
 const sizes = sizeArgs.length > 0 ? sizeArgs.map(Number) : [...new Set([1, 2, 4, 8, defaultWorkers()])].sort((a, b) => a - b);

@@ -13,7 +13,7 @@ import { renderHostMemoryTable } from '../report/host-memory.js';
 import { renderPlan } from '../report/plan.js';
 import type { RunResult } from '../result/schema.js';
 import type { HostMemoryKind } from '../vocabulary.js';
-import { checkStageModules } from '../workers/pool.js';
+import { checkStageModules } from '../kinds/index.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
 import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';

@@ -73,9 +73,8 @@ export class GraphIssuer implements Issuer {
       startIndex: schedule.prologue.findIndex((op) => op.kind === 'record' && op.event === schedule.start),
       bodyThunkIndex: () => schedule.prologue.length,
       hostTags,
-      // A graph replay records no event a worker could be handed a chunk by: open() refuses the pair.
-      handovers: [],
-      loader: null,
+      // A graph replay records no event a worker could be handed a chunk by: the host stage's start refuses the pair.
+      rep: null,
       setup: { captureMs: instantiateStart - captureStart, instantiateMs: instantiated - instantiateStart },
     };
   }

@@ -1,13 +1,13 @@
 import type { CudaRuntime } from '../cuda/runtime.js';
-import { type EventHandle, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
+import { type EventHandle, type HostPtr, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
 import type { Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
 import { resolvePriority } from '../plan/priority.js';
+import { isTraceEvent } from '../plan/trace.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
-import { type RuntimePrimitives, type IssueSite, issueWorkOp, type KindRuntimes } from '../kinds/index.js';
+import { type RuntimePrimitives, type IssueSite, issueWorkOp, type KindRuntimes, type RepHooks, type SchedulePart, type Thunk } from '../kinds/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
 import type { HostCalls } from './host-calls.js';
-import { HostStageIssue } from './host-stage-issue.js';
 import { gateArgs, type GateFlags, type InternalKernels } from './gate.js';
 import { kernelLaunch } from './kernel-launch.js';
 import type { BoundSchedule, Issuer, PreparedRep } from './prepared-rep.js';
@@ -16,7 +16,7 @@ import type { BoundSchedule, Issuer, PreparedRep } from './prepared-rep.js';
 export class DirectIssuer implements Issuer {
   constructor(
     private readonly rt: CudaRuntime,
-    private readonly plan: Pick<Plan, 'kernels' | 'host' | 'buffers'>,
+    private readonly plan: Pick<Plan, 'kernels'>,
     private readonly devices: DeviceSet,
     private readonly kernels: ReadonlyMap<string, KernelHandle>,
     private readonly internal: InternalKernels | null,
@@ -25,62 +25,74 @@ export class DirectIssuer implements Issuer {
     private readonly cleanup: Cleanup,
     /** The runtimes of the plan's kinds that issue through a library (kinds/index.ts's openRuntimes). */
     private readonly runtimes: KindRuntimes = new Map(),
-  ) {
-    this.host = new HostStageIssue(rt, plan, devices, hostCalls, cleanup);
-  }
+  ) {}
 
-  /** The host stage's side of binding: its host ops, a loader's fills and ring, the handovers to the pool. */
-  private readonly host: HostStageIssue;
+  /** The parts the kinds take in the schedule being prepared, while its ops are bound (kinds/hooks.ts's `prepareSchedule`). */
+  private parts: readonly SchedulePart[] = [];
 
   prepare(schedule: Schedule): PreparedRep {
-    const hosting = this.host.begin(schedule);
     const bound = this.bind(schedule);
-    this.boundStreams.set(schedule.id, bound.streams);
     const ops = scheduleOps(schedule);
     const opStreams = ops.map((op) => bound.stream(op.stream));
     const hostTags = new Map<number, number>();
-    // Before the thunks: a loader's H2D copies read its ring.
-    const fills = this.host.fills(schedule, ops);
+    // Before the thunks: a kind's part may move where they read (a loader's H2D copies read its ring).
+    const parts = [...this.runtimes.values()].flatMap((runtime) => runtime.prepareSchedule?.(schedule, ops) ?? []);
+    this.parts = parts;
     // A kernel launches on the current device: over several devices each op that moves to another sets it first.
     // The runner makes the schedule's own device current before each rep.
     let current = schedule.device;
-    const thunks = ops.map((op, i) => {
-      const { issue, hostTag } = bound.thunk(op);
-      if (hostTag !== null) hostTags.set(i - schedule.prologue.length, hostTag);
-      const device = bound.deviceOf(op.stream);
-      if (device === current) return issue;
-      current = device;
-      const setDevice = this.rt.setDeviceThunk(device);
-      return () => setDevice() || issue();
-    });
+    let thunks: readonly Thunk[];
+    try {
+      thunks = ops.map((op, i) => {
+        const { issue, hostTag } = bound.thunk(op);
+        if (hostTag !== null) hostTags.set(i - schedule.prologue.length, hostTag);
+        const device = bound.deviceOf(op.stream);
+        if (device === current) return issue;
+        current = device;
+        const setDevice = this.rt.setDeviceThunk(device);
+        return () => setDevice() || issue();
+      });
+    } finally {
+      this.parts = [];
+    }
     const startIndex = ops.findIndex((op) => op.kind === 'record' && op.event === schedule.start);
-    this.host.end();
-    const loader = fills ? this.host.loader(ops, thunks, fills, (op) => this.streamOf(schedule, op)) : null;
+    const start = bound.event(schedule.start);
+    const end = bound.event(schedule.end);
+    const issueBegins = (i: number) => {
+      const before = ops[i - 1];
+      return before?.kind === 'record' && before.stream === ops[i]?.stream && isTraceEvent(before.event) ? i - 1 : i;
+    };
+    let rep: RepHooks | null = null;
+    for (const part of parts) {
+      const done = part.bound({ ops, thunks, opStreams, start, end, startIndex, issueBegins });
+      thunks = done.thunks;
+      if (done.rep && rep) throw new Error(`schedule ${schedule.id}: two kinds take part in each of its reps`);
+      rep ??= done.rep;
+    }
     return {
       schedule,
-      thunks: loader?.thunks ?? thunks,
-      loader: loader?.loader ?? null,
+      thunks,
+      rep,
       ops,
       opStreams,
       events: bound.events,
-      start: bound.event(schedule.start),
-      end: bound.event(schedule.end),
+      start,
+      end,
       startIndex,
       bodyThunkIndex: (i) => schedule.prologue.length + i,
       hostTags,
-      handovers: hosting.handovers,
       setup: null,
     };
   }
 
-  private streamOf(schedule: Schedule, op: Op): StreamHandle {
-    const stream = this.boundStreams.get(schedule.id)?.get(op.stream);
-    if (stream === undefined) throw new Error(`schedule ${schedule.id} names unknown stream ${op.stream}`);
-    return stream;
+  /** Where an H2D copy reads while a schedule is prepared: where a kind's part puts it, else null (the buffer's own memory). */
+  private hostSource(copy: { readonly buffer: string; readonly hostOffset: number; readonly bytes: number }): HostPtr | null {
+    for (const part of this.parts) {
+      const source = part.hostSource(copy);
+      if (source !== null) return source;
+    }
+    return null;
   }
-
-  /** The streams of each schedule bound, by schedule id: the loader records its events on an op's own stream. */
-  private readonly boundStreams = new Map<string, ReadonlyMap<string, StreamHandle>>();
 
   bind(schedule: Schedule): BoundSchedule {
     const { rt, cleanup } = this;
@@ -144,6 +156,12 @@ export class DirectIssuer implements Issuer {
       stream,
       device,
       schedule: schedule.description,
+      scheduleId: schedule.id,
+      ranges: schedule.ranges,
+      hostCall: (action) => {
+        const { tag, issue } = this.hostCalls.thunk(stream, action);
+        return { issue, hostTag: tag };
+      },
       address: (buffer, elementOffset) => {
         const binding = buffers.binding(buffer);
         return offsetPointer(binding.device, elementOffset * binding.buffer.elementBytes);
@@ -168,7 +186,7 @@ export class DirectIssuer implements Issuer {
     return {
       copy: (op) => {
         const binding = buffers.binding(op.buffer);
-        const host = (op.direction === 'h2d' ? this.host.h2dSource(op) : null) ?? offsetPointer(binding.host, op.hostOffset);
+        const host = (op.direction === 'h2d' ? this.hostSource(op) : null) ?? offsetPointer(binding.host, op.hostOffset);
         const dev = offsetPointer(binding.device, op.deviceOffset);
         return op.direction === 'h2d' ? rt.memory.copyThunk(dev, host, op.bytes, 'h2d', stream) : rt.memory.copyThunk(host, dev, op.bytes, 'd2h', stream);
       },
@@ -183,7 +201,6 @@ export class DirectIssuer implements Issuer {
         const dst = offsetPointer(this.devices.buffers(op.to).binding(op.buffer).device, op.deviceOffset);
         return rt.peer.copyThunk(dst, op.to, src, op.from, op.bytes, stream);
       },
-      hostCall: (op) => this.host.call(op, stream, schedule),
     };
   }
 

@@ -4,17 +4,13 @@ import { openSmClock } from '../cuda/nvml.js';
 import { openRuntime, type CudaRuntime } from '../cuda/runtime.js';
 import type { KernelHandle } from '../cuda/types.js';
 import { UsageError } from '../errors.js';
-import type { HostStageFn } from '../config/types.js';
-import { WorkerPool } from '../workers/pool.js';
-import { precomputeDecode } from '../workers/functions.js';
-import type { StageFunctionSpec } from '../workers/types.js';
 import { readKernelSource } from '../kernels/catalog.js';
 import { compileKernel, compileKernelSource } from '../kernels/compile.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
 import { checkPriorities } from '../plan/priority.js';
-import { kindRecords, type Launch, loadRuntimes, NOT_LAUNCHED, openRuntimes } from '../kinds/index.js';
+import { type HostBuffers, kindRecords, type Launch, loadRuntimes, NOT_LAUNCHED, openRuntimes, type RuntimeStart, startRuntimes, stopRuntimes } from '../kinds/index.js';
 import { type Placement, type Plan, scheduleOps } from '../plan/types.js';
 import type { DeviceFacts, SharingRecord, SoftwareVersions } from '../result/environment.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
@@ -92,52 +88,6 @@ export interface OpenOptions {
   readonly launch?: Launch | undefined;
 }
 
-/**
- * The worker pool of a host stage on workers, opened before the GPU so that a module that does not load is a
- * config error (exit 2) before anything is compiled or allocated. Null without one.
- */
-async function openHostPool(plan: Plan, signal: AbortSignal | undefined): Promise<WorkerPool | null> {
-  const host = plan.host;
-  if (host?.thread !== 'workers') return null;
-  const graphed = plan.schedules.find((s) => s.issue === 'graph' && s.body.some((op) => op.kind === 'host'));
-  if (graphed) {
-    throw new UsageError(`The host stage ${host.name} runs on worker threads, which a graph replay cannot hand chunks to (${graphed.description}).`, {
-      hint: 'Use pipeline.mode: stream with a host stage, or host.thread: js to run it through cudaLaunchHostFunc.',
-    });
-  }
-  const gated = plan.schedules.find((s) => s.gated && s.body.some((op) => op.kind === 'host'));
-  if (host.before && gated) {
-    throw new UsageError(
-      `The host stage ${host.name} has a loader, which issues each chunk once its fill finished; --gate holds the GPU until a whole rep is issued (${gated.description}).`,
-      {
-        hint: 'Leave out --gate with a loader: its rep times include issue, as a loader feeding a GPU does.',
-      },
-    );
-  }
-  // A task per chunk after its D2H and one per chunk before its H2D, at most, wait at once.
-  const tasks = Math.max(1, ...plan.schedules.map((s) => 2 * s.body.filter((op) => op.kind === 'host').length));
-  const functions: Record<string, StageFunctionSpec> = {};
-  if (host.after) functions.after = workerFunction(host.after, plan);
-  if (host.before) functions.before = workerFunction(host.before, plan);
-  return WorkerPool.open({
-    ...(host.workers === null ? {} : { workers: host.workers }),
-    functions,
-    queueLimit: tasks,
-    ...(signal ? { signal } : {}),
-  });
-}
-
-/** A config's function as the pool runs it; decode writes each input buffer's own seeded pattern. */
-function workerFunction(fn: HostStageFn, plan: Plan): StageFunctionSpec {
-  if (fn.kind === 'module') return { kind: 'module', path: fn.path, export: fn.export };
-  if (fn.kind !== 'decode') return fn;
-  const inputs = plan.buffers.filter((b) => b.role === 'in' || b.role === 'inout');
-  return precomputeDecode(
-    { kind: 'decode', msPerMiB: fn.msPerMiB, buffers: Object.fromEntries(inputs.map((b) => [b.name, { type: b.type, init: b.init }])) },
-    Object.fromEntries(inputs.map((b) => [b.name, b.bytes])),
-  );
-}
-
 /** The library a kernel lives in, loaded for this device and released with the cleanup. */
 function loadKernel(rt: CudaRuntime, cleanup: Cleanup, kernel: ResolvedKernel, arch: string) {
   const compiled = compileKernel(kernel, arch);
@@ -164,12 +114,14 @@ export async function withDevicePlan<T>(
   options: OpenOptions,
   body: (runner: CudaRepRunner, context: DeviceContext) => Promise<T>,
 ): Promise<DeviceOutcome<T>> {
-  const pool = await openHostPool(plan, options.signal);
+  // Before any device: what a kind starts there fails as the config's (a host stage's module that does not load).
+  const started = await startRuntimes({ plan, signal: options.signal });
   try {
-    return await onDevices(plan, kernels, options, body, pool);
+    return await onDevices(plan, kernels, options, body, started);
   } finally {
-    // Every worker ended before the caller goes on (Ctrl-C, an error): none is left reading freed pinned memory.
-    await pool?.close();
+    // What the kinds started ended before the caller goes on (Ctrl-C, an error): no host stage's worker is left
+    // reading freed pinned memory.
+    await stopRuntimes(started);
   }
 }
 
@@ -178,7 +130,7 @@ async function onDevices<T>(
   kernels: readonly ResolvedKernel[],
   options: OpenOptions,
   body: (runner: CudaRepRunner, context: DeviceContext) => Promise<T>,
-  pool: WorkerPool | null,
+  started: ReadonlyMap<string, RuntimeStart>,
 ): Promise<DeviceOutcome<T>> {
   const [deviceIndex] = plan.devices;
   if (deviceIndex === undefined) throw new Error(`plan ${plan.name} names no device`);
@@ -221,11 +173,14 @@ async function onDevices<T>(
       ring: plan.device.ring ?? null,
       launch: options.launch ?? NOT_LAUNCHED,
       signal: options.signal,
+      plan,
+      hostBuffers: hostBuffers(devices),
+      started,
     });
     const hostCalls = new HostCalls(rt, cleanup);
     const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup, runtimes);
     const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
-    const runner = new CudaRepRunner(rt, plan, devices, issuers, makeWaiter(rt, options.wait), gate, hostCalls, pool, runtimes);
+    const runner = new CudaRepRunner(rt, plan, devices, issuers, makeWaiter(rt, options.wait), gate, hostCalls, runtimes);
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());
     const listings: ProcessListing[] = [];
@@ -237,8 +192,8 @@ async function onDevices<T>(
     try {
       value = await body(runner, { device, peers, smClock: 'clock' in clock ? clock.clock.read : undefined });
     } finally {
-      // Before the clean-up frees the pinned memory the workers read.
-      await pool?.close();
+      // Before the clean-up frees the pinned memory a host stage's workers read.
+      await stopRuntimes(started);
     }
     listProcesses();
     const software = softwareVersions(rt, null);
@@ -255,6 +210,15 @@ async function onDevices<T>(
       sharing: sharingRecord(listings, process.pid, 'unavailable' in clock ? clock.unavailable : null),
     };
   });
+}
+
+/** The first device's buffers in host memory, which every device shares, as a kind's runtime reads them. */
+function hostBuffers(devices: DeviceSet): HostBuffers {
+  return {
+    outputs: () => devices.buffers().outputs(),
+    host: (name) => devices.buffers().binding(name).host,
+    windows: (name, offset, bytes) => devices.buffers().hostWindows(name, offset, bytes),
+  };
 }
 
 /**

@@ -1,7 +1,6 @@
 import type { EventHandle, StreamHandle } from '../cuda/types.js';
+import type { RepHooks } from '../kinds/index.js';
 import type { Op, Schedule } from '../plan/types.js';
-import type { Handover } from './handover.js';
-import type { Fill } from './loader.js';
 
 // What an issuer hands the rep runner: a schedule bound to handles, every call prebuilt (issue.ts's DirectIssuer
 // issues it op by op, graph-issuer.ts replays it).
@@ -20,20 +19,8 @@ export interface PreparedRep {
   readonly bodyThunkIndex: (bodyIndex: number) => number;
   /** The tag of each host op of the body, by body index, for reading when it ran. */
   readonly hostTags: ReadonlyMap<number, number>;
-  /**
-   * A schedule with a loader (the host stage's `before`): each chunk's fill, the thunk that must wait for it (the
-   * chunk's first op), and the thunk after which the event closing its H2D is recorded. Null without one.
-   */
-  readonly loader: {
-    readonly fills: readonly Fill[];
-    readonly waitAt: ReadonlyMap<number, number>;
-    readonly recordedAt: ReadonlyMap<number, number>;
-    readonly releasedBy: readonly (EventHandle | null)[];
-    /** The ring's slots: fills in flight ahead of the GPU. */
-    readonly slots: number;
-  } | null;
-  /** The chunks a worker pool takes over once their event (recorded after the chunk's D2H) completed, in issue order. */
-  readonly handovers: ReadonlyArray<Handover & { readonly event: EventHandle }>;
+  /** A kind's hooks in each rep (the host stage's hand-over and loader); null: the runner's bare loop issues it. */
+  readonly rep: RepHooks | null;
   /** Host time spent capturing and instantiating a graph, once; null for a schedule issued op by op. */
   readonly setup: { readonly captureMs: number; readonly instantiateMs: number } | null;
   /** Every event of the schedule, so a traced rep can read any of them. */

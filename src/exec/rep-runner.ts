@@ -2,16 +2,12 @@ import { type ActivityCollection, CuptiActivity, openCupti, recordingCupti } fro
 import { CUDA_ERROR } from '../cuda/error.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { StreamHandle } from '../cuda/types.js';
-import type { WorkerPool } from '../workers/pool.js';
 import { engineTimes, untraced } from './engine-times.js';
-import { HostStageRep } from './host-stage-rep.js';
 import { DRAIN_MS, RepWaits } from './rep-waits.js';
-import type { HandoverRun } from './handover.js';
-import type { LoaderRun } from './loader.js';
 import type { CpuStageTiming, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
 import { type TracedSchedule, traceSchedule } from '../plan/trace.js';
 import { type Op, type Plan, type Schedule, streamDevices } from '../plan/types.js';
-import type { Agreement, KindRuntimes } from '../kinds/index.js';
+import type { Agreement, KindRep, KindRuntimes } from '../kinds/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
 import type { GateFlags } from './gate.js';
@@ -29,8 +25,6 @@ export class CudaRepRunner implements RepRunner {
   private cuptiWarm = false;
   /** How its waits end and its failures are named. */
   private readonly waits: RepWaits;
-  /** The host stage's side of a rep: the hand-over to the worker pool, a loader's fills, the CPU stage's timings. */
-  private readonly host: HostStageRep;
 
   constructor(
     private readonly rt: CudaRuntime,
@@ -40,13 +34,11 @@ export class CudaRepRunner implements RepRunner {
     private readonly waiter: Waiter,
     private readonly gate: GateFlags | null,
     private readonly hostCalls: HostCalls,
-    pool: WorkerPool | null = null,
     /** The runtimes of the plan's library kinds: what each wait on their ops watches, and the ranks' agreement under a launcher. */
     runtimes: KindRuntimes = new Map(),
   ) {
     this.agreement = [...runtimes.values()].find((r) => r.agreement)?.agreement;
     this.waits = new RepWaits(rt, plan, waiter, runtimes, hostCalls, this.agreement);
-    this.host = new HostStageRep(rt, pool, this.waits);
   }
 
   /** The ranks' agreement where this process is one rank of a launch; absent: it decides alone. */
@@ -63,36 +55,26 @@ export class CudaRepRunner implements RepRunner {
     const prepared = this.prepare(id);
     const { thunks } = prepared;
     const gate = prepared.schedule.gated ? this.gate : null;
-    const busyBefore = this.host.busyMs();
+    const rep = this.beginRep(prepared);
     const issueStart = performance.now();
     const deadline = issueStart + (options.deadlineMs ?? Infinity);
-    const loading: { loader: LoaderRun | null } = { loader: null };
-    const handing = this.host.handing(prepared);
-    const handoverAt = this.host.handoverAt(prepared);
-    // A loader makes issue wait for each chunk's fill; the loop without one stays as tight as it was.
-    const issue = this.host.loads(prepared)
-      ? async () => {
-          loading.loader = await this.issueLoading(prepared, options, deadline, handing);
-        }
+    // A kind's hooks (a loader's fills) get a loop of their own; the loop without any stays as tight as it was.
+    const issue = rep
+      ? () => this.issueHooked(prepared, rep, options, deadline)
       : async () => {
           for (let i = 0; i < thunks.length; i++) {
             const code = (thunks[i] as () => number)();
             if (code !== 0) await this.waits.notIssued(prepared, i, code, deadline, options.signal);
-            if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
-            if (options.checked) {
-              const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline, this.waits.watchCheck(prepared, options.signal));
-              if (done === TIMED_OUT) throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
-              if (done !== 0) throw this.waits.opFailure(prepared, i, done, 'running');
-            }
+            if (options.checked) await this.checkOp(prepared, i, deadline, options);
           }
         };
-    await this.issueBehindGate(prepared, gate, issue, handing);
+    await this.issueBehindGate(prepared, gate, issue, rep);
     const issueEnd = performance.now();
     const hostIssueMs = issueEnd - issueStart;
     // A timed rep's deadline starts once it is issued: issuing thousands of ops is the host's time, not the GPU's.
     const endBy = options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity);
     // A gated rep's GPU starts when the gate opens, at the end of issue; another at once.
-    const cpuStage = await this.host.end(prepared, endBy, options, gate ? issueEnd : issueStart, { loader: loading.loader, handing, busyBefore });
+    const cpuStage = await this.endRep(prepared, rep, endBy, options, gate ? issueEnd : issueStart);
     const probes = prepared.schedule.probes ?? [];
     const eventsMs = this.rt.streams.elapsedMs(prepared.start, prepared.end);
     return {
@@ -165,7 +147,7 @@ export class CudaRepRunner implements RepRunner {
     let issueEnd = 0;
     let cpuStage: CpuStageTiming | undefined;
     let collection: ActivityCollection | string = 'CUPTI was not used';
-    const busyBefore = this.host.busyMs();
+    const rep = this.beginRep(prepared);
     const call = (i: number) => {
       issuedAt[i] = performance.now();
       const span = correlate ? spanOfThunk.get(i) : undefined;
@@ -174,30 +156,23 @@ export class CudaRepRunner implements RepRunner {
       if (span !== undefined) correlate?.pop();
       return code;
     };
-    let loader: LoaderRun | null = null;
-    const handing = this.host.handing(prepared);
-    const handoverAt = this.host.handoverAt(prepared);
     try {
       await this.issueBehindGate(
         prepared,
         gate,
         async () => {
-          if (this.host.loads(prepared)) {
-            loader = await this.issueLoading(prepared, { signal }, Number.POSITIVE_INFINITY, handing, call);
-            return;
-          }
           const issueBy = performance.now() + (deadlineMs ?? Number.POSITIVE_INFINITY);
+          if (rep) return this.issueHooked(prepared, rep, { signal }, issueBy, call);
           for (let i = 0; i < prepared.thunks.length; i++) {
             const code = call(i);
             if (code !== 0) await this.waits.notIssued(prepared, i, code, issueBy, signal);
-            if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
           }
         },
-        handing,
+        rep,
       );
       issueEnd = performance.now();
       // The tasks on the traced rep's own clock, from issuing its start event, as every op of it is.
-      cpuStage = await this.host.end(prepared, issueEnd + (deadlineMs ?? Infinity), options, issuedAt[prepared.startIndex] ?? 0, { loader, handing, busyBefore });
+      cpuStage = await this.endRep(prepared, rep, issueEnd + (deadlineMs ?? Infinity), options, issuedAt[prepared.startIndex] ?? 0);
       if (cupti instanceof CuptiActivity) collection = await cupti.collect().catch((error: unknown) => `CUPTI did not hand its records back (${(error as Error).message})`);
     } catch (error) {
       if (cupti instanceof CuptiActivity) cupti.stop();
@@ -263,7 +238,7 @@ export class CudaRepRunner implements RepRunner {
    * and the host calls already queued are let through before the error goes up: CUDA's thread would otherwise wait
    * on them for ever.
    */
-  private async issueBehindGate(prepared: PreparedRep, gate: GateFlags | null, issue: () => void | Promise<void>, handing: HandoverRun | null = null): Promise<void> {
+  private async issueBehindGate(prepared: PreparedRep, gate: GateFlags | null, issue: () => void | Promise<void>, rep: KindRep | null): Promise<void> {
     if (gate) gate.host.fill(0);
     this.hostCalls.beginRep();
     try {
@@ -271,8 +246,8 @@ export class CudaRepRunner implements RepRunner {
     } catch (error) {
       if (gate) Atomics.store(gate.host, 0, 1);
       await this.drain(prepared);
-      // Tasks already handed over stop waiting for events that may never complete, and end before clean-up.
-      await handing?.finish(true).catch(() => undefined);
+      // What a kind handed out (tasks waiting for events that may never complete) ends before clean-up.
+      await rep?.abandon();
       throw error;
     } finally {
       // Released on failure too, so that a rep that dies half-issued does not leave the gate spinning.
@@ -336,40 +311,44 @@ export class CudaRepRunner implements RepRunner {
     return entry;
   }
 
+  /** A kind's hooks in this rep of the schedule, where one takes part in it (kinds/hooks.ts's RepHooks). */
+  private beginRep(prepared: PreparedRep): KindRep | null {
+    return prepared.rep?.begin((error) => this.waits.repFailure(prepared, error)) ?? null;
+  }
+
+  /** Waits for the rep's end: through the kind's hooks where one takes part, which return its CPU stage's timing. */
+  private async endRep(prepared: PreparedRep, rep: KindRep | null, deadline: number, options: Pick<RepOptions, 'deadlineMs' | 'signal'>, gpuStartMs: number) {
+    const waitEnd = () => this.waits.waitEnd(prepared, deadline, options);
+    if (rep) return rep.end(waitEnd, gpuStartMs);
+    await waitEnd();
+    return undefined;
+  }
+
+  /** A checked rep waits for each op before the next: a failure is then the op's. */
+  private async checkOp(prepared: PreparedRep, i: number, deadline: number, options: Pick<RepOptions, 'deadlineMs' | 'signal'>): Promise<void> {
+    const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline, this.waits.watchCheck(prepared, options.signal));
+    if (done === TIMED_OUT) throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
+    if (done !== 0) throw this.waits.opFailure(prepared, i, done, 'running');
+  }
+
   /**
-   * Issues a rep whose chunks wait for their fills: each chunk's first op once its fill finished. The loader starts
-   * once the start event is issued, so the first fill is inside the rep's time, as a loader's first batch is.
-   * `call` issues thunk i (a traced rep stamps and correlates it). Returns the loader, every fill submitted.
+   * Issues a rep a kind takes part in: thunk i once the kind is ready for it (a loader's chunk once its fill
+   * finished), the kind told of each issued. `call` issues thunk i (a traced rep stamps and correlates it).
    */
-  private async issueLoading(
+  private async issueHooked(
     prepared: PreparedRep,
+    rep: KindRep,
     options: Pick<RepOptions, 'checked' | 'deadlineMs' | 'signal'>,
     deadline: number,
-    handing: HandoverRun | null,
     call: (i: number) => number = (i) => (prepared.thunks[i] as () => number)(),
-  ): Promise<LoaderRun> {
-    const { thunks } = prepared;
-    const handoverAt = this.host.handoverAt(prepared);
-    const spec = prepared.loader as NonNullable<PreparedRep['loader']>;
-    let loader: LoaderRun | null = null;
-    for (let i = 0; i < thunks.length; i++) {
-      const fill = spec.waitAt.get(i);
-      if (fill !== undefined) {
-        loader ??= this.host.startLoader(prepared);
-        await loader.ready(fill);
-      }
+  ): Promise<void> {
+    for (let i = 0; i < prepared.thunks.length; i++) {
+      const ready = rep.ready(i);
+      if (ready) await ready;
       const code = call(i);
-      if (i === prepared.startIndex) loader ??= this.host.startLoader(prepared);
       if (code !== 0) await this.waits.notIssued(prepared, i, code, deadline, options.signal);
-      if (handing && (handoverAt[i] as number) >= 0) handing.issued(handoverAt[i] as number);
-      const recorded = spec.recordedAt.get(i);
-      if (recorded !== undefined) loader?.recorded(recorded);
-      if (options.checked) {
-        const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline, this.waits.watchCheck(prepared, options.signal));
-        if (done === TIMED_OUT) throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
-        if (done !== 0) throw this.waits.opFailure(prepared, i, done, 'running');
-      }
+      rep.issued(i);
+      if (options.checked) await this.checkOp(prepared, i, deadline, options);
     }
-    return loader ?? this.host.startLoader(prepared);
   }
 }

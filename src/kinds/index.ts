@@ -31,6 +31,7 @@ import type {
   StepConfig,
   TimelineFields,
 } from './kind.js';
+import type { RuntimeStart, StartContext } from './rep-hooks.js';
 
 // The list of stage kinds: the one place that names them. Everything else (the planner's work ops, the issuer and
 // the runtimes it opens, the timeline, every picture's legend, letters, colours and engine rows, the Result's op
@@ -338,4 +339,39 @@ export const layoutDependent = (body: readonly Op[]): boolean => table.some((k) 
 /** The fields the kinds of a schedule's ops add to its mode in the Result (kind.ts's `modeFields`), in the table's order. */
 export function kindModeFields(schedule: Pick<Schedule, 'body' | 'device'>, deviceOf: (stream: string) => number): Partial<ModeResult> {
   return Object.assign({}, ...table.map((kind) => (kind.modeFields && holds(kind, schedule.body) ? kind.modeFields(schedule, deviceOf) : {})));
+}
+
+// The kinds whose runtime starts before any device is opened and takes part in binding a schedule and in each of its
+// reps (rep-hooks.ts's `start`, `prepareSchedule` and `RepHooks`: the host stage's worker pool).
+export type { BoundThunks, HostBuffers, KindRep, RepHooks, RuntimeStart, SchedulePart, StartContext } from './rep-hooks.js';
+/** The report's estimate of a host stage's CPU stage on its own (result/cpu-stage.ts gives it to report/). */
+export { cpuStageMs } from './host/index.js';
+/** The terms kinds add beside the GPU's in the overlap bound (rep-hooks.ts's `ownTerm`), in the table's order. */
+export const OWN_TERMS = table.flatMap((s) => (s.ownTerm ? [s.ownTerm] : []));
+/** A dry run starts no worker, so it checks the host stage's modules itself, as a run's pool does. */
+export { checkStageModules } from './host/workers/pool.js';
+
+/**
+ * Starts what the runtime of each kind with ops in the plan starts before any device is opened (rep-hooks.ts's `start`),
+ * in the table's order, by kind id. Where one fails, those started before it are stopped first.
+ */
+export async function startRuntimes(context: StartContext): Promise<ReadonlyMap<string, RuntimeStart>> {
+  const ops = context.plan.schedules.flatMap((s) => [...s.prologue, ...s.body, ...s.epilogue]);
+  const started = new Map<string, RuntimeStart>();
+  try {
+    for (const kind of table) {
+      if (!kind.runtime || !ops.some((op) => isWorkOp(op) && stageOf(op) === kind)) continue;
+      const module = (await kind.runtime()) as KindRuntimeModule;
+      if (module.start) started.set(kind.id, await module.start(context));
+    }
+  } catch (error) {
+    await stopRuntimes(started);
+    throw error;
+  }
+  return started;
+}
+
+/** Stops what `startRuntimes` started, the last first; each waits for the one after it. Stopping twice is harmless. */
+export async function stopRuntimes(started: ReadonlyMap<string, RuntimeStart>): Promise<void> {
+  for (const start of [...started.values()].reverse()) await start.stop();
 }

@@ -40,8 +40,6 @@ export interface RuntimePrimitives {
   copy(spec: { readonly buffer: string; readonly hostOffset: number; readonly deviceOffset: number; readonly bytes: number; readonly direction: 'h2d' | 'd2h' }): Thunk;
   peerCopy(spec: { readonly buffer: string; readonly from: number; readonly to: number; readonly deviceOffset: number; readonly bytes: number }): Thunk;
   kernel(spec: { readonly kernel: string; readonly first: number; readonly count: number; readonly deviceFirst: number }): Thunk;
-  /** A host function over the chunk's output bytes on the host (the plan's host stage), with its tag. */
-  hostCall(spec: { readonly chunk: number | null }): IssuedOp;
 }
 
 /** What a library stage reads of a config buffer when it resolves its entry. */
@@ -247,7 +245,7 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   timeline(op: O, kernelBytes: (op: { kernel: string; count: number }) => number): TimelineFields;
   /** The subject of an op's label on a picture, from its timeline fields. */
   subject(op: { readonly buffer: string | null; readonly kernel: string | null }): string | null;
-  /** A kind the runtime's own calls issue (copies, kernels, peer copies, host calls): binds the op to them. */
+  /** A kind the runtime's own calls issue (copies, kernels, peer copies): binds the op to them. */
   issue?(op: O, primitives: P): IssuedOp;
   /**
    * The fields the kind adds to a Result (zod, as its config entry is), composed into the Result's schema; its
@@ -388,3 +386,6 @@ export interface KindRuntimeModule<O extends WorkOpBase = WorkOpBase> {
   load?(): void;
   open(context: OpenContext<O>): KindRuntime<O> | Promise<KindRuntime<O>>;
 }
+
+// The hooks of a kind whose runtime starts before any device and takes part in binding a schedule and in each of its
+// reps (the host stage) are in ./rep-hooks.ts, which adds them to the interfaces above.

@@ -1,7 +1,22 @@
 import assert from 'node:assert/strict';
 import { fakeSite } from '../../test/helpers/kind-site.js';
 import { describe, it } from 'node:test';
-import { type ChunkWork, engineRows, engineSharing, type RuntimePrimitives, issueWorkOp, opBytes, phaseOps, STAGE_KINDS, STAGES, stageOf, type WorkOp } from '../kinds/index.js';
+import { runtime as hostRuntime } from './host/runtime.js';
+import {
+  type ChunkWork,
+  engineRows,
+  engineSharing,
+  type KindRuntime,
+  type OpenContext,
+  type RuntimePrimitives,
+  issueWorkOp,
+  opBytes,
+  phaseOps,
+  STAGE_KINDS,
+  STAGES,
+  stageOf,
+  type WorkOp,
+} from '../kinds/index.js';
 
 const work: ChunkWork = {
   buffers: [
@@ -69,7 +84,7 @@ describe('the table of stage kinds', () => {
     assert.equal(stageOf({ kind: 'host', stream: 's', name: 'checksum', chunk: null }).id, 'host');
   });
 
-  it('issues each op through the primitive of its kind, and only host calls carry a tag', () => {
+  it('issues each op through the primitive of its kind, and only host calls carry a tag', async () => {
     const called: string[] = [];
     const call = (what: string) => () => {
       called.push(what);
@@ -79,10 +94,13 @@ describe('the table of stage kinds', () => {
       copy: (spec) => call(`copy ${spec.direction} ${spec.buffer}`),
       peerCopy: (spec) => call(`peer ${spec.from}>${spec.to}`),
       kernel: (spec) => call(`kernel ${spec.kernel}`),
-      hostCall: () => ({ issue: call('host'), hostTag: 9 }),
     };
+    // The host stage's runtime, on the JS thread with the bare callback, issues a host function on the op's stream.
+    const host = await hostRuntime.open({ plan: { host: { name: 'empty', thread: 'js', function: 'empty' }, buffers: [] }, hostBuffers: {} } as unknown as OpenContext<never>);
+    const runtimes = new Map([['host', host as KindRuntime]] as const);
+    const site = { ...fakeSite(), hostCall: () => ({ issue: call('host'), hostTag: 9 }) };
     const ops = [...phaseOps('load', work), ...phaseOps('compute', work), ...phaseOps('store', work)];
-    const issued = ops.map((op) => issueWorkOp(op, primitives, new Map(), fakeSite()));
+    const issued = ops.map((op) => issueWorkOp(op, primitives, runtimes, site));
     for (const { issue } of issued) assert.equal(issue(), 0);
     assert.deepEqual(called, ['copy h2d x', 'copy h2d z', 'kernel a', 'kernel b', 'copy d2h y', 'copy d2h z', 'host']);
     assert.deepEqual(

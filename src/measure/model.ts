@@ -1,6 +1,6 @@
 import { median } from '../quantile.js';
 import type { BufferRole, HostMemoryKind, StreamKind } from '../vocabulary.js';
-import { cpuStageFloor } from '../result/cpu-stage.js';
+import { OWN_TERMS } from '../kinds/index.js';
 import type { ModeResult } from '../result/mode.js';
 import type { ModelAnalysis } from '../result/model.js';
 import type { Serialiser } from '../result/model.js';
@@ -107,18 +107,6 @@ export function deviceParts(modes: readonly ModeResult[], facts: PipelineFacts, 
   };
 }
 
-/**
- * The pipeline's bound with a CPU stage beside the GPU's: the larger side limits, and the GPU's side ends with the
- * last chunk's task after its D2H (`tailMs`, part of its drain).
- */
-export function withCpuStage(gpu: Bound, cpu: { steadyMs: number; fillMs: number; tailMs: number } | null): Bound {
-  if (!cpu) return gpu;
-  const term = { term: 'CPU stage' as const, steadyMs: cpu.steadyMs, perOpMs: 0, fillDrainMs: cpu.fillMs, ms: cpu.steadyMs + cpu.fillMs };
-  const terms = [...gpu.terms, term];
-  const gpuSide = { ...gpu, fillDrainMs: gpu.fillDrainMs + cpu.tailMs, ms: gpu.ms + cpu.tailMs };
-  return term.ms > gpuSide.ms ? { ...term, terms } : { ...gpuSide, terms };
-}
-
 const SHARED_STREAMS: readonly StreamKind[] = ['per-thread-default', 'legacy-default'];
 
 /** True when the layout's streams are all one stream: each the per-thread default, or each the legacy default. */
@@ -162,7 +150,8 @@ export function modelAnalysis(
   // Stage per stream puts each stage, not each chunk, on a stream: no stream runs a chunk's stages in sequence.
   const independent = topology === 'stage-per-stream' ? chunks : streams && oneStream(streams) ? 1 : own.streams;
   const layout: LayoutShape = { chunks, streams: independent, issue, kernelsChunkedMs: chunked ? best(chunked) : null };
-  const bound = withCpuStage(layoutBound(parts, layout), mode.cpuStage ? cpuStageFloor(chunks, mode.cpuStage) : null);
+  // A kind with a term of its own beside the GPU's (the host stage's CPU stage) adds it from what the mode measured.
+  const bound = OWN_TERMS.reduce((gpu, term) => term(gpu, mode, chunks), layoutBound(parts, layout));
   const serial = onDevice.find((m) => m.role.kind === 'serial');
   const floor = workloadFloor(parts, layout, facts.maxChunks, serial ? best(serial) : null);
   // The ideal is what no layout can beat: never above the workload's floor, which is never above serial.

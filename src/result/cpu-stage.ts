@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-// A host stage on worker threads: what it did in a mode, and the term it adds to the overlap bound.
+// A host stage on worker threads: what it did in a mode (its term in the overlap bound is the host kind's,
+// src/kinds/host/cpu-stage.ts).
 
 export const CpuStageSchema = z.object({
   /** Worker threads in the pool. */
@@ -26,38 +27,5 @@ export const CpuStageSchema = z.object({
 });
 export type CpuStage = z.infer<typeof CpuStageSchema>;
 
-/**
- * The CPU stage on its own: every chunk's task spread over the workers, and one task to fill (the first chunk's task
- * cannot start before the chunk left the GPU, nor the last end before it did). `tailMs` is what the stage adds after
- * the GPU's last D2H where the GPU is the slower side: the last chunk's task (its hand-over, a turn of the JS
- * thread's poll or the worker's own query, is left out: the bound is a floor). In steady state a worker finds its
- * next chunk's event already complete, so no per-task hand-over cost adds to the steady term. From the mode's own
- * tasks, the only place they run. An estimate from the median task, for the report's line and which side limits; the
- * bound takes `cpuStageFloor`, which the median could lift above a rep.
- */
-export function cpuStageMs(chunks: number, stage: Pick<CpuStage, 'workers' | 'taskMedianMs' | 'afterTasksPerRep'>): { steadyMs: number; fillMs: number; tailMs: number } {
-  // A loader alone has no task after the GPU: its fills run ahead of their chunks, so nothing fills or trails.
-  const after = stage.afterTasksPerRep === 0 ? 0 : stage.taskMedianMs;
-  return { steadyMs: (chunks * stage.taskMedianMs) / stage.workers, fillMs: after, tailMs: after };
-}
-
-/**
- * The CPU stage's term in the overlap bound, which must be a floor. The steady term is the least CPU work of a timed
- * rep spread over the workers that could share it (no rep ends before its workers ran all of its tasks); the tail is
- * the fastest task (the last chunk's task runs after the GPU's last D2H, alone, without the contention the median
- * task saw); no fill, since the first task waits only for the first chunk to leave the GPU, which the GPU's side has.
- * Files from before `workMinMs` and `taskMinMs` keep the estimate `cpuStageMs` gives.
- */
-export function cpuStageFloor(
-  chunks: number,
-  stage: Pick<CpuStage, 'workers' | 'tasksPerRep' | 'taskMedianMs' | 'taskMinMs' | 'workMinMs' | 'afterTasksPerRep'>,
-): {
-  steadyMs: number;
-  fillMs: number;
-  tailMs: number;
-} {
-  if (stage.workMinMs === undefined || stage.taskMinMs === undefined) return cpuStageMs(chunks, stage);
-  const sharing = Math.max(1, Math.min(stage.workers, stage.tasksPerRep));
-  const tail = stage.afterTasksPerRep === 0 ? 0 : stage.taskMinMs;
-  return { steadyMs: stage.workMinMs / sharing, fillMs: 0, tailMs: tail };
-}
+/** The report's estimate of the CPU stage on its own; the host kind's, reached through the list of kinds. */
+export { cpuStageMs } from '../kinds/index.js';

@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { hostBytes } from '../../src/cuda/host.js';
 import { openRuntime } from '../../src/cuda/runtime.js';
 import { fillPattern } from '../../src/data/patterns.js';
-import { checksum } from '../../src/workers/functions.js';
-import { WorkerPool } from '../../src/workers/pool.js';
+import { checksum } from '../../src/kinds/host/workers/functions.js';
+import { WorkerPool } from '../../src/kinds/host/workers/pool.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
 
 const gpu = { skip: gpuSkipReason() ?? false };

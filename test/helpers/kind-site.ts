@@ -23,9 +23,14 @@ export function fakeSite(options: { readonly elementBytes?: number; readonly typ
     stream: 7n as StreamHandle,
     device: 0,
     schedule: 'a test schedule',
+    scheduleId: 'test',
+    ranges: [],
     address: (buffer, elementOffset) => (baseOf(buffer) + BigInt(elementOffset)) as DevicePtr,
     buffer: () => ({ type: options.type ?? 'float32', elementBytes }),
     onDevice: (make) => make(),
+    hostCall: () => {
+      throw new Error('a fake site runs no host function');
+    },
   };
 }
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { UsageError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
-import { WorkerPool } from '../../src/workers/pool.js';
+import { WorkerPool } from '../../src/kinds/host/workers/pool.js';
 import { cliEntry, runCli } from '../helpers/cli.js';
 
 // A host stage's ES module is the user's code, loaded in every worker: it gets a config's rules (a regular file, a

@@ -1,4 +1,7 @@
 import type { StageKind } from '../kind.js';
+import { cpuStageMs, cpuStageTerm } from './cpu-stage.js';
+
+export { cpuStageMs };
 
 /** A host function (cudaLaunchHostFunc) over the chunk's output bytes on the host, after its D2H. */
 export type HostOp = { readonly kind: 'host'; readonly stream: string; readonly name: string; readonly chunk: number | null };
@@ -15,7 +18,8 @@ export const host: StageKind<'host', HostOp> = {
   owns: () => true,
   touchesDevice: false,
   cupti: null,
-  // The CPU stage's term is the workers' (measure/model.ts withCpuStage), not an engine of the GPU's.
+  // The CPU stage's term is the workers', not an engine of the GPU's.
+  ownTerm: cpuStageTerm,
   verify: 'exact',
   writes: () => [],
   names: () => [],
@@ -34,5 +38,6 @@ export const host: StageKind<'host', HostOp> = {
   describe: (op, c) => `${what(op)}${op.chunk === null ? '' : `, ${c.chunk(op.chunk)}`}`,
   timeline: () => ({ buffer: null, kernel: null, bytes: 0 }),
   subject: (op) => op.buffer,
-  issue: (op, p) => p.hostCall(op),
+  // Its worker pool, the hand-over and a loader's ring: imported only for a plan with host ops.
+  runtime: async () => (await import('./runtime.js')).runtime,
 };

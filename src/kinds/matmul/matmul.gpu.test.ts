@@ -176,6 +176,11 @@ function runProduct(dtype: MatmulDtype, output: OutputType, epilogue: Epilogue, 
       address: (buffer, offset) => (base[buffer as keyof typeof base] + BigInt(offset * bytesOf(buffer))) as DevicePtr,
       buffer: (buffer) => ({ type: buffer === 'a' || buffer === 'b' ? 'raw' : output, elementBytes: bytesOf(buffer) }),
       onDevice: (make) => make(),
+      scheduleId: 'test',
+      ranges: [],
+      hostCall: () => {
+        throw new Error('no host function here');
+      },
     };
     const capability = { major: rt.attribute('computeCapabilityMajor', 0), minor: rt.attribute('computeCapabilityMinor', 0) };
     const runtime = openMatmul(openCublasLt(), {

@@ -137,6 +137,11 @@ const site = (stream: bigint): IssueSite => ({
   address: (buffer, elementOffset) => ((BASE[buffer] ?? 0n) + BigInt(elementOffset) * 2n) as DevicePtr,
   buffer: () => ({ type: 'bfloat16', elementBytes: 2 }),
   onDevice: (make) => make(),
+  scheduleId: 'test',
+  ranges: [],
+  hostCall: () => {
+    throw new Error('no host function here');
+  },
 });
 
 const apis = (calls: readonly Call[]) => calls.map((c) => c.api);

@@ -1,5 +1,5 @@
-import type { fillPattern } from '../data/patterns.js';
-import type { ElementType } from '../vocabulary.js';
+import type { fillPattern } from '../../../data/patterns.js';
+import type { ElementType } from '../../../vocabulary.js';
 
 // What the main thread and the worker threads of a pool say to each other, and what a stage function sees. Every
 // message is structured-cloned, so it holds numbers, strings and BigInt addresses, never a view of memory.

@@ -1,5 +1,5 @@
-import type { TaskResult, TaskTiming } from '../workers/pool.js';
-import type { WorkerTask } from '../workers/types.js';
+import type { TaskResult, TaskTiming } from './workers/pool.js';
+import type { WorkerTask } from './workers/types.js';
 
 /** A chunk's fill: the loader's task over the chunk's input bytes in pinned memory, run before its ops are issued. */
 export interface Fill {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { SlotTracker } from '../../src/workers/slots.js';
+import { SlotTracker } from './workers/slots.js';
 
 describe('pinned slot tracker', () => {
   it('gives chunk c slot c mod slots, and lets chunk c + slots take it only after chunk c released it', () => {

@@ -1,15 +1,24 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CudaRuntime } from '../../src/cuda/runtime.js';
-import type { Cleanup } from '../../src/exec/cleanup.js';
-import type { DeviceSet } from '../../src/exec/device-set.js';
-import type { HostCalls } from '../../src/exec/host-calls.js';
-import { DirectIssuer } from '../../src/exec/issue.js';
-import type { Op, Plan, Schedule } from '../../src/plan/types.js';
-import { traceSchedule } from '../../src/plan/trace.js';
+import type { CudaRuntime } from '../../cuda/runtime.js';
+import type { HostPtr } from '../../cuda/types.js';
+import type { Cleanup } from '../../exec/cleanup.js';
+import type { DeviceSet } from '../../exec/device-set.js';
+import type { HostCalls } from '../../exec/host-calls.js';
+import { DirectIssuer } from '../../exec/issue.js';
+import type { PreparedRep } from '../../exec/prepared-rep.js';
+import type { Op, Plan, Schedule } from '../../plan/types.js';
+import { traceSchedule } from '../../plan/trace.js';
+import { HostBinding } from './binding.js';
+import type { HostRep } from './rep.js';
+import { HostRuntime } from './runtime.js';
+import type { WorkerPool } from './workers/pool.js';
 
 // The loader's ring as the direct issuer binds it, on a fake runtime that records what it was asked to allocate and
 // copy: three chunks of 40 bytes of input x through two slots.
+
+/** The loader the host stage's part in a prepared schedule planned. */
+const loaderOf = (prepared: PreparedRep) => (prepared.rep as HostRep | null)?.spec.loader;
 
 const HOST_X = 0x1000_0000n;
 const DEVICE_X = 0x9000_0000n;
@@ -51,7 +60,9 @@ function setUp() {
     host: { name: 'decode', thread: 'workers', workers: 1, slots: 2, before: { kind: 'decode', msPerMiB: 0 }, after: null },
   } as unknown as Plan;
   const cleanup = { push: () => {} } as unknown as Cleanup;
-  const issuer = new DirectIssuer(rt, plan, devices, new Map(), null, null, {} as HostCalls, cleanup);
+  const hostBuffers = { outputs: () => [], host: () => HOST_X as HostPtr, windows: () => [] };
+  const host = new HostRuntime(new HostBinding(rt, plan, hostBuffers, cleanup, {} as WorkerPool));
+  const issuer = new DirectIssuer(rt, plan, devices, new Map(), null, null, {} as HostCalls, cleanup, new Map([['host', host]]));
   const body: Op[] = [0, 1, 2].flatMap((chunk): Op[] => [
     { kind: 'copy', stream: 's', direction: 'h2d', buffer: 'x', hostOffset: 40 * chunk, deviceOffset: 40 * chunk, bytes: 40, chunk },
     { kind: 'host', stream: 's', name: 'decode', chunk },
@@ -92,17 +103,17 @@ describe("the loader's ring as the issuer binds it", () => {
     const ring = allocations[0]?.base ?? 0n;
     const slotOf = [ring, ring + 40n, ring];
     assert.deepEqual(
-      prepared.loader?.fills.map((f) => f.task.regions.map((r) => [r.buffer, r.offset, r.bytes, r.address])),
+      loaderOf(prepared)?.fills.map((f) => f.task.regions.map((r) => [r.buffer, r.offset, r.bytes, r.address])),
       [0, 1, 2].map((chunk) => [['x', 40 * chunk, 40, slotOf[chunk]]]),
     );
     assert.deepEqual(
       copies.map((c) => [c.direction, c.src, c.dst]),
       [0, 1, 2].map((chunk) => ['h2d', slotOf[chunk], DEVICE_X + BigInt(40 * chunk)]),
     );
-    assert.equal(prepared.loader?.slots, 2);
+    assert.equal(loaderOf(prepared)?.slots, 2);
     // Each chunk's fill is waited for at its first op; after its H2D the event freeing its slot is recorded.
     assert.deepEqual(
-      [...(prepared.loader?.waitAt ?? [])],
+      [...(loaderOf(prepared)?.waitAt ?? [])],
       [
         [1, 0],
         [3, 1],
@@ -110,7 +121,7 @@ describe("the loader's ring as the issuer binds it", () => {
       ],
     );
     assert.deepEqual(
-      [...(prepared.loader?.recordedAt ?? [])],
+      [...(loaderOf(prepared)?.recordedAt ?? [])],
       [
         [1, 0],
         [3, 1],
@@ -145,12 +156,12 @@ describe("the loader's ring as the issuer binds it", () => {
     const traced = traceSchedule(schedule).schedule;
     const prepared = issuer.prepare(traced);
     const ops = prepared.ops;
-    for (const [at, fill] of prepared.loader?.waitAt ?? []) {
+    for (const [at, fill] of loaderOf(prepared)?.waitAt ?? []) {
       const op = ops[at];
       assert.ok(op?.kind === 'record' && op.event.startsWith('trace:'), `fill ${fill} waited for at ${JSON.stringify(op)}`);
       const next = ops[at + 1];
       assert.ok(next?.kind === 'copy' && next.direction === 'h2d' && next.chunk === fill, JSON.stringify(next));
     }
-    assert.equal(prepared.loader?.waitAt.size, 3);
+    assert.equal(loaderOf(prepared)?.waitAt.size, 3);
   });
 });

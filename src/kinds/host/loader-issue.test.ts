@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CudaRuntime } from '../../src/cuda/runtime.js';
-import type { DeviceSet } from '../../src/exec/device-set.js';
-import type { HostCalls } from '../../src/exec/host-calls.js';
-import type { Issuer, PreparedRep } from '../../src/exec/prepared-rep.js';
-import { CudaRepRunner } from '../../src/exec/rep-runner.js';
-import type { Waiter } from '../../src/exec/wait.js';
-import type { Plan, Schedule } from '../../src/plan/types.js';
-import type { TaskResult, WorkerPool } from '../../src/workers/pool.js';
-import type { WorkerTask } from '../../src/workers/types.js';
+import type { CudaRuntime } from '../../cuda/runtime.js';
+import type { EventHandle } from '../../cuda/types.js';
+import type { DeviceSet } from '../../exec/device-set.js';
+import type { HostCalls } from '../../exec/host-calls.js';
+import type { Issuer, PreparedRep } from '../../exec/prepared-rep.js';
+import { CudaRepRunner } from '../../exec/rep-runner.js';
+import type { Waiter } from '../../exec/wait.js';
+import type { Plan, Schedule } from '../../plan/types.js';
+import { HostRep } from './rep.js';
+import type { TaskResult, WorkerPool } from './workers/pool.js';
+import type { WorkerTask } from './workers/types.js';
 
 // The rep loop of a schedule with a loader, on the CPU: a fake runtime whose GPU finishes each op as it is issued,
 // a fake pool whose fills finish a turn of the event loop after they are submitted, and a log of both.
@@ -27,36 +29,6 @@ function setUp(slots: number) {
   });
   const schedule = { id: 's', issue: 'stream', gated: false, device: 0, description: 'a loader', ranges: [] } as unknown as Schedule;
   const fills = [0, 1, 2].map((chunk) => ({ chunk, task: { fn: 'before', chunk, regions: [] } }));
-  const prepared = {
-    schedule,
-    thunks,
-    ops: names.map(() => null),
-    opStreams: [],
-    bodyThunkIndex: (i: number) => i,
-    hostTags: new Map(),
-    handovers: [],
-    loader: {
-      fills,
-      waitAt: new Map([
-        [1, 0],
-        [3, 1],
-        [5, 2],
-      ]),
-      recordedAt: new Map([
-        [1, 0],
-        [3, 1],
-        [5, 2],
-      ]),
-      releasedBy: [100, 101, 102],
-      slots,
-    },
-    setup: null,
-    events: new Map(),
-    start: 1,
-    end: 2,
-    startIndex: 0,
-  } as unknown as PreparedRep;
-  const issuer: Issuer = { prepare: () => prepared };
   const rt = {
     streams: { eventQueryCode: (event: number) => (recorded.has(event) ? 0 : NOT_READY), elapsedMs: () => 4 },
     failure: (code: number) => new Error(`CUDA error ${code}`),
@@ -84,7 +56,44 @@ function setUp(slots: number) {
   } as unknown as WorkerPool;
   const waiter: Waiter = { event: async () => 0, stream: async () => 0 };
   const hostCalls = { beginRep() {}, endRep() {}, endRepQuietly() {} } as unknown as HostCalls;
-  const runner = new CudaRepRunner(rt, plan, { spans: false } as unknown as DeviceSet, { stream: issuer, graph: issuer }, waiter, null, hostCalls, pool);
+  const prepared = {
+    schedule,
+    thunks,
+    ops: names.map(() => null),
+    opStreams: [],
+    bodyThunkIndex: (i: number) => i,
+    hostTags: new Map(),
+    rep: new HostRep(rt, pool, {
+      schedule: 's',
+      ops: names.map(() => null),
+      handovers: [],
+      start: 1 as unknown as EventHandle,
+      end: 2 as unknown as EventHandle,
+      startIndex: 0,
+      loader: {
+        fills,
+        waitAt: new Map([
+          [1, 0],
+          [3, 1],
+          [5, 2],
+        ]),
+        recordedAt: new Map([
+          [1, 0],
+          [3, 1],
+          [5, 2],
+        ]),
+        releasedBy: [100, 101, 102] as unknown as EventHandle[],
+        slots,
+      },
+    }),
+    setup: null,
+    events: new Map(),
+    start: 1,
+    end: 2,
+    startIndex: 0,
+  } as unknown as PreparedRep;
+  const issuer: Issuer = { prepare: () => prepared };
+  const runner = new CudaRepRunner(rt, plan, { spans: false } as unknown as DeviceSet, { stream: issuer, graph: issuer }, waiter, null, hostCalls);
   return { runner, log };
 }
 

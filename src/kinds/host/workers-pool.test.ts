@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { allocPageable, freePageable, hostBytes } from '../../src/cuda/host.js';
-import { offsetPointer } from '../../src/cuda/types.js';
-import { fillPattern } from '../../src/data/patterns.js';
-import { HostStageFailure, Interrupted, UsageError } from '../../src/errors.js';
-import { RepGuard } from '../../src/measure/guard.js';
-import { checksum } from '../../src/workers/functions.js';
-import { defaultWorkers, onClock, WorkerPool } from '../../src/workers/pool.js';
-import type { Region } from '../../src/workers/types.js';
+import { allocPageable, freePageable, hostBytes } from '../../cuda/host.js';
+import { offsetPointer } from '../../cuda/types.js';
+import { fillPattern } from '../../data/patterns.js';
+import { HostStageFailure, Interrupted, UsageError } from '../../errors.js';
+import { RepGuard } from '../../measure/guard.js';
+import { checksum } from './workers/functions.js';
+import { defaultWorkers, onClock, WorkerPool } from './workers/pool.js';
+import type { Region } from './workers/types.js';
 
-const fixtures = join(import.meta.dirname, '..', '..', '..', 'test', 'fixtures', 'workers');
+const fixtures = join(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'workers');
 const stage = join(fixtures, 'stage.mjs');
 
 /** Native memory as pinned memory would be, freed after the file's tests. */

@@ -1,6 +1,6 @@
-import { HOST_WINDOW_BYTES } from '../data/compare.js';
-import { fillPattern, windowSeed } from '../data/patterns.js';
-import { ELEMENT_BYTES } from '../vocabulary.js';
+import { HOST_WINDOW_BYTES } from '../../../data/compare.js';
+import { fillPattern, windowSeed } from '../../../data/patterns.js';
+import { ELEMENT_BYTES } from '../../../vocabulary.js';
 import type { RegionView, StageChunk, StageFunction, StageFunctionSpec } from './types.js';
 
 const MiB = 2 ** 20;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { HOST_WINDOW_BYTES } from '../../src/data/compare.js';
-import { fillPattern, windowSeed, xorshiftJump } from '../../src/data/patterns.js';
-import { ELEMENT_BYTES, ELEMENT_TYPES } from '../../src/vocabulary.js';
-import { builtIn, checksum, copyRegions, DECODE_PATTERN_LIMIT, decodeRegion, precomputeDecode } from '../../src/workers/functions.js';
-import type { PatternInit, StageChunk } from '../../src/workers/types.js';
+import { HOST_WINDOW_BYTES } from '../../data/compare.js';
+import { fillPattern, windowSeed, xorshiftJump } from '../../data/patterns.js';
+import { ELEMENT_BYTES, ELEMENT_TYPES } from '../../vocabulary.js';
+import { builtIn, checksum, copyRegions, DECODE_PATTERN_LIMIT, decodeRegion, precomputeDecode } from './workers/functions.js';
+import type { PatternInit, StageChunk } from './workers/types.js';
 
 const INITS: PatternInit[] = [
   { kind: 'random', seed: 5 },

@@ -2,10 +2,10 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { HostStageFailure, Interrupted, UsageError } from '../errors.js';
-import { MAX_MODULE_BYTES } from '../files/limits.js';
-import { checkRegularFile } from '../files/read.js';
-import { packageRoot } from '../paths.js';
+import { HostStageFailure, Interrupted, UsageError } from '../../../errors.js';
+import { MAX_MODULE_BYTES } from '../../../files/limits.js';
+import { checkRegularFile } from '../../../files/read.js';
+import { packageRoot } from '../../../paths.js';
 import { CONTROL_HEADER, type StageFunctionSpec, type WorkerMessage, type WorkerSetup, type WorkerTask } from './types.js';
 
 /**
@@ -85,7 +85,7 @@ const DEFAULT_QUEUE_LIMIT = 256;
  * The worker script, compiled into dist/ beside this module. Found from the package root rather than from
  * import.meta.url, which inside the CLI's build (dist/cli/, scripts/bundle-cli.mjs) is a chunk's.
  */
-const WORKER_SCRIPT = () => pathToFileURL(join(packageRoot(), 'dist', 'src', 'workers', 'worker.js'));
+const WORKER_SCRIPT = () => pathToFileURL(join(packageRoot(), 'dist', 'src', 'kinds', 'host', 'workers', 'worker.js'));
 /**
  * Tasks sent to a worker before it answered: with two, the next task already waits in the worker when one ends,
  * so a worker does not idle for a round trip through the main thread between tasks (milliseconds on a busy host).

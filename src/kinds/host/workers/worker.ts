@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
-import { hostView } from '../cuda/host-view.js';
-import { notRegularFile } from '../files/read.js';
-import { workerEventQuery } from '../cuda/worker-event.js';
+import { hostView } from '../../../cuda/host-view.js';
+import { notRegularFile } from '../../../files/read.js';
+import { workerEventQuery } from '../../../cuda/worker-event.js';
 import { builtIn } from './functions.js';
 import {
   CONTROL_HEADER,
@@ -27,7 +27,7 @@ process.stdout.write = process.stderr.write.bind(process.stderr) as typeof proce
 
 const setup = workerData as WorkerSetup;
 const port = parentPort;
-if (!port) throw new Error('src/workers/worker.js runs only as a worker thread of a WorkerPool');
+if (!port) throw new Error('src/kinds/host/workers/worker.js runs only as a worker thread of a WorkerPool');
 const send = (message: WorkerMessage) => port.postMessage(message);
 const now = () => performance.timeOrigin + performance.now();
 

@@ -4,25 +4,24 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { parseConfigText } from '../../src/config/load.js';
-import { withSettings } from '../../src/config/settings.js';
-import { allocPageable, freePageable } from '../../src/cuda/host.js';
-import { HostStageFailure, UsageError } from '../../src/errors.js';
-import { type Handover, HandoverRun } from '../../src/exec/handover.js';
-import { type Fill, LoaderRing, LoaderRun, loaderSlots } from '../../src/exec/loader.js';
-import type { Bound } from '../../src/measure/bound.js';
-import { withCpuStage } from '../../src/measure/model.js';
-import { cpuStageSummary } from '../../src/measure/result.js';
-import { workerRows } from '../../src/report/timeline-common.js';
-import { cpuStageText } from '../../src/report/toolbox.js';
-import { cpuStageFloor, cpuStageMs } from '../../src/result/cpu-stage.js';
-import type { TracedRep } from '../../src/result/timeline.js';
-import type { TaskResult } from '../../src/workers/pool.js';
-import { WorkerPool } from '../../src/workers/pool.js';
-import type { WorkerTask } from '../../src/workers/types.js';
-import { runCli } from '../helpers/cli.js';
+import { parseConfigText } from '../../config/load.js';
+import { withSettings } from '../../config/settings.js';
+import { allocPageable, freePageable } from '../../cuda/host.js';
+import { HostStageFailure, UsageError } from '../../errors.js';
+import { type Handover, HandoverRun } from './handover.js';
+import { type Fill, LoaderRing, LoaderRun, loaderSlots } from './loader.js';
+import type { Bound } from '../../measure/bound.js';
+import { cpuStageFloor, cpuStageMs, withCpuStage } from './cpu-stage.js';
+import { cpuStageSummary } from '../../measure/result.js';
+import { workerRows } from '../../report/timeline-common.js';
+import { cpuStageText } from '../../report/toolbox.js';
+import type { TracedRep } from '../../result/timeline.js';
+import type { TaskResult } from './workers/pool.js';
+import { WorkerPool } from './workers/pool.js';
+import type { WorkerTask } from './workers/types.js';
+import { runCli } from '../../../test/helpers/cli.js';
 
-const fixtures = join(import.meta.dirname, '..', '..', '..', 'test', 'fixtures', 'workers');
+const fixtures = join(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'workers');
 
 const BASE = `name: t
 buffers:
@@ -530,9 +529,9 @@ describe('the CPU stage measured and modelled', () => {
 describe('the CLI with a host stage on workers', () => {
   it('exits 2 naming the module when a worker cannot load it, before touching the GPU', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-workers-'));
-    const config = readFileSync(join(import.meta.dirname, '..', '..', '..', 'configs', 'host-stage.yaml'), 'utf8')
+    const config = readFileSync(join(import.meta.dirname, '..', '..', '..', '..', 'configs', 'host-stage.yaml'), 'utf8')
       .replace('after: checksum', `after: { module: ${join(fixtures, 'broken.mjs')} }`)
-      .replace('source: scale.cu', `source: ${join(import.meta.dirname, '..', '..', '..', 'kernels', 'scale.cu')}`);
+      .replace('source: scale.cu', `source: ${join(import.meta.dirname, '..', '..', '..', '..', 'kernels', 'scale.cu')}`);
     writeFileSync(join(dir, 'bad.yaml'), config);
     const run = runCli(['run', join(dir, 'bad.yaml')], {}, { timeoutMs: 60_000 });
     assert.equal(run.code, 2, run.stderr);
