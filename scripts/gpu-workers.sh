@@ -36,7 +36,7 @@ variant after-light 32 '{ after: { cost: { msPerMiB: 0.02 } } }'
 variant scaling 64 '{ after: { cost: { msPerMiB: 1 } }, workers: 1 }'
 {
   step nproc
-  step /tmp/cuda-pipe/bin/node --test --test-reporter=spec /tmp/cuda-pipe/dist/test/gpu/workers.test.js
+  step /tmp/cuda-pipe/bin/node --test --test-reporter=spec /tmp/cuda-pipe/dist/src/kinds/host/workers.gpu.test.js
   step /tmp/cuda-pipe/bin/node --test --test-reporter=spec --test-name-pattern='host-stage|loader' /tmp/cuda-pipe/dist/test/gpu/toolbox.test.js
   step /tmp/cuda-pipe/bin/node "$here/scripts/workers-scaling.mjs" /tmp/cuda-pipe/dist
   step /tmp/cuda-pipe/bin/node "$here/scripts/workers-wake.mjs" /tmp/cuda-pipe/dist 8 200

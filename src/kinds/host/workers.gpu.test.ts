@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { hostBytes } from '../../src/cuda/host.js';
-import { openRuntime } from '../../src/cuda/runtime.js';
-import { fillPattern } from '../../src/data/patterns.js';
-import { checksum } from '../../src/kinds/host/workers/functions.js';
-import { WorkerPool } from '../../src/kinds/host/workers/pool.js';
-import { gpuSkipReason } from '../helpers/gpu.js';
+import { hostBytes } from '../../cuda/host.js';
+import { openRuntime } from '../../cuda/runtime.js';
+import { fillPattern } from '../../data/patterns.js';
+import { checksum } from './workers/functions.js';
+import { WorkerPool } from './workers/pool.js';
+import { gpuSkipReason } from '../../../test/helpers/gpu.js';
 
 const gpu = { skip: gpuSkipReason() ?? false };
 
