@@ -25,6 +25,7 @@ import type {
   OpenContext,
   OutputCheck,
   PassedBody,
+  ModeLineContext,
   ReportContext,
   RuntimePrimitives,
   StageKind,
@@ -344,8 +345,6 @@ export function kindModeFields(schedule: Pick<Schedule, 'body' | 'device'>, devi
 // The kinds whose runtime starts before any device is opened and takes part in binding a schedule and in each of its
 // reps (rep-hooks.ts's `start`, `prepareSchedule` and `RepHooks`: the host stage's worker pool).
 export type { BoundThunks, HostBuffers, KindRep, RepHooks, RuntimeStart, SchedulePart, StartContext } from './rep-hooks.js';
-/** The report's estimate of a host stage's CPU stage on its own (result/cpu-stage.ts gives it to report/). */
-export { cpuStageMs } from './host/index.js';
 /** The terms kinds add beside the GPU's in the overlap bound (rep-hooks.ts's `ownTerm`), in the table's order. */
 export const OWN_TERMS = table.flatMap((s) => (s.ownTerm ? [s.ownTerm] : []));
 /** A dry run starts no worker, so it checks the host stage's modules itself, as a run's pool does. */
@@ -374,4 +373,12 @@ export async function startRuntimes(context: StartContext): Promise<ReadonlyMap<
 /** Stops what `startRuntimes` started, the last first; each waits for the one after it. Stopping twice is harmless. */
 export async function stopRuntimes(started: ReadonlyMap<string, RuntimeStart>): Promise<void> {
   for (const start of [...started.values()].reverse()) await start.stop();
+}
+
+/** The kinds' lines about an overlapped mode whose layout they changed (kind.ts's `modeLine`), in the table's order. */
+export function kindModeLines(mode: ModeResult, result: RunResult, context: ModeLineContext): string[] {
+  return table.flatMap((kind) => {
+    const line = kind.modeLine?.(mode, result, context);
+    return line ? [line] : [];
+  });
 }

@@ -10,9 +10,22 @@ import type { CudaRuntime } from '../cuda/runtime.js';
 import type { DevicePtr, StreamHandle } from '../cuda/types.js';
 import type { Schedule } from '../plan/types.js';
 import type { ModeResult } from '../result/mode.js';
-import type { KindPasses, OutputCheck, ReportSection } from './hooks.js';
+import type { RunResult } from '../result/schema.js';
+import type { KindPasses, ModeLineContext, OutputCheck, ReportSection } from './hooks.js';
 
-export type { BodyPassFacts, CheckFacts, CheckRecord, Comparisons, KindPasses, OutputCheck, PassedBody, PlanPassContext, ReportContext, ReportSection } from './hooks.js';
+export type {
+  BodyPassFacts,
+  CheckFacts,
+  CheckRecord,
+  Comparisons,
+  KindPasses,
+  ModeLineContext,
+  OutputCheck,
+  PassedBody,
+  PlanPassContext,
+  ReportContext,
+  ReportSection,
+} from './hooks.js';
 
 /** The fields every work op has: the stream it is issued on, and the chunk it works on (null: the whole buffers). */
 export interface WorkOpBase {
@@ -271,6 +284,8 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
   readonly passes?: KindPasses;
   /** Its section of every report (terminal, Markdown, HTML, sweep), drawn from the Result alone. */
   readonly report?: ReportSection;
+  /** Its line about an overlapped mode whose layout it changed, among the toolbox's lines; null where it has none. */
+  modeLine?(mode: ModeResult, result: RunResult, context: ModeLineContext): string | null;
   /** Its check of the outputs, where comparing each layout with serial cannot tell whether its ops did their work. */
   readonly check?: OutputCheck;
   /**

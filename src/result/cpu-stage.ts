@@ -26,6 +26,3 @@ export const CpuStageSchema = z.object({
   cpuMedianMs: z.number(),
 });
 export type CpuStage = z.infer<typeof CpuStageSchema>;
-
-/** The report's estimate of the CPU stage on its own; the host kind's, reached through the list of kinds. */
-export { cpuStageMs } from '../kinds/index.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cpuStageMs } from '../../src/result/cpu-stage.js';
+import { cpuStageMs } from '../../src/kinds/host/cpu-stage.js';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -29,7 +29,7 @@ const STILL_NAMED: Readonly<Record<string, Readonly<Record<string, number>>>> = 
     'src/report/analyze-trace.ts': 1,
     'src/report/analyze.ts': 1,
   },
-  // The host stage's runtime is in its folder; its CPU-stage report and the layout without it are still the core's.
+  // The host stage's runtime and its report line are in its folder; the layout variant without it is the core's word.
   // Most of these are the word, not the kind: the config's key, a trace's host clock, an idle cause.
   host: {
     // The idle cause "waiting on the host", and its share.
@@ -43,11 +43,11 @@ const STILL_NAMED: Readonly<Record<string, Readonly<Record<string, number>>>> = 
     'src/report/analyze-trace.ts': 1,
     // The config's `host:` key (and --workers on host.workers).
     'src/config/load.ts': 4,
-    // A layout's host variant, the idle column, and the CPU stage's report against the layout without it.
+    // A layout's host variant (the Result's `OverlapLayout.host`), the idle column, and the toolbox's variant name.
     'src/plan/schedules.ts': 1,
     'src/report/timeline-common.ts': 2,
     'src/report/labels.ts': 1,
-    'src/report/toolbox.ts': 3,
+    'src/report/toolbox.ts': 1,
   },
 };
 

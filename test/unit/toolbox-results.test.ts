@@ -10,7 +10,7 @@ import { loadResults, parseResult } from '../../src/result/load.js';
 import type { ModeResult } from '../../src/result/mode.js';
 import type { RunResult } from '../../src/result/schema.js';
 import { hostMemoryRow } from '../../src/report/host-memory.js';
-import { eventCostLines, hostOpLatencies, limitingSide, toolboxLines } from '../../src/report/toolbox.js';
+import { eventCostLines, limitingSide, toolboxLines } from '../../src/report/toolbox.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';
 import { makeStyle } from '../../src/report/style.js';
 import type { OverlapLayout } from '../../src/vocabulary.js';
@@ -142,33 +142,6 @@ describe('the toolbox report lines', () => {
       `legacy default stream: chunk 3's kernel on cudaStreamLegacy made the depth-first layout 6.000 ms → 9.000 ms: 3.000 ms of overlap lost (${(300 / (serialMs - 6)).toFixed(0)}% of what overlap saved); ` +
         `speedup over serial ${(serialMs / 6).toFixed(2)}× → ${(serialMs / 9).toFixed(2)}×`,
     ]);
-  });
-
-  it('times host calls from their stream reaching them to the function starting', () => {
-    const op = (startMs: number, hostStartedMs: number, hostEndedMs: number) => ({
-      mode: 'm',
-      device: 0,
-      stream: 's0',
-      kind: 'host' as const,
-      chunk: 0,
-      buffer: null,
-      kernel: null,
-      bytes: 0,
-      startMs,
-      endMs: hostEndedMs,
-      issuedMs: 0,
-      hostStartedMs,
-      hostEndedMs,
-    });
-    const { latencyMs, runMs } = hostOpLatencies([op(1, 1.05, 1.5), op(2, 2.5, 2.6)]);
-    assert.deepEqual(
-      latencyMs.map((x) => +x.toFixed(3)),
-      [0.05, 0.5],
-    );
-    assert.deepEqual(
-      runMs.map((x) => +x.toFixed(3)),
-      [0.45, 0.1],
-    );
   });
 
   it('reads copy rates, speedup and the share of the possible saving for the host memory table', () => {

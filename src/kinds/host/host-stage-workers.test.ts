@@ -14,7 +14,7 @@ import type { Bound } from '../../measure/bound.js';
 import { cpuStageFloor, cpuStageMs, withCpuStage } from './cpu-stage.js';
 import { cpuStageSummary } from '../../measure/result.js';
 import { workerRows } from '../../report/timeline-common.js';
-import { cpuStageText } from '../../report/toolbox.js';
+import { cpuStageText } from './report.js';
 import type { TracedRep } from '../../result/timeline.js';
 import type { TaskResult } from './workers/pool.js';
 import { WorkerPool } from './workers/pool.js';

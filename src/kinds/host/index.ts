@@ -1,7 +1,6 @@
 import type { StageKind } from '../kind.js';
-import { cpuStageMs, cpuStageTerm } from './cpu-stage.js';
-
-export { cpuStageMs };
+import { cpuStageTerm } from './cpu-stage.js';
+import { hostModeLine } from './report.js';
 
 /** A host function (cudaLaunchHostFunc) over the chunk's output bytes on the host, after its D2H. */
 export type HostOp = { readonly kind: 'host'; readonly stream: string; readonly name: string; readonly chunk: number | null };
@@ -20,6 +19,7 @@ export const host: StageKind<'host', HostOp> = {
   cupti: null,
   // The CPU stage's term is the workers', not an engine of the GPU's.
   ownTerm: cpuStageTerm,
+  modeLine: hostModeLine,
   verify: 'exact',
   writes: () => [],
   names: () => [],
