@@ -1,3 +1,0 @@
-import { runQueue } from '../helpers/queue.js';
-
-await runQueue();
