@@ -1,4 +1,5 @@
-// npm test's pretest: type-check and compile to dist/, check the layering and run Biome, the three at once. On two
+// npm test's pretest: type-check and compile to dist/ (then build the CLI from it into dist/cli/), check the layering
+// (twice: every import, then folder cycles among the imports that load code) and run Biome, all at once. On two
 // cores the type-check holds one core for most of the time while dependency-cruiser and Biome, which read the
 // sources and not dist/, fit beside it on the other. tsc builds incrementally, so a run after a small change
 // compiles only what the change touched; its build info lies in dist/test/unit/, which the bundle leaves out.
