@@ -1,6 +1,7 @@
 import { DeviceFailure } from '../../errors.js';
 import { type BoundLibrary, nativeBlock, openCudaLibrary } from '../../cuda/ffi.js';
 import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
+import type { GemmDtype } from './spec.js';
 
 // cuBLAS, for GEMM stages: located and checked like libcudart (locate.ts, symbols.ts), one handle per stream with its
 // own workspace, and a prebuilt call for the timed loop. Only cublasGemmEx is bound: it takes every data type the
@@ -9,9 +10,6 @@ import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
 declare const cublasBrand: unique symbol;
 /** A cublasHandle_t. Branded so that it cannot be passed where a stream or a pointer is expected. */
 export type CublasHandle = bigint & { readonly [cublasBrand]: 'CublasHandle' };
-
-/** The element types a GEMM stage offers; `tf32` is fp32 data multiplied on the tensor cores with TF32 inputs. */
-export type GemmDtype = 'fp32' | 'tf32' | 'fp16' | 'bf16';
 
 /** Whether cuBLAS reads an operand as stored (column-major) or transposed. */
 export type GemmTranspose = 'N' | 'T';

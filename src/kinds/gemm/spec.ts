@@ -2,6 +2,7 @@
 // item count. cuBLAS is column-major, so the call computes Cᵀ = Bᵀ·Aᵀ (`columnMajorCall`), which is C row-major
 // without a copy or a transpose kernel.
 
+/** The element types a GEMM stage offers; `tf32` is fp32 data multiplied on the tensor cores with TF32 inputs. */
 export const GEMM_DTYPES = ['fp32', 'tf32', 'fp16', 'bf16'] as const;
 export type GemmDtype = (typeof GEMM_DTYPES)[number];
 
