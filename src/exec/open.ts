@@ -115,7 +115,7 @@ export async function withDevicePlan<T>(
   body: (runner: CudaRepRunner, context: DeviceContext) => Promise<T>,
 ): Promise<DeviceOutcome<T>> {
   // Before any device: what a kind starts there fails as the config's (a host stage's module that does not load).
-  const started = await startRuntimes({ plan, signal: options.signal });
+  const started = await startRuntimes(plan.schedules.flatMap(scheduleOps), { plan, signal: options.signal });
   try {
     return await onDevices(plan, kernels, options, body, started);
   } finally {

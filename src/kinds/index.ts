@@ -351,15 +351,14 @@ export const OWN_TERMS = table.flatMap((s) => (s.ownTerm ? [s.ownTerm] : []));
 export { checkStageModules } from './host/workers/pool.js';
 
 /**
- * Starts what the runtime of each kind with ops in the plan starts before any device is opened (rep-hooks.ts's `start`),
- * in the table's order, by kind id. Where one fails, those started before it are stopped first.
+ * Starts what the runtime of each kind with ops among `ops` (every schedule's) starts before any device is opened
+ * (rep-hooks.ts's `start`), in the table's order, by kind id. Where one fails, those started before it are stopped first.
  */
-export async function startRuntimes(context: StartContext): Promise<ReadonlyMap<string, RuntimeStart>> {
-  const ops = context.plan.schedules.flatMap((s) => [...s.prologue, ...s.body, ...s.epilogue]);
+export async function startRuntimes(ops: readonly { readonly kind: string }[], context: StartContext): Promise<ReadonlyMap<string, RuntimeStart>> {
   const started = new Map<string, RuntimeStart>();
   try {
     for (const kind of table) {
-      if (!kind.runtime || !ops.some((op) => isWorkOp(op) && stageOf(op) === kind)) continue;
+      if (!kind.runtime || !holds(kind, ops)) continue;
       const module = (await kind.runtime()) as KindRuntimeModule;
       if (module.start) started.set(kind.id, await module.start(context));
     }
