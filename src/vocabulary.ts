@@ -99,6 +99,9 @@ export interface OverlapLayout {
   readonly perThreadOp?: DefaultStreamOp;
 }
 
+/** The layout variants a run measures beside their twin without them (the stream toolbox's: a graph replay, a host stage, an op on a default stream). */
+export type LayoutVariant = 'issue' | 'host' | 'legacyOp' | 'perThreadOp';
+
 export const DEFAULT_STREAM_OPS = ['kernel', 'h2d'] as const;
 /** One chunk's op moved onto a default stream: its kernels, or its loads. */
 export interface DefaultStreamOp {

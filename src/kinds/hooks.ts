@@ -6,7 +6,7 @@ import type { SpanningSpec } from '../plan/devices.js';
 import type { EventSpec, Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
 import type { ModeResult } from '../result/mode.js';
 import type { RunResult } from '../result/schema.js';
-import type { OverlapLayout } from '../vocabulary.js';
+import type { LayoutVariant } from '../vocabulary.js';
 
 // What the hooks of ./kind.ts's StageKind that see the core's plan, outputs and Result are given and give back: a
 // kind's plan passes (`passes`), its report section (`report`) and its output check (`check`). A kind loads none of
@@ -114,5 +114,5 @@ export interface ReportContext {
  * without one of its variants (report/toolbox.ts's `twinWithout`), which a kind may not load.
  */
 export interface ModeLineContext {
-  twinWithout(mode: ModeResult, variant: keyof OverlapLayout): ModeResult | null;
+  twinWithout(mode: ModeResult, variant: LayoutVariant): ModeResult | null;
 }

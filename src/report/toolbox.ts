@@ -3,12 +3,10 @@ import { median } from '../quantile.js';
 import type { ModeResult } from '../result/mode.js';
 import type { RunResult } from '../result/schema.js';
 import { kindModeLines } from '../kinds/index.js';
-import type { DefaultStreamOp, IssueCostOp, OverlapLayout } from '../vocabulary.js';
+import type { DefaultStreamOp, IssueCostOp, LayoutVariant, OverlapLayout } from '../vocabulary.js';
 
 // What the stream toolbox's variants showed, each against its twin (the same layout without the variant), in
 // words every renderer prints alike. Drawn from the Result alone.
-
-type Variant = 'issue' | 'host' | 'legacyOp' | 'perThreadOp';
 
 const layoutOf = (mode: ModeResult): OverlapLayout | null => (mode.role.kind === 'overlapped' ? mode.role.layout : null);
 
@@ -26,7 +24,7 @@ const sameLayout = (a: OverlapLayout, b: OverlapLayout) =>
 const sameOp = (a: DefaultStreamOp | undefined, b: DefaultStreamOp | undefined) => a?.chunk === b?.chunk && a?.op === b?.op;
 
 /** The mode whose layout is `mode`'s without `variant`. */
-export function twinWithout(mode: ModeResult, variant: Variant, modes: readonly ModeResult[]): ModeResult | null {
+export function twinWithout(mode: ModeResult, variant: LayoutVariant, modes: readonly ModeResult[]): ModeResult | null {
   const layout = layoutOf(mode);
   if (!layout || layout[variant] === undefined) return null;
   const { [variant]: _dropped, ...rest } = layout;
@@ -131,7 +129,7 @@ export function toolboxLines(result: RunResult): string[] {
     lines.push(
       ...[
         mode.role.layout.issue ? graphLine(mode, result.modes) : null,
-        ...kindModeLines(mode, result, { twinWithout: (m, variant) => twinWithout(m, variant as Variant, result.modes) }),
+        ...kindModeLines(mode, result, { twinWithout: (m, variant) => twinWithout(m, variant, result.modes) }),
         defaultStreamLine(mode, result, 'perThreadOp'),
         defaultStreamLine(mode, result, 'legacyOp'),
       ].filter((line): line is string => line !== null),

@@ -43,11 +43,12 @@ const STILL_NAMED: Readonly<Record<string, Readonly<Record<string, number>>>> = 
     'src/report/analyze-trace.ts': 1,
     // The config's `host:` key (and --workers on host.workers).
     'src/config/load.ts': 4,
-    // A layout's host variant (the Result's `OverlapLayout.host`), the idle column, and the toolbox's variant name.
+    // A layout's host variant (the Result's `OverlapLayout.host`, and its name among the layout variants in the
+    // vocabulary), and the idle column.
     'src/plan/schedules.ts': 1,
     'src/report/timeline-common.ts': 2,
     'src/report/labels.ts': 1,
-    'src/report/toolbox.ts': 1,
+    'src/vocabulary.ts': 1,
   },
 };
 
