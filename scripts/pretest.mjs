@@ -68,7 +68,10 @@ const run = ([name, [command, ...args]]) =>
 
 // The CLI's build (dist/cli/, scripts/bundle-cli.mjs), which the tests start, is made from dist/src once tsc wrote it.
 const bundleCli = ['cli bundle', [process.execPath, join(root, 'scripts', 'bundle-cli.mjs')]];
-const runSteps = (step) => (step[0] === 'tsc' ? run(step).then((ran) => (ran.ok ? run(bundleCli).then((bundled) => [ran, bundled]) : [ran])) : run(step).then((ran) => [ran]));
+const runSteps = async (step) => {
+  const ran = await run(step);
+  return step[0] === 'tsc' && ran.ok ? [ran, await run(bundleCli)] : [ran];
+};
 if (typeChecked) steps.push(bundleCli);
 
 let failed = false;
