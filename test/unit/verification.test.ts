@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compareOutput, POISON } from '../../src/data/compare.js';
-import { fillPattern, toHalfBits } from '../../src/data/patterns.js';
+import { fillPattern, fromBfloat16Bits, fromHalfBits, toBfloat16Bits, toHalfBits } from '../../src/data/patterns.js';
 import { outBuffer as buffer } from '../helpers/config-buffer.js';
 
 describe('input patterns', () => {
@@ -35,6 +35,36 @@ describe('input patterns', () => {
     assert.equal(toHalfBits(1e6), 0x7c00);
     assert.equal(toHalfBits(2 ** -24), 0x0001);
     assert.equal(toHalfBits(1 + 2 ** -11), 0x3c00);
+  });
+
+  it('decodes every bfloat16 bit pattern as the float32 of its bits shifted up, and encodes each back to itself', () => {
+    const reference = new DataView(new ArrayBuffer(4));
+    for (let bits = 0; bits < 0x10000; bits++) {
+      reference.setUint32(0, bits << 16);
+      const expected = reference.getFloat32(0);
+      const decoded = fromBfloat16Bits(bits);
+      if (Number.isNaN(expected)) {
+        assert.ok(Number.isNaN(decoded), `bits ${bits.toString(16)}`);
+        continue;
+      }
+      assert.equal(decoded, expected, `bits ${bits.toString(16)}`);
+      assert.equal(toBfloat16Bits(decoded), bits, `bits ${bits.toString(16)}`);
+    }
+  });
+
+  it('decodes every float16 bit pattern, subnormals and infinities included, and encodes each back to itself', () => {
+    assert.equal(fromHalfBits(0x3c00), 1);
+    assert.equal(fromHalfBits(0x7bff), 65504);
+    assert.equal(fromHalfBits(0x0001), 2 ** -24);
+    assert.equal(fromHalfBits(0xfc00), Number.NEGATIVE_INFINITY);
+    for (let bits = 0; bits < 0x10000; bits++) {
+      const decoded = fromHalfBits(bits);
+      if (Number.isNaN(decoded)) {
+        assert.ok((bits & 0x7c00) === 0x7c00 && (bits & 0x3ff) !== 0, `bits ${bits.toString(16)}`);
+        continue;
+      }
+      assert.equal(toHalfBits(decoded), bits, `bits ${bits.toString(16)}`);
+    }
   });
 });
 
