@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CUBLAS_OP, CublasError, type CublasHandle, GEMM_TYPES, type GemmSpec, loadCublas } from './cublas.js';
+import { CUBLAS_OP, CublasError, type CublasHandle, GEMM_TYPES, type CublasGemmCall, loadCublas } from './cublas.js';
 import { LibraryOverrideError, loadFirst } from '../../cuda/load.js';
 import { libraryCandidates, resolveLibraryFile } from '../../cuda/locate.js';
 import { REQUIRED_SYMBOLS } from '../../cuda/symbols.js';
@@ -169,7 +169,7 @@ describe('a libcublas lacking a function cuda-pipe binds', { skip: noCompiler },
 });
 
 describe('the cuBLAS wrapper against a stand-in library', { skip: noCompiler }, () => {
-  const spec: GemmSpec = { transA: 'T', transB: 'N', m: 96, n: 80, k: 64, lda: 64, ldb: 64, ldc: 96, alpha: 1.5, beta: 0.5, dtype: 'bf16' };
+  const spec: CublasGemmCall = { transA: 'T', transB: 'N', m: 96, n: 80, k: 64, lda: 64, ldb: 64, ldc: 96, alpha: 1.5, beta: 0.5, dtype: 'bf16' };
   const [a, b, c] = [0xa000n, 0xb000n, 0xc000n] as DevicePtr[];
 
   function withHandle(body: (cublas: ReturnType<typeof loadCublas>, handle: CublasHandle) => void): void {

@@ -15,10 +15,10 @@ export type CublasHandle = bigint & { readonly [cublasBrand]: 'CublasHandle' };
 export type GemmTranspose = 'N' | 'T';
 
 /**
- * C = alpha · op(A) · op(B) + beta · C, column-major as cuBLAS has it: op(A) is m × k, op(B) k × n, C m × n. A, B and C
+ * One cublasGemmEx call (the step's product is `GemmSpec` in spec.ts): C = alpha · op(A) · op(B) + beta · C, column-major as
  * all hold `dtype`'s elements (C in the inputs' type, as PyTorch's matmul returns it).
  */
-export interface GemmSpec {
+export interface CublasGemmCall {
   readonly transA: GemmTranspose;
   readonly transB: GemmTranspose;
   readonly m: number;
@@ -103,7 +103,7 @@ export class CublasError extends DeviceFailure {
 }
 
 /** "bf16 4096×4096×4096 (A N, B T), lda 4096 ldb 4096 ldc 4096": how messages and records name a GEMM. */
-export function describeGemm(spec: GemmSpec): string {
+export function describeGemm(spec: CublasGemmCall): string {
   return `${spec.dtype}${spec.cFloat32 ? ' (C float32)' : ''} ${spec.m}×${spec.n}×${spec.k} (A ${spec.transA}, B ${spec.transB}), lda ${spec.lda} ldb ${spec.ldb} ldc ${spec.ldc}`;
 }
 
@@ -187,7 +187,7 @@ export class Cublas {
    * The GEMM bound once: alpha and beta encoded into native floats (host pointer mode, the handle's default), every
    * other argument captured as a number or pointer, so a call costs the conversion of 19 arguments and nothing more.
    */
-  record(handle: CublasHandle, spec: GemmSpec, a: DevicePtr, b: DevicePtr, c: DevicePtr): GemmRecord {
+  record(handle: CublasHandle, spec: CublasGemmCall, a: DevicePtr, b: DevicePtr, c: DevicePtr): GemmRecord {
     const types = GEMM_TYPES[spec.dtype];
     const scalars = nativeBlock(8);
     scalars.view.setFloat32(0, spec.alpha, true);
@@ -208,7 +208,7 @@ export class Cublas {
   }
 
   /** One checked GEMM, for set-up and tests; the timed loop uses `record`. */
-  gemm(handle: CublasHandle, spec: GemmSpec, a: DevicePtr, b: DevicePtr, c: DevicePtr): void {
+  gemm(handle: CublasHandle, spec: CublasGemmCall, a: DevicePtr, b: DevicePtr, c: DevicePtr): void {
     const record = this.record(handle, spec, a, b, c);
     try {
       this.check(record.launch(), 'cublasGemmEx', record.describe);
