@@ -348,7 +348,7 @@ export type { BoundThunks, HostBuffers, KindRep, RepHooks, RuntimeStart, Schedul
 /** The terms kinds add beside the GPU's in the overlap bound (rep-hooks.ts's `ownTerm`), in the table's order. */
 export const OWN_TERMS = table.flatMap((s) => (s.ownTerm ? [s.ownTerm] : []));
 /** A dry run starts no worker, so it checks the host stage's modules itself, as a run's pool does. */
-export { checkStageModules } from './host/workers/pool.js';
+export { checkStageModules } from './host/workers/modules.js';
 
 /**
  * Starts what the runtime of each kind with ops among `ops` (every schedule's) starts before any device is opened

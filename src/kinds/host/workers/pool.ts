@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { HostStageFailure, Interrupted, UsageError } from '../../../errors.js';
-import { MAX_MODULE_BYTES } from '../../../files/limits.js';
-import { checkRegularFile } from '../../../files/read.js';
+import { checkStageModules, MODULE_HINT } from './modules.js';
 import { packageRoot } from '../../../paths.js';
 import { CONTROL_HEADER, type StageFunctionSpec, type WorkerMessage, type WorkerSetup, type WorkerTask } from './types.js';
 
@@ -42,24 +41,6 @@ export const MODULE_LOAD_TIMEOUT_MS = 20_000;
 
 /** Node's exit code for a top-level await that can never settle (the module's event loop emptied). */
 const UNSETTLED_TOP_LEVEL_AWAIT = 13;
-
-const MODULE_HINT = "Check the module's path (relative to the config file), that it loads with `node <file>`, and that it exports the function the config names.";
-
-/**
- * A user's module is a regular file within MAX_MODULE_BYTES, as a config is: import() of a FIFO or of /dev/zero
- * would block its worker in a read no terminate() can end. Checked before any worker starts, and by `--dry-run`.
- */
-export function checkStageModules(functions: Readonly<Record<string, { readonly kind: string; readonly path?: string } | null>>): void {
-  for (const [fn, spec] of Object.entries(functions)) {
-    if (spec?.kind !== 'module' || spec.path === undefined) continue;
-    try {
-      checkRegularFile(spec.path, { what: 'module', maxBytes: MAX_MODULE_BYTES });
-    } catch (error) {
-      if (!(error instanceof UsageError)) throw error;
-      throw new UsageError(`host stage function '${fn}': ${error.message}`, { hint: MODULE_HINT });
-    }
-  }
-}
 
 /** When a task waited and ran, on the main thread's performance.now() clock (a worker's times are converted). */
 export interface TaskTiming {
