@@ -16,7 +16,7 @@ import type { Schedule } from '../plan/types.js';
 import { AB_SCHEMA_ID, AB_VERSION, type AbMode, type AbResult } from '../result/ab.js';
 import { sameRole } from '../vocabulary.js';
 import { runIdentity } from './identity.js';
-import { configDevices, planConfig } from './run.js';
+import { applyConnections, checkOneConnections, configDevices, planConfig } from './run.js';
 
 export interface AbOptions {
   readonly verify: boolean;
@@ -145,6 +145,8 @@ function oneDevice(loaded: LoadedConfig): readonly number[] | null {
  * the reps of each mode they share and judges B against A, pair by pair.
  */
 export async function runAb(a: LoadedConfig, b: LoadedConfig, options: AbOptions): Promise<AbResult> {
+  checkOneConnections([a, b], `A (${a.config.name}) and B (${b.config.name})`);
+  applyConnections(a);
   const planned = [a, b].map((loaded) => planConfig(loaded, { gate: options.gate, devices: oneDevice(loaded) })) as [ReturnType<typeof planConfig>, ReturnType<typeof planConfig>];
   const [deviceA, deviceB] = planned.map((p) => p.plan.devices[0]);
   if (deviceA !== deviceB) {

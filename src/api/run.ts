@@ -1,7 +1,7 @@
 import { totalmem } from 'node:os';
 import { EnvironmentError, UsageError } from '../errors.js';
 import { resolveDevices } from '../config/devices.js';
-import { openRuntime } from '../cuda/runtime.js';
+import { openRuntime, runtimeLoaded } from '../cuda/runtime.js';
 import { formatBytes } from '../format.js';
 import type { LoadedConfig } from '../config/types.js';
 import { resolveKernels, type ResolvedKernel } from '../kernels/resolve.js';
@@ -89,8 +89,40 @@ async function traceOrSayWhy(guard: RepGuard, runner: RepRunner, schedule: Sched
   }
 }
 
+/** The variable the CUDA driver reads for how many hardware work queues it spreads a process's streams over (8 unset). */
+const CONNECTIONS_VARIABLE = 'CUDA_DEVICE_MAX_CONNECTIONS';
+
+/**
+ * pipeline.connections as CUDA_DEVICE_MAX_CONNECTIONS, before this process starts CUDA (`started`: libcudart is
+ * loaded): the driver reads it once, so a value it would not see (a sweep's or ab's other config) is refused rather
+ * than measured under the one it has.
+ */
+export function applyConnections(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process.env, started = runtimeLoaded()): void {
+  const { connections } = loaded.config.pipeline;
+  if (connections === null || env[CONNECTIONS_VARIABLE] === String(connections)) return;
+  if (!started) {
+    env[CONNECTIONS_VARIABLE] = String(connections);
+    return;
+  }
+  throw new UsageError(
+    `${loaded.locate(['pipeline', 'connections'])}: connections ${connections} cannot take effect: CUDA already started in this process with ${CONNECTIONS_VARIABLE}=${env[CONNECTIONS_VARIABLE] ?? 'unset (8)'}, and reads it once.`,
+    { hint: 'Measure each value of pipeline.connections in a cuda-pipe process of its own.' },
+  );
+}
+
+/** Configs measured in one process must agree on pipeline.connections (`what` names them in the message). */
+export function checkOneConnections(loads: readonly LoadedConfig[], what: string): void {
+  const values = [...new Set(loads.map((l) => l.config.pipeline.connections))];
+  if (values.length <= 1) return;
+  throw new UsageError(
+    `${what} ask for pipeline.connections ${values.map((v) => v ?? 'unset').join(' and ')}, but one process has one ${CONNECTIONS_VARIABLE}: CUDA reads it once, when it starts.`,
+    { hint: 'Measure each value in a cuda-pipe process of its own.' },
+  );
+}
+
 /** Runs a config on its device: verification, every mode measured, traced reps, and the Result. */
 export async function runConfig(loaded: LoadedConfig, options: RunOptions): Promise<RunResult> {
+  applyConnections(loaded);
   const devices = configDevices(loaded);
   const { plan, kernels } = planConfig(loaded, { gate: options.gate, devices });
   const notes = devices?.length === 1 ? [`devices: all found one device here, so this is a one-device run on device ${devices[0]}.`] : [];

@@ -13,7 +13,7 @@ import type { Plan } from '../plan/types.js';
 import type { SweepSection } from '../result/model.js';
 import type { RunResult } from '../result/schema.js';
 import type { IssueOrder } from '../vocabulary.js';
-import { configDevices } from './run.js';
+import { applyConnections, checkOneConnections, configDevices } from './run.js';
 import { resultBasics, withSession } from './session.js';
 
 export interface SweepAxes {
@@ -57,7 +57,10 @@ export async function sweepConfig(loaded: LoadedConfig, axes: SweepAxes, options
   const combos = settingCombinations(axes.sets);
   // Every setting of every axis is checked (its config, its kernels' arguments, its plan) before anything is
   // measured: a bad last value must not cost the minutes the first settings take.
-  const prepared = combos.map((settings) => prepareSetting(withSettings(loaded, settings), axes, options));
+  const configs = combos.map((settings) => withSettings(loaded, settings));
+  checkOneConnections(configs, 'the settings of this sweep');
+  if (configs[0]) applyConnections(configs[0]);
+  const prepared = configs.map((config) => prepareSetting(config, axes, options));
   const results: RunResult[] = [];
   for (const [index, setting] of prepared.entries()) {
     const settings = combos[index] ?? [];

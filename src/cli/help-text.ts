@@ -90,6 +90,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
   ['NO_COLOR', 'set to anything: no colour in tables'],
   ['COLUMNS', "the width output fits (default: the terminal's, else 100)"],
   ['CUDA_VISIBLE_DEVICES', 'a launched rank shown one GPU takes device 0, not its local rank'],
+  ['CUDA_DEVICE_MAX_CONNECTIONS', "CUDA's hardware work queues for the streams (8 unset); pipeline.connections sets it for a run"],
   [
     'OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_SIZE, OMPI_MCA_ess_base_jobid, ' +
       'SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS, SLURM_JOB_ID, MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_LOCAL_RANK, ' +

@@ -3,6 +3,7 @@ import { cliIo } from './io.js';
 import { join } from 'node:path';
 import cliProgress from 'cli-progress';
 import { runIdentity } from '../api/identity.js';
+import { checkOneConnections } from '../api/run.js';
 import { prepareSetting, settingCombinations, type SweepAxes, sweepConfig } from '../api/sweep.js';
 import { loadConfigFile } from '../config/load.js';
 import { MAX_SWEEP_VALUES } from '../config/schema.js';
@@ -60,6 +61,10 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     sets: flags.set.length ? flags.set.map(parseSetFlag) : Object.entries(fromConfig?.set ?? {}).map(([path, values]) => ({ path, values })),
   };
   checkSweepSize(axes);
+  checkOneConnections(
+    settingCombinations(axes.sets).map((combo) => withSettings(loaded, combo)),
+    'the settings of this sweep',
+  );
   const budgetS = flags.maxTime ?? fromConfig?.maxTime ?? DEFAULT_BUDGET_S;
   if (flags.dryRun) {
     const ignored = OUTPUT_FLAGS.filter((flag) => flags[flag as keyof SweepFlags] !== undefined);

@@ -203,6 +203,15 @@ const PipelineSchema = z
       .default(1)
       .describe('chunks start at multiples of this many elements (e.g. a row length); with pipeline.items, of this many items'),
     priority: PrioritySchema.optional().describe("priority of the pipeline's streams (default: the device's default)"),
+    connections: z
+      .number()
+      .int()
+      .min(1)
+      .max(32)
+      .optional()
+      .describe(
+        "hardware work queues CUDA spreads the process's streams over (it sets CUDA_DEVICE_MAX_CONNECTIONS before CUDA starts; default: the environment's, else CUDA's 8). Fewer queues can keep copies from several streams from contending for the copy engine",
+      ),
     handoff: z
       .object({
         after: z.string().describe('the last kernel on the first device; the kernels after it run on the second'),

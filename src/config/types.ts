@@ -109,6 +109,8 @@ export interface ConfigPipeline {
   readonly defaultStreamOps: readonly PlacedDefaultOp[];
   /** Priority of the pipeline's streams, or null for the device's default. */
   readonly priority: PrioritySpec | null;
+  /** CUDA_DEVICE_MAX_CONNECTIONS for the process, or null to leave the environment's (else CUDA's 8). */
+  readonly connections: number | null;
   readonly align: number;
   readonly orders: readonly IssueOrder[];
   /** One pipeline across two devices, or null. */

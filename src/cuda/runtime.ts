@@ -120,6 +120,9 @@ export class CudaRuntime {
 
 let cached: CudaRuntime | undefined;
 
+/** Whether libcudart is loaded in this process: CUDA_DEVICE_MAX_CONNECTIONS set after that may not count. */
+export const runtimeLoaded = (): boolean => cached !== undefined;
+
 /** Loads libcudart once per process (see locate.ts for where it looks). */
 export function openRuntime(env: NodeJS.ProcessEnv = process.env): CudaRuntime {
   if (!cached) {

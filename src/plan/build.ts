@@ -99,6 +99,7 @@ export function buildLayoutsPlan(
       requestedChunks: requested.chunks,
       requestedStreams: requested.streams,
       ...(config.items === null ? {} : { items: config.items }),
+      ...(config.pipeline.connections === null ? {} : { connections: config.pipeline.connections }),
     },
     schedules: [
       serial,

@@ -113,6 +113,8 @@ export interface Plan {
     readonly requestedStreams: number;
     /** Present where the config gave pipeline.items. */
     readonly items?: number;
+    /** The hardware work queues CUDA spreads streams over, where the config gave pipeline.connections. */
+    readonly connections?: number;
   };
   readonly schedules: readonly Schedule[];
   /** Things the planner changed from what was asked, said to the user. */

@@ -41,6 +41,10 @@ export function renderPlan(plan: Plan, view: PlanView = {}): string {
         (plain ? '' : ` (${roleLabel(schedule.role)})`),
     );
   }
+  const { connections } = plan.pipeline;
+  if (connections !== undefined) {
+    lines.push(`  hardware queues: ${connections} (pipeline.connections: CUDA_DEVICE_MAX_CONNECTIONS=${connections} for this process)`);
+  }
   const { ring, budgetBytes } = plan.device;
   if (ring) {
     lines.push(

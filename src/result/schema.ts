@@ -38,6 +38,8 @@ export const RunResultSchema = z.object({
     align: z.number().int(),
     requestedChunks: z.number().int(),
     requestedStreams: z.number().int(),
+    /** Added within version 2: present where the config gave pipeline.connections (CUDA_DEVICE_MAX_CONNECTIONS). */
+    connections: z.number().int().optional(),
   }),
   buffers: z.array(BufferRecordSchema),
   kernels: z.array(KernelRecordSchema),

@@ -179,7 +179,9 @@ function layoutLine(result: RunResult): string {
   const distinct = [...new Set(layouts)];
   // The table names every layout; past a few, this line would only repeat it (a 12,000-mode Result made it 900 KB).
   const named = distinct.length > LAYOUTS_NAMED ? [...distinct.slice(0, LAYOUTS_NAMED), `${distinct.length - LAYOUTS_NAMED} more in the table`] : distinct;
-  return `layout: ${named.join('; ')}; ${totals ? `buffers ${totals}; ${memory} host memory` : 'device-only buffers'}`;
+  const { connections } = result.pipeline;
+  const queues = connections === undefined ? '' : `; ${connections} hardware queue${connections === 1 ? '' : 's'} (pipeline.connections)`;
+  return `layout: ${named.join('; ')}; ${totals ? `buffers ${totals}; ${memory} host memory` : 'device-only buffers'}${queues}`;
 }
 
 const LAYOUTS_NAMED = 4;

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { applyConnections, checkOneConnections, planConfig } from '../../src/api/run.js';
+import { loadConfigFile } from '../../src/config/load.js';
+import { packageRoot } from '../../src/paths.js';
+import { renderRunTable } from '../../src/report/exporters/table.js';
+import { makeStyle } from '../../src/report/style.js';
+import { loadResults } from '../../src/result/load.js';
+import { runCli } from '../helpers/cli.js';
+import { usageRejection } from '../helpers/rejection.js';
+
+// pipeline.connections is CUDA_DEVICE_MAX_CONNECTIONS, which the driver reads once: it measured 16 batches over 4
+// streams of inference-matmul.yaml at 1.360 ms with one hardware queue and 1.448 ms with CUDA's 8
+// (docs/measurements/2026-11-26-h100-matmul-3/connections/).
+const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-connections-'));
+// inference-matmul.yaml gives pipeline.connections; each test writes its own value there.
+const matmul = readFileSync(join(packageRoot(), 'configs', 'inference-matmul.yaml'), 'utf8');
+const withConnections = (value: string) => {
+  const path = join(dir, `connections-${value}.yaml`);
+  writeFileSync(path, matmul.replace(/^ {2}connections: \d+$/m, `  connections: ${value}`));
+  return path;
+};
+const balanced = () => loadConfigFile(join(packageRoot(), 'configs', 'balanced.yaml'));
+
+describe('pipeline.connections', () => {
+  it('sets CUDA_DEVICE_MAX_CONNECTIONS before CUDA starts, and leaves the environment alone when the config gives none', () => {
+    const env: NodeJS.ProcessEnv = { CUDA_DEVICE_MAX_CONNECTIONS: '8' };
+    applyConnections(loadConfigFile(withConnections('1')), env, false);
+    assert.equal(env.CUDA_DEVICE_MAX_CONNECTIONS, '1');
+    const untouched: NodeJS.ProcessEnv = { CUDA_DEVICE_MAX_CONNECTIONS: '4' };
+    applyConnections(balanced(), untouched, false);
+    applyConnections(balanced(), untouched, true);
+    assert.deepEqual(untouched, { CUDA_DEVICE_MAX_CONNECTIONS: '4' });
+  });
+
+  it('refuses a value CUDA would not see, once libcudart is loaded with another, and accepts the one it has', () => {
+    const env: NodeJS.ProcessEnv = { CUDA_DEVICE_MAX_CONNECTIONS: '8' };
+    const error = usageRejection(() => applyConnections(loadConfigFile(withConnections('2')), env, true));
+    assert.match(error.message, /connections 2 cannot take effect: CUDA already started in this process with CUDA_DEVICE_MAX_CONNECTIONS=8, and reads it once\.$/);
+    assert.equal(env.CUDA_DEVICE_MAX_CONNECTIONS, '8');
+    applyConnections(loadConfigFile(withConnections('8')), env, true);
+    const unset: NodeJS.ProcessEnv = {};
+    assert.match(usageRejection(() => applyConnections(loadConfigFile(withConnections('1')), unset, true)).message, /CUDA_DEVICE_MAX_CONNECTIONS=unset \(8\)/);
+  });
+
+  it('refuses configs measured in one process that ask for different values', () => {
+    const error = usageRejection(() => checkOneConnections([loadConfigFile(withConnections('1')), balanced()], 'A and B'));
+    assert.match(error.message, /^A and B ask for pipeline\.connections 1 and unset, but one process has one CUDA_DEVICE_MAX_CONNECTIONS/);
+    checkOneConnections([loadConfigFile(withConnections('2')), loadConfigFile(withConnections('2'))], 'A and B');
+  });
+
+  it('is recorded in the plan, which the Result copies, and named by the dry run', () => {
+    const { plan } = planConfig(loadConfigFile(withConnections('1')), { gate: false, devices: null });
+    assert.equal(plan.pipeline.connections, 1);
+    assert.equal(planConfig(balanced(), { gate: false, devices: null }).plan.pipeline.connections, undefined);
+    const run = runCli(['run', withConnections('1'), '--dry-run']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^ {2}hardware queues: 1 \(pipeline\.connections: CUDA_DEVICE_MAX_CONNECTIONS=1 for this process\)$/m);
+  });
+
+  it('accepts 1 to 32 queues, as CUDA does', () => {
+    for (const value of ['0', '33', '1.5']) {
+      const run = runCli(['run', withConnections(value), '--dry-run']);
+      assert.equal(run.code, 2, `${value}: ${run.stdout}`);
+      assert.match(run.stderr, /pipeline\.connections/, value);
+    }
+  });
+
+  it('cannot be a sweep axis of several values, which one process cannot measure', () => {
+    const run = runCli(['sweep', join(packageRoot(), 'configs', 'balanced.yaml'), '--dry-run', '--set', 'pipeline.connections=1,8']);
+    assert.equal(run.code, 2, run.stdout);
+    assert.match(run.stderr, /the settings of this sweep ask for pipeline\.connections 1 and 8/);
+    assert.match(run.stderr, /Measure each value in a cuda-pipe process of its own/);
+  });
+
+  it("is in the report's layout line of a Result that gives it, and absent from one that does not", () => {
+    const [result] = loadResults(join(packageRoot(), 'test', 'fixtures', 'h100-balanced-1.json'));
+    assert.ok(result);
+    const plain = makeStyle({ isTTY: false } as NodeJS.WriteStream);
+    const options = { columns: 10_000, verbose: false };
+    assert.doesNotMatch(renderRunTable(result, plain, options), /hardware queue/);
+    const one = renderRunTable({ ...result, pipeline: { ...result.pipeline, connections: 1 } }, plain, options);
+    assert.match(one, /^layout: .*; 1 hardware queue \(pipeline\.connections\)$/m);
+  });
+});
