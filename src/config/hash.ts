@@ -11,7 +11,7 @@ import type { Config, ConfigHost } from './types.js';
 export function configHash(config: Config): string {
   // The sweep section says what `sweep` measures, not what a run of the config measures: it stays out.
   const { path: _path, description: _description, notes: _notes, host, deviceMemory, latency, pipeline, items, tolerance, steps, ...rest } = config;
-  const { chunks, streams, streamKind, topology, mode, slots, defaultStreamOps, priority, align, orders, handoff } = pipeline;
+  const { chunks, streams, streamKind, topology, mode, slots, defaultStreamOps, priority, connections, align, orders, handoff } = pipeline;
   // One kernel on the legacy stream is what `legacyDefaultOp` always meant: hashed as it was, so its results still pair.
   const [onlyOp, ...moreOps] = defaultStreamOps;
   const legacyDefaultOp = onlyOp && !moreOps.length && onlyOp.stream === 'legacy' && onlyOp.op === 'kernel' ? { chunk: onlyOp.chunk } : null;
@@ -23,6 +23,7 @@ export function configHash(config: Config): string {
     ...(legacyDefaultOp === null ? (defaultStreamOps.length ? { defaultStreamOps } : {}) : { legacyDefaultOp }),
     ...(priority === null ? {} : { priority: priority.level }),
     ...(handoff === null ? {} : { handoff: handoff.after }),
+    ...(connections === null ? {} : { connections }),
   };
   const what = {
     name: rest.name,

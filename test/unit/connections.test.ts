@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { applyConnections, checkOneConnections, planConfig } from '../../src/api/run.js';
+import { configHash } from '../../src/config/hash.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { packageRoot } from '../../src/paths.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';
@@ -59,6 +60,16 @@ describe('pipeline.connections', () => {
     const run = runCli(['run', withConnections('1'), '--dry-run']);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^ {2}hardware queues: 1 \(pipeline\.connections: CUDA_DEVICE_MAX_CONNECTIONS=1 for this process\)$/m);
+  });
+
+  // A config without it keeps the hash it had: toolbox-results.test.ts pins balanced.yaml's and async-overlap.yaml's.
+  it('tells configs apart in their hash, which results are paired by', () => {
+    const hash = (path: string) => configHash(loadConfigFile(path).config);
+    const without = join(dir, 'without.yaml');
+    writeFileSync(without, matmul.replace(/^ {2}connections: \d+\n/m, ''));
+    assert.doesNotMatch(readFileSync(without, 'utf8'), /connections:/);
+    const hashes = [hash(without), hash(withConnections('1')), hash(withConnections('8'))];
+    assert.equal(new Set(hashes).size, 3, hashes.join(' '));
   });
 
   it('accepts 1 to 32 queues, as CUDA does', () => {
