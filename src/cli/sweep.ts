@@ -61,10 +61,10 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     sets: flags.set.length ? flags.set.map(parseSetFlag) : Object.entries(fromConfig?.set ?? {}).map(([path, values]) => ({ path, values })),
   };
   checkSweepSize(axes);
-  checkOneConnections(
-    settingCombinations(axes.sets).map((combo) => withSettings(loaded, combo)),
-    'the settings of this sweep',
-  );
+  // Each setting's config, validated once for the checks, the dry run's plans and the start line's.
+  const combos = settingCombinations(axes.sets);
+  const configs = combos.map((combo) => withSettings(loaded, combo));
+  checkOneConnections(configs, 'the settings of this sweep');
   const budgetS = flags.maxTime ?? fromConfig?.maxTime ?? DEFAULT_BUDGET_S;
   if (flags.dryRun) {
     const ignored = OUTPUT_FLAGS.filter((flag) => flags[flag as keyof SweepFlags] !== undefined);
@@ -74,9 +74,9 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
       });
     }
     // Each setting checked and planned as the sweep would before measuring, without opening a device.
-    const settings = settingCombinations(axes.sets).map((combo) => ({
-      settings: combo,
-      plan: prepareSetting(withSettings(loaded, combo), axes, { gate: flags.gate ?? false }).plan,
+    const settings = configs.map((config, i) => ({
+      settings: combos[i] ?? [],
+      plan: prepareSetting(config, axes, { gate: flags.gate ?? false }).plan,
     }));
     cliIo().stdout.write(renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }) + '\n');
     return 0;
@@ -86,7 +86,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   const budgetMs = budgetS * 1000;
   // Planned as the sweep will plan them, so that a bad setting fails before this line promises a sweep, and the line
   // can count the layouts.
-  const plans = settingCombinations(axes.sets).map((combo) => prepareSetting(withSettings(loaded, combo), axes, { gate: flags.gate ?? false }).plan);
+  const plans = configs.map((config) => prepareSetting(config, axes, { gate: flags.gate ?? false }).plan);
   cliIo().stderr.write(fitLines(sweepStartLine(plans.length, layoutCount(plans[0]), budgetS), outputColumns(cliIo().stderr)) + '\n');
   const bar = cliIo().stderr.isTTY
     ? new cliProgress.SingleBar(
