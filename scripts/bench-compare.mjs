@@ -4,10 +4,10 @@
 // Usage: node scripts/bench-compare.mjs [ROUNDS]
 import { compareWithin } from '../dist/src/data/compare.js';
 import { fillPattern } from '../dist/src/data/patterns.js';
+import { median } from '../dist/src/quantile.js';
 
 const rounds = Number(process.argv[2] ?? 5);
 const elements = 8192 * 1000;
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const time = (fn) => {
   const samples = [];
   for (let i = 0; i < rounds; i++) {

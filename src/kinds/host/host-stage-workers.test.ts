@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import { parseConfigText } from '../../config/load.js';
 import { withSettings } from '../../config/settings.js';
 import { allocPageable, freePageable } from '../../cuda/host.js';
-import { HostStageFailure, UsageError } from '../../errors.js';
+import { HostStageFailure, type UsageError } from '../../errors.js';
 import { type Handover, HandoverRun } from './handover.js';
 import { type Fill, LoaderRing, LoaderRun, loaderSlots } from './loader.js';
 import type { Bound } from '../../measure/bound.js';
@@ -20,6 +20,7 @@ import type { TaskResult } from './workers/pool.js';
 import { WorkerPool } from './workers/pool.js';
 import type { WorkerTask } from './workers/types.js';
 import { runCli } from '../../../test/helpers/cli.js';
+import { usageRejection } from '../../../test/helpers/rejection.js';
 
 const fixtures = join(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'workers');
 
@@ -36,15 +37,7 @@ pipeline: { chunks: 4, streams: 2 }
 
 const load = (host: string, overrides = {}) => parseConfigText(`${BASE}host: ${host}\n`, '/cfg/test.yaml', overrides).config;
 
-function rejected(host: string): UsageError {
-  try {
-    load(host);
-  } catch (error) {
-    assert.ok(error instanceof UsageError, String(error));
-    return error;
-  }
-  assert.fail('expected the host stage to be rejected');
-}
+const rejected = (host: string): UsageError => usageRejection(() => load(host));
 
 describe('the host stage config', () => {
   it('reads the old form function: checksum as after: checksum on the default pool, and says so', () => {
