@@ -21,7 +21,7 @@ it out). Rank 0 prints one JSON line: the variant, each rank's median step time 
 bytes, and whether every rank ended with the same parameters (a check that gradients were averaged).
 
 Usage: python3 -m torch.distributed.run --standalone --nproc_per_node=2 scripts/torch/ddp_overlap.py OUT
-       (--overlap | --no-overlap) [--layers 16] [--hidden 4096] [--batch 256] [--steps 5] [--warmup 3] [--bucket-mb 25]
+       (--overlap | --no-overlap) [--layers 16] [--hidden 4096] [--batch 256] [--steps 5] [--warmup 3] [--timed 0] [--bucket-mb 25]
        --cpu runs it on the CPU with gloo instead (a dry run of the flow, for machines without a GPU)."""
 import argparse
 import gzip
@@ -52,6 +52,8 @@ def parse_args():
     parser.add_argument('--batch', type=int, default=256, help='rows a rank a step')
     parser.add_argument('--steps', type=int, default=5, help='profiled steps (after one profiler warm-up step)')
     parser.add_argument('--warmup', type=int, default=3, help='unprofiled steps first')
+    parser.add_argument('--timed', type=int, default=0,
+                        help='unprofiled steps timed after the warm-up (the profiler slows a step; these do not)')
     parser.add_argument('--bucket-mb', type=float, default=25, help="DDP's bucket_cap_mb (--overlap)")
     parser.add_argument('--cpu', action='store_true', help='CPU and gloo: a dry run without a GPU')
     args = parser.parse_args()
@@ -170,6 +172,8 @@ def run(args, rank, world, device):
     timer = StepTimer(device.type == 'cuda')
     for _ in range(args.warmup):
         timer(step)
+    dist.barrier()
+    timed = [timer(step) for _ in range(args.timed)]
     # Every rank enters the profiled steps together; no collective of our own inside them (a barrier is an NCCL
     # all-reduce too, and would count as communication).
     dist.barrier()
@@ -188,6 +192,8 @@ def run(args, rank, world, device):
             prof.step()
     added = finish_trace(raw_path, rank, world, dist.get_backend())
     mine = {'rank': rank, 'medianMs': round(statistics.median(samples), 4),
+            'timedMedianMs': round(statistics.median(timed), 4) if timed else None,
+            'timedSamplesMs': [round(s, 4) for s in timed],
             'samplesMs': [round(s, 4) for s in samples], 'checksum': param_checksum(model),
             'distributedInfoAdded': added, 'traceBytes': os.path.getsize(raw_path + '.gz')}
     everyone = [None] * world
