@@ -1,4 +1,4 @@
-import type { GpuEvent, GpuKind, ParsedTrace, StepMark } from './model.js';
+import type { GpuEvent, GpuKind, ParsedTrace, StepMark } from '../analysis/events.js';
 import { traceError } from './read.js';
 import { shown, type TopFields, type TraceRecord } from './stream-record.js';
 

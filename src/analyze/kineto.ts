@@ -1,4 +1,4 @@
-import type { Direction, GpuEvent, GpuKind, HostCall, HostMemory, ParsedTrace, StepMark } from './model.js';
+import type { Direction, GpuEvent, GpuKind, HostCall, HostMemory, ParsedTrace, StepMark } from '../analysis/events.js';
 import { traceError } from './read.js';
 import { type Field, shown, type TopFields, type TraceRecord } from './stream-record.js';
 

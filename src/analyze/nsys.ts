@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import type { Direction, GpuEvent, GpuKind, HostCall, HostMemory, ParsedTrace, StepMark } from './model.js';
+import type { Direction, GpuEvent, GpuKind, HostCall, HostMemory, ParsedTrace, StepMark } from '../analysis/events.js';
 import { type ReadLimit, type Row, SQLITE_HINT, type SqliteFile, openSqliteFile } from './sqlite.js';
 
 // Nsight Systems SQLite exports (`nsys export --type sqlite`). Tables and columns are those of NVIDIA's "SQLite

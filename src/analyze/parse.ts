@@ -1,6 +1,6 @@
 import { looksLikeOwnTrace, ownKeeps, parseOwnTrace } from './chrome-own.js';
 import { kinetoKeeps, looksLikeKineto, parseKineto } from './kineto.js';
-import type { ParsedTrace } from './model.js';
+import type { ParsedTrace } from '../analysis/events.js';
 import { parseNsys } from './nsys.js';
 import { TRACE_LIMITS, type TraceLimits, traceError } from './read.js';
 import { isSqliteFile } from './sqlite.js';

@@ -1,10 +1,10 @@
-import { analyzeTraces } from '../analyze/analyze.js';
+import { analyzeTraces } from '../analysis/analyze.js';
 import { judgeSteps } from '../compare/steps.js';
 import { NOISE_RULE, thresholdRule } from '../compare/verdict.js';
 import { UsageError } from '../errors.js';
 import { parseTraceFile } from '../analyze/parse.js';
-import type { ParsedTrace } from '../analyze/model.js';
-import { ratesFromFile } from '../analyze/rates.js';
+import type { ParsedTrace } from '../analysis/events.js';
+import { ratesFromFile } from '../analysis/rates.js';
 import { packageVersion } from '../paths.js';
 import { renderAnalysis } from '../report/analyze.js';
 import { renderAnalysisHtml } from '../report/analyze-html.js';

@@ -1,4 +1,4 @@
-import { analysisJsonSchema } from '../analyze/document.js';
+import { analysisJsonSchema } from '../analysis/document.js';
 import { cliIo } from './io.js';
 import { configJsonSchema } from '../config/schema.js';
 import { resultJsonSchema } from '../result/schema.js';

@@ -1,4 +1,4 @@
-import type { DeviceAnalysis, StepsVerdict } from '../analyze/document.js';
+import type { DeviceAnalysis, StepsVerdict } from '../analysis/document.js';
 import { summarize } from '../measure/stats.js';
 import { NOISE_RULE, type VerdictRule, verdict } from './verdict.js';
 

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import type { AnalysisDocument, DeviceAnalysis } from '../analyze/document.js';
+import type { AnalysisDocument, DeviceAnalysis } from '../analysis/document.js';
 import { escapeControl, formatMs } from '../format.js';
 import { collectiveLines, count, FINDINGS_HEAD, stepCells, summaryLines, verdictLines, who } from './analyze.js';
 import { htmlPage } from './html.js';

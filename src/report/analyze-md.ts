@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import type { AnalysisDocument, DeviceAnalysis } from '../analyze/document.js';
+import type { AnalysisDocument, DeviceAnalysis } from '../analysis/document.js';
 import { escapeControl } from '../format.js';
 import { collectiveLines, FINDINGS_HEAD, findingLine, SHOWN_STEPS, stepCells, stepLayouts, summaryLines, verdictLines, who } from './analyze.js';
 import { fitLines, visibleWidth } from './width.js';

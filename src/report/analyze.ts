@@ -1,4 +1,4 @@
-import type { AnalysisDocument, CollectiveSkew, DeviceAnalysis, Finding, Participant, Step, StepsVerdict } from '../analyze/document.js';
+import type { AnalysisDocument, CollectiveSkew, DeviceAnalysis, Finding, Participant, Step, StepsVerdict } from '../analysis/document.js';
 import { basename } from 'node:path';
 import { escapeControl, formatMs, formatPercent, formatRate } from '../format.js';
 import { fitLines } from './width.js';

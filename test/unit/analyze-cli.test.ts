@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { AnalysisDocumentSchema } from '../../src/analyze/document.js';
+import { AnalysisDocumentSchema } from '../../src/analysis/document.js';
 import { parseTraceFile } from '../../src/analyze/parse.js';
 import { TRACE_LIMITS } from '../../src/analyze/read.js';
 import { UsageError } from '../../src/errors.js';

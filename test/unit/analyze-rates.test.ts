@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ratesFor, ratesFromCopies, ratesFromFile } from '../../src/analyze/rates.js';
+import { ratesFor, ratesFromCopies, ratesFromFile } from '../../src/analysis/rates.js';
 import { UsageError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
 

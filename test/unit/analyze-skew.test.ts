@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { analyzeTraces } from '../../src/analyze/analyze.js';
-import { type AnalysisDocument, AnalysisDocumentSchema } from '../../src/analyze/document.js';
+import { analyzeTraces } from '../../src/analysis/analyze.js';
+import { type AnalysisDocument, AnalysisDocumentSchema } from '../../src/analysis/document.js';
 import { parseTraceDocument, parseTraceFile } from '../../src/analyze/parse.js';
 import { packageRoot } from '../../src/paths.js';
 

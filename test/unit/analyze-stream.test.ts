@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { analyzeTraces } from '../../src/analyze/analyze.js';
+import { analyzeTraces } from '../../src/analysis/analyze.js';
 import { parseTraceDocument, parseTraceFile } from '../../src/analyze/parse.js';
 import { TRACE_LIMITS } from '../../src/analyze/read.js';
 import { UsageError } from '../../src/errors.js';

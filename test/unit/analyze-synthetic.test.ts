@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { analyzeTraces } from '../../src/analyze/analyze.js';
-import type { AnalysisDocument } from '../../src/analyze/document.js';
+import { analyzeTraces } from '../../src/analysis/analyze.js';
+import type { AnalysisDocument } from '../../src/analysis/document.js';
 import { parseTraceDocument } from '../../src/analyze/parse.js';
 import { analyzeRep } from '../../src/analysis/timeline.js';
 import { buildTrace } from '../../src/report/trace.js';

@@ -1,6 +1,7 @@
-// The neutral event model every trace format is read into, so that the metrics and findings never know which
-// profiler wrote the file. Times are milliseconds on the trace's own clock: Kineto puts host and GPU events on one
-// clock, so a launch and its kernel compare directly; cuda-pipe's own traces have no host events.
+// The one event model of the analysis core: every trace format is read into it (src/analyze/), and so is a Result's
+// traced rep (rep-events.ts), so that the metrics, the replay and the findings never know which profiler wrote the
+// file. Times are milliseconds on the trace's own clock: Kineto puts host and GPU events on one clock, so a launch and
+// its kernel compare directly; cuda-pipe's own traces have no host calls.
 
 export type GpuKind = 'kernel' | 'memcpy' | 'memset';
 export type Direction = 'h2d' | 'd2h' | 'd2d' | 'p2p';
@@ -29,6 +30,30 @@ export interface GpuEvent {
   readonly issued: number | null;
   /** The trace's legacy default stream, where the format has one. */
   readonly defaultStream: boolean;
+  /**
+   * What issued it in the program's own terms: the PyTorch op (`aten::copy_`) or the NVTX / record_function range
+   * around its launch, where the trace has one; a finding names it.
+   */
+  readonly label?: string | null;
+  /** A kernel's launch shape, where the trace gives it: what it asks of each multiprocessor (contention.ts). */
+  readonly launch?: LaunchShape | null;
+}
+
+/** A kernel's grid and what each of its blocks holds on a multiprocessor. */
+export interface LaunchShape {
+  readonly blocks: number;
+  readonly threadsPerBlock: number;
+  readonly registersPerThread: number;
+  readonly sharedBytesPerBlock: number;
+}
+
+/** A device's multiprocessors and what each holds, where the trace gives them (Kineto's `deviceProperties`). */
+export interface DeviceShape {
+  readonly index: number;
+  readonly multiprocessors: number;
+  readonly registersPerSm: number;
+  readonly sharedBytesPerSm: number;
+  readonly threadsPerSm: number;
 }
 
 /** A host call into CUDA: a launch (a kernel, a copy, a memset) or a synchronize. */
@@ -38,6 +63,8 @@ export interface HostCall {
   readonly start: number;
   readonly end: number;
   readonly correlation: number | null;
+  /** The host thread that made the call, where the trace says: calls of one thread run one after another. */
+  readonly thread?: number | null;
 }
 
 /**
@@ -63,4 +90,6 @@ export interface ParsedTrace {
   readonly steps: readonly StepMark[];
   /** What the reader could not take from this format, in words, for the document's notes. */
   readonly notes: readonly string[];
+  /** The devices' multiprocessors, where the trace gives them. */
+  readonly devices?: readonly DeviceShape[];
 }

@@ -1,9 +1,9 @@
 import { median } from '../quantile.js';
-import { type CollectiveSide, collectiveSkew } from './collectives.js';
+import { type CollectiveSide, collectiveSkew } from '../analyze/collectives.js';
 import { ANALYSIS_SCHEMA_ID, ANALYSIS_VERSION, type AnalysisDocument, type DeviceAnalysis, type Finding } from './document.js';
 import { findingsOf } from './findings.js';
 import { deviceTimeline, type LinkRates, type StepMetrics, stepMetrics } from './metrics.js';
-import type { GpuEvent, ParsedTrace } from './model.js';
+import type { GpuEvent, ParsedTrace } from './events.js';
 import { type RatesSource, ratesFor, ratesFromCopies } from './rates.js';
 import { stepWindows } from './steps.js';
 

@@ -1,8 +1,8 @@
 import { formatMs } from '../format.js';
 import type { Finding, FindingCode } from './document.js';
-import { KINETO_DEFAULT_STREAM } from './kineto.js';
+import { KINETO_DEFAULT_STREAM } from '../analyze/kineto.js';
 import type { StakeCode, StepMetrics } from './metrics.js';
-import type { ParsedTrace } from './model.js';
+import type { ParsedTrace } from './events.js';
 
 // Closed codes, each with a sentence and the milliseconds at stake per step, largest first. A finding is listed
 // when it is at stake in some step and its mean over the steps is at least LEAST_SHARE of the median step: smaller
