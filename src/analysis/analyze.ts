@@ -1,10 +1,12 @@
 import { median } from '../quantile.js';
 import { type CollectiveSide, collectiveSkew } from '../analyze/collectives.js';
 import { ANALYSIS_SCHEMA_ID, ANALYSIS_VERSION, type AnalysisDocument, type DeviceAnalysis, type Finding } from './document.js';
+import { causesOf } from './causes.js';
 import { findingsOf } from './findings.js';
 import { deviceTimeline, type LinkRates, type StepMetrics, stepMetrics } from './metrics.js';
 import type { GpuEvent, ParsedTrace } from './events.js';
-import { type RatesSource, ratesFor, ratesFromCopies } from './rates.js';
+import { type RatesSource, pinnedRates, ratesFor, ratesFromCopies } from './rates.js';
+import { buildGraph } from './replay.js';
 import { stepWindows } from './steps.js';
 
 // Parsed traces → the analysis document: per trace (one per rank), per device, per step. Pure: the command reads the
@@ -30,18 +32,27 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
     if (!byDevice.size) notes.add(`${trace.file}: no GPU events (kernels, copies, memsets): nothing to analyse`);
     for (const [device, events] of [...byDevice].sort(([a], [b]) => a - b)) {
       const timeline = deviceTimeline(events, trace.host);
-      const rates: LinkRates = options.rates ? ratesFor(options.rates, device) : ratesFromCopies(events);
+      const measured: LinkRates = options.rates ? ratesFor(options.rates, device) : ratesFromCopies(events);
+      // Pinned copies set the link's rate; a direction with none takes the other's (one link, about one rate each way).
+      const rates = pinnedRates(measured);
+      if (rates.borrowed && events.some((e) => e.direction === rates.borrowed))
+        notes.add(`${trace.file}: GPU ${device} has no pinned ${rates.borrowed} copy to take its rate from: the other direction's rate stands in for it`);
       const windows = stepWindows(trace, device, timeline.events);
       const steps = windows.map((w) => stepMetrics(timeline, w, rates));
       const kernels = events.filter((e) => e.kind === 'kernel' && e.communication);
       if (kernels.length) sides.push({ who: { file: trace.file, rank: trace.rank, device }, kernels, steps: windows });
       const analysis = deviceAnalysis(trace, device, steps, rates, options.rates);
       devices.push(analysis);
-      findings.push(...findingsOf({ file: trace.file, device, rank: trace.rank }, trace.format, steps, analysis.stepMs));
+      const graph = buildGraph(timeline.events, trace.host, { linkRates: rates, perOpMs: timeline.perOpMs });
+      const hostSteps = windows.flatMap((w) => (w.host ? [w.host] : [])).sort((a, b) => a.start - b.start);
+      const causes = causesOf({ graph, pinned: rates, hostSteps });
+      findings.push(...findingsOf({ file: trace.file, device, rank: trace.rank }, trace.format, { graph, causes, windows, steps }, analysis.stepMs));
     }
   }
   if (!options.rates && devices.length)
-    notes.add('link rates are the fastest copies in each trace (--rates not given): a program that never copied at full speed gets a floor too low');
+    notes.add(
+      "link rates are each trace's fastest pinned copies (--rates not given): where they never ran at the link's full rate, the rate is too low and the floor too high; pass --rates with a `cuda-pipe probe --bandwidth --json` file",
+    );
   // Sides in the order the devices are listed: by rank, as below.
   sides.sort((a, b) => (a.who.rank ?? Number.POSITIVE_INFINITY) - (b.who.rank ?? Number.POSITIVE_INFINITY));
   const collectives = collectiveSkew(sides);
@@ -89,7 +100,7 @@ function deviceAnalysis(trace: ParsedTrace, device: number, steps: readonly Step
     format: trace.format,
     device,
     rank: trace.rank,
-    steps: steps.map(({ stakes: _, ...step }) => step),
+    steps: [...steps],
     stepMs,
     exposedCopyMs: mid((s) => s.exposedCopyMs),
     exposedCommMs: mid((s) => s.exposedCommMs),

@@ -4,7 +4,8 @@ import { z } from 'zod';
 // fractions (0.25 = 25%), times milliseconds. A share is null where its first party never ran in the step.
 
 export const ANALYSIS_SCHEMA_ID = 'cuda-pipe/analysis';
-export const ANALYSIS_VERSION = 1;
+/** 2: a finding's `ms` is what the step would save without its cause (a replay), no longer the time its ops took; `label`. */
+export const ANALYSIS_VERSION = 2;
 
 export const FINDING_CODES = ['pageable-copy', 'default-stream', 'serialised-copies', 'copy-on-compute-stream', 'exposed-communication', 'host-sync', 'host-bound'] as const;
 export type FindingCode = (typeof FINDING_CODES)[number];
@@ -85,10 +86,15 @@ export const FindingSchema = z.object({
   file: z.string(),
   device: z.number().int(),
   rank: z.number().int().nullable(),
-  /** Milliseconds at stake per step, averaged over the device's steps. */
+  /**
+   * Milliseconds a step would save without the cause, averaged over the device's steps: the step replayed with the
+   * cause removed (docs/analyze.md), credited after the larger findings, never more than the step takes above its floor.
+   */
   ms: z.number(),
-  /** Steps in which it was found. */
+  /** Steps in which removing it saved time. */
   steps: z.number().int(),
+  /** The PyTorch op or NVTX / record_function range its work comes from, where the trace has one. */
+  label: z.string().nullable(),
   message: z.string(),
 });
 export type Finding = z.infer<typeof FindingSchema>;

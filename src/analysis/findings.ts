@@ -1,48 +1,175 @@
-import { formatMs } from '../format.js';
+import { formatMs, formatRate } from '../format.js';
+import type { Cause } from './causes.js';
 import type { Finding, FindingCode } from './document.js';
-import { KINETO_DEFAULT_STREAM } from '../analyze/kineto.js';
-import type { StakeCode, StepMetrics } from './metrics.js';
 import type { ParsedTrace } from './events.js';
+import type { StepMetrics } from './metrics.js';
+import { type Edit, opEnd, opStart, type ReplayGraph, replay } from './replay.js';
+import type { StepWindow } from './steps.js';
 
-// Closed codes, each with a sentence and the milliseconds at stake per step, largest first. A finding is listed
-// when it is at stake in some step and its mean over the steps is at least LEAST_SHARE of the median step: smaller
-// ones are within what a profiler's own timing moves.
+// Findings as counterfactuals: each cause's milliseconds are what the step would save without it, the step replayed
+// with the cause's edit (causes.ts, replay.ts), never the time its ops took. Causes are not counted twice: they are
+// applied one after another, the narrow causes first (a pageable copy, a synchronize, a wait) and host-bound last (a
+// CUDA graph would also hide what the narrow fixes remove), and each is credited with what it saves on top of those
+// before it, so the credits add up to what removing them all saves. No step is credited with more than it takes
+// above its floor. A finding is listed when its mean saving is at least LEAST_SHARE of the median step: smaller ones
+// are within what a profiler's own timing moves.
 
 export const LEAST_SHARE = 0.005;
 
-/** Which stream is the legacy default one, as each format tells it: Kineto by an assumption, nsys by the export itself. */
-const DEFAULT_STREAM: Readonly<Record<ParsedTrace['format'], string>> = {
-  kineto: `stream ${KINETO_DEFAULT_STREAM}, as CUPTI numbers it; an assumption`,
-  nsys: "the export's own null stream",
-  'cuda-pipe': 'as the trace names it',
-};
+/** What the findings of one device are made from. */
+export interface DeviceEvidence {
+  readonly graph: ReplayGraph;
+  readonly causes: readonly Cause[];
+  readonly windows: readonly StepWindow[];
+  /** The steps' metrics, in the windows' order: their time and floor. */
+  readonly steps: readonly StepMetrics[];
+}
 
-const SAY: Readonly<Record<FindingCode, (ms: string, format: ParsedTrace['format']) => string>> = {
-  'pageable-copy': (ms) =>
-    `Copies from or to pageable host memory take ${ms} a step: the driver stages them through a pinned buffer and the host waits for them. Pin the host tensors (pin_memory=True in the DataLoader, tensor.pin_memory()).`,
-  'default-stream': (ms, format) =>
-    `Work on the legacy default stream (${DEFAULT_STREAM[format]}) takes ${ms} a step: it waits for every other stream and holds them up. Issue it on a stream of its own.`,
-  'serialised-copies': (ms) =>
-    `Copies in one direction on different streams waited ${ms} a step for each other, each issued while the other ran: they could have overlapped. At most that much is at stake, since copies of one direction share a link.`,
-  'copy-on-compute-stream': (ms) => `Copies on a stream that runs kernels take ${ms} a step with no kernel beside them: on a stream of their own they could run under the kernels.`,
-  'exposed-communication': (ms) =>
-    `NCCL communication runs ${ms} a step with no computation beside it: start it earlier (DDP's buckets, bucket_cap_mb) or give it more compute to hide under.`,
-  'host-sync': (ms) =>
-    `A synchronize in the middle of a step leaves the GPU idle ${ms} a step while the step goes on issuing work (.item(), .cpu() and printing a GPU tensor synchronize). Move it to the step's end or remove it.`,
-  'host-bound': (ms) =>
-    `The GPU waits ${ms} a step for launches: its work starts as soon as the host has issued it. Fewer, larger kernels or CUDA graphs (torch.compile's reduce-overhead mode) cut the launches.`,
-};
+/** The order causes are applied in: the narrowest change first, the broadest (a CUDA graph) last. */
+const PRIORITY: readonly FindingCode[] = ['pageable-copy', 'host-sync', 'default-stream', 'serialised-copies', 'copy-on-compute-stream', 'exposed-communication', 'host-bound'];
 
-export function findingsOf(place: Pick<Finding, 'file' | 'device' | 'rank'>, format: ParsedTrace['format'], steps: readonly StepMetrics[], medianStepMs: number): Finding[] {
-  if (!steps.length) return [];
-  const codes = Object.keys(SAY) as StakeCode[];
-  return codes
-    .flatMap((code): Finding[] => {
-      const stakes = steps.map((s) => s.stakes[code]);
-      const found = stakes.filter((ms) => ms > 0).length;
-      const ms = stakes.reduce((a, b) => a + b, 0) / steps.length;
-      if (!found || ms < LEAST_SHARE * medianStepMs) return [];
-      return [{ code, ...place, ms, steps: found, message: SAY[code](formatMs(ms), format) }];
+/** A cause's saving in each step, once attributed and capped. */
+export interface Attribution {
+  readonly cause: Cause;
+  /** Per step, ms saved: attributed in order, capped by what the step takes above its floor. */
+  readonly savedMs: readonly number[];
+}
+
+/** Each cause's saving per step, largest first, the credits adding up to the saving of all of them together. */
+export function attribute(evidence: DeviceEvidence): Attribution[] {
+  const { graph, causes, windows, steps } = evidence;
+  if (!causes.length || !windows.length) return [];
+  const members = stepMembers(graph, windows);
+  const spans = (edit: Edit) => stepSpans(replay(graph, edit), members);
+  const base = spans({});
+  const order = causes.map((_, i) => i).sort((a, b) => PRIORITY.indexOf(causes[a]!.code) - PRIORITY.indexOf(causes[b]!.code) || a - b);
+  const headroom = steps.map((s) => Math.max(0, s.ms - s.floor.ms));
+  let applied: Edit = {};
+  let previous = base;
+  const out: Attribution[] = [];
+  for (const i of order) {
+    applied = combine(applied, causes[i]!.edit);
+    const now = spans(applied);
+    const savedMs = diff(previous, now).map((ms, s) => {
+      const credited = Math.min(Math.max(0, ms), headroom[s]!);
+      headroom[s] = headroom[s]! - credited;
+      return credited;
+    });
+    previous = now;
+    out.push({ cause: causes[i]!, savedMs });
+  }
+  return out;
+}
+
+/** The findings of one device: the attributed causes worth listing, with their sentences, largest first. */
+export function findingsOf(place: Pick<Finding, 'file' | 'device' | 'rank'>, format: ParsedTrace['format'], evidence: DeviceEvidence, medianStepMs: number): Finding[] {
+  return attribute(evidence)
+    .flatMap(({ cause, savedMs }): Finding[] => {
+      const found = savedMs.filter((ms) => ms > 0).length;
+      const ms = mean(savedMs);
+      if (!found || !(ms >= LEAST_SHARE * medianStepMs) || !(ms > 0)) return [];
+      const label = labelOf(evidence.graph, cause.ops);
+      return [{ code: cause.code, ...place, ms, steps: found, label, message: sentence(cause, formatMs(ms), label, format) }];
     })
     .sort((a, b) => b.ms - a.ms);
+}
+
+/** Each step's ops: those starting inside its window (the last window starting at or before the op). */
+function stepMembers(graph: ReplayGraph, windows: readonly StepWindow[]): number[][] {
+  const members = windows.map((): number[] => []);
+  const order = windows.map((_, s) => s).sort((a, b) => windows[a]!.start - windows[b]!.start);
+  const starts = order.map((s) => windows[s]!.start);
+  graph.ops.forEach((op, i) => {
+    let lo = 0;
+    let hi = starts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid]! <= op.start) lo = mid + 1;
+      else hi = mid;
+    }
+    const s = lo > 0 ? order[lo - 1]! : -1;
+    if (s >= 0 && op.start < windows[s]!.end) members[s]!.push(i);
+  });
+  return members;
+}
+
+/** Each step's span in a replay: its first op's start to its last op's end. */
+function stepSpans(time: Float64Array, members: readonly (readonly number[])[]): number[] {
+  return members.map((ops) => {
+    if (!ops.length) return 0;
+    let start = Number.POSITIVE_INFINITY;
+    let end = Number.NEGATIVE_INFINITY;
+    for (const i of ops) {
+      start = Math.min(start, time[opStart(i)]!);
+      end = Math.max(end, time[opEnd(i)]!);
+    }
+    return end - start;
+  });
+}
+
+function diff(before: readonly number[], after: readonly number[]): number[] {
+  return before.map((b, s) => b - after[s]!);
+}
+
+function mean(values: readonly number[]): number {
+  return values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0;
+}
+
+/** Two edits as one: both sets of dropped edges and added ones; where both set a duration or weight, the second's. */
+export function combine(a: Edit, b: Edit): Edit {
+  const maps = <K, V>(x?: ReadonlyMap<K, V>, y?: ReadonlyMap<K, V>) => new Map([...(x ?? []), ...(y ?? [])]);
+  return {
+    opDuration: maps(a.opDuration, b.opDuration),
+    callDuration: maps(a.callDuration, b.callDuration),
+    weight: maps(a.weight, b.weight),
+    dropped: new Set([...(a.dropped ?? []), ...(b.dropped ?? [])]),
+    added: [...(a.added ?? []), ...(b.added ?? [])],
+  };
+}
+
+/** The label most of the cause's ops carry: the PyTorch op or range they come from. */
+function labelOf(graph: ReplayGraph, ops: readonly number[]): string | null {
+  const counts = new Map<string, number>();
+  for (const i of ops) {
+    const label = graph.ops[i]?.label;
+    if (label) counts.set(label, (counts.get(label) ?? 0) + 1);
+  }
+  let best: string | null = null;
+  for (const [label, count] of counts) if (best === null || count > counts.get(best)!) best = label;
+  return best;
+}
+
+const FROM = (label: string | null) => (label ? ` (${label})` : '');
+const times = (count: number) => (count === 1 ? 'once' : `${count} times`);
+
+/** A finding's sentence: what was seen, what the step would save, and the change in the program's own terms. */
+function sentence(cause: Cause, ms: string, label: string | null, format: ParsedTrace['format']): string {
+  const { facts } = cause;
+  const streams = facts.streams.join(', ');
+  const say: Readonly<Record<FindingCode, () => string>> = {
+    'pageable-copy': () =>
+      `${facts.count} cop${facts.count === 1 ? 'y' : 'ies'} from or to pageable host memory${FROM(label)} ran at ${formatRate(facts.observedGbPerSecond ?? 0)} ` +
+      `and held the host until done; from pinned memory (at ${formatRate(facts.rateGbPerSecond ?? 0)}) the step would take ${ms} less. ` +
+      'Pin the host tensors (tensor.pin_memory(), DataLoader(pin_memory=True)) and copy with non_blocking=True.',
+    'default-stream': () =>
+      `Work on the legacy default stream${FROM(label)} and on stream${facts.streams.length > 1 ? 's' : ''} ${streams}, which synchronise with it ` +
+      `(${format === 'kineto' ? 'created without cudaStreamNonBlocking, as CUDA C++ and CuPy make them' : 'blocking streams'}), waited for each other ` +
+      `${times(facts.count)}; with that work on a non-blocking stream (torch.cuda.Stream(), cudaStreamCreateWithFlags(…, cudaStreamNonBlocking)) the step would take ${ms} less.`,
+    'serialised-copies': () =>
+      `Copies of one direction on streams ${streams}${FROM(label)} waited for each other ${times(facts.count)} while the link had room; ` +
+      `overlapped as far as the link allows, the step would take ${ms} less. Look for a wait between the copy streams (wait_stream, an event) that the data does not need.`,
+    'copy-on-compute-stream': () =>
+      `${facts.count} cop${facts.count === 1 ? 'y' : 'ies'} on stream ${streams}${FROM(label)}, which also runs the compute, hold the kernels around them; ` +
+      `on a stream of their own (torch.cuda.Stream() with non_blocking=True, then compute_stream.wait_stream(copy_stream) and tensor.record_stream) ` +
+      `the step would take ${ms} less.`,
+    'exposed-communication': () =>
+      `NCCL communication${FROM(label)} runs with no computation beside it; started earlier (DDP's buckets, bucket_cap_mb), the step would take ${ms} less.`,
+    'host-sync': () =>
+      `${facts.count} synchronize${facts.count === 1 ? '' : 's'} in the middle of a step${FROM(label)} (.item(), .cpu(), torch.cuda.synchronize()) stop the host ` +
+      `until the GPU drains, then the GPU waits for the host; without them the step would take ${ms} less. Keep the value on the GPU, or read it back once at the step's end.`,
+    'host-bound': () =>
+      `The GPU waits for its launches${FROM(label)}: ${facts.count} launch calls issue the work one by one; issued at once from a CUDA graph ` +
+      `(torch.cuda.graphs, torch.compile(mode="reduce-overhead")) the step would take ${ms} less.`,
+  };
+  return say[cause.code]();
 }

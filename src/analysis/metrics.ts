@@ -52,11 +52,7 @@ export interface StepMetrics {
   };
   /** floor / step time. */
   readonly efficiency: number;
-  /** Milliseconds at stake per finding code in this step, for findings.ts. */
-  readonly stakes: Readonly<Record<StakeCode, number>>;
 }
-
-export type StakeCode = 'pageable-copy' | 'default-stream' | 'serialised-copies' | 'copy-on-compute-stream' | 'exposed-communication' | 'host-sync' | 'host-bound';
 
 /** A device's events, sorted once by start, with what every step's lookup needs. */
 export interface DeviceTimeline {
@@ -155,10 +151,6 @@ export function stepMetrics(timeline: DeviceTimeline, window: StepWindow, rates:
   const exposedCommMs = measure(subtract(comm, compute));
   const { hostWaitMs, kernelWaitMs, syncWaitMs, otherIdleMs } = idleByCause(timeline, idle, start, end);
   const floor = floorOf(inside, start, end, rates, timeline.perOpMs);
-  const syncMs = hostSyncMs(timeline, window, idle);
-  // Host-bound: the GPU waited on launches for most of its idle time and a real part of the step, the waits a
-  // mid-step synchronize explains (host-sync) left out, so that one gap is not blamed twice.
-  const launchWaitMs = Math.max(0, hostWaitMs - syncMs);
   return {
     name: window.name,
     startMs: start,
@@ -188,19 +180,6 @@ export function stepMetrics(timeline: DeviceTimeline, window: StepWindow, rates:
     otherIdleMs,
     floor,
     efficiency: ms > 0 ? floor.ms / ms : 0,
-    stakes: {
-      'pageable-copy': clippedSum(
-        inside.filter((e) => e.hostMemory === 'pageable'),
-        start,
-        end,
-      ),
-      'default-stream': measure(set(parts.defaultStream)),
-      'serialised-copies': serialisedMs(inside, 'h2d') + serialisedMs(inside, 'd2h'),
-      'copy-on-compute-stream': copyOnComputeStreamMs(inside, compute, start, end),
-      'exposed-communication': exposedCommMs,
-      'host-sync': syncMs,
-      'host-bound': launchWaitMs >= 0.5 * measure(idle) && launchWaitMs >= 0.05 * ms ? launchWaitMs : 0,
-    },
   };
 }
 
@@ -247,34 +226,6 @@ function clippedBytes(e: GpuEvent, start: number, end: number): number {
   if (e.bytes === null) return 0;
   const ms = e.end - e.start;
   return ms > 0 ? (e.bytes * Math.max(0, Math.min(e.end, end) - Math.max(e.start, start))) / ms : e.bytes;
-}
-
-/**
- * Copies of one direction that waited for a copy on another stream: issued while it ran, started only once it had
- * ended. Each adds the time it waited (at most its own length). One copy engine per direction and one shared link
- * mean the wait is what overlapping could gain at most, not what it would.
- */
-function serialisedMs(inside: readonly GpuEvent[], direction: Direction): number {
-  const copies = inside.filter((e) => e.direction === direction);
-  let ms = 0;
-  for (let i = 1; i < copies.length; i += 1) {
-    const before = copies[i - 1]!;
-    const copy = copies[i]!;
-    if (copy.stream === before.stream || copy.issued === null) continue;
-    if (before.start <= copy.issued && copy.issued < before.end && copy.start >= before.end) ms += Math.min(copy.end - copy.start, before.end - copy.issued);
-  }
-  return ms;
-}
-
-/** Copies on a stream where kernels run cannot overlap those kernels: the time of theirs that no kernel on another stream hid. */
-function copyOnComputeStreamMs(inside: readonly GpuEvent[], compute: IntervalSet, start: number, end: number): number {
-  const kernelStreams = new Set(inside.filter((e) => e.kind === 'kernel' && !e.communication).map((e) => e.stream));
-  // Kernels on several streams are a pipeline whose streams each carry their chunk's copies and kernels (cuda-pipe's
-  // own layouts): copies there already overlap the other streams' kernels. Only one compute stream that also
-  // carries the copies is the pattern a copy stream of its own would fix.
-  if (kernelStreams.size !== 1) return 0;
-  const copies = clip(union(inside.filter((e) => e.kind === 'memcpy' && kernelStreams.has(e.stream)).map(interval)), start, end);
-  return measure(subtract(copies, compute));
 }
 
 /**
@@ -329,26 +280,4 @@ function inSynchronize(timeline: DeviceTimeline, time: number): boolean {
     else hi = mid;
   }
   return lo > 0 && syncReach[lo - 1]! > time;
-}
-
-/**
- * A synchronize inside the step's host span after which the step launched more work: the GPU's idle time from the
- * synchronize's start to the first work that starts after it returned. A synchronize with no launch after it in
- * the step closes the step and is not counted.
- */
-function hostSyncMs(timeline: DeviceTimeline, window: StepWindow, idle: IntervalSet): number {
-  const span = window.host;
-  if (!span) return 0;
-  const { host } = timeline;
-  const inStep: HostCall[] = [];
-  for (let i = firstStartingAt(host, span.start); i < host.length && host[i]!.start < span.end; i += 1) inStep.push(host[i]!);
-  const lastLaunch = inStep.reduce((last, c) => (c.kind === 'launch' ? Math.max(last, c.start) : last), Number.NEGATIVE_INFINITY);
-  let ms = 0;
-  for (const sync of inStep) {
-    if (sync.kind !== 'sync' || lastLaunch < sync.end) continue;
-    const next = timeline.events[firstStartingAt(timeline.events, sync.end)];
-    const until = next ? Math.min(next.start, window.end) : window.end;
-    ms += measure(clip(idle, sync.start, until));
-  }
-  return ms;
 }

@@ -18,11 +18,14 @@ export interface RatesSource {
 /** How many of the fastest copies per direction give the trace's rate: enough that one odd copy does not set it. */
 export const TOP_COPIES = 5;
 
-/** bytes / duration of the TOP_COPIES fastest copies of each direction, summed; null where there is none. */
-export function ratesFromCopies(copies: readonly Pick<GpuEvent, 'direction' | 'bytes' | 'start' | 'end'>[]): LinkRates {
+/**
+ * bytes / duration of the TOP_COPIES fastest pinned copies of each direction, summed; null where there is none. A copy
+ * from pageable memory is staged by the driver at a fraction of the link's rate: it says nothing of the link.
+ */
+export function ratesFromCopies(copies: readonly (Pick<GpuEvent, 'direction' | 'bytes' | 'start' | 'end'> & { readonly hostMemory?: GpuEvent['hostMemory'] })[]): LinkRates {
   const rate = (direction: 'h2d' | 'd2h'): number | null => {
     const timed = copies
-      .filter((c) => c.direction === direction && c.bytes !== null && c.bytes > 0 && c.end > c.start)
+      .filter((c) => c.direction === direction && c.hostMemory !== 'pageable' && c.bytes !== null && c.bytes > 0 && c.end > c.start)
       .map((c) => ({ bytes: c.bytes!, ms: c.end - c.start }))
       .sort((a, b) => b.bytes / b.ms - a.bytes / a.ms)
       .slice(0, TOP_COPIES);
@@ -68,4 +71,11 @@ export function ratesFromFile(file: string): RatesSource {
 /** The rates a device's floor uses from a file: its own, else the file's first device's. */
 export function ratesFor(source: RatesSource, device: number): LinkRates {
   return source.byDevice.get(device) ?? source.byDevice.values().next().value ?? { h2d: null, d2h: null };
+}
+
+/** Each direction's rate, a direction without one taking the other's; `borrowed` names the direction that did. */
+export function pinnedRates(rates: LinkRates): LinkRates & { readonly borrowed: 'h2d' | 'd2h' | null } {
+  if (rates.h2d === null && rates.d2h !== null) return { h2d: rates.d2h, d2h: rates.d2h, borrowed: 'h2d' };
+  if (rates.d2h === null && rates.h2d !== null) return { h2d: rates.h2d, d2h: rates.h2d, borrowed: 'd2h' };
+  return { ...rates, borrowed: null };
 }

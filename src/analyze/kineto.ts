@@ -21,12 +21,14 @@ const NCCL = /^nccl/i;
 
 const HOST_CATS: ReadonlySet<string> = new Set(['cuda_runtime', 'cuda_driver', 'cuda_sync']);
 const STEP_CATS: ReadonlySet<string> = new Set(['user_annotation', 'gpu_user_annotation']);
+/** The host ranges a launch is named by: PyTorch's ops and the program's own ranges (record_function, NVTX). */
+const LABEL_CATS: ReadonlySet<string> = new Set(['cpu_op', 'user_annotation']);
 
-/** The events this parser reads: complete events of its GPU and host categories, and the profiler steps. */
+/** The events this parser reads: complete events of its GPU and host categories, the profiler steps and the ranges that name launches. */
 export function kinetoKeeps(record: TraceRecord): boolean {
   const { ph, cat, name } = record.event;
   if (ph !== 'X' || typeof cat !== 'string') return false;
-  return Object.hasOwn(GPU_CATS, cat) || HOST_CATS.has(cat) || (STEP_CATS.has(cat) && typeof name === 'string' && STEP.test(name));
+  return Object.hasOwn(GPU_CATS, cat) || HOST_CATS.has(cat) || LABEL_CATS.has(cat) || (STEP_CATS.has(cat) && typeof name === 'string' && STEP.test(name));
 }
 
 /** True for a trace Kineto wrote: Kineto's own top-level fields, or its event categories among the kept events. */
@@ -40,30 +42,47 @@ export function parseKineto(file: string, top: TopFields, records: readonly Trac
   const gpu: GpuEvent[] = [];
   const host: HostCall[] = [];
   const steps: StepMark[] = [];
-  // Host calls first, so that each GPU event is made once, with its issue time, in the second pass.
+  const ranges: HostRange[] = [];
+  // Host calls first, so that each GPU event is made once, with its issue time and label, in the second pass.
   const issuedAt = new Map<number, number>();
+  const labelOf = new Map<number, string>();
   for (const pass of ['host', 'rest'] as const) {
     for (const record of records) {
       const { ph, cat } = record.event;
       if (ph !== 'X' || typeof cat !== 'string') continue;
       const isHost = HOST_CATS.has(cat);
-      if (isHost !== (pass === 'host')) continue;
+      const isLabel = LABEL_CATS.has(cat);
+      if ((isHost || isLabel) !== (pass === 'host')) continue;
       const name = typeof record.event.name === 'string' ? record.event.name : '';
       // Own keys only: a hostile `cat` of "constructor" must not find Object's.
       const gpuKind = Object.hasOwn(GPU_CATS, cat) ? GPU_CATS[cat] : undefined;
       const isStep = STEP_CATS.has(cat) && STEP.test(name);
-      if (!gpuKind && !isStep && !isHost) continue;
       // Built only for a message: a million events must not make a million strings.
       const where = () => `traceEvents[${record.index}] (${cat} "${name.slice(0, 60)}")`;
       const args = record.args;
+      if (isLabel) {
+        const { start, end } = span(file, where, record);
+        if (!isStep) ranges.push({ name, start, end, thread: threadOf(record), annotation: cat === 'user_annotation' });
+        else steps.push({ name, clock: 'host', device: null, start, end });
+        continue;
+      }
+      if (!gpuKind && !isStep && !isHost) continue;
       const { start, end } = span(file, where, record);
       if (isHost) {
-        const call: HostCall = { kind: cat === 'cuda_sync' || SYNC.test(name) ? 'sync' : 'launch', name, start, end, correlation: intOrNull(args.correlation) };
+        const call: HostCall = {
+          kind: cat === 'cuda_sync' || SYNC.test(name) ? 'sync' : 'launch',
+          name,
+          start,
+          end,
+          correlation: intOrNull(args.correlation),
+          thread: threadOf(record),
+        };
         if (call.kind === 'launch' && call.correlation !== null) issuedAt.set(call.correlation, end);
         host.push(call);
-      } else if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, record, issuedAt));
+      } else if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, record, issuedAt, labelOf));
       else steps.push({ name, clock: cat === 'user_annotation' ? 'host' : 'gpu', device: cat === 'user_annotation' ? null : deviceOf(file, where, record), start, end });
     }
+    if (pass === 'host') for (const [correlation, label] of launchLabels(host, ranges)) labelOf.set(correlation, label);
   }
   const rank = rankOf(top.rank);
   const notes = [
@@ -90,6 +109,7 @@ function gpuEvent(
   end: number,
   record: TraceRecord,
   issuedAt: ReadonlyMap<number, number>,
+  labelOf: ReadonlyMap<number, string>,
 ): GpuEvent {
   const { args } = record;
   const stream = args.stream;
@@ -113,7 +133,60 @@ function gpuEvent(
     communication: kind === 'kernel' && NCCL.test(name),
     issued: correlation === null ? null : (issuedAt.get(correlation) ?? null),
     defaultStream: String(stream) === KINETO_DEFAULT_STREAM,
+    label: correlation === null ? null : (labelOf.get(correlation) ?? null),
   };
+}
+
+/** A PyTorch op (`cpu_op`) or a range of the program's own (`user_annotation`) on a host thread. */
+interface HostRange {
+  readonly name: string;
+  readonly start: number;
+  readonly end: number;
+  readonly thread: number | null;
+  readonly annotation: boolean;
+}
+
+/**
+ * Each launch's name in the program's terms: the innermost PyTorch op around its call on the same thread, and the
+ * outermost range of the program's own around it ("aten::copy_ in load_batch"). One sweep per thread over the ranges
+ * by start (the outer first at equal starts) with a stack of the open ones.
+ */
+export function launchLabels(calls: readonly HostCall[], ranges: readonly HostRange[]): Map<number, string> {
+  const labels = new Map<number, string>();
+  const byThread = new Map<number | null, { ranges: HostRange[]; calls: HostCall[] }>();
+  const of = (thread: number | null) => {
+    let entry = byThread.get(thread);
+    if (!entry) byThread.set(thread, (entry = { ranges: [], calls: [] }));
+    return entry;
+  };
+  for (const range of ranges) of(range.thread).ranges.push(range);
+  for (const call of calls) if (call.kind === 'launch' && call.correlation !== null) of(call.thread ?? null).calls.push(call);
+  for (const { ranges: own, calls: launches } of byThread.values()) {
+    if (!own.length || !launches.length) continue;
+    own.sort((a, b) => a.start - b.start || b.end - a.end);
+    launches.sort((a, b) => a.start - b.start);
+    const open: HostRange[] = [];
+    let next = 0;
+    for (const call of launches) {
+      while (next < own.length && own[next]!.start <= call.start) {
+        const range = own[next++]!;
+        while (open.length && open[open.length - 1]!.end <= range.start) open.pop();
+        open.push(range);
+      }
+      while (open.length && open[open.length - 1]!.end < call.end) open.pop();
+      const op = [...open].reverse().find((r) => !r.annotation && r.end >= call.end);
+      const annotation = open.find((r) => r.annotation && r.end >= call.end);
+      const label = op && annotation ? `${op.name} in ${annotation.name}` : (op?.name ?? annotation?.name);
+      if (label !== undefined) labels.set(call.correlation!, label);
+    }
+  }
+  return labels;
+}
+
+/** Kineto's `tid`: a host thread's id, a number in the traces we know. */
+function threadOf(record: TraceRecord): number | null {
+  const tid = record.event.tid;
+  return typeof tid === 'number' && Number.isFinite(tid) ? tid : null;
 }
 
 const NOT_A_COPY = { direction: null, hostMemory: null } as const;
