@@ -43,10 +43,11 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
       if (kernels.length) sides.push({ who: { file: trace.file, rank: trace.rank, device }, kernels, steps: windows });
       const analysis = deviceAnalysis(trace, device, steps, rates, options.rates);
       devices.push(analysis);
-      const graph = buildGraph(timeline.events, trace.host, { linkRates: rates, perOpMs: timeline.perOpMs });
-      const hostSteps = windows.flatMap((w) => (w.host ? [w.host] : [])).sort((a, b) => a.start - b.start);
-      const causes = causesOf({ graph, pinned: rates, hostSteps });
-      findings.push(...findingsOf({ file: trace.file, device, rank: trace.rank }, trace.format, { graph, causes, windows, steps }, analysis.stepMs));
+      if (mayHaveCauses(events, trace.host)) {
+        const graph = buildGraph(timeline.events, trace.host, { linkRates: rates, perOpMs: timeline.perOpMs });
+        const causes = causesOf({ graph, pinned: rates, windows, device: trace.devices?.find((d) => d.index === device) ?? null });
+        findings.push(...findingsOf({ file: trace.file, device, rank: trace.rank }, trace.format, { graph, causes, windows, steps }, analysis.stepMs));
+      }
     }
   }
   if (!options.rates && devices.length)
@@ -71,6 +72,14 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
     notes: [...notes],
     ...(collectives ? { collectives } : {}),
   };
+}
+
+/**
+ * Whether any rule of causes.ts could find evidence: host calls, a copy, work on the default stream, a collective.
+ * Kernels on streams of their own with no host calls can hold none, and are spared the replay graph.
+ */
+function mayHaveCauses(events: readonly GpuEvent[], host: ParsedTrace['host']): boolean {
+  return host.length > 0 || events.some((e) => e.kind === 'memcpy' || e.defaultStream || e.communication);
 }
 
 function deviceAnalysis(trace: ParsedTrace, device: number, steps: readonly StepMetrics[], rates: LinkRates, source: RatesSource | null): DeviceAnalysis {

@@ -1,8 +1,10 @@
 import type { FindingCode } from './document.js';
-import type { GpuEvent } from './events.js';
+import { exposedCommunication } from './communication.js';
+import type { DeviceShape, GpuEvent } from './events.js';
 import { union } from './intervals.js';
 import type { LinkRates } from './metrics.js';
-import { type Edge, type Edit, linkHoldMs, opEnd, opStart, type ReplayGraph } from './replay.js';
+import { EDGE_KINDS, type Edge, type Edit, edgesOfKindInto, linkHoldMs, opEnd, opStart, type ReplayGraph } from './replay.js';
+import type { StepWindow } from './steps.js';
 
 // The causes a finding can name, each as the evidence the trace holds that it cost time and the change that removes
 // it: an edit of the replay graph (replay.ts), whose replay says what the step would take without the cause. A rule
@@ -32,13 +34,20 @@ export interface CauseContext {
   readonly graph: ReplayGraph;
   /** Each direction's pinned link rate, GB/s: the rate a pinned copy moves at. */
   readonly pinned: LinkRates;
-  /** The host spans of the steps, where the trace marks them: a synchronize inside one, before more launches, is mid-step. */
-  readonly hostSteps: readonly { readonly start: number; readonly end: number }[];
+  /** The steps on the GPU's clock, with their host spans where the trace marks them. */
+  readonly windows: readonly StepWindow[];
+  /** The device's multiprocessors, where the trace gives them: what contention between kernels is reckoned from. */
+  readonly device: DeviceShape | null;
+}
+
+/** The host spans of the steps, by start: a synchronize inside one, before more launches, is mid-step. */
+function hostStepsOf(windows: readonly StepWindow[]): { readonly start: number; readonly end: number }[] {
+  return windows.flatMap((w) => (w.host ? [w.host] : [])).sort((a, b) => a.start - b.start);
 }
 
 /** Every cause with evidence in the graph, in FINDING_CODES order. */
 export function causesOf(context: CauseContext): Cause[] {
-  return [pageableCopies, defaultStream, serialisedCopies, copiesOnComputeStreams, hostSyncs, hostBound].flatMap((rule) => {
+  return [pageableCopies, defaultStream, serialisedCopies, copiesOnComputeStreams, exposedCommunication, hostSyncs, hostBound].flatMap((rule) => {
     const cause = rule(context);
     return cause ? [cause] : [];
   });
@@ -47,7 +56,18 @@ export function causesOf(context: CauseContext): Cause[] {
 /** Reads back a few bytes (`.item()`, `.cpu()` of a scalar): a synchronize, not a transfer to make faster. */
 const READBACK_BYTES = 64 * 1024;
 
-const edgesInto = (graph: ReplayGraph, point: number, kind: Edge['kind']): number[] => graph.incoming[point]!.filter((k) => graph.edges[k]!.kind === kind);
+/** The edges of one kind into a point. */
+const into = (graph: ReplayGraph, point: number, kind: Edge['kind']): number[] => edgesOfKindInto(graph.edges, point, kind);
+
+/** Calls `visit` with each wait edge: its index and the ops at its two ends. */
+function eachWait(graph: ReplayGraph, visit: (k: number, from: GpuEvent, to: GpuEvent) => void): void {
+  const { edges, ops } = graph;
+  const wait = EDGE_KINDS.indexOf('wait');
+  for (let k = 0; k < edges.count; k++) {
+    if (edges.kind[k] !== wait) continue;
+    visit(k, ops[edges.from[k]! >> 1]!, ops[edges.to[k]! >> 1]!);
+  }
+}
 
 /**
  * Copies from or to pageable memory: the driver stages them through a pinned buffer at a fraction of the link's rate,
@@ -72,7 +92,7 @@ function pageableCopies({ graph, pinned }: CauseContext): Cause | null {
     if (!(faster < op.end - op.start)) return;
     opDuration.set(i, faster);
     const call = graph.callOf[i]!;
-    if (call >= 0) for (const k of edgesInto(graph, 2 * (graph.ops.length + call) + 1, 'blocking')) dropped.add(k);
+    if (call >= 0) for (const k of into(graph, 2 * (graph.ops.length + call) + 1, 'blocking')) dropped.add(k);
     ops.push(i);
     bytes += op.bytes;
     ms += op.end - op.start;
@@ -108,16 +128,13 @@ function defaultStream({ graph }: CauseContext): Cause | null {
   }
   const dropped = new Set<number>();
   const involved = new Set<number>();
-  graph.edges.forEach((edge, k) => {
-    if (edge.kind !== 'wait') return;
-    const from = ops[edge.from >> 1]!;
-    const to = ops[edge.to >> 1]!;
+  eachWait(graph, (k, from, to) => {
     if (from.defaultStream === to.defaultStream) return;
     const other = from.defaultStream ? to : from;
     if (beside.has(other.stream)) return;
     dropped.add(k);
-    involved.add(edge.from >> 1);
-    involved.add(edge.to >> 1);
+    involved.add(graph.edges.from[k]! >> 1);
+    involved.add(graph.edges.to[k]! >> 1);
   });
   if (!dropped.size) return null;
   const list = [...involved];
@@ -133,21 +150,17 @@ const TOLERANCE = 0.0015;
  * overlapping saves nothing, and no cause is named.
  */
 function serialisedCopies({ graph, pinned }: CauseContext): Cause | null {
-  const { ops } = graph;
   const dropped = new Set<number>();
   const involved = new Set<number>();
-  graph.edges.forEach((edge, k) => {
-    if (edge.kind !== 'wait') return;
-    const from = ops[edge.from >> 1]!;
-    const to = ops[edge.to >> 1]!;
+  eachWait(graph, (k, from, to) => {
     if (from.kind !== 'memcpy' || to.kind !== 'memcpy' || from.direction !== to.direction || from.stream === to.stream) return;
     if (from.direction !== 'h2d' && from.direction !== 'd2h') return;
     const rate = pinned[from.direction];
     if (rate === null) return;
     if (!(linkHoldMs(from, rate) < ROOM * (from.end - from.start))) return;
     dropped.add(k);
-    involved.add(edge.from >> 1);
-    involved.add(edge.to >> 1);
+    involved.add(graph.edges.from[k]! >> 1);
+    involved.add(graph.edges.to[k]! >> 1);
   });
   if (!dropped.size) return null;
   const list = [...involved];
@@ -179,7 +192,7 @@ function copiesOnComputeStreams({ graph }: CauseContext): Cause | null {
   const dropped = new Set<number>();
   const added: Edge[] = [];
   const moved: number[] = [];
-  const streamEdge = (from: number, to: number) => graph.incoming[opStart(to)]!.find((k) => graph.edges[k]!.kind === 'stream' && graph.edges[k]!.from === opEnd(from));
+  const streamEdge = (from: number, to: number) => into(graph, opStart(to), 'stream').find((k) => graph.edges.from[k] === opEnd(from));
   ops.forEach((op, i) => {
     if (op.kind !== 'memcpy' || !computes.has(op.stream) || (op.direction !== 'h2d' && op.direction !== 'd2h')) return;
     const p = before[i]!;
@@ -190,7 +203,7 @@ function copiesOnComputeStreams({ graph }: CauseContext): Cause | null {
     const cut = op.direction === 'h2d' ? streamEdge(p, i) : streamEdge(i, s);
     if (cut === undefined) return;
     dropped.add(cut);
-    if (p >= 0 && s >= 0) added.push({ kind: 'stream', from: opEnd(p), to: opStart(s), weight: 0, lag: graph.edges[cut]!.lag });
+    if (p >= 0 && s >= 0) added.push({ kind: 'stream', from: opEnd(p), to: opStart(s), weight: 0, lag: graph.edges.lag[cut]! });
     moved.push(i);
   });
   if (!moved.length) return null;
@@ -202,8 +215,9 @@ function copiesOnComputeStreams({ graph }: CauseContext): Cause | null {
  * of a step: the host stops until the GPU drains, then the GPU waits for the host to issue what follows. Without it
  * the host goes on issuing; the synchronize that ends a step (no launch after it within the step) is left alone.
  */
-function hostSyncs({ graph, hostSteps }: CauseContext): Cause | null {
+function hostSyncs({ graph, windows }: CauseContext): Cause | null {
   const { calls, ops } = graph;
+  const hostSteps = hostStepsOf(windows);
   const n = ops.length;
   const callDuration = new Map<number, number>();
   const dropped = new Set<number>();
@@ -215,7 +229,7 @@ function hostSyncs({ graph, hostSteps }: CauseContext): Cause | null {
   });
   const lastLaunch = lastLaunchPerStep(graph, hostSteps);
   calls.forEach((call, j) => {
-    const waits = [...edgesInto(graph, 2 * (n + j) + 1, 'sync'), ...(readback.has(j) ? edgesInto(graph, 2 * (n + j) + 1, 'blocking') : [])];
+    const waits = [...into(graph, 2 * (n + j) + 1, 'sync'), ...(readback.has(j) ? into(graph, 2 * (n + j) + 1, 'blocking') : [])];
     if (!waits.length) return;
     const step = stepAt(hostSteps, call.start);
     const last = step === null ? (lastLaunch.get(null) ?? Number.NEGATIVE_INFINITY) : (lastLaunch.get(step) ?? Number.NEGATIVE_INFINITY);
@@ -225,12 +239,12 @@ function hostSyncs({ graph, hostSteps }: CauseContext): Cause | null {
     involved.push(j);
   });
   if (!involved.length) return null;
-  const waitedOps = [...dropped].map((k) => graph.edges[k]!.from >> 1);
+  const waitedOps = [...dropped].map((k) => graph.edges.from[k]! >> 1);
   return { code: 'host-sync', edit: { dropped, callDuration }, ops: waitedOps, facts: { count: involved.length, streams: streamsOf(graph, waitedOps) } };
 }
 
 /** The start of the last launch call in each step's host span (null: the whole trace, where it marks no steps). */
-function lastLaunchPerStep(graph: ReplayGraph, hostSteps: CauseContext['hostSteps']): Map<number | null, number> {
+function lastLaunchPerStep(graph: ReplayGraph, hostSteps: readonly { readonly start: number; readonly end: number }[]): Map<number | null, number> {
   const out = new Map<number | null, number>();
   for (const call of graph.calls) {
     if (call.kind !== 'launch') continue;
@@ -242,7 +256,7 @@ function lastLaunchPerStep(graph: ReplayGraph, hostSteps: CauseContext['hostStep
 }
 
 /** The host step holding `time` (steps sorted by start, not overlapping). */
-function stepAt(steps: CauseContext['hostSteps'], time: number): number | null {
+function stepAt(steps: readonly { readonly start: number; readonly end: number }[], time: number): number | null {
   let lo = 0;
   let hi = steps.length;
   while (lo < hi) {
@@ -279,26 +293,32 @@ function hostBound({ graph }: CauseContext): Cause | null {
   const launches = new Set<number>();
   calls.forEach((call, j) => {
     if (call.kind !== 'launch') return;
-    if (edgesInto(graph, 2 * (n + j) + 1, 'blocking').length) return;
+    if (into(graph, 2 * (n + j) + 1, 'blocking').length) return;
     callDuration.set(j, 0);
     launches.add(j);
-    for (const k of graph.incoming[2 * (n + j)]!) if (graph.edges[k]!.kind === 'host') weight.set(k, 0);
+    for (const k of into(graph, 2 * (n + j), 'host')) weight.set(k, 0);
   });
   // Evidence: some op started when its launch let it, after the op before it on its stream had ended.
   const late = ops.flatMap((_, i) => {
     const j = graph.callOf[i]!;
     if (j < 0 || !launches.has(j)) return [];
-    const bindsOnIssue = graph.incoming[opStart(i)]!.some((k) => {
-      const e = graph.edges[k]!;
-      return e.kind === 'issue' && Math.abs(graph.observed[e.from]! + e.weight + e.lag - graph.observed[opStart(i)]!) <= TOLERANCE;
+    const { edges, observed } = graph;
+    // Released by its launch: it started within a launch's latency of the point its call submitted it.
+    const bindsOnIssue = into(graph, opStart(i), 'issue').some((k) => {
+      const released = observed[edges.from[k]!]! + edges.weight[k]!;
+      return observed[opStart(i)]! - released <= LAUNCH_LATENCY_MS && Math.abs(released + edges.lag[k]! - observed[opStart(i)]!) <= TOLERANCE;
     });
-    const streamPrevious = graph.incoming[opStart(i)]!.find((k) => graph.edges[k]!.kind === 'stream');
-    const waitedOnHost = streamPrevious === undefined || graph.observed[graph.edges[streamPrevious]!.from]! < graph.observed[opStart(i)]! - TOLERANCE;
+    const streamPrevious = into(graph, opStart(i), 'stream')[0];
+    // The first op of a stream waits for its launch as any op must; a later one whose stream sat empty waited on the host.
+    const waitedOnHost = streamPrevious !== undefined && observed[edges.from[streamPrevious]!]! < observed[opStart(i)]! - TOLERANCE;
     return bindsOnIssue && waitedOnHost ? [i] : [];
   });
   if (!late.length) return null;
   return { code: 'host-bound', edit: { callDuration, weight }, ops: late, facts: { count: launches.size, streams: streamsOf(graph, late) } };
 }
+
+/** The most a kernel waits after its launch returns when nothing else holds it. */
+const LAUNCH_LATENCY_MS = 0.05;
 
 function streamsOf(graph: ReplayGraph, ops: readonly number[]): string[] {
   return [...new Set(ops.map((i) => (graph.ops[i] as GpuEvent).stream))];

@@ -2,9 +2,10 @@ import { formatMs, formatRate } from '../format.js';
 import type { Cause } from './causes.js';
 import type { Finding, FindingCode } from './document.js';
 import type { ParsedTrace } from './events.js';
+import { KINETO_DEFAULT_STREAM } from '../analyze/kineto.js';
 import type { StepMetrics } from './metrics.js';
 import { type Edit, opEnd, opStart, type ReplayGraph, replay } from './replay.js';
-import type { StepWindow } from './steps.js';
+import { type StepWindow, stepMembers } from './steps.js';
 
 // Findings as counterfactuals: each cause's milliseconds are what the step would save without it, the step replayed
 // with the cause's edit (causes.ts, replay.ts), never the time its ops took. Causes are not counted twice: they are
@@ -39,7 +40,7 @@ export interface Attribution {
 export function attribute(evidence: DeviceEvidence): Attribution[] {
   const { graph, causes, windows, steps } = evidence;
   if (!causes.length || !windows.length) return [];
-  const members = stepMembers(graph, windows);
+  const members = stepMembers(graph.ops, windows);
   const spans = (edit: Edit) => stepSpans(replay(graph, edit), members);
   const base = spans({});
   const order = causes.map((_, i) => i).sort((a, b) => PRIORITY.indexOf(causes[a]!.code) - PRIORITY.indexOf(causes[b]!.code) || a - b);
@@ -72,25 +73,6 @@ export function findingsOf(place: Pick<Finding, 'file' | 'device' | 'rank'>, for
       return [{ code: cause.code, ...place, ms, steps: found, label, message: sentence(cause, formatMs(ms), label, format) }];
     })
     .sort((a, b) => b.ms - a.ms);
-}
-
-/** Each step's ops: those starting inside its window (the last window starting at or before the op). */
-function stepMembers(graph: ReplayGraph, windows: readonly StepWindow[]): number[][] {
-  const members = windows.map((): number[] => []);
-  const order = windows.map((_, s) => s).sort((a, b) => windows[a]!.start - windows[b]!.start);
-  const starts = order.map((s) => windows[s]!.start);
-  graph.ops.forEach((op, i) => {
-    let lo = 0;
-    let hi = starts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (starts[mid]! <= op.start) lo = mid + 1;
-      else hi = mid;
-    }
-    const s = lo > 0 ? order[lo - 1]! : -1;
-    if (s >= 0 && op.start < windows[s]!.end) members[s]!.push(i);
-  });
-  return members;
 }
 
 /** Each step's span in a replay: its first op's start to its last op's end. */
@@ -140,6 +122,13 @@ function labelOf(graph: ReplayGraph, ops: readonly number[]): string | null {
 }
 
 const FROM = (label: string | null) => (label ? ` (${label})` : '');
+
+/** Which stream is the legacy default one, as each format tells it: Kineto by an assumption, nsys by the export itself. */
+const DEFAULT_STREAM: Readonly<Record<ParsedTrace['format'], string>> = {
+  kineto: `stream ${KINETO_DEFAULT_STREAM}, as CUPTI numbers it; an assumption`,
+  nsys: "the export's own null stream",
+  'cuda-pipe': 'as the trace names it',
+};
 const times = (count: number) => (count === 1 ? 'once' : `${count} times`);
 
 /** A finding's sentence: what was seen, what the step would save, and the change in the program's own terms. */
@@ -152,8 +141,8 @@ function sentence(cause: Cause, ms: string, label: string | null, format: Parsed
       `and held the host until done; from pinned memory (at ${formatRate(facts.rateGbPerSecond ?? 0)}) the step would take ${ms} less. ` +
       'Pin the host tensors (tensor.pin_memory(), DataLoader(pin_memory=True)) and copy with non_blocking=True.',
     'default-stream': () =>
-      `Work on the legacy default stream${FROM(label)} and on stream${facts.streams.length > 1 ? 's' : ''} ${streams}, which synchronise with it ` +
-      `(${format === 'kineto' ? 'created without cudaStreamNonBlocking, as CUDA C++ and CuPy make them' : 'blocking streams'}), waited for each other ` +
+      `Work on the legacy default stream (${DEFAULT_STREAM[format]})${FROM(label)} and on stream${facts.streams.length > 1 ? 's' : ''} ${streams}, which ` +
+      'never ran beside it and so synchronise with it (created without cudaStreamNonBlocking, as CUDA C++ and CuPy make them), waited for each other ' +
       `${times(facts.count)}; with that work on a non-blocking stream (torch.cuda.Stream(), cudaStreamCreateWithFlags(…, cudaStreamNonBlocking)) the step would take ${ms} less.`,
     'serialised-copies': () =>
       `Copies of one direction on streams ${streams}${FROM(label)} waited for each other ${times(facts.count)} while the link had room; ` +

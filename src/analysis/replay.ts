@@ -24,6 +24,23 @@ export interface Edge {
   readonly lag: number;
 }
 
+export const EDGE_KINDS: readonly EdgeKind[] = ['host', 'issue', 'stream', 'wait', 'sync', 'blocking', 'link'];
+
+/**
+ * The edges, one column each (a million ops make millions of edges: objects would spend the time in the garbage
+ * collector), and each point's incoming edges as a slice of `into` from `firstInto[p]` to `firstInto[p + 1]`.
+ */
+export interface EdgeTable {
+  readonly count: number;
+  readonly kind: Uint8Array;
+  readonly from: Int32Array;
+  readonly to: Int32Array;
+  readonly weight: Float64Array;
+  readonly lag: Float64Array;
+  readonly firstInto: Int32Array;
+  readonly into: Int32Array;
+}
+
 export interface ReplayGraph {
   readonly ops: readonly GpuEvent[];
   readonly calls: readonly HostCall[];
@@ -31,9 +48,7 @@ export interface ReplayGraph {
   readonly observed: Float64Array;
   /** Each task's own duration: an op's time on its engine; a call's time apart from what it waited for. */
   readonly duration: Float64Array;
-  readonly edges: readonly Edge[];
-  /** Per point, the indexes of its incoming edges. */
-  readonly incoming: readonly (readonly number[])[];
+  readonly edges: EdgeTable;
   /** The points in an order in which every edge's source comes before its target. */
   readonly order: Int32Array;
   /** Per op, the index of the call that launched it, or -1. */
@@ -62,9 +77,48 @@ const RETURN_MS = 0.1;
 export const opStart = (op: number) => 2 * op;
 export const opEnd = (op: number) => 2 * op + 1;
 
-interface Builder {
-  readonly edges: Edge[];
-  add(kind: EdgeKind, from: number, to: number, weight: number): void;
+/** Edges as they are found, in growing columns. */
+class Builder {
+  count = 0;
+  kind = new Uint8Array(1024);
+  from = new Int32Array(1024);
+  to = new Int32Array(1024);
+  weight = new Float64Array(1024);
+
+  add(kind: EdgeKind, from: number, to: number, weight: number): void {
+    if (this.count === this.kind.length) {
+      const grow = <T extends Uint8Array | Int32Array | Float64Array>(column: T): T => {
+        const next = new (column.constructor as new (n: number) => T)(column.length * 2);
+        next.set(column);
+        return next;
+      };
+      this.kind = grow(this.kind);
+      this.from = grow(this.from);
+      this.to = grow(this.to);
+      this.weight = grow(this.weight);
+    }
+    this.kind[this.count] = EDGE_KINDS.indexOf(kind);
+    this.from[this.count] = from;
+    this.to[this.count] = to;
+    this.weight[this.count] = weight;
+    this.count++;
+  }
+}
+
+/** Edge k of the table as an object, for the rules that read a few. */
+export function edgeAt(edges: EdgeTable, k: number): Edge {
+  return { kind: EDGE_KINDS[edges.kind[k]!]!, from: edges.from[k]!, to: edges.to[k]!, weight: edges.weight[k]!, lag: edges.lag[k]! };
+}
+
+/** The indexes of the edges into point p. */
+export function edgesInto(edges: EdgeTable, p: number): Int32Array {
+  return edges.into.subarray(edges.firstInto[p]!, edges.firstInto[p + 1]!);
+}
+
+/** The edges of one kind into point p. */
+export function edgesOfKindInto(edges: EdgeTable, p: number, kind: EdgeKind): number[] {
+  const code = EDGE_KINDS.indexOf(kind);
+  return [...edgesInto(edges, p)].filter((k) => edges.kind[k] === code);
 }
 
 export interface GraphOptions {
@@ -76,7 +130,7 @@ export interface GraphOptions {
 
 /** The graph of one device's ops (any order) and the host calls of the trace, calibrated to what the trace shows. */
 export function buildGraph(events: readonly GpuEvent[], hostCalls: readonly HostCall[], options: GraphOptions): ReplayGraph {
-  const ops = [...events].sort((a, b) => a.start - b.start || a.end - b.end);
+  const ops = isSorted(events) ? events : [...events].sort((a, b) => a.start - b.start || a.end - b.end);
   const launched = new Set(ops.flatMap((op) => (op.correlation === null ? [] : [op.correlation])));
   // Only the calls that matter to this device: its launches, and every synchronize (which may wait on it).
   const calls = [...hostCalls].filter((c) => c.kind === 'sync' || (c.correlation !== null && launched.has(c.correlation))).sort((a, b) => a.start - b.start);
@@ -94,16 +148,16 @@ export function buildGraph(events: readonly GpuEvent[], hostCalls: readonly Host
     observed[2 * (n + j) + 1] = call.end;
     duration[n + j] = Math.max(0, call.end - call.start);
   });
-  const edges: Edge[] = [];
-  const builder: Builder = { edges, add: (kind, from, to, weight) => edges.push({ kind, from, to, weight, lag: 0 }) };
+  const builder = new Builder();
   const callOf = issueEdges(builder, ops, calls, n);
   hostEdges(builder, calls, n);
   streamEdges(builder, ops);
   linkEdges(builder, ops, options.linkRates);
-  waitEdges(builder, ops, calls, callOf);
+  const byEnd = indexesByEnd(ops);
+  waitEdges(builder, ops, calls, callOf, byEnd);
   // What a launch takes when it waits for nothing: the typical launch call.
   const plain = medianOf(calls.flatMap((c) => (c.kind === 'launch' ? [c.end - c.start] : []))) ?? 0;
-  const waited = syncEdges(builder, ops, calls, callOf, n, plain);
+  const waited = syncEdges(builder, ops, calls, callOf, n, plain, byEnd);
   // A call that waited keeps, of its own time, what a launch takes without waiting.
   for (const j of waited) duration[n + j] = Math.min(duration[n + j]!, plain);
   const anchor = new Float64Array(2 * tasks).fill(Number.NEGATIVE_INFINITY);
@@ -111,7 +165,16 @@ export function buildGraph(events: readonly GpuEvent[], hostCalls: readonly Host
   ops.forEach((op, i) => {
     if (callOf[i]! < 0) anchor[opStart(i)] = Math.min(op.issued ?? op.start, op.start);
   });
-  return calibrate({ ops, calls, observed, duration, edges, callOf, anchor }, options.perOpMs);
+  return calibrate({ ops, calls, observed, duration, callOf, anchor }, builder, options.perOpMs);
+}
+
+function isSorted(events: readonly GpuEvent[]): boolean {
+  for (let i = 1; i < events.length; i++) {
+    const a = events[i - 1]!;
+    const b = events[i]!;
+    if (a.start > b.start || (a.start === b.start && a.end > b.end)) return false;
+  }
+  return true;
 }
 
 /** Launch call → its op: the op cannot start before the call reached the point where it submitted it. */
@@ -188,9 +251,8 @@ export function linkHoldMs(op: Pick<GpuEvent, 'start' | 'end' | 'bytes'>, rateGb
  * ended just before it started, that op is what it waited for (an event wait, the legacy default stream's implicit
  * synchronisation, a copy engine that ran one copy after another). Without such an op the delay stays a lag.
  */
-function waitEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly HostCall[], callOf: Int32Array): void {
-  const byEnd = ops.map((_, i) => i).sort((a, b) => ops[a]!.end - ops[b]!.end);
-  const ends = Float64Array.from(byEnd, (i) => ops[i]!.end);
+function waitEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly HostCall[], callOf: Int32Array, byEnd: ByEnd): void {
+  const { order, ends } = byEnd;
   const previousOnStream = new Map<string, number>();
   ops.forEach((op, i) => {
     const before = previousOnStream.get(op.stream);
@@ -201,9 +263,9 @@ function waitEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly H
     if (!(op.start - ready > TOLERANCE_MS)) return;
     // The op on another stream that ended last at or before this op's start, within the window.
     let k = upperBound(ends, op.start + TOLERANCE_MS) - 1;
-    while (k >= 0 && ops[byEnd[k]!]!.stream === op.stream) k--;
+    while (k >= 0 && ops[order[k]!]!.stream === op.stream) k--;
     if (k < 0) return;
-    const blocker = byEnd[k]!;
+    const blocker = order[k]!;
     const end = ops[blocker]!.end;
     if (op.start - end > WAIT_WINDOW_MS || end <= ready) return;
     builder.add('wait', opEnd(blocker), opStart(i), 0);
@@ -215,7 +277,7 @@ function waitEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly H
  * only after its own op ended (a copy from pageable memory, a synchronous cudaMemcpy) blocked on it the same way.
  * Returns the calls that waited.
  */
-function syncEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly HostCall[], callOf: Int32Array, n: number, plainMs: number): Set<number> {
+function syncEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly HostCall[], callOf: Int32Array, n: number, plainMs: number, { order, ends }: ByEnd): Set<number> {
   const waited = new Set<number>();
   callOf.forEach((j, i) => {
     if (j < 0) return;
@@ -232,13 +294,11 @@ function syncEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly H
       waited.add(j);
     }
   });
-  const byEnd = ops.map((_, i) => i).sort((a, b) => ops[a]!.end - ops[b]!.end);
-  const ends = Float64Array.from(byEnd, (i) => ops[i]!.end);
   calls.forEach((call, j) => {
     if (call.kind !== 'sync') return;
     const k = upperBound(ends, call.end + TOLERANCE_MS) - 1;
-    if (k < 0 || ops[byEnd[k]!]!.end <= call.start) return;
-    builder.add('sync', opEnd(byEnd[k]!), 2 * (n + j) + 1, 0);
+    if (k < 0 || ops[order[k]!]!.end <= call.start) return;
+    builder.add('sync', opEnd(order[k]!), 2 * (n + j) + 1, 0);
     waited.add(j);
   });
   return waited;
@@ -250,96 +310,134 @@ function syncEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly H
  * the observed time, every other edge's the least of the same kind's binding lags (so that a replay in which it binds
  * delays it as that kind of edge usually does) and of its own slack (so that the trace replays exactly).
  */
-function calibrate(graph: Omit<ReplayGraph, 'incoming' | 'order'>, perOpMs: number): ReplayGraph {
+function calibrate(graph: Omit<ReplayGraph, 'edges' | 'order'>, found: Builder, perOpMs: number): ReplayGraph {
   const { observed, duration } = graph;
   const points = observed.length;
-  const live = graph.edges.filter((e) => observed[e.from]! + e.weight <= observed[e.to]! + TOLERANCE_MS);
-  const incoming: number[][] = Array.from({ length: points }, () => []);
-  live.forEach((e, k) => incoming[e.to]!.push(k));
+  // The live edges, and each point's incoming ones in CSR form.
+  const keep = new Int32Array(found.count);
+  let count = 0;
+  for (let k = 0; k < found.count; k++) if (observed[found.from[k]!]! + found.weight[k]! <= observed[found.to[k]!]! + TOLERANCE_MS) keep[count++] = k;
+  const kind = new Uint8Array(count);
+  const from = new Int32Array(count);
+  const to = new Int32Array(count);
+  const weight = new Float64Array(count);
+  const firstInto = new Int32Array(points + 1);
+  for (let e = 0; e < count; e++) {
+    const k = keep[e]!;
+    kind[e] = found.kind[k]!;
+    from[e] = found.from[k]!;
+    to[e] = found.to[k]!;
+    weight[e] = found.weight[k]!;
+    firstInto[to[e]! + 1]!++;
+  }
+  for (let p = 0; p < points; p++) firstInto[p + 1]! += firstInto[p]!;
+  const into = new Int32Array(count);
+  const fill = firstInto.slice(0, points);
+  for (let e = 0; e < count; e++) into[fill[to[e]!]!++] = e;
   // A start no edge holds stays where the trace has it.
   const anchor = Float64Array.from(graph.anchor);
-  for (let p = 0; p < points; p += 2) if (!incoming[p]!.length) anchor[p] = observed[p]!;
+  for (let p = 0; p < points; p += 2) if (firstInto[p] === firstInto[p + 1]) anchor[p] = observed[p]!;
   const binding = new Int32Array(points).fill(-1);
-  const typical = new Map<EdgeKind, number[]>();
+  const bindingLag = new Float64Array(points);
   for (let p = 0; p < points; p++) {
     let best = -1;
     let bestAt = Number.NEGATIVE_INFINITY;
-    for (const k of incoming[p]!) {
-      const at = observed[live[k]!.from]! + live[k]!.weight;
+    for (let x = firstInto[p]!; x < firstInto[p + 1]!; x++) {
+      const e = into[x]!;
+      const at = observed[from[e]!]! + weight[e]!;
       if (at > bestAt) {
         bestAt = at;
-        best = k;
+        best = e;
       }
     }
     // An end binds on its start plus the duration where that is as late as any edge.
     if (best >= 0 && (p % 2 === 0 || bestAt > observed[p - 1]! + duration[p >> 1]!)) {
       binding[p] = best;
-      const list = typical.get(live[best]!.kind) ?? [];
-      list.push(Math.max(0, observed[p]! - bestAt));
-      typical.set(live[best]!.kind, list);
+      bindingLag[p] = Math.max(0, observed[p]! - bestAt);
     }
   }
-  const usual = (kind: EdgeKind): number => (kind === 'stream' ? perOpMs : kind === 'link' || kind === 'host' ? 0 : (medianOf(typical.get(kind) ?? []) ?? 0));
-  const edges = live.map((e, k): Edge => {
-    const slack = Math.max(0, observed[e.to]! - observed[e.from]! - e.weight);
-    return { ...e, lag: binding[e.to] === k ? slack : Math.min(slack, usual(e.kind)) };
-  });
-  return { ...graph, anchor, edges, incoming, order: topologicalOrder(points, edges, observed, incoming) };
+  const typical = (code: number): number => {
+    let size = 0;
+    for (let p = 0; p < points; p++) if (binding[p]! >= 0 && kind[binding[p]!] === code) size++;
+    const lags = new Float64Array(size);
+    let i = 0;
+    for (let p = 0; p < points; p++) if (binding[p]! >= 0 && kind[binding[p]!] === code) lags[i++] = bindingLag[p]!;
+    return medianOfSorted(lags.sort()) ?? 0;
+  };
+  const usual = EDGE_KINDS.map((k, code) => (k === 'stream' ? perOpMs : k === 'link' || k === 'host' ? 0 : typical(code)));
+  const lag = new Float64Array(count);
+  for (let e = 0; e < count; e++) {
+    const slack = Math.max(0, observed[to[e]!]! - observed[from[e]!]! - weight[e]!);
+    lag[e] = binding[to[e]!] === e ? slack : Math.min(slack, usual[kind[e]!]!);
+  }
+  const edges: EdgeTable = { count, kind, from, to, weight, lag, firstInto, into };
+  return { ...graph, anchor, edges, order: topologicalOrder(points, edges, observed) };
 }
 
 /** Kahn's algorithm, taking ready points by their observed time, so that the order is the trace's where edges allow. */
-function topologicalOrder(points: number, edges: readonly Edge[], observed: Float64Array, incoming: readonly (readonly number[])[]): Int32Array {
-  const outgoing: number[][] = Array.from({ length: points }, () => []);
+function topologicalOrder(points: number, edges: EdgeTable, observed: Float64Array): Int32Array {
+  // Each point's successors in CSR form: its outgoing edges, and an end after its start.
+  const firstOut = new Int32Array(points + 1);
+  for (let e = 0; e < edges.count; e++) firstOut[edges.from[e]! + 1]!++;
+  for (let p = 0; p < points; p += 2) firstOut[p + 1]!++;
+  for (let p = 0; p < points; p++) firstOut[p + 1]! += firstOut[p]!;
+  const out = new Int32Array(firstOut[points]!);
+  const fill = firstOut.slice(0, points);
+  for (let e = 0; e < edges.count; e++) out[fill[edges.from[e]!]!++] = edges.to[e]!;
+  for (let p = 0; p < points; p += 2) out[fill[p]!++] = p + 1;
   const remaining = new Int32Array(points);
-  for (let p = 0; p < points; p++) {
-    remaining[p] = incoming[p]!.length + (p % 2 === 1 ? 1 : 0);
-    for (const k of incoming[p]!) outgoing[edges[k]!.from]!.push(p);
-    if (p % 2 === 0) outgoing[p]!.push(p + 1);
-  }
-  const heap = new PointHeap(observed);
+  for (let p = 0; p < points; p++) remaining[p] = edges.firstInto[p + 1]! - edges.firstInto[p]! + (p % 2);
+  const heap = new PointHeap(observed, points);
   for (let p = 0; p < points; p++) if (remaining[p] === 0) heap.push(p);
   const order = new Int32Array(points);
   const placed = new Uint8Array(points);
   let count = 0;
+  let scan = 0;
   while (count < points) {
-    // A cycle (points within the tolerance of each other) is broken at its earliest point.
     let p = heap.pop();
-    if (p === undefined) {
-      p = -1;
-      for (let q = 0; q < points; q++) if (!placed[q] && (p < 0 || observed[q]! < observed[p]!)) p = q;
+    // A cycle (points within the tolerance of each other) is broken at its earliest unplaced point.
+    if (p < 0) {
+      for (let q = scan; q < points; q++) if (!placed[q] && (p < 0 || observed[q]! < observed[p]!)) p = q;
+      scan = 0;
     }
     if (placed[p]) continue;
     placed[p] = 1;
     order[count++] = p;
-    for (const q of outgoing[p]!) if (--remaining[q]! === 0 && !placed[q]) heap.push(q);
+    for (let x = firstOut[p]!; x < firstOut[p + 1]!; x++) {
+      const q = out[x]!;
+      if (--remaining[q]! === 0 && !placed[q]) heap.push(q);
+    }
   }
   return order;
 }
 
 /** Every point's time with the edit applied. Unchanged, it is the trace's. */
 export function replay(graph: ReplayGraph, edit: Edit = {}): Float64Array {
-  const { observed, duration, edges, incoming, order } = graph;
+  const { observed, duration, edges, order, anchor } = graph;
   const n = graph.ops.length;
   const added = new Map<number, Edge[]>();
   for (const e of edit.added ?? []) added.set(e.to, [...(added.get(e.to) ?? []), e]);
   const time = new Float64Array(observed.length);
   const own = (task: number): number => (task < n ? edit.opDuration?.get(task) : edit.callDuration?.get(task - n)) ?? duration[task]!;
-  const weightOf = (k: number, e: Edge): number => {
-    const w = edit.weight?.get(k) ?? e.weight;
-    // A launch reaches its op no later than the call's own (perhaps shorter) time.
-    return e.kind === 'issue' ? Math.min(w, own(e.from >> 1)) : w;
-  };
-  for (const p of order) {
+  const issue = EDGE_KINDS.indexOf('issue');
+  const { dropped, weight } = edit;
+  for (let x = 0; x < order.length; x++) {
+    const p = order[x]!;
     let at = Number.NEGATIVE_INFINITY;
-    for (const k of incoming[p]!) {
-      if (edit.dropped?.has(k)) continue;
-      const e = edges[k]!;
-      at = Math.max(at, time[e.from]! + weightOf(k, e) + e.lag);
+    for (let y = edges.firstInto[p]!; y < edges.firstInto[p + 1]!; y++) {
+      const k = edges.into[y]!;
+      if (dropped?.has(k)) continue;
+      let w = weight?.get(k) ?? edges.weight[k]!;
+      // A launch reaches its op no later than the call's own (perhaps shorter) time.
+      if (edges.kind[k] === issue) w = Math.min(w, own(edges.from[k]! >> 1));
+      const candidate = time[edges.from[k]!]! + w + edges.lag[k]!;
+      if (candidate > at) at = candidate;
     }
-    for (const e of added.get(p) ?? []) at = Math.max(at, time[e.from]! + e.weight + e.lag);
+    const extra = added.get(p);
+    if (extra) for (const e of extra) at = Math.max(at, time[e.from]! + e.weight + e.lag);
     if (p % 2 === 1) time[p] = Math.max(time[p - 1]! + own(p >> 1), at);
     else {
-      at = Math.max(at, graph.anchor[p]!);
+      at = Math.max(at, anchor[p]!);
       // A start whose every edge the edit took out stays where it was.
       time[p] = at > Number.NEGATIVE_INFINITY ? at : observed[p]!;
     }
@@ -358,6 +456,39 @@ export function spanOf(time: Float64Array, ops: readonly number[]): { start: num
   return { start, end };
 }
 
+interface ByEnd {
+  /** Op indexes by end time. */
+  readonly order: Int32Array;
+  /** Their ends, ascending. */
+  readonly ends: Float64Array;
+}
+
+/** The ops by end time: ops sorted by start are nearly so by end, which an insertion pass settles in linear time. */
+function indexesByEnd(ops: readonly GpuEvent[]): ByEnd {
+  const order = Int32Array.from({ length: ops.length }, (_, i) => i);
+  const ends = Float64Array.from(ops, (op) => op.end);
+  let moves = 0;
+  for (let i = 1; i < order.length && moves <= 4 * order.length; i++) {
+    const o = order[i]!;
+    const e = ends[i]!;
+    let j = i - 1;
+    while (j >= 0 && ends[j]! > e) {
+      order[j + 1] = order[j]!;
+      ends[j + 1] = ends[j]!;
+      j--;
+      moves++;
+    }
+    order[j + 1] = o;
+    ends[j + 1] = e;
+  }
+  // Far from sorted (one long op among many short ones): a full sort instead.
+  if (moves > 4 * order.length) {
+    const sorted = Int32Array.from({ length: ops.length }, (_, i) => i).sort((a, b) => ops[a]!.end - ops[b]!.end);
+    return { order: sorted, ends: Float64Array.from(sorted, (i) => ops[i]!.end) };
+  }
+  return { order, ends };
+}
+
 function upperBound(sorted: Float64Array, value: number): number {
   let lo = 0;
   let hi = sorted.length;
@@ -370,52 +501,65 @@ function upperBound(sorted: Float64Array, value: number): number {
 }
 
 function medianOf(values: readonly number[]): number | null {
-  if (!values.length) return null;
-  const sorted = [...values].sort((a, b) => a - b);
+  return medianOfSorted(Float64Array.from(values).sort());
+}
+
+function medianOfSorted(sorted: Float64Array): number | null {
+  if (!sorted.length) return null;
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** A binary heap of points by observed time, then index. */
+/** A binary heap of points by observed time, then index; -1 when empty. */
 class PointHeap {
-  private readonly items: number[] = [];
-  constructor(private readonly observed: Float64Array) {}
+  private readonly items: Int32Array;
+  private size = 0;
+
+  constructor(
+    private readonly observed: Float64Array,
+    capacity: number,
+  ) {
+    this.items = new Int32Array(Math.max(1, capacity));
+  }
 
   push(p: number): void {
     const items = this.items;
-    items.push(p);
-    let i = items.length - 1;
+    let i = this.size++;
+    items[i] = p;
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (!this.less(items[i]!, items[parent]!)) break;
-      [items[i], items[parent]] = [items[parent]!, items[i]!];
+      const t = items[i]!;
+      items[i] = items[parent]!;
+      items[parent] = t;
       i = parent;
     }
   }
 
-  pop(): number | undefined {
+  pop(): number {
+    if (!this.size) return -1;
     const items = this.items;
-    if (!items.length) return undefined;
     const top = items[0]!;
-    const last = items.pop()!;
-    if (items.length) {
-      items[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < items.length && this.less(items[l]!, items[m]!)) m = l;
-        if (r < items.length && this.less(items[r]!, items[m]!)) m = r;
-        if (m === i) break;
-        [items[i], items[m]] = [items[m]!, items[i]!];
-        i = m;
-      }
+    items[0] = items[--this.size]!;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < this.size && this.less(items[l]!, items[m]!)) m = l;
+      if (r < this.size && this.less(items[r]!, items[m]!)) m = r;
+      if (m === i) break;
+      const t = items[i]!;
+      items[i] = items[m]!;
+      items[m] = t;
+      i = m;
     }
     return top;
   }
 
   private less(a: number, b: number): boolean {
-    return this.observed[a]! < this.observed[b]! || (this.observed[a] === this.observed[b] && a < b);
+    const oa = this.observed[a]!;
+    const ob = this.observed[b]!;
+    return oa < ob || (oa === ob && a < b);
   }
 }

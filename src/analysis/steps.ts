@@ -97,3 +97,22 @@ function containing(marks: readonly StepMark[], time: number): number | null {
   }
   return found >= 0 && time < marks[found]!.end ? found : null;
 }
+
+/** Each window's ops, by index in `ops`: those starting inside it (the last window starting at or before the op). */
+export function stepMembers(ops: readonly Pick<GpuEvent, 'start'>[], windows: readonly StepWindow[]): number[][] {
+  const members = windows.map((): number[] => []);
+  const order = windows.map((_, s) => s).sort((a, b) => windows[a]!.start - windows[b]!.start);
+  const starts = order.map((s) => windows[s]!.start);
+  ops.forEach((op, i) => {
+    let lo = 0;
+    let hi = starts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid]! <= op.start) lo = mid + 1;
+      else hi = mid;
+    }
+    const s = lo > 0 ? order[lo - 1]! : -1;
+    if (s >= 0 && op.start < windows[s]!.end) members[s]!.push(i);
+  });
+  return members;
+}

@@ -1,4 +1,4 @@
-import type { Direction, GpuEvent, GpuKind, HostCall, HostMemory, ParsedTrace, StepMark } from '../analysis/events.js';
+import type { DeviceShape, Direction, GpuEvent, GpuKind, HostCall, HostMemory, LaunchShape, ParsedTrace, StepMark } from '../analysis/events.js';
 import { traceError } from './read.js';
 import { type Field, shown, type TopFields, type TraceRecord } from './stream-record.js';
 
@@ -89,7 +89,33 @@ export function parseKineto(file: string, top: TopFields, records: readonly Trac
     ...(gpu.some((e) => e.defaultStream) ? [`stream ${KINETO_DEFAULT_STREAM} is taken for the legacy default stream, as CUPTI numbers it in the traces we know of`] : []),
     ...(gpu.some((e) => e.kind === 'memcpy' && e.bytes === null) ? ['some copies give no args.bytes: they count in time but not in the floor'] : []),
   ];
-  return { file, format: 'kineto', rank, gpu, host, steps, notes };
+  return { file, format: 'kineto', rank, gpu, host, steps, notes, devices: deviceShapes(top) };
+}
+
+/** The multiprocessors of each device Kineto describes; entries missing a count are left out. */
+function deviceShapes(top: TopFields): DeviceShape[] {
+  return (top.devices ?? []).flatMap((d) => {
+    const count = (v: Field) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : null);
+    const index = typeof d.id === 'number' && Number.isInteger(d.id) && d.id >= 0 ? d.id : null;
+    const sms = count(d.numSms);
+    const registers = count(d.regsPerMultiprocessor);
+    const shared = count(d.sharedMemPerMultiprocessor);
+    const threads = count(d.maxThreadsPerMultiprocessor);
+    if (index === null || sms === null || registers === null || shared === null || threads === null) return [];
+    return [{ index, multiprocessors: sms, registersPerSm: registers, sharedBytesPerSm: shared, threadsPerSm: threads }];
+  });
+}
+
+/** A kernel's grid and block counts, registers and shared memory, where Kineto gives all four. */
+function launchOf(record: TraceRecord): LaunchShape | null {
+  const { args } = record;
+  const count = (v: Field) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
+  const blocks = count(args.grid);
+  const threads = count(args.block);
+  const registers = count(args['registers per thread']);
+  const shared = count(args['shared memory']);
+  if (blocks === null || threads === null || registers === null || shared === null || blocks === 0 || threads === 0) return null;
+  return { blocks, threadsPerBlock: threads, registersPerThread: registers, sharedBytesPerBlock: shared };
 }
 
 function span(file: string, where: () => string, record: TraceRecord): { start: number; end: number } {
@@ -134,6 +160,7 @@ function gpuEvent(
     issued: correlation === null ? null : (issuedAt.get(correlation) ?? null),
     defaultStream: String(stream) === KINETO_DEFAULT_STREAM,
     label: correlation === null ? null : (labelOf.get(correlation) ?? null),
+    launch: kind === 'kernel' ? launchOf(record) : null,
   };
 }
 

@@ -12,7 +12,28 @@ export type Field = string | number | boolean | null | Nested | undefined;
 
 /** The event fields and `args` fields any format reads; everything else in an event is dropped as it streams. */
 export const EVENT_FIELDS = ['ph', 'cat', 'name', 'pid', 'tid', 'ts', 'dur'] as const;
-export const ARG_FIELDS = ['device', 'stream', 'bytes', 'correlation', 'startMs', 'engineStartMs', 'engineEndMs', 'issuedMs', 'name'] as const;
+export const ARG_FIELDS = [
+  'device',
+  'stream',
+  'bytes',
+  'correlation',
+  'startMs',
+  'engineStartMs',
+  'engineEndMs',
+  'issuedMs',
+  'name',
+  'grid',
+  'block',
+  'registers per thread',
+  'shared memory',
+] as const;
+
+/** Args a kernel's launch shape gives as arrays of dimensions (`[16, 2, 4]`): kept as their product, the count. */
+export const DIMENSION_FIELDS: ReadonlySet<string> = new Set(['grid', 'block']);
+
+/** The members of a Kineto `deviceProperties` entry the analysis reads (the multiprocessors, for contention). */
+export const DEVICE_FIELDS = ['id', 'numSms', 'regsPerMultiprocessor', 'sharedMemPerMultiprocessor', 'maxThreadsPerMultiprocessor'] as const;
+export type DeviceField = (typeof DEVICE_FIELDS)[number];
 
 export type EventField = (typeof EVENT_FIELDS)[number];
 export type ArgField = (typeof ARG_FIELDS)[number];
@@ -27,6 +48,8 @@ export interface TraceRecord {
 
 /** The top-level fields the formats read: which of Kineto's keys are present, the rank, the writing tool. */
 export interface TopFields {
+  /** Kineto's `deviceProperties`, each entry's fields the analysis reads; absent where the trace has none. */
+  readonly devices?: readonly Readonly<Partial<Record<DeviceField, Field>>>[];
   /** `schemaVersion`, `distributedInfo` or `deviceProperties` is present: Kineto writes them. */
   readonly kinetoKeys: boolean;
   /** `distributedInfo.rank`, where it is a primitive. */
@@ -61,8 +84,22 @@ export function recordOf(item: unknown, index: number): TraceRecord | null {
   const args: Partial<Record<ArgField, Field>> = {};
   const rawArgs = raw.args;
   if (typeof rawArgs === 'object' && rawArgs !== null && !Array.isArray(rawArgs))
-    for (const key of ARG_FIELDS) if (Object.hasOwn(rawArgs, key)) args[key] = fieldOf((rawArgs as Record<string, unknown>)[key]);
+    for (const key of ARG_FIELDS) {
+      if (!Object.hasOwn(rawArgs, key)) continue;
+      const value = (rawArgs as Record<string, unknown>)[key];
+      args[key] = DIMENSION_FIELDS.has(key) && Array.isArray(value) ? dimensionsOf(value) : fieldOf(value);
+    }
   return { index, event, args };
+}
+
+/** The product of an array of dimensions; the array's kind where one is not a count. */
+export function dimensionsOf(values: readonly unknown[]): Field {
+  let product = 1;
+  for (const v of values) {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) return NESTED_ARRAY;
+    product *= v;
+  }
+  return product;
 }
 
 /** The top-level fields of a document parsed whole. */
@@ -71,5 +108,19 @@ export function topFieldsOf(document: Record<string, unknown>): TopFields {
     const value = document[key];
     return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, inner) ? fieldOf((value as Record<string, unknown>)[inner]) : undefined;
   };
-  return { kinetoKeys: Object.keys(document).some((k) => KINETO_TOP_KEYS.has(k)), rank: member('distributedInfo', 'rank'), tool: member('otherData', 'tool') };
+  const properties = document.deviceProperties;
+  const devices = Array.isArray(properties)
+    ? properties.flatMap((entry) => {
+        if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return [];
+        const out: Partial<Record<DeviceField, Field>> = {};
+        for (const key of DEVICE_FIELDS) if (Object.hasOwn(entry, key)) out[key] = fieldOf((entry as Record<string, unknown>)[key]);
+        return [out];
+      })
+    : undefined;
+  return {
+    kinetoKeys: Object.keys(document).some((k) => KINETO_TOP_KEYS.has(k)),
+    rank: member('distributedInfo', 'rank'),
+    tool: member('otherData', 'tool'),
+    ...(devices ? { devices } : {}),
+  };
 }

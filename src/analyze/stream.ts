@@ -4,6 +4,9 @@ import { tooLong, openTrace, streamError, traceError, type TraceLimits } from '.
 import {
   ARG_FIELDS,
   type ArgField,
+  DEVICE_FIELDS,
+  type DeviceField,
+  DIMENSION_FIELDS,
   EVENT_FIELDS,
   type EventField,
   type Field,
@@ -47,7 +50,7 @@ const MAX_INTERNED = 1 << 16;
  * `otherData` (`member` the one member read), in `traceEvents`, in an event, in its `args`; `key` the last key read.
  */
 interface Slot {
-  readonly at: 'root' | 'top' | 'member' | 'events' | 'event' | 'args';
+  readonly at: 'root' | 'top' | 'member' | 'events' | 'event' | 'args' | 'dimensions' | 'devices' | 'device';
   key: string | null;
   readonly member?: 'rank' | 'tool';
 }
@@ -71,6 +74,9 @@ export class TraceAssembler {
   private index = 0;
   private event: Partial<Record<EventField, Field>> = {};
   private args: Partial<Record<ArgField, Field>> = {};
+  /** A dimensions array being read: its field and the product so far (NaN once an item is not a count). */
+  private dimensions: { field: ArgField; product: number } | null = null;
+  private devices: Partial<Record<DeviceField, Field>>[] | undefined = undefined;
 
   constructor(
     private readonly file: string,
@@ -103,7 +109,7 @@ export class TraceAssembler {
 
   finish(): StreamedTrace {
     if (!this.hasEvents) throw traceError(this.file, 'it has no traceEvents array');
-    return { top: { kinetoKeys: this.kinetoKeys, rank: this.rank, tool: this.tool }, records: this.records };
+    return { top: { kinetoKeys: this.kinetoKeys, rank: this.rank, tool: this.tool, ...(this.devices ? { devices: this.devices } : {}) }, records: this.records };
   }
 
   private get slot(): Slot {
@@ -146,7 +152,22 @@ export class TraceAssembler {
         if (slot.key !== null && EVENT_KEYS.has(slot.key)) this.event[slot.key as EventField] = kept();
         return 'skip';
       case 'args':
+        if (slot.key !== null && DIMENSION_FIELDS.has(slot.key) && value === ARRAY) {
+          this.dimensions = { field: slot.key as ArgField, product: 1 };
+          return { at: 'dimensions', key: null };
+        }
         if (slot.key !== null && ARG_KEYS.has(slot.key)) this.args[slot.key as ArgField] = kept();
+        return 'skip';
+      case 'dimensions':
+        if (this.dimensions) this.dimensions.product *= typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : Number.NaN;
+        return 'skip';
+      case 'devices':
+        if (value !== OBJECT) return 'skip';
+        this.devices?.push({});
+        return { at: 'device', key: null };
+      case 'device':
+        if (slot.key !== null && (DEVICE_FIELDS as readonly string[]).includes(slot.key) && this.devices?.length)
+          this.devices[this.devices.length - 1]![slot.key as DeviceField] = kept();
         return 'skip';
     }
   }
@@ -156,6 +177,10 @@ export class TraceAssembler {
     const member = Object.hasOwn(TOP_MEMBERS, key) ? TOP_MEMBERS[key] : undefined;
     // A repeated key replaces the earlier one, as JSON.parse has it.
     if (member) this.setMember(member, undefined);
+    if (key === 'deviceProperties') {
+      this.devices = value === ARRAY ? [] : undefined;
+      if (value === ARRAY) return { at: 'devices', key: null };
+    }
     if (key === 'traceEvents') {
       this.hasEvents = value === ARRAY;
       this.records = [];
@@ -184,6 +209,11 @@ export class TraceAssembler {
     const slot = this.stack.pop()!;
     this.depth--;
     if (slot.at === 'event') this.endEvent();
+    if (slot.at === 'dimensions' && this.dimensions) {
+      const { field, product } = this.dimensions;
+      this.args[field] = Number.isNaN(product) ? NESTED_ARRAY : product;
+      this.dimensions = null;
+    }
     if (this.depth === 0) this.done = true;
   }
 

@@ -45,11 +45,23 @@ describe('analyze: patterns built in code', () => {
     );
   });
 
-  it("serialised-copies: an H2D on stream 15, issued at 0.2 ms while stream 14's ran 0–1 ms, waits until 1.0: 0.5 ms (its length) at stake", () => {
+  it('serialised-copies stays silent where the first copy ran at the link rate: overlapping cannot beat the link', () => {
+    // 8 MB in 1 ms and 4 MB in 0.5 ms: both at 8 GB/s, the trace's fastest, so the link was full.
     const document = analyse([launch(-100, 10, 1, 'cudaMemcpyAsync'), h2d(14, 0, 1000, 1, 8e6), launch(190, 10, 2, 'cudaMemcpyAsync'), h2d(15, 1000, 500, 2, 4e6)]);
+    assert.deepEqual(document.findings, []);
+  });
+
+  it("serialised-copies where the link had room: stream 15's 1 MB copy waits for stream 14's; overlapped it saves 0.395 ms", () => {
+    // At 20 GB/s a 1 MB copy holds the link 0.05 ms of its 0.5 ms. Without the wait, stream 15's copy starts when its
+    // launch (at 0.09–0.1 ms) lets it, 5 µs later as stream 14's did after its own: 0.105 to 0.605 ms, not 0.5 to 1.0.
+    const parsed = parseTraceDocument('room.json', {
+      schemaVersion: 1,
+      traceEvents: [launch(-15, 10, 1, 'cudaMemcpyAsync'), h2d(14, 0, 500, 1, 1e6), launch(90, 10, 2, 'cudaMemcpyAsync'), h2d(15, 500, 500, 2, 1e6)],
+    });
+    const document = analyzeTraces([parsed], { rates: { source: 'probe', file: 'probe.json', byDevice: new Map([[0, { h2d: 20, d2h: 20 }]]) }, toolVersion: 'test' });
     assert.deepEqual(
-      document.findings.map((f) => [f.code, f.ms]),
-      [['serialised-copies', 0.5]],
+      document.findings.map((f) => [f.code, Math.round(f.ms * 1e6) / 1e6]),
+      [['serialised-copies', 0.395]],
     );
   });
 

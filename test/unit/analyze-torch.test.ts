@@ -25,22 +25,24 @@ describe('analyze on PyTorch profiler traces from an H100', () => {
     assert.ok(device && Math.abs(device.stepMs - 3.3403) / 3.3403 < 0.05, `${device?.stepMs} ms a step`);
   });
 
-  it('finds the pageable copy, the mid-step synchronize and the default stream in the programs that have them', () => {
+  it('finds the pageable copy and the mid-step synchronize, and not the default stream where nothing waited on it', () => {
     const codes = (name: string) => analyse(name).findings.map((f) => f.code);
     assert.ok(codes('pageable').includes('pageable-copy'), codes('pageable').join(', '));
     assert.ok(codes('sync').includes('host-sync'), codes('sync').join(', '));
-    assert.ok(codes('serial').includes('default-stream'), codes('serial').join(', '));
+    // Everything on the default stream: no other stream waited on it, and on one other stream it would run the same.
+    assert.ok(!codes('serial').includes('default-stream'), codes('serial').join(', '));
     assert.ok(!codes('overlapped').includes('pageable-copy') && !codes('overlapped').includes('default-stream'), codes('overlapped').join(', '));
   });
 
-  it('finds a thousand tiny kernels a step host-bound, and two H2D copies that waited for each other serialised', () => {
-    // host-bound: 12.97 ms a step by CUDA events, its 1,000 kernels 1.2 ms of it; serialised: two 32 MiB H2D copies
-    // issued at once on two streams, the second starting only when the first ended (patterns-2/*.analyze.txt).
+  it('finds a thousand tiny kernels a step host-bound, and not two H2D copies at the link rate serialised', () => {
+    // host-bound: 12.97 ms a step by CUDA events, its 1,000 kernels 1.2 ms of it. serialised: two 32 MiB H2D copies
+    // issued at once on two streams, the second starting when the first ended, each at the link's full rate: run at
+    // once they would share the link and end no sooner (patterns-2/*.analyze.txt).
     const top = (name: string) => analyse(name).findings[0];
     assert.equal(top('host-bound')?.code, 'host-bound');
-    assert.ok((top('host-bound')?.ms ?? 0) > 10, `${top('host-bound')?.ms} ms at stake`);
-    assert.equal(top('serialised')?.code, 'serialised-copies');
-    assert.ok(!analyse('overlapped').findings.some((f) => f.code === 'serialised-copies' || f.code === 'host-bound'));
+    assert.ok((top('host-bound')?.ms ?? 0) > 10, `${top('host-bound')?.ms} ms saved`);
+    assert.ok(!analyse('serialised').findings.some((f) => f.code === 'serialised-copies'));
+    assert.ok(!analyse('overlapped').findings.some((f) => f.code === 'serialised-copies'));
   });
 });
 

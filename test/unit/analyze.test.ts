@@ -126,13 +126,10 @@ describe('analyze: a pageable copy on the compute stream, which is the default s
     near(step.efficiency, 0.57 / 1.18, 'efficiency');
   });
 
-  it('finds default-stream (all 1.15 ms of work), copy-on-compute-stream (0.6 ms exposed) and pageable-copy (0.5 ms), largest first', () => {
-    assert.deepEqual(codes(document.findings), ['default-stream', 'copy-on-compute-stream', 'pageable-copy']);
-    const ms = Object.fromEntries(document.findings.map((f) => [f.code, f.ms]));
-    near(ms['default-stream'], 1.15, 'default stream');
-    near(ms['copy-on-compute-stream'], 0.6, 'copy on compute stream');
-    near(ms['pageable-copy'], 0.5, 'pageable');
-    assert.match(document.findings[2]!.message, /pageable host memory take 0\.500 ms a step/);
+  it('finds nothing that would save time: no other stream, nothing before the H2D or after the D2H, no faster pinned link', () => {
+    // Everything runs on the default stream, so no other stream waited on it; the H2D comes first and the D2H last, so
+    // on streams of their own they would hold nothing; and the pageable H2D ran at 10 GB/s, as fast as the pinned D2H.
+    assert.deepEqual(document.findings, []);
     assert.ok(document.notes.some((n) => /stream 7 is taken for the legacy default stream/.test(n)));
   });
 });
@@ -164,12 +161,11 @@ describe('analyze: a DDP rank whose all-reduce is partly hidden (ddp-nccl.json)'
     near(device.steps[0]!.busy.kernels, 1, 'kernels busy, NCCL included');
   });
 
-  it('exposed communication 0.2 and 0.4 ms: median 0.3, and the finding 0.3 ms a step over 2 steps', () => {
+  it('exposed communication 0.2 and 0.4 ms, median 0.3, and no finding: each all-reduce already starts as early as its data allows', () => {
+    // Step 0's all-reduce starts while the compute runs; step 1's is the whole of the communication after the whole of
+    // the compute, as one call: moved earlier it would reduce gradients not yet computed.
     near(device.exposedCommMs, 0.3, 'median exposed');
-    assert.deepEqual(codes(document.findings), ['exposed-communication']);
-    near(document.findings[0]!.ms, 0.3, 'finding');
-    assert.equal(document.findings[0]!.steps, 2);
-    assert.equal(document.findings[0]!.rank, 1);
+    assert.deepEqual(codes(document.findings), []);
   });
 
   it('floors each step at its compute alone (NCCL kernels wait, they do not compute): 1.0 and 0.5, median 0.75', () => {
@@ -192,9 +188,12 @@ describe('analyze: a synchronize in the middle of a step (host-sync.json)', () =
     near(step.hostWaitMs, 1.02, 'host wait');
   });
 
-  it('finds host-sync for the mid-step synchronize (1.02 ms) and not host-bound, whose gap the sync explains', () => {
-    assert.deepEqual(codes(document.findings), ['host-sync']);
-    near(document.findings[0]!.ms, 1.02, 'host sync');
+  it('finds host-sync saving 0.59 ms, the time the host sat in the synchronize, not the 1.02 ms the GPU idled', () => {
+    // Without the synchronize the host does its 1 ms of work from 0.12 ms, not from 0.71: the launches come 0.59 ms
+    // sooner. Host-bound is what a CUDA graph would save on top: the launches issued at once, the kernels back to back.
+    assert.deepEqual(codes(document.findings), ['host-sync', 'host-bound']);
+    assert.equal(Math.round(document.findings[0]!.ms * 1e6) / 1e6, 0.59, 'host sync');
+    assert.equal(Math.round(document.findings[1]!.ms * 1e6) / 1e6, 0.43, 'host bound');
   });
 });
 

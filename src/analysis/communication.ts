@@ -1,0 +1,90 @@
+import type { Cause, CauseContext } from './causes.js';
+import { slowdownBeside } from './contention.js';
+import type { Edge, Edit } from './replay.js';
+import { edgeAt, edgesInto, opEnd, opStart, replay } from './replay.js';
+import { stepMembers } from './steps.js';
+
+// Exposed communication as a counterfactual: the step's collectives started as their gradients become ready during
+// the backward pass, as DDP's buckets start them, instead of where the program started them. Which gradients a
+// collective reduces the trace does not say; the collectives are taken in order, each ready once the backward pass
+// has done the share of its compute that the collectives before it and itself take of the communication (equal
+// buckets of layers, the bucket model of src/kinds/collective/buckets.ts). The backward pass is the compute launched
+// from a thread other than the one that launched the step's first op (PyTorch's autograd runs on a thread of its own),
+// else the compute before the first collective. The compute that then runs beside a collective is slowed by what the
+// collective's blocks take of its SMs (contention.ts), found by replaying a few times.
+
+/** Replays that settle the compute's slowdown beside the moved collectives. */
+const ROUNDS = 3;
+
+export function exposedCommunication({ graph, windows, device }: CauseContext): Cause | null {
+  const { ops, calls, callOf } = graph;
+  const dropped = new Set<number>();
+  const added: Edge[] = [];
+  const moved: number[] = [];
+  for (const members of stepMembers(ops, windows)) {
+    const comm = members.filter((i) => ops[i]!.communication);
+    if (!comm.length) continue;
+    const compute = members.filter((i) => ops[i]!.kind === 'kernel' && !ops[i]!.communication);
+    const first = members[0]!;
+    const threadOf = (i: number) => (callOf[i]! >= 0 ? (calls[callOf[i]!]!.thread ?? null) : null);
+    const main = threadOf(first);
+    const lastComm = ops[comm[comm.length - 1]!]!.start;
+    let backward = compute.filter((i) => main !== null && threadOf(i) !== null && threadOf(i) !== main && ops[i]!.start < lastComm);
+    if (!backward.length) backward = compute.filter((i) => ops[i]!.end <= ops[comm[0]!]!.start);
+    if (!backward.length) continue;
+    const computeMs = backward.reduce((sum, i) => sum + ops[i]!.end - ops[i]!.start, 0);
+    const commMs = comm.reduce((sum, i) => sum + ops[i]!.end - ops[i]!.start, 0);
+    if (!(computeMs > 0) || !(commMs > 0)) continue;
+    let done = 0;
+    let b = 0;
+    let readyMs = 0;
+    for (const c of comm) {
+      done += ops[c]!.end - ops[c]!.start;
+      const share = (done / commMs) * computeMs;
+      while (b < backward.length - 1 && readyMs + duration(ops, backward[b]!) < share - 1e-9) readyMs += duration(ops, backward[b++]!);
+      const ready = backward[b]!;
+      for (const k of edgesInto(graph.edges, opStart(c))) {
+        const edge = edgeAt(graph.edges, k);
+        const source = ops[edge.from >> 1];
+        // Keep the collective's own stream order; drop what held it to the compute and to its launch.
+        if (edge.kind === 'issue' || ((edge.kind === 'wait' || edge.kind === 'stream') && !source?.communication)) dropped.add(k);
+      }
+      added.push({ kind: 'wait', from: opEnd(ready), to: opStart(c), weight: 0, lag: 0 });
+      moved.push(c);
+    }
+  }
+  if (!moved.length) return null;
+  const edit = withContention({ dropped, added }, graph, moved, device);
+  return { code: 'exposed-communication', edit, ops: moved, facts: { count: moved.length, streams: [...new Set(moved.map((i) => ops[i]!.stream))] } };
+}
+
+function duration(ops: CauseContext['graph']['ops'], i: number): number {
+  return ops[i]!.end - ops[i]!.start;
+}
+
+/** The edit with each compute kernel made as much longer as the collectives it now runs beside take of its SMs. */
+function withContention(edit: Edit, graph: CauseContext['graph'], comm: readonly number[], device: CauseContext['device']): Edit {
+  if (!device) return edit;
+  const { ops } = graph;
+  const kernels = ops.flatMap((op, i) => (op.kind === 'kernel' && !op.communication && op.launch ? [i] : []));
+  const commShape = comm.map((i) => ops[i]!.launch).find((shape) => shape);
+  if (!commShape || !kernels.length) return edit;
+  const slowdown = new Map(kernels.map((i) => [i, slowdownBeside(ops[i]!.launch!, commShape, device)]));
+  let current: Edit = edit;
+  for (let round = 0; round < ROUNDS; round++) {
+    const time = replay(graph, current);
+    const pieces = comm.map((i) => ({ start: time[opStart(i)]!, end: time[opEnd(i)]! })).sort((a, b) => a.start - b.start);
+    const opDuration = new Map<number, number>();
+    for (const i of kernels) {
+      const factor = slowdown.get(i)!;
+      if (factor <= 1) continue;
+      const start = time[opStart(i)]!;
+      const end = time[opEnd(i)]!;
+      const beside = pieces.reduce((sum, p) => sum + Math.max(0, Math.min(end, p.end) - Math.max(start, p.start)), 0);
+      const share = end > start ? Math.min(1, beside / (end - start)) : 0;
+      if (share > 0) opDuration.set(i, duration(ops, i) * (1 + (factor - 1) * share));
+    }
+    current = { ...edit, opDuration };
+  }
+  return current;
+}
