@@ -73,7 +73,7 @@ export function judge(measured: Measured, rule: Pick<VerdictRule, 'band'>): Verd
 }
 
 /** B/A − 1 for a log ratio: what a view prints as the change. */
-export const asChange = (logRatio: number): number => Math.expm1(logRatio);
+const asChange = (logRatio: number): number => Math.expm1(logRatio);
 
 /** The interval as changes (B/A − 1), as the documents store it. */
 export type ChangeRange = Readonly<z.infer<typeof ChangeRangeSchema>>;

@@ -7,8 +7,6 @@ import { type ChangeInterval, type Measured, tooFew } from './rule.js';
 // always give the same interval), and on logs it is symmetric: A against B is exactly the mirror of B against A,
 // and scaling both sides by one constant changes nothing.
 
-/** The one-sided 95% point of the standard normal: the two-sided 90% interval. */
-const Z_90 = 1.6448536269514722;
 /** Below these sizes (both sides) the Mann–Whitney distribution is counted exactly, as R's wilcox.test does. */
 const EXACT_BELOW = 50;
 
@@ -29,7 +27,7 @@ export function mosesRank(m: number, n: number, confidence: number): number | nu
     while (k < cumulative.length && (cumulative[k] as number) <= limit) k++;
     return k >= 1 ? k : null;
   }
-  const z = confidence === 0.9 ? Z_90 : normalQuantile(1 - tail);
+  const z = normalQuantile(1 - tail);
   const k = Math.floor((m * n) / 2 - z * Math.sqrt((m * n * (m + n + 1)) / 12) + 0.5);
   return k >= 1 ? k : null;
 }
@@ -91,6 +89,36 @@ function normalQuantile(p: number): number {
 }
 
 /**
+ * The k-th smallest (1-based) of the m·n differences y − x, x from `xs` and y from `ys`, both sorted ascending, in
+ * O(m + n) memory: runs of thousands of reps would need millions of differences held and sorted. Bisection on the
+ * value keeps count(lo) < k ≤ count(hi) until lo and hi are adjacent doubles, when hi is a difference itself.
+ */
+export function kthDifference(xs: readonly number[], ys: readonly number[], k: number): number {
+  const [m, n] = [xs.length, ys.length];
+  // How many differences are at most v: ys[j] − xs[i] rises with j and falls with i, so as i rises more j qualify,
+  // and one pass of two pointers counts them.
+  const count = (v: number) => {
+    let total = 0;
+    let j = 0;
+    for (let i = 0; i < m; i++) {
+      const x = xs[i] as number;
+      while (j < n && (ys[j] as number) - x <= v) j++;
+      total += j;
+    }
+    return total;
+  };
+  let lo = (ys[0] as number) - (xs[m - 1] as number);
+  if (count(lo) >= k) return lo;
+  let hi = (ys[n - 1] as number) - (xs[0] as number);
+  for (;;) {
+    const mid = lo + (hi - lo) / 2;
+    if (mid <= lo || mid >= hi) return hi;
+    if (count(mid) >= k) hi = mid;
+    else lo = mid;
+  }
+}
+
+/**
  * B's times against A's, two independent runs: the Hodges–Lehmann shift of log times and its Moses interval at
  * `confidence`, or why there is none (too few samples, or a time that is not positive).
  */
@@ -98,14 +126,11 @@ export function shiftInterval(a: readonly number[], b: readonly number[], confid
   if (![...a, ...b].every((t) => t > 0 && Number.isFinite(t))) return { interval: null, reason: 'a time that is not positive and finite: no interval' };
   const k = mosesRank(a.length, b.length, confidence);
   if (k === null) return tooFew(`${a.length} and ${b.length} samples`, confidence);
-  const [la, lb] = [a.map(Math.log), b.map(Math.log)];
-  const differences = new Float64Array(la.length * lb.length);
-  let i = 0;
-  for (const y of lb) for (const x of la) differences[i++] = y - x;
-  differences.sort();
-  const at = (rank: number) => differences[rank] as number;
-  const count = differences.length;
-  const middle = count % 2 ? at((count - 1) / 2) : (at(count / 2 - 1) + at(count / 2)) / 2;
-  const interval: ChangeInterval = { estimate: middle, low: at(k - 1), high: at(count - k) };
+  const ascending = (xs: readonly number[]) => xs.map(Math.log).sort((x, y) => x - y);
+  const [la, lb] = [ascending(a), ascending(b)];
+  const at = (rank: number) => kthDifference(la, lb, rank);
+  const count = la.length * lb.length;
+  const middle = count % 2 ? at((count + 1) / 2) : (at(count / 2) + at(count / 2 + 1)) / 2;
+  const interval: ChangeInterval = { estimate: middle, low: at(k), high: at(count - k + 1) };
   return { interval, reason: null };
 }

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { logRatios, pairedEstimate, pairedMeasured } from '../../src/compare/paired.js';
 import { judge, type Measured, type Verdict, type VerdictRule, pairedRule, separateRunsRule } from '../../src/compare/rule.js';
-import { shiftInterval } from '../../src/compare/shift.js';
+import { kthDifference, shiftInterval } from '../../src/compare/shift.js';
 import { clockConfirmedVerdict, verdict } from '../../src/compare/verdict.js';
 
 // The one rule's promises, over samples as runs produce them: positive times, a few per cent to tens of per cent of
@@ -48,6 +48,19 @@ function nearEdge(measured: Measured, rule: Pick<VerdictRule, 'band'>, eps: numb
 }
 
 describe('the verdict rule (property)', () => {
+  it('selects the k-th of the differences as sorting them all would, ties and signs included', () => {
+    const values = fc.array(fc.oneof(fc.constantFrom(-1, 0, 0.5, 1), thousandths(-3, 3), fc.double({ min: -1e3, max: 1e3, noNaN: true })), { minLength: 1, maxLength: 12 });
+    fc.assert(
+      fc.property(values, values, fc.nat(), (x, y, pick) => {
+        const [xs, ys] = [[...x].sort((p, q) => p - q), [...y].sort((p, q) => p - q)];
+        const all = ys.flatMap((b) => xs.map((a) => b - a)).sort((p, q) => p - q);
+        const k = (pick % all.length) + 1;
+        assert.equal(kthDifference(xs, ys, k), all[k - 1]);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('mirrors on swapping two runs: slower and faster swap, same and noisy stay', () => {
     fc.assert(
       fc.property(fc.oneof(pair, nearPair), band, ([a, b], d) => {

@@ -63,6 +63,8 @@ describe("the Moses interval's rank", () => {
   it('takes the normal approximation from 50 samples a side: 1487 for 60 and 60', DEADLINE, () => {
     // ⌊mn/2 − 1.6449·√(mn(m+n+1)/12) + 0.5⌋ = ⌊1800 − 313.40 + 0.5⌋.
     assert.equal(mosesRank(60, 60, 0.9), 1487);
+    // At 95%: ⌊1800 − 1.9600·190.53 + 0.5⌋.
+    assert.equal(mosesRank(60, 60, 0.95), 1427);
     // Either side of the switch the two agree to within a rank.
     const exact = mosesRank(49, 49, 0.9) as number;
     const normal = Math.floor((49 * 49) / 2 - 1.6448536269514722 * Math.sqrt((49 * 49 * 99) / 12) + 0.5);
