@@ -14,7 +14,7 @@ import type { ChangeRangeSchema, OverallVerdictSchema, VerdictRuleSchema, Verdic
 // δ is a fixed band, stated in every view and document; `--threshold` sets it. It is never widened by the noise:
 // noisy samples give a wide interval, and a wide interval can only read `noisy`, never an easier `same`. The band is
 // taken in logs (B/A between 1/(1+δ) and 1+δ), so swapping A and B swaps `slower` and `faster` and keeps `same` and
-// `noisy`, and scaling both sides by one constant changes nothing.
+// `noisy`, and scaling both sides by one constant changes nothing (to rounding).
 //
 // The interval depends on how the samples were taken: two independent runs (compare, analyze --ab) give the
 // Hodges–Lehmann shift of log times with its Moses interval (shift.ts); interleaved pairs (ab) the median log ratio

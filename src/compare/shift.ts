@@ -5,7 +5,7 @@ import { type ChangeInterval, type Measured, tooFew } from './rule.js';
 // interval (the k-th smallest to the k-th largest of those differences, k from the Mann–Whitney distribution). It is
 // distribution-free (no normality: GPU times are skewed and have outliers), needs no resampling (the same samples
 // always give the same interval), and on logs it is symmetric: A against B is exactly the mirror of B against A,
-// and scaling both sides by one constant changes nothing.
+// and scaling both sides by one constant changes nothing (to rounding).
 
 /** Below these sizes (both sides) the Mann–Whitney distribution is counted exactly, as R's wilcox.test does. */
 const EXACT_BELOW = 50;
