@@ -29,7 +29,10 @@ if (values.help) {
   and allocated once, their reps interleaved on this GPU. Only the modes a user acts on are judged; writes OUT/ab-<config>.json.
 Without --ab: runs each config, writes OUT/results.json and compares it with BASELINES/<gpu-model>/results.json (the
   stored history; machines of one model still differ by several per cent, so prefer --ab as a gate).
-Exit codes are cuda-pipe compare's: 0 no slowdown, 1 slower, 2 no baseline or bad files, 3 no GPU.
+--threshold PERCENT: the equivalence band ±δ of the one verdict rule (default 0.5 for ab's pairs, 1 for compare):
+  same only when the 90% interval of the change lies inside it, slower when the interval is clear of no change and
+  the estimate passes it, otherwise noisy (docs/measuring.md).
+Exit codes are cuda-pipe compare's: 0 no slowdown, 1 slower (or mixed), 2 no baseline or bad files, 3 no GPU.
 `);
   process.exit(0);
 }

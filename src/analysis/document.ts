@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ChangeRangeSchema, OverallVerdictSchema, VerdictRuleSchema, VerdictSchema } from '../result/verdict.js';
 
 // The document `analyze --json` writes (`cuda-pipe/analysis`, version 1) and `schema --analysis` prints. Shares are
 // fractions (0.25 = 25%), times milliseconds. A share is null where its first party never ran in the step.
@@ -155,7 +156,11 @@ export const StepsVerdictSchema = z.object({
   steps: z.tuple([z.number().int(), z.number().int()]),
   /** (B − A) / A of the medians. */
   change: z.number(),
-  verdict: z.enum(['faster', 'slower', 'same', 'noisy']),
+  /** B/A − 1 by compare/rule.ts: the Hodges–Lehmann estimate and its interval; null with too few steps (absent before 2026-11-27). */
+  interval: ChangeRangeSchema.nullable().optional(),
+  verdict: VerdictSchema,
+  /** Why, in one line (absent before 2026-11-27). */
+  reason: z.string().optional(),
 });
 export type StepsVerdict = z.infer<typeof StepsVerdictSchema>;
 
@@ -171,6 +176,9 @@ export const AnalysisDocumentSchema = z.object({
   collectives: CollectiveSkewSchema.optional(),
   /** Only with --ab: B's steps against A's, per device. */
   verdicts: z.array(StepsVerdictSchema).optional(),
+  /** Only with --ab: every device's verdict in one, and the rule (compare/rule.ts); absent before 2026-11-27. */
+  verdict: OverallVerdictSchema.optional(),
+  verdictRule: VerdictRuleSchema.optional(),
 });
 export type AnalysisDocument = z.infer<typeof AnalysisDocumentSchema>;
 

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { confirmWithClocks, logRatios, PAIRED_CONFIDENCE, pairedDecision, pairedEstimate, pairedNeeded, type PairedEstimate, type PairedRule } from '../compare/paired.js';
+import { logRatios, pairedEstimate, type PairedEstimate, pairedMeasured } from '../compare/paired.js';
+import { confirmWithClocks, judge, overallVerdict, type VerdictRule, verdictReason } from '../compare/rule.js';
 import { isGating, runsKernels } from '../compare/verdict.js';
 import { configHash } from '../config/hash.js';
 import type { LoadedConfig } from '../config/types.js';
@@ -24,11 +25,12 @@ export interface AbOptions {
   readonly wait: WaitStrategy;
   readonly signal?: AbortSignal | undefined;
   readonly timeoutMs?: number | undefined;
-  /** Each mode's budget for its interleaved reps: an undecided mode stops here and reads `noisy`. */
+  /** Each mode's budget for its interleaved reps: a mode still `noisy` stops here. */
   readonly maxTimeMs: number;
   /** Pairs before the rule may stop a mode. */
   readonly minPairs: number;
-  readonly rule: PairedRule;
+  /** The one rule (compare/rule.ts' `pairedRule`): its band and confidence. */
+  readonly rule: VerdictRule;
   readonly onMeasuring?: (() => void) | undefined;
 }
 
@@ -43,13 +45,15 @@ export interface InterleaveOptions {
   readonly minPairs: number;
   readonly maxPairs: number;
   readonly maxTimeMs: number;
-  readonly rule: PairedRule;
+  readonly rule: VerdictRule;
   /** Reads the SM clock after a rep; undefined (or null readings) where NVML is not available. */
   readonly smClock?: (() => number | null) | undefined;
 }
 
 /**
- * Interleaves one mode's reps of A and B until the paired rule decides, after `minPairs`, or the budget runs out.
+ * Interleaves one mode's reps of A and B until the rule decides (`slower`, `faster` or `same`), after `minPairs`, or
+ * the budget runs out and the mode stays `noisy`. Looking after every pair makes a wrong verdict somewhat likelier
+ * than one look at the 90% interval would; the budget bounds the looks.
  * Each pair runs back to back, alternating which side goes first (A B, B A, A B, …) so that whatever a rep leaves
  * behind for the next (a warm cache, a clock that rose) favours neither side.
  */
@@ -70,24 +74,27 @@ export async function interleaveMode(sides: InterleavedSides, options: Interleav
     if (clock) clocks[key].push(clock);
   };
   const withClocks = runsKernels(sides.a.schedule.role) && options.smClock !== undefined;
-  const judge = () => {
-    const time = pairedEstimate(logRatios(times.a, times.b));
+  const { rule } = options;
+  const judgePairs = () => {
+    const time = pairedEstimate(logRatios(times.a, times.b), rule.confidence);
     const full = withClocks && clocks.a.length === times.a.length && clocks.b.length === times.b.length;
-    const cycles = full ? pairedEstimate(logRatios(cyclesOf(times.a, clocks.a), cyclesOf(times.b, clocks.b))) : null;
-    // Cycles are judged against the change that counts in time: clock readings that scatter widen the interval (so
-    // more pairs, or noisy) but never raise the bar until a real change reads as same.
-    const inCycles = cycles && pairedDecision(cycles, { ...options.rule, threshold: pairedNeeded(time, options.rule) });
-    const confirmed = confirmWithClocks(pairedDecision(time, options.rule), inCycles);
-    return { time, cycles, ...confirmed };
+    const cycles = full ? pairedEstimate(logRatios(cyclesOf(times.a, clocks.a), cyclesOf(times.b, clocks.b)), rule.confidence) : null;
+    const measured = pairedMeasured(time, rule.confidence);
+    const inTime = judge(measured, rule);
+    // Cycles are judged by the same band: clock readings that scatter widen the interval (so more pairs, or noisy).
+    const inCycles = cycles && judge(pairedMeasured(cycles, rule.confidence), rule);
+    const confirmed = confirmWithClocks(inTime, inCycles);
+    const reason = confirmed.verdict === inTime ? verdictReason(measured, rule, inTime) : `${verdictReason(measured, rule, inTime)} in time, ${inCycles} in clock-normalised time`;
+    return { time, cycles, ...confirmed, reason };
   };
   const start = performance.now();
   for (let pair = 0; ; pair++) {
     for (const key of pair % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) await timed(key);
     const n = pair + 1;
     if (n < options.minPairs) continue;
-    const judged = judge();
+    const judged = judgePairs();
     const elapsedMs = performance.now() - start;
-    const stoppedBy = judged.decision !== 'undecided' ? 'decided' : n >= options.maxPairs ? 'max-reps' : elapsedMs >= options.maxTimeMs ? 'max-time' : null;
+    const stoppedBy = judged.verdict !== 'noisy' ? 'decided' : n >= options.maxPairs ? 'max-reps' : elapsedMs >= options.maxTimeMs ? 'max-time' : null;
     if (stoppedBy === null) continue;
     const { schedule } = sides.a;
     return {
@@ -100,9 +107,10 @@ export async function interleaveMode(sides: InterleavedSides, options: Interleav
       b: summarize(times.b),
       time: ratioRecord(judged.time),
       cycles: judged.cycles && ratioRecord(judged.cycles),
-      needed: pairedNeeded(judged.time, options.rule),
+      needed: rule.band,
       change: judged.time.ratio - 1,
-      verdict: judged.decision === 'undecided' ? 'noisy' : judged.decision,
+      verdict: judged.verdict,
+      reason: judged.reason,
       clocksExplain: judged.clocksExplain,
       stoppedBy,
       elapsedMs,
@@ -190,7 +198,7 @@ export async function runAb(a: LoadedConfig, b: LoadedConfig, options: AbOptions
   const side = (loaded: LoadedConfig, v: Verification) => ({ name: loaded.config.name, path: loaded.config.path ?? null, hash: configHash(loaded.config), verification: v });
   const notes = modes
     .filter((m) => m.stoppedBy !== 'decided')
-    .map((m) => `${m.id}: undecided after ${m.aMs.length} pairs (${(m.elapsedMs / 1000).toFixed(1)} s), so noisy; a larger --max-time gives it more pairs.`);
+    .map((m) => `${m.id}: noisy after ${m.aMs.length} pairs (${(m.elapsedMs / 1000).toFixed(1)} s): a larger --max-time gives it more pairs, a quieter host a narrower interval.`);
   return {
     schema: AB_SCHEMA_ID,
     version: AB_VERSION,
@@ -202,15 +210,13 @@ export async function runAb(a: LoadedConfig, b: LoadedConfig, options: AbOptions
     a: side(a, verification[0]),
     b: side(b, verification[1]),
     rule: {
-      floor: options.rule.floor,
-      multiple: options.rule.multiple,
-      threshold: options.rule.threshold,
-      confidence: PAIRED_CONFIDENCE,
+      ...options.rule,
       minPairs: options.minPairs,
       maxPairs: policy.maxReps,
       maxTimeMs: options.maxTimeMs,
       warmup: policy.warmup,
     },
+    verdict: overallVerdict(modes.filter((m) => m.gating).map((m) => m.verdict)),
     gate: options.gate,
     clocks:
       outer.clockUnavailable === null

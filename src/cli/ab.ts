@@ -1,6 +1,6 @@
 import { runAb } from '../api/ab.js';
 import { cliIo } from './io.js';
-import { PAIRED_RULE } from '../compare/paired.js';
+import { isRegression, pairedRule } from '../compare/rule.js';
 import { loadConfigFile } from '../config/load.js';
 import type { Overrides } from '../config/types.js';
 import type { ExitCode } from '../errors.js';
@@ -41,7 +41,7 @@ export async function abCommand(pathA: string, pathB: string, flags: AbFlags): P
       timeoutMs: flags.timeout === undefined ? undefined : flags.timeout * 1000,
       maxTimeMs: flags.maxTime * 1000,
       minPairs: flags.minPairs,
-      rule: flags.threshold === undefined ? PAIRED_RULE : { ...PAIRED_RULE, threshold: flags.threshold / 100 },
+      rule: pairedRule(flags.threshold === undefined ? undefined : flags.threshold / 100),
       onMeasuring: () => cliIo().stderr.write(`measuring ${a.config.name} against ${b.config.name}, interleaved (Ctrl-C stops after the current rep)\n`),
     }),
   );
@@ -52,5 +52,5 @@ export async function abCommand(pathA: string, pathB: string, flags: AbFlags): P
   const columns = outputColumns(out);
   out.write(fitLines(renderAbTable(result, makeStyle(out), columns), columns) + '\n');
   const failed = [result.a, result.b].some((side) => side.verification.status === 'failed');
-  return failed || result.modes.some((m) => m.gating && m.verdict === 'slower') ? 1 : 0;
+  return failed || (result.verdict !== undefined && isRegression(result.verdict)) ? 1 : 0;
 }

@@ -1,6 +1,6 @@
 import { analyzeTraces } from '../analysis/analyze.js';
 import { judgeSteps } from '../compare/steps.js';
-import { NOISE_RULE, thresholdRule } from '../compare/verdict.js';
+import { separateRunsRule } from '../compare/rule.js';
 import { UsageError } from '../errors.js';
 import { parseTraceFile } from '../analyze/parse.js';
 import type { ParsedTrace } from '../analysis/events.js';
@@ -31,14 +31,15 @@ export async function analyzeCommand(
   const traces: ParsedTrace[] = [];
   for (const file of files) traces.push(await parseTraceFile(file));
   const analysed = analyzeTraces(traces, { rates, toolVersion: packageVersion() });
-  const verdicts = flags.ab
+  const judged = flags.ab
     ? judgeSteps(
         analysed.devices.filter((d) => d.file === files[0]),
         analysed.devices.filter((d) => d.file === files[1]),
-        flags.threshold === undefined ? NOISE_RULE : thresholdRule(flags.threshold / 100),
+        separateRunsRule(flags.threshold === undefined ? undefined : flags.threshold / 100),
       )
     : undefined;
-  const document = verdicts ? { ...analysed, verdicts } : analysed;
+  const verdicts = judged?.verdicts;
+  const document = judged ? { ...analysed, ...judged } : analysed;
   const out = await writeDocuments([
     { flag: 'json', target: flags.json, render: () => `${JSON.stringify(document, null, 2)}\n` },
     { flag: 'md', target: flags.md, render: () => renderAnalysisMarkdown(document) },

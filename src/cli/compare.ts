@@ -1,5 +1,6 @@
 import { loadResults } from '../result/load.js';
-import { compareResults, hasRegression, NOISE_RULE, thresholdRule } from '../compare/verdict.js';
+import { separateRunsRule } from '../compare/rule.js';
+import { compareResults, hasRegression } from '../compare/verdict.js';
 import { UsageError } from '../errors.js';
 import { renderCompareMarkdown, renderCompareTable } from '../report/compare.js';
 import { makeStyle } from '../report/style.js';
@@ -7,7 +8,7 @@ import { fitLines, outputColumns } from '../report/width.js';
 import { writeDocuments } from './write-file.js';
 
 export interface CompareOptions {
-  /** Percent; absent for the noise rule. */
+  /** The equivalence band in percent; absent for the default (compare/rule.ts). */
   threshold?: number;
   allowDeviceChange?: boolean;
   md?: string;
@@ -15,7 +16,7 @@ export interface CompareOptions {
 }
 
 export async function compareCommand(baselinePath: string, candidatePath: string, options: CompareOptions): Promise<0 | 1> {
-  const comparison = compareResults(loadResults(baselinePath), loadResults(candidatePath), options.threshold === undefined ? NOISE_RULE : thresholdRule(options.threshold / 100));
+  const comparison = compareResults(loadResults(baselinePath), loadResults(candidatePath), separateRunsRule(options.threshold === undefined ? undefined : options.threshold / 100));
   if (comparison.deviceDifferences.length && !options.allowDeviceChange) {
     throw new UsageError(`The results come from different devices: ${comparison.deviceDifferences.join('; ')}.`, {
       hint: 'Compare results from the same GPU model, or pass --allow-device-change to compare anyway.',

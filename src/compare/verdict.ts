@@ -3,9 +3,28 @@ import type { DeviceFacts } from '../result/environment.js';
 import type { Stats } from '../result/mode.js';
 import type { RunResult } from '../result/schema.js';
 import { isCompared, isGating } from '../modes.js';
+import { median } from '../quantile.js';
 import { type ModeRole, sameRole } from '../vocabulary.js';
+import {
+  asRange,
+  type ChangeRange,
+  confirmWithClocks,
+  isRegression,
+  judge,
+  type Measured,
+  type OverallVerdict,
+  overallVerdict,
+  separateRunsRule,
+  type Verdict,
+  type VerdictRule,
+  verdictReason,
+} from './rule.js';
+import { shiftInterval } from './shift.js';
 
-export type Verdict = 'faster' | 'slower' | 'same' | 'noisy';
+// `compare`: two sets of Results, paired by config and mode, each pair judged by the one rule (rule.ts) on the
+// Hodges–Lehmann interval of its two runs' samples (shift.ts), confirmed in clock-normalised time.
+
+export type { OverallVerdict, Verdict, VerdictRule };
 
 export interface ModeComparison {
   readonly config: string;
@@ -23,15 +42,22 @@ export interface ModeComparison {
   readonly candidate: Stats;
   /** (candidate median − baseline median) / baseline median; positive is slower. */
   readonly change: number;
-  /** The change that had to be reached to count (the threshold, or the noise rule's for these two runs). */
+  /** The band δ the rule judged against (the rule's, repeated per pair as earlier documents had it). */
   readonly needed: number;
+  /** B/A − 1 in time: the Hodges–Lehmann estimate and its interval at the rule's confidence; null with too few samples. */
+  readonly interval: ChangeRange | null;
   readonly verdict: Verdict;
+  /** Why, in one line: the interval against the band, the clocks, or too few samples. */
+  readonly reason: string;
   /** Clock-normalised time, where NVML read both sides' SM clocks and the mode runs kernels. */
   readonly clocks: ClockCheck | null;
 }
 
 export interface Comparison {
+  /** The rule every pair was judged by: the band δ, the interval's confidence and method. */
   readonly rule: VerdictRule;
+  /** The comparison's one verdict, from its gating pairs (rule.ts' `overallVerdict`). */
+  readonly verdict: OverallVerdict;
   readonly pairs: readonly ModeComparison[];
   /** Configs and modes present on one side only. */
   readonly unpaired: readonly string[];
@@ -40,51 +66,25 @@ export interface Comparison {
   readonly deviceDifferences: readonly string[];
 }
 
-/**
- * How a change is judged between two separate runs. The noise rule (the default): a change counts when it is at
- * least `multiple` times the two runs' noise together (√(noise_a² + noise_b²), each the relative MAD noise of one
- * rep) and at least `floor`. `--threshold` replaces both with one fixed fraction.
- */
-export type VerdictRule = { readonly kind: 'noise'; readonly floor: number; readonly multiple: number } | { readonly kind: 'threshold'; readonly threshold: number };
-
-/**
- * Separate runs see what interleaved reps cancel (clocks, the GPU's state, another machine of the same model), so
- * their floor is twice `ab`'s; 3× the noise keeps a noisy copy mode from failing on its own scatter.
- */
-export const NOISE_RULE: VerdictRule = { kind: 'noise', floor: 0.01, multiple: 3 };
-
-export const thresholdRule = (threshold: number): VerdictRule => ({ kind: 'threshold', threshold });
-
-/** The change two runs' medians must differ by to count, as a fraction. */
-export function neededChange(baseline: Pick<Stats, 'relativeNoise'>, candidate: Pick<Stats, 'relativeNoise'>, rule: VerdictRule): number {
-  if (rule.kind === 'threshold') return rule.threshold;
-  return Math.max(rule.floor, rule.multiple * Math.hypot(baseline.relativeNoise, candidate.relativeNoise));
+/** B's samples against A's, two separate runs, by the one rule. */
+export function verdict(
+  baseline: readonly number[],
+  candidate: readonly number[],
+  rule: VerdictRule = separateRunsRule(),
+): { verdict: Verdict; measured: Measured; reason: string } {
+  const measured = shiftInterval(baseline, candidate, rule.confidence);
+  const judged = judge(measured, rule);
+  return { verdict: judged, measured, reason: verdictReason(measured, rule, judged) };
 }
 
-/**
- * Decides from both runs' spreads, never from the medians alone. When the slower median is less than the needed
- * change above the faster one, the runs are `same`. A larger change is `slower` or `faster` only when the middle
- * halves of the two runs do not overlap (the candidate's first quartile above the baseline's third, or its third
- * below the baseline's first); otherwise the runs are too noisy to tell: `noisy`.
- *
- * The needed change applies to the ratio of the larger median to the smaller, not to `change`: measured against the
- * baseline, a 4.9% speed-up from A to B is a 5.2% slow-down from B to A, and swapping the files must swap `faster`
- * and `slower`, never turn one into `same`.
- */
-export function verdict(baseline: Stats, candidate: Stats, rule: VerdictRule = NOISE_RULE): { verdict: Verdict; change: number } {
-  const change = (candidate.median - baseline.median) / baseline.median;
-  const ratio = Math.max(baseline.median, candidate.median) / Math.min(baseline.median, candidate.median);
-  if (!(ratio >= 1 + neededChange(baseline, candidate, rule))) return { verdict: 'same', change };
-  if (change > 0 && candidate.q1 > baseline.q3) return { verdict: 'slower', change };
-  if (change < 0 && candidate.q3 < baseline.q1) return { verdict: 'faster', change };
-  return { verdict: 'noisy', change };
-}
+/** The change of the medians, (b − a) / a: what the tables have always printed beside the interval. */
+export const medianChange = (baseline: Pick<Stats, 'median'>, candidate: Pick<Stats, 'median'>): number => (candidate.median - baseline.median) / baseline.median;
 
 /** Both sides' SM clocks while a mode ran, and what clock-normalised time made of the change. */
 export interface ClockCheck {
   readonly baselineMHz: number;
   readonly candidateMHz: number;
-  /** The change in time × clock (cycles): what is left once the clocks are taken out. */
+  /** The change of the medians in time × clock (cycles): what is left once the clocks are taken out. */
   readonly change: number;
   /** The verdict in time was `slower` or `faster` and in cycles `same`: the clocks explain the change. */
   readonly explains: boolean;
@@ -110,26 +110,42 @@ export function runsKernels(role: ModeRole): boolean {
   }
 }
 
+/** An interval moved by a constant in logs: the candidate's times all scaled by exp(by). Both estimators are equivariant. */
+function shifted(measured: Measured, by: number): Measured {
+  if (!measured.interval) return measured;
+  const { estimate, low, high } = measured.interval;
+  return { interval: { estimate: estimate + by, low: low + by, high: high + by }, reason: null };
+}
+
 /**
  * The verdict in time, confirmed in clock-normalised time where NVML read both sides' SM clocks, as nvbench's robust
  * compare does: the candidate's times are scaled by candidate clock / baseline clock (the same cycles at the
- * baseline's clock). A `slower` or `faster` that is `same` in cycles becomes `same`, and says the clocks explain it;
- * one that is `noisy` in cycles becomes `noisy`.
+ * baseline's clock), and the same rule judges them (rule.ts' `confirmWithClocks`).
  */
 export function clockConfirmedVerdict(
-  baseline: Stats,
-  candidate: Stats,
+  baseline: readonly number[],
+  candidate: readonly number[],
   clocks: { baseline: number; candidate: number } | null,
-  rule: VerdictRule = NOISE_RULE,
-): { verdict: Verdict; change: number; clocks: ClockCheck | null } {
+  rule: VerdictRule = separateRunsRule(),
+): { verdict: Verdict; interval: ChangeRange | null; reason: string; clocks: ClockCheck | null } {
   const inTime = verdict(baseline, candidate, rule);
-  if (!clocks) return { ...inTime, clocks: null };
+  const interval = inTime.measured.interval && asRange(inTime.measured.interval);
+  if (!clocks) return { verdict: inTime.verdict, interval, reason: inTime.reason, clocks: null };
   const scale = clocks.candidate / clocks.baseline;
-  const cycles = verdict(baseline, { ...candidate, median: candidate.median * scale, q1: candidate.q1 * scale, q3: candidate.q3 * scale }, rule);
-  const moved = inTime.verdict === 'slower' || inTime.verdict === 'faster';
-  const explains = moved && cycles.verdict === 'same';
-  const confirmed: Verdict = !moved || cycles.verdict === inTime.verdict ? inTime.verdict : explains ? 'same' : 'noisy';
-  return { verdict: confirmed, change: inTime.change, clocks: { baselineMHz: clocks.baseline, candidateMHz: clocks.candidate, change: cycles.change, explains } };
+  // A difference of logs, not the log of the ratio: swapping the sides negates it exactly.
+  const cycles = judge(shifted(inTime.measured, Math.log(clocks.candidate) - Math.log(clocks.baseline)), rule);
+  const confirmed = confirmWithClocks(inTime.verdict, cycles);
+  const [a, b] = [median(baseline), median(candidate)];
+  const reason =
+    confirmed.verdict === inTime.verdict
+      ? inTime.reason
+      : `${inTime.reason} in time, ${cycles} in clock-normalised time (SM clock ${clocks.baseline.toFixed(0)} → ${clocks.candidate.toFixed(0)} MHz)`;
+  return {
+    verdict: confirmed.verdict,
+    interval,
+    reason,
+    clocks: { baselineMHz: clocks.baseline, candidateMHz: clocks.candidate, change: (b * scale - a) / a, explains: confirmed.clocksExplain },
+  };
 }
 
 const DEVICE_FIELDS: ReadonlyArray<[string, (d: DeviceFacts) => string]> = [
@@ -161,7 +177,7 @@ export function devicesDifferences(a: readonly DeviceFacts[], b: readonly Device
  * Pairs results by config hash, then (for a config that changed since the baseline) by config name, and within a
  * pair, modes by role and device.
  */
-export function compareResults(baseline: readonly RunResult[], candidate: readonly RunResult[], rule: VerdictRule = NOISE_RULE): Comparison {
+export function compareResults(baseline: readonly RunResult[], candidate: readonly RunResult[], rule: VerdictRule = separateRunsRule()): Comparison {
   const pairs: ModeComparison[] = [];
   const unpaired: string[] = [];
   const notes: string[] = [];
@@ -200,8 +216,9 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
         gating: isGating(mode.role),
         baseline: baseMode.stats,
         candidate: mode.stats,
-        needed: neededChange(baseMode.stats, mode.stats, rule),
-        ...clockConfirmedVerdict(baseMode.stats, mode.stats, modeClocks(baseMode, mode), rule),
+        change: medianChange(baseMode.stats, mode.stats),
+        needed: rule.band,
+        ...clockConfirmedVerdict(baseMode.samplesMs, mode.samplesMs, modeClocks(baseMode, mode), rule),
       });
     }
     for (const mode of base.modes.filter(compared)) {
@@ -209,7 +226,7 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
     }
   }
   for (const base of baseline) if (!used.has(base)) unpaired.push(`${base.config.name}: no candidate`);
-  return { rule, pairs, unpaired, notes, deviceDifferences: [...differences] };
+  return { rule, verdict: overallVerdict(pairs.filter((p) => p.gating).map((p) => p.verdict)), pairs, unpaired, notes, deviceDifferences: [...differences] };
 }
 
 function modeClocks(base: RunResult['modes'][number], cand: RunResult['modes'][number]): { baseline: number; candidate: number } | null {
@@ -221,7 +238,7 @@ const compared = (mode: RunResult['modes'][number]) => isCompared(mode.role);
 
 export { isGating };
 
-/** True when a gating pair got slower: what `compare` and the perf gate exit 1 on. */
-export function hasRegression(comparison: Pick<Comparison, 'pairs'>): boolean {
-  return comparison.pairs.some((p) => p.gating && p.verdict === 'slower');
+/** True when a gating pair got slower (the verdict `slower` or `mixed`): what `compare` and the perf gate exit 1 on. */
+export function hasRegression(comparison: Pick<Comparison, 'verdict'>): boolean {
+  return isRegression(comparison.verdict);
 }

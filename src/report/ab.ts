@@ -1,6 +1,7 @@
-import type { Verdict } from '../compare/verdict.js';
+import { isRegression, type OverallVerdict, overallVerdict, ruleWords, type Verdict } from '../compare/rule.js';
 import { formatMs, formatPercent } from '../format.js';
 import type { AbMode, AbResult } from '../result/ab.js';
+import { verdictHead } from './compare.js';
 import { type Column, fitTable, type Layout } from './fold.js';
 import { roleLabel } from './labels.js';
 import type { Style } from './style.js';
@@ -18,16 +19,24 @@ export function abCounts(result: Pick<AbResult, 'modes'>): Record<Verdict, numbe
   return counts;
 }
 
+/** The document's verdict: its own, or for a version 1 document (which had none) its gating modes' by today's aggregation. */
+export const abVerdict = (result: Pick<AbResult, 'modes' | 'verdict'>): OverallVerdict =>
+  result.verdict ?? overallVerdict(result.modes.filter((m) => m.gating).map((m) => m.verdict));
+
 /** The rule that judged the pairs and the stopping rule, in words: the footer of every view. */
 export function abRuleText(rule: AbResult['rule']): string {
+  const stopping = `Each mode took ${rule.minPairs} pairs or more until decided, within ${(rule.maxTimeMs / 1000).toFixed(0)} s (--max-time), else noisy.`;
+  const paired = 'Reps interleaved A B, B A, … and paired.';
+  if ('band' in rule) return `${paired} ${ruleWords(rule)} Where NVML read the SM clock, a change must hold in cycles too. ${stopping}`;
+  // A version 1 document, judged by the noise rule of its day.
   const counts =
     rule.threshold === null
       ? `at least ${rule.multiple}× the pairs' noise and at least ${formatPercent(rule.floor, 1)}`
       : `at least ${formatPercent(rule.threshold, 1)} (--threshold)`;
   return (
-    `Reps interleaved A B, B A, … and paired; B/A is the median pair's ratio with the sign test's ${formatPercent(rule.confidence, 0)} interval. ` +
-    `A change counts when the interval excludes no change and the median is ${counts}; same when the interval lies within that. ` +
-    `Each mode took ${rule.minPairs} pairs or more until decided, within ${(rule.maxTimeMs / 1000).toFixed(0)} s (--max-time), else noisy.`
+    `${paired} B/A is the median pair's ratio with the sign test's ${formatPercent(rule.confidence, 0)} interval. ` +
+    `A change counted when the interval excluded no change and the median was ${counts}; same when the interval lay within that ` +
+    `(the rule of version 1 documents). ${stopping}`
   );
 }
 
@@ -63,7 +72,7 @@ function abAnswer(result: AbResult): string[] {
   const moved = result.modes.filter((m) => m.gating && (m.role.kind === 'overlapped' || m.verdict !== 'same'));
   const named = [...moved.filter((m) => m.role.kind === 'overlapped'), ...moved.filter((m) => m.role.kind !== 'overlapped')].slice(0, NAMED_MAX);
   return [
-    `${counts.slower ? 'regression' : 'no regression'}: ${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy (B against A)`,
+    `${verdictHead(abVerdict(result), counts.noisy)}: ${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy (B against A)`,
     ...named.map((m) => `${roleLabel(m.role)}: B/A ${changeText(m)}, ${m.verdict}`),
     title(result),
   ];
@@ -75,7 +84,7 @@ function modesTable(result: AbResult, style: Style, columns: number): string {
   const { modes } = result;
   const mode: Column = { head: 'mode', cells: modes.map((m) => roleLabel(m.role)) };
   const tail: Column[] = [
-    { head: 'B/A (interval)', align: 'right', cells: modes.map(changeText) },
+    { head: `B/A (${formatPercent(result.rule.confidence, 0)} interval)`, align: 'right', cells: modes.map(changeText) },
     { head: 'pairs', align: 'right', cells: modes.map((m) => String(m.aMs.length)) },
     { head: 'verdict', cells: modes.map((m) => paint[m.verdict](m.verdict)) },
   ];
@@ -94,12 +103,13 @@ export function renderAbMarkdown(result: AbResult): string {
   const icon: Record<Verdict, string> = { faster: '🟢 faster', slower: '🔴 slower', same: 'same', noisy: '🟡 noisy' };
   const counts = abCounts(result);
   const notes = lines(result);
+  const verdict = abVerdict(result);
   return [
-    `### cuda-pipe ab: ${counts.slower ? `**${counts.slower} slower**` : 'no regression'}`,
+    `### cuda-pipe ab: ${isRegression(verdict) ? `**${counts.slower} slower**` : 'no regression'}`,
     '',
-    `${title(result)}: ${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy.`,
+    `${title(result)}: verdict **${verdictHead(verdict, counts.noisy)}**, ${counts.slower} slower, ${counts.faster} faster, ${counts.same} same, ${counts.noisy} noisy.`,
     '',
-    '| mode | A | B | B/A (interval) | pairs | verdict |',
+    `| mode | A | B | B/A (${formatPercent(result.rule.confidence, 0)} interval) | pairs | verdict |`,
     '| --- | ---: | ---: | ---: | ---: | --- |',
     ...result.modes.map((m) => `| ${roleLabel(m.role)} | ${withNoise(m.a)} | ${withNoise(m.b)} | ${changeText(m)} | ${m.aMs.length} | ${icon[m.verdict]} |`),
     ...(notes.length ? ['', ...notes.map((n) => `- ${n}`)] : []),

@@ -47,7 +47,8 @@ describe('cuda-pipe ab on a real device', () => {
       JSON.stringify(result.modes.map((m) => [m.id, m.verdict, m.change])),
     );
     assert.deepEqual([result.a.verification.status, result.b.verification.status], ['passed', 'passed']);
-    assert.match(stdout, /0 slower, 0 faster, 6 same, 0 noisy/);
+    assert.deepEqual([result.version, result.verdict, 'band' in result.rule && result.rule.band], [2, 'same', 0.005]);
+    assert.match(stdout, /^same \(no regression\): 0 slower, 0 faster, 6 same, 0 noisy/);
   });
 
   it('calls a 10% heavier kernel slower where the kernel runs, the copies alone the same, and exits 1', gpu, () => {
@@ -59,6 +60,7 @@ describe('cuda-pipe ab on a real device', () => {
     const of = (kind: string, stage?: string) => result.modes.find((m) => m.role.kind === kind && (stage === undefined || (m.role.kind === 'stage' && m.role.stage === stage)));
     assert.deepEqual([of('serial')?.verdict, of('overlapped')?.verdict, of('stage', 'kernel')?.verdict], ['slower', 'slower', 'slower'], JSON.stringify(byKind));
     assert.deepEqual([of('stage', 'h2d')?.verdict, of('stage', 'd2h')?.verdict], ['same', 'same'], JSON.stringify(byKind));
+    assert.equal(result.verdict, 'slower');
     const kernel = of('stage', 'kernel');
     assert.ok(kernel && kernel.change > 0.07 && kernel.change < 0.13, `the kernel alone should be about 10% slower: ${kernel?.change}`);
   });

@@ -1,86 +1,173 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { clockConfirmedVerdict, NOISE_RULE, thresholdRule, type Verdict, type VerdictRule, verdict } from '../../src/compare/verdict.js';
-import type { Stats } from '../../src/result/mode.js';
+import { logRatios, pairedEstimate, pairedMeasured } from '../../src/compare/paired.js';
+import { judge, type Measured, type Verdict, type VerdictRule, pairedRule, separateRunsRule } from '../../src/compare/rule.js';
+import { kthDifference, shiftInterval } from '../../src/compare/shift.js';
+import { clockConfirmedVerdict, verdict } from '../../src/compare/verdict.js';
 
-/** Stats as a run produces them: positive times, q1 ≤ median ≤ q3, min and max around them. */
-const statsArbitrary: fc.Arbitrary<Stats> = fc
-  .record({
-    median: fc.double({ min: 1e-3, max: 1e4, noNaN: true }),
-    below: fc.double({ min: 0, max: 0.5, noNaN: true }),
-    above: fc.double({ min: 0, max: 0.5, noNaN: true }),
-    n: fc.integer({ min: 1, max: 2000 }),
-  })
-  .map(({ median, below, above, n }): Stats => {
-    const q1 = median * (1 - below);
-    const q3 = median * (1 + above);
-    return {
-      n,
-      median,
-      mean: (q1 + median + q3) / 3,
-      min: q1 * 0.99,
-      max: q3 * 1.01,
-      stdev: q3 - q1,
-      q1,
-      q3,
-      iqr: q3 - q1,
-      relativeStdev: (q3 - q1) / median,
-      relativeNoise: (q3 - q1) / median,
-      outliers: [],
-    };
-  });
+// The one rule's promises, over samples as runs produce them: positive times, a few per cent to tens of per cent of
+// scatter, 1 to 40 samples a side (below the interval's minimum too).
 
-/** A pair whose medians sit close together, where a threshold decides: the region where asymmetries hide. */
-const nearPair = fc
-  .tuple(statsArbitrary, fc.double({ min: 0.85, max: 1.15, noNaN: true }), fc.double({ min: 0, max: 0.02, noNaN: true }))
-  .map(([a, ratio, spread]): [Stats, Stats] => {
-    const median = a.median * ratio;
-    const b = { ...a, median, q1: median * (1 - spread), q3: median * (1 + spread), mean: median };
-    return [{ ...a, q1: a.median * (1 - spread), q3: a.median * (1 + spread) }, b];
-  });
+/**
+ * A fraction from whole thousandths: fast-check's doubles crowd the ends of their range (0, ±1), where every pair is
+ * `same` or far apart and the band's edges are never met.
+ */
+const thousandths = (min: number, max: number) => fc.integer({ min: Math.round(min * 1000), max: Math.round(max * 1000) }).map((x) => x / 1000);
+const deviates = (length: { min: number; max: number }) => fc.array(thousandths(-1, 1), { minLength: length.min, maxLength: length.max });
+
+/** A run's samples: a median times exp(spread × a deviate), the deviates in [−1, 1]. */
+const run = (length: { min: number; max: number }) =>
+  fc
+    .record({
+      median: fc.double({ min: 1e-3, max: 1e4, noNaN: true }),
+      spread: thousandths(0, 0.3),
+      deviates: deviates(length),
+    })
+    .map(({ median, spread, deviates }) => deviates.map((z) => median * Math.exp(spread * z)));
+
+const pair = fc.tuple(run({ min: 1, max: 40 }), run({ min: 1, max: 40 }));
+/** Two runs of one median and close spreads: where the band's edges decide, and asymmetries would hide. */
+const nearPair = fc.tuple(run({ min: 3, max: 40 }), thousandths(0.97, 1.03), thousandths(0.5, 2)).map(([a, ratio, stretch]): [number[], number[]] => {
+  const middle = a[Math.floor(a.length / 2)] as number;
+  return [a, a.map((t) => middle * ratio * (t / middle) ** stretch)];
+});
+const band = thousandths(0.001, 0.2);
+const clocks = fc.option(fc.record({ baseline: fc.double({ min: 500, max: 2500, noNaN: true }), candidate: fc.double({ min: 500, max: 2500, noNaN: true }) }), {
+  nil: null,
+});
 
 const MIRROR: Record<Verdict, Verdict> = { faster: 'slower', slower: 'faster', same: 'same', noisy: 'noisy' };
-const rule: fc.Arbitrary<VerdictRule> = fc.oneof(
-  fc.constant(NOISE_RULE),
-  fc.double({ min: 0.001, max: 0.5, noNaN: true }).map(thresholdRule),
-  fc.record({ floor: fc.double({ min: 0.001, max: 0.1, noNaN: true }), multiple: fc.double({ min: 0, max: 5, noNaN: true }) }).map((r): VerdictRule => ({ kind: 'noise', ...r })),
-);
-const clocks = fc.option(fc.record({ baseline: fc.double({ min: 500, max: 2500, noNaN: true }), candidate: fc.double({ min: 500, max: 2500, noNaN: true }) }), { nil: null });
 
-describe('compare verdicts (property)', () => {
-  it('are antisymmetric: a is slower than b exactly when b is faster than a', () => {
+/** True when an end of the interval or the estimate lies within `eps` of an edge the rule compares it with. */
+function nearEdge(measured: Measured, rule: Pick<VerdictRule, 'band'>, eps: number): boolean {
+  if (!measured.interval) return false;
+  const edge = Math.log1p(rule.band);
+  const { estimate, low, high } = measured.interval;
+  return [estimate, low, high].some((x) => [0, edge, -edge].some((e) => Math.abs(x - e) < eps));
+}
+
+describe('the verdict rule (property)', () => {
+  it('selects the k-th of the differences as sorting them all would, ties and signs included', () => {
+    const values = fc.array(fc.oneof(fc.constantFrom(-1, 0, 0.5, 1), thousandths(-3, 3), fc.double({ min: -1e3, max: 1e3, noNaN: true })), { minLength: 1, maxLength: 12 });
     fc.assert(
-      fc.property(fc.oneof(fc.tuple(statsArbitrary, statsArbitrary), nearPair), rule, ([a, b], r) => {
-        assert.equal(verdict(b, a, r).verdict, MIRROR[verdict(a, b, r).verdict]);
+      fc.property(values, values, fc.nat(), (x, y, pick) => {
+        const [xs, ys] = [[...x].sort((p, q) => p - q), [...y].sort((p, q) => p - q)];
+        const all = ys.flatMap((b) => xs.map((a) => b - a)).sort((p, q) => p - q);
+        const k = (pick % all.length) + 1;
+        assert.equal(kthDifference(xs, ys, k), all[k - 1]);
       }),
       { numRuns: 2000 },
     );
   });
 
-  it('stay antisymmetric when confirmed in clock-normalised time', () => {
+  it('mirrors on swapping two runs: slower and faster swap, same and noisy stay', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.tuple(statsArbitrary, statsArbitrary), nearPair), rule, clocks, ([a, b], r, c) => {
+      fc.property(fc.oneof(pair, nearPair), band, ([a, b], d) => {
+        const rule = separateRunsRule(d);
+        assert.equal(verdict(b, a, rule).verdict, MIRROR[verdict(a, b, rule).verdict]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('mirrors on swapping two runs in clock-normalised time too', () => {
+    fc.assert(
+      fc.property(fc.oneof(pair, nearPair), band, clocks, ([a, b], d, c) => {
         const swapped = c && { baseline: c.candidate, candidate: c.baseline };
-        assert.equal(clockConfirmedVerdict(b, a, swapped, r).verdict, MIRROR[clockConfirmedVerdict(a, b, c, r).verdict]);
-      }),
-      { numRuns: 2000 },
-    );
-  });
-
-  it("never call a change smaller than the noise rule's floor anything but same", () => {
-    fc.assert(
-      fc.property(statsArbitrary, fc.double({ min: 0.9901, max: 1.0099, noNaN: true }), (a, ratio) => {
-        const b = { ...a, median: a.median * ratio, q1: a.q1 * ratio, q3: a.q3 * ratio };
-        return verdict(a, b).verdict === 'same';
+        const rule = separateRunsRule(d);
+        assert.equal(clockConfirmedVerdict(b, a, swapped, rule).verdict, MIRROR[clockConfirmedVerdict(a, b, c, rule).verdict]);
       }),
       { numRuns: 500 },
     );
   });
 
-  it('call a run the same as itself', () => {
+  it('mirrors on swapping the sides of interleaved pairs', () => {
     fc.assert(
-      fc.property(statsArbitrary, rule, (a, r) => verdict(a, a, r).verdict === 'same'),
+      fc.property(fc.oneof(pair, nearPair), band, ([a, b], d) => {
+        const rule = pairedRule(d);
+        const judged = (x: number[], y: number[]) => judge(pairedMeasured(pairedEstimate(logRatios(x, y), rule.confidence), rule.confidence), rule);
+        assert.equal(judged(b, a), MIRROR[judged(a, b)]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('changes nothing when both runs are scaled by one constant', () => {
+    fc.assert(
+      fc.property(pair, band, fc.double({ min: 1e-3, max: 1e3, noNaN: true }), ([a, b], d, c) => {
+        const rule = separateRunsRule(d);
+        const measured = shiftInterval(a, b, rule.confidence);
+        fc.pre(!nearEdge(measured, rule, 1e-9));
+        assert.equal(
+          verdict(
+            a.map((t) => t * c),
+            b.map((t) => t * c),
+            rule,
+          ).verdict,
+          judge(measured, rule),
+        );
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('changes nothing when the samples come in another order (two separate runs)', () => {
+    fc.assert(
+      fc.property(pair, band, ([a, b], d) => {
+        const rule = separateRunsRule(d);
+        assert.equal(
+          verdict(
+            [...a].reverse(),
+            [...b].sort((x, y) => x - y),
+            rule,
+          ).verdict,
+          verdict(a, b, rule).verdict,
+        );
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('never makes same easier when the spread widens: noisy stays out of same, and so does any verdict', () => {
+    // Both runs of one shape (the same deviates), centres apart by a shift: widening the spread widens the interval
+    // about the shift, and a wider interval can only leave the band. So a wider spread reads same only where the
+    // narrower one did.
+    fc.assert(
+      fc.property(deviates({ min: 1, max: 30 }), thousandths(-0.1, 0.1), thousandths(0, 0.2), thousandths(1, 5), band, (shape, shift, spread, widen, d) => {
+        const rule = separateRunsRule(d);
+        const sides = (s: number) => [shape.map((z) => Math.exp(s * z)), shape.map((z) => Math.exp(shift + s * z))] as const;
+        const [a, b] = sides(spread);
+        const [wideA, wideB] = sides(spread * widen);
+        const narrow = shiftInterval(a, b, rule.confidence);
+        fc.pre(!nearEdge(narrow, rule, 1e-9));
+        if (verdict(wideA, wideB, rule).verdict === 'same') assert.equal(judge(narrow, rule), 'same');
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('keeps same under a wider band, and slower or faster under a narrower one', () => {
+    fc.assert(
+      fc.property(fc.oneof(pair, nearPair), band, thousandths(1, 4), ([a, b], d, factor) => {
+        const [narrow, wide] = [verdict(a, b, separateRunsRule(d)).verdict, verdict(a, b, separateRunsRule(d * factor)).verdict];
+        if (narrow === 'same') assert.equal(wide, 'same');
+        if (wide === 'slower' || wide === 'faster') assert.equal(narrow, wide);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('calls a run the same as itself once it has the samples for an interval, and noisy before', () => {
+    fc.assert(
+      fc.property(run({ min: 1, max: 40 }), band, (a, d) => {
+        const judged = verdict(a, a, separateRunsRule(d));
+        const distinct = new Set(a).size;
+        if (judged.measured.interval === null) assert.equal(judged.verdict, 'noisy');
+        else if (distinct === 1) assert.equal(judged.verdict, 'same');
+        assert.notEqual(judged.verdict, 'slower');
+        assert.notEqual(judged.verdict, 'faster');
+      }),
       { numRuns: 300 },
     );
   });

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { interleaveMode, pairSchedules, type InterleaveOptions } from '../../src/api/ab.js';
-import { confirmWithClocks, logRatios, PAIRED_RULE, pairedDecision, pairedEstimate, signTestRanks } from '../../src/compare/paired.js';
+import { logRatios, pairedEstimate, pairedMeasured, signTestRanks } from '../../src/compare/paired.js';
+import { confirmWithClocks, judge, pairedRule } from '../../src/compare/rule.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { RepGuard } from '../../src/measure/guard.js';
@@ -38,20 +39,27 @@ const serialOf = (schedules: readonly Schedule[]) => schedules.find((s) => s.rol
 const jitter = (n: number, side: number) => Math.sin(n * 2.399963 + side * 1.7);
 
 describe('paired statistics', () => {
-  it("takes the sign test's ranks from the binomial tail: none below 6 pairs, 1 at 6, 2 at 10, 6 at 20", () => {
+  const decide = (a: number[], b: number[], band = 0.005) => judge(pairedMeasured(pairedEstimate(logRatios(a, b), 0.9), 0.9), { band });
+
+  it("takes the sign test's ranks from the binomial tail: at 90%, none below 5 pairs, 1 at 5, 2 at 10, 6 at 20", () => {
     assert.deepEqual(
-      [5, 6, 10, 20].map((n) => signTestRanks(n)),
+      [4, 5, 10, 20].map((n) => signTestRanks(n, 0.9)),
       [null, 1, 2, 6],
     );
-    // At 2000 pairs the interval spans about ±1.96·√n/2 ranks around the middle: 956.
-    assert.equal(signTestRanks(2000), 956);
+    // At 95%: none below 6 pairs, as version 1 documents were judged.
+    assert.deepEqual(
+      [5, 6, 10, 20].map((n) => signTestRanks(n, 0.95)),
+      [null, 1, 2, 6],
+    );
+    // At 2000 pairs the 90% interval spans about ±1.645·√n/2 ranks around the middle: 1000 − 36.8, so 963.
+    assert.equal(signTestRanks(2000, 0.9), 963);
   });
 
   it('estimates the median ratio with its interval, and mirrors exactly when A and B swap', () => {
     const a = Array.from({ length: 10 }, (_, i) => 10 * (1 + 0.001 * jitter(i, 0)));
     const b = Array.from({ length: 10 }, (_, i) => 10.1 * (1 + 0.001 * jitter(i, 1)));
-    const ab = pairedEstimate(logRatios(a, b));
-    const ba = pairedEstimate(logRatios(b, a));
+    const ab = pairedEstimate(logRatios(a, b), 0.9);
+    const ba = pairedEstimate(logRatios(b, a), 0.9);
     assert.ok(Math.abs(ab.ratio - 1.01) < 0.002, String(ab.ratio));
     assert.ok((ab.low ?? 0) < ab.ratio && ab.ratio < (ab.high ?? 0));
     assert.ok(Math.abs(ab.ratio * ba.ratio - 1) < 1e-12 && Math.abs((ab.low ?? 0) * (ba.high ?? 0) - 1) < 1e-12);
@@ -60,45 +68,50 @@ describe('paired statistics', () => {
   it('calls a 1% heavier kernel with 0.1% noise slower, and its mirror faster', () => {
     const a = Array.from({ length: 10 }, (_, i) => 10 * (1 + 0.001 * jitter(i, 0)));
     const b = Array.from({ length: 10 }, (_, i) => 10.1 * (1 + 0.001 * jitter(i, 1)));
-    assert.equal(pairedDecision(pairedEstimate(logRatios(a, b)), PAIRED_RULE), 'slower');
-    assert.equal(pairedDecision(pairedEstimate(logRatios(b, a)), PAIRED_RULE), 'faster');
+    assert.equal(decide(a, b), 'slower');
+    assert.equal(decide(b, a), 'faster');
   });
 
-  it('calls unchanged code same, and a change under the 0.5% floor same however clean', () => {
+  it('calls unchanged code same, a 0.3% change same inside the 0.5% band, and slower past a 0.2% band', () => {
     const a = Array.from({ length: 10 }, (_, i) => 10 * (1 + 0.001 * jitter(i, 0)));
     const same = Array.from({ length: 10 }, (_, i) => 10 * (1 + 0.001 * jitter(i, 1)));
     const slightly = a.map((x) => x * 1.003);
-    assert.equal(pairedDecision(pairedEstimate(logRatios(a, same)), PAIRED_RULE), 'same');
-    assert.equal(pairedDecision(pairedEstimate(logRatios(a, slightly)), PAIRED_RULE), 'same');
-    assert.equal(pairedDecision(pairedEstimate(logRatios(a, slightly)), { ...PAIRED_RULE, threshold: 0.002 }), 'slower');
+    assert.equal(decide(a, same), 'same');
+    assert.equal(decide(a, slightly), 'same');
+    assert.equal(decide(a, slightly, 0.002), 'slower');
   });
 
-  it("calls a copy mode that moves 2% with 5% noise same: the change is under 3× the pairs' noise", () => {
+  it('calls a copy mode that moves 2% with 5% noise over 40 pairs noisy, where the noise rule called it same', () => {
     const a = Array.from({ length: 40 }, (_, i) => 5 * (1 + 0.05 * jitter(i, 0)));
     const b = Array.from({ length: 40 }, (_, i) => 5.1 * (1 + 0.05 * jitter(i, 1)));
-    const estimate = pairedEstimate(logRatios(a, b));
+    const estimate = pairedEstimate(logRatios(a, b), 0.9);
     assert.ok(estimate.noise > 0.03, String(estimate.noise));
-    assert.equal(pairedDecision(estimate, PAIRED_RULE), 'same');
+    assert.equal(decide(a, b), 'noisy');
   });
 
-  it('needs more pairs when the interval straddles the change that counts, and decides nothing below 6 pairs', () => {
+  it('stays noisy while the interval straddles the band, and below 5 pairs says there are too few', () => {
     const a = [10, 10, 10, 10, 10, 10, 10, 10];
-    const b = [10.0, 10.01, 10.02, 10.05, 10.06, 10.08, 10.1, 10.12];
-    assert.equal(pairedDecision(pairedEstimate(logRatios(a, b)), { floor: 0.005, multiple: 0, threshold: null }), 'undecided');
-    assert.equal(pairedDecision(pairedEstimate(logRatios([1, 1, 1], [2, 2, 2])), PAIRED_RULE), 'undecided');
+    // At 8 pairs the 90% interval runs from the 2nd smallest ratio to the 2nd largest: 1.000 to 1.010, not clear of 1.
+    const b = [9.99, 10.0, 10.02, 10.05, 10.06, 10.08, 10.1, 10.12];
+    assert.equal(decide(a, b), 'noisy');
+    assert.equal(decide(a, [10.01, ...b.slice(1)]), 'slower');
+    const few = pairedMeasured(pairedEstimate(logRatios([1, 1, 1, 1], [2, 2, 2, 2]), 0.9), 0.9);
+    assert.deepEqual([judge(few, { band: 0.005 }), few.reason], ['noisy', '4 pairs: too few for a 90% interval']);
   });
 
   it('confirms a verdict in clock-normalised time, or says the clocks explain it', () => {
-    assert.deepEqual(confirmWithClocks('slower', 'slower'), { decision: 'slower', clocksExplain: false });
-    assert.deepEqual(confirmWithClocks('slower', 'same'), { decision: 'same', clocksExplain: true });
-    assert.deepEqual(confirmWithClocks('faster', 'undecided'), { decision: 'undecided', clocksExplain: false });
-    assert.deepEqual(confirmWithClocks('slower', null), { decision: 'slower', clocksExplain: false });
-    assert.deepEqual(confirmWithClocks('same', 'slower'), { decision: 'same', clocksExplain: false });
+    assert.deepEqual(confirmWithClocks('slower', 'slower'), { verdict: 'slower', clocksExplain: false });
+    assert.deepEqual(confirmWithClocks('slower', 'same'), { verdict: 'same', clocksExplain: true });
+    assert.deepEqual(confirmWithClocks('faster', 'noisy'), { verdict: 'noisy', clocksExplain: false });
+    assert.deepEqual(confirmWithClocks('faster', 'slower'), { verdict: 'noisy', clocksExplain: false });
+    assert.deepEqual(confirmWithClocks('slower', null), { verdict: 'slower', clocksExplain: false });
+    assert.deepEqual(confirmWithClocks('same', 'slower'), { verdict: 'same', clocksExplain: false });
+    assert.deepEqual(confirmWithClocks('noisy', 'same'), { verdict: 'noisy', clocksExplain: false });
   });
 });
 
 describe('interleaving two pipelines, on fake runners', () => {
-  const options: InterleaveOptions = { warmup: 2, minPairs: 10, maxPairs: 2000, maxTimeMs: 10_000, rule: PAIRED_RULE };
+  const options: InterleaveOptions = { warmup: 2, minPairs: 10, maxPairs: 2000, maxTimeMs: 10_000, rule: pairedRule() };
   const sides = (a: FakeRunner, b: FakeRunner) => ({
     a: { runner: a, guard: new RepGuard(), schedule: serialOf(planA.schedules) },
     b: { runner: b, guard: new RepGuard(), schedule: serialOf(planB.schedules) },
@@ -126,14 +139,16 @@ describe('interleaving two pipelines, on fake runners', () => {
     assert.deepEqual(mode.bMs.slice(0, 3), [200, 201, 202]);
   });
 
-  it('takes more pairs while undecided and answers noisy when the budget runs out', async () => {
-    // Every other pair is 3% slower and the rest 0.2% faster: the interval straddles the change that counts.
+  it('takes more pairs while noisy and answers noisy, with the reason, when the budget runs out', async () => {
+    // Every other pair is 3% slower and the rest 0.2% faster: the interval straddles the band.
     const a = new FakeRunner(planA.schedules, planA.buffers, { gpuMs: () => 10 });
     const b = new FakeRunner(planB.schedules, planB.buffers, { gpuMs: (_, n) => (n % 2 ? 10.3 : 9.98) });
-    const mode = await interleaveMode(sides(a, b), { ...options, warmup: 0, rule: { floor: 0.005, multiple: 0, threshold: null }, maxPairs: 40 });
+    const mode = await interleaveMode(sides(a, b), { ...options, warmup: 0, maxPairs: 40 });
     assert.equal(mode.stoppedBy, 'max-reps');
     assert.equal(mode.aMs.length, 40);
     assert.equal(mode.verdict, 'noisy');
+    assert.equal(mode.reason, 'B/A +1.4% (90% interval -0.2% to +3.0%): neither inside the ±0.5% band nor a change past it');
+    assert.equal(mode.needed, 0.005);
   });
 
   it('confirms in clock-normalised time: a slowdown the SM clock explains is same', async () => {
@@ -214,15 +229,53 @@ describe('the A/B document and its views', () => {
     assert.ok(parsed.success, parsed.success ? '' : parsed.error.message);
   });
 
-  it('shows B over A with its interval, the pairs and the verdict, in the table and the Markdown', () => {
+  it('shows a version 1 document as it was judged: B over A with its 95% interval, and the noise rule of its day', () => {
     const table = renderAbTable(result, makeStyle(process.stdout, { NO_COLOR: '1' }), 140);
     assert.match(table, /│ serial +│ +10\.00 ms ± 0\.1% │ +10\.10 ms ± 0\.1% │ \+1\.00% \(\+0\.80% to \+1\.20%\) │ +10 │ slower +│/);
-    assert.match(table, /^regression: 1 slower, 0 faster, 0 same, 0 noisy \(B against A\)\nserial: B\/A \+1\.00% \(\+0\.80% to \+1\.20%\), slower$/m);
-    assert.match(table, /1 slower, 0 faster, 0 same, 0 noisy/);
-    assert.match(table, /at least 3× the pairs' noise and at least 0\.5%.*within 10 s \(--max-time\), else noisy/);
+    assert.match(table, /B\/A \(95% interval\)/);
+    assert.match(table, /^slower \(regression\): 1 slower, 0 faster, 0 same, 0 noisy \(B against A\)\nserial: B\/A \+1\.00% \(\+0\.80% to \+1\.20%\), slower$/m);
+    assert.match(table, /at least 3× the pairs' noise and at least 0\.5%; same when the interval lay within that \(the rule of version 1 documents\)/);
+    assert.match(table, /within 10 s \(--max-time\), else noisy/);
     const md = renderAbMarkdown(result);
     assert.match(md, /^### cuda-pipe ab: \*\*1 slower\*\*/);
+    assert.match(md, /verdict \*\*slower \(regression\)\*\*/);
     assert.match(md, /\| serial \| 10\.00 ms ± 0\.1% \| 10\.10 ms ± 0\.1% \| \+1\.00% \(\+0\.80% to \+1\.20%\) \| 10 \| 🔴 slower \|/);
+  });
+
+  const version2: AbResult = {
+    ...result,
+    version: 2,
+    rule: { band: 0.005, confidence: 0.9, interval: 'sign-test', minPairs: 10, maxPairs: 2000, maxTimeMs: 10_000, warmup: 3 },
+    verdict: 'mixed',
+    modes: [
+      ...result.modes,
+      {
+        ...(result.modes[0] as AbResult['modes'][number]),
+        id: 'h2d',
+        role: { kind: 'stage', stage: 'h2d' },
+        time: { ratio: 0.98, low: 0.975, high: 0.985, noise: 0.002 },
+        cycles: null,
+        change: -0.02,
+        verdict: 'faster',
+        reason: 'B/A -2.0% (90% interval -2.5% to -1.5%): clear of no change, the estimate past the ±0.5% band',
+      },
+    ],
+  };
+
+  it('holds its top-level verdict and the one rule in version 2, and still reads version 1', () => {
+    const parsed = AbResultSchema.parse(JSON.parse(JSON.stringify(version2)));
+    assert.deepEqual([parsed.version, parsed.verdict, parsed.rule], [2, 'mixed', version2.rule]);
+    assert.equal(AbResultSchema.parse(JSON.parse(JSON.stringify(result))).verdict, undefined);
+  });
+
+  it('states the band and what same means, and leads with the verdict', () => {
+    const table = renderAbTable(version2, makeStyle(process.stdout, { NO_COLOR: '1' }), 160);
+    assert.match(table, /^mixed \(regression\): 1 slower, 1 faster, 0 same, 0 noisy \(B against A\)$/m);
+    assert.match(table, /B\/A \(90% interval\)/);
+    assert.match(table, /same when the whole interval lies inside the ±0\.5% band \(an equivalence test, TOST at 5%\)/);
+    assert.match(table, /the median of the pairs' log ratios ln\(Bᵢ\/Aᵢ\), the sign test's interval/);
+    assert.doesNotMatch(table, /noise rule|version 1/);
+    assert.match(renderAbMarkdown(version2), /verdict \*\*mixed \(regression\)\*\*, 1 slower, 1 faster/);
   });
 });
 

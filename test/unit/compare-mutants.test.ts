@@ -1,43 +1,42 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compareResults, deviceDifferences, devicesDifferences, hasRegression, isGating, thresholdRule, verdict } from '../../src/compare/verdict.js';
-import type { Stats } from '../../src/result/mode.js';
+import { judge, type Measured } from '../../src/compare/rule.js';
+import { compareResults, deviceDifferences, devicesDifferences, hasRegression, isGating, medianChange } from '../../src/compare/verdict.js';
 import type { RunResult } from '../../src/result/schema.js';
 import { H100, makeResult } from '../helpers/results.js';
 
 // Edges of the verdicts between two runs that mutation testing (npm run mutation) found unpinned.
 
-const stats = (median: number, q1: number, q3: number): Stats => ({
-  n: 10,
-  median,
-  mean: median,
-  min: q1,
-  max: q3,
-  stdev: 0,
-  q1,
-  q3,
-  iqr: q3 - q1,
-  relativeStdev: 0,
-  relativeNoise: 0,
-  outliers: [],
-});
+const at = (estimate: number, low: number, high: number): Measured => ({ interval: { estimate, low, high }, reason: null });
+const edge = Math.log1p(0.05);
+const band = { band: 0.05 };
 
 describe('a verdict at its edges', () => {
-  it('counts a change of exactly the threshold as a change', () => {
-    assert.equal(verdict(stats(1, 0.99, 1.01), stats(1.05, 1.04, 1.06), thresholdRule(0.05)).verdict, 'slower');
-    assert.equal(verdict(stats(1.05, 1.04, 1.06), stats(1, 0.99, 1.01), thresholdRule(0.05)).verdict, 'faster');
-    assert.equal(verdict(stats(1, 0.99, 1.01), stats(1.04, 1.03, 1.05), thresholdRule(0.05)).verdict, 'same');
-    assert.equal(verdict(stats(1, 0.99, 1.01), stats(1.04, 1.03, 1.05), thresholdRule(0.02)).verdict, 'slower');
+  it('counts an estimate of exactly the band as a change, and one just under it as noisy', () => {
+    assert.equal(judge(at(edge, 0.01, 0.1), band), 'slower');
+    assert.equal(judge(at(-edge, -0.1, -0.01), band), 'faster');
+    assert.equal(judge(at(edge - 1e-12, 0.01, 0.1), band), 'noisy');
+    assert.equal(judge(at(-edge + 1e-12, -0.1, -0.01), band), 'noisy');
   });
 
-  it('calls runs whose quartiles touch noisy, in either direction', () => {
-    assert.equal(verdict(stats(1, 0.9, 1.1), stats(1.2, 1.1, 1.3), thresholdRule(0.05)).verdict, 'noisy');
-    assert.equal(verdict(stats(1.2, 1.1, 1.3), stats(1, 0.9, 1.1), thresholdRule(0.05)).verdict, 'noisy');
+  it('needs the interval clear of no change: a low end of exactly 0 is not slower, a high end of exactly 0 not faster', () => {
+    assert.equal(judge(at(0.1, 0, 0.2), band), 'noisy');
+    assert.equal(judge(at(-0.1, -0.2, 0), band), 'noisy');
   });
 
-  it('measures the change against the baseline', () => {
-    assert.equal(verdict(stats(2, 1.9, 2.1), stats(3, 2.9, 3.1), thresholdRule(0.05)).change, 0.5);
-    assert.equal(verdict(stats(4, 3.9, 4.1), stats(3, 2.9, 3.1), thresholdRule(0.05)).change, -0.25);
+  it('calls same only with the whole interval strictly inside the band', () => {
+    assert.equal(judge(at(0, -edge + 1e-12, edge - 1e-12), band), 'same');
+    assert.equal(judge(at(0, -edge, 0.01), band), 'noisy');
+    assert.equal(judge(at(0, -0.01, edge), band), 'noisy');
+  });
+
+  it('calls a pair without an interval noisy', () => {
+    assert.equal(judge({ interval: null, reason: 'too few' }, band), 'noisy');
+  });
+
+  it('keeps the change of the medians against the baseline beside the interval', () => {
+    assert.equal(medianChange({ median: 2 }, { median: 3 }), 0.5);
+    assert.equal(medianChange({ median: 4 }, { median: 3 }), -0.25);
   });
 });
 
@@ -82,11 +81,13 @@ describe('which pairs gate', () => {
     );
   });
 
-  it('a regression is a gating pair that got slower', () => {
-    const pair = (gating: boolean, v: string) => ({ gating, verdict: v }) as never;
-    assert.equal(hasRegression({ pairs: [pair(false, 'slower'), pair(true, 'noisy'), pair(true, 'faster')] }), false);
-    assert.equal(hasRegression({ pairs: [pair(false, 'same'), pair(true, 'slower')] }), true);
-    assert.equal(hasRegression({ pairs: [] }), false);
+  it('a regression is a comparison whose gating pairs hold a slower one: slower or mixed', () => {
+    assert.deepEqual(
+      (['slower', 'mixed', 'faster', 'same', 'noisy'] as const).map((verdict) => hasRegression({ verdict })),
+      [true, true, false, false, false],
+    );
+    const comparison = compareResults([makeResult()], [makeResult({ scale: 1.1 })]);
+    assert.deepEqual([comparison.verdict, hasRegression(comparison)], ['slower', true]);
   });
 });
 

@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { clockConfirmedVerdict, compareResults, neededChange, NOISE_RULE, runsKernels, thresholdRule, verdict } from '../../src/compare/verdict.js';
-import { summarize } from '../../src/measure/stats.js';
+import { separateRunsRule } from '../../src/compare/rule.js';
+import { clockConfirmedVerdict, compareResults, runsKernels, verdict } from '../../src/compare/verdict.js';
 import { RunResultSchema } from '../../src/result/schema.js';
 import { runCli } from '../helpers/cli.js';
 import { H100, makeResult, samplesAround } from '../helpers/results.js';
@@ -17,69 +17,82 @@ function save(name: string, value: unknown): string {
 }
 
 describe('verdicts between two runs', () => {
-  const stats = (median: number, noise: number) => summarize(samplesAround(median, noise));
+  const samples = (median: number, noise: number, n = 30) => samplesAround(median, noise, n);
 
-  it('calls two runs of identical distributions the same', () => {
-    assert.equal(verdict(stats(6, 0.01), stats(6, 0.01)).verdict, 'same');
+  it('calls two runs of identical distributions the same: the interval of the shift lies inside ±1%', () => {
+    const judged = verdict(samples(6, 0.01), samples(6, 0.01));
+    assert.equal(judged.verdict, 'same');
+    assert.equal(judged.measured.interval?.estimate, 0);
   });
 
   it('calls a 10% shift with 1% noise slower, and the reverse faster', () => {
-    const slower = verdict(stats(6, 0.01), stats(6.6, 0.01));
+    const slower = verdict(samples(6, 0.01), samples(6.6, 0.01));
     assert.equal(slower.verdict, 'slower');
-    assert.ok(Math.abs(slower.change - 0.1) < 0.01);
-    assert.equal(verdict(stats(6.6, 0.01), stats(6, 0.01)).verdict, 'faster');
+    assert.ok(Math.abs(Math.expm1(slower.measured.interval?.estimate ?? 0) - 0.1) < 1e-9, JSON.stringify(slower.measured));
+    assert.equal(verdict(samples(6.6, 0.01), samples(6, 0.01)).verdict, 'faster');
   });
 
-  it("calls a shift under the noise rule's 1% floor the same, however clean the runs", () => {
-    assert.equal(verdict(stats(6, 0.001), stats(6.03, 0.001)).verdict, 'same');
+  it('calls a real 0.5% shift of clean runs the same: shown to be inside the 1% band', () => {
+    const judged = verdict(samples(6, 0.001), samples(6.03, 0.001));
+    assert.equal(judged.verdict, 'same');
+    assert.ok((judged.measured.interval?.low ?? 0) > 0, 'the interval excludes no change, and still lies inside the band');
   });
 
-  it("calls the H200's 3% heavier compute-bound kernel (29.46 → 30.37 ms, noise 0.1%) slower, where the fixed 5% called it same", () => {
-    const [base, heavier] = [stats(29.46, 0.001), stats(30.37, 0.001)];
+  it("calls the H200's 3% heavier compute-bound kernel (29.46 → 30.37 ms, noise 0.1%) slower, and the same with a 5% band", () => {
+    const [base, heavier] = [samples(29.46, 0.001), samples(30.37, 0.001)];
     assert.equal(verdict(base, heavier).verdict, 'slower');
-    assert.equal(verdict(base, heavier, thresholdRule(0.05)).verdict, 'same');
+    assert.equal(verdict(base, heavier, separateRunsRule(0.05)).verdict, 'same');
   });
 
-  it("calls the perf gate's false alarm (+7.1% with noise 3.4% and 2.4%) the same: under 3× the runs' noise together", () => {
-    const [base, drifted] = [summarize(samplesAround(0.07, 0.034 / 1.05)), summarize(samplesAround(0.07 * 1.071, 0.024 / 1.05))];
-    assert.ok(Math.abs(base.relativeNoise - 0.034) < 0.002 && Math.abs(drifted.relativeNoise - 0.024) < 0.002, `${base.relativeNoise} ${drifted.relativeNoise}`);
-    const needed = neededChange(base, drifted, NOISE_RULE);
-    assert.ok(Math.abs(needed - 3 * Math.hypot(base.relativeNoise, drifted.relativeNoise)) < 1e-12 && needed > 0.12, String(needed));
-    assert.equal(verdict(base, drifted).verdict, 'same');
-    assert.equal(verdict(base, drifted, thresholdRule(0.05)).verdict, 'slower');
+  it('calls +7.1% over 30 samples with 3.4% and 2.4% noise slower: noise widens the interval, it never raises the bar', () => {
+    const [base, drifted] = [samplesAround(0.07, 0.034 / 1.05), samplesAround(0.07 * 1.071, 0.024 / 1.05)];
+    const judged = verdict(base, drifted);
+    assert.equal(judged.verdict, 'slower');
+    assert.equal(judged.reason, 'B/A +7.0% (90% interval +6.0% to +8.1%): clear of no change, the estimate past the ±1.0% band');
   });
 
-  it('lets --threshold replace the noise rule', () => {
-    assert.equal(verdict(stats(6, 0.001), stats(6.03, 0.001), thresholdRule(0.004)).verdict, 'slower');
-    assert.equal(neededChange(stats(6, 0.2), stats(6, 0.2), thresholdRule(0.02)), 0.02);
+  it('lets --threshold set the band: a 0.5% shift of clean runs is slower past a 0.4% band', () => {
+    assert.equal(verdict(samples(6, 0.001), samples(6.03, 0.001), separateRunsRule(0.004)).verdict, 'slower');
   });
 
-  it("calls a large shift noisy when the runs' spreads overlap", () => {
-    assert.equal(verdict(stats(6, 0.2), stats(6.6, 0.2), thresholdRule(0.05)).verdict, 'noisy');
+  it('calls a 10% shift of 8 samples with 20% spreads noisy, never same, and says the interval', () => {
+    const judged = verdict(samples(6, 0.2, 8), samples(6.6, 0.2, 8), separateRunsRule(0.05));
+    assert.deepEqual([judged.verdict, judged.reason], ['noisy', 'B/A +10.0% (90% interval -5.2% to +27.6%): neither inside the ±5.0% band nor a change past it']);
+  });
+
+  it('calls too few samples for a 90% interval noisy, and says why', () => {
+    const judged = verdict([1, 1.1], [2, 2.1]);
+    assert.deepEqual([judged.verdict, judged.measured.interval, judged.reason], ['noisy', null, '2 and 2 samples: too few for a 90% interval']);
   });
 });
 
 describe('verdicts confirmed in clock-normalised time', () => {
-  const stats = (median: number, noise: number) => summarize(samplesAround(median, noise));
+  const samples = (median: number, noise: number) => samplesAround(median, noise);
 
   it('calls a 5% slowdown that a 5% lower SM clock explains the same, and says the clocks explain it', () => {
-    const judged = clockConfirmedVerdict(stats(10, 0.001), stats(10.5, 0.001), { baseline: 1980, candidate: 1980 / 1.05 });
+    const judged = clockConfirmedVerdict(samples(10, 0.001), samples(10.5, 0.001), { baseline: 1980, candidate: 1980 / 1.05 });
     assert.equal(judged.verdict, 'same');
-    assert.ok(Math.abs(judged.change - 0.05) < 1e-3);
+    assert.ok(Math.abs((judged.interval?.estimate ?? 0) - 0.05) < 1e-9);
     assert.equal(judged.clocks?.explains, true);
-    assert.ok(Math.abs(judged.clocks?.change ?? 1) < 1e-3, JSON.stringify(judged.clocks));
+    assert.ok(Math.abs(judged.clocks?.change ?? 1) < 1e-9, JSON.stringify(judged.clocks));
+    assert.match(judged.reason, /in time, same in clock-normalised time \(SM clock 1980 → 1886 MHz\)$/);
   });
 
   it('keeps a slowdown at an unchanged clock, and one that a higher clock hid grows in cycles', () => {
-    const steady = clockConfirmedVerdict(stats(10, 0.001), stats(10.5, 0.001), { baseline: 1980, candidate: 1980 });
+    const steady = clockConfirmedVerdict(samples(10, 0.001), samples(10.5, 0.001), { baseline: 1980, candidate: 1980 });
     assert.deepEqual([steady.verdict, steady.clocks?.explains], ['slower', false]);
-    const hidden = clockConfirmedVerdict(stats(10, 0.001), stats(10.5, 0.001), { baseline: 1755, candidate: 1980 });
+    const hidden = clockConfirmedVerdict(samples(10, 0.001), samples(10.5, 0.001), { baseline: 1755, candidate: 1980 });
     assert.equal(hidden.verdict, 'slower');
     assert.ok((hidden.clocks?.change ?? 0) > 0.18, JSON.stringify(hidden.clocks));
   });
 
+  it('calls noisy a slowdown that the clocks turn into a speed-up', () => {
+    const judged = clockConfirmedVerdict(samples(10, 0.001), samples(10.5, 0.001), { baseline: 1980, candidate: 1700 });
+    assert.deepEqual([judged.verdict, judged.clocks?.explains], ['noisy', false]);
+  });
+
   it('judges in time alone without clocks, and normalises only modes that run kernels', () => {
-    assert.deepEqual(clockConfirmedVerdict(stats(10, 0.001), stats(10.5, 0.001), null).clocks, null);
+    assert.deepEqual(clockConfirmedVerdict(samples(10, 0.001), samples(10.5, 0.001), null).clocks, null);
     assert.equal(runsKernels({ kind: 'serial' }), true);
     assert.equal(runsKernels({ kind: 'stage', stage: 'kernel', kernel: 'fma' }), true);
     assert.equal(runsKernels({ kind: 'stage', stage: 'h2d' }), false);
@@ -95,7 +108,8 @@ describe('verdicts confirmed in clock-normalised time', () => {
       comparison.pairs.find((p) => p.role.kind === kind && (stage === undefined || (p.role.kind === 'stage' && p.role.stage === stage)));
     assert.deepEqual([byKind('serial')?.verdict, byKind('serial')?.clocks?.explains], ['same', true]);
     assert.deepEqual([byKind('stage', 'h2d')?.verdict, byKind('stage', 'h2d')?.clocks], ['slower', null]);
-    assert.deepEqual(comparison.rule, NOISE_RULE);
+    assert.deepEqual(comparison.rule, { band: 0.01, confidence: 0.9, interval: 'hodges-lehmann' });
+    assert.equal(comparison.verdict, 'slower');
   });
 });
 
@@ -173,13 +187,13 @@ describe('cuda-pipe compare and report', () => {
     const md = join(dir, 'compare.md');
     const { code, stdout } = runCli(['compare', baseline, slower, '--md', md]);
     assert.equal(code, 1);
-    assert.match(stdout, /│ overlapped 32×4 depth-first +│ +5\.9\d\d ms ± 1\.0% │ +6\.5\d\d ms ± 1\.0% │ +\+10\.0% │ slower +│/);
+    assert.match(stdout, /│ overlapped 32×4 depth-first +│ +\+10\.0% \(\+9\.7% to \+10\.3%\) │ slower +│/);
     const json = JSON.parse(runCli(['compare', baseline, slower, '--json', '-']).stdout);
     assert.equal(json.pairs[1].verdict, 'slower');
     const mdOut = runCli(['compare', baseline, slower, '--md', '-']).stdout;
     assert.match(mdOut, /^### cuda-pipe compare: \*\*6 slower\*\*/);
     assert.match(mdOut, /\| balanced \| small launches back to back \| .* \| 🔴 slower \(info\) \|/);
-    assert.match(mdOut, /\| balanced \| overlapped 32×4 depth-first \| .* \| \+10\.0% \| 🔴 slower \|/);
+    assert.match(mdOut, /\| balanced \| overlapped 32×4 depth-first \| 5\.9\d\d ms ± 1\.0% \| 6\.5\d\d ms ± 1\.0% \| \+10\.0% \(\+9\.7% to \+10\.3%\) \| 🔴 slower \|/);
   });
 
   it("does not fail the gate on the model's parts alone", () => {

@@ -130,6 +130,49 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
     log: '2026-11-26-test-speed-4/cli-start.tsv',
     holds: ['dist/cli/cuda-pipe.js\trun --dry-run\t', 'dist/src/cli/main.js\trun --dry-run\t'],
   },
+  {
+    page: 'docs/measuring.md',
+    readme: '| copy-bound, overlapped 16×4 | −5.9% | 6.75% | `faster` | −6.46% to −5.16% |',
+    log: '2026-11-27-verdicts/rejudged.txt',
+    holds: [
+      'bound/run-copy-bound-1.json\toverlapped:16x4:depth-first:chunk-per-stream\t101/15\tsame\t-5.87%\t+6.75%\t6.0515-6.2358 | 5.7783-5.7910\tfaster\t-5.85% (-6.46% to -5.16%)',
+    ],
+  },
+  {
+    page: 'docs/measuring.md',
+    readme: '| balanced, H2D + D2H at once | −5.8% | 6.80% | `faster` | −6.38% to −4.68% |',
+    log: '2026-11-27-verdicts/rejudged.txt',
+    holds: ['h200-balanced-16-traced.json\tbidirectional\t147/10\tsame\t-5.83%\t+6.80%\t5.6254-5.8013 | 5.3827-5.4282\tfaster\t-5.53% (-6.38% to -4.68%)'],
+  },
+  {
+    page: 'docs/measuring.md',
+    readme: '| async-overlap, kernel sincos alone | +4.8% | 11.26% | `slower` | +3.12% to +6.00% |',
+    log: '2026-11-27-verdicts/rejudged.txt',
+    holds: ['run-async-overlap-1.json\tkernel:sincos\t112/15\tsame\t+4.80%\t+11.26%\t0.0680-0.0726 | 0.0719-0.0730\tslower\t+4.76% (+3.12% to +6.00%)'],
+  },
+  {
+    page: 'docs/measuring.md',
+    readme: '| async-overlap, kernel sincos alone (another run) | +0.7% | 13.29% | `noisy` | −1.12% to +2.18% |',
+    log: '2026-11-27-verdicts/rejudged.txt',
+    holds: ['run-async-overlap-2.json\tkernel:sincos\t112/15\tsame\t+0.67%\t+13.29%\t0.0680-0.0726 | 0.0690-0.0724\tnoisy\t+0.64% (-1.12% to +2.18%)'],
+  },
+  {
+    page: 'docs/measuring.md',
+    readme: '**0** (60 modes: 34 `same`, 25 `noisy`, 1 `faster`)',
+    log: '2026-11-27-verdicts/rejudged.txt',
+    holds: [
+      'ab-base\tserial\t0 slower, 0 faster, 10 same, 0 noisy\t0 slower, 0 faster, 10 same, 0 noisy',
+      'ab-base\th2d\t0 slower, 0 faster, 10 same, 0 noisy\t0 slower, 1 faster, 3 same, 6 noisy',
+      'ab-base\td2h\t0 slower, 0 faster, 10 same, 0 noisy\t0 slower, 0 faster, 1 same, 9 noisy',
+      'ab-base\tbidirectional\t0 slower, 0 faster, 10 same, 0 noisy\t0 slower, 0 faster, 0 same, 10 noisy',
+    ],
+  },
+  {
+    page: 'docs/measuring.md',
+    readme: '**10** (serial 10, where the noise rule had called it `same` twice)',
+    log: '2026-11-27-verdicts/rejudged.txt',
+    holds: ['ab-heavier1\tserial\t8 slower, 0 faster, 2 same, 0 noisy\t10 slower, 0 faster, 0 same, 0 noisy'],
+  },
   ...TWO_WORKER_RUNS,
   {
     page: 'docs/development.md',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { progressLine, raceLeftS, sweepStartLine } from '../../src/cli/sweep.js';
 import { mergeResults } from '../../src/compare/merge.js';
-import { compareResults, NOISE_RULE } from '../../src/compare/verdict.js';
+import { compareResults } from '../../src/compare/verdict.js';
 import { renderAbTable } from '../../src/report/ab.js';
 import { renderCompareTable } from '../../src/report/compare.js';
 import { fastestSetting, renderSweepTable } from '../../src/report/exporters/sweep.js';
@@ -41,7 +41,7 @@ const [sweep] = loadResults('test/fixtures/h200-sweep-balanced.json') as [RunRes
 /** Each command's terminal text at `columns`, as its CLI writes it. */
 const VIEWS: Record<string, (columns: number) => string> = {
   compare: (columns) =>
-    renderCompareTable(compareResults(loadResults('test/fixtures/h100-balanced-1.json'), loadResults('test/fixtures/h100-balanced-heavier.json'), NOISE_RULE), plain, columns),
+    renderCompareTable(compareResults(loadResults('test/fixtures/h100-balanced-1.json'), loadResults('test/fixtures/h100-balanced-heavier.json')), plain, columns),
   ab: (columns) => renderAbTable(abDocument(), plain, columns),
   'probe with bandwidth': (columns) => renderProbe(probeDocument(`${MEASURED}/2026-11-23-h200x2/probe.json`), plain, columns),
   'probe with peer copies': (columns) => renderProbe(probeDocument('test/fixtures/h200x2-probe.json'), plain, columns),
@@ -68,19 +68,24 @@ describe('command output fits the width', () => {
     }
   });
 
-  it('compare leads with the regression and the modes that got slower, by how much', () => {
-    assert.deepEqual(answerOf(VIEWS.compare?.(100) ?? ''), ['regression: 2 slower, 0 faster, 4 same, 0 noisy', 'slower: kernel fma alone +10.0%, serial +2.3%']);
+  it('compare leads with its verdict and the modes that got slower or stayed noisy, by how much', () => {
+    assert.deepEqual(answerOf(VIEWS.compare?.(100) ?? ''), [
+      'slower (regression): 2 slower, 0 faster, 3 same, 1 noisy',
+      'slower: kernel fma alone +9.9% (+9.9% to +10.0%), serial +2.3% (+2.2% to +2.4%)',
+      'noisy: H2D alone -0.2% (-3.6% to -0.0%)',
+    ]);
   });
 
-  it('compare drops the config column and then the noise at 80 columns, keeping every mode and its change', () => {
+  it('compare keeps the medians at 100 columns and drops them at 80, keeping every mode and its interval', () => {
+    assert.match(VIEWS.compare?.(100) ?? '', /│ kernel fma alone +│ +2\.843 ms │ +3\.126 ms │ \+9\.9% \(\+9\.9% to \+10\.0%\) │ slower +│/);
     const text = VIEWS.compare?.(80) ?? '';
-    assert.match(text, /│ kernel fma alone +│ +2\.843 ms │ +3\.126 ms │ \+10\.0% │ slower +│/);
-    assert.doesNotMatch(text, /│ config/);
+    assert.match(text, /│ kernel fma alone +│ \+9\.9% \(\+9\.9% to \+10\.0%\) │ slower +│/);
+    assert.doesNotMatch(text, /│ (config|baseline)/);
   });
 
   it('ab leads with its verdict and B against A with the interval, the overlapped mode first', () => {
     assert.deepEqual(answerOf(fitLines(VIEWS.ab?.(100) ?? '', 100)).slice(0, 4), [
-      'regression: 3 slower, 0 faster, 3 same, 0 noisy (B against A)',
+      'slower (regression): 3 slower, 0 faster, 3 same, 0 noisy (B against A)',
       'overlapped 16×4 depth-first: B/A +0.95% (+0.74% to +1.04%), slower',
       'serial: B/A +0.80% (+0.42% to +1.09%), slower',
       'kernel fma alone: B/A +0.99% (+0.93% to +1.10%), slower',
@@ -173,6 +178,6 @@ describe('compare on the command line', () => {
   it('writes no line wider than 100 columns to a pipe (it printed a 219-column rule line)', () => {
     const { stdout } = runCli(['compare', 'test/fixtures/h100-balanced-1.json', 'test/fixtures/h100-balanced-heavier.json']);
     assert.deepEqual(overlong(stdout, 100), []);
-    assert.match(stdout, /^regression: 2 slower/);
+    assert.match(stdout, /^slower \(regression\): 2 slower/);
   });
 });
