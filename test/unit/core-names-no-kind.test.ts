@@ -35,11 +35,15 @@ const STILL_NAMED: Readonly<Record<string, Readonly<Record<string, number>>>> = 
     // The idle cause "waiting on the host", and its share.
     'src/analysis/timeline.ts': 2,
     // analyze: a step's clock, and its own Chrome trace's category.
+    'src/analysis/analyze.ts': 1,
+    'src/analysis/events.ts': 2,
+    'src/analysis/steps.ts': 2,
     'src/analyze/chrome-own.ts': 1,
-    'src/analyze/kineto.ts': 3,
-    'src/analyze/model.ts': 2,
+    'src/analyze/kineto.ts': 5,
     'src/analyze/nsys.ts': 1,
-    'src/analyze/steps.ts': 2,
+    // The replay graph's host edges (a thread's calls one after another) and the findings that read them.
+    'src/analysis/causes.ts': 1,
+    'src/analysis/replay.ts': 5,
     'src/report/analyze-trace.ts': 1,
     // The config's `host:` key (and --workers on host.workers).
     'src/config/load.ts': 4,
