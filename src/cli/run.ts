@@ -11,6 +11,7 @@ import type { WaitStrategy } from '../exec/wait.js';
 import { builtinConfigsDir } from '../paths.js';
 import { renderHostMemoryTable } from '../report/host-memory.js';
 import { renderPlan } from '../report/plan.js';
+import { fitLines, outputColumns, paragraphColumns } from '../report/width.js';
 import type { RunResult } from '../result/schema.js';
 import type { HostMemoryKind } from '../vocabulary.js';
 import { checkStageModules } from '../kinds/index.js';
@@ -55,16 +56,18 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
         hint: 'Drop --dry-run to measure, or the output flags to see the plan.',
       });
     }
-    cliIo().stdout.write(
-      loads
-        .map((loaded) => {
+    const out = cliIo().stdout;
+    out.write(
+      fitPlan(
+        loads.map((loaded) => {
           const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
           // A run checks its modules as its workers start; a dry run starts none, so it checks them here.
           const host = loaded.config.host;
           if (host?.thread === 'workers') checkStageModules({ before: host.before, after: host.after });
           return renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)), rank: rankLabel(identity) });
-        })
-        .join('\n\n') + '\n',
+        }),
+        paragraphColumns(out),
+      ) + '\n',
     );
     return 0;
   }
@@ -101,9 +104,12 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
     return done;
   });
   await writeRunOutputs(results, flags, { table: true, gantt: flags.timeline ?? false });
-  if (kinds && kinds.length > 1) cliIo().stdout.write('\n' + renderHostMemoryTable(results) + '\n');
+  if (kinds && kinds.length > 1) cliIo().stdout.write('\n' + renderHostMemoryTable(results, outputColumns(cliIo().stdout)) + '\n');
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
 }
+
+/** The plans, one after another, each line wrapped at the terminal's width or COLUMNS (issue 39: 213 columns at 100). */
+const fitPlan = (plans: readonly string[], columns: number) => fitLines(plans.join('\n\n'), columns);
 
 const seconds = (value: number | undefined) => (value === undefined ? undefined : value * 1000);
 

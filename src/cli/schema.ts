@@ -1,10 +1,18 @@
 import { analysisJsonSchema } from '../analysis/document.js';
 import { cliIo } from './io.js';
 import { configJsonSchema } from '../config/schema.js';
+import { renderSchemaOutline } from '../report/schema-outline.js';
+import { outputColumns } from '../report/width.js';
 import { resultJsonSchema } from '../result/schema.js';
 
+/**
+ * The JSON Schema, whole, where stdout is a pipe or a file (`schema > cuda-pipe.schema.json`, an editor's setting);
+ * at a terminal, its fields as an outline that fits the width, since a JSON string cannot wrap.
+ */
 export async function schemaCommand(options: { result?: boolean; analysis?: boolean }): Promise<0> {
   const schema = options.analysis ? analysisJsonSchema() : options.result ? resultJsonSchema() : configJsonSchema();
-  cliIo().stdout.write(JSON.stringify(schema, null, 2) + '\n');
+  const out = cliIo().stdout;
+  const command = `cuda-pipe schema${options.analysis ? ' --analysis' : options.result ? ' --result' : ''}`;
+  out.write(out.isTTY ? `${renderSchemaOutline(schema, command, outputColumns(out))}\n` : JSON.stringify(schema, null, 2) + '\n');
   return 0;
 }
