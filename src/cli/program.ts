@@ -55,6 +55,15 @@ const bmfOption = () =>
   new Option('--bmf <file>', "write Bencher Metric Format (each mode's latency in ns, lower and upper its quartiles), or - for stdout").argParser(checkOutputTarget);
 const gabOption = () =>
   new Option('--gab <file>', "write github-action-benchmark's customSmallerIsBetter array (ms, range ± half the quartiles), or - for stdout").argParser(checkOutputTarget);
+const junitOption = () =>
+  new Option('--junit <file>', 'write JUnit XML: a test case per gated mode, failed when slower, skipped when noisy; or - for stdout').argParser(checkOutputTarget);
+// The verdicts' formats for CI, in every command that judges B against A: the same three, each with the change, and JUnit.
+const verdictCsvOption = () =>
+  new Option('--csv <file>', 'write one CSV row per judged mode (both medians, the change, its interval, the verdict), or - for stdout').argParser(checkOutputTarget);
+const verdictBmfOption = () =>
+  new Option('--bmf <file>', "write Bencher Metric Format (B's latency in ns with its quartiles, and b-over-a with its interval), or - for stdout").argParser(checkOutputTarget);
+const verdictGabOption = () =>
+  new Option('--gab <file>', "write github-action-benchmark's customSmallerIsBetter array (B in ms, the verdict in extra), or - for stdout").argParser(checkOutputTarget);
 
 const waitOption = () =>
   new Option('--wait <how>', 'how the host waits for a rep to end without blocking: poll the event, or a blocking wait on a worker thread')
@@ -185,6 +194,7 @@ program
   .addOption(csvOption())
   .addOption(bmfOption())
   .addOption(gabOption())
+  .addOption(junitOption())
   .addHelpText('after', examplesFor('report'))
   .action(lazy(async () => (await import('./report.js')).reportCommand));
 
@@ -208,6 +218,10 @@ program
   .option('--allow-device-change', 'compare results from different devices')
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--json <file>', 'write the comparison as JSON to a file, or - for stdout', checkOutputTarget)
+  .addOption(verdictCsvOption())
+  .addOption(verdictBmfOption())
+  .addOption(verdictGabOption())
+  .addOption(junitOption())
   .addHelpText('after', examplesFor('compare'))
   .action(lazy(async () => (await import('./compare.js')).compareCommand));
 
@@ -232,6 +246,10 @@ program
   .addOption(timeoutOption())
   .option('--json <file>', 'write the A/B document to a file, or - for stdout', checkOutputTarget)
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
+  .addOption(verdictCsvOption())
+  .addOption(verdictBmfOption())
+  .addOption(verdictGabOption())
+  .addOption(junitOption())
   .addHelpText('after', examplesFor('ab'))
   .action(lazy(async () => (await import('./ab.js')).abCommand));
 
