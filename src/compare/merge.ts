@@ -1,4 +1,4 @@
-import { formatPercent } from '../format.js';
+import { formatEfficiency } from '../format.js';
 import { COMMUNICATION_STAGES } from '../kinds/index.js';
 import { ABOVE_BOUND } from '../measure/warnings.js';
 import { median } from '../quantile.js';
@@ -150,7 +150,7 @@ function mergeNotes(ranks: readonly RankFigures[]): string[] {
   }
   for (const r of ranks.filter((figures) => figures.efficiency > ABOVE_BOUND)) {
     notes.push(
-      `${placeOf(r)}${r.rank === null ? '' : ` (rank ${r.rank})`} measured faster than the model's bound (efficiency ${formatPercent(r.efficiency)}): ` +
+      `${placeOf(r)}${r.rank === null ? '' : ` (rank ${r.rank})`} measured faster than the model's bound (efficiency ${formatEfficiency(r.efficiency)}): ` +
         "the bound is built to be a floor, so this is a defect in cuda-pipe's model, not a property of this GPU; report it with that rank's --json file.",
     );
   }

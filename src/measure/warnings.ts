@@ -1,4 +1,4 @@
-import { formatPercent } from '../format.js';
+import { formatPercent, formatRatioBelowOne } from '../format.js';
 import type { DeviceFacts } from '../result/environment.js';
 import type { ModeResult } from '../result/mode.js';
 import type { RunResult } from '../result/schema.js';
@@ -132,7 +132,7 @@ const RULES = {
       ? {
           code: 'slower-than-serial',
           message:
-            `${capitalise(named(mode))} is slower than serial (${mode.analysis.speedup.toFixed(2)}×)` +
+            `${capitalise(named(mode))} is slower than serial (${formatRatioBelowOne(mode.analysis.speedup)})` +
             `${oneStream(mode) ? ': every stream is the per-thread default stream, so its streams are one stream and nothing overlaps' : ''}.`,
           remedy: slowerRemedy(mode),
         }

@@ -1,5 +1,5 @@
 import { type CollectiveSkew, type MergedConfig, type Merged, type ModeSkew, participantName, type RankFigures, type Skew } from '../compare/merge.js';
-import { formatBytes, formatMs, formatPercent, formatRate } from '../format.js';
+import { formatBytes, formatEfficiency, formatMs, formatPercent, formatRate } from '../format.js';
 import type { Collective } from '../vocabulary.js';
 import { type Column, fitTable, type Layout, without } from './fold.js';
 import type { Style } from './style.js';
@@ -56,7 +56,7 @@ function hostTable(c: MergedConfig, ranks: readonly RankFigures[], style: Style,
     { head: 'rank', align: 'right', cells: ranks.map(rankText) },
     { head: 'overlapped', align: 'right', cells: ranks.map((r) => mark(r)(formatMs(r.overlappedMs))) },
     { head: 'speedup', align: 'right', cells: ranks.map((r) => `${r.speedup.toFixed(2)}×`) },
-    { head: 'efficiency', align: 'right', cells: ranks.map((r) => formatPercent(r.efficiency)) },
+    { head: 'efficiency', align: 'right', cells: ranks.map((r) => formatEfficiency(r.efficiency)) },
     { head: 'throughput', align: 'right', cells: ranks.map((r) => formatRate(r.gbps)) },
   ];
   const index: Layout = [{ head: 'GPU', cells: ranks.map((r) => mark(r)(String(r.device.index))) }, ...figures];

@@ -75,7 +75,7 @@ describe('the run table fits the terminal and leads with the answer', () => {
       'cuda-pipe 0.1.0 · balanced · NVIDIA H200',
       'speedup over serial: 2.06× ± 0.01 (95%; 12.57 ms → 6.099 ms)',
       "efficiency: 0.95 = this layout's floor 5.817 ms / 6.099 ms measured",
-      'limited by: the link with both copy directions at once (99.5 GB/s)',
+      'limited by: the link with both copy directions at once (99.5 GB/s at its fastest rep)',
       'best layout: about 64 chunks × 3 streams, 5.628 ms predicted (limited by link; ideal 5.354 ms)',
       'change: use more chunks (about 64); lost to fill and drain: 0.942 ms',
     ]);

@@ -1,8 +1,9 @@
-import { formatBytes, formatMs, formatPercent, formatRate } from '../../format.js';
+import { formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { ModeResult } from '../../result/mode.js';
 import type { RunResult } from '../../result/schema.js';
 import {
   adviceFor,
+  boundLinkRate,
   boundText,
   comparisonText,
   deviceLine,
@@ -102,9 +103,7 @@ function answerLines(result: RunResult, style: Style): string[] {
       ? `${style.bold('speedup over serial')}: ${caveat.brief}`
       : `${style.bold('speedup over serial')}: ${style.bold(formatSpeedup(analysis))} (${confidence}; ${compared}${caveat ? `; ${caveat.brief}` : ''})`,
     `efficiency: ${analysis.efficiency.toFixed(2)} = this layout's floor ${formatMs(bound.ms)} / ${formatMs(head.stats.median)} measured`,
-    `limited by: ${
-      bound.limitedBy === 'link' ? `the link with both copy directions at once${bound.linkGbPerSecond ? ` (${formatRate(bound.linkGbPerSecond)})` : ''}` : bound.limitedBy
-    }`,
+    `limited by: ${bound.limitedBy === 'link' ? `the link with both copy directions at once${boundLinkRate(bound) ? ` (${boundLinkRate(bound)})` : ''}` : bound.limitedBy}`,
     bestLayoutLine(head),
     changeLine(head),
   ];
