@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
 import { compareResults } from '../../src/compare/verdict.js';
+import { renderBmf } from '../../src/report/exporters/bmf.js';
+import { renderRunCsv } from '../../src/report/exporters/csv.js';
+import { gabEntries } from '../../src/report/exporters/gab.js';
 import { renderJUnit, renderVerdictBmf, renderVerdictCsv, renderVerdictGab } from '../../src/report/exporters/verdicts.js';
 import { abSuite, compareSuite } from '../../src/report/verdict-rows.js';
 import { loadDocument, loadResults } from '../../src/result/load.js';
@@ -175,5 +178,24 @@ describe('report of a file of several Results', () => {
     ]);
     assert.match(stdout, /\n\ncuda-pipe 0\.1\.0 · balanced · NVIDIA H200\n/);
     assert.match(runCli(['report', BASE]).stdout, /^cuda-pipe 0\.1\.0 · balanced/);
+  });
+});
+
+describe("a sweep's exports for dashboards", () => {
+  it('leave out the layouts dropped after a few reps, which the CSV keeps and marks clearly-slower', () => {
+    const results = loadResults('test/fixtures/h200-sweep-balanced.json');
+    const dropped = results.flatMap((r) => r.modes.filter((m) => m.stoppedBy === 'clearly-slower'));
+    assert.equal(dropped.length, 20);
+    const bmf = Object.keys(JSON.parse(renderBmf(results)) as object);
+    const gab = gabEntries(results).map((e) => e.name);
+    for (const mode of dropped) {
+      assert.ok(!bmf.some((name) => name.endsWith(`/${mode.id}`)), mode.id);
+      assert.ok(!gab.some((name) => name.endsWith(`/${mode.id}`)), mode.id);
+    }
+    assert.ok(bmf.some((name) => name.endsWith('/serial')));
+    assert.deepEqual(bmf, gab);
+    const csv = renderRunCsv(results).split('\n');
+    const stoppedBy = (csv[0] ?? '').split(',').indexOf('stopped_by');
+    assert.equal(csv.filter((row) => row.split(',')[stoppedBy] === 'clearly-slower').length, 20);
   });
 });
