@@ -16,7 +16,8 @@ type Example = readonly [command: string, why: string];
 function examplesText(examples: readonly Example[], columns: number): string {
   const width = Math.max(...examples.map(([command]) => command.length));
   const aligned = examples.map(([command, why]) => (why ? `  $ ${command.padEnd(width)}  # ${why}` : `  $ ${command}`));
-  const shown = aligned.every((line) => line.length <= columns) ? aligned : examples.flatMap(([command, why]) => [`  $ ${command}`, ...(why ? [`      # ${why}`] : [])]);
+  const stacked = examples.flatMap(([command, why]) => [`  $ ${command}`, ...(why ? [`      # ${why}`] : [])]);
+  const shown = aligned.every((line) => line.length <= columns) ? aligned : stacked;
   return `\nExamples:\n${fitLines(shown.join('\n'), columns)}\n`;
 }
 
@@ -135,10 +136,10 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
 
 /** The exit codes and the environment, each a term and its meaning beside it, or below it where too narrow. */
 export function topLevelHelp(columns = DEFAULT_COLUMNS): string {
-  const codes = EXIT_CODES.map(([code, meaning]) => fitItem(String(code).padStart(3), meaning, columns, { termWidth: 3 })).join('\n');
+  const codes = EXIT_CODES.map(([code, meaning]) => fitItem(String(code).padStart(3), meaning, columns, { termWidth: 3 }));
   // Names up to 22 columns share the line with their meaning; a longer list goes on lines of its own, the meaning below.
-  const environment = ENVIRONMENT.map(([names, meaning]) =>
-    names.length <= 22 ? fitItem(names, meaning, columns, { termWidth: 22 }) : `${fitLines(`  ${names}`, columns)}\n${fitLines(`      ${meaning}`, columns)}`,
-  ).join('\n');
-  return `\nExit codes:\n${codes}\n\nEnvironment:\n${environment}\n\n` + `${fitLines("Run `cuda-pipe <command> --help` for a command's options and examples.", columns)}\n`;
+  const listed = (names: string, meaning: string) => `${fitLines(`  ${names}`, columns)}\n${fitLines(`      ${meaning}`, columns)}`;
+  const environment = ENVIRONMENT.map(([names, meaning]) => (names.length <= 22 ? fitItem(names, meaning, columns, { termWidth: 22 }) : listed(names, meaning)));
+  const more = fitLines("Run `cuda-pipe <command> --help` for a command's options and examples.", columns);
+  return `\nExit codes:\n${codes.join('\n')}\n\nEnvironment:\n${environment.join('\n')}\n\n${more}\n`;
 }

@@ -36,9 +36,12 @@ export async function kernelsCommand(paths: readonly string[], flags: KernelsFla
   }
   const check = checkKernelSources(sources, flags.arch);
   const failures = check.sources.filter((s) => !s.ok);
+  const compiled = `${sources.length - failures.length} of ${sources.length} sources compiled`;
+  const compile = (s: (typeof check.sources)[number]) =>
+    s.ok ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}` : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}`;
   write([
-    `${sources.length - failures.length} of ${sources.length} sources compiled for ${check.arch} (${check.why}) with NVRTC ${check.nvrtc.version}, bypassing the cache`,
-    ...check.sources.map((s) => (s.ok ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}` : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}`)),
+    `${compiled} for ${check.arch} (${check.why}) with NVRTC ${check.nvrtc.version}, bypassing the cache`,
+    ...check.sources.map(compile),
     `NVRTC: ${check.nvrtc.path}`,
     '',
     ...listing,

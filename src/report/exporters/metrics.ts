@@ -24,9 +24,8 @@ export function modeMetrics(results: readonly RunResult[]): ModeMetric[] {
     const count = (seen.get(base) ?? 0) + 1;
     seen.set(base, count);
     const prefix = count === 1 ? base : `${base}#${count}`;
-    return result.modes
-      .filter((mode) => isCompared(mode.role) && mode.stoppedBy !== 'clearly-slower')
-      .map((mode) => ({ name: `${prefix}/${mode.id}`, result, mode }));
+    const measured = result.modes.filter((mode) => isCompared(mode.role) && mode.stoppedBy !== 'clearly-slower');
+    return measured.map((mode) => ({ name: `${prefix}/${mode.id}`, result, mode }));
   });
 }
 

@@ -13,8 +13,8 @@ const signed = (fraction: number) => `${fraction >= 0 ? '+' : ''}${(fraction * 1
 
 /** "B/A +0.95% (90% interval +0.74% to +1.04%)": the change the verdict read. */
 function changeWords(row: VerdictRow, confidence: number): string {
-  const interval = row.low !== null && row.high !== null ? ` (${formatPercent(confidence, 0)} interval ${signed(row.low)} to ${signed(row.high)})` : ' (no interval)';
-  return `B/A ${signed(row.change)}${interval}`;
+  if (row.low === null || row.high === null) return `B/A ${signed(row.change)} (no interval)`;
+  return `B/A ${signed(row.change)} (${formatPercent(confidence, 0)} interval ${signed(row.low)} to ${signed(row.high)})`;
 }
 
 /** One row per judged mode: both sides' medians, the change with its interval, the verdict and why. */
@@ -37,13 +37,11 @@ export function renderVerdictCsv(suites: readonly VerdictSuite[]): string {
     'verdict',
     'reason',
   ];
-  const rows = suites.flatMap((suite) =>
-    suite.rows.map((r) =>
-      [suite.command, r.config, r.device, r.mode, r.label, r.gating ? 'yes' : 'no', r.a.median, r.b.median, r.a.n, r.b.n, r.change, r.low, r.high, suite.band, r.verdict, r.reason]
-        .map(csvField)
-        .join(','),
-    ),
-  );
+  const fields = (suite: VerdictSuite, r: VerdictRow) => [
+    ...[suite.command, r.config, r.device, r.mode, r.label, r.gating ? 'yes' : 'no'],
+    ...[r.a.median, r.b.median, r.a.n, r.b.n, r.change, r.low, r.high, suite.band, r.verdict, r.reason],
+  ];
+  const rows = suites.flatMap((suite) => suite.rows.map((r) => fields(suite, r).map(csvField).join(',')));
   return [head.join(','), ...rows].join('\n');
 }
 
@@ -55,9 +53,10 @@ export function renderVerdictCsv(suites: readonly VerdictSuite[]): string {
 export function renderVerdictBmf(suites: readonly VerdictSuite[]): string {
   const document: Record<string, Record<string, { value: number; lower_value?: number; upper_value?: number }>> = {};
   for (const row of suites.flatMap((s) => s.rows)) {
+    const interval = row.low !== null && row.high !== null ? { lower_value: 1 + row.low, upper_value: 1 + row.high } : {};
     document[row.name] = {
       latency: { value: row.b.median * NS_PER_MS, lower_value: row.b.q1 * NS_PER_MS, upper_value: row.b.q3 * NS_PER_MS },
-      'b-over-a': { value: 1 + row.change, ...(row.low !== null && row.high !== null ? { lower_value: 1 + row.low, upper_value: 1 + row.high } : {}) },
+      'b-over-a': { value: 1 + row.change, ...interval },
     };
   }
   return JSON.stringify(document, null, 2);
@@ -87,10 +86,12 @@ const attributes = (pairs: Record<string, string | number | null>) =>
 /** What a test case holds besides its name: a failure for `slower`, a skip for `noisy` (undecided), else its reason. */
 function caseBody(row: VerdictRow, suite: VerdictSuite): string {
   const message = `${row.verdict}: ${changeWords(row, suite.confidence)}`;
-  const detail = `A ${formatMs(row.a.median)} (${row.a.n} reps), B ${formatMs(row.b.median)} (${row.b.n} reps). ${row.reason}`;
+  const sides = `A ${formatMs(row.a.median)} (${row.a.n} reps), B ${formatMs(row.b.median)} (${row.b.n} reps)`;
+  const detail = `${sides}. ${row.reason}`;
+  const undecided = `${message}: neither a change nor its absence shown; take more reps`;
   const bodies: Record<Verdict, string> = {
     slower: `      <failure${attributes({ type: 'slower', message })}>${xml(detail)}</failure>\n`,
-    noisy: `      <skipped${attributes({ message: `${message}: neither a change nor its absence shown; take more reps` })}/>\n`,
+    noisy: `      <skipped${attributes({ message: undecided })}/>\n`,
     faster: `      <system-out>${xml(`${message}. ${detail}`)}</system-out>\n`,
     same: `      <system-out>${xml(`${message}. ${detail}`)}</system-out>\n`,
   };
@@ -110,18 +111,17 @@ export function renderJUnit(suites: readonly VerdictSuite[]): string {
   });
   const total = (key: 'failures' | 'skipped') => counted.reduce((sum, c) => sum + c[key], 0);
   const seconds = (ms: number | null) => (ms === null ? null : (ms / 1000).toFixed(3));
-  const lines = [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites${attributes({ name: 'cuda-pipe', tests: counted.reduce((sum, c) => sum + c.rows.length, 0), failures: total('failures'), skipped: total('skipped') })}>`,
-  ];
+  const tests = counted.reduce((sum, c) => sum + c.rows.length, 0);
+  const lines = ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites${attributes({ name: 'cuda-pipe', tests, failures: total('failures'), skipped: total('skipped') })}>`];
   for (const { suite, rows, failures, skipped } of counted) {
-    const time = rows.every((r) => r.elapsedMs !== null) && rows.length ? rows.reduce((sum, r) => sum + (r.elapsedMs ?? 0), 0) : null;
-    lines.push(
-      `  <testsuite${attributes({ name: suite.title, tests: rows.length, failures, errors: 0, skipped, timestamp: suite.createdAt, time: seconds(time) })}>`,
-      `    <properties><property${attributes({ name: 'verdict', value: suite.verdict })}/></properties>`,
-    );
+    // The suite's time where every case has one: the A/B document's measuring time per mode.
+    const timed = rows.length > 0 && rows.every((r) => r.elapsedMs !== null);
+    const time = timed ? seconds(rows.reduce((sum, r) => sum + (r.elapsedMs ?? 0), 0)) : null;
+    const head = { name: suite.title, tests: rows.length, failures, errors: 0, skipped, timestamp: suite.createdAt, time };
+    lines.push(`  <testsuite${attributes(head)}>`, `    <properties><property${attributes({ name: 'verdict', value: suite.verdict })}/></properties>`);
     for (const row of rows) {
-      lines.push(`    <testcase${attributes({ classname: row.config, name: row.label, time: seconds(row.elapsedMs) })}>\n${caseBody(row, suite)}    </testcase>`);
+      const testcase = attributes({ classname: row.config, name: row.label, time: seconds(row.elapsedMs) });
+      lines.push(`    <testcase${testcase}>\n${caseBody(row, suite)}    </testcase>`);
     }
     lines.push('  </testsuite>');
   }
