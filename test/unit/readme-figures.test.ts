@@ -21,6 +21,7 @@ const PAGES = [
   'docs/several-gpus.md',
   'docs/figures.md',
   'docs/development.md',
+  'docs/ci-dashboards.md',
 ] as const;
 type Page = (typeof PAGES)[number];
 const log = (path: string) => readFileSync(join(root, 'docs', 'measurements', path), 'utf8');
@@ -120,9 +121,51 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
   },
   {
     page: 'docs/development.md',
-    readme: '1,703 tests, 1,635 passing and 68',
-    log: '2026-11-26-ci/summary-518dc11.txt',
-    holds: ['at 518dc11', '# tests 1703', '# pass 1635', '# skipped 68', '# duration_ms 91463', 'exit 0'],
+    readme: 'At 517f2ec it ran 1,818 tests: 1,745 passed, 68 skipped with their reason (those that need a GPU or two) and 5 failed',
+    log: '2026-11-28-first-hour/ci-run-517f2ec.txt',
+    holds: ['.ci/run at 517f2ec', 'exported without .git', '# tests 1818', '# pass 1745', '# skipped 68', '# fail 5', '# duration_ms 90378'],
+  },
+  {
+    page: 'docs/development.md',
+    readme: 'the runner took 90 s and the whole `.ci/run` 198.5 s on 2 cores, at a load average of 7.01 before it',
+    log: '2026-11-28-first-hour/ci-run-517f2ec.txt',
+    holds: ['2 cores, load before: 7.01', '.ci/run: 198.5 s wall', 'git archive HEAD | tar -x: 0.7'],
+  },
+  {
+    page: 'docs/development.md',
+    readme: 'a load average of 3.42 to 5.55 before each run, as their logs record',
+    log: '2026-11-26-test-speed-4/two-workers/npm-test-a.txt',
+    holds: ['load before: 5.55'],
+  },
+  {
+    page: 'docs/development.md',
+    readme: 'a load average of 3.42 to 5.55 before each run, as their logs record',
+    log: '2026-11-26-test-speed-4/two-workers/npm-test-d.txt',
+    holds: ['load before: 3.42'],
+  },
+  {
+    page: 'README.md',
+    readme: '(1.1 s, where it rebuilt for 53 s before; `docs/measurements/2026-11-28-first-hour/npx.log`)',
+    log: '2026-11-28-first-hour/npx.log',
+    holds: ['npx cuda-pipe --version : 1.12'],
+  },
+  {
+    page: 'docs/ci-dashboards.md',
+    readme: 'about a minute on 2 cores, 57 s in `docs/measurements/2026-11-28-first-hour/npx.log`',
+    log: '2026-11-28-first-hour/npx.log',
+    holds: ['2 cores', 'npm ci --no-audit --no-fund : 56.8'],
+  },
+  {
+    page: 'docs/ci-dashboards.md',
+    readme: '(1.1 s in that log, where it rebuilt for 53 s before)',
+    log: '2026-11-28-first-hour/npx-before.log',
+    holds: ['npx cuda-pipe --version : 53.39'],
+  },
+  {
+    page: 'README.md',
+    readme: 'where it rebuilt for 53 s before',
+    log: '2026-11-28-first-hour/npx-before.log',
+    holds: ['commit: 4a68361', 'npx cuda-pipe --version : 53.39'],
   },
   {
     page: 'README.md',
@@ -209,6 +252,8 @@ describe("the README's figures", () => {
         '55 GPU or two-GPU tests',
         '0.981 and 1.005',
         '2.701 against 2.121',
+        '1,703 tests',
+        'nothing else running',
       ]) {
         assert.ok(!text.includes(stale), `${path}: ${stale}`);
       }
