@@ -7,8 +7,10 @@ import { COMMAND_EXAMPLES } from '../../src/cli/help-text.js';
 import { cliMain } from '../../src/cli/program.js';
 import { configJsonSchema } from '../../src/config/schema.js';
 import { DeviceFailure, EnvironmentError, HostStageFailure, Interrupted, MeasurementFailure, UsageError } from '../../src/errors.js';
+import { renderHostMemoryTable } from '../../src/report/host-memory.js';
 import { renderSchemaOutline } from '../../src/report/schema-outline.js';
 import { DEFAULT_COLUMNS, paragraphColumns } from '../../src/report/width.js';
+import { loadResults } from '../../src/result/load.js';
 import { resultJsonSchema } from '../../src/result/schema.js';
 import { runCli } from '../helpers/cli.js';
 import { overlong } from '../helpers/width.js';
@@ -93,6 +95,18 @@ describe('dry runs fit the width', () => {
       assert.deepEqual(overlong(stdout, columns), []);
       assert.match(stdout.replace(/\n +/g, ' '), /fma_loop\(const float\* __restrict__ in, float\* __restrict__ out, unsigned long long n, int iterations\)/);
     }
+  });
+});
+
+describe('run --host-memory', () => {
+  it('draws its table within 80 and 100 columns, without the copy rates where the whole table is too wide', () => {
+    const results = ['h100-balanced-1', 'h100-balanced-2', 'h200-balanced-16-model'].flatMap((name) => loadResults(`test/fixtures/${name}.json`));
+    const [narrow, wide] = COLUMNS.map((columns) => renderHostMemoryTable(results, columns));
+    assert.deepEqual(overlong(narrow ?? '', 80), []);
+    assert.deepEqual(overlong(wide ?? '', 100), []);
+    assert.match(wide ?? '', /│ host memory │ +H2D │ +D2H │ +serial │ overlapped │ speedup │ overlap achieved │/);
+    assert.doesNotMatch(narrow ?? '', /│ +H2D │/);
+    assert.match(narrow ?? '', /│ pinned +│ +12\.\d+ ms │/);
   });
 });
 
