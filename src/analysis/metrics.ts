@@ -183,10 +183,6 @@ export function stepMetrics(timeline: DeviceTimeline, window: StepWindow, rates:
   };
 }
 
-function interval(e: GpuEvent): Interval {
-  return { start: e.start, end: e.end };
-}
-
 function fraction(part: number, whole: number): number {
   return whole > 0 ? part / whole : 0;
 }

@@ -327,7 +327,8 @@ function calibrate(graph: Omit<ReplayGraph, 'edges' | 'order'>, found: Builder, 
     kind[e] = found.kind[k]!;
     from[e] = found.from[k]!;
     to[e] = found.to[k]!;
-    weight[e] = found.weight[k]!;
+    // An edge kept within the tolerance though the trace has its point a hair early holds exactly as observed.
+    weight[e] = Math.min(found.weight[k]!, observed[to[e]!]! - observed[from[e]!]!);
     firstInto[to[e]! + 1]!++;
   }
   for (let p = 0; p < points; p++) firstInto[p + 1]! += firstInto[p]!;
@@ -350,8 +351,9 @@ function calibrate(graph: Omit<ReplayGraph, 'edges' | 'order'>, found: Builder, 
         best = e;
       }
     }
-    // An end binds on its start plus the duration where that is as late as any edge.
-    if (best >= 0 && (p % 2 === 0 || bestAt > observed[p - 1]! + duration[p >> 1]!)) {
+    // An end binds on its start plus its own duration where that reaches it; otherwise on what it waited for, whose
+    // lag then carries the rest (a synchronize's return after the op it waited for ended).
+    if (best >= 0 && (p % 2 === 0 || observed[p]! > observed[p - 1]! + duration[p >> 1]! + TOLERANCE_MS)) {
       binding[p] = best;
       bindingLag[p] = Math.max(0, observed[p]! - bestAt);
     }
