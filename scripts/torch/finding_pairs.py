@@ -11,8 +11,9 @@ scripts/bench/finding-pairs.mjs compares the two.
                     on a PyTorch stream (non-blocking)
   default_torch     compute on the default stream beside PyTorch's own (non-blocking) copy stream; fix: the compute on a
                     stream of its own. Nothing waits on the default stream here: the finding must stay silent
-  serialised        128 H2D copies of 256 KiB on two streams, each waiting for the other's last (an event chain); fix:
-                    no waits between the two streams; the link has room (small copies run far below its rate)
+  serialised        64 H2D copies of 256 KiB on two streams, each waiting for the other's last (an event chain), held
+                    behind a few ms of compute so that the host has issued them all before they run; fix: no waits
+                    between the two streams; the link has room (small copies run below its rate)
   serialised_full   two 32 MiB H2D copies on two streams, which the copy engines run one after the other at the link's
                     full rate; fix: one 64 MiB copy on one stream. Nothing to gain: the finding must stay silent
   copy_on_compute   compute, then the next batch's H2D on the compute stream, then compute on it and the D2H of the
@@ -130,12 +131,18 @@ class Patterns:
 
     # serialised copies ------------------------------------------------------------------------------------------
     def serialised(self, fixed):
-        pieces = 128
+        pieces = 64
         piece = 256 * 1024 // 4
         dst = self.on_device[0]
         src = self.pinned_in[0]
 
         def step(i):
+            # A gate: the copy streams wait for a few ms of compute, so that the host has issued every copy and wait
+            # before the first copy runs, and the copies' time on the GPU is theirs, not the host's.
+            with torch.cuda.stream(self.compute):
+                self.work(self.on_device[1], products=8)
+            self.h2d.wait_stream(self.compute)
+            self.second.wait_stream(self.compute)
             streams = (self.h2d, self.second)
             for k in range(pieces):
                 stream, other = streams[k % 2], streams[(k + 1) % 2]
