@@ -1,7 +1,8 @@
 """Pairs of PyTorch programs, one per finding of `cuda-pipe analyze`: each pattern as a program has it (the problem)
 and the same work with the finding's advice applied (the fix). Each variant is timed with CUDA events (median of
 ROUNDS rounds of STEPS steps, the two variants taking turns and swapping who goes first each round, so drift between
-them cancels), and profiled with torch.profiler into a Kineto trace of PROFILED steps. `analyze` predicts, from the
+them cancels), and profiled with torch.profiler into a Kineto trace of PROFILED steps (10 by default: the profiled
+step of a host-heavy pattern moves from run to run, so a few steps say little). `analyze` predicts, from the
 problem's trace alone, what the fix saves a step; the measured saving is the problem's median step minus the fix's.
 scripts/bench/finding-pairs.mjs compares the two.
 
@@ -22,7 +23,7 @@ scripts/bench/finding-pairs.mjs compares the two.
                     matrix product; fix: the reduction kept on the GPU (no .item())
   host_bound        1,000 tiny kernels a step; fix: the same kernels captured once in a CUDA graph and replayed
 
-Usage: python3 scripts/torch/finding_pairs.py OUT [--only a,b] [--rounds 3] [--steps 20] [--profiled 5]
+Usage: python3 scripts/torch/finding_pairs.py OUT [--only a,b] [--rounds 3] [--steps 20] [--profiled 10]
 Writes OUT/<pattern>-problem.pt.trace.json.gz and OUT/<pattern>-fix.pt.trace.json.gz, and prints one JSON line per
 pattern (each variant's median step, its samples, the device) on stdout. The data-parallel pair (exposed
 communication) is scripts/torch/ddp_overlap.py --no-overlap against --overlap."""
@@ -137,10 +138,11 @@ class Patterns:
         src = self.pinned_in[0]
 
         def step(i):
-            # A gate: the copy streams wait for a few ms of compute, so that the host has issued every copy and wait
-            # before the first copy runs, and the copies' time on the GPU is theirs, not the host's.
+            # A gate: the copy streams wait for about 8 ms of compute, so that the host has issued every copy and wait
+            # before the first copy runs (under the profiler too, whose host calls are slower), and the copies' time
+            # on the GPU is theirs, not the host's.
             with torch.cuda.stream(self.compute):
-                self.work(self.on_device[1], products=8)
+                self.work(self.on_device[1], products=24)
             self.h2d.wait_stream(self.compute)
             self.second.wait_stream(self.compute)
             streams = (self.h2d, self.second)
@@ -284,7 +286,7 @@ def main():
     parser.add_argument('--only', default='')
     parser.add_argument('--rounds', type=int, default=3)
     parser.add_argument('--steps', type=int, default=20)
-    parser.add_argument('--profiled', type=int, default=5)
+    parser.add_argument('--profiled', type=int, default=10)
     parser.add_argument('--mib', type=int, default=64)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
