@@ -19,8 +19,9 @@ scripts/bench/finding-pairs.mjs compares the two.
                     full rate; fix: one 64 MiB copy on one stream. Nothing to gain: the finding must stay silent
   copy_on_compute   compute, then the next batch's H2D on the compute stream, then compute on it and the D2H of the
                     result; fix: the same calls in the same order with the copies on streams of their own and events
-  host_sync         four times a step: a reduction read back with .item() (a synchronize), then 100 tiny kernels and a
-                    matrix product; fix: the reduction kept on the GPU (no .item())
+  host_sync         four times a step: a reduction read back with .item() (a synchronize), then 20 tiny kernels and three
+                    matrix products (the GPU's work outlasts the host's, so without the synchronize the GPU never
+                    waits); fix: the reduction kept on the GPU (no .item())
   host_bound        1,000 tiny kernels a step; fix: the same kernels captured once in a CUDA graph and replayed
 
 Usage: python3 scripts/torch/finding_pairs.py OUT [--only a,b] [--rounds 3] [--steps 20] [--profiled 10]
@@ -210,9 +211,9 @@ class Patterns:
                     total = x[:4096].sum()
                     if not fixed:
                         total.item()
-                    for _ in range(100):
+                    for _ in range(20):
                         self.tiny.add_(1.0)
-                    self.work(x, products=1)
+                    self.work(x, products=3)
         return step
 
     # host bound -------------------------------------------------------------------------------------------------

@@ -25,6 +25,8 @@ export interface Edge {
 }
 
 export const EDGE_KINDS: readonly EdgeKind[] = ['host', 'issue', 'stream', 'wait', 'sync', 'blocking', 'link'];
+/** Among edges that allow a point the same time, which binds: lower first (by EDGE_KINDS' codes). */
+const BINDS_FIRST: readonly number[] = [5, 4, 3, 0, 1, 2, 6];
 
 /**
  * The edges, one column each (a million ops make millions of edges: objects would spend the time in the garbage
@@ -55,6 +57,8 @@ export interface ReplayGraph {
   readonly callOf: Int32Array;
   /** Per point, a time it never comes before whatever the edit (an op's issue time where no call is known). */
   readonly anchor: Float64Array;
+  /** Whether copies of each direction were seen running at once: whether the device overlaps them. */
+  readonly concurrentCopies: ConcurrentCopies;
 }
 
 /** A change to replay. Edges are named by their index in the graph's `edges`; added edges are evaluated the same way. */
@@ -152,7 +156,8 @@ export function buildGraph(events: readonly GpuEvent[], hostCalls: readonly Host
   const callOf = issueEdges(builder, ops, calls, n);
   hostEdges(builder, calls, n);
   streamEdges(builder, ops);
-  linkEdges(builder, ops, options.linkRates);
+  const concurrentCopies = copiesRunTogether(ops);
+  linkEdges(builder, ops, options.linkRates, concurrentCopies);
   const byEnd = indexesByEnd(ops);
   waitEdges(builder, ops, calls, callOf, byEnd);
   // What a launch takes when it waits for nothing: the typical launch call.
@@ -165,7 +170,7 @@ export function buildGraph(events: readonly GpuEvent[], hostCalls: readonly Host
   ops.forEach((op, i) => {
     if (callOf[i]! < 0) anchor[opStart(i)] = Math.min(op.issued ?? op.start, op.start);
   });
-  return calibrate({ ops, calls, observed, duration, callOf, anchor }, builder, options.perOpMs);
+  return calibrate({ ops, calls, observed, duration, callOf, anchor, concurrentCopies }, builder, options.perOpMs);
 }
 
 function isSorted(events: readonly GpuEvent[]): boolean {
@@ -223,20 +228,49 @@ function streamEdges(builder: Builder, ops: readonly GpuEvent[]): void {
 }
 
 /**
- * Copies of one direction share its link: the next copy (by start) cannot start before this one moved its bytes at
- * the link's rate. Where a copy ran at the link's rate that is its whole time; a small copy holds the link for only
- * part of its time (the rest is its fixed cost), so copies of other streams can overlap it.
+ * Copies of one direction share their engine and link: the next copy (by start) cannot start before this one is done
+ * with them. Where the trace shows two copies of a direction running at once (on other streams), the device runs
+ * them side by side and a copy holds only its link, for its bytes at the link's rate (a small copy's fixed cost
+ * leaves room); where it never does, as for an H200's H2D copies in the finding pairs, one copy runs after another
+ * and holds its engine for its whole time.
  */
-function linkEdges(builder: Builder, ops: readonly GpuEvent[], rates: GraphOptions['linkRates']): void {
+function linkEdges(builder: Builder, ops: readonly GpuEvent[], rates: GraphOptions['linkRates'], together: ConcurrentCopies): void {
   for (const direction of ['h2d', 'd2h'] as const) {
     const rate = rates[direction];
     let previous = -1;
     ops.forEach((op, i) => {
       if (op.kind !== 'memcpy' || op.direction !== direction) return;
-      if (previous >= 0) builder.add('link', opStart(previous), opStart(i), linkHoldMs(ops[previous]!, rate));
+      const before = ops[previous];
+      if (before) builder.add('link', opStart(previous), opStart(i), together[direction] ? linkHoldMs(before, rate) : Math.max(0, before.end - before.start));
       previous = i;
     });
   }
+}
+
+/** Per direction, whether the trace shows two copies of it running at once on different streams. */
+export interface ConcurrentCopies {
+  readonly h2d: boolean;
+  readonly d2h: boolean;
+}
+
+function copiesRunTogether(ops: readonly GpuEvent[]): ConcurrentCopies {
+  const seen = { h2d: false, d2h: false };
+  for (const direction of ['h2d', 'd2h'] as const) {
+    let reach = Number.NEGATIVE_INFINITY;
+    let stream: string | null = null;
+    for (const op of ops) {
+      if (op.kind !== 'memcpy' || op.direction !== direction) continue;
+      if (op.start < reach - TOLERANCE_MS && op.stream !== stream) {
+        seen[direction] = true;
+        break;
+      }
+      if (op.end > reach) {
+        reach = op.end;
+        stream = op.stream;
+      }
+    }
+  }
+  return seen;
 }
 
 /** How long a copy holds its link: its bytes at the link's rate, at most its own time; its whole time where unknown. */
@@ -283,13 +317,12 @@ function syncEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly H
     if (j < 0) return;
     const call = calls[j]!;
     const op = ops[i]!;
-    // Far longer than a launch, its op running through most of it, and returning about when the op ended: it waited
-    // for the op (a copy from pageable memory returns as its last staged piece is handed over, a little before the op
-    // ends). The edge's weight is where the call returned against the op's end.
-    const callMs = call.end - call.start;
-    const long = callMs > Math.max(3 * plainMs, 4 * TOLERANCE_MS);
-    const within = Math.min(op.end, call.end) - Math.max(op.start, call.start);
-    if (long && within >= callMs / 2 && Math.abs(call.end - op.end) <= RETURN_MS) {
+    // Far longer than a launch, and returning about when its op ended: it waited for the op (a copy to pageable
+    // memory, `.item()`'s, waits for the work before it on its stream too; a copy from pageable memory returns as its
+    // last staged piece is handed over, a little before the op ends). The weight is where the call returned against
+    // the op's end.
+    const long = call.end - call.start > Math.max(3 * plainMs, 4 * TOLERANCE_MS);
+    if (long && op.end > call.start && Math.abs(call.end - op.end) <= RETURN_MS) {
       builder.add('blocking', opEnd(i), 2 * (n + j) + 1, Math.min(0, call.end - op.end));
       waited.add(j);
     }
@@ -346,8 +379,10 @@ function calibrate(graph: Omit<ReplayGraph, 'edges' | 'order'>, found: Builder, 
     for (let x = firstInto[p]!; x < firstInto[p + 1]!; x++) {
       const e = into[x]!;
       const at = observed[from[e]!]! + weight[e]!;
-      if (at > bestAt) {
-        bestAt = at;
+      // Edges that allow the same time: the one that says most of why binds (an event wait, before the engine
+      // that the same end would also free), so that taking it out takes its lag out too.
+      if (at > bestAt + 1e-12 || (Math.abs(at - bestAt) <= 1e-12 && best >= 0 && BINDS_FIRST[kind[e]!]! < BINDS_FIRST[kind[best]!]!)) {
+        bestAt = Math.max(at, bestAt);
         best = e;
       }
     }
@@ -366,7 +401,8 @@ function calibrate(graph: Omit<ReplayGraph, 'edges' | 'order'>, found: Builder, 
     for (let p = 0; p < points; p++) if (binding[p]! >= 0 && kind[binding[p]!] === code) lags[i++] = bindingLag[p]!;
     return medianOfSorted(lags.sort()) ?? 0;
   };
-  const usual = EDGE_KINDS.map((k, code) => (k === 'stream' ? perOpMs : k === 'link' || k === 'host' ? 0 : typical(code)));
+  // A stream's next op, or an engine's next copy, follows after the GPU's own gap between ops; the host's next call after no delay.
+  const usual = EDGE_KINDS.map((k, code) => (k === 'stream' || k === 'link' ? perOpMs : k === 'host' ? 0 : typical(code)));
   const lag = new Float64Array(count);
   for (let e = 0; e < count; e++) {
     const slack = Math.max(0, observed[to[e]!]! - observed[from[e]!]! - weight[e]!);
