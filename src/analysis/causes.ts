@@ -3,7 +3,8 @@ import { exposedCommunication } from './communication.js';
 import type { DeviceShape, GpuEvent } from './events.js';
 import { union } from './intervals.js';
 import type { LinkRates } from './metrics.js';
-import { EDGE_KINDS, type Edge, type Edit, edgesOfKindInto, linkHoldMs, opEnd, opStart, type ReplayGraph } from './replay.js';
+import { EDGE_KINDS, type Edge, type Edit, edgesOfKindInto, opEnd, opStart, type ReplayGraph } from './graph.js';
+import { linkHoldMs } from './graph-edges.js';
 import type { StepWindow } from './steps.js';
 
 // The causes a finding can name, each as the evidence the trace holds that it cost time and the change that removes

@@ -5,7 +5,9 @@ import { causesOf } from '../../src/analysis/causes.js';
 import type { GpuEvent, HostCall } from '../../src/analysis/events.js';
 import { attribute } from '../../src/analysis/findings.js';
 import { deviceTimeline, stepMetrics } from '../../src/analysis/metrics.js';
-import { buildGraph, type Edit, replay } from '../../src/analysis/replay.js';
+import { buildGraph } from '../../src/analysis/graph-edges.js';
+import type { Edit } from '../../src/analysis/graph.js';
+import { replay } from '../../src/analysis/replay.js';
 import type { StepWindow } from '../../src/analysis/steps.js';
 
 // The replay behind every finding, on synthetic timelines: a host thread issues ops onto a few streams (some of
