@@ -227,7 +227,9 @@ export function modelAnalysis(
   // A layout the model predicts no faster than this one is this one, and so is one this Result measured no faster (a
   // sweep's): the best-layout line and the advice name it.
   const overruled = bestIsBetter(found.bound, bound) ? measuredNoFaster(mode, modes, found, termWords(mode) !== null) : null;
-  const floor = bestIsBetter(found.bound, bound) && !overruled ? found : here;
+  // A host stage on the JS thread has no term: the model predicts its GPU's side alone, no layout to change to.
+  const unmodelled = own.host !== undefined && !mode.cpuStage;
+  const floor = bestIsBetter(found.bound, bound) && !overruled && !unmodelled ? found : here;
   // The ideal is what no layout can beat: never above the workload's floor, which is never above serial.
   const ideal = Math.min(idealMs(parts, kernelsChunkedMs), floor.bound.ms);
   const words = termWords(mode);

@@ -109,6 +109,16 @@ describe('a predicted best never below a measured floor', () => {
   });
 });
 
+describe('a host stage on the JS thread, which the model has no term for', () => {
+  it('gets no best layout from the GPU stages alone, and no change to one', () => {
+    // Before: "best layout: about 16 chunks × 2 streams, 1.457 ms predicted (limited by link; ideal 1.342 ms)" for a
+    // layout measured at 21.63 ms, its checksum on the JS thread in no term of the bound.
+    const result = reported(measured('2026-11-23-h200-issues15-16', 'bound-final', 'run-host-stage-1.json'));
+    assert.equal(line(table(result), 'best layout:'), 'best layout: not predicted: the model has no term for the host stage checksum on the JS thread');
+    assert.notEqual(headline(result)?.analysis?.model?.advice?.code, 'layout');
+  });
+});
+
 describe('a change never names the layout it is made on', () => {
   it('gives inference.yaml at 16 chunks no change to about 16 chunks', () => {
     // Before: "best layout: about 16 chunks × 2 streams, 1.313 ms predicted" then "change: use more chunks (about 16)".

@@ -108,6 +108,7 @@ function predictedLine(best: ModeResult): string[] {
   const text = bestLayoutText(best);
   if (!floor || !text) return [];
   const off = best.stats.median / floor.ms - 1;
+  if (text.startsWith('not predicted')) return [`model's best: ${text}`];
   return [`model's best: ${text}; measured best ${formatPercent(Math.abs(off))} ${off >= 0 ? 'above' : 'below'} it`];
 }
 
