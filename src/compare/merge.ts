@@ -126,6 +126,7 @@ function mergeConfig(ranks: readonly RankFigures[]): MergedConfig {
   const fastest = ranks.reduce((best, r) => (r.gbps > best.gbps ? r : best), first);
   const medianMs = median(ranks.map((r) => r.overlappedMs));
   const slowestRank = ranks.reduce((worst, r) => (r.overlappedMs > worst.overlappedMs ? r : worst), first);
+  const step = stepFigures(ranks, slowestRank);
   return {
     config: first.result.config.name,
     hosts,
@@ -136,9 +137,9 @@ function mergeConfig(ranks: readonly RankFigures[]): MergedConfig {
     sharedGpus: sharedGpus(ranks),
     medianMs,
     slowest: ranks.length > 1 ? { figures: slowestRank, trails: slowestRank.overlappedMs / medianMs - 1 } : null,
-    notes: mergeNotes(ranks),
+    notes: mergeNotes(ranks, step !== null),
     skew: collectiveSkew(ranks),
-    step: stepFigures(ranks, slowestRank),
+    step,
   };
 }
 
@@ -170,7 +171,7 @@ function sharedGpus(ranks: readonly RankFigures[]): string[] {
  * What makes the merged figures doubtful: the same GPU twice, ranks missing, GPUs of one host not timed together,
  * ranks of different jobs, and an efficiency above the model's bound, which `run` reports as a defect of the model.
  */
-function mergeNotes(ranks: readonly RankFigures[]): string[] {
+function mergeNotes(ranks: readonly RankFigures[], inStep: boolean): string[] {
   const notes: string[] = [];
   for (const [place, count] of placeCounts(ranks)) {
     if (count > 1) notes.push(`${place} appears in ${count} results: ranks that shared a GPU, or files of different runs; their sum overstates one GPU.`);
@@ -187,7 +188,8 @@ function mergeNotes(ranks: readonly RankFigures[]): string[] {
   const gpusOf = new Map<string, Set<number>>();
   for (const r of ranks) gpusOf.set(r.host, (gpusOf.get(r.host) ?? new Set()).add(r.device.index));
   const shared = [...gpusOf].filter(([, gpus]) => gpus.size > 1).map(([host]) => host);
-  if (shared.length) {
+  // Ranks that meet at collectives are given no total, so nothing to say of one; their collectives keep them in step.
+  if (shared.length && !inStep) {
     notes.push(
       `Ranks that share a host (${shared.join(', ')}) measured in their own processes, not in step: a host's total adds the rate each GPU reached, ` +
         "which they reach at once only if the host's memory system keeps up. `cuda-pipe run --devices all` times its GPUs together from one start and measures that.",
