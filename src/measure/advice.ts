@@ -38,7 +38,9 @@ export function bestIsBetter(floor: Pick<ModelAnalysis['floor'], 'ms'>, bound: P
 function layoutChange(mode: ModeResult, floor: ModelAnalysis['floor'], words: TermWords | null): string | null {
   if (mode.role.kind !== 'overlapped') return null;
   const { chunks, streams, topology } = mode.role.layout;
-  if (words) return floor.chunks === chunks ? null : words.change(chunks, floor.chunks);
+  // Serial as one chunk on one stream is this layout where it is one chunk on one stream.
+  if (floor.chunks === chunks && (floor.streams === streams || words || chunks === 1)) return null;
+  if (words) return words.change(chunks, floor.chunks);
   if (floor.limitedBy === 'serial') return `run it serially, as one chunk (now ${chunks})`;
   // Stage per stream runs every chunk on its own stream already: its streams are no count to change.
   const streamsDiffer = topology === 'chunk-per-stream' && floor.streams !== streams;
