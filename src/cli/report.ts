@@ -3,6 +3,7 @@ import { renderAbMarkdown, renderAbTable } from '../report/ab.js';
 import { renderProbe } from '../report/probe.js';
 import { makeStyle } from '../report/style.js';
 import { fitLines, outputColumns } from '../report/width.js';
+import { concludeResult } from '../measure/conclusions.js';
 import { loadDocument } from '../result/load.js';
 import { OUTPUT_FLAGS, type OutputFlag, type RunOutputTargets, writeRunOutputs } from './outputs.js';
 import { writeDocuments } from './write-file.js';
@@ -10,7 +11,8 @@ import { writeDocuments } from './write-file.js';
 export type ReportFlags = RunOutputTargets;
 
 /**
- * Re-renders any saved document exactly as measured (the renderers read nothing but the document): Results as the
+ * Re-renders any saved document exactly as measured (the renderers read nothing but the document), a Result's
+ * conclusions drawn again from its modes by the functions `run` draws them with (measure/conclusions.ts): Results as the
  * table, and each asked-for document as `run` writes it; `--json` writes a file of any version as the current one. A
  * saved sweep reads as `sweep` printed it: the heat map, the best layout with its ties and the YAML, `--md` the heat
  * map and `--svg` the chart, not the race's dozens of modes. An A/B document reads as `ab` printed it (the table,
@@ -37,7 +39,8 @@ export async function reportCommand(file: string, flags: ReportFlags): Promise<0
     out.write(fitLines(renderProbe(probe, makeStyle(out), columns), columns) + '\n');
     return 0;
   }
-  const { results } = document;
+  // Today's conclusions from the recorded measurements: the model's bound, best layout and advice, drawn again.
+  const results = document.results.map(concludeResult);
   if (!results.length) throw new UsageError(`${file} holds no results.`);
   const sweep = results.every((r) => r.sweep !== null);
   await writeRunOutputs(results, flags, { table: true, gantt: false, sweep });

@@ -93,6 +93,14 @@ function chunkList(chunks: readonly number[]): string {
   return `${chunks.length} chunks: ${chunks.slice(0, 3).join(', ')}, …, ${chunks[chunks.length - 1]}`;
 }
 
+/**
+ * What a run will do to check the mode, in the future tense: a dry run runs nothing, so nothing is verified yet.
+ */
+function verifyWords(schedule: Schedule, plan: Plan): string {
+  if (!schedule.verify) return '';
+  return plan.buffers.some((b) => b.role === 'out' || b.role === 'inout') ? '; its outputs will be verified' : '; it will run once checked (no output to compare)';
+}
+
 function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): string[] {
   const all = scheduleOps(schedule);
   const gpus = [...new Set(schedule.streams.map((s) => s.device))];
@@ -100,7 +108,7 @@ function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): strin
   const peer = `${schedule.bytes.peer ? `, peer ${formatBytes(schedule.bytes.peer)}` : ''}${schedule.bytes.collective ? `, collectives ${formatBytes(schedule.bytes.collective)} per rank` : ''}`;
   const lines = [
     `mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}${on}; ` +
-      `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${schedule.verify ? (plan.buffers.some((b) => b.role === 'out' || b.role === 'inout') ? '; outputs verified' : '; run once checked, no output to compare') : ''}`,
+      `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${verifyWords(schedule, plan)}`,
   ];
   // Every op, the prologue's gate and epilogue's joins too, as the mode's line counts them, so the streams add up to it.
   const byStream = new Map<string, Op[]>(schedule.streams.map((s) => [s.id, []]));
