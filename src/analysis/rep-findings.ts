@@ -27,3 +27,14 @@ export function repFindings(result: Pick<RunResult, 'buffers' | 'timeline'>, rep
   const causes = causesOf({ graph, pinned: rates, windows: [window], device: null });
   return findingsOf({ file: rep.mode, device: rep.device, rank: null }, 'cuda-pipe', { graph, causes, windows: [window], steps: [step] }, rep.totalMs);
 }
+
+/** What a config changes to remove each cause, in cuda-pipe's own terms (docs/reference/config.md). */
+export const CONFIG_CHANGE: Readonly<Record<Finding['code'], string>> = {
+  'pageable-copy': 'pin the host buffers (hostMemory: pinned)',
+  'default-stream': 'move the work off the legacy default stream (streamKind: non-blocking)',
+  'serialised-copies': 'drop the wait between the copy streams',
+  'copy-on-compute-stream': 'give the copies streams of their own (topology: stage-per-stream)',
+  'exposed-communication': 'start the collectives earlier (more buckets: pipeline.chunks)',
+  'host-sync': 'remove the synchronize inside the rep',
+  'host-bound': 'issue the rep as a CUDA graph (--mode graph)',
+};

@@ -247,18 +247,11 @@ export const SM_STAGES: readonly Stage[] = table.filter((s) => s.model?.term ===
 /** The kinds whose ops are communication between ranks, whose time is set against computation. */
 export const COMMUNICATION_STAGES: readonly Stage[] = table.filter((s) => s.communication).map((s) => s.id);
 
-/**
- * How each kind's ops read as GPU work in the analysis core's event model (src/analysis/events.ts): what CUPTI
- * records them as (a kernel, or a copy with the host link's direction its model term names), and whether they are
- * communication; absent for kinds whose ops are no GPU work of their own there (host functions, peer copies).
- */
+/** How each kind's ops read as GPU work in src/analysis/events.ts: as CUPTI records them, a copy's direction its term's. */
 export const EVENT_SHAPES: ReadonlyMap<Stage, { readonly kind: 'kernel' | 'memcpy'; readonly direction: 'h2d' | 'd2h' | null; readonly communication: boolean }> = new Map(
-  table.flatMap((s) => {
-    if (!s.cupti) return [];
-    const term = s.model?.term;
-    const direction = term === 'H2D' ? 'h2d' : term === 'D2H' ? 'd2h' : null;
-    return [[s.id, { kind: s.cupti.kind, direction, communication: s.communication ?? false }] as const];
-  }),
+  table.flatMap((s) =>
+    s.cupti ? [[s.id, { kind: s.cupti.kind, direction: s.model?.term === 'H2D' ? 'h2d' : s.model?.term === 'D2H' ? 'd2h' : null, communication: !!s.communication }] as const] : [],
+  ),
 );
 
 /** The overlap model's resources, each once, in the table's order (the pipeline's: loads, compute, stores). */

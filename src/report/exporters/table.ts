@@ -24,6 +24,7 @@ import { kindLines } from '../kind-sections.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
 import type { Style } from '../style.js';
+import { changeWithFindings, traceFindings, whyText } from '../why.js';
 import { aloneSlowerLines, clockNote, clockSuffix } from '../clocks.js';
 
 /** How the terminal report is laid out: the width it fits, and whether it gives everything (--verbose). */
@@ -107,6 +108,8 @@ function answerLines(result: RunResult, style: Style): string[] {
   // Where several layouts were measured, the table's speedup column shows which one this is.
   const compared = `${formatMs(analysis.serialMs)} → ${formatMs(head.stats.median)}`;
   const { bound } = analysis;
+  const findings = traceFindings(result, head);
+  const why = whyText(findings);
   return [
     caveat?.omit
       ? `${style.bold('speedup over serial')}: ${caveat.brief}`
@@ -118,7 +121,8 @@ function answerLines(result: RunResult, style: Style): string[] {
         : limitWords(bound.limitedBy, head.analysis?.model?.words?.limit)
     }`,
     `best layout: ${bestLayoutText(head) ?? "not predicted: the model needs the small ops' costs, which this Result lacks"}`,
-    `change: ${changeText(head)}`,
+    ...(why ? [`why: ${why}`] : []),
+    `change: ${changeWithFindings(head, findings, changeText(head))}`,
   ];
 }
 
