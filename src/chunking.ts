@@ -7,6 +7,17 @@ export interface ChunkRange {
   readonly count: number;
 }
 
+/**
+ * The most chunks one plan holds over all its layouts (a run's one layout, a sweep setting's streams × chunks). A
+ * plan's size grows with its chunks, and building it is synchronous: at this size it takes about half a second and
+ * 150 MB, so a signal is answered at once and nothing runs out of memory (1,000,000 chunks took 10 s and 0.9 GB).
+ * Past a few thousand chunks, issuing a chunk's ops costs more than overlapping them can save.
+ */
+export const MAX_PLAN_CHUNKS = 65_536;
+
+/** The most chunks a sweep plans over all its settings: every setting's plan is built before the first is measured. */
+export const MAX_SWEEP_CHUNKS = 4 * MAX_PLAN_CHUNKS;
+
 /** How many `align`-element units the elements make: the most chunks they can be cut into. */
 export function chunkUnits(elements: number, align: number): number {
   return Math.ceil(elements / align);

@@ -5,6 +5,7 @@ import cliProgress from 'cli-progress';
 import { runIdentity } from '../api/identity.js';
 import { checkOneConnections } from '../api/run.js';
 import { prepareSetting, settingCombinations, type SweepAxes, sweepConfig } from '../api/sweep.js';
+import { MAX_PLAN_CHUNKS, MAX_SWEEP_CHUNKS } from '../chunking.js';
 import { loadConfigFile } from '../config/load.js';
 import { MAX_SWEEP_VALUES } from '../config/schema.js';
 import { settingValue, withSettings } from '../config/settings.js';
@@ -183,6 +184,27 @@ export function checkSweepSize(axes: SweepAxes): void {
     throw new UsageError(`the --set lists make ${settings} settings (${axes.sets.map((set) => set.values.length).join(' × ')}); a sweep measures at most ${MAX_SWEEP_SETTINGS}.`, {
       hint: 'Sweep fewer values, or one path at a time.',
     });
+  }
+  checkSweepChunks(axes, settings);
+}
+
+/**
+ * The chunks a sweep plans, bounded before anything is planned: each setting's plan holds every stream count's
+ * layouts of every chunk count, and every setting is planned before the first is measured.
+ */
+function checkSweepChunks(axes: SweepAxes, settings: number): void {
+  const hint = "Sweep fewer or smaller chunk counts: past a few thousand, issuing a chunk's ops costs more than overlapping them saves.";
+  const huge = axes.chunks.find((chunks) => chunks > MAX_PLAN_CHUNKS);
+  if (huge !== undefined) throw new UsageError(`--chunks ${huge}: ${huge} chunks is more than the ${MAX_PLAN_CHUNKS} a plan may hold.`, { hint });
+  const perPlan = axes.chunks.reduce((sum, chunks) => sum + chunks, 0) * axes.streams.length;
+  if (perPlan > MAX_PLAN_CHUNKS) {
+    throw new UsageError(
+      `--chunks ${axes.chunks.join(',')} over ${axes.streams.length} stream counts make ${perPlan} chunks in each setting's plan, more than the ${MAX_PLAN_CHUNKS} a plan may hold.`,
+      { hint },
+    );
+  }
+  if (perPlan * settings > MAX_SWEEP_CHUNKS) {
+    throw new UsageError(`${settings} settings of ${perPlan} chunks each make ${perPlan * settings} chunks to plan, more than the ${MAX_SWEEP_CHUNKS} a sweep may plan.`, { hint });
   }
 }
 
