@@ -278,10 +278,10 @@ export class WorkerPool {
     const slot = 2 * (thread?.index ?? 0);
     const runningId = thread ? Atomics.load(this.runningTasks, slot) - 1 : -1;
     const ranMs = this.originMs + Atomics.load(this.runningTasks, slot + 1);
-    if (runningId !== pending.id) return this.arm(pending, pending.timeoutMs);
     const left = ranMs + pending.timeoutMs - (performance.timeOrigin + performance.now());
-    if (left > 0) return this.arm(pending, left);
-    void this.close(this.overdue(pending, thread as Thread));
+    if (runningId !== pending.id) this.arm(pending, pending.timeoutMs);
+    else if (left > 0) this.arm(pending, left);
+    else void this.close(this.overdue(pending, thread as Thread));
   }
 
   private overdue(pending: Pending, thread: Thread): HostStageFailure {
