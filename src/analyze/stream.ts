@@ -1,6 +1,6 @@
 import { finished } from 'node:stream/promises';
 import Parser from 'stream-json/Parser.js';
-import { tooLong, openTrace, streamError, traceError, type TraceLimits } from './read.js';
+import { checkProgress, tooLong, openTrace, streamError, traceError, type TraceLimits } from './read.js';
 import {
   ARG_FIELDS,
   type ArgField,
@@ -64,6 +64,7 @@ export class TraceAssembler {
   private readonly stack: Slot[] = [{ at: 'root', key: null }];
   private readonly interned = new Map<string, string>();
   private kinetoKeys = false;
+  private topKeys = 0;
   private rank: Field = undefined;
   private tool: Field = undefined;
   private hasEvents = false;
@@ -81,6 +82,11 @@ export class TraceAssembler {
   /** The document's top-level value has ended. */
   get complete(): boolean {
     return this.done;
+  }
+
+  /** Grows with every event that ends, kept or not, and every top-level key: what streaming a trace is made of. */
+  get progress(): number {
+    return this.index + this.topKeys;
   }
 
   token(token: Token): void {
@@ -152,6 +158,7 @@ export class TraceAssembler {
   }
 
   private topValue(key: string, value: Field | Opening): Slot | 'skip' {
+    this.topKeys++;
     if (KINETO_TOP_KEYS.has(key)) this.kinetoKeys = true;
     const member = Object.hasOwn(TOP_MEMBERS, key) ? TOP_MEMBERS[key] : undefined;
     // A repeated key replaces the earlier one, as JSON.parse has it.
@@ -225,7 +232,7 @@ const NON_JSON = /(?<![\w"])(NaN|-?Infinity)(?![\w"])/;
  * end means the text stopped short.
  */
 export async function streamTrace(file: string, keeps: (record: TraceRecord) => boolean, limits: TraceLimits): Promise<StreamedTrace> {
-  const { text, gzip } = openTrace(file, limits);
+  const { text, gzip, compressedBytes } = openTrace(file, limits);
   const assembler = new TraceAssembler(file, keeps, limits.maxEvents);
   const parser = new Parser({ packValues: true, streamValues: false });
   let failure: unknown = null;
@@ -241,6 +248,8 @@ export async function streamTrace(file: string, keeps: (record: TraceRecord) => 
   parser.on('error', () => {});
   let bytes = 0;
   let previous = '';
+  let progress = 0;
+  let withoutEvent = 0;
   try {
     for await (const chunk of text as AsyncIterable<Buffer>) {
       bytes += chunk.length;
@@ -248,6 +257,9 @@ export async function streamTrace(file: string, keeps: (record: TraceRecord) => 
       await write(parser, chunk);
       if (failure !== null) throw failure;
       if (parser.errored) throw invalidJson(file, parser.errored, `${previous}${chunk.toString('utf8', 0, Math.min(chunk.length, 1024 * 1024))}`, false);
+      withoutEvent = assembler.progress === progress ? withoutEvent + chunk.length : 0;
+      progress = assembler.progress;
+      checkProgress(file, limits, { text: bytes, compressed: compressedBytes(), withoutEvent });
       previous = chunk.toString('utf8', Math.max(0, chunk.length - 64));
     }
     if (bytes === 0) throw traceError(file, 'it is empty');
