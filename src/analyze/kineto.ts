@@ -1,5 +1,6 @@
 import type { Direction, GpuEvent, GpuKind, HostCall, HostMemory, ParsedTrace, StepMark } from './model.js';
 import { traceError } from './read.js';
+import { isDeviceIndex, MAX_DEVICE_INDEX } from '../vocabulary.js';
 import { type Field, shown, type TopFields, type TraceRecord } from './stream-record.js';
 
 // PyTorch profiler (Kineto) Chrome traces. Each field is read where Kineto writes it, never guessed from a name
@@ -130,12 +131,13 @@ export function copyKind(name: string): { direction: Direction | null; hostMemor
 /** Kineto gives the GPU's index in `args.device`; older traces only as the event's pid. */
 function deviceOf(file: string, where: () => string, record: TraceRecord): number {
   const device = record.args.device ?? record.event.pid;
-  if (typeof device === 'number' && Number.isInteger(device) && device >= 0) return device;
+  if (isDeviceIndex(device)) return device;
+  if (typeof device === 'number') throw traceError(file, `${where()} has device ${shown(device)}, not a device index (a whole number from 0 to ${MAX_DEVICE_INDEX})`);
   throw traceError(file, `${where()} names no device (args.device or a numeric pid)`);
 }
 
 function rankOf(rank: Field): number | null {
-  return typeof rank === 'number' && Number.isInteger(rank) && rank >= 0 ? rank : null;
+  return isDeviceIndex(rank) ? rank : null;
 }
 
 function intOrNull(value: Field): number | null {

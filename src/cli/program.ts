@@ -6,6 +6,7 @@ import {
   chartColumns,
   collect,
   countList,
+  deviceFlag,
   deviceSelection,
   nonNegativeInt,
   nonNegativeNumber,
@@ -32,7 +33,7 @@ const program = new Command('cuda-pipe')
   .configureOutput({ writeOut: (text) => cliIo().stdout.write(text), writeErr: (text) => cliIo().stderr.write(text) })
   .exitOverride();
 
-const deviceOption = () => new Option('--device <n>', 'device index').argParser(nonNegativeInt);
+const deviceOption = () => new Option('--device <n>', 'device index').argParser(deviceFlag);
 const ncclDirOption = () =>
   new Option('--nccl-dir <folder>', "collective stages under mpirun or srun: a folder every rank can read, where rank 0 writes NCCL's unique id (default: the temporary folder)");
 
