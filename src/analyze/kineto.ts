@@ -71,7 +71,8 @@ export function parseKineto(file: string, top: TopFields, records: readonly Trac
     ...(gpu.some((e) => e.defaultStream) ? [`stream ${KINETO_DEFAULT_STREAM} is taken for the legacy default stream, as CUPTI numbers it in the traces we know of`] : []),
     ...(gpu.some((e) => e.kind === 'memcpy' && e.bytes === null) ? ['some copies give no args.bytes: they count in time but not in the floor'] : []),
   ];
-  return { file, format: 'kineto', rank, gpu, host, steps, notes };
+  const base = top.baseTimeNs;
+  return { file, format: 'kineto', rank, gpu, host, steps, notes, clockBaseMs: typeof base === 'number' && Number.isFinite(base) ? base / 1e6 : null };
 }
 
 function span(file: string, where: () => string, record: TraceRecord): { start: number; end: number } {

@@ -10,16 +10,21 @@ import type { ParsedTrace } from './model.js';
 
 const AB_HINT = 'To compare two runs of a program, before and after a change: cuda-pipe analyze --ab A.json B.json (several ranks a side: --ab A0 A1 -- B0 B1).';
 
-/** The span of a trace's GPU work on its own clock, in ms; null without GPU work. */
-function span(trace: ParsedTrace): { start: number; end: number } | null {
+/**
+ * The span of a trace's GPU work in ms, moved by the base its times count from where `based` (every trace compared
+ * gives one); else on its own times, which traces without a base are taken to share, as the collective skew takes
+ * them. Null without GPU work.
+ */
+function span(trace: ParsedTrace, based: boolean): { start: number; end: number } | null {
   if (!trace.gpu.length) return null;
+  const base = based ? (trace.clockBaseMs ?? 0) : 0;
   let start = Number.POSITIVE_INFINITY;
   let end = Number.NEGATIVE_INFINITY;
   for (const e of trace.gpu) {
     start = Math.min(start, e.start);
     end = Math.max(end, e.end);
   }
-  return { start, end };
+  return { start: base + start, end: base + end };
 }
 
 /** The devices a trace's GPU work ran on. */
@@ -60,7 +65,12 @@ export function checkOneLaunch(traces: readonly ParsedTrace[], side = 'the trace
       );
     }
   }
-  const timed = traces.filter((t) => t.format === 'kineto').flatMap((t) => (span(t) ? [{ trace: t, span: span(t) as { start: number; end: number } }] : []));
+  const kineto = traces.filter((t) => t.format === 'kineto');
+  const based = kineto.every((t) => typeof t.clockBaseMs === 'number');
+  const timed = kineto.flatMap((trace) => {
+    const own = span(trace, based);
+    return own ? [{ trace, span: own }] : [];
+  });
   for (const [i, a] of timed.entries()) {
     for (const b of timed.slice(i + 1)) {
       const gapMs = Math.max(a.span.start, b.span.start) - Math.min(a.span.end, b.span.end);

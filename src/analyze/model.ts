@@ -63,4 +63,6 @@ export interface ParsedTrace {
   readonly steps: readonly StepMark[];
   /** What the reader could not take from this format, in words, for the document's notes. */
   readonly notes: readonly string[];
+  /** Where the times count from on the host's clock, in ms (Kineto's baseTimeNanoseconds); null or absent: unknown. */
+  readonly clockBaseMs?: number | null;
 }

@@ -33,6 +33,8 @@ export interface TopFields {
   readonly rank: Field;
   /** `otherData.tool`, where it is a primitive. */
   readonly tool: Field;
+  /** Kineto's `baseTimeNanoseconds`, which its `ts` count from; absent from older traces and other formats. */
+  readonly baseTimeNs?: Field;
 }
 
 export const KINETO_TOP_KEYS: ReadonlySet<string> = new Set(['schemaVersion', 'distributedInfo', 'deviceProperties']);
@@ -71,5 +73,10 @@ export function topFieldsOf(document: Record<string, unknown>): TopFields {
     const value = document[key];
     return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, inner) ? fieldOf((value as Record<string, unknown>)[inner]) : undefined;
   };
-  return { kinetoKeys: Object.keys(document).some((k) => KINETO_TOP_KEYS.has(k)), rank: member('distributedInfo', 'rank'), tool: member('otherData', 'tool') };
+  return {
+    kinetoKeys: Object.keys(document).some((k) => KINETO_TOP_KEYS.has(k)),
+    rank: member('distributedInfo', 'rank'),
+    tool: member('otherData', 'tool'),
+    baseTimeNs: fieldOf(document.baseTimeNanoseconds),
+  };
 }

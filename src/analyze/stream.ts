@@ -65,6 +65,7 @@ export class TraceAssembler {
   private readonly interned = new Map<string, string>();
   private kinetoKeys = false;
   private topKeys = 0;
+  private baseTimeNs: Field = undefined;
   private rank: Field = undefined;
   private tool: Field = undefined;
   private hasEvents = false;
@@ -109,7 +110,7 @@ export class TraceAssembler {
 
   finish(): StreamedTrace {
     if (!this.hasEvents) throw traceError(this.file, 'it has no traceEvents array');
-    return { top: { kinetoKeys: this.kinetoKeys, rank: this.rank, tool: this.tool }, records: this.records };
+    return { top: { kinetoKeys: this.kinetoKeys, rank: this.rank, tool: this.tool, baseTimeNs: this.baseTimeNs }, records: this.records };
   }
 
   private get slot(): Slot {
@@ -160,6 +161,7 @@ export class TraceAssembler {
   private topValue(key: string, value: Field | Opening): Slot | 'skip' {
     this.topKeys++;
     if (KINETO_TOP_KEYS.has(key)) this.kinetoKeys = true;
+    if (key === 'baseTimeNanoseconds') this.baseTimeNs = value === OBJECT || value === ARRAY ? nested(value) : value;
     const member = Object.hasOwn(TOP_MEMBERS, key) ? TOP_MEMBERS[key] : undefined;
     // A repeated key replaces the earlier one, as JSON.parse has it.
     if (member) this.setMember(member, undefined);

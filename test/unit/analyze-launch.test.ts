@@ -21,7 +21,7 @@ const ddp = (overlap: 'overlap' | 'no-overlap', rank: number) =>
 const escaped = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** A Kineto trace of `steps` 1 ms GPU steps from `startUs` on, each one kernel, on GPU `device`, of rank `rank`. */
-function kineto(name: string, options: { rank: number | null; device: number; startUs: number; steps?: number; kernel?: string }): string {
+function kineto(name: string, options: { rank: number | null; device: number; startUs: number; steps?: number; kernel?: string; baseNs?: number }): string {
   const events = Array.from({ length: options.steps ?? 6 }, (_, i) => {
     const ts = options.startUs + i * 1100;
     return [
@@ -31,7 +31,8 @@ function kineto(name: string, options: { rank: number | null; device: number; st
   }).flat();
   const path = join(dir, name);
   const rank = options.rank === null ? {} : { distributedInfo: { backend: 'nccl', rank: options.rank, world_size: 2 } };
-  writeFileSync(path, JSON.stringify({ schemaVersion: 1, ...rank, traceEvents: events }));
+  const base = options.baseNs === undefined ? {} : { baseTimeNanoseconds: options.baseNs };
+  writeFileSync(path, JSON.stringify({ schemaVersion: 1, ...base, ...rank, traceEvents: events }));
   return path;
 }
 
@@ -78,6 +79,16 @@ describe('analyze reads several traces as the ranks of one launch, and refuses w
     // Overlapping ranks of one launch on two GPUs read as before.
     const overlapping = kineto('with0.json', { rank: 1, device: 1, startUs: 1_000_500 });
     assert.equal(runCli(['analyze', zero, overlapping]).code, 0);
+  });
+
+  it("counts each Kineto trace's times from its baseTimeNanoseconds: equal times on bases 10 s apart do not overlap", () => {
+    const zero = kineto('base0.json', { rank: 0, device: 0, startUs: 1_000_000, baseNs: 1_790_857_026_000_000_000 });
+    const later = kineto('base1.json', { rank: 1, device: 1, startUs: 1_000_000, baseNs: 1_790_857_036_000_000_000 });
+    const { code, stderr } = runCli(['analyze', zero, later]);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, /ends [\d.]+ s before .*base1\.json starts/);
+    const same = kineto('base1-same.json', { rank: 1, device: 1, startUs: 1_000_000, baseNs: 1_790_857_026_000_000_000 });
+    assert.equal(runCli(['analyze', zero, same]).code, 0);
   });
 
   it('the two recorded DDP ranks read together, as before', () => {
