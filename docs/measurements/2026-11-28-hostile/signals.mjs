@@ -48,10 +48,10 @@ if (!existsSync(kernel)) {
 }
 
 /**
- * Runs `args`, stdout into a pipe nobody reads (so a long output waits rather than ends the command), sends `signal`
+ * Runs `args`, stdout into a pipe nobody reads unless `read` (so a long output waits rather than ends the command), sends `signal`
  * `atMs` after the start (none when null), and kills it `limitS` after the start; reports the exit and the times.
  */
-function run(what, args, { signal = 'SIGTERM', atMs = null, limitS = 90 } = {}) {
+function run(what, args, { signal = 'SIGTERM', atMs = null, limitS = 90, read = false } = {}) {
   return new Promise((done) => {
     const started = performance.now();
     const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', CUDA_PIPE_CACHE_DIR: join(inputs, `cache-${label}-${Date.now()}`) } });
@@ -81,13 +81,16 @@ function run(what, args, { signal = 'SIGTERM', atMs = null, limitS = 90 } = {}) 
       process.stdout.write(`${label}\t${what}\t${how};${after} ${((end - started) / 1000).toFixed(2)} s in all, peak RSS ${(peakKb / 1024).toFixed(0)} MiB, load ${loadavg()[0].toFixed(2)}\t${first.slice(0, 220)}\n`);
       done();
     });
-    child.stdout.pause();
+    if (read) child.stdout.resume();
+    else child.stdout.pause();
   });
 }
 
 await run('plan: run --dry-run --ops --chunks 1000000, SIGTERM at 1.5 s (the issue\'s)', ['run', '--dry-run', '--ops', '--chunks', '1000000'], { atMs: 1500 });
 await run('plan: run --dry-run --chunks 1000000, SIGINT at 4 s', ['run', '--dry-run', '--chunks', '1000000'], { signal: 'SIGINT', atMs: 4000 });
 for (const atMs of [500, 1000, 1500]) await run(`plan: run --dry-run --ops --chunks 65536, SIGTERM at ${atMs / 1000} s`, ['run', '--dry-run', '--ops', '--chunks', '65536'], { atMs });
+await run('plan: run --dry-run --chunks 65536, no signal', ['run', '--dry-run', '--chunks', '65536']);
+await run('plan: run --dry-run --ops --chunks 65536 > pipe read to its end, no signal', ['run', '--dry-run', '--ops', '--chunks', '65536'], { read: true });
 await run('plan: sweep --dry-run --chunks 10000000 (killed at 30 s)', ['sweep', '--dry-run', '--chunks', '10000000'], { limitS: 30 });
 await run('plan: sweep --dry-run --chunks 1000000000000 (killed at 30 s)', ['sweep', '--dry-run', '--chunks', '1000000000000'], { limitS: 30 });
 await run('compile: kernels --check slow.cu (40 s of NVRTC), SIGTERM at 2 s', ['kernels', '--check', kernel], { atMs: 2000 });
