@@ -20,6 +20,7 @@ import type { IssueOrder } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
 import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
+import { nextTurn } from './turns.js';
 
 export interface SweepFlags {
   streams?: number[];
@@ -74,11 +75,13 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
         hint: 'Drop --dry-run to sweep, or the output flags to preview the layouts.',
       });
     }
-    // Each setting checked and planned as the sweep would before measuring, without opening a device.
-    const settings = configs.map((config, i) => ({
-      settings: combos[i] ?? [],
-      plan: prepareSetting(config, axes, { gate: flags.gate ?? false }).plan,
-    }));
+    // Each setting checked and planned as the sweep would before measuring, without opening a device, with a turn of
+    // the event loop after each, so that a signal ends the dry run at once.
+    const settings = [];
+    for (const [i, config] of configs.entries()) {
+      settings.push({ settings: combos[i] ?? [], plan: prepareSetting(config, axes, { gate: flags.gate ?? false }).plan });
+      await nextTurn();
+    }
     cliIo().stdout.write(renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }) + '\n');
     return 0;
   }
