@@ -9,11 +9,13 @@ export interface ChunkRange {
 
 /**
  * The most chunks one plan holds over all its layouts (a run's one layout, a sweep setting's streams × chunks). A
- * plan's size grows with its chunks, and building it is synchronous: at this size it takes about half a second and
- * 150 MB, so a signal is answered at once and nothing runs out of memory (1,000,000 chunks took 10 s and 0.9 GB).
- * Past a few thousand chunks, issuing a chunk's ops costs more than overlapping them can save.
+ * plan's size grows with its chunks, and building it is synchronous, holding a signal off: the shipped configs with the
+ * most ops a chunk planned 16,384 chunks in 1.4 and 2.7 s on a shared 2-core box at a load of 11, 65,536 in 7.5 s
+ * at a load of 8, and a dry run of 1,000,000 chunks of balanced.yaml held 949 MiB for 18 s (with --ops, 4.5 GiB for
+ * 63 s: docs/measurements/2026-11-28-hostile/). Past a few thousand chunks, issuing a chunk's ops costs more than
+ * overlapping them can save.
  */
-export const MAX_PLAN_CHUNKS = 65_536;
+export const MAX_PLAN_CHUNKS = 16_384;
 
 /** The most chunks a sweep plans over all its settings: every setting's plan is built before the first is measured. */
 export const MAX_SWEEP_CHUNKS = 4 * MAX_PLAN_CHUNKS;
