@@ -8,7 +8,7 @@ import type { ParsedTrace } from './model.js';
 // runs of a one-GPU program, most likely, which `--ab` compares), and traces that do not overlap in time. And two
 // sides of `--ab` that do not look like one program get a note: their verdicts compare unlike things.
 
-const AB_HINT = 'To compare two runs of a program, before and after a change: cuda-pipe analyze --ab A.json B.json (several ranks a side: --ab A0 A1 -- B0 B1).';
+const AB_HINT = 'To compare two runs of a program, before and after a change: cuda-pipe analyze --ab A.json B.json ' + '(several ranks a side: --ab A0 A1 -- B0 B1).';
 
 /**
  * The span of a trace's GPU work in ms, moved by the base its times count from where `based` (every trace compared
@@ -43,10 +43,8 @@ export function checkOneLaunch(traces: readonly ParsedTrace[], side = 'the trace
     const other = byRank.get(trace.rank);
     if (other) {
       throw new UsageError(
-        `${other.file} and ${trace.file} are both rank ${trace.rank} (their distributedInfo.rank): ${side} are read as the ranks of one launch, each rank once.`,
-        {
-          hint: `Give each rank's trace once. ${AB_HINT}`,
-        },
+        `${other.file} and ${trace.file} are both rank ${trace.rank} (their distributedInfo.rank): ` + `${side} are read as the ranks of one launch, each rank once.`,
+        { hint: `Give each rank's trace once. ${AB_HINT}` },
       );
     }
     byRank.set(trace.rank, trace);
@@ -57,8 +55,9 @@ export function checkOneLaunch(traces: readonly ParsedTrace[], side = 'the trace
       if (a.rank !== null && b.rank !== null) continue;
       const shared = [...devicesOf(a)].find((d) => devicesOf(b).has(d));
       if (shared === undefined) continue;
+      const unnamed = a.rank === null && b.rank === null ? 'neither names its rank' : `${a.rank === null ? a.file : b.file} names no rank`;
       throw new UsageError(
-        `${a.file} and ${b.file} both ran on GPU ${shared}, and ${a.rank === null && b.rank === null ? 'neither names its rank' : `${a.rank === null ? a.file : b.file} names no rank`}: ` +
+        `${a.file} and ${b.file} both ran on GPU ${shared}, and ${unnamed}: ` +
           `${side} are read as the ranks of one launch, which run on GPUs of their own ` +
           '(or say their rank, as PyTorch does in distributedInfo); these look like two runs of a program.',
         { hint: AB_HINT },
@@ -76,10 +75,12 @@ export function checkOneLaunch(traces: readonly ParsedTrace[], side = 'the trace
       const gapMs = Math.max(a.span.start, b.span.start) - Math.min(a.span.end, b.span.end);
       if (gapMs <= 0) continue;
       const [first, second] = a.span.start <= b.span.start ? [a, b] : [b, a];
+      const lasting = (s: { start: number; end: number }) => seconds(s.end - s.start);
       throw new UsageError(
-        `${first.trace.file} ends ${seconds(gapMs)} before ${second.trace.file} starts: ${side} are read as the ranks of one launch, which run at the same time, ` +
-          `and these do not overlap (GPU work ${seconds(first.span.end - first.span.start)} and ${seconds(second.span.end - second.span.start)} long).`,
-        { hint: `${AB_HINT} Ranks on hosts whose clocks differ by more than a trace lasts need their clocks set (NTP) before they can be read together.` },
+        `${first.trace.file} ends ${seconds(gapMs)} before ${second.trace.file} starts: ` +
+          `${side} are read as the ranks of one launch, which run at the same time, ` +
+          `and these do not overlap (GPU work ${lasting(first.span)} and ${lasting(second.span)} long).`,
+        { hint: `${AB_HINT} Ranks on hosts whose clocks differ by more than a trace lasts need them set (NTP) to be read together.` },
       );
     }
   }
@@ -118,14 +119,16 @@ export function programNote(a: ProgramShape, b: ProgramShape): string | null {
   const share = union.size ? shared / union.size : 1;
   const reasons: string[] = [];
   if (share < SAME_PROGRAM.sharedKernels) {
-    reasons.push(`they share ${formatPercent(share, 0)} of their kernel names (${shared} of ${union.size}; a change to one program keeps most)`);
+    const names = `${shared} of ${union.size}; a change to one program keeps most`;
+    reasons.push(`they share ${formatPercent(share, 0)} of their kernel names (${names})`);
   }
   if (a.opsPerStep !== null && b.opsPerStep !== null && a.opsPerStep > 0 && b.opsPerStep > 0) {
     const ratio = Math.max(a.opsPerStep, b.opsPerStep) / Math.min(a.opsPerStep, b.opsPerStep);
     if (ratio > SAME_PROGRAM.opsPerStepRatio) {
-      reasons.push(`a step of A holds ${a.opsPerStep.toFixed(0)} GPU ops and one of B ${b.opsPerStep.toFixed(0)} (${ratio.toFixed(1)} times as many)`);
+      const [opsA, opsB] = [a.opsPerStep.toFixed(0), b.opsPerStep.toFixed(0)];
+      reasons.push(`a step of A holds ${opsA} GPU ops and one of B ${opsB} (${ratio.toFixed(1)} times as many)`);
     }
   }
   if (!reasons.length) return null;
-  return `A and B do not look like one program: ${reasons.join('; ')}. Their verdicts compare the step times of different work, not a change to one program.`;
+  return `A and B do not look like one program: ${reasons.join('; ')}. ` + 'Their verdicts compare the step times of different work, not a change to one program.';
 }
