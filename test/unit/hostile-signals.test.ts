@@ -155,6 +155,7 @@ async function signalled(args: readonly string[], when: (child: ChildProcessBySt
 }
 
 const afterMs = (ms: number) => () => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 const onStdout = (pattern: RegExp) => (child: ChildProcessByStdio<null, Readable | null, Readable>) =>
   new Promise<void>((seen) => {
     let text = '';
@@ -178,8 +179,12 @@ describe('SIGTERM in each long phase that needs no GPU ends the command with 130
   it('planning and listing the largest plan allowed (--ops over 16,384 chunks), at any moment', { timeout: 60_000 }, async () => {
     const args = ['run', '--dry-run', '--ops', '--chunks', String(MAX_PLAN_CHUNKS)];
     // Whatever it is doing then: reading the config, planning, compiling or listing the ops (10 MB of them).
-    // From 0.8 s: before that, on a loaded host, Node itself may still be starting, before any handler of ours.
-    for (const ms of [800, 1100, 1500]) endedAtOnce(await signalled(args, afterMs(ms)), `signal at ${ms} ms`);
+    // Three plans (a host memory kind each) and a compile into an empty cache before the first line is written, then
+    // 10 MB of ops into a pipe nobody reads: whenever the signal comes, the command is still at work. Not before
+    // 1.5 s: on a loaded box Node itself may still be starting then, before any handler of ours exists.
+    const cache = { CUDA_PIPE_CACHE_DIR: mkdtempSync(join(dir, 'cache-')) };
+    const three = [...args, '--host-memory', 'pinned,pageable,write-combined'];
+    for (const ms of [1_500, 2_000, 2_500]) endedAtOnce(await signalled(three, afterMs(ms), cache), `signal at ${ms} ms`);
     endedAtOnce(await signalled(args, onStdout(/mode serial/)), 'signal as the ops are listed');
   });
 
@@ -235,6 +240,6 @@ describe('SIGTERM in each long phase that needs no GPU ends the command with 130
       `{"ph":"X","cat":"kernel","name":"void gemm_kernel<float, 128>(Params)","pid":0,"tid":7,"ts":${1e6 + i * 10},"dur":8,"args":{"device":0,"stream":7,"correlation":${i}}}`;
     const events = Array.from({ length: 400_000 }, (_, i) => (i % 20 === 0 ? `${op(i)},${kernel(i)}` : op(i)));
     writeFileSync(trace, `{"schemaVersion":1,"traceEvents":[${events.join(',\n')}]}`);
-    for (const ms of [1_000, 2_000, 3_000]) endedAtOnce(await signalled(['analyze', trace], afterMs(ms)), `signal at ${ms} ms`);
+    for (const ms of [1_500, 2_500, 3_500]) endedAtOnce(await signalled(['analyze', trace], afterMs(ms)), `signal at ${ms} ms`);
   });
 });
