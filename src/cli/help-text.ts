@@ -67,6 +67,7 @@ export const COMMAND_HELP = {
       ['cuda-pipe analyze trace.pt.trace.json.gz', 'per step: overlap, exposed and idle time, floor, findings'],
       ['cuda-pipe analyze rank0.json.gz rank1.json.gz --json analysis.json', "one trace per rank: each collective's skew, the document"],
       ['cuda-pipe analyze trace.json --rates probe.json', 'the floor from measured link rates (probe --bandwidth --json)'],
+      ['cuda-pipe analyze --ab a0.json a1.json -- b0.json b1.json', 'B against A, a launch a side, rank with rank'],
       ['cuda-pipe analyze trace.json --md a.md --html a.html --trace a.json', 'a report, a page, the analysed events for Perfetto'],
       ['cuda-pipe analyze report.sqlite', 'an Nsight Systems export (nsys export --type sqlite report.nsys-rep)'],
     ) + "\nValidated on one host's traces (two H100s); no real nsys export was tried.\n",

@@ -23,7 +23,7 @@ export async function kernelsCommand(paths: readonly string[], flags: KernelsFla
     if (!source.signatures.length && !source.excluded.length) cliIo().stdout.write('  (no extern "C" __global__ kernels)\n');
   }
   if (!flags.check) return 0;
-  const check = checkKernelSources(sources, flags.arch);
+  const check = await checkKernelSources(sources, flags.arch);
   cliIo().stdout.write(`\nCompiling with NVRTC ${check.nvrtc.version} (${check.nvrtc.path}) for ${check.arch} (${check.why}), bypassing the cache:\n`);
   for (const s of check.sources) {
     cliIo().stdout.write(s.ok ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}\n` : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}\n`);

@@ -6,6 +6,7 @@ import { fitLines, outputColumns } from '../report/width.js';
 import { concludeResult } from '../measure/conclusions.js';
 import { loadDocument } from '../result/load.js';
 import { OUTPUT_FLAGS, type OutputFlag, type RunOutputTargets, writeRunOutputs } from './outputs.js';
+import { nextTurn } from './turns.js';
 import { writeDocuments } from './write-file.js';
 
 export type ReportFlags = RunOutputTargets;
@@ -20,6 +21,8 @@ export type ReportFlags = RunOutputTargets;
  */
 export async function reportCommand(file: string, flags: ReportFlags): Promise<0> {
   const document = loadDocument(file);
+  // Reading a large Result is synchronous: a signal that came meanwhile ends the command here.
+  await nextTurn();
   if (document.kind === 'ab') {
     refuseOthers(flags, ['json', 'md'], 'an A/B document (`cuda-pipe ab --json`)');
     const { ab } = document;

@@ -10,13 +10,15 @@ import { type ExitCode, UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { builtinConfigsDir } from '../paths.js';
 import { renderHostMemoryTable } from '../report/host-memory.js';
-import { renderPlan } from '../report/plan.js';
+import { planPieces } from '../report/plan.js';
+import type { Plan } from '../plan/types.js';
 import type { RunResult } from '../result/schema.js';
 import type { HostMemoryKind } from '../vocabulary.js';
 import { checkStageModules } from '../kinds/index.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
 import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
+import { nextTurn, writeInTurns } from './turns.js';
 
 export interface RunFlags extends Omit<Overrides, 'hostMemory'> {
   hostMemory?: HostMemoryKind[];
@@ -55,17 +57,25 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
         hint: 'Drop --dry-run to measure, or the output flags to see the plan.',
       });
     }
-    cliIo().stdout.write(
-      loads
-        .map((loaded) => {
-          const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
-          // A run checks its modules as its workers start; a dry run starts none, so it checks them here.
-          const host = loaded.config.host;
-          if (host?.thread === 'workers') checkStageModules({ before: host.before, after: host.after });
-          return renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)), rank: rankLabel(identity) });
-        })
-        .join('\n\n') + '\n',
-    );
+    // Every plan checked (its modules, its kernels compiled) before the first is written; a turn of the event loop
+    // after each slice of the work (planning, compiling off the JS thread, a few thousand lines written) lets a
+    // signal end it at once.
+    const views: Array<{ plan: Plan; kernels: string }> = [];
+    for (const loaded of loads) {
+      const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
+      await nextTurn();
+      // A run checks its modules as its workers start; a dry run starts none, so it checks them here.
+      const host = loaded.config.host;
+      if (host?.thread === 'workers') checkStageModules({ before: host.before, after: host.after });
+      views.push({ plan, kernels: kernelsLine(await checkConfigKernels(kernels, flags.arch)) });
+    }
+    const pieces = function* () {
+      for (const [i, { plan, kernels }] of views.entries()) {
+        if (i) yield '';
+        yield* planPieces(plan, { ops: flags.ops ?? false, kernels, rank: rankLabel(identity) });
+      }
+    };
+    await writeInTurns(cliIo().stdout, pieces());
     return 0;
   }
   for (const flag of ['ops', 'arch'] as const) {

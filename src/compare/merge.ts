@@ -183,8 +183,7 @@ function mergeNotes(ranks: readonly RankFigures[], inStep: boolean): string[] {
     const message = above ? `${above.message.charAt(0).toLowerCase()}${above.message.slice(1)}` : '';
     if (above) notes.push(`${placeOf(r)}${r.rank === null ? '' : ` (rank ${r.rank})`}: ${message} ${above.remedy}`);
   }
-  const sizes = [...new Set(ranks.flatMap((r) => (r.result.run.size === null ? [] : [r.result.run.size])))];
-  if (sizes.length === 1 && (sizes[0] as number) > ranks.length) notes.push(`${ranks.length} of the launch's ${sizes[0]} ranks are here.`);
+  notes.push(...rankNotes(ranks));
   const gpusOf = new Map<string, Set<number>>();
   for (const r of ranks) gpusOf.set(r.host, (gpusOf.get(r.host) ?? new Set()).add(r.device.index));
   const shared = [...gpusOf].filter(([, gpus]) => gpus.size > 1).map(([host]) => host);
@@ -344,4 +343,22 @@ export function collectiveSkew(ranks: readonly RankFigures[]): Skew | null {
 export function participantName(p: Participant): string {
   if (p.rank.rank === null) return `${p.rank.host} GPU ${p.device}`;
   return p.rank.result.devices.length > 1 ? `rank ${p.rank.rank} GPU ${p.device}` : `rank ${p.rank.rank}`;
+}
+
+/** Each rank given once and every rank of the launch given: a rank twice, or one missing, is named (distinct ranks counted). */
+function rankNotes(ranks: readonly RankFigures[]): string[] {
+  const notes: string[] = [];
+  const given = new Map<number, number>();
+  for (const r of ranks) if (r.rank !== null) given.set(r.rank, (given.get(r.rank) ?? 0) + 1);
+  for (const [rank, count] of [...given].sort(([a], [b]) => a - b)) {
+    if (count > 1) notes.push(`rank ${rank} is in ${count} results: one file given twice, or files of different runs; give each rank once.`);
+  }
+  const sizes = [...new Set(ranks.flatMap((r) => (r.result.run.size === null ? [] : [r.result.run.size])))];
+  const size = sizes.length === 1 ? (sizes[0] as number) : null;
+  if (size === null || size <= given.size) return notes;
+  const missing: number[] = [];
+  for (let rank = 0; rank < size && missing.length <= 8; rank++) if (!given.has(rank)) missing.push(rank);
+  const named = missing.length > 8 ? `${missing.slice(0, 8).join(', ')}, …` : missing.join(', ');
+  notes.push(`${given.size} of the launch's ${size} ranks ${given.size === 1 ? 'is' : 'are'} here; missing: rank${size - given.size === 1 ? '' : 's'} ${named}.`);
+  return notes;
 }

@@ -55,8 +55,11 @@ export interface BoundThunks {
  * runner decides which loop once per rep, never per op.
  */
 export interface RepHooks {
-  /** A rep starts: `failure` names an error as the runner names any other of the rep (its mode, the kernels in flight). */
-  begin(failure: (error: unknown) => Error): KindRep;
+  /**
+   * A rep starts: `failure` names an error as the runner names any other of the rep (its mode, the kernels in flight);
+   * `deadlineMs` is the rep's deadline (Infinity for none), which bounds the kind's own work in it too.
+   */
+  begin(failure: (error: unknown) => Error, deadlineMs: number): KindRep;
 }
 
 /** One rep, as the kind follows it. */

@@ -73,9 +73,14 @@ describe('analyze on a gzip trace', () => {
   });
 
   it('prints the answer first and fits 100 columns with every fixture at once, and writes --md, --html and --trace', () => {
-    const names = ['copy-overlapped.json', 'pageable-compute-stream.json', 'ddp-nccl.json', 'host-sync.json'];
+    // Read as the ranks of one launch, so each names a rank of its own (two of them name none, on GPU 0 as another).
+    const ranked = (name: string, rank: number) => {
+      const trace = JSON.parse(readFileSync(fixture(name), 'utf8')) as Record<string, unknown>;
+      return write(`rank${rank}-${name}`, JSON.stringify({ ...trace, distributedInfo: { backend: 'nccl', rank, world_size: 4 } }));
+    };
+    const paths = [fixture('copy-overlapped.json'), ranked('pageable-compute-stream.json', 2), fixture('ddp-nccl.json'), ranked('host-sync.json', 3)];
     const out = (name: string) => join(dir, name);
-    const { code, stdout, stderr } = runCli(['analyze', ...names.map(fixture), '--md', out('a.md'), '--html', out('a.html'), '--trace', out('a.trace.json')]);
+    const { code, stdout, stderr } = runCli(['analyze', ...paths, '--md', out('a.md'), '--html', out('a.html'), '--trace', out('a.trace.json')]);
     assert.equal(code, 0, stderr);
     assert.match(readFileSync(out('a.md'), 'utf8'), /^### cuda-pipe analyze: 4 traces, 4 devices$/m);
     assert.match(readFileSync(out('a.html'), 'utf8'), /^<!doctype html>/);
@@ -144,6 +149,6 @@ describe('analyze A B --ab', () => {
   it('--ab with one trace is a usage error', () => {
     const { code, stderr } = runCli(['analyze', before, '--ab']);
     assert.equal(code, 2);
-    assert.match(stderr, /--ab judges two traces, A and B, not 1/);
+    assert.match(stderr, /--ab judges two sides, A and B: 1 trace without -- between A's and B's\./);
   });
 });

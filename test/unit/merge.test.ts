@@ -60,7 +60,15 @@ describe('merge', () => {
     const [merged] = mergeResults([ranks[1] as RunResult, ranks[1] as RunResult]).configs;
     assert.deepEqual(merged?.notes, [
       'nodea device 0 appears in 2 results: ranks that shared a GPU, or files of different runs; their sum overstates one GPU.',
-      "2 of the launch's 4 ranks are here.",
+      'rank 0 is in 2 results: one file given twice, or files of different runs; give each rank once.',
+      "1 of the launch's 4 ranks is here; missing: ranks 1, 2, 3.",
+    ]);
+    // Rank 0 twice where rank 1 of 2 is missing (two distinct files, as issue 38 tried): both said.
+    const zero = { ...(ranks[1] as RunResult), run: { ...(ranks[1] as RunResult).run, size: 2 } };
+    const [twice] = mergeResults([zero, zero]).configs;
+    assert.deepEqual(twice?.notes.slice(1), [
+      'rank 0 is in 2 results: one file given twice, or files of different runs; give each rank once.',
+      "1 of the launch's 2 ranks is here; missing: rank 1.",
     ]);
     const [apart] = mergeResults(ranks.filter((r) => r.run.localRank === 0)).configs;
     assert.ok(
