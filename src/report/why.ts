@@ -29,7 +29,7 @@ export function whyText(findings: readonly Finding[]): string | null {
 export function changeWithFindings(mode: ModeResult, findings: readonly Finding[], layoutChange: string): string {
   const advice = mode.analysis?.model?.advice;
   const top = findings[0];
-  if ((advice && advice.change && advice.predictedMs !== null) || !top) return layoutChange;
+  if ((advice?.change && advice.predictedMs !== null) || !top) return layoutChange;
   const lost = advice ? `; the layout model names none (lost to ${advice.cause}: ${formatMs(advice.lostMs)})` : '';
   return `${CONFIG_CHANGE[top.code]}: saves ${formatMs(top.ms)} in the traced rep${lost}`;
 }
