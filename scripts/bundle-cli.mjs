@@ -1,4 +1,4 @@
-// Writes dist/cli/: the compiled CLI (dist/src/cli/main.js and everything it imports, the packages too) as a few ES
+// Writes dist/cli/: the compiled CLI (dist/src/cli/start.js, main.js and everything they import, the packages too) as a few ES
 // modules, which bin/cuda-pipe, the portable bundle and the tests start (dist/cli/cuda-pipe.js). Node.js 20 keeps no
 // compile cache, and resolving, opening and compiling the 300 modules of dist/src one by one was most of a command's
 // start (docs/measurements/2026-11-26-test-speed-4/). Each command stays a chunk of its own, loaded when it runs, as
@@ -16,7 +16,7 @@ const outdir = join(root, 'dist', 'cli');
 // Chunk names carry a hash of their contents: an earlier build's chunks would stay beside the new ones.
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { 'cuda-pipe': join(root, 'dist', 'src', 'cli', 'main.js') },
+  entryPoints: { 'cuda-pipe': join(root, 'dist', 'src', 'cli', 'start.js') },
   outdir,
   bundle: true,
   splitting: true,

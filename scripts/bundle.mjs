@@ -55,6 +55,8 @@ for (const item of [
 cpSync(join(root, 'docs'), join(stage, 'docs'), { recursive: true, filter: (file) => !/[\\/]docs[\\/]measurements([\\/]|$)/.test(file) });
 // tsc compiles the GPU tests but does not copy their kernels and configs.
 cpSync(join(root, 'test', 'gpu', 'fixtures'), join(stage, 'dist', 'test', 'gpu', 'fixtures'), { recursive: true });
+// The host stage's GPU tests load a user's stage module from the repository's fixtures, as a config names one.
+cpSync(join(root, 'test', 'fixtures', 'workers'), join(stage, 'test', 'fixtures', 'workers'), { recursive: true });
 
 const NATIVE_SOURCES = /\.(cc|hh|h|inc|c|cpp)$|CMakeLists\.txt$/;
 /** What src/analyze/sqlite.ts loads from sql.js (its package.json for resolving, the licence), and the folder that holds them. */

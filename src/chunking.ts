@@ -7,6 +7,19 @@ export interface ChunkRange {
   readonly count: number;
 }
 
+/**
+ * The most chunks one plan holds over all its layouts (a run's one layout, a sweep setting's streams × chunks). A
+ * plan's size grows with its chunks, and building it is synchronous, holding a signal off: the shipped configs with the
+ * most ops a chunk planned 16,384 chunks in 1.4 and 2.7 s on a shared 2-core box at a load of 11, 65,536 in 7.5 s
+ * at a load of 8, and a dry run of 1,000,000 chunks of balanced.yaml held 949 MiB for 18 s (with --ops, 4.5 GiB for
+ * 63 s: docs/measurements/2026-11-28-hostile/). Past a few thousand chunks, issuing a chunk's ops costs more than
+ * overlapping them can save.
+ */
+export const MAX_PLAN_CHUNKS = 16_384;
+
+/** The most chunks a sweep plans over all its settings: every setting's plan is built before the first is measured. */
+export const MAX_SWEEP_CHUNKS = 4 * MAX_PLAN_CHUNKS;
+
 /** How many `align`-element units the elements make: the most chunks they can be cut into. */
 export function chunkUnits(elements: number, align: number): number {
   return Math.ceil(elements / align);

@@ -38,8 +38,16 @@ export function gbPerSecond(bytes: number, ms: number): number {
   return ms > 0 ? bytes / ms / 1e6 : Number.NaN;
 }
 
+/**
+ * A rate in GB/s (1e9 bytes per second) with a decimal, or in MB/s, KB/s or B/s with three significant digits below
+ * 1 GB/s, so that a small copy's rate (128 bytes in 5.6 µs: 22.8 MB/s) never reads 0.0 GB/s; '–' where no rate is
+ * known or nothing moved.
+ */
 export function formatRate(gbps: number): string {
-  return Number.isFinite(gbps) ? `${gbps.toFixed(1)} GB/s` : '–';
+  if (!Number.isFinite(gbps) || gbps <= 0) return '–';
+  if (gbps >= 1) return `${gbps.toFixed(1)} GB/s`;
+  const [value, unit] = gbps >= 1e-3 ? [gbps * 1e3, 'MB/s'] : gbps >= 1e-6 ? [gbps * 1e6, 'KB/s'] : [gbps * 1e9, 'B/s'];
+  return `${Number.parseFloat(value.toPrecision(3))} ${unit}`;
 }
 
 /** Floating-point rate in TFLOP/s (1e12 per second), as GEMM libraries quote it. */
@@ -57,6 +65,15 @@ export function formatPercent(fraction: number, digits = 1): string {
  */
 export function formatEfficiency(efficiency: number): string {
   return efficiency.toFixed(2);
+}
+
+/**
+ * The link's rate the bound was built from, at the link mode's fastest rep (the model takes each part at its fastest),
+ * as the report and the advice both say it: the table's rate beside the link mode is at its median, and one screen
+ * said 99.9 and 99.8 GB/s of one link without a word of why (issue 39).
+ */
+export function boundLinkRate(bound: { readonly linkGbPerSecond: number | null }): string | null {
+  return bound.linkGbPerSecond ? `${formatRate(bound.linkGbPerSecond)} at its fastest rep` : null;
 }
 
 /**

@@ -2,6 +2,12 @@
 // role of a measured mode. Plain data and types only, so config/, plan/, exec/, measure/ and report/ can all import
 // it without importing each other.
 
+/** The largest device index: CUDA takes one as a C int (cudaSetDevice). */
+export const MAX_DEVICE_INDEX = 2 ** 31 - 1;
+
+/** A whole number from 0 to MAX_DEVICE_INDEX: what any file or flag may name a device (or a rank) by. */
+export const isDeviceIndex = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_DEVICE_INDEX;
+
 export const ELEMENT_TYPES = ['float32', 'float64', 'int32', 'uint32', 'uint8', 'float16', 'bfloat16'] as const;
 /** Buffer element types; float16 and bfloat16 are moved as raw 16-bit values (and compared so, unless a tolerance is given). */
 export type ElementType = (typeof ELEMENT_TYPES)[number];

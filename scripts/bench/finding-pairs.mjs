@@ -3,7 +3,9 @@
 // under the profiler (the problem's traced step median less the fix's, the steps analyze reads) and without it (the
 // CUDA-event medians the script timed, the variants taking turns). A finding passes when its prediction is within 25%
 // of the saving measured under the profiler; a pattern whose fix saves nothing passes when the finding stays silent.
-// Usage: node scripts/bench/finding-pairs.mjs DIR [--md OUT.md] [--json OUT.json]   (DIR: a finding-pairs folder)
+// Usage: node scripts/bench/finding-pairs.mjs DIR [--rates FILE] [--md OUT.md] [--json OUT.json]
+//   DIR: a finding-pairs folder; --rates: the link rates analyze takes (a probe or a Result of the same card), as a
+//   user would give them where the program's own copies are too small to show the link's rate.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -33,7 +35,11 @@ const DDP = [{ pattern: 'ddp no-overlap → overlap', code: 'exposed-communicati
 const TOLERANCE = 0.25;
 
 const cli = join(root, 'bin', 'cuda-pipe');
-const analyze = (files) => JSON.parse(execFileSync(cli, ['analyze', ...files, '--json', '-'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 }));
+const rates = flag('--rates');
+const analyze = (files) =>
+  JSON.parse(
+    execFileSync(cli, ['analyze', ...files, ...(rates ? ['--rates', rates] : []), '--json', '-'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 }),
+  );
 const median = (values) => {
   const s = [...values].sort((a, b) => a - b);
   const m = s.length >> 1;

@@ -1,7 +1,8 @@
 """Pairs of PyTorch programs, one per finding of `cuda-pipe analyze`: each pattern as a program has it (the problem)
 and the same work with the finding's advice applied (the fix). Each variant is timed with CUDA events (median of
 ROUNDS rounds of STEPS steps, the two variants taking turns and swapping who goes first each round, so drift between
-them cancels), and profiled with torch.profiler into a Kineto trace of PROFILED steps. `analyze` predicts, from the
+them cancels), and profiled with torch.profiler into a Kineto trace of PROFILED steps (10 by default: the profiled
+step of a host-heavy pattern moves from run to run, so a few steps say little). `analyze` predicts, from the
 problem's trace alone, what the fix saves a step; the measured saving is the problem's median step minus the fix's.
 scripts/bench/finding-pairs.mjs compares the two.
 
@@ -11,17 +12,19 @@ scripts/bench/finding-pairs.mjs compares the two.
                     on a PyTorch stream (non-blocking)
   default_torch     compute on the default stream beside PyTorch's own (non-blocking) copy stream; fix: the compute on a
                     stream of its own. Nothing waits on the default stream here: the finding must stay silent
-  serialised        128 H2D copies of 256 KiB on two streams, each waiting for the other's last (an event chain); fix:
-                    no waits between the two streams; the link has room (small copies run far below its rate)
+  serialised        64 H2D copies of 256 KiB on two streams, each waiting for the other's last (an event chain), held
+                    behind a few ms of compute so that the host has issued them all before they run; fix: no waits
+                    between the two streams; the link has room (small copies run below its rate)
   serialised_full   two 32 MiB H2D copies on two streams, which the copy engines run one after the other at the link's
                     full rate; fix: one 64 MiB copy on one stream. Nothing to gain: the finding must stay silent
   copy_on_compute   compute, then the next batch's H2D on the compute stream, then compute on it and the D2H of the
                     result; fix: the same calls in the same order with the copies on streams of their own and events
-  host_sync         four times a step: a reduction read back with .item() (a synchronize), then 100 tiny kernels and a
-                    matrix product; fix: the reduction kept on the GPU (no .item())
+  host_sync         four times a step: a reduction read back with .item() (a synchronize), then 20 tiny kernels and three
+                    matrix products (the GPU's work outlasts the host's, so without the synchronize the GPU never
+                    waits); fix: the reduction kept on the GPU (no .item())
   host_bound        1,000 tiny kernels a step; fix: the same kernels captured once in a CUDA graph and replayed
 
-Usage: python3 scripts/torch/finding_pairs.py OUT [--only a,b] [--rounds 3] [--steps 20] [--profiled 5]
+Usage: python3 scripts/torch/finding_pairs.py OUT [--only a,b] [--rounds 3] [--steps 20] [--profiled 10]
 Writes OUT/<pattern>-problem.pt.trace.json.gz and OUT/<pattern>-fix.pt.trace.json.gz, and prints one JSON line per
 pattern (each variant's median step, its samples, the device) on stdout. The data-parallel pair (exposed
 communication) is scripts/torch/ddp_overlap.py --no-overlap against --overlap."""
@@ -130,12 +133,19 @@ class Patterns:
 
     # serialised copies ------------------------------------------------------------------------------------------
     def serialised(self, fixed):
-        pieces = 128
+        pieces = 64
         piece = 256 * 1024 // 4
         dst = self.on_device[0]
         src = self.pinned_in[0]
 
         def step(i):
+            # A gate: the copy streams wait for about 8 ms of compute, so that the host has issued every copy and wait
+            # before the first copy runs (under the profiler too, whose host calls are slower), and the copies' time
+            # on the GPU is theirs, not the host's.
+            with torch.cuda.stream(self.compute):
+                self.work(self.on_device[1], products=24)
+            self.h2d.wait_stream(self.compute)
+            self.second.wait_stream(self.compute)
             streams = (self.h2d, self.second)
             for k in range(pieces):
                 stream, other = streams[k % 2], streams[(k + 1) % 2]
@@ -201,9 +211,9 @@ class Patterns:
                     total = x[:4096].sum()
                     if not fixed:
                         total.item()
-                    for _ in range(100):
+                    for _ in range(20):
                         self.tiny.add_(1.0)
-                    self.work(x, products=1)
+                    self.work(x, products=3)
         return step
 
     # host bound -------------------------------------------------------------------------------------------------
@@ -277,7 +287,7 @@ def main():
     parser.add_argument('--only', default='')
     parser.add_argument('--rounds', type=int, default=3)
     parser.add_argument('--steps', type=int, default=20)
-    parser.add_argument('--profiled', type=int, default=5)
+    parser.add_argument('--profiled', type=int, default=10)
     parser.add_argument('--mib', type=int, default=64)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)

@@ -6,7 +6,7 @@ import { findingsOf } from './findings.js';
 import { deviceTimeline, type LinkRates, type StepMetrics, stepMetrics } from './metrics.js';
 import type { GpuEvent, ParsedTrace } from './events.js';
 import { type RatesSource, pinnedRates, ratesFor, ratesFromCopies } from './rates.js';
-import { buildGraph } from './replay.js';
+import { buildGraph } from './graph-edges.js';
 import { stepWindows } from './steps.js';
 
 // Parsed traces → the analysis document: per trace (one per rank), per device, per step. Pure: the command reads the

@@ -3,7 +3,8 @@ import { exposedCommunication } from './communication.js';
 import type { DeviceShape, GpuEvent } from './events.js';
 import { union } from './intervals.js';
 import type { LinkRates } from './metrics.js';
-import { EDGE_KINDS, type Edge, type Edit, edgesOfKindInto, linkHoldMs, opEnd, opStart, type ReplayGraph } from './replay.js';
+import { EDGE_KINDS, type Edge, type Edit, edgesOfKindInto, opEnd, opStart, type ReplayGraph } from './graph.js';
+import { linkHoldMs } from './graph-edges.js';
 import type { StepWindow } from './steps.js';
 
 // The causes a finding can name, each as the evidence the trace holds that it cost time and the change that removes
@@ -144,10 +145,11 @@ function defaultStream({ graph }: CauseContext): Cause | null {
 const TOLERANCE = 0.0015;
 
 /**
- * Copies of one direction on two streams, the second waiting for the first to end, while the link had room: the
- * first moved its bytes in less of its time than the link needed (a small copy's fixed cost, a staged copy). Without
- * the wait the second overlaps the first as far as the link allows (replay.ts's link edges). Where the link ran full,
- * overlapping saves nothing, and no cause is named.
+ * Copies of one direction on two streams, the second waiting for the first to end. Without the wait the second
+ * starts as soon as the first is done with what they share (replay.ts's link edges): on a device that runs such
+ * copies side by side (the trace shows it), once the first moved its bytes at the link's rate, so only where the
+ * link had room (the first ran below that rate); on one that runs them one after another, right after the first
+ * instead of an event's turnaround later. Where the link ran full, overlapping saves nothing, and no cause is named.
  */
 function serialisedCopies({ graph, pinned }: CauseContext): Cause | null {
   const dropped = new Set<number>();
@@ -155,9 +157,10 @@ function serialisedCopies({ graph, pinned }: CauseContext): Cause | null {
   eachWait(graph, (k, from, to) => {
     if (from.kind !== 'memcpy' || to.kind !== 'memcpy' || from.direction !== to.direction || from.stream === to.stream) return;
     if (from.direction !== 'h2d' && from.direction !== 'd2h') return;
-    const rate = pinned[from.direction];
-    if (rate === null) return;
-    if (!(linkHoldMs(from, rate) < ROOM * (from.end - from.start))) return;
+    if (graph.concurrentCopies[from.direction]) {
+      const rate = pinned[from.direction];
+      if (rate === null || !(linkHoldMs(from, rate) < ROOM * (from.end - from.start))) return;
+    }
     dropped.add(k);
     involved.add(graph.edges.from[k]! >> 1);
     involved.add(graph.edges.to[k]! >> 1);
@@ -220,6 +223,7 @@ function hostSyncs({ graph, windows }: CauseContext): Cause | null {
   const hostSteps = hostStepsOf(windows);
   const n = ops.length;
   const callDuration = new Map<number, number>();
+  const weight = new Map<number, number>();
   const dropped = new Set<number>();
   const involved: number[] = [];
   const readback = new Set<number>();
@@ -235,12 +239,20 @@ function hostSyncs({ graph, windows }: CauseContext): Cause | null {
     const last = step === null ? (lastLaunch.get(null) ?? Number.NEGATIVE_INFINITY) : (lastLaunch.get(step) ?? Number.NEGATIVE_INFINITY);
     if (!(last > call.end)) return;
     for (const k of waits) dropped.add(k);
-    if (call.kind === 'sync') callDuration.set(j, 0);
+    if (call.kind === 'sync' || readback.has(j)) callDuration.set(j, 0);
+    // `.item()` is a read back and then a synchronize: without it, the host makes neither call nor the work between.
+    for (const k of into(graph, 2 * (n + j), 'host')) {
+      const before = (graph.edges.from[k]! >> 1) - n;
+      if (call.kind === 'sync' && readback.has(before)) {
+        weight.set(k, 0);
+        callDuration.set(before, 0);
+      }
+    }
     involved.push(j);
   });
   if (!involved.length) return null;
   const waitedOps = [...dropped].map((k) => graph.edges.from[k]! >> 1);
-  return { code: 'host-sync', edit: { dropped, callDuration }, ops: waitedOps, facts: { count: involved.length, streams: streamsOf(graph, waitedOps) } };
+  return { code: 'host-sync', edit: { dropped, callDuration, weight }, ops: waitedOps, facts: { count: involved.length, streams: streamsOf(graph, waitedOps) } };
 }
 
 /** The start of the last launch call in each step's host span (null: the whole trace, where it marks no steps). */

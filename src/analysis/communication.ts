@@ -1,7 +1,7 @@
 import type { Cause, CauseContext } from './causes.js';
 import { slowdownBeside } from './contention.js';
-import type { Edge, Edit } from './replay.js';
-import { edgeAt, edgesInto, opEnd, opStart, replay } from './replay.js';
+import { type Edge, type Edit, edgeAt, edgesInto, opEnd, opStart } from './graph.js';
+import { replay } from './replay.js';
 import { stepMembers } from './steps.js';
 
 // Exposed communication as a counterfactual: the step's collectives started as their gradients become ready during

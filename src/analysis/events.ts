@@ -92,4 +92,6 @@ export interface ParsedTrace {
   readonly notes: readonly string[];
   /** The devices' multiprocessors, where the trace gives them. */
   readonly devices?: readonly DeviceShape[];
+  /** Where the times count from on the host's clock, in ms (Kineto's baseTimeNanoseconds); null or absent: unknown. */
+  readonly clockBaseMs?: number | null;
 }

@@ -4,7 +4,8 @@ import type { Finding, FindingCode } from './document.js';
 import type { ParsedTrace } from './events.js';
 import { KINETO_DEFAULT_STREAM } from '../analyze/kineto.js';
 import type { StepMetrics } from './metrics.js';
-import { type Edit, opEnd, opStart, type ReplayGraph, replay } from './replay.js';
+import { type Edit, opEnd, opStart, type ReplayGraph } from './graph.js';
+import { replay } from './replay.js';
 import { type StepWindow, stepMembers } from './steps.js';
 
 // Findings as counterfactuals: each cause's milliseconds are what the step would save without it, the step replayed
@@ -154,10 +155,12 @@ function sentence(cause: Cause, ms: string, label: string | null, format: Parsed
     'exposed-communication': () =>
       `NCCL communication${FROM(label)} runs with no computation beside it; started earlier (DDP's buckets, bucket_cap_mb), the step would take ${ms} less.`,
     'host-sync': () =>
-      `${facts.count} synchronize${facts.count === 1 ? '' : 's'} in the middle of a step${FROM(label)} (.item(), .cpu(), torch.cuda.synchronize()) stop the host ` +
-      `until the GPU drains, then the GPU waits for the host; without them the step would take ${ms} less. Keep the value on the GPU, or read it back once at the step's end.`,
+      `${facts.count === 1 ? 'A synchronize' : `${facts.count} synchronizes`} in the middle of a step${FROM(label)} (.item(), .cpu(), torch.cuda.synchronize()) ` +
+      `${facts.count === 1 ? 'stops' : 'stop'} the host ` +
+      `until the GPU drains, then the GPU waits for the host; without ${facts.count === 1 ? 'it' : 'them'} the step would take ${ms} less. ` +
+      "Keep the value on the GPU, or read it back once at the step's end.",
     'host-bound': () =>
-      `The GPU waits for its launches${FROM(label)}: ${facts.count} launch calls issue the work one by one; issued at once from a CUDA graph ` +
+      `The GPU waits for its launches${FROM(label)}: ${facts.count} launch call${facts.count === 1 ? '' : 's'} issue the work one by one; issued at once from a CUDA graph ` +
       `(torch.cuda.graphs, torch.compile(mode="reduce-overhead")) the step would take ${ms} less.`,
   };
   return say[cause.code]();

@@ -1,5 +1,6 @@
 import type { GpuEvent, GpuKind, ParsedTrace, StepMark } from '../analysis/events.js';
 import { traceError } from './read.js';
+import { isDeviceIndex, MAX_DEVICE_INDEX } from '../vocabulary.js';
 import { shown, type TopFields, type TraceRecord } from './stream-record.js';
 
 // The Chrome trace `cuda-pipe run --trace` writes (src/report/trace.ts): a process per device (pid = device + 1),
@@ -57,7 +58,8 @@ export function parseOwnTrace(file: string, records: readonly TraceRecord[]): Pa
     const kind = track.startsWith('stream ') ? kindOf(e.cat, args) : null;
     if (!isStep && !kind) continue;
     const where = `traceEvents[${index}] (${String(e.cat)} "${String(e.name).slice(0, 60)}")`;
-    if (typeof e.pid !== 'number' || !Number.isInteger(e.pid) || e.pid < 1) throw traceError(file, `${where} has pid ${shown(e.pid)}, not a device's process (1 or more)`);
+    if (typeof e.pid !== 'number' || !isDeviceIndex(e.pid - 1))
+      throw traceError(file, `${where} has pid ${shown(e.pid)}, not a device's process (a whole number from 1 to ${MAX_DEVICE_INDEX + 1})`);
     if (typeof e.ts !== 'number' || !Number.isFinite(e.ts)) throw traceError(file, `${where} has ts ${shown(e.ts)}, not a finite number of µs`);
     if (typeof e.dur !== 'number' || !Number.isFinite(e.dur) || e.dur < 0) throw traceError(file, `${where} has dur ${shown(e.dur)}, not a duration of 0 µs or more`);
     const device = e.pid - 1;
@@ -71,6 +73,10 @@ export function parseOwnTrace(file: string, records: readonly TraceRecord[]): Pa
       const value = args[key];
       return typeof value === 'number' && Number.isFinite(value) ? value : null;
     };
+    // As the Kineto and Nsight readers do: a count of bytes or nothing, never one that would make a rate negative.
+    const { bytes } = args;
+    if (bytes !== undefined && bytes !== null && (typeof bytes !== 'number' || !Number.isFinite(bytes) || bytes < 0))
+      throw traceError(file, `${where} has args.bytes ${shown(bytes)}, not a count of bytes`);
     // The op's own times are on its rep's clock; `offset` moves them onto the trace's.
     const startMs = num('startMs');
     const offset = startMs === null ? null : start - startMs;

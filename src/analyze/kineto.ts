@@ -1,5 +1,6 @@
 import type { DeviceShape, Direction, GpuEvent, GpuKind, HostCall, HostMemory, LaunchShape, ParsedTrace, StepMark } from '../analysis/events.js';
 import { traceError } from './read.js';
+import { isDeviceIndex, MAX_DEVICE_INDEX } from '../vocabulary.js';
 import { type Field, shown, type TopFields, type TraceRecord } from './stream-record.js';
 
 // PyTorch profiler (Kineto) Chrome traces. Each field is read where Kineto writes it, never guessed from a name
@@ -89,7 +90,18 @@ export function parseKineto(file: string, top: TopFields, records: readonly Trac
     ...(gpu.some((e) => e.defaultStream) ? [`stream ${KINETO_DEFAULT_STREAM} is taken for the legacy default stream, as CUPTI numbers it in the traces we know of`] : []),
     ...(gpu.some((e) => e.kind === 'memcpy' && e.bytes === null) ? ['some copies give no args.bytes: they count in time but not in the floor'] : []),
   ];
-  return { file, format: 'kineto', rank, gpu, host, steps, notes, devices: deviceShapes(top) };
+  const base = top.baseTimeNs;
+  return {
+    file,
+    format: 'kineto',
+    rank,
+    gpu,
+    host,
+    steps,
+    notes,
+    devices: deviceShapes(top),
+    clockBaseMs: typeof base === 'number' && Number.isFinite(base) ? base / 1e6 : null,
+  };
 }
 
 /** The multiprocessors of each device Kineto describes; entries missing a count are left out. */
@@ -230,12 +242,13 @@ export function copyKind(name: string): { direction: Direction | null; hostMemor
 /** Kineto gives the GPU's index in `args.device`; older traces only as the event's pid. */
 function deviceOf(file: string, where: () => string, record: TraceRecord): number {
   const device = record.args.device ?? record.event.pid;
-  if (typeof device === 'number' && Number.isInteger(device) && device >= 0) return device;
+  if (isDeviceIndex(device)) return device;
+  if (typeof device === 'number') throw traceError(file, `${where()} has device ${shown(device)}, not a device index (a whole number from 0 to ${MAX_DEVICE_INDEX})`);
   throw traceError(file, `${where()} names no device (args.device or a numeric pid)`);
 }
 
 function rankOf(rank: Field): number | null {
-  return typeof rank === 'number' && Number.isInteger(rank) && rank >= 0 ? rank : null;
+  return isDeviceIndex(rank) ? rank : null;
 }
 
 function intOrNull(value: Field): number | null {

@@ -1,6 +1,7 @@
 import { UsageError } from '../errors.js';
 import type { Direction, GpuEvent, GpuKind, HostCall, HostMemory, ParsedTrace, StepMark } from '../analysis/events.js';
 import { type ReadLimit, type Row, SQLITE_HINT, type SqliteFile, openSqliteFile } from './sqlite.js';
+import { isDeviceIndex, MAX_DEVICE_INDEX } from '../vocabulary.js';
 
 // Nsight Systems SQLite exports (`nsys export --type sqlite`). Tables and columns are those of NVIDIA's "SQLite
 // Schema Reference" (Nsight Systems Analysis Guide, schema 3.28.1); enum values are CUPTI's (cupti_activity.h):
@@ -105,6 +106,7 @@ function readExport(file: string, db: SqliteFile): ParsedTrace {
     const { start, end } = row.span();
     const pid = pidOf(row.intOrNull('globalPid'));
     const device = row.int('deviceId');
+    if (!isDeviceIndex(device)) throw nsysError(file, `a GPU activity row ${row.rowid} has deviceId ${device}, not a device index (a whole number from 0 to ${MAX_DEVICE_INDEX})`);
     const stream = row.int('streamId');
     const correlation = correlations.of(pid, row.intOrNull('correlationId'));
     return {

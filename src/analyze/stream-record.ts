@@ -56,6 +56,8 @@ export interface TopFields {
   readonly rank: Field;
   /** `otherData.tool`, where it is a primitive. */
   readonly tool: Field;
+  /** Kineto's `baseTimeNanoseconds`, which its `ts` count from; absent from older traces and other formats. */
+  readonly baseTimeNs?: Field;
 }
 
 export const KINETO_TOP_KEYS: ReadonlySet<string> = new Set(['schemaVersion', 'distributedInfo', 'deviceProperties']);
@@ -122,5 +124,6 @@ export function topFieldsOf(document: Record<string, unknown>): TopFields {
     rank: member('distributedInfo', 'rank'),
     tool: member('otherData', 'tool'),
     ...(devices ? { devices } : {}),
+    baseTimeNs: fieldOf(document.baseTimeNanoseconds),
   };
 }

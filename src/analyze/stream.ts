@@ -1,6 +1,6 @@
 import { finished } from 'node:stream/promises';
 import Parser from 'stream-json/Parser.js';
-import { tooLong, openTrace, streamError, traceError, type TraceLimits } from './read.js';
+import { checkProgress, tooLong, openTrace, streamError, traceError, type TraceLimits } from './read.js';
 import {
   ARG_FIELDS,
   type ArgField,
@@ -67,6 +67,8 @@ export class TraceAssembler {
   private readonly stack: Slot[] = [{ at: 'root', key: null }];
   private readonly interned = new Map<string, string>();
   private kinetoKeys = false;
+  private topKeys = 0;
+  private baseTimeNs: Field = undefined;
   private rank: Field = undefined;
   private tool: Field = undefined;
   private hasEvents = false;
@@ -89,6 +91,11 @@ export class TraceAssembler {
     return this.done;
   }
 
+  /** Grows with every event that ends, kept or not, and every top-level key: what streaming a trace is made of. */
+  get progress(): number {
+    return this.index + this.topKeys;
+  }
+
   token(token: Token): void {
     const opens = token.name === 'startObject' || token.name === 'startArray';
     const closes = token.name === 'endObject' || token.name === 'endArray';
@@ -109,7 +116,10 @@ export class TraceAssembler {
 
   finish(): StreamedTrace {
     if (!this.hasEvents) throw traceError(this.file, 'it has no traceEvents array');
-    return { top: { kinetoKeys: this.kinetoKeys, rank: this.rank, tool: this.tool, ...(this.devices ? { devices: this.devices } : {}) }, records: this.records };
+    return {
+      top: { kinetoKeys: this.kinetoKeys, rank: this.rank, tool: this.tool, baseTimeNs: this.baseTimeNs, ...(this.devices ? { devices: this.devices } : {}) },
+      records: this.records,
+    };
   }
 
   private get slot(): Slot {
@@ -173,7 +183,9 @@ export class TraceAssembler {
   }
 
   private topValue(key: string, value: Field | Opening): Slot | 'skip' {
+    this.topKeys++;
     if (KINETO_TOP_KEYS.has(key)) this.kinetoKeys = true;
+    if (key === 'baseTimeNanoseconds') this.baseTimeNs = value === OBJECT || value === ARRAY ? nested(value) : value;
     const member = Object.hasOwn(TOP_MEMBERS, key) ? TOP_MEMBERS[key] : undefined;
     // A repeated key replaces the earlier one, as JSON.parse has it.
     if (member) this.setMember(member, undefined);
@@ -255,7 +267,7 @@ const NON_JSON = /(?<![\w"])(NaN|-?Infinity)(?![\w"])/;
  * end means the text stopped short.
  */
 export async function streamTrace(file: string, keeps: (record: TraceRecord) => boolean, limits: TraceLimits): Promise<StreamedTrace> {
-  const { text, gzip } = openTrace(file, limits);
+  const { text, gzip, compressedBytes } = openTrace(file, limits);
   const assembler = new TraceAssembler(file, keeps, limits.maxEvents);
   const parser = new Parser({ packValues: true, streamValues: false });
   let failure: unknown = null;
@@ -271,6 +283,8 @@ export async function streamTrace(file: string, keeps: (record: TraceRecord) => 
   parser.on('error', () => {});
   let bytes = 0;
   let previous = '';
+  let progress = 0;
+  let withoutEvent = 0;
   try {
     for await (const chunk of text as AsyncIterable<Buffer>) {
       bytes += chunk.length;
@@ -278,6 +292,9 @@ export async function streamTrace(file: string, keeps: (record: TraceRecord) => 
       await write(parser, chunk);
       if (failure !== null) throw failure;
       if (parser.errored) throw invalidJson(file, parser.errored, `${previous}${chunk.toString('utf8', 0, Math.min(chunk.length, 1024 * 1024))}`, false);
+      withoutEvent = assembler.progress === progress ? withoutEvent + chunk.length : 0;
+      progress = assembler.progress;
+      checkProgress(file, limits, { text: bytes, compressed: compressedBytes(), withoutEvent });
       previous = chunk.toString('utf8', Math.max(0, chunk.length - 64));
     }
     if (bytes === 0) throw traceError(file, 'it is empty');

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { logRatios, pairedEstimate, type PairedEstimate, pairedMeasured } from '../compare/paired.js';
-import { confirmWithClocks, judge, overallVerdict, type VerdictRule, verdictReason } from '../compare/rule.js';
+import { confirmWithClocks, judge, overallVerdict, pairedBandFor, type VerdictRule, verdictReason } from '../compare/rule.js';
 import { isGating, runsKernels } from '../compare/verdict.js';
 import { configHash } from '../config/hash.js';
 import type { LoadedConfig } from '../config/types.js';
@@ -74,7 +74,7 @@ export async function interleaveMode(sides: InterleavedSides, options: Interleav
     if (clock) clocks[key].push(clock);
   };
   const withClocks = runsKernels(sides.a.schedule.role) && options.smClock !== undefined;
-  const { rule } = options;
+  const rule = { ...options.rule, band: pairedBandFor(options.rule, runsKernels(sides.a.schedule.role)) };
   const judgePairs = () => {
     const time = pairedEstimate(logRatios(times.a, times.b), rule.confidence);
     const full = withClocks && clocks.a.length === times.a.length && clocks.b.length === times.b.length;

@@ -1,9 +1,9 @@
 import { LibraryOverrideError, loadedLibraryPath } from '../cuda/load.js';
-import { openNvrtc } from '../cuda/nvrtc.js';
+import { type Nvrtc, openNvrtc } from '../cuda/nvrtc.js';
 import { openRuntime } from '../cuda/runtime.js';
 import { type CudaPipeError, UsageError } from '../errors.js';
 import type { KernelSource } from '../kernels/catalog.js';
-import { compileKernelSource } from '../kernels/compile.js';
+import { type CompiledModule, type CompileRequest, compileKernelSource } from '../kernels/compile.js';
 import { checkCompiledKernel, type ResolvedKernel } from '../kernels/resolve.js';
 
 export interface SourceCheck {
@@ -23,18 +23,21 @@ export interface KernelCheck {
 }
 
 /** Compiles every source with NVRTC, bypassing the cache: the check is about NVRTC accepting them. */
-export function checkKernelSources(sources: readonly KernelSource[], requestedArch: string | undefined): KernelCheck {
+export async function checkKernelSources(sources: readonly KernelSource[], requestedArch: string | undefined): Promise<KernelCheck> {
   const nvrtc = openNvrtc();
   const version = nvrtc.version();
   const { arch, why } = checkArch(requestedArch, nvrtc.supportedArchs());
-  const checks = sources.map((source): SourceCheck => {
+  const checks: SourceCheck[] = [];
+  for (const source of sources) {
     const started = performance.now();
-    const outcome = nvrtc.compile(source.text, source.path, [`--gpu-architecture=${arch}`]);
+    const outcome = await nvrtc.compile(source.text, source.path, [`--gpu-architecture=${arch}`]);
     const ms = performance.now() - started;
-    return outcome.ok
-      ? { path: source.path, ok: true, cubinBytes: outcome.cubin.byteLength, ms, log: outcome.log }
-      : { path: source.path, ok: false, cubinBytes: 0, ms, log: outcome.log };
-  });
+    checks.push(
+      outcome.ok
+        ? { path: source.path, ok: true, cubinBytes: outcome.cubin.byteLength, ms, log: outcome.log }
+        : { path: source.path, ok: false, cubinBytes: 0, ms, log: outcome.log },
+    );
+  }
   return { nvrtc: { version: `${version.major}.${version.minor}`, path: loadedLibraryPath('nvrtc') ?? nvrtc.libraryPath }, arch, why, sources: checks };
 }
 
@@ -49,7 +52,11 @@ export type ConfigKernelCheck =
  * architecture finds them there), for `--arch` or the newest architecture NVRTC supports. A compile error is the
  * cache's UsageError with NVRTC's log (file:line); a missing NVRTC is not an error here, only a check not made.
  */
-export function checkConfigKernels(kernels: readonly ResolvedKernel[], requestedArch: string | undefined, deps = { openNvrtc, compile: compileKernelSource }): ConfigKernelCheck {
+export async function checkConfigKernels(
+  kernels: readonly ResolvedKernel[],
+  requestedArch: string | undefined,
+  deps: { openNvrtc: () => Pick<Nvrtc, 'supportedArchs'>; compile: (request: CompileRequest) => Promise<CompiledModule> } = { openNvrtc, compile: compileKernelSource },
+): Promise<ConfigKernelCheck> {
   // A config whose every compute step is a library call (gemm.yaml) has no source for NVRTC, so nothing to check
   // and no reason to load NVRTC.
   if (kernels.length === 0) return { checked: 'nothing' };
@@ -72,7 +79,7 @@ export function checkConfigKernels(kernels: readonly ResolvedKernel[], requested
   let nvrtc = '';
   for (const [k, ...more] of units.values()) {
     if (!k) continue;
-    const compiled = deps.compile({ sourcePath: k.sourcePath, source: k.sourceText, options: k.options, arch });
+    const compiled = await deps.compile({ sourcePath: k.sourcePath, source: k.sourceText, options: k.options, arch });
     for (const kernel of [k, ...more]) checkCompiledKernel(kernel, compiled.entries);
     if (compiled.cached) cached += 1;
     nvrtc = compiled.nvrtcVersion;

@@ -110,15 +110,26 @@ export function applyConnections(loaded: LoadedConfig, env: NodeJS.ProcessEnv = 
   );
 }
 
-/** Configs measured in one process must agree on pipeline.connections (`what` names them in the message). */
-export function checkOneConnections(loads: readonly LoadedConfig[], what: string): void {
+/**
+ * Configs measured in one process must agree on the hardware queues they run with (`what` names them in the message):
+ * pipeline.connections where set, else what the environment gives CUDA (its CUDA_DEVICE_MAX_CONNECTIONS, unset: 8).
+ * A config that sets 1 and one that leaves it unset under CUDA_DEVICE_MAX_CONNECTIONS=1 agree.
+ */
+export function checkOneConnections(loads: readonly LoadedConfig[], what: string, env: NodeJS.ProcessEnv = process.env): void {
+  const inherited = env[CONNECTIONS_VARIABLE];
+  const effective = (connections: number | null) => (connections === null ? (inherited ?? String(CUDA_DEFAULT_CONNECTIONS)) : String(connections));
   const values = [...new Set(loads.map((l) => l.config.pipeline.connections))];
-  if (values.length <= 1) return;
+  if (new Set(values.map(effective)).size <= 1) return;
+  const shown = (v: number | null) =>
+    v === null ? `unset (${inherited === undefined ? `CUDA's ${CUDA_DEFAULT_CONNECTIONS}` : `${CONNECTIONS_VARIABLE}=${inherited}`})` : String(v);
   throw new UsageError(
-    `${what} ask for pipeline.connections ${values.map((v) => v ?? 'unset').join(' and ')}, but one process has one ${CONNECTIONS_VARIABLE}: CUDA reads it once, when it starts.`,
+    `${what} ask for pipeline.connections ${values.map(shown).join(' and ')}, but one process has one ${CONNECTIONS_VARIABLE}: CUDA reads it once, when it starts.`,
     { hint: 'Measure each value in a cuda-pipe process of its own.' },
   );
 }
+
+/** The hardware queues CUDA uses where CUDA_DEVICE_MAX_CONNECTIONS is unset. */
+const CUDA_DEFAULT_CONNECTIONS = 8;
 
 /** Runs a config on its device: verification, every mode measured, traced reps, and the Result. */
 export async function runConfig(loaded: LoadedConfig, options: RunOptions): Promise<RunResult> {

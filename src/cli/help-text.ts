@@ -85,6 +85,7 @@ export const COMMAND_EXAMPLES = {
     ['cuda-pipe analyze rank0.json.gz rank1.json.gz --json analysis.json', "one trace per rank: each collective's skew"],
     ['cuda-pipe analyze trace.json --rates probe.json', 'the floor from measured link rates (probe --bandwidth)'],
     ['cuda-pipe analyze --ab before.json after.json', 'B against A: each step a sample; exit 1 when slower'],
+    ['cuda-pipe analyze --ab a0.json a1.json -- b0.json b1.json', 'B against A, a launch a side, rank with rank'],
     ['cuda-pipe analyze trace.json --md a.md --html a.html --trace a.json', 'a report, a page, the events for Perfetto'],
     ['cuda-pipe analyze report.sqlite', 'an Nsight Systems export (nsys export --type sqlite)'],
   ],

@@ -1,4 +1,5 @@
 import { exitNow } from '../cuda/exit.js';
+import { releaseEarlySignals } from './early-signals.js';
 import { cliIo } from './io.js';
 import { Interrupted } from '../errors.js';
 
@@ -58,6 +59,7 @@ export function installInterrupts(hooks: InterruptHooks = {}): Interrupts {
   };
   signals.on('SIGINT', onSignal);
   signals.on('SIGTERM', onSignal);
+  if (signals === process) releaseEarlySignals();
   return {
     signal: controller.signal,
     async during(body) {

@@ -34,7 +34,7 @@ export async function kernelsCommand(paths: readonly string[], flags: KernelsFla
     write(listing);
     return 0;
   }
-  const check = checkKernelSources(sources, flags.arch);
+  const check = await checkKernelSources(sources, flags.arch);
   const failures = check.sources.filter((s) => !s.ok);
   const compiled = `${sources.length - failures.length} of ${sources.length} sources compiled`;
   const compile = (s: (typeof check.sources)[number]) =>

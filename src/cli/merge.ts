@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js';
 import { renderMerge } from '../report/merge.js';
 import { makeStyle } from '../report/style.js';
 import { fitLines, outputColumns } from '../report/width.js';
+import { concludeResult } from '../measure/conclusions.js';
 import { loadResults } from '../result/load.js';
 import { writeDocuments } from './write-file.js';
 
@@ -11,7 +12,8 @@ import { writeDocuments } from './write-file.js';
  * each with its own `run` identity, in the order of the tables: the format every reader already takes.
  */
 export async function mergeCommand(files: string[], flags: { json?: string }): Promise<0> {
-  const results = files.flatMap((file) => loadResults(file));
+  // Each rank's conclusions drawn again from its modes, as `report` draws them.
+  const results = files.flatMap((file) => loadResults(file)).map(concludeResult);
   if (!results.length) throw new UsageError(`${files.join(', ')} hold${files.length === 1 ? 's' : ''} no results.`);
   const merged = mergeResults(results);
   const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(merged.results, null, 2) + '\n' }]);

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { ISSUE_ORDERS, type IssueOrder } from '../vocabulary.js';
+import { ISSUE_ORDERS, type IssueOrder, MAX_DEVICE_INDEX } from '../vocabulary.js';
 
 /**
  * The one parser behind every numeric flag: commander calls it with the flag's text, and a bad value becomes
@@ -55,12 +55,28 @@ export function countList(text: string): number[] {
   return [...new Set(values)];
 }
 
+/**
+ * A device index as typed: decimal digits, and no more than a C int holds (CUDA's), so that `1e9` or a value past
+ * 2^53 (which Number would round) is refused quoting what was typed, never planned as a device nobody named.
+ */
+const deviceIndex = (text: string): number => {
+  const value = /^\s*\d+\s*$/.test(text) ? Number(text) : Number.NaN;
+  return value <= MAX_DEVICE_INDEX ? value : Number.NaN;
+};
+
+/** `--device <n>`: one device index. */
+export function deviceFlag(text: string): number {
+  const value = deviceIndex(text);
+  if (Number.isNaN(value)) throw new InvalidArgumentError(`expected a device index, a whole number from 0 to ${MAX_DEVICE_INDEX} in digits, got "${text}".`);
+  return value;
+}
+
 /** probe's `--device` and run's `--devices`: "all", one index, or indexes separated by commas (0,1) in the order given, each once. */
 export function deviceSelection(text: string): 'all' | number[] {
   if (text.trim() === 'all') return 'all';
-  const values = text.split(',').map((v) => (v.trim() === '' ? Number.NaN : Number(v)));
-  if (values.some((v) => !Number.isInteger(v) || v < 0))
-    throw new InvalidArgumentError(`expected a device index, indexes separated by commas such as 0,1, or "all", got "${text}".`);
+  const values = text.split(',').map(deviceIndex);
+  if (values.some((v) => Number.isNaN(v)))
+    throw new InvalidArgumentError(`expected a device index (0 to ${MAX_DEVICE_INDEX}, in digits), indexes separated by commas such as 0,1, or "all", got "${text}".`);
   // As in a config's devices: a device listed twice is a plan over fewer devices than asked for, so it is refused.
   const twice = values.find((v, i) => values.indexOf(v) !== i);
   if (twice !== undefined) throw new InvalidArgumentError(`device ${twice} is listed twice in "${text}"; list each device once.`);

@@ -6,6 +6,7 @@ import {
   chartColumns,
   collect,
   countList,
+  deviceFlag,
   deviceSelection,
   nonNegativeInt,
   nonNegativeNumber,
@@ -45,7 +46,7 @@ const program = new Command('cuda-pipe')
   .configureHelp({ formatItem: (term, termWidth, description, helper) => fitItem(term, description, helper.helpWidth ?? columnsOf(false), { termWidth }) })
   .exitOverride();
 
-const deviceOption = () => new Option('--device <n>', 'device index').argParser(nonNegativeInt);
+const deviceOption = () => new Option('--device <n>', 'device index').argParser(deviceFlag);
 const ncclDirOption = () =>
   new Option('--nccl-dir <folder>', "collective stages under mpirun or srun: a folder every rank can read, where rank 0 writes NCCL's unique id (default: the temporary folder)");
 
@@ -268,12 +269,12 @@ program
   )
   .argument(
     '<traces...>',
-    'trace files, one per rank: Chrome traces (.json, .json.gz, .pt.trace.json.gz) or Nsight Systems exports (nsys export --type sqlite), each told by its first bytes; JSON streamed, 4096 MiB at most (gzip: inflated), an export 1024 MiB at most',
+    'trace files, one per rank of one launch: Chrome traces (.json, .json.gz, .pt.trace.json.gz) or Nsight Systems exports (nsys export --type sqlite), each told by its first bytes; JSON streamed; their limits are in docs/reference/cli.md',
   )
   .option('--rates <file>', "the floor's link rates: a `probe --bandwidth --json` file or a Result (default: the trace's fastest copies)")
   .option(
     '--ab',
-    "two traces of one program, A before a change and B after: each device's steps are samples, judged faster, slower, same or noisy by compare's rule; exit 1 when B is slower",
+    "two runs of one program, A before a change and B after: two traces, or each launch's ranks with -- between (A0 A1 -- B0 B1); each device's steps are samples, judged faster, slower, same or noisy by compare's rule, rank with rank; exit 1 when B is slower",
   )
   .option('--threshold <percent>', "with --ab: the equivalence band ±δ (default 1), as compare's", positiveNumber)
   .option('--json <file>', 'write the analysis document to a file, or - for stdout (the text then goes to stderr)', checkOutputTarget)

@@ -10,7 +10,8 @@ import { type ExitCode, UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import { builtinConfigsDir } from '../paths.js';
 import { renderHostMemoryTable } from '../report/host-memory.js';
-import { renderPlan } from '../report/plan.js';
+import { planPieces } from '../report/plan.js';
+import type { Plan } from '../plan/types.js';
 import { fitLines, outputColumns, paragraphColumns } from '../report/width.js';
 import type { RunResult } from '../result/schema.js';
 import type { HostMemoryKind } from '../vocabulary.js';
@@ -18,6 +19,7 @@ import { checkStageModules } from '../kinds/index.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
 import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
+import { nextTurn, writeInTurns } from './turns.js';
 
 export interface RunFlags extends Omit<Overrides, 'hostMemory'> {
   hostMemory?: HostMemoryKind[];
@@ -56,19 +58,30 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
         hint: 'Drop --dry-run to measure, or the output flags to see the plan.',
       });
     }
+    // Every plan checked (its modules, its kernels compiled) before the first is written; a turn of the event loop
+    // after each slice of the work (planning, compiling off the JS thread, a few thousand lines written) lets a
+    // signal end it at once.
+    const views: Array<{ plan: Plan; kernels: string }> = [];
+    for (const loaded of loads) {
+      const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
+      await nextTurn();
+      // A run checks its modules as its workers start; a dry run starts none, so it checks them here.
+      const host = loaded.config.host;
+      if (host?.thread === 'workers') checkStageModules({ before: host.before, after: host.after });
+      views.push({ plan, kernels: kernelsLine(await checkConfigKernels(kernels, flags.arch)) });
+    }
+    // Each piece's lines wrapped as they are written, at the terminal's width or COLUMNS (issue 39: 213 columns at
+    // 100); into a pipe without COLUMNS a line per paragraph, for grep, and no width measured for tens of MB of ops.
     const out = cliIo().stdout;
-    out.write(
-      fitPlan(
-        loads.map((loaded) => {
-          const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
-          // A run checks its modules as its workers start; a dry run starts none, so it checks them here.
-          const host = loaded.config.host;
-          if (host?.thread === 'workers') checkStageModules({ before: host.before, after: host.after });
-          return renderPlan(plan, { ops: flags.ops ?? false, kernels: kernelsLine(checkConfigKernels(kernels, flags.arch)), rank: rankLabel(identity) });
-        }),
-        paragraphColumns(out),
-      ) + '\n',
-    );
+    const columns = paragraphColumns(out);
+    const fit = (piece: string) => (Number.isFinite(columns) ? fitLines(piece, columns) : piece);
+    const pieces = function* () {
+      for (const [i, { plan, kernels }] of views.entries()) {
+        if (i) yield '';
+        for (const piece of planPieces(plan, { ops: flags.ops ?? false, kernels, rank: rankLabel(identity) })) yield fit(piece);
+      }
+    };
+    await writeInTurns(out, pieces());
     return 0;
   }
   for (const flag of ['ops', 'arch'] as const) {
@@ -107,9 +120,6 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
   if (kinds && kinds.length > 1) cliIo().stdout.write('\n' + renderHostMemoryTable(results, outputColumns(cliIo().stdout)) + '\n');
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
 }
-
-/** The plans, one after another, each line wrapped at the terminal's width or COLUMNS (issue 39: 213 columns at 100). */
-const fitPlan = (plans: readonly string[], columns: number) => fitLines(plans.join('\n\n'), columns);
 
 const seconds = (value: number | undefined) => (value === undefined ? undefined : value * 1000);
 

@@ -5,6 +5,7 @@ import cliProgress from 'cli-progress';
 import { runIdentity } from '../api/identity.js';
 import { checkOneConnections } from '../api/run.js';
 import { prepareSetting, settingCombinations, type SweepAxes, sweepConfig } from '../api/sweep.js';
+import { MAX_PLAN_CHUNKS, MAX_SWEEP_CHUNKS } from '../chunking.js';
 import { loadConfigFile } from '../config/load.js';
 import { MAX_SWEEP_VALUES } from '../config/schema.js';
 import { settingValue, withSettings } from '../config/settings.js';
@@ -19,6 +20,7 @@ import type { IssueOrder } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
 import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
+import { nextTurn } from './turns.js';
 
 export interface SweepFlags {
   streams?: number[];
@@ -73,11 +75,13 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
         hint: 'Drop --dry-run to sweep, or the output flags to preview the layouts.',
       });
     }
-    // Each setting checked and planned as the sweep would before measuring, without opening a device.
-    const settings = configs.map((config, i) => ({
-      settings: combos[i] ?? [],
-      plan: prepareSetting(config, axes, { gate: flags.gate ?? false }).plan,
-    }));
+    // Each setting checked and planned as the sweep would before measuring, without opening a device, with a turn of
+    // the event loop after each, so that a signal ends the dry run at once.
+    const settings = [];
+    for (const [i, config] of configs.entries()) {
+      settings.push({ settings: combos[i] ?? [], plan: prepareSetting(config, axes, { gate: flags.gate ?? false }).plan });
+      await nextTurn();
+    }
     cliIo().stdout.write(renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }, outputColumns(cliIo().stdout)) + '\n');
     return 0;
   }
@@ -183,6 +187,27 @@ export function checkSweepSize(axes: SweepAxes): void {
     throw new UsageError(`the --set lists make ${settings} settings (${axes.sets.map((set) => set.values.length).join(' × ')}); a sweep measures at most ${MAX_SWEEP_SETTINGS}.`, {
       hint: 'Sweep fewer values, or one path at a time.',
     });
+  }
+  checkSweepChunks(axes, settings);
+}
+
+/**
+ * The chunks a sweep plans, bounded before anything is planned: each setting's plan holds every stream count's
+ * layouts of every chunk count, and every setting is planned before the first is measured.
+ */
+function checkSweepChunks(axes: SweepAxes, settings: number): void {
+  const hint = "Sweep fewer or smaller chunk counts: past a few thousand, issuing a chunk's ops costs more than overlapping them saves.";
+  const huge = axes.chunks.find((chunks) => chunks > MAX_PLAN_CHUNKS);
+  if (huge !== undefined) throw new UsageError(`--chunks ${huge}: ${huge} chunks is more than the ${MAX_PLAN_CHUNKS} a plan may hold.`, { hint });
+  const perPlan = axes.chunks.reduce((sum, chunks) => sum + chunks, 0) * axes.streams.length;
+  if (perPlan > MAX_PLAN_CHUNKS) {
+    throw new UsageError(
+      `--chunks ${axes.chunks.join(',')} over ${axes.streams.length} stream counts make ${perPlan} chunks in each setting's plan, more than the ${MAX_PLAN_CHUNKS} a plan may hold.`,
+      { hint },
+    );
+  }
+  if (perPlan * settings > MAX_SWEEP_CHUNKS) {
+    throw new UsageError(`${settings} settings of ${perPlan} chunks each make ${perPlan * settings} chunks to plan, more than the ${MAX_SWEEP_CHUNKS} a sweep may plan.`, { hint });
   }
 }
 

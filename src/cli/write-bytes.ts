@@ -20,7 +20,7 @@ const NAME_MAX = 255;
 const WRITE_CHUNK = 1 << 20;
 
 /** Where a write stands when a signal stops it, for the Interrupted error that says so. */
-interface Progress {
+export interface Progress {
   readonly signal: AbortSignal;
   readonly target: string;
   /** What became of the target: "the file there, if any, is as it was", "the reader got part of it". */
@@ -41,7 +41,7 @@ export async function writeTo(target: string, to: Destination, text: string, sig
   else await replaceFile(target, to, bytes, progress('its temporary file was removed and the file there, if any, is as it was'));
 }
 
-function stopIfInterrupted(progress: Progress): void {
+export function stopIfInterrupted(progress: Progress): void {
   if (!progress.signal.aborted) return;
   const before = progress.written.length ? ` (${progress.written.join(', ')} had been written in full)` : '';
   throw new Interrupted(`Interrupted (${String(progress.signal.reason)}) while writing ${progress.target}: ${progress.left}${before}.`);

@@ -3,7 +3,8 @@ import { runIdentity } from '../api/identity.js';
 import { UsageError } from '../errors.js';
 import { processInterrupts } from './interrupt.js';
 import { cliIo, type OutStream } from './io.js';
-import { writeTo } from './write-bytes.js';
+import { nextTurn } from './turns.js';
+import { stopIfInterrupted, writeTo } from './write-bytes.js';
 import { type Destination, destinationIdentity, destinationOf, STDOUT_FD } from './write-destination.js';
 
 // Every document a command writes goes through here, so that no flag can destroy a file or report a write that did
@@ -48,6 +49,9 @@ export async function writeDocuments(documents: readonly Document[]): Promise<Ou
   await processInterrupts().during(async (signal) => {
     const written: string[] = [];
     for (const d of planned) {
+      // Rendering a large document is synchronous: a signal that came during the one before is seen first.
+      await nextTurn();
+      stopIfInterrupted({ signal, target: d.target === '-' ? 'stdout' : d.target, left: 'nothing was written to it', written });
       await writeTo(d.target, d.to, d.render(), signal, written);
       written.push(d.target);
     }

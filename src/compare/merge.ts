@@ -1,6 +1,5 @@
-import { formatEfficiency } from '../format.js';
 import { COMMUNICATION_STAGES } from '../kinds/index.js';
-import { ABOVE_BOUND } from '../measure/warnings.js';
+import { aboveBound } from '../measure/warnings.js';
 import { median } from '../quantile.js';
 import type { RunResult } from '../result/schema.js';
 import type { TimelineOp, TracedRep } from '../result/timeline.js';
@@ -53,6 +52,21 @@ export interface MergedConfig {
   readonly notes: readonly string[];
   /** When each rank reached each collective of its traced reps; null where the config has no collectives or one rank ran. */
   readonly skew: Skew | null;
+  /** Where the ranks meet at collectives every step: what the step took and what the ranks bought; null otherwise. */
+  readonly step: StepFigures | null;
+}
+
+/**
+ * A config whose ranks meet at collectives every step (data parallelism): its copies move a few bytes, so its rate
+ * says nothing, while its step is as slow as its slowest rank (every rank waits for it at each collective).
+ */
+export interface StepFigures {
+  /** The slowest rank's overlapped median: the step's time. */
+  readonly slowestMs: number;
+  /** One GPU's compute alone a step (its kernels alone, fastest reps), the median over the ranks; null where not measured. */
+  readonly computeMs: number | null;
+  /** ranks × computeMs / slowestMs: the ranks' work a step against one GPU computing alone; null without computeMs. */
+  readonly scaling: number | null;
 }
 
 export interface Merged {
@@ -112,6 +126,7 @@ function mergeConfig(ranks: readonly RankFigures[]): MergedConfig {
   const fastest = ranks.reduce((best, r) => (r.gbps > best.gbps ? r : best), first);
   const medianMs = median(ranks.map((r) => r.overlappedMs));
   const slowestRank = ranks.reduce((worst, r) => (r.overlappedMs > worst.overlappedMs ? r : worst), first);
+  const step = stepFigures(ranks, slowestRank);
   return {
     config: first.result.config.name,
     hosts,
@@ -122,9 +137,22 @@ function mergeConfig(ranks: readonly RankFigures[]): MergedConfig {
     sharedGpus: sharedGpus(ranks),
     medianMs,
     slowest: ranks.length > 1 ? { figures: slowestRank, trails: slowestRank.overlappedMs / medianMs - 1 } : null,
-    notes: mergeNotes(ranks),
+    notes: mergeNotes(ranks, step !== null),
     skew: collectiveSkew(ranks),
+    step,
   };
+}
+
+/** The step of ranks that meet at collectives (every headline mode moves collective bytes); null for others. */
+function stepFigures(ranks: readonly RankFigures[], slowest: RankFigures): StepFigures | null {
+  const headlines = ranks.map((r) => r.result.modes.find((m) => m.id === r.result.summary.mode));
+  if (!headlines.every((m) => (m?.bytes.collective ?? 0) > 0)) return null;
+  const computes = ranks.flatMap((r, i) => {
+    const kernels = r.result.modes.filter((m) => m.device === headlines[i]?.device && m.role.kind === 'stage' && m.role.stage === 'kernel' && m.samplesMs.length);
+    return kernels.length ? [kernels.reduce((sum, m) => sum + m.samplesMs.reduce((a, b) => Math.min(a, b)), 0)] : [];
+  });
+  const computeMs = computes.length === ranks.length ? median(computes) : null;
+  return { slowestMs: slowest.overlappedMs, computeMs, scaling: computeMs === null ? null : (ranks.length * computeMs) / slowest.overlappedMs };
 }
 
 const placeOf = (r: RankFigures) => `${r.host} device ${r.device.index}`;
@@ -143,23 +171,24 @@ function sharedGpus(ranks: readonly RankFigures[]): string[] {
  * What makes the merged figures doubtful: the same GPU twice, ranks missing, GPUs of one host not timed together,
  * ranks of different jobs, and an efficiency above the model's bound, which `run` reports as a defect of the model.
  */
-function mergeNotes(ranks: readonly RankFigures[]): string[] {
+function mergeNotes(ranks: readonly RankFigures[], inStep: boolean): string[] {
   const notes: string[] = [];
   for (const [place, count] of placeCounts(ranks)) {
     if (count > 1) notes.push(`${place} appears in ${count} results: ranks that shared a GPU, or files of different runs; their sum overstates one GPU.`);
   }
-  for (const r of ranks.filter((figures) => figures.efficiency > ABOVE_BOUND)) {
-    notes.push(
-      `${placeOf(r)}${r.rank === null ? '' : ` (rank ${r.rank})`} measured faster than the model's bound (efficiency ${formatEfficiency(r.efficiency)}): ` +
-        "the bound is built to be a floor, so this is a defect in cuda-pipe's model, not a property of this GPU; report it with that rank's --json file.",
-    );
+  for (const r of ranks) {
+    // What a rank above its bound means depends on its clocks: `run`'s own warning says which.
+    const headline = r.result.modes.find((m) => m.id === r.result.summary.mode);
+    const above = headline ? aboveBound(headline) : null;
+    const message = above ? `${above.message.charAt(0).toLowerCase()}${above.message.slice(1)}` : '';
+    if (above) notes.push(`${placeOf(r)}${r.rank === null ? '' : ` (rank ${r.rank})`}: ${message} ${above.remedy}`);
   }
-  const sizes = [...new Set(ranks.flatMap((r) => (r.result.run.size === null ? [] : [r.result.run.size])))];
-  if (sizes.length === 1 && (sizes[0] as number) > ranks.length) notes.push(`${ranks.length} of the launch's ${sizes[0]} ranks are here.`);
+  notes.push(...rankNotes(ranks));
   const gpusOf = new Map<string, Set<number>>();
   for (const r of ranks) gpusOf.set(r.host, (gpusOf.get(r.host) ?? new Set()).add(r.device.index));
   const shared = [...gpusOf].filter(([, gpus]) => gpus.size > 1).map(([host]) => host);
-  if (shared.length) {
+  // Ranks that meet at collectives are given no total, so nothing to say of one; their collectives keep them in step.
+  if (shared.length && !inStep) {
     notes.push(
       `Ranks that share a host (${shared.join(', ')}) measured in their own processes, not in step: a host's total adds the rate each GPU reached, ` +
         "which they reach at once only if the host's memory system keeps up. `cuda-pipe run --devices all` times its GPUs together from one start and measures that.",
@@ -314,4 +343,22 @@ export function collectiveSkew(ranks: readonly RankFigures[]): Skew | null {
 export function participantName(p: Participant): string {
   if (p.rank.rank === null) return `${p.rank.host} GPU ${p.device}`;
   return p.rank.result.devices.length > 1 ? `rank ${p.rank.rank} GPU ${p.device}` : `rank ${p.rank.rank}`;
+}
+
+/** Each rank given once and every rank of the launch given: a rank twice, or one missing, is named (distinct ranks counted). */
+function rankNotes(ranks: readonly RankFigures[]): string[] {
+  const notes: string[] = [];
+  const given = new Map<number, number>();
+  for (const r of ranks) if (r.rank !== null) given.set(r.rank, (given.get(r.rank) ?? 0) + 1);
+  for (const [rank, count] of [...given].sort(([a], [b]) => a - b)) {
+    if (count > 1) notes.push(`rank ${rank} is in ${count} results: one file given twice, or files of different runs; give each rank once.`);
+  }
+  const sizes = [...new Set(ranks.flatMap((r) => (r.result.run.size === null ? [] : [r.result.run.size])))];
+  const size = sizes.length === 1 ? (sizes[0] as number) : null;
+  if (size === null || size <= given.size) return notes;
+  const missing: number[] = [];
+  for (let rank = 0; rank < size && missing.length <= 8; rank++) if (!given.has(rank)) missing.push(rank);
+  const named = missing.length > 8 ? `${missing.slice(0, 8).join(', ')}, …` : missing.join(', ');
+  notes.push(`${given.size} of the launch's ${size} ranks ${given.size === 1 ? 'is' : 'are'} here; missing: rank${size - given.size === 1 ? '' : 's'} ${named}.`);
+  return notes;
 }

@@ -35,9 +35,17 @@ export const VERDICT_CONFIDENCE = 0.9;
 export const SEPARATE_RUNS_BAND = 0.01;
 /**
  * The default band for interleaved pairs: they cancel the drift between runs, so a 1% heavier kernel must still
- * read `slower` (it did in 10 of 10 rounds on the H200, same folder).
+ * read `slower` (it did in 10 of 10 rounds on the H200, same folder). Modes that only copy take the separate runs'
+ * band instead (`pairedBandFor`): A and B copy to and from host buffers of their own, and on two H200s one config
+ * against itself read 0.6% faster H2D and 0.8% faster both ways at once on B's buffers, pairs that interleaving
+ * does not make alike (docs/measurements/2026-11-28-h200x2-validation/).
  */
 export const PAIRED_BAND = 0.005;
+
+/** The band an interleaved mode is judged by: the rule's, except the default for a mode that runs no kernel. */
+export function pairedBandFor(rule: Pick<VerdictRule, 'band'>, runsKernels: boolean): number {
+  return !runsKernels && rule.band === PAIRED_BAND ? SEPARATE_RUNS_BAND : rule.band;
+}
 
 /** δ (a fraction: B/A inside 1/(1+δ) … 1+δ is the band of `same`), the confidence, and how the interval is made. */
 export type VerdictRule = Readonly<z.infer<typeof VerdictRuleSchema>>;

@@ -1,7 +1,7 @@
 import { basename, dirname, extname, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { initProblem } from './init.js';
-import { chunkUnits } from '../chunking.js';
+import { chunkUnits, MAX_PLAN_CHUNKS } from '../chunking.js';
 import { MAX_CONFIG_BYTES } from '../files/limits.js';
 import { readDevices } from './devices.js';
 import { readRegularFile } from '../files/read.js';
@@ -145,6 +145,11 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     const what = parsed.pipeline.align > 1 ? `${aligned} aligned units of ${parsed.pipeline.align} ${unit}` : `${units} ${unit}`;
     throw new UsageError(`${locate(['pipeline', 'chunks'])}: ${parsed.pipeline.chunks} chunks is more than the ${items === null ? "buffers'" : "pipeline's"} ${what}.`, {
       hint: `Use at most ${aligned} chunks, or ${items === null ? 'larger buffers' : 'more items'}.`,
+    });
+  }
+  if (parsed.pipeline.chunks > MAX_PLAN_CHUNKS) {
+    throw new UsageError(`${locate(['pipeline', 'chunks'])}: ${parsed.pipeline.chunks} chunks is more than the ${MAX_PLAN_CHUNKS} a plan may hold.`, {
+      hint: `Use at most ${MAX_PLAN_CHUNKS} chunks: past a few thousand, issuing a chunk's ops costs more than overlapping them saves.`,
     });
   }
   // A step of a kind that lays the devices out (a collective's data-parallel ranks, each holding whole buffers): no share to cut.

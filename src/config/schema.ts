@@ -12,6 +12,7 @@ import {
   HOST_MEMORY_KINDS,
   ISSUE_MODES,
   ISSUE_ORDERS,
+  MAX_DEVICE_INDEX,
   SCALAR_TYPES,
   STREAM_KINDS,
   TOPOLOGIES,
@@ -319,9 +320,9 @@ export const ConfigSchema = z
   .object({
     name: z.string().optional(),
     description: z.string().optional(),
-    device: z.number().int().min(0).default(0),
+    device: z.number().int().min(0).max(MAX_DEVICE_INDEX).default(0),
     devices: z
-      .union([z.literal('all'), z.array(z.number().int().min(0)).min(1)], {
+      .union([z.literal('all'), z.array(z.number().int().min(0).max(MAX_DEVICE_INDEX)).min(1)], {
         error: (issue) => `expected all or a list of device indexes such as [0, 1], got ${showValue(issue.input)}`,
       })
       .optional()

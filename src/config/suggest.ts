@@ -70,7 +70,10 @@ export function homeOfField(root: unknown, field: string): string | null {
 
 /** What to add to "unknown field" for `key` in the object at `path`: the likely intended name, or its right place. */
 export function adviseUnknownField(root: unknown, path: readonly (string | number)[], key: string): string {
-  const near = nearestName(key, knownFieldsAt(root, path));
+  const known = knownFieldsAt(root, path);
+  // Known here, yet unknown to the entry: a field of another of its forms (a `kernels:` entry with gemm: and matmul:).
+  if (known.includes(key)) return `; "${key}" is a field of another form of this entry than its other fields: an entry takes one form (split it into two entries)`;
+  const near = nearestName(key, known);
   if (near) return `; did you mean "${near}"?`;
   const home = path.length === 0 ? homeOfField(root, key) : null;
   return home ? `; it belongs under ${home} (${home}.${key})` : '';

@@ -56,13 +56,17 @@ export class Nvrtc {
 
   /**
    * Compiles CUDA C++ to a CUBIN, and the PTX it went through (its `.entry` lines are the compiler's own word on
-   * each kernel's parameters); `name` appears in the log's diagnostics, so pass the source's path.
+   * each kernel's parameters); `name` appears in the log's diagnostics, so pass the source's path. The compile runs
+   * on one of libuv's threads, so that the JS thread answers a signal while NVRTC works (a large kernel takes
+   * seconds): the process can leave at once, where a synchronous call would hold the signal off to its end.
    */
-  compile(source: string, name: string, options: readonly string[]): NvrtcCompileOutcome {
+  async compile(source: string, name: string, options: readonly string[]): Promise<NvrtcCompileOutcome> {
     const program = new BigUint64Array(1);
     this.check(this.fn.createProgram(program, source, name, 0, null, null) as number, 'nvrtcCreateProgram');
     try {
-      const result = this.fn.compileProgram(program[0], options.length, [...options]) as number;
+      const result = await new Promise<number>((resolve, reject) =>
+        this.fn.compileProgram.async(program[0], options.length, [...options], (error: unknown, code: number) => (error ? reject(error) : resolve(code))),
+      );
       const log = this.log(program[0] ?? 0n);
       if (result === NVRTC_ERROR_COMPILATION) return { ok: false, failed: 'source', log };
       if (result === NVRTC_ERROR_INVALID_OPTION) return { ok: false, failed: 'options', log };

@@ -3,7 +3,7 @@ import { describeDevice, softwareVersions } from './device-facts.js';
 import { openSmClock } from '../cuda/nvml.js';
 import { openRuntime, type CudaRuntime } from '../cuda/runtime.js';
 import type { KernelHandle } from '../cuda/types.js';
-import { UsageError } from '../errors.js';
+import { Interrupted, UsageError } from '../errors.js';
 import { readKernelSource } from '../kernels/catalog.js';
 import { compileKernel, compileKernelSource } from '../kernels/compile.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
@@ -88,17 +88,31 @@ export interface OpenOptions {
   readonly launch?: Launch | undefined;
 }
 
+/**
+ * A compile, unless a signal comes first: NVRTC cannot be stopped, and its thread would hold the process until it
+ * ends, so the run leaves without CUDA's teardown (`contextLost`), as after a rep past its deadline.
+ */
+function unlessInterrupted<T>(work: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(new Interrupted(`Interrupted (${String(signal.reason)}) while ${what}: nothing was measured.`, { contextLost: true }));
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
+}
+
 /** The library a kernel lives in, loaded for this device and released with the cleanup. */
-function loadKernel(rt: CudaRuntime, cleanup: Cleanup, kernel: ResolvedKernel, arch: string) {
-  const compiled = compileKernel(kernel, arch);
+async function loadKernel(rt: CudaRuntime, cleanup: Cleanup, kernel: ResolvedKernel, arch: string, signal: AbortSignal | undefined) {
+  const compiled = await unlessInterrupted(compileKernel(kernel, arch), signal, `compiling ${kernel.sourcePath}`);
   const library = rt.launch.loadLibrary(compiled.cubin);
   cleanup.push(() => library.unload());
   return { handle: rt.launch.getKernel(library.library, kernel.entry), compiled };
 }
 
-function loadInternalKernels(rt: CudaRuntime, cleanup: Cleanup, arch: string): InternalKernels {
+async function loadInternalKernels(rt: CudaRuntime, cleanup: Cleanup, arch: string): Promise<InternalKernels> {
   const source = readKernelSource(join(builtinKernelsDir(), 'internal', 'gate.cu'));
-  const compiled = compileKernelSource({ sourcePath: source.path, source: source.text, options: [], arch });
+  const compiled = await compileKernelSource({ sourcePath: source.path, source: source.text, options: [], arch });
   const library = rt.launch.loadLibrary(compiled.cubin);
   cleanup.push(() => library.unload());
   return { gate: rt.launch.getKernel(library.library, 'cuda_pipe_gate'), empty: rt.launch.getKernel(library.library, 'cuda_pipe_empty') };
@@ -147,12 +161,12 @@ async function onDevices<T>(
     const handles = new Map<string, KernelHandle>();
     const compiles: CompileRecord[] = [];
     for (const kernel of kernels) {
-      const { handle, compiled } = loadKernel(rt, cleanup, kernel, arch);
+      const { handle, compiled } = await loadKernel(rt, cleanup, kernel, arch, options.signal);
       handles.set(kernel.label, handle);
       compiles.push({ label: kernel.label, cached: compiled.cached, ms: compiled.ms, arch, nvrtc: compiled.nvrtcVersion });
     }
     const gated = plan.schedules.some((s) => s.gated);
-    const internal = gated || plan.schedules.some((s) => s.body.some((op) => op.kind === 'empty')) ? loadInternalKernels(rt, cleanup, arch) : null;
+    const internal = gated || plan.schedules.some((s) => s.body.some((op) => op.kind === 'empty')) ? await loadInternalKernels(rt, cleanup, arch) : null;
     const gate = gated ? allocateGate(rt, cleanup) : null;
     const buffers = DeviceBuffers.allocate(rt, deviceIndex, plan.buffers, plan.device.elements, cleanup);
     const devices = DeviceSet.of(rt, [

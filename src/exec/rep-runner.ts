@@ -55,7 +55,7 @@ export class CudaRepRunner implements RepRunner {
     const prepared = this.prepare(id);
     const { thunks } = prepared;
     const gate = prepared.schedule.gated ? this.gate : null;
-    const rep = this.beginRep(prepared);
+    const rep = this.beginRep(prepared, options.deadlineMs);
     const issueStart = performance.now();
     const deadline = issueStart + (options.deadlineMs ?? Infinity);
     // A kind's hooks (a loader's fills) get a loop of their own; the loop without any stays as tight as it was.
@@ -147,7 +147,7 @@ export class CudaRepRunner implements RepRunner {
     let issueEnd = 0;
     let cpuStage: CpuStageTiming | undefined;
     let collection: ActivityCollection | string = 'CUPTI was not used';
-    const rep = this.beginRep(prepared);
+    const rep = this.beginRep(prepared, deadlineMs);
     const call = (i: number) => {
       issuedAt[i] = performance.now();
       const span = correlate ? spanOfThunk.get(i) : undefined;
@@ -312,8 +312,8 @@ export class CudaRepRunner implements RepRunner {
   }
 
   /** A kind's hooks in this rep of the schedule, where one takes part in it (kinds/hooks.ts's RepHooks). */
-  private beginRep(prepared: PreparedRep): KindRep | null {
-    return prepared.rep?.begin((error) => this.waits.repFailure(prepared, error)) ?? null;
+  private beginRep(prepared: PreparedRep, deadlineMs: number | undefined): KindRep | null {
+    return prepared.rep?.begin((error) => this.waits.repFailure(prepared, error), deadlineMs ?? Number.POSITIVE_INFINITY) ?? null;
   }
 
   /** Waits for the rep's end: through the kind's hooks where one takes part, which return its CPU stage's timing. */

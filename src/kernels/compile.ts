@@ -97,7 +97,7 @@ const toStderr: CacheReporter = (line) => process.stderr.write(`${line}\n`);
  * usage error showing NVRTC's log, whose diagnostics name the source file and line; an entry that is not what
  * this cache wrote (not a regular file, too large, not matching its hash) is rebuilt, and `report` says so.
  */
-export function compileKernelSource(request: CompileRequest, env: NodeJS.ProcessEnv = process.env, report: CacheReporter = toStderr): CompiledModule {
+export async function compileKernelSource(request: CompileRequest, env: NodeJS.ProcessEnv = process.env, report: CacheReporter = toStderr): Promise<CompiledModule> {
   const started = performance.now();
   const dir = cacheDir(env);
   const key = cacheKey(request, nvrtcIdentity(env));
@@ -122,7 +122,7 @@ export function compileKernelSource(request: CompileRequest, env: NodeJS.Process
   const nvrtc = openNvrtc(env);
   const version = nvrtc.version();
   const nvrtcVersion = `${version.major}.${version.minor}`;
-  const outcome = nvrtc.compile(request.source, request.sourcePath, [`--gpu-architecture=${request.arch}`, ...request.options]);
+  const outcome = await nvrtc.compile(request.source, request.sourcePath, [`--gpu-architecture=${request.arch}`, ...request.options]);
   if (!outcome.ok && outcome.failed === 'options') {
     throw new UsageError(`NVRTC ${nvrtcVersion} refused the options for ${request.sourcePath} (${request.options.join(' ') || 'none'}): ${outcome.log}`, {
       hint: "Fix the kernel's options: in the config (NVRTC accepts the options of `nvcc --help` that apply to device code, such as --use_fast_math or -DNAME=VALUE).",
@@ -159,8 +159,8 @@ export function compileKernelSource(request: CompileRequest, env: NodeJS.Process
 }
 
 /** A config's kernel compiled (or fetched) for `arch`, and checked against the parameters NVRTC gave it. */
-export function compileKernel(kernel: ResolvedKernel, arch: string, env: NodeJS.ProcessEnv = process.env): CompiledModule {
-  const compiled = compileKernelSource({ sourcePath: kernel.sourcePath, source: kernel.sourceText, options: kernel.options, arch }, env);
+export async function compileKernel(kernel: ResolvedKernel, arch: string, env: NodeJS.ProcessEnv = process.env): Promise<CompiledModule> {
+  const compiled = await compileKernelSource({ sourcePath: kernel.sourcePath, source: kernel.sourceText, options: kernel.options, arch }, env);
   checkCompiledKernel(kernel, compiled.entries);
   return compiled;
 }

@@ -19,6 +19,7 @@ import type {
   IssuedOp,
   IssueSite,
   KindPasses,
+  KindTerm,
   KindRuntime,
   KindRuntimeModule,
   ModelResource,
@@ -30,6 +31,7 @@ import type {
   RuntimePrimitives,
   StageKind,
   StepConfig,
+  TermWords,
   TimelineFields,
 } from './kind.js';
 import type { RuntimeStart, StartContext } from './rep-hooks.js';
@@ -50,8 +52,11 @@ export type {
   ComputeStep,
   CuptiRecord,
   DescribeContext,
+  KindTerm,
   ModelParts,
   ModelResource,
+  TermContext,
+  TermWords,
   StepBuffer,
   StepConfig,
   IssuedOp,
@@ -242,6 +247,13 @@ export const SM_STAGES: readonly Stage[] = table.filter((s) => s.model?.term ===
 /** The kinds whose ops are communication between ranks, whose time is set against computation. */
 export const COMMUNICATION_STAGES: readonly Stage[] = table.filter((s) => s.communication).map((s) => s.id);
 
+/** How each kind's ops read as GPU work in src/analysis/events.ts: as CUPTI records them, a copy's direction its term's. */
+export const EVENT_SHAPES: ReadonlyMap<Stage, { readonly kind: 'kernel' | 'memcpy'; readonly direction: 'h2d' | 'd2h' | null; readonly communication: boolean }> = new Map(
+  table.flatMap((s) =>
+    s.cupti ? [[s.id, { kind: s.cupti.kind, direction: s.model?.term === 'H2D' ? 'h2d' : s.model?.term === 'D2H' ? 'd2h' : null, communication: !!s.communication }] as const] : [],
+  ),
+);
+
 /** The overlap model's resources, each once, in the table's order (the pipeline's: loads, compute, stores). */
 export const MODEL_RESOURCES: readonly ModelResource[] = [...new Set(table.flatMap((s) => (s.model ? [s.model] : [])))];
 
@@ -345,8 +357,11 @@ export function kindModeFields(schedule: Pick<Schedule, 'body' | 'device'>, devi
 // The kinds whose runtime starts before any device is opened and takes part in binding a schedule and in each of its
 // reps (rep-hooks.ts's `start`, `prepareSchedule` and `RepHooks`: the host stage's worker pool).
 export type { BoundThunks, HostBuffers, KindRep, RepHooks, RuntimeStart, SchedulePart, StartContext } from './rep-hooks.js';
-/** The terms kinds add beside the GPU's in the overlap bound (rep-hooks.ts's `ownTerm`), in the table's order. */
-export const OWN_TERMS = table.flatMap((s) => (s.ownTerm ? [s.ownTerm] : []));
+/** The terms kinds add beside the GPU's in the overlap bound (kind.ts's `term`), in the table's order. */
+export const KIND_TERMS: readonly KindTerm[] = table.flatMap((s) => (s.term ? [s.term] : []));
+
+/** The words of the first kind with a term whose ops `mode` runs (a collective's buckets); null: chunks × streams. */
+export const termWords = (mode: ModeResult): TermWords | null => KIND_TERMS.find((t) => t.words?.holds(mode))?.words ?? null;
 /** A dry run starts no worker, so it checks the host stage's modules itself, as a run's pool does. */
 export { checkStageModules } from './host/workers/modules.js';
 

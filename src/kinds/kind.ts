@@ -12,7 +12,7 @@ import type { Schedule } from '../plan/types.js';
 import type { ModeResult } from '../result/mode.js';
 import type { RunResult } from '../result/schema.js';
 import type { KindPasses, ModeLineContext, OutputCheck, ReportSection } from './hooks.js';
-import type { ModelResource } from './model.js';
+import type { KindTerm, ModelResource } from './model.js';
 
 export type {
   BodyPassFacts,
@@ -27,7 +27,7 @@ export type {
   ReportContext,
   ReportSection,
 } from './hooks.js';
-export type { ModelParts, ModelResource } from './model.js';
+export type { KindTerm, ModelParts, ModelResource, TermContext, TermWords } from './model.js';
 
 /** The fields every work op has: the stream it is issued on, and the chunk it works on (null: the whole buffers). */
 export interface WorkOpBase {
@@ -182,6 +182,11 @@ export interface StageKind<Id extends string = string, O extends WorkOpBase = Wo
    * stage's CPU term) or none (peer copies: a plan over several devices has no layout bound).
    */
   readonly model?: ModelResource;
+  /**
+   * A term of its own beside the GPU's resources in the overlap bound, from what it measured apart (the host stage's
+   * CPU stage, the collective's bucket model), with its words in the model's conclusions.
+   */
+  readonly term?: KindTerm;
   /**
    * How the outputs it writes are verified against serial's: `exact`, byte for byte whatever the config says;
    * `tolerance`, as numbers within the config's verify.tolerance where it gives one (a kernel's or a library's sums may

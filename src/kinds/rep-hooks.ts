@@ -1,10 +1,7 @@
 import type { EventHandle, HostPtr, StreamHandle } from '../cuda/types.js';
 import type { CpuStageTiming } from '../measure/runner.js';
 import type { Op, Plan, Schedule } from '../plan/types.js';
-import type { ZodRawShape } from 'zod';
-import type { Bound } from '../measure/bound.js';
-import type { CpuStage } from '../result/cpu-stage.js';
-import type { IssuedOp, RuntimePrimitives, Thunk, WorkOpBase } from './kind.js';
+import type { IssuedOp, Thunk, WorkOpBase } from './kind.js';
 
 // The hooks of a kind whose runtime takes part in binding a schedule and in each of its reps (the host stage: its
 // worker pool, started before any device, chunks handed to it after their D2H, a loader's fills ahead of their H2D).
@@ -58,8 +55,11 @@ export interface BoundThunks {
  * runner decides which loop once per rep, never per op.
  */
 export interface RepHooks {
-  /** A rep starts: `failure` names an error as the runner names any other of the rep (its mode, the kernels in flight). */
-  begin(failure: (error: unknown) => Error): KindRep;
+  /**
+   * A rep starts: `failure` names an error as the runner names any other of the rep (its mode, the kernels in flight);
+   * `deadlineMs` is the rep's deadline (Infinity for none), which bounds the kind's own work in it too.
+   */
+  begin(failure: (error: unknown) => Error, deadlineMs: number): KindRep;
 }
 
 /** One rep, as the kind follows it. */
@@ -78,14 +78,6 @@ export interface KindRep {
 }
 
 declare module './kind.js' {
-  interface StageKind<Id extends string = string, O extends WorkOpBase = WorkOpBase, P = RuntimePrimitives, R extends ZodRawShape = ZodRawShape> {
-    /**
-     * A term of its own beside the GPU's in the overlap bound (the host stage's CPU stage, on worker threads): the
-     * GPU's bound `gpu` for a mode of `chunks` chunks, with the term added from what the mode measured of the kind.
-     */
-    ownTerm?(gpu: Bound, mode: { readonly cpuStage?: CpuStage | undefined }, chunks: number): Bound;
-  }
-
   interface KindRuntimeModule<O extends WorkOpBase = WorkOpBase> {
     /**
      * Starts what the runtime needs that no device does and whose failure is the config's (a worker pool loading the

@@ -7,7 +7,8 @@
 
 import { MODEL_RESOURCES, type ModelParts, type ModelResource } from '../kinds/index.js';
 
-export type BoundTerm = 'H2D' | 'kernels' | 'D2H' | 'link' | 'copy engine' | 'serial' | 'streams' | 'host issue' | 'CPU stage';
+/** A term of the bound: an engine, the link, the streams, the host's issue, or a kind's own (the CPU stage, communication). */
+export type BoundTerm = 'H2D' | 'kernels' | 'D2H' | 'link' | 'copy engine' | 'serial' | 'streams' | 'host issue' | 'CPU stage' | 'communication';
 
 /**
  * What was measured on the device, independent of any layout. Times in ms. The parts a stage kind's model resource
@@ -177,7 +178,10 @@ function engineTerms(times: readonly ResourceTime[], C: number, copyEngines: num
       terms.push(candidate('copy engine', C * chunkSum(shared), perOpMs, othersMs(shared)));
     }
   }
-  return terms;
+  // A resource with no work (a config without H2D) is never what limits a layout: its term, the other resources'
+  // time for one chunk, is at most the busiest resource's, and a tie must not name it.
+  const working = terms.filter((t) => t.steadyMs > 0);
+  return working.length ? working : terms;
 }
 
 /** Host time to issue one rep of a stream-issued layout, from per-op costs measured apart from it. */

@@ -9,6 +9,7 @@ export type GapCause =
   | 'kernels not concurrent'
   | 'one direction at a time'
   | 'too few streams'
+  | 'exposed communication'
   | 'serialisation and effects the model does not capture';
 
 export interface GapPart {
@@ -28,6 +29,7 @@ const STEADY_CAUSE: Record<BoundTerm, GapCause> = {
   streams: 'too few streams',
   'host issue': 'host issue',
   'CPU stage': 'CPU stage',
+  communication: 'exposed communication',
 };
 
 /**

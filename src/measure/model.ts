@@ -1,11 +1,14 @@
+import { gbPerSecond } from '../format.js';
 import { median } from '../quantile.js';
 import type { BufferRole, HostMemoryKind, StreamKind } from '../vocabulary.js';
-import { OWN_TERMS } from '../kinds/index.js';
+import { type ClockMatch, clockFactor, clockMatch } from '../clocks.js';
+import { KIND_TERMS, MODEL_RESOURCES, type TermContext, termWords } from '../kinds/index.js';
 import type { ModeResult } from '../result/mode.js';
-import type { ModelAnalysis } from '../result/model.js';
-import type { Serialiser } from '../result/model.js';
+import { serialMismatch } from '../result/likeness.js';
+import type { ModelAnalysis, Serialiser } from '../result/model.js';
+import { adviceFor, bestIsBetter, SAME_LAYOUT } from './advice.js';
 import { type Bound, type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape, syncOps } from './bound.js';
-import { workloadFloor } from './floor.js';
+import { type KindTerms, predictedFloor } from './floor.js';
 import { explainGap } from './gap.js';
 
 // Every part comes from the modes measured beside the bounded one, never from it, and from the best of its samples
@@ -19,6 +22,8 @@ export interface PipelineFacts {
   readonly gated: boolean;
   /** The most chunks the elements allow (floor search range). */
   readonly maxChunks: number;
+  /** The items (or elements) the chunks cut: a collective's layers; absent: `maxChunks`. */
+  readonly items?: number;
 }
 
 /** What the bounded layout's own streams are: their kinds, and whether one op runs on the legacy default stream. */
@@ -124,20 +129,71 @@ export function serialisersOf(streams: LayoutStreams, buffers: PipelineFacts['bu
   return found;
 }
 
+/** What the model needs of a layout's streams: whether they are all one stream, and what in it serialises ops. */
+export interface StreamFacts {
+  readonly oneStream: boolean;
+  readonly serialisers: readonly Serialiser[];
+}
+
+/** A layout's stream facts from its streams' kinds (at run time, from the schedule). */
+export function streamFacts(streams: LayoutStreams, buffers: PipelineFacts['buffers']): StreamFacts {
+  return { oneStream: oneStream(streams), serialisers: serialisersOf(streams, buffers) };
+}
+
+/** The kernel parts of a bound (each kernel alone, the kernels chunked as the layout runs them), whose SM clock counts. */
+const kernelParts = (modes: readonly ModeResult[], chunked: ModeResult | undefined) => [
+  ...modes.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel'),
+  ...(chunked ? [chunked] : []),
+];
+
 /**
- * The model's bound for one overlapped mode, the workload's floor, and the gap split into causes. The bound is built
- * from the other modes of the mode's device only: the stages, the link and the small ops apart from any layout, and the
- * kernels chunked as this layout runs them and issued the same way (a graph replay against the kernels replayed as a
- * graph). Streams that are all one stream count as one.
+ * The device's parts at the bounded mode's SM clock: where every kernel part ran at a clock apart from the mode's
+ * (`rebuilt`), each kernel's time is put at the mode's, as a floor (its fewest cycles at the mode's highest clock).
+ */
+function atModeClock(parts: DeviceParts, modes: readonly ModeResult[], clocks: ClockMatch): DeviceParts {
+  if (clocks.status !== 'rebuilt') return parts;
+  const kernels = modes.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel');
+  return { ...parts, kernelWholeMs: kernels.reduce((sum, m) => sum + best(m) * clockFactor(clocks, m.smClockMHz), 0) };
+}
+
+/**
+ * Another layout of the same variants on the mode's device at `at`'s chunks (and streams, where they are a count of
+ * their own: not for stage per stream, nor where a kind's words count chunks alone) that was measured no faster than
+ * `mode`; null where none was.
+ */
+function measuredNoFaster(mode: ModeResult, modes: readonly ModeResult[], at: { chunks: number; streams: number }, chunksAlone: boolean): ModeResult | null {
+  if (mode.role.kind !== 'overlapped') return null;
+  const own = mode.role.layout;
+  const sameVariants = (l: typeof own) =>
+    l.order === own.order && l.topology === own.topology && l.issue === own.issue && l.host === own.host && l.slots === own.slots && !l.legacyOp && !l.perThreadOp;
+  const found = modes.find(
+    (m) =>
+      m.device === mode.device &&
+      m.id !== mode.id &&
+      m.role.kind === 'overlapped' &&
+      sameVariants(m.role.layout) &&
+      m.role.layout.chunks === at.chunks &&
+      (chunksAlone || own.topology === 'stage-per-stream' || m.role.layout.streams === at.streams),
+  );
+  return found && found.stats.median >= mode.stats.median * (1 - SAME_LAYOUT) ? found : null;
+}
+
+/**
+ * The model's bound for one overlapped mode, the workload's floor, the gap split into causes and the advice. The
+ * bound is built from the other modes of the mode's device only: the stages, the link and the small ops apart from any
+ * layout, and the kernels chunked as this layout runs them and issued the same way (a graph replay against the
+ * kernels replayed as a graph), with each kind's term beside them (the CPU stage, a collective's buckets); the kernel
+ * parts at the mode's SM clock where they ran at another. Streams that are all one stream count as one.
  */
 export function modelAnalysis(
   mode: ModeResult,
   modes: readonly ModeResult[],
   facts: PipelineFacts,
   smallOpBatch: number,
-  streams: LayoutStreams | null = null,
+  layoutStreams: StreamFacts | LayoutStreams | null = null,
 ): { bound: Bound; model: ModelAnalysis } | null {
   if (mode.role.kind !== 'overlapped') return null;
+  const streams = layoutStreams && 'kinds' in layoutStreams ? streamFacts(layoutStreams, facts.buffers) : layoutStreams;
   const own = mode.role.layout;
   const { chunks, topology } = own;
   const issue = own.issue ?? 'stream';
@@ -145,29 +201,70 @@ export function modelAnalysis(
   const chunked = onDevice.find(
     (m) => m.role.kind === 'kernels-chunked' && m.role.layout.chunks === chunks && m.role.layout.streams === own.streams && (m.role.layout.issue ?? 'stream') === issue,
   );
-  const parts = deviceParts(onDevice, facts, smallOpBatch);
-  const serialisers = streams ? serialisersOf(streams, facts.buffers) : null;
+  const clocks = clockMatch(
+    mode.smClockMHz,
+    kernelParts(onDevice, chunked).map((m) => m.smClockMHz),
+  );
+  const parts = atModeClock(deviceParts(onDevice, facts, smallOpBatch), onDevice, clocks);
   // Stage per stream puts each stage, not each chunk, on a stream: no stream runs a chunk's stages in sequence.
-  const independent = topology === 'stage-per-stream' ? chunks : streams && oneStream(streams) ? 1 : own.streams;
-  const layout: LayoutShape = { chunks, streams: independent, issue, kernelsChunkedMs: chunked ? best(chunked) : null };
-  // A kind with a term of its own beside the GPU's (the host stage's CPU stage) adds it from what the mode measured.
-  const bound = OWN_TERMS.reduce((gpu, term) => term(gpu, mode, chunks), layoutBound(parts, layout));
-  const serial = onDevice.find((m) => m.role.kind === 'serial');
-  const floor = workloadFloor(parts, layout, facts.maxChunks, serial ? best(serial) : null);
-  // The ideal is what no layout can beat: never above the workload's floor, which is never above serial.
-  const ideal = Math.min(idealMs(parts, layout.kernelsChunkedMs), floor.bound.ms);
-  return {
-    bound,
-    model: {
-      parts,
-      kernelsChunkedMs: layout.kernelsChunkedMs,
-      hostIssueMs: mode.hostIssueMs.length ? median(mode.hostIssueMs) : 0,
-      ops: issuedOps(parts, layout),
-      idealMs: ideal,
-      floor: { chunks: floor.chunks, streams: floor.streams, ms: floor.bound.ms, limitedBy: floor.bound.term },
-      gap: explainGap(mode.stats.median, bound, ideal),
-      statistic: 'min',
-      ...(serialisers ? { serialisers } : {}),
-    },
+  const independent = topology === 'stage-per-stream' ? chunks : streams?.oneStream ? 1 : own.streams;
+  const kernelsChunkedMs = chunked ? best(chunked) * clockFactor(clocks, chunked.smClockMHz) : null;
+  const layout: LayoutShape = { chunks, streams: independent, issue, kernelsChunkedMs };
+  const context: TermContext = {
+    modes: onDevice,
+    computeMs: MODEL_RESOURCES.filter((r) => r.estimate === 'alone').reduce((sum, r) => sum + r.measured(parts).wholeMs, 0),
+    items: facts.items ?? facts.maxChunks,
   };
+  // Each kind with a term of its own beside the GPU's adds it (the CPU stage from what the mode measured; a
+  // collective's buckets from the collective alone); at the mode's own chunk count every kind gives one.
+  const terms: KindTerms = (gpu, at) => KIND_TERMS.reduce<Bound | null>((b, term) => (b ? term.bound(b, mode, at, context) : null), gpu);
+  const gpu = layoutBound(parts, layout);
+  const bound = terms(gpu, chunks) ?? gpu;
+  // Serial runs the host stage a layout without it lacks: its time bounds nothing of that layout.
+  const serial = serialMismatch(mode, modes)?.kind === 'without-stage' ? undefined : onDevice.find((m) => m.role.kind === 'serial');
+  const here = { chunks, streams: own.streams, bound };
+  const found = predictedFloor(parts, layout, facts.maxChunks, serial ? best(serial) : null, terms) ?? here;
+  // A layout the model predicts no faster than this one is this one, and so is one this Result measured no faster (a
+  // sweep's): the best-layout line and the advice name it.
+  const overruled = bestIsBetter(found.bound, bound) ? measuredNoFaster(mode, modes, found, termWords(mode) !== null) : null;
+  // A host stage on the JS thread has no term: the model predicts its GPU's side alone, no layout to change to.
+  const unmodelled = own.host !== undefined && !mode.cpuStage;
+  const floor = bestIsBetter(found.bound, bound) && !overruled && !unmodelled ? found : here;
+  // The ideal is what no layout can beat: never above the workload's floor, which is never above serial.
+  const ideal = Math.min(idealMs(parts, kernelsChunkedMs), floor.bound.ms);
+  const words = termWords(mode);
+  const limitWords = (b: Bound, at: number) => (words && b.term === 'communication' ? words.limit(mode, at, context) : null);
+  const model: ModelAnalysis = {
+    parts,
+    kernelsChunkedMs,
+    hostIssueMs: mode.hostIssueMs.length ? median(mode.hostIssueMs) : 0,
+    ops: issuedOps(parts, layout),
+    idealMs: ideal,
+    floor: {
+      chunks: floor.chunks,
+      streams: floor.streams,
+      ms: floor.bound.ms,
+      limitedBy: floor.bound.term,
+      ...(overruled ? { overruled: { chunks: found.chunks, streams: found.streams, predictedMs: found.bound.ms, measuredMs: overruled.stats.median } } : {}),
+    },
+    gap: explainGap(mode.stats.median, bound, ideal),
+    statistic: 'min',
+    ...(streams ? { serialisers: [...streams.serialisers] } : {}),
+    clocks,
+    ...(words
+      ? {
+          words: {
+            layout: words.layout(chunks),
+            best: words.layout(floor.chunks),
+            limit: limitWords(bound, chunks),
+            bestLimit: limitWords(floor.bound, floor.chunks),
+            unpredicted: words.unpredicted(mode, context),
+            ...(overruled ? { overruled: words.layout(found.chunks) } : {}),
+          },
+        }
+      : {}),
+  };
+  const link = onDevice.find((m) => m.role.kind === 'link');
+  const linkGbPerSecond = link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.min) : null;
+  return { bound, model: { ...model, advice: adviceFor(mode, model, { bound, linkGbPerSecond, words, limit: model.words?.limit ?? null }) } };
 }

@@ -6,7 +6,7 @@ import type { PeerPathRecord } from '../result/devices.js';
 import type { CpuStage } from '../result/cpu-stage.js';
 import { type DeviceFacts, type RunIdentity, SHARING_NOT_CHECKED, type SharingRecord, type SoftwareVersions } from '../result/environment.js';
 import type { ModeResult } from '../result/mode.js';
-import type { OverlapAnalysis, SweepSection } from '../result/model.js';
+import type { ModelAnalysis, OverlapAnalysis, SweepSection } from '../result/model.js';
 import { RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult } from '../result/schema.js';
 import type { TracedRep } from '../result/timeline.js';
 import { isSplitTogether } from '../modes.js';
@@ -15,7 +15,8 @@ import { kernelRangeBytes } from './timeline.js';
 import { chunkUnits } from '../chunking.js';
 import { issuedOpCount } from '../plan/overhead.js';
 import { SMALL_OP_BATCH } from '../plan/part-schedules.js';
-import { modelAnalysis, type PipelineFacts } from './model.js';
+import type { Bound } from './bound.js';
+import { modelAnalysis, type PipelineFacts, streamFacts } from './model.js';
 import { crossDeviceOf, perDeviceTimes, scalingOf } from './scaling.js';
 import type { RepetitionPolicy } from './policy.js';
 import type { MeasuredSchedule, Verification } from './repeat.js';
@@ -194,8 +195,23 @@ export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: rea
   const serial = modes.find((m) => m.device === mode.device && m.role.kind === 'serial');
   const layout = mode.role.layout;
   const own = schedule.streams.filter((s) => s.id !== 'legacy');
-  const analysed = modelAnalysis(mode, modes, facts, SMALL_OP_BATCH, { kinds: own.map((s) => s.kind), legacyOp: layout.legacyOp !== undefined });
+  const analysed = modelAnalysis(mode, modes, facts, SMALL_OP_BATCH, streamFacts({ kinds: own.map((s) => s.kind), legacyOp: layout.legacyOp !== undefined }, facts.buffers));
   if (!serial || !analysed) return null;
+  return analysisOf(mode, serial, analysed, modes, facts.copyEngines, schedule.ranges[0]?.count ?? 0);
+}
+
+/**
+ * An overlapped mode's analysis from the model's: its speedup over serial, and its efficiency against the bound that
+ * applies (a kind's term where it binds). `run` makes it from the schedule, `report` from the Result's own facts.
+ */
+export function analysisOf(
+  mode: ModeResult,
+  serial: ModeResult,
+  analysed: { bound: Bound; model: ModelAnalysis },
+  modes: readonly ModeResult[],
+  copyEngines: number,
+  chunkElements: number,
+): OverlapAnalysis {
   const { bound, model } = analysed;
   const serialMs = serial.stats.median;
   const speedup = serialMs / mode.stats.median;
@@ -211,12 +227,12 @@ export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: rea
       steadyMs: bound.steadyMs,
       fillDrainMs: bound.fillDrainMs,
       terms: bound.terms.map((t) => ({ ...t })),
-      copyEngines: facts.copyEngines,
+      copyEngines,
       // The link's fastest rep, as the bound took it.
       linkGbPerSecond: link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.min) : null,
     },
     efficiency: bound.ms / mode.stats.median,
-    chunkElements: schedule.ranges[0]?.count ?? 0,
+    chunkElements,
     model,
   };
 }
@@ -250,6 +266,7 @@ export function buildRunResult(input: RunResultInput): RunResult {
       copyEngines: deviceFacts(mode.device).asyncEngineCount,
       gated: input.gate,
       maxChunks: chunkUnits(plan.pipeline.elements, plan.pipeline.align),
+      items: plan.pipeline.items ?? plan.pipeline.elements,
     }),
   }));
   const headline = modes.find((m) => m.analysis !== null);

@@ -1,4 +1,5 @@
-import { formatPercent, formatRatioBelowOne } from '../format.js';
+import { CLOCK_SPREAD, clockText } from '../clocks.js';
+import { formatEfficiency, formatPercent, formatRatioBelowOne } from '../format.js';
 import type { DeviceFacts } from '../result/environment.js';
 import type { ModeResult } from '../result/mode.js';
 import type { RunResult } from '../result/schema.js';
@@ -6,7 +7,7 @@ import type { Warning, WarningCode } from '../result/warnings.js';
 import { serialMismatch } from '../result/likeness.js';
 
 /** Clock readings further apart than this, as a fraction of the highest, mean the GPU changed speed mid-run. */
-const CLOCK_CHANGE = 0.05;
+const CLOCK_CHANGE = CLOCK_SPREAD;
 /**
  * Efficiency above this says the measurement beat the bound. The bound's parts are each the fastest of their samples,
  * so noise can only lower it: a bound above a measurement is a defect of the model, not noise.
@@ -116,16 +117,34 @@ const RULES = {
   },
   'above-bound': (mode: ModeResult) => {
     const analysis = mode.analysis;
-    return analysis && analysis.efficiency > ABOVE_BOUND
-      ? {
-          code: 'above-bound',
-          message:
-            `${capitalise(named(mode))} measured faster than the model's bound ` +
-            `(bound ${analysis.bound.ms.toFixed(3)} ms, limited by ${analysis.bound.limitedBy}; efficiency ${analysis.efficiency.toFixed(2)}): ` +
-            "the bound is built to be a floor, so this is a defect in cuda-pipe's model, not a property of this config.",
-          remedy: "Compare layouts by their measured times, not by the bound, and report the defect with this run's --json file.",
-        }
-      : null;
+    if (!analysis || !(analysis.efficiency > ABOVE_BOUND)) return null;
+    const clocks = analysis.model?.clocks;
+    const faster =
+      `${capitalise(named(mode))} measured faster than the model's bound ` +
+      `(bound ${analysis.bound.ms.toFixed(3)} ms, limited by ${analysis.bound.limitedBy}; efficiency ${formatEfficiency(analysis.efficiency)})`;
+    // Clocks before blame: a bound whose kernel parts ran at another clock than the mode is no floor for it.
+    if (clocks?.status === 'moving' && clocks.mode && clocks.parts) {
+      return {
+        code: 'above-bound',
+        message:
+          `${faster}, whose kernel parts ran at ${clockText(clocks.parts)} and this layout at ${clockText(clocks.mode)} (NVML): ` +
+          'the comparison is not at matching clocks, so it says nothing of the model.',
+        remedy: 'Hold the SM clock still while measuring (nvidia-smi --lock-gpu-clocks, or let the GPU cool and keep other work off it), then re-run.',
+      };
+    }
+    if (clocks?.status === 'unknown') {
+      return {
+        code: 'above-bound',
+        message: `${faster}, and NVML did not read the SM clock of every part: a clock that moved between them cannot be told from a defect in cuda-pipe's model.`,
+        remedy: "Run where NVML reads the SM clock (the driver's libnvidia-ml), or with the clocks locked (nvidia-smi --lock-gpu-clocks).",
+      };
+    }
+    const matched = clocks?.status === 'rebuilt' ? ", even with its kernel parts put at this layout's SM clock" : '';
+    return {
+      code: 'above-bound',
+      message: `${faster}${matched}: the bound is built to be a floor, so this is a defect in cuda-pipe's model, not a property of this config.`,
+      remedy: "Compare layouts by their measured times, not by the bound, and report the defect with this run's --json file.",
+    };
   },
   'slower-than-serial': (mode: ModeResult, judged: readonly ModeResult[], modes: readonly ModeResult[]) =>
     mode.analysis && mode.analysis.speedup < 1 && judged.includes(mode) && !serialMismatch(mode, modes)
@@ -164,6 +183,9 @@ export function runWarnings(result: Unwarned): Warning[] {
 }
 
 const capitalise = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** A mode measured faster than its bound, and what that says given the clocks: the `above-bound` warning, or null. */
+export const aboveBound = (mode: ModeResult): Warning | null => RULES['above-bound'](mode);
 
 const oneStream = (mode: ModeResult) => mode.analysis?.model?.serialisers?.includes('per-thread default stream') ?? false;
 

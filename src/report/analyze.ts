@@ -28,7 +28,7 @@ export function renderAnalysis(document: AnalysisDocument, columns: number): str
   return `${fitLines(lines.join('\n').trimEnd(), columns)}\n`;
 }
 
-export const FINDINGS_HEAD = 'Findings (ms at stake per step, averaged over the steps)';
+export const FINDINGS_HEAD = 'Findings (ms a step would save without the cause, averaged over the steps)';
 
 export function findingLine(f: Finding): string {
   return `${who(f)}  ${f.code}  ${formatMs(f.ms)} (${count(f.steps, 'step')})`;
@@ -60,7 +60,7 @@ export function summaryLines(device: DeviceAnalysis, findings: readonly Finding[
       (o.commWithCompute === undefined ? '' : ` · communication with compute ${pct(o.commWithCompute)}`),
     `exposed: copies ${formatMs(device.exposedCopyMs)}` + (o.commWithCompute === undefined ? '' : ` · communication ${formatMs(device.exposedCommMs)}`),
     `idle ${formatMs(device.idleMs)}: host wait ${formatMs(device.hostWaitMs)} · kernel wait ${formatMs(device.kernelWaitMs)} · sync wait ${formatMs(device.syncWaitMs)} · other ${formatMs(device.otherIdleMs)}`,
-    `top finding: ${top ? `${top.code}, ${formatMs(top.ms)} a step` : 'none'}`,
+    `top finding: ${top ? `${top.code}, saves ${formatMs(top.ms)} a step` : 'none'}`,
     `link rates: H2D ${rate(rates.h2dGbPerSecond)}, D2H ${rate(rates.d2hGbPerSecond)}, from ${ratesFrom}`,
   ];
 }

@@ -1,4 +1,5 @@
-import { formatMs, formatPercent, formatRate, formatTflops, formatUs, gbPerSecond } from '../format.js';
+import { clockNote } from './clocks.js';
+import { boundLinkRate, formatMs, formatPercent, formatRate, formatTflops, gbPerSecond } from '../format.js';
 import type { ModeResult } from '../result/mode.js';
 import type { ModelAnalysis } from '../result/model.js';
 import type { RunResult } from '../result/schema.js';
@@ -224,22 +225,15 @@ export function serialCaveat(mode: ModeResult, result: Pick<RunResult, 'modes'>)
   };
 }
 
-/**
- * The link's rate the bound was built from, at the link mode's fastest rep (the model takes each part at its fastest):
- * the table's rate beside the link mode is at its median, and one screen said 99.9 and 99.8 GB/s of one link without
- * a word of why (issue 39).
- */
-export function boundLinkRate(bound: { readonly linkGbPerSecond: number | null }): string | null {
-  return bound.linkGbPerSecond ? `${formatRate(bound.linkGbPerSecond)} at its fastest rep` : null;
-}
-
 /** "bound 5.71 ms, limited by the link with both copy directions at once (98.1 GB/s at its fastest rep): ..." */
 export function boundText(mode: ModeResult): string | null {
   const analysis = mode.analysis;
   if (!analysis || mode.role.kind !== 'overlapped') return null;
   const { bound } = analysis;
-  const detail =
-    bound.limitedBy === 'link'
+  const words = analysis.model?.words?.limit;
+  const detail = words
+    ? `${bound.limitedBy}, ${words}`
+    : bound.limitedBy === 'link'
       ? `the link with both copy directions at once${boundLinkRate(bound) ? ` (${boundLinkRate(bound)})` : ''}: ` +
         `${formatMs(bound.steadyMs)}, plus ${formatMs(bound.fillDrainMs)} of fill and drain with one direction alone`
       : `${bound.limitedBy}: ${formatMs(bound.steadyMs)}, plus ${formatMs(bound.fillDrainMs)} of fill and drain over ${mode.role.layout.chunks} chunks`;
@@ -256,6 +250,48 @@ export function deviceLine(result: RunResult): string {
     .join('; ');
 }
 
+/** "8 chunks × 4 streams", "8 chunks, stage per stream", or a kind's words ("8 buckets"). */
+export function layoutWords(mode: ModeResult): string {
+  if (mode.role.kind !== 'overlapped') return '';
+  const words = mode.analysis?.model?.words;
+  if (words) return words.layout;
+  const { chunks, streams, topology } = mode.role.layout;
+  return topology === 'stage-per-stream' ? `${chunks} chunks, stage per stream` : `${chunks} chunks × ${streams} streams`;
+}
+
+/** A bound's limit in words: a kind's where its term binds ("communication: the compute, then …"). */
+export function limitWords(limitedBy: string, words: string | null | undefined): string {
+  return words ? `${limitedBy}: ${words}` : limitedBy;
+}
+
+/**
+ * The model's best layout for `mode`'s workload in words: this layout where no other is predicted faster, serial
+ * where nothing beats it, else the layout; with what limits it, and why no other is predicted where a kind says so.
+ */
+export function bestLayoutText(mode: ModeResult): string | null {
+  const model = mode.analysis?.model;
+  if (!model || mode.role.kind !== 'overlapped') return null;
+  const { floor, words } = model;
+  const { layout } = mode.role;
+  const limit = `limited by ${limitWords(floor.limitedBy, words?.bestLimit)}`;
+  // A host stage on the JS thread has no term: what the model predicts is the GPU's side alone, no layout's time.
+  if (layout.host !== undefined && !mode.cpuStage) return `not predicted: the model has no term for the host stage ${layout.host} on the JS thread`;
+  const unpredicted = words?.unpredicted ? `; ${words.unpredicted}` : '';
+  if (floor.limitedBy === 'serial' && floor.chunks === 1) {
+    return `serial${words ? ` (${words.best})` : ''}, ${formatMs(floor.ms)} measured: no layout the model predicts beats it`;
+  }
+  if (floor.chunks === layout.chunks && floor.streams === layout.streams) {
+    const over = floor.overruled;
+    // What limits it is the line above's: this layout's bound.
+    const why = over
+      ? `the model predicts ${words?.overruled ?? `${over.chunks} chunks × ${over.streams} streams`} faster (${formatMs(over.predictedMs)}), but it was measured at ${formatMs(over.measuredMs)}`
+      : `none predicted faster${unpredicted}`;
+    return `this layout (${layoutWords(mode)}), ${formatMs(floor.ms)} predicted; ${why}`;
+  }
+  const at = words?.best ?? `${floor.chunks} chunks × ${floor.streams} streams`;
+  return `about ${at}, ${formatMs(floor.ms)} predicted (${limit}${unpredicted})`;
+}
+
 /**
  * The model's verdict on an overlapped mode in two lines: its floor next to the workload's, and the largest cause of
  * the time lost against the workload's ideal with the change that would help.
@@ -264,12 +300,6 @@ export function modelLines(mode: ModeResult): string[] {
   const model = mode.analysis?.model;
   const analysis = mode.analysis;
   if (!model || !analysis || mode.role.kind !== 'overlapped') return [];
-  const { floor } = model;
-  const here = `${mode.role.layout.chunks} chunks × ${mode.role.layout.streams} streams`;
-  const best =
-    floor.limitedBy === 'serial' && floor.chunks === 1
-      ? `${formatMs(floor.ms)}, serial: no layout the model predicts beats one chunk on one stream`
-      : `${formatMs(floor.ms)} at about ${floor.chunks} chunks × ${floor.streams} streams (limited by ${floor.limitedBy})`;
   // Results from before the parts were taken at their fastest rep had medians, and no statistic to say.
   // The CPU stage's term is the one part a layout's own reps give (its tasks run nowhere else).
   const statistic =
@@ -279,102 +309,37 @@ export function modelLines(mode: ModeResult): string[] {
         ? " (every GPU part at its fastest rep, measured apart; the CPU stage from this layout's own tasks)"
         : ' (every part at its fastest rep, none from this layout)';
   const lines = [
-    `floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}${statistic}; the workload's floor ` + `${best}; ideal ${formatMs(model.idealMs)}`,
+    `floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}${statistic}; the workload's floor ${bestLayoutText(mode)}; ideal ${formatMs(model.idealMs)}`,
   ];
-  const advice = adviceFor(mode);
+  const clocks = clockNote(mode);
+  if (clocks) lines.push(`clocks: ${clocks}`);
+  const advice = model.advice;
   if (!advice) return lines;
   lines.push(
-    `lost against the ideal at ${here}: ${model.gap
+    `lost against the ideal at ${layoutWords(mode)}: ${model.gap
       .filter((p) => p.ms > 0)
       .map((p) => `${p.cause} ${formatMs(p.ms)}`)
-      .join(', ')}; ` + `most from ${advice.cause}: ${advice.why}${advice.change ? `; ${advice.change}` : ''}`,
+      .join(', ')}; ` +
+      `most from ${advice.cause}: ${advice.why}` +
+      (advice.change && advice.predictedMs !== null ? `; ${advice.change}, ${formatMs(advice.predictedMs)} predicted (${savesText(advice)})` : ''),
   );
   return lines;
 }
 
-/** The largest cause of an overlapped mode's time lost against the ideal, why it costs that, and the change that helps. */
-export interface Advice {
-  readonly cause: ModelAnalysis['gap'][number]['cause'];
-  readonly ms: number;
-  readonly why: string;
-  /** What to change, where the model names a change; null where the cause is the workload's own (the shared link). */
-  readonly change: string | null;
-}
-
-/** The model's advice for `mode`: null without a model, or where nothing is lost against the ideal. */
-export function adviceFor(mode: ModeResult): Advice | null {
-  const model = mode.analysis?.model;
-  const analysis = mode.analysis;
-  if (!model || !analysis || mode.role.kind !== 'overlapped') return null;
-  const { floor, parts, ops } = model;
-  const top = model.gap.reduce<(typeof model.gap)[number] | null>((best, p) => (p.ms > 0 && (!best || p.ms > best.ms) ? p : best), null);
-  if (!top) return null;
-  const copyUs = ops.copies ? (parts.h2dOpMs + parts.d2hOpMs) / 2 : 0;
-  const perThread = model.serialisers?.includes('per-thread default stream') ?? false;
-  const advice: Record<typeof top.cause, { why: string; change: string | null }> = {
-    'per-op cost': {
-      why: `${ops.copies} copies × ${formatUs(copyUs)} + ${ops.launches} launches × ${formatUs(parts.launchOpMs)} of fixed cost on the GPU`,
-      change: `use about ${floor.chunks} chunks`,
-    },
-    'host issue': {
-      why:
-        `the host took ${formatMs(model.hostIssueMs)} to issue ${ops.copies + ops.launches + ops.sync} ops ` +
-        `(${formatUs(model.hostIssueMs / Math.max(1, ops.copies + ops.launches + ops.sync))} each; --gate leaves issue out of the figure)`,
-      change: `use fewer chunks (about ${floor.chunks}) or a CUDA graph`,
-    },
-    'CPU stage': mode.cpuStage
-      ? {
-          why: `the host stage's ${mode.cpuStage.tasksPerRep} tasks of ${formatMs(mode.cpuStage.taskMedianMs)} on ${mode.cpuStage.workers} workers take longer than the GPU's side`,
-          change: 'use more workers (host.workers) or a cheaper function',
-        }
-      : { why: 'the host stage takes longer than the GPU side', change: null },
-    'fill and drain': { why: 'the first and last chunks run with the pipeline half empty', change: `use more chunks (about ${floor.chunks})` },
-    'shared link': {
-      why: `both copy directions share the PCIe link${boundLinkRate(analysis.bound) ? `, ${boundLinkRate(analysis.bound)}` : ''}: that is this workload's limit, whatever the layout`,
-      change: null,
-    },
-    'kernels not concurrent': {
-      why: `the kernels chunked over ${mode.role.layout.streams} streams take ${formatMs(model.kernelsChunkedMs ?? 0)} against ${formatMs(parts.kernelWholeMs)} on whole buffers`,
-      change: null,
-    },
-    'one direction at a time': { why: 'one copy direction carries most of the bytes; overlap cannot hide the larger direction', change: null },
-    'too few streams': perThread
-      ? {
-          why: `every stream is the per-thread default stream, so the ${mode.role.layout.streams} streams are one and the chunks run one after another`,
-          change: 'use `streamKind: non-blocking`',
-        }
-      : { why: 'each stream runs its chunks one after another', change: `use more streams (about ${floor.streams})` },
-    'serialisation and effects the model does not capture': { why: unexplained(mode, model), change: null },
-  };
-  return { cause: top.cause, ms: top.ms, ...advice[top.cause] };
-}
-
 /**
- * What the time the model does not explain may be: the serialising features this layout has, or, where it has none,
- * what the model leaves out. Files from before the model recorded them get the general list.
+ * What a change saves: a layout's is the model's prediction for it; another change's the most it can save (the term
+ * it removes), such as more workers, whose count the model does not know.
  */
-function unexplained(mode: ModeResult, model: ModelAnalysis): string {
-  const found = model.serialisers;
-  const timeline = '`--timeline` shows where the streams waited';
-  if (found === undefined) {
-    return `time the model does not explain: look for ops on the legacy default stream, pageable memory or synchronous calls (${timeline})`;
-  }
-  const host = mode.role.kind === 'overlapped' ? mode.role.layout.host : undefined;
-  // Where the bound has a CPU-stage term, what it leaves out is the hand-over of each chunk to its worker, not the stage.
-  const stage =
-    host === undefined
-      ? null
-      : mode.cpuStage
-        ? `the host stage ${host}'s hand-overs and contention, which the CPU-stage term leaves out (it counts the tasks' own time)`
-        : `the host stage ${host}, which the model leaves out (it has the GPU's stages only)`;
-  if (found.length) {
-    return (
-      `time the model does not explain: this layout has ${found.join(' and ')}, which ${found.length > 1 ? 'run' : 'runs'} ops one after another` +
-      `${stage ? `, and ${stage}` : ''}; ${timeline}`
-    );
-  }
-  return (
-    `time the model does not explain: this config has no legacy default stream, pageable memory or synchronous call, so it is ${stage ? `${stage}, ` : ''}` +
-    `kernels and copies contending for memory and the engines, the GPU's scheduling of the streams, or noise (${timeline})`
-  );
+const savesText = (advice: NonNullable<ModelAnalysis['advice']>) => (advice.code === 'layout' ? `saves ${formatMs(advice.savingMs)}` : `saves up to ${formatMs(advice.savingMs)}`);
+
+/** The change line's text: the change with what it is predicted to save, or why none is named. */
+export function changeText(mode: ModeResult): string {
+  const model = mode.analysis?.model;
+  if (!model) return 'none named without the model';
+  const advice = model.advice;
+  if (advice === undefined) return 'none drawn for this Result (`cuda-pipe report` draws it from the modes)';
+  if (advice === null) return 'none: this layout loses nothing against the ideal';
+  const lost = `lost to ${advice.cause}: ${formatMs(advice.lostMs)}`;
+  if (!advice.change || advice.predictedMs === null) return `none the model names; ${lost} (--verbose says why)`;
+  return `${advice.change}: ${savesText(advice)}; ${lost}`;
 }

@@ -1,4 +1,4 @@
-import { type CollectiveSkew, type MergedConfig, type Merged, type ModeSkew, participantName, type RankFigures, type Skew } from '../compare/merge.js';
+import { type CollectiveSkew, type MergedConfig, type Merged, type ModeSkew, participantName, type RankFigures, type Skew, type StepFigures } from '../compare/merge.js';
 import { formatBytes, formatEfficiency, formatMs, formatPercent, formatRate } from '../format.js';
 import type { Collective } from '../vocabulary.js';
 import { type Column, fitTable, type Layout, without } from './fold.js';
@@ -20,6 +20,7 @@ function mergeAnswer(c: MergedConfig, style: Style): string[] {
   const distinct = new Set(c.ranks.map((r) => `${r.host}\0${r.device.index}`)).size;
   const what = distinct < c.ranks.length ? `${c.ranks.length} results on ${distinct} GPU${distinct === 1 ? '' : 's'}` : gpus;
   const lines = [style.bold(`${c.config}: ${what} on ${c.hosts.length} host${c.hosts.length === 1 ? '' : 's'}`)];
+  if (c.step) return [...lines, ...stepLines(c, c.step)];
   // A GPU in two Results would be summed twice: two runs on one GPU headlined "2.00× the fastest single GPU".
   lines.push(
     c.sharedGpus.length
@@ -39,10 +40,39 @@ function mergeAnswer(c: MergedConfig, style: Style): string[] {
   return lines;
 }
 
+/**
+ * The answer for ranks that meet at collectives every step: the step, as slow as the slowest rank, what the ranks
+ * bought against one GPU computing alone, and how far apart they reached the collectives. Their copies move a few
+ * bytes, so no rate is given.
+ */
+function stepLines(c: MergedConfig, step: StepFigures): string[] {
+  const lines = [
+    c.slowest
+      ? `step: ${formatMs(step.slowestMs)}, set by the slowest GPU, ${where(c.slowest.figures)}, ${formatPercent(c.slowest.trails)} behind the median of ${formatMs(c.medianMs)}: every rank waits for it at each collective`
+      : `step: ${formatMs(step.slowestMs)}`,
+  ];
+  if (step.scaling !== null && step.computeMs !== null && !c.sharedGpus.length) {
+    lines.push(
+      `scaling: ${c.ranks.length} GPUs, each computing ${formatMs(step.computeMs)} a step alone (its kernels alone): ` +
+        `${step.scaling.toFixed(2)}× one GPU's compute, ${formatPercent(step.scaling / c.ranks.length)} of linear`,
+    );
+  }
+  if (c.sharedGpus.length) lines.push(`scaling: not given, since ${c.sharedGpus.join(' and ')} ${c.sharedGpus.length === 1 ? 'appears' : 'appear'} in more than one result`);
+  if (c.skew?.kind === 'measured' && c.skew.modes.length) {
+    const { who, count, of } = c.skew.mostOftenLast;
+    const most = Math.max(...c.skew.modes.map((m) => m.maxMs));
+    lines.push(`skew: ranks reached collectives up to ${formatMs(most)} apart; last most often: ${who.map(participantName).join(' and ')} (${count} of ${of})`);
+  }
+  return lines;
+}
+
 function renderConfig(c: MergedConfig, style: Style, columns: number): string {
   const lines = [...mergeAnswer(c, style)];
   for (const host of c.hosts) {
-    lines.push('', `host ${host.host}: ${formatRate(host.gbps)} over ${host.ranks.length} GPU${host.ranks.length === 1 ? '' : 's'}`, hostTable(c, host.ranks, style, columns));
+    const gpus = `${host.ranks.length} GPU${host.ranks.length === 1 ? '' : 's'}`;
+    const slowest = Math.max(...host.ranks.map((r) => r.overlappedMs));
+    const head = c.step ? `host ${host.host}: ${gpus}, the slowest ${formatMs(slowest)} a step` : `host ${host.host}: ${formatRate(host.gbps)} over ${gpus}`;
+    lines.push('', head, hostTable(c, host.ranks, style, columns));
   }
   if (c.skew) lines.push('', ...skewLines(c.skew, columns));
   for (const note of c.notes) lines.push(`note: ${note}`);
@@ -57,7 +87,8 @@ function hostTable(c: MergedConfig, ranks: readonly RankFigures[], style: Style,
     { head: 'overlapped', align: 'right', cells: ranks.map((r) => mark(r)(formatMs(r.overlappedMs))) },
     { head: 'speedup', align: 'right', cells: ranks.map((r) => `${r.speedup.toFixed(2)}×`) },
     { head: 'efficiency', align: 'right', cells: ranks.map((r) => formatEfficiency(r.efficiency)) },
-    { head: 'throughput', align: 'right', cells: ranks.map((r) => formatRate(r.gbps)) },
+    // Ranks that meet at collectives move a few bytes a step: their rate says nothing.
+    ...(c.step ? [] : [{ head: 'throughput', align: 'right' as const, cells: ranks.map((r) => formatRate(r.gbps)) }]),
   ];
   const index: Layout = [{ head: 'GPU', cells: ranks.map((r) => mark(r)(String(r.device.index))) }, ...figures];
   return fitTable([[{ head: 'GPU', cells: ranks.map((r) => mark(r)(gpuText(r))) }, ...figures], index, without(index, 'speedup')], columns);

@@ -15,6 +15,18 @@ export interface PlanView {
 
 /** `run --dry-run`: which stream does what, how many ops, how many bytes; with `ops`, every op in order. Needs no GPU. */
 export function renderPlan(plan: Plan, view: PlanView = {}): string {
+  return [...planPieces(plan, view)].join('\n');
+}
+
+/** Op lines a piece of `planPieces` holds at most. */
+const OPS_PER_PIECE = 4096;
+
+/**
+ * `renderPlan`'s text in pieces, each of a few thousand lines at most, to be joined with newlines: a plan of many
+ * chunks listed with --ops is tens of MB, which the dry run writes a piece at a time, turning the event loop between
+ * pieces so that a signal ends it at once.
+ */
+export function* planPieces(plan: Plan, view: PlanView = {}): Generator<string> {
   const lines: string[] = [];
   const items = plan.pipeline.items !== undefined;
   const unit = items ? 'items' : 'elements';
@@ -59,13 +71,23 @@ export function renderPlan(plan: Plan, view: PlanView = {}): string {
     lines.push(`  device memory: ${formatBytes(chunked + residentBytes)}, of which resident ${formatBytes(residentBytes)} (in no mode's copied bytes)`);
   }
   for (const note of plan.notes) lines.push(`  note: ${note}`);
-  // One line at a time: --ops lists every op, and a spread of that many arguments overflows the stack.
+  yield lines.join('\n');
   for (const schedule of plan.schedules) {
-    lines.push('');
-    for (const line of renderSchedule(schedule, plan, view.ops ?? false)) lines.push(line);
+    const all = scheduleOps(schedule);
+    yield ['', ...renderSchedule(schedule, all, plan)].join('\n');
+    if (!view.ops) continue;
+    // Each piece's lines made as it is asked for: a spread of every op's line overflows the stack, and making them
+    // all at once would hold the signal off until the last.
+    for (let first = 0; first < all.length; first += OPS_PER_PIECE) {
+      const lines: string[] = [];
+      for (let i = first; i < Math.min(all.length, first + OPS_PER_PIECE); i++) {
+        const op = all[i] as Op;
+        lines.push(`  ${String(i + 1).padStart(4)}  ${op.stream.padEnd(4)} ${describeOp(op, schedule, plan.kernels)}`);
+      }
+      yield lines.join('\n');
+    }
   }
-  if (!view.ops) lines.push('', 'Every op of every mode, in issue order: --ops.');
-  return lines.join('\n');
+  if (!view.ops) yield ['', 'Every op of every mode, in issue order: --ops.'].join('\n');
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -93,14 +115,22 @@ function chunkList(chunks: readonly number[]): string {
   return `${chunks.length} chunks: ${chunks.slice(0, 3).join(', ')}, …, ${chunks[chunks.length - 1]}`;
 }
 
-function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): string[] {
-  const all = scheduleOps(schedule);
+/**
+ * What a run will do to check the mode, in the future tense: a dry run runs nothing, so nothing is verified yet.
+ */
+function verifyWords(schedule: Schedule, plan: Plan): string {
+  if (!schedule.verify) return '';
+  return plan.buffers.some((b) => b.role === 'out' || b.role === 'inout') ? '; its outputs will be verified' : '; it will run once checked (no output to compare)';
+}
+
+/** A schedule's summary: its line, then one per stream; `all` its ops, the prologue's and epilogue's included. */
+function renderSchedule(schedule: Schedule, all: readonly Op[], plan: Plan): string[] {
   const gpus = [...new Set(schedule.streams.map((s) => s.device))];
   const on = plan.devices.length > 1 ? ` on GPU${gpus.length > 1 ? 's' : ''} ${gpus.join(' and ')}` : '';
   const peer = `${schedule.bytes.peer ? `, peer ${formatBytes(schedule.bytes.peer)}` : ''}${schedule.bytes.collective ? `, collectives ${formatBytes(schedule.bytes.collective)} per rank` : ''}`;
   const lines = [
     `mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}${on}; ` +
-      `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${schedule.verify ? (plan.buffers.some((b) => b.role === 'out' || b.role === 'inout') ? '; outputs verified' : '; run once checked, no output to compare') : ''}`,
+      `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${verifyWords(schedule, plan)}`,
   ];
   // Every op, the prologue's gate and epilogue's joins too, as the mode's line counts them, so the streams add up to it.
   const byStream = new Map<string, Op[]>(schedule.streams.map((s) => [s.id, []]));
@@ -118,6 +148,5 @@ function renderSchedule(schedule: Schedule, plan: Plan, withOps: boolean): strin
         `H2D ${bytes('h2d')}, ${plural(launches, 'kernel launch', 'kernel launches')}, D2H ${bytes('d2h')}${peers ? `, peer copies ${formatBytes(peers)}` : ''}`,
     );
   }
-  if (withOps) all.forEach((op, i) => lines.push(`  ${String(i + 1).padStart(4)}  ${op.stream.padEnd(4)} ${describeOp(op, schedule, plan.kernels)}`));
   return lines;
 }

@@ -4,7 +4,7 @@ import { ISSUE_ORDERS } from '../vocabulary.js';
 // The parts of a Result that say why: an overlapped mode against serial and against its bound, the overlap model's
 // view of it, and a sweep's verdict.
 
-export const BoundTermSchema = z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial', 'streams', 'host issue', 'CPU stage']);
+export const BoundTermSchema = z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial', 'streams', 'host issue', 'CPU stage', 'communication']);
 
 /** The parts the overlap model was built from, as measured in the run (times in ms). */
 export const ModelPartsSchema = z.object({
@@ -38,8 +38,43 @@ export const GapCauseSchema = z.enum([
   'kernels not concurrent',
   'one direction at a time',
   'too few streams',
+  'exposed communication',
   'serialisation and effects the model does not capture',
 ]);
+
+/**
+ * What the model's advice changes: the layout (chunks and streams, or a kind's words for them: buckets), the issue (a
+ * CUDA graph), the host stage's workers, the streams' kind; `none`: no change the model can name.
+ */
+export const ADVICE_CODES = ['layout', 'graph', 'workers', 'stream-kind', 'none'] as const;
+
+/**
+ * The model's advice for one overlapped mode: the largest cause of the time lost against the workload's ideal, why,
+ * and the change that helps with what it is predicted to save: the step's time with the change made (`predictedMs`,
+ * null where no change is named) and measured − that, never more than measured − the floor the change leaves.
+ */
+export const AdviceSchema = z.object({
+  code: z.enum(ADVICE_CODES),
+  cause: GapCauseSchema,
+  /** The time lost to the cause against the ideal. */
+  lostMs: z.number(),
+  change: z.string().nullable(),
+  why: z.string(),
+  predictedMs: z.number().nullable(),
+  savingMs: z.number(),
+  /** The layout a `layout` change names. */
+  to: z.object({ chunks: z.number().int(), streams: z.number().int() }).optional(),
+});
+export type AdviceRecord = z.infer<typeof AdviceSchema>;
+
+const ClockRangeSchema = z.object({ min: z.number(), max: z.number() });
+
+/** The SM clocks of the bound's kernel parts against the mode's (src/clocks.ts); `rebuilt`: the parts put at the mode's. */
+export const ClockMatchSchema = z.object({
+  status: z.enum(['matching', 'rebuilt', 'moving', 'unknown']),
+  mode: ClockRangeSchema.nullable(),
+  parts: ClockRangeSchema.nullable(),
+});
 
 /** What makes ops run one after another that the model takes as concurrent, where a layout has it. */
 export const SERIALISERS = ['per-thread default stream', 'legacy default stream', 'pageable memory'] as const;
@@ -57,7 +92,17 @@ export const ModelAnalysisSchema = z.object({
   /** The slowest resource doing all the work with no per-op cost and no fill or drain. */
   idealMs: z.number(),
   /** The best layout the model predicts for this workload over chunk and stream counts, and its time. */
-  floor: z.object({ chunks: z.number().int(), streams: z.number().int(), ms: z.number(), limitedBy: BoundTermSchema }),
+  floor: z.object({
+    chunks: z.number().int(),
+    streams: z.number().int(),
+    ms: z.number(),
+    limitedBy: BoundTermSchema,
+    /**
+     * The layout the model predicted faster that this Result measured no faster (a sweep's), which the floor is then
+     * not: the measurement overrules the prediction. Absent where none was.
+     */
+    overruled: z.object({ chunks: z.number().int(), streams: z.number().int(), predictedMs: z.number(), measuredMs: z.number() }).optional(),
+  }),
   /** measured − ideal, split into causes that add up to it; a negative part is time measured beat the model by. */
   gap: z.array(z.object({ cause: GapCauseSchema, ms: z.number() })),
   /**
@@ -67,6 +112,26 @@ export const ModelAnalysisSchema = z.object({
   statistic: z.literal('min').optional(),
   /** What in this layout serialises ops (absent in files from before it was recorded; empty: nothing known to). */
   serialisers: z.array(z.enum(SERIALISERS)).optional(),
+  // Added within version 2, absent in files from before: the report computes them again from the modes.
+  /** The SM clocks of the kernel parts against this mode's; where `rebuilt`, the parts are at this mode's clock. */
+  clocks: ClockMatchSchema.optional(),
+  /** The advice the model gives this layout; null where nothing is lost against the ideal. */
+  advice: AdviceSchema.nullable().optional(),
+  /**
+   * Where a kind's term is in the bound (a collective's buckets), its words: this layout and the best, what limits
+   * each where its term does, and why no other layout is predicted where none is.
+   */
+  words: z
+    .object({
+      layout: z.string(),
+      best: z.string(),
+      limit: z.string().nullable(),
+      bestLimit: z.string().nullable(),
+      unpredicted: z.string().nullable(),
+      /** The layout the floor's `overruled` names. */
+      overruled: z.string().optional(),
+    })
+    .optional(),
 });
 export type ModelAnalysis = z.infer<typeof ModelAnalysisSchema>;
 

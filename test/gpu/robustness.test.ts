@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -84,6 +84,61 @@ describe('interrupts on a real device', () => {
     assert.equal(code, 130, `${signal} ${stderr}`);
     assert.ok(msAfterSignal < 3000, `${msAfterSignal} ms after the first signal`);
     assert.match(stderr, /^cuda-pipe: interrupted again \(SIGINT\): exiting now, without waiting for the current rep\.$/m);
+  });
+});
+
+/**
+ * Issue 38's bound: the first SIGTERM in any long phase ends the command with 130 within 2 s. Warm-up and timed reps
+ * stop at the next rep boundary (a rep of balanced.yaml is a few ms); a compile is left to NVRTC's thread and the
+ * process leaves without CUDA's teardown.
+ */
+describe('SIGTERM in each long phase on a device ends the run with 130 within 2 s', () => {
+  it('during the warm-up reps', gpu, async () => {
+    const { code, stderr, msAfterSignal } = await interrupted(['run', '--no-verify', '--warmup', '1000000', '--reps', '3', '--no-tracing'], ['SIGTERM'], 1500);
+    assert.equal(code, 130, stderr);
+    assert.ok(msAfterSignal < 2000, `${msAfterSignal.toFixed(0)} ms after the signal`);
+    assert.match(stderr, /^cuda-pipe: Interrupted \(SIGTERM\) before a rep of /m);
+  });
+
+  it('during the timed reps', gpu, async () => {
+    const { code, stderr, msAfterSignal } = await interrupted(['run', '--no-verify', '--warmup', '0', '--reps', '1000000', '--no-tracing'], ['SIGTERM'], 1500);
+    assert.equal(code, 130, stderr);
+    assert.ok(msAfterSignal < 2000, `${msAfterSignal.toFixed(0)} ms after the signal`);
+  });
+
+  it('while NVRTC compiles a kernel that takes it tens of seconds', gpu, async () => {
+    const functions = Array.from({ length: 20 }, (_, i) => {
+      const body = Array.from({ length: 60 }, (_, j) => `v = v * ${(1.0001 + i * 1e-6 + j * 1e-7).toFixed(9)}f + sinf(v + ${j}.0f);`).join(' ');
+      return `__device__ __noinline__ float f${i}(float v) { ${body} return v; }`;
+    });
+    const calls = Array.from({ length: 20 }, (_, i) => `v = f${i}(v);`).join(' ');
+    const folder = mkdtempSync(join(out, 'slow-'));
+    writeFileSync(join(folder, 'slow.cu'), `${functions.join('\n')}\nextern "C" __global__ void slow(float *x) { float v = x[0]; ${calls} x[0] = v; }\n`);
+    writeFileSync(
+      join(folder, 'slow.yaml'),
+      'name: slow\nbuffers:\n  x: { type: float32, count: 1Mi, role: inout }\nkernels:\n  - { name: slow, source: slow.cu, entry: slow, grid: 1, args: [{ buffer: x }] }\n',
+    );
+    const child = spawn(process.execPath, [...cliEntry(), 'run', join(folder, 'slow.yaml')], {
+      cwd: packageRoot(),
+      env: { ...process.env, NO_COLOR: '1', CUDA_PIPE_CACHE_DIR: join(folder, 'cache') },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const ended = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    const sent = performance.now();
+    child.kill('SIGTERM');
+    const code = await ended;
+    clearTimeout(killer);
+    const msAfterSignal = performance.now() - sent;
+    assert.doesNotMatch(stderr, /^measuring /m, 'the kernel compiled before the signal: the test needs a slower one');
+    assert.equal(code, 130, stderr);
+    assert.ok(msAfterSignal < 2000, `${msAfterSignal.toFixed(0)} ms after the signal`);
+    assert.match(stderr, /Interrupted \(SIGTERM\) while compiling .*slow\.cu: nothing was measured\./);
   });
 });
 

@@ -75,14 +75,14 @@ describe('the CUDA runtime on a real device', () => {
     }
   });
 
-  it('loads an NVRTC CUBIN, launches it from a prebuilt record, and replays it as a captured graph', gpu, () => {
+  it('loads an NVRTC CUBIN, launches it from a prebuilt record, and replays it as a captured graph', gpu, async () => {
     const rt = openRuntime();
     rt.setDevice(0);
     const major = rt.attribute('computeCapabilityMajor', 0);
     const minor = rt.attribute('computeCapabilityMinor', 0);
     const source =
       'extern "C" __global__ void add(float *x, unsigned long long n, float v) { unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; if (i < n) x[i] += v; }';
-    const compiled = openNvrtc().compile(source, 'add.cu', [`--gpu-architecture=sm_${major}${minor}`]);
+    const compiled = await openNvrtc().compile(source, 'add.cu', [`--gpu-architecture=sm_${major}${minor}`]);
     assert.ok(compiled.ok, compiled.ok ? '' : compiled.log);
     const library = rt.launch.loadLibrary(compiled.cubin);
     const n = 1000;

@@ -41,7 +41,7 @@ export function cliEntry(): string[] {
   // What bin/cuda-pipe starts: the compiled CLI built into a few modules (scripts/bundle-cli.mjs).
   const dist = join(root, 'dist', 'cli', 'cuda-pipe.js');
   if (compiled && !existsSync(dist)) throw new Error(`compiled CLI missing at ${dist}`);
-  return ['--single-threaded-gc', ...(compiled || compiledIsFresh(root) ? [dist] : ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts')])];
+  return ['--single-threaded-gc', ...(compiled || compiledIsFresh(root) ? [dist] : ['--import', 'tsx', join(root, 'src', 'cli', 'start.ts')])];
 }
 
 /** How long a CLI run may take before the test fails, unless the test gives its own `timeoutMs`. */

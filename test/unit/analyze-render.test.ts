@@ -81,8 +81,8 @@ describe('analyze text and Markdown fit their width', async () => {
 });
 
 describe("docs/analyze.md's example", () => {
-  it('is the text analyze prints for pageable-compute-stream.json at 100 columns', () => {
-    const name = 'test/fixtures/analyze/pageable-compute-stream.json';
+  it('is the text analyze prints for host-sync.json at 100 columns', () => {
+    const name = 'test/fixtures/analyze/host-sync.json';
     const trace = parseTraceDocument(name, JSON.parse(readFileSync(join(packageRoot(), name), 'utf8')) as Record<string, unknown>);
     const page = readFileSync(join(packageRoot(), 'docs', 'analyze.md'), 'utf8');
     const start = page.indexOf('```\n', page.indexOf(`On \`${name}\``)) + 4;

@@ -15,6 +15,8 @@ const commandLines: ReadonlyArray<readonly string[]> = [
   ['compare', traced, traced, '--json', '-'],
   ['run', '--streams', '0'],
   ['analyze', join(packageRoot(), 'test', 'fixtures', 'analyze', 'host-sync.json'), '--ab'],
+  // --ab's sides are told apart by where -- stands on the command line, which a run in the thread must see too.
+  ['analyze', '--ab', join(packageRoot(), 'test', 'fixtures', 'analyze', 'host-sync.json'), '--', join(packageRoot(), 'test', 'fixtures', 'analyze', 'copy-overlapped.json')],
 ];
 
 describe('a command line run in the worker thread', () => {

@@ -48,9 +48,22 @@ describe('pipeline.connections', () => {
   });
 
   it('refuses configs measured in one process that ask for different values', () => {
-    const error = usageRejection(() => checkOneConnections([loadConfigFile(withConnections('1')), balanced()], 'A and B'));
-    assert.match(error.message, /^A and B ask for pipeline\.connections 1 and unset, but one process has one CUDA_DEVICE_MAX_CONNECTIONS/);
-    checkOneConnections([loadConfigFile(withConnections('2')), loadConfigFile(withConnections('2'))], 'A and B');
+    const error = usageRejection(() => checkOneConnections([loadConfigFile(withConnections('1')), balanced()], 'A and B', {}));
+    assert.match(error.message, /^A and B ask for pipeline\.connections 1 and unset \(CUDA's 8\), but one process has one CUDA_DEVICE_MAX_CONNECTIONS/);
+    const inherited = usageRejection(() => checkOneConnections([loadConfigFile(withConnections('1')), balanced()], 'A and B', { CUDA_DEVICE_MAX_CONNECTIONS: '4' }));
+    assert.match(inherited.message, /^A and B ask for pipeline\.connections 1 and unset \(CUDA_DEVICE_MAX_CONNECTIONS=4\)/);
+    checkOneConnections([loadConfigFile(withConnections('2')), loadConfigFile(withConnections('2'))], 'A and B', {});
+  });
+
+  it("takes a config that leaves it unset as the environment's value, which agrees with a config that sets the same", () => {
+    checkOneConnections([loadConfigFile(withConnections('1')), balanced()], 'A and B', { CUDA_DEVICE_MAX_CONNECTIONS: '1' });
+    checkOneConnections([loadConfigFile(withConnections('8')), balanced()], 'A and B', {});
+    // `ab` got as far as looking for a GPU, where it had refused the pair before it.
+    const run = runCli(['ab', withConnections('1'), join(packageRoot(), 'configs', 'inference-matmul.yaml').replace('inference-matmul', 'balanced')], {
+      CUDA_DEVICE_MAX_CONNECTIONS: '1',
+    });
+    assert.doesNotMatch(run.stderr, /ask for pipeline\.connections/);
+    assert.notEqual(run.code, 2, run.stderr);
   });
 
   it('is recorded in the plan, which the Result copies, and named by the dry run', () => {

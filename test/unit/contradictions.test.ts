@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { configDevices, planConfig } from '../../src/api/run.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { EnvironmentError } from '../../src/errors.js';
+import { concludeResult } from '../../src/measure/conclusions.js';
 import { packageRoot } from '../../src/paths.js';
 import { renderPlan } from '../../src/report/plan.js';
 import { renderRunMarkdown } from '../../src/report/exporters/markdown.js';
@@ -25,7 +26,7 @@ const measured = (dir: string, file: string) => join(packageRoot(), 'docs', 'mea
 
 describe('verification of a config with no output buffer', () => {
   // gemm.yaml's products write scratch buffers only; the H200 file was written when such a run said "passed".
-  const [gemm] = loadResults(measured('2026-11-24-h200-gemm-seeded', 'gemm.json'));
+  const [gemm] = loadResults(measured('2026-11-24-h200-gemm-seeded', 'gemm.json')).map(concludeResult);
   assert.ok(gemm);
 
   it('says nothing was compared in the table, the Markdown, the HTML and the JSON, and never "passed"', () => {
@@ -46,7 +47,8 @@ describe('verification of a config with no output buffer', () => {
 
 describe('a host stage on workers', () => {
   // host-stage.yaml on the H200: checksum after each D2H on 8 workers, with the layout without the stage beside it.
-  const [hostStage] = loadResults(measured('2026-11-24-h200-final/workers', 'host-stage.json'));
+  // As `report` prints it: its conclusions drawn again from its modes.
+  const [hostStage] = loadResults(measured('2026-11-24-h200-final/workers', 'host-stage.json')).map(concludeResult);
   assert.ok(hostStage);
   const table = renderRunTable(hostStage, plain, everything);
 

@@ -42,8 +42,10 @@ const STILL_NAMED: Readonly<Record<string, Readonly<Record<string, number>>>> = 
     'src/analyze/kineto.ts': 5,
     'src/analyze/nsys.ts': 1,
     // The replay graph's host edges (a thread's calls one after another) and the findings that read them.
-    'src/analysis/causes.ts': 1,
-    'src/analysis/replay.ts': 5,
+    'src/analysis/calibrate.ts': 1,
+    'src/analysis/causes.ts': 2,
+    'src/analysis/graph-edges.ts': 2,
+    'src/analysis/graph.ts': 2,
     'src/report/analyze-trace.ts': 1,
     // The config's `host:` key (and --workers on host.workers).
     'src/config/load.ts': 4,

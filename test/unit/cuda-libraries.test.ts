@@ -73,17 +73,17 @@ describe('NVRTC through koffi', { skip: nvrtcSkipReason() ?? false }, () => {
     assert.ok(nvrtc.supportedArchs().includes(90), 'sm_90 must be supported');
   });
 
-  it('compiles a kernel to a CUBIN (an ELF image)', () => {
+  it('compiles a kernel to a CUBIN (an ELF image)', async () => {
     const source = 'extern "C" __global__ void twice(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }';
-    const outcome = openNvrtc().compile(source, 'twice.cu', ['--gpu-architecture=sm_90']);
+    const outcome = await openNvrtc().compile(source, 'twice.cu', ['--gpu-architecture=sm_90']);
     assert.ok(outcome.ok, outcome.log);
     assert.deepEqual([...outcome.cubin.subarray(0, 4)], [0x7f, 0x45, 0x4c, 0x46]);
     assert.ok(outcome.cubin.byteLength > 500);
   });
 
-  it('returns the log of a broken kernel with its file and line', () => {
+  it('returns the log of a broken kernel with its file and line', async () => {
     const source = 'extern "C" __global__ void broken(float *x) {\n  x[0] = undefined_name;\n}\n';
-    const outcome = openNvrtc().compile(source, '/src/kernels/broken.cu', ['--gpu-architecture=sm_90']);
+    const outcome = await openNvrtc().compile(source, '/src/kernels/broken.cu', ['--gpu-architecture=sm_90']);
     assert.equal(outcome.ok, false);
     assert.match(outcome.log, /\/src\/kernels\/broken\.cu\(2\): error: identifier "undefined_name" is undefined/);
   });

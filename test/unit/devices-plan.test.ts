@@ -266,7 +266,7 @@ describe('--devices on the command line', { skip: gpuSkipReason() === null ? 'a 
     assert.match(stdout, /^Plan for balanced on device 0, 1: /);
     assert.match(
       stdout,
-      /^mode split:16x4:depth-first:d0\+d1: the input split across GPUs 0, 1, all at once: .* on 8 streams on GPUs 0 and 1; H2D 256 MiB, D2H 256 MiB; outputs verified$/m,
+      /^mode split:16x4:depth-first:d0\+d1: the input split across GPUs 0, 1, all at once: .* on 8 streams on GPUs 0 and 1; H2D 256 MiB, D2H 256 MiB; its outputs will be verified$/m,
     );
   });
 

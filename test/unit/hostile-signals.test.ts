@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
+import { MAX_PLAN_CHUNKS } from '../../src/chunking.js';
 import { packageRoot } from '../../src/paths.js';
-import { cliEntry } from '../helpers/cli.js';
+import { cliEntry, runCli } from '../helpers/cli.js';
+import { nvrtcSkipReason } from '../helpers/nvrtc.js';
 
 // SIGINT and SIGTERM end every command with 130 (the exit-code table of docs/reference/cli.md), whatever it is doing,
 // and an output being written when the signal comes is not left half-written: its temporary file goes and the target
@@ -122,5 +124,122 @@ describe('a signal in a command that uses no GPU', () => {
     assert.equal(signal, null, stderr);
     assert.equal(code, 130, stderr);
     assert.equal(stderr, 'cuda-pipe: Interrupted (SIGINT) before the command finished.\n');
+  });
+});
+
+/**
+ * How soon after the signal every command must have ended: the README's "ends at once", as issue 38 bounds it, 2 s on
+ * a machine with a core to spare. What runs between two turns of the event loop runs as many times slower as the
+ * runnable processes outnumber the cores, so on a shared box (the test suite's own two queues, other sessions: a load
+ * of 13 on 2 cores was seen) the bound grows with the load, never below 2 s.
+ */
+const atOnceMs = () => 2_000 * Math.max(1, (loadavg()[0] ?? 0) / availableParallelism());
+
+/**
+ * Starts `args` with stdout piped and never read, so that a long output waits for a reader rather than ending the
+ * command before the signal; sends `signal` once `when` resolves, and returns how the command ended and how long
+ * after the signal.
+ */
+async function signalled(args: readonly string[], when: (child: ChildProcessByStdio<null, Readable | null, Readable>) => Promise<void>, env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, [...cliEntry(), ...args], {
+    cwd: packageRoot(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', ...env },
+  }) as ChildProcessByStdio<null, Readable, Readable>;
+  const done = ended(child);
+  await when(child);
+  const sent = performance.now();
+  child.kill('SIGTERM');
+  const outcome = await done;
+  return { ...outcome, afterMs: performance.now() - sent };
+}
+
+const afterMs = (ms: number) => () => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const onStdout = (pattern: RegExp) => (child: ChildProcessByStdio<null, Readable | null, Readable>) =>
+  new Promise<void>((seen) => {
+    let text = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (pattern.test(text)) {
+        child.stdout?.pause();
+        seen();
+      }
+    });
+  });
+
+function endedAtOnce(outcome: Ended & { afterMs: number }, what: string): void {
+  assert.equal(outcome.signal, null, `${what}: died by the signal\n${outcome.stderr}`);
+  assert.equal(outcome.code, 130, `${what}: ${outcome.stderr}`);
+  const bound = atOnceMs();
+  assert.ok(outcome.afterMs < bound, `${what}: ended ${outcome.afterMs.toFixed(0)} ms after SIGTERM (bound ${bound.toFixed(0)} ms at a load of ${loadavg()[0]})`);
+}
+
+describe('SIGTERM in each long phase that needs no GPU ends the command with 130 within 2 s', () => {
+  it('planning and listing the largest plan allowed (--ops over 16,384 chunks), at any moment', { timeout: 60_000 }, async () => {
+    const args = ['run', '--dry-run', '--ops', '--chunks', String(MAX_PLAN_CHUNKS)];
+    // Whatever it is doing then: reading the config, planning, compiling or listing the ops (10 MB of them).
+    // Three plans (a host memory kind each) and a compile into an empty cache before the first line is written, then
+    // 10 MB of ops into a pipe nobody reads: whenever the signal comes, the command is still at work. Not before
+    // 1.5 s: on a loaded box Node itself may still be starting then, before any handler of ours exists.
+    const cache = { CUDA_PIPE_CACHE_DIR: mkdtempSync(join(dir, 'cache-')) };
+    const three = [...args, '--host-memory', 'pinned,pageable,write-combined'];
+    for (const ms of [1_500, 2_000, 2_500]) endedAtOnce(await signalled(three, afterMs(ms), cache), `signal at ${ms} ms`);
+    endedAtOnce(await signalled(args, onStdout(/mode serial/)), 'signal as the ops are listed');
+  });
+
+  it('a plan larger than that is refused before it is planned, quoting the limit, in no time', () => {
+    for (const args of [
+      ['run', '--dry-run', '--ops', '--chunks', '1000000'],
+      ['sweep', '--dry-run', '--chunks', '10000000'],
+      ['sweep', '--dry-run', '--chunks', '1000000000000'],
+    ]) {
+      const started = performance.now();
+      const { code, stderr } = runCli(args, {}, { timeoutMs: 20_000 });
+      assert.equal(code, 2, stderr);
+      assert.match(stderr, new RegExp(`chunks is more than the ${MAX_PLAN_CHUNKS} a plan may hold`));
+      assert.ok(performance.now() - started < 5_000, `${args.join(' ')} took ${(performance.now() - started).toFixed(0)} ms`);
+    }
+    const { code, stderr } = runCli(['sweep', '--dry-run', '--chunks', '4096,8192']);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, /--chunks 4096,8192 over 4 stream counts make 49152 chunks in each setting's plan, more than the 16384 a plan may hold/);
+  });
+
+  it('an NVRTC compile of a kernel that takes NVRTC tens of seconds', { timeout: 60_000, skip: nvrtcSkipReason() ?? false }, async () => {
+    // Twenty large functions of transcendentals: NVRTC 11.8 took 40 s over this on the 2-core box.
+    const functions = Array.from({ length: 20 }, (_, i) => {
+      const body = Array.from({ length: 60 }, (_, j) => `v = v * ${(1.0001 + i * 1e-6 + j * 1e-7).toFixed(9)}f + sinf(v + ${j}.0f);`).join(' ');
+      return `__device__ __noinline__ float f${i}(float v) { ${body} return v; }`;
+    });
+    const calls = Array.from({ length: 20 }, (_, i) => `v = f${i}(v);`).join(' ');
+    const source = join(dir, 'slow.cu');
+    writeFileSync(source, `${functions.join('\n')}\nextern "C" __global__ void slow(float *x) { float v = x[0]; ${calls} x[0] = v; }\n`);
+    // `kernels --check` lists the source's kernels, then compiles: the signal comes while NVRTC works.
+    const outcome = await signalled(['kernels', '--check', source], async (child) => {
+      await onStdout(/slow\(float \*x\)/)(child);
+      await afterMs(1_000)();
+    });
+    endedAtOnce(outcome, 'compiling');
+    assert.equal(outcome.stderr, 'cuda-pipe: Interrupted (SIGTERM) before the command finished.\n');
+  });
+
+  it('writing a 48 MB document', { timeout: 60_000 }, async () => {
+    const folder = mkdtempSync(join(dir, 'out-'));
+    const outcome = await signalled(['report', largeResult(), '--json', join(folder, 'result.json')], async () => {
+      while (!readdirSync(folder).some((name) => name.endsWith('.tmp'))) await new Promise((resolve) => setTimeout(resolve, 2));
+    });
+    endedAtOnce(outcome, 'writing');
+  });
+
+  it('analysing a 60 MB trace while it streams', { timeout: 120_000 }, async () => {
+    // Most of it CPU ops, which analyze drops as they stream: the streaming is long, the pass after the last event short.
+    const trace = join(dir, 'big.json');
+    const op = (i: number) =>
+      `{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":${1e6 + i * 10},"dur":8,"args":{"External id":${i},"Input Dims":[[1024,1024],[1024,1024]]}}`;
+    const kernel = (i: number) =>
+      `{"ph":"X","cat":"kernel","name":"void gemm_kernel<float, 128>(Params)","pid":0,"tid":7,"ts":${1e6 + i * 10},"dur":8,"args":{"device":0,"stream":7,"correlation":${i}}}`;
+    const events = Array.from({ length: 400_000 }, (_, i) => (i % 20 === 0 ? `${op(i)},${kernel(i)}` : op(i)));
+    writeFileSync(trace, `{"schemaVersion":1,"traceEvents":[${events.join(',\n')}]}`);
+    for (const ms of [1_500, 2_500, 3_500]) endedAtOnce(await signalled(['analyze', trace], afterMs(ms)), `signal at ${ms} ms`);
   });
 });

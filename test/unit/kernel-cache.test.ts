@@ -12,7 +12,7 @@ const source = 'extern "C" __global__ void add_one(float *x, unsigned long long 
 
 describe('the kernel cache key', () => {
   const base = { sourcePath: '/k.cu', source, options: [], arch: 'sm_90' };
-  it('changes with the source, the options, the architecture and the NVRTC build, and with nothing else', () => {
+  it('changes with the source, the options, the architecture and the NVRTC build, and with nothing else', async () => {
     const key = cacheKey(base, 'nvrtc-a');
     assert.equal(cacheKey({ ...base, sourcePath: '/elsewhere.cu' }, 'nvrtc-a'), key);
     assert.notEqual(cacheKey({ ...base, source: source + ' ' }, 'nvrtc-a'), key);
@@ -27,9 +27,9 @@ describe('compiling kernels through the cache', { skip: nvrtcSkipReason() ?? fal
   const env = { ...process.env, CUDA_PIPE_CACHE_DIR: dir };
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('compiles with NVRTC on a miss and serves the same CUBIN from disk on a hit', () => {
+  it('compiles with NVRTC on a miss and serves the same CUBIN from disk on a hit', async () => {
     const request = { sourcePath: '/k/add_one.cu', source, options: [], arch: 'sm_90' };
-    const first = compileKernelSource(request, env);
+    const first = await compileKernelSource(request, env);
     assert.equal(first.cached, false);
     assert.match(first.nvrtcVersion, /^\d+\.\d+$/);
     assert.deepEqual(
@@ -38,23 +38,20 @@ describe('compiling kernels through the cache', { skip: nvrtcSkipReason() ?? fal
         .map((f) => f.split('.').pop()),
       ['cubin', 'json'],
     );
-    const second = compileKernelSource(request, env);
+    const second = await compileKernelSource(request, env);
     assert.equal(second.cached, true);
     assert.deepEqual(second.cubin, first.cubin);
     assert.equal(second.nvrtcVersion, first.nvrtcVersion);
-    assert.equal(compileKernelSource({ ...request, arch: 'sm_80' }, env).cached, false);
+    assert.equal((await compileKernelSource({ ...request, arch: 'sm_80' }, env)).cached, false);
   });
 
-  it("turns a compile error into a usage error carrying NVRTC's log with file and line", () => {
+  it("turns a compile error into a usage error carrying NVRTC's log with file and line", async () => {
     const broken = { sourcePath: '/k/broken.cu', source: 'extern "C" __global__ void b(float *x) {\n  x[0] = nope;\n}', options: [], arch: 'sm_90' };
-    assert.throws(
-      () => compileKernelSource(broken, env),
-      (error: unknown) => {
-        assert.ok(error instanceof UsageError);
-        assert.match(error.message, /could not compile \/k\/broken\.cu for sm_90:\n\/k\/broken\.cu\(2\): error: identifier "nope" is undefined/);
-        return true;
-      },
-    );
+    await assert.rejects(compileKernelSource(broken, env), (error: unknown) => {
+      assert.ok(error instanceof UsageError);
+      assert.match(error.message, /could not compile \/k\/broken\.cu for sm_90:\n\/k\/broken\.cu\(2\): error: identifier "nope" is undefined/);
+      return true;
+    });
   });
 });
 
@@ -62,34 +59,34 @@ describe('cache entries that are not what the cache wrote', { skip: nvrtcSkipRea
   const request = { sourcePath: '/k/add_one.cu', source, options: [], arch: 'sm_90' };
 
   /** A cache folder with one good entry for `request`, and the paths of its two files. */
-  function primed(): { env: NodeJS.ProcessEnv; cubin: string; meta: string; good: Uint8Array } {
+  async function primed(): Promise<{ env: NodeJS.ProcessEnv; cubin: string; meta: string; good: Uint8Array }> {
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-cache-'));
     const env = { ...process.env, CUDA_PIPE_CACHE_DIR: dir };
-    const good = compileKernelSource(request, env, () => assert.fail('a fresh cache has nothing to rebuild')).cubin;
+    const good = (await compileKernelSource(request, env, () => assert.fail('a fresh cache has nothing to rebuild'))).cubin;
     const files = readdirSync(dir);
     const of = (ext: string) => join(dir, files.find((f) => f.endsWith(ext)) as string);
     return { env, cubin: of('.cubin'), meta: of('.json'), good };
   }
 
   /** Compiles `request` after `spoil` and returns what the cache said; the CUBIN must be the good one again. */
-  function rebuilt(spoil: (entry: ReturnType<typeof primed>) => void): string {
-    const entry = primed();
+  async function rebuilt(spoil: (entry: Awaited<ReturnType<typeof primed>>) => void): Promise<string> {
+    const entry = await primed();
     spoil(entry);
     const lines: string[] = [];
     const started = performance.now();
-    const compiled = compileKernelSource(request, entry.env, (line) => lines.push(line));
+    const compiled = await compileKernelSource(request, entry.env, (line) => lines.push(line));
     assert.ok(performance.now() - started < 20_000, 'must not hang');
     assert.equal(compiled.cached, false);
     assert.deepEqual(compiled.cubin, entry.good);
     assert.equal(lines.length, 1);
     assert.equal(compiled.cacheProblem !== null && lines[0]?.includes(compiled.cacheProblem), true);
     // The rebuilt entry is good again: the next look-up is a quiet hit.
-    assert.equal(compileKernelSource(request, entry.env, () => assert.fail('rebuilt once')).cached, true);
+    assert.equal((await compileKernelSource(request, entry.env, () => assert.fail('rebuilt once'))).cached, true);
     return lines[0] ?? '';
   }
 
-  it('rebuilds an entry whose CUBIN is a FIFO, without waiting for a writer', () => {
-    const line = rebuilt(({ cubin }) => {
+  it('rebuilds an entry whose CUBIN is a FIFO, without waiting for a writer', async () => {
+    const line = await rebuilt(({ cubin }) => {
       rmSync(cubin);
       execFileSync('mkfifo', [cubin]);
     });
@@ -99,9 +96,9 @@ describe('cache entries that are not what the cache wrote', { skip: nvrtcSkipRea
     );
   });
 
-  it('rebuilds an entry whose CUBIN is a link to /dev/zero, without reading it', () => {
+  it('rebuilds an entry whose CUBIN is a link to /dev/zero, without reading it', async () => {
     assert.match(
-      rebuilt(({ cubin }) => {
+      await rebuilt(({ cubin }) => {
         rmSync(cubin);
         symlinkSync('/dev/zero', cubin);
       }),
@@ -109,17 +106,11 @@ describe('cache entries that are not what the cache wrote', { skip: nvrtcSkipRea
     );
   });
 
-  it('rebuilds an empty, a truncated or a corrupted CUBIN, found by its size and hash', () => {
+  it('rebuilds an empty, a truncated or a corrupted CUBIN, found by its size and hash', async () => {
+    assert.match(await rebuilt(({ cubin }) => writeFileSync(cubin, '')), /has a CUBIN of 0 bytes where \d+ were written/);
+    assert.match(await rebuilt(({ cubin, good }) => writeFileSync(cubin, good.subarray(0, 100))), /has a CUBIN of 100 bytes/);
     assert.match(
-      rebuilt(({ cubin }) => writeFileSync(cubin, '')),
-      /has a CUBIN of 0 bytes where \d+ were written/,
-    );
-    assert.match(
-      rebuilt(({ cubin, good }) => writeFileSync(cubin, good.subarray(0, 100))),
-      /has a CUBIN of 100 bytes/,
-    );
-    assert.match(
-      rebuilt(({ cubin, good }) => {
+      await rebuilt(({ cubin, good }) => {
         const flipped = new Uint8Array(good);
         flipped[flipped.length - 1] = (flipped[flipped.length - 1] ?? 0) ^ 0xff;
         writeFileSync(cubin, flipped);
@@ -128,50 +119,44 @@ describe('cache entries that are not what the cache wrote', { skip: nvrtcSkipRea
     );
   });
 
-  it('rebuilds an entry whose metadata is garbage, a FIFO or from another format', () => {
+  it('rebuilds an entry whose metadata is garbage, a FIFO or from another format', async () => {
+    assert.match(await rebuilt(({ meta }) => writeFileSync(meta, '{"not json')), /has unreadable metadata \(Unexpected|has unreadable metadata \(.*JSON/);
     assert.match(
-      rebuilt(({ meta }) => writeFileSync(meta, '{"not json')),
-      /has unreadable metadata \(Unexpected|has unreadable metadata \(.*JSON/,
-    );
-    assert.match(
-      rebuilt(({ meta }) => {
+      await rebuilt(({ meta }) => {
         rmSync(meta);
         execFileSync('mkfifo', [meta]);
       }),
       /has unreadable metadata \(is a named pipe \(FIFO\), not a regular file\)/,
     );
     assert.match(
-      rebuilt(({ meta }) => writeFileSync(meta, JSON.stringify({ sourcePath: '/k.cu', arch: 'sm_90', nvrtcVersion: '11.8', options: [] }))),
+      await rebuilt(({ meta }) => writeFileSync(meta, JSON.stringify({ sourcePath: '/k.cu', arch: 'sm_90', nvrtcVersion: '11.8', options: [] }))),
       /has metadata \S+\.json that this version of cuda-pipe did not write/,
     );
   });
 
-  it('records the kernels and parameter types NVRTC emitted, on a miss and on a hit alike', () => {
-    const entry = primed();
-    const hit = compileKernelSource(request, entry.env);
+  it('records the kernels and parameter types NVRTC emitted, on a miss and on a hit alike', async () => {
+    const entry = await primed();
+    const hit = await compileKernelSource(request, entry.env);
     assert.equal(hit.cached, true);
     assert.deepEqual(hit.entries, { add_one: ['u64', 'u64'] });
   });
 
-  it('a CUBIN being written (no metadata yet) is a plain miss, not a bad entry', () => {
-    const entry = primed();
+  it('a CUBIN being written (no metadata yet) is a plain miss, not a bad entry', async () => {
+    const entry = await primed();
     rmSync(entry.meta);
-    assert.equal(compileKernelSource(request, entry.env, () => assert.fail('nothing to report')).cached, false);
+    assert.equal((await compileKernelSource(request, entry.env, () => assert.fail('nothing to report'))).cached, false);
   });
 });
 
 describe('NVRTC options', { skip: nvrtcSkipReason() ?? false }, () => {
-  it('an option NVRTC does not know is a usage error naming it (exit 2), not a device failure', () => {
+  it('an option NVRTC does not know is a usage error naming it (exit 2), not a device failure', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-cache-'));
     const request = { sourcePath: '/k/add_one.cu', source, options: ['--no-such-option'], arch: 'sm_90' };
-    assert.throws(
-      () => compileKernelSource(request, { ...process.env, CUDA_PIPE_CACHE_DIR: dir }),
-      (error: unknown) => {
-        assert.ok(error instanceof UsageError);
-        assert.equal(error.exitCode, 2);
-        assert.match(error.message, /refused the options for \/k\/add_one\.cu \(--no-such-option\): nvrtc: error: unrecognized option --no-such-option/);
-        return true;
-      },
-    );
+    await assert.rejects(compileKernelSource(request, { ...process.env, CUDA_PIPE_CACHE_DIR: dir }), (error: unknown) => {
+      assert.ok(error instanceof UsageError);
+      assert.equal(error.exitCode, 2);
+      assert.match(error.message, /refused the options for \/k\/add_one\.cu \(--no-such-option\): nvrtc: error: unrecognized option --no-such-option/);
+      return true;
+    });
   });
 });

@@ -214,33 +214,30 @@ describe('config kernels whose source is hostile', () => {
   describe('checked against the PTX NVRTC emits', { skip: nvrtcSkipReason() ?? false }, () => {
     const env = { ...process.env, CUDA_PIPE_CACHE_DIR: join(dir, 'cache') };
 
-    it('passes a kernel whose source and PTX agree, on a compile and on a cache hit', () => {
+    it('passes a kernel whose source and PTX agree, on a compile and on a cache hit', async () => {
       const [kernel] = resolveSource(
         'extern "C" { __global__ void k(const float in[], float *out, unsigned long long n = 1) { out[0] = in[0] + n; } }',
         '[{ buffer: x }, { buffer: y }, { chunk: elements }]',
       );
       assert.ok(kernel);
-      assert.deepEqual(compileKernel(kernel, 'sm_90', env).entries, { k: ['u64', 'u64', 'u64'] });
-      assert.equal(compileKernel(kernel, 'sm_90', env).cached, true);
+      assert.deepEqual((await compileKernel(kernel, 'sm_90', env)).entries, { k: ['u64', 'u64', 'u64'] });
+      assert.equal((await compileKernel(kernel, 'sm_90', env)).cached, true);
     });
 
-    it("refuses a kernel whose parameters a macro changed behind the reader's back", () => {
+    it("refuses a kernel whose parameters a macro changed behind the reader's back", async () => {
       const [kernel] = resolveSource('#define float double\nextern "C" __global__ void k(float *x, float a) { x[0] = a; }', '[{ buffer: x }, { float32: 2 }]');
       assert.ok(kernel);
-      assert.throws(
-        () => compileKernel(kernel, 'sm_90', env),
-        (error: unknown) => {
-          assert.ok(error instanceof UsageError);
-          assert.match(error.message, /parameter 2 \(float a\) reads as 4 bytes of float, but NVRTC compiled it as \.f64 \(8 bytes\)/);
-          return true;
-        },
-      );
+      await assert.rejects(compileKernel(kernel, 'sm_90', env), (error: unknown) => {
+        assert.ok(error instanceof UsageError);
+        assert.match(error.message, /parameter 2 \(float a\) reads as 4 bytes of float, but NVRTC compiled it as \.f64 \(8 bytes\)/);
+        return true;
+      });
     });
 
-    it('refuses a kernel the compiler did not emit with these options, or with another parameter count', () => {
+    it('refuses a kernel the compiler did not emit with these options, or with another parameter count', async () => {
       const [kernel] = resolveSource('#define EXTRA , int extra\nextern "C" __global__ void k(float *x EXTRA) {}', '[{ buffer: x }]');
       assert.ok(kernel);
-      assert.throws(() => compileKernel(kernel, 'sm_90', env), /the source reads as 1 parameters, but NVRTC compiled 2 \(u64, u32\)/);
+      await assert.rejects(compileKernel(kernel, 'sm_90', env), /the source reads as 1 parameters, but NVRTC compiled 2 \(u64, u32\)/);
     });
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { idealMs, layoutBound, syncOps } from '../../src/measure/bound.js';
 import { workloadFloor } from '../../src/measure/floor.js';
+import { SAME_LAYOUT } from '../../src/measure/advice.js';
 import { deviceParts, modelAnalysis, oneStream, type PipelineFacts, serialisersOf } from '../../src/measure/model.js';
 import { summarize } from '../../src/measure/stats.js';
 import { median } from '../../src/quantile.js';
@@ -167,8 +168,10 @@ describe('the model of one overlapped mode', () => {
     assert.deepEqual(got.bound, layoutBound(parts, shape));
     const serial = r.modes.find((m) => m.role.kind === 'serial') as ModeResult;
     const floor = workloadFloor(parts, shape, 4096, Math.min(...serial.samplesMs));
-    assert.deepEqual(got.model.floor, { chunks: floor.chunks, streams: floor.streams, ms: floor.bound.ms, limitedBy: floor.bound.term });
-    assert.equal(got.model.idealMs, Math.min(idealMs(parts, shape.kernelsChunkedMs), floor.bound.ms));
+    // 64 chunks × 3 streams is predicted 0.02% faster than this layout: the same layout to the model, which names this one.
+    assert.ok(floor.bound.ms < got.bound.ms && floor.bound.ms > got.bound.ms * (1 - SAME_LAYOUT), `${floor.bound.ms} against ${got.bound.ms}`);
+    assert.deepEqual(got.model.floor, { chunks: role.chunks, streams: role.streams, ms: got.bound.ms, limitedBy: got.bound.term });
+    assert.equal(got.model.idealMs, Math.min(idealMs(parts, shape.kernelsChunkedMs), got.bound.ms));
     close(got.model.hostIssueMs, median(overlapped.hostIssueMs));
     assert.equal(got.model.statistic, 'min');
     assert.equal('serialisers' in got.model, false, 'no streams given, none named');

@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { compareResults } from '../../src/compare/verdict.js';
+import { concludeResult } from '../../src/measure/conclusions.js';
 import { loadResults } from '../../src/result/load.js';
 import { RunResultSchema } from '../../src/result/schema.js';
 import { RunResultV1Schema } from '../../src/result/v1.js';
@@ -101,8 +102,10 @@ describe('renderers on recorded results (golden files)', () => {
   };
 
   const plain = makeStyle({ isTTY: false } as NodeJS.WriteStream);
-  const table = (file: string) => tableExporter.render(loadResults(file), plain) + '\n';
-  const markdown = (file: string) => markdownExporter.render(loadResults(file), plain) + '\n';
+  // As `report` renders them: the conclusions drawn again from the modes.
+  const reported = (file: string) => loadResults(file).map(concludeResult);
+  const table = (file: string) => tableExporter.render(reported(file), plain) + '\n';
+  const markdown = (file: string) => markdownExporter.render(reported(file), plain) + '\n';
 
   for (const name of ['h100-balanced-1', 'h100-balanced-heavier', 'h200-balanced-16-traced']) {
     it(`prints ${name} as the table it printed then`, () => golden(`${name}.table.txt`, table(fixture(`${name}.json`))));
@@ -117,7 +120,7 @@ describe('renderers on recorded results (golden files)', () => {
     const { code, stdout, stderr } = runCli(['report', fixture('h200-balanced-16-traced.json')]);
     assert.equal(code, 0, stderr);
     // Not a terminal: the text fits DEFAULT_COLUMNS, as outputs.ts fits it.
-    const printed = fitLines(tableExporter.render(loadResults(fixture('h200-balanced-16-traced.json')), plain, DEFAULT_COLUMNS), DEFAULT_COLUMNS);
+    const printed = fitLines(tableExporter.render(reported(fixture('h200-balanced-16-traced.json')), plain, DEFAULT_COLUMNS), DEFAULT_COLUMNS);
     assert.equal(stdout, printed + '\n');
   });
 });

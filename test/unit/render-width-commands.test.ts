@@ -11,6 +11,7 @@ import { renderMerge } from '../../src/report/merge.js';
 import { renderProbe } from '../../src/report/probe.js';
 import { makeStyle } from '../../src/report/style.js';
 import { fitLines } from '../../src/report/width.js';
+import { concludeResult } from '../../src/measure/conclusions.js';
 import { loadDocument, loadResults } from '../../src/result/load.js';
 import type { RunResult } from '../../src/result/schema.js';
 import { runCli } from '../helpers/cli.js';
@@ -35,8 +36,9 @@ function probeDocument(path: string) {
   return document.probe;
 }
 
-const ranks = ['ddp-rank0', 'ddp-rank1'].flatMap((name) => loadResults(`${MEASURED}/2026-11-26-h100x2-followup/${name}.json`));
-const [sweep] = loadResults('test/fixtures/h200-sweep-balanced.json') as [RunResult];
+// As `merge` and `report` read them: each Result's conclusions drawn again from its modes.
+const ranks = ['ddp-rank0', 'ddp-rank1'].flatMap((name) => loadResults(`${MEASURED}/2026-11-26-h100x2-followup/${name}.json`)).map(concludeResult);
+const [sweep] = loadResults('test/fixtures/h200-sweep-balanced.json').map(concludeResult) as [RunResult];
 
 /** Each command's terminal text at `columns`, as its CLI writes it. */
 const VIEWS: Record<string, (columns: number) => string> = {
@@ -106,19 +108,21 @@ describe('command output fits the width', () => {
     assert.match(VIEWS['probe with bandwidth']?.(80) ?? '', /^async engines: 3: H2D and D2H can run at once, and both overlap kernels$/m);
   });
 
-  it('merge leads with the total, the slowest GPU and the arrival skew of two H100 ranks', () => {
+  it('merge leads two DDP ranks with the step, set by the slowest GPU, the scaling and the arrival skew, never a rate', () => {
+    // It led with "total: 0.0 GB/s across 2 GPUs, 1.99× the fastest single GPU": a DDP step moves 128 bytes a rank.
     assert.deepEqual(answerOf(VIEWS.merge?.(100) ?? '').slice(1), [
-      'total: 0.0 GB/s across 2 GPUs, 1.99× the fastest single GPU (vm GPU 0 (rank 0), 0.0 GB/s)',
-      'slowest: vm GPU 1 (rank 1), 4.566 ms, 0.3% behind the median of 4.551 ms',
+      'step: 4.566 ms, set by the slowest GPU, vm GPU 1 (rank 1), 0.3% behind the median of 4.551 ms: every rank waits for it at each collective',
+      "scaling: 2 GPUs, each computing 3.324 ms a step alone (its kernels alone): 1.46× one GPU's compute, 72.8% of linear",
       'skew: ranks reached collectives up to 0.046 ms apart; last most often: rank 0 (3 of 4)',
     ]);
+    assert.doesNotMatch(VIEWS.merge?.(100) ?? '', /GB\/s/);
   });
 
   it('sweep leads with the best layout, the model, what to change and why it took 9.2 s', () => {
     assert.deepEqual(answerOf(VIEWS.sweep?.(100) ?? ''), [
       'sweep of balanced on NVIDIA H200',
-      'best: 32 chunks × 8 streams, depth-first: 5.871 ms, 2.14× ± 0.00 over serial, efficiency 1.00',
-      "model's best: 5.866 ms at about 64 chunks × 3 streams (limited by link); measured best 0.1% above it",
+      'best: 32 chunks × 8 streams, depth-first: 5.871 ms, 2.14× ± 0.00 over serial, efficiency 0.96',
+      "model's best: this layout (32 chunks × 8 streams), 5.647 ms predicted; none predicted faster; measured best 4.0% above it",
       "change: chunks: 32, streams: 8 in balanced.yaml's pipeline (now 16 × 4: 5.983 ms, 1.9% slower)",
       '22 layouts in 9.2 s (budget 40 s): 20 dropped after 5 reps, 2 ran 142–158 reps of ≤ 5.893 ms',
     ]);

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { renderFittedTable } from '../../src/report/big-table.js';
 import { renderRunTable, tableExporter, verboseTableExporter } from '../../src/report/exporters/table.js';
 import { makeStyle } from '../../src/report/style.js';
+import { concludeResult } from '../../src/measure/conclusions.js';
 import { loadDocument } from '../../src/result/load.js';
 import type { RunResult } from '../../src/result/schema.js';
 import { overlong } from '../helpers/width.js';
@@ -18,9 +19,10 @@ const files = [
     .map((d) => join('baselines', d, 'results.json')),
 ].filter((f) => f.endsWith('.json'));
 
+// `report` draws each Result's conclusions again from its modes (measure/conclusions.ts) before it prints them.
 const recorded: Array<{ file: string; result: RunResult }> = files.flatMap((file) => {
   const document = loadDocument(file);
-  return document.kind === 'results' ? document.results.filter((r) => r.sweep === null).map((result) => ({ file, result })) : [];
+  return document.kind === 'results' ? document.results.filter((r) => r.sweep === null).map((result) => ({ file, result: concludeResult(result) })) : [];
 });
 
 const plain = makeStyle({ isTTY: false } as NodeJS.WriteStream);
@@ -74,10 +76,10 @@ describe('the run table fits the terminal and leads with the answer', () => {
     assert.deepEqual(answer(renderRunTable(model.result, plain, { columns: 100, verbose: false })), [
       'cuda-pipe 0.1.0 · balanced · NVIDIA H200',
       'speedup over serial: 2.06× ± 0.01 (95%; 12.57 ms → 6.099 ms)',
-      "efficiency: 0.95 = this layout's floor 5.817 ms / 6.099 ms measured",
-      'limited by: the link with both copy directions at once (99.5 GB/s at its fastest rep)',
-      'best layout: about 64 chunks × 3 streams, 5.628 ms predicted (limited by link; ideal 5.354 ms)',
-      'change: use more chunks (about 64); lost to fill and drain: 0.942 ms',
+      "efficiency: 0.95 = this layout's floor 5.788 ms / 6.099 ms measured",
+      'limited by: the link with both copy directions at once (100.1 GB/s at its fastest rep)',
+      'best layout: about 64 chunks × 3 streams, 5.596 ms predicted (limited by link)',
+      'change: use 64 chunks × 3 streams (now 16 × 4): saves 0.193 ms; lost to fill and drain: 0.941 ms',
     ]);
   });
 
@@ -98,7 +100,7 @@ describe('the run table fits the terminal and leads with the answer', () => {
     const terse = tableExporter.render([model.result], plain, 100);
     const verbose = verboseTableExporter.render([model.result], plain, 100);
     for (const detail of [
-      /^bound: 5\.817 ms, limited by the link/m,
+      /^bound: 5\.788 ms, limited by the link/m,
       /^floor: this layout 6\.099 ms/m,
       /^lost against the ideal at 16 chunks × 4 streams/m,
       /^device: NVIDIA H200 \(sm_90/m,

@@ -66,7 +66,7 @@ describe('writing result and report files', () => {
 
 describe('a reader that goes away', () => {
   it('exits 0 quietly when stdout is closed early, as `| head` does', async () => {
-    const child = spawn(process.execPath, [...cliEntry(), 'run', '--dry-run', '--ops', '--chunks', '20000'], {
+    const child = spawn(process.execPath, [...cliEntry(), 'run', '--dry-run', '--ops', '--chunks', '16000'], {
       cwd: packageRoot(),
       env: { ...process.env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],

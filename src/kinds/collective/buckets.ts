@@ -123,17 +123,3 @@ export function stepBound(shape: StepShape, buckets: number, cost: (bytes: numbe
     limitedBy: firstComputeMs + commMs > shape.computeMs + lastCommMs ? 'communication' : 'compute',
   };
 }
-
-/**
- * The bucket count with the least bound over every count the layers allow, up to `maxBuckets`; on a tie the fewer
- * buckets (fewer calls, the same time). Quadratic in the counts searched.
- */
-export function bestBuckets(shape: StepShape, cost: (bytes: number) => number, maxBuckets = shape.layers): StepBound {
-  let best = stepBound(shape, 1, cost);
-  for (let b = 2; b <= Math.min(shape.layers, maxBuckets); b += 1) {
-    // A count that equal whole-layer buckets cannot make gives an earlier count's buckets again: never better.
-    const bound = stepBound(shape, b, cost);
-    if (bound.ms < best.ms) best = bound;
-  }
-  return best;
-}

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { type CommOp, collectiveBandwidth, commOverlap as overlapWith } from './analysis.js';
-import { bestBuckets, stepBound } from './buckets.js';
+import { stepBound } from './buckets.js';
 import { REPORT_FACTS } from '../../report/kind-sections.js';
 import { COLLECTIVES } from '../../vocabulary.js';
 
@@ -114,16 +114,6 @@ describe('bandwidths and the bucket model, for any sizes', () => {
           assert.ok(Math.abs(bound.ms - expected) <= 1e-9 * expected);
         },
       ),
-    );
-  });
-
-  it('the best bucket count is at least as fast as every other count', () => {
-    fc.assert(
-      fc.property(shapeArbitrary, costArbitrary, (shape, { alpha, perByte }) => {
-        const cost = (bytes: number) => alpha + bytes * perByte;
-        const best = bestBuckets(shape, cost);
-        for (let b = 1; b <= shape.layers; b += 1) assert.ok(best.ms <= stepBound(shape, b, cost).ms);
-      }),
     );
   });
 });

@@ -5,6 +5,7 @@ import type { ComputeStep, RuntimePrimitives, StageKind, StepBuffer, StepConfig 
 import { collectiveCalls } from './calls.js';
 import { withCommStreams } from './comm-stream.js';
 import { dataParallel } from './data-parallel.js';
+import { bucketTerm } from './model.js';
 import { reductionCheck } from './reduction.js';
 import { commSection } from './report.js';
 import { resultSection } from './result.js';
@@ -77,8 +78,9 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
   touchesDevice: true,
   // NCCL launches its own kernels (ncclDevKernel_*), each carrying the correlation id of the call.
   cupti: { kind: 'kernel', memsets: false },
-  // No term in the overlap bound, which stays a floor without it: communication is bounded by the bucket model
-  // (./buckets.ts) from the collective's mode alone, in the report's communication section.
+  // Its term beside the GPU's in the overlap bound: the bucket model (./buckets.ts) at the layout's chunks as buckets,
+  // from the collective alone measured beside it (./model.ts).
+  term: bucketTerm,
   // A sum over more than two ranks depends on NCCL's order of additions, which may differ per message size: the
   // reduced buffer takes verify.tolerance where the config gives one.
   verify: 'tolerance',

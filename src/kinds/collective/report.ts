@@ -2,9 +2,10 @@ import { formatBytes, formatMs, formatPercent, formatRate, formatUs } from '../.
 import type { ModeResult } from '../../result/mode.js';
 import type { RunResult } from '../../result/schema.js';
 import type { Collective } from '../../vocabulary.js';
-import type { ReportContext, ReportSection } from '../kind.js';
+import type { ReportContext, ReportSection, TermContext } from '../kind.js';
 import { type CollectiveBandwidth, type CommOp, collectiveBandwidth, commOverlap } from './analysis.js';
-import { bestBuckets, callMs, fitAlphaBeta, type StepShape, stepBound } from './buckets.js';
+import { fitAlphaBeta } from './buckets.js';
+import { aloneSamples, bucketStep } from './model.js';
 
 // What a run with collectives adds to every report: the collective alone and its bandwidths, how much of each
 // device's communication the compute hid, and the bucket model's bound against the measured step. Drawn from the
@@ -13,9 +14,6 @@ import { bestBuckets, callMs, fitAlphaBeta, type StepShape, stepBound } from './
 type CommResult = Pick<RunResult, 'communicator' | 'modes' | 'devices' | 'timeline' | 'summary' | 'pipeline'>;
 
 const COLLECTIVE_NAMES: Record<Collective, string> = { allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather' };
-
-/** The bucket counts the model searches at most: the search is quadratic in them. */
-const MAX_BUCKETS = 1024;
 
 /** Indented lines under a heading; empty for a run without collectives. */
 export function commLines(result: CommResult, context: ReportContext): string[] {
@@ -69,42 +67,41 @@ function overlapLines(result: CommResult, context: ReportContext): string[] {
 }
 
 /**
- * The bucket model for the headline mode: the kernels alone as the backward pass's compute, the collective alone's
- * fastest rep as the collectives' rate (noise lowers the bound, never lifts it), the headline's chunks as buckets.
+ * The bucket model for the headline mode, as the overlap bound has it (./model.ts): the kernels alone as the backward
+ * pass's compute (at the layout's clock, as its model took them), the collective alone's fastest rep as the
+ * collectives' rate (noise lowers the bound, never lifts it), the headline's chunks as buckets.
  */
 function modelLines(result: CommResult, alone: ModeResult | undefined, ranks: number): string[] {
   const headline = result.modes.find((m) => m.id === result.summary.mode);
   const c = alone?.collective;
   if (!alone || !c || headline?.role.kind !== 'overlapped') return [];
-  const kernels = result.modes.filter((m) => m.device === headline.device && m.role.kind === 'stage' && m.role.stage === 'kernel');
+  const modes = result.modes.filter((m) => m.device === headline.device && m.id !== headline.id);
+  const kernels = modes.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel');
   if (!kernels.length || !(c.bytes > 0)) return ['  bucket model: needs the kernels alone and the collective alone'];
-  const shape: StepShape = {
-    layers: result.pipeline.items ?? result.pipeline.elements,
-    computeMs: kernels.reduce((sum, m) => sum + Math.min(...m.samplesMs), 0),
-    gradientBytes: c.bytes,
+  const context: TermContext = {
+    modes,
+    computeMs: headline.analysis?.model?.parts.kernelWholeMs ?? kernels.reduce((sum, m) => sum + Math.min(...m.samplesMs), 0),
+    items: result.pipeline.items ?? result.pipeline.elements,
   };
-  const aloneMs = Math.min(...alone.samplesMs);
-  const bound = stepBound(shape, headline.role.layout.chunks, (bytes) => (aloneMs * bytes) / c.bytes);
+  const bound = bucketStep(headline, headline.role.layout.chunks, context);
+  if (!bound) return ['  bucket model: needs the kernels alone and the collective alone'];
   const measured = headline.stats.median;
   const name = COLLECTIVE_NAMES[c.collective];
   const limit = bound.limitedBy === 'compute' ? `the compute, then the last bucket's ${name} (${formatMs(bound.lastCommMs)})` : `the ${name}s back to back after the first bucket`;
   const lines = [
-    `  bucket model: ${shape.layers} ${result.pipeline.items === undefined ? 'elements' : 'layers'} computing ${formatMs(shape.computeMs)} (kernels alone), ${bound.buckets} buckets of ${formatBytes(bound.bucketBytes)}, ` +
+    `  bucket model: ${context.items} ${result.pipeline.items === undefined ? 'elements' : 'layers'} computing ${formatMs(context.computeMs)} (kernels alone), ${bound.buckets} buckets of ${formatBytes(bound.bucketBytes)}, ` +
       `${name}s ${formatMs(bound.commMs)} at the collective alone's rate: bound ${formatMs(bound.ms)} (limited by ${limit}) against ${formatMs(measured)} measured, efficiency ${(bound.ms / measured).toFixed(2)}`,
   ];
-  const samples = aloneModes(result.modes).flatMap((m) =>
-    m.collective?.collective === c.collective ? [{ calls: m.collective.calls, bytes: m.collective.bytes, ms: Math.min(...m.samplesMs) }] : [],
-  );
+  const samples = aloneSamples(modes);
   const model = fitAlphaBeta(c.collective, ranks, samples);
   if (!model) {
     lines.push(`  best bucket size: the ${name} alone at one message size cannot tell its per-call cost from its bandwidth; sweep the bucket size to find it`);
     return lines;
   }
-  const best = bestBuckets(shape, (bytes) => callMs(model, bytes), MAX_BUCKETS);
   const sizes = new Set(samples.map((sample) => sample.bytes / sample.calls)).size;
   lines.push(
-    `  best bucket size predicted: ${formatBytes(best.bucketBytes)} (${best.buckets} buckets), bound ${formatMs(best.ms)}; ` +
-      `${name} α ${formatUs(model.alphaMs)} a call, ${formatRate(model.gbPerSecond)} ${ranks > 1 ? 'bus' : 'algorithm'} bandwidth, fitted over ${sizes} message sizes`,
+    `  ${name} α ${formatUs(model.alphaMs)} a call, ${formatRate(model.gbPerSecond)} ${ranks > 1 ? 'bus' : 'algorithm'} bandwidth, fitted over ${sizes} message sizes: ` +
+      'the best layout above predicts the bucket counts not measured with it',
   );
   return lines;
 }

@@ -1,5 +1,6 @@
 import type { Bound } from '../../measure/bound.js';
 import type { CpuStage } from '../../result/cpu-stage.js';
+import type { ModeResult } from '../../result/mode.js';
 
 // A host stage on worker threads: the term it adds to the overlap bound, from what a mode measured of it
 // (result/cpu-stage.ts's section of a mode's Result).
@@ -52,6 +53,32 @@ export function withCpuStage(gpu: Bound, cpu: { steadyMs: number; fillMs: number
   return term.ms > gpuSide.ms ? { ...term, terms } : { ...gpuSide, terms };
 }
 
-/** The GPU's bound for a mode of `chunks` chunks with the CPU stage it measured, where it had one (hooks.ts's `ownTerm`). */
-export const cpuStageTerm = (gpu: Bound, mode: { readonly cpuStage?: CpuStage | undefined }, chunks: number): Bound =>
-  withCpuStage(gpu, mode.cpuStage ? cpuStageFloor(chunks, mode.cpuStage) : null);
+/**
+ * The CPU stage a mode measured at its own chunk count, cut into `chunks` chunks: the same work (the same bytes), in
+ * as many tasks as that many chunks make. The least work of a rep is the stage's, whatever the chunks; fewer tasks than
+ * workers leave workers idle. A larger task takes its share of the work; a smaller one no less than the task measured,
+ * since what handing a task to a worker costs was not measured apart: cutting the stage finer is predicted to gain
+ * nothing, and cutting it coarser to cost its larger first and last tasks.
+ */
+export function cpuStageAt(stage: CpuStage, measuredChunks: number, chunks: number): CpuStage {
+  if (chunks === measuredChunks || stage.tasksPerRep === 0) return stage;
+  const tasks = Math.max(1, Math.round((stage.tasksPerRep * chunks) / measuredChunks));
+  const share = Math.max(1, stage.tasksPerRep / tasks);
+  return {
+    ...stage,
+    tasksPerRep: tasks,
+    ...(stage.afterTasksPerRep ? { afterTasksPerRep: Math.max(1, Math.round((stage.afterTasksPerRep * chunks) / measuredChunks)) } : {}),
+    taskMedianMs: stage.taskMedianMs * share,
+    ...(stage.taskMinMs === undefined ? {} : { taskMinMs: stage.taskMinMs * share }),
+  };
+}
+
+/**
+ * The GPU's bound for a mode's workload cut into `chunks` chunks with the CPU stage it measured, where it had one
+ * (kind.ts's `term`): at the mode's own chunk count what it measured, at another the same work in as many tasks.
+ */
+export function cpuStageTerm(gpu: Bound, mode: Pick<ModeResult, 'cpuStage' | 'role'>, chunks: number): Bound {
+  if (!mode.cpuStage) return gpu;
+  const measured = mode.role.kind === 'overlapped' ? mode.role.layout.chunks : chunks;
+  return withCpuStage(gpu, cpuStageFloor(chunks, cpuStageAt(mode.cpuStage, measured, chunks)));
+}

@@ -18,7 +18,7 @@ export const host: StageKind<'host', HostOp> = {
   touchesDevice: false,
   cupti: null,
   // The CPU stage's term is the workers', not an engine of the GPU's.
-  ownTerm: cpuStageTerm,
+  term: { bound: cpuStageTerm },
   modeLine: hostModeLine,
   verify: 'exact',
   writes: () => [],

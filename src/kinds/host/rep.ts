@@ -59,8 +59,8 @@ export class HostRep implements RepHooks {
     this.handoverAt = at;
   }
 
-  begin(failure: (error: unknown) => Error): KindRep {
-    return new HostRepRun(this.rt, this.pool, this, failure);
+  begin(failure: (error: unknown) => Error, deadlineMs: number): KindRep {
+    return new HostRepRun(this.rt, this.pool, this, failure, Number.isFinite(deadlineMs) ? { timeoutMs: deadlineMs } : {});
   }
 }
 
@@ -76,6 +76,8 @@ class HostRepRun implements KindRep {
     private readonly pool: WorkerPool,
     private readonly hooks: HostRep,
     private readonly failure: (error: unknown) => Error,
+    /** Each task's function may run as long as the rep may (the pool ends a worker past it). */
+    private readonly bound: { readonly timeoutMs?: number },
   ) {
     this.busyBefore = pool.busyMs();
     this.handing = this.handOver();
@@ -149,7 +151,7 @@ class HostRepRun implements KindRep {
     if (library === null) throw new Error('a host stage hands chunks to workers, but no libcudart was loaded');
     const eventOf = (index: number) => (handovers[index] as { event: EventHandle }).event;
     return new HandoverRun(handovers, {
-      submit: (task) => pool.submit(task),
+      submit: (task) => pool.submit(task, this.bound),
       waitFor: (index, generation) => ({ kind: 'event', event: eventOf(index), library, flag: index, generation }),
       generation: pool.nextGeneration(),
       cancel: (generation) => pool.cancel(generation),
@@ -165,7 +167,7 @@ class HostRepRun implements KindRep {
     const spec = this.hooks.spec.loader as LoaderSpec;
     this.loader = new LoaderRun(spec.fills, {
       slots: spec.slots,
-      submit: (task) => this.pool.submit(task),
+      submit: (task) => this.pool.submit(task, this.bound),
       released: (fill) => {
         const event = spec.releasedBy[fill];
         if (!event) return true;

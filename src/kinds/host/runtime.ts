@@ -51,6 +51,7 @@ async function start({ plan, signal }: StartContext): Promise<HostStart> {
   const pool = await WorkerPool.open({
     ...(host.workers === null ? {} : { workers: host.workers }),
     functions,
+    stage: host.name,
     queueLimit: tasks,
     ...(signal ? { signal } : {}),
   });

@@ -140,7 +140,7 @@ describe('worker pool', () => {
       {
         path: stage,
         export: 'decode',
-        message: /stage\.mjs did not load in worker \d: it has no exported function 'decode' \(its exported functions: increment, later, quit, reject\)/,
+        message: /stage\.mjs did not load in worker \d: it has no exported function 'decode' \(its exported functions: increment, later, never, quit, reject, spin\)/,
       },
     ];
     for (const c of cases) {
@@ -180,6 +180,51 @@ describe('worker pool', () => {
     assert.equal(pool.running, 0);
     await assert.rejects(pool.submit({ fn: 'cost', chunk: 1, regions: [] }), Interrupted);
     await assert.rejects(WorkerPool.open({ workers: 1, functions: {}, signal: AbortSignal.abort() }), Interrupted);
+  });
+
+  for (const [name, how] of [
+    ['spin', 'a function that never returns'],
+    ['never', 'a function whose promise never settles'],
+  ] as const) {
+    it(`ends the worker of ${how} at its task's bound and fails it with exit 4, naming stage, function and chunk`, { timeout: 20_000 }, async () => {
+      const pool = await WorkerPool.open({ workers: 2, stage: 'unpack', functions: { after: { kind: 'module', path: stage, export: name }, sum: { kind: 'checksum' } } });
+      const started = performance.now();
+      const stuck = pool.submit({ fn: 'after', chunk: 5, regions: [] }, { timeoutMs: 300 });
+      // One running on the other worker (within its own 60 s bound) and one queued behind the stuck one (two in flight
+      // a worker): both stop with it.
+      const behind = [pool.submit({ fn: 'after', chunk: 6, regions: [] }), pool.submit({ fn: 'sum', chunk: 7, regions: [] })];
+      const failure = await stuck.then(
+        () => assert.fail('a function that never ends cannot succeed'),
+        (error: unknown) => error,
+      );
+      const afterMs = performance.now() - started;
+      assert.ok(failure instanceof HostStageFailure, String(failure));
+      assert.equal(failure.exitCode, 4);
+      assert.equal(
+        failure.message,
+        `host stage unpack: function 'after' (export '${name}' of ${stage}) did not return within 0.3 s on chunk 5 in worker 0 ` +
+          '(a loop that never ends, or a promise that never settles): its worker was ended and every task of the stage stopped.',
+      );
+      assert.ok(afterMs >= 300 && afterMs < 3_000, `failed ${afterMs.toFixed(0)} ms after submission`);
+      for (const task of behind) await assert.rejects(task, (error: unknown) => error === failure);
+      // Every worker ended: nothing still runs over memory the run's clean-up frees next.
+      await pool.close();
+      assert.equal(pool.running, 0);
+    });
+  }
+
+  it("does not count a task's wait for its chunk's event or flag against its bound: the rep's deadline bounds the GPU", { timeout: 20_000 }, async () => {
+    const pool = await WorkerPool.open({ workers: 1, functions: { cost: { kind: 'cost', msPerMiB: 0 } }, flags: 1 });
+    try {
+      const generation = pool.nextGeneration();
+      const task = pool.submit({ fn: 'cost', chunk: 0, regions: [], waitFor: { kind: 'flag', flag: 0, generation } }, { timeoutMs: 100 });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      pool.raise(0, generation);
+      assert.equal((await task).timing.worker, 0);
+      assert.equal(pool.running, 1);
+    } finally {
+      await pool.close();
+    }
   });
 
   it('close ends every worker, even one in the middle of a function, and rejects its task with the reason', async () => {

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { hostBytes } from '../../cuda/host.js';
 import { openRuntime } from '../../cuda/runtime.js';
@@ -6,6 +9,7 @@ import { fillPattern } from '../../data/patterns.js';
 import { checksum } from './workers/functions.js';
 import { WorkerPool } from './workers/pool.js';
 import { gpuSkipReason } from '../../../test/helpers/gpu.js';
+import { runCli } from '../../../test/helpers/gpu-cli.js';
 
 const gpu = { skip: gpuSkipReason() ?? false };
 
@@ -44,4 +48,25 @@ describe('worker threads over pinned memory', () => {
       rt.memory.freeHost(slot);
     }
   });
+});
+
+describe('a host stage function that never ends, on a real device', () => {
+  const root = join(import.meta.dirname, '..', '..', '..', '..');
+  const stage = join(root, 'test', 'fixtures', 'workers', 'stage.mjs');
+  for (const name of ['spin', 'never']) {
+    it(`'${name}' under --timeout 5 fails the run with exit 4 within a bound, naming the stage, the function and the chunk`, gpu, () => {
+      const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-hang-'));
+      const config = readFileSync(join(root, 'configs', 'host-stage.yaml'), 'utf8')
+        .replace('after: checksum', `after: { module: ${stage}, export: ${name} }`)
+        .replace('source: scale.cu', `source: ${join(root, 'kernels', 'scale.cu')}`);
+      writeFileSync(join(dir, 'hang.yaml'), config);
+      const started = performance.now();
+      // Before the fix the run was still going at 60 s, until SIGKILL.
+      const run = runCli(['run', join(dir, 'hang.yaml'), '--timeout', '5', '--no-tracing'], {}, { timeoutMs: 90_000 });
+      const seconds = (performance.now() - started) / 1000;
+      assert.equal(run.code, 4, run.stderr);
+      assert.match(run.stderr, new RegExp(`function 'after' \\(export '${name}' of .*stage\\.mjs\\) did not return within 5 s on chunk \\d+ in worker \\d+`));
+      assert.ok(seconds < 45, `exit 4 came ${seconds.toFixed(1)} s after the start`);
+    });
+  }
 });

@@ -6,7 +6,7 @@ import type { OverlapLayout } from '../../vocabulary.js';
 import { kindLines } from '../kind-sections.js';
 import type { RunExporter } from '../exporter.js';
 import { type Column, fitTable, type Layout } from '../fold.js';
-import { formatSpeedup, roleLabel } from '../labels.js';
+import { bestLayoutText, formatSpeedup, roleLabel } from '../labels.js';
 import type { Style } from '../style.js';
 import { DEFAULT_COLUMNS } from '../width.js';
 
@@ -105,10 +105,11 @@ export const bestLines = (result: RunResult): string[] => {
 /** The model's best layout for the workload and how near the measured best came to it. */
 function predictedLine(best: ModeResult): string[] {
   const floor = best.analysis?.model?.floor;
-  if (!floor) return [];
-  const at = floor.limitedBy === 'serial' && floor.chunks === 1 ? 'serial: no layout beats one chunk on one stream' : `about ${layoutText(floor)} (limited by ${floor.limitedBy})`;
+  const text = bestLayoutText(best);
+  if (!floor || !text) return [];
   const off = best.stats.median / floor.ms - 1;
-  return [`model's best: ${formatMs(floor.ms)} at ${at}; measured best ${formatPercent(Math.abs(off))} ${off >= 0 ? 'above' : 'below'} it`];
+  if (text.startsWith('not predicted')) return [`model's best: ${text}`];
+  return [`model's best: ${text}; measured best ${formatPercent(Math.abs(off))} ${off >= 0 ? 'above' : 'below'} it`];
 }
 
 type Layout3 = Pick<OverlapLayout, 'chunks' | 'streams' | 'order'>;

@@ -1,15 +1,16 @@
-import { formatBytes, formatMs, formatPercent } from '../../format.js';
+import { boundLinkRate, formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { ModeResult } from '../../result/mode.js';
 import type { RunResult } from '../../result/schema.js';
 import {
-  adviceFor,
-  boundLinkRate,
+  bestLayoutText,
   boundText,
+  changeText,
   comparisonText,
   deviceLine,
   displayOrder,
   formatSpeedup,
   leadComparisons,
+  limitWords,
   modeLabel,
   modelLines,
   rateOf,
@@ -23,6 +24,8 @@ import { kindLines } from '../kind-sections.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
 import type { Style } from '../style.js';
+import { changeWithFindings, traceFindings, whyText } from '../why.js';
+import { aloneSlowerLines, clockNote, clockSuffix } from '../clocks.js';
 
 /** How the terminal report is laid out: the width it fits, and whether it gives everything (--verbose). */
 export interface TableOptions {
@@ -59,6 +62,7 @@ export function renderRunTable(result: RunResult, style: Style, options: TableOp
   lines.push(timingLine(result), verificationLine(result, style));
   lines.push(
     `clocks: ${result.clocks.checked && result.clocks.minMHz !== null ? `SM ${result.clocks.minMHz} to ${result.clocks.maxMHz} MHz while kernels ran (NVML)` : result.clocks.note}`,
+    ...[headlineClocks(result), ...aloneSlowerLines(result)].flatMap((line) => (line ? [`clocks: ${line}`] : [])),
   );
   for (const note of result.notes) lines.push(`note: ${note}`);
   if (result.warnings.length) {
@@ -66,6 +70,12 @@ export function renderRunTable(result: RunResult, style: Style, options: TableOp
     for (const w of result.warnings) lines.push(`  ${style.yellow('•')} ${w.message}`, `    ${w.remedy}`);
   }
   return fitLines(lines.join('\n'), columns);
+}
+
+/** What the clocks say of the headline's bound, where its kernel parts ran at another clock. */
+function headlineClocks(result: RunResult): string | null {
+  const head = result.modes.find((m) => m.id === result.summary.mode);
+  return head ? clockNote(head) : null;
 }
 
 /** The devices by name, once each: the header's; --verbose gives each one's facts. */
@@ -98,31 +108,22 @@ function answerLines(result: RunResult, style: Style): string[] {
   // Where several layouts were measured, the table's speedup column shows which one this is.
   const compared = `${formatMs(analysis.serialMs)} → ${formatMs(head.stats.median)}`;
   const { bound } = analysis;
+  const findings = traceFindings(result, head);
+  const why = whyText(findings);
   return [
     caveat?.omit
       ? `${style.bold('speedup over serial')}: ${caveat.brief}`
       : `${style.bold('speedup over serial')}: ${style.bold(formatSpeedup(analysis))} (${confidence}; ${compared}${caveat ? `; ${caveat.brief}` : ''})`,
-    `efficiency: ${analysis.efficiency.toFixed(2)} = this layout's floor ${formatMs(bound.ms)} / ${formatMs(head.stats.median)} measured`,
-    `limited by: ${bound.limitedBy === 'link' ? `the link with both copy directions at once${boundLinkRate(bound) ? ` (${boundLinkRate(bound)})` : ''}` : bound.limitedBy}`,
-    bestLayoutLine(head),
-    changeLine(head),
+    `efficiency: ${analysis.efficiency.toFixed(2)} = this layout's floor ${formatMs(bound.ms)} / ${formatMs(head.stats.median)} measured${clockSuffix(head)}`,
+    `limited by: ${
+      bound.limitedBy === 'link'
+        ? `the link with both copy directions at once${boundLinkRate(bound) ? ` (${boundLinkRate(bound)})` : ''}`
+        : limitWords(bound.limitedBy, head.analysis?.model?.words?.limit)
+    }`,
+    `best layout: ${bestLayoutText(head) ?? "not predicted: the model needs the small ops' costs, which this Result lacks"}`,
+    ...(why ? [`why: ${why}`] : []),
+    `change: ${changeWithFindings(head, findings, changeText(head))}`,
   ];
-}
-
-function bestLayoutLine(mode: ModeResult): string {
-  const model = mode.analysis?.model;
-  if (!model) return "best layout: not predicted: the model needs the small ops' costs, which this Result lacks";
-  const { floor } = model;
-  if (floor.limitedBy === 'serial' && floor.chunks === 1) return `best layout: serial, ${formatMs(floor.ms)}: no layout the model predicts beats it`;
-  return `best layout: about ${floor.chunks} chunks × ${floor.streams} streams, ${formatMs(floor.ms)} predicted (limited by ${floor.limitedBy}; ideal ${formatMs(model.idealMs)})`;
-}
-
-function changeLine(mode: ModeResult): string {
-  if (!mode.analysis?.model) return 'change: none named without the model';
-  const advice = adviceFor(mode);
-  if (!advice) return 'change: none: this layout loses nothing against the ideal';
-  const lost = `lost to ${advice.cause}: ${formatMs(advice.ms)}`;
-  return advice.change ? `change: ${advice.change}; ${lost}` : `change: none the model names; ${lost} (--verbose says why)`;
 }
 
 /** A table of modes within `columns`: times and noise first to go, then the names wrap; empty columns are left out. */

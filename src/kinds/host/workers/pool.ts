@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { HostStageFailure, Interrupted, UsageError } from '../../../errors.js';
-import { checkStageModules, MODULE_HINT } from './modules.js';
+import { checkStageModules } from './modules.js';
+import { loadedIn, tooSlow } from './loading.js';
 import { packageRoot } from '../../../paths.js';
 import { CONTROL_HEADER, type StageFunctionSpec, type WorkerMessage, type WorkerSetup, type WorkerTask } from './types.js';
 
@@ -31,16 +32,20 @@ export interface PoolOptions {
   readonly flags?: number;
   /** How long the workers may take to load their functions before the pool ends them; MODULE_LOAD_TIMEOUT_MS by default. */
   readonly loadTimeoutMs?: number;
+  /** How long a task's function may run when its submitter gives no bound; TASK_TIMEOUT_MS by default. */
+  readonly taskTimeoutMs?: number;
+  /** The host stage's name, for messages. */
+  readonly stage?: string;
 }
+
+/** A task's bound where its submitter gives none: `run --timeout`'s default. */
+export const TASK_TIMEOUT_MS = 60_000;
 
 /**
  * How long a user's module may take to load in every worker: a module's top-level code reads a table or two, where
  * a loop or an await that never ends would otherwise hold the run (and, spinning, its signal handlers) for ever.
  */
 export const MODULE_LOAD_TIMEOUT_MS = 20_000;
-
-/** Node's exit code for a top-level await that can never settle (the module's event loop emptied). */
-const UNSETTLED_TOP_LEVEL_AWAIT = 13;
 
 /** When a task waited and ran, on the main thread's performance.now() clock (a worker's times are converted). */
 export interface TaskTiming {
@@ -79,9 +84,13 @@ interface Pending {
   readonly queuedMs: number;
   readonly resolve: (result: TaskResult) => void;
   readonly reject: (error: unknown) => void;
+  /** How long its function may run. */
+  readonly timeoutMs: number;
+  /** Its deadline's timer, cleared once it is answered. */
+  timer?: NodeJS.Timeout;
 }
 
-interface Thread {
+export interface Thread {
   readonly index: number;
   readonly worker: Worker;
   /** Tasks sent and not answered, in the order sent: the worker runs the first. */
@@ -119,13 +128,19 @@ export class WorkerPool {
   // process exits: Node tearing down live threads that loaded koffi at exit can abort the process (seen under load).
   private readonly onBeforeExit = () => void this.close();
 
+  private readonly runningTasks: Int32Array;
+  private readonly originMs: number;
+
   private constructor(
     threads: Thread[],
-    options: PoolOptions,
+    private readonly options: PoolOptions,
     private readonly control: Int32Array,
+    shared: { readonly running: SharedArrayBuffer; readonly originMs: number },
   ) {
     this.threads = threads;
     this.queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
+    this.runningTasks = new Int32Array(shared.running);
+    this.originMs = shared.originMs;
   }
 
   /**
@@ -138,8 +153,9 @@ export class WorkerPool {
     if (options.signal?.aborted) throw interrupted(0);
     checkStageModules(options.functions);
     const control = new SharedArrayBuffer(4 * (CONTROL_HEADER + (options.flags ?? options.queueLimit ?? DEFAULT_QUEUE_LIMIT)));
+    const shared = { running: new SharedArrayBuffer(4 * 2 * count), originMs: Math.floor(performance.timeOrigin + performance.now()) };
     const threads = Array.from({ length: count }, (_, index): Thread => {
-      const setup: WorkerSetup = { index, functions: options.functions, control };
+      const setup: WorkerSetup = { index, functions: options.functions, control, ...shared };
       const worker = new Worker(WORKER_SCRIPT(), { workerData: setup });
       const native = new Promise<void>((resolve) =>
         worker
@@ -149,16 +165,16 @@ export class WorkerPool {
       );
       return { index, worker, sent: [], busyMs: 0, alive: true, loading: null, native };
     });
-    const pool = new WorkerPool(threads, options, new Int32Array(control));
+    const pool = new WorkerPool(threads, options, new Int32Array(control), shared);
     const timeoutMs = options.loadTimeoutMs ?? MODULE_LOAD_TIMEOUT_MS;
     let timer: NodeJS.Timeout | undefined;
     let onAbort = () => {};
     const stopped = new Promise<unknown>((resolve) => {
-      timer = setTimeout(() => resolve(pool.tooSlow(timeoutMs)), timeoutMs);
+      timer = setTimeout(() => resolve(tooSlow(threads, timeoutMs)), timeoutMs);
       onAbort = () => resolve(interrupted(count));
       options.signal?.addEventListener('abort', onAbort, { once: true });
     });
-    const loaded = Promise.allSettled(threads.map((thread) => pool.started(thread))).then(
+    const loaded = Promise.allSettled(threads.map((thread) => loadedIn(thread))).then(
       (starts) => starts.find((start): start is PromiseRejectedResult => start.status === 'rejected')?.reason ?? null,
     );
     const failed = await Promise.race([loaded, stopped]);
@@ -178,68 +194,6 @@ export class WorkerPool {
     for (const thread of threads) pool.attach(thread);
     process.once('beforeExit', pool.onBeforeExit);
     return pool;
-  }
-
-  /** The deadline's error: the module each unready worker is still loading. */
-  private tooSlow(timeoutMs: number): UsageError {
-    const stuck = this.threads.find((thread) => thread.loading !== null);
-    const seconds = `${timeoutMs / 1000} s`;
-    if (!stuck?.loading) return new UsageError(`the host stage's workers did not start within ${seconds}.`);
-    return new UsageError(
-      `host stage function '${stuck.loading.fn}': module ${stuck.loading.path} did not load in worker ${stuck.index} within ${seconds}: ` +
-        'its top-level code is still running (a loop, or a wait that never ends); the workers were ended.',
-      { hint: 'A module should only define its functions when it loads; do the work in the exported function.' },
-    );
-  }
-
-  /** Resolves once the worker loaded its functions; rejects with what stopped it. */
-  private started(thread: Thread): Promise<void> {
-    const { worker } = thread;
-    return new Promise<void>((resolve, reject) => {
-      const done = () => {
-        worker.off('message', onMessage).off('error', onError).off('exit', onExit);
-      };
-      const onMessage = (message: WorkerMessage) => {
-        if (message.kind === 'loading') {
-          thread.loading = { fn: message.fn, path: message.path };
-          return;
-        }
-        done();
-        thread.loading = null;
-        if (message.kind === 'ready') return resolve();
-        if (message.kind === 'load-failed') {
-          return reject(
-            new UsageError(`host stage function '${message.fn}': module ${message.path} did not load in worker ${thread.index}: ${message.message}`, { hint: MODULE_HINT }),
-          );
-        }
-        reject(new Error(`worker ${thread.index} sent ${message.kind} before it was ready`));
-      };
-      const onError = (error: Error) => {
-        done();
-        const loading = thread.loading;
-        thread.loading = null;
-        // A module's top-level throw arrives as load-failed; what comes here was thrown later, by a callback it left.
-        if (loading)
-          reject(
-            new UsageError(`host stage function '${loading.fn}': module ${loading.path} threw in worker ${thread.index} while it loaded: ${error.message}`, { hint: MODULE_HINT }),
-          );
-        else reject(error);
-      };
-      const onExit = (code: number) => {
-        done();
-        const loading = thread.loading;
-        thread.loading = null;
-        if (!loading) return reject(new Error(`worker ${thread.index} exited with code ${code} while loading its functions`));
-        reject(
-          new UsageError(
-            `host stage function '${loading.fn}': module ${loading.path} ended worker ${thread.index} while it loaded (exit code ${code}): ` +
-              (code === UNSETTLED_TOP_LEVEL_AWAIT ? 'its top-level code awaits something that never settles.' : `its top-level code calls process.exit(${code}).`),
-            { hint: 'A module should only define its functions when it loads; do the work in the exported function.' },
-          ),
-        );
-      };
-      worker.on('message', onMessage).on('error', onError).on('exit', onExit);
-    });
   }
 
   private attach(thread: Thread): void {
@@ -286,16 +240,60 @@ export class WorkerPool {
     Atomics.notify(this.control, CONTROL_HEADER + flag);
   }
 
-  /** Runs `task` on the next free worker; resolves with the function's return value and the task's timing. */
-  submit(task: WorkerTask): Promise<TaskResult> {
+  /**
+   * Runs `task` on the next free worker; resolves with the function's return value and the task's timing. Its
+   * function may run `timeoutMs` (the pool's `taskTimeoutMs` by default): past that its worker is ended, and the task
+   * and the pool fail (exit 4) naming the stage, the function and the chunk. The time it waits for its chunk's event
+   * does not count: the rep's own deadline bounds the GPU.
+   */
+  submit(task: WorkerTask, bound: { readonly timeoutMs?: number } = {}): Promise<TaskResult> {
     if (this.closing) return Promise.reject(this.closedBy ?? new Error('the worker pool is closed'));
     if (this.queue.length >= this.queueLimit) {
       return Promise.reject(new Error(`the worker pool's queue is full (${this.queueLimit} tasks wait): a caller submits more tasks than it has slots`));
     }
+    const timeoutMs = bound.timeoutMs ?? this.options.taskTimeoutMs ?? TASK_TIMEOUT_MS;
     return new Promise<TaskResult>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, task, queuedMs: performance.now(), resolve, reject });
+      const pending: Pending = { id: this.nextId++, task, queuedMs: performance.now(), resolve, reject, timeoutMs };
+      this.arm(pending, timeoutMs);
+      this.queue.push(pending);
       this.dispatch();
     });
+  }
+
+  /** Checks `pending` again in `ms`: a timer per task, which keeps no idle process alive. */
+  private arm(pending: Pending, ms: number): void {
+    pending.timer = setTimeout(() => this.deadline(pending), Math.max(1, Math.min(ms, 2 ** 31 - 1)));
+    pending.timer.unref();
+  }
+
+  /**
+   * A task's deadline came. Its function has run `timeoutMs` (its worker says so through shared memory): the worker
+   * is ended, since nothing else stops a function that loops or awaits for ever, and the pool closes with the
+   * failure. A task still waiting (for a worker, or in one for its chunk's event) is checked again later.
+   */
+  private deadline(pending: Pending): void {
+    if (this.closing) return;
+    const thread = this.threads.find((t) => t.sent.includes(pending));
+    if (!thread && !this.queue.includes(pending)) return;
+    const slot = 2 * (thread?.index ?? 0);
+    const runningId = thread ? Atomics.load(this.runningTasks, slot) - 1 : -1;
+    const ranMs = this.originMs + Atomics.load(this.runningTasks, slot + 1);
+    const left = ranMs + pending.timeoutMs - (performance.timeOrigin + performance.now());
+    if (runningId !== pending.id) this.arm(pending, pending.timeoutMs);
+    else if (left > 0) this.arm(pending, left);
+    else void this.close(this.overdue(pending, thread as Thread));
+  }
+
+  private overdue(pending: Pending, thread: Thread): HostStageFailure {
+    const { task, timeoutMs } = pending;
+    const spec = this.options.functions[task.fn];
+    const what = spec?.kind === 'module' ? ` (export '${spec.export}' of ${spec.path})` : spec ? ` (${spec.kind})` : '';
+    const stage = this.options.stage === undefined ? 'host stage' : `host stage ${this.options.stage}:`;
+    return new HostStageFailure(
+      `${stage} function '${task.fn}'${what} did not return within ${timeoutMs / 1000} s on ${chunkName(task)} in worker ${thread.index} ` +
+        '(a loop that never ends, or a promise that never settles): its worker was ended and every task of the stage stopped.',
+      { hint: 'A stage function must return, or settle the promise it returns, for every chunk; --timeout bounds the first rep of each mode.' },
+    );
   }
 
   /** Sends waiting tasks to the workers with the fewest unanswered: idle workers first, then each one's next. */
@@ -316,6 +314,7 @@ export class WorkerPool {
   private received(thread: Thread, message: WorkerMessage): void {
     const pending = thread.sent[0];
     if (!pending || (message.kind !== 'done' && message.kind !== 'failed') || message.id !== pending.id) return;
+    clearTimeout(pending.timer);
     thread.sent.shift();
     if (thread.sent.length === 0) thread.worker.unref();
     thread.busyMs += message.endedAt - message.startedAt;
@@ -346,7 +345,10 @@ export class WorkerPool {
     process.off('beforeExit', this.onBeforeExit);
     const unfinished = [...this.threads.flatMap((thread) => thread.sent.splice(0)), ...this.queue.splice(0)];
     const why = reason ?? new Error('the worker pool closed before the task ran');
-    for (const pending of unfinished) pending.reject(why);
+    for (const pending of unfinished) {
+      clearTimeout(pending.timer);
+      pending.reject(why);
+    }
     this.closing = Promise.all(
       this.threads.map(async (thread) => {
         await thread.worker.terminate();

@@ -87,6 +87,14 @@ export interface WorkerSetup {
   readonly functions: Readonly<Record<string, StageFunctionSpec>>;
   /** Int32 words shared by the pool and its workers: [0] the last cancelled generation, then the flags of `flag` waits. */
   readonly control: SharedArrayBuffer;
+  /**
+   * Int32 words, two per worker: the id + 1 of the task whose function it is running (0 while it waits or idles),
+   * and when that function started, in ms after `originMs`. The pool reads them when a task's deadline comes, without
+   * a message per task: a task still waiting for its chunk's event is the GPU's to bound, one running is the function's.
+   */
+  readonly running: SharedArrayBuffer;
+  /** The epoch ms that `running`'s start times count from. */
+  readonly originMs: number;
 }
 
 /**

@@ -87,6 +87,14 @@ async function drain(): Promise<void> {
 }
 
 const control = new Int32Array(setup.control);
+const running = new Int32Array(setup.running);
+const RUNNING_ID = 2 * setup.index;
+
+/** Tells the pool, through shared memory, which task's function runs and since when: its deadline counts from there. */
+function runningTask(id: number | null, startedAt = 0): void {
+  Atomics.store(running, RUNNING_ID + 1, Math.round(startedAt - setup.originMs));
+  Atomics.store(running, RUNNING_ID, id === null ? 0 : id + 1);
+}
 /** cudaEventQuery's "not ready" (cudaErrorNotReady). */
 const NOT_READY = 600;
 
@@ -124,9 +132,12 @@ async function run({ id, task }: TaskMessage): Promise<void> {
   try {
     const fn = functions.get(task.fn);
     if (!fn) throw new Error(`the pool has no function '${task.fn}'`);
+    runningTask(id, startedAt);
     const value: unknown = await fn({ chunk: task.chunk, worker: setup.index, regions: task.regions.map(view), targets: (task.targets ?? []).map(view) });
+    runningTask(null);
     send({ kind: 'done', id, value, startedAt, endedAt: now() });
   } catch (error) {
+    runningTask(null);
     send({ kind: 'failed', id, message: error instanceof Error ? error.message : String(error), startedAt, endedAt: now() });
   }
 }

@@ -1,0 +1,40 @@
+import type { RunResult } from '../result/schema.js';
+import type { TracedRep } from '../result/timeline.js';
+import { causesOf } from './causes.js';
+import type { Finding } from './document.js';
+import { findingsOf } from './findings.js';
+import { buildGraph } from './graph-edges.js';
+import { deviceTimeline, stepMetrics } from './metrics.js';
+import { pinnedRates, ratesFromCopies } from './rates.js';
+import { eventsOfRep } from './rep-events.js';
+
+// `run`'s findings: a Result's traced rep read by the same rules as `analyze` reads a user's trace (causes.ts), each
+// credited with what the rep would save without its cause, and never more than the rep takes above `floorMs` (the
+// mode's bound, where the report has one, when that is above the rep's own floor).
+
+export function repFindings(result: Pick<RunResult, 'buffers' | 'timeline'>, rep: TracedRep, floorMs: number | null = null): Finding[] {
+  const memory = (name: string) => result.buffers.find((b) => b.name === name)?.hostMemory;
+  const events = eventsOfRep(rep, memory);
+  if (!events.length) return [];
+  // The link's rates from every traced copy of the device, pinned ones only (rates.ts).
+  const copies = (result.timeline?.reps ?? []).filter((r) => r.device === rep.device).flatMap((r) => eventsOfRep(r, memory));
+  const rates = pinnedRates(ratesFromCopies(copies));
+  const timeline = deviceTimeline(events, []);
+  const window = { name: rep.mode, start: 0, end: rep.totalMs, host: null };
+  const measured = stepMetrics(timeline, window, rates);
+  const step = floorMs !== null && floorMs > measured.floor.ms ? { ...measured, floor: { ...measured.floor, ms: floorMs } } : measured;
+  const graph = buildGraph(timeline.events, [], { linkRates: rates, perOpMs: timeline.perOpMs });
+  const causes = causesOf({ graph, pinned: rates, windows: [window], device: null });
+  return findingsOf({ file: rep.mode, device: rep.device, rank: null }, 'cuda-pipe', { graph, causes, windows: [window], steps: [step] }, rep.totalMs);
+}
+
+/** What a config changes to remove each cause, in cuda-pipe's own terms (docs/reference/config.md). */
+export const CONFIG_CHANGE: Readonly<Record<Finding['code'], string>> = {
+  'pageable-copy': 'pin the host buffers (hostMemory: pinned)',
+  'default-stream': 'move the work off the legacy default stream (streamKind: non-blocking)',
+  'serialised-copies': 'drop the wait between the copy streams',
+  'copy-on-compute-stream': 'give the copies streams of their own (topology: stage-per-stream)',
+  'exposed-communication': 'start the collectives earlier (more buckets: pipeline.chunks)',
+  'host-sync': 'remove the synchronize inside the rep',
+  'host-bound': 'issue the rep as a CUDA graph (--mode graph)',
+};
