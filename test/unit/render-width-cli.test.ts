@@ -160,7 +160,7 @@ describe('prose is wrapped where a person reads it', () => {
 
   it("keeps the dry run's lines and the no-driver paragraph whole in a pipe without COLUMNS", () => {
     const plan = runCli(['run', '--dry-run']).stdout;
-    assert.match(plan, /^mode serial: whole buffers on one stream: H2D, kernels, D2H; 5 ops \([^)]*\) on 1 stream; H2D 256 MiB, D2H 256 MiB; outputs verified$/m);
+    assert.match(plan, /^mode serial: whole buffers on one stream: H2D, kernels, D2H; 5 ops \([^)]*\) on 1 stream; H2D 256 MiB, D2H 256 MiB; its outputs will be verified$/m);
     const { stderr } = runCli(['run']);
     assert.match(stderr, /^cuda-pipe: No CUDA driver: [^\n]+\.\n[^\n]+\n$/);
   });
