@@ -27,6 +27,11 @@ export interface VerdictRow {
   readonly high: number | null;
   readonly verdict: Verdict;
   readonly reason: string;
+  /**
+   * The band δ this mode was judged by: compare's one band, or an A/B mode's own (`ab` keeps the separate runs' ±1%
+   * for a mode that only copies, compare/rule.ts' pairedBandFor); null for a version 1 A/B document, judged by noise.
+   */
+  readonly band: number | null;
   /** How long the mode was measured, where the document says (an A/B document's interleaved reps). */
   readonly elapsedMs: number | null;
 }
@@ -36,8 +41,7 @@ export interface VerdictSuite {
   readonly command: 'compare' | 'ab';
   readonly title: string;
   readonly verdict: OverallVerdict;
-  /** The equivalence band and the interval's confidence, for the words beside each verdict. */
-  readonly band: number | null;
+  /** The interval's confidence, for the words beside each verdict. */
   readonly confidence: number;
   readonly createdAt: string | null;
   readonly rows: readonly VerdictRow[];
@@ -52,7 +56,6 @@ export function compareSuite(comparison: Comparison): VerdictSuite {
     command: 'compare',
     title: `cuda-pipe compare: ${[...new Set(comparison.pairs.map((p) => p.config))].join(', ')}`,
     verdict: comparison.verdict,
-    band: comparison.rule.band,
     confidence: comparison.rule.confidence,
     createdAt: null,
     rows: comparison.pairs.map((p) => ({
@@ -69,6 +72,7 @@ export function compareSuite(comparison: Comparison): VerdictSuite {
       high: p.interval?.high ?? null,
       verdict: p.verdict,
       reason: p.reason,
+      band: comparison.rule.band,
       elapsedMs: null,
     })),
   };
@@ -79,7 +83,6 @@ export function abSuite(result: AbResult): VerdictSuite {
     command: 'ab',
     title: `cuda-pipe ab: A ${result.a.name} against B ${result.b.name} on ${result.device.name}`,
     verdict: abVerdict(result),
-    band: 'band' in result.rule ? result.rule.band : null,
     confidence: result.rule.confidence,
     createdAt: result.createdAt,
     rows: result.modes.map((m) => ({
@@ -97,6 +100,8 @@ export function abSuite(result: AbResult): VerdictSuite {
       verdict: m.verdict,
       // Version 1 documents gave no reason: their verdicts came from the noise rule of the day (report/ab.ts' abRuleText).
       reason: m.reason ?? 'judged by the noise rule of version 1 A/B documents',
+      // Version 2's `needed` is the mode's own band; version 1's was the change its noise rule asked for.
+      band: 'band' in result.rule ? m.needed : null,
       elapsedMs: m.elapsedMs,
     })),
   };

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
-import { compareResults } from '../../src/compare/verdict.js';
+import { PAIRED_BAND, pairedBandFor } from '../../src/compare/rule.js';
+import { compareResults, runsKernels } from '../../src/compare/verdict.js';
 import { renderBmf } from '../../src/report/exporters/bmf.js';
 import { renderRunCsv } from '../../src/report/exporters/csv.js';
 import { gabEntries } from '../../src/report/exporters/gab.js';
@@ -73,6 +74,18 @@ describe('report of an A/B document writes its verdicts for CI (it exited 2: can
       range: `±${((overlapped.b.q3 - overlapped.b.q1) / 2).toPrecision(3)}`,
       extra: 'overlapped 16×4 depth-first: slower, B/A +0.95% (95% interval +0.74% to +1.04%) against A 3.720 ms',
     });
+  });
+
+  it("--csv gives each mode the band it was judged by: ab's ±1% for a mode that only copies beside the rule's ±0.5%", () => {
+    // A version 2 document as ab writes it since pairedBandFor: each mode's `needed` is its own band.
+    const rule = { band: PAIRED_BAND, confidence: 0.9, interval: 'sign-test' as const, minPairs: 10, maxPairs: 2000, maxTimeMs: 10_000, warmup: 3 };
+    const modes = ab.modes.map((m) => ({ ...m, needed: pairedBandFor(rule, runsKernels(m.role)), reason: 'as judged' }));
+    const rows = renderVerdictCsv([abSuite({ ...ab, version: 2, rule, verdict: 'slower', modes })]).split('\n');
+    const band = (rows[0] ?? '').split(',').indexOf('band');
+    assert.deepEqual(
+      rows.slice(1).map((row) => `${row.split(',')[3]} ${row.split(',')[band]}`),
+      ['serial 0.005', 'overlapped:16x4:depth-first:chunk-per-stream 0.005', 'h2d 0.01', 'kernel:fma 0.005', 'd2h 0.01', 'bidirectional 0.01'],
+    );
   });
 
   it('refuses --junit for a file of Results, which judge nothing by themselves, saying how to get verdicts', () => {

@@ -39,7 +39,7 @@ export function renderVerdictCsv(suites: readonly VerdictSuite[]): string {
   ];
   const fields = (suite: VerdictSuite, r: VerdictRow) => [
     ...[suite.command, r.config, r.device, r.mode, r.label, r.gating ? 'yes' : 'no'],
-    ...[r.a.median, r.b.median, r.a.n, r.b.n, r.change, r.low, r.high, suite.band, r.verdict, r.reason],
+    ...[r.a.median, r.b.median, r.a.n, r.b.n, r.change, r.low, r.high, r.band, r.verdict, r.reason],
   ];
   const rows = suites.flatMap((suite) => suite.rows.map((r) => fields(suite, r).map(csvField).join(',')));
   return [head.join(','), ...rows].join('\n');
