@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { packageRoot } from '../../src/paths.js';
+import { runCli } from '../helpers/cli.js';
 
 // Figures the README and the docs/ pages it links quote, each next to the committed log it comes from: issue 26 found
 // some that no log held or that an older run had given. A figure changed in one place and not the other fails here.
@@ -269,6 +270,15 @@ describe("the README's figures", () => {
     const [, output = '', path = ''] = block;
     assert.ok(log(path).includes(output), `${path} lacks the README's block`);
     assert.match(output, /^speedup over serial: /m);
+  });
+
+  it("the README's first screen is what report prints today from the Result it names, not an older build's", () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const block = /^```\n([\s\S]*?)\n```\n\n\*Copied verbatim from `docs\/measurements\/[^`]+`\*, the report of the\srun in `(docs\/measurements\/[^`]+)`/m.exec(readme);
+    assert.ok(block, 'no output block naming the run it reports');
+    const { code, stdout } = runCli(['report', join(block[2] ?? '', 'balanced.json')]);
+    assert.equal(code, 0);
+    assert.ok(stdout.includes(block[1] ?? ''), `report prints\n${stdout.slice(0, 1200)}`);
   });
 
   it('the README links every page the reference material moved to', () => {
