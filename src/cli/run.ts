@@ -78,7 +78,8 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
     const pieces = function* () {
       for (const [i, { plan, kernels }] of views.entries()) {
         if (i) yield '';
-        for (const piece of planPieces(plan, { ops: flags.ops ?? false, kernels, rank: rankLabel(identity) })) yield fit(piece);
+        const view = { ops: flags.ops ?? false, kernels, rank: rankLabel(identity) };
+        for (const piece of planPieces(plan, view)) yield fit(piece);
       }
     };
     await writeInTurns(out, pieces());

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { mergeResults } from '../../src/compare/merge.js';
 import { formatEfficiency, formatRatioBelowOne, formatRate, gbPerSecond } from '../../src/format.js';
+import { adviceFor } from '../../src/measure/advice.js';
 import { runWarnings } from '../../src/measure/warnings.js';
 import { renderRunMarkdown } from '../../src/report/exporters/markdown.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';
@@ -75,6 +76,17 @@ describe('one link, its two rates told apart', () => {
     assert.match(text, new RegExp(`│ H2D \\+ D2H at once +│[^\\n]*│ +${median} │`));
     assert.ok(text.replace(/\s+/g, ' ').includes(`limited by the link with both copy directions at once (${fastest} at its fastest rep)`), '--verbose');
     assert.ok(!new RegExp(`\\(${median.replace('.', '\\.')}\\)`).test(text), 'the median rate is never the bound');
+  });
+
+  it("says the shared link's rate in the advice as the bound does, at its fastest rep (measure/advice.ts)", () => {
+    const result = one('docs/measurements/2026-11-26-h100-first-hour/second/balanced.json');
+    const mode = result.modes.find((m) => m.id === result.summary.mode);
+    assert.ok(mode?.analysis?.model);
+    const { bound, model } = mode.analysis;
+    const shared = { ...model, gap: [{ cause: 'shared link' as const, ms: 0.5 }] };
+    const context = { bound: { ...bound, term: bound.limitedBy, perOpMs: 0 }, linkGbPerSecond: bound.linkGbPerSecond, words: null, limit: null };
+    const advice = adviceFor(mode, shared, context);
+    assert.equal(advice?.why, "both copy directions share the PCIe link, 99.4 GB/s at its fastest rep: that is this workload's limit, whatever the layout");
   });
 });
 
