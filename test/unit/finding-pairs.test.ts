@@ -50,3 +50,34 @@ describe('finding pairs on an H200: the saving predicted from the problem agains
     });
   }
 });
+
+describe('the misjudgements the finding pairs show are gone', () => {
+  it('a pageable program is not also called host-bound: the host sat in its copies, which pinning frees, not in launches', { timeout: 60_000 }, async () => {
+    const problem = await analyse('pageable', 'problem');
+    assert.deepEqual(
+      problem.findings.map((f) => f.code),
+      ['pageable-copy'],
+    );
+  });
+
+  it("a pageable program's floor takes the pinned link's rate, not its own pageable copies'", { timeout: 60_000 }, async () => {
+    // Without --rates: the trace's only pinned copy is its 16 MiB D2H, whose rate stands in for H2D; the pageable H2D
+    // itself ran at 5 to 9 GB/s and, taken as the link's rate, made a floor near the step.
+    const problem = analyzeTraces([await parseTraceFile(join(pairs, 'pageable-problem.pt.trace.json.gz'))], { rates: null, toolVersion: 'test' });
+    const device = problem.devices[0]!;
+    assert.ok(device.rates.h2dGbPerSecond! > 40, `H2D rate ${device.rates.h2dGbPerSecond} GB/s`);
+    assert.ok(device.efficiency < 0.5, `efficiency ${device.efficiency}`);
+    assert.ok(problem.notes.some((n) => /no pinned h2d copy to take its rate from/.test(n)));
+    assert.ok(problem.notes.some((n) => /the rate is too low and the floor too high/.test(n)));
+  });
+});
+
+describe('DDP on two H100s: compute on the default stream beside NCCL on its own', () => {
+  it('names no default-stream finding: the NCCL stream ran beside the default stream, so nothing waited on it', { timeout: 60_000 }, async () => {
+    const ranks = await Promise.all(
+      [0, 1].map((rank) => parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100x2-ddp', `overlap-rank${rank}.pt.trace.json.gz`))),
+    );
+    const document = analyzeTraces(ranks, { rates: null, toolVersion: 'test' });
+    assert.ok(!document.findings.some((f) => f.code === 'default-stream'), document.findings.map((f) => f.code).join(', '));
+  });
+});
