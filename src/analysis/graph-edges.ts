@@ -7,6 +7,8 @@ import { Builder, type ConcurrentCopies, medianOf, opEnd, opStart, type ReplayGr
 
 /** A call that waited for an op returns at most this long after the op ended. */
 const RETURN_MS = 0.1;
+/** The least a call that waited for its op takes. */
+const BLOCKED_MS = 0.05;
 
 export interface GraphOptions {
   /** Each direction's link rate in GB/s, for the share of a copy's time that holds the link; null where unknown. */
@@ -198,7 +200,9 @@ function syncEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly H
     // memory, `.item()`'s, waits for the work before it on its stream too; a copy from pageable memory returns as its
     // last staged piece is handed over, a little before the op ends). The weight is where the call returned against
     // the op's end.
-    const long = call.end - call.start > Math.max(3 * plainMs, 4 * TOLERANCE_MS);
+    // Long means held, not slow: under a profiler a launch can take 20 µs, three times its usual, and a 2 µs kernel
+    // end inside it; a call that waited for its op lasts at least 50 µs.
+    const long = call.end - call.start > Math.max(5 * plainMs, BLOCKED_MS);
     if (long && op.end > call.start && Math.abs(call.end - op.end) <= RETURN_MS) {
       builder.add('blocking', opEnd(i), 2 * (n + j) + 1, Math.min(0, call.end - op.end));
       waited.add(j);

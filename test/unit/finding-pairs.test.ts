@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { analyzeTraces } from '../../src/analysis/analyze.js';
+import type { AnalysisDocument, FindingCode } from '../../src/analysis/document.js';
+import { ratesFromFile } from '../../src/analysis/rates.js';
+import { parseTraceFile } from '../../src/analyze/parse.js';
+import { packageRoot } from '../../src/paths.js';
+
+// A finding's saving is a prediction; the finding pairs test it on the GPU (scripts/torch/finding_pairs.py, run by
+// scripts/gpu/validate.sh on two H200s): each pattern as a program has it and with the finding's advice applied, both
+// profiled. From the problem's trace alone analyze must predict what the fix saved a step, within 25% of the
+// saving measured under the same profiler (the problem's traced step less the fix's); where the fix saves nothing,
+// the finding must stay silent. The link's rate comes from an H200 Result, as a user passes --rates.
+
+const pairs = join(packageRoot(), 'docs', 'measurements', '2026-11-28-h200x2-validation', 'second', 'pairs');
+const rates = ratesFromFile(join(packageRoot(), 'test', 'fixtures', 'h200-balanced-16-traced.json'));
+
+async function analyse(pattern: string, variant: 'problem' | 'fix'): Promise<AnalysisDocument> {
+  return analyzeTraces([await parseTraceFile(join(pairs, `${pattern}-${variant}.pt.trace.json.gz`))], { rates, toolVersion: 'test' });
+}
+
+const saving = (document: AnalysisDocument, code: FindingCode) => document.findings.filter((f) => f.code === code).reduce((sum, f) => sum + f.ms, 0);
+
+describe('finding pairs on an H200: the saving predicted from the problem against the saving measured', () => {
+  for (const [pattern, code] of [
+    ['pageable', 'pageable-copy'],
+    ['default_stream', 'default-stream'],
+    ['copy_on_compute', 'copy-on-compute-stream'],
+    ['host_sync', 'host-sync'],
+    ['host_bound', 'host-bound'],
+  ] as const) {
+    it(`${code}: within 25% of what ${pattern}'s fix saved`, { timeout: 60_000 }, async () => {
+      const [problem, fix] = [await analyse(pattern, 'problem'), await analyse(pattern, 'fix')];
+      const measured = problem.devices[0]!.stepMs - fix.devices[0]!.stepMs;
+      const predicted = saving(problem, code);
+      assert.ok(measured > 0.05, `${pattern}: the fix saved ${measured} ms`);
+      assert.ok(Math.abs(predicted - measured) <= 0.25 * measured, `${code}: predicted ${predicted.toFixed(3)} ms, measured ${measured.toFixed(3)} ms`);
+    });
+  }
+
+  for (const [pattern, code] of [
+    ['default_torch', 'default-stream'],
+    ['serialised_full', 'serialised-copies'],
+  ] as const) {
+    it(`${code} stays silent on ${pattern}, whose fix saved nothing`, { timeout: 60_000 }, async () => {
+      const [problem, fix] = [await analyse(pattern, 'problem'), await analyse(pattern, 'fix')];
+      assert.ok(Math.abs(problem.devices[0]!.stepMs - fix.devices[0]!.stepMs) < 0.05, `${pattern}: the fix moved the step`);
+      assert.equal(saving(problem, code), 0);
+    });
+  }
+});
+
+describe('the misjudgements the finding pairs show are gone', () => {
+  it('a pageable program is not also called host-bound: the host sat in its copies, which pinning frees, not in launches', { timeout: 60_000 }, async () => {
+    const problem = await analyse('pageable', 'problem');
+    assert.deepEqual(
+      problem.findings.map((f) => f.code),
+      ['pageable-copy'],
+    );
+  });
+
+  it("a pageable program's floor takes the pinned link's rate, not its own pageable copies'", { timeout: 60_000 }, async () => {
+    // Without --rates: the trace's only pinned copy is its 16 MiB D2H, whose rate stands in for H2D; the pageable H2D
+    // itself ran at 5 to 9 GB/s and, taken as the link's rate, made a floor near the step.
+    const problem = analyzeTraces([await parseTraceFile(join(pairs, 'pageable-problem.pt.trace.json.gz'))], { rates: null, toolVersion: 'test' });
+    const device = problem.devices[0]!;
+    assert.ok(device.rates.h2dGbPerSecond! > 40, `H2D rate ${device.rates.h2dGbPerSecond} GB/s`);
+    assert.ok(device.efficiency < 0.5, `efficiency ${device.efficiency}`);
+    assert.ok(problem.notes.some((n) => /no pinned h2d copy to take its rate from/.test(n)));
+    assert.ok(problem.notes.some((n) => /the rate is too low and the floor too high/.test(n)));
+  });
+});
+
+describe('DDP on two H100s: compute on the default stream beside NCCL on its own', () => {
+  it('names no default-stream finding: the NCCL stream ran beside the default stream, so nothing waited on it', { timeout: 60_000 }, async () => {
+    const ranks = await Promise.all(
+      [0, 1].map((rank) => parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100x2-ddp', `overlap-rank${rank}.pt.trace.json.gz`))),
+    );
+    const document = analyzeTraces(ranks, { rates: null, toolVersion: 'test' });
+    assert.ok(!document.findings.some((f) => f.code === 'default-stream'), document.findings.map((f) => f.code).join(', '));
+  });
+});
