@@ -38,7 +38,17 @@ cpSync(join(root, 'dist'), join(stage, 'dist'), {
 // thread starts by path: dist/src/kinds/host/workers/worker.js and its imports, which dist/src carries.
 const WORKER_SCRIPT = join(stage, 'dist', 'src', 'kinds', 'host', 'workers', 'worker.js');
 if (!existsSync(WORKER_SCRIPT)) throw new Error(`the host stage's worker script is missing from the bundle (${relative(root, WORKER_SCRIPT)})`);
-for (const item of ['kernels', 'configs', 'baselines', 'package.json', 'README.md', 'scripts/perf-regression', 'scripts/perf-regression.mjs', 'scripts/gpu-toolbox.sh']) {
+for (const item of [
+  'kernels',
+  'configs',
+  'baselines',
+  'package.json',
+  'README.md',
+  'scripts/perf-regression',
+  'scripts/perf-regression.mjs',
+  'scripts/verdict-files.mjs',
+  'scripts/gpu-toolbox.sh',
+]) {
   cpSync(join(root, item), join(stage, item), { recursive: true });
 }
 // The README's reference pages travel with it (their pictures too); the measurements they cite stay in the repository.

@@ -4,6 +4,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { joinVerdictFiles } from './verdict-files.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const DEFAULT_CONFIGS = ['balanced', 'copy-bound', 'async-overlap', 'multi-kernel'].map((n) => join('configs', `${n}.yaml`));
@@ -16,14 +17,20 @@ const { values, positionals } = parseArgs({
     baselines: { type: 'string', default: join(root, 'baselines') },
     out: { type: 'string', default: join(process.cwd(), 'perf-results') },
     md: { type: 'string' },
+    junit: { type: 'string' },
+    csv: { type: 'string' },
+    bmf: { type: 'string' },
+    gab: { type: 'string' },
     threshold: { type: 'string' },
     'max-time': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
-  process.stdout.write(`usage: scripts/perf-regression --ab BASE [--out DIR] [--md FILE] [--threshold PERCENT] [--max-time SECONDS] [config.yaml ...]
-       scripts/perf-regression [--update-baseline] [--baselines DIR] [--out DIR] [--md FILE] [--threshold PERCENT] [config.yaml ...]
+  process.stdout.write(`usage: scripts/perf-regression --ab BASE [--out DIR] [--md FILE] [FORMATS] [--threshold PERCENT] [--max-time SECONDS]
+                               [config.yaml ...]
+       scripts/perf-regression [--update-baseline] [--baselines DIR] [--out DIR] [--md FILE] [FORMATS] [--threshold PERCENT]
+                               [config.yaml ...]
 --ab BASE: BASE is a checkout of the base revision. Each config (default: ${DEFAULT_CONFIGS.join(', ')}, paths relative to
   each tree's root) runs as \`cuda-pipe ab\`: the base revision's config and kernels (A) against this tree's (B), compiled
   and allocated once, their reps interleaved on this GPU. Only the modes a user acts on are judged; writes OUT/ab-<config>.json.
@@ -32,7 +39,10 @@ Without --ab: runs each config, writes OUT/results.json and compares it with BAS
 --threshold PERCENT: the equivalence band ±δ of the one verdict rule (default 0.5 for ab's pairs, 1 for compare):
   same only when the 90% interval of the change lies inside it, slower when the interval is clear of no change and
   the estimate passes it, otherwise noisy (docs/measuring.md).
-Exit codes are cuda-pipe compare's: 0 no slowdown, 1 slower (or mixed), 2 no baseline or bad files, 3 no GPU.
+FORMATS: --junit FILE (JUnit XML: a test case per gated mode, failed when slower), --csv FILE, --bmf FILE (Bencher),
+  --gab FILE (github-action-benchmark): every config's verdicts in one file each, as cuda-pipe compare and ab write them.
+Exit codes are cuda-pipe compare's: 0 no slowdown, 1 slower (or mixed), 2 no baseline or bad files, 3 no GPU (the first
+  config that finds none ends the gate: every other would find none too).
 `);
   process.exit(0);
 }
@@ -42,6 +52,9 @@ if (!existsSync(cli)) fail(`the compiled CLI is missing at ${cli}: run \`npm ci\
 const configs = positionals.length ? positionals : DEFAULT_CONFIGS;
 mkdirSync(values.out, { recursive: true });
 const shared = [...(values.threshold ? ['--threshold', values.threshold] : [])];
+// The verdicts' formats for CI (cuda-pipe compare and ab write each; the A/B mode joins its configs' files into one).
+const FORMATS = { junit: 'junit.xml', csv: 'csv', bmf: 'bmf.json', gab: 'gab.json' };
+const asked = Object.keys(FORMATS).filter((format) => values[format] !== undefined);
 
 if (values.ab) process.exit(abMode(resolve(values.ab)));
 
@@ -70,7 +83,7 @@ if (values['update-baseline']) {
   process.exit(0);
 }
 if (!existsSync(baseline)) fail(`no baseline for ${deviceName} at ${baseline}; record one with --update-baseline`, 2);
-process.exit(cudaPipe(['compare', baseline, combined, ...shared, ...(values.md ? ['--md', values.md] : [])]));
+process.exit(cudaPipe(['compare', baseline, combined, ...shared, ...(values.md ? ['--md', values.md] : []), ...asked.flatMap((f) => [`--${f}`, values[f]])]));
 
 /**
  * Each side's configs are staged in a folder of their own with that side's kernel sources beside them: a config
@@ -105,6 +118,8 @@ function abMode(base) {
   const [a, b] = [stage(base, 'base'), stage(root, 'head')];
   const reports = [];
   const codes = [];
+  const written = Object.fromEntries(asked.map((format) => [format, []]));
+  let noGpu = false;
   for (const config of configs) {
     const [pathA, pathB] = [a(config), b(config)];
     if (!pathB) fail(`${config} is not in this tree (${root})`, 2);
@@ -113,8 +128,13 @@ function abMode(base) {
       reports.push(`### ${config}: new since the base revision, not gated\n`);
       continue;
     }
+    if (noGpu) {
+      reports.push(`### ${config}: not run, cuda-pipe could not run here (exit 3 above)\n`);
+      continue;
+    }
     const name = basename(config, '.yaml');
     const md = join(values.out, `ab-${name}.md`);
+    const files = Object.fromEntries(asked.map((format) => [format, join(values.out, `ab-${name}.${FORMATS[format]}`)]));
     process.stderr.write(`perf-regression: ab ${config} (base against head, interleaved)\n`);
     const code = cudaPipe([
       'ab',
@@ -126,11 +146,20 @@ function abMode(base) {
       md,
       ...shared,
       ...(values['max-time'] ? ['--max-time', values['max-time']] : []),
+      ...asked.flatMap((format) => [`--${format}`, files[format]]),
     ]);
     if (existsSync(md)) reports.push(readFileSync(md, 'utf8'));
+    for (const format of asked) if (existsSync(files[format])) written[format].push(readFileSync(files[format], 'utf8'));
     codes.push(code);
+    // No driver, no device, no libcudart: the same for every config, so its paragraph is printed once, not per config.
+    if (code === 3) {
+      noGpu = true;
+      const left = configs.length - configs.indexOf(config) - 1;
+      if (left) process.stderr.write(`perf-regression: ${left} more config${left === 1 ? '' : 's'} not run: cuda-pipe cannot run here (above)\n`);
+    }
   }
   if (values.md) writeFileSync(values.md, reports.join('\n'));
+  for (const format of asked) writeFileSync(values[format], joinVerdictFiles(format, written[format]));
   // A failure to measure outranks a slowdown: the gate could not judge.
   return codes.find((c) => c > 1) ?? (codes.includes(1) ? 1 : 0);
 }

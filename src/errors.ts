@@ -7,7 +7,7 @@ export type ExitCode = 0 | 1 | 2 | 3 | 4 | 70 | 130;
 /** Every exit code and what it means, for `--help` and the table in docs/reference/cli.md. */
 export const EXIT_CODES: ReadonlyArray<readonly [ExitCode, string]> = [
   [0, 'success'],
-  [1, 'the measurement says no: outputs differ, or compare found a slowdown'],
+  [1, 'the measurement says no: outputs differ, or compare, ab or analyze --ab found a slowdown'],
   [2, 'usage or config error: bad flag, bad YAML, unreadable file, kernel that does not match its arguments'],
   [3, 'environment: no libcudart or libnvrtc, no driver, no device'],
   [4, 'failure while running: out of memory, a faulting kernel, a rep past its deadline, a host stage function that threw'],

@@ -59,6 +59,33 @@ export function formatPercent(fraction: number, digits = 1): string {
   return `${(fraction * 100).toFixed(digits)}%`;
 }
 
+/**
+ * An efficiency (this layout's floor / its measured time) as every view prints it: a ratio to two decimals, 0.98, where
+ * `report` said 0.98, `merge` 97.8% and the HTML page percentages (issue 39). Above 1.00 the layout beat its floor.
+ */
+export function formatEfficiency(efficiency: number): string {
+  return efficiency.toFixed(2);
+}
+
+/**
+ * The link's rate the bound was built from, at the link mode's fastest rep (the model takes each part at its fastest),
+ * as the report and the advice both say it: the table's rate beside the link mode is at its median, and one screen
+ * said 99.9 and 99.8 GB/s of one link without a word of why (issue 39).
+ */
+export function boundLinkRate(bound: { readonly linkGbPerSecond: number | null }): string | null {
+  return bound.linkGbPerSecond ? `${formatRate(bound.linkGbPerSecond)} at its fastest rep` : null;
+}
+
+/**
+ * A ratio on the wrong side of 1 with the decimals that keep it there: a speedup of 0.997 is `0.997×`, never the
+ * `1.00×` that two decimals make of it beside the words "slower than serial". Two decimals where they suffice.
+ */
+export function formatRatioBelowOne(ratio: number): string {
+  let digits = 2;
+  while (digits < 6 && ratio < 1 && Number(ratio.toFixed(digits)) >= 1) digits += 1;
+  return `${ratio.toFixed(digits)}×`;
+}
+
 export function trimNumber(value: number, decimals: number): string {
   return Number.parseFloat(value.toFixed(decimals)).toString();
 }

@@ -59,7 +59,9 @@ if (existsSync(join(dir, 'pairs.jsonl')))
   }
 const ddpTimed = new Map();
 if (existsSync(join(dir, 'ddp.jsonl')))
-  for (const line of readFileSync(join(dir, 'ddp.jsonl'), 'utf8').split('\n').filter((l) => l.startsWith('{'))) {
+  for (const line of readFileSync(join(dir, 'ddp.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))) {
     const row = JSON.parse(line);
     const key = row.variant === 'overlap' && row.bucketMb > 1000 ? 'one-bucket' : row.variant;
     const ms = Math.max(...row.ranks.map((r) => r.timedMedianMs ?? r.medianMs));

@@ -9,9 +9,11 @@ import { renderAbMarkdown, renderAbTable } from '../report/ab.js';
 import { makeStyle } from '../report/style.js';
 import { fitLines, outputColumns } from '../report/width.js';
 import { withInterrupts } from './interrupt.js';
+import { abSuite } from '../report/verdict-rows.js';
+import { type VerdictTargets, verdictDocuments } from './verdict-outputs.js';
 import { checkDocuments, writeDocuments } from './write-file.js';
 
-export interface AbFlags extends Pick<Overrides, 'streams' | 'chunks' | 'order' | 'device' | 'warmup'> {
+export interface AbFlags extends Pick<Overrides, 'streams' | 'chunks' | 'order' | 'device' | 'warmup'>, VerdictTargets {
   verify: boolean;
   gate?: boolean;
   wait: WaitStrategy;
@@ -28,10 +30,7 @@ export async function abCommand(pathA: string, pathB: string, flags: AbFlags): P
   const overrides: Overrides = { streams: flags.streams, chunks: flags.chunks, order: flags.order, device: flags.device, warmup: flags.warmup };
   const [a, b] = [loadConfigFile(pathA, overrides), loadConfigFile(pathB, overrides)];
   // Before the GPU is opened: a clash found after minutes of measuring would throw the measurement away.
-  checkDocuments([
-    { flag: 'json', target: flags.json },
-    { flag: 'md', target: flags.md },
-  ]);
+  checkDocuments([{ flag: 'json', target: flags.json }, { flag: 'md', target: flags.md }, ...verdictDocuments(() => [], flags)]);
   const result = await withInterrupts((signal) =>
     runAb(a, b, {
       verify: flags.verify,
@@ -48,6 +47,7 @@ export async function abCommand(pathA: string, pathB: string, flags: AbFlags): P
   const out = await writeDocuments([
     { flag: 'json', target: flags.json, render: () => JSON.stringify(result, null, 2) + '\n' },
     { flag: 'md', target: flags.md, render: () => renderAbMarkdown(result) + '\n' },
+    ...verdictDocuments(() => [abSuite(result)], flags),
   ]);
   const columns = outputColumns(out);
   out.write(fitLines(renderAbTable(result, makeStyle(out), columns), columns) + '\n');

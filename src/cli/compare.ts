@@ -5,9 +5,11 @@ import { UsageError } from '../errors.js';
 import { renderCompareMarkdown, renderCompareTable } from '../report/compare.js';
 import { makeStyle } from '../report/style.js';
 import { fitLines, outputColumns } from '../report/width.js';
+import { compareSuite } from '../report/verdict-rows.js';
+import { type VerdictTargets, verdictDocuments } from './verdict-outputs.js';
 import { writeDocuments } from './write-file.js';
 
-export interface CompareOptions {
+export interface CompareOptions extends VerdictTargets {
   /** The equivalence band in percent; absent for the default (compare/rule.ts). */
   threshold?: number;
   allowDeviceChange?: boolean;
@@ -28,6 +30,7 @@ export async function compareCommand(baselinePath: string, candidatePath: string
   const out = await writeDocuments([
     { flag: 'json', target: options.json, render: () => JSON.stringify(comparison, null, 2) + '\n' },
     { flag: 'md', target: options.md, render: () => renderCompareMarkdown(comparison) + '\n' },
+    ...verdictDocuments(() => [compareSuite(comparison)], options),
   ]);
   const columns = outputColumns(out);
   out.write(fitLines(renderCompareTable(comparison, makeStyle(out), columns), columns) + '\n');

@@ -4,32 +4,48 @@ import { UsageError } from '../errors.js';
 import { formatBytes, formatMs } from '../format.js';
 import { listKernelSources, readKernelSource } from '../kernels/catalog.js';
 import { formatSignature } from '../kernels/signature.js';
+import { fitLines, paragraphColumns } from '../report/width.js';
 
 export interface KernelsFlags {
   check?: boolean;
   arch?: string;
 }
 
-/** Lists (and with --check compiles) the given sources, or the built-in kernels/ when none is given. */
+/**
+ * Lists (and with --check compiles) the given sources, or the built-in kernels/ when none is given. With --check the
+ * verdict leads (how many compiled, with which NVRTC for which architecture), then each source's compile, then the
+ * listing. Every line fits the output's width.
+ */
 export async function kernelsCommand(paths: readonly string[], flags: KernelsFlags): Promise<0> {
   if (flags.arch !== undefined && !flags.check) throw new UsageError('--arch only applies with --check: listing kernels compiles nothing.');
   const sources = paths.length ? paths.map((path) => readKernelSource(path)) : listKernelSources();
+  const listing: string[] = [];
   for (const source of sources) {
-    cliIo().stdout.write(`${source.path}\n`);
+    listing.push(source.path);
     for (const signature of source.signatures) {
-      cliIo().stdout.write(`  ${formatSignature(signature)}${signature.ambiguity ? ` (cannot be used: ${signature.ambiguity})` : ''}\n`);
+      listing.push(`  ${formatSignature(signature)}${signature.ambiguity ? ` (cannot be used: ${signature.ambiguity})` : ''}`);
     }
-    for (const hidden of source.excluded) cliIo().stdout.write(`  ${hidden.name}: only under ${hidden.conditions.join(', ')}, off without -D options\n`);
-    if (!source.signatures.length && !source.excluded.length) cliIo().stdout.write('  (no extern "C" __global__ kernels)\n');
+    for (const hidden of source.excluded) listing.push(`  ${hidden.name}: only under ${hidden.conditions.join(', ')}, off without -D options`);
+    if (!source.signatures.length && !source.excluded.length) listing.push('  (no extern "C" __global__ kernels)');
   }
-  if (!flags.check) return 0;
+  const out = cliIo().stdout;
+  const write = (lines: readonly string[]) => out.write(`${fitLines(lines.join('\n'), paragraphColumns(out))}\n`);
+  if (!flags.check) {
+    write(listing);
+    return 0;
+  }
   const check = await checkKernelSources(sources, flags.arch);
-  cliIo().stdout.write(`\nCompiling with NVRTC ${check.nvrtc.version} (${check.nvrtc.path}) for ${check.arch} (${check.why}), bypassing the cache:\n`);
-  for (const s of check.sources) {
-    cliIo().stdout.write(s.ok ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}\n` : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}\n`);
-  }
   const failures = check.sources.filter((s) => !s.ok);
-  cliIo().stdout.write(`${sources.length - failures.length} of ${sources.length} sources compiled.\n`);
+  const compiled = `${sources.length - failures.length} of ${sources.length} sources compiled`;
+  const compile = (s: (typeof check.sources)[number]) =>
+    s.ok ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}` : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}`;
+  write([
+    `${compiled} for ${check.arch} (${check.why}) with NVRTC ${check.nvrtc.version}, bypassing the cache`,
+    ...check.sources.map(compile),
+    `NVRTC: ${check.nvrtc.path}`,
+    '',
+    ...listing,
+  ]);
   if (failures.length) {
     const first = failures[0]?.log.split('\n').find((line) => /error/.test(line)) ?? failures[0]?.log.split('\n')[0] ?? '';
     throw new UsageError(

@@ -15,6 +15,7 @@ import { svgExporter } from '../report/svg.js';
 import { sweepChartExporter } from '../report/sweep-chart.js';
 import { traceExporter } from '../report/trace.js';
 import { pictured } from '../report/exporter.js';
+import { summaryFirst } from '../report/results-summary.js';
 import type { RunResult } from '../result/schema.js';
 import { checkDocuments, writeDocuments } from './write-file.js';
 
@@ -34,8 +35,11 @@ const OUTPUTS = {
   gab: { run: gabExporter },
 } as const satisfies Record<string, { run: RunExporter; sweep?: RunExporter }>;
 
-/** The terminal's view of results: the run table (with the model's working under --verbose), or a sweep's heat maps, best layout and YAML. */
-const terminalExporter = (sweep: boolean, verbose: boolean): RunExporter => (sweep ? sweepTableExporter : verbose ? verboseTableExporter : tableExporter);
+/**
+ * The terminal's view of results: the run table (with the model's working under --verbose), after a line per Result
+ * where there are several, or a sweep's heat maps, best layout and YAML.
+ */
+const terminalExporter = (sweep: boolean, verbose: boolean): RunExporter => (sweep ? sweepTableExporter : summaryFirst(verbose ? verboseTableExporter : tableExporter));
 
 export type OutputFlag = keyof typeof OUTPUTS;
 export const OUTPUT_FLAGS = Object.keys(OUTPUTS) as OutputFlag[];

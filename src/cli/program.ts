@@ -16,7 +16,8 @@ import {
   timeoutSeconds,
 } from './numbers.js';
 import { exitCodeFor } from './exit-code.js';
-import { COMMAND_HELP, topLevelHelp } from './help-text.js';
+import { type CommandName, commandHelp, topLevelHelp } from './help-text.js';
+import { fitItem, fitLines, outputColumns, paragraphColumns } from '../report/width.js';
 import { checkOutputTarget } from './write-file.js';
 import { hostMemoryKinds } from './lists.js';
 import { cliIo, type CliIo, withCliIo } from './io.js';
@@ -24,13 +25,25 @@ import { cliIo, type CliIo, withCliIo } from './io.js';
 // Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
 // commander and nothing else.
 
+// Help and commander's own errors fit the width of the stream they go to, as every other output does (issue 39):
+// each option and command is laid out by width.ts' fitItem, its description beside it or, where the column would be
+// too narrow (the command list at 80 columns), under it.
+const columnsOf = (error: boolean) => outputColumns(error ? cliIo().stderr : cliIo().stdout);
+const examplesFor = (command: CommandName) => (context: { error: boolean }) => commandHelp(command, columnsOf(context.error));
+
 const program = new Command('cuda-pipe')
   .description('Measure how much overlapping copies and kernels across CUDA streams buys on your GPU.')
   .version(packageVersion(), '-V, --version', 'print the version')
   .option('--verbose', 'print stack traces and extra diagnostics')
   .showHelpAfterError('(run with --help for usage)')
-  .addHelpText('after', topLevelHelp())
-  .configureOutput({ writeOut: (text) => cliIo().stdout.write(text), writeErr: (text) => cliIo().stderr.write(text) })
+  .addHelpText('after', (context) => topLevelHelp(columnsOf(context.error)))
+  .configureOutput({
+    writeOut: (text) => cliIo().stdout.write(fitLines(text, columnsOf(false))),
+    writeErr: (text) => cliIo().stderr.write(fitLines(text, paragraphColumns(cliIo().stderr))),
+    getOutHelpWidth: () => columnsOf(false),
+    getErrHelpWidth: () => columnsOf(true),
+  })
+  .configureHelp({ formatItem: (term, termWidth, description, helper) => fitItem(term, description, helper.helpWidth ?? columnsOf(false), { termWidth }) })
   .exitOverride();
 
 const deviceOption = () => new Option('--device <n>', 'device index').argParser(deviceFlag);
@@ -43,6 +56,15 @@ const bmfOption = () =>
   new Option('--bmf <file>', "write Bencher Metric Format (each mode's latency in ns, lower and upper its quartiles), or - for stdout").argParser(checkOutputTarget);
 const gabOption = () =>
   new Option('--gab <file>', "write github-action-benchmark's customSmallerIsBetter array (ms, range ± half the quartiles), or - for stdout").argParser(checkOutputTarget);
+const junitOption = () =>
+  new Option('--junit <file>', 'write JUnit XML: a test case per gated mode, failed when slower, skipped when noisy; or - for stdout').argParser(checkOutputTarget);
+// The verdicts' formats for CI, in every command that judges B against A: the same three, each with the change, and JUnit.
+const verdictCsvOption = () =>
+  new Option('--csv <file>', 'write one CSV row per judged mode (both medians, the change, its interval, the verdict), or - for stdout').argParser(checkOutputTarget);
+const verdictBmfOption = () =>
+  new Option('--bmf <file>', "write Bencher Metric Format (B's latency in ns with its quartiles, and b-over-a with its interval), or - for stdout").argParser(checkOutputTarget);
+const verdictGabOption = () =>
+  new Option('--gab <file>', "write github-action-benchmark's customSmallerIsBetter array (B in ms, the verdict in extra), or - for stdout").argParser(checkOutputTarget);
 
 const waitOption = () =>
   new Option('--wait <how>', 'how the host waits for a rep to end without blocking: poll the event, or a blocking wait on a worker thread')
@@ -97,7 +119,7 @@ program
   .addOption(csvOption())
   .addOption(bmfOption())
   .addOption(gabOption())
-  .addHelpText('after', COMMAND_HELP.run)
+  .addHelpText('after', examplesFor('run'))
   .action(lazy(async () => (await import('./run.js')).runCommand));
 
 program
@@ -128,7 +150,7 @@ program
   .addOption(csvOption())
   .addOption(bmfOption())
   .addOption(gabOption())
-  .addHelpText('after', COMMAND_HELP.sweep)
+  .addHelpText('after', examplesFor('sweep'))
   .action(lazy(async () => (await import('./sweep.js')).sweepCommand));
 
 program
@@ -141,7 +163,7 @@ program
   .option('--json <file>', 'write the probe as a JSON document to a file, or - for stdout (the tables then go to stderr)', checkOutputTarget)
   .addOption(waitOption())
   .addOption(timeoutOption())
-  .addHelpText('after', COMMAND_HELP.probe)
+  .addHelpText('after', examplesFor('probe'))
   .action(lazy(async () => (await import('./probe.js')).probeCommand));
 
 program
@@ -150,7 +172,7 @@ program
   .argument('[sources...]', '.cu files to list or check instead of the built-in kernels/')
   .option('--check', 'compile the sources with NVRTC (no GPU needed)')
   .option('--arch <sm_XX>', "architecture for --check (default: the device's, else the newest NVRTC supports)", archFlag)
-  .addHelpText('after', COMMAND_HELP.kernels)
+  .addHelpText('after', examplesFor('kernels'))
   .action(lazy(async () => (await import('./kernels.js')).kernelsCommand));
 
 program
@@ -158,7 +180,7 @@ program
   .description("print the config file's JSON Schema, for editors; --result prints the Result document's")
   .option('--result', 'print the JSON Schema of the Result document that `run --json` writes')
   .option('--analysis', 'print the JSON Schema of the document that `analyze --json` writes')
-  .addHelpText('after', COMMAND_HELP.schema)
+  .addHelpText('after', examplesFor('schema'))
   .action(lazy(async () => (await import('./schema.js')).schemaCommand));
 
 program
@@ -173,7 +195,8 @@ program
   .addOption(csvOption())
   .addOption(bmfOption())
   .addOption(gabOption())
-  .addHelpText('after', COMMAND_HELP.report)
+  .addOption(junitOption())
+  .addHelpText('after', examplesFor('report'))
   .action(lazy(async () => (await import('./report.js')).reportCommand));
 
 program
@@ -184,7 +207,7 @@ program
   .option('--html <file>', 'write a self-contained HTML report to a file, or - for stdout', checkOutputTarget)
   .option('--trace <file>', 'write Chrome Trace Event JSON (Perfetto, chrome://tracing) to a file, or - for stdout', checkOutputTarget)
   .option('--width <columns>', "width of the Gantt chart, 20 to 1000 (default: the terminal's, else 100)", chartColumns)
-  .addHelpText('after', COMMAND_HELP.timeline)
+  .addHelpText('after', examplesFor('timeline'))
   .action(lazy(async () => (await import('./timeline.js')).timelineCommand));
 
 program
@@ -196,7 +219,11 @@ program
   .option('--allow-device-change', 'compare results from different devices')
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--json <file>', 'write the comparison as JSON to a file, or - for stdout', checkOutputTarget)
-  .addHelpText('after', COMMAND_HELP.compare)
+  .addOption(verdictCsvOption())
+  .addOption(verdictBmfOption())
+  .addOption(verdictGabOption())
+  .addOption(junitOption())
+  .addHelpText('after', examplesFor('compare'))
   .action(lazy(async () => (await import('./compare.js')).compareCommand));
 
 program
@@ -220,7 +247,11 @@ program
   .addOption(timeoutOption())
   .option('--json <file>', 'write the A/B document to a file, or - for stdout', checkOutputTarget)
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
-  .addHelpText('after', COMMAND_HELP.ab)
+  .addOption(verdictCsvOption())
+  .addOption(verdictBmfOption())
+  .addOption(verdictGabOption())
+  .addOption(junitOption())
+  .addHelpText('after', examplesFor('ab'))
   .action(lazy(async () => (await import('./ab.js')).abCommand));
 
 program
@@ -228,7 +259,7 @@ program
   .description('read the Results of many ranks (run --json results/%r.json under mpirun or srun): a table per host and GPU, the total throughput, the slowest GPU')
   .argument('<results...>', 'result files, each one Result or an array of them')
   .option('--json <file>', "write every rank's Result as one array (report, compare and timeline read it), or - for stdout", checkOutputTarget)
-  .addHelpText('after', COMMAND_HELP.merge)
+  .addHelpText('after', examplesFor('merge'))
   .action(lazy(async () => (await import('./merge.js')).mergeCommand));
 
 program
@@ -250,7 +281,7 @@ program
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--html <file>', 'write a self-contained HTML report to a file, or - for stdout', checkOutputTarget)
   .option('--trace <file>', 'write the analysed events, steps and findings as Chrome Trace Event JSON (Perfetto) to a file, or - for stdout', checkOutputTarget)
-  .addHelpText('after', COMMAND_HELP.analyze)
+  .addHelpText('after', examplesFor('analyze'))
   .action(lazy(async () => (await import('./analyze.js')).analyzeCommand));
 
 program
@@ -261,7 +292,7 @@ program
   .option('--json <file>', 'write the measurement as JSON to a file, or - for stdout', checkOutputTarget)
   .addOption(waitOption())
   .addOption(timeoutOption())
-  .addHelpText('after', COMMAND_HELP.overhead)
+  .addHelpText('after', examplesFor('overhead'))
   .action(lazy(async () => (await import('./overhead.js')).overheadCommand));
 
 // biome-ignore lint/suspicious/noConfusingVoidType: commands that print and always succeed are declared as returning nothing.
@@ -290,7 +321,7 @@ export async function cliMain(argv: readonly string[], io: Omit<CliIo, 'argv'>):
       return { code: 0, contextLost: false };
     } catch (error) {
       if (error instanceof CommandExit) return { code: error.code, contextLost: false };
-      const code = exitCodeFor(error, argv.includes('--verbose'), (text) => io.stderr.write(text));
+      const code = exitCodeFor(error, argv.includes('--verbose'), (text) => io.stderr.write(text), paragraphColumns(io.stderr));
       return { code, contextLost: contextLost(error) };
     }
   });

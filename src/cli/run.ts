@@ -12,6 +12,7 @@ import { builtinConfigsDir } from '../paths.js';
 import { renderHostMemoryTable } from '../report/host-memory.js';
 import { planPieces } from '../report/plan.js';
 import type { Plan } from '../plan/types.js';
+import { fitLines, outputColumns, paragraphColumns } from '../report/width.js';
 import type { RunResult } from '../result/schema.js';
 import type { HostMemoryKind } from '../vocabulary.js';
 import { checkStageModules } from '../kinds/index.js';
@@ -69,13 +70,19 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
       if (host?.thread === 'workers') checkStageModules({ before: host.before, after: host.after });
       views.push({ plan, kernels: kernelsLine(await checkConfigKernels(kernels, flags.arch)) });
     }
+    // Each piece's lines wrapped as they are written, at the terminal's width or COLUMNS (issue 39: 213 columns at
+    // 100); into a pipe without COLUMNS a line per paragraph, for grep, and no width measured for tens of MB of ops.
+    const out = cliIo().stdout;
+    const columns = paragraphColumns(out);
+    const fit = (piece: string) => (Number.isFinite(columns) ? fitLines(piece, columns) : piece);
     const pieces = function* () {
       for (const [i, { plan, kernels }] of views.entries()) {
         if (i) yield '';
-        yield* planPieces(plan, { ops: flags.ops ?? false, kernels, rank: rankLabel(identity) });
+        const view = { ops: flags.ops ?? false, kernels, rank: rankLabel(identity) };
+        for (const piece of planPieces(plan, view)) yield fit(piece);
       }
     };
-    await writeInTurns(cliIo().stdout, pieces());
+    await writeInTurns(out, pieces());
     return 0;
   }
   for (const flag of ['ops', 'arch'] as const) {
@@ -111,7 +118,7 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
     return done;
   });
   await writeRunOutputs(results, flags, { table: true, gantt: flags.timeline ?? false });
-  if (kinds && kinds.length > 1) cliIo().stdout.write('\n' + renderHostMemoryTable(results) + '\n');
+  if (kinds && kinds.length > 1) cliIo().stdout.write('\n' + renderHostMemoryTable(results, outputColumns(cliIo().stdout)) + '\n');
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
 }
 

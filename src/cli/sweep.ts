@@ -82,7 +82,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
       settings.push({ settings: combos[i] ?? [], plan: prepareSetting(config, axes, { gate: flags.gate ?? false }).plan });
       await nextTurn();
     }
-    cliIo().stdout.write(renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }) + '\n');
+    cliIo().stdout.write(renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }, outputColumns(cliIo().stdout)) + '\n');
     return 0;
   }
   // A clash between outputs fails before the sweep measures for minutes, not after.

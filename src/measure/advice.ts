@@ -1,4 +1,4 @@
-import { formatMs, formatRate, formatUs } from '../format.js';
+import { boundLinkRate, formatMs, formatUs } from '../format.js';
 import type { TermWords } from '../kinds/index.js';
 import type { ModeResult } from '../result/mode.js';
 import type { AdviceRecord, ModelAnalysis } from '../result/model.js';
@@ -118,11 +118,13 @@ function reasons(mode: ModeResult, model: AdviceModel, context: AdviceContext, t
         : { why: 'the host stage takes longer than the GPU side', fix: null };
     case 'fill and drain':
       return { why: 'the first and last chunks run with the pipeline half empty', fix: null };
-    case 'shared link':
+    case 'shared link': {
+      const rate = boundLinkRate(context);
       return {
-        why: `both copy directions share the PCIe link${context.linkGbPerSecond ? ` at ${formatRate(context.linkGbPerSecond)}` : ''}: that is this workload's limit, whatever the layout`,
+        why: `both copy directions share the PCIe link${rate ? `, ${rate}` : ''}: that is this workload's limit, whatever the layout`,
         fix: null,
       };
+    }
     case 'kernels not concurrent':
       return {
         why: `the kernels chunked over ${layout?.streams ?? 1} streams take ${formatMs(model.kernelsChunkedMs ?? 0)} against ${formatMs(parts.kernelWholeMs)} on whole buffers`,

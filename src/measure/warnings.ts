@@ -1,5 +1,5 @@
 import { CLOCK_SPREAD, clockText } from '../clocks.js';
-import { formatPercent } from '../format.js';
+import { formatEfficiency, formatPercent, formatRatioBelowOne } from '../format.js';
 import type { DeviceFacts } from '../result/environment.js';
 import type { ModeResult } from '../result/mode.js';
 import type { RunResult } from '../result/schema.js';
@@ -121,7 +121,7 @@ const RULES = {
     const clocks = analysis.model?.clocks;
     const faster =
       `${capitalise(named(mode))} measured faster than the model's bound ` +
-      `(bound ${analysis.bound.ms.toFixed(3)} ms, limited by ${analysis.bound.limitedBy}; efficiency ${analysis.efficiency.toFixed(2)})`;
+      `(bound ${analysis.bound.ms.toFixed(3)} ms, limited by ${analysis.bound.limitedBy}; efficiency ${formatEfficiency(analysis.efficiency)})`;
     // Clocks before blame: a bound whose kernel parts ran at another clock than the mode is no floor for it.
     if (clocks?.status === 'moving' && clocks.mode && clocks.parts) {
       return {
@@ -151,7 +151,7 @@ const RULES = {
       ? {
           code: 'slower-than-serial',
           message:
-            `${capitalise(named(mode))} is slower than serial (${mode.analysis.speedup.toFixed(2)}×)` +
+            `${capitalise(named(mode))} is slower than serial (${formatRatioBelowOne(mode.analysis.speedup)})` +
             `${oneStream(mode) ? ': every stream is the per-thread default stream, so its streams are one stream and nothing overlaps' : ''}.`,
           remedy: slowerRemedy(mode),
         }

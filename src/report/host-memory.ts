@@ -1,7 +1,8 @@
 import { formatMs, formatRate, gbPerSecond } from '../format.js';
 import type { ModeResult } from '../result/mode.js';
 import type { RunResult } from '../result/schema.js';
-import { renderTable } from './big-table.js';
+import { type Column, fitTable, without } from './fold.js';
+import { DEFAULT_COLUMNS, fitLines } from './width.js';
 
 /** One row of `run --host-memory`: what one kind of host memory did to the same config. */
 export interface HostMemoryRow {
@@ -34,22 +35,22 @@ export function hostMemoryRow(result: RunResult): HostMemoryRow {
   };
 }
 
-/** The side-by-side table: copy bandwidth, serial and overlapped times, speedup, and how much of the overlap happened. */
-export function renderHostMemoryTable(results: readonly RunResult[]): string {
-  const table = renderTable({
-    head: ['host memory', 'H2D', 'D2H', 'serial', 'overlapped', 'speedup', 'overlap achieved'],
-    colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
-    rows: results
-      .map(hostMemoryRow)
-      .map((row) => [
-        row.hostMemory,
-        row.h2dGbPerSecond === null ? '' : formatRate(row.h2dGbPerSecond),
-        row.d2hGbPerSecond === null ? '' : formatRate(row.d2hGbPerSecond),
-        formatMs(row.serialMs),
-        formatMs(row.overlappedMs),
-        `${row.speedup.toFixed(2)}×`,
-        row.overlapAchieved === null ? '' : `${Math.round(100 * row.overlapAchieved)}%`,
-      ]),
-  });
-  return `${results[0]?.config.name ?? ''} by host memory kind (overlap achieved: (serial − overlapped) / (serial − bound)):\n${table}`;
+/**
+ * The side-by-side table: copy bandwidth, serial and overlapped times, speedup, and how much of the overlap happened,
+ * within `columns`: without the copy rates where the whole table is too wide, else folded.
+ */
+export function renderHostMemoryTable(results: readonly RunResult[], columns = DEFAULT_COLUMNS): string {
+  const rows = results.map(hostMemoryRow);
+  const column = (head: string, cell: (row: HostMemoryRow) => string, align: Column['align'] = 'right'): Column => ({ head, align, cells: rows.map(cell) });
+  const full = [
+    column('host memory', (row) => row.hostMemory, 'left'),
+    column('H2D', (row) => (row.h2dGbPerSecond === null ? '' : formatRate(row.h2dGbPerSecond))),
+    column('D2H', (row) => (row.d2hGbPerSecond === null ? '' : formatRate(row.d2hGbPerSecond))),
+    column('serial', (row) => formatMs(row.serialMs)),
+    column('overlapped', (row) => formatMs(row.overlappedMs)),
+    column('speedup', (row) => `${row.speedup.toFixed(2)}×`),
+    column('overlap achieved', (row) => (row.overlapAchieved === null ? '' : `${Math.round(100 * row.overlapAchieved)}%`)),
+  ];
+  const heading = `${results[0]?.config.name ?? ''} by host memory kind (overlap achieved: (serial − overlapped) / (serial − bound)):`;
+  return `${fitLines(heading, columns)}\n${fitTable([full, without(full, 'H2D', 'D2H')], columns)}`;
 }

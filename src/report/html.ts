@@ -1,3 +1,4 @@
+import { formatEfficiency } from '../format.js';
 import { kindSections } from './kind-sections.js';
 import { devicesLines } from './devices.js';
 import { comparisonText, leadComparisons, modelLines, roleLabel, serialCaveat, verificationWords } from './labels.js';
@@ -121,7 +122,7 @@ function headline(result: RunResult): string {
   const mode = result.modes.find((m) => m.id === s.mode);
   return (
     `${mode ? roleLabel(mode.role) : s.mode}: ${ms(s.overlappedMs)} against ${ms(s.serialMs)} serial, ` +
-    `speedup ${speedup(s.speedup, s.speedupError)}, efficiency ${percent(s.efficiency)} (the model's bound over the median). ` +
+    `speedup ${speedup(s.speedup, s.speedupError)}, efficiency ${formatEfficiency(s.efficiency)} (the model's bound over the median). ` +
     `Verification ${verificationWords(result.verification)}.`
   );
 }
@@ -153,7 +154,7 @@ function overlapSection(result: RunResult): string {
     serialCaveat(m, result)?.omit ? '—' : speedup(m.analysis.speedup, m.analysis.speedupError),
     ms(m.analysis.bound.ms),
     m.analysis.bound.limitedBy,
-    percent(m.analysis.efficiency),
+    formatEfficiency(m.analysis.efficiency),
   ]);
   // The model's verdict for each layout: its floor, the workload's, and where the lost time went.
   const verdicts = overlapped.flatMap((m) => {

@@ -1,5 +1,5 @@
 import { clockNote } from './clocks.js';
-import { formatMs, formatPercent, formatRate, formatTflops, gbPerSecond } from '../format.js';
+import { boundLinkRate, formatMs, formatPercent, formatRate, formatTflops, gbPerSecond } from '../format.js';
 import type { ModeResult } from '../result/mode.js';
 import type { ModelAnalysis } from '../result/model.js';
 import type { RunResult } from '../result/schema.js';
@@ -151,7 +151,7 @@ export function verificationWords(verification: Pick<RunResult['verification'], 
 export function timingLine(result: RunResult): string {
   const p = result.policy;
   const what = p.gate ? 'GPU time only (--gate held the streams until each rep was issued)' : 'GPU time including host issue cost (no --gate)';
-  const rules = [...new Set(result.modes.map((m) => m.stoppedBy))].map((r) => STOP_RULE_TEXT[r]);
+  const stopped = stopReasons(result);
   const policy =
     p.fixedReps !== null
       ? `${p.fixedReps} reps per mode after ${p.warmup} warm-ups`
@@ -161,7 +161,19 @@ export function timingLine(result: RunResult): string {
   const events = result.modes.some((m) => m.cpuStage)
     ? "CUDA events, and for a mode with a host stage the later of its end event and its last CPU task's end (host clock)"
     : 'CUDA events';
-  return `timing: ${events}, ${what}; ${policy}; stopped because ${rules.join(' / ')}; noise is 1.4826·MAD/median`;
+  return `timing: ${events}, ${what}; ${policy}; stopped because ${stopped}; noise is 1.4826·MAD/median`;
+}
+
+/**
+ * Why the modes' reps stopped: the one rule, or each rule with the modes it stopped (named, up to 3), where it was
+ * "the noise fell under the target / the noise stopped changing" with no word of which mode was which (issue 39).
+ */
+function stopReasons(result: RunResult): string {
+  const byRule = new Map<StopRule, ModeResult[]>();
+  for (const m of result.modes) byRule.set(m.stoppedBy, [...(byRule.get(m.stoppedBy) ?? []), m]);
+  if (byRule.size === 1) return STOP_RULE_TEXT[[...byRule.keys()][0] as StopRule];
+  const which = (modes: readonly ModeResult[]) => (modes.length <= 3 ? modes.map((m) => modeLabel(m, result)).join(', ') : `${modes.length} modes`);
+  return [...byRule].map(([rule, modes]) => `${STOP_RULE_TEXT[rule]} for ${which(modes)}`).join(', and ');
 }
 
 /** One speedup and what it compares: `toMs` (this mode) against `fromMs` (the mode it replaces). */
@@ -213,7 +225,7 @@ export function serialCaveat(mode: ModeResult, result: Pick<RunResult, 'modes'>)
   };
 }
 
-/** "bound 5.71 ms, limited by the link with both copy directions at once (98.1 GB/s): ..." */
+/** "bound 5.71 ms, limited by the link with both copy directions at once (98.1 GB/s at its fastest rep): ..." */
 export function boundText(mode: ModeResult): string | null {
   const analysis = mode.analysis;
   if (!analysis || mode.role.kind !== 'overlapped') return null;
@@ -222,7 +234,7 @@ export function boundText(mode: ModeResult): string | null {
   const detail = words
     ? `${bound.limitedBy}, ${words}`
     : bound.limitedBy === 'link'
-      ? `the link with both copy directions at once${bound.linkGbPerSecond ? ` (${formatRate(bound.linkGbPerSecond)})` : ''}: ` +
+      ? `the link with both copy directions at once${boundLinkRate(bound) ? ` (${boundLinkRate(bound)})` : ''}: ` +
         `${formatMs(bound.steadyMs)}, plus ${formatMs(bound.fillDrainMs)} of fill and drain with one direction alone`
       : `${bound.limitedBy}: ${formatMs(bound.steadyMs)}, plus ${formatMs(bound.fillDrainMs)} of fill and drain over ${mode.role.layout.chunks} chunks`;
   return `bound: ${formatMs(bound.ms)}, limited by ${detail}; efficiency bound/measured ${analysis.efficiency.toFixed(2)}`;

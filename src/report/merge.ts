@@ -1,5 +1,5 @@
 import { type CollectiveSkew, type MergedConfig, type Merged, type ModeSkew, participantName, type RankFigures, type Skew, type StepFigures } from '../compare/merge.js';
-import { formatBytes, formatMs, formatPercent, formatRate } from '../format.js';
+import { formatBytes, formatEfficiency, formatMs, formatPercent, formatRate } from '../format.js';
 import type { Collective } from '../vocabulary.js';
 import { type Column, fitTable, type Layout, without } from './fold.js';
 import type { Style } from './style.js';
@@ -86,7 +86,7 @@ function hostTable(c: MergedConfig, ranks: readonly RankFigures[], style: Style,
     { head: 'rank', align: 'right', cells: ranks.map(rankText) },
     { head: 'overlapped', align: 'right', cells: ranks.map((r) => mark(r)(formatMs(r.overlappedMs))) },
     { head: 'speedup', align: 'right', cells: ranks.map((r) => `${r.speedup.toFixed(2)}×`) },
-    { head: 'efficiency', align: 'right', cells: ranks.map((r) => formatPercent(r.efficiency)) },
+    { head: 'efficiency', align: 'right', cells: ranks.map((r) => formatEfficiency(r.efficiency)) },
     // Ranks that meet at collectives move a few bytes a step: their rate says nothing.
     ...(c.step ? [] : [{ head: 'throughput', align: 'right' as const, cells: ranks.map((r) => formatRate(r.gbps)) }]),
   ];

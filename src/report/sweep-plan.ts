@@ -2,6 +2,7 @@ import type { Setting } from '../config/settings.js';
 import type { Plan } from '../plan/types.js';
 import type { ModeRole, OverlapLayout } from '../vocabulary.js';
 import { roleLabel } from './labels.js';
+import { DEFAULT_COLUMNS, fitLines } from './width.js';
 
 export interface SweepPreview {
   /** Each setting of the non-layout axes (an empty list where there are none) with its plan. */
@@ -14,9 +15,9 @@ export interface SweepPreview {
 /**
  * `sweep --dry-run`: per setting, the layouts the race would measure (as planned, which may differ from the axes
  * where a chunk count does not divide the input) and the modes measured once beside them; the budget bounds the race,
- * so a long sweep is seen before it starts. Needs no GPU.
+ * so a long sweep is seen before it starts. Needs no GPU. Every line fits `columns`.
  */
-export function renderSweepPlan(preview: SweepPreview): string {
+export function renderSweepPlan(preview: SweepPreview, columns = DEFAULT_COLUMNS): string {
   const lines: string[] = [];
   const first = preview.settings[0]?.plan;
   if (!first) return 'no setting to sweep';
@@ -33,17 +34,14 @@ export function renderSweepPlan(preview: SweepPreview): string {
         lines.push(`  ${streams} stream${streams === 1 ? '' : 's'}, ${how}: ${same.map((l) => l.chunks).join(', ')} chunks`);
       }
     }
-    lines.push(...wrap(`measured beside them: ${onceModes(plan).join(', ')}`, 96).map((line) => `  ${line}`));
+    lines.push(`  measured beside them: ${onceModes(plan).join(', ')}`);
   }
   const race = preview.exhaustive ? 'every layout until the noise rule or the budget stops it (--exhaustive)' : 'clearly slower layouts dropped between rounds';
   lines.push(
-    ...wrap(
-      `${layouts} layouts in all, raced for at most ${preview.budgetS} s a setting (--max-time), ${preview.budgetS * count} s for ${count} setting${count === 1 ? '' : 's'}: ${race}; ` +
-        'then the best layout is traced. Nothing was measured: drop --dry-run to sweep.',
-      100,
-    ),
+    `${layouts} layouts in all, raced for at most ${preview.budgetS} s a setting (--max-time), ${preview.budgetS * count} s for ${count} setting${count === 1 ? '' : 's'}: ${race}; ` +
+      'then the best layout is traced. Nothing was measured: drop --dry-run to sweep.',
   );
-  return lines.join('\n');
+  return fitLines(lines.join('\n'), columns);
 }
 
 function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
@@ -68,17 +66,4 @@ function onceModes(plan: Plan): string[] {
   );
   const named = [...new Set(roles.filter((r) => COUNTED[r.kind] === undefined).map((r) => roleLabel(r)))];
   return [...named, ...[...counted].map(([what, same]) => `${what} (${same.length})`)];
-}
-
-/** Words to lines of at most `width` characters (a word longer than that gets a line of its own). */
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  return [...lines, line];
 }

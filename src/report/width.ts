@@ -26,6 +26,15 @@ export function outputColumns(stream: Terminal = process.stdout, env: NodeJS.Pro
   return columns !== undefined && columns > 0 ? Math.max(MIN_COLUMNS, columns) : DEFAULT_COLUMNS;
 }
 
+/**
+ * The columns a paragraph of prose (an error, a hint, commander's messages) is wrapped at on `stream`: COLUMNS where
+ * it is set, else the terminal's width; written to a pipe or a file without COLUMNS, each paragraph stays one line,
+ * so that a search of a log (`grep cuda-pipe: ci.log`) finds it whole, and the reader's own window wraps it.
+ */
+export function paragraphColumns(stream: Terminal = process.stderr, env: NodeJS.ProcessEnv = process.env): number {
+  return /^\d{1,5}$/.test(env.COLUMNS ?? '') || stream.isTTY ? outputColumns(stream, env) : Number.POSITIVE_INFINITY;
+}
+
 // SGR colour codes, the only escapes the renderers write (style.ts); anything else goes to string-width.
 const SGR = /\u001b\[[0-9;]*m/g;
 // Characters one column wide each: printable ASCII, Latin to Georgian without combining marks, and the punctuation,
@@ -59,6 +68,31 @@ export function fitLines(text: string, columns: number): string {
       return [first.trimEnd(), ...tail].join('\n');
     })
     .join('\n');
+}
+
+/** The narrowest description laid out beside its term (commander's own limit); a narrower one goes under it. */
+const MIN_BESIDE = 40;
+
+/**
+ * A term and its description as a help text lays them out (commander's items, the exit codes, the environment): the
+ * term indented by `indent` and padded to `termWidth`, the description beside it wrapped within its column, or, where
+ * that column would be narrower than 40 or the term is wider than `termWidth`, on the lines under the term, indented
+ * four past it. Every line fits `columns`.
+ */
+export function fitItem(term: string, description: string, columns: number, options: { indent?: number; termWidth?: number } = {}): string {
+  const indent = ' '.repeat(options.indent ?? 2);
+  const termWidth = Math.max(options.termWidth ?? 0, 0);
+  if (!description) return fitLines(indent + term, columns);
+  const beside = columns - indent.length - termWidth - 2;
+  if (beside >= MIN_BESIDE && visibleWidth(term) <= termWidth) {
+    const pad = ' '.repeat(termWidth - visibleWidth(term));
+    const [first = '', ...rest] = wrapAnsi(description, beside, { hard: true }).split('\n');
+    const under = ' '.repeat(indent.length + termWidth + 2);
+    return [`${indent}${term}${pad}  ${first}`, ...rest.map((line) => under + line)].join('\n');
+  }
+  const under = `${indent}    `;
+  const lines = wrapAnsi(description, Math.max(columns - under.length, 1), { hard: true }).split('\n');
+  return [fitLines(indent + term, columns), ...lines.map((line) => under + line)].join('\n');
 }
 
 /**

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { CommanderError } from 'commander';
 import { exitCodeFor } from '../../src/cli/exit-code.js';
-import { COMMAND_HELP } from '../../src/cli/help-text.js';
+import { COMMAND_EXAMPLES, type CommandName, commandHelp } from '../../src/cli/help-text.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { DeviceFailure, EXIT_CODES, UsageError } from '../../src/errors.js';
 import { RepGuard } from '../../src/measure/guard.js';
@@ -66,7 +66,10 @@ describe('help', () => {
     const listing = runCli(['--help']).stdout.split('Commands:')[1]?.split('Exit codes:')[0] ?? '';
     const commands = [...listing.matchAll(/^  (\w+) /gm)].map((m) => m[1]).filter((c) => c !== 'help');
     assert.ok(commands.length >= 7);
-    for (const command of commands) assert.match(COMMAND_HELP[command as keyof typeof COMMAND_HELP] ?? '', new RegExp(`Examples:\\n  \\$ cuda-pipe ${command}`), command);
+    for (const command of commands) {
+      assert.ok(command && command in COMMAND_EXAMPLES, command);
+      assert.match(commandHelp(command as CommandName), new RegExp(`Examples:\\n  \\$ cuda-pipe ${command}`), command);
+    }
     const { code, stdout } = runCli(['kernels', '--help']);
     assert.equal(code, 0);
     assert.match(stdout, /Examples:\n  \$ cuda-pipe kernels [\s\S]*\n  \$ cuda-pipe kernels --check my_kernel\.cu --arch sm_90/);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { packageRoot } from '../../src/paths.js';
+import { runCli } from '../helpers/cli.js';
 
 // Figures the README and the docs/ pages it links quote, each next to the committed log it comes from: issue 26 found
 // some that no log held or that an older run had given. A figure changed in one place and not the other fails here.
@@ -21,6 +22,7 @@ const PAGES = [
   'docs/several-gpus.md',
   'docs/figures.md',
   'docs/development.md',
+  'docs/ci-dashboards.md',
 ] as const;
 type Page = (typeof PAGES)[number];
 const log = (path: string) => readFileSync(join(root, 'docs', 'measurements', path), 'utf8');
@@ -120,9 +122,57 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
   },
   {
     page: 'docs/development.md',
-    readme: '1,703 tests, 1,635 passing and 68',
-    log: '2026-11-26-ci/summary-518dc11.txt',
-    holds: ['at 518dc11', '# tests 1703', '# pass 1635', '# skipped 68', '# duration_ms 91463', 'exit 0'],
+    readme: 'At 8c2b98f, with main merged in, it ran 1,924 tests: 1,851 passed, 73 skipped with their reason (each needs a GPU',
+    log: '2026-11-28-first-hour/ci-run-8c2b98f.txt',
+    holds: ['.ci/run at 8c2b98f', 'exported without .git', '# tests 1924', '# pass 1851', '# skipped 73', '# fail 0', '# duration_ms 112480'],
+  },
+  {
+    page: 'docs/development.md',
+    readme: 'the runner took 112 s and the whole `.ci/run` 171.6 s on 2 cores, at a load average of 3.27 before it',
+    log: '2026-11-28-first-hour/ci-run-8c2b98f.txt',
+    holds: ['2 cores, load before: 3.27', '.ci/run: 171.6 s wall'],
+  },
+  {
+    page: 'docs/development.md',
+    readme: 'a copy without `.git` (1.25 to 1.55 s to make, at a load of about 4)',
+    log: '2026-11-28-first-hour/ci-run-8c2b98f.txt',
+    holds: ['git archive HEAD | tar -x: 1.25 s', 'git archive HEAD | tar -x: 1.30 s', 'git archive HEAD | tar -x: 1.55 s', 'load 4.22', 'load 3.96'],
+  },
+  {
+    page: 'docs/development.md',
+    readme: 'a load average of 3.42 to 5.55 before each run, as their logs record',
+    log: '2026-11-26-test-speed-4/two-workers/npm-test-a.txt',
+    holds: ['load before: 5.55'],
+  },
+  {
+    page: 'docs/development.md',
+    readme: 'a load average of 3.42 to 5.55 before each run, as their logs record',
+    log: '2026-11-26-test-speed-4/two-workers/npm-test-d.txt',
+    holds: ['load before: 3.42'],
+  },
+  {
+    page: 'README.md',
+    readme: '(1.1 s, where it rebuilt for 53 s before; `docs/measurements/2026-11-28-first-hour/npx.log`)',
+    log: '2026-11-28-first-hour/npx.log',
+    holds: ['npx cuda-pipe --version : 1.12'],
+  },
+  {
+    page: 'docs/ci-dashboards.md',
+    readme: 'about a minute on 2 cores, 57 s in `docs/measurements/2026-11-28-first-hour/npx.log`',
+    log: '2026-11-28-first-hour/npx.log',
+    holds: ['2 cores', 'npm ci --no-audit --no-fund : 56.8'],
+  },
+  {
+    page: 'docs/ci-dashboards.md',
+    readme: '(1.1 s in that log, where it rebuilt for 53 s before)',
+    log: '2026-11-28-first-hour/npx-before.log',
+    holds: ['npx cuda-pipe --version : 53.39'],
+  },
+  {
+    page: 'README.md',
+    readme: 'where it rebuilt for 53 s before',
+    log: '2026-11-28-first-hour/npx-before.log',
+    holds: ['commit: 4a68361', 'npx cuda-pipe --version : 53.39'],
   },
   {
     page: 'README.md',
@@ -209,6 +259,10 @@ describe("the README's figures", () => {
         '55 GPU or two-GPU tests',
         '0.981 and 1.005',
         '2.701 against 2.121',
+        '1,703 tests',
+        '1,818 tests',
+        '1,913 tests',
+        'nothing else running',
       ]) {
         assert.ok(!text.includes(stale), `${path}: ${stale}`);
       }
@@ -224,6 +278,16 @@ describe("the README's figures", () => {
     const [, output = '', path = ''] = block;
     assert.ok(log(path).includes(output), `${path} lacks the README's block`);
     assert.match(output, /^speedup over serial: /m);
+  });
+
+  it("the README's first screen is what report prints today from the Result it names, not an older build's", () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const block = /^```\n([\s\S]*?)\n```\n\n\*Copied verbatim from /m.exec(readme);
+    const run = /\*, the report of the\srun in `(docs\/measurements\/[^`]+)`/.exec(readme);
+    assert.ok(block && run, 'no output block naming the run it reports');
+    const { code, stdout } = runCli(['report', join(run[1] ?? '', 'balanced.json')]);
+    assert.equal(code, 0);
+    assert.ok(stdout.includes(block[1] ?? ''), `report prints\n${stdout.slice(0, 1200)}`);
   });
 
   it('the README links every page the reference material moved to', () => {

@@ -77,7 +77,7 @@ describe('the run table fits the terminal and leads with the answer', () => {
       'cuda-pipe 0.1.0 · balanced · NVIDIA H200',
       'speedup over serial: 2.06× ± 0.01 (95%; 12.57 ms → 6.099 ms)',
       "efficiency: 0.95 = this layout's floor 5.788 ms / 6.099 ms measured",
-      'limited by: the link with both copy directions at once (100.1 GB/s)',
+      'limited by: the link with both copy directions at once (100.1 GB/s at its fastest rep)',
       'best layout: about 64 chunks × 3 streams, 5.596 ms predicted (limited by link)',
       'change: use 64 chunks × 3 streams (now 16 × 4): saves 0.193 ms; lost to fill and drain: 0.941 ms',
     ]);

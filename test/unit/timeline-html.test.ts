@@ -42,7 +42,7 @@ for (const { name, result } of timelineFixtures()) {
         assert.ok(overlap.includes(`<td>${roleLabel(m.role)}</td>`));
         assert.ok(
           overlap.includes(
-            `${a.speedup.toFixed(2)}× ± ${(2 * a.speedupError!).toFixed(2)}</td><td>${a.bound.ms.toFixed(3)} ms</td><td>${a.bound.limitedBy}</td><td>${(a.efficiency * 100).toFixed(1)}%`,
+            `${a.speedup.toFixed(2)}× ± ${(2 * a.speedupError!).toFixed(2)}</td><td>${a.bound.ms.toFixed(3)} ms</td><td>${a.bound.limitedBy}</td><td>${a.efficiency.toFixed(2)}`,
           ),
         );
       }

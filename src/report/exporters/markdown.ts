@@ -1,4 +1,4 @@
-import { formatBytes, formatMs, formatPercent } from '../../format.js';
+import { formatBytes, formatEfficiency, formatMs, formatPercent } from '../../format.js';
 import type { RunResult } from '../../result/schema.js';
 import type { RunExporter } from '../exporter.js';
 import { renderMarkdownTable } from '../big-table.js';
@@ -8,6 +8,28 @@ import { eventCostLines, toolboxLines } from '../toolbox.js';
 import { comparisonText, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine, verificationWords } from '../labels.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
+
+/**
+ * "16 chunks × 4194304 elements over 4 streams, depth-first; input 256 MiB in, output 256 MiB out.": each layout, then
+ * the buffers the host holds, or where every buffer is on the device alone (a GEMM's scratch), that they are.
+ */
+function layoutLine(result: RunResult): string {
+  const unit = result.pipeline.items === undefined ? 'elements' : 'items';
+  const layouts = new Set(
+    result.modes.flatMap((m) =>
+      m.role.kind === 'overlapped' && m.analysis
+        ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} ${unit} over ${m.role.layout.streams} streams, ${m.role.layout.order}`]
+        : [],
+    ),
+  );
+  const held = result.buffers.filter((b) => b.role !== 'scratch');
+  const buffers = held.length
+    ? [held.map((b) => `${b.name} ${formatBytes(b.bytes)} ${b.role}`).join(', ')]
+    : result.buffers.length
+      ? [`${result.buffers.map((b) => b.name).join(', ')} on the device only (scratch), none copied`]
+      : [];
+  return `${[...layouts, ...buffers].join('; ')}.`;
+}
 
 /** A Markdown report of one run, for pull-request comments and CI job summaries. */
 export function renderRunMarkdown(result: RunResult): string {
@@ -24,27 +46,11 @@ export function renderRunMarkdown(result: RunResult): string {
       ? `Speedup over serial: ${caveat.text}`
       : `**Speedup over serial: ${formatSpeedup(result.summary)}** ` +
         `(${formatMs(result.summary.serialMs)} → ${formatMs(result.summary.overlappedMs)}${caveat ? `; ${caveat.text}` : ''})`) +
-      (bound ? `; bound ${formatMs(bound.ms)} (limited by ${bound.limitedBy}), efficiency ${result.summary.efficiency.toFixed(2)}` : '') +
+      (bound ? `; bound ${formatMs(bound.ms)} (limited by ${bound.limitedBy}), efficiency ${formatEfficiency(result.summary.efficiency)}` : '') +
       `; verification **${verificationWords(verification)}**.`,
     ...(headline ? modelLines(headline).map((line) => `- ${line}`) : []),
     '',
-    [
-      ...new Set(
-        result.modes.flatMap((m) =>
-          m.role.kind === 'overlapped' && m.analysis
-            ? [
-                `${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} ${result.pipeline.items === undefined ? 'elements' : 'items'} over ${m.role.layout.streams} streams, ${m.role.layout.order}`,
-              ]
-            : [],
-        ),
-      ),
-    ].join('; ') +
-      '; ' +
-      result.buffers
-        .filter((b) => b.role !== 'scratch')
-        .map((b) => `${b.name} ${formatBytes(b.bytes)} ${b.role}`)
-        .join(', ') +
-      '.',
+    layoutLine(result),
     '',
     renderMarkdownTable({
       head: ['mode', 'median', 'min', 'max', 'noise', 'n', 'rate', 'speedup', 'efficiency'],
@@ -58,7 +64,7 @@ export function renderRunMarkdown(result: RunResult): string {
         String(m.stats.n),
         rateOf(m),
         m.analysis && !serialCaveat(m, result)?.omit ? formatSpeedup(m.analysis) : '',
-        m.analysis ? m.analysis.efficiency.toFixed(2) : '',
+        m.analysis ? formatEfficiency(m.analysis.efficiency) : '',
       ]),
     }),
     '',

@@ -10,8 +10,10 @@ export interface ModeMetric {
 }
 
 /**
- * Every compared mode of the Results (issue-cost modes time the host, not the GPU, so compare leaves them out and so
- * do dashboards), named `config/mode-id`: the id is generated from the role, so a name stays the same from one
+ * Every compared mode of the Results that was measured to its end (issue-cost modes time the host, not the GPU, so
+ * compare leaves them out and so do dashboards; a sweep's layouts dropped after a few reps as clearly slower have
+ * medians of a few noisy reps, which a chart would plot as measured, so they are left out too, and `--csv` keeps them
+ * with `stopped_by` `clearly-slower`), named `config/mode-id`: the id is generated from the role, so a name stays the same from one
  * commit to the next while labels may be reworded. A rank adds `@rank N`; Results that would still share a name (one
  * per `--host-memory` kind, one per sweep setting) add `#2`, `#3`… in the order the command wrote them, which is fixed.
  */
@@ -22,7 +24,8 @@ export function modeMetrics(results: readonly RunResult[]): ModeMetric[] {
     const count = (seen.get(base) ?? 0) + 1;
     seen.set(base, count);
     const prefix = count === 1 ? base : `${base}#${count}`;
-    return result.modes.filter((mode) => isCompared(mode.role)).map((mode) => ({ name: `${prefix}/${mode.id}`, result, mode }));
+    const measured = result.modes.filter((mode) => isCompared(mode.role) && mode.stoppedBy !== 'clearly-slower');
+    return measured.map((mode) => ({ name: `${prefix}/${mode.id}`, result, mode }));
   });
 }
 

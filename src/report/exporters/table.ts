@@ -1,4 +1,4 @@
-import { formatBytes, formatMs, formatPercent, formatRate } from '../../format.js';
+import { boundLinkRate, formatBytes, formatMs, formatPercent } from '../../format.js';
 import type { ModeResult } from '../../result/mode.js';
 import type { RunResult } from '../../result/schema.js';
 import {
@@ -117,7 +117,7 @@ function answerLines(result: RunResult, style: Style): string[] {
     `efficiency: ${analysis.efficiency.toFixed(2)} = this layout's floor ${formatMs(bound.ms)} / ${formatMs(head.stats.median)} measured${clockSuffix(head)}`,
     `limited by: ${
       bound.limitedBy === 'link'
-        ? `the link with both copy directions at once${bound.linkGbPerSecond ? ` (${formatRate(bound.linkGbPerSecond)})` : ''}`
+        ? `the link with both copy directions at once${boundLinkRate(bound) ? ` (${boundLinkRate(bound)})` : ''}`
         : limitWords(bound.limitedBy, head.analysis?.model?.words?.limit)
     }`,
     `best layout: ${bestLayoutText(head) ?? "not predicted: the model needs the small ops' costs, which this Result lacks"}`,
