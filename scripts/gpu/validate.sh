@@ -5,10 +5,12 @@
 #   configs  the configs whose conclusions users act on, each with --json: balanced, inference, gemm,
 #            weight-streaming, host-stage, loader, and ddp on every visible GPU; `report` of each, as a user reads it
 #   pairs    the finding pairs (scripts/torch/finding_pairs.py on GPU 0; ddp_overlap.py's variants on two GPUs)
+#   gate     the perf gate as CI runs it from the bundle (scripts/perf-regression against the stored baselines for
+#            this GPU), with its JUnit, Markdown and CSV verdicts
 # Everything lands in OUT/validation.tgz (the device tool brings back a few files only), to be unpacked under
 # docs/measurements/<date>-<card>/. Usage: bash scripts/gpu/validate.sh OUT [part…] (default: suite configs pairs).
 set -uo pipefail
-out=${1:?usage: validate.sh OUT [suite] [configs] [pairs]}
+out=${1:?usage: validate.sh OUT [suite] [configs] [pairs] [gate]}
 shift
 parts=${*:-suite configs pairs}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,6 +58,10 @@ for part in $parts; do
             "$work/pairs/ddp-${variant%%:*}" ${variant#*:} --steps 10 --warmup 3 --timed 30 >>"$work/ddp.jsonl" 2>>"$work/ddp.err"
         done
       fi
+      ;;
+    gate)
+      (step 300 bash /tmp/cuda-pipe/scripts/perf-regression --out "$work/perf" --junit "$work/perf/junit.xml" --md "$work/perf/gate.md" \
+        --csv "$work/perf/gate.csv") >"$work/gate.log" 2>&1
       ;;
   esac
 done
