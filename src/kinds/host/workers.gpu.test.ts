@@ -61,11 +61,12 @@ describe('a host stage function that never ends, on a real device', () => {
         .replace('source: scale.cu', `source: ${join(root, 'kernels', 'scale.cu')}`);
       writeFileSync(join(dir, 'hang.yaml'), config);
       const started = performance.now();
-      // Before the fix the run was still going at 60 s, until SIGKILL.
+      // Before the fix the run was still going at 60 s, until SIGKILL. On an H200 the hang met the stage first in a
+      // mode that runs it once on the whole buffers (validation third/suite-one-gpu.log), so either place is named.
       const run = runCli(['run', join(dir, 'hang.yaml'), '--timeout', '5', '--no-tracing'], {}, { timeoutMs: 90_000 });
       const seconds = (performance.now() - started) / 1000;
       assert.equal(run.code, 4, run.stderr);
-      assert.match(run.stderr, new RegExp(`function 'after' \\(export '${name}' of .*stage\\.mjs\\) did not return within 5 s on chunk \\d+ in worker \\d+`));
+      assert.match(run.stderr, new RegExp(`function 'after' \\(export '${name}' of .*stage\\.mjs\\) did not return within 5 s on (chunk \\d+|the whole buffers) in worker \\d+`));
       assert.ok(seconds < 45, `exit 4 came ${seconds.toFixed(1)} s after the start`);
     });
   }
