@@ -1,10 +1,8 @@
 import { DeviceFailure } from '../errors.js';
 import { loadCudaLibrary, type NativeLibrary } from './load.js';
+import { compileInChild, compilerChildScript, type NvrtcCompileOutcome } from './nvrtc-process.js';
 
-export type NvrtcCompileOutcome =
-  | { readonly ok: true; readonly cubin: Uint8Array; readonly ptx: string; readonly log: string }
-  /** `options`: NVRTC refused an option before compiling (the log names it); `source`: the source did not compile. */
-  | { readonly ok: false; readonly failed: 'options' | 'source'; readonly log: string };
+export type { NvrtcCompileOutcome } from './nvrtc-process.js';
 
 const NVRTC_ERROR_INVALID_OPTION = 5;
 const NVRTC_ERROR_COMPILATION = 6;
@@ -57,10 +55,22 @@ export class Nvrtc {
   /**
    * Compiles CUDA C++ to a CUBIN, and the PTX it went through (its `.entry` lines are the compiler's own word on
    * each kernel's parameters); `name` appears in the log's diagnostics, so pass the source's path. The compile runs
-   * on one of libuv's threads, so that the JS thread answers a signal while NVRTC works (a large kernel takes
-   * seconds): the process can leave at once, where a synchronous call would hold the signal off to its end.
+   * in a child process (nvrtc-process.ts): NVRTC 11's front end puts its own SIGINT and SIGTERM handlers in place
+   * of Node's while it parses, and one of those signals then called exit(4) under the compile, which crashed the
+   * process (SIGSEGV) instead of ending it with 130. Where the compiled child script is absent (a test run from the
+   * TypeScript sources before a build) it compiles here, on one of libuv's threads.
    */
   async compile(source: string, name: string, options: readonly string[]): Promise<NvrtcCompileOutcome> {
+    const script = compilerChildScript();
+    if (script === null) return this.compileHere(source, name, options);
+    return compileInChild(script, { library: this.libraryPath, source, name, options: [...options] });
+  }
+
+  /**
+   * The compile itself, in this process: on one of libuv's threads, so that the JS thread answers a signal while
+   * NVRTC works (a large kernel takes seconds).
+   */
+  async compileHere(source: string, name: string, options: readonly string[]): Promise<NvrtcCompileOutcome> {
     const program = new BigUint64Array(1);
     this.check(this.fn.createProgram(program, source, name, 0, null, null) as number, 'nvrtcCreateProgram');
     try {

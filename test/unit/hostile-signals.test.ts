@@ -222,6 +222,23 @@ describe('SIGTERM in each long phase that needs no GPU ends the command with 130
     assert.equal(outcome.stderr, 'cuda-pipe: Interrupted (SIGTERM) before the command finished.\n');
   });
 
+  it('an NVRTC compile still in its front end, where NVRTC 11 swaps in signal handlers of its own', { timeout: 60_000, skip: nvrtcSkipReason() ?? false }, async () => {
+    // 60,000 templates never instantiated (3.6 MB, under the 4 MiB a source may be): NVRTC 11.2 parses them for seconds on the 2-core box, with its own
+    // SIGTERM handler in place from 0.5 s in. A signal then called NVRTC's exit(4) under the compile, and the process
+    // died by SIGSEGV, without a word, whenever the compile ran in this process.
+    const templates = Array.from({ length: 60_000 }, (_, i) => `template<class T>__device__ T f${i}(T x){return x*${i}+1;}`);
+    const source = join(dir, 'front-end.cu');
+    writeFileSync(source, `${templates.join('\n')}\nextern "C" __global__ void k(float *x) { x[0] = 1.0f; }\n`);
+    const mark = `front-end-${process.pid}-${Date.now()}`;
+    const outcome = await signalled(['kernels', '--check', source], afterMs(3_000), { CUDA_PIPE_TEST_MARK: mark });
+    endedAtOnce(outcome, 'parsing');
+    assert.equal(outcome.stderr, 'cuda-pipe: Interrupted (SIGTERM) before the command finished.\n');
+    // The compile runs in a child process, which must not outlive the command.
+    const deadline = performance.now() + atOnceMs();
+    while (processesMarked(mark).length > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(processesMarked(mark), [], 'a compiler process outlived the command');
+  });
+
   it('writing a 48 MB document', { timeout: 60_000 }, async () => {
     const folder = mkdtempSync(join(dir, 'out-'));
     const outcome = await signalled(['report', largeResult(), '--json', join(folder, 'result.json')], async () => {
@@ -242,3 +259,22 @@ describe('SIGTERM in each long phase that needs no GPU ends the command with 130
     for (const ms of [1_500, 2_500, 3_500]) endedAtOnce(await signalled(['analyze', trace], afterMs(ms)), `signal at ${ms} ms`);
   });
 });
+
+/** The pids of live processes whose environment holds CUDA_PIPE_TEST_MARK=`mark` (Linux's /proc). */
+function processesMarked(mark: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (
+        readFileSync(join('/proc', entry, 'environ'), 'latin1')
+          .split('\0')
+          .includes(`CUDA_PIPE_TEST_MARK=${mark}`)
+      )
+        found.push(Number(entry));
+    } catch {
+      // Gone meanwhile, or another user's.
+    }
+  }
+  return found;
+}
