@@ -1,6 +1,6 @@
 // The native baseline for cuda-pipe's collective stage (issue 19): one process drives every local GPU (or the first
-// N, -g N) through one communicator from ncclCommInitAll, and times a float32 sum all-reduce, out of place, at each
-// size: WARMUP calls, then ITERS calls between CUDA events on every GPU's stream, each call one ncclGroupStart/End
+// N, -g N) through one communicator from ncclCommInitAll, and times a float32 sum all-reduce, out of place, or in
+// place with --in-place (as cuda-pipe and DDP reduce a bucket: send and receive buffers the same), at each size: WARMUP calls, then ITERS calls between CUDA events on every GPU's stream, each call one ncclGroupStart/End
 // over the GPUs (one process driving several GPUs must group them). Per size it prints the bytes, the time per call
 // (the slowest GPU's events over ITERS), and nccl-tests' algorithm and bus bandwidth (doc/PERFORMANCE.md there:
 // algbw = S / t, busbw = algbw × 2(n−1)/n), and checks the reduced values (rank r sends r + 1 everywhere).
@@ -15,6 +15,7 @@
 // copy NCCL's stable ABI (nccl.h since 2.0: the enums' values, a 128-byte unique id, opaque communicators).
 //
 // Usage: allreduce [-g GPUS] [-b MIN] [-e MAX] [-f FACTOR | --sizes S1,S2,...] [-w WARMUP] [-n ITERS] [--lib PATH]
+//                  [--in-place]
 //   sizes in bytes with an optional K, M or G (binary): -b 1M -e 1G -f 2 by default (1 MiB to 1 GiB, doubling).
 // Exit codes as cuda-pipe's: 2 usage, 3 no GPU or no libnccl, 4 a CUDA or NCCL failure, 1 a wrong reduced value.
 #include <dlfcn.h>
@@ -134,7 +135,7 @@ struct Gpu {
 };
 
 static void usage() {
-  fprintf(stderr, "usage: allreduce [-g GPUS] [-b MIN] [-e MAX] [-f FACTOR | --sizes S1,S2,...] [-w WARMUP] [-n ITERS] [--lib PATH]\n");
+  fprintf(stderr, "usage: allreduce [-g GPUS] [-b MIN] [-e MAX] [-f FACTOR | --sizes S1,S2,...] [-w WARMUP] [-n ITERS] [--lib PATH] [--in-place]\n");
   exit(2);
 }
 
@@ -144,6 +145,7 @@ int main(int argc, char **argv) {
   double factor = 2;
   std::vector<size_t> sizes;
   std::string libPath;
+  bool inPlace = false;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -157,6 +159,7 @@ int main(int argc, char **argv) {
     else if (a == "-w") warmup = atoi(next().c_str());
     else if (a == "-n") iters = atoi(next().c_str());
     else if (a == "--lib") libPath = next();
+    else if (a == "--in-place") inPlace = true;
     else if (a == "--sizes") {
       std::string list = next();
       for (size_t from = 0; from <= list.size();) {
@@ -212,7 +215,8 @@ int main(int argc, char **argv) {
     CUDA_CHECK(cudaEventCreate(&g.start));
     CUDA_CHECK(cudaEventCreate(&g.end));
     CUDA_CHECK(cudaMalloc(&g.send, largest));
-    CUDA_CHECK(cudaMalloc(&g.recv, largest));
+    if (inPlace) g.recv = g.send;
+    else CUDA_CHECK(cudaMalloc(&g.recv, largest));
     fill<<<1024, 256, 0, g.stream>>>(g.send, largest / sizeof(float), (float)(d + 1));
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaStreamSynchronize(g.stream));
@@ -220,8 +224,8 @@ int main(int argc, char **argv) {
 
   const char *nvls = getenv("NCCL_NVLS_ENABLE");
   // NCCL 2.9 and later code their version as major × 10000 + minor × 100 + patch.
-  printf("# NCCL %d.%d.%d (%s), %d rank%s in one process (ncclCommInitAll), NCCL_NVLS_ENABLE=%s, float32 sum, out of place\n", version / 10000,
-         version % 10000 / 100, version % 100, lib.c_str(), n, n == 1 ? "" : "s", nvls ? nvls : "");
+  printf("# NCCL %d.%d.%d (%s), %d rank%s in one process (ncclCommInitAll), NCCL_NVLS_ENABLE=%s, float32 sum, %s\n", version / 10000,
+         version % 10000 / 100, version % 100, lib.c_str(), n, n == 1 ? "" : "s", nvls ? nvls : "", inPlace ? "in place" : "out of place");
   printf("# warm-up %d, then %d calls timed by CUDA events on each GPU's stream; time = the slowest GPU / calls\n", warmup, iters);
   printf("# %12s %12s %12s %12s %12s %6s\n", "bytes", "count", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "check");
   const double busFactor = 2.0 * (n - 1) / n;
@@ -234,10 +238,11 @@ int main(int argc, char **argv) {
   };
   for (size_t bytes : sizes) {
     size_t count = bytes / sizeof(float);
-    for (Gpu &g : gpus) {
-      CUDA_CHECK(cudaSetDevice(g.device));
-      CUDA_CHECK(cudaMemsetAsync(g.recv, 0, bytes, g.stream));
-    }
+    if (!inPlace)
+      for (Gpu &g : gpus) {
+        CUDA_CHECK(cudaSetDevice(g.device));
+        CUDA_CHECK(cudaMemsetAsync(g.recv, 0, bytes, g.stream));
+      }
     for (int w = 0; w < warmup; w++) allReduce(count);
     for (Gpu &g : gpus) {
       CUDA_CHECK(cudaSetDevice(g.device));
@@ -253,6 +258,19 @@ int main(int argc, char **argv) {
       float ms = 0;
       CUDA_CHECK(cudaEventElapsedTime(&ms, g.start, g.end));
       slowest = std::max(slowest, ms);
+    }
+    // In place, every call sums the sums: the check fills the inputs again and reduces them once more, untimed.
+    if (inPlace) {
+      for (Gpu &g : gpus) {
+        CUDA_CHECK(cudaSetDevice(g.device));
+        fill<<<1024, 256, 0, g.stream>>>(g.send, count, (float)(g.device + 1));
+        CUDA_CHECK(cudaGetLastError());
+      }
+      allReduce(count);
+    }
+    for (Gpu &g : gpus) {
+      CUDA_CHECK(cudaSetDevice(g.device));
+      CUDA_CHECK(cudaStreamSynchronize(g.stream));
       float first = 0, last = 0;
       CUDA_CHECK(cudaMemcpy(&first, g.recv, sizeof(float), cudaMemcpyDeviceToHost));
       CUDA_CHECK(cudaMemcpy(&last, g.recv + count - 1, sizeof(float), cudaMemcpyDeviceToHost));
@@ -267,7 +285,7 @@ int main(int argc, char **argv) {
     CUDA_CHECK(cudaSetDevice(g.device));
     NCCL_CHECK(nccl.commDestroy(g.comm));
     CUDA_CHECK(cudaFree(g.send));
-    CUDA_CHECK(cudaFree(g.recv));
+    if (!inPlace) CUDA_CHECK(cudaFree(g.recv));
   }
   if (wrong) fprintf(stderr, "%d sizes reduced to a wrong value (expected %g everywhere)\n", wrong, expected);
   printf("# built against %s\n", HAVE_NCCL_H ? "nccl.h" : "allreduce.cu's own NCCL declarations (no nccl.h was found at build time)");
