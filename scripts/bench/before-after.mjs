@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Prints each mode's median (ms) in the Results scripts/gpu-before-after.sh wrote, before and after, round by round,
-// and the ratio after / before of the medians over the rounds. Usage: node scripts/before-after.mjs OUT
+// Prints each mode's median (ms) in the Results scripts/gpu/before-after.sh wrote, before and after, round by round,
+// and the ratio after / before of the medians over the rounds. Usage: node scripts/bench/before-after.mjs OUT
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -1,10 +1,10 @@
 // Host-side cost of verifying a 16-bit float output: compareWithin over the logits of configs/inference-matmul.yaml
 // (8,192 × 1,000 bfloat16, and the same count of float16), and filling its 64 MiB bfloat16 input with the seeded
 // pattern. Medians of ROUNDS (default 5). Runs on the compiled dist: npm run build first.
-// Usage: node scripts/bench-compare.mjs [ROUNDS]
-import { compareWithin } from '../dist/src/data/compare.js';
-import { fillPattern } from '../dist/src/data/patterns.js';
-import { median } from '../dist/src/quantile.js';
+// Usage: node scripts/bench/compare.mjs [ROUNDS]
+import { compareWithin } from '../../dist/src/data/compare.js';
+import { fillPattern } from '../../dist/src/data/patterns.js';
+import { median } from '../../dist/src/quantile.js';
 
 const rounds = Number(process.argv[2] ?? 5);
 const elements = 8192 * 1000;

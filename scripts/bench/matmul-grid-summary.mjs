@@ -1,8 +1,8 @@
-// OUT/summary.txt for scripts/gpu-matmul-grid.sh: per layout of PyTorch's grid, the median over rounds of each
+// OUT/summary.txt for scripts/gpu/matmul-grid.sh: per layout of PyTorch's grid, the median over rounds of each
 // side's per-round median (PyTorch's JSON line, the overlapped mode of the layout's Result), their ratio, and in how
 // many rounds cuda-pipe was the faster; against PyTorch as a user runs it (torch-R.jsonl), then against PyTorch with
 // one hardware queue as well (torch-c1-R.jsonl, where present). Plain Node with no imports beyond its own, so it runs
-// from the portable bundle's node. Usage: node scripts/matmul-grid-summary.mjs OUT ROUNDS
+// from the portable bundle's node. Usage: node scripts/bench/matmul-grid-summary.mjs OUT ROUNDS
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const [dir, roundsArg] = process.argv.slice(2);

@@ -1,12 +1,12 @@
 // How long each timeline renderer takes on large synthetic traced reps, on the CPU: run after `npx tsc`, from the
-// repository root: `node scripts/bench-renderers.mjs [ops ...]`. Prints one line per renderer and size, ms (best of
+// repository root: `node scripts/bench/renderers.mjs [ops ...]`. Prints one line per renderer and size, ms (best of
 // three). The reps follow the depth-first chunk-per-stream layout (H2D, kernel, D2H per chunk) with each engine
 // busy in turn, built from the recorded H200 fixture so that everything but the timeline is a real Result.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
-const root = join(import.meta.dirname, '..');
+const root = join(import.meta.dirname, '..', '..');
 const dist = (path) => import(join(root, 'dist', 'src', path));
 const [{ renderGantt }, { renderSvg }, { renderHtml }, { renderTrace }, { analyzeTracedRep }, { parseResult }, { makeStyle }, { tableExporter }, { markdownExporter }] =
   await Promise.all([

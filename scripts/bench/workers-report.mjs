@@ -2,7 +2,7 @@
 // against its twin without it, and from its traced rep the hand-over of each chunk: how long after the chunk's D2H
 // ended (GPU clock, from the start event) its task started (host clock, from issuing the start event; the two
 // clocks meet at the start event), and how long the last task ran past the GPU's end. Usage:
-//   node scripts/workers-report.mjs RESULT.json...
+//   node scripts/bench/workers-report.mjs RESULT.json...
 import { readFileSync } from 'node:fs';
 
 const quantile = (xs, q) => {

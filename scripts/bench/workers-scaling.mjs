@@ -1,5 +1,5 @@
 // How the host stage's worker pool scales with its workers, on the CPU alone (issue 18's target: where the CPU
-// stage limits, 8 workers give at least 6× one). Usage: node scripts/workers-scaling.mjs [DIST] [WORKERS...]
+// stage limits, 8 workers give at least 6× one). Usage: node scripts/bench/workers-scaling.mjs [DIST] [WORKERS...]
 // DIST is a compiled dist/ folder (default: this checkout's; the bundle's is /tmp/cuda-pipe/dist), WORKERS the
 // pool sizes to try (default 1 2 4 8 and the default size). Prints, per pool size, the best of three rounds of:
 //   cost   128 tasks of 1 MiB at 2 ms/MiB (256 ms of CPU work at one worker): wall ms, speedup against 1 worker;
@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const [distArg, ...sizeArgs] = process.argv.slice(2);
-const dist = resolve(distArg ?? join(import.meta.dirname, '..', 'dist'));
+const dist = resolve(distArg ?? join(import.meta.dirname, '..', '..', 'dist'));
 const load = (path) => import(pathToFileURL(join(dist, 'src', path)).href);
 const { WorkerPool, defaultWorkers } = await load('kinds/host/workers/pool.js');
 const { allocPageable, freePageable } = await load('cuda/host.js');

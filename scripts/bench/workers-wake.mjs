@@ -1,12 +1,12 @@
 // How fast a host stage's worker starts a task once the JS thread raises its flag (the hand-over of a chunk whose
-// event completed), on the CPU alone. Usage: node scripts/workers-wake.mjs [DIST] [WORKERS] [ROUNDS]. Each round
+// event completed), on the CPU alone. Usage: node scripts/bench/workers-wake.mjs [DIST] [WORKERS] [ROUNDS]. Each round
 // submits one task per worker waiting on its flag, lets them fall asleep, then raises the flags 0.1 ms apart and
 // records each task's start minus its raise; prints the median, p90 and max over the rounds, per worker and in all.
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const [distArg, workersArg, roundsArg] = process.argv.slice(2);
-const dist = resolve(distArg ?? join(import.meta.dirname, '..', 'dist'));
+const dist = resolve(distArg ?? join(import.meta.dirname, '..', '..', 'dist'));
 const { WorkerPool } = await import(pathToFileURL(join(dist, 'src', 'workers', 'pool.js')).href);
 const workers = Number(workersArg ?? 8);
 const rounds = Number(roundsArg ?? 200);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B timing of two bundles on the GPU host, interleaved so that drift on a shared host hits both alike: the
 # balanced config at 16 and 32 chunks and `overhead`, ROUNDS times each. Extra arguments go to the B runs only
-# (e.g. --wait thread). Usage: bash scripts/gpu-ab.sh A.tar.xz B.tar.xz OUTDIR [ROUNDS] [-- B-only run flags]
+# (e.g. --wait thread). Usage: bash scripts/gpu/ab.sh A.tar.xz B.tar.xz OUTDIR [ROUNDS] [-- B-only run flags]
 set -uo pipefail
 a=${1:?bundle A}; b=${2:?bundle B}; out=${3:?output folder}; rounds=${4:-3}
 shift 4 2>/dev/null || shift $#

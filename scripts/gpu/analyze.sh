@@ -14,18 +14,18 @@
 # Before: on the CPU machine, `npm run bundle` (build/cuda-pipe-linux-x64.tar.xz) and `bash scripts/hta/stage-hta.sh`
 # (build/hta-src/, HTA's source, 672 KiB: the host has no package registry); carry both with the working tree
 # (run's carry: ["build/cuda-pipe-linux-x64.tar.xz", "build/hta-src"]).
-# Usage on the GPU host, from the repository root: bash scripts/gpu-analyze.sh "$OUT" [BUNDLE]
+# Usage on the GPU host, from the repository root: bash scripts/gpu/analyze.sh "$OUT" [BUNDLE]
 #   Everything goes to $WORK (default /tmp/gpu-analyze); after every step it is packed into ONE file,
 #   $OUT/gpu-analyze.tar.xz (so a timeout keeps what was done), and log.txt is copied beside it: two files come back.
 #   Each step runs under `timeout -k 10 LIMIT`, its limit cut to what is left of TOTAL_S (default 330 s) for the
-#   whole batch; a step with under 5 s left is skipped and says so. NCCL_NVLS_ENABLE=0 (gpu-common.sh).
+#   whole batch; a step with under 5 s left is skipped and says so. NCCL_NVLS_ENABLE=0 (scripts/gpu/common.sh).
 #   DDP_ARGS: extra flags for ddp_overlap.py (e.g. "--batch 1024"; "--cpu --hidden 256" is the dry run used to test
 #   this script on a machine without GPUs, with a stand-in nvidia-smi).
 #   Unpack with: tar xJf gpu-analyze.tar.xz   (a folder gpu-analyze/; compare.txt holds the comparison)
-[[ -f scripts/gpu-common.sh ]] || { echo "gpu-analyze: run from the repository root" >&2; exit 2; }
+[[ -f scripts/gpu/common.sh ]] || { echo "gpu-analyze: run from the repository root" >&2; exit 2; }
 [[ -f ${2:-build/cuda-pipe-linux-x64.tar.xz} ]] || echo "gpu-analyze: no bundle at ${2:-build/cuda-pipe-linux-x64.tar.xz}: run and analyze steps will fail" >&2
-source scripts/gpu-common.sh
-# The budget counts from the script's start, the bundle's unpacking in gpu-common.sh included.
+source scripts/gpu/common.sh
+# The budget counts from the script's start, the bundle's unpacking in scripts/gpu/common.sh included.
 started=0
 total=${TOTAL_S:-330}
 work=${WORK:-/tmp/gpu-analyze}

@@ -2,7 +2,7 @@
 # Issue 15, part 1: is the overlap model's bound a floor? Runs every shipped one-GPU config (cross-device*.yaml need
 # two GPUs) and the default sweeps of balanced and small, twice each, with --json into OUTDIR, then prints every
 # overlapped mode's and sweep layout's efficiency (bound / measured median) and the largest. Exits 1 when any is
-# above 1.01. About 6 minutes of GPU time on the H200. Usage on the GPU host: bash scripts/gpu-bound.sh OUTDIR
+# above 1.01. About 6 minutes of GPU time on the H200. Usage on the GPU host: bash scripts/gpu/bound.sh OUTDIR
 set -uo pipefail
 out=${1:?output folder}
 mkdir -p "$out"

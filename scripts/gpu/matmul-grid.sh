@@ -3,11 +3,11 @@
 # Each round runs PyTorch's whole grid in one process (scripts/torch/inference.py --grid: batches 1..32 × streams 1..8,
 # streams ≤ batches, 8,192 rows in all) and `cuda-pipe run configs/inference-matmul.yaml --chunks B --streams S` at
 # each of the same 18 layouts, both 100 steps after 10; the two sides take turns, swapping which goes first each
-# round. A layout's figure is then the median of ROUNDS medians (scripts/matmul-grid-summary.mjs), where
-# scripts/gpu-matmul.sh takes one median of 30 steps. Usage: bash scripts/gpu-matmul-grid.sh OUT [ROUNDS].
+# round. A layout's figure is then the median of ROUNDS medians (scripts/bench/matmul-grid-summary.mjs), where
+# one run takes a single median of 30 steps. Usage: bash scripts/gpu/matmul-grid.sh OUT [ROUNDS].
 # Logs to OUT/grid.log; Results to OUT/round-R/B-S.json, PyTorch's lines to OUT/torch-R.jsonl (and torch-c1-R.jsonl
 # with one hardware queue); OUT/summary.txt.
-source "$(dirname "$0")/gpu-common.sh" "${1:?usage: gpu-matmul-grid.sh OUT [ROUNDS]}"
+source "$(dirname "$0")/common.sh" "${1:?usage: matmul-grid.sh OUT [ROUNDS]}"
 rounds=${2:-4}
 config=$root/configs/inference-matmul.yaml
 # PyTorch's JSON lines to their own file; step's own lines stay in the log. Twice a round: with CUDA's default
@@ -31,5 +31,5 @@ ours() {
   for round in $(seq 1 "$rounds"); do
     if ((round % 2)); then theirs "$round"; ours "$round"; else ours "$round"; theirs "$round"; fi
   done
-  step 60 /tmp/cuda-pipe/bin/node "$root/scripts/matmul-grid-summary.mjs" "$out" "$rounds"
+  step 60 /tmp/cuda-pipe/bin/node "$root/scripts/bench/matmul-grid-summary.mjs" "$out" "$rounds"
 } > "$out/grid.log" 2>&1

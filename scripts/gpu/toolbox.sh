@@ -2,13 +2,13 @@
 # Issue 9, the stream toolbox, on a GPU host: the GPU test suite and one benchmark run per toolbox item, from the
 # bundle at /tmp/cuda-pipe. Run from a checkout holding build/cuda-pipe-linux-x64.tar.xz, it unpacks that first
 # (replacing any older /tmp/cuda-pipe); run from elsewhere, it uses /tmp/cuda-pipe as it is.
-# Usage: bash scripts/gpu-toolbox.sh OUTDIR [part...]
+# Usage: bash scripts/gpu/toolbox.sh OUTDIR [part...]
 #   parts: tests (the whole GPU suite), tests-toolbox (test/gpu/toolbox.test.ts alone, about 4 min: the 8 GiB ring
 #   takes 1 to 2 of them), tests-core (the other GPU tests), bench (every benchmark below, about 5 min), or one of
 #   graphs, host, ring, legacy, memory, events, priorities; default: tests bench. Run `tests` and `bench` as two
 #   device commands: each fits in 10 minutes. Logs go to OUTDIR/<part>.log, Result JSON files to OUTDIR/*.json.
 set -uo pipefail
-out=${1:?usage: gpu-toolbox.sh OUTDIR [part...]}
+out=${1:?usage: toolbox.sh OUTDIR [part...]}
 shift
 parts=("${@:-tests bench}")
 mkdir -p "$out"

@@ -5,7 +5,7 @@
 # Targets: the heavier kernels are `slower` (exit 1) every time, unchanged code never is. The config is
 # configs/compute-bound.yaml shrunk to 32 MiB (its kernel still about 6× its copies), so that all of it takes about
 # 5 minutes of GPU time. Writes every log, Result and A/B document into OUTDIR, and OUTDIR/summary.md.
-# Usage on the GPU host, from the repository copy: bash scripts/bench-verdicts.sh OUTDIR [ROUNDS]
+# Usage on the GPU host, from the repository copy: bash scripts/gpu/verdicts.sh OUTDIR [ROUNDS]
 set -uo pipefail
 out=${1:?output folder}; rounds=${2:-10}
 mkdir -p "$out"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 18 on a GPU host, from the bundle: the worker pool's GPU tests, the pool's scaling on the host's cores, and
 # host stages on workers in the pipeline. Run from a checkout holding build/cuda-pipe-linux-x64.tar.xz (npm run
-# bundle); about ten minutes. Usage: bash scripts/gpu-workers.sh OUTDIR. Logs go to OUTDIR/workers.log, each run's
+# bundle); about ten minutes. Usage: bash scripts/gpu/workers.sh OUTDIR. Logs go to OUTDIR/workers.log, each run's
 # Result to OUTDIR/*.json.
 #   loader.yaml            a decode stage on the workers feeding the balanced pipeline through pinned memory: verifies,
 #                          and says whether the loader keeps up (on 1 worker and on the default pool);
@@ -16,7 +16,7 @@
 #                          each task's start after its chunk's D2H (hand-over latency) and the tail past the GPU, or a
 #                          loader's H2D start after its fill.
 set -uo pipefail
-out=${1:?usage: gpu-workers.sh OUTDIR}
+out=${1:?usage: workers.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 here=$(pwd)
@@ -38,8 +38,8 @@ variant scaling 64 '{ after: { cost: { msPerMiB: 1 } }, workers: 1 }'
   step nproc
   step /tmp/cuda-pipe/bin/node --test --test-reporter=spec /tmp/cuda-pipe/dist/src/kinds/host/workers.gpu.test.js
   step /tmp/cuda-pipe/bin/node --test --test-reporter=spec --test-name-pattern='host-stage|loader' /tmp/cuda-pipe/dist/test/gpu/toolbox.test.js
-  step /tmp/cuda-pipe/bin/node "$here/scripts/workers-scaling.mjs" /tmp/cuda-pipe/dist
-  step /tmp/cuda-pipe/bin/node "$here/scripts/workers-wake.mjs" /tmp/cuda-pipe/dist 8 200
+  step /tmp/cuda-pipe/bin/node "$here/scripts/bench/workers-scaling.mjs" /tmp/cuda-pipe/dist
+  step /tmp/cuda-pipe/bin/node "$here/scripts/bench/workers-wake.mjs" /tmp/cuda-pipe/dist 8 200
   step "$cp" run /tmp/cuda-pipe/configs/loader.yaml --json "$out/loader.json" --svg "$out/loader.svg"
   step "$cp" run /tmp/cuda-pipe/configs/loader.yaml --workers 1 --no-tracing --json "$out/loader-1.json"
   step "$cp" run /tmp/cuda-pipe/configs/host-stage.yaml --json "$out/host-stage.json"
@@ -48,7 +48,7 @@ variant scaling 64 '{ after: { cost: { msPerMiB: 1 } }, workers: 1 }'
   for w in 1 2 4 8; do step "$cp" run "$work/scaling.yaml" --workers "$w" --reps 10 --warmup 2 --no-tracing --json "$out/scaling-$w.json"; done
   step "$cp" run "$work/scaling.yaml" --workers 8 --reps 5 --warmup 1 --trace "$out/scaling-8.trace.json" --svg "$out/scaling-8.svg"
   step "$cp" sweep "$work/scaling.yaml" --chunks 64 --streams 4 --set host.workers=1,2,4,8 --max-time 20 --json "$out/sweep-workers.json"
-  step /tmp/cuda-pipe/bin/node "$here/scripts/workers-report.mjs" "$out/after-light.json" "$out/host-stage.json" "$out/host-stage-1.json" "$out/loader.json" "$out/loader-1.json"
+  step /tmp/cuda-pipe/bin/node "$here/scripts/bench/workers-report.mjs" "$out/after-light.json" "$out/host-stage.json" "$out/host-stage-1.json" "$out/loader.json" "$out/loader-1.json"
   # The rep times of the scaling runs, side by side: the overlapped layout with the stage, at each worker count.
   step /tmp/cuda-pipe/bin/node -e '
     const fs = require("fs");

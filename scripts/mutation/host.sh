@@ -3,11 +3,11 @@
 # Node.js runtime comes from the portable bundle (build/cuda-pipe-linux-x64.tar.xz) and the development packages
 # from a tarball of this checkout's node_modules, made beforehand on the build machine with
 #   tar -cf .gpu/nm.tar.xz -I 'xz -6 -T2' --exclude=node_modules/playwright-core --exclude='node_modules/@esbuild' node_modules
-# Every mutant is run afresh (no incremental file). Usage: scripts/mutation-host.sh OUT CONCURRENCY GLOB...
+# Every mutant is run afresh (no incremental file). Usage: scripts/mutation/host.sh OUT CONCURRENCY GLOB...
 # writes OUT/<name>.json (Stryker's JSON report) and OUT/<name>.log, <name> from the first glob.
 set -euo pipefail
 out=${1:?usage: mutation-host.sh OUT CONCURRENCY GLOB...}; concurrency=${2:?}; shift 2
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 [ -x /tmp/cuda-pipe/bin/node ] || tar xJf build/cuda-pipe-linux-x64.tar.xz -C /tmp
 [ -d node_modules/@stryker-mutator ] || tar xJf .gpu/nm.tar.xz

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Scores per file, per folder and overall from one or more Stryker JSON reports (incremental files are reports too),
 // as Stryker counts them: detected (killed + timed out) over valid mutants (detected + survived + no coverage).
-// Usage: node scripts/mutation-summary.mjs .stryker/a.json [.stryker/b.json ...]
+// Usage: node scripts/mutation/summary.mjs .stryker/a.json [.stryker/b.json ...]
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
