@@ -47,7 +47,7 @@ for (const item of [
   'scripts/perf-regression',
   'scripts/perf-regression.mjs',
   'scripts/verdict-files.mjs',
-  'scripts/gpu-toolbox.sh',
+  'scripts/gpu/toolbox.sh',
 ]) {
   cpSync(join(root, item), join(stage, item), { recursive: true });
 }

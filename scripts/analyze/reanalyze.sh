@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Re-runs gpu-analyze.sh's analyze steps (d) and its comparison (f) on the CPU machine, from the traces, Result and HTA
+# Re-runs scripts/gpu/analyze.sh's analyze steps (d) and its comparison (f) on the CPU machine, from the traces, Result and HTA
 # output a GPU host left in FOLDER, with the analyze built here: analyze needs no GPU, so a fix to it is checked
 # against the host's traces without another device run. Writes OUT laid out as FOLDER is (the traces are linked).
 # Usage, from the repository root after `npm run build`: bash scripts/analyze/reanalyze.sh FOLDER OUT
 set -euo pipefail
-from=$(cd "${1:?the folder gpu-analyze.sh left}" && pwd)
+from=$(cd "${1:?the folder scripts/gpu/analyze.sh left}" && pwd)
 out=${2:?output folder}
 mkdir -p "$out"/analyze
 for part in ddp torch run hta; do ln -sfn "$from/$part" "$out/$part"; done

@@ -1,4 +1,4 @@
-"""The comparison gpu-analyze.sh prints at its end (issue 27's validation): from the files its steps left in one folder,
+"""The comparison scripts/gpu/analyze.sh prints at its end (issue 27's validation): from the files its steps left in one folder,
 
   1. per DDP variant and rank, `cuda-pipe analyze`'s overlap.commWithCompute against HTA's comm/comp overlap on the
      same traces (HTA with every step, as analyze takes them, and with HTA's default, which drops the last step), in
@@ -12,7 +12,7 @@
 A missing or unreadable file is said in its place; the rest still comes. Writes the figures as JSON with --json.
 
 Usage: python3 scripts/hta/compare_analyze.py FOLDER [--json FILE]
-  FOLDER as gpu-analyze.sh lays it out: ddp/<variant>.json, analyze/ddp-<variant>.json, hta/ddp-<variant>.json,
+  FOLDER as scripts/gpu/analyze.sh lays it out: ddp/<variant>.json, analyze/ddp-<variant>.json, hta/ddp-<variant>.json,
   analyze/ddp-ab-rank<R>.json, run/balanced.json, analyze/balanced-run.json, torch/balanced-torch.json,
   analyze/balanced-torch.json (variants: overlap, no-overlap)."""
 import argparse

@@ -1,5 +1,4 @@
 import { EXIT_CODES } from '../errors.js';
-import { KIND_ENVIRONMENT } from '../kinds/index.js';
 import { DEFAULT_COLUMNS, fitItem, fitLines } from '../report/width.js';
 
 // Help text shown after commander's own: one example block per command, and for the top level the exit codes and
@@ -104,16 +103,21 @@ export function commandHelp(command: CommandName, columns = DEFAULT_COLUMNS): st
   return examplesText(COMMAND_EXAMPLES[command], columns) + (after ? `\n${fitLines(after, columns)}\n` : '');
 }
 
+/** Environment variables and what each is for; names that go together share an entry. */
+export type EnvironmentList = ReadonlyArray<readonly [string, string]>;
+
 /**
- * Every environment variable cuda-pipe reads, by what it is for (a test finds each one read in src/ here). Names
- * that go together share an entry.
+ * Every environment variable cuda-pipe reads, by what it is for (a test finds each one read in src/ here), with
+ * `kinds` (kinds/index.ts' KIND_ENVIRONMENT: each stage kind's libraries) in their place. The kinds are a parameter
+ * because loading them loads zod and every kind's schema, which took longer than the rest of `--help`: program.ts
+ * loads them only where the top-level help may be printed.
  */
-export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
+export const environmentList = (kinds: EnvironmentList): EnvironmentList => [
   ['CUDA_PIPE_CUDART', 'the libcudart file to load, exactly (nothing else is tried)'],
   ['CUDA_PIPE_NVRTC', 'the libnvrtc file to load, exactly (nothing else is tried)'],
   ['CUDA_PIPE_CUPTI', 'the libcupti file, exactly: engine times of traced reps (else events)'],
   // Each stage kind's own libraries (src/kinds/<kind>/: cuBLAS, cuBLASLt, NCCL).
-  ...KIND_ENVIRONMENT,
+  ...kinds,
   ['CUDA_PATH, CUDA_HOME', "CUDA toolkit roots searched (lib64/, lib/) before the loader's path"],
   ['LD_LIBRARY_PATH', 'folders searched for the CUDA libraries, as the loader does'],
   ['VIRTUAL_ENV, CONDA_PREFIX, HOME', "where PyTorch's libnccl.so.2 is looked for (lib/, ~/.local/lib)"],
@@ -136,11 +140,11 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
 ];
 
 /** The exit codes and the environment, each a term and its meaning beside it, or below it where too narrow. */
-export function topLevelHelp(columns = DEFAULT_COLUMNS): string {
+export function topLevelHelp(kinds: EnvironmentList, columns = DEFAULT_COLUMNS): string {
   const codes = EXIT_CODES.map(([code, meaning]) => fitItem(String(code).padStart(3), meaning, columns, { termWidth: 3 }));
   // Names up to 22 columns share the line with their meaning; a longer list goes on lines of its own, the meaning below.
   const listed = (names: string, meaning: string) => `${fitLines(`  ${names}`, columns)}\n${fitLines(`      ${meaning}`, columns)}`;
-  const environment = ENVIRONMENT.map(([names, meaning]) => (names.length <= 22 ? fitItem(names, meaning, columns, { termWidth: 22 }) : listed(names, meaning)));
+  const environment = environmentList(kinds).map(([names, meaning]) => (names.length <= 22 ? fitItem(names, meaning, columns, { termWidth: 22 }) : listed(names, meaning)));
   const more = fitLines("Run `cuda-pipe <command> --help` for a command's options and examples.", columns);
   return `\nExit codes:\n${codes.join('\n')}\n\nEnvironment:\n${environment.join('\n')}\n\n${more}\n`;
 }

@@ -16,14 +16,14 @@ import {
   timeoutSeconds,
 } from './numbers.js';
 import { exitCodeFor } from './exit-code.js';
-import { type CommandName, commandHelp, topLevelHelp } from './help-text.js';
+import { type CommandName, commandHelp, type EnvironmentList, topLevelHelp } from './help-text.js';
 import { fitItem, fitLines, outputColumns, paragraphColumns } from '../report/width.js';
 import { checkOutputTarget } from './write-file.js';
 import { hostMemoryKinds } from './lists.js';
 import { cliIo, type CliIo, withCliIo } from './io.js';
 
 // Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
-// commander and nothing else.
+// commander and little else (the help's list of the stage kinds' variables is built into the bundle, see below).
 
 // Help and commander's own errors fit the width of the stream they go to, as every other output does (issue 39):
 // each option and command is laid out by width.ts' fitItem, its description beside it or, where the column would be
@@ -31,12 +31,22 @@ import { cliIo, type CliIo, withCliIo } from './io.js';
 const columnsOf = (error: boolean) => outputColumns(error ? cliIo().stderr : cliIo().stdout);
 const examplesFor = (command: CommandName) => (context: { error: boolean }) => commandHelp(command, columnsOf(context.error));
 
+// The stage kinds' environment variables for the top-level help, loaded by cliMain only where that help may print.
+let kindEnvironment: EnvironmentList = [];
+// The CLI's bundle holds them as JSON, read from the kinds when it is built (scripts/bundle-cli.mjs): loading the
+// kinds (and zod) took longer than the rest of `--help`. Run from the sources, it is not defined.
+declare const CUDA_PIPE_KIND_ENVIRONMENT: string | undefined;
+async function loadKindEnvironment(): Promise<EnvironmentList> {
+  if (typeof CUDA_PIPE_KIND_ENVIRONMENT === 'string') return JSON.parse(CUDA_PIPE_KIND_ENVIRONMENT) as EnvironmentList;
+  return (await import('../kinds/index.js')).KIND_ENVIRONMENT;
+}
+
 const program = new Command('cuda-pipe')
   .description('Measure how much overlapping copies and kernels across CUDA streams buys on your GPU.')
   .version(packageVersion(), '-V, --version', 'print the version')
   .option('--verbose', 'print stack traces and extra diagnostics')
   .showHelpAfterError('(run with --help for usage)')
-  .addHelpText('after', (context) => topLevelHelp(columnsOf(context.error)))
+  .addHelpText('after', (context) => topLevelHelp(kindEnvironment, columnsOf(context.error)))
   .configureOutput({
     writeOut: (text) => cliIo().stdout.write(fitLines(text, columnsOf(false))),
     writeErr: (text) => cliIo().stderr.write(fitLines(text, paragraphColumns(cliIo().stderr))),
@@ -317,6 +327,7 @@ class CommandExit {
 export async function cliMain(argv: readonly string[], io: Omit<CliIo, 'argv'>): Promise<{ code: ExitCode | 0; contextLost: boolean }> {
   return withCliIo({ ...io, argv }, async () => {
     try {
+      if (mayPrintTopLevelHelp(argv.slice(2))) kindEnvironment = await loadKindEnvironment();
       await program.parseAsync([...argv]);
       return { code: 0, contextLost: false };
     } catch (error) {
@@ -325,4 +336,16 @@ export async function cliMain(argv: readonly string[], io: Omit<CliIo, 'argv'>):
       return { code, contextLost: contextLost(error) };
     }
   });
+}
+
+/**
+ * Whether commander may print the top-level help for these arguments, whose environment section lists the stage
+ * kinds' variables: loading the kinds (and zod) is most of a start, so `--version` and every command skip it. Only a
+ * command (the first word that is not a flag) or `--version` as the first argument rules the help out; anything else
+ * loads them (`--help`, no command, an unknown one, `help`), which at worst costs the time.
+ */
+export function mayPrintTopLevelHelp(args: readonly string[]): boolean {
+  if (args[0] === '-V' || args[0] === '--version') return false;
+  const command = args.find((arg) => !arg.startsWith('-'));
+  return command === undefined || command === 'help' || !program.commands.some((c) => c.name() === command);
 }

@@ -1,5 +1,5 @@
-import stringWidth from 'string-width';
 import wrapAnsi from 'wrap-ansi';
+import { textWidth } from './text-width.js';
 
 // Every command's terminal output fits its width: the terminal's, or 100 columns where stdout is no terminal
 // (issue 26). Renderers lay tables out within the width they are given; prose lines are wrapped here.
@@ -45,7 +45,7 @@ const NARROW = /^[\u0020-\u007e\u00a0-\u02ff\u0370-\u10ff\u2010-\u2bff]*$/;
 /** The width a line takes on a terminal: colour codes take none, wide characters two. */
 export function visibleWidth(line: string): number {
   const plain = line.includes('\u001b') ? line.replace(SGR, '') : line;
-  return NARROW.test(plain) ? plain.length : stringWidth(line);
+  return NARROW.test(plain) ? plain.length : textWidth(line);
 }
 
 /**

@@ -39,8 +39,12 @@ function resultsOf(parsed: unknown, path: string): RunResult[] {
   return items.map((item, index) => parseResult(item, (where) => `${path}${Array.isArray(parsed) ? `[${index}]` : ''}${where ? `: ${where}` : ''}`));
 }
 
+// A document is parsed once: zod's compiled fast path (made with new Function at a schema's first parse) cost 60 ms
+// of each `report`, and was no faster on the largest committed documents (docs/measurements/2026-11-28-cli-start/).
+const ONCE = { jitless: true } as const;
+
 function checkDocument<S extends z.ZodType>(schema: S, item: unknown, path: string, what: string): z.output<S> {
-  const result = schema.safeParse(item);
+  const result = schema.safeParse(item, ONCE);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = formatPath((issue?.path ?? []).filter((p): p is string | number => typeof p !== 'symbol'));
@@ -115,7 +119,7 @@ export function parseResult(item: unknown, where: (field: string) => string = (f
 }
 
 function check<S extends z.ZodType>(schema: S, item: unknown, where: (field: string) => string, version: number): z.output<S> {
-  const result = schema.safeParse(item);
+  const result = schema.safeParse(item, ONCE);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = (issue?.path ?? []).filter((p): p is string | number => typeof p !== 'symbol');

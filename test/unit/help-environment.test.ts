@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ENVIRONMENT, topLevelHelp } from '../../src/cli/help-text.js';
+import { environmentList, topLevelHelp } from '../../src/cli/help-text.js';
+import { KIND_ENVIRONMENT } from '../../src/kinds/index.js';
 
 /** Every .ts file under src/. */
 const sources = (dir: string): string[] =>
@@ -33,8 +34,8 @@ function variablesRead(): Map<string, string> {
 }
 
 describe('--help lists the environment', () => {
-  const help = topLevelHelp();
-  const listed = new Set(ENVIRONMENT.flatMap(([names]) => names.split(', ')));
+  const help = topLevelHelp(KIND_ENVIRONMENT);
+  const listed = new Set(environmentList(KIND_ENVIRONMENT).flatMap(([names]) => names.split(', ')));
 
   it('names every environment variable that src/ reads', () => {
     const read = variablesRead();

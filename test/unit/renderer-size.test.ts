@@ -15,7 +15,7 @@ import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 
 // Every renderer is linear (or n log n) in the ops of a rep, draws a bounded picture whatever the rep's size, and
 // never spreads an unbounded array into a call. The fast versions are checked against the plain definitions they
-// replaced, on random reps; their speed is measured by scripts/bench-renderers.mjs, not timed here.
+// replaced, on random reps; their speed is measured by scripts/bench/renderers.mjs, not timed here.
 
 const plain = new Chalk({ level: 0 });
 const KINDS = ['h2d', 'kernel', 'd2h', 'host', 'peer'] as const;

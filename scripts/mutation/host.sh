@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs StrykerJS (stryker.config.json) on a machine without Node.js but with many cores, such as the GPU host: the
+# Node.js runtime comes from the portable bundle (build/cuda-pipe-linux-x64.tar.xz) and the development packages
+# from a tarball of this checkout's node_modules, made beforehand on the build machine with
+#   tar -cf .gpu/nm.tar.xz -I 'xz -6 -T2' --exclude=node_modules/playwright-core --exclude='node_modules/@esbuild' node_modules
+# Every mutant is run afresh (no incremental file). Usage: scripts/mutation/host.sh OUT CONCURRENCY GLOB...
+# writes OUT/<name>.json (Stryker's JSON report) and OUT/<name>.log, <name> from the first glob.
+set -euo pipefail
+out=${1:?usage: mutation-host.sh OUT CONCURRENCY GLOB...}; concurrency=${2:?}; shift 2
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+[ -x /tmp/cuda-pipe/bin/node ] || tar xJf build/cuda-pipe-linux-x64.tar.xz -C /tmp
+[ -d node_modules/@stryker-mutator ] || tar xJf .gpu/nm.tar.xz
+export PATH=/tmp/cuda-pipe/bin:$PATH
+name=$(echo "$1" | tr -c 'A-Za-z0-9\n' '-' | sed 's/-*$//')
+mkdir -p "$out"
+mutate=$(IFS=,; echo "$*")
+node node_modules/@stryker-mutator/core/bin/stryker.js run --mutate "$mutate" --concurrency "$concurrency" \
+  --buildCommand "node $root/node_modules/typescript/bin/tsc -p tsconfig.json" \
+  --incrementalFile "/tmp/stryker-$name.json" --reporters clear-text,json \
+  > "$out/$name.log" 2>&1 || { tail -30 "$out/$name.log"; exit 1; }
+cp reports/mutation/mutation.json "$out/$name.json"
+grep -A40 'Mutation score' "$out/$name.log" | grep '|' | head -60

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { build, type Metafile } from 'esbuild';
+import { mayPrintTopLevelHelp } from '../../src/cli/program.js';
+import { runCli } from '../helpers/cli.js';
+
+// What a start loads decides how long it takes (issue 40: --version under 100 ms, report under 200): each command's
+// module is imported only when it runs, and neither --version nor the commands that read documents may load the
+// native addon, the YAML parser or the stage kinds' schemas by a static import. Read from esbuild's graph of the
+// sources, in which a static import and a dynamic one are told apart.
+
+/** The metafile of the CLI's sources, bundled from start.ts as scripts/bundle-cli.mjs bundles them. */
+async function sourceGraph(): Promise<Metafile> {
+  const result = await build({
+    entryPoints: ['src/cli/start.ts'],
+    bundle: true,
+    write: false,
+    metafile: true,
+    platform: 'node',
+    format: 'esm',
+    splitting: true,
+    outdir: 'unused',
+    external: ['koffi', 'sql.js'],
+    logLevel: 'silent',
+  });
+  return result.metafile;
+}
+
+/** Every file `from` loads through static imports alone, each mapped to the file that imports it. */
+function staticallyLoaded(graph: Metafile, from: string): Map<string, string | null> {
+  const parent = new Map<string, string | null>([[from, null]]);
+  const queue = [from];
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    for (const { path, kind } of graph.inputs[file]?.imports ?? []) {
+      if (kind !== 'import-statement' || parent.has(path)) continue;
+      parent.set(path, file);
+      queue.push(path);
+    }
+  }
+  return parent;
+}
+
+/** The import chain from the entry to `file`, for a failure's message. */
+function chain(loaded: Map<string, string | null>, file: string): string {
+  const links: string[] = [];
+  for (let at: string | null | undefined = file; at; at = loaded.get(at)) links.unshift(at);
+  return links.join(' -> ');
+}
+
+const unwanted = (loaded: Map<string, string | null>, patterns: readonly RegExp[]) =>
+  [...loaded.keys()].filter((file) => patterns.some((p) => p.test(file))).map((file) => chain(loaded, file));
+
+const HEAVY = [/^koffi$/, /node_modules\/yaml\//, /node_modules\/zod\//, /^src\/kinds\//, /^src\/cuda\/(?!exit\.ts$)/];
+
+describe('what a start loads', { timeout: 60_000 }, () => {
+  it('the entry and the program load no native addon, YAML parser, zod or stage kind before a command runs', async () => {
+    const graph = await sourceGraph();
+    // start.ts installs the early signal handlers, then imports main.ts, whatever the command.
+    for (const entry of ['src/cli/start.ts', 'src/cli/main.ts']) {
+      const loaded = staticallyLoaded(graph, entry);
+      assert.deepEqual(unwanted(loaded, HEAVY), [], entry);
+    }
+    const program = staticallyLoaded(graph, 'src/cli/main.ts');
+    assert.ok(program.has('src/cli/program.ts') && [...program.keys()].some((f) => f.includes('node_modules/commander/')), 'the graph was read');
+  });
+
+  it('report, compare and schema load neither the native addon nor the YAML parser', async () => {
+    const graph = await sourceGraph();
+    for (const command of ['report', 'compare', 'schema']) {
+      const loaded = staticallyLoaded(graph, `src/cli/${command}.ts`);
+      assert.ok(loaded.size > 20, command);
+      assert.deepEqual(unwanted(loaded, [/^koffi$/, /node_modules\/yaml\//, /^src\/cuda\/(?!exit\.ts$)/]), [], command);
+    }
+  });
+});
+
+describe('the top-level help names the stage kinds’ variables wherever it prints', { timeout: 120_000 }, () => {
+  it('loads them for help, no command, an unknown command or help for one, and for nothing else', () => {
+    for (const args of [[], ['--help'], ['-h'], ['help'], ['help', 'bogus'], ['bogus'], ['--verbose']]) assert.ok(mayPrintTopLevelHelp(args), args.join(' '));
+    for (const args of [['--version'], ['-V'], ['report', 'r.json'], ['--verbose', 'compare', 'a', 'b'], ['run', '--help'], ['schema']])
+      assert.equal(mayPrintTopLevelHelp(args), false, args.join(' '));
+  });
+
+  it('lists CUDA_PIPE_NCCL, CUDA_PIPE_CUBLAS and CUDA_PIPE_CUBLASLT in a process of its own', () => {
+    // A process of its own: in the test's shared CLI thread an earlier --help would have loaded the kinds already.
+    for (const args of [['--help'], [], ['help', 'bogus']]) {
+      const run = runCli(args, {}, { process: true });
+      const help = run.stdout + run.stderr;
+      assert.match(help, /Environment:/, args.join(' '));
+      for (const name of ['CUDA_PIPE_NCCL', 'CUDA_PIPE_CUBLAS', 'CUDA_PIPE_CUBLASLT']) assert.match(help, new RegExp(`\\n  ${name} `), `${args.join(' ')}: ${name}`);
+    }
+  });
+});
