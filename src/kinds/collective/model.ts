@@ -1,9 +1,9 @@
 import { splitRanges } from '../../chunking.js';
 import { formatMs } from '../../format.js';
-import type { Bound, BoundCandidate } from '../../measure/bound.js';
-import type { ModeResult } from '../../result/mode.js';
+import type { Bound, BoundCandidate } from '../../model/bound.js';
+import type { ModeResult } from '../../model/mode.js';
 import type { Collective } from '../../vocabulary.js';
-import type { KindTerm, TermContext, TermWords } from '../model.js';
+import type { KindTerm, TermContext, TermWords } from '../api/index.js';
 import { callMs, type CollectiveSample, fitAlphaBeta, type StepBound, stepBound } from './buckets.js';
 
 // The collective's term in the overlap bound (kind.ts's `term`): the bucket model of ./buckets.ts at a layout's chunk

@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors.js';
-import type { ComputeStep, StageKind, StepConfig } from '../kind.js';
-import { LIBRARY_ON_SMS, SMS_ENGINE } from '../kernel/index.js';
+import type { ComputeStep, StageKind, StepConfig } from '../api/index.js';
+import { LIBRARY_ON_SMS, SMS_ENGINE } from '../blas/on-sms.js';
 import { chunkShortOfB, gemmConfig } from './config.js';
 import { type GemmOp, type GemmSpec, gemmBytesRead, gemmFlops, gemmRows } from './spec.js';
 

@@ -1,6 +1,6 @@
 import { type Cublas, type CublasHandle, DEFAULT_WORKSPACE_BYTES, openCublas } from './cublas.js';
 import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
-import type { IssueSite, KindRuntime, KindRuntimeModule, OpenContext, Thunk } from '../kind.js';
+import type { IssueSite, KindRuntime, KindRuntimeModule, OpenContext, Thunk } from '../api/index.js';
 import { columnMajorCall, type GemmOp, type GemmOperand, gemmProducts, gemmRows } from './spec.js';
 
 // A gemm op on the device: libcublas, loaded once per process, and one cuBLAS handle per stream, each with its own

@@ -1,6 +1,6 @@
-import type { Bound } from '../../measure/bound.js';
-import type { CpuStage } from '../../result/cpu-stage.js';
-import type { ModeResult } from '../../result/mode.js';
+import type { Bound } from '../../model/bound.js';
+import type { CpuStage } from '../../model/cpu-stage.js';
+import type { ModeResult } from '../../model/mode.js';
 
 // A host stage on worker threads: the term it adds to the overlap bound, from what a mode measured of it
 // (result/cpu-stage.ts's section of a mode's Result).

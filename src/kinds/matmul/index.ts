@@ -1,5 +1,5 @@
-import type { StageKind, StepConfig } from '../kind.js';
-import { LIBRARY_ON_SMS, SMS_ENGINE } from '../kernel/index.js';
+import type { StageKind, StepConfig } from '../api/index.js';
+import { LIBRARY_ON_SMS, SMS_ENGINE } from '../blas/on-sms.js';
 import { matmulConfig } from './config.js';
 import { type MatmulOp, type MatmulSpec, matmulBytesRead, matmulFlops, matmulRows } from './spec.js';
 

@@ -1,7 +1,7 @@
 import { type NativeBlock, nativeBlock } from '../../cuda/ffi.js';
 import type { DevicePtr, HostPtr, StreamHandle } from '../../cuda/types.js';
 import { UsageError } from '../../errors.js';
-import type { IssuedOp, IssueSite, KindRuntime, KindRuntimeModule, OpenContext, Thunk } from '../kind.js';
+import type { IssuedOp, IssueSite, KindRuntime, KindRuntimeModule, OpenContext, Thunk } from '../api/index.js';
 import {
   COMPUTE_32F,
   type CublasLtBinding,

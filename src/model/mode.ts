@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { COLLECTIVES, DEFAULT_STREAM_OPS, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, TOPOLOGIES } from '../vocabulary.js';
 import { CpuStageSchema } from './cpu-stage.js';
 import { DeviceTimesSchema } from './devices.js';
-import { OverlapAnalysisSchema } from './model.js';
+import { OverlapAnalysisSchema } from './analysis.js';
 
 // One measured mode: what it ran (its role), its samples and their statistics, and what each kind of mode adds.
 
