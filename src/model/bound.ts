@@ -1,7 +1,10 @@
 // The overlap model's bound (measure/bound.ts computes it): its terms, and the parts measured apart from any layout
 // that a stage kind's resource reads. A kind with a term of its own (kinds/api's `term`) gives back a Bound.
 
-/** A term of the bound: an engine, the link, the streams, the host's issue, or a kind's own (the CPU stage, communication). */
+/**
+ * A term of the bound: an engine, the link, the streams, the host's issue, or a kind's own (the CPU stage,
+ * communication).
+ */
 export type BoundTerm = 'H2D' | 'kernels' | 'D2H' | 'link' | 'copy engine' | 'serial' | 'streams' | 'host issue' | 'CPU stage' | 'communication';
 
 export interface BoundCandidate {
@@ -20,7 +23,10 @@ export interface Bound extends BoundCandidate {
   readonly terms: readonly BoundCandidate[];
 }
 
-/** The measured parts a stage kind's model resource reads (measure/bound.ts's DeviceParts adds the link, engines and host). Times in ms. */
+/**
+ * The measured parts a stage kind's model resource reads (measure/bound.ts's DeviceParts adds the link, engines and
+ * host). Times in ms.
+ */
 export interface ModelParts {
   /** Each stage alone on whole buffers (one copy per buffer); 0 for a stage the pipeline does not have. */
   readonly h2dMs: number;

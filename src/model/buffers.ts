@@ -11,7 +11,10 @@ export interface ConfigBuffer {
   readonly elementBytes: number;
   readonly elements: number;
   readonly bytes: number;
-  /** Elements per item: a chunk of items [f, f + n) is elements [f × itemSize, (f + n) × itemSize); 1 without pipeline.items, and for resident buffers. */
+  /**
+   * Elements per item: a chunk of items [f, f + n) is elements [f × itemSize, (f + n) × itemSize); 1 without
+   * pipeline.items, and for resident buffers.
+   */
   readonly itemSize: number;
   readonly role: BufferRole;
   readonly init: InitSpec;
@@ -24,7 +27,10 @@ export interface ConfigBuffer {
 export type HostStageFn =
   | { readonly kind: 'checksum' }
   | { readonly kind: 'cost'; readonly msPerMiB: number }
-  /** The loader's: writes each input buffer's seeded pattern into the chunk's range (so the run still verifies), after a CPU cost per MiB. */
+  /**
+   * The loader's: writes each input buffer's seeded pattern into the chunk's range (so the run still verifies), after a
+   * CPU cost per MiB.
+   */
   | { readonly kind: 'decode'; readonly msPerMiB: number }
   | { readonly kind: 'module'; readonly path: string; readonly export: string };
 
@@ -41,7 +47,9 @@ export type ConfigHost =
       readonly workers: number | null;
       /** The loader: fills each chunk's input bytes in pinned memory before its H2D is issued; null for none. */
       readonly before: HostStageFn | null;
-      /** Fills in flight ahead of the GPU: chunk c + slots is filled once chunk c's H2D completed; null for 2 × workers. */
+      /**
+       * Fills in flight ahead of the GPU: chunk c + slots is filled once chunk c's H2D completed; null for 2 × workers.
+       */
       readonly slots: number | null;
       readonly after: HostStageFn | null;
     }

@@ -79,7 +79,10 @@ export interface Schedule<W extends WorkOpBase = WorkOpBase> {
   readonly verify: boolean;
   /** True when a gate op holds the first stream until the rep is fully issued. */
   readonly gated: boolean;
-  /** `peer`: bytes copied between devices, where any are; `collective`: every collective's per-rank message bytes, where any run. */
+  /**
+   * `peer`: bytes copied between devices, where any are; `collective`: every collective's per-rank message bytes, where
+   * any run.
+   */
   readonly bytes: { readonly h2d: number; readonly d2h: number; readonly peer?: number; readonly collective?: number };
   /** The element ranges the body's chunk indexes refer to; one whole range for whole-buffer modes. */
   readonly ranges: readonly ChunkRange[];

@@ -14,7 +14,10 @@ export const TimelineOpBaseSchema = z.object({
   chunk: z.number().int().nullable(),
   buffer: z.string().nullable(),
   kernel: z.string().nullable(),
-  /** Bytes a copy moved; for a kernel, the bytes of the element range it was given (0 for host ops); for a collective, the per-rank message bytes. */
+  /**
+   * Bytes a copy moved; for a kernel, the bytes of the element range it was given (0 for host ops); for a collective,
+   * the per-rank message bytes.
+   */
   bytes: z.number(),
   /** A collective op's NCCL call; absent for every other kind. */
   collective: z.enum(COLLECTIVES).optional(),
@@ -54,7 +57,13 @@ export const TracedRepBaseSchema = z.object({
    */
   originEpochMs: z.number().optional(),
   /** `flags` is the stream's kind; 'default' is how results before stream kinds spelled 'blocking'. */
-  streams: z.array(z.object({ id: z.string(), flags: z.union([z.enum(STREAM_KINDS), z.literal('default')]), priority: z.number().int().nullable() })),
+  streams: z.array(
+    z.object({
+      id: z.string(),
+      flags: z.union([z.enum(STREAM_KINDS), z.literal('default')]),
+      priority: z.number().int().nullable(),
+    }),
+  ),
   ops: z.array(TimelineOpBaseSchema),
   /**
    * What timed the ops' engine work: 'cupti' (each copy and kernel has engineStartMs/engineEndMs) or 'events' (the
@@ -65,7 +74,16 @@ export const TracedRepBaseSchema = z.object({
    * A host stage on worker threads: each chunk's task, on the host clock from issuing the rep's start event (which
    * the GPU's clock meets only there: to within the gap between issuing it and the GPU recording it).
    */
-  workerTasks: z.array(z.object({ worker: z.number().int(), chunk: z.number().int().nullable(), startMs: z.number(), endMs: z.number() })).optional(),
+  workerTasks: z
+    .array(
+      z.object({
+        worker: z.number().int(),
+        chunk: z.number().int().nullable(),
+        startMs: z.number(),
+        endMs: z.number(),
+      }),
+    )
+    .optional(),
 });
 export type TracedRepBase = z.infer<typeof TracedRepBaseSchema>;
 
@@ -84,7 +102,13 @@ export interface CpuStageTiming {
   /** Each worker's time spent in tasks this rep, by worker index. */
   readonly busyMs: readonly number[];
   /** Each task on the rep's clock (ms from the GPU's start): which worker, when it was queued, started and ended. */
-  readonly tasks: ReadonlyArray<{ readonly chunk: number | null; readonly worker: number; readonly queuedMs: number; readonly startedMs: number; readonly endedMs: number }>;
+  readonly tasks: ReadonlyArray<{
+    readonly chunk: number | null;
+    readonly worker: number;
+    readonly queuedMs: number;
+    readonly startedMs: number;
+    readonly endedMs: number;
+  }>;
 }
 
 /** A span of time on some clock, [start, end) (the analysis' interval arithmetic works on these). */

@@ -16,7 +16,12 @@ const DIST = compiled('../../');
 /** Runs node with the echo kind in the list, as a run of its own (not a child of this test's runner). */
 function withEcho(args: readonly string[], timeout: number) {
   const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-  return spawnSync(process.execPath, ['--import', WITH_ECHO, ...args], { encoding: 'utf8', timeout, cwd: process.cwd(), env });
+  return spawnSync(process.execPath, ['--import', WITH_ECHO, ...args], {
+    encoding: 'utf8',
+    timeout,
+    cwd: process.cwd(),
+    env,
+  });
 }
 
 function sources(dir: string): string[] {
@@ -46,7 +51,9 @@ const listReaders = [...sources('src'), ...sources('test')]
   .map((file) => join(DIST, relative('.', file)).replace(/\.ts$/, '.js'));
 
 describe('a kind is one folder and one row of the list', () => {
-  it('reaches the echo fixture kind through the list alone: planned ops described, issued through its runtime, recorded', { timeout: 60_000 }, () => {
+  it('reaches the echo fixture kind through the list alone: planned ops described, issued through its runtime, recorded', {
+    timeout: 60_000,
+  }, () => {
     const run = withEcho([compiled('../fixtures/kinds/echo/through-the-list.js')], 50_000);
     assert.equal(run.status, 0, run.stderr);
     const seen = JSON.parse(run.stdout);

@@ -32,7 +32,10 @@ export type CheckRecord = OutputCheckRecord;
  * so comparing layouts with serial would pass a call that did nothing). It runs where the plan has a reference.
  */
 export interface OutputCheck {
-  /** The reference: serial changed so that its outputs are what the check compares with; undefined where serial needs none. */
+  /**
+   * The reference: serial changed so that its outputs are what the check compares with; undefined where serial needs
+   * none.
+   */
   reference(serial: Schedule): Schedule | undefined;
   /** The outputs of serial the check decides; `facts` tells what the list knows of an op's kind. */
   outputs(serial: Pick<Schedule, 'body'>, outputs: readonly ConfigBuffer[], facts: CheckFacts): ConfigBuffer[];

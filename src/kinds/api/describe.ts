@@ -5,7 +5,9 @@ import type { WorkOpBase } from '../../model/schedule.js';
 
 export type { WorkOpBase } from '../../model/schedule.js';
 
-/** What a CUPTI activity record of an op is, where CUPTI reports it, and whether memsets among its records are its time. */
+/**
+ * What a CUPTI activity record of an op is, where CUPTI reports it, and whether memsets among its records are its time.
+ */
 export interface CuptiRecord {
   readonly kind: 'memcpy' | 'kernel';
   /** A library call (cuBLAS) may clear its scratch with a memset among its kernels: all of it is the call's time. */

@@ -6,7 +6,12 @@ import type { ComputeStep } from './config.js';
 
 /** One chunk of the pipeline as the planner hands it to each stage kind: what the stage plans its ops from. */
 export interface ChunkWork {
-  readonly buffers: readonly { readonly name: string; readonly role: string; readonly elementBytes: number; readonly itemSize: number }[];
+  readonly buffers: readonly {
+    readonly name: string;
+    readonly role: string;
+    readonly elementBytes: number;
+    readonly itemSize: number;
+  }[];
   /** The compute steps this chunk runs, in the config's order; each is planned by its own stage kind. */
   readonly compute: readonly ComputeStep[];
   /** The host stage's name, or null where the config has none. */

@@ -73,7 +73,9 @@ export interface ReportContext {
   };
 }
 
-/** A kind's section of the reports: its lines, which every renderer prints, and its section's id and heading in HTML. */
+/**
+ * A kind's section of the reports: its lines, which every renderer prints, and its section's id and heading in HTML.
+ */
 export interface ReportSection<S = unknown> {
   readonly id: string;
   readonly title: string;

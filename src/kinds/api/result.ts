@@ -38,7 +38,12 @@ export interface ModelResource {
    */
   readonly hostLink: boolean;
   /** Its measured parts: time alone on whole buffers, fixed cost of one op, ops a chunk issues, bytes moved. */
-  measured(parts: ModelParts): { readonly wholeMs: number; readonly opMs: number; readonly opsPerChunk: number; readonly bytes: number };
+  measured(parts: ModelParts): {
+    readonly wholeMs: number;
+    readonly opMs: number;
+    readonly opsPerChunk: number;
+    readonly bytes: number;
+  };
 }
 
 /**

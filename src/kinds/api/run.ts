@@ -111,7 +111,9 @@ export interface OpenContext<O extends WorkOpBase = WorkOpBase> {
   /** The values of the kinds' own flags (flags.ts) the command was given; absent: none. */
   readonly flags?: KindFlagValues;
   readonly signal?: AbortSignal | undefined;
-  /** The plan whole, for a runtime that reads more than its ops (the config's stage functions, the schedules' chunks). */
+  /**
+   * The plan whole, for a runtime that reads more than its ops (the config's stage functions, the schedules' chunks).
+   */
   readonly plan?: Plan;
   /** The plan's buffers in host memory, for a runtime that works on a chunk's bytes there. */
   readonly hostBuffers?: HostBuffers;
@@ -128,14 +130,19 @@ export interface IssueSite {
   readonly device: number;
   /** The schedule's description, for messages ("overlapped, 4 streams × 16 chunks"). */
   readonly schedule: string;
-  /** The schedule's id and its chunks' item ranges: where a chunk's bytes are, for a kind that works on them on the host. */
+  /**
+   * The schedule's id and its chunks' item ranges: where a chunk's bytes are, for a kind that works on them on the
+   * host.
+   */
   readonly scheduleId: string;
   readonly ranges: Schedule['ranges'];
   /** The device address of a buffer's element on this op's device. */
   address(buffer: string, elementOffset: number): DevicePtr;
   /** A buffer's element type and size. */
   buffer(name: string): { readonly type: string; readonly elementBytes: number };
-  /** Runs `make` with this op's device current (a handle or workspace belongs to the device current when it is made). */
+  /**
+   * Runs `make` with this op's device current (a handle or workspace belongs to the device current when it is made).
+   */
   onDevice<T>(make: () => T): T;
   /**
    * A host function on this op's stream (cudaLaunchHostFunc through the runner's one trampoline, exec/host-calls.ts),
@@ -154,7 +161,10 @@ export interface BoundThunks {
   readonly end: EventHandle;
   /** Index of the thunk that records `start`. */
   readonly startIndex: number;
-  /** The thunk where op i's issue begins: its own, or in a traced rep the record of its span's begin event just before it. */
+  /**
+   * The thunk where op i's issue begins: its own, or in a traced rep the record of its span's begin event just before
+   * it.
+   */
   issueBegins(i: number): number;
 }
 
@@ -187,9 +197,14 @@ export interface RepHooks {
 
 /** A kind's part in one prepared schedule. */
 export interface SchedulePart {
-  /** Where an H2D copy reads from while the schedule's ops are bound (a loader's ring); null: the buffer's own host memory. */
+  /**
+   * Where an H2D copy reads from while the schedule's ops are bound (a loader's ring); null: the buffer's own host
+   * memory.
+   */
   hostSource(copy: { readonly buffer: string; readonly hostOffset: number; readonly bytes: number }): HostPtr | null;
-  /** Every op bound: the thunks as the rep issues them (the kind may wrap some), and its hooks in each rep; null: none. */
+  /**
+   * Every op bound: the thunks as the rep issues them (the kind may wrap some), and its hooks in each rep; null: none.
+   */
   bound(schedule: BoundThunks): { readonly thunks: readonly Thunk[]; readonly rep: RepHooks | null };
 }
 
@@ -199,7 +214,9 @@ export interface KindRuntime<O extends WorkOpBase = WorkOpBase> {
   readonly agreement?: Agreement | undefined;
   /** What every wait on a rep with the kind's ops watches. */
   readonly watch?: RepWatch;
-  /** The Result's sections the runtime fills (its `result` fragment's fields), and what the Result's notes say of it. */
+  /**
+   * The Result's sections the runtime fills (its `result` fragment's fields), and what the Result's notes say of it.
+   */
   readonly record?: { readonly sections: Readonly<Record<string, unknown>>; readonly notes: readonly string[] };
   /**
    * The op bound to its site. The thunk returns 0, or a cudaError_t; a library that answers with a status of its

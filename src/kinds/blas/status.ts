@@ -34,6 +34,8 @@ export class CublasError extends DeviceFailure {
     context?: string,
     hints: ReadonlyMap<number, string> = STATUS_HINT,
   ) {
-    super(`${api} failed${context ? ` (${context})` : ''}: ${statusName} (${status}): ${description}`, { hint: hints.get(status) });
+    super(`${api} failed${context ? ` (${context})` : ''}: ${statusName} (${status}): ${description}`, {
+      hint: hints.get(status),
+    });
   }
 }
