@@ -1,35 +1,9 @@
 import type { ZodRawShape, z } from 'zod';
 import type { ModeResult } from '../model/mode.js';
 import type { Plan as ModelPlan, PlanOp, Schedule as ModelSchedule, StreamSpec } from '../model/schedule.js';
-import type {
-  BodyPassFacts,
-  CheckFacts,
-  ChunkWork,
-  DescribeContext,
-  IssuedOp,
-  IssueSite,
-  KindDescription,
-  KindFlag,
-  KindFlagValues,
-  KindRuntime,
-  KindRuntimeModule,
-  KindTerm,
-  ModelResource,
-  ModeLineContext,
-  OpenContext,
-  OutputCheck,
-  PassedBody,
-  PlanPassContext,
-  ReportContext,
-  ResultView,
-  RuntimePrimitives,
-  RuntimeStart,
-  StageKind,
-  StartContext,
-  StepConfig,
-  TermWords,
-  TimelineFields,
-} from './api/index.js';
+import type { BodyPassFacts, CheckFacts, ChunkWork, DescribeContext, IssuedOp, IssueSite, KindDescription, KindFlag, KindFlagValues, KindRuntime } from './api/index.js';
+import type { KindRuntimeModule, KindTerm, ModelResource, ModeLineContext, OpenContext, OutputCheck, PassedBody, PlanPassContext, ReportContext } from './api/index.js';
+import type { ResultView, RuntimePrimitives, RuntimeStart, StageKind, StartContext, StepConfig, TermWords, TimelineFields } from './api/index.js';
 import { collective } from './collective/index.js';
 import { d2h, h2d } from './copy/index.js';
 import { gemm } from './gemm/index.js';
@@ -45,33 +19,9 @@ import { peer } from './peer/index.js';
 
 // What the core reads of a kind's contract (./api/): the types its hooks are called with and give back.
 export { NOT_LAUNCHED, PENDING } from './api/index.js';
-export type {
-  Agreement,
-  CheckRecord,
-  ChunkWork,
-  ComputeStep,
-  CuptiRecord,
-  DescribeContext,
-  HostBuffers,
-  IssueSite,
-  KindFlagValues,
-  KindRep,
-  KindRuntime,
-  Launch,
-  ModelParts,
-  ModelResource,
-  OpenContext,
-  RepHooks,
-  RepWatch,
-  ReportContext,
-  RuntimePrimitives,
-  RuntimeStart,
-  SchedulePart,
-  StageKind,
-  TermContext,
-  TermWords,
-  Thunk,
-} from './api/index.js';
+export type { Agreement, CheckRecord, ChunkWork, ComputeStep, CuptiRecord, DescribeContext, HostBuffers, IssueSite, KindFlagValues, KindRep, KindRuntime } from './api/index.js';
+export type { Launch, ModelParts, ModelResource, OpenContext, RepHooks, RepWatch, ReportContext, RuntimePrimitives, RuntimeStart, SchedulePart, StageKind } from './api/index.js';
+export type { TermContext, TermWords, Thunk } from './api/index.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
 export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K ? (K extends KindDescription<string, infer O> ? O : never) : never;
