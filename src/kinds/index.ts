@@ -14,7 +14,7 @@ import { peer } from './peer/index.js';
 
 // The list of stage kinds: the one place that names them. Everything else (the planner's work ops, the issuer and
 // the runtimes it opens, the timeline, every picture's legend, letters, colours and engine rows, the Result's op
-// kinds and sections, messages) reads it. A new kind is a folder beside these (kind.ts says what it holds) and a
+// kinds and sections, messages) reads it. A new kind is a folder beside these (kinds/api/ says what it holds) and a
 // row in STAGE_KINDS.
 
 // What the core reads of a kind's contract (./api/): the types its hooks are called with and give back.

@@ -51,7 +51,7 @@ const candidate = (term: BoundTerm, steadyMs: number, perOpMs: number, fillDrain
   ms: steadyMs + fillDrainMs,
 });
 
-/** A resource's time on a layout (see `ModelResource` in src/kinds/kind.ts). */
+/** A resource's time on a layout (see `ModelResource` in src/kinds/api/result.ts). */
 export interface ResourceTime {
   readonly resource: ModelResource;
   /** One chunk's time on it, its fixed per-op cost included. */

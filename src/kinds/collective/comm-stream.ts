@@ -9,7 +9,7 @@ import type { BodyPassFacts, PassedBody } from '../api/index.js';
 // on whatever stream they are, after them. The compute stream itself never waits for a collective, so the next
 // bucket's compute overlaps it.
 
-/** A work op: every op but the ordering and timing ops carries its chunk (kind.ts's WorkOpBase). */
+/** A work op: every op but the ordering and timing ops carries its chunk (the model's WorkOpBase). */
 const isWork = (op: PlanOp): op is PlanOp & { readonly chunk: number | null } => 'chunk' in op;
 
 /** The communication stream of a device: `comm` on the schedule's own device, `comm:d<n>` on another. */

@@ -130,5 +130,5 @@ export function referenceSchedule(serial: Schedule): Schedule | undefined {
 /** A reduce-scatter's outputs depend on the bucket count: each layout is checked against itself serialised. */
 const bucketed = (body: readonly PlanOp[]) => body.some((op) => isCollectiveOp(op) && op.spec.collective === 'reducescatter');
 
-/** The all-reduce's check (kind.ts's `check`). */
+/** The all-reduce's check (the contract's `check`). */
 export const reductionCheck: OutputCheck = { reference: referenceSchedule, outputs: reducedOutputs, compare: checkReduction, layoutDependent: bucketed };

@@ -106,5 +106,5 @@ function modelLines(result: CommResult, alone: ModeResult | undefined, ranks: nu
   return lines;
 }
 
-/** The collective's section of every report (kind.ts's `report`). */
+/** The collective's section of every report (the contract's `report`). */
 export const commSection: ReportSection = { id: 'communication', title: 'Communication', lines: commLines };

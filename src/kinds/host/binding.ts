@@ -90,7 +90,7 @@ export class HostBinding {
     const lastH2d = new Map<number, number>();
     const where = { scheduleId: schedule.id, ranges: schedule.ranges };
     ops.forEach((op, i) => {
-      // Work ops have a chunk (kind.ts's WorkOpBase); ordering and timing ops have none.
+      // Work ops have a chunk (the model's WorkOpBase); ordering and timing ops have none.
       if (!('chunk' in op)) return;
       let fill = fillOf.get(op.chunk);
       if (fill === undefined) {

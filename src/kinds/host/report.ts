@@ -6,7 +6,7 @@ import type { TimelineOpBase } from '../../model/timeline.js';
 import type { ModeLineContext, ResultView } from '../api/index.js';
 import { cpuStageMs } from './cpu-stage.js';
 
-// The host stage's line in every report (kind.ts's `modeLine`, printed among the stream toolbox's lines): what the
+// The host stage's line in every report (the contract's `modeLine`, printed among the stream toolbox's lines): what the
 // stage cost the layout against the same layout without it, and, on worker threads, the CPU stage against the GPU
 // pipeline. Drawn from the Result alone.
 
