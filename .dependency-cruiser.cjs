@@ -1,14 +1,29 @@
 // The layering of docs/ARCHITECTURE.md, enforced in `npm test`. Each rule names the layer it keeps clean and why.
-// Folder cycles are checked by ./.dependency-cruiser-runtime.cjs, on the imports that load code (see there).
+// Every rule counts type-only imports too: a type names the module it comes from as surely as a call does.
+// Folder cycles are checked by ./.dependency-cruiser-runtime.cjs (see there).
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
     {
       name: 'no-module-cycles',
-      comment: 'A cycle through type-only imports is erased at compile time (a kind names the plan op it plans, the plan derives its op union from the kinds): only cycles that load modules are forbidden.',
+      comment: 'No module reaches itself through its imports, type-only imports included: the kinds name the model (src/model/), never the core that lists them.',
       severity: 'error',
       from: { path: '^src/' },
-      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+      to: { circular: true },
+    },
+    {
+      name: 'the-model-is-a-leaf',
+      comment: 'src/model/ (schedules, modes, the timeline, the bound) is what the core and the kinds both read: it imports none of them, only the neutral modules.',
+      severity: 'error',
+      from: { path: '^src/model/' },
+      to: { path: '^src/', pathNot: '^src/model/|^src/(vocabulary|modes|format|chunking|quantile|clocks|errors)\\.ts$' },
+    },
+    {
+      name: 'the-kind-contract-sits-on-the-model',
+      comment: 'src/kinds/api/ is the contract between the core and the kinds: it names the model, the device layer and the neutral modules, nothing of the core.',
+      severity: 'error',
+      from: { path: '^src/kinds/api/' },
+      to: { path: '^src/', pathNot: '^src/(kinds/api|model|cuda)/|^src/(vocabulary|modes|format|chunking|quantile|clocks|errors)\\.ts$' },
     },
     {
       name: 'only-cuda-imports-koffi',
@@ -40,25 +55,35 @@ module.exports = {
     },
     {
       name: 'a-kind-is-its-own-folder',
-      comment: "A stage kind (src/kinds/<kind>/) owns its description, its runtime and its checks. It reaches the device only through src/cuda (a library of its own through src/cuda/ffi.ts) and the contracts of src/kinds/kind.ts; of the core's layers it may name types (the plan's ops it plans, the Result it reports: `import type`, erased when compiled), never load code, which loop over the kinds' list instead of naming a kind.",
+      comment: "A stage kind (src/kinds/<kind>/) imports its own folder, the kind contract (src/kinds/api/), the model (src/model/), the device layer (src/cuda/, a library of its own through src/cuda/ffi.ts), the shared library calls (src/kinds/blas/) and the neutral modules: no other kind, nothing of the core. What a hook needs of the core comes in through the contract.",
       severity: 'error',
-      from: { path: '^src/kinds/', pathNot: '^src/kinds/host/workers/' },
-      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|analyze|compare|kernels|data|files)/', dependencyTypesNot: ['type-only'] },
+      from: { path: '^src/kinds/([^/]+)/', pathNot: '^src/kinds/(api|blas|host/workers)/' },
+      to: { path: '^src/', pathNot: '^src/kinds/$1/|^src/(kinds/api|kinds/blas|model|cuda)/|^src/(vocabulary|modes|format|chunking|quantile|clocks|errors)\\.ts$' },
+    },
+    {
+      name: 'the-shared-library-calls-are-a-kind-s-too',
+      comment: 'src/kinds/blas/ holds what the library kinds share (the SMs they run on, the column-major call, the library wrapper): it imports what a kind may, and no kind.',
+      severity: 'error',
+      from: { path: '^src/kinds/blas/' },
+      to: { path: '^src/', pathNot: '^src/(kinds/api|kinds/blas|model|cuda)/|^src/(vocabulary|modes|format|chunking|quantile|clocks|errors)\\.ts$' },
     },
     {
       name: 'a-kind-is-its-own-folder-but-its-workers-share-the-fill-and-file-rules',
       comment:
-        "The host stage's worker script runs in a thread of its own, where nothing can be handed to it: its decode function writes the very pattern the run's own fill writes (src/data/patterns.ts and its window size, src/data/compare.ts), and a user's module is read by a config file's rules (src/files/). Those four modules, and nothing else of the core, may be loaded by src/kinds/host/workers/.",
+        "The host stage's worker script runs in a thread of its own, where nothing can be handed to it: its decode function writes the very pattern the run's own fill writes (src/data/patterns.ts and its window size, src/data/compare.ts), a user's module is read by a config file's rules (src/files/), and the pool finds the worker script from the package's root (src/paths.ts). Those five modules, and nothing else of the core, may be loaded by src/kinds/host/workers/.",
       severity: 'error',
       from: { path: '^src/kinds/host/workers/' },
-      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|analyze|compare|kernels|data|files)/', pathNot: '^src/(data/(patterns|compare)|files/(read|limits))\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: {
+        path: '^src/',
+        pathNot: '^src/kinds/host/|^src/(kinds/api|model|cuda)/|^src/(vocabulary|modes|format|chunking|quantile|clocks|errors|paths)\\.ts$|^src/(data/(patterns|compare)|files/(read|limits))\\.ts$',
+      },
     },
     {
       name: 'kinds-are-reached-through-their-list',
-      comment: 'The core reaches a kind only through src/kinds/index.ts, the one list of kinds, so no layer names a kind module.',
+      comment: 'The core reaches a kind, and the kind contract, only through src/kinds/index.ts, the one list of kinds, so no layer names a kind module.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/kinds/' },
-      to: { path: '^src/kinds/', pathNot: '^src/kinds/(index|kind)\\.ts$' },
+      to: { path: '^src/kinds/', pathNot: '^src/kinds/index\\.ts$' },
     },
     {
       name: 'cuda-knows-no-kind',

@@ -60,14 +60,6 @@ export class DeviceFailure extends CudaPipeError {
   }
 }
 
-/**
- * A host stage's function failed while running on a worker thread: it threw, or its worker died. Exit 4 like a
- * faulting kernel, but the CUDA context is untouched, so the ordinary cleanup runs.
- */
-export class HostStageFailure extends CudaPipeError {
-  readonly exitCode = 4 as const;
-}
-
 /** True for an error after which no CUDA call may be made (see DeviceFailure.contextLost). */
 export const contextLost = (error: unknown): boolean => (error instanceof DeviceFailure || error instanceof Interrupted) && error.contextLost;
 

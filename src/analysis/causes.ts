@@ -1,45 +1,16 @@
-import type { FindingCode } from './document.js';
 import { exposedCommunication } from './communication.js';
-import type { DeviceShape, GpuEvent } from './events.js';
+import type { GpuEvent } from './events.js';
 import { union } from './intervals.js';
-import type { LinkRates } from './metrics.js';
-import { EDGE_KINDS, type Edge, type Edit, edgesOfKindInto, opEnd, opStart, type ReplayGraph } from './graph.js';
+import { EDGE_KINDS, type Edge, edgesOfKindInto, opEnd, opStart, type ReplayGraph } from './graph.js';
 import { linkHoldMs } from './graph-edges.js';
 import type { StepWindow } from './steps.js';
+import type { Cause, CauseContext } from './cause.js';
+
+export type { Cause, CauseContext, CauseFacts } from './cause.js';
 
 // The causes a finding can name, each as the evidence the trace holds that it cost time and the change that removes
 // it: an edit of the replay graph (replay.ts), whose replay says what the step would take without the cause. A rule
 // that finds no evidence names no cause: a pattern that cost nothing is not a finding.
-
-export interface Cause {
-  readonly code: FindingCode;
-  readonly edit: Edit;
-  /** The ops the cause is about: their labels name it in the program's terms. */
-  readonly ops: readonly number[];
-  /** Figures the finding's sentence quotes. */
-  readonly facts: CauseFacts;
-}
-
-export interface CauseFacts {
-  /** How many times (copies, waits, synchronizes, launches) the cause occurs in the trace. */
-  readonly count: number;
-  /** Streams the cause is on, as the trace names them. */
-  readonly streams: readonly string[];
-  /** A rate the sentence quotes (the pinned link's, GB/s), where one applies. */
-  readonly rateGbPerSecond?: number;
-  /** The rate the cause ran at (GB/s), where one applies. */
-  readonly observedGbPerSecond?: number;
-}
-
-export interface CauseContext {
-  readonly graph: ReplayGraph;
-  /** Each direction's pinned link rate, GB/s: the rate a pinned copy moves at. */
-  readonly pinned: LinkRates;
-  /** The steps on the GPU's clock, with their host spans where the trace marks them. */
-  readonly windows: readonly StepWindow[];
-  /** The device's multiprocessors, where the trace gives them: what contention between kernels is reckoned from. */
-  readonly device: DeviceShape | null;
-}
 
 /** The host spans of the steps, by start: a synchronize inside one, before more launches, is mid-step. */
 function hostStepsOf(windows: readonly StepWindow[]): { readonly start: number; readonly end: number }[] {

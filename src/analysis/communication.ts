@@ -1,4 +1,4 @@
-import type { Cause, CauseContext } from './causes.js';
+import type { Cause, CauseContext } from './cause.js';
 import { slowdownBeside } from './contention.js';
 import { type Edge, type Edit, edgeAt, edgesInto, opEnd, opStart } from './graph.js';
 import { replay } from './replay.js';

@@ -9,7 +9,7 @@ import { measureSchedules } from '../measure/repeat.js';
 import { summarize } from '../measure/stats.js';
 import { issuedOpCount, overheadPlan } from '../plan/overhead.js';
 import { builtinKernelsDir } from '../paths.js';
-import type { Stats } from '../result/mode.js';
+import type { Stats } from '../model/mode.js';
 import type { IssueCostOp } from '../vocabulary.js';
 
 export interface OverheadRow {

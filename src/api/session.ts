@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { configHash } from '../config/hash.js';
 import type { LoadedConfig } from '../config/types.js';
+import type { KindFlagValues } from '../kinds/index.js';
 import { type DeviceContext, type DeviceOutcome, withDevicePlan } from '../exec/open.js';
 import type { WaitStrategy } from '../exec/wait.js';
 import type { ResolvedKernel } from '../kernels/resolve.js';
@@ -28,8 +29,8 @@ export interface SessionOptions {
   readonly onMeasuring?: (() => void) | undefined;
   /** Who chose the device when no flag did (a launcher's local rank), so that a missing device is blamed on it. */
   readonly deviceOrigin?: string | undefined;
-  /** For collective stages under a launcher: the folder every rank reads rank 0's NCCL unique id from (default: the OS's temp folder). */
-  readonly ncclDir?: string | undefined;
+  /** The values of the kinds' own flags (`--nccl-dir`), handed to their runtimes. */
+  readonly kindFlags?: KindFlagValues | undefined;
 }
 
 /** What a command's measuring gets: the runner, the device, the guard every rep passes and the config's policy. */
@@ -49,8 +50,9 @@ export async function withSession<T>(
   measure: (session: Session) => Promise<T>,
 ): Promise<DeviceOutcome<{ readonly verification: Verification; readonly measured: T }>> {
   const policy = policyFromConfig(loaded.config.repetitions);
-  const launch = { identity: runIdentity(process.env, hostname()), dir: options.ncclDir, timeoutMs: options.timeoutMs };
-  return withDevicePlan(plan, kernels, { wait: options.wait, signal: options.signal, deviceOrigin: options.deviceOrigin, launch }, async (runner, context) => {
+  const launch = { identity: runIdentity(process.env, hostname()), timeoutMs: options.timeoutMs };
+  const open = { wait: options.wait, signal: options.signal, deviceOrigin: options.deviceOrigin, launch, kindFlags: options.kindFlags };
+  return withDevicePlan(plan, kernels, open, async (runner, context) => {
     const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
     options.onMeasuring?.();
     const verification = await verifySchedules(runner, options.verify, guard, loaded.config.tolerance, reductionCheck(plan, launch.identity));

@@ -1,4 +1,5 @@
 import type { LoadedConfig } from '../config/types.js';
+import type { KindFlagValues } from '../kinds/index.js';
 import { type Setting, withSettings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
@@ -10,7 +11,7 @@ import { summarize } from '../measure/stats.js';
 import { kernelRangeBytes, timelineReps } from '../measure/timeline.js';
 import { buildLayoutsPlan, overDevices } from '../plan/build.js';
 import type { Plan } from '../plan/types.js';
-import type { SweepSection } from '../result/model.js';
+import type { SweepSection } from '../model/analysis.js';
 import type { RunResult } from '../result/schema.js';
 import type { IssueOrder } from '../vocabulary.js';
 import { applyConnections, checkOneConnections, configDevices } from './run.js';
@@ -28,8 +29,8 @@ export interface SweepOptions {
   readonly verify: boolean;
   readonly gate: boolean;
   readonly wait: WaitStrategy;
-  /** For collective stages under a launcher: where the ranks share NCCL's unique id. */
-  readonly ncclDir?: string | undefined;
+  /** The values of the kinds' own flags (`--nccl-dir`), handed to their runtimes. */
+  readonly kindFlags?: KindFlagValues | undefined;
   /** Host time for each setting's race of layouts. */
   readonly budgetMs: number;
   /** Drop no layout early: every one runs until the noise rule or the budget stops it. */

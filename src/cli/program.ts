@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { contextLost, type ExitCode } from '../errors.js';
+import { KIND_FLAGS } from '../kinds/index.js';
 import { packageVersion } from '../paths.js';
 import {
   archFlag,
@@ -57,8 +58,8 @@ const program = new Command('cuda-pipe')
   .exitOverride();
 
 const deviceOption = () => new Option('--device <n>', 'device index').argParser(deviceFlag);
-const ncclDirOption = () =>
-  new Option('--nccl-dir <folder>', "collective stages under mpirun or srun: a folder every rank can read, where rank 0 writes NCCL's unique id (default: the temporary folder)");
+/** The flags the stage kinds add to the commands that run a config (kinds/api/flags.ts), in the list's order. */
+const withKindFlags = (command: Command): Command => KIND_FLAGS.reduce((c, flag) => c.addOption(new Option(flag.option, flag.description)), command);
 
 // The exports for spreadsheets and CI dashboards, the same in every command that writes Results.
 const csvOption = () => new Option('--csv <file>', 'write one CSV row per mode (times in ms), or - for stdout').argParser(checkOutputTarget);
@@ -85,7 +86,7 @@ const timeoutOption = () =>
     timeoutSeconds,
   );
 
-program
+const run = program
   .command('run')
   .description('run a load → compute → store pipeline (default: the built-in balanced config)')
   .argument('[config]', 'YAML config file')
@@ -118,8 +119,8 @@ program
   .option('--no-verify', 'skip the check that the overlapped outputs equal the serial ones')
   .option('--no-tracing', 'skip the traced rep of each overlapped mode (the timeline)')
   .addOption(waitOption())
-  .addOption(timeoutOption())
-  .addOption(ncclDirOption())
+  .addOption(timeoutOption());
+withKindFlags(run)
   .option('--json <file>', 'write the Result document to a file, or - for stdout', checkOutputTarget)
   .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
   .option('--timeline', 'draw the traced rep of each overlapped mode as a Gantt chart after the table')
@@ -132,7 +133,7 @@ program
   .addHelpText('after', examplesFor('run'))
   .action(lazy(async () => (await import('./run.js')).runCommand));
 
-program
+const sweep = program
   .command('sweep')
   .description('measure many layouts in one run and find the best: a heat map of speedup over serial, the best layout and its ties')
   .argument('[config]', 'YAML config file (its sweep: section gives default axes)')
@@ -151,8 +152,8 @@ program
   )
   .option('--gate', 'hold each rep until it is issued: times exclude host issue cost')
   .option('--no-verify', 'skip the check that every layout computes what serial does')
-  .addOption(waitOption())
-  .addOption(ncclDirOption())
+  .addOption(waitOption());
+withKindFlags(sweep)
   .option('--json <file>', 'write the Results (one per setting) to a file, or - for stdout', checkOutputTarget)
   .option('--md <file>', 'write the heat map as Markdown, or - for stdout', checkOutputTarget)
   .option('--svg <file>', 'write speedup against chunk count as SVG, or - for stdout', checkOutputTarget)

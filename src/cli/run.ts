@@ -15,7 +15,7 @@ import type { Plan } from '../plan/types.js';
 import { fitLines, outputColumns, paragraphColumns } from '../report/width.js';
 import type { RunResult } from '../result/schema.js';
 import type { HostMemoryKind } from '../vocabulary.js';
-import { checkStageModules } from '../kinds/index.js';
+import { kindFlagValues, preflight } from '../kinds/index.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
 import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
@@ -40,7 +40,6 @@ export interface RunFlags extends Omit<Overrides, 'hostMemory'> {
   gab?: string;
   timeline?: boolean;
   timeout?: number;
-  ncclDir?: string;
 }
 
 export async function runCommand(configArg: string | undefined, flags: RunFlags): Promise<ExitCode> {
@@ -66,8 +65,7 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
       const { plan, kernels } = planConfig(loaded, { gate, devices: configDevices(loaded) });
       await nextTurn();
       // A run checks its modules as its workers start; a dry run starts none, so it checks them here.
-      const host = loaded.config.host;
-      if (host?.thread === 'workers') checkStageModules({ before: host.before, after: host.after });
+      preflight(plan);
       views.push({ plan, kernels: kernelsLine(await checkConfigKernels(kernels, flags.arch)) });
     }
     // Each piece's lines wrapped as they are written, at the terminal's width or COLUMNS (issue 39: 213 columns at
@@ -108,7 +106,7 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
         wait: flags.wait,
         signal,
         timeoutMs: seconds(flags.timeout),
-        ncclDir: flags.ncclDir,
+        kindFlags: kindFlagValues(flags),
         deviceOrigin: chosen?.origin,
         // One line on stderr, so that whoever waits for the run (a person, a test sending it a signal) sees it start.
         onMeasuring: () => cliIo().stderr.write(`measuring ${loaded.config.name}${rank} (Ctrl-C stops after the current rep)\n`),

@@ -11,6 +11,7 @@ import { MAX_SWEEP_VALUES } from '../config/schema.js';
 import { settingValue, withSettings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
 import type { WaitStrategy } from '../exec/wait.js';
+import { kindFlagValues } from '../kinds/index.js';
 import { chunkCandidates } from '../measure/floor.js';
 import { builtinConfigsDir } from '../paths.js';
 import { renderSweepPlan } from '../report/sweep-plan.js';
@@ -35,7 +36,6 @@ export interface SweepFlags {
   gate?: boolean;
   verify: boolean;
   wait: WaitStrategy;
-  ncclDir?: string;
   json?: string;
   md?: string;
   svg?: string;
@@ -108,7 +108,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
       verify: flags.verify,
       gate: flags.gate ?? false,
       wait: flags.wait,
-      ncclDir: flags.ncclDir,
+      kindFlags: kindFlagValues(flags),
       deviceOrigin: chosen?.origin,
       budgetMs,
       exhaustive: flags.exhaustive ?? false,

@@ -1,6 +1,6 @@
 import { KERNEL_STAGES } from '../kinds/index.js';
 import type { DeviceFacts } from '../result/environment.js';
-import type { Stats } from '../result/mode.js';
+import type { Stats } from '../model/mode.js';
 import type { RunResult } from '../result/schema.js';
 import { isCompared, isGating } from '../modes.js';
 import { median } from '../quantile.js';

@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import { ringSlots, splitRanges } from '../chunking.js';
-import type { PriorityLevel } from '../vocabulary.js';
+import type { PrioritySpec } from '../model/schedule.js';
 import { bytesPerItem, residentBytes } from './items.js';
 import type { ParsedConfig } from './schema.js';
 
@@ -9,11 +9,7 @@ import type { ParsedConfig } from './schema.js';
 
 type Locator = (path: readonly (string | number)[]) => string;
 
-/** A priority as the config gave it, with the place that gave it, for the error once the device's range is known. */
-export interface PrioritySpec {
-  readonly level: PriorityLevel;
-  readonly where: string;
-}
+export type { PrioritySpec } from '../model/schedule.js';
 
 export interface LatencySpec {
   /** The label of the kernel launched on the urgent stream; it is not launched per chunk. */

@@ -1,6 +1,9 @@
-import type { ConfigBuffer } from '../config/types.js';
+import type { ConfigBuffer } from '../model/buffers.js';
 import type { ElementType } from '../vocabulary.js';
+import type { OutputMismatch, ToleranceRule } from '../model/outputs.js';
 import { describeElement, elementView, fromBfloat16Bits, fromHalfBits } from './patterns.js';
+
+export type { OutputMismatch, ToleranceRule } from '../model/outputs.js';
 
 // Outputs get one of two poison bytes before each verified mode. With a different poison per mode, an element that
 // one mode never wrote cannot match the other mode's output.
@@ -11,16 +14,6 @@ export const POISON = { serial: 0xa5, overlapped: 0x5a } as const;
  * and a multiple of every element size keeps elements whole.
  */
 export const HOST_WINDOW_BYTES = 2 ** 30;
-
-export interface OutputMismatch {
-  readonly buffer: string;
-  readonly index: number;
-  readonly expected: string;
-  readonly actual: string;
-  readonly differing: number;
-  /** The candidate's element still holds its poison: the candidate mode never wrote it. */
-  readonly unwritten: boolean;
-}
 
 /**
  * Byte-for-byte comparison of one output buffer. Fast path: one memcmp. Only on a difference do we walk the
@@ -60,12 +53,6 @@ function laneView(bytes: Uint8Array, lanes: number): Uint8Array | Uint16Array | 
   if (lanes === 4) return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
   if (lanes === 2) return new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2);
   return bytes;
-}
-
-/** How a verified mode's outputs were compared with serial's, as the Result records it. */
-export interface ToleranceRule {
-  readonly relative: number;
-  readonly absolute: number;
 }
 
 /** The largest differences a tolerance comparison saw, over every float output it compared. */

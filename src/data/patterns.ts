@@ -1,4 +1,4 @@
-import type { InitSpec } from '../config/types.js';
+import type { InitSpec } from '../model/buffers.js';
 import type { ElementType } from '../vocabulary.js';
 
 // Inputs get a seeded pattern: never zeros, which hide unwritten outputs and can run faster than real data.

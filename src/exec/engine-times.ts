@@ -6,7 +6,7 @@ import type { PreparedRep } from './prepared-rep.js';
 
 // A traced rep's engine times: whether CUPTI may record it, and each span's engine interval from CUPTI's records.
 
-/** Why CUPTI must not record a rep: the first of its kinds that says so (kind.ts's `untraced`); null: it may. */
+/** Why CUPTI must not record a rep: the first of its kinds that says so (the contract's `untraced`); null: it may. */
 export const untraced = (prepared: PreparedRep): string | null => {
   for (const op of prepared.ops) if (op && isWorkOp(op) && stageOf(op).untraced) return stageOf(op).untraced ?? null;
   return null;

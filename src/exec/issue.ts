@@ -27,7 +27,7 @@ export class DirectIssuer implements Issuer {
     private readonly runtimes: KindRuntimes = new Map(),
   ) {}
 
-  /** The parts the kinds take in the schedule being prepared, while its ops are bound (kinds/hooks.ts's `prepareSchedule`). */
+  /** The parts the kinds take in the schedule being prepared, while its ops are bound (kinds/api/run.ts's `prepareSchedule`). */
   private parts: readonly SchedulePart[] = [];
 
   prepare(schedule: Schedule): PreparedRep {

@@ -1,13 +1,13 @@
 import { offsetPointer, type KernelArgValue } from '../cuda/types.js';
 import { chunkArgs, launchElements } from '../plan/kernel-args.js';
-import type { KernelOp, PlanKernel } from '../plan/types.js';
+import type { PlanKernel } from '../plan/types.js';
 import type { DeviceFacts } from '../result/environment.js';
 import type { DeviceBuffers } from './buffers.js';
 
 /** A plan kernel's launch over one chunk: its grid for the elements its arguments cover there, and its arguments at the chunk's offsets on `buffers`' device. */
 export function kernelLaunch(
   kernel: PlanKernel,
-  op: Pick<KernelOp, 'first' | 'count' | 'deviceFirst'>,
+  op: { readonly first: number; readonly count: number; readonly deviceFirst: number },
   buffers: DeviceBuffers,
   device: Pick<DeviceFacts, 'multiprocessors' | 'maxThreadsPerMultiprocessor'>,
 ): { grid: number; block: number; args: KernelArgValue[] } {

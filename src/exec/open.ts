@@ -10,7 +10,19 @@ import type { ResolvedKernel } from '../kernels/resolve.js';
 import { builtinKernelsDir } from '../paths.js';
 import type { CompileRecord } from '../measure/result.js';
 import { checkPriorities } from '../plan/priority.js';
-import { type HostBuffers, kindRecords, type Launch, loadRuntimes, NOT_LAUNCHED, openRuntimes, type RuntimeStart, startRuntimes, stopRuntimes } from '../kinds/index.js';
+import {
+  type HostBuffers,
+  type KindFlagValues,
+  kindRecords,
+  type Launch,
+  loadRuntimes,
+  NOT_LAUNCHED,
+  openRuntimes,
+  type RuntimeModules,
+  type RuntimeStart,
+  startRuntimes,
+  stopRuntimes,
+} from '../kinds/index.js';
 import { type Placement, type Plan, scheduleOps } from '../plan/types.js';
 import type { DeviceFacts, SharingRecord, SoftwareVersions } from '../result/environment.js';
 import { DeviceBuffers, type DeviceMemoryUse } from './buffers.js';
@@ -86,6 +98,8 @@ export interface OpenOptions {
   readonly deviceOrigin?: string | undefined;
   /** How this process's rank meets the others of a launch, for a kind that spans ranks (absent: one process, no launcher). */
   readonly launch?: Launch | undefined;
+  /** The values of the kinds' own flags the command was given (a collective's `--nccl-dir`), for their runtimes. */
+  readonly kindFlags?: KindFlagValues | undefined;
 }
 
 /**
@@ -128,10 +142,13 @@ export async function withDevicePlan<T>(
   options: OpenOptions,
   body: (runner: CudaRepRunner, context: DeviceContext) => Promise<T>,
 ): Promise<DeviceOutcome<T>> {
-  // Before any device: what a kind starts there fails as the config's (a host stage's module that does not load).
-  const started = await startRuntimes(plan.schedules.flatMap(scheduleOps), { plan, signal: options.signal });
+  const ops = plan.schedules.flatMap(scheduleOps);
+  // The libraries the plan's kinds issue through, first: a missing one is named before anything else (exit 3).
+  const kinds = await loadRuntimes(ops);
+  // Then, before any device, what a kind starts there fails as the config's (a host stage's module that does not load).
+  const started = await startRuntimes(ops, { plan, signal: options.signal });
   try {
-    return await onDevices(plan, kernels, options, body, started);
+    return await onDevices(plan, kernels, options, body, { kinds, started });
   } finally {
     // What the kinds started ended before the caller goes on (Ctrl-C, an error): no host stage's worker is left
     // reading freed pinned memory.
@@ -144,12 +161,10 @@ async function onDevices<T>(
   kernels: readonly ResolvedKernel[],
   options: OpenOptions,
   body: (runner: CudaRepRunner, context: DeviceContext) => Promise<T>,
-  started: ReadonlyMap<string, RuntimeStart>,
+  { kinds, started }: { readonly kinds: RuntimeModules; readonly started: ReadonlyMap<string, RuntimeStart> },
 ): Promise<DeviceOutcome<T>> {
   const [deviceIndex] = plan.devices;
   if (deviceIndex === undefined) throw new Error(`plan ${plan.name} names no device`);
-  // The libraries the plan's kinds issue through, before the runtime: a missing one is named before anything is opened.
-  const kinds = await loadRuntimes(plan.schedules.flatMap(scheduleOps));
   const rt = openRuntime();
   const facts = plan.devices.map((d, i) => openDevice(rt, d, i === 0 ? options.deviceOrigin : undefined));
   const device = facts[0] as DeviceFacts;
@@ -186,6 +201,7 @@ async function onDevices<T>(
       schedules: plan.schedules,
       ring: plan.device.ring ?? null,
       launch: options.launch ?? NOT_LAUNCHED,
+      flags: options.kindFlags ?? {},
       signal: options.signal,
       plan,
       hostBuffers: hostBuffers(devices),

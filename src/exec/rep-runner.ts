@@ -311,7 +311,7 @@ export class CudaRepRunner implements RepRunner {
     return entry;
   }
 
-  /** A kind's hooks in this rep of the schedule, where one takes part in it (kinds/hooks.ts's RepHooks). */
+  /** A kind's hooks in this rep of the schedule, where one takes part in it (kinds/api/run.ts's RepHooks). */
   private beginRep(prepared: PreparedRep, deadlineMs: number | undefined): KindRep | null {
     return prepared.rep?.begin((error) => this.waits.repFailure(prepared, error), deadlineMs ?? Number.POSITIVE_INFINITY) ?? null;
   }

@@ -1,79 +1,30 @@
 import type { ZodRawShape, z } from 'zod';
+import type { ModeResult } from '../model/mode.js';
+import type { Plan as ModelPlan, PlanOp, Schedule as ModelSchedule, StreamSpec } from '../model/schedule.js';
+import type { BodyPassFacts, CheckFacts, ChunkWork, DescribeContext, IssuedOp, IssueSite, KindDescription, KindFlag, KindFlagValues, KindRuntime } from './api/index.js';
+import type { KindRuntimeModule, KindTerm, ModelResource, ModeLineContext, OpenContext, OutputCheck, PassedBody, PlanPassContext, ReportContext } from './api/index.js';
+import type { ResultView, RuntimePrimitives, RuntimeStart, StageKind, StartContext, StepConfig, TermWords, TimelineFields } from './api/index.js';
 import { collective } from './collective/index.js';
-import type { CollectiveOp } from './collective/spec.js';
-import { type CopyOp, d2h, h2d } from './copy/index.js';
+import { d2h, h2d } from './copy/index.js';
 import { gemm } from './gemm/index.js';
-import type { GemmOp } from './gemm/spec.js';
-import { host, type HostOp } from './host/index.js';
-import { kernel, type KernelOp } from './kernel/index.js';
+import { host } from './host/index.js';
+import { kernel } from './kernel/index.js';
 import { matmul } from './matmul/index.js';
-import { peer, type PeerOp } from './peer/index.js';
-import type { Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
-import type { ModeResult } from '../result/mode.js';
-import type { RunResult } from '../result/schema.js';
-import type {
-  BodyPassFacts,
-  CheckFacts,
-  ChunkWork,
-  DescribeContext,
-  IssuedOp,
-  IssueSite,
-  KindPasses,
-  KindTerm,
-  KindRuntime,
-  KindRuntimeModule,
-  ModelResource,
-  OpenContext,
-  OutputCheck,
-  PassedBody,
-  ModeLineContext,
-  ReportContext,
-  RuntimePrimitives,
-  StageKind,
-  StepConfig,
-  TermWords,
-  TimelineFields,
-} from './kind.js';
-import type { RuntimeStart, StartContext } from './rep-hooks.js';
+import { peer } from './peer/index.js';
 
 // The list of stage kinds: the one place that names them. Everything else (the planner's work ops, the issuer and
 // the runtimes it opens, the timeline, every picture's legend, letters, colours and engine rows, the Result's op
-// kinds and sections, messages) reads it. A new kind is a folder beside these (kind.ts says what it holds) and a
+// kinds and sections, messages) reads it. A new kind is a folder beside these (kinds/api/ says what it holds) and a
 // row in STAGE_KINDS.
 
-export type { CollectiveOp, CopyOp, GemmOp, HostOp, KernelOp, PeerOp };
-export { type CollectiveSpec, messageBytes } from './collective/spec.js';
-export { columnMajorCall, GEMM_DTYPES, type GemmSpec } from './gemm/spec.js';
-export { copyOp } from './copy/index.js';
-export { NOT_LAUNCHED, PENDING } from './kind.js';
-export type {
-  Agreement,
-  ChunkWork,
-  ComputeStep,
-  CuptiRecord,
-  DescribeContext,
-  KindTerm,
-  ModelParts,
-  ModelResource,
-  TermContext,
-  TermWords,
-  StepBuffer,
-  StepConfig,
-  IssuedOp,
-  IssueSite,
-  KindRuntime,
-  KindRuntimeModule,
-  Launch,
-  OpenContext,
-  RepWatch,
-  RuntimePrimitives,
-  StageKind,
-  Thunk,
-  TimelineFields,
-} from './kind.js';
+// What the core reads of a kind's contract (./api/): the types its hooks are called with and give back.
+export { NOT_LAUNCHED, PENDING } from './api/index.js';
+export type { Agreement, CheckRecord, ChunkWork, ComputeStep, CuptiRecord, DescribeContext, HostBuffers, IssueSite, KindFlagValues, KindRep, KindRuntime } from './api/index.js';
+export type { Launch, ModelParts, ModelResource, OpenContext, RepHooks, RepWatch, ReportContext, RuntimePrimitives, RuntimeStart, SchedulePart, StageKind } from './api/index.js';
+export type { TermContext, TermWords, Thunk } from './api/index.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
-export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K ? (K extends StageKind<string, infer O, never> ? O : never) : never;
+export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K ? (K extends KindDescription<string, infer O> ? O : never) : never;
 
 /** Every stage kind, in the order pictures list them: load, compute, communication, store, host work, peer copies. */
 export const STAGE_KINDS = [h2d, kernel, gemm, matmul, collective, d2h, host, peer] as const;
@@ -91,7 +42,7 @@ const WORK_OP_KINDS: ReadonlySet<string> = new Set(STAGE_KINDS.map((s) => s.opKi
 export const isWorkOp = <O extends { readonly kind: string }>(op: O): op is Extract<O, WorkOp> => WORK_OP_KINDS.has(op.kind);
 
 // A stage kind with its op type erased, so the table can be searched by a work op of any kind.
-type AnyStage = StageKind<Stage, WorkOp, RuntimePrimitives>;
+type AnyStage = StageKind<Stage, WorkOp, RuntimePrimitives, Record<never, never>>;
 const table = STAGE_KINDS as unknown as readonly AnyStage[];
 
 /** The stage kind of a work op. */
@@ -151,7 +102,7 @@ export function schedulesHolding(id: string, schedules: readonly ScheduleWithBod
   return schedules.filter((s) => s.body.some((op) => isWorkOp(op) && stageOf(op).id === id)).map((s) => ({ description: s.description, issue: s.issue }));
 }
 
-/** What the runtimes give the Result: their sections (kind.ts's `result`) and notes, in the table's order. */
+/** What the runtimes give the Result: their sections (the api's `result`) and notes, in the table's order. */
 export function kindRecords(runtimes: KindRuntimes): { sections: Partial<KindSections>; notes: string[] } {
   const records = [...runtimes.values()].flatMap((r) => (r.record ? [r.record] : []));
   return { sections: Object.assign({}, ...records.map((r) => r.sections)), notes: records.flatMap((r) => r.notes) };
@@ -205,6 +156,15 @@ type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: 
 /** The fields every kind adds to a Result, as one zod shape for the Result's schema (result/schema.ts). */
 export const RESULT_SECTIONS = Object.assign({}, ...table.map((s) => s.result ?? {})) as Intersection<SectionOf<(typeof STAGE_KINDS)[number]>>;
 
+/** The command-line flags the kinds add to `run` and `sweep`, in the table's order. */
+export const KIND_FLAGS: readonly KindFlag[] = table.flatMap((s) => s.flags ?? []);
+
+/** The values a command's parsed flags give the kinds' own flags, by key (commander's camel-case names). */
+export function kindFlagValues(flags: object): KindFlagValues {
+  const given = flags as Readonly<Record<string, unknown>>;
+  return Object.fromEntries(KIND_FLAGS.flatMap((flag) => (typeof given[flag.key] === 'string' ? [[flag.key, given[flag.key] as string]] : [])));
+}
+
 /** The environment variables the kinds' runtimes read, in the table's order. */
 export const KIND_ENVIRONMENT: ReadonlyArray<readonly [string, string]> = table.flatMap((s) => s.environment ?? []);
 
@@ -237,9 +197,6 @@ export function opBytes(ops: readonly { readonly kind: string }[]): { h2d: numbe
   }
   return bytes;
 }
-
-/** The kinds a chunk's compute phase runs (config entries in `kernels:`), in the table's order. */
-export const COMPUTE_STAGES: readonly Stage[] = table.filter((s) => s.phase === 'compute').map((s) => s.id);
 
 /** The kinds whose ops run on the SMs as the overlap model counts them (kernels, GEMMs): computation. */
 export const SM_STAGES: readonly Stage[] = table.filter((s) => s.model?.term === 'kernels').map((s) => s.id);
@@ -288,22 +245,24 @@ export function nounCounts(ops: readonly { readonly kind: string }[]): { one: st
   return [...counts.values()];
 }
 
-// The kinds' plan passes, output checks and report sections (kind.ts's `passes`, `check`, `report`), each given the
-// facts of the list it reads.
+// The kinds' plan passes, output checks and report sections (the api's `passes`, `check`, `report`), each given the
+// facts of the list it reads. A kind's hooks see the model's ops of any kind; what they give back holds only ops of
+// the kinds listed here (theirs, or ones they were given), so the list reads it back as its own `WorkOp`s.
 
-export type { CheckRecord, ReportContext } from './kind.js';
+/** A plan's op: a listed kind's work op, or one that orders and times them. */
+type Op = PlanOp<WorkOp>;
 
-const BODY_PASS_FACTS: BodyPassFacts = { computeKinds: new Set(COMPUTE_STAGES) };
+const BODY_PASS_FACTS: BodyPassFacts = { computeKinds: new Set(table.filter((s) => s.phase === 'compute').map((s) => s.id)) };
 
 const holds = (kind: AnyStage, ops: readonly { readonly kind: string }[]) => ops.some((op) => isWorkOp(op) && stageOf(op) === kind);
 
 /** A one-device schedule's body after the body pass of each kind it holds ops of, in the table's order. */
-export function bodyPasses(body: readonly Op[], streams: readonly StreamSpec[], device: number): PassedBody {
-  let passed: PassedBody = { body, streams, events: [] };
+export function bodyPasses(body: readonly Op[], streams: readonly StreamSpec[], device: number): PassedBody<WorkOp> {
+  let passed: PassedBody<WorkOp> = { body, streams, events: [] };
   for (const kind of table) {
     if (!kind.passes?.body || !holds(kind, passed.body)) continue;
     const next = kind.passes.body({ body: passed.body, streams: passed.streams, device }, BODY_PASS_FACTS);
-    passed = { body: next.body, streams: next.streams, events: [...passed.events, ...next.events] };
+    passed = { body: next.body as readonly Op[], streams: next.streams, events: [...passed.events, ...next.events] };
   }
   return passed;
 }
@@ -318,13 +277,16 @@ export const SPANNING_STAGES: ReadonlySet<string> = new Set(table.filter((kind) 
  * The whole-plan pass that lays a plan out over several devices: that of the first kind in the table with one
  * whose ops the plan holds. Null where none does: the devices then split the input.
  */
-export function spanningPass(plan: Pick<Plan, 'schedules'>): NonNullable<KindPasses['plan']> | null {
+export function spanningPass(
+  plan: Pick<ModelPlan<WorkOp>, 'schedules'>,
+): (<P extends ModelPlan<WorkOp>>(plan: P, devices: readonly number[], context: PlanPassContext) => P) | null {
   const ops = plan.schedules.flatMap((s) => s.body);
-  return table.find((kind) => kind.passes?.plan && holds(kind, ops))?.passes?.plan ?? null;
+  const pass = table.find((kind) => kind.passes?.plan && holds(kind, ops))?.passes?.plan;
+  return pass ? <P extends ModelPlan<WorkOp>>(given: P, devices: readonly number[], context: PlanPassContext) => pass(given, devices, context) as P : null;
 }
 
 /** Each kind's report section with lines for this Result, in the table's order. */
-export function kindReports(result: RunResult, context: ReportContext): { readonly id: string; readonly title: string; readonly lines: string[] }[] {
+export function kindReports(result: ResultView, context: ReportContext): { readonly id: string; readonly title: string; readonly lines: string[] }[] {
   return table.flatMap((kind) => {
     const lines = kind.report?.lines(result, context) ?? [];
     return kind.report && lines.length ? [{ id: kind.report.id, title: kind.report.title, lines }] : [];
@@ -344,30 +306,26 @@ export function outputCheck(ops: readonly Op[]): { readonly check: OutputCheck; 
 }
 
 /** The reference rep of serial's output check, where a kind of its ops checks them against one. */
-export const referenceOf = (serial: Schedule): Schedule | undefined => outputCheck(serial.body)?.check.reference(serial);
+export const referenceOf = (serial: ModelSchedule<WorkOp>): ModelSchedule<WorkOp> | undefined =>
+  outputCheck(serial.body)?.check.reference(serial) as ModelSchedule<WorkOp> | undefined;
 
-/** Whether some kind of the body's ops makes its outputs depend on the layout (kind.ts's `layoutDependent`). */
+/** Whether some kind of the body's ops makes its outputs depend on the layout (the api's `layoutDependent`). */
 export const layoutDependent = (body: readonly Op[]): boolean => table.some((k) => k.check?.layoutDependent && holds(k, body) && k.check.layoutDependent(body));
 
-/** The fields the kinds of a schedule's ops add to its mode in the Result (kind.ts's `modeFields`), in the table's order. */
-export function kindModeFields(schedule: Pick<Schedule, 'body' | 'device'>, deviceOf: (stream: string) => number): Partial<ModeResult> {
+/** The fields the kinds of a schedule's ops add to its mode in the Result (the api's `modeFields`), in the table's order. */
+export function kindModeFields(schedule: Pick<ModelSchedule<WorkOp>, 'body' | 'device'>, deviceOf: (stream: string) => number): Partial<ModeResult> {
   return Object.assign({}, ...table.map((kind) => (kind.modeFields && holds(kind, schedule.body) ? kind.modeFields(schedule, deviceOf) : {})));
 }
 
-// The kinds whose runtime starts before any device is opened and takes part in binding a schedule and in each of its
-// reps (rep-hooks.ts's `start`, `prepareSchedule` and `RepHooks`: the host stage's worker pool).
-export type { BoundThunks, HostBuffers, KindRep, RepHooks, RuntimeStart, SchedulePart, StartContext } from './rep-hooks.js';
-/** The terms kinds add beside the GPU's in the overlap bound (kind.ts's `term`), in the table's order. */
+/** The terms kinds add beside the GPU's in the overlap bound (the api's `term`), in the table's order. */
 export const KIND_TERMS: readonly KindTerm[] = table.flatMap((s) => (s.term ? [s.term] : []));
 
 /** The words of the first kind with a term whose ops `mode` runs (a collective's buckets); null: chunks × streams. */
 export const termWords = (mode: ModeResult): TermWords | null => KIND_TERMS.find((t) => t.words?.holds(mode))?.words ?? null;
-/** A dry run starts no worker, so it checks the host stage's modules itself, as a run's pool does. */
-export { checkStageModules } from './host/workers/modules.js';
 
 /**
  * Starts what the runtime of each kind with ops among `ops` (every schedule's) starts before any device is opened
- * (rep-hooks.ts's `start`), in the table's order, by kind id. Where one fails, those started before it are stopped first.
+ * (the api's `start`), in the table's order, by kind id. Where one fails, those started before it are stopped first.
  */
 export async function startRuntimes(ops: readonly { readonly kind: string }[], context: StartContext): Promise<ReadonlyMap<string, RuntimeStart>> {
   const started = new Map<string, RuntimeStart>();
@@ -384,13 +342,18 @@ export async function startRuntimes(ops: readonly { readonly kind: string }[], c
   return started;
 }
 
+/** What each kind's runtime would refuse in the plan at its start, for a dry run, which starts none. */
+export function preflight(plan: ModelPlan<WorkOp>): void {
+  for (const kind of table) kind.preflight?.(plan);
+}
+
 /** Stops what `startRuntimes` started, the last first; each waits for the one after it. Stopping twice is harmless. */
 export async function stopRuntimes(started: ReadonlyMap<string, RuntimeStart>): Promise<void> {
   for (const start of [...started.values()].reverse()) await start.stop();
 }
 
-/** The kinds' lines about an overlapped mode whose layout they changed (kind.ts's `modeLine`), in the table's order. */
-export function kindModeLines(mode: ModeResult, result: RunResult, context: ModeLineContext): string[] {
+/** The kinds' lines about an overlapped mode whose layout they changed (the api's `modeLine`), in the table's order. */
+export function kindModeLines(mode: ModeResult, result: ResultView, context: ModeLineContext): string[] {
   return table.flatMap((kind) => {
     const line = kind.modeLine?.(mode, result, context);
     return line ? [line] : [];

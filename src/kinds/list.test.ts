@@ -36,9 +36,14 @@ const work: ChunkWork = {
   chunk: 3,
 };
 
+const SHIPPED: readonly string[] = ['h2d', 'kernel', 'gemm', 'matmul', 'collective', 'd2h', 'host', 'peer'];
+
 describe('the table of stage kinds', () => {
+  // The kinds this repository ships, in the list's order; a kind added to the list (the echo fixture kind of
+  // test/unit/kinds-fixture.test.ts) comes after them and changes nothing of theirs.
   it('lists each kind once, with its own letter and colour, in the order pictures draw them', () => {
-    assert.deepEqual(STAGES, ['h2d', 'kernel', 'gemm', 'matmul', 'collective', 'd2h', 'host', 'peer']);
+    assert.deepEqual(STAGES.slice(0, SHIPPED.length), SHIPPED);
+    assert.equal(new Set(STAGES).size, STAGES.length);
     assert.equal(new Set(STAGE_KINDS.map((s) => s.look.letter)).size, STAGE_KINDS.length);
     assert.equal(new Set(STAGE_KINDS.map((s) => s.look.colour)).size, STAGE_KINDS.length);
   });
@@ -110,27 +115,25 @@ describe('the table of stage kinds', () => {
   });
 
   it('gives a device with one copy engine one copy track for both directions, and two tracks with two', () => {
-    assert.deepEqual(
-      engineRows(2).map((r) => [r.row, r.name, r.stages]),
-      [
-        [1000, 'H2D copy engine', ['h2d']],
-        [2000, 'D2H copy engine', ['d2h']],
-        [3000, 'SMs', ['kernel', 'gemm', 'matmul']],
-        [3500, 'communication', ['collective']],
-        [4000, 'host ops', ['host']],
-        [5000, 'peer copies', ['peer']],
-      ],
-    );
-    assert.deepEqual(
-      engineRows(1).map((r) => [r.row, r.name, r.stages]),
-      [
-        [1000, 'copy engine', ['h2d', 'd2h']],
-        [3000, 'SMs', ['kernel', 'gemm', 'matmul']],
-        [3500, 'communication', ['collective']],
-        [4000, 'host ops', ['host']],
-        [5000, 'peer copies', ['peer']],
-      ],
-    );
+    const shipped = (copyEngines: number) =>
+      engineRows(copyEngines)
+        .map((r) => [r.row, r.name, r.stages.filter((id) => SHIPPED.includes(id))] as const)
+        .filter(([, , stages]) => stages.length);
+    assert.deepEqual(shipped(2), [
+      [1000, 'H2D copy engine', ['h2d']],
+      [2000, 'D2H copy engine', ['d2h']],
+      [3000, 'SMs', ['kernel', 'gemm', 'matmul']],
+      [3500, 'communication', ['collective']],
+      [4000, 'host ops', ['host']],
+      [5000, 'peer copies', ['peer']],
+    ]);
+    assert.deepEqual(shipped(1), [
+      [1000, 'copy engine', ['h2d', 'd2h']],
+      [3000, 'SMs', ['kernel', 'gemm', 'matmul']],
+      [3500, 'communication', ['collective']],
+      [4000, 'host ops', ['host']],
+      [5000, 'peer copies', ['peer']],
+    ]);
   });
 
   it('says which kinds queue behind each other on an engine: copies share one where the device has one copy engine', () => {

@@ -6,7 +6,8 @@ import { resolveKernels } from '../kernels/resolve.js';
 import { verifySchedules } from '../measure/repeat.js';
 import { buildPlan } from '../plan/build.js';
 import type { Op, Schedule } from '../plan/types.js';
-import { type GemmOp, MODEL_RESOURCES, nounCounts, stage, takesTolerance, type WorkOp, workNames } from '../kinds/index.js';
+import type { GemmOp } from './gemm/spec.js';
+import { MODEL_RESOURCES, nounCounts, stage, takesTolerance, type WorkOp, workNames } from '../kinds/index.js';
 import { FakeRunner } from '../../test/helpers/fake-runner.js';
 import { tinySweepPlan } from '../../test/helpers/tiny-sweep.js';
 

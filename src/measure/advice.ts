@@ -1,7 +1,7 @@
 import { boundLinkRate, formatMs, formatUs } from '../format.js';
 import type { TermWords } from '../kinds/index.js';
-import type { ModeResult } from '../result/mode.js';
-import type { AdviceRecord, ModelAnalysis } from '../result/model.js';
+import type { ModeResult } from '../model/mode.js';
+import type { AdviceRecord, ModelAnalysis } from '../model/analysis.js';
 import type { Bound } from './bound.js';
 import { type GapPart, topCause } from './gap.js';
 

@@ -6,9 +6,9 @@
 // bounded: a term that followed the measurement would make the bound meet it by construction.
 
 import { MODEL_RESOURCES, type ModelParts, type ModelResource } from '../kinds/index.js';
+import type { Bound, BoundCandidate, BoundTerm } from '../model/bound.js';
 
-/** A term of the bound: an engine, the link, the streams, the host's issue, or a kind's own (the CPU stage, communication). */
-export type BoundTerm = 'H2D' | 'kernels' | 'D2H' | 'link' | 'copy engine' | 'serial' | 'streams' | 'host issue' | 'CPU stage' | 'communication';
+export type { Bound, BoundCandidate, BoundTerm } from '../model/bound.js';
 
 /**
  * What was measured on the device, independent of any layout. Times in ms. The parts a stage kind's model resource
@@ -43,22 +43,6 @@ export interface LayoutShape {
   readonly kernelsChunkedMs: number | null;
 }
 
-export interface BoundCandidate {
-  readonly term: BoundTerm;
-  /** The time the resource needs in steady state, per-op costs included. */
-  readonly steadyMs: number;
-  /** The part of steadyMs that is fixed per-op cost (copies and launches on the device). */
-  readonly perOpMs: number;
-  /** Filling and draining the pipeline around it. */
-  readonly fillDrainMs: number;
-  readonly ms: number;
-}
-
-/** The largest candidate (its `term` is what limits the layout), with every candidate considered. */
-export interface Bound extends BoundCandidate {
-  readonly terms: readonly BoundCandidate[];
-}
-
 const candidate = (term: BoundTerm, steadyMs: number, perOpMs: number, fillDrainMs: number): BoundCandidate => ({
   term,
   steadyMs,
@@ -67,7 +51,7 @@ const candidate = (term: BoundTerm, steadyMs: number, perOpMs: number, fillDrain
   ms: steadyMs + fillDrainMs,
 });
 
-/** A resource's time on a layout (see `ModelResource` in src/kinds/kind.ts). */
+/** A resource's time on a layout (see `ModelResource` in src/kinds/api/result.ts). */
 export interface ResourceTime {
   readonly resource: ModelResource;
   /** One chunk's time on it, its fixed per-op cost included. */

@@ -1,6 +1,6 @@
 import { chunkUnits } from '../chunking.js';
 import { SMALL_OP_BATCH } from '../plan/part-schedules.js';
-import type { ModeResult } from '../result/mode.js';
+import type { ModeResult } from '../model/mode.js';
 import type { RunResult } from '../result/schema.js';
 import type { WarningCode } from '../result/warnings.js';
 import { modelAnalysis, type PipelineFacts, type StreamFacts } from './model.js';

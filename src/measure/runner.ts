@@ -2,8 +2,10 @@ import type { ConfigBuffer } from '../config/types.js';
 import type { TracedSpan } from '../plan/trace.js';
 import type { Schedule } from '../plan/types.js';
 import type { Agreement } from '../kinds/index.js';
+import type { CpuStageTiming } from '../model/timeline.js';
 
 export type { Agreement } from '../kinds/index.js';
+export type { CpuStageTiming } from '../model/timeline.js';
 
 // What measure/ needs from whatever runs reps: exec/ implements it on a device, tests implement it on the CPU. The
 // repetition loop, verification order and warnings are written against this and nothing else.
@@ -22,23 +24,6 @@ export interface RepTiming {
   readonly gateTimedOut: boolean;
   /** Latency modes: the time between each probe's events (schedule.probes), ms. */
   readonly probesMs?: readonly number[];
-}
-
-export interface CpuStageTiming {
-  /** From the rep's GPU start (host clock) to the last task's end. */
-  readonly endMs: number;
-  /** The GPU's own time, start to end event. */
-  readonly gpuMs: number;
-  /** The bytes the rep's tasks were handed (every chunk's inputs for a loader, outputs after the D2H). */
-  readonly bytes: number;
-  /** Each task's run time in a worker, in issue order of the chunks' events. */
-  readonly taskMs: readonly number[];
-  /** How many of the tasks ran after a chunk's D2H (the rest are a loader's fills, before its H2D). */
-  readonly afterTasks: number;
-  /** Each worker's time spent in tasks this rep, by worker index. */
-  readonly busyMs: readonly number[];
-  /** Each task on the rep's clock (ms from the GPU's start): which worker, when it was queued, started and ended. */
-  readonly tasks: ReadonlyArray<{ readonly chunk: number | null; readonly worker: number; readonly queuedMs: number; readonly startedMs: number; readonly endedMs: number }>;
 }
 
 export interface TracedOpTiming {

@@ -1,8 +1,8 @@
 import { formatMs, formatPercent, formatRate, formatUsEach, gbPerSecond } from '../format.js';
 import { median } from '../quantile.js';
 import type { Schedule } from '../plan/types.js';
-import type { CrossDevice, PeerPathRecord, Scaling } from '../result/devices.js';
-import type { ModeResult } from '../result/mode.js';
+import type { CrossDevice, PeerPathRecord, Scaling } from '../model/devices.js';
+import type { ModeResult } from '../model/mode.js';
 import { isSplitTogether } from '../modes.js';
 
 // What several devices in one run bought, from the modes alone: how the split scaled against one device and what

@@ -1,5 +1,5 @@
 import { median, quantile } from '../quantile.js';
-import type { Stats } from '../result/mode.js';
+import type { Stats } from '../model/mode.js';
 
 const MODIFIED_Z_LIMIT = 3.5;
 /** MAD × 1.4826 estimates the standard deviation of normally distributed samples. */

@@ -1,7 +1,7 @@
 import { CLOCK_SPREAD, clockText } from '../clocks.js';
 import { formatEfficiency, formatPercent, formatRatioBelowOne } from '../format.js';
 import type { DeviceFacts } from '../result/environment.js';
-import type { ModeResult } from '../result/mode.js';
+import type { ModeResult } from '../model/mode.js';
 import type { RunResult } from '../result/schema.js';
 import type { Warning, WarningCode } from '../result/warnings.js';
 import { serialMismatch } from '../result/likeness.js';

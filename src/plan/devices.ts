@@ -3,31 +3,17 @@ import type { Config, ConfigBuffer } from '../config/types.js';
 import type { Handoff } from '../config/devices.js';
 import { UsageError } from '../errors.js';
 import { type IssueOrder, type ModeRole, modeId, type OverlapLayout, type StreamKind } from '../vocabulary.js';
-import {
-  kernelOps,
-  loadOps,
-  makeStreams,
-  overlappedSchedule,
-  pipelineShape,
-  type PipelineShape,
-  regionSchedule,
-  storeOps,
-  timedSchedule,
-  type TimedScheduleSpec,
-} from './schedules.js';
+import { kernelOps, loadOps, makeStreams, overlappedSchedule, pipelineShape, type PipelineShape, regionSchedule, storeOps, timedSchedule } from './schedules.js';
 import { bidirectionalSchedule, linkRanges } from './part-schedules.js';
-import type { ChunkRange, EventSpec, Op, Placement, Plan, Schedule, StreamSpec } from './types.js';
+import type { ChunkRange, EventSpec, Op, Placement, Plan, Schedule, StreamSpec, WorkOp } from './types.js';
+import type { SpanningSpec as ModelSpanningSpec } from '../model/schedule.js';
 
 // Schedules over several devices, issued from one process. Each device's streams are its own; the timed region
 // starts with one event on the first device's first stream, which every other stream waits on (across devices, a
 // wait on another device's event), and ends there once every device's streams have joined back. Each device also
 // records its own start and end, read as the schedule's probes, so that each device's time is known too.
 
-/** One device's streams in a schedule that spans devices; the first stream starts and ends that device's part. */
-export interface DevicePart {
-  readonly device: number;
-  readonly streams: readonly StreamSpec[];
-}
+export type { DevicePart } from '../model/schedule.js';
 
 /** A stream's name in a schedule that spans devices: its one-device name behind its device's ("d1:s0"). */
 const onDeviceName = (device: number, stream: string) => `d${device}:${stream}`;
@@ -36,7 +22,7 @@ export const deviceStream = (device: number, stream: number) => onDeviceName(dev
 const deviceStreams = (count: number, kind: StreamKind, device: number) => makeStreams(count, kind, device, onDeviceName(device, 's'));
 
 /** A timed schedule's spec with its streams grouped by device; always issued op by op. */
-export type SpanningSpec = Omit<TimedScheduleSpec, 'device' | 'streams' | 'issue'> & { readonly parts: readonly DevicePart[] };
+export type SpanningSpec = ModelSpanningSpec<WorkOp>;
 
 /** The timed region around a body whose streams are on several devices (see the top of this file). */
 export function spanningSchedule(spec: SpanningSpec): Schedule {

@@ -2,7 +2,6 @@ import { itemBytes } from '../config/items.js';
 import type { ConfigBuffer } from '../config/types.js';
 import type { KernelArg } from '../kernels/resolve.js';
 import type { ScalarType } from '../vocabulary.js';
-import type { KernelOp } from './types.js';
 
 /** A kernel argument for one launch, before exec/ adds the buffer's device pointer to its byte offset. */
 export type ChunkArg =
@@ -33,7 +32,7 @@ export const launchElements = (args: readonly KernelArg[], buffers: readonly Arg
 export function chunkArgs(
   args: readonly KernelArg[],
   buffers: readonly Pick<ConfigBuffer, 'name' | 'role' | 'itemSize' | 'elementBytes'>[],
-  op: Pick<KernelOp, 'first' | 'count' | 'deviceFirst'>,
+  op: { readonly first: number; readonly count: number; readonly deviceFirst: number },
 ): ChunkArg[] {
   const byName = new Map(buffers.map((b) => [b.name, b]));
   const shapeOf = (name: string) => {

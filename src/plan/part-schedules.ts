@@ -1,6 +1,6 @@
 import type { ConfigBuffer } from '../config/types.js';
 import { splitRanges, wholeRange } from '../chunking.js';
-import { copyOp } from '../kinds/index.js';
+import { phaseOps } from '../kinds/index.js';
 import type { IssueOrder, SmallOp } from '../vocabulary.js';
 import { deviceFirst, kernelOps, loads, makeStreams, type PipelineShape, stores, timedSchedule } from './schedules.js';
 import type { ChunkRange, Op, Schedule } from './types.js';
@@ -30,8 +30,9 @@ export function bidirectionalSchedule(
   for (const r of ranges) {
     const upStream = `s${r.index % streamsPerDirection}`;
     const downStream = `s${streamsPerDirection + (r.index % streamsPerDirection)}`;
-    for (const b of up) body.push(copyOp(b, { range: r, deviceFirst: deviceFirst(shape, r), stream: upStream, chunk: r.index }, 'h2d'));
-    for (const b of down) body.push(copyOp(b, { range: r, deviceFirst: deviceFirst(shape, r), stream: downStream, chunk: r.index }, 'd2h'));
+    // Each direction's copies as the load and store kinds plan a chunk's, without its compute or host stage.
+    const work = { buffers, compute: [], host: null, range: r, deviceFirst: deviceFirst(shape, r), chunk: r.index };
+    body.push(...phaseOps('load', { ...work, stream: upStream }), ...phaseOps('store', { ...work, stream: downStream }));
   }
   return timedSchedule({
     role: { kind: 'link', copiesPerDirection: ranges.length, streamsPerDirection },

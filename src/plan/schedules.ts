@@ -3,7 +3,8 @@ import { wholeRange } from '../chunking.js';
 import { type DefaultStream, type DefaultStreamOp, type IssueOrder, type ModeRole, modeId, type OverlapLayout, type PlacedDefaultOp, type StreamKind } from '../vocabulary.js';
 import { bodyPasses, type ChunkWork, COMMUNICATION_STAGES, type ComputeStep, opBytes, phaseOps } from '../kinds/index.js';
 import { withRingReuse } from './ring.js';
-import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec } from './types.js';
+import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec, WorkOp } from './types.js';
+import type { TimedScheduleSpec as ModelTimedSpec } from '../model/schedule.js';
 
 // Schedule builders: each turns a pipeline shape into one Schedule. The timed region is the same for all of them:
 // the prologue records `start` on the first stream and makes every other stream wait on it, the body is the work,
@@ -31,19 +32,8 @@ export function makeStreams(count: number, kind: StreamKind, device: number, pre
   return Array.from({ length: count }, (_, i) => ({ id: `${prefix}${i}`, kind, device }));
 }
 
-export interface TimedScheduleSpec {
-  readonly role: ModeRole;
-  readonly device: number;
-  readonly description: string;
-  readonly streams: readonly StreamSpec[];
-  readonly body: readonly Op[];
-  readonly ranges: readonly ChunkRange[];
-  readonly verify: boolean;
-  readonly gated: boolean;
-  /** Events the body records and waits on, beyond the timed region's own. */
-  readonly events?: readonly EventSpec[];
-  readonly issue?: 'stream' | 'graph';
-}
+/** A timed schedule as its builder is given it (the model's, over the listed kinds' ops). */
+export type TimedScheduleSpec = ModelTimedSpec<WorkOp>;
 
 export function timedSchedule(given: TimedScheduleSpec): Schedule {
   const passed = bodyPasses(given.body, given.streams, given.device);

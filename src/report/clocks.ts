@@ -1,6 +1,6 @@
 import { type ClockRange, clockText } from '../clocks.js';
 import { formatMs } from '../format.js';
-import type { ModeResult } from '../result/mode.js';
+import type { ModeResult } from '../model/mode.js';
 import type { RunResult } from '../result/schema.js';
 
 // What the SM clock NVML read says about a Result's conclusions: whether a bound's kernel parts ran at the clock of

@@ -1,5 +1,5 @@
 import { formatMs, formatRate, gbPerSecond } from '../format.js';
-import type { ModeResult } from '../result/mode.js';
+import type { ModeResult } from '../model/mode.js';
 import type { RunResult } from '../result/schema.js';
 import { type Column, fitTable, without } from './fold.js';
 import { DEFAULT_COLUMNS, fitLines } from './width.js';

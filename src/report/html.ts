@@ -3,7 +3,7 @@ import { kindSections } from './kind-sections.js';
 import { devicesLines } from './devices.js';
 import { comparisonText, leadComparisons, modelLines, roleLabel, serialCaveat, verificationWords } from './labels.js';
 import { type RunExporter, pictured } from './exporter.js';
-import type { ModeResult } from '../result/mode.js';
+import type { ModeResult } from '../model/mode.js';
 import type { RunResult } from '../result/schema.js';
 import { renderSweepBest, renderSweepSection, type SweepPoint, sweepPoints } from './sweep.js';
 import { renderSweepChart } from './sweep-chart.js';

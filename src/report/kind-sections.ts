@@ -3,7 +3,7 @@ import { COMMUNICATION_STAGES, kindReports, type ReportContext, SM_STAGES } from
 import type { RunResult } from '../result/schema.js';
 import { modeLabel } from './labels.js';
 
-// The kinds' sections of every report (kind.ts's `report`). A kind may not load the core, so the report gives each
+// The kinds' sections of every report (the contract's `report`). A kind may not load the core, so the report gives each
 // what it reads: the list's facts, the analysis' interval arithmetic, and the mode labels every report uses.
 
 /** What a section reads beyond its Result and the mode labels. */

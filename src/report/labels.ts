@@ -1,7 +1,7 @@
 import { clockNote } from './clocks.js';
 import { boundLinkRate, formatMs, formatPercent, formatRate, formatTflops, gbPerSecond } from '../format.js';
-import type { ModeResult } from '../result/mode.js';
-import type { ModelAnalysis } from '../result/model.js';
+import type { ModeResult } from '../model/mode.js';
+import type { ModelAnalysis } from '../model/analysis.js';
 import type { RunResult } from '../result/schema.js';
 import { serialMismatch } from '../result/likeness.js';
 import { twinWithout } from './toolbox.js';

@@ -1,6 +1,6 @@
 import { formatBytes, formatMs, formatUs } from '../format.js';
 import { median } from '../quantile.js';
-import type { ModeResult } from '../result/mode.js';
+import type { ModeResult } from '../model/mode.js';
 import type { RunResult } from '../result/schema.js';
 import { kindModeLines } from '../kinds/index.js';
 import type { DefaultStreamOp, IssueCostOp, LayoutVariant, OverlapLayout } from '../vocabulary.js';

@@ -1,7 +1,7 @@
 import type { OverallVerdict, Verdict } from '../compare/rule.js';
 import type { Comparison } from '../compare/verdict.js';
 import type { AbResult } from '../result/ab.js';
-import type { Stats } from '../result/mode.js';
+import type { Stats } from '../model/mode.js';
 import { abVerdict } from './ab.js';
 import { roleLabel } from './labels.js';
 

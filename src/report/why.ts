@@ -1,7 +1,7 @@
 import { CONFIG_CHANGE, repFindings } from '../analysis/rep-findings.js';
 import type { Finding } from '../analysis/document.js';
 import { formatMs } from '../format.js';
-import type { ModeResult } from '../result/mode.js';
+import type { ModeResult } from '../model/mode.js';
 import type { RunResult } from '../result/schema.js';
 
 // Why a layout lost time, as `analyze` would say it of the mode's traced rep: the same rules (src/analysis/), each

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DeviceFactsSchema, RunIdentitySchema, SoftwareVersionsSchema } from './environment.js';
-import { ModeRoleSchema, StatsSchema } from './mode.js';
+import { ModeRoleSchema, StatsSchema } from '../model/mode.js';
 import { MismatchSchema } from './verification.js';
 import { OverallVerdictSchema, VerdictRuleSchema, VerdictSchema } from './verdict.js';
 

@@ -1,4 +1,4 @@
-import type { ModeResult } from './mode.js';
+import type { ModeResult } from '../model/mode.js';
 
 // Whether two measured modes compare like with like, read from the Result alone, for warnings and renderers alike.
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DeviceFactsSchema, SoftwareVersionsSchema } from './environment.js';
-import { StatsSchema } from './mode.js';
+import { StatsSchema } from '../model/mode.js';
 
 // What `cuda-pipe probe --json` writes: each device's facts and, with --bandwidth, its copy rates; with two devices
 // or more, what the driver says of each pair.

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { RESULT_SECTIONS } from '../kinds/index.js';
-import { CrossDeviceSchema, PeerPathSchema, ScalingSchema } from './devices.js';
+import { CrossDeviceSchema, PeerPathSchema, ScalingSchema } from '../model/devices.js';
 import { ClocksRecordSchema, DeviceFactsSchema, RunIdentitySchema, SoftwareVersionsSchema } from './environment.js';
-import { ModeResultSchema } from './mode.js';
-import { SweepSectionSchema } from './model.js';
+import { ModeResultSchema } from '../model/mode.js';
+import { SweepSectionSchema } from '../model/analysis.js';
 import { TracedRepSchema } from './timeline.js';
 import { VerificationSchema } from './verification.js';
 import { WarningSchema } from './warnings.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ClocksRecordSchema, DeviceFactsSchema, SoftwareVersionsSchema } from './environment.js';
-import { StatsSchema } from './mode.js';
+import { StatsSchema } from '../model/mode.js';
 import { RESULT_SCHEMA_ID } from './schema.js';
 import { BufferRecordSchema, ConfigRecordSchema, KernelRecordSchema, PolicyRecordSchema } from './workload.js';
 import { WarningSchema } from './warnings.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { OutputCheckRecordSchema, ToleranceCheckSchema } from '../model/outputs.js';
 
 // Whether the overlapped modes computed what serial did: the outputs compared, how, and every mismatch.
 
@@ -15,13 +16,6 @@ export const MismatchSchema = z.object({
   unwritten: z.boolean(),
 });
 export type Mismatch = z.infer<typeof MismatchSchema>;
-
-/** A comparison within a tolerance: its rule (|a − b| ≤ absolute + relative × |b|) and the largest error it saw. */
-const ToleranceCheckSchema = z.object({
-  relative: z.number().min(0),
-  absolute: z.number().min(0),
-  largestError: z.object({ absolute: z.number().min(0), relative: z.number().min(0) }),
-});
 
 export const VerificationSchema = z.object({
   /** `nothing-compared` (added within version 2): the config has no output buffer, so no output was compared. */
@@ -43,15 +37,5 @@ export const VerificationSchema = z.object({
    * serial with its collectives left out (equal inputs on every rank), exactly for one or two ranks, else within
    * the tolerance; `text` says which rule ran on which elements. Its mismatches are listed under the serial mode.
    */
-  reduction: z
-    .object({
-      rule: z.literal('allreduce-sum'),
-      text: z.string(),
-      ranks: z.number().int().positive(),
-      buffers: z.array(z.object({ name: z.string(), elements: z.number().int().min(0) })),
-      exact: z.boolean(),
-      tolerance: ToleranceCheckSchema.optional(),
-      status: z.enum(['passed', 'failed']),
-    })
-    .optional(),
+  reduction: OutputCheckRecordSchema.optional(),
 });

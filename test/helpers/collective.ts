@@ -9,7 +9,8 @@ export const collectiveCalls = (schedule: Schedule) => callsOn(schedule, streamD
 
 /**
  * The collective kind's communicators for a plan as the planner makes it: opened with what exec/ would give its
- * runtime (the plan's devices, the schedules that hold collectives, its ring, how this process meets a launch).
+ * runtime (the plan's devices, the schedules that hold collectives, its ring, how this process meets a launch, and
+ * `--nccl-dir` as `dir`).
  */
 export function openCommunicatorsOf(
   nccl: Nccl,
@@ -19,7 +20,7 @@ export function openCommunicatorsOf(
     readonly device: { readonly ring?: { readonly slots: number } | null | undefined };
     readonly schedules: readonly { readonly description: string; readonly issue: 'stream' | 'graph'; readonly body: readonly { readonly kind: string }[] }[];
   },
-  launch: Launch & { readonly signal?: AbortSignal | undefined },
+  launch: Launch & { readonly signal?: AbortSignal | undefined; readonly dir?: string | undefined },
   cleanup: { push(release: () => void): void },
 ) {
   return openCommunicators(nccl, {
@@ -30,6 +31,7 @@ export function openCommunicatorsOf(
     schedules: schedulesHolding('collective', plan.schedules),
     ring: plan.device.ring ?? null,
     launch,
+    flags: { ncclDir: launch.dir },
     signal: launch.signal,
   });
 }

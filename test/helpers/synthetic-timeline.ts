@@ -1,5 +1,5 @@
 import { type DeviceFacts, SHARING_NOT_CHECKED } from '../../src/result/environment.js';
-import type { ModeResult, Stats } from '../../src/result/mode.js';
+import type { ModeResult, Stats } from '../../src/model/mode.js';
 import { RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema } from '../../src/result/schema.js';
 import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 import { modeId, type ModeRole } from '../../src/vocabulary.js';

@@ -7,7 +7,7 @@ import { adviceFor, type AdviceModel, SAME_LAYOUT } from '../../src/measure/advi
 import type { Bound, DeviceParts, LayoutShape } from '../../src/measure/bound.js';
 import { predictedFloor } from '../../src/measure/floor.js';
 import type { GapCause } from '../../src/measure/gap.js';
-import type { ModeResult } from '../../src/result/mode.js';
+import type { ModeResult } from '../../src/model/mode.js';
 import { makeResult } from '../helpers/results.js';
 
 // The model's conclusions over made-up parts: whatever was measured, the predicted best is never below a floor that

@@ -8,7 +8,7 @@ import { renderRunTable } from '../../src/report/exporters/table.js';
 import { renderSweepTable } from '../../src/report/exporters/sweep.js';
 import { makeStyle } from '../../src/report/style.js';
 import { loadResults } from '../../src/result/load.js';
-import type { ModeResult } from '../../src/result/mode.js';
+import type { ModeResult } from '../../src/model/mode.js';
 import type { RunResult } from '../../src/result/schema.js';
 
 // A conclusion is a claim: it must hold against what was measured on every Result the repository holds, not on one

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ModeResult } from '../../src/result/mode.js';
+import type { ModeResult } from '../../src/model/mode.js';
 import type { RunResult } from '../../src/result/schema.js';
 import { adviceFor } from '../../src/measure/advice.js';
 import { comparisonText, leadComparisons, modelLines, serialCaveat } from '../../src/report/labels.js';

@@ -13,7 +13,9 @@ import { compareWindows } from '../../src/measure/repeat.js';
 import { buildPlan } from '../../src/plan/build.js';
 import { chunkArgs, launchElements } from '../../src/plan/kernel-args.js';
 import { gridSize } from '../../src/exec/kernel-launch.js';
-import type { CopyOp, KernelOp, Plan, Schedule } from '../../src/plan/types.js';
+import type { CopyOp } from '../../src/kinds/copy/index.js';
+import type { KernelOp } from '../../src/kinds/kernel/index.js';
+import type { Plan, Schedule } from '../../src/plan/types.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';
 
 import { renderPlan } from '../../src/report/plan.js';

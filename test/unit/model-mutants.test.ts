@@ -6,7 +6,7 @@ import { SAME_LAYOUT } from '../../src/measure/advice.js';
 import { deviceParts, modelAnalysis, oneStream, type PipelineFacts, serialisersOf } from '../../src/measure/model.js';
 import { summarize } from '../../src/measure/stats.js';
 import { median } from '../../src/quantile.js';
-import type { ModeResult } from '../../src/result/mode.js';
+import type { ModeResult } from '../../src/model/mode.js';
 import type { ModeRole } from '../../src/vocabulary.js';
 import { makeResult } from '../helpers/results.js';
 

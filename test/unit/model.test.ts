@@ -192,7 +192,7 @@ describe('the model on results recorded on the H200', () => {
 });
 
 /** The model's facts of a recorded Result, as the builder gave them when it ran. */
-async function recomputed(result: import('../../src/result/schema.js').RunResult, mode: import('../../src/result/mode.js').ModeResult, modes = result.modes) {
+async function recomputed(result: import('../../src/result/schema.js').RunResult, mode: import('../../src/model/mode.js').ModeResult, modes = result.modes) {
   const { modelAnalysis } = await import('../../src/measure/model.js');
   const { chunkUnits } = await import('../../src/chunking.js');
   const facts = {
@@ -206,7 +206,7 @@ async function recomputed(result: import('../../src/result/schema.js').RunResult
 }
 
 /** The mode with every sample and issue time scaled: as if it had run `factor` times as long. */
-function scaled(mode: import('../../src/result/mode.js').ModeResult, factor: number) {
+function scaled(mode: import('../../src/model/mode.js').ModeResult, factor: number) {
   const samplesMs = mode.samplesMs.map((v) => v * factor);
   return { ...mode, samplesMs, hostIssueMs: mode.hostIssueMs.map((v) => v * factor), stats: { ...mode.stats, median: mode.stats.median * factor, min: mode.stats.min * factor } };
 }

@@ -11,7 +11,7 @@ import { relativeMedianError } from '../../src/measure/stats.js';
 import { builtinConfigsDir } from '../../src/paths.js';
 import { buildPlan } from '../../src/plan/build.js';
 import { type Schedule, scheduleOps } from '../../src/plan/types.js';
-import type { ModeResult } from '../../src/result/mode.js';
+import type { ModeResult } from '../../src/model/mode.js';
 import type { RunResult } from '../../src/result/schema.js';
 import type { ModeRole } from '../../src/vocabulary.js';
 import { H100 } from '../helpers/results.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { crossDeviceOf, perDeviceTimes, scalingOf } from '../../src/measure/scaling.js';
 import { summarize } from '../../src/measure/stats.js';
-import type { ModeResult } from '../../src/result/mode.js';
+import type { ModeResult } from '../../src/model/mode.js';
 import type { ModeRole } from '../../src/vocabulary.js';
 
 // What several devices bought (src/measure/scaling.ts), at the edges mutation testing found unpinned: which mode

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { crossDeviceOf, perDeviceTimes, scalingOf } from '../../src/measure/scaling.js';
 import { summarize } from '../../src/measure/stats.js';
 import { devicesLines } from '../../src/report/devices.js';
-import type { ModeResult } from '../../src/result/mode.js';
+import type { ModeResult } from '../../src/model/mode.js';
 import type { ModeRole, OverlapLayout } from '../../src/vocabulary.js';
 import { modeId } from '../../src/vocabulary.js';
 

@@ -16,7 +16,7 @@ import { scheduleDevices } from '../../src/plan/types.js';
 import { renderSweepTable } from '../../src/report/exporters/sweep.js';
 import { makeStyle } from '../../src/report/style.js';
 import { RunResultSchema } from '../../src/result/schema.js';
-import type { CollectiveOp } from '../../src/kinds/index.js';
+import type { CollectiveOp } from '../../src/kinds/collective/spec.js';
 import { runCli } from '../helpers/cli.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
 import { gpuSkipReason } from '../helpers/gpu.js';

@@ -7,7 +7,7 @@ import { loadConfigFile, parseConfigText } from '../../src/config/load.js';
 import { fillPattern, windowSeed } from '../../src/data/patterns.js';
 import { UsageError } from '../../src/errors.js';
 import { loadResults, parseResult } from '../../src/result/load.js';
-import type { ModeResult } from '../../src/result/mode.js';
+import type { ModeResult } from '../../src/model/mode.js';
 import type { RunResult } from '../../src/result/schema.js';
 import { hostMemoryRow } from '../../src/report/host-memory.js';
 import { eventCostLines, limitingSide, toolboxLines } from '../../src/report/toolbox.js';

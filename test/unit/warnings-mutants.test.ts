@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runWarnings } from '../../src/measure/warnings.js';
-import type { ModeResult } from '../../src/result/mode.js';
-import type { ModelAnalysis } from '../../src/result/model.js';
+import type { ModeResult } from '../../src/model/mode.js';
+import type { ModelAnalysis } from '../../src/model/analysis.js';
 import type { RunResult } from '../../src/result/schema.js';
 import { makeResult } from '../helpers/results.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { summarize } from '../../src/measure/stats.js';
 import { runWarnings } from '../../src/measure/warnings.js';
-import type { ModeResult } from '../../src/result/mode.js';
+import type { ModeResult } from '../../src/model/mode.js';
 import type { RunResult } from '../../src/result/schema.js';
 import { type WarningCode, WarningCodeSchema } from '../../src/result/warnings.js';
 import { makeResult, samplesAround } from '../helpers/results.js';

@@ -3,7 +3,7 @@ import { hostView } from '../../cuda/host-view.js';
 import { NCCL_IN_PROGRESS } from '../../cuda/nccl.js';
 import type { CudaRuntime } from '../../cuda/runtime.js';
 import type { DevicePtr, HostPtr, StreamHandle } from '../../cuda/types.js';
-import type { Agreement, OpenContext } from '../kind.js';
+import type { Agreement, OpenContext } from '../api/index.js';
 import type { Communicators } from './communicators.js';
 
 // The ranks of a launch agree through their own communicator: each rank's votes (one int32 each) go to the device,

@@ -1,6 +1,6 @@
-import type { Interval, IntervalSet } from '../../analysis/intervals.js';
+import type { Interval, IntervalSet } from '../../model/timeline.js';
 import type { Collective } from '../../vocabulary.js';
-import type { ReportContext } from '../kind.js';
+import type { ReportContext } from '../api/index.js';
 
 // Communication against computation on each device, from traced ops alone, and the collectives' bandwidths as
 // nccl-tests report them (doc/PERFORMANCE.md there). Times in ms, bandwidths in GB/s (1e9 bytes per second).

@@ -1,5 +1,5 @@
-import type { Schedule } from '../../plan/types.js';
-import type { ModeResult } from '../../result/mode.js';
+import type { Schedule } from '../../model/schedule.js';
+import type { ModeResult } from '../../model/mode.js';
 import { type CollectiveOp, messageBytes } from './spec.js';
 
 /**

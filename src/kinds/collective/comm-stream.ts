@@ -1,5 +1,5 @@
-import type { EventSpec, Op, StreamSpec } from '../../plan/types.js';
-import type { BodyPassFacts, PassedBody } from '../kind.js';
+import type { EventSpec, PlanOp, StreamSpec } from '../../model/schedule.js';
+import type { BodyPassFacts, PassedBody } from '../api/index.js';
 
 // Collectives run on a communication stream of their device, in every topology, as DDP runs its all-reduces: the
 // stage kind plans a collective on the chunk's compute stream, and this pass moves it, with the compute steps the
@@ -9,8 +9,8 @@ import type { BodyPassFacts, PassedBody } from '../kind.js';
 // on whatever stream they are, after them. The compute stream itself never waits for a collective, so the next
 // bucket's compute overlaps it.
 
-/** A work op: every op but the ordering and timing ops carries its chunk (kind.ts's WorkOpBase). */
-const isWork = (op: Op): op is Op & { readonly chunk: number | null } => 'chunk' in op;
+/** A work op: every op but the ordering and timing ops carries its chunk (the model's WorkOpBase). */
+const isWork = (op: PlanOp): op is PlanOp & { readonly chunk: number | null } => 'chunk' in op;
 
 /** The communication stream of a device: `comm` on the schedule's own device, `comm:d<n>` on another. */
 const commStreamId = (device: number, scheduleDevice: number): string => (device === scheduleDevice ? 'comm' : `comm:d${device}`);
@@ -19,14 +19,14 @@ const commStreamId = (device: number, scheduleDevice: number): string => (device
  * Each collective's group: the body indexes of the collective and of the compute ops of its chunk that follow it on
  * the same stream, up to the chunk's first op of another kind there.
  */
-function groups(body: readonly Op[], computeKinds: ReadonlySet<string>): number[][] {
+function groups(body: readonly PlanOp[], computeKinds: ReadonlySet<string>): number[][] {
   const taken = new Set<number>();
   const found: number[][] = [];
   body.forEach((op, i) => {
     if (op.kind !== 'collective' || taken.has(i)) return;
     const group = [i];
     for (let j = i + 1; j < body.length; j++) {
-      const next = body[j] as Op;
+      const next = body[j] as PlanOp;
       if (!isWork(next) || next.chunk !== op.chunk || next.stream !== op.stream) continue;
       if (!computeKinds.has(next.kind)) break;
       group.push(j);
@@ -43,7 +43,7 @@ function groups(body: readonly Op[], computeKinds: ReadonlySet<string>): number[
  * collectives comes back as it was.
  */
 export function withCommStreams(
-  { body, streams, device }: { readonly body: readonly Op[]; readonly streams: readonly StreamSpec[]; readonly device: number },
+  { body, streams, device }: { readonly body: readonly PlanOp[]; readonly streams: readonly StreamSpec[]; readonly device: number },
   facts: BodyPassFacts,
 ): PassedBody {
   const found = groups(body, facts.computeKinds);
@@ -55,7 +55,7 @@ export function withCommStreams(
   const moved = new Set(found.flat());
   // Groups still to wait for: their chunk, their event, and the streams that already wait on it.
   const pending: { chunk: number | null; event: string; waited: Set<string> }[] = [];
-  const out: Op[] = [];
+  const out: PlanOp[] = [];
   body.forEach((op, i) => {
     const n = leaderOf.get(i);
     if (n !== undefined && isWork(op)) {
@@ -65,7 +65,7 @@ export function withCommStreams(
       const reduced = `reduced:${n}`;
       events.push({ id: bucket, timing: false }, { id: reduced, timing: false });
       out.push({ kind: 'record', stream: op.stream, event: bucket }, { kind: 'wait', stream: comm, event: bucket });
-      for (const j of found[n] as number[]) out.push({ ...(body[j] as Op), stream: comm } as Op);
+      for (const j of found[n] as number[]) out.push({ ...(body[j] as PlanOp), stream: comm } as PlanOp);
       out.push({ kind: 'record', stream: comm, event: reduced });
       pending.push({ chunk: op.chunk, event: reduced, waited: new Set([comm]) });
       return;

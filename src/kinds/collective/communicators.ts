@@ -1,10 +1,10 @@
 import { availableParallelism, tmpdir } from 'node:os';
 import { connectAtInit, GRAPH_CAPTURE_MIN, NCCL_IN_PROGRESS, type Nccl, type NcclComm, type NcclError, nvlsOff, UNIQUE_ID_BYTES, versionText } from '../../cuda/nccl.js';
 import { DeviceFailure, Interrupted, UsageError } from '../../errors.js';
-import type { OpenContext, RepWatch } from '../kind.js';
+import type { OpenContext, RepWatch } from '../api/index.js';
 import type { CollectiveOp } from './spec.js';
 import type { CommunicatorRecord } from './result.js';
-import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from './unique-id.js';
+import { awaitUniqueId, NCCL_DIR, publishUniqueId, uniqueIdPath, withdrawUniqueId } from './unique-id.js';
 
 // The NCCL communicators of a run with collective stages. One process drives the run's devices with
 // ncclCommInitAll, one communicator per device (one device: a one-rank communicator, the same code path as several:
@@ -150,6 +150,7 @@ const ARRIVAL_MS = 50;
  */
 export async function openCommunicators(nccl: Nccl, context: Omit<OpenContext<CollectiveOp>, 'capability'>): Promise<Communicators> {
   const { rt, cleanup, devices, launch: options, signal } = context;
+  const folder = context.flags?.[NCCL_DIR.key];
   const nvls = nvlsOff();
   const connect = connectAtInit();
   const code = nccl.version();
@@ -194,7 +195,7 @@ export async function openCommunicators(nccl: Nccl, context: Omit<OpenContext<Co
   if (launched) {
     const rank = identity.rank as number;
     const ranks = identity.size as number;
-    const path = uniqueIdPath(options.dir ?? tmpdir(), identity.jobId, process.env);
+    const path = uniqueIdPath(folder ?? tmpdir(), identity.jobId, process.env);
     let id: Uint8Array;
     if (rank === 0) {
       id = nccl.uniqueId();

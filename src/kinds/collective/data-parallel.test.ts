@@ -26,7 +26,7 @@ import { makeStyle } from '../../report/style.js';
 import { FakeRunner } from '../../../test/helpers/fake-runner.js';
 import { syntheticRunResult } from '../../../test/helpers/synthetic-timeline.js';
 import { runCli } from '../../../test/helpers/cli.js';
-import { NOT_LAUNCHED } from '../kind.js';
+import { NOT_LAUNCHED } from '../api/index.js';
 
 // The facts, each on one line: --verbose's report, too wide to wrap (the width is tested in render-width-run).
 const everything = { columns: 10_000, verbose: true };

@@ -1,7 +1,7 @@
 import { UsageError } from '../../errors.js';
-import type { EventSpec, Op, Plan, Schedule, StreamSpec } from '../../plan/types.js';
-import type { PlanPassContext } from '../kind.js';
-import type { CollectiveOp } from './spec.js';
+import { type EventSpec, isEventOp, type Plan, type PlanOp, type Schedule, type StreamSpec } from '../../model/schedule.js';
+import type { PlanPassContext } from '../api/index.js';
+import { type CollectiveOp, isCollectiveOp } from './spec.js';
 
 // Data parallelism from one process, as DDP lays it out: every device runs the same pipeline over the whole
 // buffers (its own device memory, the same seeded host inputs), with its own compute and communication streams,
@@ -16,21 +16,19 @@ export const hasCollective = (schedule: Pick<Schedule, 'body'>): boolean => sche
 const on = (device: number, id: string) => `d${device}:${id}`;
 
 /** The one-device body on `device`: its streams and the events it records and waits on renamed. */
-function moved(body: readonly Op[], device: number): Op[] {
-  return body.map((op) =>
-    op.kind === 'record' || op.kind === 'wait' ? { ...op, stream: on(device, op.stream), event: on(device, op.event) } : { ...op, stream: on(device, op.stream) },
-  );
+function moved(body: readonly PlanOp[], device: number): PlanOp[] {
+  return body.map((op) => (isEventOp(op) ? { ...op, stream: on(device, op.stream), event: on(device, op.event) } : { ...op, stream: on(device, op.stream) }));
 }
 
 /** A body cut at its collectives: the ops before the first, each collective, the ops between, and so on. */
-function cut(body: readonly Op[]): { readonly runs: Op[][]; readonly calls: CollectiveOp[] } {
-  const runs: Op[][] = [[]];
+function cut(body: readonly PlanOp[]): { readonly runs: PlanOp[][]; readonly calls: CollectiveOp[] } {
+  const runs: PlanOp[][] = [[]];
   const calls: CollectiveOp[] = [];
   for (const op of body) {
-    if (op.kind === 'collective') {
+    if (isCollectiveOp(op)) {
       calls.push(op);
       runs.push([]);
-    } else (runs[runs.length - 1] as Op[]).push(op);
+    } else (runs[runs.length - 1] as PlanOp[]).push(op);
   }
   return { runs, calls };
 }
@@ -40,17 +38,17 @@ function cut(body: readonly Op[]): { readonly runs: Op[][]; readonly calls: Coll
  * that bucket's collective on every device as one group (the first device's call opens it, the last's closes it).
  * Each device's own order is kept, which is all its streams depend on.
  */
-export function groupedBody(bodies: ReadonlyArray<readonly Op[]>): Op[] {
+export function groupedBody(bodies: ReadonlyArray<readonly PlanOp[]>): PlanOp[] {
   const cuts = bodies.map(cut);
   const buckets = cuts[0]?.calls.length ?? 0;
   if (cuts.some((c) => c.calls.length !== buckets)) throw new RangeError('every device of a data-parallel schedule issues the same collectives');
-  const out: Op[] = [];
+  const out: PlanOp[] = [];
   for (let i = 0; i <= buckets; i++) {
     for (const c of cuts) out.push(...(c.runs[i] ?? []));
     if (i === buckets) break;
     cuts.forEach((c, k) => {
-      const call = c.calls[i] as CollectiveOp;
-      out.push({ ...call, group: { opens: k === 0, closes: k === cuts.length - 1 } });
+      const call: CollectiveOp = { ...(c.calls[i] as CollectiveOp), group: { opens: k === 0, closes: k === cuts.length - 1 } };
+      out.push(call);
     });
   }
   return out;

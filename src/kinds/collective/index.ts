@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { formatBytes } from '../../format.js';
 import { COLLECTIVES, type Collective } from '../../vocabulary.js';
-import type { ComputeStep, RuntimePrimitives, StageKind, StepBuffer, StepConfig } from '../kind.js';
+import type { ComputeStep, RuntimePrimitives, StageKind, StepBuffer, StepConfig } from '../api/index.js';
 import { collectiveCalls } from './calls.js';
 import { withCommStreams } from './comm-stream.js';
 import { dataParallel } from './data-parallel.js';
@@ -10,6 +10,7 @@ import { reductionCheck } from './reduction.js';
 import { commSection } from './report.js';
 import { resultSection } from './result.js';
 import { type CollectiveOp, type CollectiveSpec, messageBytes } from './spec.js';
+import { NCCL_DIR } from './unique-id.js';
 
 // An NCCL collective as a compute step: per chunk (a bucket of items, such as a bucket of layers' gradients), one
 // sum over every rank, in place in one chunked buffer, as DDP reduces a bucket. The planner puts it on the
@@ -108,6 +109,7 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
   // (CUDA_PIPE_CUPTI pointed nowhere, it ended: docs/measurements/2026-11-26-h100x2-cupti/).
   untraced: "a rep with NCCL collectives: CUPTI's buffer callbacks, which run on the JS thread, and NCCL's own threads did not end a traced rep together on two GPUs",
   result: resultSection,
+  flags: [NCCL_DIR],
   environment: [['CUDA_PIPE_NCCL', 'the libnccl.so.2 file for collectives, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
   failureHint: 'Every rank must run the same config with the same chunks; run with NCCL_DEBUG=WARN to see what NCCL saw.',

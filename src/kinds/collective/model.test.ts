@@ -4,8 +4,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { packageRoot } from '../../paths.js';
 import { loadResults } from '../../result/load.js';
-import type { ModeResult } from '../../result/mode.js';
-import type { TermContext } from '../model.js';
+import type { ModeResult } from '../../model/mode.js';
+import type { TermContext } from '../api/index.js';
 import { type AloneSample, aloneSamples, bucketBound, bucketCost, bucketStep, bucketTerm, leastCallMs } from './model.js';
 
 // The collective's term in the overlap bound: the bucket model at a layout's chunks, from the collective alone.

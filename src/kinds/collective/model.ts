@@ -1,12 +1,12 @@
 import { splitRanges } from '../../chunking.js';
 import { formatMs } from '../../format.js';
-import type { Bound, BoundCandidate } from '../../measure/bound.js';
-import type { ModeResult } from '../../result/mode.js';
+import type { Bound, BoundCandidate } from '../../model/bound.js';
+import type { ModeResult } from '../../model/mode.js';
 import type { Collective } from '../../vocabulary.js';
-import type { KindTerm, TermContext, TermWords } from '../model.js';
+import type { KindTerm, TermContext, TermWords } from '../api/index.js';
 import { callMs, type CollectiveSample, fitAlphaBeta, type StepBound, stepBound } from './buckets.js';
 
-// The collective's term in the overlap bound (kind.ts's `term`): the bucket model of ./buckets.ts at a layout's chunk
+// The collective's term in the overlap bound (the contract's `term`): the bucket model of ./buckets.ts at a layout's chunk
 // count, each chunk a bucket, from the collective alone as measured beside the layout. The same step the report's
 // communication section gives, so that a Result has one bound and one efficiency.
 
@@ -116,5 +116,5 @@ const words: TermWords = {
   leavesOut: "NCCL's kernels sharing the SMs with the compute, which the bucket model leaves out",
 };
 
-/** The collective's term and words (kind.ts's `term`). */
+/** The collective's term and words (the contract's `term`). */
 export const bucketTerm: KindTerm = { bound: bucketBound, words };

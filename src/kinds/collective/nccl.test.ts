@@ -14,7 +14,7 @@ import { awaitUniqueId, publishUniqueId, uniqueIdPath, withdrawUniqueId } from '
 import { resolveKernels } from '../../kernels/resolve.js';
 import { buildLayoutsPlan, buildPlan } from '../../plan/build.js';
 import { withCommStreams } from './comm-stream.js';
-import { COMPUTE_STAGES } from '../index.js';
+import { STAGE_KINDS } from '../index.js';
 import { happensBefore } from '../../plan/order.js';
 import { type Op, type Plan, type Schedule, scheduleOps } from '../../plan/types.js';
 import { builtinConfigsDir } from '../../paths.js';
@@ -22,7 +22,7 @@ import { RunResultSchema } from '../../result/schema.js';
 import { modeId } from '../../vocabulary.js';
 import { runCli } from '../../../test/helpers/cli.js';
 import { syntheticRunResult } from '../../../test/helpers/synthetic-timeline.js';
-import { NOT_LAUNCHED } from '../kind.js';
+import { NOT_LAUNCHED } from '../api/index.js';
 
 const MiB = 2 ** 20;
 const ddpPath = join(builtinConfigsDir(), 'ddp.yaml');
@@ -161,7 +161,7 @@ describe('the ddp config planned', () => {
       { kind: 'copy', stream: 's0', direction: 'd2h', buffer: 'g', hostOffset: 0, deviceOffset: 0, bytes: 16, chunk: 0 },
       { kind: 'kernel', stream: 's1', kernel: 'k', chunk: 1, first: 1, count: 1, deviceFirst: 1 },
     ];
-    const facts = { computeKinds: new Set<string>(COMPUTE_STAGES) };
+    const facts = { computeKinds: new Set<string>(STAGE_KINDS.filter((k) => k.phase === 'compute').map((k) => k.id)) };
     const streams = [
       { id: 's0', kind: 'non-blocking', device: 0 },
       { id: 's1', kind: 'non-blocking', device: 0 },

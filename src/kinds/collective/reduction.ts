@@ -1,7 +1,8 @@
-import type { ConfigBuffer } from '../../config/types.js';
-import type { OutputMismatch, ToleranceRule } from '../../data/compare.js';
-import type { Op, Schedule } from '../../plan/types.js';
-import type { CheckFacts, CheckRecord, Comparisons, OutputCheck } from '../kind.js';
+import type { ConfigBuffer } from '../../model/buffers.js';
+import type { OutputMismatch, ToleranceRule } from '../../model/outputs.js';
+import type { PlanOp, Schedule } from '../../model/schedule.js';
+import { isCollectiveOp } from './spec.js';
+import type { CheckFacts, CheckRecord, Comparisons, OutputCheck } from '../api/index.js';
 
 // Whether an all-reduce really summed. Overlapped and serial are both all-reduced, so comparing them would pass a
 // no-op; instead the serial mode's outputs are checked against a reference rep with the collectives left out (on one
@@ -31,7 +32,7 @@ export function reducedOutputs(serial: Pick<Schedule, 'body'>, outputs: readonly
   const names = new Set<string>();
   const reducedChunks = new Set<number | null>();
   for (const op of serial.body) {
-    if (op.kind === 'collective' && op.spec.collective === 'allreduce') {
+    if (isCollectiveOp(op) && op.spec.collective === 'allreduce') {
       reducedChunks.add(op.chunk);
       names.add(op.spec.buffer);
       continue;
@@ -115,7 +116,7 @@ export function checkReduction(
  * a plan without all-reduces.
  */
 export function referenceSchedule(serial: Schedule): Schedule | undefined {
-  if (!serial.body.some((op) => op.kind === 'collective' && op.spec.collective === 'allreduce')) return undefined;
+  if (!serial.body.some((op) => isCollectiveOp(op) && op.spec.collective === 'allreduce')) return undefined;
   return {
     ...serial,
     id: `${serial.id}:reference`,
@@ -127,7 +128,7 @@ export function referenceSchedule(serial: Schedule): Schedule | undefined {
 }
 
 /** A reduce-scatter's outputs depend on the bucket count: each layout is checked against itself serialised. */
-const bucketed = (body: readonly Op[]) => body.some((op) => op.kind === 'collective' && op.spec.collective === 'reducescatter');
+const bucketed = (body: readonly PlanOp[]) => body.some((op) => isCollectiveOp(op) && op.spec.collective === 'reducescatter');
 
-/** The all-reduce's check (kind.ts's `check`). */
+/** The all-reduce's check (the contract's `check`). */
 export const reductionCheck: OutputCheck = { reference: referenceSchedule, outputs: reducedOutputs, compare: checkReduction, layoutDependent: bucketed };

@@ -9,7 +9,7 @@ import { markdownExporter } from '../../report/exporters/markdown.js';
 import { renderHtml } from '../../report/html.js';
 import { makeStyle } from '../../report/style.js';
 import { loadResults } from '../../result/load.js';
-import type { ModeResult } from '../../result/mode.js';
+import type { ModeResult } from '../../model/mode.js';
 import type { RunResult } from '../../result/schema.js';
 import type { TimelineOp } from '../../result/timeline.js';
 

@@ -1,8 +1,8 @@
 import { formatBytes, formatMs, formatPercent, formatRate, formatUs } from '../../format.js';
-import type { ModeResult } from '../../result/mode.js';
-import type { RunResult } from '../../result/schema.js';
+import type { ModeResult } from '../../model/mode.js';
 import type { Collective } from '../../vocabulary.js';
-import type { ReportContext, ReportSection, TermContext } from '../kind.js';
+import type { ReportContext, ReportSection, ResultSections, ResultView, TermContext } from '../api/index.js';
+import type { resultSection } from './result.js';
 import { type CollectiveBandwidth, type CommOp, collectiveBandwidth, commOverlap } from './analysis.js';
 import { fitAlphaBeta } from './buckets.js';
 import { aloneSamples, bucketStep } from './model.js';
@@ -11,7 +11,7 @@ import { aloneSamples, bucketStep } from './model.js';
 // device's communication the compute hid, and the bucket model's bound against the measured step. Drawn from the
 // Result alone; a Result without a communicator gets no line.
 
-type CommResult = Pick<RunResult, 'communicator' | 'modes' | 'devices' | 'timeline' | 'summary' | 'pipeline'>;
+type CommResult = ResultView & ResultSections<typeof resultSection>;
 
 const COLLECTIVE_NAMES: Record<Collective, string> = { allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather' };
 
@@ -106,5 +106,5 @@ function modelLines(result: CommResult, alone: ModeResult | undefined, ranks: nu
   return lines;
 }
 
-/** The collective's section of every report (kind.ts's `report`). */
+/** The collective's section of every report (the contract's `report`). */
 export const commSection: ReportSection = { id: 'communication', title: 'Communication', lines: commLines };

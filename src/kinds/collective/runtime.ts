@@ -1,6 +1,6 @@
 import { NCCL_DATA_TYPE, NCCL_IN_PROGRESS, type Nccl, openNccl } from '../../cuda/nccl.js';
 import { UsageError } from '../../errors.js';
-import { type IssueSite, type KindRuntime, type KindRuntimeModule, type OpenContext, PENDING } from '../kind.js';
+import { type IssueSite, type KindRuntime, type KindRuntimeModule, type OpenContext, PENDING } from '../api/index.js';
 import { ncclAgreement } from './agreement.js';
 import { type Communicators, openCommunicators } from './communicators.js';
 import type { CollectiveOp } from './spec.js';

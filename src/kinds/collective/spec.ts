@@ -29,6 +29,9 @@ export type CollectiveOp = {
   readonly group?: CollectiveGroup;
 };
 
+/** Whether a plan's op is a collective: a kind's hooks see every kind's ops, and tell theirs by this. */
+export const isCollectiveOp = (op: { readonly kind: string }): op is CollectiveOp => op.kind === 'collective';
+
 /** Where a call sits in its bucket's group of calls across devices. */
 export interface CollectiveGroup {
   readonly opens: boolean;

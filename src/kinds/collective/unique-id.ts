@@ -1,11 +1,19 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EnvironmentError, Interrupted, UsageError } from '../../errors.js';
+import type { KindFlag } from '../api/index.js';
 
 // How the ranks of one launch (mpirun, srun: one process per GPU) agree on NCCL's unique id without a service of
 // their own: rank 0 writes the 128 bytes into a file in a folder every rank can read, named by the launcher's job
 // id, and the others wait for it. The write is a temp file renamed into place, so a reader sees all 128 bytes or no
 // file. Rank 0 removes the file once its communicator is up (every rank has then read it).
+
+/** The folder the id's file is written in: a flag of `run` and `sweep`, read when the communicators open. */
+export const NCCL_DIR: KindFlag = {
+  option: '--nccl-dir <folder>',
+  description: "collective stages under mpirun or srun: a folder every rank can read, where rank 0 writes NCCL's unique id (default: the temporary folder)",
+  key: 'ncclDir',
+};
 
 /**
  * The id's file for this launch: `--nccl-dir`/cuda-pipe-nccl-<job>[.<step>].id, the job being CUDA_PIPE_JOB_ID where

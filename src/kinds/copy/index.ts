@@ -1,5 +1,5 @@
 import { formatBytes } from '../../format.js';
-import type { ChunkWork, ModelResource, StageKind } from '../kind.js';
+import type { ChunkWork, ModelResource, StageKind } from '../api/index.js';
 
 /** A chunk of a buffer copied between its host and device copies (cudaMemcpyAsync). */
 export type CopyOp = {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StepBuffer, StepConfig } from '../kind.js';
+import type { StepBuffer, StepConfig } from '../api/index.js';
 import { GEMM_DTYPES, GEMM_OPERAND_TYPE, type GemmOperand, type GemmSpec } from './spec.js';
 
 // A gemm entry of the config's `kernels:` list, checked against the buffers it names.

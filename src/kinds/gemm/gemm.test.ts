@@ -14,7 +14,8 @@ import { buildTrace } from '../../report/trace.js';
 import type { RunResult } from '../../result/schema.js';
 import type { CublasHandle } from './cublas.js';
 import type { DevicePtr } from '../../cuda/types.js';
-import { type ChunkWork, columnMajorCall, phaseOps, stage } from '../index.js';
+import { type ChunkWork, phaseOps, stage } from '../index.js';
+import { columnMajorCall } from '../blas/column-major.js';
 import { fakeSite, siteAddress } from '../../../test/helpers/kind-site.js';
 import { type CublasCalls, GemmRuntime } from './runtime.js';
 import { type GemmOp, type GemmSpec, gemmBytesRead, gemmFlops } from './spec.js';
@@ -202,13 +203,13 @@ describe('planning compute steps', () => {
 
 describe("cuBLAS's column-major call for row-major operands", () => {
   it('computes Cᵀ = Bᵀ·Aᵀ: B first, n × m, leading dimensions n, k and n', () => {
-    const { operands, ...call } = columnMajorCall({ n: 1000, k: 4096, transB: false }, 256);
+    const { operands, layouts: _, ...call } = columnMajorCall({ n: 1000, k: 4096, transB: false }, 256);
     assert.deepEqual(call, { transA: 'N', transB: 'N', m: 1000, n: 256, k: 4096, lda: 1000, ldb: 4096, ldc: 1000 });
     assert.deepEqual(operands, ['b', 'a', 'c']);
   });
 
   it("with transB (B stored n rows of k), transposes cuBLAS's A and gives it leading dimension k", () => {
-    const { operands: _, ...call } = columnMajorCall({ n: 1000, k: 4096, transB: true }, 256);
+    const { operands: _, layouts: __, ...call } = columnMajorCall({ n: 1000, k: 4096, transB: true }, 256);
     assert.deepEqual(call, { transA: 'T', transB: 'N', m: 1000, n: 256, k: 4096, lda: 4096, ldb: 4096, ldc: 1000 });
   });
 

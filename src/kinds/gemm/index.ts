@@ -1,8 +1,9 @@
 import { UsageError } from '../../errors.js';
-import type { ComputeStep, StageKind, StepConfig } from '../kind.js';
-import { LIBRARY_ON_SMS, SMS_ENGINE } from '../kernel/index.js';
+import type { ComputeStep, StageKind, StepConfig } from '../api/index.js';
+import { LIBRARY_ON_SMS, SMS_ENGINE } from '../blas/on-sms.js';
 import { chunkShortOfB, gemmConfig } from './config.js';
-import { type GemmOp, type GemmSpec, gemmBytesRead, gemmFlops, gemmRows } from './spec.js';
+import { productRows } from '../blas/column-major.js';
+import { type GemmOp, type GemmSpec, gemmBytesRead, gemmFlops } from './spec.js';
 
 const what = (op: GemmOp) => {
   const { spec } = op;
@@ -38,7 +39,7 @@ export const gemm: StageKind<'gemm', GemmOp> = {
     engine: SMS_ENGINE,
   },
   what,
-  describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (m ${gemmRows(op)}, items ${op.first} to ${op.first + op.count - 1}, ${gemmFlops(op) / 1e9} GFLOP)`,
+  describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (m ${productRows(op)}, items ${op.first} to ${op.first + op.count - 1}, ${gemmFlops(op) / 1e9} GFLOP)`,
   timeline: (op) => ({ buffer: null, kernel: op.gemm, bytes: gemmBytesRead(op) }),
   work: (op) => ({ flop: gemmFlops(op), bytes: gemmBytesRead(op) }),
   environment: [['CUDA_PIPE_CUBLAS', 'the libcublas file for gemm stages, exactly (nothing else is tried)']],

@@ -1,7 +1,8 @@
 import { type Cublas, type CublasHandle, DEFAULT_WORKSPACE_BYTES, openCublas } from './cublas.js';
 import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
-import type { IssueSite, KindRuntime, KindRuntimeModule, OpenContext, Thunk } from '../kind.js';
-import { columnMajorCall, type GemmOp, type GemmOperand, gemmProducts, gemmRows } from './spec.js';
+import type { IssueSite, KindRuntime, KindRuntimeModule, OpenContext, Thunk } from '../api/index.js';
+import { columnMajorCall, productCount, productRows } from '../blas/column-major.js';
+import type { GemmOp, GemmOperand } from './spec.js';
 
 // A gemm op on the device: libcublas, loaded once per process, and one cuBLAS handle per stream, each with its own
 // workspace, made the first time a schedule binds a gemm op on that stream, so that a graph capture allocates nothing
@@ -41,7 +42,7 @@ export class GemmRuntime implements KindRuntime<GemmOp> {
   /** One product of the op: cublasGemmEx, prebuilt, its operands at their chunk's offsets (product `index` of the op's items). */
   private product(op: GemmOp, site: IssueSite, index: number): Thunk {
     const { cublas } = this;
-    const { operands, ...call } = columnMajorCall(op.spec, gemmRows(op));
+    const { operands, layouts: _, ...call } = columnMajorCall(op.spec, productRows(op));
     const [a, b, c] = operands.map((o) => site.address(op.spec[o].buffer, offsetOf(op.spec[o], op.deviceFirst + index))) as [DevicePtr, DevicePtr, DevicePtr];
     const record = cublas.record(this.handle(site), { ...call, alpha: op.spec.alpha, beta: op.spec.beta, dtype: op.spec.dtype, cFloat32: op.spec.cFloat32 }, a, b, c);
     this.context.cleanup.push(() => record.free());
@@ -57,7 +58,7 @@ export class GemmRuntime implements KindRuntime<GemmOp> {
   }
 
   issue(op: GemmOp, site: IssueSite) {
-    const products = Array.from({ length: gemmProducts(op) }, (_, i) => this.product(op, site, i));
+    const products = Array.from({ length: productCount(op) }, (_, i) => this.product(op, site, i));
     const [only] = products;
     if (products.length === 1 && only) return { issue: only, hostTag: null };
     // The first failure stops the rest, as one op's would.

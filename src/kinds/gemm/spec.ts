@@ -1,5 +1,7 @@
+import { productCount, productRows } from '../blas/column-major.js';
+
 // A cuBLAS GEMM as a compute step: per chunk, C[m×n] = alpha·A[m×k]·B[k×n] + beta·C in row-major terms, m the chunk's
-// item count. cuBLAS is column-major, so the call computes Cᵀ = Bᵀ·Aᵀ (`columnMajorCall`), which is C row-major
+// item count. cuBLAS is column-major, so the call computes Cᵀ = Bᵀ·Aᵀ (`blas/column-major.ts`), which is C row-major
 // without a copy or a transpose kernel.
 
 /** The element types a GEMM stage offers; `tf32` is fp32 data multiplied on the tensor cores with TF32 inputs. */
@@ -47,50 +49,12 @@ export type GemmOp = {
   readonly spec: GemmSpec;
 };
 
-/** The cuBLAS call (column-major) of a row-major product with m rows, its operands in cuBLAS's order. */
-export interface ColumnMajorCall {
-  readonly transA: 'N' | 'T';
-  readonly transB: 'N' | 'T';
-  readonly m: number;
-  readonly n: number;
-  readonly k: number;
-  readonly lda: number;
-  readonly ldb: number;
-  readonly ldc: number;
-  /** cuBLAS's A is our B and its B our A: Cᵀ = Bᵀ·Aᵀ. */
-  readonly operands: readonly ['b', 'a', 'c'];
-}
-
-/** cublasGemmEx(opB, N, n, m, k, B, ldb = transB ? k : n, A, lda = k, C, ldc = n) for row-major A[m×k], B[k×n] (or Bᵀ[n×k]), C[m×n]. */
-export function columnMajorCall(spec: Pick<GemmSpec, 'n' | 'k' | 'transB'>, m: number): ColumnMajorCall {
-  return {
-    transA: spec.transB ? 'T' : 'N',
-    transB: 'N',
-    m: spec.n,
-    n: m,
-    k: spec.k,
-    lda: spec.transB ? spec.k : spec.n,
-    ldb: spec.k,
-    ldc: spec.n,
-    operands: ['b', 'a', 'c'],
-  };
-}
-
-/** The product's m: the rows given for resident A and C, else the chunk's item count. */
-export const gemmRows = (op: Pick<GemmOp, 'count' | 'spec'>): number => op.spec.m ?? op.count;
-
-/**
- * Products an op makes: one over the chunk's rows; where m is given, one per item, each item its own B (a layer's
- * weights) against the resident A, so whole buffers (the serial baseline) make every layer's product.
- */
-export const gemmProducts = (op: Pick<GemmOp, 'count' | 'spec'>): number => (op.spec.m === null ? 1 : op.count);
-
 /** 2·m·n·k per product: what a TFLOP/s figure divides by. */
-export const gemmFlops = (op: Pick<GemmOp, 'count' | 'spec'>): number => 2 * gemmRows(op) * op.spec.n * op.spec.k * gemmProducts(op);
+export const gemmFlops = (op: Pick<GemmOp, 'count' | 'spec'>): number => 2 * productRows(op) * op.spec.n * op.spec.k * productCount(op);
 
 /** The bytes a GEMM reads: A and B, and C where beta is not zero. */
 export function gemmBytesRead(op: Pick<GemmOp, 'count' | 'spec'>): number {
   const { a, b, c, n, k, beta } = op.spec;
-  const m = gemmRows(op);
-  return gemmProducts(op) * (m * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : m * n * c.elementBytes));
+  const m = productRows(op);
+  return productCount(op) * (m * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : m * n * c.elementBytes));
 }

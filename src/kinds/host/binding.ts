@@ -1,8 +1,8 @@
 import type { CudaRuntime } from '../../cuda/runtime.js';
 import { type EventHandle, type HostPtr, offsetPointer, type StreamHandle } from '../../cuda/types.js';
-import type { Op, Plan, Schedule } from '../../plan/types.js';
-import type { BoundThunks, HostBuffers, SchedulePart } from '../rep-hooks.js';
-import type { IssuedOp, IssueSite, Thunk } from '../kind.js';
+import type { PlanOp, Plan, Schedule } from '../../model/schedule.js';
+import type { BoundThunks, HostBuffers, SchedulePart } from '../api/index.js';
+import type { IssuedOp, IssueSite, Thunk } from '../api/index.js';
 import type { Handover } from './handover.js';
 import { type Fill, LoaderRing, loaderSlots } from './loader.js';
 import { HostRep, type LoaderSpec } from './rep.js';
@@ -44,7 +44,7 @@ export class HostBinding {
    * A schedule the runner prepares, with the host stage on workers: its handovers are gathered as its ops are bound,
    * and with a loader, its fills planned and its ring allocated first, so that its H2D copies read the ring.
    */
-  prepare(schedule: Schedule, ops: readonly Op[]): SchedulePart | null {
+  prepare(schedule: Schedule, ops: readonly PlanOp[]): SchedulePart | null {
     if (this.plan.host?.thread !== 'workers') return null;
     const handovers: Array<Handover & { event: EventHandle }> = [];
     this.handovers = handovers;
@@ -80,7 +80,7 @@ export class HostBinding {
    * each writing its slot of the loader's ring (pinned, `slots` chunks of each input buffer, allocated here) where
    * the chunk's H2D then reads it. Null without a loader.
    */
-  private fills(schedule: Schedule, ops: readonly Op[]) {
+  private fills(schedule: Schedule, ops: readonly PlanOp[]) {
     const host = this.plan.host;
     if (host?.thread !== 'workers' || !host.before || !ops.some((op) => op.kind === 'host')) return null;
     const chunks: Array<{ chunk: number | null; regions: Region[] }> = [];
@@ -90,7 +90,7 @@ export class HostBinding {
     const lastH2d = new Map<number, number>();
     const where = { scheduleId: schedule.id, ranges: schedule.ranges };
     ops.forEach((op, i) => {
-      // Work ops have a chunk (kind.ts's WorkOpBase); ordering and timing ops have none.
+      // Work ops have a chunk (the model's WorkOpBase); ordering and timing ops have none.
       if (!('chunk' in op)) return;
       let fill = fillOf.get(op.chunk);
       if (fill === undefined) {
@@ -98,7 +98,7 @@ export class HostBinding {
         fillOf.set(op.chunk, fill);
         firstOp.set(fill, i);
       }
-      if (op.kind === 'copy' && op.direction === 'h2d') lastH2d.set(fill, i);
+      if (op.kind === 'copy' && 'direction' in op && op.direction === 'h2d') lastH2d.set(fill, i);
     });
     const ring = new LoaderRing(
       loaderSlots(host.slots, host.workers ?? defaultWorkers(), chunks.length),

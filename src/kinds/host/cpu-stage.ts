@@ -1,6 +1,6 @@
-import type { Bound } from '../../measure/bound.js';
-import type { CpuStage } from '../../result/cpu-stage.js';
-import type { ModeResult } from '../../result/mode.js';
+import type { Bound } from '../../model/bound.js';
+import type { CpuStage } from '../../model/cpu-stage.js';
+import type { ModeResult } from '../../model/mode.js';
 
 // A host stage on worker threads: the term it adds to the overlap bound, from what a mode measured of it
 // (result/cpu-stage.ts's section of a mode's Result).
@@ -75,7 +75,7 @@ export function cpuStageAt(stage: CpuStage, measuredChunks: number, chunks: numb
 
 /**
  * The GPU's bound for a mode's workload cut into `chunks` chunks with the CPU stage it measured, where it had one
- * (kind.ts's `term`): at the mode's own chunk count what it measured, at another the same work in as many tasks.
+ * (the contract's `term`): at the mode's own chunk count what it measured, at another the same work in as many tasks.
  */
 export function cpuStageTerm(gpu: Bound, mode: Pick<ModeResult, 'cpuStage' | 'role'>, chunks: number): Bound {
   if (!mode.cpuStage) return gpu;

@@ -1,9 +1,8 @@
-import type { StageKind } from '../kind.js';
+import type { StageKind } from '../api/index.js';
+import type { HostOp } from './op.js';
 import { cpuStageTerm } from './cpu-stage.js';
 import { hostModeLine } from './report.js';
-
-/** A host function (cudaLaunchHostFunc) over the chunk's output bytes on the host, after its D2H. */
-export type HostOp = { readonly kind: 'host'; readonly stream: string; readonly name: string; readonly chunk: number | null };
+import { checkStageModules } from './workers/modules.js';
 
 const what = (op: HostOp) => `host function ${op.name}`;
 
@@ -39,5 +38,9 @@ export const host: StageKind<'host', HostOp> = {
   timeline: () => ({ buffer: null, kernel: null, bytes: 0 }),
   subject: (op) => op.buffer,
   // Its worker pool, the hand-over and a loader's ring: imported only for a plan with host ops.
+  // A dry run starts no worker, so the modules a run's pool would load are checked here.
+  preflight: (plan) => {
+    if (plan.host?.thread === 'workers') checkStageModules({ before: plan.host.before, after: plan.host.after });
+  },
   runtime: async () => (await import('./runtime.js')).runtime,
 };

@@ -2,9 +2,9 @@ import { CUDA_ERROR } from '../../cuda/error.js';
 import { loadedLibraryPath } from '../../cuda/load.js';
 import type { CudaRuntime } from '../../cuda/runtime.js';
 import type { EventHandle } from '../../cuda/types.js';
-import type { CpuStageTiming } from '../../measure/runner.js';
-import type { Op } from '../../plan/types.js';
-import type { KindRep, RepHooks } from '../rep-hooks.js';
+import type { CpuStageTiming } from '../../model/timeline.js';
+import type { PlanOp } from '../../model/schedule.js';
+import type { KindRep, RepHooks } from '../api/index.js';
 import { type Handover, HandoverRun } from './handover.js';
 import { type Fill, LoaderRun } from './loader.js';
 import { onClock, type WorkerPool } from './workers/pool.js';
@@ -31,7 +31,7 @@ export interface HostRepSpec {
   /** The schedule's id, for messages. */
   readonly schedule: string;
   /** The op each thunk issues. */
-  readonly ops: readonly (Op | null)[];
+  readonly ops: readonly (PlanOp | null)[];
   /** The chunks the pool takes over once their event (recorded after the chunk's D2H) completed, in issue order. */
   readonly handovers: ReadonlyArray<Handover & { readonly event: EventHandle }>;
   /** Null without a loader. */

@@ -1,18 +1,17 @@
 import { formatMs, formatRate, gbPerSecond } from '../../format.js';
 import { median } from '../../quantile.js';
-import type { CpuStage } from '../../result/cpu-stage.js';
-import type { ModeResult } from '../../result/mode.js';
-import type { RunResult } from '../../result/schema.js';
-import type { TimelineOp } from '../../result/timeline.js';
-import type { ModeLineContext } from '../hooks.js';
+import type { CpuStage } from '../../model/cpu-stage.js';
+import type { ModeResult } from '../../model/mode.js';
+import type { TimelineOpBase } from '../../model/timeline.js';
+import type { ModeLineContext, ResultView } from '../api/index.js';
 import { cpuStageMs } from './cpu-stage.js';
 
-// The host stage's line in every report (kind.ts's `modeLine`, printed among the stream toolbox's lines): what the
+// The host stage's line in every report (the contract's `modeLine`, printed among the stream toolbox's lines): what the
 // stage cost the layout against the same layout without it, and, on worker threads, the CPU stage against the GPU
 // pipeline. Drawn from the Result alone.
 
 /** Latency of each host op: from its stream reaching it (GPU clock) to the function starting (host clock). */
-export function hostOpLatencies(ops: readonly TimelineOp[]): { latencyMs: number[]; runMs: number[] } {
+export function hostOpLatencies(ops: readonly TimelineOpBase[]): { latencyMs: number[]; runMs: number[] } {
   const host = ops.filter((o) => o.kind === 'host' && o.hostStartedMs !== undefined && o.hostEndedMs !== undefined);
   return {
     latencyMs: host.map((o) => (o.hostStartedMs ?? 0) - o.startMs),
@@ -42,7 +41,7 @@ export function cpuStageText(mode: Pick<ModeResult, 'elapsedMs'>, stage: CpuStag
 }
 
 /** The host stage's line about an overlapped mode that runs it (not a graph replay's, whose line is the graph's). */
-export function hostModeLine(mode: ModeResult, result: RunResult, context: ModeLineContext): string | null {
+export function hostModeLine(mode: ModeResult, result: ResultView, context: ModeLineContext): string | null {
   const layout = mode.role.kind === 'overlapped' ? mode.role.layout : null;
   if (!layout?.host || layout.issue) return null;
   const without = context.twinWithout(mode, 'host');

@@ -1,10 +1,10 @@
-import type { HostStageFn } from '../../config/types.js';
+import type { HostStageFn } from '../../model/buffers.js';
 import { UsageError } from '../../errors.js';
-import type { Op, Plan, Schedule } from '../../plan/types.js';
-import type { RuntimeStart, StartContext } from '../rep-hooks.js';
-import type { IssueSite, KindRuntime, KindRuntimeModule } from '../kind.js';
+import type { PlanOp, Plan, Schedule } from '../../model/schedule.js';
+import type { RuntimeStart, StartContext } from '../api/index.js';
+import type { IssueSite, KindRuntime, KindRuntimeModule } from '../api/index.js';
 import { HostBinding } from './binding.js';
-import type { HostOp } from './index.js';
+import type { HostOp } from './op.js';
 import { precomputeDecode } from './workers/functions.js';
 import { WorkerPool } from './workers/pool.js';
 import type { StageFunctionSpec } from './workers/types.js';
@@ -76,7 +76,7 @@ export class HostRuntime implements KindRuntime<HostOp> {
     return this.binding.call(op, site);
   }
 
-  prepareSchedule(schedule: Schedule, ops: readonly Op[]) {
+  prepareSchedule(schedule: Schedule, ops: readonly PlanOp[]) {
     return this.binding.prepare(schedule, ops);
   }
 }

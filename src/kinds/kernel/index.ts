@@ -1,4 +1,5 @@
-import type { ModelResource, StageKind } from '../kind.js';
+import type { StageKind } from '../api/index.js';
+import { SMS, SMS_ENGINE } from '../blas/on-sms.js';
 
 export type KernelOp = {
   readonly kind: 'kernel';
@@ -16,37 +17,7 @@ const what = (op: KernelOp, kernels: readonly { readonly label: string; readonly
   return `kernel ${op.kernel}${kernel && kernel.entry !== op.kernel ? ` (${kernel.entry})` : ''}`;
 };
 
-/**
- * The SMs in the overlap model: every compute step's time alone on whole buffers (a mode per step), or all of them
- * chunked as the layout runs them, and the fixed cost of a launch.
- */
-export const SMS: ModelResource = {
-  term: 'kernels',
-  estimate: 'alone',
-  hostLink: false,
-  measured: (p) => ({ wholeMs: p.kernelWholeMs, opMs: p.launchOpMs, opsPerChunk: p.kernelsPerChunk, bytes: 0 }),
-};
-
 /** A kernel from kernels/ over the chunk's element range, launched from a launch record built once. */
-/** The SMs as the trace draws them: one engine row that every compute kind on them shares. */
-export const SMS_ENGINE = { row: 3000, name: 'SMs', hostCopy: false, exclusive: false } as const;
-
-/**
- * What every library call on the SMs (a cuBLAS GEMM, a cuBLASLt matmul) is alike in: it moves no bytes and owns its
- * op kind; it launches kernels of its own, and may clear its workspace with a memset among them, each with the
- * correlation id of the call, which the timeline spans; its time comes from its mode alone on whole buffers; and the
- * library may pick another algorithm for a chunk's rows than for the whole buffers, so its outputs take
- * verify.tolerance.
- */
-export const LIBRARY_ON_SMS = {
-  moves: () => null,
-  owns: () => true,
-  touchesDevice: true,
-  cupti: { kind: 'kernel', memsets: true },
-  model: SMS,
-  verify: 'tolerance',
-  subject: (op: { readonly kernel: string | null }) => op.kernel,
-} as const;
 
 export const kernel: StageKind<'kernel', KernelOp> = {
   id: 'kernel',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { StepBuffer } from '../kind.js';
+import type { StepBuffer } from '../api/index.js';
 import { matmulConfig } from './config.js';
 import type { MatmulSpec } from './spec.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StepBuffer, StepConfig } from '../kind.js';
+import type { StepBuffer, StepConfig } from '../api/index.js';
 import { EPILOGUES, MATMUL_DTYPES, MATMUL_INPUT_TYPE, MATMUL_OUTPUT_TYPES, type MatmulOperand, type MatmulSpec, type OutputType, takesBias } from './spec.js';
 
 // A matmul entry of the config's `kernels:` list, checked against the buffers it names.

@@ -1,4 +1,4 @@
-import { CUBLAS_STATUS_NAME, CublasError } from '../gemm/cublas.js';
+import { CUBLAS_STATUS_NAME, CublasError } from '../blas/status.js';
 import { type LibrarySpec, type NativeCall, openLibrary } from '../../cuda/ffi.js';
 import type { DevicePtr, HostPtr, StreamHandle } from '../../cuda/types.js';
 import type { Epilogue, MatmulDtype, OutputType } from './spec.js';

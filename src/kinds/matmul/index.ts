@@ -1,7 +1,8 @@
-import type { StageKind, StepConfig } from '../kind.js';
-import { LIBRARY_ON_SMS, SMS_ENGINE } from '../kernel/index.js';
+import type { StageKind, StepConfig } from '../api/index.js';
+import { LIBRARY_ON_SMS, SMS_ENGINE } from '../blas/on-sms.js';
 import { matmulConfig } from './config.js';
-import { type MatmulOp, type MatmulSpec, matmulBytesRead, matmulFlops, matmulRows } from './spec.js';
+import { productRows } from '../blas/column-major.js';
+import { type MatmulOp, type MatmulSpec, matmulBytesRead, matmulFlops } from './spec.js';
 
 const what = (op: MatmulOp) => {
   const { spec } = op;
@@ -34,7 +35,7 @@ export const matmul: StageKind<'matmul', MatmulOp> = {
     engine: SMS_ENGINE,
   },
   what,
-  describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (m ${matmulRows(op)}, items ${op.first} to ${op.first + op.count - 1}, ${matmulFlops(op) / 1e9} GFLOP)`,
+  describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (m ${productRows(op)}, items ${op.first} to ${op.first + op.count - 1}, ${matmulFlops(op) / 1e9} GFLOP)`,
   timeline: (op) => ({ buffer: null, kernel: op.matmul, bytes: matmulBytesRead(op) }),
   work: (op) => ({ flop: matmulFlops(op), bytes: matmulBytesRead(op) }),
   environment: [['CUDA_PIPE_CUBLASLT', 'the libcublasLt file for matmul stages, exactly (nothing else is tried)']],

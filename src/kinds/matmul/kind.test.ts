@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { type ChunkWork, type DescribeContext, nounCounts, phaseOps, STAGE_IDS, STEP_CONFIGS, stage, takesTolerance } from '../index.js';
 import { matmul } from './index.js';
 import { LAYER1 } from '../../../test/helpers/matmul.js';
-import { columnMajorCall, type MatmulOp, type MatmulSpec, matmulBytesRead, matmulFlops, matmulProducts, matmulRows } from './spec.js';
+import { columnMajorCall, productCount, productRows } from '../blas/column-major.js';
+import { type MatmulOp, type MatmulSpec, matmulBytesRead, matmulFlops } from './spec.js';
 
 const work = (chunk: number | null, first: number, count: number, spec: MatmulSpec = LAYER1): ChunkWork => ({
   buffers: [],
@@ -48,7 +49,7 @@ describe('the matmul stage kind', () => {
     );
     const op = planned(work(3, 1536, 512));
     assert.deepEqual({ ...op, spec: op.spec === LAYER1 }, { kind: 'matmul', stream: 's3', matmul: 'layer1', chunk: 3, first: 1536, count: 512, deviceFirst: 512, spec: true });
-    assert.deepEqual([matmulRows(op), matmulProducts(op)], [512, 1]);
+    assert.deepEqual([productRows(op), productCount(op)], [512, 1]);
   });
 
   it('counts 2·m·n·k flop, and reads A, B and the bias, and C only where beta is not zero', () => {
@@ -70,7 +71,7 @@ describe('the matmul stage kind', () => {
   it('makes one product per item where m is given (resident A and C, a B per item), and counts them all', () => {
     const weights: MatmulSpec = { ...LAYER1, a: { ...LAYER1.a, itemSize: null }, b: { ...LAYER1.b, itemSize: 4096 * 4096 }, c: { ...LAYER1.c, itemSize: null }, m: 64 };
     const op = planned(work(1, 2, 3, weights));
-    assert.deepEqual([matmulRows(op), matmulProducts(op)], [64, 3]);
+    assert.deepEqual([productRows(op), productCount(op)], [64, 3]);
     assert.equal(matmulFlops(op), 3 * 2 * 64 * 4096 * 4096);
   });
 
@@ -110,6 +111,9 @@ describe("cuBLASLt's column-major call for row-major operands", () => {
       m: 1000,
       n: 512,
       k: 4096,
+      lda: 4096,
+      ldb: 4096,
+      ldc: 1000,
       layouts: { a: { rows: 4096, cols: 1000, ld: 4096 }, b: { rows: 4096, cols: 512, ld: 4096 }, c: { rows: 1000, cols: 512, ld: 1000 } },
     });
     assert.deepEqual(operands, ['b', 'a', 'c']);

@@ -8,12 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { nativeBlock } from '../../cuda/ffi.js';
 import { openRuntime } from '../../cuda/runtime.js';
 import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
-import type { IssueSite } from '../kind.js';
+import type { IssueSite } from '../api/index.js';
 import { openCublasLt } from './cublaslt.js';
 import { openMatmul } from './runtime.js';
 import { EPILOGUES, type Epilogue, type MatmulDtype, type MatmulOp, type MatmulSpec, type OutputType } from './spec.js';
 import { gpuSkipReason } from '../../../test/helpers/gpu.js';
-import { NOT_LAUNCHED } from '../kind.js';
+import { NOT_LAUNCHED } from '../api/index.js';
 
 // The matmul stage on a real device: each epilogue's product through the runtime against a CPU reference, which
 // checks the enum values and struct offsets cublaslt.ts took from the headers, then a config run end to end through

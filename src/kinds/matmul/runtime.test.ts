@@ -4,7 +4,7 @@ import { hostBytes } from '../../cuda/host.js';
 import type { CudaRuntime } from '../../cuda/runtime.js';
 import type { DevicePtr, HostPtr, StreamHandle } from '../../cuda/types.js';
 import { DeviceFailure, UsageError } from '../../errors.js';
-import { type IssueSite, NOT_LAUNCHED, type OpenContext } from '../kind.js';
+import { type IssueSite, NOT_LAUNCHED, type OpenContext } from '../api/index.js';
 import { LAYER1 as CONFIG_LAYER1 } from '../../../test/helpers/matmul.js';
 import { type CublasLtBinding, CublasLtError, HEURISTIC_RESULT } from './cublaslt.js';
 import { openMatmul, WORKSPACE_BYTES } from './runtime.js';

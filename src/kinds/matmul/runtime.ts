@@ -1,7 +1,7 @@
 import { type NativeBlock, nativeBlock } from '../../cuda/ffi.js';
 import type { DevicePtr, HostPtr, StreamHandle } from '../../cuda/types.js';
 import { UsageError } from '../../errors.js';
-import type { IssuedOp, IssueSite, KindRuntime, KindRuntimeModule, OpenContext, Thunk } from '../kind.js';
+import type { IssuedOp, IssueSite, KindRuntime, KindRuntimeModule, OpenContext, Thunk } from '../api/index.js';
 import {
   COMPUTE_32F,
   type CublasLtBinding,
@@ -15,7 +15,8 @@ import {
   openCublasLt,
   PREFERENCE,
 } from './cublaslt.js';
-import { type ColumnMajorCall, columnMajorCall, type MatmulOp, type MatmulOperand, matmulProducts, matmulRows } from './spec.js';
+import { type ColumnMajorCall, columnMajorCall, productCount, productRows } from '../blas/column-major.js';
+import type { MatmulOp, MatmulOperand } from './spec.js';
 
 // A matmul op on the device: libcublasLt, loaded once per process, one cuBLASLt handle per device of the run, and per
 // product shape a prepared call (the matmul descriptor with its epilogue and bias, the three layouts, and the
@@ -160,7 +161,7 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
    * does.
    */
   private prepare(op: MatmulOp, site: IssueSite, alignments: Alignments): Prepared {
-    const rows = matmulRows(op);
+    const rows = productRows(op);
     const key = `${op.matmul}:${rows}:${site.device}:${alignments.a}:${alignments.b}:${alignments.c}`;
     const known = this.prepared.get(key);
     if (known) return known;
@@ -243,7 +244,7 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
   }
 
   issue(op: MatmulOp, site: IssueSite): IssuedOp {
-    const products = Array.from({ length: matmulProducts(op) }, (_, i) => this.product(op, site, i));
+    const products = Array.from({ length: productCount(op) }, (_, i) => this.product(op, site, i));
     const [only] = products;
     if (products.length === 1 && only) return { issue: only, hostTag: null };
     return {

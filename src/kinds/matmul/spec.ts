@@ -1,7 +1,10 @@
+import { productCount, productRows } from '../blas/column-major.js';
+
 // A cuBLASLt matmul as a compute step: per chunk, D[m×n] = epilogue(alpha·A[m×k]·B[k×n] + beta·C + bias) in row-major
 // terms, m the chunk's item count, D written over C. This is what PyTorch's `linear` runs: the bias and the
 // activation happen in the GEMM's own epilogue instead of a kernel of their own that reads D back. cuBLASLt is
-// column-major, so the call computes Dᵀ = Bᵀ·Aᵀ (`columnMajorCall`), which is D row-major without a copy.
+// column-major, so the call computes Dᵀ = Bᵀ·Aᵀ (`blas/column-major.ts`), which is D row-major without a copy; the bias, one
+// value per row of cuBLASLt's D, is one per column of ours.
 
 export const MATMUL_DTYPES = ['bf16', 'fp16', 'fp8'] as const;
 export type MatmulDtype = (typeof MATMUL_DTYPES)[number];
@@ -65,64 +68,12 @@ export type MatmulOp = {
   readonly spec: MatmulSpec;
 };
 
-/** A matrix as cuBLASLt's layout states it: column-major, `rows` × `cols`, `ld` elements from one column to the next. */
-export interface Layout {
-  readonly rows: number;
-  readonly cols: number;
-  readonly ld: number;
-}
-
-/** The cuBLASLt call (column-major) of a row-major product with m rows, its operands in cuBLASLt's order. */
-export interface ColumnMajorCall {
-  readonly transA: 'N' | 'T';
-  readonly transB: 'N' | 'T';
-  readonly m: number;
-  readonly n: number;
-  readonly k: number;
-  /** As stored: cuBLASLt's A is our B (k × n, or n × k under transB), its B our A, its C and D our C. */
-  readonly layouts: { readonly a: Layout; readonly b: Layout; readonly c: Layout };
-  /** cuBLASLt's A is our B and its B our A: Dᵀ = Bᵀ·Aᵀ. */
-  readonly operands: readonly ['b', 'a', 'c'];
-}
-
-/**
- * cublasLtMatmul(opB, N, n × m × k) for row-major A[m×k], B[k×n] (or Bᵀ[n×k]), C[m×n]. A row-major matrix of r rows
- * and c columns is the column-major c × r one with ld c, so B is n × k with ld n (or, stored as Bᵀ, k × n with ld k,
- * transposed), A is k × m with ld k, and C is n × m with ld n; the bias, one value per row of cuBLASLt's D, is one
- * per column of ours.
- */
-export function columnMajorCall(spec: Pick<MatmulSpec, 'n' | 'k' | 'transB'>, m: number): ColumnMajorCall {
-  const { n, k, transB } = spec;
-  return {
-    transA: transB ? 'T' : 'N',
-    transB: 'N',
-    m: n,
-    n: m,
-    k,
-    layouts: {
-      a: transB ? { rows: k, cols: n, ld: k } : { rows: n, cols: k, ld: n },
-      b: { rows: k, cols: m, ld: k },
-      c: { rows: n, cols: m, ld: n },
-    },
-    operands: ['b', 'a', 'c'],
-  };
-}
-
-/** The product's m: the rows given for resident A and C, else the chunk's item count. */
-export const matmulRows = (op: Pick<MatmulOp, 'count' | 'spec'>): number => op.spec.m ?? op.count;
-
-/**
- * Products an op makes: one over the chunk's rows; where m is given, one per item, each item its own B (a layer's
- * weights) against the resident A, so whole buffers (the serial baseline) make every layer's product.
- */
-export const matmulProducts = (op: Pick<MatmulOp, 'count' | 'spec'>): number => (op.spec.m === null ? 1 : op.count);
-
 /** 2·m·n·k per product: what a TFLOP/s figure divides by (the epilogue's m·n adds and activations are not counted, as PyTorch's profiler does not). */
-export const matmulFlops = (op: Pick<MatmulOp, 'count' | 'spec'>): number => 2 * matmulRows(op) * op.spec.n * op.spec.k * matmulProducts(op);
+export const matmulFlops = (op: Pick<MatmulOp, 'count' | 'spec'>): number => 2 * productRows(op) * op.spec.n * op.spec.k * productCount(op);
 
 /** The bytes a matmul reads: A and B, C where beta is not zero, and the bias. */
 export function matmulBytesRead(op: Pick<MatmulOp, 'count' | 'spec'>): number {
   const { a, b, c, bias, n, k, beta } = op.spec;
-  const m = matmulRows(op);
-  return matmulProducts(op) * (m * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : m * n * c.elementBytes) + (bias ? n * bias.elementBytes : 0));
+  const m = productRows(op);
+  return productCount(op) * (m * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : m * n * c.elementBytes) + (bias ? n * bias.elementBytes : 0));
 }

@@ -1,5 +1,5 @@
 import { formatBytes } from '../../format.js';
-import type { StageKind } from '../kind.js';
+import type { StageKind } from '../api/index.js';
 
 /** A chunk of a buffer copied from one device's copy to another's (cudaMemcpyPeerAsync), at the same offset in both. */
 export type PeerOp = {

@@ -1,4 +1,4 @@
-import type { ModeResult } from '../../result/mode.js';
+import type { ModeResult } from '../../model/mode.js';
 import type { RunResult } from '../../result/schema.js';
 import type { RunExporter } from '../exporter.js';
 import { modeLabel } from '../labels.js';

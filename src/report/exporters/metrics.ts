@@ -1,5 +1,5 @@
 import { isCompared } from '../../modes.js';
-import type { ModeResult } from '../../result/mode.js';
+import type { ModeResult } from '../../model/mode.js';
 import type { RunResult } from '../../result/schema.js';
 
 /** One mode of one Result under the name a dashboard tracks it by. */

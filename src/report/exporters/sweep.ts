@@ -1,6 +1,6 @@
 import { formatMs, formatPercent } from '../../format.js';
 import { basename } from 'node:path';
-import type { ModeResult } from '../../result/mode.js';
+import type { ModeResult } from '../../model/mode.js';
 import type { RunResult } from '../../result/schema.js';
 import type { OverlapLayout } from '../../vocabulary.js';
 import { kindLines } from '../kind-sections.js';

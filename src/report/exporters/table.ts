@@ -1,5 +1,5 @@
 import { boundLinkRate, formatBytes, formatMs, formatPercent } from '../../format.js';
-import type { ModeResult } from '../../result/mode.js';
+import type { ModeResult } from '../../model/mode.js';
 import type { RunResult } from '../../result/schema.js';
 import {
   bestLayoutText,

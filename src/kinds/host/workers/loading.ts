@@ -1,15 +1,23 @@
 import { UsageError } from '../../../errors.js';
 import { MODULE_HINT } from './modules.js';
-import type { Thread } from './pool.js';
+import type { Worker } from 'node:worker_threads';
 import type { WorkerMessage } from './types.js';
 
 // A pool's workers while they load their functions: what each is loading, and the words for one that does not load.
+
+/** What loading reads and writes of a pool's thread (./pool.ts's Thread). */
+interface LoadingThread {
+  readonly index: number;
+  readonly worker: Worker;
+  /** The user's module the worker is loading, from its 'loading' message; null before and after. */
+  loading: { readonly fn: string; readonly path: string } | null;
+}
 
 /** Node's exit code for a top-level await that can never settle (the module's event loop emptied). */
 const UNSETTLED_TOP_LEVEL_AWAIT = 13;
 
 /** The deadline's error: the module each unready worker is still loading. */
-export function tooSlow(threads: readonly Thread[], timeoutMs: number): UsageError {
+export function tooSlow(threads: readonly LoadingThread[], timeoutMs: number): UsageError {
   const stuck = threads.find((thread) => thread.loading !== null);
   const seconds = `${timeoutMs / 1000} s`;
   if (!stuck?.loading) return new UsageError(`the host stage's workers did not start within ${seconds}.`);
@@ -21,7 +29,7 @@ export function tooSlow(threads: readonly Thread[], timeoutMs: number): UsageErr
 }
 
 /** Resolves once the worker loaded its functions; rejects with what stopped it. */
-export function loadedIn(thread: Thread): Promise<void> {
+export function loadedIn(thread: LoadingThread): Promise<void> {
   const { worker } = thread;
   return new Promise<void>((resolve, reject) => {
     const done = () => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { COLLECTIVES, DEFAULT_STREAM_OPS, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, TOPOLOGIES } from '../vocabulary.js';
 import { CpuStageSchema } from './cpu-stage.js';
 import { DeviceTimesSchema } from './devices.js';
-import { OverlapAnalysisSchema } from './model.js';
+import { OverlapAnalysisSchema } from './analysis.js';
 
 // One measured mode: what it ran (its role), its samples and their statistics, and what each kind of mode adds.
 
@@ -44,15 +44,35 @@ export const ModeRoleSchema = z.union([
   z.object({ kind: z.literal('overlapped'), layout: OverlapLayoutSchema }),
   z.object({ kind: z.literal('stage'), stage: z.enum(['h2d', 'd2h']) }),
   z.object({ kind: z.literal('stage'), stage: z.literal('kernel'), kernel: z.string() }),
-  z.object({ kind: z.literal('stage'), stage: z.literal('collective'), collective: z.string(), buckets: z.number().int().min(1).optional() }),
+  z.object({
+    kind: z.literal('stage'),
+    stage: z.literal('collective'),
+    collective: z.string(),
+    buckets: z.number().int().min(1).optional(),
+  }),
   z.object({ kind: z.literal('link'), copiesPerDirection: z.number().int(), streamsPerDirection: z.number().int() }),
   z.object({ kind: z.literal('kernels-chunked'), layout: OverlapLayoutSchema }),
   z.object({ kind: z.literal('op-cost'), op: z.enum(SMALL_OPS) }),
   z.object({ kind: z.literal('issue-cost'), op: z.enum(ISSUE_COST_OPS) }),
   z.object({ kind: z.literal('latency'), kernel: z.string(), priorities: z.boolean() }),
-  z.object({ kind: z.literal('split'), layout: OverlapLayoutSchema, devices: z.array(z.number().int()).readonly(), alone: z.number().int().optional() }),
-  z.object({ kind: z.literal('split-link'), devices: z.array(z.number().int()).readonly(), alone: z.number().int().optional() }),
-  z.object({ kind: z.literal('cross-device'), layout: OverlapLayoutSchema, from: z.number().int(), to: z.number().int(), after: z.string() }),
+  z.object({
+    kind: z.literal('split'),
+    layout: OverlapLayoutSchema,
+    devices: z.array(z.number().int()).readonly(),
+    alone: z.number().int().optional(),
+  }),
+  z.object({
+    kind: z.literal('split-link'),
+    devices: z.array(z.number().int()).readonly(),
+    alone: z.number().int().optional(),
+  }),
+  z.object({
+    kind: z.literal('cross-device'),
+    layout: OverlapLayoutSchema,
+    from: z.number().int(),
+    to: z.number().int(),
+    after: z.string(),
+  }),
   z.object({ kind: z.literal('peer'), from: z.number().int(), to: z.number().int(), both: z.literal(true).optional() }),
 ]);
 // The schema and the vocabulary's type must describe the same thing.
@@ -105,7 +125,12 @@ export const ModeResultSchema = z.object({
    * `gbPerSecond`. Absent where neither is known, and in files written before it.
    */
   throughput: z
-    .object({ flop: z.number().min(0).optional(), tflops: z.number().min(0).optional(), bytes: z.number().min(0).optional(), gbPerSecond: z.number().min(0).optional() })
+    .object({
+      flop: z.number().min(0).optional(),
+      tflops: z.number().min(0).optional(),
+      bytes: z.number().min(0).optional(),
+      gbPerSecond: z.number().min(0).optional(),
+    })
     .optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;

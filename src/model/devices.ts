@@ -25,12 +25,16 @@ export const ScalingSchema = z.object({
   devices: z.array(z.number().int()),
   /** The headline overlapped layout with the whole input on the first device. */
   oneDevice: z.object({ mode: z.string(), device: z.number().int(), medianMs: z.number(), gbPerSecond: z.number() }),
-  /** Every device at once, each over its share; `gbPerSecond` is the aggregate, both directions' bytes over the time. */
+  /**
+   * Every device at once, each over its share; `gbPerSecond` is the aggregate, both directions' bytes over the time.
+   */
   together: z.object({
     mode: z.string(),
     medianMs: z.number(),
     gbPerSecond: z.number(),
-    /** Host time to issue one rep for every device from the one JS thread (a host timer), and how many calls it made. */
+    /**
+     * Host time to issue one rep for every device from the one JS thread (a host timer), and how many calls it made.
+     */
     hostIssueMs: z.number(),
     issuedOps: z.number().int(),
   }),
@@ -56,7 +60,13 @@ export const ScalingSchema = z.object({
    */
   links: z
     .object({
-      perDevice: z.array(z.object({ device: z.number().int(), aloneGbPerSecond: z.number().nullable(), togetherGbPerSecond: z.number().nullable() })),
+      perDevice: z.array(
+        z.object({
+          device: z.number().int(),
+          aloneGbPerSecond: z.number().nullable(),
+          togetherGbPerSecond: z.number().nullable(),
+        }),
+      ),
       togetherGbPerSecond: z.number(),
       /** All links at once against one device's pipeline: the most this split can scale to while it is copy-bound. */
       ceiling: z.number(),

@@ -69,7 +69,9 @@ export type AdviceRecord = z.infer<typeof AdviceSchema>;
 
 const ClockRangeSchema = z.object({ min: z.number(), max: z.number() });
 
-/** The SM clocks of the bound's kernel parts against the mode's (src/clocks.ts); `rebuilt`: the parts put at the mode's. */
+/**
+ * The SM clocks of the bound's kernel parts against the mode's (src/clocks.ts); `rebuilt`: the parts put at the mode's.
+ */
 export const ClockMatchSchema = z.object({
   status: z.enum(['matching', 'rebuilt', 'moving', 'unknown']),
   mode: ClockRangeSchema.nullable(),
@@ -156,7 +158,15 @@ export const BoundSchema = z.object({
   fillDrainMs: z.number(),
   copyEngines: z.number().int(),
   /** Every lower bound considered; `ms` of the largest is the bound. `perOpMs` is the fixed-cost part of `steadyMs`. */
-  terms: z.array(z.object({ term: BoundTermSchema, steadyMs: z.number(), perOpMs: z.number().default(0), fillDrainMs: z.number(), ms: z.number() })),
+  terms: z.array(
+    z.object({
+      term: BoundTermSchema,
+      steadyMs: z.number(),
+      perOpMs: z.number().default(0),
+      fillDrainMs: z.number(),
+      ms: z.number(),
+    }),
+  ),
   /** Both directions' bytes over the link mode's median, GB/s; null when not measured. */
   linkGbPerSecond: z.number().nullable(),
 });
@@ -167,7 +177,9 @@ export const OverlapAnalysisSchema = z.object({
   serialMs: z.number(),
   /** serial median / this mode's median */
   speedup: z.number(),
-  /** One standard error of the speedup, propagated from both medians' standard errors; null when a side has one sample. */
+  /**
+   * One standard error of the speedup, propagated from both medians' standard errors; null when a side has one sample.
+   */
   speedupError: z.number().nullable(),
   bound: BoundSchema,
   /** bound / this mode's median */

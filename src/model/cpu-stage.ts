@@ -16,7 +16,9 @@ export const CpuStageSchema = z.object({
   taskMedianMs: z.number(),
   /** The fastest task's time in its worker, ms (absent in files from before it). */
   taskMinMs: z.number().optional(),
-  /** The least CPU work of a timed rep: its tasks' times in their workers added up, ms (absent in files from before it). */
+  /**
+   * The least CPU work of a timed rep: its tasks' times in their workers added up, ms (absent in files from before it).
+   */
   workMinMs: z.number().optional(),
   /** Each worker's time in tasks over the timed reps, ms, by worker index. */
   busyMs: z.array(z.number()),
