@@ -55,8 +55,9 @@ const outdir = join(root, 'dist', 'cli');
 
 // Chunk names carry a hash of their contents: an earlier build's chunks would stay beside the new ones.
 rmSync(outdir, { recursive: true, force: true });
-// The stage kinds' environment variables, for the top-level help (program.ts), as the kinds declare them.
-const { KIND_ENVIRONMENT } = await import(pathToFileURL(join(root, 'dist', 'src', 'kinds', 'index.js')).href);
+// The stage kinds' environment variables, for the top-level help, and their flags for `run` and `sweep` (program.ts),
+// as the kinds declare them.
+const { KIND_ENVIRONMENT, KIND_FLAGS } = await import(pathToFileURL(join(root, 'dist', 'src', 'kinds', 'index.js')).href);
 
 await build({
   entryPoints: { 'cuda-pipe': join(root, 'dist', 'src', 'cli', 'start.js') },
@@ -70,6 +71,9 @@ await build({
   // Packages written as CommonJS call require(), which an ES module does not have.
   banner: { js: "import { createRequire as cudaPipeCreateRequire } from 'node:module'; const require = cudaPipeCreateRequire(import.meta.url);" },
   plugins: [startCosts],
-  define: { CUDA_PIPE_KIND_ENVIRONMENT: JSON.stringify(JSON.stringify(KIND_ENVIRONMENT)) },
+  define: {
+    CUDA_PIPE_KIND_ENVIRONMENT: JSON.stringify(JSON.stringify(KIND_ENVIRONMENT)),
+    CUDA_PIPE_KIND_FLAGS: JSON.stringify(JSON.stringify(KIND_FLAGS)),
+  },
   logLevel: 'warning',
 });

@@ -55,7 +55,8 @@ describe('the verdict rule (property)', () => {
         const [xs, ys] = [[...x].sort((p, q) => p - q), [...y].sort((p, q) => p - q)];
         const all = ys.flatMap((b) => xs.map((a) => b - a)).sort((p, q) => p - q);
         const k = (pick % all.length) + 1;
-        assert.equal(kthDifference(xs, ys, k), all[k - 1]);
+        // Numerically: 0 − (−0) and −0 − 0 are the same difference, though Object.is tells their signs apart.
+        assert.equal(kthDifference(xs, ys, k) + 0, (all[k - 1] as number) + 0);
       }),
       { numRuns: 2000 },
     );
@@ -86,8 +87,11 @@ describe('the verdict rule (property)', () => {
     fc.assert(
       fc.property(fc.oneof(pair, nearPair), band, ([a, b], d) => {
         const rule = pairedRule(d);
-        const judged = (x: number[], y: number[]) => judge(pairedMeasured(pairedEstimate(logRatios(x, y), rule.confidence), rule.confidence), rule);
-        assert.equal(judged(b, a), MIRROR[judged(a, b)]);
+        const measured = (x: number[], y: number[]) => pairedMeasured(pairedEstimate(logRatios(x, y), rule.confidence), rule.confidence);
+        // On an edge to the last bit, log(b/a) and −log(a/b) may round to either side of it (seen: every ratio 1.006
+        // against a ±0.6% band).
+        fc.pre(!nearEdge(measured(a, b), rule, 1e-9) && !nearEdge(measured(b, a), rule, 1e-9));
+        assert.equal(judge(measured(b, a), rule), MIRROR[judge(measured(a, b), rule)]);
       }),
       { numRuns: 1000 },
     );
