@@ -43,7 +43,7 @@ module.exports = {
       comment: "A stage kind (src/kinds/<kind>/) owns its description, its runtime and its checks. It reaches the device only through src/cuda (a library of its own through src/cuda/ffi.ts) and the contracts of src/kinds/kind.ts; of the core's layers it may name types (the plan's ops it plans, the Result it reports: `import type`, erased when compiled), never load code, which loop over the kinds' list instead of naming a kind.",
       severity: 'error',
       from: { path: '^src/kinds/', pathNot: '^src/kinds/host/workers/' },
-      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|analyze|compare|kernels|data|files)/', dependencyTypesNot: ['type-only'] },
+      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|traces|compare|kernels|data|files)/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'a-kind-is-its-own-folder-but-its-workers-share-the-fill-and-file-rules',
@@ -51,7 +51,7 @@ module.exports = {
         "The host stage's worker script runs in a thread of its own, where nothing can be handed to it: its decode function writes the very pattern the run's own fill writes (src/data/patterns.ts and its window size, src/data/compare.ts), and a user's module is read by a config file's rules (src/files/). Those four modules, and nothing else of the core, may be loaded by src/kinds/host/workers/.",
       severity: 'error',
       from: { path: '^src/kinds/host/workers/' },
-      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|analyze|compare|kernels|data|files)/', pathNot: '^src/(data/(patterns|compare)|files/(read|limits))\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: { path: '^src/(exec|measure|plan|api|cli|report|config|result|analysis|traces|compare|kernels|data|files)/', pathNot: '^src/(data/(patterns|compare)|files/(read|limits))\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'kinds-are-reached-through-their-list',
@@ -81,11 +81,28 @@ module.exports = {
       to: { path: '^src/(cuda|exec|plan|measure|api|cli|report|config|kernels|analysis|result|compare)/|^src/kinds/(?!host/workers/)', pathNot: '^src/cuda/(host-view|worker-event)\\.ts$' },
     },
     {
-      name: 'analyze-reads-traces-not-devices',
-      comment: "`cuda-pipe analyze` works on a profiler's trace file alone, on any machine: it reaches no device, plans and measures nothing, and draws nothing itself (report/ renders its document).",
+      name: 'traces-are-read-not-measured',
+      comment: "`cuda-pipe analyze` works on a profiler's trace file alone, on any machine: reading it reaches no device, plans and measures nothing, and draws nothing itself (report/ renders the analysis).",
       severity: 'error',
-      from: { path: '^src/analyze/' },
-      to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|config|kernels|kinds)/' },
+      from: { path: '^src/traces/' },
+      to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|config|kernels|kinds|analysis)/' },
+    },
+    {
+      name: 'a-format-reads-into-the-event-model',
+      comment: 'A trace format (src/traces/formats/<format>/) only reads its files into the event model: it imports the model, the Chrome record, the format contract and leaf utilities, and nothing of another format or of the readers that choose between them.',
+      severity: 'error',
+      from: { path: '^src/traces/formats/([^/]+)/' },
+      to: {
+        path: '^src/',
+        pathNot: ['^src/traces/formats/$1/', '^src/traces/(events|errors|chrome/record|formats/format)\\.ts$', '^src/(errors|vocabulary|format|quantile)\\.ts$', '^src/files/'],
+      },
+    },
+    {
+      name: 'the-analysis-core-names-no-format',
+      comment: "The analysis core reads the event model and, where it needs a format's words or clock, the list of formats: never a format by name, nor the readers of files.",
+      severity: 'error',
+      from: { path: '^src/analysis/' },
+      to: { path: '^src/traces/', pathNot: '^src/traces/(events|formats/index|formats/format)\\.ts$' },
     },
     {
       name: 'neutral-modules-stay-neutral',

@@ -1,6 +1,6 @@
 import type { FindingCode } from './document.js';
 import { exposedCommunication } from './communication.js';
-import type { DeviceShape, GpuEvent } from './events.js';
+import type { DeviceShape, GpuEvent } from '../traces/events.js';
 import { union } from './intervals.js';
 import type { LinkRates } from './metrics.js';
 import { EDGE_KINDS, type Edge, type Edit, edgesOfKindInto, opEnd, opStart, type ReplayGraph } from './graph.js';

@@ -25,7 +25,8 @@ const STILL_NAMED: Readonly<Record<string, Readonly<Record<string, number>>>> = 
     // analyze may not load the list (analyze-reads-traces-not-devices): traces cuda-pipe wrote before ops carried
     // `args.collective` mark them with category `collective`; its own Chrome trace's skew events carry that category,
     // and its text counts "collectives": file formats and words, not a kind's dispatch.
-    'src/analyze/chrome-own.ts': 1,
+    // Its reads name `args.collective` too.
+    'src/traces/formats/cuda-pipe/parse.ts': 2,
     'src/report/analyze-trace.ts': 1,
     'src/report/analyze.ts': 1,
   },
@@ -36,11 +37,11 @@ const STILL_NAMED: Readonly<Record<string, Readonly<Record<string, number>>>> = 
     'src/analysis/timeline.ts': 2,
     // analyze: a step's clock, and its own Chrome trace's category.
     'src/analysis/analyze.ts': 1,
-    'src/analysis/events.ts': 2,
+    'src/traces/events.ts': 2,
     'src/analysis/steps.ts': 2,
-    'src/analyze/chrome-own.ts': 1,
-    'src/analyze/kineto.ts': 5,
-    'src/analyze/nsys.ts': 1,
+    'src/traces/formats/cuda-pipe/parse.ts': 1,
+    'src/traces/formats/kineto/parse.ts': 5,
+    'src/traces/formats/nsys/parse.ts': 1,
     // The replay graph's host edges (a thread's calls one after another) and the findings that read them.
     'src/analysis/calibrate.ts': 1,
     'src/analysis/causes.ts': 2,

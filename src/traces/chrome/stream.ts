@@ -1,27 +1,14 @@
 import { finished } from 'node:stream/promises';
 import Parser from 'stream-json/Parser.js';
-import { checkProgress, tooLong, openTrace, streamError, traceError, type TraceLimits } from './read.js';
-import {
-  ARG_FIELDS,
-  type ArgField,
-  DEVICE_FIELDS,
-  type DeviceField,
-  DIMENSION_FIELDS,
-  EVENT_FIELDS,
-  type EventField,
-  type Field,
-  KINETO_TOP_KEYS,
-  NESTED_ARRAY,
-  NESTED_OBJECT,
-  type TopFields,
-  type TraceRecord,
-} from './stream-record.js';
+import { traceError } from '../errors.js';
+import { checkProgress, openTrace, streamError, type TraceLimits, tooLong } from '../read.js';
+import { type Field, NESTED_ARRAY, NESTED_OBJECT, type Reads, type TopFields, type TraceRecord } from './record.js';
 
-// A trace streamed through stream-json's tokenizer: the document is never held, only the top-level fields the formats
-// read and, of `traceEvents`, each event reduced to a `TraceRecord` as its tokens arrive and dropped at once unless
-// a format keeps it. The format is decided after the last event (parse.ts), so no key order is assumed: Kineto
-// writes `schemaVersion` first, cuda-pipe writes `otherData` last. Memory is the kept records, the strings they
-// share, and a chunk of text in flight.
+// A Chrome trace streamed through stream-json's tokenizer: the document is never held, only the top-level fields the
+// formats read and, of `traceEvents`, each event reduced to a `TraceRecord` of the fields they read as its tokens
+// arrive, and dropped at once unless a format keeps it. The format is decided after the last event (../parse.ts), so
+// no key order is assumed: a writer may put the fields that tell its format before `traceEvents` or after it.
+// Memory is the kept records, the strings they share, and a chunk of text in flight.
 
 /** What streaming a trace leaves: the top-level fields and the kept events in file order. */
 export interface StreamedTrace {
@@ -34,10 +21,6 @@ interface Token {
   readonly value?: string | boolean | null;
 }
 
-const EVENT_KEYS: ReadonlySet<string> = new Set(EVENT_FIELDS);
-const ARG_KEYS: ReadonlySet<string> = new Set(ARG_FIELDS);
-/** Top-level objects whose one member a format reads: `distributedInfo.rank`, `otherData.tool`. */
-const TOP_MEMBERS: Readonly<Record<string, 'rank' | 'tool'>> = { distributedInfo: 'rank', otherData: 'tool' };
 /** The opening of a container, told apart from every JSON value. */
 const OBJECT: unique symbol = Symbol('object');
 const ARRAY: unique symbol = Symbol('array');
@@ -46,13 +29,14 @@ type Opening = typeof OBJECT | typeof ARRAY;
 const MAX_INTERNED = 1 << 16;
 
 /**
- * Where the next value token lands: before the document, in its top-level object, in `distributedInfo` or
- * `otherData` (`member` the one member read), in `traceEvents`, in an event, in its `args`; `key` the last key read.
+ * Where the next value token lands: before the document, in its top-level object, in a top-level object whose
+ * members are read (`member` its key), in `traceEvents`, in an event, in its `args`, in an array of dimensions, in a
+ * top-level table or one of its entries (`member` the table's key); `key` the last key read.
  */
 interface Slot {
-  readonly at: 'root' | 'top' | 'member' | 'events' | 'event' | 'args' | 'dimensions' | 'devices' | 'device';
+  readonly at: 'root' | 'top' | 'member' | 'events' | 'event' | 'args' | 'dimensions' | 'table' | 'entry';
   key: string | null;
-  readonly member?: 'rank' | 'tool';
+  readonly member?: string;
 }
 
 /**
@@ -66,22 +50,21 @@ export class TraceAssembler {
   private done = false;
   private readonly stack: Slot[] = [{ at: 'root', key: null }];
   private readonly interned = new Map<string, string>();
-  private kinetoKeys = false;
   private topKeys = 0;
-  private baseTimeNs: Field = undefined;
-  private rank: Field = undefined;
-  private tool: Field = undefined;
+  private readonly keys = new Set<string>();
+  private readonly values: Record<string, Field> = {};
+  private readonly tables: Record<string, Record<string, Field>[]> = {};
   private hasEvents = false;
   private records: TraceRecord[] = [];
   private index = 0;
-  private event: Partial<Record<EventField, Field>> = {};
-  private args: Partial<Record<ArgField, Field>> = {};
+  private event: Record<string, Field> = {};
+  private args: Record<string, Field> = {};
   /** A dimensions array being read: its field and the product so far (NaN once an item is not a count). */
-  private dimensions: { field: ArgField; product: number } | null = null;
-  private devices: Partial<Record<DeviceField, Field>>[] | undefined = undefined;
+  private dimensions: { field: string; product: number } | null = null;
 
   constructor(
     private readonly file: string,
+    private readonly reads: Reads,
     private readonly keeps: (record: TraceRecord) => boolean,
     private readonly maxEvents: number,
   ) {}
@@ -116,10 +99,7 @@ export class TraceAssembler {
 
   finish(): StreamedTrace {
     if (!this.hasEvents) throw traceError(this.file, 'it has no traceEvents array');
-    return {
-      top: { kinetoKeys: this.kinetoKeys, rank: this.rank, tool: this.tool, baseTimeNs: this.baseTimeNs, ...(this.devices ? { devices: this.devices } : {}) },
-      records: this.records,
-    };
+    return { top: { keys: this.keys, values: this.values, tables: this.tables }, records: this.records };
   }
 
   private get slot(): Slot {
@@ -140,7 +120,7 @@ export class TraceAssembler {
       case 'top':
         return this.topValue(slot.key ?? '', value);
       case 'member':
-        if (slot.member !== undefined && slot.key === slot.member) this.setMember(slot.member, kept());
+        if (slot.key !== null && this.reads.topValues.get(slot.member ?? '')?.includes(slot.key)) this.values[`${slot.member}.${slot.key}`] = kept();
         return 'skip';
       case 'events':
         if (value === OBJECT) {
@@ -159,39 +139,45 @@ export class TraceAssembler {
           this.args = {};
           return value === OBJECT ? { at: 'args', key: null } : 'skip';
         }
-        if (slot.key !== null && EVENT_KEYS.has(slot.key)) this.event[slot.key as EventField] = kept();
+        if (slot.key !== null && this.reads.event.has(slot.key)) this.event[slot.key] = kept();
         return 'skip';
       case 'args':
-        if (slot.key !== null && DIMENSION_FIELDS.has(slot.key) && value === ARRAY) {
-          this.dimensions = { field: slot.key as ArgField, product: 1 };
+        if (slot.key !== null && this.reads.dimensions.has(slot.key) && this.reads.args.has(slot.key) && value === ARRAY) {
+          this.dimensions = { field: slot.key, product: 1 };
           return { at: 'dimensions', key: null };
         }
-        if (slot.key !== null && ARG_KEYS.has(slot.key)) this.args[slot.key as ArgField] = kept();
+        if (slot.key !== null && this.reads.args.has(slot.key)) this.args[slot.key] = kept();
         return 'skip';
       case 'dimensions':
         if (this.dimensions) this.dimensions.product *= typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : Number.NaN;
         return 'skip';
-      case 'devices':
-        if (value !== OBJECT) return 'skip';
-        this.devices?.push({});
-        return { at: 'device', key: null };
-      case 'device':
-        if (slot.key !== null && (DEVICE_FIELDS as readonly string[]).includes(slot.key) && this.devices?.length)
-          this.devices[this.devices.length - 1]![slot.key as DeviceField] = kept();
+      case 'table': {
+        const table = this.tables[slot.member ?? ''];
+        if (value !== OBJECT || !table) return 'skip';
+        table.push({});
+        return { at: 'entry', member: slot.member ?? '', key: null };
+      }
+      case 'entry': {
+        const table = this.tables[slot.member ?? ''];
+        if (slot.key !== null && this.reads.topTables.get(slot.member ?? '')?.includes(slot.key) && table?.length) table[table.length - 1]![slot.key] = kept();
         return 'skip';
+      }
     }
   }
 
   private topValue(key: string, value: Field | Opening): Slot | 'skip' {
     this.topKeys++;
-    if (KINETO_TOP_KEYS.has(key)) this.kinetoKeys = true;
-    if (key === 'baseTimeNanoseconds') this.baseTimeNs = value === OBJECT || value === ARRAY ? nested(value) : value;
-    const member = Object.hasOwn(TOP_MEMBERS, key) ? TOP_MEMBERS[key] : undefined;
+    if (this.reads.topKeys.has(key)) this.keys.add(key);
+    const members = this.reads.topValues.get(key);
     // A repeated key replaces the earlier one, as JSON.parse has it.
-    if (member) this.setMember(member, undefined);
-    if (key === 'deviceProperties') {
-      this.devices = value === ARRAY ? [] : undefined;
-      if (value === ARRAY) return { at: 'devices', key: null };
+    if (members) for (const member of members) delete this.values[member === '' ? key : `${key}.${member}`];
+    if (members?.includes('')) this.values[key] = value === OBJECT || value === ARRAY ? nested(value) : this.kept(value);
+    if (this.reads.topTables.has(key)) {
+      delete this.tables[key];
+      if (value === ARRAY) {
+        this.tables[key] = [];
+        return { at: 'table', member: key, key: null };
+      }
     }
     if (key === 'traceEvents') {
       this.hasEvents = value === ARRAY;
@@ -199,12 +185,7 @@ export class TraceAssembler {
       this.index = 0;
       if (value === ARRAY) return { at: 'events', key: null };
     }
-    return member && value === OBJECT ? { at: 'member', member, key: null } : 'skip';
-  }
-
-  private setMember(member: 'rank' | 'tool', value: Field): void {
-    if (member === 'rank') this.rank = value;
-    else this.tool = this.kept(value);
+    return members && value === OBJECT ? { at: 'member', member: key, key: null } : 'skip';
   }
 
   private open(slot: Slot): void {
@@ -266,9 +247,9 @@ const NON_JSON = /(?<![\w"])(NaN|-?Infinity)(?![\w"])/;
  * as it is written, so a syntax error is known to lie in that chunk (or at its border), and one raised only at the
  * end means the text stopped short.
  */
-export async function streamTrace(file: string, keeps: (record: TraceRecord) => boolean, limits: TraceLimits): Promise<StreamedTrace> {
+export async function streamTrace(file: string, reads: Reads, keeps: (record: TraceRecord) => boolean, limits: TraceLimits): Promise<StreamedTrace> {
   const { text, gzip, compressedBytes } = openTrace(file, limits);
-  const assembler = new TraceAssembler(file, keeps, limits.maxEvents);
+  const assembler = new TraceAssembler(file, reads, keeps, limits.maxEvents);
   const parser = new Parser({ packValues: true, streamValues: false });
   let failure: unknown = null;
   parser.on('data', (token: Token) => {
