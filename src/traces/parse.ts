@@ -1,4 +1,4 @@
-import { readsOf, recordOf, type TopFields, type TraceRecord, topFieldsOf } from './chrome/record.js';
+import { type Kept, readsOf, recordOf, type TopFields, type TraceRecord, topFieldsOf } from './chrome/record.js';
 import { streamTrace } from './chrome/stream.js';
 import { traceError } from './errors.js';
 import type { ParsedTrace } from './events.js';
@@ -13,8 +13,21 @@ import { TRACE_LIMITS, type TraceLimits } from './read.js';
 
 const chromeFormats = (formats: readonly TraceFormat[]) => formats.filter((f): f is ChromeFormat => f.container === 'chrome');
 
-/** An event some Chrome format reads: every format's kept events are kept until the format is known. */
-const keepsOf = (formats: readonly ChromeFormat[]) => (record: TraceRecord) => formats.some((f) => f.keeps(record));
+/**
+ * An event some Chrome format reads (every format's kept events are kept until the format is known): `context`
+ * where every format that keeps it keeps it only as the context of others.
+ */
+const keepsOf =
+  (formats: readonly ChromeFormat[]) =>
+  (record: TraceRecord): Kept => {
+    let kept: Kept = false;
+    for (const format of formats) {
+      if (!format.keeps(record)) continue;
+      if (!format.context?.(record)) return 'event';
+      kept = 'context';
+    }
+    return kept;
+  };
 
 /** Reads one trace file in whichever format it is, or fails with exit 2 naming the file and what was wrong. */
 export async function parseTraceFile(file: string, limits: TraceLimits = TRACE_LIMITS): Promise<ParsedTrace> {
@@ -38,7 +51,8 @@ export function parseTraceDocument(file: string, parsed: unknown): ParsedTrace {
   events.forEach((item, index) => {
     const record = recordOf(item, index, reads);
     if (record === null) throw traceError(file, `traceEvents[${index}] is not an object`);
-    if (keeps(record)) records.push(record);
+    const kept = keeps(record);
+    if (kept) records.push(kept === 'context' ? { ...record, args: {} } : record);
   });
   return parseRecords(file, chrome, topFieldsOf(document, reads), records);
 }

@@ -20,6 +20,8 @@ export interface TraceLimits {
   readonly maxBytes: number;
   /** The most events kept (those of the kinds a format reads); every other event is dropped as it streams. */
   readonly maxEvents: number;
+  /** The most ranges kept only to name the events inside them (a format's `context`), without their args. */
+  readonly maxContext: number;
   /**
    * The most a gzip file may inflate, as text per compressed byte read, once past `inflationFloorBytes`: the
    * recorded PyTorch traces inflate 13.7 to 21.4 times (docs/measurements/2026-11-28-hostile/trace-inflation.tsv),
@@ -34,6 +36,7 @@ export interface TraceLimits {
 export const TRACE_LIMITS: TraceLimits = {
   maxBytes: 4096 * 1024 * 1024,
   maxEvents: 3_000_000,
+  maxContext: 6_000_000,
   maxInflation: 100,
   inflationFloorBytes: 16 * 1024 * 1024,
   maxBytesWithoutEvent: 16 * 1024 * 1024,

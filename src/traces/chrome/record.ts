@@ -38,6 +38,9 @@ export interface TraceRecord {
   readonly args: Readonly<Record<string, Field>>;
 }
 
+/** Whether an event is kept: for its own sake, only as the context of others (kept without its args), or not. */
+export type Kept = 'event' | 'context' | false;
+
 /** The top-level fields the formats read. */
 export interface TopFields {
   /** The top-level keys of `ChromeReads.topKeys` the document has. */

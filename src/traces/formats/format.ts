@@ -38,6 +38,12 @@ export interface ChromeFormat extends FormatCommon {
   readonly reads: ChromeReads;
   /** Whether it reads this event: the reader keeps an event some format keeps, and drops it otherwise. */
   keeps(record: TraceRecord): boolean;
+  /**
+   * Whether a kept event only gives other events their context (a range whose name labels the launches inside it):
+   * such events are kept without their args and counted against a limit of their own, so that a trace is never
+   * refused for the events the rules read because of the ranges around them.
+   */
+  context?(record: TraceRecord): boolean;
   /** Whether the file is its own, from the top-level fields and the kept events. */
   sniff(top: TopFields, records: readonly TraceRecord[]): Sniffed;
   /** The events of its file; `records` are those any format kept, in file order. Exit 2 naming the file and event. */

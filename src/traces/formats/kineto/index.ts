@@ -1,5 +1,5 @@
 import type { ChromeFormat } from '../format.js';
-import { KINETO_DEFAULT_STREAM, KINETO_READS, kinetoKeeps, parseKineto, sniffKineto } from './parse.js';
+import { KINETO_DEFAULT_STREAM, KINETO_READS, kinetoContext, kinetoKeeps, parseKineto, sniffKineto } from './parse.js';
 
 /** PyTorch profiler (Kineto) Chrome traces: `torch.profiler`'s `export_chrome_trace` and its TensorBoard handler. */
 export const kineto: ChromeFormat = {
@@ -13,6 +13,7 @@ export const kineto: ChromeFormat = {
   clock: 'wall',
   reads: KINETO_READS,
   keeps: kinetoKeeps,
+  context: kinetoContext,
   sniff: sniffKineto,
   parse: parseKineto,
 };

@@ -50,6 +50,12 @@ export function kinetoKeeps(record: TraceRecord): boolean {
   return Object.hasOwn(GPU_CATS, cat) || HOST_CATS.has(cat) || LABEL_CATS.has(cat) || (STEP_CATS.has(cat) && typeof name === 'string' && STEP.test(name));
 }
 
+/** A PyTorch op or a range of the program's own that is not a profiler step: it only labels the launches in it. */
+export function kinetoContext(record: TraceRecord): boolean {
+  const { cat, name } = record.event;
+  return typeof cat === 'string' && LABEL_CATS.has(cat) && !(STEP_CATS.has(cat) && typeof name === 'string' && STEP.test(name));
+}
+
 /** A trace Kineto wrote: marked by Kineto's own top-level fields, likely by its event categories among the kept events. */
 export function sniffKineto(top: TopFields, records: readonly TraceRecord[]): Sniffed {
   if (TOP_KEYS.some((key) => top.keys.has(key))) return 'marked';
