@@ -68,7 +68,7 @@ function duration(ops: CauseContext['graph']['ops'], i: number): number {
  * bisection, and the walk back stops where no earlier piece ends after `start` (the running maximum of their ends),
  * so a trace of many steps costs a few pieces a kernel instead of every piece of the trace.
  */
-function overlapWith(pieces: readonly { start: number; end: number }[]): (start: number, end: number) => number {
+export function overlapWith(pieces: readonly { start: number; end: number }[]): (start: number, end: number) => number {
   const reach: number[] = [];
   for (const [j, p] of pieces.entries()) reach.push(Math.max(p.end, j > 0 ? reach[j - 1]! : Number.NEGATIVE_INFINITY));
   return (start, end) => {

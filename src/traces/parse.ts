@@ -1,6 +1,7 @@
 import { type Kept, readsOf, recordOf, type TopFields, type TraceRecord, topFieldsOf } from './chrome/record.js';
 import { streamTrace } from './chrome/stream.js';
 import { traceError } from './errors.js';
+import type { UsageError } from '../errors.js';
 import type { ParsedTrace } from './events.js';
 import type { ChromeFormat, TraceFormat } from './formats/format.js';
 import { traceFormats } from './formats/index.js';
@@ -13,29 +14,33 @@ import { TRACE_LIMITS, type TraceLimits } from './read.js';
 
 const chromeFormats = (formats: readonly TraceFormat[]) => formats.filter((f): f is ChromeFormat => f.container === 'chrome');
 
-/**
- * An event some Chrome format reads (every format's kept events are kept until the format is known): `context`
- * where every format that keeps it keeps it only as the context of others.
- */
-const keepsOf =
-  (formats: readonly ChromeFormat[]) =>
-  (record: TraceRecord): Kept => {
+/** Whether a format keeps an event: for its own sake, or only as the context of others. */
+const keeperOf =
+  (format: ChromeFormat) =>
+  (record: TraceRecord): Kept =>
+    format.keeps(record) ? (format.context?.(record) ? 'context' : 'event') : false;
+
+/** An event some Chrome format keeps (every format's kept events are kept until the format is known). */
+const keepsOf = (formats: readonly ChromeFormat[]) => {
+  const keepers = formats.map(keeperOf);
+  return (record: TraceRecord): Kept => {
     let kept: Kept = false;
-    for (const format of formats) {
-      if (!format.keeps(record)) continue;
-      if (!format.context?.(record)) return 'event';
-      kept = 'context';
+    for (const keeper of keepers) {
+      const keeps = keeper(record);
+      if (keeps === 'event') return 'event';
+      kept ||= keeps;
     }
     return kept;
   };
+};
 
 /** Reads one trace file in whichever format it is, or fails with exit 2 naming the file and what was wrong. */
 export async function parseTraceFile(file: string, limits: TraceLimits = TRACE_LIMITS): Promise<ParsedTrace> {
   const formats = traceFormats();
   for (const format of formats) if (format.container === 'file' && format.sniff(file, limits)) return format.parse(file, limits);
   const chrome = chromeFormats(formats);
-  const { top, records } = await streamTrace(file, readsOf(chrome.map((f) => f.reads)), keepsOf(chrome), limits);
-  return parseRecords(file, chrome, top, records);
+  const { top, records, refused } = await streamTrace(file, readsOf(chrome.map((f) => f.reads)), chrome.map(keeperOf), limits);
+  return parseRecords(file, chrome, top, records, refused);
 }
 
 /** A document already parsed (tests build them in code), reduced to the records the stream would give. */
@@ -58,9 +63,10 @@ export function parseTraceDocument(file: string, parsed: unknown): ParsedTrace {
 }
 
 /** The first format a field marks as its own, else the first its events make likely. */
-function parseRecords(file: string, formats: readonly ChromeFormat[], top: TopFields, records: readonly TraceRecord[]): ParsedTrace {
-  const sniffed = formats.map((format) => ({ format, sniffed: format.sniff(top, records) }));
+function parseRecords(file: string, formats: readonly ChromeFormat[], top: TopFields, records: readonly TraceRecord[], refused: readonly (UsageError | null)[] = []): ParsedTrace {
+  const sniffed = formats.map((format, f) => ({ format, sniffed: format.sniff(top, records), refused: refused[f] ?? null }));
   const chosen = sniffed.find((s) => s.sniffed === 'marked') ?? sniffed.find((s) => s.sniffed === 'likely');
+  if (chosen?.refused) throw chosen.refused;
   if (chosen) return chosen.format.parse(file, top, records);
   const names = formats.map((f) => f.words.name);
   throw traceError(file, `it is neither ${names.slice(0, -1).join(', ')} nor ${names.at(-1)}: ${list(formats.map((f) => f.words.lacks))}`);

@@ -10,11 +10,15 @@ import { type Kept, type Reads, type TopFields, type TraceRecord, topFieldsOf } 
 // event, which took most of analyze's time (docs/measurements/2026-11-28-analyze-parser/README.md). Memory is the
 // kept records, the strings they share, and the event being read.
 
-/** What scanning a trace leaves: the top-level fields and the kept events in file order. */
+/** What scanning a trace leaves: the top-level fields, the kept events in file order, and each format's refusal. */
 export interface StreamedTrace {
   readonly top: TopFields;
   readonly records: readonly TraceRecord[];
+  /** Per format, in the order given: why it would refuse the trace (it kept past a limit), else null. */
+  readonly refused: readonly (UsageError | null)[];
 }
+
+const count = (n: number) => n.toLocaleString('en-US');
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -58,8 +62,10 @@ export class ChromeScanner {
   private readonly top: Record<string, unknown> = {};
   private records: TraceRecord[] = [];
   private index = 0;
-  private events = 0;
-  private contexts = 0;
+  /** Per format, in the order given: the events and ranges it kept, and the refusal once it kept past a limit. */
+  private events: number[] = [];
+  private contexts: number[] = [];
+  private refused: (UsageError | null)[] = [];
   private readonly interned = new Map<string, string>();
   private readonly topRead: ReadonlySet<string>;
   private readonly reader: EventReader;
@@ -67,7 +73,7 @@ export class ChromeScanner {
   constructor(
     private readonly file: string,
     private readonly reads: Reads,
-    private readonly keeps: (record: TraceRecord) => Kept,
+    private readonly keepers: readonly ((record: TraceRecord) => Kept)[],
     private readonly limits: { readonly maxEvents: number; readonly maxContext: number },
   ) {
     this.reader = new EventReader(reads);
@@ -124,8 +130,9 @@ export class ChromeScanner {
               this.hasEvents = c === OPEN_ARRAY;
               this.records = [];
               this.index = 0;
-              this.events = 0;
-              this.contexts = 0;
+              this.events = this.keepers.map(() => 0);
+              this.contexts = this.keepers.map(() => 0);
+              this.refused = this.keepers.map(() => null);
             }
             if (this.key === 'traceEvents' && c === OPEN_ARRAY) {
               this.state = 'first-event';
@@ -194,7 +201,7 @@ export class ChromeScanner {
       throw traceError(this.file, `it is not valid JSON: the text ends inside its top-level object, as a file cut short does (after byte ${this.offset})`);
     }
     if (!this.hasEvents) throw traceError(this.file, 'it has no traceEvents array');
-    return { top: topFieldsOf(this.top, this.reads), records: this.records };
+    return { top: topFieldsOf(this.top, this.reads), records: this.records, refused: this.refused };
   }
 
   private begin(i: number): void {
@@ -282,12 +289,23 @@ export class ChromeScanner {
       if (error instanceof EventSyntax) throw invalidJson(this.file, error.message, error.near);
       throw error;
     }
-    const kept = this.keeps(record);
+    // Each format counts what it keeps against the limits: a trace is refused for the events its own format keeps,
+    // never for those another format would have kept. A format past a limit keeps nothing more; past it for every
+    // format, the trace is refused at once.
+    let kept: Kept = false;
+    for (let f = 0; f < this.keepers.length; f++) {
+      if (this.refused[f]) continue;
+      const keeps = this.keepers[f]!(record);
+      if (!keeps) continue;
+      const { maxEvents, maxContext } = this.limits;
+      if (keeps === 'event' && ++this.events[f]! > maxEvents)
+        this.refused[f] = tooMany(this.file, `${count(maxEvents)} events of the kinds analyze reads (kernels, copies, memsets, CUDA calls, profiler steps)`);
+      else if (keeps === 'context' && ++this.contexts[f]! > maxContext)
+        this.refused[f] = tooMany(this.file, `${count(maxContext)} ranges that name the launches inside them (PyTorch ops, record_function and NVTX ranges)`);
+      else kept = kept === 'event' || keeps === 'event' ? 'event' : 'context';
+    }
+    if (this.refused.length && this.refused.every((r) => r !== null)) throw this.refused[0]!;
     if (!kept) return;
-    if (kept === 'event' && ++this.events > this.limits.maxEvents)
-      throw tooMany(this.file, `${this.limits.maxEvents.toLocaleString('en-US')} events of the kinds analyze reads (kernels, copies, memsets, CUDA calls, profiler steps)`);
-    if (kept === 'context' && ++this.contexts > this.limits.maxContext)
-      throw tooMany(this.file, `${this.limits.maxContext.toLocaleString('en-US')} ranges that name the launches inside them (PyTorch ops, record_function and NVTX ranges)`);
     this.intern(record.event);
     if (kept === 'event') this.intern(record.args);
     this.records.push(kept === 'event' ? record : { index, event: record.event, args: {} });
