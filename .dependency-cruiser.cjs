@@ -106,11 +106,28 @@ module.exports = {
       to: { path: '^src/(cuda|exec|plan|measure|api|cli|report|config|kernels|analysis|result|compare)/|^src/kinds/(?!host/workers/)', pathNot: '^src/cuda/(host-view|worker-event)\\.ts$' },
     },
     {
-      name: 'analyze-reads-traces-not-devices',
-      comment: "`cuda-pipe analyze` works on a profiler's trace file alone, on any machine: it reaches no device, plans and measures nothing, and draws nothing itself (report/ renders its document).",
+      name: 'traces-are-read-not-measured',
+      comment: "`cuda-pipe analyze` works on a profiler's trace file alone, on any machine: reading it reaches no device, plans and measures nothing, and draws nothing itself (report/ renders the analysis).",
       severity: 'error',
-      from: { path: '^src/analyze/' },
-      to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|config|kernels|kinds)/' },
+      from: { path: '^src/traces/' },
+      to: { path: '^src/(cuda|exec|measure|plan|api|cli|report|config|kernels|kinds|analysis)/' },
+    },
+    {
+      name: 'a-format-reads-into-the-event-model',
+      comment: 'A trace format (src/traces/formats/<format>/) only reads its files into the event model: it imports the model, the Chrome record, the format contract and leaf utilities, and nothing of another format or of the readers that choose between them.',
+      severity: 'error',
+      from: { path: '^src/traces/formats/([^/]+)/' },
+      to: {
+        path: '^src/',
+        pathNot: ['^src/traces/formats/$1/', '^src/traces/(events|errors|chrome/record|formats/format)\\.ts$', '^src/(errors|vocabulary|format|quantile)\\.ts$', '^src/files/'],
+      },
+    },
+    {
+      name: 'the-analysis-core-names-no-format',
+      comment: "The analysis core reads the event model and, where it needs a format's words or clock, the list of formats: never a format by name, nor the readers of files.",
+      severity: 'error',
+      from: { path: '^src/analysis/' },
+      to: { path: '^src/traces/', pathNot: '^src/traces/(events|formats/index|formats/format)\\.ts$' },
     },
     {
       name: 'neutral-modules-stay-neutral',

@@ -59,7 +59,7 @@ cpSync(join(root, 'test', 'gpu', 'fixtures'), join(stage, 'dist', 'test', 'gpu',
 cpSync(join(root, 'test', 'fixtures', 'workers'), join(stage, 'test', 'fixtures', 'workers'), { recursive: true });
 
 const NATIVE_SOURCES = /\.(cc|hh|h|inc|c|cpp)$|CMakeLists\.txt$/;
-/** What src/analyze/sqlite.ts loads from sql.js (its package.json for resolving, the licence), and the folder that holds them. */
+/** What src/traces/formats/nsys/sqlite.ts loads from sql.js (its package.json for resolving, the licence), and the folder that holds them. */
 const SQL_JS_KEPT = /^(|package\.json|LICENSE|dist|dist\/sql-wasm\.js|dist\/sql-wasm\.wasm)$/;
 const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
 for (const [path, entry] of Object.entries(lock.packages)) {

@@ -154,7 +154,7 @@ async function variant(name, path) {
   const { parser } = require('stream-json');
   let count = 0;
   if (name === 'parse') {
-    const { parseTraceFile } = await import(join(process.cwd(), 'dist', 'src', 'analyze', 'parse.js'));
+    const { parseTraceFile } = await import(join(process.cwd(), 'dist', 'src', 'traces', 'parse.js'));
     count = (await parseTraceFile(path)).gpu.length;
   } else if (name === 'tokens') {
     const tokens = parser({ packValues: true, streamValues: false });

@@ -1,13 +1,14 @@
 import { median } from '../quantile.js';
-import { type CollectiveSide, collectiveSkew } from '../analyze/collectives.js';
+import { type CollectiveSide, collectiveSkew } from './collectives.js';
 import { ANALYSIS_SCHEMA_ID, ANALYSIS_VERSION, type AnalysisDocument, type DeviceAnalysis, type Finding } from './document.js';
 import { causesOf } from './causes.js';
 import { findingsOf } from './findings.js';
 import { deviceTimeline, type LinkRates, type StepMetrics, stepMetrics } from './metrics.js';
-import type { GpuEvent, ParsedTrace } from './events.js';
+import type { GpuEvent, ParsedTrace } from '../traces/events.js';
 import { type RatesSource, pinnedRates, ratesFor, ratesFromCopies } from './rates.js';
 import { buildGraph } from './graph-edges.js';
 import { stepWindows } from './steps.js';
+import { traceFormat } from '../traces/formats/index.js';
 
 // Parsed traces → the analysis document: per trace (one per rank), per device, per step. Pure: the command reads the
 // files and writes the document.
@@ -46,7 +47,9 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
       if (mayHaveCauses(events, trace.host)) {
         const graph = buildGraph(timeline.events, trace.host, { linkRates: rates, perOpMs: timeline.perOpMs });
         const causes = causesOf({ graph, pinned: rates, windows, device: trace.devices?.find((d) => d.index === device) ?? null });
-        findings.push(...findingsOf({ file: trace.file, device, rank: trace.rank }, trace.format, { graph, causes, windows, steps }, analysis.stepMs));
+        findings.push(
+          ...findingsOf({ file: trace.file, device, rank: trace.rank }, traceFormat(trace.format).words.defaultStream, { graph, causes, windows, steps }, analysis.stepMs),
+        );
       }
     }
   }

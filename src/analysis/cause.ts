@@ -1,5 +1,5 @@
 import type { FindingCode } from './document.js';
-import type { DeviceShape } from './events.js';
+import type { DeviceShape } from '../traces/events.js';
 import type { Edit, ReplayGraph } from './graph.js';
 import type { LinkRates } from './metrics.js';
 import type { StepWindow } from './steps.js';

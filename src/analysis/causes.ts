@@ -1,5 +1,5 @@
 import { exposedCommunication } from './communication.js';
-import type { GpuEvent } from './events.js';
+import type { GpuEvent } from '../traces/events.js';
 import { union } from './intervals.js';
 import { EDGE_KINDS, type Edge, edgesOfKindInto, opEnd, opStart, type ReplayGraph } from './graph.js';
 import { linkHoldMs } from './graph-edges.js';

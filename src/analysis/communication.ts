@@ -62,6 +62,34 @@ function duration(ops: CauseContext['graph']['ops'], i: number): number {
   return ops[i]!.end - ops[i]!.start;
 }
 
+/**
+ * The time [start, end] spends beside the pieces (sorted by start): summed in their order, as a sum over all of
+ * them would be, but over only those that reach into it. The last piece starting before `end` is found by
+ * bisection, and the walk back stops where no earlier piece ends after `start` (the running maximum of their ends),
+ * so a trace of many steps costs a few pieces a kernel instead of every piece of the trace.
+ */
+export function overlapWith(pieces: readonly { start: number; end: number }[]): (start: number, end: number) => number {
+  const reach: number[] = [];
+  for (const [j, p] of pieces.entries()) reach.push(Math.max(p.end, j > 0 ? reach[j - 1]! : Number.NEGATIVE_INFINITY));
+  return (start, end) => {
+    let low = 0;
+    let high = pieces.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (pieces[mid]!.start < end) low = mid + 1;
+      else high = mid;
+    }
+    const inside: number[] = [];
+    for (let j = low - 1; j >= 0 && reach[j]! > start; j--) if (pieces[j]!.end > start) inside.push(j);
+    let sum = 0;
+    for (let k = inside.length - 1; k >= 0; k--) {
+      const p = pieces[inside[k]!]!;
+      sum += Math.max(0, Math.min(end, p.end) - Math.max(start, p.start));
+    }
+    return sum;
+  };
+}
+
 /** The edit with each compute kernel made as much longer as the collectives it now runs beside take of its SMs. */
 function withContention(edit: Edit, graph: CauseContext['graph'], comm: readonly number[], device: CauseContext['device']): Edit {
   if (!device) return edit;
@@ -74,13 +102,14 @@ function withContention(edit: Edit, graph: CauseContext['graph'], comm: readonly
   for (let round = 0; round < ROUNDS; round++) {
     const time = replay(graph, current);
     const pieces = comm.map((i) => ({ start: time[opStart(i)]!, end: time[opEnd(i)]! })).sort((a, b) => a.start - b.start);
+    const besides = overlapWith(pieces);
     const opDuration = new Map<number, number>();
     for (const i of kernels) {
       const factor = slowdown.get(i)!;
       if (factor <= 1) continue;
       const start = time[opStart(i)]!;
       const end = time[opEnd(i)]!;
-      const beside = pieces.reduce((sum, p) => sum + Math.max(0, Math.min(end, p.end) - Math.max(start, p.start)), 0);
+      const beside = besides(start, end);
       const share = end > start ? Math.min(1, beside / (end - start)) : 0;
       if (share > 0) opDuration.set(i, duration(ops, i) * (1 + (factor - 1) * share));
     }

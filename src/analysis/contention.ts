@@ -1,4 +1,4 @@
-import type { DeviceShape, LaunchShape } from './events.js';
+import type { DeviceShape, LaunchShape } from '../traces/events.js';
 
 // What a kernel loses when another kernel holds multiprocessors beside it: the blocks it can keep on each SM, from
 // the registers, shared memory and threads left there (CUDA's occupancy rules), and so the waves its grid takes. An

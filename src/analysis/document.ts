@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ChangeRangeSchema, OverallVerdictSchema, VerdictRuleSchema, VerdictSchema } from '../result/verdict.js';
+import { traceFormats } from '../traces/formats/index.js';
 
 // The document `analyze --json` writes (`cuda-pipe/analysis`, version 1) and `schema --analysis` prints. Shares are
 // fractions (0.25 = 25%), times milliseconds. A share is null where its first party never ran in the step.
@@ -59,7 +60,8 @@ export const RatesSchema = z.object({
 
 export const DeviceAnalysisSchema = z.object({
   file: z.string(),
-  format: z.enum(['kineto', 'cuda-pipe', 'nsys']),
+  /** The trace's format: an id of the list of formats (src/traces/formats/index.ts). */
+  format: z.string().refine((id) => traceFormats().some((f) => f.id === id), { message: 'not a trace format of src/traces/formats/index.ts' }),
   device: z.number().int(),
   rank: z.number().int().nullable(),
   steps: z.array(StepSchema),
@@ -183,9 +185,13 @@ export const AnalysisDocumentSchema = z.object({
 export type AnalysisDocument = z.infer<typeof AnalysisDocumentSchema>;
 
 export function analysisJsonSchema(): unknown {
-  return {
-    $id: 'https://cuda-pipe.dev/analysis.schema.json',
-    title: `cuda-pipe analysis, version ${ANALYSIS_VERSION}`,
-    ...z.toJSONSchema(AnalysisDocumentSchema, { io: 'output', unrepresentable: 'any' }),
-  };
+  const schema = z.toJSONSchema(AnalysisDocumentSchema, {
+    io: 'output',
+    unrepresentable: 'any',
+    // A refinement has no JSON Schema: a format is one of the list's ids, named as an enum.
+    override: ({ zodSchema, jsonSchema }) => {
+      if (zodSchema === DeviceAnalysisSchema.shape.format) jsonSchema.enum = traceFormats().map((f) => f.id);
+    },
+  });
+  return { $id: 'https://cuda-pipe.dev/analysis.schema.json', title: `cuda-pipe analysis, version ${ANALYSIS_VERSION}`, ...schema };
 }

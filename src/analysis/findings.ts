@@ -1,8 +1,6 @@
 import { formatMs, formatRate } from '../format.js';
 import type { Cause } from './causes.js';
 import type { Finding, FindingCode } from './document.js';
-import type { ParsedTrace } from './events.js';
-import { KINETO_DEFAULT_STREAM } from '../analyze/kineto.js';
 import type { StepMetrics } from './metrics.js';
 import { type Edit, opEnd, opStart, type ReplayGraph } from './graph.js';
 import { replay } from './replay.js';
@@ -64,14 +62,18 @@ export function attribute(evidence: DeviceEvidence): Attribution[] {
 }
 
 /** The findings of one device: the attributed causes worth listing, with their sentences, largest first. */
-export function findingsOf(place: Pick<Finding, 'file' | 'device' | 'rank'>, format: ParsedTrace['format'], evidence: DeviceEvidence, medianStepMs: number): Finding[] {
+/**
+ * `defaultStream`: how the trace's format tells the legacy default stream, in words (its row's
+ * `words.defaultStream`), said where a finding rests on it.
+ */
+export function findingsOf(place: Pick<Finding, 'file' | 'device' | 'rank'>, defaultStream: string, evidence: DeviceEvidence, medianStepMs: number): Finding[] {
   return attribute(evidence)
     .flatMap(({ cause, savedMs }): Finding[] => {
       const found = savedMs.filter((ms) => ms > 0).length;
       const ms = mean(savedMs);
       if (!found || !(ms >= LEAST_SHARE * medianStepMs) || !(ms > 0)) return [];
       const label = labelOf(evidence.graph, cause.ops);
-      return [{ code: cause.code, ...place, ms, steps: found, label, message: sentence(cause, formatMs(ms), label, format) }];
+      return [{ code: cause.code, ...place, ms, steps: found, label, message: sentence(cause, formatMs(ms), label, defaultStream) }];
     })
     .sort((a, b) => b.ms - a.ms);
 }
@@ -124,16 +126,10 @@ function labelOf(graph: ReplayGraph, ops: readonly number[]): string | null {
 
 const FROM = (label: string | null) => (label ? ` (${label})` : '');
 
-/** Which stream is the legacy default one, as each format tells it: Kineto by an assumption, nsys by the export itself. */
-const DEFAULT_STREAM: Readonly<Record<ParsedTrace['format'], string>> = {
-  kineto: `stream ${KINETO_DEFAULT_STREAM}, as CUPTI numbers it; an assumption`,
-  nsys: "the export's own null stream",
-  'cuda-pipe': 'as the trace names it',
-};
 const times = (count: number) => (count === 1 ? 'once' : `${count} times`);
 
 /** A finding's sentence: what was seen, what the step would save, and the change in the program's own terms. */
-function sentence(cause: Cause, ms: string, label: string | null, format: ParsedTrace['format']): string {
+function sentence(cause: Cause, ms: string, label: string | null, defaultStream: string): string {
   const { facts } = cause;
   const streams = facts.streams.join(', ');
   const say: Readonly<Record<FindingCode, () => string>> = {
@@ -142,7 +138,7 @@ function sentence(cause: Cause, ms: string, label: string | null, format: Parsed
       `and held the host until done; from pinned memory (at ${formatRate(facts.rateGbPerSecond ?? 0)}) the step would take ${ms} less. ` +
       'Pin the host tensors (tensor.pin_memory(), DataLoader(pin_memory=True)) and copy with non_blocking=True.',
     'default-stream': () =>
-      `Work on the legacy default stream (${DEFAULT_STREAM[format]})${FROM(label)} and on stream${facts.streams.length > 1 ? 's' : ''} ${streams}, which ` +
+      `Work on the legacy default stream (${defaultStream})${FROM(label)} and on stream${facts.streams.length > 1 ? 's' : ''} ${streams}, which ` +
       'never ran beside it and so synchronise with it (created without cudaStreamNonBlocking, as CUDA C++ and CuPy make them), waited for each other ' +
       `${times(facts.count)}; with that work on a non-blocking stream (torch.cuda.Stream(), cudaStreamCreateWithFlags(…, cudaStreamNonBlocking)) the step would take ${ms} less.`,
     'serialised-copies': () =>

@@ -1,5 +1,5 @@
 import { calibrate } from './calibrate.js';
-import type { GpuEvent, HostCall } from './events.js';
+import type { GpuEvent, HostCall } from '../traces/events.js';
 import { Builder, type ConcurrentCopies, medianOf, opEnd, opStart, type ReplayGraph, TOLERANCE_MS, upperBound, WAIT_WINDOW_MS } from './graph.js';
 
 // The replay graph read from a trace (replay.ts says what it is for): the edges each kind of evidence gives, then

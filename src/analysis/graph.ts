@@ -1,4 +1,4 @@
-import type { GpuEvent, HostCall } from './events.js';
+import type { GpuEvent, HostCall } from '../traces/events.js';
 
 // The replay graph's shapes (replay.ts has the why): a device's ops and host calls as tasks with a start and an end,
 // the edges between those points in typed columns, and the edit a finding replays.

@@ -1,5 +1,5 @@
 import { type Interval, type IntervalSet, clip, intersect, measure, subtract, union } from './intervals.js';
-import type { Direction, GpuEvent, HostCall } from './events.js';
+import type { Direction, GpuEvent, HostCall } from '../traces/events.js';
 import type { StepWindow } from './steps.js';
 
 // What one step did on one device, from its GPU events clipped to the step's span. Every share is a time over a

@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 import { loadDocument } from '../result/load.js';
 import type { LinkRates } from './metrics.js';
-import type { GpuEvent } from './events.js';
+import type { GpuEvent } from '../traces/events.js';
 
 // The link rates the floor divides bytes by: measured ones from a file when the user gives one (`probe --bandwidth
 // --json`, or a Result's traced copies), else the trace's own fastest copies, which can only be as fast as the

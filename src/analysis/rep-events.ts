@@ -1,6 +1,6 @@
 import { EVENT_SHAPES } from '../kinds/index.js';
 import type { TracedRep } from '../result/timeline.js';
-import type { GpuEvent } from './events.js';
+import type { GpuEvent } from '../traces/events.js';
 
 // A Result's traced rep in the analysis core's event model, so that `run`'s report reads its reps with the same
 // rules, replay and findings as `analyze` reads a user's trace. Times stay on the rep's clock (ms from its start

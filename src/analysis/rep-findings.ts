@@ -12,6 +12,9 @@ import { eventsOfRep } from './rep-events.js';
 // credited with what the rep would save without its cause, and never more than the rep takes above `floorMs` (the
 // mode's bound, where the report has one, when that is above the rep's own floor).
 
+/** A traced rep's streams are the plan's, each named as it was made: a default stream is one the plan named so. */
+const REP_DEFAULT_STREAM = 'as the trace names it';
+
 export function repFindings(result: Pick<RunResult, 'buffers' | 'timeline'>, rep: TracedRep, floorMs: number | null = null): Finding[] {
   const memory = (name: string) => result.buffers.find((b) => b.name === name)?.hostMemory;
   const events = eventsOfRep(rep, memory);
@@ -25,7 +28,7 @@ export function repFindings(result: Pick<RunResult, 'buffers' | 'timeline'>, rep
   const step = floorMs !== null && floorMs > measured.floor.ms ? { ...measured, floor: { ...measured.floor, ms: floorMs } } : measured;
   const graph = buildGraph(timeline.events, [], { linkRates: rates, perOpMs: timeline.perOpMs });
   const causes = causesOf({ graph, pinned: rates, windows: [window], device: null });
-  return findingsOf({ file: rep.mode, device: rep.device, rank: null }, 'cuda-pipe', { graph, causes, windows: [window], steps: [step] }, rep.totalMs);
+  return findingsOf({ file: rep.mode, device: rep.device, rank: null }, REP_DEFAULT_STREAM, { graph, causes, windows: [window], steps: [step] }, rep.totalMs);
 }
 
 /** What a config changes to remove each cause, in cuda-pipe's own terms (docs/reference/config.md). */

@@ -1,4 +1,4 @@
-import type { GpuEvent, HostCall, ParsedTrace, StepMark } from './events.js';
+import type { GpuEvent, HostCall, ParsedTrace, StepMark } from '../traces/events.js';
 
 // Where each step lies on one device's GPU clock. A `ProfilerStep#N` on the CPU is mapped to the GPU through the
 // work launched inside it: the host calls within its span give correlation ids, and the GPU events with those ids

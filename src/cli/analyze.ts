@@ -1,12 +1,12 @@
 import { statSync } from 'node:fs';
 import { analyzeTraces } from '../analysis/analyze.js';
 import type { AnalysisDocument } from '../analysis/document.js';
-import { checkOneLaunch, programNote, programShape } from '../analyze/launch.js';
+import { checkOneLaunch, programNote, programShape } from '../analysis/launch.js';
 import { judgeSteps } from '../compare/steps.js';
 import { separateRunsRule } from '../compare/rule.js';
 import { UsageError } from '../errors.js';
-import { parseTraceFile } from '../analyze/parse.js';
-import type { ParsedTrace } from '../analysis/events.js';
+import { parseTraceFile } from '../traces/parse.js';
+import type { ParsedTrace } from '../traces/events.js';
 import { ratesFromFile } from '../analysis/rates.js';
 import { packageVersion } from '../paths.js';
 import { renderAnalysis } from '../report/analyze.js';

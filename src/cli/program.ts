@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { contextLost, type ExitCode } from '../errors.js';
-import type { KindFlag } from '../kinds/api/flags.js';
+import type { KIND_FLAGS as ListedFlags } from '../kinds/index.js';
 import { packageVersion } from '../paths.js';
 import {
   archFlag,
@@ -61,8 +61,8 @@ const program = new Command('cuda-pipe')
 // bundle as the variables are (scripts/bundle-cli.mjs), so that no start loads the kinds for them; run from the
 // sources (the tests, where a fixture kind may be in the list), read from the list.
 declare const CUDA_PIPE_KIND_FLAGS: string | undefined;
-const KIND_FLAGS: readonly KindFlag[] =
-  typeof CUDA_PIPE_KIND_FLAGS === 'string' ? (JSON.parse(CUDA_PIPE_KIND_FLAGS) as KindFlag[]) : (await import('../kinds/index.js')).KIND_FLAGS;
+const KIND_FLAGS: typeof ListedFlags =
+  typeof CUDA_PIPE_KIND_FLAGS === 'string' ? (JSON.parse(CUDA_PIPE_KIND_FLAGS) as typeof ListedFlags) : (await import('../kinds/index.js')).KIND_FLAGS;
 
 const deviceOption = () => new Option('--device <n>', 'device index').argParser(deviceFlag);
 /** The flags the stage kinds add to the commands that run a config (kinds/api/flags.ts), in the list's order. */

@@ -1,5 +1,5 @@
 import type { AnalysisDocument } from '../analysis/document.js';
-import type { GpuEvent, HostCall, ParsedTrace } from '../analysis/events.js';
+import type { GpuEvent, HostCall, ParsedTrace } from '../traces/events.js';
 import { escapeControl } from '../format.js';
 import { participantName, who } from './analyze.js';
 import { inLanes, type TraceDocument, type TraceEvent } from './trace.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { causesOf } from '../../src/analysis/causes.js';
-import type { GpuEvent, HostCall } from '../../src/analysis/events.js';
+import type { GpuEvent, HostCall } from '../../src/traces/events.js';
 import { attribute } from '../../src/analysis/findings.js';
 import { deviceTimeline, stepMetrics } from '../../src/analysis/metrics.js';
 import { buildGraph } from '../../src/analysis/graph-edges.js';

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { AnalysisDocumentSchema } from '../../src/analysis/document.js';
-import { programNote, programShape } from '../../src/analyze/launch.js';
-import { parseTraceFile } from '../../src/analyze/parse.js';
+import { programNote, programShape } from '../../src/analysis/launch.js';
+import { parseTraceFile } from '../../src/traces/parse.js';
 import { packageRoot } from '../../src/paths.js';
 import { runCli } from '../helpers/cli.js';
 

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { analyzeTraces } from '../../src/analysis/analyze.js';
 import type { AnalysisDocument } from '../../src/analysis/document.js';
 import { AnalysisDocumentSchema } from '../../src/analysis/document.js';
-import { parseTraceFile } from '../../src/analyze/parse.js';
+import { parseTraceFile } from '../../src/traces/parse.js';
 import { UsageError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
 import { runCli } from '../helpers/cli.js';

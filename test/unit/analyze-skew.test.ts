@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { analyzeTraces } from '../../src/analysis/analyze.js';
 import { type AnalysisDocument, AnalysisDocumentSchema } from '../../src/analysis/document.js';
-import { parseTraceDocument, parseTraceFile } from '../../src/analyze/parse.js';
+import { parseTraceDocument, parseTraceFile } from '../../src/traces/parse.js';
 import { packageRoot } from '../../src/paths.js';
 
 // Several ranks' traces built in code (µs in the events, ms in the assertions), each expected value worked out

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { analyzeTraces } from '../../src/analysis/analyze.js';
-import { parseTraceDocument, parseTraceFile } from '../../src/analyze/parse.js';
-import { TRACE_LIMITS } from '../../src/analyze/read.js';
+import { parseTraceDocument, parseTraceFile } from '../../src/traces/parse.js';
+import { TRACE_LIMITS } from '../../src/traces/read.js';
 import { UsageError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
 import { runCli } from '../helpers/cli.js';
@@ -141,7 +141,7 @@ describe('a hostile trace is refused while it streams, naming the file and what 
     assert.match(await failure(cut), /it is not valid JSON: the text ends inside its top-level object, as a file cut short does/);
     const garbage = write('garbage.json', `${text.slice(0, -1)} x}`);
     const message = await failure(garbage);
-    assert.match(message, /it is not valid JSON \(Parser cannot parse input/);
+    assert.match(message, /it is not valid JSON \(at byte \d+: expected "," or "}" after a value, found "x"\)/);
     assert.doesNotMatch(message, /cut short/);
   });
 

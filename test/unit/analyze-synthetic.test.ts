@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { analyzeTraces } from '../../src/analysis/analyze.js';
 import type { AnalysisDocument } from '../../src/analysis/document.js';
-import { parseTraceDocument } from '../../src/analyze/parse.js';
+import { parseTraceDocument } from '../../src/traces/parse.js';
 import { analyzeRep } from '../../src/analysis/timeline.js';
 import { buildTrace } from '../../src/report/trace.js';
 import { loadResults } from '../../src/result/load.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { analyzeTraces } from '../../src/analysis/analyze.js';
 import type { AnalysisDocument } from '../../src/analysis/document.js';
-import { parseTraceFile } from '../../src/analyze/parse.js';
+import { parseTraceFile } from '../../src/traces/parse.js';
 import { packageRoot } from '../../src/paths.js';
 
 // Real PyTorch profiler traces: scripts/torch/profile_patterns.py on one H100, four profiled steps each

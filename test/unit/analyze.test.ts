@@ -5,8 +5,8 @@ import { describe, it } from 'node:test';
 import { analyzeTraces } from '../../src/analysis/analyze.js';
 import type { AnalysisDocument, DeviceAnalysis, Finding } from '../../src/analysis/document.js';
 import { AnalysisDocumentSchema } from '../../src/analysis/document.js';
-import { copyKind } from '../../src/analyze/kineto.js';
-import { parseTraceDocument, parseTraceFile } from '../../src/analyze/parse.js';
+import { copyKind } from '../../src/traces/formats/kineto/parse.js';
+import { parseTraceDocument, parseTraceFile } from '../../src/traces/parse.js';
 import { packageRoot } from '../../src/paths.js';
 
 // Each fixture under test/fixtures/analyze is a hand-written Kineto trace with one pattern; every expected value

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { analyzeTraces } from '../../src/analysis/analyze.js';
 import type { AnalysisDocument, FindingCode } from '../../src/analysis/document.js';
 import { ratesFromFile } from '../../src/analysis/rates.js';
-import { parseTraceFile } from '../../src/analyze/parse.js';
+import { parseTraceFile } from '../../src/traces/parse.js';
 import { packageRoot } from '../../src/paths.js';
 
 // A finding's saving is a prediction; the finding pairs test it on the GPU (scripts/torch/finding_pairs.py, run by

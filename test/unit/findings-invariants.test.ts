@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { analyzeTraces } from '../../src/analysis/analyze.js';
-import { parseTraceFile } from '../../src/analyze/parse.js';
+import { parseTraceFile } from '../../src/traces/parse.js';
 import { packageRoot } from '../../src/paths.js';
 
 // A finding is a claim: what the step would save without its cause. Over every trace the repository holds (the

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { TRACE_LIMITS } from '../../src/analyze/read.js';
+import { TRACE_LIMITS } from '../../src/traces/read.js';
 import { formatByteLimit } from '../../src/files/limits.js';
 import { runCli } from '../helpers/cli.js';
 

@@ -1,6 +1,6 @@
-// The one event model of the analysis core: every trace format is read into it (src/analyze/), and so is a Result's
-// traced rep (rep-events.ts), so that the metrics, the replay and the findings never know which profiler wrote the
-// file. Times are milliseconds on the trace's own clock: Kineto puts host and GPU events on one clock, so a launch and
+// The one event model of the analysis core: every trace format is read into it (formats/), and so is a Result's
+// traced rep (src/analysis/rep-events.ts), so that the metrics, the replay and the findings never know which
+// profiler wrote the file. Times are milliseconds on the trace's own clock: Kineto puts host and GPU events on one clock, so a launch and
 // its kernel compare directly; cuda-pipe's own traces have no host calls.
 
 export type GpuKind = 'kernel' | 'memcpy' | 'memset';
@@ -82,7 +82,8 @@ export interface StepMark {
 
 export interface ParsedTrace {
   readonly file: string;
-  readonly format: 'kineto' | 'cuda-pipe' | 'nsys';
+  /** The id of the format it was read from, a row of formats/index.ts. */
+  readonly format: string;
   /** `distributedInfo.rank`; null where the trace does not give one (an nsys export never does). */
   readonly rank: number | null;
   readonly gpu: readonly GpuEvent[];

@@ -1,6 +1,6 @@
 import { median } from '../quantile.js';
-import type { CollectiveSkew, Participant } from '../analysis/document.js';
-import type { GpuEvent } from '../analysis/events.js';
+import type { CollectiveSkew, Participant } from './document.js';
+import type { GpuEvent } from '../traces/events.js';
 
 // The arrival skew of each collective between ranks, from their traces' NCCL kernels, in `merge`'s words: a rank
 // arrives at a collective when its kernel starts; the skew is the latest arrival − the earliest; the last to arrive

@@ -1,9 +1,9 @@
-import { closeSync, constants, openSync, readFileSync, readSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import initSqlJs, { type Database, type SqlJsStatic, type SqlValue } from 'sql.js';
-import { UsageError } from '../errors.js';
-import { describeFileError } from '../files/errno.js';
-import { checkRegularFile, readRegularBytes } from '../files/read.js';
+import { UsageError } from '../../../errors.js';
+import { readRegularBytes } from '../../../files/read.js';
+import { type ReadLimit, SQLITE_HINT } from './sniff.js';
 
 // SQLite files, read through sql.js (SQLite compiled to WebAssembly, so nothing native is loaded). Node resolves
 // `sql.js` to its dist/sql-wasm.js; the .wasm beside it is read here and handed over, so nothing is fetched or
@@ -18,38 +18,6 @@ function sqlJs(): Promise<SqlJsStatic> {
     started = initSqlJs({ wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) as ArrayBuffer });
   }
   return started;
-}
-
-/** The 16 bytes every SQLite 3 database file starts with (sqlite.org/fileformat.html, "The Database Header"). */
-const MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
-
-export const SQLITE_HINT =
-  'Pass an Nsight Systems export (nsys export --type sqlite report.nsys-rep), a PyTorch profiler trace (.json, .json.gz, .pt.trace.json.gz) or a `cuda-pipe run --trace` file.';
-
-export interface ReadLimit {
-  readonly maxBytes: number;
-}
-
-/**
- * True when `file` starts with SQLite's magic bytes, whatever its name. The file is checked as every trace is (a
- * regular file, within the size limit) before its first 16 bytes are read, so a FIFO or a device never blocks here.
- */
-export function isSqliteFile(file: string, limit: ReadLimit): boolean {
-  const limits = { what: 'trace', maxBytes: limit.maxBytes, hint: SQLITE_HINT };
-  checkRegularFile(file, limits);
-  const head = Buffer.alloc(MAGIC.length);
-  let read = 0;
-  try {
-    const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-    try {
-      read = readSync(fd, head, 0, head.length, 0);
-    } finally {
-      closeSync(fd);
-    }
-  } catch (error) {
-    throw new UsageError(`Cannot read trace ${file}: ${describeFileError(error)}.`, { hint: SQLITE_HINT });
-  }
-  return read === MAGIC.length && head.equals(MAGIC);
 }
 
 /** One row as the columns asked for, with SQLite's rowid first: messages name the row by it. */

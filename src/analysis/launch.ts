@@ -1,6 +1,7 @@
 import { UsageError } from '../errors.js';
 import { formatMs, formatPercent } from '../format.js';
-import type { ParsedTrace } from '../analysis/events.js';
+import type { ParsedTrace } from '../traces/events.js';
+import { traceFormat } from '../traces/formats/index.js';
 
 // Several traces are read as the ranks of one launch: one trace a rank, the ranks at the same time. What cannot be
 // that is refused before anything is analysed (exit 2, naming both files), since merging it would show one GPU
@@ -32,8 +33,8 @@ const devicesOf = (trace: ParsedTrace) => new Set(trace.gpu.map((e) => e.device)
 
 /**
  * Refuses traces that cannot be the ranks of one launch; `side` names them in the message ("A's traces") where they
- * are one side of --ab. Kineto's times are each host's clock, so only Kineto traces are checked for overlap: a
- * `run --trace` file counts from its rep's start and an Nsight export from its session's.
+ * are one side of --ab. Only traces whose times are their host's clock (a format's `clock`: Kineto's) are checked
+ * for overlap: a `run --trace` file counts from its rep's start and an Nsight export from its session's.
  */
 export function checkOneLaunch(traces: readonly ParsedTrace[], side = 'the traces'): void {
   if (traces.length < 2) return;
@@ -64,9 +65,9 @@ export function checkOneLaunch(traces: readonly ParsedTrace[], side = 'the trace
       );
     }
   }
-  const kineto = traces.filter((t) => t.format === 'kineto');
-  const based = kineto.every((t) => typeof t.clockBaseMs === 'number');
-  const timed = kineto.flatMap((trace) => {
+  const onHostClocks = traces.filter((t) => traceFormat(t.format).clock === 'wall');
+  const based = onHostClocks.every((t) => typeof t.clockBaseMs === 'number');
+  const timed = onHostClocks.flatMap((trace) => {
     const own = span(trace, based);
     return own ? [{ trace, span: own }] : [];
   });

@@ -1,7 +1,8 @@
-import { UsageError } from '../errors.js';
-import type { Direction, GpuEvent, GpuKind, HostCall, HostMemory, ParsedTrace, StepMark } from '../analysis/events.js';
-import { type ReadLimit, type Row, SQLITE_HINT, type SqliteFile, openSqliteFile } from './sqlite.js';
-import { isDeviceIndex, MAX_DEVICE_INDEX } from '../vocabulary.js';
+import { UsageError } from '../../../errors.js';
+import { isDeviceIndex, MAX_DEVICE_INDEX } from '../../../vocabulary.js';
+import type { Direction, GpuEvent, GpuKind, HostCall, HostMemory, ParsedTrace, StepMark } from '../../events.js';
+import { type ReadLimit, SQLITE_HINT } from './sniff.js';
+import { openSqliteFile, type Row, type SqliteFile } from './sqlite.js';
 
 // Nsight Systems SQLite exports (`nsys export --type sqlite`). Tables and columns are those of NVIDIA's "SQLite
 // Schema Reference" (Nsight Systems Analysis Guide, schema 3.28.1); enum values are CUPTI's (cupti_activity.h):

@@ -1,7 +1,8 @@
-import type { GpuEvent, GpuKind, ParsedTrace, StepMark } from '../analysis/events.js';
-import { traceError } from './read.js';
-import { isDeviceIndex, MAX_DEVICE_INDEX } from '../vocabulary.js';
-import { shown, type TopFields, type TraceRecord } from './stream-record.js';
+import { isDeviceIndex, MAX_DEVICE_INDEX } from '../../../vocabulary.js';
+import { type ChromeReads, shown, type TopFields, type TraceRecord } from '../../chrome/record.js';
+import { traceError } from '../../errors.js';
+import type { GpuEvent, GpuKind, ParsedTrace, StepMark } from '../../events.js';
+import type { Sniffed } from '../format.js';
 
 // The Chrome trace `cuda-pipe run --trace` writes (src/report/trace.ts): a process per device (pid = device + 1),
 // a "mode" track whose events are the traced reps, a track per stream ("stream <name>") whose events are the ops
@@ -31,6 +32,15 @@ function kindOf(cat: unknown, args: Readonly<Record<string, unknown>>): { kind: 
 /** The `cat` of a traced rep's event on the "mode" track: `report/trace.ts` writes no other there. */
 const REP_CAT = 'rep';
 
+const TOOL = 'otherData.tool';
+
+/** The fields it reads: the tracks' names (`args.name`), the ops' times on their rep's clock, and the writing tool. */
+export const OWN_READS: ChromeReads = {
+  event: ['ph', 'cat', 'name', 'pid', 'tid', 'ts', 'dur'],
+  args: ['name', 'stream', 'bytes', 'collective', 'startMs', 'engineStartMs', 'engineEndMs', 'issuedMs'],
+  topValues: [TOOL],
+};
+
 /** The events this parser reads: the tracks' names, the ops of its kinds, and the traced reps. */
 export function ownKeeps(record: TraceRecord): boolean {
   const { ph, cat, name } = record.event;
@@ -38,9 +48,10 @@ export function ownKeeps(record: TraceRecord): boolean {
   return ph === 'X' && typeof cat === 'string' && cat !== HOST_CAT;
 }
 
-/** True for a trace cuda-pipe wrote: its `otherData.tool` names it. */
-export function looksLikeOwnTrace(top: TopFields): boolean {
-  return typeof top.tool === 'string' && /^cuda-pipe /.test(top.tool);
+/** A trace cuda-pipe wrote: marked by its `otherData.tool`. */
+export function sniffOwnTrace(top: TopFields): Sniffed {
+  const tool = top.values[TOOL];
+  return typeof tool === 'string' && /^cuda-pipe /.test(tool) ? 'marked' : null;
 }
 
 /** `records` are the trace's kept events in file order (`ownKeeps`): track names may come after their events. */

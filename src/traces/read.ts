@@ -6,8 +6,9 @@ import { describeFileError } from '../files/errno.js';
 import { formatByteLimit } from '../files/limits.js';
 import { formatBytes } from '../format.js';
 import { checkRegularFile } from '../files/read.js';
+import { TRACE_HINT as HINT, traceError } from './errors.js';
 
-// A trace streams (stream.ts): its bytes are read a chunk at a time, inflated as they come where the file starts with
+// A trace streams (chrome/stream.ts): its bytes are read a chunk at a time, inflated as they come where the file starts with
 // gzip's magic bytes, and never held whole, so its size is bounded by time rather than memory. The limits keep a
 // hostile or mistaken file from taking the machine: the text streamed (after inflating) bounds the time, at about
 // 10–25 MB/s on one core; the events kept bound the memory (docs/analyze.md states the budget per kept event); and a
@@ -19,6 +20,8 @@ export interface TraceLimits {
   readonly maxBytes: number;
   /** The most events kept (those of the kinds a format reads); every other event is dropped as it streams. */
   readonly maxEvents: number;
+  /** The most ranges kept only to name the events inside them (a format's `context`), without their args. */
+  readonly maxContext: number;
   /**
    * The most a gzip file may inflate, as text per compressed byte read, once past `inflationFloorBytes`: the
    * recorded PyTorch traces inflate 13.7 to 21.4 times (docs/measurements/2026-11-28-hostile/trace-inflation.tsv),
@@ -33,17 +36,11 @@ export interface TraceLimits {
 export const TRACE_LIMITS: TraceLimits = {
   maxBytes: 4096 * 1024 * 1024,
   maxEvents: 3_000_000,
+  maxContext: 6_000_000,
   maxInflation: 100,
   inflationFloorBytes: 16 * 1024 * 1024,
   maxBytesWithoutEvent: 16 * 1024 * 1024,
 };
-
-const HINT = 'Pass a PyTorch profiler trace (.json, .json.gz, .pt.trace.json.gz) or a `cuda-pipe run --trace` file.';
-
-/** The error every reader and parser raises about a trace: one paragraph naming the file. */
-export function traceError(file: string, reason: string): UsageError {
-  return new UsageError(`Cannot analyse trace ${file}: ${reason}.`, { hint: HINT });
-}
 
 function readError(file: string, reason: string): UsageError {
   return new UsageError(`Cannot read trace ${file}: ${reason}.`, { hint: HINT });

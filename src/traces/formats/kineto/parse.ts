@@ -1,7 +1,8 @@
-import type { DeviceShape, Direction, GpuEvent, GpuKind, HostCall, HostMemory, LaunchShape, ParsedTrace, StepMark } from '../analysis/events.js';
-import { traceError } from './read.js';
-import { isDeviceIndex, MAX_DEVICE_INDEX } from '../vocabulary.js';
-import { type Field, shown, type TopFields, type TraceRecord } from './stream-record.js';
+import { isDeviceIndex, MAX_DEVICE_INDEX } from '../../../vocabulary.js';
+import { type ChromeReads, type Field, shown, type TopFields, type TraceRecord } from '../../chrome/record.js';
+import { traceError } from '../../errors.js';
+import type { DeviceShape, Direction, GpuEvent, GpuKind, HostCall, HostMemory, LaunchShape, ParsedTrace, StepMark } from '../../events.js';
+import type { Sniffed } from '../format.js';
 
 // PyTorch profiler (Kineto) Chrome traces. Each field is read where Kineto writes it, never guessed from a name
 // where a field exists: `cat` says what an event is, `args.stream`, `args.device`, `args.bytes` and
@@ -25,6 +26,23 @@ const STEP_CATS: ReadonlySet<string> = new Set(['user_annotation', 'gpu_user_ann
 /** The host ranges a launch is named by: PyTorch's ops and the program's own ranges (record_function, NVTX). */
 const LABEL_CATS: ReadonlySet<string> = new Set(['cpu_op', 'user_annotation']);
 
+/** Kineto's top-level keys: a file with one of them is Kineto's. */
+const TOP_KEYS = ['schemaVersion', 'distributedInfo', 'deviceProperties'] as const;
+const RANK = 'distributedInfo.rank';
+const BASE_TIME = 'baseTimeNanoseconds';
+const DEVICES = 'deviceProperties';
+
+/** The fields it reads: of each event, of its args (a kernel's launch shape among them), and of the document. */
+export const KINETO_READS: ChromeReads = {
+  event: ['ph', 'cat', 'name', 'pid', 'tid', 'ts', 'dur'],
+  args: ['device', 'stream', 'bytes', 'correlation', 'grid', 'block', 'registers per thread', 'shared memory'],
+  dimensions: ['grid', 'block'],
+  topKeys: TOP_KEYS,
+  topValues: [RANK, BASE_TIME],
+  // The multiprocessors of each device, for contention.
+  topTables: { [DEVICES]: ['id', 'numSms', 'regsPerMultiprocessor', 'sharedMemPerMultiprocessor', 'maxThreadsPerMultiprocessor'] },
+};
+
 /** The events this parser reads: complete events of its GPU and host categories, the profiler steps and the ranges that name launches. */
 export function kinetoKeeps(record: TraceRecord): boolean {
   const { ph, cat, name } = record.event;
@@ -32,10 +50,17 @@ export function kinetoKeeps(record: TraceRecord): boolean {
   return Object.hasOwn(GPU_CATS, cat) || HOST_CATS.has(cat) || LABEL_CATS.has(cat) || (STEP_CATS.has(cat) && typeof name === 'string' && STEP.test(name));
 }
 
-/** True for a trace Kineto wrote: Kineto's own top-level fields, or its event categories among the kept events. */
-export function looksLikeKineto(top: TopFields, records: readonly TraceRecord[]): boolean {
-  if (top.kinetoKeys) return true;
-  return records.some(({ event: { cat } }) => typeof cat === 'string' && (Object.hasOwn(GPU_CATS, cat) || cat === 'cuda_runtime'));
+/** A PyTorch op or a range of the program's own that is not a profiler step: it only labels the launches in it. */
+export function kinetoContext(record: TraceRecord): boolean {
+  const { cat, name } = record.event;
+  return typeof cat === 'string' && LABEL_CATS.has(cat) && !(STEP_CATS.has(cat) && typeof name === 'string' && STEP.test(name));
+}
+
+/** A trace Kineto wrote: marked by Kineto's own top-level fields, likely by its event categories among the kept events. */
+export function sniffKineto(top: TopFields, records: readonly TraceRecord[]): Sniffed {
+  if (TOP_KEYS.some((key) => top.keys.has(key))) return 'marked';
+  const likely = records.some(({ event: { cat } }) => typeof cat === 'string' && (Object.hasOwn(GPU_CATS, cat) || cat === 'cuda_runtime'));
+  return likely ? 'likely' : null;
 }
 
 /** `records` are the trace's kept events in file order (`kinetoKeeps`); events may come in any order of time. */
@@ -85,12 +110,12 @@ export function parseKineto(file: string, top: TopFields, records: readonly Trac
     }
     if (pass === 'host') for (const [correlation, label] of launchLabels(host, ranges)) labelOf.set(correlation, label);
   }
-  const rank = rankOf(top.rank);
+  const rank = rankOf(top.values[RANK]);
   const notes = [
     ...(gpu.some((e) => e.defaultStream) ? [`stream ${KINETO_DEFAULT_STREAM} is taken for the legacy default stream, as CUPTI numbers it in the traces we know of`] : []),
     ...(gpu.some((e) => e.kind === 'memcpy' && e.bytes === null) ? ['some copies give no args.bytes: they count in time but not in the floor'] : []),
   ];
-  const base = top.baseTimeNs;
+  const base = top.values[BASE_TIME];
   return {
     file,
     format: 'kineto',
@@ -106,7 +131,7 @@ export function parseKineto(file: string, top: TopFields, records: readonly Trac
 
 /** The multiprocessors of each device Kineto describes; entries missing a count are left out. */
 function deviceShapes(top: TopFields): DeviceShape[] {
-  return (top.devices ?? []).flatMap((d) => {
+  return (top.tables[DEVICES] ?? []).flatMap((d) => {
     const count = (v: Field) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : null);
     const index = typeof d.id === 'number' && Number.isInteger(d.id) && d.id >= 0 ? d.id : null;
     const sms = count(d.numSms);
