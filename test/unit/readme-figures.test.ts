@@ -122,15 +122,15 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
   },
   {
     page: 'docs/development.md',
-    readme: 'At 8c2b98f, with main merged in, it ran 1,924 tests: 1,851 passed, 73 skipped with their reason (each needs a GPU',
-    log: '2026-11-28-first-hour/ci-run-8c2b98f.txt',
-    holds: ['.ci/run at 8c2b98f', 'exported without .git', '# tests 1924', '# pass 1851', '# skipped 73', '# fail 0', '# duration_ms 112480'],
+    readme: 'At bdd9e74, after the house, trace-format and fast-start merges, it ran 1,950 tests: 1,877 passed, 73 skipped',
+    log: '2026-11-28-first-hour/ci-run-bdd9e74.txt',
+    holds: ['.ci/run at bdd9e74', 'exported without .git', '# tests 1950', '# pass 1877', '# skipped 73', '# fail 0', '# duration_ms 137822'],
   },
   {
     page: 'docs/development.md',
-    readme: 'the runner took 112 s and the whole `.ci/run` 171.6 s on 2 cores, at a load average of 3.27 before it',
-    log: '2026-11-28-first-hour/ci-run-8c2b98f.txt',
-    holds: ['2 cores, load before: 3.27', '.ci/run: 171.6 s wall'],
+    readme: 'the runner took 138 s and the whole `.ci/run` 198.8 s on 2 cores, at a load average of 1.26 before it',
+    log: '2026-11-28-first-hour/ci-run-bdd9e74.txt',
+    holds: ['2 cores, load before: 1.26', '.ci/run: 198.8 s wall'],
   },
   {
     page: 'docs/development.md',
