@@ -4,16 +4,18 @@ import { type Field, NESTED_ARRAY, NESTED_OBJECT, type Reads } from './record.js
 // `args` (a dimensions array as its product). Every other value is walked over, its strings and nesting followed,
 // and never built: most of a profiler's event is args no format reads (input shapes, types, ids).
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-const endsBare = (c: number) => c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || isSpace(c);
+// JSON's structural bytes, shared with scan.ts, which finds each event's bytes in the stream.
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+/** Where a number or a literal (true, false, null) ends. */
+export const endsBare = (c: number) => c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || isSpace(c);
 
 /** Why an event's bytes are not JSON: the parser's words, and the text near the fault for the message. */
 export class EventSyntax extends Error {

@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors.js';
 import { traceError } from '../errors.js';
-import { EventReader, EventSyntax } from './event.js';
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, EventReader, EventSyntax, endsBare, isSpace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './event.js';
 import { type Kept, type Reads, type TopFields, type TraceRecord, topFieldsOf } from './record.js';
 
 // A scanner for the shape of a Chrome trace: one JSON object whose `traceEvents` is an array of small objects. It
@@ -19,19 +19,6 @@ export interface StreamedTrace {
 }
 
 const count = (n: number) => n.toLocaleString('en-US');
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-/** Where a number or a literal (true, false, null) ends. */
-const endsBare = (c: number) => c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || isSpace(c);
 
 /**
  * Where the scanner is: before the document; in its top-level object before a key, in a key, before its colon,
