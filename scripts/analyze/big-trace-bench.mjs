@@ -12,7 +12,7 @@
 // `--variants` instead times, on the 100 MB trace, three ways of reading it with stream-json, each in its own process
 // under `/usr/bin/time -v`: `tokens` (the tokenizer alone, every token counted and dropped), `pick` (stream-json's
 // Pick and StreamArray assembling every event whole, as its README suggests), `parse` (analyze's own reader,
-// dist/src/analyze/parse.js, which reduces each event from its tokens and skips what no format reads).
+// dist/src/traces/parse.js, which reads each event through the scanner and skips what no format reads).
 //
 // The trace is shaped like a real one: per launched kernel a cpu_op, its cudaLaunchKernel, the kernel with Kineto's
 // full args, and the ac2g flow pair; an H2D copy every 10 kernels; a ProfilerStep#N on the CPU and on the GPU every

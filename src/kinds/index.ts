@@ -204,7 +204,7 @@ export const SM_STAGES: readonly Stage[] = table.filter((s) => s.model?.term ===
 /** The kinds whose ops are communication between ranks, whose time is set against computation. */
 export const COMMUNICATION_STAGES: readonly Stage[] = table.filter((s) => s.communication).map((s) => s.id);
 
-/** How each kind's ops read as GPU work in src/analysis/events.ts: as CUPTI records them, a copy's direction its term's. */
+/** How each kind's ops read as GPU work in src/traces/events.ts: as CUPTI records them, a copy's direction its term's. */
 export const EVENT_SHAPES: ReadonlyMap<Stage, { readonly kind: 'kernel' | 'memcpy'; readonly direction: 'h2d' | 'd2h' | null; readonly communication: boolean }> = new Map(
   table.flatMap((s) =>
     s.cupti ? [[s.id, { kind: s.cupti.kind, direction: s.model?.term === 'H2D' ? 'h2d' : s.model?.term === 'D2H' ? 'd2h' : null, communication: !!s.communication }] as const] : [],

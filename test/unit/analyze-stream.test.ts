@@ -11,7 +11,7 @@ import { UsageError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
 import { runCli } from '../helpers/cli.js';
 
-// analyze streams a trace (src/analyze/stream.ts): what it keeps must be what parsing the whole document keeps, a
+// analyze streams a trace (src/traces/chrome/stream.ts): what it keeps must be what parsing the whole document keeps, a
 // hostile file must fail with exit 2 naming the file and the event, and the limits must hold while streaming.
 
 const fixtures = join(packageRoot(), 'test', 'fixtures', 'analyze');
