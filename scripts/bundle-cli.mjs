@@ -58,6 +58,13 @@ rmSync(outdir, { recursive: true, force: true });
 // The stage kinds' environment variables, for the top-level help, and their flags for `run` and `sweep` (program.ts),
 // as the kinds declare them.
 const { KIND_ENVIRONMENT, KIND_FLAGS } = await import(pathToFileURL(join(root, 'dist', 'src', 'kinds', 'index.js')).href);
+// The JSON Schemas `cuda-pipe schema` prints (src/cli/schema.ts), as the compiled sources make them.
+const compiled = (...path) => import(pathToFileURL(join(root, 'dist', 'src', ...path)).href);
+const SCHEMAS = {
+  config: (await compiled('config', 'schema.js')).configJsonSchema(),
+  result: (await compiled('result', 'schema.js')).resultJsonSchema(),
+  analysis: (await compiled('analysis', 'document.js')).analysisJsonSchema(),
+};
 
 await build({
   entryPoints: { 'cuda-pipe': join(root, 'dist', 'src', 'cli', 'start.js') },
@@ -74,6 +81,7 @@ await build({
   define: {
     CUDA_PIPE_KIND_ENVIRONMENT: JSON.stringify(JSON.stringify(KIND_ENVIRONMENT)),
     CUDA_PIPE_KIND_FLAGS: JSON.stringify(JSON.stringify(KIND_FLAGS)),
+    CUDA_PIPE_SCHEMAS: JSON.stringify(JSON.stringify(SCHEMAS)),
   },
   logLevel: 'warning',
 });
