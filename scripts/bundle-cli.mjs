@@ -57,9 +57,9 @@ const outdir = join(root, 'dist', 'cli');
 rmSync(outdir, { recursive: true, force: true });
 // The stage kinds' environment variables, for the top-level help, and their flags for `run` and `sweep` (program.ts),
 // as the kinds declare them.
-const { KIND_ENVIRONMENT, KIND_FLAGS } = await import(pathToFileURL(join(root, 'dist', 'src', 'kinds', 'index.js')).href);
-// The JSON Schemas `cuda-pipe schema` prints (src/cli/schema.ts), as the compiled sources make them.
 const compiled = (...path) => import(pathToFileURL(join(root, 'dist', 'src', ...path)).href);
+const { KIND_ENVIRONMENT, KIND_FLAGS } = await compiled('kinds', 'index.js');
+// The JSON Schemas `cuda-pipe schema` prints (src/cli/schema.ts), as the compiled sources make them.
 const SCHEMAS = {
   config: (await compiled('config', 'schema.js')).configJsonSchema(),
   result: (await compiled('result', 'schema.js')).resultJsonSchema(),

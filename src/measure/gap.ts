@@ -1,16 +1,9 @@
+import type { z } from 'zod';
+import type { GapCauseSchema } from '../model/analysis.js';
 import type { Bound, BoundTerm } from './bound.js';
 
-export type GapCause =
-  | 'fill and drain'
-  | 'per-op cost'
-  | 'shared link'
-  | 'host issue'
-  | 'CPU stage'
-  | 'kernels not concurrent'
-  | 'one direction at a time'
-  | 'too few streams'
-  | 'exposed communication'
-  | 'serialisation and effects the model does not capture';
+/** What the gap between a mode and its bound is put down to: the Result's closed list (src/model/analysis.ts). */
+export type GapCause = z.infer<typeof GapCauseSchema>;
 
 export interface GapPart {
   readonly cause: GapCause;

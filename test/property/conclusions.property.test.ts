@@ -7,6 +7,7 @@ import { adviceFor, type AdviceModel, SAME_LAYOUT } from '../../src/measure/advi
 import type { Bound, DeviceParts, LayoutShape } from '../../src/measure/bound.js';
 import { predictedFloor } from '../../src/measure/floor.js';
 import type { GapCause } from '../../src/measure/gap.js';
+import { GapCauseSchema } from '../../src/model/analysis.js';
 import type { ModeResult } from '../../src/model/mode.js';
 import { makeResult } from '../helpers/results.js';
 
@@ -73,18 +74,7 @@ describe('the predicted best layout', () => {
   });
 });
 
-const CAUSES: readonly GapCause[] = [
-  'fill and drain',
-  'per-op cost',
-  'shared link',
-  'host issue',
-  'CPU stage',
-  'kernels not concurrent',
-  'one direction at a time',
-  'too few streams',
-  'exposed communication',
-  'serialisation and effects the model does not capture',
-];
+const CAUSES: readonly GapCause[] = GapCauseSchema.options;
 
 describe("the model's advice", () => {
   const base = makeResult({ noise: 0.001 });
