@@ -85,21 +85,32 @@ function issueEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly 
   return callOf;
 }
 
-/** A thread's calls one after another; a call inside another (a driver call under a runtime call) hangs off its start. */
+/**
+ * A thread's calls one after another; a call inside another (a driver call under a runtime call) hangs off its start.
+ * A thread that takes over from another (the call just before its next one is the other thread's, and ended after its
+ * own last one) waited for that thread, not for its own work: PyTorch's backward runs on autograd's thread once the
+ * main thread calls it, and the main thread goes on once backward is done. Its next call then follows the other
+ * thread's, so that a replay in which the other thread gets there sooner moves it too.
+ */
 function hostEdges(builder: Builder, calls: readonly HostCall[], n: number): void {
   const last = new Map<number | null, number>();
   calls.forEach((call, j) => {
     const thread = call.thread ?? null;
     const previous = last.get(thread);
-    if (previous !== undefined) {
-      const before = calls[previous]!;
-      if (call.start < before.end) {
-        builder.add('host', 2 * (n + previous), 2 * (n + j), call.start - before.start);
-        return;
-      }
-      builder.add('host', 2 * (n + previous) + 1, 2 * (n + j), call.start - before.end);
-    }
     last.set(thread, j);
+    if (previous === undefined) return;
+    const before = calls[previous]!;
+    if (call.start < before.end) {
+      builder.add('host', 2 * (n + previous), 2 * (n + j), call.start - before.start);
+      return;
+    }
+    const other = calls[j - 1]!;
+    if ((other.thread ?? null) !== thread && other.end > before.end && other.end <= call.start) {
+      builder.add('host', 2 * (n + previous) + 1, 2 * (n + j), 0);
+      builder.add('host', 2 * (n + j - 1) + 1, 2 * (n + j), call.start - other.end);
+      return;
+    }
+    builder.add('host', 2 * (n + previous) + 1, 2 * (n + j), call.start - before.end);
   });
 }
 
