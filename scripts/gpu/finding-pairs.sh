@@ -14,8 +14,8 @@ timeout -k 10 240 env CUDA_VISIBLE_DEVICES=0 python3 "$here/finding_pairs.py" "$
 echo "finding_pairs.py exit $?" >>"$work/exits.txt"
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 if [ "$gpus" -ge 2 ]; then
-  for variant in no-overlap:--no-overlap overlap:--overlap one-bucket:--overlap,--bucket-mb,2048 \
-                 no-overlap-2:--no-overlap overlap-2:--overlap; do
+  for variant in no-overlap:--no-overlap early:--early overlap:--overlap one-bucket:--overlap,--bucket-mb,2048 \
+                 no-overlap-2:--no-overlap early-2:--early overlap-2:--overlap; do
     name=${variant%%:*}
     args=${variant#*:}
     timeout -k 10 60 python3 -m torch.distributed.run --standalone --nproc_per_node=2 "$here/ddp_overlap.py" \

@@ -110,7 +110,7 @@ for part in $parts; do
       timeout -k 10 200 env CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 python3 "$root/scripts/torch/finding_pairs.py" "$work/pairs" \
         >"$work/pairs.jsonl" 2>"$work/pairs.err"
       if [ "$gpus" -ge 2 ]; then
-        for variant in no-overlap:--no-overlap overlap:--overlap no-overlap-2:--no-overlap overlap-2:--overlap; do
+        for variant in no-overlap:--no-overlap early:--early overlap:--overlap no-overlap-2:--no-overlap early-2:--early overlap-2:--overlap; do
           timeout -k 10 60 python3 -m torch.distributed.run --standalone --nproc_per_node=2 "$root/scripts/torch/ddp_overlap.py" \
             "$work/pairs/ddp-${variant%%:*}" ${variant#*:} --steps 10 --warmup 3 --timed 30 >>"$work/ddp.jsonl" 2>>"$work/ddp.err"
         done

@@ -10,6 +10,10 @@ checked against the traces, not measurements. Two variants:
   --no-overlap   the same model without DDP: after loss.backward() has returned, every gradient is all-reduced
                  (dist.all_reduce, ReduceOp.AVG) one after another, then the optimizer steps; nothing else runs
                  beside the all-reduces, so communication is exposed
+  --early        the same all-reduces as --no-overlap, each started (async_op=True) as soon as autograd has
+                 accumulated its gradient (a post-accumulate-grad hook), all waited for before the optimizer steps:
+                 what the exposed-communication finding advises, and nothing else. DDP also copies the gradients into
+                 its buckets and scales them, work --no-overlap does not do, so --overlap is not a like-for-like fix
 
 Every rank builds the model from seed 0 (the same weights; DDP also broadcasts rank 0's) and draws its own seeded
 batch. WARMUP steps run unprofiled (NCCL's and cuBLAS's set-up, DDP's bucket rebuild after its first step), then
@@ -21,7 +25,7 @@ it out). Rank 0 prints one JSON line: the variant, each rank's median step time 
 bytes, and whether every rank ended with the same parameters (a check that gradients were averaged).
 
 Usage: python3 -m torch.distributed.run --standalone --nproc_per_node=2 scripts/torch/ddp_overlap.py OUT
-       (--overlap | --no-overlap) [--layers 16] [--hidden 4096] [--batch 256] [--steps 5] [--warmup 3] [--timed 0] [--bucket-mb 25]
+       (--overlap | --no-overlap | --early) [--layers 16] [--hidden 4096] [--batch 256] [--steps 5] [--warmup 3] [--timed 0] [--bucket-mb 25]
        --cpu runs it on the CPU with gloo instead (a dry run of the flow, for machines without a GPU)."""
 import argparse
 import gzip
@@ -45,8 +49,12 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('out', help='folder for the per-rank traces (nothing else is written there)')
     variant = parser.add_mutually_exclusive_group(required=True)
-    variant.add_argument('--overlap', dest='overlap', action='store_true', help='DDP: all-reduce during backward')
-    variant.add_argument('--no-overlap', dest='overlap', action='store_false', help='all-reduce after backward')
+    variant.add_argument('--overlap', dest='variant', action='store_const', const='overlap',
+                         help='DDP: all-reduce during backward')
+    variant.add_argument('--no-overlap', dest='variant', action='store_const', const='no-overlap',
+                         help='all-reduce after backward')
+    variant.add_argument('--early', dest='variant', action='store_const', const='early',
+                         help="--no-overlap's all-reduces, each started as its gradient is ready")
     parser.add_argument('--layers', type=int, default=16)
     parser.add_argument('--hidden', type=int, default=4096)
     parser.add_argument('--batch', type=int, default=256, help='rows a rank a step')
@@ -81,24 +89,41 @@ def make_step(args, model, device, rank, world):
     params = [p for p in model.parameters()]
     # gloo has no AVG: sum then divide, on the CPU dry run only.
     average_op = dist.ReduceOp.AVG if device.type == 'cuda' else None
-    if args.overlap:
+    if args.variant == 'overlap':
         net = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[device.index] if device.type == 'cuda' else None, bucket_cap_mb=args.bucket_mb)
     else:
         net = model
     optimizer = torch.optim.SGD(net.parameters(), lr=1e-4)
+    pending = []
+
+    def reduce(grad, wait):
+        if average_op is not None:
+            work = dist.all_reduce(grad, op=average_op, async_op=not wait)
+        else:
+            work = dist.all_reduce(grad, async_op=not wait)
+        return work
+
+    if args.variant == 'early':
+        # Runs on autograd's thread once p.grad holds the whole gradient: the all-reduce is queued behind the
+        # backward kernels that made it and runs beside the rest of backward.
+        for p in params:
+            p.register_post_accumulate_grad_hook(lambda p: pending.append((p, reduce(p.grad, wait=False))))
 
     def step():
         optimizer.zero_grad(set_to_none=True)
         loss = torch.nn.functional.mse_loss(net(x), target)
         loss.backward()
-        if not args.overlap:
+        if args.variant == 'no-overlap':
             for p in params:
-                if average_op is not None:
-                    dist.all_reduce(p.grad, op=average_op)
-                else:
-                    dist.all_reduce(p.grad)
+                reduce(p.grad, wait=True)
+                if average_op is None:
                     p.grad.div_(world)
+        while pending:
+            p, work = pending.pop(0)
+            work.wait()
+            if average_op is None:
+                p.grad.div_(world)
         optimizer.step()
     return step
 
@@ -201,10 +226,10 @@ def run(args, rank, world, device):
     if rank == 0:
         grad_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
         print(json.dumps({
-            'program': 'ddp_overlap', 'variant': 'overlap' if args.overlap else 'no-overlap', 'torch': torch.__version__,
+            'program': 'ddp_overlap', 'variant': args.variant, 'torch': torch.__version__,
             'device': torch.cuda.get_device_name(device) if device.type == 'cuda' else 'cpu',
             'backend': dist.get_backend(), 'worldSize': world, 'layers': args.layers, 'hidden': args.hidden,
-            'batch': args.batch, 'bucketMb': args.bucket_mb if args.overlap else None, 'gradientBytes': grad_bytes,
+            'batch': args.batch, 'bucketMb': args.bucket_mb if args.variant == 'overlap' else None, 'gradientBytes': grad_bytes,
             'profiledSteps': args.steps, 'warmup': args.warmup, 'nvls': os.environ.get('NCCL_NVLS_ENABLE'),
             'slowestRankMedianMs': max(r['medianMs'] for r in everyone),
             'paramsEqualAcrossRanks': len({r['checksum'] for r in everyone}) == 1,
