@@ -1,5 +1,6 @@
 import type { EventSpec, PlanOp, StreamSpec } from '../../model/schedule.js';
 import type { BodyPassFacts, PassedBody } from '../api/index.js';
+import { isCollectiveOp } from './spec.js';
 
 // Collectives run on a communication stream of their device, in every topology, as DDP runs its all-reduces: the
 // stage kind plans a collective on the chunk's compute stream, and this pass moves it, with the compute steps the
@@ -60,7 +61,9 @@ export function withCommStreams(
     const n = leaderOf.get(i);
     if (n !== undefined && isWork(op)) {
       const comm = commStreamId(deviceOf.get(op.stream) ?? device, device);
-      if (!added.has(comm)) added.set(comm, { id: comm, kind: 'non-blocking', device: deviceOf.get(op.stream) ?? device });
+      // The stream takes the priority its first collective's entry gives (a config's collectives share the stream).
+      const priority = isCollectiveOp(op) ? op.spec.priority : undefined;
+      if (!added.has(comm)) added.set(comm, { id: comm, kind: 'non-blocking', device: deviceOf.get(op.stream) ?? device, ...(priority ? { priority } : {}) });
       const bucket = `bucket:${n}`;
       const reduced = `reduced:${n}`;
       events.push({ id: bucket, timing: false }, { id: reduced, timing: false });

@@ -24,6 +24,13 @@ const CollectiveEntrySchema = z
       .object({
         op: z.enum(COLLECTIVES).describe('allreduce (sum), reducescatter (sum; rank r keeps part r) or allgather (rank r sends part r), in place'),
         buffer: z.string().describe("a chunked buffer on the device (such as gradients, role out): each chunk's items are one call"),
+        priority: z
+          .union([z.enum(['high', 'low']), z.number().int()])
+          .optional()
+          .describe(
+            "the communication stream's priority: high or low (the device's highest or lowest), or a number in the device's range; " +
+              "default: the device's default. A sweep races it with --set 'kernels[N].collective.priority=high,low'",
+          ),
       })
       .strict()
       .describe('an NCCL collective per chunk over every rank, on the communication stream'),
@@ -35,14 +42,24 @@ type CollectiveEntry = z.output<typeof CollectiveEntrySchema>;
 const CHUNKED = new Set(['in', 'out', 'inout', 'scratch']);
 
 function resolve(entry: CollectiveEntry, buffers: readonly StepBuffer[]): { spec: CollectiveSpec } | { error: string; path: (string | number)[] } {
-  const { op, buffer: name } = entry.collective;
+  const { op, buffer: name, priority } = entry.collective;
   const buffer = buffers.find((b) => b.name === name);
   const path = ['collective', 'buffer'];
   if (!buffer) return { error: `collective.buffer names no buffer "${name}" (buffers: ${buffers.map((b) => b.name).join(', ')})`, path };
   if (!CHUNKED.has(buffer.role)) {
     return { error: `collective.buffer: "${name}" is ${buffer.role}, but a collective reduces each chunk's bucket: give it role out (or in, inout, scratch)`, path };
   }
-  return { spec: { collective: op, buffer: name, type: buffer.type, itemSize: buffer.itemSize, elementBytes: buffer.elementBytes } };
+  const where = `kernels: ${entry.name ?? op} collective.priority`;
+  return {
+    spec: {
+      collective: op,
+      buffer: name,
+      type: buffer.type,
+      itemSize: buffer.itemSize,
+      elementBytes: buffer.elementBytes,
+      ...(priority === undefined ? {} : { priority: { level: priority, where } }),
+    },
+  };
 }
 
 const collectiveConfig: StepConfig<CollectiveEntry> = {

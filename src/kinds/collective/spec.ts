@@ -1,3 +1,4 @@
+import type { PrioritySpec } from '../../model/schedule.js';
 import type { Collective } from '../../vocabulary.js';
 
 /** A collective step as its config entry resolved it. */
@@ -7,6 +8,8 @@ export interface CollectiveSpec {
   readonly type: string;
   readonly itemSize: number;
   readonly elementBytes: number;
+  /** The communication stream's priority, as the entry gave it; undefined: the device's default. */
+  readonly priority?: PrioritySpec;
 }
 
 export type CollectiveOp = {
