@@ -1,4 +1,5 @@
-import { type CollectiveSkew, type MergedConfig, type Merged, type ModeSkew, participantName, type RankFigures, type Skew, type StepFigures } from '../compare/merge.js';
+import type { MergedConfig, Merged, RankFigures, StepFigures } from '../compare/merge.js';
+import { type CollectiveSkew, type ModeSkew, participantName, type Skew } from '../compare/skew.js';
 import { formatBytes, formatEfficiency, formatMs, formatPercent, formatRate } from '../format.js';
 import type { Collective } from '../vocabulary.js';
 import { type Column, fitTable, type Layout, without } from './fold.js';
