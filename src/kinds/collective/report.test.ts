@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { quantile } from '../../quantile.js';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -37,7 +38,21 @@ const mode = (id: string, role: unknown, samplesMs: number[], extra: Partial<Mod
   role: role as ModeResult['role'],
   device: 0,
   samplesMs,
-  stats: { ...template.stats, n: samplesMs.length, min: Math.min(...samplesMs), max: Math.max(...samplesMs), median: samplesMs.reduce((a, b) => a + b) / samplesMs.length },
+  stats: {
+    ...template.stats,
+    n: samplesMs.length,
+    min: Math.min(...samplesMs),
+    max: Math.max(...samplesMs),
+    median: samplesMs.reduce((a, b) => a + b) / samplesMs.length,
+    q1: quantile(
+      [...samplesMs].sort((a, b) => a - b),
+      0.25,
+    ),
+    q3: quantile(
+      [...samplesMs].sort((a, b) => a - b),
+      0.75,
+    ),
+  },
   analysis: null,
   ...extra,
 });
@@ -94,6 +109,8 @@ describe('the communication section of a report', () => {
       // The fastest rep of each: compute 8 ms, 4 all-reduces of 2.5 ms; max(8 + 2.5, 2 + 4 × 2.5) = 12 ms.
       "  bucket model: 8 layers computing 8.000 ms (kernels alone), 4 buckets of 256 MiB, all-reduces 10.00 ms at the collective alone's rate: " +
         'bound 12.00 ms (limited by the all-reduces back to back after the first bucket) against 12.50 ms measured, efficiency 0.96',
+      // The step's 12.4 and 12.6 ms timed against the 8 ms of compute alone (its fastest rep, 8 and 8.2 ms).
+      "  beyond the compute alone: 4.500 ms a step (36.0%), the median of 2 timed reps (middle half 4.450 ms to 4.550 ms): the communication the compute did not hide, and the compute's slowdown beside it",
       '  best bucket size: the all-reduce alone at one message size cannot tell its per-call cost from its bandwidth; sweep the bucket size to find it',
     ]);
   });

@@ -92,6 +92,7 @@ function modelLines(result: CommResult, alone: ModeResult | undefined, ranks: nu
     `  bucket model: ${context.items} ${result.pipeline.items === undefined ? 'elements' : 'layers'} computing ${formatMs(context.computeMs)} (kernels alone), ${bound.buckets} buckets of ${formatBytes(bound.bucketBytes)}, ` +
       `${name}s ${formatMs(bound.commMs)} at the collective alone's rate: bound ${formatMs(bound.ms)} (limited by ${limit}) against ${formatMs(measured)} measured, efficiency ${(bound.ms / measured).toFixed(2)}`,
   ];
+  lines.push(beyondComputeLine(headline, context.computeMs));
   const samples = aloneSamples(modes);
   const model = fitAlphaBeta(c.collective, ranks, samples);
   if (!model) {
@@ -104,6 +105,21 @@ function modelLines(result: CommResult, alone: ModeResult | undefined, ranks: nu
       'the best layout above predicts the bucket counts not measured with it',
   );
   return lines;
+}
+
+/**
+ * What the step takes beyond its compute alone, from the timed reps (their median and middle half), not from the one
+ * traced rep: the communication the compute did not hide and the compute's slowdown beside it, which the traced rep
+ * alone cannot part from noise (four runs of 32 buckets on two H200s, their medians within 0.5% of each other, traced
+ * 0.367 to 0.631 ms of communication exposed: docs/measurements/2026-11-28-h200x2-ddp-knobs/).
+ */
+function beyondComputeLine(headline: ModeResult, computeMs: number): string {
+  const { median, q1, q3 } = headline.stats;
+  const beyond = median - computeMs;
+  return (
+    `  beyond the compute alone: ${formatMs(beyond)} a step (${formatPercent(beyond / median, 1)}), the median of ${headline.samplesMs.length} timed reps ` +
+    `(middle half ${formatMs(q1 - computeMs)} to ${formatMs(q3 - computeMs)}): the communication the compute did not hide, and the compute's slowdown beside it`
+  );
 }
 
 /** The collective's section of every report (the contract's `report`). */
