@@ -8,8 +8,9 @@ import type { Communicators } from './communicators.js';
 
 // The ranks of a launch agree through their own communicator: each rank's votes (one int32 each) go to the device,
 // NCCL takes the largest of every rank's (a vote cast anywhere is carried everywhere), and the answer comes back,
-// on a stream of its own between reps. The all-reduce is also a barrier: every rank starts its next rep within
-// microseconds of the others, so that a rep's collectives do not time a partner that is still in the previous rep.
+// on a stream of its own between reps. The all-reduce is also a barrier: no rank starts its next rep while a partner
+// is still in the previous one. The hosts leave it a little apart, so the reps' start events meet on the GPU as well
+// (./align.ts).
 
 /** The most votes one agreement carries: one per layout of a sweep, one per mode of a run. */
 export const MAX_VOTES = 4096;

@@ -1,9 +1,15 @@
 import { NCCL_DATA_TYPE, NCCL_IN_PROGRESS, type Nccl, openNccl } from '../../cuda/nccl.js';
 import { UsageError } from '../../errors.js';
-import { type IssueSite, type KindRuntime, type KindRuntimeModule, type OpenContext, PENDING } from '../api/index.js';
+import { type IssueSite, type KindRuntime, type KindRuntimeModule, type OpenContext, PENDING, type SchedulePart } from '../api/index.js';
+import type { PlanOp } from '../../model/schedule.js';
 import { ncclAgreement } from './agreement.js';
 import { type Communicators, openCommunicators } from './communicators.js';
-import type { CollectiveOp } from './spec.js';
+import { type Meet, meetingPart, ncclMeet } from './align.js';
+import { type CollectiveOp, isCollectiveOp } from './spec.js';
+
+/** What the Result's notes say of the meeting before each rep under a launcher. */
+const MEETING_NOTE =
+  "Each rank's reps with collectives start after a one-element all-reduce on their first stream, behind the gate: the ranks' start events are recorded together, not each when its own host finished issuing.";
 
 // A collective on the device: libnccl, loaded once per process; the run's communicators (one per device of this
 // process, or this rank's of a launch), made when the run opens and destroyed with its clean-up; under a launcher
@@ -23,7 +29,17 @@ export class CollectiveRuntime implements KindRuntime<CollectiveOp> {
     this.watch = communicators.watch;
     // Under a launcher every decision that changes which collectives run is agreed with the other ranks.
     this.agreement = communicators.launched ? ncclAgreement(context.rt, communicators, context.devices[0] ?? 0, context.cleanup, { signal: context.signal }) : undefined;
-    this.record = { sections: { communicator: communicators.record }, notes: communicators.notes };
+    const own = communicators.byDevice.get(context.devices[0] ?? 0);
+    this.meet = communicators.launched && own ? ncclMeet(context.rt, communicators.nccl, own.comm, context.cleanup) : null;
+    const notes = this.meet ? [...communicators.notes, MEETING_NOTE] : communicators.notes;
+    this.record = { sections: { communicator: communicators.record }, notes };
+  }
+
+  /** Under a launcher, how the ranks meet before each rep of a schedule with collectives (./align.ts). */
+  private readonly meet: Meet | null;
+
+  prepareSchedule(_schedule: unknown, ops: readonly PlanOp[]): SchedulePart | null {
+    return this.meet && ops.some(isCollectiveOp) ? meetingPart(this.meet) : null;
   }
 
   issue(op: CollectiveOp, site: IssueSite) {
