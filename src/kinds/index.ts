@@ -4,6 +4,7 @@ import type { Plan as ModelPlan, PlanOp, Schedule as ModelSchedule, StreamSpec }
 import type { BodyPassFacts, CheckFacts, ChunkWork, DescribeContext, IssuedOp, IssueSite, KindDescription, KindFlag, KindFlagValues, KindRuntime } from './api/index.js';
 import type { KindRuntimeModule, KindTerm, ModelResource, ModeLineContext, OpenContext, OutputCheck, PassedBody, PlanPassContext, ReportContext } from './api/index.js';
 import type { ResultView, RuntimePrimitives, RuntimeStart, StageKind, StartContext, StepConfig, TermWords, TimelineFields } from './api/index.js';
+import type { KindRepEnd, TermMeasured } from './api/index.js';
 import { collective } from './collective/index.js';
 import { d2h, h2d } from './copy/index.js';
 import { gemm } from './gemm/index.js';
@@ -21,7 +22,7 @@ import { peer } from './peer/index.js';
 export { NOT_LAUNCHED, PENDING } from './api/index.js';
 export type { Agreement, CheckRecord, ChunkWork, ComputeStep, CuptiRecord, DescribeContext, HostBuffers, IssueSite, KindFlagValues, KindRep, KindRuntime } from './api/index.js';
 export type { Launch, ModelParts, ModelResource, OpenContext, RepHooks, RepWatch, ReportContext, RuntimePrimitives, RuntimeStart, SchedulePart, StageKind } from './api/index.js';
-export type { TermContext, TermWords, Thunk } from './api/index.js';
+export type { KindRepEnd, TermContext, TermMeasured, TermWords, Thunk } from './api/index.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
 export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K ? (K extends KindDescription<string, infer O> ? O : never) : never;
@@ -155,6 +156,23 @@ type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: 
 
 /** The fields every kind adds to a Result, as one zod shape for the Result's schema (result/schema.ts). */
 export const RESULT_SECTIONS = Object.assign({}, ...table.map((s) => s.result ?? {})) as Intersection<SectionOf<(typeof STAGE_KINDS)[number]>>;
+
+/**
+ * The fields kinds add to a mode of the Result from their records of its reps (the api's `reps`), as one zod shape
+ * that result/schema.ts composes into a mode's. Typed as no field: the core reads none of them, each kind its own.
+ */
+export const MODE_SECTIONS: Record<never, never> = Object.assign({}, ...table.map((s) => s.reps?.fields ?? {}));
+
+/** The fields each kind adds to a mode from its records of the mode's timed reps, in the table's order. */
+export function kindRepFields(reps: readonly KindRepEnd[]): Readonly<Record<string, unknown>> {
+  return Object.assign(
+    {},
+    ...table.map((kind) => {
+      const records = reps.filter((r) => r.kind === kind.id).map((r) => r.record);
+      return kind.reps && records.length ? kind.reps.summary(records) : {};
+    }),
+  );
+}
 
 /** The command-line flags the kinds add to `run` and `sweep`, in the table's order. */
 export const KIND_FLAGS: readonly KindFlag[] = table.flatMap((s) => s.flags ?? []);
@@ -319,6 +337,9 @@ export function kindModeFields(schedule: Pick<ModelSchedule<WorkOp>, 'body' | 'd
 
 /** The terms kinds add beside the GPU's in the overlap bound (the api's `term`), in the table's order. */
 export const KIND_TERMS: readonly KindTerm[] = table.flatMap((s) => (s.term ? [s.term] : []));
+
+/** What the first kind with a term measured of `mode` itself (a host stage's CPU stage), for the model's words. */
+export const kindMeasured = (mode: ModeResult): TermMeasured | null => KIND_TERMS.reduce<TermMeasured | null>((found, t) => found ?? t.measured?.(mode) ?? null, null);
 
 /** The words of the first kind with a term whose ops `mode` runs (a collective's buckets); null: chunks × streams. */
 export const termWords = (mode: ModeResult): TermWords | null => KIND_TERMS.find((t) => t.words?.holds(mode))?.words ?? null;
