@@ -4,7 +4,8 @@ import type { Plan as ModelPlan, PlanOp, Schedule as ModelSchedule, StreamSpec }
 import type { BodyPassFacts, CheckFacts, ChunkWork, DescribeContext, IssuedOp, IssueSite, KindDescription, KindFlag, KindFlagValues, KindRuntime } from './api/index.js';
 import type { KindRuntimeModule, KindTerm, ModelResource, ModeLineContext, OpenContext, OutputCheck, PassedBody, PlanPassContext, ReportContext } from './api/index.js';
 import type { ResultView, RuntimePrimitives, RuntimeStart, StageKind, StartContext, StepConfig, TermWords, TimelineFields } from './api/index.js';
-import type { KindRepEnd, TermMeasured } from './api/index.js';
+import type { ConfigSection, KindRepEnd, SectionContext, TermMeasured } from './api/index.js';
+import type { ConfigHost } from '../model/buffers.js';
 import { collective } from './collective/index.js';
 import { d2h, h2d } from './copy/index.js';
 import { gemm } from './gemm/index.js';
@@ -22,7 +23,7 @@ import { peer } from './peer/index.js';
 export { NOT_LAUNCHED, PENDING } from './api/index.js';
 export type { Agreement, CheckRecord, ChunkWork, ComputeStep, CuptiRecord, DescribeContext, HostBuffers, IssueSite, KindFlagValues, KindRep, KindRuntime } from './api/index.js';
 export type { Launch, ModelParts, ModelResource, OpenContext, RepHooks, RepWatch, ReportContext, RuntimePrimitives, RuntimeStart, SchedulePart, StageKind } from './api/index.js';
-export type { KindRepEnd, TermContext, TermMeasured, TermWords, Thunk } from './api/index.js';
+export type { KindRepEnd, SectionContext, TermContext, TermMeasured, TermWords, Thunk } from './api/index.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
 export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K ? (K extends KindDescription<string, infer O> ? O : never) : never;
@@ -191,6 +192,24 @@ export type KindSections = z.infer<z.ZodObject<typeof RESULT_SECTIONS>>;
 
 /** The compute kinds with an entry of their own in the config's `kernels:` list (every one but the kernel). */
 export const STEP_CONFIGS: readonly (StepConfig<unknown> & { readonly stage: Stage })[] = table.flatMap((s) => (s.config ? [{ ...s.config, stage: s.id }] : []));
+
+const SECTIONS: readonly ConfigSection[] = table.flatMap((s) => (s.section ? [s.section] : []));
+
+/** The kinds' own sections of the config, as one zod shape for the config's schema (config/schema.ts). */
+export const CONFIG_SECTIONS: Record<never, never> = Object.fromEntries(SECTIONS.map((s) => [s.key, s.schema]));
+
+/** What the kinds read from their own sections of the config, under each section's key (the Config holds them). */
+export interface ConfigSections {
+  /** The host stage: a CPU stage beside the GPU's, or null. */
+  readonly host: ConfigHost | null;
+}
+
+/** Each kind's own section of the parsed config, read by its rules (the api's `section`). */
+export function readConfigSections(parsed: object, context: Omit<SectionContext, 'locate'> & { locate(path: readonly (string | number)[]): string }): ConfigSections {
+  const values = parsed as Readonly<Record<string, unknown>>;
+  const read = SECTIONS.map((s) => [s.key, s.read(values[s.key], { ...context, locate: (field) => context.locate([s.key, ...field]) })]);
+  return Object.fromEntries(read) as ConfigSections;
+}
 
 /**
  * A chunk's ops of one phase: loads and stores each stage kind of that phase in the table's order; the compute

@@ -1,5 +1,6 @@
 import type { StageKind } from '../api/index.js';
 import type { HostOp } from './op.js';
+import { hostSection } from './config.js';
 import { cpuStageTerm } from './cpu-stage.js';
 import { cpuStageWords, hostModeLine } from './report.js';
 import { type CpuStageTiming, cpuStageSummary, HOST_MODE_FIELDS } from './section.js';
@@ -22,6 +23,7 @@ export const host: StageKind<'host', HostOp> = {
   // Its records of a mode's reps are rep.ts's, each a rep's CPU stage on workers.
   reps: { fields: HOST_MODE_FIELDS, summary: (records) => ({ cpuStage: cpuStageSummary(records as readonly CpuStageTiming[]) }) },
   modeLine: hostModeLine,
+  section: hostSection,
   verify: 'exact',
   writes: () => [],
   names: () => [],
