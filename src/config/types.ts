@@ -1,11 +1,11 @@
 import type { HostMemoryKind, HostThread, IssueMode, IssueOrder, PlacedDefaultOp, ScalarType, StreamKind, Topology } from '../vocabulary.js';
 import type { ComputeStep, ConfigSections } from '../kinds/index.js';
-import type { ConfigBuffer, ConfigHost, HostStageFn, InitSpec } from '../model/buffers.js';
+import type { ConfigBuffer, ConfigHost, InitSpec } from '../model/buffers.js';
 import type { Handoff } from './devices.js';
 import type { ParsedConfig } from './schema.js';
 import type { LatencySpec, PrioritySpec } from './toolbox.js';
 
-export type { ConfigBuffer, ConfigHost, HostStageFn, InitSpec };
+export type { ConfigBuffer, ConfigHost, InitSpec };
 
 // The validated config every layer reads, apart from the YAML loader (load.ts) that makes it: the planner, the
 // executor and the reports import these types without the loader's parser and file reading.

@@ -1,7 +1,7 @@
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../../errors.js';
-import type { ConfigHost, HostStageFn } from '../../model/buffers.js';
+import type { ConfigHost, HostFn } from '../../model/buffers.js';
 import { HOST_FUNCTIONS, HOST_THREADS } from '../../vocabulary.js';
 import type { ConfigSection, SectionContext } from '../api/index.js';
 
@@ -86,12 +86,12 @@ function readHost(host: ParsedHost | undefined, context: SectionContext): Config
       hint: 'Give a buffer role: in (or inout), or use after: for work on the chunks copied out.',
     });
   }
-  const named = (after ?? before) as HostStageFn;
+  const named = (after ?? before) as HostFn;
   const name = host.name ?? (named.kind === 'module' ? named.export : named.kind);
   return { name, thread: 'workers', workers: host.workers ?? null, before: before ?? null, slots: host.slots ?? null, after: after ?? null };
 }
 
-function readHostFn(fn: ParsedHost['before'], path: string | null): HostStageFn | undefined {
+function readHostFn(fn: ParsedHost['before'], path: string | null): HostFn | undefined {
   if (fn === undefined) return undefined;
   if (fn === 'checksum') return { kind: 'checksum' };
   if ('cost' in fn) return { kind: 'cost', msPerMiB: fn.cost.msPerMiB };
