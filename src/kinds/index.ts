@@ -158,10 +158,7 @@ type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: 
 /** The fields every kind adds to a Result, as one zod shape for the Result's schema (result/schema.ts). */
 export const RESULT_SECTIONS = Object.assign({}, ...table.map((s) => s.result ?? {})) as Intersection<SectionOf<(typeof STAGE_KINDS)[number]>>;
 
-/**
- * The fields kinds add to a mode of the Result from their records of its reps (the api's `reps`), as one zod shape
- * that result/schema.ts composes into a mode's. Typed as no field: the core reads none of them, each kind its own.
- */
+/** The fields kinds add to a mode from their records of its reps (the api's `reps`); the core reads none of them. */
 export const MODE_SECTIONS: Record<never, never> = Object.assign({}, ...table.map((s) => s.reps?.fields ?? {}));
 
 /** The fields each kind adds to a mode from its records of the mode's timed reps, in the table's order. */
@@ -198,11 +195,8 @@ const SECTIONS: readonly ConfigSection[] = table.flatMap((s) => (s.section ? [s.
 /** The kinds' own sections of the config, as one zod shape for the config's schema (config/schema.ts). */
 export const CONFIG_SECTIONS: Record<never, never> = Object.fromEntries(SECTIONS.map((s) => [s.key, s.schema]));
 
-/** What the kinds read from their own sections of the config, under each section's key (the Config holds them). */
-export interface ConfigSections {
-  /** The host stage: a CPU stage beside the GPU's, or null. */
-  readonly host: ConfigHost | null;
-}
+/** What the kinds read from their own sections of the config (the host stage's), each under its key. */
+export type ConfigSections = { readonly host: ConfigHost | null };
 
 /** Each kind's own section of the parsed config, read by its rules (the api's `section`). */
 export function readConfigSections(parsed: object, context: Omit<SectionContext, 'locate'> & { locate(path: readonly (string | number)[]): string }): ConfigSections {
