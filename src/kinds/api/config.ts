@@ -1,6 +1,7 @@
 import type { ZodType } from 'zod';
 
-// A compute kind's entry in the config's `kernels:` list (other than a kernel's), and what it resolves to.
+// A compute kind's entry in the config's `kernels:` list (other than a kernel's), and what it resolves to; and a kind's
+// own section of the config (the host stage's `host:`), and what it reads.
 
 /** What a library stage reads of a config buffer when it resolves its entry. */
 export interface StepBuffer {
