@@ -8,12 +8,12 @@ import { readRegularFile } from '../files/read.js';
 import { formatPath } from '../format.js';
 import { ELEMENT_BYTES, type IssueOrder, type PlacedDefaultOp, type ScalarType } from '../vocabulary.js';
 import { parseConfigYaml } from './parse-yaml.js';
-import { SPANNING_STAGES, STEP_CONFIGS, type ComputeStep } from '../kinds/index.js';
+import { readConfigSections, SPANNING_STAGES, STEP_CONFIGS, type ComputeStep } from '../kinds/index.js';
 import { controlText, nodeOffset, schemaError } from './field-errors.js';
 import { ConfigSchema, type ParsedArg, type ParsedConfig, type ParsedKernel } from './schema.js';
 import { chunkedBuffers, isResident } from './items.js';
 import { checkRing, readLatency } from './toolbox.js';
-import type { Config, ConfigArg, ConfigHost, HostStageFn, ConfigBuffer, ConfigKernel, LoadedConfig, Locator, Overrides } from './types.js';
+import type { Config, ConfigArg, ConfigBuffer, ConfigKernel, LoadedConfig, Locator, Overrides } from './types.js';
 export function loadConfigFile(path: string, overrides: Overrides = {}): LoadedConfig {
   const text = readRegularFile(path, {
     what: 'config',
@@ -210,7 +210,7 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     elements: units,
     items,
     tolerance: parsed.verify?.tolerance ?? null,
-    host: readHost(parsed.host, path, buffers, locate, notes),
+    ...readConfigSections(parsed, { path, buffers: stepBuffers(buffers), locate, note: (text) => notes.push(text) }),
     deviceMemory: parsed.deviceMemory ?? null,
     notes,
     sweep: parsed.sweep ?? null,
@@ -273,59 +273,15 @@ function resolveBuffer(name: string, b: ParsedConfig['buffers'][string], items: 
   };
 }
 
+/** The buffers as a kind reads them: for a library stage's entry, and a kind's own section. */
+const stepBuffers = (buffers: readonly ConfigBuffer[]) =>
+  buffers.map((b) => ({ name: b.name, type: b.type, role: b.role, elementBytes: b.elementBytes, itemSize: b.itemSize, elements: b.elements }));
+
 /** A library stage's `kernels:` entry through its stage kind's resolution; what is wrong names the entry's field. */
 function resolveStep(library: (typeof STEP_CONFIGS)[number], entry: unknown, buffers: readonly ConfigBuffer[], at: (string | number)[], locate: Locator): ComputeStep {
-  const resolved = library.resolve(
-    entry,
-    buffers.map((b) => ({ name: b.name, type: b.type, role: b.role, elementBytes: b.elementBytes, itemSize: b.itemSize, elements: b.elements })),
-  );
+  const resolved = library.resolve(entry, stepBuffers(buffers));
   if ('error' in resolved) throw new UsageError(`${locate([...at, ...resolved.path])}: ${formatPath(at)}: ${resolved.error}.`);
   return { stage: library.stage, label: library.label(entry), spec: resolved.spec };
-}
-
-/**
- * The host stage. `function:` alone is the old form: `function: checksum` now runs on the workers (`after:
- * checksum`), `function: empty` (the bare callback cost) stays on the JS thread; both say so in a note.
- */
-function readHost(host: ParsedConfig['host'], path: string | null, buffers: readonly ConfigBuffer[], locate: Locator, notes: string[]): ConfigHost | null {
-  if (!host) return null;
-  const where = (field: string) => locate(['host', field]);
-  const thread = host.thread ?? (host.function === 'empty' && host.after === undefined ? 'js' : 'workers');
-  if (thread === 'js') {
-    const misplaced = (['after', 'before', 'workers', 'slots'] as const).find((field) => host[field] !== undefined);
-    if (misplaced) throw new UsageError(`${where(misplaced)}: thread: js runs \`function\` on the JS thread; before, after, workers and slots belong to thread: workers.`);
-    if (!host.function) throw new UsageError(`${where('thread')}: thread: js needs function: checksum or function: empty.`);
-    if (host.thread === undefined)
-      notes.push(`${where('function')}: function: empty runs on the JS thread through cudaLaunchHostFunc (the bare callback cost); say thread: js to silence this note.`);
-    return { name: host.name ?? host.function, thread: 'js', function: host.function };
-  }
-  if (host.function !== undefined && host.after !== undefined) throw new UsageError(`${where('function')}: give after (the workers' function) or the old function, not both.`);
-  if (host.function === 'empty')
-    throw new UsageError(`${where('function')}: function: empty is the bare callback of thread: js; the workers run after: checksum, cost or a module.`);
-  if (host.function === 'checksum') notes.push(`${where('function')}: host: { function: checksum } is the old form; it now runs on worker threads as after: checksum.`);
-  const after = host.function === 'checksum' ? { kind: 'checksum' as const } : readHostFn(host.after, path);
-  const before = readHostFn(host.before, path);
-  if (!after && !before) {
-    throw new UsageError(`${where('after')}: a host stage on workers needs before (a loader) or after: checksum, { cost: { msPerMiB } } or { module: ./file.mjs, export: name }.`);
-  }
-  if (host.slots !== undefined && !before) throw new UsageError(`${where('slots')}: slots are the loader's: give before as well.`);
-  // A loader fills the chunks of the buffers copied in; with none, it would fill nothing and time nothing.
-  if (before && !buffers.some((b) => b.role === 'in' || b.role === 'inout')) {
-    throw new UsageError(`${where('before')}: a loader (before) fills each chunk of the in and inout buffers before its H2D, and this config has none.`, {
-      hint: 'Give a buffer role: in (or inout), or use after: for work on the chunks copied out.',
-    });
-  }
-  const named = (after ?? before) as HostStageFn;
-  const name = host.name ?? (named.kind === 'module' ? named.export : named.kind);
-  return { name, thread: 'workers', workers: host.workers ?? null, before: before ?? null, slots: host.slots ?? null, after: after ?? null };
-}
-
-function readHostFn(fn: NonNullable<ParsedConfig['host']>['before'], path: string | null): HostStageFn | undefined {
-  if (fn === undefined) return undefined;
-  if (fn === 'checksum') return { kind: 'checksum' };
-  if ('cost' in fn) return { kind: 'cost', msPerMiB: fn.cost.msPerMiB };
-  if ('decode' in fn) return { kind: 'decode', msPerMiB: fn.decode.msPerMiB };
-  return { kind: 'module', path: resolve(path ? dirname(path) : process.cwd(), fn.module), export: fn.export };
 }
 
 /** The ops a config moves onto default streams, from `legacyDefaultOp` or `defaultStreamOp` (one of them). */

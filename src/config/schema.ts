@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { STEP_CONFIGS } from '../kinds/index.js';
+import { CONFIG_SECTIONS, STEP_CONFIGS } from '../kinds/index.js';
 import { parseQuantity, type QuantityKind } from './units.js';
 
 import {
@@ -7,8 +7,6 @@ import {
   DEFAULT_STREAM_OPS,
   DEFAULT_STREAMS,
   ELEMENT_TYPES,
-  HOST_FUNCTIONS,
-  HOST_THREADS,
   HOST_MEMORY_KINDS,
   ISSUE_MODES,
   ISSUE_ORDERS,
@@ -223,49 +221,6 @@ const PipelineSchema = z
   })
   .strict();
 
-const HostFnSchema = z.union([
-  z.literal('checksum').describe("the sum of the chunk's output bytes as 32-bit words"),
-  z
-    .object({ cost: z.object({ msPerMiB: z.number().positive() }).strict() })
-    .strict()
-    .describe('a fixed CPU cost per MiB of the chunk (a model of post-processing)'),
-  z
-    .object({
-      module: z.string().min(1).describe('an ES module, relative to the config file'),
-      export: z.string().min(1).default('default').describe('the exported function, called with the chunk'),
-    })
-    .strict()
-    .describe("a user's function, loaded in every worker"),
-]);
-
-const HostStageSchema = z
-  .object({
-    thread: z.enum(HOST_THREADS).optional().describe('workers (default): a pool of worker threads fed by events; js: cudaLaunchHostFunc on the JS thread, the stream waiting'),
-    workers: z.number().int().min(1).max(256).optional().describe('worker threads (default: the cores less two, at most 8)'),
-    after: HostFnSchema.optional().describe("what the workers run over each chunk's output bytes after its D2H"),
-    before: z
-      .union([
-        HostFnSchema,
-        z
-          .object({ decode: z.object({ msPerMiB: z.number().min(0) }).strict() })
-          .strict()
-          .describe("writes each input buffer's seeded pattern into the chunk, after a CPU cost per MiB"),
-      ])
-      .optional()
-      .describe("a loader: what the workers run over each chunk's input bytes in pinned memory before its H2D is issued"),
-    slots: z.number().int().min(1).optional().describe('with before: chunks filled ahead of the GPU (default 2 × workers, at most the chunks)'),
-    function: z
-      .enum(HOST_FUNCTIONS)
-      .optional()
-      .describe("the old form, and the function of thread: js. checksum: sums the chunk's output bytes on the host; empty: returns at once (the bare callback cost)"),
-    name: z
-      .string()
-      .regex(/^[A-Za-z_][\w-]*$/)
-      .optional()
-      .describe('label in output (default: the function)'),
-  })
-  .strict();
-
 const VerifySchema = z
   .object({
     tolerance: z
@@ -337,7 +292,8 @@ export const ConfigSchema = z
       .describe('the compute stage, in order, per chunk: each entry a kernel, or a library stage such as { gemm: {...} }'),
     pipeline: PipelineSchema.default(() => PipelineSchema.parse({})),
     latency: LatencySchema.optional().describe("a latency-critical stream: after each chunk's load, one small kernel; measured with and without priorities"),
-    host: HostStageSchema.optional().describe("a CPU stage after each chunk's D2H, on worker threads (or on the JS thread with thread: js)"),
+    // Each kind's own section (the host stage's `host:`), where its key has always been.
+    ...CONFIG_SECTIONS,
     deviceMemory: quantity('bytes').optional().describe('device memory budget for the buffers, e.g. 1GiB: chunks then cycle through a ring of device slots that fits it'),
     verify: VerifySchema.optional(),
     repetitions: RepetitionsSchema.default(() => RepetitionsSchema.parse({})),

@@ -1,11 +1,11 @@
 import type { HostMemoryKind, HostThread, IssueMode, IssueOrder, PlacedDefaultOp, ScalarType, StreamKind, Topology } from '../vocabulary.js';
-import type { ComputeStep } from '../kinds/index.js';
-import type { ConfigBuffer, ConfigHost, HostStageFn, InitSpec } from '../model/buffers.js';
+import type { ComputeStep, ConfigSections } from '../kinds/index.js';
+import type { ConfigBuffer, ConfigHost, InitSpec } from '../model/buffers.js';
 import type { Handoff } from './devices.js';
 import type { ParsedConfig } from './schema.js';
 import type { LatencySpec, PrioritySpec } from './toolbox.js';
 
-export type { ConfigBuffer, ConfigHost, HostStageFn, InitSpec };
+export type { ConfigBuffer, ConfigHost, InitSpec };
 
 // The validated config every layer reads, apart from the YAML loader (load.ts) that makes it: the planner, the
 // executor and the reports import these types without the loader's parser and file reading.
@@ -32,7 +32,8 @@ export interface ConfigKernel {
   readonly args: readonly ConfigArg[];
 }
 
-export interface Config {
+/** The kinds' own sections (the host stage's `host`) are read by their kinds, under their keys. */
+export interface Config extends ConfigSections {
   readonly name: string;
   readonly description: string | null;
   /** The YAML file, or null for a config built in code. */
@@ -62,8 +63,6 @@ export interface Config {
   readonly items: number | null;
   /** verify.tolerance: outputs compared as numbers within it; null: byte for byte. */
   readonly tolerance: Tolerance | null;
-  /** The CPU stage after each chunk's D2H, or null. */
-  readonly host: ConfigHost | null;
   /** A latency-critical stream beside the pipeline, or null. */
   readonly latency: LatencySpec | null;
   /** Device memory the buffers may use, bytes; null for no budget (every buffer whole on the device). */

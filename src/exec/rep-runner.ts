@@ -4,7 +4,7 @@ import type { CudaRuntime } from '../cuda/runtime.js';
 import type { StreamHandle } from '../cuda/types.js';
 import { engineTimes, untraced } from './engine-times.js';
 import { DRAIN_MS, RepWaits } from './rep-waits.js';
-import type { CpuStageTiming, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
+import type { KindRepEnd, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
 import { type TracedSchedule, traceSchedule } from '../plan/trace.js';
 import { type Op, type Plan, type Schedule, streamDevices } from '../plan/types.js';
 import type { Agreement, KindRep, KindRuntimes } from '../kinds/index.js';
@@ -74,12 +74,12 @@ export class CudaRepRunner implements RepRunner {
     // A timed rep's deadline starts once it is issued: issuing thousands of ops is the host's time, not the GPU's.
     const endBy = options.checked ? deadline : performance.now() + (options.deadlineMs ?? Infinity);
     // A gated rep's GPU starts when the gate opens, at the end of issue; another at once.
-    const cpuStage = await this.endRep(prepared, rep, endBy, options, gate ? issueEnd : issueStart);
+    const kindRep = await this.endRep(prepared, rep, endBy, options, gate ? issueEnd : issueStart);
     const probes = prepared.schedule.probes ?? [];
     const eventsMs = this.rt.streams.elapsedMs(prepared.start, prepared.end);
     return {
-      gpuMs: cpuStage ? Math.max(eventsMs, cpuStage.endMs) : eventsMs,
-      ...(cpuStage ? { cpuStage } : {}),
+      gpuMs: kindRep ? Math.max(eventsMs, kindRep.endMs) : eventsMs,
+      ...(kindRep ? { kindRep } : {}),
       hostIssueMs,
       gateTimedOut: gate !== null && gate.host[1] === 1,
       ...(probes.length ? { probesMs: probes.map((p) => this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end))) } : {}),
@@ -96,7 +96,7 @@ export class CudaRepRunner implements RepRunner {
       this.cuptiWarm = true;
       await this.tracedPass(prepared, traced, gate, options);
     }
-    const { issuedAt, issueEnd, cupti, collection, cpuStage } = await this.tracedPass(prepared, traced, gate, options);
+    const { issuedAt, issueEnd, cupti, collection, kindRep } = await this.tracedPass(prepared, traced, gate, options);
     const engine = engineTimes(cupti, collection, traced);
     const origin = issuedAt[prepared.startIndex] ?? 0;
     const schedule = this.scheduleById(id);
@@ -132,7 +132,7 @@ export class CudaRepRunner implements RepRunner {
         };
       }),
       engine: engine.source,
-      ...(cpuStage ? { cpuStage } : {}),
+      ...(kindRep ? { kindRep } : {}),
     };
   }
 
@@ -145,7 +145,7 @@ export class CudaRepRunner implements RepRunner {
     const spanOfThunk = new Map(traced.spans.map((span, index) => [prepared.bodyThunkIndex(span.bodyIndex), index]));
     const correlate = cupti instanceof CuptiActivity ? cupti.correlationThunks() : null;
     let issueEnd = 0;
-    let cpuStage: CpuStageTiming | undefined;
+    let kindRep: KindRepEnd | undefined;
     let collection: ActivityCollection | string = 'CUPTI was not used';
     const rep = this.beginRep(prepared, deadlineMs);
     const call = (i: number) => {
@@ -171,14 +171,14 @@ export class CudaRepRunner implements RepRunner {
         rep,
       );
       issueEnd = performance.now();
-      // The tasks on the traced rep's own clock, from issuing its start event, as every op of it is.
-      cpuStage = await this.endRep(prepared, rep, issueEnd + (deadlineMs ?? Infinity), options, issuedAt[prepared.startIndex] ?? 0);
+      // The kind's work on the traced rep's own clock, from issuing its start event, as every op of it is.
+      kindRep = await this.endRep(prepared, rep, issueEnd + (deadlineMs ?? Infinity), options, issuedAt[prepared.startIndex] ?? 0);
       if (cupti instanceof CuptiActivity) collection = await cupti.collect().catch((error: unknown) => `CUPTI did not hand its records back (${(error as Error).message})`);
     } catch (error) {
       if (cupti instanceof CuptiActivity) cupti.stop();
       throw error;
     }
-    return { issuedAt, issueEnd, cupti, collection, cpuStage };
+    return { issuedAt, issueEnd, cupti, collection, kindRep };
   }
 
   /** CUPTI recording for a traced rep issued op by op; for a graph replay, or where CUPTI will not start, why not. */
@@ -316,7 +316,7 @@ export class CudaRepRunner implements RepRunner {
     return prepared.rep?.begin((error) => this.waits.repFailure(prepared, error), deadlineMs ?? Number.POSITIVE_INFINITY) ?? null;
   }
 
-  /** Waits for the rep's end: through the kind's hooks where one takes part, which return its CPU stage's timing. */
+  /** Waits for the rep's end: through the kind's hooks where one takes part, which return what its own work came to. */
   private async endRep(prepared: PreparedRep, rep: KindRep | null, deadline: number, options: Pick<RepOptions, 'deadlineMs' | 'signal'>, gpuStartMs: number) {
     const waitEnd = () => this.waits.waitEnd(prepared, deadline, options);
     if (rep) return rep.end(waitEnd, gpuStartMs);

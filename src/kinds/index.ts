@@ -4,6 +4,8 @@ import type { Plan as ModelPlan, PlanOp, Schedule as ModelSchedule, StreamSpec }
 import type { BodyPassFacts, CheckFacts, ChunkWork, DescribeContext, IssuedOp, IssueSite, KindDescription, KindFlag, KindFlagValues, KindRuntime } from './api/index.js';
 import type { KindRuntimeModule, KindTerm, ModelResource, ModeLineContext, OpenContext, OutputCheck, PassedBody, PlanPassContext, ReportContext } from './api/index.js';
 import type { ResultView, RuntimePrimitives, RuntimeStart, StageKind, StartContext, StepConfig, TermWords, TimelineFields } from './api/index.js';
+import type { ConfigSection, KindRepEnd, SectionContext, TermMeasured } from './api/index.js';
+import type { ConfigHost } from '../model/buffers.js';
 import { collective } from './collective/index.js';
 import { d2h, h2d } from './copy/index.js';
 import { gemm } from './gemm/index.js';
@@ -21,7 +23,7 @@ import { peer } from './peer/index.js';
 export { NOT_LAUNCHED, PENDING } from './api/index.js';
 export type { Agreement, CheckRecord, ChunkWork, ComputeStep, CuptiRecord, DescribeContext, HostBuffers, IssueSite, KindFlagValues, KindRep, KindRuntime } from './api/index.js';
 export type { Launch, ModelParts, ModelResource, OpenContext, RepHooks, RepWatch, ReportContext, RuntimePrimitives, RuntimeStart, SchedulePart, StageKind } from './api/index.js';
-export type { TermContext, TermWords, Thunk } from './api/index.js';
+export type { KindRepEnd, SectionContext, TermContext, TermMeasured, TermWords, Thunk } from './api/index.js';
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
 export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K ? (K extends KindDescription<string, infer O> ? O : never) : never;
@@ -156,6 +158,20 @@ type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: 
 /** The fields every kind adds to a Result, as one zod shape for the Result's schema (result/schema.ts). */
 export const RESULT_SECTIONS = Object.assign({}, ...table.map((s) => s.result ?? {})) as Intersection<SectionOf<(typeof STAGE_KINDS)[number]>>;
 
+/** The fields kinds add to a mode from their records of its reps (the api's `reps`); the core reads none of them. */
+export const MODE_SECTIONS: Record<never, never> = Object.assign({}, ...table.map((s) => s.reps?.fields ?? {}));
+
+/** The fields each kind adds to a mode from its records of the mode's timed reps, in the table's order. */
+export function kindRepFields(reps: readonly KindRepEnd[]): Readonly<Record<string, unknown>> {
+  return Object.assign(
+    {},
+    ...table.map((kind) => {
+      const records = reps.filter((r) => r.kind === kind.id).map((r) => r.record);
+      return kind.reps && records.length ? kind.reps.summary(records) : {};
+    }),
+  );
+}
+
 /** The command-line flags the kinds add to `run` and `sweep`, in the table's order. */
 export const KIND_FLAGS: readonly KindFlag[] = table.flatMap((s) => s.flags ?? []);
 
@@ -173,6 +189,21 @@ export type KindSections = z.infer<z.ZodObject<typeof RESULT_SECTIONS>>;
 
 /** The compute kinds with an entry of their own in the config's `kernels:` list (every one but the kernel). */
 export const STEP_CONFIGS: readonly (StepConfig<unknown> & { readonly stage: Stage })[] = table.flatMap((s) => (s.config ? [{ ...s.config, stage: s.id }] : []));
+
+const SECTIONS: readonly ConfigSection[] = table.flatMap((s) => (s.section ? [s.section] : []));
+
+/** The kinds' own sections of the config, as one zod shape for the config's schema (config/schema.ts). */
+export const CONFIG_SECTIONS: Record<never, never> = Object.fromEntries(SECTIONS.map((s) => [s.key, s.schema]));
+
+/** What the kinds read from their own sections of the config (the host stage's), each under its key. */
+export type ConfigSections = { readonly host: ConfigHost | null };
+
+/** Each kind's own section of the parsed config, read by its rules (the api's `section`). */
+export function readConfigSections(parsed: object, context: Omit<SectionContext, 'locate'> & { locate(path: readonly (string | number)[]): string }): ConfigSections {
+  const values = parsed as Readonly<Record<string, unknown>>;
+  const read = SECTIONS.map((s) => [s.key, s.read(values[s.key], { ...context, locate: (field) => context.locate([s.key, ...field]) })]);
+  return Object.fromEntries(read) as ConfigSections;
+}
 
 /**
  * A chunk's ops of one phase: loads and stores each stage kind of that phase in the table's order; the compute
@@ -319,6 +350,9 @@ export function kindModeFields(schedule: Pick<ModelSchedule<WorkOp>, 'body' | 'd
 
 /** The terms kinds add beside the GPU's in the overlap bound (the api's `term`), in the table's order. */
 export const KIND_TERMS: readonly KindTerm[] = table.flatMap((s) => (s.term ? [s.term] : []));
+
+/** What the first kind with a term measured of `mode` itself (a host stage's CPU stage), for the model's words. */
+export const kindMeasured = (mode: ModeResult): TermMeasured | null => KIND_TERMS.reduce<TermMeasured | null>((found, t) => found ?? t.measured?.(mode) ?? null, null);
 
 /** The words of the first kind with a term whose ops `mode` runs (a collective's buckets); null: chunks × streams. */
 export const termWords = (mode: ModeResult): TermWords | null => KIND_TERMS.find((t) => t.words?.holds(mode))?.words ?? null;

@@ -1,5 +1,5 @@
 import { boundLinkRate, formatMs, formatUs } from '../format.js';
-import type { TermWords } from '../kinds/index.js';
+import { kindMeasured, type TermWords } from '../kinds/index.js';
 import type { ModeResult } from '../model/mode.js';
 import type { AdviceRecord, ModelAnalysis } from '../model/analysis.js';
 import type { Bound } from './bound.js';
@@ -110,12 +110,7 @@ function reasons(mode: ModeResult, model: AdviceModel, context: AdviceContext, t
         fix: layout?.issue === 'graph' ? null : { code: 'graph', change: 'issue it as a CUDA graph (pipeline.mode: graph)', term: 'host issue' },
       };
     case 'CPU stage':
-      return mode.cpuStage
-        ? {
-            why: `the host stage's ${mode.cpuStage.tasksPerRep} tasks of ${formatMs(mode.cpuStage.taskMedianMs)} on ${mode.cpuStage.workers} workers take longer than the GPU's side`,
-            fix: { code: 'workers', change: 'use more workers (host.workers) or a cheaper function', term: 'CPU stage' },
-          }
-        : { why: 'the host stage takes longer than the GPU side', fix: null };
+      return kindMeasured(mode)?.limits ?? { why: 'the host stage takes longer than the GPU side', fix: null };
     case 'fill and drain':
       return { why: 'the first and last chunks run with the pipeline half empty', fix: null };
     case 'shared link': {
@@ -158,13 +153,9 @@ function unexplained(mode: ModeResult, model: AdviceModel, words: TermWords | nu
     return `time the model does not explain: look for ops on the legacy default stream, pageable memory or synchronous calls (${timeline})`;
   }
   const host = mode.role.kind === 'overlapped' ? mode.role.layout.host : undefined;
-  // Where the bound has a CPU-stage term, what it leaves out is the hand-over of each chunk to its worker, not the stage.
-  const stage =
-    host === undefined
-      ? (words?.leavesOut ?? null)
-      : mode.cpuStage
-        ? `the host stage ${host}'s hand-overs and contention, which the CPU-stage term leaves out (it counts the tasks' own time)`
-        : `the host stage ${host}, which the model leaves out (it has the GPU's stages only)`;
+  // Where the bound has a kind's term for the host stage, what it leaves out is the kind's to say, not the stage.
+  const unmodelled = `the host stage ${host}, which the model leaves out (it has the GPU's stages only)`;
+  const stage = host === undefined ? (words?.leavesOut ?? null) : (kindMeasured(mode)?.leavesOut ?? unmodelled);
   if (found.length) {
     return (
       `time the model does not explain: this layout has ${found.join(' and ')}, which ${found.length > 1 ? 'run' : 'runs'} ops one after another` +

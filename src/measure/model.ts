@@ -2,7 +2,7 @@ import { gbPerSecond } from '../format.js';
 import { median } from '../quantile.js';
 import type { BufferRole, HostMemoryKind, StreamKind } from '../vocabulary.js';
 import { type ClockMatch, clockFactor, clockMatch } from '../clocks.js';
-import { KIND_TERMS, MODEL_RESOURCES, type TermContext, termWords } from '../kinds/index.js';
+import { KIND_TERMS, kindMeasured, MODEL_RESOURCES, type TermContext, termWords } from '../kinds/index.js';
 import type { ModeResult } from '../model/mode.js';
 import { serialMismatch } from '../result/likeness.js';
 import type { ModelAnalysis, Serialiser } from '../model/analysis.js';
@@ -228,7 +228,7 @@ export function modelAnalysis(
   // sweep's): the best-layout line and the advice name it.
   const overruled = bestIsBetter(found.bound, bound) ? measuredNoFaster(mode, modes, found, termWords(mode) !== null) : null;
   // A host stage on the JS thread has no term: the model predicts its GPU's side alone, no layout to change to.
-  const unmodelled = own.host !== undefined && !mode.cpuStage;
+  const unmodelled = own.host !== undefined && !kindMeasured(mode);
   const floor = bestIsBetter(found.bound, bound) && !overruled && !unmodelled ? found : here;
   // The ideal is what no layout can beat: never above the workload's floor, which is never above serial.
   const ideal = Math.min(idealMs(parts, kernelsChunkedMs), floor.bound.ms);

@@ -7,7 +7,7 @@ import { type CheckRecord, layoutDependent, outputCheck, takesTolerance } from '
 import type { StopRule } from '../vocabulary.js';
 import { RepGuard } from './guard.js';
 import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
-import { ALONE, type CpuStageTiming, type RepRunner } from './runner.js';
+import { ALONE, type KindRepEnd, type RepRunner } from './runner.js';
 
 export interface MeasuredSchedule {
   readonly schedule: Schedule;
@@ -22,8 +22,8 @@ export interface MeasuredSchedule {
   readonly gateTimeouts: number;
   /** Latency modes: every probe of every timed rep, ms. */
   readonly probeMs?: readonly number[];
-  /** A host stage on workers: every timed rep's CPU stage. */
-  readonly cpuStage?: readonly CpuStageTiming[];
+  /** Every timed rep's own work of a kind (a host stage's tasks on workers), as the kind recorded it. */
+  readonly kindReps?: readonly KindRepEnd[];
   /** A graph replay's one-off capture and instantiation, host time; absent for schedules issued op by op. */
   readonly setup?: { readonly captureMs: number; readonly instantiateMs: number } | null;
 }
@@ -193,7 +193,7 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
   const hostIssueMs: number[] = [];
   const smClockMHz: number[] = [];
   const probeMs: number[] = [];
-  const cpuStage: CpuStageTiming[] = [];
+  const kindReps: KindRepEnd[] = [];
   let gateTimeouts = 0;
   const start = performance.now();
   for (;;) {
@@ -203,7 +203,7 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
     hostIssueMs.push(timing.hostIssueMs);
     if (timing.gateTimedOut) gateTimeouts += 1;
     if (timing.probesMs) probeMs.push(...timing.probesMs);
-    if (timing.cpuStage) cpuStage.push(timing.cpuStage);
+    if (timing.kindRep) kindReps.push(timing.kindRep);
     const clock = options.smClock?.();
     if (clock) smClockMHz.push(clock);
     const elapsedMs = performance.now() - start;
@@ -221,7 +221,7 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
         gateTimeouts,
         setup: runner.setupCost?.(schedule.id) ?? null,
         ...(probeMs.length ? { probeMs } : {}),
-        ...(cpuStage.length ? { cpuStage } : {}),
+        ...(kindReps.length ? { kindReps } : {}),
       };
   }
 }

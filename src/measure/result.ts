@@ -3,14 +3,13 @@ import { gbPerSecond } from '../format.js';
 import { quantile } from '../quantile.js';
 import { type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
 import type { PeerPathRecord } from '../model/devices.js';
-import type { CpuStage } from '../model/cpu-stage.js';
 import { type DeviceFacts, type RunIdentity, SHARING_NOT_CHECKED, type SharingRecord, type SoftwareVersions } from '../result/environment.js';
 import type { ModeResult } from '../model/mode.js';
 import type { ModelAnalysis, OverlapAnalysis, SweepSection } from '../model/analysis.js';
 import { RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult } from '../result/schema.js';
 import type { TracedRep } from '../result/timeline.js';
 import { isSplitTogether } from '../modes.js';
-import { isWorkOp, kindModeFields, stageOf } from '../kinds/index.js';
+import { isWorkOp, kindModeFields, kindRepFields, stageOf } from '../kinds/index.js';
 import { kernelRangeBytes } from './timeline.js';
 import { chunkUnits } from '../chunking.js';
 import { issuedOpCount } from '../plan/overhead.js';
@@ -20,7 +19,6 @@ import { modelAnalysis, type PipelineFacts, streamFacts } from './model.js';
 import { crossDeviceOf, perDeviceTimes, scalingOf } from './scaling.js';
 import type { RepetitionPolicy } from './policy.js';
 import type { MeasuredSchedule, Verification } from './repeat.js';
-import type { CpuStageTiming } from './runner.js';
 import { relativeMedianError, summarize } from './stats.js';
 import { runWarnings } from './warnings.js';
 
@@ -73,9 +71,6 @@ export function latencyStats(values: readonly number[]): { n: number; medianMs: 
   };
 }
 
-/** The median by the statistics every timed quantity gets (summarize); NaN for none, as a rep without tasks has. */
-const medianOf = (values: readonly number[]) => (values.length ? summarize(values).median : Number.NaN);
-
 // Reduced, not spread into Math.min: a mode may time more reps than a call takes arguments.
 const range = (values: readonly number[]) => (values.length ? { min: values.reduce((a, b) => Math.min(a, b)), max: values.reduce((a, b) => Math.max(a, b)) } : null);
 
@@ -98,7 +93,7 @@ function modeResult(m: MeasuredSchedule, kernelBytes: (op: { kernel: string; cou
     ...(m.setup ? { graph: { captureMs: m.setup.captureMs, instantiateMs: m.setup.instantiateMs } } : {}),
     ...probeTimes(m),
     ...issueCost(m),
-    ...(m.cpuStage?.length ? { cpuStage: cpuStageSummary(m.cpuStage) } : {}),
+    ...kindRepFields(m.kindReps ?? []),
     ...kindModeFields(m.schedule, streamDevices(m.schedule)),
     ...stageThroughput(m.schedule, stats.median, kernelBytes),
   };
@@ -140,36 +135,6 @@ export function summaryOf(mode: Pick<ModeResult, 'id' | 'stats'>, analysis: NonN
     speedup: analysis.speedup,
     speedupError: analysis.speedupError,
     efficiency: analysis.efficiency,
-  };
-}
-
-/** A host stage on workers over the timed reps: each worker's busy time, the tasks' median, the GPU's and the CPU's side. */
-export function cpuStageSummary(reps: readonly CpuStageTiming[]): CpuStage {
-  const workers = Math.max(1, ...reps.map((r) => r.busyMs.length));
-  const busyMs = Array.from({ length: workers }, (_, w) => reps.reduce((sum, r) => sum + (r.busyMs[w] ?? 0), 0));
-  return {
-    workers,
-    tasksPerRep: reps[0]?.taskMs.length ?? 0,
-    afterTasksPerRep: reps[0]?.afterTasks ?? 0,
-    bytesPerRep: reps[0]?.bytes ?? 0,
-    taskMedianMs: medianOf(reps.flatMap((r) => r.taskMs)),
-    // Where reps ran tasks (a JSON document holds no Infinity).
-    ...(reps.some((r) => r.taskMs.length)
-      ? {
-          taskMinMs: reps.reduce((least, r) => r.taskMs.reduce((a, b) => Math.min(a, b), least), Number.POSITIVE_INFINITY),
-          workMinMs: reps.reduce(
-            (least, r) =>
-              Math.min(
-                least,
-                r.taskMs.reduce((a, b) => a + b, 0),
-              ),
-            Number.POSITIVE_INFINITY,
-          ),
-        }
-      : {}),
-    busyMs,
-    gpuMedianMs: medianOf(reps.map((r) => r.gpuMs)),
-    cpuMedianMs: medianOf(reps.map((r) => r.endMs)),
   };
 }
 

@@ -1,23 +1,22 @@
 import type { ConfigBuffer } from '../config/types.js';
 import type { TracedSpan } from '../plan/trace.js';
 import type { Schedule } from '../plan/types.js';
-import type { Agreement } from '../kinds/index.js';
-import type { CpuStageTiming } from '../model/timeline.js';
+import type { Agreement, KindRepEnd } from '../kinds/index.js';
 
-export type { Agreement } from '../kinds/index.js';
-export type { CpuStageTiming } from '../model/timeline.js';
+export type { Agreement, KindRepEnd } from '../kinds/index.js';
 
 // What measure/ needs from whatever runs reps: exec/ implements it on a device, tests implement it on the CPU. The
 // repetition loop, verification order and warnings are written against this and nothing else.
 
 export interface RepTiming {
   /**
-   * GPU time between the start and end events; with a CPU stage on workers, until the last task ended where that
-   * is later (the rep is the GPU's work and the CPU's, from when the GPU started: its end of issue when gated).
+   * GPU time between the start and end events; where a kind's own work ran in the rep (a host stage's tasks on
+   * workers), until that work ended where that is later (the rep is the GPU's work and the kind's, from when the GPU
+   * started: its end of issue when gated).
    */
   readonly gpuMs: number;
-  /** A CPU stage on workers: when its last task ended, from the GPU's start (host clock), and each task's time. */
-  readonly cpuStage?: CpuStageTiming;
+  /** A kind's own work in the rep: when it ended, from the GPU's start (host clock), and the kind's record of it. */
+  readonly kindRep?: KindRepEnd;
   /** Host time spent in the issue loop (a host timer: issue cost only, never GPU time). */
   readonly hostIssueMs: number;
   /** The gate gave up before the host released it, so this rep's time includes issue cost after all. */
@@ -55,8 +54,8 @@ export interface TracedRepTiming {
   /** The host's wall clock (Unix epoch, ms) when the start event was issued: what ranks on one host share. */
   readonly originEpochMs?: number;
   readonly ops: readonly TracedOpTiming[];
-  /** A CPU stage on workers: its tasks, on this rep's clock (ms from issuing the start event). */
-  readonly cpuStage?: CpuStageTiming;
+  /** A kind's own work in the rep (a host stage's tasks), on this rep's clock (ms from issuing the start event). */
+  readonly kindRep?: KindRepEnd;
   /** Absent from runners that never try CUPTI (the CPU tests' fakes): events only. */
   readonly engine?: EngineSource;
 }

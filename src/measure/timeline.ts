@@ -44,7 +44,7 @@ export function timelineReps(traced: TracedRepTiming, kernelBytes: (op: { kernel
       ...(hostStartedMs === undefined || hostEndedMs === undefined ? {} : { hostStartedMs, hostEndedMs }),
     };
   });
-  const workerTasks = traced.cpuStage?.tasks.map((t) => ({ worker: t.worker, chunk: t.chunk, startMs: t.startedMs, endMs: t.endedMs }));
+  const workerTasks = traced.kindRep?.workerTasks;
   // The workers are the host's: their rows go with the schedule's own device.
   return scheduleDevices(schedule).map((device) => {
     const own = traced.ops.flatMap((timing, i) => (ops[i]!.device === device ? [{ op: ops[i]!, engineNs: timing.engineNs }] : []));

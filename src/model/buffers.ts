@@ -24,7 +24,7 @@ export interface ConfigBuffer {
 }
 
 /** A host stage function as the config names it; a module's path is resolved against the config file's folder. */
-export type HostStageFn =
+export type HostFn =
   | { readonly kind: 'checksum' }
   | { readonly kind: 'cost'; readonly msPerMiB: number }
   /**
@@ -46,11 +46,11 @@ export type ConfigHost =
       readonly thread: 'workers';
       readonly workers: number | null;
       /** The loader: fills each chunk's input bytes in pinned memory before its H2D is issued; null for none. */
-      readonly before: HostStageFn | null;
+      readonly before: HostFn | null;
       /**
        * Fills in flight ahead of the GPU: chunk c + slots is filled once chunk c's H2D completed; null for 2 × workers.
        */
       readonly slots: number | null;
-      readonly after: HostStageFn | null;
+      readonly after: HostFn | null;
     }
   | { readonly name: string; readonly thread: 'js'; readonly function: HostFunctionKind };

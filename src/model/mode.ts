@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { COLLECTIVES, DEFAULT_STREAM_OPS, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, TOPOLOGIES } from '../vocabulary.js';
-import { CpuStageSchema } from './cpu-stage.js';
 import { DeviceTimesSchema } from './devices.js';
 import { OverlapAnalysisSchema } from './analysis.js';
 
@@ -79,7 +78,7 @@ export const ModeRoleSchema = z.union([
 const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole ? (ModeRole extends z.infer<typeof ModeRoleSchema> ? true : false) : false = true;
 void roleMatchesVocabulary;
 
-export const ModeResultSchema = z.object({
+const MODE_FIELDS = {
   /** A key generated from the role (vocabulary.modeId); code reads `role`, never the id's parts. */
   id: z.string(),
   role: ModeRoleSchema,
@@ -109,11 +108,9 @@ export const ModeResultSchema = z.object({
   issueCost: z.object({ opsPerRep: z.number().int(), hostUsPerOp: z.number() }).optional(),
   /** Modes that span devices: each device's own time, from its own events. */
   perDevice: z.array(DeviceTimesSchema).optional(),
-  /**
-   * A host stage on worker threads: what it did over the timed reps. `samplesMs` are then each rep's GPU work and
-   * CPU work together (until the last task ended, where that is later than the end event).
-   */
-  cpuStage: CpuStageSchema.optional(),
+};
+
+const MODE_FIELDS_AFTER_KINDS = {
   /**
    * Modes that ran collectives: the collective, the calls a rep made on each rank and their per-rank message bytes
    * together (each call's count × element size), from which the report gives the collective's bandwidths.
@@ -132,5 +129,17 @@ export const ModeResultSchema = z.object({
       gbPerSecond: z.number().min(0).optional(),
     })
     .optional(),
-});
+};
+
+/**
+ * A mode of the Result with the fields kinds add from their own records of its reps (the api's `reps`), where files
+ * have always held them: after `perDevice`. A parsed object keeps its schema's order of keys, so a loaded Result is
+ * written back as it was. The model names none of them; each kind reads its own.
+ */
+export function modeResultSchema<K extends z.ZodRawShape>(kinds: K) {
+  return z.object({ ...MODE_FIELDS, ...kinds, ...MODE_FIELDS_AFTER_KINDS });
+}
+
+/** A mode as the core reads it: without the kinds' fields of its reps. */
+export const ModeResultSchema = modeResultSchema({});
 export type ModeResult = z.infer<typeof ModeResultSchema>;

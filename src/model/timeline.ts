@@ -87,30 +87,6 @@ export const TracedRepBaseSchema = z.object({
 });
 export type TracedRepBase = z.infer<typeof TracedRepBaseSchema>;
 
-/** One rep's CPU-stage timing, as a kind's rep hooks measure it (the Result's `cpuStage` summarises them). */
-export interface CpuStageTiming {
-  /** From the rep's GPU start (host clock) to the last task's end. */
-  readonly endMs: number;
-  /** The GPU's own time, start to end event. */
-  readonly gpuMs: number;
-  /** The bytes the rep's tasks were handed (every chunk's inputs for a loader, outputs after the D2H). */
-  readonly bytes: number;
-  /** Each task's run time in a worker, in issue order of the chunks' events. */
-  readonly taskMs: readonly number[];
-  /** How many of the tasks ran after a chunk's D2H (the rest are a loader's fills, before its H2D). */
-  readonly afterTasks: number;
-  /** Each worker's time spent in tasks this rep, by worker index. */
-  readonly busyMs: readonly number[];
-  /** Each task on the rep's clock (ms from the GPU's start): which worker, when it was queued, started and ended. */
-  readonly tasks: ReadonlyArray<{
-    readonly chunk: number | null;
-    readonly worker: number;
-    readonly queuedMs: number;
-    readonly startedMs: number;
-    readonly endedMs: number;
-  }>;
-}
-
 /** A span of time on some clock, [start, end) (the analysis' interval arithmetic works on these). */
 export interface Interval {
   readonly start: number;

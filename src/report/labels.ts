@@ -1,5 +1,6 @@
 import { clockNote } from './clocks.js';
 import { boundLinkRate, formatMs, formatPercent, formatRate, formatTflops, gbPerSecond } from '../format.js';
+import { kindMeasured } from '../kinds/index.js';
 import type { ModeResult } from '../model/mode.js';
 import type { ModelAnalysis } from '../model/analysis.js';
 import type { RunResult } from '../result/schema.js';
@@ -156,11 +157,10 @@ export function timingLine(result: RunResult): string {
     p.fixedReps !== null
       ? `${p.fixedReps} reps per mode after ${p.warmup} warm-ups`
       : `after ${p.warmup} warm-ups, reps until noise ≤ ${formatPercent(p.maxNoise, 2)} (≥ ${p.minReps} reps, ≤ ${p.maxTimeMs / 1000} s a mode)`;
-  // A mode with a host stage on workers ends when its last CPU task does, which no CUDA event sees: the rep loop
-  // takes the later of its end event and that task's end on the host clock.
-  const events = result.modes.some((m) => m.cpuStage)
-    ? "CUDA events, and for a mode with a host stage the later of its end event and its last CPU task's end (host clock)"
-    : 'CUDA events';
+  // A mode where a kind measured work of its own (a host stage on workers) ends when that work does, which no CUDA
+  // event sees: the rep loop takes the later of its end event and that work's end on the host clock.
+  const measured = result.modes.map(kindMeasured).find((m) => m !== null);
+  const events = measured ? `CUDA events, and ${measured.timing}` : 'CUDA events';
   return `timing: ${events}, ${what}; ${policy}; stopped because ${stopped}; noise is 1.4826·MAD/median`;
 }
 
@@ -275,7 +275,7 @@ export function bestLayoutText(mode: ModeResult): string | null {
   const { layout } = mode.role;
   const limit = `limited by ${limitWords(floor.limitedBy, words?.bestLimit)}`;
   // A host stage on the JS thread has no term: what the model predicts is the GPU's side alone, no layout's time.
-  if (layout.host !== undefined && !mode.cpuStage) return `not predicted: the model has no term for the host stage ${layout.host} on the JS thread`;
+  if (layout.host !== undefined && !kindMeasured(mode)) return `not predicted: the model has no term for the host stage ${layout.host} on the JS thread`;
   const unpredicted = words?.unpredicted ? `; ${words.unpredicted}` : '';
   if (floor.limitedBy === 'serial' && floor.chunks === 1) {
     return `serial${words ? ` (${words.best})` : ''}, ${formatMs(floor.ms)} measured: no layout the model predicts beats it`;
@@ -301,12 +301,13 @@ export function modelLines(mode: ModeResult): string[] {
   const analysis = mode.analysis;
   if (!model || !analysis || mode.role.kind !== 'overlapped') return [];
   // Results from before the parts were taken at their fastest rep had medians, and no statistic to say.
-  // The CPU stage's term is the one part a layout's own reps give (its tasks run nowhere else).
+  // A kind's own term is the one part a layout's own reps give (a host stage's tasks run nowhere else).
+  const measured = kindMeasured(mode);
   const statistic =
     model.statistic !== 'min'
       ? ''
-      : mode.cpuStage
-        ? " (every GPU part at its fastest rep, measured apart; the CPU stage from this layout's own tasks)"
+      : measured
+        ? ` (every GPU part at its fastest rep, measured apart; ${measured.statistic})`
         : ' (every part at its fastest rep, none from this layout)';
   const lines = [
     `floor: this layout ${formatMs(mode.stats.median)}, its floor ${formatMs(analysis.bound.ms)}${statistic}; the workload's floor ${bestLayoutText(mode)}; ideal ${formatMs(model.idealMs)}`,

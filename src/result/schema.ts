@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { RESULT_SECTIONS } from '../kinds/index.js';
+import { MODE_SECTIONS, RESULT_SECTIONS } from '../kinds/index.js';
 import { CrossDeviceSchema, PeerPathSchema, ScalingSchema } from '../model/devices.js';
 import { ClocksRecordSchema, DeviceFactsSchema, RunIdentitySchema, SoftwareVersionsSchema } from './environment.js';
-import { ModeResultSchema } from '../model/mode.js';
+import { modeResultSchema } from '../model/mode.js';
 import { SweepSectionSchema } from '../model/analysis.js';
 import { TracedRepSchema } from './timeline.js';
 import { VerificationSchema } from './verification.js';
@@ -45,7 +45,8 @@ export const RunResultSchema = z.object({
   kernels: z.array(KernelRecordSchema),
   policy: PolicyRecordSchema,
   clocks: ClocksRecordSchema,
-  modes: z.array(ModeResultSchema),
+  /** Each with the fields kinds add from their records of its reps (a host stage's `cpuStage`). */
+  modes: z.array(modeResultSchema(MODE_SECTIONS)),
   /** The headline: the first overlapped mode, as `run` prints it. Every overlapped mode has its own analysis. */
   summary: z.object({
     mode: z.string(),

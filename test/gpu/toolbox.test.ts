@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { cpuStageMs } from '../../src/kinds/host/cpu-stage.js';
+import { cpuStageOf } from '../../src/kinds/host/section.js';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,7 +71,7 @@ describe('the stream toolbox on a real device', () => {
       assert.equal(result.verification.status, 'passed', wait);
       const mode = overlapped(result, (l) => l.host === 'checksum');
       const without = overlapped(result, (l) => l.host === undefined);
-      const stage = mode.cpuStage;
+      const stage = cpuStageOf(mode);
       assert.ok(stage && stage.tasksPerRep === 16 && stage.busyMs.length === stage.workers, JSON.stringify(stage));
       assert.ok(
         stage.busyMs.every((ms) => ms > 0),
@@ -97,7 +98,7 @@ describe('the stream toolbox on a real device', () => {
     const { result, stdout } = run('loader', ['--max-time', '1']);
     assert.equal(result.verification.status, 'passed');
     const mode = overlapped(result, (l) => l.host === 'decode');
-    const stage = mode.cpuStage;
+    const stage = cpuStageOf(mode);
     assert.ok(stage && stage.tasksPerRep === 16 && stage.busyMs.every((ms) => ms > 0), JSON.stringify(stage));
     // The fills are on the rep's timeline: every chunk's fill ended before its H2D started (host and GPU clocks meet at the start event).
     const rep = result.timeline?.reps.find((r) => r.mode === mode.id);

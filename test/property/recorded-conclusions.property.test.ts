@@ -9,6 +9,7 @@ import { renderSweepTable } from '../../src/report/exporters/sweep.js';
 import { makeStyle } from '../../src/report/style.js';
 import { loadResults } from '../../src/result/load.js';
 import type { ModeResult } from '../../src/model/mode.js';
+import { cpuStageOf } from '../../src/kinds/host/section.js';
 import type { RunResult } from '../../src/result/schema.js';
 
 // A conclusion is a claim: it must hold against what was measured on every Result the repository holds, not on one
@@ -58,7 +59,7 @@ function measuredFloors(mode: ModeResult, result: RunResult, chunks: number): { 
   // The kernels alone at the mode's clock, as the model took them (whole buffers, or chunked where faster).
   const kernels = model.kernelsChunkedMs === null || model.parts.kernelWholeMs === 0 ? model.parts.kernelWholeMs : Math.min(model.parts.kernelWholeMs, model.kernelsChunkedMs);
   floors.push({ what: 'the kernels alone', ms: kernels });
-  const stage = mode.cpuStage;
+  const stage = cpuStageOf(mode);
   if (stage && stage.tasksPerRep > 0) {
     const work = stage.workMinMs ?? stage.tasksPerRep * stage.taskMedianMs;
     floors.push({ what: 'the CPU stage a rep', ms: stage.workMinMs === undefined ? work / stage.workers : work / Math.min(stage.workers, stage.tasksPerRep) });

@@ -14,6 +14,7 @@ import { renderPlan } from '../../src/report/plan.js';
 import { makeStyle } from '../../src/report/style.js';
 import { loadResults } from '../../src/result/load.js';
 import type { RunResult } from '../../src/result/schema.js';
+import { cpuStageOf } from '../../src/kinds/host/section.js';
 
 // Issue 36's misjudgements of `run`, `sweep`, `report` and `merge`, each on the recorded Result that showed it, read
 // as `report` reads it: its conclusions drawn again from its modes. Each test names the line it printed before.
@@ -93,18 +94,20 @@ describe('a predicted best never below a measured floor', () => {
     // Before: "best layout: about 16 chunks × 2 streams, 1.456 ms predicted (limited by link; ideal 1.341 ms)",
     // with the CPU stage 18.09 ms a rep on one worker.
     const result = reported(measured('2026-11-24-h200-final', 'workers', 'host-stage-1.json'));
-    const stage = headline(result)?.cpuStage;
+    const mode = headline(result);
+    const stage = mode && cpuStageOf(mode);
     assert.ok(stage?.workMinMs !== undefined);
-    assert.ok((headline(result)?.analysis?.model?.floor.ms ?? 0) >= stage.workMinMs / Math.min(stage.workers, stage.tasksPerRep));
+    assert.ok((mode?.analysis?.model?.floor.ms ?? 0) >= stage.workMinMs / Math.min(stage.workers, stage.tasksPerRep));
     assert.equal(line(table(result), 'best layout:'), 'best layout: this layout (16 chunks × 4 streams), 18.09 ms predicted; none predicted faster');
   });
 
   it("keeps loader.yaml's best at or above its loader's fills a rep", () => {
     // Before: "best layout: about 64 chunks × 3 streams, 5.606 ms predicted (limited by link; ideal 5.336 ms)".
     const result = reported(measured('2026-11-24-h200-final', 'review', 'loader.json'));
-    const stage = headline(result)?.cpuStage;
+    const mode = headline(result);
+    const stage = mode && cpuStageOf(mode);
     assert.ok(stage?.workMinMs !== undefined);
-    assert.ok((headline(result)?.analysis?.model?.floor.ms ?? 0) >= stage.workMinMs / Math.min(stage.workers, stage.tasksPerRep));
+    assert.ok((mode?.analysis?.model?.floor.ms ?? 0) >= stage.workMinMs / Math.min(stage.workers, stage.tasksPerRep));
     assert.match(line(table(result), 'best layout:'), /^best layout: this layout \(16 chunks × 4 streams\), 9\.747 ms predicted/);
   });
 });

@@ -11,7 +11,10 @@ import { STAGES } from '../../src/kinds/index.js';
 // - the core imports no module of src/kinds/ but the list, src/kinds/index.ts;
 // - the list passes none of a kind's own names through to the core (its ops, builders, constants);
 // - a kind's id is written as a string in the core only where it is a word of the Result's vocabulary
-//   (src/vocabulary.ts: a stage mode's role, an op's kind on the timeline), which recorded Results spell.
+//   (src/vocabulary.ts: a stage mode's role, an op's kind on the timeline), which recorded Results spell;
+// - no identifier of the core holds one of a kind's own concepts: the phrase (two words) that two or more of the
+//   names its folder declares begin with ("cpu stage" from the host stage's cpuStageMs and cpuStageFloor, "read
+//   host" from readHost and readHostFn), so `cpuStage` threaded through the core, or a `readHost` beside it, fails.
 
 // Run from the repository's root, as npm test runs every test.
 const ROOT = process.cwd();
@@ -60,6 +63,60 @@ const folders = [
 ].filter((folder) => folder !== 'api' && !folder.endsWith('.ts'));
 const kindNames = new Set(folders.flatMap((folder) => sources(src('kinds', folder)).flatMap(exportedNames)));
 
+/** The names a module declares at its top level, exported or not: the words it names its own things by. */
+function declaredNames(file: string): string[] {
+  return parse(file).statements.flatMap((s) => {
+    if (ts.isVariableStatement(s)) return s.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []));
+    const named = s as ts.Statement & { readonly name?: ts.Node };
+    return named.name && ts.isIdentifier(named.name) ? [named.name.text] : [];
+  });
+}
+
+/** The words of a name: cpuStageMs, CpuStageTiming and HOST_MODE_FIELDS each as lower-case words. */
+const words = (name: string): string[] =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[\s_$]+/)
+    .filter(Boolean);
+
+/** Each kind's concepts: the first two words of its folder's names, where two or more distinct names begin so. */
+function kindPhrases(): Map<string, string> {
+  const begun = new Map<string, { kind: string; names: Set<string> }>();
+  const shared = new Set<string>();
+  for (const folder of folders) {
+    for (const name of new Set([...sources(src('kinds', folder)).flatMap(declaredNames), ...sources(src('kinds', folder)).flatMap(exportedNames)])) {
+      const phrase = words(name).slice(0, 2).join(' ');
+      if (!phrase.includes(' ')) continue;
+      const entry = begun.get(phrase) ?? { kind: folder, names: new Set<string>() };
+      // A phrase two kinds begin names with is the contract's or the model's, not one kind's.
+      if (entry.kind !== folder) shared.add(phrase);
+      entry.names.add(name);
+      begun.set(phrase, entry);
+    }
+  }
+  return new Map([...begun].flatMap(([phrase, { kind, names }]) => (names.size >= 2 && !shared.has(phrase) ? [[phrase, kind] as const] : [])));
+}
+const phrases = kindPhrases();
+
+/** The identifiers of a source text that hold a kind's phrase, as `identifier (kind: phrase)`. */
+function conceptsIn(file: string, text = readFileSync(file, 'utf8')): string[] {
+  const found = new Set<string>();
+  const visit = (node: ts.Node) => {
+    if (ts.isIdentifier(node) || ts.isPrivateIdentifier(node)) {
+      const w = words(node.text);
+      for (let i = 0; i + 1 < w.length; i++) {
+        const kind = phrases.get(`${w[i]} ${w[i + 1]}`);
+        if (kind) found.add(`${node.text} (${kind}: ${w[i]} ${w[i + 1]})`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true));
+  return [...found];
+}
+
 /** Every string literal of a file, as the scanner reads it (comments and template text left out). */
 function strings(file: string): string[] {
   const found: string[] = [];
@@ -99,6 +156,20 @@ describe('the core names no kind', () => {
       return [...ids].map((id) => `${relative(ROOT, file)}: '${id}'`);
     });
     assert.deepEqual(written, []);
+  });
+
+  it("names none of a kind's own concepts in any identifier", () => {
+    const named = core.flatMap((file) => conceptsIn(file).map((found) => `${relative(ROOT, file)}: ${found}`));
+    assert.deepEqual(named, []);
+  });
+
+  it("would see a kind's concept in the core, whatever the identifier's case or place in it", () => {
+    assert.equal(phrases.get('cpu stage'), 'host');
+    assert.equal(phrases.get('read host'), 'host');
+    const leak = 'const cpuStage = timing.cpuStage;\ninterface RepTiming { readonly cpuStage?: CpuStageTiming }\nreadHost(parsed);';
+    assert.deepEqual(conceptsIn('leak.ts', leak).sort(), ['CpuStageTiming (host: cpu stage)', 'cpuStage (host: cpu stage)', 'readHost (host: read host)']);
+    // A word the core shares with a kind alone (the host memory, a copy) is not a concept.
+    assert.deepEqual(conceptsIn('plain.ts', 'const hostMemory = copyBytes(buffer);'), []);
   });
 
   it('would see a kind named in the core: the checks find what they look for', () => {

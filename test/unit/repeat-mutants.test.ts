@@ -18,13 +18,27 @@ const fixed = { ...DEFAULT_POLICY, warmup: 0, warmupMs: 0, fixedReps: 4 };
 /** A runner whose reps report scripted gate time-outs, probes and setup cost, over the fake's outputs. */
 class ScriptedRunner extends FakeRunner {
   private n = 0;
-  constructor(private readonly script: { gateTimedOut?: (n: number) => boolean; probesMs?: number[]; setup?: { captureMs: number; instantiateMs: number } | null }) {
+  constructor(
+    private readonly script: {
+      gateTimedOut?: (n: number) => boolean;
+      probesMs?: number[];
+      setup?: { captureMs: number; instantiateMs: number } | null;
+      kindRep?: (n: number) => RepTiming['kindRep'];
+    },
+  ) {
     super(plan.schedules, plan.buffers);
   }
   override async runRep(id: string): Promise<RepTiming> {
     const timing = await super.runRep(id);
     const n = this.n++;
-    return { ...timing, gpuMs: 1 + n, gateTimedOut: this.script.gateTimedOut?.(n) ?? false, ...(this.script.probesMs ? { probesMs: this.script.probesMs } : {}) };
+    const kindRep = this.script.kindRep?.(n);
+    return {
+      ...timing,
+      gpuMs: 1 + n,
+      gateTimedOut: this.script.gateTimedOut?.(n) ?? false,
+      ...(this.script.probesMs ? { probesMs: this.script.probesMs } : {}),
+      ...(kindRep ? { kindRep } : {}),
+    };
   }
   setupCost(): { captureMs: number; instantiateMs: number } | null {
     return this.script.setup ?? null;
@@ -36,6 +50,19 @@ describe('a measured mode', () => {
     const m = await measureSchedule(new ScriptedRunner({ gateTimedOut: (n) => n === 1 || n === 3 }), serial, fixed);
     assert.deepEqual([m.gpuMs, m.gateTimeouts], [[1, 2, 3, 4], 2]);
     assert.equal((await measureSchedule(new ScriptedRunner({}), serial, fixed)).gateTimeouts, 0);
+  });
+
+  it("keeps each timed rep's record of a kind's own work, in rep order, and none for a mode whose reps had none", async () => {
+    const m = await measureSchedule(new ScriptedRunner({ kindRep: (n) => (n === 2 ? undefined : { kind: 'host', endMs: 10 + n, record: n }) }), serial, fixed);
+    assert.deepEqual(
+      m.kindReps?.map((r) => [r.endMs, r.record]),
+      [
+        [10, 0],
+        [11, 1],
+        [13, 3],
+      ],
+    );
+    assert.equal('kindReps' in (await measureSchedule(new ScriptedRunner({}), serial, fixed)), false);
   });
 
   it('keeps every probe of every rep, and no probes at all for a mode without them', async () => {

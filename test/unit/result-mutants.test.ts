@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { parseConfigText } from '../../src/config/load.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { DEFAULT_POLICY } from '../../src/measure/policy.js';
+import { type CpuStageTiming, cpuStageSummary } from '../../src/kinds/host/section.js';
 import type { MeasuredSchedule } from '../../src/measure/repeat.js';
 import { buildRunResult, latencyStats, overlapAnalysis, type RunResultInput } from '../../src/measure/result.js';
 import { relativeMedianError } from '../../src/measure/stats.js';
@@ -12,7 +13,7 @@ import { builtinConfigsDir } from '../../src/paths.js';
 import { buildPlan } from '../../src/plan/build.js';
 import { type Schedule, scheduleOps } from '../../src/plan/types.js';
 import type { ModeResult } from '../../src/model/mode.js';
-import type { RunResult } from '../../src/result/schema.js';
+import { type RunResult, RunResultSchema } from '../../src/result/schema.js';
 import type { ModeRole } from '../../src/vocabulary.js';
 import { H100 } from '../helpers/results.js';
 
@@ -51,11 +52,13 @@ interface Measure {
   readonly probes?: (s: Schedule) => number[] | undefined;
   readonly setup?: (s: Schedule) => MeasuredSchedule['setup'];
   readonly hostIssueMs?: (s: Schedule) => number[];
+  readonly kindReps?: (s: Schedule) => MeasuredSchedule['kindReps'];
 }
 
 function measure(schedules: readonly Schedule[], m: Measure = {}): MeasuredSchedule[] {
   return schedules.map((schedule) => {
     const probeMs = m.probes?.(schedule);
+    const kindReps = m.kindReps?.(schedule);
     return {
       schedule,
       gpuMs: m.samples?.(schedule) ?? three(medianOf(schedule.role)),
@@ -66,6 +69,7 @@ function measure(schedules: readonly Schedule[], m: Measure = {}): MeasuredSched
       gateTimeouts: 0,
       ...(probeMs ? { probeMs } : {}),
       ...(m.setup ? { setup: m.setup(schedule) } : {}),
+      ...(kindReps ? { kindReps } : {}),
     };
   });
 }
@@ -126,6 +130,34 @@ describe('a mode as the Result records it', () => {
     const r = buildRunResult(input('balanced.yaml', { measure: { setup: (s) => (s.role.kind === 'overlapped' ? { captureMs: 1.5, instantiateMs: 0.25 } : null) } }));
     assert.deepEqual(mode(r, 'overlapped').graph, { captureMs: 1.5, instantiateMs: 0.25 });
     assert.equal('graph' in mode(r, 'serial'), false);
+  });
+
+  it("adds a kind's field from its records of the mode's timed reps, where a mode's files have always held it", () => {
+    const rep = (gpuMs: number, taskMs: number[]): CpuStageTiming => ({
+      endMs: gpuMs + 1,
+      gpuMs,
+      bytes: 64,
+      taskMs,
+      afterTasks: taskMs.length,
+      busyMs: [taskMs[0] ?? 0, taskMs[1] ?? 0],
+      tasks: [],
+    });
+    const records = [rep(5, [1, 3]), rep(6, [2, 4]), rep(4, [2, 2])];
+    const r = buildRunResult(
+      input('balanced.yaml', {
+        measure: { kindReps: (s) => (s.role.kind === 'overlapped' ? records.map((record) => ({ kind: 'host', endMs: record.endMs, record })) : undefined) },
+      }),
+    );
+    const overlapped = mode(r, 'overlapped') as ModeResult & { readonly cpuStage?: unknown };
+    assert.deepEqual(overlapped.cpuStage, cpuStageSummary(records));
+    assert.equal(cpuStageSummary(records).taskMedianMs, 2);
+    // Where the mode's builder puts it, the Result's schema keeps it: a file written back is the file read.
+    const keys = Object.keys(overlapped);
+    assert.equal(keys.indexOf('cpuStage'), keys.indexOf('analysis') + 1);
+    const parsed = RunResultSchema.parse(r).modes.find((m) => m.id === overlapped.id);
+    assert.deepEqual(Object.keys(parsed ?? {}), keys);
+    assert.deepEqual((parsed as typeof overlapped | undefined)?.cpuStage, overlapped.cpuStage);
+    assert.equal('cpuStage' in mode(r, 'serial'), false, 'no records, no field');
   });
 
   it('gives an issue-cost batch the host µs per op from its median issue time, and no other mode an issue cost', () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { quantile } from '../../src/quantile.js';
-import { cpuStageSummary, latencyStats } from '../../src/measure/result.js';
+import { latencyStats } from '../../src/measure/result.js';
+import { cpuStageSummary } from '../../src/kinds/host/section.js';
 import { relativeMedianError, summarize } from '../../src/measure/stats.js';
 import { DEFAULT_POLICY, policyFromConfig, StoppingCriterion } from '../../src/measure/policy.js';
 

@@ -1,6 +1,7 @@
 import type { ZodType } from 'zod';
 
-// A compute kind's entry in the config's `kernels:` list (other than a kernel's), and what it resolves to.
+// A compute kind's entry in the config's `kernels:` list (other than a kernel's), and what it resolves to; and a kind's
+// own section of the config (the host stage's `host:`), and what it reads.
 
 /** What a library stage reads of a config buffer when it resolves its entry. */
 export interface StepBuffer {
@@ -37,7 +38,32 @@ export interface ComputeStep {
   readonly spec: unknown;
 }
 
+/** What a kind's own section of the config is read with, beside its value. */
+export interface SectionContext {
+  /** The config file's path, or null for text not read from a file: what a relative path in the section is under. */
+  readonly path: string | null;
+  /** The config's buffers, as resolved. */
+  readonly buffers: readonly StepBuffer[];
+  /** Where a field under the section is (file:line:col, or the flag that set it), for a message. */
+  locate(field: readonly (string | number)[]): string;
+  /** Adds a note to the loaded config (an old form the section still reads, say). */
+  note(text: string): void;
+}
+
+/**
+ * A kind's own section of the config, a top-level key beside `pipeline:` (the host stage's `host:`): its zod schema,
+ * which config/schema.ts composes into the config's, and its rules, which read the parsed value (undefined where the
+ * config has none) into what the planner reads, or throw a UsageError naming the field.
+ */
+export interface ConfigSection<Parsed = unknown, Read = unknown> {
+  readonly key: string;
+  readonly schema: ZodType<Parsed>;
+  read(parsed: Parsed, context: SectionContext): Read;
+}
+
 export interface KindConfig {
   /** A compute kind other than the kernel: its entry in the config's `kernels:` list. */
   readonly config?: StepConfig<unknown>;
+  /** Its own section of the config. */
+  readonly section?: ConfigSection;
 }

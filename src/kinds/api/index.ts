@@ -11,7 +11,8 @@ import type { KindRun, RuntimePrimitives } from './run.js';
 
 // The contract of a stage kind, one file per part of its life: what it is (describe), how it is planned (plan) and
 // issued (run), how its outputs are checked (check), what it adds to a Result and the model (result), how it reads
-// and looks (report), its config entry (config), and what it reads from the command line and environment (flags).
+// and looks (report), its config entry and section (config), and what it reads from the command line and
+// environment (flags).
 // A kind imports this, the model (src/model/), src/cuda and the shared kinds/blas/; the list of kinds
 // (kinds/index.ts) is the only module that names one.
 

@@ -1,4 +1,5 @@
 import type { ZodRawShape } from 'zod';
+import type { AdviceRecord } from '../../model/analysis.js';
 import type { Bound, ModelParts } from '../../model/bound.js';
 import type { ModeResult } from '../../model/mode.js';
 import type { Schedule, WorkOpBase } from '../../model/schedule.js';
@@ -75,6 +76,24 @@ export interface TermWords {
 }
 
 /**
+ * What a kind measured of a mode itself (the host stage's CPU stage on workers), as the model's words about the mode
+ * name it: where a kind's layout variant ran without it (a host stage on the JS thread), the model has no term for it.
+ */
+export interface TermMeasured {
+  /** Why its term limits the layout, and the change of its own that helps (the advice's, for its term's cause). */
+  readonly limits: {
+    readonly why: string;
+    readonly fix: { readonly code: Exclude<AdviceRecord['code'], 'layout' | 'none'>; readonly change: string; readonly term: Bound['term'] } | null;
+  };
+  /** What its term leaves out of the layout's time. */
+  readonly leavesOut: string;
+  /** How a rep's time holds its work, beside the CUDA events (the report's timing line). */
+  readonly timing: string;
+  /** Where the model's part for it comes from, beside the GPU's parts at their fastest rep. */
+  readonly statistic: string;
+}
+
+/**
  * A kind's part in the overlap model beside the GPU's resources (the host stage's CPU stage, the collective's bucket
  * model), and its words in the model's conclusions.
  */
@@ -86,6 +105,8 @@ export interface KindTerm {
   bound(gpu: Bound, mode: ModeResult, chunks: number, context: TermContext): Bound | null;
   /** Its words, for a mode that runs its ops; absent: a layout is chunks × streams. */
   readonly words?: TermWords;
+  /** What it measured of `mode` itself (its fields of the mode), for the model's words; null where nothing. */
+  measured?(mode: ModeResult): TermMeasured | null;
 }
 
 export interface KindResult<O extends WorkOpBase = WorkOpBase, R extends ZodRawShape = ZodRawShape> {
@@ -101,6 +122,11 @@ export interface KindResult<O extends WorkOpBase = WorkOpBase, R extends ZodRawS
    * counted on the schedule's own device; `deviceOf` gives a stream's device.
    */
   modeFields?(schedule: Pick<Schedule, 'body' | 'device'>, deviceOf: (stream: string) => number): Partial<ModeResult>;
+  /**
+   * The fields it adds to a mode from its records of the mode's timed reps (`KindRepEnd.record`): their schema
+   * (`fields`, which result/schema.ts composes into a mode's) and their values over the reps (`summary`).
+   */
+  readonly reps?: { readonly fields: ZodRawShape; summary(records: readonly unknown[]): Readonly<Record<string, unknown>> };
   /**
    * Its term in the overlap model: the resource its ops occupy. Absent for a kind with a term of its own (the host
    * stage's CPU term) or none (peer copies: a plan over several devices has no layout bound).

@@ -1,7 +1,7 @@
 import type { CudaRuntime } from '../../cuda/runtime.js';
 import type { DevicePtr, EventHandle, HostPtr, StreamHandle } from '../../cuda/types.js';
 import type { Plan, PlanOp, Schedule, WorkOpBase } from '../../model/schedule.js';
-import type { CpuStageTiming } from '../../model/timeline.js';
+import type { TracedRepBase } from '../../model/timeline.js';
 import type { KindFlagValues } from './flags.js';
 
 // How a stage kind's ops are issued: through the CUDA runtime's own calls (`issue`), or through a runtime of its own
@@ -168,6 +168,21 @@ export interface BoundThunks {
   issueBegins(i: number): number;
 }
 
+/** What a kind's own work in one rep came to, as its `end` returns it. */
+export interface KindRepEnd {
+  /** The kind's id: whose `reps` summarises the record. */
+  readonly kind: string;
+  /**
+   * When the kind's work in the rep ended, ms from the GPU's start (host clock): the rep lasts until the later of this
+   * and its end event.
+   */
+  readonly endMs: number;
+  /** The kind's record of the rep (the host stage's tasks), which its `reps` makes a mode's fields of. */
+  readonly record: unknown;
+  /** Its work on a traced rep's timeline (each task on its worker), on the rep's clock. */
+  readonly workerTasks?: TracedRepBase['workerTasks'];
+}
+
 /** One rep, as the kind follows it. */
 export interface KindRep {
   /** Before thunk i is issued: what it must wait for (a chunk's fill), or null to issue it at once. */
@@ -178,9 +193,9 @@ export interface KindRep {
   abandon(): Promise<void>;
   /**
    * Waits for the rep (`waitEnd`: the runner's wait for its end event) and for the kind's own work in it, and returns
-   * the rep's CPU-stage timing (the Result's), on a clock whose zero is `gpuStartMs` (performance.now()).
+   * what that work came to, on a clock whose zero is `gpuStartMs` (performance.now()); undefined: nothing to record.
    */
-  end(waitEnd: () => Promise<void>, gpuStartMs: number): Promise<CpuStageTiming | undefined>;
+  end(waitEnd: () => Promise<void>, gpuStartMs: number): Promise<KindRepEnd | undefined>;
 }
 
 /**

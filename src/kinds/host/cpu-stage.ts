@@ -1,9 +1,9 @@
 import type { Bound } from '../../model/bound.js';
-import type { CpuStage } from '../../model/cpu-stage.js';
+import { type CpuStage, cpuStageOf } from './section.js';
 import type { ModeResult } from '../../model/mode.js';
 
 // A host stage on worker threads: the term it adds to the overlap bound, from what a mode measured of it
-// (result/cpu-stage.ts's section of a mode's Result).
+// (section.ts's field of a mode's Result).
 
 /**
  * The CPU stage on its own: every chunk's task spread over the workers, and one task to fill (the first chunk's task
@@ -77,8 +77,9 @@ export function cpuStageAt(stage: CpuStage, measuredChunks: number, chunks: numb
  * The GPU's bound for a mode's workload cut into `chunks` chunks with the CPU stage it measured, where it had one
  * (the contract's `term`): at the mode's own chunk count what it measured, at another the same work in as many tasks.
  */
-export function cpuStageTerm(gpu: Bound, mode: Pick<ModeResult, 'cpuStage' | 'role'>, chunks: number): Bound {
-  if (!mode.cpuStage) return gpu;
+export function cpuStageTerm(gpu: Bound, mode: ModeResult, chunks: number): Bound {
+  const stage = cpuStageOf(mode);
+  if (!stage) return gpu;
   const measured = mode.role.kind === 'overlapped' ? mode.role.layout.chunks : chunks;
-  return withCpuStage(gpu, cpuStageFloor(chunks, cpuStageAt(mode.cpuStage, measured, chunks)));
+  return withCpuStage(gpu, cpuStageFloor(chunks, cpuStageAt(stage, measured, chunks)));
 }

@@ -13,7 +13,7 @@ import { type Handover, HandoverRun } from './handover.js';
 import { type Fill, LoaderRing, LoaderRun, loaderSlots } from './loader.js';
 import type { Bound } from '../../measure/bound.js';
 import { cpuStageFloor, cpuStageMs, withCpuStage } from './cpu-stage.js';
-import { cpuStageSummary } from '../../measure/result.js';
+import { cpuStageSummary } from './section.js';
 import { workerRows } from '../../report/timeline-common.js';
 import { cpuStageText } from './report.js';
 import type { TracedRep } from '../../result/timeline.js';

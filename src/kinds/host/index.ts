@@ -1,7 +1,9 @@
 import type { StageKind } from '../api/index.js';
 import type { HostOp } from './op.js';
+import { hostSection } from './config.js';
 import { cpuStageTerm } from './cpu-stage.js';
-import { hostModeLine } from './report.js';
+import { cpuStageWords, hostModeLine } from './report.js';
+import { type CpuStageTiming, cpuStageSummary, HOST_MODE_FIELDS } from './section.js';
 import { checkStageModules } from './workers/modules.js';
 
 const what = (op: HostOp) => `host function ${op.name}`;
@@ -17,8 +19,11 @@ export const host: StageKind<'host', HostOp> = {
   touchesDevice: false,
   cupti: null,
   // The CPU stage's term is the workers', not an engine of the GPU's.
-  term: { bound: cpuStageTerm },
+  term: { bound: cpuStageTerm, measured: cpuStageWords },
+  // Its records of a mode's reps are rep.ts's, each a rep's CPU stage on workers.
+  reps: { fields: HOST_MODE_FIELDS, summary: (records) => ({ cpuStage: cpuStageSummary(records as readonly CpuStageTiming[]) }) },
   modeLine: hostModeLine,
+  section: hostSection,
   verify: 'exact',
   writes: () => [],
   names: () => [],

@@ -9,6 +9,7 @@ import { CudaRepRunner } from '../../exec/rep-runner.js';
 import type { Waiter } from '../../exec/wait.js';
 import type { Plan, Schedule } from '../../plan/types.js';
 import { HostRep } from './rep.js';
+import type { CpuStageTiming } from './section.js';
 import type { TaskResult, WorkerPool } from './workers/pool.js';
 import type { WorkerTask } from './workers/types.js';
 
@@ -118,7 +119,7 @@ describe('a rep with a loader, issued on the CPU with a fake GPU and pool', () =
       'issue end',
     ]);
     assert.deepEqual(
-      [timing.cpuStage?.taskMs, timing.cpuStage?.busyMs],
+      [(timing.kindRep?.record as CpuStageTiming | undefined)?.taskMs, (timing.kindRep?.record as CpuStageTiming | undefined)?.busyMs],
       [
         [1, 1, 1],
         [2, 1],

@@ -2,16 +2,16 @@ import { CUDA_ERROR } from '../../cuda/error.js';
 import { loadedLibraryPath } from '../../cuda/load.js';
 import type { CudaRuntime } from '../../cuda/runtime.js';
 import type { EventHandle } from '../../cuda/types.js';
-import type { CpuStageTiming } from '../../model/timeline.js';
 import type { PlanOp } from '../../model/schedule.js';
-import type { KindRep, RepHooks } from '../api/index.js';
+import type { KindRep, KindRepEnd, RepHooks } from '../api/index.js';
 import { type Handover, HandoverRun } from './handover.js';
 import { type Fill, LoaderRun } from './loader.js';
+import type { CpuStageTiming } from './section.js';
 import { onClock, type WorkerPool } from './workers/pool.js';
 
 // The host stage's side of each rep of a schedule (binding.ts binds its ops): chunks handed to the worker pool once
 // the event after their D2H completed, a loader's fills ahead of the GPU, and the CPU stage's timings once the rep
-// ended.
+// ended (section.ts's record of a rep).
 
 /**
  * A schedule with a loader (the host stage's `before`): each chunk's fill, the thunk that must wait for it (the
@@ -108,7 +108,7 @@ class HostRepRun implements KindRep {
    * the rep ends when the GPU is done and every task finished. The next rep's D2H cannot overwrite a chunk's output
    * bytes before its task read them, since the next rep is issued only after this returns.
    */
-  async end(waitEnd: () => Promise<void>, gpuStartMs: number): Promise<CpuStageTiming | undefined> {
+  async end(waitEnd: () => Promise<void>, gpuStartMs: number): Promise<KindRepEnd> {
     const { pool, handing } = this;
     const { spec } = this.hooks;
     // Every fill was submitted by the end of issue.
@@ -131,7 +131,7 @@ class HostRepRun implements KindRep {
     const tasks = [...((await loader?.finish()) ?? []), ...handed.outcome.tasks];
     const lastEndedMs = tasks.reduce((last, t) => Math.max(last, t.timing.endedMs), Number.NEGATIVE_INFINITY);
     const busyAfter = pool.busyMs();
-    return {
+    const record: CpuStageTiming = {
       endMs: lastEndedMs - gpuStartMs,
       gpuMs: this.rt.streams.elapsedMs(spec.start, spec.end),
       bytes: [...spec.handovers, ...(spec.loader?.fills ?? [])].reduce((sum, t) => sum + t.task.regions.reduce((s, r) => s + r.bytes, 0), 0),
@@ -139,6 +139,12 @@ class HostRepRun implements KindRep {
       afterTasks: handed.outcome.tasks.length,
       busyMs: busyAfter.map((ms, i) => ms - (this.busyBefore[i] ?? 0)),
       tasks: tasks.map((t) => ({ chunk: t.chunk, ...onClock(t.timing, gpuStartMs) })),
+    };
+    return {
+      kind: 'host',
+      endMs: record.endMs,
+      record,
+      workerTasks: record.tasks.map((t) => ({ worker: t.worker, chunk: t.chunk, startMs: t.startedMs, endMs: t.endedMs })),
     };
   }
 

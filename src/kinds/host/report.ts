@@ -1,14 +1,14 @@
 import { formatMs, formatRate, gbPerSecond } from '../../format.js';
 import { median } from '../../quantile.js';
-import type { CpuStage } from '../../model/cpu-stage.js';
 import type { ModeResult } from '../../model/mode.js';
 import type { TimelineOpBase } from '../../model/timeline.js';
-import type { ModeLineContext, ResultView } from '../api/index.js';
+import type { ModeLineContext, ResultView, TermMeasured } from '../api/index.js';
 import { cpuStageMs } from './cpu-stage.js';
+import { type CpuStage, cpuStageOf } from './section.js';
 
 // The host stage's line in every report (the contract's `modeLine`, printed among the stream toolbox's lines): what the
 // stage cost the layout against the same layout without it, and, on worker threads, the CPU stage against the GPU
-// pipeline. Drawn from the Result alone.
+// pipeline; and the model's words for a CPU stage it measured (`term.measured`). Drawn from the Result alone.
 
 /** Latency of each host op: from its stream reaching it (GPU clock) to the function starting (host clock). */
 export function hostOpLatencies(ops: readonly TimelineOpBase[]): { latencyMs: number[]; runMs: number[] } {
@@ -48,7 +48,8 @@ export function hostModeLine(mode: ModeResult, result: ResultView, context: Mode
   const effect = without
     ? `; the pipeline ${formatMs(without.stats.median)} without it → ${formatMs(mode.stats.median)} with it (${(100 * (mode.stats.median / without.stats.median - 1)).toFixed(1)}%)`
     : '';
-  if (mode.cpuStage) return `host stage ${layout.host} ${cpuStageText(mode, mode.cpuStage, without?.stats.median ?? null)}${effect}`;
+  const stage = cpuStageOf(mode);
+  if (stage) return `host stage ${layout.host} ${cpuStageText(mode, stage, without?.stats.median ?? null)}${effect}`;
   const rep = result.timeline?.reps.find((r) => r.mode === mode.id);
   const { latencyMs, runMs } = hostOpLatencies(rep?.ops ?? []);
   const traced = latencyMs.length
@@ -56,4 +57,25 @@ export function hostModeLine(mode: ModeResult, result: ResultView, context: Mode
       `after their stream reached them and ran a median ${formatMs(median(runMs))}`
     : '; no traced rep to time the calls';
   return `host stage ${layout.host}${traced}${effect}`;
+}
+
+/**
+ * A CPU stage on workers as the model's words name it (the contract's `term.measured`): why it limits a layout and
+ * the change that helps, what its term leaves out, how a rep's time holds it, and where its part of the bound comes
+ * from. Null for a mode without one (a host stage on the JS thread, which the model has no term for).
+ */
+export function cpuStageWords(mode: ModeResult): TermMeasured | null {
+  const stage = cpuStageOf(mode);
+  if (!stage) return null;
+  const host = mode.role.kind === 'overlapped' ? mode.role.layout.host : undefined;
+  return {
+    limits: {
+      why: `the host stage's ${stage.tasksPerRep} tasks of ${formatMs(stage.taskMedianMs)} on ${stage.workers} workers take longer than the GPU's side`,
+      fix: { code: 'workers', change: 'use more workers (host.workers) or a cheaper function', term: 'CPU stage' },
+    },
+    // What it leaves out is the hand-over of each chunk to its worker, not the stage.
+    leavesOut: `the host stage ${host}'s hand-overs and contention, which the CPU-stage term leaves out (it counts the tasks' own time)`,
+    timing: "for a mode with a host stage the later of its end event and its last CPU task's end (host clock)",
+    statistic: "the CPU stage from this layout's own tasks",
+  };
 }

@@ -1,4 +1,4 @@
-import type { HostStageFn } from '../../model/buffers.js';
+import type { HostFn } from '../../model/buffers.js';
 import { UsageError } from '../../errors.js';
 import type { PlanOp, Plan, Schedule } from '../../model/schedule.js';
 import type { RuntimeStart, StartContext } from '../api/index.js';
@@ -59,7 +59,7 @@ async function start({ plan, signal }: StartContext): Promise<HostStart> {
 }
 
 /** A config's function as the pool runs it; decode writes each input buffer's own seeded pattern. */
-function workerFunction(fn: HostStageFn, plan: Plan): StageFunctionSpec {
+function workerFunction(fn: HostFn, plan: Plan): StageFunctionSpec {
   if (fn.kind === 'module') return { kind: 'module', path: fn.path, export: fn.export };
   if (fn.kind !== 'decode') return fn;
   const inputs = plan.buffers.filter((b) => b.role === 'in' || b.role === 'inout');
