@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import koffi from 'koffi';
 import { EnvironmentError } from '../errors.js';
-import { exports, firstLoadable, LibraryOverrideError, loadCudaLibrary } from './load.js';
+import { exports, firstLoadable, LibraryOverrideError, loadCudaLibrary, type NativeLibrary } from './load.js';
 import type { CudaLibraryKind } from './locate.js';
 import type { HostPtr } from './types.js';
 
@@ -33,6 +33,56 @@ export interface BoundLibrary {
   readonly path: string;
   /** Binds one function from its C prototype, as koffi reads it: `int f(void *h, _Out_ void **out)`. */
   bind(prototype: string): NativeCall;
+  /** Whether it exports `symbol` (a function a later release added, bound only where it is there). */
+  exports(symbol: string): boolean;
+}
+
+export { LibraryOverrideError };
+
+const bound = (lib: NativeLibrary, path: string): BoundLibrary => ({
+  path,
+  bind: (prototype) => lib.func(prototype) as NativeCall,
+  exports: (symbol) => exports(lib, symbol),
+});
+
+/** A place a library is looked for, and why there (what a failed search shows). */
+export interface LibraryPlace {
+  /** A file path, or a bare soname left to the dynamic loader's own search. */
+  readonly path: string;
+  readonly origin: string;
+}
+
+/**
+ * The first of `places` that loads and in which `fault` (given whether it exports a name) finds nothing wrong, and
+ * why each before it was passed over: for a library searched in an order of its own (NCCL's), whose kind words the
+ * failure itself.
+ */
+export function openFirst<P extends LibraryPlace>(
+  places: readonly P[],
+  fault: (exported: (symbol: string) => boolean) => string | null,
+  env: NodeJS.ProcessEnv = process.env,
+): { readonly library: BoundLibrary | null; readonly attempts: readonly { readonly candidate: P; readonly reason: string }[] } {
+  const { loaded, attempts } = firstLoadable(places, (lib) => fault((symbol) => exports(lib, symbol)), env);
+  return { library: loaded ? bound(loaded.lib, loaded.path) : null, attempts };
+}
+
+/** A field of a C struct: a type koffi reads ("int", "const char *"), or a fixed array of one, as a typed array. */
+export type StructField = string | { readonly array: string; readonly length: number };
+
+const structSizes = new Map<string, number>();
+
+/**
+ * Declares the C struct `name` for the prototypes that take one (by value, or by pointer as a plain object), and
+ * returns its size in bytes. A name is declared once per process; declaring it again returns the first's size.
+ */
+export function declareStruct(name: string, fields: Readonly<Record<string, StructField>>): number {
+  let size = structSizes.get(name);
+  if (size === undefined) {
+    const members = Object.fromEntries(Object.entries(fields).map(([field, type]) => [field, typeof type === 'string' ? type : koffi.array(type.array, type.length, 'Typed')]));
+    size = koffi.sizeof(koffi.struct(name, members));
+    structSizes.set(name, size);
+  }
+  return size;
 }
 
 const DEFAULT_DIRS = ['/usr/local/cuda/lib64', '/usr/local/cuda/lib'];
@@ -61,10 +111,7 @@ export function openLibrary(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.
     },
     env,
   );
-  if (loaded) {
-    const { lib, path } = loaded;
-    return { path, bind: (prototype) => lib.func(prototype) as NativeCall };
-  }
+  if (loaded) return bound(loaded.lib, loaded.path);
   const override = env[spec.override];
   if (override) {
     throw new LibraryOverrideError(`${spec.override}=${override}: ${attempts[0]?.reason ?? 'does not load'}.`, {
@@ -84,7 +131,54 @@ export function openLibrary(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.
  */
 export function openCudaLibrary(kind: Exclude<CudaLibraryKind, 'cudart' | 'nvrtc'>, env: NodeJS.ProcessEnv = process.env): BoundLibrary {
   const { lib, path } = loadCudaLibrary(kind, env);
-  return { path, bind: (prototype) => lib.func(prototype) as NativeCall };
+  return bound(lib, path);
+}
+
+/** A library's functions, bound by name from their C prototypes. */
+export type BoundCalls<P extends Readonly<Record<string, string>>> = { readonly [K in keyof P]: NativeCall };
+
+export function bindCalls<P extends Readonly<Record<string, string>>>(lib: BoundLibrary, prototypes: P): BoundCalls<P> {
+  return Object.fromEntries(Object.entries(prototypes).map(([name, prototype]) => [name, lib.bind(prototype)])) as BoundCalls<P>;
+}
+
+/**
+ * A library as a kind calls it: the file it was loaded from, its functions bound by name, and its statuses as the
+ * kind's typed error. Every library a kind binds (cuBLAS, cuBLASLt, NCCL) is wrapped so: each gives its prototypes
+ * and how a status other than success reads.
+ */
+export interface CheckedLibrary<F, E extends Error> {
+  readonly path: string;
+  readonly fn: F;
+  /** The error of `api` having returned `status`, in the library's words. */
+  failure(status: number, api: string, context?: string): E;
+  /** Throws `failure` unless `status` is 0, every such library's success. */
+  check(status: number, api: string, context?: string): void;
+}
+
+export function checkedLibrary<P extends Readonly<Record<string, string>>, E extends Error>(
+  lib: BoundLibrary,
+  prototypes: P,
+  failure: (fn: BoundCalls<P>, status: number, api: string, context?: string) => E,
+): CheckedLibrary<BoundCalls<P>, E> {
+  const fn = bindCalls(lib, prototypes);
+  const fail = (status: number, api: string, context?: string) => failure(fn, status, api, context);
+  return {
+    path: lib.path,
+    fn,
+    failure: fail,
+    check: (status, api, context) => {
+      if (status !== 0) throw fail(status, api, context);
+    },
+  };
+}
+
+/** `load` run once per process, the first time a run needs the library; the same library every time after. */
+export function loadOnce<T>(load: (env: NodeJS.ProcessEnv) => T): (env?: NodeJS.ProcessEnv) => T {
+  let loaded: T | undefined;
+  return (env = process.env) => {
+    loaded ??= load(env);
+    return loaded;
+  };
 }
 
 /**
