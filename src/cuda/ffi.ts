@@ -1,29 +1,11 @@
-import { join } from 'node:path';
 import koffi from 'koffi';
-import { EnvironmentError } from '../errors.js';
 import { exports, firstLoadable, LibraryOverrideError, loadCudaLibrary, type NativeLibrary } from './load.js';
-import type { CudaLibraryKind } from './locate.js';
+import type { CudaLibrarySpec } from './locate.js';
 import type { HostPtr } from './types.js';
 
-// The door through which a stage kind (src/kinds/<kind>/) binds a library of its own, such as cuBLASLt, without
+// The door through which a stage kind (src/kinds/<kind>/) binds a library of its own, such as cuBLASLt or NCCL, without
 // importing koffi: it names the library and its C prototypes, and gets back plain functions and blocks of native
 // memory addressed by branded pointers. Everything native stays in src/cuda.
-
-/** A shared library a stage kind needs: where it is looked for, how it is recognised, what to say when it is not found. */
-export interface LibrarySpec {
-  /** The file-name stem: "libcublasLt". */
-  readonly name: string;
-  /** How messages name it: "cuBLASLt (libcublasLt)". */
-  readonly title: string;
-  /** What installs it, for the hint of a failed search. */
-  readonly install: string;
-  /** The variable that names the file exactly and wins over every other place. */
-  readonly override: string;
-  /** Newest first. */
-  readonly sonames: readonly string[];
-  /** Functions it must export: a library without one of them is some other library, or too old. */
-  readonly symbols: readonly string[];
-}
 
 /** A bound C function. Pointers go in and come out as BigInt; out-parameters are one-element typed arrays. */
 export type NativeCall = (...args: readonly unknown[]) => unknown;
@@ -38,6 +20,8 @@ export interface BoundLibrary {
 }
 
 export { LibraryOverrideError };
+export type { CudaLibrarySpec } from './locate.js';
+export { type RequiredSymbol, row } from './symbols.js';
 
 const bound = (lib: NativeLibrary, path: string): BoundLibrary => ({
   path,
@@ -85,52 +69,14 @@ export function declareStruct(name: string, fields: Readonly<Record<string, Stru
   return size;
 }
 
-const DEFAULT_DIRS = ['/usr/local/cuda/lib64', '/usr/local/cuda/lib'];
-
-/** Where `spec` is looked for, in order: its override alone when set; else CUDA_PATH, CUDA_HOME, the loader, /usr/local/cuda. */
-export function libraryPlaces(spec: LibrarySpec, env: NodeJS.ProcessEnv): { readonly path: string; readonly origin: string }[] {
-  const override = env[spec.override];
-  if (override) return [{ path: override, origin: spec.override }];
-  const places: { path: string; origin: string }[] = [];
-  for (const variable of ['CUDA_PATH', 'CUDA_HOME'] as const) {
-    const root = env[variable];
-    if (root) for (const sub of ['lib64', 'lib']) for (const soname of spec.sonames) places.push({ path: join(root, sub, soname), origin: variable });
-  }
-  for (const soname of spec.sonames) places.push({ path: soname, origin: 'dynamic loader search' });
-  for (const dir of DEFAULT_DIRS) for (const soname of spec.sonames) places.push({ path: join(dir, soname), origin: 'default location' });
-  return places.filter((p, i) => places.findIndex((q) => q.path === p.path) === i);
-}
-
-/** Loads the first place that holds `spec`'s library; a missing or foreign one is an EnvironmentError (exit 3). */
-export function openLibrary(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.env): BoundLibrary {
-  const { loaded, attempts } = firstLoadable(
-    libraryPlaces(spec, env),
-    (lib) => {
-      const missing = spec.symbols.filter((symbol) => !exports(lib, symbol));
-      return missing.length ? `loads, but has no ${missing.slice(0, 3).join(', ')} (not ${spec.name}, or too old)` : null;
-    },
-    env,
-  );
-  if (loaded) return bound(loaded.lib, loaded.path);
-  const override = env[spec.override];
-  if (override) {
-    throw new LibraryOverrideError(`${spec.override}=${override}: ${attempts[0]?.reason ?? 'does not load'}.`, {
-      hint: `Point ${spec.override} at the ${spec.name} file itself, or unset it to search CUDA_PATH, CUDA_HOME, the loader's path and /usr/local/cuda.`,
-    });
-  }
-  const tried = attempts.map((a) => `  ${a.candidate.path} (${a.candidate.origin}): ${a.reason.split(': ').pop() ?? a.reason}`);
-  throw new EnvironmentError(`Could not load ${spec.title}. Tried:\n${tried.join('\n')}`, {
-    hint: `Install ${spec.install}, then set CUDA_PATH to the toolkit root, or ${spec.override} to the library file itself.`,
-  });
-}
-
 /**
- * A CUDA library that cuda-pipe's own search finds (src/cuda/locate.ts: its override variable, CUDA_PATH and
- * CUDA_HOME, the loader, /usr/local/cuda; every function it binds checked against the CUDA release that added it,
- * src/cuda/symbols.ts), for a kind that binds it itself: cuBLAS for gemm.
+ * A CUDA library that a kind binds itself (cuBLAS for gemm, cuBLASLt for matmul), found by cuda-pipe's own search
+ * (locate.ts: its override variable alone when set, else CUDA_PATH and CUDA_HOME, the loader, /usr/local/cuda) and
+ * checked as libcudart is: its marker function, and every row of `spec.requires` against the CUDA release that added
+ * it (symbols.ts), so an older library is refused when it loads, naming what it lacks (exit 3).
  */
-export function openCudaLibrary(kind: Exclude<CudaLibraryKind, 'cudart' | 'nvrtc'>, env: NodeJS.ProcessEnv = process.env): BoundLibrary {
-  const { lib, path } = loadCudaLibrary(kind, env);
+export function openCudaLibrary(spec: CudaLibrarySpec, env: NodeJS.ProcessEnv = process.env): BoundLibrary {
+  const { lib, path } = loadCudaLibrary(spec, env);
   return bound(lib, path);
 }
 
