@@ -5,7 +5,10 @@ import type { StepBuffer } from '../api/index.js';
 // checks against the buffers, its sizes and scalars. Each kind adds its own fields (dtype, a bias, an epilogue) and
 // words its errors under its own key ("gemm.a: …").
 
-/** cuBLAS takes m, n, k and the leading dimensions as a C int; cuBLASLt's entries keep to it, so an entry moves between the kinds unchanged. */
+/**
+ * cuBLAS takes m, n, k and the leading dimensions as a C int; cuBLASLt's entries keep to it, so that an entry moves
+ * between the kinds unchanged.
+ */
 export const BLAS_INT_MAX = 2 ** 31 - 1;
 
 /** An operand as a product reads it. */

@@ -111,7 +111,8 @@ const CONFIG_VERSION = 21400;
 // ncclCommInitRank takes the id by value, as a struct its declaration names (declared once per process).
 function declareStructs(): { readonly configBytes: number } {
   declareStruct('ncclUniqueId', { internal: { array: 'uint8_t', length: UNIQUE_ID_BYTES } });
-  // ncclConfig_t as NCCL 2.14 laid it out; NCCL copies `size` bytes of it over its defaults, so later fields keep theirs.
+  // ncclConfig_t as NCCL 2.14 laid it out; NCCL copies `size` bytes of it over its defaults, so later fields keep
+  // theirs.
   const configBytes = declareStruct('ncclConfig_v21400', {
     size: 'size_t',
     magic: 'uint32_t',

@@ -12,7 +12,7 @@ import { CUBLASLT_LIBRARY, CUBLASLT_PROTOTYPES, loadCublasLt } from './cublaslt.
 
 // libcublasLt is checked as it loads against the rows the matmul kind declares, as libcudart is against the core's.
 
-/** A stand-in libcublasLt built here: every function the kind binds but `omit`, each answering 0 (7 for a status's words). */
+/** A stand-in libcublasLt built here: every function the kind binds but `omit`, each answering 0. */
 function fakeCublasLt(omit: readonly string[] = []): string {
   const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-fake-cublaslt-'));
   const source = join(dir, 'fake.c');
