@@ -29,7 +29,7 @@ export interface SessionOptions {
   readonly onMeasuring?: (() => void) | undefined;
   /** Who chose the device when no flag did (a launcher's local rank), so that a missing device is blamed on it. */
   readonly deviceOrigin?: string | undefined;
-  /** The values of the kinds' own flags (`--nccl-dir`), handed to their runtimes. */
+  /** The values of the kinds' own flags (`KIND_FLAGS`, as the command was given them), handed to their runtimes. */
   readonly kindFlags?: KindFlagValues | undefined;
 }
 

@@ -29,7 +29,7 @@ export interface SweepOptions {
   readonly verify: boolean;
   readonly gate: boolean;
   readonly wait: WaitStrategy;
-  /** The values of the kinds' own flags (`--nccl-dir`), handed to their runtimes. */
+  /** The values of the kinds' own flags (`KIND_FLAGS`, as the command was given them), handed to their runtimes. */
   readonly kindFlags?: KindFlagValues | undefined;
   /** Host time for each setting's race of layouts. */
   readonly budgetMs: number;

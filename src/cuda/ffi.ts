@@ -1,29 +1,11 @@
-import { join } from 'node:path';
 import koffi from 'koffi';
-import { EnvironmentError } from '../errors.js';
-import { exports, firstLoadable, LibraryOverrideError, loadCudaLibrary } from './load.js';
-import type { CudaLibraryKind } from './locate.js';
+import { exports, firstLoadable, LibraryOverrideError, loadCudaLibrary, type NativeLibrary } from './load.js';
+import type { CudaLibrarySpec } from './locate.js';
 import type { HostPtr } from './types.js';
 
-// The door through which a stage kind (src/kinds/<kind>/) binds a library of its own, such as cuBLASLt, without
+// The door through which a stage kind (src/kinds/<kind>/) binds a library of its own, such as cuBLASLt or NCCL, without
 // importing koffi: it names the library and its C prototypes, and gets back plain functions and blocks of native
 // memory addressed by branded pointers. Everything native stays in src/cuda.
-
-/** A shared library a stage kind needs: where it is looked for, how it is recognised, what to say when it is not found. */
-export interface LibrarySpec {
-  /** The file-name stem: "libcublasLt". */
-  readonly name: string;
-  /** How messages name it: "cuBLASLt (libcublasLt)". */
-  readonly title: string;
-  /** What installs it, for the hint of a failed search. */
-  readonly install: string;
-  /** The variable that names the file exactly and wins over every other place. */
-  readonly override: string;
-  /** Newest first. */
-  readonly sonames: readonly string[];
-  /** Functions it must export: a library without one of them is some other library, or too old. */
-  readonly symbols: readonly string[];
-}
 
 /** A bound C function. Pointers go in and come out as BigInt; out-parameters are one-element typed arrays. */
 export type NativeCall = (...args: readonly unknown[]) => unknown;
@@ -33,58 +15,116 @@ export interface BoundLibrary {
   readonly path: string;
   /** Binds one function from its C prototype, as koffi reads it: `int f(void *h, _Out_ void **out)`. */
   bind(prototype: string): NativeCall;
+  /** Whether it exports `symbol` (a function a later release added, bound only where it is there). */
+  exports(symbol: string): boolean;
 }
 
-const DEFAULT_DIRS = ['/usr/local/cuda/lib64', '/usr/local/cuda/lib'];
+export { LibraryOverrideError };
+export type { CudaLibrarySpec } from './locate.js';
+export { type RequiredSymbol, row } from './symbols.js';
 
-/** Where `spec` is looked for, in order: its override alone when set; else CUDA_PATH, CUDA_HOME, the loader, /usr/local/cuda. */
-export function libraryPlaces(spec: LibrarySpec, env: NodeJS.ProcessEnv): { readonly path: string; readonly origin: string }[] {
-  const override = env[spec.override];
-  if (override) return [{ path: override, origin: spec.override }];
-  const places: { path: string; origin: string }[] = [];
-  for (const variable of ['CUDA_PATH', 'CUDA_HOME'] as const) {
-    const root = env[variable];
-    if (root) for (const sub of ['lib64', 'lib']) for (const soname of spec.sonames) places.push({ path: join(root, sub, soname), origin: variable });
-  }
-  for (const soname of spec.sonames) places.push({ path: soname, origin: 'dynamic loader search' });
-  for (const dir of DEFAULT_DIRS) for (const soname of spec.sonames) places.push({ path: join(dir, soname), origin: 'default location' });
-  return places.filter((p, i) => places.findIndex((q) => q.path === p.path) === i);
-}
+const bound = (lib: NativeLibrary, path: string): BoundLibrary => ({
+  path,
+  bind: (prototype) => lib.func(prototype) as NativeCall,
+  exports: (symbol) => exports(lib, symbol),
+});
 
-/** Loads the first place that holds `spec`'s library; a missing or foreign one is an EnvironmentError (exit 3). */
-export function openLibrary(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.env): BoundLibrary {
-  const { loaded, attempts } = firstLoadable(
-    libraryPlaces(spec, env),
-    (lib) => {
-      const missing = spec.symbols.filter((symbol) => !exports(lib, symbol));
-      return missing.length ? `loads, but has no ${missing.slice(0, 3).join(', ')} (not ${spec.name}, or too old)` : null;
-    },
-    env,
-  );
-  if (loaded) {
-    const { lib, path } = loaded;
-    return { path, bind: (prototype) => lib.func(prototype) as NativeCall };
-  }
-  const override = env[spec.override];
-  if (override) {
-    throw new LibraryOverrideError(`${spec.override}=${override}: ${attempts[0]?.reason ?? 'does not load'}.`, {
-      hint: `Point ${spec.override} at the ${spec.name} file itself, or unset it to search CUDA_PATH, CUDA_HOME, the loader's path and /usr/local/cuda.`,
-    });
-  }
-  const tried = attempts.map((a) => `  ${a.candidate.path} (${a.candidate.origin}): ${a.reason.split(': ').pop() ?? a.reason}`);
-  throw new EnvironmentError(`Could not load ${spec.title}. Tried:\n${tried.join('\n')}`, {
-    hint: `Install ${spec.install}, then set CUDA_PATH to the toolkit root, or ${spec.override} to the library file itself.`,
-  });
+/** A place a library is looked for, and why there (what a failed search shows). */
+export interface LibraryPlace {
+  /** A file path, or a bare soname left to the dynamic loader's own search. */
+  readonly path: string;
+  readonly origin: string;
 }
 
 /**
- * A CUDA library that cuda-pipe's own search finds (src/cuda/locate.ts: its override variable, CUDA_PATH and
- * CUDA_HOME, the loader, /usr/local/cuda; every function it binds checked against the CUDA release that added it,
- * src/cuda/symbols.ts), for a kind that binds it itself: cuBLAS for gemm.
+ * The first of `places` that loads and in which `fault` (given whether it exports a name) finds nothing wrong, and
+ * why each before it was passed over: for a library searched in an order of its own (NCCL's), whose kind words the
+ * failure itself.
  */
-export function openCudaLibrary(kind: Exclude<CudaLibraryKind, 'cudart' | 'nvrtc'>, env: NodeJS.ProcessEnv = process.env): BoundLibrary {
-  const { lib, path } = loadCudaLibrary(kind, env);
-  return { path, bind: (prototype) => lib.func(prototype) as NativeCall };
+export function openFirst<P extends LibraryPlace>(
+  places: readonly P[],
+  fault: (exported: (symbol: string) => boolean) => string | null,
+  env: NodeJS.ProcessEnv = process.env,
+): { readonly library: BoundLibrary | null; readonly attempts: readonly { readonly candidate: P; readonly reason: string }[] } {
+  const { loaded, attempts } = firstLoadable(places, (lib) => fault((symbol) => exports(lib, symbol)), env);
+  return { library: loaded ? bound(loaded.lib, loaded.path) : null, attempts };
+}
+
+/** A field of a C struct: a type koffi reads ("int", "const char *"), or a fixed array of one, as a typed array. */
+export type StructField = string | { readonly array: string; readonly length: number };
+
+const structSizes = new Map<string, number>();
+
+/**
+ * Declares the C struct `name` for the prototypes that take one (by value, or by pointer as a plain object), and
+ * returns its size in bytes. A name is declared once per process; declaring it again returns the first's size.
+ */
+export function declareStruct(name: string, fields: Readonly<Record<string, StructField>>): number {
+  let size = structSizes.get(name);
+  if (size === undefined) {
+    const members = Object.fromEntries(Object.entries(fields).map(([field, type]) => [field, typeof type === 'string' ? type : koffi.array(type.array, type.length, 'Typed')]));
+    size = koffi.sizeof(koffi.struct(name, members));
+    structSizes.set(name, size);
+  }
+  return size;
+}
+
+/**
+ * A CUDA library that a kind binds itself (cuBLAS for gemm, cuBLASLt for matmul), found by cuda-pipe's own search
+ * (locate.ts: its override variable alone when set, else CUDA_PATH and CUDA_HOME, the loader, /usr/local/cuda) and
+ * checked as libcudart is: its marker function, and every row of `spec.requires` against the CUDA release that added
+ * it (symbols.ts), so an older library is refused when it loads, naming what it lacks (exit 3).
+ */
+export function openCudaLibrary(spec: CudaLibrarySpec, env: NodeJS.ProcessEnv = process.env): BoundLibrary {
+  const { lib, path } = loadCudaLibrary(spec, env);
+  return bound(lib, path);
+}
+
+/** A library's functions, bound by name from their C prototypes. */
+export type BoundCalls<P extends Readonly<Record<string, string>>> = { readonly [K in keyof P]: NativeCall };
+
+export function bindCalls<P extends Readonly<Record<string, string>>>(lib: BoundLibrary, prototypes: P): BoundCalls<P> {
+  return Object.fromEntries(Object.entries(prototypes).map(([name, prototype]) => [name, lib.bind(prototype)])) as BoundCalls<P>;
+}
+
+/**
+ * A library as a kind calls it: the file it was loaded from, its functions bound by name, and its statuses as the
+ * kind's typed error. Every library a kind binds (cuBLAS, cuBLASLt, NCCL) is wrapped so: each gives its prototypes
+ * and how a status other than success reads.
+ */
+export interface CheckedLibrary<F, E extends Error> {
+  readonly path: string;
+  readonly fn: F;
+  /** The error of `api` having returned `status`, in the library's words. */
+  failure(status: number, api: string, context?: string): E;
+  /** Throws `failure` unless `status` is 0, every such library's success. */
+  check(status: number, api: string, context?: string): void;
+}
+
+export function checkedLibrary<P extends Readonly<Record<string, string>>, E extends Error>(
+  lib: BoundLibrary,
+  prototypes: P,
+  failure: (fn: BoundCalls<P>, status: number, api: string, context?: string) => E,
+): CheckedLibrary<BoundCalls<P>, E> {
+  const fn = bindCalls(lib, prototypes);
+  const fail = (status: number, api: string, context?: string) => failure(fn, status, api, context);
+  return {
+    path: lib.path,
+    fn,
+    failure: fail,
+    check: (status, api, context) => {
+      if (status !== 0) throw fail(status, api, context);
+    },
+  };
+}
+
+/** `load` run once per process, the first time a run needs the library; the same library every time after. */
+export function loadOnce<T>(load: (env: NodeJS.ProcessEnv) => T): (env?: NodeJS.ProcessEnv) => T {
+  let loaded: T | undefined;
+  return (env = process.env) => {
+    loaded ??= load(env);
+    return loaded;
+  };
 }
 
 /**

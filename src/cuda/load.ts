@@ -4,7 +4,17 @@ import koffi from 'koffi';
 import { EnvironmentError } from '../errors.js';
 import { describeFileError } from '../files/errno.js';
 import { notRegularFile } from '../files/read.js';
-import { type CudaLibraryKind, describeFailedSearch, LIBRARY_NAME, LIBRARY_OVERRIDE, type LibraryCandidate, libraryCandidates, searchHint } from './locate.js';
+import {
+  CUDA_LIBRARIES,
+  type CudaLibrary,
+  type CudaLibraryKind,
+  type CudaLibrarySpec,
+  describeFailedSearch,
+  type LibraryCandidate,
+  libraryCandidates,
+  librarySpec,
+  searchHint,
+} from './locate.js';
 import { describeMissing, missingSymbols } from './symbols.js';
 
 export type NativeLibrary = ReturnType<typeof koffi.load>;
@@ -14,17 +24,15 @@ export interface LoadedLibrary {
   readonly path: string;
 }
 
-/** A function every build of the library exports: a library without it is some other library. */
-const MARKER_SYMBOL: Record<CudaLibraryKind, string> = { cudart: 'cudaGetDeviceCount', nvrtc: 'nvrtcVersion', cublas: 'cublasCreate_v2' };
-
-/** The library file each kind was loaded from, for messages that must say which runtime said "no driver". */
-const loadedPaths = new Map<CudaLibraryKind, string>();
+/** The file each library was loaded from, by name, for messages that must say which runtime said "no driver". */
+const loadedPaths = new Map<string, string>();
 
 /** The file a library kind was loaded from: the mapped file itself when the loader was given a bare soname. */
 export function loadedLibraryPath(kind: CudaLibraryKind): string | null {
-  const path = loadedPaths.get(kind);
+  const { name } = CUDA_LIBRARIES[kind];
+  const path = loadedPaths.get(name);
   if (path === undefined) return null;
-  return path.includes('/') ? path : (mappedFile(LIBRARY_NAME[kind]) ?? path);
+  return path.includes('/') ? path : (mappedFile(name) ?? path);
 }
 
 /** The first file mapped into this process whose name starts with `prefix.so`, from /proc/self/maps (Linux). */
@@ -47,24 +55,25 @@ export class LibraryOverrideError extends EnvironmentError {}
  * The library named by its override variable when that is set (and nothing else: a variable set by hand that
  * does not work is an error, not a hint), else the first candidate that loads and is the right library.
  */
-export function loadCudaLibrary(kind: CudaLibraryKind, env: NodeJS.ProcessEnv = process.env): LoadedLibrary {
-  const variable = LIBRARY_OVERRIDE[kind];
-  const override = env[variable];
-  const loaded = override ? loadOverride(kind, variable, override) : loadFirst(kind, libraryCandidates(kind, env));
-  loadedPaths.set(kind, loaded.path);
+export function loadCudaLibrary(library: CudaLibrary, env: NodeJS.ProcessEnv = process.env): LoadedLibrary {
+  const spec = librarySpec(library);
+  const override = env[spec.override];
+  const loaded = override ? loadOverride(spec, override) : loadFirst(spec, libraryCandidates(spec, env));
+  loadedPaths.set(spec.name, loaded.path);
   return loaded;
 }
 
 /** Loads the first candidate that dlopen accepts and that exports the library's marker function. */
-export function loadFirst(kind: CudaLibraryKind, candidates: readonly LibraryCandidate[]): LoadedLibrary {
+export function loadFirst(library: CudaLibrary, candidates: readonly LibraryCandidate[]): LoadedLibrary {
+  const spec = librarySpec(library);
   const { loaded, attempts } = firstLoadable(candidates, (lib) => {
-    if (!exports(lib, MARKER_SYMBOL[kind])) return `loads, but has no ${MARKER_SYMBOL[kind]} (not ${LIBRARY_NAME[kind]})`;
+    if (!exports(lib, spec.marker)) return `loads, but has no ${spec.marker} (not ${spec.name})`;
     // An older CUDA found first must not hide a newer one further down the list.
-    const missing = missingSymbols(kind, (name) => exports(lib, name));
-    return missing.length ? `loads, but ${describeMissing(kind, missing)}` : null;
+    const missing = missingSymbols(spec.requires, (name) => exports(lib, name));
+    return missing.length ? `loads, but ${describeMissing(spec.name, spec.requires, missing)}` : null;
   });
   if (loaded) return loaded;
-  throw new EnvironmentError(describeFailedSearch(kind, attempts), { hint: searchHint(kind) });
+  throw new EnvironmentError(describeFailedSearch(spec, attempts), { hint: searchHint(spec) });
 }
 
 /**
@@ -116,11 +125,12 @@ export function unfitLibraryFile(path: string, env: NodeJS.ProcessEnv = process.
   return null;
 }
 
-function loadOverride(kind: CudaLibraryKind, variable: string, path: string): LoadedLibrary {
+function loadOverride(spec: CudaLibrarySpec, path: string): LoadedLibrary {
+  const { override: variable, name } = spec;
   const fail = (found: string): LibraryOverrideError =>
     new LibraryOverrideError(`${variable}=${path}: ${found}.`, {
       hint:
-        `Point ${variable} at the ${LIBRARY_NAME[kind]} file itself (for example /usr/local/cuda/lib64/${LIBRARY_NAME[kind]}.so.13), ` +
+        `Point ${variable} at the ${name} file itself (for example /usr/local/cuda/lib64/${name}.so.13), ` +
         "or unset it to search CUDA_PATH, CUDA_HOME, the loader's path and /usr/local/cuda.",
     });
   // A bare name ("libcudart.so.12") is the loader's to find; a path can be checked before dlopen muddles the reason.
@@ -144,9 +154,9 @@ function loadOverride(kind: CudaLibraryKind, variable: string, path: string): Lo
     const reason = (error instanceof Error ? error.message : String(error)).replace(/^Failed to load shared library: /, '');
     throw fail(`not a shared library that can be loaded (${reason})`);
   }
-  if (!exports(lib, MARKER_SYMBOL[kind])) throw fail(`a shared library without ${MARKER_SYMBOL[kind]}, so not ${LIBRARY_NAME[kind]}`);
-  const missing = missingSymbols(kind, (name) => exports(lib, name));
-  if (missing.length) throw fail(`a ${LIBRARY_NAME[kind]} that ${describeMissing(kind, missing)}`);
+  if (!exports(lib, spec.marker)) throw fail(`a shared library without ${spec.marker}, so not ${name}`);
+  const missing = missingSymbols(spec.requires, (symbol) => exports(lib, symbol));
+  if (missing.length) throw fail(`a ${name} that ${describeMissing(name, spec.requires, missing)}`);
   return { lib, path };
 }
 

@@ -1,9 +1,9 @@
-import { type CudaLibraryKind, LIBRARY_NAME } from './locate.js';
-
 /**
- * Every function cuda-pipe binds (bindings.ts, nvrtc.ts, and the gemm kind's cublas.ts), with the CUDA release that first shipped it: a library
- * that lacks one is an older or incomplete CUDA, refused when it is loaded rather than when the call is first made.
- * A row of several names is satisfied by any of them (the first that exists is bound).
+ * Every function cuda-pipe binds from a CUDA library, with the CUDA release that first shipped it: a library that
+ * lacks one is an older or incomplete CUDA, refused when it is loaded rather than when the call is first made. A row
+ * of several names is satisfied by any of them (the first that exists is bound). The core's libraries' rows are here
+ * (bindings.ts, nvrtc.ts); a kind that binds a CUDA library of its own declares its rows beside its binding (the
+ * gemm kind's libcublas, the matmul kind's libcublasLt) and they are checked the same way (ffi.ts's openCudaLibrary).
  */
 export interface RequiredSymbol {
   readonly names: readonly string[];
@@ -11,9 +11,9 @@ export interface RequiredSymbol {
   readonly since: string;
 }
 
-const row = (since: string, ...names: string[]): RequiredSymbol => ({ names, since });
+export const row = (since: string, ...names: string[]): RequiredSymbol => ({ names, since });
 
-export const REQUIRED_SYMBOLS: Record<CudaLibraryKind, readonly RequiredSymbol[]> = {
+export const REQUIRED_SYMBOLS = {
   cudart: [
     row('1.0', 'cudaGetErrorString'),
     row('1.0', 'cudaGetDeviceCount'),
@@ -80,39 +80,32 @@ export const REQUIRED_SYMBOLS: Record<CudaLibraryKind, readonly RequiredSymbol[]
     row('11.2', 'nvrtcGetNumSupportedArchs'),
     row('11.2', 'nvrtcGetSupportedArchs'),
   ],
-  cublas: [
-    row('4.0', 'cublasCreate_v2'),
-    row('4.0', 'cublasDestroy_v2'),
-    row('4.0', 'cublasSetStream_v2'),
-    row('4.0', 'cublasGetVersion_v2'),
-    row('8.0', 'cublasGemmEx'),
-    row('9.0', 'cublasSetMathMode'),
-    row('11.4', 'cublasSetWorkspace_v2'),
-    row('11.4', 'cublasGetStatusString'),
-  ],
-};
+} as const satisfies Readonly<Record<string, readonly RequiredSymbol[]>>;
 
 const versionNumber = (since: string): number => {
   const [major = 0, minor = 0] = since.split('.').map(Number);
   return major * 100 + minor;
 };
 
-/** The oldest CUDA whose library has every function cuda-pipe binds: "12.0" for libcudart. */
-export function minimumCuda(kind: CudaLibraryKind): string {
-  return REQUIRED_SYMBOLS[kind].reduce((newest, r) => (versionNumber(r.since) > versionNumber(newest) ? r.since : newest), '1.0');
+/** The oldest CUDA whose library has every function of `rows`: "12.0" for libcudart's. */
+export function minimumCuda(rows: readonly RequiredSymbol[]): string {
+  return rows.reduce((newest, r) => (versionNumber(r.since) > versionNumber(newest) ? r.since : newest), '1.0');
 }
 
 /** The rows a library lacks, given a test of whether it exports a name. */
-export function missingSymbols(kind: CudaLibraryKind, exports: (name: string) => boolean): RequiredSymbol[] {
-  return REQUIRED_SYMBOLS[kind].filter((r) => !r.names.some(exports));
+export function missingSymbols(rows: readonly RequiredSymbol[], exports: (name: string) => boolean): RequiredSymbol[] {
+  return rows.filter((r) => !r.names.some(exports));
 }
 
-/** "lacks cudaGetErrorName (CUDA 6.5 and newer) and 2 more functions; cuda-pipe needs libcudart from CUDA 12.0 or newer". */
-export function describeMissing(kind: CudaLibraryKind, missing: readonly RequiredSymbol[]): string {
+/**
+ * "lacks cudaGetErrorName (CUDA 6.5 and newer) and 2 more functions; cuda-pipe needs libcudart from CUDA 12.0 or
+ * newer", of the library `name` whose functions are `rows`.
+ */
+export function describeMissing(name: string, rows: readonly RequiredSymbol[], missing: readonly RequiredSymbol[]): string {
   const [first] = missing;
   if (!first) return '';
   const named = (r: RequiredSymbol) => `${r.names.join(' or ')} (CUDA ${r.since} and newer)`;
   const shown = missing.slice(0, 3).map(named).join(', ');
   const more = missing.length > 3 ? ` and ${missing.length - 3} more function${missing.length === 4 ? '' : 's'}` : '';
-  return `lacks ${shown}${more}; cuda-pipe needs ${LIBRARY_NAME[kind]} from CUDA ${minimumCuda(kind)} or newer`;
+  return `lacks ${shown}${more}; cuda-pipe needs ${name} from CUDA ${minimumCuda(rows)} or newer`;
 }

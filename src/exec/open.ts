@@ -98,7 +98,7 @@ export interface OpenOptions {
   readonly deviceOrigin?: string | undefined;
   /** How this process's rank meets the others of a launch, for a kind that spans ranks (absent: one process, no launcher). */
   readonly launch?: Launch | undefined;
-  /** The values of the kinds' own flags the command was given (a collective's `--nccl-dir`), for their runtimes. */
+  /** The values of the kinds' own flags the command was given (`KIND_FLAGS`), for their runtimes. */
   readonly kindFlags?: KindFlagValues | undefined;
 }
 

@@ -2,6 +2,7 @@ import type { ZodRawShape, z } from 'zod';
 import type { ModeResult } from '../model/mode.js';
 import type { Plan as ModelPlan, PlanOp, Schedule as ModelSchedule, StreamSpec } from '../model/schedule.js';
 import type { BodyPassFacts, CheckFacts, ChunkWork, DescribeContext, IssuedOp, IssueSite, KindDescription, KindFlag, KindFlagValues, KindRuntime } from './api/index.js';
+import type { AloneContext, ComputeStep } from './api/index.js';
 import type { KindRuntimeModule, KindTerm, ModelResource, ModeLineContext, OpenContext, OutputCheck, PassedBody, PlanPassContext, ReportContext } from './api/index.js';
 import type { ResultView, RuntimePrimitives, RuntimeStart, StageKind, StartContext, StepConfig, TermWords, TimelineFields } from './api/index.js';
 import type { ConfigSection, KindRepEnd, SectionContext, TermMeasured } from './api/index.js';
@@ -314,6 +315,12 @@ export function spanningPass(
   const ops = plan.schedules.flatMap((s) => s.body);
   const pass = table.find((kind) => kind.passes?.plan && holds(kind, ops))?.passes?.plan;
   return pass ? <P extends ModelPlan<WorkOp>>(given: P, devices: readonly number[], context: PlanPassContext) => pass(given, devices, context) as P : null;
+}
+
+/** A step timed alone by its kind's own pass (a collective at each bucket count); null where its kind has none. */
+export function aloneSchedules(step: ComputeStep, context: AloneContext): ModelSchedule<WorkOp>[] | null {
+  const pass = table.find((kind) => kind.id === step.stage)?.passes?.alone;
+  return pass ? (pass(step, context) as ModelSchedule<WorkOp>[]) : null;
 }
 
 /** Each kind's report section with lines for this Result, in the table's order. */

@@ -3,7 +3,7 @@ import type { Config, ConfigBuffer } from '../config/types.js';
 import { ringSlots, splitRanges, wholeRange } from '../chunking.js';
 import { eventCostSchedules } from './overhead.js';
 import { type HostMemoryKind, type IssueOrder, type PlacedDefaultOp, SMALL_OPS } from '../vocabulary.js';
-import { asGraph, overlappedSchedule, pipelineShape, type PipelineShape, serialSchedule, stageSchedules, collectiveAloneSchedules } from './schedules.js';
+import { asGraph, overlappedSchedule, pipelineShape, type PipelineShape, serialSchedule, ownAloneSchedules, stageSchedules } from './schedules.js';
 import { bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, SMALL_OP_BATCH } from './part-schedules.js';
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
 import { referenceOf, spanningPass } from '../kinds/index.js';
@@ -108,7 +108,7 @@ export function buildLayoutsPlan(
         ? [true, false].map((priorities) => latencySchedule(shape, first.ranges, first.streams, firstOrder, config.latency as LatencySpec, config.pipeline.priority, priorities))
         : []),
       ...stageSchedules(shape),
-      ...collectiveAloneSchedules(
+      ...ownAloneSchedules(
         shape,
         [...made.values()].map((m) => m.ranges),
       ),

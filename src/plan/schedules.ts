@@ -1,7 +1,7 @@
 import type { Config, ConfigBuffer } from '../config/types.js';
 import { wholeRange } from '../chunking.js';
 import { type DefaultStream, type DefaultStreamOp, type IssueOrder, type ModeRole, modeId, type OverlapLayout, type PlacedDefaultOp, type StreamKind } from '../vocabulary.js';
-import { bodyPasses, type ChunkWork, COMMUNICATION_STAGES, type ComputeStep, opBytes, phaseOps } from '../kinds/index.js';
+import { aloneSchedules, bodyPasses, type ChunkWork, type ComputeStep, opBytes, phaseOps } from '../kinds/index.js';
 import { withRingReuse } from './ring.js';
 import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec, WorkOp } from './types.js';
 import type { TimedScheduleSpec as ModelTimedSpec } from '../model/schedule.js';
@@ -259,8 +259,8 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
   const h2d = ranges.flatMap((r) => loadOps(gpuOnly, r, 's0', chunkOf(r)));
   if (h2d.length) schedules.push(stage({ kind: 'stage', stage: 'h2d' }, 'H2D of every input, whole buffers', h2d));
   for (const kernel of shape.kernels) {
-    // A collective alone is timed per bucket size, with the layouts (collectiveAloneSchedules).
-    if (isCollective(shape, kernel)) continue;
+    // A step whose kind times it alone itself is timed with the layouts (ownAloneSchedules).
+    if (timesItself(shape, kernel)) continue;
     schedules.push(
       stage(
         { kind: 'stage', stage: 'kernel', kernel },
@@ -274,32 +274,32 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
   return schedules;
 }
 
-/** A step of a communication kind: timed alone per bucket count, apart from the compute steps. */
-const isCollective = (shape: PipelineShape, kernel: string) => COMMUNICATION_STAGES.some((id) => id === shape.steps?.get(kernel)?.stage);
+/** Whether a step's kind times it alone itself (a collective per bucket count), apart from the compute steps. */
+const timesItself = (shape: PipelineShape, kernel: string) => ownAlone(shape, kernel, []) !== null;
 
-/**
- * Each collective step alone at each bucket count of the layouts: one NCCL call per chunk of `ranges`, back to back
- * on one stream, as the bucket size data-parallel users tune. Its time per call at each size is what the bus
- * bandwidth and the bucket model are read from, and what the native program is compared with.
- */
-export function collectiveAloneSchedules(shape: PipelineShape, layouts: ReadonlyArray<readonly ChunkRange[]>): Schedule[] {
+/** A step's own schedules alone, by its kind's pass, over the layouts' chunk cuts; null where its kind has no pass. */
+function ownAlone(shape: PipelineShape, kernel: string, layouts: readonly (readonly ChunkRange[])[]): Schedule[] | null {
+  const step = shape.steps?.get(kernel);
+  if (!step) return null;
   const gpuOnly: PipelineShape = { ...shape, host: null };
-  const one = makeStreams(1, shape.streamKind, shape.device);
-  const counts = new Map(layouts.map((ranges) => [ranges.length, ranges]));
-  return shape.kernels
-    .filter((kernel) => isCollective(shape, kernel))
-    .flatMap((kernel) =>
-      [...counts].map(([buckets, ranges]) =>
-        timedSchedule({
-          role: { kind: 'stage', stage: 'collective', collective: kernel, buckets },
-          device: shape.device,
-          description: `collective ${kernel} alone in ${buckets} bucket${buckets === 1 ? '' : 's'} (its NCCL calls only)`,
-          streams: one,
-          body: ranges.flatMap((r) => kernelOps(gpuOnly, [kernel], r, 's0', r.index)),
-          ranges,
-          verify: false,
-          gated: shape.gated,
-        }),
-      ),
-    );
+  return aloneSchedules(step, {
+    layouts,
+    timed: (role, description, ranges) =>
+      timedSchedule({
+        role,
+        device: shape.device,
+        description,
+        streams: makeStreams(1, shape.streamKind, shape.device),
+        body: ranges.flatMap((r) => kernelOps(gpuOnly, [kernel], r, 's0', r.index)),
+        ranges,
+        verify: false,
+        gated: shape.gated,
+      }),
+  });
+}
+
+/** The steps whose kinds time them alone themselves, at each distinct chunk count of the layouts. */
+export function ownAloneSchedules(shape: PipelineShape, layouts: readonly (readonly ChunkRange[])[]): Schedule[] {
+  const counts = [...new Map(layouts.map((ranges) => [ranges.length, ranges])).values()];
+  return shape.kernels.flatMap((kernel) => ownAlone(shape, kernel, counts) ?? []);
 }

@@ -1,4 +1,4 @@
-import type { Nccl } from '../../src/cuda/nccl.js';
+import type { Nccl } from '../../src/kinds/collective/nccl.js';
 import { collectiveCalls as callsOn } from '../../src/kinds/collective/calls.js';
 import { openCommunicators } from '../../src/kinds/collective/communicators.js';
 import { type Launch, type OpenContext, schedulesHolding } from '../../src/kinds/index.js';

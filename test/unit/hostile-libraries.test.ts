@@ -29,7 +29,7 @@ function fifoRoot(name: string, stem: string, versions: readonly string[]): stri
 /** Runs `body` (an ES module's text, which may import `load` and `nccl`) in a child node, for at most 15 s. */
 function inChild(body: string, env: NodeJS.ProcessEnv = {}) {
   const load = new URL('../../src/cuda/load.js', import.meta.url).href;
-  const nccl = new URL('../../src/cuda/nccl-locate.js', import.meta.url).href;
+  const nccl = new URL('../../src/kinds/collective/nccl-locate.js', import.meta.url).href;
   const script = `const load = await import(${JSON.stringify(load)}); const nccl = await import(${JSON.stringify(nccl)});\n${body}`;
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, ...env } });
   assert.equal(child.signal, null, `the child hung until its deadline: ${child.stderr}`);

@@ -1,4 +1,5 @@
-import type { EventSpec, Plan, PlanOp, Schedule, SpanningSpec, StreamSpec, WorkOpBase } from '../../model/schedule.js';
+import type { ChunkRange, EventSpec, Plan, PlanOp, Schedule, SpanningSpec, StreamSpec, WorkOpBase } from '../../model/schedule.js';
+import type { ModeRole } from '../../vocabulary.js';
 import type { ComputeStep } from './config.js';
 
 // How a stage kind takes part in planning: the ops it plans for a chunk, and its passes over what the planner made.
@@ -45,6 +46,14 @@ export interface PlanPassContext {
   spanning(spec: SpanningSpec): Schedule;
 }
 
+/** What a kind's `alone` pass is given: the plan's chunk cuts, and the core's builder of a step timed alone. */
+export interface AloneContext {
+  /** The chunk cuts of the plan's layouts, one per distinct chunk count. */
+  readonly layouts: readonly (readonly ChunkRange[])[];
+  /** The step's ops over `ranges` (each range its own chunk), back to back on one stream, timed as `role`. */
+  timed(role: ModeRole, description: string, ranges: readonly ChunkRange[]): Schedule;
+}
+
 /** A kind's plan passes (`KindPlanning.passes`). */
 export interface KindPasses {
   /** Over each one-device schedule's body as it is made (plan/schedules.ts's timedSchedule). */
@@ -54,6 +63,11 @@ export interface KindPasses {
    * devices run as it lays them out instead of splitting the input.
    */
   plan?(plan: Plan, devices: readonly number[], context: PlanPassContext): Plan;
+  /**
+   * The schedules that time one of its steps alone, in place of the step alone on whole buffers (a collective at each
+   * bucket count of the layouts, apart from the compute steps).
+   */
+  alone?(step: ComputeStep, context: AloneContext): Schedule[];
 }
 
 export interface KindPlanning<O extends WorkOpBase = WorkOpBase> {

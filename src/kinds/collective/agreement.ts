@@ -1,6 +1,6 @@
 import { CUDA_ERROR } from '../../cuda/error.js';
 import { hostView } from '../../cuda/host-view.js';
-import { NCCL_IN_PROGRESS } from '../../cuda/nccl.js';
+import { NCCL_IN_PROGRESS } from './nccl.js';
 import type { CudaRuntime } from '../../cuda/runtime.js';
 import type { DevicePtr, HostPtr, StreamHandle } from '../../cuda/types.js';
 import type { Agreement, OpenContext } from '../api/index.js';

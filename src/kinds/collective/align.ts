@@ -1,4 +1,4 @@
-import { NCCL_IN_PROGRESS, type Nccl, type NcclComm } from '../../cuda/nccl.js';
+import { NCCL_IN_PROGRESS, type Nccl, type NcclComm } from './nccl.js';
 import type { CudaRuntime } from '../../cuda/runtime.js';
 import type { StreamHandle } from '../../cuda/types.js';
 import { type BoundThunks, type OpenContext, PENDING, type SchedulePart, type Thunk } from '../api/index.js';

@@ -1,5 +1,5 @@
 import { availableParallelism, tmpdir } from 'node:os';
-import { connectAtInit, GRAPH_CAPTURE_MIN, NCCL_IN_PROGRESS, type Nccl, type NcclComm, type NcclError, nvlsOff, UNIQUE_ID_BYTES, versionText } from '../../cuda/nccl.js';
+import { connectAtInit, GRAPH_CAPTURE_MIN, NCCL_IN_PROGRESS, type Nccl, type NcclComm, type NcclError, nvlsOff, UNIQUE_ID_BYTES, versionText } from './nccl.js';
 import { DeviceFailure, Interrupted, UsageError } from '../../errors.js';
 import type { OpenContext, RepWatch } from '../api/index.js';
 import type { CollectiveOp } from './spec.js';

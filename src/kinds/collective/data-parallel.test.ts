@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { reductionCheck } from '../../api/session.js';
 import { loadConfigFile } from '../../config/load.js';
 import type { ConfigBuffer } from '../../config/types.js';
-import type { Nccl } from '../../cuda/nccl.js';
+import type { Nccl } from './nccl.js';
 import type { CudaRuntime } from '../../cuda/runtime.js';
 import { compareOutput, compareWithin, POISON } from '../../data/compare.js';
 import { UsageError } from '../../errors.js';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { formatBytes } from '../../format.js';
 import { COLLECTIVES, type Collective } from '../../vocabulary.js';
 import type { ComputeStep, RuntimePrimitives, StageKind, StepBuffer, StepConfig } from '../api/index.js';
+import { collectiveAlone } from './alone.js';
 import { collectiveCalls } from './calls.js';
 import { withCommStreams } from './comm-stream.js';
 import { dataParallel } from './data-parallel.js';
@@ -130,7 +131,7 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
   environment: [['CUDA_PIPE_NCCL', 'the libnccl.so.2 file for collectives, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
   failureHint: 'Every rank must run the same config with the same chunks; run with NCCL_DEBUG=WARN to see what NCCL saw.',
-  passes: { body: withCommStreams, plan: dataParallel },
+  passes: { body: withCommStreams, plan: dataParallel, alone: collectiveAlone },
   report: commSection,
   check: reductionCheck,
   modeFields: collectiveCalls,

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { loadNccl, NCCL_IN_PROGRESS, UNIQUE_ID_BYTES } from '../../cuda/nccl.js';
+import { loadNccl, NCCL_IN_PROGRESS, UNIQUE_ID_BYTES } from './nccl.js';
 import { openRuntime } from '../../cuda/runtime.js';
 import { builtinConfigsDir, packageRoot } from '../../paths.js';
 import { RunResultSchema, type RunResult } from '../../result/schema.js';

@@ -1,4 +1,4 @@
-import { NCCL_DATA_TYPE, NCCL_IN_PROGRESS, type Nccl, openNccl } from '../../cuda/nccl.js';
+import { NCCL_DATA_TYPE, NCCL_IN_PROGRESS, type Nccl, openNccl } from './nccl.js';
 import { UsageError } from '../../errors.js';
 import { type IssueSite, type KindRuntime, type KindRuntimeModule, type OpenContext, PENDING, type SchedulePart } from '../api/index.js';
 import type { PlanOp } from '../../model/schedule.js';

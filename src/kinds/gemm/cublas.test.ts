@@ -5,13 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { CublasError } from '../blas/status.js';
-import { CUBLAS_OP, type CublasHandle, GEMM_TYPES, type CublasGemmCall, loadCublas } from './cublas.js';
+import { prototypeName } from '../blas/library.js';
+import { CUBLAS_LIBRARY, CUBLAS_OP, CUBLAS_PROTOTYPES, type CublasHandle, GEMM_TYPES, type CublasGemmCall, loadCublas } from './cublas.js';
 import { LibraryOverrideError, loadFirst } from '../../cuda/load.js';
 import { libraryCandidates, resolveLibraryFile } from '../../cuda/locate.js';
-import { REQUIRED_SYMBOLS } from '../../cuda/symbols.js';
 import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
 import { EnvironmentError } from '../../errors.js';
-import { packageRoot } from '../../paths.js';
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -34,7 +33,7 @@ function loadError(env: NodeJS.ProcessEnv): EnvironmentError {
 
 describe('where libcublas is looked for', () => {
   it('tries CUDA_PIPE_CUBLAS, then CUDA_PATH and CUDA_HOME, then the loader, then /usr/local/cuda, CUDA 13 first', () => {
-    const paths = libraryCandidates('cublas', { CUDA_PIPE_CUBLAS: '/x/libcublas.so', CUDA_PATH: '/opt/cuda', CUDA_HOME: '/opt/home' }).map((c) => `${c.origin}: ${c.path}`);
+    const paths = libraryCandidates(CUBLAS_LIBRARY, { CUDA_PIPE_CUBLAS: '/x/libcublas.so', CUDA_PATH: '/opt/cuda', CUDA_HOME: '/opt/home' }).map((c) => `${c.origin}: ${c.path}`);
     assert.deepEqual(paths.slice(0, 3), ['CUDA_PIPE_CUBLAS: /x/libcublas.so', 'CUDA_PATH: /opt/cuda/lib64/libcublas.so.13', 'CUDA_PATH: /opt/cuda/lib64/libcublas.so.12']);
     const firstHome = paths.indexOf('CUDA_HOME: /opt/home/lib64/libcublas.so.13');
     const firstLoader = paths.indexOf('dynamic loader search: libcublas.so.13');
@@ -49,7 +48,7 @@ describe('where libcublas is looked for', () => {
       { path: libm, origin: 'default location' },
     ];
     assert.throws(
-      () => loadFirst('cublas', candidates),
+      () => loadFirst(CUBLAS_LIBRARY, candidates),
       (error: unknown) => {
         assert.ok(error instanceof EnvironmentError);
         assert.equal(error.exitCode, 3);
@@ -63,7 +62,7 @@ describe('where libcublas is looked for', () => {
     );
   });
 
-  const present = resolveLibraryFile('cublas', {}, existsSync, []);
+  const present = resolveLibraryFile(CUBLAS_LIBRARY, {}, existsSync, []);
   it('on a machine without libcublas, the real search names CUDA_PATH, the loader and /usr/local/cuda', { skip: present ? `libcublas is here (${present})` : false }, () => {
     const error = loadError({ CUDA_PATH: '/nowhere/cuda' });
     for (const place of ['/nowhere/cuda/lib64/libcublas.so.13 (CUDA_PATH)', 'libcublas.so.13 (dynamic loader search)', '/usr/local/cuda/lib64/libcublas.so.13 (default location)'])
@@ -129,10 +128,10 @@ function fakeCublas(omit: readonly string[] = []): string {
 const noCompiler = spawnSync('cc', ['--version']).status === 0 ? false : 'no C compiler (cc) to build a fake libcublas';
 
 describe('a libcublas lacking a function cuda-pipe binds', { skip: noCompiler }, () => {
-  it('every function cublas.ts binds is in the table of required functions, and nothing else is', () => {
-    const source = readFileSync(join(packageRoot(), 'src/kinds/gemm/cublas.ts'), 'utf8');
-    const bound = [...source.matchAll(/lib\.bind\(\s*'[^']*?\b(\w+)\(/g)].map((m) => m[1] as string).sort();
-    assert.deepEqual(bound, REQUIRED_SYMBOLS.cublas.flatMap((r) => r.names).sort());
+  it('every function cublas.ts binds is in its table of required functions, and nothing else is', () => {
+    const bound = Object.values(CUBLAS_PROTOTYPES).map(prototypeName).sort();
+    assert.equal(bound.length, 8);
+    assert.deepEqual(bound, CUBLAS_LIBRARY.requires.flatMap((r) => r.names).sort());
   });
 
   it('CUDA_PIPE_CUBLAS naming it is exit 3 naming the file, the function and the CUDA that has it', () => {
@@ -145,7 +144,7 @@ describe('a libcublas lacking a function cuda-pipe binds', { skip: noCompiler },
   it('the search skips it with the reason, so a complete one further down can load', () => {
     const older = fakeCublas(['cublasSetWorkspace_v2', 'cublasGetStatusString']);
     assert.throws(
-      () => loadFirst('cublas', [{ path: older, origin: 'CUDA_HOME' }]),
+      () => loadFirst(CUBLAS_LIBRARY, [{ path: older, origin: 'CUDA_HOME' }]),
       (error: unknown) => {
         assert.ok(error instanceof EnvironmentError);
         assert.match(
@@ -160,7 +159,7 @@ describe('a libcublas lacking a function cuda-pipe binds', { skip: noCompiler },
     );
     const complete = fakeCublas();
     assert.equal(
-      loadFirst('cublas', [
+      loadFirst(CUBLAS_LIBRARY, [
         { path: older, origin: 'CUDA_HOME' },
         { path: complete, origin: 'default location' },
       ]).path,

@@ -1,11 +1,32 @@
-import { type BoundLibrary, nativeBlock, openCudaLibrary } from '../../cuda/ffi.js';
+import { type BoundCalls, type CheckedLibrary, type CudaLibrarySpec, loadOnce, nativeBlock, row } from '../../cuda/ffi.js';
 import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
-import { CUBLAS_STATUS_NAME, CublasError } from '../blas/status.js';
+import { openBlasLibrary } from '../blas/library.js';
+import { CublasError } from '../blas/status.js';
 import type { GemmDtype } from './spec.js';
 
-// cuBLAS, for GEMM stages: located and checked like libcudart (locate.ts, symbols.ts), one handle per stream with its
-// own workspace, and a prebuilt call for the timed loop. Only cublasGemmEx is bound: it takes every data type the
-// stages offer through one signature.
+// cuBLAS, for GEMM stages: located and checked like libcudart (cuda/locate.ts; its rows below), one handle per stream
+// with its own workspace, and a prebuilt call for the timed loop. Only cublasGemmEx is bound: it takes every data
+// type the stages offer through one signature.
+
+/** The functions bound below, each with the CUDA release that added it: an older libcublas is refused as it loads. */
+export const CUBLAS_LIBRARY: CudaLibrarySpec = {
+  name: 'libcublas',
+  title: 'cuBLAS (libcublas)',
+  install: 'cuBLAS (CUDA toolkit, or the libcublas package of the same CUDA major version as libcudart)',
+  override: 'CUDA_PIPE_CUBLAS',
+  sonames: ['libcublas.so.13', 'libcublas.so.12', 'libcublas.so'],
+  marker: 'cublasCreate_v2',
+  requires: [
+    row('4.0', 'cublasCreate_v2'),
+    row('4.0', 'cublasDestroy_v2'),
+    row('4.0', 'cublasSetStream_v2'),
+    row('4.0', 'cublasGetVersion_v2'),
+    row('8.0', 'cublasGemmEx'),
+    row('9.0', 'cublasSetMathMode'),
+    row('11.4', 'cublasSetWorkspace_v2'),
+    row('11.4', 'cublasGetStatusString'),
+  ],
+};
 
 declare const cublasBrand: unique symbol;
 /** A cublasHandle_t. Branded so that it cannot be passed where a stream or a pointer is expected. */
@@ -79,41 +100,36 @@ export interface GemmRecord {
   free(): void;
 }
 
-function declare(lib: BoundLibrary) {
-  return {
-    create: lib.bind('int cublasCreate_v2(_Out_ void **handle)'),
-    destroy: lib.bind('int cublasDestroy_v2(void *handle)'),
-    setStream: lib.bind('int cublasSetStream_v2(void *handle, void *stream)'),
-    setWorkspace: lib.bind('int cublasSetWorkspace_v2(void *handle, void *workspace, size_t bytes)'),
-    setMathMode: lib.bind('int cublasSetMathMode(void *handle, int mode)'),
-    getVersion: lib.bind('int cublasGetVersion_v2(void *handle, _Out_ int *version)'),
-    getStatusString: lib.bind('const char *cublasGetStatusString(int status)'),
-    gemmEx: lib.bind(
-      'int cublasGemmEx(void *handle, int transa, int transb, int m, int n, int k, void *alpha, void *A, int Atype, int lda, ' +
-        'void *B, int Btype, int ldb, void *beta, void *C, int Ctype, int ldc, int computeType, int algo)',
-    ),
-  };
-}
+export const CUBLAS_PROTOTYPES = {
+  create: 'int cublasCreate_v2(_Out_ void **handle)',
+  destroy: 'int cublasDestroy_v2(void *handle)',
+  setStream: 'int cublasSetStream_v2(void *handle, void *stream)',
+  setWorkspace: 'int cublasSetWorkspace_v2(void *handle, void *workspace, size_t bytes)',
+  setMathMode: 'int cublasSetMathMode(void *handle, int mode)',
+  getVersion: 'int cublasGetVersion_v2(void *handle, _Out_ int *version)',
+  statusString: 'const char *cublasGetStatusString(int status)',
+  gemmEx:
+    'int cublasGemmEx(void *handle, int transa, int transb, int m, int n, int k, void *alpha, void *A, int Atype, int lda, ' +
+    'void *B, int Btype, int ldb, void *beta, void *C, int Ctype, int ldc, int computeType, int algo)',
+} as const;
 
 /** libcublas, typed. Every checked call throws `CublasError`; `record` builds the hot loop's closure. */
 export class Cublas {
-  private readonly fn: ReturnType<typeof declare>;
+  readonly libraryPath: string;
+  private readonly fn: BoundCalls<typeof CUBLAS_PROTOTYPES>;
   private readonly out = new BigUint64Array(1);
 
-  constructor(
-    readonly libraryPath: string,
-    lib: BoundLibrary,
-  ) {
-    this.fn = declare(lib);
+  constructor(private readonly lib: CheckedLibrary<BoundCalls<typeof CUBLAS_PROTOTYPES>, CublasError>) {
+    this.libraryPath = lib.path;
+    this.fn = lib.fn;
   }
 
   check(status: number, api: string, context?: string): void {
-    if (status !== 0) throw this.failure(status, api, context);
+    this.lib.check(status, api, context);
   }
 
   failure(status: number, api: string, context?: string): CublasError {
-    const name = CUBLAS_STATUS_NAME.get(status) ?? `unknown cuBLAS status`;
-    return new CublasError(api, status, name, this.fn.getStatusString(status) as string, context);
+    return this.lib.failure(status, api, context);
   }
 
   /**
@@ -182,16 +198,10 @@ export class Cublas {
   }
 }
 
-/** Loads libcublas (see locate.ts for where it looks); a missing or incomplete one is an EnvironmentError. */
+/** Loads libcublas (see cuda/locate.ts for where it looks); a missing or incomplete one is an EnvironmentError. */
 export function loadCublas(env: NodeJS.ProcessEnv = process.env): Cublas {
-  const lib = openCudaLibrary('cublas', env);
-  return new Cublas(lib.path, lib);
+  return new Cublas(openBlasLibrary(CUBLAS_LIBRARY, CUBLAS_PROTOTYPES, (...args) => new CublasError(...args), env));
 }
-
-let cached: Cublas | undefined;
 
 /** libcublas, loaded once per process. */
-export function openCublas(env: NodeJS.ProcessEnv = process.env): Cublas {
-  cached ??= loadCublas(env);
-  return cached;
-}
+export const openCublas = loadOnce(loadCublas);

@@ -1,4 +1,5 @@
 import { productCount, productRows } from '../blas/column-major.js';
+import type { BlasOperand } from '../blas/entry.js';
 
 // A cuBLAS GEMM as a compute step: per chunk, C[m×n] = alpha·A[m×k]·B[k×n] + beta·C in row-major terms, m the chunk's
 // item count. cuBLAS is column-major, so the call computes Cᵀ = Bᵀ·Aᵀ (`blas/column-major.ts`), which is C row-major
@@ -12,12 +13,7 @@ export type GemmDtype = (typeof GEMM_DTYPES)[number];
 export const GEMM_OPERAND_TYPE: Readonly<Record<GemmDtype, string>> = { fp32: 'float32', tf32: 'float32', fp16: 'float16', bf16: 'bfloat16' };
 
 /** An operand as a step reads it: a chunked buffer at the chunk's first item (`itemSize` elements an item), or a resident one whole. */
-export interface GemmOperand {
-  readonly buffer: string;
-  /** Elements per item of a chunked buffer; null for a resident one, read at its base in every chunk. */
-  readonly itemSize: number | null;
-  readonly elementBytes: number;
-}
+export type GemmOperand = BlasOperand;
 
 /** A gemm step as its config entry resolved it. */
 export interface GemmSpec {

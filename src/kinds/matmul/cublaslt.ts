@@ -1,5 +1,6 @@
-import { CUBLAS_STATUS_NAME, CublasError } from '../blas/status.js';
-import { type LibrarySpec, type NativeCall, openLibrary } from '../../cuda/ffi.js';
+import { openBlasLibrary, statusName } from '../blas/library.js';
+import { CublasError } from '../blas/status.js';
+import { type CudaLibrarySpec, loadOnce, row } from '../../cuda/ffi.js';
 import type { DevicePtr, HostPtr, StreamHandle } from '../../cuda/types.js';
 import type { Epilogue, MatmulDtype, OutputType } from './spec.js';
 
@@ -12,15 +13,55 @@ import type { Epilogue, MatmulDtype, OutputType } from './spec.js';
 // CUDA 11's cublasLt.h. matmul.gpu.test.ts checks them on the GPU host, where a wrong one would make a product come
 // out wrong or be refused.
 
-/** libcublasLt: CUDA 13's, else 12's; CUDA_PIPE_CUBLASLT names the file exactly. */
-export const CUBLASLT_LIBRARY: LibrarySpec = {
+/**
+ * libcublasLt: CUDA 13's, else 12's; CUDA_PIPE_CUBLASLT names the file exactly. Checked as it loads against every
+ * function bound below, with the CUDA release whose form of it is bound: cuBLASLt came with CUDA 10.1, the compute
+ * type of cublasLtMatmulDescCreate with 11.0, the status's words with 11.4.
+ */
+export const CUBLASLT_LIBRARY: CudaLibrarySpec = {
   name: 'libcublasLt',
   title: 'cuBLASLt (libcublasLt)',
   install: "the CUDA toolkit's cuBLAS (libcublasLt.so.13 comes with libcublas)",
   override: 'CUDA_PIPE_CUBLASLT',
   sonames: ['libcublasLt.so.13', 'libcublasLt.so.12', 'libcublasLt.so'],
-  symbols: ['cublasLtCreate', 'cublasLtMatmul', 'cublasLtMatmulAlgoGetHeuristic', 'cublasLtMatmulDescSetAttribute'],
+  marker: 'cublasLtCreate',
+  requires: [
+    row('10.1', 'cublasLtCreate'),
+    row('10.1', 'cublasLtDestroy'),
+    row('10.1', 'cublasLtGetVersion'),
+    row('10.1', 'cublasLtMatmulDescDestroy'),
+    row('10.1', 'cublasLtMatmulDescSetAttribute'),
+    row('10.1', 'cublasLtMatrixLayoutCreate'),
+    row('10.1', 'cublasLtMatrixLayoutDestroy'),
+    row('10.1', 'cublasLtMatmulPreferenceCreate'),
+    row('10.1', 'cublasLtMatmulPreferenceDestroy'),
+    row('10.1', 'cublasLtMatmulPreferenceSetAttribute'),
+    row('10.1', 'cublasLtMatmulAlgoGetHeuristic'),
+    row('10.1', 'cublasLtMatmul'),
+    row('11.0', 'cublasLtMatmulDescCreate'),
+    row('11.4', 'cublasLtGetStatusString'),
+  ],
 };
+
+/** libcublasLt's functions as this stage binds them, by name. */
+export const CUBLASLT_PROTOTYPES = {
+  create: 'int cublasLtCreate(_Out_ void **handle)',
+  destroy: 'int cublasLtDestroy(void *handle)',
+  version: 'size_t cublasLtGetVersion(void)',
+  statusString: 'const char *cublasLtGetStatusString(int status)',
+  descCreate: 'int cublasLtMatmulDescCreate(_Out_ void **desc, int computeType, int scaleType)',
+  descDestroy: 'int cublasLtMatmulDescDestroy(void *desc)',
+  descSet: 'int cublasLtMatmulDescSetAttribute(void *desc, int attr, void *buf, size_t bytes)',
+  layoutCreate: 'int cublasLtMatrixLayoutCreate(_Out_ void **layout, int type, uint64_t rows, uint64_t cols, int64_t ld)',
+  layoutDestroy: 'int cublasLtMatrixLayoutDestroy(void *layout)',
+  prefCreate: 'int cublasLtMatmulPreferenceCreate(_Out_ void **pref)',
+  prefDestroy: 'int cublasLtMatmulPreferenceDestroy(void *pref)',
+  prefSet: 'int cublasLtMatmulPreferenceSetAttribute(void *pref, int attr, void *buf, size_t bytes)',
+  heuristic: 'int cublasLtMatmulAlgoGetHeuristic(void *handle, void *desc, void *a, void *b, void *c, void *d, void *pref, ' + 'int requested, void *results, _Out_ int *returned)',
+  matmul:
+    'int cublasLtMatmul(void *handle, void *desc, void *alpha, void *A, void *Adesc, void *B, void *Bdesc, void *beta, ' +
+    'void *C, void *Cdesc, void *D, void *Ddesc, void *algo, void *workspace, size_t workspaceBytes, void *stream)',
+} as const;
 
 /** cudaDataType_t (library_types.h): CUDA_R_32F 0, CUDA_R_16F 2, CUDA_R_16BF 14, CUDA_R_8F_E4M3 28. */
 export const DATA_TYPE = { R_32F: 0, R_16F: 2, R_16BF: 14, R_8F_E4M3: 28 } as const;
@@ -111,57 +152,32 @@ export class CublasLtError extends CublasError {
 
 /** The failure of `api` with `status`, in the library's words where it can give them. */
 export function cublasLtFailure(binding: Pick<CublasLtBinding, 'statusString'>, status: number, api: string, context?: string): CublasLtError {
-  return new CublasLtError(api, status, CUBLAS_STATUS_NAME.get(status) ?? 'unknown cuBLAS status', binding.statusString(status), context);
+  return new CublasLtError(api, status, statusName(status), binding.statusString(status), context);
 }
 
 /** libcublasLt, bound: each function from its C prototype, as koffi reads it. */
 export function loadCublasLt(env: NodeJS.ProcessEnv = process.env): CublasLtBinding {
-  const lib = openLibrary(CUBLASLT_LIBRARY, env);
-  const bind = (prototype: string): NativeCall => lib.bind(prototype);
-  const create = bind('int cublasLtCreate(_Out_ void **handle)');
-  const destroy = bind('int cublasLtDestroy(void *handle)');
-  const version = bind('size_t cublasLtGetVersion(void)');
-  const statusString = bind('const char *cublasLtGetStatusString(int status)');
-  const descCreate = bind('int cublasLtMatmulDescCreate(_Out_ void **desc, int computeType, int scaleType)');
-  const descDestroy = bind('int cublasLtMatmulDescDestroy(void *desc)');
-  const descSet = bind('int cublasLtMatmulDescSetAttribute(void *desc, int attr, void *buf, size_t bytes)');
-  const layoutCreate = bind('int cublasLtMatrixLayoutCreate(_Out_ void **layout, int type, uint64_t rows, uint64_t cols, int64_t ld)');
-  const layoutDestroy = bind('int cublasLtMatrixLayoutDestroy(void *layout)');
-  const prefCreate = bind('int cublasLtMatmulPreferenceCreate(_Out_ void **pref)');
-  const prefDestroy = bind('int cublasLtMatmulPreferenceDestroy(void *pref)');
-  const prefSet = bind('int cublasLtMatmulPreferenceSetAttribute(void *pref, int attr, void *buf, size_t bytes)');
-  const heuristic = bind(
-    'int cublasLtMatmulAlgoGetHeuristic(void *handle, void *desc, void *a, void *b, void *c, void *d, void *pref, int requested, void *results, _Out_ int *returned)',
-  );
-  const matmul = bind(
-    'int cublasLtMatmul(void *handle, void *desc, void *alpha, void *A, void *Adesc, void *B, void *Bdesc, void *beta, void *C, void *Cdesc, ' +
-      'void *D, void *Ddesc, void *algo, void *workspace, size_t workspaceBytes, void *stream)',
-  );
+  const { path, fn } = openBlasLibrary(CUBLASLT_LIBRARY, CUBLASLT_PROTOTYPES, (...args) => new CublasLtError(...args), env);
   return {
-    path: lib.path,
-    create: (handle) => create(handle) as number,
-    destroy: (handle) => destroy(handle) as number,
-    version: () => Number(version()),
-    statusString: (status) => statusString(status) as string,
-    matmulDescCreate: (desc, computeType, scaleType) => descCreate(desc, computeType, scaleType) as number,
-    matmulDescDestroy: (desc) => descDestroy(desc) as number,
-    matmulDescSetAttribute: (desc, attribute, value, bytes) => descSet(desc, attribute, value, bytes) as number,
-    matrixLayoutCreate: (layout, type, rows, cols, ld) => layoutCreate(layout, type, rows, cols, ld) as number,
-    matrixLayoutDestroy: (layout) => layoutDestroy(layout) as number,
-    preferenceCreate: (preference) => prefCreate(preference) as number,
-    preferenceDestroy: (preference) => prefDestroy(preference) as number,
-    preferenceSetAttribute: (preference, attribute, value, bytes) => prefSet(preference, attribute, value, bytes) as number,
+    path,
+    create: (handle) => fn.create(handle) as number,
+    destroy: (handle) => fn.destroy(handle) as number,
+    version: () => Number(fn.version()),
+    statusString: (status) => fn.statusString(status) as string,
+    matmulDescCreate: (desc, computeType, scaleType) => fn.descCreate(desc, computeType, scaleType) as number,
+    matmulDescDestroy: (desc) => fn.descDestroy(desc) as number,
+    matmulDescSetAttribute: (desc, attribute, value, bytes) => fn.descSet(desc, attribute, value, bytes) as number,
+    matrixLayoutCreate: (layout, type, rows, cols, ld) => fn.layoutCreate(layout, type, rows, cols, ld) as number,
+    matrixLayoutDestroy: (layout) => fn.layoutDestroy(layout) as number,
+    preferenceCreate: (preference) => fn.prefCreate(preference) as number,
+    preferenceDestroy: (preference) => fn.prefDestroy(preference) as number,
+    preferenceSetAttribute: (preference, attribute, value, bytes) => fn.prefSet(preference, attribute, value, bytes) as number,
     algoGetHeuristic: (handle, desc, a, b, c, d, preference, requested, results, returned) =>
-      heuristic(handle, desc, a, b, c, d, preference, requested, results, returned) as number,
+      fn.heuristic(handle, desc, a, b, c, d, preference, requested, results, returned) as number,
     // The hot loop's call: the arguments go straight through, so a call costs koffi's conversion of 16 of them.
-    matmul: matmul as CublasLtBinding['matmul'],
+    matmul: fn.matmul as CublasLtBinding['matmul'],
   };
 }
 
-let cached: CublasLtBinding | undefined;
-
 /** libcublasLt, loaded once per process, the first time a run has a matmul op. */
-export function openCublasLt(env: NodeJS.ProcessEnv = process.env): CublasLtBinding {
-  cached ??= loadCublasLt(env);
-  return cached;
-}
+export const openCublasLt = loadOnce(loadCublasLt);

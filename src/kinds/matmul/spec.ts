@@ -1,4 +1,5 @@
 import { productCount, productRows } from '../blas/column-major.js';
+import type { BlasOperand } from '../blas/entry.js';
 
 // A cuBLASLt matmul as a compute step: per chunk, D[m×n] = epilogue(alpha·A[m×k]·B[k×n] + beta·C + bias) in row-major
 // terms, m the chunk's item count, D written over C. This is what PyTorch's `linear` runs: the bias and the
@@ -27,12 +28,7 @@ export const MATMUL_OUTPUT_TYPES: Readonly<Record<MatmulDtype, readonly OutputTy
 export type OutputType = 'bfloat16' | 'float16';
 
 /** An operand as a step reads it: a chunked buffer at the chunk's first item (`itemSize` elements an item), or a resident one whole. */
-export interface MatmulOperand {
-  readonly buffer: string;
-  /** Elements per item of a chunked buffer; null for a resident one, read at its base in every chunk. */
-  readonly itemSize: number | null;
-  readonly elementBytes: number;
-}
+export type MatmulOperand = BlasOperand;
 
 /** A matmul step as its config entry resolved it. */
 export interface MatmulSpec {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { EnvironmentError } from '../errors.js';
-import { exports, firstLoadable, LibraryOverrideError, type NativeLibrary } from './load.js';
+import { type BoundLibrary, LibraryOverrideError, openFirst } from '../../cuda/ffi.js';
+import { EnvironmentError } from '../../errors.js';
 
 // Where libnccl.so.2 is looked for, in its own order: the override alone, else the loader, the CUDA folders, the
 // system folders and PyTorch's wheel (nccl.ts binds what this finds).
@@ -95,11 +95,11 @@ const SEARCH_HINT =
   "Install NCCL (the libnccl2 package, or PyTorch's nvidia-nccl wheel), or set CUDA_PIPE_NCCL to the libnccl.so.2 file itself. " + 'Only configs with a collective stage need it.';
 
 /** Loads the first candidate that is NCCL (exports ncclCommInitAll); a missing one is an EnvironmentError (exit 3). */
-export function loadNcclLibrary(env: NodeJS.ProcessEnv = process.env, fs: SearchFs = realFs): { lib: NativeLibrary; path: string } {
-  const { loaded, attempts } = firstLoadable(ncclCandidates(env, fs), (lib) =>
-    exports(lib, 'ncclCommInitAll') && exports(lib, 'ncclCommInitRank') ? null : 'loads, but has no ncclCommInitAll (not libnccl)',
+export function loadNcclLibrary(env: NodeJS.ProcessEnv = process.env, fs: SearchFs = realFs): BoundLibrary {
+  const { library, attempts } = openFirst(ncclCandidates(env, fs), (exported) =>
+    exported('ncclCommInitAll') && exported('ncclCommInitRank') ? null : 'loads, but has no ncclCommInitAll (not libnccl)',
   );
-  if (loaded) return loaded;
+  if (library) return library;
   if (env[NCCL_OVERRIDE]) {
     throw new LibraryOverrideError(`${NCCL_OVERRIDE}=${env[NCCL_OVERRIDE]}: ${attempts[0]?.reason ?? 'does not load'}.`, {
       hint: `Point ${NCCL_OVERRIDE} at the libnccl.so.2 file itself, or unset it to search the loader's path, the CUDA folders and PyTorch's install.`,

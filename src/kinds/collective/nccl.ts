@@ -1,9 +1,8 @@
-import koffi from 'koffi';
-import { DeviceFailure } from '../errors.js';
-import { exports, type NativeLibrary } from './load.js';
+import { type BoundCalls, type BoundLibrary, type CheckedLibrary, checkedLibrary, declareStruct, loadOnce, type NativeCall } from '../../cuda/ffi.js';
+import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
+import { DeviceFailure } from '../../errors.js';
+import type { Collective } from '../../vocabulary.js';
 import { loadNcclLibrary } from './nccl-locate.js';
-import type { Collective } from '../vocabulary.js';
-import type { DevicePtr, StreamHandle } from './types.js';
 
 // NCCL, for collective stages: located in its own order (the override, the loader, the CUDA folders, the system
 // folders, PyTorch's wheel), loaded only for a plan with a collective, and bound to the few calls a data-parallel
@@ -35,8 +34,6 @@ const NCCL_INT32 = 2;
 
 /** NCCL_UNIQUE_ID_BYTES. */
 export const UNIQUE_ID_BYTES = 128;
-
-/** The variable that names the library file exactly. */
 
 const RESULT_NAME: ReadonlyMap<number, string> = new Map([
   [0, 'ncclSuccess'],
@@ -111,47 +108,41 @@ const CONFIG_UNDEF_INT = -2147483648;
 /** NCCL_VERSION(2, 14, 0): the ncclConfig_t layout declared below, the first with `blocking`. */
 const CONFIG_VERSION = 21400;
 
-// ncclCommInitRank takes the id by value, as a struct its declaration names; koffi registers a name once per process.
-let structsDeclared = false;
-
-function declare(lib: NativeLibrary) {
-  if (!structsDeclared) {
-    koffi.struct('ncclUniqueId', { internal: koffi.array('uint8_t', UNIQUE_ID_BYTES, 'Typed') });
-    // ncclConfig_t as NCCL 2.14 laid it out; NCCL copies `size` bytes of it over its defaults, so later fields keep theirs.
-    koffi.struct('ncclConfig_v21400', {
-      size: 'size_t',
-      magic: 'uint32_t',
-      version: 'uint32_t',
-      blocking: 'int',
-      cgaClusterSize: 'int',
-      minCTAs: 'int',
-      maxCTAs: 'int',
-      netName: 'const char *',
-      splitShare: 'int',
-    });
-    structsDeclared = true;
-  }
-  // Since 2.14; without them communicators are made blocking, as before.
-  const nonblocking = exports(lib, 'ncclCommInitRankConfig') && exports(lib, 'ncclCommFinalize');
-  return {
-    initRankConfig: nonblocking ? lib.func('int ncclCommInitRankConfig(_Out_ void **comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_v21400 *config)') : null,
-    commFinalize: nonblocking ? lib.func('int ncclCommFinalize(void *comm)') : null,
-    getVersion: lib.func('int ncclGetVersion(_Out_ int *version)'),
-    getUniqueId: lib.func('int ncclGetUniqueId(_Out_ ncclUniqueId *id)'),
-    commInitAll: lib.func('int ncclCommInitAll(_Out_ void **comms, int ndev, const int *devlist)'),
-    commInitRank: lib.func('int ncclCommInitRank(_Out_ void **comm, int nranks, ncclUniqueId commId, int rank)'),
-    commDestroy: lib.func('int ncclCommDestroy(void *comm)'),
-    commAbort: lib.func('int ncclCommAbort(void *comm)'),
-    commGetAsyncError: lib.func('int ncclCommGetAsyncError(void *comm, _Out_ int *asyncError)'),
-    commCount: lib.func('int ncclCommCount(void *comm, _Out_ int *count)'),
-    groupStart: lib.func('int ncclGroupStart()'),
-    groupEnd: lib.func('int ncclGroupEnd()'),
-    allReduce: lib.func('int ncclAllReduce(void *sendbuff, void *recvbuff, size_t count, int datatype, int op, void *comm, void *stream)'),
-    reduceScatter: lib.func('int ncclReduceScatter(void *sendbuff, void *recvbuff, size_t recvcount, int datatype, int op, void *comm, void *stream)'),
-    allGather: lib.func('int ncclAllGather(void *sendbuff, void *recvbuff, size_t sendcount, int datatype, void *comm, void *stream)'),
-    getErrorString: lib.func('const char *ncclGetErrorString(int result)'),
-  };
+// ncclCommInitRank takes the id by value, as a struct its declaration names (declared once per process).
+function declareStructs(): { readonly configBytes: number } {
+  declareStruct('ncclUniqueId', { internal: { array: 'uint8_t', length: UNIQUE_ID_BYTES } });
+  // ncclConfig_t as NCCL 2.14 laid it out; NCCL copies `size` bytes of it over its defaults, so later fields keep
+  // theirs.
+  const configBytes = declareStruct('ncclConfig_v21400', {
+    size: 'size_t',
+    magic: 'uint32_t',
+    version: 'uint32_t',
+    blocking: 'int',
+    cgaClusterSize: 'int',
+    minCTAs: 'int',
+    maxCTAs: 'int',
+    netName: 'const char *',
+    splitShare: 'int',
+  });
+  return { configBytes };
 }
+
+const PROTOTYPES = {
+  getVersion: 'int ncclGetVersion(_Out_ int *version)',
+  getUniqueId: 'int ncclGetUniqueId(_Out_ ncclUniqueId *id)',
+  commInitAll: 'int ncclCommInitAll(_Out_ void **comms, int ndev, const int *devlist)',
+  commInitRank: 'int ncclCommInitRank(_Out_ void **comm, int nranks, ncclUniqueId commId, int rank)',
+  commDestroy: 'int ncclCommDestroy(void *comm)',
+  commAbort: 'int ncclCommAbort(void *comm)',
+  commGetAsyncError: 'int ncclCommGetAsyncError(void *comm, _Out_ int *asyncError)',
+  commCount: 'int ncclCommCount(void *comm, _Out_ int *count)',
+  groupStart: 'int ncclGroupStart()',
+  groupEnd: 'int ncclGroupEnd()',
+  allReduce: 'int ncclAllReduce(void *sendbuff, void *recvbuff, size_t count, int datatype, int op, void *comm, void *stream)',
+  reduceScatter: 'int ncclReduceScatter(void *sendbuff, void *recvbuff, size_t recvcount, int datatype, int op, void *comm, void *stream)',
+  allGather: 'int ncclAllGather(void *sendbuff, void *recvbuff, size_t sendcount, int datatype, void *comm, void *stream)',
+  getErrorString: 'const char *ncclGetErrorString(int result)',
+} as const;
 
 /** One collective call as the hot loop makes it, bound once: buffers, counts and the communicator fixed. */
 export interface CollectiveCall {
@@ -170,22 +161,31 @@ export interface CollectiveCall {
 
 /** libnccl, typed. Every checked call throws `NcclError` naming the call, its device or rank, and NCCL's words. */
 export class Nccl {
-  private readonly fn: ReturnType<typeof declare>;
+  readonly libraryPath: string;
+  private readonly lib: CheckedLibrary<BoundCalls<typeof PROTOTYPES>, NcclError>;
+  private readonly fn: BoundCalls<typeof PROTOTYPES>;
+  /** Since 2.14; without them communicators are made blocking, as before. */
+  private readonly initRankConfig: NativeCall | null;
+  private readonly commFinalize: NativeCall | null;
+  private readonly configBytes: number;
   private readonly out = new BigUint64Array(1);
 
-  constructor(
-    readonly libraryPath: string,
-    lib: NativeLibrary,
-  ) {
-    this.fn = declare(lib);
+  constructor(lib: BoundLibrary) {
+    this.configBytes = declareStructs().configBytes;
+    this.lib = checkedLibrary(lib, PROTOTYPES, (fn, status, api, context) => new NcclError(api, status, fn.getErrorString(status) as string, context ?? ''));
+    this.libraryPath = lib.path;
+    this.fn = this.lib.fn;
+    const nonblocking = lib.exports('ncclCommInitRankConfig') && lib.exports('ncclCommFinalize');
+    this.initRankConfig = nonblocking ? lib.bind('int ncclCommInitRankConfig(_Out_ void **comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_v21400 *config)') : null;
+    this.commFinalize = nonblocking ? lib.bind('int ncclCommFinalize(void *comm)') : null;
   }
 
   failure(status: number, api: string, context: string): NcclError {
-    return new NcclError(api, status, this.fn.getErrorString(status) as string, context);
+    return this.lib.failure(status, api, context);
   }
 
   check(status: number, api: string, context: string): void {
-    if (status !== 0) throw this.failure(status, api, context);
+    this.lib.check(status, api, context);
   }
 
   /** NCCL_VERSION_CODE of the loaded library. */
@@ -204,7 +204,7 @@ export class Nccl {
 
   /** Whether communicators can be made nonblocking (NCCL 2.14 and later). */
   get nonblocking(): boolean {
-    return this.fn.initRankConfig !== null;
+    return this.initRankConfig !== null;
   }
 
   /**
@@ -216,10 +216,10 @@ export class Nccl {
   initRank(ranks: number, id: Uint8Array, rank: number, context: string): NcclComm {
     if (id.length !== UNIQUE_ID_BYTES) throw new Error(`an NCCL unique id is ${UNIQUE_ID_BYTES} bytes, not ${id.length}`);
     this.out[0] = 0n;
-    const { initRankConfig } = this.fn;
+    const { initRankConfig } = this;
     const status = initRankConfig
       ? (initRankConfig(this.out, ranks, { internal: id }, rank, {
-          size: koffi.sizeof('ncclConfig_v21400'),
+          size: this.configBytes,
           magic: 0xcafebeef,
           version: CONFIG_VERSION,
           blocking: 0,
@@ -265,7 +265,7 @@ export class Nccl {
    * never come.
    */
   release(comm: NcclComm, context: string): void {
-    const { commFinalize } = this.fn;
+    const { commFinalize } = this;
     let broken = this.asyncError(comm) !== 0;
     if (!broken && commFinalize) {
       const status = commFinalize(comm) as number;
@@ -299,7 +299,7 @@ export class Nccl {
     return () => fn(...args) as number;
   }
 
-  private bound(call: CollectiveCall): { fn: ReturnType<NativeLibrary['func']>; args: readonly unknown[] } {
+  private bound(call: CollectiveCall): { fn: NativeCall; args: readonly unknown[] } {
     const { buffer, elements, ranks, rank, dataType, comm, stream } = call;
     const part = elements / ranks;
     const at = (index: number) => (buffer + BigInt(index * part * call.elementBytes)) as DevicePtr;
@@ -316,14 +316,8 @@ export class Nccl {
 
 /** Loads libnccl (see `ncclCandidates` for where it looks). */
 export function loadNccl(env: NodeJS.ProcessEnv = process.env): Nccl {
-  const { lib, path } = loadNcclLibrary(env);
-  return new Nccl(path, lib);
+  return new Nccl(loadNcclLibrary(env));
 }
-
-let cached: Nccl | undefined;
 
 /** libnccl, loaded once per process. */
-export function openNccl(env: NodeJS.ProcessEnv = process.env): Nccl {
-  cached ??= loadNccl(env);
-  return cached;
-}
+export const openNccl = loadOnce(loadNccl);
