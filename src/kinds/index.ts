@@ -1,11 +1,10 @@
 import type { ZodRawShape, z } from 'zod';
 import type { ModeResult } from '../model/mode.js';
 import type { Plan as ModelPlan, PlanOp, Schedule as ModelSchedule, StreamSpec } from '../model/schedule.js';
-import type { BodyPassFacts, CheckFacts, ChunkWork, DescribeContext, IssuedOp, IssueSite, KindDescription, KindFlag, KindFlagValues, KindRuntime } from './api/index.js';
-import type { AloneContext, ComputeStep } from './api/index.js';
-import type { KindRuntimeModule, KindTerm, ModelResource, ModeLineContext, OpenContext, OutputCheck, PassedBody, PlanPassContext, ReportContext } from './api/index.js';
-import type { ResultView, RuntimePrimitives, RuntimeStart, StageKind, StartContext, StepConfig, TermWords, TimelineFields } from './api/index.js';
-import type { ConfigSection, KindRepEnd, SectionContext, TermMeasured } from './api/index.js';
+import type { AloneContext, BodyPassFacts, CheckFacts, ChunkWork, ComputeStep, ConfigSection, DescribeContext, IssuedOp, IssueSite } from './api/index.js';
+import type { KindDescription, KindFlag, KindFlagValues, KindRepEnd, KindRuntime, KindRuntimeModule, KindTerm, ModelResource, ModeLineContext } from './api/index.js';
+import type { OpenContext, OutputCheck, PassedBody, PlanPassContext, ReportContext, ResultView, RuntimePrimitives, RuntimeStart } from './api/index.js';
+import type { SectionContext, StageKind, StartContext, StepConfig, TermMeasured, TermWords, TimelineFields } from './api/index.js';
 import type { ConfigHost } from '../model/buffers.js';
 import { collective } from './collective/index.js';
 import { d2h, h2d } from './copy/index.js';
@@ -319,8 +318,7 @@ export function spanningPass(
 
 /** A step timed alone by its kind's own pass (a collective at each bucket count); null where its kind has none. */
 export function aloneSchedules(step: ComputeStep, context: AloneContext): ModelSchedule<WorkOp>[] | null {
-  const pass = table.find((kind) => kind.id === step.stage)?.passes?.alone;
-  return pass ? (pass(step, context) as ModelSchedule<WorkOp>[]) : null;
+  return (table.find((kind) => kind.id === step.stage)?.passes?.alone?.(step, context) as ModelSchedule<WorkOp>[] | undefined) ?? null;
 }
 
 /** Each kind's report section with lines for this Result, in the table's order. */
