@@ -1,14 +1,18 @@
-// Writes dist/cli/: the compiled CLI (dist/src/cli/start.js, main.js and everything they import, the packages too) as a few ES
-// modules, which bin/cuda-pipe, the portable bundle and the tests start (dist/cli/cuda-pipe.js). Node.js 20 keeps no
-// compile cache, and resolving, opening and compiling the 300 modules of dist/src one by one was most of a command's
-// start (docs/measurements/2026-11-26-test-speed-4/). Each command stays a chunk of its own, loaded when it runs, as
-// in dist/src, so `--version` loads none of them. koffi (a native addon) and sql.js (which reads its WebAssembly
-// beside it) stay packages, found from here as from any compiled module. Built from dist/src after tsc, so that it
-// holds exactly the compiled code.
-import { readFileSync, rmSync } from 'node:fs';
+// Writes dist/cli/: the compiled CLI (dist/src/cli/start.js, main.js and everything they import, the packages too) as a
+// few chunks, which bin/cuda-pipe, the portable bundle and the tests start through dist/cli/cuda-pipe.js
+// (scripts/cli-loader.cjs). Resolving, opening and compiling the 300 modules of dist/src one by one was most of a
+// command's start (docs/measurements/2026-11-26-test-speed-4/), and compiling the chunks most of what remained
+// (docs/measurements/2026-11-28-cli-start-2/): Node.js 20 keeps no compile cache, and V8 takes a cache of compiled code
+// only for a script, not for an ES module. So esbuild splits the CLI into ES modules, each command a chunk of its own
+// loaded when it runs, as in dist/src; each chunk is then rewritten as CommonJS (strict, as the ES module was), and
+// the build runs the commands whose start matters, writing the code V8 compiled for each chunk beside it. koffi (a
+// native addon) and sql.js (which reads its WebAssembly beside it) stay packages, found from here as from any compiled
+// module. Built from dist/src after tsc, so that it holds exactly the compiled code.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 
@@ -40,6 +44,11 @@ const startCosts = {
   setup(b) {
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => (inFolder(args.importer, 'zod', 'v4') ? zodEnglish(args.importer) : undefined));
     b.onResolve({ filter: /^string-width$/ }, (args) => (inFolder(args.importer, 'wrap-ansi') ? textWidth : undefined));
+    // The stage kinds' flags as JSON: kind-flags.ts reads them from the list with a top-level await otherwise.
+    b.onLoad({ filter: /[\\/]dist[\\/]src[\\/]cli[\\/]kind-flags\.js$/ }, () => ({
+      contents: `export const KIND_FLAGS = ${JSON.stringify(KIND_FLAGS)};`,
+      loader: 'js',
+    }));
     b.onLoad({ filter: /.*/, namespace: 'reexport' }, (args) => ({
       contents: `export { ${args.pluginData} } from ${JSON.stringify(args.path)};`,
       resolveDir: dirname(args.path),
@@ -67,7 +76,7 @@ const SCHEMAS = {
 };
 
 await build({
-  entryPoints: { 'cuda-pipe': join(root, 'dist', 'src', 'cli', 'start.js') },
+  entryPoints: { start: join(root, 'dist', 'src', 'cli', 'start.js') },
   outdir,
   bundle: true,
   splitting: true,
@@ -75,13 +84,47 @@ await build({
   format: 'esm',
   target: 'node20',
   external: ['koffi', 'sql.js'],
-  // Packages written as CommonJS call require(), which an ES module does not have.
-  banner: { js: "import { createRequire as cudaPipeCreateRequire } from 'node:module'; const require = cudaPipeCreateRequire(import.meta.url);" },
   plugins: [startCosts],
   define: {
     CUDA_PIPE_KIND_ENVIRONMENT: JSON.stringify(JSON.stringify(KIND_ENVIRONMENT)),
-    CUDA_PIPE_KIND_FLAGS: JSON.stringify(JSON.stringify(KIND_FLAGS)),
     CUDA_PIPE_SCHEMAS: JSON.stringify(JSON.stringify(SCHEMAS)),
   },
   logLevel: 'warning',
 });
+
+// Each chunk as CommonJS for scripts/cli-loader.cjs: strict, as an ES module is; import() of a chunk as require(), so
+// that a command's chunk is loaded as the others are; import.meta.url as the URL the loader hands each chunk. esbuild
+// escapes every character outside ASCII in code (charset), leaving comments: those are escaped too, so that the
+// loader reads each chunk as a string of one byte a character.
+for (const name of readdirSync(outdir)) {
+  const file = join(outdir, name);
+  const { code } = await transform(readFileSync(file, 'utf8'), {
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    charset: 'ascii',
+    supported: { 'dynamic-import': false },
+    define: { 'import.meta.url': 'cudaPipeModuleUrl' },
+    logLevel: 'warning',
+  });
+  if (/\bimport\.meta\b/.test(code)) throw new Error(`${name} still reads import.meta, which the CommonJS chunks have not`);
+  const ascii = code.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  writeFileSync(file, `"use strict";${ascii}`);
+}
+// The loader is dist/cli/cuda-pipe.js, CommonJS in a package that is otherwise ES modules.
+writeFileSync(join(outdir, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
+copyFileSync(join(root, 'scripts', 'cli-loader.cjs'), join(outdir, 'cuda-pipe.js'));
+
+// The commands whose start issue 40 times (scripts/bench/start.mjs), each run once through the loader, which writes
+// the code compiled for every chunk it loaded, added to what the runs before left. Run with this Node.js and no V8
+// flags, as the installed command runs: V8 refuses a cache made by another version or with other flags.
+const fixture = (name) => join(root, 'test', 'fixtures', name);
+const RECORDED = [['--help'], ['schema'], ['compare', fixture('h100-balanced-1.json'), fixture('h100-balanced-2.json')], ['report', fixture('h200-balanced-16-traced.json')]];
+const loader = join(outdir, 'cuda-pipe.js');
+const record = `process.argv.splice(1, 0, ${JSON.stringify(loader)}); require(${JSON.stringify(loader)}).start({ recordCache: true });`;
+const env = { ...process.env, COLUMNS: '100', NO_COLOR: '1' };
+delete env.NODE_OPTIONS;
+for (const args of RECORDED) {
+  const run = spawnSync(process.execPath, ['-e', record, '--', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`cuda-pipe ${args.join(' ')} failed while the build recorded its compiled code (${run.status ?? run.signal}): ${run.stderr}`);
+}

@@ -1,6 +1,5 @@
 import { Command, Option } from 'commander';
 import { contextLost, type ExitCode } from '../errors.js';
-import type { KIND_FLAGS as ListedFlags } from '../kinds/index.js';
 import { packageVersion } from '../paths.js';
 import {
   archFlag,
@@ -21,6 +20,7 @@ import { type CommandName, commandHelp, type EnvironmentList, topLevelHelp } fro
 import { fitItem, fitLines, outputColumns, paragraphColumns } from '../report/width.js';
 import { checkOutputTarget } from './write-file.js';
 import { hostMemoryKinds } from './lists.js';
+import { KIND_FLAGS } from './kind-flags.js';
 import { cliIo, type CliIo, withCliIo } from './io.js';
 
 // Each command lives in its own module, imported only when that command runs, so `--version` and `--help` load
@@ -56,13 +56,6 @@ const program = new Command('cuda-pipe')
   })
   .configureHelp({ formatItem: (term, termWidth, description, helper) => fitItem(term, description, helper.helpWidth ?? columnsOf(false), { termWidth }) })
   .exitOverride();
-
-// The flags the stage kinds add to `run` and `sweep`, which commander must know before it parses: built into the
-// bundle as the variables are (scripts/bundle-cli.mjs), so that no start loads the kinds for them; run from the
-// sources (the tests, where a fixture kind may be in the list), read from the list.
-declare const CUDA_PIPE_KIND_FLAGS: string | undefined;
-const KIND_FLAGS: typeof ListedFlags =
-  typeof CUDA_PIPE_KIND_FLAGS === 'string' ? (JSON.parse(CUDA_PIPE_KIND_FLAGS) as typeof ListedFlags) : (await import('../kinds/index.js')).KIND_FLAGS;
 
 const deviceOption = () => new Option('--device <n>', 'device index').argParser(deviceFlag);
 /** The flags the stage kinds add to the commands that run a config (kinds/api/flags.ts), in the list's order. */

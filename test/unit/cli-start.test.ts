@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { build, type Metafile } from 'esbuild';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { mayPrintTopLevelHelp } from '../../src/cli/program.js';
+import { onlyVersion } from '../../src/cli/version-flag.js';
+import { packageRoot } from '../../src/paths.js';
 import { runCli } from '../helpers/cli.js';
 
 // What a start loads decides how long it takes (issue 40: --version under 100 ms, report under 200): each command's
@@ -95,5 +100,49 @@ describe('the top-level help names the stage kinds’ variables wherever it prin
       assert.match(help, /Environment:/, args.join(' '));
       for (const name of ['CUDA_PIPE_NCCL', 'CUDA_PIPE_CUBLAS', 'CUDA_PIPE_CUBLASLT']) assert.match(help, new RegExp(`\\n  ${name} `), `${args.join(' ')}: ${name}`);
     }
+  });
+});
+
+describe('--version alone is answered before commander loads', { timeout: 120_000 }, () => {
+  it('takes -V or --version with nothing beside it, and leaves every other command line to commander', () => {
+    for (const args of [['--version'], ['-V']]) assert.ok(onlyVersion(args), args.join(' '));
+    for (const args of [[], ['--verbose', '--version'], ['--version', '--verbose'], ['run', '--version'], ['-v'], ['--Version'], ['version']])
+      assert.equal(onlyVersion(args), false, args.join(' '));
+  });
+
+  it('prints what commander prints for the version, with exit 0, in a process of its own', () => {
+    // `--verbose --version` takes commander's path; `--version` and `-V` alone take start.ts's.
+    const commander = runCli(['--verbose', '--version'], {}, { process: true });
+    assert.equal(commander.code, 0);
+    assert.match(commander.stdout, /^\d+\.\d+\.\d+\n$/);
+    for (const flag of ['--version', '-V']) assert.deepEqual(runCli([flag], {}, { process: true }), commander, flag);
+  });
+});
+
+describe('the built CLI starts from the code V8 compiled when it was built', { timeout: 120_000 }, () => {
+  it('runs report with a cache for every chunk it loads, and V8 takes each one', (t) => {
+    const dir = join(packageRoot(), 'dist', 'cli');
+    if (!existsSync(join(dir, 'cuda-pipe.js'))) return t.skip('dist/cli is not built');
+    // The loader is run as the installed command runs it, with no V8 flag (a cache made without one is refused under
+    // one), each chunk's script watched as it is made.
+    const watch = `const vm = require('node:vm'); const Script = vm.Script; const seen = [];
+      vm.Script = class extends Script { constructor(s, o) { super(s, o); seen.push([o.filename, o.cachedData !== undefined, this.cachedDataRejected === true]); } };
+      process.on('exit', () => process.stderr.write('\\n' + JSON.stringify(seen)));
+      process.argv.splice(1, 0, 'cuda-pipe'); require(${JSON.stringify(join(dir, 'cuda-pipe.js'))}).start();`;
+    const fixture = join(packageRoot(), 'test', 'fixtures', 'h200-balanced-16-traced.json');
+    const run = spawnSync(process.execPath, ['-e', watch, '--', 'report', fixture], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+    assert.equal(run.status, 0, run.stderr);
+    const seen = JSON.parse(run.stderr.trim().split('\n').at(-1) ?? '[]') as [string, boolean, boolean][];
+    assert.ok(seen.length > 20, `${seen.length} chunks`);
+    assert.deepEqual(
+      seen.filter(([, cached, rejected]) => !cached || rejected),
+      [],
+      'chunks without a cache V8 took',
+    );
+    const chunks = readdirSync(dir).filter((name) => name.endsWith('.js') && name !== 'cuda-pipe.js');
+    assert.ok(
+      seen.every(([file]) => chunks.some((name) => file.endsWith(name))),
+      'only the chunks the build wrote',
+    );
   });
 });

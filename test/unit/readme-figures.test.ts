@@ -157,6 +157,18 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
     holds: ['npx cuda-pipe --version : 1.12'],
   },
   {
+    page: 'README.md',
+    readme: 'and 1.35 s from a `git archive` of the tree (`docs/measurements/2026-11-28-cli-start-2/npx.log`)',
+    log: '2026-11-28-cli-start-2/npx.log',
+    holds: ['npx cuda-pipe --version : 1.35 s wall', 'dist/cli/cuda-pipe.js  # unchanged: nothing was built again'],
+  },
+  {
+    page: 'docs/figures.md',
+    readme: '`report` 290 (from 470), `compare` 330 (from 450), `schema` 160 (from 190), the floor 90',
+    log: '2026-11-28-cli-start-2/start.log',
+    holds: ['1: report      510.3', '3: report      316.0', '3: compare     394.5', '3: schema      201.6'],
+  },
+  {
     page: 'docs/ci-dashboards.md',
     readme: 'about a minute on 2 cores, 57 s in `docs/measurements/2026-11-28-first-hour/npx.log`',
     log: '2026-11-28-first-hour/npx.log',
