@@ -1,5 +1,6 @@
 import { isDeviceIndex, MAX_DEVICE_INDEX } from '../../../vocabulary.js';
 import { type ChromeReads, type Field, shown, type TopFields, type TraceRecord } from '../../chrome/record.js';
+import type { TraceRecords } from '../../chrome/store.js';
 import { traceError } from '../../errors.js';
 import type { DeviceShape, Direction, GpuEvent, GpuKind, HostCall, HostMemory, LaunchShape, ParsedTrace, StepMark } from '../../events.js';
 import type { Sniffed } from '../format.js';
@@ -57,14 +58,17 @@ export function kinetoContext(record: TraceRecord): boolean {
 }
 
 /** A trace Kineto wrote: marked by Kineto's own top-level fields, likely by its event categories among the kept events. */
-export function sniffKineto(top: TopFields, records: readonly TraceRecord[]): Sniffed {
+export function sniffKineto(top: TopFields, records: TraceRecords): Sniffed {
   if (TOP_KEYS.some((key) => top.keys.has(key))) return 'marked';
-  const likely = records.some(({ event: { cat } }) => typeof cat === 'string' && (Object.hasOwn(GPU_CATS, cat) || cat === 'cuda_runtime'));
-  return likely ? 'likely' : null;
+  for (const {
+    event: { cat },
+  } of records)
+    if (typeof cat === 'string' && (Object.hasOwn(GPU_CATS, cat) || cat === 'cuda_runtime')) return 'likely';
+  return null;
 }
 
 /** `records` are the trace's kept events in file order (`kinetoKeeps`); events may come in any order of time. */
-export function parseKineto(file: string, top: TopFields, records: readonly TraceRecord[]): ParsedTrace {
+export function parseKineto(file: string, top: TopFields, records: TraceRecords): ParsedTrace {
   const gpu: GpuEvent[] = [];
   const host: HostCall[] = [];
   const steps: StepMark[] = [];
