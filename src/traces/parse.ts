@@ -1,6 +1,5 @@
-import { type Kept, readsOf, recordOf, type TopFields, type TraceRecord, topFieldsOf } from './chrome/record.js';
+import { type Kept, readsOf, recordOf, type TopFields, type TraceRecord, type TraceRecords, topFieldsOf } from './chrome/record.js';
 import { streamTrace } from './chrome/stream.js';
-import type { TraceRecords } from './chrome/store.js';
 import { traceError } from './errors.js';
 import type { UsageError } from '../errors.js';
 import type { ParsedTrace } from './events.js';

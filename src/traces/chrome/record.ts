@@ -38,6 +38,11 @@ export interface TraceRecord {
   readonly args: Readonly<Record<string, Field>>;
 }
 
+/** The kept events, in file order: an array (a document parsed whole), or held as bytes (store.ts, a trace streamed). */
+export interface TraceRecords extends Iterable<TraceRecord> {
+  readonly length: number;
+}
+
 /** Whether an event is kept: for its own sake, only as the context of others (kept without its args), or not. */
 export type Kept = 'event' | 'context' | false;
 

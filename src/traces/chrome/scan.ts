@@ -1,8 +1,8 @@
 import { UsageError } from '../../errors.js';
 import { traceError } from '../errors.js';
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, EventReader, EventSyntax, endsBare, isSpace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './event.js';
-import { type Kept, type Reads, type TopFields, type TraceRecord, topFieldsOf } from './record.js';
-import { RecordStore, type TraceRecords } from './store.js';
+import { type Kept, type Reads, type TopFields, type TraceRecord, type TraceRecords, topFieldsOf } from './record.js';
+import { RecordStore } from './store.js';
 
 // A scanner for the shape of a Chrome trace: one JSON object whose `traceEvents` is an array of small objects. It
 // walks the bytes once, tracking only strings and nesting, to find where each event (and each other top-level value)

@@ -1,4 +1,4 @@
-import { type Field, NESTED_ARRAY, NESTED_OBJECT, type Reads, type TraceRecord } from './record.js';
+import { type Field, NESTED_ARRAY, NESTED_OBJECT, type Reads, type TraceRecord, type TraceRecords } from './record.js';
 
 // The kept events of a streamed trace, held as bytes until a format reads them. A 1 GB PyTorch trace keeps about
 // 3.3 million events (its kernels, launches and the ranges around them) until its format is known: as objects
@@ -7,11 +7,6 @@ import { type Field, NESTED_ARRAY, NESTED_OBJECT, type Reads, type TraceRecord }
 // a tag, and the value: a string by its number in a table of the distinct strings, a number as an int32 where it is
 // one, else a float64. A format iterates them, each read back as the record it was, with its keys in the same
 // order, and every value the same (a float64 holds every double exactly, -0 included).
-
-/** The kept events, in file order: an array (a document parsed whole), or a store (a trace streamed). */
-export interface TraceRecords extends Iterable<TraceRecord> {
-  readonly length: number;
-}
 
 /** How a value is held: its tag, then its bytes where it has any. */
 const Tag = { String: 0, Int: 1, Float: 2, True: 3, False: 4, Null: 5, Object: 6, Array: 7 } as const;

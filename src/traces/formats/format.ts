@@ -1,5 +1,4 @@
-import type { ChromeReads, TopFields, TraceRecord } from '../chrome/record.js';
-import type { TraceRecords } from '../chrome/store.js';
+import type { ChromeReads, TopFields, TraceRecord, TraceRecords } from '../chrome/record.js';
 import type { ParsedTrace } from '../events.js';
 
 // What a trace format is: one folder under src/traces/formats/ and one row of index.ts's list. A format only reads

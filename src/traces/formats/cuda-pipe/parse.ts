@@ -1,6 +1,5 @@
 import { isDeviceIndex, MAX_DEVICE_INDEX } from '../../../vocabulary.js';
-import { type ChromeReads, shown, type TopFields, type TraceRecord } from '../../chrome/record.js';
-import type { TraceRecords } from '../../chrome/store.js';
+import { type ChromeReads, shown, type TopFields, type TraceRecord, type TraceRecords } from '../../chrome/record.js';
 import { traceError } from '../../errors.js';
 import type { GpuEvent, GpuKind, ParsedTrace, StepMark } from '../../events.js';
 import type { Sniffed } from '../format.js';

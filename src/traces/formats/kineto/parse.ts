@@ -1,9 +1,9 @@
 import { isDeviceIndex, MAX_DEVICE_INDEX } from '../../../vocabulary.js';
-import { type ChromeReads, type Field, shown, type TopFields, type TraceRecord } from '../../chrome/record.js';
-import type { TraceRecords } from '../../chrome/store.js';
+import { type ChromeReads, type Field, shown, type TopFields, type TraceRecord, type TraceRecords } from '../../chrome/record.js';
 import { traceError } from '../../errors.js';
 import type { DeviceShape, Direction, GpuEvent, GpuKind, HostCall, HostMemory, LaunchShape, ParsedTrace, StepMark } from '../../events.js';
 import type { Sniffed } from '../format.js';
+import { HostRanges, launchLabels } from './labels.js';
 
 // PyTorch profiler (Kineto) Chrome traces. Each field is read where Kineto writes it, never guessed from a name
 // where a field exists: `cat` says what an event is, `args.stream`, `args.device`, `args.bytes` and
@@ -69,50 +69,23 @@ export function sniffKineto(top: TopFields, records: TraceRecords): Sniffed {
 
 /** `records` are the trace's kept events in file order (`kinetoKeeps`); events may come in any order of time. */
 export function parseKineto(file: string, top: TopFields, records: TraceRecords): ParsedTrace {
-  const gpu: GpuEvent[] = [];
   const host: HostCall[] = [];
   const steps: StepMark[] = [];
-  const ranges: HostRange[] = [];
   // Host calls first, so that each GPU event is made once, with its issue time and label, in the second pass.
-  const issuedAt = new Map<number, number>();
-  const labelOf = new Map<number, string>();
-  for (const pass of ['host', 'rest'] as const) {
-    for (const record of records) {
-      const { ph, cat } = record.event;
-      if (ph !== 'X' || typeof cat !== 'string') continue;
-      const isHost = HOST_CATS.has(cat);
-      const isLabel = LABEL_CATS.has(cat);
-      if ((isHost || isLabel) !== (pass === 'host')) continue;
-      const name = typeof record.event.name === 'string' ? record.event.name : '';
-      // Own keys only: a hostile `cat` of "constructor" must not find Object's.
-      const gpuKind = Object.hasOwn(GPU_CATS, cat) ? GPU_CATS[cat] : undefined;
-      const isStep = STEP_CATS.has(cat) && STEP.test(name);
-      // Built only for a message: a million events must not make a million strings.
-      const where = () => `traceEvents[${record.index}] (${cat} "${name.slice(0, 60)}")`;
-      const args = record.args;
-      if (isLabel) {
-        const { start, end } = span(file, where, record);
-        if (!isStep) ranges.push({ name, start, end, thread: threadOf(record), annotation: cat === 'user_annotation' });
-        else steps.push({ name, clock: 'host', device: null, start, end });
-        continue;
-      }
-      if (!gpuKind && !isStep && !isHost) continue;
-      const { start, end } = span(file, where, record);
-      if (isHost) {
-        const call: HostCall = {
-          kind: cat === 'cuda_sync' || SYNC.test(name) ? 'sync' : 'launch',
-          name,
-          start,
-          end,
-          correlation: intOrNull(args.correlation),
-          thread: threadOf(record),
-        };
-        if (call.kind === 'launch' && call.correlation !== null) issuedAt.set(call.correlation, end);
-        host.push(call);
-      } else if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, record, issuedAt, labelOf));
-      else steps.push({ name, clock: cat === 'user_annotation' ? 'host' : 'gpu', device: cat === 'user_annotation' ? null : deviceOf(file, where, record), start, end });
-    }
-    if (pass === 'host') for (const [correlation, label] of launchLabels(host, ranges)) labelOf.set(correlation, label);
+  const { issuedAt, labelOf } = readHost(file, records, host, steps);
+  const gpu: GpuEvent[] = [];
+  for (const record of records) {
+    const { ph, cat } = record.event;
+    if (ph !== 'X' || typeof cat !== 'string' || HOST_CATS.has(cat) || LABEL_CATS.has(cat)) continue;
+    const name = typeof record.event.name === 'string' ? record.event.name : '';
+    // Own keys only: a hostile `cat` of "constructor" must not find Object's.
+    const gpuKind = Object.hasOwn(GPU_CATS, cat) ? GPU_CATS[cat] : undefined;
+    const isStep = STEP_CATS.has(cat) && STEP.test(name);
+    if (!gpuKind && !isStep) continue;
+    const where = whereOf(record, cat, name);
+    const { start, end } = span(file, where, record);
+    if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, record, issuedAt, labelOf));
+    else steps.push({ name, clock: cat === 'user_annotation' ? 'host' : 'gpu', device: cat === 'user_annotation' ? null : deviceOf(file, where, record), start, end });
   }
   const rank = rankOf(top.values[RANK]);
   const notes = [
@@ -131,6 +104,43 @@ export function parseKineto(file: string, top: TopFields, records: TraceRecords)
     devices: deviceShapes(top),
     clockBaseMs: typeof base === 'number' && Number.isFinite(base) ? base / 1e6 : null,
   };
+}
+
+/** Built only for a message: a million events must not make a million strings. */
+const whereOf = (record: TraceRecord, cat: string, name: string) => () => `traceEvents[${record.index}] (${cat} "${name.slice(0, 60)}")`;
+
+/**
+ * The first pass: the host calls and the host steps, and of the launches their issue times and labels. The ranges
+ * that label them are held only here (labels.ts).
+ */
+function readHost(file: string, records: TraceRecords, host: HostCall[], steps: StepMark[]): { issuedAt: ReadonlyMap<number, number>; labelOf: ReadonlyMap<number, string> } {
+  const ranges = new HostRanges();
+  const issuedAt = new Map<number, number>();
+  for (const record of records) {
+    const { ph, cat } = record.event;
+    if (ph !== 'X' || typeof cat !== 'string') continue;
+    const isHost = HOST_CATS.has(cat);
+    const isLabel = LABEL_CATS.has(cat);
+    if (!isHost && !isLabel) continue;
+    const name = typeof record.event.name === 'string' ? record.event.name : '';
+    const { start, end } = span(file, whereOf(record, cat, name), record);
+    if (isLabel) {
+      if (!(STEP_CATS.has(cat) && STEP.test(name))) ranges.push(name, start, end, threadOf(record), cat === 'user_annotation');
+      else steps.push({ name, clock: 'host', device: null, start, end });
+      continue;
+    }
+    const call: HostCall = {
+      kind: cat === 'cuda_sync' || SYNC.test(name) ? 'sync' : 'launch',
+      name,
+      start,
+      end,
+      correlation: intOrNull(record.args.correlation),
+      thread: threadOf(record),
+    };
+    if (call.kind === 'launch' && call.correlation !== null) issuedAt.set(call.correlation, end);
+    host.push(call);
+  }
+  return { issuedAt, labelOf: launchLabels(host, ranges) };
 }
 
 /** The multiprocessors of each device Kineto describes; entries missing a count are left out. */
@@ -203,52 +213,6 @@ function gpuEvent(
     label: correlation === null ? null : (labelOf.get(correlation) ?? null),
     launch: kind === 'kernel' ? launchOf(record) : null,
   };
-}
-
-/** A PyTorch op (`cpu_op`) or a range of the program's own (`user_annotation`) on a host thread. */
-interface HostRange {
-  readonly name: string;
-  readonly start: number;
-  readonly end: number;
-  readonly thread: number | null;
-  readonly annotation: boolean;
-}
-
-/**
- * Each launch's name in the program's terms: the innermost PyTorch op around its call on the same thread, and the
- * outermost range of the program's own around it ("aten::copy_ in load_batch"). One sweep per thread over the ranges
- * by start (the outer first at equal starts) with a stack of the open ones.
- */
-export function launchLabels(calls: readonly HostCall[], ranges: readonly HostRange[]): Map<number, string> {
-  const labels = new Map<number, string>();
-  const byThread = new Map<number | null, { ranges: HostRange[]; calls: HostCall[] }>();
-  const of = (thread: number | null) => {
-    let entry = byThread.get(thread);
-    if (!entry) byThread.set(thread, (entry = { ranges: [], calls: [] }));
-    return entry;
-  };
-  for (const range of ranges) of(range.thread).ranges.push(range);
-  for (const call of calls) if (call.kind === 'launch' && call.correlation !== null) of(call.thread ?? null).calls.push(call);
-  for (const { ranges: own, calls: launches } of byThread.values()) {
-    if (!own.length || !launches.length) continue;
-    own.sort((a, b) => a.start - b.start || b.end - a.end);
-    launches.sort((a, b) => a.start - b.start);
-    const open: HostRange[] = [];
-    let next = 0;
-    for (const call of launches) {
-      while (next < own.length && own[next]!.start <= call.start) {
-        const range = own[next++]!;
-        while (open.length && open[open.length - 1]!.end <= range.start) open.pop();
-        open.push(range);
-      }
-      while (open.length && open[open.length - 1]!.end < call.end) open.pop();
-      const op = [...open].reverse().find((r) => !r.annotation && r.end >= call.end);
-      const annotation = open.find((r) => r.annotation && r.end >= call.end);
-      const label = op && annotation ? `${op.name} in ${annotation.name}` : (op?.name ?? annotation?.name);
-      if (label !== undefined) labels.set(call.correlation!, label);
-    }
-  }
-  return labels;
 }
 
 /** Kineto's `tid`: a host thread's id, a number in the traces we know. */
