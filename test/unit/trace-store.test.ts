@@ -57,6 +57,20 @@ describe('the kept events held as bytes', () => {
     assert.equal(i, n);
   });
 
+  it('drains: the records once more, in order, and the store empty after', { timeout: 30_000 }, () => {
+    const store = new RecordStore(reads);
+    const n = 200_000;
+    for (let i = 0; i < n; i++) store.push({ index: i, event: { ph: 'X', name: 'k', ts: i + 0.25 }, args: { correlation: i } });
+    let i = 0;
+    for (const r of store.drain()) {
+      assert.deepStrictEqual(r, { index: i, event: { ph: 'X', name: 'k', ts: i + 0.25 }, args: { correlation: i } });
+      i++;
+    }
+    assert.equal(i, n);
+    assert.equal(store.length, 0);
+    assert.deepStrictEqual([...store], []);
+  });
+
   it('refuses a field no format reads, rather than dropping it', { timeout: 5_000 }, () => {
     const store = new RecordStore(reads);
     assert.throws(() => store.push({ index: 0, event: { unread: 1 }, args: {} }), /field "unread", which no format reads/);

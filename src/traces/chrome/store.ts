@@ -108,12 +108,26 @@ export class RecordStore implements TraceRecords {
   }
 
   [Symbol.iterator](): Iterator<TraceRecord> {
-    const chunks = [...this.chunks, { bytes: this.bytes, used: this.used }];
+    return this.records([...this.chunks, { bytes: this.bytes, used: this.used }]);
+  }
+
+  drain(): Iterable<TraceRecord> {
+    const chunks: ({ bytes: Buffer; used: number } | null)[] = [...this.chunks, { bytes: this.bytes, used: this.used }];
+    this.chunks.length = 0;
+    this.bytes = Buffer.alloc(0);
+    this.used = 0;
+    this.count = 0;
+    return { [Symbol.iterator]: () => this.records(chunks, true) };
+  }
+
+  /** The records of `chunks`, each chunk dropped from the list once passed where `release`. */
+  private records(chunks: ({ bytes: Buffer; used: number } | null)[], release = false): Iterator<TraceRecord> {
     let c = 0;
     let at = 0;
     return {
       next: (): IteratorResult<TraceRecord> => {
         while (c < chunks.length && at >= chunks[c]!.used) {
+          if (release) chunks[c] = null;
           c++;
           at = 0;
         }

@@ -67,26 +67,52 @@ export function sniffKineto(top: TopFields, records: TraceRecords): Sniffed {
   return null;
 }
 
-/** `records` are the trace's kept events in file order (`kinetoKeeps`); events may come in any order of time. */
+/** A GPU event whose issue time and label are filled in once every host call and range has been read. */
+type Pending = { -readonly [K in keyof GpuEvent]: GpuEvent[K] };
+
+/**
+ * `records` are the trace's kept events in file order (`kinetoKeeps`); events may come in any order of time. One
+ * pass, the records given back as it goes (`drain`): a GPU event's issue time and label come from host calls and
+ * ranges anywhere in the file, so they are filled in after it, and, as when the host calls had a pass of their own,
+ * a fault in a host call or range is the one reported before any fault in a GPU event or step.
+ */
 export function parseKineto(file: string, top: TopFields, records: TraceRecords): ParsedTrace {
   const host: HostCall[] = [];
-  const steps: StepMark[] = [];
-  // Host calls first, so that each GPU event is made once, with its issue time and label, in the second pass.
-  const { issuedAt, labelOf } = readHost(file, records, host, steps);
-  const gpu: GpuEvent[] = [];
-  for (const record of records) {
+  const hostSteps: StepMark[] = [];
+  const gpuSteps: StepMark[] = [];
+  const gpu: Pending[] = [];
+  const ranges = new HostRanges();
+  const issuedAt = new Map<number, number>();
+  let gpuFault: unknown = null;
+  for (const record of records.drain()) {
     const { ph, cat } = record.event;
-    if (ph !== 'X' || typeof cat !== 'string' || HOST_CATS.has(cat) || LABEL_CATS.has(cat)) continue;
+    if (ph !== 'X' || typeof cat !== 'string') continue;
     const name = typeof record.event.name === 'string' ? record.event.name : '';
+    const where = whereOf(record, cat, name);
+    if (HOST_CATS.has(cat) || LABEL_CATS.has(cat)) {
+      readHost(file, where, record, cat, name, { host, steps: hostSteps, ranges, issuedAt });
+      continue;
+    }
     // Own keys only: a hostile `cat` of "constructor" must not find Object's.
     const gpuKind = Object.hasOwn(GPU_CATS, cat) ? GPU_CATS[cat] : undefined;
     const isStep = STEP_CATS.has(cat) && STEP.test(name);
-    if (!gpuKind && !isStep) continue;
-    const where = whereOf(record, cat, name);
-    const { start, end } = span(file, where, record);
-    if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, record, issuedAt, labelOf));
-    else steps.push({ name, clock: cat === 'user_annotation' ? 'host' : 'gpu', device: cat === 'user_annotation' ? null : deviceOf(file, where, record), start, end });
+    if ((!gpuKind && !isStep) || gpuFault) continue;
+    try {
+      const { start, end } = span(file, where, record);
+      if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, record));
+      else gpuSteps.push({ name, clock: cat === 'user_annotation' ? 'host' : 'gpu', device: cat === 'user_annotation' ? null : deviceOf(file, where, record), start, end });
+    } catch (error) {
+      gpuFault = error;
+    }
   }
+  if (gpuFault) throw gpuFault;
+  const labelOf = launchLabels(host, ranges);
+  for (const event of gpu) {
+    if (event.correlation === null) continue;
+    event.issued = issuedAt.get(event.correlation) ?? null;
+    event.label = labelOf.get(event.correlation) ?? null;
+  }
+  const steps = [...hostSteps, ...gpuSteps];
   const rank = rankOf(top.values[RANK]);
   const notes = [
     ...(gpu.some((e) => e.defaultStream) ? [`stream ${KINETO_DEFAULT_STREAM} is taken for the legacy default stream, as CUPTI numbers it in the traces we know of`] : []),
@@ -109,38 +135,31 @@ export function parseKineto(file: string, top: TopFields, records: TraceRecords)
 /** Built only for a message: a million events must not make a million strings. */
 const whereOf = (record: TraceRecord, cat: string, name: string) => () => `traceEvents[${record.index}] (${cat} "${name.slice(0, 60)}")`;
 
-/**
- * The first pass: the host calls and the host steps, and of the launches their issue times and labels. The ranges
- * that label them are held only here (labels.ts).
- */
-function readHost(file: string, records: TraceRecords, host: HostCall[], steps: StepMark[]): { issuedAt: ReadonlyMap<number, number>; labelOf: ReadonlyMap<number, string> } {
-  const ranges = new HostRanges();
-  const issuedAt = new Map<number, number>();
-  for (const record of records) {
-    const { ph, cat } = record.event;
-    if (ph !== 'X' || typeof cat !== 'string') continue;
-    const isHost = HOST_CATS.has(cat);
-    const isLabel = LABEL_CATS.has(cat);
-    if (!isHost && !isLabel) continue;
-    const name = typeof record.event.name === 'string' ? record.event.name : '';
-    const { start, end } = span(file, whereOf(record, cat, name), record);
-    if (isLabel) {
-      if (!(STEP_CATS.has(cat) && STEP.test(name))) ranges.push(name, start, end, threadOf(record), cat === 'user_annotation');
-      else steps.push({ name, clock: 'host', device: null, start, end });
-      continue;
-    }
-    const call: HostCall = {
-      kind: cat === 'cuda_sync' || SYNC.test(name) ? 'sync' : 'launch',
-      name,
-      start,
-      end,
-      correlation: intOrNull(record.args.correlation),
-      thread: threadOf(record),
-    };
-    if (call.kind === 'launch' && call.correlation !== null) issuedAt.set(call.correlation, end);
-    host.push(call);
+/** A host call, a host step, or a range that labels the launches inside it. */
+function readHost(
+  file: string,
+  where: () => string,
+  record: TraceRecord,
+  cat: string,
+  name: string,
+  into: { host: HostCall[]; steps: StepMark[]; ranges: HostRanges; issuedAt: Map<number, number> },
+): void {
+  const { start, end } = span(file, where, record);
+  if (LABEL_CATS.has(cat)) {
+    if (!(STEP_CATS.has(cat) && STEP.test(name))) into.ranges.push(name, start, end, threadOf(record), cat === 'user_annotation');
+    else into.steps.push({ name, clock: 'host', device: null, start, end });
+    return;
   }
-  return { issuedAt, labelOf: launchLabels(host, ranges) };
+  const call: HostCall = {
+    kind: cat === 'cuda_sync' || SYNC.test(name) ? 'sync' : 'launch',
+    name,
+    start,
+    end,
+    correlation: intOrNull(record.args.correlation),
+    thread: threadOf(record),
+  };
+  if (call.kind === 'launch' && call.correlation !== null) into.issuedAt.set(call.correlation, end);
+  into.host.push(call);
 }
 
 /** The multiprocessors of each device Kineto describes; entries missing a count are left out. */
@@ -177,17 +196,7 @@ function span(file: string, where: () => string, record: TraceRecord): { start: 
   return { start: ts / 1000, end: (ts + dur) / 1000 };
 }
 
-function gpuEvent(
-  file: string,
-  where: () => string,
-  kind: GpuKind,
-  name: string,
-  start: number,
-  end: number,
-  record: TraceRecord,
-  issuedAt: ReadonlyMap<number, number>,
-  labelOf: ReadonlyMap<number, string>,
-): GpuEvent {
+function gpuEvent(file: string, where: () => string, kind: GpuKind, name: string, start: number, end: number, record: TraceRecord): Pending {
   const { args } = record;
   const stream = args.stream;
   if (typeof stream !== 'number' && typeof stream !== 'string') throw traceError(file, `${where()} has no args.stream`);
@@ -208,9 +217,9 @@ function gpuEvent(
     name,
     correlation,
     communication: kind === 'kernel' && NCCL.test(name),
-    issued: correlation === null ? null : (issuedAt.get(correlation) ?? null),
+    issued: null,
     defaultStream: String(stream) === KINETO_DEFAULT_STREAM,
-    label: correlation === null ? null : (labelOf.get(correlation) ?? null),
+    label: null,
     launch: kind === 'kernel' ? launchOf(record) : null,
   };
 }
