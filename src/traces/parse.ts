@@ -1,4 +1,5 @@
-import { type Kept, readsOf, recordOf, type TopFields, type TraceRecord, topFieldsOf } from './chrome/record.js';
+import { type Kept, readsOf, recordOf, type TopFields, type TraceRecord, type TraceRecords, topFieldsOf } from './chrome/record.js';
+import { RecordStore } from './chrome/store.js';
 import { streamTrace } from './chrome/stream.js';
 import { traceError } from './errors.js';
 import type { UsageError } from '../errors.js';
@@ -52,7 +53,7 @@ export function parseTraceDocument(file: string, parsed: unknown): ParsedTrace {
   const chrome = chromeFormats(traceFormats());
   const reads = readsOf(chrome.map((f) => f.reads));
   const keeps = keepsOf(chrome);
-  const records: TraceRecord[] = [];
+  const records = new RecordStore(reads);
   events.forEach((item, index) => {
     const record = recordOf(item, index, reads);
     if (record === null) throw traceError(file, `traceEvents[${index}] is not an object`);
@@ -63,7 +64,7 @@ export function parseTraceDocument(file: string, parsed: unknown): ParsedTrace {
 }
 
 /** The first format a field marks as its own, else the first its events make likely. */
-function parseRecords(file: string, formats: readonly ChromeFormat[], top: TopFields, records: readonly TraceRecord[], refused: readonly (UsageError | null)[] = []): ParsedTrace {
+function parseRecords(file: string, formats: readonly ChromeFormat[], top: TopFields, records: TraceRecords, refused: readonly (UsageError | null)[] = []): ParsedTrace {
   const sniffed = formats.map((format, f) => ({ format, sniffed: format.sniff(top, records), refused: refused[f] ?? null }));
   const chosen = sniffed.find((s) => s.sniffed === 'marked') ?? sniffed.find((s) => s.sniffed === 'likely');
   if (chosen?.refused) throw chosen.refused;

@@ -38,6 +38,13 @@ export interface TraceRecord {
   readonly args: Readonly<Record<string, Field>>;
 }
 
+/** The kept events, in file order, held as bytes (store.ts) and each read back as a record as it is iterated. */
+export interface TraceRecords extends Iterable<TraceRecord> {
+  readonly length: number;
+  /** The records a last time, their memory given back as the iteration passes it: nothing may read them after. */
+  drain(): Iterable<TraceRecord>;
+}
+
 /** Whether an event is kept: for its own sake, only as the context of others (kept without its args), or not. */
 export type Kept = 'event' | 'context' | false;
 

@@ -1,19 +1,20 @@
 import { UsageError } from '../../errors.js';
 import { traceError } from '../errors.js';
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, EventReader, EventSyntax, endsBare, isSpace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './event.js';
-import { type Kept, type Reads, type TopFields, type TraceRecord, topFieldsOf } from './record.js';
+import { type Kept, type Reads, type TopFields, type TraceRecord, type TraceRecords, topFieldsOf } from './record.js';
+import { RecordStore } from './store.js';
 
 // A scanner for the shape of a Chrome trace: one JSON object whose `traceEvents` is an array of small objects. It
 // walks the bytes once, tracking only strings and nesting, to find where each event (and each other top-level value)
 // begins and ends; each is then handed whole to V8's JSON.parse, which validates it, and reduced to the fields the
 // formats read. A general streaming tokenizer (stream-json) made a token object for every key and value of every
 // event, which took most of analyze's time (docs/measurements/2026-11-28-analyze-parser/README.md). Memory is the
-// kept records, the strings they share, and the event being read.
+// kept records, held as bytes (store.ts), the strings they share, and the event being read.
 
 /** What scanning a trace leaves: the top-level fields, the kept events in file order, and each format's refusal. */
 export interface StreamedTrace {
   readonly top: TopFields;
-  readonly records: readonly TraceRecord[];
+  readonly records: TraceRecords;
   /** Per format, in the order given: why it would refuse the trace (it kept past a limit), else null. */
   readonly refused: readonly (UsageError | null)[];
 }
@@ -25,9 +26,6 @@ const count = (n: number) => n.toLocaleString('en-US');
  * before its value, in a value, after it; in `traceEvents` before an event, in one, after one; after the document.
  */
 type State = 'root' | 'key' | 'first-key' | 'colon' | 'value' | 'top-value' | 'after-value' | 'event' | 'first-event' | 'in-event' | 'after-event' | 'done';
-
-/** Distinct strings shared between records (kernel names repeat by the thousand); past this, strings are not shared. */
-const MAX_INTERNED = 1 << 16;
 
 export class ChromeScanner {
   private state: State = 'root';
@@ -47,13 +45,12 @@ export class ChromeScanner {
   private topKeys = 0;
   private hasEvents = false;
   private readonly top: Record<string, unknown> = {};
-  private records: TraceRecord[] = [];
+  private records: RecordStore;
   private index = 0;
   /** Per format, in the order given: the events and ranges it kept, and the refusal once it kept past a limit. */
   private events: number[] = [];
   private contexts: number[] = [];
   private refused: (UsageError | null)[] = [];
-  private readonly interned = new Map<string, string>();
   private readonly topRead: ReadonlySet<string>;
   private readonly reader: EventReader;
 
@@ -64,6 +61,7 @@ export class ChromeScanner {
     private readonly limits: { readonly maxEvents: number; readonly maxContext: number },
   ) {
     this.reader = new EventReader(reads);
+    this.records = new RecordStore(reads);
     this.topRead = new Set([...reads.topKeys, ...reads.topValues.keys(), ...reads.topTables.keys()]);
   }
 
@@ -115,7 +113,7 @@ export class ChromeScanner {
             this.topKeys++;
             if (this.key === 'traceEvents') {
               this.hasEvents = c === OPEN_ARRAY;
-              this.records = [];
+              this.records = new RecordStore(this.reads);
               this.index = 0;
               this.events = this.keepers.map(() => 0);
               this.contexts = this.keepers.map(() => 0);
@@ -293,8 +291,6 @@ export class ChromeScanner {
     }
     if (this.refused.length && this.refused.every((r) => r !== null)) throw this.refused[0]!;
     if (!kept) return;
-    this.intern(record.event);
-    if (kept === 'event') this.intern(record.args);
     this.records.push(kept === 'event' ? record : { index, event: record.event, args: {} });
   }
 
@@ -303,18 +299,6 @@ export class ChromeScanner {
       return JSON.parse(text);
     } catch (error) {
       throw invalidJson(this.file, error instanceof Error ? error.message : String(error), text);
-    }
-  }
-
-  /** Each string kept once: a kernel's name, a category, a stream's name repeat by the thousand. */
-  private intern(fields: Readonly<Record<string, unknown>>): void {
-    const writable = fields as Record<string, unknown>;
-    for (const key in writable) {
-      const value = writable[key];
-      if (typeof value !== 'string') continue;
-      const known = this.interned.get(value);
-      if (known !== undefined) writable[key] = known;
-      else if (this.interned.size < MAX_INTERNED) this.interned.set(value, value);
     }
   }
 

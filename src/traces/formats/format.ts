@@ -1,4 +1,4 @@
-import type { ChromeReads, TopFields, TraceRecord } from '../chrome/record.js';
+import type { ChromeReads, TopFields, TraceRecord, TraceRecords } from '../chrome/record.js';
 import type { ParsedTrace } from '../events.js';
 
 // What a trace format is: one folder under src/traces/formats/ and one row of index.ts's list. A format only reads
@@ -45,9 +45,12 @@ export interface ChromeFormat extends FormatCommon {
    */
   context?(record: TraceRecord): boolean;
   /** Whether the file is its own, from the top-level fields and the kept events. */
-  sniff(top: TopFields, records: readonly TraceRecord[]): Sniffed;
-  /** The events of its file; `records` are those any format kept, in file order. Exit 2 naming the file and event. */
-  parse(file: string, top: TopFields, records: readonly TraceRecord[]): ParsedTrace;
+  sniff(top: TopFields, records: TraceRecords): Sniffed;
+  /**
+   * The events of its file; `records` are those any format kept, in file order, each read back as it is iterated
+   * (hold what the model needs, not the records). Exit 2 naming the file and event.
+   */
+  parse(file: string, top: TopFields, records: TraceRecords): ParsedTrace;
 }
 
 /** A format whose files it reads itself. */

@@ -1,5 +1,5 @@
 import { isDeviceIndex, MAX_DEVICE_INDEX } from '../../../vocabulary.js';
-import { type ChromeReads, shown, type TopFields, type TraceRecord } from '../../chrome/record.js';
+import { type ChromeReads, shown, type TopFields, type TraceRecord, type TraceRecords } from '../../chrome/record.js';
 import { traceError } from '../../errors.js';
 import type { GpuEvent, GpuKind, ParsedTrace, StepMark } from '../../events.js';
 import type { Sniffed } from '../format.js';
@@ -55,7 +55,7 @@ export function sniffOwnTrace(top: TopFields): Sniffed {
 }
 
 /** `records` are the trace's kept events in file order (`ownKeeps`): track names may come after their events. */
-export function parseOwnTrace(file: string, records: readonly TraceRecord[]): ParsedTrace {
+export function parseOwnTrace(file: string, records: TraceRecords): ParsedTrace {
   const tracks = new Map<string, string>();
   for (const { event: e, args } of records) {
     if (e.ph === 'M' && e.name === 'thread_name' && typeof args.name === 'string') tracks.set(`${String(e.pid)}/${String(e.tid)}`, args.name);

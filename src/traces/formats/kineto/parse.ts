@@ -1,8 +1,9 @@
 import { isDeviceIndex, MAX_DEVICE_INDEX } from '../../../vocabulary.js';
-import { type ChromeReads, type Field, shown, type TopFields, type TraceRecord } from '../../chrome/record.js';
+import { type ChromeReads, type Field, shown, type TopFields, type TraceRecord, type TraceRecords } from '../../chrome/record.js';
 import { traceError } from '../../errors.js';
 import type { DeviceShape, Direction, GpuEvent, GpuKind, HostCall, HostMemory, LaunchShape, ParsedTrace, StepMark } from '../../events.js';
 import type { Sniffed } from '../format.js';
+import { HostRanges, launchLabels } from './labels.js';
 
 // PyTorch profiler (Kineto) Chrome traces. Each field is read where Kineto writes it, never guessed from a name
 // where a field exists: `cat` says what an event is, `args.stream`, `args.device`, `args.bytes` and
@@ -57,59 +58,61 @@ export function kinetoContext(record: TraceRecord): boolean {
 }
 
 /** A trace Kineto wrote: marked by Kineto's own top-level fields, likely by its event categories among the kept events. */
-export function sniffKineto(top: TopFields, records: readonly TraceRecord[]): Sniffed {
+export function sniffKineto(top: TopFields, records: TraceRecords): Sniffed {
   if (TOP_KEYS.some((key) => top.keys.has(key))) return 'marked';
-  const likely = records.some(({ event: { cat } }) => typeof cat === 'string' && (Object.hasOwn(GPU_CATS, cat) || cat === 'cuda_runtime'));
-  return likely ? 'likely' : null;
+  for (const {
+    event: { cat },
+  } of records)
+    if (typeof cat === 'string' && (Object.hasOwn(GPU_CATS, cat) || cat === 'cuda_runtime')) return 'likely';
+  return null;
 }
 
-/** `records` are the trace's kept events in file order (`kinetoKeeps`); events may come in any order of time. */
-export function parseKineto(file: string, top: TopFields, records: readonly TraceRecord[]): ParsedTrace {
-  const gpu: GpuEvent[] = [];
+/** A GPU event whose issue time and label are filled in once every host call and range has been read. */
+type Pending = { -readonly [K in keyof GpuEvent]: GpuEvent[K] };
+
+/**
+ * `records` are the trace's kept events in file order (`kinetoKeeps`); events may come in any order of time. One
+ * pass, the records given back as it goes (`drain`): a GPU event's issue time and label come from host calls and
+ * ranges anywhere in the file, so they are filled in after it, and, as when the host calls had a pass of their own,
+ * a fault in a host call or range is the one reported before any fault in a GPU event or step.
+ */
+export function parseKineto(file: string, top: TopFields, records: TraceRecords): ParsedTrace {
   const host: HostCall[] = [];
-  const steps: StepMark[] = [];
-  const ranges: HostRange[] = [];
-  // Host calls first, so that each GPU event is made once, with its issue time and label, in the second pass.
+  const hostSteps: StepMark[] = [];
+  const gpuSteps: StepMark[] = [];
+  const gpu: Pending[] = [];
+  const ranges = new HostRanges();
   const issuedAt = new Map<number, number>();
-  const labelOf = new Map<number, string>();
-  for (const pass of ['host', 'rest'] as const) {
-    for (const record of records) {
-      const { ph, cat } = record.event;
-      if (ph !== 'X' || typeof cat !== 'string') continue;
-      const isHost = HOST_CATS.has(cat);
-      const isLabel = LABEL_CATS.has(cat);
-      if ((isHost || isLabel) !== (pass === 'host')) continue;
-      const name = typeof record.event.name === 'string' ? record.event.name : '';
-      // Own keys only: a hostile `cat` of "constructor" must not find Object's.
-      const gpuKind = Object.hasOwn(GPU_CATS, cat) ? GPU_CATS[cat] : undefined;
-      const isStep = STEP_CATS.has(cat) && STEP.test(name);
-      // Built only for a message: a million events must not make a million strings.
-      const where = () => `traceEvents[${record.index}] (${cat} "${name.slice(0, 60)}")`;
-      const args = record.args;
-      if (isLabel) {
-        const { start, end } = span(file, where, record);
-        if (!isStep) ranges.push({ name, start, end, thread: threadOf(record), annotation: cat === 'user_annotation' });
-        else steps.push({ name, clock: 'host', device: null, start, end });
-        continue;
-      }
-      if (!gpuKind && !isStep && !isHost) continue;
-      const { start, end } = span(file, where, record);
-      if (isHost) {
-        const call: HostCall = {
-          kind: cat === 'cuda_sync' || SYNC.test(name) ? 'sync' : 'launch',
-          name,
-          start,
-          end,
-          correlation: intOrNull(args.correlation),
-          thread: threadOf(record),
-        };
-        if (call.kind === 'launch' && call.correlation !== null) issuedAt.set(call.correlation, end);
-        host.push(call);
-      } else if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, record, issuedAt, labelOf));
-      else steps.push({ name, clock: cat === 'user_annotation' ? 'host' : 'gpu', device: cat === 'user_annotation' ? null : deviceOf(file, where, record), start, end });
+  let gpuFault: unknown = null;
+  for (const record of records.drain()) {
+    const { ph, cat } = record.event;
+    if (ph !== 'X' || typeof cat !== 'string') continue;
+    const name = typeof record.event.name === 'string' ? record.event.name : '';
+    const where = whereOf(record, cat, name);
+    if (HOST_CATS.has(cat) || LABEL_CATS.has(cat)) {
+      readHost(file, where, record, cat, name, { host, steps: hostSteps, ranges, issuedAt });
+      continue;
     }
-    if (pass === 'host') for (const [correlation, label] of launchLabels(host, ranges)) labelOf.set(correlation, label);
+    // Own keys only: a hostile `cat` of "constructor" must not find Object's.
+    const gpuKind = Object.hasOwn(GPU_CATS, cat) ? GPU_CATS[cat] : undefined;
+    const isStep = STEP_CATS.has(cat) && STEP.test(name);
+    if ((!gpuKind && !isStep) || gpuFault) continue;
+    try {
+      const { start, end } = span(file, where, record);
+      if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, record));
+      else gpuSteps.push({ name, clock: cat === 'user_annotation' ? 'host' : 'gpu', device: cat === 'user_annotation' ? null : deviceOf(file, where, record), start, end });
+    } catch (error) {
+      gpuFault = error;
+    }
   }
+  if (gpuFault) throw gpuFault;
+  const labelOf = launchLabels(host, ranges);
+  for (const event of gpu) {
+    if (event.correlation === null) continue;
+    event.issued = issuedAt.get(event.correlation) ?? null;
+    event.label = labelOf.get(event.correlation) ?? null;
+  }
+  const steps = [...hostSteps, ...gpuSteps];
   const rank = rankOf(top.values[RANK]);
   const notes = [
     ...(gpu.some((e) => e.defaultStream) ? [`stream ${KINETO_DEFAULT_STREAM} is taken for the legacy default stream, as CUPTI numbers it in the traces we know of`] : []),
@@ -127,6 +130,36 @@ export function parseKineto(file: string, top: TopFields, records: readonly Trac
     devices: deviceShapes(top),
     clockBaseMs: typeof base === 'number' && Number.isFinite(base) ? base / 1e6 : null,
   };
+}
+
+/** Built only for a message: a million events must not make a million strings. */
+const whereOf = (record: TraceRecord, cat: string, name: string) => () => `traceEvents[${record.index}] (${cat} "${name.slice(0, 60)}")`;
+
+/** A host call, a host step, or a range that labels the launches inside it. */
+function readHost(
+  file: string,
+  where: () => string,
+  record: TraceRecord,
+  cat: string,
+  name: string,
+  into: { host: HostCall[]; steps: StepMark[]; ranges: HostRanges; issuedAt: Map<number, number> },
+): void {
+  const { start, end } = span(file, where, record);
+  if (LABEL_CATS.has(cat)) {
+    if (!(STEP_CATS.has(cat) && STEP.test(name))) into.ranges.push(name, start, end, threadOf(record), cat === 'user_annotation');
+    else into.steps.push({ name, clock: 'host', device: null, start, end });
+    return;
+  }
+  const call: HostCall = {
+    kind: cat === 'cuda_sync' || SYNC.test(name) ? 'sync' : 'launch',
+    name,
+    start,
+    end,
+    correlation: intOrNull(record.args.correlation),
+    thread: threadOf(record),
+  };
+  if (call.kind === 'launch' && call.correlation !== null) into.issuedAt.set(call.correlation, end);
+  into.host.push(call);
 }
 
 /** The multiprocessors of each device Kineto describes; entries missing a count are left out. */
@@ -163,17 +196,7 @@ function span(file: string, where: () => string, record: TraceRecord): { start: 
   return { start: ts / 1000, end: (ts + dur) / 1000 };
 }
 
-function gpuEvent(
-  file: string,
-  where: () => string,
-  kind: GpuKind,
-  name: string,
-  start: number,
-  end: number,
-  record: TraceRecord,
-  issuedAt: ReadonlyMap<number, number>,
-  labelOf: ReadonlyMap<number, string>,
-): GpuEvent {
+function gpuEvent(file: string, where: () => string, kind: GpuKind, name: string, start: number, end: number, record: TraceRecord): Pending {
   const { args } = record;
   const stream = args.stream;
   if (typeof stream !== 'number' && typeof stream !== 'string') throw traceError(file, `${where()} has no args.stream`);
@@ -194,57 +217,11 @@ function gpuEvent(
     name,
     correlation,
     communication: kind === 'kernel' && NCCL.test(name),
-    issued: correlation === null ? null : (issuedAt.get(correlation) ?? null),
+    issued: null,
     defaultStream: String(stream) === KINETO_DEFAULT_STREAM,
-    label: correlation === null ? null : (labelOf.get(correlation) ?? null),
+    label: null,
     launch: kind === 'kernel' ? launchOf(record) : null,
   };
-}
-
-/** A PyTorch op (`cpu_op`) or a range of the program's own (`user_annotation`) on a host thread. */
-interface HostRange {
-  readonly name: string;
-  readonly start: number;
-  readonly end: number;
-  readonly thread: number | null;
-  readonly annotation: boolean;
-}
-
-/**
- * Each launch's name in the program's terms: the innermost PyTorch op around its call on the same thread, and the
- * outermost range of the program's own around it ("aten::copy_ in load_batch"). One sweep per thread over the ranges
- * by start (the outer first at equal starts) with a stack of the open ones.
- */
-export function launchLabels(calls: readonly HostCall[], ranges: readonly HostRange[]): Map<number, string> {
-  const labels = new Map<number, string>();
-  const byThread = new Map<number | null, { ranges: HostRange[]; calls: HostCall[] }>();
-  const of = (thread: number | null) => {
-    let entry = byThread.get(thread);
-    if (!entry) byThread.set(thread, (entry = { ranges: [], calls: [] }));
-    return entry;
-  };
-  for (const range of ranges) of(range.thread).ranges.push(range);
-  for (const call of calls) if (call.kind === 'launch' && call.correlation !== null) of(call.thread ?? null).calls.push(call);
-  for (const { ranges: own, calls: launches } of byThread.values()) {
-    if (!own.length || !launches.length) continue;
-    own.sort((a, b) => a.start - b.start || b.end - a.end);
-    launches.sort((a, b) => a.start - b.start);
-    const open: HostRange[] = [];
-    let next = 0;
-    for (const call of launches) {
-      while (next < own.length && own[next]!.start <= call.start) {
-        const range = own[next++]!;
-        while (open.length && open[open.length - 1]!.end <= range.start) open.pop();
-        open.push(range);
-      }
-      while (open.length && open[open.length - 1]!.end < call.end) open.pop();
-      const op = [...open].reverse().find((r) => !r.annotation && r.end >= call.end);
-      const annotation = open.find((r) => r.annotation && r.end >= call.end);
-      const label = op && annotation ? `${op.name} in ${annotation.name}` : (op?.name ?? annotation?.name);
-      if (label !== undefined) labels.set(call.correlation!, label);
-    }
-  }
-  return labels;
 }
 
 /** Kineto's `tid`: a host thread's id, a number in the traces we know. */
