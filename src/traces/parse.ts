@@ -4,7 +4,7 @@ import { streamTrace } from './chrome/stream.js';
 import { traceError } from './errors.js';
 import type { UsageError } from '../errors.js';
 import type { ParsedTrace } from './events.js';
-import type { ChromeFormat, TraceFormat } from './formats/format.js';
+import type { ChromeFormat, PacedParse, TraceFormat } from './formats/format.js';
 import { traceFormats } from './formats/index.js';
 import { TRACE_LIMITS, type TraceLimits } from './read.js';
 
@@ -41,8 +41,17 @@ export async function parseTraceFile(file: string, limits: TraceLimits = TRACE_L
   for (const format of formats) if (format.container === 'file' && format.sniff(file, limits)) return format.parse(file, limits);
   const chrome = chromeFormats(formats);
   const { top, records, refused } = await streamTrace(file, readsOf(chrome.map((f) => f.reads)), chrome.map(keeperOf), limits);
-  return parseRecords(file, chrome, top, records, refused);
+  const parsed = parseRecords(file, chrome, top, records, refused);
+  if (!isPaced(parsed)) return parsed;
+  for (;;) {
+    const slice = parsed.next();
+    if (slice.done) return slice.value;
+    // A turn of the event loop between slices: a signal's handler runs here.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }
+
+const isPaced = (parsed: ParsedTrace | PacedParse): parsed is PacedParse => typeof (parsed as PacedParse).next === 'function';
 
 /** A document already parsed (tests build them in code), reduced to the records the stream would give. */
 export function parseTraceDocument(file: string, parsed: unknown): ParsedTrace {
@@ -60,11 +69,22 @@ export function parseTraceDocument(file: string, parsed: unknown): ParsedTrace {
     const kept = keeps(record);
     if (kept) records.push(kept === 'context' ? { ...record, args: {} } : record);
   });
-  return parseRecords(file, chrome, topFieldsOf(document, reads), records);
+  const trace = parseRecords(file, chrome, topFieldsOf(document, reads), records);
+  if (!isPaced(trace)) return trace;
+  for (;;) {
+    const slice = trace.next();
+    if (slice.done) return slice.value;
+  }
 }
 
 /** The first format a field marks as its own, else the first its events make likely. */
-function parseRecords(file: string, formats: readonly ChromeFormat[], top: TopFields, records: TraceRecords, refused: readonly (UsageError | null)[] = []): ParsedTrace {
+function parseRecords(
+  file: string,
+  formats: readonly ChromeFormat[],
+  top: TopFields,
+  records: TraceRecords,
+  refused: readonly (UsageError | null)[] = [],
+): ParsedTrace | PacedParse {
   const sniffed = formats.map((format, f) => ({ format, sniffed: format.sniff(top, records), refused: refused[f] ?? null }));
   const chosen = sniffed.find((s) => s.sniffed === 'marked') ?? sniffed.find((s) => s.sniffed === 'likely');
   if (chosen?.refused) throw chosen.refused;

@@ -48,10 +48,15 @@ export interface ChromeFormat extends FormatCommon {
   sniff(top: TopFields, records: TraceRecords): Sniffed;
   /**
    * The events of its file; `records` are those any format kept, in file order, each read back as it is iterated
-   * (hold what the model needs, not the records). Exit 2 naming the file and event.
+   * (hold what the model needs, not the records). Exit 2 naming the file and event. A parse that runs long may be a
+   * generator that yields now and then: reading a file, the caller lets the event loop turn there, so that a signal
+   * ends the command within its deadline instead of after the parse.
    */
-  parse(file: string, top: TopFields, records: TraceRecords): ParsedTrace;
+  parse(file: string, top: TopFields, records: TraceRecords): ParsedTrace | PacedParse;
 }
+
+/** A parse in slices: each `next()` runs one, and the last returns the trace. */
+export type PacedParse = Generator<void, ParsedTrace, void>;
 
 /** A format whose files it reads itself. */
 export interface FileFormat extends FormatCommon {

@@ -1,8 +1,8 @@
 import { isDeviceIndex, MAX_DEVICE_INDEX } from '../../../vocabulary.js';
 import { type ChromeReads, type Field, shown, type TopFields, type TraceRecord, type TraceRecords } from '../../chrome/record.js';
 import { traceError } from '../../errors.js';
-import type { DeviceShape, Direction, GpuEvent, GpuKind, HostCall, HostMemory, LaunchShape, ParsedTrace, StepMark } from '../../events.js';
-import type { Sniffed } from '../format.js';
+import type { DeviceShape, Direction, GpuEvent, GpuKind, HostCall, HostMemory, LaunchShape, StepMark } from '../../events.js';
+import type { PacedParse, Sniffed } from '../format.js';
 import { HostRanges, launchLabels } from './labels.js';
 
 // PyTorch profiler (Kineto) Chrome traces. Each field is read where Kineto writes it, never guessed from a name
@@ -67,6 +67,12 @@ export function sniffKineto(top: TopFields, records: TraceRecords): Sniffed {
   return null;
 }
 
+/**
+ * Records read between two turns of the event loop: a 160 MB trace's parse took seconds in one piece, and a SIGTERM
+ * waited for it (`test/unit/hostile-signals.test.ts`).
+ */
+const PACE = 50_000;
+
 /** A GPU event whose issue time and label are filled in once every host call and range has been read. */
 type Pending = { -readonly [K in keyof GpuEvent]: GpuEvent[K] };
 
@@ -76,7 +82,7 @@ type Pending = { -readonly [K in keyof GpuEvent]: GpuEvent[K] };
  * ranges anywhere in the file, so they are filled in after it, and, as when the host calls had a pass of their own,
  * a fault in a host call or range is the one reported before any fault in a GPU event or step.
  */
-export function parseKineto(file: string, top: TopFields, records: TraceRecords): ParsedTrace {
+export function* parseKineto(file: string, top: TopFields, records: TraceRecords): PacedParse {
   const host: HostCall[] = [];
   const hostSteps: StepMark[] = [];
   const gpuSteps: StepMark[] = [];
@@ -84,13 +90,15 @@ export function parseKineto(file: string, top: TopFields, records: TraceRecords)
   const ranges = new HostRanges();
   const issuedAt = new Map<number, number>();
   let gpuFault: unknown = null;
+  let read = 0;
   for (const record of records.drain()) {
+    if (++read % PACE === 0) yield;
     const { ph, cat } = record.event;
     if (ph !== 'X' || typeof cat !== 'string') continue;
     const name = typeof record.event.name === 'string' ? record.event.name : '';
     const where = whereOf(record, cat, name);
     if (HOST_CATS.has(cat) || LABEL_CATS.has(cat)) {
-      readHost(file, where, record, cat, name, { host, steps: hostSteps, ranges, issuedAt });
+      takeHostEvent(file, where, record, cat, name, { host, steps: hostSteps, ranges, issuedAt });
       continue;
     }
     // Own keys only: a hostile `cat` of "constructor" must not find Object's.
@@ -136,7 +144,7 @@ export function parseKineto(file: string, top: TopFields, records: TraceRecords)
 const whereOf = (record: TraceRecord, cat: string, name: string) => () => `traceEvents[${record.index}] (${cat} "${name.slice(0, 60)}")`;
 
 /** A host call, a host step, or a range that labels the launches inside it. */
-function readHost(
+function takeHostEvent(
   file: string,
   where: () => string,
   record: TraceRecord,
