@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CONFIG_SECTIONS, STEP_CONFIGS } from '../kinds/index.js';
+import { PrioritySchema } from '../model/schedule.js';
 import { parseQuantity, type QuantityKind } from './units.js';
 
 import {
@@ -134,10 +135,6 @@ const KernelSchema = z
 // A `kernels:` entry is a kernel, or a library stage's entry (`gemm: {...}`), whose schema its stage kind owns.
 const [firstStep, ...moreSteps] = STEP_CONFIGS.map((c) => c.schema);
 const ComputeStepSchema = firstStep ? z.union([KernelSchema, firstStep, ...moreSteps]) : KernelSchema;
-
-const PrioritySchema = z
-  .union([z.enum(['high', 'low']), z.number().int()])
-  .describe("high or low: the device's highest or lowest stream priority; a number is checked against the device's range (lower is higher)");
 
 const LatencySchema = z
   .object({

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { ChunkRange } from '../chunking.js';
 import type { ModeRole, PriorityLevel, StreamKind } from '../vocabulary.js';
 import type { ConfigBuffer, ConfigHost } from './buffers.js';
@@ -32,6 +33,11 @@ export type PlanOp<W extends WorkOpBase = WorkOpBase> = W | OrderOp;
 
 /** Whether an op records or waits on an event (a work op of any kind does neither). */
 export const isEventOp = (op: { readonly kind: string }): op is Extract<OrderOp, { readonly event: EventId }> => op.kind === 'record' || op.kind === 'wait';
+
+/** A stream priority as a config writes it: the pipeline's, a latency stream's, a collective's communication stream's. */
+export const PrioritySchema = z
+  .union([z.enum(['high', 'low']), z.number().int()])
+  .describe("high or low: the device's highest or lowest stream priority; a number is checked against the device's range (lower is higher)");
 
 /** A priority as the config gave it, with the place that gave it, for the error once the device's range is known. */
 export interface PrioritySpec {

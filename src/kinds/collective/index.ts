@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PrioritySchema } from '../../model/schedule.js';
 import { formatBytes } from '../../format.js';
 import { COLLECTIVES, type Collective } from '../../vocabulary.js';
 import type { ComputeStep, RuntimePrimitives, StageKind, StepBuffer, StepConfig } from '../api/index.js';
@@ -25,13 +26,10 @@ const CollectiveEntrySchema = z
       .object({
         op: z.enum(COLLECTIVES).describe('allreduce (sum), reducescatter (sum; rank r keeps part r) or allgather (rank r sends part r), in place'),
         buffer: z.string().describe("a chunked buffer on the device (such as gradients, role out): each chunk's items are one call"),
-        priority: z
-          .union([z.enum(['high', 'low']), z.number().int()])
-          .optional()
-          .describe(
-            "the communication stream's priority: high or low (the device's highest or lowest), or a number in the device's range; " +
-              "default: the device's default. A sweep races it with --set 'kernels[N].collective.priority=high,low'",
-          ),
+        priority: PrioritySchema.optional().describe(
+          "the communication stream's priority: high or low (the device's highest or lowest), or a number in the device's range; " +
+            "default: the device's default. A sweep races it with --set 'kernels[N].collective.priority=high,low'",
+        ),
       })
       .strict()
       .describe('an NCCL collective per chunk over every rank, on the communication stream'),
