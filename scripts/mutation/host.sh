@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Runs StrykerJS (stryker.config.json) on a machine without Node.js but with many cores, such as the GPU host: the
 # Node.js runtime comes from the portable bundle (build/cuda-pipe-linux-x64.tar.xz) and the development packages
-# from a tarball of this checkout's node_modules, made beforehand on the build machine with
-#   tar -cf .gpu/nm.tar.xz -I 'xz -6 -T2' --exclude=node_modules/playwright-core --exclude='node_modules/@esbuild' node_modules
+# from a tarball of this checkout's node_modules, made beforehand on the build machine (build/ travels as `carry`) with
+#   tar -cf build/mut/node_modules.tar.xz -I 'xz -6 -T2' --exclude=node_modules/playwright-core \
+#     --exclude='node_modules/@esbuild' --exclude='node_modules/@biomejs' node_modules
+# The two recorded folders the selected tests read travel the same way when docs/measurements stays behind:
+#   tar -cJf build/mut/measured.tar.xz docs/measurements/2026-11-23-h200-issues15-16 \
+#     docs/measurements/2026-11-26-h100x2-kinds/final/ddp.json
 # Every mutant is run afresh (no incremental file). Usage: scripts/mutation/host.sh OUT CONCURRENCY GLOB...
 # writes OUT/<name>.json (Stryker's JSON report) and OUT/<name>.log, <name> from the first glob.
 set -euo pipefail
@@ -10,7 +14,8 @@ out=${1:?usage: mutation-host.sh OUT CONCURRENCY GLOB...}; concurrency=${2:?}; s
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 [ -x /tmp/cuda-pipe/bin/node ] || tar xJf build/cuda-pipe-linux-x64.tar.xz -C /tmp
-[ -d node_modules/@stryker-mutator ] || tar xJf .gpu/nm.tar.xz
+[ -d node_modules/@stryker-mutator ] || tar xJf build/mut/node_modules.tar.xz
+[ -d docs/measurements/2026-11-23-h200-issues15-16 ] || tar xJf build/mut/measured.tar.xz
 export PATH=/tmp/cuda-pipe/bin:$PATH
 name=$(echo "$1" | tr -c 'A-Za-z0-9\n' '-' | sed 's/-*$//')
 mkdir -p "$out"
