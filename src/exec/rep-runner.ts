@@ -5,23 +5,23 @@ import type { StreamHandle } from '../cuda/types.js';
 import { engineTimes, untraced } from './engine-times.js';
 import { DRAIN_MS, RepWaits } from './rep-waits.js';
 import type { KindRepEnd, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
-import { type TracedSchedule, traceSchedule } from '../plan/trace.js';
+import type { TracedSchedule } from '../plan/trace.js';
 import { type Op, type Plan, type Schedule, streamDevices } from '../plan/types.js';
 import type { Agreement, KindRep, KindRuntimes } from '../kinds/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
 import type { GateFlags } from './gate.js';
 import type { Issuer, PreparedRep } from './prepared-rep.js';
+import { PreparedSchedules } from './prepared-schedules.js';
 import { opTimeout } from './timeouts.js';
 import { TIMED_OUT, type Waiter } from './wait.js';
 
 /**
- * Runs reps of a plan's schedules on one device. Schedules are prepared on first use and kept, every event with
- * them, so a traced rep can read the time of any op. Waits never block the JS thread.
+ * Runs reps of a plan's schedules on one device, each prepared on first use and kept with every event
+ * (prepared-schedules.ts), so a traced rep can read the time of any op. Waits never block the JS thread.
  */
 export class CudaRepRunner implements RepRunner {
-  private readonly prepared = new Map<string, PreparedRep>();
-  private readonly traced = new Map<string, { prepared: PreparedRep; traced: TracedSchedule }>();
+  private readonly kept: PreparedSchedules;
   private cuptiWarm = false;
   /** How its waits end and its failures are named. */
   private readonly waits: RepWaits;
@@ -30,13 +30,14 @@ export class CudaRepRunner implements RepRunner {
     private readonly rt: CudaRuntime,
     private readonly plan: Plan,
     private readonly devices: DeviceSet,
-    private readonly issuers: { readonly stream: Issuer; readonly graph: Issuer },
+    issuers: { readonly stream: Issuer; readonly graph: Issuer },
     private readonly waiter: Waiter,
     private readonly gate: GateFlags | null,
     private readonly hostCalls: HostCalls,
     /** The runtimes of the plan's library kinds: what each wait on their ops watches, and the ranks' agreement under a launcher. */
     runtimes: KindRuntimes = new Map(),
   ) {
+    this.kept = new PreparedSchedules(rt, plan, devices, issuers);
     this.agreement = [...runtimes.values()].find((r) => r.agreement)?.agreement;
     this.waits = new RepWaits(rt, plan, waiter, runtimes, hostCalls, this.agreement);
   }
@@ -51,8 +52,8 @@ export class CudaRepRunner implements RepRunner {
   async runRep(id: string, options: RepOptions = {}): Promise<RepTiming> {
     // CUPTI stays on from one traced rep to the next (switching it on costs each rep a wait), never into a timed one.
     recordingCupti()?.stop();
-    this.useDeviceOf(id);
-    const prepared = this.prepare(id);
+    this.kept.useDeviceOf(id);
+    const prepared = this.kept.prepare(id);
     const { thunks } = prepared;
     const gate = prepared.schedule.gated ? this.gate : null;
     const rep = this.beginRep(prepared, options.deadlineMs);
@@ -87,8 +88,8 @@ export class CudaRepRunner implements RepRunner {
   }
 
   async traceRep(id: string, options: Pick<RepOptions, 'deadlineMs' | 'signal'> = {}): Promise<TracedRepTiming> {
-    this.useDeviceOf(id);
-    const { prepared, traced } = this.prepareTraced(id);
+    this.kept.useDeviceOf(id);
+    const { prepared, traced } = this.kept.prepareTraced(id);
     const gate = prepared.schedule.gated ? this.gate : null;
     // CUPTI's first recording sets itself up inside the first calls it sees, for milliseconds, with the GPU waiting:
     // a first pass, thrown away, pays that so the kept one shows the pipeline.
@@ -99,7 +100,7 @@ export class CudaRepRunner implements RepRunner {
     const { issuedAt, issueEnd, cupti, collection, kindRep } = await this.tracedPass(prepared, traced, gate, options);
     const engine = engineTimes(cupti, collection, traced);
     const origin = issuedAt[prepared.startIndex] ?? 0;
-    const schedule = this.scheduleById(id);
+    const schedule = this.kept.scheduleById(id);
     // Each device's ops from its own start event: the schedule's probes pair each device with its start and end.
     const probes = schedule.probes?.filter((p) => p.device !== undefined) ?? [];
     const deviceOf = streamDevices(schedule);
@@ -230,7 +231,7 @@ export class CudaRepRunner implements RepRunner {
   }
 
   setupCost(id: string): { captureMs: number; instantiateMs: number } | null {
-    return this.prepared.get(id)?.setup ?? null;
+    return this.kept.setupCost(id);
   }
 
   /**
@@ -273,42 +274,6 @@ export class CudaRepRunner implements RepRunner {
 
   hostWindows(name: string, device?: number): Uint8Array[] {
     return this.devices.buffers(device).hostWindows(name);
-  }
-
-  /**
-   * Over several devices, the schedule's own device current before it is prepared (a graph captures launches on the
-   * current device) and issued (its first ops need no device change of their own): the rep before may have ended
-   * on another.
-   */
-  private useDeviceOf(id: string): void {
-    if (this.devices.spans) this.rt.setDevice(this.scheduleById(id).device);
-  }
-
-  private scheduleById(id: string): Schedule {
-    // The reference of an all-reduce's check is run by verification and never measured: not among the schedules.
-    const schedule = this.plan.schedules.find((s) => s.id === id) ?? (this.plan.reference?.id === id ? this.plan.reference : undefined);
-    if (!schedule) throw new Error(`no schedule ${id} in plan ${this.plan.name}`);
-    return schedule;
-  }
-
-  private prepare(id: string): PreparedRep {
-    let prepared = this.prepared.get(id);
-    if (!prepared) {
-      const schedule = this.scheduleById(id);
-      prepared = this.issuers[schedule.issue].prepare(schedule);
-      this.prepared.set(id, prepared);
-    }
-    return prepared;
-  }
-
-  private prepareTraced(id: string): { prepared: PreparedRep; traced: TracedSchedule } {
-    let entry = this.traced.get(id);
-    if (!entry) {
-      const traced = traceSchedule(this.scheduleById(id));
-      entry = { prepared: this.issuers[traced.schedule.issue].prepare(traced.schedule), traced };
-      this.traced.set(id, entry);
-    }
-    return entry;
   }
 
   /** A kind's hooks in this rep of the schedule, where one takes part in it (kinds/api/run.ts's RepHooks). */
