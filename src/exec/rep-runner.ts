@@ -2,7 +2,7 @@ import { type ActivityCollection, CuptiActivity, openCupti, recordingCupti } fro
 import { CUDA_ERROR } from '../cuda/error.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { StreamHandle } from '../cuda/types.js';
-import { engineTimes, untraced } from './engine-times.js';
+import { engineTimes, startCupti, untraced } from './engine-times.js';
 import { DRAIN_MS, RepWaits } from './rep-waits.js';
 import type { KindRepEnd, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
 import type { TracedSchedule } from '../plan/trace.js';
@@ -141,7 +141,7 @@ export class CudaRepRunner implements RepRunner {
   private async tracedPass(prepared: PreparedRep, traced: TracedSchedule, gate: GateFlags | null, options: Pick<RepOptions, 'deadlineMs' | 'signal'>) {
     const { deadlineMs, signal } = options;
     const issuedAt = new Float64Array(prepared.thunks.length);
-    const cupti = this.startCupti(prepared);
+    const cupti = startCupti(this.rt, prepared);
     // The span each thunk issues, so its API call can carry the span's index to CUPTI's records.
     const spanOfThunk = new Map(traced.spans.map((span, index) => [prepared.bodyThunkIndex(span.bodyIndex), index]));
     const correlate = cupti instanceof CuptiActivity ? cupti.correlationThunks() : null;
@@ -180,31 +180,6 @@ export class CudaRepRunner implements RepRunner {
       throw error;
     }
     return { issuedAt, issueEnd, cupti, collection, kindRep };
-  }
-
-  /** CUPTI recording for a traced rep issued op by op; for a graph replay, or where CUPTI will not start, why not. */
-  private startCupti(prepared: PreparedRep): CuptiActivity | { readonly unavailable: string } {
-    if (prepared.schedule.issue === 'graph') return { unavailable: 'a graph replay: CUPTI ties its ops to the graph launch, not to each op' };
-    const reason = untraced(prepared);
-    if (reason !== null) {
-      // Recording stays on from one traced rep to the next: off before the library's own threads run.
-      recordingCupti()?.stop();
-      return { unavailable: reason };
-    }
-    const cupti = openCupti();
-    if (!(cupti instanceof CuptiActivity)) return cupti;
-    try {
-      cupti.begin();
-      // The first call CUPTI sees after it starts recording, and the first correlated one, pay for its set-up: a
-      // harmless query, correlated with an id no span has (0), before the rep.
-      const { push, pop } = cupti.correlationThunks();
-      push(0);
-      this.rt.streams.eventQueryCode(prepared.start);
-      pop();
-      return cupti;
-    } catch (error) {
-      return { unavailable: `CUPTI would not start recording (${(error as Error).message})` };
-    }
   }
 
   /**
