@@ -2,26 +2,26 @@ import { type ActivityCollection, CuptiActivity, openCupti, recordingCupti } fro
 import { CUDA_ERROR } from '../cuda/error.js';
 import type { CudaRuntime } from '../cuda/runtime.js';
 import type { StreamHandle } from '../cuda/types.js';
-import { engineTimes, untraced } from './engine-times.js';
+import { engineTimes, startCupti, untraced } from './engine-times.js';
 import { DRAIN_MS, RepWaits } from './rep-waits.js';
 import type { KindRepEnd, RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../measure/runner.js';
-import { type TracedSchedule, traceSchedule } from '../plan/trace.js';
+import type { TracedSchedule } from '../plan/trace.js';
 import { type Op, type Plan, type Schedule, streamDevices } from '../plan/types.js';
 import type { Agreement, KindRep, KindRuntimes } from '../kinds/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { HostCalls } from './host-calls.js';
 import type { GateFlags } from './gate.js';
 import type { Issuer, PreparedRep } from './prepared-rep.js';
+import { PreparedSchedules } from './prepared-schedules.js';
 import { opTimeout } from './timeouts.js';
 import { TIMED_OUT, type Waiter } from './wait.js';
 
 /**
- * Runs reps of a plan's schedules on one device. Schedules are prepared on first use and kept, every event with
- * them, so a traced rep can read the time of any op. Waits never block the JS thread.
+ * Runs reps of a plan's schedules on one device, each prepared on first use and kept with every event
+ * (prepared-schedules.ts), so a traced rep can read the time of any op. Waits never block the JS thread.
  */
 export class CudaRepRunner implements RepRunner {
-  private readonly prepared = new Map<string, PreparedRep>();
-  private readonly traced = new Map<string, { prepared: PreparedRep; traced: TracedSchedule }>();
+  private readonly kept: PreparedSchedules;
   private cuptiWarm = false;
   /** How its waits end and its failures are named. */
   private readonly waits: RepWaits;
@@ -30,13 +30,14 @@ export class CudaRepRunner implements RepRunner {
     private readonly rt: CudaRuntime,
     private readonly plan: Plan,
     private readonly devices: DeviceSet,
-    private readonly issuers: { readonly stream: Issuer; readonly graph: Issuer },
+    issuers: { readonly stream: Issuer; readonly graph: Issuer },
     private readonly waiter: Waiter,
     private readonly gate: GateFlags | null,
     private readonly hostCalls: HostCalls,
     /** The runtimes of the plan's library kinds: what each wait on their ops watches, and the ranks' agreement under a launcher. */
     runtimes: KindRuntimes = new Map(),
   ) {
+    this.kept = new PreparedSchedules(rt, plan, devices, issuers);
     this.agreement = [...runtimes.values()].find((r) => r.agreement)?.agreement;
     this.waits = new RepWaits(rt, plan, waiter, runtimes, hostCalls, this.agreement);
   }
@@ -51,8 +52,8 @@ export class CudaRepRunner implements RepRunner {
   async runRep(id: string, options: RepOptions = {}): Promise<RepTiming> {
     // CUPTI stays on from one traced rep to the next (switching it on costs each rep a wait), never into a timed one.
     recordingCupti()?.stop();
-    this.useDeviceOf(id);
-    const prepared = this.prepare(id);
+    this.kept.useDeviceOf(id);
+    const prepared = this.kept.prepare(id);
     const { thunks } = prepared;
     const gate = prepared.schedule.gated ? this.gate : null;
     const rep = this.beginRep(prepared, options.deadlineMs);
@@ -87,8 +88,8 @@ export class CudaRepRunner implements RepRunner {
   }
 
   async traceRep(id: string, options: Pick<RepOptions, 'deadlineMs' | 'signal'> = {}): Promise<TracedRepTiming> {
-    this.useDeviceOf(id);
-    const { prepared, traced } = this.prepareTraced(id);
+    this.kept.useDeviceOf(id);
+    const { prepared, traced } = this.kept.prepareTraced(id);
     const gate = prepared.schedule.gated ? this.gate : null;
     // CUPTI's first recording sets itself up inside the first calls it sees, for milliseconds, with the GPU waiting:
     // a first pass, thrown away, pays that so the kept one shows the pipeline.
@@ -99,7 +100,7 @@ export class CudaRepRunner implements RepRunner {
     const { issuedAt, issueEnd, cupti, collection, kindRep } = await this.tracedPass(prepared, traced, gate, options);
     const engine = engineTimes(cupti, collection, traced);
     const origin = issuedAt[prepared.startIndex] ?? 0;
-    const schedule = this.scheduleById(id);
+    const schedule = this.kept.scheduleById(id);
     // Each device's ops from its own start event: the schedule's probes pair each device with its start and end.
     const probes = schedule.probes?.filter((p) => p.device !== undefined) ?? [];
     const deviceOf = streamDevices(schedule);
@@ -140,7 +141,7 @@ export class CudaRepRunner implements RepRunner {
   private async tracedPass(prepared: PreparedRep, traced: TracedSchedule, gate: GateFlags | null, options: Pick<RepOptions, 'deadlineMs' | 'signal'>) {
     const { deadlineMs, signal } = options;
     const issuedAt = new Float64Array(prepared.thunks.length);
-    const cupti = this.startCupti(prepared);
+    const cupti = startCupti(this.rt, prepared);
     // The span each thunk issues, so its API call can carry the span's index to CUPTI's records.
     const spanOfThunk = new Map(traced.spans.map((span, index) => [prepared.bodyThunkIndex(span.bodyIndex), index]));
     const correlate = cupti instanceof CuptiActivity ? cupti.correlationThunks() : null;
@@ -181,31 +182,6 @@ export class CudaRepRunner implements RepRunner {
     return { issuedAt, issueEnd, cupti, collection, kindRep };
   }
 
-  /** CUPTI recording for a traced rep issued op by op; for a graph replay, or where CUPTI will not start, why not. */
-  private startCupti(prepared: PreparedRep): CuptiActivity | { readonly unavailable: string } {
-    if (prepared.schedule.issue === 'graph') return { unavailable: 'a graph replay: CUPTI ties its ops to the graph launch, not to each op' };
-    const reason = untraced(prepared);
-    if (reason !== null) {
-      // Recording stays on from one traced rep to the next: off before the library's own threads run.
-      recordingCupti()?.stop();
-      return { unavailable: reason };
-    }
-    const cupti = openCupti();
-    if (!(cupti instanceof CuptiActivity)) return cupti;
-    try {
-      cupti.begin();
-      // The first call CUPTI sees after it starts recording, and the first correlated one, pay for its set-up: a
-      // harmless query, correlated with an id no span has (0), before the rep.
-      const { push, pop } = cupti.correlationThunks();
-      push(0);
-      this.rt.streams.eventQueryCode(prepared.start);
-      pop();
-      return cupti;
-    } catch (error) {
-      return { unavailable: `CUPTI would not start recording (${(error as Error).message})` };
-    }
-  }
-
   /**
    * After a rep failed half-issued, lets what it did enqueue finish without blocking the JS thread: a host function
    * still queued would otherwise deadlock the first synchronous CUDA call of the clean-up (cudaFree waits for the
@@ -230,7 +206,7 @@ export class CudaRepRunner implements RepRunner {
   }
 
   setupCost(id: string): { captureMs: number; instantiateMs: number } | null {
-    return this.prepared.get(id)?.setup ?? null;
+    return this.kept.setupCost(id);
   }
 
   /**
@@ -273,42 +249,6 @@ export class CudaRepRunner implements RepRunner {
 
   hostWindows(name: string, device?: number): Uint8Array[] {
     return this.devices.buffers(device).hostWindows(name);
-  }
-
-  /**
-   * Over several devices, the schedule's own device current before it is prepared (a graph captures launches on the
-   * current device) and issued (its first ops need no device change of their own): the rep before may have ended
-   * on another.
-   */
-  private useDeviceOf(id: string): void {
-    if (this.devices.spans) this.rt.setDevice(this.scheduleById(id).device);
-  }
-
-  private scheduleById(id: string): Schedule {
-    // The reference of an all-reduce's check is run by verification and never measured: not among the schedules.
-    const schedule = this.plan.schedules.find((s) => s.id === id) ?? (this.plan.reference?.id === id ? this.plan.reference : undefined);
-    if (!schedule) throw new Error(`no schedule ${id} in plan ${this.plan.name}`);
-    return schedule;
-  }
-
-  private prepare(id: string): PreparedRep {
-    let prepared = this.prepared.get(id);
-    if (!prepared) {
-      const schedule = this.scheduleById(id);
-      prepared = this.issuers[schedule.issue].prepare(schedule);
-      this.prepared.set(id, prepared);
-    }
-    return prepared;
-  }
-
-  private prepareTraced(id: string): { prepared: PreparedRep; traced: TracedSchedule } {
-    let entry = this.traced.get(id);
-    if (!entry) {
-      const traced = traceSchedule(this.scheduleById(id));
-      entry = { prepared: this.issuers[traced.schedule.issue].prepare(traced.schedule), traced };
-      this.traced.set(id, entry);
-    }
-    return entry;
   }
 
   /** A kind's hooks in this rep of the schedule, where one takes part in it (kinds/api/run.ts's RepHooks). */
