@@ -7,7 +7,8 @@ import type { Handover } from './handover.js';
 import { type Fill, LoaderRing, loaderSlots } from './loader.js';
 import { HostRep, type LoaderSpec } from './rep.js';
 import { checksum } from './workers/functions.js';
-import { defaultWorkers, type WorkerPool } from './workers/pool.js';
+import { defaultWorkers } from './workers/options.js';
+import type { WorkerPool } from './workers/pool.js';
 import type { Region } from './workers/types.js';
 
 // The host stage's side of binding a schedule (its `after` on the JS thread or on workers, its `before` loader):

@@ -1,4 +1,4 @@
-import type { TaskResult, TaskTiming } from './workers/pool.js';
+import type { TaskResult, TaskTiming } from './workers/timing.js';
 import type { TaskWait, WorkerTask } from './workers/types.js';
 
 /** A chunk's CPU work after its D2H: the task its worker runs once the event recorded after the D2H completed. */

@@ -17,7 +17,7 @@ import { cpuStageSummary } from './section.js';
 import { workerRows } from '../../report/timeline-common.js';
 import { cpuStageText } from './report.js';
 import type { TracedRep } from '../../result/timeline.js';
-import type { TaskResult } from './workers/pool.js';
+import type { TaskResult } from './workers/timing.js';
 import { WorkerPool } from './workers/pool.js';
 import type { WorkerTask } from './workers/types.js';
 import { runCli } from '../../../test/helpers/cli.js';

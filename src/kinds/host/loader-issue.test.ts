@@ -10,7 +10,8 @@ import type { Waiter } from '../../exec/wait.js';
 import type { Plan, Schedule } from '../../plan/types.js';
 import { HostRep } from './rep.js';
 import type { CpuStageTiming } from './section.js';
-import type { TaskResult, WorkerPool } from './workers/pool.js';
+import type { WorkerPool } from './workers/pool.js';
+import type { TaskResult } from './workers/timing.js';
 import type { WorkerTask } from './workers/types.js';
 
 // The rep loop of a schedule with a loader, on the CPU: a fake runtime whose GPU finishes each op as it is issued,

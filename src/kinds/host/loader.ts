@@ -1,4 +1,4 @@
-import type { TaskResult, TaskTiming } from './workers/pool.js';
+import type { TaskResult, TaskTiming } from './workers/timing.js';
 import type { WorkerTask } from './workers/types.js';
 
 /** A chunk's fill: the loader's task over the chunk's input bytes in pinned memory, run before its ops are issued. */

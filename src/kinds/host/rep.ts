@@ -7,7 +7,8 @@ import type { KindRep, KindRepEnd, RepHooks } from '../api/index.js';
 import { type Handover, HandoverRun } from './handover.js';
 import { type Fill, LoaderRun } from './loader.js';
 import type { CpuStageTiming } from './section.js';
-import { onClock, type WorkerPool } from './workers/pool.js';
+import type { WorkerPool } from './workers/pool.js';
+import { onClock } from './workers/timing.js';
 
 // The host stage's side of each rep of a schedule (binding.ts binds its ops): chunks handed to the worker pool once
 // the event after their D2H completed, a loader's fills ahead of the GPU, and the CPU stage's timings once the rep

@@ -9,7 +9,9 @@ import { Interrupted, UsageError } from '../../errors.js';
 import { HostStageFailure } from './workers/failure.js';
 import { RepGuard } from '../../measure/guard.js';
 import { checksum } from './workers/functions.js';
-import { defaultWorkers, onClock, WorkerPool } from './workers/pool.js';
+import { defaultWorkers } from './workers/options.js';
+import { WorkerPool } from './workers/pool.js';
+import { onClock } from './workers/timing.js';
 import type { Region } from './workers/types.js';
 
 const fixtures = join(import.meta.dirname, '..', '..', '..', '..', 'test', 'fixtures', 'workers');
