@@ -80,7 +80,7 @@ module.exports = {
     },
     {
       name: 'kinds-are-reached-through-their-list',
-      comment: 'The core reaches a kind, and the kind contract, only through src/kinds/index.ts, the one list of kinds, so no layer names a kind module.',
+      comment: 'The core reaches a kind, and the kind contract, only through src/kinds/index.ts, the door of the one list of kinds (src/kinds/list.ts), so no layer names a kind module.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/kinds/' },
       to: { path: '^src/kinds/', pathNot: '^src/kinds/index\\.ts$' },

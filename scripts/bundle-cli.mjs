@@ -64,7 +64,7 @@ const outdir = join(root, 'dist', 'cli');
 
 // Chunk names carry a hash of their contents: an earlier build's chunks would stay beside the new ones.
 rmSync(outdir, { recursive: true, force: true });
-// The stage kinds' environment variables, for the top-level help, and their flags for `run` and `sweep` (program.ts),
+// The stage kinds' environment variables, for the top-level help, and their flags for `run` and `sweep` (options.ts),
 // as the kinds declare them.
 const compiled = (...path) => import(pathToFileURL(join(root, 'dist', 'src', ...path)).href);
 const { KIND_ENVIRONMENT, KIND_FLAGS } = await compiled('kinds', 'index.js');

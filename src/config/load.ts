@@ -1,18 +1,20 @@
 import { basename, dirname, extname, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { initProblem } from './init.js';
 import { chunkUnits, MAX_PLAN_CHUNKS } from '../chunking.js';
 import { MAX_CONFIG_BYTES } from '../files/limits.js';
 import { readDevices } from './devices.js';
 import { readRegularFile } from '../files/read.js';
 import { formatPath } from '../format.js';
-import { ELEMENT_BYTES, type IssueOrder, type PlacedDefaultOp, type ScalarType } from '../vocabulary.js';
+import type { IssueOrder, ScalarType } from '../vocabulary.js';
 import { parseConfigYaml } from './parse-yaml.js';
 import { readConfigSections, SPANNING_STAGES, STEP_CONFIGS, type ComputeStep } from '../kinds/index.js';
 import { controlText, nodeOffset, schemaError } from './field-errors.js';
-import { ConfigSchema, type ParsedArg, type ParsedConfig, type ParsedKernel } from './schema.js';
+import { ConfigSchema, type ParsedConfig } from './schema.js';
+import type { ParsedArg, ParsedKernel } from './kernel-entry.js';
 import { chunkedBuffers, isResident } from './items.js';
-import { checkRing, readLatency } from './toolbox.js';
+import { checkRing, readDefaultStreamOps, readLatency } from './toolbox.js';
+import { applyOverrides } from './overrides.js';
+import { resolveBuffer, stepBuffers } from './buffers.js';
 import type { Config, ConfigArg, ConfigBuffer, ConfigKernel, LoadedConfig, Locator, Overrides } from './types.js';
 export function loadConfigFile(path: string, overrides: Overrides = {}): LoadedConfig {
   const text = readRegularFile(path, {
@@ -52,48 +54,6 @@ export function validateConfig(raw: unknown, path: string, locate: Locator): Loa
   const name = parsed.data.name ?? basename(basename(path), extname(path));
   const deviceGiven = typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>).device !== undefined;
   return { config: resolveConfig(parsed.data, name, path, locate, deviceGiven), locate, raw };
-}
-
-const OVERRIDE_FLAGS: ReadonlyArray<[keyof Overrides, readonly string[], string]> = [
-  ['streams', ['pipeline', 'streams'], '--streams'],
-  ['chunks', ['pipeline', 'chunks'], '--chunks'],
-  ['workers', ['host', 'workers'], '--workers'],
-  ['order', ['pipeline', 'order'], '--order'],
-  ['mode', ['pipeline', 'mode'], '--mode'],
-  ['hostMemory', ['hostMemory'], '--host-memory'],
-  ['device', ['device'], '--device'],
-  ['devices', ['devices'], '--devices'],
-  ['reps', ['repetitions', 'reps'], '--reps'],
-  ['warmup', ['repetitions', 'warmup'], '--warmup'],
-  ['warmupTime', ['repetitions', 'warmupTime'], '--warmup-time'],
-  ['minReps', ['repetitions', 'minReps'], '--min-reps'],
-  ['maxNoise', ['repetitions', 'maxNoise'], '--max-noise'],
-  ['maxTime', ['repetitions', 'maxTime'], '--max-time'],
-];
-
-interface AppliedFlag {
-  readonly path: readonly string[];
-  /** "--chunks 999999999": how messages name the value's origin. */
-  readonly text: string;
-}
-
-function applyOverrides(raw: unknown, overrides: Overrides): { raw: unknown; flags: AppliedFlag[] } {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { raw, flags: [] };
-  const config: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
-  const flags: AppliedFlag[] = [];
-  for (const [key, path, flag] of OVERRIDE_FLAGS) {
-    const value = overrides[key];
-    if (value === undefined) continue;
-    let parent = config;
-    for (const segment of path.slice(0, -1)) {
-      const child = parent[segment];
-      parent[segment] = typeof child === 'object' && child !== null && !Array.isArray(child) ? { ...(child as Record<string, unknown>) } : {};
-      parent = parent[segment] as Record<string, unknown>;
-    }
-    parent[path[path.length - 1] as string] = value;
-    flags.push({ path, text: `${flag} ${String(value)}` });
-  }
-  return { raw: config, flags };
 }
 
 function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, locate: Locator, deviceGiven = false): Config {
@@ -217,108 +177,11 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   };
 }
 
-/**
- * One buffer: its element count from count or size, or with pipeline.items from items × itemSize (a given count or
- * size must agree). A resident buffer is never chunked, so it has no itemSize and needs its own count or size.
- */
-function resolveBuffer(name: string, b: ParsedConfig['buffers'][string], items: number | null, hostMemory: ConfigBuffer['hostMemory'], locate: Locator): ConfigBuffer {
-  const where = locate(['buffers', name]);
-  const elementBytes = ELEMENT_BYTES[b.type];
-  if (b.count !== undefined && b.size !== undefined) {
-    throw new UsageError(`${where}: buffer "${name}" needs exactly one of count (elements) or size (bytes), not both.`);
-  }
-  if (b.size !== undefined && b.size % elementBytes !== 0) {
-    throw new UsageError(`${locate(['buffers', name, 'size'])}: buffer "${name}": size ${b.size} bytes is not a multiple of the ${b.type} element size (${elementBytes} bytes).`);
-  }
-  const given = b.count ?? (b.size === undefined ? undefined : b.size / elementBytes);
-  const resident = b.role === 'resident';
-  if (b.itemSize !== undefined && resident) {
-    throw new UsageError(`${locate(['buffers', name, 'itemSize'])}: buffer "${name}" is resident: it is never chunked, so it has no itemSize.`, {
-      hint: 'Give a resident buffer its count or size, and remove itemSize.',
-    });
-  }
-  if (b.itemSize !== undefined && items === null) {
-    throw new UsageError(`${locate(['buffers', name, 'itemSize'])}: buffer "${name}" has an itemSize, but the pipeline has no items to multiply it by.`, {
-      hint: 'Give pipeline.items (the items per rep), or remove itemSize.',
-    });
-  }
-  const itemSize = resident || items === null ? 1 : (b.itemSize ?? 1);
-  const shaped = resident || items === null ? undefined : items * itemSize;
-  if (given === undefined && shaped === undefined) {
-    throw new UsageError(`${where}: buffer "${name}" needs exactly one of count (elements) or size (bytes).`);
-  }
-  if (given !== undefined && shaped !== undefined && given !== shaped) {
-    const field = b.count !== undefined ? 'count' : 'size';
-    throw new UsageError(
-      `${locate(['buffers', name, field])}: buffer "${name}": ${field} ${field === 'count' ? given : given * elementBytes} disagrees with pipeline.items × itemSize = ${items} × ${itemSize} = ${shaped} elements.`,
-      { hint: `Remove ${field} (it follows from items and itemSize), or make it ${field === 'count' ? shaped : shaped * elementBytes}.` },
-    );
-  }
-  const elements = (shaped ?? given) as number;
-  if (elements <= 0) throw new UsageError(`${where}: buffer "${name}" has no elements; give it a count or size above zero.`);
-  const badInit = b.init ? initProblem(b.type, b.init, elements) : null;
-  if (badInit) throw new UsageError(`${locate(['buffers', name, 'init', badInit.field])}: buffer "${name}" holds ${b.type}: init ${badInit.field} ${badInit.problem}.`);
-  return {
-    name,
-    type: b.type,
-    elementBytes,
-    elements,
-    bytes: elements * elementBytes,
-    itemSize,
-    role: b.role,
-    init: b.init ?? { kind: 'random', seed: 1 },
-    // Only where true: a config hash counts fields added since the first baselines only when they are not defaults.
-    ...(b.role === 'scratch' && b.init !== undefined ? { seeded: true } : {}),
-    hostMemory: b.hostMemory ?? hostMemory,
-  };
-}
-
-/** The buffers as a kind reads them: for a library stage's entry, and a kind's own section. */
-const stepBuffers = (buffers: readonly ConfigBuffer[]) =>
-  buffers.map((b) => ({ name: b.name, type: b.type, role: b.role, elementBytes: b.elementBytes, itemSize: b.itemSize, elements: b.elements }));
-
 /** A library stage's `kernels:` entry through its stage kind's resolution; what is wrong names the entry's field. */
 function resolveStep(library: (typeof STEP_CONFIGS)[number], entry: unknown, buffers: readonly ConfigBuffer[], at: (string | number)[], locate: Locator): ComputeStep {
   const resolved = library.resolve(entry, stepBuffers(buffers));
   if ('error' in resolved) throw new UsageError(`${locate([...at, ...resolved.path])}: ${formatPath(at)}: ${resolved.error}.`);
   return { stage: library.stage, label: library.label(entry), spec: resolved.spec };
-}
-
-/** The ops a config moves onto default streams, from `legacyDefaultOp` or `defaultStreamOp` (one of them). */
-function readDefaultStreamOps(p: ParsedConfig['pipeline'], locate: Locator): PlacedDefaultOp[] {
-  if (p.legacyDefaultOp && p.defaultStreamOp) {
-    throw new UsageError(
-      `${locate(['pipeline', 'defaultStreamOp'])}: give defaultStreamOp or legacyDefaultOp, not both; legacyDefaultOp: { chunk: N } is defaultStreamOp: { chunk: N, stream: legacy }.`,
-    );
-  }
-  const field = p.defaultStreamOp ? 'defaultStreamOp' : 'legacyDefaultOp';
-  const spec = p.defaultStreamOp ?? (p.legacyDefaultOp ? { chunk: p.legacyDefaultOp.chunk, op: 'kernel' as const, stream: 'legacy' as const } : null);
-  if (!spec) return [];
-  if (spec.chunk >= p.chunks) {
-    throw new UsageError(`${locate(['pipeline', field, 'chunk'])}: chunk ${spec.chunk} does not exist; chunks are 0 to ${p.chunks - 1}.`);
-  }
-  if (p.topology !== 'chunk-per-stream') {
-    throw new UsageError(
-      `${locate(['pipeline', field])}: ${field} moves one chunk's op off its stream, which only the chunk-per-stream topology has; this pipeline is ${p.topology}.`,
-      {
-        hint: `Use topology: chunk-per-stream, or remove ${field}.`,
-      },
-    );
-  }
-  const streams = [...new Set(Array.isArray(spec.stream) ? spec.stream : [spec.stream])];
-  const kind = p.streamKind ?? (p.streamFlags === 'default' ? 'blocking' : 'non-blocking');
-  if (streams.includes('legacy') && kind !== 'blocking') {
-    // Only blocking streams synchronise with cudaStreamLegacy: on any other kind the op would cost nothing and the
-    // comparison would say so, which is not what an op on the legacy default stream is there to show.
-    throw new UsageError(
-      `${locate(['pipeline', field])}: an op on the legacy default stream serialises only blocking streams, ` +
-        `and these are ${kind}${p.streamKind === undefined ? ' (the default)' : ''}, so it would show nothing.`,
-      {
-        hint: `Add streamKind: blocking to the pipeline, or remove ${field}.`,
-      },
-    );
-  }
-  return streams.map((stream) => ({ stream, chunk: spec.chunk, op: spec.op }));
 }
 
 function uniqueOrders(order: IssueOrder | IssueOrder[]): IssueOrder[] {

@@ -1,6 +1,7 @@
 import { UsageError } from '../errors.js';
 import { ringSlots, splitRanges } from '../chunking.js';
 import type { PrioritySpec } from '../model/schedule.js';
+import type { PlacedDefaultOp } from '../vocabulary.js';
 import { bytesPerItem, residentBytes } from './items.js';
 import type { ParsedConfig } from './schema.js';
 
@@ -72,4 +73,41 @@ export function checkRing(
       { hint: 'Use order: depth-first.' },
     );
   }
+}
+
+/** The ops a config moves onto default streams, from `legacyDefaultOp` or `defaultStreamOp` (one of them). */
+export function readDefaultStreamOps(p: ParsedConfig['pipeline'], locate: Locator): PlacedDefaultOp[] {
+  if (p.legacyDefaultOp && p.defaultStreamOp) {
+    throw new UsageError(
+      `${locate(['pipeline', 'defaultStreamOp'])}: give defaultStreamOp or legacyDefaultOp, not both; legacyDefaultOp: { chunk: N } is defaultStreamOp: { chunk: N, stream: legacy }.`,
+    );
+  }
+  const field = p.defaultStreamOp ? 'defaultStreamOp' : 'legacyDefaultOp';
+  const spec = p.defaultStreamOp ?? (p.legacyDefaultOp ? { chunk: p.legacyDefaultOp.chunk, op: 'kernel' as const, stream: 'legacy' as const } : null);
+  if (!spec) return [];
+  if (spec.chunk >= p.chunks) {
+    throw new UsageError(`${locate(['pipeline', field, 'chunk'])}: chunk ${spec.chunk} does not exist; chunks are 0 to ${p.chunks - 1}.`);
+  }
+  if (p.topology !== 'chunk-per-stream') {
+    throw new UsageError(
+      `${locate(['pipeline', field])}: ${field} moves one chunk's op off its stream, which only the chunk-per-stream topology has; this pipeline is ${p.topology}.`,
+      {
+        hint: `Use topology: chunk-per-stream, or remove ${field}.`,
+      },
+    );
+  }
+  const streams = [...new Set(Array.isArray(spec.stream) ? spec.stream : [spec.stream])];
+  const kind = p.streamKind ?? (p.streamFlags === 'default' ? 'blocking' : 'non-blocking');
+  if (streams.includes('legacy') && kind !== 'blocking') {
+    // Only blocking streams synchronise with cudaStreamLegacy: on any other kind the op would cost nothing and the
+    // comparison would say so, which is not what an op on the legacy default stream is there to show.
+    throw new UsageError(
+      `${locate(['pipeline', field])}: an op on the legacy default stream serialises only blocking streams, ` +
+        `and these are ${kind}${p.streamKind === undefined ? ' (the default)' : ''}, so it would show nothing.`,
+      {
+        hint: `Add streamKind: blocking to the pipeline, or remove ${field}.`,
+      },
+    );
+  }
+  return streams.map((stream) => ({ stream, chunk: spec.chunk, op: spec.op }));
 }

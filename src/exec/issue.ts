@@ -23,7 +23,7 @@ export class DirectIssuer implements Issuer {
     private readonly gate: GateFlags | null,
     readonly hostCalls: HostCalls,
     private readonly cleanup: Cleanup,
-    /** The runtimes of the plan's kinds that issue through a library (kinds/index.ts's openRuntimes). */
+    /** The runtimes of the plan's kinds that issue through a library (kinds/runtimes.ts' openRuntimes). */
     private readonly runtimes: KindRuntimes = new Map(),
   ) {}
 

@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-// A kind is one folder and one row of the list (src/kinds/index.ts). The echo kind (test/fixtures/kinds/echo/)
+// A kind is one folder and one row of the list (src/kinds/list.ts). The echo kind (test/fixtures/kinds/echo/)
 // exists only in tests: ../fixtures/kinds/with-echo.ts adds its import and its row to the list as it loads, and
 // with it the core reaches the kind through the list alone, and every test that reads the list passes unchanged.
 

@@ -14,7 +14,7 @@ import type { KindRun, RuntimePrimitives } from './run.js';
 // and looks (report), its config entry and section (config), and what it reads from the command line and
 // environment (flags).
 // A kind imports this, the model (src/model/), src/cuda and the shared kinds/blas/; the list of kinds
-// (kinds/index.ts) is the only module that names one.
+// (kinds/list.ts) is the only module that names one.
 
 export type * from './check.js';
 export type * from './config.js';
