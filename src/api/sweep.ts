@@ -135,7 +135,7 @@ async function sweepSetting(
       onProgress,
       guard,
     });
-    const best = bestOfSweep(raced.map((m) => ({ id: m.schedule.id, stats: summarize(m.gpuMs) })));
+    const best = bestOfSweep(raced.map((m) => ({ id: m.schedule.id, samplesMs: m.gpuMs, stats: summarize(m.gpuMs) })));
     runner.restoreInputs();
     const bestSchedule = overlapped.find((s) => s.id === best.mode);
     if (!bestSchedule) throw new Error(`the sweep's best layout ${best.mode} is not in its plan`);

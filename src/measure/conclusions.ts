@@ -6,6 +6,7 @@ import type { WarningCode } from '../result/warnings.js';
 import { modelAnalysis, type PipelineFacts, type StreamFacts } from './model.js';
 import { analysisOf, summaryOf } from './result.js';
 import { runWarnings } from './warnings.js';
+import { bestOfSweep } from './sweep.js';
 import { HOST_MEMORY_KINDS, type HostMemoryKind } from '../vocabulary.js';
 
 const isHostMemory = (kind: string): kind is HostMemoryKind => (HOST_MEMORY_KINDS as readonly string[]).includes(kind);
@@ -37,6 +38,15 @@ export function recordedStreams(mode: ModeResult): StreamFacts | null {
   return { oneStream: serialisers.includes('per-thread default stream') || legacyAll, serialisers };
 }
 
+type SweepBest = NonNullable<RunResult['sweep']>['best'];
+
+/** A sweep's best layout and ties, from its raced layouts' reps as `sweep` picks them; as recorded if none is found. */
+function sweptBest(sweep: NonNullable<RunResult['sweep']>, modes: readonly ModeResult[]): SweepBest {
+  const raced = sweep.points.flatMap((p) => modes.find((m) => m.id === p.mode) ?? []);
+  if (!raced.length) return sweep.best;
+  return bestOfSweep(raced.map((m) => ({ id: m.id, samplesMs: m.samplesMs, stats: m.stats })));
+}
+
 /** The codes of the warnings that judge a mode against its bound: drawn again with the conclusions. */
 const JUDGING: readonly WarningCode[] = ['above-bound', 'slower-than-serial'];
 
@@ -54,9 +64,11 @@ export function concludeResult(result: RunResult): RunResult {
     if (!serial || !analysed) return mode;
     return { ...mode, analysis: analysisOf(mode, serial, analysed, result.modes, facts.copyEngines, analysis.chunkElements) };
   });
-  const headline = modes.find((m) => m.id === result.summary.mode);
+  const sweep = result.sweep ? { ...result.sweep, best: sweptBest(result.sweep, modes) } : null;
+  // A sweep's headline is its best layout, picked again by today's ranking (a bimodal layout at its slower cluster).
+  const headline = modes.find((m) => m.id === (sweep?.best.mode ?? result.summary.mode));
   const summary = headline?.analysis ? summaryOf(headline, headline.analysis) : result.summary;
-  const concluded = { ...result, modes, summary };
+  const concluded = { ...result, modes, summary, sweep };
   const judged = runWarnings(concluded).filter((w) => JUDGING.includes(w.code));
   return { ...concluded, warnings: [...result.warnings.filter((w) => !JUDGING.includes(w.code)), ...judged] };
 }

@@ -5,6 +5,7 @@ import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
 import type { MeasuredSchedule } from './repeat.js';
 import { ALONE, type RepRunner } from './runner.js';
 import { summarize } from './stats.js';
+import { bimodal, rankedMs } from '../bimodal.js';
 
 export interface SweepProgress {
   /** Layouts finished or dropped, of all. */
@@ -157,25 +158,52 @@ export async function raceLayouts(runner: RepRunner, schedules: readonly Schedul
   }));
 }
 
-/** Stops every layout whose middle half lies wholly above the best layout's. */
+/**
+ * The time a layout's race is judged at: above its median, the slower cluster's median where its reps form two
+ * (bimodal.ts), and never below its third quartile, so a layout is clearly slower only when its middle half lies above
+ * the best's, and above what the best gives on a bad run.
+ */
+function judgedAt(samples: readonly number[], stats: { median: number; q3: number }): number {
+  return Math.max(stats.q3, rankedMs(samples, stats.median));
+}
+
+/** Stops every layout whose middle half lies wholly above the best layout's (a bimodal best at its slower cluster). */
 export function dropClearlySlower(states: ReadonlyArray<{ gpuMs: readonly number[]; stopped: StopRule | null }>): void {
   const judged = states.filter((s) => s.gpuMs.length >= 2 && s.stopped !== 'clearly-slower');
   if (judged.length < 2) return;
   const stats = new Map(judged.map((s) => [s, summarize(s.gpuMs)]));
-  const best = judged.reduce((a, b) => ((stats.get(b)?.median ?? Infinity) < (stats.get(a)?.median ?? Infinity) ? b : a));
-  const bestQ3 = stats.get(best)?.q3 ?? Infinity;
+  const ranked = new Map(judged.map((s) => [s, rankedMs(s.gpuMs, stats.get(s)?.median ?? Infinity)]));
+  const best = judged.reduce((a, b) => ((ranked.get(b) ?? Infinity) < (ranked.get(a) ?? Infinity) ? b : a));
+  const bestStats = stats.get(best);
+  const bestAt = bestStats ? judgedAt(best.gpuMs, bestStats) : Infinity;
   for (const s of judged) {
     if (s === best || s.stopped) continue;
-    if ((stats.get(s)?.q1 ?? 0) > bestQ3) s.stopped = 'clearly-slower';
+    if ((stats.get(s)?.q1 ?? 0) > bestAt) s.stopped = 'clearly-slower';
   }
 }
 
+/** A raced layout: its id, its timed reps and their statistics. */
+export interface SweptLayout {
+  readonly id: string;
+  readonly samplesMs: readonly number[];
+  readonly stats: { readonly median: number; readonly q1: number; readonly q3: number };
+}
+
 /**
- * The fastest layout of a sweep by median, and the layouts that tie with it within noise: those whose middle half
- * (q1 to q3) overlaps the best's.
+ * The fastest layout of a sweep, and the layouts that tie with it within noise. A layout is ranked by its median, or
+ * where its reps form two clusters (bimodal.ts) by the slower cluster's median: its median is whichever cluster held
+ * more reps this time, and a `run` of it may get the other. The ties are the steady layouts whose middle half reaches
+ * the best's (q1 at or below its third quartile, or its slower cluster's median for a bimodal best); a bimodal layout
+ * ties with none, as its median says nothing of the next run.
  */
-export function bestOfSweep(modes: ReadonlyArray<{ id: string; stats: { median: number; q1: number; q3: number } }>): { mode: string; ties: string[] } {
-  const best = modes.reduce<(typeof modes)[number] | null>((a, b) => (!a || b.stats.median < a.stats.median ? b : a), null);
+export function bestOfSweep(modes: readonly SweptLayout[]): { mode: string; ties: string[] } {
+  const ranked = modes.map((m) => {
+    const steady = bimodal(m.samplesMs) === null;
+    return { mode: m, steady, at: rankedMs(m.samplesMs, m.stats.median) };
+  });
+  const best = ranked.reduce<(typeof ranked)[number] | null>((a, b) => (!a || b.at < a.at ? b : a), null);
   if (!best) throw new RangeError('a sweep with no layout');
-  return { mode: best.id, ties: modes.filter((m) => m !== best && m.stats.q1 <= best.stats.q3).map((m) => m.id) };
+  const bestAt = judgedAt(best.mode.samplesMs, best.mode.stats);
+  const ties = ranked.filter((r) => r !== best && r.steady && r.mode.stats.q1 <= bestAt);
+  return { mode: best.mode.id, ties: ties.map((r) => r.mode.id) };
 }

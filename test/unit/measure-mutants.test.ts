@@ -319,7 +319,10 @@ describe('the race of layouts, counted', () => {
 });
 
 describe('the best of a sweep', () => {
-  const mode = (id: string, median: number, q1: number, q3: number) => ({ id, stats: { median, q1, q3 } });
+  const mode = (id: string, median: number, q1: number, q3: number) => {
+    const stats = { median, q1, q3 };
+    return { id, samplesMs: [], stats };
+  };
 
   it("keeps the first of equal medians, and counts a layout whose q1 equals the best's q3 as a tie", () => {
     assert.deepEqual(bestOfSweep([mode('a', 2, 1.9, 2.1), mode('b', 2, 1.9, 2.1), mode('c', 3, 2.1, 3.5), mode('d', 3, 2.11, 3.5)]), { mode: 'a', ties: ['b', 'c'] });

@@ -77,7 +77,10 @@ describe("the race of a sweep's layouts", () => {
   });
 
   it('names the best layout and the ones whose middle half overlaps it as ties', () => {
-    const mode = (id: string, median: number, spread: number) => ({ id, stats: { median, q1: median - spread, q3: median + spread } });
+    const mode = (id: string, median: number, spread: number) => {
+      const stats = { median, q1: median - spread, q3: median + spread };
+      return { id, samplesMs: [], stats };
+    };
     assert.deepEqual(bestOfSweep([mode('a', 5.9, 0.02), mode('b', 5.83, 0.02), mode('c', 5.86, 0.02), mode('d', 7, 0.1)]), { mode: 'b', ties: ['c'] });
   });
 });
@@ -126,7 +129,8 @@ describe('sweep reports', () => {
   const points = overlapped
     .map((s) => (s.role.kind === 'overlapped' ? { mode: s.id, ...s.role.layout } : null))
     .flatMap((p) => (p ? [{ mode: p.mode, chunks: p.chunks, streams: p.streams, order: p.order }] : []));
-  const best = bestOfSweep(measured.filter((m) => m.schedule.role.kind === 'overlapped').map((m) => ({ id: m.schedule.id, stats: summarize(m.gpuMs) })));
+  const layouts = measured.filter((m) => m.schedule.role.kind === 'overlapped');
+  const best = bestOfSweep(layouts.map((m) => ({ id: m.schedule.id, samplesMs: m.gpuMs, stats: summarize(m.gpuMs) })));
   const build = (policy = DEFAULT_POLICY) =>
     buildRunResult({
       toolVersion: '0.2.0',

@@ -4,6 +4,8 @@ import type { ModeResult } from '../../model/mode.js';
 import type { RunResult } from '../../result/schema.js';
 import type { OverlapLayout } from '../../vocabulary.js';
 import { kindLines } from '../kind-sections.js';
+import { sweepBimodalLines } from '../bimodal.js';
+import { rankedMs } from '../../bimodal.js';
 import type { RunExporter } from '../exporter.js';
 import { type Column, fitTable, type Layout } from '../fold.js';
 import { bestLayoutText, formatSpeedup, roleLabel } from '../labels.js';
@@ -77,6 +79,7 @@ function sweepAnswer(result: RunResult): string[] {
   const { layout } = best.role;
   return [
     `best: ${layoutText(layout)}, ${layout.order}: ${formatMs(best.stats.median)}, ${formatSpeedup(best.analysis)} over serial, efficiency ${best.analysis.efficiency.toFixed(2)}`,
+    ...sweepBimodalLines(result, best),
     ...predictedLine(best),
     changeLine(result, best, layout),
     raceLine(result),
@@ -160,7 +163,9 @@ export function fastestSetting(results: readonly RunResult[]): string[] {
     const mode = result.modes.find((m) => m.id === result.sweep?.best.mode);
     return mode?.role.kind === 'overlapped' ? [{ result, mode, layout: mode.role.layout }] : [];
   });
-  const [top] = bests.sort((a, b) => a.mode.stats.median - b.mode.stats.median);
+  // Ranked as each sweep ranked its layouts: a bimodal best at its slower cluster.
+  const ranked = (m: ModeResult) => rankedMs(m.samplesMs, m.stats.median);
+  const [top] = bests.sort((a, b) => ranked(a.mode) - ranked(b.mode));
   if (!top) return [];
   return [
     `fastest of ${results.length} settings: ${settingsText(top.result) || 'the config as written'}, at ${layoutText(top.layout)}, ${top.layout.order}: ${formatMs(top.mode.stats.median)}`,

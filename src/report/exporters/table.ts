@@ -21,6 +21,7 @@ import type { RunExporter } from '../exporter.js';
 import { renderFittedTable } from '../big-table.js';
 import { DEFAULT_COLUMNS, fitLines } from '../width.js';
 import { kindLines } from '../kind-sections.js';
+import { runBimodalLines } from '../bimodal.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
 import type { Style } from '../style.js';
@@ -121,6 +122,7 @@ function answerLines(result: RunResult, style: Style): string[] {
         : limitWords(bound.limitedBy, head.analysis?.model?.words?.limit)
     }`,
     `best layout: ${bestLayoutText(head) ?? "not predicted: the model needs the small ops' costs, which this Result lacks"}`,
+    ...runBimodalLines(result),
     ...(why ? [`why: ${why}`] : []),
     `change: ${changeWithFindings(head, findings, changeText(head))}`,
   ];
