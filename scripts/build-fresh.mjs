@@ -27,7 +27,9 @@ function staleBecause() {
   if (missing) return `${relative(root, missing)} has no compiled file in dist/`;
   const inputs = [
     ...filesUnder(join(root, 'src')),
-    ...['tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json', 'scripts/bundle-cli.mjs'].map((f) => join(root, f)),
+    ...['tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json', 'scripts/bundle-cli.mjs'].map(
+      (f) => join(root, f),
+    ),
     join(root, 'node_modules', '.package-lock.json'),
   ].filter((f) => existsSync(f));
   const newer = inputs.find((f) => statSync(f).mtimeMs > built);

@@ -37,12 +37,15 @@ const lazySegmenter = (text) => {
   }
   return text.replace(built, 'let segmenter;').replaceAll(used, '(segmenter ??= new Intl.Segmenter()).segment(');
 };
-const zodEnglish = (importer) => reexport('reexport', join(dirname(importer), '..', 'locales', 'en.js'), 'default as en');
+const zodEnglish = (importer) =>
+  reexport('reexport', join(dirname(importer), '..', 'locales', 'en.js'), 'default as en');
 const textWidth = reexport('reexport', join(root, 'dist', 'src', 'report', 'text-width.js'), 'textWidth as default');
 const startCosts = {
   name: 'start-costs',
   setup(b) {
-    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => (inFolder(args.importer, 'zod', 'v4') ? zodEnglish(args.importer) : undefined));
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      inFolder(args.importer, 'zod', 'v4') ? zodEnglish(args.importer) : undefined,
+    );
     b.onResolve({ filter: /^string-width$/ }, (args) => (inFolder(args.importer, 'wrap-ansi') ? textWidth : undefined));
     // The stage kinds' flags as JSON: kind-flags.ts reads them from the list with a top-level await otherwise.
     b.onLoad({ filter: /[\\/]dist[\\/]src[\\/]cli[\\/]kind-flags\.js$/ }, () => ({
@@ -107,7 +110,8 @@ for (const name of readdirSync(outdir)) {
     define: { 'import.meta.url': 'cudaPipeModuleUrl' },
     logLevel: 'warning',
   });
-  if (/\bimport\.meta\b/.test(code)) throw new Error(`${name} still reads import.meta, which the CommonJS chunks have not`);
+  if (/\bimport\.meta\b/.test(code))
+    throw new Error(`${name} still reads import.meta, which the CommonJS chunks have not`);
   const ascii = code.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   writeFileSync(file, `"use strict";${ascii}`);
 }
@@ -119,12 +123,24 @@ copyFileSync(join(root, 'scripts', 'cli-loader.cjs'), join(outdir, 'cuda-pipe.js
 // the code compiled for every chunk it loaded, added to what the runs before left. Run with this Node.js and no V8
 // flags, as the installed command runs: V8 refuses a cache made by another version or with other flags.
 const fixture = (name) => join(root, 'test', 'fixtures', name);
-const RECORDED = [['--help'], ['schema'], ['compare', fixture('h100-balanced-1.json'), fixture('h100-balanced-2.json')], ['report', fixture('h200-balanced-16-traced.json')]];
+const RECORDED = [
+  ['--help'],
+  ['schema'],
+  ['compare', fixture('h100-balanced-1.json'), fixture('h100-balanced-2.json')],
+  ['report', fixture('h200-balanced-16-traced.json')],
+];
 const loader = join(outdir, 'cuda-pipe.js');
 const record = `process.argv.splice(1, 0, ${JSON.stringify(loader)}); require(${JSON.stringify(loader)}).start({ recordCache: true });`;
 const env = { ...process.env, COLUMNS: '100', NO_COLOR: '1' };
 delete env.NODE_OPTIONS;
 for (const args of RECORDED) {
-  const run = spawnSync(process.execPath, ['-e', record, '--', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`cuda-pipe ${args.join(' ')} failed while the build recorded its compiled code (${run.status ?? run.signal}): ${run.stderr}`);
+  const run = spawnSync(process.execPath, ['-e', record, '--', ...args], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
+  if (run.status !== 0)
+    throw new Error(
+      `cuda-pipe ${args.join(' ')} failed while the build recorded its compiled code (${run.status ?? run.signal}): ${run.stderr}`,
+    );
 }

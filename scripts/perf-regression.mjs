@@ -7,7 +7,9 @@ import { parseArgs } from 'node:util';
 import { joinVerdictFiles } from './verdict-files.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const DEFAULT_CONFIGS = ['balanced', 'copy-bound', 'async-overlap', 'multi-kernel'].map((n) => join('configs', `${n}.yaml`));
+const DEFAULT_CONFIGS = ['balanced', 'copy-bound', 'async-overlap', 'multi-kernel'].map((n) =>
+  join('configs', `${n}.yaml`),
+);
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -83,7 +85,16 @@ if (values['update-baseline']) {
   process.exit(0);
 }
 if (!existsSync(baseline)) fail(`no baseline for ${deviceName} at ${baseline}; record one with --update-baseline`, 2);
-process.exit(cudaPipe(['compare', baseline, combined, ...shared, ...(values.md ? ['--md', values.md] : []), ...asked.flatMap((f) => [`--${f}`, values[f]])]));
+process.exit(
+  cudaPipe([
+    'compare',
+    baseline,
+    combined,
+    ...shared,
+    ...(values.md ? ['--md', values.md] : []),
+    ...asked.flatMap((f) => [`--${f}`, values[f]]),
+  ]),
+);
 
 /**
  * Each side's configs are staged in a folder of their own with that side's kernel sources beside them: a config
@@ -114,7 +125,11 @@ function stage(tree, side) {
 }
 
 function abMode(base) {
-  if (!existsSync(base)) fail(`--ab ${base}: no such folder; check the base revision out there first (git worktree add ${base} <base-sha>)`, 2);
+  if (!existsSync(base))
+    fail(
+      `--ab ${base}: no such folder; check the base revision out there first (git worktree add ${base} <base-sha>)`,
+      2,
+    );
   const [a, b] = [stage(base, 'base'), stage(root, 'head')];
   const reports = [];
   const codes = [];
@@ -134,7 +149,9 @@ function abMode(base) {
     }
     const name = basename(config, '.yaml');
     const md = join(values.out, `ab-${name}.md`);
-    const files = Object.fromEntries(asked.map((format) => [format, join(values.out, `ab-${name}.${FORMATS[format]}`)]));
+    const files = Object.fromEntries(
+      asked.map((format) => [format, join(values.out, `ab-${name}.${FORMATS[format]}`)]),
+    );
     process.stderr.write(`perf-regression: ab ${config} (base against head, interleaved)\n`);
     const code = cudaPipe([
       'ab',
@@ -149,13 +166,17 @@ function abMode(base) {
       ...asked.flatMap((format) => [`--${format}`, files[format]]),
     ]);
     if (existsSync(md)) reports.push(readFileSync(md, 'utf8'));
-    for (const format of asked) if (existsSync(files[format])) written[format].push(readFileSync(files[format], 'utf8'));
+    for (const format of asked)
+      if (existsSync(files[format])) written[format].push(readFileSync(files[format], 'utf8'));
     codes.push(code);
     // No driver, no device, no libcudart: the same for every config, so its paragraph is printed once, not per config.
     if (code === 3) {
       noGpu = true;
       const left = configs.length - configs.indexOf(config) - 1;
-      if (left) process.stderr.write(`perf-regression: ${left} more config${left === 1 ? '' : 's'} not run: cuda-pipe cannot run here (above)\n`);
+      if (left)
+        process.stderr.write(
+          `perf-regression: ${left} more config${left === 1 ? '' : 's'} not run: cuda-pipe cannot run here (above)\n`,
+        );
     }
   }
   if (values.md) writeFileSync(values.md, reports.join('\n'));

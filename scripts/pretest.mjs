@@ -33,28 +33,59 @@ for (const file of filesUnder(join(dist, 'test'))) {
 
 // tsc's build info records what it emitted, not whether the output is still there: where a compiled file is missing
 // (dist/ cleaned by hand, say), drop the build info so that tsc emits everything again.
-const sources = [...filesUnder(join(root, 'src')), ...filesUnder(join(root, 'test')), ...readdirSync(join(root, 'scripts')).map((name) => join(root, 'scripts', name))].filter(
-  (file) => file.endsWith('.ts') && !file.endsWith('.d.ts'),
-);
-if (sources.some((file) => !existsSync(join(dist, relative(root, file)).replace(/\.ts$/, '.js')))) rmSync(buildInfo, { force: true });
+const sources = [
+  ...filesUnder(join(root, 'src')),
+  ...filesUnder(join(root, 'test')),
+  ...readdirSync(join(root, 'scripts')).map((name) => join(root, 'scripts', name)),
+].filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'));
+if (sources.some((file) => !existsSync(join(dist, relative(root, file)).replace(/\.ts$/, '.js'))))
+  rmSync(buildInfo, { force: true });
 
 // Even with nothing to compile, tsc reads the whole program to find that out: 4 s of the loop on two cores. A stamp
 // written after a type-check that passed lets the next run skip it when no source, tsconfig or installed package is
 // newer; a failed check writes none, so its errors show again on the next run.
 const mtime = (file) => (existsSync(file) ? statSync(file).mtimeMs : Number.POSITIVE_INFINITY);
-const inputs = [...sources, join(root, 'tsconfig.json'), join(root, 'package-lock.json'), join(root, 'node_modules', '.package-lock.json')];
-const typeChecked = existsSync(buildInfo) && existsSync(passedStamp) && inputs.every((file) => mtime(file) <= statSync(passedStamp).mtimeMs);
+const inputs = [
+  ...sources,
+  join(root, 'tsconfig.json'),
+  join(root, 'package-lock.json'),
+  join(root, 'node_modules', '.package-lock.json'),
+];
+const typeChecked =
+  existsSync(buildInfo) &&
+  existsSync(passedStamp) &&
+  inputs.every((file) => mtime(file) <= statSync(passedStamp).mtimeMs);
 
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const depcruiseCache = (folder) => ['--cache', folder, '--cache-strategy', 'content'];
 const steps = [
-  ...(typeChecked ? [] : [['tsc', [bin('tsc'), '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', buildInfo]]]),
+  ...(typeChecked
+    ? []
+    : [['tsc', [bin('tsc'), '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', buildInfo]]]),
   // The package scripts' commands, run directly (npm adds half a second each), dependency-cruiser with its cache
   // (node_modules/.cache), which halves it when few files changed. The cache tells changed files by their contents,
   // not by asking git (its default): `npm test` must pass on a copy of the tree without .git, a tarball or a
   // `git archive` (issue 39), and reading the files is no slower than git's status here.
-  ['layers', [bin('depcruise'), 'src', '--config', '.dependency-cruiser.cjs', ...depcruiseCache(join('node_modules', '.cache', 'dependency-cruiser'))]],
-  ['folder cycles', [bin('depcruise'), 'src', '--config', '.dependency-cruiser-runtime.cjs', ...depcruiseCache(join('node_modules', '.cache', 'dependency-cruiser-runtime'))]],
+  [
+    'layers',
+    [
+      bin('depcruise'),
+      'src',
+      '--config',
+      '.dependency-cruiser.cjs',
+      ...depcruiseCache(join('node_modules', '.cache', 'dependency-cruiser')),
+    ],
+  ],
+  [
+    'folder cycles',
+    [
+      bin('depcruise'),
+      'src',
+      '--config',
+      '.dependency-cruiser-runtime.cjs',
+      ...depcruiseCache(join('node_modules', '.cache', 'dependency-cruiser-runtime')),
+    ],
+  ],
   ['lint', [bin('biome'), 'check', '--error-on-warnings', 'src', 'test', 'scripts']],
 ];
 
@@ -66,7 +97,9 @@ const run = ([name, [command, ...args]]) =>
     child.stdout.on('data', (chunk) => output.push(chunk));
     child.stderr.on('data', (chunk) => output.push(chunk));
     child.on('error', (error) => resolve({ name, ok: false, output: `${error.message}\n` }));
-    child.on('close', (code, signal) => resolve({ name, ok: code === 0, output: Buffer.concat(output).toString(), why: signal ?? `exit ${code}` }));
+    child.on('close', (code, signal) =>
+      resolve({ name, ok: code === 0, output: Buffer.concat(output).toString(), why: signal ?? `exit ${code}` }),
+    );
   });
 
 // The CLI's build (dist/cli/, scripts/bundle-cli.mjs), which the tests start, is made from dist/src once tsc wrote it.

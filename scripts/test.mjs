@@ -15,11 +15,15 @@ const files = readdirSync(workers)
   .filter((name) => name.endsWith('.test.js'))
   .map((name) => join(workers, name));
 
-const result = spawnSync(process.execPath, ['--single-threaded-gc', '--test', `--test-concurrency=${files.length}`, ...process.argv.slice(2), ...files], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, CUDA_PIPE_TEST_QUEUE: queue },
-});
+const result = spawnSync(
+  process.execPath,
+  ['--single-threaded-gc', '--test', `--test-concurrency=${files.length}`, ...process.argv.slice(2), ...files],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, CUDA_PIPE_TEST_QUEUE: queue },
+  },
+);
 
 const times = join(queue, 'times.tsv');
 if (existsSync(times)) {

@@ -10,7 +10,8 @@ export function joinVerdictFiles(format, texts) {
     case 'junit': {
       const suites = texts.flatMap((text) => text.match(/^ {2}<testsuite\b[\s\S]*?^ {2}<\/testsuite>$/gm) ?? []);
       // Each suite's own counts, from its opening tag (the first of each attribute in it).
-      const count = (name) => suites.reduce((sum, suite) => sum + Number(new RegExp(` ${name}="(\\d+)"`).exec(suite)?.[1] ?? 0), 0);
+      const count = (name) =>
+        suites.reduce((sum, suite) => sum + Number(new RegExp(` ${name}="(\\d+)"`).exec(suite)?.[1] ?? 0), 0);
       const root = `<testsuites name="cuda-pipe perf gate" tests="${count('tests')}" failures="${count('failures')}" skipped="${count('skipped')}">`;
       return `<?xml version="1.0" encoding="UTF-8"?>\n${root}\n${suites.map((s) => `${s}\n`).join('')}</testsuites>\n`;
     }

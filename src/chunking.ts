@@ -31,7 +31,8 @@ export function chunkUnits(elements: number, align: number): number {
  * non-empty pieces (9 elements in 4 chunks of 3), fewer chunks come back; the caller says so.
  */
 export function splitRanges(elements: number, chunks: number, align = 1): ChunkRange[] {
-  if (!Number.isInteger(elements) || elements < 1) throw new RangeError(`elements must be a positive integer, got ${elements}`);
+  if (!Number.isInteger(elements) || elements < 1)
+    throw new RangeError(`elements must be a positive integer, got ${elements}`);
   if (!Number.isInteger(chunks) || chunks < 1) throw new RangeError(`chunks must be a positive integer, got ${chunks}`);
   if (!Number.isInteger(align) || align < 1) throw new RangeError(`align must be a positive integer, got ${align}`);
   const units = chunkUnits(elements, align);
@@ -63,8 +64,13 @@ export function ringSlots(options: {
   if (budgetBytes === null && slots === null) return null;
   const fit = budgetBytes === null ? Number.POSITIVE_INFINITY : Math.floor(budgetBytes / slotBytes);
   if (slots !== null && slots > fit)
-    return { error: `${slots} slots of ${slotBytes} bytes (one chunk of every buffer) need ${slots * slotBytes} bytes, over the budget of ${budgetBytes} bytes` };
+    return {
+      error: `${slots} slots of ${slotBytes} bytes (one chunk of every buffer) need ${slots * slotBytes} bytes, over the budget of ${budgetBytes} bytes`,
+    };
   const chosen = slots ?? fit;
-  if (chosen < 1) return { error: `one chunk of every buffer takes ${slotBytes} bytes, more than the budget of ${budgetBytes} bytes` };
+  if (chosen < 1)
+    return {
+      error: `one chunk of every buffer takes ${slotBytes} bytes, more than the budget of ${budgetBytes} bytes`,
+    };
   return chosen >= chunks ? null : chosen;
 }

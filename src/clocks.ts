@@ -37,7 +37,9 @@ const spread = (ranges: readonly ClockRange[]) => {
 export function clockMatch(mode: ClockRange | null, parts: readonly (ClockRange | null)[]): ClockMatch {
   if (!parts.length) return { status: 'matching', mode, parts: null };
   const known = parts.filter((p): p is ClockRange => p !== null);
-  const together = known.length ? { min: Math.min(...known.map((p) => p.min)), max: Math.max(...known.map((p) => p.max)) } : null;
+  const together = known.length
+    ? { min: Math.min(...known.map((p) => p.min)), max: Math.max(...known.map((p) => p.max)) }
+    : null;
   if (!mode || known.length < parts.length) return { status: 'unknown', mode, parts: together };
   if (spread([mode, ...known]) <= CLOCK_SPREAD) return { status: 'matching', mode, parts: together };
   const apart = known.every((p) => p.max < mode.min || p.min > mode.max);
@@ -53,4 +55,5 @@ export function clockFactor(match: Pick<ClockMatch, 'status' | 'mode'>, part: Cl
 }
 
 /** "1515 MHz", "1305 to 1560 MHz". */
-export const clockText = (range: ClockRange) => (range.min === range.max ? `${range.min} MHz` : `${range.min} to ${range.max} MHz`);
+export const clockText = (range: ClockRange) =>
+  range.min === range.max ? `${range.min} MHz` : `${range.min} to ${range.max} MHz`;

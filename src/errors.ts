@@ -10,7 +10,10 @@ export const EXIT_CODES: ReadonlyArray<readonly [ExitCode, string]> = [
   [1, 'the measurement says no: outputs differ, or compare, ab or analyze --ab found a slowdown'],
   [2, 'usage or config error: bad flag, bad YAML, unreadable file, kernel that does not match its arguments'],
   [3, 'environment: no libcudart or libnvrtc, no driver, no device'],
-  [4, 'failure while running: out of memory, a faulting kernel, a rep past its deadline, a host stage function that threw'],
+  [
+    4,
+    'failure while running: out of memory, a faulting kernel, a rep past its deadline, a host stage function that threw',
+  ],
   [70, 'internal error: a bug in cuda-pipe (please report it)'],
   [130, 'interrupted (Ctrl-C, SIGTERM): stopped at a rep boundary and wrote nothing'],
 ];
@@ -61,7 +64,8 @@ export class DeviceFailure extends CudaPipeError {
 }
 
 /** True for an error after which no CUDA call may be made (see DeviceFailure.contextLost). */
-export const contextLost = (error: unknown): boolean => (error instanceof DeviceFailure || error instanceof Interrupted) && error.contextLost;
+export const contextLost = (error: unknown): boolean =>
+  (error instanceof DeviceFailure || error instanceof Interrupted) && error.contextLost;
 
 /**
  * Ctrl-C or SIGTERM: the run stopped at a rep boundary, released the device and wrote nothing; or, where a rep could

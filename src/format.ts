@@ -23,7 +23,9 @@ export function formatMs(ms: number): string {
   return `${(ms * 1000).toFixed(2)} µs`;
 }
 
-/** A time of microseconds, given in ms, always in µs with one decimal: for per-op costs and latencies set side by side. */
+/**
+ * A time of microseconds, given in ms, always in µs with one decimal: for per-op costs and latencies set side by side.
+ */
 export function formatUs(ms: number): string {
   return `${(ms * 1000).toFixed(1)} µs`;
 }

@@ -8,14 +8,22 @@ export const isSplitTogether = (role: ModeRole): boolean => role.kind === 'split
 
 /** The modes a user acts on; over several devices, all of them at once and the pipeline across two (not each alone). */
 export function isGating(role: ModeRole): boolean {
-  return role.kind === 'serial' || role.kind === 'overlapped' || role.kind === 'stage' || role.kind === 'link' || isSplitTogether(role) || role.kind === 'cross-device';
+  return (
+    role.kind === 'serial' ||
+    role.kind === 'overlapped' ||
+    role.kind === 'stage' ||
+    role.kind === 'link' ||
+    isSplitTogether(role) ||
+    role.kind === 'cross-device'
+  );
 }
 
 /**
  * The modes a run draws: every overlapped layout, the latency modes, the split across devices (all at once) and the
  * pipeline across two; the model's parts and each share alone are measured, not drawn.
  */
-export const isPictured = (role: ModeRole): boolean => role.kind === 'overlapped' || role.kind === 'latency' || isSplitTogether(role) || role.kind === 'cross-device';
+export const isPictured = (role: ModeRole): boolean =>
+  role.kind === 'overlapped' || role.kind === 'latency' || isSplitTogether(role) || role.kind === 'cross-device';
 
 /**
  * Issue-cost modes time the host issuing events; their GPU time is a few microseconds of nothing, so they are neither

@@ -11,12 +11,16 @@ export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'cuda-pipe') {
+    if (
+      existsSync(manifest) &&
+      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'cuda-pipe'
+    ) {
       root = dir;
       return dir;
     }
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('cannot find the cuda-pipe package root above ' + fileURLToPath(import.meta.url));
+    if (parent === dir)
+      throw new Error('cannot find the cuda-pipe package root above ' + fileURLToPath(import.meta.url));
     dir = parent;
   }
 }

@@ -6,15 +6,38 @@
 export const MAX_DEVICE_INDEX = 2 ** 31 - 1;
 
 /** A whole number from 0 to MAX_DEVICE_INDEX: what any file or flag may name a device (or a rank) by. */
-export const isDeviceIndex = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_DEVICE_INDEX;
+export const isDeviceIndex = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_DEVICE_INDEX;
 
 export const ELEMENT_TYPES = ['float32', 'float64', 'int32', 'uint32', 'uint8', 'float16', 'bfloat16'] as const;
-/** Buffer element types; float16 and bfloat16 are moved as raw 16-bit values (and compared so, unless a tolerance is given). */
+/**
+ * Buffer element types; float16 and bfloat16 are moved as raw 16-bit values (and compared so, unless a tolerance is
+ * given).
+ */
 export type ElementType = (typeof ELEMENT_TYPES)[number];
 
-export const ELEMENT_BYTES: Record<ElementType, number> = { float32: 4, float64: 8, int32: 4, uint32: 4, uint8: 1, float16: 2, bfloat16: 2 };
+export const ELEMENT_BYTES: Record<ElementType, number> = {
+  float32: 4,
+  float64: 8,
+  int32: 4,
+  uint32: 4,
+  uint8: 1,
+  float16: 2,
+  bfloat16: 2,
+};
 
-export const SCALAR_TYPES = ['int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'float32', 'float64'] as const;
+export const SCALAR_TYPES = [
+  'int8',
+  'uint8',
+  'int16',
+  'uint16',
+  'int32',
+  'uint32',
+  'int64',
+  'uint64',
+  'float32',
+  'float64',
+] as const;
 /** Kernel scalar parameter types cuda-pipe can encode. */
 export type ScalarType = (typeof SCALAR_TYPES)[number];
 
@@ -39,7 +62,9 @@ export const BUFFER_ROLES = ['in', 'out', 'inout', 'scratch', 'resident'] as con
 export type BufferRole = (typeof BUFFER_ROLES)[number];
 
 export const COLLECTIVES = ['allreduce', 'reducescatter', 'allgather'] as const;
-/** The NCCL collectives a collective stage runs (sums, in place over a chunk of one buffer, as DDP reduces a bucket). */
+/**
+ * The NCCL collectives a collective stage runs (sums, in place over a chunk of one buffer, as DDP reduces a bucket).
+ */
 export type Collective = (typeof COLLECTIVES)[number];
 
 export const HOST_MEMORY_KINDS = ['pinned', 'pageable', 'write-combined', 'registered'] as const;
@@ -68,7 +93,10 @@ export const STREAM_KINDS = ['non-blocking', 'blocking', 'legacy-default', 'per-
 export type StreamKind = (typeof STREAM_KINDS)[number];
 
 export const ISSUE_COST_OPS = ['launch', 'copy', 'record-timing', 'record-untimed', 'wait'] as const;
-/** What `cuda-pipe overhead` issues in a batch: kernel launches, 4-byte copies, event records with and without timing, cross-stream waits. */
+/**
+ * What `cuda-pipe overhead` issues in a batch: kernel launches, 4-byte copies, event records with and without timing,
+ * cross-stream waits.
+ */
 export type IssueCostOp = (typeof ISSUE_COST_OPS)[number];
 
 export const HOST_FUNCTIONS = ['checksum', 'empty'] as const;
@@ -83,7 +111,14 @@ export type HostThread = (typeof HOST_THREADS)[number];
 export type PriorityLevel = 'high' | 'low' | number;
 
 /** Why a mode stopped repeating; 'clearly-slower' is a sweep's layout dropped because it could not be the best. */
-export const STOP_RULES = ['fixed-reps', 'noise-target', 'noise-stable', 'max-time', 'max-reps', 'clearly-slower'] as const;
+export const STOP_RULES = [
+  'fixed-reps',
+  'noise-target',
+  'noise-stable',
+  'max-time',
+  'max-reps',
+  'clearly-slower',
+] as const;
 export type StopRule = (typeof STOP_RULES)[number];
 
 /** The layout an overlapped mode measures: its identity, not derived figures. */
@@ -105,7 +140,10 @@ export interface OverlapLayout {
   readonly perThreadOp?: DefaultStreamOp;
 }
 
-/** The layout variants a run measures beside their twin without them (the stream toolbox's: a graph replay, a host stage, an op on a default stream). */
+/**
+ * The layout variants a run measures beside their twin without them (the stream toolbox's: a graph replay, a host
+ * stage, an op on a default stream).
+ */
 export type LayoutVariant = 'issue' | 'host' | 'legacyOp' | 'perThreadOp';
 
 export const DEFAULT_STREAM_OPS = ['kernel', 'h2d'] as const;
@@ -167,9 +205,20 @@ export type ModeRole =
    * pipeline's, when the config sets one) got the priorities the config asked for, else every stream the default.
    */
   | { readonly kind: 'latency'; readonly kernel: string; readonly priorities: boolean }
-  | { readonly kind: 'split'; readonly layout: OverlapLayout; readonly devices: readonly number[]; readonly alone?: number }
+  | {
+      readonly kind: 'split';
+      readonly layout: OverlapLayout;
+      readonly devices: readonly number[];
+      readonly alone?: number;
+    }
   | { readonly kind: 'split-link'; readonly devices: readonly number[]; readonly alone?: number }
-  | { readonly kind: 'cross-device'; readonly layout: OverlapLayout; readonly from: number; readonly to: number; readonly after: string }
+  | {
+      readonly kind: 'cross-device';
+      readonly layout: OverlapLayout;
+      readonly from: number;
+      readonly to: number;
+      readonly after: string;
+    }
   | { readonly kind: 'peer'; readonly from: number; readonly to: number; readonly both?: true };
 
 export const SMALL_OPS = ['launch', 'h2d', 'd2h'] as const;
@@ -198,7 +247,8 @@ export function modeId(role: ModeRole): string {
       );
     }
     case 'stage':
-      if (role.stage === 'collective') return `collective:${role.collective}${role.buckets === undefined ? '' : `:${role.buckets}-buckets`}`;
+      if (role.stage === 'collective')
+        return `collective:${role.collective}${role.buckets === undefined ? '' : `:${role.buckets}-buckets`}`;
       return role.stage === 'kernel' ? `kernel:${role.kernel}` : role.stage;
     case 'link':
       return 'bidirectional';
@@ -214,7 +264,10 @@ export function modeId(role: ModeRole): string {
     case 'issue-cost':
       return `issue-cost:${role.op}`;
     case 'split':
-      return `split:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:d${role.devices.join('+d')}` + (role.alone === undefined ? '' : `:alone-d${role.alone}`);
+      return (
+        `split:${role.layout.chunks}x${role.layout.streams}:${role.layout.order}:d${role.devices.join('+d')}` +
+        (role.alone === undefined ? '' : `:alone-d${role.alone}`)
+      );
     case 'split-link':
       return `split-link:d${role.devices.join('+d')}${role.alone === undefined ? '' : `:alone-d${role.alone}`}`;
     case 'cross-device':

@@ -1,7 +1,7 @@
 // Peak memory and wall time of `cuda-pipe analyze` on big synthetic PyTorch profiler (Kineto) traces, for the memory
 // budget docs/analyze.md states. Run after `npx tsc`, from the repository root:
 //
-//   node scripts/analyze/big-trace-bench.mjs [--cli dist/src/cli/main.js] [--label after] [--sizes 100,500] [--gzip 100]
+// node scripts/analyze/big-trace-bench.mjs [--cli dist/src/cli/main.js] [--label after] [--sizes 100,500] [--gzip 100]
 //                                            [--dir /tmp/cuda-pipe-big-traces] [--log docs/measurements/.../log.txt]
 //
 // Each size (MB of JSON text) is written once into --dir (kept for the next run, never committed), then analysed by
@@ -18,7 +18,17 @@
 // full args, and the ac2g flow pair; an H2D copy every 10 kernels; a ProfilerStep#N on the CPU and on the GPU every
 // 200 kernels. About 40% of its events are of the kinds analyze keeps (launches, kernels, copies, steps).
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -36,7 +46,8 @@ const gzipSizes = flag('gzip', '100').split(',').filter(Boolean).map(Number);
 const dir = flag('dir', '/tmp/cuda-pipe-big-traces');
 const log = flag('log', 'docs/measurements/2026-11-26-analyze-stream/log.txt');
 
-const KERNEL = 'void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)';
+const KERNEL =
+  'void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)';
 const STEP_KERNELS = 200;
 
 /** The events of one launched kernel at time `ts` (µs): what a profiled PyTorch op leaves in the trace. */
@@ -53,7 +64,16 @@ function kernelEvents(i, ts) {
       dur: 5.5,
       args: { 'External id': i, 'Record function id': 0, 'Sequence number': 0, 'Fwd thread id': 0, 'Ev Idx': 1 },
     },
-    { ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts: ts + 1, dur: 3.1, args: { cbid: 211, correlation: corr } },
+    {
+      ph: 'X',
+      cat: 'cuda_runtime',
+      name: 'cudaLaunchKernel',
+      pid: 1,
+      tid: 1,
+      ts: ts + 1,
+      dur: 3.1,
+      args: { cbid: 211, correlation: corr },
+    },
     { ph: 's', id: corr, pid: 1, tid: 1, ts: ts + 1, cat: 'ac2g', name: 'ac2g' },
     {
       ph: 'X',
@@ -82,15 +102,50 @@ function kernelEvents(i, ts) {
     { ph: 'f', id: corr, pid: 0, tid: 13, ts: ts + 6, cat: 'ac2g', name: 'ac2g', bp: 'e' },
   ];
   if (i % 10 === 0) {
-    const args = { 'External id': i, device: 0, context: 1, stream: 14, correlation: corr + 1, bytes: 4194304, 'memory bandwidth (GB/s)': 52.1 };
-    events.push({ ph: 'X', cat: 'cuda_runtime', name: 'cudaMemcpyAsync', pid: 1, tid: 1, ts: ts + 4, dur: 2, args: { cbid: 41, correlation: corr + 1 } });
-    events.push({ ph: 'X', cat: 'gpu_memcpy', name: 'Memcpy HtoD (Pinned -> Device)', pid: 0, tid: 14, ts: ts + 6, dur: 30, args });
+    const args = {
+      'External id': i,
+      device: 0,
+      context: 1,
+      stream: 14,
+      correlation: corr + 1,
+      bytes: 4194304,
+      'memory bandwidth (GB/s)': 52.1,
+    };
+    events.push({
+      ph: 'X',
+      cat: 'cuda_runtime',
+      name: 'cudaMemcpyAsync',
+      pid: 1,
+      tid: 1,
+      ts: ts + 4,
+      dur: 2,
+      args: { cbid: 41, correlation: corr + 1 },
+    });
+    events.push({
+      ph: 'X',
+      cat: 'gpu_memcpy',
+      name: 'Memcpy HtoD (Pinned -> Device)',
+      pid: 0,
+      tid: 14,
+      ts: ts + 6,
+      dur: 30,
+      args,
+    });
   }
   if (i % STEP_KERNELS === 0) {
     const step = `ProfilerStep#${i / STEP_KERNELS}`;
     const dur = STEP_KERNELS * 50 - 1;
     events.push({ ph: 'X', cat: 'user_annotation', name: step, pid: 1, tid: 1, ts, dur, args: { 'External id': i } });
-    events.push({ ph: 'X', cat: 'gpu_user_annotation', name: step, pid: 0, tid: 13, ts: ts + 6, dur, args: { device: 0 } });
+    events.push({
+      ph: 'X',
+      cat: 'gpu_user_annotation',
+      name: step,
+      pid: 0,
+      tid: 13,
+      ts: ts + 6,
+      dur,
+      args: { device: 0 },
+    });
   }
   return events;
 }
@@ -134,10 +189,14 @@ async function gzipped(path) {
 }
 
 function measure(path) {
-  const run = spawnSync('/usr/bin/time', ['-v', process.execPath, cli, 'analyze', path], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const run = spawnSync('/usr/bin/time', ['-v', process.execPath, cli, 'analyze', path], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const field = (name) => new RegExp(`${name}: (.+)`).exec(run.stderr)?.[1]?.trim();
   const [min, sec] = (field('Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)') ?? '0:0').split(':').map(Number);
-  const firstError = run.status === 0 ? '' : (run.stderr.split('\n').find((l) => l.includes('Cannot')) ?? run.stderr.slice(0, 200));
+  const firstError =
+    run.status === 0 ? '' : (run.stderr.split('\n').find((l) => l.includes('Cannot')) ?? run.stderr.slice(0, 200));
   return {
     rssMiB: Number(field('Maximum resident set size \\(kbytes\\)')) / 1024,
     wallS: min * 60 + sec,
@@ -165,7 +224,12 @@ async function variant(name, path) {
     const { streamArray } = require('stream-json/streamers/StreamArray');
     const items = streamArray();
     items.on('data', () => count++);
-    await pipeline(createReadStream(path, { highWaterMark: 1024 * 1024 }), parser({ packValues: true, streamValues: false }), pick({ filter: 'traceEvents' }), items);
+    await pipeline(
+      createReadStream(path, { highWaterMark: 1024 * 1024 }),
+      parser({ packValues: true, streamValues: false }),
+      pick({ filter: 'traceEvents' }),
+      items,
+    );
   }
   console.log(`${name} ${count}`);
 }
@@ -178,7 +242,11 @@ if (args[0] === '--run-variant') {
 if (args.includes('--variants')) {
   const path = await trace(100);
   for (const name of ['tokens', 'pick', 'parse']) {
-    const run = spawnSync('/usr/bin/time', ['-v', process.execPath, import.meta.filename, '--run-variant', name, path], { encoding: 'utf8' });
+    const run = spawnSync(
+      '/usr/bin/time',
+      ['-v', process.execPath, import.meta.filename, '--run-variant', name, path],
+      { encoding: 'utf8' },
+    );
     const field = (f) => new RegExp(`${f}: (.+)`).exec(run.stderr)?.[1]?.trim();
     const cpu = Number(field('User time \\(seconds\\)')) + Number(field('System time \\(seconds\\)'));
     const line = `${new Date().toISOString()} variant=${name} file=${path} counted=${run.stdout.trim().split(' ')[1]} peak-rss-mib=${(Number(field('Maximum resident set size \\(kbytes\\)')) / 1024).toFixed(0)} cpu-s=${cpu.toFixed(2)} exit=${run.status} load-before=${loadavg()[0].toFixed(2)}`;

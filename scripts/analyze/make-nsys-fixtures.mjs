@@ -162,7 +162,11 @@ function exportOf(tables, { schema = SCHEMA } = {}) {
   const resolved = Object.fromEntries(
     Object.entries(tables).map(([table, rows]) => [
       table,
-      rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'object' && v?.string ? stringId(v.string) : v]))),
+      rows.map((row) =>
+        Object.fromEntries(
+          Object.entries(row).map(([k, v]) => [k, typeof v === 'object' && v?.string ? stringId(v.string) : v]),
+        ),
+      ),
     ]),
   );
   resolved.StringIds = [...ids].map(([value, id]) => ({ id, value }));
@@ -250,7 +254,10 @@ const fixtures = {
       copy(100, 0, 15, DTOH, DEVICE, PINNED, 1700, 100, 4, 2000000),
       copy(100, 0, 15, DTOH, DEVICE, PINNED, 2000, 100, 6, 2000000),
     ],
-    CUPTI_ACTIVITY_KIND_KERNEL: [kernel(100, 0, 13, 'gemm_a', 1300, 400, 2), kernel(100, 0, 13, 'gemm_b', 1700, 300, 5)],
+    CUPTI_ACTIVITY_KIND_KERNEL: [
+      kernel(100, 0, 13, 'gemm_a', 1300, 400, 2),
+      kernel(100, 0, 13, 'gemm_b', 1700, 300, 5),
+    ],
   }),
   // pageable-compute-stream.json: a pageable H2D and a D2H on the kernels' stream, which is the context's null stream.
   'pageable-compute-stream.sqlite': exportOf({
@@ -262,8 +269,14 @@ const fixtures = {
       launch(200, 200, 'cudaLaunchKernel_v7000', 1920, 5, 13),
       launch(200, 200, 'cudaMemcpyAsync_v3020', 1930, 5, 14),
     ],
-    CUPTI_ACTIVITY_KIND_MEMCPY: [copy(200, 0, 7, HTOD, PAGEABLE, DEVICE, 2000, 500, 11, 5000000), copy(200, 0, 7, DTOH, DEVICE, PINNED, 3080, 100, 14, 1000000)],
-    CUPTI_ACTIVITY_KIND_KERNEL: [kernel(200, 0, 7, 'relu_kernel', 2510, 400, 12), kernel(200, 0, 7, 'softmax_kernel', 2920, 150, 13)],
+    CUPTI_ACTIVITY_KIND_MEMCPY: [
+      copy(200, 0, 7, HTOD, PAGEABLE, DEVICE, 2000, 500, 11, 5000000),
+      copy(200, 0, 7, DTOH, DEVICE, PINNED, 3080, 100, 14, 1000000),
+    ],
+    CUPTI_ACTIVITY_KIND_KERNEL: [
+      kernel(200, 0, 7, 'relu_kernel', 2510, 400, 12),
+      kernel(200, 0, 7, 'softmax_kernel', 2920, 150, 13),
+    ],
   }),
   // host-sync.json: a stream synchronize in the middle of the step; CUPTI's synchronization records repeat both
   // synchronizes under the runtime calls' correlation ids, as nsys exports them, and must not count twice.
@@ -278,8 +291,26 @@ const fixtures = {
       launch(400, 400, 'cudaDeviceSynchronize_v3020', 1740, 990, 5),
     ],
     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: [
-      { start: 120 * US, end: 710 * US, deviceId: 0, contextId: 1, streamId: 13, correlationId: 2, globalPid: gid(400), syncType: STREAM_SYNCHRONIZE },
-      { start: 1740 * US, end: 2730 * US, deviceId: 0, contextId: 1, streamId: 0, correlationId: 5, globalPid: gid(400), syncType: CONTEXT_SYNCHRONIZE },
+      {
+        start: 120 * US,
+        end: 710 * US,
+        deviceId: 0,
+        contextId: 1,
+        streamId: 13,
+        correlationId: 2,
+        globalPid: gid(400),
+        syncType: STREAM_SYNCHRONIZE,
+      },
+      {
+        start: 1740 * US,
+        end: 2730 * US,
+        deviceId: 0,
+        contextId: 1,
+        streamId: 0,
+        correlationId: 5,
+        globalPid: gid(400),
+        syncType: CONTEXT_SYNCHRONIZE,
+      },
     ],
     CUPTI_ACTIVITY_KIND_KERNEL: [
       kernel(400, 0, 13, 'loss_kernel', 200, 500, 1),
@@ -337,19 +368,37 @@ const fixtures = {
 };
 
 // An export of a run traced without CUDA (only NVTX): no GPU tables, which is nothing to analyse, not an error.
-fixtures['no-cuda.sqlite'] = exportOf({ NVTX_EVENTS: [range(800, 800, 'step', 0, 100), range(800, 800, 'step', 100, 100)] });
+fixtures['no-cuda.sqlite'] = exportOf({
+  NVTX_EVENTS: [range(800, 800, 'step', 0, 100), range(800, 800, 'step', 100, 100)],
+});
 
 // Hostile files: each must be exit 2 naming the file and the table.
-const withoutColumn = (table, column) => ({ ...SCHEMA, [table]: SCHEMA[table].filter((c) => !c.startsWith(`${column} `)) });
-const nullable = (table, column) => ({ ...SCHEMA, [table]: SCHEMA[table].map((c) => (c.startsWith(`${column} `) ? c.replace('!', '') : c)) });
+const withoutColumn = (table, column) => ({
+  ...SCHEMA,
+  [table]: SCHEMA[table].filter((c) => !c.startsWith(`${column} `)),
+});
+const nullable = (table, column) => ({
+  ...SCHEMA,
+  [table]: SCHEMA[table].map((c) => (c.startsWith(`${column} `) ? c.replace('!', '') : c)),
+});
 const oneKernel = (row = {}) => ({ CUPTI_ACTIVITY_KIND_KERNEL: [{ ...kernel(700, 0, 13, 'k', 100, 10, 1), ...row }] });
-fixtures['hostile-missing-column.sqlite'] = exportOf(oneKernel(), { schema: withoutColumn('CUPTI_ACTIVITY_KIND_KERNEL', 'streamId') });
+fixtures['hostile-missing-column.sqlite'] = exportOf(oneKernel(), {
+  schema: withoutColumn('CUPTI_ACTIVITY_KIND_KERNEL', 'streamId'),
+});
 fixtures['hostile-null-start.sqlite'] = exportOf(
-  { CUPTI_ACTIVITY_KIND_KERNEL: [kernel(700, 0, 13, 'k', 100, 10, 1), { ...kernel(700, 0, 13, 'k', 200, 10, 2), start: null }] },
+  {
+    CUPTI_ACTIVITY_KIND_KERNEL: [
+      kernel(700, 0, 13, 'k', 100, 10, 1),
+      { ...kernel(700, 0, 13, 'k', 200, 10, 2), start: null },
+    ],
+  },
   { schema: nullable('CUPTI_ACTIVITY_KIND_KERNEL', 'start') },
 );
 fixtures['hostile-negative-duration.sqlite'] = exportOf({
-  CUPTI_ACTIVITY_KIND_MEMCPY: [copy(700, 0, 14, HTOD, PINNED, DEVICE, 500, 10, 1, 100), { ...copy(700, 0, 14, HTOD, PINNED, DEVICE, 600, 10, 2, 100), end: 590 * US }],
+  CUPTI_ACTIVITY_KIND_MEMCPY: [
+    copy(700, 0, 14, HTOD, PINNED, DEVICE, 500, 10, 1, 100),
+    { ...copy(700, 0, 14, HTOD, PINNED, DEVICE, 600, 10, 2, 100), end: 590 * US },
+  ],
 });
 {
   const db = new SQL.Database();

@@ -23,7 +23,10 @@ const flag = (name, fallback) => {
   return i >= 0 ? args[i + 1] : fallback;
 };
 const file = flag('out', flag('file', '/tmp/cuda-pipe-big/ddp-1g.pt.trace.json'));
-const from = flag('from', 'docs/measurements/2026-11-28-h200x2-validation/second/pairs/ddp-overlap/rank0.pt.trace.json.gz');
+const from = flag(
+  'from',
+  'docs/measurements/2026-11-28-h200x2-validation/second/pairs/ddp-overlap/rank0.pt.trace.json.gz',
+);
 const log = flag('log', 'docs/measurements/2026-11-28-analyze-parser/times.log');
 
 async function make(mb) {
@@ -59,7 +62,8 @@ async function make(mb) {
       if (typeof e.id === 'number') copy.id = e.id + k * idSpan;
       if (e.args) {
         copy.args = { ...e.args };
-        for (const key of ['correlation', 'External id']) if (typeof e.args[key] === 'number') copy.args[key] = e.args[key] + k * idSpan;
+        for (const key of ['correlation', 'External id'])
+          if (typeof e.args[key] === 'number') copy.args[key] = e.args[key] + k * idSpan;
       }
       const step = /^ProfilerStep#(\d+)$/.exec(e.name ?? '');
       if (step) copy.name = `ProfilerStep#${Number(step[1]) + k * stepSpan}`;
@@ -109,6 +113,7 @@ else {
   appendFileSync(log, `# ${new Date().toISOString()} ${label}: ${file}, ${statSync(file).size} bytes\n`);
   for (let i = 0; i < runs; i++) {
     timed(label, ['node', cli, 'analyze', file]);
-    if (args.includes('--python')) timed('python', ['python3', '-c', 'import json, sys; json.load(open(sys.argv[1]))', file]);
+    if (args.includes('--python'))
+      timed('python', ['python3', '-c', 'import json, sys; json.load(open(sys.argv[1]))', file]);
   }
 }

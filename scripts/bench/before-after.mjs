@@ -33,6 +33,8 @@ for (const [config, modes] of table) {
   for (const [id, { before, after }] of modes) {
     if (!before.length || !after.length) continue;
     const ratio = median(after) / median(before);
-    console.log(`  ${id}: after ${after.map((v) => v.toFixed(4)).join(' ')} | before ${before.map((v) => v.toFixed(4)).join(' ')} | ${ratio.toFixed(4)}`);
+    console.log(
+      `  ${id}: after ${after.map((v) => v.toFixed(4)).join(' ')} | before ${before.map((v) => v.toFixed(4)).join(' ')} | ${ratio.toFixed(4)}`,
+    );
   }
 }

@@ -26,4 +26,6 @@ for (const type of ['bfloat16', 'float16']) {
   console.log(`compareWithin ${type} × ${elements}: ${ms.toFixed(1)} ms (median of ${rounds})`);
 }
 const input = new Uint8Array(64 * 2 ** 20);
-console.log(`fillPattern bfloat16 random, 64 MiB: ${time(() => fillPattern(input, 'bfloat16', { kind: 'random', seed: 1 })).toFixed(1)} ms (median of ${rounds})`);
+console.log(
+  `fillPattern bfloat16 random, 64 MiB: ${time(() => fillPattern(input, 'bfloat16', { kind: 'random', seed: 1 })).toFixed(1)} ms (median of ${rounds})`,
+);

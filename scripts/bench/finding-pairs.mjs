@@ -38,8 +38,22 @@ const PATTERNS = [
 // (ddp_overlap.py --early). DDP itself is shown beside it, not judged: it also copies every gradient into its buckets
 // and scales it, GPU work the problem does not do, so its saving is the overlap's less that work.
 const DDP = [
-  { pattern: 'ddp no-overlap → early all-reduces', code: 'exposed-communication', expect: 'saving', reference: 'unprofiled', problem: 'ddp-no-overlap', fix: 'ddp-early' },
-  { pattern: 'ddp no-overlap → DDP (adds bucket copies)', code: 'exposed-communication', expect: 'shown', reference: 'unprofiled', problem: 'ddp-no-overlap', fix: 'ddp-overlap' },
+  {
+    pattern: 'ddp no-overlap → early all-reduces',
+    code: 'exposed-communication',
+    expect: 'saving',
+    reference: 'unprofiled',
+    problem: 'ddp-no-overlap',
+    fix: 'ddp-early',
+  },
+  {
+    pattern: 'ddp no-overlap → DDP (adds bucket copies)',
+    code: 'exposed-communication',
+    expect: 'shown',
+    reference: 'unprofiled',
+    problem: 'ddp-no-overlap',
+    fix: 'ddp-overlap',
+  },
 ];
 const TOLERANCE = 0.25;
 
@@ -47,7 +61,11 @@ const cli = join(root, 'bin', 'cuda-pipe');
 const rates = flag('--rates');
 const analyze = (files) =>
   JSON.parse(
-    execFileSync(cli, ['analyze', ...files, ...(rates ? ['--rates', rates] : []), '--json', '-'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 }),
+    execFileSync(cli, ['analyze', ...files, ...(rates ? ['--rates', rates] : []), '--json', '-'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 1 << 28,
+    }),
   );
 const median = (values) => {
   const s = [...values].sort((a, b) => a - b);
@@ -56,7 +74,11 @@ const median = (values) => {
 };
 const stepOf = (doc) => median(doc.devices.map((d) => d.stepMs));
 const predicted = (doc, code) => {
-  const per = doc.devices.map((d) => doc.findings.filter((f) => f.code === code && f.device === d.device && f.rank === d.rank).reduce((a, f) => a + f.ms, 0));
+  const per = doc.devices.map((d) =>
+    doc.findings
+      .filter((f) => f.code === code && f.device === d.device && f.rank === d.rank)
+      .reduce((a, f) => a + f.ms, 0),
+  );
   return median(per);
 };
 
@@ -91,11 +113,19 @@ for (const p of PATTERNS) {
 }
 for (const [run, suffix] of ['', '-2'].entries())
   for (const p of DDP) {
-    const ranks = (name) => [0, 1].map((r) => join(ddpDir, name + suffix, `rank${r}.pt.trace.json.gz`)).filter(existsSync);
+    const ranks = (name) =>
+      [0, 1].map((r) => join(ddpDir, name + suffix, `rank${r}.pt.trace.json.gz`)).filter(existsSync);
     if (ranks(p.problem).length < 2 || ranks(p.fix).length < 2) continue;
     const [problem, fix] = [ddpTimed.get('no-overlap')?.[run], ddpTimed.get(p.fix.replace(/^ddp-/, ''))?.[run]];
     const measured = problem !== undefined && fix !== undefined ? problem - fix : null;
-    rows.push(row({ ...p, pattern: `${p.pattern}${run ? ` (run ${run + 1})` : ''}` }, analyze(ranks(p.problem)), analyze(ranks(p.fix)), measured));
+    rows.push(
+      row(
+        { ...p, pattern: `${p.pattern}${run ? ` (run ${run + 1})` : ''}` },
+        analyze(ranks(p.problem)),
+        analyze(ranks(p.fix)),
+        measured,
+      ),
+    );
   }
 
 function row(p, a, b, timedSaving) {
@@ -103,8 +133,15 @@ function row(p, a, b, timedSaving) {
   const traced = stepOf(a) - stepOf(b);
   const reference = p.reference === 'unprofiled' ? timedSaving : traced;
   const error = p.expect !== 'silent' && reference > 0 ? (prediction - reference) / reference : null;
-  const pass = p.expect === 'shown' ? null : p.expect === 'saving' ? error !== null && Math.abs(error) <= TOLERANCE : prediction === 0;
-  const others = a.findings.filter((f) => f.code !== p.code && f.device === a.devices[0].device).map((f) => `${f.code} ${f.ms.toFixed(3)}`);
+  const pass =
+    p.expect === 'shown'
+      ? null
+      : p.expect === 'saving'
+        ? error !== null && Math.abs(error) <= TOLERANCE
+        : prediction === 0;
+  const others = a.findings
+    .filter((f) => f.code !== p.code && f.device === a.devices[0].device)
+    .map((f) => `${f.code} ${f.ms.toFixed(3)}`);
   return {
     pattern: p.pattern,
     code: p.code,

@@ -26,7 +26,8 @@ const results = rounds.map((r) => {
   }
   return byLayout;
 });
-const overlapped = (r) => r?.modes.find((m) => m.role.kind === 'overlapped' && (m.role.layout.issue ?? 'stream') === 'stream');
+const overlapped = (r) =>
+  r?.modes.find((m) => m.role.kind === 'overlapped' && (m.role.layout.issue ?? 'stream') === 'stream');
 const layouts = jsonLines(`${dir}/torch-1.jsonl`).map((t) => [t.batches, t.streams]);
 const anyResult = results.flatMap((m) => [...m.values()])[0];
 const queues = anyResult?.pipeline.connections;
@@ -58,7 +59,9 @@ function compare(prefix, title) {
     const won = pairs.filter((p) => p.ours < p.theirs).length;
     if (a > b) slower++;
     const each = pairs.map((p) => `${p.ours.toFixed(3)}/${p.theirs.toFixed(3)}`).join(' ');
-    lines.push(`  ${label}: cuda-pipe ${a.toFixed(3)} ms, PyTorch ${b.toFixed(3)} ms: ratio ${(a / b).toFixed(3)}; won ${won} of ${pairs.length} rounds (${each})`);
+    lines.push(
+      `  ${label}: cuda-pipe ${a.toFixed(3)} ms, PyTorch ${b.toFixed(3)} ms: ratio ${(a / b).toFixed(3)}; won ${won} of ${pairs.length} rounds (${each})`,
+    );
   }
   lines.push(`  layouts where cuda-pipe is slower: ${slower} of ${layouts.length}`);
 }
@@ -66,8 +69,13 @@ function compare(prefix, title) {
 compare('torch', "Against PyTorch with CUDA's default hardware queues, as a user runs it:");
 compare('torch-c1', 'Against PyTorch with CUDA_DEVICE_MAX_CONNECTIONS=1 as well:');
 const unverified = results.flatMap((m, i) =>
-  [...m.entries()].filter(([, r]) => r.verification?.status !== 'passed').map(([layout, r]) => `${layout} round ${i + 1}: ${r.verification?.status}`),
+  [...m.entries()]
+    .filter(([, r]) => r.verification?.status !== 'passed')
+    .map(([layout, r]) => `${layout} round ${i + 1}: ${r.verification?.status}`),
 );
-lines.push('', `verification: ${unverified.length ? `not passed in ${unverified.join(', ')}` : 'passed in every Result'}`);
+lines.push(
+  '',
+  `verification: ${unverified.length ? `not passed in ${unverified.join(', ')}` : 'passed in every Result'}`,
+);
 console.log(lines.join('\n'));
 writeFileSync(`${dir}/summary.txt`, `${lines.join('\n')}\n`);

@@ -8,18 +8,27 @@ import { performance } from 'node:perf_hooks';
 
 const root = join(import.meta.dirname, '..', '..');
 const dist = (path) => import(join(root, 'dist', 'src', path));
-const [{ renderGantt }, { renderSvg }, { renderHtml }, { renderTrace }, { analyzeTracedRep }, { parseResult }, { makeStyle }, { tableExporter }, { markdownExporter }] =
-  await Promise.all([
-    dist('report/gantt.js'),
-    dist('report/svg.js'),
-    dist('report/html.js'),
-    dist('report/trace.js'),
-    dist('report/timeline-common.js'),
-    dist('result/load.js'),
-    dist('report/style.js'),
-    dist('report/exporters/table.js'),
-    dist('report/exporters/markdown.js'),
-  ]);
+const [
+  { renderGantt },
+  { renderSvg },
+  { renderHtml },
+  { renderTrace },
+  { analyzeTracedRep },
+  { parseResult },
+  { makeStyle },
+  { tableExporter },
+  { markdownExporter },
+] = await Promise.all([
+  dist('report/gantt.js'),
+  dist('report/svg.js'),
+  dist('report/html.js'),
+  dist('report/trace.js'),
+  dist('report/timeline-common.js'),
+  dist('result/load.js'),
+  dist('report/style.js'),
+  dist('report/exporters/table.js'),
+  dist('report/exporters/markdown.js'),
+]);
 
 const template = JSON.parse(readFileSync(join(root, 'test', 'fixtures', 'h200-balanced-16-traced.json'), 'utf8'));
 
@@ -33,17 +42,45 @@ function layoutResult(chunks, streams) {
   let d2hFree = 0;
   for (let c = 0; c < chunks; c += 1) {
     const stream = `s${c % streams}`;
-    const base = { mode, device: 0, stream, chunk: c, buffer: 'input', kernel: null, bytes: 1 << 20, issuedMs: c * 0.0005 };
+    const base = {
+      mode,
+      device: 0,
+      stream,
+      chunk: c,
+      buffer: 'input',
+      kernel: null,
+      bytes: 1 << 20,
+      issuedMs: c * 0.0005,
+    };
     const h2dStart = c * h;
     const kernelStart = Math.max(h2dStart + h, kernelFree);
     kernelFree = kernelStart + k;
     const d2hStart = Math.max(kernelFree, d2hFree);
     d2hFree = d2hStart + h;
     ops.push({ ...base, kind: 'h2d', startMs: h2dStart, endMs: h2dStart + h });
-    ops.push({ ...base, kind: 'kernel', buffer: null, kernel: 'fma', startMs: kernelStart, endMs: kernelFree, issuedMs: base.issuedMs + 0.0002 });
-    ops.push({ ...base, kind: 'd2h', buffer: 'output', startMs: d2hStart, endMs: d2hFree, issuedMs: base.issuedMs + 0.0004 });
+    ops.push({
+      ...base,
+      kind: 'kernel',
+      buffer: null,
+      kernel: 'fma',
+      startMs: kernelStart,
+      endMs: kernelFree,
+      issuedMs: base.issuedMs + 0.0002,
+    });
+    ops.push({
+      ...base,
+      kind: 'd2h',
+      buffer: 'output',
+      startMs: d2hStart,
+      endMs: d2hFree,
+      issuedMs: base.issuedMs + 0.0004,
+    });
   }
-  const streamList = Array.from({ length: streams }, (_, i) => ({ id: `s${i}`, flags: 'non-blocking', priority: null }));
+  const streamList = Array.from({ length: streams }, (_, i) => ({
+    id: `s${i}`,
+    flags: 'non-blocking',
+    priority: null,
+  }));
   const rep = { mode, device: 0, totalMs: d2hFree, issueMs: chunks * 0.0005, streams: streamList, ops };
   return parseResult({ ...template, timeline: { reps: [rep] } });
 }
@@ -61,7 +98,9 @@ function best(run) {
 const style = makeStyle({ isTTY: false });
 const sizes =
   process.argv.length > 2
-    ? process.argv.slice(2).map((ops) => ({ name: `${ops} ops over 8 streams`, chunks: Math.ceil(Number(ops) / 3), streams: 8 }))
+    ? process.argv
+        .slice(2)
+        .map((ops) => ({ name: `${ops} ops over 8 streams`, chunks: Math.ceil(Number(ops) / 3), streams: 8 }))
     : [
         { name: '4,096 chunks over 8 streams (12,288 ops)', chunks: 4096, streams: 8 },
         { name: '20,000 ops over 8 streams', chunks: 6667, streams: 8 },

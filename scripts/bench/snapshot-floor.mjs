@@ -16,7 +16,10 @@ const runs = at >= 0 ? Number(process.argv[at + 1]) : 21;
 const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-snapshot-'));
 const entry = join(dir, 'entry.cjs');
 const blob = join(dir, 'snapshot.blob');
-writeFileSync(entry, "require('node:v8').startupSnapshot.setDeserializeMainFunction(() => process.stdout.write('0.1.0\\n'));\n");
+writeFileSync(
+  entry,
+  "require('node:v8').startupSnapshot.setDeserializeMainFunction(() => process.stdout.write('0.1.0\\n'));\n",
+);
 const built = spawnSync(process.execPath, ['--snapshot-blob', blob, '--build-snapshot', entry], { encoding: 'utf8' });
 if (built.status !== 0) throw new Error(`node --build-snapshot failed: ${built.stderr}`);
 
@@ -52,15 +55,21 @@ const quantile = (values, q) => {
   const lo = Math.floor(pos);
   return sorted[lo] + (sorted[Math.min(lo + 1, sorted.length - 1)] - sorted[lo]) * (pos - lo);
 };
-console.log(`node ${process.version}, ${cpus().length} CPUs, ${runs} rounds after one not counted; snapshot ${statSync(blob).size} bytes`);
+console.log(
+  `node ${process.version}, ${cpus().length} CPUs, ${runs} rounds after one not counted; snapshot ${statSync(blob).size} bytes`,
+);
 console.log(
   `load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${loadavg()
     .map((l) => l.toFixed(2))
     .join(' ')} after`,
 );
-console.log(`${'command'.padEnd(38)} ${'median'.padStart(7)} ${'q1'.padStart(7)} ${'q3'.padStart(7)} ${'cpu'.padStart(5)}`);
+console.log(
+  `${'command'.padEnd(38)} ${'median'.padStart(7)} ${'q1'.padStart(7)} ${'q3'.padStart(7)} ${'cpu'.padStart(5)}`,
+);
 COMMANDS.forEach((command, i) => {
   const f = (q) => quantile(wall[i], q).toFixed(1).padStart(7);
-  console.log(`${command.name.padEnd(38)} ${f(0.5)} ${f(0.25)} ${f(0.75)} ${String(quantile(cpu[i], 0.5)).padStart(5)}`);
+  console.log(
+    `${command.name.padEnd(38)} ${f(0.5)} ${f(0.25)} ${f(0.75)} ${String(quantile(cpu[i], 0.5)).padStart(5)}`,
+  );
 });
 rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,8 @@
 // A benchmark, not a test: it prints medians and writes nothing unless asked.
 // Usage: node scripts/bench/start.mjs [--runs N] [--bin FILE]... [--json OUT.json] [--keep-env]
 //   --runs: rounds (default 21); --bin: the launcher to time (default bin/cuda-pipe of this checkout, which must be
-//   built: npm run build), repeated to time several checkouts in the same rounds (before and after a change); --json: also write every sample and median; --keep-env: run with NODE_EXTRA_CA_CERTS too.
+// built: npm run build), repeated to time several checkouts in the same rounds (before and after a change); --json:
+// also write every sample and median; --keep-env: run with NODE_EXTRA_CA_CERTS too.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -22,15 +23,21 @@ const flag = (name, fallback) => {
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
 };
 const runs = Number(flag('--runs', '21'));
-if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs takes a whole number of rounds, at least 1; got ${flag('--runs')}`);
+if (!Number.isInteger(runs) || runs < 1)
+  throw new Error(`--runs takes a whole number of rounds, at least 1; got ${flag('--runs')}`);
 const given = args.flatMap((arg, i) => (arg === '--bin' && args[i + 1] !== undefined ? [args[i + 1]] : []));
 const bins = given.length ? given : [join(root, 'bin', 'cuda-pipe')];
-for (const bin of bins) if (!existsSync(bin)) throw new Error(`${bin} does not exist: pass --bin FILE, or build this checkout (npm run build)`);
+for (const bin of bins)
+  if (!existsSync(bin))
+    throw new Error(`${bin} does not exist: pass --bin FILE, or build this checkout (npm run build)`);
 // Each launcher's checkout and commit, for the header: a benchmark says what it timed.
 const checkoutOf = (bin) => {
   const at = join(dirname(bin), '..');
-  const commit = spawnSync('git', ['-C', at, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout?.trim() || 'unknown';
-  const dirty = spawnSync('git', ['-C', at, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).stdout?.trim();
+  const commit =
+    spawnSync('git', ['-C', at, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout?.trim() || 'unknown';
+  const dirty = spawnSync('git', ['-C', at, 'status', '--porcelain', '--untracked-files=no'], {
+    encoding: 'utf8',
+  }).stdout?.trim();
   return { bin, commit, dirty: Boolean(dirty) };
 };
 const checkouts = bins.map(checkoutOf);
@@ -43,10 +50,17 @@ const commandsOf = (bin, label) => [
   { name: `${label}--version`, argv: [bin, '--version'], target: 100 },
   { name: `${label}--help`, argv: [bin, '--help'], target: 100 },
   { name: `${label}report`, argv: [bin, 'report', fixture('h200-balanced-16-traced.json')], target: 200 },
-  { name: `${label}compare`, argv: [bin, 'compare', fixture('h100-balanced-1.json'), fixture('h100-balanced-2.json')], target: 200 },
+  {
+    name: `${label}compare`,
+    argv: [bin, 'compare', fixture('h100-balanced-1.json'), fixture('h100-balanced-2.json')],
+    target: 200,
+  },
   { name: `${label}schema`, argv: [bin, 'schema'], target: 200 },
 ];
-const COMMANDS = [{ name: 'node -e ""', argv: ['-e', ''], target: null }, ...bins.flatMap((bin, i) => commandsOf(bin, bins.length > 1 ? `${i + 1}: ` : ''))];
+const COMMANDS = [
+  { name: 'node -e ""', argv: ['-e', ''], target: null },
+  ...bins.flatMap((bin, i) => commandsOf(bin, bins.length > 1 ? `${i + 1}: ` : '')),
+];
 // A fixed width and no colour: the same work in every run, whatever the terminal. NODE_EXTRA_CA_CERTS makes Node read
 // and parse a certificate bundle at every start, before any of cuda-pipe runs (50 ms on the 2-core host where this was
 // written, whose environment sets it): it is left out unless --keep-env, and the header says which.
@@ -70,7 +84,11 @@ for (let round = 0; round < runs + 1; round++) {
   COMMANDS.forEach((command, i) => {
     const cpuBefore = childrenCpuMs();
     const start = performance.now();
-    const run = spawnSync(process.execPath, command.argv, { env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+    const run = spawnSync(process.execPath, command.argv, {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 << 20,
+    });
     const ms = performance.now() - start;
     const cpuAfter = childrenCpuMs();
     if (run.error) throw run.error;
@@ -114,24 +132,46 @@ const floor = rows[0].median;
 const fmt = (ms) => ms.toFixed(1).padStart(7);
 checkouts.forEach(({ bin, commit, dirty }, i) => {
   const label = bins.length > 1 ? `${i + 1}: ` : '';
-  console.log(`cuda-pipe start times: ${label}${relative(process.cwd(), bin) || bin} at ${commit}${dirty ? ' (uncommitted changes)' : ''}`);
+  console.log(
+    `cuda-pipe start times: ${label}${relative(process.cwd(), bin) || bin} at ${commit}${dirty ? ' (uncommitted changes)' : ''}`,
+  );
 });
-console.log(`node ${process.version}, ${cpus().length} CPUs, ${runs} rounds after one not counted, times in ms of whole processes`);
-console.log(`NODE_EXTRA_CA_CERTS ${process.env.NODE_EXTRA_CA_CERTS === undefined ? 'not set' : keepEnv ? 'kept' : 'set here, left out of the runs'}`);
-console.log(`load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${loadAfter.map((l) => l.toFixed(2)).join(' ')} after`);
+console.log(
+  `node ${process.version}, ${cpus().length} CPUs, ${runs} rounds after one not counted, times in ms of whole processes`,
+);
+console.log(
+  `NODE_EXTRA_CA_CERTS ${process.env.NODE_EXTRA_CA_CERTS === undefined ? 'not set' : keepEnv ? 'kept' : 'set here, left out of the runs'}`,
+);
+console.log(
+  `load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${loadAfter.map((l) => l.toFixed(2)).join(' ')} after`,
+);
 console.log('');
 const width = Math.max(12, ...rows.map((r) => r.command.length));
 console.log(
   `${'command'.padEnd(width)} ${'median'.padStart(7)} ${'q1'.padStart(7)} ${'q3'.padStart(7)} ${'min'.padStart(7)} ${'max'.padStart(7)} ${'-floor'.padStart(7)} ${'cpu'.padStart(5)}  exit  target`,
 );
 for (const r of rows) {
-  const verdict = r.target === null ? '' : `${r.target} ms: ${r.median < r.target ? 'met' : `missed by ${(r.median - r.target).toFixed(0)} ms`}`;
+  const verdict =
+    r.target === null
+      ? ''
+      : `${r.target} ms: ${r.median < r.target ? 'met' : `missed by ${(r.median - r.target).toFixed(0)} ms`}`;
   const overFloor = r === rows[0] ? '' : fmt(r.median - floor);
   console.log(
     `${r.command.padEnd(width)} ${fmt(r.median)} ${fmt(r.q1)} ${fmt(r.q3)} ${fmt(r.min)} ${fmt(r.max)} ${overFloor.padStart(7)} ${String(r.cpu ?? '-').padStart(5)}  ${r.exit.padEnd(4)}  ${verdict}`,
   );
 }
 if (out) {
-  const document = { checkouts, keepEnv, node: process.version, cpus: cpus().length, runs, loadBefore, loadAfter, rows, samples, cpuSamples };
+  const document = {
+    checkouts,
+    keepEnv,
+    node: process.version,
+    cpus: cpus().length,
+    runs,
+    loadBefore,
+    loadAfter,
+    rows,
+    samples,
+    cpuSamples,
+  };
   writeFileSync(out, `${JSON.stringify(document, null, 2)}\n`);
 }

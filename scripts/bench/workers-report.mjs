@@ -17,14 +17,25 @@ for (const file of process.argv.slice(2)) {
     const layout = mode.role.layout;
     const twin = result.modes.find(
       (m) =>
-        m.role.kind === 'overlapped' && !m.cpuStage && m.role.layout.chunks === layout.chunks && m.role.layout.streams === layout.streams && m.role.layout.order === layout.order,
+        m.role.kind === 'overlapped' &&
+        !m.cpuStage &&
+        m.role.layout.chunks === layout.chunks &&
+        m.role.layout.streams === layout.streams &&
+        m.role.layout.order === layout.order,
     );
     const stage = mode.cpuStage;
-    const line = [`${file}: ${mode.description}: ${ms(mode.stats.median)} (min ${ms(mode.stats.min)}, noise ${(100 * mode.stats.relativeNoise).toFixed(2)}%)`];
-    if (twin) line.push(`without the stage ${ms(twin.stats.median)}: ${(100 * (mode.stats.median / twin.stats.median - 1)).toFixed(1)}%`);
+    const line = [
+      `${file}: ${mode.description}: ${ms(mode.stats.median)} (min ${ms(mode.stats.min)}, noise ${(100 * mode.stats.relativeNoise).toFixed(2)}%)`,
+    ];
+    if (twin)
+      line.push(
+        `without the stage ${ms(twin.stats.median)}: ${(100 * (mode.stats.median / twin.stats.median - 1)).toFixed(1)}%`,
+      );
     line.push(`${stage.tasksPerRep} tasks of ${ms(stage.taskMedianMs)} on ${stage.workers} workers`);
     if (mode.analysis)
-      line.push(`bound ${ms(mode.analysis.bound.ms)} (${mode.analysis.bound.limitedBy}), measured/bound ${(mode.stats.median / mode.analysis.bound.ms).toFixed(3)}`);
+      line.push(
+        `bound ${ms(mode.analysis.bound.ms)} (${mode.analysis.bound.limitedBy}), measured/bound ${(mode.stats.median / mode.analysis.bound.ms).toFixed(3)}`,
+      );
     console.log(line.join('; '));
     const rep = result.timeline?.reps.find((r) => r.mode === mode.id);
     if (!rep?.workerTasks?.length) continue;

@@ -18,7 +18,8 @@ const { allocPageable, freePageable } = await load('cuda/host.js');
 const { precomputeDecode } = await load('kinds/host/workers/functions.js');
 
 const MiB = 2 ** 20;
-const sizes = sizeArgs.length > 0 ? sizeArgs.map(Number) : [...new Set([1, 2, 4, 8, defaultWorkers()])].sort((a, b) => a - b);
+const sizes =
+  sizeArgs.length > 0 ? sizeArgs.map(Number) : [...new Set([1, 2, 4, 8, defaultWorkers()])].sort((a, b) => a - b);
 const decodeBytes = 256 * MiB;
 const decodeChunk = 4 * MiB;
 const memory = allocPageable(decodeBytes);
@@ -45,11 +46,18 @@ try {
       queueLimit: 1024,
       functions: {
         cost: { kind: 'cost', msPerMiB: 2 },
-        decode: precomputeDecode({ kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init: { kind: 'random', seed: 1 } } } }, { input: decodeBytes }),
+        decode: precomputeDecode(
+          { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init: { kind: 'random', seed: 1 } } } },
+          { input: decodeBytes },
+        ),
       },
     });
     try {
-      const costTasks = Array.from({ length: 128 }, (_, chunk) => ({ fn: 'cost', chunk, regions: [{ address: memory, bytes: MiB, buffer: 'input', offset: 0 }] }));
+      const costTasks = Array.from({ length: 128 }, (_, chunk) => ({
+        fn: 'cost',
+        chunk,
+        regions: [{ address: memory, bytes: MiB, buffer: 'input', offset: 0 }],
+      }));
       const busyBefore = pool.busyMs().reduce((a, b) => a + b, 0);
       const costMs = await best(() => timeAll(pool, costTasks));
       const busyPerRound = (pool.busyMs().reduce((a, b) => a + b, 0) - busyBefore) / 3;
@@ -57,7 +65,14 @@ try {
       const decodeTasks = Array.from({ length: decodeBytes / decodeChunk }, (_, chunk) => ({
         fn: 'decode',
         chunk,
-        regions: [{ address: memory + BigInt(chunk * decodeChunk), bytes: decodeChunk, buffer: 'input', offset: chunk * decodeChunk }],
+        regions: [
+          {
+            address: memory + BigInt(chunk * decodeChunk),
+            bytes: decodeChunk,
+            buffer: 'input',
+            offset: chunk * decodeChunk,
+          },
+        ],
       }));
       const decodeMs = await best(() => timeAll(pool, decodeTasks));
       process.stdout.write(

@@ -22,7 +22,9 @@ const late = Array.from({ length: workers }, () => []);
 try {
   for (let round = 0; round < rounds; round++) {
     const generation = pool.nextGeneration();
-    const tasks = Array.from({ length: workers }, (_, flag) => pool.submit({ fn: 'cost', chunk: flag, regions: [], waitFor: { kind: 'flag', flag, generation } }));
+    const tasks = Array.from({ length: workers }, (_, flag) =>
+      pool.submit({ fn: 'cost', chunk: flag, regions: [], waitFor: { kind: 'flag', flag, generation } }),
+    );
     await sleep(2);
     const raisedAt = [];
     for (let flag = 0; flag < workers; flag++) {
@@ -37,6 +39,7 @@ try {
   await pool.close();
 }
 const all = late.flat();
-const fmt = (xs) => `median ${(1000 * q(xs, 0.5)).toFixed(0)} µs, p90 ${(1000 * q(xs, 0.9)).toFixed(0)} µs, max ${(1000 * Math.max(...xs)).toFixed(0)} µs`;
+const fmt = (xs) =>
+  `median ${(1000 * q(xs, 0.5)).toFixed(0)} µs, p90 ${(1000 * q(xs, 0.9)).toFixed(0)} µs, max ${(1000 * Math.max(...xs)).toFixed(0)} µs`;
 late.forEach((xs, w) => console.log(`worker ${w}: ${fmt(xs)}`));
 console.log(`all ${workers} workers, ${rounds} rounds: task start after its flag was raised: ${fmt(all)}`);

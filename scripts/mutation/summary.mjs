@@ -12,13 +12,23 @@ for (const path of process.argv.slice(2)) {
 }
 const count = (mutants) => {
   const by = (status) => mutants.filter((m) => m.status === status).length;
-  const c = { killed: by('Killed'), timeout: by('Timeout'), survived: by('Survived'), noCoverage: by('NoCoverage'), errors: by('RuntimeError') + by('CompileError') };
+  const c = {
+    killed: by('Killed'),
+    timeout: by('Timeout'),
+    survived: by('Survived'),
+    noCoverage: by('NoCoverage'),
+    errors: by('RuntimeError') + by('CompileError'),
+  };
   c.valid = c.killed + c.timeout + c.survived + c.noCoverage;
   c.score = c.valid ? (100 * (c.killed + c.timeout)) / c.valid : NaN;
   return c;
 };
-const row = (name, c) => `| ${name} | ${c.valid} | ${c.killed} | ${c.timeout} | ${c.survived} | ${c.noCoverage} | ${c.score.toFixed(1)}% |`;
-const lines = ['| where | mutants | killed | timed out | survived | no coverage | score |', '| --- | --- | --- | --- | --- | --- | --- |'];
+const row = (name, c) =>
+  `| ${name} | ${c.valid} | ${c.killed} | ${c.timeout} | ${c.survived} | ${c.noCoverage} | ${c.score.toFixed(1)}% |`;
+const lines = [
+  '| where | mutants | killed | timed out | survived | no coverage | score |',
+  '| --- | --- | --- | --- | --- | --- | --- |',
+];
 const folders = new Map();
 for (const [name, mutants] of [...files].sort()) {
   folders.set(dirname(name), [...(folders.get(dirname(name)) ?? []), ...mutants]);
@@ -35,4 +45,5 @@ const survivors = [...files].flatMap(([name, mutants]) =>
         `${name}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} ${m.status}${m.replacement !== undefined ? ` → ${JSON.stringify(m.replacement).slice(0, 80)}` : ''}`,
     ),
 );
-if (process.argv.includes('--survivors') || survivors.length) console.log(`\nSurvived or not covered (${survivors.length}):\n${survivors.join('\n')}`);
+if (process.argv.includes('--survivors') || survivors.length)
+  console.log(`\nSurvived or not covered (${survivors.length}):\n${survivors.join('\n')}`);

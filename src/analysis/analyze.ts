@@ -1,6 +1,12 @@
 import { median } from '../quantile.js';
 import { type CollectiveSide, collectiveSkew } from './collectives.js';
-import { ANALYSIS_SCHEMA_ID, ANALYSIS_VERSION, type AnalysisDocument, type DeviceAnalysis, type Finding } from './document.js';
+import {
+  ANALYSIS_SCHEMA_ID,
+  ANALYSIS_VERSION,
+  type AnalysisDocument,
+  type DeviceAnalysis,
+  type Finding,
+} from './document.js';
 import { causesOf } from './causes.js';
 import { findingsOf } from './findings.js';
 import { deviceTimeline, type LinkRates, type StepMetrics, stepMetrics } from './metrics.js';
@@ -17,7 +23,10 @@ import { traceFormat } from '../traces/formats/index.js';
 export const CLOCK_NOTE =
   "collective skew compares the traces' times as written: Kineto's are each host's clock, so ranks of one host compare directly, and across hosts the skew includes the hosts' clock offset (nothing aligns them)";
 
-export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonly rates: RatesSource | null; readonly toolVersion: string }): AnalysisDocument {
+export function analyzeTraces(
+  traces: readonly ParsedTrace[],
+  options: { readonly rates: RatesSource | null; readonly toolVersion: string },
+): AnalysisDocument {
   const devices: DeviceAnalysis[] = [];
   const findings: Finding[] = [];
   const notes = new Set<string>();
@@ -37,7 +46,9 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
       // Pinned copies set the link's rate; a direction with none takes the other's (one link, about one rate each way).
       const rates = pinnedRates(measured);
       if (rates.borrowed && events.some((e) => e.direction === rates.borrowed))
-        notes.add(`${trace.file}: GPU ${device} has no pinned ${rates.borrowed} copy to take its rate from: the other direction's rate stands in for it`);
+        notes.add(
+          `${trace.file}: GPU ${device} has no pinned ${rates.borrowed} copy to take its rate from: the other direction's rate stands in for it`,
+        );
       const windows = stepWindows(trace, device, timeline.events);
       const steps = windows.map((w) => stepMetrics(timeline, w, rates));
       const kernels = events.filter((e) => e.kind === 'kernel' && e.communication);
@@ -46,9 +57,19 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
       devices.push(analysis);
       if (mayHaveCauses(events, trace.host)) {
         const graph = buildGraph(timeline.events, trace.host, { linkRates: rates, perOpMs: timeline.perOpMs });
-        const causes = causesOf({ graph, pinned: rates, windows, device: trace.devices?.find((d) => d.index === device) ?? null });
+        const causes = causesOf({
+          graph,
+          pinned: rates,
+          windows,
+          device: trace.devices?.find((d) => d.index === device) ?? null,
+        });
         findings.push(
-          ...findingsOf({ file: trace.file, device, rank: trace.rank }, traceFormat(trace.format).words.defaultStream, { graph, causes, windows, steps }, analysis.stepMs),
+          ...findingsOf(
+            { file: trace.file, device, rank: trace.rank },
+            traceFormat(trace.format).words.defaultStream,
+            { graph, causes, windows, steps },
+            analysis.stepMs,
+          ),
         );
       }
     }
@@ -63,7 +84,8 @@ export function analyzeTraces(traces: readonly ParsedTrace[], options: { readonl
   if (collectives?.kind === 'measured') notes.add(CLOCK_NOTE);
   // One trace per rank, given in any order (a shell glob sorts rank10 before rank2): listed by rank, stably, so
   // traces without one keep the order given, after those with one.
-  const byRank = (a: { rank: number | null }, b: { rank: number | null }) => (a.rank ?? Number.POSITIVE_INFINITY) - (b.rank ?? Number.POSITIVE_INFINITY);
+  const byRank = (a: { rank: number | null }, b: { rank: number | null }) =>
+    (a.rank ?? Number.POSITIVE_INFINITY) - (b.rank ?? Number.POSITIVE_INFINITY);
   devices.sort(byRank);
   findings.sort(byRank);
   return {
@@ -85,7 +107,13 @@ function mayHaveCauses(events: readonly GpuEvent[], host: ParsedTrace['host']): 
   return host.length > 0 || events.some((e) => e.kind === 'memcpy' || e.defaultStream || e.communication);
 }
 
-function deviceAnalysis(trace: ParsedTrace, device: number, steps: readonly StepMetrics[], rates: LinkRates, source: RatesSource | null): DeviceAnalysis {
+function deviceAnalysis(
+  trace: ParsedTrace,
+  device: number,
+  steps: readonly StepMetrics[],
+  rates: LinkRates,
+  source: RatesSource | null,
+): DeviceAnalysis {
   const mid = (pick: (s: StepMetrics) => number) => (steps.length ? median(steps.map(pick)) : 0);
   const stepMs = mid((s) => s.ms);
   const floorMs = mid((s) => s.floor.ms);
@@ -136,6 +164,11 @@ function deviceAnalysis(trace: ParsedTrace, device: number, steps: readonly Step
       ),
       ...(commWithCompute === null ? {} : { commWithCompute }),
     },
-    rates: { h2dGbPerSecond: rates.h2d, d2hGbPerSecond: rates.d2h, source: source?.source ?? 'trace', file: source?.file ?? null },
+    rates: {
+      h2dGbPerSecond: rates.h2d,
+      d2hGbPerSecond: rates.d2h,
+      source: source?.source ?? 'trace',
+      file: source?.file ?? null,
+    },
   };
 }

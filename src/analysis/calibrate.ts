@@ -15,7 +15,8 @@ export function calibrate(graph: Omit<ReplayGraph, 'edges' | 'order'>, found: Bu
   // The live edges, and each point's incoming ones in CSR form.
   const keep = new Int32Array(found.count);
   let count = 0;
-  for (let k = 0; k < found.count; k++) if (observed[found.from[k]!]! + found.weight[k]! <= observed[found.to[k]!]! + TOLERANCE_MS) keep[count++] = k;
+  for (let k = 0; k < found.count; k++)
+    if (observed[found.from[k]!]! + found.weight[k]! <= observed[found.to[k]!]! + TOLERANCE_MS) keep[count++] = k;
   const kind = new Uint8Array(count);
   const from = new Int32Array(count);
   const to = new Int32Array(count);
@@ -47,7 +48,10 @@ export function calibrate(graph: Omit<ReplayGraph, 'edges' | 'order'>, found: Bu
       const at = observed[from[e]!]! + weight[e]!;
       // Edges that allow the same time: the one that says most of why binds (an event wait, before the engine
       // that the same end would also free), so that taking it out takes its lag out too.
-      if (at > bestAt + 1e-12 || (Math.abs(at - bestAt) <= 1e-12 && best >= 0 && BINDS_FIRST[kind[e]!]! < BINDS_FIRST[kind[best]!]!)) {
+      if (
+        at > bestAt + 1e-12 ||
+        (Math.abs(at - bestAt) <= 1e-12 && best >= 0 && BINDS_FIRST[kind[e]!]! < BINDS_FIRST[kind[best]!]!)
+      ) {
         bestAt = Math.max(at, bestAt);
         best = e;
       }

@@ -19,7 +19,15 @@ function hostStepsOf(windows: readonly StepWindow[]): { readonly start: number; 
 
 /** Every cause with evidence in the graph, in FINDING_CODES order. */
 export function causesOf(context: CauseContext): Cause[] {
-  return [pageableCopies, defaultStream, serialisedCopies, copiesOnComputeStreams, exposedCommunication, hostSyncs, hostBound].flatMap((rule) => {
+  return [
+    pageableCopies,
+    defaultStream,
+    serialisedCopies,
+    copiesOnComputeStreams,
+    exposedCommunication,
+    hostSyncs,
+    hostBound,
+  ].flatMap((rule) => {
     const cause = rule(context);
     return cause ? [cause] : [];
   });
@@ -29,7 +37,8 @@ export function causesOf(context: CauseContext): Cause[] {
 const READBACK_BYTES = 64 * 1024;
 
 /** The edges of one kind into a point. */
-const into = (graph: ReplayGraph, point: number, kind: Edge['kind']): number[] => edgesOfKindInto(graph.edges, point, kind);
+const into = (graph: ReplayGraph, point: number, kind: Edge['kind']): number[] =>
+  edgesOfKindInto(graph.edges, point, kind);
 
 /** Calls `visit` with each wait edge: its index and the ops at its two ends. */
 function eachWait(graph: ReplayGraph, visit: (k: number, from: GpuEvent, to: GpuEvent) => void): void {
@@ -75,7 +84,12 @@ function pageableCopies({ graph, pinned }: CauseContext): Cause | null {
     code: 'pageable-copy',
     edit: { opDuration, dropped },
     ops,
-    facts: { count: ops.length, streams: streamsOf(graph, ops), rateGbPerSecond: used, observedGbPerSecond: bytes / ms / 1e6 },
+    facts: {
+      count: ops.length,
+      streams: streamsOf(graph, ops),
+      rateGbPerSecond: used,
+      observedGbPerSecond: bytes / ms / 1e6,
+    },
   };
 }
 
@@ -110,7 +124,12 @@ function defaultStream({ graph }: CauseContext): Cause | null {
   });
   if (!dropped.size) return null;
   const list = [...involved];
-  return { code: 'default-stream', edit: { dropped }, ops: list, facts: { count: dropped.size, streams: streamsOf(graph, list) } };
+  return {
+    code: 'default-stream',
+    edit: { dropped },
+    ops: list,
+    facts: { count: dropped.size, streams: streamsOf(graph, list) },
+  };
 }
 
 const TOLERANCE = 0.0015;
@@ -126,7 +145,8 @@ function serialisedCopies({ graph, pinned }: CauseContext): Cause | null {
   const dropped = new Set<number>();
   const involved = new Set<number>();
   eachWait(graph, (k, from, to) => {
-    if (from.kind !== 'memcpy' || to.kind !== 'memcpy' || from.direction !== to.direction || from.stream === to.stream) return;
+    if (from.kind !== 'memcpy' || to.kind !== 'memcpy' || from.direction !== to.direction || from.stream === to.stream)
+      return;
     if (from.direction !== 'h2d' && from.direction !== 'd2h') return;
     if (graph.concurrentCopies[from.direction]) {
       const rate = pinned[from.direction];
@@ -138,7 +158,12 @@ function serialisedCopies({ graph, pinned }: CauseContext): Cause | null {
   });
   if (!dropped.size) return null;
   const list = [...involved];
-  return { code: 'serialised-copies', edit: { dropped }, ops: list, facts: { count: dropped.size, streams: streamsOf(graph, list) } };
+  return {
+    code: 'serialised-copies',
+    edit: { dropped },
+    ops: list,
+    facts: { count: dropped.size, streams: streamsOf(graph, list) },
+  };
 }
 
 /** A copy that held its link for less than this share of its time left the link room for another. */
@@ -166,7 +191,8 @@ function copiesOnComputeStreams({ graph }: CauseContext): Cause | null {
   const dropped = new Set<number>();
   const added: Edge[] = [];
   const moved: number[] = [];
-  const streamEdge = (from: number, to: number) => into(graph, opStart(to), 'stream').find((k) => graph.edges.from[k] === opEnd(from));
+  const streamEdge = (from: number, to: number) =>
+    into(graph, opStart(to), 'stream').find((k) => graph.edges.from[k] === opEnd(from));
   ops.forEach((op, i) => {
     if (op.kind !== 'memcpy' || !computes.has(op.stream) || (op.direction !== 'h2d' && op.direction !== 'd2h')) return;
     const p = before[i]!;
@@ -177,11 +203,17 @@ function copiesOnComputeStreams({ graph }: CauseContext): Cause | null {
     const cut = op.direction === 'h2d' ? streamEdge(p, i) : streamEdge(i, s);
     if (cut === undefined) return;
     dropped.add(cut);
-    if (p >= 0 && s >= 0) added.push({ kind: 'stream', from: opEnd(p), to: opStart(s), weight: 0, lag: graph.edges.lag[cut]! });
+    if (p >= 0 && s >= 0)
+      added.push({ kind: 'stream', from: opEnd(p), to: opStart(s), weight: 0, lag: graph.edges.lag[cut]! });
     moved.push(i);
   });
   if (!moved.length) return null;
-  return { code: 'copy-on-compute-stream', edit: { dropped, added }, ops: moved, facts: { count: moved.length, streams: streamsOf(graph, moved) } };
+  return {
+    code: 'copy-on-compute-stream',
+    edit: { dropped, added },
+    ops: moved,
+    facts: { count: moved.length, streams: streamsOf(graph, moved) },
+  };
 }
 
 /**
@@ -200,14 +232,21 @@ function hostSyncs({ graph, windows }: CauseContext): Cause | null {
   const readback = new Set<number>();
   graph.callOf.forEach((j, i) => {
     const op = ops[i]!;
-    if (j >= 0 && op.kind === 'memcpy' && op.direction === 'd2h' && op.bytes !== null && op.bytes <= READBACK_BYTES) readback.add(j);
+    if (j >= 0 && op.kind === 'memcpy' && op.direction === 'd2h' && op.bytes !== null && op.bytes <= READBACK_BYTES)
+      readback.add(j);
   });
   const lastLaunch = lastLaunchPerStep(graph, hostSteps);
   calls.forEach((call, j) => {
-    const waits = [...into(graph, 2 * (n + j) + 1, 'sync'), ...(readback.has(j) ? into(graph, 2 * (n + j) + 1, 'blocking') : [])];
+    const waits = [
+      ...into(graph, 2 * (n + j) + 1, 'sync'),
+      ...(readback.has(j) ? into(graph, 2 * (n + j) + 1, 'blocking') : []),
+    ];
     if (!waits.length) return;
     const step = stepAt(hostSteps, call.start);
-    const last = step === null ? (lastLaunch.get(null) ?? Number.NEGATIVE_INFINITY) : (lastLaunch.get(step) ?? Number.NEGATIVE_INFINITY);
+    const last =
+      step === null
+        ? (lastLaunch.get(null) ?? Number.NEGATIVE_INFINITY)
+        : (lastLaunch.get(step) ?? Number.NEGATIVE_INFINITY);
     if (!(last > call.end)) return;
     for (const k of waits) dropped.add(k);
     if (call.kind === 'sync' || readback.has(j)) callDuration.set(j, 0);
@@ -223,11 +262,19 @@ function hostSyncs({ graph, windows }: CauseContext): Cause | null {
   });
   if (!involved.length) return null;
   const waitedOps = [...dropped].map((k) => graph.edges.from[k]! >> 1);
-  return { code: 'host-sync', edit: { dropped, callDuration, weight }, ops: waitedOps, facts: { count: involved.length, streams: streamsOf(graph, waitedOps) } };
+  return {
+    code: 'host-sync',
+    edit: { dropped, callDuration, weight },
+    ops: waitedOps,
+    facts: { count: involved.length, streams: streamsOf(graph, waitedOps) },
+  };
 }
 
 /** The start of the last launch call in each step's host span (null: the whole trace, where it marks no steps). */
-function lastLaunchPerStep(graph: ReplayGraph, hostSteps: readonly { readonly start: number; readonly end: number }[]): Map<number | null, number> {
+function lastLaunchPerStep(
+  graph: ReplayGraph,
+  hostSteps: readonly { readonly start: number; readonly end: number }[],
+): Map<number | null, number> {
   const out = new Map<number | null, number>();
   for (const call of graph.calls) {
     if (call.kind !== 'launch') continue;
@@ -289,15 +336,25 @@ function hostBound({ graph }: CauseContext): Cause | null {
     // Released by its launch: it started within a launch's latency of the point its call submitted it.
     const bindsOnIssue = into(graph, opStart(i), 'issue').some((k) => {
       const released = observed[edges.from[k]!]! + edges.weight[k]!;
-      return observed[opStart(i)]! - released <= LAUNCH_LATENCY_MS && Math.abs(released + edges.lag[k]! - observed[opStart(i)]!) <= TOLERANCE;
+      return (
+        observed[opStart(i)]! - released <= LAUNCH_LATENCY_MS &&
+        Math.abs(released + edges.lag[k]! - observed[opStart(i)]!) <= TOLERANCE
+      );
     });
     const streamPrevious = into(graph, opStart(i), 'stream')[0];
-    // The first op of a stream waits for its launch as any op must; a later one whose stream sat empty waited on the host.
-    const waitedOnHost = streamPrevious !== undefined && observed[edges.from[streamPrevious]!]! < observed[opStart(i)]! - TOLERANCE;
+    // The first op of a stream waits for its launch as any op must; a later one whose stream sat empty waited on the
+    // host.
+    const waitedOnHost =
+      streamPrevious !== undefined && observed[edges.from[streamPrevious]!]! < observed[opStart(i)]! - TOLERANCE;
     return bindsOnIssue && waitedOnHost ? [i] : [];
   });
   if (!late.length) return null;
-  return { code: 'host-bound', edit: { callDuration, weight }, ops: late, facts: { count: launches.size, streams: streamsOf(graph, late) } };
+  return {
+    code: 'host-bound',
+    edit: { callDuration, weight },
+    ops: late,
+    facts: { count: launches.size, streams: streamsOf(graph, late) },
+  };
 }
 
 /** The most a kernel waits after its launch returns when nothing else holds it. */

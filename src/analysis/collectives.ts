@@ -40,7 +40,12 @@ export function collectiveSkew(sides: readonly CollectiveSide[]): CollectiveSkew
   const lastArriving = sides.map((side, i) => {
     const count = calls.filter((c) => c.last === i).length;
     const late = calls.map((c) => c.startsMs[i]! - Math.min(...c.startsMs));
-    return { ...side.who, count, share: calls.length ? count / calls.length : 0, lateMs: { median: late.length ? median(late) : 0, max: Math.max(0, ...late) } };
+    return {
+      ...side.who,
+      count,
+      share: calls.length ? count / calls.length : 0,
+      lateMs: { median: late.length ? median(late) : 0, max: Math.max(0, ...late) },
+    };
   });
   const most = Math.max(...lastArriving.map((l) => l.count));
   return {
@@ -49,12 +54,21 @@ export function collectiveSkew(sides: readonly CollectiveSide[]): CollectiveSkew
     count: calls.length,
     skewMs: { median: skews.length ? median(skews) : 0, max: Math.max(0, ...skews) },
     lastArriving,
-    mostOftenLast: { who: most > 0 ? lastArriving.filter((l) => l.count === most).map(({ file, rank, device }) => ({ file, rank, device })) : [], count: most, of: calls.length },
+    mostOftenLast: {
+      who:
+        most > 0
+          ? lastArriving.filter((l) => l.count === most).map(({ file, rank, device }) => ({ file, rank, device }))
+          : [],
+      count: most,
+      of: calls.length,
+    },
     calls,
   };
 }
 
-/** Each NCCL kernel's key (step, name, its order among that step's kernels of that name) → its start, in start order. */
+/**
+ * Each NCCL kernel's key (step, name, its order among that step's kernels of that name) → its start, in start order.
+ */
 function sequenceOf(side: CollectiveSide): Map<string, number> {
   const steps = [...side.steps].sort((a, b) => a.start - b.start);
   const seen = new Map<string, number>();

@@ -34,7 +34,9 @@ export function exposedCommunication({ graph, windows, device }: CauseContext): 
     const threadOf = (i: number) => (callOf[i]! >= 0 ? (calls[callOf[i]!]!.thread ?? null) : null);
     const main = threadOf(first);
     const lastComm = ops[comm[comm.length - 1]!]!.start;
-    let backward = compute.filter((i) => main !== null && threadOf(i) !== null && threadOf(i) !== main && ops[i]!.start < lastComm);
+    let backward = compute.filter(
+      (i) => main !== null && threadOf(i) !== null && threadOf(i) !== main && ops[i]!.start < lastComm,
+    );
     if (!backward.length) backward = compute.filter((i) => ops[i]!.end <= ops[comm[0]!]!.start);
     if (!backward.length) continue;
     const computeMs = backward.reduce((sum, i) => sum + ops[i]!.end - ops[i]!.start, 0);
@@ -46,13 +48,15 @@ export function exposedCommunication({ graph, windows, device }: CauseContext): 
     for (const c of comm) {
       done += ops[c]!.end - ops[c]!.start;
       const share = (done / commMs) * computeMs;
-      while (b < backward.length - 1 && readyMs + duration(ops, backward[b]!) < share - 1e-9) readyMs += duration(ops, backward[b++]!);
+      while (b < backward.length - 1 && readyMs + duration(ops, backward[b]!) < share - 1e-9)
+        readyMs += duration(ops, backward[b++]!);
       const ready = backward[b]!;
       for (const k of edgesInto(graph.edges, opStart(c))) {
         const edge = edgeAt(graph.edges, k);
         const source = ops[edge.from >> 1];
         // Keep the collective's own stream order; drop what held it to the compute and to its launch.
-        if (edge.kind === 'issue' || ((edge.kind === 'wait' || edge.kind === 'stream') && !source?.communication)) dropped.add(k);
+        if (edge.kind === 'issue' || ((edge.kind === 'wait' || edge.kind === 'stream') && !source?.communication))
+          dropped.add(k);
       }
       added.push({ kind: 'wait', from: opEnd(ready), to: opStart(c), weight: 0, lag: 0 });
       moved.push(c);
@@ -60,7 +64,12 @@ export function exposedCommunication({ graph, windows, device }: CauseContext): 
   }
   if (!moved.length) return null;
   const edit = withContention({ dropped, added }, graph, moved, device);
-  return { code: 'exposed-communication', edit, ops: moved, facts: { count: moved.length, streams: [...new Set(moved.map((i) => ops[i]!.stream))] } };
+  return {
+    code: 'exposed-communication',
+    edit,
+    ops: moved,
+    facts: { count: moved.length, streams: [...new Set(moved.map((i) => ops[i]!.stream))] },
+  };
 }
 
 function duration(ops: CauseContext['graph']['ops'], i: number): number {
@@ -96,7 +105,12 @@ export function overlapWith(pieces: readonly { start: number; end: number }[]): 
 }
 
 /** The edit with each compute kernel made as much longer as the collectives it now runs beside take of its SMs. */
-function withContention(edit: Edit, graph: CauseContext['graph'], comm: readonly number[], device: CauseContext['device']): Edit {
+function withContention(
+  edit: Edit,
+  graph: CauseContext['graph'],
+  comm: readonly number[],
+  device: CauseContext['device'],
+): Edit {
   if (!device) return edit;
   const { ops } = graph;
   const kernels = ops.flatMap((op, i) => (op.kind === 'kernel' && !op.communication && op.launch ? [i] : []));
@@ -107,7 +121,9 @@ function withContention(edit: Edit, graph: CauseContext['graph'], comm: readonly
   let previous = new Map<number, number>();
   for (let round = 0; round < ROUNDS; round++) {
     const time = replay(graph, current);
-    const pieces = comm.map((i) => ({ start: time[opStart(i)]!, end: time[opEnd(i)]! })).sort((a, b) => a.start - b.start);
+    const pieces = comm
+      .map((i) => ({ start: time[opStart(i)]!, end: time[opEnd(i)]! }))
+      .sort((a, b) => a.start - b.start);
     const besides = overlapWith(pieces);
     const opDuration = new Map<number, number>();
     for (const i of kernels) {

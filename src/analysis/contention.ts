@@ -26,13 +26,19 @@ const NOTHING: Held = { registers: 0, shared: 0, threads: 0, blocks: 0 };
 export function blockHolds(shape: LaunchShape): Held {
   const warps = Math.ceil(shape.threadsPerBlock / 32);
   const perWarp = Math.ceil((shape.registersPerThread * 32) / REGISTER_UNIT) * REGISTER_UNIT;
-  return { registers: warps * perWarp, shared: shape.sharedBytesPerBlock + SHARED_RESERVED, threads: shape.threadsPerBlock, blocks: 1 };
+  return {
+    registers: warps * perWarp,
+    shared: shape.sharedBytesPerBlock + SHARED_RESERVED,
+    threads: shape.threadsPerBlock,
+    blocks: 1,
+  };
 }
 
 /** The blocks of `shape` an SM holds beside what is already held there. */
 export function blocksPerSm(shape: LaunchShape, device: DeviceShape, held: Held = NOTHING): number {
   const one = blockHolds(shape);
-  const fit = (total: number, used: number, each: number) => (each > 0 ? Math.floor(Math.max(0, total - used) / each) : Number.POSITIVE_INFINITY);
+  const fit = (total: number, used: number, each: number) =>
+    each > 0 ? Math.floor(Math.max(0, total - used) / each) : Number.POSITIVE_INFINITY;
   return Math.max(
     0,
     Math.min(

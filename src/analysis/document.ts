@@ -6,10 +6,21 @@ import { traceFormats } from '../traces/formats/index.js';
 // fractions (0.25 = 25%), times milliseconds. A share is null where its first party never ran in the step.
 
 export const ANALYSIS_SCHEMA_ID = 'cuda-pipe/analysis';
-/** 2: a finding's `ms` is what the step would save without its cause (a replay), no longer the time its ops took; `label`. */
+/**
+ * 2: a finding's `ms` is what the step would save without its cause (a replay), no longer the time its ops took;
+ * `label`.
+ */
 export const ANALYSIS_VERSION = 2;
 
-export const FINDING_CODES = ['pageable-copy', 'default-stream', 'serialised-copies', 'copy-on-compute-stream', 'exposed-communication', 'host-sync', 'host-bound'] as const;
+export const FINDING_CODES = [
+  'pageable-copy',
+  'default-stream',
+  'serialised-copies',
+  'copy-on-compute-stream',
+  'exposed-communication',
+  'host-sync',
+  'host-bound',
+] as const;
 export type FindingCode = (typeof FINDING_CODES)[number];
 
 const share = z.number().nullable();
@@ -26,14 +37,23 @@ export const StepSchema = z.object({
   /** The step's GPU start, ms on the trace's clock. */
   startMs: z.number(),
   ms: z.number(),
-  busy: z.object({ kernels: z.number(), h2d: z.number(), d2h: z.number(), memsets: z.number(), communication: z.number() }),
+  busy: z.object({
+    kernels: z.number(),
+    h2d: z.number(),
+    d2h: z.number(),
+    memsets: z.number(),
+    communication: z.number(),
+  }),
   overlap: OverlapSchema.extend({ commWithCompute: share }),
   copyMs: z.number(),
   exposedCopyMs: z.number(),
   commMs: z.number(),
   exposedCommMs: z.number(),
   idleMs: z.number(),
-  /** idleMs by cause, each gap whole under one (docs/analyze.md): HTA's host wait and kernel wait, and its "other" as sync wait and the rest. */
+  /**
+   * idleMs by cause, each gap whole under one (docs/analyze.md): HTA's host wait and kernel wait, and its "other" as
+   * sync wait and the rest.
+   */
   hostWaitMs: z.number(),
   kernelWaitMs: z.number(),
   syncWaitMs: z.number(),
@@ -61,7 +81,9 @@ export const RatesSchema = z.object({
 export const DeviceAnalysisSchema = z.object({
   file: z.string(),
   /** The trace's format: an id of the list of formats (src/traces/formats/index.ts). */
-  format: z.string().refine((id) => traceFormats().some((f) => f.id === id), { message: 'not a trace format of src/traces/formats/index.ts' }),
+  format: z.string().refine((id) => traceFormats().some((f) => f.id === id), {
+    message: 'not a trace format of src/traces/formats/index.ts',
+  }),
   device: z.number().int(),
   rank: z.number().int().nullable(),
   steps: z.array(StepSchema),
@@ -91,7 +113,8 @@ export const FindingSchema = z.object({
   rank: z.number().int().nullable(),
   /**
    * Milliseconds a step would save without the cause, averaged over the device's steps: the step replayed with the
-   * cause removed (docs/analyze.md), credited after the larger findings, never more than the step takes above its floor.
+   * cause removed (docs/analyze.md), credited after the larger findings, never more than the step takes above its
+   * floor.
    */
   ms: z.number(),
   /** Steps in which removing it saved time. */
@@ -103,7 +126,11 @@ export const FindingSchema = z.object({
 export type Finding = z.infer<typeof FindingSchema>;
 
 /** One GPU's side of the collectives: a trace (a rank) and a device of it. */
-export const ParticipantSchema = z.object({ file: z.string(), rank: z.number().int().nullable(), device: z.number().int() });
+export const ParticipantSchema = z.object({
+  file: z.string(),
+  rank: z.number().int().nullable(),
+  device: z.number().int(),
+});
 export type Participant = z.infer<typeof ParticipantSchema>;
 
 /**
@@ -119,7 +146,10 @@ export const CollectiveSkewSchema = z.discriminatedUnion('kind', [
     count: z.number().int(),
     /** Over the collectives. */
     skewMs: z.object({ median: z.number(), max: z.number() }),
-    /** Per participant, in participant order: how often it arrived last (count, and share of all collectives), and how late it arrived (its start − the earliest). */
+    /**
+     * Per participant, in participant order: how often it arrived last (count, and share of all collectives), and how
+     * late it arrived (its start − the earliest).
+     */
     lastArriving: z.array(
       ParticipantSchema.extend({
         count: z.number().int(),
@@ -127,9 +157,15 @@ export const CollectiveSkewSchema = z.discriminatedUnion('kind', [
         lateMs: z.object({ median: z.number(), max: z.number() }),
       }),
     ),
-    /** The participants that arrived last most often (several on a tie; none when no collective had a last), the count, and of how many. */
+    /**
+     * The participants that arrived last most often (several on a tie; none when no collective had a last), the count,
+     * and of how many.
+     */
     mostOftenLast: z.object({ who: z.array(ParticipantSchema), count: z.number().int(), of: z.number().int() }),
-    /** Every collective: its step, kernel name and order among that step's kernels of that name; each participant's start (ms, trace clock); the skew; the last's index in participants. */
+    /**
+     * Every collective: its step, kernel name and order among that step's kernels of that name; each participant's
+     * start (ms, trace clock); the skew; the last's index in participants.
+     */
     calls: z.array(
       z.object({
         step: z.string(),
@@ -158,7 +194,10 @@ export const StepsVerdictSchema = z.object({
   steps: z.tuple([z.number().int(), z.number().int()]),
   /** (B − A) / A of the medians. */
   change: z.number(),
-  /** B/A − 1 by compare/rule.ts: the Hodges–Lehmann estimate and its interval; null with too few steps (absent before 2026-11-27). */
+  /**
+   * B/A − 1 by compare/rule.ts: the Hodges–Lehmann estimate and its interval; null with too few steps (absent before
+   * 2026-11-27).
+   */
   interval: ChangeRangeSchema.nullable().optional(),
   verdict: VerdictSchema,
   /** Why, in one line (absent before 2026-11-27). */
@@ -193,5 +232,9 @@ export function analysisJsonSchema(): unknown {
       if (zodSchema === DeviceAnalysisSchema.shape.format) jsonSchema.enum = traceFormats().map((f) => f.id);
     },
   });
-  return { $id: 'https://cuda-pipe.dev/analysis.schema.json', title: `cuda-pipe analysis, version ${ANALYSIS_VERSION}`, ...schema };
+  return {
+    $id: 'https://cuda-pipe.dev/analysis.schema.json',
+    title: `cuda-pipe analysis, version ${ANALYSIS_VERSION}`,
+    ...schema,
+  };
 }

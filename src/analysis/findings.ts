@@ -26,7 +26,15 @@ export interface DeviceEvidence {
 }
 
 /** The order causes are applied in: the narrowest change first, the broadest (a CUDA graph) last. */
-const PRIORITY: readonly FindingCode[] = ['pageable-copy', 'host-sync', 'default-stream', 'serialised-copies', 'copy-on-compute-stream', 'exposed-communication', 'host-bound'];
+const PRIORITY: readonly FindingCode[] = [
+  'pageable-copy',
+  'host-sync',
+  'default-stream',
+  'serialised-copies',
+  'copy-on-compute-stream',
+  'exposed-communication',
+  'host-bound',
+];
 
 /** A cause's saving in each step, once attributed and capped. */
 export interface Attribution {
@@ -42,7 +50,9 @@ export function attribute(evidence: DeviceEvidence): Attribution[] {
   const members = stepMembers(graph.ops, windows);
   const spans = (edit: Edit) => stepSpans(replay(graph, edit), members);
   const base = spans({});
-  const order = causes.map((_, i) => i).sort((a, b) => PRIORITY.indexOf(causes[a]!.code) - PRIORITY.indexOf(causes[b]!.code) || a - b);
+  const order = causes
+    .map((_, i) => i)
+    .sort((a, b) => PRIORITY.indexOf(causes[a]!.code) - PRIORITY.indexOf(causes[b]!.code) || a - b);
   const headroom = steps.map((s) => Math.max(0, s.ms - s.floor.ms));
   let applied: Edit = {};
   let previous = base;
@@ -66,14 +76,28 @@ export function attribute(evidence: DeviceEvidence): Attribution[] {
  * `defaultStream`: how the trace's format tells the legacy default stream, in words (its row's
  * `words.defaultStream`), said where a finding rests on it.
  */
-export function findingsOf(place: Pick<Finding, 'file' | 'device' | 'rank'>, defaultStream: string, evidence: DeviceEvidence, medianStepMs: number): Finding[] {
+export function findingsOf(
+  place: Pick<Finding, 'file' | 'device' | 'rank'>,
+  defaultStream: string,
+  evidence: DeviceEvidence,
+  medianStepMs: number,
+): Finding[] {
   return attribute(evidence)
     .flatMap(({ cause, savedMs }): Finding[] => {
       const found = savedMs.filter((ms) => ms > 0).length;
       const ms = mean(savedMs);
       if (!found || !(ms >= LEAST_SHARE * medianStepMs) || !(ms > 0)) return [];
       const label = labelOf(evidence.graph, cause.ops);
-      return [{ code: cause.code, ...place, ms, steps: found, label, message: sentence(cause, formatMs(ms), label, defaultStream) }];
+      return [
+        {
+          code: cause.code,
+          ...place,
+          ms,
+          steps: found,
+          label,
+          message: sentence(cause, formatMs(ms), label, defaultStream),
+        },
+      ];
     })
     .sort((a, b) => b.ms - a.ms);
 }

@@ -1,6 +1,16 @@
 import { calibrate } from './calibrate.js';
 import type { GpuEvent, HostCall } from '../traces/events.js';
-import { Builder, type ConcurrentCopies, medianOf, opEnd, opStart, type ReplayGraph, TOLERANCE_MS, upperBound, WAIT_WINDOW_MS } from './graph.js';
+import {
+  Builder,
+  type ConcurrentCopies,
+  medianOf,
+  opEnd,
+  opStart,
+  type ReplayGraph,
+  TOLERANCE_MS,
+  upperBound,
+  WAIT_WINDOW_MS,
+} from './graph.js';
 
 // The replay graph read from a trace (replay.ts says what it is for): the edges each kind of evidence gives, then
 // calibrated to the trace (calibrate.ts).
@@ -18,11 +28,17 @@ export interface GraphOptions {
 }
 
 /** The graph of one device's ops (any order) and the host calls of the trace, calibrated to what the trace shows. */
-export function buildGraph(events: readonly GpuEvent[], hostCalls: readonly HostCall[], options: GraphOptions): ReplayGraph {
+export function buildGraph(
+  events: readonly GpuEvent[],
+  hostCalls: readonly HostCall[],
+  options: GraphOptions,
+): ReplayGraph {
   const ops = isSorted(events) ? events : [...events].sort((a, b) => a.start - b.start || a.end - b.end);
   const launched = new Set(ops.flatMap((op) => (op.correlation === null ? [] : [op.correlation])));
   // Only the calls that matter to this device: its launches, and every synchronize (which may wait on it).
-  const calls = [...hostCalls].filter((c) => c.kind === 'sync' || (c.correlation !== null && launched.has(c.correlation))).sort((a, b) => a.start - b.start);
+  const calls = [...hostCalls]
+    .filter((c) => c.kind === 'sync' || (c.correlation !== null && launched.has(c.correlation)))
+    .sort((a, b) => a.start - b.start);
   const n = ops.length;
   const tasks = n + calls.length;
   const observed = new Float64Array(2 * tasks);
@@ -130,14 +146,25 @@ function streamEdges(builder: Builder, ops: readonly GpuEvent[]): void {
  * leaves room); where it never does, as for an H200's H2D copies in the finding pairs, one copy runs after another
  * and holds its engine for its whole time.
  */
-function linkEdges(builder: Builder, ops: readonly GpuEvent[], rates: GraphOptions['linkRates'], together: ConcurrentCopies): void {
+function linkEdges(
+  builder: Builder,
+  ops: readonly GpuEvent[],
+  rates: GraphOptions['linkRates'],
+  together: ConcurrentCopies,
+): void {
   for (const direction of ['h2d', 'd2h'] as const) {
     const rate = rates[direction];
     let previous = -1;
     ops.forEach((op, i) => {
       if (op.kind !== 'memcpy' || op.direction !== direction) return;
       const before = ops[previous];
-      if (before) builder.add('link', opStart(previous), opStart(i), together[direction] ? linkHoldMs(before, rate) : Math.max(0, before.end - before.start));
+      if (before)
+        builder.add(
+          'link',
+          opStart(previous),
+          opStart(i),
+          together[direction] ? linkHoldMs(before, rate) : Math.max(0, before.end - before.start),
+        );
       previous = i;
     });
   }
@@ -175,7 +202,13 @@ export function linkHoldMs(op: Pick<GpuEvent, 'start' | 'end' | 'bytes'>, rateGb
  * ended just before it started, that op is what it waited for (an event wait, the legacy default stream's implicit
  * synchronisation, a copy engine that ran one copy after another). Without such an op the delay stays a lag.
  */
-function waitEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly HostCall[], callOf: Int32Array, byEnd: ByEnd): void {
+function waitEdges(
+  builder: Builder,
+  ops: readonly GpuEvent[],
+  calls: readonly HostCall[],
+  callOf: Int32Array,
+  byEnd: ByEnd,
+): void {
   const { order, ends } = byEnd;
   const previousOnStream = new Map<string, number>();
   ops.forEach((op, i) => {
@@ -201,7 +234,15 @@ function waitEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly H
  * only after its own op ended (a copy from pageable memory, a synchronous cudaMemcpy) blocked on it the same way.
  * Returns the calls that waited.
  */
-function syncEdges(builder: Builder, ops: readonly GpuEvent[], calls: readonly HostCall[], callOf: Int32Array, n: number, plainMs: number, { order, ends }: ByEnd): Set<number> {
+function syncEdges(
+  builder: Builder,
+  ops: readonly GpuEvent[],
+  calls: readonly HostCall[],
+  callOf: Int32Array,
+  n: number,
+  plainMs: number,
+  { order, ends }: ByEnd,
+): Set<number> {
   const waited = new Set<number>();
   callOf.forEach((j, i) => {
     if (j < 0) return;

@@ -51,7 +51,9 @@ export interface ReplayGraph {
   readonly concurrentCopies: ConcurrentCopies;
 }
 
-/** A change to replay. Edges are named by their index in the graph's `edges`; added edges are evaluated the same way. */
+/**
+ * A change to replay. Edges are named by their index in the graph's `edges`; added edges are evaluated the same way.
+ */
 export interface Edit {
   readonly opDuration?: ReadonlyMap<number, number>;
   readonly callDuration?: ReadonlyMap<number, number>;
@@ -105,7 +107,13 @@ export class Builder {
 
 /** Edge k of the table as an object, for the rules that read a few. */
 export function edgeAt(edges: EdgeTable, k: number): Edge {
-  return { kind: EDGE_KINDS[edges.kind[k]!]!, from: edges.from[k]!, to: edges.to[k]!, weight: edges.weight[k]!, lag: edges.lag[k]! };
+  return {
+    kind: EDGE_KINDS[edges.kind[k]!]!,
+    from: edges.from[k]!,
+    to: edges.to[k]!,
+    weight: edges.weight[k]!,
+    lag: edges.lag[k]!,
+  };
 }
 
 /** The indexes of the edges into point p. */

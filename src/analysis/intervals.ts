@@ -15,7 +15,8 @@ export function union(intervals: readonly Interval[]): IntervalSet {
   const merged: Interval[] = [];
   for (const next of sorted) {
     const last = merged[merged.length - 1];
-    if (last && next.start <= last.end) merged[merged.length - 1] = { start: last.start, end: Math.max(last.end, next.end) };
+    if (last && next.start <= last.end)
+      merged[merged.length - 1] = { start: last.start, end: Math.max(last.end, next.end) };
     else merged.push(next);
   }
   return merged;

@@ -9,7 +9,9 @@ import { traceFormat } from '../traces/formats/index.js';
 // runs of a one-GPU program, most likely, which `--ab` compares), and traces that do not overlap in time. And two
 // sides of `--ab` that do not look like one program get a note: their verdicts compare unlike things.
 
-const AB_HINT = 'To compare two runs of a program, before and after a change: cuda-pipe analyze --ab A.json B.json ' + '(several ranks a side: --ab A0 A1 -- B0 B1).';
+const AB_HINT =
+  'To compare two runs of a program, before and after a change: cuda-pipe analyze --ab A.json B.json ' +
+  '(several ranks a side: --ab A0 A1 -- B0 B1).';
 
 /**
  * The span of a trace's GPU work in ms, moved by the base its times count from where `based` (every trace compared
@@ -44,7 +46,8 @@ export function checkOneLaunch(traces: readonly ParsedTrace[], side = 'the trace
     const other = byRank.get(trace.rank);
     if (other) {
       throw new UsageError(
-        `${other.file} and ${trace.file} are both rank ${trace.rank} (their distributedInfo.rank): ` + `${side} are read as the ranks of one launch, each rank once.`,
+        `${other.file} and ${trace.file} are both rank ${trace.rank} (their distributedInfo.rank): ` +
+          `${side} are read as the ranks of one launch, each rank once.`,
         { hint: `Give each rank's trace once. ${AB_HINT}` },
       );
     }
@@ -56,7 +59,10 @@ export function checkOneLaunch(traces: readonly ParsedTrace[], side = 'the trace
       if (a.rank !== null && b.rank !== null) continue;
       const shared = [...devicesOf(a)].find((d) => devicesOf(b).has(d));
       if (shared === undefined) continue;
-      const unnamed = a.rank === null && b.rank === null ? 'neither names its rank' : `${a.rank === null ? a.file : b.file} names no rank`;
+      const unnamed =
+        a.rank === null && b.rank === null
+          ? 'neither names its rank'
+          : `${a.rank === null ? a.file : b.file} names no rank`;
       throw new UsageError(
         `${a.file} and ${b.file} both ran on GPU ${shared}, and ${unnamed}: ` +
           `${side} are read as the ranks of one launch, which run on GPUs of their own ` +
@@ -81,7 +87,9 @@ export function checkOneLaunch(traces: readonly ParsedTrace[], side = 'the trace
         `${first.trace.file} ends ${seconds(gapMs)} before ${second.trace.file} starts: ` +
           `${side} are read as the ranks of one launch, which run at the same time, ` +
           `and these do not overlap (GPU work ${lasting(first.span)} and ${lasting(second.span)} long).`,
-        { hint: `${AB_HINT} Ranks on hosts whose clocks differ by more than a trace lasts need them set (NTP) to be read together.` },
+        {
+          hint: `${AB_HINT} Ranks on hosts whose clocks differ by more than a trace lasts need them set (NTP) to be read together.`,
+        },
       );
     }
   }
@@ -131,5 +139,8 @@ export function programNote(a: ProgramShape, b: ProgramShape): string | null {
     }
   }
   if (!reasons.length) return null;
-  return `A and B do not look like one program: ${reasons.join('; ')}. ` + 'Their verdicts compare the step times of different work, not a change to one program.';
+  return (
+    `A and B do not look like one program: ${reasons.join('; ')}. ` +
+    'Their verdicts compare the step times of different work, not a change to one program.'
+  );
 }

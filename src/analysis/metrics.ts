@@ -18,7 +18,13 @@ export interface StepMetrics {
   readonly startMs: number;
   readonly ms: number;
   /** Time each engine was busy over the step's span. */
-  readonly busy: { readonly kernels: number; readonly h2d: number; readonly d2h: number; readonly memsets: number; readonly communication: number };
+  readonly busy: {
+    readonly kernels: number;
+    readonly h2d: number;
+    readonly d2h: number;
+    readonly memsets: number;
+    readonly communication: number;
+  };
   /** Each a share of the first party's time; null where the first party did not run. */
   readonly overlap: {
     readonly h2dWithKernel: number | null;
@@ -36,11 +42,17 @@ export interface StepMetrics {
   readonly idleMs: number;
   /** The idle gaps that end with work whose launch returned after the gap began: the GPU waited on the host. */
   readonly hostWaitMs: number;
-  /** Gaps between two pieces of work, shorter than KERNEL_WAIT_MS, whose work was issued in time: the GPU's own cost of starting the next op (HTA's kernel wait). */
+  /**
+   * Gaps between two pieces of work, shorter than KERNEL_WAIT_MS, whose work was issued in time: the GPU's own cost of
+   * starting the next op (HTA's kernel wait).
+   */
   readonly kernelWaitMs: number;
   /** The rest of the idle time ("other"), the part of it whose gap began while the host sat in a synchronize. */
   readonly syncWaitMs: number;
-  /** The rest of the idle time, after host wait, kernel wait and sync wait: the GPU had its work and waited on something else (an event, a peer). */
+  /**
+   * The rest of the idle time, after host wait, kernel wait and sync wait: the GPU had its work and waited on something
+   * else (an event, a peer).
+   */
   readonly otherIdleMs: number;
   readonly floor: {
     readonly ms: number;
@@ -78,7 +90,8 @@ export function deviceTimeline(events: readonly GpuEvent[], host: readonly HostC
   for (const e of sorted) {
     longestMs = Math.max(longestMs, e.end - e.start);
     const previous = lastEnd.get(e.stream);
-    if (previous !== undefined && e.start >= previous && e.issued !== null && e.issued <= previous) perOpMs = Math.min(perOpMs, e.start - previous);
+    if (previous !== undefined && e.start >= previous && e.issued !== null && e.issued <= previous)
+      perOpMs = Math.min(perOpMs, e.start - previous);
     lastEnd.set(e.stream, Math.max(previous ?? e.end, e.end));
   }
   const calls = [...host].sort((a, b) => a.start - b.start);
@@ -92,7 +105,11 @@ export function deviceTimeline(events: readonly GpuEvent[], host: readonly HostC
 export function eventsWithin(timeline: DeviceTimeline, start: number, end: number): GpuEvent[] {
   const { events } = timeline;
   const out: GpuEvent[] = [];
-  for (let i = firstStartingAt(events, start - timeline.longestMs); i < events.length && events[i]!.start < end; i += 1) {
+  for (
+    let i = firstStartingAt(events, start - timeline.longestMs);
+    i < events.length && events[i]!.start < end;
+    i += 1
+  ) {
     const e = events[i]!;
     if (e.end > start || (e.end === e.start && e.start >= start)) out.push(e);
   }
@@ -143,7 +160,8 @@ export function stepMetrics(timeline: DeviceTimeline, window: StepWindow, rates:
   const copies = union([...h2d, ...d2h, ...set(parts.otherCopies)]);
   const all = union([...kernels, ...copies, ...memsets]);
   const idle = subtract([{ start, end }], all);
-  const share = (part: IntervalSet, whole: IntervalSet): number | null => (measure(whole) > 0 ? measure(intersect(part, whole)) / measure(whole) : null);
+  const share = (part: IntervalSet, whole: IntervalSet): number | null =>
+    measure(whole) > 0 ? measure(intersect(part, whole)) / measure(whole) : null;
   const shorter = measure(h2d) <= measure(d2h) ? h2d : d2h;
   const copyMs = measure(copies);
   const commMs = measure(comm);
@@ -196,7 +214,13 @@ function clippedSum(events: readonly GpuEvent[], start: number, end: number): nu
  * bounds it. Summed, not unioned: kernels that ran side by side on several streams still each took SM time, so a
  * step whose kernels overlapped can come out below its floor (an efficiency above 1).
  */
-function floorOf(inside: readonly GpuEvent[], start: number, end: number, rates: LinkRates, perOpMs: number): StepMetrics['floor'] {
+function floorOf(
+  inside: readonly GpuEvent[],
+  start: number,
+  end: number,
+  rates: LinkRates,
+  perOpMs: number,
+): StepMetrics['floor'] {
   const compute = inside.filter((e) => e.kind === 'kernel' && !e.communication);
   const kernelMs = clippedSum(compute, start, end);
   const linkMs = (direction: Direction, rate: number | null) => {
@@ -265,7 +289,10 @@ function endsWithLateLaunch(timeline: DeviceTimeline, gap: Interval): boolean {
   return false;
 }
 
-/** A host synchronize was in progress at `time`: the last synchronize to start at or before it, or any earlier one, ends after it. */
+/**
+ * A host synchronize was in progress at `time`: the last synchronize to start at or before it, or any earlier one, ends
+ * after it.
+ */
 function inSynchronize(timeline: DeviceTimeline, time: number): boolean {
   const { syncs, syncReach } = timeline;
   let lo = 0;

@@ -22,10 +22,21 @@ export const TOP_COPIES = 5;
  * bytes / duration of the TOP_COPIES fastest pinned copies of each direction, summed; null where there is none. A copy
  * from pageable memory is staged by the driver at a fraction of the link's rate: it says nothing of the link.
  */
-export function ratesFromCopies(copies: readonly (Pick<GpuEvent, 'direction' | 'bytes' | 'start' | 'end'> & { readonly hostMemory?: GpuEvent['hostMemory'] })[]): LinkRates {
+export function ratesFromCopies(
+  copies: readonly (Pick<GpuEvent, 'direction' | 'bytes' | 'start' | 'end'> & {
+    readonly hostMemory?: GpuEvent['hostMemory'];
+  })[],
+): LinkRates {
   const rate = (direction: 'h2d' | 'd2h'): number | null => {
     const timed = copies
-      .filter((c) => c.direction === direction && c.hostMemory !== 'pageable' && c.bytes !== null && c.bytes > 0 && c.end > c.start)
+      .filter(
+        (c) =>
+          c.direction === direction &&
+          c.hostMemory !== 'pageable' &&
+          c.bytes !== null &&
+          c.bytes > 0 &&
+          c.end > c.start,
+      )
       .map((c) => ({ bytes: c.bytes!, ms: c.end - c.start }))
       .sort((a, b) => b.bytes / b.ms - a.bytes / a.ms)
       .slice(0, TOP_COPIES);
@@ -43,10 +54,14 @@ export function ratesFromFile(file: string): RatesSource {
   if (document.kind === 'probe') {
     const byDevice = new Map<number, LinkRates>();
     for (const { facts, bandwidth } of document.probe.devices) {
-      const pinned = (direction: 'h2d' | 'd2h') => bandwidth?.find((b) => b.hostMemory === 'pinned' && b.direction === direction)?.gbPerSecond ?? null;
+      const pinned = (direction: 'h2d' | 'd2h') =>
+        bandwidth?.find((b) => b.hostMemory === 'pinned' && b.direction === direction)?.gbPerSecond ?? null;
       if (bandwidth?.length) byDevice.set(facts.index, { h2d: pinned('h2d'), d2h: pinned('d2h') });
     }
-    if (!byDevice.size) throw new UsageError(`--rates ${file}: the probe has no copy rates.`, { hint: 'Write it with `cuda-pipe probe --bandwidth --json <file>`.' });
+    if (!byDevice.size)
+      throw new UsageError(`--rates ${file}: the probe has no copy rates.`, {
+        hint: 'Write it with `cuda-pipe probe --bandwidth --json <file>`.',
+      });
     return { source: 'probe', file, byDevice };
   }
   if (document.kind === 'results') {
@@ -55,7 +70,12 @@ export function ratesFromFile(file: string): RatesSource {
     for (const device of new Set(ops.map((op) => op.device))) {
       const copies = ops
         .filter((op) => op.device === device && (op.kind === 'h2d' || op.kind === 'd2h'))
-        .map((op) => ({ direction: op.kind as 'h2d' | 'd2h', bytes: op.bytes, start: op.engineStartMs ?? op.startMs, end: op.engineEndMs ?? op.endMs }));
+        .map((op) => ({
+          direction: op.kind as 'h2d' | 'd2h',
+          bytes: op.bytes,
+          start: op.engineStartMs ?? op.startMs,
+          end: op.engineEndMs ?? op.endMs,
+        }));
       const rates = ratesFromCopies(copies);
       if (rates.h2d !== null || rates.d2h !== null) byDevice.set(device, rates);
     }
@@ -65,7 +85,9 @@ export function ratesFromFile(file: string): RatesSource {
       });
     return { source: 'result', file, byDevice };
   }
-  throw new UsageError(`--rates ${file}: an A/B document holds no copy rates.`, { hint: 'Pass a `cuda-pipe probe --bandwidth --json` file or a Result.' });
+  throw new UsageError(`--rates ${file}: an A/B document holds no copy rates.`, {
+    hint: 'Pass a `cuda-pipe probe --bandwidth --json` file or a Result.',
+  });
 }
 
 /** The rates a device's floor uses from a file: its own, else the file's first device's. */

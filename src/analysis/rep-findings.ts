@@ -15,20 +15,34 @@ import { eventsOfRep } from './rep-events.js';
 /** A traced rep's streams are the plan's, each named as it was made: a default stream is one the plan named so. */
 const REP_DEFAULT_STREAM = 'as the trace names it';
 
-export function repFindings(result: Pick<RunResult, 'buffers' | 'timeline'>, rep: TracedRep, floorMs: number | null = null): Finding[] {
+export function repFindings(
+  result: Pick<RunResult, 'buffers' | 'timeline'>,
+  rep: TracedRep,
+  floorMs: number | null = null,
+): Finding[] {
   const memory = (name: string) => result.buffers.find((b) => b.name === name)?.hostMemory;
   const events = eventsOfRep(rep, memory);
   if (!events.length) return [];
   // The link's rates from every traced copy of the device, pinned ones only (rates.ts).
-  const copies = (result.timeline?.reps ?? []).filter((r) => r.device === rep.device).flatMap((r) => eventsOfRep(r, memory));
+  const copies = (result.timeline?.reps ?? [])
+    .filter((r) => r.device === rep.device)
+    .flatMap((r) => eventsOfRep(r, memory));
   const rates = pinnedRates(ratesFromCopies(copies));
   const timeline = deviceTimeline(events, []);
   const window = { name: rep.mode, start: 0, end: rep.totalMs, host: null };
   const measured = stepMetrics(timeline, window, rates);
-  const step = floorMs !== null && floorMs > measured.floor.ms ? { ...measured, floor: { ...measured.floor, ms: floorMs } } : measured;
+  const step =
+    floorMs !== null && floorMs > measured.floor.ms
+      ? { ...measured, floor: { ...measured.floor, ms: floorMs } }
+      : measured;
   const graph = buildGraph(timeline.events, [], { linkRates: rates, perOpMs: timeline.perOpMs });
   const causes = causesOf({ graph, pinned: rates, windows: [window], device: null });
-  return findingsOf({ file: rep.mode, device: rep.device, rank: null }, REP_DEFAULT_STREAM, { graph, causes, windows: [window], steps: [step] }, rep.totalMs);
+  return findingsOf(
+    { file: rep.mode, device: rep.device, rank: null },
+    REP_DEFAULT_STREAM,
+    { graph, causes, windows: [window], steps: [step] },
+    rep.totalMs,
+  );
 }
 
 /** What a config changes to remove each cause, in cuda-pipe's own terms (docs/reference/config.md). */

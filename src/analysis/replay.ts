@@ -18,7 +18,8 @@ export function replay(graph: ReplayGraph, edit: Edit = {}): Float64Array {
   const added = new Map<number, Edge[]>();
   for (const e of edit.added ?? []) added.set(e.to, [...(added.get(e.to) ?? []), e]);
   const time = new Float64Array(observed.length);
-  const own = (task: number): number => (task < n ? edit.opDuration?.get(task) : edit.callDuration?.get(task - n)) ?? duration[task]!;
+  const own = (task: number): number =>
+    (task < n ? edit.opDuration?.get(task) : edit.callDuration?.get(task - n)) ?? duration[task]!;
   const issue = EDGE_KINDS.indexOf('issue');
   const { dropped, weight } = edit;
   for (let x = 0; x < order.length; x++) {

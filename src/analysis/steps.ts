@@ -29,7 +29,8 @@ export function stepWindows(trace: ParsedTrace, device: number, events: readonly
       return mark ? { ...w, start: Math.min(w.start, mark.start), end: Math.max(w.end, mark.end) } : w;
     });
   }
-  if (gpuMarks.length) return gpuMarks.map((m) => ({ name: m.name, start: m.start, end: m.end, host: hostSpan(hostByName.get(m.name)) }));
+  if (gpuMarks.length)
+    return gpuMarks.map((m) => ({ name: m.name, start: m.start, end: m.end, host: hostSpan(hostByName.get(m.name)) }));
   if (!events.length) return [];
   let start = Number.POSITIVE_INFINITY;
   let end = Number.NEGATIVE_INFINITY;
@@ -48,7 +49,10 @@ function mergedByName(marks: readonly StepMark[]): StepMark[] {
   const byName = new Map<string, StepMark>();
   for (const mark of marks) {
     const seen = byName.get(mark.name);
-    byName.set(mark.name, seen ? { ...seen, start: Math.min(seen.start, mark.start), end: Math.max(seen.end, mark.end) } : mark);
+    byName.set(
+      mark.name,
+      seen ? { ...seen, start: Math.min(seen.start, mark.start), end: Math.max(seen.end, mark.end) } : mark,
+    );
   }
   return [...byName.values()];
 }
@@ -61,8 +65,15 @@ function hostSpan(mark: StepMark | undefined): StepWindow['host'] {
   return mark ? { start: mark.start, end: mark.end } : null;
 }
 
-/** Each host step's GPU span: from the first to the last GPU event its launches made. Steps that launched nothing on this device are left out. */
-function fromHostMarks(marks: readonly StepMark[], calls: readonly HostCall[], events: readonly GpuEvent[]): StepWindow[] {
+/**
+ * Each host step's GPU span: from the first to the last GPU event its launches made. Steps that launched nothing on
+ * this device are left out.
+ */
+function fromHostMarks(
+  marks: readonly StepMark[],
+  calls: readonly HostCall[],
+  events: readonly GpuEvent[],
+): StepWindow[] {
   const stepOf = new Map<number, number>();
   for (const call of calls) {
     if (call.kind !== 'launch' || call.correlation === null) continue;
@@ -79,7 +90,9 @@ function fromHostMarks(marks: readonly StepMark[], calls: readonly HostCall[], e
   }
   return marks.flatMap((m, i) => {
     const span = spans[i]!;
-    return span.end > span.start ? [{ name: m.name, start: span.start, end: span.end, host: { start: m.start, end: m.end } }] : [];
+    return span.end > span.start
+      ? [{ name: m.name, start: span.start, end: span.end, host: { start: m.start, end: m.end } }]
+      : [];
   });
 }
 

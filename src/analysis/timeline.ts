@@ -108,7 +108,12 @@ export interface RepAnalysis {
   /** In the order of the rep's streams list, then any stream only the ops name. */
   readonly streams: readonly StreamIdle[];
   /** Every stream's causes added up. */
-  readonly idle: { readonly idleMs: number; readonly hostMs: number; readonly engineMs: number; readonly dependencyMs: number };
+  readonly idle: {
+    readonly idleMs: number;
+    readonly hostMs: number;
+    readonly engineMs: number;
+    readonly dependencyMs: number;
+  };
   readonly issue: IssueRate;
 }
 
@@ -155,7 +160,8 @@ export function busyFractions(rep: TracedRep): BusyFractions {
 }
 
 export function overlapFractions(rep: TracedRep): OverlapFractions {
-  const together = (a: readonly OpKind[], b: readonly OpKind[]) => fraction(measure(intersect(activity(rep, a), activity(rep, b))), rep.totalMs);
+  const together = (a: readonly OpKind[], b: readonly OpKind[]) =>
+    fraction(measure(intersect(activity(rep, a), activity(rep, b))), rep.totalMs);
   return { copyWithKernel: together(['h2d', 'd2h'], SM_STAGES), h2dWithD2h: together(['h2d'], ['d2h']) };
 }
 
@@ -361,7 +367,9 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 
 /** Where the op's engine ran it: CUPTI's interval where the rep has one, else the events' around the op. */
 export function opInterval(op: TimelineOp): Interval {
-  return op.engineStartMs !== undefined && op.engineEndMs !== undefined ? { start: op.engineStartMs, end: op.engineEndMs } : { start: op.startMs, end: op.endMs };
+  return op.engineStartMs !== undefined && op.engineEndMs !== undefined
+    ? { start: op.engineStartMs, end: op.engineEndMs }
+    : { start: op.startMs, end: op.endMs };
 }
 
 function fraction(part: number, whole: number): number {

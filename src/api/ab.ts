@@ -1,6 +1,13 @@
 import { hostname } from 'node:os';
 import { logRatios, pairedEstimate, type PairedEstimate, pairedMeasured } from '../compare/paired.js';
-import { confirmWithClocks, judge, overallVerdict, pairedBandFor, type VerdictRule, verdictReason } from '../compare/rule.js';
+import {
+  confirmWithClocks,
+  judge,
+  overallVerdict,
+  pairedBandFor,
+  type VerdictRule,
+  verdictReason,
+} from '../compare/rule.js';
 import { isGating, runsKernels } from '../compare/verdict.js';
 import { configHash } from '../config/hash.js';
 import type { LoadedConfig } from '../config/types.js';
@@ -78,13 +85,18 @@ export async function interleaveMode(sides: InterleavedSides, options: Interleav
   const judgePairs = () => {
     const time = pairedEstimate(logRatios(times.a, times.b), rule.confidence);
     const full = withClocks && clocks.a.length === times.a.length && clocks.b.length === times.b.length;
-    const cycles = full ? pairedEstimate(logRatios(cyclesOf(times.a, clocks.a), cyclesOf(times.b, clocks.b)), rule.confidence) : null;
+    const cycles = full
+      ? pairedEstimate(logRatios(cyclesOf(times.a, clocks.a), cyclesOf(times.b, clocks.b)), rule.confidence)
+      : null;
     const measured = pairedMeasured(time, rule.confidence);
     const inTime = judge(measured, rule);
     // Cycles are judged by the same band: clock readings that scatter widen the interval (so more pairs, or noisy).
     const inCycles = cycles && judge(pairedMeasured(cycles, rule.confidence), rule);
     const confirmed = confirmWithClocks(inTime, inCycles);
-    const reason = confirmed.verdict === inTime ? verdictReason(measured, rule, inTime) : `${verdictReason(measured, rule, inTime)} in time, ${inCycles} in clock-normalised time`;
+    const reason =
+      confirmed.verdict === inTime
+        ? verdictReason(measured, rule, inTime)
+        : `${verdictReason(measured, rule, inTime)} in time, ${inCycles} in clock-normalised time`;
     return { time, cycles, ...confirmed, reason };
   };
   const start = performance.now();
@@ -94,7 +106,14 @@ export async function interleaveMode(sides: InterleavedSides, options: Interleav
     if (n < options.minPairs) continue;
     const judged = judgePairs();
     const elapsedMs = performance.now() - start;
-    const stoppedBy = judged.verdict !== 'noisy' ? 'decided' : n >= options.maxPairs ? 'max-reps' : elapsedMs >= options.maxTimeMs ? 'max-time' : null;
+    const stoppedBy =
+      judged.verdict !== 'noisy'
+        ? 'decided'
+        : n >= options.maxPairs
+          ? 'max-reps'
+          : elapsedMs >= options.maxTimeMs
+            ? 'max-time'
+            : null;
     if (stoppedBy === null) continue;
     const { schedule } = sides.a;
     return {
@@ -125,7 +144,10 @@ const ratioRecord = (e: PairedEstimate) => ({ ratio: e.ratio, low: e.low, high: 
  * The modes `ab` interleaves: the ones a user acts on (serial, each overlapped layout, each stage alone, the link),
  * paired by role; the model's parts and host issue costs are not interleaved.
  */
-export function pairSchedules(a: readonly Schedule[], b: readonly Schedule[]): { pairs: Array<[Schedule, Schedule]>; unpaired: string[] } {
+export function pairSchedules(
+  a: readonly Schedule[],
+  b: readonly Schedule[],
+): { pairs: Array<[Schedule, Schedule]>; unpaired: string[] } {
   const pairs: Array<[Schedule, Schedule]> = [];
   const unpaired: string[] = [];
   for (const sa of a.filter((s) => isGating(s.role))) {
@@ -133,7 +155,8 @@ export function pairSchedules(a: readonly Schedule[], b: readonly Schedule[]): {
     if (sb) pairs.push([sa, sb]);
     else unpaired.push(`${sa.id}: in A only`);
   }
-  for (const sb of b.filter((s) => isGating(s.role) && !a.some((sa) => sameRole(sa.role, s.role)))) unpaired.push(`${sb.id}: in B only`);
+  for (const sb of b.filter((s) => isGating(s.role) && !a.some((sa) => sameRole(sa.role, s.role))))
+    unpaired.push(`${sb.id}: in B only`);
   return { pairs, unpaired };
 }
 
@@ -141,9 +164,12 @@ export function pairSchedules(a: readonly Schedule[], b: readonly Schedule[]): {
 function oneDevice(loaded: LoadedConfig): readonly number[] | null {
   const devices = configDevices(loaded);
   if (devices !== null && devices.length > 1) {
-    throw new UsageError(`${loaded.locate(['devices'])}: ${loaded.config.name} spans ${devices.length} devices; ab interleaves two pipelines on one GPU.`, {
-      hint: 'Compare configs over several devices with two runs and `cuda-pipe compare`.',
-    });
+    throw new UsageError(
+      `${loaded.locate(['devices'])}: ${loaded.config.name} spans ${devices.length} devices; ab interleaves two pipelines on one GPU.`,
+      {
+        hint: 'Compare configs over several devices with two runs and `cuda-pipe compare`.',
+      },
+    );
   }
   return devices;
 }
@@ -155,50 +181,74 @@ function oneDevice(loaded: LoadedConfig): readonly number[] | null {
 export async function runAb(a: LoadedConfig, b: LoadedConfig, options: AbOptions): Promise<AbResult> {
   checkOneConnections([a, b], `A (${a.config.name}) and B (${b.config.name})`);
   applyConnections(a);
-  const planned = [a, b].map((loaded) => planConfig(loaded, { gate: options.gate, devices: oneDevice(loaded) })) as [ReturnType<typeof planConfig>, ReturnType<typeof planConfig>];
+  const planned = [a, b].map((loaded) => planConfig(loaded, { gate: options.gate, devices: oneDevice(loaded) })) as [
+    ReturnType<typeof planConfig>,
+    ReturnType<typeof planConfig>,
+  ];
   const [deviceA, deviceB] = planned.map((p) => p.plan.devices[0]);
   if (deviceA !== deviceB) {
-    throw new UsageError(`A runs on device ${deviceA} and B on device ${deviceB}; ab interleaves both on one GPU, so that they share its state.`, {
-      hint: 'Give both the same device (--device sets it for both).',
-    });
+    throw new UsageError(
+      `A runs on device ${deviceA} and B on device ${deviceB}; ab interleaves both on one GPU, so that they share its state.`,
+      {
+        hint: 'Give both the same device (--device sets it for both).',
+      },
+    );
   }
   const { pairs, unpaired } = pairSchedules(planned[0].plan.schedules, planned[1].plan.schedules);
-  if (!pairs.length) throw new UsageError(`A (${a.config.name}) and B (${b.config.name}) share no mode to interleave (${unpaired.join('; ')}).`);
+  if (!pairs.length)
+    throw new UsageError(
+      `A (${a.config.name}) and B (${b.config.name}) share no mode to interleave (${unpaired.join('; ')}).`,
+    );
   const policy = policyFromConfig(a.config.repetitions);
   const guardOptions = { signal: options.signal, timeoutMs: options.timeoutMs };
-  const outer = await withDevicePlan(planned[0].plan, planned[0].kernels, { wait: options.wait }, async (runnerA, context) =>
-    withDevicePlan(planned[1].plan, planned[1].kernels, { wait: options.wait }, async (runnerB) => {
-      const guards = { a: new RepGuard(guardOptions), b: new RepGuard(guardOptions) };
-      options.onMeasuring?.();
-      const verification: [Verification, Verification] = [
-        await verifySchedules(runnerA, options.verify, guards.a, a.config.tolerance),
-        await verifySchedules(runnerB, options.verify, guards.b, b.config.tolerance),
-      ];
-      const modes: AbMode[] = [];
-      for (const [sa, sb] of pairs) {
-        modes.push(
-          await interleaveMode(
-            { a: { runner: runnerA, guard: guards.a, schedule: sa }, b: { runner: runnerB, guard: guards.b, schedule: sb } },
-            {
-              warmup: policy.warmup,
-              minPairs: options.minPairs,
-              maxPairs: policy.maxReps,
-              maxTimeMs: options.maxTimeMs,
-              rule: options.rule,
-              smClock: context.smClock,
-            },
-          ),
-        );
-      }
-      return { verification, modes };
-    }),
+  const outer = await withDevicePlan(
+    planned[0].plan,
+    planned[0].kernels,
+    { wait: options.wait },
+    async (runnerA, context) =>
+      withDevicePlan(planned[1].plan, planned[1].kernels, { wait: options.wait }, async (runnerB) => {
+        const guards = { a: new RepGuard(guardOptions), b: new RepGuard(guardOptions) };
+        options.onMeasuring?.();
+        const verification: [Verification, Verification] = [
+          await verifySchedules(runnerA, options.verify, guards.a, a.config.tolerance),
+          await verifySchedules(runnerB, options.verify, guards.b, b.config.tolerance),
+        ];
+        const modes: AbMode[] = [];
+        for (const [sa, sb] of pairs) {
+          modes.push(
+            await interleaveMode(
+              {
+                a: { runner: runnerA, guard: guards.a, schedule: sa },
+                b: { runner: runnerB, guard: guards.b, schedule: sb },
+              },
+              {
+                warmup: policy.warmup,
+                minPairs: options.minPairs,
+                maxPairs: policy.maxReps,
+                maxTimeMs: options.maxTimeMs,
+                rule: options.rule,
+                smClock: context.smClock,
+              },
+            ),
+          );
+        }
+        return { verification, modes };
+      }),
   );
   const inner = outer.value;
   const { verification, modes } = inner.value;
-  const side = (loaded: LoadedConfig, v: Verification) => ({ name: loaded.config.name, path: loaded.config.path ?? null, hash: configHash(loaded.config), verification: v });
+  const side = (loaded: LoadedConfig, v: Verification) => ({
+    name: loaded.config.name,
+    path: loaded.config.path ?? null,
+    hash: configHash(loaded.config),
+    verification: v,
+  });
   const notes = modes
     .filter((m) => m.stoppedBy !== 'decided')
-    .map((m) => `${m.id}: noisy after ${m.aMs.length} pairs (${(m.elapsedMs / 1000).toFixed(1)} s): a larger --max-time gives it more pairs, a quieter host a narrower interval.`);
+    .map(
+      (m) =>
+        `${m.id}: noisy after ${m.aMs.length} pairs (${(m.elapsedMs / 1000).toFixed(1)} s): a larger --max-time gives it more pairs, a quieter host a narrower interval.`,
+    );
   return {
     schema: AB_SCHEMA_ID,
     version: AB_VERSION,
@@ -220,7 +270,10 @@ export async function runAb(a: LoadedConfig, b: LoadedConfig, options: AbOptions
     gate: options.gate,
     clocks:
       outer.clockUnavailable === null
-        ? { checked: true, note: 'SM clock read through NVML after each rep; verdicts of modes that run kernels confirmed in clock-normalised time' }
+        ? {
+            checked: true,
+            note: 'SM clock read through NVML after each rep; verdicts of modes that run kernels confirmed in clock-normalised time',
+          }
         : { checked: false, note: `not checked: ${outer.clockUnavailable}` },
     modes,
     unpaired,

@@ -5,9 +5,21 @@ import type { RunIdentity } from '../result/environment.js';
 /** Which launcher started this process, read from the variables each one sets for its ranks. */
 // torchrun's names are the most generic (RANK), so it is asked last: a launcher's own variables win.
 const LAUNCHERS: ReadonlyArray<{ name: string; rank: string; localRank: string; size: string; job: string | null }> = [
-  { name: 'OpenMPI', rank: 'OMPI_COMM_WORLD_RANK', localRank: 'OMPI_COMM_WORLD_LOCAL_RANK', size: 'OMPI_COMM_WORLD_SIZE', job: 'OMPI_MCA_ess_base_jobid' },
+  {
+    name: 'OpenMPI',
+    rank: 'OMPI_COMM_WORLD_RANK',
+    localRank: 'OMPI_COMM_WORLD_LOCAL_RANK',
+    size: 'OMPI_COMM_WORLD_SIZE',
+    job: 'OMPI_MCA_ess_base_jobid',
+  },
   { name: 'Slurm', rank: 'SLURM_PROCID', localRank: 'SLURM_LOCALID', size: 'SLURM_NTASKS', job: 'SLURM_JOB_ID' },
-  { name: 'MVAPICH', rank: 'MV2_COMM_WORLD_RANK', localRank: 'MV2_COMM_WORLD_LOCAL_RANK', size: 'MV2_COMM_WORLD_SIZE', job: null },
+  {
+    name: 'MVAPICH',
+    rank: 'MV2_COMM_WORLD_RANK',
+    localRank: 'MV2_COMM_WORLD_LOCAL_RANK',
+    size: 'MV2_COMM_WORLD_SIZE',
+    job: null,
+  },
   { name: 'MPICH/PMI', rank: 'PMI_RANK', localRank: 'MPI_LOCALRANKID', size: 'PMI_SIZE', job: null },
   { name: 'torchrun', rank: 'RANK', localRank: 'LOCAL_RANK', size: 'WORLD_SIZE', job: 'TORCHELASTIC_RUN_ID' },
 ];
@@ -22,12 +34,18 @@ function launcherNumber(env: NodeJS.ProcessEnv, variable: string, what: string, 
   if (text === undefined || text === '') return null;
   const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (Number.isSafeInteger(value)) return value;
-  throw new UsageError(`${variable}=${shown(text)}: ${launcher} sets ${variable} to this process's ${what}, which must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}.`, {
-    hint: `Start cuda-pipe through the launcher as it is, or unset ${variable} if no launcher started this process.`,
-  });
+  throw new UsageError(
+    `${variable}=${shown(text)}: ${launcher} sets ${variable} to this process's ${what}, which must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}.`,
+    {
+      hint: `Start cuda-pipe through the launcher as it is, or unset ${variable} if no launcher started this process.`,
+    },
+  );
 }
 
-/** A variable's value as the user wrote it (never a rounded number), quoted when it holds spaces or control characters, cut when long. */
+/**
+ * A variable's value as the user wrote it (never a rounded number), quoted when it holds spaces or control characters,
+ * cut when long.
+ */
 function shown(text: string): string {
   const cut = text.length > 64 ? `${text.slice(0, 64)}…` : text;
   return /^[\x21-\x7e]*$/.test(cut) ? cut : escapeControl(JSON.stringify(cut));
@@ -49,9 +67,12 @@ export function runIdentity(env: NodeJS.ProcessEnv, hostname: string): RunIdenti
       [launcher.localRank, localRank],
     ] as const) {
       if (size !== null && value !== null && value >= size) {
-        throw new UsageError(`${variable}=${value} is not below ${launcher.size}=${size}: ${launcher.name}'s ranks count from 0 to the number of ranks less one.`, {
-          hint: `Start cuda-pipe through the launcher as it is, or unset ${launcher.rank} if no launcher started this process.`,
-        });
+        throw new UsageError(
+          `${variable}=${value} is not below ${launcher.size}=${size}: ${launcher.name}'s ranks count from 0 to the number of ranks less one.`,
+          {
+            hint: `Start cuda-pipe through the launcher as it is, or unset ${launcher.rank} if no launcher started this process.`,
+          },
+        );
       }
     }
     return {
@@ -80,7 +101,12 @@ export interface LauncherDevice {
  * single index in it would put them all on one GPU. When CUDA_VISIBLE_DEVICES shows the rank a single GPU (Slurm's
  * --gpus-per-task, or a wrapper script), that GPU is device 0 for it. Null when no launcher started the process.
  */
-export function launcherDevice(identity: RunIdentity, env: NodeJS.ProcessEnv, flagDevice: number | undefined, configDevice: number): LauncherDevice | null {
+export function launcherDevice(
+  identity: RunIdentity,
+  env: NodeJS.ProcessEnv,
+  flagDevice: number | undefined,
+  configDevice: number,
+): LauncherDevice | null {
   if (flagDevice !== undefined || identity.localRank === null) return null;
   const visible = env.CUDA_VISIBLE_DEVICES?.split(',').filter((d) => d.trim() !== '') ?? null;
   const single = visible !== null && visible.length === 1;

@@ -23,7 +23,10 @@ export interface KernelCheck {
 }
 
 /** Compiles every source with NVRTC, bypassing the cache: the check is about NVRTC accepting them. */
-export async function checkKernelSources(sources: readonly KernelSource[], requestedArch: string | undefined): Promise<KernelCheck> {
+export async function checkKernelSources(
+  sources: readonly KernelSource[],
+  requestedArch: string | undefined,
+): Promise<KernelCheck> {
   const nvrtc = openNvrtc();
   const version = nvrtc.version();
   const { arch, why } = checkArch(requestedArch, nvrtc.supportedArchs());
@@ -38,12 +41,24 @@ export async function checkKernelSources(sources: readonly KernelSource[], reque
         : { path: source.path, ok: false, cubinBytes: 0, ms, log: outcome.log },
     );
   }
-  return { nvrtc: { version: `${version.major}.${version.minor}`, path: loadedLibraryPath('nvrtc') ?? nvrtc.libraryPath }, arch, why, sources: checks };
+  return {
+    nvrtc: { version: `${version.major}.${version.minor}`, path: loadedLibraryPath('nvrtc') ?? nvrtc.libraryPath },
+    arch,
+    why,
+    sources: checks,
+  };
 }
 
 /** What `run --dry-run` learnt by compiling a config's kernels, or why it could not. */
 export type ConfigKernelCheck =
-  | { readonly checked: true; readonly arch: string; readonly why: string; readonly nvrtc: string; readonly sources: number; readonly cached: number }
+  | {
+      readonly checked: true;
+      readonly arch: string;
+      readonly why: string;
+      readonly nvrtc: string;
+      readonly sources: number;
+      readonly cached: number;
+    }
   | { readonly checked: false; readonly reason: string }
   | { readonly checked: 'nothing' };
 
@@ -55,7 +70,10 @@ export type ConfigKernelCheck =
 export async function checkConfigKernels(
   kernels: readonly ResolvedKernel[],
   requestedArch: string | undefined,
-  deps: { openNvrtc: () => Pick<Nvrtc, 'supportedArchs'>; compile: (request: CompileRequest) => Promise<CompiledModule> } = { openNvrtc, compile: compileKernelSource },
+  deps: {
+    openNvrtc: () => Pick<Nvrtc, 'supportedArchs'>;
+    compile: (request: CompileRequest) => Promise<CompiledModule>;
+  } = { openNvrtc, compile: compileKernelSource },
 ): Promise<ConfigKernelCheck> {
   // A config whose every compute step is a library call (gemm.yaml) has no source for NVRTC, so nothing to check
   // and no reason to load NVRTC.
@@ -69,7 +87,10 @@ export async function checkConfigKernels(
     const first = ((error as Error).message.split('\n')[0] ?? String(error)).replace(/\s*Tried:$/, '');
     return { checked: false, reason: first };
   }
-  const { arch, why } = requestedArch !== undefined ? archFromFlag(requestedArch, supported) : { arch: `sm_${Math.max(...supported)}`, why: 'the newest NVRTC supports' };
+  const { arch, why } =
+    requestedArch !== undefined
+      ? archFromFlag(requestedArch, supported)
+      : { arch: `sm_${Math.max(...supported)}`, why: 'the newest NVRTC supports' };
   const units = new Map<string, ResolvedKernel[]>();
   for (const k of kernels) {
     const key = JSON.stringify([k.sourcePath, k.options]);
@@ -101,7 +122,10 @@ function checkArch(requested: string | undefined, supported: number[]): { arch: 
     const rt = openRuntime();
     if (rt.deviceCount() > 0) {
       rt.setDevice(0);
-      return { arch: `sm_${rt.attribute('computeCapabilityMajor', 0)}${rt.attribute('computeCapabilityMinor', 0)}`, why: 'device 0' };
+      return {
+        arch: `sm_${rt.attribute('computeCapabilityMajor', 0)}${rt.attribute('computeCapabilityMinor', 0)}`,
+        why: 'device 0',
+      };
     }
   } catch (error) {
     if ((error as CudaPipeError).exitCode !== 3 || error instanceof LibraryOverrideError) throw error;

@@ -30,8 +30,17 @@ export interface OverheadReport {
 
 const BATCH = 500;
 
-/** Host cost per op of the timed loop: batches of tiny launches, 4-byte copies, event records (timed and not) and cross-stream waits. */
-export async function measureOverhead(options: { device: number; ops: number; wait: WaitStrategy; signal?: AbortSignal; timeoutMs?: number }): Promise<OverheadReport> {
+/**
+ * Host cost per op of the timed loop: batches of tiny launches, 4-byte copies, event records (timed and not) and
+ * cross-stream waits.
+ */
+export async function measureOverhead(options: {
+  device: number;
+  ops: number;
+  wait: WaitStrategy;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}): Promise<OverheadReport> {
   const source = readKernelSource(join(builtinKernelsDir(), 'scale.cu'));
   const kernel: ResolvedKernel = {
     label: 'copy32',
@@ -51,7 +60,11 @@ export async function measureOverhead(options: { device: number; ops: number; wa
   const plan = overheadPlan(kernel, BATCH, options.device);
   const reps = Math.max(3, Math.ceil(options.ops / BATCH));
   const outcome = await withDevicePlan(plan, [kernel], { wait: options.wait }, (runner) =>
-    measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }, { guard: new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs }) }),
+    measureSchedules(
+      runner,
+      { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps },
+      { guard: new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs }) },
+    ),
   );
   const rows = outcome.value.flatMap(({ schedule, hostIssueMs, gpuMs }): OverheadRow[] => {
     if (schedule.role.kind !== 'issue-cost') return [];

@@ -11,7 +11,14 @@ import { RepGuard } from '../measure/guard.js';
 import { packageVersion } from '../paths.js';
 import { bandwidthPlan } from '../plan/build.js';
 import { peerBandwidthPlan } from '../plan/devices.js';
-import { type Bandwidth, type PeerBandwidth, type PeerLink, PROBE_SCHEMA_ID, PROBE_VERSION, type ProbeDocument } from '../result/probe.js';
+import {
+  type Bandwidth,
+  type PeerBandwidth,
+  type PeerLink,
+  PROBE_SCHEMA_ID,
+  PROBE_VERSION,
+  type ProbeDocument,
+} from '../result/probe.js';
 
 export interface ProbeOptions {
   /** Device indexes, or every device. Two or more add the peer matrix. */
@@ -24,7 +31,9 @@ export interface ProbeOptions {
   readonly timeoutMs?: number | undefined;
 }
 
-/** What each device is and, when asked, how fast it copies; with two devices or more, what the driver says of each pair. */
+/**
+ * What each device is and, when asked, how fast it copies; with two devices or more, what the driver says of each pair.
+ */
 export async function probe(options: ProbeOptions): Promise<ProbeDocument> {
   const rt = openRuntime();
   const count = rt.deviceCount();
@@ -40,7 +49,13 @@ export async function probe(options: ProbeOptions): Promise<ProbeDocument> {
         const bytes = options.bandwidthBytes;
         const plan = bandwidthPlan(bytes, hostMemory, index, hostMemory === 'pinned');
         const outcome = await withDevicePlan(plan, [], { wait: options.wait }, (runner) =>
-          measureBandwidth(runner, bytes, hostMemory, options.reps, new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs })),
+          measureBandwidth(
+            runner,
+            bytes,
+            hostMemory,
+            options.reps,
+            new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs }),
+          ),
         );
         bandwidth.push(...outcome.value);
       }
@@ -52,7 +67,8 @@ export async function probe(options: ProbeOptions): Promise<ProbeDocument> {
       ? {
           peers: {
             matrix: peerMatrix(devices, (a, b) => rt.peer.facts(a, b)),
-            bandwidth: options.bandwidthBytes === null ? null : await peerCopies(devices, options.bandwidthBytes, options),
+            bandwidth:
+              options.bandwidthBytes === null ? null : await peerCopies(devices, options.bandwidthBytes, options),
           },
         }
       : {};
@@ -87,7 +103,9 @@ function selectDevices(selection: readonly number[] | 'all', count: number): num
   if (selection === 'all') return Array.from({ length: count }, (_, i) => i);
   const missing = selection.find((index) => index >= count);
   if (missing !== undefined) {
-    throw new UsageError(`--device ${selection.join(',')}: there is no device ${missing}; this machine has ${count} CUDA device${count === 1 ? '' : 's'} (0 to ${count - 1}).`);
+    throw new UsageError(
+      `--device ${selection.join(',')}: there is no device ${missing}; this machine has ${count} CUDA device${count === 1 ? '' : 's'} (0 to ${count - 1}).`,
+    );
   }
   return [...selection];
 }
@@ -108,14 +126,18 @@ async function peerCopies(devices: readonly number[], bytes: number, options: Pr
   const rows: PeerBandwidth[] = [];
   for (const [i, a] of devices.entries()) {
     for (const b of devices.slice(i + 1)) {
-      const outcome = await withDevicePlan(peerBandwidthPlan(bytes, a, b), [], { wait: options.wait }, (runner, context) =>
-        measurePeerBandwidth(
-          runner,
-          bytes,
-          options.reps,
-          (from, to) => context.peers.find((p) => p.from === from && p.to === to)?.path ?? 'staged',
-          new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs }),
-        ),
+      const outcome = await withDevicePlan(
+        peerBandwidthPlan(bytes, a, b),
+        [],
+        { wait: options.wait },
+        (runner, context) =>
+          measurePeerBandwidth(
+            runner,
+            bytes,
+            options.reps,
+            (from, to) => context.peers.find((p) => p.from === from && p.to === to)?.path ?? 'staged',
+            new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs }),
+          ),
       );
       rows.push(...outcome.value);
     }

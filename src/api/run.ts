@@ -49,7 +49,10 @@ export function checkHostMemory(loaded: LoadedConfig, totalBytes: number): void 
  * The devices a config runs on: its list (checked against the machine's where a driver can count them), or with
  * `devices: all` every device this machine has, which needs the driver even for a dry run; null for one device.
  */
-export function configDevices(loaded: LoadedConfig, count: () => number = () => openRuntime().deviceCount()): readonly number[] | null {
+export function configDevices(
+  loaded: LoadedConfig,
+  count: () => number = () => openRuntime().deviceCount(),
+): readonly number[] | null {
   const { devices, pipeline } = loaded.config;
   if (devices === null) return null;
   const where = loaded.locate(['devices']);
@@ -60,16 +63,22 @@ export function configDevices(loaded: LoadedConfig, count: () => number = () => 
     if (!(error instanceof EnvironmentError)) throw error;
     if (devices !== 'all') return devices;
     // The config is fine; the machine cannot count its devices: an environment problem (3), not a usage error.
-    throw new EnvironmentError(`${where}: devices: all is counted through the CUDA driver, which is not usable here (${error.message.split('\n')[0]}).`, {
-      hint: 'List the devices instead, e.g. --devices 0,1, to plan without a GPU.',
-      cause: error,
-    });
+    throw new EnvironmentError(
+      `${where}: devices: all is counted through the CUDA driver, which is not usable here (${error.message.split('\n')[0]}).`,
+      {
+        hint: 'List the devices instead, e.g. --devices 0,1, to plan without a GPU.',
+        cause: error,
+      },
+    );
   }
   return resolveDevices(devices, pipeline.handoff, counted, where);
 }
 
 /** A config's kernels found and checked, and its plan: everything `run` does before it needs a GPU. */
-export function planConfig(loaded: LoadedConfig, options: { gate: boolean; devices?: readonly number[] | null }): { plan: Plan; kernels: ResolvedKernel[] } {
+export function planConfig(
+  loaded: LoadedConfig,
+  options: { gate: boolean; devices?: readonly number[] | null },
+): { plan: Plan; kernels: ResolvedKernel[] } {
   checkHostMemory(loaded, totalmem());
   const kernels = resolveKernels(loaded.config, loaded.locate);
   return { plan: buildPlan(loaded.config, kernels, options), kernels };
@@ -79,7 +88,12 @@ export function planConfig(loaded: LoadedConfig, options: { gate: boolean; devic
  * A traced rep, or for a graph replay a note when the driver would not time the events captured as graph nodes:
  * the timeline is a picture of the run, never a reason to lose its measurements.
  */
-async function traceOrSayWhy(guard: RepGuard, runner: RepRunner, schedule: Schedule, notes: string[]): Promise<TracedRepTiming | null> {
+async function traceOrSayWhy(
+  guard: RepGuard,
+  runner: RepRunner,
+  schedule: Schedule,
+  notes: string[],
+): Promise<TracedRepTiming | null> {
   if (schedule.issue !== 'graph') return guard.trace(runner, schedule);
   try {
     return await guard.trace(runner, schedule);
@@ -89,7 +103,9 @@ async function traceOrSayWhy(guard: RepGuard, runner: RepRunner, schedule: Sched
   }
 }
 
-/** The variable the CUDA driver reads for how many hardware work queues it spreads a process's streams over (8 unset). */
+/**
+ * The variable the CUDA driver reads for how many hardware work queues it spreads a process's streams over (8 unset).
+ */
 const CONNECTIONS_VARIABLE = 'CUDA_DEVICE_MAX_CONNECTIONS';
 
 /**
@@ -97,7 +113,11 @@ const CONNECTIONS_VARIABLE = 'CUDA_DEVICE_MAX_CONNECTIONS';
  * loaded): the driver reads it once, so a value it would not see (a sweep's or ab's other config) is refused rather
  * than measured under the one it has.
  */
-export function applyConnections(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process.env, started = runtimeLoaded()): void {
+export function applyConnections(
+  loaded: LoadedConfig,
+  env: NodeJS.ProcessEnv = process.env,
+  started = runtimeLoaded(),
+): void {
   const { connections } = loaded.config.pipeline;
   if (connections === null || env[CONNECTIONS_VARIABLE] === String(connections)) return;
   if (!started) {
@@ -115,13 +135,20 @@ export function applyConnections(loaded: LoadedConfig, env: NodeJS.ProcessEnv = 
  * pipeline.connections where set, else what the environment gives CUDA (its CUDA_DEVICE_MAX_CONNECTIONS, unset: 8).
  * A config that sets 1 and one that leaves it unset under CUDA_DEVICE_MAX_CONNECTIONS=1 agree.
  */
-export function checkOneConnections(loads: readonly LoadedConfig[], what: string, env: NodeJS.ProcessEnv = process.env): void {
+export function checkOneConnections(
+  loads: readonly LoadedConfig[],
+  what: string,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   const inherited = env[CONNECTIONS_VARIABLE];
-  const effective = (connections: number | null) => (connections === null ? (inherited ?? String(CUDA_DEFAULT_CONNECTIONS)) : String(connections));
+  const effective = (connections: number | null) =>
+    connections === null ? (inherited ?? String(CUDA_DEFAULT_CONNECTIONS)) : String(connections);
   const values = [...new Set(loads.map((l) => l.config.pipeline.connections))];
   if (new Set(values.map(effective)).size <= 1) return;
   const shown = (v: number | null) =>
-    v === null ? `unset (${inherited === undefined ? `CUDA's ${CUDA_DEFAULT_CONNECTIONS}` : `${CONNECTIONS_VARIABLE}=${inherited}`})` : String(v);
+    v === null
+      ? `unset (${inherited === undefined ? `CUDA's ${CUDA_DEFAULT_CONNECTIONS}` : `${CONNECTIONS_VARIABLE}=${inherited}`})`
+      : String(v);
   throw new UsageError(
     `${what} ask for pipeline.connections ${values.map(shown).join(' and ')}, but one process has one ${CONNECTIONS_VARIABLE}: CUDA reads it once, when it starts.`,
     { hint: 'Measure each value in a cuda-pipe process of its own.' },
@@ -136,7 +163,10 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
   applyConnections(loaded);
   const devices = configDevices(loaded);
   const { plan, kernels } = planConfig(loaded, { gate: options.gate, devices });
-  const notes = devices?.length === 1 ? [`devices: all found one device here, so this is a one-device run on device ${devices[0]}.`] : [];
+  const notes =
+    devices?.length === 1
+      ? [`devices: all found one device here, so this is a one-device run on device ${devices[0]}.`]
+      : [];
   const started = performance.now();
   const outcome = await withSession(loaded, plan, kernels, options, async ({ runner, context, guard, policy }) => {
     const measured = await measureSchedules(runner, policy, { smClock: context.smClock, guard });
@@ -154,7 +184,9 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
       for (const [index, m] of pictured.entries()) {
         const cost = costs[index] ?? 0;
         if (skip[index]) {
-          notes.push(`No timeline for ${m.schedule.description}: a traced rep (about ${cost.toFixed(1)} ms) would add over ${TRACE_BUDGET * 100}% to this run.`);
+          notes.push(
+            `No timeline for ${m.schedule.description}: a traced rep (about ${cost.toFixed(1)} ms) would add over ${TRACE_BUDGET * 100}% to this run.`,
+          );
           continue;
         }
         runner.restoreInputs();
@@ -175,5 +207,9 @@ export async function runConfig(loaded: LoadedConfig, options: RunOptions): Prom
     traced: measured.traced,
     deviceMemory: { askedBytes: outcome.memory.askedBytes, measuredBytes: outcome.memory.measuredBytes },
   });
-  return { ...result, ...outcome.kinds.sections, notes: [...result.notes, ...notes, ...measured.notes, ...outcome.kinds.notes] };
+  return {
+    ...result,
+    ...outcome.kinds.sections,
+    notes: [...result.notes, ...notes, ...measured.notes, ...outcome.kinds.notes],
+  };
 }

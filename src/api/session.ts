@@ -41,7 +41,9 @@ export interface Session {
   readonly policy: ReturnType<typeof policyFromConfig>;
 }
 
-/** Runs `measure` on the plan's devices after verifying its schedules; returns both with what opening the devices found. */
+/**
+ * Runs `measure` on the plan's devices after verifying its schedules; returns both with what opening the devices found.
+ */
 export async function withSession<T>(
   loaded: LoadedConfig,
   plan: Plan,
@@ -51,11 +53,23 @@ export async function withSession<T>(
 ): Promise<DeviceOutcome<{ readonly verification: Verification; readonly measured: T }>> {
   const policy = policyFromConfig(loaded.config.repetitions);
   const launch = { identity: runIdentity(process.env, hostname()), timeoutMs: options.timeoutMs };
-  const open = { wait: options.wait, signal: options.signal, deviceOrigin: options.deviceOrigin, launch, kindFlags: options.kindFlags };
+  const open = {
+    wait: options.wait,
+    signal: options.signal,
+    deviceOrigin: options.deviceOrigin,
+    launch,
+    kindFlags: options.kindFlags,
+  };
   return withDevicePlan(plan, kernels, open, async (runner, context) => {
     const guard = new RepGuard({ signal: options.signal, timeoutMs: options.timeoutMs });
     options.onMeasuring?.();
-    const verification = await verifySchedules(runner, options.verify, guard, loaded.config.tolerance, reductionCheck(plan, launch.identity));
+    const verification = await verifySchedules(
+      runner,
+      options.verify,
+      guard,
+      loaded.config.tolerance,
+      reductionCheck(plan, launch.identity),
+    );
     return { verification, measured: await measure({ runner, context, guard, policy }) };
   });
 }
@@ -64,18 +78,40 @@ export async function withSession<T>(
  * The all-reduce check of a plan with a reference: the ranks that sum are the launch's under a launcher, else the
  * devices this process drives (one device: one rank).
  */
-export function reductionCheck(plan: Pick<Plan, 'reference' | 'devices'>, identity: { readonly size: number | null }): ReductionCheck | null {
+export function reductionCheck(
+  plan: Pick<Plan, 'reference' | 'devices'>,
+  identity: { readonly size: number | null },
+): ReductionCheck | null {
   if (!plan.reference) return null;
-  return { reference: plan.reference, ranks: identity.size !== null && identity.size > 1 ? identity.size : plan.devices.length };
+  return {
+    reference: plan.reference,
+    ranks: identity.size !== null && identity.size > 1 ? identity.size : plan.devices.length,
+  };
 }
 
-/** The Result's fields every command fills alike: the tool, this run's host and rank, the config, the plan and the device's software. */
+/**
+ * The Result's fields every command fills alike: the tool, this run's host and rank, the config, the plan and the
+ * device's software.
+ */
 export function resultBasics(
   loaded: LoadedConfig,
   plan: Plan,
   outcome: Pick<DeviceOutcome<unknown>, 'software' | 'compiles' | 'clockUnavailable'>,
   gate: boolean,
-): Pick<RunResultInput, 'toolVersion' | 'run' | 'config' | 'configHash' | 'rawConfig' | 'plan' | 'software' | 'compiles' | 'policy' | 'gate' | 'clockUnavailable'> {
+): Pick<
+  RunResultInput,
+  | 'toolVersion'
+  | 'run'
+  | 'config'
+  | 'configHash'
+  | 'rawConfig'
+  | 'plan'
+  | 'software'
+  | 'compiles'
+  | 'policy'
+  | 'gate'
+  | 'clockUnavailable'
+> {
   const { config } = loaded;
   return {
     toolVersion: packageVersion(),

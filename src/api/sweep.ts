@@ -45,7 +45,10 @@ export interface SweepOptions {
 
 /** Every combination of the non-layout axes' values (one empty combination when there are none). */
 export function settingCombinations(sets: SweepAxes['sets']): Setting[][] {
-  return sets.reduce<Setting[][]>((combos, axis) => combos.flatMap((combo) => axis.values.map((value) => [...combo, { path: axis.path, value }])), [[]]);
+  return sets.reduce<Setting[][]>(
+    (combos, axis) => combos.flatMap((combo) => axis.values.map((value) => [...combo, { path: axis.path, value }])),
+    [[]],
+  );
 }
 
 /**
@@ -65,7 +68,11 @@ export async function sweepConfig(loaded: LoadedConfig, axes: SweepAxes, options
   const results: RunResult[] = [];
   for (const [index, setting] of prepared.entries()) {
     const settings = combos[index] ?? [];
-    results.push(await sweepSetting(setting, axes, settings, options, (p) => options.onProgress?.({ ...p, setting: index, settings: combos.length })));
+    results.push(
+      await sweepSetting(setting, axes, settings, options, (p) =>
+        options.onProgress?.({ ...p, setting: index, settings: combos.length }),
+      ),
+    );
   }
   return results;
 }
@@ -84,19 +91,30 @@ export interface PreparedSetting {
  * baseline and the collective alone replicated on each device, each bucket's calls grouped across them), so the
  * race finds the bucket count of the whole step; `count` counts the machine's devices for `devices: all`.
  */
-export function prepareSetting(loaded: LoadedConfig, axes: SweepAxes, options: Pick<SweepOptions, 'gate'>, count?: () => number): PreparedSetting {
+export function prepareSetting(
+  loaded: LoadedConfig,
+  axes: SweepAxes,
+  options: Pick<SweepOptions, 'gate'>,
+  count?: () => number,
+): PreparedSetting {
   const { config } = loaded;
   const devices = configDevices(loaded, count);
   if (config.deviceMemory !== null) {
-    throw new UsageError(`${loaded.locate(['deviceMemory'])}: a sweep cannot keep a device-memory budget yet: its ring of device slots is sized for one layout.`, {
-      hint: 'Sweep without deviceMemory, or run each layout with `cuda-pipe run --chunks N --streams M`.',
-    });
+    throw new UsageError(
+      `${loaded.locate(['deviceMemory'])}: a sweep cannot keep a device-memory budget yet: its ring of device slots is sized for one layout.`,
+      {
+        hint: 'Sweep without deviceMemory, or run each layout with `cuda-pipe run --chunks N --streams M`.',
+      },
+    );
   }
   const kernels = resolveKernels(config, loaded.locate);
   const layouts = axes.streams.flatMap((streams) => axes.chunks.map((chunks) => ({ chunks, streams })));
   const plan = buildLayoutsPlan(config, kernels, layouts, axes.orders, { gate: options.gate });
   if (!devices || devices.length <= 1) {
-    const notes = devices?.length === 1 ? [`devices: all found one device here, so this is a one-device sweep on device ${devices[0]}.`] : [];
+    const notes =
+      devices?.length === 1
+        ? [`devices: all found one device here, so this is a one-device sweep on device ${devices[0]}.`]
+        : [];
     return { loaded, kernels, plan, notes };
   }
   const spanned = overDevices(plan, config, devices);
@@ -140,7 +158,11 @@ async function sweepSetting(
     const bestSchedule = overlapped.find((s) => s.id === best.mode);
     if (!bestSchedule) throw new Error(`the sweep's best layout ${best.mode} is not in its plan`);
     // Data-parallel, the best layout spans the devices: one rep per device, each from its own start.
-    const traced = timelineReps(await guard.trace(runner, bestSchedule), kernelRangeBytes(plan), () => context.device.streamPriority);
+    const traced = timelineReps(
+      await guard.trace(runner, bestSchedule),
+      kernelRangeBytes(plan),
+      () => context.device.streamPriority,
+    );
     return { measured: [...base.slice(0, 1), ...raced, ...base.slice(1)], best, traced };
   });
   const {
@@ -156,7 +178,9 @@ async function sweepSetting(
     ],
     settings: Object.fromEntries(settings.map((s) => [s.path, s.value])),
     points: plan.schedules.flatMap((s) =>
-      s.role.kind === 'overlapped' ? [{ mode: s.id, chunks: s.role.layout.chunks, streams: s.role.layout.streams, order: s.role.layout.order }] : [],
+      s.role.kind === 'overlapped'
+        ? [{ mode: s.id, chunks: s.role.layout.chunks, streams: s.role.layout.streams, order: s.role.layout.order }]
+        : [],
     ),
     best,
     budgetMs: options.budgetMs,
@@ -171,8 +195,13 @@ async function sweepSetting(
     traced,
     sweep,
   });
-  // As run attaches them: a collective's communicator gives the sweep's best layout its communication section and bucket model.
-  const result = { ...built, ...outcome.kinds.sections, notes: [...built.notes, ...prepared.notes, ...outcome.kinds.notes] };
+  // As run attaches them: a collective's communicator gives the sweep's best layout its communication section and
+  // bucket model.
+  const result = {
+    ...built,
+    ...outcome.kinds.sections,
+    notes: [...built.notes, ...prepared.notes, ...outcome.kinds.notes],
+  };
   // The headline of a sweep is its best layout, not the first one measured.
   const headline = result.modes.find((m) => m.id === best.mode);
   return headline?.analysis ? { ...result, summary: summaryOf(headline, headline.analysis) } : result;

@@ -27,10 +27,20 @@ export interface AbFlags extends Pick<Overrides, 'streams' | 'chunks' | 'order' 
 
 /** Exit codes are compare's: 1 when a mode a user acts on is slower (or either side failed verification), else 0. */
 export async function abCommand(pathA: string, pathB: string, flags: AbFlags): Promise<ExitCode> {
-  const overrides: Overrides = { streams: flags.streams, chunks: flags.chunks, order: flags.order, device: flags.device, warmup: flags.warmup };
+  const overrides: Overrides = {
+    streams: flags.streams,
+    chunks: flags.chunks,
+    order: flags.order,
+    device: flags.device,
+    warmup: flags.warmup,
+  };
   const [a, b] = [loadConfigFile(pathA, overrides), loadConfigFile(pathB, overrides)];
   // Before the GPU is opened: a clash found after minutes of measuring would throw the measurement away.
-  checkDocuments([{ flag: 'json', target: flags.json }, { flag: 'md', target: flags.md }, ...verdictDocuments(() => [], flags)]);
+  checkDocuments([
+    { flag: 'json', target: flags.json },
+    { flag: 'md', target: flags.md },
+    ...verdictDocuments(() => [], flags),
+  ]);
   const result = await withInterrupts((signal) =>
     runAb(a, b, {
       verify: flags.verify,
@@ -41,7 +51,10 @@ export async function abCommand(pathA: string, pathB: string, flags: AbFlags): P
       maxTimeMs: flags.maxTime * 1000,
       minPairs: flags.minPairs,
       rule: pairedRule(flags.threshold === undefined ? undefined : flags.threshold / 100),
-      onMeasuring: () => cliIo().stderr.write(`measuring ${a.config.name} against ${b.config.name}, interleaved (Ctrl-C stops after the current rep)\n`),
+      onMeasuring: () =>
+        cliIo().stderr.write(
+          `measuring ${a.config.name} against ${b.config.name}, interleaved (Ctrl-C stops after the current rep)\n`,
+        ),
     }),
   );
   const out = await writeDocuments([

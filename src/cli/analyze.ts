@@ -18,7 +18,8 @@ import { cliIo } from './io.js';
 import { nextTurn } from './turns.js';
 import { writeDocuments } from './write-file.js';
 
-const AB_USAGE = 'cuda-pipe analyze --ab before.json after.json, or with several ranks a side: cuda-pipe analyze --ab A0.json A1.json -- B0.json B1.json';
+const AB_USAGE =
+  'cuda-pipe analyze --ab before.json after.json, or with several ranks a side: cuda-pipe analyze --ab A0.json A1.json -- B0.json B1.json';
 
 /**
  * `cuda-pipe analyze <trace…>`: each trace (one per rank of one launch) read, analysed per device and step, and the
@@ -30,12 +31,22 @@ const AB_USAGE = 'cuda-pipe analyze --ab before.json after.json, or with several
  */
 export async function analyzeCommand(
   files: string[],
-  flags: { json?: string; md?: string; html?: string; trace?: string; rates?: string; ab?: boolean; threshold?: number },
+  flags: {
+    json?: string;
+    md?: string;
+    html?: string;
+    trace?: string;
+    rates?: string;
+    ab?: boolean;
+    threshold?: number;
+  },
 ): Promise<0 | 1> {
   if (flags.threshold !== undefined && !flags.ab) throw new UsageError('--threshold is for --ab.');
   const sides = flags.ab ? abSides(files, cliIo().argv) : null;
   checkDistinctFiles(
-    sides ? [...sides.a.map((file) => ({ file, side: ' (in A)' })), ...sides.b.map((file) => ({ file, side: ' (in B)' }))] : files.map((file) => ({ file, side: '' })),
+    sides
+      ? [...sides.a.map((file) => ({ file, side: ' (in A)' })), ...sides.b.map((file) => ({ file, side: ' (in B)' }))]
+      : files.map((file) => ({ file, side: '' })),
   );
   const rates = flags.rates === undefined ? null : ratesFromFile(flags.rates);
   // One at a time: each holds its kept events, and reading two at once would hold two files' worth of tokens too.
@@ -79,15 +90,24 @@ function abSides(files: readonly string[], argv: readonly string[]): { a: string
   const after = separator < 0 ? 0 : argv.length - separator - 1;
   if (after === 0) {
     if (files.length === 2) return { a: [files[0] as string], b: [files[1] as string] };
-    throw new UsageError(`--ab judges two sides, A and B: ${files.length} trace${files.length === 1 ? '' : 's'} without -- between A's and B's.`, { hint: AB_USAGE });
+    throw new UsageError(
+      `--ab judges two sides, A and B: ${files.length} trace${files.length === 1 ? '' : 's'} without -- between A's and B's.`,
+      { hint: AB_USAGE },
+    );
   }
   const a = files.slice(0, files.length - after);
   const b = files.slice(files.length - after);
-  if (!a.length || !b.length) throw new UsageError(`--ab judges two sides, A and B: ${a.length ? 'no trace after --' : 'no trace before --'}.`, { hint: AB_USAGE });
-  if (a.length !== b.length) {
-    throw new UsageError(`--ab pairs rank with rank: A has ${a.length} traces (${a.join(', ')}) and B ${b.length} (${b.join(', ')}).`, {
-      hint: "Give each side every rank's trace of its launch, in any order: ranks are paired by their distributedInfo.rank, else in the order given.",
+  if (!a.length || !b.length)
+    throw new UsageError(`--ab judges two sides, A and B: ${a.length ? 'no trace after --' : 'no trace before --'}.`, {
+      hint: AB_USAGE,
     });
+  if (a.length !== b.length) {
+    throw new UsageError(
+      `--ab pairs rank with rank: A has ${a.length} traces (${a.join(', ')}) and B ${b.length} (${b.join(', ')}).`,
+      {
+        hint: "Give each side every rank's trace of its launch, in any order: ranks are paired by their distributedInfo.rank, else in the order given.",
+      },
+    );
   }
   return { a, b };
 }
@@ -107,7 +127,8 @@ function checkDistinctFiles(files: ReadonlyArray<{ readonly file: string; readon
     const first = seen.get(key);
     if (first !== undefined) {
       const sides = first.side === given.side ? first.side : `${first.side} and${given.side}`;
-      const same = first.file === file ? `${file} is given twice${sides}` : `${first.file} and ${file} are one file${sides}`;
+      const same =
+        first.file === file ? `${file} is given twice${sides}` : `${first.file} and ${file} are one file${sides}`;
       throw new UsageError(`${same}: each trace is read once, as one rank of a launch (or of one side of --ab).`, {
         hint: `Give each rank's trace once. ${AB_USAGE}`,
       });
@@ -120,12 +141,21 @@ function checkDistinctFiles(files: ReadonlyArray<{ readonly file: string; readon
  * --ab's document: each side analysed as a launch of its own (its ranks' collective skew among themselves, never
  * across A and B), their devices, findings and notes together, and B's steps judged against A's, rank with rank.
  */
-function abDocument(a: readonly ParsedTrace[], b: readonly ParsedTrace[], options: Parameters<typeof analyzeTraces>[1], threshold: number | undefined): AnalysisDocument {
+function abDocument(
+  a: readonly ParsedTrace[],
+  b: readonly ParsedTrace[],
+  options: Parameters<typeof analyzeTraces>[1],
+  threshold: number | undefined,
+): AnalysisDocument {
   checkOneLaunch(a, "A's traces");
   checkOneLaunch(b, "B's traces");
   const before = analyzeTraces(a, options);
   const after = analyzeTraces(b, options);
-  const judged = judgeSteps(before.devices, after.devices, separateRunsRule(threshold === undefined ? undefined : threshold / 100));
+  const judged = judgeSteps(
+    before.devices,
+    after.devices,
+    separateRunsRule(threshold === undefined ? undefined : threshold / 100),
+  );
   const steps = (doc: AnalysisDocument) => doc.devices.reduce((sum, d) => sum + d.steps.length, 0);
   const unlike = programNote(programShape(a, steps(before)), programShape(b, steps(after)));
   // Said where it is read first too: a verdict between two programs is not about a change.
@@ -142,7 +172,15 @@ function abDocument(a: readonly ParsedTrace[], b: readonly ParsedTrace[], option
     ...common,
     devices: [...before.devices, ...after.devices],
     findings: [...before.findings, ...after.findings],
-    notes: [...new Set([...(unlike ? [unlike] : []), ...before.notes, ...after.notes, ...skew('A', before), ...skew('B', after)])],
+    notes: [
+      ...new Set([
+        ...(unlike ? [unlike] : []),
+        ...before.notes,
+        ...after.notes,
+        ...skew('A', before),
+        ...skew('B', after),
+      ]),
+    ],
     ...judged,
   };
 }

@@ -9,7 +9,10 @@ import { describeFileError } from '../files/errno.js';
 export function exitQuietlyOnBrokenPipe(stream: NodeJS.WriteStream = process.stdout): void {
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') {
-      if (stream !== process.stderr) process.stderr.write(`cuda-pipe: Cannot write to ${stream === process.stdout ? 'stdout' : 'an output'}: ${describeFileError(error)}.\n`);
+      if (stream !== process.stderr)
+        process.stderr.write(
+          `cuda-pipe: Cannot write to ${stream === process.stdout ? 'stdout' : 'an output'}: ${describeFileError(error)}.\n`,
+        );
       process.exit(3);
     }
     process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);

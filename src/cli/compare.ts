@@ -17,15 +17,25 @@ export interface CompareOptions extends VerdictTargets {
   json?: string;
 }
 
-export async function compareCommand(baselinePath: string, candidatePath: string, options: CompareOptions): Promise<0 | 1> {
-  const comparison = compareResults(loadResults(baselinePath), loadResults(candidatePath), separateRunsRule(options.threshold === undefined ? undefined : options.threshold / 100));
+export async function compareCommand(
+  baselinePath: string,
+  candidatePath: string,
+  options: CompareOptions,
+): Promise<0 | 1> {
+  const comparison = compareResults(
+    loadResults(baselinePath),
+    loadResults(candidatePath),
+    separateRunsRule(options.threshold === undefined ? undefined : options.threshold / 100),
+  );
   if (comparison.deviceDifferences.length && !options.allowDeviceChange) {
     throw new UsageError(`The results come from different devices: ${comparison.deviceDifferences.join('; ')}.`, {
       hint: 'Compare results from the same GPU model, or pass --allow-device-change to compare anyway.',
     });
   }
   if (!comparison.pairs.length) {
-    throw new UsageError(`Nothing to compare: no config of ${candidatePath} is in ${baselinePath} (${comparison.unpaired.join('; ')}).`);
+    throw new UsageError(
+      `Nothing to compare: no config of ${candidatePath} is in ${baselinePath} (${comparison.unpaired.join('; ')}).`,
+    );
   }
   const out = await writeDocuments([
     { flag: 'json', target: options.json, render: () => JSON.stringify(comparison, null, 2) + '\n' },

@@ -8,7 +8,12 @@ import { fitLines } from '../report/width.js';
  * --verbose), its lines fitted to `columns` (width.ts' paragraphColumns: the terminal's or COLUMNS, else none).
  * Anything that is not one of our error classes is a bug in cuda-pipe, shown in full under its own code.
  */
-export function exitCodeFor(error: unknown, verbose: boolean, print: (text: string) => void, columns = Number.POSITIVE_INFINITY): ExitCode {
+export function exitCodeFor(
+  error: unknown,
+  verbose: boolean,
+  print: (text: string) => void,
+  columns = Number.POSITIVE_INFINITY,
+): ExitCode {
   // Every error paragraph passes here, and many quote a file's bytes (a trace's kernel name, a non-JSON file's first
   // characters in JSON.parse's message): whatever they hold reaches the terminal as visible escapes, never as its
   // commands (ESC, BEL, NUL, bidirectional overrides). The escapes are visible text, so the lines are fitted after.

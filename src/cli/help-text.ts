@@ -27,11 +27,20 @@ export const COMMAND_EXAMPLES = {
     ['cuda-pipe run my.yaml --dry-run', 'print the plan; no GPU needed'],
     ['cuda-pipe run my.yaml --json result.json --md report.md', 'save the result and a report'],
     ['cuda-pipe run --timeline --html report.html', 'see the streams overlap: a Gantt chart and a report page'],
-    ['srun --ntasks-per-node=4 cuda-pipe run --json results/%r.json', 'one rank per GPU, a Result per rank (%r: the rank)'],
+    [
+      'srun --ntasks-per-node=4 cuda-pipe run --json results/%r.json',
+      'one rank per GPU, a Result per rank (%r: the rank)',
+    ],
   ],
   merge: [
-    ['cuda-pipe merge results/*.json', "each rank's figures per host and GPU, the total, the slowest GPU, collectives' skew"],
-    ['cuda-pipe merge results/*.json --json all.json', "one file of every rank's Result, for report, compare and timeline"],
+    [
+      'cuda-pipe merge results/*.json',
+      "each rank's figures per host and GPU, the total, the slowest GPU, collectives' skew",
+    ],
+    [
+      'cuda-pipe merge results/*.json --json all.json',
+      "one file of every rank's Result, for report, compare and timeline",
+    ],
   ],
   sweep: [
     ['cuda-pipe sweep', 'balanced: 1 to 8 streams × 1 to 64 chunks'],
@@ -81,11 +90,17 @@ export const COMMAND_EXAMPLES = {
   overhead: [['cuda-pipe overhead --ops 50000', 'host cost of one launch and one copy']],
   analyze: [
     ['cuda-pipe analyze trace.pt.trace.json.gz', 'per step: overlap, exposed and idle time, floor, findings'],
-    ['cuda-pipe analyze rank0.json.gz rank1.json.gz --json analysis.json', "one trace per rank: each collective's skew"],
+    [
+      'cuda-pipe analyze rank0.json.gz rank1.json.gz --json analysis.json',
+      "one trace per rank: each collective's skew",
+    ],
     ['cuda-pipe analyze trace.json --rates probe.json', 'the floor from measured link rates (probe --bandwidth)'],
     ['cuda-pipe analyze --ab before.json after.json', 'B against A: each step a sample; exit 1 when slower'],
     ['cuda-pipe analyze --ab a0.json a1.json -- b0.json b1.json', 'B against A, a launch a side, rank with rank'],
-    ['cuda-pipe analyze trace.json --md a.md --html a.html --trace a.json', 'a report, a page, the events for Perfetto'],
+    [
+      'cuda-pipe analyze trace.json --md a.md --html a.html --trace a.json',
+      'a report, a page, the events for Perfetto',
+    ],
     ['cuda-pipe analyze report.sqlite', 'an Nsight Systems export (nsys export --type sqlite)'],
   ],
 } as const satisfies Record<string, readonly Example[]>;
@@ -126,7 +141,10 @@ export const environmentList = (kinds: EnvironmentList): EnvironmentList => [
   ['NO_COLOR', 'set to anything: no colour in tables'],
   ['COLUMNS', "the width output fits (default: the terminal's, else 100)"],
   ['CUDA_VISIBLE_DEVICES', 'a launched rank shown one GPU takes device 0, not its local rank'],
-  ['CUDA_DEVICE_MAX_CONNECTIONS', "CUDA's hardware work queues for the streams (8 unset); pipeline.connections sets it for a run"],
+  [
+    'CUDA_DEVICE_MAX_CONNECTIONS',
+    "CUDA's hardware work queues for the streams (8 unset); pipeline.connections sets it for a run",
+  ],
   [
     'OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_SIZE, OMPI_MCA_ess_base_jobid, ' +
       'SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS, SLURM_JOB_ID, MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_LOCAL_RANK, ' +
@@ -141,10 +159,16 @@ export const environmentList = (kinds: EnvironmentList): EnvironmentList => [
 
 /** The exit codes and the environment, each a term and its meaning beside it, or below it where too narrow. */
 export function topLevelHelp(kinds: EnvironmentList, columns = DEFAULT_COLUMNS): string {
-  const codes = EXIT_CODES.map(([code, meaning]) => fitItem(String(code).padStart(3), meaning, columns, { termWidth: 3 }));
-  // Names up to 22 columns share the line with their meaning; a longer list goes on lines of its own, the meaning below.
-  const listed = (names: string, meaning: string) => `${fitLines(`  ${names}`, columns)}\n${fitLines(`      ${meaning}`, columns)}`;
-  const environment = environmentList(kinds).map(([names, meaning]) => (names.length <= 22 ? fitItem(names, meaning, columns, { termWidth: 22 }) : listed(names, meaning)));
+  const codes = EXIT_CODES.map(([code, meaning]) =>
+    fitItem(String(code).padStart(3), meaning, columns, { termWidth: 3 }),
+  );
+  // Names up to 22 columns share the line with their meaning; a longer list goes on lines of its own, the meaning
+  // below.
+  const listed = (names: string, meaning: string) =>
+    `${fitLines(`  ${names}`, columns)}\n${fitLines(`      ${meaning}`, columns)}`;
+  const environment = environmentList(kinds).map(([names, meaning]) =>
+    names.length <= 22 ? fitItem(names, meaning, columns, { termWidth: 22 }) : listed(names, meaning),
+  );
   const more = fitLines("Run `cuda-pipe <command> --help` for a command's options and examples.", columns);
   return `\nExit codes:\n${codes.join('\n')}\n\nEnvironment:\n${environment.join('\n')}\n\n${more}\n`;
 }

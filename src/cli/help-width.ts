@@ -7,4 +7,5 @@ import { cliIo } from './io.js';
 // too narrow (the command list at 80 columns), under it.
 export const columnsOf = (error: boolean) => outputColumns(error ? cliIo().stderr : cliIo().stdout);
 /** A command's examples after its help, at the width of the stream the help goes to. */
-export const examplesFor = (command: CommandName) => (context: { error: boolean }) => commandHelp(command, columnsOf(context.error));
+export const examplesFor = (command: CommandName) => (context: { error: boolean }) =>
+  commandHelp(command, columnsOf(context.error));

@@ -10,7 +10,10 @@ export interface InterruptHooks {
   readonly signals?: Pick<NodeJS.Process, 'on' | 'off'>;
 }
 
-/** SIGINT and SIGTERM as one AbortSignal for the whole command, and the stretches of it that stop at their own boundaries. */
+/**
+ * SIGINT and SIGTERM as one AbortSignal for the whole command, and the stretches of it that stop at their own
+ * boundaries.
+ */
 export interface Interrupts {
   /** Aborted by the first SIGINT or SIGTERM, with the signal's name as its reason. */
   readonly signal: AbortSignal;
@@ -100,7 +103,8 @@ export async function withInterrupts<T>(body: (signal: AbortSignal) => Promise<T
   try {
     return await interrupts.during(async (signal) => {
       const value = await body(signal);
-      if (signal.aborted) throw new Interrupted(`Interrupted (${String(signal.reason)}) after measuring: nothing was written.`);
+      if (signal.aborted)
+        throw new Interrupted(`Interrupted (${String(signal.reason)}) after measuring: nothing was written.`);
       return value;
     });
   } finally {

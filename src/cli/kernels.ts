@@ -17,15 +17,19 @@ export interface KernelsFlags {
  * listing. Every line fits the output's width.
  */
 export async function kernelsCommand(paths: readonly string[], flags: KernelsFlags): Promise<0> {
-  if (flags.arch !== undefined && !flags.check) throw new UsageError('--arch only applies with --check: listing kernels compiles nothing.');
+  if (flags.arch !== undefined && !flags.check)
+    throw new UsageError('--arch only applies with --check: listing kernels compiles nothing.');
   const sources = paths.length ? paths.map((path) => readKernelSource(path)) : listKernelSources();
   const listing: string[] = [];
   for (const source of sources) {
     listing.push(source.path);
     for (const signature of source.signatures) {
-      listing.push(`  ${formatSignature(signature)}${signature.ambiguity ? ` (cannot be used: ${signature.ambiguity})` : ''}`);
+      listing.push(
+        `  ${formatSignature(signature)}${signature.ambiguity ? ` (cannot be used: ${signature.ambiguity})` : ''}`,
+      );
     }
-    for (const hidden of source.excluded) listing.push(`  ${hidden.name}: only under ${hidden.conditions.join(', ')}, off without -D options`);
+    for (const hidden of source.excluded)
+      listing.push(`  ${hidden.name}: only under ${hidden.conditions.join(', ')}, off without -D options`);
     if (!source.signatures.length && !source.excluded.length) listing.push('  (no extern "C" __global__ kernels)');
   }
   const out = cliIo().stdout;
@@ -38,7 +42,9 @@ export async function kernelsCommand(paths: readonly string[], flags: KernelsFla
   const failures = check.sources.filter((s) => !s.ok);
   const compiled = `${sources.length - failures.length} of ${sources.length} sources compiled`;
   const compile = (s: (typeof check.sources)[number]) =>
-    s.ok ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}` : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}`;
+    s.ok
+      ? `  ok      ${s.path}: CUBIN ${formatBytes(s.cubinBytes)} in ${formatMs(s.ms)}`
+      : `  FAILED  ${s.path}:\n${s.log.replace(/^/gm, '    ')}`;
   write([
     `${compiled} for ${check.arch} (${check.why}) with NVRTC ${check.nvrtc.version}, bypassing the cache`,
     ...check.sources.map(compile),
@@ -47,7 +53,8 @@ export async function kernelsCommand(paths: readonly string[], flags: KernelsFla
     ...listing,
   ]);
   if (failures.length) {
-    const first = failures[0]?.log.split('\n').find((line) => /error/.test(line)) ?? failures[0]?.log.split('\n')[0] ?? '';
+    const first =
+      failures[0]?.log.split('\n').find((line) => /error/.test(line)) ?? failures[0]?.log.split('\n')[0] ?? '';
     throw new UsageError(
       `${failures.length} of ${sources.length} kernel sources did not compile with NVRTC ${check.nvrtc.version} for ${check.arch}: ` +
         `${failures.map((s) => s.path).join(', ')}${first ? ` (first error: ${first.trim()})` : ''}.`,

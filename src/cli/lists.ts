@@ -9,7 +9,9 @@ export function hostMemoryKinds(text: string): HostMemoryKind[] {
     .filter((k) => k !== '');
   const bad = kinds.find((k) => !(HOST_MEMORY_KINDS as readonly string[]).includes(k));
   if (bad !== undefined || !kinds.length) {
-    throw new InvalidArgumentError(`expected host memory kinds from ${HOST_MEMORY_KINDS.join(', ')}, comma-separated; got "${bad ?? text}".`);
+    throw new InvalidArgumentError(
+      `expected host memory kinds from ${HOST_MEMORY_KINDS.join(', ')}, comma-separated; got "${bad ?? text}".`,
+    );
   }
   return [...new Set(kinds as HostMemoryKind[])];
 }

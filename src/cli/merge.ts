@@ -16,7 +16,9 @@ export async function mergeCommand(files: string[], flags: { json?: string }): P
   const results = files.flatMap((file) => loadResults(file)).map(concludeResult);
   if (!results.length) throw new UsageError(`${files.join(', ')} hold${files.length === 1 ? 's' : ''} no results.`);
   const merged = mergeResults(results);
-  const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(merged.results, null, 2) + '\n' }]);
+  const out = await writeDocuments([
+    { flag: 'json', target: flags.json, render: () => JSON.stringify(merged.results, null, 2) + '\n' },
+  ]);
   const columns = outputColumns(out);
   out.write(fitLines(renderMerge(merged, makeStyle(out), columns), columns) + '\n');
   return 0;

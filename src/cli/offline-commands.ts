@@ -2,7 +2,15 @@ import type { Command } from 'commander';
 import { lazy } from './action.js';
 import { examplesFor } from './help-width.js';
 import { archFlag, chartColumns, positiveNumber } from './numbers.js';
-import { bmfOption, csvOption, gabOption, junitOption, verdictBmfOption, verdictCsvOption, verdictGabOption } from './options.js';
+import {
+  bmfOption,
+  csvOption,
+  gabOption,
+  junitOption,
+  verdictBmfOption,
+  verdictCsvOption,
+  verdictGabOption,
+} from './options.js';
 import { checkOutputTarget } from './write-file.js';
 
 // The commands that need no GPU: documents and traces read and rendered again, kernel sources listed and compiled,
@@ -16,7 +24,11 @@ export function addKernels(program: Command): void {
     .description('list the kernels under kernels/ (or in the given files) with their signatures; --check compiles them')
     .argument('[sources...]', '.cu files to list or check instead of the built-in kernels/')
     .option('--check', 'compile the sources with NVRTC (no GPU needed)')
-    .option('--arch <sm_XX>', "architecture for --check (default: the device's, else the newest NVRTC supports)", archFlag)
+    .option(
+      '--arch <sm_XX>',
+      "architecture for --check (default: the device's, else the newest NVRTC supports)",
+      archFlag,
+    )
     .addHelpText('after', examplesFor('kernels'))
     .action(lazy(async () => (await import('./kernels.js')).kernelsCommand));
 }
@@ -36,10 +48,20 @@ export function addSchema(program: Command): void {
 export function addReport(program: Command): void {
   program
     .command('report')
-    .description('re-render a saved document (run, sweep, merge, ab or probe --json) as the table, or --md, exactly as measured')
+    .description(
+      're-render a saved document (run, sweep, merge, ab or probe --json) as the table, or --md, exactly as measured',
+    )
     .argument('<result.json>', 'a file written with --json by `cuda-pipe run`, `sweep`, `merge`, `ab` or `probe`')
-    .option('--md <file>', 'write a Markdown report to a file, or - for stdout (the table then goes to stderr)', checkOutputTarget)
-    .option('--json <file>', 'write the document again (Results as one Result document of the current version), or - for stdout', checkOutputTarget)
+    .option(
+      '--md <file>',
+      'write a Markdown report to a file, or - for stdout (the table then goes to stderr)',
+      checkOutputTarget,
+    )
+    .option(
+      '--json <file>',
+      'write the document again (Results as one Result document of the current version), or - for stdout',
+      checkOutputTarget,
+    )
     .option('--svg <file>', 'also write the timeline as SVG', checkOutputTarget)
     .option('--html <file>', 'also write the HTML report', checkOutputTarget)
     .option('--trace <file>', 'also write Chrome Trace Event JSON', checkOutputTarget)
@@ -55,12 +77,22 @@ export function addReport(program: Command): void {
 export function addTimeline(program: Command): void {
   program
     .command('timeline')
-    .description('draw the traced reps of a saved result: a Gantt chart here, and SVG, HTML or a Chrome trace on request')
+    .description(
+      'draw the traced reps of a saved result: a Gantt chart here, and SVG, HTML or a Chrome trace on request',
+    )
     .argument('<result.json>', 'a file written by `cuda-pipe run --json`')
     .option('--svg <file>', 'write the timeline as SVG to a file, or - for stdout', checkOutputTarget)
     .option('--html <file>', 'write a self-contained HTML report to a file, or - for stdout', checkOutputTarget)
-    .option('--trace <file>', 'write Chrome Trace Event JSON (Perfetto, chrome://tracing) to a file, or - for stdout', checkOutputTarget)
-    .option('--width <columns>', "width of the Gantt chart, 20 to 1000 (default: the terminal's, else 100)", chartColumns)
+    .option(
+      '--trace <file>',
+      'write Chrome Trace Event JSON (Perfetto, chrome://tracing) to a file, or - for stdout',
+      checkOutputTarget,
+    )
+    .option(
+      '--width <columns>',
+      "width of the Gantt chart, 20 to 1000 (default: the terminal's, else 100)",
+      chartColumns,
+    )
     .addHelpText('after', examplesFor('timeline'))
     .action(lazy(async () => (await import('./timeline.js')).timelineCommand));
 }
@@ -72,7 +104,11 @@ export function addCompare(program: Command): void {
     .description('compare two result files: faster, slower, same or noisy per config and mode; exit 1 on a slowdown')
     .argument('<baseline.json>', 'results to compare against')
     .argument('<candidate.json>', 'results to judge')
-    .option('--threshold <percent>', 'the equivalence band ±δ (default 1): same only when the 90% interval of the change lies inside it', positiveNumber)
+    .option(
+      '--threshold <percent>',
+      'the equivalence band ±δ (default 1): same only when the 90% interval of the change lies inside it',
+      positiveNumber,
+    )
     .option('--allow-device-change', 'compare results from different devices')
     .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
     .option('--json <file>', 'write the comparison as JSON to a file, or - for stdout', checkOutputTarget)
@@ -88,9 +124,15 @@ export function addCompare(program: Command): void {
 export function addMerge(program: Command): void {
   program
     .command('merge')
-    .description('read the Results of many ranks (run --json results/%r.json under mpirun or srun): a table per host and GPU, the total throughput, the slowest GPU')
+    .description(
+      'read the Results of many ranks (run --json results/%r.json under mpirun or srun): a table per host and GPU, the total throughput, the slowest GPU',
+    )
     .argument('<results...>', 'result files, each one Result or an array of them')
-    .option('--json <file>', "write every rank's Result as one array (report, compare and timeline read it), or - for stdout", checkOutputTarget)
+    .option(
+      '--json <file>',
+      "write every rank's Result as one array (report, compare and timeline read it), or - for stdout",
+      checkOutputTarget,
+    )
     .addHelpText('after', examplesFor('merge'))
     .action(lazy(async () => (await import('./merge.js')).mergeCommand));
 }
@@ -106,16 +148,27 @@ export function addAnalyze(program: Command): void {
       '<traces...>',
       'trace files, one per rank of one launch: Chrome traces (.json, .json.gz, .pt.trace.json.gz) or Nsight Systems exports (nsys export --type sqlite), each told by its first bytes; JSON streamed; their limits are in docs/reference/cli.md',
     )
-    .option('--rates <file>', "the floor's link rates: a `probe --bandwidth --json` file or a Result (default: the trace's fastest copies)")
+    .option(
+      '--rates <file>',
+      "the floor's link rates: a `probe --bandwidth --json` file or a Result (default: the trace's fastest copies)",
+    )
     .option(
       '--ab',
       "two runs of one program, A before a change and B after: two traces, or each launch's ranks with -- between (A0 A1 -- B0 B1); each device's steps are samples, judged faster, slower, same or noisy by compare's rule, rank with rank; exit 1 when B is slower",
     )
     .option('--threshold <percent>', "with --ab: the equivalence band ±δ (default 1), as compare's", positiveNumber)
-    .option('--json <file>', 'write the analysis document to a file, or - for stdout (the text then goes to stderr)', checkOutputTarget)
+    .option(
+      '--json <file>',
+      'write the analysis document to a file, or - for stdout (the text then goes to stderr)',
+      checkOutputTarget,
+    )
     .option('--md <file>', 'write a Markdown report to a file, or - for stdout', checkOutputTarget)
     .option('--html <file>', 'write a self-contained HTML report to a file, or - for stdout', checkOutputTarget)
-    .option('--trace <file>', 'write the analysed events, steps and findings as Chrome Trace Event JSON (Perfetto) to a file, or - for stdout', checkOutputTarget)
+    .option(
+      '--trace <file>',
+      'write the analysed events, steps and findings as Chrome Trace Event JSON (Perfetto) to a file, or - for stdout',
+      checkOutputTarget,
+    )
     .addHelpText('after', examplesFor('analyze'))
     .action(lazy(async () => (await import('./analyze.js')).analyzeCommand));
 }

@@ -39,7 +39,8 @@ const OUTPUTS = {
  * The terminal's view of results: the run table (with the model's working under --verbose), after a line per Result
  * where there are several, or a sweep's heat maps, best layout and YAML.
  */
-const terminalExporter = (sweep: boolean, verbose: boolean): RunExporter => (sweep ? sweepTableExporter : summaryFirst(verbose ? verboseTableExporter : tableExporter));
+const terminalExporter = (sweep: boolean, verbose: boolean): RunExporter =>
+  sweep ? sweepTableExporter : summaryFirst(verbose ? verboseTableExporter : tableExporter);
 
 export type OutputFlag = keyof typeof OUTPUTS;
 export const OUTPUT_FLAGS = Object.keys(OUTPUTS) as OutputFlag[];
@@ -52,7 +53,8 @@ const exporterOf = (flag: OutputFlag, sweep: boolean): RunExporter => {
 };
 
 /** Fails on a clash between output targets before anything is measured. */
-export const checkOutputs = (targets: RunOutputTargets): void => checkDocuments(OUTPUT_FLAGS.map((flag) => ({ flag, target: targets[flag] })));
+export const checkOutputs = (targets: RunOutputTargets): void =>
+  checkDocuments(OUTPUT_FLAGS.map((flag) => ({ flag, target: targets[flag] })));
 
 export interface TerminalViews {
   /** The run table (run, report). */
@@ -70,7 +72,11 @@ export interface TerminalViews {
  * Each asked-for document goes to its file, or to stdout for `-` (one at most); the terminal views go to stdout, or
  * to stderr when stdout carries a document.
  */
-export async function writeRunOutputs(results: readonly RunResult[], targets: RunOutputTargets, views: TerminalViews): Promise<void> {
+export async function writeRunOutputs(
+  results: readonly RunResult[],
+  targets: RunOutputTargets,
+  views: TerminalViews,
+): Promise<void> {
   const sweep = views.sweep ?? false;
   const stream = await writeDocuments(
     OUTPUT_FLAGS.map((flag) => ({
@@ -81,8 +87,10 @@ export async function writeRunOutputs(results: readonly RunResult[], targets: Ru
   );
   const style = makeStyle(stream);
   const columns = outputColumns(stream);
-  // --verbose is the program's option, read from the command line as the top-level catch reads it: every command has it.
+  // --verbose is the program's option, read from the command line as the top-level catch reads it: every command has
+  // it.
   const verbose = views.verbose ?? cliIo().argv.includes('--verbose');
-  if (views.table) stream.write(fitLines(terminalExporter(sweep, verbose).render(results, style, columns), columns) + '\n');
+  if (views.table)
+    stream.write(fitLines(terminalExporter(sweep, verbose).render(results, style, columns), columns) + '\n');
   if (views.gantt) stream.write(renderGantt(pictured(results), { style, columns: views.width ?? columns }) + '\n');
 }

@@ -30,8 +30,12 @@ export async function overheadCommand(flags: OverheadFlags): Promise<0> {
       ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
     }),
   );
-  const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(report, null, 2) + '\n' }]);
-  out.write(`Host cost per issued op on ${report.device} (host timer around the issue loop, ${report.batch} ops a batch):\n`);
+  const out = await writeDocuments([
+    { flag: 'json', target: flags.json, render: () => JSON.stringify(report, null, 2) + '\n' },
+  ]);
+  out.write(
+    `Host cost per issued op on ${report.device} (host timer around the issue loop, ${report.batch} ops a batch):\n`,
+  );
   for (const r of report.rows) {
     out.write(
       `  ${OP_NAMES[r.op].padEnd(40)} median ${r.hostUsPerOp.median.toFixed(2)} µs, min ${r.hostUsPerOp.min.toFixed(2)} µs ` +

@@ -30,9 +30,14 @@ export async function probeCommand(flags: ProbeFlags): Promise<0> {
     wait: flags.wait,
     ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
   };
-  // Only the bandwidth measurement runs work on the GPU, so only it stops at a rep boundary; describing devices ends at once on a signal.
-  const document = flags.bandwidth ? await withInterrupts((signal) => probe({ ...options, signal })) : await probe(options);
-  const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(document, null, 2) + '\n' }]);
+  // Only the bandwidth measurement runs work on the GPU, so only it stops at a rep boundary; describing devices ends at
+  // once on a signal.
+  const document = flags.bandwidth
+    ? await withInterrupts((signal) => probe({ ...options, signal }))
+    : await probe(options);
+  const out = await writeDocuments([
+    { flag: 'json', target: flags.json, render: () => JSON.stringify(document, null, 2) + '\n' },
+  ]);
   const columns = outputColumns(out);
   out.write(fitLines(renderProbe(document, makeStyle(out), columns), columns) + '\n');
   return 0;

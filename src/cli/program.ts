@@ -37,7 +37,10 @@ const program = new Command('cuda-pipe')
     getOutHelpWidth: () => columnsOf(false),
     getErrHelpWidth: () => columnsOf(true),
   })
-  .configureHelp({ formatItem: (term, termWidth, description, helper) => fitItem(term, description, helper.helpWidth ?? columnsOf(false), { termWidth }) })
+  .configureHelp({
+    formatItem: (term, termWidth, description, helper) =>
+      fitItem(term, description, helper.helpWidth ?? columnsOf(false), { termWidth }),
+  })
   .exitOverride();
 
 // In the order the help lists them.
@@ -58,7 +61,10 @@ addOverhead(program);
  * Runs one command line (`argv` as process.argv gives it: node, the script, then the arguments) with its text going
  * to `io`, and returns the exit code. Nothing here ends the process: src/cli/main.ts does, for the installed tool.
  */
-export async function cliMain(argv: readonly string[], io: Omit<CliIo, 'argv'>): Promise<{ code: ExitCode | 0; contextLost: boolean }> {
+export async function cliMain(
+  argv: readonly string[],
+  io: Omit<CliIo, 'argv'>,
+): Promise<{ code: ExitCode | 0; contextLost: boolean }> {
   return withCliIo({ ...io, argv }, async () => {
     try {
       if (mayPrintTopLevelHelp(argv.slice(2))) kindEnvironment = await loadKindEnvironment();
@@ -66,7 +72,12 @@ export async function cliMain(argv: readonly string[], io: Omit<CliIo, 'argv'>):
       return { code: 0, contextLost: false };
     } catch (error) {
       if (error instanceof CommandExit) return { code: error.code, contextLost: false };
-      const code = exitCodeFor(error, argv.includes('--verbose'), (text) => io.stderr.write(text), paragraphColumns(io.stderr));
+      const code = exitCodeFor(
+        error,
+        argv.includes('--verbose'),
+        (text) => io.stderr.write(text),
+        paragraphColumns(io.stderr),
+      );
       return { code, contextLost: contextLost(error) };
     }
   });

@@ -15,7 +15,8 @@ export type ReportFlags = RunOutputTargets & VerdictTargets;
 
 /**
  * Re-renders any saved document exactly as measured (the renderers read nothing but the document), a Result's
- * conclusions drawn again from its modes by the functions `run` draws them with (measure/conclusions.ts): Results as the
+ * conclusions drawn again from its modes by the functions `run` draws them with (measure/conclusions.ts): Results as
+ * the
  * table, and each asked-for document as `run` writes it; `--json` writes a file of any version as the current one. A
  * saved sweep reads as `sweep` printed it: the heat map, the best layout with its ties and the YAML, `--md` the heat
  * map and `--svg` the chart, not the race's dozens of modes. An A/B document reads as `ab` printed it (the table,
@@ -41,7 +42,9 @@ export async function reportCommand(file: string, flags: ReportFlags): Promise<0
   if (document.kind === 'probe') {
     refuseOthers(flags, ['json'], 'a probe document (`cuda-pipe probe --json`)');
     const { probe } = document;
-    const out = await writeDocuments([{ flag: 'json', target: flags.json, render: () => JSON.stringify(probe, null, 2) + '\n' }]);
+    const out = await writeDocuments([
+      { flag: 'json', target: flags.json, render: () => JSON.stringify(probe, null, 2) + '\n' },
+    ]);
     const columns = outputColumns(out);
     out.write(fitLines(renderProbe(probe, makeStyle(out), columns), columns) + '\n');
     return 0;
@@ -61,9 +64,14 @@ export async function reportCommand(file: string, flags: ReportFlags): Promise<0
 
 /** A document of another kind than Results has no modes or timeline to write as the other formats. */
 function refuseOthers(flags: ReportFlags, allowed: ReadonlyArray<OutputFlag | VerdictFlag>, what: string): void {
-  const refused = [...new Set([...OUTPUT_FLAGS, ...VERDICT_FLAGS])].filter((flag) => flags[flag] !== undefined && !allowed.includes(flag));
+  const refused = [...new Set([...OUTPUT_FLAGS, ...VERDICT_FLAGS])].filter(
+    (flag) => flags[flag] !== undefined && !allowed.includes(flag),
+  );
   if (!refused.length) return;
-  throw new UsageError(`${refused.map((f) => `--${f}`).join(', ')} cannot render ${what}: it holds no run's modes or timeline.`, {
-    hint: `For this file, report writes ${allowed.map((f) => `--${f}`).join(' and ')}.`,
-  });
+  throw new UsageError(
+    `${refused.map((f) => `--${f}`).join(', ')} cannot render ${what}: it holds no run's modes or timeline.`,
+    {
+      hint: `For this file, report writes ${allowed.map((f) => `--${f}`).join(' and ')}.`,
+    },
+  );
 }

@@ -48,14 +48,22 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
   const identity = runIdentity(process.env, hostname());
   const chosen = rankDevice(path, overrides, identity, process.env);
   // One config per host memory kind asked for, each a run of its own; without the flag, the config's own kinds.
-  const loads = (kinds ?? [undefined]).map((hostMemory) => loadConfigFile(path, { ...overrides, hostMemory, ...(chosen ? { device: chosen.device } : {}) }));
+  const loads = (kinds ?? [undefined]).map((hostMemory) =>
+    loadConfigFile(path, { ...overrides, hostMemory, ...(chosen ? { device: chosen.device } : {}) }),
+  );
   const gate = flags.gate ?? false;
   if (flags.dryRun) {
-    const ignored = [...OUTPUT_FLAGS.filter((flag) => flags[flag] !== undefined), ...(flags.timeline ? ['timeline'] : [])];
+    const ignored = [
+      ...OUTPUT_FLAGS.filter((flag) => flags[flag] !== undefined),
+      ...(flags.timeline ? ['timeline'] : []),
+    ];
     if (ignored.length) {
-      throw new UsageError(`${ignored.map((f) => `--${f}`).join(', ')} cannot go with --dry-run: a dry run measures nothing, so there is no Result to write or draw.`, {
-        hint: 'Drop --dry-run to measure, or the output flags to see the plan.',
-      });
+      throw new UsageError(
+        `${ignored.map((f) => `--${f}`).join(', ')} cannot go with --dry-run: a dry run measures nothing, so there is no Result to write or draw.`,
+        {
+          hint: 'Drop --dry-run to measure, or the output flags to see the plan.',
+        },
+      );
     }
     // Every plan checked (its modules, its kernels compiled) before the first is written; a turn of the event loop
     // after each slice of the work (planning, compiling off the JS thread, a few thousand lines written) lets a
@@ -84,14 +92,22 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
     return 0;
   }
   for (const flag of ['ops', 'arch'] as const) {
-    if (flags[flag] !== undefined) throw new UsageError(`--${flag} only applies with --dry-run: a run compiles for its device and prints no plan.`);
+    if (flags[flag] !== undefined)
+      throw new UsageError(`--${flag} only applies with --dry-run: a run compiles for its device and prints no plan.`);
   }
   if (!flags.tracing) {
-    const pictures = [...(flags.timeline ? ['--timeline'] : []), ...(flags.svg ? ['--svg'] : []), ...(flags.trace ? ['--trace'] : [])];
+    const pictures = [
+      ...(flags.timeline ? ['--timeline'] : []),
+      ...(flags.svg ? ['--svg'] : []),
+      ...(flags.trace ? ['--trace'] : []),
+    ];
     if (pictures.length) {
-      throw new UsageError(`${pictures.join(', ')} ${pictures.length === 1 ? 'draws' : 'draw'} the traced reps, which --no-tracing skips.`, {
-        hint: 'Drop --no-tracing to record them.',
-      });
+      throw new UsageError(
+        `${pictures.join(', ')} ${pictures.length === 1 ? 'draws' : 'draw'} the traced reps, which --no-tracing skips.`,
+        {
+          hint: 'Drop --no-tracing to record them.',
+        },
+      );
     }
   }
   checkOutputs(flags);
@@ -109,14 +125,16 @@ export async function runCommand(configArg: string | undefined, flags: RunFlags)
         kindFlags: kindFlagValues(flags),
         deviceOrigin: chosen?.origin,
         // One line on stderr, so that whoever waits for the run (a person, a test sending it a signal) sees it start.
-        onMeasuring: () => cliIo().stderr.write(`measuring ${loaded.config.name}${rank} (Ctrl-C stops after the current rep)\n`),
+        onMeasuring: () =>
+          cliIo().stderr.write(`measuring ${loaded.config.name}${rank} (Ctrl-C stops after the current rep)\n`),
       });
       done.push(chosen ? { ...result, notes: [...result.notes, chosen.note] } : result);
     }
     return done;
   });
   await writeRunOutputs(results, flags, { table: true, gantt: flags.timeline ?? false });
-  if (kinds && kinds.length > 1) cliIo().stdout.write('\n' + renderHostMemoryTable(results, outputColumns(cliIo().stdout)) + '\n');
+  if (kinds && kinds.length > 1)
+    cliIo().stdout.write('\n' + renderHostMemoryTable(results, outputColumns(cliIo().stdout)) + '\n');
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
 }
 
@@ -125,7 +143,8 @@ const seconds = (value: number | undefined) => (value === undefined ? undefined 
 /** The dry run's line about its compile check. */
 export function kernelsLine(check: ConfigKernelCheck): string {
   if (check.checked === 'nothing') return 'no kernel sources to compile: every compute step is a library call';
-  if (!check.checked) return `kernels not compiled, so not checked: ${check.reason} (\`cuda-pipe kernels --check\` compiles them where NVRTC is installed)`;
+  if (!check.checked)
+    return `kernels not compiled, so not checked: ${check.reason} (\`cuda-pipe kernels --check\` compiles them where NVRTC is installed)`;
   const sources = `${check.sources} kernel source${check.sources === 1 ? '' : 's'}`;
   return `${sources} compiled for ${check.arch} (${check.why}) with NVRTC ${check.nvrtc}${check.cached ? `, ${check.cached} from the cache` : ''}`;
 }

@@ -31,6 +31,10 @@ export async function schemaCommand(options: { result?: boolean; analysis?: bool
   const schema = await jsonSchema(options.analysis ? 'analysis' : options.result ? 'result' : 'config');
   const out = cliIo().stdout;
   const command = `cuda-pipe schema${options.analysis ? ' --analysis' : options.result ? ' --result' : ''}`;
-  out.write(out.isTTY ? `${renderSchemaOutline(schema, command, outputColumns(out))}\n` : JSON.stringify(schema, null, 2) + '\n');
+  out.write(
+    out.isTTY
+      ? `${renderSchemaOutline(schema, command, outputColumns(out))}\n`
+      : JSON.stringify(schema, null, 2) + '\n',
+  );
   return 0;
 }

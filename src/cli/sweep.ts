@@ -52,7 +52,12 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   const path = configArg ?? join(builtinConfigsDir(), 'balanced.yaml');
   // Under a launcher each rank sweeps on the GPU of its local rank, as `run` does; a config over several devices
   // drives them all from one process.
-  const chosen = rankDevice(path, { device: flags.device, devices: flags.devices }, runIdentity(process.env, hostname()), process.env);
+  const chosen = rankDevice(
+    path,
+    { device: flags.device, devices: flags.devices },
+    runIdentity(process.env, hostname()),
+    process.env,
+  );
   const loaded = loadConfigFile(path, { device: chosen?.device ?? flags.device, devices: flags.devices });
   const fromConfig = loaded.config.sweep;
   const maxChunks = Math.min(64, Math.ceil(loaded.config.elements / loaded.config.pipeline.align));
@@ -60,7 +65,9 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     streams: flags.streams ?? fromConfig?.streams ?? DEFAULT_STREAMS,
     chunks: flags.chunks ?? fromConfig?.chunks ?? chunkCandidates(maxChunks),
     orders: flags.order ?? fromConfig?.order ?? ['depth-first'],
-    sets: flags.set.length ? flags.set.map(parseSetFlag) : Object.entries(fromConfig?.set ?? {}).map(([path, values]) => ({ path, values })),
+    sets: flags.set.length
+      ? flags.set.map(parseSetFlag)
+      : Object.entries(fromConfig?.set ?? {}).map(([path, values]) => ({ path, values })),
   };
   checkSweepSize(axes);
   // Each setting's config, validated once for the checks, the dry run's plans and the start line's.
@@ -71,18 +78,27 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   if (flags.dryRun) {
     const ignored = OUTPUT_FLAGS.filter((flag) => flags[flag as keyof SweepFlags] !== undefined);
     if (ignored.length) {
-      throw new UsageError(`${ignored.map((f) => `--${f}`).join(', ')} cannot go with --dry-run: a dry run measures nothing, so there is no Result to write.`, {
-        hint: 'Drop --dry-run to sweep, or the output flags to preview the layouts.',
-      });
+      throw new UsageError(
+        `${ignored.map((f) => `--${f}`).join(', ')} cannot go with --dry-run: a dry run measures nothing, so there is no Result to write.`,
+        {
+          hint: 'Drop --dry-run to sweep, or the output flags to preview the layouts.',
+        },
+      );
     }
     // Each setting checked and planned as the sweep would before measuring, without opening a device, with a turn of
     // the event loop after each, so that a signal ends the dry run at once.
     const settings = [];
     for (const [i, config] of configs.entries()) {
-      settings.push({ settings: combos[i] ?? [], plan: prepareSetting(config, axes, { gate: flags.gate ?? false }).plan });
+      settings.push({
+        settings: combos[i] ?? [],
+        plan: prepareSetting(config, axes, { gate: flags.gate ?? false }).plan,
+      });
       await nextTurn();
     }
-    cliIo().stdout.write(renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }, outputColumns(cliIo().stdout)) + '\n');
+    cliIo().stdout.write(
+      renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }, outputColumns(cliIo().stdout)) +
+        '\n',
+    );
     return 0;
   }
   // A clash between outputs fails before the sweep measures for minutes, not after.
@@ -91,11 +107,14 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   // Planned as the sweep will plan them, so that a bad setting fails before this line promises a sweep, and the line
   // can count the layouts.
   const plans = configs.map((config) => prepareSetting(config, axes, { gate: flags.gate ?? false }).plan);
-  cliIo().stderr.write(fitLines(sweepStartLine(plans.length, layoutCount(plans[0]), budgetS), outputColumns(cliIo().stderr)) + '\n');
+  cliIo().stderr.write(
+    fitLines(sweepStartLine(plans.length, layoutCount(plans[0]), budgetS), outputColumns(cliIo().stderr)) + '\n',
+  );
   const bar = cliIo().stderr.isTTY
     ? new cliProgress.SingleBar(
         {
-          format: 'sweep {setting} [{bar}] {value}/{total} layouts settled | {duration_formatted} elapsed, at most {left} s left (--max-time)',
+          format:
+            'sweep {setting} [{bar}] {value}/{total} layouts settled | {duration_formatted} elapsed, at most {left} s left (--max-time)',
           stream: process.stderr,
         },
         cliProgress.Presets.shades_classic,
@@ -134,7 +153,8 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     }),
   );
   bar?.stop();
-  if (chosen) for (const [i, result] of results.entries()) results[i] = { ...result, notes: [...result.notes, chosen.note] };
+  if (chosen)
+    for (const [i, result] of results.entries()) results[i] = { ...result, notes: [...result.notes, chosen.note] };
   // The documents a sweep can be written as: the Results, the heat map as Markdown, the chart, the HTML report.
   await writeRunOutputs(results, flags, { table: true, gantt: false, sweep: true });
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
@@ -147,7 +167,8 @@ const PROGRESS_EVERY_MS = 5000;
 export const raceLeftS = (elapsedMs: number, budgetMs: number): number => Math.max(0, budgetMs - elapsedMs) / 1000;
 
 /** The layouts a plan races: its overlapped schedules on its first device. */
-const layoutCount = (plan: Plan | undefined): number => plan?.schedules.filter((s) => s.role.kind === 'overlapped' && s.device === plan.devices[0]).length ?? 0;
+const layoutCount = (plan: Plan | undefined): number =>
+  plan?.schedules.filter((s) => s.role.kind === 'overlapped' && s.device === plan.devices[0]).length ?? 0;
 
 /** What the sweep will spend its time on, before it starts: the estimate a user waits against. */
 export function sweepStartLine(settings: number, layouts: number, budgetS: number): string {
@@ -159,7 +180,10 @@ export function sweepStartLine(settings: number, layouts: number, budgetS: numbe
 }
 
 /** One progress line for a log: the layouts settled, the time taken and the most the race can still take. */
-export function progressLine(p: { setting: number; settings: number; done: number; total: number; elapsedMs: number }, budgetMs: number): string {
+export function progressLine(
+  p: { setting: number; settings: number; done: number; total: number; elapsedMs: number },
+  budgetMs: number,
+): string {
   const setting = p.settings > 1 ? ` setting ${p.setting + 1}/${p.settings}` : '';
   return `sweep${setting}: ${p.done}/${p.total} layouts settled after ${(p.elapsedMs / 1000).toFixed(1)} s; at most ${raceLeftS(p.elapsedMs, budgetMs).toFixed(0)} s left (--max-time)`;
 }
@@ -184,9 +208,12 @@ export function checkSweepSize(axes: SweepAxes): void {
     });
   const settings = axes.sets.reduce((product, set) => product * set.values.length, 1);
   if (settings > MAX_SWEEP_SETTINGS) {
-    throw new UsageError(`the --set lists make ${settings} settings (${axes.sets.map((set) => set.values.length).join(' × ')}); a sweep measures at most ${MAX_SWEEP_SETTINGS}.`, {
-      hint: 'Sweep fewer values, or one path at a time.',
-    });
+    throw new UsageError(
+      `the --set lists make ${settings} settings (${axes.sets.map((set) => set.values.length).join(' × ')}); a sweep measures at most ${MAX_SWEEP_SETTINGS}.`,
+      {
+        hint: 'Sweep fewer values, or one path at a time.',
+      },
+    );
   }
   checkSweepChunks(axes, settings);
 }
@@ -196,9 +223,13 @@ export function checkSweepSize(axes: SweepAxes): void {
  * layouts of every chunk count, and every setting is planned before the first is measured.
  */
 function checkSweepChunks(axes: SweepAxes, settings: number): void {
-  const hint = "Sweep fewer or smaller chunk counts: past a few thousand, issuing a chunk's ops costs more than overlapping them saves.";
+  const hint =
+    "Sweep fewer or smaller chunk counts: past a few thousand, issuing a chunk's ops costs more than overlapping them saves.";
   const huge = axes.chunks.find((chunks) => chunks > MAX_PLAN_CHUNKS);
-  if (huge !== undefined) throw new UsageError(`--chunks ${huge}: ${huge} chunks is more than the ${MAX_PLAN_CHUNKS} a plan may hold.`, { hint });
+  if (huge !== undefined)
+    throw new UsageError(`--chunks ${huge}: ${huge} chunks is more than the ${MAX_PLAN_CHUNKS} a plan may hold.`, {
+      hint,
+    });
   const perPlan = axes.chunks.reduce((sum, chunks) => sum + chunks, 0) * axes.streams.length;
   if (perPlan > MAX_PLAN_CHUNKS) {
     throw new UsageError(
@@ -207,7 +238,10 @@ function checkSweepChunks(axes: SweepAxes, settings: number): void {
     );
   }
   if (perPlan * settings > MAX_SWEEP_CHUNKS) {
-    throw new UsageError(`${settings} settings of ${perPlan} chunks each make ${perPlan * settings} chunks to plan, more than the ${MAX_SWEEP_CHUNKS} a sweep may plan.`, { hint });
+    throw new UsageError(
+      `${settings} settings of ${perPlan} chunks each make ${perPlan * settings} chunks to plan, more than the ${MAX_SWEEP_CHUNKS} a sweep may plan.`,
+      { hint },
+    );
   }
 }
 
@@ -215,7 +249,9 @@ function checkSweepChunks(axes: SweepAxes, settings: number): void {
 export function parseSetFlag(text: string): { path: string; values: Array<string | number> } {
   const eq = text.indexOf('=');
   if (eq <= 0 || eq === text.length - 1) {
-    throw new UsageError(`--set ${text}: expected PATH=VALUE[,VALUE...], such as kernels[0].args[3].int32=530,1060 or hostMemory=pinned,pageable.`);
+    throw new UsageError(
+      `--set ${text}: expected PATH=VALUE[,VALUE...], such as kernels[0].args[3].int32=530,1060 or hostMemory=pinned,pageable.`,
+    );
   }
   return {
     path: text.slice(0, eq),

@@ -18,6 +18,10 @@ export async function timelineCommand(file: string, flags: TimelineFlags): Promi
       hint: 'Results written by `cuda-pipe run` record one unless --no-tracing was given; files of cuda-pipe 0.1.0 have none.',
     });
   }
-  await writeRunOutputs(results, { svg: flags.svg, html: flags.html, trace: flags.trace }, { table: false, gantt: true, width: flags.width });
+  await writeRunOutputs(
+    results,
+    { svg: flags.svg, html: flags.html, trace: flags.trace },
+    { table: false, gantt: true, width: flags.width },
+  );
   return 0;
 }

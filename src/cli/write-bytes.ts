@@ -1,4 +1,15 @@
-import { closeSync, constants, fchmodSync, fchownSync, fsyncSync, openSync, renameSync, type Stats, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fsyncSync,
+  openSync,
+  renameSync,
+  type Stats,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Interrupted, UsageError } from '../errors.js';
 import { processInterrupts } from './interrupt.js';
@@ -29,7 +40,13 @@ export interface Progress {
   readonly written: readonly string[];
 }
 
-export async function writeTo(target: string, to: Destination, text: string, signal: AbortSignal, written: readonly string[]): Promise<void> {
+export async function writeTo(
+  target: string,
+  to: Destination,
+  text: string,
+  signal: AbortSignal,
+  written: readonly string[],
+): Promise<void> {
   const bytes = Buffer.from(text, 'utf8');
   const progress = (left: string): Progress => ({ signal, target: target === '-' ? 'stdout' : target, left, written });
   stopIfInterrupted(progress('nothing was written to it'));
@@ -38,13 +55,21 @@ export async function writeTo(target: string, to: Destination, text: string, sig
   if (to.kind === 'fd' && to.fd === STDOUT_FD && io.stdout !== process.stdout) io.stdout.write(text);
   else if (to.kind === 'fd') await writeDescriptor(target, to.fd, bytes, progress('the reader got part of it'));
   else if (to.kind === 'direct') await writeDirect(target, to, bytes, progress('the reader got part of it'));
-  else await replaceFile(target, to, bytes, progress('its temporary file was removed and the file there, if any, is as it was'));
+  else
+    await replaceFile(
+      target,
+      to,
+      bytes,
+      progress('its temporary file was removed and the file there, if any, is as it was'),
+    );
 }
 
 export function stopIfInterrupted(progress: Progress): void {
   if (!progress.signal.aborted) return;
   const before = progress.written.length ? ` (${progress.written.join(', ')} had been written in full)` : '';
-  throw new Interrupted(`Interrupted (${String(progress.signal.reason)}) while writing ${progress.target}: ${progress.left}${before}.`);
+  throw new Interrupted(
+    `Interrupted (${String(progress.signal.reason)}) while writing ${progress.target}: ${progress.left}${before}.`,
+  );
 }
 
 async function writeDescriptor(target: string, fd: number, bytes: Buffer, progress: Progress): Promise<void> {
@@ -53,13 +78,19 @@ async function writeDescriptor(target: string, fd: number, bytes: Buffer, progre
   } catch (error) {
     if (error instanceof Interrupted) throw error;
     // `| head` closing stdout is the reader's choice, not a failure of ours (see broken-pipe.ts).
-    if (fd === STDOUT_FD && (error as NodeJS.ErrnoException).code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    if (fd === STDOUT_FD && (error as NodeJS.ErrnoException).code === 'EPIPE')
+      process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
     throw cannotWrite(target === '-' ? 'stdout' : target, error);
   }
 }
 
 /** A device or a FIFO: opened without creating or truncating anything, and without blocking for ever. */
-async function writeDirect(target: string, to: Extract<Destination, { kind: 'direct' }>, bytes: Buffer, progress: Progress): Promise<void> {
+async function writeDirect(
+  target: string,
+  to: Extract<Destination, { kind: 'direct' }>,
+  bytes: Buffer,
+  progress: Progress,
+): Promise<void> {
   const flags = constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
   let fd: number;
   const deadline = Date.now() + FIFO_OPEN_WAIT_MS;
@@ -75,9 +106,12 @@ async function writeDirect(target: string, to: Extract<Destination, { kind: 'dir
           stopIfInterrupted({ ...progress, left: 'nothing was written to it' });
           continue;
         }
-        throw new UsageError(`Cannot write ${target}: no process opened the named pipe for reading within ${FIFO_OPEN_WAIT_MS / 1000} s.`, {
-          hint: 'Start its reader first, or write to a file.',
-        });
+        throw new UsageError(
+          `Cannot write ${target}: no process opened the named pipe for reading within ${FIFO_OPEN_WAIT_MS / 1000} s.`,
+          {
+            hint: 'Start its reader first, or write to a file.',
+          },
+        );
       }
       throw cannotWrite(target, error, to.path);
     }
@@ -96,7 +130,12 @@ async function writeDirect(target: string, to: Extract<Destination, { kind: 'dir
  * A regular file or a new name: a temporary file beside it, written in full, with the old file's owner and mode,
  * flushed to the disk and renamed over the target, so the target is the old file or the new one at every moment.
  */
-async function replaceFile(target: string, to: Extract<Destination, { kind: 'replace' }>, bytes: Buffer, progress: Progress): Promise<void> {
+async function replaceFile(
+  target: string,
+  to: Extract<Destination, { kind: 'replace' }>,
+  bytes: Buffer,
+  progress: Progress,
+): Promise<void> {
   const folder = dirname(to.path);
   const temporary = join(folder, temporaryName(basename(to.path)));
   let fd: number | null = null;
@@ -176,7 +215,10 @@ function sleep(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms));
 }
 
-/** The rename is durable only once the folder is flushed too; a file system that cannot flush folders has nothing to lose. */
+/**
+ * The rename is durable only once the folder is flushed too; a file system that cannot flush folders has nothing to
+ * lose.
+ */
 function syncFolder(folder: string): void {
   try {
     const fd = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY);

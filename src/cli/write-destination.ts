@@ -22,10 +22,12 @@ export const STDOUT_FD = 1;
 export function destinationOf(target: string): Destination {
   if (target === '-') return { kind: 'fd', fd: STDOUT_FD };
   if (target === '') throw new UsageError('An output file name is empty.', { hint: 'Name a file, or - for stdout.' });
-  if (target.includes('\0')) throw new UsageError(`Cannot write ${JSON.stringify(target)}: a file name cannot hold a NUL byte.`);
+  if (target.includes('\0'))
+    throw new UsageError(`Cannot write ${JSON.stringify(target)}: a file name cannot hold a NUL byte.`);
   let path = resolve(target);
   for (let hops = 0; ; hops += 1) {
-    // The folder's own links resolved first, so that /dev/fd/1 reads as /proc/<pid>/fd/1 and a loop among folders is named.
+    // The folder's own links resolved first, so that /dev/fd/1 reads as /proc/<pid>/fd/1 and a loop among folders is
+    // named.
     path = join(realFolder(target, dirname(path)), basename(path));
     const fd = ownDescriptor(path);
     if (fd !== null) return { kind: 'fd', fd };
@@ -41,12 +43,16 @@ export function destinationOf(target: string): Destination {
       return { kind: 'replace', path, existing: null };
     }
     if (stats.isSymbolicLink()) {
-      if (hops >= MAX_LINKS) throw new UsageError(`Cannot write ${target}: its symbolic links form a loop (or a chain longer than ${MAX_LINKS}).`);
+      if (hops >= MAX_LINKS)
+        throw new UsageError(
+          `Cannot write ${target}: its symbolic links form a loop (or a chain longer than ${MAX_LINKS}).`,
+        );
       path = resolve(dirname(path), readLink(target, path));
       continue;
     }
     if (stats.isFile()) return { kind: 'replace', path, existing: stats };
-    if (stats.isCharacterDevice() || stats.isFIFO()) return { kind: 'direct', path, fifo: stats.isFIFO(), id: `${stats.dev}:${stats.ino}` };
+    if (stats.isCharacterDevice() || stats.isFIFO())
+      return { kind: 'direct', path, fifo: stats.isFIFO(), id: `${stats.dev}:${stats.ino}` };
     const what = stats.isDirectory()
       ? 'it is a folder; name a file inside it'
       : stats.isBlockDevice()
@@ -96,9 +102,12 @@ function checkFolder(target: string, folder: string): void {
     isFolder = statSync(folder).isDirectory();
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new UsageError(`Cannot write ${target}: ${missing ? `the folder ${folder} does not exist` : `${folder}: ${describeFileError(error)}`}.`, {
-      hint: missing ? `Create it first (mkdir -p ${folder}), or write somewhere else.` : undefined,
-    });
+    throw new UsageError(
+      `Cannot write ${target}: ${missing ? `the folder ${folder} does not exist` : `${folder}: ${describeFileError(error)}`}.`,
+      {
+        hint: missing ? `Create it first (mkdir -p ${folder}), or write somewhere else.` : undefined,
+      },
+    );
   }
   if (!isFolder) throw new UsageError(`Cannot write ${target}: ${folder} is not a folder.`);
 }

@@ -51,7 +51,12 @@ export async function writeDocuments(documents: readonly Document[]): Promise<Ou
     for (const d of planned) {
       // Rendering a large document is synchronous: a signal that came during the one before is seen first.
       await nextTurn();
-      stopIfInterrupted({ signal, target: d.target === '-' ? 'stdout' : d.target, left: 'nothing was written to it', written });
+      stopIfInterrupted({
+        signal,
+        target: d.target === '-' ? 'stdout' : d.target,
+        left: 'nothing was written to it',
+        written,
+      });
       await writeTo(d.target, d.to, d.render(), signal, written);
       written.push(d.target);
     }
@@ -59,27 +64,39 @@ export async function writeDocuments(documents: readonly Document[]): Promise<Ou
   return planned.some((d) => d.to.kind === 'fd' && d.to.fd === STDOUT_FD) ? cliIo().stderr : cliIo().stdout;
 }
 
-/** What writeDocuments checks before writing anything, for commands that measure first: a clash fails before the run. */
+/**
+ * What writeDocuments checks before writing anything, for commands that measure first: a clash fails before the run.
+ */
 export function checkDocuments(documents: ReadonlyArray<Pick<Document, 'flag' | 'target'>>): void {
   planDocuments(documents);
 }
 
-function planDocuments<D extends Pick<Document, 'flag' | 'target'>>(documents: readonly D[]): Array<D & { target: string; to: Destination }> {
-  const asked = documents.flatMap((d) => (d.target === undefined ? [] : [{ ...d, target: d.target, to: destinationOf(d.target) }]));
+function planDocuments<D extends Pick<Document, 'flag' | 'target'>>(
+  documents: readonly D[],
+): Array<D & { target: string; to: Destination }> {
+  const asked = documents.flatMap((d) =>
+    d.target === undefined ? [] : [{ ...d, target: d.target, to: destinationOf(d.target) }],
+  );
   const toStdout = asked.filter((d) => d.to.kind === 'fd' && d.to.fd === STDOUT_FD);
   if (toStdout.length > 1) {
-    throw new UsageError(`Only one document can go to stdout (-); ${toStdout.map((d) => `--${d.flag}`).join(' and ')} ask to.`, {
-      hint: 'Give the others a file name.',
-    });
+    throw new UsageError(
+      `Only one document can go to stdout (-); ${toStdout.map((d) => `--${d.flag}`).join(' and ')} ask to.`,
+      {
+        hint: 'Give the others a file name.',
+      },
+    );
   }
   const seen = new Map<string, string>();
   for (const d of asked) {
     const key = destinationIdentity(d.to);
     const first = seen.get(key);
     if (first !== undefined) {
-      throw new UsageError(`--${first} and --${d.flag} both name ${d.target}: the second document would replace the first.`, {
-        hint: 'Give each document its own file.',
-      });
+      throw new UsageError(
+        `--${first} and --${d.flag} both name ${d.target}: the second document would replace the first.`,
+        {
+          hint: 'Give each document its own file.',
+        },
+      );
     }
     seen.set(key, d.flag);
   }
@@ -102,7 +119,10 @@ export function checkOutputTarget(target: string): string {
  * launcher's rank (0 without a launcher), `%h` the host name, `%%` a literal %. Any other `%` is a mistake we name,
  * rather than a file called `%x.json` that every rank overwrites.
  */
-export function expandTarget(target: string, identity: { readonly rank: number | null; readonly hostname: string }): string {
+export function expandTarget(
+  target: string,
+  identity: { readonly rank: number | null; readonly hostname: string },
+): string {
   return target.replace(/%(.?)/g, (all, key: string) => {
     if (key === 'r') return String(identity.rank ?? 0);
     if (key === 'h') return identity.hostname;

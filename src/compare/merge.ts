@@ -45,10 +45,16 @@ export interface MergedConfig {
   readonly sharedGpus: readonly string[];
   /** The median of the ranks' overlapped medians. */
   readonly medianMs: number;
-  /** The rank with the slowest overlapped median, and how far it trails `medianMs` (0.05 = 5% slower); null for one rank. */
+  /**
+   * The rank with the slowest overlapped median, and how far it trails `medianMs` (0.05 = 5% slower); null for one
+   * rank.
+   */
   readonly slowest: { readonly figures: RankFigures; readonly trails: number } | null;
   readonly notes: readonly string[];
-  /** When each rank reached each collective of its traced reps; null where the config has no collectives or one rank ran. */
+  /**
+   * When each rank reached each collective of its traced reps; null where the config has no collectives or one rank
+   * ran.
+   */
   readonly skew: Skew | null;
   /** Where the ranks meet at collectives every step: what the step took and what the ranks bought; null otherwise. */
   readonly step: StepFigures | null;
@@ -61,7 +67,10 @@ export interface MergedConfig {
 export interface StepFigures {
   /** The slowest rank's overlapped median: the step's time. */
   readonly slowestMs: number;
-  /** One GPU's compute alone a step (its kernels alone, fastest reps), the median over the ranks; null where not measured. */
+  /**
+   * One GPU's compute alone a step (its kernels alone, fastest reps), the median over the ranks; null where not
+   * measured.
+   */
   readonly computeMs: number | null;
   /** ranks × computeMs / slowestMs: the ranks' work a step against one GPU computing alone; null without computeMs. */
   readonly scaling: number | null;
@@ -98,11 +107,15 @@ export function rankFigures(result: RunResult): RankFigures {
  */
 function workloadKey(result: RunResult): string {
   const resolved = result.config.resolved;
-  const rest = typeof resolved === 'object' && resolved !== null ? { ...(resolved as Record<string, unknown>), device: undefined } : resolved;
+  const rest =
+    typeof resolved === 'object' && resolved !== null
+      ? { ...(resolved as Record<string, unknown>), device: undefined }
+      : resolved;
   return `${result.config.name}\u0000${JSON.stringify(rest)}`;
 }
 
-const byPlace = (a: RankFigures, b: RankFigures) => a.host.localeCompare(b.host) || a.device.index - b.device.index || (a.rank ?? -1) - (b.rank ?? -1);
+const byPlace = (a: RankFigures, b: RankFigures) =>
+  a.host.localeCompare(b.host) || a.device.index - b.device.index || (a.rank ?? -1) - (b.rank ?? -1);
 
 export function mergeResults(results: readonly RunResult[]): Merged {
   const groups = new Map<string, RankFigures[]>();
@@ -146,11 +159,18 @@ function stepFigures(ranks: readonly RankFigures[], slowest: RankFigures): StepF
   const headlines = ranks.map((r) => r.result.modes.find((m) => m.id === r.result.summary.mode));
   if (!headlines.every((m) => (m?.bytes.collective ?? 0) > 0)) return null;
   const computes = ranks.flatMap((r, i) => {
-    const kernels = r.result.modes.filter((m) => m.device === headlines[i]?.device && m.role.kind === 'stage' && m.role.stage === 'kernel' && m.samplesMs.length);
+    const kernels = r.result.modes.filter(
+      (m) =>
+        m.device === headlines[i]?.device && m.role.kind === 'stage' && m.role.stage === 'kernel' && m.samplesMs.length,
+    );
     return kernels.length ? [kernels.reduce((sum, m) => sum + m.samplesMs.reduce((a, b) => Math.min(a, b)), 0)] : [];
   });
   const computeMs = computes.length === ranks.length ? median(computes) : null;
-  return { slowestMs: slowest.overlappedMs, computeMs, scaling: computeMs === null ? null : (ranks.length * computeMs) / slowest.overlappedMs };
+  return {
+    slowestMs: slowest.overlappedMs,
+    computeMs,
+    scaling: computeMs === null ? null : (ranks.length * computeMs) / slowest.overlappedMs,
+  };
 }
 
 const placeOf = (r: RankFigures) => `${r.host} device ${r.device.index}`;
@@ -172,7 +192,10 @@ function sharedGpus(ranks: readonly RankFigures[]): string[] {
 function mergeNotes(ranks: readonly RankFigures[], inStep: boolean): string[] {
   const notes: string[] = [];
   for (const [place, count] of placeCounts(ranks)) {
-    if (count > 1) notes.push(`${place} appears in ${count} results: ranks that shared a GPU, or files of different runs; their sum overstates one GPU.`);
+    if (count > 1)
+      notes.push(
+        `${place} appears in ${count} results: ranks that shared a GPU, or files of different runs; their sum overstates one GPU.`,
+      );
   }
   for (const r of ranks) {
     // What a rank above its bound means depends on its clocks: `run`'s own warning says which.
@@ -197,13 +220,19 @@ function mergeNotes(ranks: readonly RankFigures[], inStep: boolean): string[] {
   return notes;
 }
 
-/** Each rank given once and every rank of the launch given: a rank twice, or one missing, is named (distinct ranks counted). */
+/**
+ * Each rank given once and every rank of the launch given: a rank twice, or one missing, is named (distinct ranks
+ * counted).
+ */
 function rankNotes(ranks: readonly RankFigures[]): string[] {
   const notes: string[] = [];
   const given = new Map<number, number>();
   for (const r of ranks) if (r.rank !== null) given.set(r.rank, (given.get(r.rank) ?? 0) + 1);
   for (const [rank, count] of [...given].sort(([a], [b]) => a - b)) {
-    if (count > 1) notes.push(`rank ${rank} is in ${count} results: one file given twice, or files of different runs; give each rank once.`);
+    if (count > 1)
+      notes.push(
+        `rank ${rank} is in ${count} results: one file given twice, or files of different runs; give each rank once.`,
+      );
   }
   const sizes = [...new Set(ranks.flatMap((r) => (r.result.run.size === null ? [] : [r.result.run.size])))];
   const size = sizes.length === 1 ? (sizes[0] as number) : null;
@@ -211,6 +240,8 @@ function rankNotes(ranks: readonly RankFigures[]): string[] {
   const missing: number[] = [];
   for (let rank = 0; rank < size && missing.length <= 8; rank++) if (!given.has(rank)) missing.push(rank);
   const named = missing.length > 8 ? `${missing.slice(0, 8).join(', ')}, …` : missing.join(', ');
-  notes.push(`${given.size} of the launch's ${size} ranks ${given.size === 1 ? 'is' : 'are'} here; missing: rank${size - given.size === 1 ? '' : 's'} ${named}.`);
+  notes.push(
+    `${given.size} of the launch's ${size} ranks ${given.size === 1 ? 'is' : 'are'} here; missing: rank${size - given.size === 1 ? '' : 's'} ${named}.`,
+  );
   return notes;
 }

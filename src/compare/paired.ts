@@ -65,6 +65,7 @@ export function pairedEstimate(logs: readonly number[], confidence: number): Pai
 /** The estimate as the rule reads it: its interval in logs, or why there is none. */
 export function pairedMeasured(estimate: PairedEstimate, confidence: number): Measured {
   const { low, high, ratio } = estimate;
-  if (low === null || high === null || !Number.isFinite(Math.log(ratio))) return tooFew(`${estimate.pairs} pairs`, confidence);
+  if (low === null || high === null || !Number.isFinite(Math.log(ratio)))
+    return tooFew(`${estimate.pairs} pairs`, confidence);
   return { interval: { estimate: Math.log(ratio), low: Math.log(low), high: Math.log(high) }, reason: null };
 }

@@ -51,8 +51,16 @@ export function pairedBandFor(rule: Pick<VerdictRule, 'band'>, runsKernels: bool
 export type VerdictRule = Readonly<z.infer<typeof VerdictRuleSchema>>;
 export type IntervalMethod = VerdictRule['interval'];
 
-export const separateRunsRule = (band = SEPARATE_RUNS_BAND): VerdictRule => ({ band, confidence: VERDICT_CONFIDENCE, interval: 'hodges-lehmann' });
-export const pairedRule = (band = PAIRED_BAND): VerdictRule => ({ band, confidence: VERDICT_CONFIDENCE, interval: 'sign-test' });
+export const separateRunsRule = (band = SEPARATE_RUNS_BAND): VerdictRule => ({
+  band,
+  confidence: VERDICT_CONFIDENCE,
+  interval: 'hodges-lehmann',
+});
+export const pairedRule = (band = PAIRED_BAND): VerdictRule => ({
+  band,
+  confidence: VERDICT_CONFIDENCE,
+  interval: 'sign-test',
+});
 
 /** An estimate of ln(B/A) and its interval. */
 export interface ChangeInterval {
@@ -62,7 +70,9 @@ export interface ChangeInterval {
 }
 
 /** What an interval method made of the samples: the interval, or why there is none. */
-export type Measured = { readonly interval: ChangeInterval; readonly reason: null } | { readonly interval: null; readonly reason: string };
+export type Measured =
+  | { readonly interval: ChangeInterval; readonly reason: null }
+  | { readonly interval: null; readonly reason: string };
 
 export const tooFew = (what: string, confidence: number): Measured => ({
   interval: null,
@@ -117,7 +127,8 @@ export function verdictReason(measured: Measured, rule: VerdictRule, verdict: Ve
  * the verdict is `same`. Any other disagreement is `noisy`. `same` and `noisy` in time stand as they are.
  */
 export function confirmWithClocks(time: Verdict, cycles: Verdict | null): { verdict: Verdict; clocksExplain: boolean } {
-  if (cycles === null || time === 'same' || time === 'noisy' || cycles === time) return { verdict: time, clocksExplain: false };
+  if (cycles === null || time === 'same' || time === 'noisy' || cycles === time)
+    return { verdict: time, clocksExplain: false };
   if (cycles === 'same') return { verdict: 'same', clocksExplain: true };
   return { verdict: 'noisy', clocksExplain: false };
 }
@@ -156,4 +167,5 @@ export function ruleWords(rule: VerdictRule): string {
 }
 
 /** What to do about a noisy verdict. */
-export const NOISY_ADVICE = 'noisy means the interval is too wide to show a change or its absence: take more reps, or measure on a quieter host';
+export const NOISY_ADVICE =
+  'noisy means the interval is too wide to show a change or its absence: take more reps, or measure on a quieter host';

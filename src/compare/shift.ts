@@ -57,7 +57,8 @@ function lowerTail(m: number, n: number): Float64Array {
       const below = rows[i - 1] as Float64Array;
       const [wBelow, wSame] = [i / (i + j), j / (i + j)];
       // Descending u so that row[u] still holds p(i, j − 1, u) when it is read.
-      for (let u = top; u >= 0; u--) row[u] = wSame * (row[u] as number) + (u >= j ? wBelow * (below[u - j] as number) : 0);
+      for (let u = top; u >= 0; u--)
+        row[u] = wSame * (row[u] as number) + (u >= j ? wBelow * (below[u - j] as number) : 0);
     }
   }
   const density = rows[small] as Float64Array;
@@ -73,9 +74,14 @@ function lowerTail(m: number, n: number): Float64Array {
 
 /** Acklam's rational approximation of the standard normal quantile (relative error under 1.2e-9). */
 function normalQuantile(p: number): number {
-  const a = [-39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239];
+  const a = [
+    -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239,
+  ];
   const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155211218];
-  const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const c = [
+    -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
   const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
   const poly = (k: readonly number[], x: number) => k.reduce((acc, v) => acc * x + v, 0);
   if (p < 0.02425) {
@@ -123,7 +129,8 @@ export function kthDifference(xs: readonly number[], ys: readonly number[], k: n
  * `confidence`, or why there is none (too few samples, or a time that is not positive).
  */
 export function shiftInterval(a: readonly number[], b: readonly number[], confidence: number): Measured {
-  if (![...a, ...b].every((t) => t > 0 && Number.isFinite(t))) return { interval: null, reason: 'a time that is not positive and finite: no interval' };
+  if (![...a, ...b].every((t) => t > 0 && Number.isFinite(t)))
+    return { interval: null, reason: 'a time that is not positive and finite: no interval' };
   const k = mosesRank(a.length, b.length, confidence);
   if (k === null) return tooFew(`${a.length} and ${b.length} samples`, confidence);
   const ascending = (xs: readonly number[]) => xs.map(Math.log).sort((x, y) => x - y);

@@ -63,7 +63,10 @@ export type Skew =
       readonly kind: 'measured';
       readonly participants: readonly Participant[];
       readonly modes: readonly ModeSkew[];
-      /** The participants that arrived last most often over every mode (several on a tie), the count, and of how many calls. */
+      /**
+       * The participants that arrived last most often over every mode (several on a tie), the count, and of how many
+       * calls.
+       */
       readonly mostOftenLast: { readonly who: readonly Participant[]; readonly count: number; readonly of: number };
       /** Modes whose collectives could not be paired, and why. */
       readonly unpaired: readonly string[];
@@ -82,18 +85,28 @@ const collectivesOf = (rep: TracedRep): TimelineOp[] => rep.ops.filter((op) => C
  * mode and their order in the rep, as NCCL pairs them.
  */
 export function collectiveSkew(ranks: readonly RankSide[]): Skew | null {
-  const hasCollectives = (r: RankSide) => r.result.modes.some((m) => m.collective !== undefined) || (r.result.timeline?.reps ?? []).some((rep) => collectivesOf(rep).length > 0);
+  const hasCollectives = (r: RankSide) =>
+    r.result.modes.some((m) => m.collective !== undefined) ||
+    (r.result.timeline?.reps ?? []).some((rep) => collectivesOf(rep).length > 0);
   if (ranks.length < 2 && (ranks[0]?.result.devices.length ?? 0) < 2) return null;
   if (!ranks.some(hasCollectives)) return null;
   const hosts = [...new Set(ranks.map((r) => r.host))];
   if (hosts.length > 1) {
-    return { kind: 'unknown', reason: `the ranks ran on ${hosts.length} hosts (${hosts.join(', ')}), whose wall clocks are not one clock` };
+    return {
+      kind: 'unknown',
+      reason: `the ranks ran on ${hosts.length} hosts (${hosts.join(', ')}), whose wall clocks are not one clock`,
+    };
   }
   const untraced = ranks.filter((r) => !(r.result.timeline?.reps ?? []).some((rep) => collectivesOf(rep).length > 0));
   if (untraced.length) {
-    return { kind: 'unknown', reason: `${untraced.map(rankName).join(', ')} traced no collective (run without --no-tracing)` };
+    return {
+      kind: 'unknown',
+      reason: `${untraced.map(rankName).join(', ')} traced no collective (run without --no-tracing)`,
+    };
   }
-  const undated = ranks.filter((r) => (r.result.timeline?.reps ?? []).some((rep) => collectivesOf(rep).length > 0 && rep.originEpochMs === undefined));
+  const undated = ranks.filter((r) =>
+    (r.result.timeline?.reps ?? []).some((rep) => collectivesOf(rep).length > 0 && rep.originEpochMs === undefined),
+  );
   if (undated.length) {
     return {
       kind: 'unknown',
@@ -101,39 +114,64 @@ export function collectiveSkew(ranks: readonly RankSide[]): Skew | null {
     };
   }
   // Each device of a Result is a participant: a process that drove several GPUs traced one rep per device.
-  const reps = ranks.flatMap((rank) => (rank.result.timeline?.reps ?? []).filter((rep) => collectivesOf(rep).length > 0).map((rep) => ({ rank, rep })));
+  const reps = ranks.flatMap((rank) =>
+    (rank.result.timeline?.reps ?? []).filter((rep) => collectivesOf(rep).length > 0).map((rep) => ({ rank, rep })),
+  );
   const participants: Participant[] = [];
   for (const { rank, rep } of reps) {
-    if (!participants.some((p) => p.rank === rank && p.device === rep.device)) participants.push({ rank, device: rep.device });
+    if (!participants.some((p) => p.rank === rank && p.device === rep.device))
+      participants.push({ rank, device: rep.device });
   }
   participants.sort((a, b) => ranks.indexOf(a.rank) - ranks.indexOf(b.rank) || a.device - b.device);
   if (participants.length < 2) return null;
   const modes: ModeSkew[] = [];
   const unpaired: string[] = [];
   for (const mode of [...new Set(reps.map(({ rep }) => rep.mode))]) {
-    const sides = participants.map((who) => ({ who, rep: reps.find(({ rank, rep }) => rank === who.rank && rep.device === who.device && rep.mode === mode)?.rep }));
+    const sides = participants.map((who) => ({
+      who,
+      rep: reps.find(({ rank, rep }) => rank === who.rank && rep.device === who.device && rep.mode === mode)?.rep,
+    }));
     const missing = sides.filter((s) => s.rep === undefined);
     if (missing.length) {
       unpaired.push(`${mode}: not traced by ${missing.map((s) => participantName(s.who)).join(', ')}`);
       continue;
     }
-    const calls = sides.map((s) => ({ who: s.who, origin: (s.rep as TracedRep).originEpochMs as number, ops: collectivesOf(s.rep as TracedRep) }));
+    const calls = sides.map((s) => ({
+      who: s.who,
+      origin: (s.rep as TracedRep).originEpochMs as number,
+      ops: collectivesOf(s.rep as TracedRep),
+    }));
     const counts = [...new Set(calls.map((c) => c.ops.length))];
     if (counts.length > 1) {
-      unpaired.push(`${mode}: the ranks traced ${calls.map((c) => `${c.ops.length} (${participantName(c.who)})`).join(', ')} collectives, which do not pair`);
+      unpaired.push(
+        `${mode}: the ranks traced ${calls.map((c) => `${c.ops.length} (${participantName(c.who)})`).join(', ')} collectives, which do not pair`,
+      );
       continue;
     }
     const first = calls[0] as (typeof calls)[number];
-    const mismatch = first.ops.findIndex((op, k) => calls.some((c) => c.ops[k]?.chunk !== op.chunk || c.ops[k]?.collective !== op.collective));
+    const mismatch = first.ops.findIndex((op, k) =>
+      calls.some((c) => c.ops[k]?.chunk !== op.chunk || c.ops[k]?.collective !== op.collective),
+    );
     if (mismatch !== -1) {
-      unpaired.push(`${mode}: the ranks' collective ${mismatch + 1} is of different buckets or calls, so the sequences do not pair`);
+      unpaired.push(
+        `${mode}: the ranks' collective ${mismatch + 1} is of different buckets or calls, so the sequences do not pair`,
+      );
       continue;
     }
     const skews = first.ops.map((op, order): CollectiveSkew => {
       const arrivals = calls.map((c) => ({ who: c.who, epochMs: c.origin + (c.ops[order] as TimelineOp).startMs }));
       const last = arrivals.reduce((late, a) => (a.epochMs > late.epochMs ? a : late));
       const earliest = Math.min(...arrivals.map((a) => a.epochMs));
-      return { mode, order, chunk: op.chunk, collective: op.collective ?? 'allreduce', bytes: op.bytes, arrivals, skewMs: last.epochMs - earliest, last };
+      return {
+        mode,
+        order,
+        chunk: op.chunk,
+        collective: op.collective ?? 'allreduce',
+        bytes: op.bytes,
+        arrivals,
+        skewMs: last.epochMs - earliest,
+        last,
+      };
     });
     modes.push({
       mode,
@@ -144,13 +182,20 @@ export function collectiveSkew(ranks: readonly RankSide[]): Skew | null {
     });
   }
   if (!modes.length) return { kind: 'unknown', reason: unpaired.join('; ') };
-  const totals = participants.map((who) => ({ who, count: modes.reduce((sum, m) => sum + (m.last.find((l) => l.who === who)?.count ?? 0), 0) }));
+  const totals = participants.map((who) => ({
+    who,
+    count: modes.reduce((sum, m) => sum + (m.last.find((l) => l.who === who)?.count ?? 0), 0),
+  }));
   const most = Math.max(...totals.map((t) => t.count));
   return {
     kind: 'measured',
     participants,
     modes,
-    mostOftenLast: { who: totals.filter((t) => t.count === most).map((t) => t.who), count: most, of: modes.reduce((sum, m) => sum + m.calls.length, 0) },
+    mostOftenLast: {
+      who: totals.filter((t) => t.count === most).map((t) => t.who),
+      count: most,
+      of: modes.reduce((sum, m) => sum + m.calls.length, 0),
+    },
     unpaired,
   };
 }

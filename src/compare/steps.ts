@@ -14,7 +14,11 @@ export interface JudgedSteps {
   readonly verdictRule: VerdictRule;
 }
 
-export function judgeSteps(baseline: readonly DeviceAnalysis[], candidate: readonly DeviceAnalysis[], rule: VerdictRule = separateRunsRule()): JudgedSteps {
+export function judgeSteps(
+  baseline: readonly DeviceAnalysis[],
+  candidate: readonly DeviceAnalysis[],
+  rule: VerdictRule = separateRunsRule(),
+): JudgedSteps {
   const key = (d: DeviceAnalysis) => `${d.rank ?? '-'}/${d.device}`;
   const byKey = new Map(candidate.map((d) => [key(d), d]));
   const verdicts = baseline.flatMap((a, i): StepsVerdict[] => {

@@ -44,7 +44,9 @@ export interface ModeComparison {
   readonly change: number;
   /** The band δ the rule judged against (the rule's, repeated per pair as earlier documents had it). */
   readonly needed: number;
-  /** B/A − 1 in time: the Hodges–Lehmann estimate and its interval at the rule's confidence; null with too few samples. */
+  /**
+   * B/A − 1 in time: the Hodges–Lehmann estimate and its interval at the rule's confidence; null with too few samples.
+   */
   readonly interval: ChangeRange | null;
   readonly verdict: Verdict;
   /** Why, in one line: the interval against the band, the clocks, or too few samples. */
@@ -78,7 +80,8 @@ export function verdict(
 }
 
 /** The change of the medians, (b − a) / a: what the tables have always printed beside the interval. */
-export const medianChange = (baseline: Pick<Stats, 'median'>, candidate: Pick<Stats, 'median'>): number => (candidate.median - baseline.median) / baseline.median;
+export const medianChange = (baseline: Pick<Stats, 'median'>, candidate: Pick<Stats, 'median'>): number =>
+  (candidate.median - baseline.median) / baseline.median;
 
 /** Both sides' SM clocks while a mode ran, and what clock-normalised time made of the change. */
 export interface ClockCheck {
@@ -91,9 +94,13 @@ export interface ClockCheck {
 }
 
 /** The middle of the SM clock range read between a mode's reps; null where NVML gave none. */
-const clockOf = (range: { min: number; max: number } | null): number | null => (range && range.min > 0 ? (range.min + range.max) / 2 : null);
+const clockOf = (range: { min: number; max: number } | null): number | null =>
+  range && range.min > 0 ? (range.min + range.max) / 2 : null;
 
-/** Copies leave the SMs idle (their clock reads low and does not set their pace): only modes that run kernels are normalised. */
+/**
+ * Copies leave the SMs idle (their clock reads low and does not set their pace): only modes that run kernels are
+ * normalised.
+ */
 export function runsKernels(role: ModeRole): boolean {
   switch (role.kind) {
     case 'stage':
@@ -110,7 +117,10 @@ export function runsKernels(role: ModeRole): boolean {
   }
 }
 
-/** An interval moved by a constant in logs: the candidate's times all scaled by exp(by). Both estimators are equivariant. */
+/**
+ * An interval moved by a constant in logs: the candidate's times all scaled by exp(by). Both estimators are
+ * equivariant.
+ */
 function shifted(measured: Measured, by: number): Measured {
   if (!measured.interval) return measured;
   const { estimate, low, high } = measured.interval;
@@ -144,7 +154,12 @@ export function clockConfirmedVerdict(
     verdict: confirmed.verdict,
     interval,
     reason,
-    clocks: { baselineMHz: clocks.baseline, candidateMHz: clocks.candidate, change: (b * scale - a) / a, explains: confirmed.clocksExplain },
+    clocks: {
+      baselineMHz: clocks.baseline,
+      candidateMHz: clocks.candidate,
+      change: (b * scale - a) / a,
+      explains: confirmed.clocksExplain,
+    },
   };
 }
 
@@ -177,7 +192,11 @@ export function devicesDifferences(a: readonly DeviceFacts[], b: readonly Device
  * Pairs results by config hash, then (for a config that changed since the baseline) by config name, and within a
  * pair, modes by role and device.
  */
-export function compareResults(baseline: readonly RunResult[], candidate: readonly RunResult[], rule: VerdictRule = separateRunsRule()): Comparison {
+export function compareResults(
+  baseline: readonly RunResult[],
+  candidate: readonly RunResult[],
+  rule: VerdictRule = separateRunsRule(),
+): Comparison {
   const pairs: ModeComparison[] = [];
   const unpaired: string[] = [];
   const notes: string[] = [];
@@ -195,13 +214,16 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
     }
     used.add(base);
     if (base.config.hash !== cand.config.hash) {
-      notes.push(`${cand.config.name}: the config changed since the baseline (hash ${base.config.hash} → ${cand.config.hash}).`);
+      notes.push(
+        `${cand.config.name}: the config changed since the baseline (hash ${base.config.hash} → ${cand.config.hash}).`,
+      );
     }
     if (base.policy.gate !== cand.policy.gate) {
       notes.push(`${cand.config.name}: one side excludes host issue cost (--gate) and the other does not.`);
     }
     for (const d of devicesDifferences(base.devices, cand.devices)) differences.add(d);
-    const same = (a: RunResult['modes'][number], b: RunResult['modes'][number]) => a.device === b.device && sameRole(a.role, b.role);
+    const same = (a: RunResult['modes'][number], b: RunResult['modes'][number]) =>
+      a.device === b.device && sameRole(a.role, b.role);
     for (const mode of cand.modes.filter(compared)) {
       const baseMode = base.modes.find((m) => same(m, mode));
       if (!baseMode) {
@@ -226,10 +248,20 @@ export function compareResults(baseline: readonly RunResult[], candidate: readon
     }
   }
   for (const base of baseline) if (!used.has(base)) unpaired.push(`${base.config.name}: no candidate`);
-  return { rule, verdict: overallVerdict(pairs.filter((p) => p.gating).map((p) => p.verdict)), pairs, unpaired, notes, deviceDifferences: [...differences] };
+  return {
+    rule,
+    verdict: overallVerdict(pairs.filter((p) => p.gating).map((p) => p.verdict)),
+    pairs,
+    unpaired,
+    notes,
+    deviceDifferences: [...differences],
+  };
 }
 
-function modeClocks(base: RunResult['modes'][number], cand: RunResult['modes'][number]): { baseline: number; candidate: number } | null {
+function modeClocks(
+  base: RunResult['modes'][number],
+  cand: RunResult['modes'][number],
+): { baseline: number; candidate: number } | null {
   const [b, c] = [clockOf(base.smClockMHz), clockOf(cand.smClockMHz)];
   return b !== null && c !== null && runsKernels(cand.role) ? { baseline: b, candidate: c } : null;
 }

@@ -13,7 +13,10 @@ import type { Locator } from './types.js';
  * The first string (a key or a value) holding a control character, with its path: names and descriptions are
  * printed, and `\u001b[2J` in a name would clear the user's terminal. Newlines and tabs are text.
  */
-export function controlText(value: unknown, path: (string | number)[]): { path: (string | number)[]; code: number } | null {
+export function controlText(
+  value: unknown,
+  path: (string | number)[],
+): { path: (string | number)[]; code: number } | null {
   if (typeof value === 'string') {
     const code = controlCode(value);
     return code === null ? null : { path: [...path], code };
@@ -58,7 +61,8 @@ function meantIssues(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
   return issues.flatMap((issue) => {
     const isEntry = issue.path.length === 2 && issue.path[0] === 'kernels';
     if (issue.code !== 'invalid_union' || !isEntry || !issue.errors.length) return [issue];
-    const strayKeys = (branch: readonly z.core.$ZodIssue[]) => branch.filter((i) => i.code === 'unrecognized_keys' && i.path.length === 0).length;
+    const strayKeys = (branch: readonly z.core.$ZodIssue[]) =>
+      branch.filter((i) => i.code === 'unrecognized_keys' && i.path.length === 0).length;
     const [best] = [...issue.errors].sort((x, y) => strayKeys(x) - strayKeys(y) || x.length - y.length);
     return (best ?? []).map((i) => ({ ...i, path: [...issue.path, ...i.path] }));
   });
@@ -71,8 +75,16 @@ export function schemaError(error: z.ZodError, locate: Locator): UsageError {
     if (issue.code === 'unrecognized_keys') {
       // A file with 100 000 stray keys must not cost 100 000 look-ups; the first few say what is wrong.
       const shown = issue.keys.slice(0, 5);
-      const more = issue.keys.length > shown.length ? `\n(and ${issue.keys.length - shown.length} more unknown fields)` : '';
-      return shown.map((key) => `${locate([...path, key])}: unknown field "${formatPath([...path, key])}"${adviseUnknownField(ConfigSchema, path, key)}`).join('\n') + more;
+      const more =
+        issue.keys.length > shown.length ? `\n(and ${issue.keys.length - shown.length} more unknown fields)` : '';
+      return (
+        shown
+          .map(
+            (key) =>
+              `${locate([...path, key])}: unknown field "${formatPath([...path, key])}"${adviseUnknownField(ConfigSchema, path, key)}`,
+          )
+          .join('\n') + more
+      );
     }
     return `${locate(path)}: ${formatPath(path) || 'config'}: ${issue.message}`;
   });
@@ -111,7 +123,8 @@ function pairsByKey(map: YAMLMap): Map<string, Pair> {
   if (!index) {
     index = new Map();
     for (const item of map.items) {
-      if (isPair(item) && isScalar(item.key) && !index.has(String(item.key.value))) index.set(String(item.key.value), item);
+      if (isPair(item) && isScalar(item.key) && !index.has(String(item.key.value)))
+        index.set(String(item.key.value), item);
     }
     pairIndex.set(map, index);
   }

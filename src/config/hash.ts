@@ -10,12 +10,40 @@ import type { Config, ConfigHost } from './types.js';
  */
 export function configHash(config: Config): string {
   // The sweep section says what `sweep` measures, not what a run of the config measures: it stays out.
-  const { path: _path, description: _description, notes: _notes, host, deviceMemory, latency, pipeline, items, tolerance, steps, ...rest } = config;
-  const { chunks, streams, streamKind, topology, mode, slots, defaultStreamOps, priority, connections, align, orders, handoff } = pipeline;
-  // One kernel on the legacy stream is what `legacyDefaultOp` always meant: hashed as it was, so its results still pair.
+  const {
+    path: _path,
+    description: _description,
+    notes: _notes,
+    host,
+    deviceMemory,
+    latency,
+    pipeline,
+    items,
+    tolerance,
+    steps,
+    ...rest
+  } = config;
+  const {
+    chunks,
+    streams,
+    streamKind,
+    topology,
+    mode,
+    slots,
+    defaultStreamOps,
+    priority,
+    connections,
+    align,
+    orders,
+    handoff,
+  } = pipeline;
+  // One kernel on the legacy stream is what `legacyDefaultOp` always meant: hashed as it was, so its results still
+  // pair.
   const [onlyOp, ...moreOps] = defaultStreamOps;
-  const legacyDefaultOp = onlyOp && !moreOps.length && onlyOp.stream === 'legacy' && onlyOp.op === 'kernel' ? { chunk: onlyOp.chunk } : null;
-  const legacyFlags = streamKind === 'non-blocking' ? 'non-blocking' : streamKind === 'blocking' ? 'default' : streamKind;
+  const legacyDefaultOp =
+    onlyOp && !moreOps.length && onlyOp.stream === 'legacy' && onlyOp.op === 'kernel' ? { chunk: onlyOp.chunk } : null;
+  const legacyFlags =
+    streamKind === 'non-blocking' ? 'non-blocking' : streamKind === 'blocking' ? 'default' : streamKind;
   const extras = {
     ...(topology === 'chunk-per-stream' ? {} : { topology }),
     ...(mode === 'stream' ? {} : { mode }),
@@ -39,7 +67,9 @@ export function configHash(config: Config): string {
     ...(deviceMemory === null ? {} : { deviceMemory }),
     ...(items === null ? {} : { items }),
     ...(tolerance === null ? {} : { tolerance }),
-    ...(latency === null ? {} : { latency: { kernel: latency.kernel, elements: latency.elements, priority: latency.priority.level } }),
+    ...(latency === null
+      ? {}
+      : { latency: { kernel: latency.kernel, elements: latency.elements, priority: latency.priority.level } }),
   };
   return createHash('sha256')
     .update(JSON.stringify(what, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)))
@@ -50,6 +80,7 @@ export function configHash(config: Config): string {
 /** The host stage as hashed: a checksum on the default pool as the old form was, so its results still pair. */
 function hashedHost(host: ConfigHost): unknown {
   if (host.thread === 'js') return { name: host.name, function: host.function, thread: 'js' };
-  if (host.after?.kind === 'checksum' && host.before === null && host.workers === null) return { name: host.name, function: 'checksum' };
+  if (host.after?.kind === 'checksum' && host.before === null && host.workers === null)
+    return { name: host.name, function: 'checksum' };
   return host;
 }

@@ -25,7 +25,9 @@ export function elementProblem(type: ElementType, value: number): string | null 
   const range = INTEGER_RANGE[type];
   if (range) {
     if (!Number.isInteger(value)) return `${value} is not a whole number, which ${type} holds`;
-    return value < range[0] || value > range[1] ? `${value} is outside ${type}'s range, ${range[0]} to ${range[1]}` : null;
+    return value < range[0] || value > range[1]
+      ? `${value} is outside ${type}'s range, ${range[0]} to ${range[1]}`
+      : null;
   }
   const max = FLOAT_MAX[type] ?? Number.MAX_VALUE;
   return Math.abs(value) > max ? `${value} is beyond the largest ${type}, ${max}, and would become infinity` : null;
@@ -36,7 +38,11 @@ export function elementProblem(type: ElementType, value: number): string | null 
  * wrap around an integer type (a uint8 ramp repeats 0 to 255, on purpose), so only its start and step are checked
  * there; a float ramp must stay finite to its last element.
  */
-export function initProblem(type: ElementType, init: InitSpec, elements: number): { field: string; problem: string } | null {
+export function initProblem(
+  type: ElementType,
+  init: InitSpec,
+  elements: number,
+): { field: string; problem: string } | null {
   if (init.kind === 'random') return null;
   if (init.kind === 'constant') {
     const problem = elementProblem(type, init.value);
@@ -45,13 +51,22 @@ export function initProblem(type: ElementType, init: InitSpec, elements: number)
   const integer = INTEGER_RANGE[type] !== undefined;
   for (const field of ['start', 'step'] as const) {
     const value = init[field];
-    const problem = integer && field === 'step' ? (Number.isInteger(value) ? null : `${value} is not a whole number, which ${type} holds`) : elementProblem(type, value);
+    const problem =
+      integer && field === 'step'
+        ? Number.isInteger(value)
+          ? null
+          : `${value} is not a whole number, which ${type} holds`
+        : elementProblem(type, value);
     if (problem) return { field, problem };
   }
   if (!integer) {
     const last = init.start + (elements - 1) * init.step;
     const problem = elementProblem(type, last);
-    if (problem) return { field: 'step', problem: `the ramp's last element, ${init.start} + ${elements - 1} × ${init.step}: ${problem}` };
+    if (problem)
+      return {
+        field: 'step',
+        problem: `the ramp's last element, ${init.start} + ${elements - 1} × ${init.step}: ${problem}`,
+      };
   }
   return null;
 }

@@ -21,10 +21,13 @@ export const residentBuffers = <B extends Roled>(buffers: readonly B[]): B[] => 
 export const itemBytes = (b: Shaped): number => b.itemSize * b.elementBytes;
 
 /** Bytes one item takes in all the chunked buffers together: what a chunk of n items costs per device slot. */
-export const bytesPerItem = (buffers: readonly Shaped[]): number => chunkedBuffers(buffers).reduce((sum, b) => sum + itemBytes(b), 0);
+export const bytesPerItem = (buffers: readonly Shaped[]): number =>
+  chunkedBuffers(buffers).reduce((sum, b) => sum + itemBytes(b), 0);
 
 /** Bytes of the resident buffers, which sit on the device whole beside any ring. */
-export const residentBytes = (buffers: readonly (Roled & { readonly bytes: number })[]): number => residentBuffers(buffers).reduce((sum, b) => sum + b.bytes, 0);
+export const residentBytes = (buffers: readonly (Roled & { readonly bytes: number })[]): number =>
+  residentBuffers(buffers).reduce((sum, b) => sum + b.bytes, 0);
 
 /** Device bytes of one buffer when the chunked buffers hold `deviceItems` items (all of them, or a ring's slots). */
-export const deviceBytesOf = (b: Shaped & { readonly bytes: number }, deviceItems: number): number => (isResident(b) ? b.bytes : deviceItems * itemBytes(b));
+export const deviceBytesOf = (b: Shaped & { readonly bytes: number }, deviceItems: number): number =>
+  isResident(b) ? b.bytes : deviceItems * itemBytes(b);

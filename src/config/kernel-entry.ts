@@ -11,18 +11,26 @@ const is64BitInteger = (type: string): boolean => type === 'int64' || type === '
 // within its type's range is checked against the kernel's parameter (src/kernels/scalars.ts), which knows the type
 // that matters and can say so with the kernel's signature.
 const scalarArg = <T extends (typeof SCALAR_TYPES)[number]>(type: T) => {
-  const value = is64BitInteger(type) ? z.union([z.number(), z.string().regex(/^-?\d+$/, 'a 64-bit integer written as a string is digits only, such as "-12"')]) : z.number();
+  const value = is64BitInteger(type)
+    ? z.union([
+        z.number(),
+        z.string().regex(/^-?\d+$/, 'a 64-bit integer written as a string is digits only, such as "-12"'),
+      ])
+    : z.number();
   return z.object({ [type]: value } as Record<T, typeof value>).strict();
 };
 
-const ARG_FORMS = 'expected { buffer: NAME }, { chunk: elements }, { chunk: items } or { chunk: offset }, or a typed scalar such as { float32: 1.5 } or { int32: 64 }';
+const ARG_FORMS =
+  'expected { buffer: NAME }, { chunk: elements }, { chunk: items } or { chunk: offset }, or a typed scalar such as { float32: 1.5 } or { int32: 64 }';
 
 /** Every branch of the argument union failed: say what is wrong with the form the user evidently meant. */
 function describeBadArg(input: unknown): string {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return `${ARG_FORMS}; got ${showValue(input)}`;
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    return `${ARG_FORMS}; got ${showValue(input)}`;
   const entries = Object.entries(input);
   const [key, value] = entries[0] ?? [];
-  if (entries.length !== 1 || key === undefined) return `${ARG_FORMS}; an argument has exactly one key, got ${showValue(input)}`;
+  if (entries.length !== 1 || key === undefined)
+    return `${ARG_FORMS}; an argument has exactly one key, got ${showValue(input)}`;
   if (key === 'buffer') return `buffer needs a buffer name, got ${showValue(value)}`;
   if (key === 'chunk') return `chunk is elements, items or offset, got ${showValue(value)}`;
   if ((SCALAR_TYPES as readonly string[]).includes(key)) {
@@ -36,7 +44,15 @@ function describeBadArg(input: unknown): string {
 
 const ArgSchema = z.union(
   [
-    z.object({ buffer: z.string().describe("a buffer name: passes the device pointer to the chunk's first element of that buffer (a resident buffer's base)") }).strict(),
+    z
+      .object({
+        buffer: z
+          .string()
+          .describe(
+            "a buffer name: passes the device pointer to the chunk's first element of that buffer (a resident buffer's base)",
+          ),
+      })
+      .strict(),
     z
       .object({
         chunk: z
@@ -59,11 +75,21 @@ export const KernelSchema = z
     options: z.array(z.string()).default([]).describe('extra NVRTC options, e.g. --use_fast_math'),
     block: z.number().int().min(1).max(1024).default(256),
     grid: z
-      .union([z.literal('auto'), z.literal('cover'), z.number().int().min(1, 'grid is auto, cover or a whole number of blocks (1 or more)')], {
-        error: (issue) => `expected auto, cover or a whole number of blocks (1 or more), got ${showValue(issue.input)}`,
-      })
+      .union(
+        [
+          z.literal('auto'),
+          z.literal('cover'),
+          z.number().int().min(1, 'grid is auto, cover or a whole number of blocks (1 or more)'),
+        ],
+        {
+          error: (issue) =>
+            `expected auto, cover or a whole number of blocks (1 or more), got ${showValue(issue.input)}`,
+        },
+      )
       .default('auto')
-      .describe('auto: enough blocks to fill the GPU, for grid-stride kernels; cover: one thread per element; or a number'),
+      .describe(
+        'auto: enough blocks to fill the GPU, for grid-stride kernels; cover: one thread per element; or a number',
+      ),
     args: z.array(ArgSchema),
   })
   .strict();

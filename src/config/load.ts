@@ -56,13 +56,23 @@ export function validateConfig(raw: unknown, path: string, locate: Locator): Loa
   return { config: resolveConfig(parsed.data, name, path, locate, deviceGiven), locate, raw };
 }
 
-function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, locate: Locator, deviceGiven = false): Config {
+function resolveConfig(
+  parsed: ParsedConfig,
+  name: string,
+  path: string | null,
+  locate: Locator,
+  deviceGiven = false,
+): Config {
   const items = parsed.pipeline.items ?? null;
-  const buffers = Object.entries(parsed.buffers).map(([bufferName, b]): ConfigBuffer => resolveBuffer(bufferName, b, items, parsed.hostMemory, locate));
+  const buffers = Object.entries(parsed.buffers).map(
+    ([bufferName, b]): ConfigBuffer => resolveBuffer(bufferName, b, items, parsed.hostMemory, locate),
+  );
   const chunked = chunkedBuffers(buffers);
   const first = chunked[0];
   if (!first) {
-    throw new UsageError(`${locate(['buffers'])}: every buffer is resident; a pipeline needs at least one chunked buffer (in, out, inout or scratch).`);
+    throw new UsageError(
+      `${locate(['buffers'])}: every buffer is resident; a pipeline needs at least one chunked buffer (in, out, inout or scratch).`,
+    );
   }
   if (items === null) {
     for (const b of chunked) {
@@ -70,7 +80,9 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
         throw new UsageError(
           `${locate(['buffers', b.name])}: buffer "${b.name}" has ${b.elements} elements but "${first.name}" has ${first.elements}; ` +
             'every buffer of a pipeline is chunked by the same element ranges, so they need the same element count.',
-          { hint: 'Give pipeline.items and each buffer an itemSize for buffers of different shapes, or make the buffer resident.' },
+          {
+            hint: 'Give pipeline.items and each buffer an itemSize for buffers of different shapes, or make the buffer resident.',
+          },
         );
       }
     }
@@ -96,33 +108,47 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   });
   const labels = new Set<string>();
   steps.forEach((k, i) => {
-    if (labels.has(k.label)) throw new UsageError(`${locate(['kernels', i])}: two kernels are called "${k.label}"; give one a distinct name.`);
+    if (labels.has(k.label))
+      throw new UsageError(`${locate(['kernels', i])}: two kernels are called "${k.label}"; give one a distinct name.`);
     labels.add(k.label);
   });
   const unit = items === null ? 'elements' : 'items';
   const aligned = chunkUnits(units, parsed.pipeline.align);
   if (parsed.pipeline.chunks > aligned) {
-    const what = parsed.pipeline.align > 1 ? `${aligned} aligned units of ${parsed.pipeline.align} ${unit}` : `${units} ${unit}`;
-    throw new UsageError(`${locate(['pipeline', 'chunks'])}: ${parsed.pipeline.chunks} chunks is more than the ${items === null ? "buffers'" : "pipeline's"} ${what}.`, {
-      hint: `Use at most ${aligned} chunks, or ${items === null ? 'larger buffers' : 'more items'}.`,
-    });
+    const what =
+      parsed.pipeline.align > 1 ? `${aligned} aligned units of ${parsed.pipeline.align} ${unit}` : `${units} ${unit}`;
+    throw new UsageError(
+      `${locate(['pipeline', 'chunks'])}: ${parsed.pipeline.chunks} chunks is more than the ${items === null ? "buffers'" : "pipeline's"} ${what}.`,
+      {
+        hint: `Use at most ${aligned} chunks, or ${items === null ? 'larger buffers' : 'more items'}.`,
+      },
+    );
   }
   if (parsed.pipeline.chunks > MAX_PLAN_CHUNKS) {
-    throw new UsageError(`${locate(['pipeline', 'chunks'])}: ${parsed.pipeline.chunks} chunks is more than the ${MAX_PLAN_CHUNKS} a plan may hold.`, {
-      hint: `Use at most ${MAX_PLAN_CHUNKS} chunks: past a few thousand, issuing a chunk's ops costs more than overlapping them saves.`,
-    });
+    throw new UsageError(
+      `${locate(['pipeline', 'chunks'])}: ${parsed.pipeline.chunks} chunks is more than the ${MAX_PLAN_CHUNKS} a plan may hold.`,
+      {
+        hint: `Use at most ${MAX_PLAN_CHUNKS} chunks: past a few thousand, issuing a chunk's ops costs more than overlapping them saves.`,
+      },
+    );
   }
-  // A step of a kind that lays the devices out (a collective's data-parallel ranks, each holding whole buffers): no share to cut.
+  // A step of a kind that lays the devices out (a collective's data-parallel ranks, each holding whole buffers): no
+  // share to cut.
   const dataParallel = steps.some((step) => SPANNING_STAGES.has(step.stage));
   if (parsed.devices !== undefined && !dataParallel && (items !== null || buffers.some(isResident))) {
-    throw new UsageError(`${locate(['devices'])}: several devices run buffers of one shape only for now; pipeline.items and resident buffers run on one device.`, {
-      hint: 'Remove devices (run on one device), or pipeline.items and resident buffers.',
-    });
+    throw new UsageError(
+      `${locate(['devices'])}: several devices run buffers of one shape only for now; pipeline.items and resident buffers run on one device.`,
+      {
+        hint: 'Remove devices (run on one device), or pipeline.items and resident buffers.',
+      },
+    );
   }
   const { pipeline: p } = parsed;
   const notes: string[] = [];
   if (p.streamFlags !== undefined && p.streamKind !== undefined) {
-    throw new UsageError(`${locate(['pipeline', 'streamFlags'])}: give streamKind or the deprecated streamFlags, not both.`);
+    throw new UsageError(
+      `${locate(['pipeline', 'streamFlags'])}: give streamKind or the deprecated streamFlags, not both.`,
+    );
   }
   if (p.streamFlags !== undefined) {
     notes.push(
@@ -130,7 +156,9 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
     );
   }
   if (p.mode === 'graph' && p.streamKind === 'legacy-default') {
-    throw new UsageError(`${locate(['pipeline', 'mode'])}: the legacy default stream cannot be captured into a graph; use another streamKind with mode: graph.`);
+    throw new UsageError(
+      `${locate(['pipeline', 'mode'])}: the legacy default stream cannot be captured into a graph; use another streamKind with mode: graph.`,
+    );
   }
   const defaultStreamOps = readDefaultStreamOps(p, locate);
   checkRing(parsed, buffers, units, locate);
@@ -138,9 +166,12 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
   const library = steps.find((step) => step.stage !== 'kernel');
   if (handoff && library) {
     // The handoff splits the kernels between two devices; a library step has no half to go to yet.
-    throw new UsageError(`${locate(['pipeline', 'handoff'])}: a pipeline across two devices runs kernels only, and "${library.label}" is a ${library.stage} step.`, {
-      hint: 'Run the config on one device, or split it without pipeline.handoff (devices: [0, 1] splits the items).',
-    });
+    throw new UsageError(
+      `${locate(['pipeline', 'handoff'])}: a pipeline across two devices runs kernels only, and "${library.label}" is a ${library.stage} step.`,
+      {
+        hint: 'Run the config on one device, or split it without pipeline.handoff (devices: [0, 1] splits the items).',
+      },
+    );
   }
   return {
     name,
@@ -178,9 +209,16 @@ function resolveConfig(parsed: ParsedConfig, name: string, path: string | null, 
 }
 
 /** A library stage's `kernels:` entry through its stage kind's resolution; what is wrong names the entry's field. */
-function resolveStep(library: (typeof STEP_CONFIGS)[number], entry: unknown, buffers: readonly ConfigBuffer[], at: (string | number)[], locate: Locator): ComputeStep {
+function resolveStep(
+  library: (typeof STEP_CONFIGS)[number],
+  entry: unknown,
+  buffers: readonly ConfigBuffer[],
+  at: (string | number)[],
+  locate: Locator,
+): ComputeStep {
   const resolved = library.resolve(entry, stepBuffers(buffers));
-  if ('error' in resolved) throw new UsageError(`${locate([...at, ...resolved.path])}: ${formatPath(at)}: ${resolved.error}.`);
+  if ('error' in resolved)
+    throw new UsageError(`${locate([...at, ...resolved.path])}: ${formatPath(at)}: ${resolved.error}.`);
   return { stage: library.stage, label: library.label(entry), spec: resolved.spec };
 }
 
@@ -191,11 +229,18 @@ function uniqueOrders(order: IssueOrder | IssueOrder[]): IssueOrder[] {
 function toConfigArg(arg: ParsedArg, buffers: Set<string>, where: string): ConfigArg {
   if ('buffer' in arg) {
     if (!buffers.has(arg.buffer)) {
-      throw new UsageError(`${where}: unknown buffer "${arg.buffer}".`, { hint: `Buffers in this config: ${[...buffers].join(', ')}.` });
+      throw new UsageError(`${where}: unknown buffer "${arg.buffer}".`, {
+        hint: `Buffers in this config: ${[...buffers].join(', ')}.`,
+      });
     }
     return { kind: 'buffer', buffer: arg.buffer };
   }
-  if ('chunk' in arg) return arg.chunk === 'elements' ? { kind: 'chunk-elements' } : arg.chunk === 'items' ? { kind: 'chunk-items' } : { kind: 'chunk-offset' };
+  if ('chunk' in arg)
+    return arg.chunk === 'elements'
+      ? { kind: 'chunk-elements' }
+      : arg.chunk === 'items'
+        ? { kind: 'chunk-items' }
+        : { kind: 'chunk-offset' };
   const [type, value] = Object.entries(arg)[0] as [ScalarType, number | string];
   return { kind: 'scalar', type, value: typeof value === 'string' ? BigInt(value) : value };
 }

@@ -36,7 +36,10 @@ export function applyOverrides(raw: unknown, overrides: Overrides): { raw: unkno
     let parent = config;
     for (const segment of path.slice(0, -1)) {
       const child = parent[segment];
-      parent[segment] = typeof child === 'object' && child !== null && !Array.isArray(child) ? { ...(child as Record<string, unknown>) } : {};
+      parent[segment] =
+        typeof child === 'object' && child !== null && !Array.isArray(child)
+          ? { ...(child as Record<string, unknown>) }
+          : {};
       parent = parent[segment] as Record<string, unknown>;
     }
     parent[path[path.length - 1] as string] = value;

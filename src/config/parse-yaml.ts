@@ -1,4 +1,17 @@
-import { type Alias, type Document, isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument, visit } from 'yaml';
+import {
+  type Alias,
+  type Document,
+  isAlias,
+  isCollection,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseDocument,
+  visit,
+} from 'yaml';
 import { UsageError } from '../errors.js';
 import { findExcessiveNesting, MAX_NESTING, valueDepthExceeds } from './nesting.js';
 
@@ -9,7 +22,8 @@ import { findExcessiveNesting, MAX_NESTING, valueDepthExceeds } from './nesting.
 export const MAX_ALIAS_COUNT = 100;
 
 /**
- * The values a config may expand to, aliases expanded: a real config holds a few hundred, and 1 MiB of YAML without aliases less than this. The alias limit alone
+ * The values a config may expand to, aliases expanded: a real config holds a few hundred, and 1 MiB of YAML without
+ * aliases less than this. The alias limit alone
  * let 300 KB of YAML expand to 15 million values (4 GB) through 100 aliases of a large anchor.
  */
 export const MAX_CONFIG_VALUES = 1_000_000;
@@ -20,7 +34,8 @@ export interface ParsedYaml {
   readonly value: unknown;
 }
 
-const STRUCTURE_HINT = 'A config is a few levels deep (see configs/balanced.yaml); `cuda-pipe schema` lists every field.';
+const STRUCTURE_HINT =
+  'A config is a few levels deep (see configs/balanced.yaml); `cuda-pipe schema` lists every field.';
 
 /**
  * YAML text → a plain value, refusing what would exhaust the parser before handing it the text: nesting beyond
@@ -44,11 +59,17 @@ export function parseConfigYaml(text: string, path: string): ParsedYaml {
     throw new UsageError(`${where(firstError.pos[0])}: YAML syntax error: ${firstError.message.split('\n')[0]}`);
   }
   const duplicate = firstDuplicateKey(doc);
-  if (duplicate) throw new UsageError(`${where(duplicate.offset)}: YAML syntax error: the key "${duplicate.key}" appears twice in the same map.`);
+  if (duplicate)
+    throw new UsageError(
+      `${where(duplicate.offset)}: YAML syntax error: the key "${duplicate.key}" appears twice in the same map.`,
+    );
   if (expandedValues(doc) > MAX_CONFIG_VALUES) {
-    throw new UsageError(`${path}: the YAML expands to more than ${MAX_CONFIG_VALUES} values with its aliases (*name) expanded; a config holds a few hundred.`, {
-      hint: 'Write the repeated values out, or use fewer aliases of large anchors.',
-    });
+    throw new UsageError(
+      `${path}: the YAML expands to more than ${MAX_CONFIG_VALUES} values with its aliases (*name) expanded; a config holds a few hundred.`,
+      {
+        hint: 'Write the repeated values out, or use fewer aliases of large anchors.',
+      },
+    );
   }
   const value = toPlainValue(doc, path);
   if (value === null || value === undefined) throw emptyConfig(path);
@@ -70,7 +91,9 @@ function toPlainValue(doc: Document, path: string): unknown {
         },
       );
     }
-    throw new UsageError(`${path}: the YAML cannot be read as data: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UsageError(
+      `${path}: the YAML cannot be read as data: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
@@ -81,7 +104,10 @@ function emptyConfig(path: string): UsageError {
 }
 
 function tooDeep(where: string): UsageError {
-  return new UsageError(`${where}: the YAML nests more than ${MAX_NESTING} levels deep, so cuda-pipe does not parse it.`, { hint: STRUCTURE_HINT });
+  return new UsageError(
+    `${where}: the YAML nests more than ${MAX_NESTING} levels deep, so cuda-pipe does not parse it.`,
+    { hint: STRUCTURE_HINT },
+  );
 }
 
 function linePosition(text: string, offset: number): string {
@@ -117,7 +143,9 @@ function firstDuplicateKey(doc: Document): { key: string; offset: number } | nul
   return null;
 }
 
-/** The values (scalars, maps, lists, keys) the document holds once every alias is expanded, counted without expanding. */
+/**
+ * The values (scalars, maps, lists, keys) the document holds once every alias is expanded, counted without expanding.
+ */
 function expandedValues(doc: Document): number {
   const targets = aliasTargets(doc);
   // Only an anchored node can be met twice (through an alias), so only those are remembered.

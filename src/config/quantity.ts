@@ -18,9 +18,13 @@ const QUANTITY_FORMS: Record<QuantityKind, string> = {
 };
 
 export const quantity = (kind: QuantityKind) =>
-  z.union([z.number(), z.string()], { error: (issue) => `expected ${QUANTITY_FORMS[kind]}, got ${showValue(issue.input)}` }).transform((value, ctx) => {
-    const parsed = parseQuantity(value, kind);
-    if (typeof parsed === 'number') return parsed;
-    ctx.addIssue({ code: 'custom', message: parsed.error });
-    return z.NEVER;
-  });
+  z
+    .union([z.number(), z.string()], {
+      error: (issue) => `expected ${QUANTITY_FORMS[kind]}, got ${showValue(issue.input)}`,
+    })
+    .transform((value, ctx) => {
+      const parsed = parseQuantity(value, kind);
+      if (typeof parsed === 'number') return parsed;
+      ctx.addIssue({ code: 'custom', message: parsed.error });
+      return z.NEVER;
+    });

@@ -30,12 +30,16 @@ const InitSchema = z.discriminatedUnion(
 const BufferSchema = z
   .object({
     type: z.enum(ELEMENT_TYPES).describe('element type; float16 and bfloat16 are moved as raw 16-bit values'),
-    count: quantity('count').optional().describe('element count, e.g. 64Mi or 1000000; with pipeline.items, items × itemSize (or omit it)'),
+    count: quantity('count')
+      .optional()
+      .describe('element count, e.g. 64Mi or 1000000; with pipeline.items, items × itemSize (or omit it)'),
     size: quantity('bytes').optional().describe('byte size, e.g. 256MiB; a multiple of the element size'),
     itemSize: quantity('count')
       .pipe(z.number().min(1, 'itemSize is elements per item: 1 or more'))
       .optional()
-      .describe('elements per item (default 1), with pipeline.items: a chunk of items covers items × itemSize elements of this buffer'),
+      .describe(
+        'elements per item (default 1), with pipeline.items: a chunk of items covers items × itemSize elements of this buffer',
+      ),
     role: z
       .enum(BUFFER_ROLES)
       .describe(
@@ -69,28 +73,46 @@ const PipelineSchema = z
         error: (issue) => `expected depth-first or breadth-first, or a list of them, got ${showValue(issue.input)}`,
       })
       .default('depth-first')
-      .describe('depth-first: per chunk H2D, kernels, D2H; breadth-first: all H2Ds, then all kernels, then all D2Hs. A list measures each; the first is the headline'),
+      .describe(
+        'depth-first: per chunk H2D, kernels, D2H; breadth-first: all H2Ds, then all kernels, then all D2Hs. A list measures each; the first is the headline',
+      ),
     streamKind: z
       .enum(STREAM_KINDS)
       .optional()
       .describe(
         'non-blocking (default): created with cudaStreamNonBlocking; blocking: serialises with the legacy default stream; legacy-default or per-thread-default: every stream is that default stream',
       ),
-    streamFlags: z.enum(['non-blocking', 'default']).optional().describe('deprecated: use streamKind (streamFlags: default meant streamKind: blocking)'),
+    streamFlags: z
+      .enum(['non-blocking', 'default'])
+      .optional()
+      .describe('deprecated: use streamKind (streamFlags: default meant streamKind: blocking)'),
     topology: z
       .enum(TOPOLOGIES)
       .default('chunk-per-stream')
-      .describe('chunk-per-stream: chunk i on stream i mod streams; stage-per-stream: one stream per stage (load, compute, store) ordered by events'),
+      .describe(
+        'chunk-per-stream: chunk i on stream i mod streams; stage-per-stream: one stream per stage (load, compute, store) ordered by events',
+      ),
     mode: z
       .enum(ISSUE_MODES)
       .default('stream')
-      .describe('stream: ops issued from the host every rep; graph: also measure the overlapped body captured once as a CUDA graph and replayed'),
-    slots: z.number().int().min(1).optional().describe('device slots the chunks cycle through (a ring); default: as many as deviceMemory allows, else one per chunk'),
+      .describe(
+        'stream: ops issued from the host every rep; graph: also measure the overlapped body captured once as a CUDA graph and replayed',
+      ),
+    slots: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'device slots the chunks cycle through (a ring); default: as many as deviceMemory allows, else one per chunk',
+      ),
     legacyDefaultOp: z
       .object({ chunk: z.number().int().min(0).describe('the chunk whose kernel goes on the legacy default stream') })
       .strict()
       .optional()
-      .describe('also measure each layout with this one kernel on the legacy default stream (cudaStreamLegacy), to show what it costs'),
+      .describe(
+        'also measure each layout with this one kernel on the legacy default stream (cudaStreamLegacy), to show what it costs',
+      ),
     defaultStreamOp: z
       .object({
         chunk: z.number().int().min(0).describe('the chunk whose op goes on a default stream'),
@@ -98,11 +120,15 @@ const PipelineSchema = z
         stream: z
           .union([z.enum(DEFAULT_STREAMS), z.array(z.enum(DEFAULT_STREAMS)).min(1)])
           .default(['per-thread', 'legacy'])
-          .describe('legacy: cudaStreamLegacy, which blocking streams synchronise with; per-thread: cudaStreamPerThread, which they do not; a list measures each'),
+          .describe(
+            'legacy: cudaStreamLegacy, which blocking streams synchronise with; per-thread: cudaStreamPerThread, which they do not; a list measures each',
+          ),
       })
       .strict()
       .optional()
-      .describe('also measure each layout with this one op on a default stream, each stream beside the layout without it'),
+      .describe(
+        'also measure each layout with this one op on a default stream, each stream beside the layout without it',
+      ),
     items: quantity('count')
       .pipe(z.number().min(1, 'items is a count of items per rep: 1 or more'))
       .optional()
@@ -113,7 +139,9 @@ const PipelineSchema = z
     align: quantity('count')
       .pipe(z.number().min(1, 'align is a row length in elements: 1 or more'))
       .default(1)
-      .describe('chunks start at multiples of this many elements (e.g. a row length); with pipeline.items, of this many items'),
+      .describe(
+        'chunks start at multiples of this many elements (e.g. a row length); with pipeline.items, of this many items',
+      ),
     priority: PrioritySchema.optional().describe("priority of the pipeline's streams (default: the device's default)"),
     connections: z
       .number()
@@ -130,7 +158,9 @@ const PipelineSchema = z
       })
       .strict()
       .optional()
-      .describe('with two devices: one pipeline across them, each chunk handed from the first to the second by a peer copy of the buffers both halves use'),
+      .describe(
+        'with two devices: one pipeline across them, each chunk handed from the first to the second by a peer copy of the buffers both halves use',
+      ),
   })
   .strict();
 
@@ -143,7 +173,9 @@ const VerifySchema = z
       })
       .strict()
       .optional()
-      .describe('compare float outputs as numbers, |a − b| ≤ absolute + relative × |b|, instead of byte for byte; integer outputs stay exact'),
+      .describe(
+        'compare float outputs as numbers, |a − b| ≤ absolute + relative × |b|, instead of byte for byte; integer outputs stay exact',
+      ),
   })
   .strict()
   .describe("how every overlapped mode's outputs are compared with serial's (default: byte for byte)");
@@ -166,8 +198,18 @@ const axisLimit = `a sweep axis lists at most ${MAX_SWEEP_VALUES} values`;
 
 const SweepSchema = z
   .object({
-    streams: z.array(z.number().int().min(1)).min(1).max(MAX_SWEEP_VALUES, axisLimit).optional().describe('stream counts to measure'),
-    chunks: z.array(z.number().int().min(1)).min(1).max(MAX_SWEEP_VALUES, axisLimit).optional().describe('chunk counts to measure'),
+    streams: z
+      .array(z.number().int().min(1))
+      .min(1)
+      .max(MAX_SWEEP_VALUES, axisLimit)
+      .optional()
+      .describe('stream counts to measure'),
+    chunks: z
+      .array(z.number().int().min(1))
+      .min(1)
+      .max(MAX_SWEEP_VALUES, axisLimit)
+      .optional()
+      .describe('chunk counts to measure'),
     order: z.array(z.enum(ISSUE_ORDERS)).min(1).optional().describe('issue orders to measure'),
     set: z
       .record(
@@ -178,8 +220,14 @@ const SweepSchema = z
           .max(MAX_SWEEP_VALUES, axisLimit),
       )
       .optional()
-      .describe('any scalar of the config by its path, and the values to measure it at: "kernels[0].args[3].int32": [530, 1060]'),
-    maxTime: z.number().positive().optional().describe('seconds for the whole sweep of layouts, per setting (default 40)'),
+      .describe(
+        'any scalar of the config by its path, and the values to measure it at: "kernels[0].args[3].int32": [530, 1060]',
+      ),
+    maxTime: z
+      .number()
+      .positive()
+      .optional()
+      .describe('seconds for the whole sweep of layouts, per setting (default 40)'),
   })
   .strict()
   .describe('what `cuda-pipe sweep` measures; `run` ignores it');
@@ -194,7 +242,9 @@ export const ConfigSchema = z
         error: (issue) => `expected all or a list of device indexes such as [0, 1], got ${showValue(issue.input)}`,
       })
       .optional()
-      .describe('several GPUs in one run: the input split across them, each running the layout over its share; with pipeline.handoff, one pipeline across two'),
+      .describe(
+        'several GPUs in one run: the input split across them, each running the layout over its share; with pipeline.handoff, one pipeline across two',
+      ),
     hostMemory: z.enum(HOST_MEMORY_KINDS).default('pinned').describe('host memory for every buffer without its own'),
     buffers: z
       .record(z.string().regex(/^[A-Za-z_][\w-]*$/, 'buffer names are letters, digits, _ and -'), BufferSchema)
@@ -202,12 +252,20 @@ export const ConfigSchema = z
     kernels: z
       .array(ComputeStepSchema)
       .min(1, 'at least one kernel is needed')
-      .describe('the compute stage, in order, per chunk: each entry a kernel, or a library stage such as { gemm: {...} }'),
+      .describe(
+        'the compute stage, in order, per chunk: each entry a kernel, or a library stage such as { gemm: {...} }',
+      ),
     pipeline: PipelineSchema.default(() => PipelineSchema.parse({})),
-    latency: LatencySchema.optional().describe("a latency-critical stream: after each chunk's load, one small kernel; measured with and without priorities"),
+    latency: LatencySchema.optional().describe(
+      "a latency-critical stream: after each chunk's load, one small kernel; measured with and without priorities",
+    ),
     // Each kind's own section (the host stage's `host:`), where its key has always been.
     ...CONFIG_SECTIONS,
-    deviceMemory: quantity('bytes').optional().describe('device memory budget for the buffers, e.g. 1GiB: chunks then cycle through a ring of device slots that fits it'),
+    deviceMemory: quantity('bytes')
+      .optional()
+      .describe(
+        'device memory budget for the buffers, e.g. 1GiB: chunks then cycle through a ring of device slots that fits it',
+      ),
     verify: VerifySchema.optional(),
     repetitions: RepetitionsSchema.default(() => RepetitionsSchema.parse({})),
     sweep: SweepSchema.optional(),

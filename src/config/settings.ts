@@ -16,9 +16,12 @@ export function parseSettingPath(text: string, origin?: string): Array<string | 
   for (const part of text.split('.')) {
     const match = /^([A-Za-z_][\w-]*)?((?:\[\d+\])*)$/.exec(part);
     if (!match || (!match[1] && !match[2])) {
-      throw new UsageError(`${prefix}"${text}" is not a config path: "${part}" should be a field name, optionally followed by [index].`, {
-        hint: 'Write paths like pipeline.chunks, hostMemory, buffers.input.size or kernels[0].args[3].int32.',
-      });
+      throw new UsageError(
+        `${prefix}"${text}" is not a config path: "${part}" should be a field name, optionally followed by [index].`,
+        {
+          hint: 'Write paths like pipeline.chunks, hostMemory, buffers.input.size or kernels[0].args[3].int32.',
+        },
+      );
     }
     if (match[1]) segments.push(match[1]);
     for (const index of (match[2] ?? '').matchAll(/\[(\d+)\]/g)) segments.push(Number(index[1]));
@@ -58,7 +61,8 @@ function checkSchemaPath(text: string, segments: ReadonlyArray<string | number>,
     const options = nodes.flatMap(alternatives);
     const next = options.flatMap((node): JsonSchemaNode[] => {
       if (typeof segment === 'number') return node.items ? [node.items] : [];
-      if (node.properties && Object.hasOwn(node.properties, segment)) return [node.properties[segment] as JsonSchemaNode];
+      if (node.properties && Object.hasOwn(node.properties, segment))
+        return [node.properties[segment] as JsonSchemaNode];
       const open = node.additionalProperties;
       if (typeof open !== 'object' || segment in Object.prototype) return [];
       const pattern = node.propertyNames?.pattern;
@@ -71,13 +75,21 @@ function checkSchemaPath(text: string, segments: ReadonlyArray<string | number>,
     const where = i === 0 ? 'the config' : formatSegments(segments.slice(0, i));
     const fields = [...new Set(options.flatMap((node) => Object.keys(node.properties ?? {})))];
     const isList = options.some((node) => node.items);
-    throw new UsageError(`${prefix}"${text}" is not a config path: ${typeof segment === 'number' ? `${where} is not a list` : `${where} has no field "${segment}"`}.`, {
-      hint: fields.length ? `Fields of ${where}: ${fields.join(', ')}.` : isList ? `${where} is a list: write ${where}[0].` : "Run `cuda-pipe schema` for the config's fields.",
-    });
+    throw new UsageError(
+      `${prefix}"${text}" is not a config path: ${typeof segment === 'number' ? `${where} is not a list` : `${where} has no field "${segment}"`}.`,
+      {
+        hint: fields.length
+          ? `Fields of ${where}: ${fields.join(', ')}.`
+          : isList
+            ? `${where} is a list: write ${where}[0].`
+            : "Run `cuda-pipe schema` for the config's fields.",
+      },
+    );
   });
 }
 
-const formatSegments = (segments: ReadonlyArray<string | number>): string => segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
+const formatSegments = (segments: ReadonlyArray<string | number>): string =>
+  segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
 
 /** A number when the text is one, so `--set kernels[0].args[3].int32=530` sets the number 530. */
 export function settingValue(text: string): string | number {
@@ -97,8 +109,10 @@ export function withSettings(loaded: LoadedConfig, settings: readonly Setting[])
   });
   applied.forEach(({ path }, i) => setAt(raw, path, (settings[i] as Setting).value, (settings[i] as Setting).path));
   // A message about the set field, a field inside it, or a section it created names the setting.
-  const related = (a: readonly (string | number)[], b: readonly (string | number)[]) => a.slice(0, b.length).every((segment, i) => b[i] === segment);
-  const locate = (fieldPath: readonly (string | number)[]) => applied.find((a) => related(a.path, fieldPath) || related(fieldPath, a.path))?.text ?? loaded.locate(fieldPath);
+  const related = (a: readonly (string | number)[], b: readonly (string | number)[]) =>
+    a.slice(0, b.length).every((segment, i) => b[i] === segment);
+  const locate = (fieldPath: readonly (string | number)[]) =>
+    applied.find((a) => related(a.path, fieldPath) || related(fieldPath, a.path))?.text ?? loaded.locate(fieldPath);
   return validateConfig(raw, loaded.config.path ?? 'config', locate);
 }
 
@@ -114,9 +128,12 @@ function setAt(root: unknown, path: ReadonlyArray<string | number>, value: strin
     // A section the config leaves to its defaults (pipeline:, repetitions:) is made; the schema then checks the field.
     if (next === undefined && !Array.isArray(node) && typeof path[i + 1] === 'string') next = node[segment] = {};
     if (typeof next !== 'object' || next === null) {
-      throw new UsageError(`sweep setting ${text}: the config has no ${path.slice(0, i + 1).join('.')} to set a value inside.`, {
-        hint: 'Set a field that exists in the config, such as pipeline.chunks or kernels[0].args[3].int32.',
-      });
+      throw new UsageError(
+        `sweep setting ${text}: the config has no ${path.slice(0, i + 1).join('.')} to set a value inside.`,
+        {
+          hint: 'Set a field that exists in the config, such as pipeline.chunks or kernels[0].args[3].int32.',
+        },
+      );
     }
     node = next as Record<string | number, unknown>;
   });

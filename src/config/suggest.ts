@@ -11,7 +11,8 @@ interface SchemaDef {
   readonly options?: readonly unknown[];
 }
 
-const defOf = (schema: unknown): SchemaDef | null => (schema as { _zod?: { def?: SchemaDef } } | null)?._zod?.def ?? null;
+const defOf = (schema: unknown): SchemaDef | null =>
+  (schema as { _zod?: { def?: SchemaDef } } | null)?._zod?.def ?? null;
 
 /** Follows wrappers (default, optional, pipe) to the schema that checks the value itself. */
 function unwrap(schema: unknown): SchemaDef | null {
@@ -30,14 +31,23 @@ export function knownFieldsAt(root: unknown, path: readonly (string | number)[])
   for (const segment of path) {
     if (!def) return [];
     // A union of objects (a `kernels:` entry: a kernel or a library stage) goes on through the option with the field.
-    if (def.type === 'union') def = (def.options ?? []).map(unwrap).find((o) => o?.type === 'object' && typeof segment === 'string' && o.shape?.[segment] !== undefined) ?? null;
+    if (def.type === 'union')
+      def =
+        (def.options ?? [])
+          .map(unwrap)
+          .find((o) => o?.type === 'object' && typeof segment === 'string' && o.shape?.[segment] !== undefined) ?? null;
     if (!def) return [];
     if (def.type === 'object' && typeof segment === 'string') def = unwrap(def.shape?.[segment]);
     else if (def.type === 'record') def = unwrap(def.valueType);
     else if (def.type === 'array') def = unwrap(def.element);
     else return [];
   }
-  if (def?.type === 'union') return [...new Set((def.options ?? []).map(unwrap).flatMap((o) => (o?.type === 'object' ? Object.keys(o.shape ?? {}) : [])))];
+  if (def?.type === 'union')
+    return [
+      ...new Set(
+        (def.options ?? []).map(unwrap).flatMap((o) => (o?.type === 'object' ? Object.keys(o.shape ?? {}) : [])),
+      ),
+    ];
   return def?.type === 'object' ? Object.keys(def.shape ?? {}) : [];
 }
 
@@ -72,7 +82,8 @@ export function homeOfField(root: unknown, field: string): string | null {
 export function adviseUnknownField(root: unknown, path: readonly (string | number)[], key: string): string {
   const known = knownFieldsAt(root, path);
   // Known here, yet unknown to the entry: a field of another of its forms (a `kernels:` entry with gemm: and matmul:).
-  if (known.includes(key)) return `; "${key}" is a field of another form of this entry than its other fields: an entry takes one form (split it into two entries)`;
+  if (known.includes(key))
+    return `; "${key}" is a field of another form of this entry than its other fields: an entry takes one form (split it into two entries)`;
   const near = nearestName(key, known);
   if (near) return `; did you mean "${near}"?`;
   const home = path.length === 0 ? homeOfField(root, key) : null;

@@ -19,7 +19,12 @@ export interface LatencySpec {
   readonly priority: PrioritySpec;
 }
 
-export function readLatency(parsed: ParsedConfig, kernels: readonly { readonly label: string }[], elements: number, locate: Locator): LatencySpec | null {
+export function readLatency(
+  parsed: ParsedConfig,
+  kernels: readonly { readonly label: string }[],
+  elements: number,
+  locate: Locator,
+): LatencySpec | null {
   const latency = parsed.latency;
   if (!latency) return null;
   if (!kernels.some((k) => k.label === latency.kernel)) {
@@ -27,11 +32,20 @@ export function readLatency(parsed: ParsedConfig, kernels: readonly { readonly l
       hint: `Kernels in this config: ${kernels.map((k) => k.label).join(', ')}.`,
     });
   }
-  if (kernels.length < 2) throw new UsageError(`${locate(['latency', 'kernel'])}: the pipeline needs a kernel of its own beside the latency kernel.`);
+  if (kernels.length < 2)
+    throw new UsageError(
+      `${locate(['latency', 'kernel'])}: the pipeline needs a kernel of its own beside the latency kernel.`,
+    );
   if (latency.elements < 1 || latency.elements > elements) {
-    throw new UsageError(`${locate(['latency', 'elements'])}: ${latency.elements} elements; the buffers have ${elements}.`);
+    throw new UsageError(
+      `${locate(['latency', 'elements'])}: ${latency.elements} elements; the buffers have ${elements}.`,
+    );
   }
-  return { kernel: latency.kernel, elements: latency.elements, priority: { level: latency.priority, where: locate(['latency', 'priority']) } };
+  return {
+    kernel: latency.kernel,
+    elements: latency.elements,
+    priority: { level: latency.priority, where: locate(['latency', 'priority']) },
+  };
 }
 
 /**
@@ -40,7 +54,12 @@ export function readLatency(parsed: ParsedConfig, kernels: readonly { readonly l
  */
 export function checkRing(
   parsed: ParsedConfig,
-  buffers: readonly { readonly role: string; readonly itemSize: number; readonly elementBytes: number; readonly bytes: number }[],
+  buffers: readonly {
+    readonly role: string;
+    readonly itemSize: number;
+    readonly elementBytes: number;
+    readonly bytes: number;
+  }[],
   units: number,
   locate: Locator,
 ): void {
@@ -64,7 +83,9 @@ export function checkRing(
   });
   if (slots !== null && typeof slots === 'object') {
     const where = locate(pipeline.slots !== undefined ? ['pipeline', 'slots'] : ['deviceMemory']);
-    throw new UsageError(`${where}: ${slots.error}.`, { hint: 'Use more chunks (smaller slots), fewer slots, or a larger deviceMemory.' });
+    throw new UsageError(`${where}: ${slots.error}.`, {
+      hint: 'Use more chunks (smaller slots), fewer slots, or a larger deviceMemory.',
+    });
   }
   if (typeof slots === 'number' && [pipeline.order].flat().includes('breadth-first')) {
     throw new UsageError(
@@ -83,10 +104,14 @@ export function readDefaultStreamOps(p: ParsedConfig['pipeline'], locate: Locato
     );
   }
   const field = p.defaultStreamOp ? 'defaultStreamOp' : 'legacyDefaultOp';
-  const spec = p.defaultStreamOp ?? (p.legacyDefaultOp ? { chunk: p.legacyDefaultOp.chunk, op: 'kernel' as const, stream: 'legacy' as const } : null);
+  const spec =
+    p.defaultStreamOp ??
+    (p.legacyDefaultOp ? { chunk: p.legacyDefaultOp.chunk, op: 'kernel' as const, stream: 'legacy' as const } : null);
   if (!spec) return [];
   if (spec.chunk >= p.chunks) {
-    throw new UsageError(`${locate(['pipeline', field, 'chunk'])}: chunk ${spec.chunk} does not exist; chunks are 0 to ${p.chunks - 1}.`);
+    throw new UsageError(
+      `${locate(['pipeline', field, 'chunk'])}: chunk ${spec.chunk} does not exist; chunks are 0 to ${p.chunks - 1}.`,
+    );
   }
   if (p.topology !== 'chunk-per-stream') {
     throw new UsageError(

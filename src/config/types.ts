@@ -1,4 +1,13 @@
-import type { HostMemoryKind, HostThread, IssueMode, IssueOrder, PlacedDefaultOp, ScalarType, StreamKind, Topology } from '../vocabulary.js';
+import type {
+  HostMemoryKind,
+  HostThread,
+  IssueMode,
+  IssueOrder,
+  PlacedDefaultOp,
+  ScalarType,
+  StreamKind,
+  Topology,
+} from '../vocabulary.js';
 import type { ComputeStep, ConfigSections } from '../kinds/index.js';
 import type { ConfigBuffer, ConfigHost, InitSpec } from '../model/buffers.js';
 import type { Handoff } from './devices.js';

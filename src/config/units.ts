@@ -25,7 +25,8 @@ export function parseQuantity(text: string | number, kind: QuantityKind): number
     return { error: `"${text}" is not a ${kind === 'bytes' ? 'size' : 'count'}; write it like ${example}` };
   }
   const [, digits = '', prefix = '', byteSuffix] = match;
-  if (byteSuffix && kind === 'count') return { error: `"${text}" is a byte size, but an element count is expected (drop the "B")` };
+  if (byteSuffix && kind === 'count')
+    return { error: `"${text}" is a byte size, but an element count is expected (drop the "B")` };
   return checkWhole(Number(digits) * (MULTIPLIERS[prefix] ?? 1), text);
 }
 

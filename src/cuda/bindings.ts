@@ -54,7 +54,15 @@ export const KOFFI_SCALAR: Record<ScalarType, string> = {
 };
 
 // cudaLaunchConfig_t in CUDA 12 and 13: dim3 grid, dim3 block, size_t smem, stream, attrs pointer, numAttrs.
-export const LAUNCH_CONFIG = { size: 56, grid: 0, block: 12, sharedBytes: 24, stream: 32, attrs: 40, numAttrs: 48 } as const;
+export const LAUNCH_CONFIG = {
+  size: 56,
+  grid: 0,
+  block: 12,
+  sharedBytes: 24,
+  stream: 32,
+  attrs: 40,
+  numAttrs: 48,
+} as const;
 // cudaDeviceProp starts with char name[256] then cudaUUID_t uuid[16] in every layout since CUDA 10.
 export const DEVICE_PROP_BYTES = 4096;
 
@@ -68,15 +76,26 @@ export function declare(lib: NativeLibrary) {
     setDevice: lib.func('int cudaSetDevice(int device)'),
     deviceCanAccessPeer: lib.func('int cudaDeviceCanAccessPeer(_Out_ int *canAccess, int device, int peerDevice)'),
     deviceEnablePeerAccess: lib.func('int cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)'),
-    deviceGetP2PAttribute: lib.func('int cudaDeviceGetP2PAttribute(_Out_ int *value, int attr, int srcDevice, int dstDevice)'),
-    memcpyPeerAsync: lib.func('int cudaMemcpyPeerAsync(void *dst, int dstDevice, void *src, int srcDevice, size_t count, void *stream)'),
+    deviceGetP2PAttribute: lib.func(
+      'int cudaDeviceGetP2PAttribute(_Out_ int *value, int attr, int srcDevice, int dstDevice)',
+    ),
+    memcpyPeerAsync: lib.func(
+      'int cudaMemcpyPeerAsync(void *dst, int dstDevice, void *src, int srcDevice, size_t count, void *stream)',
+    ),
     deviceGetAttribute: lib.func('int cudaDeviceGetAttribute(_Out_ int *value, int attr, int device)'),
-    getDeviceProperties: declareFirst(lib, ['cudaGetDeviceProperties_v2', 'cudaGetDeviceProperties'], 'int', ['void *', 'int']),
+    getDeviceProperties: declareFirst(lib, ['cudaGetDeviceProperties_v2', 'cudaGetDeviceProperties'], 'int', [
+      'void *',
+      'int',
+    ]),
     deviceGetPCIBusId: lib.func('int cudaDeviceGetPCIBusId(_Out_ uint8_t *pciBusId, int len, int device)'),
-    deviceGetStreamPriorityRange: lib.func('int cudaDeviceGetStreamPriorityRange(_Out_ int *least, _Out_ int *greatest)'),
+    deviceGetStreamPriorityRange: lib.func(
+      'int cudaDeviceGetStreamPriorityRange(_Out_ int *least, _Out_ int *greatest)',
+    ),
     deviceSynchronize: lib.func('int cudaDeviceSynchronize()'),
     memGetInfo: lib.func('int cudaMemGetInfo(_Out_ size_t *free, _Out_ size_t *total)'),
-    streamCreateWithPriority: lib.func('int cudaStreamCreateWithPriority(_Out_ void **stream, unsigned int flags, int priority)'),
+    streamCreateWithPriority: lib.func(
+      'int cudaStreamCreateWithPriority(_Out_ void **stream, unsigned int flags, int priority)',
+    ),
     streamDestroy: lib.func('int cudaStreamDestroy(void *stream)'),
     streamSynchronize: lib.func('int cudaStreamSynchronize(void *stream)'),
     streamQuery: lib.func('int cudaStreamQuery(void *stream)'),

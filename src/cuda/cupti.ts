@@ -18,12 +18,20 @@ export function cuptiCandidates(env: NodeJS.ProcessEnv): string[] {
   const override = env[CUPTI_OVERRIDE];
   if (override) return [override];
   const roots = [env.CUDA_PATH, env.CUDA_HOME].filter((r): r is string => Boolean(r));
-  const inRoot = (root: string) => CUPTI_SUBDIRS.flatMap((sub) => CUPTI_SONAMES.map((soname) => join(root, sub, soname)));
+  const inRoot = (root: string) =>
+    CUPTI_SUBDIRS.flatMap((sub) => CUPTI_SONAMES.map((soname) => join(root, sub, soname)));
   return [...new Set([...roots.flatMap(inRoot), ...CUPTI_SONAMES, ...inRoot('/usr/local/cuda')])];
 }
 
 // CUpti_ActivityKind values (cupti_activity.h, unchanged from CUDA 11 to 13).
-export const ACTIVITY_KIND = { memcpy: 1, memset: 2, driver: 4, runtime: 5, concurrentKernel: 10, externalCorrelation: 39 } as const;
+export const ACTIVITY_KIND = {
+  memcpy: 1,
+  memset: 2,
+  driver: 4,
+  runtime: 5,
+  concurrentKernel: 10,
+  externalCorrelation: 39,
+} as const;
 const EXTERNAL_CORRELATION_CUSTOM0 = 3;
 const FLUSH_FORCED = 1;
 const CUPTI_SUCCESS = 0;
@@ -65,7 +73,10 @@ export interface ActivityCollection {
  * Reads the fields cuda-pipe needs from one record, given a DataView over it; null for a kind it does not use.
  * `base` is subtracted from CUPTI's ns timestamps while they are still exact (they are over 2^53).
  */
-export function parseRecord(view: DataView, base: bigint): ActivityRecord | { externalId: number; correlationId: number } | 'malformed' | null {
+export function parseRecord(
+  view: DataView,
+  base: bigint,
+): ActivityRecord | { externalId: number; correlationId: number } | 'malformed' | null {
   const kind = view.getUint32(0, true);
   const u32 = (at: number) => view.getUint32(at, true);
   const u64 = (at: number) => view.getBigUint64(at, true);
@@ -74,7 +85,14 @@ export function parseRecord(view: DataView, base: bigint): ActivityRecord | { ex
     if (u32(L.externalKind) !== EXTERNAL_CORRELATION_CUSTOM0) return null;
     return { externalId: Number(u64(L.externalId)), correlationId: u32(L.correlationId) };
   }
-  const which = kind === ACTIVITY_KIND.memcpy ? 'memcpy' : kind === ACTIVITY_KIND.memset ? 'memset' : kind === ACTIVITY_KIND.concurrentKernel ? 'kernel' : null;
+  const which =
+    kind === ACTIVITY_KIND.memcpy
+      ? 'memcpy'
+      : kind === ACTIVITY_KIND.memset
+        ? 'memset'
+        : kind === ACTIVITY_KIND.concurrentKernel
+          ? 'kernel'
+          : null;
   if (which === null) return null;
   const L = RECORD_LAYOUT[which];
   const start = u64(L.start);
@@ -95,7 +113,9 @@ export function parseRecord(view: DataView, base: bigint): ActivityRecord | { ex
 }
 
 const BufferRequested = koffi.proto('void cudaPipeCuptiBufferRequested(void *buffer, void *size, void *maxNumRecords)');
-const BufferCompleted = koffi.proto('void cudaPipeCuptiBufferCompleted(void *context, uint32_t streamId, void *buffer, size_t size, size_t validSize)');
+const BufferCompleted = koffi.proto(
+  'void cudaPipeCuptiBufferCompleted(void *context, uint32_t streamId, void *buffer, size_t size, size_t validSize)',
+);
 
 /** Activity buffers, allocated once: enough for tens of thousands of records, so none fills during a traced rep. */
 const BUFFER_BYTES = 8 << 20;
@@ -108,7 +128,9 @@ function declare(lib: NativeLibrary) {
     disable: lib.func('int cuptiActivityDisable(int kind)'),
     flushAll: lib.func('int cuptiActivityFlushAll(uint32_t flag)'),
     getNextRecord: lib.func('int cuptiActivityGetNextRecord(void *buffer, size_t validBufferSizeBytes, void *record)'),
-    getNumDroppedRecords: lib.func('int cuptiActivityGetNumDroppedRecords(void *context, uint32_t streamId, _Out_ size_t *dropped)'),
+    getNumDroppedRecords: lib.func(
+      'int cuptiActivityGetNumDroppedRecords(void *context, uint32_t streamId, _Out_ size_t *dropped)',
+    ),
     getTimestamp: lib.func('int cuptiGetTimestamp(_Out_ uint64_t *timestamp)'),
     pushExternal: lib.func('int cuptiActivityPushExternalCorrelationId(int kind, uint64_t id)'),
     popExternal: lib.func('int cuptiActivityPopExternalCorrelationId(int kind, _Out_ uint64_t *lastId)'),
@@ -120,7 +142,14 @@ type CuptiFunctions = ReturnType<typeof declare>;
 
 // Driver API records too: a library (cuBLAS) may launch its kernels through the driver, and the external id pushed
 // around its call is tied to those launches only where their API kind is recorded.
-const ENABLED_KINDS = [ACTIVITY_KIND.memcpy, ACTIVITY_KIND.memset, ACTIVITY_KIND.concurrentKernel, ACTIVITY_KIND.runtime, ACTIVITY_KIND.driver, ACTIVITY_KIND.externalCorrelation];
+const ENABLED_KINDS = [
+  ACTIVITY_KIND.memcpy,
+  ACTIVITY_KIND.memset,
+  ACTIVITY_KIND.concurrentKernel,
+  ACTIVITY_KIND.runtime,
+  ACTIVITY_KIND.driver,
+  ACTIVITY_KIND.externalCorrelation,
+];
 
 /**
  * CUPTI activity collection around one traced rep at a time. CUPTI hands buffers out and back through callbacks,
@@ -144,9 +173,13 @@ export class CuptiActivity {
   ) {
     for (let i = 0; i < BUFFER_COUNT; i++) this.free.push(koffi.address(koffi.alloc('uint64', BUFFER_BYTES / 8)));
     // Registered for the life of the process: CUPTI keeps both pointers.
-    const requested = koffi.register((buffer: bigint, size: bigint, maxNumRecords: bigint) => this.hand(buffer, size, maxNumRecords), koffi.pointer(BufferRequested));
+    const requested = koffi.register(
+      (buffer: bigint, size: bigint, maxNumRecords: bigint) => this.hand(buffer, size, maxNumRecords),
+      koffi.pointer(BufferRequested),
+    );
     const completed = koffi.register(
-      (_context: unknown, _stream: number, buffer: bigint, _size: unknown, valid: number | bigint) => this.take(buffer, Number(valid)),
+      (_context: unknown, _stream: number, buffer: bigint, _size: unknown, valid: number | bigint) =>
+        this.take(buffer, Number(valid)),
       koffi.pointer(BufferCompleted),
     );
     this.check(this.fn.registerCallbacks(requested, completed) as number, 'cuptiActivityRegisterCallbacks');
@@ -224,15 +257,25 @@ export class CuptiActivity {
   /** Flushes every buffer (off the JS thread) and hands back what was recorded since begin(); recording stays on. */
   async collect(): Promise<ActivityCollection> {
     const code = await new Promise<number>((resolve, reject) => {
-      this.fn.flushAll.async(FLUSH_FORCED, (error: unknown, result: number) => (error ? reject(error) : resolve(result)));
+      this.fn.flushAll.async(FLUSH_FORCED, (error: unknown, result: number) =>
+        error ? reject(error) : resolve(result),
+      );
     });
     this.check(code, 'cuptiActivityFlushAll');
     const dropped = [0];
     const droppedCode = this.fn.getNumDroppedRecords(null, 0, dropped) as number;
-    return { records: this.records, external: this.external, dropped: droppedCode === CUPTI_SUCCESS ? Number(dropped[0] ?? 0) : 0, malformed: this.malformed };
+    return {
+      records: this.records,
+      external: this.external,
+      dropped: droppedCode === CUPTI_SUCCESS ? Number(dropped[0] ?? 0) : 0,
+      malformed: this.malformed,
+    };
   }
 
-  /** Stops recording; records still in CUPTI's buffers come back with the next collection's flush, older than its base, and are left out. */
+  /**
+   * Stops recording; records still in CUPTI's buffers come back with the next collection's flush, older than its base,
+   * and are left out.
+   */
   stop(): void {
     if (!this.recording) return;
     this.recording = false;
@@ -310,7 +353,10 @@ export interface ExpectedActivity {
  * its API call is index + 1). A call that made several records (a copy CUPTI split) spans all of them; where the
  * op's memsets count, so do they.
  */
-export function matchActivity(collection: ActivityCollection, expected: ReadonlyArray<ExpectedActivity | null>): MatchedActivity {
+export function matchActivity(
+  collection: ActivityCollection,
+  expected: ReadonlyArray<ExpectedActivity | null>,
+): MatchedActivity {
   const spans: Array<{ start: number; end: number } | null> = expected.map(() => null);
   const sawExpected = expected.map(() => false);
   let wrongKind = 0;
@@ -326,7 +372,9 @@ export function matchActivity(collection: ActivityCollection, expected: Readonly
       continue;
     }
     const span = spans[index];
-    spans[index] = span ? { start: Math.min(span.start, record.startNs), end: Math.max(span.end, record.endNs) } : { start: record.startNs, end: record.endNs };
+    spans[index] = span
+      ? { start: Math.min(span.start, record.startNs), end: Math.max(span.end, record.endNs) }
+      : { start: record.startNs, end: record.endNs };
     if (record.kind === want.kind) sawExpected[index] = true;
   }
   // A memset alone is not the call: where none of the expected kind came, the op has no engine time (the rep falls

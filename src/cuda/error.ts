@@ -10,7 +10,9 @@ export class CudaError extends DeviceFailure {
     readonly errorMessage: string,
     context?: string,
   ) {
-    super(`${api} failed${context ? ` (${context})` : ''}: ${errorName} (${code}): ${errorMessage}`, { contextLost: STICKY_ERRORS.has(code) });
+    super(`${api} failed${context ? ` (${context})` : ''}: ${errorName} (${code}): ${errorMessage}`, {
+      contextLost: STICKY_ERRORS.has(code),
+    });
   }
 }
 
@@ -72,7 +74,8 @@ const NO_DEVICE = 100;
 
 /** What still works on a machine without a GPU; the one place that says so. */
 export const WORKS_WITHOUT_GPU =
-  'Without a GPU these still work: `run --dry-run` (the plan), `kernels --check` (compiles with NVRTC), `schema`, ' + '`report` and `compare` (saved results).';
+  'Without a GPU these still work: `run --dry-run` (the plan), `kernels --check` (compiles with NVRTC), `schema`, ' +
+  '`report` and `compare` (saved results).';
 
 /**
  * The explanation for "no driver" (35) and "no device" (100), the answers every CUDA call gives on a machine without
@@ -107,7 +110,10 @@ export function cudaFailure(api: string, code: number, name: string, message: st
   }
   const environment = ENVIRONMENT_CODES.get(code);
   if (environment) {
-    return new EnvironmentError(`${environment.sentence} (${api} returned ${name}, ${code}).`, { hint: environment.hint, cause });
+    return new EnvironmentError(`${environment.sentence} (${api} returned ${name}, ${code}).`, {
+      hint: environment.hint,
+      cause,
+    });
   }
   return cause;
 }

@@ -45,7 +45,10 @@ export function openFirst<P extends LibraryPlace>(
   places: readonly P[],
   fault: (exported: (symbol: string) => boolean) => string | null,
   env: NodeJS.ProcessEnv = process.env,
-): { readonly library: BoundLibrary | null; readonly attempts: readonly { readonly candidate: P; readonly reason: string }[] } {
+): {
+  readonly library: BoundLibrary | null;
+  readonly attempts: readonly { readonly candidate: P; readonly reason: string }[];
+} {
   const { loaded, attempts } = firstLoadable(places, (lib) => fault((symbol) => exports(lib, symbol)), env);
   return { library: loaded ? bound(loaded.lib, loaded.path) : null, attempts };
 }
@@ -62,7 +65,12 @@ const structSizes = new Map<string, number>();
 export function declareStruct(name: string, fields: Readonly<Record<string, StructField>>): number {
   let size = structSizes.get(name);
   if (size === undefined) {
-    const members = Object.fromEntries(Object.entries(fields).map(([field, type]) => [field, typeof type === 'string' ? type : koffi.array(type.array, type.length, 'Typed')]));
+    const members = Object.fromEntries(
+      Object.entries(fields).map(([field, type]) => [
+        field,
+        typeof type === 'string' ? type : koffi.array(type.array, type.length, 'Typed'),
+      ]),
+    );
     size = koffi.sizeof(koffi.struct(name, members));
     structSizes.set(name, size);
   }
@@ -84,7 +92,9 @@ export function openCudaLibrary(spec: CudaLibrarySpec, env: NodeJS.ProcessEnv = 
 export type BoundCalls<P extends Readonly<Record<string, string>>> = { readonly [K in keyof P]: NativeCall };
 
 export function bindCalls<P extends Readonly<Record<string, string>>>(lib: BoundLibrary, prototypes: P): BoundCalls<P> {
-  return Object.fromEntries(Object.entries(prototypes).map(([name, prototype]) => [name, lib.bind(prototype)])) as BoundCalls<P>;
+  return Object.fromEntries(
+    Object.entries(prototypes).map(([name, prototype]) => [name, lib.bind(prototype)]),
+  ) as BoundCalls<P>;
 }
 
 /**

@@ -11,11 +11,17 @@ export class CudaGraphs {
   }
 
   endCapture(stream: StreamHandle): GraphHandle {
-    return this.calls.pointerOut((o) => this.calls.fn.streamEndCapture(stream, o), 'cudaStreamEndCapture') as GraphHandle;
+    return this.calls.pointerOut(
+      (o) => this.calls.fn.streamEndCapture(stream, o),
+      'cudaStreamEndCapture',
+    ) as GraphHandle;
   }
 
   instantiate(graph: GraphHandle): GraphExecHandle {
-    return this.calls.pointerOut((o) => this.calls.fn.graphInstantiate(o, graph, 0), 'cudaGraphInstantiate') as GraphExecHandle;
+    return this.calls.pointerOut(
+      (o) => this.calls.fn.graphInstantiate(o, graph, 0),
+      'cudaGraphInstantiate',
+    ) as GraphExecHandle;
   }
 
   launchThunk(exec: GraphExecHandle, stream: StreamHandle): () => number {

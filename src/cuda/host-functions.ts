@@ -20,7 +20,10 @@ export class CudaHostFunctions {
 
   /** Registers `callback` once; each launch passes a numeric tag that says which op it is. */
   register(callback: (tag: number) => void): HostFunction {
-    const trampoline = koffi.register((userData: unknown) => callback(Number(typeof userData === 'bigint' ? userData : koffi.address(userData))), koffi.pointer(HostFn));
+    const trampoline = koffi.register(
+      (userData: unknown) => callback(Number(typeof userData === 'bigint' ? userData : koffi.address(userData))),
+      koffi.pointer(HostFn),
+    );
     const launchHostFunc = this.calls.fn.launchHostFunc;
     let registered = true;
     return {

@@ -30,7 +30,10 @@ export class CudaLaunch {
     const native = koffi.alloc('uint8', image.byteLength);
     new Uint8Array(koffi.view(native, image.byteLength)).set(image);
     try {
-      const library = this.calls.pointerOut((o) => this.calls.fn.libraryLoadData(o, native, null, null, 0, null, null, 0), 'cudaLibraryLoadData') as LibraryHandle;
+      const library = this.calls.pointerOut(
+        (o) => this.calls.fn.libraryLoadData(o, native, null, null, 0, null, null, 0),
+        'cudaLibraryLoadData',
+      ) as LibraryHandle;
       return {
         library,
         unload: () => {
@@ -48,7 +51,11 @@ export class CudaLaunch {
   }
 
   getKernel(library: LibraryHandle, name: string): KernelHandle {
-    return this.calls.pointerOut((o) => this.calls.fn.libraryGetKernel(o, library, name), 'cudaLibraryGetKernel', name) as KernelHandle;
+    return this.calls.pointerOut(
+      (o) => this.calls.fn.libraryGetKernel(o, library, name),
+      'cudaLibraryGetKernel',
+      name,
+    ) as KernelHandle;
   }
 
   /** Builds the `cudaLaunchConfig_t` and the `void **` argument block once, in native memory. */

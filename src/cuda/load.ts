@@ -151,7 +151,10 @@ function loadOverride(spec: CudaLibrarySpec, path: string): LoadedLibrary {
   try {
     lib = koffi.load(path);
   } catch (error) {
-    const reason = (error instanceof Error ? error.message : String(error)).replace(/^Failed to load shared library: /, '');
+    const reason = (error instanceof Error ? error.message : String(error)).replace(
+      /^Failed to load shared library: /,
+      '',
+    );
     throw fail(`not a shared library that can be loaded (${reason})`);
   }
   if (!exports(lib, spec.marker)) throw fail(`a shared library without ${spec.marker}, so not ${name}`);

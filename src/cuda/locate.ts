@@ -50,7 +50,8 @@ export const CUDA_LIBRARIES: Readonly<Record<CudaLibraryKind, CudaLibrarySpec>> 
 /** One of the core's libraries by its kind, or a kind's library by its spec. */
 export type CudaLibrary = CudaLibraryKind | CudaLibrarySpec;
 
-export const librarySpec = (library: CudaLibrary): CudaLibrarySpec => (typeof library === 'string' ? CUDA_LIBRARIES[library] : library);
+export const librarySpec = (library: CudaLibrary): CudaLibrarySpec =>
+  typeof library === 'string' ? CUDA_LIBRARIES[library] : library;
 
 export interface LibraryCandidate {
   /** A file path, or a bare soname left to the dynamic loader's own search. */
@@ -114,14 +115,26 @@ function shortReason(reason: string): string {
   return (parts.length > 1 ? parts[parts.length - 1] : reason) ?? reason;
 }
 
-const SYSTEM_LIBRARY_DIRS = ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib64', '/usr/lib64', '/lib', '/usr/lib'];
+const SYSTEM_LIBRARY_DIRS = [
+  '/lib/x86_64-linux-gnu',
+  '/usr/lib/x86_64-linux-gnu',
+  '/lib64',
+  '/usr/lib64',
+  '/lib',
+  '/usr/lib',
+];
 
 /**
  * The file the loader would most likely open for `library`, found without loading it: loading NVRTC costs 3 to 40 ms,
  * which a kernel-cache hit must not pay. Bare sonames are looked up the way ld.so does for an unprivileged program:
  * LD_LIBRARY_PATH, the folders in /etc/ld.so.conf.d, then the system folders. Null when nothing is found.
  */
-export function resolveLibraryFile(library: CudaLibrary, env: NodeJS.ProcessEnv, exists: (path: string) => boolean, loaderDirs: readonly string[]): string | null {
+export function resolveLibraryFile(
+  library: CudaLibrary,
+  env: NodeJS.ProcessEnv,
+  exists: (path: string) => boolean,
+  loaderDirs: readonly string[],
+): string | null {
   const dirs = [...(env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean), ...loaderDirs, ...SYSTEM_LIBRARY_DIRS];
   const findInDirs = (soname: string): string | null => dirs.map((dir) => join(dir, soname)).find(exists) ?? null;
   // The override is the only library that will be loaded when it is set, working or not (src/cuda/load.ts), so it
@@ -129,7 +142,11 @@ export function resolveLibraryFile(library: CudaLibrary, env: NodeJS.ProcessEnv,
   const override = env[librarySpec(library).override];
   if (override) return override.includes('/') ? override : (findInDirs(override) ?? override);
   for (const candidate of libraryCandidates(library, env)) {
-    const found = candidate.path.includes('/') ? (exists(candidate.path) ? candidate.path : null) : findInDirs(candidate.path);
+    const found = candidate.path.includes('/')
+      ? exists(candidate.path)
+        ? candidate.path
+        : null
+      : findInDirs(candidate.path);
     if (found) return found;
   }
   return null;

@@ -7,12 +7,19 @@ export class CudaMemory {
   constructor(private readonly calls: Calls) {}
 
   hostAlloc(bytes: number, kind: HostAllocKind): HostPtr {
-    return this.calls.pointerOut((o) => this.calls.fn.hostAlloc(o, bytes, HOST_ALLOC_FLAGS[kind]), 'cudaHostAlloc', `${bytes} bytes`) as HostPtr;
+    return this.calls.pointerOut(
+      (o) => this.calls.fn.hostAlloc(o, bytes, HOST_ALLOC_FLAGS[kind]),
+      'cudaHostAlloc',
+      `${bytes} bytes`,
+    ) as HostPtr;
   }
 
   /** The device's address of mapped host memory (cudaHostAlloc with 'mapped'). */
   devicePointerOf(pointer: HostPtr): DevicePtr {
-    return this.calls.pointerOut((o) => this.calls.fn.hostGetDevicePointer(o, pointer, 0), 'cudaHostGetDevicePointer') as DevicePtr;
+    return this.calls.pointerOut(
+      (o) => this.calls.fn.hostGetDevicePointer(o, pointer, 0),
+      'cudaHostGetDevicePointer',
+    ) as DevicePtr;
   }
 
   freeHost(pointer: HostPtr): void {
@@ -20,7 +27,11 @@ export class CudaMemory {
   }
 
   hostRegister(pointer: HostPtr, bytes: number): void {
-    this.calls.check(this.calls.fn.hostRegister(pointer, bytes, HOST_REGISTER_PORTABLE), 'cudaHostRegister', `${bytes} bytes`);
+    this.calls.check(
+      this.calls.fn.hostRegister(pointer, bytes, HOST_REGISTER_PORTABLE),
+      'cudaHostRegister',
+      `${bytes} bytes`,
+    );
   }
 
   hostUnregister(pointer: HostPtr): void {
@@ -28,7 +39,11 @@ export class CudaMemory {
   }
 
   malloc(bytes: number, context?: string): DevicePtr {
-    return this.calls.pointerOut((o) => this.calls.fn.malloc(o, bytes), 'cudaMalloc', context ?? `${bytes} bytes`) as DevicePtr;
+    return this.calls.pointerOut(
+      (o) => this.calls.fn.malloc(o, bytes),
+      'cudaMalloc',
+      context ?? `${bytes} bytes`,
+    ) as DevicePtr;
   }
 
   free(pointer: DevicePtr): void {
@@ -53,7 +68,13 @@ export class CudaMemory {
   }
 
   /** An async copy bound to its pointers once; the closure returns the raw cudaError_t for the hot loop. */
-  copyThunk(dst: DevicePtr | HostPtr, src: DevicePtr | HostPtr, bytes: number, direction: CopyDirection, stream: StreamHandle): () => number {
+  copyThunk(
+    dst: DevicePtr | HostPtr,
+    src: DevicePtr | HostPtr,
+    bytes: number,
+    direction: CopyDirection,
+    stream: StreamHandle,
+  ): () => number {
     const memcpyAsync = this.calls.fn.memcpyAsync;
     const kind = MEMCPY_KIND[direction];
     return () => memcpyAsync(dst, src, bytes, kind, stream) as number;

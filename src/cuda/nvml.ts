@@ -57,12 +57,16 @@ export function openSmClock(pciBusId: string, cudaIndex: number): SmClockOutcome
 }
 
 /** nvmlDeviceGetComputeRunningProcesses, _v3 where the driver has it, else _v2 (same record); null with neither. */
-function runningProcesses(lib: ReturnType<typeof koffi.load>): ((device: unknown) => { pids: number[]; count: number } | null) | null {
+function runningProcesses(
+  lib: ReturnType<typeof koffi.load>,
+): ((device: unknown) => { pids: number[]; count: number } | null) | null {
   type Call = (device: unknown, count: Uint32Array, infos: Uint8Array) => number;
   let call: Call | null = null;
   for (const name of ['nvmlDeviceGetComputeRunningProcesses_v3', 'nvmlDeviceGetComputeRunningProcesses_v2']) {
     try {
-      call = lib.func(`int ${name}(void *device, _Inout_ unsigned int *infoCount, _Out_ uint8_t *infos)`) as unknown as Call;
+      call = lib.func(
+        `int ${name}(void *device, _Inout_ unsigned int *infoCount, _Out_ uint8_t *infos)`,
+      ) as unknown as Call;
       break;
     } catch {
       // An older driver: try the next version.

@@ -44,7 +44,9 @@ export function compileInChild(script: string, request: Omit<CompileRequest, 'pa
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', (error) => reject(new DeviceFailure(`could not start the NVRTC compiler process (${script}): ${error.message}`)));
+    child.on('error', (error) =>
+      reject(new DeviceFailure(`could not start the NVRTC compiler process (${script}): ${error.message}`)),
+    );
     child.on('close', (code, signal) => {
       const text = Buffer.concat(out).toString('utf8');
       try {

@@ -13,7 +13,9 @@ function declare(lib: NativeLibrary) {
     getErrorString: lib.func('const char *nvrtcGetErrorString(int result)'),
     getNumSupportedArchs: lib.func('int nvrtcGetNumSupportedArchs(_Out_ int *count)'),
     getSupportedArchs: lib.func('int nvrtcGetSupportedArchs(_Out_ int *archs)'),
-    createProgram: lib.func('int nvrtcCreateProgram(_Out_ void **prog, const char *src, const char *name, int numHeaders, void *headers, void *includeNames)'),
+    createProgram: lib.func(
+      'int nvrtcCreateProgram(_Out_ void **prog, const char *src, const char *name, int numHeaders, void *headers, void *includeNames)',
+    ),
     destroyProgram: lib.func('int nvrtcDestroyProgram(_Inout_ void **prog)'),
     compileProgram: lib.func('int nvrtcCompileProgram(void *prog, int numOptions, const char **options)'),
     getProgramLogSize: lib.func('int nvrtcGetProgramLogSize(void *prog, _Out_ size_t *size)'),
@@ -75,7 +77,9 @@ export class Nvrtc {
     this.check(this.fn.createProgram(program, source, name, 0, null, null) as number, 'nvrtcCreateProgram');
     try {
       const result = await new Promise<number>((resolve, reject) =>
-        this.fn.compileProgram.async(program[0], options.length, [...options], (error: unknown, code: number) => (error ? reject(error) : resolve(code))),
+        this.fn.compileProgram.async(program[0], options.length, [...options], (error: unknown, code: number) =>
+          error ? reject(error) : resolve(code),
+        ),
       );
       const log = this.log(program[0] ?? 0n);
       if (result === NVRTC_ERROR_COMPILATION) return { ok: false, failed: 'source', log };

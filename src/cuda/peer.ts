@@ -23,9 +23,22 @@ export class CudaPeer {
 
   facts(device: number, peer: number): PeerFacts {
     const attribute = (name: keyof typeof P2P_ATTRIBUTE) =>
-      this.calls.intOut((o) => this.calls.fn.deviceGetP2PAttribute(o, P2P_ATTRIBUTE[name], device, peer), 'cudaDeviceGetP2PAttribute', `devices ${device} and ${peer}`);
-    const canAccess = this.calls.intOut((o) => this.calls.fn.deviceCanAccessPeer(o, device, peer), 'cudaDeviceCanAccessPeer', `devices ${device} and ${peer}`) === 1;
-    return { canAccess, performanceRank: canAccess ? attribute('performanceRank') : 0, nativeAtomics: canAccess && attribute('nativeAtomics') === 1 };
+      this.calls.intOut(
+        (o) => this.calls.fn.deviceGetP2PAttribute(o, P2P_ATTRIBUTE[name], device, peer),
+        'cudaDeviceGetP2PAttribute',
+        `devices ${device} and ${peer}`,
+      );
+    const canAccess =
+      this.calls.intOut(
+        (o) => this.calls.fn.deviceCanAccessPeer(o, device, peer),
+        'cudaDeviceCanAccessPeer',
+        `devices ${device} and ${peer}`,
+      ) === 1;
+    return {
+      canAccess,
+      performanceRank: canAccess ? attribute('performanceRank') : 0,
+      nativeAtomics: canAccess && attribute('nativeAtomics') === 1,
+    };
   }
 
   /**
@@ -36,12 +49,20 @@ export class CudaPeer {
     if (!this.facts(device, peer).canAccess) return false;
     this.setDevice(device);
     const code = this.calls.fn.deviceEnablePeerAccess(peer, 0) as number;
-    if (code !== 0 && code !== PEER_ACCESS_ALREADY_ENABLED) this.calls.check(code, 'cudaDeviceEnablePeerAccess', `device ${device} to ${peer}`);
+    if (code !== 0 && code !== PEER_ACCESS_ALREADY_ENABLED)
+      this.calls.check(code, 'cudaDeviceEnablePeerAccess', `device ${device} to ${peer}`);
     return true;
   }
 
   /** An async copy between devices bound once; the closure returns the raw cudaError_t for the hot loop. */
-  copyThunk(dst: DevicePtr, dstDevice: number, src: DevicePtr, srcDevice: number, bytes: number, stream: StreamHandle): () => number {
+  copyThunk(
+    dst: DevicePtr,
+    dstDevice: number,
+    src: DevicePtr,
+    srcDevice: number,
+    bytes: number,
+    stream: StreamHandle,
+  ): () => number {
     const memcpyPeerAsync = this.calls.fn.memcpyPeerAsync;
     return () => memcpyPeerAsync(dst, dstDevice, src, srcDevice, bytes, stream) as number;
   }

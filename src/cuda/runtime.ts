@@ -79,7 +79,11 @@ export class CudaRuntime {
   }
 
   attribute(name: DeviceAttributeName, device: number): number {
-    return this.calls.intOut((o) => this.calls.fn.deviceGetAttribute(o, DeviceAttribute[name], device), 'cudaDeviceGetAttribute', name);
+    return this.calls.intOut(
+      (o) => this.calls.fn.deviceGetAttribute(o, DeviceAttribute[name], device),
+      'cudaDeviceGetAttribute',
+      name,
+    );
   }
 
   /** Name and UUID (as nvidia-smi prints it, `GPU-xxxxxxxx-...`). */

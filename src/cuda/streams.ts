@@ -11,7 +11,10 @@ export class CudaStreams {
 
   create(options: { nonBlocking: boolean; priority?: number }): StreamHandle {
     const flags = options.nonBlocking ? STREAM_NON_BLOCKING : 0;
-    return this.calls.pointerOut((o) => this.calls.fn.streamCreateWithPriority(o, flags, options.priority ?? 0), 'cudaStreamCreateWithPriority') as StreamHandle;
+    return this.calls.pointerOut(
+      (o) => this.calls.fn.streamCreateWithPriority(o, flags, options.priority ?? 0),
+      'cudaStreamCreateWithPriority',
+    ) as StreamHandle;
   }
 
   destroy(stream: StreamHandle): void {
@@ -33,7 +36,10 @@ export class CudaStreams {
 
   createEvent(options: { timing: boolean }): EventHandle {
     const flags = options.timing ? 0 : EVENT_DISABLE_TIMING;
-    return this.calls.pointerOut((o) => this.calls.fn.eventCreateWithFlags(o, flags), 'cudaEventCreateWithFlags') as EventHandle;
+    return this.calls.pointerOut(
+      (o) => this.calls.fn.eventCreateWithFlags(o, flags),
+      'cudaEventCreateWithFlags',
+    ) as EventHandle;
   }
 
   destroyEvent(event: EventHandle): void {
@@ -59,7 +65,9 @@ export class CudaStreams {
    */
   eventSynchronizeOffThread(event: EventHandle): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.calls.fn.eventSynchronize.async(event, (error: unknown, code: number) => (error ? reject(error) : resolve(code)));
+      this.calls.fn.eventSynchronize.async(event, (error: unknown, code: number) =>
+        error ? reject(error) : resolve(code),
+      );
     });
   }
 

@@ -101,7 +101,11 @@ export function missingSymbols(rows: readonly RequiredSymbol[], exports: (name: 
  * "lacks cudaGetErrorName (CUDA 6.5 and newer) and 2 more functions; cuda-pipe needs libcudart from CUDA 12.0 or
  * newer", of the library `name` whose functions are `rows`.
  */
-export function describeMissing(name: string, rows: readonly RequiredSymbol[], missing: readonly RequiredSymbol[]): string {
+export function describeMissing(
+  name: string,
+  rows: readonly RequiredSymbol[],
+  missing: readonly RequiredSymbol[],
+): string {
   const [first] = missing;
   if (!first) return '';
   const named = (r: RequiredSymbol) => `${r.names.join(' or ')} (CUDA ${r.since} and newer)`;

@@ -19,8 +19,18 @@ export const HOST_WINDOW_BYTES = 2 ** 30;
  * Byte-for-byte comparison of one output buffer. Fast path: one memcmp. Only on a difference do we walk the
  * elements to find the first one and count them.
  */
-export function compareOutput(buffer: ConfigBuffer, expected: Uint8Array, actual: Uint8Array, candidatePoison: number): OutputMismatch | null {
-  if (Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength).equals(Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength))) return null;
+export function compareOutput(
+  buffer: ConfigBuffer,
+  expected: Uint8Array,
+  actual: Uint8Array,
+  candidatePoison: number,
+): OutputMismatch | null {
+  if (
+    Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength).equals(
+      Buffer.from(actual.buffer, actual.byteOffset, actual.byteLength),
+    )
+  )
+    return null;
   const width = buffer.elementBytes;
   const lanes = width === 8 ? 4 : width;
   const a = laneView(expected, lanes);
@@ -84,7 +94,11 @@ export function compareWithin(
   candidatePoison: number,
   tolerance: ToleranceRule,
 ): { mismatch: OutputMismatch | null; largest: LargestError } {
-  if (!FLOAT_TYPES.has(buffer.type)) return { mismatch: compareOutput(buffer, expected, actual, candidatePoison), largest: { absolute: 0, relative: 0 } };
+  if (!FLOAT_TYPES.has(buffer.type))
+    return {
+      mismatch: compareOutput(buffer, expected, actual, candidatePoison),
+      largest: { absolute: 0, relative: 0 },
+    };
   // Element by element, decoding as it goes: a window is up to 1 GiB, too large to copy into an array of numbers.
   const decode = decoder(buffer.type);
   const a = elementView(actual, buffer.type);
@@ -116,7 +130,19 @@ export function compareWithin(
   const unwritten = Buffer.from(actual.buffer, actual.byteOffset + first * width, width).equals(poisonElement);
   const show = (bytes: Uint8Array) => {
     const raw = describeElement(bytes, buffer.type, first);
-    return buffer.type === 'float16' || buffer.type === 'bfloat16' ? `${decode(elementView(bytes, buffer.type)[first] as number)} (${raw})` : raw;
+    return buffer.type === 'float16' || buffer.type === 'bfloat16'
+      ? `${decode(elementView(bytes, buffer.type)[first] as number)} (${raw})`
+      : raw;
   };
-  return { mismatch: { buffer: buffer.name, index: first, expected: show(expected), actual: show(actual), differing, unwritten }, largest: { absolute, relative } };
+  return {
+    mismatch: {
+      buffer: buffer.name,
+      index: first,
+      expected: show(expected),
+      actual: show(actual),
+      differing,
+      unwritten,
+    },
+    largest: { absolute, relative },
+  };
 }

@@ -62,9 +62,12 @@ export class DeviceBuffers {
     const deviceBytes = buffers.reduce((sum, b) => sum + deviceBytesOf(b, deviceElements), 0);
     const { free, total } = rt.memory.info();
     if (deviceBytes > free) {
-      throw new DeviceFailure(`The buffers need ${formatBytes(deviceBytes)} of device memory, but device ${device} has ${formatBytes(free)} free of ${formatBytes(total)}.`, {
-        hint: 'Use smaller buffers (count or size in the config), or free memory held by other processes (nvidia-smi).',
-      });
+      throw new DeviceFailure(
+        `The buffers need ${formatBytes(deviceBytes)} of device memory, but device ${device} has ${formatBytes(free)} free of ${formatBytes(total)}.`,
+        {
+          hint: 'Use smaller buffers (count or size in the config), or free memory held by other processes (nvidia-smi).',
+        },
+      );
     }
     // Host memory first: pinning it can move the device's free figure too, and only the device buffers are measured.
     // Scratch buffers live on the device only; host pointer 0 is never used because no copy names them.
@@ -88,7 +91,9 @@ export class DeviceBuffers {
       let pristine: Uint8Array[] | null = owns(buffer) ? null : (sharing?.binding(buffer.name).pristine ?? null);
       if (owns(buffer) && (buffer.role === 'in' || buffer.role === 'inout' || buffer.role === 'resident')) {
         const windows = hostWindows(host, 0, buffer.bytes);
-        windows.forEach((view, i) => fillPattern(view, buffer.type, windowSeed(buffer.init, i, HOST_WINDOW_BYTES / buffer.elementBytes)));
+        windows.forEach((view, i) =>
+          fillPattern(view, buffer.type, windowSeed(buffer.init, i, HOST_WINDOW_BYTES / buffer.elementBytes)),
+        );
         if (buffer.role === 'inout') pristine = windows.map((view) => new Uint8Array(view));
       }
       // Copied once, here, before any rep: no mode times it, and every chunk and stream reads it whole.
@@ -97,7 +102,14 @@ export class DeviceBuffers {
       bindings.set(buffer.name, { buffer, host, device: devicePtr, pristine });
     });
     const owned = new Set(buffers.filter(owns).map((b) => b.name));
-    return new DeviceBuffers(rt, device, bindings, { askedBytes: deviceBytes, measuredBytes: freeBefore - after, freeBeforeBytes: freeBefore }, deviceElements, owned);
+    return new DeviceBuffers(
+      rt,
+      device,
+      bindings,
+      { askedBytes: deviceBytes, measuredBytes: freeBefore - after, freeBeforeBytes: freeBefore },
+      deviceElements,
+      owned,
+    );
   }
 
   binding(name: string): BufferBinding {
@@ -127,7 +139,8 @@ export class DeviceBuffers {
   poisonOutputs(byte: number): void {
     for (const binding of this.bindings.values()) {
       if (binding.buffer.role !== 'out') continue;
-      if (this.ownsHost.has(binding.buffer.name)) for (const view of this.hostWindows(binding.buffer.name)) view.fill(byte);
+      if (this.ownsHost.has(binding.buffer.name))
+        for (const view of this.hostWindows(binding.buffer.name)) view.fill(byte);
       this.rt.memory.memset(binding.device, byte, deviceBytesOf(binding.buffer, this.deviceElements), DEFAULT_STREAM);
     }
     // Safe to block: between reps nothing is in flight, so no host function waits for the JS thread.
@@ -156,7 +169,11 @@ function seedScratch(rt: CudaRuntime, buffer: ConfigBuffer, device: DevicePtr, b
   try {
     for (let at = 0, window = 0; at < bytes; at += HOST_WINDOW_BYTES, window++) {
       const length = Math.min(HOST_WINDOW_BYTES, bytes - at);
-      fillPattern(hostBytes(staging, length), buffer.type, windowSeed(buffer.init, window, HOST_WINDOW_BYTES / buffer.elementBytes));
+      fillPattern(
+        hostBytes(staging, length),
+        buffer.type,
+        windowSeed(buffer.init, window, HOST_WINDOW_BYTES / buffer.elementBytes),
+      );
       rt.memory.copy(offsetPointer(device, at), staging, length, 'h2d');
     }
   } finally {

@@ -13,7 +13,10 @@ export class DeviceSet {
     private readonly entries: ReadonlyMap<number, { readonly facts: DeviceFacts; readonly buffers: DeviceBuffers }>,
   ) {}
 
-  static of(rt: CudaRuntime, devices: ReadonlyArray<{ readonly facts: DeviceFacts; readonly buffers: DeviceBuffers }>): DeviceSet {
+  static of(
+    rt: CudaRuntime,
+    devices: ReadonlyArray<{ readonly facts: DeviceFacts; readonly buffers: DeviceBuffers }>,
+  ): DeviceSet {
     const [first] = devices;
     if (!first) throw new RangeError('a device set needs a device');
     return new DeviceSet(rt, first.facts.index, new Map(devices.map((d) => [d.facts.index, d])));
@@ -43,7 +46,9 @@ export class DeviceSet {
 
   /** The devices whose outputs land in host memory of their own: the primary, and each data-parallel rank. */
   get outputDevices(): number[] {
-    return [...this.entries].filter(([device, { buffers }]) => device === this.primary || buffers.ownsOutputs).map(([device]) => device);
+    return [...this.entries]
+      .filter(([device, { buffers }]) => device === this.primary || buffers.ownsOutputs)
+      .map(([device]) => device);
   }
 
   /** Poisons every device's outputs (the shared host ones once, by their owner), and leaves the primary current. */

@@ -16,7 +16,8 @@ export const untraced = (prepared: PreparedRep): string | null => {
 
 /** CUPTI recording for a traced rep issued op by op; for a graph replay, or where CUPTI will not start, why not. */
 export function startCupti(rt: CudaRuntime, prepared: PreparedRep): CuptiActivity | { readonly unavailable: string } {
-  if (prepared.schedule.issue === 'graph') return { unavailable: 'a graph replay: CUPTI ties its ops to the graph launch, not to each op' };
+  if (prepared.schedule.issue === 'graph')
+    return { unavailable: 'a graph replay: CUPTI ties its ops to the graph launch, not to each op' };
   const reason = untraced(prepared);
   if (reason !== null) {
     // Recording stays on from one traced rep to the next: off before the library's own threads run.

@@ -21,9 +21,15 @@ export class GraphIssuer implements Issuer {
     const { rt, cleanup } = this;
     const [origin, ...others] = schedule.streams;
     if (!origin) throw new Error(`schedule ${schedule.id} has no stream`);
-    const forkJoin = [{ id: 'capture:fork', timing: false }, ...others.map((s) => ({ id: `capture:join:${s.id}`, timing: false }))];
+    const forkJoin = [
+      { id: 'capture:fork', timing: false },
+      ...others.map((s) => ({ id: `capture:join:${s.id}`, timing: false })),
+    ];
     const bound = this.direct.bind({ ...schedule, events: [...schedule.events, ...forkJoin] });
-    const fork: Op[] = [{ kind: 'record', stream: origin.id, event: 'capture:fork' }, ...others.map((s): Op => ({ kind: 'wait', stream: s.id, event: 'capture:fork' }))];
+    const fork: Op[] = [
+      { kind: 'record', stream: origin.id, event: 'capture:fork' },
+      ...others.map((s): Op => ({ kind: 'wait', stream: s.id, event: 'capture:fork' })),
+    ];
     const join: Op[] = others.flatMap((s): Op[] => [
       { kind: 'record', stream: s.id, event: `capture:join:${s.id}` },
       { kind: 'wait', stream: origin.id, event: `capture:join:${s.id}` },

@@ -1,10 +1,26 @@
 import type { CudaRuntime } from '../cuda/runtime.js';
-import { type EventHandle, type HostPtr, type KernelHandle, LEGACY_STREAM, offsetPointer, PER_THREAD_STREAM, type StreamHandle } from '../cuda/types.js';
+import {
+  type EventHandle,
+  type HostPtr,
+  type KernelHandle,
+  LEGACY_STREAM,
+  offsetPointer,
+  PER_THREAD_STREAM,
+  type StreamHandle,
+} from '../cuda/types.js';
 import type { Op, Plan, Schedule, StreamSpec } from '../plan/types.js';
 import { resolvePriority } from '../plan/priority.js';
 import { isTraceEvent } from '../plan/trace.js';
 import { isWorkOp, scheduleOps, streamDevices, type WorkOp } from '../plan/types.js';
-import { type RuntimePrimitives, type IssueSite, issueWorkOp, type KindRuntimes, type RepHooks, type SchedulePart, type Thunk } from '../kinds/index.js';
+import {
+  type RuntimePrimitives,
+  type IssueSite,
+  issueWorkOp,
+  type KindRuntimes,
+  type RepHooks,
+  type SchedulePart,
+  type Thunk,
+} from '../kinds/index.js';
 import type { DeviceSet } from './device-set.js';
 import type { Cleanup } from './cleanup.js';
 import type { HostCalls } from './host-calls.js';
@@ -27,7 +43,10 @@ export class DirectIssuer implements Issuer {
     private readonly runtimes: KindRuntimes = new Map(),
   ) {}
 
-  /** The parts the kinds take in the schedule being prepared, while its ops are bound (kinds/api/run.ts's `prepareSchedule`). */
+  /**
+   * The parts the kinds take in the schedule being prepared, while its ops are bound (kinds/api/run.ts's
+   * `prepareSchedule`).
+   */
   private parts: readonly SchedulePart[] = [];
 
   prepare(schedule: Schedule): PreparedRep {
@@ -85,8 +104,15 @@ export class DirectIssuer implements Issuer {
     };
   }
 
-  /** Where an H2D copy reads while a schedule is prepared: where a kind's part puts it, else null (the buffer's own memory). */
-  private hostSource(copy: { readonly buffer: string; readonly hostOffset: number; readonly bytes: number }): HostPtr | null {
+  /**
+   * Where an H2D copy reads while a schedule is prepared: where a kind's part puts it, else null (the buffer's own
+   * memory).
+   */
+  private hostSource(copy: {
+    readonly buffer: string;
+    readonly hostOffset: number;
+    readonly bytes: number;
+  }): HostPtr | null {
     for (const part of this.parts) {
       const source = part.hostSource(copy);
       if (source !== null) return source;
@@ -131,9 +157,15 @@ export class DirectIssuer implements Issuer {
       thunk: (op, options = {}) => {
         if (isWorkOp(op)) {
           const device = deviceOf(op.stream);
-          return issueWorkOp(op, this.primitives(stream(op.stream), device, schedule), this.runtimes, this.site(stream(op.stream), device, schedule));
+          return issueWorkOp(
+            op,
+            this.primitives(stream(op.stream), device, schedule),
+            this.runtimes,
+            this.site(stream(op.stream), device, schedule),
+          );
         }
-        if (op.kind === 'record' && options.external) return { issue: rt.streams.recordExternalThunk(event(op.event), stream(op.stream)), hostTag: null };
+        if (op.kind === 'record' && options.external)
+          return { issue: rt.streams.recordExternalThunk(event(op.event), stream(op.stream)), hostTag: null };
         return { issue: this.prepareOp(op, stream(op.stream), schedule, event), hostTag: null };
       },
     };
@@ -143,7 +175,10 @@ export class DirectIssuer implements Issuer {
   private makeStream(spec: StreamSpec): StreamHandle {
     if (spec.kind === 'legacy-default') return LEGACY_STREAM;
     if (spec.kind === 'per-thread-default') return PER_THREAD_STREAM;
-    const priority = spec.priority === undefined ? {} : { priority: resolvePriority(spec.priority, this.devices.facts(spec.device).streamPriority) };
+    const priority =
+      spec.priority === undefined
+        ? {}
+        : { priority: resolvePriority(spec.priority, this.devices.facts(spec.device).streamPriority) };
     const stream = this.rt.streams.create({ nonBlocking: spec.kind === 'non-blocking', ...priority });
     this.cleanup.push(() => this.rt.streams.destroy(stream));
     return stream;
@@ -186,15 +221,25 @@ export class DirectIssuer implements Issuer {
     return {
       copy: (op) => {
         const binding = buffers.binding(op.buffer);
-        const host = (op.direction === 'h2d' ? this.hostSource(op) : null) ?? offsetPointer(binding.host, op.hostOffset);
+        const host =
+          (op.direction === 'h2d' ? this.hostSource(op) : null) ?? offsetPointer(binding.host, op.hostOffset);
         const dev = offsetPointer(binding.device, op.deviceOffset);
-        return op.direction === 'h2d' ? rt.memory.copyThunk(dev, host, op.bytes, 'h2d', stream) : rt.memory.copyThunk(host, dev, op.bytes, 'd2h', stream);
+        return op.direction === 'h2d'
+          ? rt.memory.copyThunk(dev, host, op.bytes, 'h2d', stream)
+          : rt.memory.copyThunk(host, dev, op.bytes, 'd2h', stream);
       },
       kernel: (op) => {
         const kernel = this.plan.kernels.find((k) => k.label === op.kernel);
         const handle = this.kernels.get(op.kernel);
-        if (!kernel || handle === undefined) throw new Error(`schedule ${schedule.id} names unknown kernel ${op.kernel}`);
-        return this.launch({ kernel: handle, ...kernelLaunch(kernel, op, buffers, this.devices.facts(device)), sharedBytes: 0, stream, describe: `kernel ${kernel.label}` });
+        if (!kernel || handle === undefined)
+          throw new Error(`schedule ${schedule.id} names unknown kernel ${op.kernel}`);
+        return this.launch({
+          kernel: handle,
+          ...kernelLaunch(kernel, op, buffers, this.devices.facts(device)),
+          sharedBytes: 0,
+          stream,
+          describe: `kernel ${kernel.label}`,
+        });
       },
       peerCopy: (op) => {
         const src = offsetPointer(this.devices.buffers(op.from).binding(op.buffer).device, op.deviceOffset);
@@ -205,7 +250,12 @@ export class DirectIssuer implements Issuer {
   }
 
   /** The ordering and timing ops the planner adds around the work; work ops go through their stage kind. */
-  private prepareOp(op: Exclude<Op, WorkOp>, stream: StreamHandle, schedule: Schedule, event: (id: string) => EventHandle): () => number {
+  private prepareOp(
+    op: Exclude<Op, WorkOp>,
+    stream: StreamHandle,
+    schedule: Schedule,
+    event: (id: string) => EventHandle,
+  ): () => number {
     const { rt } = this;
     switch (op.kind) {
       case 'record':
@@ -227,7 +277,15 @@ export class DirectIssuer implements Issuer {
       }
       case 'empty': {
         if (!this.internal) throw new Error(`schedule ${schedule.id} launches empty kernels but none was loaded`);
-        return this.launch({ kernel: this.internal.empty, grid: 1, block: 32, sharedBytes: 0, stream, describe: 'empty kernel', args: [] });
+        return this.launch({
+          kernel: this.internal.empty,
+          grid: 1,
+          block: 32,
+          sharedBytes: 0,
+          stream,
+          describe: 'empty kernel',
+          args: [],
+        });
       }
     }
   }

@@ -41,7 +41,9 @@ export interface DeviceOutcome<T> {
   readonly device: DeviceFacts;
   /** Every device of the plan, the first first. */
   readonly devices: readonly DeviceFacts[];
-  /** How each pair of devices that peer copies ran between was joined: direct peer access, or staged through the host. */
+  /**
+   * How each pair of devices that peer copies ran between was joined: direct peer access, or staged through the host.
+   */
   readonly peers: readonly PeerPath[];
   /** Why the SM clock was not read, or null when it was. */
   readonly clockUnavailable: string | null;
@@ -51,7 +53,9 @@ export interface DeviceOutcome<T> {
   readonly memory: DeviceMemoryUse;
   /** Other compute processes on the GPU before and after `body`. */
   readonly sharing: SharingRecord;
-  /** The Result's sections the plan's kinds filled (a collective's NCCL communicator), and what its notes say of them. */
+  /**
+   * The Result's sections the plan's kinds filled (a collective's NCCL communicator), and what its notes say of them.
+   */
   readonly kinds: { readonly sections: Readonly<Record<string, unknown>>; readonly notes: readonly string[] };
   readonly value: T;
 }
@@ -94,9 +98,15 @@ export interface OpenOptions {
   readonly wait: WaitStrategy;
   /** Ctrl-C: ends the host stage's workers (the pool then fails the rep in flight with Interrupted). */
   readonly signal?: AbortSignal | undefined;
-  /** Who chose the plan's first device when no flag or config did (a launcher's local rank), for a missing device's message. */
+  /**
+   * Who chose the plan's first device when no flag or config did (a launcher's local rank), for a missing device's
+   * message.
+   */
   readonly deviceOrigin?: string | undefined;
-  /** How this process's rank meets the others of a launch, for a kind that spans ranks (absent: one process, no launcher). */
+  /**
+   * How this process's rank meets the others of a launch, for a kind that spans ranks (absent: one process, no
+   * launcher).
+   */
   readonly launch?: Launch | undefined;
   /** The values of the kinds' own flags the command was given (`KIND_FLAGS`), for their runtimes. */
   readonly kindFlags?: KindFlagValues | undefined;
@@ -109,7 +119,12 @@ export interface OpenOptions {
 function unlessInterrupted<T>(work: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
   if (!signal) return work;
   return new Promise<T>((resolve, reject) => {
-    const stop = () => reject(new Interrupted(`Interrupted (${String(signal.reason)}) while ${what}: nothing was measured.`, { contextLost: true }));
+    const stop = () =>
+      reject(
+        new Interrupted(`Interrupted (${String(signal.reason)}) while ${what}: nothing was measured.`, {
+          contextLost: true,
+        }),
+      );
     if (signal.aborted) return stop();
     signal.addEventListener('abort', stop, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
@@ -117,7 +132,13 @@ function unlessInterrupted<T>(work: Promise<T>, signal: AbortSignal | undefined,
 }
 
 /** The library a kernel lives in, loaded for this device and released with the cleanup. */
-async function loadKernel(rt: CudaRuntime, cleanup: Cleanup, kernel: ResolvedKernel, arch: string, signal: AbortSignal | undefined) {
+async function loadKernel(
+  rt: CudaRuntime,
+  cleanup: Cleanup,
+  kernel: ResolvedKernel,
+  arch: string,
+  signal: AbortSignal | undefined,
+) {
   const compiled = await unlessInterrupted(compileKernel(kernel, arch), signal, `compiling ${kernel.sourcePath}`);
   const library = rt.launch.loadLibrary(compiled.cubin);
   cleanup.push(() => library.unload());
@@ -129,7 +150,10 @@ async function loadInternalKernels(rt: CudaRuntime, cleanup: Cleanup, arch: stri
   const compiled = await compileKernelSource({ sourcePath: source.path, source: source.text, options: [], arch });
   const library = rt.launch.loadLibrary(compiled.cubin);
   cleanup.push(() => library.unload());
-  return { gate: rt.launch.getKernel(library.library, 'cuda_pipe_gate'), empty: rt.launch.getKernel(library.library, 'cuda_pipe_empty') };
+  return {
+    gate: rt.launch.getKernel(library.library, 'cuda_pipe_gate'),
+    empty: rt.launch.getKernel(library.library, 'cuda_pipe_empty'),
+  };
 }
 
 /**
@@ -178,10 +202,19 @@ async function onDevices<T>(
     for (const kernel of kernels) {
       const { handle, compiled } = await loadKernel(rt, cleanup, kernel, arch, options.signal);
       handles.set(kernel.label, handle);
-      compiles.push({ label: kernel.label, cached: compiled.cached, ms: compiled.ms, arch, nvrtc: compiled.nvrtcVersion });
+      compiles.push({
+        label: kernel.label,
+        cached: compiled.cached,
+        ms: compiled.ms,
+        arch,
+        nvrtc: compiled.nvrtcVersion,
+      });
     }
     const gated = plan.schedules.some((s) => s.gated);
-    const internal = gated || plan.schedules.some((s) => s.body.some((op) => op.kind === 'empty')) ? await loadInternalKernels(rt, cleanup, arch) : null;
+    const internal =
+      gated || plan.schedules.some((s) => s.body.some((op) => op.kind === 'empty'))
+        ? await loadInternalKernels(rt, cleanup, arch)
+        : null;
     const gate = gated ? allocateGate(rt, cleanup) : null;
     const buffers = DeviceBuffers.allocate(rt, deviceIndex, plan.buffers, plan.device.elements, cleanup);
     const devices = DeviceSet.of(rt, [
@@ -210,7 +243,16 @@ async function onDevices<T>(
     const hostCalls = new HostCalls(rt, cleanup);
     const direct = new DirectIssuer(rt, plan, devices, handles, internal, gate, hostCalls, cleanup, runtimes);
     const issuers = { stream: direct, graph: new GraphIssuer(rt, direct, cleanup) };
-    const runner = new CudaRepRunner(rt, plan, devices, issuers, makeWaiter(rt, options.wait), gate, hostCalls, runtimes);
+    const runner = new CudaRepRunner(
+      rt,
+      plan,
+      devices,
+      issuers,
+      makeWaiter(rt, options.wait),
+      gate,
+      hostCalls,
+      runtimes,
+    );
     const clock = openSmClock(device.pciBusId, device.index);
     if ('clock' in clock) cleanup.push(() => clock.clock.close());
     const listings: ProcessListing[] = [];
@@ -255,11 +297,19 @@ function hostBuffers(devices: DeviceSet): HostBuffers {
  * A device's buffers beside the first device's, sharing its host memory. Its clean-up makes it current before its
  * memory is freed and the first device current again after.
  */
-function allocateOn(rt: CudaRuntime, placement: Placement, plan: Plan, sharing: DeviceBuffers, cleanup: Cleanup): DeviceBuffers {
+function allocateOn(
+  rt: CudaRuntime,
+  placement: Placement,
+  plan: Plan,
+  sharing: DeviceBuffers,
+  cleanup: Cleanup,
+): DeviceBuffers {
   const primary = plan.devices[0] ?? 0;
   cleanup.push(() => rt.setDevice(primary));
   rt.setDevice(placement.device);
-  const buffers = DeviceBuffers.allocate(rt, placement.device, plan.buffers, placement.elements, cleanup, sharing, { ownOutputs: placement.ownOutputs ?? false });
+  const buffers = DeviceBuffers.allocate(rt, placement.device, plan.buffers, placement.elements, cleanup, sharing, {
+    ownOutputs: placement.ownOutputs ?? false,
+  });
   cleanup.push(() => rt.setDevice(placement.device));
   return buffers;
 }
@@ -286,6 +336,7 @@ function checkSameArchitecture(facts: readonly DeviceFacts[]): void {
  */
 function enablePeers(rt: CudaRuntime, plan: Plan): PeerPath[] {
   const pairs = new Map<string, { from: number; to: number }>();
-  for (const s of plan.schedules) for (const op of s.body) if (op.kind === 'peer') pairs.set(`${op.from}>${op.to}`, { from: op.from, to: op.to });
+  for (const s of plan.schedules)
+    for (const op of s.body) if (op.kind === 'peer') pairs.set(`${op.from}>${op.to}`, { from: op.from, to: op.to });
   return [...pairs.values()].map(({ from, to }) => ({ from, to, path: rt.peer.enable(from, to) ? 'peer' : 'staged' }));
 }

@@ -34,7 +34,9 @@ export class PreparedSchedules {
 
   scheduleById(id: string): Schedule {
     // The reference of an all-reduce's check is run by verification and never measured: not among the schedules.
-    const schedule = this.plan.schedules.find((s) => s.id === id) ?? (this.plan.reference?.id === id ? this.plan.reference : undefined);
+    const schedule =
+      this.plan.schedules.find((s) => s.id === id) ??
+      (this.plan.reference?.id === id ? this.plan.reference : undefined);
     if (!schedule) throw new Error(`no schedule ${id} in plan ${this.plan.name}`);
     return schedule;
   }

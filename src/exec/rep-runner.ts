@@ -34,7 +34,10 @@ export class CudaRepRunner implements RepRunner {
     private readonly waiter: Waiter,
     private readonly gate: GateFlags | null,
     private readonly hostCalls: HostCalls,
-    /** The runtimes of the plan's library kinds: what each wait on their ops watches, and the ranks' agreement under a launcher. */
+    /**
+     * The runtimes of the plan's library kinds: what each wait on their ops watches, and the ranks' agreement under a
+     * launcher.
+     */
     runtimes: KindRuntimes = new Map(),
   ) {
     this.kept = new PreparedSchedules(rt, plan, devices, issuers);
@@ -83,7 +86,13 @@ export class CudaRepRunner implements RepRunner {
       ...(kindRep ? { kindRep } : {}),
       hostIssueMs,
       gateTimedOut: gate !== null && gate.host[1] === 1,
-      ...(probes.length ? { probesMs: probes.map((p) => this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end))) } : {}),
+      ...(probes.length
+        ? {
+            probesMs: probes.map((p) =>
+              this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end)),
+            ),
+          }
+        : {}),
     };
   }
 
@@ -93,7 +102,12 @@ export class CudaRepRunner implements RepRunner {
     const gate = prepared.schedule.gated ? this.gate : null;
     // CUPTI's first recording sets itself up inside the first calls it sees, for milliseconds, with the GPU waiting:
     // a first pass, thrown away, pays that so the kept one shows the pipeline.
-    if (!this.cuptiWarm && untraced(prepared) === null && prepared.schedule.issue !== 'graph' && openCupti() instanceof CuptiActivity) {
+    if (
+      !this.cuptiWarm &&
+      untraced(prepared) === null &&
+      prepared.schedule.issue !== 'graph' &&
+      openCupti() instanceof CuptiActivity
+    ) {
       this.cuptiWarm = true;
       await this.tracedPass(prepared, traced, gate, options);
     }
@@ -108,13 +122,17 @@ export class CudaRepRunner implements RepRunner {
       const probe = probes.find((p) => p.device === deviceOf(stream));
       return probe ? this.event(prepared, probe.begin) : prepared.start;
     };
-    const since = (stream: string, event: string) => this.rt.streams.elapsedMs(startOf(stream), this.event(prepared, event));
+    const since = (stream: string, event: string) =>
+      this.rt.streams.elapsedMs(startOf(stream), this.event(prepared, event));
     return {
       schedule,
       totalMs: this.rt.streams.elapsedMs(prepared.start, prepared.end),
       ...(probes.length
         ? {
-            deviceTotalsMs: probes.map((p) => ({ device: p.device as number, totalMs: this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end)) })),
+            deviceTotalsMs: probes.map((p) => ({
+              device: p.device as number,
+              totalMs: this.rt.streams.elapsedMs(this.event(prepared, p.begin), this.event(prepared, p.end)),
+            })),
           }
         : {}),
       issueMs: issueEnd - origin,
@@ -128,7 +146,10 @@ export class CudaRepRunner implements RepRunner {
           issuedMs: (issuedAt[prepared.bodyThunkIndex(span.bodyIndex)] ?? origin) - origin,
           ...(tag === undefined
             ? {}
-            : { hostStartedMs: (this.hostCalls.startedAt[tag] ?? Number.NaN) - origin, hostEndedMs: (this.hostCalls.endedAt[tag] ?? Number.NaN) - origin }),
+            : {
+                hostStartedMs: (this.hostCalls.startedAt[tag] ?? Number.NaN) - origin,
+                hostEndedMs: (this.hostCalls.endedAt[tag] ?? Number.NaN) - origin,
+              }),
           ...(engine.spans[index] ? { engineNs: engine.spans[index] } : {}),
         };
       }),
@@ -138,7 +159,12 @@ export class CudaRepRunner implements RepRunner {
   }
 
   /** One traced rep, with CUPTI recording around it where it can. */
-  private async tracedPass(prepared: PreparedRep, traced: TracedSchedule, gate: GateFlags | null, options: Pick<RepOptions, 'deadlineMs' | 'signal'>) {
+  private async tracedPass(
+    prepared: PreparedRep,
+    traced: TracedSchedule,
+    gate: GateFlags | null,
+    options: Pick<RepOptions, 'deadlineMs' | 'signal'>,
+  ) {
     const { deadlineMs, signal } = options;
     const issuedAt = new Float64Array(prepared.thunks.length);
     const cupti = startCupti(this.rt, prepared);
@@ -173,8 +199,17 @@ export class CudaRepRunner implements RepRunner {
       );
       issueEnd = performance.now();
       // The kind's work on the traced rep's own clock, from issuing its start event, as every op of it is.
-      kindRep = await this.endRep(prepared, rep, issueEnd + (deadlineMs ?? Infinity), options, issuedAt[prepared.startIndex] ?? 0);
-      if (cupti instanceof CuptiActivity) collection = await cupti.collect().catch((error: unknown) => `CUPTI did not hand its records back (${(error as Error).message})`);
+      kindRep = await this.endRep(
+        prepared,
+        rep,
+        issueEnd + (deadlineMs ?? Infinity),
+        options,
+        issuedAt[prepared.startIndex] ?? 0,
+      );
+      if (cupti instanceof CuptiActivity)
+        collection = await cupti
+          .collect()
+          .catch((error: unknown) => `CUPTI did not hand its records back (${(error as Error).message})`);
     } catch (error) {
       if (cupti instanceof CuptiActivity) cupti.stop();
       throw error;
@@ -214,7 +249,12 @@ export class CudaRepRunner implements RepRunner {
    * and the host calls already queued are let through before the error goes up: CUDA's thread would otherwise wait
    * on them for ever.
    */
-  private async issueBehindGate(prepared: PreparedRep, gate: GateFlags | null, issue: () => void | Promise<void>, rep: KindRep | null): Promise<void> {
+  private async issueBehindGate(
+    prepared: PreparedRep,
+    gate: GateFlags | null,
+    issue: () => void | Promise<void>,
+    rep: KindRep | null,
+  ): Promise<void> {
     if (gate) gate.host.fill(0);
     this.hostCalls.beginRep();
     try {
@@ -253,11 +293,20 @@ export class CudaRepRunner implements RepRunner {
 
   /** A kind's hooks in this rep of the schedule, where one takes part in it (kinds/api/run.ts's RepHooks). */
   private beginRep(prepared: PreparedRep, deadlineMs: number | undefined): KindRep | null {
-    return prepared.rep?.begin((error) => this.waits.repFailure(prepared, error), deadlineMs ?? Number.POSITIVE_INFINITY) ?? null;
+    return (
+      prepared.rep?.begin((error) => this.waits.repFailure(prepared, error), deadlineMs ?? Number.POSITIVE_INFINITY) ??
+      null
+    );
   }
 
   /** Waits for the rep's end: through the kind's hooks where one takes part, which return what its own work came to. */
-  private async endRep(prepared: PreparedRep, rep: KindRep | null, deadline: number, options: Pick<RepOptions, 'deadlineMs' | 'signal'>, gpuStartMs: number) {
+  private async endRep(
+    prepared: PreparedRep,
+    rep: KindRep | null,
+    deadline: number,
+    options: Pick<RepOptions, 'deadlineMs' | 'signal'>,
+    gpuStartMs: number,
+  ) {
     const waitEnd = () => this.waits.waitEnd(prepared, deadline, options);
     if (rep) return rep.end(waitEnd, gpuStartMs);
     await waitEnd();
@@ -265,9 +314,19 @@ export class CudaRepRunner implements RepRunner {
   }
 
   /** A checked rep waits for each op before the next: a failure is then the op's. */
-  private async checkOp(prepared: PreparedRep, i: number, deadline: number, options: Pick<RepOptions, 'deadlineMs' | 'signal'>): Promise<void> {
-    const done = await this.waiter.stream(prepared.opStreams[i] as StreamHandle, deadline, this.waits.watchCheck(prepared, options.signal));
-    if (done === TIMED_OUT) throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
+  private async checkOp(
+    prepared: PreparedRep,
+    i: number,
+    deadline: number,
+    options: Pick<RepOptions, 'deadlineMs' | 'signal'>,
+  ): Promise<void> {
+    const done = await this.waiter.stream(
+      prepared.opStreams[i] as StreamHandle,
+      deadline,
+      this.waits.watchCheck(prepared, options.signal),
+    );
+    if (done === TIMED_OUT)
+      throw opTimeout(prepared.schedule, prepared.ops[i] as Op, this.plan.kernels, options.deadlineMs ?? 0);
     if (done !== 0) throw this.waits.opFailure(prepared, i, done, 'running');
   }
 

@@ -17,7 +17,10 @@ import { TIMED_OUT, type WaitCheck, type Waiter } from './wait.js';
 /** How long a failed rep's queued work may take to drain before clean-up goes ahead regardless. */
 export const DRAIN_MS = 10_000;
 
-/** How long a rep whose kind's work may never end by itself (a collective) may go on after Ctrl-C or SIGTERM before that work is aborted. */
+/**
+ * How long a rep whose kind's work may never end by itself (a collective) may go on after Ctrl-C or SIGTERM before that
+ * work is aborted.
+ */
 const SIGNAL_GRACE_MS = 1_000;
 
 export class RepWaits {
@@ -54,7 +57,11 @@ export class RepWaits {
       const failure = watch.failure();
       if (failure) {
         watch.abortAll();
-        throw new DeviceFailure(`${failure.message}, during the ${prepared.schedule.description} mode.`, { hint: failure.hint, cause: failure, contextLost: true });
+        throw new DeviceFailure(`${failure.message}, during the ${prepared.schedule.description} mode.`, {
+          hint: failure.hint,
+          cause: failure,
+          contextLost: true,
+        });
       }
       if (!signal?.aborted) return;
       signalledAt ??= performance.now();
@@ -71,18 +78,34 @@ export class RepWaits {
    * Op `index` answered `code`, not success: a failure, or a nonblocking communicator's call that NCCL finishes on
    * its own thread, which the next op waits for until it is enqueued. Called only off the issue loop's fast path.
    */
-  async notIssued(prepared: PreparedRep, index: number, code: number, deadline: number, signal: AbortSignal | undefined): Promise<void> {
+  async notIssued(
+    prepared: PreparedRep,
+    index: number,
+    code: number,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     if (code !== PENDING) throw this.opFailure(prepared, index, code, 'issuing');
     const watch = this.watchOf(prepared);
-    if (!watch) throw new Error(`schedule ${prepared.schedule.id}: op ${index} answered that its library finishes it, but no kind's runtime watches it`);
+    if (!watch)
+      throw new Error(
+        `schedule ${prepared.schedule.id}: op ${index} answered that its library finishes it, but no kind's runtime watches it`,
+      );
     const op = prepared.ops[index];
-    await watch.settle(`Issuing ${op ? describeOp(op, prepared.schedule, this.plan.kernels) : 'a collective'} in the ${prepared.schedule.description} mode`, {
-      timeoutMs: Number.isFinite(deadline) ? Math.max(0, deadline - performance.now()) : DRAIN_MS,
-      signal,
-    });
+    await watch.settle(
+      `Issuing ${op ? describeOp(op, prepared.schedule, this.plan.kernels) : 'a collective'} in the ${prepared.schedule.description} mode`,
+      {
+        timeoutMs: Number.isFinite(deadline) ? Math.max(0, deadline - performance.now()) : DRAIN_MS,
+        signal,
+      },
+    );
   }
 
-  async waitEnd(prepared: PreparedRep, deadline: number, options: Pick<RepOptions, 'deadlineMs' | 'signal'>): Promise<void> {
+  async waitEnd(
+    prepared: PreparedRep,
+    deadline: number,
+    options: Pick<RepOptions, 'deadlineMs' | 'signal'>,
+  ): Promise<void> {
     const { deadlineMs } = options;
     const code = await this.waiter.event(prepared.end, deadline, this.watchCheck(prepared, options.signal));
     if (code === TIMED_OUT) {
@@ -91,16 +114,25 @@ export class RepWaits {
         const handle = prepared.events.get(event);
         return handle !== undefined && this.rt.streams.eventQueryCode(handle) === 0;
       };
-      const error = repTimeout(prepared.schedule, scheduleOps(prepared.schedule), this.plan.kernels, deadlineMs ?? 0, completed);
+      const error = repTimeout(
+        prepared.schedule,
+        scheduleOps(prepared.schedule),
+        this.plan.kernels,
+        deadlineMs ?? 0,
+        completed,
+      );
       const watch = this.watchOf(prepared);
       if (!watch) throw error;
       // A collective past its deadline waits for a rank that is not coming: aborting lets NCCL's kernels go.
       watch.abortAll();
-      throw new DeviceFailure(`${error.message} ${this.agreement ? 'This rank' : 'This process'} waited for the other ranks in that collective; ${watch.words.aborted}.`, {
-        hint: 'Look at the other ranks’ output for one that failed, stopped or ran another config; every rank must run the same config with the same flags.',
-        cause: error,
-        contextLost: true,
-      });
+      throw new DeviceFailure(
+        `${error.message} ${this.agreement ? 'This rank' : 'This process'} waited for the other ranks in that collective; ${watch.words.aborted}.`,
+        {
+          hint: 'Look at the other ranks’ output for one that failed, stopped or ran another config; every rank must run the same config with the same flags.',
+          cause: error,
+          contextLost: true,
+        },
+      );
     }
     if (code !== 0) throw this.repFailure(prepared, this.rt.failure(code, 'waiting for the end of a rep'));
     this.hostCalls.endRep();

@@ -18,7 +18,11 @@ export interface UnfinishedStream {
  * records one around every op, so this names the very op. The first stream records `end` after waiting for every
  * join: when another stream is stuck it proves nothing about the first, so it is named only when it alone is stuck.
  */
-export function unfinishedStreams(ops: readonly Op[], origin: string, completed: (event: string) => boolean): UnfinishedStream[] {
+export function unfinishedStreams(
+  ops: readonly Op[],
+  origin: string,
+  completed: (event: string) => boolean,
+): UnfinishedStream[] {
   const byStream = new Map<string, { pending: WorkOp[]; stuck: boolean }>();
   for (const op of ops) {
     let state = byStream.get(op.stream);
@@ -36,7 +40,11 @@ export function unfinishedStreams(ops: readonly Op[], origin: string, completed:
 }
 
 /** "kernel spin (spin_forever), chunks 1, 5 and 9 of 16; D2H of "y", chunks 1, 5 and 9 of 16". */
-export function summariseOps(ops: readonly WorkOp[], schedule: Pick<Schedule, 'ranges'>, kernels: readonly Pick<PlanKernel, 'label' | 'entry'>[]): string {
+export function summariseOps(
+  ops: readonly WorkOp[],
+  schedule: Pick<Schedule, 'ranges'>,
+  kernels: readonly Pick<PlanKernel, 'label' | 'entry'>[],
+): string {
   if (ops.length === 1) return describeOp(ops[0] as WorkOp, schedule, kernels);
   const context = describeContext(schedule, kernels);
   const groups = new Map<string, Array<number | null>>();
@@ -48,7 +56,10 @@ export function summariseOps(ops: readonly WorkOp[], schedule: Pick<Schedule, 'r
     .map(([what, chunks]) => {
       const numbered = chunks.filter((c): c is number => c !== null);
       if (!numbered.length) return `${what}, whole buffers`;
-      const list = numbered.length === 1 ? `chunk ${numbered[0]}` : `chunks ${numbered.slice(0, -1).join(', ')} and ${numbered[numbered.length - 1]}`;
+      const list =
+        numbered.length === 1
+          ? `chunk ${numbered[0]}`
+          : `chunks ${numbered.slice(0, -1).join(', ')} and ${numbered[numbered.length - 1]}`;
       return `${what}, ${list} of ${schedule.ranges.length}`;
     })
     .join('; ');
@@ -62,9 +73,15 @@ const TIMEOUT_HINT =
   'Nothing more was run on the device; its memory is released as cuda-pipe exits.';
 
 /** A checked rep waits after every op, so its deadline names the op. */
-export function opTimeout(schedule: Schedule, op: Op, kernels: readonly Pick<PlanKernel, 'label' | 'entry'>[], deadlineMs: number): DeviceFailure {
+export function opTimeout(
+  schedule: Schedule,
+  op: Op,
+  kernels: readonly Pick<PlanKernel, 'label' | 'entry'>[],
+  deadlineMs: number,
+): DeviceFailure {
   return new DeviceFailure(
-    `A rep of ${modeName(schedule)} ran past its deadline of ${seconds(deadlineMs)}: ` + `${describeOp(op, schedule, kernels)} on stream ${op.stream} had not finished.`,
+    `A rep of ${modeName(schedule)} ran past its deadline of ${seconds(deadlineMs)}: ` +
+      `${describeOp(op, schedule, kernels)} on stream ${op.stream} had not finished.`,
     { hint: TIMEOUT_HINT, contextLost: true },
   );
 }
@@ -80,7 +97,15 @@ export function repTimeout(
   const origin = ops.find((op) => op.kind === 'record' && op.event === schedule.end)?.stream ?? '';
   const stuck = unfinishedStreams(ops, origin, completed);
   const where = stuck.length
-    ? stuck.map((s) => `stream ${s.stream} (${s.ops.length ? summariseOps(s.ops, schedule, kernels) : 'no work of its own: it waits on the others'})`).join('; ')
+    ? stuck
+        .map(
+          (s) =>
+            `stream ${s.stream} (${s.ops.length ? summariseOps(s.ops, schedule, kernels) : 'no work of its own: it waits on the others'})`,
+        )
+        .join('; ')
     : 'every stream reached its last event, yet the rep had not ended';
-  return new DeviceFailure(`A rep of ${modeName(schedule)} ran past its deadline of ${seconds(deadlineMs)}; unfinished: ${where}.`, { hint: TIMEOUT_HINT, contextLost: true });
+  return new DeviceFailure(
+    `A rep of ${modeName(schedule)} ran past its deadline of ${seconds(deadlineMs)}; unfinished: ${where}.`,
+    { hint: TIMEOUT_HINT, contextLost: true },
+  );
 }

@@ -37,7 +37,8 @@ export function makeWaiter(rt: CudaRuntime, strategy: WaitStrategy): Waiter {
   return {
     event:
       strategy === 'thread'
-        ? (event, deadline = Infinity, check) => raceDeadline(rt.streams.eventSynchronizeOffThread(event), deadline, check)
+        ? (event, deadline = Infinity, check) =>
+            raceDeadline(rt.streams.eventSynchronizeOffThread(event), deadline, check)
         : (event, deadline = Infinity, check) => pollUntil(() => rt.streams.eventQueryCode(event), deadline, check),
     stream: (stream, deadline = Infinity, check) => pollUntil(() => rt.streams.queryCode(stream), deadline, check),
   };

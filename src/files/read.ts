@@ -33,7 +33,9 @@ export function readRegularBytes(path: string, limits: ReadLimits): Buffer {
   try {
     const swapped = notRegular(fstatSync(fd));
     if (swapped) throw fail(swapped);
-    return readUpTo(fd, limits.maxBytes, () => fail(`it is more than the ${formatByteLimit(limits.maxBytes)} a ${limits.what} may be`));
+    return readUpTo(fd, limits.maxBytes, () =>
+      fail(`it is more than the ${formatByteLimit(limits.maxBytes)} a ${limits.what} may be`),
+    );
   } catch (error) {
     if (error instanceof UsageError) throw error;
     throw fail(describeFileError(error));
@@ -58,7 +60,10 @@ export function notRegularFile(path: string): string | null {
 const failure =
   (path: string, limits: ReadLimits) =>
   (reason: string): UsageError =>
-    new UsageError(`Cannot read ${limits.what} ${path}: ${reason}.`, limits.hint === undefined ? {} : { hint: limits.hint });
+    new UsageError(
+      `Cannot read ${limits.what} ${path}: ${reason}.`,
+      limits.hint === undefined ? {} : { hint: limits.hint },
+    );
 
 /**
  * What readRegularFile checks before it reads, for a file that something else reads (import() of a module): a
@@ -74,7 +79,8 @@ export function checkRegularFile(path: string, limits: ReadLimits): void {
   }
   const kind = notRegular(stats);
   if (kind) throw fail(kind);
-  if (stats.size > limits.maxBytes) throw fail(`it is ${stats.size} bytes, more than the ${formatByteLimit(limits.maxBytes)} a ${limits.what} may be`);
+  if (stats.size > limits.maxBytes)
+    throw fail(`it is ${stats.size} bytes, more than the ${formatByteLimit(limits.maxBytes)} a ${limits.what} may be`);
 }
 
 function notRegular(stats: Stats): string | null {

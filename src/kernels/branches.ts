@@ -14,7 +14,8 @@ export interface Frame {
   readonly opening: string;
 }
 
-const both = (outer: Truth, inner: Truth): Truth => (outer === false || inner === false ? false : outer === null || inner === null ? null : true);
+const both = (outer: Truth, inner: Truth): Truth =>
+  outer === false || inner === false ? false : outer === null || inner === null ? null : true;
 
 /** Moves the branch stack and the macros past one directive, as the preprocessor would. */
 export function followDirective(item: Directive, frames: Frame[], macros: Macros, regionState: () => Truth): void {
@@ -33,7 +34,13 @@ export function followDirective(item: Directive, frames: Frame[], macros: Macros
     case 'ifdef':
     case 'ifndef': {
       const value = ifValue();
-      frames.push({ state: value, combined: both(top ? top.combined : true, value), taken: value, text: `${item.text} (line ${item.line})`, opening: item.text });
+      frames.push({
+        state: value,
+        combined: both(top ? top.combined : true, value),
+        taken: value,
+        text: `${item.text} (line ${item.line})`,
+        opening: item.text,
+      });
       return;
     }
     case 'elif':

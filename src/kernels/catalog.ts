@@ -20,9 +20,12 @@ export function readKernelSource(path: string, options: readonly string[] = []):
   // NVRTC takes the source as a C string: it would compile the part before a NUL and never see the rest.
   const nul = text.indexOf('\0');
   if (nul >= 0) {
-    throw new UsageError(`Cannot read kernel source ${path}: it holds a NUL byte at line ${text.slice(0, nul).split('\n').length}, so it is not CUDA source text.`, {
-      hint: 'Pass the .cu file itself, not a binary or a file in a UTF-16 encoding.',
-    });
+    throw new UsageError(
+      `Cannot read kernel source ${path}: it holds a NUL byte at line ${text.slice(0, nul).split('\n').length}, so it is not CUDA source text.`,
+      {
+        hint: 'Pass the .cu file itself, not a binary or a file in a UTF-16 encoding.',
+      },
+    );
   }
   return { path, text, ...scanKernels(text, options) };
 }
@@ -64,7 +67,9 @@ export function findKernel(source: KernelSource, entry: string, where: string): 
   const hidden = source.excluded.find((k) => k.name === entry);
   throw new UsageError(
     `${where}: no kernel "${entry}" in ${source.path}` +
-      (hidden ? ` as the compiler sees it: it is declared at line ${hidden.line} under ${hidden.conditions.join(', ')}, which these options rule out.` : '.'),
+      (hidden
+        ? ` as the compiler sees it: it is declared at line ${hidden.line} under ${hidden.conditions.join(', ')}, which these options rule out.`
+        : '.'),
     {
       hint: hidden
         ? "Define the macro in the kernel's options (options: [-DNAME]), or change the condition."

@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { resolveLibraryFile } from '../cuda/locate.js';
@@ -97,7 +107,11 @@ const toStderr: CacheReporter = (line) => process.stderr.write(`${line}\n`);
  * usage error showing NVRTC's log, whose diagnostics name the source file and line; an entry that is not what
  * this cache wrote (not a regular file, too large, not matching its hash) is rebuilt, and `report` says so.
  */
-export async function compileKernelSource(request: CompileRequest, env: NodeJS.ProcessEnv = process.env, report: CacheReporter = toStderr): Promise<CompiledModule> {
+export async function compileKernelSource(
+  request: CompileRequest,
+  env: NodeJS.ProcessEnv = process.env,
+  report: CacheReporter = toStderr,
+): Promise<CompiledModule> {
   const started = performance.now();
   const dir = cacheDir(env);
   const key = cacheKey(request, nvrtcIdentity(env));
@@ -118,20 +132,32 @@ export async function compileKernelSource(request: CompileRequest, env: NodeJS.P
     };
   }
   const cacheProblem = lookup.kind === 'bad' ? lookup.reason : null;
-  if (cacheProblem) report(`cuda-pipe: the kernel cache entry for ${request.sourcePath} (${request.arch}) ${cacheProblem}; compiling it again.`);
+  if (cacheProblem)
+    report(
+      `cuda-pipe: the kernel cache entry for ${request.sourcePath} (${request.arch}) ${cacheProblem}; compiling it again.`,
+    );
   const nvrtc = openNvrtc(env);
   const version = nvrtc.version();
   const nvrtcVersion = `${version.major}.${version.minor}`;
-  const outcome = await nvrtc.compile(request.source, request.sourcePath, [`--gpu-architecture=${request.arch}`, ...request.options]);
+  const outcome = await nvrtc.compile(request.source, request.sourcePath, [
+    `--gpu-architecture=${request.arch}`,
+    ...request.options,
+  ]);
   if (!outcome.ok && outcome.failed === 'options') {
-    throw new UsageError(`NVRTC ${nvrtcVersion} refused the options for ${request.sourcePath} (${request.options.join(' ') || 'none'}): ${outcome.log}`, {
-      hint: "Fix the kernel's options: in the config (NVRTC accepts the options of `nvcc --help` that apply to device code, such as --use_fast_math or -DNAME=VALUE).",
-    });
+    throw new UsageError(
+      `NVRTC ${nvrtcVersion} refused the options for ${request.sourcePath} (${request.options.join(' ') || 'none'}): ${outcome.log}`,
+      {
+        hint: "Fix the kernel's options: in the config (NVRTC accepts the options of `nvcc --help` that apply to device code, such as --use_fast_math or -DNAME=VALUE).",
+      },
+    );
   }
   if (!outcome.ok) {
-    throw new UsageError(`NVRTC ${nvrtcVersion} could not compile ${request.sourcePath} for ${request.arch}:\n${outcome.log}`, {
-      hint: 'Fix the kernel source (the log above names file and line), or check the NVRTC options in the config.',
-    });
+    throw new UsageError(
+      `NVRTC ${nvrtcVersion} could not compile ${request.sourcePath} for ${request.arch}:\n${outcome.log}`,
+      {
+        hint: 'Fix the kernel source (the log above names file and line), or check the NVRTC options in the config.',
+      },
+    );
   }
   const entries = ptxEntries(outcome.ptx);
   const meta: CacheEntryMeta = {
@@ -159,8 +185,15 @@ export async function compileKernelSource(request: CompileRequest, env: NodeJS.P
 }
 
 /** A config's kernel compiled (or fetched) for `arch`, and checked against the parameters NVRTC gave it. */
-export async function compileKernel(kernel: ResolvedKernel, arch: string, env: NodeJS.ProcessEnv = process.env): Promise<CompiledModule> {
-  const compiled = await compileKernelSource({ sourcePath: kernel.sourcePath, source: kernel.sourceText, options: kernel.options, arch }, env);
+export async function compileKernel(
+  kernel: ResolvedKernel,
+  arch: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<CompiledModule> {
+  const compiled = await compileKernelSource(
+    { sourcePath: kernel.sourcePath, source: kernel.sourceText, options: kernel.options, arch },
+    env,
+  );
   checkCompiledKernel(kernel, compiled.entries);
   return compiled;
 }
@@ -184,7 +217,8 @@ function readCached(cubinPath: string, metaPath: string): CacheLookup {
   try {
     const text = readRegularFile(metaPath, { what: 'kernel cache metadata', maxBytes: MAX_CACHE_META_BYTES });
     const parsed = JSON.parse(text) as unknown;
-    if (!isMeta(parsed)) return { kind: 'bad', reason: `has metadata ${metaPath} that this version of cuda-pipe did not write` };
+    if (!isMeta(parsed))
+      return { kind: 'bad', reason: `has metadata ${metaPath} that this version of cuda-pipe did not write` };
     meta = parsed;
   } catch (error) {
     return { kind: 'bad', reason: `has unreadable metadata (${reasonOf(error)})` };
@@ -195,9 +229,12 @@ function readCached(cubinPath: string, metaPath: string): CacheLookup {
   } catch (error) {
     return { kind: 'bad', reason: `has an unreadable CUBIN (${reasonOf(error)})` };
   }
-  if (cubin.byteLength !== meta.bytes) return { kind: 'bad', reason: `has a CUBIN of ${cubin.byteLength} bytes where ${meta.bytes} were written` };
-  if (sha256(cubin) !== meta.sha256) return { kind: 'bad', reason: `has a CUBIN ${cubinPath} whose content does not match its recorded hash` };
-  if (!ELF_MAGIC.every((byte, i) => cubin[i] === byte)) return { kind: 'bad', reason: `has a CUBIN ${cubinPath} that is not an ELF image` };
+  if (cubin.byteLength !== meta.bytes)
+    return { kind: 'bad', reason: `has a CUBIN of ${cubin.byteLength} bytes where ${meta.bytes} were written` };
+  if (sha256(cubin) !== meta.sha256)
+    return { kind: 'bad', reason: `has a CUBIN ${cubinPath} whose content does not match its recorded hash` };
+  if (!ELF_MAGIC.every((byte, i) => cubin[i] === byte))
+    return { kind: 'bad', reason: `has a CUBIN ${cubinPath} that is not an ELF image` };
   return { kind: 'hit', cubin, meta };
 }
 

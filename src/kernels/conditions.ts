@@ -72,7 +72,11 @@ function parseInteger(text: string): number | null {
   if (!match) return null;
   const digits = match[2] as string;
   const value =
-    digits.startsWith('0x') || digits.startsWith('0X') ? Number.parseInt(digits, 16) : digits.length > 1 && digits.startsWith('0') ? Number.parseInt(digits, 8) : Number(digits);
+    digits.startsWith('0x') || digits.startsWith('0X')
+      ? Number.parseInt(digits, 16)
+      : digits.length > 1 && digits.startsWith('0')
+        ? Number.parseInt(digits, 8)
+        : Number(digits);
   return match[1] === '-' ? -value : value;
 }
 
@@ -121,7 +125,18 @@ export function evaluate(tokens: readonly Token[], macros: Macros): number | nul
     }
     return fail();
   };
-  const BINARY: ReadonlyArray<readonly string[]> = [['||'], ['&&'], ['|'], ['^'], ['&'], ['==', '!='], ['<', '>', '<=', '>='], ['<<', '>>'], ['+', '-'], ['*', '/', '%']];
+  const BINARY: ReadonlyArray<readonly string[]> = [
+    ['||'],
+    ['&&'],
+    ['|'],
+    ['^'],
+    ['&'],
+    ['==', '!='],
+    ['<', '>', '<=', '>='],
+    ['<<', '>>'],
+    ['+', '-'],
+    ['*', '/', '%'],
+  ];
   const binary = (level: number): number | null => {
     if (level >= BINARY.length) return primary();
     let left = binary(level + 1);

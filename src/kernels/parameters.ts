@@ -28,14 +28,42 @@ const SCALAR_SPELLINGS: ReadonlyArray<[string[], ScalarType]> = [
   [['double'], 'float64'],
   [['int', 'signed', 'signed int', 'int32_t'], 'int32'],
   [['unsigned', 'unsigned int', 'uint32_t', 'uint'], 'uint32'],
-  [['long long', 'long long int', 'signed long long', 'signed long long int', 'long', 'long int', 'signed long', 'int64_t', 'ptrdiff_t', 'ssize_t', 'intptr_t'], 'int64'],
-  [['unsigned long long', 'unsigned long long int', 'unsigned long', 'unsigned long int', 'uint64_t', 'size_t', 'uintptr_t'], 'uint64'],
+  [
+    [
+      'long long',
+      'long long int',
+      'signed long long',
+      'signed long long int',
+      'long',
+      'long int',
+      'signed long',
+      'int64_t',
+      'ptrdiff_t',
+      'ssize_t',
+      'intptr_t',
+    ],
+    'int64',
+  ],
+  [
+    [
+      'unsigned long long',
+      'unsigned long long int',
+      'unsigned long',
+      'unsigned long int',
+      'uint64_t',
+      'size_t',
+      'uintptr_t',
+    ],
+    'uint64',
+  ],
   [['short', 'short int', 'signed short', 'signed short int', 'int16_t'], 'int16'],
   [['unsigned short', 'unsigned short int', 'uint16_t'], 'uint16'],
   [['char', 'signed char', 'int8_t'], 'int8'],
   [['unsigned char', 'uint8_t'], 'uint8'],
 ];
-const SCALAR_BY_SPELLING = new Map(SCALAR_SPELLINGS.flatMap(([spellings, type]) => spellings.map((s) => [s, type] as const)));
+const SCALAR_BY_SPELLING = new Map(
+  SCALAR_SPELLINGS.flatMap(([spellings, type]) => spellings.map((s) => [s, type] as const)),
+);
 
 const POINTEE_BY_SPELLING: ReadonlyMap<string, ElementType | 'any'> = new Map([
   ['float', 'float32'],
@@ -60,9 +88,25 @@ const POINTEE_BY_SPELLING: ReadonlyMap<string, ElementType | 'any'> = new Map([
 ]);
 
 /** Words that qualify a parameter without changing what is passed. */
-const QUALIFIERS = new Set(['const', 'volatile', '__restrict__', '__restrict', 'restrict', '__grid_constant__', 'register']);
+const QUALIFIERS = new Set([
+  'const',
+  'volatile',
+  '__restrict__',
+  '__restrict',
+  'restrict',
+  '__grid_constant__',
+  'register',
+]);
 /** Attributes written as a call: their parenthesised arguments are not the parameter list. */
-export const ATTRIBUTE_CALLS = new Set(['__launch_bounds__', '__attribute__', '__declspec', '__align__', 'alignas', '__maxnreg__', '__cluster_dims__']);
+export const ATTRIBUTE_CALLS = new Set([
+  '__launch_bounds__',
+  '__attribute__',
+  '__declspec',
+  '__align__',
+  'alignas',
+  '__maxnreg__',
+  '__cluster_dims__',
+]);
 
 /** A kernel's parameters from the tokens between its parentheses, typedef'd names seen through; `(void)` is none. */
 export function parseParams(tokens: readonly Token[], typedefs: ReadonlyMap<string, Token[]>): KernelParam[] {
@@ -70,7 +114,9 @@ export function parseParams(tokens: readonly Token[], typedefs: ReadonlyMap<stri
   return params.length === 1 && params[0]?.text === 'void' ? [] : params;
 }
 
-/** A parameter list split at its top-level commas; `<...>` groups in a type count as brackets, a default value does not. */
+/**
+ * A parameter list split at its top-level commas; `<...>` groups in a type count as brackets, a default value does not.
+ */
 function splitParams(tokens: readonly Token[]): Token[][] {
   const params: Token[][] = [];
   let current: Token[] = [];
@@ -105,7 +151,9 @@ function parseParam(tokens: readonly Token[], index: number, typedefs: ReadonlyM
   );
   const isConst = expanded.some((t) => t.text === 'const');
   // A function pointer, a reference or a pack: nothing cuda-pipe can pass.
-  const unusual = expanded.some((t) => t.text === '(' || t.text === '&' || t.text === '&&' || t.text === '...' || t.text === '<');
+  const unusual = expanded.some(
+    (t) => t.text === '(' || t.text === '&' || t.text === '&&' || t.text === '...' || t.text === '<',
+  );
   let depth = expanded.filter((t) => t.text === '*').length;
   // Array parameters decay to pointers: `float x[]` is `float *x`; a further dimension makes it a pointer to arrays.
   const dimensions = expanded.filter((t) => t.text === '[').length;
@@ -118,11 +166,19 @@ function parseParam(tokens: readonly Token[], index: number, typedefs: ReadonlyM
   const spelled = SCALAR_BY_SPELLING.has(typeWords.join(' ')) || POINTEE_BY_SPELLING.has(typeWords.join(' '));
   // A function pointer's name is inside its first parentheses: float (*fn)(float).
   const pointerTo = expanded.findIndex((t, i) => t.text === '(' && expanded[i + 1]?.text === '*');
-  const functionName = pointerTo >= 0 ? expanded.slice(pointerTo).find((t) => t.kind === 'identifier')?.text : undefined;
+  const functionName =
+    pointerTo >= 0 ? expanded.slice(pointerTo).find((t) => t.kind === 'identifier')?.text : undefined;
   const name = functionName ?? (typeWords.length > 1 && !spelled ? (typeWords.pop() as string) : `arg${index}`);
   const base = typeWords.join(' ');
   if (!unusual && depth > 0) {
-    return { kind: 'pointer', name, text, pointee: dimensions > 1 ? null : (POINTEE_BY_SPELLING.get(base) ?? null), isConst, depth };
+    return {
+      kind: 'pointer',
+      name,
+      text,
+      pointee: dimensions > 1 ? null : (POINTEE_BY_SPELLING.get(base) ?? null),
+      isConst,
+      depth,
+    };
   }
   return { kind: 'scalar', name, text, type: unusual ? null : (SCALAR_BY_SPELLING.get(base) ?? null) };
 }
@@ -144,7 +200,8 @@ function expandTypedefs(tokens: readonly Token[], typedefs: ReadonlyMap<string, 
     const next = current.flatMap((t, i) => {
       const target = typedefs.get(t.text);
       // The last identifier is the parameter's name, never a type, unless nothing else names a type.
-      const isName = i === current.length - 1 && current.slice(0, i).some((p) => p.kind === 'identifier' && !QUALIFIERS.has(p.text));
+      const isName =
+        i === current.length - 1 && current.slice(0, i).some((p) => p.kind === 'identifier' && !QUALIFIERS.has(p.text));
       return target && !isName ? target : [t];
     });
     if (next.length === current.length && next.every((t, i) => t === current[i])) return next;

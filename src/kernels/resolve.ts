@@ -28,7 +28,11 @@ export interface ResolvedKernel {
   readonly args: readonly KernelArg[];
 }
 
-const CHUNK_VALUE = { 'chunk-elements': 'element count', 'chunk-items': 'item count', 'chunk-offset': 'offset' } as const;
+const CHUNK_VALUE = {
+  'chunk-elements': 'element count',
+  'chunk-items': 'item count',
+  'chunk-offset': 'offset',
+} as const;
 
 const INTEGER_LIMIT: Partial<Record<ScalarType, number>> = {
   int8: 2 ** 7 - 1,
@@ -48,7 +52,13 @@ export function resolveKernels(config: Config, locate: Locator): ResolvedKernel[
     const sourcePath = locateKernelSource(kernel.source, configDir(config), where);
     const source = readKernelSource(sourcePath, kernel.options);
     const signature = findKernel(source, kernel.entry, where);
-    const args = checkArguments(config, kernel, signature, (argIndex) => locate(['kernels', index, 'args', argIndex]), where);
+    const args = checkArguments(
+      config,
+      kernel,
+      signature,
+      (argIndex) => locate(['kernels', index, 'args', argIndex]),
+      where,
+    );
     return {
       label: kernel.label,
       entry: kernel.entry,
@@ -63,21 +73,33 @@ export function resolveKernels(config: Config, locate: Locator): ResolvedKernel[
   });
 }
 
-function checkArguments(config: Config, kernel: ConfigKernel, signature: KernelSignature, argWhere: (index: number) => string, where: string): KernelArg[] {
+function checkArguments(
+  config: Config,
+  kernel: ConfigKernel,
+  signature: KernelSignature,
+  argWhere: (index: number) => string,
+  where: string,
+): KernelArg[] {
   const named = `kernel "${kernel.label}" (${formatSignature(signature)})`;
   if (kernel.args.length !== signature.params.length) {
-    throw new UsageError(`${where}: ${named} takes ${signature.params.length} arguments, the config gives ${kernel.args.length}.`);
+    throw new UsageError(
+      `${where}: ${named} takes ${signature.params.length} arguments, the config gives ${kernel.args.length}.`,
+    );
   }
   return kernel.args.map((arg, index): KernelArg => {
     const param = signature.params[index];
     if (!param) throw new UsageError(`${argWhere(index)}: ${named} has no argument ${index + 1}.`);
     const which = `${argWhere(index)}: ${named}, argument ${index + 1} (${param.text})`;
     if (arg.kind === 'buffer') {
-      if (param.kind !== 'pointer') throw new UsageError(`${which} is a scalar, but the config passes buffer "${arg.buffer}".`);
+      if (param.kind !== 'pointer')
+        throw new UsageError(`${which} is a scalar, but the config passes buffer "${arg.buffer}".`);
       if (param.depth !== 1) {
-        throw new UsageError(`${which} is a pointer to pointers, but a buffer is passed as a pointer to its elements.`, {
-          hint: 'Declare the parameter with one * (float *x, or float x[]) to take a buffer.',
-        });
+        throw new UsageError(
+          `${which} is a pointer to pointers, but a buffer is passed as a pointer to its elements.`,
+          {
+            hint: 'Declare the parameter with one * (float *x, or float x[]) to take a buffer.',
+          },
+        );
       }
       const buffer = config.buffers.find((b) => b.name === arg.buffer);
       if (buffer && param.pointee !== 'any' && param.pointee !== null && param.pointee !== buffer.type) {
@@ -87,9 +109,14 @@ function checkArguments(config: Config, kernel: ConfigKernel, signature: KernelS
     }
     if (param.kind !== 'scalar') {
       const given = arg.kind === 'scalar' ? `a ${arg.type} scalar` : `the chunk's ${CHUNK_VALUE[arg.kind]}`;
-      throw new UsageError(`${which} is a pointer, but the config passes ${given}.`, { hint: 'Pass a buffer: { buffer: NAME }.' });
+      throw new UsageError(`${which} is a pointer, but the config passes ${given}.`, {
+        hint: 'Pass a buffer: { buffer: NAME }.',
+      });
     }
-    if (param.type === null) throw new UsageError(`${which} has a type cuda-pipe cannot pass (only plain integer and floating-point scalars).`);
+    if (param.type === null)
+      throw new UsageError(
+        `${which} has a type cuda-pipe cannot pass (only plain integer and floating-point scalars).`,
+      );
     if (arg.kind === 'scalar') {
       if (arg.type !== param.type)
         throw new UsageError(`${which} is ${param.type}, but the config gives a ${arg.type}.`, {
@@ -104,12 +131,21 @@ function checkArguments(config: Config, kernel: ConfigKernel, signature: KernelS
       return arg;
     }
     const limit = INTEGER_LIMIT[param.type];
-    if (limit === undefined) throw new UsageError(`${which} is ${param.type}; the chunk's ${CHUNK_VALUE[arg.kind]} needs an integer parameter.`);
-    const largest = arg.kind === 'chunk-items' ? config.elements : Math.max(...config.buffers.filter((b) => b.role !== 'resident').map((b) => b.elements));
+    if (limit === undefined)
+      throw new UsageError(
+        `${which} is ${param.type}; the chunk's ${CHUNK_VALUE[arg.kind]} needs an integer parameter.`,
+      );
+    const largest =
+      arg.kind === 'chunk-items'
+        ? config.elements
+        : Math.max(...config.buffers.filter((b) => b.role !== 'resident').map((b) => b.elements));
     if (largest > limit)
-      throw new UsageError(`${which} is ${param.type}, too small for up to ${largest} ${arg.kind === 'chunk-items' ? 'items' : 'elements'}.`, {
-        hint: 'Declare the parameter as unsigned long long (or size_t).',
-      });
+      throw new UsageError(
+        `${which} is ${param.type}, too small for up to ${largest} ${arg.kind === 'chunk-items' ? 'items' : 'elements'}.`,
+        {
+          hint: 'Declare the parameter as unsigned long long (or size_t).',
+        },
+      );
     return { kind: arg.kind, type: param.type };
   });
 }
@@ -126,7 +162,10 @@ function expectedPtx(param: KernelParam): { bytes: number; float: boolean } | nu
  * kinds its signature was read as (PTX cannot tell float* from float**: that comes from the source alone). A macro,
  * a typedef or a header the reader did not follow cannot then pass the wrong bytes to a kernel.
  */
-export function checkCompiledKernel(kernel: ResolvedKernel, entries: Readonly<Record<string, readonly string[]>>): void {
+export function checkCompiledKernel(
+  kernel: ResolvedKernel,
+  entries: Readonly<Record<string, readonly string[]>>,
+): void {
   const named = `kernel "${kernel.label}" (${formatSignature(kernel.signature)}) in ${kernel.sourcePath}`;
   const hint =
     'The parameters were read from the source without expanding macros or headers: declare them with plain C types (float *, unsigned long long, ...) to use the kernel.';
@@ -139,12 +178,19 @@ export function checkCompiledKernel(kernel: ResolvedKernel, entries: Readonly<Re
     );
   }
   if (ptx.length !== kernel.signature.params.length) {
-    throw new UsageError(`${named}: the source reads as ${kernel.signature.params.length} parameters, but NVRTC compiled ${ptx.length} (${ptx.join(', ')}).`, { hint });
+    throw new UsageError(
+      `${named}: the source reads as ${kernel.signature.params.length} parameters, but NVRTC compiled ${ptx.length} (${ptx.join(', ')}).`,
+      { hint },
+    );
   }
   kernel.signature.params.forEach((param, index) => {
     const expected = expectedPtx(param);
     const compiled = ptxParam(ptx[index] as string);
-    if (!expected || (expected.bytes === compiled.bytes && (expected.float === compiled.float || compiled.type.startsWith('b')))) return;
+    if (
+      !expected ||
+      (expected.bytes === compiled.bytes && (expected.float === compiled.float || compiled.type.startsWith('b')))
+    )
+      return;
     throw new UsageError(
       `${named}: parameter ${index + 1} (${param.text}) reads as ${expected.bytes} bytes${expected.float ? ' of float' : ''}, ` +
         `but NVRTC compiled it as .${compiled.type} (${Number.isNaN(compiled.bytes) ? 'unknown size' : `${compiled.bytes} bytes`}).`,

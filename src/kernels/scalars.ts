@@ -28,7 +28,8 @@ export function describeScalarRange(type: ScalarType): string {
     const [min, max] = INTEGER_RANGES[type];
     return `whole numbers from ${min} to ${max}`;
   }
-  if (type === 'float32') return `finite numbers from -${FLOAT32_MAX} to ${FLOAT32_MAX}, and none so close to 0 that they round to 0`;
+  if (type === 'float32')
+    return `finite numbers from -${FLOAT32_MAX} to ${FLOAT32_MAX}, and none so close to 0 that they round to 0`;
   return 'finite numbers';
 }
 
@@ -48,7 +49,9 @@ export function scalarProblem(type: ScalarType, value: number | bigint): string 
   }
   if (!Number.isInteger(value)) return `${value} is not a whole number`;
   if (!Number.isSafeInteger(value)) {
-    return is64Bit(type) ? `${value} is beyond 2^53, where a YAML number has already lost digits` : `${value} is outside the range of ${type}`;
+    return is64Bit(type)
+      ? `${value} is beyond 2^53, where a YAML number has already lost digits`
+      : `${value} is outside the range of ${type}`;
   }
   return inRange(type, BigInt(value)) ? null : `${value} is outside the range of ${type}`;
 }
@@ -71,7 +74,8 @@ export function scalarHint(type: ScalarType, value: number | bigint): string {
     }
     if (typeof value === 'number' && !Number.isInteger(value)) {
       const whole = Math.round(value);
-      const suggestion = scalarProblem(type, whole) === null ? `write a whole number such as { ${type}: ${whole} }, or ` : '';
+      const suggestion =
+        scalarProblem(type, whole) === null ? `write a whole number such as { ${type}: ${whole} }, or ` : '';
       return `${type} takes ${describeScalarRange(type)}: ${suggestion}declare the kernel's parameter as float or double and pass { float32: ${value} } or { float64: ${value} }.`;
     }
     return `${type} takes ${describeScalarRange(type)}: pass a value in that range, or ${widerInteger(value)}`;
@@ -84,14 +88,21 @@ export function scalarHint(type: ScalarType, value: number | bigint): string {
 
 function widerInteger(value: number | bigint): string {
   const big = BigInt(value);
-  if (inRange('int64', big)) return `declare the kernel's parameter as long long and pass { int64: ${formatScalar('int64', big)} }.`;
-  if (inRange('uint64', big)) return `declare the kernel's parameter as unsigned long long and pass { uint64: ${formatScalar('uint64', big)} }.`;
+  if (inRange('int64', big))
+    return `declare the kernel's parameter as long long and pass { int64: ${formatScalar('int64', big)} }.`;
+  if (inRange('uint64', big))
+    return `declare the kernel's parameter as unsigned long long and pass { uint64: ${formatScalar('uint64', big)} }.`;
   return 'no integer parameter holds it: use a double and { float64: ... }.';
 }
 
 /** 64-bit values beyond 2^53 are shown as the quoted strings the config must use for them. */
 function formatScalar(type: ScalarType, value: number | bigint): string {
-  if (is64Bit(type) && (typeof value === 'bigint' ? value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER) : false)) {
+  if (
+    is64Bit(type) &&
+    (typeof value === 'bigint'
+      ? value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)
+      : false)
+  ) {
     return `"${value}"`;
   }
   return String(value);

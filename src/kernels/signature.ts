@@ -39,7 +39,10 @@ interface Declaration {
  * options (and the source's own #define) rule out are left out, and a kernel declared differently in branches that
  * cannot be decided here carries its alternatives.
  */
-export function scanKernels(source: string, options: readonly string[] = []): { signatures: KernelSignature[]; excluded: ExcludedKernel[] } {
+export function scanKernels(
+  source: string,
+  options: readonly string[] = [],
+): { signatures: KernelSignature[]; excluded: ExcludedKernel[] } {
   const macros = Macros.fromOptions(options);
   const typedefs = new Map<string, Token[]>();
   const frames: Frame[] = [];
@@ -63,11 +66,16 @@ export function scanKernels(source: string, options: readonly string[] = []): { 
   const finish = () => {
     if (statement.length) {
       const found = declaration(statement, linkage[linkage.length - 1] ?? false, typedefs, statementState);
-      if (found && statementState === false) excluded.push({ name: found.name, line: found.line, conditions: conditions(statementDepth) });
+      if (found && statementState === false)
+        excluded.push({ name: found.name, line: found.line, conditions: conditions(statementDepth) });
       else if (found) {
         const { splitParams: inside, ...signature } = found;
         const splitBy = inside.map((t) => undecidedInside.get(t)).find((c) => c !== undefined) ?? null;
-        declarations.push({ signature: { ...signature, conditions: conditions(statementDepth) }, state: statementState, splitBy });
+        declarations.push({
+          signature: { ...signature, conditions: conditions(statementDepth) },
+          state: statementState,
+          splitBy,
+        });
       }
     }
     statement = [];
@@ -78,7 +86,12 @@ export function scanKernels(source: string, options: readonly string[] = []): { 
     if (isDirective(item)) {
       // A declaration begun in a branch ends with it: `#if A / void k(float *x) / #else / void k(double *x) / #endif`
       // declares k twice, each head its own candidate, and the body after #endif belongs to whichever is compiled.
-      if (['elif', 'elifdef', 'elifndef', 'else', 'endif'].includes(item.name) && statement.length && statementDepth >= frames.length) finish();
+      if (
+        ['elif', 'elifdef', 'elifndef', 'else', 'endif'].includes(item.name) &&
+        statement.length &&
+        statementDepth >= frames.length
+      )
+        finish();
       followDirective(item, frames, macros, regionState);
       continue;
     }
@@ -96,7 +109,8 @@ export function scanKernels(source: string, options: readonly string[] = []): { 
     } else if (state !== statementState && statementState !== false) {
       statementState = null;
     }
-    if (state === null && frames.length > statementDepth) undecidedInside.set(item, frames[frames.length - 1]?.text ?? '');
+    if (state === null && frames.length > statementDepth)
+      undecidedInside.set(item, frames[frames.length - 1]?.text ?? '');
     if (item.text === '{') {
       const group = groupOf(statement);
       if (group) {
@@ -130,7 +144,8 @@ export function parseKernelSignatures(source: string, options: readonly string[]
 
 function groupOf(statement: readonly Token[]): 'C' | 'C++' | 'namespace' | null {
   const [first, second] = statement;
-  if (first?.text === 'extern' && second?.kind === 'string' && statement.length === 2) return second.text === '"C"' ? 'C' : 'C++';
+  if (first?.text === 'extern' && second?.kind === 'string' && statement.length === 2)
+    return second.text === '"C"' ? 'C' : 'C++';
   if (first?.text === 'namespace' && statement.length <= 2) return 'namespace';
   if (first?.text === 'inline' && statement[1]?.text === 'namespace' && statement.length <= 3) return 'namespace';
   return null;
@@ -214,9 +229,11 @@ function resolveCandidates(declarations: readonly Declaration[]): KernelSignatur
       const chosen = (candidates.find((c) => c.state === true) ?? candidates[0]) as Declaration;
       const shape = paramShape(chosen.signature.params);
       // With C linkage two different declarations do not compile, so one the compiler surely sees settles it.
-      const others = chosen.state === true ? [] : candidates.filter((c) => c !== chosen && paramShape(c.signature.params) !== shape);
+      const others =
+        chosen.state === true ? [] : candidates.filter((c) => c !== chosen && paramShape(c.signature.params) !== shape);
       const where = (d: Declaration) =>
-        `line ${d.signature.line}${d.signature.conditions.length ? ` under ${d.signature.conditions.join(', ')}` : ''}` + `: ${formatSignature(d.signature)}`;
+        `line ${d.signature.line}${d.signature.conditions.length ? ` under ${d.signature.conditions.join(', ')}` : ''}` +
+        `: ${formatSignature(d.signature)}`;
       const ambiguity =
         chosen.splitBy !== null
           ? `its parameter list changes with ${chosen.splitBy}, which cuda-pipe cannot decide without the compiler`
@@ -228,7 +245,8 @@ function resolveCandidates(declarations: readonly Declaration[]): KernelSignatur
     .sort((a, b) => a.line - b.line);
 }
 
-const paramShape = (params: readonly KernelParam[]): string => params.map((p) => (p.kind === 'pointer' ? `${p.pointee}${'*'.repeat(p.depth)}` : String(p.type))).join(',');
+const paramShape = (params: readonly KernelParam[]): string =>
+  params.map((p) => (p.kind === 'pointer' ? `${p.pointee}${'*'.repeat(p.depth)}` : String(p.type))).join(',');
 
 export function formatSignature(signature: Pick<KernelSignature, 'name' | 'params'>): string {
   return `${signature.name}(${signature.params.map((p) => p.text).join(', ')})`;

@@ -26,10 +26,34 @@ export interface Directive {
 export type SourceItem = Token | Directive;
 
 const PUNCTUATORS_3 = new Set(['...', '<<=', '>>=', '->*']);
-const PUNCTUATORS_2 = new Set(['::', '->', '++', '--', '<<', '>>', '<=', '>=', '==', '!=', '&&', '||', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '##', '.*']);
+const PUNCTUATORS_2 = new Set([
+  '::',
+  '->',
+  '++',
+  '--',
+  '<<',
+  '>>',
+  '<=',
+  '>=',
+  '==',
+  '!=',
+  '&&',
+  '||',
+  '+=',
+  '-=',
+  '*=',
+  '/=',
+  '%=',
+  '&=',
+  '|=',
+  '^=',
+  '##',
+  '.*',
+]);
 
 // Character tests by code, not by regular expression: they run once or more per character of the source.
-const isLetter = (code: number): boolean => (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || code === 36 || code > 127;
+const isLetter = (code: number): boolean =>
+  (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || code === 36 || code > 127;
 const isDigit = (code: number): boolean => code >= 48 && code <= 57;
 const isIdentStart = (c: string): boolean => isLetter(c.charCodeAt(0));
 const isIdentPart = (c: string): boolean => {
@@ -62,7 +86,13 @@ export function tokenize(source: string): SourceItem[] {
   };
   const endDirective = (end: number) => {
     if (!directive) return;
-    items.push({ kind: 'directive', name: directive.name, tokens: directive.tokens, line: directive.line, text: text.slice(directive.start, end).replace(/\s+/g, ' ').trim() });
+    items.push({
+      kind: 'directive',
+      name: directive.name,
+      tokens: directive.tokens,
+      line: directive.line,
+      text: text.slice(directive.start, end).replace(/\s+/g, ' ').trim(),
+    });
     directive = null;
   };
   while (i < text.length) {
@@ -115,7 +145,8 @@ export function tokenize(source: string): SourceItem[] {
       continue;
     }
     QUOTE_PREFIX.lastIndex = i;
-    const prefix = c === '"' || c === "'" || (mayPrefix && !isIdentPart(text[i - 1] ?? ' ')) ? QUOTE_PREFIX.exec(text) : null;
+    const prefix =
+      c === '"' || c === "'" || (mayPrefix && !isIdentPart(text[i - 1] ?? ' ')) ? QUOTE_PREFIX.exec(text) : null;
     if (prefix) {
       const quote = prefix[1] as string;
       let j = i + prefix[0].length;

@@ -11,7 +11,11 @@ import { type Stage, table } from './list.js';
  */
 export function engineSharing(copyEngines: number): ReadonlyMap<Stage, readonly Stage[]> {
   const hostCopies = table.filter((s) => s.look.engine.hostCopy).map((s) => s.id);
-  return new Map(table.filter((s) => s.look.engine.exclusive).map((s) => [s.id, s.look.engine.hostCopy && copyEngines < 2 ? hostCopies : [s.id]]));
+  return new Map(
+    table
+      .filter((s) => s.look.engine.exclusive)
+      .map((s) => [s.id, s.look.engine.hostCopy && copyEngines < 2 ? hostCopies : [s.id]]),
+  );
 }
 
 /** An engine as the trace draws it: a track per engine, the stages whose ops run on it, in the order of `row`. */
@@ -28,7 +32,11 @@ export function engineRows(copyEngines: number): EngineRow[] {
     const shared = s.look.engine.hostCopy && copyEngines < 2;
     // Stages on one engine (kernels and GEMMs on the SMs) share its row.
     const key = shared ? 'copy' : s.look.engine.name;
-    const row = rows.get(key) ?? { row: s.look.engine.row, name: shared ? 'copy engine' : s.look.engine.name, stages: [] };
+    const row = rows.get(key) ?? {
+      row: s.look.engine.row,
+      name: shared ? 'copy engine' : s.look.engine.name,
+      stages: [],
+    };
     row.row = Math.min(row.row, s.look.engine.row);
     row.stages.push(s.id);
     rows.set(key, row);
@@ -43,12 +51,30 @@ export const SM_STAGES: readonly Stage[] = table.filter((s) => s.model?.term ===
 export const COMMUNICATION_STAGES: readonly Stage[] = table.filter((s) => s.communication).map((s) => s.id);
 
 /** The kinds whose ops run kernels (CUPTI records them as kernels): a mode of them alone keeps the SMs at work. */
-export const KERNEL_STAGES: readonly Stage[] = table.filter((kind) => kind.cupti?.kind === 'kernel').map((kind) => kind.id);
+export const KERNEL_STAGES: readonly Stage[] = table
+  .filter((kind) => kind.cupti?.kind === 'kernel')
+  .map((kind) => kind.id);
 
-/** How each kind's ops read as GPU work in src/traces/events.ts: as CUPTI records them, a copy's direction its term's. */
-export const EVENT_SHAPES: ReadonlyMap<Stage, { readonly kind: 'kernel' | 'memcpy'; readonly direction: 'h2d' | 'd2h' | null; readonly communication: boolean }> = new Map(
+/**
+ * How each kind's ops read as GPU work in src/traces/events.ts: as CUPTI records them, a copy's direction its term's.
+ */
+export const EVENT_SHAPES: ReadonlyMap<
+  Stage,
+  { readonly kind: 'kernel' | 'memcpy'; readonly direction: 'h2d' | 'd2h' | null; readonly communication: boolean }
+> = new Map(
   table.flatMap((s) =>
-    s.cupti ? [[s.id, { kind: s.cupti.kind, direction: s.model?.term === 'H2D' ? 'h2d' : s.model?.term === 'D2H' ? 'd2h' : null, communication: !!s.communication }] as const] : [],
+    s.cupti
+      ? [
+          [
+            s.id,
+            {
+              kind: s.cupti.kind,
+              direction: s.model?.term === 'H2D' ? 'h2d' : s.model?.term === 'D2H' ? 'd2h' : null,
+              communication: !!s.communication,
+            },
+          ] as const,
+        ]
+      : [],
   ),
 );
 

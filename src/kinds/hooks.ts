@@ -1,6 +1,15 @@
 import type { ModeResult } from '../model/mode.js';
 import type { Plan as ModelPlan, PlanOp, Schedule as ModelSchedule, StreamSpec } from '../model/schedule.js';
-import type { AloneContext, BodyPassFacts, CheckFacts, ComputeStep, KindTerm, ModeLineContext, OutputCheck, PassedBody } from './api/index.js';
+import type {
+  AloneContext,
+  BodyPassFacts,
+  CheckFacts,
+  ComputeStep,
+  KindTerm,
+  ModeLineContext,
+  OutputCheck,
+  PassedBody,
+} from './api/index.js';
 import type { PlanPassContext, ReportContext, ResultView, TermMeasured, TermWords } from './api/index.js';
 import { holds, isWorkOp, stageOf, table, type WorkOp } from './list.js';
 
@@ -12,7 +21,9 @@ import { holds, isWorkOp, stageOf, table, type WorkOp } from './list.js';
 /** A plan's op: a listed kind's work op, or one that orders and times them. */
 type Op = PlanOp<WorkOp>;
 
-const BODY_PASS_FACTS: BodyPassFacts = { computeKinds: new Set(table.filter((s) => s.phase === 'compute').map((s) => s.id)) };
+const BODY_PASS_FACTS: BodyPassFacts = {
+  computeKinds: new Set(table.filter((s) => s.phase === 'compute').map((s) => s.id)),
+};
 
 /** A one-device schedule's body after the body pass of each kind it holds ops of, in the table's order. */
 export function bodyPasses(body: readonly Op[], streams: readonly StreamSpec[], device: number): PassedBody<WorkOp> {
@@ -26,7 +37,9 @@ export function bodyPasses(body: readonly Op[], streams: readonly StreamSpec[], 
 }
 
 /** The kinds with a whole-plan pass: a config with a step of one runs on several devices as that pass lays them out. */
-export const SPANNING_STAGES: ReadonlySet<string> = new Set(table.filter((kind) => kind.passes?.plan).map((kind) => kind.id));
+export const SPANNING_STAGES: ReadonlySet<string> = new Set(
+  table.filter((kind) => kind.passes?.plan).map((kind) => kind.id),
+);
 
 /**
  * The whole-plan pass that lays a plan out over several devices: that of the first kind in the table with one
@@ -37,16 +50,26 @@ export function spanningPass(
 ): (<P extends ModelPlan<WorkOp>>(plan: P, devices: readonly number[], context: PlanPassContext) => P) | null {
   const ops = plan.schedules.flatMap((s) => s.body);
   const pass = table.find((kind) => kind.passes?.plan && holds(kind, ops))?.passes?.plan;
-  return pass ? <P extends ModelPlan<WorkOp>>(given: P, devices: readonly number[], context: PlanPassContext) => pass(given, devices, context) as P : null;
+  return pass
+    ? <P extends ModelPlan<WorkOp>>(given: P, devices: readonly number[], context: PlanPassContext) =>
+        pass(given, devices, context) as P
+    : null;
 }
 
 /** A step timed alone by its kind's own pass (a collective at each bucket count); null where its kind has none. */
 export function aloneSchedules(step: ComputeStep, context: AloneContext): ModelSchedule<WorkOp>[] | null {
-  return (table.find((kind) => kind.id === step.stage)?.passes?.alone?.(step, context) as ModelSchedule<WorkOp>[] | undefined) ?? null;
+  return (
+    (table.find((kind) => kind.id === step.stage)?.passes?.alone?.(step, context) as
+      | ModelSchedule<WorkOp>[]
+      | undefined) ?? null
+  );
 }
 
 /** Each kind's report section with lines for this Result, in the table's order. */
-export function kindReports(result: ResultView, context: ReportContext): { readonly id: string; readonly title: string; readonly lines: string[] }[] {
+export function kindReports(
+  result: ResultView,
+  context: ReportContext,
+): { readonly id: string; readonly title: string; readonly lines: string[] }[] {
   return table.flatMap((kind) => {
     const lines = kind.report?.lines(result, context) ?? [];
     return kind.report && lines.length ? [{ id: kind.report.id, title: kind.report.title, lines }] : [];
@@ -59,7 +82,9 @@ const CHECK_FACTS: CheckFacts = {
   writes: (op) => (isWorkOp(op) ? stageOf(op).writes(op) : []),
 };
 
-/** The output check of the first kind in the table with one whose ops `ops` holds, with the facts it reads; null: none. */
+/**
+ * The output check of the first kind in the table with one whose ops `ops` holds, with the facts it reads; null: none.
+ */
 export function outputCheck(ops: readonly Op[]): { readonly check: OutputCheck; readonly facts: CheckFacts } | null {
   const kind = table.find((k) => k.check && holds(k, ops));
   return kind?.check ? { check: kind.check, facts: CHECK_FACTS } : null;
@@ -70,21 +95,33 @@ export const referenceOf = (serial: ModelSchedule<WorkOp>): ModelSchedule<WorkOp
   outputCheck(serial.body)?.check.reference(serial) as ModelSchedule<WorkOp> | undefined;
 
 /** Whether some kind of the body's ops makes its outputs depend on the layout (the api's `layoutDependent`). */
-export const layoutDependent = (body: readonly Op[]): boolean => table.some((k) => k.check?.layoutDependent && holds(k, body) && k.check.layoutDependent(body));
+export const layoutDependent = (body: readonly Op[]): boolean =>
+  table.some((k) => k.check?.layoutDependent && holds(k, body) && k.check.layoutDependent(body));
 
-/** The fields the kinds of a schedule's ops add to its mode in the Result (the api's `modeFields`), in the table's order. */
-export function kindModeFields(schedule: Pick<ModelSchedule<WorkOp>, 'body' | 'device'>, deviceOf: (stream: string) => number): Partial<ModeResult> {
-  return Object.assign({}, ...table.map((kind) => (kind.modeFields && holds(kind, schedule.body) ? kind.modeFields(schedule, deviceOf) : {})));
+/**
+ * The fields the kinds of a schedule's ops add to its mode in the Result (the api's `modeFields`), in the table's
+ * order.
+ */
+export function kindModeFields(
+  schedule: Pick<ModelSchedule<WorkOp>, 'body' | 'device'>,
+  deviceOf: (stream: string) => number,
+): Partial<ModeResult> {
+  return Object.assign(
+    {},
+    ...table.map((kind) => (kind.modeFields && holds(kind, schedule.body) ? kind.modeFields(schedule, deviceOf) : {})),
+  );
 }
 
 /** The terms kinds add beside the GPU's in the overlap bound (the api's `term`), in the table's order. */
 export const KIND_TERMS: readonly KindTerm[] = table.flatMap((s) => (s.term ? [s.term] : []));
 
 /** What the first kind with a term measured of `mode` itself (a host stage's CPU stage), for the model's words. */
-export const kindMeasured = (mode: ModeResult): TermMeasured | null => KIND_TERMS.reduce<TermMeasured | null>((found, t) => found ?? t.measured?.(mode) ?? null, null);
+export const kindMeasured = (mode: ModeResult): TermMeasured | null =>
+  KIND_TERMS.reduce<TermMeasured | null>((found, t) => found ?? t.measured?.(mode) ?? null, null);
 
 /** The words of the first kind with a term whose ops `mode` runs (a collective's buckets); null: chunks × streams. */
-export const termWords = (mode: ModeResult): TermWords | null => KIND_TERMS.find((t) => t.words?.holds(mode))?.words ?? null;
+export const termWords = (mode: ModeResult): TermWords | null =>
+  KIND_TERMS.find((t) => t.words?.holds(mode))?.words ?? null;
 
 /** The kinds' lines about an overlapped mode whose layout they changed (the api's `modeLine`), in the table's order. */
 export function kindModeLines(mode: ModeResult, result: ResultView, context: ModeLineContext): string[] {

@@ -51,11 +51,31 @@ describe('the table of stage kinds', () => {
   it('plans a chunk phase by phase: loads of in and inout buffers, the kernels in order, stores then the host function', () => {
     const load = phaseOps('load', work);
     assert.deepEqual(load, [
-      { kind: 'copy', stream: 's1', direction: 'h2d', buffer: 'x', hostOffset: 400, deviceOffset: 80, bytes: 40, chunk: 3 },
-      { kind: 'copy', stream: 's1', direction: 'h2d', buffer: 'z', hostOffset: 800, deviceOffset: 160, bytes: 80, chunk: 3 },
+      {
+        kind: 'copy',
+        stream: 's1',
+        direction: 'h2d',
+        buffer: 'x',
+        hostOffset: 400,
+        deviceOffset: 80,
+        bytes: 40,
+        chunk: 3,
+      },
+      {
+        kind: 'copy',
+        stream: 's1',
+        direction: 'h2d',
+        buffer: 'z',
+        hostOffset: 800,
+        deviceOffset: 160,
+        bytes: 80,
+        chunk: 3,
+      },
     ]);
     assert.deepEqual(
-      phaseOps('compute', work).map((op) => (op.kind === 'kernel' ? [op.kernel, op.first, op.count, op.deviceFirst] : op.kind)),
+      phaseOps('compute', work).map((op) =>
+        op.kind === 'kernel' ? [op.kernel, op.first, op.count, op.deviceFirst] : op.kind,
+      ),
       [
         ['a', 100, 10, 20],
         ['b', 100, 10, 20],
@@ -72,13 +92,31 @@ describe('the table of stage kinds', () => {
   });
 
   it('counts the bytes each way and between devices from the kinds that move them', () => {
-    const peer: WorkOp = { kind: 'peer', stream: 's0', buffer: 'x', from: 0, to: 1, deviceOffset: 0, bytes: 7, chunk: null };
-    assert.deepEqual(opBytes([...phaseOps('load', work), ...phaseOps('compute', work), ...phaseOps('store', work), peer, { kind: 'record' }]), {
-      h2d: 120,
-      d2h: 100,
-      peer: 7,
-      collective: 0,
-    });
+    const peer: WorkOp = {
+      kind: 'peer',
+      stream: 's0',
+      buffer: 'x',
+      from: 0,
+      to: 1,
+      deviceOffset: 0,
+      bytes: 7,
+      chunk: null,
+    };
+    assert.deepEqual(
+      opBytes([
+        ...phaseOps('load', work),
+        ...phaseOps('compute', work),
+        ...phaseOps('store', work),
+        peer,
+        { kind: 'record' },
+      ]),
+      {
+        h2d: 120,
+        d2h: 100,
+        peer: 7,
+        collective: 0,
+      },
+    );
   });
 
   it('finds each op its stage kind, a copy by its direction', () => {
@@ -101,7 +139,10 @@ describe('the table of stage kinds', () => {
       kernel: (spec) => call(`kernel ${spec.kernel}`),
     };
     // The host stage's runtime, on the JS thread with the bare callback, issues a host function on the op's stream.
-    const host = await hostRuntime.open({ plan: { host: { name: 'empty', thread: 'js', function: 'empty' }, buffers: [] }, hostBuffers: {} } as unknown as OpenContext<never>);
+    const host = await hostRuntime.open({
+      plan: { host: { name: 'empty', thread: 'js', function: 'empty' }, buffers: [] },
+      hostBuffers: {},
+    } as unknown as OpenContext<never>);
     const runtimes = new Map([['host', host as KindRuntime]] as const);
     const site = { ...fakeSite(), hostCall: () => ({ issue: call('host'), hostTag: 9 }) };
     const ops = [...phaseOps('load', work), ...phaseOps('compute', work), ...phaseOps('store', work)];

@@ -13,7 +13,11 @@ import { peer } from './peer/index.js';
 // ./index.ts. A new kind is a folder beside these (kinds/api/ says what it holds) and a row in STAGE_KINDS.
 
 /** The ops that do the workload's work (and show on a timeline), as opposed to ordering and timing ops. */
-export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K ? (K extends KindDescription<string, infer O> ? O : never) : never;
+export type WorkOp = (typeof STAGE_KINDS)[number] extends infer K
+  ? K extends KindDescription<string, infer O>
+    ? O
+    : never
+  : never;
 
 /** Every stage kind, in the order pictures list them: load, compute, communication, store, host work, peer copies. */
 export const STAGE_KINDS = [h2d, kernel, gemm, matmul, collective, d2h, host, peer] as const;
@@ -28,7 +32,8 @@ export const STAGE_IDS = STAGE_KINDS.map((s) => s.id) as unknown as readonly [St
 
 const WORK_OP_KINDS: ReadonlySet<string> = new Set(STAGE_KINDS.map((s) => s.opKind));
 
-export const isWorkOp = <O extends { readonly kind: string }>(op: O): op is Extract<O, WorkOp> => WORK_OP_KINDS.has(op.kind);
+export const isWorkOp = <O extends { readonly kind: string }>(op: O): op is Extract<O, WorkOp> =>
+  WORK_OP_KINDS.has(op.kind);
 
 /** A stage kind with its op type erased, so the table can be searched by a work op of any kind. */
 export type AnyStage = StageKind<Stage, WorkOp, RuntimePrimitives, Record<never, never>>;
@@ -51,4 +56,5 @@ export function stage(id: Stage): AnyStage {
 }
 
 /** Whether some op among `ops` is of `kind`. */
-export const holds = (kind: AnyStage, ops: readonly { readonly kind: string }[]) => ops.some((op) => isWorkOp(op) && stageOf(op) === kind);
+export const holds = (kind: AnyStage, ops: readonly { readonly kind: string }[]) =>
+  ops.some((op) => isWorkOp(op) && stageOf(op) === kind);

@@ -7,7 +7,10 @@ import { isWorkOp, stageOf, table, type WorkOp } from './list.js';
 export const describeWorkOp = (op: WorkOp, context: DescribeContext): string => stageOf(op).describe(op, context);
 export const workOpWhat = (op: WorkOp, context: DescribeContext): string => stageOf(op).what(op, context);
 
-export const timelineFields = (op: WorkOp, kernelBytes: (op: { kernel: string; count: number }) => number): TimelineFields => stageOf(op).timeline(op, kernelBytes);
+export const timelineFields = (
+  op: WorkOp,
+  kernelBytes: (op: { kernel: string; count: number }) => number,
+): TimelineFields => stageOf(op).timeline(op, kernelBytes);
 
 /**
  * A chunk's ops of one phase: loads and stores each stage kind of that phase in the table's order; the compute
@@ -23,7 +26,12 @@ export function phaseOps(phase: 'load' | 'compute' | 'store', work: ChunkWork): 
 }
 
 /** The bytes a body's work ops move, by the schedule's byte count each adds to. */
-export function opBytes(ops: readonly { readonly kind: string }[]): { h2d: number; d2h: number; peer: number; collective: number } {
+export function opBytes(ops: readonly { readonly kind: string }[]): {
+  h2d: number;
+  d2h: number;
+  peer: number;
+  collective: number;
+} {
   const bytes = { h2d: 0, d2h: 0, peer: 0, collective: 0 };
   for (const op of ops) {
     if (!isWorkOp(op)) continue;
@@ -53,9 +61,12 @@ export function takesTolerance(buffer: string, ops: readonly { readonly kind: st
 }
 
 /** The printed plan's count of each noun the table's kinds are counted as, in the table's order. */
-export function nounCounts(ops: readonly { readonly kind: string }[]): { one: string; many: string; always: boolean; count: number }[] {
+export function nounCounts(
+  ops: readonly { readonly kind: string }[],
+): { one: string; many: string; always: boolean; count: number }[] {
   const counts = new Map<string, { one: string; many: string; always: boolean; count: number }>();
-  for (const s of table) if (s.look.noun && !counts.has(s.look.noun.one)) counts.set(s.look.noun.one, { ...s.look.noun, count: 0 });
+  for (const s of table)
+    if (s.look.noun && !counts.has(s.look.noun.one)) counts.set(s.look.noun.one, { ...s.look.noun, count: 0 });
   for (const op of ops) {
     const noun = isWorkOp(op) ? stageOf(op).look.noun : null;
     const entry = noun && counts.get(noun.one);

@@ -1,4 +1,15 @@
-import type { IssuedOp, IssueSite, KindFlag, KindFlagValues, KindRuntime, KindRuntimeModule, OpenContext, RuntimePrimitives, RuntimeStart, StartContext } from './api/index.js';
+import type {
+  IssuedOp,
+  IssueSite,
+  KindFlag,
+  KindFlagValues,
+  KindRuntime,
+  KindRuntimeModule,
+  OpenContext,
+  RuntimePrimitives,
+  RuntimeStart,
+  StartContext,
+} from './api/index.js';
 import type { Plan as ModelPlan } from '../model/schedule.js';
 import { holds, isWorkOp, type Stage, stageOf, table, type WorkOp } from './list.js';
 import { workNames } from './ops.js';
@@ -10,8 +21,14 @@ import type { KindSections } from './sections.js';
 /** The runtimes a plan's kinds issue through, by kind id: opened once per run by `openRuntimes`. */
 export type KindRuntimes = ReadonlyMap<Stage, KindRuntime>;
 
-/** The runtime modules of the kinds with ops among `ops` (every schedule's), in the table's order, each with its ops. */
-export type RuntimeModules = readonly { readonly id: Stage; readonly module: KindRuntimeModule; readonly ops: readonly WorkOp[] }[];
+/**
+ * The runtime modules of the kinds with ops among `ops` (every schedule's), in the table's order, each with its ops.
+ */
+export type RuntimeModules = readonly {
+  readonly id: Stage;
+  readonly module: KindRuntimeModule;
+  readonly ops: readonly WorkOp[];
+}[];
 
 /**
  * Imports the runtime of each kind that issues through a library and has ops among `ops`, and loads its library:
@@ -36,15 +53,21 @@ export async function openRuntimes(
   context: Omit<OpenContext, 'ops' | 'schedules'> & { readonly schedules: readonly ScheduleWithBody[] },
 ): Promise<KindRuntimes> {
   const runtimes = new Map<Stage, KindRuntime>();
-  for (const { id, module, ops } of modules) runtimes.set(id, await module.open({ ...context, schedules: schedulesHolding(id, context.schedules), ops }));
+  for (const { id, module, ops } of modules)
+    runtimes.set(id, await module.open({ ...context, schedules: schedulesHolding(id, context.schedules), ops }));
   return runtimes;
 }
 
 type ScheduleWithBody = OpenContext['schedules'][number] & { readonly body: readonly { readonly kind: string }[] };
 
-/** The schedules whose bodies hold ops of kind `id`, as its runtime is told of them: how each is issued, and its description. */
+/**
+ * The schedules whose bodies hold ops of kind `id`, as its runtime is told of them: how each is issued, and its
+ * description.
+ */
 export function schedulesHolding(id: string, schedules: readonly ScheduleWithBody[]): OpenContext['schedules'] {
-  return schedules.filter((s) => s.body.some((op) => isWorkOp(op) && stageOf(op).id === id)).map((s) => ({ description: s.description, issue: s.issue }));
+  return schedules
+    .filter((s) => s.body.some((op) => isWorkOp(op) && stageOf(op).id === id))
+    .map((s) => ({ description: s.description, issue: s.issue }));
 }
 
 /** What the runtimes give the Result: their sections (the api's `result`) and notes, in the table's order. */
@@ -54,7 +77,12 @@ export function kindRecords(runtimes: KindRuntimes): { sections: Partial<KindSec
 }
 
 /** Binds a work op: through the runtime's own calls, or through its kind's runtime. */
-export function issueWorkOp(op: WorkOp, primitives: RuntimePrimitives, runtimes: KindRuntimes, site: IssueSite): IssuedOp {
+export function issueWorkOp(
+  op: WorkOp,
+  primitives: RuntimePrimitives,
+  runtimes: KindRuntimes,
+  site: IssueSite,
+): IssuedOp {
   const kind = stageOf(op);
   if (kind.issue) return kind.issue(op, primitives);
   const runtime = runtimes.get(kind.id);
@@ -66,7 +94,10 @@ export function issueWorkOp(op: WorkOp, primitives: RuntimePrimitives, runtimes:
  * Starts what the runtime of each kind with ops among `ops` (every schedule's) starts before any device is opened
  * (the api's `start`), in the table's order, by kind id. Where one fails, those started before it are stopped first.
  */
-export async function startRuntimes(ops: readonly { readonly kind: string }[], context: StartContext): Promise<ReadonlyMap<string, RuntimeStart>> {
+export async function startRuntimes(
+  ops: readonly { readonly kind: string }[],
+  context: StartContext,
+): Promise<ReadonlyMap<string, RuntimeStart>> {
   const started = new Map<string, RuntimeStart>();
   try {
     for (const kind of table) {
@@ -97,7 +128,9 @@ export const KIND_FLAGS: readonly KindFlag[] = table.flatMap((s) => s.flags ?? [
 /** The values a command's parsed flags give the kinds' own flags, by key (commander's camel-case names). */
 export function kindFlagValues(flags: object): KindFlagValues {
   const given = flags as Readonly<Record<string, unknown>>;
-  return Object.fromEntries(KIND_FLAGS.flatMap((flag) => (typeof given[flag.key] === 'string' ? [[flag.key, given[flag.key] as string]] : [])));
+  return Object.fromEntries(
+    KIND_FLAGS.flatMap((flag) => (typeof given[flag.key] === 'string' ? [[flag.key, given[flag.key] as string]] : [])),
+  );
 }
 
 /** The environment variables the kinds' runtimes read, in the table's order. */

@@ -24,19 +24,62 @@ const gemmOp = (c: string): GemmOp => ({
   first: 0,
   count: 4,
   deviceFirst: 0,
-  spec: { a: operand('x'), b: operand('w'), c: operand(c), m: null, n: 4, k: 4, dtype: 'fp32', transB: false, alpha: 1, beta: 0, cFloat32: false },
+  spec: {
+    a: operand('x'),
+    b: operand('w'),
+    c: operand(c),
+    m: null,
+    n: 4,
+    k: 4,
+    dtype: 'fp32',
+    transB: false,
+    alpha: 1,
+    beta: 0,
+    cFloat32: false,
+  },
 });
-const kernelOp: WorkOp = { kind: 'kernel', stream: 's0', kernel: 'scale', chunk: 0, first: 0, count: 4, deviceFirst: 0 };
-const copy = (direction: 'h2d' | 'd2h', buffer: string): WorkOp => ({ kind: 'copy', stream: 's0', direction, buffer, hostOffset: 0, deviceOffset: 0, bytes: 16, chunk: 0 });
+const kernelOp: WorkOp = {
+  kind: 'kernel',
+  stream: 's0',
+  kernel: 'scale',
+  chunk: 0,
+  first: 0,
+  count: 4,
+  deviceFirst: 0,
+};
+const copy = (direction: 'h2d' | 'd2h', buffer: string): WorkOp => ({
+  kind: 'copy',
+  stream: 's0',
+  direction,
+  buffer,
+  hostOffset: 0,
+  deviceOffset: 0,
+  bytes: 16,
+  chunk: 0,
+});
 
 describe('the list of stage kinds, read by the code outside src/kinds', () => {
   it('names the kernels and library calls of a body once each, and nothing for copies, host functions or ordering ops', () => {
-    const ops: Op[] = [copy('h2d', 'x'), gemmOp('y'), kernelOp, gemmOp('y'), { kind: 'record', stream: 's0', event: 'e' }, { kind: 'host', stream: 's0', name: 'sum', chunk: 0 }];
+    const ops: Op[] = [
+      copy('h2d', 'x'),
+      gemmOp('y'),
+      kernelOp,
+      gemmOp('y'),
+      { kind: 'record', stream: 's0', event: 'e' },
+      { kind: 'host', stream: 's0', name: 'sum', chunk: 0 },
+    ];
     assert.deepEqual(workNames(ops), ['layer', 'scale']);
   });
 
   it("counts a body's ops under each kind's noun, copies of both directions as one, in the table's order", () => {
-    const ops: Op[] = [copy('h2d', 'x'), copy('d2h', 'y'), gemmOp('y'), kernelOp, kernelOp, { kind: 'wait', stream: 's0', event: 'e' }];
+    const ops: Op[] = [
+      copy('h2d', 'x'),
+      copy('d2h', 'y'),
+      gemmOp('y'),
+      kernelOp,
+      kernelOp,
+      { kind: 'wait', stream: 's0', event: 'e' },
+    ];
     const counts = nounCounts(ops);
     assert.deepEqual(
       counts.map((n) => [n.one, n.count, n.always]),
@@ -100,11 +143,17 @@ describe('the list of stage kinds, read by the code outside src/kinds', () => {
 describe('verification by the kinds that write an output', () => {
   const { plan } = tinySweepPlan();
   // Every overlapped mode's y differs from serial's by 0.01%: within a 1% tolerance, never byte for byte.
-  const write = (s: Schedule, out: Uint8Array) => new Float32Array(out.buffer, out.byteOffset, out.byteLength / 4).fill(s.role.kind === 'overlapped' ? 1.0001 : 1);
+  const write = (s: Schedule, out: Uint8Array) =>
+    new Float32Array(out.buffer, out.byteOffset, out.byteLength / 4).fill(s.role.kind === 'overlapped' ? 1.0001 : 1);
   const tolerance = { relative: 0.01, absolute: 0 };
 
   it("compares a kernel's output within the config's tolerance", async () => {
-    const v = await verifySchedules(new FakeRunner(plan.schedules, plan.buffers, { write }), true, undefined, tolerance);
+    const v = await verifySchedules(
+      new FakeRunner(plan.schedules, plan.buffers, { write }),
+      true,
+      undefined,
+      tolerance,
+    );
     assert.equal(v.status, 'passed');
     assert.ok((v.tolerance?.largestError.relative ?? 0) > 0.00009);
   });

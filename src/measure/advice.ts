@@ -14,7 +14,10 @@ import { type GapPart, topCause } from './gap.js';
 export const SAME_LAYOUT = 0.01;
 
 /** What the advice reads of a mode's model besides its bound. */
-export type AdviceModel = Pick<ModelAnalysis, 'parts' | 'ops' | 'hostIssueMs' | 'kernelsChunkedMs' | 'idealMs' | 'floor' | 'gap' | 'serialisers'>;
+export type AdviceModel = Pick<
+  ModelAnalysis,
+  'parts' | 'ops' | 'hostIssueMs' | 'kernelsChunkedMs' | 'idealMs' | 'floor' | 'gap' | 'serialisers'
+>;
 
 /** What the advice is given beyond the mode and its model: its bound, and the words of a kind whose term is in it. */
 export interface AdviceContext {
@@ -45,7 +48,10 @@ function layoutChange(mode: ModeResult, floor: ModelAnalysis['floor'], words: Te
   // Stage per stream runs every chunk on its own stream already: its streams are no count to change.
   const streamsDiffer = topology === 'chunk-per-stream' && floor.streams !== streams;
   const over = `${floor.streams} stream${floor.streams === 1 ? '' : 's'}`;
-  if (floor.chunks !== chunks) return streamsDiffer ? `use ${floor.chunks} chunks × ${over} (now ${chunks} × ${streams})` : `use ${floor.chunks} chunks (now ${chunks})`;
+  if (floor.chunks !== chunks)
+    return streamsDiffer
+      ? `use ${floor.chunks} chunks × ${over} (now ${chunks} × ${streams})`
+      : `use ${floor.chunks} chunks (now ${chunks})`;
   return streamsDiffer ? `use ${over} (now ${streams})` : null;
 }
 
@@ -66,7 +72,12 @@ export function adviceFor(mode: ModeResult, model: AdviceModel, context: AdviceC
   const measured = mode.stats.median;
   const layout = bestIsBetter(model.floor, bound) ? layoutChange(mode, model.floor, words) : null;
   const { why, fix } = reasons(mode, model, context, top);
-  const made = (code: AdviceRecord['code'], change: string, savingMs: number, to?: { chunks: number; streams: number }): AdviceRecord => ({
+  const made = (
+    code: AdviceRecord['code'],
+    change: string,
+    savingMs: number,
+    to?: { chunks: number; streams: number },
+  ): AdviceRecord => ({
     code,
     cause: top.cause,
     lostMs: top.ms,
@@ -77,11 +88,19 @@ export function adviceFor(mode: ModeResult, model: AdviceModel, context: AdviceC
     ...(to ? { to } : {}),
   });
   // A change of the cause's own (a graph, more workers, streams of their own) where it has one; else the best layout.
-  if (fix) return made(fix.code, fix.change, clamp(bound.term === fix.term ? termSaving(bound) : top.ms, measured - model.idealMs));
+  if (fix)
+    return made(
+      fix.code,
+      fix.change,
+      clamp(bound.term === fix.term ? termSaving(bound) : top.ms, measured - model.idealMs),
+    );
   if (layout) {
     const { chunks, streams, ms, limitedBy } = model.floor;
     // Serial was measured: running serially saves what it measured less. A layout saves what the model predicts.
-    return made('layout', layout, clamp(limitedBy === 'serial' ? measured - ms : bound.ms - ms, measured - ms), { chunks, streams });
+    return made('layout', layout, clamp(limitedBy === 'serial' ? measured - ms : bound.ms - ms, measured - ms), {
+      chunks,
+      streams,
+    });
   }
   return { code: 'none', cause: top.cause, lostMs: top.ms, change: null, why, predictedMs: null, savingMs: 0 };
 }
@@ -94,20 +113,31 @@ interface Fix {
 }
 
 /** Why the cause costs what it does, and the change of its own that removes it, where it has one. */
-function reasons(mode: ModeResult, model: AdviceModel, context: AdviceContext, top: GapPart): { why: string; fix: Fix | null } {
+function reasons(
+  mode: ModeResult,
+  model: AdviceModel,
+  context: AdviceContext,
+  top: GapPart,
+): { why: string; fix: Fix | null } {
   const { parts, ops } = model;
   const layout = mode.role.kind === 'overlapped' ? mode.role.layout : null;
   const copyUs = ops.copies ? (parts.h2dOpMs + parts.d2hOpMs) / 2 : 0;
   const issued = ops.copies + ops.launches + ops.sync;
   switch (top.cause) {
     case 'per-op cost':
-      return { why: `${ops.copies} copies × ${formatUs(copyUs)} + ${ops.launches} launches × ${formatUs(parts.launchOpMs)} of fixed cost on the GPU`, fix: null };
+      return {
+        why: `${ops.copies} copies × ${formatUs(copyUs)} + ${ops.launches} launches × ${formatUs(parts.launchOpMs)} of fixed cost on the GPU`,
+        fix: null,
+      };
     case 'host issue':
       return {
         why:
           `the host took ${formatMs(model.hostIssueMs)} to issue ${issued} ops ` +
           `(${formatUs(model.hostIssueMs / Math.max(1, issued))} each; --gate leaves issue out of the figure)`,
-        fix: layout?.issue === 'graph' ? null : { code: 'graph', change: 'issue it as a CUDA graph (pipeline.mode: graph)', term: 'host issue' },
+        fix:
+          layout?.issue === 'graph'
+            ? null
+            : { code: 'graph', change: 'issue it as a CUDA graph (pipeline.mode: graph)', term: 'host issue' },
       };
     case 'CPU stage':
       return kindMeasured(mode)?.limits ?? { why: 'the host stage takes longer than the GPU side', fix: null };
@@ -126,7 +156,10 @@ function reasons(mode: ModeResult, model: AdviceModel, context: AdviceContext, t
         fix: null,
       };
     case 'one direction at a time':
-      return { why: 'one copy direction carries most of the bytes; overlap cannot hide the larger direction', fix: null };
+      return {
+        why: 'one copy direction carries most of the bytes; overlap cannot hide the larger direction',
+        fix: null,
+      };
     case 'too few streams':
       return model.serialisers?.includes('per-thread default stream')
         ? {
@@ -135,7 +168,10 @@ function reasons(mode: ModeResult, model: AdviceModel, context: AdviceContext, t
           }
         : { why: 'each stream runs its chunks one after another', fix: null };
     case 'exposed communication':
-      return { why: `the communication the compute does not hide: ${context.limit ?? 'the collectives after the compute'}`, fix: null };
+      return {
+        why: `the communication the compute does not hide: ${context.limit ?? 'the collectives after the compute'}`,
+        fix: null,
+      };
     case 'serialisation and effects the model does not capture':
       return { why: unexplained(mode, model, context.words), fix: null };
   }

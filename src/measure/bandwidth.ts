@@ -10,11 +10,22 @@ import { summarize } from './stats.js';
  * Event-timed copy bandwidth of one host memory kind, from a runner over `bandwidthPlan`: H2D and D2H alone, and
  * (when the plan has it) both directions at once. Medians of `reps` copies after 2 warm-ups.
  */
-export async function measureBandwidth(runner: RepRunner, bytes: number, hostMemory: Bandwidth['hostMemory'], reps: number, guard = new RepGuard()): Promise<Bandwidth[]> {
+export async function measureBandwidth(
+  runner: RepRunner,
+  bytes: number,
+  hostMemory: Bandwidth['hostMemory'],
+  reps: number,
+  guard = new RepGuard(),
+): Promise<Bandwidth[]> {
   const measured = await measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 2, fixedReps: reps }, { guard });
   return measured.flatMap(({ schedule, gpuMs }): Bandwidth[] => {
     const { role } = schedule;
-    const direction = role.kind === 'link' ? 'bidirectional' : role.kind === 'stage' && (role.stage === 'h2d' || role.stage === 'd2h') ? role.stage : null;
+    const direction =
+      role.kind === 'link'
+        ? 'bidirectional'
+        : role.kind === 'stage' && (role.stage === 'h2d' || role.stage === 'd2h')
+          ? role.stage
+          : null;
     if (!direction) return [];
     const stats = summarize(gpuMs);
     return [

@@ -60,7 +60,9 @@ export interface ResourceTime {
   readonly steadyMs: number;
   /** The part of steadyMs that is fixed per-op cost beyond what its measurement on whole buffers paid. */
   readonly perOpMs: number;
-  /** Its time where nothing overlaps (no copy engine): copies as measured on whole buffers, compute as on the layout. */
+  /**
+   * Its time where nothing overlaps (no copy engine): copies as measured on whole buffers, compute as on the layout.
+   */
   readonly serialMs: number;
 }
 
@@ -77,7 +79,13 @@ function timeOn(resource: ModelResource, parts: DeviceParts, layout: LayoutShape
   // A launch's fixed cost was measured stream-issued; a graph's replay does not pay it whole, so it is left out there.
   const fixed = layout.issue === 'graph' ? 0 : opsPerChunk * opMs;
   const totalMs = layout.kernelsChunkedMs ?? (wholeMs > 0 ? wholeMs + (C - 1) * fixed : 0);
-  return { resource, chunkMs: totalMs / C, steadyMs: totalMs, perOpMs: wholeMs > 0 ? (C - 1) * fixed : 0, serialMs: totalMs };
+  return {
+    resource,
+    chunkMs: totalMs / C,
+    steadyMs: totalMs,
+    perOpMs: wholeMs > 0 ? (C - 1) * fixed : 0,
+    serialMs: totalMs,
+  };
 }
 
 /** Each of the model's resources (the stage table's, in pipeline order) timed on the layout. */
@@ -90,7 +98,8 @@ const chunkSum = (times: readonly ResourceTime[]) => times.reduce((sum, t) => su
 /** Ops the host issues per rep of a chunk-per-stream layout: the work, the start/end events, forks and joins. */
 export function issuedOps(parts: DeviceParts, layout: LayoutShape): { copies: number; launches: number; sync: number } {
   // Copies cost the host a copy each; the compute on the SMs a launch per step.
-  const perChunk = (estimate: ModelResource['estimate']) => MODEL_RESOURCES.filter((r) => r.estimate === estimate).reduce((n, r) => n + r.measured(parts).opsPerChunk, 0);
+  const perChunk = (estimate: ModelResource['estimate']) =>
+    MODEL_RESOURCES.filter((r) => r.estimate === estimate).reduce((n, r) => n + r.measured(parts).opsPerChunk, 0);
   return {
     copies: layout.chunks * perChunk('copy'),
     launches: layout.chunks * perChunk('alone'),
@@ -184,10 +193,20 @@ function linkTerm(parts: DeviceParts, C: number, times: readonly ResourceTime[])
   const downParts = down.resource.measured(parts);
   const { linkMs } = parts;
   // With one chunk nothing overlaps, and without traffic both ways there is no sharing to model.
-  if (linkMs === null || C < 2 || upParts.bytes <= 0 || downParts.bytes <= 0 || upParts.wholeMs <= 0 || downParts.wholeMs <= 0) return null;
+  if (
+    linkMs === null ||
+    C < 2 ||
+    upParts.bytes <= 0 ||
+    downParts.bytes <= 0 ||
+    upParts.wholeMs <= 0 ||
+    downParts.wholeMs <= 0
+  )
+    return null;
   const fillMs = chunkSum(times.slice(0, times.indexOf(down)));
   const drainMs = chunkSum(times.slice(times.indexOf(up) + 1));
-  const movedAlone = upParts.bytes * Math.min(1, fillMs / (C * up.chunkMs)) + downParts.bytes * Math.min(1, drainMs / (C * down.chunkMs));
+  const movedAlone =
+    upParts.bytes * Math.min(1, fillMs / (C * up.chunkMs)) +
+    downParts.bytes * Math.min(1, drainMs / (C * down.chunkMs));
   const extraCopies = C - parts.linkPieces;
   const perOpMs = extraCopies * Math.max(upParts.opsPerChunk * upParts.opMs, downParts.opsPerChunk * downParts.opMs);
   const steady = Math.max(0, linkMs * (1 - movedAlone / (upParts.bytes + downParts.bytes)) + perOpMs);
@@ -204,7 +223,12 @@ export function idealMs(parts: DeviceParts, kernelsChunkedMs: number | null = nu
   const pure = (ms: number, fixed: number) => Math.max(0, ms - fixed);
   const each = MODEL_RESOURCES.map((resource) => {
     const { wholeMs, opMs, opsPerChunk } = resource.measured(parts);
-    const ms = resource.estimate === 'copy' ? pure(wholeMs, opsPerChunk * opMs) : kernelsChunkedMs !== null && wholeMs > 0 ? Math.min(wholeMs, kernelsChunkedMs) : wholeMs;
+    const ms =
+      resource.estimate === 'copy'
+        ? pure(wholeMs, opsPerChunk * opMs)
+        : kernelsChunkedMs !== null && wholeMs > 0
+          ? Math.min(wholeMs, kernelsChunkedMs)
+          : wholeMs;
     return { resource, ms };
   });
   const sides = each.filter((e) => e.resource.hostLink);
@@ -212,9 +236,12 @@ export function idealMs(parts: DeviceParts, kernelsChunkedMs: number | null = nu
   const down = sides[sides.length - 1];
   const upParts = up?.resource.measured(parts);
   const link =
-    parts.linkMs !== null && up && down && up !== down && upParts && up.ms > 0 && down.ms > 0 ? pure(parts.linkMs, parts.linkPieces * upParts.opsPerChunk * upParts.opMs) : 0;
+    parts.linkMs !== null && up && down && up !== down && upParts && up.ms > 0 && down.ms > 0
+      ? pure(parts.linkMs, parts.linkPieces * upParts.opsPerChunk * upParts.opMs)
+      : 0;
   const sum = (of: readonly { ms: number }[]) => of.reduce((total, e) => total + e.ms, 0);
   if (parts.copyEngines === 0) return sum(each);
-  if (parts.copyEngines === 1) return Math.max(sum(sides), ...each.filter((e) => !e.resource.hostLink).map((e) => e.ms));
+  if (parts.copyEngines === 1)
+    return Math.max(sum(sides), ...each.filter((e) => !e.resource.hostLink).map((e) => e.ms));
   return Math.max(...each.map((e) => e.ms), link);
 }

@@ -16,9 +16,15 @@ const isHostMemory = (kind: string): kind is HostMemoryKind => (HOST_MEMORY_KIND
 // `merge` give a recorded Result today's conclusions, while every measurement stays as it was recorded.
 
 /** What the model needs of the pipeline, from a Result instead of the plan: the same facts `run` took from the plan. */
-export function resultFacts(result: Pick<RunResult, 'buffers' | 'kernels' | 'devices' | 'policy' | 'pipeline'>, device: number): PipelineFacts {
+export function resultFacts(
+  result: Pick<RunResult, 'buffers' | 'kernels' | 'devices' | 'policy' | 'pipeline'>,
+  device: number,
+): PipelineFacts {
   return {
-    buffers: result.buffers.map((b) => ({ role: b.role, ...(isHostMemory(b.hostMemory) ? { hostMemory: b.hostMemory } : {}) })),
+    buffers: result.buffers.map((b) => ({
+      role: b.role,
+      ...(isHostMemory(b.hostMemory) ? { hostMemory: b.hostMemory } : {}),
+    })),
     kernels: result.kernels.length,
     copyEngines: result.devices.find((d) => d.index === device)?.asyncEngineCount ?? 0,
     gated: result.policy.gate,
@@ -62,7 +68,10 @@ export function concludeResult(result: RunResult): RunResult {
     const facts = resultFacts(result, mode.device);
     const analysed = serial ? modelAnalysis(mode, result.modes, facts, SMALL_OP_BATCH, recordedStreams(mode)) : null;
     if (!serial || !analysed) return mode;
-    return { ...mode, analysis: analysisOf(mode, serial, analysed, result.modes, facts.copyEngines, analysis.chunkElements) };
+    return {
+      ...mode,
+      analysis: analysisOf(mode, serial, analysed, result.modes, facts.copyEngines, analysis.chunkElements),
+    };
   });
   const sweep = result.sweep ? { ...result.sweep, best: sweptBest(result.sweep, modes) } : null;
   // A sweep's headline is its best layout, picked again by today's ranking (a bimodal layout at its slower cluster).

@@ -27,10 +27,17 @@ export function chunkCandidates(maxChunks: number): number[] {
  * The model evaluated over chunk and stream counts: the best layout it predicts for the workload and its time, issued
  * as the measured layout was, each with the kinds' terms (`terms`) beside the GPU's, so that no prediction is below
  * what a kind measured (the CPU stage's work, a collective's calls); a chunk count a kind cannot predict is left out
- * (the measured layout itself is the model's to compare with, model.ts). Never above `serialMs` (the serial baseline's fastest rep, or null when there is
+ * (the measured layout itself is the model's to compare with, model.ts). Never above `serialMs` (the serial baseline's
+ * fastest rep, or null when there is
  * none): one chunk on one stream was measured, and a floor above a measured time would be no floor.
  */
-export function workloadFloor(parts: DeviceParts, measured: LayoutShape, maxChunks: number, serialMs: number | null = null, terms: KindTerms = (gpu) => gpu): LayoutPrediction {
+export function workloadFloor(
+  parts: DeviceParts,
+  measured: LayoutShape,
+  maxChunks: number,
+  serialMs: number | null = null,
+  terms: KindTerms = (gpu) => gpu,
+): LayoutPrediction {
   const found = predictedFloor(parts, measured, maxChunks, serialMs, terms);
   if (!found) throw new RangeError('no layout to evaluate');
   return found;
@@ -66,9 +73,15 @@ export function predictedFloor(
  * (thousands of chunks, with their host issue cost) says little about a few chunks, and no layout makes the kernels'
  * own work faster than it was ever measured.
  */
-export function predictedShape(parts: DeviceParts, measured: LayoutShape, chunks: number, streams: number): LayoutShape {
+export function predictedShape(
+  parts: DeviceParts,
+  measured: LayoutShape,
+  chunks: number,
+  streams: number,
+): LayoutShape {
   const shape = { chunks, streams, issue: measured.issue };
-  if (measured.kernelsChunkedMs === null || (chunks === measured.chunks && streams === measured.streams)) return { ...shape, kernelsChunkedMs: measured.kernelsChunkedMs };
+  if (measured.kernelsChunkedMs === null || (chunks === measured.chunks && streams === measured.streams))
+    return { ...shape, kernelsChunkedMs: measured.kernelsChunkedMs };
   // The compute measured chunked is the resources whose time is their steps alone (the SMs').
   const alone = MODEL_RESOURCES.filter((r) => r.estimate === 'alone').map((r) => r.measured(parts));
   const launchesPerChunk = measured.issue === 'graph' ? 0 : alone.reduce((sum, r) => sum + r.opsPerChunk * r.opMs, 0);

@@ -41,20 +41,29 @@ export class RepGuard {
   checkpoint(before: string): void {
     const { signal } = this.options;
     if (signal?.aborted) {
-      throw new Interrupted(`Interrupted (${String(signal.reason)}) before ${before}: the device was released and nothing was written.`);
+      throw new Interrupted(
+        `Interrupted (${String(signal.reason)}) before ${before}: the device was released and nothing was written.`,
+      );
     }
   }
 
   async rep(runner: RepRunner, schedule: Schedule, options: { checked?: boolean } = {}): Promise<RepTiming> {
     this.checkpoint(`a rep of ${modeName(schedule)}`);
-    const timing = await runner.runRep(schedule.id, { ...options, deadlineMs: this.deadlineMs(schedule.id), signal: this.options.signal });
+    const timing = await runner.runRep(schedule.id, {
+      ...options,
+      deadlineMs: this.deadlineMs(schedule.id),
+      signal: this.options.signal,
+    });
     this.saw(schedule.id, timing.gpuMs);
     return timing;
   }
 
   async trace(runner: RepRunner, schedule: Schedule): Promise<TracedRepTiming> {
     this.checkpoint(`the traced rep of ${modeName(schedule)}`);
-    const timing = await runner.traceRep(schedule.id, { deadlineMs: this.deadlineMs(schedule.id), signal: this.options.signal });
+    const timing = await runner.traceRep(schedule.id, {
+      deadlineMs: this.deadlineMs(schedule.id),
+      signal: this.options.signal,
+    });
     this.saw(schedule.id, timing.totalMs);
     return timing;
   }

@@ -35,7 +35,9 @@ export interface LayoutStreams {
 const fastest = (values: readonly number[]) => (values.length ? Math.min(...values) : 0);
 const best = (mode: ModeResult | undefined) => (mode ? fastest(mode.samplesMs) : 0);
 
-/** Per op of a batch of small ops, from its fastest rep: GPU time (the fixed cost, behind the gate) and host issue time. */
+/**
+ * Per op of a batch of small ops, from its fastest rep: GPU time (the fixed cost, behind the gate) and host issue time.
+ */
 function perOp(mode: ModeResult | undefined, batch: number): { gpuMs: number; hostMs: number } {
   if (!mode || batch <= 0) return { gpuMs: 0, hostMs: 0 };
   return { gpuMs: best(mode) / batch, hostMs: fastest(mode.hostIssueMs) / batch };
@@ -44,7 +46,13 @@ function perOp(mode: ModeResult | undefined, batch: number): { gpuMs: number; ho
 /** The host cost of the cheapest of an event record or a stream wait, from the issue-cost batches; 0 without them. */
 function hostSyncMs(modes: readonly ModeResult[]): number {
   const costs = modes.flatMap((m) =>
-    m.role.kind === 'issue-cost' && m.role.op !== 'launch' && m.role.op !== 'copy' && m.issueCost && m.hostIssueMs.length ? [fastest(m.hostIssueMs) / m.issueCost.opsPerRep] : [],
+    m.role.kind === 'issue-cost' &&
+    m.role.op !== 'launch' &&
+    m.role.op !== 'copy' &&
+    m.issueCost &&
+    m.hostIssueMs.length
+      ? [fastest(m.hostIssueMs) / m.issueCost.opsPerRep]
+      : [],
   );
   return costs.length ? Math.min(...costs) : 0;
 }
@@ -55,13 +63,20 @@ function hostSyncMs(modes: readonly ModeResult[]): number {
  * streams' records and waits, the link copies and its records and waits. On the H200 the 200-launch batch behind the
  * gate cost 3.97 µs a launch while 1,024 launches over 4 streams cost 3.15 µs each: a batch alone is no floor.
  */
-function loopHostPerOp(modes: readonly ModeResult[], kernels: number, copiesPerPiece: number): { launchMs: number; copyMs: number } {
+function loopHostPerOp(
+  modes: readonly ModeResult[],
+  kernels: number,
+  copiesPerPiece: number,
+): { launchMs: number; copyMs: number } {
   let launchMs = Infinity;
   let copyMs = Infinity;
   for (const m of modes) {
     if (!m.hostIssueMs.length) continue;
     if (m.role.kind === 'kernels-chunked' && (m.role.layout.issue ?? 'stream') === 'stream' && kernels > 0) {
-      launchMs = Math.min(launchMs, fastest(m.hostIssueMs) / (m.role.layout.chunks * kernels + syncOps(m.role.layout.streams)));
+      launchMs = Math.min(
+        launchMs,
+        fastest(m.hostIssueMs) / (m.role.layout.chunks * kernels + syncOps(m.role.layout.streams)),
+      );
     }
     if (m.role.kind === 'link' && copiesPerPiece > 0) {
       // Two streams a direction: at most 4 streams forked and joined.
@@ -93,7 +108,9 @@ export function deviceParts(modes: readonly ModeResult[], facts: PipelineFacts, 
   return {
     h2dMs: best(h2d),
     d2hMs: best(d2h),
-    kernelWholeMs: modes.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel').reduce((sum, m) => sum + best(m), 0),
+    kernelWholeMs: modes
+      .filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel')
+      .reduce((sum, m) => sum + best(m), 0),
     h2dBytes: h2d?.bytes.h2d ?? 0,
     d2hBytes: d2h?.bytes.d2h ?? 0,
     h2dCopiesPerChunk,
@@ -117,7 +134,12 @@ const SHARED_STREAMS: readonly StreamKind[] = ['per-thread-default', 'legacy-def
 /** True when the layout's streams are all one stream: each the per-thread default, or each the legacy default. */
 export function oneStream(streams: LayoutStreams): boolean {
   const [first] = streams.kinds;
-  return streams.kinds.length > 1 && first !== undefined && SHARED_STREAMS.includes(first) && streams.kinds.every((k) => k === first);
+  return (
+    streams.kinds.length > 1 &&
+    first !== undefined &&
+    SHARED_STREAMS.includes(first) &&
+    streams.kinds.every((k) => k === first)
+  );
 }
 
 /** What in this layout runs ops one after another that the model takes as concurrent. */
@@ -140,7 +162,9 @@ export function streamFacts(streams: LayoutStreams, buffers: PipelineFacts['buff
   return { oneStream: oneStream(streams), serialisers: serialisersOf(streams, buffers) };
 }
 
-/** The kernel parts of a bound (each kernel alone, the kernels chunked as the layout runs them), whose SM clock counts. */
+/**
+ * The kernel parts of a bound (each kernel alone, the kernels chunked as the layout runs them), whose SM clock counts.
+ */
 const kernelParts = (modes: readonly ModeResult[], chunked: ModeResult | undefined) => [
   ...modes.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel'),
   ...(chunked ? [chunked] : []),
@@ -161,11 +185,22 @@ function atModeClock(parts: DeviceParts, modes: readonly ModeResult[], clocks: C
  * their own: not for stage per stream, nor where a kind's words count chunks alone) that was measured no faster than
  * `mode`; null where none was.
  */
-function measuredNoFaster(mode: ModeResult, modes: readonly ModeResult[], at: { chunks: number; streams: number }, chunksAlone: boolean): ModeResult | null {
+function measuredNoFaster(
+  mode: ModeResult,
+  modes: readonly ModeResult[],
+  at: { chunks: number; streams: number },
+  chunksAlone: boolean,
+): ModeResult | null {
   if (mode.role.kind !== 'overlapped') return null;
   const own = mode.role.layout;
   const sameVariants = (l: typeof own) =>
-    l.order === own.order && l.topology === own.topology && l.issue === own.issue && l.host === own.host && l.slots === own.slots && !l.legacyOp && !l.perThreadOp;
+    l.order === own.order &&
+    l.topology === own.topology &&
+    l.issue === own.issue &&
+    l.host === own.host &&
+    l.slots === own.slots &&
+    !l.legacyOp &&
+    !l.perThreadOp;
   const found = modes.find(
     (m) =>
       m.device === mode.device &&
@@ -199,7 +234,11 @@ export function modelAnalysis(
   const issue = own.issue ?? 'stream';
   const onDevice = modes.filter((m) => m.device === mode.device && m.id !== mode.id);
   const chunked = onDevice.find(
-    (m) => m.role.kind === 'kernels-chunked' && m.role.layout.chunks === chunks && m.role.layout.streams === own.streams && (m.role.layout.issue ?? 'stream') === issue,
+    (m) =>
+      m.role.kind === 'kernels-chunked' &&
+      m.role.layout.chunks === chunks &&
+      m.role.layout.streams === own.streams &&
+      (m.role.layout.issue ?? 'stream') === issue,
   );
   const clocks = clockMatch(
     mode.smClockMHz,
@@ -212,28 +251,36 @@ export function modelAnalysis(
   const layout: LayoutShape = { chunks, streams: independent, issue, kernelsChunkedMs };
   const context: TermContext = {
     modes: onDevice,
-    computeMs: MODEL_RESOURCES.filter((r) => r.estimate === 'alone').reduce((sum, r) => sum + r.measured(parts).wholeMs, 0),
+    computeMs: MODEL_RESOURCES.filter((r) => r.estimate === 'alone').reduce(
+      (sum, r) => sum + r.measured(parts).wholeMs,
+      0,
+    ),
     items: facts.items ?? facts.maxChunks,
   };
   // Each kind with a term of its own beside the GPU's adds it (the CPU stage from what the mode measured; a
   // collective's buckets from the collective alone); at the mode's own chunk count every kind gives one.
-  const terms: KindTerms = (gpu, at) => KIND_TERMS.reduce<Bound | null>((b, term) => (b ? term.bound(b, mode, at, context) : null), gpu);
+  const terms: KindTerms = (gpu, at) =>
+    KIND_TERMS.reduce<Bound | null>((b, term) => (b ? term.bound(b, mode, at, context) : null), gpu);
   const gpu = layoutBound(parts, layout);
   const bound = terms(gpu, chunks) ?? gpu;
   // Serial runs the host stage a layout without it lacks: its time bounds nothing of that layout.
-  const serial = serialMismatch(mode, modes)?.kind === 'without-stage' ? undefined : onDevice.find((m) => m.role.kind === 'serial');
+  const serial =
+    serialMismatch(mode, modes)?.kind === 'without-stage' ? undefined : onDevice.find((m) => m.role.kind === 'serial');
   const here = { chunks, streams: own.streams, bound };
   const found = predictedFloor(parts, layout, facts.maxChunks, serial ? best(serial) : null, terms) ?? here;
   // A layout the model predicts no faster than this one is this one, and so is one this Result measured no faster (a
   // sweep's): the best-layout line and the advice name it.
-  const overruled = bestIsBetter(found.bound, bound) ? measuredNoFaster(mode, modes, found, termWords(mode) !== null) : null;
+  const overruled = bestIsBetter(found.bound, bound)
+    ? measuredNoFaster(mode, modes, found, termWords(mode) !== null)
+    : null;
   // A host stage on the JS thread has no term: the model predicts its GPU's side alone, no layout to change to.
   const unmodelled = own.host !== undefined && !kindMeasured(mode);
   const floor = bestIsBetter(found.bound, bound) && !overruled && !unmodelled ? found : here;
   // The ideal is what no layout can beat: never above the workload's floor, which is never above serial.
   const ideal = Math.min(idealMs(parts, kernelsChunkedMs), floor.bound.ms);
   const words = termWords(mode);
-  const limitWords = (b: Bound, at: number) => (words && b.term === 'communication' ? words.limit(mode, at, context) : null);
+  const limitWords = (b: Bound, at: number) =>
+    words && b.term === 'communication' ? words.limit(mode, at, context) : null;
   const model: ModelAnalysis = {
     parts,
     kernelsChunkedMs,
@@ -245,7 +292,16 @@ export function modelAnalysis(
       streams: floor.streams,
       ms: floor.bound.ms,
       limitedBy: floor.bound.term,
-      ...(overruled ? { overruled: { chunks: found.chunks, streams: found.streams, predictedMs: found.bound.ms, measuredMs: overruled.stats.median } } : {}),
+      ...(overruled
+        ? {
+            overruled: {
+              chunks: found.chunks,
+              streams: found.streams,
+              predictedMs: found.bound.ms,
+              measuredMs: overruled.stats.median,
+            },
+          }
+        : {}),
     },
     gap: explainGap(mode.stats.median, bound, ideal),
     statistic: 'min',
@@ -266,5 +322,11 @@ export function modelAnalysis(
   };
   const link = onDevice.find((m) => m.role.kind === 'link');
   const linkGbPerSecond = link ? gbPerSecond(link.bytes.h2d + link.bytes.d2h, link.stats.min) : null;
-  return { bound, model: { ...model, advice: adviceFor(mode, model, { bound, linkGbPerSecond, words, limit: model.words?.limit ?? null }) } };
+  return {
+    bound,
+    model: {
+      ...model,
+      advice: adviceFor(mode, model, { bound, linkGbPerSecond, words, limit: model.words?.limit ?? null }),
+    },
+  };
 }

@@ -1,5 +1,12 @@
 import type { ConfigBuffer } from '../config/types.js';
-import { compareOutput, compareWithin, type LargestError, type OutputMismatch, POISON, type ToleranceRule } from '../data/compare.js';
+import {
+  compareOutput,
+  compareWithin,
+  type LargestError,
+  type OutputMismatch,
+  POISON,
+  type ToleranceRule,
+} from '../data/compare.js';
 import { modeName } from '../plan/describe.js';
 import type { Schedule } from '../plan/types.js';
 import type { Mismatch } from '../result/verification.js';
@@ -31,7 +38,10 @@ export interface MeasuredSchedule {
 export type VerificationStatus = 'passed' | 'failed' | 'skipped' | 'nothing-compared';
 
 export interface Verification {
-  /** `nothing-compared`: the plan has no output buffer, so the checked reps found no fault and nothing more was compared. */
+  /**
+   * `nothing-compared`: the plan has no output buffer, so the checked reps found no fault and nothing more was
+   * compared.
+   */
   readonly status: VerificationStatus;
   readonly mismatches: Mismatch[];
   /** Present where the config gave verify.tolerance: the rule, and the largest differences seen. */
@@ -77,7 +87,8 @@ export async function verifySchedules(
   const spread = devices.length > 1;
   const at = (device: number | undefined) => (spread && device !== undefined ? { device } : {});
   // Copies, window by window: the serial outputs must survive the candidates' reps.
-  const copy = (names: readonly string[], device: number | undefined) => new Map(names.map((name) => [name, runner.hostWindows(name, device).map((w) => Buffer.from(w))]));
+  const copy = (names: readonly string[], device: number | undefined) =>
+    new Map(names.map((name) => [name, runner.hostWindows(name, device).map((w) => Buffer.from(w))]));
   const everyOutput = () =>
     devices.map((device) =>
       copy(
@@ -100,7 +111,15 @@ export async function verifySchedules(
       devices[0],
     );
     devices.forEach((device, k) => {
-      const found = kindCheck.check.compare(checked, expected[k] ?? new Map(), reference, reduction.ranks, tolerance, POISON.serial, COMPARISONS);
+      const found = kindCheck.check.compare(
+        checked,
+        expected[k] ?? new Map(),
+        reference,
+        reduction.ranks,
+        tolerance,
+        POISON.serial,
+        COMPARISONS,
+      );
       mismatches.push(...found.mismatches.map((m) => ({ ...m, mode: baseline.id, ...at(device) })));
       if (!reduced || found.record.status === 'failed') reduced = found.record;
     });
@@ -117,9 +136,16 @@ export async function verifySchedules(
     await guard.rep(runner, candidate);
     devices.forEach((device, k) => {
       for (const buffer of runner.outputs()) {
-        // The tolerance is for what a kind's results may vary by (src/kinds/: a kernel's or a library's sums), not for bytes only copied.
+        // The tolerance is for what a kind's results may vary by (src/kinds/: a kernel's or a library's sums), not for
+        // bytes only copied.
         const rule = tolerance && takesTolerance(buffer.name, candidate.body) ? tolerance : null;
-        const mismatch = compareWindows(buffer, against[k]?.get(buffer.name) ?? [], runner.hostWindows(buffer.name, device), rule, largest);
+        const mismatch = compareWindows(
+          buffer,
+          against[k]?.get(buffer.name) ?? [],
+          runner.hostWindows(buffer.name, device),
+          rule,
+          largest,
+        );
         if (mismatch) mismatches.push({ ...mismatch, mode: candidate.id, ...at(device) });
       }
     });
@@ -177,13 +203,23 @@ export interface MeasureOptions {
 }
 
 /** Warm-up reps (by count and time, not kept), then timed reps until the policy stops, for one schedule. */
-export async function measureSchedule(runner: RepRunner, schedule: Schedule, policy: RepetitionPolicy, options: MeasureOptions = {}): Promise<MeasuredSchedule> {
+export async function measureSchedule(
+  runner: RepRunner,
+  schedule: Schedule,
+  policy: RepetitionPolicy,
+  options: MeasureOptions = {},
+): Promise<MeasuredSchedule> {
   const guard = options.guard ?? new RepGuard();
   const agreement = runner.agreement ?? ALONE;
   const what = modeName(schedule);
   const warmupStart = performance.now();
   const warmMore = async (rep: number) =>
-    (await agreement.any([rep < policy.warmup || performance.now() - warmupStart < policy.warmupMs], `another warm-up of ${what}`))[0] === true;
+    (
+      await agreement.any(
+        [rep < policy.warmup || performance.now() - warmupStart < policy.warmupMs],
+        `another warm-up of ${what}`,
+      )
+    )[0] === true;
   for (let rep = 0; await warmMore(rep); rep++) {
     runner.restoreInputs();
     await guard.rep(runner, schedule);
@@ -227,7 +263,11 @@ export async function measureSchedule(runner: RepRunner, schedule: Schedule, pol
 }
 
 /** Every schedule of the runner, one after the other. */
-export async function measureSchedules(runner: RepRunner, policy: RepetitionPolicy, options: MeasureOptions = {}): Promise<MeasuredSchedule[]> {
+export async function measureSchedules(
+  runner: RepRunner,
+  policy: RepetitionPolicy,
+  options: MeasureOptions = {},
+): Promise<MeasuredSchedule[]> {
   const measured: MeasuredSchedule[] = [];
   const guarded = { ...options, guard: options.guard ?? new RepGuard() };
   for (const schedule of runner.schedules) {

@@ -3,7 +3,13 @@ import { gbPerSecond } from '../format.js';
 import { quantile } from '../quantile.js';
 import { type Plan, type Schedule, scheduleOps, streamDevices } from '../plan/types.js';
 import type { PeerPathRecord } from '../model/devices.js';
-import { type DeviceFacts, type RunIdentity, SHARING_NOT_CHECKED, type SharingRecord, type SoftwareVersions } from '../result/environment.js';
+import {
+  type DeviceFacts,
+  type RunIdentity,
+  SHARING_NOT_CHECKED,
+  type SharingRecord,
+  type SoftwareVersions,
+} from '../result/environment.js';
 import type { ModeResult } from '../model/mode.js';
 import type { ModelAnalysis, OverlapAnalysis, SweepSection } from '../model/analysis.js';
 import { RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult } from '../result/schema.js';
@@ -56,7 +62,9 @@ export interface RunResultInput {
   readonly peers?: readonly PeerPathRecord[];
 }
 
-/** Median, 99th percentile (quantile.ts's one definition) and maximum of the urgent kernels' latencies; NaN for none. */
+/**
+ * Median, 99th percentile (quantile.ts's one definition) and maximum of the urgent kernels' latencies; NaN for none.
+ */
 export function latencyStats(values: readonly number[]): { n: number; medianMs: number; p99Ms: number; maxMs: number } {
   if (!values.length) return { n: 0, medianMs: Number.NaN, p99Ms: Number.NaN, maxMs: Number.NaN };
   const stats = summarize(values);
@@ -72,7 +80,8 @@ export function latencyStats(values: readonly number[]): { n: number; medianMs: 
 }
 
 // Reduced, not spread into Math.min: a mode may time more reps than a call takes arguments.
-const range = (values: readonly number[]) => (values.length ? { min: values.reduce((a, b) => Math.min(a, b)), max: values.reduce((a, b) => Math.max(a, b)) } : null);
+const range = (values: readonly number[]) =>
+  values.length ? { min: values.reduce((a, b) => Math.min(a, b)), max: values.reduce((a, b) => Math.max(a, b)) } : null;
 
 function modeResult(m: MeasuredSchedule, kernelBytes: (op: { kernel: string; count: number }) => number): ModeResult {
   const stats = summarize(m.gpuMs);
@@ -127,7 +136,10 @@ export function stageThroughput(
 }
 
 /** A Result's headline: an overlapped mode, its time against serial's, and its efficiency against the bound. */
-export function summaryOf(mode: Pick<ModeResult, 'id' | 'stats'>, analysis: NonNullable<ModeResult['analysis']>): RunResult['summary'] {
+export function summaryOf(
+  mode: Pick<ModeResult, 'id' | 'stats'>,
+  analysis: NonNullable<ModeResult['analysis']>,
+): RunResult['summary'] {
   return {
     mode: mode.id,
     serialMs: analysis.serialMs,
@@ -148,19 +160,32 @@ function probeTimes(m: MeasuredSchedule): Pick<ModeResult, 'latency' | 'perDevic
 /** Host µs per op of an issue-cost mode. */
 function issueCost(m: MeasuredSchedule): Pick<ModeResult, 'issueCost'> {
   const opsPerRep = issuedOpCount(m.schedule);
-  return opsPerRep && m.hostIssueMs.length ? { issueCost: { opsPerRep, hostUsPerOp: (summarize(m.hostIssueMs).median * 1000) / opsPerRep } } : {};
+  return opsPerRep && m.hostIssueMs.length
+    ? { issueCost: { opsPerRep, hostUsPerOp: (summarize(m.hostIssueMs).median * 1000) / opsPerRep } }
+    : {};
 }
 
 /**
  * Speedup, bound and efficiency of one overlapped mode, from the other modes of its device: serial for the speedup,
  * the model's parts (stages alone, the link at its best, small ops, the kernels chunked as this layout) for the bound.
  */
-export function overlapAnalysis(mode: ModeResult, schedule: Schedule, modes: readonly ModeResult[], facts: PipelineFacts): OverlapAnalysis | null {
+export function overlapAnalysis(
+  mode: ModeResult,
+  schedule: Schedule,
+  modes: readonly ModeResult[],
+  facts: PipelineFacts,
+): OverlapAnalysis | null {
   if (mode.role.kind !== 'overlapped') return null;
   const serial = modes.find((m) => m.device === mode.device && m.role.kind === 'serial');
   const layout = mode.role.layout;
   const own = schedule.streams.filter((s) => s.id !== 'legacy');
-  const analysed = modelAnalysis(mode, modes, facts, SMALL_OP_BATCH, streamFacts({ kinds: own.map((s) => s.kind), legacyOp: layout.legacyOp !== undefined }, facts.buffers));
+  const analysed = modelAnalysis(
+    mode,
+    modes,
+    facts,
+    SMALL_OP_BATCH,
+    streamFacts({ kinds: own.map((s) => s.kind), legacyOp: layout.legacyOp !== undefined }, facts.buffers),
+  );
   if (!serial || !analysed) return null;
   return analysisOf(mode, serial, analysed, modes, facts.copyEngines, schedule.ranges[0]?.count ?? 0);
 }
@@ -185,7 +210,10 @@ export function analysisOf(
     serialMs,
     speedup,
     // One sample says nothing about spread; JSON cannot carry the Infinity that the formula would give.
-    speedupError: serial.stats.n > 1 && mode.stats.n > 1 ? speedup * Math.hypot(relativeMedianError(serial.stats), relativeMedianError(mode.stats)) : null,
+    speedupError:
+      serial.stats.n > 1 && mode.stats.n > 1
+        ? speedup * Math.hypot(relativeMedianError(serial.stats), relativeMedianError(mode.stats))
+        : null,
     bound: {
       ms: bound.ms,
       limitedBy: bound.term,
@@ -203,7 +231,10 @@ export function analysisOf(
 }
 
 /** The sections of a run over several devices, absent from one device's. */
-function devicesSections(input: RunResultInput, modes: readonly ModeResult[]): Pick<RunResult, 'peers' | 'scaling' | 'crossDevice'> {
+function devicesSections(
+  input: RunResultInput,
+  modes: readonly ModeResult[],
+): Pick<RunResult, 'peers' | 'scaling' | 'crossDevice'> {
   const split = input.measured.find((m) => isSplitTogether(m.schedule.role));
   const scaling = scalingOf(modes, { gated: input.gate, issuedOps: split ? scheduleOps(split.schedule).length : 0 });
   const crossDevice = crossDeviceOf(modes, input.peers ?? []);
@@ -267,13 +298,23 @@ export function buildRunResult(input: RunResultInput): RunResult {
         source: k.sourcePath,
         block: k.block,
         grid: k.grid,
-        compile: { cached: compile?.cached ?? false, ms: compile?.ms ?? 0, arch: compile?.arch ?? '', nvrtc: compile?.nvrtc ?? '' },
+        compile: {
+          cached: compile?.cached ?? false,
+          ms: compile?.ms ?? 0,
+          arch: compile?.arch ?? '',
+          nvrtc: compile?.nvrtc ?? '',
+        },
       };
     }),
     policy: { ...input.policy, gate: input.gate },
     clocks: {
       ...(input.clockUnavailable === null
-        ? { checked: true, note: 'SM clock read through NVML between reps', minMHz: range(clockReadings)?.min ?? null, maxMHz: range(clockReadings)?.max ?? null }
+        ? {
+            checked: true,
+            note: 'SM clock read through NVML between reps',
+            minMHz: range(clockReadings)?.min ?? null,
+            maxMHz: range(clockReadings)?.max ?? null,
+          }
         : { checked: false, note: `not checked: ${input.clockUnavailable}`, minMHz: null, maxMHz: null }),
       sharing: input.sharing ?? SHARING_NOT_CHECKED,
     },
@@ -281,7 +322,11 @@ export function buildRunResult(input: RunResultInput): RunResult {
     summary: summaryOf(headline, headline.analysis),
     ...(input.deviceMemory
       ? {
-          deviceMemory: { budgetBytes: plan.device.budgetBytes, ...input.deviceMemory, ring: plan.device.ring ? { ...plan.device.ring } : null },
+          deviceMemory: {
+            budgetBytes: plan.device.budgetBytes,
+            ...input.deviceMemory,
+            ring: plan.device.ring ? { ...plan.device.ring } : null,
+          },
         }
       : {}),
     timeline: input.traced.length ? { reps: [...input.traced] } : null,
@@ -291,7 +336,9 @@ export function buildRunResult(input: RunResultInput): RunResult {
       status: input.verification.status,
       mismatches: input.verification.mismatches,
       ...(input.verification.tolerance ? { tolerance: input.verification.tolerance } : {}),
-      ...(input.verification.reduction ? { reduction: { ...input.verification.reduction, buffers: [...input.verification.reduction.buffers] } } : {}),
+      ...(input.verification.reduction
+        ? { reduction: { ...input.verification.reduction, buffers: [...input.verification.reduction.buffers] } }
+        : {}),
       ...(input.verification.against ? { against: input.verification.against } : {}),
     },
     notes: [...plan.notes],

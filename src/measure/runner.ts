@@ -27,7 +27,10 @@ export interface RepTiming {
 
 export interface TracedOpTiming {
   readonly span: TracedSpan;
-  /** GPU time from the rep's start event (over several devices, the op's own device's start) to the op's begin and end events. */
+  /**
+   * GPU time from the rep's start event (over several devices, the op's own device's start) to the op's begin and end
+   * events.
+   */
   readonly startMs: number;
   readonly endMs: number;
   /** Host time from issuing the start event to issuing this op. */

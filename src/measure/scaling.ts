@@ -16,7 +16,10 @@ export const ISSUE_BOUND = 0.8;
 const SCALING_TARGET = 0.9;
 
 /** Each device's own times out of the probes of a schedule that spans devices (one probe per device per rep). */
-export function perDeviceTimes(schedule: Pick<Schedule, 'probes'>, probeMs: readonly number[]): Array<{ device: number; samplesMs: number[]; medianMs: number }> | null {
+export function perDeviceTimes(
+  schedule: Pick<Schedule, 'probes'>,
+  probeMs: readonly number[],
+): Array<{ device: number; samplesMs: number[]; medianMs: number }> | null {
   const probes = schedule.probes ?? [];
   if (!probes.length || probes.some((p) => p.device === undefined)) return null;
   return probes.map((probe, k) => {
@@ -28,12 +31,17 @@ export function perDeviceTimes(schedule: Pick<Schedule, 'probes'>, probeMs: read
 const copied = (m: Pick<ModeResult, 'bytes'>) => m.bytes.h2d + m.bytes.d2h;
 
 /** The split across devices against the whole input on the first device; null when the run has no split. */
-export function scalingOf(modes: readonly ModeResult[], options: { gated: boolean; issuedOps: number }): Scaling | null {
+export function scalingOf(
+  modes: readonly ModeResult[],
+  options: { gated: boolean; issuedOps: number },
+): Scaling | null {
   const together = modes.find((m) => isSplitTogether(m.role));
   if (together?.role.kind !== 'split') return null;
   const devices = [...together.role.devices];
   const first = devices[0];
-  const one = modes.find((m) => m.role.kind === 'overlapped' && m.device === first && m.role.layout.issue === undefined);
+  const one = modes.find(
+    (m) => m.role.kind === 'overlapped' && m.device === first && m.role.layout.issue === undefined,
+  );
   if (!one) return null;
   const n = devices.length;
   const togetherMs = together.stats.median;
@@ -57,8 +65,19 @@ export function scalingOf(modes: readonly ModeResult[], options: { gated: boolea
     efficiency: speedup / n,
     perDevice,
     links: linksOf(modes, one),
-    oneDevice: { mode: one.id, device: one.device, medianMs: one.stats.median, gbPerSecond: gbPerSecond(copied(one), one.stats.median) },
-    together: { mode: together.id, medianMs: togetherMs, gbPerSecond: gbPerSecond(copied(together), togetherMs), hostIssueMs, issuedOps: options.issuedOps },
+    oneDevice: {
+      mode: one.id,
+      device: one.device,
+      medianMs: one.stats.median,
+      gbPerSecond: gbPerSecond(copied(one), one.stats.median),
+    },
+    together: {
+      mode: together.id,
+      medianMs: togetherMs,
+      gbPerSecond: gbPerSecond(copied(together), togetherMs),
+      hostIssueMs,
+      issuedOps: options.issuedOps,
+    },
   };
   return { ...scaling, ...scalingLimit(scaling, options.gated) };
 }
@@ -98,7 +117,8 @@ function scalingLimit(s: Omit<Scaling, 'limit' | 'why'>, gated: boolean): Pick<S
   const measured = s.perDevice.filter((d) => d.aloneMs !== null);
   const worst = measured.reduce((w, d) => Math.max(w, d.togetherMs / (d.aloneMs as number)), 0);
   if (worst >= CONTENTION) {
-    const rates = (pick: (d: (typeof measured)[number]) => number) => measured.map((d) => `GPU ${d.device} ${formatRate(pick(d))}`).join(', ');
+    const rates = (pick: (d: (typeof measured)[number]) => number) =>
+      measured.map((d) => `GPU ${d.device} ${formatRate(pick(d))}`).join(', ');
     const aloneSum = s.links?.perDevice.reduce((sum, d) => sum + (d.aloneGbPerSecond ?? 0), 0) ?? 0;
     const links =
       s.links && aloneSum
@@ -121,7 +141,10 @@ function scalingLimit(s: Omit<Scaling, 'limit' | 'why'>, gated: boolean): Pick<S
         "is the shorter pipeline each device runs: filling and draining a share is a larger part of its time than of the whole input's",
     };
   }
-  return { limit: 'none', why: `each device ran its share at its speed alone, and the split scaled to ${formatPercent(s.efficiency, 0)} of ${n}×` };
+  return {
+    limit: 'none',
+    why: `each device ran its share at its speed alone, and the split scaled to ${formatPercent(s.efficiency, 0)} of ${n}×`,
+  };
 }
 
 /** The pipeline across two devices against the serial baseline and the same layout on its first device. */
@@ -143,6 +166,12 @@ export function crossDeviceOf(modes: readonly ModeResult[], peers: readonly Peer
     serialMs: serial.stats.median,
     speedup: serial.stats.median / mode.stats.median,
     oneDeviceMs: one?.stats.median ?? null,
-    peerCopy: peer?.bytes.peer ? { bytes: peer.bytes.peer, medianMs: peer.stats.median, gbPerSecond: gbPerSecond(peer.bytes.peer, peer.stats.median) } : null,
+    peerCopy: peer?.bytes.peer
+      ? {
+          bytes: peer.bytes.peer,
+          medianMs: peer.stats.median,
+          gbPerSecond: gbPerSecond(peer.bytes.peer, peer.stats.median),
+        }
+      : null,
   };
 }

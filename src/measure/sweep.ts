@@ -99,7 +99,12 @@ interface Racer extends RaceEntry {
  * ('clearly-slower'); the others run until the policy's noise rule stops them or the budget is spent. Layouts are
  * judged only between rounds (`decideRound`), never within one.
  */
-export async function raceLayouts(runner: RepRunner, schedules: readonly Schedule[], policy: RepetitionPolicy, race: LayoutRace): Promise<MeasuredSchedule[]> {
+export async function raceLayouts(
+  runner: RepRunner,
+  schedules: readonly Schedule[],
+  policy: RepetitionPolicy,
+  race: LayoutRace,
+): Promise<MeasuredSchedule[]> {
   const start = performance.now();
   const guard = race.guard ?? new RepGuard();
   const racers: Racer[] = schedules.map((schedule) => ({
@@ -121,7 +126,12 @@ export async function raceLayouts(runner: RepRunner, schedules: readonly Schedul
     if (timing.probesMs) racer.probeMs.push(...timing.probesMs);
     if (timing.gateTimedOut) racer.gateTimeouts += 1;
   };
-  const progress = () => race.onProgress?.({ done: racers.filter((s) => s.stopped).length, total: racers.length, elapsedMs: performance.now() - start });
+  const progress = () =>
+    race.onProgress?.({
+      done: racers.filter((s) => s.stopped).length,
+      total: racers.length,
+      elapsedMs: performance.now() - start,
+    });
   const agreement = runner.agreement ?? ALONE;
   for (let round = 0; ; round++) {
     const decided = decideRound(racers, policy, race, { round, raceStartMs: start, nowMs: performance.now() });
@@ -130,7 +140,12 @@ export async function raceLayouts(runner: RepRunner, schedules: readonly Schedul
       decided.reps.map((n) => n > 0),
       `which layouts take round ${round} of the race`,
     );
-    const reps = racers.map((racer, i) => (running[i] ? decided.reps[i] || Math.min(round === 0 ? race.probeReps : race.batchReps, repsLeft(policy, racer.gpuMs.length)) : 0));
+    const reps = racers.map((racer, i) =>
+      running[i]
+        ? decided.reps[i] ||
+          Math.min(round === 0 ? race.probeReps : race.batchReps, repsLeft(policy, racer.gpuMs.length))
+        : 0,
+    );
     // The probe round reports each layout as its probe reps end, below.
     if (round > 0) progress();
     if (reps.every((n) => n === 0)) break;

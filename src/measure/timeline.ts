@@ -6,19 +6,31 @@ import type { EngineSource, TracedRepTiming } from './runner.js';
 
 /**
  * A kernel's bytes on the timeline: one item of every chunked buffer it is given, per item of its range, so a
- * kernel's bar can carry a rate like a copy's. Resident buffers are left out: how much of one a kernel reads is its own.
+ * kernel's bar can carry a rate like a copy's. Resident buffers are left out: how much of one a kernel reads is its
+ * own.
  */
-export function kernelRangeBytes(plan: Pick<Plan, 'kernels' | 'buffers'>): (op: { kernel: string; count: number }) => number {
+export function kernelRangeBytes(
+  plan: Pick<Plan, 'kernels' | 'buffers'>,
+): (op: { kernel: string; count: number }) => number {
   const bytesOf = (name: string) => {
     const b = plan.buffers.find((buffer) => buffer.name === name);
     return b && b.role !== 'resident' ? b.itemSize * b.elementBytes : 0;
   };
-  const perElement = new Map(plan.kernels.map((k) => [k.label, k.args.reduce((sum, arg) => sum + (arg.kind === 'buffer' ? bytesOf(arg.buffer) : 0), 0)]));
+  const perElement = new Map(
+    plan.kernels.map((k) => [
+      k.label,
+      k.args.reduce((sum, arg) => sum + (arg.kind === 'buffer' ? bytesOf(arg.buffer) : 0), 0),
+    ]),
+  );
   return (op) => op.count * (perElement.get(op.kernel) ?? 0);
 }
 
 /** A traced rep as the Result's timeline records it: every work op with its stream, chunk, bytes and times. */
-export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number, priorities: PriorityRange): TracedRep {
+export function timelineRep(
+  traced: TracedRepTiming,
+  kernelBytes: (op: { kernel: string; count: number }) => number,
+  priorities: PriorityRange,
+): TracedRep {
   const [rep] = timelineReps(traced, kernelBytes, () => priorities);
   if (!rep) throw new Error(`traced rep of ${traced.schedule.id} has no device`);
   return rep;
@@ -28,7 +40,11 @@ export function timelineRep(traced: TracedRepTiming, kernelBytes: (op: { kernel:
  * The same, one rep per device for a schedule that spans devices (the renderers draw a mode's reps of several
  * devices as one chart, a block of rows per device): each with its own streams and ops, timed from its own start.
  */
-export function timelineReps(traced: TracedRepTiming, kernelBytes: (op: { kernel: string; count: number }) => number, priorities: (device: number) => PriorityRange): TracedRep[] {
+export function timelineReps(
+  traced: TracedRepTiming,
+  kernelBytes: (op: { kernel: string; count: number }) => number,
+  priorities: (device: number) => PriorityRange,
+): TracedRep[] {
   const { schedule } = traced;
   const deviceOf = streamDevices(schedule);
   const ops = traced.ops.map(({ span, startMs, endMs, issuedMs, hostStartedMs, hostEndedMs }): TimelineOp => {
@@ -47,7 +63,9 @@ export function timelineReps(traced: TracedRepTiming, kernelBytes: (op: { kernel
   const workerTasks = traced.kindRep?.workerTasks;
   // The workers are the host's: their rows go with the schedule's own device.
   return scheduleDevices(schedule).map((device) => {
-    const own = traced.ops.flatMap((timing, i) => (ops[i]!.device === device ? [{ op: ops[i]!, engineNs: timing.engineNs }] : []));
+    const own = traced.ops.flatMap((timing, i) =>
+      ops[i]!.device === device ? [{ op: ops[i]!, engineNs: timing.engineNs }] : [],
+    );
     const engine = withEngineTimes(own, traced.engine);
     return {
       mode: schedule.id,
@@ -57,7 +75,11 @@ export function timelineReps(traced: TracedRepTiming, kernelBytes: (op: { kernel
       totalMs: traced.deviceTotalsMs?.find((t) => t.device === device)?.totalMs ?? traced.totalMs,
       streams: schedule.streams
         .filter((s) => s.device === device)
-        .map((s) => ({ id: s.id, flags: s.kind, priority: s.priority ? resolvePriority(s.priority, priorities(device)) : null })),
+        .map((s) => ({
+          id: s.id,
+          flags: s.kind,
+          priority: s.priority ? resolvePriority(s.priority, priorities(device)) : null,
+        })),
       ops: engine.ops,
       ...(engine.timing ? { timing: engine.timing } : {}),
       ...(workerTasks && device === schedule.device ? { workerTasks } : {}),
@@ -79,7 +101,11 @@ export const ALIGN_TOLERANCE_MS = 0.005;
  * the bounds wider than ALIGN_TOLERANCE_MS means the records do not belong to these ops, and events are used alone.
  */
 export function alignEngineTimes(
-  ops: ReadonlyArray<{ readonly startMs: number; readonly endMs: number; readonly engineNs?: { readonly start: number; readonly end: number } | undefined }>,
+  ops: ReadonlyArray<{
+    readonly startMs: number;
+    readonly endMs: number;
+    readonly engineNs?: { readonly start: number; readonly end: number } | undefined;
+  }>,
 ): { readonly offsetMs: number; readonly withinMs: number } | { readonly mismatchMs: number } | null {
   let low = -Infinity;
   let high = Infinity;
@@ -93,18 +119,32 @@ export function alignEngineTimes(
   return { offsetMs: (low + high) / 2, withinMs: Math.abs(high - low) / 2 };
 }
 
-/** One device's ops with their engine times on the events' clock, and the rep's timing source, when the runner said one. */
+/**
+ * One device's ops with their engine times on the events' clock, and the rep's timing source, when the runner said one.
+ */
 export function withEngineTimes(
-  own: ReadonlyArray<{ readonly op: TimelineOp; readonly engineNs?: { readonly start: number; readonly end: number } | undefined }>,
+  own: ReadonlyArray<{
+    readonly op: TimelineOp;
+    readonly engineNs?: { readonly start: number; readonly end: number } | undefined;
+  }>,
   source: EngineSource | undefined,
 ): { ops: TimelineOp[]; timing: TracedRep['timing'] } {
   const plain = own.map((o) => o.op);
   if (source === undefined) return { ops: plain, timing: undefined };
   if (source.source === 'events') return { ops: plain, timing: { source: 'events', note: source.reason } };
-  const aligned = alignEngineTimes(own.map((o) => ({ startMs: o.op.startMs, endMs: o.op.endMs, engineNs: o.engineNs })));
-  if (aligned === null) return { ops: plain, timing: { source: 'events', note: 'CUPTI recorded no copy or kernel of this device' } };
+  const aligned = alignEngineTimes(
+    own.map((o) => ({ startMs: o.op.startMs, endMs: o.op.endMs, engineNs: o.engineNs })),
+  );
+  if (aligned === null)
+    return { ops: plain, timing: { source: 'events', note: 'CUPTI recorded no copy or kernel of this device' } };
   if ('mismatchMs' in aligned) {
-    return { ops: plain, timing: { source: 'events', note: `CUPTI's times do not fit between the events around their ops (${(aligned.mismatchMs * 1000).toFixed(1)} µs apart)` } };
+    return {
+      ops: plain,
+      timing: {
+        source: 'events',
+        note: `CUPTI's times do not fit between the events around their ops (${(aligned.mismatchMs * 1000).toFixed(1)} µs apart)`,
+      },
+    };
   }
   const ops = own.map(({ op, engineNs }) => {
     if (!engineNs) return op;
@@ -112,7 +152,13 @@ export function withEngineTimes(
     const engineStartMs = clamp(engineNs.start / 1e6 + aligned.offsetMs, op.startMs, op.endMs);
     return { ...op, engineStartMs, engineEndMs: clamp(engineNs.end / 1e6 + aligned.offsetMs, engineStartMs, op.endMs) };
   });
-  return { ops, timing: { source: 'cupti', note: `engine times from CUPTI, put on the events' clock to within ±${(aligned.withinMs * 1000).toFixed(1)} µs` } };
+  return {
+    ops,
+    timing: {
+      source: 'cupti',
+      note: `engine times from CUPTI, put on the events' clock to within ±${(aligned.withinMs * 1000).toFixed(1)} µs`,
+    },
+  };
 }
 
 function clamp(value: number, low: number, high: number): number {

@@ -15,7 +15,8 @@ const CLOCK_CHANGE = CLOCK_SPREAD;
 export const ABOVE_BOUND = 1.01;
 
 /** "the serial mode", "the overlapped mode (16 chunks over 4 streams, depth-first)". */
-const named = (mode: ModeResult) => (mode.role.kind === 'overlapped' ? `the overlapped mode (${mode.description})` : `the ${mode.role.kind} mode`);
+const named = (mode: ModeResult) =>
+  mode.role.kind === 'overlapped' ? `the overlapped mode (${mode.description})` : `the ${mode.role.kind} mode`;
 
 type Unwarned = Omit<RunResult, 'warnings'>;
 
@@ -63,15 +64,27 @@ const RULES = {
   },
   'not-verified': (result: Unwarned) =>
     result.verification.status === 'skipped'
-      ? { code: 'not-verified', message: 'Outputs were not verified (--no-verify): the overlapped figure may come from a wrong result.', remedy: 'Drop --no-verify.' }
+      ? {
+          code: 'not-verified',
+          message: 'Outputs were not verified (--no-verify): the overlapped figure may come from a wrong result.',
+          remedy: 'Drop --no-verify.',
+        }
       : null,
   noisy: (mode: ModeResult, target: number) => {
     if (!(mode.stats.n > 1 && mode.stats.relativeNoise > target)) return null;
-    const why = mode.stoppedBy === 'noise-stable' ? 'it stopped falling' : mode.stoppedBy === 'max-time' ? 'the time budget ran out' : `${mode.stats.n} reps were taken`;
+    const why =
+      mode.stoppedBy === 'noise-stable'
+        ? 'it stopped falling'
+        : mode.stoppedBy === 'max-time'
+          ? 'the time budget ran out'
+          : `${mode.stats.n} reps were taken`;
     return {
       code: 'noisy',
       message: `Noise of ${named(mode)} is ${formatPercent(mode.stats.relativeNoise, 2)}, above the ${formatPercent(target, 2)} target (${why}).`,
-      remedy: mode.stoppedBy === 'max-time' ? 'Raise --max-time.' : 'Keep other work off the GPU, the PCIe link and the host while measuring; --gate removes host issue jitter.',
+      remedy:
+        mode.stoppedBy === 'max-time'
+          ? 'Raise --max-time.'
+          : 'Keep other work off the GPU, the PCIe link and the host while measuring; --gate removes host issue jitter.',
     };
   },
   outliers: (mode: ModeResult) =>
@@ -101,13 +114,17 @@ const RULES = {
           message:
             `${others} other compute process${others === 1 ? ' was' : 'es were'} running on the GPU during the run: ` +
             'these figures are shared with them and will not repeat on an idle GPU.',
-          remedy: 'Measure on an idle GPU: stop the other processes (nvidia-smi lists them) or pick a free device with --device.',
+          remedy:
+            'Measure on an idle GPU: stop the other processes (nvidia-smi lists them) or pick a free device with --device.',
         }
       : null;
   },
   'clock-change': (result: Unwarned) => {
     const { clocks } = result;
-    return clocks.checked && clocks.minMHz !== null && clocks.maxMHz !== null && (clocks.maxMHz - clocks.minMHz) / clocks.maxMHz > CLOCK_CHANGE
+    return clocks.checked &&
+      clocks.minMHz !== null &&
+      clocks.maxMHz !== null &&
+      (clocks.maxMHz - clocks.minMHz) / clocks.maxMHz > CLOCK_CHANGE
       ? {
           code: 'clock-change',
           message: `The SM clock changed during the run (${clocks.minMHz} to ${clocks.maxMHz} MHz): power or thermal limits, or another process, moved it.`,
@@ -129,21 +146,24 @@ const RULES = {
         message:
           `${faster}, whose kernel parts ran at ${clockText(clocks.parts)} and this layout at ${clockText(clocks.mode)} (NVML): ` +
           'the comparison is not at matching clocks, so it says nothing of the model.',
-        remedy: 'Hold the SM clock still while measuring (nvidia-smi --lock-gpu-clocks, or let the GPU cool and keep other work off it), then re-run.',
+        remedy:
+          'Hold the SM clock still while measuring (nvidia-smi --lock-gpu-clocks, or let the GPU cool and keep other work off it), then re-run.',
       };
     }
     if (clocks?.status === 'unknown') {
       return {
         code: 'above-bound',
         message: `${faster}, and NVML did not read the SM clock of every part: a clock that moved between them cannot be told from a defect in cuda-pipe's model.`,
-        remedy: "Run where NVML reads the SM clock (the driver's libnvidia-ml), or with the clocks locked (nvidia-smi --lock-gpu-clocks).",
+        remedy:
+          "Run where NVML reads the SM clock (the driver's libnvidia-ml), or with the clocks locked (nvidia-smi --lock-gpu-clocks).",
       };
     }
     const matched = clocks?.status === 'rebuilt' ? ", even with its kernel parts put at this layout's SM clock" : '';
     return {
       code: 'above-bound',
       message: `${faster}${matched}: the bound is built to be a floor, so this is a defect in cuda-pipe's model, not a property of this config.`,
-      remedy: "Compare layouts by their measured times, not by the bound, and report the defect with this run's --json file.",
+      remedy:
+        "Compare layouts by their measured times, not by the bound, and report the defect with this run's --json file.",
     };
   },
   'slower-than-serial': (mode: ModeResult, judged: readonly ModeResult[], modes: readonly ModeResult[]) =>
@@ -166,7 +186,10 @@ const RULES = {
 export function runWarnings(result: Unwarned): Warning[] {
   // A sweep measures dozens of layouts, most of them stopped early on purpose: only its best speaks for the result.
   const sweepBest = result.sweep?.best.mode;
-  const judged = result.modes.filter((m) => m.role.kind === 'serial' || (m.role.kind === 'overlapped' && (sweepBest === undefined || m.id === sweepBest)));
+  const judged = result.modes.filter(
+    (m) =>
+      m.role.kind === 'serial' || (m.role.kind === 'overlapped' && (sweepBest === undefined || m.id === sweepBest)),
+  );
   const found: Array<Warning | null> = [
     ...result.devices.flatMap((device) => [RULES['no-copy-engine'](device), RULES['one-copy-engine'](device)]),
     RULES['pageable-memory'](result),
@@ -177,7 +200,10 @@ export function runWarnings(result: Unwarned): Warning[] {
     RULES['shared-gpu'](result),
     RULES['clock-change'](result),
     // Every layout, a sweep's too: a bound above any measurement is a defect wherever it shows.
-    ...result.modes.flatMap((mode) => [RULES['above-bound'](mode), RULES['slower-than-serial'](mode, judged, result.modes)]),
+    ...result.modes.flatMap((mode) => [
+      RULES['above-bound'](mode),
+      RULES['slower-than-serial'](mode, judged, result.modes),
+    ]),
   ];
   return found.filter((w) => w !== null);
 }
@@ -187,17 +213,23 @@ const capitalise = (text: string) => text.charAt(0).toUpperCase() + text.slice(1
 /** A mode measured faster than its bound, and what that says given the clocks: the `above-bound` warning, or null. */
 export const aboveBound = (mode: ModeResult): Warning | null => RULES['above-bound'](mode);
 
-const oneStream = (mode: ModeResult) => mode.analysis?.model?.serialisers?.includes('per-thread default stream') ?? false;
+const oneStream = (mode: ModeResult) =>
+  mode.analysis?.model?.serialisers?.includes('per-thread default stream') ?? false;
 
 /** What to change for a layout slower than serial: its one stream, its pageable memory, or its chunk count. */
 function slowerRemedy(mode: ModeResult): string {
   const found = mode.analysis?.model?.serialisers;
-  if (oneStream(mode)) return 'Use `streamKind: non-blocking` (or `blocking`): streams of their own are what lets chunks overlap.';
-  if (found?.includes('pageable memory')) return 'Use `hostMemory: pinned`: copies from pageable memory are staged and do not overlap compute.';
-  if (found?.includes('legacy default stream')) return 'Keep work off the legacy default stream: every op on it waits for, and holds up, the other blocking streams.';
-  if (found === undefined) return 'Use fewer chunks (per-op costs dominate small chunks) or check that host memory is pinned.';
+  if (oneStream(mode))
+    return 'Use `streamKind: non-blocking` (or `blocking`): streams of their own are what lets chunks overlap.';
+  if (found?.includes('pageable memory'))
+    return 'Use `hostMemory: pinned`: copies from pageable memory are staged and do not overlap compute.';
+  if (found?.includes('legacy default stream'))
+    return 'Keep work off the legacy default stream: every op on it waits for, and holds up, the other blocking streams.';
+  if (found === undefined)
+    return 'Use fewer chunks (per-op costs dominate small chunks) or check that host memory is pinned.';
   const floor = mode.analysis?.model?.floor;
   const chunks = mode.role.kind === 'overlapped' ? mode.role.layout.chunks : 0;
-  if (floor && floor.chunks < chunks) return `Use fewer chunks, about ${floor.chunks} (the model's best layout for this workload): per-op costs dominate small chunks.`;
+  if (floor && floor.chunks < chunks)
+    return `Use fewer chunks, about ${floor.chunks} (the model's best layout for this workload): per-op costs dominate small chunks.`;
   return 'Nothing in this config is known to run ops one after another, and the model does not explain the loss: `--timeline` shows where the streams waited.';
 }

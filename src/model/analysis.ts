@@ -4,7 +4,18 @@ import { ISSUE_ORDERS } from '../vocabulary.js';
 // The parts of a Result that say why: an overlapped mode against serial and against its bound, the overlap model's
 // view of it, and a sweep's verdict.
 
-export const BoundTermSchema = z.enum(['H2D', 'kernels', 'D2H', 'link', 'copy engine', 'serial', 'streams', 'host issue', 'CPU stage', 'communication']);
+export const BoundTermSchema = z.enum([
+  'H2D',
+  'kernels',
+  'D2H',
+  'link',
+  'copy engine',
+  'serial',
+  'streams',
+  'host issue',
+  'CPU stage',
+  'communication',
+]);
 
 /** The parts the overlap model was built from, as measured in the run (times in ms). */
 export const ModelPartsSchema = z.object({
@@ -103,7 +114,9 @@ export const ModelAnalysisSchema = z.object({
      * The layout the model predicted faster that this Result measured no faster (a sweep's), which the floor is then
      * not: the measurement overrules the prediction. Absent where none was.
      */
-    overruled: z.object({ chunks: z.number().int(), streams: z.number().int(), predictedMs: z.number(), measuredMs: z.number() }).optional(),
+    overruled: z
+      .object({ chunks: z.number().int(), streams: z.number().int(), predictedMs: z.number(), measuredMs: z.number() })
+      .optional(),
   }),
   /** measured − ideal, split into causes that add up to it; a negative part is time measured beat the model by. */
   gap: z.array(z.object({ cause: GapCauseSchema, ms: z.number() })),
@@ -143,7 +156,9 @@ export const SweepSectionSchema = z.object({
   /** This result's values of the non-layout axes (a kernel argument, the host memory kind, a buffer size). */
   settings: z.record(z.string(), z.union([z.string(), z.number()])),
   /** The overlapped modes of the sweep, by id; each layout's figures are in its mode. */
-  points: z.array(z.object({ mode: z.string(), chunks: z.number().int(), streams: z.number().int(), order: z.enum(ISSUE_ORDERS) })),
+  points: z.array(
+    z.object({ mode: z.string(), chunks: z.number().int(), streams: z.number().int(), order: z.enum(ISSUE_ORDERS) }),
+  ),
   /** The fastest layout by median, and every layout whose middle half overlaps the best's (a tie within noise). */
   best: z.object({ mode: z.string(), ties: z.array(z.string()) }),
   budgetMs: z.number(),

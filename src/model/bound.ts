@@ -5,7 +5,17 @@
  * A term of the bound: an engine, the link, the streams, the host's issue, or a kind's own (the CPU stage,
  * communication).
  */
-export type BoundTerm = 'H2D' | 'kernels' | 'D2H' | 'link' | 'copy engine' | 'serial' | 'streams' | 'host issue' | 'CPU stage' | 'communication';
+export type BoundTerm =
+  | 'H2D'
+  | 'kernels'
+  | 'D2H'
+  | 'link'
+  | 'copy engine'
+  | 'serial'
+  | 'streams'
+  | 'host issue'
+  | 'CPU stage'
+  | 'communication';
 
 export interface BoundCandidate {
   readonly term: BoundTerm;

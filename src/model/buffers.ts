@@ -3,7 +3,10 @@ import type { BufferRole, ElementType, HostFunctionKind, HostMemoryKind } from '
 // The workload's buffers and its host stage as the config resolved them: what a plan holds, and what the stage kinds
 // that work on buffers or on the host read.
 
-export type InitSpec = { kind: 'random'; seed: number } | { kind: 'ramp'; start: number; step: number } | { kind: 'constant'; value: number };
+export type InitSpec =
+  | { kind: 'random'; seed: number }
+  | { kind: 'ramp'; start: number; step: number }
+  | { kind: 'constant'; value: number };
 
 export interface ConfigBuffer {
   readonly name: string;

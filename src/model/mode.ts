@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { COLLECTIVES, DEFAULT_STREAM_OPS, ISSUE_COST_OPS, ISSUE_ORDERS, type ModeRole, SMALL_OPS, STOP_RULES, TOPOLOGIES } from '../vocabulary.js';
+import {
+  COLLECTIVES,
+  DEFAULT_STREAM_OPS,
+  ISSUE_COST_OPS,
+  ISSUE_ORDERS,
+  type ModeRole,
+  SMALL_OPS,
+  STOP_RULES,
+  TOPOLOGIES,
+} from '../vocabulary.js';
 import { DeviceTimesSchema } from './devices.js';
 import { OverlapAnalysisSchema } from './analysis.js';
 
@@ -75,7 +84,11 @@ export const ModeRoleSchema = z.union([
   z.object({ kind: z.literal('peer'), from: z.number().int(), to: z.number().int(), both: z.literal(true).optional() }),
 ]);
 // The schema and the vocabulary's type must describe the same thing.
-const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole ? (ModeRole extends z.infer<typeof ModeRoleSchema> ? true : false) : false = true;
+const roleMatchesVocabulary: z.infer<typeof ModeRoleSchema> extends ModeRole
+  ? ModeRole extends z.infer<typeof ModeRoleSchema>
+    ? true
+    : false
+  : false = true;
 void roleMatchesVocabulary;
 
 const MODE_FIELDS = {
@@ -115,7 +128,9 @@ const MODE_FIELDS_AFTER_KINDS = {
    * Modes that ran collectives: the collective, the calls a rep made on each rank and their per-rank message bytes
    * together (each call's count × element size), from which the report gives the collective's bandwidths.
    */
-  collective: z.object({ collective: z.enum(COLLECTIVES), calls: z.number().int().min(1), bytes: z.number().min(0) }).optional(),
+  collective: z
+    .object({ collective: z.enum(COLLECTIVES), calls: z.number().int().min(1), bytes: z.number().min(0) })
+    .optional(),
   /**
    * A compute step's stage mode: the work one rep did and its rate at the median. `flop` (a GEMM's 2·m·n·k) with
    * `tflops`; `bytes` (a GEMM's operands read, or the element ranges of a kernel's non-resident buffer arguments) with

@@ -32,12 +32,17 @@ export type OrderOp =
 export type PlanOp<W extends WorkOpBase = WorkOpBase> = W | OrderOp;
 
 /** Whether an op records or waits on an event (a work op of any kind does neither). */
-export const isEventOp = (op: { readonly kind: string }): op is Extract<OrderOp, { readonly event: EventId }> => op.kind === 'record' || op.kind === 'wait';
+export const isEventOp = (op: { readonly kind: string }): op is Extract<OrderOp, { readonly event: EventId }> =>
+  op.kind === 'record' || op.kind === 'wait';
 
-/** A stream priority as a config writes it: the pipeline's, a latency stream's, a collective's communication stream's. */
+/**
+ * A stream priority as a config writes it: the pipeline's, a latency stream's, a collective's communication stream's.
+ */
 export const PrioritySchema = z
   .union([z.enum(['high', 'low']), z.number().int()])
-  .describe("high or low: the device's highest or lowest stream priority; a number is checked against the device's range (lower is higher)");
+  .describe(
+    "high or low: the device's highest or lowest stream priority; a number is checked against the device's range (lower is higher)",
+  );
 
 /** A priority as the config gave it, with the place that gave it, for the error once the device's range is known. */
 export interface PrioritySpec {
@@ -108,14 +113,16 @@ export function streamDevices(schedule: Pick<Schedule, 'device' | 'streams'>): (
 }
 
 /** The devices a schedule's streams are on, its own device first. */
-export const scheduleDevices = (schedule: Pick<Schedule, 'device' | 'streams'>): number[] => [...new Set([schedule.device, ...schedule.streams.map((s) => s.device)])];
+export const scheduleDevices = (schedule: Pick<Schedule, 'device' | 'streams'>): number[] => [
+  ...new Set([schedule.device, ...schedule.streams.map((s) => s.device)]),
+];
 
 /** Every op of a rep in host issue order. */
-export const scheduleOps = <O>(s: { readonly prologue: readonly O[]; readonly body: readonly O[]; readonly epilogue: readonly O[] }): O[] => [
-  ...s.prologue,
-  ...s.body,
-  ...s.epilogue,
-];
+export const scheduleOps = <O>(s: {
+  readonly prologue: readonly O[];
+  readonly body: readonly O[];
+  readonly epilogue: readonly O[];
+}): O[] => [...s.prologue, ...s.body, ...s.epilogue];
 
 /**
  * A plan whose work ops are `W` and whose kernels are `K` (the core keeps what it launches of a resolved kernel;
@@ -202,6 +209,9 @@ export interface DevicePart {
 }
 
 /** A timed schedule's spec with its streams grouped by device; always issued op by op. */
-export type SpanningSpec<W extends WorkOpBase = WorkOpBase> = Omit<TimedScheduleSpec<W>, 'device' | 'streams' | 'issue'> & {
+export type SpanningSpec<W extends WorkOpBase = WorkOpBase> = Omit<
+  TimedScheduleSpec<W>,
+  'device' | 'streams' | 'issue'
+> & {
   readonly parts: readonly DevicePart[];
 };

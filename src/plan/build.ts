@@ -3,8 +3,22 @@ import type { Config, ConfigBuffer } from '../config/types.js';
 import { ringSlots, splitRanges, wholeRange } from '../chunking.js';
 import { eventCostSchedules } from './overhead.js';
 import { type HostMemoryKind, type IssueOrder, type PlacedDefaultOp, SMALL_OPS } from '../vocabulary.js';
-import { asGraph, overlappedSchedule, pipelineShape, type PipelineShape, serialSchedule, ownAloneSchedules, stageSchedules } from './schedules.js';
-import { bidirectionalSchedule, kernelsChunkedSchedule, linkRanges, opCostSchedule, SMALL_OP_BATCH } from './part-schedules.js';
+import {
+  asGraph,
+  overlappedSchedule,
+  pipelineShape,
+  type PipelineShape,
+  serialSchedule,
+  ownAloneSchedules,
+  stageSchedules,
+} from './schedules.js';
+import {
+  bidirectionalSchedule,
+  kernelsChunkedSchedule,
+  linkRanges,
+  opCostSchedule,
+  SMALL_OP_BATCH,
+} from './part-schedules.js';
 import type { LatencySpec, PrioritySpec } from '../config/toolbox.js';
 import { referenceOf, spanningPass } from '../kinds/index.js';
 import { spanningSchedule, withDevices } from './devices.js';
@@ -24,7 +38,11 @@ export interface RequestedLayout {
  * model is built from: each stage alone, the kernels chunked as the layout runs them (and replayed as a graph in
  * graph mode), the link at its best, and the fixed cost of small ops.
  */
-export function buildPlan(config: Config, kernels: readonly PlanKernel[], options: { gate?: boolean; devices?: readonly number[] | null } = {}): Plan {
+export function buildPlan(
+  config: Config,
+  kernels: readonly PlanKernel[],
+  options: { gate?: boolean; devices?: readonly number[] | null } = {},
+): Plan {
   const { chunks, streams } = config.pipeline;
   const plan = buildLayoutsPlan(config, kernels, [{ chunks, streams }], config.pipeline.orders, options);
   const devices = options.devices ?? config.devices;
@@ -34,7 +52,10 @@ export function buildPlan(config: Config, kernels: readonly PlanKernel[], option
   return overDevices(plan, config, devices) ?? withDevices(plan, config, devices, { gated: options.gate ?? false });
 }
 
-/** The plan laid out over `devices` by the whole-plan pass of a kind whose ops it holds; null where no such kind has one. */
+/**
+ * The plan laid out over `devices` by the whole-plan pass of a kind whose ops it holds; null where no such kind has
+ * one.
+ */
 export function overDevices(plan: Plan, config: Pick<Config, 'pipeline'>, devices: readonly number[]): Plan | null {
   const pass = spanningPass(plan);
   return pass ? pass(plan, devices, { graph: config.pipeline.mode === 'graph', spanning: spanningSchedule }) : null;
@@ -60,23 +81,38 @@ export function buildLayoutsPlan(
     const ranges = splitRanges(config.elements, layout.chunks, align);
     const streams = Math.min(layout.streams, ranges.length);
     if (ranges.length < layout.chunks) {
-      notes.push(`${layout.chunks} chunks asked for, ${ranges.length} made: ${config.elements} elements in equal chunks of ${ranges[0]?.count ?? 0} leave no room for more.`);
+      notes.push(
+        `${layout.chunks} chunks asked for, ${ranges.length} made: ${config.elements} elements in equal chunks of ${ranges[0]?.count ?? 0} leave no room for more.`,
+      );
     }
     // Stage per stream runs on its three streams whatever the count asked for: one layout per chunk count.
     const perStage = topology === 'stage-per-stream';
-    if (!perStage && streams < layout.streams) notes.push(`${layout.streams} streams asked for, ${streams} used: there are only ${ranges.length} chunks.`);
+    if (!perStage && streams < layout.streams)
+      notes.push(`${layout.streams} streams asked for, ${streams} used: there are only ${ranges.length} chunks.`);
     // A layout made twice (two requests cut the same) is set again with equal ranges, keeping its first place.
     made.set(perStage ? `${ranges.length}` : `${ranges.length}x${streams}`, { ranges, streams });
   }
   const [first] = made.values();
   if (!first) throw new RangeError('a plan needs at least one layout');
   const ring = ringOf(config, first.ranges);
-  const shape: PipelineShape = { ...pipelineShape(config, kernels, gated), ring: ring ? { ring, ranges: first.ranges } : null };
+  const shape: PipelineShape = {
+    ...pipelineShape(config, kernels, gated),
+    ring: ring ? { ring, ranges: first.ranges } : null,
+  };
   const requested = layouts[0] as RequestedLayout; // not empty: `made` is not
   if (topology === 'stage-per-stream' && requested.streams !== 3) {
-    notes.push(`stage-per-stream uses three streams (load, compute, store); pipeline.streams ${requested.streams} is not used.`);
+    notes.push(
+      `stage-per-stream uses three streams (load, compute, store); pipeline.streams ${requested.streams} is not used.`,
+    );
   }
-  const link = bidirectionalSchedule(config.buffers, ring ? first.ranges : linkRanges(config.buffers, config.elements), config.device, gated, 2, shape);
+  const link = bidirectionalSchedule(
+    config.buffers,
+    ring ? first.ranges : linkRanges(config.buffers, config.elements),
+    config.device,
+    gated,
+    2,
+    shape,
+  );
   const firstOrder = orders[0] ?? 'depth-first';
   // Kernels without copies, over the whole buffers: not under a ring, whose device buffers hold only its slots.
   const streamIssued =
@@ -84,7 +120,8 @@ export function buildLayoutsPlan(
       ? [...made.values()].map(({ ranges, streams }) => kernelsChunkedSchedule(shape, ranges, streams, firstOrder))
       : [];
   // A graph replay pays no host cost per op: its kernels are measured replayed as a graph too.
-  const chunkedKernels = config.pipeline.mode === 'graph' ? [...streamIssued, ...streamIssued.map(asGraph)] : streamIssued;
+  const chunkedKernels =
+    config.pipeline.mode === 'graph' ? [...streamIssued, ...streamIssued.map(asGraph)] : streamIssued;
   const serial = withPriority(serialSchedule(shape), config.pipeline.priority);
   const reference = referenceOf(serial);
   return {
@@ -103,9 +140,21 @@ export function buildLayoutsPlan(
     },
     schedules: [
       serial,
-      ...[...made.values()].flatMap(({ ranges, streams }) => overlappedSchedules(config, shape, ranges, streams, orders)).map((s) => withPriority(s, config.pipeline.priority)),
+      ...[...made.values()]
+        .flatMap(({ ranges, streams }) => overlappedSchedules(config, shape, ranges, streams, orders))
+        .map((s) => withPriority(s, config.pipeline.priority)),
       ...(config.latency
-        ? [true, false].map((priorities) => latencySchedule(shape, first.ranges, first.streams, firstOrder, config.latency as LatencySpec, config.pipeline.priority, priorities))
+        ? [true, false].map((priorities) =>
+            latencySchedule(
+              shape,
+              first.ranges,
+              first.streams,
+              firstOrder,
+              config.latency as LatencySpec,
+              config.pipeline.priority,
+              priorities,
+            ),
+          )
         : []),
       ...stageSchedules(shape),
       ...ownAloneSchedules(
@@ -150,10 +199,18 @@ function ringOf(config: Config, ranges: readonly ChunkRange[]): Ring | null {
 }
 
 /** Every overlapped layout the config asks for; the first is the headline. */
-function overlappedSchedules(config: Config, shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, orders: readonly IssueOrder[]): Schedule[] {
+function overlappedSchedules(
+  config: Config,
+  shape: PipelineShape,
+  ranges: readonly ChunkRange[],
+  streams: number,
+  orders: readonly IssueOrder[],
+): Schedule[] {
   const { topology, mode, defaultStreamOps } = config.pipeline;
   const layout = (s: PipelineShape, order: (typeof orders)[number], moved: PlacedDefaultOp | null = null) =>
-    topology === 'stage-per-stream' ? stagePerStreamSchedule(s, ranges, order) : overlappedSchedule(s, ranges, streams, order, moved);
+    topology === 'stage-per-stream'
+      ? stagePerStreamSchedule(s, ranges, order)
+      : overlappedSchedule(s, ranges, streams, order, moved);
   const base = orders.map((order) => layout(shape, order));
   const first = orders[0] ?? 'depth-first';
   return [
@@ -161,7 +218,9 @@ function overlappedSchedules(config: Config, shape: PipelineShape, ranges: reado
     ...(mode === 'graph' ? base.map(asGraph) : []),
     // What the host stage costs the pipeline: the same layout without it.
     ...(shape.host ? [layout({ ...shape, host: null }, first)] : []),
-    ...(topology === 'chunk-per-stream' ? defaultStreamOps.flatMap((moved) => orders.map((order) => layout(shape, order, moved))) : []),
+    ...(topology === 'chunk-per-stream'
+      ? defaultStreamOps.flatMap((moved) => orders.map((order) => layout(shape, order, moved)))
+      : []),
   ];
 }
 
@@ -182,8 +241,17 @@ export function bandwidthPlan(bytes: number, hostMemory: HostMemoryKind, device:
     hostMemory,
   });
   const buffers = [buffer('upload', 'in'), buffer('download', 'out')];
-  const shape: PipelineShape = { device, buffers, kernels: [], elements: bytes, streamKind: 'non-blocking', gated: false };
-  const link = bidirectional ? bidirectionalSchedule(buffers, splitRanges(bytes, BANDWIDTH_PIECES), device, false) : null;
+  const shape: PipelineShape = {
+    device,
+    buffers,
+    kernels: [],
+    elements: bytes,
+    streamKind: 'non-blocking',
+    gated: false,
+  };
+  const link = bidirectional
+    ? bidirectionalSchedule(buffers, splitRanges(bytes, BANDWIDTH_PIECES), device, false)
+    : null;
   return {
     name: `bandwidth-${hostMemory}`,
     devices: [device],

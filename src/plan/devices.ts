@@ -3,7 +3,17 @@ import type { Config, ConfigBuffer } from '../config/types.js';
 import type { Handoff } from '../config/devices.js';
 import { UsageError } from '../errors.js';
 import { type IssueOrder, type ModeRole, modeId, type OverlapLayout, type StreamKind } from '../vocabulary.js';
-import { kernelOps, loadOps, makeStreams, overlappedSchedule, pipelineShape, type PipelineShape, regionSchedule, storeOps, timedSchedule } from './schedules.js';
+import {
+  kernelOps,
+  loadOps,
+  makeStreams,
+  overlappedSchedule,
+  pipelineShape,
+  type PipelineShape,
+  regionSchedule,
+  storeOps,
+  timedSchedule,
+} from './schedules.js';
 import { bidirectionalSchedule, linkRanges } from './part-schedules.js';
 import type { ChunkRange, EventSpec, Op, Placement, Plan, Schedule, StreamSpec, WorkOp } from './types.js';
 import type { SpanningSpec as ModelSpanningSpec } from '../model/schedule.js';
@@ -19,7 +29,8 @@ export type { DevicePart } from '../model/schedule.js';
 const onDeviceName = (device: number, stream: string) => `d${device}:${stream}`;
 export const deviceStream = (device: number, stream: number) => onDeviceName(device, `s${stream}`);
 /** `count` streams on `device`, named as deviceStream names them. */
-const deviceStreams = (count: number, kind: StreamKind, device: number) => makeStreams(count, kind, device, onDeviceName(device, 's'));
+const deviceStreams = (count: number, kind: StreamKind, device: number) =>
+  makeStreams(count, kind, device, onDeviceName(device, 's'));
 
 /** A timed schedule's spec with its streams grouped by device; always issued op by op. */
 export type SpanningSpec = ModelSpanningSpec<WorkOp>;
@@ -28,9 +39,13 @@ export type SpanningSpec = ModelSpanningSpec<WorkOp>;
 export function spanningSchedule(spec: SpanningSpec): Schedule {
   const [first, ...others] = spec.parts;
   const origin = first?.streams[0];
-  if (!first || !origin || spec.parts.some((p) => !p.streams.length)) throw new RangeError(`schedule ${modeId(spec.role)} needs a stream on every device`);
+  if (!first || !origin || spec.parts.some((p) => !p.streams.length))
+    throw new RangeError(`schedule ${modeId(spec.role)} needs a stream on every device`);
   const events: EventSpec[] = [{ id: 'start', timing: true }, { id: 'end', timing: true }, ...(spec.events ?? [])];
-  const prologue: Op[] = [...(spec.gated ? [{ kind: 'gate', stream: origin.id } as const] : []), { kind: 'record', stream: origin.id, event: 'start' }];
+  const prologue: Op[] = [
+    ...(spec.gated ? [{ kind: 'gate', stream: origin.id } as const] : []),
+    { kind: 'record', stream: origin.id, event: 'start' },
+  ];
   const epilogue: Op[] = [];
   const probes: Array<{ begin: string; end: string; device: number }> = [];
   for (const part of spec.parts) {
@@ -39,7 +54,10 @@ export function spanningSchedule(spec: SpanningSpec): Schedule {
     const end = `end:d${part.device}`;
     if (part !== first) {
       events.push({ id: begin, timing: true, device: part.device });
-      prologue.push({ kind: 'wait', stream: lead.id, event: 'start' }, { kind: 'record', stream: lead.id, event: begin });
+      prologue.push(
+        { kind: 'wait', stream: lead.id, event: 'start' },
+        { kind: 'record', stream: lead.id, event: begin },
+      );
     }
     events.push({ id: end, timing: true, device: part.device });
     for (const s of rest) {
@@ -53,7 +71,15 @@ export function spanningSchedule(spec: SpanningSpec): Schedule {
   }
   for (const part of others) epilogue.push({ kind: 'wait', stream: origin.id, event: `end:d${part.device}` });
   epilogue.push({ kind: 'record', stream: origin.id, event: 'end' });
-  return regionSchedule(spec, { device: first.device, streams: spec.parts.flatMap((p) => p.streams), events, prologue, epilogue, issue: 'stream', probes });
+  return regionSchedule(spec, {
+    device: first.device,
+    streams: spec.parts.flatMap((p) => p.streams),
+    events,
+    prologue,
+    epilogue,
+    issue: 'stream',
+    probes,
+  });
 }
 
 /**
@@ -65,9 +91,19 @@ export function withDevices(plan: Plan, config: Config, devices: readonly number
   const order = config.pipeline.orders[0] ?? 'depth-first';
   const { chunks, streams, align, handoff } = config.pipeline;
   const made = handoff
-    ? crossDevice(shape, devices[1] ?? shape.device, handoff, splitRanges(config.elements, chunks, align), streams, order)
+    ? crossDevice(
+        shape,
+        devices[1] ?? shape.device,
+        handoff,
+        splitRanges(config.elements, chunks, align),
+        streams,
+        order,
+      )
     : split(shape, devices, chunks, streams, order, align);
-  const graphNote = config.pipeline.mode === 'graph' ? ['Graph replay is measured on the first device only; the modes that span devices issue op by op.'] : [];
+  const graphNote =
+    config.pipeline.mode === 'graph'
+      ? ['Graph replay is measured on the first device only; the modes that span devices issue op by op.']
+      : [];
   return {
     ...plan,
     devices: [...devices],
@@ -113,19 +149,37 @@ function split(
 ): { schedules: Schedule[]; placements: Placement[] } {
   const shares = splitRanges(shape.elements, devices.length, align);
   if (shares.length < devices.length) {
-    throw new UsageError(`${shape.elements} elements in rows of ${align} cannot be split across ${devices.length} devices.`, { hint: 'Use larger buffers or fewer devices.' });
+    throw new UsageError(
+      `${shape.elements} elements in rows of ${align} cannot be split across ${devices.length} devices.`,
+      { hint: 'Use larger buffers or fewer devices.' },
+    );
   }
   let offset = 0;
   const parts = devices.map((device, k) => {
     const share = shares[k] as ChunkRange;
-    const ranges = splitRanges(share.count, chunks, align).map((r) => ({ index: r.index + offset, first: r.first + share.first, count: r.count }));
+    const ranges = splitRanges(share.count, chunks, align).map((r) => ({
+      index: r.index + offset,
+      first: r.first + share.first,
+      count: r.count,
+    }));
     offset += ranges.length;
     const used = Math.min(streams, ranges.length);
-    return { device, share, ranges, streams: used, schedule: overlappedSchedule({ ...shape, device, base: k === 0 ? 0 : share.first }, ranges, used, order) };
+    return {
+      device,
+      share,
+      ranges,
+      streams: used,
+      schedule: overlappedSchedule({ ...shape, device, base: k === 0 ? 0 : share.first }, ranges, used, order),
+    };
   });
   const ranges = parts.flatMap((p) => p.ranges);
   const head = parts[0] as (typeof parts)[number];
-  const layout: OverlapLayout = { chunks: head.ranges.length, streams: head.streams, order, topology: 'chunk-per-stream' };
+  const layout: OverlapLayout = {
+    chunks: head.ranges.length,
+    streams: head.streams,
+    order,
+    topology: 'chunk-per-stream',
+  };
   const what = `${head.ranges.length} chunks over ${head.streams} streams, ${order}`;
   const alone = parts.map(({ device, share, schedule }): Schedule => {
     const role: ModeRole = { kind: 'split', layout, devices: [...devices], alone: device };
@@ -158,7 +212,11 @@ function split(
  * Each device's share copied both ways at once in large pieces, as the link mode copies, on every device together
  * and on each alone: whether the host moves what the links add up to. None when data moves one way only.
  */
-function splitLinks(shape: PipelineShape, parts: ReadonlyArray<{ device: number; share: ChunkRange }>, devices: readonly number[]): Schedule[] {
+function splitLinks(
+  shape: PipelineShape,
+  parts: ReadonlyArray<{ device: number; share: ChunkRange }>,
+  devices: readonly number[],
+): Schedule[] {
   const each = parts.map(({ device, share }, k) => ({
     device,
     share,
@@ -175,12 +233,20 @@ function splitLinks(shape: PipelineShape, parts: ReadonlyArray<{ device: number;
   const linked = each as ReadonlyArray<{ device: number; share: ChunkRange; schedule: Schedule }>;
   const alone = linked.map(({ device, share, schedule }): Schedule => {
     const role: ModeRole = { kind: 'split-link', devices: [...devices], alone: device };
-    return { ...schedule, role, id: modeId(role), description: `GPU ${device}'s share (elements ${share.first} to ${share.first + share.count - 1}) both ways at once, alone` };
+    return {
+      ...schedule,
+      role,
+      id: modeId(role),
+      description: `GPU ${device}'s share (elements ${share.first} to ${share.first + share.count - 1}) both ways at once, alone`,
+    };
   });
   const together = spanningSchedule({
     role: { kind: 'split-link', devices: [...devices] },
     description: `every GPU's share both ways at once, on GPUs ${devices.join(', ')} together`,
-    parts: linked.map(({ device, schedule }) => ({ device, streams: schedule.streams.map((s) => ({ ...s, id: onDeviceName(device, s.id) })) })),
+    parts: linked.map(({ device, schedule }) => ({
+      device,
+      streams: schedule.streams.map((s) => ({ ...s, id: onDeviceName(device, s.id) })),
+    })),
     body: interleave(linked.map(({ device, schedule }) => onDevice(schedule.body, device))),
     ranges: linked[0]?.schedule.ranges ?? [],
     verify: false,
@@ -219,10 +285,22 @@ function crossDevice(
     const a = deviceStream(from, r.index % used);
     const b = deviceStream(to, r.index % used);
     const event = `handoff:${r.index}`;
-    before.push([...loadOps(firstHalf, r, a, r.index), ...kernelOps(firstHalf, handoff.first, r, a, r.index), ...peerOps(r, a, r.index), { kind: 'record', stream: a, event }]);
-    after.push([{ kind: 'wait', stream: b, event }, ...kernelOps(secondHalf, handoff.second, r, b, r.index), ...storeOps(secondHalf, r, b, r.index)]);
+    before.push([
+      ...loadOps(firstHalf, r, a, r.index),
+      ...kernelOps(firstHalf, handoff.first, r, a, r.index),
+      ...peerOps(r, a, r.index),
+      { kind: 'record', stream: a, event },
+    ]);
+    after.push([
+      { kind: 'wait', stream: b, event },
+      ...kernelOps(secondHalf, handoff.second, r, b, r.index),
+      ...storeOps(secondHalf, r, b, r.index),
+    ]);
   }
-  const body = order === 'depth-first' ? ranges.flatMap((_, i) => [...(before[i] ?? []), ...(after[i] ?? [])]) : [...before.flat(), ...after.flat()];
+  const body =
+    order === 'depth-first'
+      ? ranges.flatMap((_, i) => [...(before[i] ?? []), ...(after[i] ?? [])])
+      : [...before.flat(), ...after.flat()];
   const layout: OverlapLayout = { chunks: ranges.length, streams: used, order, topology: 'chunk-per-stream' };
   const pipeline = spanningSchedule({
     role: { kind: 'cross-device', layout, from, to, after: handoff.after },
@@ -267,7 +345,16 @@ export function peerBandwidthPlan(bytes: number, a: number, b: number): Plan {
     hostMemory: 'pinned',
   };
   const whole = { index: 0, first: 0, count: bytes };
-  const copy = (from: number, to: number, stream: string): Op => ({ kind: 'peer', stream, buffer: 'peer', from, to, deviceOffset: 0, bytes, chunk: null });
+  const copy = (from: number, to: number, stream: string): Op => ({
+    kind: 'peer',
+    stream,
+    buffer: 'peer',
+    from,
+    to,
+    deviceOffset: 0,
+    bytes,
+    chunk: null,
+  });
   const oneWay = (from: number, to: number) =>
     timedSchedule({
       role: { kind: 'peer', from, to },

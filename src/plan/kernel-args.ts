@@ -12,7 +12,9 @@ type ArgBuffer = Pick<ConfigBuffer, 'name' | 'role' | 'itemSize'>;
 
 /** Elements an item stands for in a kernel's launch: the itemSize of the first chunked buffer its args name, else 1. */
 export function elementsPerItem(args: readonly KernelArg[], buffers: readonly ArgBuffer[]): number {
-  const chunked = args.flatMap((a) => (a.kind === 'buffer' ? buffers.filter((b) => b.name === a.buffer && b.role !== 'resident') : []));
+  const chunked = args.flatMap((a) =>
+    a.kind === 'buffer' ? buffers.filter((b) => b.name === a.buffer && b.role !== 'resident') : [],
+  );
   return chunked[0]?.itemSize ?? 1;
 }
 
@@ -21,7 +23,8 @@ export function elementsPerItem(args: readonly KernelArg[], buffers: readonly Ar
  * threads): the same count `{ chunk: elements }` passes, so a kernel over rows of 4,096 gets a grid for every value,
  * not one thread a row.
  */
-export const launchElements = (args: readonly KernelArg[], buffers: readonly ArgBuffer[], items: number): number => items * elementsPerItem(args, buffers);
+export const launchElements = (args: readonly KernelArg[], buffers: readonly ArgBuffer[], items: number): number =>
+  items * elementsPerItem(args, buffers);
 
 /**
  * The arguments of one kernel launch over a chunk of items. `{ buffer }` points at the chunk's first element of that
@@ -45,7 +48,11 @@ export function chunkArgs(
     switch (arg.kind) {
       case 'buffer': {
         const buffer = shapeOf(arg.buffer);
-        return { kind: 'buffer', buffer: arg.buffer, byteOffset: buffer.role === 'resident' ? 0 : op.deviceFirst * itemBytes(buffer) };
+        return {
+          kind: 'buffer',
+          buffer: arg.buffer,
+          byteOffset: buffer.role === 'resident' ? 0 : op.deviceFirst * itemBytes(buffer),
+        };
       }
       case 'chunk-elements':
         return { kind: 'scalar', type: arg.type, value: op.count * unit };

@@ -47,17 +47,30 @@ export function latencySchedule(
       { kind: 'record', stream: op.stream, event: ready },
       { kind: 'wait', stream: 'urgent', event: ready },
       { kind: 'record', stream: 'urgent', event: probe.begin },
-      { kind: 'kernel', stream: 'urgent', kernel: latency.kernel, chunk: null, first: 0, count: latency.elements, deviceFirst: 0 },
+      {
+        kind: 'kernel',
+        stream: 'urgent',
+        kernel: latency.kernel,
+        chunk: null,
+        first: 0,
+        count: latency.elements,
+        deviceFirst: 0,
+      },
       { kind: 'record', stream: 'urgent', event: probe.end },
     );
   }
-  const withPriority = (s: StreamSpec, p: PrioritySpec | null): StreamSpec => (priorities && p ? { ...s, priority: p } : s);
-  const urgent: StreamSpec = withPriority({ id: 'urgent', kind: shape.streamKind, device: shape.device }, latency.priority);
+  const withPriority = (s: StreamSpec, p: PrioritySpec | null): StreamSpec =>
+    priorities && p ? { ...s, priority: p } : s;
+  const urgent: StreamSpec = withPriority(
+    { id: 'urgent', kind: shape.streamKind, device: shape.device },
+    latency.priority,
+  );
   const schedule = timedSchedule({
     role: { kind: 'latency', kernel: latency.kernel, priorities },
     device: shape.device,
     description:
-      `${base.description}, with ${latency.kernel} on an urgent stream after each chunk's load, ` + (priorities ? 'with priorities' : 'every stream at the default priority'),
+      `${base.description}, with ${latency.kernel} on an urgent stream after each chunk's load, ` +
+      (priorities ? 'with priorities' : 'every stream at the default priority'),
     streams: [...base.streams.map((s) => withPriority(s, pipelinePriority)), urgent],
     body,
     ranges,

@@ -8,7 +8,8 @@ export const OVERHEAD_ELEMENTS = 256;
 
 /**
  * Schedules for measuring host issue cost: `batch` launches of a tiny kernel, `batch` 4-byte H2D copies, `batch`
- * event records with and without timing, and `batch` cross-stream waits. Batches stay short so that the GPU's queue never fills and blocks the host.
+ * event records with and without timing, and `batch` cross-stream waits. Batches stay short so that the GPU's queue
+ * never fills and blocks the host.
  */
 export function overheadPlan(kernel: PlanKernel, batch: number, device: number): Plan {
   const buffer = (name: string, role: 'in' | 'out'): ConfigBuffer => ({
@@ -44,7 +45,16 @@ export function overheadPlan(kernel: PlanKernel, batch: number, device: number):
   }));
   const whole = wholeRange(OVERHEAD_ELEMENTS);
   const schedule = (op: IssueCostOp, description: string, body: Op[]) =>
-    timedSchedule({ role: { kind: 'issue-cost', op }, device, description, body, ranges: [whole], verify: false, gated: false, streams });
+    timedSchedule({
+      role: { kind: 'issue-cost', op },
+      device,
+      description,
+      body,
+      ranges: [whole],
+      verify: false,
+      gated: false,
+      streams,
+    });
   return {
     name: 'host-overhead',
     devices: [device],
@@ -71,17 +81,43 @@ export function overheadPlan(kernel: PlanKernel, batch: number, device: number):
  */
 export function eventCostSchedules(device: number, batch: number, range: ChunkRange): Schedule[] {
   const streams = makeStreams(1, 'non-blocking', device);
-  const schedule = (op: IssueCostOp, description: string, body: Op[], extra: Pick<TimedScheduleSpec, 'streams' | 'events'>) =>
-    timedSchedule({ role: { kind: 'issue-cost', op }, device, description, body, ranges: [range], verify: false, gated: false, ...extra });
-  const records = (event: string): Op[] => Array.from({ length: batch }, () => ({ kind: 'record', stream: 's0', event }));
+  const schedule = (
+    op: IssueCostOp,
+    description: string,
+    body: Op[],
+    extra: Pick<TimedScheduleSpec, 'streams' | 'events'>,
+  ) =>
+    timedSchedule({
+      role: { kind: 'issue-cost', op },
+      device,
+      description,
+      body,
+      ranges: [range],
+      verify: false,
+      gated: false,
+      ...extra,
+    });
+  const records = (event: string): Op[] =>
+    Array.from({ length: batch }, () => ({ kind: 'record', stream: 's0', event }));
   // Waits on an event another stream recorded once: each wait is a real cross-stream dependency, never a no-op.
-  const waits: Op[] = [{ kind: 'record', stream: 's1', event: 'other' }, ...Array.from({ length: batch }, (): Op => ({ kind: 'wait', stream: 's0', event: 'other' }))];
+  const waits: Op[] = [
+    { kind: 'record', stream: 's1', event: 'other' },
+    ...Array.from({ length: batch }, (): Op => ({ kind: 'wait', stream: 's0', event: 'other' })),
+  ];
   return [
-    schedule('record-timing', `${batch} records of an event with timing`, records('probe-timing'), { streams, events: [{ id: 'probe-timing', timing: true }] }),
-    schedule('record-untimed', `${batch} records of an event created with cudaEventDisableTiming`, records('probe-untimed'), {
+    schedule('record-timing', `${batch} records of an event with timing`, records('probe-timing'), {
       streams,
-      events: [{ id: 'probe-untimed', timing: false }],
+      events: [{ id: 'probe-timing', timing: true }],
     }),
+    schedule(
+      'record-untimed',
+      `${batch} records of an event created with cudaEventDisableTiming`,
+      records('probe-untimed'),
+      {
+        streams,
+        events: [{ id: 'probe-untimed', timing: false }],
+      },
+    ),
     schedule('wait', `${batch} cudaStreamWaitEvent on an event of another stream`, waits, {
       streams: makeStreams(2, 'non-blocking', device),
       events: [{ id: 'other', timing: false }],

@@ -32,7 +32,10 @@ export function bidirectionalSchedule(
     const downStream = `s${streamsPerDirection + (r.index % streamsPerDirection)}`;
     // Each direction's copies as the load and store kinds plan a chunk's, without its compute or host stage.
     const work = { buffers, compute: [], host: null, range: r, deviceFirst: deviceFirst(shape, r), chunk: r.index };
-    body.push(...phaseOps('load', { ...work, stream: upStream }), ...phaseOps('store', { ...work, stream: downStream }));
+    body.push(
+      ...phaseOps('load', { ...work, stream: upStream }),
+      ...phaseOps('store', { ...work, stream: downStream }),
+    );
   }
   return timedSchedule({
     role: { kind: 'link', copiesPerDirection: ranges.length, streamsPerDirection },
@@ -50,7 +53,12 @@ export function bidirectionalSchedule(
  * The kernels alone, chunked and spread over the streams exactly as an overlapped layout runs them, with no copies:
  * the model's kernel term, so that concurrency between kernels and per-launch costs are measured, not assumed.
  */
-export function kernelsChunkedSchedule(shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, order: IssueOrder): Schedule {
+export function kernelsChunkedSchedule(
+  shape: PipelineShape,
+  ranges: readonly ChunkRange[],
+  streams: number,
+  order: IssueOrder,
+): Schedule {
   const body = ranges.flatMap((r) => kernelOps(shape, shape.kernels, r, `s${r.index % streams}`, r.index));
   return timedSchedule({
     role: { kind: 'kernels-chunked', layout: { chunks: ranges.length, streams, order, topology: 'chunk-per-stream' } },
@@ -79,13 +87,23 @@ export function opCostSchedule(shape: PipelineShape, op: SmallOp): Schedule | nu
   if (op !== 'launch' && !buffer) return null;
   // Under a ring the device holds only the slots of each buffer: a copy may not run past them.
   const ring = shape.ring?.ring;
-  const deviceBytes = buffer && ring ? ring.slots * ring.slotElements * buffer.itemSize * buffer.elementBytes : (buffer?.bytes ?? 0);
+  const deviceBytes =
+    buffer && ring ? ring.slots * ring.slotElements * buffer.itemSize * buffer.elementBytes : (buffer?.bytes ?? 0);
   const bytes = buffer ? Math.min(SMALL_COPY_BYTES, buffer.bytes, deviceBytes) : 0;
   const body: Op[] = Array.from(
     { length: SMALL_OP_BATCH },
     (): Op =>
       buffer
-        ? { kind: 'copy', stream: 's0', direction: op === 'd2h' ? 'd2h' : 'h2d', buffer: buffer.name, hostOffset: 0, deviceOffset: 0, bytes, chunk: null }
+        ? {
+            kind: 'copy',
+            stream: 's0',
+            direction: op === 'd2h' ? 'd2h' : 'h2d',
+            buffer: buffer.name,
+            hostOffset: 0,
+            deviceOffset: 0,
+            bytes,
+            chunk: null,
+          }
         : { kind: 'empty', stream: 's0' },
   );
   const what = op === 'launch' ? 'launches of an empty kernel' : `${bytes}-byte ${op.toUpperCase()} copies`;
@@ -108,6 +126,9 @@ const LINK_PIECES = { min: 2, max: 16 } as const;
 /** Pieces for the link at its best: about 8 MiB each, at least two a direction (one per stream), at most 16. */
 export function linkRanges(buffers: readonly ConfigBuffer[], elements: number): ChunkRange[] {
   const bytes = Math.max(...buffers.filter((b) => b.role !== 'scratch').map((b) => b.bytes));
-  const pieces = Math.min(elements, Math.max(LINK_PIECES.min, Math.min(LINK_PIECES.max, Math.floor(bytes / LINK_PIECE_BYTES))));
+  const pieces = Math.min(
+    elements,
+    Math.max(LINK_PIECES.min, Math.min(LINK_PIECES.max, Math.floor(bytes / LINK_PIECE_BYTES))),
+  );
   return splitRanges(elements, pieces);
 }

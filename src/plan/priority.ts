@@ -23,9 +23,11 @@ export function checkPriorities(plan: Pick<Plan, 'schedules'>, range: PriorityRa
   for (const schedule of plan.schedules) {
     for (const stream of schedule.streams) {
       const { priority } = stream;
-      if (typeof priority?.level !== 'number' || (priority.level >= range.greatest && priority.level <= range.least)) continue;
+      if (typeof priority?.level !== 'number' || (priority.level >= range.greatest && priority.level <= range.least))
+        continue;
       throw new UsageError(
-        `${priority.where}: stream priority ${priority.level} is outside device ${device}'s range, ` + `${range.greatest} (highest) to ${range.least} (lowest).`,
+        `${priority.where}: stream priority ${priority.level} is outside device ${device}'s range, ` +
+          `${range.greatest} (highest) to ${range.least} (lowest).`,
         { hint: 'Use a number in that range, or high or low.' },
       );
     }

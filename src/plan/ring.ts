@@ -27,7 +27,9 @@ export function withRingReuse(body: readonly Op[], slots: number): { body: Op[];
     const end = last.get(previous);
     if (end === undefined) continue;
     if (end > start) {
-      throw new RangeError(`chunk ${chunk} is issued before chunk ${previous} has left its slot: a ring of device slots needs depth-first issue`);
+      throw new RangeError(
+        `chunk ${chunk} is issued before chunk ${previous} has left its slot: a ring of device slots needs depth-first issue`,
+      );
     }
     const from = body[end] as Op;
     const to = body[start] as Op;

@@ -1,6 +1,15 @@
 import type { Config, ConfigBuffer } from '../config/types.js';
 import { wholeRange } from '../chunking.js';
-import { type DefaultStream, type DefaultStreamOp, type IssueOrder, type ModeRole, modeId, type OverlapLayout, type PlacedDefaultOp, type StreamKind } from '../vocabulary.js';
+import {
+  type DefaultStream,
+  type DefaultStreamOp,
+  type IssueOrder,
+  type ModeRole,
+  modeId,
+  type OverlapLayout,
+  type PlacedDefaultOp,
+  type StreamKind,
+} from '../vocabulary.js';
 import { aloneSchedules, bodyPasses, type ChunkWork, type ComputeStep, opBytes, phaseOps } from '../kinds/index.js';
 import { withRingReuse } from './ring.js';
 import type { ChunkRange, EventSpec, Op, PlanKernel, Ring, Schedule, StreamSpec, WorkOp } from './types.js';
@@ -41,9 +50,17 @@ export function timedSchedule(given: TimedScheduleSpec): Schedule {
   const id = modeId(spec.role);
   const [origin, ...others] = spec.streams;
   if (!origin) throw new RangeError(`schedule ${id} needs at least one stream`);
-  const events: EventSpec[] = [{ id: 'start', timing: true }, { id: 'end', timing: true }, ...(spec.events ?? []), ...passed.events];
+  const events: EventSpec[] = [
+    { id: 'start', timing: true },
+    { id: 'end', timing: true },
+    ...(spec.events ?? []),
+    ...passed.events,
+  ];
   // The gate sits before `start` on the first stream, and every other stream waits on `start`: one gate holds all.
-  const prologue: Op[] = [...(spec.gated ? [{ kind: 'gate', stream: origin.id } as const] : []), { kind: 'record', stream: origin.id, event: 'start' }];
+  const prologue: Op[] = [
+    ...(spec.gated ? [{ kind: 'gate', stream: origin.id } as const] : []),
+    { kind: 'record', stream: origin.id, event: 'start' },
+  ];
   for (const s of others) prologue.push({ kind: 'wait', stream: s.id, event: 'start' });
   const epilogue: Op[] = [];
   for (const s of others) {
@@ -52,7 +69,14 @@ export function timedSchedule(given: TimedScheduleSpec): Schedule {
     epilogue.push({ kind: 'record', stream: s.id, event: join }, { kind: 'wait', stream: origin.id, event: join });
   }
   epilogue.push({ kind: 'record', stream: origin.id, event: 'end' });
-  return regionSchedule(spec, { device: spec.device, streams: spec.streams, events, prologue, epilogue, issue: spec.issue ?? 'stream' });
+  return regionSchedule(spec, {
+    device: spec.device,
+    streams: spec.streams,
+    events,
+    prologue,
+    epilogue,
+    issue: spec.issue ?? 'stream',
+  });
 }
 
 /**
@@ -94,7 +118,11 @@ export function bodyBytes(body: readonly Op[]): Schedule['bytes'] {
  * The pipeline as the planner shapes it on the config's device: its buffers, and the compute steps each chunk runs
  * in the config's order (the latency kernel runs on its urgent stream only, never per chunk).
  */
-export function pipelineShape(config: Config, kernels: readonly Pick<PlanKernel, 'label'>[], gated: boolean): PipelineShape {
+export function pipelineShape(
+  config: Config,
+  kernels: readonly Pick<PlanKernel, 'label'>[],
+  gated: boolean,
+): PipelineShape {
   const steps = config.steps ?? kernels.map((k): ComputeStep => ({ stage: 'kernel', label: k.label, spec: null }));
   return {
     device: config.device,
@@ -115,10 +143,17 @@ export function deviceFirst(shape: Pick<PipelineShape, 'ring' | 'base'>, range: 
 }
 
 export const loads = (buffers: readonly ConfigBuffer[]) => buffers.filter((b) => b.role === 'in' || b.role === 'inout');
-export const stores = (buffers: readonly ConfigBuffer[]) => buffers.filter((b) => b.role === 'out' || b.role === 'inout');
+export const stores = (buffers: readonly ConfigBuffer[]) =>
+  buffers.filter((b) => b.role === 'out' || b.role === 'inout');
 
 /** One chunk's work as its stage kinds plan it. */
-const chunkWork = (shape: PipelineShape, kernels: readonly string[], range: ChunkRange, stream: string, chunk: number | null): ChunkWork => ({
+const chunkWork = (
+  shape: PipelineShape,
+  kernels: readonly string[],
+  range: ChunkRange,
+  stream: string,
+  chunk: number | null,
+): ChunkWork => ({
   buffers: shape.buffers,
   compute: kernels.map((label) => shape.steps?.get(label) ?? { stage: 'kernel', label, spec: null }),
   host: shape.host || null,
@@ -137,23 +172,36 @@ export function storeOps(shape: PipelineShape, range: ChunkRange, stream: string
   return phaseOps('store', chunkWork(shape, shape.kernels, range, stream, chunk));
 }
 
-export function kernelOps(shape: PipelineShape, kernels: readonly string[], range: ChunkRange, stream: string, chunk: number | null): Op[] {
+export function kernelOps(
+  shape: PipelineShape,
+  kernels: readonly string[],
+  range: ChunkRange,
+  stream: string,
+  chunk: number | null,
+): Op[] {
   return phaseOps('compute', chunkWork(shape, kernels, range, stream, chunk));
 }
 
 /** Whole buffers, or under a ring the pipeline's chunks one after the other: the ranges a one-stream mode walks. */
 function oneStreamRanges(shape: PipelineShape): { ranges: readonly ChunkRange[]; chunked: boolean } {
-  return shape.ring ? { ranges: shape.ring.ranges, chunked: true } : { ranges: [wholeRange(shape.elements)], chunked: false };
+  return shape.ring
+    ? { ranges: shape.ring.ranges, chunked: true }
+    : { ranges: [wholeRange(shape.elements)], chunked: false };
 }
 
-const ringNote = (shape: PipelineShape) => (shape.ring ? `, chunked through ${shape.ring.ring.slots} device slots` : '');
+const ringNote = (shape: PipelineShape) =>
+  shape.ring ? `, chunked through ${shape.ring.ring.slots} device slots` : '';
 
 /** Whole buffers on one stream: H2D, every kernel, D2H. The baseline every speedup is measured against. */
 export function serialSchedule(shape: PipelineShape): Schedule {
   const { ranges, chunked } = oneStreamRanges(shape);
   const body = ranges.flatMap((r) => {
     const chunk = chunked ? r.index : null;
-    return [...loadOps(shape, r, 's0', chunk), ...kernelOps(shape, shape.kernels, r, 's0', chunk), ...storeOps(shape, r, 's0', chunk)];
+    return [
+      ...loadOps(shape, r, 's0', chunk),
+      ...kernelOps(shape, shape.kernels, r, 's0', chunk),
+      ...storeOps(shape, r, 's0', chunk),
+    ];
   });
   return timedSchedule({
     role: { kind: 'serial' },
@@ -182,14 +230,25 @@ const DEFAULT_STREAM_SPECS: Readonly<Record<DefaultStream, { readonly kind: Stre
  * passes streams no more than the chunks (buildPlan decides and says so). `moved` puts one chunk's kernels (or its
  * loads) on a default stream, ordered against the chunk's own stream by events, to show what that one op costs.
  */
-export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkRange[], streams: number, order: IssueOrder, moved: PlacedDefaultOp | null = null): Schedule {
+export function overlappedSchedule(
+  shape: PipelineShape,
+  ranges: readonly ChunkRange[],
+  streams: number,
+  order: IssueOrder,
+  moved: PlacedDefaultOp | null = null,
+): Schedule {
   const streamOf = (range: ChunkRange) => `s${range.index % streams}`;
   // The default stream's id is its name in the Result's timeline ('legacy', 'per-thread'), its events named after it.
   const d = moved?.stream ?? '';
-  const isMoved = (r: ChunkRange, op: DefaultStreamOp['op']) => moved !== null && r.index === moved.chunk && moved.op === op;
+  const isMoved = (r: ChunkRange, op: DefaultStreamOp['op']) =>
+    moved !== null && r.index === moved.chunk && moved.op === op;
   const loadsOf = (r: ChunkRange): Op[] =>
     isMoved(r, 'h2d')
-      ? [...loadOps(shape, r, d, r.index), { kind: 'record', stream: d, event: `${d}:loaded` }, { kind: 'wait', stream: streamOf(r), event: `${d}:loaded` }]
+      ? [
+          ...loadOps(shape, r, d, r.index),
+          { kind: 'record', stream: d, event: `${d}:loaded` },
+          { kind: 'wait', stream: streamOf(r), event: `${d}:loaded` },
+        ]
       : loadOps(shape, r, streamOf(r), r.index);
   const kernelsOf = (r: ChunkRange): Op[] =>
     isMoved(r, 'kernel')
@@ -225,13 +284,24 @@ export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkR
     device: shape.device,
     description:
       `${ranges.length} chunks over ${streams} streams, ${order}${ringNote(shape)}${shape.host ? `, host ${shape.host} after each D2H` : ''}` +
-      (moved ? `, chunk ${moved.chunk}'s ${moved.op === 'h2d' ? 'loads' : 'kernel'} on ${DEFAULT_STREAM_SPECS[moved.stream].name}` : ''),
-    streams: [...makeStreams(streams, shape.streamKind, shape.device), ...(defaultStream ? [{ id: d, kind: defaultStream.kind, device: shape.device }] : [])],
+      (moved
+        ? `, chunk ${moved.chunk}'s ${moved.op === 'h2d' ? 'loads' : 'kernel'} on ${DEFAULT_STREAM_SPECS[moved.stream].name}`
+        : ''),
+    streams: [
+      ...makeStreams(streams, shape.streamKind, shape.device),
+      ...(defaultStream ? [{ id: d, kind: defaultStream.kind, device: shape.device }] : []),
+    ],
     body: ring.body,
     ranges,
     verify: true,
     gated: shape.gated,
-    events: [...ring.events, ...(moved?.op === 'kernel' ? [`${d}:loaded`, `${d}:computed`] : moved ? [`${d}:loaded`] : []).map((id) => ({ id, timing: false }))],
+    events: [
+      ...ring.events,
+      ...(moved?.op === 'kernel' ? [`${d}:loaded`, `${d}:computed`] : moved ? [`${d}:loaded`] : []).map((id) => ({
+        id,
+        timing: false,
+      })),
+    ],
   });
 }
 
@@ -241,9 +311,16 @@ export function overlappedSchedule(shape: PipelineShape, ranges: readonly ChunkR
  */
 export function asGraph(schedule: Schedule): Schedule {
   const { role: from } = schedule;
-  if (from.kind !== 'overlapped' && from.kind !== 'kernels-chunked') throw new Error(`only overlapped layouts and their kernels are replayed as graphs, not ${schedule.id}`);
+  if (from.kind !== 'overlapped' && from.kind !== 'kernels-chunked')
+    throw new Error(`only overlapped layouts and their kernels are replayed as graphs, not ${schedule.id}`);
   const role: ModeRole = { kind: from.kind, layout: { ...from.layout, issue: 'graph' } };
-  return { ...schedule, id: modeId(role), role, issue: 'graph', description: `${schedule.description}, replayed as a CUDA graph` };
+  return {
+    ...schedule,
+    id: modeId(role),
+    role,
+    issue: 'graph',
+    description: `${schedule.description}, replayed as a CUDA graph`,
+  };
 }
 
 /** Each stage alone on whole buffers: what the bound is built from. */
@@ -253,7 +330,16 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
   // The host stage is not a GPU stage: the bound is built from the GPU's stages alone.
   const gpuOnly: PipelineShape = { ...shape, host: null };
   const stage = (role: ModeRole, description: string, body: Op[]) =>
-    timedSchedule({ role, device: shape.device, description: description + ringNote(shape), streams: one, body, ranges, verify: false, gated: shape.gated });
+    timedSchedule({
+      role,
+      device: shape.device,
+      description: description + ringNote(shape),
+      streams: one,
+      body,
+      ranges,
+      verify: false,
+      gated: shape.gated,
+    });
   const chunkOf = (r: ChunkRange) => (chunked ? r.index : null);
   const schedules: Schedule[] = [];
   const h2d = ranges.flatMap((r) => loadOps(gpuOnly, r, 's0', chunkOf(r)));
@@ -278,7 +364,11 @@ export function stageSchedules(shape: PipelineShape): Schedule[] {
 const timesItself = (shape: PipelineShape, kernel: string) => ownAlone(shape, kernel, []) !== null;
 
 /** A step's own schedules alone, by its kind's pass, over the layouts' chunk cuts; null where its kind has no pass. */
-function ownAlone(shape: PipelineShape, kernel: string, layouts: readonly (readonly ChunkRange[])[]): Schedule[] | null {
+function ownAlone(
+  shape: PipelineShape,
+  kernel: string,
+  layouts: readonly (readonly ChunkRange[])[],
+): Schedule[] | null {
   const step = shape.steps?.get(kernel);
   if (!step) return null;
   const gpuOnly: PipelineShape = { ...shape, host: null };

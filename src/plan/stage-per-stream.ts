@@ -8,7 +8,11 @@ import type { ChunkRange, EventSpec, Op, Schedule, StreamSpec } from './types.js
  * `store`. Chunk i's kernels wait on an event recorded after chunk i's loads, its stores on one recorded after its
  * kernels: producer and consumer. Under a ring, chunk i's loads also wait until chunk i − slots has left the slot.
  */
-export function stagePerStreamSchedule(shape: PipelineShape, ranges: readonly ChunkRange[], order: IssueOrder): Schedule {
+export function stagePerStreamSchedule(
+  shape: PipelineShape,
+  ranges: readonly ChunkRange[],
+  order: IssueOrder,
+): Schedule {
   const events: EventSpec[] = [];
   const stages = ranges.map((r) => {
     const load = loadOps(shape, r, 'load', r.index);
@@ -25,13 +29,28 @@ export function stagePerStreamSchedule(shape: PipelineShape, ranges: readonly Ch
     };
     const [loaded, computeWaiting] = handOff(load, 'load', 'compute', compute);
     // A chunk without kernels hands its loads straight to the stores.
-    const [computed, storeWaiting] = compute.length ? handOff(computeWaiting, 'compute', 'store', store) : handOff(loaded, 'load', 'store', store);
+    const [computed, storeWaiting] = compute.length
+      ? handOff(computeWaiting, 'compute', 'store', store)
+      : handOff(loaded, 'load', 'store', store);
     return compute.length ? [loaded, computed, storeWaiting] : [computed, [], storeWaiting];
   });
-  const body: Op[] = order === 'depth-first' ? stages.flatMap((s) => s.flat()) : [0, 1, 2].flatMap((stage) => stages.flatMap((s) => s[stage] ?? []));
+  const body: Op[] =
+    order === 'depth-first'
+      ? stages.flatMap((s) => s.flat())
+      : [0, 1, 2].flatMap((stage) => stages.flatMap((s) => s[stage] ?? []));
   const ring = shape.ring ? withRingReuse(body, shape.ring.ring.slots) : { body, events: [] };
-  const streams: StreamSpec[] = ['load', 'compute', 'store'].map((id) => ({ id, kind: shape.streamKind, device: shape.device }));
-  const layout: OverlapLayout = { chunks: ranges.length, streams: streams.length, order, topology: 'stage-per-stream', ...layoutVariant(shape) };
+  const streams: StreamSpec[] = ['load', 'compute', 'store'].map((id) => ({
+    id,
+    kind: shape.streamKind,
+    device: shape.device,
+  }));
+  const layout: OverlapLayout = {
+    chunks: ranges.length,
+    streams: streams.length,
+    order,
+    topology: 'stage-per-stream',
+    ...layoutVariant(shape),
+  };
   return timedSchedule({
     role: { kind: 'overlapped', layout },
     device: shape.device,

@@ -19,6 +19,13 @@ export type Schedule = Model.Schedule<WorkOp>;
 /** What a plan keeps of a resolved kernel: enough to build launch records, nothing of its source text. */
 export type PlanKernel = Pick<ResolvedKernel, 'label' | 'entry' | 'sourcePath' | 'block' | 'grid' | 'args'>;
 
-export const planKernel = ({ label, entry, sourcePath, block, grid, args }: PlanKernel): PlanKernel => ({ label, entry, sourcePath, block, grid, args });
+export const planKernel = ({ label, entry, sourcePath, block, grid, args }: PlanKernel): PlanKernel => ({
+  label,
+  entry,
+  sourcePath,
+  block,
+  grid,
+  args,
+});
 
 export type Plan = Model.Plan<WorkOp, PlanKernel>;

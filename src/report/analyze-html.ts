@@ -27,7 +27,10 @@ thead th { border-bottom: 1px solid #999; }
 export function renderAnalysisHtml(document: AnalysisDocument): string {
   const traces = new Set(document.devices.map((d) => d.file)).size;
   const title = `cuda-pipe analyze: ${traces} trace${traces === 1 ? '' : 's'}, ${document.devices.length} device${document.devices.length === 1 ? '' : 's'}`;
-  const body: string[] = [`<h1>${escape(title)}</h1>`, `<p class="meta">cuda-pipe ${escape(document.tool.version)}, ${escape(document.schema)} version ${document.version}</p>`];
+  const body: string[] = [
+    `<h1>${escape(title)}</h1>`,
+    `<p class="meta">cuda-pipe ${escape(document.tool.version)}, ${escape(document.schema)} version ${document.version}</p>`,
+  ];
   if (document.verdicts) {
     const [head, ...rest] = verdictLines(document.verdicts);
     body.push(`<h2>${escape(head!)}</h2>`, list(rest.map((l) => l.trim())));
@@ -44,7 +47,9 @@ export function renderAnalysisHtml(document: AnalysisDocument): string {
   if (document.findings.length) {
     body.push(`<h2>${escape(FINDINGS_HEAD)}</h2>`);
     for (const f of document.findings)
-      body.push(`<p class="finding">${escape(who(f))} <code>${escape(f.code)}</code> ${escape(`${formatMs(f.ms)} (${count(f.steps, 'step')})`)}: ${escape(f.message)}</p>`);
+      body.push(
+        `<p class="finding">${escape(who(f))} <code>${escape(f.code)}</code> ${escape(`${formatMs(f.ms)} (${count(f.steps, 'step')})`)}: ${escape(f.message)}</p>`,
+      );
   }
   if (document.notes.length) body.push('<h2>Notes</h2>', list(document.notes.map(escapeControl)));
   return [...htmlPage(title, CSS, body), ''].join('\n');

@@ -1,7 +1,17 @@
 import { basename } from 'node:path';
 import type { AnalysisDocument, DeviceAnalysis } from '../analysis/document.js';
 import { escapeControl } from '../format.js';
-import { collectiveLines, FINDINGS_HEAD, findingLine, SHOWN_STEPS, stepCells, stepLayouts, summaryLines, verdictLines, who } from './analyze.js';
+import {
+  collectiveLines,
+  FINDINGS_HEAD,
+  findingLine,
+  SHOWN_STEPS,
+  stepCells,
+  stepLayouts,
+  summaryLines,
+  verdictLines,
+  who,
+} from './analyze.js';
 import { fitLines, visibleWidth } from './width.js';
 
 // `analyze --md`: the terminal's answer as a Markdown report, for a pull request or an issue. The same lines as the
@@ -18,7 +28,10 @@ const inline = (text: string) => escapeControl(text).replace(/([\\`*_[\]<>|])/g,
 
 export function renderAnalysisMarkdown(document: AnalysisDocument): string {
   const traces = new Set(document.devices.map((d) => d.file)).size;
-  const lines = [`### cuda-pipe analyze: ${traces} trace${traces === 1 ? '' : 's'}, ${document.devices.length} device${document.devices.length === 1 ? '' : 's'}`, ''];
+  const lines = [
+    `### cuda-pipe analyze: ${traces} trace${traces === 1 ? '' : 's'}, ${document.devices.length} device${document.devices.length === 1 ? '' : 's'}`,
+    '',
+  ];
   if (document.verdicts) {
     const [head, ...rest] = verdictLines(document.verdicts);
     lines.push(`**${inline(head!)}**`, '', ...rest.map((l) => `- ${inline(l.trim())}`), '');
@@ -26,7 +39,13 @@ export function renderAnalysisMarkdown(document: AnalysisDocument): string {
   for (const device of document.devices) {
     // A heading cannot wrap: it names the device and the file's base name, and the first bullet gives the path.
     const [head, ...facts] = summaryLines(device, document.findings);
-    lines.push(`#### ${inline(who(device))} · ${inline(clip(basename(device.file), 60))}`, '', `- ${inline(head!)}`, ...facts.map((f) => `- ${inline(f)}`), '');
+    lines.push(
+      `#### ${inline(who(device))} · ${inline(clip(basename(device.file), 60))}`,
+      '',
+      `- ${inline(head!)}`,
+      ...facts.map((f) => `- ${inline(f)}`),
+      '',
+    );
   }
   if (document.collectives) {
     const [head, ...rest] = collectiveLines(document.collectives);
@@ -35,10 +54,18 @@ export function renderAnalysisMarkdown(document: AnalysisDocument): string {
   for (const device of document.devices) lines.push(...stepTable(device), '');
   if (document.findings.length) {
     lines.push(`#### ${FINDINGS_HEAD}`, '');
-    for (const f of document.findings) lines.push(`- **${inline(findingLine(f).replace(/ {2}/g, ' · '))}**: ${inline(f.message)}`);
+    for (const f of document.findings)
+      lines.push(`- **${inline(findingLine(f).replace(/ {2}/g, ' · '))}**: ${inline(f.message)}`);
     lines.push('');
   }
-  if (document.notes.length) lines.push('<details><summary>Notes</summary>', '', ...document.notes.map((n) => `- ${inline(n)}`), '', '</details>');
+  if (document.notes.length)
+    lines.push(
+      '<details><summary>Notes</summary>',
+      '',
+      ...document.notes.map((n) => `- ${inline(n)}`),
+      '',
+      '</details>',
+    );
   return `${fitLines(lines.join('\n').trimEnd(), MARKDOWN_COLUMNS)}\n`;
 }
 

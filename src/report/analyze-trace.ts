@@ -29,7 +29,10 @@ export function buildAnalysisTrace(document: AnalysisDocument, traces: readonly 
   document.devices.forEach((device, i) => {
     const pid = i + 1;
     pidOf.set(`${device.file}\0${device.device}`, pid);
-    events.push(meta('process_name', pid, 0, `${who(device)} (${escapeControl(device.file)})`), meta('thread_name', pid, TID.steps, 'steps'));
+    events.push(
+      meta('process_name', pid, 0, `${who(device)} (${escapeControl(device.file)})`),
+      meta('thread_name', pid, TID.steps, 'steps'),
+    );
     for (const s of device.steps) {
       events.push({
         name: escapeControl(s.name),
@@ -57,7 +60,16 @@ export function buildAnalysisTrace(document: AnalysisDocument, traces: readonly 
     if (findings.length) events.push(meta('thread_name', pid, TID.findings, 'findings'));
     const at = (device.steps[0]?.startMs ?? 0) * 1000;
     for (const f of findings)
-      events.push({ name: f.code, ph: 'i', s: 't', pid, tid: TID.findings, ts: at, cat: 'finding', args: { ms: f.ms, steps: f.steps, message: f.message } });
+      events.push({
+        name: f.code,
+        ph: 'i',
+        s: 't',
+        pid,
+        tid: TID.findings,
+        ts: at,
+        cat: 'finding',
+        args: { ms: f.ms, steps: f.steps, message: f.message },
+      });
   });
   const hostPid = document.devices.length + 1;
   traces.forEach((trace, t) => {
@@ -76,7 +88,8 @@ export function buildAnalysisTrace(document: AnalysisDocument, traces: readonly 
   const c = document.collectives;
   if (c?.kind === 'measured') {
     const pids = c.participants.map((p) => pidOf.get(`${p.file}\0${p.device}`));
-    for (const pid of new Set(pids)) if (pid !== undefined) events.push(meta('thread_name', pid, TID.collectives, 'collectives (as last to arrive)'));
+    for (const pid of new Set(pids))
+      if (pid !== undefined) events.push(meta('thread_name', pid, TID.collectives, 'collectives (as last to arrive)'));
     for (const call of c.calls) {
       if (call.last === null) continue;
       const pid = pids[call.last];
@@ -89,14 +102,21 @@ export function buildAnalysisTrace(document: AnalysisDocument, traces: readonly 
         tid: TID.collectives,
         ts: call.startsMs[call.last]! * 1000,
         cat: 'collective',
-        args: { step: escapeControl(call.step), skewMs: call.skewMs, last: participantName(c.participants[call.last]!) },
+        args: {
+          step: escapeControl(call.step),
+          skewMs: call.skewMs,
+          last: participantName(c.participants[call.last]!),
+        },
       });
     }
   }
   return {
     traceEvents: events,
     displayTimeUnit: 'ns',
-    otherData: { tool: `${document.tool.name} ${document.tool.version}`, document: `${document.schema} version ${document.version}` },
+    otherData: {
+      tool: `${document.tool.name} ${document.tool.version}`,
+      document: `${document.schema} version ${document.version}`,
+    },
   };
 }
 
@@ -121,7 +141,13 @@ function streamEvents(pid: number, gpu: readonly GpuEvent[]): TraceEvent[] {
           ts: e.start * 1000,
           dur: (e.end - e.start) * 1000,
           cat: e.communication ? 'communication' : e.kind,
-          args: { stream: escapeControl(e.stream), bytes: e.bytes, direction: e.direction, hostMemory: e.hostMemory, correlation: e.correlation },
+          args: {
+            stream: escapeControl(e.stream),
+            bytes: e.bytes,
+            direction: e.direction,
+            hostMemory: e.hostMemory,
+            correlation: e.correlation,
+          },
         });
       tid += 1;
     });
@@ -135,7 +161,16 @@ function hostEvents(pid: number, file: string, host: readonly HostCall[]): Trace
   inLanes(host, (h) => h).forEach((lane, i) => {
     out.push(meta('thread_name', pid, i + 1, `CUDA calls${i ? ` (${i + 1})` : ''}`));
     for (const h of lane)
-      out.push({ name: escapeControl(h.name), ph: 'X', pid, tid: i + 1, ts: h.start * 1000, dur: (h.end - h.start) * 1000, cat: h.kind, args: { correlation: h.correlation } });
+      out.push({
+        name: escapeControl(h.name),
+        ph: 'X',
+        pid,
+        tid: i + 1,
+        ts: h.start * 1000,
+        dur: (h.end - h.start) * 1000,
+        cat: h.kind,
+        args: { correlation: h.correlation },
+      });
   });
   return out;
 }

@@ -1,4 +1,12 @@
-import type { AnalysisDocument, CollectiveSkew, DeviceAnalysis, Finding, Participant, Step, StepsVerdict } from '../analysis/document.js';
+import type {
+  AnalysisDocument,
+  CollectiveSkew,
+  DeviceAnalysis,
+  Finding,
+  Participant,
+  Step,
+  StepsVerdict,
+} from '../analysis/document.js';
 import { basename } from 'node:path';
 import { escapeControl, formatMs, formatPercent, formatRate } from '../format.js';
 import { fitLines } from './width.js';
@@ -16,8 +24,10 @@ export function renderAnalysis(document: AnalysisDocument, columns: number): str
   const traces = new Set(document.devices.map((d) => d.file)).size;
   lines.push(`cuda-pipe analyze: ${count(traces, 'trace')}, ${count(document.devices.length, 'device')}`, '');
   if (document.verdicts) lines.push(...verdictLines(document.verdicts), '');
-  for (const device of document.devices) lines.push(...summaryLines(device, document.findings).map((line, i) => (i ? `  ${line}` : line)), '');
-  if (document.collectives) lines.push(...collectiveLines(document.collectives).map((line, i) => (i ? `  ${line}` : line)), '');
+  for (const device of document.devices)
+    lines.push(...summaryLines(device, document.findings).map((line, i) => (i ? `  ${line}` : line)), '');
+  if (document.collectives)
+    lines.push(...collectiveLines(document.collectives).map((line, i) => (i ? `  ${line}` : line)), '');
   for (const device of document.devices) lines.push(...stepTable(device, columns), '');
   if (document.findings.length) {
     lines.push(FINDINGS_HEAD);
@@ -46,19 +56,24 @@ export function verdictLines(verdicts: readonly StepsVerdict[]): string[] {
   ];
 }
 
-/** A device's answer: its heading line, then the facts (step and floor, overlap, exposed, idle by cause, top finding, rates). */
+/**
+ * A device's answer: its heading line, then the facts (step and floor, overlap, exposed, idle by cause, top finding,
+ * rates).
+ */
 export function summaryLines(device: DeviceAnalysis, findings: readonly Finding[]): string[] {
   const o = device.overlap;
   const top = findings.find((f) => f.file === device.file && f.device === device.device);
   const bound = device.steps.length ? mostCommonBound(device.steps) : null;
   const rates = device.rates;
-  const ratesFrom = rates.source === 'trace' ? "the trace's fastest copies" : `${rates.source} ${escapeControl(rates.file ?? '')}`;
+  const ratesFrom =
+    rates.source === 'trace' ? "the trace's fastest copies" : `${rates.source} ${escapeControl(rates.file ?? '')}`;
   return [
     `${who(device)} (${escapeControl(device.file)}, ${device.format}), ${count(device.steps.length, 'step')}`,
     `step ${formatMs(device.stepMs)} median · floor ${formatMs(device.floorMs)}${bound ? ` (${bound})` : ''} · efficiency ${formatPercent(device.efficiency)}`,
     `overlap: copies with kernels ${pct(o.copyWithKernel)} (H2D ${pct(o.h2dWithKernel)}, D2H ${pct(o.d2hWithKernel)}) · H2D with D2H ${pct(o.h2dWithD2h)}` +
       (o.commWithCompute === undefined ? '' : ` · communication with compute ${pct(o.commWithCompute)}`),
-    `exposed: copies ${formatMs(device.exposedCopyMs)}` + (o.commWithCompute === undefined ? '' : ` · communication ${formatMs(device.exposedCommMs)}`),
+    `exposed: copies ${formatMs(device.exposedCopyMs)}` +
+      (o.commWithCompute === undefined ? '' : ` · communication ${formatMs(device.exposedCommMs)}`),
     `idle ${formatMs(device.idleMs)}: host wait ${formatMs(device.hostWaitMs)} · kernel wait ${formatMs(device.kernelWaitMs)} · sync wait ${formatMs(device.syncWaitMs)} · other ${formatMs(device.otherIdleMs)}`,
     `top finding: ${top ? `${top.code}, saves ${formatMs(top.ms)} a step` : 'none'}`,
     `link rates: H2D ${rate(rates.h2dGbPerSecond)}, D2H ${rate(rates.d2hGbPerSecond)}, from ${ratesFrom}`,
@@ -76,7 +91,8 @@ export function collectiveLines(c: CollectiveSkew): string[] {
       ? `last to arrive most often: ${last.map(participantName).join(' and ')}, at ${lastCount} of ${of} collectives${last.length > 1 ? ' each' : ''}`
       : 'last to arrive: no one (every collective started at once on every GPU)',
     ...c.lastArriving.map(
-      (l) => `${participantName(l)}: last at ${l.count} of ${of} (${formatPercent(l.share, 0)}), late by ${formatMs(l.lateMs.median)} median, ${formatMs(l.lateMs.max)} max`,
+      (l) =>
+        `${participantName(l)}: last at ${l.count} of ${of} (${formatPercent(l.share, 0)}), late by ${formatMs(l.lateMs.median)} median, ${formatMs(l.lateMs.max)} max`,
     ),
   ];
 }
@@ -85,9 +101,25 @@ export function participantName(p: Participant): string {
   return p.rank === null ? `${escapeControl(basename(p.file))} GPU ${p.device}` : `rank ${p.rank} · GPU ${p.device}`;
 }
 
-const HEAD = ['step', 'ms', 'kern', 'H2D', 'D2H', 'copy∥k', 'comm∥c', 'exp copy', 'exp comm', 'idle', 'floor', 'eff'] as const;
+const HEAD = [
+  'step',
+  'ms',
+  'kern',
+  'H2D',
+  'D2H',
+  'copy∥k',
+  'comm∥c',
+  'exp copy',
+  'exp comm',
+  'idle',
+  'floor',
+  'eff',
+] as const;
 const WIDTHS = [14, 8, 4, 4, 4, 6, 6, 8, 8, 8, 8, 4] as const;
-/** The columns of communication, dropped first where the device has none; then idle and floor, whose medians the summary gives. */
+/**
+ * The columns of communication, dropped first where the device has none; then idle and floor, whose medians the summary
+ * gives.
+ */
 const COMM_COLUMNS: ReadonlySet<number> = new Set([6, 8]);
 const SPARE_COLUMNS: ReadonlySet<number> = new Set([9, 10]);
 
@@ -123,12 +155,15 @@ export function stepLayouts(device: DeviceAnalysis): number[][] {
   return [all, withoutComm, withoutComm.filter((i) => !SPARE_COLUMNS.has(i))];
 }
 
-/** One row per step: formatMs is at most 8 characters and a whole percent 4, so a row of every column takes 95 columns. */
+/**
+ * One row per step: formatMs is at most 8 characters and a whole percent 4, so a row of every column takes 95 columns.
+ */
 function stepTable(device: DeviceAnalysis, columns: number): string[] {
   const widthOf = (shown: readonly number[]) => 1 + shown.reduce((sum, i) => sum + WIDTHS[i]! + 1, 0);
   const layouts = stepLayouts(device);
   const shownColumns = layouts.find((shown) => widthOf(shown) <= columns) ?? (layouts.at(-1) as number[]);
-  const row = (cells: readonly string[]) => `  ${shownColumns.map((i) => (i === 0 ? cells[i]!.padEnd(WIDTHS[i]!) : cells[i]!.padStart(WIDTHS[i]!))).join(' ')}`.trimEnd();
+  const row = (cells: readonly string[]) =>
+    `  ${shownColumns.map((i) => (i === 0 ? cells[i]!.padEnd(WIDTHS[i]!) : cells[i]!.padStart(WIDTHS[i]!))).join(' ')}`.trimEnd();
   const { rows } = stepCells(device);
   const shown = rows.slice(0, SHOWN_STEPS);
   return [

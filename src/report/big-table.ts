@@ -107,7 +107,9 @@ function colourLines(lines: readonly string[]): string[] {
   });
 }
 
-/** The lines of `text` broken at whitespace to `width` columns, as cli-table3 wraps words: a longer word keeps a line. */
+/**
+ * The lines of `text` broken at whitespace to `width` columns, as cli-table3 wraps words: a longer word keeps a line.
+ */
 function wrapWords(width: number, text: string): string[] {
   const wrapped: string[] = [];
   for (const paragraph of text.split('\n')) {
@@ -179,7 +181,8 @@ function fitted(line: string, width: number, align: 'left' | 'right' | 'center' 
 }
 
 /** The rows of the box table, its head first where it has one. */
-const allRows = (spec: TableSpec): ReadonlyArray<readonly string[]> => (spec.head.length ? [spec.head, ...spec.rows] : spec.rows);
+const allRows = (spec: TableSpec): ReadonlyArray<readonly string[]> =>
+  spec.head.length ? [spec.head, ...spec.rows] : spec.rows;
 
 /** Each column's width with a space either side, as drawn when no widths are given: its widest cell's. */
 function columnWidths(spec: TableSpec): number[] {
@@ -208,7 +211,8 @@ export function renderTable(spec: TableSpec, colWidths?: readonly number[]): str
 function draw(spec: TableSpec, widths: readonly number[], wrap: boolean): string {
   const rows = allRows(spec);
   if (!rows.length) return '';
-  const rule = (left: string, middle: string, right: string) => left + widths.map((w) => '─'.repeat(w)).join(middle) + right;
+  const rule = (left: string, middle: string, right: string) =>
+    left + widths.map((w) => '─'.repeat(w)).join(middle) + right;
   const out: string[] = [rule('┌', '┬', '┐')];
   rows.forEach((row, y) => {
     if (y > 0) out.push(rule('├', '┼', '┤'));
@@ -233,7 +237,11 @@ const MARKDOWN_ALIGN = { left: '---', right: '---:', center: ':---:' } as const;
 /** The same table in Markdown: a head row, its alignment row, and a line a row, each `|` in a cell escaped. */
 export function renderMarkdownTable(spec: TableSpec): string {
   const line = (cells: readonly string[]) => `| ${cells.map((text) => text.replace(/\|/g, '\\|')).join(' | ')} |`;
-  return [line(spec.head), `| ${spec.head.map((_, c) => MARKDOWN_ALIGN[spec.colAligns[c] ?? 'left']).join(' | ')} |`, ...spec.rows.map(line)].join('\n');
+  return [
+    line(spec.head),
+    `| ${spec.head.map((_, c) => MARKDOWN_ALIGN[spec.colAligns[c] ?? 'left']).join(' | ')} |`,
+    ...spec.rows.map(line),
+  ].join('\n');
 }
 
 const withoutColumn = (spec: TableSpec, c: number): TableSpec => ({

@@ -42,16 +42,21 @@ const fastest = (mode: ModeResult) => mode.samplesMs.reduce((a, b) => Math.min(a
 export function aloneSlowerLines(result: Pick<RunResult, 'modes' | 'devices'>): string[] {
   return result.modes.flatMap((serial) => {
     if (serial.role.kind !== 'serial') return [];
-    const kernels = result.modes.filter((m) => m.device === serial.device && m.role.kind === 'stage' && m.role.stage === 'kernel' && m.samplesMs.length);
+    const kernels = result.modes.filter(
+      (m) => m.device === serial.device && m.role.kind === 'stage' && m.role.stage === 'kernel' && m.samplesMs.length,
+    );
     const aloneMs = kernels.reduce((sum, m) => sum + fastest(m), 0);
     const serialMs = fastest(serial);
     if (!kernels.length || !(aloneMs > serialMs)) return [];
-    const names = kernels.map((m) => (m.role.kind === 'stage' && m.role.stage === 'kernel' ? m.role.kernel : '')).join(' + ');
+    const names = kernels
+      .map((m) => (m.role.kind === 'stage' && m.role.stage === 'kernel' ? m.role.kernel : ''))
+      .join(' + ');
     const on = result.devices.length > 1 ? ` on GPU ${serial.device}` : '';
     const clocks = kernels.map((m) => m.smClockMHz);
     const at = serial.smClockMHz;
     const head = `kernel ${names} alone${on} (${formatMs(aloneMs)}${rangeText(clocks)}) is slower than serial (${formatMs(serialMs)}${at ? ` at ${clockText(at)}` : ''}), which runs the same kernels and more`;
-    if (!at || clocks.some((c) => c === null)) return [`${head}; NVML did not read every clock, so whether the clock explains it is not known`];
+    if (!at || clocks.some((c) => c === null))
+      return [`${head}; NVML did not read every clock, so whether the clock explains it is not known`];
     const known = clocks as ClockRange[];
     // The kernels' cycles at serial's clock: fewest at their lowest clock and serial's highest, most the other way.
     const least = kernels.reduce((sum, m, i) => sum + (fastest(m) * (known[i] as ClockRange).min) / at.max, 0);

@@ -9,11 +9,14 @@ import { DEFAULT_COLUMNS } from './width.js';
 const signed = (fraction: number) => `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(1)}%`;
 /** "+4.8% (+3.1 to +6.0)": B/A − 1, the Hodges–Lehmann estimate and its interval, the figures the verdict read. */
 const changeText = (p: ModeComparison) =>
-  p.interval ? `${signed(p.interval.estimate)} (${signed(p.interval.low)} to ${signed(p.interval.high)})` : `${signed(p.change)} (no interval)`;
+  p.interval
+    ? `${signed(p.interval.estimate)} (${signed(p.interval.low)} to ${signed(p.interval.high)})`
+    : `${signed(p.change)} (no interval)`;
 const withNoise = (s: ModeComparison['baseline']) => `${formatMs(s.median)} ± ${formatPercent(s.relativeNoise, 1)}`;
 
 /** The device of a pair, named only when the comparison spans several. */
-const deviceOf = (comparison: Comparison, pair: ModeComparison) => (new Set(comparison.pairs.map((p) => p.device)).size > 1 ? pair.device : null);
+const deviceOf = (comparison: Comparison, pair: ModeComparison) =>
+  new Set(comparison.pairs.map((p) => p.device)).size > 1 ? pair.device : null;
 
 /** Verdicts of the pairs that can fail the gate (or, with `gating: false`, of the model's parts). */
 export function summaryCounts(comparison: Comparison, gating = true): Record<Verdict, number> {
@@ -26,13 +29,18 @@ export function summaryCounts(comparison: Comparison, gating = true): Record<Ver
 function infoLine(comparison: Comparison): string[] {
   const info = summaryCounts(comparison, false);
   const total = info.slower + info.faster + info.same + info.noisy;
-  return total ? [`model parts (small ops, bare kernels), for information only: ${info.slower} slower, ${info.faster} faster, ${info.same} same, ${info.noisy} noisy`] : [];
+  return total
+    ? [
+        `model parts (small ops, bare kernels), for information only: ${info.slower} slower, ${info.faster} faster, ${info.same} same, ${info.noisy} noisy`,
+      ]
+    : [];
 }
 
 const verdictText = (p: ModeComparison, text: string) => (p.gating ? text : `${text} (info)`);
 
 /** The rule in words (compare/rule.ts states it once) and the clocks' part: the footer of every view. */
-const ruleText = (comparison: Comparison) => `${ruleWords(comparison.rule)} Where NVML read the SM clocks, a change must hold in clock-normalised time too.`;
+const ruleText = (comparison: Comparison) =>
+  `${ruleWords(comparison.rule)} Where NVML read the SM clocks, a change must hold in clock-normalised time too.`;
 
 /** "same (no regression)": the comparison's verdict and what it means for the gate. */
 export function verdictHead(verdict: OverallVerdict, noisy: number): string {
@@ -43,7 +51,9 @@ export function verdictHead(verdict: OverallVerdict, noisy: number): string {
 function noisyLines(comparison: Comparison): string[] {
   const noisy = comparison.pairs.filter((p) => p.verdict === 'noisy');
   const several = new Set(comparison.pairs.map((p) => p.config)).size > 1;
-  const tooFew = noisy.filter((p) => !p.interval).map((p) => `${several ? `${p.config} ` : ''}${roleLabel(p.role, deviceOf(comparison, p))}: ${p.reason}`);
+  const tooFew = noisy
+    .filter((p) => !p.interval)
+    .map((p) => `${several ? `${p.config} ` : ''}${roleLabel(p.role, deviceOf(comparison, p))}: ${p.reason}`);
   return noisy.length ? [...tooFew, NOISY_ADVICE] : [];
 }
 
@@ -68,7 +78,9 @@ function changedText(comparison: Comparison, verdict: Verdict): string | null {
   const size = (p: ModeComparison) => Math.abs(p.interval?.estimate ?? p.change);
   const pairs = comparison.pairs.filter((p) => p.gating && p.verdict === verdict).sort((a, b) => size(b) - size(a));
   if (!pairs.length) return null;
-  const named = pairs.slice(0, NAMED_MAX).map((p) => `${several ? `${p.config} ` : ''}${roleLabel(p.role, deviceOf(comparison, p))} ${changeText(p)}`);
+  const named = pairs
+    .slice(0, NAMED_MAX)
+    .map((p) => `${several ? `${p.config} ` : ''}${roleLabel(p.role, deviceOf(comparison, p))} ${changeText(p)}`);
   const more = pairs.length - NAMED_MAX;
   return `${verdict}: ${named.join(', ')}${more > 0 ? `, and ${more} more` : ''}`;
 }
@@ -88,7 +100,12 @@ function compareAnswer(comparison: Comparison): string[] {
  * no medians, else folded.
  */
 function pairsTable(comparison: Comparison, style: Style, columns: number): string {
-  const paint: Record<Verdict, (s: string) => string> = { faster: style.green, slower: style.red.bold, same: (s) => s, noisy: style.yellow };
+  const paint: Record<Verdict, (s: string) => string> = {
+    faster: style.green,
+    slower: style.red.bold,
+    same: (s) => s,
+    noisy: style.yellow,
+  };
   const pairs = comparison.pairs;
   const mode = (p: ModeComparison) => roleLabel(p.role, deviceOf(comparison, p));
   const several = new Set(pairs.map((p) => p.config)).size > 1;
@@ -103,7 +120,10 @@ function pairsTable(comparison: Comparison, style: Style, columns: number): stri
     { head: 'candidate', align: 'right', cells: pairs.map((p) => withNoise(p.candidate)) },
     ...tail,
   ];
-  const merged: Column = { head: several ? 'config, mode' : 'mode', cells: pairs.map((p) => (several ? `${p.config} ${mode(p)}` : mode(p))) };
+  const merged: Column = {
+    head: several ? 'config, mode' : 'mode',
+    cells: pairs.map((p) => (several ? `${p.config} ${mode(p)}` : mode(p))),
+  };
   const medians: Layout = [
     merged,
     { head: 'baseline', align: 'right', cells: pairs.map((p) => formatMs(p.baseline.median)) },
@@ -114,12 +134,21 @@ function pairsTable(comparison: Comparison, style: Style, columns: number): stri
   return fitTable([full, [merged, ...full.slice(2)], medians, [merged, ...tail]], columns);
 }
 
-/** The terminal view, its table within `columns` (the CLI wraps its prose lines): the answer, the pairs, the notes and the rule. */
+/**
+ * The terminal view, its table within `columns` (the CLI wraps its prose lines): the answer, the pairs, the notes and
+ * the rule.
+ */
 export function renderCompareTable(comparison: Comparison, style: Style, columns = DEFAULT_COLUMNS): string {
   const lines = [...compareAnswer(comparison), '', pairsTable(comparison, style, columns)];
-  const notes = [...clockLines(comparison), ...noisyLines(comparison), ...comparison.notes, ...comparison.unpaired.map((u) => `unpaired: ${u}`)];
+  const notes = [
+    ...clockLines(comparison),
+    ...noisyLines(comparison),
+    ...comparison.notes,
+    ...comparison.unpaired.map((u) => `unpaired: ${u}`),
+  ];
   for (const note of notes) lines.push(`note: ${note}`);
-  if (comparison.deviceDifferences.length) lines.push(`devices differ (allowed): ${comparison.deviceDifferences.join('; ')}`);
+  if (comparison.deviceDifferences.length)
+    lines.push(`devices differ (allowed): ${comparison.deviceDifferences.join('; ')}`);
   lines.push(ruleText(comparison));
   return lines.join('\n');
 }

@@ -15,7 +15,10 @@ function scalingLines({ scaling, modes }: Pick<RunResult, 'scaling' | 'modes'>):
   if (!scaling) return [];
   const n = scaling.devices.length;
   const together = modes.find((m) => m.id === scaling.together.mode);
-  const layout = together?.role.kind === 'split' ? `${together.role.layout.chunks} chunks × ${together.role.layout.streams} streams on each` : 'the layout on each';
+  const layout =
+    together?.role.kind === 'split'
+      ? `${together.role.layout.chunks} chunks × ${together.role.layout.streams} streams on each`
+      : 'the layout on each';
   const issue = scaling.together;
   return [
     `several GPUs (${scaling.devices.join(', ')}), the input split across them, ${layout}:`,
@@ -41,13 +44,20 @@ function scalingLines({ scaling, modes }: Pick<RunResult, 'scaling' | 'modes'>):
 
 function crossDeviceLines({ crossDevice: c }: Pick<RunResult, 'crossDevice'>): string[] {
   if (!c) return [];
-  const path = c.path === 'peer' ? 'peer access, device to device' : 'staged through host memory (the driver allows no peer access between them)';
+  const path =
+    c.path === 'peer'
+      ? 'peer access, device to device'
+      : 'staged through host memory (the driver allows no peer access between them)';
   return [
     `across GPUs ${c.from} → ${c.to}, each chunk handed over by a peer copy (${path}):`,
     `  ${formatMs(c.medianMs)}: ${speedup(c.speedup)} serial (${formatMs(c.serialMs)})` +
-      (c.oneDeviceMs === null ? '' : `, ${speedup(c.oneDeviceMs / c.medianMs)} the same layout on GPU ${c.from} alone (${formatMs(c.oneDeviceMs)})`),
+      (c.oneDeviceMs === null
+        ? ''
+        : `, ${speedup(c.oneDeviceMs / c.medianMs)} the same layout on GPU ${c.from} alone (${formatMs(c.oneDeviceMs)})`),
     ...(c.peerCopy
-      ? [`  the handed-over buffers copied whole, alone: ${formatBytes(c.peerCopy.bytes)} in ${formatMs(c.peerCopy.medianMs)}, ${formatRate(c.peerCopy.gbPerSecond)}`]
+      ? [
+          `  the handed-over buffers copied whole, alone: ${formatBytes(c.peerCopy.bytes)} in ${formatMs(c.peerCopy.medianMs)}, ${formatRate(c.peerCopy.gbPerSecond)}`,
+        ]
       : []),
   ];
 }

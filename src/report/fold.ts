@@ -49,7 +49,8 @@ export function fitTable(layouts: readonly Layout[], columns: number): string {
 }
 
 /** A layout without the columns whose heads are named: a narrower one to offer after it. */
-export const without = (layout: Layout, ...heads: readonly string[]): Layout => layout.filter((c) => !heads.includes(c.head));
+export const without = (layout: Layout, ...heads: readonly string[]): Layout =>
+  layout.filter((c) => !heads.includes(c.head));
 
 /** Facts as a two-column table without a head where it fits `columns`, else as `name: value` lines. */
 export function fitPairs(pairs: ReadonlyArray<readonly [string, string]>, columns: number): string {

@@ -65,23 +65,39 @@ function renderGroup(result: RunResult, group: TimelineGroup, columns: number, s
   const chartWidth = Math.max(MIN_CHART_COLUMNS, columns - labelWidth - 3);
   // Scale lines start where the cells do, one column right of the row's '|'.
   const indent = ' '.repeat(labelWidth + 2);
-  const lines = [style.bold(`${group.label}: traced rep`), ...scaleLines(group.spanMs, chartWidth).map((l) => indent + l)];
+  const lines = [
+    style.bold(`${group.label}: traced rep`),
+    ...scaleLines(group.spanMs, chartWidth).map((l) => indent + l),
+  ];
   rows.forEach((row, i) => {
     const previous = rows[i - 1];
-    if (group.multiDevice && previous?.device !== row.device) lines.push(style.dim(deviceLabel(deviceOf(result, row.device), row.device)));
+    if (group.multiDevice && previous?.device !== row.device)
+      lines.push(style.dim(deviceLabel(deviceOf(result, row.device), row.device)));
     const stages = rowCells(row.ops, group.spanMs, chartWidth);
     const lower = lowerCaseCells(row.ops, stages, group.spanMs);
     const queued = queuedCells(row.ops, group.spanMs, chartWidth);
-    const letters = stages.map((stage, c): Cell => (stage ? { stage, letter: lower[c] ? STAGE_LETTERS[stage].toLowerCase() : STAGE_LETTERS[stage] } : queued[c] ? QUEUED : null));
+    const letters = stages.map(
+      (stage, c): Cell =>
+        stage
+          ? { stage, letter: lower[c] ? STAGE_LETTERS[stage].toLowerCase() : STAGE_LETTERS[stage] }
+          : queued[c]
+            ? QUEUED
+            : null,
+    );
     const cells = runs(letters).map(({ cell, length }) =>
-      cell === QUEUED ? style.dim(QUEUED_CELL.repeat(length)) : cell ? paint(style, cell.stage, cell.letter.repeat(length)) : style.dim(IDLE_CELL.repeat(length)),
+      cell === QUEUED
+        ? style.dim(QUEUED_CELL.repeat(length))
+        : cell
+          ? paint(style, cell.stage, cell.letter.repeat(length))
+          : style.dim(IDLE_CELL.repeat(length)),
     );
     lines.push(`${labels[i]!.padEnd(labelWidth)} |${cells.join('')}|`);
   });
   if (note) lines.push(...wrap(`${indent}${note}`, columns));
   lines.push(`${indent}1 column = ${ms(group.spanMs / chartWidth)}`);
   lines.push(legend(style, group.reps));
-  for (const rep of group.reps) lines.push('', ...analysisLines(result, rep, group.multiDevice).flatMap((l) => wrap(l, columns)));
+  for (const rep of group.reps)
+    lines.push('', ...analysisLines(result, rep, group.multiDevice).flatMap((l) => wrap(l, columns)));
   return lines.join('\n');
 }
 
@@ -133,7 +149,10 @@ export function rowCells(ops: readonly TimelineOp[], spanMs: number, width: numb
     }
     if (total < cellMs / 2) return null;
     // Ties go to the earlier stage in STAGES, so the picture does not depend on op order.
-    return STAGES.reduce<Stage | null>((best, s) => (covered.get(s)! > (best ? covered.get(best)! : 0) ? s : best), null);
+    return STAGES.reduce<Stage | null>(
+      (best, s) => (covered.get(s)! > (best ? covered.get(best)! : 0) ? s : best),
+      null,
+    );
   });
   // Which cells show each stage, counted so that "does the op's range show its stage?" costs a logarithm.
   const shown = new Map<Stage, CellCounts>(STAGES.map((s) => [s, new CellCounts(width)]));
@@ -158,7 +177,11 @@ export function rowCells(ops: readonly TimelineOp[], spanMs: number, width: numb
  * chunk ends and the next begins. A cell takes the case of the op of its stage that covers most of it. Each op visits
  * only the cells it covers, so a row costs its ops plus its cells, not their product.
  */
-export function lowerCaseCells(ops: readonly TimelineOp[], cells: readonly (Stage | null)[], spanMs: number): boolean[] {
+export function lowerCaseCells(
+  ops: readonly TimelineOp[],
+  cells: readonly (Stage | null)[],
+  spanMs: number,
+): boolean[] {
   const width = cells.length;
   const cellMs = spanMs > 0 ? spanMs / width : 1;
   const sorted = ops.map((op) => ({ op, ...opInterval(op) })).sort((x, y) => x.start - y.start);
@@ -199,7 +222,8 @@ export function queuedCells(ops: readonly TimelineOp[], spanMs: number, width: n
     if (op.engineStartMs === undefined || !(op.engineStartMs > op.startMs)) continue;
     const first = Math.max(0, Math.floor(op.startMs / cellMs));
     const last = Math.min(width - 1, Math.floor(op.engineStartMs / cellMs));
-    for (let c = first; c <= last; c += 1) covered[c]! += Math.max(0, Math.min((c + 1) * cellMs, op.engineStartMs) - Math.max(c * cellMs, op.startMs));
+    for (let c = first; c <= last; c += 1)
+      covered[c]! += Math.max(0, Math.min((c + 1) * cellMs, op.engineStartMs) - Math.max(c * cellMs, op.startMs));
   }
   return Array.from(covered, (ms) => ms >= cellMs / 2);
 }
@@ -280,7 +304,9 @@ export function wrap(line: string, width: number): string[] {
 
 function legend(style: ChalkInstance, reps: readonly TracedRep[]): string {
   const items = legendStages(reps).map((s) => `${paint(style, s, STAGE_LETTERS[s])} ${STAGE_NAMES[s]}`);
-  const queued = reps.some((r) => r.timing?.source === 'cupti') ? `  ${style.dim(QUEUED_CELL)} queued (engine not yet started)` : '';
+  const queued = reps.some((r) => r.timing?.source === 'cupti')
+    ? `  ${style.dim(QUEUED_CELL)} queued (engine not yet started)`
+    : '';
   return `legend: ${items.join('  ')}  ${style.dim(IDLE_CELL)} idle${queued}\nletters change case from one chunk to the next`;
 }
 
@@ -295,6 +321,8 @@ function analysisLines(result: RunResult, rep: TracedRep, multiDevice: boolean):
     `${heading}:`,
     ...facts.map((f) => `  ${f.label.padEnd(labelWidth)}  ${f.value}`),
     '  idle time by cause (host: not yet issued; engine: its copy engine busy on another stream; dependency: the rest):',
-    ...table.map((r) => `  ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')}`.trimEnd()),
+    ...table.map((r) =>
+      `  ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')}`.trimEnd(),
+    ),
   ];
 }

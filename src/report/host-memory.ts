@@ -16,7 +16,8 @@ export interface HostMemoryRow {
   readonly overlapAchieved: number | null;
 }
 
-const rate = (mode: ModeResult | undefined, direction: 'h2d' | 'd2h') => (mode ? gbPerSecond(mode.bytes[direction], mode.stats.median) : null);
+const rate = (mode: ModeResult | undefined, direction: 'h2d' | 'd2h') =>
+  mode ? gbPerSecond(mode.bytes[direction], mode.stats.median) : null;
 
 export function hostMemoryRow(result: RunResult): HostMemoryRow {
   const kinds = [...new Set(result.buffers.filter((b) => b.role !== 'scratch').map((b) => b.hostMemory))];
@@ -41,7 +42,11 @@ export function hostMemoryRow(result: RunResult): HostMemoryRow {
  */
 export function renderHostMemoryTable(results: readonly RunResult[], columns = DEFAULT_COLUMNS): string {
   const rows = results.map(hostMemoryRow);
-  const column = (head: string, cell: (row: HostMemoryRow) => string, align: Column['align'] = 'right'): Column => ({ head, align, cells: rows.map(cell) });
+  const column = (head: string, cell: (row: HostMemoryRow) => string, align: Column['align'] = 'right'): Column => ({
+    head,
+    align,
+    cells: rows.map(cell),
+  });
   const full = [
     column('host memory', (row) => row.hostMemory, 'left'),
     column('H2D', (row) => (row.h2dGbPerSecond === null ? '' : formatRate(row.h2dGbPerSecond))),
@@ -49,7 +54,9 @@ export function renderHostMemoryTable(results: readonly RunResult[], columns = D
     column('serial', (row) => formatMs(row.serialMs)),
     column('overlapped', (row) => formatMs(row.overlappedMs)),
     column('speedup', (row) => `${row.speedup.toFixed(2)}×`),
-    column('overlap achieved', (row) => (row.overlapAchieved === null ? '' : `${Math.round(100 * row.overlapAchieved)}%`)),
+    column('overlap achieved', (row) =>
+      row.overlapAchieved === null ? '' : `${Math.round(100 * row.overlapAchieved)}%`,
+    ),
   ];
   const heading = `${results[0]?.config.name ?? ''} by host memory kind (overlap achieved: (serial − overlapped) / (serial − bound)):`;
   return `${fitLines(heading, columns)}\n${fitTable([full, without(full, 'H2D', 'D2H')], columns)}`;

@@ -9,7 +9,17 @@ import { renderSweepBest, renderSweepSection, type SweepPoint, sweepPoints } fro
 import { renderSweepChart } from './sweep-chart.js';
 import { renderSvg } from './svg.js';
 import { toolboxLines } from './toolbox.js';
-import { analysisFacts, analyzeTracedRep, deviceLabel, deviceOf, escapeXml as escape, IDLE_COLUMNS, idleRows, ms, timelineGroups } from './timeline-common.js';
+import {
+  analysisFacts,
+  analyzeTracedRep,
+  deviceLabel,
+  deviceOf,
+  escapeXml as escape,
+  IDLE_COLUMNS,
+  idleRows,
+  ms,
+  timelineGroups,
+} from './timeline-common.js';
 
 // One self-contained HTML file: the run's numbers, the timeline and its analysis. Everything is inline (CSS, SVG)
 // and a Content-Security-Policy forbids fetching anything, so the report opens offline and never calls out.
@@ -143,7 +153,10 @@ function modesSection(result: RunResult): string {
 }
 
 function overlapSection(result: RunResult): string {
-  const overlapped = result.modes.filter((m): m is ModeResult & { analysis: NonNullable<ModeResult['analysis']> } => m.role.kind === 'overlapped' && m.analysis !== null);
+  const overlapped = result.modes.filter(
+    (m): m is ModeResult & { analysis: NonNullable<ModeResult['analysis']> } =>
+      m.role.kind === 'overlapped' && m.analysis !== null,
+  );
   if (!overlapped.length) return '';
   const several = result.devices.length > 1;
   const head = ['mode', ...(several ? ['device'] : []), 'median', 'speedup', 'bound', 'limited by', 'efficiency'];
@@ -160,7 +173,9 @@ function overlapSection(result: RunResult): string {
   const verdicts = overlapped.flatMap((m) => {
     const lines = modelLines(m);
     return lines.length
-      ? [`<div class="model" data-mode="${escape(m.id)}"><p><strong>${escape(roleLabel(m.role))}</strong></p>${lines.map((l) => `<p>${escape(l)}</p>`).join('')}</div>`]
+      ? [
+          `<div class="model" data-mode="${escape(m.id)}"><p><strong>${escape(roleLabel(m.role))}</strong></p>${lines.map((l) => `<p>${escape(l)}</p>`).join('')}</div>`,
+        ]
       : [];
   });
   return section('overlap', 'Overlapped modes', table(head, rows, 'overlap') + verdicts.join(''));
@@ -174,19 +189,25 @@ function toolboxSection(result: RunResult): string {
 
 function timelineSection(result: RunResult, options: HtmlOptions): string {
   const groups = timelineGroups(result);
-  if (!groups.length) return section('timeline', 'Timeline', '<p>No traced reps in this result: run with --timeline to record one.</p>');
+  if (!groups.length)
+    return section('timeline', 'Timeline', '<p>No traced reps in this result: run with --timeline to record one.</p>');
   // Each SVG carries its own title (config, devices, mode) and legend.
   const parts = groups.map((group) =>
     [
       `<figure class="timeline" data-mode="${escape(group.mode)}">`,
-      renderSvg(result, { mode: group.mode, ...(options.width === undefined ? {} : { width: options.width }) }).trimEnd(),
+      renderSvg(result, {
+        mode: group.mode,
+        ...(options.width === undefined ? {} : { width: options.width }),
+      }).trimEnd(),
       '</figure>',
       ...group.reps.map((rep) => {
         const a = analyzeTracedRep(result, rep);
         const facts = analysisFacts(a, rep)
           .map((f) => `<dt>${escape(f.label)}</dt><dd>${escape(f.value)}</dd>`)
           .join('');
-        const heading = group.multiDevice ? `<h4>Analysis, ${escape(deviceLabel(deviceOf(result, rep.device), rep.device))}</h4>` : '';
+        const heading = group.multiDevice
+          ? `<h4>Analysis, ${escape(deviceLabel(deviceOf(result, rep.device), rep.device))}</h4>`
+          : '';
         return (
           `<div class="analysis" data-mode="${escape(rep.mode)}" data-device="${rep.device}">${heading}<dl class="facts">${facts}</dl>` +
           `<p>Idle time by cause: host (not yet issued), engine (its copy engine busy on another stream), dependency (the rest).</p>` +
@@ -199,12 +220,16 @@ function timelineSection(result: RunResult, options: HtmlOptions): string {
 }
 
 function warningsSection(result: RunResult): string {
-  const warnings = result.warnings.map((w) => `<div class="warning" data-code="${escape(w.code)}"><strong>${escape(w.message)}</strong> ${escape(w.remedy)}</div>`);
+  const warnings = result.warnings.map(
+    (w) =>
+      `<div class="warning" data-code="${escape(w.code)}"><strong>${escape(w.message)}</strong> ${escape(w.remedy)}</div>`,
+  );
   const notes = result.notes.map((n) => `<li>${escape(n)}</li>`);
   const devices = devicesLines(result);
   const kinds = kindSections(result).map((s) => section(s.id, s.title, `<pre>${escape(s.lines.join('\n'))}</pre>`));
   const mismatches = result.verification.mismatches.map(
-    (m) => `<li>${escape(`${m.mode}: ${m.buffer}[${m.index}] expected ${m.expected}, got ${m.actual} (${m.differing} differ)`)}</li>`,
+    (m) =>
+      `<li>${escape(`${m.mode}: ${m.buffer}[${m.index}] expected ${m.expected}, got ${m.actual} (${m.differing} differ)`)}</li>`,
   );
   return [
     devices.length ? section('devices', 'Several GPUs', `<pre>${escape(devices.join('\n'))}</pre>`) : '',

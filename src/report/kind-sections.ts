@@ -14,7 +14,10 @@ export const REPORT_FACTS: Omit<ReportContext, 'modeLabel'> = {
 };
 
 /** A section's context for one Result. */
-export const reportContext = (result: RunResult): ReportContext => ({ ...REPORT_FACTS, modeLabel: (mode) => modeLabel(mode, result) });
+export const reportContext = (result: RunResult): ReportContext => ({
+  ...REPORT_FACTS,
+  modeLabel: (mode) => modeLabel(mode, result),
+});
 
 /** The sections with something to say of this Result, in the list's order. */
 export const kindSections = (result: RunResult) => kindReports(result, reportContext(result));

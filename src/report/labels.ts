@@ -40,7 +40,8 @@ export function modeLabel(mode: ModeResult, result: Pick<RunResult, 'modes' | 'd
   return sameShape ? `overlapped (${role.layout.order})${on}` : `${roleLabel(role)}${on}`;
 }
 
-const layoutShape = (layout: OverlapLayout) => roleLabel({ kind: 'overlapped', layout: { ...layout, order: 'depth-first' } });
+const layoutShape = (layout: OverlapLayout) =>
+  roleLabel({ kind: 'overlapped', layout: { ...layout, order: 'depth-first' } });
 
 const shapesOf = new WeakMap<readonly ModeResult[], { layouts: number; shapes: ReadonlySet<string> }>();
 
@@ -67,12 +68,19 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
       return `serial${on}`;
     case 'overlapped': {
       const { layout } = role;
-      const shape = layout.topology === 'stage-per-stream' ? `${layout.chunks} chunks, stage per stream` : `${layout.chunks}×${layout.streams}`;
+      const shape =
+        layout.topology === 'stage-per-stream'
+          ? `${layout.chunks} chunks, stage per stream`
+          : `${layout.chunks}×${layout.streams}`;
       const variants = [
         layout.slots === undefined ? '' : `, ${layout.slots} slots`,
         layout.host === undefined ? '' : `, host ${layout.host}`,
-        layout.legacyOp === undefined ? '' : `, chunk ${layout.legacyOp.chunk} ${opWord(layout.legacyOp.op)} on legacy default`,
-        layout.perThreadOp === undefined ? '' : `, chunk ${layout.perThreadOp.chunk} ${opWord(layout.perThreadOp.op)} on per-thread default`,
+        layout.legacyOp === undefined
+          ? ''
+          : `, chunk ${layout.legacyOp.chunk} ${opWord(layout.legacyOp.op)} on legacy default`,
+        layout.perThreadOp === undefined
+          ? ''
+          : `, chunk ${layout.perThreadOp.chunk} ${opWord(layout.perThreadOp.op)} on per-thread default`,
         layout.issue === 'graph' ? ', graph replay' : '',
       ].join('');
       return `overlapped ${shape} ${layout.order}${variants}${on}`;
@@ -98,7 +106,9 @@ export function roleLabel(role: ModeRole, device: number | null = null): string 
         : `GPU ${role.alone}'s share alone, ${role.layout.chunks}×${role.layout.streams}`;
     }
     case 'split-link':
-      return role.alone === undefined ? `H2D + D2H at once on GPUs ${role.devices.join(', ')} together` : `H2D + D2H at once on GPU ${role.alone}, its share alone`;
+      return role.alone === undefined
+        ? `H2D + D2H at once on GPUs ${role.devices.join(', ')} together`
+        : `H2D + D2H at once on GPU ${role.alone}, its share alone`;
     case 'cross-device':
       return `across GPU ${role.from} → ${role.to} (peer copy after ${role.after}), ${role.layout.chunks}×${role.layout.streams}`;
     case 'peer':
@@ -116,11 +126,18 @@ export function rateOf(mode: ModeResult): string {
   if (throughput?.gbPerSecond !== undefined) return formatRate(throughput.gbPerSecond);
   const bytes = mode.bytes.h2d + mode.bytes.d2h;
   if (mode.role.kind === 'split-link') return bytes ? formatRate(gbPerSecond(bytes, mode.stats.median)) : '';
-  if (mode.role.kind === 'peer') return mode.bytes.peer ? formatRate(gbPerSecond(mode.bytes.peer, mode.stats.median)) : '';
-  return mode.role.kind === 'stage' || mode.role.kind === 'link' ? (bytes ? formatRate(gbPerSecond(bytes, mode.stats.median)) : '') : '';
+  if (mode.role.kind === 'peer')
+    return mode.bytes.peer ? formatRate(gbPerSecond(mode.bytes.peer, mode.stats.median)) : '';
+  return mode.role.kind === 'stage' || mode.role.kind === 'link'
+    ? bytes
+      ? formatRate(gbPerSecond(bytes, mode.stats.median))
+      : ''
+    : '';
 }
 
-/** The modes of the mode table, model parts first. Issue-cost modes are host timings, reported per op on their own line. */
+/**
+ * The modes of the mode table, model parts first. Issue-cost modes are host timings, reported per op on their own line.
+ */
 export function displayOrder(modes: readonly ModeResult[]): ModeResult[] {
   const rank = (m: ModeResult) =>
     ({
@@ -151,7 +168,9 @@ export function verificationWords(verification: Pick<RunResult['verification'], 
 /** What the times include, and why the repetition stopped. */
 export function timingLine(result: RunResult): string {
   const p = result.policy;
-  const what = p.gate ? 'GPU time only (--gate held the streams until each rep was issued)' : 'GPU time including host issue cost (no --gate)';
+  const what = p.gate
+    ? 'GPU time only (--gate held the streams until each rep was issued)'
+    : 'GPU time including host issue cost (no --gate)';
   const stopped = stopReasons(result);
   const policy =
     p.fixedReps !== null
@@ -172,7 +191,8 @@ function stopReasons(result: RunResult): string {
   const byRule = new Map<StopRule, ModeResult[]>();
   for (const m of result.modes) byRule.set(m.stoppedBy, [...(byRule.get(m.stoppedBy) ?? []), m]);
   if (byRule.size === 1) return STOP_RULE_TEXT[[...byRule.keys()][0] as StopRule];
-  const which = (modes: readonly ModeResult[]) => (modes.length <= 3 ? modes.map((m) => modeLabel(m, result)).join(', ') : `${modes.length} modes`);
+  const which = (modes: readonly ModeResult[]) =>
+    modes.length <= 3 ? modes.map((m) => modeLabel(m, result)).join(', ') : `${modes.length} modes`;
   return [...byRule].map(([rule, modes]) => `${STOP_RULE_TEXT[rule]} for ${which(modes)}`).join(', and ');
 }
 
@@ -184,7 +204,8 @@ export interface Comparison {
   readonly toMs: number;
 }
 
-export const comparisonText = (c: Comparison) => `${c.what}: ${(c.fromMs / c.toMs).toFixed(2)}× (${formatMs(c.fromMs)} → ${formatMs(c.toMs)})`;
+export const comparisonText = (c: Comparison) =>
+  `${c.what}: ${(c.fromMs / c.toMs).toFixed(2)}× (${formatMs(c.fromMs)} → ${formatMs(c.toMs)})`;
 
 /**
  * The comparisons that answer a config's question, to lead its report: each graph replay against the same layout
@@ -197,9 +218,19 @@ export function leadComparisons(result: Pick<RunResult, 'modes'>): Comparison[] 
     if (mode.role.kind !== 'overlapped') continue;
     const shape = `${mode.role.layout.chunks}×${mode.role.layout.streams} ${mode.role.layout.order}`;
     const stream = twinWithout(mode, 'issue', result.modes);
-    if (stream) found.push({ what: `graph replay against stream issue, ${shape}`, fromMs: stream.stats.median, toMs: mode.stats.median });
+    if (stream)
+      found.push({
+        what: `graph replay against stream issue, ${shape}`,
+        fromMs: stream.stats.median,
+        toMs: mode.stats.median,
+      });
     const without = mode.role.layout.issue === undefined ? twinWithout(mode, 'host', result.modes) : null;
-    if (without) found.push({ what: `with the host stage ${mode.role.layout.host ?? ''} against without it, ${shape}`, fromMs: without.stats.median, toMs: mode.stats.median });
+    if (without)
+      found.push({
+        what: `with the host stage ${mode.role.layout.host ?? ''} against without it, ${shape}`,
+        fromMs: without.stats.median,
+        toMs: mode.stats.median,
+      });
   }
   return found;
 }
@@ -208,7 +239,10 @@ export function leadComparisons(result: Pick<RunResult, 'modes'>): Comparison[] 
  * What a mode's speedup over serial compares, where that is not plain like with like; null where it is. `omit`: the
  * speedup says nothing and is left out. `brief`: the same in a few words, for the terminal's answer.
  */
-export function serialCaveat(mode: ModeResult, result: Pick<RunResult, 'modes'>): { text: string; brief: string; omit: boolean } | null {
+export function serialCaveat(
+  mode: ModeResult,
+  result: Pick<RunResult, 'modes'>,
+): { text: string; brief: string; omit: boolean } | null {
   const mismatch = serialMismatch(mode, result.modes);
   if (!mismatch) return null;
   if (mismatch.kind === 'without-stage') {
@@ -256,7 +290,9 @@ export function layoutWords(mode: ModeResult): string {
   const words = mode.analysis?.model?.words;
   if (words) return words.layout;
   const { chunks, streams, topology } = mode.role.layout;
-  return topology === 'stage-per-stream' ? `${chunks} chunks, stage per stream` : `${chunks} chunks × ${streams} streams`;
+  return topology === 'stage-per-stream'
+    ? `${chunks} chunks, stage per stream`
+    : `${chunks} chunks × ${streams} streams`;
 }
 
 /** A bound's limit in words: a kind's where its term binds ("communication: the compute, then …"). */
@@ -275,7 +311,8 @@ export function bestLayoutText(mode: ModeResult): string | null {
   const { layout } = mode.role;
   const limit = `limited by ${limitWords(floor.limitedBy, words?.bestLimit)}`;
   // A host stage on the JS thread has no term: what the model predicts is the GPU's side alone, no layout's time.
-  if (layout.host !== undefined && !kindMeasured(mode)) return `not predicted: the model has no term for the host stage ${layout.host} on the JS thread`;
+  if (layout.host !== undefined && !kindMeasured(mode))
+    return `not predicted: the model has no term for the host stage ${layout.host} on the JS thread`;
   const unpredicted = words?.unpredicted ? `; ${words.unpredicted}` : '';
   if (floor.limitedBy === 'serial' && floor.chunks === 1) {
     return `serial${words ? ` (${words.best})` : ''}, ${formatMs(floor.ms)} measured: no layout the model predicts beats it`;
@@ -322,7 +359,9 @@ export function modelLines(mode: ModeResult): string[] {
       .map((p) => `${p.cause} ${formatMs(p.ms)}`)
       .join(', ')}; ` +
       `most from ${advice.cause}: ${advice.why}` +
-      (advice.change && advice.predictedMs !== null ? `; ${advice.change}, ${formatMs(advice.predictedMs)} predicted (${savesText(advice)})` : ''),
+      (advice.change && advice.predictedMs !== null
+        ? `; ${advice.change}, ${formatMs(advice.predictedMs)} predicted (${savesText(advice)})`
+        : ''),
   );
   return lines;
 }
@@ -331,7 +370,8 @@ export function modelLines(mode: ModeResult): string[] {
  * What a change saves: a layout's is the model's prediction for it; another change's the most it can save (the term
  * it removes), such as more workers, whose count the model does not know.
  */
-const savesText = (advice: NonNullable<ModelAnalysis['advice']>) => (advice.code === 'layout' ? `saves ${formatMs(advice.savingMs)}` : `saves up to ${formatMs(advice.savingMs)}`);
+const savesText = (advice: NonNullable<ModelAnalysis['advice']>) =>
+  advice.code === 'layout' ? `saves ${formatMs(advice.savingMs)}` : `saves up to ${formatMs(advice.savingMs)}`;
 
 /** The change line's text: the change with what it is predicted to save, or why none is named. */
 export function changeText(mode: ModeResult): string {

@@ -10,16 +10,23 @@ const rankText = (r: RankFigures) => (r.rank === null ? '–' : String(r.rank));
 const gpuText = (r: RankFigures) => `${r.device.index} ${r.device.name}`;
 const where = (r: RankFigures) => `${r.host} GPU ${r.device.index}${r.rank === null ? '' : ` (rank ${r.rank})`}`;
 
-/** `cuda-pipe merge`: per config, the answer (total, slowest GPU, skew), then a table per host and the detail; tables within `columns`. */
+/**
+ * `cuda-pipe merge`: per config, the answer (total, slowest GPU, skew), then a table per host and the detail; tables
+ * within `columns`.
+ */
 export function renderMerge(merged: Merged, style: Style, columns = DEFAULT_COLUMNS): string {
   return merged.configs.map((c) => renderConfig(c, style, columns)).join('\n\n');
 }
 
-/** A config's answer: how many GPUs, their total throughput, the slowest GPU and how far the ranks reached collectives apart. */
+/**
+ * A config's answer: how many GPUs, their total throughput, the slowest GPU and how far the ranks reached collectives
+ * apart.
+ */
 function mergeAnswer(c: MergedConfig, style: Style): string[] {
   const gpus = `${c.ranks.length} GPU${c.ranks.length === 1 ? '' : 's'}`;
   const distinct = new Set(c.ranks.map((r) => `${r.host}\0${r.device.index}`)).size;
-  const what = distinct < c.ranks.length ? `${c.ranks.length} results on ${distinct} GPU${distinct === 1 ? '' : 's'}` : gpus;
+  const what =
+    distinct < c.ranks.length ? `${c.ranks.length} results on ${distinct} GPU${distinct === 1 ? '' : 's'}` : gpus;
   const lines = [style.bold(`${c.config}: ${what} on ${c.hosts.length} host${c.hosts.length === 1 ? '' : 's'}`)];
   if (c.step) return [...lines, ...stepLines(c, c.step)];
   // A GPU in two Results would be summed twice: two runs on one GPU headlined "2.00× the fastest single GPU".
@@ -31,12 +38,16 @@ function mergeAnswer(c: MergedConfig, style: Style): string[] {
   );
   if (c.slowest) {
     const { figures, trails } = c.slowest;
-    lines.push(`slowest: ${where(figures)}, ${formatMs(figures.overlappedMs)}, ${formatPercent(trails)} behind the median of ${formatMs(c.medianMs)}`);
+    lines.push(
+      `slowest: ${where(figures)}, ${formatMs(figures.overlappedMs)}, ${formatPercent(trails)} behind the median of ${formatMs(c.medianMs)}`,
+    );
   }
   if (c.skew?.kind === 'measured' && c.skew.modes.length) {
     const { who, count, of } = c.skew.mostOftenLast;
     const most = Math.max(...c.skew.modes.map((m) => m.maxMs));
-    lines.push(`skew: ranks reached collectives up to ${formatMs(most)} apart; last most often: ${who.map(participantName).join(' and ')} (${count} of ${of})`);
+    lines.push(
+      `skew: ranks reached collectives up to ${formatMs(most)} apart; last most often: ${who.map(participantName).join(' and ')} (${count} of ${of})`,
+    );
   }
   return lines;
 }
@@ -58,11 +69,16 @@ function stepLines(c: MergedConfig, step: StepFigures): string[] {
         `${step.scaling.toFixed(2)}× one GPU's compute, ${formatPercent(step.scaling / c.ranks.length)} of linear`,
     );
   }
-  if (c.sharedGpus.length) lines.push(`scaling: not given, since ${c.sharedGpus.join(' and ')} ${c.sharedGpus.length === 1 ? 'appears' : 'appear'} in more than one result`);
+  if (c.sharedGpus.length)
+    lines.push(
+      `scaling: not given, since ${c.sharedGpus.join(' and ')} ${c.sharedGpus.length === 1 ? 'appears' : 'appear'} in more than one result`,
+    );
   if (c.skew?.kind === 'measured' && c.skew.modes.length) {
     const { who, count, of } = c.skew.mostOftenLast;
     const most = Math.max(...c.skew.modes.map((m) => m.maxMs));
-    lines.push(`skew: ranks reached collectives up to ${formatMs(most)} apart; last most often: ${who.map(participantName).join(' and ')} (${count} of ${of})`);
+    lines.push(
+      `skew: ranks reached collectives up to ${formatMs(most)} apart; last most often: ${who.map(participantName).join(' and ')} (${count} of ${of})`,
+    );
   }
   return lines;
 }
@@ -72,7 +88,9 @@ function renderConfig(c: MergedConfig, style: Style, columns: number): string {
   for (const host of c.hosts) {
     const gpus = `${host.ranks.length} GPU${host.ranks.length === 1 ? '' : 's'}`;
     const slowest = Math.max(...host.ranks.map((r) => r.overlappedMs));
-    const head = c.step ? `host ${host.host}: ${gpus}, the slowest ${formatMs(slowest)} a step` : `host ${host.host}: ${formatRate(host.gbps)} over ${gpus}`;
+    const head = c.step
+      ? `host ${host.host}: ${gpus}, the slowest ${formatMs(slowest)} a step`
+      : `host ${host.host}: ${formatRate(host.gbps)} over ${gpus}`;
     lines.push('', head, hostTable(c, host.ranks, style, columns));
   }
   if (c.skew) lines.push('', ...skewLines(c.skew, columns));
@@ -92,17 +110,26 @@ function hostTable(c: MergedConfig, ranks: readonly RankFigures[], style: Style,
     ...(c.step ? [] : [{ head: 'throughput', align: 'right' as const, cells: ranks.map((r) => formatRate(r.gbps)) }]),
   ];
   const index: Layout = [{ head: 'GPU', cells: ranks.map((r) => mark(r)(String(r.device.index))) }, ...figures];
-  return fitTable([[{ head: 'GPU', cells: ranks.map((r) => mark(r)(gpuText(r))) }, ...figures], index, without(index, 'speedup')], columns);
+  return fitTable(
+    [[{ head: 'GPU', cells: ranks.map((r) => mark(r)(gpuText(r))) }, ...figures], index, without(index, 'speedup')],
+    columns,
+  );
 }
 
-const COLLECTIVE_NAMES: Record<Collective, string> = { allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather' };
+const COLLECTIVE_NAMES: Record<Collective, string> = {
+  allreduce: 'all-reduce',
+  reducescatter: 'reduce-scatter',
+  allgather: 'all-gather',
+};
 
 /** Up to this many collectives a mode, each gets a row; beyond, a row each would bury the summary. */
 export const SKEW_ROWS_MAX = 8;
 
 const times = (n: number) => `${n} time${n === 1 ? '' : 's'}`;
 
-/** When each rank reached each collective: per mode a summary, a row per call when few, and who arrived last most often. */
+/**
+ * When each rank reached each collective: per mode a summary, a row per call when few, and who arrived last most often.
+ */
 export function skewLines(skew: Skew, columns = DEFAULT_COLUMNS): string[] {
   if (skew.kind === 'unknown') return [`collective arrival skew: not comparable: ${skew.reason}.`];
   const lines: string[] = [];
@@ -111,7 +138,9 @@ export function skewLines(skew: Skew, columns = DEFAULT_COLUMNS): string[] {
     if (m.calls.length <= SKEW_ROWS_MAX) lines.push(skewTable(m.calls, columns));
   }
   const { who, count, of } = skew.mostOftenLast;
-  lines.push(`last to arrive most often: ${who.map(participantName).join(' and ')}, at ${count} of ${of} collectives${who.length > 1 ? ' each' : ''}`);
+  lines.push(
+    `last to arrive most often: ${who.map(participantName).join(' and ')}, at ${count} of ${of} collectives${who.length > 1 ? ' each' : ''}`,
+  );
   for (const reason of skew.unpaired) lines.push(`collective arrival skew not paired for ${reason}.`);
   lines.push(
     "(a rank arrives when its stream reaches the call: the op's begin event on the host's wall clock, good to the lag between issuing a traced rep's start event and its GPU recording it)",
@@ -120,7 +149,9 @@ export function skewLines(skew: Skew, columns = DEFAULT_COLUMNS): string[] {
 }
 
 function modeSummary(m: ModeSkew): string {
-  const kinds = [...new Set(m.calls.map((c) => `${COLLECTIVE_NAMES[c.collective]}s of ${formatBytes(c.bytes)}`))].join(', ');
+  const kinds = [...new Set(m.calls.map((c) => `${COLLECTIVE_NAMES[c.collective]}s of ${formatBytes(c.bytes)}`))].join(
+    ', ',
+  );
   const last = m.last.map((l) => `${participantName(l.who)} ${times(l.count)}`).join(', ');
   // Two lines: a mode's id alone takes half a line of 100 columns.
   return `collective arrival skew, ${m.mode}: ${m.calls.length} ${kinds}\n  median ${formatMs(m.medianMs)}, max ${formatMs(m.maxMs)}; last: ${last}`;
@@ -142,7 +173,12 @@ function skewTable(calls: readonly CollectiveSkew[], columns: number): string {
       )
     : [];
   const layout: Layout = [
-    { head: 'collective', cells: calls.map((c) => `${c.order + 1}${c.chunk === null ? '' : ` bucket ${c.chunk}`} ${COLLECTIVE_NAMES[c.collective]}`) },
+    {
+      head: 'collective',
+      cells: calls.map(
+        (c) => `${c.order + 1}${c.chunk === null ? '' : ` bucket ${c.chunk}`} ${COLLECTIVE_NAMES[c.collective]}`,
+      ),
+    },
     ...arrivals,
     { head: 'skew', align: 'right', cells: calls.map((c) => formatMs(c.skewMs)) },
     { head: 'last', cells: calls.map((c) => participantName(c.last.who)) },

@@ -13,7 +13,9 @@ export interface PlanView {
   readonly rank?: string | null;
 }
 
-/** `run --dry-run`: which stream does what, how many ops, how many bytes; with `ops`, every op in order. Needs no GPU. */
+/**
+ * `run --dry-run`: which stream does what, how many ops, how many bytes; with `ops`, every op in order. Needs no GPU.
+ */
 export function renderPlan(plan: Plan, view: PlanView = {}): string {
   return [...planPieces(plan, view)].join('\n');
 }
@@ -34,12 +36,18 @@ export function* planPieces(plan: Plan, view: PlanView = {}): Generator<string> 
     `Plan for ${plan.name} on device ${plan.devices.join(', ')}${view.rank ? ` (${view.rank})` : ''}: ${plan.elements} ${items ? 'items per rep' : 'elements per buffer'}`,
   );
   for (const b of plan.buffers) {
-    const shape = b.role === 'resident' ? ': copied to the device once before timing, read whole by every chunk' : items ? `, ${b.itemSize} per item` : '';
+    const shape =
+      b.role === 'resident'
+        ? ': copied to the device once before timing, read whole by every chunk'
+        : items
+          ? `, ${b.itemSize} per item`
+          : '';
     lines.push(
       `  buffer ${b.name}: ${b.type} × ${b.elements} = ${formatBytes(b.bytes)}, ${b.role}, ${b.role === 'scratch' ? 'device only' : `${b.hostMemory} host memory`}${shape}`,
     );
   }
-  for (const k of plan.kernels) lines.push(`  kernel ${k.label}: ${k.entry} from ${k.sourcePath}, block ${k.block}, grid ${k.grid}`);
+  for (const k of plan.kernels)
+    lines.push(`  kernel ${k.label}: ${k.entry} from ${k.sourcePath}, block ${k.block}, grid ${k.grid}`);
   if (view.kernels) lines.push(`  ${view.kernels}`);
   for (const schedule of plan.schedules) {
     if (schedule.role.kind !== 'overlapped') continue;
@@ -55,7 +63,9 @@ export function* planPieces(plan: Plan, view: PlanView = {}): Generator<string> 
   }
   const { connections } = plan.pipeline;
   if (connections !== undefined) {
-    lines.push(`  hardware queues: ${connections} (pipeline.connections: CUDA_DEVICE_MAX_CONNECTIONS=${connections} for this process)`);
+    lines.push(
+      `  hardware queues: ${connections} (pipeline.connections: CUDA_DEVICE_MAX_CONNECTIONS=${connections} for this process)`,
+    );
   }
   const { ring, budgetBytes } = plan.device;
   if (ring) {
@@ -67,8 +77,12 @@ export function* planPieces(plan: Plan, view: PlanView = {}): Generator<string> 
   const resident = plan.buffers.filter((b) => b.role === 'resident');
   if (resident.length) {
     const residentBytes = resident.reduce((sum, b) => sum + b.bytes, 0);
-    const chunked = plan.buffers.filter((b) => b.role !== 'resident').reduce((sum, b) => sum + plan.device.elements * b.itemSize * b.elementBytes, 0);
-    lines.push(`  device memory: ${formatBytes(chunked + residentBytes)}, of which resident ${formatBytes(residentBytes)} (in no mode's copied bytes)`);
+    const chunked = plan.buffers
+      .filter((b) => b.role !== 'resident')
+      .reduce((sum, b) => sum + plan.device.elements * b.itemSize * b.elementBytes, 0);
+    lines.push(
+      `  device memory: ${formatBytes(chunked + residentBytes)}, of which resident ${formatBytes(residentBytes)} (in no mode's copied bytes)`,
+    );
   }
   for (const note of plan.notes) lines.push(`  note: ${note}`);
   yield lines.join('\n');
@@ -104,7 +118,8 @@ function counted(ops: readonly Op[]) {
 /** A schedule's op counts: the nouns every plan shows, its event records and waits, then the nouns it has ops of. */
 function opCounts(ops: readonly Op[]): string {
   const nouns = counted(ops);
-  const shown = (always: boolean) => nouns.filter((n) => n.always === always && (always || n.count > 0)).map((n) => plural(n.count, n.one, n.many));
+  const shown = (always: boolean) =>
+    nouns.filter((n) => n.always === always && (always || n.count > 0)).map((n) => plural(n.count, n.one, n.many));
   const sync = ops.filter((o) => o.kind === 'record' || o.kind === 'wait').length;
   return `${plural(ops.length, 'op')} (${[...shown(true), plural(sync, 'event record or wait', 'event records and waits'), ...shown(false)].join(', ')})`;
 }
@@ -120,7 +135,9 @@ function chunkList(chunks: readonly number[]): string {
  */
 function verifyWords(schedule: Schedule, plan: Plan): string {
   if (!schedule.verify) return '';
-  return plan.buffers.some((b) => b.role === 'out' || b.role === 'inout') ? '; its outputs will be verified' : '; it will run once checked (no output to compare)';
+  return plan.buffers.some((b) => b.role === 'out' || b.role === 'inout')
+    ? '; its outputs will be verified'
+    : '; it will run once checked (no output to compare)';
 }
 
 /** A schedule's summary: its line, then one per stream; `all` its ops, the prologue's and epilogue's included. */
@@ -132,7 +149,8 @@ function renderSchedule(schedule: Schedule, all: readonly Op[], plan: Plan): str
     `mode ${schedule.id}: ${schedule.description}; ${opCounts(all)} on ${plural(schedule.streams.length, 'stream')}${on}; ` +
       `H2D ${formatBytes(schedule.bytes.h2d)}, D2H ${formatBytes(schedule.bytes.d2h)}${peer}${verifyWords(schedule, plan)}`,
   ];
-  // Every op, the prologue's gate and epilogue's joins too, as the mode's line counts them, so the streams add up to it.
+  // Every op, the prologue's gate and epilogue's joins too, as the mode's line counts them, so the streams add up to
+  // it.
   const byStream = new Map<string, Op[]>(schedule.streams.map((s) => [s.id, []]));
   for (const op of all) byStream.get(op.stream)?.push(op);
   for (const stream of schedule.streams) {

@@ -5,7 +5,9 @@ import { type Column, fitPairs, fitTable, type Layout, without } from './fold.js
 import type { Style } from './style.js';
 import { DEFAULT_COLUMNS } from './width.js';
 
-/** The terminal view, its tables within `columns` (the CLI wraps its prose lines): the answer, then each device's facts. */
+/**
+ * The terminal view, its tables within `columns` (the CLI wraps its prose lines): the answer, then each device's facts.
+ */
 export function renderProbe(doc: ProbeDocument, style: Style, columns = DEFAULT_COLUMNS): string {
   const s = doc.software;
   const lines = [
@@ -42,8 +44,11 @@ function probeAnswer(doc: ProbeDocument): string[] {
     const key = `${d.name}, sm_${d.computeCapability.major}${d.computeCapability.minor}: ${overlap}`;
     kinds.set(key, [...(kinds.get(key) ?? []), d.index]);
   }
-  const lines = [...kinds].map(([key, indices]) => `Device${indices.length > 1 ? 's' : ''} ${indices.join(', ')}: ${key}`);
-  for (const { facts, bandwidth } of doc.devices) if (bandwidth?.length) lines.push(`Device ${facts.index} copies: ${ratesText(bandwidth)}`);
+  const lines = [...kinds].map(
+    ([key, indices]) => `Device${indices.length > 1 ? 's' : ''} ${indices.join(', ')}: ${key}`,
+  );
+  for (const { facts, bandwidth } of doc.devices)
+    if (bandwidth?.length) lines.push(`Device ${facts.index} copies: ${ratesText(bandwidth)}`);
   if (doc.peers && doc.devices.length > 1) lines.push(peerAnswer(doc.peers));
   return lines;
 }
@@ -54,7 +59,9 @@ function ratesText(rows: readonly Bandwidth[]): string {
   return (['pinned', 'pageable'] as const)
     .flatMap((memory) => {
       const same = rows.filter((b) => b.hostMemory === memory);
-      return same.length ? [`${memory} ${same.map((b) => `${name[b.direction]} ${formatRate(b.gbPerSecond)}`).join(', ')}`] : [];
+      return same.length
+        ? [`${memory} ${same.map((b) => `${name[b.direction]} ${formatRate(b.gbPerSecond)}`).join(', ')}`]
+        : [];
     })
     .join('; ');
 }
@@ -63,7 +70,9 @@ function ratesText(rows: readonly Bandwidth[]): string {
 function peerAnswer(peers: Peers): string {
   const staged = peers.matrix.filter((l) => !l.canAccess).map((l) => `${l.from} → ${l.to}`);
   const fastest = [...(peers.bandwidth ?? [])].sort((a, b) => b.gbPerSecond - a.gbPerSecond)[0];
-  const rate = fastest ? `; fastest copy ${fastest.from} ${fastest.bidirectional ? '⇄' : '→'} ${fastest.to} at ${formatRate(fastest.gbPerSecond)}` : '';
+  const rate = fastest
+    ? `; fastest copy ${fastest.from} ${fastest.bidirectional ? '⇄' : '→'} ${fastest.to} at ${formatRate(fastest.gbPerSecond)}`
+    : '';
   return staged.length
     ? `between devices: no peer access ${staged.join(', ')}: chunks between them go through host memory${rate}`
     : `between devices: peer access every way, so chunks pass device to device without the host${rate}`;
@@ -101,9 +110,16 @@ function peerMatrixTable(matrix: readonly PeerLink[], devices: readonly number[]
 
 function peerBandwidthTable(rows: readonly PeerBandwidth[], columns: number): string {
   const full: Layout = [
-    { head: 'copy', cells: rows.map((b) => (b.bidirectional ? `${b.from} ⇄ ${b.to} (both ways at once)` : `${b.from} → ${b.to}`)) },
+    {
+      head: 'copy',
+      cells: rows.map((b) => (b.bidirectional ? `${b.from} ⇄ ${b.to} (both ways at once)` : `${b.from} → ${b.to}`)),
+    },
     { head: 'path', cells: rows.map((b) => (b.path === 'peer' ? 'peer' : 'staged via host')) },
-    { head: 'size', align: 'right', cells: rows.map((b) => (b.bidirectional ? `${formatBytes(b.bytes)} each way` : formatBytes(b.bytes))) },
+    {
+      head: 'size',
+      align: 'right',
+      cells: rows.map((b) => (b.bidirectional ? `${formatBytes(b.bytes)} each way` : formatBytes(b.bytes))),
+    },
     { head: 'median', align: 'right', cells: rows.map((b) => formatMs(b.stats.median)) },
     { head: 'noise', align: 'right', cells: rows.map((b) => formatPercent(b.stats.relativeNoise)) },
     { head: 'GB/s', align: 'right', cells: rows.map((b) => formatRate(b.gbPerSecond)) },
@@ -120,16 +136,24 @@ export function copyEngineMeaning(count: number): string {
 /** A device's facts, each with what it means where that is not plain. */
 function deviceFacts(d: DeviceFacts): Array<[string, string]> {
   const yesNo = (b: boolean) => (b ? 'yes' : 'no');
-  const pcie = d.pcie ? `gen${d.pcie.generation ?? '?'} x${d.pcie.width} (${d.pcie.speed}; max gen${d.pcie.maxGeneration ?? '?'} x${d.pcie.maxWidth})` : 'not readable from sysfs';
+  const pcie = d.pcie
+    ? `gen${d.pcie.generation ?? '?'} x${d.pcie.width} (${d.pcie.speed}; max gen${d.pcie.maxGeneration ?? '?'} x${d.pcie.maxWidth})`
+    : 'not readable from sysfs';
   return [
-    ['compute capability', `${d.computeCapability.major}.${d.computeCapability.minor} (sm_${d.computeCapability.major}${d.computeCapability.minor})`],
+    [
+      'compute capability',
+      `${d.computeCapability.major}.${d.computeCapability.minor} (sm_${d.computeCapability.major}${d.computeCapability.minor})`,
+    ],
     ['multiprocessors', `${d.multiprocessors} (${d.maxThreadsPerMultiprocessor} threads each)`],
     ['memory', formatBytes(d.memoryBytes)],
     ['L2 cache', formatBytes(d.l2CacheBytes)],
     ['async engines', `${d.asyncEngineCount}: ${copyEngineMeaning(d.asyncEngineCount)}`],
     ['concurrent kernels', yesNo(d.concurrentKernels)],
     ['GPU overlap', yesNo(d.gpuOverlap)],
-    ['stream priorities', `least ${d.streamPriority.least}, greatest ${d.streamPriority.greatest} (lower is higher priority)`],
+    [
+      'stream priorities',
+      `least ${d.streamPriority.least}, greatest ${d.streamPriority.greatest} (lower is higher priority)`,
+    ],
     ['unified addressing', yesNo(d.unifiedAddressing)],
     ['can map host memory', yesNo(d.canMapHostMemory)],
     ['PCI bus id', d.pciBusId],
@@ -151,5 +175,8 @@ function bandwidthTable(rows: readonly Bandwidth[], columns: number): string {
     { head: 'GB/s', align: 'right', cells: rows.map((b) => formatRate(b.gbPerSecond)) },
   ];
   const short: Layout = [{ head: 'copy', cells: rows.map((b) => label(b, false)) }, ...figures];
-  return fitTable([[{ head: 'copy', cells: rows.map((b) => label(b, true)) }, ...figures], short, without(short, 'noise', 'size')], columns);
+  return fitTable(
+    [[{ head: 'copy', cells: rows.map((b) => label(b, true)) }, ...figures], short, without(short, 'noise', 'size')],
+    columns,
+  );
 }

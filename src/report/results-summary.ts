@@ -30,7 +30,13 @@ export function resultsSummary(results: readonly RunResult[], columns = DEFAULT_
     const speedup = `${formatSpeedup(r.summary)} over serial (${formatMs(r.summary.serialMs)} → ${formatMs(r.summary.overlappedMs)})`;
     return `  ${named[i]}: ${speedup}${limit}${shared === null ? `, on ${devicesOf(r)}` : ''}`;
   });
-  return fitLines([`${results.length} Results${shared === null ? '' : ` on ${shared}`}; each one's full report follows:`, ...lines].join('\n'), columns);
+  return fitLines(
+    [
+      `${results.length} Results${shared === null ? '' : ` on ${shared}`}; each one's full report follows:`,
+      ...lines,
+    ].join('\n'),
+    columns,
+  );
 }
 
 /** `exporter`, with the one-line-a-Result summary first where it is given more than one Result. */

@@ -31,7 +31,8 @@ function typeOf(node: Node): string {
   if (node.enum) return node.enum.map(shown).join(' | ');
   const type = typeof node.type === 'string' ? node.type : (node.type?.join(' or ') ?? 'any');
   if (type === 'array' && node.items) return `array of ${typeOf(node.items)}`;
-  if ((type === 'integer' || type === 'number') && node.minimum !== undefined && node.minimum > Number.MIN_SAFE_INTEGER) return `${type} ≥ ${node.minimum}`;
+  if ((type === 'integer' || type === 'number') && node.minimum !== undefined && node.minimum > Number.MIN_SAFE_INTEGER)
+    return `${type} ≥ ${node.minimum}`;
   return type;
 }
 
@@ -58,7 +59,9 @@ function lines(node: Node, path: string, depth: number, seen: Set<string>): stri
       if (seen.has(at)) continue;
       seen.add(at);
       const required = object.required?.includes(name) ? ', required' : '';
-      out.push(`${'  '.repeat(depth)}${at} (${typeOf(field)}${required})${field.description ? `: ${field.description}` : ''}`);
+      out.push(
+        `${'  '.repeat(depth)}${at} (${typeOf(field)}${required})${field.description ? `: ${field.description}` : ''}`,
+      );
       out.push(...lines(field, at + suffix(field), depth + 1, seen));
     }
   }

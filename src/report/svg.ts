@@ -51,7 +51,10 @@ export const SVG_LAYOUT = {
   charWidth: 6.4,
   /** A line of a panel's notes (streams left out, rows drawn a pixel at a time). */
   noteHeight: 16,
-  /** The narrowest and widest SVG drawn, px: the plot keeps some room, and the cost of a dense row grows with its pixels. */
+  /**
+   * The narrowest and widest SVG drawn, px: the plot keeps some room, and the cost of a dense row grows with its
+   * pixels.
+   */
   minWidth: 320,
   maxWidth: 8192,
 } as const;
@@ -193,7 +196,9 @@ export function renderSvg(result: RunResult, options: SvgOptions = {}): string {
     `<rect width="${layout.width}" height="${layout.height}" fill="#ffffff"/>`,
     text(L.padding, L.padding + 16, title, { size: 16, weight: 'bold' }),
     text(L.padding, L.padding + 34, subtitle, { fill: '#555555' }),
-    ...(layout.panels.length ? layout.panels.flatMap((p) => panel(result, p)) : [text(L.padding, layout.legendY - 8, 'No traced reps in this result.')]),
+    ...(layout.panels.length
+      ? layout.panels.flatMap((p) => panel(result, p))
+      : [text(L.padding, layout.legendY - 8, 'No traced reps in this result.')]),
     ...legend(layout, result.timeline?.reps ?? []),
   ];
   return [
@@ -220,16 +225,31 @@ function panel(result: RunResult, p: SvgPanel): string[] {
     const x = xOf(p, t);
     out.push(`<line x1="${n(x)}" y1="${n(p.axisY)}" x2="${n(x)}" y2="${n(p.bottom - L.rowGap)}" stroke="#dddddd"/>`);
     out.push(`<line x1="${n(x)}" y1="${n(p.axisY - 4)}" x2="${n(x)}" y2="${n(p.axisY)}" stroke="#444444"/>`);
-    out.push(text(x, p.axisY - 7, `${tickLabel(t, ticks)}${t === 0 ? ' ms' : ''}`, { anchor: t === 0 ? 'start' : 'middle', size: 11 }));
+    out.push(
+      text(x, p.axisY - 7, `${tickLabel(t, ticks)}${t === 0 ? ' ms' : ''}`, {
+        anchor: t === 0 ? 'start' : 'middle',
+        size: 11,
+      }),
+    );
   }
   for (const row of p.rows) {
-    if (row.deviceHeaderY !== null) out.push(text(L.padding, row.deviceHeaderY, deviceLabel(deviceOf(result, row.device), row.device), { fill: '#555555', size: 11 }));
+    if (row.deviceHeaderY !== null)
+      out.push(
+        text(L.padding, row.deviceHeaderY, deviceLabel(deviceOf(result, row.device), row.device), {
+          fill: '#555555',
+          size: 11,
+        }),
+      );
     out.push(text(L.padding, row.top + L.rowHeight / 2 + 4, row.label));
-    out.push(`<rect x="${n(p.plotLeft)}" y="${n(row.top)}" width="${n(p.plotRight - p.plotLeft)}" height="${L.rowHeight}" fill="#f2f3f5"/>`);
+    out.push(
+      `<rect x="${n(p.plotLeft)}" y="${n(row.top)}" width="${n(p.plotRight - p.plotLeft)}" height="${L.rowHeight}" fill="#f2f3f5"/>`,
+    );
     if (isDense(row.ops, p.plotRight - p.plotLeft)) out.push(...cellBars(p, row));
     else for (const op of row.ops) out.push(...bar(p, row, op));
   }
-  p.notes.forEach((note, i) => out.push(text(L.padding, p.notesY + (i + 1) * L.noteHeight - 4, note, { fill: '#555555', size: 11 })));
+  p.notes.forEach((note, i) =>
+    out.push(text(L.padding, p.notesY + (i + 1) * L.noteHeight - 4, note, { fill: '#555555', size: 11 })),
+  );
   out.push('</g>');
   return out;
 }
@@ -290,8 +310,12 @@ function bar(p: SvgPanel, row: SvgRowBand, op: TimelineOp): string[] {
     `<rect class="op ${op.kind}" data-device="${op.device}" data-stream="${escape(op.stream)}" x="${n(x)}" y="${n(row.top)}" width="${n(width)}"` +
       ` height="${L.rowHeight}" fill="${STAGE_COLOURS[op.kind]}" stroke="#ffffff" stroke-width="0.5" shape-rendering="crispEdges"><title>${escape(tip)}</title></rect>`,
   );
-  const label = name.length * L.charWidth + 6 <= width ? name : width >= L.minLetterWidth ? STAGE_LETTERS[op.kind] : null;
-  if (label !== null) out.push(text(x + width / 2, row.top + L.rowHeight / 2 + 4, label, { anchor: 'middle', fill: '#ffffff', size: 11 }));
+  const label =
+    name.length * L.charWidth + 6 <= width ? name : width >= L.minLetterWidth ? STAGE_LETTERS[op.kind] : null;
+  if (label !== null)
+    out.push(
+      text(x + width / 2, row.top + L.rowHeight / 2 + 4, label, { anchor: 'middle', fill: '#ffffff', size: 11 }),
+    );
   return out;
 }
 

@@ -37,7 +37,9 @@ export function renderSweepChart(result: RunResult): string {
     `<text x="${MARGIN.left + plotW + 4}" y="${y(1) + 4}" fill="#666">serial</text>`,
     ...chunks.map((c) => `<text x="${x(c)}" y="${y(0) + 18}" text-anchor="middle">${c}</text>`),
     `<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 10}" text-anchor="middle">chunks</text>`,
-    ...[0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8].filter((s) => s < maxSpeedup).map((s) => `<text x="${MARGIN.left - 6}" y="${y(s) + 4}" text-anchor="end">${s}×</text>`),
+    ...[0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8]
+      .filter((s) => s < maxSpeedup)
+      .map((s) => `<text x="${MARGIN.left - 6}" y="${y(s) + 4}" text-anchor="end">${s}×</text>`),
   ];
   [...series.entries()].forEach(([label, pts], i) => {
     const colour = LINE_COLOURS[i % LINE_COLOURS.length] ?? '#000000';

@@ -24,19 +24,28 @@ export function renderSweepPlan(preview: SweepPreview, columns = DEFAULT_COLUMNS
   const count = preview.settings.length;
   let layouts = 0;
   for (const [index, { settings, plan }] of preview.settings.entries()) {
-    const overlapped = plan.schedules.flatMap((s) => (s.role.kind === 'overlapped' && s.device === plan.devices[0] ? [s.role.layout] : []));
+    const overlapped = plan.schedules.flatMap((s) =>
+      s.role.kind === 'overlapped' && s.device === plan.devices[0] ? [s.role.layout] : [],
+    );
     layouts += overlapped.length;
     const named = settings.length ? `: ${settings.map((s) => `${s.path}=${s.value}`).join(', ')}` : '';
-    lines.push(`${count > 1 ? `Setting ${index + 1} of ${count}${named}` : `Sweep of ${plan.name}`} on device ${plan.devices.join(', ')}: ${overlapped.length} layouts`);
-    const issued = (l: OverlapLayout) => `${l.order}${l.issue === 'graph' ? ', replayed as a CUDA graph' : ''}${l.topology === 'chunk-per-stream' ? '' : `, ${l.topology}`}`;
+    lines.push(
+      `${count > 1 ? `Setting ${index + 1} of ${count}${named}` : `Sweep of ${plan.name}`} on device ${plan.devices.join(', ')}: ${overlapped.length} layouts`,
+    );
+    const issued = (l: OverlapLayout) =>
+      `${l.order}${l.issue === 'graph' ? ', replayed as a CUDA graph' : ''}${l.topology === 'chunk-per-stream' ? '' : `, ${l.topology}`}`;
     for (const [how, group] of groupBy(overlapped, issued)) {
       for (const [streams, same] of groupBy(group, (l) => l.streams)) {
-        lines.push(`  ${streams} stream${streams === 1 ? '' : 's'}, ${how}: ${same.map((l) => l.chunks).join(', ')} chunks`);
+        lines.push(
+          `  ${streams} stream${streams === 1 ? '' : 's'}, ${how}: ${same.map((l) => l.chunks).join(', ')} chunks`,
+        );
       }
     }
     lines.push(`  measured beside them: ${onceModes(plan).join(', ')}`);
   }
-  const race = preview.exhaustive ? 'every layout until the noise rule or the budget stops it (--exhaustive)' : 'clearly slower layouts dropped between rounds';
+  const race = preview.exhaustive
+    ? 'every layout until the noise rule or the budget stops it (--exhaustive)'
+    : 'clearly slower layouts dropped between rounds';
   lines.push(
     `${layouts} layouts in all, raced for at most ${preview.budgetS} s a setting (--max-time), ${preview.budgetS * count} s for ${count} setting${count === 1 ? '' : 's'}: ${race}; ` +
       'then the best layout is traced. Nothing was measured: drop --dry-run to sweep.',
@@ -59,7 +68,9 @@ const COUNTED: Partial<Record<ModeRole['kind'], string>> = {
 
 /** The modes a setting measures besides its layouts, on the plan's first device. */
 function onceModes(plan: Plan): string[] {
-  const roles = plan.schedules.filter((s) => s.role.kind !== 'overlapped' && s.device === plan.devices[0]).map((s) => s.role);
+  const roles = plan.schedules
+    .filter((s) => s.role.kind !== 'overlapped' && s.device === plan.devices[0])
+    .map((s) => s.role);
   const counted = groupBy(
     roles.filter((r) => COUNTED[r.kind] !== undefined),
     (r) => COUNTED[r.kind] as string,

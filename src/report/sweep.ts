@@ -20,7 +20,17 @@ export function sweepPoints(result: Pick<RunResult, 'sweep' | 'modes'>): SweepPo
   if (!result.sweep) return [];
   return result.sweep.points.flatMap((p) => {
     const mode = result.modes.find((m) => m.id === p.mode);
-    return mode?.analysis ? [{ streams: p.streams, chunks: p.chunks, order: p.order, medianMs: mode.stats.median, speedup: mode.analysis.speedup }] : [];
+    return mode?.analysis
+      ? [
+          {
+            streams: p.streams,
+            chunks: p.chunks,
+            order: p.order,
+            medianMs: mode.stats.median,
+            speedup: mode.analysis.speedup,
+          },
+        ]
+      : [];
   });
 }
 
@@ -68,7 +78,13 @@ function heatmapTable(points: readonly SweepPoint[], order: string, best: SweepP
     });
     return `<tr><th scope="row">${s}</th>${cells.join('')}</tr>`;
   });
-  return [`<table class="heatmap" data-order="${escape(order)}">`, `<caption>${escape(order)}</caption>`, head, ...rows, '</table>'].join('\n');
+  return [
+    `<table class="heatmap" data-order="${escape(order)}">`,
+    `<caption>${escape(order)}</caption>`,
+    head,
+    ...rows,
+    '</table>',
+  ].join('\n');
 }
 
 /** The colour a fraction `t` of the way from LOW to HIGH. */

@@ -17,7 +17,8 @@ export function legendStages(reps: readonly TracedRep[]): Stage[] {
   return STAGE_KINDS.filter((s) => s.look.always || present.has(s.id)).map((s) => s.id);
 }
 
-const looks = <T>(pick: (look: StageKind['look']) => T): Readonly<Record<Stage, T>> => Object.fromEntries(STAGE_KINDS.map((s) => [s.id, pick(s.look)])) as Record<Stage, T>;
+const looks = <T>(pick: (look: StageKind['look']) => T): Readonly<Record<Stage, T>> =>
+  Object.fromEntries(STAGE_KINDS.map((s) => [s.id, pick(s.look)])) as Record<Stage, T>;
 
 /** One fixed palette for every picture, each stage kind's own colour. */
 export const STAGE_COLOURS = looks((l) => l.colour);
@@ -30,24 +31,33 @@ export const STAGE_NAMES = looks((l) => l.name);
 /** "H2D input #3", "kernel fma #3", "D2H output" (whole buffer): what the op did, to which data. */
 export function opName(op: TimelineOp): string {
   const kind = stage(op.kind);
-  return [kind.look.prefix, kind.subject(op), op.chunk === null ? null : `#${op.chunk}`].filter((part) => part !== null && part !== '').join(' ');
+  return [kind.look.prefix, kind.subject(op), op.chunk === null ? null : `#${op.chunk}`]
+    .filter((part) => part !== null && part !== '')
+    .join(' ');
 }
 
-/** bytes / duration in GB/s (1e9 bytes per second), over the engine's time where CUPTI gave it; null where it means nothing. */
+/**
+ * bytes / duration in GB/s (1e9 bytes per second), over the engine's time where CUPTI gave it; null where it means
+ * nothing.
+ */
 export function opGbPerSecond(op: TimelineOp): number | null {
   const { start, end } = opInterval(op);
   const ms = end - start;
   return op.bytes > 0 && ms > 0 ? op.bytes / ms / 1e6 : null;
 }
 
-/** How long the op sat queued: its stream had reached it (its begin event ran), its engine had not started it. Null without CUPTI. */
+/**
+ * How long the op sat queued: its stream had reached it (its begin event ran), its engine had not started it. Null
+ * without CUPTI.
+ */
 export function queuedMs(op: TimelineOp): number | null {
   return op.engineStartMs === undefined ? null : Math.max(0, op.engineStartMs - op.startMs);
 }
 
 /** What timed a rep's bars, in words: every picture says it. */
 export function timingLabel(rep: TracedRep): string {
-  if (rep.timing?.source === 'cupti') return 'engine times from CUPTI; a pale part before a bar is time queued behind other work';
+  if (rep.timing?.source === 'cupti')
+    return 'engine times from CUPTI; a pale part before a bar is time queued behind other work';
   return `times from the events around each op (they include time queued behind other work)${rep.timing ? `: ${rep.timing.note}` : ''}`;
 }
 
@@ -102,7 +112,14 @@ export function timelineGroups(result: RunResult, mode?: string): TimelineGroup[
       spanMs = Math.max(spanMs, rep.totalMs);
       for (const op of [...rep.ops, ...(rep.workerTasks ?? [])]) spanMs = Math.max(spanMs, op.endMs);
     }
-    return { mode: m, label: repModeLabel(result, m), reps: own, rows, spanMs, multiDevice: new Set(own.map((r) => r.device)).size > 1 };
+    return {
+      mode: m,
+      label: repModeLabel(result, m),
+      reps: own,
+      rows,
+      spanMs,
+      multiDevice: new Set(own.map((r) => r.device)).size > 1,
+    };
   });
 }
 
@@ -133,7 +150,9 @@ export function workerRows(rep: TracedRep): Map<string, TimelineOp[]> {
   return rows;
 }
 
-/** The rep's streams as listed, then any only its ops name, each with its ops in the rep's order: one pass over the ops. */
+/**
+ * The rep's streams as listed, then any only its ops name, each with its ops in the rep's order: one pass over the ops.
+ */
 function opsByStream(rep: TracedRep): Map<string, TimelineOp[]> {
   const out = new Map<string, TimelineOp[]>(rep.streams.map((s) => [s.id, []]));
   for (const op of rep.ops) {
@@ -240,14 +259,11 @@ export const IDLE_COLUMNS = ['stream', 'idle', 'host', 'engine', 'dependency', '
 
 /** The idle table's rows: one per stream (the first `limit`, then one counting the rest) and the total. */
 export function idleRows(a: RepAnalysis, limit = Infinity): string[][] {
-  const row = (name: string, s: { idleMs: number; hostMs: number; engineMs: number; dependencyMs: number }, tail: string) => [
-    name,
-    ms(s.idleMs),
-    ms(s.hostMs),
-    ms(s.engineMs),
-    ms(s.dependencyMs),
-    tail,
-  ];
+  const row = (
+    name: string,
+    s: { idleMs: number; hostMs: number; engineMs: number; dependencyMs: number },
+    tail: string,
+  ) => [name, ms(s.idleMs), ms(s.hostMs), ms(s.engineMs), ms(s.dependencyMs), tail];
   const shown = a.streams.slice(0, limit).map((s) => row(s.stream, s, ms(s.tailMs)));
   const hidden = a.streams.length - shown.length;
   return [...shown, ...(hidden > 0 ? [[`(${hidden} more)`, '', '', '', '', '']] : []), row('all', a.idle, '')];
@@ -260,5 +276,10 @@ export function ms(value: number): string {
 
 /** Text for XML and HTML, in content and in quoted attributes alike. */
 export function escapeXml(value: string): string {
-  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return value
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 }

@@ -8,7 +8,8 @@ import type { DefaultStreamOp, IssueCostOp, LayoutVariant, OverlapLayout } from 
 // What the stream toolbox's variants showed, each against its twin (the same layout without the variant), in
 // words every renderer prints alike. Drawn from the Result alone.
 
-const layoutOf = (mode: ModeResult): OverlapLayout | null => (mode.role.kind === 'overlapped' ? mode.role.layout : null);
+const layoutOf = (mode: ModeResult): OverlapLayout | null =>
+  mode.role.kind === 'overlapped' ? mode.role.layout : null;
 
 const sameLayout = (a: OverlapLayout, b: OverlapLayout) =>
   a.chunks === b.chunks &&
@@ -21,7 +22,8 @@ const sameLayout = (a: OverlapLayout, b: OverlapLayout) =>
   sameOp(a.legacyOp, b.legacyOp) &&
   sameOp(a.perThreadOp, b.perThreadOp);
 
-const sameOp = (a: DefaultStreamOp | undefined, b: DefaultStreamOp | undefined) => a?.chunk === b?.chunk && a?.op === b?.op;
+const sameOp = (a: DefaultStreamOp | undefined, b: DefaultStreamOp | undefined) =>
+  a?.chunk === b?.chunk && a?.op === b?.op;
 
 /** The mode whose layout is `mode`'s without `variant`. */
 export function twinWithout(mode: ModeResult, variant: LayoutVariant, modes: readonly ModeResult[]): ModeResult | null {
@@ -73,7 +75,11 @@ const DEFAULT_STREAM_WORDS = {
  * one line each, in the same words, so the legacy stream's barrier and the per-thread stream's lack of one read side
  * by side.
  */
-function defaultStreamLine(mode: ModeResult, result: RunResult, variant: keyof typeof DEFAULT_STREAM_WORDS): string | null {
+function defaultStreamLine(
+  mode: ModeResult,
+  result: RunResult,
+  variant: keyof typeof DEFAULT_STREAM_WORDS,
+): string | null {
   const layout = layoutOf(mode);
   const moved = layout?.[variant];
   if (!layout || !moved) return null;
@@ -83,7 +89,10 @@ function defaultStreamLine(mode: ModeResult, result: RunResult, variant: keyof t
   const serial = result.modes.find((m) => m.role.kind === 'serial' && m.device === mode.device);
   const saved = serial ? serial.stats.median - without.stats.median : null;
   const share = saved && saved > 0 ? ` (${((100 * lost) / saved).toFixed(0)}% of what overlap saved)` : '';
-  const speedups = serial && mode.analysis && without.analysis ? `; speedup over serial ${without.analysis.speedup.toFixed(2)}× → ${mode.analysis.speedup.toFixed(2)}×` : '';
+  const speedups =
+    serial && mode.analysis && without.analysis
+      ? `; speedup over serial ${without.analysis.speedup.toFixed(2)}× → ${mode.analysis.speedup.toFixed(2)}×`
+      : '';
   const words = DEFAULT_STREAM_WORDS[variant];
   return (
     `${words.stream}: chunk ${moved.chunk}'s ${moved.op === 'h2d' ? 'H2D' : moved.op} on ${words.handle} made the ${layout.order} layout ` +
@@ -140,7 +149,9 @@ export function toolboxLines(result: RunResult): string[] {
 
 /** What events cost the host in this run, per op, beside the pipeline that issues them. */
 export function eventCostLines(result: RunResult): string[] {
-  const costs = result.modes.flatMap((m) => (m.role.kind === 'issue-cost' && m.issueCost ? [{ op: m.role.op, ...m.issueCost }] : []));
+  const costs = result.modes.flatMap((m) =>
+    m.role.kind === 'issue-cost' && m.issueCost ? [{ op: m.role.op, ...m.issueCost }] : [],
+  );
   if (!costs.length) return [];
   const names: Record<IssueCostOp, string> = {
     'record-timing': 'record with timing',
@@ -149,5 +160,8 @@ export function eventCostLines(result: RunResult): string[] {
     launch: 'launch',
     copy: 'small copy',
   };
-  return [`events cost the host (median µs per op, ${costs[0]?.opsPerRep ?? 0} a batch): ` + costs.map((c) => `${names[c.op]} ${c.hostUsPerOp.toFixed(2)} µs`).join(', ')];
+  return [
+    `events cost the host (median µs per op, ${costs[0]?.opsPerRep ?? 0} a batch): ` +
+      costs.map((c) => `${names[c.op]} ${c.hostUsPerOp.toFixed(2)} µs`).join(', '),
+  ];
 }

@@ -15,7 +15,10 @@ import { deviceLabel, deviceOf, opGbPerSecond, opName, queuedMs, repModeLabel, w
 // - A track's events must nest or follow each other (viewers misdraw overlapping slices), and kernels of several
 //   streams do overlap on the SMs, so an engine track grows extra lanes ("SMs (2)") for ops that overlap.
 
-/** Chrome Trace Event Format's complete ('X'), instant ('i', `s: 't'` scoping it to its track) and metadata ('M') events. */
+/**
+ * Chrome Trace Event Format's complete ('X'), instant ('i', `s: 't'` scoping it to its track) and metadata ('M')
+ * events.
+ */
 export interface TraceEvent {
   readonly name: string;
   readonly ph: 'X' | 'i' | 'M';
@@ -35,7 +38,10 @@ export interface TraceDocument {
   readonly otherData: Readonly<Record<string, string>>;
 }
 
-/** Track ids within a device's process: the mode track, then streams, then engines (each stage kind's row), each block with room for lanes. */
+/**
+ * Track ids within a device's process: the mode track, then streams, then engines (each stage kind's row), each block
+ * with room for lanes.
+ */
 const TID = { mode: 1, stream: 10 } as const;
 
 export function renderTrace(result: RunResult): string {
@@ -90,7 +96,8 @@ function deviceEvents(result: RunResult, device: number, reps: readonly TracedRe
         timing: rep.timing?.source ?? 'events',
       }),
     );
-    for (const op of [...rep.ops, ...[...workerRows(rep).values()].flat()]) events.push(opEvent(pid, streams.get(op.stream)!, op, offsetMs));
+    for (const op of [...rep.ops, ...[...workerRows(rep).values()].flat()])
+      events.push(opEvent(pid, streams.get(op.stream)!, op, offsetMs));
     for (const [base, name, ops] of engineTracks(rep, facts)) {
       lanes(ops, offsetMs).forEach((lane, i) => {
         tracks.set(base + i, i === 0 ? name : `${name} (${i + 1})`);
@@ -102,18 +109,27 @@ function deviceEvents(result: RunResult, device: number, reps: readonly TracedRe
   const meta: TraceEvent[] = [
     metadata(pid, 0, 'process_name', { name: deviceLabel(facts, device) }),
     metadata(pid, 0, 'process_sort_index', { sort_index: device }),
-    ...[...tracks].sort(([a], [b]) => a - b).flatMap(([tid, name], i) => [metadata(pid, tid, 'thread_name', { name }), metadata(pid, tid, 'thread_sort_index', { sort_index: i })]),
+    ...[...tracks]
+      .sort(([a], [b]) => a - b)
+      .flatMap(([tid, name], i) => [
+        metadata(pid, tid, 'thread_name', { name }),
+        metadata(pid, tid, 'thread_sort_index', { sort_index: i }),
+      ]),
   ];
   return [...meta, ...events];
 }
 
-/** The engine tracks of a rep: [first tid, name, ops]. One copy engine serves both directions when the device has one. */
+/**
+ * The engine tracks of a rep: [first tid, name, ops]. One copy engine serves both directions when the device has one.
+ */
 function engineTracks(rep: TracedRep, facts: DeviceFacts | undefined): [number, string, TimelineOp[]][] {
-  const tracks = engineRows(facts?.asyncEngineCount ?? 2).map(({ row, name, stages }): [number, string, TimelineOp[]] => [
-    row,
-    name,
-    rep.ops.filter((op) => stages.includes(op.kind)),
-  ]);
+  const tracks = engineRows(facts?.asyncEngineCount ?? 2).map(
+    ({ row, name, stages }): [number, string, TimelineOp[]] => [
+      row,
+      name,
+      rep.ops.filter((op) => stages.includes(op.kind)),
+    ],
+  );
   return tracks.filter(([, , ops]) => ops.length > 0);
 }
 
@@ -134,7 +150,10 @@ export function lanes(ops: readonly TimelineOp[], offsetMs: number): TimelineOp[
  * last span has ended. Lanes free up in order of their ends (a heap) and the lowest free one is taken (another
  * heap): O(n log n) in the items.
  */
-export function inLanes<T>(items: readonly T[], span: (item: T) => { readonly start: number; readonly end: number }): T[][] {
+export function inLanes<T>(
+  items: readonly T[],
+  span: (item: T) => { readonly start: number; readonly end: number },
+): T[][] {
   const out: T[][] = [];
   const busy = new Heap<{ end: number; lane: number }>((a, b) => a.end - b.end || a.lane - b.lane);
   const free = new Heap<number>((a, b) => a - b);
@@ -195,7 +214,10 @@ class Heap<T> {
   }
 }
 
-/** An op on its stream's track spans its events (queued time included); on an engine's track, the engine's time where CUPTI gave it. */
+/**
+ * An op on its stream's track spans its events (queued time included); on an engine's track, the engine's time where
+ * CUPTI gave it.
+ */
 function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number, onEngine = false): TraceEvent {
   const gbps = opGbPerSecond(op);
   const { start, end } = onEngine ? opInterval(op) : { start: op.startMs, end: op.endMs };
@@ -210,11 +232,21 @@ function opEvent(pid: number, tid: number, op: TimelineOp, offsetMs: number, onE
     startMs: op.startMs,
     endMs: op.endMs,
     issuedMs: op.issuedMs,
-    ...(queued === null ? {} : { engineStartMs: op.engineStartMs ?? null, engineEndMs: op.engineEndMs ?? null, queuedMs: queued }),
+    ...(queued === null
+      ? {}
+      : { engineStartMs: op.engineStartMs ?? null, engineEndMs: op.engineEndMs ?? null, queuedMs: queued }),
   });
 }
 
-function complete(pid: number, tid: number, name: string, cat: string, startMs: number, endMs: number, args: TraceEvent['args']): TraceEvent {
+function complete(
+  pid: number,
+  tid: number,
+  name: string,
+  cat: string,
+  startMs: number,
+  endMs: number,
+  args: TraceEvent['args'],
+): TraceEvent {
   const ts = us(startMs);
   // The duration comes from the rounded ends, so an event ending where the next begins still touches it exactly.
   const dur = Math.max(0, Math.round((us(endMs) - ts) * 1e3) / 1e3);

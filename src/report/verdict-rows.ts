@@ -47,7 +47,9 @@ export interface VerdictSuite {
   readonly rows: readonly VerdictRow[];
 }
 
-/** A pair's config as compare names it (`balanced rank 1`), as a dashboard's name (`balanced@rank1`), as run's exports. */
+/**
+ * A pair's config as compare names it (`balanced rank 1`), as a dashboard's name (`balanced@rank1`), as run's exports.
+ */
 const dashboardConfig = (config: string) => config.replace(/ rank (\d+)$/, '@rank$1');
 
 export function compareSuite(comparison: Comparison): VerdictSuite {
@@ -98,7 +100,8 @@ export function abSuite(result: AbResult): VerdictSuite {
       low: m.time.low === null ? null : m.time.low - 1,
       high: m.time.high === null ? null : m.time.high - 1,
       verdict: m.verdict,
-      // Version 1 documents gave no reason: their verdicts came from the noise rule of the day (report/ab.ts' abRuleText).
+      // Version 1 documents gave no reason: their verdicts came from the noise rule of the day (report/ab.ts'
+      // abRuleText).
       reason: m.reason ?? 'judged by the noise rule of version 1 A/B documents',
       // Version 2's `needed` is the mode's own band; version 1's was the change its noise rule asked for.
       band: 'band' in result.rule ? m.needed : null,

@@ -8,9 +8,13 @@ import type { RunResult } from '../result/schema.js';
 // cause credited with what the rep would save without it, within the rep's time above the mode's bound. The layout
 // model's change (labels.ts) says what another layout would do; these say what the trace shows.
 
-/** The findings of the mode's traced rep on its own device (its first, for a mode spanning devices); none without one. */
+/**
+ * The findings of the mode's traced rep on its own device (its first, for a mode spanning devices); none without one.
+ */
 export function traceFindings(result: Pick<RunResult, 'buffers' | 'timeline'>, mode: ModeResult): Finding[] {
-  const rep = result.timeline?.reps.find((r) => r.mode === mode.id && r.device === mode.device) ?? result.timeline?.reps.find((r) => r.mode === mode.id);
+  const rep =
+    result.timeline?.reps.find((r) => r.mode === mode.id && r.device === mode.device) ??
+    result.timeline?.reps.find((r) => r.mode === mode.id);
   if (!rep) return [];
   return repFindings(result, rep, mode.analysis?.bound.ms ?? null);
 }

@@ -79,7 +79,12 @@ const MIN_BESIDE = 40;
  * that column would be narrower than 40 or the term is wider than `termWidth`, on the lines under the term, indented
  * four past it. Every line fits `columns`.
  */
-export function fitItem(term: string, description: string, columns: number, options: { indent?: number; termWidth?: number } = {}): string {
+export function fitItem(
+  term: string,
+  description: string,
+  columns: number,
+  options: { indent?: number; termWidth?: number } = {},
+): string {
   const indent = ' '.repeat(options.indent ?? 2);
   const termWidth = Math.max(options.termWidth ?? 0, 0);
   if (!description) return fitLines(indent + term, columns);

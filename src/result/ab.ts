@@ -16,14 +16,29 @@ const SideSchema = z.object({
   name: z.string(),
   path: z.string().nullable(),
   hash: z.string(),
-  verification: z.object({ status: z.enum(['passed', 'failed', 'skipped', 'nothing-compared']), mismatches: z.array(MismatchSchema) }),
+  verification: z.object({
+    status: z.enum(['passed', 'failed', 'skipped', 'nothing-compared']),
+    mismatches: z.array(MismatchSchema),
+  }),
 });
 
-/** A paired estimate of B's time over A's: the median ratio and the sign test's interval (null below 5 pairs at 90%). */
-const RatioSchema = z.object({ ratio: z.number(), low: z.number().nullable(), high: z.number().nullable(), noise: z.number() });
+/**
+ * A paired estimate of B's time over A's: the median ratio and the sign test's interval (null below 5 pairs at 90%).
+ */
+const RatioSchema = z.object({
+  ratio: z.number(),
+  low: z.number().nullable(),
+  high: z.number().nullable(),
+  noise: z.number(),
+});
 
 /** How the reps were taken until each mode was decided. */
-const StoppingSchema = z.object({ minPairs: z.number().int(), maxPairs: z.number().int(), maxTimeMs: z.number(), warmup: z.number().int() });
+const StoppingSchema = z.object({
+  minPairs: z.number().int(),
+  maxPairs: z.number().int(),
+  maxTimeMs: z.number(),
+  warmup: z.number().int(),
+});
 
 /** Version 2: the one rule's band and confidence (compare/rule.ts), and the stopping rule. */
 export const AbRuleSchema = VerdictRuleSchema.extend(StoppingSchema.shape);
@@ -50,7 +65,9 @@ export const AbModeSchema = z.object({
   time: RatioSchema,
   /** B over A in clock-normalised time (time × the SM clock read after each rep); null where NVML gave no clock. */
   cycles: RatioSchema.nullable(),
-  /** The band δ (version 1: the change that had to be reached, the threshold or the floor and multiple of the noise). */
+  /**
+   * The band δ (version 1: the change that had to be reached, the threshold or the floor and multiple of the noise).
+   */
   needed: z.number(),
   /** time.ratio − 1: positive is slower. */
   change: z.number(),

@@ -27,16 +27,26 @@ export type SavedDocument =
 
 /** A saved document of any kind, told apart by its `schema` field (an array holds Results). */
 export function loadDocument(path: string): SavedDocument {
-  const parsed = readDocument(path, 'Pass a file written by `cuda-pipe run`, `sweep`, `merge`, `ab` or `probe` with --json.');
+  const parsed = readDocument(
+    path,
+    'Pass a file written by `cuda-pipe run`, `sweep`, `merge`, `ab` or `probe` with --json.',
+  );
   const schema = Array.isArray(parsed) ? RESULT_SCHEMA_ID : (parsed as { schema?: unknown } | null)?.schema;
-  if (schema === AB_SCHEMA_ID) return { kind: 'ab', ab: checkDocument(AbResultSchema, parsed, path, 'A/B document (`cuda-pipe ab --json`)') };
-  if (schema === PROBE_SCHEMA_ID) return { kind: 'probe', probe: checkDocument(ProbeDocumentSchema, parsed, path, 'probe document (`cuda-pipe probe --json`)') };
+  if (schema === AB_SCHEMA_ID)
+    return { kind: 'ab', ab: checkDocument(AbResultSchema, parsed, path, 'A/B document (`cuda-pipe ab --json`)') };
+  if (schema === PROBE_SCHEMA_ID)
+    return {
+      kind: 'probe',
+      probe: checkDocument(ProbeDocumentSchema, parsed, path, 'probe document (`cuda-pipe probe --json`)'),
+    };
   return { kind: 'results', results: resultsOf(parsed, path) };
 }
 
 function resultsOf(parsed: unknown, path: string): RunResult[] {
   const items = Array.isArray(parsed) ? parsed : [parsed];
-  return items.map((item, index) => parseResult(item, (where) => `${path}${Array.isArray(parsed) ? `[${index}]` : ''}${where ? `: ${where}` : ''}`));
+  return items.map((item, index) =>
+    parseResult(item, (where) => `${path}${Array.isArray(parsed) ? `[${index}]` : ''}${where ? `: ${where}` : ''}`),
+  );
 }
 
 // A document is parsed once: zod's compiled fast path (made with new Function at a schema's first parse) cost 60 ms
@@ -58,7 +68,10 @@ function readDocument(path: string, hint: string): unknown {
   const text = readRegularFile(path, { what: 'result file', maxBytes: MAX_RESULT_BYTES, hint });
   const deep = jsonDeeperThan(text, MAX_RESULT_DEPTH);
   if (deep !== null) {
-    throw new UsageError(`${path}: the JSON nests more than ${MAX_RESULT_DEPTH} levels deep (at character ${deep}); a Result nests about 10.`, { hint });
+    throw new UsageError(
+      `${path}: the JSON nests more than ${MAX_RESULT_DEPTH} levels deep (at character ${deep}); a Result nests about 10.`,
+      { hint },
+    );
   }
   let parsed: unknown;
   try {
@@ -117,7 +130,8 @@ function stringEnd(text: string, from: number): number {
 function escapeStrings(value: unknown): unknown {
   if (typeof value === 'string') return escapeControl(value);
   if (Array.isArray(value)) return value.map(escapeStrings);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, v]) => [escapeControl(key), escapeStrings(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, v]) => [escapeControl(key), escapeStrings(v)]));
   return value;
 }
 
@@ -126,25 +140,43 @@ export function parseResult(item: unknown, where: (field: string) => string = (f
   const version = (item as { version?: unknown } | null)?.version;
   const schema = (item as { schema?: unknown } | null)?.schema;
   if (schema !== RESULT_SCHEMA_ID) {
-    throw new UsageError(`${where('')} is not a cuda-pipe result (its "schema" is ${JSON.stringify(schema) ?? 'missing'}, not "${RESULT_SCHEMA_ID}").`, {
-      hint: 'Pass files written by `cuda-pipe run --json`.',
-    });
+    throw new UsageError(
+      `${where('')} is not a cuda-pipe result (its "schema" is ${JSON.stringify(schema) ?? 'missing'}, not "${RESULT_SCHEMA_ID}").`,
+      {
+        hint: 'Pass files written by `cuda-pipe run --json`.',
+      },
+    );
   }
   if (version === 1) return consistent(migrateV1(check(RunResultV1Schema, item, where, 1)), where);
-  if (version === RESULT_VERSION) return consistent(nothingCompared(check(RunResultSchema, item, where, RESULT_VERSION)), where);
-  throw new UsageError(`${where('version')}: result version ${JSON.stringify(version)} is not one this cuda-pipe reads (1 to ${RESULT_VERSION}).`, {
-    hint: typeof version === 'number' && version > RESULT_VERSION ? 'It was written by a newer cuda-pipe: upgrade this one.' : undefined,
-  });
+  if (version === RESULT_VERSION)
+    return consistent(nothingCompared(check(RunResultSchema, item, where, RESULT_VERSION)), where);
+  throw new UsageError(
+    `${where('version')}: result version ${JSON.stringify(version)} is not one this cuda-pipe reads (1 to ${RESULT_VERSION}).`,
+    {
+      hint:
+        typeof version === 'number' && version > RESULT_VERSION
+          ? 'It was written by a newer cuda-pipe: upgrade this one.'
+          : undefined,
+    },
+  );
 }
 
-function check<S extends z.ZodType>(schema: S, item: unknown, where: (field: string) => string, version: number): z.output<S> {
+function check<S extends z.ZodType>(
+  schema: S,
+  item: unknown,
+  where: (field: string) => string,
+  version: number,
+): z.output<S> {
   const result = schema.safeParse(item, ONCE);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = (issue?.path ?? []).filter((p): p is string | number => typeof p !== 'symbol');
-  throw new UsageError(`${where(formatPath(path) || 'document')}: not a valid version ${version} result: ${issue?.message ?? 'invalid'}.`, {
-    hint: 'Pass files written by `cuda-pipe run --json`; `cuda-pipe schema --result` prints the current schema.',
-  });
+  throw new UsageError(
+    `${where(formatPath(path) || 'document')}: not a valid version ${version} result: ${issue?.message ?? 'invalid'}.`,
+    {
+      hint: 'Pass files written by `cuda-pipe run --json`; `cuda-pipe schema --result` prints the current schema.',
+    },
+  );
 }
 
 /** A Result the schema accepts may still hold what no run writes (see validate.ts): refused, naming the field. */
@@ -162,9 +194,12 @@ function nothingCompared(result: RunResult): RunResult {
 function consistent(result: RunResult, where: (field: string) => string): RunResult {
   const found = resultProblem(result);
   if (found === null) return result;
-  throw new UsageError(`${where(found.field)}: ${found.problem}; this is not a Result cuda-pipe wrote, or it was changed since.`, {
-    hint: 'Measure again with `cuda-pipe run --json`, or restore the file from where it was written.',
-  });
+  throw new UsageError(
+    `${where(found.field)}: ${found.problem}; this is not a Result cuda-pipe wrote, or it was changed since.`,
+    {
+      hint: 'Measure again with `cuda-pipe run --json`, or restore the file from where it was written.',
+    },
+  );
 }
 
 /**
@@ -184,12 +219,18 @@ export function migrateV1(old: RunResultV1): RunResult {
     ...layout.orders.map((o): [string, ModeRole] => [`overlapped:${o}`, overlap(o)]),
     ['h2d', { kind: 'stage', stage: 'h2d' }],
     ['d2h', { kind: 'stage', stage: 'd2h' }],
-    ...old.kernels.map((k): [string, ModeRole] => [`kernel:${k.label}`, { kind: 'stage', stage: 'kernel', kernel: k.label }]),
+    ...old.kernels.map((k): [string, ModeRole] => [
+      `kernel:${k.label}`,
+      { kind: 'stage', stage: 'kernel', kernel: k.label },
+    ]),
     ['bidirectional', { kind: 'link', copiesPerDirection: Math.max(2, layout.chunks), streamsPerDirection: 2 }],
   ]);
   const serialMs = old.summary.serialMs;
   // Version 1 kept the limiting terms as free strings; they were always one of today's terms.
-  const bound = { ...old.bound, terms: old.bound.terms.map((t) => ({ ...t, term: BoundTermSchema.parse(t.term), perOpMs: 0 })) };
+  const bound = {
+    ...old.bound,
+    terms: old.bound.terms.map((t) => ({ ...t, term: BoundTermSchema.parse(t.term), perOpMs: 0 })),
+  };
   const modes: ModeResult[] = old.modes.map((m) => {
     const role = v1Roles.get(m.id);
     if (!role) throw new UsageError(`version 1 result: mode "${m.id}" is none this version of the format could write.`);
@@ -232,7 +273,12 @@ export function migrateV1(old: RunResultV1): RunResult {
     environment: { node: old.environment.node, platform: old.environment.platform, software: old.environment.software },
     devices: [old.environment.device],
     config: old.config,
-    pipeline: { elements: layout.elements, align: layout.align, requestedChunks: layout.requestedChunks, requestedStreams: layout.requestedStreams },
+    pipeline: {
+      elements: layout.elements,
+      align: layout.align,
+      requestedChunks: layout.requestedChunks,
+      requestedStreams: layout.requestedStreams,
+    },
     buffers: old.buffers,
     kernels: old.kernels,
     policy: old.policy,
@@ -241,7 +287,10 @@ export function migrateV1(old: RunResultV1): RunResult {
     summary: { mode: headlineId, ...old.summary },
     timeline: null,
     sweep: null,
-    verification: { status: old.verification.status, mismatches: old.verification.mismatches.map((m) => ({ ...m, mode: headlineId })) },
+    verification: {
+      status: old.verification.status,
+      mismatches: old.verification.mismatches.map((m) => ({ ...m, mode: headlineId })),
+    },
     warnings: old.warnings,
     notes: [...old.notes, `Migrated from a version 1 result written by cuda-pipe ${old.tool.version}.`],
   };

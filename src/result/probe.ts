@@ -40,7 +40,10 @@ export const PeerBandwidthSchema = z.object({
   to: z.number().int(),
   /** Bytes per copy; a bidirectional row copies this many each way. */
   bytes: z.number(),
-  /** 'peer': peer access was enabled and the copy went device to device; 'staged': the driver staged it through the host. */
+  /**
+   * 'peer': peer access was enabled and the copy went device to device; 'staged': the driver staged it through the
+   * host.
+   */
   path: z.enum(['peer', 'staged']),
   samplesMs: z.array(z.number()),
   stats: StatsSchema,

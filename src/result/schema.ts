@@ -73,7 +73,10 @@ export const RunResultSchema = z.object({
   timeline: z.object({ reps: z.array(TracedRepSchema) }).nullable(),
   /** Present when the result comes from `cuda-pipe sweep`. */
   sweep: SweepSectionSchema.nullable().default(null),
-  /** Runs over several devices (added within version 2, absent otherwise): how peer copies ran, how the split scaled, the cross-device pipeline. */
+  /**
+   * Runs over several devices (added within version 2, absent otherwise): how peer copies ran, how the split scaled,
+   * the cross-device pipeline.
+   */
   peers: z.array(PeerPathSchema).optional(),
   scaling: ScalingSchema.optional(),
   crossDevice: CrossDeviceSchema.optional(),

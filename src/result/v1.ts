@@ -81,7 +81,10 @@ export const RunResultV1Schema = z.object({
     overlappedMs: z.number(),
     /** serial median / overlapped median */
     speedup: z.number(),
-    /** One standard error of the speedup, propagated from both medians' standard errors; null when a side has one sample. */
+    /**
+     * One standard error of the speedup, propagated from both medians' standard errors; null when a side has one
+     * sample.
+     */
     speedupError: z.number().nullable(),
     /** bound / overlapped median */
     efficiency: z.number(),

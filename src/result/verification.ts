@@ -7,7 +7,9 @@ export const MismatchSchema = z.object({
   buffer: z.string(),
   /** The overlapped mode whose output differed from serial. */
   mode: z.string(),
-  /** Added within version 2: the device whose outputs differed, where a data-parallel run stored several devices' apart. */
+  /**
+   * Added within version 2: the device whose outputs differed, where a data-parallel run stored several devices' apart.
+   */
   device: z.number().int().optional(),
   index: z.number().int(),
   expected: z.string(),

@@ -1,6 +1,7 @@
 // The one event model of the analysis core: every trace format is read into it (formats/), and so is a Result's
 // traced rep (src/analysis/rep-events.ts), so that the metrics, the replay and the findings never know which
-// profiler wrote the file. Times are milliseconds on the trace's own clock: Kineto puts host and GPU events on one clock, so a launch and
+// profiler wrote the file. Times are milliseconds on the trace's own clock: Kineto puts host and GPU events on one
+// clock, so a launch and
 // its kernel compare directly; cuda-pipe's own traces have no host calls.
 
 export type GpuKind = 'kernel' | 'memcpy' | 'memset';

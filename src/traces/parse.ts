@@ -1,4 +1,12 @@
-import { type Kept, readsOf, recordOf, type TopFields, type TraceRecord, type TraceRecords, topFieldsOf } from './chrome/record.js';
+import {
+  type Kept,
+  readsOf,
+  recordOf,
+  type TopFields,
+  type TraceRecord,
+  type TraceRecords,
+  topFieldsOf,
+} from './chrome/record.js';
 import { RecordStore } from './chrome/store.js';
 import { streamTrace } from './chrome/stream.js';
 import { traceError } from './errors.js';
@@ -13,7 +21,8 @@ import { TRACE_LIMITS, type TraceLimits } from './read.js';
 // of those it is, is decided only after the last event, from the top-level fields and the kept events, since the
 // fields that tell (Kineto's `schemaVersion`, cuda-pipe's `otherData`) may come before or after `traceEvents`.
 
-const chromeFormats = (formats: readonly TraceFormat[]) => formats.filter((f): f is ChromeFormat => f.container === 'chrome');
+const chromeFormats = (formats: readonly TraceFormat[]) =>
+  formats.filter((f): f is ChromeFormat => f.container === 'chrome');
 
 /** Whether a format keeps an event: for its own sake, or only as the context of others. */
 const keeperOf =
@@ -38,9 +47,15 @@ const keepsOf = (formats: readonly ChromeFormat[]) => {
 /** Reads one trace file in whichever format it is, or fails with exit 2 naming the file and what was wrong. */
 export async function parseTraceFile(file: string, limits: TraceLimits = TRACE_LIMITS): Promise<ParsedTrace> {
   const formats = traceFormats();
-  for (const format of formats) if (format.container === 'file' && format.sniff(file, limits)) return format.parse(file, limits);
+  for (const format of formats)
+    if (format.container === 'file' && format.sniff(file, limits)) return format.parse(file, limits);
   const chrome = chromeFormats(formats);
-  const { top, records, refused } = await streamTrace(file, readsOf(chrome.map((f) => f.reads)), chrome.map(keeperOf), limits);
+  const { top, records, refused } = await streamTrace(
+    file,
+    readsOf(chrome.map((f) => f.reads)),
+    chrome.map(keeperOf),
+    limits,
+  );
   const parsed = parseRecords(file, chrome, top, records, refused);
   if (!isPaced(parsed)) return parsed;
   for (;;) {
@@ -51,11 +66,13 @@ export async function parseTraceFile(file: string, limits: TraceLimits = TRACE_L
   }
 }
 
-const isPaced = (parsed: ParsedTrace | PacedParse): parsed is PacedParse => typeof (parsed as PacedParse).next === 'function';
+const isPaced = (parsed: ParsedTrace | PacedParse): parsed is PacedParse =>
+  typeof (parsed as PacedParse).next === 'function';
 
 /** A document already parsed (tests build them in code), reduced to the records the stream would give. */
 export function parseTraceDocument(file: string, parsed: unknown): ParsedTrace {
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw traceError(file, 'it is not a Chrome trace object (a JSON object with traceEvents)');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw traceError(file, 'it is not a Chrome trace object (a JSON object with traceEvents)');
   const document = parsed as Record<string, unknown>;
   const events = document.traceEvents;
   if (!Array.isArray(events)) throw traceError(file, 'it has no traceEvents array');
@@ -85,12 +102,20 @@ function parseRecords(
   records: TraceRecords,
   refused: readonly (UsageError | null)[] = [],
 ): ParsedTrace | PacedParse {
-  const sniffed = formats.map((format, f) => ({ format, sniffed: format.sniff(top, records), refused: refused[f] ?? null }));
+  const sniffed = formats.map((format, f) => ({
+    format,
+    sniffed: format.sniff(top, records),
+    refused: refused[f] ?? null,
+  }));
   const chosen = sniffed.find((s) => s.sniffed === 'marked') ?? sniffed.find((s) => s.sniffed === 'likely');
   if (chosen?.refused) throw chosen.refused;
   if (chosen) return chosen.format.parse(file, top, records);
   const names = formats.map((f) => f.words.name);
-  throw traceError(file, `it is neither ${names.slice(0, -1).join(', ')} nor ${names.at(-1)}: ${list(formats.map((f) => f.words.lacks))}`);
+  throw traceError(
+    file,
+    `it is neither ${names.slice(0, -1).join(', ')} nor ${names.at(-1)}: ${list(formats.map((f) => f.words.lacks))}`,
+  );
 }
 
-const list = (items: readonly string[]) => (items.length > 1 ? `${items.slice(0, -1).join(', ')}, and ${items.at(-1)}` : (items[0] ?? ''));
+const list = (items: readonly string[]) =>
+  items.length > 1 ? `${items.slice(0, -1).join(', ')}, and ${items.at(-1)}` : (items[0] ?? '');

@@ -8,7 +8,8 @@ import { formatBytes } from '../format.js';
 import { checkRegularFile } from '../files/read.js';
 import { TRACE_HINT as HINT, traceError } from './errors.js';
 
-// A trace streams (chrome/stream.ts): its bytes are read a chunk at a time, inflated as they come where the file starts with
+// A trace streams (chrome/stream.ts): its bytes are read a chunk at a time, inflated as they come where the file starts
+// with
 // gzip's magic bytes, and never held whole, so its size is bounded by time rather than memory. The limits keep a
 // hostile or mistaken file from taking the machine: the text streamed (after inflating) bounds the time, at about
 // 10–25 MB/s on one core; the events kept bound the memory (docs/analyze.md states the budget per kept event); and a
@@ -88,8 +89,10 @@ export function openTrace(file: string, limits: TraceLimits): TraceSource {
 export function streamError(file: string, error: unknown): UsageError {
   if (error instanceof UsageError) return error;
   const code = (error as { code?: unknown }).code;
-  if (code === 'Z_BUF_ERROR') return traceError(file, 'its gzip data is truncated (the file ends before the compressed stream does)');
-  if (typeof code === 'string' && code.startsWith('Z_')) return traceError(file, `its gzip data is corrupt (${error instanceof Error ? error.message : String(error)})`);
+  if (code === 'Z_BUF_ERROR')
+    return traceError(file, 'its gzip data is truncated (the file ends before the compressed stream does)');
+  if (typeof code === 'string' && code.startsWith('Z_'))
+    return traceError(file, `its gzip data is corrupt (${error instanceof Error ? error.message : String(error)})`);
   return readError(file, describeFileError(error));
 }
 
@@ -97,7 +100,11 @@ export function streamError(file: string, error: unknown): UsageError {
  * Refuses a gzip file that inflates more than a trace does, once past the floor, or text in which no event ended for
  * `maxBytesWithoutEvent`: both are a few MiB of reading, where streaming them to `maxBytes` took minutes.
  */
-export function checkProgress(file: string, limits: TraceLimits, read: { text: number; compressed: number; withoutEvent: number }): void {
+export function checkProgress(
+  file: string,
+  limits: TraceLimits,
+  read: { text: number; compressed: number; withoutEvent: number },
+): void {
   const { maxInflation, inflationFloorBytes, maxBytesWithoutEvent } = limits;
   if (read.compressed > 0 && read.text > inflationFloorBytes && read.text > maxInflation * read.compressed) {
     throw traceError(

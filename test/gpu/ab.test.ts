@@ -29,7 +29,8 @@ pipeline: { chunks: 16, streams: 4 }
   return path;
 }
 
-const verdicts = (json: string) => Object.fromEntries(AbResultSchema.parse(JSON.parse(readFileSync(json, 'utf8'))).modes.map((m) => [m.id, m.verdict]));
+const verdicts = (json: string) =>
+  Object.fromEntries(AbResultSchema.parse(JSON.parse(readFileSync(json, 'utf8'))).modes.map((m) => [m.id, m.verdict]));
 
 describe('cuda-pipe ab on a real device', () => {
   it('calls a config against itself the same in every mode it interleaves, and exits 0', gpu, () => {
@@ -53,15 +54,37 @@ describe('cuda-pipe ab on a real device', () => {
 
   it('calls a 10% heavier kernel slower where the kernel runs, the copies alone the same, and exits 1', gpu, () => {
     const json = join(out, 'heavier.json');
-    const { code, stdout, stderr } = runCli(['ab', computeBound('base', 12000), computeBound('heavier', 13200), '--json', json, '--md', join(out, 'heavier.md')]);
+    const { code, stdout, stderr } = runCli([
+      'ab',
+      computeBound('base', 12000),
+      computeBound('heavier', 13200),
+      '--json',
+      json,
+      '--md',
+      join(out, 'heavier.md'),
+    ]);
     assert.equal(code, 1, stdout + stderr);
     const byKind = verdicts(json);
     const result = AbResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
-    const of = (kind: string, stage?: string) => result.modes.find((m) => m.role.kind === kind && (stage === undefined || (m.role.kind === 'stage' && m.role.stage === stage)));
-    assert.deepEqual([of('serial')?.verdict, of('overlapped')?.verdict, of('stage', 'kernel')?.verdict], ['slower', 'slower', 'slower'], JSON.stringify(byKind));
-    assert.deepEqual([of('stage', 'h2d')?.verdict, of('stage', 'd2h')?.verdict], ['same', 'same'], JSON.stringify(byKind));
+    const of = (kind: string, stage?: string) =>
+      result.modes.find(
+        (m) => m.role.kind === kind && (stage === undefined || (m.role.kind === 'stage' && m.role.stage === stage)),
+      );
+    assert.deepEqual(
+      [of('serial')?.verdict, of('overlapped')?.verdict, of('stage', 'kernel')?.verdict],
+      ['slower', 'slower', 'slower'],
+      JSON.stringify(byKind),
+    );
+    assert.deepEqual(
+      [of('stage', 'h2d')?.verdict, of('stage', 'd2h')?.verdict],
+      ['same', 'same'],
+      JSON.stringify(byKind),
+    );
     assert.equal(result.verdict, 'slower');
     const kernel = of('stage', 'kernel');
-    assert.ok(kernel && kernel.change > 0.07 && kernel.change < 0.13, `the kernel alone should be about 10% slower: ${kernel?.change}`);
+    assert.ok(
+      kernel && kernel.change > 0.07 && kernel.change < 0.13,
+      `the kernel alone should be about 10% slower: ${kernel?.change}`,
+    );
   });
 });

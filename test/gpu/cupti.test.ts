@@ -37,7 +37,8 @@ describe('CUPTI activity on a real device', () => {
       // CUPTI sets itself up inside the first call it records (milliseconds): a first recording pays for that, and
       // recording stays on for the next collection, whose first call is a harmless query (as the runner does).
       activity.begin();
-      // On the H200 the first correlated call after CUPTI starts recording waited ~0.7 ms: the warm-up is correlated too.
+      // On the H200 the first correlated call after CUPTI starts recording waited ~0.7 ms: the warm-up is correlated
+      // too.
       assert.equal(push(99), 0);
       assert.equal(rt.memory.copyThunk(device, host, MiB, 'h2d', stream)(), 0);
       assert.equal(pop(), 0);
@@ -66,7 +67,9 @@ describe('CUPTI activity on a real device', () => {
       activity.stop();
       const copy = { kind: 'memcpy', memsets: false } as const;
       const matched = matchActivity(collection, [copy, { kind: 'memset', memsets: false }, copy]);
-      t.diagnostic(JSON.stringify({ records: collection.records, dropped: collection.dropped, malformed: collection.malformed }));
+      t.diagnostic(
+        JSON.stringify({ records: collection.records, dropped: collection.dropped, malformed: collection.malformed }),
+      );
       assert.equal(matched.wrongKind, 0);
       assert.equal(collection.malformed, 0);
       const mine = collection.records.filter((r) => collection.external.has(r.correlationId));
@@ -101,42 +104,66 @@ describe('CUPTI activity on a real device', () => {
     }
   });
 
-  it("times the balanced pipeline's traced rep by CUPTI: each copy near its time alone, no engine busier than the rep", cupti, (t) => {
-    const json = join(out, 'balanced.json');
-    const { code, stderr } = runCli(['run', '--reps', '5', '--warmup', '2', '--json', json]);
-    assert.equal(code, 0, stderr);
-    const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
-    const rep = result.timeline?.reps[0];
-    assert.ok(rep, 'a traced rep');
-    assert.equal(rep.timing?.source, 'cupti', rep.timing?.note);
-    for (const op of rep.ops) {
-      assert.ok(op.engineStartMs !== undefined && op.engineEndMs !== undefined, `${op.kind} #${op.chunk} has engine times`);
-      assert.ok(op.startMs <= op.engineStartMs && op.engineStartMs < op.engineEndMs && op.engineEndMs <= op.endMs, JSON.stringify(op));
-    }
-    // A copy alone: the stage mode's whole-buffer copy, scaled to the chunk's bytes (16 MiB of 256 MiB).
-    const alone = (stage: 'h2d' | 'd2h') => {
-      const mode = result.modes.find((m) => m.role.kind === 'stage' && m.role.stage === stage);
-      assert.ok(mode, `a ${stage} stage mode`);
-      return mode.stats.median / 16;
-    };
-    const ratios = rep.ops
-      .filter((op) => op.kind === 'h2d' || op.kind === 'd2h')
-      .map((op) => {
-        const { start, end } = opInterval(op);
-        return { kind: op.kind, chunk: op.chunk, ratio: (end - start) / alone(op.kind as 'h2d' | 'd2h'), queuedMs: op.engineStartMs! - op.startMs };
-      });
-    t.diagnostic(`engine time / time alone: ${JSON.stringify(ratios.map((r) => `${r.kind}#${r.chunk} ${r.ratio.toFixed(3)} (queued ${r.queuedMs.toFixed(3)} ms)`))}`);
-    t.diagnostic(
-      `timing: ${rep.timing?.note}; traced rep ${rep.totalMs.toFixed(3)} ms, issued in ${rep.issueMs.toFixed(3)} ms, first op at ${Math.min(...rep.ops.map((o) => o.startMs)).toFixed(3)} ms`,
-    );
-    const analysis = analyzeRep(rep, { copyEngines: result.devices[0]?.asyncEngineCount ?? 2 });
-    t.diagnostic(`busy: ${JSON.stringify(analysis.busy)}, overlap: ${JSON.stringify(analysis.overlap)}, idle: ${JSON.stringify(analysis.idle)}`);
-    for (const kind of ['h2d', 'd2h', 'kernel'] as const) {
-      const busyMs = rep.ops.filter((op) => op.kind === kind).reduce((sum, op) => sum + (op.engineEndMs! - op.engineStartMs!), 0);
-      // Copies of one direction share their engine and kernels follow one another here: their sum fits in the rep.
-      assert.ok(busyMs <= rep.totalMs, `${kind} engine busy ${busyMs} ms in a ${rep.totalMs} ms rep`);
-    }
-    const within = ratios.filter((r) => Math.abs(r.ratio - 1) <= 0.05).length;
-    assert.ok(within >= 1 && ratios.every((r) => r.ratio > 0.9), `copies near their time alone: ${within} of ${ratios.length}`);
-  });
+  it(
+    "times the balanced pipeline's traced rep by CUPTI: each copy near its time alone, no engine busier than the rep",
+    cupti,
+    (t) => {
+      const json = join(out, 'balanced.json');
+      const { code, stderr } = runCli(['run', '--reps', '5', '--warmup', '2', '--json', json]);
+      assert.equal(code, 0, stderr);
+      const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
+      const rep = result.timeline?.reps[0];
+      assert.ok(rep, 'a traced rep');
+      assert.equal(rep.timing?.source, 'cupti', rep.timing?.note);
+      for (const op of rep.ops) {
+        assert.ok(
+          op.engineStartMs !== undefined && op.engineEndMs !== undefined,
+          `${op.kind} #${op.chunk} has engine times`,
+        );
+        assert.ok(
+          op.startMs <= op.engineStartMs && op.engineStartMs < op.engineEndMs && op.engineEndMs <= op.endMs,
+          JSON.stringify(op),
+        );
+      }
+      // A copy alone: the stage mode's whole-buffer copy, scaled to the chunk's bytes (16 MiB of 256 MiB).
+      const alone = (stage: 'h2d' | 'd2h') => {
+        const mode = result.modes.find((m) => m.role.kind === 'stage' && m.role.stage === stage);
+        assert.ok(mode, `a ${stage} stage mode`);
+        return mode.stats.median / 16;
+      };
+      const ratios = rep.ops
+        .filter((op) => op.kind === 'h2d' || op.kind === 'd2h')
+        .map((op) => {
+          const { start, end } = opInterval(op);
+          return {
+            kind: op.kind,
+            chunk: op.chunk,
+            ratio: (end - start) / alone(op.kind as 'h2d' | 'd2h'),
+            queuedMs: op.engineStartMs! - op.startMs,
+          };
+        });
+      t.diagnostic(
+        `engine time / time alone: ${JSON.stringify(ratios.map((r) => `${r.kind}#${r.chunk} ${r.ratio.toFixed(3)} (queued ${r.queuedMs.toFixed(3)} ms)`))}`,
+      );
+      t.diagnostic(
+        `timing: ${rep.timing?.note}; traced rep ${rep.totalMs.toFixed(3)} ms, issued in ${rep.issueMs.toFixed(3)} ms, first op at ${Math.min(...rep.ops.map((o) => o.startMs)).toFixed(3)} ms`,
+      );
+      const analysis = analyzeRep(rep, { copyEngines: result.devices[0]?.asyncEngineCount ?? 2 });
+      t.diagnostic(
+        `busy: ${JSON.stringify(analysis.busy)}, overlap: ${JSON.stringify(analysis.overlap)}, idle: ${JSON.stringify(analysis.idle)}`,
+      );
+      for (const kind of ['h2d', 'd2h', 'kernel'] as const) {
+        const busyMs = rep.ops
+          .filter((op) => op.kind === kind)
+          .reduce((sum, op) => sum + (op.engineEndMs! - op.engineStartMs!), 0);
+        // Copies of one direction share their engine and kernels follow one another here: their sum fits in the rep.
+        assert.ok(busyMs <= rep.totalMs, `${kind} engine busy ${busyMs} ms in a ${rep.totalMs} ms rep`);
+      }
+      const within = ratios.filter((r) => Math.abs(r.ratio - 1) <= 0.05).length;
+      assert.ok(
+        within >= 1 && ratios.every((r) => r.ratio > 0.9),
+        `copies near their time alone: ${within} of ${ratios.length}`,
+      );
+    },
+  );
 });

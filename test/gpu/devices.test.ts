@@ -38,63 +38,99 @@ pipeline: { chunks: 8, streams: 2 }
 `;
 
 describe('several GPUs in one run', () => {
-  it('splits the input across two devices, verifies byte for byte, and times each device against one start', gpus, () => {
-    const config = join(out, 'small-split.yaml');
-    writeFileSync(config, SMALL);
-    const { result, stdout } = run(config, ['--devices', '0,1', '--gate', '--max-time', '1']);
-    assert.equal(result.verification.status, 'passed');
-    assert.deepEqual(
-      result.devices.map((d) => d.index),
-      [0, 1],
-    );
-    const together = result.modes.find((m) => m.role.kind === 'split' && m.role.alone === undefined);
-    assert.ok(together?.perDevice, "each device's own times");
-    for (const d of together.perDevice) {
-      // The shares run at once, so each device is busy for most of the whole (its own start and end are probes).
-      assert.ok(
-        d.medianMs >= together.stats.median * 0.5 && d.medianMs <= together.stats.median * 1.001,
-        `device ${d.device}: ${d.medianMs} within the whole ${together.stats.median}`,
+  it(
+    'splits the input across two devices, verifies byte for byte, and times each device against one start',
+    gpus,
+    () => {
+      const config = join(out, 'small-split.yaml');
+      writeFileSync(config, SMALL);
+      const { result, stdout } = run(config, ['--devices', '0,1', '--gate', '--max-time', '1']);
+      assert.equal(result.verification.status, 'passed');
+      assert.deepEqual(
+        result.devices.map((d) => d.index),
+        [0, 1],
       );
-    }
-    // Balanced split on the 2-GPU H200 host: 1.57 to 1.62× (docs/measurements/2026-11-23-h200x2); two devices cannot
-    // give more than 2×, and the shared memory system capped the links at 1.69×.
-    assert.ok(result.scaling && result.scaling.speedup > 1.2 && result.scaling.speedup < 2.05, JSON.stringify(result.scaling));
-    // Both PCIe gen5 links both ways at once: 144 to 153 GB/s there; two links cannot pass 2 × ~100 GB/s.
-    assert.ok(result.scaling.links && result.scaling.links.togetherGbPerSecond > 40 && result.scaling.links.togetherGbPerSecond < 220, JSON.stringify(result.scaling.links));
-    const reps = result.timeline?.reps.filter((r) => r.mode === together.id) ?? [];
-    assert.deepEqual(
-      reps.map((r) => r.device),
-      [0, 1],
-      'a traced rep per device',
-    );
-    for (const rep of reps)
-      assert.ok(rep.ops.length > 0 && rep.ops.every((op) => op.startMs >= 0 && op.endMs <= rep.totalMs * 1.001), `device ${rep.device}'s ops within its own start and end`);
-    assert.match(stdout, /several GPUs \(0, 1\), the input split across them/);
-    assert.match(stdout, /limit: (none|memory system|host issue|share size): /);
-  });
+      const together = result.modes.find((m) => m.role.kind === 'split' && m.role.alone === undefined);
+      assert.ok(together?.perDevice, "each device's own times");
+      for (const d of together.perDevice) {
+        // The shares run at once, so each device is busy for most of the whole (its own start and end are probes).
+        assert.ok(
+          d.medianMs >= together.stats.median * 0.5 && d.medianMs <= together.stats.median * 1.001,
+          `device ${d.device}: ${d.medianMs} within the whole ${together.stats.median}`,
+        );
+      }
+      // Balanced split on the 2-GPU H200 host: 1.57 to 1.62× (docs/measurements/2026-11-23-h200x2); two devices cannot
+      // give more than 2×, and the shared memory system capped the links at 1.69×.
+      assert.ok(
+        result.scaling && result.scaling.speedup > 1.2 && result.scaling.speedup < 2.05,
+        JSON.stringify(result.scaling),
+      );
+      // Both PCIe gen5 links both ways at once: 144 to 153 GB/s there; two links cannot pass 2 × ~100 GB/s.
+      assert.ok(
+        result.scaling.links &&
+          result.scaling.links.togetherGbPerSecond > 40 &&
+          result.scaling.links.togetherGbPerSecond < 220,
+        JSON.stringify(result.scaling.links),
+      );
+      const reps = result.timeline?.reps.filter((r) => r.mode === together.id) ?? [];
+      assert.deepEqual(
+        reps.map((r) => r.device),
+        [0, 1],
+        'a traced rep per device',
+      );
+      for (const rep of reps)
+        assert.ok(
+          rep.ops.length > 0 && rep.ops.every((op) => op.startMs >= 0 && op.endMs <= rep.totalMs * 1.001),
+          `device ${rep.device}'s ops within its own start and end`,
+        );
+      assert.match(stdout, /several GPUs \(0, 1\), the input split across them/);
+      assert.match(stdout, /limit: (none|memory system|host issue|share size): /);
+    },
+  );
 
-  it('runs one pipeline across two devices with peer copies, verifies it, and says how the chunks crossed', gpus, () => {
-    const { result, stdout } = run(join('configs', 'cross-device.yaml'), ['--max-time', '1']);
-    assert.equal(result.verification.status, 'passed');
-    assert.ok(result.crossDevice, 'a cross-device section');
-    assert.equal(result.crossDevice.path, result.peers?.[0]?.path);
-    // With peer access a 128 MiB handover ran at 385 to 388 GB/s over NVLink (NV18, at most 450 GB/s one way), and
-    // faster than PCIe gen5 moves one way (55 GB/s) on any link; staged through the host it cannot pass one way of PCIe.
-    const peerRate = result.crossDevice.peerCopy?.gbPerSecond ?? 0;
-    if (result.crossDevice.path === 'peer') assert.ok(peerRate > 60 && peerRate < 500, JSON.stringify(result.crossDevice.peerCopy));
-    else assert.ok(peerRate > 5 && peerRate < 60, JSON.stringify(result.crossDevice.peerCopy));
-    assert.match(stdout, /across GPUs 0 → 1, each chunk handed over by a peer copy/);
-    const reps = result.timeline?.reps.filter((r) => r.mode === result.crossDevice?.mode) ?? [];
-    assert.deepEqual(
-      reps.map((r) => r.device),
-      [0, 1],
-    );
-    assert.equal(reps[0]?.ops.filter((op) => op.kind === 'peer').length, 16, "every chunk's peer copy on the first GPU's timeline");
-  });
+  it(
+    'runs one pipeline across two devices with peer copies, verifies it, and says how the chunks crossed',
+    gpus,
+    () => {
+      const { result, stdout } = run(join('configs', 'cross-device.yaml'), ['--max-time', '1']);
+      assert.equal(result.verification.status, 'passed');
+      assert.ok(result.crossDevice, 'a cross-device section');
+      assert.equal(result.crossDevice.path, result.peers?.[0]?.path);
+      // With peer access a 128 MiB handover ran at 385 to 388 GB/s over NVLink (NV18, at most 450 GB/s one way), and
+      // faster than PCIe gen5 moves one way (55 GB/s) on any link; staged through the host it cannot pass one way of
+      // PCIe.
+      const peerRate = result.crossDevice.peerCopy?.gbPerSecond ?? 0;
+      if (result.crossDevice.path === 'peer')
+        assert.ok(peerRate > 60 && peerRate < 500, JSON.stringify(result.crossDevice.peerCopy));
+      else assert.ok(peerRate > 5 && peerRate < 60, JSON.stringify(result.crossDevice.peerCopy));
+      assert.match(stdout, /across GPUs 0 → 1, each chunk handed over by a peer copy/);
+      const reps = result.timeline?.reps.filter((r) => r.mode === result.crossDevice?.mode) ?? [];
+      assert.deepEqual(
+        reps.map((r) => r.device),
+        [0, 1],
+      );
+      assert.equal(
+        reps[0]?.ops.filter((op) => op.kind === 'peer').length,
+        16,
+        "every chunk's peer copy on the first GPU's timeline",
+      );
+    },
+  );
 
   it('probe shows the peer matrix and measures copies between the devices each way and both at once', gpus, () => {
     const json = join(out, 'probe.json');
-    const { code, stderr } = runCli(['probe', '--device', '0,1', '--bandwidth', '--size', '64MiB', '--reps', '5', '--json', json]);
+    const { code, stderr } = runCli([
+      'probe',
+      '--device',
+      '0,1',
+      '--bandwidth',
+      '--size',
+      '64MiB',
+      '--reps',
+      '5',
+      '--json',
+      json,
+    ]);
     assert.equal(code, 0, stderr);
     const doc = ProbeDocumentSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
     assert.equal(doc.peers?.matrix.length, 2);

@@ -21,30 +21,44 @@ const config = (extra = '') =>
 const options = { verify: true, gate: true, trace: false, wait: 'poll' as const };
 
 describe('buffers of any shape on a real device', () => {
-  it('runs chunks of rows with a resident table, verifies byte for byte, and copies only the chunked bytes', gpu, async () => {
-    const result = await runConfig(parseConfigText(config(), '/tmp/items-gpu.yaml'), options);
-    assert.equal(result.verification.status, 'passed', JSON.stringify(result.verification.mismatches));
-    assert.equal(result.verification.tolerance, undefined);
-    const serial = result.modes.find((m) => m.role.kind === 'serial');
-    assert.deepEqual(serial?.bytes, { h2d: 4096 * 256 * 4, d2h: 4096 * 4 });
-    assert.deepEqual(
-      result.buffers.map((b) => [b.name, b.role, b.itemSize]),
-      [
-        ['in', 'in', 256],
-        ['table', 'resident', undefined],
-        ['out', 'out', undefined],
-      ],
-    );
-    assert.equal(result.deviceMemory?.askedBytes, 4096 * 256 * 4 + 1024 + 4096 * 4);
-  });
+  it(
+    'runs chunks of rows with a resident table, verifies byte for byte, and copies only the chunked bytes',
+    gpu,
+    async () => {
+      const result = await runConfig(parseConfigText(config(), '/tmp/items-gpu.yaml'), options);
+      assert.equal(result.verification.status, 'passed', JSON.stringify(result.verification.mismatches));
+      assert.equal(result.verification.tolerance, undefined);
+      const serial = result.modes.find((m) => m.role.kind === 'serial');
+      assert.deepEqual(serial?.bytes, { h2d: 4096 * 256 * 4, d2h: 4096 * 4 });
+      assert.deepEqual(
+        result.buffers.map((b) => [b.name, b.role, b.itemSize]),
+        [
+          ['in', 'in', 256],
+          ['table', 'resident', undefined],
+          ['out', 'out', undefined],
+        ],
+      );
+      assert.equal(result.deviceMemory?.askedBytes, 4096 * 256 * 4 + 1024 + 4096 * 4);
+    },
+  );
 
   it('runs under a device-memory budget through a ring, and compares within a tolerance when asked', gpu, async () => {
     // 2 slots of 512 rows (1028 bytes a row) beside the 1 KiB table.
     const budget = 2 * 512 * 1028 + 1024;
-    const result = await runConfig(parseConfigText(config(`deviceMemory: ${budget}\nverify: { tolerance: { relative: 0.001 } }\n`), '/tmp/items-gpu.yaml'), options);
+    const result = await runConfig(
+      parseConfigText(
+        config(`deviceMemory: ${budget}\nverify: { tolerance: { relative: 0.001 } }\n`),
+        '/tmp/items-gpu.yaml',
+      ),
+      options,
+    );
     assert.equal(result.verification.status, 'passed', JSON.stringify(result.verification.mismatches));
     assert.deepEqual(result.deviceMemory?.ring, { slots: 2, slotElements: 512 });
     // The sums are the same bits in every layout: the largest error a tolerance saw is 0.
-    assert.deepEqual(result.verification.tolerance, { relative: 0.001, absolute: 0, largestError: { absolute: 0, relative: 0 } });
+    assert.deepEqual(result.verification.tolerance, {
+      relative: 0.001,
+      absolute: 0,
+      largestError: { absolute: 0, relative: 0 },
+    });
   });
 });

@@ -131,36 +131,45 @@ describe('the CUDA runtime on a real device', () => {
     }
   });
 
-  it('runs a host function registered once, enqueued twice with tags, while an event wait of either strategy keeps the JS thread free', gpu, async () => {
-    const rt = openRuntime();
-    const stream = rt.streams.create({ nonBlocking: true });
-    const done = rt.streams.createEvent({ timing: false });
-    const tags: number[] = [];
-    const fn = rt.hostFunctions.register((tag) => {
-      tags.push(tag);
-    });
-    try {
-      for (const strategy of WAIT_STRATEGIES) {
-        // A blocking wait on the JS thread here would deadlock: CUDA's thread waits for the JS thread to run the callback.
-        assert.equal(fn.launchThunk(stream, 7)(), 0);
-        assert.equal(fn.launchThunk(stream, 8)(), 0);
-        rt.streams.record(done, stream);
-        const code = await Promise.race([makeWaiter(rt, strategy).event(done), new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5000))]);
-        assert.equal(code, 0, `${strategy}: the wait did not complete`);
+  it(
+    'runs a host function registered once, enqueued twice with tags, while an event wait of either strategy keeps the JS thread free',
+    gpu,
+    async () => {
+      const rt = openRuntime();
+      const stream = rt.streams.create({ nonBlocking: true });
+      const done = rt.streams.createEvent({ timing: false });
+      const tags: number[] = [];
+      const fn = rt.hostFunctions.register((tag) => {
+        tags.push(tag);
+      });
+      try {
+        for (const strategy of WAIT_STRATEGIES) {
+          // A blocking wait on the JS thread here would deadlock: CUDA's thread waits for the JS thread to run the
+          // callback.
+          assert.equal(fn.launchThunk(stream, 7)(), 0);
+          assert.equal(fn.launchThunk(stream, 8)(), 0);
+          rt.streams.record(done, stream);
+          const code = await Promise.race([
+            makeWaiter(rt, strategy).event(done),
+            new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5000)),
+          ]);
+          assert.equal(code, 0, `${strategy}: the wait did not complete`);
+        }
+        assert.deepEqual(tags, [7, 8, 7, 8]);
+      } finally {
+        fn.unregister();
+        rt.streams.destroyEvent(done);
+        rt.streams.destroy(stream);
       }
-      assert.deepEqual(tags, [7, 8, 7, 8]);
-    } finally {
-      fn.unregister();
-      rt.streams.destroyEvent(done);
-      rt.streams.destroy(stream);
-    }
-  });
+    },
+  );
 
   it('reports an allocation larger than the device as a CUDA failure naming the API', gpu, () => {
     const rt = openRuntime();
     assert.throws(
       () => rt.memory.malloc(2 ** 50),
-      (error: unknown) => error instanceof DeviceFailure && /cudaMalloc failed .*cudaErrorMemoryAllocation \(2\)/.test(error.message),
+      (error: unknown) =>
+        error instanceof DeviceFailure && /cudaMalloc failed .*cudaErrorMemoryAllocation \(2\)/.test(error.message),
     );
   });
 });

@@ -6,7 +6,11 @@ import type { Agreement } from '../../src/measure/runner.js';
  * each round's subject, to show that the ranks asked the same questions in the same order.
  */
 export function ranksAgreeing(ranks: number): { agreements: Agreement[]; log: string[][] } {
-  const rounds: Array<{ votes: Array<readonly boolean[]>; about: string[]; resolve: Array<(answer: boolean[]) => void> }> = [];
+  const rounds: Array<{
+    votes: Array<readonly boolean[]>;
+    about: string[];
+    resolve: Array<(answer: boolean[]) => void>;
+  }> = [];
   const next = Array.from({ length: ranks }, () => 0);
   const log: string[][] = Array.from({ length: ranks }, () => []);
   const agreements = Array.from(

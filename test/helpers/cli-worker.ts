@@ -48,6 +48,10 @@ port.on('message', async ({ argv, env }: CliRequest) => {
     const { code } = await cliMain(['node', 'cuda-pipe', ...argv], io);
     answer({ code, stdout: out.join(''), stderr: err.join('') });
   } catch (error) {
-    answer({ code: 1, stdout: out.join(''), stderr: `${err.join('')}${error instanceof Error ? error.stack : String(error)}\n` });
+    answer({
+      code: 1,
+      stdout: out.join(''),
+      stderr: `${err.join('')}${error instanceof Error ? error.stack : String(error)}\n`,
+    });
   }
 });

@@ -41,7 +41,10 @@ export function cliEntry(): string[] {
   // What bin/cuda-pipe starts: the compiled CLI built into a few modules (scripts/bundle-cli.mjs).
   const dist = join(root, 'dist', 'cli', 'cuda-pipe.js');
   if (compiled && !existsSync(dist)) throw new Error(`compiled CLI missing at ${dist}`);
-  return ['--single-threaded-gc', ...(compiled || compiledIsFresh(root) ? [dist] : ['--import', 'tsx', join(root, 'src', 'cli', 'start.ts')])];
+  return [
+    '--single-threaded-gc',
+    ...(compiled || compiledIsFresh(root) ? [dist] : ['--import', 'tsx', join(root, 'src', 'cli', 'start.ts')]),
+  ];
 }
 
 /** How long a CLI run may take before the test fails, unless the test gives its own `timeoutMs`. */
@@ -63,10 +66,15 @@ const IN_PROCESS_ENV = new Set(['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'CUDA_PIPE
  * `timeoutMs` ends a CLI that hangs (its thread stopped, or its process killed with SIGKILL: one that ignores SIGTERM
  * would hold spawnSync for ever), so a test of "must not hang" fails instead of stalling the suite.
  */
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { timeoutMs?: number; process?: boolean } = {}): CliRun {
+export function runCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  options: { timeoutMs?: number; process?: boolean } = {},
+): CliRun {
   const root = packageRoot();
   const timeoutMs = options.timeoutMs ?? CLI_DEADLINE_MS;
-  const inProcess = !options.process && Object.keys(env).every((key) => IN_PROCESS_ENV.has(key)) && process.cwd() === root;
+  const inProcess =
+    !options.process && Object.keys(env).every((key) => IN_PROCESS_ENV.has(key)) && process.cwd() === root;
   if (inProcess) return runInWorker(args, { ...process.env, NO_COLOR: '1', ...env }, timeoutMs);
   const result = spawnSync(process.execPath, [...cliEntry(), ...args], {
     encoding: 'utf8',
@@ -76,7 +84,8 @@ export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, opt
     timeout: timeoutMs,
     killSignal: 'SIGKILL',
   });
-  const killed = result.signal === 'SIGKILL' && (result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
+  const killed =
+    result.signal === 'SIGKILL' && (result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
   const stderr = killed
     ? `${result.stderr ?? ''}\n[test] \`cuda-pipe ${args.join(' ')}\` had not ended after ${timeoutMs / 1000} s and was killed; its last output is above.`
     : result.stderr;
@@ -97,7 +106,13 @@ function cliThread(): CliThread {
   const { port1, port2 } = new MessageChannel();
   const done = new Int32Array(new SharedArrayBuffer(4));
   const script = new URL(compiled ? './cli-worker.js' : './cli-worker.ts', import.meta.url);
-  const worker = new Worker(script, { workerData: { port: port2, done }, transferList: [port2], execArgv: compiled ? [] : ['--import', 'tsx'], stdout: false, stderr: false });
+  const worker = new Worker(script, {
+    workerData: { port: port2, done },
+    transferList: [port2],
+    execArgv: compiled ? [] : ['--import', 'tsx'],
+    stdout: false,
+    stderr: false,
+  });
   // The thread must not keep a test file's process alive once its tests are done.
   worker.unref();
   port1.unref();
@@ -108,13 +123,20 @@ function cliThread(): CliThread {
 function runInWorker(args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): CliRun {
   const { worker, port, done } = cliThread();
   Atomics.store(done, 0, 0);
-  port.postMessage({ argv: args, env: Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)) });
+  port.postMessage({
+    argv: args,
+    env: Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+  });
   const woke = Atomics.wait(done, 0, 0, timeoutMs);
   const answer = receiveMessageOnPort(port)?.message as CliAnswer | undefined;
   if (woke === 'timed-out' || !answer) {
     void worker.terminate();
     thread = undefined;
-    return { code: null, stdout: '', stderr: `[test] \`cuda-pipe ${args.join(' ')}\` had not ended after ${timeoutMs / 1000} s in its worker thread, which was stopped.` };
+    return {
+      code: null,
+      stdout: '',
+      stderr: `[test] \`cuda-pipe ${args.join(' ')}\` had not ended after ${timeoutMs / 1000} s in its worker thread, which was stopped.`,
+    };
   }
   if (answer.ended) thread = undefined;
   return { code: answer.code, stdout: answer.stdout, stderr: answer.stderr };

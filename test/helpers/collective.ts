@@ -18,7 +18,11 @@ export function openCommunicatorsOf(
   plan: {
     readonly devices: readonly number[];
     readonly device: { readonly ring?: { readonly slots: number } | null | undefined };
-    readonly schedules: readonly { readonly description: string; readonly issue: 'stream' | 'graph'; readonly body: readonly { readonly kind: string }[] }[];
+    readonly schedules: readonly {
+      readonly description: string;
+      readonly issue: 'stream' | 'graph';
+      readonly body: readonly { readonly kind: string }[];
+    }[];
   },
   launch: Launch & { readonly signal?: AbortSignal | undefined; readonly dir?: string | undefined },
   cleanup: { push(release: () => void): void },

@@ -6,6 +6,10 @@ import { type CliRun, runCli as runCliAt } from './cli.js';
  * its own, as a user's would: a CUDA context, a lost one above all (which ends its process at once), must not be
  * shared with the tests or with the next run.
  */
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { timeoutMs?: number } = {}): CliRun {
+export function runCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  options: { timeoutMs?: number } = {},
+): CliRun {
   return runCliAt(args, { COLUMNS: '1000', ...env }, { ...options, process: true });
 }

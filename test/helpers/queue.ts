@@ -8,7 +8,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 // time. Each process (test/queue/worker-N.test.ts) takes the next file no process has taken yet, so a slow file
 // does not hold up a fixed share of the others, and runs it as a suite named by its path. scripts/test.mjs makes
 // the queue folder and names it in CUDA_PIPE_TEST_QUEUE; a file is taken by creating its entry there, which only
-// one process can do. Two processes, one a core: on the 2-core machine four made each run slower, by 1 to 13 s over three
+// one process can do. Two processes, one a core: on the 2-core machine four made each run slower, by 1 to 13 s over
+// three
 // rounds taken in turns, as they fought over the cores and memory (docs/measurements/2026-11-26-test-speed-4/).
 
 const distTest = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -37,7 +38,9 @@ export function testFiles(): string[] {
 
 /** Longest first, by the times the last run recorded, so that the slow files do not start last. */
 export function longestFirst(files: readonly string[], durations: Readonly<Record<string, number>>): string[] {
-  return [...files].sort((a, b) => (durations[relative(distTest, b)] ?? 0) - (durations[relative(distTest, a)] ?? 0) || a.localeCompare(b));
+  return [...files].sort(
+    (a, b) => (durations[relative(distTest, b)] ?? 0) - (durations[relative(distTest, a)] ?? 0) || a.localeCompare(b),
+  );
 }
 
 function claim(queue: string, file: string): boolean {
@@ -87,6 +90,9 @@ export async function runQueue(): Promise<void> {
     });
     const childrenAfter = childrenCpuMs();
     const childrenMs = children === null || childrenAfter === null ? '' : childrenAfter - children;
-    appendFileSync(join(queue, 'times.tsv'), `${name}\t${Math.round(performance.now() - started)}\t${cpuMs(process.cpuUsage(cpu))}\t${childrenMs}\n`);
+    appendFileSync(
+      join(queue, 'times.tsv'),
+      `${name}\t${Math.round(performance.now() - started)}\t${cpuMs(process.cpuUsage(cpu))}\t${childrenMs}\n`,
+    );
   }
 }

@@ -6,7 +6,10 @@ export function usageRejection(load: () => unknown): UsageError {
   try {
     load();
   } catch (error) {
-    assert.ok(error instanceof UsageError, `expected a UsageError, got ${error instanceof Error ? error.stack : String(error)}`);
+    assert.ok(
+      error instanceof UsageError,
+      `expected a UsageError, got ${error instanceof Error ? error.stack : String(error)}`,
+    );
     assert.equal(error.exitCode, 2);
     return error;
   }

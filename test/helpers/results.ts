@@ -74,7 +74,16 @@ function medianOf(role: ModeRole): number {
 }
 
 /** A Result built by the real builder from chosen per-mode medians and noise. */
-export function makeResult(options: { scale?: number; noise?: number; device?: DeviceFacts; iterations?: number; samples?: number; hostIssueMs?: number[] } = {}): RunResult {
+export function makeResult(
+  options: {
+    scale?: number;
+    noise?: number;
+    device?: DeviceFacts;
+    iterations?: number;
+    samples?: number;
+    hostIssueMs?: number[];
+  } = {},
+): RunResult {
   const { scale = 1, noise = 0.01, device = H100, iterations = 1060, samples = 30, hostIssueMs } = options;
   const { config, locate, raw } = parseConfigText(CONFIG(iterations), '/configs/balanced.yaml');
   const plan = buildPlan(config, resolveKernels(config, locate));
@@ -97,7 +106,14 @@ export function makeResult(options: { scale?: number; noise?: number; device?: D
     devices: [device],
     traced: [],
     createdAt: '2026-11-22T12:00:00.000Z',
-    software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: [], cudartPath: 'libcudart.so.13', nvrtcPath: null },
+    software: {
+      driver: '13.0',
+      runtime: '13.0',
+      nvrtc: '13.0',
+      nvrtcArchitectures: [],
+      cudartPath: 'libcudart.so.13',
+      nvrtcPath: null,
+    },
     compiles: [{ label: 'fma', cached: true, ms: 1.5, arch: 'sm_90', nvrtc: '13.0' }],
     policy: DEFAULT_POLICY,
     gate: false,

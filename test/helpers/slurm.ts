@@ -26,7 +26,8 @@ export function slurmSkipReason(): string | null {
   if (missing.length) return `not installed: ${missing.join(', ')} (apt-get install slurm-wlm munge)`;
   for (const client of ['srun', 'sinfo']) {
     // Without a slurm.conf `--version` fails too; only a missing program counts here.
-    if (spawnSync(client, ['--version'], { timeout: 5000, stdio: 'ignore' }).error) return `${client} is not on the PATH`;
+    if (spawnSync(client, ['--version'], { timeout: 5000, stdio: 'ignore' }).error)
+      return `${client} is not on the PATH`;
   }
   return null;
 }
@@ -79,7 +80,11 @@ NodeName=${host} NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
 PartitionName=debug Nodes=${host} Default=YES MaxTime=5 State=UP
 `,
   );
-  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SLURM_') && !k.startsWith('OMPI_') && !k.startsWith('PMI_')));
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith('SLURM_') && !k.startsWith('OMPI_') && !k.startsWith('PMI_'),
+    ),
+  );
   env.SLURM_CONF = conf;
   const children: ChildProcess[] = [];
   const run = (path: string, args: string[]) => {

@@ -79,7 +79,12 @@ interface Running {
  * Runs the planned ops and returns their GPU start and end times. Time advances from event to event: an op being
  * issued, or a running op finishing; between events every running op progresses at a constant rate.
  */
-export function simulate(planned: readonly PlannedOp[]): { startMs: number[]; endMs: number[]; issuedMs: number[]; issueMs: number } {
+export function simulate(planned: readonly PlannedOp[]): {
+  startMs: number[];
+  endMs: number[];
+  issuedMs: number[];
+  issueMs: number;
+} {
   const issuedMs: number[] = [];
   let host = ISSUE_MS.event; // the rep's start event
   for (const op of planned) {
@@ -99,13 +104,16 @@ export function simulate(planned: readonly PlannedOp[]): { startMs: number[]; en
   while (waiting.length || running.size) {
     for (const engine of ['h2d', 'd2h', 'sm'] as const) {
       if (running.has(engine)) continue;
-      const next = waiting.find((i) => engineOf(planned[i]!) === engine && readyAt(i) <= now + 1e-12 && isStreamHead(i));
+      const next = waiting.find(
+        (i) => engineOf(planned[i]!) === engine && readyAt(i) <= now + 1e-12 && isStreamHead(i),
+      );
       if (next === undefined) continue;
       startMs[next] = now;
       running.set(engine, { index: next, remainingMs: planned[next]!.workMs });
       waiting.splice(waiting.indexOf(next), 1);
     }
-    const rate = (engine: Engine) => (engine !== 'sm' && running.has('h2d') && running.has('d2h') ? SHARED_LINK_RATE : 1);
+    const rate = (engine: Engine) =>
+      engine !== 'sm' && running.has('h2d') && running.has('d2h') ? SHARED_LINK_RATE : 1;
     // Rates hold until the next event, so take them before any op finishes and changes them.
     const rates = new Map([...running.keys()].map((engine) => [engine, rate(engine)]));
     const finishes = [...running].map(([engine, r]) => now + r.remainingMs / rates.get(engine)!);
@@ -157,7 +165,14 @@ export function tracedRep(mode: string, device: number, planned: readonly Planne
   }));
   // The end event runs once the last op has finished, a couple of µs later.
   const totalMs = round(Math.max(...endMs) + STREAM_LATENCY_MS);
-  return { mode, device, totalMs, issueMs: round(issueMs), streams: streams.map((id) => ({ id, flags: 'non-blocking', priority: null })), ops };
+  return {
+    mode,
+    device,
+    totalMs,
+    issueMs: round(issueMs),
+    streams: streams.map((id) => ({ id, flags: 'non-blocking', priority: null })),
+    ops,
+  };
 }
 
 /** Nanosecond resolution, as CUDA events give about half a microsecond: keeps the JSON short and exact. */
@@ -199,7 +214,13 @@ function stats(samples: readonly number[]): Stats {
   };
 }
 
-function mode(role: ModeRole, device: number, medianMs: number, description: string, bytes: { h2d: number; d2h: number }): ModeResult {
+function mode(
+  role: ModeRole,
+  device: number,
+  medianMs: number,
+  description: string,
+  bytes: { h2d: number; d2h: number },
+): ModeResult {
   const samplesMs = samplesAround(medianMs, 0.004);
   return {
     id: modeId(role),
@@ -247,16 +268,43 @@ export function syntheticRunResult(options: SyntheticOptions = {}): RunResult {
     const stage = (kind: 'h2d' | 'kernel' | 'd2h') => CHUNK_MS[kind] * CHUNKS * (kind === 'kernel' ? 1 : scale);
     const linkMs = (stage('h2d') + stage('d2h')) / (2 * SHARED_LINK_RATE);
     // Timed reps run without the per-op events, a little faster than the traced one.
-    const serial = mode({ kind: 'serial' }, device.index, serialRep.totalMs * 0.995, 'whole buffers on one stream', both);
-    const overlapped = mode(overlappedRole, device.index, overlappedRep.totalMs * 0.99, '16 chunks over 4 streams, depth-first', both);
+    const serial = mode(
+      { kind: 'serial' },
+      device.index,
+      serialRep.totalMs * 0.995,
+      'whole buffers on one stream',
+      both,
+    );
+    const overlapped = mode(
+      overlappedRole,
+      device.index,
+      overlappedRep.totalMs * 0.99,
+      '16 chunks over 4 streams, depth-first',
+      both,
+    );
     overlapped.analysis = overlapAnalysis(serial.stats.median, overlapped.stats.median, stage, linkMs);
     modes.push(
       serial,
       overlapped,
-      mode({ kind: 'stage', stage: 'h2d' }, device.index, stage('h2d'), 'H2D of every in buffer, alone', { h2d: BUFFER_BYTES, d2h: 0 }),
-      mode({ kind: 'stage', stage: 'kernel', kernel: 'fma' }, device.index, stage('kernel'), 'kernel fma alone', { h2d: 0, d2h: 0 }),
-      mode({ kind: 'stage', stage: 'd2h' }, device.index, stage('d2h'), 'D2H of every out buffer, alone', { h2d: 0, d2h: BUFFER_BYTES }),
-      mode({ kind: 'link', copiesPerDirection: CHUNKS, streamsPerDirection: 2 }, device.index, linkMs, 'both directions at once', both),
+      mode({ kind: 'stage', stage: 'h2d' }, device.index, stage('h2d'), 'H2D of every in buffer, alone', {
+        h2d: BUFFER_BYTES,
+        d2h: 0,
+      }),
+      mode({ kind: 'stage', stage: 'kernel', kernel: 'fma' }, device.index, stage('kernel'), 'kernel fma alone', {
+        h2d: 0,
+        d2h: 0,
+      }),
+      mode({ kind: 'stage', stage: 'd2h' }, device.index, stage('d2h'), 'D2H of every out buffer, alone', {
+        h2d: 0,
+        d2h: BUFFER_BYTES,
+      }),
+      mode(
+        { kind: 'link', copiesPerDirection: CHUNKS, streamsPerDirection: 2 },
+        device.index,
+        linkMs,
+        'both directions at once',
+        both,
+      ),
     );
   }
   const headline = modes.find((m) => m.role.kind === 'overlapped')!;
@@ -271,17 +319,61 @@ export function syntheticRunResult(options: SyntheticOptions = {}): RunResult {
     environment: {
       node: 'v20.19.0',
       platform: 'linux-x64',
-      software: { driver: '580.65', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: ['sm_90'], cudartPath: 'libcudart.so.13', nvrtcPath: 'libnvrtc.so.13' },
+      software: {
+        driver: '580.65',
+        runtime: '13.0',
+        nvrtc: '13.0',
+        nvrtcArchitectures: ['sm_90'],
+        cudartPath: 'libcudart.so.13',
+        nvrtcPath: 'libnvrtc.so.13',
+      },
     },
     devices,
-    config: { name: 'balanced', path: '/configs/balanced.yaml', hash: 'sha256:5f2c0d', resolved: { pipeline: { chunks: CHUNKS, streams: STREAMS } } },
+    config: {
+      name: 'balanced',
+      path: '/configs/balanced.yaml',
+      hash: 'sha256:5f2c0d',
+      resolved: { pipeline: { chunks: CHUNKS, streams: STREAMS } },
+    },
     pipeline: { elements: BUFFER_BYTES / 4, align: 256, requestedChunks: CHUNKS, requestedStreams: STREAMS },
     buffers: [
-      { name: 'input', type: 'float32', elements: BUFFER_BYTES / 4, bytes: BUFFER_BYTES, role: 'in', hostMemory: 'pinned' },
-      { name: 'output', type: 'float32', elements: BUFFER_BYTES / 4, bytes: BUFFER_BYTES, role: 'out', hostMemory: 'pinned' },
+      {
+        name: 'input',
+        type: 'float32',
+        elements: BUFFER_BYTES / 4,
+        bytes: BUFFER_BYTES,
+        role: 'in',
+        hostMemory: 'pinned',
+      },
+      {
+        name: 'output',
+        type: 'float32',
+        elements: BUFFER_BYTES / 4,
+        bytes: BUFFER_BYTES,
+        role: 'out',
+        hostMemory: 'pinned',
+      },
     ],
-    kernels: [{ label: 'fma', entry: 'fma_loop', source: 'fma_loop.cu', block: 256, grid: 'cover', compile: { cached: true, ms: 1.2, arch: 'sm_90', nvrtc: '13.0' } }],
-    policy: { warmup: 3, warmupMs: 50, fixedReps: null, minReps: 10, maxReps: 200, maxNoise: 0.005, maxTimeMs: 10_000, gate: false },
+    kernels: [
+      {
+        label: 'fma',
+        entry: 'fma_loop',
+        source: 'fma_loop.cu',
+        block: 256,
+        grid: 'cover',
+        compile: { cached: true, ms: 1.2, arch: 'sm_90', nvrtc: '13.0' },
+      },
+    ],
+    policy: {
+      warmup: 3,
+      warmupMs: 50,
+      fixedReps: null,
+      minReps: 10,
+      maxReps: 200,
+      maxNoise: 0.005,
+      maxTimeMs: 10_000,
+      gate: false,
+    },
     clocks: { checked: true, note: 'SM clock steady', minMHz: 1980, maxMHz: 1980, sharing: SHARING_NOT_CHECKED },
     modes,
     summary: {
@@ -294,12 +386,23 @@ export function syntheticRunResult(options: SyntheticOptions = {}): RunResult {
     },
     timeline: { reps },
     verification: { status: 'passed', mismatches: [] },
-    warnings: [{ code: 'not-verified', message: 'This result was simulated, not measured.', remedy: 'Record a result on a GPU with --timeline.' }],
+    warnings: [
+      {
+        code: 'not-verified',
+        message: 'This result was simulated, not measured.',
+        remedy: 'Record a result on a GPU with --timeline.',
+      },
+    ],
     notes: ['Traced reps carry an event before and after every op, so they run a little slower than the timed reps.'],
   });
 }
 
-function overlapAnalysis(serialMs: number, medianMs: number, stage: (kind: 'h2d' | 'kernel' | 'd2h') => number, linkMs: number): NonNullable<ModeResult['analysis']> {
+function overlapAnalysis(
+  serialMs: number,
+  medianMs: number,
+  stage: (kind: 'h2d' | 'kernel' | 'd2h') => number,
+  linkMs: number,
+): NonNullable<ModeResult['analysis']> {
   const fill = (ms: number) => ms / CHUNKS;
   const terms = (
     [

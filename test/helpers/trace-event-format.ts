@@ -29,9 +29,24 @@ export const CompleteEventSchema = z.strictObject({
 
 /** ph 'M': metadata. Its name says what it sets, and args carry the value. */
 export const MetadataEventSchema = z.union([
-  z.strictObject({ ...common, ph: z.literal('M'), name: z.enum(['process_name', 'thread_name']), args: z.strictObject({ name: z.string().min(1) }) }),
-  z.strictObject({ ...common, ph: z.literal('M'), name: z.literal('process_labels'), args: z.strictObject({ labels: z.string() }) }),
-  z.strictObject({ ...common, ph: z.literal('M'), name: z.enum(['process_sort_index', 'thread_sort_index']), args: z.strictObject({ sort_index: z.number().int() }) }),
+  z.strictObject({
+    ...common,
+    ph: z.literal('M'),
+    name: z.enum(['process_name', 'thread_name']),
+    args: z.strictObject({ name: z.string().min(1) }),
+  }),
+  z.strictObject({
+    ...common,
+    ph: z.literal('M'),
+    name: z.literal('process_labels'),
+    args: z.strictObject({ labels: z.string() }),
+  }),
+  z.strictObject({
+    ...common,
+    ph: z.literal('M'),
+    name: z.enum(['process_sort_index', 'thread_sort_index']),
+    args: z.strictObject({ sort_index: z.number().int() }),
+  }),
 ]);
 
 export const TraceEventSchema = z.union([CompleteEventSchema, MetadataEventSchema]);

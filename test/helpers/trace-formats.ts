@@ -57,7 +57,8 @@ export function describeTraceFormats(): void {
         listed,
         formats.map((f) => f.id),
       );
-      for (const format of formats) assert.equal(DeviceAnalysisSchema.safeParse(device(format.id)).success, true, format.id);
+      for (const format of formats)
+        assert.equal(DeviceAnalysisSchema.safeParse(device(format.id)).success, true, format.id);
       assert.equal(DeviceAnalysisSchema.safeParse(device('no-such-format')).success, false);
     });
 

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { logRatios, pairedEstimate, pairedMeasured } from '../../src/compare/paired.js';
-import { judge, type Measured, type Verdict, type VerdictRule, pairedRule, separateRunsRule } from '../../src/compare/rule.js';
+import {
+  judge,
+  type Measured,
+  type Verdict,
+  type VerdictRule,
+  pairedRule,
+  separateRunsRule,
+} from '../../src/compare/rule.js';
 import { kthDifference, shiftInterval } from '../../src/compare/shift.js';
 import { clockConfirmedVerdict, verdict } from '../../src/compare/verdict.js';
 
@@ -13,8 +20,10 @@ import { clockConfirmedVerdict, verdict } from '../../src/compare/verdict.js';
  * A fraction from whole thousandths: fast-check's doubles crowd the ends of their range (0, ±1), where every pair is
  * `same` or far apart and the band's edges are never met.
  */
-const thousandths = (min: number, max: number) => fc.integer({ min: Math.round(min * 1000), max: Math.round(max * 1000) }).map((x) => x / 1000);
-const deviates = (length: { min: number; max: number }) => fc.array(thousandths(-1, 1), { minLength: length.min, maxLength: length.max });
+const thousandths = (min: number, max: number) =>
+  fc.integer({ min: Math.round(min * 1000), max: Math.round(max * 1000) }).map((x) => x / 1000);
+const deviates = (length: { min: number; max: number }) =>
+  fc.array(thousandths(-1, 1), { minLength: length.min, maxLength: length.max });
 
 /** A run's samples: a median times exp(spread × a deviate), the deviates in [−1, 1]. */
 const run = (length: { min: number; max: number }) =>
@@ -28,14 +37,22 @@ const run = (length: { min: number; max: number }) =>
 
 const pair = fc.tuple(run({ min: 1, max: 40 }), run({ min: 1, max: 40 }));
 /** Two runs of one median and close spreads: where the band's edges decide, and asymmetries would hide. */
-const nearPair = fc.tuple(run({ min: 3, max: 40 }), thousandths(0.97, 1.03), thousandths(0.5, 2)).map(([a, ratio, stretch]): [number[], number[]] => {
-  const middle = a[Math.floor(a.length / 2)] as number;
-  return [a, a.map((t) => middle * ratio * (t / middle) ** stretch)];
-});
+const nearPair = fc
+  .tuple(run({ min: 3, max: 40 }), thousandths(0.97, 1.03), thousandths(0.5, 2))
+  .map(([a, ratio, stretch]): [number[], number[]] => {
+    const middle = a[Math.floor(a.length / 2)] as number;
+    return [a, a.map((t) => middle * ratio * (t / middle) ** stretch)];
+  });
 const band = thousandths(0.001, 0.2);
-const clocks = fc.option(fc.record({ baseline: fc.double({ min: 500, max: 2500, noNaN: true }), candidate: fc.double({ min: 500, max: 2500, noNaN: true }) }), {
-  nil: null,
-});
+const clocks = fc.option(
+  fc.record({
+    baseline: fc.double({ min: 500, max: 2500, noNaN: true }),
+    candidate: fc.double({ min: 500, max: 2500, noNaN: true }),
+  }),
+  {
+    nil: null,
+  },
+);
 
 const MIRROR: Record<Verdict, Verdict> = { faster: 'slower', slower: 'faster', same: 'same', noisy: 'noisy' };
 
@@ -49,7 +66,10 @@ function nearEdge(measured: Measured, rule: Pick<VerdictRule, 'band'>, eps: numb
 
 describe('the verdict rule (property)', () => {
   it('selects the k-th of the differences as sorting them all would, ties and signs included', () => {
-    const values = fc.array(fc.oneof(fc.constantFrom(-1, 0, 0.5, 1), thousandths(-3, 3), fc.double({ min: -1e3, max: 1e3, noNaN: true })), { minLength: 1, maxLength: 12 });
+    const values = fc.array(
+      fc.oneof(fc.constantFrom(-1, 0, 0.5, 1), thousandths(-3, 3), fc.double({ min: -1e3, max: 1e3, noNaN: true })),
+      { minLength: 1, maxLength: 12 },
+    );
     fc.assert(
       fc.property(values, values, fc.nat(), (x, y, pick) => {
         const [xs, ys] = [[...x].sort((p, q) => p - q), [...y].sort((p, q) => p - q)];
@@ -77,7 +97,10 @@ describe('the verdict rule (property)', () => {
       fc.property(fc.oneof(pair, nearPair), band, clocks, ([a, b], d, c) => {
         const swapped = c && { baseline: c.candidate, candidate: c.baseline };
         const rule = separateRunsRule(d);
-        assert.equal(clockConfirmedVerdict(b, a, swapped, rule).verdict, MIRROR[clockConfirmedVerdict(a, b, c, rule).verdict]);
+        assert.equal(
+          clockConfirmedVerdict(b, a, swapped, rule).verdict,
+          MIRROR[clockConfirmedVerdict(a, b, c, rule).verdict],
+        );
       }),
       { numRuns: 500 },
     );
@@ -87,7 +110,8 @@ describe('the verdict rule (property)', () => {
     fc.assert(
       fc.property(fc.oneof(pair, nearPair), band, ([a, b], d) => {
         const rule = pairedRule(d);
-        const measured = (x: number[], y: number[]) => pairedMeasured(pairedEstimate(logRatios(x, y), rule.confidence), rule.confidence);
+        const measured = (x: number[], y: number[]) =>
+          pairedMeasured(pairedEstimate(logRatios(x, y), rule.confidence), rule.confidence);
         // On an edge to the last bit, log(b/a) and −log(a/b) may round to either side of it (seen: every ratio 1.006
         // against a ±0.6% band).
         fc.pre(!nearEdge(measured(a, b), rule, 1e-9) && !nearEdge(measured(b, a), rule, 1e-9));
@@ -138,15 +162,23 @@ describe('the verdict rule (property)', () => {
     // about the shift, and a wider interval can only leave the band. So a wider spread reads same only where the
     // narrower one did.
     fc.assert(
-      fc.property(deviates({ min: 1, max: 30 }), thousandths(-0.1, 0.1), thousandths(0, 0.2), thousandths(1, 5), band, (shape, shift, spread, widen, d) => {
-        const rule = separateRunsRule(d);
-        const sides = (s: number) => [shape.map((z) => Math.exp(s * z)), shape.map((z) => Math.exp(shift + s * z))] as const;
-        const [a, b] = sides(spread);
-        const [wideA, wideB] = sides(spread * widen);
-        const narrow = shiftInterval(a, b, rule.confidence);
-        fc.pre(!nearEdge(narrow, rule, 1e-9));
-        if (verdict(wideA, wideB, rule).verdict === 'same') assert.equal(judge(narrow, rule), 'same');
-      }),
+      fc.property(
+        deviates({ min: 1, max: 30 }),
+        thousandths(-0.1, 0.1),
+        thousandths(0, 0.2),
+        thousandths(1, 5),
+        band,
+        (shape, shift, spread, widen, d) => {
+          const rule = separateRunsRule(d);
+          const sides = (s: number) =>
+            [shape.map((z) => Math.exp(s * z)), shape.map((z) => Math.exp(shift + s * z))] as const;
+          const [a, b] = sides(spread);
+          const [wideA, wideB] = sides(spread * widen);
+          const narrow = shiftInterval(a, b, rule.confidence);
+          fc.pre(!nearEdge(narrow, rule, 1e-9));
+          if (verdict(wideA, wideB, rule).verdict === 'same') assert.equal(judge(narrow, rule), 'same');
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -154,7 +186,10 @@ describe('the verdict rule (property)', () => {
   it('keeps same under a wider band, and slower or faster under a narrower one', () => {
     fc.assert(
       fc.property(fc.oneof(pair, nearPair), band, thousandths(1, 4), ([a, b], d, factor) => {
-        const [narrow, wide] = [verdict(a, b, separateRunsRule(d)).verdict, verdict(a, b, separateRunsRule(d * factor)).verdict];
+        const [narrow, wide] = [
+          verdict(a, b, separateRunsRule(d)).verdict,
+          verdict(a, b, separateRunsRule(d * factor)).verdict,
+        ];
         if (narrow === 'same') assert.equal(wide, 'same');
         if (wide === 'slower' || wide === 'faster') assert.equal(narrow, wide);
       }),

@@ -45,24 +45,37 @@ const layout: fc.Arbitrary<LayoutShape> = fc.record({
 });
 
 describe('the predicted best layout', () => {
-  it('is never below the kernels alone, nor below a floor a kind measured, whatever the parts', { timeout: 30_000 }, () => {
+  it('is never below the kernels alone, nor below a floor a kind measured, whatever the parts', {
+    timeout: 30_000,
+  }, () => {
     fc.assert(
       fc.property(parts, layout, ms(30), fc.integer({ min: 1, max: 4096 }), (p, shape, kindFloorMs, maxChunks) => {
         // A kind's term (a CPU stage, say) measured at kindFloorMs a rep, whatever the chunks.
         const withKind = (gpu: Bound): Bound => {
-          const term = { term: 'CPU stage' as const, steadyMs: kindFloorMs, perOpMs: 0, fillDrainMs: 0, ms: kindFloorMs };
+          const term = {
+            term: 'CPU stage' as const,
+            steadyMs: kindFloorMs,
+            perOpMs: 0,
+            fillDrainMs: 0,
+            ms: kindFloorMs,
+          };
           return term.ms > gpu.ms ? { ...term, terms: [...gpu.terms, term] } : { ...gpu, terms: [...gpu.terms, term] };
         };
         const best = predictedFloor(p, shape, maxChunks, null, withKind);
         assert.ok(best);
-        const kernels = shape.kernelsChunkedMs !== null && p.kernelWholeMs > 0 ? Math.min(p.kernelWholeMs, shape.kernelsChunkedMs) : p.kernelWholeMs;
+        const kernels =
+          shape.kernelsChunkedMs !== null && p.kernelWholeMs > 0
+            ? Math.min(p.kernelWholeMs, shape.kernelsChunkedMs)
+            : p.kernelWholeMs;
         assert.ok(best.bound.ms >= kindFloorMs - 1e-9, `${best.bound.ms} below the kind's ${kindFloorMs}`);
         assert.ok(best.bound.ms >= kernels - 1e-9, `${best.bound.ms} below the kernels alone, ${kernels}`);
       }),
     );
   });
 
-  it('leaves out the chunk counts a kind cannot predict, and is none where it can predict none', { timeout: 30_000 }, () => {
+  it('leaves out the chunk counts a kind cannot predict, and is none where it can predict none', {
+    timeout: 30_000,
+  }, () => {
     fc.assert(
       fc.property(parts, layout, fc.integer({ min: 1, max: 64 }), (p, shape, only) => {
         const best = predictedFloor(p, shape, 4096, null, (gpu, chunks) => (chunks === only ? gpu : null));
@@ -81,7 +94,9 @@ describe("the model's advice", () => {
   const template = base.modes.find((m) => m.role.kind === 'overlapped') as ModeResult;
   const model = template.analysis?.model as NonNullable<NonNullable<ModeResult['analysis']>['model']>;
 
-  it('never names the layout it is made on, nor one predicted no faster, and saves no more than the floor allows', { timeout: 30_000 }, () => {
+  it('never names the layout it is made on, nor one predicted no faster, and saves no more than the floor allows', {
+    timeout: 30_000,
+  }, () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 64 }),
@@ -94,13 +109,24 @@ describe("the model's advice", () => {
         fc.constantFrom(...CAUSES),
         fc.boolean(),
         (chunks, streams, bestChunks, bestStreams, boundMs, bestShare, slower, cause, serial) => {
-          const mode = { ...template, role: { kind: 'overlapped' as const, layout: { chunks, streams, order: 'depth-first' as const, topology: 'chunk-per-stream' as const } } };
+          const mode = {
+            ...template,
+            role: {
+              kind: 'overlapped' as const,
+              layout: { chunks, streams, order: 'depth-first' as const, topology: 'chunk-per-stream' as const },
+            },
+          };
           mode.stats = { ...template.stats, median: boundMs * slower };
           const floor = serial
             ? { chunks: 1, streams: 1, ms: boundMs * bestShare, limitedBy: 'serial' as const }
             : { chunks: bestChunks, streams: bestStreams, ms: boundMs * bestShare, limitedBy: 'link' as const };
           const bound: Bound = { term: 'link', steadyMs: boundMs, perOpMs: 0, fillDrainMs: 0, ms: boundMs, terms: [] };
-          const advised: AdviceModel = { ...model, floor, idealMs: Math.min(model.idealMs, floor.ms), gap: [{ cause, ms: boundMs * slower - floor.ms + 0.001 }] };
+          const advised: AdviceModel = {
+            ...model,
+            floor,
+            idealMs: Math.min(model.idealMs, floor.ms),
+            gap: [{ cause, ms: boundMs * slower - floor.ms + 0.001 }],
+          };
           const advice = adviceFor(mode, advised, { bound, linkGbPerSecond: null, words: null, limit: null });
           assert.ok(advice);
           if (advice.code !== 'layout') return;
@@ -131,13 +157,16 @@ describe('a rate', () => {
 
 describe('a kernel part put at the clock of the mode it bounds', () => {
   it('takes no longer there than it could at any pair of clocks NVML read', { timeout: 10_000 }, () => {
-    const range = fc.tuple(fc.integer({ min: 300, max: 2100 }), fc.integer({ min: 0, max: 600 })).map(([min, spread]) => ({ min, max: min + spread }));
+    const range = fc
+      .tuple(fc.integer({ min: 300, max: 2100 }), fc.integer({ min: 0, max: 600 }))
+      .map(([min, spread]) => ({ min, max: min + spread }));
     fc.assert(
       fc.property(range, range, fc.double({ min: 0.001, max: 100, noNaN: true }), (mode, part, ms) => {
         const match = clockMatch(mode, [part]);
         const scaled = ms * clockFactor(match, part);
         if (match.status !== 'rebuilt') return assert.equal(scaled, ms);
-        for (const p of [part.min, part.max]) for (const m of [mode.min, mode.max]) assert.ok(scaled <= (ms * p) / m + 1e-9);
+        for (const p of [part.min, part.max])
+          for (const m of [mode.min, mode.max]) assert.ok(scaled <= (ms * p) / m + 1e-9);
       }),
     );
   });

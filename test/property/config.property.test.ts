@@ -6,7 +6,12 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { loadConfigFile } from '../../src/config/load.js';
-import { ELEMENT_TYPES, HOST_MEMORY_KINDS, ISSUE_ORDERS, SCALAR_TYPES as SCALAR_ARG_TYPES } from '../../src/vocabulary.js';
+import {
+  ELEMENT_TYPES,
+  HOST_MEMORY_KINDS,
+  ISSUE_ORDERS,
+  SCALAR_TYPES as SCALAR_ARG_TYPES,
+} from '../../src/vocabulary.js';
 import { UsageError } from '../../src/errors.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import { buildPlan } from '../../src/plan/build.js';
@@ -37,7 +42,9 @@ function loadsOrRefuses(text: string, plan = false): void {
     if (plan) buildPlan(config, resolveKernels(config, locate), { gate: false });
   } catch (error) {
     if (!(error instanceof UsageError)) {
-      throw new Error(`not a UsageError for\n${text.slice(0, 2000)}\n→ ${error instanceof Error ? error.stack : String(error)}`);
+      throw new Error(
+        `not a UsageError for\n${text.slice(0, 2000)}\n→ ${error instanceof Error ? error.stack : String(error)}`,
+      );
     }
     assert.ok(error.message.length > 0);
   }
@@ -45,8 +52,15 @@ function loadsOrRefuses(text: string, plan = false): void {
   assert.ok(ms < CASE_TIME_LIMIT_MS, `took ${ms.toFixed(0)} ms`);
 }
 
-const oddNumber = fc.oneof(fc.integer(), fc.double(), fc.constantFrom(0, -1, 0.5, 2 ** 31, 2 ** 32, 2 ** 53 + 1, 2 ** 64, 1e308, -0, Number.MAX_SAFE_INTEGER));
-const oddString = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('', '256MiB', '64Mi', '1.5KiB', 'lots', '-1', '0x10', '1e3', '~', 'null', '*a', '&a', '{', '- x'));
+const oddNumber = fc.oneof(
+  fc.integer(),
+  fc.double(),
+  fc.constantFrom(0, -1, 0.5, 2 ** 31, 2 ** 32, 2 ** 53 + 1, 2 ** 64, 1e308, -0, Number.MAX_SAFE_INTEGER),
+);
+const oddString = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom('', '256MiB', '64Mi', '1.5KiB', 'lots', '-1', '0x10', '1e3', '~', 'null', '*a', '&a', '{', '- x'),
+);
 const scalar = fc.oneof(oddNumber, oddString, fc.boolean(), fc.constant(null));
 const anyValue = fc.letrec((tie) => ({
   value: fc.oneof(
@@ -57,7 +71,8 @@ const anyValue = fc.letrec((tie) => ({
   ),
 })).value;
 /** A plausible value for a field most of the time, anything at all sometimes. */
-const mostly = <T>(plausible: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof({ weight: 4, arbitrary: plausible }, { weight: 1, arbitrary: anyValue });
+const mostly = <T>(plausible: fc.Arbitrary<T>): fc.Arbitrary<unknown> =>
+  fc.oneof({ weight: 4, arbitrary: plausible }, { weight: 1, arbitrary: anyValue });
 
 // Every code point, lone surrogates included: what `unit: 'binary'` draws (an index into one range, 0 to 0x10FFFF),
 // without the map back from each of the 1.1 million values to its index that fast-check builds on first use to shrink
@@ -71,7 +86,12 @@ const buffer = fc.record(
     count: mostly(fc.oneof(fc.integer({ min: -2, max: 5000 }), fc.constantFrom('4Ki', '1M', '1000'))),
     size: mostly(fc.oneof(fc.integer({ min: 0, max: 20000 }), fc.constantFrom('16KiB', '4000B'))),
     role: mostly(fc.constantFrom('in', 'out', 'inout', 'scratch')),
-    init: mostly(fc.oneof(fc.record({ kind: fc.constant('random'), seed: oddNumber }), fc.record({ kind: fc.constant('ramp'), start: oddNumber, step: oddNumber }))),
+    init: mostly(
+      fc.oneof(
+        fc.record({ kind: fc.constant('random'), seed: oddNumber }),
+        fc.record({ kind: fc.constant('ramp'), start: oddNumber, step: oddNumber }),
+      ),
+    ),
     hostMemory: mostly(fc.constantFrom(...HOST_MEMORY_KINDS)),
   },
   { requiredKeys: [] },
@@ -79,7 +99,11 @@ const buffer = fc.record(
 const arg = fc.oneof(
   fc.record({ buffer: mostly(bufferName) }),
   fc.record({ chunk: mostly(fc.constantFrom('elements', 'offset')) }),
-  fc.constantFrom(...SCALAR_ARG_TYPES).chain((type) => fc.record({ [type]: mostly(fc.oneof(oddNumber, fc.constantFrom('123', '-9223372036854775809'))) })),
+  fc
+    .constantFrom(...SCALAR_ARG_TYPES)
+    .chain((type) =>
+      fc.record({ [type]: mostly(fc.oneof(oddNumber, fc.constantFrom('123', '-9223372036854775809'))) }),
+    ),
   anyValue,
 );
 const kernel = fc.record(
@@ -98,7 +122,9 @@ const pipeline = fc.record(
   {
     chunks: mostly(fc.integer({ min: -1, max: 5000 })),
     streams: mostly(fc.integer({ min: 0, max: 64 })),
-    order: mostly(fc.oneof(fc.constantFrom(...ISSUE_ORDERS), fc.array(fc.constantFrom(...ISSUE_ORDERS), { maxLength: 3 }))),
+    order: mostly(
+      fc.oneof(fc.constantFrom(...ISSUE_ORDERS), fc.array(fc.constantFrom(...ISSUE_ORDERS), { maxLength: 3 })),
+    ),
     align: mostly(fc.oneof(fc.integer({ min: 0, max: 6000 }), fc.constantFrom('1Ki', '0'))),
     streamFlags: mostly(fc.constantFrom('non-blocking', 'default')),
   },
@@ -135,39 +161,86 @@ const nearlyValidConfig = fc
     streams: fc.integer({ min: 1, max: 8 }),
     align: fc.oneof(fc.constant(1), fc.integer({ min: 0, max: 64 })),
     order: fc.subarray([...ISSUE_ORDERS], { minLength: 1 }),
-    factor: fc.oneof({ weight: 3, arbitrary: fc.double({ min: -1e6, max: 1e6, noNaN: true }) }, { weight: 1, arbitrary: oddNumber }),
+    factor: fc.oneof(
+      { weight: 3, arbitrary: fc.double({ min: -1e6, max: 1e6, noNaN: true }) },
+      { weight: 1, arbitrary: oddNumber },
+    ),
     grid: fc.oneof(fc.constantFrom('auto', 'cover'), fc.integer({ min: 1, max: 1024 })),
     block: fc.integer({ min: 1, max: 1024 }),
     chunkArg: fc.constantFrom('elements', 'offset'),
   })
   .map((c) => ({
-    buffers: { x: { type: 'float32', count: c.elements, role: 'in' }, y: { type: 'float32', count: c.elements, role: 'out' } },
-    kernels: [{ source: 'scale.cu', entry: 'scale', block: c.block, grid: c.grid, args: [{ buffer: 'x' }, { buffer: 'y' }, { chunk: c.chunkArg }, { float32: c.factor }] }],
+    buffers: {
+      x: { type: 'float32', count: c.elements, role: 'in' },
+      y: { type: 'float32', count: c.elements, role: 'out' },
+    },
+    kernels: [
+      {
+        source: 'scale.cu',
+        entry: 'scale',
+        block: c.block,
+        grid: c.grid,
+        args: [{ buffer: 'x' }, { buffer: 'y' }, { chunk: c.chunkArg }, { float32: c.factor }],
+      },
+    ],
     pipeline: { chunks: c.chunks, streams: c.streams, align: c.align, order: c.order },
     repetitions: { reps: 2 },
   }));
 
 /** The same subtree referenced many times: YAML anchors and aliases once stringified, nested to "billion laughs". */
-const aliased = fc.tuple(configValue, fc.integer({ min: 1, max: 10 }), fc.integer({ min: 2, max: 9 })).map(([base, levels, fanout]) => {
-  let shared: unknown = base;
-  for (let level = 0; level < levels; level += 1) shared = Array.from({ length: fanout }, () => shared);
-  return { ...base, extra: shared };
-});
+const aliased = fc
+  .tuple(configValue, fc.integer({ min: 1, max: 10 }), fc.integer({ min: 2, max: 9 }))
+  .map(([base, levels, fanout]) => {
+    let shared: unknown = base;
+    for (let level = 0; level < levels; level += 1) shared = Array.from({ length: fanout }, () => shared);
+    return { ...base, extra: shared };
+  });
 
-const deepText = fc.tuple(fc.constantFrom('[', '{a: ', '- ', 'a:\n', '? '), fc.integer({ min: 1, max: 5000 }), fc.boolean()).map(([open, depth, close]) => {
-  const body = open === 'a:\n' ? Array.from({ length: Math.min(depth, 1500) }, (_, i) => `${' '.repeat(i)}a:`).join('\n') : open.repeat(depth) + '1';
-  const closer = open === '[' ? ']' : open === '{a: ' ? '}' : '';
-  return `buffers: ${body}${close ? closer.repeat(depth) : ''}\n`;
-});
+const deepText = fc
+  .tuple(fc.constantFrom('[', '{a: ', '- ', 'a:\n', '? '), fc.integer({ min: 1, max: 5000 }), fc.boolean())
+  .map(([open, depth, close]) => {
+    const body =
+      open === 'a:\n'
+        ? Array.from({ length: Math.min(depth, 1500) }, (_, i) => `${' '.repeat(i)}a:`).join('\n')
+        : open.repeat(depth) + '1';
+    const closer = open === '[' ? ']' : open === '{a: ' ? '}' : '';
+    return `buffers: ${body}${close ? closer.repeat(depth) : ''}\n`;
+  });
 
 const shippedConfig = readFileSync(join(packageRoot(), 'configs', 'balanced.yaml'), 'utf8');
-/** The shipped config with random characters replaced, inserted or deleted: text that is almost, but not quite, YAML. */
+/**
+ * The shipped config with random characters replaced, inserted or deleted: text that is almost, but not quite, YAML.
+ */
 const mutatedText = fc
   .array(
     fc.tuple(
       fc.nat(),
       fc.constantFrom('replace', 'insert', 'delete'),
-      fc.constantFrom(':', '-', ' ', '\n', '\t', '[', ']', '{', '}', '&', '*', '!', '|', '>', '#', '"', "'", '%', '@', '\u0000', 'é', '𝄞', '0'),
+      fc.constantFrom(
+        ':',
+        '-',
+        ' ',
+        '\n',
+        '\t',
+        '[',
+        ']',
+        '{',
+        '}',
+        '&',
+        '*',
+        '!',
+        '|',
+        '>',
+        '#',
+        '"',
+        "'",
+        '%',
+        '@',
+        '\u0000',
+        'é',
+        '𝄞',
+        '0',
+      ),
     ),
     { minLength: 1, maxLength: 8 },
   )
@@ -206,7 +279,10 @@ describe('the config loader (property)', () => {
 
   it('refuses or loads text that is barely YAML', () => {
     fc.assert(
-      fc.property(fc.oneof(mutatedText, fc.string({ maxLength: 200 }), fc.string({ unit: anyCodePoint, maxLength: 200 })), (text) => loadsOrRefuses(text)),
+      fc.property(
+        fc.oneof(mutatedText, fc.string({ maxLength: 200 }), fc.string({ unit: anyCodePoint, maxLength: 200 })),
+        (text) => loadsOrRefuses(text),
+      ),
       { numRuns: 250 },
     );
   });

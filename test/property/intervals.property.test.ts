@@ -18,7 +18,8 @@ function cells(intervals: readonly Interval[]): Set<number> {
   return covered;
 }
 
-const sumOfLengths = (intervals: readonly Interval[]) => intervals.reduce((sum, i) => sum + Math.max(0, i.end - i.start), 0);
+const sumOfLengths = (intervals: readonly Interval[]) =>
+  intervals.reduce((sum, i) => sum + Math.max(0, i.end - i.start), 0);
 
 describe('interval algebra, for any lists of intervals', () => {
   it('a union is sorted, disjoint and non-empty, no longer than the lengths summed, and covers what the intervals cover', () => {

@@ -44,7 +44,14 @@ function timelineOf(plan: readonly Planned[]): { events: GpuEvent[]; calls: Host
   plan.forEach((p, i) => {
     host += p.hostGapUs;
     const call = { start: host, end: host + 5 };
-    calls.push({ kind: 'launch', name: 'cudaLaunchKernel', start: call.start / 1000, end: call.end / 1000, correlation: i, thread: 1 });
+    calls.push({
+      kind: 'launch',
+      name: 'cudaLaunchKernel',
+      start: call.start / 1000,
+      end: call.end / 1000,
+      correlation: i,
+      thread: 1,
+    });
     host = call.end;
     const start = Math.max(call.end + 3, streamFree[p.stream]!) + p.extraDelayUs;
     const end = start + p.durationUs;
@@ -67,7 +74,14 @@ function timelineOf(plan: readonly Planned[]): { events: GpuEvent[]; calls: Host
     });
     if (p.sync) {
       const waitedUntil = Math.max(host, ...streamFree) + 4;
-      calls.push({ kind: 'sync', name: 'cudaDeviceSynchronize', start: host / 1000, end: waitedUntil / 1000, correlation: null, thread: 1 });
+      calls.push({
+        kind: 'sync',
+        name: 'cudaDeviceSynchronize',
+        start: host / 1000,
+        end: waitedUntil / 1000,
+        correlation: null,
+        thread: 1,
+      });
       host = waitedUntil;
     }
   });
@@ -76,7 +90,12 @@ function timelineOf(plan: readonly Planned[]): { events: GpuEvent[]; calls: Host
   const mid = (start + end) / 2;
   const windows = [
     { name: 'step 1', start, end: mid, host: { start: 0, end: calls[calls.length - 1]!.end / 2 } },
-    { name: 'step 2', start: mid, end: end + 1e-9, host: { start: calls[calls.length - 1]!.end / 2, end: calls[calls.length - 1]!.end + 1 } },
+    {
+      name: 'step 2',
+      start: mid,
+      end: end + 1e-9,
+      host: { start: calls[calls.length - 1]!.end / 2, end: calls[calls.length - 1]!.end + 1 },
+    },
   ];
   return { events, calls, windows };
 }
@@ -91,25 +110,41 @@ describe('the replay graph, for any synthetic timeline', () => {
         const { events, calls } = timelineOf(plan);
         const graph = buildGraph(events, calls, { linkRates: RATES, perOpMs: 0.001 });
         const time = replay(graph);
-        for (let p = 0; p < time.length; p++) assert.ok(Math.abs(time[p]! - graph.observed[p]!) < 1e-9, `point ${p}: ${time[p]} against ${graph.observed[p]}`);
+        for (let p = 0; p < time.length; p++)
+          assert.ok(
+            Math.abs(time[p]! - graph.observed[p]!) < 1e-9,
+            `point ${p}: ${time[p]} against ${graph.observed[p]}`,
+          );
       }),
     );
   });
 
   it('taking edges out and shortening work never makes a point later', () => {
     fc.assert(
-      fc.property(planArbitrary, fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 8, maxLength: 8 }), (plan, dice) => {
-        const { events, calls } = timelineOf(plan);
-        const graph = buildGraph(events, calls, { linkRates: RATES, perOpMs: 0.001 });
-        const pick = (k: number) => dice[k % dice.length]! < 0.4;
-        const dropped = new Set<number>();
-        for (let k = 0; k < graph.edges.count; k++) if (pick(k)) dropped.add(k);
-        const opDuration = new Map(graph.ops.map((op, i) => [i, (op.end - op.start) * (pick(i + 3) ? 0.5 : 1)] as const));
-        const callDuration = new Map(graph.calls.map((_, j) => [j, pick(j + 5) ? 0 : graph.duration[graph.ops.length + j]!] as const));
-        const edit: Edit = { dropped, opDuration, callDuration };
-        const time = replay(graph, edit);
-        for (let p = 0; p < time.length; p++) assert.ok(time[p]! <= graph.observed[p]! + 1e-9, `point ${p} moved later: ${time[p]} > ${graph.observed[p]}`);
-      }),
+      fc.property(
+        planArbitrary,
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 8, maxLength: 8 }),
+        (plan, dice) => {
+          const { events, calls } = timelineOf(plan);
+          const graph = buildGraph(events, calls, { linkRates: RATES, perOpMs: 0.001 });
+          const pick = (k: number) => dice[k % dice.length]! < 0.4;
+          const dropped = new Set<number>();
+          for (let k = 0; k < graph.edges.count; k++) if (pick(k)) dropped.add(k);
+          const opDuration = new Map(
+            graph.ops.map((op, i) => [i, (op.end - op.start) * (pick(i + 3) ? 0.5 : 1)] as const),
+          );
+          const callDuration = new Map(
+            graph.calls.map((_, j) => [j, pick(j + 5) ? 0 : graph.duration[graph.ops.length + j]!] as const),
+          );
+          const edit: Edit = { dropped, opDuration, callDuration };
+          const time = replay(graph, edit);
+          for (let p = 0; p < time.length; p++)
+            assert.ok(
+              time[p]! <= graph.observed[p]! + 1e-9,
+              `point ${p} moved later: ${time[p]} > ${graph.observed[p]}`,
+            );
+        },
+      ),
     );
   });
 
@@ -125,7 +160,10 @@ describe('the replay graph, for any synthetic timeline', () => {
         windows.forEach((_, s) => {
           const total = credited.reduce((sum, c) => sum + c.savedMs[s]!, 0);
           for (const c of credited) assert.ok(c.savedMs[s]! >= 0, `${c.cause.code} credited ${c.savedMs[s]}`);
-          assert.ok(total <= Math.max(0, steps[s]!.ms - steps[s]!.floor.ms) + 1e-9, `step ${s}: ${total} over ${steps[s]!.ms} - ${steps[s]!.floor.ms}`);
+          assert.ok(
+            total <= Math.max(0, steps[s]!.ms - steps[s]!.floor.ms) + 1e-9,
+            `step ${s}: ${total} over ${steps[s]!.ms} - ${steps[s]!.floor.ms}`,
+          );
         });
       }),
     );

@@ -16,7 +16,12 @@ const word = fc.stringMatching(/^[a-z0-9.×·→µé漢字]{0,9}$/);
 const colour = (text: string, how: string) => (how === 'bold' ? bold(text) : how === 'red' ? red(text) : text);
 // A colour may span a line break or a wrap, which cli-table3 closes at the line's end and opens again on the next.
 const cell = fc
-  .tuple(fc.array(fc.tuple(word, fc.constantFrom('', 'bold', 'red'), fc.constantFrom(' ', '  ', '\n', ' | ')), { maxLength: 4 }), fc.constantFrom('', 'bold', 'red'))
+  .tuple(
+    fc.array(fc.tuple(word, fc.constantFrom('', 'bold', 'red'), fc.constantFrom(' ', '  ', '\n', ' | ')), {
+      maxLength: 4,
+    }),
+    fc.constantFrom('', 'bold', 'red'),
+  )
   .map(([parts, whole]) =>
     colour(
       parts
@@ -30,7 +35,10 @@ const cell = fc
 const spec: fc.Arbitrary<TableSpec> = fc.integer({ min: 1, max: 5 }).chain((columns) =>
   fc.record({
     head: fc.oneof(fc.constant([]), fc.array(cell, { minLength: columns, maxLength: columns })),
-    colAligns: fc.array(fc.constantFrom('left' as const, 'right' as const, 'center' as const), { minLength: columns, maxLength: columns }),
+    colAligns: fc.array(fc.constantFrom('left' as const, 'right' as const, 'center' as const), {
+      minLength: columns,
+      maxLength: columns,
+    }),
     rows: fc.array(fc.array(cell, { minLength: columns, maxLength: columns }), { maxLength: 8 }),
   }),
 );
@@ -56,7 +64,13 @@ describe('the table writer', () => {
 
   it('wraps and cuts cells to given column widths as cli-table3 does', () => {
     const withWidths = spec.chain((table) =>
-      fc.tuple(fc.constant(table), fc.array(fc.integer({ min: 4, max: 16 }), { minLength: table.colAligns.length, maxLength: table.colAligns.length })),
+      fc.tuple(
+        fc.constant(table),
+        fc.array(fc.integer({ min: 4, max: 16 }), {
+          minLength: table.colAligns.length,
+          maxLength: table.colAligns.length,
+        }),
+      ),
     );
     fc.assert(
       fc.property(withWidths, ([table, widths]) => assert.equal(renderTable(table, widths), cliTable3(table, widths))),

@@ -38,7 +38,8 @@ const serialOf = (schedules: readonly Schedule[]) => schedules.find((s) => s.rol
 const jitter = (n: number, side: number) => Math.sin(n * 2.399963 + side * 1.7);
 
 describe('paired statistics', () => {
-  const decide = (a: number[], b: number[], band = 0.005) => judge(pairedMeasured(pairedEstimate(logRatios(a, b), 0.9), 0.9), { band });
+  const decide = (a: number[], b: number[], band = 0.005) =>
+    judge(pairedMeasured(pairedEstimate(logRatios(a, b), 0.9), 0.9), { band });
 
   it("takes the sign test's ranks from the binomial tail: at 90%, none below 5 pairs, 1 at 5, 2 at 10, 6 at 20", () => {
     assert.deepEqual(
@@ -118,8 +119,14 @@ describe('interleaving two pipelines, on fake runners', () => {
 
   it('warms both up, then runs the pairs A B, B A, A B, … and stops at the minimum once decided', async () => {
     const order: string[] = [];
-    const a = new FakeRunner(planA.schedules, planA.buffers, { gpuMs: (_, n) => 10 * (1 + 0.001 * jitter(n, 0)), onRep: () => order.push('A') });
-    const b = new FakeRunner(planB.schedules, planB.buffers, { gpuMs: (_, n) => 10.3 * (1 + 0.001 * jitter(n, 1)), onRep: () => order.push('B') });
+    const a = new FakeRunner(planA.schedules, planA.buffers, {
+      gpuMs: (_, n) => 10 * (1 + 0.001 * jitter(n, 0)),
+      onRep: () => order.push('A'),
+    });
+    const b = new FakeRunner(planB.schedules, planB.buffers, {
+      gpuMs: (_, n) => 10.3 * (1 + 0.001 * jitter(n, 1)),
+      onRep: () => order.push('B'),
+    });
     const mode = await interleaveMode(sides(a, b), options);
     assert.deepEqual(order.slice(0, 10).join(''), 'ABABABBAAB');
     assert.equal(mode.aMs.length, 10);
@@ -146,7 +153,10 @@ describe('interleaving two pipelines, on fake runners', () => {
     assert.equal(mode.stoppedBy, 'max-reps');
     assert.equal(mode.aMs.length, 40);
     assert.equal(mode.verdict, 'noisy');
-    assert.equal(mode.reason, 'B/A +1.4% (90% interval -0.2% to +3.0%): neither inside the ±0.5% band nor a change past it');
+    assert.equal(
+      mode.reason,
+      'B/A +1.4% (90% interval -0.2% to +3.0%): neither inside the ±0.5% band nor a change past it',
+    );
     assert.equal(mode.needed, 0.005);
   });
 
@@ -154,9 +164,19 @@ describe('interleaving two pipelines, on fake runners', () => {
     // The clock is read after each rep: A's reps ran at 1980 MHz, B's at 5% less, which explains B's 5%.
     let side = 0;
     const order: string[] = [];
-    const a2 = new FakeRunner(planA.schedules, planA.buffers, { gpuMs: (_, n) => 10 * (1 + 0.001 * jitter(n, 0)), onRep: () => order.push('A') });
-    const b2 = new FakeRunner(planB.schedules, planB.buffers, { gpuMs: (_, n) => 10.5 * (1 + 0.001 * jitter(n, 1)), onRep: () => order.push('B') });
-    const explained = await interleaveMode(sides(a2, b2), { ...options, warmup: 0, smClock: () => (order[side++] === 'A' ? 1980 : 1980 / 1.05) });
+    const a2 = new FakeRunner(planA.schedules, planA.buffers, {
+      gpuMs: (_, n) => 10 * (1 + 0.001 * jitter(n, 0)),
+      onRep: () => order.push('A'),
+    });
+    const b2 = new FakeRunner(planB.schedules, planB.buffers, {
+      gpuMs: (_, n) => 10.5 * (1 + 0.001 * jitter(n, 1)),
+      onRep: () => order.push('B'),
+    });
+    const explained = await interleaveMode(sides(a2, b2), {
+      ...options,
+      warmup: 0,
+      smClock: () => (order[side++] === 'A' ? 1980 : 1980 / 1.05),
+    });
     assert.equal(explained.verdict, 'same');
     assert.equal(explained.clocksExplain, true);
     assert.ok(Math.abs((explained.cycles?.ratio ?? 0) - 1) < 0.003, JSON.stringify(explained.cycles));
@@ -166,7 +186,12 @@ describe('interleaving two pipelines, on fake runners', () => {
     const a = new FakeRunner(planA.schedules, planA.buffers, { gpuMs: (_, n) => 10 * (1 + 0.001 * jitter(n, 0)) });
     const b = new FakeRunner(planB.schedules, planB.buffers, { gpuMs: (_, n) => 10.3 * (1 + 0.001 * jitter(n, 1)) });
     let reads = 0;
-    const mode = await interleaveMode(sides(a, b), { ...options, warmup: 0, maxPairs: 200, smClock: () => 1980 * (1 + 0.05 * jitter(reads++, 2)) });
+    const mode = await interleaveMode(sides(a, b), {
+      ...options,
+      warmup: 0,
+      maxPairs: 200,
+      smClock: () => 1980 * (1 + 0.05 * jitter(reads++, 2)),
+    });
     assert.notEqual(mode.verdict, 'same');
     assert.equal(mode.clocksExplain, false);
   });
@@ -186,7 +211,20 @@ describe('interleaving two pipelines, on fake runners', () => {
 });
 
 describe('the A/B document and its views', () => {
-  const stats = { n: 10, median: 10, mean: 10, min: 9.9, max: 10.1, stdev: 0.01, q1: 9.99, q3: 10.01, iqr: 0.02, relativeStdev: 0.001, relativeNoise: 0.001, outliers: [] };
+  const stats = {
+    n: 10,
+    median: 10,
+    mean: 10,
+    min: 9.9,
+    max: 10.1,
+    stdev: 0.01,
+    q1: 9.99,
+    q3: 10.01,
+    iqr: 0.02,
+    relativeStdev: 0.001,
+    relativeNoise: 0.001,
+    outliers: [],
+  };
   const result: AbResult = {
     schema: 'cuda-pipe/ab',
     version: 1,
@@ -194,10 +232,36 @@ describe('the A/B document and its views', () => {
     createdAt: '2026-11-23T21:00:00.000Z',
     run: { hostname: 'gpu-host', rank: null, localRank: null, size: null, jobId: null, launcher: null },
     device: H100,
-    software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: ['sm_90'], cudartPath: '/usr/local/cuda/lib64/libcudart.so.13', nvrtcPath: null },
-    a: { name: 'compute-bound', path: '/base/compute-bound.yaml', hash: 'aaa', verification: { status: 'passed', mismatches: [] } },
-    b: { name: 'compute-bound', path: '/head/compute-bound.yaml', hash: 'bbb', verification: { status: 'passed', mismatches: [] } },
-    rule: { floor: 0.005, multiple: 3, threshold: null, confidence: 0.95, minPairs: 10, maxPairs: 2000, maxTimeMs: 10_000, warmup: 3 },
+    software: {
+      driver: '13.0',
+      runtime: '13.0',
+      nvrtc: '13.0',
+      nvrtcArchitectures: ['sm_90'],
+      cudartPath: '/usr/local/cuda/lib64/libcudart.so.13',
+      nvrtcPath: null,
+    },
+    a: {
+      name: 'compute-bound',
+      path: '/base/compute-bound.yaml',
+      hash: 'aaa',
+      verification: { status: 'passed', mismatches: [] },
+    },
+    b: {
+      name: 'compute-bound',
+      path: '/head/compute-bound.yaml',
+      hash: 'bbb',
+      verification: { status: 'passed', mismatches: [] },
+    },
+    rule: {
+      floor: 0.005,
+      multiple: 3,
+      threshold: null,
+      confidence: 0.95,
+      minPairs: 10,
+      maxPairs: 2000,
+      maxTimeMs: 10_000,
+      warmup: 3,
+    },
     gate: false,
     clocks: { checked: true, note: 'SM clock read through NVML after each rep' },
     modes: [
@@ -230,21 +294,41 @@ describe('the A/B document and its views', () => {
 
   it('shows a version 1 document as it was judged: B over A with its 95% interval, and the noise rule of its day', () => {
     const table = renderAbTable(result, makeStyle(process.stdout, { NO_COLOR: '1' }), 140);
-    assert.match(table, /│ serial +│ +10\.00 ms ± 0\.1% │ +10\.10 ms ± 0\.1% │ \+1\.00% \(\+0\.80% to \+1\.20%\) │ +10 │ slower +│/);
+    assert.match(
+      table,
+      /│ serial +│ +10\.00 ms ± 0\.1% │ +10\.10 ms ± 0\.1% │ \+1\.00% \(\+0\.80% to \+1\.20%\) │ +10 │ slower +│/,
+    );
     assert.match(table, /B\/A \(95% interval\)/);
-    assert.match(table, /^slower \(regression\): 1 slower, 0 faster, 0 same, 0 noisy \(B against A\)\nserial: B\/A \+1\.00% \(\+0\.80% to \+1\.20%\), slower$/m);
-    assert.match(table, /at least 3× the pairs' noise and at least 0\.5%; same when the interval lay within that \(the rule of version 1 documents\)/);
+    assert.match(
+      table,
+      /^slower \(regression\): 1 slower, 0 faster, 0 same, 0 noisy \(B against A\)\nserial: B\/A \+1\.00% \(\+0\.80% to \+1\.20%\), slower$/m,
+    );
+    assert.match(
+      table,
+      /at least 3× the pairs' noise and at least 0\.5%; same when the interval lay within that \(the rule of version 1 documents\)/,
+    );
     assert.match(table, /within 10 s \(--max-time\), else noisy/);
     const md = renderAbMarkdown(result);
     assert.match(md, /^### cuda-pipe ab: \*\*1 slower\*\*/);
     assert.match(md, /verdict \*\*slower \(regression\)\*\*/);
-    assert.match(md, /\| serial \| 10\.00 ms ± 0\.1% \| 10\.10 ms ± 0\.1% \| \+1\.00% \(\+0\.80% to \+1\.20%\) \| 10 \| 🔴 slower \|/);
+    assert.match(
+      md,
+      /\| serial \| 10\.00 ms ± 0\.1% \| 10\.10 ms ± 0\.1% \| \+1\.00% \(\+0\.80% to \+1\.20%\) \| 10 \| 🔴 slower \|/,
+    );
   });
 
   const version2: AbResult = {
     ...result,
     version: 2,
-    rule: { band: 0.005, confidence: 0.9, interval: 'sign-test', minPairs: 10, maxPairs: 2000, maxTimeMs: 10_000, warmup: 3 },
+    rule: {
+      band: 0.005,
+      confidence: 0.9,
+      interval: 'sign-test',
+      minPairs: 10,
+      maxPairs: 2000,
+      maxTimeMs: 10_000,
+      warmup: 3,
+    },
     verdict: 'mixed',
     modes: [
       ...result.modes,
@@ -289,7 +373,9 @@ describe('cuda-pipe ab without a GPU', () => {
     assert.match(stderr, /missing\.yaml/);
   });
 
-  it('exits 3 where there is no driver', { skip: gpuSkipReason() === null ? 'a GPU is here: the driver is there' : false }, () => {
+  it('exits 3 where there is no driver', {
+    skip: gpuSkipReason() === null ? 'a GPU is here: the driver is there' : false,
+  }, () => {
     const { code, stderr } = runCli(['ab', config, config]);
     assert.equal(code, 3, stderr);
   });

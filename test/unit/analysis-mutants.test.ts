@@ -6,10 +6,23 @@ import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 
 // Edges of the timeline analysis that mutation testing (npm run mutation) found unpinned.
 
-const close = (actual: number, expected: number, what = '') => assert.ok(Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
+const close = (actual: number, expected: number, what = '') =>
+  assert.ok(Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
 
 function op(stream: string, kind: TimelineOp['kind'], startMs: number, endMs: number, issuedMs = 0): TimelineOp {
-  return { mode: 'm', device: 0, stream, kind, chunk: null, buffer: kind === 'kernel' ? null : 'b', kernel: kind === 'kernel' ? 'k' : null, bytes: 1, startMs, endMs, issuedMs };
+  return {
+    mode: 'm',
+    device: 0,
+    stream,
+    kind,
+    chunk: null,
+    buffer: kind === 'kernel' ? null : 'b',
+    kernel: kind === 'kernel' ? 'k' : null,
+    bytes: 1,
+    startMs,
+    endMs,
+    issuedMs,
+  };
 }
 const rep = (totalMs: number, ops: TimelineOp[], streams = [...new Set(ops.map((o) => o.stream))]): TracedRep => ({
   mode: 'm',
@@ -103,7 +116,11 @@ describe('timeline edges', () => {
   });
 
   it("lists the rep's streams first, then those only its ops name, and each stream's ops by start then issue order", () => {
-    const r = rep(6, [op('s0', 'h2d', 3, 4), op('s1', 'kernel', 0, 1), op('s0', 'kernel', 1, 2), op('s0', 'd2h', 1, 2)], ['s1', 'idle']);
+    const r = rep(
+      6,
+      [op('s0', 'h2d', 3, 4), op('s1', 'kernel', 0, 1), op('s0', 'kernel', 1, 2), op('s0', 'd2h', 1, 2)],
+      ['s1', 'idle'],
+    );
     assert.deepEqual(streamOrder(r), ['s1', 'idle', 's0']);
     // s0's ops by start, then issue order: the kernel (index 2) and the D2H (3) both at 1, then the H2D (0) at 3.
     assert.deepEqual(

@@ -23,15 +23,32 @@ const write = (name: string, content: string | Buffer) => {
   return path;
 };
 const kernelAt = (extra: Record<string, unknown>) =>
-  JSON.stringify({ schemaVersion: 1, traceEvents: [{ ph: 'X', cat: 'kernel', name: 'k', pid: 0, ts: 10, dur: 5, args: { device: 0, stream: 13 }, ...extra }] });
+  JSON.stringify({
+    schemaVersion: 1,
+    traceEvents: [
+      { ph: 'X', cat: 'kernel', name: 'k', pid: 0, ts: 10, dur: 5, args: { device: 0, stream: 13 }, ...extra },
+    ],
+  });
 
 describe('analyze refuses a hostile trace with exit 2, naming the file and what was wrong', () => {
   const whole = gzipSync(readFileSync(fixture('copy-overlapped.json')));
   const cases: [string, string, RegExp][] = [
-    ['truncated gzip', write('cut.pt.trace.json.gz', whole.subarray(0, Math.floor(whole.length / 2))), /gzip data is truncated/],
+    [
+      'truncated gzip',
+      write('cut.pt.trace.json.gz', whole.subarray(0, Math.floor(whole.length / 2))),
+      /gzip data is truncated/,
+    ],
     ['invalid JSON', write('bad.json', '{"traceEvents": [ {"ph": "X", '), /it is not valid JSON/],
-    ['a NaN time', write('nan.json', '{"schemaVersion": 1, "traceEvents": [{"ph": "X", "cat": "kernel", "ts": NaN, "dur": 1}]}'), /NaN is not a JSON number/],
-    ['a negative duration', write('negative.json', kernelAt({ dur: -5 })), /traceEvents\[0\] \(kernel "k"\) has dur -5, not a duration of 0 µs or more/],
+    [
+      'a NaN time',
+      write('nan.json', '{"schemaVersion": 1, "traceEvents": [{"ph": "X", "cat": "kernel", "ts": NaN, "dur": 1}]}'),
+      /NaN is not a JSON number/,
+    ],
+    [
+      'a negative duration',
+      write('negative.json', kernelAt({ dur: -5 })),
+      /traceEvents\[0\] \(kernel "k"\) has dur -5, not a duration of 0 µs or more/,
+    ],
     ['a missing ts', write('no-ts.json', kernelAt({ ts: undefined })), /traceEvents\[0\] \(kernel "k"\) has no ts/],
     ['a string time', write('string-ts.json', kernelAt({ ts: '10' })), /has ts "10", not a finite number of µs/],
     ['a kernel without a stream', write('no-stream.json', kernelAt({ args: { device: 0 } })), /has no args\.stream/],
@@ -57,7 +74,8 @@ describe('analyze refuses a hostile trace with exit 2, naming the file and what 
     const path = write('bomb.json.gz', gzipSync(Buffer.alloc(4 * 1024 * 1024, 0x20)));
     await assert.rejects(
       parseTraceFile(path, { ...TRACE_LIMITS, maxBytes: 1024 * 1024 }),
-      (error: unknown) => error instanceof UsageError && /inflates to more than the 1 MiB a trace may be/.test(error.message),
+      (error: unknown) =>
+        error instanceof UsageError && /inflates to more than the 1 MiB a trace may be/.test(error.message),
     );
   });
 });
@@ -76,17 +94,41 @@ describe('analyze on a gzip trace', () => {
     // Read as the ranks of one launch, so each names a rank of its own (two of them name none, on GPU 0 as another).
     const ranked = (name: string, rank: number) => {
       const trace = JSON.parse(readFileSync(fixture(name), 'utf8')) as Record<string, unknown>;
-      return write(`rank${rank}-${name}`, JSON.stringify({ ...trace, distributedInfo: { backend: 'nccl', rank, world_size: 4 } }));
+      return write(
+        `rank${rank}-${name}`,
+        JSON.stringify({ ...trace, distributedInfo: { backend: 'nccl', rank, world_size: 4 } }),
+      );
     };
-    const paths = [fixture('copy-overlapped.json'), ranked('pageable-compute-stream.json', 2), fixture('ddp-nccl.json'), ranked('host-sync.json', 3)];
+    const paths = [
+      fixture('copy-overlapped.json'),
+      ranked('pageable-compute-stream.json', 2),
+      fixture('ddp-nccl.json'),
+      ranked('host-sync.json', 3),
+    ];
     const out = (name: string) => join(dir, name);
-    const { code, stdout, stderr } = runCli(['analyze', ...paths, '--md', out('a.md'), '--html', out('a.html'), '--trace', out('a.trace.json')]);
+    const { code, stdout, stderr } = runCli([
+      'analyze',
+      ...paths,
+      '--md',
+      out('a.md'),
+      '--html',
+      out('a.html'),
+      '--trace',
+      out('a.trace.json'),
+    ]);
     assert.equal(code, 0, stderr);
     assert.match(readFileSync(out('a.md'), 'utf8'), /^### cuda-pipe analyze: 4 traces, 4 devices$/m);
     assert.match(readFileSync(out('a.html'), 'utf8'), /^<!doctype html>/);
     // Four devices' processes, each with a steps track, and ddp-nccl's two NCCL kernels.
-    const trace = JSON.parse(readFileSync(out('a.trace.json'), 'utf8')) as { traceEvents: { ph: string; cat?: string; name: string }[] };
-    assert.equal(trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name' && (e as { args?: { name?: string } }).args?.name === 'steps').length, 4);
+    const trace = JSON.parse(readFileSync(out('a.trace.json'), 'utf8')) as {
+      traceEvents: { ph: string; cat?: string; name: string }[];
+    };
+    assert.equal(
+      trace.traceEvents.filter(
+        (e) => e.ph === 'M' && e.name === 'thread_name' && (e as { args?: { name?: string } }).args?.name === 'steps',
+      ).length,
+      4,
+    );
     assert.equal(trace.traceEvents.filter((e) => e.cat === 'communication').length, 2);
     assert.deepEqual(overlong(stdout, 100), []);
     assert.match(stdout.split('\n')[2] ?? '', /^rank 0 · GPU 0 /);
@@ -120,7 +162,16 @@ describe('analyze A B --ab', () => {
     let ts = 0;
     const events = lengthsMs.flatMap((ms, i) => {
       const dur = ms * 1000;
-      const step = { ph: 'X', cat: 'gpu_user_annotation', name: `ProfilerStep#${i}`, pid: 0, tid: 7, ts, dur, args: { device: 0 } };
+      const step = {
+        ph: 'X',
+        cat: 'gpu_user_annotation',
+        name: `ProfilerStep#${i}`,
+        pid: 0,
+        tid: 7,
+        ts,
+        dur,
+        args: { device: 0 },
+      };
       const kernel = { ph: 'X', cat: 'kernel', name: 'k', pid: 0, tid: 13, ts, dur, args: { device: 0, stream: 13 } };
       ts += dur + 100;
       return [step, kernel];
@@ -143,7 +194,10 @@ describe('analyze A B --ab', () => {
     const after = stepsTrace('after-same.json', [10, 10, 10.05, 9.95, 10.1, 9.9, 10, 10]);
     const { code, stdout } = runCli(['analyze', before, after, '--ab']);
     assert.equal(code, 0);
-    assert.match(stdout.split('\n')[3] ?? '', /^ {2}GPU 0: 10\.0+ ms → 10\.0+ ms median step, \+0\.0%: same \(8 and 8 steps\)$/);
+    assert.match(
+      stdout.split('\n')[3] ?? '',
+      /^ {2}GPU 0: 10\.0+ ms → 10\.0+ ms median step, \+0\.0%: same \(8 and 8 steps\)$/,
+    );
   });
 
   it('--ab with one trace is a usage error', () => {

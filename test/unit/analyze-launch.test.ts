@@ -17,16 +17,46 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const root = packageRoot();
 const torch = (name: string) => join(root, 'test', 'fixtures', 'analyze', 'torch-h100', `${name}.pt.trace.json.gz`);
 const ddp = (overlap: 'overlap' | 'no-overlap', rank: number) =>
-  join(root, 'docs', 'measurements', '2026-11-26-h100x2-analyze', 'host', 'ddp', overlap, `rank${rank}.pt.trace.json.gz`);
+  join(
+    root,
+    'docs',
+    'measurements',
+    '2026-11-26-h100x2-analyze',
+    'host',
+    'ddp',
+    overlap,
+    `rank${rank}.pt.trace.json.gz`,
+  );
 const escaped = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** A Kineto trace of `steps` 1 ms GPU steps from `startUs` on, each one kernel, on GPU `device`, of rank `rank`. */
-function kineto(name: string, options: { rank: number | null; device: number; startUs: number; steps?: number; kernel?: string; baseNs?: number }): string {
+function kineto(
+  name: string,
+  options: { rank: number | null; device: number; startUs: number; steps?: number; kernel?: string; baseNs?: number },
+): string {
   const events = Array.from({ length: options.steps ?? 6 }, (_, i) => {
     const ts = options.startUs + i * 1100;
     return [
-      { ph: 'X', cat: 'gpu_user_annotation', name: `ProfilerStep#${i}`, pid: options.device, tid: 7, ts, dur: 1000, args: { device: options.device } },
-      { ph: 'X', cat: 'kernel', name: options.kernel ?? 'gemm', pid: options.device, tid: 13, ts, dur: 1000, args: { device: options.device, stream: 13 } },
+      {
+        ph: 'X',
+        cat: 'gpu_user_annotation',
+        name: `ProfilerStep#${i}`,
+        pid: options.device,
+        tid: 7,
+        ts,
+        dur: 1000,
+        args: { device: options.device },
+      },
+      {
+        ph: 'X',
+        cat: 'kernel',
+        name: options.kernel ?? 'gemm',
+        pid: options.device,
+        tid: 13,
+        ts,
+        dur: 1000,
+        args: { device: options.device, stream: 13 },
+      },
     ];
   }).flat();
   const path = join(dir, name);
@@ -41,8 +71,16 @@ describe('analyze reads several traces as the ranks of one launch, and refuses w
     const { code, stdout, stderr } = runCli(['analyze', torch('serial'), torch('sync')]);
     assert.equal(code, 2, stderr);
     assert.equal(stdout, '');
-    assert.match(stderr, new RegExp(`^cuda-pipe: ${escaped(torch('serial'))} and ${escaped(torch('sync'))} both ran on GPU 0, and neither names its rank: `));
-    assert.match(stderr, /these look like two runs of a program\.\nTo compare two runs of a program, before and after a change: cuda-pipe analyze --ab A\.json B\.json/);
+    assert.match(
+      stderr,
+      new RegExp(
+        `^cuda-pipe: ${escaped(torch('serial'))} and ${escaped(torch('sync'))} both ran on GPU 0, and neither names its rank: `,
+      ),
+    );
+    assert.match(
+      stderr,
+      /these look like two runs of a program\.\nTo compare two runs of a program, before and after a change: cuda-pipe analyze --ab A\.json B\.json/,
+    );
   });
 
   it('the same rank twice, from two files, is refused naming both', () => {
@@ -50,7 +88,12 @@ describe('analyze reads several traces as the ranks of one launch, and refuses w
     copyFileSync(ddp('overlap', 0), copy);
     const { code, stderr } = runCli(['analyze', ddp('overlap', 0), copy]);
     assert.equal(code, 2, stderr);
-    assert.match(stderr, new RegExp(`^cuda-pipe: ${escaped(ddp('overlap', 0))} and ${escaped(copy)} are both rank 0 \\(their distributedInfo\\.rank\\)`));
+    assert.match(
+      stderr,
+      new RegExp(
+        `^cuda-pipe: ${escaped(ddp('overlap', 0))} and ${escaped(copy)} are both rank 0 \\(their distributedInfo\\.rank\\)`,
+      ),
+    );
   });
 
   it('one file twice, under one name or through a link, is refused before it is read (analyze X X)', () => {
@@ -74,7 +117,9 @@ describe('analyze reads several traces as the ranks of one launch, and refuses w
     assert.equal(code, 2, stderr);
     assert.match(
       stderr,
-      new RegExp(`^cuda-pipe: ${escaped(zero)} ends 6\\.6 s before ${escaped(one)} starts: the traces are read as the ranks of one launch, which run at the same time`),
+      new RegExp(
+        `^cuda-pipe: ${escaped(zero)} ends 6\\.6 s before ${escaped(one)} starts: the traces are read as the ranks of one launch, which run at the same time`,
+      ),
     );
     // Overlapping ranks of one launch on two GPUs read as before.
     const overlapping = kineto('with0.json', { rank: 1, device: 1, startUs: 1_000_500 });
@@ -87,7 +132,12 @@ describe('analyze reads several traces as the ranks of one launch, and refuses w
     const { code, stderr } = runCli(['analyze', zero, later]);
     assert.equal(code, 2, stderr);
     assert.match(stderr, /ends [\d.]+ s before .*base1\.json starts/);
-    const same = kineto('base1-same.json', { rank: 1, device: 1, startUs: 1_000_000, baseNs: 1_790_857_026_000_000_000 });
+    const same = kineto('base1-same.json', {
+      rank: 1,
+      device: 1,
+      startUs: 1_000_000,
+      baseNs: 1_790_857_026_000_000_000,
+    });
     assert.equal(runCli(['analyze', zero, same]).code, 0);
   });
 
@@ -109,7 +159,17 @@ describe('analyze reads several traces as the ranks of one launch, and refuses w
 describe('analyze --ab takes a launch a side, rank with rank', () => {
   it('A0 A1 -- B0 B1: each rank of B judged against the same rank of A, whatever order they are given in', () => {
     // Every argument after -- is a trace: options come before it.
-    const { code, stdout, stderr } = runCli(['analyze', '--json', '-', '--ab', ddp('no-overlap', 1), ddp('no-overlap', 0), '--', ddp('overlap', 0), ddp('overlap', 1)]);
+    const { code, stdout, stderr } = runCli([
+      'analyze',
+      '--json',
+      '-',
+      '--ab',
+      ddp('no-overlap', 1),
+      ddp('no-overlap', 0),
+      '--',
+      ddp('overlap', 0),
+      ddp('overlap', 1),
+    ]);
     assert.ok(code === 0 || code === 1, stderr);
     const document = AnalysisDocumentSchema.parse(JSON.parse(stdout));
     assert.deepEqual(
@@ -122,7 +182,10 @@ describe('analyze --ab takes a launch a side, rank with rank', () => {
     // Each side's collective skew among its own ranks, never A's against B's.
     assert.equal(document.collectives, undefined);
     assert.equal(document.notes.filter((n) => /^[AB]'s collectives: arrival skew [\d.]+ ms median/.test(n)).length, 2);
-    assert.ok(!document.notes.some((n) => n.startsWith('A and B do not look like one program')), 'one program with and without overlap');
+    assert.ok(
+      !document.notes.some((n) => n.startsWith('A and B do not look like one program')),
+      'one program with and without overlap',
+    );
     assert.doesNotMatch(stderr, /warning/);
   });
 
@@ -130,7 +193,14 @@ describe('analyze --ab takes a launch a side, rank with rank', () => {
     const uneven = runCli(['analyze', '--ab', ddp('no-overlap', 0), ddp('no-overlap', 1), '--', ddp('overlap', 0)]);
     assert.equal(uneven.code, 2);
     assert.match(uneven.stderr, /--ab pairs rank with rank: A has 2 traces \(.*\) and B 1 \(.*\)\./);
-    const none = runCli(['analyze', '--ab', ddp('no-overlap', 0), ddp('no-overlap', 1), ddp('overlap', 0), ddp('overlap', 1)]);
+    const none = runCli([
+      'analyze',
+      '--ab',
+      ddp('no-overlap', 0),
+      ddp('no-overlap', 1),
+      ddp('overlap', 0),
+      ddp('overlap', 1),
+    ]);
     assert.match(none.stderr, /--ab judges two sides, A and B: 4 traces without -- between A's and B's\./);
     const empty = runCli(['analyze', '--ab', ddp('no-overlap', 0), '--']);
     assert.equal(empty.code, 2);
@@ -140,15 +210,27 @@ describe('analyze --ab takes a launch a side, rank with rank', () => {
     const { stdout, stderr } = runCli(['analyze', '--ab', ddp('overlap', 0), torch('serial'), '--json', '-']);
     const document = AnalysisDocumentSchema.parse(JSON.parse(stdout));
     const note = document.notes[0] ?? '';
-    assert.match(note, /^A and B do not look like one program: they share \d+% of their kernel names \(\d+ of \d+; a change to one program keeps most\)/);
+    assert.match(
+      note,
+      /^A and B do not look like one program: they share \d+% of their kernel names \(\d+ of \d+; a change to one program keeps most\)/,
+    );
     assert.ok(stderr.includes(`cuda-pipe: warning: ${note}`), stderr);
   });
 
   it("takes the kernel names' share and the ops a step holds as the program's shape", () => {
-    const shape = (kernels: string[], ops: number, steps: number) => ({ kernels: new Set(kernels), opsPerStep: ops / steps });
+    const shape = (kernels: string[], ops: number, steps: number) => ({
+      kernels: new Set(kernels),
+      opsPerStep: ops / steps,
+    });
     assert.equal(programNote(shape(['a', 'b', 'c'], 300, 10), shape(['a', 'b', 'd'], 320, 10)), null);
-    assert.match(programNote(shape(['a', 'b'], 300, 10), shape(['c', 'd'], 300, 10)) ?? '', /share 0% of their kernel names \(0 of 4/);
-    assert.match(programNote(shape(['a'], 300, 10), shape(['a'], 900, 10)) ?? '', /a step of A holds 30 GPU ops and one of B 90 \(3\.0 times as many\)/);
+    assert.match(
+      programNote(shape(['a', 'b'], 300, 10), shape(['c', 'd'], 300, 10)) ?? '',
+      /share 0% of their kernel names \(0 of 4/,
+    );
+    assert.match(
+      programNote(shape(['a'], 300, 10), shape(['a'], 900, 10)) ?? '',
+      /a step of A holds 30 GPU ops and one of B 90 \(3\.0 times as many\)/,
+    );
   });
 
   it('reads the shape of recorded traces: the same kernels in the DDP ranks with and without overlap', async () => {

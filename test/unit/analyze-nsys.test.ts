@@ -23,7 +23,10 @@ const analyse = async (...files: string[]): Promise<AnalysisDocument> =>
 
 /** Equal to within float rounding. */
 function near(actual: number | null | undefined, expected: number, what: string): void {
-  assert.ok(actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-9, `${what}: ${actual} is not ${expected}`);
+  assert.ok(
+    actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-9,
+    `${what}: ${actual} is not ${expected}`,
+  );
 }
 
 /** A document with what names the source left out (file, format, rank): what must agree between the two readers. */
@@ -46,7 +49,10 @@ describe('analyze: the same program as a Kineto trace and as an nsys export give
     it(`${program}: every step, overlap, exposed time, floor and finding agree`, { timeout: 30_000 }, async () => {
       const fromKineto = analysisOnly(await analyse(kineto(`${program}.json`)));
       const fromNsys = analysisOnly(await analyse(nsys(`${program}.sqlite`)));
-      assert.ok(fromNsys.devices.length > 0 && fromNsys.devices[0]!.steps.length > 0, 'the export has a device and a step');
+      assert.ok(
+        fromNsys.devices.length > 0 && fromNsys.devices[0]!.steps.length > 0,
+        'the export has a device and a step',
+      );
       assert.deepEqual(fromNsys, fromKineto);
     });
   }
@@ -59,7 +65,9 @@ describe('analyze reads an nsys export (copy-overlapped.sqlite)', async () => {
   const trace = await parseTraceFile(nsys('copy-overlapped.sqlite'));
   const document = await analyse(nsys('copy-overlapped.sqlite'));
 
-  it('takes kernels, copies and their fields from the documented columns, times from ns to ms', { timeout: 30_000 }, async () => {
+  it('takes kernels, copies and their fields from the documented columns, times from ns to ms', {
+    timeout: 30_000,
+  }, async () => {
     assert.equal(trace.format, 'nsys');
     assert.equal(trace.rank, null);
     const copies = trace.gpu.filter((e) => e.kind === 'memcpy');
@@ -85,7 +93,9 @@ describe('analyze reads an nsys export (copy-overlapped.sqlite)', async () => {
     assert.deepEqual(trace.steps, [{ name: 'ProfilerStep#1', clock: 'host', device: null, start: 1, end: 2.12 }]);
   });
 
-  it('gives the step 1.0 ms with H2D 0.2 of 0.4 ms and D2H 0.1 of 0.2 ms under the kernels', { timeout: 30_000 }, async () => {
+  it('gives the step 1.0 ms with H2D 0.2 of 0.4 ms and D2H 0.1 of 0.2 ms under the kernels', {
+    timeout: 30_000,
+  }, async () => {
     const device = document.devices[0]!;
     assert.equal(device.format, 'nsys');
     near(device.stepMs, 1.0, 'step');
@@ -97,7 +107,9 @@ describe('analyze reads an nsys export (copy-overlapped.sqlite)', async () => {
 });
 
 describe('analyze finds the patterns of an nsys export', async () => {
-  it('pageable-compute-stream.sqlite: the context null stream (7) is the default stream; pageable H2D 0.5 ms', { timeout: 30_000 }, async () => {
+  it('pageable-compute-stream.sqlite: the context null stream (7) is the default stream; pageable H2D 0.5 ms', {
+    timeout: 30_000,
+  }, async () => {
     // Everything runs on stream 7, the context's nullStreamId: 0.5 (H2D) + 0.4 + 0.15 (kernels) + 0.1 (D2H) = 1.15 ms.
     const trace = await parseTraceFile(nsys('pageable-compute-stream.sqlite'));
     assert.ok(trace.gpu.every((e) => e.defaultStream));
@@ -111,7 +123,9 @@ describe('analyze finds the patterns of an nsys export', async () => {
     assert.ok(trace.notes.some((n) => n.includes('TARGET_INFO_CUDA_CONTEXT_INFO.nullStreamId (stream 7)')));
   });
 
-  it('host-sync.sqlite: a synchronize recorded both as a runtime call and by CUPTI counts once: 0.59 ms saved', { timeout: 30_000 }, async () => {
+  it('host-sync.sqlite: a synchronize recorded both as a runtime call and by CUPTI counts once: 0.59 ms saved', {
+    timeout: 30_000,
+  }, async () => {
     // Five runtime calls; the two SYNCHRONIZATION rows carry correlation ids 2 and 5, the synchronizes' own. The step
     // spans the kernels its launches made, 0.2–2.72 ms; the stream synchronize 0.12–0.71 ms is followed by launches:
     // without it the host's work after it, and so the launches, come 0.59 ms sooner (as for host-sync.json).
@@ -126,7 +140,9 @@ describe('analyze finds the patterns of an nsys export', async () => {
     assert.equal(Math.round(document.findings[0]!.ms * 1e6) / 1e6, 0.59, 'host-sync');
   });
 
-  it('ddp-nccl.sqlite: NCCL kernels are communication, half hidden under compute, 0.3 ms exposed a step', { timeout: 30_000 }, async () => {
+  it('ddp-nccl.sqlite: NCCL kernels are communication, half hidden under compute, 0.3 ms exposed a step', {
+    timeout: 30_000,
+  }, async () => {
     // Step 0: all-reduce 1.4–2.2 ms beside compute 1.0–2.0: 0.6 of 0.8 hidden, 0.2 exposed; step 1: 3.5–3.9 alone,
     // 0.4 exposed. Pooled 0.6 / 1.2 = 0.5; exposed (0.2 + 0.4) / 2 = 0.3 ms a step. No finding: as from ddp-nccl.json,
     // each all-reduce already starts as early as its data allows.
@@ -153,11 +169,17 @@ describe('analyze takes steps from NVTX ranges by a rule (nvtx-steps.sqlite)', a
         ['train_step #2', 0.4, 0.7, 'host'],
       ],
     );
-    assert.ok(trace.notes.some((n) => n.includes('the 2 NVTX ranges named "train_step", the most repeated top-level range name')));
+    assert.ok(
+      trace.notes.some((n) =>
+        n.includes('the 2 NVTX ranges named "train_step", the most repeated top-level range name'),
+      ),
+    );
     assert.ok(trace.notes.some((n) => n.startsWith('1 NVTX range has no end')));
   });
 
-  it("maps each step to the GPU through its launches: 0.2 ms and 0.1 ms, never another process's kernel", { timeout: 30_000 }, async () => {
+  it("maps each step to the GPU through its launches: 0.2 ms and 0.1 ms, never another process's kernel", {
+    timeout: 30_000,
+  }, async () => {
     // Process 500's kernels 0.15–0.35 and 0.45–0.55 ms. Process 600 launched a kernel under the same correlation id 1
     // outside any step: device 1 gets no step of its own and is one whole-trace step, 0.06–0.66 ms.
     const [device0, device1] = document.devices;
@@ -180,7 +202,11 @@ describe('analyze reads an export without CUDA activity (no-cuda.sqlite)', async
     // Only NVTX_EVENTS (two "step" ranges) and StringIds: the exporter creates no GPU table for a run without CUDA.
     const document = await analyse(nsys('no-cuda.sqlite'));
     assert.deepEqual(document.devices, []);
-    assert.ok(document.notes.some((n) => n.includes('it has none of CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET')));
+    assert.ok(
+      document.notes.some((n) =>
+        n.includes('it has none of CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET'),
+      ),
+    );
     assert.ok(document.notes.some((n) => n.endsWith('no GPU events (kernels, copies, memsets): nothing to analyse')));
   });
 });
@@ -200,12 +226,36 @@ describe('analyze tells an nsys export by its first bytes, not its name', async 
 
 describe('analyze refuses a hostile SQLite file with exit 2, naming the file and the table', async () => {
   const cases: [string, string, RegExp][] = [
-    ['a truncated export', 'hostile-truncated.sqlite', /its SQLite data is corrupt or truncated \(database disk image is malformed\)/],
-    ['a table without a column', 'hostile-missing-column.sqlite', /table CUPTI_ACTIVITY_KIND_KERNEL has no column streamId/],
-    ['a NULL start', 'hostile-null-start.sqlite', /CUPTI_ACTIVITY_KIND_KERNEL row 2 has NULL start, where the export schema requires a value/],
-    ['a copy that ends before it starts', 'hostile-negative-duration.sqlite', /CUPTI_ACTIVITY_KIND_MEMCPY row 2 ends before it starts \(start 600000 ns, end 590000 ns\)/],
-    ['SQLite that is not an export', 'hostile-not-nsys.sqlite', /not an Nsight Systems export: it has no StringIds table, which every export has \(its tables: users\)/],
-    ['an empty database', 'hostile-empty.sqlite', /it has no StringIds table, which every export has \(it has no tables at all\)/],
+    [
+      'a truncated export',
+      'hostile-truncated.sqlite',
+      /its SQLite data is corrupt or truncated \(database disk image is malformed\)/,
+    ],
+    [
+      'a table without a column',
+      'hostile-missing-column.sqlite',
+      /table CUPTI_ACTIVITY_KIND_KERNEL has no column streamId/,
+    ],
+    [
+      'a NULL start',
+      'hostile-null-start.sqlite',
+      /CUPTI_ACTIVITY_KIND_KERNEL row 2 has NULL start, where the export schema requires a value/,
+    ],
+    [
+      'a copy that ends before it starts',
+      'hostile-negative-duration.sqlite',
+      /CUPTI_ACTIVITY_KIND_MEMCPY row 2 ends before it starts \(start 600000 ns, end 590000 ns\)/,
+    ],
+    [
+      'SQLite that is not an export',
+      'hostile-not-nsys.sqlite',
+      /not an Nsight Systems export: it has no StringIds table, which every export has \(its tables: users\)/,
+    ],
+    [
+      'an empty database',
+      'hostile-empty.sqlite',
+      /it has no StringIds table, which every export has \(it has no tables at all\)/,
+    ],
   ];
   for (const [what, name, reason] of cases) {
     it(what, { timeout: 30_000 }, async () => {
@@ -223,10 +273,15 @@ describe('analyze refuses a hostile SQLite file with exit 2, naming the file and
     });
   }
 
-  it('on the command line: exit 2, one paragraph and no stack trace; a good export exits 0', { timeout: 120_000 }, async () => {
+  it('on the command line: exit 2, one paragraph and no stack trace; a good export exits 0', {
+    timeout: 120_000,
+  }, async () => {
     const bad = runCli(['analyze', 'test/fixtures/analyze/nsys/hostile-null-start.sqlite']);
     assert.equal(bad.code, 2, bad.stderr);
-    assert.match(bad.stderr, /test\/fixtures\/analyze\/nsys\/hostile-null-start\.sqlite: CUPTI_ACTIVITY_KIND_KERNEL row 2 has NULL start/);
+    assert.match(
+      bad.stderr,
+      /test\/fixtures\/analyze\/nsys\/hostile-null-start\.sqlite: CUPTI_ACTIVITY_KIND_KERNEL row 2 has NULL start/,
+    );
     assert.doesNotMatch(bad.stderr, /\n\s+at /);
     const good = runCli(['analyze', 'test/fixtures/analyze/nsys/pageable-compute-stream.sqlite']);
     assert.equal(good.code, 0, good.stderr);

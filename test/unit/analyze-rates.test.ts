@@ -13,7 +13,9 @@ const fixtures = join(packageRoot(), 'test', 'fixtures');
 const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-rates-'));
 
 function probeWith(bandwidth: unknown[] | null): string {
-  const probe = JSON.parse(readFileSync(join(fixtures, 'h200x2-probe.json'), 'utf8')) as { devices: { bandwidth: unknown }[] };
+  const probe = JSON.parse(readFileSync(join(fixtures, 'h200x2-probe.json'), 'utf8')) as {
+    devices: { bandwidth: unknown }[];
+  };
   probe.devices[0]!.bandwidth = bandwidth;
   probe.devices[1]!.bandwidth = null;
   const path = join(dir, `probe-${bandwidth === null ? 'none' : bandwidth.length}.json`);
@@ -28,13 +30,33 @@ const copy = (direction: string, hostMemory: string, gbPerSecond: number) => ({
   pieces: 1,
   streamsPerDirection: 1,
   samplesMs: [5, 5, 5],
-  stats: { n: 3, median: 5, mean: 5, min: 5, max: 5, stdev: 0, q1: 5, q3: 5, iqr: 0, relativeStdev: 0, relativeNoise: 0, outliers: [] },
+  stats: {
+    n: 3,
+    median: 5,
+    mean: 5,
+    min: 5,
+    max: 5,
+    stdev: 0,
+    q1: 5,
+    q3: 5,
+    iqr: 0,
+    relativeStdev: 0,
+    relativeNoise: 0,
+    outliers: [],
+  },
   gbPerSecond,
 });
 
 describe('link rates', () => {
   it("a probe gives each direction's pinned rate, pageable ones passed over, and a device it did not probe takes the first's", () => {
-    const source = ratesFromFile(probeWith([copy('h2d', 'pageable', 20), copy('h2d', 'pinned', 53.2), copy('d2h', 'pinned', 54.1), copy('bidirectional', 'pinned', 90)]));
+    const source = ratesFromFile(
+      probeWith([
+        copy('h2d', 'pageable', 20),
+        copy('h2d', 'pinned', 53.2),
+        copy('d2h', 'pinned', 54.1),
+        copy('bidirectional', 'pinned', 90),
+      ]),
+    );
     assert.equal(source.source, 'probe');
     assert.deepEqual(ratesFor(source, 0), { h2d: 53.2, d2h: 54.1 });
     assert.deepEqual(ratesFor(source, 5), { h2d: 53.2, d2h: 54.1 });
@@ -56,7 +78,12 @@ describe('link rates', () => {
   });
 
   it('from copies: the 5 fastest of a direction together, 4 MB in 0.1 ms and 5 × 8 MB in 0.2 ms giving (40 MB / 1 ms) 40 GB/s', () => {
-    const fast = Array.from({ length: 5 }, (_, i) => ({ direction: 'h2d' as const, bytes: 8e6, start: i, end: i + 0.2 }));
+    const fast = Array.from({ length: 5 }, (_, i) => ({
+      direction: 'h2d' as const,
+      bytes: 8e6,
+      start: i,
+      end: i + 0.2,
+    }));
     const slow = { direction: 'h2d' as const, bytes: 4e6, start: 10, end: 10.2 };
     const rates = ratesFromCopies([...fast, slow]);
     assert.ok(Math.abs(rates.h2d! - 40) < 1e-9, `${rates.h2d}`);

@@ -21,11 +21,22 @@ import { overlong } from '../helpers/width.js';
 // traces recorded on an H100 (test/fixtures/analyze/torch-h100); the page and the Chrome trace from traces built in
 // code, whose contents are counted by hand.
 
-const recorded = (name: string) => parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100', name));
-const analyse = (traces: readonly ParsedTrace[]): AnalysisDocument => analyzeTraces(traces, { rates: null, toolVersion: 'test' });
+const recorded = (name: string) =>
+  parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100', name));
+const analyse = (traces: readonly ParsedTrace[]): AnalysisDocument =>
+  analyzeTraces(traces, { rates: null, toolVersion: 'test' });
 
 type Args = Record<string, number | string>;
-const event = (cat: string, name: string, ts: number, dur: number, args: Args = {}) => ({ ph: 'X', cat, name, pid: 0, tid: 1, ts, dur, args });
+const event = (cat: string, name: string, ts: number, dur: number, args: Args = {}) => ({
+  ph: 'X',
+  cat,
+  name,
+  pid: 0,
+  tid: 1,
+  ts,
+  dur,
+  args,
+});
 
 /**
  * Two ranks, three steps of 1000 µs, a gemm (stream 7) and an all-reduce (stream 20) a step; rank 1's all-reduce
@@ -40,10 +51,16 @@ function twoRanks(): ParsedTrace[] {
         ...[0, 1, 2].flatMap((i) => [
           event('gpu_user_annotation', `ProfilerStep#${i}`, i * 1000, 1000, { device: rank }),
           event('kernel', 'gemm', i * 1000, 400, { device: rank, stream: 7 }),
-          event('kernel', 'ncclDevKernel_AllReduce', i * 1000 + 500 + (rank === 1 && i < 2 ? 200 : 0), 300, { device: rank, stream: 20 }),
+          event('kernel', 'ncclDevKernel_AllReduce', i * 1000 + 500 + (rank === 1 && i < 2 ? 200 : 0), 300, {
+            device: rank,
+            stream: 20,
+          }),
         ]),
         ...(rank === 0
-          ? [event('cuda_runtime', 'cudaLaunchKernel', -100, 50, { correlation: 1 }), event('cuda_runtime', 'cudaStreamSynchronize', -80, 60, { correlation: 2 })]
+          ? [
+              event('cuda_runtime', 'cudaLaunchKernel', -100, 50, { correlation: 1 }),
+              event('cuda_runtime', 'cudaStreamSynchronize', -80, 60, { correlation: 2 }),
+            ]
           : []),
       ],
     }),
@@ -69,7 +86,10 @@ describe('analyze text and Markdown fit their width', async () => {
 
   it('the answer of each device leads with its step, overlap, exposed time, idle by cause and top finding', () => {
     const text = renderAnalysis(document, 100);
-    assert.match(text, /\n {2}idle [\d.]+ (ms|µs): host wait [\d.]+ (ms|µs) · kernel wait [\d.]+ (ms|µs) · sync wait [\d.]+ (ms|µs) · other /);
+    assert.match(
+      text,
+      /\n {2}idle [\d.]+ (ms|µs): host wait [\d.]+ (ms|µs) · kernel wait [\d.]+ (ms|µs) · sync wait [\d.]+ (ms|µs) · other /,
+    );
   });
 
   it('the Markdown has no line wider than 100 columns and a table row per step', () => {
@@ -83,7 +103,10 @@ describe('analyze text and Markdown fit their width', async () => {
 describe("docs/analyze.md's example", () => {
   it('is the text analyze prints for host-sync.json at 100 columns', () => {
     const name = 'test/fixtures/analyze/host-sync.json';
-    const trace = parseTraceDocument(name, JSON.parse(readFileSync(join(packageRoot(), name), 'utf8')) as Record<string, unknown>);
+    const trace = parseTraceDocument(
+      name,
+      JSON.parse(readFileSync(join(packageRoot(), name), 'utf8')) as Record<string, unknown>,
+    );
     const page = readFileSync(join(packageRoot(), 'docs', 'analyze.md'), 'utf8');
     const start = page.indexOf('```\n', page.indexOf(`On \`${name}\``)) + 4;
     const example = page.slice(start, page.indexOf('```\n', start));
@@ -103,7 +126,10 @@ describe('analyze renderers of several ranks', () => {
   });
 
   it('Markdown escapes a pipe in a step name, so the row keeps its cells', () => {
-    const piped = { ...document, devices: document.devices.map((d) => ({ ...d, steps: d.steps.map((s) => ({ ...s, name: 'a|b' })) })) };
+    const piped = {
+      ...document,
+      devices: document.devices.map((d) => ({ ...d, steps: d.steps.map((s) => ({ ...s, name: 'a|b' })) })),
+    };
     const rows = renderAnalysisMarkdown(piped)
       .split('\n')
       .filter((line) => line.startsWith('| a'));
@@ -113,7 +139,16 @@ describe('analyze renderers of several ranks', () => {
   });
 
   it('the page escapes markup in names and holds every step, more than the 12 the terminal shows', () => {
-    const many = { ...document, devices: [{ ...document.devices[0]!, file: '<script>x</script>.json', steps: Array.from({ length: 20 }, () => document.devices[0]!.steps[0]!) }] };
+    const many = {
+      ...document,
+      devices: [
+        {
+          ...document.devices[0]!,
+          file: '<script>x</script>.json',
+          steps: Array.from({ length: 20 }, () => document.devices[0]!.steps[0]!),
+        },
+      ],
+    };
     const html = renderAnalysisHtml(many);
     assert.doesNotMatch(html, /<script>/);
     assert.match(html, /&lt;script&gt;x&lt;\/script&gt;\.json/);
@@ -123,7 +158,8 @@ describe('analyze renderers of several ranks', () => {
 
   it('the Chrome trace holds per device its steps, findings and streams, the host calls in lanes, and each late collective', () => {
     const trace = buildAnalysisTrace(document, traces);
-    const of = (ph: string, cat?: string) => trace.traceEvents.filter((e) => e.ph === ph && (cat === undefined || e.cat === cat));
+    const of = (ph: string, cat?: string) =>
+      trace.traceEvents.filter((e) => e.ph === ph && (cat === undefined || e.cat === cat));
     // 3 steps × 2 devices; 3 gemms × 2 and 3 all-reduces × 2; rank 0's launch and synchronize.
     assert.equal(of('X', 'step').length, 6);
     assert.equal(of('X', 'kernel').length, 6);
@@ -141,7 +177,12 @@ describe('analyze renderers of several ranks', () => {
     const names = of('M').map((e) => `${e.pid}/${e.tid} ${e.args?.name}`);
     // The launch (−100 to −50 µs) and the synchronize (−80 to −20) overlap: two host tracks.
     assert.ok(names.includes('3/1 CUDA calls') && names.includes('3/2 CUDA calls (2)'), names.join('; '));
-    assert.ok(names.includes('1/0 rank 0 · GPU 0 (rank0.json)') && names.includes('1/10 stream 7') && names.includes('1/11 stream 20'), names.join('; '));
+    assert.ok(
+      names.includes('1/0 rank 0 · GPU 0 (rank0.json)') &&
+        names.includes('1/10 stream 7') &&
+        names.includes('1/11 stream 20'),
+      names.join('; '),
+    );
     assert.equal(trace.traceEvents.filter((e) => e.ph === 'X' && e.dur !== undefined && e.dur < 0).length, 0);
   });
 
@@ -167,13 +208,20 @@ describe('analyze renderers of several ranks', () => {
 
 const CHROMIUM = '/usr/bin/chromium';
 // As timeline-browser.test.ts: skipped where Chromium is missing, except in CI, where that must fail.
-const skip = existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is missing (apt-get install chromium; .ci/run does)`;
+const skip =
+  existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is missing (apt-get install chromium; .ci/run does)`;
 
 describe('the analyze page in headless Chromium', { skip }, () => {
-  it('renders every step row and the findings, fetching nothing and logging no error', { timeout: 60_000 }, async () => {
+  it('renders every step row and the findings, fetching nothing and logging no error', {
+    timeout: 60_000,
+  }, async () => {
     const document = analyse([await recorded('sync.pt.trace.json.gz')]);
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-analyze-html-'));
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'], headless: true });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+      headless: true,
+    });
     try {
       const page = await browser.newPage();
       const requests: string[] = [];

@@ -10,11 +10,22 @@ import { packageRoot } from '../../src/paths.js';
 // in the comments; and the idle split of single traces, HTA's way.
 
 type Args = Record<string, number | string>;
-const event = (cat: string, name: string, ts: number, dur: number, args: Args = {}) => ({ ph: 'X', cat, name, pid: 0, tid: 1, ts, dur, args });
+const event = (cat: string, name: string, ts: number, dur: number, args: Args = {}) => ({
+  ph: 'X',
+  cat,
+  name,
+  pid: 0,
+  tid: 1,
+  ts,
+  dur,
+  args,
+});
 const kernel = (device: number, stream: number, ts: number, dur: number, name = 'k', correlation?: number) =>
   event('kernel', name, ts, dur, { device, stream, ...(correlation === undefined ? {} : { correlation }) });
-const step = (name: string, device: number, ts: number, dur: number) => event('gpu_user_annotation', name, ts, dur, { device });
-const launch = (ts: number, dur: number, correlation: number) => event('cuda_runtime', 'cudaLaunchKernel', ts, dur, { correlation });
+const step = (name: string, device: number, ts: number, dur: number) =>
+  event('gpu_user_annotation', name, ts, dur, { device });
+const launch = (ts: number, dur: number, correlation: number) =>
+  event('cuda_runtime', 'cudaLaunchKernel', ts, dur, { correlation });
 const ALL_REDUCE = 'ncclDevKernel_AllReduce_Sum_f32_RING_LL';
 
 function rank(rankNo: number, events: readonly unknown[], device = rankNo) {
@@ -35,7 +46,10 @@ function analyse(...traces: ReturnType<typeof rank>[]): AnalysisDocument {
 }
 
 function near(actual: number | null | undefined, expected: number, what: string): void {
-  assert.ok(actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-9, `${what}: ${actual} is not ${expected}`);
+  assert.ok(
+    actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-9,
+    `${what}: ${actual} is not ${expected}`,
+  );
 }
 
 /**
@@ -95,8 +109,16 @@ describe('analyze: collective skew across ranks', () => {
   it('matches by order among kernels of one name: two all-reduces and an all-gather, each paired with its own', () => {
     // Rank 0: all-reduce at 100 and 600, all-gather at 300. Rank 1: all-gather at 350 (first!), all-reduce at 100
     // and 900. Skews: all-reduce #0 0, all-reduce #1 0.3 (rank 1), all-gather 0.05 (rank 1) → median 0.05, max 0.3.
-    const r0 = rank(0, [kernel(0, 20, 100, 50, ALL_REDUCE), kernel(0, 20, 300, 50, 'ncclDevKernel_AllGather'), kernel(0, 20, 600, 50, ALL_REDUCE)]);
-    const r1 = rank(1, [kernel(0, 20, 100, 50, ALL_REDUCE), kernel(0, 21, 350, 50, 'ncclDevKernel_AllGather'), kernel(0, 20, 900, 50, ALL_REDUCE)]);
+    const r0 = rank(0, [
+      kernel(0, 20, 100, 50, ALL_REDUCE),
+      kernel(0, 20, 300, 50, 'ncclDevKernel_AllGather'),
+      kernel(0, 20, 600, 50, ALL_REDUCE),
+    ]);
+    const r1 = rank(1, [
+      kernel(0, 20, 100, 50, ALL_REDUCE),
+      kernel(0, 21, 350, 50, 'ncclDevKernel_AllGather'),
+      kernel(0, 20, 900, 50, ALL_REDUCE),
+    ]);
     const c = analyse(r0, r1).collectives;
     assert.ok(c && c.kind === 'measured');
     near(c.skewMs.median, 0.05, 'median');
@@ -116,7 +138,10 @@ describe('analyze: collective skew across ranks', () => {
     const r1 = rank(1, [kernel(0, 20, 100, 50, ALL_REDUCE)]);
     const c = analyse(r0, r1).collectives;
     assert.ok(c && c.kind === 'unknown');
-    assert.match(c.reason, /ncclDevKernel_AllReduce_Sum_f32_RING_LL in whole trace ran 2 on rank 0 GPU 0, 1 on rank 1 GPU 1/);
+    assert.match(
+      c.reason,
+      /ncclDevKernel_AllReduce_Sum_f32_RING_LL in whole trace ran 2 on rank 0 GPU 0, 1 on rank 1 GPU 1/,
+    );
   });
 
   it('gives no collectives section for one rank, nor for ranks without NCCL kernels', () => {
@@ -157,8 +182,10 @@ describe('analyze: collective skew across ranks', () => {
 
 describe("analyze: idle by cause, HTA's way", () => {
   it('three 10 µs gaps between ops issued in time are kernel wait (under 30 µs): pageable-compute-stream.json', async () => {
-    const device = analyzeTraces([await parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'pageable-compute-stream.json'))], { rates: null, toolVersion: 'test' })
-      .devices[0]!;
+    const device = analyzeTraces(
+      [await parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'pageable-compute-stream.json'))],
+      { rates: null, toolVersion: 'test' },
+    ).devices[0]!;
     const s = device.steps[0]!;
     near(s.idleMs, 0.03, 'idle');
     near(s.kernelWaitMs, 0.03, 'kernel wait');
@@ -185,7 +212,10 @@ describe("analyze: idle by cause, HTA's way", () => {
       launch(280, 5, 5),
       kernel(0, 13, 750, 50, 'k5', 5),
     ];
-    const s = analyzeTraces([parseTraceDocument('idle.json', { schemaVersion: 1, traceEvents: events })], { rates: null, toolVersion: 'test' }).devices[0]!.steps[0]!;
+    const s = analyzeTraces([parseTraceDocument('idle.json', { schemaVersion: 1, traceEvents: events })], {
+      rates: null,
+      toolVersion: 'test',
+    }).devices[0]!.steps[0]!;
     near(s.ms, 0.8, 'step');
     near(s.idleMs, 0.37, 'idle');
     near(s.hostWaitMs, 0.1, 'host wait');
@@ -197,7 +227,10 @@ describe("analyze: idle by cause, HTA's way", () => {
   it('a gap at the step edge is never kernel wait: no op on both sides', () => {
     // The annotated step is 0–200 µs; the kernel runs 10–190: two 10 µs gaps at its edges, issued early: other.
     const events = [step('ProfilerStep#1', 0, 0, 200), launch(-50, 5, 1), kernel(0, 13, 10, 180, 'k', 1)];
-    const s = analyzeTraces([parseTraceDocument('edge.json', { schemaVersion: 1, traceEvents: events })], { rates: null, toolVersion: 'test' }).devices[0]!.steps[0]!;
+    const s = analyzeTraces([parseTraceDocument('edge.json', { schemaVersion: 1, traceEvents: events })], {
+      rates: null,
+      toolVersion: 'test',
+    }).devices[0]!.steps[0]!;
     near(s.kernelWaitMs, 0, 'kernel wait');
     near(s.otherIdleMs, 0.02, 'other');
   });

@@ -42,14 +42,19 @@ async function failure(path: string, limits = TRACE_LIMITS): Promise<string> {
     (e: unknown) => e,
   );
   assert.ok(error instanceof UsageError, `expected a UsageError, got ${String(error)}`);
-  assert.match(error.message, new RegExp(`^Cannot (analyse|read) trace ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `));
+  assert.match(
+    error.message,
+    new RegExp(`^Cannot (analyse|read) trace ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `),
+  );
   return error.message;
 }
 
 describe('a streamed trace parses to what the whole document parses to', () => {
   const files = [
     ...readdirSync(fixtures).filter((n) => n.endsWith('.json')),
-    ...['torch-h100', 'torch-h100x2-ddp'].flatMap((folder) => readdirSync(join(fixtures, folder)).map((n) => join(folder, n))),
+    ...['torch-h100', 'torch-h100x2-ddp'].flatMap((folder) =>
+      readdirSync(join(fixtures, folder)).map((n) => join(folder, n)),
+    ),
   ];
   it('covers the four hand-written fixtures, the six one-H100 traces and the two DDP ranks', () => {
     assert.equal(files.length, 12);
@@ -58,17 +63,28 @@ describe('a streamed trace parses to what the whole document parses to', () => {
     it(name, { timeout: 30_000 }, async () => {
       const path = join(fixtures, name);
       const raw = readFileSync(path);
-      const whole = parseTraceDocument(path, JSON.parse((name.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8')));
+      const whole = parseTraceDocument(
+        path,
+        JSON.parse((name.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8')),
+      );
       const streamed = await parseTraceFile(path);
       assert.ok(streamed.gpu.length > 0, 'the fixture has GPU work');
       assert.deepEqual(streamed, whole);
     });
   }
 
-  it('reads the format and rank whether the top-level fields come before or after traceEvents', { timeout: 30_000 }, async () => {
+  it('reads the format and rank whether the top-level fields come before or after traceEvents', {
+    timeout: 30_000,
+  }, async () => {
     const events = [kernel(10, 5, { args: { device: 0, stream: 13, correlation: 1 } })];
-    const before = write('rank-first.json', `{"distributedInfo": {"rank": 3}, "traceEvents": ${JSON.stringify(events)}}`);
-    const after = write('rank-last.json', `{"traceEvents": ${JSON.stringify(events)}, "distributedInfo": {"world_size": 4, "rank": 3}}`);
+    const before = write(
+      'rank-first.json',
+      `{"distributedInfo": {"rank": 3}, "traceEvents": ${JSON.stringify(events)}}`,
+    );
+    const after = write(
+      'rank-last.json',
+      `{"traceEvents": ${JSON.stringify(events)}, "distributedInfo": {"world_size": 4, "rank": 3}}`,
+    );
     for (const path of [before, after]) {
       const trace = await parseTraceFile(path);
       assert.equal(trace.format, 'kineto');
@@ -97,7 +113,9 @@ describe('a streamed trace parses to what the whole document parses to', () => {
     }
   });
 
-  it('keeps a string that reads like a container as the string, and a container where a string belongs as its kind', { timeout: 10_000 }, async () => {
+  it('keeps a string that reads like a container as the string, and a container where a string belongs as its kind', {
+    timeout: 10_000,
+  }, async () => {
     const path = write('shapes.json', kineto([kernel(10, 5, { name: 'object' }), kernel(20, 5, { name: ['array'] })]));
     const trace = await parseTraceFile(path);
     // The second kernel's name is an array: the Kineto parser reads a name only where it is a string, else "".
@@ -110,7 +128,10 @@ describe('a streamed trace parses to what the whole document parses to', () => {
   it('gives the same analysis with the events in reverse order', { timeout: 30_000 }, async () => {
     const text = readFileSync(join(fixtures, 'copy-overlapped.json'), 'utf8');
     const document = JSON.parse(text) as { traceEvents: unknown[] };
-    const reversed = write('reversed.json', JSON.stringify({ ...document, traceEvents: [...document.traceEvents].reverse() }));
+    const reversed = write(
+      'reversed.json',
+      JSON.stringify({ ...document, traceEvents: [...document.traceEvents].reverse() }),
+    );
     const options = { rates: null, toolVersion: 'test' };
     const inOrder = analyzeTraces([await parseTraceFile(join(fixtures, 'copy-overlapped.json'))], options);
     const backwards = analyzeTraces([await parseTraceFile(reversed)], options);
@@ -134,11 +155,16 @@ describe('a hostile trace is refused while it streams, naming the file and what 
     assert.match(await failure(write('corrupt.json.gz', zipped)), /its gzip data is corrupt/);
   });
 
-  it('JSON cut short in the middle of an event, and a syntax error that is not at the end', { timeout: 10_000 }, async () => {
+  it('JSON cut short in the middle of an event, and a syntax error that is not at the end', {
+    timeout: 10_000,
+  }, async () => {
     const text = good.toString('utf8');
     // Cut inside the second kernel's "dur" key.
     const cut = write('cut.json', text.slice(0, text.indexOf('"dur"', text.indexOf('"ts":20')) + 3));
-    assert.match(await failure(cut), /it is not valid JSON: the text ends inside its top-level object, as a file cut short does/);
+    assert.match(
+      await failure(cut),
+      /it is not valid JSON: the text ends inside its top-level object, as a file cut short does/,
+    );
     const garbage = write('garbage.json', `${text.slice(0, -1)} x}`);
     const message = await failure(garbage);
     assert.match(message, /it is not valid JSON \(at byte \d+: expected "," or "}" after a value, found "x"\)/);
@@ -146,17 +172,33 @@ describe('a hostile trace is refused while it streams, naming the file and what 
   });
 
   it("Python's NaN and Infinity, named", { timeout: 10_000 }, async () => {
-    assert.match(await failure(write('nan.json', '{"schemaVersion": 1, "traceEvents": [{"ph": "X", "cat": "kernel", "ts": NaN, "dur": 1}]}')), /NaN is not a JSON number/);
-    assert.match(await failure(write('inf.json', '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": -Infinity}]}')), /-Infinity is not a JSON number/);
+    assert.match(
+      await failure(
+        write('nan.json', '{"schemaVersion": 1, "traceEvents": [{"ph": "X", "cat": "kernel", "ts": NaN, "dur": 1}]}'),
+      ),
+      /NaN is not a JSON number/,
+    );
+    assert.match(
+      await failure(write('inf.json', '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": -Infinity}]}')),
+      /-Infinity is not a JSON number/,
+    );
   });
 
-  it('a missing dur, a ts that is an object, an event that is not an object: each named by its place', { timeout: 10_000 }, async () => {
-    assert.match(await failure(write('no-dur.json', kineto([kernel(10, 5), kernel(20, 5, { dur: undefined })]))), /traceEvents\[1\] \(kernel "k"\) has no dur/);
+  it('a missing dur, a ts that is an object, an event that is not an object: each named by its place', {
+    timeout: 10_000,
+  }, async () => {
+    assert.match(
+      await failure(write('no-dur.json', kineto([kernel(10, 5), kernel(20, 5, { dur: undefined })]))),
+      /traceEvents\[1\] \(kernel "k"\) has no dur/,
+    );
     assert.match(
       await failure(write('object-ts.json', kineto([kernel(10, 5), kernel(20, 5, { ts: { us: 20 } })]))),
       /traceEvents\[1\] \(kernel "k"\) has ts an object, not a finite number of µs/,
     );
-    assert.match(await failure(write('null-event.json', kineto([kernel(10, 5), null]))), /traceEvents\[1\] is not an object/);
+    assert.match(
+      await failure(write('null-event.json', kineto([kernel(10, 5), null]))),
+      /traceEvents\[1\] is not an object/,
+    );
     assert.match(await failure(write('array.json', '[{"ph": "X"}]')), /it is not a Chrome trace object/);
     assert.match(await failure(write('empty.json', '')), /it is empty/);
     assert.match(await failure(write('no-events.json', '{"traceEvents": {"ph": "X"}}')), /it has no traceEvents array/);
@@ -168,7 +210,10 @@ describe('a hostile trace is refused while it streams, naming the file and what 
     const { code, stdout, stderr } = runCli(['analyze', path]);
     assert.equal(code, 2, stderr);
     assert.equal(stdout, '');
-    assert.match(stderr, /Cannot analyse trace .*cli-cut\.json: it is not valid JSON: the text ends inside its top-level object/);
+    assert.match(
+      stderr,
+      /Cannot analyse trace .*cli-cut\.json: it is not valid JSON: the text ends inside its top-level object/,
+    );
     assert.doesNotMatch(stderr, /\n\s+at /);
   });
 });
@@ -190,7 +235,10 @@ describe('a million events stream within the limits', () => {
 
   it('names the millionth event by its index when it is the bad one', { timeout: 60_000 }, async () => {
     const bad = `${text.slice(0, text.lastIndexOf('{"ph":"X"'))}${JSON.stringify(kernel(999_999, -1))}]}`;
-    assert.match(await failure(write('million-bad.json', bad)), /traceEvents\[999999\] \(kernel "k"\) has dur -1, not a duration of 0 µs or more/);
+    assert.match(
+      await failure(write('million-bad.json', bad)),
+      /traceEvents\[999999\] \(kernel "k"\) has dur -1, not a duration of 0 µs or more/,
+    );
   });
 
   it('refuses more kept events than the limit, and text past the byte limit', { timeout: 60_000 }, async () => {
@@ -199,8 +247,14 @@ describe('a million events stream within the limits', () => {
       await failure(path, { ...TRACE_LIMITS, maxEvents: 500 }),
       /it has more than 500 events of the kinds analyze reads \(kernels, copies, memsets, CUDA calls, profiler steps\), the most one trace may keep/,
     );
-    assert.match(await failure(path, { ...TRACE_LIMITS, maxBytes: 1024 * 1024 }), /it is \d+ bytes, more than the 1 MiB a trace may be/);
+    assert.match(
+      await failure(path, { ...TRACE_LIMITS, maxBytes: 1024 * 1024 }),
+      /it is \d+ bytes, more than the 1 MiB a trace may be/,
+    );
     const zipped = write('million.json.gz', gzipSync(text));
-    assert.match(await failure(zipped, { ...TRACE_LIMITS, maxBytes: 1024 * 1024 }), /it inflates to more than the 1 MiB a trace may be/);
+    assert.match(
+      await failure(zipped, { ...TRACE_LIMITS, maxBytes: 1024 * 1024 }),
+      /it inflates to more than the 1 MiB a trace may be/,
+    );
   });
 });

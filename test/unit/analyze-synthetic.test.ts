@@ -13,18 +13,35 @@ import { packageRoot } from '../../src/paths.js';
 // events, ms in the assertions), and run's own trace read back and checked against run's own analysis.
 
 type Args = Record<string, number | string>;
-const event = (cat: string, name: string, ts: number, dur: number, args: Args = {}) => ({ ph: 'X', cat, name, pid: 0, tid: 1, ts, dur, args });
-const kernel = (stream: number, ts: number, dur: number, correlation: number, name = 'k') => event('kernel', name, ts, dur, { device: 0, stream, correlation });
+const event = (cat: string, name: string, ts: number, dur: number, args: Args = {}) => ({
+  ph: 'X',
+  cat,
+  name,
+  pid: 0,
+  tid: 1,
+  ts,
+  dur,
+  args,
+});
+const kernel = (stream: number, ts: number, dur: number, correlation: number, name = 'k') =>
+  event('kernel', name, ts, dur, { device: 0, stream, correlation });
 const h2d = (stream: number, ts: number, dur: number, correlation: number, bytes: number) =>
   event('gpu_memcpy', 'Memcpy HtoD (Pinned -> Device)', ts, dur, { device: 0, stream, correlation, bytes });
-const launch = (ts: number, dur: number, correlation: number, name = 'cudaLaunchKernel') => event('cuda_runtime', name, ts, dur, { correlation });
+const launch = (ts: number, dur: number, correlation: number, name = 'cudaLaunchKernel') =>
+  event('cuda_runtime', name, ts, dur, { correlation });
 
 function analyse(events: readonly unknown[]): AnalysisDocument {
-  return analyzeTraces([parseTraceDocument('synthetic.json', { schemaVersion: 1, traceEvents: events })], { rates: null, toolVersion: 'test' });
+  return analyzeTraces([parseTraceDocument('synthetic.json', { schemaVersion: 1, traceEvents: events })], {
+    rates: null,
+    toolVersion: 'test',
+  });
 }
 
 function near(actual: number | null | undefined, expected: number, what: string, within = 1e-9): void {
-  assert.ok(actual !== null && actual !== undefined && Math.abs(actual - expected) < within, `${what}: ${actual} is not ${expected}`);
+  assert.ok(
+    actual !== null && actual !== undefined && Math.abs(actual - expected) < within,
+    `${what}: ${actual} is not ${expected}`,
+  );
 }
 
 describe('analyze: patterns built in code', () => {
@@ -47,7 +64,12 @@ describe('analyze: patterns built in code', () => {
 
   it('serialised-copies stays silent where the first copy ran at the link rate: overlapping cannot beat the link', () => {
     // 8 MB in 1 ms and 4 MB in 0.5 ms: both at 8 GB/s, the trace's fastest, so the link was full.
-    const document = analyse([launch(-100, 10, 1, 'cudaMemcpyAsync'), h2d(14, 0, 1000, 1, 8e6), launch(190, 10, 2, 'cudaMemcpyAsync'), h2d(15, 1000, 500, 2, 4e6)]);
+    const document = analyse([
+      launch(-100, 10, 1, 'cudaMemcpyAsync'),
+      h2d(14, 0, 1000, 1, 8e6),
+      launch(190, 10, 2, 'cudaMemcpyAsync'),
+      h2d(15, 1000, 500, 2, 4e6),
+    ]);
     assert.deepEqual(document.findings, []);
   });
 
@@ -56,9 +78,17 @@ describe('analyze: patterns built in code', () => {
     // does): without the event wait, stream 15's copy starts as stream 14's ends (0.5 ms), not 15 µs later.
     const parsed = parseTraceDocument('turnaround.json', {
       schemaVersion: 1,
-      traceEvents: [launch(-15, 10, 1, 'cudaMemcpyAsync'), h2d(14, 0, 500, 1, 1e6), launch(90, 10, 2, 'cudaMemcpyAsync'), h2d(15, 515, 500, 2, 1e6)],
+      traceEvents: [
+        launch(-15, 10, 1, 'cudaMemcpyAsync'),
+        h2d(14, 0, 500, 1, 1e6),
+        launch(90, 10, 2, 'cudaMemcpyAsync'),
+        h2d(15, 515, 500, 2, 1e6),
+      ],
     });
-    const document = analyzeTraces([parsed], { rates: { source: 'probe', file: 'probe.json', byDevice: new Map([[0, { h2d: 20, d2h: 20 }]]) }, toolVersion: 'test' });
+    const document = analyzeTraces([parsed], {
+      rates: { source: 'probe', file: 'probe.json', byDevice: new Map([[0, { h2d: 20, d2h: 20 }]]) },
+      toolVersion: 'test',
+    });
     assert.deepEqual(
       document.findings.map((f) => [f.code, Math.round(f.ms * 1e6) / 1e6]),
       [['serialised-copies', 0.015]],
@@ -66,7 +96,12 @@ describe('analyze: patterns built in code', () => {
   });
 
   it('copies of one stream one after the other are not serialised-copies', () => {
-    const document = analyse([launch(-100, 10, 1, 'cudaMemcpyAsync'), h2d(14, 0, 1000, 1, 8e6), launch(190, 10, 2, 'cudaMemcpyAsync'), h2d(14, 1000, 500, 2, 4e6)]);
+    const document = analyse([
+      launch(-100, 10, 1, 'cudaMemcpyAsync'),
+      h2d(14, 0, 1000, 1, 8e6),
+      launch(190, 10, 2, 'cudaMemcpyAsync'),
+      h2d(14, 1000, 500, 2, 4e6),
+    ]);
     assert.deepEqual(document.findings, []);
   });
 
@@ -87,7 +122,10 @@ describe('analyze: patterns built in code', () => {
 
   it('given rates win over the trace: 8 MB at 32 GB/s is a 0.25 ms H2D term', () => {
     const parsed = parseTraceDocument('r.json', { schemaVersion: 1, traceEvents: [h2d(14, 0, 1000, 1, 8e6)] });
-    const document = analyzeTraces([parsed], { rates: { source: 'probe', file: 'probe.json', byDevice: new Map([[0, { h2d: 32, d2h: 25 }]]) }, toolVersion: 'test' });
+    const document = analyzeTraces([parsed], {
+      rates: { source: 'probe', file: 'probe.json', byDevice: new Map([[0, { h2d: 32, d2h: 25 }]]) },
+      toolVersion: 'test',
+    });
     const device = document.devices[0]!;
     near(device.steps[0]!.floor.h2dMs, 0.25, 'h2d term');
     assert.equal(device.steps[0]!.floor.bound, 'h2d');

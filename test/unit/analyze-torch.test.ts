@@ -13,9 +13,20 @@ import { packageRoot } from '../../src/paths.js';
 // parseTraceFile streams, so is async: each trace is read once, up front.
 const NAMES = ['overlapped', 'pageable', 'serial', 'sync', 'host-bound', 'serialised'];
 const parsed = new Map(
-  await Promise.all(NAMES.map(async (name) => [name, await parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100', `${name}.pt.trace.json.gz`))] as const)),
+  await Promise.all(
+    NAMES.map(
+      async (name) =>
+        [
+          name,
+          await parseTraceFile(
+            join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100', `${name}.pt.trace.json.gz`),
+          ),
+        ] as const,
+    ),
+  ),
 );
-const analyse = (name: string): AnalysisDocument => analyzeTraces([parsed.get(name)!], { rates: null, toolVersion: 'test' });
+const analyse = (name: string): AnalysisDocument =>
+  analyzeTraces([parsed.get(name)!], { rates: null, toolVersion: 'test' });
 
 describe('analyze on PyTorch profiler traces from an H100', () => {
   it('takes a step from the work launched within it, widened by its GPU annotations: within 5% of the step CUDA events timed', () => {
@@ -31,7 +42,10 @@ describe('analyze on PyTorch profiler traces from an H100', () => {
     assert.ok(codes('sync').includes('host-sync'), codes('sync').join(', '));
     // Everything on the default stream: no other stream waited on it, and on one other stream it would run the same.
     assert.ok(!codes('serial').includes('default-stream'), codes('serial').join(', '));
-    assert.ok(!codes('overlapped').includes('pageable-copy') && !codes('overlapped').includes('default-stream'), codes('overlapped').join(', '));
+    assert.ok(
+      !codes('overlapped').includes('pageable-copy') && !codes('overlapped').includes('default-stream'),
+      codes('overlapped').join(', '),
+    );
   });
 
   it('finds a thousand tiny kernels a step host-bound, and not two H2D copies at the link rate serialised', () => {
@@ -48,7 +62,13 @@ describe('analyze on PyTorch profiler traces from an H100', () => {
 
 // Two ranks of DistributedDataParallel with bucketed all-reduce on two H100s (scripts/torch/ddp_overlap.py --overlap,
 // docs/measurements/2026-11-26-h100x2-analyze/): the program's own CUDA events gave 16.166 ms a step.
-const ddp = await Promise.all([0, 1].map((rank) => parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100x2-ddp', `overlap-rank${rank}.pt.trace.json.gz`))));
+const ddp = await Promise.all(
+  [0, 1].map((rank) =>
+    parseTraceFile(
+      join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100x2-ddp', `overlap-rank${rank}.pt.trace.json.gz`),
+    ),
+  ),
+);
 
 describe('analyze on a two-rank DDP trace from two H100s', () => {
   const document = analyzeTraces(ddp, { rates: null, toolVersion: 'test' });
@@ -74,7 +94,8 @@ describe('analyze on a two-rank DDP trace from two H100s', () => {
     assert.equal(collectives?.kind, 'measured');
     if (collectives?.kind !== 'measured') return;
     assert.equal(collectives.count, 80);
-    // Rank 0 arrived last at 61 of the 80 (the text output of this trace, docs/measurements/2026-11-26-h100x2-analyze/).
+    // Rank 0 arrived last at 61 of the 80 (the text output of this trace,
+    // docs/measurements/2026-11-26-h100x2-analyze/).
     assert.deepEqual(
       collectives.mostOftenLast.who.map((p) => p.rank),
       [0],

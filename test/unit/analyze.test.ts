@@ -27,7 +27,10 @@ function analyse(...names: string[]): AnalysisDocument {
 
 /** Equal to within float rounding: 1.3 − 1.1 is not 0.2 in binary. */
 function near(actual: number | null | undefined, expected: number, what: string): void {
-  assert.ok(actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-9, `${what}: ${actual} is not ${expected}`);
+  assert.ok(
+    actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-9,
+    `${what}: ${actual} is not ${expected}`,
+  );
 }
 
 const codes = (findings: readonly Finding[]) => findings.map((f) => f.code);
@@ -78,7 +81,8 @@ describe('analyze: a step whose copies partly overlap its kernels (copy-overlapp
     near(device.rates.h2dGbPerSecond, 20, 'h2d rate');
     near(device.rates.d2hGbPerSecond, 20, 'd2h rate');
     assert.equal(device.rates.source, 'trace');
-    // H2D 8 MB / 20 GB/s = 0.4 ms, D2H 4 MB / 20 GB/s = 0.2 ms, kernels 0.4 + 0.3 = 0.7 ms; ops back to back, no per-op cost.
+    // H2D 8 MB / 20 GB/s = 0.4 ms, D2H 4 MB / 20 GB/s = 0.2 ms, kernels 0.4 + 0.3 = 0.7 ms; ops back to back, no per-op
+    // cost.
     near(step.floor.h2dMs, 0.4, 'h2d term');
     near(step.floor.d2hMs, 0.2, 'd2h term');
     near(step.floor.kernelMs, 0.7, 'kernel term');
@@ -92,7 +96,10 @@ describe('analyze: a step whose copies partly overlap its kernels (copy-overlapp
   });
 
   it('measures the same with its events shuffled', () => {
-    const raw = { schemaVersion: 1, traceEvents: [...(parseJson('copy-overlapped.json').traceEvents as unknown[])].reverse() };
+    const raw = {
+      schemaVersion: 1,
+      traceEvents: [...(parseJson('copy-overlapped.json').traceEvents as unknown[])].reverse(),
+    };
     const shuffled = analyzeTraces([parseTraceDocument('reversed.json', raw)], { rates: null, toolVersion: 'test' });
     assert.deepEqual(shuffled.devices[0]!.steps, device.steps);
   });

@@ -19,7 +19,8 @@ const timed = (base: (s: Schedule) => number) => (s: Schedule, n: number) => (n 
 
 describe('host-device bandwidth rows', () => {
   const plan = bandwidthPlan(64 * MB, 'pinned', 0, true);
-  const base = (s: Schedule) => (s.role.kind === 'link' ? 10 : s.role.kind === 'stage' && s.role.stage === 'h2d' ? 4 : 6);
+  const base = (s: Schedule) =>
+    s.role.kind === 'link' ? 10 : s.role.kind === 'stage' && s.role.stage === 'h2d' ? 4 : 6;
 
   it('gives H2D, D2H and both at once, each from the median of the timed reps after 2 warm-ups', async () => {
     const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: timed(base) });
@@ -82,7 +83,10 @@ describe('an interrupt during a bandwidth probe', () => {
     controller.abort('SIGINT');
     const guard = new RepGuard({ signal: controller.signal });
     const host = bandwidthPlan(MB, 'pinned', 0, false);
-    await assert.rejects(measureBandwidth(new FakeRunner(host.schedules, host.buffers), MB, 'pinned', 2, guard), Interrupted);
+    await assert.rejects(
+      measureBandwidth(new FakeRunner(host.schedules, host.buffers), MB, 'pinned', 2, guard),
+      Interrupted,
+    );
     const peer = peerBandwidthPlan(MB, 0, 1);
     await assert.rejects(
       measurePeerBandwidth(new FakeRunner(peer.schedules, peer.buffers), MB, 2, () => 'peer', guard),
@@ -93,7 +97,8 @@ describe('an interrupt during a bandwidth probe', () => {
 
 describe('device-to-device bandwidth rows', () => {
   const plan = peerBandwidthPlan(32 * MB, 0, 1);
-  const base = (s: Schedule) => (s.role.kind === 'peer' && s.role.both ? 8 : s.role.kind === 'peer' && s.role.from === 0 ? 2 : 4);
+  const base = (s: Schedule) =>
+    s.role.kind === 'peer' && s.role.both ? 8 : s.role.kind === 'peer' && s.role.from === 0 ? 2 : 4;
   const rowsWith = async (path: (from: number, to: number) => 'peer' | 'staged') =>
     measurePeerBandwidth(new FakeRunner(plan.schedules, plan.buffers, { gpuMs: timed(base) }), 32 * MB, 3, path);
 

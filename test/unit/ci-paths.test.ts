@@ -22,7 +22,14 @@ describe("prepare's check that dist/ holds a build of the sources (scripts/build
     return root;
   }
   const fresh = (root: string) => spawnSync(process.execPath, ['scripts/build-fresh.mjs', root], { encoding: 'utf8' });
-  const built = { 'src/cli/main.ts': 0, 'package.json': 0, 'tsconfig.json': 0, 'node_modules/.package-lock.json': 0, 'dist/src/cli/main.js': 5, 'dist/cli/cuda-pipe.js': 10 };
+  const built = {
+    'src/cli/main.ts': 0,
+    'package.json': 0,
+    'tsconfig.json': 0,
+    'node_modules/.package-lock.json': 0,
+    'dist/src/cli/main.js': 5,
+    'dist/cli/cuda-pipe.js': 10,
+  };
 
   it('skips the build where the bundle is newer than every source, config and installed package', () => {
     const run = fresh(tree(built));
@@ -32,10 +39,16 @@ describe("prepare's check that dist/ holds a build of the sources (scripts/build
 
   it('builds where the bundle is missing, a source is newer, a source has no compiled file, or npm ci ran since', () => {
     const cases: Array<[Record<string, number>, RegExp]> = [
-      [Object.fromEntries(Object.entries(built).filter(([file]) => !file.startsWith('dist/cli/'))), /dist\/cli\/cuda-pipe\.js is missing/],
+      [
+        Object.fromEntries(Object.entries(built).filter(([file]) => !file.startsWith('dist/cli/'))),
+        /dist\/cli\/cuda-pipe\.js is missing/,
+      ],
       [{ ...built, 'src/cli/main.ts': 20 }, /src\/cli\/main\.ts is newer than the build/],
       [{ ...built, 'src/report/new.ts': 1 }, /src\/report\/new\.ts has no compiled file in dist\//],
-      [{ ...built, 'node_modules/.package-lock.json': 20 }, /node_modules\/\.package-lock\.json is newer than the build/],
+      [
+        { ...built, 'node_modules/.package-lock.json': 20 },
+        /node_modules\/\.package-lock\.json is newer than the build/,
+      ],
       [{ ...built, 'tsconfig.json': 20 }, /tsconfig\.json is newer than the build/],
     ];
     for (const [times, why] of cases) {
@@ -52,7 +65,8 @@ describe("prepare's check that dist/ holds a build of the sources (scripts/build
 });
 
 describe('the CI snippets in the docs', () => {
-  const blocks = (path: string) => [...readFileSync(path, 'utf8').matchAll(/```ya?ml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+  const blocks = (path: string) =>
+    [...readFileSync(path, 'utf8').matchAll(/```ya?ml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
   const snippets = [...blocks('docs/ci-dashboards.md'), ...blocks('docs/measuring.md')];
   /** Each cuda-pipe command line a snippet runs: its command and its flags. */
   const commandLines = (block: string) =>
@@ -81,7 +95,8 @@ describe('the CI snippets in the docs', () => {
     const gate = spawnSync('bash', ['scripts/perf-regression', '--help'], { encoding: 'utf8' }).stdout;
     for (const block of snippets) {
       for (const [, rest] of block.matchAll(/perf-regression([^\n#]*)/g)) {
-        for (const [flag] of (rest ?? '').matchAll(/--[a-z-]+/g)) assert.ok(gate.includes(flag), `perf-regression ${flag}`);
+        for (const [flag] of (rest ?? '').matchAll(/--[a-z-]+/g))
+          assert.ok(gate.includes(flag), `perf-regression ${flag}`);
       }
     }
   });

@@ -16,12 +16,20 @@ const commandLines: ReadonlyArray<readonly string[]> = [
   ['run', '--streams', '0'],
   ['analyze', join(packageRoot(), 'test', 'fixtures', 'analyze', 'host-sync.json'), '--ab'],
   // --ab's sides are told apart by where -- stands on the command line, which a run in the thread must see too.
-  ['analyze', '--ab', join(packageRoot(), 'test', 'fixtures', 'analyze', 'host-sync.json'), '--', join(packageRoot(), 'test', 'fixtures', 'analyze', 'copy-overlapped.json')],
+  [
+    'analyze',
+    '--ab',
+    join(packageRoot(), 'test', 'fixtures', 'analyze', 'host-sync.json'),
+    '--',
+    join(packageRoot(), 'test', 'fixtures', 'analyze', 'copy-overlapped.json'),
+  ],
 ];
 
 describe('a command line run in the worker thread', () => {
   for (const args of commandLines) {
-    it(`gives what a process of its own gives: cuda-pipe ${args.map((a) => a.replace(packageRoot(), '.')).join(' ')}`, { timeout: 60_000 }, () => {
+    it(`gives what a process of its own gives: cuda-pipe ${args.map((a) => a.replace(packageRoot(), '.')).join(' ')}`, {
+      timeout: 60_000,
+    }, () => {
       const inThread = runCli(args, { COLUMNS: '100' });
       const inProcess = runCli(args, { COLUMNS: '100' }, { process: true });
       assert.equal(inThread.code, inProcess.code, inProcess.stderr);

@@ -66,7 +66,10 @@ describe('what a start loads', { timeout: 60_000 }, () => {
       assert.deepEqual(unwanted(loaded, HEAVY), [], entry);
     }
     const program = staticallyLoaded(graph, 'src/cli/main.ts');
-    assert.ok(program.has('src/cli/program.ts') && [...program.keys()].some((f) => f.includes('node_modules/commander/')), 'the graph was read');
+    assert.ok(
+      program.has('src/cli/program.ts') && [...program.keys()].some((f) => f.includes('node_modules/commander/')),
+      'the graph was read',
+    );
   });
 
   it('report and compare load neither the native addon nor the YAML parser', async () => {
@@ -87,8 +90,16 @@ describe('what a start loads', { timeout: 60_000 }, () => {
 
 describe('the top-level help names the stage kinds’ variables wherever it prints', { timeout: 120_000 }, () => {
   it('loads them for help, no command, an unknown command or help for one, and for nothing else', () => {
-    for (const args of [[], ['--help'], ['-h'], ['help'], ['help', 'bogus'], ['bogus'], ['--verbose']]) assert.ok(mayPrintTopLevelHelp(args), args.join(' '));
-    for (const args of [['--version'], ['-V'], ['report', 'r.json'], ['--verbose', 'compare', 'a', 'b'], ['run', '--help'], ['schema']])
+    for (const args of [[], ['--help'], ['-h'], ['help'], ['help', 'bogus'], ['bogus'], ['--verbose']])
+      assert.ok(mayPrintTopLevelHelp(args), args.join(' '));
+    for (const args of [
+      ['--version'],
+      ['-V'],
+      ['report', 'r.json'],
+      ['--verbose', 'compare', 'a', 'b'],
+      ['run', '--help'],
+      ['schema'],
+    ])
       assert.equal(mayPrintTopLevelHelp(args), false, args.join(' '));
   });
 
@@ -98,7 +109,8 @@ describe('the top-level help names the stage kinds’ variables wherever it prin
       const run = runCli(args, {}, { process: true });
       const help = run.stdout + run.stderr;
       assert.match(help, /Environment:/, args.join(' '));
-      for (const name of ['CUDA_PIPE_NCCL', 'CUDA_PIPE_CUBLAS', 'CUDA_PIPE_CUBLASLT']) assert.match(help, new RegExp(`\\n  ${name} `), `${args.join(' ')}: ${name}`);
+      for (const name of ['CUDA_PIPE_NCCL', 'CUDA_PIPE_CUBLAS', 'CUDA_PIPE_CUBLASLT'])
+        assert.match(help, new RegExp(`\\n  ${name} `), `${args.join(' ')}: ${name}`);
     }
   });
 });
@@ -106,7 +118,15 @@ describe('the top-level help names the stage kinds’ variables wherever it prin
 describe('--version alone is answered before commander loads', { timeout: 120_000 }, () => {
   it('takes -V or --version with nothing beside it, and leaves every other command line to commander', () => {
     for (const args of [['--version'], ['-V']]) assert.ok(onlyVersion(args), args.join(' '));
-    for (const args of [[], ['--verbose', '--version'], ['--version', '--verbose'], ['run', '--version'], ['-v'], ['--Version'], ['version']])
+    for (const args of [
+      [],
+      ['--verbose', '--version'],
+      ['--version', '--verbose'],
+      ['run', '--version'],
+      ['-v'],
+      ['--Version'],
+      ['version'],
+    ])
       assert.equal(onlyVersion(args), false, args.join(' '));
   });
 
@@ -130,7 +150,10 @@ describe('the built CLI starts from the code V8 compiled when it was built', { t
       process.on('exit', () => process.stderr.write('\\n' + JSON.stringify(seen)));
       process.argv.splice(1, 0, 'cuda-pipe'); require(${JSON.stringify(join(dir, 'cuda-pipe.js'))}).start();`;
     const fixture = join(packageRoot(), 'test', 'fixtures', 'h200-balanced-16-traced.json');
-    const run = spawnSync(process.execPath, ['-e', watch, '--', 'report', fixture], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+    const run = spawnSync(process.execPath, ['-e', watch, '--', 'report', fixture], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
     assert.equal(run.status, 0, run.stderr);
     const seen = JSON.parse(run.stderr.trim().split('\n').at(-1) ?? '[]') as [string, boolean, boolean][];
     assert.ok(seen.length > 20, `${seen.length} chunks`);

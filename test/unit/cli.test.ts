@@ -21,13 +21,30 @@ describe('the cuda-pipe command line', () => {
     assert.equal(code, 0);
     const section = stdout.slice(stdout.indexOf('Commands:')).split('\n\n')[0] ?? '';
     const commands = [...section.matchAll(/^  (\w+) /gm)].map((m) => m[1]);
-    assert.deepEqual(commands, ['run', 'sweep', 'probe', 'kernels', 'schema', 'report', 'timeline', 'compare', 'ab', 'merge', 'analyze', 'overhead', 'help']);
+    assert.deepEqual(commands, [
+      'run',
+      'sweep',
+      'probe',
+      'kernels',
+      'schema',
+      'report',
+      'timeline',
+      'compare',
+      'ab',
+      'merge',
+      'analyze',
+      'overhead',
+      'help',
+    ]);
   });
 
   it('blames a bad flag value on the flag, not on the config line it overrides', () => {
     const { code, stderr } = runCli(['run', '--dry-run', '--chunks', '999999999']);
     assert.equal(code, 2);
-    assert.match(stderr, /^cuda-pipe: --chunks 999999999: 999999999 chunks is more than the buffers' 67108864 elements\./);
+    assert.match(
+      stderr,
+      /^cuda-pipe: --chunks 999999999: 999999999 chunks is more than the buffers' 67108864 elements\./,
+    );
     assert.doesNotMatch(stderr, /balanced\.yaml/);
   });
 
@@ -40,7 +57,13 @@ describe('the cuda-pipe command line', () => {
     ]) {
       const { code, stderr } = runCli(['run', '--dry-run', flag as string, value as string]);
       assert.equal(code, 2, `${flag} ${value}`);
-      assert.match(stderr, new RegExp(`option '${flag} <[^>]+>' argument '${value}' is invalid\\. expected (a whole number|a number) (≥|above) \\d`), stderr);
+      assert.match(
+        stderr,
+        new RegExp(
+          `option '${flag} <[^>]+>' argument '${value}' is invalid\\. expected (a whole number|a number) (≥|above) \\d`,
+        ),
+        stderr,
+      );
     }
   });
 
@@ -59,7 +82,9 @@ describe('the cuda-pipe command line', () => {
     assert.match(stderr, /unknown option '--chunkz'/);
   });
 
-  it('probe exits 3 with one clear paragraph and no stack trace where there is no GPU', { skip: noGpu ? false : 'a GPU is present' }, () => {
+  it('probe exits 3 with one clear paragraph and no stack trace where there is no GPU', {
+    skip: noGpu ? false : 'a GPU is present',
+  }, () => {
     const { code, stdout, stderr } = runCli(['probe']);
     assert.equal(code, 3);
     assert.equal(stdout, '');

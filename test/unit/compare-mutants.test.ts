@@ -1,13 +1,23 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { judge, type Measured } from '../../src/compare/rule.js';
-import { compareResults, deviceDifferences, devicesDifferences, hasRegression, isGating, medianChange } from '../../src/compare/verdict.js';
+import {
+  compareResults,
+  deviceDifferences,
+  devicesDifferences,
+  hasRegression,
+  isGating,
+  medianChange,
+} from '../../src/compare/verdict.js';
 import type { RunResult } from '../../src/result/schema.js';
 import { H100, makeResult } from '../helpers/results.js';
 
 // Edges of the verdicts between two runs that mutation testing (npm run mutation) found unpinned.
 
-const at = (estimate: number, low: number, high: number): Measured => ({ interval: { estimate, low, high }, reason: null });
+const at = (estimate: number, low: number, high: number): Measured => ({
+  interval: { estimate, low, high },
+  reason: null,
+});
 const edge = Math.log1p(0.05);
 const band = { band: 0.05 };
 
@@ -42,7 +52,15 @@ describe('a verdict at its edges', () => {
 
 describe('device differences', () => {
   it('name every field that differs, the PCIe link unknown where a side has none', () => {
-    const other = { ...H100, name: 'B', computeCapability: { major: 9, minor: 1 }, multiprocessors: 114, memoryBytes: 1, asyncEngineCount: 2, pcie: null };
+    const other = {
+      ...H100,
+      name: 'B',
+      computeCapability: { major: 9, minor: 1 },
+      multiprocessors: 114,
+      memoryBytes: 1,
+      asyncEngineCount: 2,
+      pcie: null,
+    };
     assert.deepEqual(deviceDifferences(H100, other), [
       'name: NVIDIA H100 80GB HBM3 → B',
       'compute capability: 9.0 → 9.1',
@@ -51,23 +69,38 @@ describe('device differences', () => {
       'copy engines: 3 → 2',
       'PCIe link: gen5 x16 → unknown',
     ]);
-    assert.deepEqual(deviceDifferences(H100, { ...H100, pcie: { ...H100.pcie!, generation: null } }), ['PCIe link: gen5 x16 → gen? x16']);
+    assert.deepEqual(deviceDifferences(H100, { ...H100, pcie: { ...H100.pcie!, generation: null } }), [
+      'PCIe link: gen5 x16 → gen? x16',
+    ]);
     assert.deepEqual(deviceDifferences(H100, { ...H100 }), []);
   });
 
   it('pair devices by index, name a device on one side only, and prefix the index only over several', () => {
     const second = { ...H100, index: 1 };
     assert.deepEqual(devicesDifferences([H100], [{ ...H100, name: 'B' }]), ['name: NVIDIA H100 80GB HBM3 → B']);
-    assert.deepEqual(devicesDifferences([second, H100], [H100, { ...second, name: 'B' }]), ['device 1 name: NVIDIA H100 80GB HBM3 → B']);
+    assert.deepEqual(devicesDifferences([second, H100], [H100, { ...second, name: 'B' }]), [
+      'device 1 name: NVIDIA H100 80GB HBM3 → B',
+    ]);
     assert.deepEqual(devicesDifferences([H100, second], [H100]), ['device 1: NVIDIA H100 80GB HBM3 → absent']);
-    assert.deepEqual(devicesDifferences([{ ...H100, index: 2 }], [H100]), ['device 0: absent → NVIDIA H100 80GB HBM3', 'device 2: NVIDIA H100 80GB HBM3 → absent']);
+    assert.deepEqual(devicesDifferences([{ ...H100, index: 2 }], [H100]), [
+      'device 0: absent → NVIDIA H100 80GB HBM3',
+      'device 2: NVIDIA H100 80GB HBM3 → absent',
+    ]);
   });
 });
 
 describe('which pairs gate', () => {
   it('the modes a user acts on, and over several devices only all of them at once and the pipeline across two', () => {
     const gating = (role: object) => isGating(role as never);
-    assert.deepEqual([gating({ kind: 'serial' }), gating({ kind: 'stage', stage: 'h2d' }), gating({ kind: 'link' }), gating({ kind: 'cross-device' })], [true, true, true, true]);
+    assert.deepEqual(
+      [
+        gating({ kind: 'serial' }),
+        gating({ kind: 'stage', stage: 'h2d' }),
+        gating({ kind: 'link' }),
+        gating({ kind: 'cross-device' }),
+      ],
+      [true, true, true, true],
+    );
     assert.deepEqual(
       [
         gating({ kind: 'split' }),
@@ -111,7 +144,9 @@ describe('pairing results', () => {
   it('says when one side excluded host issue cost, and lists results and modes on one side only', () => {
     const base = makeResult();
     const gated: RunResult = { ...base, policy: { ...base.policy, gate: true } };
-    assert.deepEqual(compareResults([base], [gated]).notes, ['balanced: one side excludes host issue cost (--gate) and the other does not.']);
+    assert.deepEqual(compareResults([base], [gated]).notes, [
+      'balanced: one side excludes host issue cost (--gate) and the other does not.',
+    ]);
     assert.deepEqual(compareResults([base], [base]).notes, []);
     const fewer: RunResult = { ...base, modes: base.modes.filter((m) => m.role.kind !== 'link') };
     const link = base.modes.find((m) => m.role.kind === 'link');

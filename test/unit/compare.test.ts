@@ -28,14 +28,20 @@ describe('verdicts between two runs', () => {
   it('calls a 10% shift with 1% noise slower, and the reverse faster', () => {
     const slower = verdict(samples(6, 0.01), samples(6.6, 0.01));
     assert.equal(slower.verdict, 'slower');
-    assert.ok(Math.abs(Math.expm1(slower.measured.interval?.estimate ?? 0) - 0.1) < 1e-9, JSON.stringify(slower.measured));
+    assert.ok(
+      Math.abs(Math.expm1(slower.measured.interval?.estimate ?? 0) - 0.1) < 1e-9,
+      JSON.stringify(slower.measured),
+    );
     assert.equal(verdict(samples(6.6, 0.01), samples(6, 0.01)).verdict, 'faster');
   });
 
   it('calls a real 0.5% shift of clean runs the same: shown to be inside the 1% band', () => {
     const judged = verdict(samples(6, 0.001), samples(6.03, 0.001));
     assert.equal(judged.verdict, 'same');
-    assert.ok((judged.measured.interval?.low ?? 0) > 0, 'the interval excludes no change, and still lies inside the band');
+    assert.ok(
+      (judged.measured.interval?.low ?? 0) > 0,
+      'the interval excludes no change, and still lies inside the band',
+    );
   });
 
   it("calls the H200's 3% heavier compute-bound kernel (29.46 → 30.37 ms, noise 0.1%) slower, and the same with a 5% band", () => {
@@ -48,7 +54,10 @@ describe('verdicts between two runs', () => {
     const [base, drifted] = [samplesAround(0.07, 0.034 / 1.05), samplesAround(0.07 * 1.071, 0.024 / 1.05)];
     const judged = verdict(base, drifted);
     assert.equal(judged.verdict, 'slower');
-    assert.equal(judged.reason, 'B/A +7.0% (90% interval +6.0% to +8.1%): clear of no change, the estimate past the ±1.0% band');
+    assert.equal(
+      judged.reason,
+      'B/A +7.0% (90% interval +6.0% to +8.1%): clear of no change, the estimate past the ±1.0% band',
+    );
   });
 
   it('lets --threshold set the band: a 0.5% shift of clean runs is slower past a 0.4% band', () => {
@@ -57,12 +66,18 @@ describe('verdicts between two runs', () => {
 
   it('calls a 10% shift of 8 samples with 20% spreads noisy, never same, and says the interval', () => {
     const judged = verdict(samples(6, 0.2, 8), samples(6.6, 0.2, 8), separateRunsRule(0.05));
-    assert.deepEqual([judged.verdict, judged.reason], ['noisy', 'B/A +10.0% (90% interval -5.2% to +27.6%): neither inside the ±5.0% band nor a change past it']);
+    assert.deepEqual(
+      [judged.verdict, judged.reason],
+      ['noisy', 'B/A +10.0% (90% interval -5.2% to +27.6%): neither inside the ±5.0% band nor a change past it'],
+    );
   });
 
   it('calls too few samples for a 90% interval noisy, and says why', () => {
     const judged = verdict([1, 1.1], [2, 2.1]);
-    assert.deepEqual([judged.verdict, judged.measured.interval, judged.reason], ['noisy', null, '2 and 2 samples: too few for a 90% interval']);
+    assert.deepEqual(
+      [judged.verdict, judged.measured.interval, judged.reason],
+      ['noisy', null, '2 and 2 samples: too few for a 90% interval'],
+    );
   });
 });
 
@@ -70,7 +85,10 @@ describe('verdicts confirmed in clock-normalised time', () => {
   const samples = (median: number, noise: number) => samplesAround(median, noise);
 
   it('calls a 5% slowdown that a 5% lower SM clock explains the same, and says the clocks explain it', () => {
-    const judged = clockConfirmedVerdict(samples(10, 0.001), samples(10.5, 0.001), { baseline: 1980, candidate: 1980 / 1.05 });
+    const judged = clockConfirmedVerdict(samples(10, 0.001), samples(10.5, 0.001), {
+      baseline: 1980,
+      candidate: 1980 / 1.05,
+    });
     assert.equal(judged.verdict, 'same');
     assert.ok(Math.abs((judged.interval?.estimate ?? 0) - 0.05) < 1e-9);
     assert.equal(judged.clocks?.explains, true);
@@ -102,10 +120,15 @@ describe('verdicts confirmed in clock-normalised time', () => {
   it("compareResults reads each mode's SM clock range and leaves copies in time", () => {
     const base = makeResult();
     const slowClock = makeResult({ scale: 1.1 });
-    const lowered = { ...slowClock, modes: slowClock.modes.map((m) => ({ ...m, smClockMHz: { min: 1800, max: 1800 } })) };
+    const lowered = {
+      ...slowClock,
+      modes: slowClock.modes.map((m) => ({ ...m, smClockMHz: { min: 1800, max: 1800 } })),
+    };
     const comparison = compareResults([base], [lowered]);
     const byKind = (kind: string, stage?: string) =>
-      comparison.pairs.find((p) => p.role.kind === kind && (stage === undefined || (p.role.kind === 'stage' && p.role.stage === stage)));
+      comparison.pairs.find(
+        (p) => p.role.kind === kind && (stage === undefined || (p.role.kind === 'stage' && p.role.stage === stage)),
+      );
     assert.deepEqual([byKind('serial')?.verdict, byKind('serial')?.clocks?.explains], ['same', true]);
     assert.deepEqual([byKind('stage', 'h2d')?.verdict, byKind('stage', 'h2d')?.clocks], ['slower', null]);
     assert.deepEqual(comparison.rule, { band: 0.01, confidence: 0.9, interval: 'hodges-lehmann' });
@@ -180,7 +203,10 @@ describe('cuda-pipe compare and report', () => {
   it('exits 0 when nothing got slower', () => {
     const { code, stdout } = runCli(['compare', baseline, same]);
     assert.equal(code, 0, stdout);
-    assert.match(stdout, /0 slower, 0 faster, 6 same, 0 noisy\nmodel parts \(small ops, bare kernels\), for information only: 0 slower, 0 faster, 4 same, 0 noisy/);
+    assert.match(
+      stdout,
+      /0 slower, 0 faster, 6 same, 0 noisy\nmodel parts \(small ops, bare kernels\), for information only: 0 slower, 0 faster, 4 same, 0 noisy/,
+    );
   });
 
   it('exits 1 on a slowdown and shows it in the table and the Markdown', () => {
@@ -193,7 +219,10 @@ describe('cuda-pipe compare and report', () => {
     const mdOut = runCli(['compare', baseline, slower, '--md', '-']).stdout;
     assert.match(mdOut, /^### cuda-pipe compare: \*\*6 slower\*\*/);
     assert.match(mdOut, /\| balanced \| small launches back to back \| .* \| 🔴 slower \(info\) \|/);
-    assert.match(mdOut, /\| balanced \| overlapped 32×4 depth-first \| 5\.9\d\d ms ± 1\.0% \| 6\.5\d\d ms ± 1\.0% \| \+10\.0% \(\+9\.7% to \+10\.3%\) \| 🔴 slower \|/);
+    assert.match(
+      mdOut,
+      /\| balanced \| overlapped 32×4 depth-first \| 5\.9\d\d ms ± 1\.0% \| 6\.5\d\d ms ± 1\.0% \| \+10\.0% \(\+9\.7% to \+10\.3%\) \| 🔴 slower \|/,
+    );
   });
 
   it("does not fail the gate on the model's parts alone", () => {
@@ -231,7 +260,10 @@ describe('cuda-pipe compare and report', () => {
     const bogus = save('bogus.json', { schema: 'something-else' });
     const { code, stderr } = runCli(['compare', baseline, bogus]);
     assert.equal(code, 2);
-    assert.match(stderr, /bogus\.json is not a cuda-pipe result \(its "schema" is "something-else", not "cuda-pipe\/result"\)/);
+    assert.match(
+      stderr,
+      /bogus\.json is not a cuda-pipe result \(its "schema" is "something-else", not "cuda-pipe\/result"\)/,
+    );
     assert.equal(runCli(['compare', baseline, join(dir, 'missing.json')]).code, 2);
   });
 

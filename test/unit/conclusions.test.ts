@@ -48,7 +48,9 @@ describe('a collective config (ddp.yaml on two H100s) is advised about its bucke
   it('predicts no best below the collective alone or the compute alone', () => {
     const floor = headline(ddp)?.analysis?.model?.floor;
     const alone = ddp.modes.find((m) => m.role.kind === 'stage' && m.role.stage === 'collective');
-    const compute = ddp.modes.filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel').reduce((sum, m) => sum + Math.min(...m.samplesMs), 0);
+    const compute = ddp.modes
+      .filter((m) => m.role.kind === 'stage' && m.role.stage === 'kernel')
+      .reduce((sum, m) => sum + Math.min(...m.samplesMs), 0);
     assert.ok(floor && alone);
     assert.ok(floor.ms >= Math.min(...alone.samplesMs) && floor.ms >= compute, `${floor.ms} ms`);
   });
@@ -56,15 +58,24 @@ describe('a collective config (ddp.yaml on two H100s) is advised about its bucke
   it('has one efficiency, against the bucket model: the headline says what the communication section says', () => {
     // Before: "efficiency: 0.77 = this layout's floor 3.359 ms / 4.385 ms measured", beside the bucket model's 0.82.
     assert.equal(line(text, 'efficiency:'), "efficiency: 0.82 = this layout's floor 3.597 ms / 4.385 ms measured");
-    assert.match(text, /bound 3\.597 ms \(limited by the compute, then the last bucket's all-reduce \(0\.266 ms\)\) against 4\.385 ms measured, efficiency 0\.82/);
+    assert.match(
+      text,
+      /bound 3\.597 ms \(limited by the compute, then the last bucket's all-reduce \(0\.266 ms\)\) against 4\.385 ms measured, efficiency 0\.82/,
+    );
     assert.equal(ddp.summary.efficiency, headline(ddp)?.analysis?.efficiency);
-    assert.match(line(text, 'limited by:'), /^limited by: communication: the compute, then the last bucket's all-reduce \(0\.266 ms\)/);
+    assert.match(
+      line(text, 'limited by:'),
+      /^limited by: communication: the compute, then the last bucket's all-reduce \(0\.266 ms\)/,
+    );
   });
 
   it('puts the exposed all-reduce on the collective in --verbose, and names what the bucket model leaves out', () => {
     // Before: "serialisation and effects the model does not capture 1.027 ms; … contending for memory and the engines".
     const lost = line(table(ddp, true), 'lost against the ideal');
-    assert.match(lost, /^lost against the ideal at 8 buckets: exposed communication 0\.266 ms, serialisation and effects the model does not capture 0\.788 ms/);
+    assert.match(
+      lost,
+      /^lost against the ideal at 8 buckets: exposed communication 0\.266 ms, serialisation and effects the model does not capture 0\.788 ms/,
+    );
     assert.match(lost, /NCCL's kernels sharing the SMs with the compute, which the bucket model leaves out/);
   });
 
@@ -77,9 +88,15 @@ describe('a collective config (ddp.yaml on two H100s) is advised about its bucke
   it("gives a sweep the model's best in buckets, and never one its own race measured slower", () => {
     // Before: "model's best: 3.325 ms at about 1 chunks × 1 streams (limited by H2D); measured best 23.1% above it".
     const sweep = renderSweepTable(reported(measured('2026-11-26-h100x2-rerun', 'x2', 'ddp-sweep.json')), plain, 1000);
-    assert.match(line(sweep, "model's best:"), /^model's best: this layout \(32 buckets\), 3\.449 ms predicted; none predicted faster/);
+    assert.match(
+      line(sweep, "model's best:"),
+      /^model's best: this layout \(32 buckets\), 3\.449 ms predicted; none predicted faster/,
+    );
     const h200 = renderSweepTable(reported(measured('2026-11-26-h200x2-final', 'sweep.json')), plain, 1000);
-    assert.match(line(h200, "model's best:"), /the model predicts 2 buckets faster \(4\.453 ms\), but it was measured at 5\.145 ms/);
+    assert.match(
+      line(h200, "model's best:"),
+      /the model predicts 2 buckets faster \(4\.453 ms\), but it was measured at 5\.145 ms/,
+    );
   });
 
   it('gives a 128-byte D2H a rate in MB/s, never 0.0 GB/s', () => {
@@ -98,7 +115,10 @@ describe('a predicted best never below a measured floor', () => {
     const stage = mode && cpuStageOf(mode);
     assert.ok(stage?.workMinMs !== undefined);
     assert.ok((mode?.analysis?.model?.floor.ms ?? 0) >= stage.workMinMs / Math.min(stage.workers, stage.tasksPerRep));
-    assert.equal(line(table(result), 'best layout:'), 'best layout: this layout (16 chunks × 4 streams), 18.09 ms predicted; none predicted faster');
+    assert.equal(
+      line(table(result), 'best layout:'),
+      'best layout: this layout (16 chunks × 4 streams), 18.09 ms predicted; none predicted faster',
+    );
   });
 
   it("keeps loader.yaml's best at or above its loader's fills a rep", () => {
@@ -108,7 +128,10 @@ describe('a predicted best never below a measured floor', () => {
     const stage = mode && cpuStageOf(mode);
     assert.ok(stage?.workMinMs !== undefined);
     assert.ok((mode?.analysis?.model?.floor.ms ?? 0) >= stage.workMinMs / Math.min(stage.workers, stage.tasksPerRep));
-    assert.match(line(table(result), 'best layout:'), /^best layout: this layout \(16 chunks × 4 streams\), 9\.747 ms predicted/);
+    assert.match(
+      line(table(result), 'best layout:'),
+      /^best layout: this layout \(16 chunks × 4 streams\), 9\.747 ms predicted/,
+    );
   });
 });
 
@@ -117,7 +140,10 @@ describe('a host stage on the JS thread, which the model has no term for', () =>
     // Before: "best layout: about 16 chunks × 2 streams, 1.457 ms predicted (limited by link; ideal 1.342 ms)" for a
     // layout measured at 21.63 ms, its checksum on the JS thread in no term of the bound.
     const result = reported(measured('2026-11-23-h200-issues15-16', 'bound-final', 'run-host-stage-1.json'));
-    assert.equal(line(table(result), 'best layout:'), 'best layout: not predicted: the model has no term for the host stage checksum on the JS thread');
+    assert.equal(
+      line(table(result), 'best layout:'),
+      'best layout: not predicted: the model has no term for the host stage checksum on the JS thread',
+    );
     assert.notEqual(headline(result)?.analysis?.model?.advice?.code, 'layout');
   });
 });
@@ -129,8 +155,14 @@ describe('a change never names the layout it is made on', () => {
     // rules analyze applies to a user's trace), ends 0.070 ms sooner: 0.088 ms while the replay put the GPU's least
     // gap between two ops, not its usual one, after each moved copy.
     const text = table(reported(measured('2026-11-24-h200-issues17-18', 'pipelines', 'inference.json')));
-    assert.equal(line(text, 'best layout:'), 'best layout: this layout (16 chunks × 4 streams), 1.316 ms predicted; none predicted faster');
-    assert.equal(line(text, 'why:'), 'why: copy-on-compute-stream 0.070 ms (the traced rep replayed without each cause: what it would save)');
+    assert.equal(
+      line(text, 'best layout:'),
+      'best layout: this layout (16 chunks × 4 streams), 1.316 ms predicted; none predicted faster',
+    );
+    assert.equal(
+      line(text, 'why:'),
+      'why: copy-on-compute-stream 0.070 ms (the traced rep replayed without each cause: what it would save)',
+    );
     assert.equal(
       line(text, 'change:'),
       'change: give the copies streams of their own (topology: stage-per-stream): saves 0.070 ms in the traced rep; the layout model names none (lost to fill and drain: 0.186 ms)',
@@ -151,8 +183,14 @@ describe('clocks before blame', () => {
     // cuda-pipe's model"; the kernels alone ran at 1515 MHz, the layout at 1980 MHz.
     const result = reported(measured('2026-11-24-h200-gemm-seeded', 'gemm-burst.json'));
     const text = table(result);
-    assert.equal(line(text, 'efficiency:'), "efficiency: 0.82 = this layout's floor 2.422 ms / 2.952 ms measured, parts put at 1980 MHz");
-    assert.match(text, /^clocks: kernel parts at 1515 MHz, this layout at 1980 MHz: the bound puts the parts at 1980 MHz$/m);
+    assert.equal(
+      line(text, 'efficiency:'),
+      "efficiency: 0.82 = this layout's floor 2.422 ms / 2.952 ms measured, parts put at 1980 MHz",
+    );
+    assert.match(
+      text,
+      /^clocks: kernel parts at 1515 MHz, this layout at 1980 MHz: the bound puts the parts at 1980 MHz$/m,
+    );
     assert.ok(!result.warnings.some((w) => w.code === 'above-bound'));
   });
 
@@ -165,13 +203,20 @@ describe('clocks before blame', () => {
   });
 
   it('says a bound beaten while the clock moved is not at matching clocks, and blames no model', () => {
-    // Before: "measured faster than the model's bound (bound 3.112 ms, limited by kernels; efficiency 1.11): … a defect in cuda-pipe's model".
+    // Before: "measured faster than the model's bound (bound 3.112 ms, limited by kernels; efficiency 1.11): … a defect
+    // in cuda-pipe's model".
     const result = reported(measured('2026-11-26-h100x2-kinds', 'one-gpu-final', 'gemm.json'));
     const above = result.warnings.find((w) => w.code === 'above-bound');
-    assert.match(above?.message ?? '', /ran at 1380 to 1545 MHz and this layout at 1380 to 1980 MHz \(NVML\): the comparison is not at matching clocks/);
+    assert.match(
+      above?.message ?? '',
+      /ran at 1380 to 1545 MHz and this layout at 1380 to 1980 MHz \(NVML\): the comparison is not at matching clocks/,
+    );
     assert.doesNotMatch(above?.message ?? '', /defect/);
     const weights = table(reported(measured('2026-11-24-h200-final', 'pipelines', 'weight-streaming.json')));
-    assert.match(weights, /^clocks: kernel parts at 1170–1575 MHz, this layout at 1425–1650 MHz: moving, so not matched$/m);
+    assert.match(
+      weights,
+      /^clocks: kernel parts at 1170–1575 MHz, this layout at 1425–1650 MHz: moving, so not matched$/m,
+    );
   });
 });
 
@@ -180,8 +225,14 @@ describe('merge of DDP ranks', () => {
     // Before: "total: 0.0 GB/s across 2 GPUs, 1.99× the fastest single GPU (vm GPU 0 (rank 0), 0.0 GB/s)".
     const ranks = ['rank0.json', 'rank1.json'].map((f) => reported(measured('2026-11-26-h200x2-final', f)));
     const text = renderMerge(mergeResults(ranks), plain, 1000);
-    assert.equal(line(text, 'step:'), 'step: 5.177 ms, set by the slowest GPU, vm GPU 1 (rank 1), 0.6% behind the median of 5.148 ms: every rank waits for it at each collective');
-    assert.match(line(text, 'scaling:'), /^scaling: 2 GPUs, each computing 3\.3\d\d ms a step alone \(its kernels alone\): 1\.2\d× one GPU's compute/);
+    assert.equal(
+      line(text, 'step:'),
+      'step: 5.177 ms, set by the slowest GPU, vm GPU 1 (rank 1), 0.6% behind the median of 5.148 ms: every rank waits for it at each collective',
+    );
+    assert.match(
+      line(text, 'scaling:'),
+      /^scaling: 2 GPUs, each computing 3\.3\d\d ms a step alone \(its kernels alone\): 1\.2\d× one GPU's compute/,
+    );
     assert.doesNotMatch(text, /GB\/s/);
     assert.doesNotMatch(text, /a host's total adds the rate/);
   });

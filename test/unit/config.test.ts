@@ -32,7 +32,9 @@ describe('sizes and counts with units', () => {
     assert.equal(parseQuantity('4M', 'count'), 4000000);
     assert.equal(parseQuantity('1.5KiB', 'bytes'), 1536);
     assert.equal(parseQuantity(4096, 'count'), 4096);
-    assert.deepEqual(parseQuantity('64MiB', 'count'), { error: '"64MiB" is a byte size, but an element count is expected (drop the "B")' });
+    assert.deepEqual(parseQuantity('64MiB', 'count'), {
+      error: '"64MiB" is a byte size, but an element count is expected (drop the "B")',
+    });
     assert.match((parseQuantity('lots', 'bytes') as { error: string }).error, /not a size/);
     assert.match((parseQuantity('1.5', 'count') as { error: string }).error, /not a whole number/);
   });
@@ -50,7 +52,14 @@ describe('config loading', () => {
       ],
     );
     assert.deepEqual(config.pipeline.orders, ['depth-first']);
-    assert.deepEqual(config.repetitions, { warmup: 3, warmupTime: 0, minReps: 10, maxReps: 2000, maxNoise: 0.5, maxTime: 3 });
+    assert.deepEqual(config.repetitions, {
+      warmup: 3,
+      warmupTime: 0,
+      minReps: 10,
+      maxReps: 2000,
+      maxNoise: 0.5,
+      maxTime: 3,
+    });
     assert.deepEqual(config.kernels[0]?.args, [
       { kind: 'buffer', buffer: 'x' },
       { kind: 'buffer', buffer: 'y' },
@@ -76,7 +85,15 @@ describe('config loading', () => {
     assert.equal(config.pipeline.streams, 8);
     assert.equal(config.pipeline.chunks, 10);
     assert.deepEqual(config.pipeline.orders, ['breadth-first']);
-    assert.deepEqual(config.repetitions, { warmup: 0, warmupTime: 50, reps: 3, minReps: 5, maxReps: 2000, maxNoise: 1, maxTime: 10 });
+    assert.deepEqual(config.repetitions, {
+      warmup: 0,
+      warmupTime: 50,
+      reps: 3,
+      minReps: 5,
+      maxReps: 2000,
+      maxNoise: 1,
+      maxTime: 10,
+    });
     assert.equal(config.device, 1);
   });
 
@@ -99,7 +116,9 @@ describe('config loading', () => {
   });
 
   it('rejects an unknown field at its own position, naming its path', () => {
-    const error = usageError(BASE.replace('pipeline: { chunks: 3, streams: 2 }', 'pipeline: { chunks: 3, streams: 2, strems: 4 }'));
+    const error = usageError(
+      BASE.replace('pipeline: { chunks: 3, streams: 2 }', 'pipeline: { chunks: 3, streams: 2, strems: 4 }'),
+    );
     assert.match(error.message, /\/cfg\/test\.yaml:9:36: unknown field "pipeline\.strems"/);
   });
 
@@ -125,11 +144,17 @@ describe('config loading', () => {
   });
 
   it('rejects a byte size that is not a whole number of elements', () => {
-    assert.match(usageError(BASE.replace('size: 4000B', 'size: 4002B')).message, /size 4002 bytes is not a multiple of the float32 element size \(4 bytes\)/);
+    assert.match(
+      usageError(BASE.replace('size: 4000B', 'size: 4002B')).message,
+      /size 4002 bytes is not a multiple of the float32 element size \(4 bytes\)/,
+    );
   });
 
   it('rejects buffers of different element counts, since chunks are shared ranges', () => {
-    assert.match(usageError(BASE.replace('size: 4000B', 'size: 8000B')).message, /"y" has 2000 elements but "x" has 1000/);
+    assert.match(
+      usageError(BASE.replace('size: 4000B', 'size: 8000B')).message,
+      /"y" has 2000 elements but "x" has 1000/,
+    );
   });
 
   it('rejects an argument naming an unknown buffer and lists the known ones', () => {
@@ -139,11 +164,17 @@ describe('config loading', () => {
   });
 
   it('needs exactly one of count and size', () => {
-    assert.match(usageError(BASE.replace('count: 1000, role: in', 'count: 1000, size: 4000B, role: in')).message, /exactly one of count/);
+    assert.match(
+      usageError(BASE.replace('count: 1000, role: in', 'count: 1000, size: 4000B, role: in')).message,
+      /exactly one of count/,
+    );
   });
 
   it('accepts a list of issue orders and keeps the first as the headline', () => {
-    const { config } = parseConfigText(BASE.replace('streams: 2 }', 'streams: 2, order: [breadth-first, depth-first] }'), '/cfg/t.yaml');
+    const { config } = parseConfigText(
+      BASE.replace('streams: 2 }', 'streams: 2, order: [breadth-first, depth-first] }'),
+      '/cfg/t.yaml',
+    );
     assert.deepEqual(config.pipeline.orders, ['breadth-first', 'depth-first']);
   });
 });
@@ -163,8 +194,14 @@ describe('values that pass the types but cannot work', () => {
       usageError(BASE.replace('entry: scale', 'entry: scale\n    grid: lots')).message,
       /kernels\[0\]\.grid: expected auto, cover or a whole number of blocks \(1 or more\), got "lots"/,
     );
-    assert.match(usageError(BASE.replace('size: 4000B', 'size: true')).message, /buffers\.y\.size: expected a size such as "256MiB" or a number of bytes, got true/);
-    assert.match(usageError(BASE.replace('count: 1000', 'count: [1]')).message, /buffers\.x\.count: expected a count such as "64Mi" or a whole number, got \[1\]/);
+    assert.match(
+      usageError(BASE.replace('size: 4000B', 'size: true')).message,
+      /buffers\.y\.size: expected a size such as "256MiB" or a number of bytes, got true/,
+    );
+    assert.match(
+      usageError(BASE.replace('count: 1000', 'count: [1]')).message,
+      /buffers\.x\.count: expected a count such as "64Mi" or a whole number, got \[1\]/,
+    );
   });
 });
 
@@ -173,15 +210,24 @@ describe('unknown fields', () => {
     const error = usageError(BASE.replace('pipeline: { chunks: 3, streams: 2 }', 'pipeline: { chunk: 3, strems: 2 }'));
     assert.match(error.message, /test\.yaml:9:13: unknown field "pipeline\.chunk"; did you mean "chunks"\?/);
     assert.match(error.message, /unknown field "pipeline\.strems"; did you mean "streams"\?/);
-    assert.match(usageError(BASE.replace('role: in }', 'role: in, hostmemory: pinned }')).message, /"buffers\.x\.hostmemory"; did you mean "hostMemory"\?/);
+    assert.match(
+      usageError(BASE.replace('role: in }', 'role: in, hostmemory: pinned }')).message,
+      /"buffers\.x\.hostmemory"; did you mean "hostMemory"\?/,
+    );
   });
 
   it('say where a field put at the top level belongs', () => {
-    assert.match(usageError(`${BASE}chunks: 4\n`).message, /unknown field "chunks"; it belongs under pipeline \(pipeline\.chunks\)/);
+    assert.match(
+      usageError(`${BASE}chunks: 4\n`).message,
+      /unknown field "chunks"; it belongs under pipeline \(pipeline\.chunks\)/,
+    );
   });
 
   it('suggest nothing for a name unlike any field', () => {
-    assert.match(usageError(BASE.replace('role: in }', 'role: in, colour: red }')).message, /unknown field "buffers\.x\.colour"$/m);
+    assert.match(
+      usageError(BASE.replace('role: in }', 'role: in, colour: red }')).message,
+      /unknown field "buffers\.x\.colour"$/m,
+    );
   });
 });
 

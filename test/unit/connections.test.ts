@@ -40,28 +40,55 @@ describe('pipeline.connections', () => {
   it('refuses a value CUDA would not see, once libcudart is loaded with another, and accepts the one it has', () => {
     const env: NodeJS.ProcessEnv = { CUDA_DEVICE_MAX_CONNECTIONS: '8' };
     const error = usageRejection(() => applyConnections(loadConfigFile(withConnections('2')), env, true));
-    assert.match(error.message, /connections 2 cannot take effect: CUDA already started in this process with CUDA_DEVICE_MAX_CONNECTIONS=8, and reads it once\.$/);
+    assert.match(
+      error.message,
+      /connections 2 cannot take effect: CUDA already started in this process with CUDA_DEVICE_MAX_CONNECTIONS=8, and reads it once\.$/,
+    );
     assert.equal(env.CUDA_DEVICE_MAX_CONNECTIONS, '8');
     applyConnections(loadConfigFile(withConnections('8')), env, true);
     const unset: NodeJS.ProcessEnv = {};
-    assert.match(usageRejection(() => applyConnections(loadConfigFile(withConnections('1')), unset, true)).message, /CUDA_DEVICE_MAX_CONNECTIONS=unset \(8\)/);
+    assert.match(
+      usageRejection(() => applyConnections(loadConfigFile(withConnections('1')), unset, true)).message,
+      /CUDA_DEVICE_MAX_CONNECTIONS=unset \(8\)/,
+    );
   });
 
   it('refuses configs measured in one process that ask for different values', () => {
-    const error = usageRejection(() => checkOneConnections([loadConfigFile(withConnections('1')), balanced()], 'A and B', {}));
-    assert.match(error.message, /^A and B ask for pipeline\.connections 1 and unset \(CUDA's 8\), but one process has one CUDA_DEVICE_MAX_CONNECTIONS/);
-    const inherited = usageRejection(() => checkOneConnections([loadConfigFile(withConnections('1')), balanced()], 'A and B', { CUDA_DEVICE_MAX_CONNECTIONS: '4' }));
-    assert.match(inherited.message, /^A and B ask for pipeline\.connections 1 and unset \(CUDA_DEVICE_MAX_CONNECTIONS=4\)/);
+    const error = usageRejection(() =>
+      checkOneConnections([loadConfigFile(withConnections('1')), balanced()], 'A and B', {}),
+    );
+    assert.match(
+      error.message,
+      /^A and B ask for pipeline\.connections 1 and unset \(CUDA's 8\), but one process has one CUDA_DEVICE_MAX_CONNECTIONS/,
+    );
+    const inherited = usageRejection(() =>
+      checkOneConnections([loadConfigFile(withConnections('1')), balanced()], 'A and B', {
+        CUDA_DEVICE_MAX_CONNECTIONS: '4',
+      }),
+    );
+    assert.match(
+      inherited.message,
+      /^A and B ask for pipeline\.connections 1 and unset \(CUDA_DEVICE_MAX_CONNECTIONS=4\)/,
+    );
     checkOneConnections([loadConfigFile(withConnections('2')), loadConfigFile(withConnections('2'))], 'A and B', {});
   });
 
   it("takes a config that leaves it unset as the environment's value, which agrees with a config that sets the same", () => {
-    checkOneConnections([loadConfigFile(withConnections('1')), balanced()], 'A and B', { CUDA_DEVICE_MAX_CONNECTIONS: '1' });
-    checkOneConnections([loadConfigFile(withConnections('8')), balanced()], 'A and B', {});
-    // `ab` got as far as looking for a GPU, where it had refused the pair before it.
-    const run = runCli(['ab', withConnections('1'), join(packageRoot(), 'configs', 'inference-matmul.yaml').replace('inference-matmul', 'balanced')], {
+    checkOneConnections([loadConfigFile(withConnections('1')), balanced()], 'A and B', {
       CUDA_DEVICE_MAX_CONNECTIONS: '1',
     });
+    checkOneConnections([loadConfigFile(withConnections('8')), balanced()], 'A and B', {});
+    // `ab` got as far as looking for a GPU, where it had refused the pair before it.
+    const run = runCli(
+      [
+        'ab',
+        withConnections('1'),
+        join(packageRoot(), 'configs', 'inference-matmul.yaml').replace('inference-matmul', 'balanced'),
+      ],
+      {
+        CUDA_DEVICE_MAX_CONNECTIONS: '1',
+      },
+    );
     assert.doesNotMatch(run.stderr, /ask for pipeline\.connections/);
     assert.notEqual(run.code, 2, run.stderr);
   });
@@ -72,7 +99,10 @@ describe('pipeline.connections', () => {
     assert.equal(planConfig(balanced(), { gate: false, devices: null }).plan.pipeline.connections, undefined);
     const run = runCli(['run', withConnections('1'), '--dry-run']);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /^ {2}hardware queues: 1 \(pipeline\.connections: CUDA_DEVICE_MAX_CONNECTIONS=1 for this process\)$/m);
+    assert.match(
+      run.stdout,
+      /^ {2}hardware queues: 1 \(pipeline\.connections: CUDA_DEVICE_MAX_CONNECTIONS=1 for this process\)$/m,
+    );
   });
 
   // A config without it keeps the hash it had: toolbox-results.test.ts pins balanced.yaml's and async-overlap.yaml's.
@@ -94,7 +124,13 @@ describe('pipeline.connections', () => {
   });
 
   it('cannot be a sweep axis of several values, which one process cannot measure', () => {
-    const run = runCli(['sweep', join(packageRoot(), 'configs', 'balanced.yaml'), '--dry-run', '--set', 'pipeline.connections=1,8']);
+    const run = runCli([
+      'sweep',
+      join(packageRoot(), 'configs', 'balanced.yaml'),
+      '--dry-run',
+      '--set',
+      'pipeline.connections=1,8',
+    ]);
     assert.equal(run.code, 2, run.stdout);
     assert.match(run.stderr, /the settings of this sweep ask for pipeline\.connections 1 and 8/);
     assert.match(run.stderr, /Measure each value in a cuda-pipe process of its own/);

@@ -32,7 +32,10 @@ describe('verification of a config with no output buffer', () => {
   it('says nothing was compared in the table, the Markdown, the HTML and the JSON, and never "passed"', () => {
     assert.equal(gemm.verification.status, 'nothing-compared');
     const table = renderRunTable(gemm, plain, everything);
-    assert.match(table, /^verification: nothing compared \(no output buffer; each mode ran once with checked ops, and none faulted\)$/m);
+    assert.match(
+      table,
+      /^verification: nothing compared \(no output buffer; each mode ran once with checked ops, and none faulted\)$/m,
+    );
     assert.doesNotMatch(table, /byte for byte|verification: passed/);
     assert.match(renderRunMarkdown(gemm), /; verification \*\*nothing compared \(no output buffer\)\*\*\./);
     assert.match(renderHtml(gemm), /Verification nothing compared \(no output buffer\)\./);
@@ -54,20 +57,32 @@ describe('a host stage on workers', () => {
 
   it('says its modes are timed to the last CPU task as well as by CUDA events', () => {
     const timing = /^timing: .*$/m.exec(table)?.[0] ?? '';
-    assert.match(timing, /^timing: CUDA events, and for a mode with a host stage the later of its end event and its last CPU task's end \(host clock\), /);
-    assert.match(renderRunMarkdown(hostStage), /CUDA events, and for a mode with a host stage the later of its end event/);
+    assert.match(
+      timing,
+      /^timing: CUDA events, and for a mode with a host stage the later of its end event and its last CPU task's end \(host clock\), /,
+    );
+    assert.match(
+      renderRunMarkdown(hostStage),
+      /CUDA events, and for a mode with a host stage the later of its end event/,
+    );
   });
 
   it('says the CPU-stage term of the bound comes from the layout itself, and only for the layout with the stage', () => {
     const floors = table.match(/^ *floor: .*$/gm) ?? [];
     assert.equal(floors.length, 2);
-    assert.match(floors[0] ?? '', /its floor 2\.534 ms \(every GPU part at its fastest rep, measured apart; the CPU stage from this layout's own tasks\)/);
+    assert.match(
+      floors[0] ?? '',
+      /its floor 2\.534 ms \(every GPU part at its fastest rep, measured apart; the CPU stage from this layout's own tasks\)/,
+    );
     assert.match(floors[1] ?? '', /its floor 1\.459 ms \(every part at its fastest rep, none from this layout\)/);
   });
 
   it('never says the model leaves out a host stage whose CPU term it has', () => {
     assert.doesNotMatch(table, /host stage checksum, which the model leaves out/);
-    assert.match(table, /the host stage checksum's hand-overs and contention, which the CPU-stage term leaves out \(it counts the tasks' own time\)/);
+    assert.match(
+      table,
+      /the host stage checksum's hand-overs and contention, which the CPU-stage term leaves out \(it counts the tasks' own time\)/,
+    );
   });
 
   it('leads the HTML page with the stage against no stage, as the terminal and the Markdown lead', () => {

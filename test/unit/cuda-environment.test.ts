@@ -41,13 +41,22 @@ describe('CUDA_PIPE_CUDART and CUDA_PIPE_NVRTC', () => {
   });
 
   it('a file that is not a shared library says so', () => {
-    assert.match(overrideError('cudart', notElf).message, /^CUDA_PIPE_CUDART=\S+libcudart\.so\.13: not a shared library that can be loaded \(invalid ELF header\)\.$/);
+    assert.match(
+      overrideError('cudart', notElf).message,
+      /^CUDA_PIPE_CUDART=\S+libcudart\.so\.13: not a shared library that can be loaded \(invalid ELF header\)\.$/,
+    );
     assert.equal(overrideError('nvrtc', dir).message, `CUDA_PIPE_NVRTC=${dir}: is a folder, not a library file.`);
   });
 
   it('another shared library is named for the function it lacks', () => {
-    assert.equal(overrideError('cudart', libm).message, `CUDA_PIPE_CUDART=${libm}: a shared library without cudaGetDeviceCount, so not libcudart.`);
-    assert.equal(overrideError('nvrtc', libm).message, `CUDA_PIPE_NVRTC=${libm}: a shared library without nvrtcVersion, so not libnvrtc.`);
+    assert.equal(
+      overrideError('cudart', libm).message,
+      `CUDA_PIPE_CUDART=${libm}: a shared library without cudaGetDeviceCount, so not libcudart.`,
+    );
+    assert.equal(
+      overrideError('nvrtc', libm).message,
+      `CUDA_PIPE_NVRTC=${libm}: a shared library without nvrtcVersion, so not libnvrtc.`,
+    );
   });
 
   it('the kernel cache identifies NVRTC by the override even when it is missing, so a bad override is never hidden by a hit', () => {
@@ -62,7 +71,12 @@ describe('CUDA_PIPE_CUDART and CUDA_PIPE_NVRTC', () => {
       () => loadFirst('cudart', [{ path: libm, origin: 'CUDA_PATH' }]),
       (error: unknown) => {
         assert.ok(error instanceof EnvironmentError);
-        assert.match(error.message, new RegExp(`${libm.replace(/[.]/g, '\\.')} \\(CUDA_PATH\\): loads, but has no cudaGetDeviceCount \\(not libcudart\\)`));
+        assert.match(
+          error.message,
+          new RegExp(
+            `${libm.replace(/[.]/g, '\\.')} \\(CUDA_PATH\\): loads, but has no cudaGetDeviceCount \\(not libcudart\\)`,
+          ),
+        );
         return true;
       },
     );
@@ -71,7 +85,12 @@ describe('CUDA_PIPE_CUDART and CUDA_PIPE_NVRTC', () => {
   it('the CLI exits 3 with one paragraph for a wrong CUDA_PIPE_CUDART', () => {
     const { code, stderr } = runCli(['probe'], { CUDA_PIPE_CUDART: libm });
     assert.equal(code, 3);
-    assert.match(stderr, new RegExp(`^cuda-pipe: CUDA_PIPE_CUDART=${libm.replace(/[.]/g, '\\.')}: a shared library without cudaGetDeviceCount`));
+    assert.match(
+      stderr,
+      new RegExp(
+        `^cuda-pipe: CUDA_PIPE_CUDART=${libm.replace(/[.]/g, '\\.')}: a shared library without cudaGetDeviceCount`,
+      ),
+    );
     assert.doesNotMatch(stderr, /internal error|\n\s+at /);
   });
 
@@ -90,11 +109,17 @@ describe('the no-GPU explanation', () => {
       /^No CUDA driver: .*\(cudaGetDeviceCount returned cudaErrorInsufficientDriver, 35; CUDA runtime \S+; driver library libcuda\.so\.1: (found|not found)\)\.$/,
     );
     assert.ok(hint.endsWith(WORKS_WITHOUT_GPU));
-    for (const command of ['run --dry-run', 'kernels --check', 'schema', 'report', 'compare']) assert.ok(WORKS_WITHOUT_GPU.includes(`\`${command}\``), command);
-    assert.match(noGpuExplanation(100, 'cudaGetDeviceCount', 'cudaErrorNoDevice').message, /^No CUDA device: .*libcuda\.so\.1: (found|not found)/);
+    for (const command of ['run --dry-run', 'kernels --check', 'schema', 'report', 'compare'])
+      assert.ok(WORKS_WITHOUT_GPU.includes(`\`${command}\``), command);
+    assert.match(
+      noGpuExplanation(100, 'cudaGetDeviceCount', 'cudaErrorNoDevice').message,
+      /^No CUDA device: .*libcuda\.so\.1: (found|not found)/,
+    );
   });
 
-  it('probe says which libcudart it loaded and that libcuda.so.1 is missing', { skip: gpuSkipReason() === null ? 'a GPU is present' : false }, () => {
+  it('probe says which libcudart it loaded and that libcuda.so.1 is missing', {
+    skip: gpuSkipReason() === null ? 'a GPU is present' : false,
+  }, () => {
     const { code, stderr } = runCli(['probe']);
     assert.equal(code, 3);
     assert.match(stderr, /CUDA runtime \/\S+libcudart\.so[.\d]*; driver library libcuda\.so\.1: (not found|found)\)/);

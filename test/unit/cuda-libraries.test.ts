@@ -23,7 +23,9 @@ describe('libcudart through koffi', () => {
     assert.ok(rt.runtimeVersion() >= 12000, `runtime version ${rt.runtimeVersion()}`);
   });
 
-  it('turns "no driver" into an environment error with a plain sentence', { skip: noGpu ? false : 'a GPU is present' }, () => {
+  it('turns "no driver" into an environment error with a plain sentence', {
+    skip: noGpu ? false : 'a GPU is present',
+  }, () => {
     const rt = openRuntime();
     assert.throws(
       () => rt.deviceCount(),
@@ -74,7 +76,8 @@ describe('NVRTC through koffi', { skip: nvrtcSkipReason() ?? false }, () => {
   });
 
   it('compiles a kernel to a CUBIN (an ELF image)', async () => {
-    const source = 'extern "C" __global__ void twice(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }';
+    const source =
+      'extern "C" __global__ void twice(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }';
     const outcome = await openNvrtc().compile(source, 'twice.cu', ['--gpu-architecture=sm_90']);
     assert.ok(outcome.ok, outcome.log);
     assert.deepEqual([...outcome.cubin.subarray(0, 4)], [0x7f, 0x45, 0x4c, 0x46]);
@@ -108,7 +111,9 @@ const noCompiler = spawnSync('cc', ['--version']).status === 0 ? false : 'no C c
 describe('a library with its marker function but not every function cuda-pipe binds', { skip: noCompiler }, () => {
   it('every function the bindings declare is in the table of required functions', () => {
     const bound = ['src/cuda/bindings.ts', 'src/cuda/nvrtc.ts'].flatMap((file) =>
-      [...readFileSync(join(packageRoot(), file), 'utf8').matchAll(/lib\.func\('[^']*?\b(\w+)\(/g)].map((m) => m[1] as string),
+      [...readFileSync(join(packageRoot(), file), 'utf8').matchAll(/lib\.func\('[^']*?\b(\w+)\(/g)].map(
+        (m) => m[1] as string,
+      ),
     );
     const required = new Set(
       Object.values(REQUIRED_SYMBOLS)
@@ -131,7 +136,8 @@ describe('a library with its marker function but not every function cuda-pipe bi
         assert.equal(error.exitCode, 3);
         assert.equal(
           error.message,
-          `CUDA_PIPE_CUDART=${library}: a libcudart that lacks cudaGetErrorName (CUDA 6.5 and newer); ` + 'cuda-pipe needs libcudart from CUDA 12.0 or newer.',
+          `CUDA_PIPE_CUDART=${library}: a libcudart that lacks cudaGetErrorName (CUDA 6.5 and newer); ` +
+            'cuda-pipe needs libcudart from CUDA 12.0 or newer.',
         );
         return true;
       },
@@ -139,7 +145,12 @@ describe('a library with its marker function but not every function cuda-pipe bi
   });
 
   it('an older runtime found by the search is skipped with the reason, so a newer one further down can load', () => {
-    const older = fakeLibrary('cudart', ['cudaLibraryLoadData', 'cudaLibraryUnload', 'cudaLibraryGetKernel', 'cudaLaunchKernelExC']);
+    const older = fakeLibrary('cudart', [
+      'cudaLibraryLoadData',
+      'cudaLibraryUnload',
+      'cudaLibraryGetKernel',
+      'cudaLaunchKernelExC',
+    ]);
     assert.throws(
       () => loadFirst('cudart', [{ path: older, origin: 'CUDA_PATH' }]),
       (error: unknown) => {
@@ -159,9 +170,14 @@ describe('a library with its marker function but not every function cuda-pipe bi
   it('the CLI exits 3 with one paragraph for a libcudart or a libnvrtc missing a function, not 70', () => {
     const runtime = runCli(['probe'], { CUDA_PIPE_CUDART: fakeLibrary('cudart', ['cudaGetErrorName']) });
     assert.equal(runtime.code, 3);
-    assert.match(runtime.stderr, /^cuda-pipe: CUDA_PIPE_CUDART=\S+libcudart\.so\.12: a libcudart that lacks cudaGetErrorName \(CUDA 6\.5 and newer\)/);
+    assert.match(
+      runtime.stderr,
+      /^cuda-pipe: CUDA_PIPE_CUDART=\S+libcudart\.so\.12: a libcudart that lacks cudaGetErrorName \(CUDA 6\.5 and newer\)/,
+    );
     assert.doesNotMatch(runtime.stderr, /internal error|Cannot find function|\n\s+at /);
-    const nvrtc = runCli(['kernels', '--check'], { CUDA_PIPE_NVRTC: fakeLibrary('nvrtc', ['nvrtcGetSupportedArchs', 'nvrtcGetPTX']) });
+    const nvrtc = runCli(['kernels', '--check'], {
+      CUDA_PIPE_NVRTC: fakeLibrary('nvrtc', ['nvrtcGetSupportedArchs', 'nvrtcGetPTX']),
+    });
     assert.equal(nvrtc.code, 3);
     assert.match(
       nvrtc.stderr,

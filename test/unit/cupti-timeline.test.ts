@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Chalk } from 'chalk';
 import { analyzeRep, busyFractions, idleGaps } from '../../src/analysis/timeline.js';
-import { ACTIVITY_KIND, type ActivityCollection, type ActivityRecord, cuptiCandidates, matchActivity, parseRecord, RECORD_LAYOUT, recordingCupti } from '../../src/cuda/cupti.js';
+import {
+  ACTIVITY_KIND,
+  type ActivityCollection,
+  type ActivityRecord,
+  cuptiCandidates,
+  matchActivity,
+  parseRecord,
+  RECORD_LAYOUT,
+  recordingCupti,
+} from '../../src/cuda/cupti.js';
 import { engineTimes } from '../../src/exec/engine-times.js';
 import { ALIGN_TOLERANCE_MS, alignEngineTimes, withEngineTimes } from '../../src/measure/timeline.js';
 import { renderGantt } from '../../src/report/gantt.js';
@@ -14,13 +23,25 @@ import type { Schedule } from '../../src/plan/types.js';
 import { stage } from '../../src/kinds/index.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 
-const close = (actual: number, expected: number, what = '', tolerance = 1e-9) => assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual} ≠ ${expected}`);
+const close = (actual: number, expected: number, what = '', tolerance = 1e-9) =>
+  assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual} ≠ ${expected}`);
 
 /** A record as CUPTI lays it out: the fields cuda-pipe reads at their offsets, the rest zero. */
-function recordBytes(kind: 'memcpy' | 'memset' | 'kernel', fields: { start: bigint; end: bigint; stream: number; correlation: number; bytes?: bigint }): DataView {
+function recordBytes(
+  kind: 'memcpy' | 'memset' | 'kernel',
+  fields: { start: bigint; end: bigint; stream: number; correlation: number; bytes?: bigint },
+): DataView {
   const view = new DataView(new ArrayBuffer(128));
   const L = RECORD_LAYOUT[kind];
-  view.setUint32(0, kind === 'memcpy' ? ACTIVITY_KIND.memcpy : kind === 'memset' ? ACTIVITY_KIND.memset : ACTIVITY_KIND.concurrentKernel, true);
+  view.setUint32(
+    0,
+    kind === 'memcpy'
+      ? ACTIVITY_KIND.memcpy
+      : kind === 'memset'
+        ? ACTIVITY_KIND.memset
+        : ACTIVITY_KIND.concurrentKernel,
+    true,
+  );
   view.setBigUint64(L.start, fields.start, true);
   view.setBigUint64(L.end, fields.end, true);
   view.setUint32(L.deviceId, 0, true);
@@ -40,17 +61,61 @@ describe('CUPTI records', () => {
     assert.ok(found.includes('/opt/cuda/extras/CUPTI/lib64/libcupti.so.12'));
     assert.ok(found.includes('libcupti.so.13'));
     assert.ok(found.includes('/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13'));
-    assert.ok(found.indexOf('/opt/cuda/lib64/libcupti.so.13') < found.indexOf('libcupti.so.13'), 'CUDA_PATH before the loader');
-    assert.deepEqual(cuptiCandidates({ CUDA_PIPE_CUPTI: '/x/libcupti.so', CUDA_PATH: '/opt/cuda' }), ['/x/libcupti.so']);
+    assert.ok(
+      found.indexOf('/opt/cuda/lib64/libcupti.so.13') < found.indexOf('libcupti.so.13'),
+      'CUDA_PATH before the loader',
+    );
+    assert.deepEqual(cuptiCandidates({ CUDA_PIPE_CUPTI: '/x/libcupti.so', CUDA_PATH: '/opt/cuda' }), [
+      '/x/libcupti.so',
+    ]);
   });
 
   it('reads a copy, a memset and a kernel at their offsets, exactly, relative to the base', () => {
-    const copy = parseRecord(recordBytes('memcpy', { start: BASE + 6_497_912n, end: BASE + 6_803_896n, stream: 13, correlation: 2, bytes: 16_777_216n }), BASE);
-    assert.deepEqual(copy, { kind: 'memcpy', correlationId: 2, deviceId: 0, streamId: 13, bytes: 16_777_216, startNs: 6_497_912, endNs: 6_803_896 });
-    const memset = parseRecord(recordBytes('memset', { start: BASE + 10n, end: BASE + 20n, stream: 7, correlation: 4, bytes: 1024n }), BASE);
-    assert.deepEqual(memset, { kind: 'memset', correlationId: 4, deviceId: 0, streamId: 7, bytes: 1024, startNs: 10, endNs: 20 });
-    const kernel = parseRecord(recordBytes('kernel', { start: BASE + 100n, end: BASE + 180_100n, stream: 14, correlation: 9 }), BASE);
-    assert.deepEqual(kernel, { kind: 'kernel', correlationId: 9, deviceId: 0, streamId: 14, bytes: 0, startNs: 100, endNs: 180_100 });
+    const copy = parseRecord(
+      recordBytes('memcpy', {
+        start: BASE + 6_497_912n,
+        end: BASE + 6_803_896n,
+        stream: 13,
+        correlation: 2,
+        bytes: 16_777_216n,
+      }),
+      BASE,
+    );
+    assert.deepEqual(copy, {
+      kind: 'memcpy',
+      correlationId: 2,
+      deviceId: 0,
+      streamId: 13,
+      bytes: 16_777_216,
+      startNs: 6_497_912,
+      endNs: 6_803_896,
+    });
+    const memset = parseRecord(
+      recordBytes('memset', { start: BASE + 10n, end: BASE + 20n, stream: 7, correlation: 4, bytes: 1024n }),
+      BASE,
+    );
+    assert.deepEqual(memset, {
+      kind: 'memset',
+      correlationId: 4,
+      deviceId: 0,
+      streamId: 7,
+      bytes: 1024,
+      startNs: 10,
+      endNs: 20,
+    });
+    const kernel = parseRecord(
+      recordBytes('kernel', { start: BASE + 100n, end: BASE + 180_100n, stream: 14, correlation: 9 }),
+      BASE,
+    );
+    assert.deepEqual(kernel, {
+      kind: 'kernel',
+      correlationId: 9,
+      deviceId: 0,
+      streamId: 14,
+      bytes: 0,
+      startNs: 100,
+      endNs: 180_100,
+    });
   });
 
   it('reads the id pushed around a call from an external-correlation record, and ignores other kinds', () => {
@@ -67,7 +132,10 @@ describe('CUPTI records', () => {
   });
 
   it('leaves out a record from before the collection began, since recording stays on between collections', () => {
-    assert.equal(parseRecord(recordBytes('memcpy', { start: BASE - 500n, end: BASE + 10n, stream: 1, correlation: 1 }), BASE), null);
+    assert.equal(
+      parseRecord(recordBytes('memcpy', { start: BASE - 500n, end: BASE + 10n, stream: 1, correlation: 1 }), BASE),
+      null,
+    );
   });
 
   it('has nothing to stop before a timed rep where no traced rep opened CUPTI, and does not load it to find out', () => {
@@ -75,12 +143,23 @@ describe('CUPTI records', () => {
   });
 
   it('calls a record that ends before it starts, or that CUPTI could not time, malformed', () => {
-    assert.equal(parseRecord(recordBytes('memcpy', { start: BASE + 20n, end: BASE + 10n, stream: 1, correlation: 1 }), BASE), 'malformed');
-    assert.equal(parseRecord(recordBytes('kernel', { start: 0n, end: 0n, stream: 1, correlation: 1 }), BASE), 'malformed');
+    assert.equal(
+      parseRecord(recordBytes('memcpy', { start: BASE + 20n, end: BASE + 10n, stream: 1, correlation: 1 }), BASE),
+      'malformed',
+    );
+    assert.equal(
+      parseRecord(recordBytes('kernel', { start: 0n, end: 0n, stream: 1, correlation: 1 }), BASE),
+      'malformed',
+    );
   });
 
   it('matches records to calls by the id pushed around each, spanning a call CUPTI split, counting a wrong kind', () => {
-    const rec = (kind: ActivityRecord['kind'], correlationId: number, startNs: number, endNs: number): ActivityRecord => ({
+    const rec = (
+      kind: ActivityRecord['kind'],
+      correlationId: number,
+      startNs: number,
+      endNs: number,
+    ): ActivityRecord => ({
       kind,
       correlationId,
       deviceId: 0,
@@ -118,13 +197,26 @@ describe('CUPTI records', () => {
 
   it('falls back to events, saying why, where CUPTI is missing or a graph replays the rep', () => {
     const schedule = { id: 's', body: [], events: [], streams: [], device: 0 } as unknown as Schedule;
-    const missing = engineTimes({ unavailable: 'no libcupti found (tried 12 places; set CUDA_PIPE_CUPTI to the file)' }, 'CUPTI was not used', traceSchedule(schedule));
-    assert.deepEqual(missing.source, { source: 'events', reason: 'CUPTI not used: no libcupti found (tried 12 places; set CUDA_PIPE_CUPTI to the file)' });
+    const missing = engineTimes(
+      { unavailable: 'no libcupti found (tried 12 places; set CUDA_PIPE_CUPTI to the file)' },
+      'CUPTI was not used',
+      traceSchedule(schedule),
+    );
+    assert.deepEqual(missing.source, {
+      source: 'events',
+      reason: 'CUPTI not used: no libcupti found (tried 12 places; set CUDA_PIPE_CUPTI to the file)',
+    });
     assert.deepEqual(missing.spans, []);
   });
 });
 
-function op(stream: string, kind: TimelineOp['kind'], startMs: number, endMs: number, engine?: [number, number]): TimelineOp {
+function op(
+  stream: string,
+  kind: TimelineOp['kind'],
+  startMs: number,
+  endMs: number,
+  engine?: [number, number],
+): TimelineOp {
   return {
     mode: 'm',
     device: 0,
@@ -160,7 +252,10 @@ describe("engine times on the events' clock", () => {
   });
 
   it('says the records do not belong to the ops when no offset puts every engine inside its events', () => {
-    const wrong = [timed[0]!, { startMs: 0.5, endMs: 0.6, engineNs: { start: offsetNs + 1_000, end: offsetNs + 90_000 } }];
+    const wrong = [
+      timed[0]!,
+      { startMs: 0.5, endMs: 0.6, engineNs: { start: offsetNs + 1_000, end: offsetNs + 90_000 } },
+    ];
     const aligned = alignEngineTimes(wrong);
     assert.ok(aligned && 'mismatchMs' in aligned && aligned.mismatchMs > ALIGN_TOLERANCE_MS);
     const { ops, timing } = withEngineTimes(
@@ -173,7 +268,10 @@ describe("engine times on the events' clock", () => {
   });
 
   it('gives each recorded op its engine interval inside its events, and the rep its source', () => {
-    const own = timed.map((t, i) => ({ op: op(`s${i}`, i === 2 ? 'host' : 'h2d', t.startMs, t.endMs), engineNs: t.engineNs }));
+    const own = timed.map((t, i) => ({
+      op: op(`s${i}`, i === 2 ? 'host' : 'h2d', t.startMs, t.endMs),
+      engineNs: t.engineNs,
+    }));
     const { ops, timing } = withEngineTimes(own, { source: 'cupti' });
     assert.equal(timing?.source, 'cupti');
     assert.match(timing?.note ?? '', /±1\.0 µs/);
@@ -181,7 +279,10 @@ describe("engine times on the events' clock", () => {
     close(ops[1]!.engineEndMs!, 0.611, '', 1e-9);
     close(ops[0]!.engineStartMs!, 0.001, 'a µs after its begin event', 1e-9);
     assert.equal(ops[2]!.engineStartMs, undefined, 'a host op keeps its events');
-    assert.deepEqual(withEngineTimes(own, { source: 'events', reason: 'CUPTI not used: x' }).timing, { source: 'events', note: 'CUPTI not used: x' });
+    assert.deepEqual(withEngineTimes(own, { source: 'events', reason: 'CUPTI not used: x' }).timing, {
+      source: 'events',
+      note: 'CUPTI not used: x',
+    });
     assert.equal(withEngineTimes(own, undefined).timing, undefined);
   });
 });

@@ -50,14 +50,23 @@ describe('devices in the config', () => {
 
   it('refuses a device listed twice, devices beside device, and a device-memory budget, naming the field', () => {
     assert.match(usageError(() => load(TWO('devices: [0, 0]'))).message, /t\.yaml:\d+:\d+: device 0 is listed twice/);
-    assert.match(usageError(() => load(TWO('device: 1\ndevices: [0, 1]'))).message, /give device \(one GPU\) or devices \(several\), not both/);
-    assert.match(usageError(() => load(TWO('devices: [0, 1]\ndeviceMemory: 1MiB'))).message, /cannot be combined with devices yet/);
+    assert.match(
+      usageError(() => load(TWO('device: 1\ndevices: [0, 1]'))).message,
+      /give device \(one GPU\) or devices \(several\), not both/,
+    );
+    assert.match(
+      usageError(() => load(TWO('devices: [0, 1]\ndeviceMemory: 1MiB'))).message,
+      /cannot be combined with devices yet/,
+    );
     assert.match(usageError(() => load(TWO('devices: [zero]'))).message, /expected all or a list of device indexes/);
   });
 
   it('checks a handoff: it needs two devices and a kernel with others after it', () => {
     const multi = readFileSync(join(builtinConfigsDir(), 'multi-kernel.yaml'), 'utf8');
-    assert.match(usageError(() => load(multi.replace('align: 4096', 'align: 4096\n  handoff: { after: scale }'))).message, /needs devices: \[first, second\]/);
+    assert.match(
+      usageError(() => load(multi.replace('align: 4096', 'align: 4096\n  handoff: { after: scale }'))).message,
+      /needs devices: \[first, second\]/,
+    );
     const two = multi.replace('align: 4096', 'align: 4096\n  handoff: { after: stencil }') + 'devices: [0, 1]\n';
     assert.match(usageError(() => load(two)).message, /"stencil" is the last kernel/);
     const three = multi.replace('align: 4096', 'align: 4096\n  handoff: { after: scale }') + 'devices: [0, 1, 2]\n';
@@ -66,13 +75,21 @@ describe('devices in the config', () => {
 
   it('hands over the buffers both halves name: the scaled image of the cross-device config', () => {
     const { config } = load(readFileSync(join(builtinConfigsDir(), 'cross-device.yaml'), 'utf8'));
-    assert.deepEqual(config.pipeline.handoff, { after: 'scale', first: ['scale'], second: ['stencil'], buffers: ['scaled'] });
+    assert.deepEqual(config.pipeline.handoff, {
+      after: 'scale',
+      first: ['scale'],
+      second: ['stencil'],
+      buffers: ['scaled'],
+    });
   });
 
   it('counts all, checks listed devices exist, and wants exactly two for a handoff', () => {
     assert.deepEqual(resolveDevices('all', null, 3, 'here'), [0, 1, 2]);
     assert.deepEqual(resolveDevices([1, 0], null, 2, 'here'), [1, 0]);
-    assert.match(usageError(() => resolveDevices([0, 2], null, 2, 'f.yaml:3:1')).message, /f\.yaml:3:1: device 2 does not exist: this machine has 2 CUDA devices/);
+    assert.match(
+      usageError(() => resolveDevices([0, 2], null, 2, 'f.yaml:3:1')).message,
+      /f\.yaml:3:1: device 2 does not exist: this machine has 2 CUDA devices/,
+    );
     const handoff = { after: 'a', first: ['a'], second: ['b'], buffers: ['s'] };
     assert.match(usageError(() => resolveDevices('all', handoff, 4, 'here')).message, /devices: all found 4/);
   });
@@ -145,7 +162,9 @@ describe('the input split across devices', () => {
       [0, 1],
     );
     const eventDevice = new Map(together.events.map((e) => [e.id, e.device ?? together.device]));
-    for (const op of ops) if (op.kind === 'record') assert.equal(eventDevice.get(op.event), deviceOf(together, op), `event ${op.event} recorded on its own device`);
+    for (const op of ops)
+      if (op.kind === 'record')
+        assert.equal(eventDevice.get(op.event), deviceOf(together, op), `event ${op.event} recorded on its own device`);
   });
 
   it("issues the devices' chunks in turn, so that neither waits for the other's whole rep without the gate", () => {
@@ -181,7 +200,10 @@ describe('one pipeline across two devices', () => {
       const peer = find((op) => op.kind === 'peer');
       const stencil = find((op) => op.kind === 'kernel' && op.kernel === 'stencil');
       const store = find((op) => op.kind === 'copy' && op.direction === 'd2h');
-      assert.ok(before(load, scale) && before(scale, peer) && before(peer, stencil) && before(stencil, store), `chunk ${chunk} in order`);
+      assert.ok(
+        before(load, scale) && before(scale, peer) && before(peer, stencil) && before(stencil, store),
+        `chunk ${chunk} in order`,
+      );
       const device = (i: number) => cross.streams.find((s) => s.id === ops[i]?.stream)?.device;
       assert.deepEqual([device(load), device(scale), device(peer), device(stencil), device(store)], [0, 0, 0, 1, 1]);
     }
@@ -249,7 +271,8 @@ describe('a traced rep of a schedule that spans devices', () => {
         [1, 3.05],
       ],
     );
-    const kinds = (device: number) => [...new Set(reps.find((r) => r.device === device)?.ops.map((op) => op.kind))].sort();
+    const kinds = (device: number) =>
+      [...new Set(reps.find((r) => r.device === device)?.ops.map((op) => op.kind))].sort();
     assert.deepEqual(kinds(0), ['h2d', 'kernel', 'peer']);
     assert.deepEqual(kinds(1), ['d2h', 'kernel']);
     assert.ok(reps.every((r) => r.streams.every((s) => s.id.startsWith(`d${r.device}:`))));
@@ -258,7 +281,9 @@ describe('a traced rep of a schedule that spans devices', () => {
 });
 
 // Both cases are what a machine without a usable driver does (CI's); where a GPU answers they do not apply.
-describe('--devices on the command line', { skip: gpuSkipReason() === null ? 'a GPU is present: these are the no-driver paths' : false }, () => {
+describe('--devices on the command line', {
+  skip: gpuSkipReason() === null ? 'a GPU is present: these are the no-driver paths' : false,
+}, () => {
   it('plans a split across the listed devices without a GPU, naming them in the header', async () => {
     const { runCli } = await import('../helpers/cli.js');
     const { code, stdout } = runCli(['run', '--devices', '0,1', '--dry-run']);
@@ -274,7 +299,10 @@ describe('--devices on the command line', { skip: gpuSkipReason() === null ? 'a 
     const { runCli } = await import('../helpers/cli.js');
     const all = runCli(['run', '--devices', 'all', '--dry-run']);
     assert.equal(all.code, 3);
-    assert.match(all.stderr, /--devices all: devices: all is counted through the CUDA driver, which is not usable here/);
+    assert.match(
+      all.stderr,
+      /--devices all: devices: all is counted through the CUDA driver, which is not usable here/,
+    );
     assert.match(all.stderr, /--devices 0,1/);
     const both = runCli(['run', '--device', '1', '--devices', '0,1', '--dry-run']);
     assert.equal(both.code, 2);

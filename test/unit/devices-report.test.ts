@@ -42,9 +42,18 @@ describe('reports of runs over two GPUs, from recorded results', () => {
     assert.match(table, /│ split over GPUs 0, 1 at once, 16×4 each +│ 3\.630 ms/);
     assert.match(table, /│ GPU 1's share alone, 16×4 +│ 2\.998 ms/);
     assert.match(table, /│ H2D \+ D2H at once on GPUs 0, 1 together +│/);
-    assert.match(table, /^ {2}all 2 at once: 3\.630 ms, 147\.9 GB\/s together: 1\.62× one device, 81% scaling efficiency$/m);
-    assert.match(table, /^ {2}links, each share both ways at once: alone GPU 0 98\.5 GB\/s, GPU 1 98\.5 GB\/s; all at once 151\.7 GB\/s, 1\.67× one device's pipeline rate/m);
-    assert.match(table, /^ {2}limit: memory system: each device's share took up to 20% longer with all 2 at once than alone/m);
+    assert.match(
+      table,
+      /^ {2}all 2 at once: 3\.630 ms, 147\.9 GB\/s together: 1\.62× one device, 81% scaling efficiency$/m,
+    );
+    assert.match(
+      table,
+      /^ {2}links, each share both ways at once: alone GPU 0 98\.5 GB\/s, GPU 1 98\.5 GB\/s; all at once 151\.7 GB\/s, 1\.67× one device's pipeline rate/m,
+    );
+    assert.match(
+      table,
+      /^ {2}limit: memory system: each device's share took up to 20% longer with all 2 at once than alone/m,
+    );
     assert.match(table, /verification: passed/);
   });
 
@@ -53,13 +62,19 @@ describe('reports of runs over two GPUs, from recorded results', () => {
     assert.match(md, /^- several GPUs \(0, 1\), the input split across them, 16 chunks × 4 streams on each:$/m);
     assert.match(md, /^ {2}- all 2 at once: 3\.630 ms/m);
     const html = renderHtml(cross);
-    assert.match(html, /<section id="devices">[\s\S]*across GPUs 0 → 1, each chunk handed over by a peer copy \(peer access, device to device\)/);
+    assert.match(
+      html,
+      /<section id="devices">[\s\S]*across GPUs 0 → 1, each chunk handed over by a peer copy \(peer access, device to device\)/,
+    );
     assert.match(html, /peer copy GPU 0 → 1 alone/);
   });
 
   it("prints the cross-device pipeline against serial and against one GPU, with the peer copy's rate", () => {
     const table = renderRunTable(cross, plain, everything);
-    assert.match(table, /^ {2}3\.004 ms: 1\.70× serial \(5\.109 ms\), 0\.99× the same layout on GPU 0 alone \(2\.986 ms\)$/m);
+    assert.match(
+      table,
+      /^ {2}3\.004 ms: 1\.70× serial \(5\.109 ms\), 0\.99× the same layout on GPU 0 alone \(2\.986 ms\)$/m,
+    );
     assert.match(table, /^ {2}the handed-over buffers copied whole, alone: 128 MiB in 0\.346 ms, 387\.6 GB\/s$/m);
   });
 

@@ -33,8 +33,10 @@ pipeline: { chunks: 4, streams: 2 }
   );
   return path;
 }
-const GOOD = 'extern "C" __global__ void twice(const float *x, float *y, unsigned long long n)\n{ unsigned long long i = threadIdx.x; if (i < n) y[i] = 2.0f * x[i]; }\n';
-const BROKEN = 'extern "C" __global__ void twice(const float *x, float *y, unsigned long long n)\n{\n  y[0] = undefined_name;\n}\n';
+const GOOD =
+  'extern "C" __global__ void twice(const float *x, float *y, unsigned long long n)\n{ unsigned long long i = threadIdx.x; if (i < n) y[i] = 2.0f * x[i]; }\n';
+const BROKEN =
+  'extern "C" __global__ void twice(const float *x, float *y, unsigned long long n)\n{\n  y[0] = undefined_name;\n}\n';
 
 describe("run --dry-run compiles the config's kernels", { skip: nvrtcSkipReason() ?? false }, () => {
   it("exits 2 on a compile error, with NVRTC's log naming the file and line", () => {
@@ -43,7 +45,12 @@ describe("run --dry-run compiles the config's kernels", { skip: nvrtcSkipReason(
     assert.equal(code, 2, stderr);
     assert.equal(stdout, '');
     assert.match(stderr, /^cuda-pipe: NVRTC [\d.]+ could not compile \S+broken\.cu for sm_\d+:\n/);
-    assert.match(stderr, new RegExp(`${join(dir, 'broken.cu').replace(/[.]/g, '\\.')}\\(3\\): error: identifier "undefined_name" is undefined`));
+    assert.match(
+      stderr,
+      new RegExp(
+        `${join(dir, 'broken.cu').replace(/[.]/g, '\\.')}\\(3\\): error: identifier "undefined_name" is undefined`,
+      ),
+    );
   });
 
   it('compiles for the newest architecture NVRTC supports, or --arch, through the cache', () => {
@@ -52,7 +59,10 @@ describe("run --dry-run compiles the config's kernels", { skip: nvrtcSkipReason(
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, /^ {2}1 kernel source compiled for sm_80 \(--arch\) with NVRTC [\d.]+$/m);
     const again = runCli(['run', path, '--dry-run'], cache);
-    assert.match(again.stdout, /^ {2}1 kernel source compiled for sm_\d+ \(the newest NVRTC supports\) with NVRTC [\d.]+$/m);
+    assert.match(
+      again.stdout,
+      /^ {2}1 kernel source compiled for sm_\d+ \(the newest NVRTC supports\) with NVRTC [\d.]+$/m,
+    );
     assert.match(again.stdout, /^mode serial: /m, 'and the plan');
     const cached = runCli(['run', path, '--dry-run', '--arch', 'sm_80'], cache);
     assert.match(cached.stdout, /compiled for sm_80 \(--arch\) with NVRTC [\d.]+, 1 from the cache$/m);
@@ -83,7 +93,10 @@ kernels:
         throw new Error('not reached');
       },
     });
-    assert.deepEqual(check, { checked: false, reason: 'libnvrtc could not be loaded; tried: libnvrtc.so.13, libnvrtc.so.12' });
+    assert.deepEqual(check, {
+      checked: false,
+      reason: 'libnvrtc could not be loaded; tried: libnvrtc.so.13, libnvrtc.so.12',
+    });
     assert.equal(
       kernelsLine(check),
       'kernels not compiled, so not checked: libnvrtc could not be loaded; tried: libnvrtc.so.13, libnvrtc.so.12 ' +
@@ -95,7 +108,10 @@ kernels:
     const missing = () => {
       throw new EnvironmentError('Could not load NVRTC (libnvrtc). Tried:\n  libnvrtc.so.13: not found');
     };
-    const check = await checkConfigKernels(kernels, undefined, { openNvrtc: missing, compile: () => assert.fail('not reached') });
+    const check = await checkConfigKernels(kernels, undefined, {
+      openNvrtc: missing,
+      compile: () => assert.fail('not reached'),
+    });
     assert.deepEqual(check, { checked: false, reason: 'Could not load NVRTC (libnvrtc).' });
   });
 
@@ -133,20 +149,37 @@ kernels:
     const requests: CompileRequest[] = [];
     const compile = (request: CompileRequest) => {
       requests.push(request);
-      return Promise.resolve({ cached: true, nvrtcVersion: '12.8', entries: { scale: ['u64', 'u64', 'u64', 'f32'] } } as unknown as CompiledModule);
+      return Promise.resolve({
+        cached: true,
+        nvrtcVersion: '12.8',
+        entries: { scale: ['u64', 'u64', 'u64', 'f32'] },
+      } as unknown as CompiledModule);
     };
     const check = await checkConfigKernels(kernels, undefined, { openNvrtc: () => nvrtc, compile });
-    assert.deepEqual(check, { checked: true, arch: 'sm_90', why: 'the newest NVRTC supports', nvrtc: '12.8', sources: 1, cached: 1 });
+    assert.deepEqual(check, {
+      checked: true,
+      arch: 'sm_90',
+      why: 'the newest NVRTC supports',
+      nvrtc: '12.8',
+      sources: 1,
+      cached: 1,
+    });
     assert.deepEqual(
       requests.map((r) => r.arch),
       ['sm_90'],
     );
-    await assert.rejects(checkConfigKernels(kernels, 'sm_100', { openNvrtc: () => nvrtc, compile }), /^UsageError: --arch sm_100: this NVRTC compiles for sm_75, sm_80, sm_90\.$/m);
+    await assert.rejects(
+      checkConfigKernels(kernels, 'sm_100', { openNvrtc: () => nvrtc, compile }),
+      /^UsageError: --arch sm_100: this NVRTC compiles for sm_75, sm_80, sm_90\.$/m,
+    );
   });
 
   it('--ops and --arch outside a dry run are refused before any GPU work', () => {
     const { code, stderr } = runCli(['run', '--ops']);
     assert.equal(code, 2);
-    assert.equal(stderr, 'cuda-pipe: --ops only applies with --dry-run: a run compiles for its device and prints no plan.\n');
+    assert.equal(
+      stderr,
+      'cuda-pipe: --ops only applies with --dry-run: a run compiles for its device and prints no plan.\n',
+    );
   });
 });

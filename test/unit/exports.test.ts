@@ -77,15 +77,23 @@ describe('CSV export', () => {
 });
 
 describe('Bencher Metric Format export', () => {
-  const document = JSON.parse(renderBmf([recorded])) as Record<string, { latency: { value: number; lower_value: number; upper_value: number } }>;
+  const document = JSON.parse(renderBmf([recorded])) as Record<
+    string,
+    { latency: { value: number; lower_value: number; upper_value: number } }
+  >;
 
   it('gives every compared mode its median latency in ns, the quartiles as lower and upper values', () => {
     const serial = recorded.modes.find((m) => m.role.kind === 'serial');
     assert.ok(serial);
     assert.deepEqual(document['compute-bound/serial'], {
-      latency: { value: serial.stats.median * 1e6, lower_value: serial.stats.q1 * 1e6, upper_value: serial.stats.q3 * 1e6 },
+      latency: {
+        value: serial.stats.median * 1e6,
+        lower_value: serial.stats.q1 * 1e6,
+        upper_value: serial.stats.q3 * 1e6,
+      },
     });
-    for (const { latency } of Object.values(document)) assert.ok(latency.lower_value <= latency.value && latency.value <= latency.upper_value);
+    for (const { latency } of Object.values(document))
+      assert.ok(latency.lower_value <= latency.value && latency.value <= latency.upper_value);
   });
 
   it('leaves out the issue-cost modes, which time the host, as compare does', () => {
@@ -110,7 +118,9 @@ describe('github-action-benchmark export', () => {
   });
 
   it('keeps names unique across Results of one config (one per --host-memory kind) and says the rank', () => {
-    const names = gabEntries([recorded, recorded, { ...recorded, run: { ...recorded.run, rank: 3 } }]).map((e) => e.name);
+    const names = gabEntries([recorded, recorded, { ...recorded, run: { ...recorded.run, rank: 3 } }]).map(
+      (e) => e.name,
+    );
     assert.equal(new Set(names).size, names.length);
     assert.ok(names.includes('compute-bound#2/serial'));
     assert.ok(names.includes('compute-bound@rank3/serial'));
@@ -120,7 +130,16 @@ describe('github-action-benchmark export', () => {
 describe('export flags', () => {
   it('report --csv, --bmf and --gab write their files from a saved Result', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-exports-'));
-    const run = runCli(['report', FIXTURE, '--csv', join(dir, 'r.csv'), '--bmf', join(dir, 'r.bmf.json'), '--gab', join(dir, 'r.gab.json')]);
+    const run = runCli([
+      'report',
+      FIXTURE,
+      '--csv',
+      join(dir, 'r.csv'),
+      '--bmf',
+      join(dir, 'r.bmf.json'),
+      '--gab',
+      join(dir, 'r.gab.json'),
+    ]);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(readFileSync(join(dir, 'r.csv'), 'utf8'), `${renderRunCsv([recorded])}\n`);
     assert.deepEqual(JSON.parse(readFileSync(join(dir, 'r.bmf.json'), 'utf8')), JSON.parse(renderBmf([recorded])));

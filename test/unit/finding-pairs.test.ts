@@ -19,10 +19,14 @@ const pairs = join(packageRoot(), 'docs', 'measurements', '2026-11-28-h200x2-val
 const rates = ratesFromFile(join(packageRoot(), 'test', 'fixtures', 'h200-balanced-16-traced.json'));
 
 async function analyse(pattern: string, variant: 'problem' | 'fix'): Promise<AnalysisDocument> {
-  return analyzeTraces([await parseTraceFile(join(pairs, `${pattern}-${variant}.pt.trace.json.gz`))], { rates, toolVersion: 'test' });
+  return analyzeTraces([await parseTraceFile(join(pairs, `${pattern}-${variant}.pt.trace.json.gz`))], {
+    rates,
+    toolVersion: 'test',
+  });
 }
 
-const saving = (document: AnalysisDocument, code: FindingCode) => document.findings.filter((f) => f.code === code).reduce((sum, f) => sum + f.ms, 0);
+const saving = (document: AnalysisDocument, code: FindingCode) =>
+  document.findings.filter((f) => f.code === code).reduce((sum, f) => sum + f.ms, 0);
 
 describe('finding pairs on an H200: the saving predicted from the problem against the saving measured', () => {
   for (const [pattern, code] of [
@@ -38,7 +42,10 @@ describe('finding pairs on an H200: the saving predicted from the problem agains
       const measured = problem.devices[0]!.stepMs - fix.devices[0]!.stepMs;
       const predicted = saving(problem, code);
       assert.ok(measured > 0.05, `${pattern}: the fix saved ${measured} ms`);
-      assert.ok(Math.abs(predicted - measured) <= 0.25 * measured, `${code}: predicted ${predicted.toFixed(3)} ms, measured ${measured.toFixed(3)} ms`);
+      assert.ok(
+        Math.abs(predicted - measured) <= 0.25 * measured,
+        `${code}: predicted ${predicted.toFixed(3)} ms, measured ${measured.toFixed(3)} ms`,
+      );
     });
   }
 
@@ -48,7 +55,10 @@ describe('finding pairs on an H200: the saving predicted from the problem agains
   ] as const) {
     it(`${code} stays silent on ${pattern}, whose fix saved nothing`, { timeout: 60_000 }, async () => {
       const [problem, fix] = [await analyse(pattern, 'problem'), await analyse(pattern, 'fix')];
-      assert.ok(Math.abs(problem.devices[0]!.stepMs - fix.devices[0]!.stepMs) < 0.05, `${pattern}: the fix moved the step`);
+      assert.ok(
+        Math.abs(problem.devices[0]!.stepMs - fix.devices[0]!.stepMs) < 0.05,
+        `${pattern}: the fix moved the step`,
+      );
       assert.equal(saving(problem, code), 0);
     });
   }
@@ -69,19 +79,32 @@ describe('the data-parallel pair on two H200s: the same all-reduces after backwa
     return Math.max(...rows.find((r) => r.variant === variant)!.ranks.map((r) => r.timedMedianMs));
   };
 
-  it('exposed-communication: within 25% of what starting the all-reduces early saved', { timeout: 60_000 }, async () => {
-    const ranks = await Promise.all([0, 1].map((rank) => parseTraceFile(join(early, 'ddp-no-overlap', `rank${rank}.pt.trace.json.gz`))));
+  it('exposed-communication: within 25% of what starting the all-reduces early saved', {
+    timeout: 60_000,
+  }, async () => {
+    const ranks = await Promise.all(
+      [0, 1].map((rank) => parseTraceFile(join(early, 'ddp-no-overlap', `rank${rank}.pt.trace.json.gz`))),
+    );
     const problem = analyzeTraces(ranks, { rates, toolVersion: 'test' });
-    const perRank = problem.devices.map((d) => problem.findings.filter((f) => f.code === 'exposed-communication' && f.rank === d.rank).reduce((sum, f) => sum + f.ms, 0));
+    const perRank = problem.devices.map((d) =>
+      problem.findings
+        .filter((f) => f.code === 'exposed-communication' && f.rank === d.rank)
+        .reduce((sum, f) => sum + f.ms, 0),
+    );
     const predicted = median(perRank);
     const measured = timed('no-overlap') - timed('early');
     assert.ok(measured > 2, `starting the all-reduces early saved ${measured} ms`);
-    assert.ok(Math.abs(predicted - measured) <= 0.25 * measured, `predicted ${predicted.toFixed(3)} ms, measured ${measured.toFixed(3)} ms`);
+    assert.ok(
+      Math.abs(predicted - measured) <= 0.25 * measured,
+      `predicted ${predicted.toFixed(3)} ms, measured ${measured.toFixed(3)} ms`,
+    );
   });
 });
 
 describe('the misjudgements the finding pairs show are gone', () => {
-  it('a pageable program is not also called host-bound: the host sat in its copies, which pinning frees, not in launches', { timeout: 60_000 }, async () => {
+  it('a pageable program is not also called host-bound: the host sat in its copies, which pinning frees, not in launches', {
+    timeout: 60_000,
+  }, async () => {
     const problem = await analyse('pageable', 'problem');
     assert.deepEqual(
       problem.findings.map((f) => f.code),
@@ -89,10 +112,15 @@ describe('the misjudgements the finding pairs show are gone', () => {
     );
   });
 
-  it("a pageable program's floor takes the pinned link's rate, not its own pageable copies'", { timeout: 60_000 }, async () => {
+  it("a pageable program's floor takes the pinned link's rate, not its own pageable copies'", {
+    timeout: 60_000,
+  }, async () => {
     // Without --rates: the trace's only pinned copy is its 16 MiB D2H, whose rate stands in for H2D; the pageable H2D
     // itself ran at 5 to 9 GB/s and, taken as the link's rate, made a floor near the step.
-    const problem = analyzeTraces([await parseTraceFile(join(pairs, 'pageable-problem.pt.trace.json.gz'))], { rates: null, toolVersion: 'test' });
+    const problem = analyzeTraces([await parseTraceFile(join(pairs, 'pageable-problem.pt.trace.json.gz'))], {
+      rates: null,
+      toolVersion: 'test',
+    });
     const device = problem.devices[0]!;
     assert.ok(device.rates.h2dGbPerSecond! > 40, `H2D rate ${device.rates.h2dGbPerSecond} GB/s`);
     assert.ok(device.efficiency < 0.5, `efficiency ${device.efficiency}`);
@@ -102,11 +130,27 @@ describe('the misjudgements the finding pairs show are gone', () => {
 });
 
 describe('DDP on two H100s: compute on the default stream beside NCCL on its own', () => {
-  it('names no default-stream finding: the NCCL stream ran beside the default stream, so nothing waited on it', { timeout: 60_000 }, async () => {
+  it('names no default-stream finding: the NCCL stream ran beside the default stream, so nothing waited on it', {
+    timeout: 60_000,
+  }, async () => {
     const ranks = await Promise.all(
-      [0, 1].map((rank) => parseTraceFile(join(packageRoot(), 'test', 'fixtures', 'analyze', 'torch-h100x2-ddp', `overlap-rank${rank}.pt.trace.json.gz`))),
+      [0, 1].map((rank) =>
+        parseTraceFile(
+          join(
+            packageRoot(),
+            'test',
+            'fixtures',
+            'analyze',
+            'torch-h100x2-ddp',
+            `overlap-rank${rank}.pt.trace.json.gz`,
+          ),
+        ),
+      ),
     );
     const document = analyzeTraces(ranks, { rates: null, toolVersion: 'test' });
-    assert.ok(!document.findings.some((f) => f.code === 'default-stream'), document.findings.map((f) => f.code).join(', '));
+    assert.ok(
+      !document.findings.some((f) => f.code === 'default-stream'),
+      document.findings.map((f) => f.code).join(', '),
+    );
   });
 });

@@ -38,7 +38,9 @@ describe('findings over every trace in the repository', () => {
     assert.ok(files.length >= 40, `${files.length} traces`);
   });
 
-  it('credits each finding with a saving above 0, and each device with no more than its steps take above their floors', { timeout: 120_000 }, async () => {
+  it('credits each finding with a saving above 0, and each device with no more than its steps take above their floors', {
+    timeout: 120_000,
+  }, async () => {
     let analysed = 0;
     for (const file of files) {
       let trace: Awaited<ReturnType<typeof parseTraceFile>>;
@@ -53,11 +55,16 @@ describe('findings over every trace in the repository', () => {
       const document = analyzeTraces([trace], { rates: null, toolVersion: 'test' });
       for (const device of document.devices) {
         const own = document.findings.filter((f) => f.device === device.device && f.rank === device.rank);
-        const headroom = device.steps.reduce((sum, s) => sum + Math.max(0, s.ms - s.floor.ms), 0) / Math.max(1, device.steps.length);
+        const headroom =
+          device.steps.reduce((sum, s) => sum + Math.max(0, s.ms - s.floor.ms), 0) / Math.max(1, device.steps.length);
         const credited = own.reduce((sum, f) => sum + f.ms, 0);
         const where = `${relative(root, file)} GPU ${device.device}`;
-        for (const f of own) assert.ok(f.ms > 0 && f.steps >= 1, `${where}: ${f.code} credited ${f.ms} ms over ${f.steps} steps`);
-        assert.ok(credited <= headroom + 1e-9, `${where}: findings credit ${credited} ms a step, above the ${headroom} ms its steps take above their floors`);
+        for (const f of own)
+          assert.ok(f.ms > 0 && f.steps >= 1, `${where}: ${f.code} credited ${f.ms} ms over ${f.steps} steps`);
+        assert.ok(
+          credited <= headroom + 1e-9,
+          `${where}: findings credit ${credited} ms a step, above the ${headroom} ms its steps take above their floors`,
+        );
       }
     }
     assert.ok(analysed >= 40, `${analysed} traces analysed`);

@@ -21,7 +21,9 @@ describe('a trace format added by a test', () => {
     assert.throws(() => registerTraceFormat(fixtureFormat), /already in the list/);
   });
 
-  it('reads its own file through the one Chrome reader, which keeps the fields it declares', { timeout: 10_000 }, async () => {
+  it('reads its own file through the one Chrome reader, which keeps the fields it declares', {
+    timeout: 10_000,
+  }, async () => {
     const trace = await parseTraceFile(sample);
     assert.equal(trace.format, 'fixture');
     assert.equal(trace.gpu.length, 8);

@@ -8,7 +8,8 @@ import { DISTINCT_PARTS as parts } from '../helpers/device-parts.js';
 // The workload's floor (floor.ts) and the causes of the gap (gap.ts) at the edges mutation testing found unpinned:
 // the range searched, ties, the serial run as the floor, and which cause is the top one.
 
-const close = (actual: number | null, expected: number, what = '') => assert.ok(actual !== null && Math.abs(actual - expected) < 1e-12, `${what} ${actual} ≠ ${expected}`);
+const close = (actual: number | null, expected: number, what = '') =>
+  assert.ok(actual !== null && Math.abs(actual - expected) < 1e-12, `${what} ${actual} ≠ ${expected}`);
 
 const measured: LayoutShape = { chunks: 8, streams: 2, issue: 'stream', kernelsChunkedMs: null };
 
@@ -31,7 +32,18 @@ describe("the workload's floor", () => {
 
   it('keeps the first of layouts that tie, the fewest chunks and streams', () => {
     // Without fixed costs or a link, every layout of enough streams ties at the slowest stage.
-    const flat: DeviceParts = { ...parts, h2dOpMs: 0, d2hOpMs: 0, launchOpMs: 0, hostCopyMs: 0, hostLaunchMs: 0, gated: true, linkMs: null, h2dMs: 0, kernelWholeMs: 0 };
+    const flat: DeviceParts = {
+      ...parts,
+      h2dOpMs: 0,
+      d2hOpMs: 0,
+      launchOpMs: 0,
+      hostCopyMs: 0,
+      hostLaunchMs: 0,
+      gated: true,
+      linkMs: null,
+      h2dMs: 0,
+      kernelWholeMs: 0,
+    };
     const floor = workloadFloor(flat, measured, 64);
     close(floor.bound.ms, 6);
     assert.deepEqual([floor.chunks, floor.streams], [1, 1]);
@@ -47,7 +59,11 @@ describe("the workload's floor", () => {
     assert.deepEqual(workloadFloor(parts, measured, 64, predicted.bound.ms), predicted);
     const serialMs = predicted.bound.ms - 0.5;
     const term = { term: 'serial', steadyMs: serialMs, perOpMs: 0, fillDrainMs: 0, ms: serialMs };
-    assert.deepEqual(workloadFloor(parts, measured, 64, serialMs), { chunks: 1, streams: 1, bound: { ...term, terms: [term] } });
+    assert.deepEqual(workloadFloor(parts, measured, 64, serialMs), {
+      chunks: 1,
+      streams: 1,
+      bound: { ...term, terms: [term] },
+    });
   });
 });
 
@@ -56,7 +72,12 @@ describe('the measured layout at other counts', () => {
 
   it("keeps the kernels' chunked time at the very layout that measured it, and none where none was measured", () => {
     assert.deepEqual(predictedShape(parts, chunked, 8, 4), chunked);
-    assert.deepEqual(predictedShape(parts, measured, 16, 4), { chunks: 16, streams: 4, issue: 'stream', kernelsChunkedMs: null });
+    assert.deepEqual(predictedShape(parts, measured, 16, 4), {
+      chunks: 16,
+      streams: 4,
+      issue: 'stream',
+      kernelsChunkedMs: null,
+    });
   });
 
   it('caps it by the whole-buffer kernels plus their launches at the same chunks over other streams', () => {

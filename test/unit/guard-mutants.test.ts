@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Interrupted } from '../../src/errors.js';
-import { DEADLINE_FACTOR, DEADLINE_FLOOR_MS, DEFAULT_TIMEOUT_MS, MAX_DEADLINE_MS, RepGuard } from '../../src/measure/guard.js';
+import {
+  DEADLINE_FACTOR,
+  DEADLINE_FLOOR_MS,
+  DEFAULT_TIMEOUT_MS,
+  MAX_DEADLINE_MS,
+  RepGuard,
+} from '../../src/measure/guard.js';
 import type { RepOptions, RepRunner, RepTiming, TracedRepTiming } from '../../src/measure/runner.js';
 import type { Schedule } from '../../src/plan/types.js';
 
@@ -22,7 +28,8 @@ class ScriptedRunner {
   }
 }
 
-const schedule = (id: string) => ({ id, role: { kind: 'serial' }, description: 'one chunk on one stream' }) as unknown as Schedule;
+const schedule = (id: string) =>
+  ({ id, role: { kind: 'serial' }, description: 'one chunk on one stream' }) as unknown as Schedule;
 const asRunner = (r: ScriptedRunner) => r as unknown as RepRunner;
 
 describe('the rep guard', () => {
@@ -76,9 +83,14 @@ describe('the rep guard', () => {
     controller.abort('SIGINT');
     assert.throws(
       () => guard.checkpoint('the verification'),
-      (e: unknown) => e instanceof Interrupted && e.message === 'Interrupted (SIGINT) before the verification: the device was released and nothing was written.',
+      (e: unknown) =>
+        e instanceof Interrupted &&
+        e.message === 'Interrupted (SIGINT) before the verification: the device was released and nothing was written.',
     );
-    await assert.rejects(guard.rep(asRunner(runner), schedule('a')), /Interrupted \(SIGINT\) before a rep of the serial mode/);
+    await assert.rejects(
+      guard.rep(asRunner(runner), schedule('a')),
+      /Interrupted \(SIGINT\) before a rep of the serial mode/,
+    );
     await assert.rejects(guard.trace(asRunner(runner), schedule('a')), /before the traced rep of the serial mode/);
     assert.equal(runner.deadlines.length, 1, 'no rep ran after the interrupt');
   });

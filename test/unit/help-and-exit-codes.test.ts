@@ -57,7 +57,13 @@ describe('help', () => {
     assert.equal(code, 0);
     assert.match(stdout, /Exit codes:\n\s+0  success\n/);
     assert.match(stdout, /^\s+70  internal error/m);
-    for (const variable of ['CUDA_PIPE_CUDART', 'CUDA_PIPE_NVRTC', 'CUDA_PATH, CUDA_HOME', 'CUDA_PIPE_CACHE_DIR', 'NO_COLOR']) {
+    for (const variable of [
+      'CUDA_PIPE_CUDART',
+      'CUDA_PIPE_NVRTC',
+      'CUDA_PATH, CUDA_HOME',
+      'CUDA_PIPE_CACHE_DIR',
+      'NO_COLOR',
+    ]) {
       assert.match(stdout, new RegExp(`^  ${variable} `, 'm'), variable);
     }
   });
@@ -72,7 +78,10 @@ describe('help', () => {
     }
     const { code, stdout } = runCli(['kernels', '--help']);
     assert.equal(code, 0);
-    assert.match(stdout, /Examples:\n  \$ cuda-pipe kernels [\s\S]*\n  \$ cuda-pipe kernels --check my_kernel\.cu --arch sm_90/);
+    assert.match(
+      stdout,
+      /Examples:\n  \$ cuda-pipe kernels [\s\S]*\n  \$ cuda-pipe kernels --check my_kernel\.cu --arch sm_90/,
+    );
   });
 });
 
@@ -81,7 +90,10 @@ describe('kernels --check on a given source', { skip: nvrtcSkipReason() ?? false
 
   it('compiles a good source without a GPU', () => {
     const path = join(dir, 'good.cu');
-    writeFileSync(path, 'extern "C" __global__ void twice(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2.0f; }\n');
+    writeFileSync(
+      path,
+      'extern "C" __global__ void twice(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2.0f; }\n',
+    );
     const { code, stdout } = runCli(['kernels', '--check', path, '--arch', 'sm_80']);
     assert.equal(code, 0, stdout);
     assert.match(stdout, /twice\(float \*x, int n\)/);
@@ -101,7 +113,12 @@ describe('kernels --check on a given source', { skip: nvrtcSkipReason() ?? false
           '\\(first error: \\S+\\(2\\): error: identifier "undefined_name" is undefined\\)\\.\\nNVRTC\'s log for each is above',
       ),
     );
-    assert.match(stdout, new RegExp(`FAILED  ${path.replace(/[.]/g, '\\.')}:\\n\\s+${path.replace(/[.]/g, '\\.')}\\(2\\): error: identifier "undefined_name" is undefined`));
+    assert.match(
+      stdout,
+      new RegExp(
+        `FAILED  ${path.replace(/[.]/g, '\\.')}:\\n\\s+${path.replace(/[.]/g, '\\.')}\\(2\\): error: identifier "undefined_name" is undefined`,
+      ),
+    );
     assert.match(stdout, /0 of 1 sources compiled/);
   });
 
@@ -117,7 +134,10 @@ describe('flags whose value would be ignored or misread', () => {
   it('--timeout beyond what a timer can wait is refused, and the guard never asks a timer for more', () => {
     const { code, stderr } = runCli(['run', '--dry-run', '--timeout', '2147484']);
     assert.equal(code, 2);
-    assert.match(stderr, /option '--timeout <seconds>' argument '2147484' is invalid\. expected at most 2147483 seconds/);
+    assert.match(
+      stderr,
+      /option '--timeout <seconds>' argument '2147484' is invalid\. expected at most 2147483 seconds/,
+    );
     assert.equal(runCli(['run', '--dry-run', '--timeout', '2147483']).code, 0);
     assert.equal(new RepGuard({ timeoutMs: 1e12 }).deadlineMs('any'), 2 ** 31 - 1);
   });
@@ -130,7 +150,11 @@ describe('flags whose value would be ignored or misread', () => {
     ]) {
       const { code, stderr } = runCli(args);
       assert.equal(code, 2, args.join(' '));
-      assert.match(stderr, /option '--arch <sm_XX>' argument '.*' is invalid\. expected an architecture such as sm_90/, args.join(' '));
+      assert.match(
+        stderr,
+        /option '--arch <sm_XX>' argument '.*' is invalid\. expected an architecture such as sm_90/,
+        args.join(' '),
+      );
     }
     const listing = runCli(['kernels', '--arch', 'sm_90']);
     assert.equal(listing.code, 2);
@@ -148,9 +172,19 @@ describe('flags whose value would be ignored or misread', () => {
       config('{ chunks: 4, legacyDefaultOp: { chunk: 1 } }'),
       /^UsageError: \/cfg\/legacy\.yaml:\d+:\d+: an op on the legacy default stream serialises only blocking streams, and these are non-blocking \(the default\), so it would show nothing\.$/m,
     );
-    assert.throws(config('{ chunks: 4, streamKind: per-thread-default, legacyDefaultOp: { chunk: 1 } }'), /and these are per-thread-default, so/);
-    assert.throws(config('{ chunks: 4, streamKind: blocking, topology: stage-per-stream, legacyDefaultOp: { chunk: 1 } }'), /only the chunk-per-stream topology has/);
-    assert.equal(config('{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 1 } }')().config.pipeline.defaultStreamOps[0]?.chunk, 1);
+    assert.throws(
+      config('{ chunks: 4, streamKind: per-thread-default, legacyDefaultOp: { chunk: 1 } }'),
+      /and these are per-thread-default, so/,
+    );
+    assert.throws(
+      config('{ chunks: 4, streamKind: blocking, topology: stage-per-stream, legacyDefaultOp: { chunk: 1 } }'),
+      /only the chunk-per-stream topology has/,
+    );
+    assert.equal(
+      config('{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 1 } }')().config.pipeline.defaultStreamOps[0]
+        ?.chunk,
+      1,
+    );
   });
 });
 
@@ -165,6 +199,9 @@ describe('NVRTC options in a config', { skip: nvrtcSkipReason() ?? false }, () =
     );
     const { code, stderr } = runCli(['run', '--dry-run', path], { CUDA_PIPE_CACHE_DIR: join(dir, 'cache') });
     assert.equal(code, 2);
-    assert.match(stderr, /^cuda-pipe: NVRTC [\d.]+ refused the options for \S+tiny\.cu \(--no-such-option\): nvrtc: error: unrecognized option --no-such-option/);
+    assert.match(
+      stderr,
+      /^cuda-pipe: NVRTC [\d.]+ refused the options for \S+tiny\.cu \(--no-such-option\): nvrtc: error: unrecognized option --no-such-option/,
+    );
   });
 });

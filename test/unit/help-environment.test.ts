@@ -7,7 +7,9 @@ import { KIND_ENVIRONMENT } from '../../src/kinds/index.js';
 
 /** Every .ts file under src/. */
 const sources = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []));
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  );
 
 /**
  * The variables src/ reads: `env.NAME` and `env['NAME']` wherever they are, and where a file reads through a computed
@@ -27,7 +29,8 @@ function variablesRead(folders: readonly string[] = ['src']): Map<string, string
     // A kind's library names its override for src/cuda/ffi.ts, which reads env[spec.override].
     for (const m of text.matchAll(/\boverride:\s*['"]([A-Z_][A-Z0-9_]*)['"]/g)) found.set(m[1] as string, file);
     if (/\benv\[\s*[^'"\s]/.test(text)) {
-      for (const m of text.matchAll(/['"]([A-Z][A-Z0-9]*(?:_[A-Za-z0-9]+)*)['"]/g)) if (!NOT_VARIABLES.has(m[1] as string)) found.set(m[1] as string, file);
+      for (const m of text.matchAll(/['"]([A-Z][A-Z0-9]*(?:_[A-Za-z0-9]+)*)['"]/g))
+        if (!NOT_VARIABLES.has(m[1] as string)) found.set(m[1] as string, file);
     }
   }
   return found;
@@ -40,7 +43,15 @@ describe('--help lists the environment', () => {
   it('names every environment variable that src/ reads', () => {
     const read = variablesRead();
     // The scan must see the indirect reads too, or it would pass by finding nothing.
-    for (const name of ['CUDA_PIPE_CUPTI', 'CUDA_PIPE_CUBLAS', 'CUDA_PIPE_CUBLASLT', 'CUDA_PIPE_NCCL', 'CUDA_PIPE_JOB_ID', 'OMPI_COMM_WORLD_RANK', 'NO_COLOR'])
+    for (const name of [
+      'CUDA_PIPE_CUPTI',
+      'CUDA_PIPE_CUBLAS',
+      'CUDA_PIPE_CUBLASLT',
+      'CUDA_PIPE_NCCL',
+      'CUDA_PIPE_JOB_ID',
+      'OMPI_COMM_WORLD_RANK',
+      'NO_COLOR',
+    ])
       assert.ok(read.has(name), name);
     const missing = [...read].filter(([name]) => !listed.has(name)).map(([name, file]) => `${name} (${file})`);
     assert.deepEqual(missing, []);

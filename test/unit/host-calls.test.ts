@@ -78,7 +78,11 @@ describe('host calls', () => {
       calls.beginRep();
       if (finished) calls.endRep();
       cleanup.run();
-      assert.equal(unregistered(), finished ? 1 : 0, finished ? 'released after a finished rep' : 'kept after a rep that failed half-run');
+      assert.equal(
+        unregistered(),
+        finished ? 1 : 0,
+        finished ? 'released after a finished rep' : 'kept after a rep that failed half-run',
+      );
     }
   });
 });

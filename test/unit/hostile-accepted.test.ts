@@ -19,8 +19,14 @@ const write = (name: string, content: string) => {
 
 describe('device values that no device has, quoting what was typed', () => {
   const cases: [string[], RegExp][] = [
-    [['--devices', '1e9'], /argument '1e9' is invalid\. expected a device index \(0 to 2147483647, in digits\).*got "1e9"\./],
-    [['--device', '2147483648'], /argument '2147483648' is invalid\. expected a device index, a whole number from 0 to 2147483647 in digits, got "2147483648"\./],
+    [
+      ['--devices', '1e9'],
+      /argument '1e9' is invalid\. expected a device index \(0 to 2147483647, in digits\).*got "1e9"\./,
+    ],
+    [
+      ['--device', '2147483648'],
+      /argument '2147483648' is invalid\. expected a device index, a whole number from 0 to 2147483647 in digits, got "2147483648"\./,
+    ],
     [['--devices', '99999999999999999999'], /got "99999999999999999999"\./],
     [['--device', '0x1'], /got "0x1"\./],
   ];
@@ -34,7 +40,10 @@ describe('device values that no device has, quoting what was typed', () => {
   }
 
   it('a config naming a device past a C int', () => {
-    const config = readFileSync(join(packageRoot(), 'configs', 'balanced.yaml'), 'utf8').replace('source: ', `source: ${join(packageRoot(), 'kernels')}/`);
+    const config = readFileSync(join(packageRoot(), 'configs', 'balanced.yaml'), 'utf8').replace(
+      'source: ',
+      `source: ${join(packageRoot(), 'kernels')}/`,
+    );
     const { code, stderr } = runCli(['run', '--dry-run', write('device.yaml', `${config}\ndevice: 4294967296\n`)]);
     assert.equal(code, 2);
     assert.match(stderr, /device\.yaml:\d+:1: device: Too big: expected number to be <=2147483647/);
@@ -42,12 +51,24 @@ describe('device values that no device has, quoting what was typed', () => {
 });
 
 describe('trace fields past what they can be', () => {
-  const kernel = (args: Record<string, unknown>) => ({ ph: 'X', cat: 'kernel', name: 'k', pid: 0, tid: 1, ts: 10, dur: 5, args: { stream: 7, ...args } });
+  const kernel = (args: Record<string, unknown>) => ({
+    ph: 'X',
+    cat: 'kernel',
+    name: 'k',
+    pid: 0,
+    tid: 1,
+    ts: 10,
+    dur: 5,
+    args: { stream: 7, ...args },
+  });
   it('a Kineto args.device of 1e300 is refused as -3 is, not printed as GPU 1e+300', () => {
     const path = write('device.json', JSON.stringify({ schemaVersion: 1, traceEvents: [kernel({ device: 1e300 })] }));
     const { code, stdout, stderr } = runCli(['analyze', path]);
     assert.equal(code, 2, stdout);
-    assert.match(stderr, /traceEvents\[0\] \(kernel "k"\) has device 1e\+300, not a device index \(a whole number from 0 to 2147483647\)/);
+    assert.match(
+      stderr,
+      /traceEvents\[0\] \(kernel "k"\) has device 1e\+300, not a device index \(a whole number from 0 to 2147483647\)/,
+    );
     assert.doesNotMatch(stdout, /GPU 1e\+300/);
   });
 
@@ -66,11 +87,17 @@ describe('trace fields past what they can be', () => {
 describe('a config or flags that ask for two things at once', () => {
   it('a kernels entry with gemm: and matmul: names the clash, not "did you mean matmul"', () => {
     const gemm = readFileSync(join(packageRoot(), 'configs', 'gemm.yaml'), 'utf8');
-    const both = gemm.replace(/^( {4}gemm: \{[^\n]*\})$/m, '$1\n    matmul: { a: a, b: b, c: c, n: 4096, k: 4096, dtype: bf16 }');
+    const both = gemm.replace(
+      /^( {4}gemm: \{[^\n]*\})$/m,
+      '$1\n    matmul: { a: a, b: b, c: c, n: 4096, k: 4096, dtype: bf16 }',
+    );
     assert.notEqual(both, gemm);
     const { code, stderr } = runCli(['run', '--dry-run', write('both.yaml', both)]);
     assert.equal(code, 2);
-    assert.match(stderr, /unknown field "kernels\[0\]\.matmul"; "matmul" is a field of another form of this entry than its other fields: an entry takes one form/);
+    assert.match(
+      stderr,
+      /unknown field "kernels\[0\]\.matmul"; "matmul" is a field of another form of this entry than its other fields: an entry takes one form/,
+    );
     assert.doesNotMatch(stderr, /did you mean "matmul"/);
   });
 

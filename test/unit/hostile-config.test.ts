@@ -74,7 +74,10 @@ describe('hostile YAML', () => {
   });
 
   it('names a key given twice in one map', () => {
-    assert.match(rejection(parse('buffers: {}\nkernels: []\nbuffers: {}\n')).message, /hostile\.yaml:3:1: YAML syntax error: the key "buffers" appears twice/);
+    assert.match(
+      rejection(parse('buffers: {}\nkernels: []\nbuffers: {}\n')).message,
+      /hostile\.yaml:3:1: YAML syntax error: the key "buffers" appears twice/,
+    );
   });
 
   it("checks 100 000 keys in about linear time (the parser's own duplicate check takes a minute)", () => {
@@ -92,8 +95,14 @@ describe('hostile YAML', () => {
 
 describe('config and kernel files that are not regular files', () => {
   it('refuses a device such as /dev/zero without reading it', () => {
-    assert.match(rejection(() => loadConfigFile('/dev/zero')).message, /^Cannot read config \/dev\/zero: is a device, not a regular file\./);
-    assert.match(rejection(() => readKernelSource('/dev/zero')).message, /^Cannot read kernel source \/dev\/zero: is a device/);
+    assert.match(
+      rejection(() => loadConfigFile('/dev/zero')).message,
+      /^Cannot read config \/dev\/zero: is a device, not a regular file\./,
+    );
+    assert.match(
+      rejection(() => readKernelSource('/dev/zero')).message,
+      /^Cannot read kernel source \/dev\/zero: is a device/,
+    );
   });
 
   it('refuses a FIFO without waiting for a writer', () => {
@@ -114,7 +123,10 @@ describe('config and kernel files that are not regular files', () => {
 
   it('refuses a config above 1 MiB and a kernel source above 4 MiB', () => {
     const config = writeTemp('big.yaml', '#'.repeat(1024 * 1024 + 1));
-    assert.match(rejection(() => loadConfigFile(config)).message, /it is 1048577 bytes, more than the 1 MiB a config may be/);
+    assert.match(
+      rejection(() => loadConfigFile(config)).message,
+      /it is 1048577 bytes, more than the 1 MiB a config may be/,
+    );
     const kernel = writeTemp('big.cu', '/'.repeat(4 * 1024 * 1024 + 1));
     assert.match(rejection(() => readKernelSource(kernel)).message, /more than the 4 MiB a kernel source may be/);
   });
@@ -145,7 +157,9 @@ describe('config files the user cannot read', () => {
   // (util-linux); only where setpriv is missing does the test skip, saying so.
   const root = process.getuid?.() === 0;
   const setpriv = root ? spawnSync('setpriv', ['--version']).status === 0 : false;
-  it('says "permission denied" rather than EACCES', { skip: root && !setpriv ? 'running as root, and setpriv (util-linux) is missing to drop privileges' : false }, () => {
+  it('says "permission denied" rather than EACCES', {
+    skip: root && !setpriv ? 'running as root, and setpriv (util-linux) is missing to drop privileges' : false,
+  }, () => {
     const locked = mkdtempSync(join(tmpdir(), 'cuda-pipe-locked-'));
     chmodSync(locked, 0o711);
     const path = join(locked, 'locked.yaml');
@@ -170,8 +184,14 @@ describe('config files the user cannot read', () => {
 
 describe('kernel sources that are not text', () => {
   it('refuses a NUL byte, which NVRTC would take for the end of the source', () => {
-    const path = writeTemp('nul.cu', 'extern "C" __global__ void k(float *x) {}\n\0extern "C" __global__ void j(float *x) {}\n');
-    assert.match(rejection(() => readKernelSource(path)).message, /^Cannot read kernel source \S+nul\.cu: it holds a NUL byte at line 2, so it is not CUDA source text\.$/);
+    const path = writeTemp(
+      'nul.cu',
+      'extern "C" __global__ void k(float *x) {}\n\0extern "C" __global__ void j(float *x) {}\n',
+    );
+    assert.match(
+      rejection(() => readKernelSource(path)).message,
+      /^Cannot read kernel source \S+nul\.cu: it holds a NUL byte at line 2, so it is not CUDA source text\.$/,
+    );
   });
 });
 
@@ -206,7 +226,9 @@ kernels:
       const error = rejection(() => withSettings(loaded, [{ path, value: 1 }]));
       assert.match(
         error.message,
-        new RegExp(`^sweep setting ${path.replace(/[.[\]]/g, '\\$&')}=1: "${path.replace(/[.[\]]/g, '\\$&')}" is not a config path: .* has no field "`),
+        new RegExp(
+          `^sweep setting ${path.replace(/[.[\]]/g, '\\$&')}=1: "${path.replace(/[.[\]]/g, '\\$&')}" is not a config path: .* has no field "`,
+        ),
         path,
       );
     }
@@ -218,8 +240,14 @@ kernels:
     const error = rejection(() => withSettings(loaded, [{ path: 'pipeline.chunk', value: 4 }]));
     assert.match(error.message, /"pipeline\.chunk" is not a config path: pipeline has no field "chunk"/);
     assert.match(error.hint ?? '', /Fields of pipeline: chunks, streams, order/);
-    assert.match(rejection(() => withSettings(loaded, [{ path: 'kernels.block', value: 4 }])).hint ?? '', /kernels is a list: write kernels\[0\]/);
-    assert.match(rejection(() => withSettings(loaded, [{ path: 'pipeline[0]', value: 4 }])).message, /pipeline is not a list/);
+    assert.match(
+      rejection(() => withSettings(loaded, [{ path: 'kernels.block', value: 4 }])).hint ?? '',
+      /kernels is a list: write kernels\[0\]/,
+    );
+    assert.match(
+      rejection(() => withSettings(loaded, [{ path: 'pipeline[0]', value: 4 }])).message,
+      /pipeline is not a list/,
+    );
   });
 
   it('still sets fields of the schema, in maps the user names and in lists', () => {
@@ -235,13 +263,24 @@ kernels:
   });
 
   it('a sweep checks every value of every axis before it measures anything', async () => {
-    const axes = { streams: [2], chunks: [4], orders: ['depth-first' as const], sets: [{ path: 'kernels[0].args[3].float32', values: [2, 1e39] }] };
+    const axes = {
+      streams: [2],
+      chunks: [4],
+      orders: ['depth-first' as const],
+      sets: [{ path: 'kernels[0].args[3].float32', values: [2, 1e39] }],
+    };
     // Without the check up front, the first setting would reach the GPU first (exit 3 here, minutes on a GPU).
-    await assert.rejects(sweepConfig(loaded, axes, { verify: true, gate: false, wait: 'poll', budgetMs: 1000, exhaustive: false }), (error: unknown) => {
-      assert.ok(error instanceof UsageError, String(error));
-      assert.match(error.message, /sweep setting kernels\[0\]\.args\[3\]\.float32=1e\+39: kernel "scale" .* is float32, which takes finite numbers/);
-      return true;
-    });
+    await assert.rejects(
+      sweepConfig(loaded, axes, { verify: true, gate: false, wait: 'poll', budgetMs: 1000, exhaustive: false }),
+      (error: unknown) => {
+        assert.ok(error instanceof UsageError, String(error));
+        assert.match(
+          error.message,
+          /sweep setting kernels\[0\]\.args\[3\]\.float32=1e\+39: kernel "scale" .* is float32, which takes finite numbers/,
+        );
+        return true;
+      },
+    );
     const badPath = {
       ...axes,
       sets: [
@@ -249,13 +288,19 @@ kernels:
         { path: 'constructor', values: [1] },
       ],
     };
-    await assert.rejects(sweepConfig(loaded, badPath, { verify: true, gate: false, wait: 'poll', budgetMs: 1000, exhaustive: false }), UsageError);
+    await assert.rejects(
+      sweepConfig(loaded, badPath, { verify: true, gate: false, wait: 'poll', budgetMs: 1000, exhaustive: false }),
+      UsageError,
+    );
   });
 
   it('the CLI exits 2 with one paragraph for --set __proto__.x', () => {
     const { code, stderr } = runCli(['sweep', '--set', '__proto__.polluted=1', '--streams', '1', '--chunks', '2']);
     assert.equal(code, 2);
-    assert.match(stderr, /^cuda-pipe: sweep setting __proto__\.polluted=1: "__proto__\.polluted" is not a config path: the config has no field "__proto__"\.\n/);
+    assert.match(
+      stderr,
+      /^cuda-pipe: sweep setting __proto__\.polluted=1: "__proto__\.polluted" is not a config path: the config has no field "__proto__"\.\n/,
+    );
     assert.doesNotMatch(stderr, /internal error|\n\s+at /);
   });
 });

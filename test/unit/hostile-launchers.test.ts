@@ -14,7 +14,12 @@ const HUGE = '99999999999999999999';
 
 /** Each launcher with its rank, local rank and size variables, as LAUNCHERS in src/api/identity.ts reads them. */
 const LAUNCHER_VARIABLES = [
-  { name: 'OpenMPI', rank: 'OMPI_COMM_WORLD_RANK', localRank: 'OMPI_COMM_WORLD_LOCAL_RANK', size: 'OMPI_COMM_WORLD_SIZE' },
+  {
+    name: 'OpenMPI',
+    rank: 'OMPI_COMM_WORLD_RANK',
+    localRank: 'OMPI_COMM_WORLD_LOCAL_RANK',
+    size: 'OMPI_COMM_WORLD_SIZE',
+  },
   { name: 'Slurm', rank: 'SLURM_PROCID', localRank: 'SLURM_LOCALID', size: 'SLURM_NTASKS' },
   { name: 'MVAPICH', rank: 'MV2_COMM_WORLD_RANK', localRank: 'MV2_COMM_WORLD_LOCAL_RANK', size: 'MV2_COMM_WORLD_SIZE' },
   { name: 'MPICH/PMI', rank: 'PMI_RANK', localRank: 'MPI_LOCALRANKID', size: 'PMI_SIZE' },
@@ -45,13 +50,22 @@ describe("a launcher's variables that are not whole numbers", () => {
     it(`${launcher.name}: a local rank that is negative, fractional or a word is refused naming ${launcher.localRank}`, () => {
       for (const value of ['-1', '1.5', 'abc', ' 1', '0x1']) {
         const error = refusal(() => runIdentity({ [launcher.rank]: '0', [launcher.localRank]: value }, 'h'));
-        assert.ok(error.message.startsWith(`${launcher.localRank}=${value === ' 1' ? '" 1"' : value}: ${launcher.name} sets`), error.message);
+        assert.ok(
+          error.message.startsWith(`${launcher.localRank}=${value === ' 1' ? '" 1"' : value}: ${launcher.name} sets`),
+          error.message,
+        );
       }
     });
 
     it(`${launcher.name}: a rank or size past 2^53, or a rank not below the size, is refused naming the variable`, () => {
-      assert.match(refusal(() => runIdentity({ [launcher.rank]: HUGE }, 'h')).message, new RegExp(`^${launcher.rank}=${HUGE}: .*'s rank, which must be a whole number`));
-      assert.match(refusal(() => runIdentity({ [launcher.rank]: '0', [launcher.size]: HUGE }, 'h')).message, new RegExp(`^${launcher.size}=${HUGE}: `));
+      assert.match(
+        refusal(() => runIdentity({ [launcher.rank]: HUGE }, 'h')).message,
+        new RegExp(`^${launcher.rank}=${HUGE}: .*'s rank, which must be a whole number`),
+      );
+      assert.match(
+        refusal(() => runIdentity({ [launcher.rank]: '0', [launcher.size]: HUGE }, 'h')).message,
+        new RegExp(`^${launcher.size}=${HUGE}: `),
+      );
       assert.equal(
         refusal(() => runIdentity({ [launcher.rank]: '4', [launcher.size]: '4' }, 'h')).message,
         `${launcher.rank}=4 is not below ${launcher.size}=4: ${launcher.name}'s ranks count from 0 to the number of ranks less one.`,
@@ -71,7 +85,11 @@ describe("a launcher's variables that are not whole numbers", () => {
   });
 
   it('`run --dry-run` under MPICH with MPI_LOCALRANKID=99999999999999999999 is exit 2 naming the variable, not --device', () => {
-    const { code, stderr } = runCli(['run', '--dry-run'], { PMI_RANK: '0', MPI_LOCALRANKID: HUGE }, { timeoutMs: 20_000 });
+    const { code, stderr } = runCli(
+      ['run', '--dry-run'],
+      { PMI_RANK: '0', MPI_LOCALRANKID: HUGE },
+      { timeoutMs: 20_000 },
+    );
     assert.equal(code, 2, stderr);
     assert.match(stderr, /^cuda-pipe: MPI_LOCALRANKID=99999999999999999999: MPICH\/PMI sets MPI_LOCALRANKID/);
     assert.doesNotMatch(stderr, /--device 1/);
@@ -86,11 +104,20 @@ describe('a local rank beyond the devices of this machine', () => {
     const chosen = launcherDevice(rank7, {}, undefined, 0);
     assert.equal(chosen?.origin, "MPICH/PMI's local rank chose it (MPI_LOCALRANKID=7)");
     const error = refusal(() => openDevice(twoDevices, 7, chosen?.origin));
-    assert.equal(error.message, "Device 7 does not exist: this machine has 2 CUDA devices (0 to 1), and MPICH/PMI's local rank chose it (MPI_LOCALRANKID=7).");
-    assert.equal(error.hint, 'Start at most 2 ranks on this host, show each rank its own GPU through CUDA_VISIBLE_DEVICES, or pick one with --device.');
+    assert.equal(
+      error.message,
+      "Device 7 does not exist: this machine has 2 CUDA devices (0 to 1), and MPICH/PMI's local rank chose it (MPI_LOCALRANKID=7).",
+    );
+    assert.equal(
+      error.hint,
+      'Start at most 2 ranks on this host, show each rank its own GPU through CUDA_VISIBLE_DEVICES, or pick one with --device.',
+    );
   });
 
   it('a device the user named keeps the message about --device', () => {
-    assert.equal(refusal(() => openDevice(twoDevices, 7)).message, 'Device 7 does not exist: this machine has 2 CUDA devices (0 to 1).');
+    assert.equal(
+      refusal(() => openDevice(twoDevices, 7)).message,
+      'Device 7 does not exist: this machine has 2 CUDA devices (0 to 1).',
+    );
   });
 });

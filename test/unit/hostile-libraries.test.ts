@@ -31,7 +31,11 @@ function inChild(body: string, env: NodeJS.ProcessEnv = {}) {
   const load = new URL('../../src/cuda/load.js', import.meta.url).href;
   const nccl = new URL('../../src/kinds/collective/nccl-locate.js', import.meta.url).href;
   const script = `const load = await import(${JSON.stringify(load)}); const nccl = await import(${JSON.stringify(nccl)});\n${body}`;
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, ...env } });
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 15_000,
+    env: { ...process.env, ...env },
+  });
   assert.equal(child.signal, null, `the child hung until its deadline: ${child.stderr}`);
   return child;
 }
@@ -39,24 +43,36 @@ function inChild(body: string, env: NodeJS.ProcessEnv = {}) {
 describe('libraries that are FIFOs', () => {
   it('the shared search passes over a FIFO candidate with the reason, without opening it', () => {
     const path = fifo(join(dir, 'libcudart.so.13'));
-    const child = inChild(`const found = load.firstLoadable([{ path: ${JSON.stringify(path)} }], () => null); console.log(JSON.stringify(found.attempts.map((a) => a.reason)));`);
+    const child = inChild(
+      `const found = load.firstLoadable([{ path: ${JSON.stringify(path)} }], () => null); console.log(JSON.stringify(found.attempts.map((a) => a.reason)));`,
+    );
     assert.equal(child.status, 0, child.stderr);
     assert.deepEqual(JSON.parse(child.stdout), ['is a named pipe (FIFO), not a regular file, so not a shared library']);
   });
 
   it('CUDA_PIPE_NCCL naming a FIFO is refused, naming the variable', () => {
     const path = fifo(join(dir, 'libnccl.so.2'));
-    const child = inChild(`try { nccl.loadNcclLibrary({ CUDA_PIPE_NCCL: ${JSON.stringify(path)} }); } catch (error) { console.log(error.constructor.name, error.message); }`);
+    const child = inChild(
+      `try { nccl.loadNcclLibrary({ CUDA_PIPE_NCCL: ${JSON.stringify(path)} }); } catch (error) { console.log(error.constructor.name, error.message); }`,
+    );
     assert.equal(child.status, 0, child.stderr);
-    assert.match(child.stdout, /^LibraryOverrideError CUDA_PIPE_NCCL=\S+libnccl\.so\.2: is a named pipe \(FIFO\), not a regular file, so not a shared library\.\n$/);
+    assert.match(
+      child.stdout,
+      /^LibraryOverrideError CUDA_PIPE_NCCL=\S+libnccl\.so\.2: is a named pipe \(FIFO\), not a regular file, so not a shared library\.\n$/,
+    );
   });
 
   it('CUDA_PIPE_CUPTI naming a FIFO leaves CUPTI unavailable, saying why, without opening it', () => {
     const path = fifo(join(dir, 'libcupti.so.13'));
     const cupti = new URL('../../src/cuda/cupti.js', import.meta.url).href;
-    const child = inChild(`const { openCupti } = await import(${JSON.stringify(cupti)}); console.log(openCupti({ CUDA_PIPE_CUPTI: ${JSON.stringify(path)} }).unavailable);`);
+    const child = inChild(
+      `const { openCupti } = await import(${JSON.stringify(cupti)}); console.log(openCupti({ CUDA_PIPE_CUPTI: ${JSON.stringify(path)} }).unavailable);`,
+    );
     assert.equal(child.status, 0, child.stderr);
-    assert.match(child.stdout, /^no libcupti found \(CUDA_PIPE_CUPTI=\S+libcupti\.so\.13: is a named pipe \(FIFO\), not a regular file, so not a shared library\)/);
+    assert.match(
+      child.stdout,
+      /^no libcupti found \(CUDA_PIPE_CUPTI=\S+libcupti\.so\.13: is a named pipe \(FIFO\), not a regular file, so not a shared library\)/,
+    );
   });
 
   it('a FIFO in LD_LIBRARY_PATH under a bare soname is not handed to the loader', () => {
@@ -76,7 +92,11 @@ describe('libraries that are FIFOs', () => {
     // it; where it has none, the FIFO is named among the places tried.
     assert.doesNotMatch(check.stdout, new RegExp(`^NVRTC: ${root}`, 'm'));
     if (check.code === 0) assert.match(check.stdout, /^\d+ of \d+ sources compiled for sm_\d+ [\s\S]*^NVRTC: \//m);
-    else assert.match(check.stderr, /lib64\/libnvrtc\.so\.13 \(CUDA_PATH\): is a named pipe \(FIFO\), not a regular file, so not a shared library/);
+    else
+      assert.match(
+        check.stderr,
+        /lib64\/libnvrtc\.so\.13 \(CUDA_PATH\): is a named pipe \(FIFO\), not a regular file, so not a shared library/,
+      );
     const probe = runCli(['probe'], { CUDA_PATH: root }, { timeoutMs: 20_000 });
     assert.equal(probe.code, 3, probe.stderr);
   });

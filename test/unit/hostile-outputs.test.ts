@@ -1,6 +1,19 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -111,7 +124,10 @@ describe('output targets that are not plain files', () => {
       read += chunk.toString();
     });
     const closed = new Promise((done) => reader.on('close', done));
-    const child = spawn(process.execPath, [...cliEntry(), 'report', traced, '--json', fifo], { cwd: packageRoot(), stdio: 'ignore' });
+    const child = spawn(process.execPath, [...cliEntry(), 'report', traced, '--json', fifo], {
+      cwd: packageRoot(),
+      stdio: 'ignore',
+    });
     const code = await new Promise((done) => child.on('close', done));
     await closed;
     assert.equal(code, 0);
@@ -119,7 +135,10 @@ describe('output targets that are not plain files', () => {
     assert.equal(lstatSync(fifo).isFIFO(), true);
     const lonely = runCli(['report', traced, '--json', fifo], {}, { timeoutMs: 20_000, process: true });
     assert.equal(lonely.code, 2);
-    assert.match(lonely.stderr, /^cuda-pipe: Cannot write \S+pipe: no process opened the named pipe for reading within 2 s\./);
+    assert.match(
+      lonely.stderr,
+      /^cuda-pipe: Cannot write \S+pipe: no process opened the named pipe for reading within 2 s\./,
+    );
   });
 });
 
@@ -130,7 +149,10 @@ describe('output flags that clash or would be ignored', () => {
     for (const md of [target, join(dir, 'alias.json')]) {
       const { code, stderr } = runCli(['report', traced, '--json', target, '--md', md]);
       assert.equal(code, 2);
-      assert.match(stderr, /^cuda-pipe: --json and --md both name \S+\.json: the second document would replace the first\./);
+      assert.match(
+        stderr,
+        /^cuda-pipe: --json and --md both name \S+\.json: the second document would replace the first\./,
+      );
     }
     assert.throws(() => statSync(target), /ENOENT/);
   });
@@ -156,23 +178,40 @@ describe('output flags that clash or would be ignored', () => {
   });
 });
 
-/** Runs `script` as root in a private mount namespace with a tmpfs of `size` at $T; null when that is not permitted here. */
+/**
+ * Runs `script` as root in a private mount namespace with a tmpfs of `size` at $T; null when that is not permitted
+ * here.
+ */
 function inNamespace(size: string, script: string): { status: number | null; stdout: string; stderr: string } | null {
-  const probe = spawnSync('unshare', ['-m', 'sh', '-c', `mount -t tmpfs -o size=${size} tmpfs "$(mktemp -d)"`], { encoding: 'utf8' });
+  const probe = spawnSync('unshare', ['-m', 'sh', '-c', `mount -t tmpfs -o size=${size} tmpfs "$(mktemp -d)"`], {
+    encoding: 'utf8',
+  });
   if (probe.status !== 0) return null;
   // The paths of node and the CLI hold no spaces here, so $CLI splits into its words.
   const cli = [process.execPath, ...cliEntry()].join(' ');
-  const run = spawnSync('unshare', ['-m', 'sh', '-c', `set -u; T=$(mktemp -d); mount -t tmpfs -o size=${size} tmpfs "$T"; cd "$T"; CLI="${cli}"; ${script}`], {
-    encoding: 'utf8',
-    cwd: packageRoot(),
-    env: { ...process.env, NO_COLOR: '1', TRACED: traced },
-    timeout: 60_000,
-  });
+  const run = spawnSync(
+    'unshare',
+    [
+      '-m',
+      'sh',
+      '-c',
+      `set -u; T=$(mktemp -d); mount -t tmpfs -o size=${size} tmpfs "$T"; cd "$T"; CLI="${cli}"; ${script}`,
+    ],
+    {
+      encoding: 'utf8',
+      cwd: packageRoot(),
+      env: { ...process.env, NO_COLOR: '1', TRACED: traced },
+      timeout: 60_000,
+    },
+  );
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
 describe('device nodes and a full disk, in a private mount namespace', () => {
-  const skip = spawnSync('unshare', ['-m', 'true']).status === 0 ? false : 'unshare -m is not permitted here (needs root or user namespaces)';
+  const skip =
+    spawnSync('unshare', ['-m', 'true']).status === 0
+      ? false
+      : 'unshare -m is not permitted here (needs root or user namespaces)';
 
   it('a character device is written through, never replaced; a block device is refused', { skip }, (t) => {
     const run = inNamespace(
@@ -185,10 +224,15 @@ describe('device nodes and a full disk, in a private mount namespace', () => {
       ].join('; '),
     );
     if (run === null) return t.skip('mounting a tmpfs is not permitted here');
-    assert.match(run.stdout, /null:0\nstill a device\ndisk:2\ncuda-pipe: Cannot write disk: it is a block device, which a report would overwrite\./);
+    assert.match(
+      run.stdout,
+      /null:0\nstill a device\ndisk:2\ncuda-pipe: Cannot write disk: it is a block device, which a report would overwrite\./,
+    );
   });
 
-  it('/dev/full-like devices and a full tmpfs are exit 3 naming the errno; the old file stays whole and no temporary is left', { skip }, (t) => {
+  it('/dev/full-like devices and a full tmpfs are exit 3 naming the errno; the old file stays whole and no temporary is left', {
+    skip,
+  }, (t) => {
     const run = inNamespace(
       '64k',
       [
@@ -207,7 +251,10 @@ describe('device nodes and a full disk, in a private mount namespace', () => {
       run.stdout,
       /disk:3\ncuda-pipe: Cannot write result\.json: no space left on the device; the file there, if any, is as it was\.\nFree some space, or write somewhere else\.\nold\n\.\n\.\.\nerr\nfiller\nfull\nresult\.json\n/,
     );
-    assert.match(run.stdout, /cuda-pipe: Cannot write stdout: no space left on the device\.\nFree some space, or write somewhere else\.\nstdout:3\n/);
+    assert.match(
+      run.stdout,
+      /cuda-pipe: Cannot write stdout: no space left on the device\.\nFree some space, or write somewhere else\.\nstdout:3\n/,
+    );
     // The table, written to stdout as a stream, fails the same way.
     assert.match(run.stdout, /\ncuda-pipe: Cannot write to stdout: no space left on the device\.\ntable:3\n$/);
   });

@@ -24,13 +24,30 @@ describe('buffer init values outside their element type', () => {
 
   it('refuses uint8 300, uint8 1.5 and float32 1e39, naming the field', () => {
     const cases = [
-      ['uint8', '{ kind: constant, value: 300 }', /^\/cfg\/plan\.yaml:2:\d+: buffer "x" holds uint8: init value 300 is outside uint8's range, 0 to 255\.$/],
-      ['uint8', '{ kind: constant, value: 1.5 }', /holds uint8: init value 1\.5 is not a whole number, which uint8 holds\.$/],
-      ['float32', '{ kind: constant, value: 1e39 }', /holds float32: init value 1e\+39 is beyond the largest float32, 3\.4028234663852886e\+38, and would become infinity\.$/],
-      ['float16', '{ kind: ramp, start: 0, step: 100 }', /init step the ramp's last element, 0 \+ 1023 × 100: 102300 is beyond the largest float16, 65504/],
+      [
+        'uint8',
+        '{ kind: constant, value: 300 }',
+        /^\/cfg\/plan\.yaml:2:\d+: buffer "x" holds uint8: init value 300 is outside uint8's range, 0 to 255\.$/,
+      ],
+      [
+        'uint8',
+        '{ kind: constant, value: 1.5 }',
+        /holds uint8: init value 1\.5 is not a whole number, which uint8 holds\.$/,
+      ],
+      [
+        'float32',
+        '{ kind: constant, value: 1e39 }',
+        /holds float32: init value 1e\+39 is beyond the largest float32, 3\.4028234663852886e\+38, and would become infinity\.$/,
+      ],
+      [
+        'float16',
+        '{ kind: ramp, start: 0, step: 100 }',
+        /init step the ramp's last element, 0 \+ 1023 × 100: 102300 is beyond the largest float16, 65504/,
+      ],
       ['int32', '{ kind: ramp, start: 0, step: 0.5 }', /holds int32: init step 0\.5 is not a whole number/],
     ] as const;
-    for (const [type, init, message] of cases) assert.match(rejection(parse(buffer(type, init))).message, message, `${type} ${init}`);
+    for (const [type, init, message] of cases)
+      assert.match(rejection(parse(buffer(type, init))).message, message, `${type} ${init}`);
   });
 
   it('still takes values that fit, and a whole-number ramp that wraps an integer type', () => {
@@ -52,7 +69,10 @@ describe('plans that mean nothing', () => {
       'kernels:\n  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }\n' +
       'host: { before: { decode: { msPerMiB: 1 } } }\n';
     const error = rejection(parse(text));
-    assert.match(error.message, /^\/cfg\/plan\.yaml:\d+:\d+: a loader \(before\) fills each chunk of the in and inout buffers before its H2D, and this config has none\.$/);
+    assert.match(
+      error.message,
+      /^\/cfg\/plan\.yaml:\d+:\d+: a loader \(before\) fills each chunk of the in and inout buffers before its H2D, and this config has none\.$/,
+    );
   });
 
   it('run --devices 1,1 is refused as a config listing a device twice is', () => {
@@ -72,7 +92,10 @@ describe('sweeps whose lists grow without bound', () => {
       rejection(() => checkSweepSize({ ...axes, sets: [{ path: 'pipeline.chunks', values }] })).message,
       /^--set pipeline\.chunks lists 8000 values; a sweep axis lists at most 64\.$/,
     );
-    assert.match(rejection(() => checkSweepSize({ ...axes, chunks: Array.from({ length: 2000 }, (_, i) => i + 1) })).message, /^--chunks lists 2000 values/);
+    assert.match(
+      rejection(() => checkSweepSize({ ...axes, chunks: Array.from({ length: 2000 }, (_, i) => i + 1) })).message,
+      /^--chunks lists 2000 values/,
+    );
     const square = Array.from({ length: 20 }, (_, i) => i + 1);
     assert.match(
       rejection(() =>
@@ -95,7 +118,10 @@ describe('sweeps whose lists grow without bound', () => {
     assert.equal(run.code, 2, run.stderr);
     assert.match(run.stderr, /--chunks lists 2000 values; a sweep axis lists at most 64/);
     const config = join(dir, 'sweep.yaml');
-    const balanced = readFileSync(join(packageRoot(), 'configs', 'balanced.yaml'), 'utf8').replace(/\nsweep:[\s\S]*$/, '\n');
+    const balanced = readFileSync(join(packageRoot(), 'configs', 'balanced.yaml'), 'utf8').replace(
+      /\nsweep:[\s\S]*$/,
+      '\n',
+    );
     writeFileSync(
       config,
       `${balanced.replace('source: scale.cu', `source: ${join(packageRoot(), 'kernels', 'scale.cu')}`)}sweep:\n  streams: [${Array.from({ length: 100 }, (_, i) => i + 1).join(', ')}]\n`,

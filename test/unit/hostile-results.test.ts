@@ -141,7 +141,17 @@ const CASES: ReadonlyArray<[string, (r: Json) => void, RegExp]> = [
   [
     'passed-with-mismatches',
     (r) => {
-      r.verification.mismatches = [{ buffer: 'output', mode: r.summary.mode, index: 0, expected: '0x1', actual: '0x2', differing: 1, unwritten: false }];
+      r.verification.mismatches = [
+        {
+          buffer: 'output',
+          mode: r.summary.mode,
+          index: 0,
+          expected: '0x1',
+          actual: '0x2',
+          differing: 1,
+          unwritten: false,
+        },
+      ];
     },
     /verification\.mismatches: verification passed, yet 1 mismatches are listed/,
   ],
@@ -198,7 +208,10 @@ describe('Results read back are checked beyond their schema', () => {
       const { code, stdout, stderr } = runCli(args);
       assert.equal(code, 2, args.join(' '));
       assert.equal(stdout, '');
-      assert.match(stderr, /^cuda-pipe: \S+\.json: \S+: .*; this is not a Result cuda-pipe wrote, or it was changed since\.\n[^\n]+\n$/);
+      assert.match(
+        stderr,
+        /^cuda-pipe: \S+\.json: \S+: .*; this is not a Result cuda-pipe wrote, or it was changed since\.\n[^\n]+\n$/,
+      );
       assert.doesNotMatch(stderr, /Infinity|    at /);
     }
   });

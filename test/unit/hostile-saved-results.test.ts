@@ -144,7 +144,11 @@ describe('terminal injection', () => {
   it('a config name with escape sequences is refused, naming the field', () => {
     assert.throws(
       () => parseConfigText('name: "x\\e[2J\\e]0;pwned\\a"\nbuffers: {}\n', '/cfg/evil.yaml'),
-      (error: unknown) => error instanceof UsageError && /^\/cfg\/evil\.yaml:\d+:\d+: name holds the control character U\+001B, which a terminal would act on/.test(error.message),
+      (error: unknown) =>
+        error instanceof UsageError &&
+        /^\/cfg\/evil\.yaml:\d+:\d+: name holds the control character U\+001B, which a terminal would act on/.test(
+          error.message,
+        ),
     );
     assert.throws(
       () => parseConfigText('buffers:\n  "a\\u202eb": { type: float32, count: 4, role: inout }\n', '/cfg/evil.yaml'),
@@ -196,14 +200,28 @@ describe('costs that grow with a Result', () => {
   });
 
   it('a table of 700 rows is the table cli-table3 draws whole', () => {
-    const rows = Array.from({ length: 700 }, (_, i) => [`mode ${i}`, `${(i * 1.37).toFixed(3)} ms`, i % 7 === 0 ? 'wide cell here' : '']);
-    const whole = new Table({ head: ['mode', 'median', 'note'], style: { head: [], border: [] }, colAligns: ['left', 'right', 'right'] });
+    const rows = Array.from({ length: 700 }, (_, i) => [
+      `mode ${i}`,
+      `${(i * 1.37).toFixed(3)} ms`,
+      i % 7 === 0 ? 'wide cell here' : '',
+    ]);
+    const whole = new Table({
+      head: ['mode', 'median', 'note'],
+      style: { head: [], border: [] },
+      colAligns: ['left', 'right', 'right'],
+    });
     for (const row of rows) whole.push(row);
-    assert.equal(renderTable({ head: ['mode', 'median', 'note'], colAligns: ['left', 'right', 'right'], rows }), whole.toString());
+    assert.equal(
+      renderTable({ head: ['mode', 'median', 'note'], colAligns: ['left', 'right', 'right'], rows }),
+      whole.toString(),
+    );
   });
 
   it('report --json and merge refuse a Result nested 200,000 levels deep with exit 2', () => {
-    const text = JSON.stringify({ ...fixture(), extra: 0 }).replace('"extra":0', `"extra":${'['.repeat(200_000)}${']'.repeat(200_000)}`);
+    const text = JSON.stringify({ ...fixture(), extra: 0 }).replace(
+      '"extra":0',
+      `"extra":${'['.repeat(200_000)}${']'.repeat(200_000)}`,
+    );
     const path = save('deep', text);
     for (const args of [
       ['report', path, '--json', '-'],
@@ -219,7 +237,10 @@ describe('costs that grow with a Result', () => {
   it('refuses YAML whose aliases expand to 15 million values, before expanding them', () => {
     const text = `a: &a [${Array(150_000).fill('1').join(',')}]\nb: [${Array(99).fill('*a').join(',')}]\nbuffers: {}\n`;
     const { ms } = cpuTimed(() =>
-      assert.throws(() => parseConfigText(text, '/cfg/expand.yaml'), /^UsageError: \/cfg\/expand\.yaml: the YAML expands to more than 1000000 values with its aliases/),
+      assert.throws(
+        () => parseConfigText(text, '/cfg/expand.yaml'),
+        /^UsageError: \/cfg\/expand\.yaml: the YAML expands to more than 1000000 values with its aliases/,
+      ),
     );
     assert.ok(ms < 10_000, `took ${ms.toFixed(0)} ms of CPU`);
   });

@@ -27,7 +27,10 @@ interface Ended {
   readonly stderr: string;
 }
 
-function start(args: readonly string[], stdout: 'ignore' | 'pipe'): ChildProcessByStdio<null, Readable | null, Readable> {
+function start(
+  args: readonly string[],
+  stdout: 'ignore' | 'pipe',
+): ChildProcessByStdio<null, Readable | null, Readable> {
   return spawn(process.execPath, [...cliEntry(), ...args], {
     cwd: packageRoot(),
     stdio: ['ignore', stdout, 'pipe'],
@@ -54,7 +57,9 @@ function ended(child: ChildProcessByStdio<null, Readable | null, Readable>): Pro
 
 /** A Result of about 48 MB (its notes), so that writing it again takes many chunks. */
 function largeResult(): string {
-  const result = JSON.parse(readFileSync(join(fixtures, 'h200-balanced-16-traced.json'), 'utf8')) as { notes: string[] };
+  const result = JSON.parse(readFileSync(join(fixtures, 'h200-balanced-16-traced.json'), 'utf8')) as {
+    notes: string[];
+  };
   result.notes = Array.from({ length: 48 }, (_, i) => `note ${i} ${'x'.repeat(1 << 20)}`);
   const path = join(dir, 'large.json');
   writeFileSync(path, JSON.stringify(result));
@@ -62,7 +67,9 @@ function largeResult(): string {
 }
 
 describe('a signal while a document is being written', () => {
-  it('SIGTERM mid-write of a large --json removes the temporary file, keeps the old target and exits 130', { timeout: DEADLINE_MS + 5_000 }, async () => {
+  it('SIGTERM mid-write of a large --json removes the temporary file, keeps the old target and exits 130', {
+    timeout: DEADLINE_MS + 5_000,
+  }, async () => {
     const source = largeResult();
     const folder = mkdtempSync(join(dir, 'out-'));
     const target = join(folder, 'result.json');
@@ -80,12 +87,17 @@ describe('a signal while a document is being written', () => {
     clearInterval(watch);
     assert.equal(signal, null, `the process died by the signal, with nothing cleaned up\n${stderr}`);
     assert.equal(code, 130, stderr);
-    assert.equal(stderr, `cuda-pipe: Interrupted (SIGTERM) while writing ${target}: its temporary file was removed and the file there, if any, is as it was.\n`);
+    assert.equal(
+      stderr,
+      `cuda-pipe: Interrupted (SIGTERM) while writing ${target}: its temporary file was removed and the file there, if any, is as it was.\n`,
+    );
     assert.deepEqual(readdirSync(folder), ['result.json'], 'no temporary file is left beside the target');
     assert.equal(readFileSync(target, 'utf8'), 'the previous result');
   });
 
-  it('SIGTERM while a reader leaves stdout full (--json -) ends the write with 130, not death by signal', { timeout: DEADLINE_MS + 5_000 }, async () => {
+  it('SIGTERM while a reader leaves stdout full (--json -) ends the write with 130, not death by signal', {
+    timeout: DEADLINE_MS + 5_000,
+  }, async () => {
     const child = start(['report', join(fixtures, 'h200-graph-launches-host-bound.json'), '--json', '-'], 'pipe');
     const done = ended(child);
     // Read the first bytes, then nothing more: the pipe fills and the write waits for a reader.
@@ -101,8 +113,11 @@ describe('a signal while a document is being written', () => {
 });
 
 describe('a signal in a command that uses no GPU', () => {
-  it('SIGTERM during `run --dry-run` exits 130, as docs/reference/cli.md says, not 143', { timeout: DEADLINE_MS + 5_000 }, async () => {
-    // A long plan (--ops over 1,024 chunks) into a pipe nobody reads: the dry run is still delivering it when the signal comes.
+  it('SIGTERM during `run --dry-run` exits 130, as docs/reference/cli.md says, not 143', {
+    timeout: DEADLINE_MS + 5_000,
+  }, async () => {
+    // A long plan (--ops over 1,024 chunks) into a pipe nobody reads: the dry run is still delivering it when the
+    // signal comes.
     const child = start(['run', '--dry-run', '--ops', '--chunks', '1024', '--streams', '8'], 'pipe');
     const done = ended(child);
     await new Promise<void>((begun) => child.stdout?.once('data', () => begun()));
@@ -140,7 +155,11 @@ const atOnceMs = () => 2_000 * Math.max(1, (loadavg()[0] ?? 0) / availableParall
  * command before the signal; sends `signal` once `when` resolves, and returns how the command ended and how long
  * after the signal.
  */
-async function signalled(args: readonly string[], when: (child: ChildProcessByStdio<null, Readable | null, Readable>) => Promise<void>, env: NodeJS.ProcessEnv = {}) {
+async function signalled(
+  args: readonly string[],
+  when: (child: ChildProcessByStdio<null, Readable | null, Readable>) => Promise<void>,
+  env: NodeJS.ProcessEnv = {},
+) {
   const child = spawn(process.execPath, [...cliEntry(), ...args], {
     cwd: packageRoot(),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -172,11 +191,16 @@ function endedAtOnce(outcome: Ended & { afterMs: number }, what: string): void {
   assert.equal(outcome.signal, null, `${what}: died by the signal\n${outcome.stderr}`);
   assert.equal(outcome.code, 130, `${what}: ${outcome.stderr}`);
   const bound = atOnceMs();
-  assert.ok(outcome.afterMs < bound, `${what}: ended ${outcome.afterMs.toFixed(0)} ms after SIGTERM (bound ${bound.toFixed(0)} ms at a load of ${loadavg()[0]})`);
+  assert.ok(
+    outcome.afterMs < bound,
+    `${what}: ended ${outcome.afterMs.toFixed(0)} ms after SIGTERM (bound ${bound.toFixed(0)} ms at a load of ${loadavg()[0]})`,
+  );
 }
 
 describe('SIGTERM in each long phase that needs no GPU ends the command with 130 within 2 s', () => {
-  it('planning and listing the largest plan allowed (--ops over 16,384 chunks), at any moment', { timeout: 60_000 }, async () => {
+  it('planning and listing the largest plan allowed (--ops over 16,384 chunks), at any moment', {
+    timeout: 60_000,
+  }, async () => {
     const args = ['run', '--dry-run', '--ops', '--chunks', String(MAX_PLAN_CHUNKS)];
     // Whatever it is doing then: reading the config, planning, compiling or listing the ops (10 MB of them).
     // Three plans (a host memory kind each) and a compile into an empty cache before the first line is written, then
@@ -184,7 +208,8 @@ describe('SIGTERM in each long phase that needs no GPU ends the command with 130
     // 1.5 s: on a loaded box Node itself may still be starting then, before any handler of ours exists.
     const cache = { CUDA_PIPE_CACHE_DIR: mkdtempSync(join(dir, 'cache-')) };
     const three = [...args, '--host-memory', 'pinned,pageable,write-combined'];
-    for (const ms of [1_500, 2_000, 2_500]) endedAtOnce(await signalled(three, afterMs(ms), cache), `signal at ${ms} ms`);
+    for (const ms of [1_500, 2_000, 2_500])
+      endedAtOnce(await signalled(three, afterMs(ms), cache), `signal at ${ms} ms`);
     endedAtOnce(await signalled(args, onStdout(/mode serial/)), 'signal as the ops are listed');
   });
 
@@ -198,22 +223,37 @@ describe('SIGTERM in each long phase that needs no GPU ends the command with 130
       const { code, stderr } = runCli(args, {}, { timeoutMs: 20_000 });
       assert.equal(code, 2, stderr);
       assert.match(stderr, new RegExp(`chunks is more than the ${MAX_PLAN_CHUNKS} a plan may hold`));
-      assert.ok(performance.now() - started < 5_000, `${args.join(' ')} took ${(performance.now() - started).toFixed(0)} ms`);
+      assert.ok(
+        performance.now() - started < 5_000,
+        `${args.join(' ')} took ${(performance.now() - started).toFixed(0)} ms`,
+      );
     }
     const { code, stderr } = runCli(['sweep', '--dry-run', '--chunks', '4096,8192']);
     assert.equal(code, 2, stderr);
-    assert.match(stderr, /--chunks 4096,8192 over 4 stream counts make 49152 chunks in each setting's plan, more than the 16384 a plan may hold/);
+    assert.match(
+      stderr,
+      /--chunks 4096,8192 over 4 stream counts make 49152 chunks in each setting's plan, more than the 16384 a plan may hold/,
+    );
   });
 
-  it('an NVRTC compile of a kernel that takes NVRTC tens of seconds', { timeout: 60_000, skip: nvrtcSkipReason() ?? false }, async () => {
+  it('an NVRTC compile of a kernel that takes NVRTC tens of seconds', {
+    timeout: 60_000,
+    skip: nvrtcSkipReason() ?? false,
+  }, async () => {
     // Twenty large functions of transcendentals: NVRTC 11.8 took 40 s over this on the 2-core box.
     const functions = Array.from({ length: 20 }, (_, i) => {
-      const body = Array.from({ length: 60 }, (_, j) => `v = v * ${(1.0001 + i * 1e-6 + j * 1e-7).toFixed(9)}f + sinf(v + ${j}.0f);`).join(' ');
+      const body = Array.from(
+        { length: 60 },
+        (_, j) => `v = v * ${(1.0001 + i * 1e-6 + j * 1e-7).toFixed(9)}f + sinf(v + ${j}.0f);`,
+      ).join(' ');
       return `__device__ __noinline__ float f${i}(float v) { ${body} return v; }`;
     });
     const calls = Array.from({ length: 20 }, (_, i) => `v = f${i}(v);`).join(' ');
     const source = join(dir, 'slow.cu');
-    writeFileSync(source, `${functions.join('\n')}\nextern "C" __global__ void slow(float *x) { float v = x[0]; ${calls} x[0] = v; }\n`);
+    writeFileSync(
+      source,
+      `${functions.join('\n')}\nextern "C" __global__ void slow(float *x) { float v = x[0]; ${calls} x[0] = v; }\n`,
+    );
     // `kernels --check` leads with its verdict, so it writes nothing until NVRTC is done: the signal comes 3 s in,
     // when NVRTC is loaded and at work (the compile takes tens of seconds; a start slower than that on a loaded box
     // meets early-signals.ts's handler instead, which ends it with 130 as well).
@@ -222,11 +262,18 @@ describe('SIGTERM in each long phase that needs no GPU ends the command with 130
     assert.equal(outcome.stderr, 'cuda-pipe: Interrupted (SIGTERM) before the command finished.\n');
   });
 
-  it('an NVRTC compile still in its front end, where NVRTC 11 swaps in signal handlers of its own', { timeout: 60_000, skip: nvrtcSkipReason() ?? false }, async () => {
-    // 60,000 templates never instantiated (3.6 MB, under the 4 MiB a source may be): NVRTC 11.2 parses them for seconds on the 2-core box, with its own
+  it('an NVRTC compile still in its front end, where NVRTC 11 swaps in signal handlers of its own', {
+    timeout: 60_000,
+    skip: nvrtcSkipReason() ?? false,
+  }, async () => {
+    // 60,000 templates never instantiated (3.6 MB, under the 4 MiB a source may be): NVRTC 11.2 parses them for seconds
+    // on the 2-core box, with its own
     // SIGTERM handler in place from 0.5 s in. A signal then called NVRTC's exit(4) under the compile, and the process
     // died by SIGSEGV, without a word, whenever the compile ran in this process.
-    const templates = Array.from({ length: 60_000 }, (_, i) => `template<class T>__device__ T f${i}(T x){return x*${i}+1;}`);
+    const templates = Array.from(
+      { length: 60_000 },
+      (_, i) => `template<class T>__device__ T f${i}(T x){return x*${i}+1;}`,
+    );
     const source = join(dir, 'front-end.cu');
     writeFileSync(source, `${templates.join('\n')}\nextern "C" __global__ void k(float *x) { x[0] = 1.0f; }\n`);
     const mark = `front-end-${process.pid}-${Date.now()}`;
@@ -235,14 +282,16 @@ describe('SIGTERM in each long phase that needs no GPU ends the command with 130
     assert.equal(outcome.stderr, 'cuda-pipe: Interrupted (SIGTERM) before the command finished.\n');
     // The compile runs in a child process, which must not outlive the command.
     const deadline = performance.now() + atOnceMs();
-    while (processesMarked(mark).length > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (processesMarked(mark).length > 0 && performance.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(processesMarked(mark), [], 'a compiler process outlived the command');
   });
 
   it('writing a 48 MB document', { timeout: 60_000 }, async () => {
     const folder = mkdtempSync(join(dir, 'out-'));
     const outcome = await signalled(['report', largeResult(), '--json', join(folder, 'result.json')], async () => {
-      while (!readdirSync(folder).some((name) => name.endsWith('.tmp'))) await new Promise((resolve) => setTimeout(resolve, 2));
+      while (!readdirSync(folder).some((name) => name.endsWith('.tmp')))
+        await new Promise((resolve) => setTimeout(resolve, 2));
     });
     endedAtOnce(outcome, 'writing');
   });
@@ -257,7 +306,8 @@ describe('SIGTERM in each long phase that needs no GPU ends the command with 130
       `{"ph":"X","cat":"kernel","name":"void gemm_kernel<float, 128>(Params)","pid":0,"tid":7,"ts":${1e6 + i * 10},"dur":8,"args":{"device":0,"stream":7,"correlation":${i}}}`;
     const events = Array.from({ length: 1_000_000 }, (_, i) => (i % 20 === 0 ? `${op(i)},${kernel(i)}` : op(i)));
     writeFileSync(trace, `{"schemaVersion":1,"traceEvents":[${events.join(',\n')}]}`);
-    for (const ms of [1_500, 2_500, 3_500]) endedAtOnce(await signalled(['analyze', trace], afterMs(ms)), `signal at ${ms} ms`);
+    for (const ms of [1_500, 2_500, 3_500])
+      endedAtOnce(await signalled(['analyze', trace], afterMs(ms)), `signal at ${ms} ms`);
   });
 });
 

@@ -24,7 +24,13 @@ const raw = (text: string) => [...text.matchAll(new RegExp(CONTROL.source, 'g'))
 const hostile = write('e.json', '\u001b]0;owned\u0007\u001b[2J');
 const nul = write('n.json', '\u0000\u001b[31mred');
 const trace = (name: string) =>
-  write('kernel.json', JSON.stringify({ schemaVersion: 1, traceEvents: [{ ph: 'X', cat: 'kernel', name, pid: 0, ts: 10, dur: -5, args: { device: 0, stream: 7 } }] }));
+  write(
+    'kernel.json',
+    JSON.stringify({
+      schemaVersion: 1,
+      traceEvents: [{ ph: 'X', cat: 'kernel', name, pid: 0, ts: 10, dur: -5, args: { device: 0, stream: 7 } }],
+    }),
+  );
 
 describe('nothing raw from a file reaches the terminal', () => {
   const good = join('test', 'fixtures', 'h200-balanced-16-traced.json');

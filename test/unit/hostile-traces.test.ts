@@ -23,7 +23,10 @@ const MiB = 1024 * 1024;
 function bomb(name: string, head: string, block: Buffer, repeats: number, tail: string): string {
   const path = join(dir, name);
   const member = gzipSync(block, { level: 9 });
-  writeFileSync(path, Buffer.concat([gzipSync(head), ...Array.from({ length: repeats }, () => member), gzipSync(tail)]));
+  writeFileSync(
+    path,
+    Buffer.concat([gzipSync(head), ...Array.from({ length: repeats }, () => member), gzipSync(tail)]),
+  );
   return path;
 }
 
@@ -44,13 +47,25 @@ describe('a trace built to take the machine is refused in seconds, quoting the l
 
   it('a gzip of whitespace that inflates to 1 GiB', { timeout: 60_000 }, () => {
     const path = bomb('space.json.gz', '{"traceEvents": [', Buffer.alloc(16 * MiB, 0x20), 64, ']}');
-    refusedFast(path, new RegExp(`Cannot analyse trace .*space\\.json\\.gz: ${ratio} \\(16\\.\\d+ MiB of text from [\\d.]+ KiB\\), the most a trace may ${floor}`));
+    refusedFast(
+      path,
+      new RegExp(
+        `Cannot analyse trace .*space\\.json\\.gz: ${ratio} \\(16\\.\\d+ MiB of text from [\\d.]+ KiB\\), the most a trace may ${floor}`,
+      ),
+    );
   });
 
   it('a gzip of one kernel event repeated to 1 GiB', { timeout: 60_000 }, () => {
-    const event = '{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"device":0,"stream":7,"correlation":1}},';
+    const event =
+      '{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"device":0,"stream":7,"correlation":1}},';
     const block = Buffer.from(event.repeat(Math.floor((16 * MiB) / event.length)));
-    const path = bomb('events.json.gz', '{"schemaVersion":1,"traceEvents":[', block, 64, '{"ph":"i","name":"end","pid":0,"ts":1}]}');
+    const path = bomb(
+      'events.json.gz',
+      '{"schemaVersion":1,"traceEvents":[',
+      block,
+      64,
+      '{"ph":"i","name":"end","pid":0,"ts":1}]}',
+    );
     refusedFast(path, new RegExp(`${ratio} .*, the most a trace may ${floor}`));
   });
 
@@ -58,7 +73,12 @@ describe('a trace built to take the machine is refused in seconds, quoting the l
     const limit = formatByteLimit(TRACE_LIMITS.maxBytesWithoutEvent);
     const spaces = join(dir, 'spaces.json');
     writeFileSync(spaces, `{"traceEvents": [${' '.repeat(40 * MiB)}]}`);
-    refusedFast(spaces, new RegExp(`[\\d.]+ MiB of its text went by without an event ending, more than the ${limit} a trace may \\(whitespace`));
+    refusedFast(
+      spaces,
+      new RegExp(
+        `[\\d.]+ MiB of its text went by without an event ending, more than the ${limit} a trace may \\(whitespace`,
+      ),
+    );
     const string = join(dir, 'string.json');
     writeFileSync(string, `{"traceEvents": [{"ph": "X", "name": "${'a'.repeat(40 * MiB)}"}]}`);
     refusedFast(string, new RegExp(`without an event ending, more than the ${limit}`));

@@ -34,9 +34,16 @@ function config(name: string, after: string): string {
 async function openRejection(path: string, loadTimeoutMs?: number): Promise<UsageError> {
   const started = performance.now();
   try {
-    await WorkerPool.open({ workers: 2, functions: { after: { kind: 'module', path, export: 'run' } }, ...(loadTimeoutMs ? { loadTimeoutMs } : {}) });
+    await WorkerPool.open({
+      workers: 2,
+      functions: { after: { kind: 'module', path, export: 'run' } },
+      ...(loadTimeoutMs ? { loadTimeoutMs } : {}),
+    });
   } catch (error) {
-    assert.ok(error instanceof UsageError, `expected a UsageError, got ${error instanceof Error ? error.stack : String(error)}`);
+    assert.ok(
+      error instanceof UsageError,
+      `expected a UsageError, got ${error instanceof Error ? error.stack : String(error)}`,
+    );
     assert.ok(performance.now() - started < 10_000, 'the pool took more than 10 s to give up');
     return error;
   }
@@ -56,7 +63,11 @@ describe('host stage modules that are not regular files', () => {
     ] as const;
     for (const [path, message] of cases) {
       // A FIFO gets a process of its own: were it ever opened, only killing a process would end the wait.
-      const run = runCli(['run', '--dry-run', config('dry.yaml', `{ module: ${path}, export: run }`)], {}, { timeoutMs: 20_000, process: path === fifo });
+      const run = runCli(
+        ['run', '--dry-run', config('dry.yaml', `{ module: ${path}, export: run }`)],
+        {},
+        { timeoutMs: 20_000, process: path === fifo },
+      );
       assert.equal(run.code, 2, `${path}: ${run.stderr}`);
       assert.match(run.stderr, /^cuda-pipe: host stage function 'after': /);
       assert.match(run.stderr, message);
@@ -67,7 +78,10 @@ describe('host stage modules that are not regular files', () => {
   it('the pool refuses a FIFO before a worker imports it', { timeout: 15_000 }, async () => {
     const fifo = join(dir, 'pool-pipe.mjs');
     assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
-    assert.match((await openRejection(fifo)).message, /^host stage function 'after': Cannot read module \S+pool-pipe\.mjs: is a named pipe \(FIFO\)/);
+    assert.match(
+      (await openRejection(fifo)).message,
+      /^host stage function 'after': Cannot read module \S+pool-pipe\.mjs: is a named pipe \(FIFO\)/,
+    );
   });
 });
 
@@ -81,20 +95,37 @@ describe('host stage modules that misbehave while they load', () => {
   });
 
   it('an await that never settles at load is exit 2 naming the module', { timeout: 15_000 }, async () => {
-    const error = await openRejection(module('awaits.mjs', 'await new Promise(() => {});\nexport const run = () => 0;\n'));
-    assert.match(error.message, /module \S+awaits\.mjs ended worker \d while it loaded \(exit code 13\): its top-level code awaits something that never settles/);
+    const error = await openRejection(
+      module('awaits.mjs', 'await new Promise(() => {});\nexport const run = () => 0;\n'),
+    );
+    assert.match(
+      error.message,
+      /module \S+awaits\.mjs ended worker \d while it loaded \(exit code 13\): its top-level code awaits something that never settles/,
+    );
   });
 
-  it('a loop at load passes the load deadline: the workers are ended and the module named', { timeout: 15_000 }, async () => {
+  it('a loop at load passes the load deadline: the workers are ended and the module named', {
+    timeout: 15_000,
+  }, async () => {
     // 3 s, not 1 s: the workers must get past their own imports before the deadline, and with test files run at once
     // on a busy machine that took over 1 s ("the host stage's workers did not start within 1 s").
     const error = await openRejection(module('spins.mjs', 'while (true) {}\nexport const run = () => 0;\n'), 3000);
-    assert.match(error.message, /^host stage function 'after': module \S+spins\.mjs did not load in worker \d within 3 s: its top-level code is still running/);
+    assert.match(
+      error.message,
+      /^host stage function 'after': module \S+spins\.mjs did not load in worker \d within 3 s: its top-level code is still running/,
+    );
   });
 
   it("a module's console output goes to stderr, never into the document on stdout", () => {
-    const path = module('chatty.mjs', 'console.log("CHATTY-LOG"); console.info("CHATTY-INFO"); process.stdout.write("CHATTY-WRITE\\n");\nexport const run = () => 0;\n');
-    const run = runCli(['run', '--json', '-', config('chatty.yaml', `{ module: ${path}, export: run }`)], {}, { timeoutMs: 30_000 });
+    const path = module(
+      'chatty.mjs',
+      'console.log("CHATTY-LOG"); console.info("CHATTY-INFO"); process.stdout.write("CHATTY-WRITE\\n");\nexport const run = () => 0;\n',
+    );
+    const run = runCli(
+      ['run', '--json', '-', config('chatty.yaml', `{ module: ${path}, export: run }`)],
+      {},
+      { timeoutMs: 30_000 },
+    );
     assert.equal(run.code, 3, run.stderr);
     assert.doesNotMatch(run.stdout, /CHATTY/);
     assert.match(run.stderr, /CHATTY-LOG\n/);
@@ -103,11 +134,15 @@ describe('host stage modules that misbehave while they load', () => {
 
   it('SIGTERM ends a run whose module spins at load, with 130', { timeout: 30_000 }, async () => {
     const path = module('spin-signal.mjs', 'console.error("SPINNING"); while (true) {}\nexport const run = () => 0;\n');
-    const child = spawn(process.execPath, [...cliEntry(), 'run', config('spin.yaml', `{ module: ${path}, export: run }`)], {
-      cwd: packageRoot(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
-    });
+    const child = spawn(
+      process.execPath,
+      [...cliEntry(), 'run', config('spin.yaml', `{ module: ${path}, export: run }`)],
+      {
+        cwd: packageRoot(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, NO_COLOR: '1' },
+      },
+    );
     let stderr = '';
     const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     await new Promise<void>((spinning) =>
@@ -118,7 +153,9 @@ describe('host stage modules that misbehave while they load', () => {
     );
     const sent = performance.now();
     child.kill('SIGTERM');
-    const [code, signal] = await new Promise<[number | null, string | null]>((ended) => child.on('exit', (c, s) => ended([c, s])));
+    const [code, signal] = await new Promise<[number | null, string | null]>((ended) =>
+      child.on('exit', (c, s) => ended([c, s])),
+    );
     clearTimeout(killer);
     assert.equal(signal, null, `killed: the process did not end on SIGTERM\n${stderr}`);
     assert.equal(code, 130, stderr);

@@ -38,11 +38,23 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
 describe('an interrupt stops the rep loop at the next rep boundary', () => {
   it('issues no rep after the signal and throws Interrupted (exit 130) naming the mode', async () => {
     const controller = new AbortController();
-    const runner = new FakeRunner(plan.schedules, plan.buffers, { onRep: (_s, n) => n === 3 && controller.abort('SIGINT') });
-    const error = await rejection(measureSchedule(runner, serial, { ...DEFAULT_POLICY, warmup: 2, fixedReps: 50 }, { guard: new RepGuard({ signal: controller.signal }) }));
+    const runner = new FakeRunner(plan.schedules, plan.buffers, {
+      onRep: (_s, n) => n === 3 && controller.abort('SIGINT'),
+    });
+    const error = await rejection(
+      measureSchedule(
+        runner,
+        serial,
+        { ...DEFAULT_POLICY, warmup: 2, fixedReps: 50 },
+        { guard: new RepGuard({ signal: controller.signal }) },
+      ),
+    );
     assert.ok(error instanceof Interrupted);
     assert.equal(error.exitCode, 130);
-    assert.equal(error.message, 'Interrupted (SIGINT) before a rep of the serial mode: the device was released and nothing was written.');
+    assert.equal(
+      error.message,
+      'Interrupted (SIGINT) before a rep of the serial mode: the device was released and nothing was written.',
+    );
     assert.equal(runner.repsOf(serial.id), 4, 'the rep in flight finished; none was issued after it');
   });
 
@@ -65,16 +77,30 @@ describe('an interrupt stops the rep loop at the next rep boundary', () => {
     const controller = new AbortController();
     controller.abort('SIGINT');
     const runner = new FakeRunner(plan.schedules, plan.buffers);
-    await assert.rejects(measureSchedules(runner, { ...DEFAULT_POLICY, fixedReps: 2 }, { guard: new RepGuard({ signal: controller.signal }) }), Interrupted);
+    await assert.rejects(
+      measureSchedules(
+        runner,
+        { ...DEFAULT_POLICY, fixedReps: 2 },
+        { guard: new RepGuard({ signal: controller.signal }) },
+      ),
+      Interrupted,
+    );
     assert.equal(runner.calls.filter((c) => c.call === 'rep').length, 0);
   });
 });
 
 describe('the deadline of every rep', () => {
   it('is --timeout until the mode has run, then 20 times its slowest rep, never under a second', async () => {
-    const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s.role.kind === 'serial' ? ([30, 120, 80][n] ?? 80) : 0.01) });
-    await measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 1, fixedReps: 2 }, { guard: new RepGuard({ timeoutMs: 5000 }) });
-    const deadlines = (id: string) => runner.calls.flatMap((c) => (c.call === 'rep' && c.id === id ? [c.deadlineMs] : []));
+    const runner = new FakeRunner(plan.schedules, plan.buffers, {
+      gpuMs: (s, n) => (s.role.kind === 'serial' ? ([30, 120, 80][n] ?? 80) : 0.01),
+    });
+    await measureSchedules(
+      runner,
+      { ...DEFAULT_POLICY, warmup: 1, fixedReps: 2 },
+      { guard: new RepGuard({ timeoutMs: 5000 }) },
+    );
+    const deadlines = (id: string) =>
+      runner.calls.flatMap((c) => (c.call === 'rep' && c.id === id ? [c.deadlineMs] : []));
     assert.deepEqual(deadlines(serial.id), [5000, 1000, 2400]);
     const overlapped = plan.schedules.find((s) => s.role.kind === 'overlapped') as Schedule;
     assert.deepEqual(deadlines(overlapped.id), [5000, 1000, 1000]);
@@ -105,11 +131,17 @@ describe('the interrupt handlers', () => {
           signals.emit('SIGINT', 'SIGINT');
           return 'measured';
         },
-        { signals: signals as unknown as NodeJS.Process, write: (text) => written.push(text), exit: ((code: 130) => exits.push(code)) as unknown as (code: 130) => never },
+        {
+          signals: signals as unknown as NodeJS.Process,
+          write: (text) => written.push(text),
+          exit: ((code: 130) => exits.push(code)) as unknown as (code: 130) => never,
+        },
       ),
     );
     assert.deepEqual(exits, [130]);
-    assert.deepEqual(written, ['cuda-pipe: interrupted again (SIGINT): exiting now, without waiting for the current rep.\n']);
+    assert.deepEqual(written, [
+      'cuda-pipe: interrupted again (SIGINT): exiting now, without waiting for the current rep.\n',
+    ]);
     assert.ok(error instanceof Interrupted, 'a run that finished after a signal writes nothing');
     assert.match(error.message, /^Interrupted \(SIGTERM\) after measuring: nothing was written\.$/);
     assert.equal(signals.listenerCount('SIGINT'), 1, 'on the way out, a further signal still exits with 130');
@@ -117,7 +149,10 @@ describe('the interrupt handlers', () => {
 
   it('are removed when the command ends without a signal', async () => {
     const signals = new EventEmitter();
-    assert.equal(await withInterrupts(async () => 'measured', { signals: signals as unknown as NodeJS.Process }), 'measured');
+    assert.equal(
+      await withInterrupts(async () => 'measured', { signals: signals as unknown as NodeJS.Process }),
+      'measured',
+    );
     assert.equal(signals.listenerCount('SIGINT') + signals.listenerCount('SIGTERM'), 0);
   });
 
@@ -172,8 +207,14 @@ describe('the interrupt handlers', () => {
   // through tsx, which costs a second of CPU a start.
   const compiled = import.meta.url.endsWith('.js');
   const script = fileURLToPath(new URL(`../fixtures/scripts/interrupt.${compiled ? 'js' : 'ts'}`, import.meta.url));
-  async function signalled(mode: 'reps' | 'stuck', signals: NodeJS.Signals[]): Promise<{ code: number | null; stderr: string; stdout: string; ms: number }> {
-    const child = spawn(process.execPath, [...(compiled ? [] : ['--import', 'tsx']), script, mode], { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'pipe'] });
+  async function signalled(
+    mode: 'reps' | 'stuck',
+    signals: NodeJS.Signals[],
+  ): Promise<{ code: number | null; stderr: string; stdout: string; ms: number }> {
+    const child = spawn(process.execPath, [...(compiled ? [] : ['--import', 'tsx']), script, mode], {
+      cwd: packageRoot(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
@@ -200,7 +241,10 @@ describe('the interrupt handlers', () => {
   it('a real SIGINT ends a process at its next boundary with exit 130 and one line', async () => {
     const { code, stderr, stdout, ms } = await signalled('reps', ['SIGINT']);
     assert.equal(code, 130, stderr);
-    assert.match(stderr, /^cuda-pipe: Interrupted \(SIGINT\) before rep \d+ of the fake mode: the device was released and nothing was written\.\n$/);
+    assert.match(
+      stderr,
+      /^cuda-pipe: Interrupted \(SIGINT\) before rep \d+ of the fake mode: the device was released and nothing was written\.\n$/,
+    );
     assert.doesNotMatch(stdout, /finished/);
     assert.ok(ms < 5000, `${ms} ms`);
   });

@@ -28,7 +28,16 @@ import { makeResult } from '../helpers/results.js';
 const WIDE = { columns: 1000, verbose: true };
 
 // row_sum.cu: in (itemSize rows) + a resident table → out (one float per row).
-const itemsConfig = (options: { items?: number | string; inItem?: number; outItem?: number; extra?: string; pipeline?: string; top?: string } = {}) =>
+const itemsConfig = (
+  options: {
+    items?: number | string;
+    inItem?: number;
+    outItem?: number;
+    extra?: string;
+    pipeline?: string;
+    top?: string;
+  } = {},
+) =>
   `${options.top ?? ''}buffers:\n` +
   `  in: { type: float32, itemSize: ${options.inItem ?? 256}, role: in }\n` +
   '  table: { type: float32, count: 256, role: resident }\n' +
@@ -56,7 +65,8 @@ const byRole = (p: Plan, kind: string): Schedule => {
   assert.ok(s, `no ${kind} schedule`);
   return s;
 };
-const copies = (s: Schedule, buffer: string) => s.body.filter((o): o is CopyOp => o.kind === 'copy' && o.buffer === buffer);
+const copies = (s: Schedule, buffer: string) =>
+  s.body.filter((o): o is CopyOp => o.kind === 'copy' && o.buffer === buffer);
 
 describe('pipeline.items: chunks over items, each buffer by its own itemSize', () => {
   it('reads every chunked buffer as items × itemSize elements and keeps the resident one as given', () => {
@@ -105,7 +115,10 @@ describe('pipeline.items: chunks over items, each buffer by its own itemSize', (
     for (const s of p.schedules) assert.equal(copies(s, 'table').length, 0, s.id);
     const serial = byRole(p, 'serial');
     assert.deepEqual(serial.bytes, { h2d: 1_024_000, d2h: 4000 });
-    assert.match(renderPlan(p), /buffer table: float32 × 256 = 1 KiB, resident, pinned host memory: copied to the device once before timing/);
+    assert.match(
+      renderPlan(p),
+      /buffer table: float32 × 256 = 1 KiB, resident, pinned host memory: copied to the device once before timing/,
+    );
     assert.match(renderPlan(p), /device memory: .*of which resident 1 KiB/);
     assert.match(renderPlan(p), /layout: 4 chunks of 250 items, 2 streams/);
   });
@@ -113,7 +126,10 @@ describe('pipeline.items: chunks over items, each buffer by its own itemSize', (
   it("puts a ring's slots at each buffer's own item offsets, and sizes it with the resident buffers counted", () => {
     // Per item 1028 bytes (256 + 1 floats); 250 items a chunk = 257,000 bytes a slot. A budget of 2 slots plus the
     // 1 KiB table holds two slots; without counting the table it would be just as many, so the table is made large.
-    const big = itemsConfig({ pipeline: ', order: depth-first' }).replace('count: 256, role: resident', 'count: 64250, role: resident');
+    const big = itemsConfig({ pipeline: ', order: depth-first' }).replace(
+      'count: 256, role: resident',
+      'count: 64250, role: resident',
+    );
     const p = plan(`deviceMemory: ${2 * 257_000 + 257_000}\n${big}`);
     assert.deepEqual(p.device.ring, { slots: 2, slotElements: 250 });
     const s = byRole(p, 'overlapped');
@@ -170,8 +186,13 @@ describe('pipeline.items: chunks over items, each buffer by its own itemSize', (
       { kind: 'buffer' as const, buffer: 'h' },
     ];
     assert.equal(launchElements(args, buffers, 512), 512 * 4096);
-    assert.equal(launchElements([{ kind: 'buffer', buffer: 'b' }], buffers, 512), 512, 'a resident buffer alone: one element an item');
-    const grid = (count: number) => gridSize({ grid: 'auto', block: 256 }, count, { multiprocessors: 132, maxThreadsPerMultiprocessor: 2048 });
+    assert.equal(
+      launchElements([{ kind: 'buffer', buffer: 'b' }], buffers, 512),
+      512,
+      'a resident buffer alone: one element an item',
+    );
+    const grid = (count: number) =>
+      gridSize({ grid: 'auto', block: 256 }, count, { multiprocessors: 132, maxThreadsPerMultiprocessor: 2048 });
     assert.equal(grid(launchElements(args, buffers, 512)), 132 * 8, 'a chunk of 512 rows of 4,096 fills the GPU');
     assert.equal(grid(512), 2, 'what counting items gave: two blocks for two million values');
   });
@@ -182,7 +203,8 @@ describe('pipeline.items: chunks over items, each buffer by its own itemSize', (
         'kernels:\n  - { name: scale, source: scale.cu, entry: scale, args: [{ buffer: w }, { buffer: check }, { chunk: items }, { float32: 2 }] }\n' +
         'pipeline: { items: 16, chunks: 16, slots: 2 }\n',
     );
-    const batch = (op: 'h2d' | 'd2h') => p.schedules.find((s) => s.role.kind === 'op-cost' && s.role.op === op)?.body[0] as CopyOp;
+    const batch = (op: 'h2d' | 'd2h') =>
+      p.schedules.find((s) => s.role.kind === 'op-cost' && s.role.op === op)?.body[0] as CopyOp;
     assert.equal(batch('h2d').bytes, 4096);
     assert.equal(batch('d2h').bytes, 8, "two slots of one 4-byte item: the copy stays within the device's 8 bytes");
   });
@@ -211,7 +233,10 @@ describe('pipeline.items: chunks over items, each buffer by its own itemSize', (
     const { config } = parseConfigText(text, '/tmp/plain.yaml');
     assert.equal(config.items, null);
     assert.ok(config.buffers.every((b) => b.itemSize === 1));
-    assert.equal(configHash(config), configHash({ ...config, buffers: config.buffers.map(({ itemSize: _, ...b }) => b as ConfigBuffer) }));
+    assert.equal(
+      configHash(config),
+      configHash({ ...config, buffers: config.buffers.map(({ itemSize: _, ...b }) => b as ConfigBuffer) }),
+    );
     assert.notEqual(configHash(config), configHash({ ...config, items: 1024 }));
   });
 
@@ -224,7 +249,10 @@ describe('pipeline.items: chunks over items, each buffer by its own itemSize', (
         fc.integer({ min: 1, max: 7 }),
         (items, chunks, inItem, outItem) => {
           fc.pre(chunks <= items);
-          const s = byRole(plan(itemsConfig({ items, inItem, outItem }).replace('chunks: 4', `chunks: ${chunks}`)), 'overlapped');
+          const s = byRole(
+            plan(itemsConfig({ items, inItem, outItem }).replace('chunks: 4', `chunks: ${chunks}`)),
+            'overlapped',
+          );
           let next = 0;
           for (const r of s.ranges) {
             assert.equal(r.first, next);
@@ -253,7 +281,8 @@ describe('pipeline.items: chunks over items, each buffer by its own itemSize', (
 describe('a scratch buffer with an init', () => {
   it('is seeded on the device once (a GEMM operand holds data, not what the allocator left) and others are not', () => {
     const text = itemsConfig({
-      extra: '  seededScratch: { type: bfloat16, itemSize: 4, role: scratch, init: { kind: random, seed: 3 } }\n  plainScratch: { type: float32, itemSize: 1, role: scratch }\n',
+      extra:
+        '  seededScratch: { type: bfloat16, itemSize: 4, role: scratch, init: { kind: random, seed: 3 } }\n  plainScratch: { type: float32, itemSize: 1, role: scratch }\n',
     });
     const { config } = parseConfigText(text, '/tmp/items.yaml');
     const seeded = Object.fromEntries(config.buffers.map((b) => [b.name, b.seeded === true]));
@@ -264,8 +293,13 @@ describe('a scratch buffer with an init', () => {
 
 describe('config errors of buffers of any shape name the field', () => {
   it('refuses a count that disagrees with items × itemSize, naming the count', () => {
-    const message = configError(itemsConfig().replace('itemSize: 256, role: in', 'itemSize: 256, count: 1000, role: in'));
-    assert.match(message, /items\.yaml:\d+:\d+: buffer "in": count 1000 disagrees with pipeline\.items × itemSize = 1000 × 256 = 256000 elements/);
+    const message = configError(
+      itemsConfig().replace('itemSize: 256, role: in', 'itemSize: 256, count: 1000, role: in'),
+    );
+    assert.match(
+      message,
+      /items\.yaml:\d+:\d+: buffer "in": count 1000 disagrees with pipeline\.items × itemSize = 1000 × 256 = 256000 elements/,
+    );
   });
 
   it('refuses a size that disagrees, naming the size, and accepts one that agrees', () => {
@@ -273,7 +307,10 @@ describe('config errors of buffers of any shape name the field', () => {
       configError(itemsConfig().replace('itemSize: 1, role: out', 'itemSize: 1, size: 1KiB, role: out')),
       /buffer "out": size 1024 disagrees with pipeline\.items × itemSize/,
     );
-    const { config } = parseConfigText(itemsConfig().replace('itemSize: 1, role: out', 'itemSize: 1, size: 4000, role: out'), '/tmp/items.yaml');
+    const { config } = parseConfigText(
+      itemsConfig().replace('itemSize: 1, role: out', 'itemSize: 1, size: 4000, role: out'),
+      '/tmp/items.yaml',
+    );
     assert.equal(config.buffers.find((b) => b.name === 'out')?.elements, 1000);
   });
 
@@ -292,13 +329,25 @@ describe('config errors of buffers of any shape name the field', () => {
   });
 
   it('refuses items and itemSize out of range, naming the field', () => {
-    assert.match(configError(itemsConfig({ items: 0 })), /pipeline\.items: items is a count of items per rep: 1 or more/);
-    assert.match(configError(itemsConfig({ inItem: 0 })), /buffers\.in\.itemSize: itemSize is elements per item: 1 or more/);
-    assert.match(configError(itemsConfig({ items: 3 })), /items\.yaml:\d+:\d+: 4 chunks is more than the pipeline's 3 items/);
+    assert.match(
+      configError(itemsConfig({ items: 0 })),
+      /pipeline\.items: items is a count of items per rep: 1 or more/,
+    );
+    assert.match(
+      configError(itemsConfig({ inItem: 0 })),
+      /buffers\.in\.itemSize: itemSize is elements per item: 1 or more/,
+    );
+    assert.match(
+      configError(itemsConfig({ items: 3 })),
+      /items\.yaml:\d+:\d+: 4 chunks is more than the pipeline's 3 items/,
+    );
   });
 
   it('refuses a resident buffer without a count or size, and a config with only resident buffers', () => {
-    assert.match(configError(itemsConfig().replace('count: 256, role: resident', 'role: resident')), /buffer "table" needs exactly one of count \(elements\) or size \(bytes\)/);
+    assert.match(
+      configError(itemsConfig().replace('count: 256, role: resident', 'role: resident')),
+      /buffer "table" needs exactly one of count \(elements\) or size \(bytes\)/,
+    );
     const onlyResident =
       'buffers:\n  t: { type: float32, count: 8, role: resident }\n' +
       'kernels:\n  - { source: scale.cu, entry: scale, args: [{ buffer: t }, { buffer: t }, { chunk: elements }, { float32: 2 }] }\n';
@@ -306,7 +355,10 @@ describe('config errors of buffers of any shape name the field', () => {
   });
 
   it('refuses a device-memory budget the resident buffers fill', () => {
-    assert.match(configError(`deviceMemory: 1024\n${itemsConfig()}`), /deviceMemory: the resident buffers take 1024 bytes, which leaves none of the budget/);
+    assert.match(
+      configError(`deviceMemory: 1024\n${itemsConfig()}`),
+      /deviceMemory: the resident buffers take 1024 bytes, which leaves none of the budget/,
+    );
   });
 });
 
@@ -342,7 +394,10 @@ describe('the overlap bound with unequal bytes each way', () => {
     assert.ok(Math.abs(link.ms - (10.1 * (1 - alone) + 1.755)) < 1e-9);
     assert.equal(bound.term, 'link');
     // With the bytes equal (element counts instead of bytes) the link term would be another figure.
-    const equal = layoutBound({ ...parts, d2hBytes: 256 * MiB }, { chunks: 8, streams: 4, issue: 'stream', kernelsChunkedMs: null });
+    const equal = layoutBound(
+      { ...parts, d2hBytes: 256 * MiB },
+      { chunks: 8, streams: 4, issue: 'stream', kernelsChunkedMs: null },
+    );
     assert.notEqual(equal.terms.find((t) => t.term === 'link')?.ms, link.ms);
   });
 });
@@ -383,35 +438,72 @@ describe('verification with a tolerance', () => {
   const tolerance = { relative: 0.01, absolute: 0.001 };
 
   it('passes values within absolute + relative × |expected| and reports the largest error', () => {
-    const { mismatch, largest } = compareWithin(outBuffer('float32', 4, 3), f32(100, 0, -2), f32(100.5, 0.0009, -2), POISON.overlapped, tolerance);
+    const { mismatch, largest } = compareWithin(
+      outBuffer('float32', 4, 3),
+      f32(100, 0, -2),
+      f32(100.5, 0.0009, -2),
+      POISON.overlapped,
+      tolerance,
+    );
     assert.equal(mismatch, null);
     assert.ok(Math.abs(largest.absolute - 0.5) < 1e-6);
     assert.ok(Math.abs(largest.relative - 0.005) < 1e-6);
   });
 
   it('fails a value outside it, naming the first and counting all', () => {
-    const { mismatch } = compareWithin(outBuffer('float32', 4, 4), f32(1, 100, 2, 3), f32(1, 102, 2, 3.5), POISON.overlapped, tolerance);
-    assert.deepEqual(mismatch, { buffer: 'out', index: 1, expected: '100', actual: '102', differing: 2, unwritten: false });
+    const { mismatch } = compareWithin(
+      outBuffer('float32', 4, 4),
+      f32(1, 100, 2, 3),
+      f32(1, 102, 2, 3.5),
+      POISON.overlapped,
+      tolerance,
+    );
+    assert.deepEqual(mismatch, {
+      buffer: 'out',
+      index: 1,
+      expected: '100',
+      actual: '102',
+      differing: 2,
+      unwritten: false,
+    });
   });
 
   it('matches NaN only with NaN, and an infinity only with itself', () => {
-    const same = compareWithin(outBuffer('float32', 4, 2), f32(Number.NaN, Number.POSITIVE_INFINITY), f32(Number.NaN, Number.POSITIVE_INFINITY), POISON.overlapped, tolerance);
+    const same = compareWithin(
+      outBuffer('float32', 4, 2),
+      f32(Number.NaN, Number.POSITIVE_INFINITY),
+      f32(Number.NaN, Number.POSITIVE_INFINITY),
+      POISON.overlapped,
+      tolerance,
+    );
     assert.equal(same.mismatch, null);
     const nan = compareWithin(outBuffer('float32', 4, 2), f32(1, 2), f32(Number.NaN, 2), POISON.overlapped, tolerance);
     assert.equal(nan.mismatch?.index, 0);
-    const inf = compareWithin(outBuffer('float32', 4, 1), f32(Number.POSITIVE_INFINITY), f32(Number.NEGATIVE_INFINITY), POISON.overlapped, tolerance);
+    const inf = compareWithin(
+      outBuffer('float32', 4, 1),
+      f32(Number.POSITIVE_INFINITY),
+      f32(Number.NEGATIVE_INFINITY),
+      POISON.overlapped,
+      tolerance,
+    );
     assert.equal(inf.mismatch?.differing, 1);
   });
 
   it('keeps integer outputs exact whatever the tolerance', () => {
     const ints = (...values: number[]) => new Uint8Array(new Int32Array(values).buffer);
-    const { mismatch } = compareWithin(outBuffer('int32', 4, 2), ints(1000, 5), ints(1001, 5), POISON.overlapped, { relative: 0.5, absolute: 10 });
+    const { mismatch } = compareWithin(outBuffer('int32', 4, 2), ints(1000, 5), ints(1001, 5), POISON.overlapped, {
+      relative: 0.5,
+      absolute: 10,
+    });
     assert.equal(mismatch?.index, 0);
   });
 
   it('decodes bfloat16 outputs and shows a mismatch as a number and its bits', () => {
     const bf = (...values: number[]) => new Uint8Array(new Uint16Array(values.map(toBfloat16Bits)).buffer);
-    assert.equal(compareWithin(outBuffer('bfloat16', 2, 2), bf(1, 2), bf(1.0078125, 2), POISON.overlapped, tolerance).mismatch, null);
+    assert.equal(
+      compareWithin(outBuffer('bfloat16', 2, 2), bf(1, 2), bf(1.0078125, 2), POISON.overlapped, tolerance).mismatch,
+      null,
+    );
     const { mismatch } = compareWithin(outBuffer('bfloat16', 2, 1), bf(1), bf(1.5), POISON.overlapped, tolerance);
     assert.equal(mismatch?.expected, '1 (0x3f80)');
     assert.equal(mismatch?.actual, '1.5 (0x3fc0)');
@@ -419,15 +511,28 @@ describe('verification with a tolerance', () => {
 
   it('adds the windows up: the first mismatch indexed in the whole buffer, the largest error over all of them', () => {
     const largest = { absolute: 0, relative: 0 };
-    const mismatch = compareWindows(outBuffer('float32', 4, 4), [f32(1, 2), f32(3, 4)], [f32(1, 2.001), f32(3, 5)], tolerance, largest);
+    const mismatch = compareWindows(
+      outBuffer('float32', 4, 4),
+      [f32(1, 2), f32(3, 4)],
+      [f32(1, 2.001), f32(3, 5)],
+      tolerance,
+      largest,
+    );
     assert.equal(mismatch?.index, 3);
     assert.ok(Math.abs(largest.absolute - 1) < 1e-6);
   });
 
   it('reads verify.tolerance from the config, and byte for byte without it', () => {
-    assert.deepEqual(parseConfigText(`verify: { tolerance: { relative: 0.01 } }\n${itemsConfig()}`, '/tmp/items.yaml').config.tolerance, { relative: 0.01, absolute: 0 });
+    assert.deepEqual(
+      parseConfigText(`verify: { tolerance: { relative: 0.01 } }\n${itemsConfig()}`, '/tmp/items.yaml').config
+        .tolerance,
+      { relative: 0.01, absolute: 0 },
+    );
     assert.equal(parseConfigText(itemsConfig(), '/tmp/items.yaml').config.tolerance, null);
-    assert.match(configError(`verify: { tolerance: { relative: -1 } }\n${itemsConfig()}`), /verify\.tolerance\.relative/);
+    assert.match(
+      configError(`verify: { tolerance: { relative: -1 } }\n${itemsConfig()}`),
+      /verify\.tolerance\.relative/,
+    );
   });
 });
 
@@ -436,9 +541,21 @@ describe('a Result of buffers of any shape', () => {
   it('says the tolerance rule and the largest error where verification used one, and loads without it', () => {
     const base = makeResult();
     assert.equal(RunResultSchema.parse(base).verification.tolerance, undefined);
-    assert.match(renderRunTable(base, plain, WIDE), /verification: passed \(overlapped outputs equal serial byte for byte/);
-    const within = { ...base, verification: { ...base.verification, tolerance: { relative: 0.01, absolute: 0.001, largestError: { absolute: 0.0025, relative: 0.0004 } } } };
-    assert.deepEqual(RunResultSchema.parse(within).verification.tolerance?.largestError, { absolute: 0.0025, relative: 0.0004 });
+    assert.match(
+      renderRunTable(base, plain, WIDE),
+      /verification: passed \(overlapped outputs equal serial byte for byte/,
+    );
+    const within = {
+      ...base,
+      verification: {
+        ...base.verification,
+        tolerance: { relative: 0.01, absolute: 0.001, largestError: { absolute: 0.0025, relative: 0.0004 } },
+      },
+    };
+    assert.deepEqual(RunResultSchema.parse(within).verification.tolerance?.largestError, {
+      absolute: 0.0025,
+      relative: 0.0004,
+    });
     assert.match(
       renderRunTable(within, plain, WIDE),
       /verification: passed \(float outputs within 0\.001 \+ 0\.01 × \|serial\|, integers exact; largest error 0\.00250, relative 0\.000400\)/,
@@ -448,6 +565,9 @@ describe('a Result of buffers of any shape', () => {
   it('counts layouts in items where the config gave pipeline.items', () => {
     const base = makeResult();
     assert.match(renderRunTable(base, plain, WIDE), /chunks × \d+ elements over/);
-    assert.match(renderRunTable({ ...base, pipeline: { ...base.pipeline, items: base.pipeline.elements } }, plain, WIDE), /chunks × \d+ items over/);
+    assert.match(
+      renderRunTable({ ...base, pipeline: { ...base.pipeline, items: base.pipeline.elements } }, plain, WIDE),
+      /chunks × \d+ items over/,
+    );
   });
 });

@@ -8,7 +8,8 @@ import { UsageError } from '../../src/errors.js';
 import { cacheKey, compileKernelSource } from '../../src/kernels/compile.js';
 import { nvrtcSkipReason } from '../helpers/nvrtc.js';
 
-const source = 'extern "C" __global__ void add_one(float *x, unsigned long long n) { unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }';
+const source =
+  'extern "C" __global__ void add_one(float *x, unsigned long long n) { unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }';
 
 describe('the kernel cache key', () => {
   const base = { sourcePath: '/k.cu', source, options: [], arch: 'sm_90' };
@@ -46,10 +47,18 @@ describe('compiling kernels through the cache', { skip: nvrtcSkipReason() ?? fal
   });
 
   it("turns a compile error into a usage error carrying NVRTC's log with file and line", async () => {
-    const broken = { sourcePath: '/k/broken.cu', source: 'extern "C" __global__ void b(float *x) {\n  x[0] = nope;\n}', options: [], arch: 'sm_90' };
+    const broken = {
+      sourcePath: '/k/broken.cu',
+      source: 'extern "C" __global__ void b(float *x) {\n  x[0] = nope;\n}',
+      options: [],
+      arch: 'sm_90',
+    };
     await assert.rejects(compileKernelSource(broken, env), (error: unknown) => {
       assert.ok(error instanceof UsageError);
-      assert.match(error.message, /could not compile \/k\/broken\.cu for sm_90:\n\/k\/broken\.cu\(2\): error: identifier "nope" is undefined/);
+      assert.match(
+        error.message,
+        /could not compile \/k\/broken\.cu for sm_90:\n\/k\/broken\.cu\(2\): error: identifier "nope" is undefined/,
+      );
       return true;
     });
   });
@@ -62,7 +71,8 @@ describe('cache entries that are not what the cache wrote', { skip: nvrtcSkipRea
   async function primed(): Promise<{ env: NodeJS.ProcessEnv; cubin: string; meta: string; good: Uint8Array }> {
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-cache-'));
     const env = { ...process.env, CUDA_PIPE_CACHE_DIR: dir };
-    const good = (await compileKernelSource(request, env, () => assert.fail('a fresh cache has nothing to rebuild'))).cubin;
+    const good = (await compileKernelSource(request, env, () => assert.fail('a fresh cache has nothing to rebuild')))
+      .cubin;
     const files = readdirSync(dir);
     const of = (ext: string) => join(dir, files.find((f) => f.endsWith(ext)) as string);
     return { env, cubin: of('.cubin'), meta: of('.json'), good };
@@ -107,8 +117,14 @@ describe('cache entries that are not what the cache wrote', { skip: nvrtcSkipRea
   });
 
   it('rebuilds an empty, a truncated or a corrupted CUBIN, found by its size and hash', async () => {
-    assert.match(await rebuilt(({ cubin }) => writeFileSync(cubin, '')), /has a CUBIN of 0 bytes where \d+ were written/);
-    assert.match(await rebuilt(({ cubin, good }) => writeFileSync(cubin, good.subarray(0, 100))), /has a CUBIN of 100 bytes/);
+    assert.match(
+      await rebuilt(({ cubin }) => writeFileSync(cubin, '')),
+      /has a CUBIN of 0 bytes where \d+ were written/,
+    );
+    assert.match(
+      await rebuilt(({ cubin, good }) => writeFileSync(cubin, good.subarray(0, 100))),
+      /has a CUBIN of 100 bytes/,
+    );
     assert.match(
       await rebuilt(({ cubin, good }) => {
         const flipped = new Uint8Array(good);
@@ -120,7 +136,10 @@ describe('cache entries that are not what the cache wrote', { skip: nvrtcSkipRea
   });
 
   it('rebuilds an entry whose metadata is garbage, a FIFO or from another format', async () => {
-    assert.match(await rebuilt(({ meta }) => writeFileSync(meta, '{"not json')), /has unreadable metadata \(Unexpected|has unreadable metadata \(.*JSON/);
+    assert.match(
+      await rebuilt(({ meta }) => writeFileSync(meta, '{"not json')),
+      /has unreadable metadata \(Unexpected|has unreadable metadata \(.*JSON/,
+    );
     assert.match(
       await rebuilt(({ meta }) => {
         rmSync(meta);
@@ -129,7 +148,9 @@ describe('cache entries that are not what the cache wrote', { skip: nvrtcSkipRea
       /has unreadable metadata \(is a named pipe \(FIFO\), not a regular file\)/,
     );
     assert.match(
-      await rebuilt(({ meta }) => writeFileSync(meta, JSON.stringify({ sourcePath: '/k.cu', arch: 'sm_90', nvrtcVersion: '11.8', options: [] }))),
+      await rebuilt(({ meta }) =>
+        writeFileSync(meta, JSON.stringify({ sourcePath: '/k.cu', arch: 'sm_90', nvrtcVersion: '11.8', options: [] })),
+      ),
       /has metadata \S+\.json that this version of cuda-pipe did not write/,
     );
   });
@@ -152,11 +173,17 @@ describe('NVRTC options', { skip: nvrtcSkipReason() ?? false }, () => {
   it('an option NVRTC does not know is a usage error naming it (exit 2), not a device failure', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-cache-'));
     const request = { sourcePath: '/k/add_one.cu', source, options: ['--no-such-option'], arch: 'sm_90' };
-    await assert.rejects(compileKernelSource(request, { ...process.env, CUDA_PIPE_CACHE_DIR: dir }), (error: unknown) => {
-      assert.ok(error instanceof UsageError);
-      assert.equal(error.exitCode, 2);
-      assert.match(error.message, /refused the options for \/k\/add_one\.cu \(--no-such-option\): nvrtc: error: unrecognized option --no-such-option/);
-      return true;
-    });
+    await assert.rejects(
+      compileKernelSource(request, { ...process.env, CUDA_PIPE_CACHE_DIR: dir }),
+      (error: unknown) => {
+        assert.ok(error instanceof UsageError);
+        assert.equal(error.exitCode, 2);
+        assert.match(
+          error.message,
+          /refused the options for \/k\/add_one\.cu \(--no-such-option\): nvrtc: error: unrecognized option --no-such-option/,
+        );
+        return true;
+      },
+    );
   });
 });

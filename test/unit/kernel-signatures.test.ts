@@ -14,10 +14,14 @@ import { parseKernelSignatures } from '../../src/kernels/signature.js';
 
 describe('extern "C" __global__ signatures', () => {
   it('classifies pointers with their element type and scalars with their width', () => {
-    const [sig] = parseKernelSignatures('extern "C" __global__ void k(const float* __restrict__ in, double *out, unsigned long long n, int iters, size_t m, unsigned char c) {}');
+    const [sig] = parseKernelSignatures(
+      'extern "C" __global__ void k(const float* __restrict__ in, double *out, unsigned long long n, int iters, size_t m, unsigned char c) {}',
+    );
     assert.equal(sig?.name, 'k');
     assert.deepEqual(
-      sig?.params.map((p) => (p.kind === 'pointer' ? `${p.name}:ptr:${p.pointee}:${p.isConst}` : `${p.name}:${p.type}`)),
+      sig?.params.map((p) =>
+        p.kind === 'pointer' ? `${p.name}:ptr:${p.pointee}:${p.isConst}` : `${p.name}:${p.type}`,
+      ),
       ['in:ptr:float32:true', 'out:ptr:float64:false', 'n:uint64', 'iters:int32', 'm:uint64', 'c:uint8'],
     );
   });
@@ -74,16 +78,25 @@ describe('kernel arguments checked against the signature before anything runs', 
   });
 
   it('rejects a wrong argument count, showing the signature', () => {
-    assert.match(rejection('[{ buffer: x }, { buffer: y }]').message, /kernel "scale" \(scale\(const float\* __restrict__ in, .*\) takes 4 arguments, the config gives 2/);
+    assert.match(
+      rejection('[{ buffer: x }, { buffer: y }]').message,
+      /kernel "scale" \(scale\(const float\* __restrict__ in, .*\) takes 4 arguments, the config gives 2/,
+    );
   });
 
   it('rejects a scalar given for a pointer, naming kernel and argument', () => {
     const error = rejection('[{ buffer: x }, { float32: 1 }, { chunk: elements }, { float32: 2 }]');
-    assert.match(error.message, /argument 2 \(float\* __restrict__ out\) is a pointer, but the config passes a float32 scalar/);
+    assert.match(
+      error.message,
+      /argument 2 \(float\* __restrict__ out\) is a pointer, but the config passes a float32 scalar/,
+    );
   });
 
   it("rejects a buffer whose element type differs from the pointer's", () => {
-    assert.match(rejection('[{ buffer: x }, { buffer: d }, { chunk: elements }, { float32: 2 }]').message, /points to float32, but buffer "d" holds float64/);
+    assert.match(
+      rejection('[{ buffer: x }, { buffer: d }, { chunk: elements }, { float32: 2 }]').message,
+      /points to float32, but buffer "d" holds float64/,
+    );
   });
 
   it('rejects a scalar of the wrong type and shows how to write it', () => {
@@ -108,7 +121,8 @@ describe('kernel arguments checked against the signature before anything runs', 
 /** Each parameter as "name:pointer:pointee:depth" or "name:type", for compact assertions. */
 const shapes = (source: string, options: readonly string[] = []) =>
   parseKernelSignatures(source, options).map(
-    (s) => `${s.name}(${s.params.map((p) => (p.kind === 'pointer' ? `${p.name}:${p.pointee}${'*'.repeat(p.depth)}` : `${p.name}:${p.type}`)).join(', ')})`,
+    (s) =>
+      `${s.name}(${s.params.map((p) => (p.kind === 'pointer' ? `${p.name}:${p.pointee}${'*'.repeat(p.depth)}` : `${p.name}:${p.type}`)).join(', ')})`,
   );
 
 describe('kernel sources read by a C tokenizer', () => {
@@ -126,9 +140,12 @@ describe('kernel sources read by a C tokenizer', () => {
   });
 
   it('reads array parameters as the pointers they are, and skips default arguments', () => {
-    assert.deepEqual(shapes('extern "C" __global__ void k(const float in[], float out[64], unsigned long long n = (1ull << 20), int f = max(1, 2)) {}'), [
-      'k(in:float32*, out:float32*, n:uint64, f:int32)',
-    ]);
+    assert.deepEqual(
+      shapes(
+        'extern "C" __global__ void k(const float in[], float out[64], unsigned long long n = (1ull << 20), int f = max(1, 2)) {}',
+      ),
+      ['k(in:float32*, out:float32*, n:uint64, f:int32)'],
+    );
   });
 
   it('a "/*" or "//" inside a string or a character does not hide the kernels after it', () => {
@@ -138,11 +155,18 @@ describe('kernel sources read by a C tokenizer', () => {
   });
 
   it('counts pointer depth, so float** is not a float32 buffer', () => {
-    assert.deepEqual(shapes('extern "C" __global__ void k(float **rows, float * const *cols, float (*fn)(float)) {}'), ['k(rows:float32**, cols:float32**, fn:null)']);
+    assert.deepEqual(shapes('extern "C" __global__ void k(float **rows, float * const *cols, float (*fn)(float)) {}'), [
+      'k(rows:float32**, cols:float32**, fn:null)',
+    ]);
   });
 
   it('follows typedefs and using-declarations to the type they name', () => {
-    assert.deepEqual(shapes('typedef float real;\nusing index_t = unsigned long long;\nextern "C" __global__ void k(real *x, index_t n) {}'), ['k(x:float32*, n:uint64)']);
+    assert.deepEqual(
+      shapes(
+        'typedef float real;\nusing index_t = unsigned long long;\nextern "C" __global__ void k(real *x, index_t n) {}',
+      ),
+      ['k(x:float32*, n:uint64)'],
+    );
   });
 
   it('keeps the line of each kernel across line splices and comments', () => {
@@ -151,27 +175,36 @@ describe('kernel sources read by a C tokenizer', () => {
   });
 
   it('takes the #ifdef / #else branch the -D options select, as the compiler does', () => {
-    const source = '#ifdef USE_DOUBLE\nextern "C" __global__ void k(double *x) {}\n#else\nextern "C" __global__ void k(float *x) {}\n#endif';
+    const source =
+      '#ifdef USE_DOUBLE\nextern "C" __global__ void k(double *x) {}\n#else\nextern "C" __global__ void k(float *x) {}\n#endif';
     assert.deepEqual(shapes(source), ['k(x:float32*)']);
     assert.deepEqual(shapes(source, ['-DUSE_DOUBLE']), ['k(x:float64*)']);
     assert.deepEqual(shapes(source, ['--define-macro=USE_DOUBLE=1', '-UUSE_DOUBLE']), ['k(x:float32*)']);
     assert.deepEqual(
-      shapes('#define WIDE 1\n#if WIDE && !defined(NARROW)\nextern "C" __global__ void k(unsigned long long n) {}\n#elif 1\nextern "C" __global__ void k(int n) {}\n#endif'),
+      shapes(
+        '#define WIDE 1\n#if WIDE && !defined(NARROW)\nextern "C" __global__ void k(unsigned long long n) {}\n#elif 1\nextern "C" __global__ void k(int n) {}\n#endif',
+      ),
       ['k(n:uint64)'],
     );
   });
 
   it('a kernel declared differently under a condition it cannot decide is refused, naming both declarations', () => {
-    const source = '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(double *x)\n#else\nextern "C" __global__ void k(float *x)\n#endif\n{ }';
+    const source =
+      '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(double *x)\n#else\nextern "C" __global__ void k(float *x)\n#endif\n{ }';
     const [signature] = parseKernelSignatures(source);
     assert.match(
       signature?.ambiguity ?? '',
       /declared with different parameters under conditions cuda-pipe cannot decide without the compiler \(line 2 under #if __CUDA_ARCH__ >= 800 \(line 1\): k\(double \*x\); line 4 under #else \(line 3\) of #if __CUDA_ARCH__ >= 800: k\(float \*x\)\)/,
     );
-    const same = '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(float *x) {}\n#else\nextern "C" __global__ void k(float *y) {}\n#endif';
+    const same =
+      '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(float *x) {}\n#else\nextern "C" __global__ void k(float *y) {}\n#endif';
     assert.equal(parseKernelSignatures(same)[0]?.ambiguity, null);
-    const inside = 'extern "C" __global__ void k(\n#if __CUDA_ARCH__ >= 800\n double *x\n#else\n float *x\n#endif\n) {}';
-    assert.match(parseKernelSignatures(inside)[0]?.ambiguity ?? '', /its parameter list changes with #if __CUDA_ARCH__ >= 800 \(line 2\)/);
+    const inside =
+      'extern "C" __global__ void k(\n#if __CUDA_ARCH__ >= 800\n double *x\n#else\n float *x\n#endif\n) {}';
+    assert.match(
+      parseKernelSignatures(inside)[0]?.ambiguity ?? '',
+      /its parameter list changes with #if __CUDA_ARCH__ >= 800 \(line 2\)/,
+    );
   });
 });
 
@@ -198,16 +231,29 @@ describe('config kernels whose source is hostile', () => {
   };
 
   it('refuses a float32 buffer for a float** parameter', () => {
-    const error = refusal('extern "C" __global__ void k(float **x, unsigned long long n) {}', '[{ buffer: x }, { chunk: elements }]');
-    assert.match(error.message, /argument 1 \(float \*\*x\) is a pointer to pointers, but a buffer is passed as a pointer to its elements/);
+    const error = refusal(
+      'extern "C" __global__ void k(float **x, unsigned long long n) {}',
+      '[{ buffer: x }, { chunk: elements }]',
+    );
+    assert.match(
+      error.message,
+      /argument 1 \(float \*\*x\) is a pointer to pointers, but a buffer is passed as a pointer to its elements/,
+    );
   });
 
   it("refuses a kernel whose declaration the compiler's branch decides, and says which kernels the options hide", () => {
-    const ambiguous = '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(double *x) {}\n#else\nextern "C" __global__ void k(float *x) {}\n#endif';
-    assert.match(refusal(ambiguous, '[{ buffer: x }]').message, /kernel "k" in \S+ cannot be checked: it is declared with different parameters/);
+    const ambiguous =
+      '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(double *x) {}\n#else\nextern "C" __global__ void k(float *x) {}\n#endif';
+    assert.match(
+      refusal(ambiguous, '[{ buffer: x }]').message,
+      /kernel "k" in \S+ cannot be checked: it is declared with different parameters/,
+    );
     const hidden = '#ifdef WITH_K\nextern "C" __global__ void k(float *x) {}\n#endif';
     const error = refusal(hidden, '[{ buffer: x }]');
-    assert.match(error.message, /no kernel "k" in \S+ as the compiler sees it: it is declared at line 2 under #ifdef WITH_K \(line 1\), which these options rule out/);
+    assert.match(
+      error.message,
+      /no kernel "k" in \S+ as the compiler sees it: it is declared at line 2 under #ifdef WITH_K \(line 1\), which these options rule out/,
+    );
     assert.equal(resolveSource(hidden, '[{ buffer: x }]', '[-DWITH_K]')[0]?.entry, 'k');
   });
 
@@ -225,19 +271,31 @@ describe('config kernels whose source is hostile', () => {
     });
 
     it("refuses a kernel whose parameters a macro changed behind the reader's back", async () => {
-      const [kernel] = resolveSource('#define float double\nextern "C" __global__ void k(float *x, float a) { x[0] = a; }', '[{ buffer: x }, { float32: 2 }]');
+      const [kernel] = resolveSource(
+        '#define float double\nextern "C" __global__ void k(float *x, float a) { x[0] = a; }',
+        '[{ buffer: x }, { float32: 2 }]',
+      );
       assert.ok(kernel);
       await assert.rejects(compileKernel(kernel, 'sm_90', env), (error: unknown) => {
         assert.ok(error instanceof UsageError);
-        assert.match(error.message, /parameter 2 \(float a\) reads as 4 bytes of float, but NVRTC compiled it as \.f64 \(8 bytes\)/);
+        assert.match(
+          error.message,
+          /parameter 2 \(float a\) reads as 4 bytes of float, but NVRTC compiled it as \.f64 \(8 bytes\)/,
+        );
         return true;
       });
     });
 
     it('refuses a kernel the compiler did not emit with these options, or with another parameter count', async () => {
-      const [kernel] = resolveSource('#define EXTRA , int extra\nextern "C" __global__ void k(float *x EXTRA) {}', '[{ buffer: x }]');
+      const [kernel] = resolveSource(
+        '#define EXTRA , int extra\nextern "C" __global__ void k(float *x EXTRA) {}',
+        '[{ buffer: x }]',
+      );
       assert.ok(kernel);
-      await assert.rejects(compileKernel(kernel, 'sm_90', env), /the source reads as 1 parameters, but NVRTC compiled 2 \(u64, u32\)/);
+      await assert.rejects(
+        compileKernel(kernel, 'sm_90', env),
+        /the source reads as 1 parameters, but NVRTC compiled 2 \(u64, u32\)/,
+      );
     });
   });
 });
@@ -252,14 +310,22 @@ describe('kernel sources built to make the reader slow', () => {
 
   it('reads nested #if, nested extern "C" blocks, repeated declarations and typedef chains in linear time', () => {
     assert.deepEqual(
-      quick(`${'#if 1\n'.repeat(50_000)}${';'.repeat(250_000)}\nextern "C" __global__ void k(int n) {}\n`).map((s) => s.name),
+      quick(`${'#if 1\n'.repeat(50_000)}${';'.repeat(250_000)}\nextern "C" __global__ void k(int n) {}\n`).map(
+        (s) => s.name,
+      ),
       ['k'],
     );
-    assert.equal(quick(`${'extern "C" { int a; '.repeat(25_000)}__global__ void k(float *x) {}${'}'.repeat(25_000)}`)[0]?.name, 'k');
+    assert.equal(
+      quick(`${'extern "C" { int a; '.repeat(25_000)}__global__ void k(float *x) {}${'}'.repeat(25_000)}`)[0]?.name,
+      'k',
+    );
     assert.equal(quick('extern "C" __global__ void k(float *x);\n'.repeat(20_000))[0]?.params.length, 1);
     const chain = Array.from({ length: 20 }, (_, i) => `typedef T${i} T${i} T${i} T${i} T${i + 1};`).join('\n');
     assert.equal(quick(`typedef float T0;\n${chain}\nextern "C" __global__ void k(T20 *x) {}`)[0]?.name, 'k');
-    assert.equal(quick(`#if ${'('.repeat(50_000)}1${')'.repeat(50_000)}\nextern "C" __global__ void k(int n) {}\n#endif`).length, 1);
+    assert.equal(
+      quick(`#if ${'('.repeat(50_000)}1${')'.repeat(50_000)}\nextern "C" __global__ void k(int n) {}\n#endif`).length,
+      1,
+    );
   });
 });
 
@@ -273,7 +339,10 @@ describe('the kernels listing', () => {
     );
     const { code, stdout } = runCli(['kernels', path]);
     assert.equal(code, 0);
-    assert.match(stdout, /\n {2}k\(double \*x\) \(cannot be used: it is declared with different parameters under conditions cuda-pipe cannot decide without the compiler/);
+    assert.match(
+      stdout,
+      /\n {2}k\(double \*x\) \(cannot be used: it is declared with different parameters under conditions cuda-pipe cannot decide without the compiler/,
+    );
     assert.match(stdout, /\n {2}w: only under #ifdef WIDE \(line 1\), off without -D options\n/);
   });
 });

@@ -34,7 +34,10 @@ const core = sources(src()).filter((file) => !file.startsWith(src('kinds')));
 /** The module specifiers a file imports or re-exports from, resolved against its folder. */
 function imports(file: string): string[] {
   return parse(file).statements.flatMap((s) =>
-    (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) && s.moduleSpecifier && ts.isStringLiteral(s.moduleSpecifier) && s.moduleSpecifier.text.startsWith('.')
+    (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) &&
+    s.moduleSpecifier &&
+    ts.isStringLiteral(s.moduleSpecifier) &&
+    s.moduleSpecifier.text.startsWith('.')
       ? [resolve(dirname(file), s.moduleSpecifier.text).replace(/\.js$/, '.ts')]
       : [],
   );
@@ -43,10 +46,12 @@ function imports(file: string): string[] {
 /** The names a module exports by declaration or by an export list (its own or passed through). */
 function exportedNames(file: string): string[] {
   return parse(file).statements.flatMap((s) => {
-    if (ts.isExportDeclaration(s)) return s.exportClause && ts.isNamedExports(s.exportClause) ? s.exportClause.elements.map((e) => e.name.text) : [];
+    if (ts.isExportDeclaration(s))
+      return s.exportClause && ts.isNamedExports(s.exportClause) ? s.exportClause.elements.map((e) => e.name.text) : [];
     const exported = ts.canHaveModifiers(s) && ts.getModifiers(s)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
     if (!exported) return [];
-    if (ts.isVariableStatement(s)) return s.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []));
+    if (ts.isVariableStatement(s))
+      return s.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []));
     const named = s as ts.Statement & { readonly name?: ts.Identifier };
     return named.name ? [named.name.text] : [];
   });
@@ -68,7 +73,8 @@ const kindNames = new Set(folders.flatMap((folder) => sources(src('kinds', folde
 /** The names a module declares at its top level, exported or not: the words it names its own things by. */
 function declaredNames(file: string): string[] {
   return parse(file).statements.flatMap((s) => {
-    if (ts.isVariableStatement(s)) return s.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []));
+    if (ts.isVariableStatement(s))
+      return s.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []));
     const named = s as ts.Statement & { readonly name?: ts.Node };
     return named.name && ts.isIdentifier(named.name) ? [named.name.text] : [];
   });
@@ -88,7 +94,10 @@ function kindPhrases(): Map<string, string> {
   const begun = new Map<string, { kind: string; names: Set<string> }>();
   const shared = new Set<string>();
   for (const folder of folders) {
-    for (const name of new Set([...sources(src('kinds', folder)).flatMap(declaredNames), ...sources(src('kinds', folder)).flatMap(exportedNames)])) {
+    for (const name of new Set([
+      ...sources(src('kinds', folder)).flatMap(declaredNames),
+      ...sources(src('kinds', folder)).flatMap(exportedNames),
+    ])) {
       const phrase = words(name).slice(0, 2).join(' ');
       if (!phrase.includes(' ')) continue;
       const entry = begun.get(phrase) ?? { kind: folder, names: new Set<string>() };
@@ -98,7 +107,11 @@ function kindPhrases(): Map<string, string> {
       begun.set(phrase, entry);
     }
   }
-  return new Map([...begun].flatMap(([phrase, { kind, names }]) => (names.size >= 2 && !shared.has(phrase) ? [[phrase, kind] as const] : [])));
+  return new Map(
+    [...begun].flatMap(([phrase, { kind, names }]) =>
+      names.size >= 2 && !shared.has(phrase) ? [[phrase, kind] as const] : [],
+    ),
+  );
 }
 const phrases = kindPhrases();
 
@@ -139,7 +152,9 @@ describe('the core names no kind', () => {
 
   it("imports no module of src/kinds/ but the list's door, src/kinds/index.ts", () => {
     const reached = core.flatMap((file) =>
-      imports(file).flatMap((path) => (path.startsWith(src('kinds')) && path !== DOOR ? [`${relative(ROOT, file)} → ${relative(ROOT, path)}`] : [])),
+      imports(file).flatMap((path) =>
+        path.startsWith(src('kinds')) && path !== DOOR ? [`${relative(ROOT, file)} → ${relative(ROOT, path)}`] : [],
+      ),
     );
     assert.deepEqual(reached, []);
   });
@@ -154,7 +169,9 @@ describe('the core names no kind', () => {
   it("writes a kind's id as a string only where the Result's vocabulary spells it", () => {
     const vocabulary = new Set(strings(src('vocabulary.ts')));
     const written = core.flatMap((file) => {
-      const ids = new Set(strings(file).filter((text) => (STAGES as readonly string[]).includes(text) && !vocabulary.has(text)));
+      const ids = new Set(
+        strings(file).filter((text) => (STAGES as readonly string[]).includes(text) && !vocabulary.has(text)),
+      );
       return [...ids].map((id) => `${relative(ROOT, file)}: '${id}'`);
     });
     assert.deepEqual(written, []);
@@ -168,8 +185,13 @@ describe('the core names no kind', () => {
   it("would see a kind's concept in the core, whatever the identifier's case or place in it", () => {
     assert.equal(phrases.get('cpu stage'), 'host');
     assert.equal(phrases.get('read host'), 'host');
-    const leak = 'const cpuStage = timing.cpuStage;\ninterface RepTiming { readonly cpuStage?: CpuStageTiming }\nreadHost(parsed);';
-    assert.deepEqual(conceptsIn('leak.ts', leak).sort(), ['CpuStageTiming (host: cpu stage)', 'cpuStage (host: cpu stage)', 'readHost (host: read host)']);
+    const leak =
+      'const cpuStage = timing.cpuStage;\ninterface RepTiming { readonly cpuStage?: CpuStageTiming }\nreadHost(parsed);';
+    assert.deepEqual(conceptsIn('leak.ts', leak).sort(), [
+      'CpuStageTiming (host: cpu stage)',
+      'cpuStage (host: cpu stage)',
+      'readHost (host: read host)',
+    ]);
     // A word the core shares with a kind alone (the host memory, a copy) is not a concept.
     assert.deepEqual(conceptsIn('plain.ts', 'const hostMemory = copyBytes(buffer);'), []);
   });

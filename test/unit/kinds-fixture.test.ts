@@ -46,7 +46,11 @@ const listReaders = [...sources('src'), ...sources('test')]
         .split('/')
         .pop()
         ?.replace(/\.test\.ts$/, '') ?? '';
-    return text.includes("kinds/index.js'") || (file.startsWith('src/kinds/') && text.includes("from '../index.js'")) || REDRAWN.includes(name);
+    return (
+      text.includes("kinds/index.js'") ||
+      (file.startsWith('src/kinds/') && text.includes("from '../index.js'")) ||
+      REDRAWN.includes(name)
+    );
   })
   .map((file) => join(DIST, relative('.', file)).replace(/\.ts$/, '.js'));
 

@@ -4,7 +4,11 @@ import { libraryCandidates, resolveLibraryFile } from '../../src/cuda/locate.js'
 
 describe('where CUDA libraries are looked for', () => {
   it('tries the explicit override first, then CUDA_PATH and CUDA_HOME, then the loader, then /usr/local/cuda', () => {
-    const paths = libraryCandidates('cudart', { CUDA_PIPE_CUDART: '/x/libcudart.so', CUDA_PATH: '/opt/cuda', CUDA_HOME: '/opt/home' }).map((c) => `${c.origin}: ${c.path}`);
+    const paths = libraryCandidates('cudart', {
+      CUDA_PIPE_CUDART: '/x/libcudart.so',
+      CUDA_PATH: '/opt/cuda',
+      CUDA_HOME: '/opt/home',
+    }).map((c) => `${c.origin}: ${c.path}`);
     assert.equal(paths[0], 'CUDA_PIPE_CUDART: /x/libcudart.so');
     assert.equal(paths[1], 'CUDA_PATH: /opt/cuda/lib64/libcudart.so.13');
     const firstHome = paths.findIndex((p) => p.startsWith('CUDA_HOME'));

@@ -30,7 +30,11 @@ describe('after a lost context nothing touches CUDA', () => {
     assert.equal(error(719).contextLost, true, 'cudaErrorLaunchFailure');
     assert.equal(error(701).contextLost, false, 'cudaErrorLaunchOutOfResources leaves the context usable');
     assert.equal(error(2).contextLost, false, 'out of memory');
-    assert.equal(contextLost(new DeviceFailure('named op', { cause: error(700) })), true, "a failure naming the op keeps its cause's verdict");
+    assert.equal(
+      contextLost(new DeviceFailure('named op', { cause: error(700) })),
+      true,
+      "a failure naming the op keeps its cause's verdict",
+    );
     assert.equal(contextLost(new Error('plain')), false);
   });
 
@@ -43,7 +47,12 @@ describe('after a lost context nothing touches CUDA', () => {
     await assert.rejects(
       Cleanup.use((cleanup) => {
         acquire(cleanup);
-        throw new CudaError('cudaEventQuery', 700, 'cudaErrorIllegalAddress', 'an illegal memory access was encountered');
+        throw new CudaError(
+          'cudaEventQuery',
+          700,
+          'cudaErrorIllegalAddress',
+          'an illegal memory access was encountered',
+        );
       }),
       /cudaErrorIllegalAddress/,
     );

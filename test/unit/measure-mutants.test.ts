@@ -1,7 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type DeviceParts, idealMs, issuedOps, layoutBound, type LayoutShape, resourceTimes } from '../../src/measure/bound.js';
-import { DEFAULT_POLICY, policyFromConfig, type RepetitionPolicy, StoppingCriterion } from '../../src/measure/policy.js';
+import {
+  type DeviceParts,
+  idealMs,
+  issuedOps,
+  layoutBound,
+  type LayoutShape,
+  resourceTimes,
+} from '../../src/measure/bound.js';
+import {
+  DEFAULT_POLICY,
+  policyFromConfig,
+  type RepetitionPolicy,
+  StoppingCriterion,
+} from '../../src/measure/policy.js';
 import type { RepOptions, RepTiming } from '../../src/measure/runner.js';
 import { outlierIndexes, relativeMadNoise, relativeMedianError, summarize } from '../../src/measure/stats.js';
 import { bestOfSweep, raceLayouts, type SweepProgress } from '../../src/measure/sweep.js';
@@ -12,7 +24,8 @@ import { DISTINCT_PARTS as parts } from '../helpers/device-parts.js';
 // Edges and exact values of the measurement core that mutation testing (npm run mutation) found unpinned: each test
 // here fails on some one-token change of src/measure.
 
-const close = (actual: number, expected: number, what = '') => assert.ok(Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
+const close = (actual: number, expected: number, what = '') =>
+  assert.ok(Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
 
 describe('statistics at their edges', () => {
   it('relative noise needs two samples, and is 0 around a median of 0', () => {
@@ -58,7 +71,15 @@ describe('statistics at their edges', () => {
 });
 
 describe('the stopping rule at its edges', () => {
-  const policy: RepetitionPolicy = { warmup: 0, warmupMs: 0, fixedReps: null, minReps: 10, maxReps: 10_000, maxNoise: 1e-6, maxTimeMs: 1e9 };
+  const policy: RepetitionPolicy = {
+    warmup: 0,
+    warmupMs: 0,
+    fixedReps: null,
+    minReps: 10,
+    maxReps: 10_000,
+    maxNoise: 1e-6,
+    maxTimeMs: 1e9,
+  };
   const stopsAt = (p: RepetitionPolicy, samples: readonly number[], elapsedMs = 0) => {
     const criterion = new StoppingCriterion(p);
     for (let n = 1; n <= samples.length; n++) {
@@ -67,7 +88,8 @@ describe('the stopping rule at its edges', () => {
     }
     return null;
   };
-  const wave = (frequency: number, phase: number) => Array.from({ length: 200 }, (_, i) => 1 + 0.01 * Math.sin(i * frequency + phase));
+  const wave = (frequency: number, phase: number) =>
+    Array.from({ length: 200 }, (_, i) => 1 + 0.01 * Math.sin(i * frequency + phase));
   const flat = Array.from({ length: 50 }, () => 1);
 
   it('stops at exactly the fixed count, the maximum, or the minimum once under the target', () => {
@@ -90,16 +112,23 @@ describe('the stopping rule at its edges', () => {
   });
 
   it("reads the config's percent and seconds, and never asks for more than the maximum", () => {
-    assert.deepEqual(policyFromConfig({ warmup: 2, warmupTime: 50, minReps: 40, maxReps: 20, maxNoise: 0.5, maxTime: 3 }), {
-      warmup: 2,
-      warmupMs: 50,
-      fixedReps: null,
-      minReps: 20,
-      maxReps: 20,
-      maxNoise: 0.005,
-      maxTimeMs: 3000,
-    });
-    assert.equal(policyFromConfig({ warmup: 0, warmupTime: 0, reps: 9, minReps: 5, maxReps: 20, maxNoise: 1, maxTime: 1 }).fixedReps, 9);
+    assert.deepEqual(
+      policyFromConfig({ warmup: 2, warmupTime: 50, minReps: 40, maxReps: 20, maxNoise: 0.5, maxTime: 3 }),
+      {
+        warmup: 2,
+        warmupMs: 50,
+        fixedReps: null,
+        minReps: 20,
+        maxReps: 20,
+        maxNoise: 0.005,
+        maxTimeMs: 3000,
+      },
+    );
+    assert.equal(
+      policyFromConfig({ warmup: 0, warmupTime: 0, reps: 9, minReps: 5, maxReps: 20, maxNoise: 1, maxTime: 1 })
+        .fixedReps,
+      9,
+    );
   });
 });
 
@@ -112,7 +141,8 @@ const k = kernels / 8;
 
 describe('the bound, term by term', () => {
   it("cuts each resource's time into chunks that each pay the fixed costs", () => {
-    const byTerm = (p: DeviceParts, l: LayoutShape) => Object.fromEntries(resourceTimes(p, l).map((t) => [t.resource.term, t]));
+    const byTerm = (p: DeviceParts, l: LayoutShape) =>
+      Object.fromEntries(resourceTimes(p, l).map((t) => [t.resource.term, t]));
     const s = byTerm(parts, eight);
     assert.deepEqual(Object.keys(s), ['H2D', 'kernels', 'D2H']);
     for (const [name, actual, expected] of [
@@ -248,7 +278,12 @@ describe('the race of layouts, counted', () => {
 
   it('warms each layout up outside its samples, then keeps every timed rep with its host time and gate timeouts', async () => {
     const runner = new GateRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s === layouts[0] ? 1 : 2) + n });
-    const measured = await raceLayouts(runner, layouts, fixed, { probeReps: 4, batchReps: 1, budgetMs: 60_000, exhaustive: true });
+    const measured = await raceLayouts(runner, layouts, fixed, {
+      probeReps: 4,
+      batchReps: 1,
+      budgetMs: 60_000,
+      exhaustive: true,
+    });
     assert.deepEqual(
       measured.map((m) => m.schedule.id),
       layouts.map((s) => s.id),
@@ -283,7 +318,12 @@ describe('the race of layouts, counted', () => {
   it('reports progress as layouts finish, out of all of them', async () => {
     const progress: SweepProgress[] = [];
     const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s) => (s === layouts[0] ? 1 : 5) });
-    await raceLayouts(runner, layouts, { ...fixed, warmup: 0, fixedReps: 3 }, { probeReps: 2, batchReps: 1, budgetMs: 60_000, onProgress: (p) => progress.push(p) });
+    await raceLayouts(
+      runner,
+      layouts,
+      { ...fixed, warmup: 0, fixedReps: 3 },
+      { probeReps: 2, batchReps: 1, budgetMs: 60_000, onProgress: (p) => progress.push(p) },
+    );
     assert.ok(progress.every((p) => p.total === 2 && p.elapsedMs >= 0));
     assert.deepEqual(
       progress.map((p) => p.done),
@@ -292,7 +332,9 @@ describe('the race of layouts, counted', () => {
   });
 
   it('with exhaustive set, drops no layout however much slower', async () => {
-    const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s === layouts[0] ? 1 : 5) + 0.01 * (n % 2) });
+    const runner = new FakeRunner(plan.schedules, plan.buffers, {
+      gpuMs: (s, n) => (s === layouts[0] ? 1 : 5) + 0.01 * (n % 2),
+    });
     const policy = { ...DEFAULT_POLICY, warmup: 0, fixedReps: 8 };
     const raced = await raceLayouts(runner, layouts, policy, { probeReps: 3, batchReps: 1, budgetMs: 60_000 });
     assert.deepEqual(
@@ -302,12 +344,17 @@ describe('the race of layouts, counted', () => {
         ['clearly-slower', 3],
       ],
     );
-    const all = await raceLayouts(new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s === layouts[0] ? 1 : 5) + 0.01 * (n % 2) }), layouts, policy, {
-      probeReps: 3,
-      batchReps: 1,
-      budgetMs: 60_000,
-      exhaustive: true,
-    });
+    const all = await raceLayouts(
+      new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s === layouts[0] ? 1 : 5) + 0.01 * (n % 2) }),
+      layouts,
+      policy,
+      {
+        probeReps: 3,
+        batchReps: 1,
+        budgetMs: 60_000,
+        exhaustive: true,
+      },
+    );
     assert.deepEqual(
       all.map((m) => [m.stoppedBy, m.gpuMs.length]),
       [
@@ -325,7 +372,10 @@ describe('the best of a sweep', () => {
   };
 
   it("keeps the first of equal medians, and counts a layout whose q1 equals the best's q3 as a tie", () => {
-    assert.deepEqual(bestOfSweep([mode('a', 2, 1.9, 2.1), mode('b', 2, 1.9, 2.1), mode('c', 3, 2.1, 3.5), mode('d', 3, 2.11, 3.5)]), { mode: 'a', ties: ['b', 'c'] });
+    assert.deepEqual(
+      bestOfSweep([mode('a', 2, 1.9, 2.1), mode('b', 2, 1.9, 2.1), mode('c', 3, 2.1, 3.5), mode('d', 3, 2.11, 3.5)]),
+      { mode: 'a', ties: ['b', 'c'] },
+    );
   });
 
   it('has no best without layouts', () => {

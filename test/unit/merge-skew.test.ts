@@ -59,7 +59,8 @@ function ddpRank(rank: number, host: string, reps: TracedRep[], device = rank): 
 }
 
 // Rank 0 reaches its calls at 1, 3, 5 and 7 ms after EPOCH; rank 1's rep started 0.5 ms later and reaches them at
-// 1.25, 3.5, 5.25 and 6.75 ms after EPOCH: rank 1 is last three times, by 0.25, 0.5 and 0.25 ms, rank 0 once, by 0.25 ms.
+// 1.25, 3.5, 5.25 and 6.75 ms after EPOCH: rank 1 is last three times, by 0.25, 0.5 and 0.25 ms, rank 0 once, by 0.25
+// ms.
 const rank0 = ddpRank(0, 'gpu7', [rep(0, EPOCH, [1, 3, 5, 7])]);
 const rank1 = ddpRank(1, 'gpu7', [rep(1, EPOCH + 0.5, [0.75, 3, 4.75, 6.25])]);
 
@@ -94,7 +95,10 @@ describe('merge: the arrival skew of collectives between ranks', () => {
       mode.last.map((l) => `${participantName(l.who)}:${l.count}`),
       ['rank 0:1', 'rank 1:3'],
     );
-    assert.deepEqual({ who: skew.mostOftenLast.who.map(participantName), count: skew.mostOftenLast.count, of: skew.mostOftenLast.of }, { who: ['rank 1'], count: 3, of: 4 });
+    assert.deepEqual(
+      { who: skew.mostOftenLast.who.map(participantName), count: skew.mostOftenLast.count, of: skew.mostOftenLast.of },
+      { who: ['rank 1'], count: 3, of: 4 },
+    );
     assert.deepEqual(skew.unpaired, []);
   });
 
@@ -120,7 +124,10 @@ describe('merge: the arrival skew of collectives between ranks', () => {
     assert.equal(skew.modes[0]?.maxMs, 0.75);
     assert.deepEqual(skew.mostOftenLast.who.map(participantName), ['rank 0', 'rank 1']);
     const text = renderMerge(merged, makeStyle(undefined, { NO_COLOR: '1' }));
-    assert.match(text, /: 32 all-reduces of 64 MiB\n {2}median 0\.500 ms, max 0\.750 ms; last: rank 0 16 times, rank 1 16 times$/m);
+    assert.match(
+      text,
+      /: 32 all-reduces of 64 MiB\n {2}median 0\.500 ms, max 0\.750 ms; last: rank 0 16 times, rank 1 16 times$/m,
+    );
     assert.doesNotMatch(text, /bucket 0 all-reduce/);
     assert.match(text, /^last to arrive most often: rank 0 and rank 1, at 16 of 32 collectives each$/m);
   });
@@ -128,7 +135,10 @@ describe('merge: the arrival skew of collectives between ranks', () => {
   it('one process over two GPUs: each device’s rep is a participant, named by its GPU', () => {
     const both = ddpRank(0, 'gpu7', [rep(0, EPOCH, [1, 2]), rep(1, EPOCH, [1.5, 2])]);
     both.run = { ...both.run, rank: null, localRank: null, size: null, launcher: null };
-    both.devices = [both.devices[0] as RunResult['devices'][number], { ...(both.devices[0] as RunResult['devices'][number]), index: 1 }];
+    both.devices = [
+      both.devices[0] as RunResult['devices'][number],
+      { ...(both.devices[0] as RunResult['devices'][number]), index: 1 },
+    ];
     const skew = measured(mergeResults([both]).configs[0]?.skew);
     assert.deepEqual(skew.participants.map(participantName), ['gpu7 GPU 0', 'gpu7 GPU 1']);
     assert.deepEqual(
@@ -141,18 +151,30 @@ describe('merge: the arrival skew of collectives between ranks', () => {
   });
 
   it('says the skew cannot be compared for ranks on different hosts, or traced before reps carried their wall-clock start', () => {
-    const apart = mergeResults([rank0, ddpRank(1, 'gpu8', [rep(1, EPOCH + 0.5, [0.75, 3, 4.75, 6.25])])]).configs[0]?.skew;
-    assert.deepEqual(apart, { kind: 'unknown', reason: 'the ranks ran on 2 hosts (gpu7, gpu8), whose wall clocks are not one clock' });
-    const older = mergeResults([rank0, ddpRank(1, 'gpu7', [rep(1, undefined, [0.75, 3, 4.75, 6.25])])]).configs[0]?.skew;
+    const apart = mergeResults([rank0, ddpRank(1, 'gpu8', [rep(1, EPOCH + 0.5, [0.75, 3, 4.75, 6.25])])]).configs[0]
+      ?.skew;
+    assert.deepEqual(apart, {
+      kind: 'unknown',
+      reason: 'the ranks ran on 2 hosts (gpu7, gpu8), whose wall clocks are not one clock',
+    });
+    const older = mergeResults([rank0, ddpRank(1, 'gpu7', [rep(1, undefined, [0.75, 3, 4.75, 6.25])])]).configs[0]
+      ?.skew;
     assert.deepEqual(older, {
       kind: 'unknown',
-      reason: "the traced reps of rank 1 do not say when they started on the host's clock (written before cuda-pipe recorded it)",
+      reason:
+        "the traced reps of rank 1 do not say when they started on the host's clock (written before cuda-pipe recorded it)",
     });
     const untraced = ddpRank(1, 'gpu7', []);
     untraced.timeline = null;
-    assert.deepEqual(mergeResults([rank0, untraced]).configs[0]?.skew, { kind: 'unknown', reason: 'rank 1 traced no collective (run without --no-tracing)' });
+    assert.deepEqual(mergeResults([rank0, untraced]).configs[0]?.skew, {
+      kind: 'unknown',
+      reason: 'rank 1 traced no collective (run without --no-tracing)',
+    });
     const text = renderMerge(mergeResults([rank0, untraced]), makeStyle(undefined, { NO_COLOR: '1' }));
-    assert.match(text, /^collective arrival skew: not comparable: rank 1 traced no collective \(run without --no-tracing\)\.$/m);
+    assert.match(
+      text,
+      /^collective arrival skew: not comparable: rank 1 traced no collective \(run without --no-tracing\)\.$/m,
+    );
   });
 
   it('does not pair ranks whose traced collectives differ in number, and says nothing for a config without collectives', () => {
@@ -164,7 +186,10 @@ describe('merge: the arrival skew of collectives between ranks', () => {
     const plain = (rank: number) => ddpRank(rank, 'gpu7', structuredClone(h200.timeline?.reps ?? []));
     const [config] = mergeResults([plain(0), plain(1)]).configs;
     assert.equal(config?.skew, null);
-    assert.doesNotMatch(renderMerge(mergeResults([plain(0), plain(1)]), makeStyle(undefined, { NO_COLOR: '1' })), /skew/);
+    assert.doesNotMatch(
+      renderMerge(mergeResults([plain(0), plain(1)]), makeStyle(undefined, { NO_COLOR: '1' })),
+      /skew/,
+    );
   });
 
   it('`merge` prints the skew from rank files, and again from the one file its --json wrote, which keeps every rep’s start', () => {
@@ -178,7 +203,10 @@ describe('merge: the arrival skew of collectives between ranks', () => {
     const out = runCli(['merge', ...files, '--json', all], { NO_COLOR: '1' });
     assert.equal(out.code, 0, out.stderr);
     const line = /^collective arrival skew, .*$/m;
-    assert.match(out.stdout, /^collective arrival skew, .*: 4 all-reduces of 64 MiB\n {2}median 0\.250 ms, max 0\.500 ms; last: rank 0 1 time, rank 1 3 times$/m);
+    assert.match(
+      out.stdout,
+      /^collective arrival skew, .*: 4 all-reduces of 64 MiB\n {2}median 0\.250 ms, max 0\.500 ms; last: rank 0 1 time, rank 1 3 times$/m,
+    );
     const again = runCli(['merge', all], { NO_COLOR: '1' });
     assert.equal(again.code, 0, again.stderr);
     assert.equal(again.stdout.match(line)?.[0], out.stdout.match(line)?.[0]);

@@ -23,15 +23,30 @@ function asRank(rank: number, host: string, device: number, factor: number): Run
     m.samplesMs = m.samplesMs.map((x) => x * factor);
     for (const k of ['median', 'mean', 'min', 'max', 'stdev', 'q1', 'q3', 'iqr'] as const) m.stats[k] *= factor;
     // The same bound, reached less closely: the GPU is slower, the workload is not.
-    if (m.analysis) m.analysis = { ...m.analysis, serialMs: m.analysis.serialMs * factor, efficiency: m.analysis.efficiency / factor };
+    if (m.analysis)
+      m.analysis = {
+        ...m.analysis,
+        serialMs: m.analysis.serialMs * factor,
+        efficiency: m.analysis.efficiency / factor,
+      };
   }
-  r.summary = { ...r.summary, serialMs: r.summary.serialMs * factor, overlappedMs: r.summary.overlappedMs * factor, efficiency: r.summary.efficiency / factor };
+  r.summary = {
+    ...r.summary,
+    serialMs: r.summary.serialMs * factor,
+    overlappedMs: r.summary.overlappedMs * factor,
+    efficiency: r.summary.efficiency / factor,
+  };
   return r;
 }
 
 const plain = makeStyle({ isTTY: false } as NodeJS.WriteStream);
 
-const ranks = [asRank(3, 'nodeb', 1, 1.12), asRank(0, 'nodea', 0, 1), asRank(2, 'nodeb', 0, 1), asRank(1, 'nodea', 1, 1.02)];
+const ranks = [
+  asRank(3, 'nodeb', 1, 1.12),
+  asRank(0, 'nodea', 0, 1),
+  asRank(2, 'nodeb', 0, 1),
+  asRank(1, 'nodea', 1, 1.02),
+];
 
 describe('merge', () => {
   it('flags the slowest GPU, nodeb GPU 1, 10.9% behind the median, and sums throughput per host and in all', () => {
@@ -82,7 +97,10 @@ describe('merge', () => {
     assert.deepEqual(merged.configs[0]?.sharedGpus, ['nodea device 0']);
     const text = renderMerge(merged, plain);
     assert.match(text, /^balanced: 2 results on 1 GPU on 1 host$/m);
-    assert.match(text, /^total: not summed, since nodea device 0 appears in more than one result; the fastest single GPU: nodea GPU 0 \(rank 0\), 88\.0 GB\/s$/m);
+    assert.match(
+      text,
+      /^total: not summed, since nodea device 0 appears in more than one result; the fastest single GPU: nodea GPU 0 \(rank 0\), 88\.0 GB\/s$/m,
+    );
     assert.doesNotMatch(text, /2\.00×|176\.0 GB\/s moved/);
   });
 
@@ -121,7 +139,10 @@ describe('merge', () => {
     assert.equal(out.code, 0, out.stderr);
     assert.match(out.stdout, /^balanced: 4 GPUs on 2 hosts$/m);
     assert.match(out.stdout, /^host nodea: 174\.3 GB\/s over 2 GPUs$/m);
-    assert.match(out.stdout, /^total: 340\.9 GB\/s across 4 GPUs, 3\.87× the fastest single GPU \(nodea GPU 0 \(rank 0\), 88\.0 GB\/s\)$/m);
+    assert.match(
+      out.stdout,
+      /^total: 340\.9 GB\/s across 4 GPUs, 3\.87× the fastest single GPU \(nodea GPU 0 \(rank 0\), 88\.0 GB\/s\)$/m,
+    );
     assert.match(out.stdout, /^slowest: nodeb GPU 1 \(rank 3\), 6\.831 ms, 10\.9% behind the median of 6\.160 ms$/m);
     const saved = JSON.parse(readFileSync(merged, 'utf8')) as RunResult[];
     assert.deepEqual(

@@ -14,7 +14,10 @@ import { makeResult } from '../helpers/results.js';
 // testing found unpinned: which mode each part comes from, the per-op costs, and which streams serialise.
 
 const close = (actual: number | null | undefined, expected: number, what = '') =>
-  assert.ok(actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-12, `${what} ${actual} ≠ ${expected}`);
+  assert.ok(
+    actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-12,
+    `${what} ${actual} ≠ ${expected}`,
+  );
 
 let ids = 0;
 function mode(role: ModeRole, samplesMs: number[], extra: Partial<ModeResult> = {}): ModeResult {
@@ -37,9 +40,18 @@ function mode(role: ModeRole, samplesMs: number[], extra: Partial<ModeResult> = 
   } as ModeResult;
 }
 
-const facts: PipelineFacts = { buffers: [{ role: 'in' }, { role: 'out' }], kernels: 1, copyEngines: 2, gated: false, maxChunks: 64 };
+const facts: PipelineFacts = {
+  buffers: [{ role: 'in' }, { role: 'out' }],
+  kernels: 1,
+  copyEngines: 2,
+  gated: false,
+  maxChunks: 64,
+};
 const layout = (chunks: number, streams: number, issue?: 'graph') =>
-  ({ chunks, streams, order: 'depth-first', topology: 'chunk-per-stream', ...(issue ? { issue } : {}) }) as Extract<ModeRole, { kind: 'overlapped' }>['layout'];
+  ({ chunks, streams, order: 'depth-first', topology: 'chunk-per-stream', ...(issue ? { issue } : {}) }) as Extract<
+    ModeRole,
+    { kind: 'overlapped' }
+  >['layout'];
 
 describe("the device's parts", () => {
   it('takes each stage and the link at its fastest rep, with the bytes each stage copied and every kernel stage added up', () => {
@@ -54,14 +66,32 @@ describe("the device's parts", () => {
       facts,
       100,
     );
-    assert.deepEqual([parts.h2dMs, parts.d2hMs, parts.kernelWholeMs, parts.h2dBytes, parts.d2hBytes, parts.linkMs, parts.linkPieces], [3.5, 2.5, 3, 900, 700, 4.5, 16]);
+    assert.deepEqual(
+      [parts.h2dMs, parts.d2hMs, parts.kernelWholeMs, parts.h2dBytes, parts.d2hBytes, parts.linkMs, parts.linkPieces],
+      [3.5, 2.5, 3, 900, 700, 4.5, 16],
+    );
     const none = deviceParts([], facts, 100);
-    assert.deepEqual([none.h2dMs, none.kernelWholeMs, none.h2dBytes, none.d2hBytes, none.linkMs, none.linkPieces], [0, 0, 0, 0, null, 0]);
+    assert.deepEqual(
+      [none.h2dMs, none.kernelWholeMs, none.h2dBytes, none.d2hBytes, none.linkMs, none.linkPieces],
+      [0, 0, 0, 0, null, 0],
+    );
   });
 
   it("counts a chunk's copies each way from the buffers' roles, an inout buffer both ways", () => {
-    const parts = deviceParts([], { ...facts, buffers: [{ role: 'in' }, { role: 'inout' }, { role: 'out' }, { role: 'scratch' }, { role: 'in' }], kernels: 3, gated: true }, 100);
-    assert.deepEqual([parts.h2dCopiesPerChunk, parts.d2hCopiesPerChunk, parts.kernelsPerChunk, parts.copyEngines, parts.gated], [3, 2, 3, 2, true]);
+    const parts = deviceParts(
+      [],
+      {
+        ...facts,
+        buffers: [{ role: 'in' }, { role: 'inout' }, { role: 'out' }, { role: 'scratch' }, { role: 'in' }],
+        kernels: 3,
+        gated: true,
+      },
+      100,
+    );
+    assert.deepEqual(
+      [parts.h2dCopiesPerChunk, parts.d2hCopiesPerChunk, parts.kernelsPerChunk, parts.copyEngines, parts.gated],
+      [3, 2, 3, 2, true],
+    );
   });
 
   it('divides the small-op batches by their size, from the op-cost modes only, and has no per-op cost without a batch', () => {
@@ -78,7 +108,10 @@ describe("the device's parts", () => {
     close(parts.hostLaunchMs, 0.005);
     close(parts.hostCopyMs, 0.002, 'the cheaper copy direction');
     const empty = deviceParts(modes, facts, 0);
-    assert.deepEqual([empty.launchOpMs, empty.h2dOpMs, empty.d2hOpMs, empty.hostLaunchMs, empty.hostCopyMs], [0, 0, 0, 0, 0]);
+    assert.deepEqual(
+      [empty.launchOpMs, empty.h2dOpMs, empty.d2hOpMs, empty.hostLaunchMs, empty.hostCopyMs],
+      [0, 0, 0, 0, 0],
+    );
   });
 
   it('takes the host cost of a sync op from the cheapest record or wait batch, never a launch or copy batch', () => {
@@ -92,7 +125,10 @@ describe("the device's parts", () => {
         batch('wait', [0.2, 0.1]),
         mode({ kind: 'serial' }, [1], { hostIssueMs: [0.001], issueCost: { opsPerRep: 100, hostUsPerOp: 0 } }),
         mode({ kind: 'issue-cost', op: 'wait' }, [1], { hostIssueMs: [0.001] }),
-        mode({ kind: 'issue-cost', op: 'wait' }, [1], { hostIssueMs: [], issueCost: { opsPerRep: 100, hostUsPerOp: 0 } }),
+        mode({ kind: 'issue-cost', op: 'wait' }, [1], {
+          hostIssueMs: [],
+          issueCost: { opsPerRep: 100, hostUsPerOp: 0 },
+        }),
       ],
       facts,
       100,
@@ -133,12 +169,26 @@ describe('streams that serialise', () => {
 
   it('names the per-thread default stream, the legacy default stream and pageable memory, each where it applies', () => {
     const pinned = [{ role: 'in' as const, hostMemory: 'pinned' as const }];
-    assert.deepEqual(serialisersOf({ kinds: ['per-thread-default', 'per-thread-default'], legacyOp: false }, pinned), ['per-thread default stream']);
-    assert.deepEqual(serialisersOf({ kinds: ['legacy-default', 'legacy-default'], legacyOp: false }, pinned), ['legacy default stream']);
+    assert.deepEqual(serialisersOf({ kinds: ['per-thread-default', 'per-thread-default'], legacyOp: false }, pinned), [
+      'per-thread default stream',
+    ]);
+    assert.deepEqual(serialisersOf({ kinds: ['legacy-default', 'legacy-default'], legacyOp: false }, pinned), [
+      'legacy default stream',
+    ]);
     assert.deepEqual(serialisersOf({ kinds: ['per-thread-default', 'non-blocking'], legacyOp: false }, pinned), []);
-    assert.deepEqual(serialisersOf({ kinds: ['non-blocking', 'legacy-default'], legacyOp: false }, pinned), ['legacy default stream']);
-    assert.deepEqual(serialisersOf({ kinds: ['blocking', 'blocking'], legacyOp: true }, pinned), ['legacy default stream']);
-    assert.deepEqual(serialisersOf({ kinds: ['blocking', 'blocking'], legacyOp: false }, [...pinned, { role: 'out', hostMemory: 'pageable' }]), ['pageable memory']);
+    assert.deepEqual(serialisersOf({ kinds: ['non-blocking', 'legacy-default'], legacyOp: false }, pinned), [
+      'legacy default stream',
+    ]);
+    assert.deepEqual(serialisersOf({ kinds: ['blocking', 'blocking'], legacyOp: true }, pinned), [
+      'legacy default stream',
+    ]);
+    assert.deepEqual(
+      serialisersOf({ kinds: ['blocking', 'blocking'], legacyOp: false }, [
+        ...pinned,
+        { role: 'out', hostMemory: 'pageable' },
+      ]),
+      ['pageable memory'],
+    );
   });
 });
 
@@ -155,7 +205,8 @@ describe('the model of one overlapped mode', () => {
     gated: false,
     maxChunks: 4096,
   };
-  const analyse = (modes: readonly ModeResult[], streams: Parameters<typeof modelAnalysis>[4] = null, m = overlapped) => modelAnalysis(m, modes, balanced, 200, streams);
+  const analyse = (modes: readonly ModeResult[], streams: Parameters<typeof modelAnalysis>[4] = null, m = overlapped) =>
+    modelAnalysis(m, modes, balanced, 200, streams);
 
   it('builds the bound, floor and ideal from the other modes of its device, at its own layout', () => {
     const got = analyse(r.modes);
@@ -163,14 +214,28 @@ describe('the model of one overlapped mode', () => {
     const { parts } = got.model;
     const role = overlapped.role.kind === 'overlapped' ? overlapped.role.layout : layout(0, 0);
     const chunked = r.modes.find((m) => m.role.kind === 'kernels-chunked') as ModeResult;
-    const shape = { chunks: role.chunks, streams: role.streams, issue: 'stream' as const, kernelsChunkedMs: Math.min(...chunked.samplesMs) };
+    const shape = {
+      chunks: role.chunks,
+      streams: role.streams,
+      issue: 'stream' as const,
+      kernelsChunkedMs: Math.min(...chunked.samplesMs),
+    };
     assert.equal(got.model.kernelsChunkedMs, shape.kernelsChunkedMs);
     assert.deepEqual(got.bound, layoutBound(parts, shape));
     const serial = r.modes.find((m) => m.role.kind === 'serial') as ModeResult;
     const floor = workloadFloor(parts, shape, 4096, Math.min(...serial.samplesMs));
-    // 64 chunks × 3 streams is predicted 0.02% faster than this layout: the same layout to the model, which names this one.
-    assert.ok(floor.bound.ms < got.bound.ms && floor.bound.ms > got.bound.ms * (1 - SAME_LAYOUT), `${floor.bound.ms} against ${got.bound.ms}`);
-    assert.deepEqual(got.model.floor, { chunks: role.chunks, streams: role.streams, ms: got.bound.ms, limitedBy: got.bound.term });
+    // 64 chunks × 3 streams is predicted 0.02% faster than this layout: the same layout to the model, which names this
+    // one.
+    assert.ok(
+      floor.bound.ms < got.bound.ms && floor.bound.ms > got.bound.ms * (1 - SAME_LAYOUT),
+      `${floor.bound.ms} against ${got.bound.ms}`,
+    );
+    assert.deepEqual(got.model.floor, {
+      chunks: role.chunks,
+      streams: role.streams,
+      ms: got.bound.ms,
+      limitedBy: got.bound.term,
+    });
     assert.equal(got.model.idealMs, Math.min(idealMs(parts, shape.kernelsChunkedMs), got.bound.ms));
     close(got.model.hostIssueMs, median(overlapped.hostIssueMs));
     assert.equal(got.model.statistic, 'min');
@@ -180,11 +245,20 @@ describe('the model of one overlapped mode', () => {
 
   it('ignores modes of other devices and the bounded mode itself', () => {
     const base = analyse(r.modes);
-    const elsewhere = r.modes.map((m) => ({ ...m, id: `${m.id}@1`, device: 1, samplesMs: m.samplesMs.map((v) => v / 10), hostIssueMs: [0.0001] }));
+    const elsewhere = r.modes.map((m) => ({
+      ...m,
+      id: `${m.id}@1`,
+      device: 1,
+      samplesMs: m.samplesMs.map((v) => v / 10),
+      hostIssueMs: [0.0001],
+    }));
     assert.deepEqual(analyse([...elsewhere, ...r.modes]), base);
     const fastTwin = {
       ...overlapped,
-      role: { kind: 'kernels-chunked' as const, layout: (overlapped.role as Extract<ModeRole, { kind: 'overlapped' }>).layout },
+      role: {
+        kind: 'kernels-chunked' as const,
+        layout: (overlapped.role as Extract<ModeRole, { kind: 'overlapped' }>).layout,
+      },
       samplesMs: [0.001],
     };
     assert.deepEqual(
@@ -202,21 +276,36 @@ describe('the model of one overlapped mode', () => {
       mode({ kind: 'kernels-chunked', layout: layout(own.chunks, own.streams, 'graph') }, [0.7]),
       mode({ kind: 'kernels-chunked', layout: layout(own.chunks, own.streams) }, [2.9, 2.75]),
     ];
-    assert.equal(analyse([...others, ...r.modes.filter((m) => m.role.kind !== 'kernels-chunked')])?.model.kernelsChunkedMs, 2.75);
+    assert.equal(
+      analyse([...others, ...r.modes.filter((m) => m.role.kind !== 'kernels-chunked')])?.model.kernelsChunkedMs,
+      2.75,
+    );
   });
 
   it("counts streams that are all one stream as one, and a stage-per-stream layout's chunks as independent", () => {
-    const got = analyse(r.modes, { kinds: ['legacy-default', 'legacy-default', 'legacy-default', 'legacy-default'], legacyOp: false });
+    const got = analyse(r.modes, {
+      kinds: ['legacy-default', 'legacy-default', 'legacy-default', 'legacy-default'],
+      legacyOp: false,
+    });
     assert.ok(got);
     const own = (overlapped.role as Extract<ModeRole, { kind: 'overlapped' }>).layout;
     const kernelsChunkedMs = got.model.kernelsChunkedMs;
-    assert.deepEqual(got.bound, layoutBound(got.model.parts, { chunks: own.chunks, streams: 1, issue: 'stream', kernelsChunkedMs }));
+    assert.deepEqual(
+      got.bound,
+      layoutBound(got.model.parts, { chunks: own.chunks, streams: 1, issue: 'stream', kernelsChunkedMs }),
+    );
     assert.deepEqual(got.model.serialisers, ['legacy default stream']);
     assert.deepEqual(got.model.ops.sync, syncOps(1));
-    const spread = analyse(r.modes, { kinds: ['non-blocking', 'non-blocking', 'non-blocking', 'non-blocking'], legacyOp: false });
+    const spread = analyse(r.modes, {
+      kinds: ['non-blocking', 'non-blocking', 'non-blocking', 'non-blocking'],
+      legacyOp: false,
+    });
     assert.deepEqual(spread?.model.serialisers, []);
     assert.deepEqual(spread?.model.ops.sync, syncOps(own.streams));
-    const staged = { ...overlapped, role: { kind: 'overlapped' as const, layout: { ...own, topology: 'stage-per-stream' as const } } };
+    const staged = {
+      ...overlapped,
+      role: { kind: 'overlapped' as const, layout: { ...own, topology: 'stage-per-stream' as const } },
+    };
     const perStage = analyse(r.modes, null, staged);
     assert.deepEqual(perStage?.model.ops.sync, syncOps(own.chunks));
   });

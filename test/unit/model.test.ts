@@ -6,9 +6,16 @@ import { explainGap, topCause } from '../../src/measure/gap.js';
 import { H100_BALANCED as h100 } from '../helpers/device-parts.js';
 
 const MiB = 2 ** 20;
-const close = (actual: number, expected: number, tolerance = 1e-9) => assert.ok(Math.abs(actual - expected) < tolerance, `${actual} vs ${expected}`);
+const close = (actual: number, expected: number, tolerance = 1e-9) =>
+  assert.ok(Math.abs(actual - expected) < tolerance, `${actual} vs ${expected}`);
 
-const layout = (chunks: number, streams = 4, extra: Partial<LayoutShape> = {}): LayoutShape => ({ chunks, streams, issue: 'stream', kernelsChunkedMs: null, ...extra });
+const layout = (chunks: number, streams = 4, extra: Partial<LayoutShape> = {}): LayoutShape => ({
+  chunks,
+  streams,
+  issue: 'stream',
+  kernelsChunkedMs: null,
+  ...extra,
+});
 
 describe('the overlap bound of a layout', () => {
   it('is set by the shared link, with one direction alone while the pipeline fills and drains', () => {
@@ -54,11 +61,18 @@ describe('the overlap bound of a layout', () => {
   });
 
   it("cannot end before the host has issued the rep (the op counts times each op's host cost), unless the gate excludes issue", () => {
-    const b = layoutBound({ ...h100, gated: false, hostCopyMs: 0.1, hostLaunchMs: 0.2, hostSyncMs: 0.05 }, layout(32, 4));
+    const b = layoutBound(
+      { ...h100, gated: false, hostCopyMs: 0.1, hostLaunchMs: 0.2, hostSyncMs: 0.05 },
+      layout(32, 4),
+    );
     assert.equal(b.term, 'host issue');
     close(b.steadyMs, 64 * 0.1 + 32 * 0.2 + (2 + 9) * 0.05);
     close(b.ms, b.steadyMs + 4.869 / 32);
-    assert.ok(!layoutBound({ ...h100, gated: true, hostCopyMs: 0.1, hostLaunchMs: 0.2 }, layout(32, 4)).terms.some((t) => t.term === 'host issue'));
+    assert.ok(
+      !layoutBound({ ...h100, gated: true, hostCopyMs: 0.1, hostLaunchMs: 0.2 }, layout(32, 4)).terms.some(
+        (t) => t.term === 'host issue',
+      ),
+    );
   });
 
   it('has no host term for a graph replay, which issues one launch a rep, and charges it no per-launch cost it did not measure', () => {
@@ -103,7 +117,10 @@ describe('the model on the 16 MiB pipeline measured on the H200', () => {
   it('stays a bound: at or under what was measured at every chunk count', () => {
     for (const [chunks, measured] of Object.entries(measuredSmall)) {
       const b = layoutBound(small, layout(Number(chunks), 4));
-      assert.ok(b.ms <= measured * 1.01, `${chunks} chunks: bound ${b.ms.toFixed(3)} ms above the measured ${measured} ms`);
+      assert.ok(
+        b.ms <= measured * 1.01,
+        `${chunks} chunks: bound ${b.ms.toFixed(3)} ms above the measured ${measured} ms`,
+      );
     }
   });
 
@@ -118,7 +135,10 @@ describe('the model on the 16 MiB pipeline measured on the H200', () => {
   it("predicts the workload's floor at a chunk count within a factor of 2 of the measured best, and its time within 5%", () => {
     const floor = workloadFloor(small, layout(64), 4096);
     assert.ok(floor.chunks >= 4 && floor.chunks <= 16, `floor at ${floor.chunks} chunks`);
-    assert.ok(Math.abs(floor.bound.ms - 0.432) / 0.432 < 0.05, `floor ${floor.bound.ms.toFixed(3)} ms vs the best measured 0.432 ms`);
+    assert.ok(
+      Math.abs(floor.bound.ms - 0.432) / 0.432 < 0.05,
+      `floor ${floor.bound.ms.toFixed(3)} ms vs the best measured 0.432 ms`,
+    );
   });
 });
 
@@ -160,7 +180,10 @@ describe('the model in a Result', () => {
     const opCost = result.modes.find((m) => m.role.kind === 'op-cost' && m.role.op === 'h2d');
     close(model.parts.h2dOpMs, Math.min(...(opCost?.samplesMs ?? [])) / 200, 1e-12);
     assert.equal(model.statistic, 'min');
-    assert.ok(model.floor.ms <= (mode.analysis?.bound.ms ?? 0) + 1e-9, "the workload's floor is no worse than this layout's");
+    assert.ok(
+      model.floor.ms <= (mode.analysis?.bound.ms ?? 0) + 1e-9,
+      "the workload's floor is no worse than this layout's",
+    );
     const [floorLine, lossLine] = modelLines(mode);
     assert.match(
       floorLine ?? '',
@@ -185,14 +208,21 @@ describe('the model on results recorded on the H200', () => {
           mode.stats.median - model.idealMs,
           1e-9,
         );
-        assert.ok((mode.analysis?.efficiency ?? 0) <= 1.02, `${file} ${mode.id}: efficiency ${mode.analysis?.efficiency}`);
+        assert.ok(
+          (mode.analysis?.efficiency ?? 0) <= 1.02,
+          `${file} ${mode.id}: efficiency ${mode.analysis?.efficiency}`,
+        );
       }
     }
   });
 });
 
 /** The model's facts of a recorded Result, as the builder gave them when it ran. */
-async function recomputed(result: import('../../src/result/schema.js').RunResult, mode: import('../../src/model/mode.js').ModeResult, modes = result.modes) {
+async function recomputed(
+  result: import('../../src/result/schema.js').RunResult,
+  mode: import('../../src/model/mode.js').ModeResult,
+  modes = result.modes,
+) {
   const { modelAnalysis } = await import('../../src/measure/model.js');
   const { chunkUnits } = await import('../../src/chunking.js');
   const facts = {
@@ -208,7 +238,12 @@ async function recomputed(result: import('../../src/result/schema.js').RunResult
 /** The mode with every sample and issue time scaled: as if it had run `factor` times as long. */
 function scaled(mode: import('../../src/model/mode.js').ModeResult, factor: number) {
   const samplesMs = mode.samplesMs.map((v) => v * factor);
-  return { ...mode, samplesMs, hostIssueMs: mode.hostIssueMs.map((v) => v * factor), stats: { ...mode.stats, median: mode.stats.median * factor, min: mode.stats.min * factor } };
+  return {
+    ...mode,
+    samplesMs,
+    hostIssueMs: mode.hostIssueMs.map((v) => v * factor),
+    stats: { ...mode.stats, median: mode.stats.median * factor, min: mode.stats.min * factor },
+  };
 }
 
 describe('a bound built from parts apart from the mode it bounds', () => {
@@ -231,8 +266,14 @@ describe('a bound built from parts apart from the mode it bounds', () => {
           );
           assert.deepEqual(again?.bound.terms, as.bound.terms, `${file} ${mode.id} ×${factor}`);
         }
-        assert.ok(as.bound.ms <= mode.stats.median * 1.01, `${file} ${mode.id}: bound ${as.bound.ms.toFixed(3)} ms over the measured ${mode.stats.median.toFixed(3)} ms`);
-        assert.ok(as.model.floor.ms <= (result.modes.find((m) => m.role.kind === 'serial')?.stats.median ?? 0), `${file} ${mode.id}: floor above serial`);
+        assert.ok(
+          as.bound.ms <= mode.stats.median * 1.01,
+          `${file} ${mode.id}: bound ${as.bound.ms.toFixed(3)} ms over the measured ${mode.stats.median.toFixed(3)} ms`,
+        );
+        assert.ok(
+          as.model.floor.ms <= (result.modes.find((m) => m.role.kind === 'serial')?.stats.median ?? 0),
+          `${file} ${mode.id}: floor above serial`,
+        );
       }
     }
   });
@@ -251,10 +292,19 @@ describe('a bound built from parts apart from the mode it bounds', () => {
       for (const mode of result.modes.filter((m) => m.role.kind === 'overlapped')) {
         const as = await recomputed(result, mode);
         assert.ok(as, `${file} ${mode.id}`);
-        assert.ok(as.model.idealMs <= as.model.floor.ms, `${file} ${mode.id}: ideal ${as.model.idealMs} over the floor ${as.model.floor.ms}`);
+        assert.ok(
+          as.model.idealMs <= as.model.floor.ms,
+          `${file} ${mode.id}: ideal ${as.model.idealMs} over the floor ${as.model.floor.ms}`,
+        );
         assert.ok(as.model.floor.ms <= serial.stats.min, `${file} ${mode.id}: floor over serial`);
-        assert.ok(as.model.idealMs <= mode.stats.min, `${file} ${mode.id}: ideal ${as.model.idealMs} over the measured ${mode.stats.min}`);
-        assert.ok(as.bound.ms <= mode.stats.median * 1.01, `${file} ${mode.id}: bound ${as.bound.ms} over the measured ${mode.stats.median}`);
+        assert.ok(
+          as.model.idealMs <= mode.stats.min,
+          `${file} ${mode.id}: ideal ${as.model.idealMs} over the measured ${mode.stats.min}`,
+        );
+        assert.ok(
+          as.bound.ms <= mode.stats.median * 1.01,
+          `${file} ${mode.id}: bound ${as.bound.ms} over the measured ${mode.stats.median}`,
+        );
       }
     }
   });
@@ -295,7 +345,9 @@ describe('a bound built from parts apart from the mode it bounds', () => {
     assert.ok(mode);
     const before = await recomputed(result, mode);
     // "H2D + D2H at once" with a quarter of its reps 6% slow, as on a busy host: its median rises, its best does not.
-    const noisy = result.modes.map((m) => (m.role.kind === 'link' ? { ...m, samplesMs: m.samplesMs.map((v, i) => (i % 4 === 0 ? v * 1.06 : v)) } : m));
+    const noisy = result.modes.map((m) =>
+      m.role.kind === 'link' ? { ...m, samplesMs: m.samplesMs.map((v, i) => (i % 4 === 0 ? v * 1.06 : v)) } : m,
+    );
     const after = await recomputed(result, mode, noisy);
     assert.deepEqual(after?.bound.terms, before?.bound.terms);
   });
@@ -305,7 +357,11 @@ describe('a bound built from parts apart from the mode it bounds', () => {
     const { modeId } = await import('../../src/vocabulary.js');
     const { summarize } = await import('../../src/measure/stats.js');
     const base = { chunks: 1024, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } as const;
-    const mode = (role: import('../../src/vocabulary.js').ModeRole, samplesMs: number[], hostIssueMs: number[] = [0.01]) => ({
+    const mode = (
+      role: import('../../src/vocabulary.js').ModeRole,
+      samplesMs: number[],
+      hostIssueMs: number[] = [0.01],
+    ) => ({
       id: modeId(role),
       role,
       device: 0,
@@ -330,9 +386,21 @@ describe('a bound built from parts apart from the mode it bounds', () => {
       mode({ kind: 'overlapped', layout: base }, [4.1, 4.12], [4.0, 4.05]),
       mode({ kind: 'overlapped', layout: { ...base, issue: 'graph' } }, [0.349, 0.35]),
     ];
-    const facts = { buffers: [{ role: 'scratch' as const }], kernels: 1, copyEngines: 3, gated: false, maxChunks: 262144 / 256 };
-    const graph = modelAnalysis(modes[6] as (typeof modes)[number], modes, facts, 200, { kinds: ['non-blocking'], legacyOp: false });
-    const stream = modelAnalysis(modes[5] as (typeof modes)[number], modes, facts, 200, { kinds: ['non-blocking'], legacyOp: false });
+    const facts = {
+      buffers: [{ role: 'scratch' as const }],
+      kernels: 1,
+      copyEngines: 3,
+      gated: false,
+      maxChunks: 262144 / 256,
+    };
+    const graph = modelAnalysis(modes[6] as (typeof modes)[number], modes, facts, 200, {
+      kinds: ['non-blocking'],
+      legacyOp: false,
+    });
+    const stream = modelAnalysis(modes[5] as (typeof modes)[number], modes, facts, 200, {
+      kinds: ['non-blocking'],
+      legacyOp: false,
+    });
     assert.ok(graph && stream);
     assert.equal(graph.bound.term, 'kernels');
     close(graph.bound.ms, 0.351);
@@ -353,7 +421,10 @@ describe("the workload's floor", () => {
   it('predicts other chunk counts from the whole-buffer kernels where the chunked time, scaled, says more', () => {
     const shape = predictedShape(small, layout(65536, 4, { kernelsChunkedMs: 136 }), 8, 4);
     close(shape.kernelsChunkedMs ?? 0, 0.19 + 7 * 0.002);
-    close(predictedShape(small, layout(16, 4, { kernelsChunkedMs: 0.21 }), 8, 4).kernelsChunkedMs ?? 0, 0.21 - 8 * 0.002);
+    close(
+      predictedShape(small, layout(16, 4, { kernelsChunkedMs: 0.21 }), 8, 4).kernelsChunkedMs ?? 0,
+      0.21 - 8 * 0.002,
+    );
   });
 
   it('never predicts the kernels faster than they were measured, whole or chunked', () => {
@@ -374,8 +445,17 @@ describe('streams that are all one stream', () => {
     const result = makeResult({ noise: 0.001 });
     const mode = result.modes.find((m) => m.role.kind === 'overlapped');
     assert.ok(mode);
-    const facts = { buffers: result.buffers.map((b) => ({ role: b.role })), kernels: 1, copyEngines: 3, gated: false, maxChunks: 2 ** 20 };
-    const kinds = (kind: 'per-thread-default' | 'non-blocking' | 'legacy-default') => ({ kinds: [kind, kind, kind, kind], legacyOp: false });
+    const facts = {
+      buffers: result.buffers.map((b) => ({ role: b.role })),
+      kernels: 1,
+      copyEngines: 3,
+      gated: false,
+      maxChunks: 2 ** 20,
+    };
+    const kinds = (kind: 'per-thread-default' | 'non-blocking' | 'legacy-default') => ({
+      kinds: [kind, kind, kind, kind],
+      legacyOp: false,
+    });
     const one = modelAnalysis(mode, result.modes, facts, 200, kinds('per-thread-default'));
     const four = modelAnalysis(mode, result.modes, facts, 200, kinds('non-blocking'));
     const streams = (a: typeof one) => a?.bound.terms.find((t) => t.term === 'streams')?.ms ?? 0;
@@ -385,6 +465,9 @@ describe('streams that are all one stream', () => {
     assert.deepEqual(one?.model.serialisers, ['per-thread default stream']);
     assert.deepEqual(four?.model.serialisers, []);
     assert.equal(streams(modelAnalysis(mode, result.modes, facts, 200, kinds('legacy-default'))), streams(one));
-    assert.deepEqual(serialisersOf({ kinds: ['blocking', 'blocking'], legacyOp: true }, [{ role: 'in', hostMemory: 'pageable' }]), ['legacy default stream', 'pageable memory']);
+    assert.deepEqual(
+      serialisersOf({ kinds: ['blocking', 'blocking'], legacyOp: true }, [{ role: 'in', hostMemory: 'pageable' }]),
+      ['legacy default stream', 'pageable memory'],
+    );
   });
 });

@@ -20,7 +20,11 @@ describe('--json and --md in every command', () => {
     for (const command of ['probe', 'overhead']) {
       const { code, stderr } = runCli([command, '--json', join(dir, 'missing', 'out.json')]);
       assert.equal(code, 2, `${command}: ${stderr}`);
-      assert.match(stderr, /^cuda-pipe: Cannot write \S+missing\/out\.json: the folder \S+missing does not exist\./, command);
+      assert.match(
+        stderr,
+        /^cuda-pipe: Cannot write \S+missing\/out\.json: the folder \S+missing does not exist\./,
+        command,
+      );
     }
   });
 
@@ -49,13 +53,26 @@ describe('--json and --md in every command', () => {
     const target = join(dir, 'sweep.json');
     const { code, stderr } = runCli(['sweep', '--json', target, '--html', target]);
     assert.equal(code, 2, stderr);
-    assert.match(stderr, /^cuda-pipe: --json and --html both name \S+sweep\.json: the second document would replace the first\./);
+    assert.match(
+      stderr,
+      /^cuda-pipe: --json and --html both name \S+sweep\.json: the second document would replace the first\./,
+    );
   });
 
   it('report writes every document it is asked for to its own file', () => {
-    const paths = { json: join(dir, 'all.json'), md: join(dir, 'all.md'), svg: join(dir, 'all.svg'), html: join(dir, 'all.html'), trace: join(dir, 'all.trace.json') };
+    const paths = {
+      json: join(dir, 'all.json'),
+      md: join(dir, 'all.md'),
+      svg: join(dir, 'all.svg'),
+      html: join(dir, 'all.html'),
+      trace: join(dir, 'all.trace.json'),
+    };
     const traced = join(fixtures, 'h200-balanced-16-traced.json');
-    const { code, stderr } = runCli(['report', traced, ...Object.entries(paths).flatMap(([flag, path]) => [`--${flag}`, path])]);
+    const { code, stderr } = runCli([
+      'report',
+      traced,
+      ...Object.entries(paths).flatMap(([flag, path]) => [`--${flag}`, path]),
+    ]);
     assert.equal(code, 0, stderr);
     assert.equal(JSON.parse(readFileSync(paths.json, 'utf8')).schema, 'cuda-pipe/result');
     assert.match(readFileSync(paths.md, 'utf8'), /^### cuda-pipe/);

@@ -11,7 +11,8 @@ import { H100_BALANCED as h100 } from '../helpers/device-parts.js';
 // Each test here fails on a one-line change of the core that the rest of the suite let through (issue 16, class 10):
 // the values are chosen so that the rule as written and its neighbours give different answers.
 
-const close = (actual: number, expected: number, what = '') => assert.ok(Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
+const close = (actual: number, expected: number, what = '') =>
+  assert.ok(Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
 
 describe('the sweep drops a layout early', () => {
   const state = (gpuMs: number[]) => ({ gpuMs, stopped: null as 'clearly-slower' | 'noise-target' | null });
@@ -66,7 +67,15 @@ describe('outliers', () => {
 });
 
 describe('the noise estimate counts as stable', () => {
-  const policy: RepetitionPolicy = { warmup: 0, warmupMs: 0, fixedReps: null, minReps: 10, maxReps: 10_000, maxNoise: 1e-6, maxTimeMs: 1e9 };
+  const policy: RepetitionPolicy = {
+    warmup: 0,
+    warmupMs: 0,
+    fixedReps: null,
+    minReps: 10,
+    maxReps: 10_000,
+    maxNoise: 1e-6,
+    maxTimeMs: 1e9,
+  };
   const stopsAt = (samples: readonly number[]) => {
     const criterion = new StoppingCriterion(policy);
     for (let n = 1; n <= samples.length; n++) {
@@ -75,7 +84,8 @@ describe('the noise estimate counts as stable', () => {
     }
     return null;
   };
-  const wave = (frequency: number, phase: number) => Array.from({ length: 200 }, (_, i) => 1 + 0.01 * Math.sin(i * frequency + phase));
+  const wave = (frequency: number, phase: number) =>
+    Array.from({ length: 200 }, (_, i) => 1 + 0.01 * Math.sin(i * frequency + phase));
 
   // Over the last 16 estimates (max − min) / latest first falls to 4.9% at sample 47 of the first wave (to 5.8% at 43,
   // 3.9% at 67), and to 3.9% at sample 71 of the second (5.3% at 58): only a limit of 5% stops both where they stop.
@@ -95,7 +105,12 @@ describe('the noise estimate counts as stable', () => {
   });
 });
 
-const layout = (chunks: number, streams: number): LayoutShape => ({ chunks, streams, issue: 'stream', kernelsChunkedMs: null });
+const layout = (chunks: number, streams: number): LayoutShape => ({
+  chunks,
+  streams,
+  issue: 'stream',
+  kernelsChunkedMs: null,
+});
 
 describe("the bound's link term", () => {
   it('is absent with one chunk, where nothing overlaps: the bound is the serial sum', () => {
@@ -141,7 +156,19 @@ describe("the workload's ideal", () => {
 });
 
 function op(stream: string, kind: TimelineOp['kind'], startMs: number, endMs: number, issuedMs = 0): TimelineOp {
-  return { mode: 'm', device: 0, stream, kind, chunk: null, buffer: kind === 'kernel' ? null : 'b', kernel: kind === 'kernel' ? 'k' : null, bytes: 1, startMs, endMs, issuedMs };
+  return {
+    mode: 'm',
+    device: 0,
+    stream,
+    kind,
+    chunk: null,
+    buffer: kind === 'kernel' ? null : 'b',
+    kernel: kind === 'kernel' ? 'k' : null,
+    bytes: 1,
+    startMs,
+    endMs,
+    issuedMs,
+  };
 }
 const rep = (totalMs: number, issueMs: number, ops: TimelineOp[]): TracedRep => ({
   mode: 'm',

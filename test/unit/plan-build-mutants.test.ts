@@ -20,20 +20,30 @@ function load(pipeline: string, extra = '', elements = 4096): { config: Config; 
   return { config, kernels: resolveKernels(config, locate) };
 }
 
-function plan(pipeline: string, extra = '', elements = 4096, options: { gate?: boolean; devices?: readonly number[] } = {}): Plan {
+function plan(
+  pipeline: string,
+  extra = '',
+  elements = 4096,
+  options: { gate?: boolean; devices?: readonly number[] } = {},
+): Plan {
   const { config, kernels } = load(pipeline, extra, elements);
   return buildPlan(config, kernels, options);
 }
 
-const ids = (p: Plan, kind: Schedule['role']['kind']) => p.schedules.filter((s) => s.role.kind === kind).map((s) => s.id);
+const ids = (p: Plan, kind: Schedule['role']['kind']) =>
+  p.schedules.filter((s) => s.role.kind === kind).map((s) => s.id);
 
 describe('the notes of a plan', () => {
   it('says when equal chunks leave no room for the chunks asked for, and how large they came out', () => {
-    assert.deepEqual(plan('{ chunks: 4, streams: 2 }', '', 9).notes, ['4 chunks asked for, 3 made: 9 elements in equal chunks of 3 leave no room for more.']);
+    assert.deepEqual(plan('{ chunks: 4, streams: 2 }', '', 9).notes, [
+      '4 chunks asked for, 3 made: 9 elements in equal chunks of 3 leave no room for more.',
+    ]);
   });
 
   it('says when there are fewer chunks than streams, and how many streams it used', () => {
-    assert.deepEqual(plan('{ chunks: 3, streams: 5 }', '', 9).notes, ['5 streams asked for, 3 used: there are only 3 chunks.']);
+    assert.deepEqual(plan('{ chunks: 3, streams: 5 }', '', 9).notes, [
+      '5 streams asked for, 3 used: there are only 3 chunks.',
+    ]);
   });
 
   it('says nothing when the chunks and streams are made exactly as asked', () => {
@@ -62,7 +72,10 @@ describe('the notes of a plan', () => {
 describe('the layouts of a sweep', () => {
   it('refuses a sweep of no layouts', () => {
     const { config, kernels } = load('{ chunks: 4 }');
-    assert.throws(() => buildLayoutsPlan(config, kernels, [], ['depth-first']), { name: 'RangeError', message: 'a plan needs at least one layout' });
+    assert.throws(() => buildLayoutsPlan(config, kernels, [], ['depth-first']), {
+      name: 'RangeError',
+      message: 'a plan needs at least one layout',
+    });
   });
 
   it('measures a layout asked for twice, or cut the same as another, once, in the place it was first asked for', () => {
@@ -78,8 +91,14 @@ describe('the layouts of a sweep', () => {
       ],
       ['depth-first'],
     );
-    assert.deepEqual(ids(p, 'overlapped'), ['overlapped:2x2:depth-first:chunk-per-stream', 'overlapped:3x3:depth-first:chunk-per-stream']);
-    assert.deepEqual(ids(p, 'kernels-chunked'), ['kernels-chunked:2x2:depth-first:chunk-per-stream', 'kernels-chunked:3x3:depth-first:chunk-per-stream']);
+    assert.deepEqual(ids(p, 'overlapped'), [
+      'overlapped:2x2:depth-first:chunk-per-stream',
+      'overlapped:3x3:depth-first:chunk-per-stream',
+    ]);
+    assert.deepEqual(ids(p, 'kernels-chunked'), [
+      'kernels-chunked:2x2:depth-first:chunk-per-stream',
+      'kernels-chunked:3x3:depth-first:chunk-per-stream',
+    ]);
     assert.deepEqual(p.pipeline, { elements: 9, align: 1, requestedChunks: 2, requestedStreams: 2 });
   });
 });
@@ -110,7 +129,10 @@ describe('which measured parts a plan has', () => {
   });
 
   it('measures latency in the first order asked for', () => {
-    const text = yaml('{ chunks: 4, streams: 2, order: [breadth-first, depth-first] }', 'latency: { kernel: urgent, elements: 64 }\n').replace(
+    const text = yaml(
+      '{ chunks: 4, streams: 2, order: [breadth-first, depth-first] }',
+      'latency: { kernel: urgent, elements: 64 }\n',
+    ).replace(
       'kernels:\n',
       'kernels:\n  - { name: urgent, source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 3 }] }\n',
     );
@@ -124,7 +146,10 @@ describe('which measured parts a plan has', () => {
 
   it('moves an op to a default stream only in a chunk-per-stream layout, even when handed a config that lists one for stage-per-stream', () => {
     const { config, kernels } = load('{ chunks: 4, streams: 3, topology: stage-per-stream }');
-    const moved: Config = { ...config, pipeline: { ...config.pipeline, defaultStreamOps: [{ chunk: 1, op: 'kernel', stream: 'legacy' }] } };
+    const moved: Config = {
+      ...config,
+      pipeline: { ...config.pipeline, defaultStreamOps: [{ chunk: 1, op: 'kernel', stream: 'legacy' }] },
+    };
     assert.deepEqual(ids(buildPlan(moved, kernels), 'overlapped'), ['overlapped:4x3:depth-first:stage-per-stream']);
   });
 
@@ -144,21 +169,30 @@ describe('the gate and the devices', () => {
     const p = plan('{ chunks: 4, streams: 2 }', 'devices: [0, 1]\n', 4096, { gate: true });
     const spanning = p.schedules.filter((s) => s.role.kind === 'split');
     assert.equal(spanning.length, 3);
-    for (const s of [...spanning, ...p.schedules.filter((x) => x.role.kind === 'serial' || x.role.kind === 'overlapped')]) assert.ok(gated(s), s.id);
+    for (const s of [
+      ...spanning,
+      ...p.schedules.filter((x) => x.role.kind === 'serial' || x.role.kind === 'overlapped'),
+    ])
+      assert.ok(gated(s), s.id);
   });
 
   it('leaves the pipeline modes ungated by default, across devices too', () => {
     const p = plan('{ chunks: 4, streams: 2 }', 'devices: [0, 1]\n');
     assert.deepEqual(p.devices, [0, 1]);
     assert.deepEqual(
-      p.schedules.filter((s) => s.role.kind !== 'op-cost' && (s.gated || s.prologue.some((o) => o.kind === 'gate'))).map((s) => s.id),
+      p.schedules
+        .filter((s) => s.role.kind !== 'op-cost' && (s.gated || s.prologue.some((o) => o.kind === 'gate')))
+        .map((s) => s.id),
       [],
     );
   });
 
   it('refuses to plan devices: all before they were counted, and plans the counted list', () => {
     const { config, kernels } = load('{ chunks: 4, streams: 2 }', 'devices: all\n');
-    assert.throws(() => buildPlan(config, kernels), { name: 'RangeError', message: 'devices: all must be counted before planning' });
+    assert.throws(() => buildPlan(config, kernels), {
+      name: 'RangeError',
+      message: 'devices: all must be counted before planning',
+    });
     assert.deepEqual(buildPlan(config, kernels, { devices: [0, 1, 2] }).devices, [0, 1, 2]);
   });
 });
@@ -169,8 +203,28 @@ describe('the plan of probe --bandwidth', () => {
   it('copies a random upload and a download of the bytes asked for, each way alone, ungated, nothing else', () => {
     const p = bandwidthPlan(MiB, 'pageable', 1, false);
     assert.deepEqual(p.buffers, [
-      { name: 'upload', type: 'uint8', elementBytes: 1, itemSize: 1, elements: MiB, bytes: MiB, role: 'in', init: { kind: 'random', seed: 7 }, hostMemory: 'pageable' },
-      { name: 'download', type: 'uint8', elementBytes: 1, itemSize: 1, elements: MiB, bytes: MiB, role: 'out', init: { kind: 'random', seed: 7 }, hostMemory: 'pageable' },
+      {
+        name: 'upload',
+        type: 'uint8',
+        elementBytes: 1,
+        itemSize: 1,
+        elements: MiB,
+        bytes: MiB,
+        role: 'in',
+        init: { kind: 'random', seed: 7 },
+        hostMemory: 'pageable',
+      },
+      {
+        name: 'download',
+        type: 'uint8',
+        elementBytes: 1,
+        itemSize: 1,
+        elements: MiB,
+        bytes: MiB,
+        role: 'out',
+        init: { kind: 'random', seed: 7 },
+        hostMemory: 'pageable',
+      },
     ]);
     assert.deepEqual(
       p.schedules.map((s) => [s.id, s.device, s.gated, s.bytes]),

@@ -13,7 +13,11 @@ import { builtinConfigsDir } from '../../src/paths.js';
 // Schedules over several devices: the timed region that spans them, how the split and the handoff are laid out and
 // named, and probe's copies between two devices.
 
-const TWO = (extra: string, pipeline = '{ chunks: 4, streams: 2 }', buffers = '  x: { type: float32, count: 4096, role: in }\n  y: { type: float32, count: 4096, role: out }\n') =>
+const TWO = (
+  extra: string,
+  pipeline = '{ chunks: 4, streams: 2 }',
+  buffers = '  x: { type: float32, count: 4096, role: in }\n  y: { type: float32, count: 4096, role: out }\n',
+) =>
   `buffers:\n${buffers}` +
   'kernels:\n  - { source: scale.cu, entry: scale, args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }] }\n' +
   `pipeline: ${pipeline}\n${extra}`;
@@ -23,8 +27,12 @@ function plan(text: string, gate = false): Plan {
   return buildPlan(config, resolveKernels(config, locate), { gate });
 }
 
-const streams = (device: number, count: number): StreamSpec[] => Array.from({ length: count }, (_, i) => ({ id: deviceStream(device, i), kind: 'non-blocking', device }));
-const show = (ops: readonly Op[]) => ops.map((o) => (o.kind === 'record' || o.kind === 'wait' ? `${o.kind} ${o.event}@${o.stream}` : `${o.kind}@${o.stream}`));
+const streams = (device: number, count: number): StreamSpec[] =>
+  Array.from({ length: count }, (_, i) => ({ id: deviceStream(device, i), kind: 'non-blocking', device }));
+const show = (ops: readonly Op[]) =>
+  ops.map((o) =>
+    o.kind === 'record' || o.kind === 'wait' ? `${o.kind} ${o.event}@${o.stream}` : `${o.kind}@${o.stream}`,
+  );
 const byId = (p: Plan, id: string) => {
   const s = p.schedules.find((x) => x.id === id);
   assert.ok(s, `no schedule ${id} in ${p.schedules.map((x) => x.id).join(' ')}`);
@@ -48,7 +56,14 @@ describe('a timed region over several devices', () => {
     });
 
   it("starts on the first device's first stream, behind the gate, and starts each other device once it has", () => {
-    assert.deepEqual(show(spanning(true).prologue), ['gate@d0:s0', 'record start@d0:s0', 'wait start@d0:s1', 'wait start@d1:s0', 'record start:d1@d1:s0', 'wait start:d1@d1:s1']);
+    assert.deepEqual(show(spanning(true).prologue), [
+      'gate@d0:s0',
+      'record start@d0:s0',
+      'wait start@d0:s1',
+      'wait start@d1:s0',
+      'record start:d1@d1:s0',
+      'wait start:d1@d1:s1',
+    ]);
     assert.deepEqual(show(spanning(false).prologue).slice(0, 2), ['record start@d0:s0', 'wait start@d0:s1']);
   });
 
@@ -80,7 +95,10 @@ describe('a timed region over several devices', () => {
       { begin: 'start', end: 'end:d0', device: 0 },
       { begin: 'start:d1', end: 'end:d1', device: 1 },
     ]);
-    assert.deepEqual([s.id, s.device, s.issue, s.gated, s.streams.map((x) => x.id)], ['peer:d0<>d1', 0, 'stream', false, ['d0:s0', 'd0:s1', 'd1:s0', 'd1:s1']]);
+    assert.deepEqual(
+      [s.id, s.device, s.issue, s.gated, s.streams.map((x) => x.id)],
+      ['peer:d0<>d1', 0, 'stream', false, ['d0:s0', 'd0:s1', 'd1:s0', 'd1:s1']],
+    );
   });
 
   it('refuses a device without a stream', () => {
@@ -92,10 +110,13 @@ describe('a timed region over several devices', () => {
         { device: 1, streams: [] },
       ],
     ]) {
-      assert.throws(() => spanningSchedule({ role, description: '', parts, body: [], ranges: [], verify: false, gated: false }), {
-        name: 'RangeError',
-        message: 'schedule peer:d0<>d1 needs a stream on every device',
-      });
+      assert.throws(
+        () => spanningSchedule({ role, description: '', parts, body: [], ranges: [], verify: false, gated: false }),
+        {
+          name: 'RangeError',
+          message: 'schedule peer:d0<>d1 needs a stream on every device',
+        },
+      );
     }
   });
 });
@@ -109,16 +130,31 @@ describe('the input split across two devices', () => {
       together.body.map((o) => ('chunk' in o ? o.chunk : null)),
       [0, 0, 0, 4, 4, 4, 1, 1, 1, 5, 5, 5, 2, 2, 2, 6, 6, 6, 3, 3, 3, 7, 7, 7],
     );
-    assert.equal(together.description, 'the input split across GPUs 0, 1, all at once: 4 chunks over 2 streams, depth-first on each');
+    assert.equal(
+      together.description,
+      'the input split across GPUs 0, 1, all at once: 4 chunks over 2 streams, depth-first on each',
+    );
   });
 
   it('times each share alone over every chunk index, unverified, naming the elements it covers', () => {
     const alone = byId(p, 'split:4x2:depth-first:d0+d1:alone-d1');
-    assert.equal(alone.description, "GPU 1's share alone (elements 2048 to 4095): 4 chunks over 2 streams, depth-first");
+    assert.equal(
+      alone.description,
+      "GPU 1's share alone (elements 2048 to 4095): 4 chunks over 2 streams, depth-first",
+    );
     assert.deepEqual([alone.device, alone.verify, alone.ranges.length], [1, false, 8]);
     assert.deepEqual(
       alone.body.find((o) => o.kind === 'copy'),
-      { kind: 'copy', stream: 's0', direction: 'h2d', buffer: 'x', hostOffset: 8192, deviceOffset: 0, bytes: 2048, chunk: 4 },
+      {
+        kind: 'copy',
+        stream: 's0',
+        direction: 'h2d',
+        buffer: 'x',
+        hostOffset: 8192,
+        deviceOffset: 0,
+        bytes: 2048,
+        chunk: 4,
+      },
     );
   });
 
@@ -144,11 +180,19 @@ describe('the input split across two devices', () => {
 
   it('has link modes for a buffer copied both ways, and none when data moves one way only', () => {
     const oneWay = plan(
-      TWO('devices: [0, 1]\n', '{ chunks: 4, streams: 2 }', '  x: { type: float32, count: 4096, role: inout }\n  y: { type: float32, count: 4096, role: scratch }\n'),
+      TWO(
+        'devices: [0, 1]\n',
+        '{ chunks: 4, streams: 2 }',
+        '  x: { type: float32, count: 4096, role: inout }\n  y: { type: float32, count: 4096, role: scratch }\n',
+      ),
     );
     assert.equal(oneWay.schedules.filter((s) => s.role.kind === 'split-link').length, 3);
     const outOnly = plan(
-      TWO('devices: [0, 1]\n', '{ chunks: 4, streams: 2 }', '  x: { type: float32, count: 4096, role: scratch }\n  y: { type: float32, count: 4096, role: out }\n'),
+      TWO(
+        'devices: [0, 1]\n',
+        '{ chunks: 4, streams: 2 }',
+        '  x: { type: float32, count: 4096, role: scratch }\n  y: { type: float32, count: 4096, role: out }\n',
+      ),
     );
     assert.deepEqual(
       outOnly.schedules.filter((s) => s.role.kind === 'split-link' || s.role.kind === 'link'),
@@ -202,11 +246,28 @@ describe('one pipeline handed from one device to another', () => {
   it('says what runs where, and times the whole copy between the devices alone, on one stream', () => {
     const p = plan(text);
     const cross = p.schedules.find((s) => s.role.kind === 'cross-device') as Schedule;
-    assert.match(cross.description, /^\d+ chunks over \d+ streams per GPU, depth-first: scale on GPU 0, scaled copied to GPU 1, stencil there$/);
+    assert.match(
+      cross.description,
+      /^\d+ chunks over \d+ streams per GPU, depth-first: scale on GPU 0, scaled copied to GPU 1, stencil there$/,
+    );
     const peer = p.schedules.find((s) => s.role.kind === 'peer') as Schedule;
     assert.equal(peer.description, 'scaled copied whole from GPU 0 to GPU 1, one stream');
-    assert.deepEqual(peer.body, [{ kind: 'peer', stream: 's0', buffer: 'scaled', from: 0, to: 1, deviceOffset: 0, bytes: 128 * 2 ** 20, chunk: null }]);
-    assert.deepEqual([peer.device, peer.verify, peer.streams], [0, false, [{ id: 's0', kind: 'non-blocking', device: 0 }]]);
+    assert.deepEqual(peer.body, [
+      {
+        kind: 'peer',
+        stream: 's0',
+        buffer: 'scaled',
+        from: 0,
+        to: 1,
+        deviceOffset: 0,
+        bytes: 128 * 2 ** 20,
+        chunk: null,
+      },
+    ]);
+    assert.deepEqual(
+      [peer.device, peer.verify, peer.streams],
+      [0, false, [{ id: 's0', kind: 'non-blocking', device: 0 }]],
+    );
   });
 });
 
@@ -214,18 +275,39 @@ describe("probe's copies between two devices", () => {
   it('copies a scratch buffer of the bytes asked for each way alone and both ways at once, ungated, the second device holding a copy', () => {
     const p = peerBandwidthPlan(1024, 2, 3);
     assert.deepEqual(p.buffers, [
-      { name: 'peer', type: 'uint8', elementBytes: 1, itemSize: 1, elements: 1024, bytes: 1024, role: 'scratch', init: { kind: 'constant', value: 1 }, hostMemory: 'pinned' },
+      {
+        name: 'peer',
+        type: 'uint8',
+        elementBytes: 1,
+        itemSize: 1,
+        elements: 1024,
+        bytes: 1024,
+        role: 'scratch',
+        init: { kind: 'constant', value: 1 },
+        hostMemory: 'pinned',
+      },
     ]);
     assert.deepEqual(
       p.schedules.map((s) => [s.id, s.device, s.gated, s.description, s.bytes]),
       [
         ['peer:d2>d3', 2, false, '1024 bytes from GPU 2 to GPU 3', { h2d: 0, d2h: 0, peer: 1024 }],
         ['peer:d3>d2', 3, false, '1024 bytes from GPU 3 to GPU 2', { h2d: 0, d2h: 0, peer: 1024 }],
-        ['peer:d2<>d3', 2, false, '1024 bytes each way between GPU 2 and GPU 3 at once', { h2d: 0, d2h: 0, peer: 2048 }],
+        [
+          'peer:d2<>d3',
+          2,
+          false,
+          '1024 bytes each way between GPU 2 and GPU 3 at once',
+          { h2d: 0, d2h: 0, peer: 2048 },
+        ],
       ],
     );
-    assert.deepEqual(p.schedules[0]?.body, [{ kind: 'peer', stream: 's0', buffer: 'peer', from: 2, to: 3, deviceOffset: 0, bytes: 1024, chunk: null }]);
-    assert.deepEqual([p.name, p.devices, p.kernels, p.notes, p.host, p.placements], ['peer-2-3', [2, 3], [], [], null, [{ device: 3, elements: 1024, base: 0 }]]);
+    assert.deepEqual(p.schedules[0]?.body, [
+      { kind: 'peer', stream: 's0', buffer: 'peer', from: 2, to: 3, deviceOffset: 0, bytes: 1024, chunk: null },
+    ]);
+    assert.deepEqual(
+      [p.name, p.devices, p.kernels, p.notes, p.host, p.placements],
+      ['peer-2-3', [2, 3], [], [], null, [{ device: 3, elements: 1024, base: 0 }]],
+    );
     assert.deepEqual(p.pipeline, { elements: 1024, align: 1, requestedChunks: 1, requestedStreams: 1 });
     assert.deepEqual(p.device, { elements: 1024, ring: null, budgetBytes: null });
   });

@@ -54,7 +54,15 @@ describe('the latency mode', () => {
     ]);
     assert.deepEqual(
       s.body.filter((o) => o.kind === 'kernel' && o.kernel === 'urgent'),
-      [0, 1].map(() => ({ kind: 'kernel', stream: 'urgent', kernel: 'urgent', chunk: null, first: 0, count: 16, deviceFirst: 0 })),
+      [0, 1].map(() => ({
+        kind: 'kernel',
+        stream: 'urgent',
+        kernel: 'urgent',
+        chunk: null,
+        first: 0,
+        count: 16,
+        deviceFirst: 0,
+      })),
     );
     assert.deepEqual(s.probes, [
       { begin: 'urgent:0:begin', end: 'urgent:0:end' },
@@ -77,7 +85,15 @@ describe('the latency mode', () => {
 
   it("keeps the ring's slot events of the layout it is built on", () => {
     const ranges = splitRanges(64, 2);
-    const s = latencySchedule(shape({ ring: { ring: { slots: 1, slotElements: 32 }, ranges } }), ranges, 2, 'depth-first', urgent, null, false);
+    const s = latencySchedule(
+      shape({ ring: { ring: { slots: 1, slotElements: 32 }, ranges } }),
+      ranges,
+      2,
+      'depth-first',
+      urgent,
+      null,
+      false,
+    );
     assert.deepEqual(
       s.events.map((e) => e.id).filter((id) => id.startsWith('slot-free')),
       ['slot-free:0'],
@@ -87,12 +103,21 @@ describe('the latency mode', () => {
   it("gives the urgent stream and the pipeline's streams their priorities only in the mode with priorities, and says which mode it is", () => {
     const ranges = splitRanges(64, 2);
     const levels = (priorities: boolean, pipelinePriority: typeof pipeline | null) =>
-      latencySchedule(shape(), ranges, 2, 'breadth-first', urgent, pipelinePriority, priorities).streams.map((x) => `${x.id}:${x.priority?.level ?? 'default'}`);
+      latencySchedule(shape(), ranges, 2, 'breadth-first', urgent, pipelinePriority, priorities).streams.map(
+        (x) => `${x.id}:${x.priority?.level ?? 'default'}`,
+      );
     assert.deepEqual(levels(true, pipeline), ['s0:-1', 's1:-1', 'urgent:high']);
     assert.deepEqual(levels(true, null), ['s0:default', 's1:default', 'urgent:high']);
     assert.deepEqual(levels(false, pipeline), ['s0:default', 's1:default', 'urgent:default']);
-    const words = (priorities: boolean) => latencySchedule(shape(), ranges, 2, 'breadth-first', urgent, pipeline, priorities).description;
-    assert.equal(words(true), "2 chunks over 2 streams, breadth-first, with urgent on an urgent stream after each chunk's load, with priorities");
-    assert.equal(words(false), "2 chunks over 2 streams, breadth-first, with urgent on an urgent stream after each chunk's load, every stream at the default priority");
+    const words = (priorities: boolean) =>
+      latencySchedule(shape(), ranges, 2, 'breadth-first', urgent, pipeline, priorities).description;
+    assert.equal(
+      words(true),
+      "2 chunks over 2 streams, breadth-first, with urgent on an urgent stream after each chunk's load, with priorities",
+    );
+    assert.equal(
+      words(false),
+      "2 chunks over 2 streams, breadth-first, with urgent on an urgent stream after each chunk's load, every stream at the default priority",
+    );
   });
 });

@@ -24,13 +24,18 @@ const planAt = (level: PriorityLevel) =>
 describe('stream priorities', () => {
   it("resolves high and low to the ends of the device's range and keeps a number as given", () => {
     assert.deepEqual(
-      [resolvePriority({ level: 'high', where: '' }, range), resolvePriority({ level: 'low', where: '' }, range), resolvePriority({ level: -2, where: '' }, range)],
+      [
+        resolvePriority({ level: 'high', where: '' }, range),
+        resolvePriority({ level: 'low', where: '' }, range),
+        resolvePriority({ level: -2, where: '' }, range),
+      ],
       [-5, 0, -2],
     );
   });
 
   it('accepts both ends of the range and high or low', () => {
-    for (const level of [-5, 0, -3, 'high', 'low'] as const) assert.doesNotThrow(() => checkPriorities(planAt(level), range, 1), String(level));
+    for (const level of [-5, 0, -3, 'high', 'low'] as const)
+      assert.doesNotThrow(() => checkPriorities(planAt(level), range, 1), String(level));
   });
 
   it("refuses a number past either end, naming the config's place, the device and its range, with what to do", () => {
@@ -39,7 +44,10 @@ describe('stream priorities', () => {
         () => checkPriorities(planAt(level), range, 1),
         (error: unknown) => {
           assert.ok(error instanceof UsageError);
-          assert.equal(error.message, `/cfg/p.yaml:9:3: stream priority ${level} is outside device 1's range, -5 (highest) to 0 (lowest).`);
+          assert.equal(
+            error.message,
+            `/cfg/p.yaml:9:3: stream priority ${level} is outside device 1's range, -5 (highest) to 0 (lowest).`,
+          );
           assert.equal(error.hint, 'Use a number in that range, or high or low.');
           return true;
         },

@@ -42,7 +42,10 @@ describe('one stream per stage', () => {
     assert.deepEqual(s.events, [
       { id: 'start', timing: true },
       { id: 'end', timing: true },
-      ...['loaded:0', 'computed:0', 'loaded:1', 'computed:1', 'join:compute', 'join:store'].map((id) => ({ id, timing: false })),
+      ...['loaded:0', 'computed:0', 'loaded:1', 'computed:1', 'join:compute', 'join:store'].map((id) => ({
+        id,
+        timing: false,
+      })),
     ]);
     assert.equal(s.verify, true);
     assert.deepEqual(
@@ -92,10 +95,26 @@ describe('one stream per stage', () => {
   });
 
   it("runs the host stage on the store stream after the D2H, and says so with the ring's slots", () => {
-    const s = stagePerStreamSchedule(shape({ host: 'checksum', ring: { ring: { slots: 1, slotElements: 32 }, ranges } }), ranges, 'depth-first');
-    assert.equal(s.description, '2 chunks, one stream per stage (load, compute, store), depth-first, through 1 device slots, host checksum after each D2H');
-    assert.deepEqual(s.role, { kind: 'overlapped', layout: { chunks: 2, streams: 3, order: 'depth-first', topology: 'stage-per-stream', host: 'checksum', slots: 1 } });
-    assert.deepEqual(show(s.body).slice(5, 10), ['wait computed:0@store', 'd2h0@store', 'record slot-free:0@store', 'host0@store', 'wait slot-free:0@load']);
+    const s = stagePerStreamSchedule(
+      shape({ host: 'checksum', ring: { ring: { slots: 1, slotElements: 32 }, ranges } }),
+      ranges,
+      'depth-first',
+    );
+    assert.equal(
+      s.description,
+      '2 chunks, one stream per stage (load, compute, store), depth-first, through 1 device slots, host checksum after each D2H',
+    );
+    assert.deepEqual(s.role, {
+      kind: 'overlapped',
+      layout: { chunks: 2, streams: 3, order: 'depth-first', topology: 'stage-per-stream', host: 'checksum', slots: 1 },
+    });
+    assert.deepEqual(show(s.body).slice(5, 10), [
+      'wait computed:0@store',
+      'd2h0@store',
+      'record slot-free:0@store',
+      'host0@store',
+      'wait slot-free:0@load',
+    ]);
     assert.deepEqual(
       s.events.map((e) => e.id).filter((id) => id.startsWith('slot-free')),
       ['slot-free:0'],

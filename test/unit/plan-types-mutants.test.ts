@@ -28,7 +28,9 @@ describe('the readers of a schedule', () => {
   it("gives a rep's ops in issue order: prologue, body, epilogue", () => {
     const op = (event: string): Op => ({ kind: 'record', stream: 's0', event });
     assert.deepEqual(
-      scheduleOps({ prologue: [op('a')], body: [op('b'), op('c')], epilogue: [op('d')] }).map((o) => o.kind === 'record' && o.event),
+      scheduleOps({ prologue: [op('a')], body: [op('b'), op('c')], epilogue: [op('d')] }).map(
+        (o) => o.kind === 'record' && o.event,
+      ),
       ['a', 'b', 'c', 'd'],
     );
   });
@@ -59,6 +61,13 @@ describe('the readers of a schedule', () => {
       grid: 'auto',
       args: [],
     };
-    assert.deepEqual(planKernel(kernel), { label: 'k', entry: 'scale', sourcePath: '/k/scale.cu', block: 256, grid: 'auto', args: [] });
+    assert.deepEqual(planKernel(kernel), {
+      label: 'k',
+      entry: 'scale',
+      sourcePath: '/k/scale.cu',
+      block: 256,
+      grid: 'auto',
+      args: [],
+    });
   });
 });

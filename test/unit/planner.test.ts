@@ -25,7 +25,8 @@ const schedule = (p: Plan, match: (role: ModeRole) => boolean): Schedule => {
   assert.ok(s, 'no schedule with that role');
   return s;
 };
-const overlapped = (p: Plan, order = 'depth-first') => schedule(p, (r) => r.kind === 'overlapped' && r.layout.order === order);
+const overlapped = (p: Plan, order = 'depth-first') =>
+  schedule(p, (r) => r.kind === 'overlapped' && r.layout.order === order);
 const link = (p: Plan) => schedule(p, (r) => r.kind === 'link');
 const copies = (s: Schedule) => s.body.filter((o): o is CopyOp => o.kind === 'copy');
 
@@ -148,7 +149,10 @@ describe('the planner', () => {
     const p = plan(1000, '{ chunks: 2, streams: 8 }');
     const s = overlapped(p);
     assert.equal(s.streams.length, 2);
-    assert.deepEqual(s.role, { kind: 'overlapped', layout: { chunks: 2, streams: 2, order: 'depth-first', topology: 'chunk-per-stream' } });
+    assert.deepEqual(s.role, {
+      kind: 'overlapped',
+      layout: { chunks: 2, streams: 2, order: 'depth-first', topology: 'chunk-per-stream' },
+    });
     assert.match(p.notes.join('\n'), /8 streams asked for, 2 used/);
   });
 
@@ -203,7 +207,8 @@ describe('the planner', () => {
       tiny.streams.map((s) => s.id),
       ['s0', 's1', 's2', 's3'],
     );
-    const pieces = (elements: number) => copies(link(plan(elements, '{ chunks: 4, streams: 2 }'))).filter((c) => c.direction === 'h2d').length;
+    const pieces = (elements: number) =>
+      copies(link(plan(elements, '{ chunks: 4, streams: 2 }'))).filter((c) => c.direction === 'h2d').length;
     assert.equal(pieces(12 * 2 ** 20), 6, '48 MiB in 8 MiB pieces');
     assert.equal(pieces(256 * 2 ** 20), 16, '1 GiB: at most 16');
   });
@@ -267,7 +272,9 @@ describe('the planner', () => {
   });
 
   it("prints a dry run as a summary: each mode's op counts, streams and bytes, and where --ops lists the ops", () => {
-    const text = renderPlan(plan(1000, '{ chunks: 4, streams: 2 }'), { kernels: '1 kernel source compiled for sm_90 (--arch) with NVRTC 12.8' });
+    const text = renderPlan(plan(1000, '{ chunks: 4, streams: 2 }'), {
+      kernels: '1 kernel source compiled for sm_90 (--arch) with NVRTC 12.8',
+    });
     assert.match(text, /layout: 4 chunks of 250 elements, 2 streams, depth-first/);
     assert.match(text, /^  1 kernel source compiled for sm_90 \(--arch\) with NVRTC 12\.8$/m);
     assert.match(
@@ -288,7 +295,10 @@ describe('the planner', () => {
 
   it("keeps a stream's line short when it has thousands of chunks", () => {
     const text = renderPlan(plan(32_000, '{ chunks: 16000, streams: 4 }'));
-    assert.match(text, /^  stream s1 \(non-blocking\): 4000 chunks: 1, 5, 9, …, 15997; H2D 31\.25 KiB, 4000 kernel launches, D2H 31\.25 KiB$/m);
+    assert.match(
+      text,
+      /^  stream s1 \(non-blocking\): 4000 chunks: 1, 5, 9, …, 15997; H2D 31\.25 KiB, 4000 kernel launches, D2H 31\.25 KiB$/m,
+    );
     assert.ok(text.length < 5000, `${text.length} characters`);
   });
 });

@@ -64,7 +64,9 @@ describe('probe document: peers', () => {
       ['0→1 true 0 true', '1→0 true 0 true'],
     );
     assert.deepEqual(
-      result.data.peers?.bandwidth?.map((b) => `${b.from}→${b.to} ${b.path} ${b.bidirectional} ${b.gbPerSecond.toFixed(1)}`),
+      result.data.peers?.bandwidth?.map(
+        (b) => `${b.from}→${b.to} ${b.path} ${b.bidirectional} ${b.gbPerSecond.toFixed(1)}`,
+      ),
       ['0→1 peer false 389.9', '1→0 peer false 389.5', '0→1 peer true 702.1'],
     );
   });
@@ -79,7 +81,9 @@ describe('probe document: peers', () => {
   });
 
   it('accepts a matrix whose copies were not measured, and rejects a copy path other than peer or staged', () => {
-    assert.ok(ProbeDocumentSchema.safeParse({ ...h200x2, peers: { matrix: h200x2.peers?.matrix, bandwidth: null } }).success);
+    assert.ok(
+      ProbeDocumentSchema.safeParse({ ...h200x2, peers: { matrix: h200x2.peers?.matrix, bandwidth: null } }).success,
+    );
     const nvlink = structuredClone(h200x2);
     const row = nvlink.peers?.bandwidth?.[0];
     assert.ok(row);
@@ -205,8 +209,19 @@ describe('peer matrix from the driver', () => {
   });
 
   it('keeps only the fields the document defines, whatever else the wrapper returns', () => {
-    const more = (): PeerFacts => ({ canAccess: true, performanceRank: 0, nativeAtomics: true, ...{ cudaArrayAccess: true } });
-    assert.deepEqual(Object.keys(peerMatrix([0, 1], more)[0] ?? {}), ['from', 'to', 'canAccess', 'performanceRank', 'nativeAtomics']);
+    const more = (): PeerFacts => ({
+      canAccess: true,
+      performanceRank: 0,
+      nativeAtomics: true,
+      ...{ cudaArrayAccess: true },
+    });
+    assert.deepEqual(Object.keys(peerMatrix([0, 1], more)[0] ?? {}), [
+      'from',
+      'to',
+      'canAccess',
+      'performanceRank',
+      'nativeAtomics',
+    ]);
   });
 });
 
@@ -221,7 +236,11 @@ describe('probe --device', () => {
 
   it('rejects what is not a list of device indexes', () => {
     for (const bad of ['', '0,', '-1', '1.5', 'x', '0,all', '1e9', '2147483648']) {
-      assert.throws(() => deviceSelection(bad), /expected a device index \(0 to 2147483647, in digits\), indexes separated by commas such as 0,1, or "all"/, bad);
+      assert.throws(
+        () => deviceSelection(bad),
+        /expected a device index \(0 to 2147483647, in digits\), indexes separated by commas such as 0,1, or "all"/,
+        bad,
+      );
     }
   });
 

@@ -11,7 +11,10 @@ import { builtinConfigsDir } from '../../src/paths.js';
 // `mpirun -np 2 cuda-pipe sweep ddp.yaml` sweeps on its own GPU rather than all on device 0.
 
 const ddp = join(builtinConfigsDir(), 'ddp.yaml');
-const rank1 = runIdentity({ OMPI_COMM_WORLD_RANK: '1', OMPI_COMM_WORLD_LOCAL_RANK: '1', OMPI_COMM_WORLD_SIZE: '2' }, 'h');
+const rank1 = runIdentity(
+  { OMPI_COMM_WORLD_RANK: '1', OMPI_COMM_WORLD_LOCAL_RANK: '1', OMPI_COMM_WORLD_SIZE: '2' },
+  'h',
+);
 
 describe("the device of a launcher's rank", () => {
   it('is the local rank\u2019s for a one-device config, saying who chose it', () => {

@@ -43,7 +43,12 @@ const TWO_WORKER_RUNS = (
   holds: [`npm test: ${wall} s wall`, '# tests 1709', '# fail 0'],
 }));
 
-const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly log: string; readonly holds: readonly string[] }[] = [
+const SOURCED: readonly {
+  readonly page: Page;
+  readonly readme: string;
+  readonly log: string;
+  readonly holds: readonly string[];
+}[] = [
   {
     page: 'docs/pipelines.md',
     readme: "below PyTorch's at all 18 layouts, ratios 0.402 (32 × 4) to 0.973 (8 × 2)",
@@ -58,7 +63,10 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
     page: 'docs/pipelines.md',
     readme: 'below at 17, and at 8 × 2 1.409 against 1.406 ms',
     log: '2026-11-26-h100-matmul-3/grid-connections/summary.txt',
-    holds: ['8 batches × 2 streams: cuda-pipe 1.409 ms, PyTorch 1.406 ms: ratio 1.002', 'layouts where cuda-pipe is slower: 1 of 18'],
+    holds: [
+      '8 batches × 2 streams: cuda-pipe 1.409 ms, PyTorch 1.406 ms: ratio 1.002',
+      'layouts where cuda-pipe is slower: 1 of 18',
+    ],
   },
   {
     page: 'docs/pipelines.md',
@@ -70,7 +78,12 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
     page: 'docs/toolbox.md',
     readme: "16 chunks over 4 streams took 1.360 ms on an H100, with CUDA's 8 1.448 ms",
     log: '2026-11-26-h100-matmul-3/connections/summary.txt',
-    holds: ['c1-16x4-r1.json 1.3602 passed', 'c1-16x4-r2.json 1.3595 passed', 'c8-16x4-r1.json 1.4503 passed', 'c8-16x4-r2.json 1.4449 passed'],
+    holds: [
+      'c1-16x4-r1.json 1.3602 passed',
+      'c1-16x4-r2.json 1.3595 passed',
+      'c8-16x4-r1.json 1.4503 passed',
+      'c8-16x4-r2.json 1.4449 passed',
+    ],
   },
   {
     page: 'docs/pipelines.md',
@@ -82,7 +95,10 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
     page: 'docs/measuring.md',
     readme: '1.01 to 1.14× (H2D) and 1.00 to 1.17× (D2H) of the copy alone one way',
     log: '2026-11-23-h200-issues15-16/suite/cupti-vs-alone.txt',
-    holds: ['CUPTI engine / alone:            min 1.013 median 1.084 max 1.138', 'CUPTI engine / alone:            min 1.000 median 1.146 max 1.170'],
+    holds: [
+      'CUPTI engine / alone:            min 1.013 median 1.084 max 1.138',
+      'CUPTI engine / alone:            min 1.000 median 1.146 max 1.170',
+    ],
   },
   {
     page: 'docs/pipelines.md',
@@ -100,19 +116,29 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
     page: 'docs/toolbox.md',
     readme: '1.513 → 5.436 ms, the CPU stage limits (1 worker: 20.86 ms)',
     log: '2026-11-24-h200-final/workers/workers.log',
-    holds: ['without the stage 1.513 ms', 'host checksum after each D2H: 5.436 ms', 'host checksum after each D2H: 20.863 ms'],
+    holds: [
+      'without the stage 1.513 ms',
+      'host checksum after each D2H: 5.436 ms',
+      'host checksum after each D2H: 20.863 ms',
+    ],
   },
   {
     page: 'README.md',
     readme: '| 128 MiB | 282.8 | 280.5 | −0.8% | 323.0 | 311.9 | −3.4% |',
     log: '2026-11-26-h100x2-rerun/log.txt',
-    holds: ['134217728     33554432       474.60       282.80       282.80', '4 calls of 128 MiB per rank, 0.479 ms each (median rep 1.914 ms): algbw 280.5 GB/s'],
+    holds: [
+      '134217728     33554432       474.60       282.80       282.80',
+      '4 calls of 128 MiB per rank, 0.479 ms each (median rep 1.914 ms): algbw 280.5 GB/s',
+    ],
   },
   {
     page: 'README.md',
     readme: '| 512 MiB | 309.9 | 309.3 | −0.2% | 346.4 | 328.1 | −5.3% |',
     log: '2026-11-26-h100x4-issue24/log.txt',
-    holds: ['536870912    134217728      2324.79       230.93       346.40', '1 call of 512 MiB per rank, 2.454 ms each (median rep 2.454 ms): algbw 218.8 GB/s, busbw 328.1 GB/s'],
+    holds: [
+      '536870912    134217728      2324.79       230.93       346.40',
+      '1 call of 512 MiB per rank, 2.454 ms each (median rep 2.454 ms): algbw 218.8 GB/s, busbw 328.1 GB/s',
+    ],
   },
   {
     page: 'docs/several-gpus.md',
@@ -122,9 +148,18 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
   },
   {
     page: 'docs/development.md',
-    readme: 'At bdd9e74, after the house, trace-format and fast-start merges, it ran 1,950 tests: 1,877 passed, 73 skipped',
+    readme:
+      'At bdd9e74, after the house, trace-format and fast-start merges, it ran 1,950 tests: 1,877 passed, 73 skipped',
     log: '2026-11-28-first-hour/ci-run-bdd9e74.txt',
-    holds: ['.ci/run at bdd9e74', 'exported without .git', '# tests 1950', '# pass 1877', '# skipped 73', '# fail 0', '# duration_ms 137822'],
+    holds: [
+      '.ci/run at bdd9e74',
+      'exported without .git',
+      '# tests 1950',
+      '# pass 1877',
+      '# skipped 73',
+      '# fail 0',
+      '# duration_ms 137822',
+    ],
   },
   {
     page: 'docs/development.md',
@@ -136,7 +171,13 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
     page: 'docs/development.md',
     readme: 'a copy without `.git` (1.25 to 1.55 s to make, at a load of about 4)',
     log: '2026-11-28-first-hour/ci-run-8c2b98f.txt',
-    holds: ['git archive HEAD | tar -x: 1.25 s', 'git archive HEAD | tar -x: 1.30 s', 'git archive HEAD | tar -x: 1.55 s', 'load 4.22', 'load 3.96'],
+    holds: [
+      'git archive HEAD | tar -x: 1.25 s',
+      'git archive HEAD | tar -x: 1.30 s',
+      'git archive HEAD | tar -x: 1.55 s',
+      'load 4.22',
+      'load 3.96',
+    ],
   },
   {
     page: 'docs/development.md',
@@ -204,19 +245,25 @@ const SOURCED: readonly { readonly page: Page; readonly readme: string; readonly
     page: 'docs/measuring.md',
     readme: '| balanced, H2D + D2H at once | −5.8% | 6.80% | `faster` | −6.38% to −4.68% |',
     log: '2026-11-27-verdicts/rejudged.txt',
-    holds: ['h200-balanced-16-traced.json\tbidirectional\t147/10\tsame\t-5.83%\t+6.80%\t5.6254-5.8013 | 5.3827-5.4282\tfaster\t-5.53% (-6.38% to -4.68%)'],
+    holds: [
+      'h200-balanced-16-traced.json\tbidirectional\t147/10\tsame\t-5.83%\t+6.80%\t5.6254-5.8013 | 5.3827-5.4282\tfaster\t-5.53% (-6.38% to -4.68%)',
+    ],
   },
   {
     page: 'docs/measuring.md',
     readme: '| async-overlap, kernel sincos alone | +4.8% | 11.26% | `slower` | +3.12% to +6.00% |',
     log: '2026-11-27-verdicts/rejudged.txt',
-    holds: ['run-async-overlap-1.json\tkernel:sincos\t112/15\tsame\t+4.80%\t+11.26%\t0.0680-0.0726 | 0.0719-0.0730\tslower\t+4.76% (+3.12% to +6.00%)'],
+    holds: [
+      'run-async-overlap-1.json\tkernel:sincos\t112/15\tsame\t+4.80%\t+11.26%\t0.0680-0.0726 | 0.0719-0.0730\tslower\t+4.76% (+3.12% to +6.00%)',
+    ],
   },
   {
     page: 'docs/measuring.md',
     readme: '| async-overlap, kernel sincos alone (another run) | +0.7% | 13.29% | `noisy` | −1.12% to +2.18% |',
     log: '2026-11-27-verdicts/rejudged.txt',
-    holds: ['run-async-overlap-2.json\tkernel:sincos\t112/15\tsame\t+0.67%\t+13.29%\t0.0680-0.0726 | 0.0690-0.0724\tnoisy\t+0.64% (-1.12% to +2.18%)'],
+    holds: [
+      'run-async-overlap-2.json\tkernel:sincos\t112/15\tsame\t+0.67%\t+13.29%\t0.0680-0.0726 | 0.0690-0.0724\tnoisy\t+0.64% (-1.12% to +2.18%)',
+    ],
   },
   {
     page: 'docs/measuring.md',

@@ -57,7 +57,10 @@ describe('recorded H100 results (version 1)', () => {
   });
 
   it('compare two back-to-back runs as the same where the interval shows it, else noisy, never slower or faster', () => {
-    const comparison = compareResults(loadResults(fixture('h100-balanced-1.json')), loadResults(fixture('h100-balanced-2.json')));
+    const comparison = compareResults(
+      loadResults(fixture('h100-balanced-1.json')),
+      loadResults(fixture('h100-balanced-2.json')),
+    );
     // The overlapped mode's interval reaches -1.0% and H2D's -4.0%: past the ±1% band, so neither is shown the same.
     assert.deepEqual(
       comparison.pairs.map((p) => `${p.mode.split(':')[0]} ${p.verdict}`),
@@ -67,7 +70,10 @@ describe('recorded H100 results (version 1)', () => {
   });
 
   it('find the 10% heavier kernel slower, and exit 1', () => {
-    const comparison = compareResults(loadResults(fixture('h100-balanced-1.json')), loadResults(fixture('h100-balanced-heavier.json')));
+    const comparison = compareResults(
+      loadResults(fixture('h100-balanced-1.json')),
+      loadResults(fixture('h100-balanced-heavier.json')),
+    );
     const kernel = comparison.pairs.find((p) => p.role.kind === 'stage' && p.role.stage === 'kernel');
     assert.equal(kernel?.verdict, 'slower');
     assert.ok(kernel && kernel.change > 0.08 && kernel.change < 0.12);
@@ -86,7 +92,11 @@ describe('recorded H100 results (version 1)', () => {
       ['depth-first', 'breadth-first'],
     );
     assert.ok(asyncOverlap?.modes.every((m) => m.role.kind !== 'overlapped' || (m.analysis?.efficiency ?? 0) > 0));
-    assert.equal(runCli(['compare', join('baselines', 'nvidia-h100-80gb-hbm3', 'results.json'), fixture('h100-balanced-2.json')]).code, 0);
+    assert.equal(
+      runCli(['compare', join('baselines', 'nvidia-h100-80gb-hbm3', 'results.json'), fixture('h100-balanced-2.json')])
+        .code,
+      0,
+    );
   });
 });
 
@@ -98,7 +108,11 @@ describe('renderers on recorded results (golden files)', () => {
       writeFileSync(path, actual);
       return;
     }
-    assert.equal(actual, readFileSync(path, 'utf8'), `${path} differs; if the change is intended, re-run with UPDATE_GOLDEN=1`);
+    assert.equal(
+      actual,
+      readFileSync(path, 'utf8'),
+      `${path} differs; if the change is intended, re-run with UPDATE_GOLDEN=1`,
+    );
   };
 
   const plain = makeStyle({ isTTY: false } as NodeJS.WriteStream);
@@ -108,7 +122,8 @@ describe('renderers on recorded results (golden files)', () => {
   const markdown = (file: string) => markdownExporter.render(reported(file), plain) + '\n';
 
   for (const name of ['h100-balanced-1', 'h100-balanced-heavier', 'h200-balanced-16-traced']) {
-    it(`prints ${name} as the table it printed then`, () => golden(`${name}.table.txt`, table(fixture(`${name}.json`))));
+    it(`prints ${name} as the table it printed then`, () =>
+      golden(`${name}.table.txt`, table(fixture(`${name}.json`))));
     it(`prints ${name} as Markdown`, () => golden(`${name}.md`, markdown(fixture(`${name}.json`))));
   }
 
@@ -120,7 +135,10 @@ describe('renderers on recorded results (golden files)', () => {
     const { code, stdout, stderr } = runCli(['report', fixture('h200-balanced-16-traced.json')]);
     assert.equal(code, 0, stderr);
     // Not a terminal: the text fits DEFAULT_COLUMNS, as outputs.ts fits it.
-    const printed = fitLines(tableExporter.render(reported(fixture('h200-balanced-16-traced.json')), plain, DEFAULT_COLUMNS), DEFAULT_COLUMNS);
+    const printed = fitLines(
+      tableExporter.render(reported(fixture('h200-balanced-16-traced.json')), plain, DEFAULT_COLUMNS),
+      DEFAULT_COLUMNS,
+    );
     assert.equal(stdout, printed + '\n');
   });
 });

@@ -24,7 +24,8 @@ const COLUMNS = [80, 100] as const;
 const COMMANDS = Object.keys(COMMAND_EXAMPLES);
 
 /** A command line's stdout and stderr at `columns`, as the CLI writes them to a pipe with COLUMNS set. */
-const at = (columns: number, args: readonly string[]) => runCli(args, { COLUMNS: String(columns) }, { timeoutMs: 60_000 });
+const at = (columns: number, args: readonly string[]) =>
+  runCli(args, { COLUMNS: String(columns) }, { timeoutMs: 60_000 });
 
 describe('help fits the width', () => {
   for (const columns of COLUMNS) {
@@ -39,16 +40,23 @@ describe('help fits the width', () => {
 
   it('lists each command with its description under it at 80 columns, where a column beside it would be too narrow', () => {
     const { stdout } = at(80, ['--help']);
-    assert.match(stdout, /^ {2}compare \[options\] <baseline\.json> <candidate\.json>\n {6}compare two result files: faster, slower, same or noisy/m);
+    assert.match(
+      stdout,
+      /^ {2}compare \[options\] <baseline\.json> <candidate\.json>\n {6}compare two result files: faster, slower, same or noisy/m,
+    );
     // At 100 columns the description fits beside the longest command (50 columns), as commander lays it out.
-    assert.match(at(100, ['--help']).stdout, /^ {2}compare \[options\] <baseline\.json> <candidate\.json> {2}compare two result files/m);
+    assert.match(
+      at(100, ['--help']).stdout,
+      /^ {2}compare \[options\] <baseline\.json> <candidate\.json> {2}compare two result files/m,
+    );
   });
 
   it('keeps every example command line whole at 80 columns, its reason under it where the two do not fit side by side', () => {
     for (const command of COMMANDS) {
       const { stdout } = at(80, [command, '--help']);
       const examples = stdout.slice(stdout.indexOf('Examples:\n'));
-      for (const [line] of COMMAND_EXAMPLES[command as keyof typeof COMMAND_EXAMPLES]) assert.ok(examples.includes(`  $ ${line}`), `${command}: ${line}`);
+      for (const [line] of COMMAND_EXAMPLES[command as keyof typeof COMMAND_EXAMPLES])
+        assert.ok(examples.includes(`  $ ${line}`), `${command}: ${line}`);
     }
   });
 
@@ -62,7 +70,8 @@ describe('help fits the width', () => {
     const { stdout } = at(100, ['--help']);
     const one = /^ {4}1 {2}([\s\S]*?)\n {4}2 {2}/m.exec(stdout)?.[1]?.replace(/\s+/g, ' ') ?? '';
     assert.match(one, /compare, ab or analyze --ab found a slowdown/);
-    for (const command of ['compare', 'ab']) assert.match(at(100, [command, '--help']).stdout, /exit 1 (on|when)/, command);
+    for (const command of ['compare', 'ab'])
+      assert.match(at(100, [command, '--help']).stdout, /exit 1 (on|when)/, command);
   });
 });
 
@@ -71,14 +80,17 @@ describe('dry runs fit the width', () => {
     .filter((f) => f.endsWith('.yaml'))
     .map((f) => join('configs', f));
 
-  it('run --dry-run of every shipped config at 80 columns, and --ops at 80 and 100 (lines of 213 columns before)', { timeout: 120_000 }, () => {
+  it('run --dry-run of every shipped config at 80 columns, and --ops at 80 and 100 (lines of 213 columns before)', {
+    timeout: 120_000,
+  }, () => {
     assert.ok(configs.length >= 20, `${configs.length} configs`);
     for (const config of configs) {
       const { code, stdout, stderr } = at(80, ['run', config, '--dry-run']);
       assert.equal(code, 0, `${config}: ${stderr}`);
       assert.deepEqual(overlong(stdout, 80), [], config);
     }
-    for (const columns of COLUMNS) assert.deepEqual(overlong(at(columns, ['run', '--dry-run', '--ops']).stdout, columns), []);
+    for (const columns of COLUMNS)
+      assert.deepEqual(overlong(at(columns, ['run', '--dry-run', '--ops']).stdout, columns), []);
   });
 
   it('sweep --dry-run takes COLUMNS: 80 lays it out narrower than 100, each within its width', () => {
@@ -94,14 +106,19 @@ describe('dry runs fit the width', () => {
       const { code, stdout } = at(columns, ['kernels']);
       assert.equal(code, 0);
       assert.deepEqual(overlong(stdout, columns), []);
-      assert.match(stdout.replace(/\n +/g, ' '), /fma_loop\(const float\* __restrict__ in, float\* __restrict__ out, unsigned long long n, int iterations\)/);
+      assert.match(
+        stdout.replace(/\n +/g, ' '),
+        /fma_loop\(const float\* __restrict__ in, float\* __restrict__ out, unsigned long long n, int iterations\)/,
+      );
     }
   });
 });
 
 describe('run --host-memory', () => {
   it('draws its table within 80 and 100 columns, without the copy rates where the whole table is too wide', () => {
-    const results = ['h100-balanced-1', 'h100-balanced-2', 'h200-balanced-16-model'].flatMap((name) => loadResults(`test/fixtures/${name}.json`));
+    const results = ['h100-balanced-1', 'h100-balanced-2', 'h200-balanced-16-model'].flatMap((name) =>
+      loadResults(`test/fixtures/${name}.json`),
+    );
     const [narrow, wide] = COLUMNS.map((columns) => renderHostMemoryTable(results, columns));
     assert.deepEqual(overlong(narrow ?? '', 80), []);
     assert.deepEqual(overlong(wide ?? '', 100), []);
@@ -140,8 +157,14 @@ describe('schema', () => {
   it('names each field with its type, and whether it is required, under its parent', () => {
     const outline = renderSchemaOutline(configJsonSchema(), 'cuda-pipe schema', 100);
     assert.match(outline, /^ {2}pipeline\.streams \(integer ≥ 1\)/m);
-    assert.match(outline, /^ {2}buffers\.\*\.role \(in \| out \| inout \| scratch \| resident, required\): in: copied to the GPU/m);
-    assert.match(renderSchemaOutline(resultJsonSchema(), 'cuda-pipe schema --result', 100), /^modes \(array of object, required\)/m);
+    assert.match(
+      outline,
+      /^ {2}buffers\.\*\.role \(in \| out \| inout \| scratch \| resident, required\): in: copied to the GPU/m,
+    );
+    assert.match(
+      renderSchemaOutline(resultJsonSchema(), 'cuda-pipe schema --result', 100),
+      /^modes \(array of object, required\)/m,
+    );
   });
 
   it('writes the JSON Schema whole to a pipe, as an editor reads it', () => {
@@ -161,14 +184,18 @@ describe('prose is wrapped where a person reads it', () => {
 
   it("keeps the dry run's lines and the no-driver paragraph whole in a pipe without COLUMNS", () => {
     const plan = runCli(['run', '--dry-run']).stdout;
-    assert.match(plan, /^mode serial: whole buffers on one stream: H2D, kernels, D2H; 5 ops \([^)]*\) on 1 stream; H2D 256 MiB, D2H 256 MiB; its outputs will be verified$/m);
+    assert.match(
+      plan,
+      /^mode serial: whole buffers on one stream: H2D, kernels, D2H; 5 ops \([^)]*\) on 1 stream; H2D 256 MiB, D2H 256 MiB; its outputs will be verified$/m,
+    );
     const { stderr } = runCli(['run']);
     assert.match(stderr, /^cuda-pipe: No CUDA driver: [^\n]+\.\n[^\n]+\n$/);
   });
 });
 
 describe('errors fit the width', () => {
-  const long = (what: string) => `${what}: ${'a reason that goes on, naming a file /tmp/some/folder/config.yaml and a field pipeline.streams, '.repeat(3)}`;
+  const long = (what: string) =>
+    `${what}: ${'a reason that goes on, naming a file /tmp/some/folder/config.yaml and a field pipeline.streams, '.repeat(3)}`;
   const errors = [
     new MeasurementFailure(long('outputs differ'), { hint: long('what to do') }),
     new UsageError(long('bad flag'), { hint: long('what to do') }),

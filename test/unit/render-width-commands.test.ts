@@ -37,15 +37,25 @@ function probeDocument(path: string) {
 }
 
 // As `merge` and `report` read them: each Result's conclusions drawn again from its modes.
-const ranks = ['ddp-rank0', 'ddp-rank1'].flatMap((name) => loadResults(`${MEASURED}/2026-11-26-h100x2-followup/${name}.json`)).map(concludeResult);
+const ranks = ['ddp-rank0', 'ddp-rank1']
+  .flatMap((name) => loadResults(`${MEASURED}/2026-11-26-h100x2-followup/${name}.json`))
+  .map(concludeResult);
 const [sweep] = loadResults('test/fixtures/h200-sweep-balanced.json').map(concludeResult) as [RunResult];
 
 /** Each command's terminal text at `columns`, as its CLI writes it. */
 const VIEWS: Record<string, (columns: number) => string> = {
   compare: (columns) =>
-    renderCompareTable(compareResults(loadResults('test/fixtures/h100-balanced-1.json'), loadResults('test/fixtures/h100-balanced-heavier.json')), plain, columns),
+    renderCompareTable(
+      compareResults(
+        loadResults('test/fixtures/h100-balanced-1.json'),
+        loadResults('test/fixtures/h100-balanced-heavier.json'),
+      ),
+      plain,
+      columns,
+    ),
   ab: (columns) => renderAbTable(abDocument(), plain, columns),
-  'probe with bandwidth': (columns) => renderProbe(probeDocument(`${MEASURED}/2026-11-23-h200x2/probe.json`), plain, columns),
+  'probe with bandwidth': (columns) =>
+    renderProbe(probeDocument(`${MEASURED}/2026-11-23-h200x2/probe.json`), plain, columns),
   'probe with peer copies': (columns) => renderProbe(probeDocument('test/fixtures/h200x2-probe.json'), plain, columns),
   merge: (columns) => renderMerge(mergeResults(ranks), plain, columns),
   sweep: (columns) => renderSweepTable(sweep, plain, columns),
@@ -79,7 +89,10 @@ describe('command output fits the width', () => {
   });
 
   it('compare keeps the medians at 100 columns and drops them at 80, keeping every mode and its interval', () => {
-    assert.match(VIEWS.compare?.(100) ?? '', /│ kernel fma alone +│ +2\.843 ms │ +3\.126 ms │ \+9\.9% \(\+9\.9% to \+10\.0%\) │ slower +│/);
+    assert.match(
+      VIEWS.compare?.(100) ?? '',
+      /│ kernel fma alone +│ +2\.843 ms │ +3\.126 ms │ \+9\.9% \(\+9\.9% to \+10\.0%\) │ slower +│/,
+    );
     const text = VIEWS.compare?.(80) ?? '';
     assert.match(text, /│ kernel fma alone +│ \+9\.9% \(\+9\.9% to \+10\.0%\) │ slower +│/);
     assert.doesNotMatch(text, /│ (config|baseline)/);
@@ -105,7 +118,10 @@ describe('command output fits the width', () => {
   });
 
   it('probe folds each device facts to name: value lines at 80 columns', () => {
-    assert.match(VIEWS['probe with bandwidth']?.(80) ?? '', /^async engines: 3: H2D and D2H can run at once, and both overlap kernels$/m);
+    assert.match(
+      VIEWS['probe with bandwidth']?.(80) ?? '',
+      /^async engines: 3: H2D and D2H can run at once, and both overlap kernels$/m,
+    );
   });
 
   it('merge leads two DDP ranks with the step, set by the slowest GPU, the scaling and the arrival skew, never a rate', () => {
@@ -138,7 +154,9 @@ describe('command output fits the width', () => {
     for (const mode of slower.modes) mode.stats.median *= 1.5;
     const faster = structuredClone(sweep);
     if (faster.sweep) faster.sweep.settings = { hostMemory: 'pinned' };
-    assert.deepEqual(fastestSetting([slower, faster]), ['fastest of 2 settings: hostMemory = pinned, at 32 chunks × 8 streams, depth-first: 5.871 ms']);
+    assert.deepEqual(fastestSetting([slower, faster]), [
+      'fastest of 2 settings: hostMemory = pinned, at 32 chunks × 8 streams, depth-first: 5.871 ms',
+    ]);
     assert.deepEqual(fastestSetting([sweep]), []);
   });
 });
@@ -151,7 +169,10 @@ describe('tables that fit or fold', () => {
 
   it('draws the first layout that fits, else folds rows into heading: value lines', () => {
     assert.match(fitTable([layout], 60), /│ overlapped 16×4 depth-first │ 5\.965 ms │/);
-    assert.equal(fitTable([layout], 30), 'mode serial\n  median: 12.57 ms\nmode overlapped 16×4 depth-first\n  median: 5.965 ms');
+    assert.equal(
+      fitTable([layout], 30),
+      'mode serial\n  median: 12.57 ms\nmode overlapped 16×4 depth-first\n  median: 5.965 ms',
+    );
     assert.match(fitTable([layout, [layout[0] as (typeof layout)[number]]], 36), /^│ mode +│$/m);
   });
 
@@ -180,7 +201,11 @@ describe('sweep progress', () => {
 
 describe('compare on the command line', () => {
   it('writes no line wider than 100 columns to a pipe (it printed a 219-column rule line)', () => {
-    const { stdout } = runCli(['compare', 'test/fixtures/h100-balanced-1.json', 'test/fixtures/h100-balanced-heavier.json']);
+    const { stdout } = runCli([
+      'compare',
+      'test/fixtures/h100-balanced-1.json',
+      'test/fixtures/h100-balanced-heavier.json',
+    ]);
     assert.deepEqual(overlong(stdout, 100), []);
     assert.match(stdout, /^slower \(regression\): 2 slower/);
   });

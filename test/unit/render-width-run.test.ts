@@ -22,7 +22,9 @@ const files = [
 // `report` draws each Result's conclusions again from its modes (measure/conclusions.ts) before it prints them.
 const recorded: Array<{ file: string; result: RunResult }> = files.flatMap((file) => {
   const document = loadDocument(file);
-  return document.kind === 'results' ? document.results.filter((r) => r.sweep === null).map((result) => ({ file, result: concludeResult(result) })) : [];
+  return document.kind === 'results'
+    ? document.results.filter((r) => r.sweep === null).map((result) => ({ file, result: concludeResult(result) }))
+    : [];
 });
 
 const plain = makeStyle({ isTTY: false } as NodeJS.WriteStream);
@@ -45,7 +47,11 @@ describe('the run table fits the terminal and leads with the answer', () => {
       it(`prints ${name} within ${columns} columns, --verbose too, colour codes taking none`, () => {
         for (const style of [plain, coloured]) {
           for (const verbose of [false, true]) {
-            assert.deepEqual(overlong(renderRunTable(result, style, { columns, verbose }), columns), [], `${verbose ? '--verbose' : 'default'}`);
+            assert.deepEqual(
+              overlong(renderRunTable(result, style, { columns, verbose }), columns),
+              [],
+              `${verbose ? '--verbose' : 'default'}`,
+            );
           }
         }
       });
@@ -89,8 +95,15 @@ describe('the run table fits the terminal and leads with the answer', () => {
     const text = renderRunTable(model.result, plain, { columns: 100, verbose: false });
     const heading = text.indexOf("the model's parts, each measured alone");
     assert.ok(heading > 0);
-    for (const measured of ['│ serial ', '│ overlapped ']) assert.ok(text.indexOf(measured) > 0 && text.indexOf(measured) < heading, measured);
-    for (const part of ['│ small launches back to back', '│ H2D alone', '│ kernel fma alone', '│ kernels chunked 16×4, no copies', '│ H2D + D2H at once'])
+    for (const measured of ['│ serial ', '│ overlapped '])
+      assert.ok(text.indexOf(measured) > 0 && text.indexOf(measured) < heading, measured);
+    for (const part of [
+      '│ small launches back to back',
+      '│ H2D alone',
+      '│ kernel fma alone',
+      '│ kernels chunked 16×4, no copies',
+      '│ H2D + D2H at once',
+    ])
       assert.ok(text.indexOf(part) > heading, part);
   });
 
@@ -109,7 +122,13 @@ describe('the run table fits the terminal and leads with the answer', () => {
       assert.doesNotMatch(terse, detail);
       assert.match(verbose, detail);
     }
-    for (const kept of [/^timing: CUDA events/m, /^verification: passed/m, /^clocks: SM 1980/m, /^layout: 16 chunks/m, /^Warnings:/m]) {
+    for (const kept of [
+      /^timing: CUDA events/m,
+      /^verification: passed/m,
+      /^clocks: SM 1980/m,
+      /^layout: 16 chunks/m,
+      /^Warnings:/m,
+    ]) {
       assert.match(terse, kept);
       assert.match(verbose, kept);
     }

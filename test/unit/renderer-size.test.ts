@@ -7,7 +7,13 @@ import { idleGaps } from '../../src/analysis/timeline.js';
 import { renderGantt, rowCells } from '../../src/report/gantt.js';
 import { renderSvg, svgLayout } from '../../src/report/svg.js';
 import { lanes, renderTrace } from '../../src/report/trace.js';
-import { analyzeTracedRep, MAX_PICTURE_ROWS, STAGES, type Stage, timelineGroups } from '../../src/report/timeline-common.js';
+import {
+  analyzeTracedRep,
+  MAX_PICTURE_ROWS,
+  STAGES,
+  type Stage,
+  timelineGroups,
+} from '../../src/report/timeline-common.js';
 import type { RunResult } from '../../src/result/schema.js';
 import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 import { runCli } from '../helpers/cli.js';
@@ -70,12 +76,16 @@ function cellsByDefinition(ops: readonly TimelineOp[], spanMs: number, width: nu
     }
     const total = [...cover.values()].reduce((a, b) => a + b, 0);
     if (total < cellMs / 2) return null;
-    return STAGES.reduce<Stage | null>((best, s) => ((cover.get(s) ?? 0) > (best ? (cover.get(best) ?? 0) : 0) ? s : best), null);
+    return STAGES.reduce<Stage | null>(
+      (best, s) => ((cover.get(s) ?? 0) > (best ? (cover.get(best) ?? 0) : 0) ? s : best),
+      null,
+    );
   });
   for (const o of ops) {
     const first = Math.min(width - 1, Math.floor(o.startMs / cellMs));
     const last = Math.min(width - 1, Math.max(first, Math.ceil(o.endMs / cellMs) - 1));
-    if (!cells.slice(first, last + 1).includes(o.kind)) cells[Math.min(width - 1, Math.floor((o.startMs + o.endMs) / 2 / cellMs))] = o.kind;
+    if (!cells.slice(first, last + 1).includes(o.kind))
+      cells[Math.min(width - 1, Math.floor((o.startMs + o.endMs) / 2 / cellMs))] = o.kind;
   }
   return cells;
 }
@@ -117,11 +127,20 @@ describe('the fast renderers agree with the definitions they replaced', () => {
     fc.assert(
       fc.property(opsArbitrary, fc.constantFrom(1, 2), (ops, copyEngines) => {
         const rep = repOf(ops);
-        const sharing = (kind: Stage): Stage[] => (kind === 'peer' ? ['peer'] : kind === 'h2d' || kind === 'd2h' ? (copyEngines >= 2 ? [kind] : ['h2d', 'd2h']) : []);
+        const sharing = (kind: Stage): Stage[] =>
+          kind === 'peer'
+            ? ['peer']
+            : kind === 'h2d' || kind === 'd2h'
+              ? copyEngines >= 2
+                ? [kind]
+                : ['h2d', 'd2h']
+              : [];
         for (const gap of idleGaps(rep, { copyEngines })) {
           const waiting = rep.ops[gap.op]!;
           const kinds = sharing(waiting.kind);
-          const others = rep.ops.filter((o) => o.stream !== gap.stream && kinds.includes(o.kind)).map((o) => ({ start: o.startMs, end: o.endMs }));
+          const others = rep.ops
+            .filter((o) => o.stream !== gap.stream && kinds.includes(o.kind))
+            .map((o) => ({ start: o.startMs, end: o.endMs }));
           const expected = measure(clip(clip(union(others), 0, rep.totalMs), gap.startMs + gap.hostMs, gap.endMs));
           assert.ok(Math.abs(gap.engineMs - expected) < 1e-9, `${gap.engineMs} ≠ ${expected}`);
         }
@@ -145,7 +164,11 @@ function large(chunks: number, streams: number): RunResult {
       { ...op(stream, 'd2h', t + 0.002, t + 0.003), mode: rep.mode },
     );
   }
-  const streamList = Array.from({ length: streams }, (_, i) => ({ id: `s${i}`, flags: 'non-blocking' as const, priority: null }));
+  const streamList = Array.from({ length: streams }, (_, i) => ({
+    id: `s${i}`,
+    flags: 'non-blocking' as const,
+    priority: null,
+  }));
   return { ...base, timeline: { reps: [{ ...rep, totalMs: chunks * 0.003, streams: streamList, ops }] } };
 }
 
@@ -164,7 +187,10 @@ describe('pictures of large reps', () => {
     const result = large(1000, 300);
     const gantt = renderGantt(result, { style: plain, columns: 120 });
     assert.equal(gantt.split('\n').filter((l) => /^s\d+ +\|/.test(l)).length, MAX_PICTURE_ROWS);
-    assert.match(gantt.replace(/\n +/g, ' '), new RegExp(`172 more streams not drawn: a picture shows the first ${MAX_PICTURE_ROWS} of 300`));
+    assert.match(
+      gantt.replace(/\n +/g, ' '),
+      new RegExp(`172 more streams not drawn: a picture shows the first ${MAX_PICTURE_ROWS} of 300`),
+    );
     const layout = svgLayout(result);
     assert.equal(layout.panels[0]!.rows.length, MAX_PICTURE_ROWS);
     assert.match(renderSvg(result), /172 more streams not drawn/);
@@ -188,13 +214,24 @@ describe('pictures of large reps', () => {
     assert.equal(svgLayout(large(10, 1), { width: 1 }).width, 320);
     const wide = renderGantt(large(10, 1), { style: plain, columns: 1e8 });
     assert.ok(wide.split('\n').every((l) => l.length <= 1000));
-    const { code, stderr } = runCli(['timeline', 'test/fixtures/h200-balanced-16-traced.json', '--width', '1e8'], {}, { timeoutMs: 20_000 });
+    const { code, stderr } = runCli(
+      ['timeline', 'test/fixtures/h200-balanced-16-traced.json', '--width', '1e8'],
+      {},
+      { timeoutMs: 20_000 },
+    );
     assert.equal(code, 2);
-    assert.match(stderr, /option '--width <columns>' argument '1e8' is invalid\. expected a whole number from 20 to 1000, got "1e8"\./);
+    assert.match(
+      stderr,
+      /option '--width <columns>' argument '1e8' is invalid\. expected a whole number from 20 to 1000, got "1e8"\./,
+    );
   });
 
   it('run --dry-run --ops lists 16,384 chunks, the most a plan holds', () => {
-    const { code, stdout, stderr } = runCli(['run', '--dry-run', '--ops', '--chunks', '16384'], {}, { timeoutMs: 120_000 });
+    const { code, stdout, stderr } = runCli(
+      ['run', '--dry-run', '--ops', '--chunks', '16384'],
+      {},
+      { timeoutMs: 120_000 },
+    );
     assert.equal(code, 0, stderr);
     assert.match(stdout, /^ +49163  s\d+ +the record of event end$/m);
   });

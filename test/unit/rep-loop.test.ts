@@ -65,7 +65,11 @@ describe('the repetition loop, on a fake runner', () => {
   it('reads the SM clock between reps and measures every schedule in plan order', async () => {
     const runner = new FakeRunner(p.schedules, p.buffers);
     let reads = 0;
-    const measured = await measureSchedules(runner, { ...DEFAULT_POLICY, warmup: 0, fixedReps: 2 }, { smClock: () => 1980 + reads++ });
+    const measured = await measureSchedules(
+      runner,
+      { ...DEFAULT_POLICY, warmup: 0, fixedReps: 2 },
+      { smClock: () => 1980 + reads++ },
+    );
     assert.deepEqual(
       measured.map((m) => m.schedule.id),
       p.schedules.map((s) => s.id),
@@ -82,7 +86,11 @@ describe('verification, on a fake runner', () => {
     assert.equal(verification.status, 'passed');
     const steps = runner.calls
       .filter((c) => c.call !== 'restore')
-      .map((c) => (c.call === 'rep' ? `${c.id === serial.id ? 'serial' : c.id === depthFirst.id ? 'depth' : 'breadth'}${c.checked ? ' checked' : ''}` : `poison ${c.byte}`));
+      .map((c) =>
+        c.call === 'rep'
+          ? `${c.id === serial.id ? 'serial' : c.id === depthFirst.id ? 'depth' : 'breadth'}${c.checked ? ' checked' : ''}`
+          : `poison ${c.byte}`,
+      );
     assert.deepEqual(steps, [
       `poison ${POISON.serial}`,
       'serial checked',

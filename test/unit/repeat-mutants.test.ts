@@ -53,7 +53,11 @@ describe('a measured mode', () => {
   });
 
   it("keeps each timed rep's record of a kind's own work, in rep order, and none for a mode whose reps had none", async () => {
-    const m = await measureSchedule(new ScriptedRunner({ kindRep: (n) => (n === 2 ? undefined : { kind: 'host', endMs: 10 + n, record: n }) }), serial, fixed);
+    const m = await measureSchedule(
+      new ScriptedRunner({ kindRep: (n) => (n === 2 ? undefined : { kind: 'host', endMs: 10 + n, record: n }) }),
+      serial,
+      fixed,
+    );
     assert.deepEqual(
       m.kindReps?.map((r) => [r.endMs, r.record]),
       [
@@ -104,15 +108,22 @@ describe('verification', () => {
       plan.buffers,
     );
     assert.deepEqual(await verifySchedules(none, true), { status: 'skipped', mismatches: [] });
-    assert.deepEqual(await verifySchedules(new FakeRunner(plan.schedules, plan.buffers), false), { status: 'skipped', mismatches: [] });
+    assert.deepEqual(await verifySchedules(new FakeRunner(plan.schedules, plan.buffers), false), {
+      status: 'skipped',
+      mismatches: [],
+    });
   });
 
   it('says nothing was compared, not passed, for a plan with no output buffer', async () => {
-    const scratchOnly = plan.buffers.map((b) => (b.role === 'out' || b.role === 'inout' ? { ...b, role: 'scratch' as const } : b));
+    const scratchOnly = plan.buffers.map((b) =>
+      b.role === 'out' || b.role === 'inout' ? { ...b, role: 'scratch' as const } : b,
+    );
     const runner = new FakeRunner(plan.schedules, scratchOnly);
     assert.deepEqual(await verifySchedules(runner, true), { status: 'nothing-compared', mismatches: [] });
     // Every verified mode still ran once with checked ops, so a fault would have been found.
-    const checked = runner.calls.filter((c) => c.call === 'rep' && c.checked).map((c) => (c.call === 'rep' ? c.id : ''));
+    const checked = runner.calls
+      .filter((c) => c.call === 'rep' && c.checked)
+      .map((c) => (c.call === 'rep' ? c.id : ''));
     assert.deepEqual(
       checked,
       plan.schedules.filter((s) => s.verify).map((s) => s.id),
@@ -179,7 +190,10 @@ describe('verification', () => {
     });
 
     it("fails where one rank's overlapped outputs differ from its serial ones, naming that rank's device", async () => {
-      const v = await verifySchedules(new Ranks((rank, s) => (rank === 1 && s.role.kind === 'overlapped' ? 9 : 7)), true);
+      const v = await verifySchedules(
+        new Ranks((rank, s) => (rank === 1 && s.role.kind === 'overlapped' ? 9 : 7)),
+        true,
+      );
       assert.equal(v.status, 'failed');
       const overlapped = plan.schedules.filter((s) => s.verify && s.role.kind === 'overlapped').map((s) => s.id);
       assert.deepEqual(
@@ -190,10 +204,17 @@ describe('verification', () => {
   });
 
   describe('of a plan with a reduce-scatter, whose outputs depend on the buckets', () => {
-    const scatter = { kind: 'collective', spec: { collective: 'reducescatter' } } as unknown as Schedule['body'][number];
-    const schedules = plan.schedules.map((s) => (s.role.kind === 'overlapped' ? { ...s, body: [...s.body, scatter] } : s));
+    const scatter = {
+      kind: 'collective',
+      spec: { collective: 'reducescatter' },
+    } as unknown as Schedule['body'][number];
+    const schedules = plan.schedules.map((s) =>
+      s.role.kind === 'overlapped' ? { ...s, body: [...s.body, scatter] } : s,
+    );
     const overlapped = schedules.filter((s) => s.verify && s.role.kind === 'overlapped').map((s) => s.id);
-    /** Outputs by layout (serial's buckets give other values than each layout's), and a race in timed reps where asked. */
+    /**
+     * Outputs by layout (serial's buckets give other values than each layout's), and a race in timed reps where asked.
+     */
     const runner = (racy: boolean) => {
       let checked = false;
       const fake: FakeRunner = new FakeRunner(schedules, plan.buffers, {

@@ -37,7 +37,8 @@ function freedStart(events: readonly GpuEvent[]): number {
   const c2 = graph.ops.findIndex((o) => o.name === 'c2');
   const wait = EDGE_KINDS.indexOf('wait');
   const dropped = new Set<number>();
-  for (let k = 0; k < graph.edges.count; k++) if (graph.edges.kind[k] === wait && graph.edges.to[k] === opStart(c2)) dropped.add(k);
+  for (let k = 0; k < graph.edges.count; k++)
+    if (graph.edges.kind[k] === wait && graph.edges.to[k] === opStart(c2)) dropped.add(k);
   assert.equal(dropped.size, 1, 'c2 waited for c1');
   assert.ok(Math.abs(replay(graph)[opStart(c2)]! - 6.01) < 1e-9, 'the trace replays as it was');
   return replay(graph, { dropped })[opStart(c2)]!;

@@ -68,7 +68,13 @@ describe('replay: host threads that take turns', () => {
     const graph = buildGraph(events, calls, { linkRates: { h2d: null, d2h: null }, perOpMs: 0.002 });
     const at = (name: string) => graph.ops.findIndex((op) => op.name === name);
     const time = replay(graph, { opDuration: new Map([[at('k1'), 0.5]]) });
-    assert.ok(Math.abs(time[opStart(at('k3'))]! - (1.6 - 0.5)) < 1e-9, `step 2's forward at ${time[opStart(at('k3'))]}`);
-    assert.ok(Math.abs(time[opStart(at('k4'))]! - (1.6 - 0.5)) < 1e-9, `step 2's backward at ${time[opStart(at('k4'))]}`);
+    assert.ok(
+      Math.abs(time[opStart(at('k3'))]! - (1.6 - 0.5)) < 1e-9,
+      `step 2's forward at ${time[opStart(at('k3'))]}`,
+    );
+    assert.ok(
+      Math.abs(time[opStart(at('k4'))]! - (1.6 - 0.5)) < 1e-9,
+      `step 2's backward at ${time[opStart(at('k4'))]}`,
+    );
   });
 });

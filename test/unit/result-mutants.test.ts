@@ -21,7 +21,10 @@ import { H100 } from '../helpers/results.js';
 // no unit test beyond its headline: each field a report or a CI job reads, with its value from chosen samples.
 
 const close = (actual: number | null | undefined, expected: number, what = '') =>
-  assert.ok(actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
+  assert.ok(
+    actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-9,
+    `${what} ${actual} ≠ ${expected}`,
+  );
 
 function planned(file: string, devices?: readonly number[]) {
   const path = join(builtinConfigsDir(), file);
@@ -74,7 +77,14 @@ function measure(schedules: readonly Schedule[], m: Measure = {}): MeasuredSched
   });
 }
 
-function input(file: string, over: Partial<RunResultInput> & { measure?: Measure; devices?: RunResultInput['devices']; on?: readonly number[] } = {}): RunResultInput {
+function input(
+  file: string,
+  over: Partial<RunResultInput> & {
+    measure?: Measure;
+    devices?: RunResultInput['devices'];
+    on?: readonly number[];
+  } = {},
+): RunResultInput {
   const { config, raw, plan } = planned(file, over.on);
   const { measure: m, on: _on, ...rest } = over;
   return {
@@ -87,7 +97,14 @@ function input(file: string, over: Partial<RunResultInput> & { measure?: Measure
     devices: [H100, { ...H100, index: 1 }],
     traced: [],
     createdAt: '2026-11-24T00:00:00.000Z',
-    software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: [], cudartPath: 'libcudart.so.13', nvrtcPath: null },
+    software: {
+      driver: '13.0',
+      runtime: '13.0',
+      nvrtc: '13.0',
+      nvrtcArchitectures: [],
+      cudartPath: 'libcudart.so.13',
+      nvrtcPath: null,
+    },
     compiles: [],
     policy: DEFAULT_POLICY,
     gate: false,
@@ -121,13 +138,19 @@ describe('latency statistics of the urgent kernels', () => {
 
 describe('a mode as the Result records it', () => {
   it('keeps the SM clock range it ran at, and none where the clock was not read', () => {
-    const r = buildRunResult(input('balanced.yaml', { measure: { clock: (s) => (s.role.kind === 'serial' ? [1755, 1980, 1410, 1600] : []) } }));
+    const r = buildRunResult(
+      input('balanced.yaml', { measure: { clock: (s) => (s.role.kind === 'serial' ? [1755, 1980, 1410, 1600] : []) } }),
+    );
     assert.deepEqual(mode(r, 'serial').smClockMHz, { min: 1410, max: 1980 });
     assert.equal(mode(r, 'overlapped').smClockMHz, null);
   });
 
   it("records a graph's capture and instantiation only for a mode replayed as a graph", () => {
-    const r = buildRunResult(input('balanced.yaml', { measure: { setup: (s) => (s.role.kind === 'overlapped' ? { captureMs: 1.5, instantiateMs: 0.25 } : null) } }));
+    const r = buildRunResult(
+      input('balanced.yaml', {
+        measure: { setup: (s) => (s.role.kind === 'overlapped' ? { captureMs: 1.5, instantiateMs: 0.25 } : null) },
+      }),
+    );
     assert.deepEqual(mode(r, 'overlapped').graph, { captureMs: 1.5, instantiateMs: 0.25 });
     assert.equal('graph' in mode(r, 'serial'), false);
   });
@@ -145,7 +168,12 @@ describe('a mode as the Result records it', () => {
     const records = [rep(5, [1, 3]), rep(6, [2, 4]), rep(4, [2, 2])];
     const r = buildRunResult(
       input('balanced.yaml', {
-        measure: { kindReps: (s) => (s.role.kind === 'overlapped' ? records.map((record) => ({ kind: 'host', endMs: record.endMs, record })) : undefined) },
+        measure: {
+          kindReps: (s) =>
+            s.role.kind === 'overlapped'
+              ? records.map((record) => ({ kind: 'host', endMs: record.endMs, record }))
+              : undefined,
+        },
       }),
     );
     const overlapped = mode(r, 'overlapped') as ModeResult & { readonly cpuStage?: unknown };
@@ -161,7 +189,11 @@ describe('a mode as the Result records it', () => {
   });
 
   it('gives an issue-cost batch the host µs per op from its median issue time, and no other mode an issue cost', () => {
-    const r = buildRunResult(input('balanced.yaml', { measure: { hostIssueMs: (s) => (s.role.kind === 'issue-cost' ? [0.9, 0.4, 0.5] : [0.3]) } }));
+    const r = buildRunResult(
+      input('balanced.yaml', {
+        measure: { hostIssueMs: (s) => (s.role.kind === 'issue-cost' ? [0.9, 0.4, 0.5] : [0.3]) },
+      }),
+    );
     const launch = mode(r, 'issue-cost', (m) => m.role.kind === 'issue-cost' && m.role.op === 'wait');
     const ops = launch.issueCost?.opsPerRep ?? 0;
     assert.ok(ops > 1, 'a batch of waits');
@@ -172,12 +204,24 @@ describe('a mode as the Result records it', () => {
   });
 
   it("turns a latency mode's probes into its latency statistics and a split's into each device's times", () => {
-    const r = buildRunResult(input('priorities.yaml', { measure: { probes: (s) => (s.role.kind === 'latency' ? [0.05, 0.01, 0.03, 0.02] : undefined) } }));
+    const r = buildRunResult(
+      input('priorities.yaml', {
+        measure: { probes: (s) => (s.role.kind === 'latency' ? [0.05, 0.01, 0.03, 0.02] : undefined) },
+      }),
+    );
     const latency = mode(r, 'latency');
-    assert.deepEqual({ ...latency.latency, p99Ms: Number(latency.latency?.p99Ms.toFixed(9)) }, { n: 4, medianMs: 0.025, p99Ms: 0.0494, maxMs: 0.05 });
+    assert.deepEqual(
+      { ...latency.latency, p99Ms: Number(latency.latency?.p99Ms.toFixed(9)) },
+      { n: 4, medianMs: 0.025, p99Ms: 0.0494, maxMs: 0.05 },
+    );
     assert.equal(latency.perDevice, undefined);
     assert.equal(mode(r, 'serial').latency, undefined);
-    const split = buildRunResult(input('balanced.yaml', { on: [0, 1], measure: { probes: (s) => (s.probes?.length ? [3, 2.5, 3.2, 2.4, 2.9, 2.6] : undefined) } }));
+    const split = buildRunResult(
+      input('balanced.yaml', {
+        on: [0, 1],
+        measure: { probes: (s) => (s.probes?.length ? [3, 2.5, 3.2, 2.4, 2.9, 2.6] : undefined) },
+      }),
+    );
     const together = mode(split, 'split', (m) => m.role.kind === 'split' && m.role.alone === undefined);
     assert.deepEqual(together.perDevice, [
       { device: 0, samplesMs: [3, 3.2, 2.9], medianMs: 3 },
@@ -192,7 +236,13 @@ describe("the overlapped mode's analysis", () => {
   const { plan } = planned('balanced.yaml');
   const overlapped = plan.schedules.find((s) => s.role.kind === 'overlapped') as Schedule;
   const headline = mode(r, 'overlapped');
-  const facts = { buffers: plan.buffers.map((b) => ({ role: b.role, hostMemory: b.hostMemory })), kernels: 1, copyEngines: 3, gated: false, maxChunks: 1024 };
+  const facts = {
+    buffers: plan.buffers.map((b) => ({ role: b.role, hostMemory: b.hostMemory })),
+    kernels: 1,
+    copyEngines: 3,
+    gated: false,
+    maxChunks: 1024,
+  };
 
   it("takes the speedup against the serial median, its error from both modes' spread, and the link at its fastest rep", () => {
     const a = headline.analysis;
@@ -206,12 +256,23 @@ describe("the overlapped mode's analysis", () => {
     close(a.efficiency, a.bound.ms / 6);
     assert.equal(a.chunkElements, overlapped.ranges[0]?.count);
     assert.equal(a.bound.copyEngines, 3);
-    assert.deepEqual(r.summary, { mode: headline.id, serialMs: 12, overlappedMs: 6, speedup: a.speedup, speedupError: a.speedupError, efficiency: a.efficiency });
+    assert.deepEqual(r.summary, {
+      mode: headline.id,
+      serialMs: 12,
+      overlappedMs: 6,
+      speedup: a.speedup,
+      speedupError: a.speedupError,
+      efficiency: a.efficiency,
+    });
   });
 
   it('gives no speedup error when either mode has one sample', () => {
     for (const one of ['serial', 'overlapped']) {
-      const single = buildRunResult(input('balanced.yaml', { measure: { samples: (s) => (s.role.kind === one ? [medianOf(s.role)] : three(medianOf(s.role))) } }));
+      const single = buildRunResult(
+        input('balanced.yaml', {
+          measure: { samples: (s) => (s.role.kind === one ? [medianOf(s.role)] : three(medianOf(s.role))) },
+        }),
+      );
       assert.equal(single.summary.speedupError, null, `one ${one} sample`);
       close(single.summary.speedup, 2);
     }
@@ -230,7 +291,11 @@ describe("the overlapped mode's analysis", () => {
       null,
     );
     assert.equal(overlapAnalysis(headline, overlapped, elsewhere('link'), facts)?.bound.linkGbPerSecond, null);
-    assert.equal(overlapAnalysis(mode(r, 'serial'), overlapped, r.modes, facts), null, 'only an overlapped mode is analysed');
+    assert.equal(
+      overlapAnalysis(mode(r, 'serial'), overlapped, r.modes, facts),
+      null,
+      'only an overlapped mode is analysed',
+    );
   });
 
   it('counts a schedule without ranges as chunks of no elements', () => {
@@ -241,7 +306,10 @@ describe("the overlapped mode's analysis", () => {
     const legacy = buildRunResult(input('legacy-default.yaml'));
     const withOp = legacy.modes.filter((m) => m.role.kind === 'overlapped');
     assert.deepEqual(
-      withOp.map((m) => [m.role.kind === 'overlapped' && m.role.layout.legacyOp !== undefined, m.analysis?.model?.serialisers]),
+      withOp.map((m) => [
+        m.role.kind === 'overlapped' && m.role.layout.legacyOp !== undefined,
+        m.analysis?.model?.serialisers,
+      ]),
       [
         [false, []],
         [true, ['legacy default stream']],
@@ -259,7 +327,13 @@ describe("the overlapped mode's analysis", () => {
       plan.schedules.some((s) => s.streams.every((st) => st.kind === 'per-thread-default')),
       text,
     );
-    const one = buildRunResult({ ...input('balanced.yaml'), config, rawConfig: raw, plan, measured: measure(plan.schedules) });
+    const one = buildRunResult({
+      ...input('balanced.yaml'),
+      config,
+      rawConfig: raw,
+      plan,
+      measured: measure(plan.schedules),
+    });
     const model = mode(one, 'overlapped').analysis?.model;
     assert.deepEqual(model?.serialisers, ['per-thread default stream']);
     assert.equal(model?.ops.sync, 2, 'the start and end events of one stream, no fork or join');
@@ -273,9 +347,14 @@ describe("the overlapped mode's analysis", () => {
 
 describe('the Result of a run', () => {
   it('refuses a mode on a device the run did not describe, and a run with no serial baseline', () => {
-    assert.throws(() => buildRunResult(input('balanced.yaml', { devices: [{ ...H100, index: 3 }] })), /mode on device 0, which the run did not describe/);
+    assert.throws(
+      () => buildRunResult(input('balanced.yaml', { devices: [{ ...H100, index: 3 }] })),
+      /mode on device 0, which the run did not describe/,
+    );
     const { plan } = planned('balanced.yaml');
-    const noSerial = input('balanced.yaml', { measured: measure(plan.schedules.filter((s) => s.role.kind !== 'serial')) });
+    const noSerial = input('balanced.yaml', {
+      measured: measure(plan.schedules.filter((s) => s.role.kind !== 'serial')),
+    });
     assert.throws(() => buildRunResult(noSerial), /plan balanced measured no overlapped mode with a serial baseline/);
   });
 
@@ -291,15 +370,29 @@ describe('the Result of a run', () => {
               ? [1980, 1800]
               : [];
     const r = buildRunResult(input('balanced.yaml', { measure: { clock } }));
-    assert.deepEqual(r.clocks, { checked: true, note: 'SM clock read through NVML between reps', minMHz: 1700, maxMHz: 1980, sharing: r.clocks.sharing });
+    assert.deepEqual(r.clocks, {
+      checked: true,
+      note: 'SM clock read through NVML between reps',
+      minMHz: 1700,
+      maxMHz: 1980,
+      sharing: r.clocks.sharing,
+    });
     const none = buildRunResult(input('balanced.yaml'));
     assert.deepEqual([none.clocks.checked, none.clocks.minMHz, none.clocks.maxMHz], [true, null, null]);
   });
 
   it('says why the clock was not checked, and keeps what was found sharing the GPU', () => {
     const sharing = { checked: true, otherProcesses: 2, note: '2 other processes' };
-    const r = buildRunResult(input('balanced.yaml', { clockUnavailable: 'NVML not found', measure: { clock: () => [1980] }, sharing }));
-    assert.deepEqual(r.clocks, { checked: false, note: 'not checked: NVML not found', minMHz: null, maxMHz: null, sharing });
+    const r = buildRunResult(
+      input('balanced.yaml', { clockUnavailable: 'NVML not found', measure: { clock: () => [1980] }, sharing }),
+    );
+    assert.deepEqual(r.clocks, {
+      checked: false,
+      note: 'not checked: NVML not found',
+      minMHz: null,
+      maxMHz: null,
+      sharing,
+    });
     assert.equal(buildRunResult(input('balanced.yaml')).clocks.sharing.checked, false);
   });
 
@@ -337,10 +430,17 @@ describe('the Result of a run', () => {
 
   it("records device memory, the timeline and the plan's notes only where there are some", () => {
     const traced = [{ mode: 'm', device: 0, issueMs: 0.1, totalMs: 1, streams: [], ops: [] }];
-    const r = buildRunResult(input('ring-8gib.yaml', { deviceMemory: { askedBytes: 100, measuredBytes: 120 }, traced }));
+    const r = buildRunResult(
+      input('ring-8gib.yaml', { deviceMemory: { askedBytes: 100, measuredBytes: 120 }, traced }),
+    );
     const { plan } = planned('ring-8gib.yaml');
     assert.ok(plan.device.ring);
-    assert.deepEqual(r.deviceMemory, { budgetBytes: plan.device.budgetBytes, askedBytes: 100, measuredBytes: 120, ring: { ...plan.device.ring } });
+    assert.deepEqual(r.deviceMemory, {
+      budgetBytes: plan.device.budgetBytes,
+      askedBytes: 100,
+      measuredBytes: 120,
+      ring: { ...plan.device.ring },
+    });
     assert.deepEqual(r.timeline, { reps: traced });
     const plain = buildRunResult(input('balanced.yaml', { deviceMemory: { askedBytes: 1, measuredBytes: 2 } }));
     assert.equal(plain.deviceMemory?.ring, null);
@@ -353,7 +453,11 @@ describe('the Result of a run', () => {
 
   it("adds the split's scaling, with the ops it issued, and the peer paths, only for a run over devices", () => {
     const peers = [{ from: 0, to: 1, path: 'peer' as const }];
-    const i = input('balanced.yaml', { on: [0, 1], peers, measure: { probes: (s) => (s.probes?.length ? [3, 2.5, 3.2, 2.4, 2.9, 2.6] : undefined) } });
+    const i = input('balanced.yaml', {
+      on: [0, 1],
+      peers,
+      measure: { probes: (s) => (s.probes?.length ? [3, 2.5, 3.2, 2.4, 2.9, 2.6] : undefined) },
+    });
     const r = buildRunResult(i);
     const split = i.plan.schedules.find((s) => s.role.kind === 'split' && s.role.alone === undefined) as Schedule;
     assert.equal(r.scaling?.together.issuedOps, scheduleOps(split).length);

@@ -73,7 +73,10 @@ describe("scalar kernel arguments are checked against the parameter's type", () 
     for (const [type, min, max] of limits) {
       assert.doesNotThrow(() => resolveWith(type, `{ ${type}: ${min} }`), `${type} ${min}`);
       assert.doesNotThrow(() => resolveWith(type, `{ ${type}: ${max} }`), `${type} ${max}`);
-      assert.match(rejection(type, `{ ${type}: ${BigInt(max) + 1n} }`).message, new RegExp(`outside the range of ${type}`));
+      assert.match(
+        rejection(type, `{ ${type}: ${BigInt(max) + 1n} }`).message,
+        new RegExp(`outside the range of ${type}`),
+      );
       assert.match(rejection(type, `{ ${type}: ${BigInt(min) - 1n} }`).message, new RegExp(`from ${min} to ${max}`));
     }
   });
@@ -82,8 +85,14 @@ describe("scalar kernel arguments are checked against the parameter's type", () 
     const [kernel] = resolveWith('uint64', '{ uint64: "18446744073709551615" }');
     assert.deepEqual(kernel?.args[1], { kind: 'scalar', type: 'uint64', value: 18446744073709551615n });
     assert.doesNotThrow(() => resolveWith('int64', '{ int64: "-9223372036854775808" }'));
-    assert.match(rejection('int64', '{ int64: "9223372036854775808" }').message, /9223372036854775808 is outside the range of int64/);
-    assert.match(rejection('uint64', '{ uint64: "-1" }').message, /whole numbers from 0 to 18446744073709551615; -1 is outside/);
+    assert.match(
+      rejection('int64', '{ int64: "9223372036854775808" }').message,
+      /9223372036854775808 is outside the range of int64/,
+    );
+    assert.match(
+      rejection('uint64', '{ uint64: "-1" }').message,
+      /whole numbers from 0 to 18446744073709551615; -1 is outside/,
+    );
   });
 
   it('refuses a 64-bit YAML number beyond 2^53, whose digits are already lost, and says to quote it', () => {
@@ -93,7 +102,10 @@ describe("scalar kernel arguments are checked against the parameter's type", () 
   });
 
   it('refuses float32 values that would become infinity or 0, and suggests a double', () => {
-    assert.match(rejection('float32', '{ float32: 1e39 }').message, /1e\+39 is beyond the largest float32 and would become infinity/);
+    assert.match(
+      rejection('float32', '{ float32: 1e39 }').message,
+      /1e\+39 is beyond the largest float32 and would become infinity/,
+    );
     assert.match(rejection('float32', '{ float32: 1e-50 }').message, /too close to 0 for float32/);
     assert.match(rejection('float32', '{ float32: 1e39 }').hint ?? '', /as double and pass \{ float64: 1e\+39 \}/);
     assert.doesNotThrow(() => resolveWith('float32', '{ float32: 3.4028234663852886e38 }'));
@@ -101,8 +113,14 @@ describe("scalar kernel arguments are checked against the parameter's type", () 
   });
 
   it('refuses infinities and NaN in the config, naming the field', () => {
-    assert.throws(() => resolveWith('float64', '{ float64: .inf }'), /args\[1\]: float64 needs a finite number, got Infinity/);
-    assert.throws(() => resolveWith('float32', '{ float32: .nan }'), /args\[1\]: float32 needs a finite number, got NaN/);
+    assert.throws(
+      () => resolveWith('float64', '{ float64: .inf }'),
+      /args\[1\]: float64 needs a finite number, got Infinity/,
+    );
+    assert.throws(
+      () => resolveWith('float32', '{ float32: .nan }'),
+      /args\[1\]: float32 needs a finite number, got NaN/,
+    );
   });
 
   it('hints a whole number, not the fraction, when a float is given for an int parameter', () => {
@@ -120,7 +138,10 @@ describe("scalar kernel arguments are checked against the parameter's type", () 
 describe('scalar ranges as pure functions', () => {
   it("describes each type's range in words", () => {
     assert.equal(describeScalarRange('uint8'), 'whole numbers from 0 to 255');
-    assert.match(describeScalarRange('float32'), /^finite numbers from -3\.4028234663852886e\+38 to 3\.4028234663852886e\+38/);
+    assert.match(
+      describeScalarRange('float32'),
+      /^finite numbers from -3\.4028234663852886e\+38 to 3\.4028234663852886e\+38/,
+    );
   });
 
   it('accepts in-range values and explains the rest', () => {

@@ -9,7 +9,10 @@ import type { ModeRole } from '../../src/vocabulary.js';
 // each figure comes from, and where each verdict's threshold lies.
 
 const close = (actual: number | null | undefined, expected: number, what = '') =>
-  assert.ok(actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
+  assert.ok(
+    actual !== null && actual !== undefined && Math.abs(actual - expected) < 1e-9,
+    `${what} ${actual} ≠ ${expected}`,
+  );
 
 const MB = 1e6;
 let ids = 0;
@@ -34,8 +37,10 @@ function mode(role: ModeRole, medianMs: number, extra: Partial<ModeResult> = {})
 }
 const times = (device: number, medianMs: number) => ({ device, samplesMs: [medianMs], medianMs });
 const layout = { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } as const;
-const split = (alone?: number) => ({ kind: 'split', layout, devices: [0, 1], ...(alone === undefined ? {} : { alone }) }) as unknown as ModeRole;
-const splitLink = (alone?: number) => ({ kind: 'split-link', devices: [0, 1], ...(alone === undefined ? {} : { alone }) }) as unknown as ModeRole;
+const split = (alone?: number) =>
+  ({ kind: 'split', layout, devices: [0, 1], ...(alone === undefined ? {} : { alone }) }) as unknown as ModeRole;
+const splitLink = (alone?: number) =>
+  ({ kind: 'split-link', devices: [0, 1], ...(alone === undefined ? {} : { alone }) }) as unknown as ModeRole;
 
 describe("each device's times of a schedule over several devices", () => {
   it('deals the probes out in turn, one per device per rep', () => {
@@ -68,20 +73,35 @@ describe("each device's times of a schedule over several devices", () => {
 });
 
 describe("the split's scaling", () => {
-  // Device 0 alone takes 2 ms on a share, device 1 2.5 ms; together each takes 2.2 ms; one device does the whole in 4 ms.
-  const modes = (over: { together?: Partial<ModeResult>; hostIssueMs?: number[]; withAlone?: boolean; withLinks?: boolean } = {}) => [
+  // Device 0 alone takes 2 ms on a share, device 1 2.5 ms; together each takes 2.2 ms; one device does the whole in 4
+  // ms.
+  const modes = (
+    over: { together?: Partial<ModeResult>; hostIssueMs?: number[]; withAlone?: boolean; withLinks?: boolean } = {},
+  ) => [
     mode({ kind: 'overlapped', layout }, 1, { device: 1 }),
     mode({ kind: 'overlapped', layout: { ...layout, issue: 'graph' } }, 1.5),
     mode({ kind: 'overlapped', layout }, 4, { bytes: { h2d: 1000 * MB, d2h: 1000 * MB } }),
-    ...(over.withLinks ? [mode(splitLink(0), 1, { bytes: { h2d: 100 * MB, d2h: 100 * MB } }), mode(splitLink(1), 1, { bytes: { h2d: 100 * MB, d2h: 100 * MB } })] : []),
-    ...(over.withAlone === false ? [] : [mode(split(0), 2, { bytes: { h2d: 600 * MB, d2h: 600 * MB } }), mode(split(1), 2.5, { bytes: { h2d: 400 * MB, d2h: 400 * MB } })]),
+    ...(over.withLinks
+      ? [
+          mode(splitLink(0), 1, { bytes: { h2d: 100 * MB, d2h: 100 * MB } }),
+          mode(splitLink(1), 1, { bytes: { h2d: 100 * MB, d2h: 100 * MB } }),
+        ]
+      : []),
+    ...(over.withAlone === false
+      ? []
+      : [
+          mode(split(0), 2, { bytes: { h2d: 600 * MB, d2h: 600 * MB } }),
+          mode(split(1), 2.5, { bytes: { h2d: 400 * MB, d2h: 400 * MB } }),
+        ]),
     mode(split(), 2.2, {
       perDevice: [times(0, 2.2), times(1, 2.2)],
       hostIssueMs: over.hostIssueMs ?? [0.1, 0.3, 0.2],
       bytes: { h2d: 1000 * MB, d2h: 1000 * MB },
       ...over.together,
     }),
-    ...(over.withLinks ? [mode(splitLink(), 1.6, { bytes: { h2d: 200 * MB, d2h: 200 * MB }, perDevice: [times(1, 1.25), times(0, 2)] })] : []),
+    ...(over.withLinks
+      ? [mode(splitLink(), 1.6, { bytes: { h2d: 200 * MB, d2h: 200 * MB }, perDevice: [times(1, 1.25), times(0, 2)] })]
+      : []),
   ];
 
   it("sets the split together against the first device's stream-issued pipeline, device by device against each alone", () => {
@@ -134,7 +154,10 @@ describe("the split's scaling", () => {
         [1000 * MB, null, null],
       ],
     );
-    assert.deepEqual(scalingOf(modes({ together: { perDevice: undefined } }), { gated: true, issuedOps: 0 })?.perDevice, []);
+    assert.deepEqual(
+      scalingOf(modes({ together: { perDevice: undefined } }), { gated: true, issuedOps: 0 })?.perDevice,
+      [],
+    );
   });
 
   it("takes each device's alone figure from the split alone, not the link alone", () => {
@@ -157,7 +180,10 @@ describe("the split's scaling", () => {
     close(s.links.perDevice[0]?.aloneGbPerSecond, 200);
     close(s.links.perDevice[0]?.togetherGbPerSecond, 200 / 2, "device 0's own time at once");
     close(s.links.perDevice[1]?.togetherGbPerSecond, 200 / 1.25);
-    const lone = scalingOf([...modes(), mode(splitLink(), 1.6, { perDevice: [times(0, 2)] })], { gated: true, issuedOps: 0 });
+    const lone = scalingOf([...modes(), mode(splitLink(), 1.6, { perDevice: [times(0, 2)] })], {
+      gated: true,
+      issuedOps: 0,
+    });
     assert.deepEqual(
       lone?.links?.perDevice.map((d) => [d.aloneGbPerSecond, d.togetherGbPerSecond]),
       [
@@ -165,7 +191,10 @@ describe("the split's scaling", () => {
         [null, null],
       ],
     );
-    const unprobed = scalingOf([...modes(), mode(splitLink(0), 1), mode(splitLink(), 1.6)], { gated: true, issuedOps: 0 });
+    const unprobed = scalingOf([...modes(), mode(splitLink(0), 1), mode(splitLink(), 1.6)], {
+      gated: true,
+      issuedOps: 0,
+    });
     assert.deepEqual(
       unprobed?.links?.perDevice.map((d) => d.togetherGbPerSecond),
       [null, null],
@@ -174,7 +203,13 @@ describe("the split's scaling", () => {
 
   it("blames host issue from 80% of the rep's GPU time on, unless the gate kept issue out of it", () => {
     const at = (hostIssueMs: number, gated: boolean) =>
-      scalingOf(modes({ hostIssueMs: [hostIssueMs], together: { stats: summarize([1]), perDevice: [times(0, 2.2), times(1, 2.2)] } }), { gated, issuedOps: 400 });
+      scalingOf(
+        modes({
+          hostIssueMs: [hostIssueMs],
+          together: { stats: summarize([1]), perDevice: [times(0, 2.2), times(1, 2.2)] },
+        }),
+        { gated, issuedOps: 400 },
+      );
     const s = at(0.8, false);
     assert.equal(s?.limit, 'host issue');
     assert.equal(
@@ -186,7 +221,8 @@ describe("the split's scaling", () => {
   });
 
   it("blames the memory system once a device's share takes 5% longer with all at once than alone", () => {
-    const contended = (d0: number) => scalingOf(modes({ together: { perDevice: [times(0, d0), times(1, 2.5)] } }), { gated: true, issuedOps: 0 });
+    const contended = (d0: number) =>
+      scalingOf(modes({ together: { perDevice: [times(0, d0), times(1, 2.5)] } }), { gated: true, issuedOps: 0 });
     const s = contended(2.1);
     assert.equal(s?.limit, 'memory system');
     assert.equal(
@@ -195,20 +231,25 @@ describe("the split's scaling", () => {
         "GPU 0 571.4 GB/s, GPU 1 320.0 GB/s): the devices share the host's memory system or PCIe root, which moves less than their links added up",
     );
     assert.notEqual(contended(2.09)?.limit, 'memory system');
-    const unmeasured = scalingOf([...modes({ withAlone: false, together: { perDevice: [times(0, 3), times(1, 2.2)] } }), mode(split(1), 2.2)], { gated: true, issuedOps: 0 });
+    const unmeasured = scalingOf(
+      [...modes({ withAlone: false, together: { perDevice: [times(0, 3), times(1, 2.2)] } }), mode(split(1), 2.2)],
+      { gated: true, issuedOps: 0 },
+    );
     assert.notEqual(unmeasured?.limit, 'memory system', 'a device never measured alone is no evidence of contention');
   });
 
   it('says what the links put on a contended split when they were measured', () => {
     const s = scalingOf(
-      modes({ withLinks: true, together: { perDevice: [times(0, 2.2), times(1, 2.2)], stats: summarize([2.2]) } }).map((m) =>
-        m.role.kind === 'split' && m.role.alone === 0 ? { ...m, stats: summarize([1]) } : m,
+      modes({ withLinks: true, together: { perDevice: [times(0, 2.2), times(1, 2.2)], stats: summarize([2.2]) } }).map(
+        (m) => (m.role.kind === 'split' && m.role.alone === 0 ? { ...m, stats: summarize([1]) } : m),
       ),
       { gated: true, issuedOps: 0 },
     );
     assert.equal(s?.limit, 'memory system');
     assert.ok(
-      s?.why.includes("; the links, both ways at once, move 400.0 GB/s added up alone but 250.0 GB/s all at once, which caps this split at 0.50× one device's pipeline: "),
+      s?.why.includes(
+        "; the links, both ways at once, move 400.0 GB/s added up alone but 250.0 GB/s all at once, which caps this split at 0.50× one device's pipeline: ",
+      ),
       s?.why,
     );
   });
@@ -217,20 +258,32 @@ describe("the split's scaling", () => {
     const at = (oneMs: number) =>
       scalingOf(
         modes()
-          .map((m) => (m.role.kind === 'overlapped' && m.device === 0 && m.role.layout.issue === undefined ? { ...m, stats: summarize([oneMs]) } : m))
-          .map((m) => (m.role.kind === 'split' && m.role.alone === undefined ? { ...m, stats: summarize([1]), perDevice: [times(0, 2), times(1, 2.5)] } : m)),
+          .map((m) =>
+            m.role.kind === 'overlapped' && m.device === 0 && m.role.layout.issue === undefined
+              ? { ...m, stats: summarize([oneMs]) }
+              : m,
+          )
+          .map((m) =>
+            m.role.kind === 'split' && m.role.alone === undefined
+              ? { ...m, stats: summarize([1]), perDevice: [times(0, 2), times(1, 2.5)] }
+              : m,
+          ),
         { gated: true, issuedOps: 0 },
       );
     assert.equal(at(1.8)?.limit, 'none');
     assert.equal(at(1.8)?.why, 'each device ran its share at its speed alone, and the split scaled to 90% of 2×');
     assert.equal(at(1.79)?.limit, 'share size');
-    assert.ok(at(1.79)?.why.startsWith('each device ran its share at its speed alone (within 5%); what is missing from 2× '), at(1.79)?.why);
+    assert.ok(
+      at(1.79)?.why.startsWith('each device ran its share at its speed alone (within 5%); what is missing from 2× '),
+      at(1.79)?.why,
+    );
   });
 });
 
 describe('the pipeline across two devices', () => {
   const cross = { kind: 'cross-device', from: 0, to: 1 } as ModeRole;
-  const peer = (from: number, to: number, ms: number) => mode({ kind: 'peer', from, to } as ModeRole, ms, { bytes: { h2d: 0, d2h: 0, peer: 4000 * MB } });
+  const peer = (from: number, to: number, ms: number) =>
+    mode({ kind: 'peer', from, to } as ModeRole, ms, { bytes: { h2d: 0, d2h: 0, peer: 4000 * MB } });
   const modes = [
     mode({ kind: 'serial' }, 99, { device: 1 }),
     mode({ kind: 'serial' }, 12),
@@ -252,7 +305,10 @@ describe('the pipeline across two devices', () => {
       { from: 0, to: 1, path: 'staged' },
     ]);
     assert.ok(c);
-    assert.deepEqual([c.from, c.to, c.path, c.medianMs, c.serialMs, c.speedup, c.oneDeviceMs], [0, 1, 'staged', 4, 12, 3, 6]);
+    assert.deepEqual(
+      [c.from, c.to, c.path, c.medianMs, c.serialMs, c.speedup, c.oneDeviceMs],
+      [0, 1, 'staged', 4, 12, 3, 6],
+    );
     assert.deepEqual(c.peerCopy, { bytes: 4000 * MB, medianMs: 0.4, gbPerSecond: 4000 / 0.4 });
     assert.equal(crossDeviceOf(modes, [{ from: 0, to: 1, path: 'peer' }])?.path, 'peer');
     assert.equal(crossDeviceOf(modes, [])?.path, 'staged');

@@ -10,7 +10,13 @@ import { modeId } from '../../src/vocabulary.js';
 const MiB = 2 ** 20;
 const LAYOUT: OverlapLayout = { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' };
 
-function mode(role: ModeRole, device: number, medianMs: number, bytes: ModeResult['bytes'], extra: Partial<ModeResult> = {}): ModeResult {
+function mode(
+  role: ModeRole,
+  device: number,
+  medianMs: number,
+  bytes: ModeResult['bytes'],
+  extra: Partial<ModeResult> = {},
+): ModeResult {
   const samplesMs = [medianMs * 0.99, medianMs, medianMs * 1.01];
   return {
     id: modeId(role),
@@ -35,7 +41,11 @@ const whole = { h2d: 256 * MiB, d2h: 256 * MiB };
 const devices = [0, 1];
 
 /** The balanced config over two devices, with each share's time at once and alone as given. */
-function splitModes(together: [number, number], alone: [number, number], links?: { alone: number; together: [number, number]; all: number }): ModeResult[] {
+function splitModes(
+  together: [number, number],
+  alone: [number, number],
+  links?: { alone: number; together: [number, number]; all: number },
+): ModeResult[] {
   return [
     mode({ kind: 'serial' }, 0, 12.55, whole),
     mode({ kind: 'overlapped', layout: LAYOUT }, 0, 5.9, whole),
@@ -45,7 +55,9 @@ function splitModes(together: [number, number], alone: [number, number], links?:
     ...alone.map((ms, device) => mode({ kind: 'split', layout: LAYOUT, devices, alone: device }, device, ms, half)),
     ...(links
       ? [
-          mode({ kind: 'split-link', devices }, 0, links.all, whole, { perDevice: links.together.map((ms, device) => ({ device, samplesMs: [ms], medianMs: ms })) }),
+          mode({ kind: 'split-link', devices }, 0, links.all, whole, {
+            perDevice: links.together.map((ms, device) => ({ device, samplesMs: [ms], medianMs: ms })),
+          }),
           ...devices.map((device) => mode({ kind: 'split-link', devices, alone: device }, device, links.alone, half)),
         ]
       : []),
@@ -70,11 +82,18 @@ describe('how a split across devices scaled', () => {
         [1, [3.2, 3.3, 3.4], 3.3],
       ],
     );
-    assert.equal(perDeviceTimes({ probes: [{ begin: 'a', end: 'b' }] }, [1]), null, "a latency mode's probes are not devices");
+    assert.equal(
+      perDeviceTimes({ probes: [{ begin: 'a', end: 'b' }] }, [1]),
+      null,
+      "a latency mode's probes are not devices",
+    );
   });
 
   it("blames the host's memory system when each share runs slower at once than alone, with the links' ceiling", () => {
-    const s = scalingOf(splitModes([3.754, 3.777], [3.033, 3.009], { alone: 2.72, together: [3.27, 3.28], all: 3.3 }), { gated: true, issuedOps: 122 });
+    const s = scalingOf(splitModes([3.754, 3.777], [3.033, 3.009], { alone: 2.72, together: [3.27, 3.28], all: 3.3 }), {
+      gated: true,
+      issuedOps: 122,
+    });
     assert.ok(s);
     assert.equal(s.limit, 'memory system');
     assert.equal(s.speedup.toFixed(3), (5.9 / 3.777).toFixed(3));
@@ -89,7 +108,10 @@ describe('how a split across devices scaled', () => {
     assert.equal(s.links?.togetherGbPerSecond.toFixed(1), ((512 * MiB) / 3.3e6).toFixed(1));
     assert.equal(s.links?.ceiling.toFixed(3), ((512 * MiB) / 3.3 / ((512 * MiB) / 5.9)).toFixed(3));
     assert.match(s.why, /up to 26% longer with all 2 at once than alone/);
-    assert.match(s.why, /move 197\.4 GB\/s added up alone but 162\.7 GB\/s all at once, which caps this split at 1\.79× one device's pipeline/);
+    assert.match(
+      s.why,
+      /move 197\.4 GB\/s added up alone but 162\.7 GB\/s all at once, which caps this split at 1\.79× one device's pipeline/,
+    );
   });
 
   it('says the share is too short when each device keeps its alone speed but the split stays under 90% of n×', () => {
@@ -105,11 +127,20 @@ describe('how a split across devices scaled', () => {
   });
 
   it('blames the one issuing thread when, without the gate, issuing a rep takes most of its GPU time', () => {
-    const modes = splitModes([3.0, 3.05], [3.0, 3.02]).map((m) => (m.role.kind === 'split' && m.role.alone === undefined ? { ...m, hostIssueMs: [2.9, 2.9, 2.9] } : m));
+    const modes = splitModes([3.0, 3.05], [3.0, 3.02]).map((m) =>
+      m.role.kind === 'split' && m.role.alone === undefined ? { ...m, hostIssueMs: [2.9, 2.9, 2.9] } : m,
+    );
     const ungated = scalingOf(modes, { gated: false, issuedOps: 1000 });
     assert.equal(ungated?.limit, 'host issue');
-    assert.match(ungated?.why ?? '', /2\.900 ms on the one host thread \(1000 calls, 2\.90 µs each\), 95% of the rep's GPU time/);
-    assert.equal(scalingOf(modes, { gated: true, issuedOps: 1000 })?.limit, 'none', 'behind the gate, issue time is not GPU time');
+    assert.match(
+      ungated?.why ?? '',
+      /2\.900 ms on the one host thread \(1000 calls, 2\.90 µs each\), 95% of the rep's GPU time/,
+    );
+    assert.equal(
+      scalingOf(modes, { gated: true, issuedOps: 1000 })?.limit,
+      'none',
+      'behind the gate, issue time is not GPU time',
+    );
   });
 
   it('has nothing to say of a one-device run', () => {
@@ -123,13 +154,26 @@ describe('how a split across devices scaled', () => {
   });
 
   it('prints the figures and the limit under one heading', () => {
-    const scaling = scalingOf(splitModes([3.754, 3.777], [3.033, 3.009], { alone: 2.72, together: [3.27, 3.28], all: 3.3 }), { gated: true, issuedOps: 122 }) ?? undefined;
+    const scaling =
+      scalingOf(splitModes([3.754, 3.777], [3.033, 3.009], { alone: 2.72, together: [3.27, 3.28], all: 3.3 }), {
+        gated: true,
+        issuedOps: 122,
+      }) ?? undefined;
     const modes = splitModes([3.754, 3.777], [3.033, 3.009]);
     const lines = devicesLines({ scaling, modes });
     assert.equal(lines[0], 'several GPUs (0, 1), the input split across them, 16 chunks × 4 streams on each:');
-    assert.match(lines[2] ?? '', /all 2 at once: 3\.777 ms, 142\.1 GB\/s together: 1\.56× one device, 78% scaling efficiency/);
-    assert.match(lines[3] ?? '', /GPU 0: its share \(256 MiB copied\) in 3\.754 ms at once, 71\.5 GB\/s; alone 3\.033 ms, 88\.5 GB\/s/);
-    assert.match(lines.join('\n'), /links, each share both ways at once: alone GPU 0 98\.7 GB\/s, GPU 1 98\.7 GB\/s; all at once 162\.7 GB\/s, 1\.79× one device's pipeline rate/);
+    assert.match(
+      lines[2] ?? '',
+      /all 2 at once: 3\.777 ms, 142\.1 GB\/s together: 1\.56× one device, 78% scaling efficiency/,
+    );
+    assert.match(
+      lines[3] ?? '',
+      /GPU 0: its share \(256 MiB copied\) in 3\.754 ms at once, 71\.5 GB\/s; alone 3\.033 ms, 88\.5 GB\/s/,
+    );
+    assert.match(
+      lines.join('\n'),
+      /links, each share both ways at once: alone GPU 0 98\.7 GB\/s, GPU 1 98\.7 GB\/s; all at once 162\.7 GB\/s, 1\.79× one device's pipeline rate/,
+    );
     assert.match(lines[lines.length - 1] ?? '', /^ {2}limit: memory system: /);
   });
 });
@@ -139,7 +183,11 @@ describe('a pipeline across two devices', () => {
     mode({ kind: 'serial' }, 0, 5.122, { h2d: 128 * MiB, d2h: 128 * MiB }),
     mode({ kind: 'overlapped', layout: LAYOUT }, 0, 3.003, { h2d: 128 * MiB, d2h: 128 * MiB }),
     mode({ kind: 'peer', from: 0, to: 1 }, 0, 0.349, { h2d: 0, d2h: 0, peer: 128 * MiB }),
-    mode({ kind: 'cross-device', layout: LAYOUT, from: 0, to: 1, after: 'scale' }, 0, 3.008, { h2d: 128 * MiB, d2h: 128 * MiB, peer: 128 * MiB }),
+    mode({ kind: 'cross-device', layout: LAYOUT, from: 0, to: 1, after: 'scale' }, 0, 3.008, {
+      h2d: 128 * MiB,
+      d2h: 128 * MiB,
+      peer: 128 * MiB,
+    }),
   ];
 
   it('compares it with serial and with the same layout on the first device, and says how the chunks crossed', () => {

@@ -23,7 +23,11 @@ describe('someone else on the GPU', () => {
     assert.equal(otherProcesses({ pids: [170012, 170555], count: 2 }, OWN), 1);
     // More than fit NVML's answer: the count alone is known.
     assert.equal(otherProcesses({ pids: [], count: 70 }, OWN), 69);
-    assert.equal(otherProcesses({ pids: [], count: 0 }, OWN), 0, 'NVML that lists nothing (not permitted) never goes negative');
+    assert.equal(
+      otherProcesses({ pids: [], count: 0 }, OWN),
+      0,
+      'NVML that lists nothing (not permitted) never goes negative',
+    );
   });
 
   it('records the most seen at once, or why it was not checked', () => {
@@ -43,11 +47,14 @@ describe('someone else on the GPU', () => {
       otherProcesses: null,
       note: 'not checked: NVML could not list the compute processes on the GPU',
     });
-    assert.deepEqual(sharingRecord([], OWN, 'libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) could not be loaded'), {
-      checked: false,
-      otherProcesses: null,
-      note: 'not checked: libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) could not be loaded',
-    });
+    assert.deepEqual(
+      sharingRecord([], OWN, 'libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) could not be loaded'),
+      {
+        checked: false,
+        otherProcesses: null,
+        note: 'not checked: libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) could not be loaded',
+      },
+    );
   });
 
   it('warns that the figures are shared, naming how many processes, with a remedy', () => {
@@ -57,15 +64,24 @@ describe('someone else on the GPU', () => {
       [
         {
           code: 'shared-gpu',
-          message: '2 other compute processes were running on the GPU during the run: these figures are shared with them and will not repeat on an idle GPU.',
-          remedy: 'Measure on an idle GPU: stop the other processes (nvidia-smi lists them) or pick a free device with --device.',
+          message:
+            '2 other compute processes were running on the GPU during the run: these figures are shared with them and will not repeat on an idle GPU.',
+          remedy:
+            'Measure on an idle GPU: stop the other processes (nvidia-smi lists them) or pick a free device with --device.',
         },
       ],
     );
-    assert.match(runWarnings(shared(clean, 1)).find((w) => w.code === 'shared-gpu')?.message ?? '', /^1 other compute process was running/);
+    assert.match(
+      runWarnings(shared(clean, 1)).find((w) => w.code === 'shared-gpu')?.message ?? '',
+      /^1 other compute process was running/,
+    );
     assert.deepEqual(runWarnings(shared(clean, 0)), []);
     assert.deepEqual(runWarnings(shared(clean, null, false)), []);
-    assert.deepEqual(clean.clocks.sharing, SHARING_NOT_CHECKED, 'a run that was given no listing says it did not check');
+    assert.deepEqual(
+      clean.clocks.sharing,
+      SHARING_NOT_CHECKED,
+      'a run that was given no listing says it did not check',
+    );
   });
 
   it('version 2 files written before the check still load, as not checked and without the warning', () => {

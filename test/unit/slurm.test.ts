@@ -64,7 +64,9 @@ describe('under srun -n 2 on a one-node Slurm', () => {
       .sort();
     assert.deepEqual(failed, ['0', '1']);
     // srun sums up the tasks' exits on one line ("tasks 0-1") or on one line per task, as they happen to end.
-    const exits = /tasks 0-1: Exited with exit code 3/.test(stderr) || [0, 1].every((r) => new RegExp(`task ${r}: Exited with exit code 3`).test(stderr));
+    const exits =
+      /tasks 0-1: Exited with exit code 3/.test(stderr) ||
+      [0, 1].every((r) => new RegExp(`task ${r}: Exited with exit code 3`).test(stderr));
     assert.ok(exits, stderr);
     assert.equal(existsSync(join(results, '0.json')) || existsSync(join(results, '1.json')), false);
   });

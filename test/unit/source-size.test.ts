@@ -29,6 +29,8 @@ describe('the sources', () => {
   it('would name a file over the limit (the scan reads the kinds and the core alike)', () => {
     const root = packageRoot();
     const counted = sources(join(root, 'src')).map((file) => relative(root, file));
-    assert.ok(counted.includes(join('src', 'kinds', 'api', 'run.ts')) && counted.includes(join('src', 'exec', 'issue.ts')));
+    assert.ok(
+      counted.includes(join('src', 'kinds', 'api', 'run.ts')) && counted.includes(join('src', 'exec', 'issue.ts')),
+    );
   });
 });

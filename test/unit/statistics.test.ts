@@ -61,7 +61,8 @@ describe('when to stop repeating', () => {
     return { rule: null, n: seen.length };
   };
   // A deterministic sequence with a chosen relative spread around 10.
-  const wobble = (n: number, spread: number) => Array.from({ length: n }, (_, i) => 10 * (1 + spread * Math.sin(i * 2.399963)));
+  const wobble = (n: number, spread: number) =>
+    Array.from({ length: n }, (_, i) => 10 * (1 + spread * Math.sin(i * 2.399963)));
 
   it('stops at the minimum count once the noise is under the target', () => {
     const { rule, n } = feed(new StoppingCriterion(DEFAULT_POLICY), wobble(100, 0.001));
@@ -81,12 +82,23 @@ describe('when to stop repeating', () => {
   });
 
   it('takes exactly the fixed count when one is given', () => {
-    assert.deepEqual(feed(new StoppingCriterion({ ...DEFAULT_POLICY, fixedReps: 7 }), wobble(100, 0.2)), { rule: 'fixed-reps', n: 7 });
+    assert.deepEqual(feed(new StoppingCriterion({ ...DEFAULT_POLICY, fixedReps: 7 }), wobble(100, 0.2)), {
+      rule: 'fixed-reps',
+      n: 7,
+    });
   });
 
   it('reads percent and seconds from the config', () => {
     const policy = policyFromConfig({ warmup: 1, warmupTime: 20, minReps: 5, maxReps: 50, maxNoise: 0.5, maxTime: 2 });
-    assert.deepEqual(policy, { warmup: 1, warmupMs: 20, fixedReps: null, minReps: 5, maxReps: 50, maxNoise: 0.005, maxTimeMs: 2000 });
+    assert.deepEqual(policy, {
+      warmup: 1,
+      warmupMs: 20,
+      fixedReps: null,
+      minReps: 5,
+      maxReps: 50,
+      maxNoise: 0.005,
+      maxTimeMs: 2000,
+    });
   });
 });
 
@@ -115,7 +127,15 @@ describe('latency, the CPU stage and issue cost through summarize', () => {
   });
 
   it("takes the CPU stage's medians as summarize does, between the middle two of an even count", () => {
-    const rep = (gpuMs: number, endMs: number, taskMs: number[]) => ({ gpuMs, endMs, taskMs, busyMs: [1], afterTasks: taskMs.length, bytes: 8, tasks: [] });
+    const rep = (gpuMs: number, endMs: number, taskMs: number[]) => ({
+      gpuMs,
+      endMs,
+      taskMs,
+      busyMs: [1],
+      afterTasks: taskMs.length,
+      bytes: 8,
+      tasks: [],
+    });
     const stage = cpuStageSummary([rep(4, 8, [1, 4]), rep(6, 7, [2, 3])]);
     assert.deepEqual([stage.taskMedianMs, stage.gpuMedianMs, stage.cpuMedianMs], [2.5, 5, 7.5]);
   });

@@ -69,7 +69,9 @@ describe('a sweep of ddp.yaml over two devices (data-parallel)', () => {
   });
 
   it('runs serial and the all-reduce alone on both devices too, and the other parts on the first alone', () => {
-    const spanning = plan.schedules.filter((s) => scheduleDevices(s).length > 1 && s.role.kind !== 'overlapped').map((s) => s.id);
+    const spanning = plan.schedules
+      .filter((s) => scheduleDevices(s).length > 1 && s.role.kind !== 'overlapped')
+      .map((s) => s.id);
     assert.deepEqual(spanning, ['serial', ...[1, 2, 4, 8, 16, 32].map((b) => `collective:allreduce:${b}-buckets`)]);
     assert.deepEqual(scheduleDevices(plan.schedules.find((s) => s.id === 'kernel:backward') as Schedule), [0]);
     assert.ok(plan.reference && scheduleDevices(plan.reference).length === 1);
@@ -86,7 +88,12 @@ describe('a sweep of ddp.yaml over two devices (data-parallel)', () => {
 
   it("records each device's own time of every layout it races, so the best layout has per-device times", async () => {
     const runner = new FakeRunner(plan.schedules, plan.buffers, { probeMs: (_s, i) => 1 + i });
-    const raced = await raceLayouts(runner, layouts, { ...DEFAULT_POLICY, warmup: 0, fixedReps: 3 }, { probeReps: 2, batchReps: 1, budgetMs: 60_000 });
+    const raced = await raceLayouts(
+      runner,
+      layouts,
+      { ...DEFAULT_POLICY, warmup: 0, fixedReps: 3 },
+      { probeReps: 2, batchReps: 1, budgetMs: 60_000 },
+    );
     assert.deepEqual(
       raced.map((m) => [m.gpuMs.length, m.probeMs]),
       layouts.map(() => [3, [1, 2, 1, 2, 1, 2]]),
@@ -95,11 +102,19 @@ describe('a sweep of ddp.yaml over two devices (data-parallel)', () => {
 
   it('gives a Result with the communication section and the bucket model printed for the best layout', async () => {
     // Fewer buckets pay less per call, more overlap more: 8 buckets are the fastest of these made-up times.
-    const layoutMs = (s: Schedule) => (s.role.kind === 'overlapped' ? 4 + Math.abs(Math.log2(s.role.layout.chunks / 8)) * 0.3 : s.role.kind === 'serial' ? 8 : 2);
-    const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => layoutMs(s) * (1 + 0.001 * (n % 3)) });
+    const layoutMs = (s: Schedule) =>
+      s.role.kind === 'overlapped'
+        ? 4 + Math.abs(Math.log2(s.role.layout.chunks / 8)) * 0.3
+        : s.role.kind === 'serial'
+          ? 8
+          : 2;
+    const runner = new FakeRunner(plan.schedules, plan.buffers, {
+      gpuMs: (s, n) => layoutMs(s) * (1 + 0.001 * (n % 3)),
+    });
     const policy = { ...DEFAULT_POLICY, warmup: 0, fixedReps: 6 };
     const base = [];
-    for (const s of plan.schedules.filter((x) => x.role.kind !== 'overlapped')) base.push(await measureSchedule(runner, s, policy));
+    for (const s of plan.schedules.filter((x) => x.role.kind !== 'overlapped'))
+      base.push(await measureSchedule(runner, s, policy));
     const raced = await raceLayouts(runner, layouts, policy, { probeReps: 3, batchReps: 3, budgetMs: 60_000 });
     const best = bestOfSweep(raced.map((m) => ({ id: m.schedule.id, samplesMs: m.gpuMs, stats: summarize(m.gpuMs) })));
     assert.equal(best.mode, 'overlapped:8x3:depth-first:stage-per-stream');
@@ -112,7 +127,14 @@ describe('a sweep of ddp.yaml over two devices (data-parallel)', () => {
       rawConfig: raw,
       plan,
       devices: [H100, { ...H100, index: 1 }],
-      software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: [], cudartPath: 'x', nvrtcPath: null },
+      software: {
+        driver: '13.0',
+        runtime: '13.0',
+        nvrtc: '13.0',
+        nvrtcArchitectures: [],
+        cudartPath: 'x',
+        nvrtcPath: null,
+      },
       compiles: [],
       policy,
       gate: false,
@@ -124,7 +146,9 @@ describe('a sweep of ddp.yaml over two devices (data-parallel)', () => {
         axes: [{ name: 'chunks', values: [...ddpAxes.chunks] }],
         settings: {},
         points: layouts.flatMap((s) =>
-          s.role.kind === 'overlapped' ? [{ mode: s.id, chunks: s.role.layout.chunks, streams: s.role.layout.streams, order: s.role.layout.order }] : [],
+          s.role.kind === 'overlapped'
+            ? [{ mode: s.id, chunks: s.role.layout.chunks, streams: s.role.layout.streams, order: s.role.layout.order }]
+            : [],
         ),
         best,
         budgetMs: 60_000,
@@ -134,7 +158,13 @@ describe('a sweep of ddp.yaml over two devices (data-parallel)', () => {
     const result = {
       ...built,
       summary: { ...built.summary, mode: best.mode },
-      communicator: { library: 'nccl' as const, version: '2.27.3', ranks: 2, localDevices: [0, 1], nvls: 'off' as const },
+      communicator: {
+        library: 'nccl' as const,
+        version: '2.27.3',
+        ranks: 2,
+        localDevices: [0, 1],
+        nvls: 'off' as const,
+      },
     };
     assert.ok(RunResultSchema.safeParse(JSON.parse(JSON.stringify(result))).success);
     assert.deepEqual(
@@ -158,7 +188,9 @@ describe('a sweep over several devices without a collective', () => {
       (error: unknown) =>
         error instanceof UsageError &&
         error.exitCode === 2 &&
-        /^--devices 0,1: a sweep spans devices 0, 1 only data-parallel, for a config with a collective stage \(such as configs\/ddp\.yaml\); balanced has none/.test(error.message),
+        /^--devices 0,1: a sweep spans devices 0, 1 only data-parallel, for a config with a collective stage \(such as configs\/ddp\.yaml\); balanced has none/.test(
+          error.message,
+        ),
     );
   });
 });
@@ -176,7 +208,10 @@ describe('the decisions of a round of the race', () => {
 
   it('gives every layout its probe reps before any sample, judging none', () => {
     const entries = [entry([]), entry([])];
-    assert.deepEqual(decideRound(entries, policy, race, { round: 0, raceStartMs: 0, nowMs: 5_000 }), { stopped: [null, null], reps: [3, 3] });
+    assert.deepEqual(decideRound(entries, policy, race, { round: 0, raceStartMs: 0, nowMs: 5_000 }), {
+      stopped: [null, null],
+      reps: [3, 3],
+    });
   });
 
   it('stops a layout by the noise rule, drops one clearly slower, and gives the rest a batch', () => {
@@ -193,20 +228,33 @@ describe('the decisions of a round of the race', () => {
 
   it('stops every layout still running once the budget is spent, and never gives more reps than a fixed count', () => {
     const spent = [entry([1, 1.1]), entry([1, 1.2], 'noise-target')];
-    assert.deepEqual(decideRound(spent, policy, race, { round: 2, raceStartMs: 0, nowMs: 1_000 }).stopped, ['max-time', 'noise-target']);
+    assert.deepEqual(decideRound(spent, policy, race, { round: 2, raceStartMs: 0, nowMs: 1_000 }).stopped, [
+      'max-time',
+      'noise-target',
+    ]);
     const fixed = [entry([1, 1.5])];
-    assert.deepEqual(decideRound(fixed, { ...policy, fixedReps: 3 }, race, { round: 1, raceStartMs: 0, nowMs: 10 }).reps, [1]);
+    assert.deepEqual(
+      decideRound(fixed, { ...policy, fixedReps: 3 }, race, { round: 1, raceStartMs: 0, nowMs: 10 }).reps,
+      [1],
+    );
   });
 });
 
 describe('the sweep command over several devices', () => {
-  const noGpu = { skip: gpuSkipReason() === null ? 'a GPU is here: these expect the sweep to stop at the missing NCCL or driver' : false };
+  const noGpu = {
+    skip:
+      gpuSkipReason() === null ? 'a GPU is here: these expect the sweep to stop at the missing NCCL or driver' : false,
+  };
 
-  it('gets past planning for ddp.yaml over --devices 0,1 and stops where the GPU is missing (exit 3, not 2)', noGpu, () => {
-    const run = runCli(['sweep', join(configs, 'ddp.yaml'), '--devices', '0,1', '--max-time', '1']);
-    assert.equal(run.code, 3, run.stderr);
-    assert.doesNotMatch(run.stderr, /span devices|only data-parallel/);
-  });
+  it(
+    'gets past planning for ddp.yaml over --devices 0,1 and stops where the GPU is missing (exit 3, not 2)',
+    noGpu,
+    () => {
+      const run = runCli(['sweep', join(configs, 'ddp.yaml'), '--devices', '0,1', '--max-time', '1']);
+      assert.equal(run.code, 3, run.stderr);
+      assert.doesNotMatch(run.stderr, /span devices|only data-parallel/);
+    },
+  );
 
   it('refuses balanced over --devices 0,1 with exit 2, saying that a sweep spans devices only data-parallel', () => {
     const run = runCli(['sweep', join(configs, 'balanced.yaml'), '--devices', '0,1']);

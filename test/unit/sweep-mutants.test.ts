@@ -18,7 +18,12 @@ describe('the race, round by round', () => {
     // Both start at 1 ms; from its third rep on the slow layout takes 5 ms. Its first quartile passes the fast
     // layout's third quartile at 6 samples, after 4 rounds of 1 rep.
     const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => (s === slow && n >= 2 ? 5 : 1) });
-    const measured = await raceLayouts(runner, [fast, slow], { ...DEFAULT_POLICY, warmup: 0, fixedReps: 10 }, { probeReps: 2, batchReps: 1, budgetMs: 60_000 });
+    const measured = await raceLayouts(
+      runner,
+      [fast, slow],
+      { ...DEFAULT_POLICY, warmup: 0, fixedReps: 10 },
+      { probeReps: 2, batchReps: 1, budgetMs: 60_000 },
+    );
     assert.deepEqual(
       measured.map((m) => [m.stoppedBy, m.gpuMs.length]),
       [
@@ -41,7 +46,10 @@ describe('the race, round by round', () => {
       { probeReps: 2, batchReps: 1, budgetMs: 60_000, onProgress: (p) => progress.push(p) },
     );
     const took = performance.now() - before;
-    assert.ok(progress.length > 0 && progress.every((p) => p.elapsedMs >= 0 && p.elapsedMs <= took), JSON.stringify({ progress, took }));
+    assert.ok(
+      progress.length > 0 && progress.every((p) => p.elapsedMs >= 0 && p.elapsedMs <= took),
+      JSON.stringify({ progress, took }),
+    );
     assert.ok(
       measured.every((m) => m.elapsedMs >= 0 && m.elapsedMs <= took),
       JSON.stringify({ measured: measured.map((m) => m.elapsedMs), took }),

@@ -61,7 +61,13 @@ describe('the HTML report of a sweep', () => {
       assert.ok(i >= 0, `no ${marker}`);
       return i;
     };
-    const order = ['<section id="sweep">', '<section id="sweep-chart">', '<section id="sweep-best">', '<section id="timeline">', '<details id="raw-modes">'].map(at);
+    const order = [
+      '<section id="sweep">',
+      '<section id="sweep-chart">',
+      '<section id="sweep-best">',
+      '<section id="timeline">',
+      '<details id="raw-modes">',
+    ].map(at);
     assert.deepEqual(
       order,
       [...order].sort((a, b) => a - b),
@@ -75,9 +81,19 @@ describe('the HTML report of a sweep', () => {
 });
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 // As in timeline-browser.test.ts: skipped where Chromium is missing, except in CI, where that must fail.
-const skip = existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is missing (apt-get install chromium; .ci/run does)`;
+const skip =
+  existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is missing (apt-get install chromium; .ci/run does)`;
 
 describe('the HTML report of a sweep in headless Chromium', { skip }, () => {
   let context: BrowserContext;
@@ -87,7 +103,12 @@ describe('the HTML report of a sweep in headless Chromium', { skip }, () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-sweep-browser-'));
-    context = await chromium.launchPersistentContext(join(dir, 'profile'), { executablePath: CHROMIUM, args: ARGS, headless: true, viewport: VIEWPORT });
+    context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath: CHROMIUM,
+      args: ARGS,
+      headless: true,
+      viewport: VIEWPORT,
+    });
     page = await context.newPage();
   });
 
@@ -105,7 +126,10 @@ describe('the HTML report of a sweep in headless Chromium', { skip }, () => {
     await page.goto(pathToFileURL(path).href, { waitUntil: 'load' });
     for (const selector of ['table.heatmap', '#sweep-chart svg']) {
       const box = await page.locator(selector).boundingBox();
-      assert.ok(box && box.height > 100 && box.y + box.height <= VIEWPORT.height, `${selector}: ${JSON.stringify(box)}`);
+      assert.ok(
+        box && box.height > 100 && box.y + box.height <= VIEWPORT.height,
+        `${selector}: ${JSON.stringify(box)}`,
+      );
     }
     assert.equal(await page.locator('table.modes').isVisible(), false);
     await page.locator('details#raw-modes > summary').click();
@@ -116,7 +140,9 @@ describe('the HTML report of a sweep in headless Chromium', { skip }, () => {
 
   it("draws every word of the inference sweep's pictures inside them: the timeline's legend wraps rather than running off the edge", async () => {
     // The H200 inference sweep's best layout was traced through CUPTI with every stage, so its legend has 7 items.
-    const [inference] = loadResults(join('docs', 'measurements', '2026-11-24-h200-final', 'pipelines', 'inference-sweep.json'));
+    const [inference] = loadResults(
+      join('docs', 'measurements', '2026-11-24-h200-final', 'pipelines', 'inference-sweep.json'),
+    );
     assert.ok(inference);
     const path = join(dir, 'inference.html');
     writeFileSync(path, renderHtml(inference));

@@ -26,7 +26,10 @@ const CONFIG = `${TINY_CONFIG}sweep:
 `;
 const loaded = parseConfigText(CONFIG, '/cfg/tiny.yaml');
 const layouts = [1, 2, 4].flatMap((streams) => [1, 4, 16].map((chunks) => ({ chunks, streams })));
-const plan: Plan = buildLayoutsPlan(loaded.config, resolveKernels(loaded.config, loaded.locate), layouts, ['depth-first', 'breadth-first']);
+const plan: Plan = buildLayoutsPlan(loaded.config, resolveKernels(loaded.config, loaded.locate), layouts, [
+  'depth-first',
+  'breadth-first',
+]);
 const overlapped = plan.schedules.filter((s) => s.role.kind === 'overlapped');
 
 /** A made-up but plausible time for a layout: more streams and chunks help until per-chunk costs win. */
@@ -45,8 +48,15 @@ describe("the race of a sweep's layouts", () => {
   });
 
   it('stops clearly slower layouts early and keeps measuring the contenders', async () => {
-    const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (s, n) => layoutMs(s) * (1 + 0.004 * Math.sin(n * 2.4)) });
-    const measured = await raceLayouts(runner, overlapped, { ...DEFAULT_POLICY, warmup: 0, minReps: 10 }, { probeReps: 5, batchReps: 5, budgetMs: 10_000 });
+    const runner = new FakeRunner(plan.schedules, plan.buffers, {
+      gpuMs: (s, n) => layoutMs(s) * (1 + 0.004 * Math.sin(n * 2.4)),
+    });
+    const measured = await raceLayouts(
+      runner,
+      overlapped,
+      { ...DEFAULT_POLICY, warmup: 0, minReps: 10 },
+      { probeReps: 5, batchReps: 5, budgetMs: 10_000 },
+    );
     const best = measured.reduce((a, b) => (summarize(b.gpuMs).median < summarize(a.gpuMs).median ? b : a));
     assert.notEqual(best.stoppedBy, 'clearly-slower');
     assert.ok(best.gpuMs.length >= 10);
@@ -58,7 +68,12 @@ describe("the race of a sweep's layouts", () => {
 
   it('gives every layout at least its probe reps, and stops the rest when the budget is spent', async () => {
     const runner = new FakeRunner(plan.schedules, plan.buffers, { gpuMs: (_s, n) => 1 + (n % 3) * 0.2, delayMs: 1 });
-    const measured = await raceLayouts(runner, overlapped, { ...DEFAULT_POLICY, warmup: 0, minReps: 50 }, { probeReps: 3, batchReps: 2, budgetMs: 1 });
+    const measured = await raceLayouts(
+      runner,
+      overlapped,
+      { ...DEFAULT_POLICY, warmup: 0, minReps: 50 },
+      { probeReps: 3, batchReps: 2, budgetMs: 1 },
+    );
     assert.ok(measured.every((m) => m.gpuMs.length >= 3));
     assert.ok(measured.every((m) => m.stoppedBy === 'max-time'));
   });
@@ -81,7 +96,10 @@ describe("the race of a sweep's layouts", () => {
       const stats = { median, q1: median - spread, q3: median + spread };
       return { id, samplesMs: [], stats };
     };
-    assert.deepEqual(bestOfSweep([mode('a', 5.9, 0.02), mode('b', 5.83, 0.02), mode('c', 5.86, 0.02), mode('d', 7, 0.1)]), { mode: 'b', ties: ['c'] });
+    assert.deepEqual(
+      bestOfSweep([mode('a', 5.9, 0.02), mode('b', 5.83, 0.02), mode('c', 5.86, 0.02), mode('d', 7, 0.1)]),
+      { mode: 'b', ties: ['c'] },
+    );
   });
 });
 
@@ -107,12 +125,18 @@ describe('sweep settings', () => {
     const variant = withSettings(loaded, [{ path: 'kernels[0].args[3].int32', value: 50 }]);
     assert.deepEqual(variant.config.kernels[0]?.args[3], { kind: 'scalar', type: 'int32', value: 50 });
     assert.notEqual(configHash(variant.config), configHash(loaded.config));
-    assert.throws(() => withSettings(loaded, [{ path: 'pipeline.chunks', value: 0 }]), /sweep setting pipeline\.chunks=0: pipeline\.chunks/);
+    assert.throws(
+      () => withSettings(loaded, [{ path: 'pipeline.chunks', value: 0 }]),
+      /sweep setting pipeline\.chunks=0: pipeline\.chunks/,
+    );
     assert.throws(
       () => withSettings(loaded, [{ path: 'nothing.here', value: 1 }]),
       /sweep setting nothing\.here=1: "nothing\.here" is not a config path: the config has no field "nothing"/,
     );
-    assert.throws(() => withSettings(loaded, [{ path: 'kernels[5].block', value: 1 }]), /the config has no kernels\.5 to set a value inside/);
+    assert.throws(
+      () => withSettings(loaded, [{ path: 'kernels[5].block', value: 1 }]),
+      /the config has no kernels\.5 to set a value inside/,
+    );
   });
 });
 
@@ -140,7 +164,14 @@ describe('sweep reports', () => {
       rawConfig: loaded.raw,
       plan,
       devices: [H100],
-      software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: [], cudartPath: 'x', nvrtcPath: null },
+      software: {
+        driver: '13.0',
+        runtime: '13.0',
+        nvrtc: '13.0',
+        nvrtcArchitectures: [],
+        cudartPath: 'x',
+        nvrtcPath: null,
+      },
       compiles: [],
       policy,
       gate: false,
@@ -148,7 +179,14 @@ describe('sweep reports', () => {
       measured,
       verification: { status: 'passed', mismatches: [] },
       traced: [],
-      sweep: { axes: [{ name: 'streams', values: [1, 2, 4] }], settings: { 'kernels[0].args[3].int32': 100 }, points, best, budgetMs: 40_000, elapsedMs: 12_345 },
+      sweep: {
+        axes: [{ name: 'streams', values: [1, 2, 4] }],
+        settings: { 'kernels[0].args[3].int32': 100 },
+        points,
+        best,
+        budgetMs: 40_000,
+        elapsedMs: 12_345,
+      },
     });
   const result = build();
 
@@ -179,9 +217,18 @@ describe('sweep reports', () => {
     assert.match(text, /breadth-first: streams \\ chunks/);
     assert.match(text, /best: 4 chunks × 4 streams, depth-first: 1\.580 ms/);
     assert.match(text, /with kernels\[0\]\.args\[3\]\.int32 = 100/);
-    assert.match(text, /^14 layouts in 12\.3 s \(budget 40 s\): 9 dropped after 12 reps, 5 ran 12 reps of ≤ 1\.987 ms$/m);
+    assert.match(
+      text,
+      /^14 layouts in 12\.3 s \(budget 40 s\): 9 dropped after 12 reps, 5 ran 12 reps of ≤ 1\.987 ms$/m,
+    );
     assert.match(text, /^change: chunks: 4, streams: 4, order: depth-first in tiny\.yaml's pipeline$/m);
-    assert.deepEqual(yamlFragment(result), ['pipeline:', '  chunks: 4', '  streams: 4', '  order: depth-first', '# and kernels[0].args[3].int32: 100']);
+    assert.deepEqual(yamlFragment(result), [
+      'pipeline:',
+      '  chunks: 4',
+      '  streams: 4',
+      '  order: depth-first',
+      '# and kernels[0].args[3].int32: 100',
+    ]);
     assert.match(renderSweepMarkdown(result), /\| 4 \| [^|]+ \| \*\*1\.90×\*\* \|/);
   });
 

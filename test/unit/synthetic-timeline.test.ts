@@ -69,7 +69,8 @@ describe('synthetic timeline fixture', () => {
 
   it('runs the second GPU of a pair with a 10% slower link', () => {
     const pair = syntheticRunResult({ devices: 2 });
-    const h2d = (device: number) => pair.timeline!.reps.find((r) => r.device === device && r.mode === 'serial')!.ops[0]!;
+    const h2d = (device: number) =>
+      pair.timeline!.reps.find((r) => r.device === device && r.mode === 'serial')!.ops[0]!;
     assert.ok(close(duration(h2d(1)), 1.1 * duration(h2d(0))));
     assert.deepEqual(
       pair.devices.map((d) => d.index),

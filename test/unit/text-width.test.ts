@@ -16,7 +16,29 @@ describe('textWidth counts columns exactly as string-width does', { timeout: 60_
   });
 
   it('for strings of the characters the fast path takes, with colour codes, marks and wide characters mixed in', () => {
-    const pieces = ['a', ' ', '~', 'é', '×', '±', '·', '→', '…', '—', '│', '≥', '\u00ad', '©', '\u0301', '\u001b[1m', '\u001b[0m', '漢', '😀', '\u200d', '\n'];
+    const pieces = [
+      'a',
+      ' ',
+      '~',
+      'é',
+      '×',
+      '±',
+      '·',
+      '→',
+      '…',
+      '—',
+      '│',
+      '≥',
+      '\u00ad',
+      '©',
+      '\u0301',
+      '\u001b[1m',
+      '\u001b[0m',
+      '漢',
+      '😀',
+      '\u200d',
+      '\n',
+    ];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 30 }), (parts) => {
         const text = parts.join('');

@@ -17,7 +17,10 @@ const plain = makeStyle({ isTTY: false } as NodeJS.WriteStream);
 
 describe('throughput per stage', () => {
   it("gives configs/gemm.yaml's product alone its 16 × 2·4096³ flops and TFLOP/s at the median", () => {
-    const { config, locate } = parseConfigText(readFileSync('configs/gemm.yaml', 'utf8'), `${process.cwd()}/configs/gemm.yaml`);
+    const { config, locate } = parseConfigText(
+      readFileSync('configs/gemm.yaml', 'utf8'),
+      `${process.cwd()}/configs/gemm.yaml`,
+    );
     const plan = buildPlan(config, resolveKernels(config, locate));
     const stage = plan.schedules.find((s) => s.role.kind === 'stage' && s.role.stage === 'kernel');
     assert.ok(stage);
@@ -64,7 +67,9 @@ describe('throughput per stage', () => {
 
   it('prints TFLOP/s for a GEMM stage in the rate column', () => {
     const result = makeResult();
-    const modes = result.modes.map((m) => (m.throughput ? { ...m, throughput: { flop: 2.2e12, tflops: 771.9, bytes: 1e9, gbPerSecond: 350 } } : m));
+    const modes = result.modes.map((m) =>
+      m.throughput ? { ...m, throughput: { flop: 2.2e12, tflops: 771.9, bytes: 1e9, gbPerSecond: 350 } } : m,
+    );
     const row = tableExporter
       .render([{ ...result, modes }], plain)
       .split('\n')

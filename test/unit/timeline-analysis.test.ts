@@ -6,7 +6,8 @@ import { analyzeTracedRep } from '../../src/report/timeline-common.js';
 import type { TimelineOp, TracedRep } from '../../src/result/timeline.js';
 import { syntheticRunResult } from '../helpers/synthetic-timeline.js';
 
-const close = (actual: number, expected: number, what = '') => assert.ok(Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
+const close = (actual: number, expected: number, what = '') =>
+  assert.ok(Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
 
 function op(stream: string, kind: TimelineOp['kind'], startMs: number, endMs: number, issuedMs: number): TimelineOp {
   return {
@@ -26,7 +27,14 @@ function op(stream: string, kind: TimelineOp['kind'], startMs: number, endMs: nu
 
 function rep(totalMs: number, issueMs: number, ops: TimelineOp[]): TracedRep {
   const ids = [...new Set(ops.map((o) => o.stream))];
-  return { mode: 'm', device: 0, totalMs, issueMs, streams: ids.map((id) => ({ id, flags: 'non-blocking', priority: null })), ops };
+  return {
+    mode: 'm',
+    device: 0,
+    totalMs,
+    issueMs,
+    streams: ids.map((id) => ({ id, flags: 'non-blocking', priority: null })),
+    ops,
+  };
 }
 
 // Two streams sharing the H2D engine: s1's first copy queues behind s0's, and its D2H behind s0's D2H.

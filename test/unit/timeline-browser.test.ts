@@ -16,9 +16,19 @@ import { timelineFixtures } from '../helpers/timeline-fixtures.js';
 // and nowhere a stream did not run it; and opening the report must not make a single network request.
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 // Skipped where Chromium is missing, except in CI (CI set), where a missing browser must fail rather than pass quietly.
-const skip = existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is missing (apt-get install chromium; .ci/run does)`;
+const skip =
+  existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is missing (apt-get install chromium; .ci/run does)`;
 
 interface Picture {
   readonly width: number;
@@ -27,17 +37,30 @@ interface Picture {
 }
 
 function rgb(hex: string): [number, number, number] {
-  return [Number.parseInt(hex.slice(1, 3), 16), Number.parseInt(hex.slice(3, 5), 16), Number.parseInt(hex.slice(5, 7), 16)];
+  return [
+    Number.parseInt(hex.slice(1, 3), 16),
+    Number.parseInt(hex.slice(3, 5), 16),
+    Number.parseInt(hex.slice(5, 7), 16),
+  ];
 }
 
 /** Pixels of `colour` (within a little rounding) in a box of the picture whose origin sits at (dx, dy) in SVG px. */
-function countColour(picture: Picture, colour: string, box: { left: number; right: number; top: number; bottom: number }): number {
+function countColour(
+  picture: Picture,
+  colour: string,
+  box: { left: number; right: number; top: number; bottom: number },
+): number {
   const [r, g, b] = rgb(colour);
   let n = 0;
   for (let y = Math.max(0, Math.ceil(box.top)); y < Math.min(picture.height, Math.floor(box.bottom)); y += 1) {
     for (let x = Math.max(0, Math.ceil(box.left)); x < Math.min(picture.width, Math.floor(box.right)); x += 1) {
       const i = (y * picture.width + x) * 4;
-      if (Math.abs(picture.data[i]! - r) <= 2 && Math.abs(picture.data[i + 1]! - g) <= 2 && Math.abs(picture.data[i + 2]! - b) <= 2) n += 1;
+      if (
+        Math.abs(picture.data[i]! - r) <= 2 &&
+        Math.abs(picture.data[i + 1]! - g) <= 2 &&
+        Math.abs(picture.data[i + 2]! - b) <= 2
+      )
+        n += 1;
     }
   }
   return n;

@@ -20,7 +20,18 @@ writeFileSync(file, JSON.stringify(result, null, 2));
 describe('cuda-pipe timeline', () => {
   it('prints the Gantt at the width asked for and writes each document asked for, from the saved file alone', () => {
     const paths = { svg: join(dir, 't.svg'), html: join(dir, 't.html'), trace: join(dir, 't.json') };
-    const run = runCli(['timeline', file, '--svg', paths.svg, '--html', paths.html, '--trace', paths.trace, '--width', '90']);
+    const run = runCli([
+      'timeline',
+      file,
+      '--svg',
+      paths.svg,
+      '--html',
+      paths.html,
+      '--trace',
+      paths.trace,
+      '--width',
+      '90',
+    ]);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, `${renderGantt(result, { style: new Chalk({ level: 0 }), columns: 90 })}\n`);
     assert.equal(readFileSync(paths.svg, 'utf8'), `${renderSvg(result)}\n`);
@@ -50,6 +61,7 @@ describe('cuda-pipe timeline', () => {
   it("redraws the recorded H200 run's 4 streams", () => {
     const run = runCli(['timeline', join('test', 'fixtures', 'h200-balanced-16-traced.json'), '--width', '100']);
     assert.equal(run.code, 0, run.stderr);
-    for (const stream of ['s0', 's1', 's2', 's3']) assert.match(run.stdout, new RegExp(`^${stream} +\\|[HKDhkd.]+\\|$`, 'm'));
+    for (const stream of ['s0', 's1', 's2', 's3'])
+      assert.match(run.stdout, new RegExp(`^${stream} +\\|[HKDhkd.]+\\|$`, 'm'));
   });
 });

@@ -43,13 +43,19 @@ for (const { name, result } of timelineFixtures()) {
       const expected = ordered.flatMap((rep) =>
         rep.streams.map((s) => ({
           stream: s.id,
-          letters: [...new Set(rep.ops.filter((op) => op.stream === s.id).map((op) => stage(op.kind).look.letter))].sort(),
+          letters: [
+            ...new Set(rep.ops.filter((op) => op.stream === s.id).map((op) => stage(op.kind).look.letter)),
+          ].sort(),
         })),
       );
       assert.equal(rows.length, expected.length);
       rows.forEach((row, i) => {
         assert.ok(row.label.endsWith(expected[i]!.stream), row.label);
-        assert.deepEqual([...new Set(row.cells.replace(/\./g, '').toUpperCase())].sort(), expected[i]!.letters, row.label);
+        assert.deepEqual(
+          [...new Set(row.cells.replace(/\./g, '').toUpperCase())].sort(),
+          expected[i]!.letters,
+          row.label,
+        );
       });
     });
 
@@ -145,7 +151,10 @@ describe('Gantt cells', () => {
   });
 
   it('flips the case at each chunk boundary, so back-to-back loads of a stage-per-stream row stay apart', () => {
-    const chunkOp = (kind: TimelineOp['kind'], chunk: number, startMs: number, endMs: number) => ({ ...op(kind, startMs, endMs), chunk });
+    const chunkOp = (kind: TimelineOp['kind'], chunk: number, startMs: number, endMs: number) => ({
+      ...op(kind, startMs, endMs),
+      chunk,
+    });
     // One load stream: three chunks' H2D back to back, 2 ms each over 6 cells of 1 ms.
     const loads = [chunkOp('h2d', 0, 0, 2), chunkOp('h2d', 1, 2, 4), chunkOp('h2d', 2, 4, 6)];
     const stages = rowCells(loads, 6, 6);
@@ -158,8 +167,20 @@ describe('Gantt cells', () => {
   it("prints a stage-per-stream rep's load stream with its chunks told apart", () => {
     const base = syntheticRunResult();
     const [rep] = base.timeline!.reps;
-    const loads = [0, 1, 2, 3].map((chunk): TimelineOp => ({ ...rep!.ops[0]!, stream: rep!.streams[0]!.id, kind: 'h2d', chunk, startMs: chunk * 2, endMs: chunk * 2 + 2 }));
-    const text = renderGantt({ ...base, timeline: { reps: [{ ...rep!, streams: [rep!.streams[0]!], ops: loads, totalMs: 8 }] } }, { style: plain, columns: 45 });
+    const loads = [0, 1, 2, 3].map(
+      (chunk): TimelineOp => ({
+        ...rep!.ops[0]!,
+        stream: rep!.streams[0]!.id,
+        kind: 'h2d',
+        chunk,
+        startMs: chunk * 2,
+        endMs: chunk * 2 + 2,
+      }),
+    );
+    const text = renderGantt(
+      { ...base, timeline: { reps: [{ ...rep!, streams: [rep!.streams[0]!], ops: loads, totalMs: 8 }] } },
+      { style: plain, columns: 45 },
+    );
     assert.deepEqual(
       chartRows(text).map((r) => r.cells),
       ['HHHHHHHHHHhhhhhhhhhhHHHHHHHHHHhhhhhhhhhh'],
@@ -180,7 +201,12 @@ describe('terminal Gantt of host ops', () => {
     const base = syntheticRunResult();
     const [serial] = base.timeline!.reps;
     const host: TimelineOp = { ...serial!.ops[2]!, kind: 'host', buffer: null, bytes: 0, startMs: 12.0, endMs: 12.49 };
-    const withHost = { ...base, timeline: { reps: [{ ...serial!, ops: [...serial!.ops.slice(0, 2), { ...serial!.ops[2]!, endMs: 12.0 }, host] }] } };
+    const withHost = {
+      ...base,
+      timeline: {
+        reps: [{ ...serial!, ops: [...serial!.ops.slice(0, 2), { ...serial!.ops[2]!, endMs: 12.0 }, host] }],
+      },
+    };
     const rows = chartRows(renderGantt(withHost, { style: plain, columns: 60 }));
     assert.equal(rows.length, 1);
     assert.match(rows[0]!.cells, /^H+K+D+C+$/);

@@ -15,7 +15,10 @@ for (const { name, result } of timelineFixtures()) {
 
     it('is one self-contained page that can fetch nothing', () => {
       assert.ok(html.startsWith('<!doctype html>\n<html lang="en">'));
-      assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">/);
+      assert.match(
+        html,
+        /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">/,
+      );
       assert.doesNotMatch(html, /\b(src|href)\s*=|url\(|@import|<script|<link/i);
       // The only URL is the SVG namespace, which is a name, not a request.
       assert.deepEqual([...new Set(html.match(/https?:\/\/[^\s"')<]+/g))], ['http://www.w3.org/2000/svg']);
@@ -50,7 +53,10 @@ for (const { name, result } of timelineFixtures()) {
 
     it('embeds a timeline SVG per traced mode and the analysis of every traced rep', () => {
       const reps = result.timeline!.reps;
-      assert.equal(count(html, /<figure class="timeline" data-mode="[^"]+">\n<svg /g), new Set(reps.map((r) => r.mode)).size);
+      assert.equal(
+        count(html, /<figure class="timeline" data-mode="[^"]+">\n<svg /g),
+        new Set(reps.map((r) => r.mode)).size,
+      );
       assert.equal(count(html, /<div class="analysis" /g), reps.length);
       for (const rep of reps) {
         const a = analyzeTracedRep(result, rep);
@@ -91,12 +97,17 @@ describe('sweep heat map', () => {
     const depthFirst = /<table class="heatmap" data-order="depth-first">[\s\S]*?<\/table>/.exec(section)![0];
     assert.equal(count(depthFirst, /<th scope="row">/g), 2);
     assert.equal(count(depthFirst, /<td class="heat/g), 4);
-    assert.match(depthFirst, /<td class="heat best" style="background:#2a9d3a;color:#ffffff" title="6.000 ms">2.05×<\/td>/);
+    assert.match(
+      depthFirst,
+      /<td class="heat best" style="background:#2a9d3a;color:#ffffff" title="6.000 ms">2.05×<\/td>/,
+    );
     assert.match(section, /Best: 4 streams × 16 chunks, depth-first: 2.05× \(6.000 ms\)/);
   });
 
   it('marks a layout the sweep did not measure as missing', () => {
-    const breadthFirst = /<table class="heatmap" data-order="breadth-first">[\s\S]*?<\/table>/.exec(renderSweepSection(points))![0];
+    const breadthFirst = /<table class="heatmap" data-order="breadth-first">[\s\S]*?<\/table>/.exec(
+      renderSweepSection(points),
+    )![0];
     // Measured: 2 × 8 and 4 × 16; the grid's other two cells were not.
     assert.equal(count(breadthFirst, /<td class="heat/g), 2);
     assert.equal(count(breadthFirst, /<td class="missing">–<\/td>/g), 2);

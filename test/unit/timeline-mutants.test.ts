@@ -39,11 +39,22 @@ describe('timeline analysis, engines and host', () => {
     const waits = (first: TimelineOp['kind'], second: TimelineOp['kind']) =>
       idleGaps(rep(4, [op('s0', first, 0, 2), op('s1', second, 1, 3)]), { copyEngines: 1 }).map((g) => g.engineMs);
     assert.deepEqual(
-      [waits('h2d', 'h2d'), waits('h2d', 'd2h'), waits('d2h', 'h2d'), waits('d2h', 'd2h'), waits('peer', 'peer'), waits('h2d', 'peer')],
+      [
+        waits('h2d', 'h2d'),
+        waits('h2d', 'd2h'),
+        waits('d2h', 'h2d'),
+        waits('d2h', 'd2h'),
+        waits('peer', 'peer'),
+        waits('h2d', 'peer'),
+      ],
       [[1], [1], [1], [1], [1], [0]],
     );
-    const two = (first: TimelineOp['kind'], second: TimelineOp['kind']) => idleGaps(rep(4, [op('s0', first, 0, 2), op('s1', second, 1, 3)])).map((g) => g.engineMs);
-    assert.deepEqual([two('h2d', 'h2d'), two('d2h', 'd2h'), two('peer', 'peer'), two('d2h', 'h2d')], [[1], [1], [1], [0]]);
+    const two = (first: TimelineOp['kind'], second: TimelineOp['kind']) =>
+      idleGaps(rep(4, [op('s0', first, 0, 2), op('s1', second, 1, 3)])).map((g) => g.engineMs);
+    assert.deepEqual(
+      [two('h2d', 'h2d'), two('d2h', 'd2h'), two('peer', 'peer'), two('d2h', 'h2d')],
+      [[1], [1], [1], [0]],
+    );
   });
 
   it('is not issue-bound when issuing took exactly as long as the GPU was busy', () => {

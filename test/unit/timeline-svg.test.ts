@@ -74,15 +74,25 @@ for (const { name, result } of timelineFixtures()) {
         layout.panels.reduce((n, p) => n + p.rows.length, 0),
         reps.reduce((n, r) => n + r.streams.length, 0),
       );
-      for (const row of layout.panels.flatMap((p) => p.rows)) assert.ok(svg.includes(`>${row.label}</text>`), row.label);
+      for (const row of layout.panels.flatMap((p) => p.rows))
+        assert.ok(svg.includes(`>${row.label}</text>`), row.label);
     });
 
     it('has a title with config and devices, a ms axis and a legend of every stage its reps ran (peer copies, GEMMs and collectives only where there are any)', () => {
-      assert.ok(svg.includes(`<text x="16" y="32" font-size="16" font-weight="bold" fill="#222222">cuda-pipe timeline: ${result.config.name}</text>`));
+      assert.ok(
+        svg.includes(
+          `<text x="16" y="32" font-size="16" font-weight="bold" fill="#222222">cuda-pipe timeline: ${result.config.name}</text>`,
+        ),
+      );
       for (const d of result.devices) assert.ok(svg.includes(`${d.name} (GPU ${d.index})`));
       assert.equal(svg.match(/>0 ms<\/text>/g)?.length, layout.panels.length);
       const ran = new Set(result.timeline?.reps.flatMap((r) => r.ops.map((op) => op.kind)));
-      for (const stage of STAGES) assert.equal(svg.includes(`<rect class="legend ${stage}"`), kindStage(stage).look.always || ran.has(stage), stage);
+      for (const stage of STAGES)
+        assert.equal(
+          svg.includes(`<rect class="legend ${stage}"`),
+          kindStage(stage).look.always || ran.has(stage),
+          stage,
+        );
       assert.equal(layout.height, Number(/height="([\d.]+)"/.exec(svg)![1]));
     });
   });
@@ -106,7 +116,8 @@ describe('SVG timeline', () => {
 
   it('writes an op’s name on a bar wide enough for it, its letter on a narrower one', () => {
     const svg = renderSvg(result);
-    for (const label of ['H2D input', 'kernel fma', 'D2H output']) assert.ok(svg.includes(`fill="#ffffff">${label}</text>`), label);
+    for (const label of ['H2D input', 'kernel fma', 'D2H output'])
+      assert.ok(svg.includes(`fill="#ffffff">${label}</text>`), label);
     assert.ok((svg.match(/fill="#ffffff">H<\/text>/g)?.length ?? 0) >= 16);
   });
 

@@ -27,7 +27,9 @@ for (const { name, result } of timelineFixtures()) {
     });
 
     it('names one process per device after its GPU', () => {
-      const processes = trace.traceEvents.flatMap((e) => (e.ph === 'M' && e.name === 'process_name' ? [[e.pid, e.args.name]] : []));
+      const processes = trace.traceEvents.flatMap((e) =>
+        e.ph === 'M' && e.name === 'process_name' ? [[e.pid, e.args.name]] : [],
+      );
       assert.deepEqual(
         processes,
         devices.map((d) => [d + 1, `${result.devices.find((f) => f.index === d)!.name} (GPU ${d})`]),
@@ -37,11 +39,18 @@ for (const { name, result } of timelineFixtures()) {
     it('gives every stream, each copy engine and the SMs a named track', () => {
       for (const d of devices) {
         const names = threadNames(trace, d + 1);
-        const streams = new Set(reps.filter((r) => r.device === d).flatMap((r) => r.streams.map((s) => `stream ${s.id}`)));
+        const streams = new Set(
+          reps.filter((r) => r.device === d).flatMap((r) => r.streams.map((s) => `stream ${s.id}`)),
+        );
         for (const s of streams) assert.ok(names.includes(s), s);
-        for (const engine of ['H2D copy engine', 'D2H copy engine', 'SMs', 'mode']) assert.ok(names.includes(engine), engine);
+        for (const engine of ['H2D copy engine', 'D2H copy engine', 'SMs', 'mode'])
+          assert.ok(names.includes(engine), engine);
         // Every event lands on a named track.
-        const tids = new Set(trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.pid === d + 1).map((e) => e.tid));
+        const tids = new Set(
+          trace.traceEvents
+            .filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.pid === d + 1)
+            .map((e) => e.tid),
+        );
         assert.ok(
           completes(trace)
             .filter((e) => e.pid === d + 1)
@@ -58,17 +67,22 @@ for (const { name, result } of timelineFixtures()) {
 
     it('keeps the events of every track from overlapping, as viewers need', () => {
       const byTrack = new Map<string, Complete[]>();
-      for (const e of completes(trace)) byTrack.set(`${e.pid}/${e.tid}`, [...(byTrack.get(`${e.pid}/${e.tid}`) ?? []), e]);
+      for (const e of completes(trace))
+        byTrack.set(`${e.pid}/${e.tid}`, [...(byTrack.get(`${e.pid}/${e.tid}`) ?? []), e]);
       for (const [track, events] of byTrack) {
         const sorted = [...events].sort((a, b) => a.ts - b.ts);
-        sorted.slice(1).forEach((e, i) => assert.ok(e.ts >= sorted[i]!.ts + sorted[i]!.dur - 1e-6, `${track} ${e.name}`));
+        sorted
+          .slice(1)
+          .forEach((e, i) => assert.ok(e.ts >= sorted[i]!.ts + sorted[i]!.dur - 1e-6, `${track} ${e.name}`));
       }
     });
 
     it('times ops in µs from their rep’s start', () => {
       const first = reps[0]!;
       const op = first.ops[0]!;
-      const event = completes(trace).find((e) => e.pid === first.device + 1 && e.cat === op.kind && e.args?.startMs === op.startMs)!;
+      const event = completes(trace).find(
+        (e) => e.pid === first.device + 1 && e.cat === op.kind && e.args?.startMs === op.startMs,
+      )!;
       assert.ok(Math.abs(event.ts - op.startMs * 1000) < 1e-6);
       assert.ok(Math.abs(event.dur - (op.endMs - op.startMs) * 1000) < 2e-3);
     });
@@ -110,7 +124,16 @@ describe('Chrome trace', () => {
   });
 
   it('puts the four streams’ tracks before the engines', () => {
-    assert.deepEqual(threadNames(trace, 1), ['mode', 'stream s0', 'stream s1', 'stream s2', 'stream s3', 'H2D copy engine', 'D2H copy engine', 'SMs']);
+    assert.deepEqual(threadNames(trace, 1), [
+      'mode',
+      'stream s0',
+      'stream s1',
+      'stream s2',
+      'stream s3',
+      'H2D copy engine',
+      'D2H copy engine',
+      'SMs',
+    ]);
   });
 
   it('puts both directions on one copy-engine track when the device has one copy engine', () => {

@@ -54,7 +54,14 @@ async function fakeRun(name: string, overrides = {}) {
     plan,
     devices: [H100],
     traced: [],
-    software: { driver: '13.0', runtime: '13.0', nvrtc: '13.0', nvrtcArchitectures: [], cudartPath: 'x', nvrtcPath: null },
+    software: {
+      driver: '13.0',
+      runtime: '13.0',
+      nvrtc: '13.0',
+      nvrtcArchitectures: [],
+      cudartPath: 'x',
+      nvrtcPath: null,
+    },
     compiles: [],
     policy: DEFAULT_POLICY,
     gate: false,
@@ -65,7 +72,12 @@ async function fakeRun(name: string, overrides = {}) {
   });
   RunResultSchema.parse(JSON.parse(JSON.stringify(result)));
   const style = makeStyle({ isTTY: false } as NodeJS.WriteStream);
-  return { result, table: tableExporter.render([result], style, 1000), md: markdownExporter.render([result], style), html: renderHtml(result) };
+  return {
+    result,
+    table: tableExporter.render([result], style, 1000),
+    md: markdownExporter.render([result], style),
+    html: renderHtml(result),
+  };
 }
 
 describe('the shipped toolbox configs, run on a fake device', () => {
@@ -83,7 +95,10 @@ describe('the shipped toolbox configs, run on a fake device', () => {
       result.modes.filter((m) => m.role.kind === 'overlapped').map((m) => m.id),
       ['overlapped:16x4:depth-first:chunk-per-stream:host-checksum', 'overlapped:16x4:depth-first:chunk-per-stream'],
     );
-    assert.match(md, /- host stage checksum; no traced rep to time the calls; the pipeline 5\.000 ms without it → 5\.000 ms with it \(0\.0%\)/);
+    assert.match(
+      md,
+      /- host stage checksum; no traced rep to time the calls; the pipeline 5\.000 ms without it → 5\.000 ms with it \(0\.0%\)/,
+    );
   });
 
   it('stage-per-stream: through a ring of 4 slots, with the device memory it took', async () => {
@@ -99,11 +114,16 @@ describe('the shipped toolbox configs, run on a fake device', () => {
     const { result, table, html } = await fakeRun('default-streams');
     assert.deepEqual(
       result.modes.filter((m) => m.role.kind === 'overlapped').map((m) => m.id),
-      ['overlapped:2x2:depth-first:chunk-per-stream', 'overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1', 'overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1'],
+      [
+        'overlapped:2x2:depth-first:chunk-per-stream',
+        'overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1',
+        'overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1',
+      ],
     );
     const lines = table.split('\n').filter((l) => / default stream: /.test(l));
     assert.deepEqual(lines, [
-      "per-thread default stream: chunk 1's H2D on cudaStreamPerThread made the depth-first layout 5.000 ms → 5.000 ms: " + 'no overlap lost; speedup over serial 2.00× → 2.00×',
+      "per-thread default stream: chunk 1's H2D on cudaStreamPerThread made the depth-first layout 5.000 ms → 5.000 ms: " +
+        'no overlap lost; speedup over serial 2.00× → 2.00×',
       "legacy default stream: chunk 1's H2D on cudaStreamLegacy made the depth-first layout 5.000 ms → 8.000 ms: " +
         '3.000 ms of overlap lost (60% of what overlap saved); speedup over serial 2.00× → 1.25×',
     ]);
@@ -132,7 +152,12 @@ describe('the shipped toolbox configs, run on a fake device', () => {
 
   it("priorities: the urgent kernels' latency with and without priorities, and the pipeline beside them", async () => {
     const { result, table } = await fakeRun('priorities');
-    assert.deepEqual(result.modes.find((m) => m.id === 'latency:small:equal')?.latency, { n: 96, medianMs: 0.1155, p99Ms: 0.131, maxMs: 0.131 });
+    assert.deepEqual(result.modes.find((m) => m.id === 'latency:small:equal')?.latency, {
+      n: 96,
+      medianMs: 0.1155,
+      p99Ms: 0.131,
+      maxMs: 0.131,
+    });
     assert.match(
       table,
       /latency of small on the urgent stream over 96 launches: median 10\.0 µs, p99 10\.0 µs with priorities, median 115\.5 µs, p99 131\.0 µs without; the pipeline 5\.000 ms alone, 5\.500 ms beside them with priorities \(10\.0%\), 5\.200 ms without/,
@@ -143,7 +168,11 @@ describe('the shipped toolbox configs, run on a fake device', () => {
     // buildPlan, not planConfig: the host-memory check would refuse 16 GiB of buffers on a small CI machine.
     const { config, locate } = loadConfigFile(join('configs', 'ring-8gib.yaml'));
     const plan = buildPlan(config, resolveKernels(config, locate));
-    assert.deepEqual(plan.device, { elements: 4 * 33554432, ring: { slots: 4, slotElements: 33554432 }, budgetBytes: 2 ** 30 });
+    assert.deepEqual(plan.device, {
+      elements: 4 * 33554432,
+      ring: { slots: 4, slotElements: 33554432 },
+      budgetBytes: 2 ** 30,
+    });
     assert.ok(plan.device.elements * 8 <= 2 ** 30);
   });
 
@@ -154,8 +183,14 @@ describe('the shipped toolbox configs, run on a fake device', () => {
       stdout,
       /^mode overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1: 2 chunks over 2 streams, depth-first, chunk 1's loads on the per-thread default stream;/m,
     );
-    assert.match(stdout, /^ {2}stream per-thread \(per-thread-default\): chunk 1; H2D 128 MiB, 0 kernel launches, D2H 0 B$/m);
-    assert.match(stdout, /^mode overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1: 2 chunks over 2 streams, depth-first, chunk 1's loads on the legacy default stream;/m);
+    assert.match(
+      stdout,
+      /^ {2}stream per-thread \(per-thread-default\): chunk 1; H2D 128 MiB, 0 kernel launches, D2H 0 B$/m,
+    );
+    assert.match(
+      stdout,
+      /^mode overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1: 2 chunks over 2 streams, depth-first, chunk 1's loads on the legacy default stream;/m,
+    );
     assert.match(stdout, /^ {2}stream legacy \(legacy-default\): chunk 1; H2D 128 MiB, 0 kernel launches, D2H 0 B$/m);
     assert.match(stdout, /^ {2}stream s1 \(blocking\): chunk 1; H2D 0 B, 1 kernel launch, D2H 128 MiB$/m);
   });
@@ -163,7 +198,10 @@ describe('the shipped toolbox configs, run on a fake device', () => {
   it('--mode graph adds graph replays to any config, and --host-memory names a bad kind (exit 2)', () => {
     const graph = runCli(['run', '--mode', 'graph', '--dry-run']);
     assert.equal(graph.code, 0, graph.stderr);
-    assert.match(graph.stdout, /^mode overlapped:16x4:depth-first:chunk-per-stream:graph: 16 chunks over 4 streams, depth-first, replayed as a CUDA graph;/m);
+    assert.match(
+      graph.stdout,
+      /^mode overlapped:16x4:depth-first:chunk-per-stream:graph: 16 chunks over 4 streams, depth-first, replayed as a CUDA graph;/m,
+    );
     const bad = runCli(['run', '--host-memory', 'pinned,bogus', '--dry-run']);
     assert.equal(bad.code, 2);
     assert.match(

@@ -45,7 +45,9 @@ const overlapped = (p: Plan, match: (s: Schedule) => boolean = () => true): Sche
 
 /** The index in `ops` of chunk `chunk`'s op of a kind ('h2d', 'kernel', 'd2h', 'host'). */
 function find(ops: readonly Op[], kind: string, chunk: number): number {
-  const i = ops.findIndex((o) => 'chunk' in o && o.chunk === chunk && (o.kind === 'copy' ? o.direction : o.kind) === kind);
+  const i = ops.findIndex(
+    (o) => 'chunk' in o && o.chunk === chunk && (o.kind === 'copy' ? o.direction : o.kind) === kind,
+  );
   assert.ok(i >= 0, `no ${kind} of chunk ${chunk}`);
   return i;
 }
@@ -56,9 +58,18 @@ function assertRingSafe(schedule: Schedule, slots: number): void {
   const before = happensBefore(ops);
   for (let chunk = slots; chunk < schedule.ranges.length; chunk++) {
     const old = chunk - slots;
-    assert.ok(before(find(ops, 'kernel', old), find(ops, 'h2d', chunk)), `H2D ${chunk} may overwrite the input of kernel ${old}`);
-    assert.ok(before(find(ops, 'd2h', old), find(ops, 'h2d', chunk)), `H2D ${chunk} may start before D2H ${old} left the slot`);
-    assert.ok(before(find(ops, 'd2h', old), find(ops, 'kernel', chunk)), `kernel ${chunk} may overwrite the output D2H ${old} still reads`);
+    assert.ok(
+      before(find(ops, 'kernel', old), find(ops, 'h2d', chunk)),
+      `H2D ${chunk} may overwrite the input of kernel ${old}`,
+    );
+    assert.ok(
+      before(find(ops, 'd2h', old), find(ops, 'h2d', chunk)),
+      `H2D ${chunk} may start before D2H ${old} left the slot`,
+    );
+    assert.ok(
+      before(find(ops, 'd2h', old), find(ops, 'kernel', chunk)),
+      `kernel ${chunk} may overwrite the output D2H ${old} still reads`,
+    );
   }
 }
 
@@ -106,7 +117,10 @@ describe('a ring of device slots under a device-memory budget', () => {
 
   it('refuses a budget that holds no chunk, naming the deviceMemory line', () => {
     const error = rejected('deviceMemory: 16KiB\n', '{ chunks: 16 }');
-    assert.match(error.message, /^\/cfg\/t\.yaml:7:1: one chunk of every buffer takes 32768 bytes, more than the budget of 16384 bytes\.$/);
+    assert.match(
+      error.message,
+      /^\/cfg\/t\.yaml:7:1: one chunk of every buffer takes 32768 bytes, more than the budget of 16384 bytes\.$/,
+    );
   });
 
   it('refuses breadth-first issue through a ring, naming the order line', () => {
@@ -131,7 +145,10 @@ describe('stage-per-stream schedules', () => {
     }
     // Without a ring, loads never wait for stores: the load stream runs ahead.
     assert.equal(before(find(ops, 'd2h', 0), find(ops, 'h2d', 5)), false);
-    assert.deepEqual(s.role, { kind: 'overlapped', layout: { chunks: 6, streams: 3, order: 'depth-first', topology: 'stage-per-stream' } });
+    assert.deepEqual(s.role, {
+      kind: 'overlapped',
+      layout: { chunks: 6, streams: 3, order: 'depth-first', topology: 'stage-per-stream' },
+    });
   });
 });
 
@@ -144,7 +161,14 @@ describe('graph mode', () => {
       ['overlapped:8x4:depth-first:chunk-per-stream:graph', 'overlapped:8x4:breadth-first:chunk-per-stream:graph'],
     );
     for (const g of graphs) {
-      const stream = overlapped(p, (s) => s.issue === 'stream' && s.role.kind === 'overlapped' && g.role.kind === 'overlapped' && s.role.layout.order === g.role.layout.order);
+      const stream = overlapped(
+        p,
+        (s) =>
+          s.issue === 'stream' &&
+          s.role.kind === 'overlapped' &&
+          g.role.kind === 'overlapped' &&
+          s.role.layout.order === g.role.layout.order,
+      );
       assert.deepEqual(g.body, stream.body);
     }
   });
@@ -169,7 +193,10 @@ describe('graph mode', () => {
   });
 
   it('refuses graph mode on the legacy default stream, which cannot be captured', () => {
-    assert.match(rejected('', '{ chunks: 4, mode: graph, streamKind: legacy-default }').message, /cannot be captured into a graph/);
+    assert.match(
+      rejected('', '{ chunks: 4, mode: graph, streamKind: legacy-default }').message,
+      /cannot be captured into a graph/,
+    );
   });
 });
 
@@ -182,7 +209,12 @@ describe('a host stage', () => {
     const before = happensBefore(ops);
     for (let chunk = 0; chunk < 4; chunk++) {
       assert.ok(before(find(ops, 'd2h', chunk), find(ops, 'host', chunk)));
-      assert.deepEqual(ops[find(ops, 'host', chunk)], { kind: 'host', stream: `s${chunk % 2}`, name: 'checksum', chunk });
+      assert.deepEqual(ops[find(ops, 'host', chunk)], {
+        kind: 'host',
+        stream: `s${chunk % 2}`,
+        name: 'checksum',
+        chunk,
+      });
     }
     assert.equal(
       p()
@@ -201,7 +233,10 @@ describe('a host stage', () => {
     const ids = p()
       .schedules.filter((s) => s.role.kind === 'overlapped')
       .map((s) => s.id);
-    assert.deepEqual(ids, ['overlapped:4x2:depth-first:chunk-per-stream:host-checksum', 'overlapped:4x2:depth-first:chunk-per-stream']);
+    assert.deepEqual(ids, [
+      'overlapped:4x2:depth-first:chunk-per-stream:host-checksum',
+      'overlapped:4x2:depth-first:chunk-per-stream',
+    ]);
   });
 });
 
@@ -209,7 +244,9 @@ describe('stream kinds and the legacy default stream', () => {
   it('reads the deprecated streamFlags: default as blocking streams, and says so with its line', () => {
     const { config: c } = parseConfigText(config('', '{ chunks: 4, streamFlags: default }'), '/cfg/t.yaml');
     assert.equal(c.pipeline.streamKind, 'blocking');
-    assert.deepEqual(c.notes, ['/cfg/t.yaml:6:24: streamFlags is deprecated; streamFlags: default is read as streamKind: blocking.']);
+    assert.deepEqual(c.notes, [
+      '/cfg/t.yaml:6:24: streamFlags is deprecated; streamFlags: default is read as streamKind: blocking.',
+    ]);
     assert.match(rejected('', '{ chunks: 4, streamFlags: default, streamKind: blocking }').message, /not both/);
   });
 
@@ -223,19 +260,31 @@ describe('stream kinds and the legacy default stream', () => {
     const ops = scheduleOps(s);
     const before = happensBefore(ops);
     assert.equal(ops[find(ops, 'kernel', 3)]?.stream, 'legacy');
-    assert.ok(before(find(ops, 'h2d', 3), find(ops, 'kernel', 3)) && before(find(ops, 'kernel', 3), find(ops, 'd2h', 3)));
+    assert.ok(
+      before(find(ops, 'h2d', 3), find(ops, 'kernel', 3)) && before(find(ops, 'kernel', 3), find(ops, 'd2h', 3)),
+    );
     assert.equal(s.id, 'overlapped:8x4:depth-first:chunk-per-stream:legacy-kernel3');
   });
 
   it('refuses a legacy-default op on a chunk that does not exist', () => {
-    assert.match(rejected('', '{ chunks: 4, legacyDefaultOp: { chunk: 4 } }').message, /chunk 4 does not exist; chunks are 0 to 3/);
+    assert.match(
+      rejected('', '{ chunks: 4, legacyDefaultOp: { chunk: 4 } }').message,
+      /chunk 4 does not exist; chunks are 0 to 3/,
+    );
   });
 
   it("measures one chunk's load on each default stream beside the layout without it, the load still before its kernel", () => {
-    const p = plan('', '{ chunks: 2, streams: 2, streamKind: blocking, defaultStreamOp: { chunk: 1, op: h2d, stream: [per-thread, legacy] } }');
+    const p = plan(
+      '',
+      '{ chunks: 2, streams: 2, streamKind: blocking, defaultStreamOp: { chunk: 1, op: h2d, stream: [per-thread, legacy] } }',
+    );
     assert.deepEqual(
       p.schedules.filter((s) => s.role.kind === 'overlapped').map((s) => s.id),
-      ['overlapped:2x2:depth-first:chunk-per-stream', 'overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1', 'overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1'],
+      [
+        'overlapped:2x2:depth-first:chunk-per-stream',
+        'overlapped:2x2:depth-first:chunk-per-stream:per-thread-h2d1',
+        'overlapped:2x2:depth-first:chunk-per-stream:legacy-h2d1',
+      ],
     );
     for (const [stream, kind] of [
       ['per-thread', 'per-thread-default'],
@@ -250,18 +299,29 @@ describe('stream kinds and the legacy default stream', () => {
       const before = happensBefore(ops);
       assert.equal(ops[find(ops, 'h2d', 1)]?.stream, stream);
       assert.equal(ops[find(ops, 'h2d', 0)]?.stream, 's0');
-      assert.ok(before(find(ops, 'h2d', 1), find(ops, 'kernel', 1)) && before(find(ops, 'kernel', 1), find(ops, 'd2h', 1)));
+      assert.ok(
+        before(find(ops, 'h2d', 1), find(ops, 'kernel', 1)) && before(find(ops, 'kernel', 1), find(ops, 'd2h', 1)),
+      );
       // Nothing but the default stream's own semantics orders chunk 1's load after chunk 0: the plan adds no wait.
       assert.ok(!before(find(ops, 'd2h', 0), find(ops, 'h2d', 1)));
     }
   });
 
   it('reads legacyDefaultOp as one kernel on the legacy stream, and hashes it as before', () => {
-    const { config: c } = parseConfigText(config('', '{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 3 } }'), '/cfg/t.yaml');
+    const { config: c } = parseConfigText(
+      config('', '{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 3 } }'),
+      '/cfg/t.yaml',
+    );
     assert.deepEqual(c.pipeline.defaultStreamOps, [{ stream: 'legacy', chunk: 3, op: 'kernel' }]);
-    const { config: d } = parseConfigText(config('', '{ chunks: 4, streamKind: blocking, defaultStreamOp: { chunk: 3, stream: legacy } }'), '/cfg/t.yaml');
+    const { config: d } = parseConfigText(
+      config('', '{ chunks: 4, streamKind: blocking, defaultStreamOp: { chunk: 3, stream: legacy } }'),
+      '/cfg/t.yaml',
+    );
     assert.equal(configHash(d), configHash(c));
-    const { config: e } = parseConfigText(config('', '{ chunks: 4, streamKind: blocking, defaultStreamOp: { chunk: 3 } }'), '/cfg/t.yaml');
+    const { config: e } = parseConfigText(
+      config('', '{ chunks: 4, streamKind: blocking, defaultStreamOp: { chunk: 3 } }'),
+      '/cfg/t.yaml',
+    );
     assert.deepEqual(
       e.pipeline.defaultStreamOps.map((o) => o.stream),
       ['per-thread', 'legacy'],
@@ -270,16 +330,30 @@ describe('stream kinds and the legacy default stream', () => {
   });
 
   it('refuses both spellings at once, a chunk that does not exist, and a stage-per-stream layout', () => {
-    assert.match(rejected('', '{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 1 }, defaultStreamOp: { chunk: 1 } }').message, /not both/);
-    assert.match(rejected('', '{ chunks: 4, streamKind: blocking, defaultStreamOp: { chunk: 4, op: h2d } }').message, /chunk 4 does not exist; chunks are 0 to 3/);
-    assert.match(rejected('', '{ chunks: 4, streamKind: blocking, topology: stage-per-stream, defaultStreamOp: { chunk: 1 } }').message, /only the chunk-per-stream topology has/);
+    assert.match(
+      rejected('', '{ chunks: 4, streamKind: blocking, legacyDefaultOp: { chunk: 1 }, defaultStreamOp: { chunk: 1 } }')
+        .message,
+      /not both/,
+    );
+    assert.match(
+      rejected('', '{ chunks: 4, streamKind: blocking, defaultStreamOp: { chunk: 4, op: h2d } }').message,
+      /chunk 4 does not exist; chunks are 0 to 3/,
+    );
+    assert.match(
+      rejected('', '{ chunks: 4, streamKind: blocking, topology: stage-per-stream, defaultStreamOp: { chunk: 1 } }')
+        .message,
+      /only the chunk-per-stream topology has/,
+    );
   });
 });
 
 describe('mode ids', () => {
   it('are unchanged for layouts without variants, so earlier results pair with new ones', () => {
     assert.equal(
-      modeId({ kind: 'overlapped', layout: { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' } }),
+      modeId({
+        kind: 'overlapped',
+        layout: { chunks: 16, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' },
+      }),
       'overlapped:16x4:depth-first:chunk-per-stream',
     );
     assert.equal(modeId({ kind: 'issue-cost', op: 'launch' }), 'issue-cost:launch');
@@ -293,7 +367,8 @@ describe('the overhead plan', () => {
     const p = overheadPlan(kernel, 10, 0);
     const roles: string[] = p.schedules.map((s) => (s.role.kind === 'issue-cost' ? s.role.op : ''));
     assert.deepEqual(roles, ['launch', 'copy', 'record-timing', 'record-untimed', 'wait']);
-    const events = (op: string) => p.schedules[roles.indexOf(op)]?.events.filter((e) => e.id.startsWith('probe') || e.id === 'other');
+    const events = (op: string) =>
+      p.schedules[roles.indexOf(op)]?.events.filter((e) => e.id.startsWith('probe') || e.id === 'other');
     assert.deepEqual(events('record-timing'), [{ id: 'probe-timing', timing: true }]);
     assert.deepEqual(events('record-untimed'), [{ id: 'probe-untimed', timing: false }]);
     const waits = p.schedules[roles.indexOf('wait')];
@@ -340,14 +415,23 @@ describe('stream priorities and a latency-critical stream', () => {
     assert.equal(urgent.length, 4);
     urgent.forEach((u, chunk) => {
       assert.ok(before(find(ops, 'h2d', chunk), u), `urgent ${chunk} after load ${chunk}`);
-      assert.deepEqual(ops[u], { kind: 'kernel', stream: 'urgent', kernel: 'urgent', chunk: null, first: 0, count: 64, deviceFirst: 0 });
+      assert.deepEqual(ops[u], {
+        kind: 'kernel',
+        stream: 'urgent',
+        kernel: 'urgent',
+        chunk: null,
+        first: 0,
+        count: 64,
+        deviceFirst: 0,
+      });
     });
     assert.equal(s.probes?.length, 4);
   });
 
   it("gives the urgent stream its priority and the pipeline's streams theirs only in the mode with priorities", () => {
     const p = latencyPlan();
-    const levels = (id: string) => p.schedules.find((s) => s.id === id)?.streams.map((x) => `${x.id}:${x.priority?.level ?? 'default'}`);
+    const levels = (id: string) =>
+      p.schedules.find((s) => s.id === id)?.streams.map((x) => `${x.id}:${x.priority?.level ?? 'default'}`);
     assert.deepEqual(levels('latency:urgent:priorities'), ['s0:-3', 's1:-3', 'urgent:high']);
     assert.deepEqual(levels('latency:urgent:equal'), ['s0:default', 's1:default', 'urgent:default']);
     assert.deepEqual(levels('serial'), ['s0:-3']);
@@ -359,19 +443,27 @@ describe('stream priorities and a latency-critical stream', () => {
     assert.doesNotThrow(() => checkPriorities(p, { least: 0, greatest: -5 }, 0));
     assert.throws(
       () => checkPriorities(p, { least: 0, greatest: -2 }, 1),
-      (error: unknown) => error instanceof UsageError && error.message === "/cfg/p.yaml:9:36: stream priority -3 is outside device 1's range, -2 (highest) to 0 (lowest).",
+      (error: unknown) =>
+        error instanceof UsageError &&
+        error.message ===
+          "/cfg/p.yaml:9:36: stream priority -3 is outside device 1's range, -2 (highest) to 0 (lowest).",
     );
     assert.equal(resolvePriority({ level: 'high', where: '' }, { least: 0, greatest: -5 }), -5);
     assert.equal(resolvePriority({ level: 'low', where: '' }, { least: 0, greatest: -5 }), 0);
   });
 
   it('refuses a latency kernel the config does not have', () => {
-    assert.throws(() => parseConfigText(PRIORITY.replace('kernel: urgent', 'kernel: nope'), '/cfg/p.yaml'), { message: '/cfg/p.yaml:8:12: no kernel is called "nope".' });
+    assert.throws(() => parseConfigText(PRIORITY.replace('kernel: urgent', 'kernel: nope'), '/cfg/p.yaml'), {
+      message: '/cfg/p.yaml:8:12: no kernel is called "nope".',
+    });
   });
 
   it('reports the median and the 99th percentile of the urgent kernels, both interpolated between neighbours', () => {
     const values = Array.from({ length: 200 }, (_, i) => (i + 1) / 1000);
     const stats = latencyStats(values);
-    assert.deepEqual({ ...stats, p99Ms: Number(stats.p99Ms.toFixed(6)) }, { n: 200, medianMs: 0.1005, p99Ms: 0.19801, maxMs: 0.2 });
+    assert.deepEqual(
+      { ...stats, p99Ms: Number(stats.p99Ms.toFixed(6)) },
+      { n: 200, medianMs: 0.1005, p99Ms: 0.19801, maxMs: 0.2 },
+    );
   });
 });

@@ -21,7 +21,13 @@ import { makeResult, samplesAround } from '../helpers/results.js';
 const BASE: OverlapLayout = { chunks: 64, streams: 4, order: 'depth-first', topology: 'chunk-per-stream' };
 
 /** An overlapped mode of `result` re-cast with another layout and times. */
-function variant(result: RunResult, layout: OverlapLayout, medianMs: number, issueMs: number, extra: Partial<ModeResult> = {}): ModeResult {
+function variant(
+  result: RunResult,
+  layout: OverlapLayout,
+  medianMs: number,
+  issueMs: number,
+  extra: Partial<ModeResult> = {},
+): ModeResult {
   const template = result.modes.find((m) => m.role.kind === 'overlapped');
   assert.ok(template);
   const role = { kind: 'overlapped' as const, layout };
@@ -51,8 +57,18 @@ describe('version 2 results before and after the toolbox', () => {
     const base = makeResult();
     const result: RunResult = {
       ...base,
-      modes: [...base.modes, variant(base, { ...BASE, issue: 'graph', slots: 4 }, 1, 0.01, { graph: { captureMs: 2.5, instantiateMs: 5.5 } })],
-      deviceMemory: { budgetBytes: 2 ** 30, askedBytes: 2 ** 30, measuredBytes: 2 ** 30 + 2 ** 21, ring: { slots: 4, slotElements: 2 ** 25 } },
+      modes: [
+        ...base.modes,
+        variant(base, { ...BASE, issue: 'graph', slots: 4 }, 1, 0.01, {
+          graph: { captureMs: 2.5, instantiateMs: 5.5 },
+        }),
+      ],
+      deviceMemory: {
+        budgetBytes: 2 ** 30,
+        askedBytes: 2 ** 30,
+        measuredBytes: 2 ** 30 + 2 ** 21,
+        ring: { slots: 4, slotElements: 2 ** 25 },
+      },
       timeline: {
         reps: [
           {
@@ -106,7 +122,9 @@ describe('host memory larger than the machine', () => {
     assert.throws(
       () => checkHostMemory(loaded, 12 * 2 ** 30),
       (error: unknown) =>
-        error instanceof UsageError && error.message === "/cfg/big.yaml:1:1: the buffers need 16 GiB of host memory (x 8 GiB, y 8 GiB), more than this machine's 12 GiB.",
+        error instanceof UsageError &&
+        error.message ===
+          "/cfg/big.yaml:1:1: the buffers need 16 GiB of host memory (x 8 GiB, y 8 GiB), more than this machine's 12 GiB.",
     );
   });
 });
@@ -116,7 +134,11 @@ describe('the toolbox report lines', () => {
     const base = makeResult();
     const result = {
       ...base,
-      modes: [...base.modes, variant(base, BASE, 4.1, 4.0), variant(base, { ...BASE, issue: 'graph' }, 0.4, 0.01, { graph: { captureMs: 2.5, instantiateMs: 5.5 } })],
+      modes: [
+        ...base.modes,
+        variant(base, BASE, 4.1, 4.0),
+        variant(base, { ...BASE, issue: 'graph' }, 0.4, 0.01, { graph: { captureMs: 2.5, instantiateMs: 5.5 } }),
+      ],
     };
     assert.deepEqual(toolboxLines(result), [
       'graph replay: 0.400 ms vs 4.100 ms stream-issued (10.25×); capture 2.500 ms and instantiate 5.500 ms, once (repaid after 3 reps); ' +
@@ -137,7 +159,10 @@ describe('the toolbox report lines', () => {
       const mode = variant(base, layout, ms, 0.3);
       return mode.analysis ? { ...mode, analysis: { ...mode.analysis, speedup: serialMs / ms } } : mode;
     };
-    const result = { ...base, modes: [...base.modes, timed(BASE, 6), timed({ ...BASE, legacyOp: { chunk: 3, op: 'kernel' } }, 9)] };
+    const result = {
+      ...base,
+      modes: [...base.modes, timed(BASE, 6), timed({ ...BASE, legacyOp: { chunk: 3, op: 'kernel' } }, 9)],
+    };
     assert.deepEqual(toolboxLines(result), [
       `legacy default stream: chunk 3's kernel on cudaStreamLegacy made the depth-first layout 6.000 ms → 9.000 ms: 3.000 ms of overlap lost (${(300 / (serialMs - 6)).toFixed(0)}% of what overlap saved); ` +
         `speedup over serial ${(serialMs / 6).toFixed(2)}× → ${(serialMs / 9).toFixed(2)}×`,
@@ -150,7 +175,10 @@ describe('the toolbox report lines', () => {
     assert.equal(row.hostMemory, 'pinned');
     const h2d = result.modes.find((m) => m.role.kind === 'stage' && m.role.stage === 'h2d');
     assert.ok(Math.abs((row.h2dGbPerSecond ?? 0) - 268435456 / ((h2d?.stats.median ?? 0) * 1e6)) < 1e-9);
-    assert.ok(row.overlapAchieved !== null && row.overlapAchieved > 0 && row.overlapAchieved <= 1.2, String(row.overlapAchieved));
+    assert.ok(
+      row.overlapAchieved !== null && row.overlapAchieved > 0 && row.overlapAchieved <= 1.2,
+      String(row.overlapAchieved),
+    );
   });
 });
 
@@ -169,7 +197,9 @@ describe('filling buffers window by window', () => {
 describe('event costs measured in every run', () => {
   it('reports the host µs per record and per wait from the issue-cost modes, counting only ops of that kind', () => {
     const result = makeResult({ hostIssueMs: [0.4, 0.5, 0.6] });
-    const costs = result.modes.flatMap((m) => (m.role.kind === 'issue-cost' && m.issueCost ? [[m.role.op, m.issueCost.opsPerRep, m.issueCost.hostUsPerOp]] : []));
+    const costs = result.modes.flatMap((m) =>
+      m.role.kind === 'issue-cost' && m.issueCost ? [[m.role.op, m.issueCost.opsPerRep, m.issueCost.hostUsPerOp]] : [],
+    );
     assert.deepEqual(costs, [
       ['record-timing', 200, 2.5],
       ['record-untimed', 200, 2.5],
@@ -181,13 +211,19 @@ describe('event costs measured in every run', () => {
   });
 
   it('keeps the issue-cost modes out of the mode table and puts their line in the report', () => {
-    const table = renderRunTable(makeResult({ hostIssueMs: [0.4, 0.5, 0.6] }), makeStyle({ isTTY: false } as NodeJS.WriteStream));
+    const table = renderRunTable(
+      makeResult({ hostIssueMs: [0.4, 0.5, 0.6] }),
+      makeStyle({ isTTY: false } as NodeJS.WriteStream),
+    );
     assert.doesNotMatch(table, /(record-timing|record-untimed|wait) issue cost/);
     assert.match(table, /events cost the host \(median µs per op, 200 a batch\): record with timing 2\.50 µs/);
   });
 
   it('says nothing about events for results recorded before runs measured them', () => {
     const result = makeResult();
-    assert.deepEqual(eventCostLines({ ...result, modes: result.modes.filter((m) => m.role.kind !== 'issue-cost') }), []);
+    assert.deepEqual(
+      eventCostLines({ ...result, modes: result.modes.filter((m) => m.role.kind !== 'issue-cost') }),
+      [],
+    );
   });
 });

@@ -5,7 +5,13 @@ import { describe, it } from 'node:test';
 import { parseConfigText } from '../../src/config/load.js';
 import { resolveKernels } from '../../src/kernels/resolve.js';
 import type { TracedRepTiming } from '../../src/measure/runner.js';
-import { alignEngineTimes, kernelRangeBytes, timelineRep, timelineReps, withEngineTimes } from '../../src/measure/timeline.js';
+import {
+  alignEngineTimes,
+  kernelRangeBytes,
+  timelineRep,
+  timelineReps,
+  withEngineTimes,
+} from '../../src/measure/timeline.js';
 import { builtinConfigsDir } from '../../src/paths.js';
 import { buildPlan } from '../../src/plan/build.js';
 import { traceSchedule } from '../../src/plan/trace.js';
@@ -16,7 +22,8 @@ import type { TimelineOp } from '../../src/result/timeline.js';
 // only by GPU and CLI tests: every op's kind, bytes and times, the streams' priorities, and CUPTI's engine times put
 // on the events' clock.
 
-const close = (actual: number | undefined, expected: number, what = '') => assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
+const close = (actual: number | undefined, expected: number, what = '') =>
+  assert.ok(actual !== undefined && Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
 
 function planned(file: string): Plan {
   const path = join(builtinConfigsDir(), file);
@@ -24,7 +31,9 @@ function planned(file: string): Plan {
   return buildPlan(config, resolveKernels(config, locate));
 }
 
-/** Op i of the traced schedule ran from 0.1·i ms for 0.05 ms, issued at i µs; host ops ran on the JS thread 1 ms later. */
+/**
+ * Op i of the traced schedule ran from 0.1·i ms for 0.05 ms, issued at i µs; host ops ran on the JS thread 1 ms later.
+ */
 function traced(schedule: Schedule, extra: Partial<TracedRepTiming> = {}, hostTimes = true): TracedRepTiming {
   return {
     schedule,
@@ -65,7 +74,11 @@ describe("a kernel's bytes on the timeline", () => {
       ],
     } as unknown as Pick<Plan, 'kernels' | 'buffers'>;
     const bytes = kernelRangeBytes(plan);
-    assert.equal(bytes({ kernel: 'mix', count: 100 }), 1000, 'a resident table is read whole, not per element of the range');
+    assert.equal(
+      bytes({ kernel: 'mix', count: 100 }),
+      1000,
+      'a resident table is read whole, not per element of the range',
+    );
     assert.equal(bytes({ kernel: 'other', count: 100 }), 0);
   });
 });
@@ -90,7 +103,10 @@ describe('a traced rep on one device', () => {
     const chunk = overlapped.ranges[0]?.count ?? 0;
     assert.deepEqual([firstOf('h2d').buffer, firstOf('h2d').kernel, firstOf('h2d').bytes], ['input', null, chunk * 4]);
     assert.deepEqual([firstOf('d2h').buffer, firstOf('d2h').kernel, firstOf('d2h').bytes], ['output', null, chunk * 4]);
-    assert.deepEqual([firstOf('kernel').buffer, firstOf('kernel').kernel, firstOf('kernel').bytes], [null, 'scale', chunk * 8]);
+    assert.deepEqual(
+      [firstOf('kernel').buffer, firstOf('kernel').kernel, firstOf('kernel').bytes],
+      [null, 'scale', chunk * 8],
+    );
     const host = firstOf('host');
     const i = rep.ops.indexOf(host);
     assert.deepEqual([host.buffer, host.kernel, host.bytes], [null, null, 0]);
@@ -105,7 +121,10 @@ describe('a traced rep on one device', () => {
     assert.deepEqual(['hostStartedMs' in host, 'hostEndedMs' in host], [false, false]);
     const spans = traceSchedule(overlapped).spans;
     const half = timelineRep(
-      { ...traced(overlapped), ops: traced(overlapped).ops.map((o) => (o.span.op.kind === 'host' ? { ...o, hostEndedMs: undefined } : o)) },
+      {
+        ...traced(overlapped),
+        ops: traced(overlapped).ops.map((o) => (o.span.op.kind === 'host' ? { ...o, hostEndedMs: undefined } : o)),
+      },
       kernelRangeBytes(plan),
       range,
     );
@@ -114,7 +133,10 @@ describe('a traced rep on one device', () => {
       false,
     );
     const otherHalf = timelineRep(
-      { ...traced(overlapped), ops: traced(overlapped).ops.map((o) => (o.span.op.kind === 'host' ? { ...o, hostStartedMs: undefined } : o)) },
+      {
+        ...traced(overlapped),
+        ops: traced(overlapped).ops.map((o) => (o.span.op.kind === 'host' ? { ...o, hostStartedMs: undefined } : o)),
+      },
       kernelRangeBytes(plan),
       range,
     );
@@ -131,7 +153,11 @@ describe('a traced rep on one device', () => {
       overlapped.streams.map((s) => ({ id: s.id, flags: s.kind, priority: null })),
     );
     assert.equal('timing' in rep, false);
-    const events = timelineRep(traced(overlapped, { engine: { source: 'events', reason: 'CUPTI not found' } }), kernelRangeBytes(plan), range);
+    const events = timelineRep(
+      traced(overlapped, { engine: { source: 'events', reason: 'CUPTI not found' } }),
+      kernelRangeBytes(plan),
+      range,
+    );
     assert.deepEqual(events.timing, { source: 'events', note: 'CUPTI not found' });
   });
 
@@ -141,7 +167,8 @@ describe('a traced rep on one device', () => {
     const r = timelineRep(traced(latency), kernelRangeBytes(prioritised), { least: 0, greatest: -3 });
     const byStream = new Map(latency.streams.map((s) => [s.id, s.priority?.level]));
     assert.ok(r.streams.some((s) => s.priority === -3) && r.streams.some((s) => s.priority === 0));
-    for (const s of r.streams) assert.equal(s.priority, byStream.get(s.id) === 'high' ? -3 : byStream.get(s.id) === 'low' ? 0 : null, s.id);
+    for (const s of r.streams)
+      assert.equal(s.priority, byStream.get(s.id) === 'high' ? -3 : byStream.get(s.id) === 'low' ? 0 : null, s.id);
   });
 });
 
@@ -156,7 +183,9 @@ describe('a traced rep of a pipeline across two devices', () => {
         { device: 0, totalMs: 2.9 },
       ],
     });
-    const reps = timelineReps(timing, kernelRangeBytes(plan), (device) => (device === 0 ? range : { least: 0, greatest: -2 }));
+    const reps = timelineReps(timing, kernelRangeBytes(plan), (device) =>
+      device === 0 ? range : { least: 0, greatest: -2 },
+    );
     assert.deepEqual(
       reps.map((r) => [r.device, r.totalMs, r.issueMs]),
       [
@@ -177,7 +206,11 @@ describe('a traced rep of a pipeline across two devices', () => {
     const peerOp = cross.body.find((o) => o.kind === 'peer');
     assert.ok(peer && peerOp?.kind === 'peer');
     assert.deepEqual([peer.buffer, peer.kernel, peer.bytes], [peerOp.buffer, null, peerOp.bytes]);
-    const total = timelineReps(traced(cross, { deviceTotalsMs: [{ device: 0, totalMs: 2.9 }] }), kernelRangeBytes(plan), () => range);
+    const total = timelineReps(
+      traced(cross, { deviceTotalsMs: [{ device: 0, totalMs: 2.9 }] }),
+      kernelRangeBytes(plan),
+      () => range,
+    );
     assert.deepEqual(
       total.map((r) => r.totalMs),
       [2.9, 9],
@@ -187,7 +220,11 @@ describe('a traced rep of a pipeline across two devices', () => {
 });
 
 describe("CUPTI's engine times on the events' clock", () => {
-  const op = (startMs: number, endMs: number, engine?: [number, number]) => ({ startMs, endMs, ...(engine ? { engineNs: { start: engine[0], end: engine[1] } } : {}) });
+  const op = (startMs: number, endMs: number, engine?: [number, number]) => ({
+    startMs,
+    endMs,
+    ...(engine ? { engineNs: { start: engine[0], end: engine[1] } } : {}),
+  });
 
   it('takes the midpoint of the offsets every op allows, and how far either bound lies from it', () => {
     // Op 1 allows 0.5 to 0.6 ms, op 2 0.55 to 0.7 ms: together 0.55 to 0.6; an op without engine times allows anything.
@@ -230,7 +267,10 @@ describe("CUPTI's engine times on the events' clock", () => {
       { op: timelineOp(3, 4), engineNs: { start: 2.45e6, end: 3.3e6 } },
     ];
     const done = withEngineTimes(fitting, { source: 'cupti' });
-    assert.deepEqual(done.timing, { source: 'cupti', note: "engine times from CUPTI, put on the events' clock to within ±25.0 µs" });
+    assert.deepEqual(done.timing, {
+      source: 'cupti',
+      note: "engine times from CUPTI, put on the events' clock to within ±25.0 µs",
+    });
     close(done.ops[0]?.engineStartMs, 1.075);
     close(done.ops[0]?.engineEndMs, 1.975);
     assert.deepEqual(done.ops[1], fitting[1]?.op);
@@ -240,17 +280,25 @@ describe("CUPTI's engine times on the events' clock", () => {
   });
 
   it('clamps an engine time that strays past its events, within the tolerance, onto them', () => {
-    // One op alone: offset 0.0025 ms; its engine start lands 0.0025 ms before the op's begin event and its end after its end event.
-    const { ops } = withEngineTimes([{ op: timelineOp(0.005, 1), engineNs: { start: 0, end: 1e6 } }], { source: 'cupti' });
+    // One op alone: offset 0.0025 ms; its engine start lands 0.0025 ms before the op's begin event and its end after
+    // its end event.
+    const { ops } = withEngineTimes([{ op: timelineOp(0.005, 1), engineNs: { start: 0, end: 1e6 } }], {
+      source: 'cupti',
+    });
     assert.deepEqual([ops[0]?.engineStartMs, ops[0]?.engineEndMs], [0.005, 1]);
-    const inverted = withEngineTimes([{ op: timelineOp(1, 2), engineNs: { start: 0.6e6, end: 0.5e6 } }], { source: 'cupti' });
+    const inverted = withEngineTimes([{ op: timelineOp(1, 2), engineNs: { start: 0.6e6, end: 0.5e6 } }], {
+      source: 'cupti',
+    });
     close(inverted.ops[0]?.engineStartMs, 1.55);
     close(inverted.ops[0]?.engineEndMs, 1.55, 'an end before the start is drawn at the start');
   });
 
   it('falls back to the events, saying why, when CUPTI saw nothing or its times do not fit', () => {
     const plain = [{ op: timelineOp(1, 2) }];
-    assert.deepEqual(withEngineTimes(plain, { source: 'cupti' }), { ops: [plain[0]?.op], timing: { source: 'events', note: 'CUPTI recorded no copy or kernel of this device' } });
+    assert.deepEqual(withEngineTimes(plain, { source: 'cupti' }), {
+      ops: [plain[0]?.op],
+      timing: { source: 'events', note: 'CUPTI recorded no copy or kernel of this device' },
+    });
     assert.deepEqual(withEngineTimes(plain, undefined), { ops: [plain[0]?.op], timing: undefined });
     const apart = withEngineTimes(
       [
@@ -259,7 +307,10 @@ describe("CUPTI's engine times on the events' clock", () => {
       ],
       { source: 'cupti' },
     );
-    assert.deepEqual(apart.timing, { source: 'events', note: "CUPTI's times do not fit between the events around their ops (90.0 µs apart)" });
+    assert.deepEqual(apart.timing, {
+      source: 'events',
+      note: "CUPTI's times do not fit between the events around their ops (90.0 µs apart)",
+    });
     assert.equal(
       apart.ops.some((o) => 'engineStartMs' in o),
       false,

@@ -32,10 +32,15 @@ describe('compare --json', () => {
     const serial = json.pairs[0];
     assert.equal(serial.verdict, 'slower');
     assert.deepEqual(
-      [serial.interval.estimate, serial.interval.low, serial.interval.high].map((x: number) => Number((x * 100).toFixed(2))),
+      [serial.interval.estimate, serial.interval.low, serial.interval.high].map((x: number) =>
+        Number((x * 100).toFixed(2)),
+      ),
       [10, 9.71, 10.29],
     );
-    assert.equal(serial.reason, 'B/A +10.0% (90% interval +9.7% to +10.3%): clear of no change, the estimate past the ±1.0% band');
+    assert.equal(
+      serial.reason,
+      'B/A +10.0% (90% interval +9.7% to +10.3%): clear of no change, the estimate past the ±1.0% band',
+    );
   });
 
   it('takes --threshold as the band: at 15% the 10% slowdown is same, exit 0', DEADLINE, () => {
@@ -53,8 +58,14 @@ describe('compare --json', () => {
     // Prose is wrapped to the width with a two-space indent: read it unwrapped.
     const stdout = wrapped.replace(/\n {2}/g, ' ');
     assert.match(stdout, /^noisy \(no regression shown\): 0 slower, 0 faster, 0 same, 6 noisy$/m);
-    assert.match(stdout, /same when the whole interval lies inside the ±1\.0% band \(an equivalence test, TOST at 5%\)/);
-    assert.match(stdout, /note: noisy means the interval is too wide to show a change or its absence: take more reps, or measure on a quieter host/);
+    assert.match(
+      stdout,
+      /same when the whole interval lies inside the ±1\.0% band \(an equivalence test, TOST at 5%\)/,
+    );
+    assert.match(
+      stdout,
+      /note: noisy means the interval is too wide to show a change or its absence: take more reps, or measure on a quieter host/,
+    );
     const md = runCli(['compare', base, noisy, '--md', '-']).stdout;
     assert.match(md, /^Verdict \*\*noisy \(no regression shown\)\*\*: 0 slower, 0 faster, 0 same, 6 noisy\.$/m);
     assert.match(md, /\| change \(90% interval\) \|/);
@@ -68,7 +79,16 @@ describe('analyze A B --ab --json', () => {
     let ts = 0;
     const events = lengthsMs.flatMap((ms, i) => {
       const dur = ms * 1000;
-      const step = { ph: 'X', cat: 'gpu_user_annotation', name: `ProfilerStep#${i}`, pid: 0, tid: 7, ts, dur, args: { device: 0 } };
+      const step = {
+        ph: 'X',
+        cat: 'gpu_user_annotation',
+        name: `ProfilerStep#${i}`,
+        pid: 0,
+        tid: 7,
+        ts,
+        dur,
+        args: { device: 0 },
+      };
       const kernel = { ph: 'X', cat: 'kernel', name: 'k', pid: 0, tid: 13, ts, dur, args: { device: 0, stream: 13 } };
       ts += dur + 100;
       return [step, kernel];
@@ -85,7 +105,10 @@ describe('analyze A B --ab --json', () => {
     assert.equal(document.verdict, 'slower');
     assert.deepEqual(document.verdictRule, { band: 0.01, confidence: 0.9, interval: 'hodges-lehmann' });
     const [device] = document.verdicts ?? [];
-    assert.deepEqual([device?.verdict, device?.interval && Number((device.interval.estimate * 100).toFixed(2))], ['slower', 20]);
+    assert.deepEqual(
+      [device?.verdict, device?.interval && Number((device.interval.estimate * 100).toFixed(2))],
+      ['slower', 20],
+    );
   });
 
   it('calls two steps a side noisy, with the reason, and exits 0', DEADLINE, () => {

@@ -10,7 +10,12 @@ import { compareResults, runsKernels } from '../../src/compare/verdict.js';
 import { renderBmf } from '../../src/report/exporters/bmf.js';
 import { renderRunCsv } from '../../src/report/exporters/csv.js';
 import { gabEntries } from '../../src/report/exporters/gab.js';
-import { renderJUnit, renderVerdictBmf, renderVerdictCsv, renderVerdictGab } from '../../src/report/exporters/verdicts.js';
+import {
+  renderJUnit,
+  renderVerdictBmf,
+  renderVerdictCsv,
+  renderVerdictGab,
+} from '../../src/report/exporters/verdicts.js';
 import { abSuite, compareSuite } from '../../src/report/verdict-rows.js';
 import { loadDocument, loadResults } from '../../src/result/load.js';
 import { gpuSkipReason } from '../helpers/gpu.js';
@@ -31,7 +36,9 @@ function abDocument() {
 
 /** The test cases of a JUnit document: each one's name and what it holds (failure, skipped or passed). */
 const testCases = (xml: string) =>
-  [...xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*>\n {6}<(failure|skipped|system-out)/g)].map(([, config, name, kind]) => ({ config, name, kind }));
+  [...xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*>\n {6}<(failure|skipped|system-out)/g)].map(
+    ([, config, name, kind]) => ({ config, name, kind }),
+  );
 
 describe('report of an A/B document writes its verdicts for CI (it exited 2: cannot render an A/B document)', () => {
   const ab = abDocument();
@@ -39,13 +46,26 @@ describe('report of an A/B document writes its verdicts for CI (it exited 2: can
   it('--junit: a test case per gated mode, failed with the change and its interval where slower', () => {
     const { code, stdout } = runCli(['report', AB, '--junit', '-']);
     assert.equal(code, 0);
-    assert.match(stdout, /^<\?xml version="1\.0" encoding="UTF-8"\?>\n<testsuites name="cuda-pipe" tests="6" failures="3" skipped="0">/);
+    assert.match(
+      stdout,
+      /^<\?xml version="1\.0" encoding="UTF-8"\?>\n<testsuites name="cuda-pipe" tests="6" failures="3" skipped="0">/,
+    );
     assert.deepEqual(
       testCases(stdout).map((c) => `${c.name}: ${c.kind}`),
-      ['serial: failure', 'overlapped 16×4 depth-first: failure', 'H2D alone: system-out', 'kernel fma alone: failure', 'D2H alone: system-out', 'H2D + D2H at once: system-out'],
+      [
+        'serial: failure',
+        'overlapped 16×4 depth-first: failure',
+        'H2D alone: system-out',
+        'kernel fma alone: failure',
+        'D2H alone: system-out',
+        'H2D + D2H at once: system-out',
+      ],
     );
     assert.equal(ab.modes.filter((m) => m.gating && m.verdict === 'slower').length, 3);
-    assert.match(stdout, /<failure type="slower" message="slower: B\/A \+0\.95% \(95% interval \+0\.74% to \+1\.04%\)">A 3\.720 ms \(10 reps\), B 3\.754 ms \(10 reps\)\./);
+    assert.match(
+      stdout,
+      /<failure type="slower" message="slower: B\/A \+0\.95% \(95% interval \+0\.74% to \+1\.04%\)">A 3\.720 ms \(10 reps\), B 3\.754 ms \(10 reps\)\./,
+    );
     assert.match(stdout, /<property name="verdict" value="slower"\/>/);
   });
 
@@ -53,20 +73,30 @@ describe('report of an A/B document writes its verdicts for CI (it exited 2: can
     const csv = runCli(['report', AB, '--csv', '-']);
     assert.equal(csv.code, 0);
     const rows = csv.stdout.trimEnd().split('\n');
-    assert.equal(rows[0], 'command,config,device,mode,label,gating,a_median_ms,b_median_ms,a_n,b_n,change,change_low,change_high,band,verdict,reason');
+    assert.equal(
+      rows[0],
+      'command,config,device,mode,label,gating,a_median_ms,b_median_ms,a_n,b_n,change,change_low,change_high,band,verdict,reason',
+    );
     assert.equal(rows.length, ab.modes.length + 1);
     assert.match(
       rows[2] ?? '',
       /^ab,compute-bound,0,overlapped:16x4:depth-first:chunk-per-stream,overlapped 16×4 depth-first,yes,3\.72\d*,3\.75\d*,10,10,0\.0094\d*,0\.0074\d*,0\.0104\d*,,slower,/,
     );
-    const bmf = JSON.parse(runCli(['report', AB, '--bmf', '-']).stdout) as Record<string, Record<string, { value: number; lower_value?: number; upper_value?: number }>>;
+    const bmf = JSON.parse(runCli(['report', AB, '--bmf', '-']).stdout) as Record<
+      string,
+      Record<string, { value: number; lower_value?: number; upper_value?: number }>
+    >;
     const overlapped = ab.modes.find((m) => m.role.kind === 'overlapped');
     assert.ok(overlapped);
     const entry = bmf[`compute-bound/${overlapped.id}`];
     assert.equal(entry?.latency?.value, overlapped.b.median * 1e6);
     assert.equal(entry?.['b-over-a']?.value, 1 + overlapped.change);
     assert.equal(entry?.['b-over-a']?.lower_value, overlapped.time.low ?? Number.NaN);
-    const gab = JSON.parse(runCli(['report', AB, '--gab', '-']).stdout) as Array<{ name: string; value: number; extra: string }>;
+    const gab = JSON.parse(runCli(['report', AB, '--gab', '-']).stdout) as Array<{
+      name: string;
+      value: number;
+      extra: string;
+    }>;
     assert.deepEqual(gab[1], {
       name: `compute-bound/${overlapped.id}`,
       unit: 'ms',
@@ -86,14 +116,21 @@ describe('report of an A/B document writes its verdicts for CI (it exited 2: can
     const band = (rows[0] ?? '').split(',').indexOf('band');
     assert.deepEqual(
       rows.slice(1).map((row) => `${row.split(',')[3]} ${row.split(',')[band]}`),
-      ['serial 0.005', 'overlapped:16x4:depth-first:chunk-per-stream 0.005', 'h2d 0.01'].concat(['kernel:fma 0.005', 'd2h 0.01', 'bidirectional 0.01']),
+      ['serial 0.005', 'overlapped:16x4:depth-first:chunk-per-stream 0.005', 'h2d 0.01'].concat([
+        'kernel:fma 0.005',
+        'd2h 0.01',
+        'bidirectional 0.01',
+      ]),
     );
   });
 
   it('refuses --junit for a file of Results, which judge nothing by themselves, saying how to get verdicts', () => {
     const { code, stderr } = runCli(['report', BASE, '--junit', '-']);
     assert.equal(code, 2);
-    assert.match(stderr, /--junit writes verdicts, and \S+ holds Results, which judge nothing by themselves\.\nCompare them with a baseline: cuda-pipe compare/);
+    assert.match(
+      stderr,
+      /--junit writes verdicts, and \S+ holds Results, which judge nothing by themselves\.\nCompare them with a baseline: cuda-pipe compare/,
+    );
   });
 });
 
@@ -120,7 +157,10 @@ describe('compare writes its verdicts for CI', () => {
 
   it('escapes what a name holds in the XML: markup and control characters never reach a parser raw', () => {
     const suite = compareSuite(compareResults(loadResults(BASE), loadResults(HEAVIER)));
-    const hostile = { ...suite, rows: suite.rows.map((r) => ({ ...r, config: 'a<b>&"c"\u0007', label: "it's <mode>" })) };
+    const hostile = {
+      ...suite,
+      rows: suite.rows.map((r) => ({ ...r, config: 'a<b>&"c"\u0007', label: "it's <mode>" })),
+    };
     const xml = renderJUnit([hostile]);
     assert.match(xml, /classname="a&lt;b&gt;&amp;&quot;c&quot;\\u0007" name="it&#39;s &lt;mode&gt;"/);
     assert.doesNotMatch(xml, /\u0007/);
@@ -129,7 +169,9 @@ describe('compare writes its verdicts for CI', () => {
 
 describe("the perf gate's verdict files", () => {
   it("joins each config's JUnit, CSV, BMF and GAB into one file of each, the counts summed", async () => {
-    const { joinVerdictFiles } = (await import(pathToFileURL(join(process.cwd(), 'scripts', 'verdict-files.mjs')).href)) as {
+    const { joinVerdictFiles } = (await import(
+      pathToFileURL(join(process.cwd(), 'scripts', 'verdict-files.mjs')).href
+    )) as {
       joinVerdictFiles: (format: string, texts: readonly string[]) => string;
     };
     const suites = [abSuite(abDocument()), compareSuite(compareResults(loadResults(BASE), loadResults(HEAVIER)))];
@@ -137,7 +179,10 @@ describe("the perf gate's verdict files", () => {
       'junit',
       suites.map((s) => renderJUnit([s])),
     );
-    assert.equal(junit, `${renderJUnit(suites).replace('<testsuites name="cuda-pipe"', '<testsuites name="cuda-pipe perf gate"')}\n`);
+    assert.equal(
+      junit,
+      `${renderJUnit(suites).replace('<testsuites name="cuda-pipe"', '<testsuites name="cuda-pipe perf gate"')}\n`,
+    );
     assert.equal(
       joinVerdictFiles(
         'csv',
@@ -165,14 +210,20 @@ describe("the perf gate's verdict files", () => {
     );
   });
 
-  it('--ab without a GPU prints the driver paragraph once and says the other configs were not run', { skip: gpuSkipReason() === null ? 'a GPU is here' : false }, () => {
+  it('--ab without a GPU prints the driver paragraph once and says the other configs were not run', {
+    skip: gpuSkipReason() === null ? 'a GPU is here' : false,
+  }, () => {
     const base = mkdtempSync(join(tmpdir(), 'cuda-pipe-base-'));
     const out = mkdtempSync(join(tmpdir(), 'cuda-pipe-gate-'));
     mkdirSync(join(base, 'configs'));
     for (const name of ['balanced', 'copy-bound', 'multi-kernel', 'async-overlap']) {
       writeFileSync(join(base, 'configs', `${name}.yaml`), readFileSync(join('configs', `${name}.yaml`), 'utf8'));
     }
-    const run = spawnSync('bash', ['scripts/perf-regression', '--ab', base, '--out', out, '--junit', join(out, 'all.xml')], { encoding: 'utf8' });
+    const run = spawnSync(
+      'bash',
+      ['scripts/perf-regression', '--ab', base, '--out', out, '--junit', join(out, 'all.xml')],
+      { encoding: 'utf8' },
+    );
     assert.equal(run.status, 3, run.stderr);
     assert.equal(run.stderr.match(/No CUDA driver/g)?.length, 1, run.stderr);
     assert.match(run.stderr, /perf-regression: 3 more configs not run: cuda-pipe cannot run here \(above\)/);

@@ -18,7 +18,9 @@ describe('pairing two runs', () => {
     const base = makeResult();
     const changed: RunResult = { ...base, config: { ...base.config, hash: 'changed' } };
     const comparison = compareResults([base], [changed]);
-    assert.deepEqual(comparison.notes, [`balanced: the config changed since the baseline (hash ${base.config.hash} → changed).`]);
+    assert.deepEqual(comparison.notes, [
+      `balanced: the config changed since the baseline (hash ${base.config.hash} → changed).`,
+    ]);
     assert.equal(comparison.pairs.length, base.modes.filter((m) => m.role.kind !== 'issue-cost').length);
   });
 

@@ -55,10 +55,17 @@ describe("the Moses interval's rank", () => {
     }
   });
 
-  it('has none for too few samples: 2 and 2, 2 and 4, 1 and 18; 3 and 3, 2 and 5 and 1 and 19 are the least', DEADLINE, () => {
-    assert.deepEqual([mosesRank(2, 2, 0.9), mosesRank(2, 4, 0.9), mosesRank(1, 18, 0.9), mosesRank(0, 10, 0.9)], [null, null, null, null]);
-    assert.deepEqual([mosesRank(3, 3, 0.9), mosesRank(2, 5, 0.9), mosesRank(1, 19, 0.9)], [1, 1, 1]);
-  });
+  it(
+    'has none for too few samples: 2 and 2, 2 and 4, 1 and 18; 3 and 3, 2 and 5 and 1 and 19 are the least',
+    DEADLINE,
+    () => {
+      assert.deepEqual(
+        [mosesRank(2, 2, 0.9), mosesRank(2, 4, 0.9), mosesRank(1, 18, 0.9), mosesRank(0, 10, 0.9)],
+        [null, null, null, null],
+      );
+      assert.deepEqual([mosesRank(3, 3, 0.9), mosesRank(2, 5, 0.9), mosesRank(1, 19, 0.9)], [1, 1, 1]);
+    },
+  );
 
   it('takes the normal approximation from 50 samples a side: 1487 for 60 and 60', DEADLINE, () => {
     // ⌊mn/2 − 1.6449·√(mn(m+n+1)/12) + 0.5⌋ = ⌊1800 − 313.40 + 0.5⌋.
@@ -85,8 +92,14 @@ describe('the Hodges–Lehmann shift of two runs', () => {
   });
 
   it('says why there is no interval: too few samples, or a time that is not positive', DEADLINE, () => {
-    assert.deepEqual(shiftInterval([1, 2], [3, 4], 0.9), { interval: null, reason: '2 and 2 samples: too few for a 90% interval' });
-    assert.equal(shiftInterval([1, 0, 2], [3, 4, 5], 0.9).reason, 'a time that is not positive and finite: no interval');
+    assert.deepEqual(shiftInterval([1, 2], [3, 4], 0.9), {
+      interval: null,
+      reason: '2 and 2 samples: too few for a 90% interval',
+    });
+    assert.equal(
+      shiftInterval([1, 0, 2], [3, 4, 5], 0.9).reason,
+      'a time that is not positive and finite: no interval',
+    );
   });
 });
 
@@ -99,8 +112,16 @@ describe('the recorded H200 pairs the noise rule called same', () => {
     return pair;
   };
   /** The interval in per cent, to two decimals: estimate, low, high. */
-  const percent = (p: ModeComparison) => (p.interval ? [p.interval.estimate, p.interval.low, p.interval.high].map((x) => Number((x * 100).toFixed(2))) : null);
-  const cases: ReadonlyArray<{ what: string; file: string; mode: string; verdict: Verdict; interval: number[]; swapped: number[] }> = [
+  const percent = (p: ModeComparison) =>
+    p.interval ? [p.interval.estimate, p.interval.low, p.interval.high].map((x) => Number((x * 100).toFixed(2))) : null;
+  const cases: ReadonlyArray<{
+    what: string;
+    file: string;
+    mode: string;
+    verdict: Verdict;
+    interval: number[];
+    swapped: number[];
+  }> = [
     {
       what: 'copy-bound overlapped 16×4, −5.9% with quartiles apart (needed 6.75%)',
       file: join(MEASURED, 'bound', 'run-copy-bound-1.json'),
@@ -161,11 +182,15 @@ describe('the recorded H200 pairs the noise rule called same', () => {
   const MIRROR: Record<Verdict, Verdict> = { faster: 'slower', slower: 'faster', same: 'same', noisy: 'noisy' };
 
   for (const c of cases) {
-    it(`${c.what}: ${c.verdict}, the interval ${c.interval[1]}% to ${c.interval[2]}% against the ±1% band`, DEADLINE, () => {
-      const pair = pairOf(c.file, c.mode);
-      assert.deepEqual([pair.verdict, percent(pair)], [c.verdict, c.interval]);
-      assert.equal(pair.needed, 0.01);
-    });
+    it(
+      `${c.what}: ${c.verdict}, the interval ${c.interval[1]}% to ${c.interval[2]}% against the ±1% band`,
+      DEADLINE,
+      () => {
+        const pair = pairOf(c.file, c.mode);
+        assert.deepEqual([pair.verdict, percent(pair)], [c.verdict, c.interval]);
+        assert.equal(pair.needed, 0.01);
+      },
+    );
 
     it(`${c.what}, swapped: ${MIRROR[c.verdict]}, the mirrored interval`, DEADLINE, () => {
       const pair = pairOf(c.file, c.mode, true);
@@ -184,7 +209,10 @@ describe('the recorded H200 pairs the noise rule called same', () => {
     assert.equal(verdictOf(join(MEASURED, 'bound', 'run-copy-bound-1.json')), 'faster');
     assert.equal(verdictOf(join(MEASURED, 'bound-final', 'run-async-overlap-1.json')), 'slower');
     assert.equal(verdictOf(join(MEASURED, 'bound', 'run-multi-kernel-2.json')), 'mixed');
-    assert.equal(compareResults(loadResults(join(MEASURED, 'bound', 'run-multi-kernel-2.json')), baseline).verdict, 'mixed');
+    assert.equal(
+      compareResults(loadResults(join(MEASURED, 'bound', 'run-multi-kernel-2.json')), baseline).verdict,
+      'mixed',
+    );
   });
 });
 
@@ -192,7 +220,9 @@ describe('the verdicts benchmark on the H200, judged again (bench-verdicts.sh, 2
   const at = (name: string) => loadResults(join(MEASURED, 'verdicts', `${name}.json`));
   const first = at('baseline');
 
-  it('fails the gate on every round of the 3% heavier kernel, and on no round of unchanged code', { timeout: 60_000 }, () => {
+  it('fails the gate on every round of the 3% heavier kernel, and on no round of unchanged code', {
+    timeout: 60_000,
+  }, () => {
     const rounds = Array.from({ length: 10 }, (_, i) => i + 1);
     const heavier = rounds.map((r) => compareResults(first, at(`run-heavier3-${r}`)));
     const unchanged = rounds.map((r) => compareResults(first, at(`run-base-${r}`)));
@@ -230,7 +260,8 @@ describe('one verdict for a comparison', () => {
 
   it('reads a band set by --threshold: 6.5% makes the copy-bound overlapped −5.9% noisy, 7% same', DEADLINE, () => {
     const candidate = loadResults(join(MEASURED, 'bound', 'run-copy-bound-1.json'));
-    const mode = (band: number) => compareResults(baseline, candidate, separateRunsRule(band)).pairs.find((p) => p.role.kind === 'overlapped');
+    const mode = (band: number) =>
+      compareResults(baseline, candidate, separateRunsRule(band)).pairs.find((p) => p.role.kind === 'overlapped');
     assert.deepEqual(
       [0.05, 0.065, 0.07].map((band) => mode(band)?.verdict),
       ['faster', 'noisy', 'same'],
@@ -243,6 +274,12 @@ describe('one verdict for a comparison', () => {
       [range.estimate, range.low, range.high].map((x) => Number(x.toFixed(12))),
       [0.05, 0.02, 0.08],
     );
-    assert.equal(judge({ interval: { estimate: Math.log(1.05), low: Math.log(1.02), high: Math.log(1.08) }, reason: null }, { band: 0.01 }), 'slower');
+    assert.equal(
+      judge(
+        { interval: { estimate: Math.log(1.05), low: Math.log(1.02), high: Math.log(1.08) }, reason: null },
+        { band: 0.01 },
+      ),
+      'slower',
+    );
   });
 });

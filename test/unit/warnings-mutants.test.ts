@@ -39,7 +39,10 @@ describe('noise warnings', () => {
   });
 
   it('judge only the serial and overlapped modes, not the parts measured beside them', () => {
-    assert.deepEqual(codes(noisy(target * 2, 30, 'noise-stable', (m) => m.role.kind === 'stage' || m.role.kind === 'link')), []);
+    assert.deepEqual(
+      codes(noisy(target * 2, 30, 'noise-stable', (m) => m.role.kind === 'stage' || m.role.kind === 'link')),
+      [],
+    );
     assert.deepEqual(codes(noisy(target * 2, 30, 'noise-stable', (m) => m.role.kind === 'serial')), ['noisy']);
   });
 });
@@ -72,10 +75,16 @@ describe('the bound and serial warnings', () => {
 
   it('fits the remedy to what serialises the layout: one stream, pageable memory, the legacy stream', () => {
     const one = slower(withModel({ serialisers: ['per-thread default stream'] }));
-    assert.match(one?.message ?? '', /\(0\.80×\): every stream is the per-thread default stream, so its streams are one stream and nothing overlaps\.$/);
+    assert.match(
+      one?.message ?? '',
+      /\(0\.80×\): every stream is the per-thread default stream, so its streams are one stream and nothing overlaps\.$/,
+    );
     assert.match(one?.remedy ?? '', /^Use `streamKind: non-blocking`/);
     assert.match(slower(withModel({ serialisers: ['pageable memory'] }))?.remedy ?? '', /^Use `hostMemory: pinned`/);
-    assert.match(slower(withModel({ serialisers: ['legacy default stream'] }))?.remedy ?? '', /^Keep work off the legacy default stream/);
+    assert.match(
+      slower(withModel({ serialisers: ['legacy default stream'] }))?.remedy ?? '',
+      /^Keep work off the legacy default stream/,
+    );
   });
 
   it("suggests the model's chunk count where it is fewer, and says the model cannot explain the loss otherwise", () => {
@@ -87,7 +96,10 @@ describe('the bound and serial warnings', () => {
       slower(withModel({ serialisers: [], floor: floor(layoutChunks / 2) }))?.remedy,
       `Use fewer chunks, about ${layoutChunks / 2} (the model's best layout for this workload): per-op costs dominate small chunks.`,
     );
-    assert.match(slower(withModel({ serialisers: [], floor: floor(layoutChunks) }))?.remedy ?? '', /^Nothing in this config is known to run ops one after another/);
+    assert.match(
+      slower(withModel({ serialisers: [], floor: floor(layoutChunks) }))?.remedy ?? '',
+      /^Nothing in this config is known to run ops one after another/,
+    );
   });
 
   it('falls back to the general advice, with no word of one stream, for a Result without serialisers', () => {

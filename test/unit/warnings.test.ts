@@ -12,11 +12,16 @@ import { makeResult, samplesAround } from '../helpers/results.js';
 const clean = makeResult({ noise: 0.001 });
 const overlappedIndex = clean.modes.findIndex((m) => m.role.kind === 'overlapped');
 
-function warningsOf(change: (r: RunResult) => Omit<RunResult, 'warnings'>): Array<{ code: string; message: string; remedy: string }> {
+function warningsOf(
+  change: (r: RunResult) => Omit<RunResult, 'warnings'>,
+): Array<{ code: string; message: string; remedy: string }> {
   return runWarnings(change(structuredClone(clean)));
 }
 
-const withOverlapped = (r: RunResult, change: (m: ModeResult) => ModeResult): RunResult => ({ ...r, modes: r.modes.map((m, i) => (i === overlappedIndex ? change(m) : m)) });
+const withOverlapped = (r: RunResult, change: (m: ModeResult) => ModeResult): RunResult => ({
+  ...r,
+  modes: r.modes.map((m, i) => (i === overlappedIndex ? change(m) : m)),
+});
 
 describe('run warnings', () => {
   it('says nothing about a clean run', () => {
@@ -55,7 +60,8 @@ describe('run warnings', () => {
       [
         {
           code: 'pageable-memory',
-          message: 'Pageable host memory (input, output): copies are staged through a driver buffer and will not overlap compute.',
+          message:
+            'Pageable host memory (input, output): copies are staged through a driver buffer and will not overlap compute.',
           remedy: 'Use `hostMemory: pinned` (or `registered` for memory you already have).',
         },
       ],
@@ -89,11 +95,13 @@ describe('run warnings', () => {
   });
 
   it('gives noise above the target with the rule that stopped the mode, and the remedy that fits it', () => {
-    const noisy = (stoppedBy: ModeResult['stoppedBy']) => warningsOf((r) => withOverlapped(r, (m) => ({ ...m, stoppedBy, stats: { ...m.stats, relativeNoise: 0.031 } })));
+    const noisy = (stoppedBy: ModeResult['stoppedBy']) =>
+      warningsOf((r) => withOverlapped(r, (m) => ({ ...m, stoppedBy, stats: { ...m.stats, relativeNoise: 0.031 } })));
     assert.deepEqual(noisy('max-time'), [
       {
         code: 'noisy',
-        message: 'Noise of the overlapped mode (32 chunks over 4 streams, depth-first) is 3.10%, above the 0.50% target (the time budget ran out).',
+        message:
+          'Noise of the overlapped mode (32 chunks over 4 streams, depth-first) is 3.10%, above the 0.50% target (the time budget ran out).',
         remedy: 'Raise --max-time.',
       },
     ]);
@@ -110,11 +118,17 @@ describe('run warnings', () => {
 
   it('counts outliers and says they were kept', () => {
     const samples = [...samplesAround(12.6, 0.001, 20), 30];
-    const warnings = warningsOf((r) => ({ ...r, modes: r.modes.map((m) => (m.role.kind === 'serial' ? { ...m, samplesMs: samples, stats: summarize(samples) } : m)) }));
+    const warnings = warningsOf((r) => ({
+      ...r,
+      modes: r.modes.map((m) =>
+        m.role.kind === 'serial' ? { ...m, samplesMs: samples, stats: summarize(samples) } : m,
+      ),
+    }));
     assert.deepEqual(warnings, [
       {
         code: 'outliers',
-        message: '1 of 21 samples of the serial mode are outliers (modified z-score above 3.5); they are kept in the statistics.',
+        message:
+          '1 of 21 samples of the serial mode are outliers (modified z-score above 3.5); they are kept in the statistics.',
         remedy: 'Look for other processes using the GPU or the PCIe link, then re-run.',
       },
     ]);
@@ -139,7 +153,8 @@ describe('run warnings', () => {
       [
         {
           code: 'clock-change',
-          message: 'The SM clock changed during the run (1700 to 1980 MHz): power or thermal limits, or another process, moved it.',
+          message:
+            'The SM clock changed during the run (1700 to 1980 MHz): power or thermal limits, or another process, moved it.',
           remedy: 'Compare only runs whose clocks agree; let the GPU cool, and keep other work off it.',
         },
       ],
@@ -151,7 +166,9 @@ describe('run warnings', () => {
   });
 
   it('calls a bound more than 1% above the measurement a defect of the model', () => {
-    const warnings = warningsOf((r) => withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, efficiency: 1.011 } })));
+    const warnings = warningsOf((r) =>
+      withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, efficiency: 1.011 } })),
+    );
     assert.deepEqual(
       warnings.map((w) => w.code),
       ['above-bound'],
@@ -161,18 +178,23 @@ describe('run warnings', () => {
       /^The overlapped mode \(32 chunks over 4 streams, depth-first\) measured faster than the model's bound \(bound \d\.\d{3} ms, limited by [a-zA-Z0-9 ]+; efficiency 1\.01\): the bound is built to be a floor, so this is a defect in cuda-pipe's model, not a property of this config\.$/,
     );
     assert.deepEqual(
-      warningsOf((r) => withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, efficiency: 1.009 } }))),
+      warningsOf((r) =>
+        withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, efficiency: 1.009 } })),
+      ),
       [],
     );
   });
 
   it('says when an overlapped mode is slower than serial, and what to try when the model knows nothing that serialises it', () => {
-    const warnings = warningsOf((r) => withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, speedup: 0.8 } })));
+    const warnings = warningsOf((r) =>
+      withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, speedup: 0.8 } })),
+    );
     assert.deepEqual(warnings, [
       {
         code: 'slower-than-serial',
         message: 'The overlapped mode (32 chunks over 4 streams, depth-first) is slower than serial (0.80×).',
-        remedy: 'Nothing in this config is known to run ops one after another, and the model does not explain the loss: `--timeline` shows where the streams waited.',
+        remedy:
+          'Nothing in this config is known to run ops one after another, and the model does not explain the loss: `--timeline` shows where the streams waited.',
       },
     ]);
   });
@@ -181,7 +203,11 @@ describe('run warnings', () => {
     const warnings = warningsOf((r) =>
       withOverlapped(r, (m) => ({
         ...m,
-        analysis: m.analysis && { ...m.analysis, speedup: 0.97, model: m.analysis.model && { ...m.analysis.model, serialisers: ['per-thread default stream'] } },
+        analysis: m.analysis && {
+          ...m.analysis,
+          speedup: 0.97,
+          model: m.analysis.model && { ...m.analysis.model, serialisers: ['per-thread default stream'] },
+        },
       })),
     );
     assert.deepEqual(warnings, [
@@ -195,7 +221,8 @@ describe('run warnings', () => {
   });
 
   it('does not call a layout without the host stage slower than a serial run that has it', () => {
-    const hosted = (m: ModeResult): ModeResult => (m.role.kind === 'overlapped' ? { ...m, role: { ...m.role, layout: { ...m.role.layout, host: 'checksum' } } } : m);
+    const hosted = (m: ModeResult): ModeResult =>
+      m.role.kind === 'overlapped' ? { ...m, role: { ...m.role, layout: { ...m.role.layout, host: 'checksum' } } } : m;
     const warnings = warningsOf((r) => {
       const without = r.modes[overlappedIndex] as ModeResult;
       const slow = { ...without, id: 'without', analysis: without.analysis && { ...without.analysis, speedup: 0.5 } };
@@ -209,12 +236,18 @@ describe('run warnings', () => {
     const outlying = [...samplesAround(12.6, 0.001, 20), 30];
     const withSerialSamples = (r: RunResult, samples: number[]): RunResult => ({
       ...r,
-      modes: r.modes.map((m) => (m.role.kind === 'serial' ? { ...m, samplesMs: samples, stats: summarize(samples) } : m)),
+      modes: r.modes.map((m) =>
+        m.role.kind === 'serial' ? { ...m, samplesMs: samples, stats: summarize(samples) } : m,
+      ),
     });
-    const withNoise = (r: RunResult, relativeNoise: number) => withOverlapped(r, (m) => ({ ...m, stats: { ...m.stats, relativeNoise } }));
+    const withNoise = (r: RunResult, relativeNoise: number) =>
+      withOverlapped(r, (m) => ({ ...m, stats: { ...m.stats, relativeNoise } }));
     const withAnalysis = (r: RunResult, change: Partial<NonNullable<ModeResult['analysis']>>) =>
       withOverlapped(r, (m) => ({ ...m, analysis: m.analysis && { ...m.analysis, ...change } }));
-    const withOthers = (r: RunResult, otherProcesses: number) => ({ ...r, clocks: { ...r.clocks, sharing: { checked: true, otherProcesses, note: 'NVML' } } });
+    const withOthers = (r: RunResult, otherProcesses: number) => ({
+      ...r,
+      clocks: { ...r.clocks, sharing: { checked: true, otherProcesses, note: 'NVML' } },
+    });
     // A case that trips each rule, and one as near as can be that does not.
     const cases: { readonly [C in WarningCode]: { readonly fires: Change; readonly quiet: Change } } = {
       'no-copy-engine': {
@@ -231,14 +264,20 @@ describe('run warnings', () => {
       },
       'write-combined-output': {
         fires: (r) => ({ ...r, buffers: r.buffers.map((b) => ({ ...b, hostMemory: 'write-combined' })) }),
-        quiet: (r) => ({ ...r, buffers: r.buffers.map((b) => (b.role === 'in' ? { ...b, hostMemory: 'write-combined' } : b)) }),
+        quiet: (r) => ({
+          ...r,
+          buffers: r.buffers.map((b) => (b.role === 'in' ? { ...b, hostMemory: 'write-combined' } : b)),
+        }),
       },
       'not-verified': {
         fires: (r) => ({ ...r, verification: { status: 'skipped', mismatches: [] } }),
         quiet: (r) => ({ ...r, verification: { status: 'nothing-compared', mismatches: [] } }),
       },
       noisy: { fires: (r) => withNoise(r, 0.0051), quiet: (r) => withNoise(r, 0.005) },
-      outliers: { fires: (r) => withSerialSamples(r, outlying), quiet: (r) => withSerialSamples(r, outlying.slice(0, -1)) },
+      outliers: {
+        fires: (r) => withSerialSamples(r, outlying),
+        quiet: (r) => withSerialSamples(r, outlying.slice(0, -1)),
+      },
       'gate-timeout': {
         fires: (r) => ({ ...r, modes: r.modes.map((m, i) => (i === 0 ? { ...m, gateTimeouts: 1 } : m)) }),
         quiet: (r) => ({ ...r, modes: r.modes.map((m) => ({ ...m, gateTimeouts: 0 })) }),
@@ -248,8 +287,14 @@ describe('run warnings', () => {
         fires: (r) => ({ ...r, clocks: { ...r.clocks, minMHz: 1700, maxMHz: 1980 } }),
         quiet: (r) => ({ ...r, clocks: { ...r.clocks, minMHz: 1890, maxMHz: 1980 } }),
       },
-      'above-bound': { fires: (r) => withAnalysis(r, { efficiency: 1.011 }), quiet: (r) => withAnalysis(r, { efficiency: 1.009 }) },
-      'slower-than-serial': { fires: (r) => withAnalysis(r, { speedup: 0.99 }), quiet: (r) => withAnalysis(r, { speedup: 1 }) },
+      'above-bound': {
+        fires: (r) => withAnalysis(r, { efficiency: 1.011 }),
+        quiet: (r) => withAnalysis(r, { efficiency: 1.009 }),
+      },
+      'slower-than-serial': {
+        fires: (r) => withAnalysis(r, { speedup: 0.99 }),
+        quiet: (r) => withAnalysis(r, { speedup: 1 }),
+      },
     };
 
     it('lists exactly the codes the rules give', () => {

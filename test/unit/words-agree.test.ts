@@ -43,7 +43,9 @@ describe("the README's set-up", () => {
 });
 
 describe('one efficiency, one format', () => {
-  const ranks = ['ddp-rank0', 'ddp-rank1'].flatMap((name) => loadResults(`docs/measurements/2026-11-26-h100x2-followup/${name}.json`));
+  const ranks = ['ddp-rank0', 'ddp-rank1'].flatMap((name) =>
+    loadResults(`docs/measurements/2026-11-26-h100x2-followup/${name}.json`),
+  );
 
   it('is the same two-decimal ratio in report, Markdown, the HTML page and merge (0.98, 97.8% and 101.3% before)', () => {
     for (const result of [one('test/fixtures/h200-balanced-16-model.json'), ...ranks]) {
@@ -69,12 +71,20 @@ describe('one link, its two rates told apart', () => {
     const link = result.modes.find((m) => m.role.kind === 'link');
     assert.ok(link);
     const bytes = link.bytes.h2d + link.bytes.d2h;
-    const [fastest, median] = [formatRate(gbPerSecond(bytes, link.stats.min)), formatRate(gbPerSecond(bytes, link.stats.median))];
+    const [fastest, median] = [
+      formatRate(gbPerSecond(bytes, link.stats.min)),
+      formatRate(gbPerSecond(bytes, link.stats.median)),
+    ];
     assert.deepEqual([fastest, median], ['99.4 GB/s', '99.1 GB/s']);
     const text = table(result, true);
     assert.ok(text.includes(`limited by: the link with both copy directions at once (${fastest} at its fastest rep)`));
     assert.match(text, new RegExp(`│ H2D \\+ D2H at once +│[^\\n]*│ +${median} │`));
-    assert.ok(text.replace(/\s+/g, ' ').includes(`limited by the link with both copy directions at once (${fastest} at its fastest rep)`), '--verbose');
+    assert.ok(
+      text
+        .replace(/\s+/g, ' ')
+        .includes(`limited by the link with both copy directions at once (${fastest} at its fastest rep)`),
+      '--verbose',
+    );
     assert.ok(!new RegExp(`\\(${median.replace('.', '\\.')}\\)`).test(text), 'the median rate is never the bound');
   });
 
@@ -84,9 +94,17 @@ describe('one link, its two rates told apart', () => {
     assert.ok(mode?.analysis?.model);
     const { bound, model } = mode.analysis;
     const shared = { ...model, gap: [{ cause: 'shared link' as const, ms: 0.5 }] };
-    const context = { bound: { ...bound, term: bound.limitedBy, perOpMs: 0 }, linkGbPerSecond: bound.linkGbPerSecond, words: null, limit: null };
+    const context = {
+      bound: { ...bound, term: bound.limitedBy, perOpMs: 0 },
+      linkGbPerSecond: bound.linkGbPerSecond,
+      words: null,
+      limit: null,
+    };
     const advice = adviceFor(mode, shared, context);
-    assert.equal(advice?.why, "both copy directions share the PCIe link, 99.4 GB/s at its fastest rep: that is this workload's limit, whatever the layout");
+    assert.equal(
+      advice?.why,
+      "both copy directions share the PCIe link, 99.4 GB/s at its fastest rep: that is this workload's limit, whatever the layout",
+    );
   });
 });
 
@@ -94,12 +112,20 @@ describe('a layout slower than serial', () => {
   it('prints the speedup with the decimals that keep it under 1: never "slower than serial (1.00×)"', () => {
     const base = makeResult({ noise: 0.001 });
     const slower = (speedup: number) =>
-      runWarnings({ ...base, modes: base.modes.map((m) => (m.role.kind === 'overlapped' && m.analysis ? { ...m, analysis: { ...m.analysis, speedup } } : m)) }).find(
-        (w) => w.code === 'slower-than-serial',
-      )?.message;
+      runWarnings({
+        ...base,
+        modes: base.modes.map((m) =>
+          m.role.kind === 'overlapped' && m.analysis ? { ...m, analysis: { ...m.analysis, speedup } } : m,
+        ),
+      }).find((w) => w.code === 'slower-than-serial')?.message;
     assert.match(slower(0.997) ?? '', /is slower than serial \(0\.997×\)/);
     assert.match(slower(0.8) ?? '', /is slower than serial \(0\.80×\)/);
-    fc.assert(fc.property(fc.double({ min: 0.5, max: 0.999999, noNaN: true }), (ratio) => Number(formatRatioBelowOne(ratio).replace('×', '')) < 1));
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0.5, max: 0.999999, noNaN: true }),
+        (ratio) => Number(formatRatioBelowOne(ratio).replace('×', '')) < 1,
+      ),
+    );
   });
 });
 
@@ -107,7 +133,10 @@ describe("gemm's Markdown", () => {
   it('says its buffers are on the device only, where it wrote "depth-first; ."', () => {
     const md = renderRunMarkdown(one('docs/measurements/2026-11-26-h100x2-kinds/final/gemm.json'));
     assert.doesNotMatch(md, /; \./);
-    assert.match(md, /^16 chunks × 4096 items over 4 streams, depth-first; a, b, c on the device only \(scratch\), none copied\.$/m);
+    assert.match(
+      md,
+      /^16 chunks × 4096 items over 4 streams, depth-first; a, b, c on the device only \(scratch\), none copied\.$/m,
+    );
   });
 });
 
@@ -117,8 +146,14 @@ describe('why the reps stopped', () => {
     assert.ok(third);
     const line = timingLine(third);
     assert.doesNotMatch(line, / \/ /);
-    assert.match(line, /stopped because the noise stopped changing \(above the target\) for serial, and the noise fell under the target for 6 modes;/);
-    assert.match(timingLine(one('test/fixtures/h100-balanced-1.json')), /stopped because the noise fell under the target; noise is/);
+    assert.match(
+      line,
+      /stopped because the noise stopped changing \(above the target\) for serial, and the noise fell under the target for 6 modes;/,
+    );
+    assert.match(
+      timingLine(one('test/fixtures/h100-balanced-1.json')),
+      /stopped because the noise fell under the target; noise is/,
+    );
   });
 });
 

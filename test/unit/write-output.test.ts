@@ -35,13 +35,19 @@ describe('writing result and report files', () => {
 
   it('names a missing folder and says how to create it', () => {
     const error = rejection(() => writeOutput(join(dir, 'no-such-folder', 'r.json'), '{}'));
-    assert.equal(error.message, `Cannot write ${join(dir, 'no-such-folder', 'r.json')}: the folder ${join(dir, 'no-such-folder')} does not exist.`);
+    assert.equal(
+      error.message,
+      `Cannot write ${join(dir, 'no-such-folder', 'r.json')}: the folder ${join(dir, 'no-such-folder')} does not exist.`,
+    );
     assert.match(error.hint ?? '', /mkdir -p/);
   });
 
   it('refuses a target that is a folder, or inside a file', () => {
     mkdirSync(join(dir, 'a-folder'));
-    assert.match(rejection(() => writeOutput(join(dir, 'a-folder'), '{}')).message, /a-folder: it is a folder; name a file inside it\./);
+    assert.match(
+      rejection(() => writeOutput(join(dir, 'a-folder'), '{}')).message,
+      /a-folder: it is a folder; name a file inside it\./,
+    );
     writeFileSync(join(dir, 'plain'), '');
     assert.match(rejection(() => checkOutputTarget(join(dir, 'plain', 'r.json'))).message, /plain is not a folder\./);
   });
@@ -49,7 +55,10 @@ describe('writing result and report files', () => {
   it('run --json into a missing folder exits 2 before anything runs', () => {
     const { code, stderr } = runCli(['run', '--dry-run', '--json', '/no/such/folder/r.json']);
     assert.equal(code, 2);
-    assert.match(stderr, /^cuda-pipe: Cannot write \/no\/such\/folder\/r\.json: the folder \/no\/such\/folder does not exist\./);
+    assert.match(
+      stderr,
+      /^cuda-pipe: Cannot write \/no\/such\/folder\/r\.json: the folder \/no\/such\/folder does not exist\./,
+    );
   });
 
   it('compare --md writes the report to a file, and exits 2 for a missing folder', () => {

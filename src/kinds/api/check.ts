@@ -14,7 +14,12 @@ export interface CheckFacts {
 
 /** data/compare.ts's comparisons of one window, which the verifier passes in. */
 export interface Comparisons {
-  compareOutput(buffer: ConfigBuffer, expected: Uint8Array, actual: Uint8Array, candidatePoison: number): OutputMismatch | null;
+  compareOutput(
+    buffer: ConfigBuffer,
+    expected: Uint8Array,
+    actual: Uint8Array,
+    candidatePoison: number,
+  ): OutputMismatch | null;
   compareWithin(
     buffer: ConfigBuffer,
     expected: Uint8Array,

@@ -24,7 +24,10 @@ export interface StepConfig<Entry> {
   readonly key: string;
   readonly schema: ZodType<Entry>;
   label(entry: Entry): string;
-  resolve(entry: Entry, buffers: readonly StepBuffer[]): { readonly spec: unknown } | { readonly error: string; readonly path: readonly (string | number)[] };
+  resolve(
+    entry: Entry,
+    buffers: readonly StepBuffer[],
+  ): { readonly spec: unknown } | { readonly error: string; readonly path: readonly (string | number)[] };
 }
 
 /**

@@ -29,7 +29,10 @@ export interface KindDescription<Id extends string = string, O extends WorkOpBas
    * The work one op does, for a compute step's rate alone on whole buffers (flop and bytes read, as nvbench states
    * them); absent where the kind has no such count. `kernelBytes` counts a kernel's from its arguments' ranges.
    */
-  work?(op: O, kernelBytes: (op: { kernel: string; count: number }) => number): { readonly flop: number; readonly bytes: number };
+  work?(
+    op: O,
+    kernelBytes: (op: { kernel: string; count: number }) => number,
+  ): { readonly flop: number; readonly bytes: number };
   /** Whether the op reads or writes device buffers, so a ring of device slots must order it. */
   readonly touchesDevice: boolean;
   /** What CUPTI records of the op, where CUPTI reports it. */

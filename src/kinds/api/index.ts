@@ -33,8 +33,12 @@ export type ResultSections<R extends ZodRawShape> = ZodRawShape extends R ? unkn
  * One stage kind. `Id` is the kind the Result's timeline gives its ops; `O` is the plan's op it issues; `P` the
  * device calls it issues it through; `R` the fields it adds to a Result.
  */
-export interface StageKind<Id extends string = string, O extends WorkOpBase = WorkOpBase, P = RuntimePrimitives, R extends ZodRawShape = ZodRawShape>
-  extends KindDescription<Id, O>,
+export interface StageKind<
+  Id extends string = string,
+  O extends WorkOpBase = WorkOpBase,
+  P = RuntimePrimitives,
+  R extends ZodRawShape = ZodRawShape,
+> extends KindDescription<Id, O>,
     KindPlanning<O>,
     KindRun<O, P>,
     KindCheck<O>,

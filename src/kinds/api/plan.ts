@@ -1,4 +1,13 @@
-import type { ChunkRange, EventSpec, Plan, PlanOp, Schedule, SpanningSpec, StreamSpec, WorkOpBase } from '../../model/schedule.js';
+import type {
+  ChunkRange,
+  EventSpec,
+  Plan,
+  PlanOp,
+  Schedule,
+  SpanningSpec,
+  StreamSpec,
+  WorkOpBase,
+} from '../../model/schedule.js';
 import type { ModeRole } from '../../vocabulary.js';
 import type { ComputeStep } from './config.js';
 
@@ -57,7 +66,10 @@ export interface AloneContext {
 /** A kind's plan passes (`KindPlanning.passes`). */
 export interface KindPasses {
   /** Over each one-device schedule's body as it is made (plan/schedules.ts's timedSchedule). */
-  body?(schedule: { readonly body: readonly PlanOp[]; readonly streams: readonly StreamSpec[]; readonly device: number }, facts: BodyPassFacts): PassedBody;
+  body?(
+    schedule: { readonly body: readonly PlanOp[]; readonly streams: readonly StreamSpec[]; readonly device: number },
+    facts: BodyPassFacts,
+  ): PassedBody;
   /**
    * Over the one-device plan, to run it on several devices: where a plan holds ops of a kind with this pass, the
    * devices run as it lays them out instead of splitting the input.

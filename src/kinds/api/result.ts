@@ -83,7 +83,11 @@ export interface TermMeasured {
   /** Why its term limits the layout, and the change of its own that helps (the advice's, for its term's cause). */
   readonly limits: {
     readonly why: string;
-    readonly fix: { readonly code: Exclude<AdviceRecord['code'], 'layout' | 'none'>; readonly change: string; readonly term: Bound['term'] } | null;
+    readonly fix: {
+      readonly code: Exclude<AdviceRecord['code'], 'layout' | 'none'>;
+      readonly change: string;
+      readonly term: Bound['term'];
+    } | null;
   };
   /** What its term leaves out of the layout's time. */
   readonly leavesOut: string;
@@ -126,7 +130,10 @@ export interface KindResult<O extends WorkOpBase = WorkOpBase, R extends ZodRawS
    * The fields it adds to a mode from its records of the mode's timed reps (`KindRepEnd.record`): their schema
    * (`fields`, which result/schema.ts composes into a mode's) and their values over the reps (`summary`).
    */
-  readonly reps?: { readonly fields: ZodRawShape; summary(records: readonly unknown[]): Readonly<Record<string, unknown>> };
+  readonly reps?: {
+    readonly fields: ZodRawShape;
+    summary(records: readonly unknown[]): Readonly<Record<string, unknown>>;
+  };
   /**
    * Its term in the overlap model: the resource its ops occupy. Absent for a kind with a term of its own (the host
    * stage's CPU term) or none (peer copies: a plan over several devices has no layout bound).

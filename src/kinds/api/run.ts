@@ -26,9 +26,26 @@ export interface IssuedOp {
  * call like any other.
  */
 export interface RuntimePrimitives {
-  copy(spec: { readonly buffer: string; readonly hostOffset: number; readonly deviceOffset: number; readonly bytes: number; readonly direction: 'h2d' | 'd2h' }): Thunk;
-  peerCopy(spec: { readonly buffer: string; readonly from: number; readonly to: number; readonly deviceOffset: number; readonly bytes: number }): Thunk;
-  kernel(spec: { readonly kernel: string; readonly first: number; readonly count: number; readonly deviceFirst: number }): Thunk;
+  copy(spec: {
+    readonly buffer: string;
+    readonly hostOffset: number;
+    readonly deviceOffset: number;
+    readonly bytes: number;
+    readonly direction: 'h2d' | 'd2h';
+  }): Thunk;
+  peerCopy(spec: {
+    readonly buffer: string;
+    readonly from: number;
+    readonly to: number;
+    readonly deviceOffset: number;
+    readonly bytes: number;
+  }): Thunk;
+  kernel(spec: {
+    readonly kernel: string;
+    readonly first: number;
+    readonly count: number;
+    readonly deviceFirst: number;
+  }): Thunk;
 }
 
 /** This process within a launch, from the launcher's environment and the flags. */
@@ -62,7 +79,10 @@ export interface RepWatch {
   /** Lets go of the GPU (aborts the library's work in flight), once. */
   abortAll(): void;
   /** Waits, yielding to the event loop, until a call the library finishes on its own thread is enqueued. */
-  settle(what: string, options: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined }): Promise<void>;
+  settle(
+    what: string,
+    options: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined },
+  ): Promise<void>;
   /** The words of a message about it: what may not end, who it waits for, and what abortAll did. */
   readonly words: { readonly work: string; readonly waiting: string; readonly aborted: string };
 }

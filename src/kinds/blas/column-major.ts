@@ -30,14 +30,28 @@ export interface ColumnMajorCall {
  * columns is the column-major c × r one with ld c, so B is n × k with ld n (or, stored as Bᵀ, k × n with ld k,
  * transposed), A is k × m with ld k, and C is n × m with ld n.
  */
-export function columnMajorCall(spec: { readonly n: number; readonly k: number; readonly transB: boolean }, m: number): ColumnMajorCall {
+export function columnMajorCall(
+  spec: { readonly n: number; readonly k: number; readonly transB: boolean },
+  m: number,
+): ColumnMajorCall {
   const { n, k, transB } = spec;
   const layouts = {
     a: transB ? { rows: k, cols: n, ld: k } : { rows: n, cols: k, ld: n },
     b: { rows: k, cols: m, ld: k },
     c: { rows: n, cols: m, ld: n },
   };
-  return { transA: transB ? 'T' : 'N', transB: 'N', m: n, n: m, k, lda: layouts.a.ld, ldb: layouts.b.ld, ldc: layouts.c.ld, layouts, operands: ['b', 'a', 'c'] };
+  return {
+    transA: transB ? 'T' : 'N',
+    transB: 'N',
+    m: n,
+    n: m,
+    k,
+    lda: layouts.a.ld,
+    ldb: layouts.b.ld,
+    ldc: layouts.c.ld,
+    layouts,
+    operands: ['b', 'a', 'c'],
+  };
 }
 
 /** What an op's product count reads: its chunk's item count, and the rows its spec gives for resident A and C. */

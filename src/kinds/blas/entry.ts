@@ -36,13 +36,23 @@ export const CHUNKED_ROLES: ReadonlySet<string> = new Set(['in', 'out', 'inout',
 
 /** A size the library takes as a C int; `why` ends the message of one too large. */
 export const positiveInt = (what: string, why = '') =>
-  z.number().int(`${what} is a whole number`).min(1, `${what} is 1 or more`).max(BLAS_INT_MAX, `${what} is at most 2^31 - 1 (${BLAS_INT_MAX})${why}`);
+  z
+    .number()
+    .int(`${what} is a whole number`)
+    .min(1, `${what} is 1 or more`)
+    .max(BLAS_INT_MAX, `${what} is at most 2^31 - 1 (${BLAS_INT_MAX})${why}`);
 
-export const A_FIELD = z.string().describe("A[m×k], row-major: a chunked buffer whose itemSize is k (m = the chunk's items), or a resident one");
+export const A_FIELD = z
+  .string()
+  .describe("A[m×k], row-major: a chunked buffer whose itemSize is k (m = the chunk's items), or a resident one");
 
 /** m, n and k, in that order. */
 export const sizeFields = (why = '') => ({
-  m: positiveInt('m', why).optional().describe("rows of A and C where both are resident (the chunk is then a B, such as a layer's weights); default: the chunk's item count"),
+  m: positiveInt('m', why)
+    .optional()
+    .describe(
+      "rows of A and C where both are resident (the chunk is then a B, such as a layer's weights); default: the chunk's item count",
+    ),
   n: positiveInt('n', why),
   k: positiveInt('k', why),
 });
@@ -73,14 +83,17 @@ export const operandOf = (buffer: StepBuffer): BlasOperand => ({
 export function mError(entry: ProductEntry, operands: Record<OperandField, BlasOperand>): string | null {
   if (entry.m === undefined) return null;
   const chunked = operands.a.itemSize !== null ? 'a' : operands.c.itemSize !== null ? 'c' : null;
-  return chunked ? `m is the row count of a resident A and C, but "${entry[chunked]}" is chunked: its rows are the chunk's items; remove m` : null;
+  return chunked
+    ? `m is the row count of a resident A and C, but "${entry[chunked]}" is chunked: its rows are the chunk's items; remove m`
+    : null;
 }
 
 /** C naming A's or B's buffer, which `library` would overwrite while reading it (it has no bounds of its own). */
 export function overwriteError(entry: ProductEntry, library: string): string | null {
   for (const field of ['a', 'b'] as const) {
     const upper = field.toUpperCase();
-    if (entry.c === entry[field]) return `C names "${entry.c}", which is also ${upper}: ${library} would overwrite ${upper} while reading it; give C a buffer of its own`;
+    if (entry.c === entry[field])
+      return `C names "${entry.c}", which is also ${upper}: ${library} would overwrite ${upper} while reading it; give C a buffer of its own`;
   }
   return null;
 }
@@ -98,9 +111,13 @@ export function shortOperand(
   buffers: readonly StepBuffer[],
   chunkedB: 'always' | 'with-m',
 ): { field: OperandField; error: string } | null {
-  const items = Math.max(0, ...buffers.filter((x) => CHUNKED_ROLES.has(x.role)).map((x) => Math.floor(x.elements / x.itemSize)));
+  const items = Math.max(
+    0,
+    ...buffers.filter((x) => CHUNKED_ROLES.has(x.role)).map((x) => Math.floor(x.elements / x.itemSize)),
+  );
   const rows = entry.m ?? items;
-  const rowsWord = entry.m === undefined ? `${rows} rows (every item, as the serial mode runs them)` : `m = ${rows} rows`;
+  const rowsWord =
+    entry.m === undefined ? `${rows} rows (every item, as the serial mode runs them)` : `m = ${rows} rows`;
   const need: Record<OperandField, { elements: number; words: string }> = {
     a: { elements: rows * entry.k, words: `${rowsWord} of k = ${entry.k}` },
     b: { elements: entry.k * entry.n, words: `k × n = ${entry.k} × ${entry.n}` },

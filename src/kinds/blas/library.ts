@@ -1,4 +1,10 @@
-import { type BoundCalls, type CheckedLibrary, checkedLibrary, type CudaLibrarySpec, openCudaLibrary } from '../../cuda/ffi.js';
+import {
+  type BoundCalls,
+  type CheckedLibrary,
+  checkedLibrary,
+  type CudaLibrarySpec,
+  openCudaLibrary,
+} from '../../cuda/ffi.js';
 import { CUBLAS_STATUS_NAME, type CublasError } from './status.js';
 
 // A library of the cuBLAS family (cuBLAS, cuBLASLt) as its kind opens it: found and checked by cuda-pipe's own
@@ -9,7 +15,13 @@ import { CUBLAS_STATUS_NAME, type CublasError } from './status.js';
 export type BlasPrototypes = Readonly<Record<string, string>> & { readonly statusString: string };
 
 /** How a kind makes its error from a failed call: cuBLAS's CublasError, or one with the library's own hints. */
-export type BlasError<E extends CublasError> = (api: string, status: number, statusName: string, description: string, context?: string) => E;
+export type BlasError<E extends CublasError> = (
+  api: string,
+  status: number,
+  statusName: string,
+  description: string,
+  context?: string,
+) => E;
 
 /** A cublasStatus_t's name, for messages that must not depend on the library that failed to answer. */
 export const statusName = (status: number): string => CUBLAS_STATUS_NAME.get(status) ?? 'unknown cuBLAS status';
@@ -20,7 +32,9 @@ export function openBlasLibrary<P extends BlasPrototypes, E extends CublasError>
   error: BlasError<E>,
   env: NodeJS.ProcessEnv = process.env,
 ): CheckedLibrary<BoundCalls<P>, E> {
-  return checkedLibrary(openCudaLibrary(spec, env), prototypes, (fn, status, api, context) => error(api, status, statusName(status), fn.statusString(status) as string, context));
+  return checkedLibrary(openCudaLibrary(spec, env), prototypes, (fn, status, api, context) =>
+    error(api, status, statusName(status), fn.statusString(status) as string, context),
+  );
 }
 
 /** The C function a prototype declares: "cublasCreate_v2" of "int cublasCreate_v2(_Out_ void **handle)". */

@@ -17,9 +17,18 @@ export const CUBLAS_STATUS_NAME: ReadonlyMap<number, string> = new Map([
 ]);
 
 const STATUS_HINT: ReadonlyMap<number, string> = new Map([
-  [1, 'cuBLAS could not initialise: libcublas must come from the same CUDA major version as libcudart, and the driver must see a GPU (nvidia-smi).'],
-  [3, 'cuBLAS could not allocate device memory: lower the sizes or the number of streams, or free memory held by other processes.'],
-  [7, 'An argument is out of range: m, n and k must be positive, lda at least the rows of A as stored, ldb those of B, ldc ≥ m.'],
+  [
+    1,
+    'cuBLAS could not initialise: libcublas must come from the same CUDA major version as libcudart, and the driver must see a GPU (nvidia-smi).',
+  ],
+  [
+    3,
+    'cuBLAS could not allocate device memory: lower the sizes or the number of streams, or free memory held by other processes.',
+  ],
+  [
+    7,
+    'An argument is out of range: m, n and k must be positive, lda at least the rows of A as stored, ldb those of B, ldc ≥ m.',
+  ],
   [8, 'This GPU lacks what the data type needs: bf16 and tf32 need compute capability 8.0 or newer.'],
   [15, 'cuBLAS does not support this combination of data types, transposes and leading dimensions.'],
 ]);

@@ -18,7 +18,8 @@ export const MAX_VOTES = 4096;
 /** How long a rank waits for the others to vote, ms: they may be finishing a long rep of their own. */
 const AGREE_TIMEOUT_MS = 60_000;
 
-const AGREE_HINT = 'Every rank must run the same config with the same flags: look at the other ranks\u2019 output for one that failed or stopped.';
+const AGREE_HINT =
+  'Every rank must run the same config with the same flags: look at the other ranks\u2019 output for one that failed or stopped.';
 
 export interface AgreementOptions {
   readonly signal?: AbortSignal | undefined;
@@ -26,7 +27,13 @@ export interface AgreementOptions {
 }
 
 /** This rank's agreement with the other ranks of its launch, over the communicator of its one device. */
-export function ncclAgreement(rt: CudaRuntime, communicators: Communicators, device: number, cleanup: OpenContext['cleanup'], options: AgreementOptions = {}): Agreement {
+export function ncclAgreement(
+  rt: CudaRuntime,
+  communicators: Communicators,
+  device: number,
+  cleanup: OpenContext['cleanup'],
+  options: AgreementOptions = {},
+): Agreement {
   const own = communicators.byDevice.get(device);
   if (!own) throw new Error(`no NCCL communicator on device ${device} to agree through`);
   const bytes = MAX_VOTES * 4;
@@ -41,7 +48,8 @@ export function ncclAgreement(rt: CudaRuntime, communicators: Communicators, dev
   const { watch, nccl } = communicators;
   return {
     async any(mine, about) {
-      if (mine.length > MAX_VOTES) throw new Error(`${mine.length} votes on ${about}, more than the ${MAX_VOTES} an agreement carries`);
+      if (mine.length > MAX_VOTES)
+        throw new Error(`${mine.length} votes on ${about}, more than the ${MAX_VOTES} an agreement carries`);
       const n = mine.length;
       mine.forEach((vote, i) => {
         votes[i] = vote ? 1 : 0;
@@ -50,21 +58,34 @@ export function ncclAgreement(rt: CudaRuntime, communicators: Communicators, dev
       enqueue(rt, buffer, host, n * 4, stream, 'h2d', context);
       const status = nccl.maxInt32(buffer, n, own.comm, stream);
       if (status !== 0 && status !== NCCL_IN_PROGRESS) throw nccl.failure(status, 'ncclAllReduce', context);
-      if (status === NCCL_IN_PROGRESS) await watch.settle(`Rank ${own.rank} of ${own.ranks} ${context}`, { timeoutMs, signal: options.signal });
+      if (status === NCCL_IN_PROGRESS)
+        await watch.settle(`Rank ${own.rank} of ${own.ranks} ${context}`, { timeoutMs, signal: options.signal });
       enqueue(rt, host, buffer, n * 4, stream, 'd2h', context);
       // The other ranks may still be in a long rep of their own: the wait is theirs, within the deadline.
-      await watch.settle(`Rank ${own.rank} of ${own.ranks}, ${about}, waited for the other ranks' votes`, { timeoutMs, signal: options.signal, hint: AGREE_HINT }, () => {
-        const code = rt.streams.queryCode(stream);
-        if (code !== 0 && code !== CUDA_ERROR.notReady) throw rt.failure(code, 'cudaStreamQuery', context);
-        return code === 0;
-      });
+      await watch.settle(
+        `Rank ${own.rank} of ${own.ranks}, ${about}, waited for the other ranks' votes`,
+        { timeoutMs, signal: options.signal, hint: AGREE_HINT },
+        () => {
+          const code = rt.streams.queryCode(stream);
+          if (code !== 0 && code !== CUDA_ERROR.notReady) throw rt.failure(code, 'cudaStreamQuery', context);
+          return code === 0;
+        },
+      );
       return Array.from(votes.subarray(0, n), (v) => v !== 0);
     },
   };
 }
 
 /** cudaMemcpyAsync from `src` to `dst`, checked. */
-function enqueue(rt: CudaRuntime, dst: DevicePtr | HostPtr, src: DevicePtr | HostPtr, bytes: number, stream: StreamHandle, direction: 'h2d' | 'd2h', context: string): void {
+function enqueue(
+  rt: CudaRuntime,
+  dst: DevicePtr | HostPtr,
+  src: DevicePtr | HostPtr,
+  bytes: number,
+  stream: StreamHandle,
+  direction: 'h2d' | 'd2h',
+  context: string,
+): void {
   const code = rt.memory.copyThunk(dst, src, bytes, direction, stream)();
   if (code !== 0) throw rt.failure(code, 'cudaMemcpyAsync', context);
 }

@@ -26,10 +26,13 @@ describe('the ranks meeting before a rep', () => {
   it('issues the meeting after the gate and before the start event, on the start’s stream', () => {
     const { calls, thunk } = recorder();
     const met: StreamHandle[] = [];
-    const thunks = meetBeforeStart({ thunks: [thunk('gate'), thunk('start'), thunk('body')], opStreams: [S0, S0, S1], startIndex: 1 }, (stream) => {
-      met.push(stream);
-      return thunk('meet');
-    });
+    const thunks = meetBeforeStart(
+      { thunks: [thunk('gate'), thunk('start'), thunk('body')], opStreams: [S0, S0, S1], startIndex: 1 },
+      (stream) => {
+        met.push(stream);
+        return thunk('meet');
+      },
+    );
     for (const t of thunks) assert.equal(t(), 0);
     assert.deepEqual(calls, ['gate', 'meet', 'start', 'body']);
     assert.deepEqual(met, [S0]);
@@ -37,13 +40,19 @@ describe('the ranks meeting before a rep', () => {
 
   it('answers PENDING where the communicator finishes the enqueue on its own thread, so the start waits for it', () => {
     const { thunk } = recorder();
-    const thunks = meetBeforeStart({ thunks: [thunk('gate'), thunk('start')], opStreams: [S0, S0], startIndex: 1 }, () => thunk('meet', PENDING));
+    const thunks = meetBeforeStart(
+      { thunks: [thunk('gate'), thunk('start')], opStreams: [S0, S0], startIndex: 1 },
+      () => thunk('meet', PENDING),
+    );
     assert.equal(thunks[0]?.(), PENDING);
   });
 
   it('does not meet after a gate that failed', () => {
     const { calls, thunk } = recorder();
-    const thunks = meetBeforeStart({ thunks: [thunk('gate', 700), thunk('start')], opStreams: [S0, S0], startIndex: 1 }, () => thunk('meet'));
+    const thunks = meetBeforeStart(
+      { thunks: [thunk('gate', 700), thunk('start')], opStreams: [S0, S0], startIndex: 1 },
+      () => thunk('meet'),
+    );
     assert.equal(thunks[0]?.(), 700);
     assert.deepEqual(calls, ['gate']);
   });

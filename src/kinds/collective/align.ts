@@ -19,7 +19,10 @@ export type Meet = (stream: StreamHandle) => Thunk;
  * ranks there. A schedule whose start is its first op, or follows an op of another stream, has nowhere to put it
  * before the start without another op, and is left as it is.
  */
-export function meetBeforeStart(bound: Pick<BoundThunks, 'thunks' | 'opStreams' | 'startIndex'>, meet: Meet): readonly Thunk[] {
+export function meetBeforeStart(
+  bound: Pick<BoundThunks, 'thunks' | 'opStreams' | 'startIndex'>,
+  meet: Meet,
+): readonly Thunk[] {
   const { thunks, opStreams, startIndex } = bound;
   const before = startIndex - 1;
   const stream = opStreams[startIndex];

@@ -24,10 +24,25 @@ describe("the collective alone, the kind's own plan pass", { timeout: 60_000 }, 
       { chunks: 8, streams: 2 },
     ]).schedules.filter((s) => s.role.kind === 'stage' && s.role.stage === 'collective');
     assert.deepEqual(
-      schedules.map((s) => [s.id, s.description, s.verify, s.body.filter((op) => op.kind === 'collective').map((op) => ('chunk' in op ? op.chunk : null))]),
+      schedules.map((s) => [
+        s.id,
+        s.description,
+        s.verify,
+        s.body.filter((op) => op.kind === 'collective').map((op) => ('chunk' in op ? op.chunk : null)),
+      ]),
       [
-        ['collective:allreduce:8-buckets', 'collective allreduce alone in 8 buckets (its NCCL calls only)', false, [0, 1, 2, 3, 4, 5, 6, 7]],
-        ['collective:allreduce:2-buckets', 'collective allreduce alone in 2 buckets (its NCCL calls only)', false, [0, 1]],
+        [
+          'collective:allreduce:8-buckets',
+          'collective allreduce alone in 8 buckets (its NCCL calls only)',
+          false,
+          [0, 1, 2, 3, 4, 5, 6, 7],
+        ],
+        [
+          'collective:allreduce:2-buckets',
+          'collective allreduce alone in 2 buckets (its NCCL calls only)',
+          false,
+          [0, 1],
+        ],
       ],
     );
     assert.deepEqual(

@@ -65,7 +65,11 @@ describe('exposed communication and the overlap fraction', () => {
   });
 
   it('collectives that overlap each other count once, and CUPTI engine intervals win over the events', () => {
-    const analysis = commOverlap([op('collective', 0, 0, 4), op('collective', 0, 2, 6), op('kernel', 0, 0, 10, { engineStartMs: 5, engineEndMs: 10 })]);
+    const analysis = commOverlap([
+      op('collective', 0, 0, 4),
+      op('collective', 0, 2, 6),
+      op('kernel', 0, 0, 10, { engineStartMs: 5, engineEndMs: 10 }),
+    ]);
     assert.deepEqual(analysis.perDevice, [{ device: 0, commMs: 6, overlappedMs: 1, exposedMs: 5, overlap: 1 / 6 }]);
   });
 
@@ -127,7 +131,11 @@ describe('the α–β model of a collective', () => {
       { calls: 10, bytes: 1e7, ms: 0.25 },
       { calls: 2, bytes: 2e8, ms: 1.04 },
     ];
-    const model = fitAlphaBeta('allreduce', 2, [...samples, { calls: 0, bytes: 5e8, ms: 3 }, { calls: 1, bytes: 5e8, ms: 0 }]);
+    const model = fitAlphaBeta('allreduce', 2, [
+      ...samples,
+      { calls: 0, bytes: 5e8, ms: 3 },
+      { calls: 1, bytes: 5e8, ms: 0 },
+    ]);
     assert.ok(model);
     close(model.gbPerSecond, 200);
     assert.equal(

@@ -49,7 +49,12 @@ export interface CollectiveBandwidth {
  * ReduceScatter and AllGather count × ranks × element size), which a collective op's `bytes` is already (the chunk
  * reduced, scattered or gathered in place; each rank's part of it is 1/n). NaN for a time that is not positive.
  */
-export function collectiveBandwidth(collective: Collective, bytes: number, ranks: number, ms: number): CollectiveBandwidth {
+export function collectiveBandwidth(
+  collective: Collective,
+  bytes: number,
+  ranks: number,
+  ms: number,
+): CollectiveBandwidth {
   const alg = ms > 0 ? bytes / ms / 1e6 : Number.NaN;
   return { algGbPerSecond: alg, busGbPerSecond: alg * busFactor(collective, ranks) };
 }
@@ -81,7 +86,9 @@ export interface CommAnalysis {
  */
 export function commOverlap(ops: readonly CommOp[], facts: OverlapFacts): CommAnalysis {
   const { computeStages, communicationStages, intervals } = facts;
-  const devices = [...new Set(ops.filter((op) => communicationStages.includes(op.kind)).map((op) => op.device))].sort((a, b) => a - b);
+  const devices = [...new Set(ops.filter((op) => communicationStages.includes(op.kind)).map((op) => op.device))].sort(
+    (a, b) => a - b,
+  );
   const perDevice = devices.map((device) => {
     const own = ops.filter((op) => op.device === device);
     const comm = intervals.union(own.filter((op) => communicationStages.includes(op.kind)).map(interval));
@@ -90,18 +97,39 @@ export function commOverlap(ops: readonly CommOp[], facts: OverlapFacts): CommAn
   });
   const commMs = sum(perDevice.map((d) => d.commMs));
   const overlappedMs = sum(perDevice.map((d) => d.overlappedMs));
-  return { perDevice, total: { commMs, overlappedMs, exposedMs: commMs - overlappedMs, overlap: commMs > 0 ? overlappedMs / commMs : null } };
+  return {
+    perDevice,
+    total: {
+      commMs,
+      overlappedMs,
+      exposedMs: commMs - overlappedMs,
+      overlap: commMs > 0 ? overlappedMs / commMs : null,
+    },
+  };
 }
 
-function overlapOf(device: number, comm: IntervalSet, compute: IntervalSet, intervals: OverlapFacts['intervals']): CommOverlap {
+function overlapOf(
+  device: number,
+  comm: IntervalSet,
+  compute: IntervalSet,
+  intervals: OverlapFacts['intervals'],
+): CommOverlap {
   const commMs = intervals.measure(comm);
   // The overlap is at most the communication time; clamping keeps rounding from making the exposed time negative.
   const overlappedMs = Math.min(commMs, intervals.measure(intervals.intersect(comm, compute)));
-  return { device, commMs, overlappedMs, exposedMs: commMs - overlappedMs, overlap: commMs > 0 ? overlappedMs / commMs : null };
+  return {
+    device,
+    commMs,
+    overlappedMs,
+    exposedMs: commMs - overlappedMs,
+    overlap: commMs > 0 ? overlappedMs / commMs : null,
+  };
 }
 
 function interval(op: CommOp): Interval {
-  return op.engineStartMs !== undefined && op.engineEndMs !== undefined ? { start: op.engineStartMs, end: op.engineEndMs } : { start: op.startMs, end: op.endMs };
+  return op.engineStartMs !== undefined && op.engineEndMs !== undefined
+    ? { start: op.engineStartMs, end: op.engineEndMs }
+    : { start: op.startMs, end: op.endMs };
 }
 
 function sum(values: readonly number[]): number {

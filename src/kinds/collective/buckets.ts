@@ -43,8 +43,14 @@ export interface CollectiveSample {
  * message sizes or more, else α cannot be told from the bandwidth: then null, as for a fit whose bandwidth is not
  * positive. An intercept below zero (α is a cost) is refitted through the origin.
  */
-export function fitAlphaBeta(collective: Collective, ranks: number, samples: readonly CollectiveSample[]): AlphaBeta | null {
-  const points = samples.filter((s) => s.calls > 0 && s.ms > 0).map((s) => ({ x: modelBytes(collective, s.bytes / s.calls, ranks), y: s.ms / s.calls }));
+export function fitAlphaBeta(
+  collective: Collective,
+  ranks: number,
+  samples: readonly CollectiveSample[],
+): AlphaBeta | null {
+  const points = samples
+    .filter((s) => s.calls > 0 && s.ms > 0)
+    .map((s) => ({ x: modelBytes(collective, s.bytes / s.calls, ranks), y: s.ms / s.calls }));
   if (new Set(points.map((p) => p.x)).size < 2) return null;
   const n = points.length;
   const mx = points.reduce((a, p) => a + p.x, 0) / n;
@@ -62,7 +68,12 @@ export function fitAlphaBeta(collective: Collective, ranks: number, samples: rea
 }
 
 /** The bandwidth that one sample implies for a given α; null when α leaves no time for the bytes. */
-export function withAlpha(collective: Collective, ranks: number, sample: CollectiveSample, alphaMs: number): AlphaBeta | null {
+export function withAlpha(
+  collective: Collective,
+  ranks: number,
+  sample: CollectiveSample,
+  alphaMs: number,
+): AlphaBeta | null {
   const perCallMs = sample.ms / sample.calls - alphaMs;
   const bytes = modelBytes(collective, sample.bytes / sample.calls, ranks);
   if (!(perCallMs > 0) || !(bytes > 0)) return null;

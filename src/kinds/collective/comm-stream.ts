@@ -14,7 +14,8 @@ import { isCollectiveOp } from './spec.js';
 const isWork = (op: PlanOp): op is PlanOp & { readonly chunk: number | null } => 'chunk' in op;
 
 /** The communication stream of a device: `comm` on the schedule's own device, `comm:d<n>` on another. */
-const commStreamId = (device: number, scheduleDevice: number): string => (device === scheduleDevice ? 'comm' : `comm:d${device}`);
+const commStreamId = (device: number, scheduleDevice: number): string =>
+  device === scheduleDevice ? 'comm' : `comm:d${device}`;
 
 /**
  * Each collective's group: the body indexes of the collective and of the compute ops of its chunk that follow it on
@@ -44,7 +45,11 @@ function groups(body: readonly PlanOp[], computeKinds: ReadonlySet<string>): num
  * collectives comes back as it was.
  */
 export function withCommStreams(
-  { body, streams, device }: { readonly body: readonly PlanOp[]; readonly streams: readonly StreamSpec[]; readonly device: number },
+  {
+    body,
+    streams,
+    device,
+  }: { readonly body: readonly PlanOp[]; readonly streams: readonly StreamSpec[]; readonly device: number },
   facts: BodyPassFacts,
 ): PassedBody {
   const found = groups(body, facts.computeKinds);
@@ -63,7 +68,13 @@ export function withCommStreams(
       const comm = commStreamId(deviceOf.get(op.stream) ?? device, device);
       // The stream takes the priority its first collective's entry gives (a config's collectives share the stream).
       const priority = isCollectiveOp(op) ? op.spec.priority : undefined;
-      if (!added.has(comm)) added.set(comm, { id: comm, kind: 'non-blocking', device: deviceOf.get(op.stream) ?? device, ...(priority ? { priority } : {}) });
+      if (!added.has(comm))
+        added.set(comm, {
+          id: comm,
+          kind: 'non-blocking',
+          device: deviceOf.get(op.stream) ?? device,
+          ...(priority ? { priority } : {}),
+        });
       const bucket = `bucket:${n}`;
       const reduced = `reduced:${n}`;
       events.push({ id: bucket, timing: false }, { id: reduced, timing: false });

@@ -48,10 +48,19 @@ describe('communication overlap, for any traced ops', () => {
 
   it('more computation never exposes more communication', () => {
     fc.assert(
-      fc.property(opsArbitrary, fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 1, max: 300 }), (ops, device, start, length) => {
-        const more = commOverlap([...ops, { kind: 'kernel', device, startMs: start, endMs: start + length, bytes: 0 }]);
-        assert.ok(more.total.exposedMs <= commOverlap(ops).total.exposedMs);
-      }),
+      fc.property(
+        opsArbitrary,
+        fc.integer({ min: 0, max: 2 }),
+        fc.integer({ min: 0, max: 1000 }),
+        fc.integer({ min: 1, max: 300 }),
+        (ops, device, start, length) => {
+          const more = commOverlap([
+            ...ops,
+            { kind: 'kernel', device, startMs: start, endMs: start + length, bytes: 0 },
+          ]);
+          assert.ok(more.total.exposedMs <= commOverlap(ops).total.exposedMs);
+        },
+      ),
     );
   });
 
@@ -87,17 +96,25 @@ describe('bandwidths and the bucket model, for any sizes', () => {
     computeMs: fc.integer({ min: 1, max: 100 }),
     gradientBytes: fc.integer({ min: 1, max: 1e6 }),
   });
-  const costArbitrary = fc.record({ alpha: fc.integer({ min: 0, max: 10 }), perByte: fc.double({ min: 0, max: 1e-3, noNaN: true }) });
+  const costArbitrary = fc.record({
+    alpha: fc.integer({ min: 0, max: 10 }),
+    perByte: fc.double({ min: 0, max: 1e-3, noNaN: true }),
+  });
 
   it('a step is never faster than its compute and last collective, nor than its collectives after the first bucket', () => {
     fc.assert(
-      fc.property(shapeArbitrary, costArbitrary, fc.integer({ min: 1, max: 48 }), (shape, { alpha, perByte }, buckets) => {
-        const bound = stepBound(shape, buckets, (bytes) => alpha + bytes * perByte);
-        const slack = 1e-9 * bound.ms;
-        assert.ok(bound.ms + slack >= bound.computeMs + bound.lastCommMs);
-        assert.ok(bound.ms + slack >= bound.commMs);
-        assert.ok(bound.buckets <= buckets && bound.buckets <= shape.layers);
-      }),
+      fc.property(
+        shapeArbitrary,
+        costArbitrary,
+        fc.integer({ min: 1, max: 48 }),
+        (shape, { alpha, perByte }, buckets) => {
+          const bound = stepBound(shape, buckets, (bytes) => alpha + bytes * perByte);
+          const slack = 1e-9 * bound.ms;
+          assert.ok(bound.ms + slack >= bound.computeMs + bound.lastCommMs);
+          assert.ok(bound.ms + slack >= bound.commMs);
+          assert.ok(bound.buckets <= buckets && bound.buckets <= shape.layers);
+        },
+      ),
     );
   });
 

@@ -1,5 +1,15 @@
 import { availableParallelism, tmpdir } from 'node:os';
-import { connectAtInit, GRAPH_CAPTURE_MIN, NCCL_IN_PROGRESS, type Nccl, type NcclComm, type NcclError, nvlsOff, UNIQUE_ID_BYTES, versionText } from './nccl.js';
+import {
+  connectAtInit,
+  GRAPH_CAPTURE_MIN,
+  NCCL_IN_PROGRESS,
+  type Nccl,
+  type NcclComm,
+  type NcclError,
+  nvlsOff,
+  UNIQUE_ID_BYTES,
+  versionText,
+} from './nccl.js';
 import { DeviceFailure, Interrupted, UsageError } from '../../errors.js';
 import type { OpenContext, RepWatch } from '../api/index.js';
 import type { CollectiveOp } from './spec.js';
@@ -37,7 +47,11 @@ export interface Communicators {
  * in time. An aborted communicator is freed by NCCL: its release in the cleanup is then skipped.
  */
 export class CommWatch implements RepWatch {
-  readonly words = { work: 'collectives', waiting: 'a rank waiting for a peer', aborted: "NCCL's communicators were aborted" };
+  readonly words = {
+    work: 'collectives',
+    waiting: 'a rank waiting for a peer',
+    aborted: "NCCL's communicators were aborted",
+  };
 
   private aborted = false;
 
@@ -80,7 +94,11 @@ export class CommWatch implements RepWatch {
    */
   async settle(
     what: string,
-    options: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined; readonly hint?: string | undefined },
+    options: {
+      readonly timeoutMs: number;
+      readonly signal?: AbortSignal | undefined;
+      readonly hint?: string | undefined;
+    },
     done: () => boolean = () => !this.pending(),
   ): Promise<void> {
     const started = performance.now();
@@ -93,16 +111,22 @@ export class CommWatch implements RepWatch {
       if (done()) return;
       if (options.signal?.aborted) {
         this.abortAll();
-        throw new Interrupted(`Interrupted (${String(options.signal.reason)}) while ${what}: NCCL's communicators were aborted and nothing was written.`, {
-          contextLost: true,
-        });
+        throw new Interrupted(
+          `Interrupted (${String(options.signal.reason)}) while ${what}: NCCL's communicators were aborted and nothing was written.`,
+          {
+            contextLost: true,
+          },
+        );
       }
       if (performance.now() - started > options.timeoutMs) {
         this.abortAll();
-        throw new DeviceFailure(`${what}: waited ${(options.timeoutMs / 1000).toFixed(1)} s and NCCL had not finished; the communicators were aborted.`, {
-          hint: options.hint,
-          contextLost: true,
-        });
+        throw new DeviceFailure(
+          `${what}: waited ${(options.timeoutMs / 1000).toFixed(1)} s and NCCL had not finished; the communicators were aborted.`,
+          {
+            hint: options.hint,
+            contextLost: true,
+          },
+        );
       }
       // NCCL's thread ends an enqueue in microseconds, but it may share this thread's core (mpirun binds each of
       // two ranks to one core): a spin would keep it off the core until the scheduler's tick (4 ms a call on two
@@ -134,7 +158,10 @@ const DEFAULT_ID_TIMEOUT_MS = 60_000;
 export const ONE_CORE_NOTE =
   "This rank may run on one CPU core only (mpirun binds each of two ranks or fewer to a core): NCCL's own thread, which enqueues each collective, shares it. If collectives look slow, start the ranks with mpirun --bind-to none (or --bind-to socket).";
 
-/** How long `settle` polls NCCL without letting the event loop turn, ms: a nonblocking call's enqueue, not a rank's arrival. */
+/**
+ * How long `settle` polls NCCL without letting the event loop turn, ms: a nonblocking call's enqueue, not a rank's
+ * arrival.
+ */
 const SPIN_MS = 2;
 /** How long `settle` polls without giving the core up, ms: NCCL's thread, on a core of its own, is done by then. */
 const BUSY_MS = 0.05;
@@ -148,7 +175,10 @@ const ARRIVAL_MS = 50;
  * version checked against graph capture, then one communicator per device (all of them in this process), or this
  * rank's of a launch.
  */
-export async function openCommunicators(nccl: Nccl, context: Omit<OpenContext<CollectiveOp>, 'capability'>): Promise<Communicators> {
+export async function openCommunicators(
+  nccl: Nccl,
+  context: Omit<OpenContext<CollectiveOp>, 'capability'>,
+): Promise<Communicators> {
   const { rt, cleanup, devices, launch: options, signal } = context;
   const folder = context.flags?.[NCCL_DIR.key];
   const nvls = nvlsOff();
@@ -157,16 +187,22 @@ export async function openCommunicators(nccl: Nccl, context: Omit<OpenContext<Co
   const version = versionText(code);
   const graphed = context.schedules.find((s) => s.issue === 'graph');
   if (graphed && code < GRAPH_CAPTURE_MIN) {
-    throw new UsageError(`NCCL ${version} (${nccl.libraryPath}) cannot be captured into a CUDA graph, which ${graphed.description} needs: NCCL captures collectives from 2.9 on.`, {
-      hint: 'Use pipeline.mode: stream, or point CUDA_PIPE_NCCL at NCCL 2.9 or newer.',
-    });
+    throw new UsageError(
+      `NCCL ${version} (${nccl.libraryPath}) cannot be captured into a CUDA graph, which ${graphed.description} needs: NCCL captures collectives from 2.9 on.`,
+      {
+        hint: 'Use pipeline.mode: stream, or point CUDA_PIPE_NCCL at NCCL 2.9 or newer.',
+      },
+    );
   }
   // A ring's slot is refilled once its chunk's last op on the chunk's stream finished; a collective moved to the
   // communication stream may still be reading it then.
   if (context.ring) {
-    throw new UsageError(`Collective stages read their bucket on the communication stream, which a ring of ${context.ring.slots} device slots does not wait for.`, {
-      hint: 'Leave deviceMemory out of a config with a collective stage.',
-    });
+    throw new UsageError(
+      `Collective stages read their bucket on the communication stream, which a ring of ${context.ring.slots} device slots does not wait for.`,
+      {
+        hint: 'Leave deviceMemory out of a config with a collective stage.',
+      },
+    );
   }
   const { identity } = options;
   const launched = identity.rank !== null && identity.size !== null && identity.size > 1;
@@ -187,7 +223,9 @@ export async function openCommunicators(nccl: Nccl, context: Omit<OpenContext<Co
   const watch = new CommWatch(nccl, made);
   const timeoutMs = options.timeoutMs ?? DEFAULT_ID_TIMEOUT_MS;
   const keep = (device: number, comm: NcclComm, rank: number, ranks: number) => {
-    const context = launched ? `rank ${rank} of ${ranks}, device ${device}` : `device ${device}, rank ${rank} of ${ranks}`;
+    const context = launched
+      ? `rank ${rank} of ${ranks}, device ${device}`
+      : `device ${device}, rank ${rank} of ${ranks}`;
     made.push({ comm, context });
     cleanup.push(() => watch.release(comm, context));
     byDevice.set(device, { comm, rank, ranks });
@@ -205,11 +243,14 @@ export async function openCommunicators(nccl: Nccl, context: Omit<OpenContext<Co
     }
     rt.setDevice(primary);
     keep(primary, nccl.initRank(ranks, id, rank, `rank ${rank} of ${ranks}, device ${primary}`), rank, ranks);
-    await watch.settle(`Rank ${rank} of ${ranks} (device ${primary}) joining the NCCL communicator (ncclCommInitRankConfig) waited for the other ranks`, {
-      timeoutMs,
-      signal,
-      hint: "Check that every rank started (one per GPU, the same count as the launcher's -np) and runs the same config with the same flags.",
-    });
+    await watch.settle(
+      `Rank ${rank} of ${ranks} (device ${primary}) joining the NCCL communicator (ncclCommInitRankConfig) waited for the other ranks`,
+      {
+        timeoutMs,
+        signal,
+        hint: "Check that every rank started (one per GPU, the same count as the launcher's -np) and runs the same config with the same flags.",
+      },
+    );
     // The communicator is up once every rank joined: each has read the id.
     if (rank === 0) withdrawUniqueId(path);
     notes.push(`NCCL ${version}: rank ${rank} of ${ranks} on device ${primary}, the unique id shared through ${path}.`);
@@ -224,9 +265,18 @@ export async function openCommunicators(nccl: Nccl, context: Omit<OpenContext<Co
     const comms = nccl.initAll(devices);
     devices.forEach((device, rank) => keep(device, comms[rank] as NcclComm, rank, ranks));
     rt.setDevice(primary);
-    notes.push(`NCCL ${version}: one process drives device${ranks === 1 ? '' : 's'} ${devices.join(', ')} (ncclCommInitAll, ${ranks} rank${ranks === 1 ? '' : 's'}).`);
+    notes.push(
+      `NCCL ${version}: one process drives device${ranks === 1 ? '' : 's'} ${devices.join(', ')} (ncclCommInitAll, ${ranks} rank${ranks === 1 ? '' : 's'}).`,
+    );
   }
   const ranks = [...byDevice.values()][0]?.ranks ?? 1;
   const on = process.env.NCCL_NVLS_ENABLE !== undefined && process.env.NCCL_NVLS_ENABLE !== '0';
-  return { nccl, byDevice, record: { library: 'nccl', version, ranks, localDevices: [...devices], nvls: on ? 'on' : 'off' }, notes, launched, watch };
+  return {
+    nccl,
+    byDevice,
+    record: { library: 'nccl', version, ranks, localDevices: [...devices], nvls: on ? 'on' : 'off' },
+    notes,
+    launched,
+    watch,
+  };
 }

@@ -48,7 +48,9 @@ function partOf(body: readonly Op[], device: number): Op[] {
     .map((op) => {
       const { group: _group, ...rest } = op as Op & { group?: unknown };
       const renamed = { ...rest, stream: op.stream.slice(prefix.length) } as Op;
-      return renamed.kind === 'record' || renamed.kind === 'wait' ? { ...renamed, event: renamed.event.slice(prefix.length) } : renamed;
+      return renamed.kind === 'record' || renamed.kind === 'wait'
+        ? { ...renamed, event: renamed.event.slice(prefix.length) }
+        : renamed;
     });
 }
 
@@ -62,7 +64,11 @@ describe('a config with a collective over several devices (data-parallel from on
       spanning,
       one.schedules.filter(hasCollective).map((s) => s.id),
     );
-    assert.deepEqual(spanning, ['serial', 'overlapped:8x3:depth-first:stage-per-stream', 'collective:allreduce:8-buckets']);
+    assert.deepEqual(spanning, [
+      'serial',
+      'overlapped:8x3:depth-first:stage-per-stream',
+      'collective:allreduce:8-buckets',
+    ]);
     for (const s of two.schedules) assert.deepEqual(scheduleDevices(s), spanning.includes(s.id) ? [0, 1] : [0], s.id);
     assert.deepEqual(two.devices, [0, 1]);
     assert.deepEqual(
@@ -74,17 +80,26 @@ describe('a config with a collective over several devices (data-parallel from on
 
   it("counts one rank's calls and bytes for the bandwidths, not every device's: 8 calls of 64 MiB per rank, alone and overlapped", () => {
     const eight = ddp([0, 1], { chunks: 8 });
-    assert.deepEqual(collectiveCalls(byKind(eight, 'overlapped')), { collective: { collective: 'allreduce', calls: 8, bytes: 512 * 2 ** 20 } });
+    assert.deepEqual(collectiveCalls(byKind(eight, 'overlapped')), {
+      collective: { collective: 'allreduce', calls: 8, bytes: 512 * 2 ** 20 },
+    });
     const alone = eight.schedules.find((s) => s.id === 'collective:allreduce:8-buckets') as Schedule;
-    assert.equal(alone.body.filter((op) => op.kind === 'collective').length, 16, 'both ranks call it in the spanning schedule');
-    assert.deepEqual(collectiveCalls(alone), { collective: { collective: 'allreduce', calls: 8, bytes: 512 * 2 ** 20 } });
+    assert.equal(
+      alone.body.filter((op) => op.kind === 'collective').length,
+      16,
+      'both ranks call it in the spanning schedule',
+    );
+    assert.deepEqual(collectiveCalls(alone), {
+      collective: { collective: 'allreduce', calls: 8, bytes: 512 * 2 ** 20 },
+    });
   });
 
   it('gives each device the one-device schedule\u2019s body, in its order, on streams of its own', () => {
     for (const id of ['serial', 'overlapped:8x3:depth-first:stage-per-stream']) {
       const mine = one.schedules.find((s) => s.id === id) as Schedule;
       const theirs = two.schedules.find((s) => s.id === id) as Schedule;
-      for (const device of [0, 1]) assert.deepEqual(partOf(theirs.body, device), mine.body, `${id} on device ${device}`);
+      for (const device of [0, 1])
+        assert.deepEqual(partOf(theirs.body, device), mine.body, `${id} on device ${device}`);
       assert.deepEqual(
         theirs.streams.map((s) => [s.id, s.device]),
         [0, 1].flatMap((device) => mine.streams.map((s) => [`d${device}:${s.id}`, device])),
@@ -102,9 +117,12 @@ describe('a config with a collective over several devices (data-parallel from on
         [chunk, 'd1:comm', false, true],
       ]),
     );
-    for (let k = 0; k < calls.length; k += 2) assert.equal((calls[k + 1]?.index ?? 0) - (calls[k]?.index ?? 0), 1, 'a group has nothing between its calls');
+    for (let k = 0; k < calls.length; k += 2)
+      assert.equal((calls[k + 1]?.index ?? 0) - (calls[k]?.index ?? 0), 1, 'a group has nothing between its calls');
     const three = ddp([0, 1, 2]);
-    const groups = byKind(three, 'serial').body.flatMap((op) => (op.kind === 'collective' ? [[op.stream, op.group?.opens, op.group?.closes]] : []));
+    const groups = byKind(three, 'serial').body.flatMap((op) =>
+      op.kind === 'collective' ? [[op.stream, op.group?.opens, op.group?.closes]] : [],
+    );
     assert.deepEqual(groups, [
       ['d0:comm', true, false],
       ['d1:comm', false, false],
@@ -121,13 +139,19 @@ describe('a config with a collective over several devices (data-parallel from on
     const ops = [...s.prologue, ...s.epilogue];
     assert.deepEqual(ops.at(-1), { kind: 'record', stream: 'd0:s0', event: 'end' });
     assert.deepEqual(ops.at(-2), { kind: 'wait', stream: 'd0:s0', event: 'end:d1' });
-    assert.deepEqual(s.bytes, { ...byKind(one, 'serial').bytes, d2h: 256 }, 'collective bytes per rank; each device copies its checksums back');
+    assert.deepEqual(
+      s.bytes,
+      { ...byKind(one, 'serial').bytes, d2h: 256 },
+      'collective bytes per rank; each device copies its checksums back',
+    );
   });
 
   it('times each grouped call from events recorded before the group opens and after it closes', () => {
     const { schedule, spans } = traceSchedule(byKind(two, 'overlapped'));
     const first = schedule.body.findIndex((op) => op.kind === 'collective');
-    const window = schedule.body.slice(first - 2, first + 4).map((op) => (op.kind === 'record' ? `record ${op.event}` : `${op.kind} ${op.stream}`));
+    const window = schedule.body
+      .slice(first - 2, first + 4)
+      .map((op) => (op.kind === 'record' ? `record ${op.event}` : `${op.kind} ${op.stream}`));
     const opening = spans.filter((s) => s.op.kind === 'collective').slice(0, 2);
     assert.deepEqual(window, [
       `record ${opening[0]?.begin}`,
@@ -141,13 +165,20 @@ describe('a config with a collective over several devices (data-parallel from on
       opening.map((s) => s.bodyIndex),
       [first, first + 1],
     );
-    assert.equal(spans.length, byKind(two, 'overlapped').body.filter((op) => op.kind !== 'record' && op.kind !== 'wait').length);
+    assert.equal(
+      spans.length,
+      byKind(two, 'overlapped').body.filter((op) => op.kind !== 'record' && op.kind !== 'wait').length,
+    );
   });
 
   it('refuses graph mode (exit 2): grouped calls across devices from one thread are not captured', () => {
     assert.throws(
       () => ddp([0, 1], { mode: 'graph' }),
-      (error: unknown) => error instanceof UsageError && /--mode graph: .*one NCCL group across devices, which cuda-pipe does not capture into a CUDA graph/.test(error.message),
+      (error: unknown) =>
+        error instanceof UsageError &&
+        /--mode graph: .*one NCCL group across devices, which cuda-pipe does not capture into a CUDA graph/.test(
+          error.message,
+        ),
     );
     assert.throws(() => dataParallel(one, [0, 1], { graph: true, spanning: spanningSchedule }), UsageError);
     const run = runCli(['run', ddpPath, '--devices', '0,1', '--mode', 'graph', '--dry-run']);
@@ -159,13 +190,19 @@ describe('a config with a collective over several devices (data-parallel from on
     const run = runCli(['run', ddpPath, '--devices', '0,1', '--dry-run']);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^Plan for ddp on device 0, 1: 32 items per rep/);
-    assert.match(run.stdout, /\nmode serial: [^\n]*on GPUs 0, 1 at once \(data-parallel: one NCCL rank each\); [^\n]*2 NCCL collectives\) on 4 streams on GPUs 0 and 1/);
+    assert.match(
+      run.stdout,
+      /\nmode serial: [^\n]*on GPUs 0, 1 at once \(data-parallel: one NCCL rank each\); [^\n]*2 NCCL collectives\) on 4 streams on GPUs 0 and 1/,
+    );
     assert.match(run.stdout, /note: Data-parallel over GPUs 0, 1: /);
   });
 
   it('refuses a mode that times probes of its own (a latency mode) rather than replicate it', () => {
     const serial = byKind(one, 'serial');
-    assert.throws(() => replicated({ ...serial, probes: [{ begin: 'start', end: 'end' }] }, [0, 1], spanningSchedule), UsageError);
+    assert.throws(
+      () => replicated({ ...serial, probes: [{ begin: 'start', end: 'end' }] }, [0, 1], spanningSchedule),
+      UsageError,
+    );
   });
 
   it('plans the split, not data parallelism, for a config without a collective', () => {
@@ -207,10 +244,21 @@ describe('the communicators of a data-parallel run', () => {
         [1, { comm: 101n, rank: 1, ranks: 2 }],
       ],
     );
-    assert.deepEqual(opened.record, { library: 'nccl', version: '2.28.3', ranks: 2, localDevices: [0, 1], nvls: 'off' });
+    assert.deepEqual(opened.record, {
+      library: 'nccl',
+      version: '2.28.3',
+      ranks: 2,
+      localDevices: [0, 1],
+      nvls: 'off',
+    });
     assert.match(opened.notes.join('\n'), /one process drives devices 0, 1 \(ncclCommInitAll, 2 ranks\)/);
     cleanup.run();
-    assert.deepEqual(calls, ['initAll 0,1', 'setDevice 0', 'release 101 (device 1, rank 1 of 2)', 'release 100 (device 0, rank 0 of 2)']);
+    assert.deepEqual(calls, [
+      'initAll 0,1',
+      'setDevice 0',
+      'release 101 (device 1, rank 1 of 2)',
+      'release 100 (device 0, rank 0 of 2)',
+    ]);
   });
 
   it('destroys every communicator when the run fails after opening them, even where one destroy fails', async () => {
@@ -242,7 +290,8 @@ const out = (name: string, type: ConfigBuffer['type'], values: readonly number[]
 };
 type Head<T extends unknown[]> = T extends [...infer H, unknown] ? H : never;
 /** The check with the comparisons the verifier gives it. */
-const checkReduction = (...args: Head<Parameters<typeof checkWith>>) => checkWith(...args, { compareOutput, compareWithin });
+const checkReduction = (...args: Head<Parameters<typeof checkWith>>) =>
+  checkWith(...args, { compareOutput, compareWithin });
 const f32 = (values: readonly number[]) => new Uint8Array(Float32Array.from(values).buffer);
 
 describe('checking that an all-reduce summed', () => {
@@ -250,10 +299,20 @@ describe('checking that an all-reduce summed', () => {
   const reference = new Map([['check', [f32([1.5, 3.25, 1e-3])]]]);
 
   it('passes two ranks whose reduced outputs are exactly twice the reference', () => {
-    const { mismatches, record } = checkReduction([check], new Map([['check', [f32([3, 6.5, 2e-3])]]]), reference, 2, null, POISON.serial);
+    const { mismatches, record } = checkReduction(
+      [check],
+      new Map([['check', [f32([3, 6.5, 2e-3])]]]),
+      reference,
+      2,
+      null,
+      POISON.serial,
+    );
     assert.deepEqual(mismatches, []);
     assert.deepEqual([record.status, record.exact, record.ranks, record.tolerance], ['passed', true, 2, undefined]);
-    assert.equal(record.text, `all-reduce (sum) over 2 ranks of equal inputs: serial's 3 of "check" equal 2 × those of serial with its collectives left out, exactly`);
+    assert.equal(
+      record.text,
+      `all-reduce (sum) over 2 ranks of equal inputs: serial's 3 of "check" equal 2 × those of serial with its collectives left out, exactly`,
+    );
   });
 
   it('fails a no-op all-reduce over two ranks: every value left as the rank computed it', () => {
@@ -280,12 +339,22 @@ describe('checking that an all-reduce summed', () => {
     assert.ok(Math.abs((found.record.tolerance?.largestError.relative ?? 0) - 4e-6) < 1e-7);
     const far = new Map([['check', [f32([6 * 1.001, 13, 4e-3])]]]);
     assert.equal(checkReduction([check], far, reference, 4, null, POISON.serial).record.status, 'failed');
-    assert.equal(checkReduction([check], far, reference, 4, { relative: 0.01, absolute: 0 }, POISON.serial).record.status, 'passed', "the config's tolerance where it gives one");
+    assert.equal(
+      checkReduction([check], far, reference, 4, { relative: 0.01, absolute: 0 }, POISON.serial).record.status,
+      'passed',
+      "the config's tolerance where it gives one",
+    );
   });
 
   it('scales as the GPU stores: float32 rounded, integers wrapped', () => {
-    assert.deepEqual([...new Float32Array(scaled({ type: 'float32' }, f32([1 + 2 ** -23]), 3).buffer)], [Math.fround(3 * (1 + 2 ** -23))]);
-    assert.deepEqual([...new Int32Array(scaled({ type: 'int32' }, new Uint8Array(Int32Array.from([2 ** 30]).buffer), 4).buffer)], [0]);
+    assert.deepEqual(
+      [...new Float32Array(scaled({ type: 'float32' }, f32([1 + 2 ** -23]), 3).buffer)],
+      [Math.fround(3 * (1 + 2 ** -23))],
+    );
+    assert.deepEqual(
+      [...new Int32Array(scaled({ type: 'int32' }, new Uint8Array(Int32Array.from([2 ** 30]).buffer), 4).buffer)],
+      [0],
+    );
     assert.deepEqual([...scaled({ type: 'uint8' }, Uint8Array.from([200]), 2)], [144]);
   });
 
@@ -327,17 +396,28 @@ describe('verification with the all-reduce check', () => {
   const runner = (reducedTimes: number) =>
     new FakeRunner(verified, [check], {
       unmeasured: [plan.reference as Schedule],
-      write: (s, bytes) => new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4).fill(s.id === 'serial:reference' ? 1.25 : 1.25 * reducedTimes),
+      write: (s, bytes) =>
+        new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4).fill(
+          s.id === 'serial:reference' ? 1.25 : 1.25 * reducedTimes,
+        ),
     });
 
   it('runs the reference after serial and passes when serial is twice it', async () => {
     const fake = runner(2);
     const v = await verifySchedules(fake, true, undefined, null, reductionCheck(plan, { size: null }));
     assert.equal(v.status, 'passed');
-    assert.deepEqual([v.reduction?.status, v.reduction?.ranks, v.reduction?.buffers], ['passed', 2, [{ name: 'check', elements: 32 }]]);
+    assert.deepEqual(
+      [v.reduction?.status, v.reduction?.ranks, v.reduction?.buffers],
+      ['passed', 2, [{ name: 'check', elements: 32 }]],
+    );
     assert.deepEqual(
       fake.calls.filter((c) => c.call === 'rep').map((c) => (c.call === 'rep' ? c.id : '')),
-      ['serial', 'serial:reference', 'overlapped:8x3:depth-first:stage-per-stream', 'overlapped:8x3:depth-first:stage-per-stream'],
+      [
+        'serial',
+        'serial:reference',
+        'overlapped:8x3:depth-first:stage-per-stream',
+        'overlapped:8x3:depth-first:stage-per-stream',
+      ],
     );
   });
 
@@ -372,7 +452,11 @@ describe('the all-reduce check in the table', () => {
   };
 
   it('says which rule ran on which elements after the comparison with serial', () => {
-    const table = renderRunTable({ ...base, verification: { status: 'passed', mismatches: [], reduction: { ...reduction, status: 'passed' } } }, plain, everything);
+    const table = renderRunTable(
+      { ...base, verification: { status: 'passed', mismatches: [], reduction: { ...reduction, status: 'passed' } } },
+      plain,
+      everything,
+    );
     assert.match(
       table,
       /verification: passed \(overlapped outputs equal serial byte for byte; every element written\)\nall-reduce check: passed \(all-reduce \(sum\) over 2 ranks[^\n]*32 of "check"/,
@@ -380,8 +464,26 @@ describe('the all-reduce check in the table', () => {
   });
 
   it("names a failed check's values as ranks × reference against what was all-reduced", () => {
-    const mismatch = { buffer: 'check', mode: serial, index: 0, expected: '3', actual: '1.5', differing: 32, unwritten: false };
-    const table = renderRunTable({ ...base, verification: { status: 'failed', mismatches: [mismatch], reduction: { ...reduction, status: 'failed' } } }, plain, everything);
-    assert.match(table, /output "check" of serial: first difference at element 0: 2 × reference 3, all-reduced 1\.5; 32 elements differ\nall-reduce check: FAILED/);
+    const mismatch = {
+      buffer: 'check',
+      mode: serial,
+      index: 0,
+      expected: '3',
+      actual: '1.5',
+      differing: 32,
+      unwritten: false,
+    };
+    const table = renderRunTable(
+      {
+        ...base,
+        verification: { status: 'failed', mismatches: [mismatch], reduction: { ...reduction, status: 'failed' } },
+      },
+      plain,
+      everything,
+    );
+    assert.match(
+      table,
+      /output "check" of serial: first difference at element 0: 2 × reference 3, all-reduced 1\.5; 32 elements differ\nall-reduce check: FAILED/,
+    );
   });
 });

@@ -1,5 +1,12 @@
 import { UsageError } from '../../errors.js';
-import { type EventSpec, isEventOp, type Plan, type PlanOp, type Schedule, type StreamSpec } from '../../model/schedule.js';
+import {
+  type EventSpec,
+  isEventOp,
+  type Plan,
+  type PlanOp,
+  type Schedule,
+  type StreamSpec,
+} from '../../model/schedule.js';
 import type { PlanPassContext } from '../api/index.js';
 import { type CollectiveOp, isCollectiveOp } from './spec.js';
 
@@ -10,14 +17,19 @@ import { type CollectiveOp, isCollectiveOp } from './spec.js';
 // the modes without one (each copy alone, the link, the small ops) stay on the first device, as they do for a split.
 
 /** Whether a schedule's body issues a collective. */
-export const hasCollective = (schedule: Pick<Schedule, 'body'>): boolean => schedule.body.some((op) => op.kind === 'collective');
+export const hasCollective = (schedule: Pick<Schedule, 'body'>): boolean =>
+  schedule.body.some((op) => op.kind === 'collective');
 
 /** A one-device name moved onto `device`: streams and events alike ("d1:comm", "d1:bucket:0"). */
 const on = (device: number, id: string) => `d${device}:${id}`;
 
 /** The one-device body on `device`: its streams and the events it records and waits on renamed. */
 function moved(body: readonly PlanOp[], device: number): PlanOp[] {
-  return body.map((op) => (isEventOp(op) ? { ...op, stream: on(device, op.stream), event: on(device, op.event) } : { ...op, stream: on(device, op.stream) }));
+  return body.map((op) =>
+    isEventOp(op)
+      ? { ...op, stream: on(device, op.stream), event: on(device, op.event) }
+      : { ...op, stream: on(device, op.stream) },
+  );
 }
 
 /** A body cut at its collectives: the ops before the first, each collective, the ops between, and so on. */
@@ -41,13 +53,17 @@ function cut(body: readonly PlanOp[]): { readonly runs: PlanOp[][]; readonly cal
 export function groupedBody(bodies: ReadonlyArray<readonly PlanOp[]>): PlanOp[] {
   const cuts = bodies.map(cut);
   const buckets = cuts[0]?.calls.length ?? 0;
-  if (cuts.some((c) => c.calls.length !== buckets)) throw new RangeError('every device of a data-parallel schedule issues the same collectives');
+  if (cuts.some((c) => c.calls.length !== buckets))
+    throw new RangeError('every device of a data-parallel schedule issues the same collectives');
   const out: PlanOp[] = [];
   for (let i = 0; i <= buckets; i++) {
     for (const c of cuts) out.push(...(c.runs[i] ?? []));
     if (i === buckets) break;
     cuts.forEach((c, k) => {
-      const call: CollectiveOp = { ...(c.calls[i] as CollectiveOp), group: { opens: k === 0, closes: k === cuts.length - 1 } };
+      const call: CollectiveOp = {
+        ...(c.calls[i] as CollectiveOp),
+        group: { opens: k === 0, closes: k === cuts.length - 1 },
+      };
       out.push(call);
     });
   }
@@ -55,17 +71,29 @@ export function groupedBody(bodies: ReadonlyArray<readonly PlanOp[]>): PlanOp[] 
 }
 
 /** A one-device schedule run on every device at once, timed as a split is (each device's own start and end too). */
-export function replicated(schedule: Schedule, devices: readonly number[], spanningSchedule: PlanPassContext['spanning']): Schedule {
+export function replicated(
+  schedule: Schedule,
+  devices: readonly number[],
+  spanningSchedule: PlanPassContext['spanning'],
+): Schedule {
   if (schedule.probes?.length) {
-    throw new UsageError(`${schedule.description} times probes of its own, which a data-parallel run across devices ${devices.join(', ')} does not replicate.`, {
-      hint: 'Leave latency: out of a config with a collective stage run on several devices.',
-    });
+    throw new UsageError(
+      `${schedule.description} times probes of its own, which a data-parallel run across devices ${devices.join(', ')} does not replicate.`,
+      {
+        hint: 'Leave latency: out of a config with a collective stage run on several devices.',
+      },
+    );
   }
   // The timed region's own events are made again around the devices; the body's (bucket and reduced events) move.
   const own = new Set([schedule.start, schedule.end, ...schedule.streams.map((s) => `join:${s.id}`)]);
   const bodyEvents = schedule.events.filter((e) => !own.has(e.id));
-  const events: EventSpec[] = devices.flatMap((device) => bodyEvents.map((e) => ({ ...e, id: on(device, e.id), device })));
-  const parts = devices.map((device) => ({ device, streams: schedule.streams.map((s): StreamSpec => ({ ...s, id: on(device, s.id), device })) }));
+  const events: EventSpec[] = devices.flatMap((device) =>
+    bodyEvents.map((e) => ({ ...e, id: on(device, e.id), device })),
+  );
+  const parts = devices.map((device) => ({
+    device,
+    streams: schedule.streams.map((s): StreamSpec => ({ ...s, id: on(device, s.id), device })),
+  }));
   const spanning = spanningSchedule({
     role: schedule.role,
     description: `${schedule.description}, on GPUs ${devices.join(', ')} at once (data-parallel: one NCCL rank each)`,
@@ -89,14 +117,18 @@ export function dataParallel(plan: Plan, devices: readonly number[], context: Pl
   if (context.graph) {
     throw new UsageError(
       `A data-parallel run over devices ${devices.join(', ')} issues each bucket's collectives across devices in one NCCL group from one thread, which cuda-pipe does not capture into a CUDA graph.`,
-      { hint: 'Use pipeline.mode: stream (or --mode stream) with several devices, or capture on one GPU per process: mpirun -np N cuda-pipe run … --mode graph.' },
+      {
+        hint: 'Use pipeline.mode: stream (or --mode stream) with several devices, or capture on one GPU per process: mpirun -np N cuda-pipe run … --mode graph.',
+      },
     );
   }
   return {
     ...plan,
     devices: [...devices],
     schedules: plan.schedules.map((s) => (hasCollective(s) ? replicated(s, devices, context.spanning) : s)),
-    placements: devices.slice(1).map((device) => ({ device, elements: plan.device.elements, base: 0, ownOutputs: true })),
+    placements: devices
+      .slice(1)
+      .map((device) => ({ device, elements: plan.device.elements, base: 0, ownOutputs: true })),
     notes: [
       ...plan.notes,
       `Data-parallel over GPUs ${devices.join(', ')}: every mode with a collective runs the same pipeline on each GPU at once (whole buffers, the same inputs), each bucket's collective grouped across them; the modes without one run on GPU ${devices[0]} alone.`,

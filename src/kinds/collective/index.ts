@@ -24,8 +24,14 @@ const CollectiveEntrySchema = z
     name: z.string().optional().describe('label used in output (default: the collective)'),
     collective: z
       .object({
-        op: z.enum(COLLECTIVES).describe('allreduce (sum), reducescatter (sum; rank r keeps part r) or allgather (rank r sends part r), in place'),
-        buffer: z.string().describe("a chunked buffer on the device (such as gradients, role out): each chunk's items are one call"),
+        op: z
+          .enum(COLLECTIVES)
+          .describe(
+            'allreduce (sum), reducescatter (sum; rank r keeps part r) or allgather (rank r sends part r), in place',
+          ),
+        buffer: z
+          .string()
+          .describe("a chunked buffer on the device (such as gradients, role out): each chunk's items are one call"),
         priority: PrioritySchema.optional().describe(
           "the communication stream's priority: high or low (the device's highest or lowest), or a number in the device's range; " +
             "default: the device's default. A sweep races it with --set 'kernels[N].collective.priority=high,low'",
@@ -40,13 +46,23 @@ type CollectiveEntry = z.output<typeof CollectiveEntrySchema>;
 
 const CHUNKED = new Set(['in', 'out', 'inout', 'scratch']);
 
-function resolve(entry: CollectiveEntry, buffers: readonly StepBuffer[]): { spec: CollectiveSpec } | { error: string; path: (string | number)[] } {
+function resolve(
+  entry: CollectiveEntry,
+  buffers: readonly StepBuffer[],
+): { spec: CollectiveSpec } | { error: string; path: (string | number)[] } {
   const { op, buffer: name, priority } = entry.collective;
   const buffer = buffers.find((b) => b.name === name);
   const path = ['collective', 'buffer'];
-  if (!buffer) return { error: `collective.buffer names no buffer "${name}" (buffers: ${buffers.map((b) => b.name).join(', ')})`, path };
+  if (!buffer)
+    return {
+      error: `collective.buffer names no buffer "${name}" (buffers: ${buffers.map((b) => b.name).join(', ')})`,
+      path,
+    };
   if (!CHUNKED.has(buffer.role)) {
-    return { error: `collective.buffer: "${name}" is ${buffer.role}, but a collective reduces each chunk's bucket: give it role out (or in, inout, scratch)`, path };
+    return {
+      error: `collective.buffer: "${name}" is ${buffer.role}, but a collective reduces each chunk's bucket: give it role out (or in, inout, scratch)`,
+      path,
+    };
   }
   const where = `kernels: ${entry.name ?? op} collective.priority`;
   return {
@@ -69,7 +85,11 @@ const collectiveConfig: StepConfig<CollectiveEntry> = {
 };
 
 /** The device call a collective issues through (exec/ keeps each device's communicator). */
-const WORDS: Readonly<Record<Collective, string>> = { allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather' };
+const WORDS: Readonly<Record<Collective, string>> = {
+  allreduce: 'all-reduce',
+  reducescatter: 'reduce-scatter',
+  allgather: 'all-gather',
+};
 
 const what = (op: CollectiveOp) => `${WORDS[op.spec.collective]} ${op.label} of "${op.spec.buffer}" (NCCL, sum)`;
 
@@ -116,19 +136,27 @@ export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives
     engine: { row: 3500, name: 'communication', hostCopy: false, exclusive: false },
   },
   what,
-  describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (items ${op.first} to ${op.first + op.count - 1}, ${formatBytes(messageBytes(op))} per rank)`,
-  timeline: (op) => ({ buffer: op.spec.buffer, kernel: op.label, bytes: messageBytes(op), collective: op.spec.collective }),
+  describe: (op, c) =>
+    `${what(op)}, ${c.chunk(op.chunk)} (items ${op.first} to ${op.first + op.count - 1}, ${formatBytes(messageBytes(op))} per rank)`,
+  timeline: (op) => ({
+    buffer: op.spec.buffer,
+    kernel: op.label,
+    bytes: messageBytes(op),
+    collective: op.spec.collective,
+  }),
   subject: (op) => op.kernel,
   communication: true,
   // CUPTI records the CUDA calls of every thread, NCCL's own threads among them, and hands its buffers out through
   // callbacks that koffi runs on the JS thread; with both, a traced rep of ddp.yaml never ended on two H100s
   // (CUDA_PIPE_CUPTI pointed nowhere, it ended: docs/measurements/2026-11-26-h100x2-cupti/).
-  untraced: "a rep with NCCL collectives: CUPTI's buffer callbacks, which run on the JS thread, and NCCL's own threads did not end a traced rep together on two GPUs",
+  untraced:
+    "a rep with NCCL collectives: CUPTI's buffer callbacks, which run on the JS thread, and NCCL's own threads did not end a traced rep together on two GPUs",
   result: resultSection,
   flags: [NCCL_DIR],
   environment: [['CUDA_PIPE_NCCL', 'the libnccl.so.2 file for collectives, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
-  failureHint: 'Every rank must run the same config with the same chunks; run with NCCL_DEBUG=WARN to see what NCCL saw.',
+  failureHint:
+    'Every rank must run the same config with the same chunks; run with NCCL_DEBUG=WARN to see what NCCL saw.',
   passes: { body: withCommStreams, plan: dataParallel, alone: collectiveAlone },
   report: commSection,
   check: reductionCheck,

@@ -6,13 +6,27 @@ import { packageRoot } from '../../paths.js';
 import { loadResults } from '../../result/load.js';
 import type { ModeResult } from '../../model/mode.js';
 import type { TermContext } from '../api/index.js';
-import { type AloneSample, aloneSamples, bucketBound, bucketCost, bucketStep, bucketTerm, leastCallMs } from './model.js';
+import {
+  type AloneSample,
+  aloneSamples,
+  bucketBound,
+  bucketCost,
+  bucketStep,
+  bucketTerm,
+  leastCallMs,
+} from './model.js';
 
 // The collective's term in the overlap bound: the bucket model at a layout's chunks, from the collective alone.
 
 const measured = join(packageRoot(), 'docs', 'measurements');
-const close = (actual: number, expected: number, tolerance = 1e-9) => assert.ok(Math.abs(actual - expected) <= tolerance, `${actual} ≠ ${expected}`);
-const sample = (calls: number, ms: number, bytes = 1024): AloneSample => ({ collective: 'allreduce', calls, bytes, ms });
+const close = (actual: number, expected: number, tolerance = 1e-9) =>
+  assert.ok(Math.abs(actual - expected) <= tolerance, `${actual} ≠ ${expected}`);
+const sample = (calls: number, ms: number, bytes = 1024): AloneSample => ({
+  collective: 'allreduce',
+  calls,
+  bytes,
+  ms,
+});
 
 describe("a collective call's least time", () => {
   it('is never above what any α ≥ 0 and bandwidth that agree with the samples give', () => {
@@ -77,9 +91,15 @@ describe("the collective's term on the DDP step recorded on two H100s", () => {
   it('predicts no other bucket count from one message size, and says so in the words it gives', () => {
     assert.equal(bucketBound(gpu, mode, 16, context), null);
     assert.equal(aloneSamples(context.modes).length, 1);
-    assert.match(bucketTerm.words?.unpredicted(mode, context) ?? '', /^the all-reduce alone was measured in 8 buckets only/);
+    assert.match(
+      bucketTerm.words?.unpredicted(mode, context) ?? '',
+      /^the all-reduce alone was measured in 8 buckets only/,
+    );
     assert.equal(bucketTerm.words?.change(8, 16), 'use 16 buckets, pipeline.chunks 16 (now 8)');
-    assert.match(bucketTerm.words?.limit(mode, 8, context) ?? '', /^the compute, then the last bucket's all-reduce \(0\.26\d ms\)/);
+    assert.match(
+      bucketTerm.words?.limit(mode, 8, context) ?? '',
+      /^the compute, then the last bucket's all-reduce \(0\.26\d ms\)/,
+    );
   });
 
   it('leaves a mode without collectives to the GPU bound', () => {

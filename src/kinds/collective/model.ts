@@ -6,11 +6,16 @@ import type { Collective } from '../../vocabulary.js';
 import type { KindTerm, TermContext, TermWords } from '../api/index.js';
 import { callMs, type CollectiveSample, fitAlphaBeta, type StepBound, stepBound } from './buckets.js';
 
-// The collective's term in the overlap bound (the contract's `term`): the bucket model of ./buckets.ts at a layout's chunk
+// The collective's term in the overlap bound (the contract's `term`): the bucket model of ./buckets.ts at a layout's
+// chunk
 // count, each chunk a bucket, from the collective alone as measured beside the layout. The same step the report's
 // communication section gives, so that a Result has one bound and one efficiency.
 
-const NAMES: Record<Collective, string> = { allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather' };
+const NAMES: Record<Collective, string> = {
+  allreduce: 'all-reduce',
+  reducescatter: 'reduce-scatter',
+  allgather: 'all-gather',
+};
 
 /** The collective alone at one bucket count: its calls a rep, their per-rank bytes together, its fastest rep. */
 export interface AloneSample extends CollectiveSample {
@@ -28,7 +33,12 @@ export function aloneSamples(modes: readonly ModeResult[]): AloneSample[] {
   for (const m of modes) {
     if (m.role.kind !== 'stage' || m.role.stage !== 'collective' || !m.samplesMs.length) continue;
     const collective = m.collective?.collective ?? (m.role.collective as Collective);
-    const sample = { collective, calls: m.collective?.calls ?? m.role.buckets ?? 1, bytes: m.collective?.bytes ?? m.bytes.collective ?? 0, ms: fastest(m.samplesMs) };
+    const sample = {
+      collective,
+      calls: m.collective?.calls ?? m.role.buckets ?? 1,
+      bytes: m.collective?.bytes ?? m.bytes.collective ?? 0,
+      ms: fastest(m.samplesMs),
+    };
     if (sample.bytes > 0 && (!samples.length || samples[0]?.collective === collective)) samples.push(sample);
   }
   return samples;
@@ -52,7 +62,11 @@ export function leastCallMs(samples: readonly AloneSample[], bytes: number): num
  * least every sample allows (a floor); at another count the α–β fit over two message sizes or more, never below that
  * floor; null where nothing predicts it (one message size: α cannot be told from the bandwidth).
  */
-export function bucketCost(samples: readonly AloneSample[], buckets: number, own: boolean): ((bytes: number) => number) | null {
+export function bucketCost(
+  samples: readonly AloneSample[],
+  buckets: number,
+  own: boolean,
+): ((bytes: number) => number) | null {
   const measured = samples.find((s) => s.calls === buckets);
   if (measured) return (bytes) => (measured.ms * bytes) / measured.bytes;
   if (own) return (bytes) => leastCallMs(samples, bytes);
@@ -64,14 +78,18 @@ export function bucketCost(samples: readonly AloneSample[], buckets: number, own
 /** The layout's chunk count, or null for a mode that is not a layout. */
 const ownChunks = (mode: ModeResult) => (mode.role.kind === 'overlapped' ? mode.role.layout.chunks : null);
 
-/** The bucket model's step for `mode`'s workload cut into `chunks` buckets; null where the collective alone cannot say. */
+/**
+ * The bucket model's step for `mode`'s workload cut into `chunks` buckets; null where the collective alone cannot say.
+ */
 export function bucketStep(mode: ModeResult, chunks: number, context: TermContext): StepBound | null {
   const samples = aloneSamples(context.modes);
   const [first] = samples;
   if (!first || !(context.items > 0)) return null;
   const buckets = splitRanges(context.items, chunks).length;
   const cost = bucketCost(samples, buckets, chunks === ownChunks(mode));
-  return cost ? stepBound({ layers: context.items, computeMs: context.computeMs, gradientBytes: first.bytes }, chunks, cost) : null;
+  return cost
+    ? stepBound({ layers: context.items, computeMs: context.computeMs, gradientBytes: first.bytes }, chunks, cost)
+    : null;
 }
 
 /**

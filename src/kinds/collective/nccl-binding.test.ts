@@ -58,7 +58,15 @@ function fakeNccl(nonblocking: boolean): string {
 }
 
 const noCompiler = spawnSync('cc', ['--version']).status === 0 ? false : 'no C compiler (cc) to build a fake libnccl';
-const call = { buffer: 0xa000n as DevicePtr, elements: 1024, elementBytes: 4, dataType: 7, rank: 1, ranks: 2, stream: 0x5000n as StreamHandle };
+const call = {
+  buffer: 0xa000n as DevicePtr,
+  elements: 1024,
+  elementBytes: 4,
+  dataType: 7,
+  rank: 1,
+  ranks: 2,
+  stream: 0x5000n as StreamHandle,
+};
 
 describe('the libnccl binding against a stand-in library', { skip: noCompiler, timeout: 60_000 }, () => {
   it('passes the unique id and NCCL 2.14 config by value, makes a nonblocking communicator, and issues each collective', () => {
@@ -73,7 +81,8 @@ describe('the libnccl binding against a stand-in library', { skip: noCompiler, t
     const comm = nccl.initRank(2, id, 1, 'rank 1');
     assert.equal(comm, 0xc0n);
     assert.equal(nccl.count(comm, 'rank 1'), 2);
-    for (const collective of ['allreduce', 'reducescatter', 'allgather'] as const) assert.equal(nccl.issue({ ...call, collective, comm })(), 0, collective);
+    for (const collective of ['allreduce', 'reducescatter', 'allgather'] as const)
+      assert.equal(nccl.issue({ ...call, collective, comm })(), 0, collective);
     nccl.release(comm, 'rank 1');
   });
 
@@ -90,7 +99,10 @@ describe('the libnccl binding against a stand-in library', { skip: noCompiler, t
       (error: unknown) => {
         assert.ok(error instanceof NcclError);
         assert.equal(error.exitCode, 4);
-        assert.equal(error.message, 'ncclCommInitRankConfig failed (rank 0 of 2): ncclInvalidArgument (4): invalid argument');
+        assert.equal(
+          error.message,
+          'ncclCommInitRankConfig failed (rank 0 of 2): ncclInvalidArgument (4): invalid argument',
+        );
         return true;
       },
     );

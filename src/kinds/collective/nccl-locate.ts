@@ -38,7 +38,8 @@ const SYSTEM_DIRS = ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib
 /** Roots under which Python keeps its packages: a virtualenv or conda first, then the user's and the system's. */
 function pythonRoots(env: NodeJS.ProcessEnv): string[] {
   const roots: string[] = [];
-  for (const variable of ['VIRTUAL_ENV', 'CONDA_PREFIX'] as const) if (env[variable]) roots.push(join(env[variable] as string, 'lib'));
+  for (const variable of ['VIRTUAL_ENV', 'CONDA_PREFIX'] as const)
+    if (env[variable]) roots.push(join(env[variable] as string, 'lib'));
   if (env.HOME) roots.push(join(env.HOME, '.local', 'lib'));
   roots.push('/usr/local/lib', '/usr/lib', '/opt/conda/lib');
   return roots;
@@ -87,23 +88,31 @@ export function ncclCandidates(env: NodeJS.ProcessEnv, fs: SearchFs = realFs): N
 
 /** The paragraph of a failed search: every place tried, and why each did not do. */
 export function describeNcclSearch(attempts: readonly { candidate: NcclCandidate; reason: string }[]): string {
-  const lines = attempts.map((a) => `  ${a.candidate.path} (${a.candidate.origin}): ${a.reason.split(': ').pop() ?? a.reason}`);
+  const lines = attempts.map(
+    (a) => `  ${a.candidate.path} (${a.candidate.origin}): ${a.reason.split(': ').pop() ?? a.reason}`,
+  );
   return `Could not load NCCL (libnccl.so.2), which a collective stage needs. Tried:\n${lines.join('\n')}`;
 }
 
 const SEARCH_HINT =
-  "Install NCCL (the libnccl2 package, or PyTorch's nvidia-nccl wheel), or set CUDA_PIPE_NCCL to the libnccl.so.2 file itself. " + 'Only configs with a collective stage need it.';
+  "Install NCCL (the libnccl2 package, or PyTorch's nvidia-nccl wheel), or set CUDA_PIPE_NCCL to the libnccl.so.2 file itself. " +
+  'Only configs with a collective stage need it.';
 
 /** Loads the first candidate that is NCCL (exports ncclCommInitAll); a missing one is an EnvironmentError (exit 3). */
 export function loadNcclLibrary(env: NodeJS.ProcessEnv = process.env, fs: SearchFs = realFs): BoundLibrary {
   const { library, attempts } = openFirst(ncclCandidates(env, fs), (exported) =>
-    exported('ncclCommInitAll') && exported('ncclCommInitRank') ? null : 'loads, but has no ncclCommInitAll (not libnccl)',
+    exported('ncclCommInitAll') && exported('ncclCommInitRank')
+      ? null
+      : 'loads, but has no ncclCommInitAll (not libnccl)',
   );
   if (library) return library;
   if (env[NCCL_OVERRIDE]) {
-    throw new LibraryOverrideError(`${NCCL_OVERRIDE}=${env[NCCL_OVERRIDE]}: ${attempts[0]?.reason ?? 'does not load'}.`, {
-      hint: `Point ${NCCL_OVERRIDE} at the libnccl.so.2 file itself, or unset it to search the loader's path, the CUDA folders and PyTorch's install.`,
-    });
+    throw new LibraryOverrideError(
+      `${NCCL_OVERRIDE}=${env[NCCL_OVERRIDE]}: ${attempts[0]?.reason ?? 'does not load'}.`,
+      {
+        hint: `Point ${NCCL_OVERRIDE} at the libnccl.so.2 file itself, or unset it to search the loader's path, the CUDA folders and PyTorch's install.`,
+      },
+    );
   }
   throw new EnvironmentError(describeNcclSearch(attempts), { hint: SEARCH_HINT });
 }

@@ -47,70 +47,121 @@ function bucketsOnTheCommStream(result: RunResult, chunks: number): void {
   const collectives = rep.ops.filter((o) => o.kind === 'collective');
   assert.equal(collectives.length, chunks);
   assert.ok(
-    collectives.every((o) => o.stream === 'comm' && o.collective === 'allreduce' && o.bytes === (32 / chunks) * 4 * 2 ** 22),
+    collectives.every(
+      (o) => o.stream === 'comm' && o.collective === 'allreduce' && o.bytes === (32 / chunks) * 4 * 2 ** 22,
+    ),
     JSON.stringify(collectives[0]),
   );
-  // Each bucket's all-reduce starts after its gradients were computed, and its D2H after the all-reduce (and the checksum behind it).
+  // Each bucket's all-reduce starts after its gradients were computed, and its D2H after the all-reduce (and the
+  // checksum behind it).
   for (let chunk = 0; chunk < chunks; chunk++) {
-    const of = (kind: string, kernel?: string) => rep.ops.find((o) => o.chunk === chunk && o.kind === kind && (kernel === undefined || o.kernel === kernel));
+    const of = (kind: string, kernel?: string) =>
+      rep.ops.find((o) => o.chunk === chunk && o.kind === kind && (kernel === undefined || o.kernel === kernel));
     const [backward, reduce, store] = [of('kernel', 'backward'), of('collective'), of('d2h')];
     assert.ok(backward && reduce && store, `chunk ${chunk}'s ops`);
-    assert.ok(backward.endMs <= reduce.startMs + 1e-3 && reduce.endMs <= store.startMs + 1e-3, JSON.stringify([backward, reduce, store]));
+    assert.ok(
+      backward.endMs <= reduce.startMs + 1e-3 && reduce.endMs <= store.startMs + 1e-3,
+      JSON.stringify([backward, reduce, store]),
+    );
   }
 }
 
 describe('NCCL collectives on a real device', () => {
-  it('runs the ddp config on one GPU as a one-rank communicator: verifies, and every bucket is all-reduced on the communication stream', gpu, () => {
-    const json = join(out, 'ddp.json');
-    const { code, stdout, stderr } = runCli(['run', writeConfig('ddp.yaml', small('stream')), '--json', json], {}, { timeoutMs: 240_000 });
-    assert.equal(code, 0, stderr);
-    assert.match(stdout, /verification: passed/);
-    const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
-    assert.deepEqual(result.communicator, { library: 'nccl', version: result.communicator?.version, ranks: 1, localDevices: [0], nvls: 'off' });
-    assert.match(result.communicator?.version ?? '', /^2\.\d+\.\d+$/);
-    assert.ok(result.notes.some((n) => n.includes('NCCL_NVLS_ENABLE=0')));
-    assert.ok(result.modes.some((m) => m.role.kind === 'stage' && m.role.stage === 'collective'));
-    // One rank: the all-reduce is the identity, so serial's checksums equal the reference's exactly.
-    assert.deepEqual(
-      [result.verification.reduction?.status, result.verification.reduction?.ranks, result.verification.reduction?.exact, result.verification.reduction?.buffers],
-      ['passed', 1, true, [{ name: 'check', elements: 32 }]],
-    );
-    bucketsOnTheCommStream(result, 8);
-  });
+  it(
+    'runs the ddp config on one GPU as a one-rank communicator: verifies, and every bucket is all-reduced on the communication stream',
+    gpu,
+    () => {
+      const json = join(out, 'ddp.json');
+      const { code, stdout, stderr } = runCli(
+        ['run', writeConfig('ddp.yaml', small('stream')), '--json', json],
+        {},
+        { timeoutMs: 240_000 },
+      );
+      assert.equal(code, 0, stderr);
+      assert.match(stdout, /verification: passed/);
+      const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
+      assert.deepEqual(result.communicator, {
+        library: 'nccl',
+        version: result.communicator?.version,
+        ranks: 1,
+        localDevices: [0],
+        nvls: 'off',
+      });
+      assert.match(result.communicator?.version ?? '', /^2\.\d+\.\d+$/);
+      assert.ok(result.notes.some((n) => n.includes('NCCL_NVLS_ENABLE=0')));
+      assert.ok(result.modes.some((m) => m.role.kind === 'stage' && m.role.stage === 'collective'));
+      // One rank: the all-reduce is the identity, so serial's checksums equal the reference's exactly.
+      assert.deepEqual(
+        [
+          result.verification.reduction?.status,
+          result.verification.reduction?.ranks,
+          result.verification.reduction?.exact,
+          result.verification.reduction?.buffers,
+        ],
+        ['passed', 1, true, [{ name: 'check', elements: 32 }]],
+      );
+      bucketsOnTheCommStream(result, 8);
+    },
+  );
 
-  it('drives two GPUs from one process (--devices 0,1): every bucket all-reduced on both in one group, checksums twice the reference', twoGpus, () => {
-    const json = join(out, 'ddp-devices.json');
-    const { code, stderr } = runCli(['run', writeConfig('ddp-devices.yaml', small('stream')), '--devices', '0,1', '--json', json], {}, { timeoutMs: 300_000 });
-    assert.equal(code, 0, stderr);
-    const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
-    assert.deepEqual([result.communicator?.ranks, result.communicator?.localDevices], [2, [0, 1]]);
-    assert.equal(result.verification.status, 'passed');
-    assert.deepEqual([result.verification.reduction?.status, result.verification.reduction?.ranks, result.verification.reduction?.exact], ['passed', 2, true]);
-    const overlapped = result.modes.find((m) => m.role.kind === 'overlapped');
-    assert.deepEqual(
-      overlapped?.perDevice?.map((d) => d.device),
-      [0, 1],
-    );
-    const reps = result.timeline?.reps.filter((r) => r.mode === overlapped?.id) ?? [];
-    assert.deepEqual(
-      reps.map((r) => [r.device, r.ops.filter((o) => o.kind === 'collective' && o.stream === `d${r.device}:comm`).length]),
-      [
-        [0, 8],
-        [1, 8],
-      ],
-    );
-  });
+  it(
+    'drives two GPUs from one process (--devices 0,1): every bucket all-reduced on both in one group, checksums twice the reference',
+    twoGpus,
+    () => {
+      const json = join(out, 'ddp-devices.json');
+      const { code, stderr } = runCli(
+        ['run', writeConfig('ddp-devices.yaml', small('stream')), '--devices', '0,1', '--json', json],
+        {},
+        { timeoutMs: 300_000 },
+      );
+      assert.equal(code, 0, stderr);
+      const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
+      assert.deepEqual([result.communicator?.ranks, result.communicator?.localDevices], [2, [0, 1]]);
+      assert.equal(result.verification.status, 'passed');
+      assert.deepEqual(
+        [
+          result.verification.reduction?.status,
+          result.verification.reduction?.ranks,
+          result.verification.reduction?.exact,
+        ],
+        ['passed', 2, true],
+      );
+      const overlapped = result.modes.find((m) => m.role.kind === 'overlapped');
+      assert.deepEqual(
+        overlapped?.perDevice?.map((d) => d.device),
+        [0, 1],
+      );
+      const reps = result.timeline?.reps.filter((r) => r.mode === overlapped?.id) ?? [];
+      assert.deepEqual(
+        reps.map((r) => [
+          r.device,
+          r.ops.filter((o) => o.kind === 'collective' && o.stream === `d${r.device}:comm`).length,
+        ]),
+        [
+          [0, 8],
+          [1, 8],
+        ],
+      );
+    },
+  );
 
   it('captures the buckets and their all-reduces into a CUDA graph and replays it', gpu, () => {
     const json = join(out, 'ddp-graph.json');
-    const { code, stderr } = runCli(['run', writeConfig('ddp-graph.yaml', small('graph')), '--json', json], {}, { timeoutMs: 240_000 });
+    const { code, stderr } = runCli(
+      ['run', writeConfig('ddp-graph.yaml', small('graph')), '--json', json],
+      {},
+      { timeoutMs: 240_000 },
+    );
     assert.equal(code, 0, stderr);
     const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
     assert.equal(result.verification.status, 'passed');
     assert.ok(result.modes.some((m) => m.role.kind === 'overlapped' && m.role.layout.issue === 'graph'));
   });
 
-  it('joins a one-rank nonblocking communicator with a unique id of 128 bytes, polled until NCCL made it', { ...gpu, timeout: 60_000 }, async () => {
+  it('joins a one-rank nonblocking communicator with a unique id of 128 bytes, polled until NCCL made it', {
+    ...gpu,
+    timeout: 60_000,
+  }, async () => {
     const nccl = loadNccl();
     const id = nccl.uniqueId();
     assert.equal(id.length, UNIQUE_ID_BYTES);
@@ -118,15 +169,23 @@ describe('NCCL collectives on a real device', () => {
     openRuntime().setDevice(0);
     const comm = nccl.initRank(1, id, 0, 'test');
     const until = performance.now() + 30_000;
-    while (nccl.asyncError(comm) === NCCL_IN_PROGRESS && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 1));
+    while (nccl.asyncError(comm) === NCCL_IN_PROGRESS && performance.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 1));
     assert.equal(nccl.asyncError(comm), 0);
     assert.equal(nccl.count(comm, 'test'), 1);
     nccl.release(comm, 'test');
   });
 
-  it('runs two ranks, one per GPU, as mpirun starts them, with the defaults (tracing, adaptive reps): the same rep counts on both', { ...twoGpus, timeout: 300_000 }, async () => {
+  it('runs two ranks, one per GPU, as mpirun starts them, with the defaults (tracing, adaptive reps): the same rep counts on both', {
+    ...twoGpus,
+    timeout: 300_000,
+  }, async () => {
     const config = writeConfig('ddp-ranks.yaml', small('stream'));
-    const done = await Promise.all([0, 1].map((rank) => runRank(rank, 2, ['run', config, '--json', join(out, `rank${rank}.json`), '--nccl-dir', out], 240_000)));
+    const done = await Promise.all(
+      [0, 1].map((rank) =>
+        runRank(rank, 2, ['run', config, '--json', join(out, `rank${rank}.json`), '--nccl-dir', out], 240_000),
+      ),
+    );
     const counts = done.map((_, rank) => {
       const result = RunResultSchema.parse(JSON.parse(readFileSync(join(out, `rank${rank}.json`), 'utf8')));
       return result.modes.map((m) => `${m.id} ${m.samplesMs.length}`);
@@ -142,9 +201,18 @@ describe('NCCL collectives on a real device', () => {
     }
   });
 
-  it('ends a rank whose peer never comes at its deadline with exit 4, saying what it waited for', { ...gpu, timeout: 120_000 }, async () => {
+  it('ends a rank whose peer never comes at its deadline with exit 4, saying what it waited for', {
+    ...gpu,
+    timeout: 120_000,
+  }, async () => {
     const started = performance.now();
-    const { code, stderr } = await runRank(0, 2, ['run', writeConfig('ddp-alone.yaml', small('stream')), '--timeout', '5', '--nccl-dir', out], 60_000, 'alone');
+    const { code, stderr } = await runRank(
+      0,
+      2,
+      ['run', writeConfig('ddp-alone.yaml', small('stream')), '--timeout', '5', '--nccl-dir', out],
+      60_000,
+      'alone',
+    );
     assert.equal(code, 4, stderr);
     assert.match(stderr, /Rank 0 of 2 \(device 0\) joining the NCCL communicator .* waited for the other ranks/);
     assert.ok(performance.now() - started < 30_000, `${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -152,12 +220,19 @@ describe('NCCL collectives on a real device', () => {
 
   it('ends a rank waiting for its peer within 2 s of SIGTERM (exit 130)', { ...gpu, timeout: 120_000 }, async () => {
     let signalledAt = 0;
-    const { code, stderr } = await runRank(0, 2, ['run', writeConfig('ddp-term.yaml', small('stream')), '--nccl-dir', out], 60_000, 'term', (child) => {
-      setTimeout(() => {
-        signalledAt = performance.now();
-        child.kill('SIGTERM');
-      }, 8_000);
-    });
+    const { code, stderr } = await runRank(
+      0,
+      2,
+      ['run', writeConfig('ddp-term.yaml', small('stream')), '--nccl-dir', out],
+      60_000,
+      'term',
+      (child) => {
+        setTimeout(() => {
+          signalledAt = performance.now();
+          child.kill('SIGTERM');
+        }, 8_000);
+      },
+    );
     const after = performance.now() - signalledAt;
     assert.equal(code, 130, stderr);
     assert.ok(signalledAt > 0 && after < 2_000, `ended ${(after / 1000).toFixed(2)} s after SIGTERM`);
@@ -167,10 +242,20 @@ describe('NCCL collectives on a real device', () => {
     ['reducescatter', 'reduce-scatter'],
     ['allgather', 'all-gather'],
   ] as const) {
-    it(`runs a ${name} over two GPUs from one process: verifies, and reports its bus bandwidth`, { ...twoGpus, timeout: 300_000 }, () => {
+    it(`runs a ${name} over two GPUs from one process: verifies, and reports its bus bandwidth`, {
+      ...twoGpus,
+      timeout: 300_000,
+    }, () => {
       const json = join(out, `${op}.json`);
-      const text = small('stream').replace('collective: { op: allreduce, buffer: grads }', `collective: { op: ${op}, buffer: grads }`);
-      const { code, stdout, stderr } = runCli(['run', writeConfig(`${op}.yaml`, text), '--devices', '0,1', '--json', json], {}, { timeoutMs: 240_000 });
+      const text = small('stream').replace(
+        'collective: { op: allreduce, buffer: grads }',
+        `collective: { op: ${op}, buffer: grads }`,
+      );
+      const { code, stdout, stderr } = runCli(
+        ['run', writeConfig(`${op}.yaml`, text), '--devices', '0,1', '--json', json],
+        {},
+        { timeoutMs: 240_000 },
+      );
       assert.equal(code, 0, `${stderr}\n${stdout}`);
       const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
       assert.equal(result.verification.status, 'passed');
@@ -185,8 +270,15 @@ describe('NCCL collectives on a real device', () => {
     timeout: 240_000,
   }, () => {
     const json = join(out, 'ddp-sweep.json');
-    const config = writeConfig('ddp-sweep.yaml', small('stream').replace('chunks: [1, 2, 4, 8, 16, 32]', 'chunks: [2, 4, 8]\n  maxTime: 0.3'));
-    const { code, stdout, stderr } = runCli(['sweep', config, '--devices', '0,1', '--json', json], {}, { timeoutMs: 230_000 });
+    const config = writeConfig(
+      'ddp-sweep.yaml',
+      small('stream').replace('chunks: [1, 2, 4, 8, 16, 32]', 'chunks: [2, 4, 8]\n  maxTime: 0.3'),
+    );
+    const { code, stdout, stderr } = runCli(
+      ['sweep', config, '--devices', '0,1', '--json', json],
+      {},
+      { timeoutMs: 230_000 },
+    );
     assert.equal(code, 0, stderr);
     const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
     assert.deepEqual(
@@ -204,7 +296,10 @@ describe('NCCL collectives on a real device', () => {
     // The traced rep of the best layout is data-parallel too: each device's buckets all-reduced on its own comm stream.
     const reps = result.timeline?.reps.filter((r) => r.mode === best.id) ?? [];
     assert.deepEqual(
-      reps.map((r) => [r.device, r.ops.filter((o) => o.kind === 'collective' && o.stream === `d${r.device}:comm`).length]),
+      reps.map((r) => [
+        r.device,
+        r.ops.filter((o) => o.kind === 'collective' && o.stream === `d${r.device}:comm`).length,
+      ]),
       [
         [0, best.role.layout.chunks],
         [1, best.role.layout.chunks],

@@ -50,7 +50,9 @@ describe('the ddp config planned', () => {
         ['comm', 'non-blocking'],
       ],
     );
-    const computeWaits = ops.filter((op) => op.stream === 'compute' && op.kind === 'wait').map((op) => (op as { event: string }).event);
+    const computeWaits = ops
+      .filter((op) => op.stream === 'compute' && op.kind === 'wait')
+      .map((op) => (op as { event: string }).event);
     assert.deepEqual(computeWaits, ['start'], 'the compute stream waits only for the start of the rep');
     assert.deepEqual(
       ops.flatMap((op) => (op.kind === 'kernel' && op.stream === 'comm' ? [op.chunk] : [])),
@@ -63,7 +65,8 @@ describe('the ddp config planned', () => {
     const s = overlapped(ddpPlan());
     const ops = scheduleOps(s);
     const before = happensBefore(ops);
-    const at = (chunk: number, match: (op: Op) => boolean) => ops.findIndex((op) => 'chunk' in op && op.chunk === chunk && match(op));
+    const at = (chunk: number, match: (op: Op) => boolean) =>
+      ops.findIndex((op) => 'chunk' in op && op.chunk === chunk && match(op));
     for (let chunk = 0; chunk < 8; chunk++) {
       const backward = at(chunk, (op) => op.kind === 'kernel' && op.kernel === 'backward');
       const reduce = at(chunk, (op) => op.kind === 'collective');
@@ -85,7 +88,9 @@ describe('the ddp config planned', () => {
     for (const chunks of [1, 8, 32]) {
       const plan = ddpPlan({ chunks });
       const s = overlapped(plan);
-      const bytes = scheduleOps(s).flatMap((op) => (op.kind === 'collective' ? [op.count * op.spec.itemSize * op.spec.elementBytes] : []));
+      const bytes = scheduleOps(s).flatMap((op) =>
+        op.kind === 'collective' ? [op.count * op.spec.itemSize * op.spec.elementBytes] : [],
+      );
       assert.deepEqual(
         bytes,
         Array.from({ length: chunks }, () => (512 / chunks) * MiB),
@@ -101,7 +106,11 @@ describe('the ddp config planned', () => {
       alone.map((s) => s.id),
       ['collective:allreduce:8-buckets'],
     );
-    assert.equal(modeId({ kind: 'stage', stage: 'collective', collective: 'allreduce' }), 'collective:allreduce', 'files from before buckets keep their ids');
+    assert.equal(
+      modeId({ kind: 'stage', stage: 'collective', collective: 'allreduce' }),
+      'collective:allreduce',
+      'files from before buckets keep their ids',
+    );
     const body = (alone[0]?.body ?? []).filter((op) => op.kind === 'collective');
     assert.deepEqual(
       body.map((op) => [op.kind, op.stream, op.chunk]),
@@ -115,7 +124,9 @@ describe('the ddp config planned', () => {
     const layouts = [2, 8, 32].map((chunks) => ({ chunks, streams: 3 }));
     const plan = buildLayoutsPlan(config, resolveKernels(config, locate), layouts, ['depth-first']);
     assert.deepEqual(
-      plan.schedules.filter((s) => s.role.kind === 'stage' && s.role.stage === 'collective').map((s) => [s.id, s.body.filter((op) => op.kind === 'collective').length]),
+      plan.schedules
+        .filter((s) => s.role.kind === 'stage' && s.role.stage === 'collective')
+        .map((s) => [s.id, s.body.filter((op) => op.kind === 'collective').length]),
       [
         ['collective:allreduce:2-buckets', 2],
         ['collective:allreduce:8-buckets', 8],
@@ -128,7 +139,9 @@ describe('the ddp config planned', () => {
     const plan = ddpPlan({ chunks: 8 });
     const alone = plan.schedules.find((s) => s.role.kind === 'stage' && s.role.stage === 'collective');
     assert.ok(alone);
-    assert.deepEqual(collectiveCalls(overlapped(plan)), { collective: { collective: 'allreduce', calls: 8, bytes: 512 * MiB } });
+    assert.deepEqual(collectiveCalls(overlapped(plan)), {
+      collective: { collective: 'allreduce', calls: 8, bytes: 512 * MiB },
+    });
     assert.deepEqual(collectiveCalls(alone), { collective: { collective: 'allreduce', calls: 8, bytes: 512 * MiB } });
     const kernelAlone = plan.schedules.find((s) => s.role.kind === 'stage' && s.role.stage === 'kernel');
     assert.ok(kernelAlone);
@@ -158,7 +171,16 @@ describe('the ddp config planned', () => {
         deviceFirst: 0,
         spec: { collective: 'allreduce', buffer: 'g', type: 'float32', itemSize: 4, elementBytes: 4 },
       },
-      { kind: 'copy', stream: 's0', direction: 'd2h', buffer: 'g', hostOffset: 0, deviceOffset: 0, bytes: 16, chunk: 0 },
+      {
+        kind: 'copy',
+        stream: 's0',
+        direction: 'd2h',
+        buffer: 'g',
+        hostOffset: 0,
+        deviceOffset: 0,
+        bytes: 16,
+        chunk: 0,
+      },
       { kind: 'kernel', stream: 's1', kernel: 'k', chunk: 1, first: 1, count: 1, deviceFirst: 1 },
     ];
     const facts = { computeKinds: new Set<string>(STAGE_KINDS.filter((k) => k.phase === 'compute').map((k) => k.id)) };
@@ -169,19 +191,34 @@ describe('the ddp config planned', () => {
     const moved = withCommStreams({ body, streams, device: 0 }, facts);
     assert.deepEqual(
       moved.body.map((op) => `${op.stream} ${op.kind}${'event' in op ? ` ${op.event}` : ''}`),
-      ['s0 kernel', 's0 record bucket:0', 'comm wait bucket:0', 'comm collective', 'comm record reduced:0', 's0 wait reduced:0', 's0 copy', 's1 kernel'],
+      [
+        's0 kernel',
+        's0 record bucket:0',
+        'comm wait bucket:0',
+        'comm collective',
+        'comm record reduced:0',
+        's0 wait reduced:0',
+        's0 copy',
+        's1 kernel',
+      ],
     );
     assert.deepEqual(
       moved.events.map((e) => e.id),
       ['bucket:0', 'reduced:0'],
     );
-    assert.deepEqual(withCommStreams({ body: body.slice(0, 1), streams: [], device: 0 }, facts).body, body.slice(0, 1), 'a body without collectives is left as it is');
+    assert.deepEqual(
+      withCommStreams({ body: body.slice(0, 1), streams: [], device: 0 }, facts).body,
+      body.slice(0, 1),
+      'a body without collectives is left as it is',
+    );
   });
 });
 
 describe('a collective entry in kernels:', () => {
-  const config = (entry: string, buffers = '  g: { type: float32, itemSize: 4, role: out }\n  r: { type: float32, count: 4, role: resident }') =>
-    `name: c\nbuffers:\n${buffers}\nkernels:\n${entry}\npipeline: { items: 8, chunks: 4 }\n`;
+  const config = (
+    entry: string,
+    buffers = '  g: { type: float32, itemSize: 4, role: out }\n  r: { type: float32, count: 4, role: resident }',
+  ) => `name: c\nbuffers:\n${buffers}\nkernels:\n${entry}\npipeline: { items: 8, chunks: 4 }\n`;
   const refused = (text: string): string => {
     try {
       parseConfigText(text, '/cfg/c.yaml');
@@ -194,12 +231,24 @@ describe('a collective entry in kernels:', () => {
 
   it('resolves to a collective step labelled by its op, with the buffer\u2019s shape', () => {
     const { config: c } = parseConfigText(config('  - collective: { op: reducescatter, buffer: g }'), '/cfg/c.yaml');
-    assert.deepEqual(c.steps, [{ stage: 'collective', label: 'reducescatter', spec: { collective: 'reducescatter', buffer: 'g', type: 'float32', itemSize: 4, elementBytes: 4 } }]);
+    assert.deepEqual(c.steps, [
+      {
+        stage: 'collective',
+        label: 'reducescatter',
+        spec: { collective: 'reducescatter', buffer: 'g', type: 'float32', itemSize: 4, elementBytes: 4 },
+      },
+    ]);
   });
 
   it('refuses a buffer that does not exist or is resident, naming the field', () => {
-    assert.match(refused(config('  - collective: { op: allreduce, buffer: grads }')), /kernels\[0\]: collective\.buffer names no buffer "grads" \(buffers: g, r\)/);
-    assert.match(refused(config('  - collective: { op: allreduce, buffer: r }')), /collective\.buffer: "r" is resident, but a collective reduces each chunk's bucket/);
+    assert.match(
+      refused(config('  - collective: { op: allreduce, buffer: grads }')),
+      /kernels\[0\]: collective\.buffer names no buffer "grads" \(buffers: g, r\)/,
+    );
+    assert.match(
+      refused(config('  - collective: { op: allreduce, buffer: r }')),
+      /collective\.buffer: "r" is resident, but a collective reduces each chunk's bucket/,
+    );
   });
 
   it('refuses an unknown op and an unknown field, naming where', () => {
@@ -211,13 +260,20 @@ describe('a collective entry in kernels:', () => {
 describe('libnccl', () => {
   const fakeFs = (files: readonly string[]): SearchFs => ({
     exists: (path) => files.includes(path),
-    list: (dir) => [...new Set(files.filter((f) => f.startsWith(`${dir}/`)).map((f) => f.slice(dir.length + 1).split('/')[0] as string))],
+    list: (dir) => [
+      ...new Set(
+        files.filter((f) => f.startsWith(`${dir}/`)).map((f) => f.slice(dir.length + 1).split('/')[0] as string),
+      ),
+    ],
   });
 
   it("is looked for through the loader, CUDA_PATH, CUDA_HOME, /usr/local/cuda, the system folders, then PyTorch's install", () => {
     const torch = '/usr/local/lib/python3.12/dist-packages/nvidia/nccl/lib/libnccl.so.2';
     const venv = '/venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2';
-    const found = ncclCandidates({ CUDA_PATH: '/opt/cuda', CUDA_HOME: '/opt/home', VIRTUAL_ENV: '/venv' }, fakeFs([torch, venv])).map((c) => `${c.origin}: ${c.path}`);
+    const found = ncclCandidates(
+      { CUDA_PATH: '/opt/cuda', CUDA_HOME: '/opt/home', VIRTUAL_ENV: '/venv' },
+      fakeFs([torch, venv]),
+    ).map((c) => `${c.origin}: ${c.path}`);
     assert.deepEqual(found, [
       'dynamic loader search: libnccl.so.2',
       'CUDA_PATH: /opt/cuda/lib64/libnccl.so.2',
@@ -234,10 +290,13 @@ describe('libnccl', () => {
   });
 
   it('takes CUDA_PIPE_NCCL alone when it is set, and refuses it when it does not load', () => {
-    assert.deepEqual(ncclCandidates({ CUDA_PIPE_NCCL: '/x/libnccl.so.2', CUDA_PATH: '/opt/cuda' }), [{ path: '/x/libnccl.so.2', origin: 'CUDA_PIPE_NCCL' }]);
+    assert.deepEqual(ncclCandidates({ CUDA_PIPE_NCCL: '/x/libnccl.so.2', CUDA_PATH: '/opt/cuda' }), [
+      { path: '/x/libnccl.so.2', origin: 'CUDA_PIPE_NCCL' },
+    ]);
     assert.throws(
       () => loadNcclLibrary({ CUDA_PIPE_NCCL: '/nowhere/libnccl.so.2' }),
-      (error: unknown) => error instanceof EnvironmentError && /CUDA_PIPE_NCCL=\/nowhere\/libnccl\.so\.2/.test(error.message),
+      (error: unknown) =>
+        error instanceof EnvironmentError && /CUDA_PIPE_NCCL=\/nowhere\/libnccl\.so\.2/.test(error.message),
     );
   });
 
@@ -249,7 +308,9 @@ describe('libnccl', () => {
     }
   })();
 
-  it('missing everywhere is exit 3 naming every place it looked', { skip: here ? `libnccl is here (${here})` : false }, () => {
+  it('missing everywhere is exit 3 naming every place it looked', {
+    skip: here ? `libnccl is here (${here})` : false,
+  }, () => {
     try {
       loadNcclLibrary({ CUDA_PATH: '/nowhere/cuda' }, fakeFs([]));
       assert.fail('libnccl should not load');
@@ -291,7 +352,10 @@ describe('NVLink multicast', () => {
     const env: NodeJS.ProcessEnv = {};
     const off = nvlsOff(env);
     assert.equal(env.NCCL_NVLS_ENABLE, '0');
-    assert.deepEqual(off, { set: true, note: 'cuda-pipe set NCCL_NVLS_ENABLE=0 (NVLink multicast off), as nothing had set it.' });
+    assert.deepEqual(off, {
+      set: true,
+      note: 'cuda-pipe set NCCL_NVLS_ENABLE=0 (NVLink multicast off), as nothing had set it.',
+    });
   });
 
   it("is left as the user set it, and the note says it was the user's", () => {
@@ -311,7 +375,10 @@ describe("the ranks' unique id through a file", () => {
     assert.equal(uniqueIdPath('/shared', '4242', { SLURM_STEP_ID: '3' }), '/shared/cuda-pipe-nccl-4242.3.id');
     assert.equal(uniqueIdPath('/shared', 'a/b c', {}), '/shared/cuda-pipe-nccl-a_b_c.id');
     assert.equal(uniqueIdPath('/shared', '4242', { CUDA_PIPE_JOB_ID: '7' }), '/shared/cuda-pipe-nccl-7.id');
-    assert.equal(uniqueIdPath('/shared', null, { PMIX_NAMESPACE: 'prterun-host-123@1' }), '/shared/cuda-pipe-nccl-prterun-host-123_1.id');
+    assert.equal(
+      uniqueIdPath('/shared', null, { PMIX_NAMESPACE: 'prterun-host-123@1' }),
+      '/shared/cuda-pipe-nccl-prterun-host-123_1.id',
+    );
     assert.throws(
       () => uniqueIdPath('/shared', null, {}),
       (error: unknown) => error instanceof UsageError && /CUDA_PIPE_JOB_ID/.test(error.hint ?? ''),
@@ -332,7 +399,10 @@ describe("the ranks' unique id through a file", () => {
     const path = uniqueIdPath(dir(), 'job2', {});
     await assert.rejects(awaitUniqueId(path, 128, { timeoutMs: 50, pollMs: 10, rank: 3 }), (error: unknown) => {
       assert.ok(error instanceof EnvironmentError);
-      assert.match(error.message, /^Rank 3 waited 0\.1 s for rank 0 to write the NCCL unique id to .*cuda-pipe-nccl-job2\.id/);
+      assert.match(
+        error.message,
+        /^Rank 3 waited 0\.1 s for rank 0 to write the NCCL unique id to .*cuda-pipe-nccl-job2\.id/,
+      );
       assert.match(error.hint ?? '', /--nccl-dir/);
       return true;
     });
@@ -341,7 +411,10 @@ describe("the ranks' unique id through a file", () => {
   it('refuses a file of another size under its name', async () => {
     const path = uniqueIdPath(dir(), 'job3', {});
     writeFileSync(path, 'not an id');
-    await assert.rejects(awaitUniqueId(path, 128, { timeoutMs: 50, rank: 1 }), /holds 9 bytes, not an NCCL unique id of 128/);
+    await assert.rejects(
+      awaitUniqueId(path, 128, { timeoutMs: 50, rank: 1 }),
+      /holds 9 bytes, not an NCCL unique id of 128/,
+    );
   });
 
   it('writes through a temp file renamed into place, so the folder never holds a partial id', () => {
@@ -372,7 +445,13 @@ describe('the Result of a run with collectives', () => {
       timeline: { reps: [{ ...rep, ops: [...rep.ops, op] }] },
     };
     const parsed = RunResultSchema.parse(JSON.parse(JSON.stringify(result)));
-    assert.deepEqual(parsed.communicator, { library: 'nccl', version: '2.28.3', ranks: 2, localDevices: [0], nvls: 'off' });
+    assert.deepEqual(parsed.communicator, {
+      library: 'nccl',
+      version: '2.28.3',
+      ranks: 2,
+      localDevices: [0],
+      nvls: 'off',
+    });
     assert.equal(parsed.timeline?.reps[0]?.ops.at(-1)?.collective, 'allreduce');
     assert.throws(() => RunResultSchema.parse({ ...result, communicator: { ...result.communicator, nvls: 'maybe' } }));
   });
@@ -418,7 +497,13 @@ describe('opening the communicators', () => {
   it('joins rank 1 of a launch with the id rank 0 writes to the file while it waits', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nccl-ranks-'));
     const one = fakes();
-    const joining = openCommunicatorsOf(one.nccl, one.rt, ddp, { identity: { rank: 1, size: 2, jobId: 'j8' }, dir, timeoutMs: 5000 }, new Cleanup());
+    const joining = openCommunicatorsOf(
+      one.nccl,
+      one.rt,
+      ddp,
+      { identity: { rank: 1, size: 2, jobId: 'j8' }, dir, timeoutMs: 5000 },
+      new Cleanup(),
+    );
     await new Promise((resolve) => setTimeout(resolve, 60));
     assert.deepEqual(one.calls, [], 'rank 1 waits for the id');
     publishUniqueId(
@@ -441,21 +526,46 @@ describe('opening the communicators', () => {
         return BigInt(ranks + rank);
       },
     }) as Nccl;
-    const opened = await openCommunicatorsOf(nccl, zero.rt, ddp, { identity: { rank: 0, size: 2, jobId: 'j9' }, dir }, new Cleanup());
+    const opened = await openCommunicatorsOf(
+      nccl,
+      zero.rt,
+      ddp,
+      { identity: { rank: 0, size: 2, jobId: 'j9' }, dir },
+      new Cleanup(),
+    );
     assert.deepEqual(seen, [0, 1, 2, 5]);
     assert.equal(existsSync(path), false);
-    assert.match(opened.notes.join('\n'), /rank 0 of 2 on device 0, the unique id shared through .*cuda-pipe-nccl-j9\.id/);
+    assert.match(
+      opened.notes.join('\n'),
+      /rank 0 of 2 on device 0, the unique id shared through .*cuda-pipe-nccl-j9\.id/,
+    );
   });
 
   it('refuses graph capture with an NCCL older than 2.9, a ring of device slots, and a launched rank whose plan spans several devices (exit 2)', async () => {
     const graphed = ddpPlan();
-    const asGraph = { ...graphed, schedules: graphed.schedules.map((s) => (s.role.kind === 'overlapped' ? { ...s, issue: 'graph' as const } : s)) };
-    await assert.rejects(openCommunicatorsOf(fakes(2804).nccl, fakes().rt, asGraph, alone, new Cleanup()), /NCCL 2\.8\.4 .* cannot be captured into a CUDA graph/);
+    const asGraph = {
+      ...graphed,
+      schedules: graphed.schedules.map((s) => (s.role.kind === 'overlapped' ? { ...s, issue: 'graph' as const } : s)),
+    };
+    await assert.rejects(
+      openCommunicatorsOf(fakes(2804).nccl, fakes().rt, asGraph, alone, new Cleanup()),
+      /NCCL 2\.8\.4 .* cannot be captured into a CUDA graph/,
+    );
     const ring = { ...ddp, device: { ...ddp.device, ring: { slots: 2, slotElements: 4 } } };
     await assert.rejects(openCommunicatorsOf(fakes().nccl, fakes().rt, ring, alone, new Cleanup()), UsageError);
     await assert.rejects(
-      openCommunicatorsOf(fakes().nccl, fakes().rt, { ...ddp, devices: [0, 1] }, { identity: { rank: 0, size: 2, jobId: 'j7' } }, new Cleanup()),
-      (error: unknown) => error instanceof UsageError && /rank 0 of 2 under a launcher, and its plan spans devices 0, 1: a launched rank drives one GPU/.test(error.message),
+      openCommunicatorsOf(
+        fakes().nccl,
+        fakes().rt,
+        { ...ddp, devices: [0, 1] },
+        { identity: { rank: 0, size: 2, jobId: 'j7' } },
+        new Cleanup(),
+      ),
+      (error: unknown) =>
+        error instanceof UsageError &&
+        /rank 0 of 2 under a launcher, and its plan spans devices 0, 1: a launched rank drives one GPU/.test(
+          error.message,
+        ),
     );
   });
 });

@@ -1,4 +1,12 @@
-import { type BoundCalls, type BoundLibrary, type CheckedLibrary, checkedLibrary, declareStruct, loadOnce, type NativeCall } from '../../cuda/ffi.js';
+import {
+  type BoundCalls,
+  type BoundLibrary,
+  type CheckedLibrary,
+  checkedLibrary,
+  declareStruct,
+  loadOnce,
+  type NativeCall,
+} from '../../cuda/ffi.js';
 import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
 import { DeviceFailure } from '../../errors.js';
 import type { Collective } from '../../vocabulary.js';
@@ -48,7 +56,10 @@ const RESULT_NAME: ReadonlyMap<number, string> = new Map([
 
 const RESULT_HINT: ReadonlyMap<number, string> = new Map([
   [1, 'A CUDA call inside NCCL failed: run with NCCL_DEBUG=WARN to see which, and check the GPU with nvidia-smi.'],
-  [2, 'A system call inside NCCL failed (sockets, shared memory, /dev/shm size): run with NCCL_DEBUG=WARN to see which.'],
+  [
+    2,
+    'A system call inside NCCL failed (sockets, shared memory, /dev/shm size): run with NCCL_DEBUG=WARN to see which.',
+  ],
   [5, 'NCCL was used wrongly: every rank must run the same config with the same chunks, in the same order.'],
   [6, 'Another rank failed or went away: look at the other ranks\u2019 output.'],
 ]);
@@ -61,7 +72,10 @@ export class NcclError extends DeviceFailure {
     description: string,
     context: string,
   ) {
-    super(`${api} failed (${context}): ${RESULT_NAME.get(status) ?? 'unknown ncclResult_t'} (${status}): ${description}`, { hint: RESULT_HINT.get(status) });
+    super(
+      `${api} failed (${context}): ${RESULT_NAME.get(status) ?? 'unknown ncclResult_t'} (${status}): ${description}`,
+      { hint: RESULT_HINT.get(status) },
+    );
   }
 }
 
@@ -83,12 +97,16 @@ export function nvlsOff(env: NodeJS.ProcessEnv = process.env): { readonly set: b
  * come, and a peer that never comes would hold the JS thread (and with it Ctrl-C) for ever.
  */
 export function connectAtInit(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (env.NCCL_RUNTIME_CONNECT !== undefined) return `NCCL_RUNTIME_CONNECT=${env.NCCL_RUNTIME_CONNECT} was set by the user and left as it is.`;
+  if (env.NCCL_RUNTIME_CONNECT !== undefined)
+    return `NCCL_RUNTIME_CONNECT=${env.NCCL_RUNTIME_CONNECT} was set by the user and left as it is.`;
   env.NCCL_RUNTIME_CONNECT = '0';
   return null;
 }
 
-/** "2.27.3" from NCCL_VERSION_CODE (major × 10000 + minor × 100 + patch since 2.9; major × 1000 + minor × 100 + patch before). */
+/**
+ * "2.27.3" from NCCL_VERSION_CODE (major × 10000 + minor × 100 + patch since 2.9; major × 1000 + minor × 100 + patch
+ * before).
+ */
 export function versionText(code: number): string {
   if (code >= 10000) return `${Math.floor(code / 10000)}.${Math.floor(code / 100) % 100}.${code % 100}`;
   return `${Math.floor(code / 1000)}.${Math.floor(code / 100) % 10}.${code % 100}`;
@@ -138,9 +156,12 @@ const PROTOTYPES = {
   commCount: 'int ncclCommCount(void *comm, _Out_ int *count)',
   groupStart: 'int ncclGroupStart()',
   groupEnd: 'int ncclGroupEnd()',
-  allReduce: 'int ncclAllReduce(void *sendbuff, void *recvbuff, size_t count, int datatype, int op, void *comm, void *stream)',
-  reduceScatter: 'int ncclReduceScatter(void *sendbuff, void *recvbuff, size_t recvcount, int datatype, int op, void *comm, void *stream)',
-  allGather: 'int ncclAllGather(void *sendbuff, void *recvbuff, size_t sendcount, int datatype, void *comm, void *stream)',
+  allReduce:
+    'int ncclAllReduce(void *sendbuff, void *recvbuff, size_t count, int datatype, int op, void *comm, void *stream)',
+  reduceScatter:
+    'int ncclReduceScatter(void *sendbuff, void *recvbuff, size_t recvcount, int datatype, int op, void *comm, void *stream)',
+  allGather:
+    'int ncclAllGather(void *sendbuff, void *recvbuff, size_t sendcount, int datatype, void *comm, void *stream)',
   getErrorString: 'const char *ncclGetErrorString(int result)',
 } as const;
 
@@ -172,11 +193,19 @@ export class Nccl {
 
   constructor(lib: BoundLibrary) {
     this.configBytes = declareStructs().configBytes;
-    this.lib = checkedLibrary(lib, PROTOTYPES, (fn, status, api, context) => new NcclError(api, status, fn.getErrorString(status) as string, context ?? ''));
+    this.lib = checkedLibrary(
+      lib,
+      PROTOTYPES,
+      (fn, status, api, context) => new NcclError(api, status, fn.getErrorString(status) as string, context ?? ''),
+    );
     this.libraryPath = lib.path;
     this.fn = this.lib.fn;
     const nonblocking = lib.exports('ncclCommInitRankConfig') && lib.exports('ncclCommFinalize');
-    this.initRankConfig = nonblocking ? lib.bind('int ncclCommInitRankConfig(_Out_ void **comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_v21400 *config)') : null;
+    this.initRankConfig = nonblocking
+      ? lib.bind(
+          'int ncclCommInitRankConfig(_Out_ void **comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_v21400 *config)',
+        )
+      : null;
     this.commFinalize = nonblocking ? lib.bind('int ncclCommFinalize(void *comm)') : null;
   }
 
@@ -214,7 +243,8 @@ export class Nccl {
    * make one process's communicators together.
    */
   initRank(ranks: number, id: Uint8Array, rank: number, context: string): NcclComm {
-    if (id.length !== UNIQUE_ID_BYTES) throw new Error(`an NCCL unique id is ${UNIQUE_ID_BYTES} bytes, not ${id.length}`);
+    if (id.length !== UNIQUE_ID_BYTES)
+      throw new Error(`an NCCL unique id is ${UNIQUE_ID_BYTES} bytes, not ${id.length}`);
     this.out[0] = 0n;
     const { initRankConfig } = this;
     const status = initRankConfig
@@ -230,14 +260,19 @@ export class Nccl {
           splitShare: CONFIG_UNDEF_INT,
         }) as number)
       : (this.fn.commInitRank(this.out, ranks, { internal: id }, rank) as number);
-    if (status !== 0 && status !== NCCL_IN_PROGRESS) this.check(status, initRankConfig ? 'ncclCommInitRankConfig' : 'ncclCommInitRank', context);
+    if (status !== 0 && status !== NCCL_IN_PROGRESS)
+      this.check(status, initRankConfig ? 'ncclCommInitRankConfig' : 'ncclCommInitRank', context);
     return (this.out[0] ?? 0n) as NcclComm;
   }
 
   /** One blocking communicator per local device, all in this process (one device: a one-rank communicator). */
   initAll(devices: readonly number[]): NcclComm[] {
     const comms = new BigUint64Array(devices.length);
-    this.check(this.fn.commInitAll(comms, devices.length, Int32Array.from(devices)) as number, 'ncclCommInitAll', `devices ${devices.join(', ')}`);
+    this.check(
+      this.fn.commInitAll(comms, devices.length, Int32Array.from(devices)) as number,
+      'ncclCommInitAll',
+      `devices ${devices.join(', ')}`,
+    );
     return [...comms] as NcclComm[];
   }
 
@@ -274,7 +309,11 @@ export class Nccl {
       while (state === NCCL_IN_PROGRESS && performance.now() < until) state = this.asyncError(comm);
       broken = state !== 0;
     }
-    this.check((broken ? this.fn.commAbort(comm) : this.fn.commDestroy(comm)) as number, broken ? 'ncclCommAbort' : 'ncclCommDestroy', context);
+    this.check(
+      (broken ? this.fn.commAbort(comm) : this.fn.commDestroy(comm)) as number,
+      broken ? 'ncclCommAbort' : 'ncclCommDestroy',
+      context,
+    );
   }
 
   groupStart(): number {

@@ -18,13 +18,22 @@ import { builtinConfigsDir } from '../../paths.js';
 const ddp = readFileSync(join(builtinConfigsDir(), 'ddp.yaml'), 'utf8');
 
 function plan(priority: string | null): Plan {
-  const text = priority === null ? ddp : ddp.replace('collective: { op: allreduce, buffer: grads }', `collective: { op: allreduce, buffer: grads, priority: ${priority} }`);
+  const text =
+    priority === null
+      ? ddp
+      : ddp.replace(
+          'collective: { op: allreduce, buffer: grads }',
+          `collective: { op: allreduce, buffer: grads, priority: ${priority} }`,
+        );
   if (priority !== null) assert.notEqual(text, ddp, 'the collective entry was found');
   const { config, locate } = parseConfigText(text, join(builtinConfigsDir(), 'ddp.yaml'));
   return buildPlan(config, resolveKernels(config, locate));
 }
 
-const commStreams = (p: Plan) => p.schedules.flatMap((s) => s.streams.filter((st) => st.id.startsWith('comm')).map((st) => [s.role.kind, st.priority?.level ?? null]));
+const commStreams = (p: Plan) =>
+  p.schedules.flatMap((s) =>
+    s.streams.filter((st) => st.id.startsWith('comm')).map((st) => [s.role.kind, st.priority?.level ?? null]),
+  );
 
 describe("the communication stream's priority", () => {
   it('is the entry’s on the comm stream of every schedule that has one, and the device’s default where the entry gives none', () => {
@@ -39,7 +48,10 @@ describe("the communication stream's priority", () => {
     assert.throws(
       () => checkPriorities(p, { least: 0, greatest: -5 }, 1),
       (error: unknown) =>
-        error instanceof UsageError && /kernels: allreduce collective\.priority: stream priority 3 is outside device 1's range, -5 \(highest\) to 0/.test(error.message),
+        error instanceof UsageError &&
+        /kernels: allreduce collective\.priority: stream priority 3 is outside device 1's range, -5 \(highest\) to 0/.test(
+          error.message,
+        ),
     );
     assert.doesNotThrow(() => checkPriorities(plan('-2'), { least: 0, greatest: -5 }, 1));
   });

@@ -44,7 +44,9 @@ describe('ranks that measure with different noise', () => {
 
   it('take the same warm-ups and the same rep count when they agree: the noisier rank sets it, and they asked the same questions', async () => {
     const { agreements, log } = ranksAgreeing(2);
-    const runners = [quiet, noisy].map((gpuMs, rank) => Object.assign(new FakeRunner(plan.schedules, plan.buffers, { gpuMs }), { agreement: agreements[rank] }));
+    const runners = [quiet, noisy].map((gpuMs, rank) =>
+      Object.assign(new FakeRunner(plan.schedules, plan.buffers, { gpuMs }), { agreement: agreements[rank] }),
+    );
     const [a, b] = await Promise.all(runners.map((runner) => measureSchedule(runner, serial, policy)));
     const alone = await measureSchedule(new FakeRunner(plan.schedules, plan.buffers, { gpuMs: noisy }), serial, policy);
     assert.equal(a?.gpuMs.length, alone.gpuMs.length);
@@ -54,7 +56,11 @@ describe('ranks that measure with different noise', () => {
       [alone.gpuMs.length + 3, alone.gpuMs.length + 3],
     );
     assert.deepEqual(log[0], log[1]);
-    assert.equal(log[0]?.filter((about) => about.startsWith('another warm-up')).length, 4, 'three warm-ups asked for, then none');
+    assert.equal(
+      log[0]?.filter((about) => about.startsWith('another warm-up')).length,
+      4,
+      'three warm-ups asked for, then none',
+    );
   });
 });
 
@@ -66,7 +72,11 @@ describe('ranks racing layouts with different noise', () => {
   const race = { probeReps: 3, batchReps: 2, budgetMs: 60_000 };
 
   it('alone, take different reps of the same layout', async () => {
-    const [a, b] = await Promise.all([quiet, noisy].map((gpuMs) => raceLayouts(new FakeRunner(plan.schedules, plan.buffers, { gpuMs }), layouts, policy, race)));
+    const [a, b] = await Promise.all(
+      [quiet, noisy].map((gpuMs) =>
+        raceLayouts(new FakeRunner(plan.schedules, plan.buffers, { gpuMs }), layouts, policy, race),
+      ),
+    );
     assert.notDeepEqual(
       a?.map((m) => m.gpuMs.length),
       b?.map((m) => m.gpuMs.length),
@@ -75,7 +85,9 @@ describe('ranks racing layouts with different noise', () => {
 
   it('take the same reps of every layout when they agree round by round', async () => {
     const { agreements, log } = ranksAgreeing(2);
-    const runners = [quiet, noisy].map((gpuMs, rank) => Object.assign(new FakeRunner(plan.schedules, plan.buffers, { gpuMs }), { agreement: agreements[rank] }));
+    const runners = [quiet, noisy].map((gpuMs, rank) =>
+      Object.assign(new FakeRunner(plan.schedules, plan.buffers, { gpuMs }), { agreement: agreements[rank] }),
+    );
     const [a, b] = await Promise.all(runners.map((runner) => raceLayouts(runner, layouts, policy, race)));
     assert.deepEqual(
       a?.map((m) => m.gpuMs.length),
@@ -98,7 +110,8 @@ describe("waiting on NCCL's communicators", () => {
         aborted.push(comm);
         return 0;
       },
-      failure: (status: number, api: string, context: string) => new NcclError(api, status, 'remote process exited or there was a network error', context),
+      failure: (status: number, api: string, context: string) =>
+        new NcclError(api, status, 'remote process exited or there was a network error', context),
       release: () => undefined,
     };
     return { nccl, aborted };
@@ -112,7 +125,9 @@ describe("waiting on NCCL's communicators", () => {
     const { nccl, aborted } = fakeNccl(() => 7);
     const watch = new CommWatch(nccl, comms);
     const started = performance.now();
-    const error = await watch.settle('Rank 1 of 2 joining the communicator waited for the other ranks', { timeoutMs: 50 }).catch((e: unknown) => e);
+    const error = await watch
+      .settle('Rank 1 of 2 joining the communicator waited for the other ranks', { timeoutMs: 50 })
+      .catch((e: unknown) => e);
     assert.ok(error instanceof DeviceFailure && error.contextLost, String(error));
     assert.match(error.message, /^Rank 1 of 2 joining the communicator waited for the other ranks: waited 0\.1 s/);
     assert.deepEqual(aborted, [1n, 2n]);
@@ -125,11 +140,18 @@ describe("waiting on NCCL's communicators", () => {
     const signalled = fakeNccl(() => 7);
     const controller = new AbortController();
     controller.abort('SIGTERM');
-    const interrupted = await new CommWatch(signalled.nccl, comms).settle('joining', { timeoutMs: 60_000, signal: controller.signal }).catch((e: unknown) => e);
-    assert.ok(interrupted instanceof Interrupted && interrupted.contextLost && interrupted.exitCode === 130, String(interrupted));
+    const interrupted = await new CommWatch(signalled.nccl, comms)
+      .settle('joining', { timeoutMs: 60_000, signal: controller.signal })
+      .catch((e: unknown) => e);
+    assert.ok(
+      interrupted instanceof Interrupted && interrupted.contextLost && interrupted.exitCode === 130,
+      String(interrupted),
+    );
     assert.deepEqual(signalled.aborted, [1n, 2n]);
     const remote = fakeNccl(() => 6);
-    const failed = await new CommWatch(remote.nccl, comms).settle('joining', { timeoutMs: 60_000 }).catch((e: unknown) => e);
+    const failed = await new CommWatch(remote.nccl, comms)
+      .settle('joining', { timeoutMs: 60_000 })
+      .catch((e: unknown) => e);
     assert.ok(failed instanceof NcclError && failed.exitCode === 4);
     assert.match(failed.message, /ncclCommGetAsyncError failed \(rank 0 of 2, device 0\): ncclRemoteError/);
     assert.deepEqual(remote.aborted, [1n, 2n]);
@@ -160,9 +182,18 @@ describe("waiting on NCCL's communicators", () => {
     } as unknown as Nccl;
     const rt = { setDevice: () => undefined } as unknown as CudaRuntime;
     const started = performance.now();
-    const error = await openCommunicatorsOf(nccl, rt, ddpPlan, { identity: { rank: 0, size: 2, jobId: 'never' }, dir, timeoutMs: 80 }, new Cleanup()).catch((e: unknown) => e);
+    const error = await openCommunicatorsOf(
+      nccl,
+      rt,
+      ddpPlan,
+      { identity: { rank: 0, size: 2, jobId: 'never' }, dir, timeoutMs: 80 },
+      new Cleanup(),
+    ).catch((e: unknown) => e);
     assert.ok(error instanceof DeviceFailure, String(error));
-    assert.match(error.message, /Rank 0 of 2 \(device 0\) joining the NCCL communicator \(ncclCommInitRankConfig\) waited for the other ranks: waited 0\.1 s/);
+    assert.match(
+      error.message,
+      /Rank 0 of 2 \(device 0\) joining the NCCL communicator \(ncclCommInitRankConfig\) waited for the other ranks: waited 0\.1 s/,
+    );
     assert.deepEqual(aborted, [5n]);
     assert.ok(performance.now() - started < 2000);
   });

@@ -28,7 +28,11 @@ const SCALED: Readonly<Record<string, Scaled>> = {
  * The outputs an all-reduce decides: its own buffer, and whatever a compute step after it in the same chunk may write
  * (a kernel may write any buffer it is given, so every output counts after one).
  */
-export function reducedOutputs(serial: Pick<Schedule, 'body'>, outputs: readonly ConfigBuffer[], facts: CheckFacts): ConfigBuffer[] {
+export function reducedOutputs(
+  serial: Pick<Schedule, 'body'>,
+  outputs: readonly ConfigBuffer[],
+  facts: CheckFacts,
+): ConfigBuffer[] {
   const names = new Set<string>();
   const reducedChunks = new Set<number | null>();
   for (const op of serial.body) {
@@ -128,7 +132,13 @@ export function referenceSchedule(serial: Schedule): Schedule | undefined {
 }
 
 /** A reduce-scatter's outputs depend on the bucket count: each layout is checked against itself serialised. */
-const bucketed = (body: readonly PlanOp[]) => body.some((op) => isCollectiveOp(op) && op.spec.collective === 'reducescatter');
+const bucketed = (body: readonly PlanOp[]) =>
+  body.some((op) => isCollectiveOp(op) && op.spec.collective === 'reducescatter');
 
 /** The all-reduce's check (the contract's `check`). */
-export const reductionCheck: OutputCheck = { reference: referenceSchedule, outputs: reducedOutputs, compare: checkReduction, layoutDependent: bucketed };
+export const reductionCheck: OutputCheck = {
+  reference: referenceSchedule,
+  outputs: reducedOutputs,
+  compare: checkReduction,
+  layoutDependent: bucketed,
+};

@@ -71,12 +71,26 @@ const op = (device: number, kind: string, startMs: number, endMs: number, bytes 
   issuedMs: 0,
   ...(kind === 'collective' ? { collective: 'allreduce' as const } : {}),
 });
-const rep = (device: number, ops: TimelineOp[]) => ({ mode: HEADLINE, device, totalMs: 12, issueMs: 0.1, streams: [], ops });
-const headline = mode(HEADLINE, { kind: 'overlapped', layout: { chunks: 4, streams: 2, order: 'depth-first', topology: 'chunk-per-stream' } }, [12.4, 12.6], {
-  analysis: base.modes.find((m) => m.id === base.summary.mode)!.analysis,
+const rep = (device: number, ops: TimelineOp[]) => ({
+  mode: HEADLINE,
+  device,
+  totalMs: 12,
+  issueMs: 0.1,
+  streams: [],
+  ops,
 });
+const headline = mode(
+  HEADLINE,
+  { kind: 'overlapped', layout: { chunks: 4, streams: 2, order: 'depth-first', topology: 'chunk-per-stream' } },
+  [12.4, 12.6],
+  {
+    analysis: base.modes.find((m) => m.id === base.summary.mode)!.analysis,
+  },
+);
 const alone = (calls: number, samplesMs: number[]) =>
-  mode(`collective-alone-${calls}`, { kind: 'stage', stage: 'collective' }, samplesMs, { collective: { collective: 'allreduce', calls, bytes: GiB } });
+  mode(`collective-alone-${calls}`, { kind: 'stage', stage: 'collective' }, samplesMs, {
+    collective: { collective: 'allreduce', calls, bytes: GiB },
+  });
 
 function ddpResult(aloneModes: ModeResult[], traced = true): RunResult {
   return {
@@ -89,7 +103,11 @@ function ddpResult(aloneModes: ModeResult[], traced = true): RunResult {
     timeline: traced
       ? {
           reps: [
-            rep(0, [...[0, 2, 4, 6].map((t) => op(0, 'kernel', t, t + 2)), ...[2, 4.5, 7, 9.5].map((t) => op(0, 'collective', t, t + 2.5, 256 * MiB)), op(0, 'd2h', 0, 12)]),
+            rep(0, [
+              ...[0, 2, 4, 6].map((t) => op(0, 'kernel', t, t + 2)),
+              ...[2, 4.5, 7, 9.5].map((t) => op(0, 'collective', t, t + 2.5, 256 * MiB)),
+              op(0, 'd2h', 0, 12),
+            ]),
             rep(1, [op(1, 'kernel', 0, 8), op(1, 'collective', 3, 11, GiB)]),
           ],
         }
@@ -103,7 +121,8 @@ describe('the communication section of a report', () => {
       'communication: NCCL 2.21.5, 2 ranks, this process drives GPUs 0, 1, NVLink multicast off:',
       // 256 MiB a call in 10.2 / 4 ms: 105.3 GB/s, and on two ranks the bus factor 2(n−1)/n is 1.
       '  all-reduce alone: 4 calls of 256 MiB per rank, 2.550 ms each (median rep 10.20 ms): algbw 105.3 GB/s, busbw 105.3 GB/s',
-      // GPU 0 communicates 2..12 and computes 0..8 (its D2H is no computation); GPU 1 communicates 3..11, computes 0..8.
+      // GPU 0 communicates 2..12 and computes 0..8 (its D2H is no computation); GPU 1 communicates 3..11, computes
+      // 0..8.
       '  overlapped on GPU 0, traced rep: GPU 0 10.00 ms communicating, 4.000 ms exposed, 60.0% overlapped; ' +
         'GPU 1 8.000 ms communicating, 3.000 ms exposed, 62.5% overlapped; all 7.000 ms exposed, 61.1% overlapped',
       // The fastest rep of each: compute 8 ms, 4 all-reduces of 2.5 ms; max(8 + 2.5, 2 + 4 × 2.5) = 12 ms.
@@ -141,16 +160,23 @@ describe('the communication section of a report', () => {
     const table = renderRunTable(result, plain);
     assert.ok(table.indexOf('communication: NCCL 2.21.5') > table.indexOf('speedup over serial'));
     assert.match(table, /\n {2}all-reduce alone: 4 calls/);
-    assert.match(markdownExporter.render([result], plain), /\n- communication: NCCL 2\.21\.5[^\n]*\n {2}- all-reduce alone/);
-    // The pictures draw collective ops once the stage table has the kind (the nccl branch); here the timeline stays out.
+    assert.match(
+      markdownExporter.render([result], plain),
+      /\n- communication: NCCL 2\.21\.5[^\n]*\n {2}- all-reduce alone/,
+    );
+    // The pictures draw collective ops once the stage table has the kind (the nccl branch); here the timeline stays
+    // out.
     assert.match(renderHtml({ ...result, timeline: null }), /<section id="communication">[\s\S]*all-reduce alone/);
   });
 
   it('stays out of every recorded Result: none has a communicator', () => {
     const files = readdirSync(fixtures).filter(
-      (f) => f.endsWith('.json') && (JSON.parse(readFileSync(join(fixtures, f), 'utf8')) as { schema?: string }).schema !== 'cuda-pipe/probe',
+      (f) =>
+        f.endsWith('.json') &&
+        (JSON.parse(readFileSync(join(fixtures, f), 'utf8')) as { schema?: string }).schema !== 'cuda-pipe/probe',
     );
     assert.ok(files.length >= 10);
-    for (const file of files) for (const result of loadResults(join(fixtures, file))) assert.deepEqual(commLines(result), [], file);
+    for (const file of files)
+      for (const result of loadResults(join(fixtures, file))) assert.deepEqual(commLines(result), [], file);
   });
 });

@@ -13,7 +13,11 @@ import { aloneSamples, bucketStep } from './model.js';
 
 type CommResult = ResultView & ResultSections<typeof resultSection>;
 
-const COLLECTIVE_NAMES: Record<Collective, string> = { allreduce: 'all-reduce', reducescatter: 'reduce-scatter', allgather: 'all-gather' };
+const COLLECTIVE_NAMES: Record<Collective, string> = {
+  allreduce: 'all-reduce',
+  reducescatter: 'reduce-scatter',
+  allgather: 'all-gather',
+};
 
 /** Indented lines under a heading; empty for a run without collectives. */
 export function commLines(result: CommResult, context: ReportContext): string[] {
@@ -37,7 +41,9 @@ export function commLines(result: CommResult, context: ReportContext): string[] 
   return lines;
 }
 
-/** Modes that ran collectives without the compute: they carry their collectives and are neither serial nor overlapped. */
+/**
+ * Modes that ran collectives without the compute: they carry their collectives and are neither serial nor overlapped.
+ */
 function aloneModes(modes: readonly ModeResult[]): ModeResult[] {
   return modes.filter((m) => m.collective !== undefined && m.role.kind !== 'serial' && m.role.kind !== 'overlapped');
 }
@@ -59,10 +65,13 @@ function overlapLines(result: CommResult, context: ReportContext): string[] {
       `GPU ${d.device} ${formatMs(d.commMs)} communicating, ${formatMs(d.exposedMs)} exposed, ${d.overlap === null ? '–' : formatPercent(d.overlap, 1)} overlapped`;
     lines.push(
       `  ${context.modeLabel(mode)}, traced rep: ${perDevice.map(device).join('; ')}` +
-        (perDevice.length > 1 && total.overlap !== null ? `; all ${formatMs(total.exposedMs)} exposed, ${formatPercent(total.overlap, 1)} overlapped` : ''),
+        (perDevice.length > 1 && total.overlap !== null
+          ? `; all ${formatMs(total.exposedMs)} exposed, ${formatPercent(total.overlap, 1)} overlapped`
+          : ''),
     );
   }
-  if (!lines.length) lines.push('  exposed communication: no traced rep with collectives (run without --no-tracing to see it)');
+  if (!lines.length)
+    lines.push('  exposed communication: no traced rep with collectives (run without --no-tracing to see it)');
   return lines;
 }
 
@@ -80,14 +89,18 @@ function modelLines(result: CommResult, alone: ModeResult | undefined, ranks: nu
   if (!kernels.length || !(c.bytes > 0)) return ['  bucket model: needs the kernels alone and the collective alone'];
   const context: TermContext = {
     modes,
-    computeMs: headline.analysis?.model?.parts.kernelWholeMs ?? kernels.reduce((sum, m) => sum + Math.min(...m.samplesMs), 0),
+    computeMs:
+      headline.analysis?.model?.parts.kernelWholeMs ?? kernels.reduce((sum, m) => sum + Math.min(...m.samplesMs), 0),
     items: result.pipeline.items ?? result.pipeline.elements,
   };
   const bound = bucketStep(headline, headline.role.layout.chunks, context);
   if (!bound) return ['  bucket model: needs the kernels alone and the collective alone'];
   const measured = headline.stats.median;
   const name = COLLECTIVE_NAMES[c.collective];
-  const limit = bound.limitedBy === 'compute' ? `the compute, then the last bucket's ${name} (${formatMs(bound.lastCommMs)})` : `the ${name}s back to back after the first bucket`;
+  const limit =
+    bound.limitedBy === 'compute'
+      ? `the compute, then the last bucket's ${name} (${formatMs(bound.lastCommMs)})`
+      : `the ${name}s back to back after the first bucket`;
   const lines = [
     `  bucket model: ${context.items} ${result.pipeline.items === undefined ? 'elements' : 'layers'} computing ${formatMs(context.computeMs)} (kernels alone), ${bound.buckets} buckets of ${formatBytes(bound.bucketBytes)}, ` +
       `${name}s ${formatMs(bound.commMs)} at the collective alone's rate: bound ${formatMs(bound.ms)} (limited by ${limit}) against ${formatMs(measured)} measured, efficiency ${(bound.ms / measured).toFixed(2)}`,
@@ -96,7 +109,9 @@ function modelLines(result: CommResult, alone: ModeResult | undefined, ranks: nu
   const samples = aloneSamples(modes);
   const model = fitAlphaBeta(c.collective, ranks, samples);
   if (!model) {
-    lines.push(`  best bucket size: the ${name} alone at one message size cannot tell its per-call cost from its bandwidth; sweep the bucket size to find it`);
+    lines.push(
+      `  best bucket size: the ${name} alone at one message size cannot tell its per-call cost from its bandwidth; sweep the bucket size to find it`,
+    );
     return lines;
   }
   const sizes = new Set(samples.map((sample) => sample.bytes / sample.calls)).size;

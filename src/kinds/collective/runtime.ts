@@ -1,6 +1,13 @@
 import { NCCL_DATA_TYPE, NCCL_IN_PROGRESS, type Nccl, openNccl } from './nccl.js';
 import { UsageError } from '../../errors.js';
-import { type IssueSite, type KindRuntime, type KindRuntimeModule, type OpenContext, PENDING, type SchedulePart } from '../api/index.js';
+import {
+  type IssueSite,
+  type KindRuntime,
+  type KindRuntimeModule,
+  type OpenContext,
+  PENDING,
+  type SchedulePart,
+} from '../api/index.js';
 import type { PlanOp } from '../../model/schedule.js';
 import { ncclAgreement } from './agreement.js';
 import { type Communicators, openCommunicators } from './communicators.js';
@@ -28,9 +35,12 @@ export class CollectiveRuntime implements KindRuntime<CollectiveOp> {
   ) {
     this.watch = communicators.watch;
     // Under a launcher every decision that changes which collectives run is agreed with the other ranks.
-    this.agreement = communicators.launched ? ncclAgreement(context.rt, communicators, context.devices[0] ?? 0, context.cleanup, { signal: context.signal }) : undefined;
+    this.agreement = communicators.launched
+      ? ncclAgreement(context.rt, communicators, context.devices[0] ?? 0, context.cleanup, { signal: context.signal })
+      : undefined;
     const own = communicators.byDevice.get(context.devices[0] ?? 0);
-    this.meet = communicators.launched && own ? ncclMeet(context.rt, communicators.nccl, own.comm, context.cleanup) : null;
+    this.meet =
+      communicators.launched && own ? ncclMeet(context.rt, communicators.nccl, own.comm, context.cleanup) : null;
     const notes = this.meet ? [...communicators.notes, MEETING_NOTE] : communicators.notes;
     this.record = { sections: { communicator: communicators.record }, notes };
   }
@@ -45,15 +55,21 @@ export class CollectiveRuntime implements KindRuntime<CollectiveOp> {
   issue(op: CollectiveOp, site: IssueSite) {
     const { device } = site;
     const own = this.communicators.byDevice.get(device);
-    if (!own) throw new Error(`${site.schedule} has collective ${op.label} on device ${device}, which has no NCCL communicator`);
+    if (!own)
+      throw new Error(
+        `${site.schedule} has collective ${op.label} on device ${device}, which has no NCCL communicator`,
+      );
     const { elementBytes, type } = site.buffer(op.spec.buffer);
     const dataType = NCCL_DATA_TYPE[type];
     if (dataType === undefined) throw new Error(`collective ${op.label}: NCCL has no data type for ${type}`);
     const elements = op.count * op.spec.itemSize;
     if (elements % own.ranks !== 0) {
-      throw new UsageError(`collective ${op.label}: a ${op.spec.collective} splits each chunk's ${elements} elements over ${own.ranks} ranks, which does not divide them.`, {
-        hint: `Give buffer "${op.spec.buffer}" an itemSize, or the pipeline chunks, that make every chunk a multiple of ${own.ranks} elements.`,
-      });
+      throw new UsageError(
+        `collective ${op.label}: a ${op.spec.collective} splits each chunk's ${elements} elements over ${own.ranks} ranks, which does not divide them.`,
+        {
+          hint: `Give buffer "${op.spec.buffer}" an itemSize, or the pipeline chunks, that make every chunk a multiple of ${own.ranks} elements.`,
+        },
+      );
     }
     const { nccl } = this.communicators;
     const call = nccl.issue({
@@ -79,7 +95,13 @@ export class CollectiveRuntime implements KindRuntime<CollectiveOp> {
  * nonblocking communicator may answer ncclInProgress (NCCL finishes the enqueue on its own thread): the thunk then
  * returns PENDING and the runner waits, without blocking the JS thread, before it issues the next op.
  */
-function grouped(nccl: Nccl, call: () => number, api: string, context: string, group: CollectiveOp['group'] | null): () => number {
+function grouped(
+  nccl: Nccl,
+  call: () => number,
+  api: string,
+  context: string,
+  group: CollectiveOp['group'] | null,
+): () => number {
   const opens = group?.opens ?? false;
   const closes = group?.closes ?? false;
   const settled = (status: number, name: string) => {
@@ -91,7 +113,8 @@ function grouped(nccl: Nccl, call: () => number, api: string, context: string, g
     if (opens) nccl.check(nccl.groupStart(), 'ncclGroupStart', context);
     const status = call();
     if (status !== 0 && status !== NCCL_IN_PROGRESS) {
-      // A failed call inside a group still ends it, so that NCCL frees the group's state before cleanup destroys the communicators.
+      // A failed call inside a group still ends it, so that NCCL frees the group's state before cleanup destroys the
+      // communicators.
       if (group) nccl.groupEnd();
       throw nccl.failure(status, api, context);
     }

@@ -41,5 +41,9 @@ export interface CollectiveGroup {
   readonly closes: boolean;
 }
 
-/** The per-rank message as nccl-tests counts its size: the chunk's bytes of the buffer (all-reduced whole; scattered or gathered in ranks' parts). */
-export const messageBytes = (op: Pick<CollectiveOp, 'count' | 'spec'>): number => op.count * op.spec.itemSize * op.spec.elementBytes;
+/**
+ * The per-rank message as nccl-tests counts its size: the chunk's bytes of the buffer (all-reduced whole; scattered or
+ * gathered in ranks' parts).
+ */
+export const messageBytes = (op: Pick<CollectiveOp, 'count' | 'spec'>): number =>
+  op.count * op.spec.itemSize * op.spec.elementBytes;

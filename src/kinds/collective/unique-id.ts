@@ -11,7 +11,8 @@ import type { KindFlag } from '../api/index.js';
 /** The folder the id's file is written in: a flag of `run` and `sweep`, read when the communicators open. */
 export const NCCL_DIR: KindFlag = {
   option: '--nccl-dir <folder>',
-  description: "collective stages under mpirun or srun: a folder every rank can read, where rank 0 writes NCCL's unique id (default: the temporary folder)",
+  description:
+    "collective stages under mpirun or srun: a folder every rank can read, where rank 0 writes NCCL's unique id (default: the temporary folder)",
   key: 'ncclDir',
 };
 
@@ -22,9 +23,12 @@ export const NCCL_DIR: KindFlag = {
 export function uniqueIdPath(dir: string, job: string | null, env: NodeJS.ProcessEnv): string {
   const id = env.CUDA_PIPE_JOB_ID ?? job ?? env.PMIX_NAMESPACE ?? null;
   if (id === null) {
-    throw new UsageError('The launcher gave no job id, which names the file through which the ranks share the NCCL unique id.', {
-      hint: 'Set CUDA_PIPE_JOB_ID to the same value in every rank of this launch (for example `mpirun -x CUDA_PIPE_JOB_ID=$RANDOM …`).',
-    });
+    throw new UsageError(
+      'The launcher gave no job id, which names the file through which the ranks share the NCCL unique id.',
+      {
+        hint: 'Set CUDA_PIPE_JOB_ID to the same value in every rank of this launch (for example `mpirun -x CUDA_PIPE_JOB_ID=$RANDOM …`).',
+      },
+    );
   }
   const step = env.SLURM_STEP_ID === undefined ? '' : `.${env.SLURM_STEP_ID}`;
   return join(dir, `cuda-pipe-nccl-${`${id}${step}`.replace(/[^\w.-]/g, '_')}.id`);
@@ -65,7 +69,10 @@ export async function awaitUniqueId(path: string, bytes: number, options: AwaitO
   for (;;) {
     const id = readId(path, bytes);
     if (id) return id;
-    if (options.signal?.aborted) throw new Interrupted(`Interrupted (${String(options.signal.reason)}) while rank ${options.rank} waited for rank 0's NCCL unique id at ${path}.`);
+    if (options.signal?.aborted)
+      throw new Interrupted(
+        `Interrupted (${String(options.signal.reason)}) while rank ${options.rank} waited for rank 0's NCCL unique id at ${path}.`,
+      );
     if (performance.now() >= deadline) {
       throw new EnvironmentError(
         `Rank ${options.rank} waited ${(options.timeoutMs / 1000).toFixed(1)} s for rank 0 to write the NCCL unique id to ${path}, and it did not appear.`,
@@ -87,8 +94,11 @@ function readId(path: string, bytes: number): Uint8Array | null {
   }
   // Renamed into place whole: any other length is some other file under our name.
   if (data.length !== bytes)
-    throw new EnvironmentError(`${path} holds ${data.length} bytes, not an NCCL unique id of ${bytes}: another program wrote it.`, {
-      hint: 'Remove it, or give --nccl-dir another folder.',
-    });
+    throw new EnvironmentError(
+      `${path} holds ${data.length} bytes, not an NCCL unique id of ${bytes}: another program wrote it.`,
+      {
+        hint: 'Remove it, or give --nccl-dir another folder.',
+      },
+    );
   return new Uint8Array(data);
 }

@@ -34,13 +34,26 @@ export function copyOp(
   };
 }
 
-/** A direction of the host link in the overlap model: its copies alone on whole buffers and its small copies' fixed cost. */
-const linkSide = (term: 'H2D' | 'D2H', measured: ModelResource['measured']): ModelResource => ({ term, estimate: 'copy', hostLink: true, measured });
+/**
+ * A direction of the host link in the overlap model: its copies alone on whole buffers and its small copies' fixed
+ * cost.
+ */
+const linkSide = (term: 'H2D' | 'D2H', measured: ModelResource['measured']): ModelResource => ({
+  term,
+  estimate: 'copy',
+  hostLink: true,
+  measured,
+});
 
 const COPY_NOUN = { one: 'copy', many: 'copies', always: true } as const;
 
 // One op kind, two stages: the direction decides which engine runs it and how it is drawn.
-function copyStage<D extends 'h2d' | 'd2h'>(direction: D, roles: readonly string[], model: ModelResource, look: Omit<StageKind<D, CopyOp>['look'], 'noun'>): StageKind<D, CopyOp> {
+function copyStage<D extends 'h2d' | 'd2h'>(
+  direction: D,
+  roles: readonly string[],
+  model: ModelResource,
+  look: Omit<StageKind<D, CopyOp>['look'], 'noun'>,
+): StageKind<D, CopyOp> {
   const what = (op: CopyOp) => `${op.direction.toUpperCase()} of "${op.buffer}"`;
   return {
     id: direction,

@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import type { StepBuffer, StepConfig } from '../api/index.js';
-import { A_FIELD, mError, type OperandField, operandOf, overwriteError, rowError, scalarFields, shortOperand, sizeFields } from '../blas/entry.js';
+import {
+  A_FIELD,
+  mError,
+  type OperandField,
+  operandOf,
+  overwriteError,
+  rowError,
+  scalarFields,
+  shortOperand,
+  sizeFields,
+} from '../blas/entry.js';
 import { GEMM_DTYPES, GEMM_OPERAND_TYPE, type GemmOperand, type GemmSpec } from './spec.js';
 
 // A gemm entry of the config's `kernels:` list, checked against the buffers it names (what it shares with a matmul
@@ -19,7 +29,11 @@ const GemmEntrySchema = z
           ),
         c: z.string().describe('C[m×n] row-major: a chunked buffer whose itemSize is n, or a resident one'),
         ...sizeFields(', the largest int cuBLAS takes'),
-        dtype: z.enum(GEMM_DTYPES).describe('fp32, tf32 (float32 data on the tensor cores), fp16 or bf16: the type of A and B; C holds it too, or float32'),
+        dtype: z
+          .enum(GEMM_DTYPES)
+          .describe(
+            'fp32, tf32 (float32 data on the tensor cores), fp16 or bf16: the type of A and B; C holds it too, or float32',
+          ),
         ...scalarFields(),
       })
       .strict()
@@ -30,7 +44,10 @@ const GemmEntrySchema = z
 type GemmEntry = z.output<typeof GemmEntrySchema>;
 
 /** The entry against the config's buffers: each operand exists, has dtype's type, and items of the right length. */
-function resolve(entry: GemmEntry, buffers: readonly StepBuffer[]): { spec: GemmSpec } | { error: string; path: (string | number)[] } {
+function resolve(
+  entry: GemmEntry,
+  buffers: readonly StepBuffer[],
+): { spec: GemmSpec } | { error: string; path: (string | number)[] } {
   const g = entry.gemm;
   const want = GEMM_OPERAND_TYPE[g.dtype];
   const operands: Partial<Record<OperandField, GemmOperand>> = {};
@@ -39,11 +56,18 @@ function resolve(entry: GemmEntry, buffers: readonly StepBuffer[]): { spec: Gemm
     const name = g[field];
     const buffer = buffers.find((b) => b.name === name);
     const path = ['gemm', field];
-    if (!buffer) return { error: `gemm.${field} names no buffer "${name}" (buffers: ${buffers.map((b) => b.name).join(', ')})`, path };
+    if (!buffer)
+      return {
+        error: `gemm.${field} names no buffer "${name}" (buffers: ${buffers.map((b) => b.name).join(', ')})`,
+        path,
+      };
     const floatC = field === 'c' && buffer.type === 'float32' && want !== 'float32';
     if (buffer.type !== want && !floatC) {
       const allowed = field === 'c' && want !== 'float32' ? `${want} or float32` : want;
-      return { error: `gemm.${field}: buffer "${name}" holds ${buffer.type}, but dtype ${g.dtype} needs ${allowed}`, path };
+      return {
+        error: `gemm.${field}: buffer "${name}" holds ${buffer.type}, but dtype ${g.dtype} needs ${allowed}`,
+        path,
+      };
     }
     if (floatC) cFloat32 = true;
     const row = rowError('gemm', field, buffer, g);
@@ -59,10 +83,27 @@ function resolve(entry: GemmEntry, buffers: readonly StepBuffer[]): { spec: Gemm
   if (overwrite) return { error: `gemm.c: ${overwrite}`, path: ['gemm', 'c'] };
   const short = shortOperand('gemm', g, { a, b, c }, buffers, 'with-m');
   if (short) return { error: short.error, path: ['gemm', short.field] };
-  return { spec: { a, b, c, m: g.m ?? null, n: g.n, k: g.k, dtype: g.dtype, transB: g.transB, alpha: g.alpha, beta: g.beta, cFloat32 } };
+  return {
+    spec: {
+      a,
+      b,
+      c,
+      m: g.m ?? null,
+      n: g.n,
+      k: g.k,
+      dtype: g.dtype,
+      transB: g.transB,
+      alpha: g.alpha,
+      beta: g.beta,
+      cFloat32,
+    },
+  };
 }
 
-/** Where a chunked B without m is read whole from a chunk's first item: what is short when its `count` items hold less than k × n. */
+/**
+ * Where a chunked B without m is read whole from a chunk's first item: what is short when its `count` items hold less
+ * than k × n.
+ */
 export function chunkShortOfB(spec: GemmSpec, count: number): string | null {
   if (spec.m !== null || spec.b.itemSize === null) return null;
   const holds = count * spec.b.itemSize;

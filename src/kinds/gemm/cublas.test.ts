@@ -6,7 +6,15 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { CublasError } from '../blas/status.js';
 import { prototypeName } from '../blas/library.js';
-import { CUBLAS_LIBRARY, CUBLAS_OP, CUBLAS_PROTOTYPES, type CublasHandle, GEMM_TYPES, type CublasGemmCall, loadCublas } from './cublas.js';
+import {
+  CUBLAS_LIBRARY,
+  CUBLAS_OP,
+  CUBLAS_PROTOTYPES,
+  type CublasHandle,
+  GEMM_TYPES,
+  type CublasGemmCall,
+  loadCublas,
+} from './cublas.js';
 import { LibraryOverrideError, loadFirst } from '../../cuda/load.js';
 import { libraryCandidates, resolveLibraryFile } from '../../cuda/locate.js';
 import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
@@ -33,8 +41,16 @@ function loadError(env: NodeJS.ProcessEnv): EnvironmentError {
 
 describe('where libcublas is looked for', () => {
   it('tries CUDA_PIPE_CUBLAS, then CUDA_PATH and CUDA_HOME, then the loader, then /usr/local/cuda, CUDA 13 first', () => {
-    const paths = libraryCandidates(CUBLAS_LIBRARY, { CUDA_PIPE_CUBLAS: '/x/libcublas.so', CUDA_PATH: '/opt/cuda', CUDA_HOME: '/opt/home' }).map((c) => `${c.origin}: ${c.path}`);
-    assert.deepEqual(paths.slice(0, 3), ['CUDA_PIPE_CUBLAS: /x/libcublas.so', 'CUDA_PATH: /opt/cuda/lib64/libcublas.so.13', 'CUDA_PATH: /opt/cuda/lib64/libcublas.so.12']);
+    const paths = libraryCandidates(CUBLAS_LIBRARY, {
+      CUDA_PIPE_CUBLAS: '/x/libcublas.so',
+      CUDA_PATH: '/opt/cuda',
+      CUDA_HOME: '/opt/home',
+    }).map((c) => `${c.origin}: ${c.path}`);
+    assert.deepEqual(paths.slice(0, 3), [
+      'CUDA_PIPE_CUBLAS: /x/libcublas.so',
+      'CUDA_PATH: /opt/cuda/lib64/libcublas.so.13',
+      'CUDA_PATH: /opt/cuda/lib64/libcublas.so.12',
+    ]);
     const firstHome = paths.indexOf('CUDA_HOME: /opt/home/lib64/libcublas.so.13');
     const firstLoader = paths.indexOf('dynamic loader search: libcublas.so.13');
     const firstDefault = paths.indexOf('default location: /usr/local/cuda/lib64/libcublas.so.13');
@@ -55,7 +71,12 @@ describe('where libcublas is looked for', () => {
         assert.match(error.message, /^Could not load cuBLAS \(libcublas\)\. Tried:\n/);
         assert.match(error.message, /\n {2}\/nowhere\/lib64\/libcublas\.so\.13 \(CUDA_PATH\): /);
         assert.match(error.message, /\n {2}libcublas-does-not-exist\.so\.99 \(dynamic loader search\): /);
-        assert.match(error.message, new RegExp(`\\n {2}${escape(libm)} \\(default location\\): loads, but has no cublasCreate_v2 \\(not libcublas\\)`));
+        assert.match(
+          error.message,
+          new RegExp(
+            `\\n {2}${escape(libm)} \\(default location\\): loads, but has no cublasCreate_v2 \\(not libcublas\\)`,
+          ),
+        );
         assert.match(error.hint ?? '', /^Install cuBLAS .*CUDA_PATH.*CUDA_PIPE_CUBLAS/);
         return true;
       },
@@ -63,9 +84,15 @@ describe('where libcublas is looked for', () => {
   });
 
   const present = resolveLibraryFile(CUBLAS_LIBRARY, {}, existsSync, []);
-  it('on a machine without libcublas, the real search names CUDA_PATH, the loader and /usr/local/cuda', { skip: present ? `libcublas is here (${present})` : false }, () => {
+  it('on a machine without libcublas, the real search names CUDA_PATH, the loader and /usr/local/cuda', {
+    skip: present ? `libcublas is here (${present})` : false,
+  }, () => {
     const error = loadError({ CUDA_PATH: '/nowhere/cuda' });
-    for (const place of ['/nowhere/cuda/lib64/libcublas.so.13 (CUDA_PATH)', 'libcublas.so.13 (dynamic loader search)', '/usr/local/cuda/lib64/libcublas.so.13 (default location)'])
+    for (const place of [
+      '/nowhere/cuda/lib64/libcublas.so.13 (CUDA_PATH)',
+      'libcublas.so.13 (dynamic loader search)',
+      '/usr/local/cuda/lib64/libcublas.so.13 (default location)',
+    ])
       assert.ok(error.message.includes(`\n  ${place}: `), `${place} in:\n${error.message}`);
   });
 
@@ -73,8 +100,14 @@ describe('where libcublas is looked for', () => {
     const missing = loadError({ CUDA_PIPE_CUBLAS: '/nowhere/libcublas.so.13' });
     assert.ok(missing instanceof LibraryOverrideError);
     assert.equal(missing.message, 'CUDA_PIPE_CUBLAS=/nowhere/libcublas.so.13: no such file there.');
-    assert.match(missing.hint ?? '', /Point CUDA_PIPE_CUBLAS at the libcublas file itself \(for example \/usr\/local\/cuda\/lib64\/libcublas\.so\.13\)/);
-    assert.equal(loadError({ CUDA_PIPE_CUBLAS: libm }).message, `CUDA_PIPE_CUBLAS=${libm}: a shared library without cublasCreate_v2, so not libcublas.`);
+    assert.match(
+      missing.hint ?? '',
+      /Point CUDA_PIPE_CUBLAS at the libcublas file itself \(for example \/usr\/local\/cuda\/lib64\/libcublas\.so\.13\)/,
+    );
+    assert.equal(
+      loadError({ CUDA_PIPE_CUBLAS: libm }).message,
+      `CUDA_PIPE_CUBLAS=${libm}: a shared library without cublasCreate_v2, so not libcublas.`,
+    );
   });
 });
 
@@ -98,11 +131,16 @@ const FAKE_HEADER = '#include <stdint.h>\n#define HANDLE ((void *)0x1234)\n';
 const FAKE_FUNCTIONS: Readonly<Record<string, string>> = {
   cublasCreate_v2: 'int cublasCreate_v2(void **handle) { *handle = HANDLE; return 0; }',
   cublasDestroy_v2: 'int cublasDestroy_v2(void *handle) { return handle == HANDLE ? 0 : 7; }',
-  cublasSetStream_v2: 'int cublasSetStream_v2(void *handle, void *stream) { return handle == HANDLE && stream == (void *)0x5000 ? 0 : 7; }',
-  cublasSetWorkspace_v2: 'int cublasSetWorkspace_v2(void *handle, void *ws, uint64_t bytes) ' + '{ return handle == HANDLE && ws == (void *)0x6000 && bytes == 1048576 ? 0 : 7; }',
+  cublasSetStream_v2:
+    'int cublasSetStream_v2(void *handle, void *stream) { return handle == HANDLE && stream == (void *)0x5000 ? 0 : 7; }',
+  cublasSetWorkspace_v2:
+    'int cublasSetWorkspace_v2(void *handle, void *ws, uint64_t bytes) ' +
+    '{ return handle == HANDLE && ws == (void *)0x6000 && bytes == 1048576 ? 0 : 7; }',
   cublasSetMathMode: 'int cublasSetMathMode(void *handle, int mode) { return handle == HANDLE && mode == 0 ? 0 : 7; }',
-  cublasGetVersion_v2: 'int cublasGetVersion_v2(void *handle, int *version) { *version = 130001; return handle == HANDLE ? 0 : 7; }',
-  cublasGetStatusString: 'const char *cublasGetStatusString(int status) { return status == 7 ? "an invalid value was used as an argument" : "other"; }',
+  cublasGetVersion_v2:
+    'int cublasGetVersion_v2(void *handle, int *version) { *version = 130001; return handle == HANDLE ? 0 : 7; }',
+  cublasGetStatusString:
+    'const char *cublasGetStatusString(int status) { return status == 7 ? "an invalid value was used as an argument" : "other"; }',
   cublasGemmEx: `int cublasGemmEx(void *handle, int ta, int tb, int m, int n, int k, const float *alpha, void *A, int at, int lda,
       void *B, int bt, int ldb, const float *beta, void *C, int ct, int ldc, int compute, int algo) {
     int ok = handle == HANDLE && ta == 1 && tb == 0 && m == 96 && n == 80 && k == 64 && *alpha == 1.5f && A == (void *)0xA000
@@ -138,7 +176,11 @@ describe('a libcublas lacking a function cuda-pipe binds', { skip: noCompiler },
     const library = fakeCublas(['cublasGemmEx']);
     const error = loadError({ CUDA_PIPE_CUBLAS: library });
     assert.ok(error instanceof LibraryOverrideError);
-    assert.equal(error.message, `CUDA_PIPE_CUBLAS=${library}: a libcublas that lacks cublasGemmEx (CUDA 8.0 and newer); ` + 'cuda-pipe needs libcublas from CUDA 11.4 or newer.');
+    assert.equal(
+      error.message,
+      `CUDA_PIPE_CUBLAS=${library}: a libcublas that lacks cublasGemmEx (CUDA 8.0 and newer); ` +
+        'cuda-pipe needs libcublas from CUDA 11.4 or newer.',
+    );
   });
 
   it('the search skips it with the reason, so a complete one further down can load', () => {
@@ -169,7 +211,19 @@ describe('a libcublas lacking a function cuda-pipe binds', { skip: noCompiler },
 });
 
 describe('the cuBLAS wrapper against a stand-in library', { skip: noCompiler }, () => {
-  const spec: CublasGemmCall = { transA: 'T', transB: 'N', m: 96, n: 80, k: 64, lda: 64, ldb: 64, ldc: 96, alpha: 1.5, beta: 0.5, dtype: 'bf16' };
+  const spec: CublasGemmCall = {
+    transA: 'T',
+    transB: 'N',
+    m: 96,
+    n: 80,
+    k: 64,
+    lda: 64,
+    ldb: 64,
+    ldc: 96,
+    alpha: 1.5,
+    beta: 0.5,
+    dtype: 'bf16',
+  };
   const [a, b, c] = [0xa000n, 0xb000n, 0xc000n] as DevicePtr[];
 
   function withHandle(body: (cublas: ReturnType<typeof loadCublas>, handle: CublasHandle) => void): void {
@@ -201,7 +255,8 @@ describe('the cuBLAS wrapper against a stand-in library', { skip: noCompiler }, 
           assert.equal(error.exitCode, 4);
           assert.equal(
             error.message,
-            'cublasGemmEx failed (bf16 96×80×64 (A T, B N), lda 64 ldb 64 ldc 128): ' + 'CUBLAS_STATUS_INVALID_VALUE (7): an invalid value was used as an argument',
+            'cublasGemmEx failed (bf16 96×80×64 (A T, B N), lda 64 ldb 64 ldc 128): ' +
+              'CUBLAS_STATUS_INVALID_VALUE (7): an invalid value was used as an argument',
           );
           assert.match(error.hint ?? '', /lda at least the rows of A as stored/);
           return true;

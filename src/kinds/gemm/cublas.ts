@@ -1,4 +1,11 @@
-import { type BoundCalls, type CheckedLibrary, type CudaLibrarySpec, loadOnce, nativeBlock, row } from '../../cuda/ffi.js';
+import {
+  type BoundCalls,
+  type CheckedLibrary,
+  type CudaLibrarySpec,
+  loadOnce,
+  nativeBlock,
+  row,
+} from '../../cuda/ffi.js';
 import type { DevicePtr, StreamHandle } from '../../cuda/types.js';
 import { openBlasLibrary } from '../blas/library.js';
 import { CublasError } from '../blas/status.js';
@@ -36,7 +43,8 @@ export type CublasHandle = bigint & { readonly [cublasBrand]: 'CublasHandle' };
 export type GemmTranspose = 'N' | 'T';
 
 /**
- * One cublasGemmEx call (the step's product is `GemmSpec` in spec.ts): C = alpha · op(A) · op(B) + beta · C, column-major as
+ * One cublasGemmEx call (the step's product is `GemmSpec` in spec.ts): C = alpha · op(A) · op(B) + beta · C,
+ * column-major as
  * all hold `dtype`'s elements (C in the inputs' type, as PyTorch's matmul returns it).
  */
 export interface CublasGemmCall {
@@ -60,7 +68,10 @@ export const CUDA_DATA_TYPE = { R_32F: 0, R_16F: 2, R_16BF: 14 } as const;
 /** cublasComputeType_t values (cublas_api.h, CUDA 11 and later). */
 export const CUBLAS_COMPUTE = { COMPUTE_16F: 64, COMPUTE_32F: 68, COMPUTE_32F_FAST_TF32: 77 } as const;
 export const CUBLAS_OP: Record<GemmTranspose, number> = { N: 0, T: 1 };
-/** CUBLAS_DEFAULT_MATH: no TF32 unless the compute type asks for it, reduced-precision reductions allowed (PyTorch's default). */
+/**
+ * CUBLAS_DEFAULT_MATH: no TF32 unless the compute type asks for it, reduced-precision reductions allowed (PyTorch's
+ * default).
+ */
 const DEFAULT_MATH = 0;
 /** CUBLAS_GEMM_DEFAULT: cuBLAS's heuristics pick the algorithm (the tensor-op variants are the same since CUDA 11). */
 const GEMM_DEFAULT_ALGO = -1;
@@ -92,7 +103,9 @@ export function describeGemm(spec: CublasGemmCall): string {
   return `${spec.dtype}${spec.cFloat32 ? ' (C float32)' : ''} ${spec.m}×${spec.n}×${spec.k} (A ${spec.transA}, B ${spec.transB}), lda ${spec.lda} ldb ${spec.ldb} ldc ${spec.ldc}`;
 }
 
-/** A GEMM whose scalars live in native memory, built once: the hot loop calls `launch` and compares its status with 0. */
+/**
+ * A GEMM whose scalars live in native memory, built once: the hot loop calls `launch` and compares its status with 0.
+ */
 export interface GemmRecord {
   /** Enqueues the GEMM on the handle's stream; returns the raw cublasStatus_t. */
   readonly launch: () => number;
@@ -143,7 +156,11 @@ export class Cublas {
     const handle = (this.out[0] ?? 0n) as CublasHandle;
     try {
       this.check(this.fn.setStream(handle, stream) as number, 'cublasSetStream_v2');
-      this.check(this.fn.setWorkspace(handle, workspace, workspaceBytes) as number, 'cublasSetWorkspace_v2', `${workspaceBytes} bytes`);
+      this.check(
+        this.fn.setWorkspace(handle, workspace, workspaceBytes) as number,
+        'cublasSetWorkspace_v2',
+        `${workspaceBytes} bytes`,
+      );
       this.check(this.fn.setMathMode(handle, DEFAULT_MATH) as number, 'cublasSetMathMode');
     } catch (error) {
       this.fn.destroy(handle);
@@ -181,7 +198,28 @@ export class Cublas {
     const { dataType, computeType } = types;
     const cType = spec.cFloat32 ? CUDA_DATA_TYPE.R_32F : dataType;
     return {
-      launch: () => gemmEx(handle, transA, transB, m, n, k, alpha, a, dataType, lda, b, dataType, ldb, beta, c, cType, ldc, computeType, GEMM_DEFAULT_ALGO) as number,
+      launch: () =>
+        gemmEx(
+          handle,
+          transA,
+          transB,
+          m,
+          n,
+          k,
+          alpha,
+          a,
+          dataType,
+          lda,
+          b,
+          dataType,
+          ldb,
+          beta,
+          c,
+          cType,
+          ldc,
+          computeType,
+          GEMM_DEFAULT_ALGO,
+        ) as number,
       describe: describeGemm(spec),
       free: () => scalars.free(),
     };

@@ -22,14 +22,20 @@ import { type GemmOp, type GemmSpec, gemmBytesRead, gemmFlops } from './spec.js'
 import { runCli } from '../../../test/helpers/cli.js';
 import { syntheticRunResult } from '../../../test/helpers/synthetic-timeline.js';
 
-/** A libcublas that records each prebuilt call (its spec and operands as `buffer@element`) and answers `failAt`'s product with status 13. */
+/**
+ * A libcublas that records each prebuilt call (its spec and operands as `buffer@element`) and answers `failAt`'s
+ * product with status 13.
+ */
 function fakeCublas() {
   const calls: { spec: Parameters<CublasCalls['record']>[1]; operands: string[] }[] = [];
   let failing = -1;
   const cublas: CublasCalls = {
     create: () => 1n as CublasHandle,
     destroy: () => {},
-    failure: (status, api, context) => Object.assign(new Error(`${api} failed (${context}): status ${status}`), { status }) as ReturnType<CublasCalls['failure']>,
+    failure: (status, api, context) =>
+      Object.assign(new Error(`${api} failed (${context}): status ${status}`), { status }) as ReturnType<
+        CublasCalls['failure']
+      >,
     record: (_handle, spec, a, b, c) => {
       const index = calls.push({ spec, operands: [a, b, c].map((p) => siteAddress(p as DevicePtr)) }) - 1;
       return { launch: () => (index === failing ? 13 : 0), describe: 'a product', free: () => {} };
@@ -42,7 +48,11 @@ function fakeCublas() {
     capability: () => ({ major: 9, minor: 0 }),
     ops: [] as GemmOp[],
   };
-  return { calls, runtime: new GemmRuntime(cublas, context as unknown as ConstructorParameters<typeof GemmRuntime>[1]), failAt: (i: number) => (failing = i) };
+  return {
+    calls,
+    runtime: new GemmRuntime(cublas, context as unknown as ConstructorParameters<typeof GemmRuntime>[1]),
+    failAt: (i: number) => (failing = i),
+  };
 }
 
 /** A config whose `kernels:` list is `steps` (YAML lines), over float32 buffers x (in), w (in) and y (out). */
@@ -66,7 +76,9 @@ function usageError(text: string): UsageError {
 describe('a gemm entry in kernels:', () => {
   it('resolves to a gemm step in list order, with its operands, defaults and m left to the chunk', () => {
     const { config: c } = parseConfigText(
-      config(`${GEMM_1x1}\n  - source: scale.cu\n    entry: scale\n    args: [{ buffer: y }, { chunk: elements }, { float32: 2 }]`),
+      config(
+        `${GEMM_1x1}\n  - source: scale.cu\n    entry: scale\n    args: [{ buffer: y }, { chunk: elements }, { float32: 2 }]`,
+      ),
       '/cfg/g.yaml',
     );
     assert.deepEqual(
@@ -99,7 +111,10 @@ describe('a gemm entry in kernels:', () => {
 
   it('refuses an operand that names no buffer, naming the field and the buffers there are', () => {
     const error = usageError(config('  - gemm: { a: x, b: weights, c: y, n: 1, k: 1, dtype: fp32 }'));
-    assert.match(error.message, /g\.yaml:7:\d+: kernels\[0\]: gemm\.b names no buffer "weights" \(buffers: x, w, y\)\./);
+    assert.match(
+      error.message,
+      /g\.yaml:7:\d+: kernels\[0\]: gemm\.b names no buffer "weights" \(buffers: x, w, y\)\./,
+    );
   });
 
   it('refuses A or C whose items are not k or n elements long, naming the field and the itemSize to give', () => {
@@ -114,14 +129,22 @@ describe('a gemm entry in kernels:', () => {
   });
 
   it("refuses operands of another type than the dtype's, and lets C hold float32 under a 16-bit dtype", () => {
-    assert.match(usageError(config('  - gemm: { a: x, b: w, c: y, n: 1, k: 1, dtype: fp16 }')).message, /gemm\.a: buffer "x" holds float32, but dtype fp16 needs float16/);
-    const halves = '  x: { type: float16, count: 64, role: in }\n  w: { type: float16, count: 64, role: in }\n  y: { type: float32, count: 64, role: out }';
-    const { config: c } = parseConfigText(config('  - gemm: { a: x, b: w, c: y, n: 1, k: 1, dtype: fp16 }', halves), '/cfg/g.yaml');
+    assert.match(
+      usageError(config('  - gemm: { a: x, b: w, c: y, n: 1, k: 1, dtype: fp16 }')).message,
+      /gemm\.a: buffer "x" holds float32, but dtype fp16 needs float16/,
+    );
+    const halves =
+      '  x: { type: float16, count: 64, role: in }\n  w: { type: float16, count: 64, role: in }\n  y: { type: float32, count: 64, role: out }';
+    const { config: c } = parseConfigText(
+      config('  - gemm: { a: x, b: w, c: y, n: 1, k: 1, dtype: fp16 }', halves),
+      '/cfg/g.yaml',
+    );
     assert.deepEqual(
       c.steps?.map((step) => (step.spec as GemmSpec).cFloat32),
       [true],
     );
-    const wrongC = '  x: { type: float16, count: 64, role: in }\n  w: { type: float16, count: 64, role: in }\n  y: { type: int32, count: 64, role: out }';
+    const wrongC =
+      '  x: { type: float16, count: 64, role: in }\n  w: { type: float16, count: 64, role: in }\n  y: { type: int32, count: 64, role: out }';
     assert.match(
       usageError(config('  - gemm: { a: x, b: w, c: y, n: 1, k: 1, dtype: fp16 }', wrongC)).message,
       /gemm\.c: buffer "y" holds int32, but dtype fp16 needs float16 or float32/,
@@ -139,12 +162,21 @@ describe('a gemm entry in kernels:', () => {
 
   it('is refused in a pipeline across two devices, whose handoff splits kernels only', () => {
     const steps = `  - name: first\n    source: scale.cu\n    entry: scale\n    args: [{ buffer: x }, { buffer: y }, { chunk: elements }, { float32: 2 }]\n${GEMM_1x1}\n  - name: last\n    source: scale.cu\n    entry: scale\n    args: [{ buffer: y }, { buffer: y }, { chunk: elements }, { float32: 2 }]`;
-    const text = config(steps).replace('pipeline: { chunks: 4, streams: 2 }', 'devices: [0, 1]\npipeline: { chunks: 4, streams: 2, handoff: { after: first } }');
-    assert.match(usageError(text).message, /g\.yaml:18:\d+: a pipeline across two devices runs kernels only, and "product" is a gemm step\./);
+    const text = config(steps).replace(
+      'pipeline: { chunks: 4, streams: 2 }',
+      'devices: [0, 1]\npipeline: { chunks: 4, streams: 2, handoff: { after: first } }',
+    );
+    assert.match(
+      usageError(text).message,
+      /g\.yaml:18:\d+: a pipeline across two devices runs kernels only, and "product" is a gemm step\./,
+    );
   });
 
   it('refuses two steps of one name', () => {
-    assert.match(usageError(config(`${GEMM_1x1}\n${GEMM_1x1}`)).message, /g\.yaml:9:5: two kernels are called "product"/);
+    assert.match(
+      usageError(config(`${GEMM_1x1}\n${GEMM_1x1}`)).message,
+      /g\.yaml:9:5: two kernels are called "product"/,
+    );
   });
 });
 
@@ -157,7 +189,9 @@ describe('planning compute steps', () => {
       '/cfg/g.yaml',
     );
     const shape = pipelineShape(c, [{ label: 'scale' }, { label: 'again' }], false);
-    const compute = serialSchedule(shape).body.flatMap((op) => (op.kind === 'kernel' ? [`kernel ${op.kernel}`] : op.kind === 'gemm' ? [`gemm ${op.gemm} m ${op.count}`] : []));
+    const compute = serialSchedule(shape).body.flatMap((op) =>
+      op.kind === 'kernel' ? [`kernel ${op.kernel}`] : op.kind === 'gemm' ? [`gemm ${op.gemm} m ${op.count}`] : [],
+    );
     assert.deepEqual(compute, ['kernel scale', 'gemm product m 4096', 'kernel again']);
   });
 
@@ -197,7 +231,10 @@ describe('planning compute steps', () => {
     assert.deepEqual([gemm.first, gemm.count, gemm.deviceFirst, gemm.stream, gemm.chunk], [512, 256, 0, 's1', 2]);
     assert.equal(gemmFlops(gemm), 2 * 256 * 1000 * 4096);
     assert.equal(gemmBytesRead(gemm), 256 * 4096 * 2 + 4096 * 1000 * 2, 'A and B; C is not read with beta 0');
-    assert.equal(gemmBytesRead({ ...gemm, spec: { ...spec, beta: 1 } }), 256 * 4096 * 2 + 4096 * 1000 * 2 + 256 * 1000 * 4);
+    assert.equal(
+      gemmBytesRead({ ...gemm, spec: { ...spec, beta: 1 } }),
+      256 * 4096 * 2 + 4096 * 1000 * 2 + 256 * 1000 * 4,
+    );
   });
 });
 
@@ -228,11 +265,27 @@ describe("cuBLAS's column-major call for row-major operands", () => {
       cFloat32: false,
     };
     const { calls, runtime } = fakeCublas();
-    const issued = runtime.issue({ kind: 'gemm', stream: 's0', gemm: 'g', chunk: 1, first: 10, count: 10, deviceFirst: 10, spec }, fakeSite());
+    const issued = runtime.issue(
+      { kind: 'gemm', stream: 's0', gemm: 'g', chunk: 1, first: 10, count: 10, deviceFirst: 10, spec },
+      fakeSite(),
+    );
     assert.equal(issued.hostTag, null);
     assert.deepEqual(calls, [
       {
-        spec: { transA: 'N', transB: 'N', m: 32, n: 10, k: 64, lda: 32, ldb: 64, ldc: 32, alpha: 0.5, beta: 0, dtype: 'tf32', cFloat32: false },
+        spec: {
+          transA: 'N',
+          transB: 'N',
+          m: 32,
+          n: 10,
+          k: 64,
+          lda: 32,
+          ldb: 64,
+          ldc: 32,
+          alpha: 0.5,
+          beta: 0,
+          dtype: 'tf32',
+          cFloat32: false,
+        },
         operands: ['w@0', 'x@640', 'y@320'],
       },
     ]);
@@ -241,9 +294,22 @@ describe("cuBLAS's column-major call for row-major operands", () => {
 
 describe('a gemm on the timeline', () => {
   it("spans every kernel (and memset) cuBLAS launched under the call's correlation id, first start to last end", () => {
-    const rec = (kind: 'kernel' | 'memset', correlationId: number, startNs: number, endNs: number) => ({ kind, correlationId, deviceId: 0, streamId: 1, bytes: 0, startNs, endNs });
+    const rec = (kind: 'kernel' | 'memset', correlationId: number, startNs: number, endNs: number) => ({
+      kind,
+      correlationId,
+      deviceId: 0,
+      streamId: 1,
+      bytes: 0,
+      startNs,
+      endNs,
+    });
     const collection: ActivityCollection = {
-      records: [rec('kernel', 20, 100, 400), rec('memset', 21, 90, 95), rec('kernel', 22, 410, 900), rec('kernel', 30, 950, 990)],
+      records: [
+        rec('kernel', 20, 100, 400),
+        rec('memset', 21, 90, 95),
+        rec('kernel', 22, 410, 900),
+        rec('kernel', 30, 950, 990),
+      ],
       external: new Map([
         [20, 1],
         [21, 1],
@@ -278,7 +344,10 @@ describe('a gemm on the timeline', () => {
       ...base,
       timeline: {
         ...timeline,
-        reps: timeline.reps.map((rep) => ({ ...rep, ops: rep.ops.map((op) => (op.kind === 'kernel' ? { ...op, kind: 'gemm' as const, kernel: 'layer1' } : op)) })),
+        reps: timeline.reps.map((rep) => ({
+          ...rep,
+          ops: rep.ops.map((op) => (op.kind === 'kernel' ? { ...op, kind: 'gemm' as const, kernel: 'layer1' } : op)),
+        })),
       },
     };
     assert.match(renderGantt(result, { style: new Chalk({ level: 0 }), columns: 120 }), /G gemm/);
@@ -305,7 +374,10 @@ describe('libcublas', () => {
 
   it('is never loaded for a config without a gemm', () => {
     const path = join(dir, 'kernel.yaml');
-    writeFileSync(path, config('  - source: scale.cu\n    entry: scale\n    args: [{ buffer: y }, { chunk: elements }, { float32: 2 }]'));
+    writeFileSync(
+      path,
+      config('  - source: scale.cu\n    entry: scale\n    args: [{ buffer: y }, { chunk: elements }, { float32: 2 }]'),
+    );
     const run = runCli(['run', path], missing);
     assert.doesNotMatch(run.stderr, /cublas/i);
   });
@@ -324,7 +396,11 @@ describe('a gemm over streamed weights (m given, A and C resident)', () => {
     assert.equal(gemms.length, 1);
     const op = gemms[0] as GemmOp;
     assert.equal(op.spec.m, 32);
-    assert.equal(gemmFlops(op), 4 * (2 * 32 * 8 * 8), 'whole buffers: one product of m = 32 rows per layer, for each of the 4 layers');
+    assert.equal(
+      gemmFlops(op),
+      4 * (2 * 32 * 8 * 8),
+      'whole buffers: one product of m = 32 rows per layer, for each of the 4 layers',
+    );
     assert.equal(gemmBytesRead(op), 4 * (32 * 8 * 2 + 8 * 8 * 2));
   });
 
@@ -332,7 +408,10 @@ describe('a gemm over streamed weights (m given, A and C resident)', () => {
     const { config: c } = parseConfigText(layers('m: 32, '), '/cfg/l.yaml');
     const spec = c.steps?.[0]?.spec as GemmSpec;
     const { calls, runtime, failAt } = fakeCublas();
-    const issued = runtime.issue({ kind: 'gemm', stream: 's0', gemm: 'layer', chunk: null, first: 0, count: 3, deviceFirst: 1, spec }, fakeSite());
+    const issued = runtime.issue(
+      { kind: 'gemm', stream: 's0', gemm: 'layer', chunk: null, first: 0, count: 3, deviceFirst: 1, spec },
+      fakeSite(),
+    );
     assert.deepEqual(
       calls.map((g) => [g.spec.n, g.operands]),
       [
@@ -343,11 +422,18 @@ describe('a gemm over streamed weights (m given, A and C resident)', () => {
     );
     assert.equal(issued.issue(), 0);
     failAt(1);
-    assert.throws(() => issued.issue(), /cublasGemmEx failed \(gemm layer: a product\): status 13/, "the first failing product's status, naming the op");
+    assert.throws(
+      () => issued.issue(),
+      /cublasGemmEx failed \(gemm layer: a product\): status 13/,
+      "the first failing product's status, naming the op",
+    );
   });
 
   it('refuses m where A or C is chunked, naming gemm.m', () => {
-    const text = layers('m: 32, ').replace('y: { type: bfloat16, count: 256, role: resident }', 'y: { type: bfloat16, itemSize: 8, role: scratch }');
+    const text = layers('m: 32, ').replace(
+      'y: { type: bfloat16, count: 256, role: resident }',
+      'y: { type: bfloat16, itemSize: 8, role: scratch }',
+    );
     assert.match(usageError(text).message, /gemm\.m: m is the row count of a resident A and C, but "y" is chunked/);
   });
 });

@@ -18,10 +18,24 @@ export const gemm: StageKind<'gemm', GemmOp> = {
     const spec = step.spec as GemmSpec;
     const short = chunkShortOfB(spec, w.range.count);
     if (short)
-      throw new UsageError(`kernels entry "${step.label}": gemm.b: ${w.chunk === null ? 'the whole buffer' : `chunk ${w.chunk}`} of ${short}`, {
-        hint: 'Use fewer chunks, or give B itemSize: k × n so that each item holds a whole B (with m).',
-      });
-    return [{ kind: 'gemm', stream: w.stream, gemm: step.label, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst, spec }];
+      throw new UsageError(
+        `kernels entry "${step.label}": gemm.b: ${w.chunk === null ? 'the whole buffer' : `chunk ${w.chunk}`} of ${short}`,
+        {
+          hint: 'Use fewer chunks, or give B itemSize: k × n so that each item holds a whole B (with m).',
+        },
+      );
+    return [
+      {
+        kind: 'gemm',
+        stream: w.stream,
+        gemm: step.label,
+        chunk: w.chunk,
+        first: w.range.first,
+        count: w.range.count,
+        deviceFirst: w.deviceFirst,
+        spec,
+      },
+    ];
   },
   config: gemmConfig as StepConfig<unknown>,
   ...LIBRARY_ON_SMS,
@@ -39,10 +53,12 @@ export const gemm: StageKind<'gemm', GemmOp> = {
     engine: SMS_ENGINE,
   },
   what,
-  describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (m ${productRows(op)}, items ${op.first} to ${op.first + op.count - 1}, ${gemmFlops(op) / 1e9} GFLOP)`,
+  describe: (op, c) =>
+    `${what(op)}, ${c.chunk(op.chunk)} (m ${productRows(op)}, items ${op.first} to ${op.first + op.count - 1}, ${gemmFlops(op) / 1e9} GFLOP)`,
   timeline: (op) => ({ buffer: null, kernel: op.gemm, bytes: gemmBytesRead(op) }),
   work: (op) => ({ flop: gemmFlops(op), bytes: gemmBytesRead(op) }),
   environment: [['CUDA_PIPE_CUBLAS', 'the libcublas file for gemm stages, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
-  failureHint: 'Check that the operands hold m×k, k×n and m×n elements for the chunk (itemSize k and n), or run it under compute-sanitizer.',
+  failureHint:
+    'Check that the operands hold m×k, k×n and m×n elements for the chunk (itemSize k and n), or run it under compute-sanitizer.',
 };

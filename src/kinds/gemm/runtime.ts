@@ -9,7 +9,8 @@ import type { GemmOp, GemmOperand } from './spec.js';
 // and two streams never share scratch memory. Handles and workspaces go with the run's clean-up, before their streams.
 
 /** An operand's element offset in its device buffer: a chunked one at the chunk's first item, a resident one at 0. */
-const offsetOf = (operand: GemmOperand, deviceFirst: number) => (operand.itemSize === null ? 0 : deviceFirst * operand.itemSize);
+const offsetOf = (operand: GemmOperand, deviceFirst: number) =>
+  operand.itemSize === null ? 0 : deviceFirst * operand.itemSize;
 
 /** What the runtime calls of libcublas: a test passes a fake. */
 export type CublasCalls = Pick<Cublas, 'create' | 'destroy' | 'record' | 'failure'>;
@@ -39,12 +40,23 @@ export class GemmRuntime implements KindRuntime<GemmOp> {
     return handle;
   }
 
-  /** One product of the op: cublasGemmEx, prebuilt, its operands at their chunk's offsets (product `index` of the op's items). */
+  /**
+   * One product of the op: cublasGemmEx, prebuilt, its operands at their chunk's offsets (product `index` of the op's
+   * items).
+   */
   private product(op: GemmOp, site: IssueSite, index: number): Thunk {
     const { cublas } = this;
     const { operands, layouts: _, ...call } = columnMajorCall(op.spec, productRows(op));
-    const [a, b, c] = operands.map((o) => site.address(op.spec[o].buffer, offsetOf(op.spec[o], op.deviceFirst + index))) as [DevicePtr, DevicePtr, DevicePtr];
-    const record = cublas.record(this.handle(site), { ...call, alpha: op.spec.alpha, beta: op.spec.beta, dtype: op.spec.dtype, cFloat32: op.spec.cFloat32 }, a, b, c);
+    const [a, b, c] = operands.map((o) =>
+      site.address(op.spec[o].buffer, offsetOf(op.spec[o], op.deviceFirst + index)),
+    ) as [DevicePtr, DevicePtr, DevicePtr];
+    const record = cublas.record(
+      this.handle(site),
+      { ...call, alpha: op.spec.alpha, beta: op.spec.beta, dtype: op.spec.dtype, cFloat32: op.spec.cFloat32 },
+      a,
+      b,
+      c,
+    );
     this.context.cleanup.push(() => record.free());
     const { launch } = record;
     const context = `gemm ${op.gemm}: ${record.describe}`;

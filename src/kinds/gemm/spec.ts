@@ -10,9 +10,17 @@ export const GEMM_DTYPES = ['fp32', 'tf32', 'fp16', 'bf16'] as const;
 export type GemmDtype = (typeof GEMM_DTYPES)[number];
 
 /** The element type A and B must hold for each dtype; C holds it too, or float32. */
-export const GEMM_OPERAND_TYPE: Readonly<Record<GemmDtype, string>> = { fp32: 'float32', tf32: 'float32', fp16: 'float16', bf16: 'bfloat16' };
+export const GEMM_OPERAND_TYPE: Readonly<Record<GemmDtype, string>> = {
+  fp32: 'float32',
+  tf32: 'float32',
+  fp16: 'float16',
+  bf16: 'bfloat16',
+};
 
-/** An operand as a step reads it: a chunked buffer at the chunk's first item (`itemSize` elements an item), or a resident one whole. */
+/**
+ * An operand as a step reads it: a chunked buffer at the chunk's first item (`itemSize` elements an item), or a
+ * resident one whole.
+ */
 export type GemmOperand = BlasOperand;
 
 /** A gemm step as its config entry resolved it. */
@@ -46,11 +54,14 @@ export type GemmOp = {
 };
 
 /** 2·m·n·k per product: what a TFLOP/s figure divides by. */
-export const gemmFlops = (op: Pick<GemmOp, 'count' | 'spec'>): number => 2 * productRows(op) * op.spec.n * op.spec.k * productCount(op);
+export const gemmFlops = (op: Pick<GemmOp, 'count' | 'spec'>): number =>
+  2 * productRows(op) * op.spec.n * op.spec.k * productCount(op);
 
 /** The bytes a GEMM reads: A and B, and C where beta is not zero. */
 export function gemmBytesRead(op: Pick<GemmOp, 'count' | 'spec'>): number {
   const { a, b, c, n, k, beta } = op.spec;
   const m = productRows(op);
-  return productCount(op) * (m * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : m * n * c.elementBytes));
+  return (
+    productCount(op) * (m * k * a.elementBytes + k * n * b.elementBytes + (beta === 0 ? 0 : m * n * c.elementBytes))
+  );
 }

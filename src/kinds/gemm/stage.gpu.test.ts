@@ -32,29 +32,40 @@ repetitions: { reps: 5, warmup: 1 }
 `;
 
 describe('the gemm stage on a real device', () => {
-  it('runs a gemm then a kernel per chunk, verifies the outputs, replays the body as a graph and traces the gemm ops', gpu, () => {
-    const config = join(out, 'gemm-small.yaml');
-    writeFileSync(config, CONFIG);
-    const json = join(out, 'gemm-small.json');
-    const { code, stdout, stderr } = runCli(['run', config, '--json', json]);
-    assert.equal(code, 0, stderr);
-    assert.match(stdout, /verification: passed/);
-    const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
-    assert.equal(result.verification.status, 'passed');
-    const graph = result.modes.find((m) => m.role.kind === 'overlapped' && m.role.layout.issue === 'graph');
-    assert.ok(graph, 'the overlapped body captured with its cuBLAS calls and replayed as a graph');
-    const overlapped = result.modes.find((m) => m.role.kind === 'overlapped' && m.role.layout.issue === undefined);
-    // The bound is a floor under the layout it bounds (a layout of small GEMMs may be slower than serial, and so may its bound).
-    assert.ok(overlapped?.analysis && overlapped.analysis.bound.ms <= overlapped.stats.median * 1.01, JSON.stringify(overlapped?.analysis?.bound));
-    const rep = result.timeline?.reps.find((r) => r.mode === overlapped?.id);
-    assert.ok(rep, 'a traced rep of the overlapped mode');
-    const gemms = rep.ops.filter((o) => o.kind === 'gemm');
-    assert.equal(gemms.length, 8);
-    assert.ok(gemms.every((o) => o.kernel === 'layer' && o.bytes === 128 * 256 * 4 + 256 * 128 * 4));
-    // Per chunk, the gemm ends before the kernel that reads its output starts.
-    for (let chunk = 0; chunk < 8; chunk++) {
-      const [g, k] = [rep.ops.find((o) => o.chunk === chunk && o.kind === 'gemm'), rep.ops.find((o) => o.chunk === chunk && o.kind === 'kernel')];
-      assert.ok(g && k && g.endMs <= k.startMs + 1e-3, JSON.stringify([g, k]));
-    }
-  });
+  it(
+    'runs a gemm then a kernel per chunk, verifies the outputs, replays the body as a graph and traces the gemm ops',
+    gpu,
+    () => {
+      const config = join(out, 'gemm-small.yaml');
+      writeFileSync(config, CONFIG);
+      const json = join(out, 'gemm-small.json');
+      const { code, stdout, stderr } = runCli(['run', config, '--json', json]);
+      assert.equal(code, 0, stderr);
+      assert.match(stdout, /verification: passed/);
+      const result = RunResultSchema.parse(JSON.parse(readFileSync(json, 'utf8')));
+      assert.equal(result.verification.status, 'passed');
+      const graph = result.modes.find((m) => m.role.kind === 'overlapped' && m.role.layout.issue === 'graph');
+      assert.ok(graph, 'the overlapped body captured with its cuBLAS calls and replayed as a graph');
+      const overlapped = result.modes.find((m) => m.role.kind === 'overlapped' && m.role.layout.issue === undefined);
+      // The bound is a floor under the layout it bounds (a layout of small GEMMs may be slower than serial, and so may
+      // its bound).
+      assert.ok(
+        overlapped?.analysis && overlapped.analysis.bound.ms <= overlapped.stats.median * 1.01,
+        JSON.stringify(overlapped?.analysis?.bound),
+      );
+      const rep = result.timeline?.reps.find((r) => r.mode === overlapped?.id);
+      assert.ok(rep, 'a traced rep of the overlapped mode');
+      const gemms = rep.ops.filter((o) => o.kind === 'gemm');
+      assert.equal(gemms.length, 8);
+      assert.ok(gemms.every((o) => o.kernel === 'layer' && o.bytes === 128 * 256 * 4 + 256 * 128 * 4));
+      // Per chunk, the gemm ends before the kernel that reads its output starts.
+      for (let chunk = 0; chunk < 8; chunk++) {
+        const [g, k] = [
+          rep.ops.find((o) => o.chunk === chunk && o.kind === 'gemm'),
+          rep.ops.find((o) => o.chunk === chunk && o.kind === 'kernel'),
+        ];
+        assert.ok(g && k && g.endMs <= k.startMs + 1e-3, JSON.stringify([g, k]));
+      }
+    },
+  );
 });

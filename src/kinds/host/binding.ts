@@ -106,11 +106,17 @@ export class HostBinding {
       chunks.map((c) => c.regions),
     );
     const bases = new Map<string, HostPtr>();
-    for (const buffer of ring.slotBytes.keys()) bases.set(buffer, this.loaderMemory(buffer, Math.max(1, ring.bytes(buffer))));
-    const address = (fill: number, buffer: string, place: number) => offsetPointer(bases.get(buffer) as HostPtr, ring.offset(fill, buffer, place));
+    for (const buffer of ring.slotBytes.keys())
+      bases.set(buffer, this.loaderMemory(buffer, Math.max(1, ring.bytes(buffer))));
+    const address = (fill: number, buffer: string, place: number) =>
+      offsetPointer(bases.get(buffer) as HostPtr, ring.offset(fill, buffer, place));
     const fills: Fill[] = chunks.map(({ chunk, regions }, fill) => ({
       chunk,
-      task: { fn: 'before', chunk, regions: regions.map((r) => ({ ...r, address: BigInt(address(fill, r.buffer, r.offset)) })) },
+      task: {
+        fn: 'before',
+        chunk,
+        regions: regions.map((r) => ({ ...r, address: BigInt(address(fill, r.buffer, r.offset)) })),
+      },
     }));
     return { fills, firstOp, lastH2d, slots: ring.slots, ring, address };
   }
@@ -137,7 +143,10 @@ export class HostBinding {
    * A loader's thunks: after the chunk's last H2D the same thunk records an event, whose completion frees the
    * chunk's slot for the fill `slots` later.
    */
-  private loader(bound: BoundThunks, planned: NonNullable<ReturnType<HostBinding['fills']>>): { thunks: Thunk[]; loader: LoaderSpec } {
+  private loader(
+    bound: BoundThunks,
+    planned: NonNullable<ReturnType<HostBinding['fills']>>,
+  ): { thunks: Thunk[]; loader: LoaderSpec } {
     const { fills, firstOp, lastH2d, slots } = planned;
     // In a traced rep the op's begin event comes first: issued before the fill finished, it would place the chunk's
     // H2D at the start of the rep on the timeline, ahead of its own fill.
@@ -161,12 +170,17 @@ export class HostBinding {
     return { thunks: wrapped, loader: { fills, waitAt, recordedAt, releasedBy, slots } };
   }
 
-  /** What a host op runs on the JS thread (thread: js): the host stage's function over the chunk's output bytes, which its D2H just wrote. */
+  /**
+   * What a host op runs on the JS thread (thread: js): the host stage's function over the chunk's output bytes, which
+   * its D2H just wrote.
+   */
   private hostAction(op: { readonly chunk: number | null }, where: Chunks): () => void {
     const host = this.plan.host;
     const fn = host?.thread === 'js' ? host.function : 'empty';
     if (fn === 'empty') return () => {};
-    const windows = this.chunkRegions(op, where, 'outputs').flatMap((r) => this.buffers.windows(r.buffer, r.offset, r.bytes));
+    const windows = this.chunkRegions(op, where, 'outputs').flatMap((r) =>
+      this.buffers.windows(r.buffer, r.offset, r.bytes),
+    );
     return () => {
       this.checksums.set(`${where.scheduleId}:${op.chunk ?? 'whole'}`, checksum(windows));
     };
@@ -179,10 +193,18 @@ export class HostBinding {
   private chunkRegions(op: { readonly chunk: number | null }, where: Chunks, which: 'inputs' | 'outputs'): Region[] {
     const range = op.chunk === null ? where.ranges[0] : where.ranges[op.chunk];
     if (!range) throw new Error(`schedule ${where.scheduleId} has an op for chunk ${op.chunk}, which it does not have`);
-    const chosen = which === 'outputs' ? this.buffers.outputs() : this.plan.buffers.filter((b) => b.role === 'in' || b.role === 'inout');
+    const chosen =
+      which === 'outputs'
+        ? this.buffers.outputs()
+        : this.plan.buffers.filter((b) => b.role === 'in' || b.role === 'inout');
     return chosen.map((b) => {
       const offset = range.first * itemBytes(b);
-      return { buffer: b.name, offset, bytes: range.count * itemBytes(b), address: BigInt(offsetPointer(this.buffers.host(b.name), offset)) };
+      return {
+        buffer: b.name,
+        offset,
+        bytes: range.count * itemBytes(b),
+        address: BigInt(offsetPointer(this.buffers.host(b.name), offset)),
+      };
     });
   }
 
@@ -195,7 +217,11 @@ export class HostBinding {
     if (!handovers) throw new Error('a host op was bound outside a schedule');
     const event = this.rt.streams.createEvent({ timing: false });
     this.cleanup.push(() => this.rt.streams.destroyEvent(event));
-    handovers.push({ event, chunk: op.chunk, task: { fn: 'after', chunk: op.chunk, regions: this.chunkRegions(op, site, 'outputs') } });
+    handovers.push({
+      event,
+      chunk: op.chunk,
+      task: { fn: 'after', chunk: op.chunk, regions: this.chunkRegions(op, site, 'outputs') },
+    });
     return this.rt.streams.recordThunk(event, site.stream);
   }
 

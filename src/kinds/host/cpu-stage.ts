@@ -14,7 +14,10 @@ import type { ModeResult } from '../../model/mode.js';
  * tasks, the only place they run. An estimate from the median task, for the report's line and which side limits; the
  * bound takes `cpuStageFloor`, which the median could lift above a rep.
  */
-export function cpuStageMs(chunks: number, stage: Pick<CpuStage, 'workers' | 'taskMedianMs' | 'afterTasksPerRep'>): { steadyMs: number; fillMs: number; tailMs: number } {
+export function cpuStageMs(
+  chunks: number,
+  stage: Pick<CpuStage, 'workers' | 'taskMedianMs' | 'afterTasksPerRep'>,
+): { steadyMs: number; fillMs: number; tailMs: number } {
   // A loader alone has no task after the GPU: its fills run ahead of their chunks, so nothing fills or trails.
   const after = stage.afterTasksPerRep === 0 ? 0 : stage.taskMedianMs;
   return { steadyMs: (chunks * stage.taskMedianMs) / stage.workers, fillMs: after, tailMs: after };
@@ -47,7 +50,13 @@ export function cpuStageFloor(
  */
 export function withCpuStage(gpu: Bound, cpu: { steadyMs: number; fillMs: number; tailMs: number } | null): Bound {
   if (!cpu) return gpu;
-  const term = { term: 'CPU stage' as const, steadyMs: cpu.steadyMs, perOpMs: 0, fillDrainMs: cpu.fillMs, ms: cpu.steadyMs + cpu.fillMs };
+  const term = {
+    term: 'CPU stage' as const,
+    steadyMs: cpu.steadyMs,
+    perOpMs: 0,
+    fillDrainMs: cpu.fillMs,
+    ms: cpu.steadyMs + cpu.fillMs,
+  };
   const terms = [...gpu.terms, term];
   const gpuSide = { ...gpu, fillDrainMs: gpu.fillDrainMs + cpu.tailMs, ms: gpu.ms + cpu.tailMs };
   return term.ms > gpuSide.ms ? { ...term, terms } : { ...gpuSide, terms };
@@ -67,7 +76,9 @@ export function cpuStageAt(stage: CpuStage, measuredChunks: number, chunks: numb
   return {
     ...stage,
     tasksPerRep: tasks,
-    ...(stage.afterTasksPerRep ? { afterTasksPerRep: Math.max(1, Math.round((stage.afterTasksPerRep * chunks) / measuredChunks)) } : {}),
+    ...(stage.afterTasksPerRep
+      ? { afterTasksPerRep: Math.max(1, Math.round((stage.afterTasksPerRep * chunks) / measuredChunks)) }
+      : {}),
     taskMedianMs: stage.taskMedianMs * share,
     ...(stage.taskMinMs === undefined ? {} : { taskMinMs: stage.taskMinMs * share }),
   };

@@ -7,7 +7,10 @@ export interface Handover {
   readonly task: WorkerTask;
 }
 
-/** What a rep's CPU stage did: each chunk's task, in the order handed over, and when the last one ended (performance.now()). */
+/**
+ * What a rep's CPU stage did: each chunk's task, in the order handed over, and when the last one ended
+ * (performance.now()).
+ */
 export interface HandoverOutcome {
   readonly tasks: ReadonlyArray<{ readonly chunk: number | null; readonly timing: TaskTiming }>;
   readonly lastEndedMs: number;
@@ -89,6 +92,9 @@ export class HandoverRun {
     const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (rejected) throw rejected.reason;
     const done = settled.map((s) => (s as PromiseFulfilledResult<{ chunk: number | null; timing: TaskTiming }>).value);
-    return { tasks: done, lastEndedMs: done.reduce((last, t) => Math.max(last, t.timing.endedMs), Number.NEGATIVE_INFINITY) };
+    return {
+      tasks: done,
+      lastEndedMs: done.reduce((last, t) => Math.max(last, t.timing.endedMs), Number.NEGATIVE_INFINITY),
+    };
   }
 }

@@ -36,14 +36,22 @@ kernels:
 pipeline: { chunks: 4, streams: 2 }
 `;
 
-const load = (host: string, overrides = {}) => parseConfigText(`${BASE}host: ${host}\n`, '/cfg/test.yaml', overrides).config;
+const load = (host: string, overrides = {}) =>
+  parseConfigText(`${BASE}host: ${host}\n`, '/cfg/test.yaml', overrides).config;
 
 const rejected = (host: string): UsageError => usageRejection(() => load(host));
 
 describe('the host stage config', () => {
   it('reads the old form function: checksum as after: checksum on the default pool, and says so', () => {
     const config = load('{ function: checksum }');
-    assert.deepEqual(config.host, { name: 'checksum', thread: 'workers', workers: null, before: null, slots: null, after: { kind: 'checksum' } });
+    assert.deepEqual(config.host, {
+      name: 'checksum',
+      thread: 'workers',
+      workers: null,
+      before: null,
+      slots: null,
+      after: { kind: 'checksum' },
+    });
     assert.ok(
       config.notes.some((n) => /old form; it now runs on worker threads as after: checksum/.test(n)),
       config.notes.join('\n'),
@@ -52,7 +60,11 @@ describe('the host stage config', () => {
 
   it('keeps function: empty (the bare callback) on the JS thread, and thread: js with either function', () => {
     assert.deepEqual(load('{ function: empty }').host, { name: 'empty', thread: 'js', function: 'empty' });
-    assert.deepEqual(load('{ thread: js, function: checksum, name: sum }').host, { name: 'sum', thread: 'js', function: 'checksum' });
+    assert.deepEqual(load('{ thread: js, function: checksum, name: sum }').host, {
+      name: 'sum',
+      thread: 'js',
+      function: 'checksum',
+    });
   });
 
   it("resolves a module against the config file's folder, the export 'default' unless named, and takes workers and costs", () => {
@@ -92,14 +104,26 @@ describe('the host stage config', () => {
       after: null,
     });
     const both = load('{ before: { module: ./load.mjs, export: load }, after: checksum, workers: 2 }').host;
-    assert.ok(both?.thread === 'workers' && both.before?.kind === 'module' && both.after?.kind === 'checksum' && both.name === 'checksum', JSON.stringify(both));
+    assert.ok(
+      both?.thread === 'workers' &&
+        both.before?.kind === 'module' &&
+        both.after?.kind === 'checksum' &&
+        both.name === 'checksum',
+      JSON.stringify(both),
+    );
     assert.match(rejected('{ after: checksum, slots: 2 }').message, /slots are the loader's: give before as well/);
-    assert.match(rejected('{ thread: js, function: checksum, before: checksum }').message, /before, after, workers and slots belong to thread: workers/);
+    assert.match(
+      rejected('{ thread: js, function: checksum, before: checksum }').message,
+      /before, after, workers and slots belong to thread: workers/,
+    );
   });
 
   it('refuses a stage on workers without a function, and workers or after on the JS thread', () => {
     assert.match(rejected('{ workers: 2 }').message, /needs before \(a loader\) or after: checksum/);
-    assert.match(rejected('{ thread: js, function: checksum, workers: 2 }').message, /thread: js runs `function` on the JS thread/);
+    assert.match(
+      rejected('{ thread: js, function: checksum, workers: 2 }').message,
+      /thread: js runs `function` on the JS thread/,
+    );
     assert.match(rejected('{ thread: js }').message, /thread: js needs function/);
     assert.match(rejected('{ function: checksum, after: checksum }').message, /not both/);
   });
@@ -113,17 +137,26 @@ function recordingPool(fail: number | null = null) {
     tasks.push(task);
     if (task.chunk === fail) return Promise.reject(new HostStageFailure(`chunk ${task.chunk} failed`));
     const at = 10 * (task.chunk ?? 0);
-    return Promise.resolve({ value: null, timing: { worker: (task.chunk ?? 0) % 2, queuedMs: at, startedMs: at + 1, endedMs: at + 3 } });
+    return Promise.resolve({
+      value: null,
+      timing: { worker: (task.chunk ?? 0) % 2, queuedMs: at, startedMs: at + 1, endedMs: at + 3 },
+    });
   };
   return { tasks, cancelled, submit, cancel: (generation: number) => cancelled.push(generation) };
 }
 
-const handovers = (chunks: number): Handover[] => Array.from({ length: chunks }, (_, chunk) => ({ chunk, task: { fn: 'f', chunk, regions: [] } }));
+const handovers = (chunks: number): Handover[] =>
+  Array.from({ length: chunks }, (_, chunk) => ({ chunk, task: { fn: 'f', chunk, regions: [] } }));
 
 const NOT_READY = 600;
 
 /** A hand-over on the recording pool; `query` answers for each handover's event, and `raised` records the wake-ups. */
-function handoverRun(pool: ReturnType<typeof recordingPool>, chunks: number, generation = 7, query: (index: number) => number = () => 0) {
+function handoverRun(
+  pool: ReturnType<typeof recordingPool>,
+  chunks: number,
+  generation = 7,
+  query: (index: number) => number = () => 0,
+) {
   const raised: Array<[number, number]> = [];
   let turn = 0;
   const run = new HandoverRun(handovers(chunks), {
@@ -169,7 +202,10 @@ describe('handing chunks to the workers', () => {
     const failing = recordingPool(1);
     const { run: rejecting } = handoverRun(failing, 3);
     for (const index of [0, 1, 2]) rejecting.issued(index);
-    await assert.rejects(rejecting.finish(), (error: unknown) => error instanceof HostStageFailure && error.message === 'chunk 1 failed');
+    await assert.rejects(
+      rejecting.finish(),
+      (error: unknown) => error instanceof HostStageFailure && error.message === 'chunk 1 failed',
+    );
     assert.deepEqual(
       failing.tasks.map((t) => t.chunk),
       [0, 1, 2],
@@ -181,7 +217,9 @@ describe('handing chunks to the workers', () => {
     const doneAt = [1, 2, 0, 2];
     const pool = recordingPool();
     const turn: { at: () => number } = { at: () => 0 };
-    const { run, raised, turns } = handoverRun(pool, 4, 5, (i) => ((doneAt[i] as number) <= turn.at() ? (i === 1 ? 700 : 0) : NOT_READY));
+    const { run, raised, turns } = handoverRun(pool, 4, 5, (i) =>
+      (doneAt[i] as number) <= turn.at() ? (i === 1 ? 700 : 0) : NOT_READY,
+    );
     turn.at = turns;
     for (const index of [0, 1, 2, 3]) run.issued(index);
     await run.watch();
@@ -205,10 +243,12 @@ describe('handing chunks to the workers', () => {
     try {
       const generation = pool.nextGeneration();
       let ran = false;
-      const waiting = pool.submit({ fn: 'cost', chunk: 0, regions: [], waitFor: { kind: 'flag', flag: 0, generation } }).then((result) => {
-        ran = true;
-        return result;
-      });
+      const waiting = pool
+        .submit({ fn: 'cost', chunk: 0, regions: [], waitFor: { kind: 'flag', flag: 0, generation } })
+        .then((result) => {
+          ran = true;
+          return result;
+        });
       await new Promise((resolve) => setTimeout(resolve, 30));
       assert.equal(ran, false, 'the task ran before its flag was raised');
       const raisedAt = performance.now();
@@ -217,15 +257,27 @@ describe('handing chunks to the workers', () => {
       assert.ok(timing.startedMs >= raisedAt, `started ${timing.startedMs - raisedAt} ms after the flag`);
       const next = pool.nextGeneration();
       assert.equal(next, generation + 1);
-      const abandoned = pool.submit({ fn: 'cost', chunk: 1, regions: [], waitFor: { kind: 'flag', flag: 1, generation: next } });
+      const abandoned = pool.submit({
+        fn: 'cost',
+        chunk: 1,
+        regions: [],
+        waitFor: { kind: 'flag', flag: 1, generation: next },
+      });
       pool.cancel(next);
       await assert.rejects(
         abandoned,
-        (error: unknown) => error instanceof HostStageFailure && /chunk 1 in worker \d: cancelled: the rep it belonged to failed/.test(error.message),
+        (error: unknown) =>
+          error instanceof HostStageFailure &&
+          /chunk 1 in worker \d: cancelled: the rep it belonged to failed/.test(error.message),
       );
       // The flag of the earlier generation does not let a later task through.
       const later = pool.nextGeneration();
-      const held = pool.submit({ fn: 'cost', chunk: 2, regions: [], waitFor: { kind: 'flag', flag: 0, generation: later } });
+      const held = pool.submit({
+        fn: 'cost',
+        chunk: 2,
+        regions: [],
+        waitFor: { kind: 'flag', flag: 0, generation: later },
+      });
       let settled = false;
       void held.finally(() => {
         settled = true;
@@ -244,23 +296,37 @@ describe('handing chunks to the workers', () => {
   it('a function that throws in a worker fails the rep with exit 4, naming the chunk, the worker and the message', async () => {
     const pointer = allocPageable(64);
     after(() => freePageable(pointer));
-    const pool = await WorkerPool.open({ workers: 1, functions: { reject: { kind: 'module', path: join(fixtures, 'stage.mjs'), export: 'reject' } }, flags: 1 });
+    const pool = await WorkerPool.open({
+      workers: 1,
+      functions: { reject: { kind: 'module', path: join(fixtures, 'stage.mjs'), export: 'reject' } },
+      flags: 1,
+    });
     try {
-      const run = new HandoverRun([{ chunk: 5, task: { fn: 'reject', chunk: 5, regions: [{ address: pointer, bytes: 64, buffer: 'y', offset: 0 }] } }], {
-        submit: (task) => pool.submit(task),
-        waitFor: (flag, generation) => ({ kind: 'flag', flag, generation }),
-        generation: pool.nextGeneration(),
-        cancel: (generation) => pool.cancel(generation),
-        query: () => 0,
-        notReady: NOT_READY,
-        raise: (index, generation) => pool.raise(index, generation),
-      });
+      const run = new HandoverRun(
+        [
+          {
+            chunk: 5,
+            task: { fn: 'reject', chunk: 5, regions: [{ address: pointer, bytes: 64, buffer: 'y', offset: 0 }] },
+          },
+        ],
+        {
+          submit: (task) => pool.submit(task),
+          waitFor: (flag, generation) => ({ kind: 'flag', flag, generation }),
+          generation: pool.nextGeneration(),
+          cancel: (generation) => pool.cancel(generation),
+          query: () => 0,
+          notReady: NOT_READY,
+          raise: (index, generation) => pool.raise(index, generation),
+        },
+      );
       run.issued(0);
       await run.watch();
       await assert.rejects(
         run.finish(),
         (error: unknown) =>
-          error instanceof HostStageFailure && error.exitCode === 4 && error.message === "host stage function 'reject' failed on chunk 5 in worker 0: corrupt record in chunk 5",
+          error instanceof HostStageFailure &&
+          error.exitCode === 4 &&
+          error.message === "host stage function 'reject' failed on chunk 5 in worker 0: corrupt record in chunk 5",
       );
     } finally {
       await pool.close();
@@ -269,7 +335,8 @@ describe('handing chunks to the workers', () => {
   });
 });
 
-const fills = (chunks: number): Fill[] => Array.from({ length: chunks }, (_, chunk) => ({ chunk, task: { fn: 'before', chunk, regions: [] } }));
+const fills = (chunks: number): Fill[] =>
+  Array.from({ length: chunks }, (_, chunk) => ({ chunk, task: { fn: 'before', chunk, regions: [] } }));
 
 /** A fake pool whose tasks finish when the test says: finish(chunk) or fail(chunk). */
 function manualPool() {
@@ -282,7 +349,10 @@ function manualPool() {
         order.push(task.chunk);
         settle.set(task.chunk, { resolve, reject });
       }),
-    finish: (chunk: number) => settle.get(chunk)?.resolve({ value: null, timing: { worker: 0, queuedMs: chunk, startedMs: chunk, endedMs: chunk + 1 } }),
+    finish: (chunk: number) =>
+      settle
+        .get(chunk)
+        ?.resolve({ value: null, timing: { worker: 0, queuedMs: chunk, startedMs: chunk, endedMs: chunk + 1 } }),
     fail: (chunk: number, error: unknown) => settle.get(chunk)?.reject(error),
   };
 }
@@ -409,8 +479,16 @@ describe('the CPU stage measured and modelled', () => {
   });
 
   it('has no fill or tail for a loader alone, whose fills run ahead of their chunks; a file from before the split counts every task as after', () => {
-    assert.deepEqual(cpuStageMs(16, { workers: 8, taskMedianMs: 4, afterTasksPerRep: 0 }), { steadyMs: 8, fillMs: 0, tailMs: 0 });
-    assert.deepEqual(cpuStageMs(16, { workers: 8, taskMedianMs: 4, afterTasksPerRep: 16 }), { steadyMs: 8, fillMs: 4, tailMs: 4 });
+    assert.deepEqual(cpuStageMs(16, { workers: 8, taskMedianMs: 4, afterTasksPerRep: 0 }), {
+      steadyMs: 8,
+      fillMs: 0,
+      tailMs: 0,
+    });
+    assert.deepEqual(cpuStageMs(16, { workers: 8, taskMedianMs: 4, afterTasksPerRep: 16 }), {
+      steadyMs: 8,
+      fillMs: 4,
+      tailMs: 4,
+    });
     assert.deepEqual(cpuStageMs(16, { workers: 8, taskMedianMs: 4 }), { steadyMs: 8, fillMs: 4, tailMs: 4 });
     const loader = withCpuStage(GPU, cpuStageMs(16, { workers: 8, taskMedianMs: 4, afterTasksPerRep: 0 }));
     assert.deepEqual([loader.term, loader.ms], ['CPU stage', 8]);
@@ -418,7 +496,14 @@ describe('the CPU stage measured and modelled', () => {
 
   it("bounds from below with the least work of a rep over the workers that share it and the fastest task as the tail (H200 host-stage.yaml: the median's 6.65 ms bound was above a 5.53 ms rep)", () => {
     // 16 checksum tasks on 8 workers, a median 2.216 ms under contention but 1.11 ms alone; the least rep's work 32 ms.
-    const stage = { workers: 8, tasksPerRep: 16, afterTasksPerRep: 16, taskMedianMs: 2.216, taskMinMs: 1.11, workMinMs: 32 };
+    const stage = {
+      workers: 8,
+      tasksPerRep: 16,
+      afterTasksPerRep: 16,
+      taskMedianMs: 2.216,
+      taskMinMs: 1.11,
+      workMinMs: 32,
+    };
     assert.deepEqual(cpuStageFloor(16, stage), { steadyMs: 4, fillMs: 0, tailMs: 1.11 });
     const bound = withCpuStage({ ...GPU, steadyMs: 1, fillDrainMs: 0.4, ms: 1.52 }, cpuStageFloor(16, stage));
     assert.deepEqual([bound.term, bound.ms], ['CPU stage', 4]);
@@ -428,7 +513,10 @@ describe('the CPU stage measured and modelled', () => {
     // A loader alone: nothing after the GPU.
     assert.equal(cpuStageFloor(16, { ...stage, afterTasksPerRep: 0 }).tailMs, 0);
     // A file from before the two figures keeps the median's estimate.
-    assert.deepEqual(cpuStageFloor(16, { workers: 4, tasksPerRep: 16, taskMedianMs: 2 }), cpuStageMs(16, { workers: 4, taskMedianMs: 2 }));
+    assert.deepEqual(
+      cpuStageFloor(16, { workers: 4, tasksPerRep: 16, taskMedianMs: 2 }),
+      cpuStageMs(16, { workers: 4, taskMedianMs: 2 }),
+    );
   });
 
   it("is never above the makespan of any assignment of a rep's tasks to the workers", () => {
@@ -459,7 +547,10 @@ describe('the CPU stage measured and modelled', () => {
 
   it("adds the last chunk's task after the GPU's last D2H to the GPU's side where that is the slower one", () => {
     const hidden = withCpuStage(GPU, cpuStageMs(16, { workers: 16, taskMedianMs: 1 }));
-    assert.deepEqual([hidden.term, hidden.ms, hidden.fillDrainMs, hidden.steadyMs, hidden.terms.map((t) => [t.term, t.ms])], ['link', 6, 2, 4, [['CPU stage', 2]]]);
+    assert.deepEqual(
+      [hidden.term, hidden.ms, hidden.fillDrainMs, hidden.steadyMs, hidden.terms.map((t) => [t.term, t.ms])],
+      ['link', 6, 2, 4, [['CPU stage', 2]]],
+    );
     // The CPU side limits once it outlasts the GPU with its tail, not the GPU alone.
     const close = withCpuStage(GPU, { steadyMs: 3.5, fillMs: 2, tailMs: 1 });
     assert.deepEqual([close.term, close.ms], ['link', 6]);
@@ -468,23 +559,42 @@ describe('the CPU stage measured and modelled', () => {
   });
 
   it("sums each worker's busy time over the reps and takes the medians of the tasks, the GPU's side and the CPU's, the fastest task and the least work of a rep", () => {
-    const rep = (gpuMs: number, endMs: number, taskMs: number[], busyMs: number[]) => ({ gpuMs, endMs, taskMs, busyMs, afterTasks: 2, bytes: 64, tasks: [] });
-    assert.deepEqual(cpuStageSummary([rep(5, 6, [1, 2], [1, 2]), rep(4, 9, [3, 4], [3, 4]), rep(6, 7, [5, 6], [5, 0])]), {
-      workers: 2,
-      tasksPerRep: 2,
-      afterTasksPerRep: 2,
-      bytesPerRep: 64,
-      taskMedianMs: 3.5,
-      taskMinMs: 1,
-      workMinMs: 3,
-      busyMs: [9, 6],
-      gpuMedianMs: 5,
-      cpuMedianMs: 7,
+    const rep = (gpuMs: number, endMs: number, taskMs: number[], busyMs: number[]) => ({
+      gpuMs,
+      endMs,
+      taskMs,
+      busyMs,
+      afterTasks: 2,
+      bytes: 64,
+      tasks: [],
     });
+    assert.deepEqual(
+      cpuStageSummary([rep(5, 6, [1, 2], [1, 2]), rep(4, 9, [3, 4], [3, 4]), rep(6, 7, [5, 6], [5, 0])]),
+      {
+        workers: 2,
+        tasksPerRep: 2,
+        afterTasksPerRep: 2,
+        bytesPerRep: 64,
+        taskMedianMs: 3.5,
+        taskMinMs: 1,
+        workMinMs: 3,
+        busyMs: [9, 6],
+        gpuMedianMs: 5,
+        cpuMedianMs: 7,
+      },
+    );
   });
 
   it('reports the tasks, the CPU stage against the GPU pipeline, which side limits and each worker busy share', () => {
-    const stage = { workers: 2, tasksPerRep: 16, bytesPerRep: 64e6, taskMedianMs: 1, busyMs: [50, 25], gpuMedianMs: 4, cpuMedianMs: 9.5 };
+    const stage = {
+      workers: 2,
+      tasksPerRep: 16,
+      bytesPerRep: 64e6,
+      taskMedianMs: 1,
+      busyMs: [50, 25],
+      gpuMedianMs: 4,
+      cpuMedianMs: 9.5,
+    };
     assert.equal(
       cpuStageText({ elapsedMs: 100 }, stage),
       'on 2 workers: 16 tasks a rep, a median 1.000 ms each; CPU stage 7.1 GB/s (16 × 1.000 ms ÷ 2 + 1.000 ms = 9.000 ms a rep) ' +
@@ -495,7 +605,10 @@ describe('the CPU stage measured and modelled', () => {
     // A loader's GPU waits for its fills (its own time is the CPU's pace): the twin without the stage is the GPU's.
     const loader = { ...stage, workers: 8, taskMedianMs: 5.558, afterTasksPerRep: 0, gpuMedianMs: 15.24 };
     assert.match(cpuStageText({ elapsedMs: 100 }, loader), /\(15\.24 ms\): the GPU pipeline limits;/);
-    assert.match(cpuStageText({ elapsedMs: 100 }, loader, 5.907), /\(5\.907 ms without the stage\): the CPU stage limits;/);
+    assert.match(
+      cpuStageText({ elapsedMs: 100 }, loader, 5.907),
+      /\(5\.907 ms without the stage\): the CPU stage limits;/,
+    );
   });
 
   it('draws a row per worker after the streams, each task a host op of its chunk', () => {
@@ -525,10 +638,16 @@ describe('the CLI with a host stage on workers', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-workers-'));
     const config = readFileSync(join(import.meta.dirname, '..', '..', '..', '..', 'configs', 'host-stage.yaml'), 'utf8')
       .replace('after: checksum', `after: { module: ${join(fixtures, 'broken.mjs')} }`)
-      .replace('source: scale.cu', `source: ${join(import.meta.dirname, '..', '..', '..', '..', 'kernels', 'scale.cu')}`);
+      .replace(
+        'source: scale.cu',
+        `source: ${join(import.meta.dirname, '..', '..', '..', '..', 'kernels', 'scale.cu')}`,
+      );
     writeFileSync(join(dir, 'bad.yaml'), config);
     const run = runCli(['run', join(dir, 'bad.yaml')], {}, { timeoutMs: 60_000 });
     assert.equal(run.code, 2, run.stderr);
-    assert.match(run.stderr, /host stage function 'after': module .*broken\.mjs did not load in worker \d+: decoder table not found/);
+    assert.match(
+      run.stderr,
+      /host stage function 'after': module .*broken\.mjs did not load in worker \d+: decoder table not found/,
+    );
   });
 });

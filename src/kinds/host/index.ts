@@ -21,7 +21,10 @@ export const host: StageKind<'host', HostOp> = {
   // The CPU stage's term is the workers', not an engine of the GPU's.
   term: { bound: cpuStageTerm, measured: cpuStageWords },
   // Its records of a mode's reps are rep.ts's, each a rep's CPU stage on workers.
-  reps: { fields: HOST_MODE_FIELDS, summary: (records) => ({ cpuStage: cpuStageSummary(records as readonly CpuStageTiming[]) }) },
+  reps: {
+    fields: HOST_MODE_FIELDS,
+    summary: (records) => ({ cpuStage: cpuStageSummary(records as readonly CpuStageTiming[]) }),
+  },
   modeLine: hostModeLine,
   section: hostSection,
   verify: 'exact',

@@ -29,7 +29,14 @@ function setUp(slots: number) {
     if (name.startsWith('h2d')) recorded.add(100 + Number(name.slice(4)));
     return 0;
   });
-  const schedule = { id: 's', issue: 'stream', gated: false, device: 0, description: 'a loader', ranges: [] } as unknown as Schedule;
+  const schedule = {
+    id: 's',
+    issue: 'stream',
+    gated: false,
+    device: 0,
+    description: 'a loader',
+    ranges: [],
+  } as unknown as Schedule;
   const fills = [0, 1, 2].map((chunk) => ({ chunk, task: { fn: 'before', chunk, regions: [] } }));
   const rt = {
     streams: { eventQueryCode: (event: number) => (recorded.has(event) ? 0 : NOT_READY), elapsedMs: () => 4 },
@@ -39,7 +46,14 @@ function setUp(slots: number) {
     name: 'p',
     kernels: [],
     schedules: [schedule],
-    host: { name: 'decode', thread: 'workers', workers: 2, before: { kind: 'decode', msPerMiB: 0 }, slots, after: null },
+    host: {
+      name: 'decode',
+      thread: 'workers',
+      workers: 2,
+      before: { kind: 'decode', msPerMiB: 0 },
+      slots,
+      after: null,
+    },
   } as unknown as Plan;
   let busy = [0, 0];
   const pool = {
@@ -51,7 +65,10 @@ function setUp(slots: number) {
           log.push(`fill ${task.chunk} done`);
           busy = busy.map((ms, w) => (w === (task.chunk ?? 0) % 2 ? ms + 1 : ms));
           const now = performance.now();
-          resolve({ value: null, timing: { worker: (task.chunk ?? 0) % 2, queuedMs: now - 2, startedMs: now - 1, endedMs: now } });
+          resolve({
+            value: null,
+            timing: { worker: (task.chunk ?? 0) % 2, queuedMs: now - 2, startedMs: now - 1, endedMs: now },
+          });
         }),
       );
     },
@@ -95,7 +112,15 @@ function setUp(slots: number) {
     startIndex: 0,
   } as unknown as PreparedRep;
   const issuer: Issuer = { prepare: () => prepared };
-  const runner = new CudaRepRunner(rt, plan, { spans: false } as unknown as DeviceSet, { stream: issuer, graph: issuer }, waiter, null, hostCalls);
+  const runner = new CudaRepRunner(
+    rt,
+    plan,
+    { spans: false } as unknown as DeviceSet,
+    { stream: issuer, graph: issuer },
+    waiter,
+    null,
+    hostCalls,
+  );
   return { runner, log };
 }
 
@@ -120,7 +145,10 @@ describe('a rep with a loader, issued on the CPU with a fake GPU and pool', () =
       'issue end',
     ]);
     assert.deepEqual(
-      [(timing.kindRep?.record as CpuStageTiming | undefined)?.taskMs, (timing.kindRep?.record as CpuStageTiming | undefined)?.busyMs],
+      [
+        (timing.kindRep?.record as CpuStageTiming | undefined)?.taskMs,
+        (timing.kindRep?.record as CpuStageTiming | undefined)?.busyMs,
+      ],
       [
         [1, 1, 1],
         [2, 1],
@@ -131,7 +159,13 @@ describe('a rep with a loader, issued on the CPU with a fake GPU and pool', () =
   it('fills as many chunks ahead as it has slots, from the start event on', async () => {
     const { runner, log } = setUp(2);
     await runner.runRep('s');
-    assert.deepEqual(log.slice(0, 5), ['issue start', 'fill 0 submitted', 'fill 1 submitted', 'fill 0 done', 'fill 1 done']);
+    assert.deepEqual(log.slice(0, 5), [
+      'issue start',
+      'fill 0 submitted',
+      'fill 1 submitted',
+      'fill 0 done',
+      'fill 1 done',
+    ]);
     assert.ok(log.indexOf('fill 2 submitted') > log.indexOf('issue h2d 0'), log.join('\n'));
     assert.ok(log.indexOf('fill 2 done') < log.indexOf('issue h2d 2'), log.join('\n'));
   });

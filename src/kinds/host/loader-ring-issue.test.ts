@@ -57,14 +57,40 @@ function setUp() {
   const plan = {
     kernels: [],
     buffers: [buffer],
-    host: { name: 'decode', thread: 'workers', workers: 1, slots: 2, before: { kind: 'decode', msPerMiB: 0 }, after: null },
+    host: {
+      name: 'decode',
+      thread: 'workers',
+      workers: 1,
+      slots: 2,
+      before: { kind: 'decode', msPerMiB: 0 },
+      after: null,
+    },
   } as unknown as Plan;
   const cleanup = { push: () => {} } as unknown as Cleanup;
   const hostBuffers = { outputs: () => [], host: () => HOST_X as HostPtr, windows: () => [] };
   const host = new HostRuntime(new HostBinding(rt, plan, hostBuffers, cleanup, {} as WorkerPool));
-  const issuer = new DirectIssuer(rt, plan, devices, new Map(), null, null, {} as HostCalls, cleanup, new Map([['host', host]]));
+  const issuer = new DirectIssuer(
+    rt,
+    plan,
+    devices,
+    new Map(),
+    null,
+    null,
+    {} as HostCalls,
+    cleanup,
+    new Map([['host', host]]),
+  );
   const body: Op[] = [0, 1, 2].flatMap((chunk): Op[] => [
-    { kind: 'copy', stream: 's', direction: 'h2d', buffer: 'x', hostOffset: 40 * chunk, deviceOffset: 40 * chunk, bytes: 40, chunk },
+    {
+      kind: 'copy',
+      stream: 's',
+      direction: 'h2d',
+      buffer: 'x',
+      hostOffset: 40 * chunk,
+      deviceOffset: 40 * chunk,
+      bytes: 40,
+      chunk,
+    },
     { kind: 'host', stream: 's', name: 'decode', chunk },
   ]);
   const schedule = {
@@ -140,7 +166,16 @@ describe("the loader's ring as the issuer binds it", () => {
     );
     // One chunk of 120 bytes (the whole input, as serial runs it) needs more than the 80 held: a new block of its own.
     const whole: Op[] = [
-      { kind: 'copy', stream: 's', direction: 'h2d', buffer: 'x', hostOffset: 0, deviceOffset: 0, bytes: 120, chunk: 0 },
+      {
+        kind: 'copy',
+        stream: 's',
+        direction: 'h2d',
+        buffer: 'x',
+        hostOffset: 0,
+        deviceOffset: 0,
+        bytes: 120,
+        chunk: 0,
+      },
       { kind: 'host', stream: 's', name: 'decode', chunk: 0 },
     ];
     issuer.prepare({ ...schedule, id: 'serial', body: whole, ranges: [{ index: 0, first: 0, count: 30 }] });
@@ -158,7 +193,10 @@ describe("the loader's ring as the issuer binds it", () => {
     const ops = prepared.ops;
     for (const [at, fill] of loaderOf(prepared)?.waitAt ?? []) {
       const op = ops[at];
-      assert.ok(op?.kind === 'record' && op.event.startsWith('trace:'), `fill ${fill} waited for at ${JSON.stringify(op)}`);
+      assert.ok(
+        op?.kind === 'record' && op.event.startsWith('trace:'),
+        `fill ${fill} waited for at ${JSON.stringify(op)}`,
+      );
       const next = ops[at + 1];
       assert.ok(next?.kind === 'copy' && next.direction === 'h2d' && next.chunk === fill, JSON.stringify(next));
     }

@@ -11,13 +11,19 @@ export interface LoaderOptions {
   /** Fills in flight ahead of the GPU: fill i + slots is submitted once fill i's H2D completed. */
   readonly slots: number;
   readonly submit: (task: WorkerTask) => Promise<TaskResult>;
-  /** True once fill i's H2D completed (its event, recorded in this rep: asked only after `recorded(i)`); throws what failed. */
+  /**
+   * True once fill i's H2D completed (its event, recorded in this rep: asked only after `recorded(i)`); throws what
+   * failed.
+   */
   readonly released: (fill: number) => boolean;
   /** Yields to the event loop between polls; setImmediate by default. */
   readonly yieldTurn?: () => Promise<void>;
 }
 
-type State = { readonly kind: 'waiting' } | { readonly kind: 'done'; readonly timing: TaskTiming } | { readonly kind: 'failed'; readonly error: unknown };
+type State =
+  | { readonly kind: 'waiting' }
+  | { readonly kind: 'done'; readonly timing: TaskTiming }
+  | { readonly kind: 'failed'; readonly error: unknown };
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -39,7 +45,8 @@ export class LoaderRun {
     private readonly fills: readonly Fill[],
     private readonly options: LoaderOptions,
   ) {
-    if (!Number.isInteger(options.slots) || options.slots < 1) throw new Error(`a loader needs at least one slot, not ${options.slots}`);
+    if (!Number.isInteger(options.slots) || options.slots < 1)
+      throw new Error(`a loader needs at least one slot, not ${options.slots}`);
     this.states = fills.map((): State => ({ kind: 'waiting' }));
     this.yieldTurn = options.yieldTurn ?? nextTurn;
     while (this.submitted < Math.min(options.slots, fills.length)) this.submitNext();
@@ -119,11 +126,14 @@ export class LoaderRing {
 
   constructor(
     readonly slots: number,
-    private readonly fills: ReadonlyArray<ReadonlyArray<{ readonly buffer: string; readonly offset: number; readonly bytes: number }>>,
+    private readonly fills: ReadonlyArray<
+      ReadonlyArray<{ readonly buffer: string; readonly offset: number; readonly bytes: number }>
+    >,
   ) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`a loader's ring needs at least one slot, not ${slots}`);
     const sizes = new Map<string, number>();
-    for (const regions of fills) for (const r of regions) sizes.set(r.buffer, Math.max(sizes.get(r.buffer) ?? 0, r.bytes));
+    for (const regions of fills)
+      for (const r of regions) sizes.set(r.buffer, Math.max(sizes.get(r.buffer) ?? 0, r.bytes));
     this.slotBytes = sizes;
   }
 
@@ -134,7 +144,9 @@ export class LoaderRing {
 
   /** The fill whose chunk holds bytes `place` to `place + bytes` of `buffer` (chunks do not overlap), or null. */
   fillAt(buffer: string, place: number, bytes: number): number | null {
-    const fill = this.fills.findIndex((regions) => regions.some((r) => r.buffer === buffer && place >= r.offset && place + bytes <= r.offset + r.bytes));
+    const fill = this.fills.findIndex((regions) =>
+      regions.some((r) => r.buffer === buffer && place >= r.offset && place + bytes <= r.offset + r.bytes),
+    );
     return fill < 0 ? null : fill;
   }
 

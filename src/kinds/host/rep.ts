@@ -56,12 +56,19 @@ export class HostRep implements RepHooks {
     const at = new Int32Array(spec.ops.length).fill(-1);
     let next = 0;
     if (spec.handovers.length) spec.ops.forEach((op, i) => op?.kind === 'host' && (at[i] = next++));
-    if (next !== spec.handovers.length) throw new Error(`schedule ${spec.schedule} has ${next} host ops for ${spec.handovers.length} handovers`);
+    if (next !== spec.handovers.length)
+      throw new Error(`schedule ${spec.schedule} has ${next} host ops for ${spec.handovers.length} handovers`);
     this.handoverAt = at;
   }
 
   begin(failure: (error: unknown) => Error, deadlineMs: number): KindRep {
-    return new HostRepRun(this.rt, this.pool, this, failure, Number.isFinite(deadlineMs) ? { timeoutMs: deadlineMs } : {});
+    return new HostRepRun(
+      this.rt,
+      this.pool,
+      this,
+      failure,
+      Number.isFinite(deadlineMs) ? { timeoutMs: deadlineMs } : {},
+    );
   }
 }
 
@@ -135,7 +142,10 @@ class HostRepRun implements KindRep {
     const record: CpuStageTiming = {
       endMs: lastEndedMs - gpuStartMs,
       gpuMs: this.rt.streams.elapsedMs(spec.start, spec.end),
-      bytes: [...spec.handovers, ...(spec.loader?.fills ?? [])].reduce((sum, t) => sum + t.task.regions.reduce((s, r) => s + r.bytes, 0), 0),
+      bytes: [...spec.handovers, ...(spec.loader?.fills ?? [])].reduce(
+        (sum, t) => sum + t.task.regions.reduce((s, r) => s + r.bytes, 0),
+        0,
+      ),
       taskMs: tasks.map((t) => t.timing.endedMs - t.timing.startedMs),
       afterTasks: handed.outcome.tasks.length,
       busyMs: busyAfter.map((ms, i) => ms - (this.busyBefore[i] ?? 0)),
@@ -145,11 +155,19 @@ class HostRepRun implements KindRep {
       kind: 'host',
       endMs: record.endMs,
       record,
-      workerTasks: record.tasks.map((t) => ({ worker: t.worker, chunk: t.chunk, startMs: t.startedMs, endMs: t.endedMs })),
+      workerTasks: record.tasks.map((t) => ({
+        worker: t.worker,
+        chunk: t.chunk,
+        startMs: t.startedMs,
+        endMs: t.endedMs,
+      })),
     };
   }
 
-  /** This rep's hand-over of chunks to the pool, each waiting in its worker for the event after its D2H; null without one. */
+  /**
+   * This rep's hand-over of chunks to the pool, each waiting in its worker for the event after its D2H; null without
+   * one.
+   */
   private handOver(): HandoverRun | null {
     const { pool } = this;
     const { handovers } = this.hooks.spec;

@@ -25,13 +25,19 @@ export function hostOpLatencies(ops: readonly TimelineOpBase[]): { latencyMs: nu
  * pipeline's pace is its twin's without the stage where the run has one: a loader's GPU waits for its fills, so its
  * own GPU time is the CPU's pace, not the GPU's.
  */
-export function cpuStageText(mode: Pick<ModeResult, 'elapsedMs'>, stage: CpuStage, withoutMs: number | null = null): string {
+export function cpuStageText(
+  mode: Pick<ModeResult, 'elapsedMs'>,
+  stage: CpuStage,
+  withoutMs: number | null = null,
+): string {
   const { steadyMs, fillMs } = cpuStageMs(stage.tasksPerRep, stage);
   const cpuMs = steadyMs + fillMs;
   const gpuMs = withoutMs ?? stage.gpuMedianMs;
   const w = stage.workers;
   const limit = cpuMs > gpuMs ? 'the CPU stage limits' : 'the GPU pipeline limits';
-  const busy = stage.busyMs.map((ms) => `${Math.round((100 * ms) / Math.max(mode.elapsedMs, Number.MIN_VALUE))}%`).join(' ');
+  const busy = stage.busyMs
+    .map((ms) => `${Math.round((100 * ms) / Math.max(mode.elapsedMs, Number.MIN_VALUE))}%`)
+    .join(' ');
   return (
     `on ${w} worker${w === 1 ? '' : 's'}: ${stage.tasksPerRep} tasks a rep, a median ${formatMs(stage.taskMedianMs)} each; ` +
     `CPU stage ${formatRate(gbPerSecond(stage.bytesPerRep, cpuMs))} (${stage.tasksPerRep} × ${formatMs(stage.taskMedianMs)} ÷ ${w} + ${formatMs(fillMs)} = ${formatMs(cpuMs)} a rep) ` +

@@ -30,9 +30,12 @@ async function start({ plan, signal }: StartContext): Promise<HostStart> {
   if (host?.thread !== 'workers') return new HostStart(null);
   const graphed = plan.schedules.find((s) => s.issue === 'graph' && hasHostOp(s));
   if (graphed) {
-    throw new UsageError(`The host stage ${host.name} runs on worker threads, which a graph replay cannot hand chunks to (${graphed.description}).`, {
-      hint: 'Use pipeline.mode: stream with a host stage, or host.thread: js to run it through cudaLaunchHostFunc.',
-    });
+    throw new UsageError(
+      `The host stage ${host.name} runs on worker threads, which a graph replay cannot hand chunks to (${graphed.description}).`,
+      {
+        hint: 'Use pipeline.mode: stream with a host stage, or host.thread: js to run it through cudaLaunchHostFunc.',
+      },
+    );
   }
   const gated = plan.schedules.find((s) => s.gated && hasHostOp(s));
   if (host.before && gated) {
@@ -64,7 +67,11 @@ function workerFunction(fn: HostFn, plan: Plan): StageFunctionSpec {
   if (fn.kind !== 'decode') return fn;
   const inputs = plan.buffers.filter((b) => b.role === 'in' || b.role === 'inout');
   return precomputeDecode(
-    { kind: 'decode', msPerMiB: fn.msPerMiB, buffers: Object.fromEntries(inputs.map((b) => [b.name, { type: b.type, init: b.init }])) },
+    {
+      kind: 'decode',
+      msPerMiB: fn.msPerMiB,
+      buffers: Object.fromEntries(inputs.map((b) => [b.name, { type: b.type, init: b.init }])),
+    },
     Object.fromEntries(inputs.map((b) => [b.name, b.bytes])),
   );
 }

@@ -64,9 +64,13 @@ export interface CpuStageTiming {
 export const HOST_MODE_FIELDS = { cpuStage: CpuStageSchema.optional() };
 
 /** A mode's CPU stage, where a host stage on workers ran in it (the Result's schema checked it as the kind's field). */
-export const cpuStageOf = (mode: ModeResult): CpuStage | undefined => (mode as ModeResult & { readonly cpuStage?: CpuStage }).cpuStage;
+export const cpuStageOf = (mode: ModeResult): CpuStage | undefined =>
+  (mode as ModeResult & { readonly cpuStage?: CpuStage }).cpuStage;
 
-/** A host stage on workers over the timed reps: each worker's busy time, the tasks' median, the GPU's and the CPU's side. */
+/**
+ * A host stage on workers over the timed reps: each worker's busy time, the tasks' median, the GPU's and the CPU's
+ * side.
+ */
 export function cpuStageSummary(reps: readonly CpuStageTiming[]): CpuStage {
   const workers = Math.max(1, ...reps.map((r) => r.busyMs.length));
   const busyMs = Array.from({ length: workers }, (_, w) => reps.reduce((sum, r) => sum + (r.busyMs[w] ?? 0), 0));
@@ -79,7 +83,10 @@ export function cpuStageSummary(reps: readonly CpuStageTiming[]): CpuStage {
     // Where reps ran tasks (a JSON document holds no Infinity).
     ...(reps.some((r) => r.taskMs.length)
       ? {
-          taskMinMs: reps.reduce((least, r) => r.taskMs.reduce((a, b) => Math.min(a, b), least), Number.POSITIVE_INFINITY),
+          taskMinMs: reps.reduce(
+            (least, r) => r.taskMs.reduce((a, b) => Math.min(a, b), least),
+            Number.POSITIVE_INFINITY,
+          ),
           workMinMs: reps.reduce(
             (least, r) =>
               Math.min(

@@ -4,7 +4,14 @@ import fc from 'fast-check';
 import { HOST_WINDOW_BYTES } from '../../data/compare.js';
 import { fillPattern, windowSeed, xorshiftJump } from '../../data/patterns.js';
 import { ELEMENT_BYTES, ELEMENT_TYPES } from '../../vocabulary.js';
-import { builtIn, checksum, copyRegions, DECODE_PATTERN_LIMIT, decodeRegion, precomputeDecode } from './workers/functions.js';
+import {
+  builtIn,
+  checksum,
+  copyRegions,
+  DECODE_PATTERN_LIMIT,
+  decodeRegion,
+  precomputeDecode,
+} from './workers/functions.js';
 import type { PatternInit, StageChunk } from './workers/types.js';
 
 const INITS: PatternInit[] = [
@@ -13,14 +20,25 @@ const INITS: PatternInit[] = [
   { kind: 'constant', value: 7 },
 ];
 
-/** The checksum's definition, byte by byte: a view's bytes before its first aligned word and after its last one by one, the words between little-endian. */
+/**
+ * The checksum's definition, byte by byte: a view's bytes before its first aligned word and after its last one by one,
+ * the words between little-endian.
+ */
 function referenceChecksum(views: readonly Uint8Array[]): number {
   let sum = 0;
   for (const v of views) {
     const head = Math.min(v.length, (4 - (v.byteOffset % 4)) % 4);
     let i = 0;
     for (; i < head; i++) sum = (sum + (v[i] as number)) >>> 0;
-    for (; i + 4 <= v.length; i += 4) sum = (sum + (((v[i] as number) | ((v[i + 1] as number) << 8) | ((v[i + 2] as number) << 16) | ((v[i + 3] as number) << 24)) >>> 0)) >>> 0;
+    for (; i + 4 <= v.length; i += 4)
+      sum =
+        (sum +
+          (((v[i] as number) |
+            ((v[i + 1] as number) << 8) |
+            ((v[i + 2] as number) << 16) |
+            ((v[i + 3] as number) << 24)) >>>
+            0)) >>>
+        0;
     for (; i < v.length; i++) sum = (sum + (v[i] as number)) >>> 0;
   }
   return sum;
@@ -93,7 +111,10 @@ describe('host stage functions', () => {
           [57, 39],
         ] as const) {
           const at = first * ELEMENT_BYTES[type];
-          decodeRegion({ buffer: 'input', offset: at, bytes: decoded.subarray(at, at + count * ELEMENT_BYTES[type]) }, spec);
+          decodeRegion(
+            { buffer: 'input', offset: at, bytes: decoded.subarray(at, at + count * ELEMENT_BYTES[type]) },
+            spec,
+          );
         }
         assert.deepEqual(decoded, whole, `${type} ${init.kind}`);
       }
@@ -104,16 +125,26 @@ describe('host stage functions', () => {
     for (const type of ELEMENT_TYPES) {
       const whole = new Uint8Array(64 * ELEMENT_BYTES[type]);
       fillPattern(whole, type, { kind: 'random', seed: 9 });
-      const spec = precomputeDecode({ kind: 'decode', msPerMiB: 0, buffers: { input: { type, init: { kind: 'random', seed: 9 } } } }, { input: whole.byteLength });
+      const spec = precomputeDecode(
+        { kind: 'decode', msPerMiB: 0, buffers: { input: { type, init: { kind: 'random', seed: 9 } } } },
+        { input: whole.byteLength },
+      );
       const pattern = spec.buffers.input?.pattern;
       assert.ok(pattern, type);
       assert.deepEqual(new Uint8Array(pattern), whole, type);
       const chunk = new Uint8Array(24 * ELEMENT_BYTES[type]);
       decodeRegion({ buffer: 'input', offset: 8 * ELEMENT_BYTES[type], bytes: chunk }, spec);
       assert.deepEqual(chunk, whole.subarray(8 * ELEMENT_BYTES[type], 32 * ELEMENT_BYTES[type]), type);
-      assert.throws(() => decodeRegion({ buffer: 'input', offset: 48 * ELEMENT_BYTES[type], bytes: chunk }, spec), /run past its/);
+      assert.throws(
+        () => decodeRegion({ buffer: 'input', offset: 48 * ELEMENT_BYTES[type], bytes: chunk }, spec),
+        /run past its/,
+      );
     }
-    const big = { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init: { kind: 'random', seed: 1 } } } } as const;
+    const big = {
+      kind: 'decode',
+      msPerMiB: 0,
+      buffers: { input: { type: 'float32', init: { kind: 'random', seed: 1 } } },
+    } as const;
     assert.equal(precomputeDecode(big, { input: DECODE_PATTERN_LIMIT + 4 }), big);
   });
 
@@ -141,7 +172,10 @@ describe('host stage functions', () => {
       r.slice(0, 4).map((v) => ((v >>> 9) | 0x3f800000) >>> 0),
     );
     assert.deepEqual([...new Uint32Array(bytesOf('uint32', 4).buffer)], r.slice(0, 4));
-    assert.deepEqual([...new Uint32Array(bytesOf('float64', 2).buffer)], [r[0], ((r[1]! >>> 12) | 0x3ff00000) >>> 0, r[2], ((r[3]! >>> 12) | 0x3ff00000) >>> 0]);
+    assert.deepEqual(
+      [...new Uint32Array(bytesOf('float64', 2).buffer)],
+      [r[0], ((r[1]! >>> 12) | 0x3ff00000) >>> 0, r[2], ((r[3]! >>> 12) | 0x3ff00000) >>> 0],
+    );
     assert.deepEqual(
       [...new Uint16Array(bytesOf('float16', 3).buffer)],
       r.slice(0, 3).map((v) => ((v >>> 16) & 0x8000) | 0x3000 | (v & 0x3ff)),
@@ -160,7 +194,10 @@ describe('host stage functions', () => {
     const init: PatternInit = { kind: 'random', seed: 11 };
     const perWindow = HOST_WINDOW_BYTES / 4;
     const region = new Uint8Array(32);
-    decodeRegion({ buffer: 'b', offset: HOST_WINDOW_BYTES - 16, bytes: region }, { kind: 'decode', msPerMiB: 0, buffers: { b: { type: 'float32', init } } });
+    decodeRegion(
+      { buffer: 'b', offset: HOST_WINDOW_BYTES - 16, bytes: region },
+      { kind: 'decode', msPerMiB: 0, buffers: { b: { type: 'float32', init } } },
+    );
     const tail = new Uint8Array(16);
     fillPattern(tail, 'float32', init, perWindow - 4);
     const head = new Uint8Array(16);
@@ -170,8 +207,14 @@ describe('host stage functions', () => {
 
   it('decode names a buffer it has no pattern for, and bytes that are not whole elements', () => {
     const spec = { kind: 'decode', msPerMiB: 0, buffers: { input: { type: 'float32', init: INITS[0]! } } } as const;
-    assert.throws(() => decodeRegion({ buffer: 'other', offset: 0, bytes: new Uint8Array(4) }, spec), /no pattern for buffer 'other' \(it has patterns for input\)/);
-    assert.throws(() => decodeRegion({ buffer: 'input', offset: 2, bytes: new Uint8Array(4) }, spec), /buffer 'input' bytes 2\+4 are not whole float32 elements/);
+    assert.throws(
+      () => decodeRegion({ buffer: 'other', offset: 0, bytes: new Uint8Array(4) }, spec),
+      /no pattern for buffer 'other' \(it has patterns for input\)/,
+    );
+    assert.throws(
+      () => decodeRegion({ buffer: 'input', offset: 2, bytes: new Uint8Array(4) }, spec),
+      /buffer 'input' bytes 2\+4 are not whole float32 elements/,
+    );
   });
 
   it("a built-in function sees the chunk's regions: checksum returns the sum, cost writes nothing", () => {

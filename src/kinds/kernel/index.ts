@@ -23,7 +23,17 @@ export const kernel: StageKind<'kernel', KernelOp> = {
   id: 'kernel',
   opKind: 'kernel',
   phase: 'compute',
-  planStep: (step, w) => [{ kind: 'kernel', stream: w.stream, kernel: step.label, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst }],
+  planStep: (step, w) => [
+    {
+      kind: 'kernel',
+      stream: w.stream,
+      kernel: step.label,
+      chunk: w.chunk,
+      first: w.range.first,
+      count: w.range.count,
+      deviceFirst: w.deviceFirst,
+    },
+  ],
   moves: () => null,
   owns: () => true,
   touchesDevice: true,
@@ -45,10 +55,12 @@ export const kernel: StageKind<'kernel', KernelOp> = {
     engine: SMS_ENGINE,
   },
   what: (op, c) => what(op, c.kernels),
-  describe: (op, c) => `${what(op, c.kernels)}, ${c.chunk(op.chunk)} (elements ${op.first} to ${op.first + op.count - 1})`,
+  describe: (op, c) =>
+    `${what(op, c.kernels)}, ${c.chunk(op.chunk)} (elements ${op.first} to ${op.first + op.count - 1})`,
   timeline: (op, kernelBytes) => ({ buffer: null, kernel: op.kernel, bytes: kernelBytes(op) }),
   work: (op, kernelBytes) => ({ flop: 0, bytes: kernelBytes(op) }),
   subject: (op) => op.kernel,
   issue: (op, p) => ({ issue: p.kernel(op), hostTag: null }),
-  failureHint: "Check the kernel's indexing against the chunk's element count it is given, or run it under compute-sanitizer.",
+  failureHint:
+    "Check the kernel's indexing against the chunk's element count it is given, or run it under compute-sanitizer.",
 };

@@ -27,14 +27,22 @@ const BUFFERS: readonly StepBuffer[] = [
 const LAYER = { a: 'x', b: 'w1', c: 'h', n: 4096, k: 4096, dtype: 'bf16', transB: true };
 
 /** The entry through the kind's schema and resolution, as config/load.ts runs them. */
-function resolve(matmul: Record<string, unknown>, buffers = BUFFERS): { spec: MatmulSpec } | { error: string; path: readonly (string | number)[] } {
+function resolve(
+  matmul: Record<string, unknown>,
+  buffers = BUFFERS,
+): { spec: MatmulSpec } | { error: string; path: readonly (string | number)[] } {
   const parsed = matmulConfig.schema.safeParse({ name: 'layer1', matmul });
   assert.ok(parsed.success, parsed.success ? '' : parsed.error.message);
   // The kind's own resolution, whose spec the core carries as unknown.
-  return matmulConfig.resolve(parsed.data, buffers) as { spec: MatmulSpec } | { error: string; path: readonly (string | number)[] };
+  return matmulConfig.resolve(parsed.data, buffers) as
+    | { spec: MatmulSpec }
+    | { error: string; path: readonly (string | number)[] };
 }
 
-function refused(matmul: Record<string, unknown>, buffers = BUFFERS): { error: string; path: readonly (string | number)[] } {
+function refused(
+  matmul: Record<string, unknown>,
+  buffers = BUFFERS,
+): { error: string; path: readonly (string | number)[] } {
   const resolved = resolve(matmul, buffers);
   assert.ok('error' in resolved, `should be refused: ${JSON.stringify(resolved)}`);
   return resolved;
@@ -61,7 +69,11 @@ describe('a matmul entry of kernels:', () => {
     };
     assert.deepEqual(resolved.spec, expected);
     assert.equal(matmulConfig.key, 'matmul');
-    assert.equal(matmulConfig.label(matmulConfig.schema.parse({ matmul: { a: 'x', b: 'w1', c: 'h', n: 1, k: 1, dtype: 'bf16' } })), 'matmul', 'the label without a name');
+    assert.equal(
+      matmulConfig.label(matmulConfig.schema.parse({ matmul: { a: 'x', b: 'w1', c: 'h', n: 1, k: 1, dtype: 'bf16' } })),
+      'matmul',
+      'the label without a name',
+    );
   });
 
   it('resolves a bias epilogue with its bias vector, and fp8 inputs in uint8 buffers with a float16 output', () => {
@@ -93,7 +105,10 @@ describe('a matmul entry of kernels:', () => {
   });
 
   it("refuses operands of another type than the dtype's, and says fp8's inputs are raw bytes", () => {
-    assert.deepEqual(refused({ ...LAYER, c: 'hh' }), { error: 'matmul.c: buffer "hh" holds float16, but dtype bf16 needs bfloat16', path: ['matmul', 'c'] });
+    assert.deepEqual(refused({ ...LAYER, c: 'hh' }), {
+      error: 'matmul.c: buffer "hh" holds float16, but dtype bf16 needs bfloat16',
+      path: ['matmul', 'c'],
+    });
     assert.deepEqual(refused({ ...LAYER, dtype: 'fp8' }), {
       error: `matmul.a: buffer "x" holds bfloat16, but dtype fp8 needs uint8 (fp8's e4m3 values as raw bytes)`,
       path: ['matmul', 'a'],
@@ -109,7 +124,10 @@ describe('a matmul entry of kernels:', () => {
       error: 'matmul.a: buffer "x" has itemSize 4096, but a row of A is k = 1024 elements; give "x" itemSize: 1024',
       path: ['matmul', 'a'],
     });
-    assert.equal(refused({ ...LAYER, n: 1000 }).error, 'matmul.c: buffer "h" has itemSize 4096, but a row of C is n = 1000 elements; give "h" itemSize: 1000');
+    assert.equal(
+      refused({ ...LAYER, n: 1000 }).error,
+      'matmul.c: buffer "h" has itemSize 4096, but a row of C is n = 1000 elements; give "h" itemSize: 1000',
+    );
   });
 
   it('refuses a bias epilogue without a bias, and a bias without one', () => {
@@ -118,7 +136,8 @@ describe('a matmul entry of kernels:', () => {
       path: ['matmul', 'bias'],
     });
     assert.deepEqual(refused({ ...LAYER, epilogue: 'relu', bias: 'b1' }), {
-      error: 'bias "b1" is given, but epilogue relu adds none: use epilogue bias, bias-relu or bias-gelu, or remove bias',
+      error:
+        'bias "b1" is given, but epilogue relu adds none: use epilogue bias, bias-relu or bias-gelu, or remove bias',
       path: ['matmul', 'bias'],
     });
   });
@@ -126,12 +145,19 @@ describe('a matmul entry of kernels:', () => {
   it("refuses a bias that is missing, of another type than C's, chunked, or not n long", () => {
     const biased = { ...LAYER, epilogue: 'bias' };
     assert.match(refused({ ...biased, bias: 'bias' }).error, /^matmul\.bias names no buffer "bias"/);
-    assert.equal(refused({ ...biased, bias: 'b32' }).error, `matmul.bias: buffer "b32" holds float32, but the epilogue adds a bias of C's type, bfloat16`);
+    assert.equal(
+      refused({ ...biased, bias: 'b32' }).error,
+      `matmul.bias: buffer "b32" holds float32, but the epilogue adds a bias of C's type, bfloat16`,
+    );
     const chunked = [...BUFFERS, buffer('bc', 'bfloat16', 'in', 1, 8192)];
-    assert.equal(refused({ ...biased, bias: 'bc' }, chunked).error, 'matmul.bias: buffer "bc" is chunked (role in), but every chunk adds the same bias: give it role: resident');
+    assert.equal(
+      refused({ ...biased, bias: 'bc' }, chunked).error,
+      'matmul.bias: buffer "bc" is chunked (role in), but every chunk adds the same bias: give it role: resident',
+    );
     const long = [...BUFFERS, buffer('b2', 'bfloat16', 'resident', 1, 4097)];
     assert.deepEqual(refused({ ...biased, bias: 'b2' }, long), {
-      error: 'matmul.bias: buffer "b2" holds 4097 elements, but the bias is one per column of C, n = 4096; give it count: 4096',
+      error:
+        'matmul.bias: buffer "b2" holds 4097 elements, but the bias is one per column of C, n = 4096; give it count: 4096',
       path: ['matmul', 'bias'],
     });
   });
@@ -147,7 +173,8 @@ describe('a matmul entry of kernels:', () => {
 
   it('refuses fp8 without transB, the only layout its kernels take', () => {
     assert.deepEqual(refused({ a: 'x8', b: 'w8', c: 'hh', n: 4096, k: 4096, dtype: 'fp8' }), {
-      error: 'dtype fp8 needs transB: true: cuBLASLt multiplies fp8 only with B stored as Bᵀ (n rows of k), as a Linear layer stores its weights',
+      error:
+        'dtype fp8 needs transB: true: cuBLASLt multiplies fp8 only with B stored as Bᵀ (n rows of k), as a Linear layer stores its weights',
       path: ['matmul', 'transB'],
     });
   });
@@ -155,7 +182,8 @@ describe('a matmul entry of kernels:', () => {
   it('refuses resident operands short of the product, and m with chunked rows', () => {
     const shortB = [...BUFFERS.filter((b) => b.name !== 'w1'), buffer('w1', 'bfloat16', 'resident', 1, 4096 * 4095)];
     assert.deepEqual(refused(LAYER, shortB), {
-      error: 'matmul.b: resident buffer "w1" holds 16773120 elements, but the product needs k × n = 4096 × 4096, 16777216 elements',
+      error:
+        'matmul.b: resident buffer "w1" holds 16773120 elements, but the product needs k × n = 4096 × 4096, 16777216 elements',
       path: ['matmul', 'b'],
     });
     const residentA = [...BUFFERS, buffer('ra', 'bfloat16', 'resident', 1, 4096 * 4096)];

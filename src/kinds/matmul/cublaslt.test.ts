@@ -17,14 +17,18 @@ function fakeCublasLt(omit: readonly string[] = []): string {
   const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-fake-cublaslt-'));
   const source = join(dir, 'fake.c');
   const names = CUBLASLT_LIBRARY.requires.map((r) => r.names[0] as string).filter((name) => !omit.includes(name));
-  const body = (name: string) => (name === 'cublasLtGetStatusString' ? 'const char *cublasLtGetStatusString(int s) { return "fake"; }' : `long ${name}(void) { return 0; }`);
+  const body = (name: string) =>
+    name === 'cublasLtGetStatusString'
+      ? 'const char *cublasLtGetStatusString(int s) { return "fake"; }'
+      : `long ${name}(void) { return 0; }`;
   writeFileSync(source, names.map(body).join('\n'));
   const library = join(dir, 'libcublasLt.so.13');
   execFileSync('cc', ['-shared', '-fPIC', '-o', library, source]);
   return library;
 }
 
-const noCompiler = spawnSync('cc', ['--version']).status === 0 ? false : 'no C compiler (cc) to build a fake libcublasLt';
+const noCompiler =
+  spawnSync('cc', ['--version']).status === 0 ? false : 'no C compiler (cc) to build a fake libcublasLt';
 
 describe("libcublasLt checked against the matmul kind's rows", { timeout: 60_000 }, () => {
   it('every function cublaslt.ts binds is in its table of required functions, and nothing else is', () => {
@@ -33,7 +37,9 @@ describe("libcublasLt checked against the matmul kind's rows", { timeout: 60_000
     assert.deepEqual(bound, CUBLASLT_LIBRARY.requires.flatMap((r) => r.names).sort());
   });
 
-  it('CUDA_PIPE_CUBLASLT naming one that lacks a function is exit 3 naming the file, the function and the CUDA that has it', { skip: noCompiler }, () => {
+  it('CUDA_PIPE_CUBLASLT naming one that lacks a function is exit 3 naming the file, the function and the CUDA that has it', {
+    skip: noCompiler,
+  }, () => {
     const library = fakeCublasLt(['cublasLtGetStatusString']);
     assert.throws(
       () => loadCublasLt({ CUDA_PIPE_CUBLASLT: library }),
@@ -42,7 +48,8 @@ describe("libcublasLt checked against the matmul kind's rows", { timeout: 60_000
         assert.equal(error.exitCode, 3);
         assert.equal(
           error.message,
-          `CUDA_PIPE_CUBLASLT=${library}: a libcublasLt that lacks cublasLtGetStatusString (CUDA 11.4 and newer); ` + 'cuda-pipe needs libcublasLt from CUDA 11.4 or newer.',
+          `CUDA_PIPE_CUBLASLT=${library}: a libcublasLt that lacks cublasLtGetStatusString (CUDA 11.4 and newer); ` +
+            'cuda-pipe needs libcublasLt from CUDA 11.4 or newer.',
         );
         return true;
       },
@@ -58,12 +65,17 @@ describe("libcublasLt checked against the matmul kind's rows", { timeout: 60_000
   });
 
   const present = resolveLibraryFile(CUBLASLT_LIBRARY, {}, existsSync, []);
-  it('a search that finds nothing is exit 3 naming the places and the variable that steers it', { skip: present ? `libcublasLt is here (${present})` : false }, () => {
+  it('a search that finds nothing is exit 3 naming the places and the variable that steers it', {
+    skip: present ? `libcublasLt is here (${present})` : false,
+  }, () => {
     assert.throws(
       () => loadCublasLt({ CUDA_PATH: '/nowhere/cuda', LD_LIBRARY_PATH: '' }),
       (error: unknown) => {
         if (!(error instanceof EnvironmentError) || error instanceof LibraryOverrideError) return false;
-        assert.match(error.message, /^Could not load cuBLASLt \(libcublasLt\)\. Tried:\n {2}\/nowhere\/cuda\/lib64\/libcublasLt\.so\.13 \(CUDA_PATH\): /);
+        assert.match(
+          error.message,
+          /^Could not load cuBLASLt \(libcublasLt\)\. Tried:\n {2}\/nowhere\/cuda\/lib64\/libcublasLt\.so\.13 \(CUDA_PATH\): /,
+        );
         assert.match(error.hint ?? '', /CUDA_PIPE_CUBLASLT to the library file itself/);
         return true;
       },

@@ -52,12 +52,15 @@ export const CUBLASLT_PROTOTYPES = {
   descCreate: 'int cublasLtMatmulDescCreate(_Out_ void **desc, int computeType, int scaleType)',
   descDestroy: 'int cublasLtMatmulDescDestroy(void *desc)',
   descSet: 'int cublasLtMatmulDescSetAttribute(void *desc, int attr, void *buf, size_t bytes)',
-  layoutCreate: 'int cublasLtMatrixLayoutCreate(_Out_ void **layout, int type, uint64_t rows, uint64_t cols, int64_t ld)',
+  layoutCreate:
+    'int cublasLtMatrixLayoutCreate(_Out_ void **layout, int type, uint64_t rows, uint64_t cols, int64_t ld)',
   layoutDestroy: 'int cublasLtMatrixLayoutDestroy(void *layout)',
   prefCreate: 'int cublasLtMatmulPreferenceCreate(_Out_ void **pref)',
   prefDestroy: 'int cublasLtMatmulPreferenceDestroy(void *pref)',
   prefSet: 'int cublasLtMatmulPreferenceSetAttribute(void *pref, int attr, void *buf, size_t bytes)',
-  heuristic: 'int cublasLtMatmulAlgoGetHeuristic(void *handle, void *desc, void *a, void *b, void *c, void *d, void *pref, ' + 'int requested, void *results, _Out_ int *returned)',
+  heuristic:
+    'int cublasLtMatmulAlgoGetHeuristic(void *handle, void *desc, void *a, void *b, void *c, void *d, void *pref, ' +
+    'int requested, void *results, _Out_ int *returned)',
   matmul:
     'int cublasLtMatmul(void *handle, void *desc, void *alpha, void *A, void *Adesc, void *B, void *Bdesc, void *beta, ' +
     'void *C, void *Cdesc, void *D, void *Ddesc, void *algo, void *workspace, size_t workspaceBytes, void *stream)',
@@ -75,12 +78,25 @@ export const MATMUL_DESC = { TRANSA: 3, TRANSB: 4, EPILOGUE: 7, BIAS_POINTER: 8,
  * cublasLtEpilogue_t (cublasLt.h): DEFAULT 1, RELU 2, BIAS 4, RELU_BIAS 6 (RELU | BIAS), GELU 32, GELU_BIAS 36
  * (GELU | BIAS).
  */
-export const EPILOGUE: Readonly<Record<Epilogue, number>> = { none: 1, relu: 2, bias: 4, 'bias-relu': 6, gelu: 32, 'bias-gelu': 36 };
+export const EPILOGUE: Readonly<Record<Epilogue, number>> = {
+  none: 1,
+  relu: 2,
+  bias: 4,
+  'bias-relu': 6,
+  gelu: 32,
+  'bias-gelu': 36,
+};
 /**
  * cublasLtMatmulPreferenceAttributes_t (cublasLt.h): MAX_WORKSPACE_BYTES 1 (a uint64_t), and MIN_ALIGNMENT_A_BYTES to
  * MIN_ALIGNMENT_D_BYTES 5 to 8 (uint32_t each, 256 unless set: the heuristic assumes 256-byte aligned operands).
  */
-export const PREFERENCE = { MAX_WORKSPACE_BYTES: 1, MIN_ALIGNMENT_A_BYTES: 5, MIN_ALIGNMENT_B_BYTES: 6, MIN_ALIGNMENT_C_BYTES: 7, MIN_ALIGNMENT_D_BYTES: 8 } as const;
+export const PREFERENCE = {
+  MAX_WORKSPACE_BYTES: 1,
+  MIN_ALIGNMENT_A_BYTES: 5,
+  MIN_ALIGNMENT_B_BYTES: 6,
+  MIN_ALIGNMENT_C_BYTES: 7,
+  MIN_ALIGNMENT_D_BYTES: 8,
+} as const;
 /**
  * cublasLtMatmulHeuristicResult_t (cublasLt.h): cublasLtMatmulAlgo_t algo (uint64_t data[8], 64 bytes), size_t
  * workspaceSize at 64, cublasStatus_t state at 72, float wavesCount at 76, int reserved[4]: 96 bytes.
@@ -88,7 +104,10 @@ export const PREFERENCE = { MAX_WORKSPACE_BYTES: 1, MIN_ALIGNMENT_A_BYTES: 5, MI
 export const HEURISTIC_RESULT = { bytes: 96, algoBytes: 64, workspaceSize: 64, state: 72, wavesCount: 76 } as const;
 
 /** The cuBLASLt types of each dtype: A's and B's, and C's (D's) for each output type. */
-export function matmulTypes(dtype: MatmulDtype, output: OutputType): { readonly input: number; readonly output: number } {
+export function matmulTypes(
+  dtype: MatmulDtype,
+  output: OutputType,
+): { readonly input: number; readonly output: number } {
   const out = output === 'bfloat16' ? DATA_TYPE.R_16BF : DATA_TYPE.R_16F;
   return { input: dtype === 'fp8' ? DATA_TYPE.R_8F_E4M3 : out, output: out };
 }
@@ -114,7 +133,18 @@ export interface CublasLtBinding {
   preferenceDestroy(preference: bigint): number;
   preferenceSetAttribute(preference: bigint, attribute: number, value: HostPtr, bytes: number): number;
   /** Fills `results` (`requested` heuristic results) and `returned[0]`, best first. */
-  algoGetHeuristic(handle: bigint, desc: bigint, a: bigint, b: bigint, c: bigint, d: bigint, preference: bigint, requested: number, results: HostPtr, returned: number[]): number;
+  algoGetHeuristic(
+    handle: bigint,
+    desc: bigint,
+    a: bigint,
+    b: bigint,
+    c: bigint,
+    d: bigint,
+    preference: bigint,
+    requested: number,
+    results: HostPtr,
+    returned: number[],
+  ): number;
   matmul(
     handle: bigint,
     desc: bigint,
@@ -136,14 +166,29 @@ export interface CublasLtBinding {
 }
 
 const STATUS_HINT: ReadonlyMap<number, string> = new Map([
-  [1, 'cuBLASLt could not initialise: libcublasLt must come from the same CUDA major version as libcudart, and the driver must see a GPU (nvidia-smi).'],
-  [3, 'cuBLASLt could not allocate memory: lower the sizes or the number of streams, or free device memory held by other processes.'],
-  [7, 'An argument is out of range, or the operands are not aligned as the algorithm needs: 16-byte aligned rows (k and n multiples of 8 for 16-bit types, of 16 for fp8).'],
+  [
+    1,
+    'cuBLASLt could not initialise: libcublasLt must come from the same CUDA major version as libcudart, and the driver must see a GPU (nvidia-smi).',
+  ],
+  [
+    3,
+    'cuBLASLt could not allocate memory: lower the sizes or the number of streams, or free device memory held by other processes.',
+  ],
+  [
+    7,
+    'An argument is out of range, or the operands are not aligned as the algorithm needs: 16-byte aligned rows (k and n multiples of 8 for 16-bit types, of 16 for fp8).',
+  ],
   [8, 'This GPU lacks what the data type needs: bf16 needs compute capability 8.0, fp8 8.9 or newer.'],
-  [15, 'cuBLASLt has no algorithm for this combination of types, epilogue, transposes and alignments; fp8 needs transB and k a multiple of 16.'],
+  [
+    15,
+    'cuBLASLt has no algorithm for this combination of types, epilogue, transposes and alignments; fp8 needs transB and k a multiple of 16.',
+  ],
 ]);
 
-/** A cuBLASLt call that returned something other than CUBLAS_STATUS_SUCCESS (a cublasStatus_t, as cuBLAS's), with cuBLASLt's hints. */
+/**
+ * A cuBLASLt call that returned something other than CUBLAS_STATUS_SUCCESS (a cublasStatus_t, as cuBLAS's), with
+ * cuBLASLt's hints.
+ */
 export class CublasLtError extends CublasError {
   constructor(api: string, status: number, statusName: string, description: string, context?: string) {
     super(api, status, statusName, description, context, STATUS_HINT);
@@ -151,13 +196,23 @@ export class CublasLtError extends CublasError {
 }
 
 /** The failure of `api` with `status`, in the library's words where it can give them. */
-export function cublasLtFailure(binding: Pick<CublasLtBinding, 'statusString'>, status: number, api: string, context?: string): CublasLtError {
+export function cublasLtFailure(
+  binding: Pick<CublasLtBinding, 'statusString'>,
+  status: number,
+  api: string,
+  context?: string,
+): CublasLtError {
   return new CublasLtError(api, status, statusName(status), binding.statusString(status), context);
 }
 
 /** libcublasLt, bound: each function from its C prototype, as koffi reads it. */
 export function loadCublasLt(env: NodeJS.ProcessEnv = process.env): CublasLtBinding {
-  const { path, fn } = openBlasLibrary(CUBLASLT_LIBRARY, CUBLASLT_PROTOTYPES, (...args) => new CublasLtError(...args), env);
+  const { path, fn } = openBlasLibrary(
+    CUBLASLT_LIBRARY,
+    CUBLASLT_PROTOTYPES,
+    (...args) => new CublasLtError(...args),
+    env,
+  );
   return {
     path,
     create: (handle) => fn.create(handle) as number,
@@ -171,7 +226,8 @@ export function loadCublasLt(env: NodeJS.ProcessEnv = process.env): CublasLtBind
     matrixLayoutDestroy: (layout) => fn.layoutDestroy(layout) as number,
     preferenceCreate: (preference) => fn.prefCreate(preference) as number,
     preferenceDestroy: (preference) => fn.prefDestroy(preference) as number,
-    preferenceSetAttribute: (preference, attribute, value, bytes) => fn.prefSet(preference, attribute, value, bytes) as number,
+    preferenceSetAttribute: (preference, attribute, value, bytes) =>
+      fn.prefSet(preference, attribute, value, bytes) as number,
     algoGetHeuristic: (handle, desc, a, b, c, d, preference, requested, results, returned) =>
       fn.heuristic(handle, desc, a, b, c, d, preference, requested, results, returned) as number,
     // The hot loop's call: the arguments go straight through, so a call costs koffi's conversion of 16 of them.

@@ -11,13 +11,24 @@ const what = (op: MatmulOp) => {
   return `matmul ${op.matmul} (${spec.dtype} ${spec.a.buffer}·${spec.b.buffer}${spec.transB ? 'ᵀ' : ''}${bias}${epilogue} → ${spec.c.buffer}, n ${spec.n} k ${spec.k})`;
 };
 
-/** A cuBLASLt matmul per chunk, its bias and activation fused into the GEMM's epilogue, as PyTorch's `linear` runs it. */
+/**
+ * A cuBLASLt matmul per chunk, its bias and activation fused into the GEMM's epilogue, as PyTorch's `linear` runs it.
+ */
 export const matmul: StageKind<'matmul', MatmulOp> = {
   id: 'matmul',
   opKind: 'matmul',
   phase: 'compute',
   planStep: (step, w) => [
-    { kind: 'matmul', stream: w.stream, matmul: step.label, chunk: w.chunk, first: w.range.first, count: w.range.count, deviceFirst: w.deviceFirst, spec: step.spec as MatmulSpec },
+    {
+      kind: 'matmul',
+      stream: w.stream,
+      matmul: step.label,
+      chunk: w.chunk,
+      first: w.range.first,
+      count: w.range.count,
+      deviceFirst: w.deviceFirst,
+      spec: step.spec as MatmulSpec,
+    },
   ],
   config: matmulConfig as StepConfig<unknown>,
   ...LIBRARY_ON_SMS,
@@ -35,10 +46,12 @@ export const matmul: StageKind<'matmul', MatmulOp> = {
     engine: SMS_ENGINE,
   },
   what,
-  describe: (op, c) => `${what(op)}, ${c.chunk(op.chunk)} (m ${productRows(op)}, items ${op.first} to ${op.first + op.count - 1}, ${matmulFlops(op) / 1e9} GFLOP)`,
+  describe: (op, c) =>
+    `${what(op)}, ${c.chunk(op.chunk)} (m ${productRows(op)}, items ${op.first} to ${op.first + op.count - 1}, ${matmulFlops(op) / 1e9} GFLOP)`,
   timeline: (op) => ({ buffer: null, kernel: op.matmul, bytes: matmulBytesRead(op) }),
   work: (op) => ({ flop: matmulFlops(op), bytes: matmulBytesRead(op) }),
   environment: [['CUDA_PIPE_CUBLASLT', 'the libcublasLt file for matmul stages, exactly (nothing else is tried)']],
   runtime: async () => (await import('./runtime.js')).runtime,
-  failureHint: 'Check that the operands hold m×k, k×n and m×n elements for the chunk (itemSize k and n) and the bias n, or run it under compute-sanitizer.',
+  failureHint:
+    'Check that the operands hold m×k, k×n and m×n elements for the chunk (itemSize k and n) and the bias n, or run it under compute-sanitizer.',
 };

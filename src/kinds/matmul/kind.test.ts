@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type ChunkWork, type DescribeContext, nounCounts, phaseOps, STAGE_IDS, STEP_CONFIGS, stage, takesTolerance } from '../index.js';
+import {
+  type ChunkWork,
+  type DescribeContext,
+  nounCounts,
+  phaseOps,
+  STAGE_IDS,
+  STEP_CONFIGS,
+  stage,
+  takesTolerance,
+} from '../index.js';
 import { matmul } from './index.js';
 import { LAYER1 } from '../../../test/helpers/matmul.js';
 import { columnMajorCall, productCount, productRows } from '../blas/column-major.js';
@@ -19,7 +28,10 @@ const work = (chunk: number | null, first: number, count: number, spec: MatmulSp
   chunk,
 });
 
-const context: DescribeContext = { kernels: [], chunk: (chunk) => (chunk === null ? 'whole buffers' : `chunk ${chunk} of 16`) };
+const context: DescribeContext = {
+  kernels: [],
+  chunk: (chunk) => (chunk === null ? 'whole buffers' : `chunk ${chunk} of 16`),
+};
 
 function planned(w: ChunkWork): MatmulOp {
   const op = phaseOps('compute', w).find((o) => o.kind === 'matmul');
@@ -48,7 +60,19 @@ describe('the matmul stage kind', () => {
       ['kernel', 'matmul'],
     );
     const op = planned(work(3, 1536, 512));
-    assert.deepEqual({ ...op, spec: op.spec === LAYER1 }, { kind: 'matmul', stream: 's3', matmul: 'layer1', chunk: 3, first: 1536, count: 512, deviceFirst: 512, spec: true });
+    assert.deepEqual(
+      { ...op, spec: op.spec === LAYER1 },
+      {
+        kind: 'matmul',
+        stream: 's3',
+        matmul: 'layer1',
+        chunk: 3,
+        first: 1536,
+        count: 512,
+        deviceFirst: 512,
+        spec: true,
+      },
+    );
     assert.deepEqual([productRows(op), productCount(op)], [512, 1]);
   });
 
@@ -69,7 +93,13 @@ describe('the matmul stage kind', () => {
   });
 
   it('makes one product per item where m is given (resident A and C, a B per item), and counts them all', () => {
-    const weights: MatmulSpec = { ...LAYER1, a: { ...LAYER1.a, itemSize: null }, b: { ...LAYER1.b, itemSize: 4096 * 4096 }, c: { ...LAYER1.c, itemSize: null }, m: 64 };
+    const weights: MatmulSpec = {
+      ...LAYER1,
+      a: { ...LAYER1.a, itemSize: null },
+      b: { ...LAYER1.b, itemSize: 4096 * 4096 },
+      c: { ...LAYER1.c, itemSize: null },
+      m: 64,
+    };
     const op = planned(work(1, 2, 3, weights));
     assert.deepEqual([productRows(op), productCount(op)], [64, 3]);
     assert.equal(matmulFlops(op), 3 * 2 * 64 * 4096 * 4096);
@@ -78,7 +108,10 @@ describe('the matmul stage kind', () => {
   it('describes an op with its operands, bias, epilogue, chunk, rows and GFLOP', () => {
     const op = planned(work(3, 1536, 512));
     assert.equal(matmul.what(op, context), 'matmul layer1 (bf16 x·w1ᵀ + b1, bias-relu → h, n 4096 k 4096)');
-    assert.equal(matmul.describe(op, context), 'matmul layer1 (bf16 x·w1ᵀ + b1, bias-relu → h, n 4096 k 4096), chunk 3 of 16 (m 512, items 1536 to 2047, 17.179869184 GFLOP)');
+    assert.equal(
+      matmul.describe(op, context),
+      'matmul layer1 (bf16 x·w1ᵀ + b1, bias-relu → h, n 4096 k 4096), chunk 3 of 16 (m 512, items 1536 to 2047, 17.179869184 GFLOP)',
+    );
     const plain = planned(work(null, 0, 8192, { ...LAYER1, bias: null, epilogue: 'none', transB: false }));
     assert.equal(matmul.what(plain, context), 'matmul layer1 (bf16 x·w1 → h, n 4096 k 4096)');
   });
@@ -97,7 +130,12 @@ describe('the matmul stage kind', () => {
   it("has a letter, colour and terminal look of its own, on the SMs' row", () => {
     const others = STAGE_IDS.filter((id) => id !== 'matmul').map((id) => stage(id).look);
     const own = matmul.look;
-    assert.ok(!others.some((l) => l.letter === own.letter || l.colour === own.colour || l.terminal.background === own.terminal.background), JSON.stringify(own));
+    assert.ok(
+      !others.some(
+        (l) => l.letter === own.letter || l.colour === own.colour || l.terminal.background === own.terminal.background,
+      ),
+      JSON.stringify(own),
+    );
     assert.deepEqual(own.engine, stage('kernel').look.engine);
   });
 });
@@ -114,7 +152,11 @@ describe("cuBLASLt's column-major call for row-major operands", () => {
       lda: 4096,
       ldb: 4096,
       ldc: 1000,
-      layouts: { a: { rows: 4096, cols: 1000, ld: 4096 }, b: { rows: 4096, cols: 512, ld: 4096 }, c: { rows: 1000, cols: 512, ld: 1000 } },
+      layouts: {
+        a: { rows: 4096, cols: 1000, ld: 4096 },
+        b: { rows: 4096, cols: 512, ld: 4096 },
+        c: { rows: 1000, cols: 512, ld: 1000 },
+      },
     });
     assert.deepEqual(operands, ['b', 'a', 'c']);
   });

@@ -50,7 +50,10 @@ function bf16(value: number): { bits: number; value: number } {
   return { bits, value: f32[0] ?? 0 };
 }
 
-/** A float's float16 bits, rounded to nearest, and the value they hold: subnormal below 2^-14, as small seeded values are. */
+/**
+ * A float's float16 bits, rounded to nearest, and the value they hold: subnormal below 2^-14, as small seeded values
+ * are.
+ */
 function fp16(value: number): { bits: number; value: number } {
   const sign = value < 0 ? 0x8000 : 0;
   const magnitude = Math.abs(value);
@@ -75,7 +78,10 @@ function e4m3(eighths: number): { bits: number; value: number } {
   return { bits: (value < 0 ? 0x80 : 0) | ((exponent + 7) << 3) | mantissa, value };
 }
 
-const ENCODE: Readonly<Record<OutputType, (value: number) => { bits: number; value: number }>> = { bfloat16: bf16, float16: fp16 };
+const ENCODE: Readonly<Record<OutputType, (value: number) => { bits: number; value: number }>> = {
+  bfloat16: bf16,
+  float16: fp16,
+};
 
 /** What cuBLASLt's epilogue does to a sum: GELU as its tanh form, as cuBLASLt computes it. */
 function activate(epilogue: Epilogue, x: number): number {
@@ -99,7 +105,11 @@ function operands(dtype: MatmulDtype, output: OutputType): Operands {
   };
   const input = dtype === 'fp8' ? (v: number) => e4m3(Math.trunc(v * 15)) : ENCODE[output];
   // B scaled by k^-1/2 keeps the sums of order one, where the activations differ from identity.
-  return { a: make(M * K, 1, 1, input), b: make(N * K, 2, dtype === 'fp8' ? 1 : K ** -0.5, input), bias: make(N, 3, 0.5, ENCODE[output]) };
+  return {
+    a: make(M * K, 1, 1, input),
+    b: make(N * K, 2, dtype === 'fp8' ? 1 : K ** -0.5, input),
+    bias: make(N, 3, 0.5, ENCODE[output]),
+  };
 }
 
 /** D = epilogue(alpha·A·Bᵀ + bias) on the CPU, in float64 over the values the device holds. */
@@ -127,7 +137,12 @@ function decode(bits: Uint16Array, output: OutputType): number[] {
 }
 
 /** One product on the device through the runtime: A and Bᵀ in, D out, as `dtype` with `epilogue`. */
-function runProduct(dtype: MatmulDtype, output: OutputType, epilogue: Epilogue, alpha: number): { got: number[]; want: number[] } {
+function runProduct(
+  dtype: MatmulDtype,
+  output: OutputType,
+  epilogue: Epilogue,
+  alpha: number,
+): { got: number[]; want: number[] } {
   const rt = openRuntime();
   rt.setDevice(0);
   const data = operands(dtype, output);
@@ -167,7 +182,16 @@ function runProduct(dtype: MatmulDtype, output: OutputType, epilogue: Epilogue, 
       alpha,
       beta: 0,
     };
-    const op: MatmulOp = { kind: 'matmul', stream: 's0', matmul: `product-${epilogue}`, chunk: null, first: 0, count: M, deviceFirst: 0, spec };
+    const op: MatmulOp = {
+      kind: 'matmul',
+      stream: 's0',
+      matmul: `product-${epilogue}`,
+      chunk: null,
+      first: 0,
+      count: M,
+      deviceFirst: 0,
+      spec,
+    };
     const bytesOf = (buffer: string) => (buffer === 'a' || buffer === 'b' ? inputBytes : 2);
     const site: IssueSite = {
       stream: stream as StreamHandle,
@@ -182,7 +206,10 @@ function runProduct(dtype: MatmulDtype, output: OutputType, epilogue: Epilogue, 
         throw new Error('no host function here');
       },
     };
-    const capability = { major: rt.attribute('computeCapabilityMajor', 0), minor: rt.attribute('computeCapabilityMinor', 0) };
+    const capability = {
+      major: rt.attribute('computeCapabilityMajor', 0),
+      minor: rt.attribute('computeCapabilityMinor', 0),
+    };
     const runtime = openMatmul(openCublasLt(), {
       rt,
       cleanup,
@@ -206,10 +233,16 @@ function runProduct(dtype: MatmulDtype, output: OutputType, epilogue: Epilogue, 
 }
 
 /** The elements outside |got - want| ≤ absolute + relative·|want|, the first few, for the message. */
-function outside(got: readonly number[], want: readonly number[], tolerance: { relative: number; absolute: number }): string[] {
+function outside(
+  got: readonly number[],
+  want: readonly number[],
+  tolerance: { relative: number; absolute: number },
+): string[] {
   return want.flatMap((w, i) => {
     const g = got[i] ?? Number.NaN;
-    return Math.abs(g - w) <= tolerance.absolute + tolerance.relative * Math.abs(w) ? [] : [`[${Math.floor(i / N)}, ${i % N}]: got ${g}, want ${w}`];
+    return Math.abs(g - w) <= tolerance.absolute + tolerance.relative * Math.abs(w)
+      ? []
+      : [`[${Math.floor(i / N)}, ${i % N}]: got ${g}, want ${w}`];
   });
 }
 
@@ -221,13 +254,17 @@ const TOLERANCE: Readonly<Record<OutputType, { relative: number; absolute: numbe
 
 describe('the matmul runtime on a real device, against a CPU reference', () => {
   for (const epilogue of EPILOGUES) {
-    it(`computes bf16 D = ${epilogue}(0.5·A·Bᵀ${epilogue.startsWith('bias') ? ' + bias' : ''}) within bf16 rounding`, gpu, () => {
-      const { got, want } = runProduct('bf16', 'bfloat16', epilogue, 0.5);
-      const bad = outside(got, want, TOLERANCE.bfloat16);
-      assert.deepEqual(bad.slice(0, 5), [], `${bad.length} of ${want.length} elements outside the tolerance`);
-      // The reference is not trivially met: a ReLU zeroes some of it, and every output is not the same.
-      assert.ok(new Set(want).size > M * N * 0.3);
-    });
+    it(
+      `computes bf16 D = ${epilogue}(0.5·A·Bᵀ${epilogue.startsWith('bias') ? ' + bias' : ''}) within bf16 rounding`,
+      gpu,
+      () => {
+        const { got, want } = runProduct('bf16', 'bfloat16', epilogue, 0.5);
+        const bad = outside(got, want, TOLERANCE.bfloat16);
+        assert.deepEqual(bad.slice(0, 5), [], `${bad.length} of ${want.length} elements outside the tolerance`);
+        // The reference is not trivially met: a ReLU zeroes some of it, and every output is not the same.
+        assert.ok(new Set(want).size > M * N * 0.3);
+      },
+    );
   }
 
   it('computes fp16 D = bias-gelu(A·Bᵀ + bias) within fp16 rounding', gpu, () => {
@@ -240,7 +277,9 @@ describe('the matmul runtime on a real device, against a CPU reference', () => {
     if (skip) return { skip };
     const rt = openRuntime();
     const cc = rt.attribute('computeCapabilityMajor', 0) * 10 + rt.attribute('computeCapabilityMinor', 0);
-    return cc >= 89 ? {} : { skip: `fp8 needs compute capability 8.9 or newer; device 0 is ${Math.floor(cc / 10)}.${cc % 10}` };
+    return cc >= 89
+      ? {}
+      : { skip: `fp8 needs compute capability 8.9 or newer; device 0 is ${Math.floor(cc / 10)}.${cc % 10}` };
   })();
   it('computes fp8 (e4m3) D = bias-relu(A·Bᵀ + bias) into bf16, the inputs exact in e4m3', fp8, () => {
     const { got, want } = runProduct('fp8', 'bfloat16', 'bias-relu', 1);
@@ -276,7 +315,12 @@ const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'cli', 'ma
 
 interface ModeJson {
   readonly id: string;
-  readonly role: { readonly kind: string; readonly stage?: string; readonly kernel?: string; readonly layout?: { readonly issue?: string } };
+  readonly role: {
+    readonly kind: string;
+    readonly stage?: string;
+    readonly kernel?: string;
+    readonly layout?: { readonly issue?: string };
+  };
   readonly throughput?: { readonly flop?: number; readonly tflops?: number };
 }
 interface ResultJson {
@@ -285,35 +329,55 @@ interface ResultJson {
   readonly timeline?: {
     readonly reps: readonly {
       readonly mode: string;
-      readonly ops: readonly { readonly kind: string; readonly kernel: string | null; readonly chunk: number | null; readonly bytes: number }[];
+      readonly ops: readonly {
+        readonly kind: string;
+        readonly kernel: string | null;
+        readonly chunk: number | null;
+        readonly bytes: number;
+      }[];
     }[];
   };
 }
 
 describe('the matmul stage in a config, on a real device', () => {
-  it('runs two matmuls per chunk, verifies them against serial, replays them as a graph, traces them and rates the stage', gpu, () => {
-    const out = mkdtempSync(join(tmpdir(), 'cuda-pipe-matmul-'));
-    const config = join(out, 'matmul-small.yaml');
-    writeFileSync(config, CONFIG);
-    const json = join(out, 'matmul-small.json');
-    const run = spawnSync(process.execPath, [CLI, 'run', config, '--json', json], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', COLUMNS: '1000' }, timeout: 120_000 });
-    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
-    assert.match(run.stdout, /verification: passed/);
-    const result = JSON.parse(readFileSync(json, 'utf8')) as ResultJson;
-    assert.equal(result.verification.status, 'passed');
-    assert.ok(
-      result.modes.some((m) => m.role.kind === 'overlapped' && m.role.layout?.issue === 'graph'),
-      'the body captured with its cuBLASLt calls and replayed as a graph',
-    );
-    // Each step alone on whole buffers is a mode of its own, rated from its product's flop.
-    const alone = (kernel: string) => result.modes.find((m) => m.role.kind === 'stage' && m.role.stage === 'kernel' && m.role.kernel === kernel)?.throughput;
-    assert.deepEqual([alone('layer1')?.flop, alone('layer2')?.flop], [2 * 1024 * 256 * 256, 2 * 1024 * 128 * 256]);
-    assert.ok((alone('layer1')?.tflops ?? 0) > 0 && (alone('layer2')?.tflops ?? 0) > 0);
-    const overlapped = result.modes.find((m) => m.role.kind === 'overlapped' && m.role.layout?.issue === undefined);
-    const rep = result.timeline?.reps.find((r) => r.mode === overlapped?.id);
-    assert.ok(rep, 'a traced rep of the overlapped mode');
-    const matmuls = rep.ops.filter((o) => o.kind === 'matmul');
-    assert.deepEqual([matmuls.filter((o) => o.kernel === 'layer1').length, matmuls.filter((o) => o.kernel === 'layer2').length], [8, 8]);
-    assert.ok(matmuls.filter((o) => o.kernel === 'layer1').every((o) => o.bytes === 128 * 256 * 2 + 256 * 256 * 2 + 256 * 2));
-  });
+  it(
+    'runs two matmuls per chunk, verifies them against serial, replays them as a graph, traces them and rates the stage',
+    gpu,
+    () => {
+      const out = mkdtempSync(join(tmpdir(), 'cuda-pipe-matmul-'));
+      const config = join(out, 'matmul-small.yaml');
+      writeFileSync(config, CONFIG);
+      const json = join(out, 'matmul-small.json');
+      const run = spawnSync(process.execPath, [CLI, 'run', config, '--json', json], {
+        encoding: 'utf8',
+        env: { ...process.env, NO_COLOR: '1', COLUMNS: '1000' },
+        timeout: 120_000,
+      });
+      assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+      assert.match(run.stdout, /verification: passed/);
+      const result = JSON.parse(readFileSync(json, 'utf8')) as ResultJson;
+      assert.equal(result.verification.status, 'passed');
+      assert.ok(
+        result.modes.some((m) => m.role.kind === 'overlapped' && m.role.layout?.issue === 'graph'),
+        'the body captured with its cuBLASLt calls and replayed as a graph',
+      );
+      // Each step alone on whole buffers is a mode of its own, rated from its product's flop.
+      const alone = (kernel: string) =>
+        result.modes.find((m) => m.role.kind === 'stage' && m.role.stage === 'kernel' && m.role.kernel === kernel)
+          ?.throughput;
+      assert.deepEqual([alone('layer1')?.flop, alone('layer2')?.flop], [2 * 1024 * 256 * 256, 2 * 1024 * 128 * 256]);
+      assert.ok((alone('layer1')?.tflops ?? 0) > 0 && (alone('layer2')?.tflops ?? 0) > 0);
+      const overlapped = result.modes.find((m) => m.role.kind === 'overlapped' && m.role.layout?.issue === undefined);
+      const rep = result.timeline?.reps.find((r) => r.mode === overlapped?.id);
+      assert.ok(rep, 'a traced rep of the overlapped mode');
+      const matmuls = rep.ops.filter((o) => o.kind === 'matmul');
+      assert.deepEqual(
+        [matmuls.filter((o) => o.kernel === 'layer1').length, matmuls.filter((o) => o.kernel === 'layer2').length],
+        [8, 8],
+      );
+      assert.ok(
+        matmuls.filter((o) => o.kernel === 'layer1').every((o) => o.bytes === 128 * 256 * 2 + 256 * 256 * 2 + 256 * 2),
+      );
+    },
+  );
 });

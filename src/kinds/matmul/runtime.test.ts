@@ -74,12 +74,14 @@ function fakeCublasLt(): Fake {
       statusString: (s) => `the fake's status ${s}`,
       matmulDescCreate: (out, computeType, scaleType) => made('cublasLtMatmulDescCreate', out, computeType, scaleType),
       matmulDescDestroy: (desc) => status('cublasLtMatmulDescDestroy', desc),
-      matmulDescSetAttribute: (desc, attribute, pointer, bytes) => status('cublasLtMatmulDescSetAttribute', desc, attribute, value(pointer, bytes), bytes),
+      matmulDescSetAttribute: (desc, attribute, pointer, bytes) =>
+        status('cublasLtMatmulDescSetAttribute', desc, attribute, value(pointer, bytes), bytes),
       matrixLayoutCreate: (out, type, rows, cols, ld) => made('cublasLtMatrixLayoutCreate', out, type, rows, cols, ld),
       matrixLayoutDestroy: (layout) => status('cublasLtMatrixLayoutDestroy', layout),
       preferenceCreate: (out) => made('cublasLtMatmulPreferenceCreate', out),
       preferenceDestroy: (preference) => status('cublasLtMatmulPreferenceDestroy', preference),
-      preferenceSetAttribute: (preference, attribute, pointer, bytes) => status('cublasLtMatmulPreferenceSetAttribute', preference, attribute, value(pointer, bytes), bytes),
+      preferenceSetAttribute: (preference, attribute, pointer, bytes) =>
+        status('cublasLtMatmulPreferenceSetAttribute', preference, attribute, value(pointer, bytes), bytes),
       algoGetHeuristic: (handle, desc, a, b, c, d, preference, requested, results, returned) => {
         const bytes = hostBytes(results, HEURISTIC_RESULT.bytes);
         const result = new DataView(bytes.buffer, bytes.byteOffset, HEURISTIC_RESULT.bytes);
@@ -90,10 +92,45 @@ function fakeCublasLt(): Fake {
         returned[0] = fake.heuristic.returned;
         return status('cublasLtMatmulAlgoGetHeuristic', handle, desc, a, b, c, d, preference, requested);
       },
-      matmul: (handle, desc, alpha, a, aLayout, b, bLayout, beta, c, cLayout, d, dLayout, algo, workspace, workspaceBytes, stream) => {
+      matmul: (
+        handle,
+        desc,
+        alpha,
+        a,
+        aLayout,
+        b,
+        bLayout,
+        beta,
+        c,
+        cLayout,
+        d,
+        dLayout,
+        algo,
+        workspace,
+        workspaceBytes,
+        stream,
+      ) => {
         const float = (pointer: HostPtr) => new DataView(hostBytes(pointer, 4).slice().buffer).getFloat32(0, true);
         const algorithm = new DataView(hostBytes(algo, 8).slice().buffer).getBigUint64(0, true);
-        return status('cublasLtMatmul', handle, desc, float(alpha), a, aLayout, b, bLayout, float(beta), c, cLayout, d, dLayout, algorithm, workspace, workspaceBytes, stream);
+        return status(
+          'cublasLtMatmul',
+          handle,
+          desc,
+          float(alpha),
+          a,
+          aLayout,
+          b,
+          bLayout,
+          float(beta),
+          c,
+          cLayout,
+          d,
+          dLayout,
+          algorithm,
+          workspace,
+          workspaceBytes,
+          stream,
+        );
       },
     },
   };
@@ -121,7 +158,14 @@ function harness(ops: readonly MatmulOp[], capability = { major: 9, minor: 0 }):
     },
   } as unknown as CudaRuntime;
   return {
-    context: { ...ALONE, rt, cleanup: { push: (release) => releases.push(release) }, devices: [0], capability: () => capability, ops },
+    context: {
+      ...ALONE,
+      rt,
+      cleanup: { push: (release) => releases.push(release) },
+      devices: [0],
+      capability: () => capability,
+      ops,
+    },
     released,
     mallocs,
     run: () => {
@@ -208,7 +252,16 @@ describe('the matmul runtime against a fake cuBLASLt', () => {
     const [layoutA, layoutB, layoutC] = argsOf(fake.calls, 'cublasLtMatrixLayoutCreate').map((a) => a[0]);
     const [handle] = argsOf(fake.calls, 'cublasLtCreate')[0] ?? [];
     const [preference] = argsOf(fake.calls, 'cublasLtMatmulPreferenceCreate')[0] ?? [];
-    assert.deepEqual(argsOf(fake.calls, 'cublasLtMatmulAlgoGetHeuristic')[0], [handle, desc?.[0], layoutA, layoutB, layoutC, layoutC, preference, 1]);
+    assert.deepEqual(argsOf(fake.calls, 'cublasLtMatmulAlgoGetHeuristic')[0], [
+      handle,
+      desc?.[0],
+      layoutA,
+      layoutB,
+      layoutC,
+      layoutC,
+      preference,
+      1,
+    ]);
     assert.deepEqual(h.mallocs, [WORKSPACE_BYTES], "the stream's workspace");
   });
 
@@ -222,13 +275,40 @@ describe('the matmul runtime against a fake cuBLASLt', () => {
     assert.equal(issued.issue(), 0);
     assert.equal(issued.issue(), 0);
     const calls = fake.calls.slice(before);
-    assert.deepEqual(apis(calls), ['cublasLtMatmul', 'cublasLtMatmul'], 'the hot loop calls cublasLtMatmul and nothing else');
-    const [handle, desc, alpha, a, aLayout, b, bLayout, beta, c, cLayout, d, dLayout, algorithm, workspace, workspaceBytes, stream] = calls[0]?.args ?? [];
+    assert.deepEqual(
+      apis(calls),
+      ['cublasLtMatmul', 'cublasLtMatmul'],
+      'the hot loop calls cublasLtMatmul and nothing else',
+    );
+    const [
+      handle,
+      desc,
+      alpha,
+      a,
+      aLayout,
+      b,
+      bLayout,
+      beta,
+      c,
+      cLayout,
+      d,
+      dLayout,
+      algorithm,
+      workspace,
+      workspaceBytes,
+      stream,
+    ] = calls[0]?.args ?? [];
     const [layoutA, layoutB, layoutC] = argsOf(fake.calls, 'cublasLtMatrixLayoutCreate').map((x) => x[0]);
-    assert.deepEqual([handle, desc], [argsOf(fake.calls, 'cublasLtCreate')[0]?.[0], argsOf(fake.calls, 'cublasLtMatmulDescCreate')[0]?.[0]]);
+    assert.deepEqual(
+      [handle, desc],
+      [argsOf(fake.calls, 'cublasLtCreate')[0]?.[0], argsOf(fake.calls, 'cublasLtMatmulDescCreate')[0]?.[0]],
+    );
     assert.deepEqual([alpha, beta], [0.5, 0]);
     assert.deepEqual([a, aLayout, b, bLayout], [BASE.w1, layoutA, (BASE.x ?? 0n) + 512n * 4096n * 2n, layoutB]);
-    assert.deepEqual([c, cLayout, d, dLayout], [(BASE.h ?? 0n) + 512n * 4096n * 2n, layoutC, (BASE.h ?? 0n) + 512n * 4096n * 2n, layoutC]);
+    assert.deepEqual(
+      [c, cLayout, d, dLayout],
+      [(BASE.h ?? 0n) + 512n * 4096n * 2n, layoutC, (BASE.h ?? 0n) + 512n * 4096n * 2n, layoutC],
+    );
     assert.deepEqual([algorithm, workspace, workspaceBytes, stream], [0xa160n, 0xa000_0000n, WORKSPACE_BYTES, 7n]);
   });
 
@@ -283,7 +363,10 @@ describe('the matmul runtime against a fake cuBLASLt', () => {
     const chunk = op(0, 512);
     const h = harness([chunk]);
     openMatmul(fake.binding, h.context).issue(chunk, site(7n));
-    assert.throws(h.run, /^CublasLtError: cublasLtMatrixLayoutDestroy failed \(matmul layer1, m 512\): CUBLAS_STATUS_INVALID_VALUE \(7\)/);
+    assert.throws(
+      h.run,
+      /^CublasLtError: cublasLtMatrixLayoutDestroy failed \(matmul layer1, m 512\): CUBLAS_STATUS_INVALID_VALUE \(7\)/,
+    );
   });
 
   it('throws a failing status as a device failure naming the call, the op, the product and the algorithm', () => {
@@ -310,7 +393,10 @@ describe('the matmul runtime against a fake cuBLASLt', () => {
       () => openMatmul(fake.binding, harness([chunk]).context).issue(chunk, site(7n)),
       (error: unknown) => {
         assert.ok(error instanceof CublasLtError);
-        assert.equal(error.message, "cublasLtMatmulDescSetAttribute failed (EPILOGUE of matmul layer1, m 512): CUBLAS_STATUS_NOT_SUPPORTED (15): the fake's status 15");
+        assert.equal(
+          error.message,
+          "cublasLtMatmulDescSetAttribute failed (EPILOGUE of matmul layer1, m 512): CUBLAS_STATUS_NOT_SUPPORTED (15): the fake's status 15",
+        );
         assert.match(error.hint ?? '', /no algorithm for this combination/);
         return true;
       },
@@ -356,13 +442,19 @@ describe('the matmul runtime against a fake cuBLASLt', () => {
 
   it('refuses fp8 on a device older than compute capability 8.9 before making anything', () => {
     const fake = fakeCublasLt();
-    const fp8: MatmulSpec = { ...LAYER1, a: { ...LAYER1.a, elementBytes: 1 }, b: { ...LAYER1.b, elementBytes: 1 }, dtype: 'fp8' };
+    const fp8: MatmulSpec = {
+      ...LAYER1,
+      a: { ...LAYER1.a, elementBytes: 1 },
+      b: { ...LAYER1.b, elementBytes: 1 },
+      dtype: 'fp8',
+    };
     const chunk = op(0, 512, fp8);
     assert.throws(
       () => openMatmul(fake.binding, harness([chunk], { major: 8, minor: 0 }).context),
       (error: unknown) =>
         error instanceof UsageError &&
-        error.message === 'matmul layer1 has dtype fp8, which needs compute capability 8.9 or newer (Ada, Hopper), and device 0 is 8.0.' &&
+        error.message ===
+          'matmul layer1 has dtype fp8, which needs compute capability 8.9 or newer (Ada, Hopper), and device 0 is 8.0.' &&
         error.hint === 'Use dtype bf16 or fp16 on this GPU.',
     );
     assert.deepEqual(fake.calls, []);

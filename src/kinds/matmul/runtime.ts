@@ -67,7 +67,8 @@ function libraryName(lt: Pick<CublasLtBinding, 'version' | 'path'>): string {
 }
 
 /** The algorithm a prepared product runs, as its failures name it. */
-const describeAlgorithm = (workspace: number, waves: number): string => `algorithm: the heuristic's first (workspace ${workspace} bytes, ${waves.toFixed(2)} waves)`;
+const describeAlgorithm = (workspace: number, waves: number): string =>
+  `algorithm: the heuristic's first (workspace ${workspace} bytes, ${waves.toFixed(2)} waves)`;
 
 class MatmulRuntime implements KindRuntime<MatmulOp> {
   private readonly handles = new Map<number, bigint>();
@@ -88,7 +89,12 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
    * A cuBLASLt object made by `<kind>Create` into the out-parameter, released by `<kind>Destroy` with the run's
    * clean-up, whose failure is reported as any other (it means the library's state is not what this runtime made).
    */
-  private make(kind: string, create: (out: BigUint64Array) => number, destroy: (made: bigint) => number, context?: string): bigint {
+  private make(
+    kind: string,
+    create: (out: BigUint64Array) => number,
+    destroy: (made: bigint) => number,
+    context?: string,
+  ): bigint {
     this.out[0] = 0n;
     this.check(create(this.out), `${kind}Create`, context);
     const made = this.out[0] ?? 0n;
@@ -122,7 +128,9 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
     const known = this.workspaces.get(key);
     if (known !== undefined) return known;
     const { rt, cleanup } = this.context;
-    const made = site.onDevice(() => rt.memory.malloc(WORKSPACE_BYTES, `cuBLASLt workspace for a stream of ${site.schedule}`));
+    const made = site.onDevice(() =>
+      rt.memory.malloc(WORKSPACE_BYTES, `cuBLASLt workspace for a stream of ${site.schedule}`),
+    );
     cleanup.push(() => rt.memory.free(made));
     this.workspaces.set(key, made);
     return made;
@@ -140,7 +148,11 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
     const set = (attribute: keyof typeof MATMUL_DESC, bytes: number, write: (view: DataView) => void) => {
       const value = this.block(bytes);
       write(value.view);
-      this.check(lt.matmulDescSetAttribute(desc, MATMUL_DESC[attribute], value.address, bytes), 'cublasLtMatmulDescSetAttribute', `${attribute} of ${what}`);
+      this.check(
+        lt.matmulDescSetAttribute(desc, MATMUL_DESC[attribute], value.address, bytes),
+        'cublasLtMatmulDescSetAttribute',
+        `${attribute} of ${what}`,
+      );
     };
     set('TRANSA', 4, (v) => v.setInt32(0, OPERATION[call.transA], true));
     set('TRANSB', 4, (v) => v.setInt32(0, OPERATION[call.transB], true));
@@ -177,7 +189,11 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
         (l) => lt.matrixLayoutDestroy(l),
         what,
       );
-    const layouts = { a: layout(types.input, call.layouts.a), b: layout(types.input, call.layouts.b), c: layout(types.output, call.layouts.c) };
+    const layouts = {
+      a: layout(types.input, call.layouts.a),
+      b: layout(types.input, call.layouts.b),
+      c: layout(types.output, call.layouts.c),
+    };
     const preference = this.make(
       'cublasLtMatmulPreference',
       (o) => lt.preferenceCreate(o),
@@ -188,7 +204,11 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
       const block = this.block(bytes);
       if (bytes === 8) block.view.setBigUint64(0, BigInt(value), true);
       else block.view.setUint32(0, value, true);
-      this.check(lt.preferenceSetAttribute(preference, PREFERENCE[attribute], block.address, bytes), 'cublasLtMatmulPreferenceSetAttribute', `${attribute} of ${what}`);
+      this.check(
+        lt.preferenceSetAttribute(preference, PREFERENCE[attribute], block.address, bytes),
+        'cublasLtMatmulPreferenceSetAttribute',
+        `${attribute} of ${what}`,
+      );
     };
     prefer('MAX_WORKSPACE_BYTES', 8, WORKSPACE_BYTES);
     prefer('MIN_ALIGNMENT_A_BYTES', 4, alignments.a);
@@ -199,16 +219,37 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
     const returned = [0];
     const handle = this.handle(site);
     this.check(
-      site.onDevice(() => lt.algoGetHeuristic(handle, desc, layouts.a, layouts.b, layouts.c, layouts.c, preference, 1, result.address, returned)),
+      site.onDevice(() =>
+        lt.algoGetHeuristic(
+          handle,
+          desc,
+          layouts.a,
+          layouts.b,
+          layouts.c,
+          layouts.c,
+          preference,
+          1,
+          result.address,
+          returned,
+        ),
+      ),
       'cublasLtMatmulAlgoGetHeuristic',
       what,
     );
     const state = result.view.getInt32(HEURISTIC_RESULT.state, true);
     if ((returned[0] ?? 0) < 1 || state !== 0) {
       // No algorithm is CUBLAS_STATUS_NOT_SUPPORTED, as cublasLtMatmul would answer without one.
-      throw cublasLtFailure(lt, state === 0 ? 15 : state, 'cublasLtMatmulAlgoGetHeuristic', `${what}: ${libraryName(lt)} has no algorithm for ${describeProduct(op, call)}`);
+      throw cublasLtFailure(
+        lt,
+        state === 0 ? 15 : state,
+        'cublasLtMatmulAlgoGetHeuristic',
+        `${what}: ${libraryName(lt)} has no algorithm for ${describeProduct(op, call)}`,
+      );
     }
-    const algorithm = describeAlgorithm(Number(result.view.getBigUint64(HEURISTIC_RESULT.workspaceSize, true)), result.view.getFloat32(HEURISTIC_RESULT.wavesCount, true));
+    const algorithm = describeAlgorithm(
+      Number(result.view.getBigUint64(HEURISTIC_RESULT.workspaceSize, true)),
+      result.view.getFloat32(HEURISTIC_RESULT.wavesCount, true),
+    );
     const scalars = this.block(8);
     scalars.view.setFloat32(0, op.spec.alpha, true);
     scalars.view.setFloat32(4, op.spec.beta, true);
@@ -224,12 +265,20 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
     return prepared;
   }
 
-  /** One product of the op: cublasLtMatmul with every argument bound, its operands at item `index` of the op's chunk. */
+  /**
+   * One product of the op: cublasLtMatmul with every argument bound, its operands at item `index` of the op's chunk.
+   */
   private product(op: MatmulOp, site: IssueSite, index: number): Thunk {
     const { lt } = this;
     const item = op.deviceFirst + index;
-    const [a, b, c] = (['b', 'a', 'c'] as const).map((o) => site.address(op.spec[o].buffer, offsetOf(op.spec[o], item))) as [DevicePtr, DevicePtr, DevicePtr];
-    const { desc, layouts, algo, scalars, describe } = this.prepare(op, site, { a: alignment(a), b: alignment(b), c: alignment(c) });
+    const [a, b, c] = (['b', 'a', 'c'] as const).map((o) =>
+      site.address(op.spec[o].buffer, offsetOf(op.spec[o], item)),
+    ) as [DevicePtr, DevicePtr, DevicePtr];
+    const { desc, layouts, algo, scalars, describe } = this.prepare(op, site, {
+      a: alignment(a),
+      b: alignment(b),
+      c: alignment(c),
+    });
     const handle = this.handle(site);
     const workspace = this.workspace(site);
     const stream: StreamHandle = site.stream;
@@ -237,7 +286,24 @@ class MatmulRuntime implements KindRuntime<MatmulOp> {
     // cuBLASLt answers with a cublasStatus_t, not a cudaError_t: a failure is thrown here, naming the op and the
     // algorithm, and the runner's catch around the issue loop (or the graph capture's) reports it.
     return () => {
-      const status = matmul(handle, desc, scalars.alpha, a, layouts.a, b, layouts.b, scalars.beta, c, layouts.c, c, layouts.c, algo, workspace, WORKSPACE_BYTES, stream);
+      const status = matmul(
+        handle,
+        desc,
+        scalars.alpha,
+        a,
+        layouts.a,
+        b,
+        layouts.b,
+        scalars.beta,
+        c,
+        layouts.c,
+        c,
+        layouts.c,
+        algo,
+        workspace,
+        WORKSPACE_BYTES,
+        stream,
+      );
       if (status !== 0) throw cublasLtFailure(lt, status, 'cublasLtMatmul', describe);
       return 0;
     };
@@ -268,9 +334,12 @@ export function openMatmul(lt: CublasLtBinding, context: OpenContext<MatmulOp>):
     for (const device of context.devices) {
       const { major, minor } = context.capability(device);
       if (major * 10 + minor < 89) {
-        throw new UsageError(`matmul ${fp8.matmul} has dtype fp8, which needs compute capability 8.9 or newer (Ada, Hopper), and device ${device} is ${major}.${minor}.`, {
-          hint: 'Use dtype bf16 or fp16 on this GPU.',
-        });
+        throw new UsageError(
+          `matmul ${fp8.matmul} has dtype fp8, which needs compute capability 8.9 or newer (Ada, Hopper), and device ${device} is ${major}.${minor}.`,
+          {
+            hint: 'Use dtype bf16 or fp16 on this GPU.',
+          },
+        );
       }
     }
   }

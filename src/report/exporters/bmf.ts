@@ -13,7 +13,13 @@ export function renderBmf(results: readonly RunResult[]): string {
   const document: Record<string, { latency: { value: number; lower_value: number; upper_value: number } }> = {};
   for (const { name, mode } of modeMetrics(results)) {
     const { lowMs, highMs } = modeInterval(mode);
-    document[name] = { latency: { value: mode.stats.median * NS_PER_MS, lower_value: lowMs * NS_PER_MS, upper_value: highMs * NS_PER_MS } };
+    document[name] = {
+      latency: {
+        value: mode.stats.median * NS_PER_MS,
+        lower_value: lowMs * NS_PER_MS,
+        upper_value: highMs * NS_PER_MS,
+      },
+    };
   }
   return JSON.stringify(document, null, 2);
 }

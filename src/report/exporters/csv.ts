@@ -15,7 +15,9 @@ export function csvField(value: string | number | null | undefined): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-const COLUMNS: ReadonlyArray<readonly [string, (mode: ModeResult, result: RunResult) => string | number | null | undefined]> = [
+const COLUMNS: ReadonlyArray<
+  readonly [string, (mode: ModeResult, result: RunResult) => string | number | null | undefined]
+> = [
   ['config', (_, r) => r.config.name],
   ['rank', (_, r) => r.run.rank],
   ['device', (m) => m.device],
@@ -47,7 +49,9 @@ const COLUMNS: ReadonlyArray<readonly [string, (mode: ModeResult, result: RunRes
  * LF, as the other documents do (every CSV reader takes it); quoted fields may hold CR or LF.
  */
 export function renderRunCsv(results: readonly RunResult[]): string {
-  const rows = results.flatMap((result) => result.modes.map((mode) => COLUMNS.map(([, value]) => csvField(value(mode, result))).join(',')));
+  const rows = results.flatMap((result) =>
+    result.modes.map((mode) => COLUMNS.map(([, value]) => csvField(value(mode, result))).join(',')),
+  );
   return [COLUMNS.map(([name]) => name).join(','), ...rows].join('\n');
 }
 

@@ -13,7 +13,8 @@ export interface GabEntry {
 }
 
 /**
- * github-action-benchmark's `customSmallerIsBetter` array (https://github.com/benchmark-action/github-action-benchmark):
+ * github-action-benchmark's `customSmallerIsBetter` array
+ * (https://github.com/benchmark-action/github-action-benchmark):
  * one entry per compared mode, its median in ms, `range` as ± half the quartiles' distance (the action shows it as
  * given), and the mode's label and rep count as `extra`, shown in the chart's tooltip.
  */

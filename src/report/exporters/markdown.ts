@@ -5,7 +5,18 @@ import { renderMarkdownTable } from '../big-table.js';
 import { kindLines } from '../kind-sections.js';
 import { devicesLines } from '../devices.js';
 import { eventCostLines, toolboxLines } from '../toolbox.js';
-import { comparisonText, displayOrder, formatSpeedup, leadComparisons, modeLabel, modelLines, rateOf, serialCaveat, timingLine, verificationWords } from '../labels.js';
+import {
+  comparisonText,
+  displayOrder,
+  formatSpeedup,
+  leadComparisons,
+  modeLabel,
+  modelLines,
+  rateOf,
+  serialCaveat,
+  timingLine,
+  verificationWords,
+} from '../labels.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
@@ -18,7 +29,9 @@ function layoutLine(result: RunResult): string {
   const layouts = new Set(
     result.modes.flatMap((m) =>
       m.role.kind === 'overlapped' && m.analysis
-        ? [`${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} ${unit} over ${m.role.layout.streams} streams, ${m.role.layout.order}`]
+        ? [
+            `${m.role.layout.chunks} chunks × ${m.analysis.chunkElements} ${unit} over ${m.role.layout.streams} streams, ${m.role.layout.order}`,
+          ]
         : [],
     ),
   );
@@ -46,7 +59,9 @@ export function renderRunMarkdown(result: RunResult): string {
       ? `Speedup over serial: ${caveat.text}`
       : `**Speedup over serial: ${formatSpeedup(result.summary)}** ` +
         `(${formatMs(result.summary.serialMs)} → ${formatMs(result.summary.overlappedMs)}${caveat ? `; ${caveat.text}` : ''})`) +
-      (bound ? `; bound ${formatMs(bound.ms)} (limited by ${bound.limitedBy}), efficiency ${formatEfficiency(result.summary.efficiency)}` : '') +
+      (bound
+        ? `; bound ${formatMs(bound.ms)} (limited by ${bound.limitedBy}), efficiency ${formatEfficiency(result.summary.efficiency)}`
+        : '') +
       `; verification **${verificationWords(verification)}**.`,
     ...(headline ? modelLines(headline).map((line) => `- ${line}`) : []),
     '',
@@ -72,7 +87,8 @@ export function renderRunMarkdown(result: RunResult): string {
       `cuda-pipe ${result.tool.version}, config hash ${result.config.hash}.</sub>`,
   ];
   const devices = [...devicesLines(result), ...kindLines(result)];
-  if (devices.length) lines.push('', ...devices.map((line) => (line.startsWith('  ') ? `  - ${line.trim()}` : `- ${line}`)));
+  if (devices.length)
+    lines.push('', ...devices.map((line) => (line.startsWith('  ') ? `  - ${line.trim()}` : `- ${line}`)));
   const toolbox = [...toolboxLines(result), ...eventCostLines(result)];
   if (toolbox.length) lines.push('', ...toolbox.map((line) => `- ${line}`));
   for (const m of verification.mismatches) {

@@ -33,13 +33,18 @@ const settingsText = (result: RunResult) =>
     .map(([k, v]) => `${k} = ${v}`)
     .join(', ');
 
-/** The terminal view: the answer (the best layout and what to change), then one heat map per order fitting `columns`, and how to get it. */
+/**
+ * The terminal view: the answer (the best layout and what to change), then one heat map per order fitting `columns`,
+ * and how to get it.
+ */
 export function renderSweepTable(result: RunResult, style: Style, columns = DEFAULT_COLUMNS): string {
   const sweep = result.sweep;
   if (!sweep) return '';
   const settings = settingsText(result);
   const lines = [
-    style.bold(`sweep of ${result.config.name} on ${result.devices.map((d) => d.name).join(', ')}${settings ? ` with ${settings}` : ''}`),
+    style.bold(
+      `sweep of ${result.config.name} on ${result.devices.map((d) => d.name).join(', ')}${settings ? ` with ${settings}` : ''}`,
+    ),
     ...sweepAnswer(result),
     '',
     `speedup over serial (${formatMs(result.summary.serialMs)}); streams down, chunks across; · dropped early as clearly slower, ≈ ties with the best`,
@@ -64,14 +69,22 @@ export function renderSweepTable(result: RunResult, style: Style, columns = DEFA
     const rows = (head: string): Layout => [{ head, cells: streams.map(String) }, ...speedups];
     lines.push(fitTable([rows(`${order}: streams \\ chunks`), rows(`${order}: streams`), rows(order)], columns));
   }
-  // The kinds' sections: with collectives, the best layout's communication (its traced rep) and the bucket model at its bucket count.
-  lines.push(...tieLine(result), 'to reproduce it:', ...yamlFragment(result).map((l) => `  ${l}`), ...kindLines(result));
+  // The kinds' sections: with collectives, the best layout's communication (its traced rep) and the bucket model at its
+  // bucket count.
+  lines.push(
+    ...tieLine(result),
+    'to reproduce it:',
+    ...yamlFragment(result).map((l) => `  ${l}`),
+    ...kindLines(result),
+  );
   return lines.join('\n');
 }
 
 const layoutText = (l: { chunks: number; streams: number }) => `${l.chunks} chunks × ${l.streams} streams`;
 
-/** The best layout with its speedup and uncertainty, the model's prediction, what to change, why the race took its time. */
+/**
+ * The best layout with its speedup and uncertainty, the model's prediction, what to change, why the race took its time.
+ */
 function sweepAnswer(result: RunResult): string[] {
   const sweep = result.sweep;
   const best = result.modes.find((m) => m.id === sweep?.best.mode);
@@ -96,7 +109,9 @@ function tieLine(result: RunResult): string[] {
     return m ? [`${roleLabel(m.role)} (${formatMs(m.stats.median)})`] : [];
   });
   const spread = `the best's middle half ${formatMs(best.stats.q1)} to ${formatMs(best.stats.q3)}`;
-  return [`${ties.length ? `ties within noise: ${ties.join('; ')}` : 'no other layout ties with it within noise'}; ${spread}`];
+  return [
+    `${ties.length ? `ties within noise: ${ties.join('; ')}` : 'no other layout ties with it within noise'}; ${spread}`,
+  ];
 }
 
 /** Everything said of the best layout, for the documents: the answer and its ties. */
@@ -119,23 +134,36 @@ type Layout3 = Pick<OverlapLayout, 'chunks' | 'streams' | 'order'>;
 
 /** The layout the config itself gives, read from its resolved form (kept as written, so checked here). */
 function configLayout(resolved: unknown): Layout3 | null {
-  const pipeline: unknown = typeof resolved === 'object' && resolved !== null && 'pipeline' in resolved ? resolved.pipeline : null;
+  const pipeline: unknown =
+    typeof resolved === 'object' && resolved !== null && 'pipeline' in resolved ? resolved.pipeline : null;
   if (typeof pipeline !== 'object' || pipeline === null) return null;
   const { chunks, streams, order } = pipeline as Record<string, unknown>;
-  return typeof chunks === 'number' && typeof streams === 'number' && (order === 'depth-first' || order === 'breadth-first') ? { chunks, streams, order } : null;
+  return typeof chunks === 'number' &&
+    typeof streams === 'number' &&
+    (order === 'depth-first' || order === 'breadth-first')
+    ? { chunks, streams, order }
+    : null;
 }
 
-/** What to change: the pipeline settings that give the best, against the config's own layout where the sweep measured it. */
+/**
+ * What to change: the pipeline settings that give the best, against the config's own layout where the sweep measured
+ * it.
+ */
 function changeLine(result: RunResult, best: ModeResult, layout: Layout3): string {
   const own = configLayout(result.config.resolved);
   const file = basename(result.config.path ?? result.config.name);
-  if (own && own.chunks === layout.chunks && own.streams === layout.streams && own.order === layout.order) return `change: nothing, ${file} already runs the best layout`;
+  if (own && own.chunks === layout.chunks && own.streams === layout.streams && own.order === layout.order)
+    return `change: nothing, ${file} already runs the best layout`;
   const order = own?.order === layout.order ? '' : `, order: ${layout.order}`;
   const set = `change: chunks: ${layout.chunks}, streams: ${layout.streams}${order} in ${file}'s pipeline`;
   if (!own) return set;
-  const point = result.sweep?.points.find((p) => p.chunks === own.chunks && p.streams === own.streams && p.order === own.order);
+  const point = result.sweep?.points.find(
+    (p) => p.chunks === own.chunks && p.streams === own.streams && p.order === own.order,
+  );
   const measured = result.modes.find((m) => m.id === point?.mode);
-  const now = measured ? `${formatMs(measured.stats.median)}, ${formatPercent(measured.stats.median / best.stats.median - 1)} slower` : 'not swept';
+  const now = measured
+    ? `${formatMs(measured.stats.median)}, ${formatPercent(measured.stats.median / best.stats.median - 1)} slower`
+    : 'not swept';
   return `${set} (now ${own.chunks} × ${own.streams}: ${now})`;
 }
 
@@ -152,7 +180,10 @@ function raceLine(result: RunResult): string {
     return low === high ? `${low} reps` : `${low}–${high} reps`;
   };
   const repMs = rest.length ? Math.max(...rest.map((m) => m.stats.median)) : 0;
-  const parts = [...(early.length ? [`${early.length} dropped after ${reps(early)}`] : []), ...(rest.length ? [`${rest.length} ran ${reps(rest)} of ≤ ${formatMs(repMs)}`] : [])];
+  const parts = [
+    ...(early.length ? [`${early.length} dropped after ${reps(early)}`] : []),
+    ...(rest.length ? [`${rest.length} ran ${reps(rest)} of ≤ ${formatMs(repMs)}`] : []),
+  ];
   return `${sweep.points.length} layouts in ${(sweep.elapsedMs / 1000).toFixed(1)} s (budget ${(sweep.budgetMs / 1000).toFixed(0)} s): ${parts.join(', ')}`;
 }
 
@@ -178,7 +209,13 @@ export function yamlFragment(result: RunResult): string[] {
   if (best?.role.kind !== 'overlapped') return [];
   const { layout } = best.role;
   const settings = Object.entries(result.sweep?.settings ?? {}).map(([k, v]) => `# and ${k}: ${v}`);
-  return ['pipeline:', `  chunks: ${layout.chunks}`, `  streams: ${layout.streams}`, `  order: ${layout.order}`, ...settings];
+  return [
+    'pipeline:',
+    `  chunks: ${layout.chunks}`,
+    `  streams: ${layout.streams}`,
+    `  order: ${layout.order}`,
+    ...settings,
+  ];
 }
 
 /** The Markdown view: the same heat maps as tables. */
@@ -190,7 +227,10 @@ export function renderSweepMarkdown(result: RunResult): string {
     const grid = cells(result, order);
     const chunks = [...new Set(grid.map((c) => c.chunks))].sort((a, b) => a - b);
     const streams = [...new Set(grid.map((c) => c.streams))].sort((a, b) => a - b);
-    lines.push(`| ${order}: streams \\ chunks | ${chunks.join(' | ')} |`, `| --- |${chunks.map(() => ' ---: |').join('')}`);
+    lines.push(
+      `| ${order}: streams \\ chunks | ${chunks.join(' | ')} |`,
+      `| --- |${chunks.map(() => ' ---: |').join('')}`,
+    );
     for (const s of streams) {
       const row = chunks.map((c) => {
         const cell = grid.find((g) => g.streams === s && g.chunks === c);
@@ -207,7 +247,8 @@ export function renderSweepMarkdown(result: RunResult): string {
 
 export const sweepTableExporter: RunExporter = {
   description: 'the sweep heat map and its best layout',
-  render: (results, style, columns) => [...fastestSetting(results), ...results.map((r) => renderSweepTable(r, style, columns))].join('\n\n'),
+  render: (results, style, columns) =>
+    [...fastestSetting(results), ...results.map((r) => renderSweepTable(r, style, columns))].join('\n\n'),
 };
 
 export const sweepMarkdownExporter: RunExporter = {

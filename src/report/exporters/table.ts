@@ -39,7 +39,11 @@ export interface TableOptions {
  * limit, the best layout and the change to make), then the modes a user asked for, then the model's parts, then the
  * notes; --verbose adds the model's working, the device and the kernels' compiles. Every line fits `columns`.
  */
-export function renderRunTable(result: RunResult, style: Style, options: TableOptions = { columns: DEFAULT_COLUMNS, verbose: false }): string {
+export function renderRunTable(
+  result: RunResult,
+  style: Style,
+  options: TableOptions = { columns: DEFAULT_COLUMNS, verbose: false },
+): string {
   const { columns, verbose } = options;
   const shown = displayOrder(result.modes);
   const parts = shown.filter(isModelPart);
@@ -55,7 +59,12 @@ export function renderRunTable(result: RunResult, style: Style, options: TableOp
       columns,
     ),
   ];
-  if (parts.length) lines.push('', "the model's parts, each measured alone (the bound and the floor are built from them):", modesTable(parts, result, style, columns));
+  if (parts.length)
+    lines.push(
+      '',
+      "the model's parts, each measured alone (the bound and the floor are built from them):",
+      modesTable(parts, result, style, columns),
+    );
   if (verbose) lines.push('', ...workingLines(result));
   lines.push('', ...devicesLines(result), ...kindLines(result), ...toolboxLines(result), ...eventCostLines(result));
   lines.push(layoutLine(result));
@@ -103,7 +112,8 @@ function isModelPart(mode: ModeResult): boolean {
 function answerLines(result: RunResult, style: Style): string[] {
   const head = result.modes.find((m) => m.id === result.summary.mode);
   const analysis = head?.analysis;
-  if (!head || !analysis) return ['speedup over serial: none (this Result has no overlapped mode to compare with serial)'];
+  if (!head || !analysis)
+    return ['speedup over serial: none (this Result has no overlapped mode to compare with serial)'];
   const caveat = serialCaveat(head, result);
   const confidence = analysis.speedupError === null ? 'one sample a mode: no uncertainty' : '95%';
   // Where several layouts were measured, the table's speedup column shows which one this is.
@@ -145,7 +155,9 @@ function modesTable(modes: readonly ModeResult[], result: RunResult, style: Styl
     ];
   });
   const head = ['mode', 'median', 'min', 'max', 'noise', 'n', 'speedup', 'rate'];
-  const kept = head.map((_, c) => c).filter((c) => c < 2 || rows.some((row) => row[c] !== '' && row[c] !== style.bold('')));
+  const kept = head
+    .map((_, c) => c)
+    .filter((c) => c < 2 || rows.some((row) => row[c] !== '' && row[c] !== style.bold('')));
   const spec = {
     head: kept.map((c) => head[c] ?? ''),
     colAligns: kept.map((c) => (c === 0 ? 'left' : 'right') as 'left' | 'right'),
@@ -154,7 +166,9 @@ function modesTable(modes: readonly ModeResult[], result: RunResult, style: Styl
   return renderFittedTable(spec, columns, ['min', 'max', 'n', 'noise']);
 }
 
-/** The model's working for each layout, --verbose's: what its speedup compares, its bound, floor and the time it lost. */
+/**
+ * The model's working for each layout, --verbose's: what its speedup compares, its bound, floor and the time it lost.
+ */
 function workingLines(result: RunResult): string[] {
   const overlapped = result.modes.filter((m) => m.analysis !== null && m.role.kind === 'overlapped');
   return overlapped.flatMap((mode) => {
@@ -180,9 +194,15 @@ function layoutLine(result: RunResult): string {
   );
   const distinct = [...new Set(layouts)];
   // The table names every layout; past a few, this line would only repeat it (a 12,000-mode Result made it 900 KB).
-  const named = distinct.length > LAYOUTS_NAMED ? [...distinct.slice(0, LAYOUTS_NAMED), `${distinct.length - LAYOUTS_NAMED} more in the table`] : distinct;
+  const named =
+    distinct.length > LAYOUTS_NAMED
+      ? [...distinct.slice(0, LAYOUTS_NAMED), `${distinct.length - LAYOUTS_NAMED} more in the table`]
+      : distinct;
   const { connections } = result.pipeline;
-  const queues = connections === undefined ? '' : `; ${connections} hardware queue${connections === 1 ? '' : 's'} (pipeline.connections)`;
+  const queues =
+    connections === undefined
+      ? ''
+      : `; ${connections} hardware queue${connections === 1 ? '' : 's'} (pipeline.connections)`;
   return `layout: ${named.join('; ')}; ${totals ? `buffers ${totals}; ${memory} host memory` : 'device-only buffers'}${queues}`;
 }
 
@@ -192,7 +212,10 @@ function kernelsLine(result: RunResult): string {
   return (
     'kernels: ' +
     result.kernels
-      .map((k) => `${k.label} (${k.entry}, ${k.compile.cached ? 'cache hit' : `compiled by NVRTC ${k.compile.nvrtc}`} for ${k.compile.arch} in ${formatMs(k.compile.ms)})`)
+      .map(
+        (k) =>
+          `${k.label} (${k.entry}, ${k.compile.cached ? 'cache hit' : `compiled by NVRTC ${k.compile.nvrtc}`} for ${k.compile.arch} in ${formatMs(k.compile.ms)})`,
+      )
       .join('; ')
   );
 }
@@ -216,14 +239,17 @@ function comparisonLine(result: RunResult, style: Style): string {
   if (v.status === 'passed' && v.against === 'same-layout-serialised') {
     return `verification: ${style.green('passed')} (each layout equals itself run op by op: a reduce-scatter's outputs depend on its buckets)`;
   }
-  if (v.status === 'passed') return `verification: ${style.green('passed')} (overlapped outputs equal serial byte for byte; every element written)`;
+  if (v.status === 'passed')
+    return `verification: ${style.green('passed')} (overlapped outputs equal serial byte for byte; every element written)`;
   if (v.status === 'skipped') return `verification: ${style.yellow('skipped')} (--no-verify)`;
-  if (v.status === 'nothing-compared') return `verification: ${style.yellow('nothing compared')} (no output buffer; each mode ran once with checked ops, and none faulted)`;
+  if (v.status === 'nothing-compared')
+    return `verification: ${style.yellow('nothing compared')} (no output buffer; each mode ran once with checked ops, and none faulted)`;
   const label = (id: string) => {
     const mode = result.modes.find((m) => m.id === id);
     return mode ? modeLabel(mode, result) : 'overlapped';
   };
-  const onDevice = (m: { readonly device?: number | undefined }) => (m.device === undefined ? '' : ` on GPU ${m.device}`);
+  const onDevice = (m: { readonly device?: number | undefined }) =>
+    m.device === undefined ? '' : ` on GPU ${m.device}`;
   return (
     `verification: ${style.red('FAILED')}\n` +
     v.mismatches
@@ -239,8 +265,11 @@ function comparisonLine(result: RunResult, style: Style): string {
 }
 
 const terminalExporter = (verbose: boolean): RunExporter => ({
-  description: verbose ? "the terminal table with the model's working, the device and the kernels (--verbose)" : 'the terminal table',
-  render: (results, style, columns = DEFAULT_COLUMNS) => results.map((r) => renderRunTable(r, style, { columns, verbose })).join('\n\n'),
+  description: verbose
+    ? "the terminal table with the model's working, the device and the kernels (--verbose)"
+    : 'the terminal table',
+  render: (results, style, columns = DEFAULT_COLUMNS) =>
+    results.map((r) => renderRunTable(r, style, { columns, verbose })).join('\n\n'),
 });
 
 export const tableExporter = terminalExporter(false);

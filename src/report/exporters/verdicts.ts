@@ -53,16 +53,23 @@ export function renderVerdictCsv(suites: readonly VerdictSuite[]): string {
 export function renderVerdictBmf(suites: readonly VerdictSuite[]): string {
   const document: Record<string, Record<string, { value: number; lower_value?: number; upper_value?: number }>> = {};
   for (const row of suites.flatMap((s) => s.rows)) {
-    const interval = row.low !== null && row.high !== null ? { lower_value: 1 + row.low, upper_value: 1 + row.high } : {};
+    const interval =
+      row.low !== null && row.high !== null ? { lower_value: 1 + row.low, upper_value: 1 + row.high } : {};
     document[row.name] = {
-      latency: { value: row.b.median * NS_PER_MS, lower_value: row.b.q1 * NS_PER_MS, upper_value: row.b.q3 * NS_PER_MS },
+      latency: {
+        value: row.b.median * NS_PER_MS,
+        lower_value: row.b.q1 * NS_PER_MS,
+        upper_value: row.b.q3 * NS_PER_MS,
+      },
       'b-over-a': { value: 1 + row.change, ...interval },
     };
   }
   return JSON.stringify(document, null, 2);
 }
 
-/** github-action-benchmark's `customSmallerIsBetter` entries: B's median in ms, the verdict and the change in `extra`. */
+/**
+ * github-action-benchmark's `customSmallerIsBetter` entries: B's median in ms, the verdict and the change in `extra`.
+ */
 export function renderVerdictGab(suites: readonly VerdictSuite[]): string {
   const entries = suites.flatMap((suite) =>
     suite.rows.map((r) => ({
@@ -112,13 +119,27 @@ export function renderJUnit(suites: readonly VerdictSuite[]): string {
   const total = (key: 'failures' | 'skipped') => counted.reduce((sum, c) => sum + c[key], 0);
   const seconds = (ms: number | null) => (ms === null ? null : (ms / 1000).toFixed(3));
   const tests = counted.reduce((sum, c) => sum + c.rows.length, 0);
-  const lines = ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites${attributes({ name: 'cuda-pipe', tests, failures: total('failures'), skipped: total('skipped') })}>`];
+  const lines = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites${attributes({ name: 'cuda-pipe', tests, failures: total('failures'), skipped: total('skipped') })}>`,
+  ];
   for (const { suite, rows, failures, skipped } of counted) {
     // The suite's time where every case has one: the A/B document's measuring time per mode.
     const timed = rows.length > 0 && rows.every((r) => r.elapsedMs !== null);
     const time = timed ? seconds(rows.reduce((sum, r) => sum + (r.elapsedMs ?? 0), 0)) : null;
-    const head = { name: suite.title, tests: rows.length, failures, errors: 0, skipped, timestamp: suite.createdAt, time };
-    lines.push(`  <testsuite${attributes(head)}>`, `    <properties><property${attributes({ name: 'verdict', value: suite.verdict })}/></properties>`);
+    const head = {
+      name: suite.title,
+      tests: rows.length,
+      failures,
+      errors: 0,
+      skipped,
+      timestamp: suite.createdAt,
+      time,
+    };
+    lines.push(
+      `  <testsuite${attributes(head)}>`,
+      `    <properties><property${attributes({ name: 'verdict', value: suite.verdict })}/></properties>`,
+    );
     for (const row of rows) {
       const testcase = attributes({ classname: row.config, name: row.label, time: seconds(row.elapsedMs) });
       lines.push(`    <testcase${testcase}>\n${caseBody(row, suite)}    </testcase>`);

@@ -67,7 +67,8 @@ class StringCache {
     const known = this.byHash.get(h);
     if (known && same(known.bytes, buf, start, end)) return known.text;
     const text = buf.toString('utf8', start, end);
-    if (!known && this.byHash.size < MAX_CACHED && end - start <= MAX_CACHED_BYTES) this.byHash.set(h, { text, bytes: Buffer.from(buf.subarray(start, end)) });
+    if (!known && this.byHash.size < MAX_CACHED && end - start <= MAX_CACHED_BYTES)
+      this.byHash.set(h, { text, bytes: Buffer.from(buf.subarray(start, end)) });
     return text;
   }
 }
@@ -287,7 +288,9 @@ export class EventReader {
     throw this.fault('a closing quote');
   }
 
-  /** Walks over a value no format reads: strings and nesting followed, a number or literal checked by its first byte. */
+  /**
+   * Walks over a value no format reads: strings and nesting followed, a number or literal checked by its first byte.
+   */
   private skip(): void {
     const { buf } = this;
     const c = this.peek();
@@ -303,9 +306,13 @@ export class EventReader {
       while (this.i < this.end && !endsBare(buf[this.i]!)) this.i++;
       const first = buf[start];
       const second = buf[start + 1];
-      const number = first !== undefined && ((first >= 0x30 && first <= 0x39) || (first === 0x2d && second !== undefined && second >= 0x30 && second <= 0x39));
+      const number =
+        first !== undefined &&
+        ((first >= 0x30 && first <= 0x39) ||
+          (first === 0x2d && second !== undefined && second >= 0x30 && second <= 0x39));
       const word = buf.toString('latin1', start, this.i);
-      if (!number && word !== 'true' && word !== 'false' && word !== 'null') throw new EventSyntax(`"${word.slice(0, 20)}" is not a JSON value`, word);
+      if (!number && word !== 'true' && word !== 'false' && word !== 'null')
+        throw new EventSyntax(`"${word.slice(0, 20)}" is not a JSON value`, word);
       return;
     }
     let depth = 0;

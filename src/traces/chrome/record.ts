@@ -79,7 +79,8 @@ export function readsOf(all: readonly ChromeReads[]): Reads {
     topValues.set(key, members);
   }
   const topTables = new Map<string, string[]>();
-  for (const [key, members] of all.flatMap((r) => Object.entries(r.topTables ?? {}))) topTables.set(key, [...new Set([...(topTables.get(key) ?? []), ...members])]);
+  for (const [key, members] of all.flatMap((r) => Object.entries(r.topTables ?? {})))
+    topTables.set(key, [...new Set([...(topTables.get(key) ?? []), ...members])]);
   return {
     event: new Set(all.flatMap((r) => r.event)),
     args: new Set(all.flatMap((r) => r.args)),
@@ -92,7 +93,14 @@ export function readsOf(all: readonly ChromeReads[]): Reads {
 
 /** A primitive as it is; an object or array as its kind. */
 export function fieldOf(value: unknown): Field {
-  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || value === undefined) return value;
+  if (
+    value === null ||
+    typeof value === 'string' ||
+    typeof value === 'number' ||
+    typeof value === 'boolean' ||
+    value === undefined
+  )
+    return value;
   return Array.isArray(value) ? NESTED_ARRAY : NESTED_OBJECT;
 }
 
@@ -105,7 +113,8 @@ export function shown(value: Field): string {
   return JSON.stringify(value) ?? 'nothing';
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The record of a parsed event, or null where the item is not an object (null, a number, a string). */
 export function recordOf(item: unknown, index: number, reads: Reads): TraceRecord | null {

@@ -1,6 +1,19 @@
 import { UsageError } from '../../errors.js';
 import { traceError } from '../errors.js';
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, EventReader, EventSyntax, endsBare, isSpace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './event.js';
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  EventReader,
+  EventSyntax,
+  endsBare,
+  isSpace,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from './event.js';
 import { type Kept, type Reads, type TopFields, type TraceRecord, type TraceRecords, topFieldsOf } from './record.js';
 import { RecordStore } from './store.js';
 
@@ -25,7 +38,19 @@ const count = (n: number) => n.toLocaleString('en-US');
  * Where the scanner is: before the document; in its top-level object before a key, in a key, before its colon,
  * before its value, in a value, after it; in `traceEvents` before an event, in one, after one; after the document.
  */
-type State = 'root' | 'key' | 'first-key' | 'colon' | 'value' | 'top-value' | 'after-value' | 'event' | 'first-event' | 'in-event' | 'after-event' | 'done';
+type State =
+  | 'root'
+  | 'key'
+  | 'first-key'
+  | 'colon'
+  | 'value'
+  | 'top-value'
+  | 'after-value'
+  | 'event'
+  | 'first-event'
+  | 'in-event'
+  | 'after-event'
+  | 'done';
 
 export class ChromeScanner {
   private state: State = 'root';
@@ -82,7 +107,15 @@ export class ChromeScanner {
           else if (c === OPEN_OBJECT) {
             this.state = 'first-key';
             i++;
-          } else if (c === OPEN_ARRAY || c === QUOTE || c === 0x2d || (c >= 0x30 && c <= 0x39) || c === 0x74 || c === 0x66 || c === 0x6e)
+          } else if (
+            c === OPEN_ARRAY ||
+            c === QUOTE ||
+            c === 0x2d ||
+            (c >= 0x30 && c <= 0x39) ||
+            c === 0x74 ||
+            c === 0x66 ||
+            c === 0x6e
+          )
             throw traceError(this.file, 'it is not a Chrome trace object (a JSON object with traceEvents)');
           else throw this.unexpected(chunk, i, 'a JSON object');
           break;
@@ -175,7 +208,8 @@ export class ChromeScanner {
           break;
       }
     }
-    if (this.state === 'top-value' || this.state === 'in-event') this.parts.push(this.start === 0 ? chunk : chunk.subarray(this.start));
+    if (this.state === 'top-value' || this.state === 'in-event')
+      this.parts.push(this.start === 0 ? chunk : chunk.subarray(this.start));
     this.offset += n;
   }
 
@@ -183,7 +217,10 @@ export class ChromeScanner {
   end(): StreamedTrace {
     if (this.state !== 'done') {
       if (this.state === 'root') throw traceError(this.file, 'it is empty');
-      throw traceError(this.file, `it is not valid JSON: the text ends inside its top-level object, as a file cut short does (after byte ${this.offset})`);
+      throw traceError(
+        this.file,
+        `it is not valid JSON: the text ends inside its top-level object, as a file cut short does (after byte ${this.offset})`,
+      );
     }
     if (!this.hasEvents) throw traceError(this.file, 'it has no traceEvents array');
     return { top: topFieldsOf(this.top, this.reads), records: this.records, refused: this.refused };
@@ -246,7 +283,9 @@ export class ChromeScanner {
       this.state = 'after-event';
       return;
     }
-    const text = this.parts.length ? Buffer.concat([...this.parts, chunk.subarray(this.start, end)]).toString('utf8') : chunk.toString('utf8', this.start, end);
+    const text = this.parts.length
+      ? Buffer.concat([...this.parts, chunk.subarray(this.start, end)]).toString('utf8')
+      : chunk.toString('utf8', this.start, end);
     this.parts = [];
     this.start = end;
     if (this.readingKey) {
@@ -284,9 +323,15 @@ export class ChromeScanner {
       if (!keeps) continue;
       const { maxEvents, maxContext } = this.limits;
       if (keeps === 'event' && ++this.events[f]! > maxEvents)
-        this.refused[f] = tooMany(this.file, `${count(maxEvents)} events of the kinds analyze reads (kernels, copies, memsets, CUDA calls, profiler steps)`);
+        this.refused[f] = tooMany(
+          this.file,
+          `${count(maxEvents)} events of the kinds analyze reads (kernels, copies, memsets, CUDA calls, profiler steps)`,
+        );
       else if (keeps === 'context' && ++this.contexts[f]! > maxContext)
-        this.refused[f] = tooMany(this.file, `${count(maxContext)} ranges that name the launches inside them (PyTorch ops, record_function and NVTX ranges)`);
+        this.refused[f] = tooMany(
+          this.file,
+          `${count(maxContext)} ranges that name the launches inside them (PyTorch ops, record_function and NVTX ranges)`,
+        );
       else kept = kept === 'event' || keeps === 'event' ? 'event' : 'context';
     }
     if (this.refused.length && this.refused.every((r) => r !== null)) throw this.refused[0]!;
@@ -304,7 +349,11 @@ export class ChromeScanner {
 
   private unexpected(chunk: Buffer, i: number, expected: string): Error {
     const near = chunk.toString('utf8', Math.max(0, i - 32), Math.min(chunk.length, i + 32));
-    return invalidJson(this.file, `at byte ${this.offset + i}: expected ${expected}, found ${JSON.stringify(String.fromCharCode(chunk[i]!))}`, near);
+    return invalidJson(
+      this.file,
+      `at byte ${this.offset + i}: expected ${expected}, found ${JSON.stringify(String.fromCharCode(chunk[i]!))}`,
+      near,
+    );
   }
 }
 

@@ -38,7 +38,8 @@ export class RecordStore implements TraceRecords {
   constructor(reads: Reads) {
     this.eventKeys = [...new Set([...reads.event, 'args'])];
     this.argKeys = [...reads.args];
-    if (this.eventKeys.length > MAX_KEYS || this.argKeys.length > MAX_KEYS) throw new Error(`the trace formats read more than ${MAX_KEYS} fields of an event`);
+    if (this.eventKeys.length > MAX_KEYS || this.argKeys.length > MAX_KEYS)
+      throw new Error(`the trace formats read more than ${MAX_KEYS} fields of an event`);
     this.eventKeys.forEach((key, id) => this.eventIds.set(key, id));
     this.argKeys.forEach((key, id) => this.argIds.set(key, id));
     this.maxRecordBytes = HEAD_BYTES + (this.eventKeys.length + this.argKeys.length) * FIELD_BYTES;
@@ -97,7 +98,16 @@ export class RecordStore implements TraceRecords {
       bytes.writeDoubleLE(value, at + 2);
       return at + 10;
     }
-    bytes[at + 1] = value === true ? Tag.True : value === false ? Tag.False : value === null ? Tag.Null : value.nested === 'object' ? Tag.Object : Tag.Array;
+    bytes[at + 1] =
+      value === true
+        ? Tag.True
+        : value === false
+          ? Tag.False
+          : value === null
+            ? Tag.Null
+            : value.nested === 'object'
+              ? Tag.Object
+              : Tag.Array;
     return at + 2;
   }
 

@@ -15,7 +15,12 @@ export type { StreamedTrace };
  * Streams a trace file into its kept events: each chunk of text (inflated where the file is gzip) scanned as it
  * arrives, so an error is known to lie in that chunk, and one found only at the end means the text stopped short.
  */
-export async function streamTrace(file: string, reads: Reads, keepers: readonly ((record: TraceRecord) => Kept)[], limits: TraceLimits): Promise<StreamedTrace> {
+export async function streamTrace(
+  file: string,
+  reads: Reads,
+  keepers: readonly ((record: TraceRecord) => Kept)[],
+  limits: TraceLimits,
+): Promise<StreamedTrace> {
   const { text, gzip, compressedBytes } = openTrace(file, limits);
   const scanner = new ChromeScanner(file, reads, keepers, limits);
   let bytes = 0;

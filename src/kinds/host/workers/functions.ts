@@ -15,7 +15,10 @@ export function checksum(views: readonly Uint8Array[]): number {
   for (const view of views) {
     const head = Math.min(view.byteLength, (4 - (view.byteOffset % 4)) % 4);
     // A view shorter than its unaligned head has no aligned word (and no aligned place to start a word view at).
-    const words = head < view.byteLength ? new Uint32Array(view.buffer, view.byteOffset + head, (view.byteLength - head) >>> 2) : new Uint32Array(0);
+    const words =
+      head < view.byteLength
+        ? new Uint32Array(view.buffer, view.byteOffset + head, (view.byteLength - head) >>> 2)
+        : new Uint32Array(0);
     for (let i = 0; i < head; i++) sum = (sum + (view[i] as number)) >>> 0;
     for (let i = 0; i < words.length; i++) sum = (sum + (words[i] as number)) >>> 0;
     for (let i = head + words.length * 4; i < view.byteLength; i++) sum = (sum + (view[i] as number)) >>> 0;
@@ -26,7 +29,8 @@ export function checksum(views: readonly Uint8Array[]): number {
 /** Copies the bytes of `from`, in order, into `to`; both must hold the same number of bytes. */
 export function copyRegions(from: readonly Uint8Array[], to: readonly Uint8Array[]): void {
   const total = (views: readonly Uint8Array[]) => views.reduce((sum, view) => sum + view.byteLength, 0);
-  if (total(from) !== total(to)) throw new Error(`copy: the chunk has ${total(from)} bytes but its targets ${total(to)}`);
+  if (total(from) !== total(to))
+    throw new Error(`copy: the chunk has ${total(from)} bytes but its targets ${total(to)}`);
   let target = 0;
   let at = 0;
   for (const source of from) {
@@ -60,14 +64,21 @@ export function spin(ms: number): void {
  */
 export function decodeRegion(region: RegionView, spec: Extract<StageFunctionSpec, { kind: 'decode' }>): void {
   const source = spec.buffers[region.buffer];
-  if (!source) throw new Error(`decode: no pattern for buffer '${region.buffer}' (it has patterns for ${Object.keys(spec.buffers).join(', ') || 'none'})`);
+  if (!source)
+    throw new Error(
+      `decode: no pattern for buffer '${region.buffer}' (it has patterns for ${Object.keys(spec.buffers).join(', ') || 'none'})`,
+    );
   const elementBytes = ELEMENT_BYTES[source.type];
   if (region.offset % elementBytes !== 0 || region.bytes.byteLength % elementBytes !== 0) {
-    throw new Error(`decode: buffer '${region.buffer}' bytes ${region.offset}+${region.bytes.byteLength} are not whole ${source.type} elements`);
+    throw new Error(
+      `decode: buffer '${region.buffer}' bytes ${region.offset}+${region.bytes.byteLength} are not whole ${source.type} elements`,
+    );
   }
   if (source.pattern) {
     if (region.offset + region.bytes.byteLength > source.pattern.byteLength) {
-      throw new Error(`decode: buffer '${region.buffer}' bytes ${region.offset}+${region.bytes.byteLength} run past its ${source.pattern.byteLength} bytes`);
+      throw new Error(
+        `decode: buffer '${region.buffer}' bytes ${region.offset}+${region.bytes.byteLength} run past its ${source.pattern.byteLength} bytes`,
+      );
     }
     region.bytes.set(new Uint8Array(source.pattern, region.offset, region.bytes.byteLength));
     return;
@@ -82,7 +93,10 @@ export function decodeRegion(region: RegionView, spec: Extract<StageFunctionSpec
   }
 }
 
-/** Inputs up to this many bytes in all get their pattern computed once for decode; larger ones are generated chunk by chunk. */
+/**
+ * Inputs up to this many bytes in all get their pattern computed once for decode; larger ones are generated chunk by
+ * chunk.
+ */
 export const DECODE_PATTERN_LIMIT = 2 ** 30;
 
 /**
@@ -90,7 +104,10 @@ export const DECODE_PATTERN_LIMIT = 2 ** 30;
  * copy at memory speed (the seeded generator runs at about 1 GB/s in JavaScript, a step depending on the last) and
  * `msPerMiB` alone is the decode's cost. Inputs over DECODE_PATTERN_LIMIT in all stay generated chunk by chunk.
  */
-export function precomputeDecode(spec: Extract<StageFunctionSpec, { kind: 'decode' }>, bytes: Readonly<Record<string, number>>): Extract<StageFunctionSpec, { kind: 'decode' }> {
+export function precomputeDecode(
+  spec: Extract<StageFunctionSpec, { kind: 'decode' }>,
+  bytes: Readonly<Record<string, number>>,
+): Extract<StageFunctionSpec, { kind: 'decode' }> {
   const total = Object.keys(spec.buffers).reduce((sum, name) => sum + (bytes[name] ?? 0), 0);
   if (total > DECODE_PATTERN_LIMIT) return spec;
   const buffers = Object.fromEntries(

@@ -45,7 +45,10 @@ export function loadedIn(thread: LoadingThread): Promise<void> {
       if (message.kind === 'ready') return resolve();
       if (message.kind === 'load-failed') {
         return reject(
-          new UsageError(`host stage function '${message.fn}': module ${message.path} did not load in worker ${thread.index}: ${message.message}`, { hint: MODULE_HINT }),
+          new UsageError(
+            `host stage function '${message.fn}': module ${message.path} did not load in worker ${thread.index}: ${message.message}`,
+            { hint: MODULE_HINT },
+          ),
         );
       }
       reject(new Error(`worker ${thread.index} sent ${message.kind} before it was ready`));
@@ -57,7 +60,10 @@ export function loadedIn(thread: LoadingThread): Promise<void> {
       // A module's top-level throw arrives as load-failed; what comes here was thrown later, by a callback it left.
       if (loading)
         reject(
-          new UsageError(`host stage function '${loading.fn}': module ${loading.path} threw in worker ${thread.index} while it loaded: ${error.message}`, { hint: MODULE_HINT }),
+          new UsageError(
+            `host stage function '${loading.fn}': module ${loading.path} threw in worker ${thread.index} while it loaded: ${error.message}`,
+            { hint: MODULE_HINT },
+          ),
         );
       else reject(error);
     };
@@ -65,11 +71,14 @@ export function loadedIn(thread: LoadingThread): Promise<void> {
       done();
       const loading = thread.loading;
       thread.loading = null;
-      if (!loading) return reject(new Error(`worker ${thread.index} exited with code ${code} while loading its functions`));
+      if (!loading)
+        return reject(new Error(`worker ${thread.index} exited with code ${code} while loading its functions`));
       reject(
         new UsageError(
           `host stage function '${loading.fn}': module ${loading.path} ended worker ${thread.index} while it loaded (exit code ${code}): ` +
-            (code === UNSETTLED_TOP_LEVEL_AWAIT ? 'its top-level code awaits something that never settles.' : `its top-level code calls process.exit(${code}).`),
+            (code === UNSETTLED_TOP_LEVEL_AWAIT
+              ? 'its top-level code awaits something that never settles.'
+              : `its top-level code calls process.exit(${code}).`),
           { hint: 'A module should only define its functions when it loads; do the work in the exported function.' },
         ),
       );

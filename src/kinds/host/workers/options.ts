@@ -21,9 +21,13 @@ export interface PoolOptions {
    * rep in flight finishes its tasks, the guard stops at the rep boundary, and closing the pool ends every worker.
    */
   readonly signal?: AbortSignal;
-  /** Flags in shared memory that tasks wait on (`waitFor`), raised by `raise`; as many as the queue limit by default. */
+  /**
+   * Flags in shared memory that tasks wait on (`waitFor`), raised by `raise`; as many as the queue limit by default.
+   */
   readonly flags?: number;
-  /** How long the workers may take to load their functions before the pool ends them; MODULE_LOAD_TIMEOUT_MS by default. */
+  /**
+   * How long the workers may take to load their functions before the pool ends them; MODULE_LOAD_TIMEOUT_MS by default.
+   */
   readonly loadTimeoutMs?: number;
   /** How long a task's function may run when its submitter gives no bound; TASK_TIMEOUT_MS by default. */
   readonly taskTimeoutMs?: number;

@@ -51,13 +51,15 @@ export interface Thread {
 /** A time a worker sent (ms since the epoch) on this thread's performance.now() clock. */
 const fromEpoch = (epochMs: number) => epochMs - performance.timeOrigin;
 
-const interrupted = (workers: number) => new Interrupted(`interrupted: ended the host stage's ${workers} worker threads`);
+const interrupted = (workers: number) =>
+  new Interrupted(`interrupted: ended the host stage's ${workers} worker threads`);
 
 const chunkName = (task: WorkerTask) => (task.chunk === null ? 'the whole buffers' : `chunk ${task.chunk}`);
 
 /**
  * A pool of worker threads running a host stage's functions over chunks of pinned memory; each worker runs one task
- * at a time, and tasks start in submission order. A function that throws fails its task (HostStageFailure, exit 4) and the pool stays
+ * at a time, and tasks start in submission order. A function that throws fails its task (HostStageFailure, exit 4) and
+ * the pool stays
  * usable; a worker that dies fails every unfinished task and closes the pool. Idle workers do not keep the process
  * alive; a worker with a task does.
  */
@@ -94,11 +96,17 @@ export class WorkerPool {
    */
   static async open(options: PoolOptions): Promise<WorkerPool> {
     const count = options.workers ?? defaultWorkers();
-    if (!Number.isInteger(count) || count < 1) throw new UsageError(`workers: ${count} is not a whole number of at least 1`);
+    if (!Number.isInteger(count) || count < 1)
+      throw new UsageError(`workers: ${count} is not a whole number of at least 1`);
     if (options.signal?.aborted) throw interrupted(0);
     checkStageModules(options.functions);
-    const control = new SharedArrayBuffer(4 * (CONTROL_HEADER + (options.flags ?? options.queueLimit ?? DEFAULT_QUEUE_LIMIT)));
-    const shared = { running: new SharedArrayBuffer(4 * 2 * count), originMs: Math.floor(performance.timeOrigin + performance.now()) };
+    const control = new SharedArrayBuffer(
+      4 * (CONTROL_HEADER + (options.flags ?? options.queueLimit ?? DEFAULT_QUEUE_LIMIT)),
+    );
+    const shared = {
+      running: new SharedArrayBuffer(4 * 2 * count),
+      originMs: Math.floor(performance.timeOrigin + performance.now()),
+    };
     const threads = Array.from({ length: count }, (_, index): Thread => {
       const setup: WorkerSetup = { index, functions: options.functions, control, ...shared };
       const worker = new Worker(WORKER_SCRIPT(), { workerData: setup });
@@ -180,7 +188,8 @@ export class WorkerPool {
 
   /** Lets the tasks of `generation` waiting for `flag` run. */
   raise(flag: number, generation: number): void {
-    if (!Number.isInteger(flag) || flag < 0 || flag >= this.control.length - CONTROL_HEADER) throw new Error(`the pool has no flag ${flag}`);
+    if (!Number.isInteger(flag) || flag < 0 || flag >= this.control.length - CONTROL_HEADER)
+      throw new Error(`the pool has no flag ${flag}`);
     Atomics.store(this.control, CONTROL_HEADER + flag, generation);
     Atomics.notify(this.control, CONTROL_HEADER + flag);
   }
@@ -194,7 +203,11 @@ export class WorkerPool {
   submit(task: WorkerTask, bound: { readonly timeoutMs?: number } = {}): Promise<TaskResult> {
     if (this.closing) return Promise.reject(this.closedBy ?? new Error('the worker pool is closed'));
     if (this.queue.length >= this.queueLimit) {
-      return Promise.reject(new Error(`the worker pool's queue is full (${this.queueLimit} tasks wait): a caller submits more tasks than it has slots`));
+      return Promise.reject(
+        new Error(
+          `the worker pool's queue is full (${this.queueLimit} tasks wait): a caller submits more tasks than it has slots`,
+        ),
+      );
     }
     const timeoutMs = bound.timeoutMs ?? this.options.taskTimeoutMs ?? TASK_TIMEOUT_MS;
     return new Promise<TaskResult>((resolve, reject) => {
@@ -237,7 +250,9 @@ export class WorkerPool {
     return new HostStageFailure(
       `${stage} function '${task.fn}'${what} did not return within ${timeoutMs / 1000} s on ${chunkName(task)} in worker ${thread.index} ` +
         '(a loop that never ends, or a promise that never settles): its worker was ended and every task of the stage stopped.',
-      { hint: 'A stage function must return, or settle the promise it returns, for every chunk; --timeout bounds the first rep of each mode.' },
+      {
+        hint: 'A stage function must return, or settle the promise it returns, for every chunk; --timeout bounds the first rep of each mode.',
+      },
     );
   }
 
@@ -264,19 +279,33 @@ export class WorkerPool {
     if (thread.sent.length === 0) thread.worker.unref();
     thread.busyMs += message.endedAt - message.startedAt;
     if (message.kind === 'done') {
-      const timing = { worker: thread.index, queuedMs: pending.queuedMs, startedMs: fromEpoch(message.startedAt), endedMs: fromEpoch(message.endedAt) };
+      const timing = {
+        worker: thread.index,
+        queuedMs: pending.queuedMs,
+        startedMs: fromEpoch(message.startedAt),
+        endedMs: fromEpoch(message.endedAt),
+      };
       pending.resolve({ value: message.value, timing });
     } else {
-      pending.reject(new HostStageFailure(`host stage function '${pending.task.fn}' failed on ${chunkName(pending.task)} in worker ${thread.index}: ${message.message}`));
+      pending.reject(
+        new HostStageFailure(
+          `host stage function '${pending.task.fn}' failed on ${chunkName(pending.task)} in worker ${thread.index}: ${message.message}`,
+        ),
+      );
     }
     this.dispatch();
   }
 
-  /** A worker ended on its own: its task fails, and so does the pool, since a stage short of a worker is not the stage measured. */
+  /**
+   * A worker ended on its own: its task fails, and so does the pool, since a stage short of a worker is not the stage
+   * measured.
+   */
   private died(thread: Thread, how: string): void {
     if (this.closing) return;
     const task = thread.sent[0]?.task;
-    const failure = new HostStageFailure(`host stage worker ${thread.index} ${how}${task ? `, running function '${task.fn}' on ${chunkName(task)}` : ''}`);
+    const failure = new HostStageFailure(
+      `host stage worker ${thread.index} ${how}${task ? `, running function '${task.fn}' on ${chunkName(task)}` : ''}`,
+    );
     void this.close(failure);
   }
 

@@ -25,11 +25,15 @@ export class SlotTracker {
     return this.holders[this.slotOf(chunk)] ?? null;
   }
 
-  /** `chunk` takes its slot; returns the slot. Throws when the slot is still held or an earlier chunk of it never took it. */
+  /**
+   * `chunk` takes its slot; returns the slot. Throws when the slot is still held or an earlier chunk of it never took
+   * it.
+   */
   take(chunk: number): number {
     const slot = this.slotOf(chunk);
     const holder = this.holders[slot] ?? null;
-    if (holder !== null) throw new Error(`chunk ${chunk} cannot take slot ${slot}: chunk ${holder}'s CPU work has not finished`);
+    if (holder !== null)
+      throw new Error(`chunk ${chunk} cannot take slot ${slot}: chunk ${holder}'s CPU work has not finished`);
     const previous = this.last[slot] ?? null;
     const expected = previous === null ? slot : previous + this.slots;
     if (chunk !== expected) throw new Error(`chunk ${chunk} cannot take slot ${slot} before chunk ${expected} did`);
@@ -42,7 +46,9 @@ export class SlotTracker {
   release(chunk: number): void {
     const slot = this.slotOf(chunk);
     if (this.holders[slot] !== chunk)
-      throw new Error(`chunk ${chunk} does not hold slot ${slot} (${this.holders[slot] === null ? 'free' : `chunk ${this.holders[slot]} holds it`})`);
+      throw new Error(
+        `chunk ${chunk} does not hold slot ${slot} (${this.holders[slot] === null ? 'free' : `chunk ${this.holders[slot]} holds it`})`,
+      );
     this.holders[slot] = null;
   }
 

@@ -13,5 +13,10 @@ export interface TaskResult {
 
 /** A task's timing on a run's clock: milliseconds from `zeroMs`, the performance.now() the run's times count from. */
 export function onClock(timing: TaskTiming, zeroMs: number): TaskTiming {
-  return { worker: timing.worker, queuedMs: timing.queuedMs - zeroMs, startedMs: timing.startedMs - zeroMs, endedMs: timing.endedMs - zeroMs };
+  return {
+    worker: timing.worker,
+    queuedMs: timing.queuedMs - zeroMs,
+    startedMs: timing.startedMs - zeroMs,
+    endedMs: timing.endedMs - zeroMs,
+  };
 }

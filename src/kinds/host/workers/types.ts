@@ -23,7 +23,10 @@ export type StageFunctionSpec =
   /** A user's function: the named export of an ES module, loaded once in every worker. */
   | { readonly kind: 'module'; readonly path: string; readonly export: string };
 
-/** What decode writes into a buffer's regions: its seeded pattern, and the whole buffer's bytes of it when computed ahead. */
+/**
+ * What decode writes into a buffer's regions: its seeded pattern, and the whole buffer's bytes of it when computed
+ * ahead.
+ */
 export interface DecodeSource {
   readonly type: ElementType;
   readonly init: PatternInit;
@@ -61,7 +64,13 @@ export interface WorkerTask {
  * Abandoned once the pool cancels the task's generation (a rep that failed).
  */
 export type TaskWait =
-  | { readonly kind: 'event'; readonly event: bigint; readonly library: string; readonly flag: number; readonly generation: number }
+  | {
+      readonly kind: 'event';
+      readonly event: bigint;
+      readonly library: string;
+      readonly flag: number;
+      readonly generation: number;
+    }
   | { readonly kind: 'flag'; readonly flag: number; readonly generation: number };
 
 /** A region as a stage function sees it: a zero-copy view of the memory, with the buffer and place it came from. */
@@ -85,12 +94,15 @@ export type StageFunction = (chunk: StageChunk) => unknown;
 export interface WorkerSetup {
   readonly index: number;
   readonly functions: Readonly<Record<string, StageFunctionSpec>>;
-  /** Int32 words shared by the pool and its workers: [0] the last cancelled generation, then the flags of `flag` waits. */
+  /**
+   * Int32 words shared by the pool and its workers: [0] the last cancelled generation, then the flags of `flag` waits.
+   */
   readonly control: SharedArrayBuffer;
   /**
    * Int32 words, two per worker: the id + 1 of the task whose function it is running (0 while it waits or idles),
    * and when that function started, in ms after `originMs`. The pool reads them when a task's deadline comes, without
-   * a message per task: a task still waiting for its chunk's event is the GPU's to bound, one running is the function's.
+   * a message per task: a task still waiting for its chunk's event is the GPU's to bound, one running is the
+   * function's.
    */
   readonly running: SharedArrayBuffer;
   /** The epoch ms that `running`'s start times count from. */
@@ -106,14 +118,29 @@ export const EVENT_QUERY_GAP_MS = 0.1;
 /** Words of the pool's shared control block before the flags. */
 export const CONTROL_HEADER = 1;
 
-/** Worker → main. Times are milliseconds since the epoch (performance.timeOrigin + now()): the clocks of two threads differ in origin only. */
+/**
+ * Worker → main. Times are milliseconds since the epoch (performance.timeOrigin + now()): the clocks of two threads
+ * differ in origin only.
+ */
 export type WorkerMessage =
   | { readonly kind: 'ready' }
   /** Sent before a user's module is imported: what a worker that then spins, awaits for ever or exits was loading. */
   | { readonly kind: 'loading'; readonly fn: string; readonly path: string }
   | { readonly kind: 'load-failed'; readonly fn: string; readonly path: string; readonly message: string }
-  | { readonly kind: 'done'; readonly id: number; readonly value: unknown; readonly startedAt: number; readonly endedAt: number }
-  | { readonly kind: 'failed'; readonly id: number; readonly message: string; readonly startedAt: number; readonly endedAt: number };
+  | {
+      readonly kind: 'done';
+      readonly id: number;
+      readonly value: unknown;
+      readonly startedAt: number;
+      readonly endedAt: number;
+    }
+  | {
+      readonly kind: 'failed';
+      readonly id: number;
+      readonly message: string;
+      readonly startedAt: number;
+      readonly endedAt: number;
+    };
 
 /** Main → worker. */
 export interface TaskMessage {

@@ -31,7 +31,11 @@ if (!port) throw new Error('src/kinds/host/workers/worker.js runs only as a work
 const send = (message: WorkerMessage) => port.postMessage(message);
 const now = () => performance.timeOrigin + performance.now();
 
-const view = (region: Region): RegionView => ({ buffer: region.buffer, offset: region.offset, bytes: hostView(region.address, region.bytes) });
+const view = (region: Region): RegionView => ({
+  buffer: region.buffer,
+  offset: region.offset,
+  bytes: hostView(region.address, region.bytes),
+});
 
 const functions = new Map<string, StageFunction>();
 /** Tasks sent and not yet answered, the one running first: the pool sends the next before this one ends. */
@@ -98,7 +102,10 @@ function runningTask(id: number | null, startedAt = 0): void {
 /** cudaEventQuery's "not ready" (cudaErrorNotReady). */
 const NOT_READY = 600;
 
-/** Sleeps until the task may run (its flag raised, or its event complete); throws when its generation was cancelled or its event failed. */
+/**
+ * Sleeps until the task may run (its flag raised, or its event complete); throws when its generation was cancelled or
+ * its event failed.
+ */
 function waitFor(wait: TaskWait): void {
   const flag = CONTROL_HEADER + wait.flag;
   const done = wait.kind === 'event' ? eventReady(wait.event, wait.library) : () => false;
@@ -125,7 +132,13 @@ async function run({ id, task }: TaskMessage): Promise<void> {
     if (task.waitFor) waitFor(task.waitFor);
   } catch (error) {
     const at = now();
-    send({ kind: 'failed', id, message: error instanceof Error ? error.message : String(error), startedAt: at, endedAt: at });
+    send({
+      kind: 'failed',
+      id,
+      message: error instanceof Error ? error.message : String(error),
+      startedAt: at,
+      endedAt: at,
+    });
     return;
   }
   const startedAt = now();
@@ -133,11 +146,22 @@ async function run({ id, task }: TaskMessage): Promise<void> {
     const fn = functions.get(task.fn);
     if (!fn) throw new Error(`the pool has no function '${task.fn}'`);
     runningTask(id, startedAt);
-    const value: unknown = await fn({ chunk: task.chunk, worker: setup.index, regions: task.regions.map(view), targets: (task.targets ?? []).map(view) });
+    const value: unknown = await fn({
+      chunk: task.chunk,
+      worker: setup.index,
+      regions: task.regions.map(view),
+      targets: (task.targets ?? []).map(view),
+    });
     runningTask(null);
     send({ kind: 'done', id, value, startedAt, endedAt: now() });
   } catch (error) {
     runningTask(null);
-    send({ kind: 'failed', id, message: error instanceof Error ? error.message : String(error), startedAt, endedAt: now() });
+    send({
+      kind: 'failed',
+      id,
+      message: error instanceof Error ? error.message : String(error),
+      startedAt,
+      endedAt: now(),
+    });
   }
 }

@@ -22,11 +22,18 @@ const HOST_CAT = 'host';
  * its stage kind) is kernel work, communication where it names a collective (`args.collective`; before that field
  * was written, `cat` collective). Null: not an op of a step (a host function, a rep, track metadata).
  */
-function kindOf(cat: unknown, args: Readonly<Record<string, unknown>>): { kind: GpuKind; direction: GpuEvent['direction']; communication: boolean } | null {
+function kindOf(
+  cat: unknown,
+  args: Readonly<Record<string, unknown>>,
+): { kind: GpuKind; direction: GpuEvent['direction']; communication: boolean } | null {
   if (typeof cat !== 'string' || cat === REP_CAT || cat === HOST_CAT) return null;
   const direction = COPIES[cat];
   if (direction !== undefined) return { kind: 'memcpy', direction, communication: false };
-  return { kind: 'kernel', direction: null, communication: typeof args.collective === 'string' || cat === 'collective' };
+  return {
+    kind: 'kernel',
+    direction: null,
+    communication: typeof args.collective === 'string' || cat === 'collective',
+  };
 }
 
 /** The `cat` of a traced rep's event on the "mode" track: `report/trace.ts` writes no other there. */
@@ -58,7 +65,8 @@ export function sniffOwnTrace(top: TopFields): Sniffed {
 export function parseOwnTrace(file: string, records: TraceRecords): ParsedTrace {
   const tracks = new Map<string, string>();
   for (const { event: e, args } of records) {
-    if (e.ph === 'M' && e.name === 'thread_name' && typeof args.name === 'string') tracks.set(`${String(e.pid)}/${String(e.tid)}`, args.name);
+    if (e.ph === 'M' && e.name === 'thread_name' && typeof args.name === 'string')
+      tracks.set(`${String(e.pid)}/${String(e.tid)}`, args.name);
   }
   const gpu: GpuEvent[] = [];
   const steps: StepMark[] = [];
@@ -70,9 +78,14 @@ export function parseOwnTrace(file: string, records: TraceRecords): ParsedTrace 
     if (!isStep && !kind) continue;
     const where = `traceEvents[${index}] (${String(e.cat)} "${String(e.name).slice(0, 60)}")`;
     if (typeof e.pid !== 'number' || !isDeviceIndex(e.pid - 1))
-      throw traceError(file, `${where} has pid ${shown(e.pid)}, not a device's process (a whole number from 1 to ${MAX_DEVICE_INDEX + 1})`);
-    if (typeof e.ts !== 'number' || !Number.isFinite(e.ts)) throw traceError(file, `${where} has ts ${shown(e.ts)}, not a finite number of µs`);
-    if (typeof e.dur !== 'number' || !Number.isFinite(e.dur) || e.dur < 0) throw traceError(file, `${where} has dur ${shown(e.dur)}, not a duration of 0 µs or more`);
+      throw traceError(
+        file,
+        `${where} has pid ${shown(e.pid)}, not a device's process (a whole number from 1 to ${MAX_DEVICE_INDEX + 1})`,
+      );
+    if (typeof e.ts !== 'number' || !Number.isFinite(e.ts))
+      throw traceError(file, `${where} has ts ${shown(e.ts)}, not a finite number of µs`);
+    if (typeof e.dur !== 'number' || !Number.isFinite(e.dur) || e.dur < 0)
+      throw traceError(file, `${where} has dur ${shown(e.dur)}, not a duration of 0 µs or more`);
     const device = e.pid - 1;
     const start = e.ts / 1000;
     const end = (e.ts + e.dur) / 1000;
@@ -118,6 +131,8 @@ export function parseOwnTrace(file: string, records: TraceRecords): ParsedTrace 
     gpu,
     host: [],
     steps,
-    notes: ["a cuda-pipe trace has no host calls: host-sync and host-bound are not looked for, and copies' host memory kind is not in it (the Result's buffers say it)"],
+    notes: [
+      "a cuda-pipe trace has no host calls: host-sync and host-bound are not looked for, and copies' host memory kind is not in it (the Result's buffers say it)",
+    ],
   };
 }

@@ -80,7 +80,8 @@ export function launchLabels(calls: readonly HostCall[], ranges: HostRanges): Ma
     return entry;
   };
   for (let r = 0; r < ranges.length; r++) of(ranges.thread(r)).ranges.push(r);
-  for (const call of calls) if (call.kind === 'launch' && call.correlation !== null) of(call.thread ?? null).calls.push(call);
+  for (const call of calls)
+    if (call.kind === 'launch' && call.correlation !== null) of(call.thread ?? null).calls.push(call);
   const names = ranges.nameList;
   const pairs = new Map<number, string>();
   const labelOf = (op: number, annotation: number) => {
@@ -103,7 +104,8 @@ export function launchLabels(calls: readonly HostCall[], ranges: HostRanges): Ma
       }
       while (open.length && ranges.end(open[open.length - 1]!) < call.end) open.pop();
       let op = -1;
-      for (let k = open.length - 1; k >= 0 && op < 0; k--) if (!ranges.annotation(open[k]!) && ranges.end(open[k]!) >= call.end) op = open[k]!;
+      for (let k = open.length - 1; k >= 0 && op < 0; k--)
+        if (!ranges.annotation(open[k]!) && ranges.end(open[k]!) >= call.end) op = open[k]!;
       const annotation = open.find((r) => ranges.annotation(r) && ranges.end(r) >= call.end) ?? -1;
       const label =
         op >= 0 && annotation >= 0

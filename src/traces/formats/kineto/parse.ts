@@ -1,7 +1,23 @@
 import { isDeviceIndex, MAX_DEVICE_INDEX } from '../../../vocabulary.js';
-import { type ChromeReads, type Field, shown, type TopFields, type TraceRecord, type TraceRecords } from '../../chrome/record.js';
+import {
+  type ChromeReads,
+  type Field,
+  shown,
+  type TopFields,
+  type TraceRecord,
+  type TraceRecords,
+} from '../../chrome/record.js';
 import { traceError } from '../../errors.js';
-import type { DeviceShape, Direction, GpuEvent, GpuKind, HostCall, HostMemory, LaunchShape, StepMark } from '../../events.js';
+import type {
+  DeviceShape,
+  Direction,
+  GpuEvent,
+  GpuKind,
+  HostCall,
+  HostMemory,
+  LaunchShape,
+  StepMark,
+} from '../../events.js';
 import type { PacedParse, Sniffed } from '../format.js';
 import { HostRanges, launchLabels } from './labels.js';
 
@@ -41,23 +57,39 @@ export const KINETO_READS: ChromeReads = {
   topKeys: TOP_KEYS,
   topValues: [RANK, BASE_TIME],
   // The multiprocessors of each device, for contention.
-  topTables: { [DEVICES]: ['id', 'numSms', 'regsPerMultiprocessor', 'sharedMemPerMultiprocessor', 'maxThreadsPerMultiprocessor'] },
+  topTables: {
+    [DEVICES]: ['id', 'numSms', 'regsPerMultiprocessor', 'sharedMemPerMultiprocessor', 'maxThreadsPerMultiprocessor'],
+  },
 };
 
-/** The events this parser reads: complete events of its GPU and host categories, the profiler steps and the ranges that name launches. */
+/**
+ * The events this parser reads: complete events of its GPU and host categories, the profiler steps and the ranges that
+ * name launches.
+ */
 export function kinetoKeeps(record: TraceRecord): boolean {
   const { ph, cat, name } = record.event;
   if (ph !== 'X' || typeof cat !== 'string') return false;
-  return Object.hasOwn(GPU_CATS, cat) || HOST_CATS.has(cat) || LABEL_CATS.has(cat) || (STEP_CATS.has(cat) && typeof name === 'string' && STEP.test(name));
+  return (
+    Object.hasOwn(GPU_CATS, cat) ||
+    HOST_CATS.has(cat) ||
+    LABEL_CATS.has(cat) ||
+    (STEP_CATS.has(cat) && typeof name === 'string' && STEP.test(name))
+  );
 }
 
 /** A PyTorch op or a range of the program's own that is not a profiler step: it only labels the launches in it. */
 export function kinetoContext(record: TraceRecord): boolean {
   const { cat, name } = record.event;
-  return typeof cat === 'string' && LABEL_CATS.has(cat) && !(STEP_CATS.has(cat) && typeof name === 'string' && STEP.test(name));
+  return (
+    typeof cat === 'string' &&
+    LABEL_CATS.has(cat) &&
+    !(STEP_CATS.has(cat) && typeof name === 'string' && STEP.test(name))
+  );
 }
 
-/** A trace Kineto wrote: marked by Kineto's own top-level fields, likely by its event categories among the kept events. */
+/**
+ * A trace Kineto wrote: marked by Kineto's own top-level fields, likely by its event categories among the kept events.
+ */
 export function sniffKineto(top: TopFields, records: TraceRecords): Sniffed {
   if (TOP_KEYS.some((key) => top.keys.has(key))) return 'marked';
   for (const {
@@ -108,7 +140,14 @@ export function* parseKineto(file: string, top: TopFields, records: TraceRecords
     try {
       const { start, end } = span(file, where, record);
       if (gpuKind) gpu.push(gpuEvent(file, where, gpuKind, name, start, end, record));
-      else gpuSteps.push({ name, clock: cat === 'user_annotation' ? 'host' : 'gpu', device: cat === 'user_annotation' ? null : deviceOf(file, where, record), start, end });
+      else
+        gpuSteps.push({
+          name,
+          clock: cat === 'user_annotation' ? 'host' : 'gpu',
+          device: cat === 'user_annotation' ? null : deviceOf(file, where, record),
+          start,
+          end,
+        });
     } catch (error) {
       gpuFault = error;
     }
@@ -123,8 +162,14 @@ export function* parseKineto(file: string, top: TopFields, records: TraceRecords
   const steps = [...hostSteps, ...gpuSteps];
   const rank = rankOf(top.values[RANK]);
   const notes = [
-    ...(gpu.some((e) => e.defaultStream) ? [`stream ${KINETO_DEFAULT_STREAM} is taken for the legacy default stream, as CUPTI numbers it in the traces we know of`] : []),
-    ...(gpu.some((e) => e.kind === 'memcpy' && e.bytes === null) ? ['some copies give no args.bytes: they count in time but not in the floor'] : []),
+    ...(gpu.some((e) => e.defaultStream)
+      ? [
+          `stream ${KINETO_DEFAULT_STREAM} is taken for the legacy default stream, as CUPTI numbers it in the traces we know of`,
+        ]
+      : []),
+    ...(gpu.some((e) => e.kind === 'memcpy' && e.bytes === null)
+      ? ['some copies give no args.bytes: they count in time but not in the floor']
+      : []),
   ];
   const base = top.values[BASE_TIME];
   return {
@@ -141,7 +186,8 @@ export function* parseKineto(file: string, top: TopFields, records: TraceRecords
 }
 
 /** Built only for a message: a million events must not make a million strings. */
-const whereOf = (record: TraceRecord, cat: string, name: string) => () => `traceEvents[${record.index}] (${cat} "${name.slice(0, 60)}")`;
+const whereOf = (record: TraceRecord, cat: string, name: string) => () =>
+  `traceEvents[${record.index}] (${cat} "${name.slice(0, 60)}")`;
 
 /** A host call, a host step, or a range that labels the launches inside it. */
 function takeHostEvent(
@@ -154,7 +200,8 @@ function takeHostEvent(
 ): void {
   const { start, end } = span(file, where, record);
   if (LABEL_CATS.has(cat)) {
-    if (!(STEP_CATS.has(cat) && STEP.test(name))) into.ranges.push(name, start, end, threadOf(record), cat === 'user_annotation');
+    if (!(STEP_CATS.has(cat) && STEP.test(name)))
+      into.ranges.push(name, start, end, threadOf(record), cat === 'user_annotation');
     else into.steps.push({ name, clock: 'host', device: null, start, end });
     return;
   }
@@ -180,7 +227,9 @@ function deviceShapes(top: TopFields): DeviceShape[] {
     const shared = count(d.sharedMemPerMultiprocessor);
     const threads = count(d.maxThreadsPerMultiprocessor);
     if (index === null || sms === null || registers === null || shared === null || threads === null) return [];
-    return [{ index, multiprocessors: sms, registersPerSm: registers, sharedBytesPerSm: shared, threadsPerSm: threads }];
+    return [
+      { index, multiprocessors: sms, registersPerSm: registers, sharedBytesPerSm: shared, threadsPerSm: threads },
+    ];
   });
 }
 
@@ -192,19 +241,31 @@ function launchOf(record: TraceRecord): LaunchShape | null {
   const threads = count(args.block);
   const registers = count(args['registers per thread']);
   const shared = count(args['shared memory']);
-  if (blocks === null || threads === null || registers === null || shared === null || blocks === 0 || threads === 0) return null;
+  if (blocks === null || threads === null || registers === null || shared === null || blocks === 0 || threads === 0)
+    return null;
   return { blocks, threadsPerBlock: threads, registersPerThread: registers, sharedBytesPerBlock: shared };
 }
 
 function span(file: string, where: () => string, record: TraceRecord): { start: number; end: number } {
   const { ts, dur } = record.event;
-  if (ts === undefined || dur === undefined) throw traceError(file, `${where()} has no ${ts === undefined ? 'ts' : 'dur'}`);
-  if (typeof ts !== 'number' || !Number.isFinite(ts)) throw traceError(file, `${where()} has ts ${shown(ts)}, not a finite number of µs`);
-  if (typeof dur !== 'number' || !Number.isFinite(dur) || dur < 0) throw traceError(file, `${where()} has dur ${shown(dur)}, not a duration of 0 µs or more`);
+  if (ts === undefined || dur === undefined)
+    throw traceError(file, `${where()} has no ${ts === undefined ? 'ts' : 'dur'}`);
+  if (typeof ts !== 'number' || !Number.isFinite(ts))
+    throw traceError(file, `${where()} has ts ${shown(ts)}, not a finite number of µs`);
+  if (typeof dur !== 'number' || !Number.isFinite(dur) || dur < 0)
+    throw traceError(file, `${where()} has dur ${shown(dur)}, not a duration of 0 µs or more`);
   return { start: ts / 1000, end: (ts + dur) / 1000 };
 }
 
-function gpuEvent(file: string, where: () => string, kind: GpuKind, name: string, start: number, end: number, record: TraceRecord): Pending {
+function gpuEvent(
+  file: string,
+  where: () => string,
+  kind: GpuKind,
+  name: string,
+  start: number,
+  end: number,
+  record: TraceRecord,
+): Pending {
   const { args } = record;
   const stream = args.stream;
   if (typeof stream !== 'number' && typeof stream !== 'string') throw traceError(file, `${where()} has no args.stream`);
@@ -253,7 +314,11 @@ export function copyKind(name: string): { direction: Direction | null; hostMemor
 function deviceOf(file: string, where: () => string, record: TraceRecord): number {
   const device = record.args.device ?? record.event.pid;
   if (isDeviceIndex(device)) return device;
-  if (typeof device === 'number') throw traceError(file, `${where()} has device ${shown(device)}, not a device index (a whole number from 0 to ${MAX_DEVICE_INDEX})`);
+  if (typeof device === 'number')
+    throw traceError(
+      file,
+      `${where()} has device ${shown(device)}, not a device index (a whole number from 0 to ${MAX_DEVICE_INDEX})`,
+    );
   throw traceError(file, `${where()} names no device (args.device or a numeric pid)`);
 }
 

@@ -21,7 +21,10 @@ const SYNC = 'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION';
 const STRINGS = 'StringIds';
 const CONTEXTS = 'TARGET_INFO_CUDA_CONTEXT_INFO';
 
-/** CUpti_ActivityMemcpyKind: the kinds given a direction, as Kineto names them (array and host-to-host copies get none, as there). */
+/**
+ * CUpti_ActivityMemcpyKind: the kinds given a direction, as Kineto names them (array and host-to-host copies get none,
+ * as there).
+ */
 const COPY_KINDS: Readonly<Record<number, { direction: Direction; label: string }>> = {
   1: { direction: 'h2d', label: 'HtoD' },
   2: { direction: 'd2h', label: 'DtoH' },
@@ -41,12 +44,24 @@ const MEMORY_KINDS: Readonly<Record<number, string>> = {
 };
 const HOST_MEMORY: Readonly<Record<number, HostMemory>> = { 1: 'pageable', 2: 'pinned' };
 /** CUpti_ActivitySynchronizationType: the host waits in these; 2, a stream waiting on an event, does not block it. */
-const HOST_SYNCS: Readonly<Record<number, string>> = { 1: 'Event Synchronize', 3: 'Stream Synchronize', 4: 'Context Synchronize' };
+const HOST_SYNCS: Readonly<Record<number, string>> = {
+  1: 'Event Synchronize',
+  3: 'Stream Synchronize',
+  4: 'Context Synchronize',
+};
 /** NCCL's kernels, as the Kineto reader recognises communication. */
 const NCCL = /^nccl/i;
 const SYNC_NAME = /Synchronize/;
 
-const GPU_COMMON = [need('start'), need('end'), need('deviceId'), need('contextId'), need('streamId'), may('correlationId'), may('globalPid')];
+const GPU_COMMON = [
+  need('start'),
+  need('end'),
+  need('deviceId'),
+  need('contextId'),
+  need('streamId'),
+  may('correlationId'),
+  may('globalPid'),
+];
 
 export async function parseNsys(file: string, limit: ReadLimit): Promise<ParsedTrace> {
   const db = await openSqliteFile(file, limit);
@@ -67,24 +82,40 @@ function readExport(file: string, db: SqliteFile): ParsedTrace {
   }
   const table = (name: string, columns: readonly Column[]) => tableRows(file, db, name, columns);
   const strings = new Map<number, string>();
-  for (const row of table(STRINGS, [need('id'), need('value')])) strings.set(row.int('id'), row.textOrNull('value') ?? '');
+  for (const row of table(STRINGS, [need('id'), need('value')]))
+    strings.set(row.int('id'), row.textOrNull('value') ?? '');
   const text = (row: Cells, tableName: string, column: string): string => {
     const id = row.int(column);
     const value = strings.get(id);
-    if (value === undefined) throw nsysError(file, `${tableName} row ${row.rowid} has ${column} ${id}, a string id that ${STRINGS} does not hold`);
+    if (value === undefined)
+      throw nsysError(
+        file,
+        `${tableName} row ${row.rowid} has ${column} ${id}, a string id that ${STRINGS} does not hold`,
+      );
     return value;
   };
   const correlations = new Correlations();
   const host = hostCalls(table, text, correlations);
   const issuedAt = new Map<number, number>();
-  for (const call of host) if (call.kind === 'launch' && call.correlation !== null) issuedAt.set(call.correlation, call.end);
+  for (const call of host)
+    if (call.kind === 'launch' && call.correlation !== null) issuedAt.set(call.correlation, call.end);
   const nullStreams = nullStreamsOf(table, db.tables.has(CONTEXTS));
   const gpu: GpuEvent[] = [];
-  const gpuEvent = (row: Cells, kind: GpuKind, name: string, copy: Pick<GpuEvent, 'bytes' | 'direction' | 'hostMemory'>, communication: boolean): GpuEvent => {
+  const gpuEvent = (
+    row: Cells,
+    kind: GpuKind,
+    name: string,
+    copy: Pick<GpuEvent, 'bytes' | 'direction' | 'hostMemory'>,
+    communication: boolean,
+  ): GpuEvent => {
     const { start, end } = row.span();
     const pid = pidOf(row.intOrNull('globalPid'));
     const device = row.int('deviceId');
-    if (!isDeviceIndex(device)) throw nsysError(file, `a GPU activity row ${row.rowid} has deviceId ${device}, not a device index (a whole number from 0 to ${MAX_DEVICE_INDEX})`);
+    if (!isDeviceIndex(device))
+      throw nsysError(
+        file,
+        `a GPU activity row ${row.rowid} has deviceId ${device}, not a device index (a whole number from 0 to ${MAX_DEVICE_INDEX})`,
+      );
     const stream = row.int('streamId');
     const correlation = correlations.of(pid, row.intOrNull('correlationId'));
     return {
@@ -103,18 +134,44 @@ function readExport(file: string, db: SqliteFile): ParsedTrace {
   };
   for (const row of table(KERNEL, [...GPU_COMMON, need('shortName'), need('demangledName')])) {
     const name = text(row, KERNEL, 'demangledName');
-    gpu.push(gpuEvent(row, 'kernel', name, { bytes: null, direction: null, hostMemory: null }, NCCL.test(text(row, KERNEL, 'shortName')) || NCCL.test(name)));
+    gpu.push(
+      gpuEvent(
+        row,
+        'kernel',
+        name,
+        { bytes: null, direction: null, hostMemory: null },
+        NCCL.test(text(row, KERNEL, 'shortName')) || NCCL.test(name),
+      ),
+    );
   }
   for (const row of table(MEMCPY, [...GPU_COMMON, need('bytes'), need('copyKind'), may('srcKind'), may('dstKind')])) {
     const copy = copyOf(row);
-    gpu.push(gpuEvent(row, 'memcpy', copy.name, { bytes: byteCount(file, row, MEMCPY), direction: copy.direction, hostMemory: copy.hostMemory }, false));
+    gpu.push(
+      gpuEvent(
+        row,
+        'memcpy',
+        copy.name,
+        { bytes: byteCount(file, row, MEMCPY), direction: copy.direction, hostMemory: copy.hostMemory },
+        false,
+      ),
+    );
   }
   for (const row of table(MEMSET, [...GPU_COMMON, need('bytes')])) {
-    gpu.push(gpuEvent(row, 'memset', 'Memset', { bytes: byteCount(file, row, MEMSET), direction: null, hostMemory: null }, false));
+    gpu.push(
+      gpuEvent(
+        row,
+        'memset',
+        'Memset',
+        { bytes: byteCount(file, row, MEMSET), direction: null, hostMemory: null },
+        false,
+      ),
+    );
   }
   const { steps, notes: stepNotes } = nvtxSteps(table, text, db.tables.has(NVTX));
   const notes = [
-    ...(![KERNEL, MEMCPY, MEMSET].some((t) => db.tables.has(t)) ? [`it has none of ${KERNEL}, ${MEMCPY}, ${MEMSET}: was CUDA traced (nsys profile --trace=cuda)?`] : []),
+    ...(![KERNEL, MEMCPY, MEMSET].some((t) => db.tables.has(t))
+      ? [`it has none of ${KERNEL}, ${MEMCPY}, ${MEMSET}: was CUDA traced (nsys profile --trace=cuda)?`]
+      : []),
     ...defaultStreamNotes(nullStreams, gpu),
     ...stepNotes,
   ];
@@ -128,7 +185,13 @@ function readExport(file: string, db: SqliteFile): ParsedTrace {
 function hostCalls(table: TableOf, text: TextOf, correlations: Correlations): HostCall[] {
   const calls: HostCall[] = [];
   const syncs = new Set<number>();
-  for (const row of table(RUNTIME, [need('start'), need('end'), need('nameId'), may('correlationId'), may('globalTid')])) {
+  for (const row of table(RUNTIME, [
+    need('start'),
+    need('end'),
+    need('nameId'),
+    may('correlationId'),
+    may('globalTid'),
+  ])) {
     const { start, end } = row.span();
     const name = text(row, RUNTIME, 'nameId');
     const correlation = correlations.of(pidOf(row.intOrNull('globalTid')), row.intOrNull('correlationId'));
@@ -136,7 +199,13 @@ function hostCalls(table: TableOf, text: TextOf, correlations: Correlations): Ho
     if (kind === 'sync' && correlation !== null) syncs.add(correlation);
     calls.push({ kind, name, start, end, correlation });
   }
-  for (const row of table(SYNC, [need('start'), need('end'), need('syncType'), may('correlationId'), may('globalPid')])) {
+  for (const row of table(SYNC, [
+    need('start'),
+    need('end'),
+    need('syncType'),
+    may('correlationId'),
+    may('globalPid'),
+  ])) {
     const name = HOST_SYNCS[row.int('syncType')];
     const correlation = correlations.of(pidOf(row.intOrNull('globalPid')), row.intOrNull('correlationId'));
     if (name === undefined || (correlation !== null && syncs.has(correlation))) continue;
@@ -151,7 +220,8 @@ function copyOf(row: Cells): { name: string; direction: Direction | null; hostMe
   const src = row.intOrNull('srcKind');
   const dst = row.intOrNull('dstKind');
   const hostSide = kind?.direction === 'h2d' ? src : kind?.direction === 'd2h' ? dst : null;
-  const sides = src !== null && dst !== null ? ` (${MEMORY_KINDS[src] ?? 'Unknown'} -> ${MEMORY_KINDS[dst] ?? 'Unknown'})` : '';
+  const sides =
+    src !== null && dst !== null ? ` (${MEMORY_KINDS[src] ?? 'Unknown'} -> ${MEMORY_KINDS[dst] ?? 'Unknown'})` : '';
   return {
     name: `Memcpy ${kind?.label ?? `kind ${row.int('copyKind')}`}${sides}`,
     direction: kind?.direction ?? null,
@@ -165,7 +235,9 @@ function byteCount(file: string, row: Cells, tableName: string): number {
   return bytes;
 }
 
-/** Each context's legacy default stream (`nullStreamId`), keyed by process, device and context; null without the table. */
+/**
+ * Each context's legacy default stream (`nullStreamId`), keyed by process, device and context; null without the table.
+ */
 function nullStreamsOf(table: TableOf, present: boolean): Map<string, number> | null {
   if (!present) return null;
   const streams = new Map<string, number>();
@@ -175,9 +247,12 @@ function nullStreamsOf(table: TableOf, present: boolean): Map<string, number> | 
 }
 
 function defaultStreamNotes(nullStreams: ReadonlyMap<string, number> | null, gpu: readonly GpuEvent[]): string[] {
-  if (nullStreams === null) return [`it has no ${CONTEXTS} table, so work on the legacy default stream is not looked for`];
+  if (nullStreams === null)
+    return [`it has no ${CONTEXTS} table, so work on the legacy default stream is not looked for`];
   const used = [...new Set(gpu.filter((e) => e.defaultStream).map((e) => e.stream))];
-  return used.length ? [`the legacy default stream is read from ${CONTEXTS}.nullStreamId (stream ${used.join(', ')}), not assumed`] : [];
+  return used.length
+    ? [`the legacy default stream is read from ${CONTEXTS}.nullStreamId (stream ${used.join(', ')}), not assumed`]
+    : [];
 }
 
 /**

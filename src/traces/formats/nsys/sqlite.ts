@@ -15,7 +15,9 @@ let started: Promise<SqlJsStatic> | undefined;
 function sqlJs(): Promise<SqlJsStatic> {
   if (!started) {
     const wasm = readFileSync(createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm'));
-    started = initSqlJs({ wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) as ArrayBuffer });
+    started = initSqlJs({
+      wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) as ArrayBuffer,
+    });
   }
   return started;
 }
@@ -39,9 +41,12 @@ export async function openSqliteFile(file: string, limit: ReadLimit): Promise<Sq
   const SQL = await sqlJs();
   const bytes = readRegularBytes(file, { what: 'trace', maxBytes: limit.maxBytes, hint: SQLITE_HINT });
   const corrupt = (error: unknown) =>
-    new UsageError(`Cannot analyse trace ${file}: its SQLite data is corrupt or truncated (${error instanceof Error ? error.message : String(error)}).`, {
-      hint: SQLITE_HINT,
-    });
+    new UsageError(
+      `Cannot analyse trace ${file}: its SQLite data is corrupt or truncated (${error instanceof Error ? error.message : String(error)}).`,
+      {
+        hint: SQLITE_HINT,
+      },
+    );
   let db: Database;
   try {
     db = new SQL.Database(bytes);
@@ -55,13 +60,18 @@ export async function openSqliteFile(file: string, limit: ReadLimit): Promise<Sq
       throw corrupt(error);
     }
   };
-  const tables = new Set(query(() => firstColumn(db, "SELECT name FROM sqlite_master WHERE type = 'table'")).map(String));
+  const tables = new Set(
+    query(() => firstColumn(db, "SELECT name FROM sqlite_master WHERE type = 'table'")).map(String),
+  );
   return {
     tables,
-    columns: (table) => new Set(query(() => firstColumn(db, `SELECT name FROM pragma_table_info(${quoteText(table)})`)).map(String)),
+    columns: (table) =>
+      new Set(query(() => firstColumn(db, `SELECT name FROM pragma_table_info(${quoteText(table)})`)).map(String)),
     rows: (table, columns) =>
       query(() => {
-        const statement = db.prepare(`SELECT rowid, ${columns.map(quoteName).join(', ')} FROM ${quoteName(table)} ORDER BY rowid`);
+        const statement = db.prepare(
+          `SELECT rowid, ${columns.map(quoteName).join(', ')} FROM ${quoteName(table)} ORDER BY rowid`,
+        );
         try {
           const rows: Row[] = [];
           while (statement.step()) {

@@ -24,7 +24,14 @@ export function nvtxSteps(table: TableOf, text: TextOf, present: boolean): { ste
   if (!present) return { steps: [], notes: [`it has no ${NVTX} table: the whole trace is one step`] };
   const ranges: Range[] = [];
   let open = 0;
-  for (const row of table(NVTX, [need('start'), may('end'), need('eventType'), may('text'), may('textId'), may('globalTid')])) {
+  for (const row of table(NVTX, [
+    need('start'),
+    may('end'),
+    need('eventType'),
+    may('text'),
+    may('textId'),
+    may('globalTid'),
+  ])) {
     if (!(NVTX_RANGES as readonly number[]).includes(row.int('eventType'))) continue;
     if (row.intOrNull('end') === null) {
       open += 1;
@@ -34,15 +41,31 @@ export function nvtxSteps(table: TableOf, text: TextOf, present: boolean): { ste
     const name = row.textOrNull('text') ?? (row.intOrNull('textId') === null ? '' : text(row, NVTX, 'textId'));
     ranges.push({ name, start, end, thread: row.intOrNull('globalTid') });
   }
-  const notes = open ? [`${open} NVTX range${open === 1 ? ' has' : 's have'} no end (open when the capture stopped): not taken as steps`] : [];
-  const mark = (r: Range, name: string): StepMark => ({ name, clock: 'host', device: null, start: r.start, end: r.end });
+  const notes = open
+    ? [`${open} NVTX range${open === 1 ? ' has' : 's have'} no end (open when the capture stopped): not taken as steps`]
+    : [];
+  const mark = (r: Range, name: string): StepMark => ({
+    name,
+    clock: 'host',
+    device: null,
+    start: r.start,
+    end: r.end,
+  });
   const profilerSteps = ranges.filter((r) => PROFILER_STEP.test(r.name));
-  if (profilerSteps.length) return { steps: profilerSteps.map((r) => mark(r, r.name)), notes: [...notes, 'steps are the NVTX ranges named ProfilerStep#N'] };
+  if (profilerSteps.length)
+    return {
+      steps: profilerSteps.map((r) => mark(r, r.name)),
+      notes: [...notes, 'steps are the NVTX ranges named ProfilerStep#N'],
+    };
   const chosen = mostRepeated(topLevel(ranges));
-  if (!chosen) return { steps: [], notes: [...notes, 'no NVTX range name repeats at the top level: the whole trace is one step'] };
+  if (!chosen)
+    return { steps: [], notes: [...notes, 'no NVTX range name repeats at the top level: the whole trace is one step'] };
   return {
     steps: chosen.ranges.map((r, i) => mark(r, `${chosen.name} #${i + 1}`)),
-    notes: [...notes, `steps are the ${chosen.ranges.length} NVTX ranges named "${chosen.name}", the most repeated top-level range name`],
+    notes: [
+      ...notes,
+      `steps are the ${chosen.ranges.length} NVTX ranges named "${chosen.name}", the most repeated top-level range name`,
+    ],
   };
 }
 
@@ -68,6 +91,7 @@ function mostRepeated(ranges: readonly Range[]): { name: string; ranges: Range[]
     else byName.set(r.name, [r]);
   }
   let best: { name: string; ranges: Range[] } | null = null;
-  for (const [name, named] of byName) if (named.length >= 2 && (!best || named.length > best.ranges.length)) best = { name, ranges: named };
+  for (const [name, named] of byName)
+    if (named.length >= 2 && (!best || named.length > best.ranges.length)) best = { name, ranges: named };
   return best;
 }

@@ -36,7 +36,8 @@ export function tableRows(file: string, db: SqliteFile, table: string, columns: 
   if (!db.tables.has(table)) return [];
   const have = db.columns(table);
   const missing = columns.filter((c) => !have.has(c.name)).map((c) => c.name);
-  if (missing.length) throw nsysError(file, `table ${table} has no column ${missing.join(', ')}, which the export schema gives it`);
+  if (missing.length)
+    throw nsysError(file, `table ${table} has no column ${missing.join(', ')}, which the export schema gives it`);
   const index = new Map(columns.map((c, i) => [c.name, i]));
   const required = new Set(columns.filter((c) => c.required).map((c) => c.name));
   return db
@@ -47,7 +48,13 @@ export function tableRows(file: string, db: SqliteFile, table: string, columns: 
     .map((row) => cells(file, table, row, index, required));
 }
 
-function cells(file: string, table: string, row: Row, index: ReadonlyMap<string, number>, required: ReadonlySet<string>): Cells {
+function cells(
+  file: string,
+  table: string,
+  row: Row,
+  index: ReadonlyMap<string, number>,
+  required: ReadonlySet<string>,
+): Cells {
   const at = (name: string) => row.values[index.get(name) ?? -1] ?? null;
   const fail = (reason: string) => nsysError(file, `${table} row ${row.rowid} ${reason}`);
   const intOrNull = (name: string): number | null => {
@@ -56,7 +63,8 @@ function cells(file: string, table: string, row: Row, index: ReadonlyMap<string,
       if (required.has(name)) throw fail(`has NULL ${name}, where the export schema requires a value`);
       return null;
     }
-    if (typeof value !== 'number' || !Number.isInteger(value)) throw fail(`has ${name} ${JSON.stringify(typeof value === 'string' ? value : String(value))}, not an integer`);
+    if (typeof value !== 'number' || !Number.isInteger(value))
+      throw fail(`has ${name} ${JSON.stringify(typeof value === 'string' ? value : String(value))}, not an integer`);
     return value;
   };
   const int = (name: string): number => {
