@@ -3,7 +3,7 @@ import type { ExitCode } from '../errors.js';
 // A command's action: its module imported only when the command runs, so that `--version` and `--help` load
 // commander and little else, and its exit code handed back to cliMain (program.ts).
 
-// biome-ignore lint/suspicious/noConfusingVoidType: commands that print and always succeed are declared as returning nothing.
+// biome-ignore lint/suspicious/noConfusingVoidType: a command that prints and always succeeds returns nothing.
 export function lazy<A extends unknown[]>(load: () => Promise<(...args: A) => Promise<ExitCode | void>>) {
   return async (...args: A) => {
     // From here every command ends with 130 on SIGINT or SIGTERM, whatever it is doing (interrupt.ts).

@@ -49,7 +49,8 @@ describe('the stream toolbox on a real device', () => {
       const { result, stdout } = run('graph-launches', ['--max-time', '1']);
       const stream = overlapped(result, (l) => l.issue === undefined);
       const graph = overlapped(result, (l) => l.issue === 'graph');
-      // 1,024 launches: capture 1.3 to 2.1 ms and instantiate 3.5 to 4.3 ms in cuda-pipe on the H200, 2 to 3 and 5 to 6.5
+      // 1,024 launches: capture 1.3 to 2.1 ms and instantiate 3.5 to 4.3 ms in cuda-pipe on the H200, 2 to 3 and 5 to
+      // 6.5
       // ms
       // natively (GPU-FACTS.md): each well under a microsecond a node would be a capture that recorded nothing.
       assert.ok(graph.graph && graph.graph.captureMs > 0.3 && graph.graph.captureMs < 30, JSON.stringify(graph.graph));
@@ -105,7 +106,8 @@ describe('the stream toolbox on a real device', () => {
           Array.from({ length: 16 }, (_, i) => i),
         );
         // The JS thread's host functions took this pipeline from 1.5 to 22 ms on the H200: one checksum at a time. On
-        // workers the tasks run side by side: the rep takes well under the tasks one after another, and no more than the
+        // workers the tasks run side by side: the rep takes well under the tasks one after another, and no more than
+        // the
         // slower side (the GPU pipeline, or the CPU stage spread over the workers) allows, within a third.
         const oneAtATime = stage.tasksPerRep * stage.taskMedianMs;
         assert.ok(
@@ -132,7 +134,8 @@ describe('the stream toolbox on a real device', () => {
       const mode = overlapped(result, (l) => l.host === 'decode');
       const stage = cpuStageOf(mode);
       assert.ok(stage && stage.tasksPerRep === 16 && stage.busyMs.every((ms) => ms > 0), JSON.stringify(stage));
-      // The fills are on the rep's timeline: every chunk's fill ended before its H2D started (host and GPU clocks meet at
+      // The fills are on the rep's timeline: every chunk's fill ended before its H2D started (host and GPU clocks meet
+      // at
       // the start event).
       const rep = result.timeline?.reps.find((r) => r.mode === mode.id);
       for (const op of rep?.ops.filter((o) => o.kind === 'h2d') ?? []) {
@@ -292,7 +295,8 @@ describe('the stream toolbox on a real device', () => {
       const high = latency(true);
       const equal = latency(false);
       assert.ok(high && equal && high.n >= 32 && equal.n >= 32, JSON.stringify({ high, equal }));
-      // On the H200 the medians are alike (13 to 14 µs); what priority buys is the tail (p99 25 µs against 47 to 49 µs).
+      // On the H200 the medians are alike (13 to 14 µs); what priority buys is the tail (p99 25 µs against 47 to 49
+      // µs).
       assert.ok(high.p99Ms < equal.p99Ms, `p99 latency ${high.p99Ms} ms with priorities, ${equal.p99Ms} ms without`);
       assert.match(
         stdout,

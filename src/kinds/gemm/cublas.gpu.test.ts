@@ -178,7 +178,8 @@ describe('cuBLAS on a real device', () => {
       onDevice(({ rt, cublas, owned, lane }) => {
         const [bf16Lane, fp32Lane] = [lane(), lane()];
         const [m, n, k] = [96, 80, 64];
-        // bf16: A as stored (m × k), B transposed (stored n × k); fp32: A transposed (stored k × m), alpha and beta set.
+        // bf16: A as stored (m × k), B transposed (stored n × k); fp32: A transposed (stored k × m), alpha and beta
+        // set.
         const bf16: CublasGemmCall = {
           transA: 'N',
           transB: 'T',
