@@ -150,3 +150,35 @@ describe("which modes a recorded Result's conclusions are drawn again for", { ti
     assert.deepEqual(concludeResult({ ...result, summary }).summary, summary);
   });
 });
+
+describe("a recorded sweep's best layout, picked again from its raced layouts", { timeout: 30_000 }, () => {
+  const [swept] = loadResults('test/fixtures/h200-sweep-balanced.json');
+  assert.ok(swept?.sweep, 'the fixture holds a sweep');
+  const sweep = swept.sweep;
+  const best = {
+    mode: 'overlapped:32x8:depth-first:chunk-per-stream',
+    ties: ['overlapped:32x4:depth-first:chunk-per-stream'],
+  };
+  const slowest = 'overlapped:1x1:depth-first:chunk-per-stream';
+
+  it('picks the fastest raced layout and its ties, whatever best the file recorded, and heads the summary with it', () => {
+    assert.deepEqual(concludeResult(swept).sweep?.best, best);
+    const misrecorded = concludeResult({ ...swept, sweep: { ...sweep, best: { mode: slowest, ties: [] } } });
+    assert.deepEqual(misrecorded.sweep?.best, best);
+    assert.equal(misrecorded.summary.mode, best.mode);
+  });
+
+  it('picks among the raced layouts the Result lists, passing over a point whose mode it does not', () => {
+    const [first] = sweep.points;
+    assert.ok(first);
+    const points = [...sweep.points, { ...first, mode: 'overlapped:64x8:depth-first:chunk-per-stream' }];
+    assert.deepEqual(concludeResult({ ...swept, sweep: { ...sweep, points } }).sweep?.best, best);
+  });
+
+  it('keeps the recorded best where the Result lists none of the raced layouts', () => {
+    const points = sweep.points.map((p) => ({ ...p, mode: `${p.mode}@elsewhere` }));
+    const recordedBest = { mode: slowest, ties: [] };
+    const kept = concludeResult({ ...swept, sweep: { ...sweep, points, best: recordedBest } });
+    assert.deepEqual(kept.sweep?.best, recordedBest);
+  });
+});
