@@ -213,12 +213,13 @@ export interface SweptLayout {
  */
 export function bestOfSweep(modes: readonly SweptLayout[]): { mode: string; ties: string[] } {
   const ranked = modes.map((m) => {
-    const steady = bimodal(m.samplesMs) === null;
-    return { mode: m, steady, at: rankedMs(m.samplesMs, m.stats.median) };
+    const split = bimodal(m.samplesMs);
+    return { mode: m, steady: split === null, at: split?.slow.median ?? m.stats.median };
   });
   const best = ranked.reduce<(typeof ranked)[number] | null>((a, b) => (!a || b.at < a.at ? b : a), null);
   if (!best) throw new RangeError('a sweep with no layout');
-  const bestAt = judgedAt(best.mode.samplesMs, best.mode.stats);
+  // judgedAt's time, from the split already made.
+  const bestAt = Math.max(best.mode.stats.q3, best.at);
   const ties = ranked.filter((r) => r !== best && r.steady && r.mode.stats.q1 <= bestAt);
   return { mode: best.mode.id, ties: ties.map((r) => r.mode.id) };
 }

@@ -9,8 +9,7 @@ import { layoutWords, roleLabel } from './labels.js';
 // Result is rendered, so a Result recorded before the rule gets the words too.
 
 /** "32 buckets is bimodal: 35 of 97 reps near 4.471 ms, 62 near 5.289 ms", or null for a steady mode. */
-export function bimodalText(mode: ModeResult): string | null {
-  const split = bimodal(mode.samplesMs);
+export function bimodalText(mode: ModeResult, split = bimodal(mode.samplesMs)): string | null {
   if (!split) return null;
   const name = mode.role.kind === 'overlapped' ? layoutWords(mode) : roleLabel(mode.role);
   const fast = `${split.fast.n} of ${mode.samplesMs.length} reps near ${formatMs(split.fast.median)}`;
@@ -35,7 +34,7 @@ export function sweepBimodalLines(result: RunResult, best: ModeResult): string[]
   return (result.sweep?.points ?? []).flatMap((point) => {
     const mode = result.modes.find((m) => m.id === point.mode);
     const split = mode ? bimodal(mode.samplesMs) : null;
-    const text = mode ? bimodalText(mode) : null;
+    const text = mode ? bimodalText(mode, split) : null;
     if (!split || !text || split.fast.median >= bestAt) return [];
     return [`${text}; ranked at ${formatMs(split.slow.median)}, what a bad run gets`];
   });
