@@ -7,8 +7,11 @@
 # The two recorded folders the selected tests read travel the same way when docs/measurements stays behind:
 #   tar -cJf build/mut/measured.tar.xz docs/measurements/2026-11-23-h200-issues15-16 \
 #     docs/measurements/2026-11-26-h100x2-kinds/final/ddp.json
-# Every mutant is run afresh (no incremental file). Usage: scripts/mutation/host.sh OUT CONCURRENCY GLOB...
-# writes OUT/<name>.json (Stryker's JSON report) and OUT/<name>.log, <name> from the first glob.
+# Stryker's incremental file comes back as OUT/<name>.incremental.json; put it in build/mut/ under the same name and
+# the next run with the same first glob re-tests only the mutants whose code or tests changed (none there: all afresh).
+# Usage: scripts/mutation/host.sh OUT CONCURRENCY GLOB...
+# writes OUT/<name>.json (Stryker's JSON report), OUT/<name>.log and OUT/<name>.incremental.json, <name> from the
+# first glob.
 set -euo pipefail
 out=${1:?usage: mutation-host.sh OUT CONCURRENCY GLOB...}; concurrency=${2:?}; shift 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,9 +24,13 @@ export PATH=/tmp/cuda-pipe/bin:$PATH
 name=$(echo "$1" | tr -c 'A-Za-z0-9\n' '-' | sed 's/-*$//')
 mkdir -p "$out"
 mutate=$(IFS=,; echo "$*")
+incremental=/tmp/stryker-$name.json
+rm -f "$incremental"
+[ ! -f "build/mut/$name.incremental.json" ] || cp "build/mut/$name.incremental.json" "$incremental"
 node node_modules/@stryker-mutator/core/bin/stryker.js run --mutate "$mutate" --concurrency "$concurrency" \
   --buildCommand "node $root/node_modules/typescript/bin/tsc -p tsconfig.json" \
-  --incrementalFile "/tmp/stryker-$name.json" --reporters clear-text,json \
+  --incrementalFile "$incremental" --reporters clear-text,json \
   > "$out/$name.log" 2>&1 || { tail -30 "$out/$name.log"; exit 1; }
 cp reports/mutation/mutation.json "$out/$name.json"
+cp "$incremental" "$out/$name.incremental.json"
 grep -A40 'Mutation score' "$out/$name.log" | grep '|' | head -60
