@@ -6,12 +6,14 @@ import { quantile } from './quantile.js';
 //
 // The rule, on the reps sorted:
 // - The split is the widest gap between neighbours among the splits that leave each side at least MIN_SHARE of the
-//   reps and at least MIN_SIDE of them. Fewer far reps are outliers (stats.ts flags them), never a cluster: with a
-//   fifth of the reps slow, the median and the middle half are still the fast cluster's.
+//   reps and at least MIN_SIDE of them. Fewer far reps are outliers (stats.ts flags them), never a cluster. A tenth
+//   is enough: the median and the middle half are then still the fast cluster's, but a layout that takes 5.28 ms on
+//   one rep in seven is no best layout, and with a fifth 21 of 200 replayed sweeps still picked one that did so on a
+//   quarter of its reps (docs/measurements/2026-11-28-sweep-leader/).
 // - It is two clusters only when that gap is empty space, wide against both:
 //   - the spread inside each side (σ from the MAD, or from the IQR where that is larger: the MAD of three reps can be
 //     near zero): the gap is at least GAP_SPREADS σ of the wider side, and the medians lie at least SEPARATION times
-//     the two sides' σ together apart. Normal noise leaves no such gap inside its middle three fifths (for ten reps
+//     the two sides' σ together apart. Normal noise leaves no such gap inside its middle four fifths (for ten reps
 //     the widest there is about one σ, and it narrows as reps are added); a split of one hump has medians about 1.3 to
 //     1.8 of those σ apart. 32 buckets on four H200s, the case that made the rule, has a gap of 4.9 σ and its medians
 //     9.9 σ apart over 97 reps, 15 σ and 26 σ over 230.
@@ -20,7 +22,7 @@ import { quantile } from './quantile.js';
 // Every test is on the sorted values and on ratios of them, so neither the order of the reps nor their unit changes it.
 
 /** Each side holds at least this share of the reps, */
-export const MIN_SHARE = 0.2;
+export const MIN_SHARE = 0.1;
 /** and at least this many: two reps apart from the rest are outliers, not a mode. */
 export const MIN_SIDE = 3;
 /** The empty gap, in robust σ of the wider side. */
@@ -71,6 +73,18 @@ export function bimodal(samples: readonly number[], band = CHANGE_BAND): Bimodal
   const empty = gap >= band * fastMedian && gap >= GAP_SPREADS * Math.max(fastSpread, slowSpread);
   const clear = empty && apart;
   return clear ? { fast: { n: fast.length, median: fastMedian }, slow: { n: slow.length, median: slowMedian } } : null;
+}
+
+/**
+ * How many reps lie far above the rest: beyond the gap that would part two clusters (GAP_SPREADS robust σ above the
+ * median, and at least `band` of it). A few such reps are no cluster yet, but a race that stops a layout on its noise
+ * while it has one may be looking at the first reps of a slower mode (sweep.ts runs such a leader on).
+ */
+export function farAbove(samples: readonly number[], band = CHANGE_BAND): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const median = quantile(sorted, 0.5);
+  const limit = median + Math.max(GAP_SPREADS * spread(sorted), band * median);
+  return sorted.filter((x) => x > limit).length;
 }
 
 /**
