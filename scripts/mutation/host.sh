@@ -2,14 +2,16 @@
 # Runs StrykerJS (stryker.config.json) on a machine without Node.js but with many cores, such as the GPU host: the
 # Node.js runtime comes from the portable bundle (build/cuda-pipe-linux-x64.tar.xz) and the development packages
 # from a tarball of this checkout's node_modules, made beforehand on the build machine (build/ travels as `carry`) with
-#   tar -cf build/mut/node_modules.tar.xz -I 'xz -6 -T2' --exclude=node_modules/playwright-core \
-#     --exclude='node_modules/@esbuild' --exclude='node_modules/@biomejs' node_modules
-# The two recorded folders the selected tests read travel the same way when docs/measurements stays behind:
-#   tar -cJf build/mut/measured.tar.xz docs/measurements/2026-11-23-h200-issues15-16 \
-#     docs/measurements/2026-11-26-h100x2-kinds/final/ddp.json
+#   tar -cf build/mut/node_modules.tar.xz -I 'xz -6 -T2' --exclude='node_modules/@esbuild' \
+#     --exclude='node_modules/@biomejs' node_modules
+# (playwright-core stays: analyze-render imports it, and skips its page test where no browser is.) The recorded files
+# the listed tests read travel the same way when docs/measurements stays behind: list them with
+# scripts/mutation/trace-reads.cjs (its header says how), then
+#   tar -cf build/mut/measured.tar.xz -I 'xz -9 -T2' $(cat list)
+# (78 files, 3.2 MB, on 2026-11-28: docs/measurements/2026-11-28-h200x4-mutation-2/measured-files.txt).
 # Stryker's incremental file comes back as OUT/<name>.incremental.json; put it in build/mut/ under the same name and
 # the next run with the same first glob re-tests only the mutants whose code or tests changed (none there: all afresh).
-# Usage: scripts/mutation/host.sh OUT CONCURRENCY GLOB...
+# Usage: scripts/mutation/host.sh OUT CONCURRENCY GLOB... (globs without braces: they are joined with commas)
 # writes OUT/<name>.json (Stryker's JSON report), OUT/<name>.log and OUT/<name>.incremental.json, <name> from the
 # first glob.
 set -euo pipefail
@@ -29,7 +31,7 @@ rm -f "$incremental"
 [ ! -f "build/mut/$name.incremental.json" ] || cp "build/mut/$name.incremental.json" "$incremental"
 node node_modules/@stryker-mutator/core/bin/stryker.js run --mutate "$mutate" --concurrency "$concurrency" \
   --buildCommand "node $root/node_modules/typescript/bin/tsc -p tsconfig.json" \
-  --incrementalFile "$incremental" --reporters clear-text,json \
+  --incrementalFile "$incremental" --reporters clear-text,json,progress-append-only \
   > "$out/$name.log" 2>&1 || { tail -30 "$out/$name.log"; exit 1; }
 cp reports/mutation/mutation.json "$out/$name.json"
 cp "$incremental" "$out/$name.incremental.json"
