@@ -6,7 +6,6 @@ import { bimodal, farAbove } from '../../src/bimodal.js';
 import { DEFAULT_POLICY, StoppingCriterion } from '../../src/measure/policy.js';
 import { summarize } from '../../src/measure/stats.js';
 import {
-  bestOfSweep,
   decideRound,
   dropClearlySlower,
   LEADER_CHECK_REPS,
