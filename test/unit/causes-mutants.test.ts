@@ -111,6 +111,21 @@ describe('pageable copies (causes.ts pageableCopies)', { timeout: 5_000 }, () =>
     close(causeOf(alone(980_000), 'pageable-copy', { h2d: 1, d2h: null })?.edit.opDuration?.get(0), 1.0 - 0.01);
   });
 
+  it("judges a copy by its own duration wherever it starts, and frees the trace's first call", () => {
+    // A copy from 10 to 11 ms, launched by call 0: 2 MB at 1 GB/s would take 2 ms, longer than it took.
+    const at = points(1);
+    const late = (bytes: number) =>
+      graphOf({
+        ops: [copy('s1', 'h2d', 10, 11, bytes, { hostMemory: 'pageable', correlation: 1 })],
+        calls: [call('launch', 9.99, 11.01, 1)],
+        edges: [{ kind: 'blocking', from: at.end(0), to: at.callEnd(0) }],
+      });
+    assert.equal(causeOf(late(2 * MB), 'pageable-copy', { h2d: 1, d2h: null }), undefined);
+    const cause = causeOf(late(MB / 2), 'pageable-copy', { h2d: 1, d2h: null });
+    close(cause?.edit.opDuration?.get(0), 0.5 + 0.01);
+    assert.deepEqual([...(cause?.edit.dropped ?? [])], [0]);
+  });
+
   it("counts every copy, quotes the last one's pinned rate and the rate all of them ran at together", () => {
     const graph = graphOf({
       ops: [
@@ -134,7 +149,7 @@ describe('pageable copies (causes.ts pageableCopies)', { timeout: 5_000 }, () =>
 
 describe('the legacy default stream (causes.ts defaultStream)', { timeout: 5_000 }, () => {
   // The default stream runs 0–1 and 3–4. Stream b runs beside it (0.5–1.5), f overlaps it by 2 µs, more than a
-  // whole µs of Kineto's clock; e overlaps it by 1 µs, within it; a, c and g never run beside it.
+  // whole µs of Kineto's clock; e overlaps it by 1 µs and h by 1.5 µs, within it; a, c and g never run beside it.
   const ops = [
     gpu({ stream: 'D', start: 0, end: 1, defaultStream: true }),
     gpu({ stream: 'a', start: 1.005, end: 2 }),
@@ -146,6 +161,7 @@ describe('the legacy default stream (causes.ts defaultStream)', { timeout: 5_000
     gpu({ stream: 'f', start: 0.998, end: 1.2 }),
     gpu({ stream: 'g', start: 2.5, end: 3.0015 }),
     gpu({ stream: 'D', start: 4.5, end: 5, defaultStream: true }),
+    gpu({ stream: 'h', start: 1 - 0.0015, end: 1.2 }),
   ];
   const at = points(ops.length);
   const edges = [
@@ -159,14 +175,15 @@ describe('the legacy default stream (causes.ts defaultStream)', { timeout: 5_000
     { kind: 'wait' as const, from: at.end(3), to: at.start(9) },
     { kind: 'link' as const, from: at.end(0), to: at.start(4) },
     { kind: 'wait' as const, from: at.end(2), to: at.start(3) },
+    { kind: 'wait' as const, from: at.end(0), to: at.start(10) },
   ];
 
   it('takes out the waits between the default stream and the streams that never ran beside it, and only those', () => {
     const cause = causeOf(graphOf({ ops, edges }), 'default-stream');
     assert.ok(cause);
-    assert.deepEqual([...(cause.edit.dropped ?? [])], [0, 1, 3, 5]);
-    assert.deepEqual(cause.ops, [0, 1, 4, 3, 6, 8, 9]);
-    assert.deepEqual(cause.facts, { count: 4, streams: ['D', 'a', 'c', 'e', 'g'] });
+    assert.deepEqual([...(cause.edit.dropped ?? [])], [0, 1, 3, 5, 10]);
+    assert.deepEqual(cause.ops, [0, 1, 4, 3, 6, 8, 9, 10]);
+    assert.deepEqual(cause.facts, { count: 5, streams: ['D', 'a', 'c', 'e', 'g', 'h'] });
     assert.equal(cause.edit.opDuration, undefined);
   });
 
@@ -207,6 +224,18 @@ describe('copies waiting for each other (causes.ts serialisedCopies)', { timeout
     assert.equal(causeOf(pair(800_000, true), 'serialised-copies', { h2d: 1, d2h: null }), undefined, 'exactly 80%');
     assert.ok(causeOf(pair(790_000, true), 'serialised-copies', { h2d: 1, d2h: null }));
     assert.equal(causeOf(pair(MB, true), 'serialised-copies', { h2d: null, d2h: 10 }), undefined, 'no rate: no room');
+  });
+
+  it("weighs the link's hold against the first copy's own time, wherever it starts", () => {
+    // The first copy runs 1–3 ms: at 1 GB/s, 1.5 MB hold the link 75% of it, 1.7 MB 85%.
+    const later = (bytes: number) =>
+      graphOf({
+        ops: [copy('A', 'h2d', 1, 3, bytes), copy('B', 'h2d', 3.005, 5, bytes)],
+        edges: [{ kind: 'wait', from: at.end(0), to: at.start(1) }],
+        concurrentCopies: { h2d: true },
+      });
+    assert.ok(causeOf(later(1.5 * MB), 'serialised-copies', { h2d: 1, d2h: null }));
+    assert.equal(causeOf(later(1.7 * MB), 'serialised-copies', { h2d: 1, d2h: null }), undefined);
   });
 
   it("reads the copies' own direction: its rate and whether such copies ran together", () => {
@@ -309,6 +338,20 @@ describe('copies on the streams that compute (causes.ts copiesOnComputeStreams)'
     assert.equal(causeOf(graphOf({ ops, edges }), 'copy-on-compute-stream'), undefined);
   });
 
+  it('moves a D2H copy that starts its stream off the kernel after it, with no edge to add around it', () => {
+    const ops = [
+      gpu({ stream: 'R', start: 0, end: 1 }),
+      copy('Q', 'd2h', 0, 1, MB),
+      gpu({ stream: 'Q', start: 1, end: 2 }),
+    ];
+    const at = points(3);
+    const graph = graphOf({ ops, edges: [{ kind: 'stream', from: at.end(1), to: at.start(2) }] });
+    const cause = causeOf(graph, 'copy-on-compute-stream');
+    assert.deepEqual([...(cause?.edit.dropped ?? [])], [0]);
+    assert.deepEqual(cause?.edit.added, []);
+    assert.deepEqual(cause?.ops, [1]);
+  });
+
   it('drops the edge into an H2D copy with nothing after it, adding no edge around it', () => {
     const ops = [gpu({ stream: 'Z', start: 0, end: 1 }), copy('Z', 'h2d', 1, 2, MB)];
     const at = points(2);
@@ -341,6 +384,7 @@ describe('synchronizes in the middle of a step (causes.ts hostSyncs)', { timeout
       call('launch', 10.5, 10.55, 3),
       call('sync', 15, 16), // after step 2's last launch; the launch at 20 is no step's
       call('launch', 20, 20.05, null),
+      call('sync', 8, 9), // a second synchronize at the end of step 1: no launch
     ];
     const graph = graphOf({
       ops,
@@ -351,6 +395,7 @@ describe('synchronizes in the middle of a step (causes.ts hostSyncs)', { timeout
         { kind: 'sync', from: at.end(1), to: at.callEnd(4) },
         { kind: 'blocking', from: at.end(1), to: at.callEnd(4) },
         { kind: 'sync', from: at.end(2), to: at.callEnd(6) },
+        { kind: 'sync', from: at.end(1), to: at.callEnd(8) },
       ],
     });
     const cause = causeOf(graph, 'host-sync', NO_RATES, steps);
@@ -384,30 +429,75 @@ describe('synchronizes in the middle of a step (causes.ts hostSyncs)', { timeout
     const untimed = [{ ...steps[1]!, host: null }];
     assert.ok(causeOf(graphWith(4.001), 'host-sync', NO_RATES, untimed), 'without host steps, the whole trace is one');
     assert.equal(causeOf(graphWith(4), 'host-sync', NO_RATES, untimed), undefined);
-    assert.equal(causeOf(graphWith(4.001), 'host-sync', NO_RATES, [step('late', 2, 10)]), undefined, 'no step');
+    const outside = [step('late', 5, 10)];
+    assert.equal(
+      causeOf(graphWith(4.001), 'host-sync', NO_RATES, outside),
+      undefined,
+      'launches of no step count for none',
+    );
   });
 
   it('takes a blocking read back of 64 KiB or less as a synchronize, and no larger copy', () => {
-    const readBack = (bytes: number, direction: 'd2h' | 'h2d' = 'd2h') => {
+    // The step reads back first, launches a kernel, then makes a blocking copy of 1 MB: no read back.
+    const readBack = (bytes: number | null, direction: 'd2h' | 'h2d' = 'd2h') => {
       const ops = [
-        gpu({ stream: 's', start: 0.1, end: 1, correlation: 1 }),
         copy('s', direction, 1, 1.2, bytes, { correlation: 2 }),
         gpu({ stream: 's', start: 4.1, end: 5, correlation: 3 }),
+        copy('s', 'd2h', 6, 7, MB, { correlation: 4 }),
       ];
       const at = points(3);
       return graphOf({
         ops,
-        calls: [call('launch', 0, 0.05, 1), call('launch', 0.9, 1.3, 2), call('launch', 4, 4.05, 3)],
-        edges: [{ kind: 'blocking', from: at.end(1), to: at.callEnd(1) }],
+        calls: [call('launch', 0.9, 1.3, 2), call('launch', 4, 4.05, 3), call('launch', 5.9, 7.1, 4)],
+        edges: [
+          { kind: 'blocking', from: at.end(0), to: at.callEnd(0) },
+          { kind: 'blocking', from: at.end(2), to: at.callEnd(2) },
+        ],
       });
     };
     const cause = causeOf(readBack(64 * 1024), 'host-sync', NO_RATES, steps);
     assert.ok(cause);
     assert.deepEqual([...(cause.edit.dropped ?? [])], [0]);
-    assert.deepEqual([...(cause.edit.callDuration ?? [])], [[1, 0]]);
-    assert.deepEqual(cause.ops, [1]);
+    assert.deepEqual([...(cause.edit.callDuration ?? [])], [[0, 0]]);
+    assert.deepEqual(cause.ops, [0]);
     assert.equal(causeOf(readBack(64 * 1024 + 1), 'host-sync', NO_RATES, steps), undefined);
+    assert.equal(causeOf(readBack(null), 'host-sync', NO_RATES, steps), undefined, 'a copy of unknown size');
     assert.equal(causeOf(readBack(4, 'h2d'), 'host-sync', NO_RATES, steps), undefined);
+  });
+
+  it("keeps the host's work between two blocking reads back, taking both out", () => {
+    const ops = [
+      gpu({ stream: 's', start: 0.1, end: 1, correlation: 1 }),
+      copy('s', 'd2h', 1, 1.01, 4, { correlation: 2 }),
+      copy('s', 'd2h', 1.2, 1.21, 4, { correlation: 3 }),
+      gpu({ stream: 's', start: 4.1, end: 5, correlation: 4 }),
+    ];
+    const at = points(4);
+    const graph = graphOf({
+      ops,
+      calls: [
+        call('launch', 0, 0.05, 1),
+        call('launch', 0.9, 1.05, 2),
+        call('launch', 1.1, 1.25, 3),
+        call('launch', 4, 4.05, 4),
+      ],
+      edges: [
+        { kind: 'blocking', from: at.end(1), to: at.callEnd(1) },
+        { kind: 'blocking', from: at.end(2), to: at.callEnd(2) },
+        { kind: 'host', from: at.callStart(0), to: at.callStart(1), weight: 0.9 },
+        { kind: 'host', from: at.callStart(1), to: at.callStart(2), weight: 0.2 },
+      ],
+    });
+    const cause = causeOf(graph, 'host-sync', NO_RATES, steps);
+    assert.deepEqual([...(cause?.edit.dropped ?? [])], [0, 1]);
+    assert.deepEqual(
+      [...(cause?.edit.callDuration ?? [])],
+      [
+        [1, 0],
+        [2, 0],
+      ],
+    );
+    assert.deepEqual([...(cause?.edit.weight ?? [])], []);
   });
 
   it("takes `.item()`'s read back with its synchronize: neither call, nor the host's work between them", () => {
@@ -415,8 +505,10 @@ describe('synchronizes in the middle of a step (causes.ts hostSyncs)', { timeout
       gpu({ stream: 's', start: 0.1, end: 1, correlation: 1 }),
       copy('s', 'd2h', 1, 1.01, 4, { correlation: 2 }),
       gpu({ stream: 's', start: 4.1, end: 5, correlation: 3 }),
+      copy('s', 'd2h', 6.01, 6.02, 4, { correlation: 4 }),
     ];
-    const at = points(3);
+    const at = points(4);
+    // A second `.item()` (calls 4 and 5) at the step's end, which stays.
     const graph = graphOf({
       ops,
       calls: [
@@ -424,12 +516,16 @@ describe('synchronizes in the middle of a step (causes.ts hostSyncs)', { timeout
         call('launch', 0.9, 0.95, 2),
         call('sync', 1, 1.2),
         call('launch', 4, 4.05, 3),
+        call('launch', 6, 6.05, 4),
+        call('sync', 6.1, 6.3),
       ],
       edges: [
         { kind: 'host', from: at.callStart(0), to: at.callStart(2), weight: 0.3 },
         { kind: 'host', from: at.callStart(1), to: at.callStart(2), weight: 0.1 },
         { kind: 'sync', from: at.end(1), to: at.callEnd(2) },
         { kind: 'host', from: at.callStart(2), to: at.callStart(3), weight: 2 },
+        { kind: 'host', from: at.callStart(4), to: at.callStart(5), weight: 0.1 },
+        { kind: 'sync', from: at.end(3), to: at.callEnd(5) },
       ],
     });
     const cause = causeOf(graph, 'host-sync', NO_RATES, steps);
@@ -453,7 +549,7 @@ describe('the GPU waiting for launches (causes.ts hostBound)', { timeout: 5_000 
       gpu({ stream: 's', start: 0, end: 1, correlation: 1 }),
       gpu({ stream: 's', start: 2, end: 3, correlation: 2 }),
       gpu({ stream: 't', start: 0, end: 0.5, correlation: 3 }),
-      copy('s', 'd2h', 3, 3.5, MB, { correlation: 4 }),
+      copy('s', 'd2h', 3.1, 3.6, MB, { correlation: 4 }),
       gpu({ stream: 'u', start: 5, end: 6 }),
     ];
     const at = points(ops.length);
@@ -463,18 +559,21 @@ describe('the GPU waiting for launches (causes.ts hostBound)', { timeout: 5_000 
         call('launch', -0.1, -0.09, 1),
         call('launch', 1.97, 1.98, 2),
         call('launch', -0.2, -0.19, 3),
-        call('launch', 2.9, 3.6, 4),
+        call('launch', 2.9, 3.7, 4),
+        call('sync', 3.7, 4),
       ],
       edges: [
         { kind: 'issue', from: at.callStart(0), to: at.start(0), weight: 0.01, lag: 0.09 },
         { kind: 'issue', from: at.callStart(1), to: at.start(1), weight: 0.01, lag: 0.02 },
         { kind: 'stream', from: at.end(0), to: at.start(1) },
         { kind: 'issue', from: at.callStart(2), to: at.start(2), weight: 0.01, lag: 0.18 },
-        { kind: 'issue', from: at.callStart(3), to: at.start(3), weight: 0.1 },
+        { kind: 'issue', from: at.callStart(3), to: at.start(3), weight: 0.2 },
         { kind: 'stream', from: at.end(1), to: at.start(3) },
         { kind: 'blocking', from: at.end(3), to: at.callEnd(3) },
         { kind: 'host', from: at.callStart(0), to: at.callStart(1), weight: 2 },
         { kind: 'host', from: at.callStart(1), to: at.callStart(3), weight: 0.5 },
+        { kind: 'sync', from: at.end(3), to: at.callEnd(4) },
+        { kind: 'host', from: at.callStart(3), to: at.callStart(4), weight: 0.7 },
       ],
     });
     const cause = causeOf(graph, 'host-bound');
@@ -488,7 +587,7 @@ describe('the GPU waiting for launches (causes.ts hostBound)', { timeout: 5_000 
         [2, 0],
       ],
     );
-    assert.deepEqual([...(cause.edit.weight ?? [])], [[7, 0]], "a blocking call's CPU work stays");
+    assert.deepEqual([...(cause.edit.weight ?? [])], [[7, 0]], "a blocking call's and a synchronize's CPU work stay");
     assert.deepEqual(cause.facts, { count: 3, streams: ['s'] });
   });
 
@@ -527,7 +626,7 @@ describe('the GPU waiting for launches (causes.ts hostBound)', { timeout: 5_000 
     assert.deepEqual(late(0.0416, 0.0416, 0.04)?.ops, [1]);
   });
 
-  it('names nothing for an op without a launch call, or the first on its stream', () => {
+  it('names nothing for an op without a launch call or its issue edge, or the first on its stream', () => {
     const at = points(1);
     const first = graphOf({
       ops: [gpu({ stream: 's', start: 0.02, end: 1, correlation: 1 })],
@@ -535,6 +634,16 @@ describe('the GPU waiting for launches (causes.ts hostBound)', { timeout: 5_000 
       edges: [{ kind: 'issue', from: at.callStart(0), to: at.start(0), lag: 0.02 }],
     });
     assert.equal(causeOf(first, 'host-bound'), undefined);
+    const contradicted = graphOf({
+      ops: [gpu({ stream: 's', start: -1, end: -0.5 }), gpu({ stream: 's', start: 0.02, end: 1, correlation: 1 })],
+      calls: [call('launch', 0, 0.01, 1)],
+      edges: [{ kind: 'stream', from: 1, to: 2 }],
+    });
+    assert.equal(
+      causeOf(contradicted, 'host-bound'),
+      undefined,
+      'its issue edge gone: nothing says the launch held it',
+    );
     const unlaunched = graphOf({
       ops: [gpu({ stream: 's', start: -1, end: 0 }), gpu({ stream: 's', start: 1, end: 2 })],
       edges: [{ kind: 'stream', from: 1, to: 2 }],
