@@ -128,6 +128,25 @@ describe('crediting causes with what they save (findings.ts attribute)', { timeo
     close(credits[1]?.savedMs, [0.5, 0.5]);
   });
 
+  it("credits nothing to a step that only starts earlier: a step's time is its span", () => {
+    // Op 1 starts step 2 at 10 ms, 9 ms after op 0 ends; the cause makes that wait 8.5 ms.
+    const at3 = points(3);
+    const shifted = graphOf({
+      ops: [
+        gpu({ stream: 's', start: 0, end: 1 }),
+        gpu({ stream: 's', start: 10, end: 11 }),
+        gpu({ stream: 's', start: 11, end: 12 }),
+      ],
+      edges: [
+        { kind: 'wait', from: at3.end(0), to: at3.start(1), weight: 9 },
+        { kind: 'stream', from: at3.end(1), to: at3.start(2) },
+      ],
+    });
+    const sooner = cause('default-stream', { weight: new Map([[0, 8.5]]) });
+    const credits = attribute({ ...evidence([sooner]), graph: shifted });
+    assert.deepEqual(credits[0]?.savedMs, [0, 0]);
+  });
+
   it('keeps causes of one code in the order they came, the later one applied on top', () => {
     const quarter = cause('pageable-copy', { opDuration: new Map([[0, 0.25]]) });
     const credits = attribute(evidence([halfFirst, quarter]));
@@ -160,6 +179,14 @@ describe('the findings of a device (findings.ts findingsOf)', { timeout: 5_000 }
         ['pageable-copy', 0.125, 1, 'trace.json', 1, 3],
       ],
     );
+    const uncapped = findingsOf(place, 'stream 7', evidence([halfFirst, graphed]), 2);
+    assert.deepEqual(
+      uncapped.map((f) => [f.code, f.ms, f.steps]),
+      [
+        ['host-bound', 0.375, 2],
+        ['pageable-copy', 0.25, 1],
+      ],
+    );
   });
 
   it('leaves out a finding that saves less than half a percent of the median step, or nothing', () => {
@@ -186,6 +213,25 @@ describe('the findings of a device (findings.ts findingsOf)', { timeout: 5_000 }
     assert.equal(labelOf([1, 0]), 'aten::mm');
     assert.equal(labelOf([3, 0, 2, 0]), 'aten::copy_');
     assert.equal(labelOf([4]), null);
+  });
+
+  it('counts only the ops that carry a label, however many carry none', () => {
+    const unlabelled = [
+      { ...gpu({ stream: 's', start: 0, end: 1 }), label: undefined },
+      { ...gpu({ stream: 's', start: 1, end: 2 }), label: undefined },
+      gpu({ stream: 's', start: 2, end: 3, label: 'aten::mm' }),
+    ];
+    const at3 = points(3);
+    const labelled = graphOf({
+      ops: unlabelled,
+      edges: [
+        { kind: 'stream', from: at3.end(0), to: at3.start(1) },
+        { kind: 'stream', from: at3.end(1), to: at3.start(2) },
+      ],
+    });
+    const one = cause('host-bound', { opDuration: new Map([[0, 0.5]]) }, [0, 1, 2]);
+    const [finding] = findingsOf(place, '7', { ...evidence([one]), graph: labelled }, 1);
+    assert.equal(finding?.label, 'aten::mm');
   });
 });
 
