@@ -57,7 +57,7 @@ describe('pageable copies (causes.ts pageableCopies)', { timeout: 5_000 }, () =>
       ],
     });
 
-  it("moves the copy at the pinned rate plus the fastest copy's fixed cost, and lets its own call return at once", () => {
+  it("moves the copy at the pinned rate plus the fastest copy's fixed cost, its own call returning at once", () => {
     const cause = causeOf(pageable(), 'pageable-copy', { h2d: 10, d2h: 20 });
     assert.ok(cause);
     assert.deepEqual(cause.ops, [0]);
@@ -278,7 +278,7 @@ function specOf(graph: ReplayGraph) {
 }
 
 describe('copies on the streams that compute (causes.ts copiesOnComputeStreams)', { timeout: 5_000 }, () => {
-  it('frees an H2D copy from the kernel before it and a D2H copy from the kernel after it, keeping kernel order', () => {
+  it('frees an H2D copy from the kernel before it, a D2H copy from the kernel after it, keeping kernel order', () => {
     // Stream C: kernel, H2D, kernel, D2H, kernel; stream X's kernel in between, which is not C's.
     const ops = [
       gpu({ stream: 'C', start: 0, end: 1 }),
@@ -591,7 +591,7 @@ describe('the GPU waiting for launches (causes.ts hostBound)', { timeout: 5_000 
     assert.deepEqual(cause.facts, { count: 3, streams: ['s'] });
   });
 
-  /** An op launched by a call at 0 that took `weight` to submit it, after its stream's op that ended at `previousEnd`. */
+  /** An op launched by a call at 0 that took `weight` to submit it, after its stream's op ending at `previousEnd`. */
   function late(start: number, lag: number, previousEnd: number, weight = 0) {
     const ops = [
       gpu({ stream: 's', start: -1, end: previousEnd }),
