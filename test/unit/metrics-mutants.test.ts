@@ -111,6 +111,10 @@ describe("a device's timeline", { timeout: 5_000 }, () => {
     );
   });
 
+  it('counts an op issued exactly as the one before it ended as issued in time', () => {
+    close(deviceTimeline([ev(0, 1, { issued: 0 }), ev(1.25, 2, { issued: 1 })], []).perOpMs, 0.25, 'perOpMs');
+  });
+
   it("measures a stream's gap from the latest end so far, not from a shorter op nested inside a longer one", () => {
     const timeline = deviceTimeline(
       [ev(0, 10, { issued: 0 }), ev(1, 2, { issued: 0 }), ev(10.5, 11, { issued: 5 })],
@@ -230,6 +234,11 @@ describe("a step's busy and overlap shares", { timeout: 5_000 }, () => {
     assert.equal(oneWay.overlap.h2dWithD2h, null);
     const otherWay = stepMetrics(deviceTimeline([copy('d2h', 0, 1)], []), window(0, 10), noRates);
     assert.equal(otherWay.overlap.h2dWithD2h, null);
+  });
+
+  it('measures a step that does not start at 0 from its own start', () => {
+    const m = stepMetrics(deviceTimeline([ev(4, 8)], []), window(6, 10), noRates);
+    assert.deepEqual([m.startMs, m.ms, m.busy.kernels, m.floor.kernelMs, m.efficiency], [6, 4, 0.5, 2, 0.5]);
   });
 
   it('gives a step of no length no shares and an efficiency of 0, not NaN', () => {
@@ -355,6 +364,11 @@ describe("each idle gap's cause", { timeout: 5_000 }, () => {
       noRates,
     );
     assert.deepEqual([onTime.hostWaitMs, onTime.otherIdleMs], [0, 1]);
+  });
+
+  it('is never host wait for an op with no issue time, whatever the clock: negative times included', () => {
+    const m = stepMetrics(deviceTimeline([ev(-3, -2), ev(-1, 0, { issued: null })], []), window(-3, 0), noRates);
+    assert.deepEqual([m.hostWaitMs, m.otherIdleMs], [0, 1]);
   });
 
   it('finds the op ending a gap among many before it', () => {
