@@ -59,8 +59,8 @@ describe("a trace's own rates", { timeout: 5_000 }, () => {
 
   it(`sum the ${TOP_COPIES} fastest copies' bytes over their summed time, whatever order they come in`, () => {
     assert.equal(TOP_COPIES, 5);
-    // 1, 2, ..., 7 GB/s, each 1 ms, the slowest first: the 5 fastest are 3 to 7 GB/s, 25e6 bytes in 5 ms.
-    const copies = [1, 2, 3, 4, 5, 6, 7].map((gb, i) => h2d(gb * 1e6, i, i + 1));
+    // 1, 2, ..., 7 GB/s, each 2 ms, the slowest first: the 5 fastest are 3 to 7 GB/s, 50e6 bytes in 10 ms.
+    const copies = [1, 2, 3, 4, 5, 6, 7].map((gb, i) => h2d(gb * 2e6, i * 2, i * 2 + 2));
     close(ratesFromCopies(copies).h2d, 5, 'in order');
     close(ratesFromCopies([...copies].reverse()).h2d, 5, 'reversed');
     // A fast copy of few bytes against a slow one of many: rank by rate, not bytes. 1 GB/s × 6 and 4 GB/s.
@@ -200,6 +200,53 @@ describe("rates from a Result's traced copies", { timeout: 5_000 }, () => {
           /the Result has no traced copies/.test(error.message) &&
           /tracing on/.test(error.hint ?? ''),
       );
+  });
+});
+
+describe('rates from an A/B document', { timeout: 5_000 }, () => {
+  it('are refused, with a hint: it holds no copies', () => {
+    // A version-1 A/B document of no modes, put together from the recorded probe's and Result's own parts.
+    const probe = fixture('h200x2-probe.json');
+    const run = fixture('h200-balanced-16-traced.json');
+    const side = (name: string) => ({
+      name,
+      path: null,
+      hash: 'h',
+      verification: { status: 'skipped', mismatches: [] },
+    });
+    const ab = {
+      schema: 'cuda-pipe/ab',
+      version: 1,
+      tool: probe.tool,
+      createdAt: run.createdAt,
+      run: run.run,
+      device: probe.devices[0].facts,
+      software: probe.software,
+      a: side('a'),
+      b: side('b'),
+      rule: {
+        minPairs: 5,
+        maxPairs: 50,
+        maxTimeMs: 1e3,
+        warmup: 1,
+        floor: 0.02,
+        multiple: 3,
+        threshold: null,
+        confidence: 0.95,
+      },
+      gate: false,
+      clocks: { checked: false, note: '' },
+      modes: [],
+      unpaired: [],
+      notes: [],
+    };
+    assert.throws(
+      () => ratesFromFile(write(ab)),
+      (error: unknown) =>
+        error instanceof UsageError &&
+        /an A\/B document holds no copy rates/.test(error.message) &&
+        /probe --bandwidth --json/.test(error.hint ?? ''),
+    );
   });
 });
 
