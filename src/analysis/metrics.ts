@@ -139,7 +139,6 @@ export function stepMetrics(timeline: DeviceTimeline, window: StepWindow, rates:
     d2h: [] as Interval[],
     otherCopies: [] as Interval[],
     memsets: [] as Interval[],
-    defaultStream: [] as Interval[],
   };
   for (const e of inside) {
     const piece = { start: e.start, end: e.end };
@@ -148,7 +147,6 @@ export function stepMetrics(timeline: DeviceTimeline, window: StepWindow, rates:
     else if (e.direction === 'h2d') parts.h2d.push(piece);
     else if (e.direction === 'd2h') parts.d2h.push(piece);
     else parts.otherCopies.push(piece);
-    if (e.defaultStream) parts.defaultStream.push(piece);
   }
   const set = (pieces: readonly Interval[]): IntervalSet => clip(union(pieces), start, end);
   const compute = set(parts.compute);
