@@ -176,6 +176,31 @@ describe('exposed-communication: where each collective starts', () => {
     },
   );
 
+  it(
+    "without the step's first launch, no thread is the main one: the compute before the collectives is taken",
+    DEADLINE,
+    () => {
+      // As above, but op 0's launch is missing: thread 2's kernels are not told apart, and the backward pass is all
+      // 4.4 ms of compute that ended before the first all-reduce (ops 0 to 4), whose halves end with ops 2 and 4.
+      const ops = [
+        op('7', 0, 1),
+        op('7', 1, 2, { correlation: 2 }),
+        op('7', 2, 3, { correlation: 3 }),
+        op('7', 3, 4, { correlation: 4 }),
+        op('8', 3.5, 3.9),
+        nccl('9', 4, 5, { correlation: 5 }),
+        nccl('9', 5, 6, { correlation: 6 }),
+        op('7', 5, 7, { correlation: 7 }),
+      ];
+      const calls = [launch(2, 0.5, 2), launch(3, 0.6, 2), launch(4, 0.7, 2), launch(5, 0.8, 2), launch(6, 0.9, 2)];
+      const cause = causeOf(graphOf(ops, [...calls, launch(7, 1.0, 2)]), [step(0, 7)])!;
+      assert.deepEqual(waits(cause), [
+        [2, 5],
+        [4, 6],
+      ]);
+    },
+  );
+
   it('a trace whose steps have no collectives, or no compute before them, names no cause', DEADLINE, () => {
     assert.equal(causeOf(graphOf([op('7', 0, 1), op('7', 1, 2)]), [step(0, 2)]), null);
     assert.equal(causeOf(graphOf([nccl('9', 0, 1), nccl('9', 1, 2), op('7', 2, 3)]), [step(0, 3)]), null);
@@ -311,6 +336,80 @@ describe('exposed-communication: compute slowed beside the moved collectives', (
     const cause = causeOf(graphOf(ops), [step(0, 4)], DEVICE)!;
     assert.equal(cause.edit.opDuration?.has(2) ?? false, false);
   });
+
+  /** x, f(x), f(f(x)) … until a step moves it by at most 1e-4 (the settled test), or `rounds` values. */
+  const settle = (x: number, f: (x: number) => number, rounds = 12) => {
+    let previous = Number.NaN;
+    for (let k = 1; k < rounds && !(Math.abs(x - previous) <= 1e-4); k++) [previous, x] = [x, f(x)];
+    return x;
+  };
+
+  it('replays at most 12 times: a kernel three times as slow has not settled by then', DEADLINE, () => {
+    // 60 of the 100 SMs held: the heavy kernels' 100 blocks take 3 waves on the 40 left. Kernel 2 beside the moved
+    // all-reduce takes d = 1 + 2/d' given last round's d': 3, 5/3, 11/5 … towards 2, by less than 1e-4 only after 12.
+    const cause = causeOf(graphOf(shaped(HEAVY, [{ ...CHANNELS, blocks: 60 }, null])), [step(0, 6)], DEVICE)!;
+    assert.equal(slowdownBeside(HEAVY, { ...CHANNELS, blocks: 60 }, DEVICE), 3);
+    const twelfth = settle(3, (d) => 1 + 2 / d);
+    assert.ok(Math.abs(twelfth - 2) > 1e-4 && Math.abs(twelfth - 2) < 1e-3);
+    assert.ok(Math.abs(cause.edit.opDuration!.get(2)! - twelfth) < 1e-12, `${cause.edit.opDuration!.get(2)}`);
+  });
+
+  it('replays until every slowed kernel has settled, not the first', DEADLINE, () => {
+    // Thread 1 launched op 0 and op 3, a heavy kernel on stream 8 whose 0.5 ms lies inside the moved all-reduce
+    // (2 to 3 ms): twice as slow it still does, and settles at once at 1 ms. Kernel 4 beside it settles as above.
+    const ops = [
+      op('7', -1, 0, { correlation: 1 }),
+      op('7', 0, 1, { correlation: 2, launch: HEAVY }),
+      op('7', 1, 2, { correlation: 3, launch: HEAVY }),
+      op('8', 2, 2.5, { correlation: 8, launch: HEAVY }),
+      op('7', 2, 3, { correlation: 4, launch: HEAVY }),
+      op('7', 3, 4, { correlation: 5, launch: HEAVY }),
+      nccl('9', 4, 5, { correlation: 6, launch: CHANNELS }),
+      nccl('9', 5, 6, { correlation: 7, launch: CHANNELS }),
+    ];
+    const calls = [1, 2, 3, 8, 4, 5, 6, 7].map((c, j) => launch(c, -2 + 0.1 * j, c === 1 || c === 8 ? 1 : 2));
+    const graph = graphOf(ops, calls);
+    const cause = causeOf(graph, [step(-1, 6)], DEVICE)!;
+    assert.deepEqual(waits(cause), [
+      [2, 6],
+      [5, 7],
+    ]);
+    assert.deepEqual([...cause.edit.opDuration!.keys()].sort(), [3, 4]);
+    assert.equal(cause.edit.opDuration!.get(3), 1);
+    assert.ok(Math.abs(cause.edit.opDuration!.get(4)! - 233 / 144) < 1e-12, `${cause.edit.opDuration!.get(4)}`);
+  });
+
+  it('finds what runs beside a kernel among the collectives as replayed, in their new order', DEADLINE, () => {
+    // Thread 2 launched the backward kernels (ops 1, 2, 3, 5) and three all-reduces: op 6 (3 ms) and op 7 after it
+    // on stream 9, op 8 (0.5 ms) on stream 10. Moved, op 6 runs 3 to 6 ms, op 7 after it 6 to 7, op 8 4 to 4.5: out of
+    // their trace order. Op 4, thread 1's heavy kernel from 2 to 5 ms, runs beside ops 6 and 8: 2.5 of its 3 ms.
+    const ops = [
+      op('7', -1, 0, { correlation: 1 }),
+      op('7', 0, 1, { correlation: 2 }),
+      op('7', 1, 2, { correlation: 3 }),
+      op('7', 2, 3, { correlation: 4 }),
+      op('8', 2, 5, { correlation: 9, launch: HEAVY }),
+      op('7', 3, 4, { correlation: 5 }),
+      nccl('9', 4, 7, { correlation: 6, launch: CHANNELS }),
+      nccl('9', 7, 8, { correlation: 7, launch: CHANNELS }),
+      nccl('10', 7.5, 8, { correlation: 8, launch: CHANNELS }),
+    ];
+    const calls = [1, 2, 3, 9, 4, 5, 6, 7, 8].map((c, j) => launch(c, -2 + 0.1 * j, c === 1 || c === 9 ? 1 : 2));
+    const graph = graphOf(ops, calls);
+    const cause = causeOf(graph, [step(-1, 8)], DEVICE)!;
+    const time = replay(graph, cause.edit);
+    assert.deepEqual(
+      [6, 7, 8].map((i) => [time[opStart(i)], time[opEnd(i)]].map((t) => Number(t!.toFixed(9)))),
+      [
+        [3, 6],
+        [6, 7],
+        [4, 4.5],
+      ],
+    );
+    // First 3 × (1 + 2.5/3) = 5.5 ms; then, reaching past 7 ms, beside all 4.5 ms of them: d = 3 + 13.5/d'.
+    const expected = settle(5.5, (d) => 3 + 13.5 / d);
+    assert.ok(Math.abs(cause.edit.opDuration!.get(4)! - expected) < 1e-12, `${cause.edit.opDuration!.get(4)}`);
+  });
 });
 
 describe('overlapWith: the time a span spends beside the pieces', () => {
@@ -340,6 +439,22 @@ describe('overlapWith: the time a span spends beside the pieces', () => {
   it('a first piece is reached from the span after it', DEADLINE, () => {
     assert.equal(overlapWith([{ start: 0, end: 4 }])(1, 2), 1);
     assert.equal(overlapWith([])(1, 2), 0);
+  });
+
+  it('reads only the pieces near the span, not every piece of the trace', DEADLINE, () => {
+    const many = Array.from({ length: 1000 }, (_, i) => ({ start: i, end: i + 0.5 }));
+    let reads = 0;
+    const counted = new Proxy(many, {
+      get(target, key, receiver) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const besides = overlapWith(counted);
+    reads = 0;
+    assert.equal(besides(500.25, 501.25), 0.5);
+    // A bisection of 1000 (10 reads) and the two pieces the span reaches, each read twice at most.
+    assert.ok(reads <= 16, `${reads} reads`);
   });
 
   it('equals the sum over every piece, in the same order', DEADLINE, () => {
