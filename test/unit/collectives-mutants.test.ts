@@ -126,15 +126,23 @@ describe('collective skew: pairing and who arrived last', () => {
 
 describe('collective skew: ranks whose kernels do not pair', () => {
   it('names the first group, by step and name, whose counts differ, with each rank its count', DEADLINE, () => {
-    // Both s2's all-reduces and s1's broadcasts differ; s1 sorts first. Rank 1 has no broadcast at all.
-    const a = side(0, [kernel(AR, 11), kernel(AR, 12), kernel(BC, 1), kernel(AR, 2)]);
-    const b = side(1, [kernel(AR, 11), kernel(AR, 2)]);
+    // s1's broadcasts (1 and 0) came first in time, but s1's all-reduces (2 and 1) sort first; s2's differ too.
+    const a = side(0, [kernel(BC, 1), kernel(AR, 2), kernel(AR, 3), kernel(AR, 11), kernel(AR, 12)]);
+    const b = side(1, [kernel(AR, 2), kernel(AR, 11)]);
     const skew = collectiveSkew([a, b]);
     assert.deepEqual(skew, {
       kind: 'unknown',
       participants: [a.who, b.who],
-      reason: `the ranks' NCCL kernels do not pair: ${BC} in s1 ran 1 on rank 0 GPU 0, 0 on rank 1 GPU 1`,
+      reason: `the ranks' NCCL kernels do not pair: ${AR} in s1 ran 2 on rank 0 GPU 0, 1 on rank 1 GPU 1`,
     });
+  });
+
+  it('a group only one rank ran counts 0 on the others', DEADLINE, () => {
+    const skew = collectiveSkew([side(0, [kernel(AR, 2)]), side(1, [kernel(AR, 2), kernel(BC, 3)])]);
+    assert.equal(
+      skew?.kind === 'unknown' && skew.reason,
+      `the ranks' NCCL kernels do not pair: ${BC} in s1 ran 0 on rank 0 GPU 0, 1 on rank 1 GPU 1`,
+    );
   });
 
   it('a difference in the second of three ranks is found too', DEADLINE, () => {

@@ -114,6 +114,13 @@ describe('checkOneLaunch: traces that cannot be the ranks of one launch', () => 
     );
   });
 
+  it('a gap of exactly a second reads 1.0 s; one just under, in ms', DEADLINE, () => {
+    const at = (gap: number) =>
+      refusal([trace('a.json', 0, [event(0, 0, 1)]), trace('b.json', 1, [event(1, 1 + gap, 2 + gap)])])?.message;
+    assert.match(at(1000) ?? '', /^a\.json ends 1\.0 s before b\.json starts/);
+    assert.match(at(999.5) ?? '', /^a\.json ends 999\.5 ms before b\.json starts/);
+  });
+
   it('takes traces that touch, overlap, or lack GPU work for one launch', DEADLINE, () => {
     assert.equal(refusal([trace('a.json', 0, [event(0, 0, 2)]), trace('b.json', 1, [event(1, 2, 3)])]), null);
     assert.equal(refusal([trace('a.json', 0, [event(0, 0, 2)]), trace('b.json', 1, [event(1, 1, 3)])]), null);
