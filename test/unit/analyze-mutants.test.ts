@@ -72,9 +72,9 @@ const RATES_NOTE =
 describe('analyzeTraces: ranks, devices, findings and notes', () => {
   // Given out of rank order; the traces without a rank keep the order given, after the ranked ones.
   const traces = [
-    trace('rank1.json', 1, [ev(1, '7', 'kernel', 0, 5), ...ddp(0, 0.25)], { notes: ['an event without a stream'] }),
+    trace('rank2.json', 2, [ev(1, '7', 'kernel', 0, 5), ...ddp(0, 0.25)], { notes: ['an event without a stream'] }),
     trace('cpu.json', null, []),
-    trace('rank0.json', 0, ddp(0)),
+    trace('rank1.json', 1, ddp(0)),
     trace('solo-b.json', null, [ev(3, '7', 'kernel', 0, 1)]),
     trace('solo-a.json', null, [ev(2, '7', 'kernel', 0, 1)]),
   ];
@@ -86,7 +86,7 @@ describe('analyzeTraces: ranks, devices, findings and notes', () => {
     assert.deepEqual(doc.tool, { name: 'cuda-pipe', version: '9.9.9' });
     assert.deepEqual(
       doc.devices.map((d) => `${d.file}:${d.device}`),
-      ['rank0.json:0', 'rank1.json:0', 'rank1.json:1', 'solo-b.json:3', 'solo-a.json:2'],
+      ['rank1.json:0', 'rank2.json:0', 'rank2.json:1', 'solo-b.json:3', 'solo-a.json:2'],
     );
   });
 
@@ -95,8 +95,8 @@ describe('analyzeTraces: ranks, devices, findings and notes', () => {
     assert.deepEqual(
       doc.findings.map((f) => [f.code, f.file, f.device, f.rank, Number(f.ms.toFixed(9)), f.steps]),
       [
-        ['exposed-communication', 'rank0.json', 0, 0, 1, 1],
         ['exposed-communication', 'rank1.json', 0, 1, 1, 1],
+        ['exposed-communication', 'rank2.json', 0, 2, 1, 1],
       ],
     );
   });
@@ -106,7 +106,7 @@ describe('analyzeTraces: ranks, devices, findings and notes', () => {
     assert.ok(doc.collectives?.kind === 'measured');
     assert.deepEqual(
       doc.collectives.participants.map((p) => p.rank),
-      [0, 1],
+      [1, 2],
     );
     assert.deepEqual(
       doc.collectives.calls.map((c) => [c.startsMs, c.last]),
@@ -116,7 +116,7 @@ describe('analyzeTraces: ranks, devices, findings and notes', () => {
       ],
     );
     assert.deepEqual(doc.notes, [
-      'rank1.json: an event without a stream',
+      'rank2.json: an event without a stream',
       'cpu.json: no GPU events (kernels, copies, memsets): nothing to analyse',
       RATES_NOTE,
       CLOCK_NOTE,
@@ -147,6 +147,37 @@ describe('analyzeTraces: ranks, devices, findings and notes', () => {
     assert.deepEqual(doc.devices, []);
     assert.deepEqual(doc.findings, []);
     assert.deepEqual(doc.notes, ['cpu.json: no GPU events (kernels, copies, memsets): nothing to analyse']);
+  });
+});
+
+describe("analyzeTraces: the trace's devices", () => {
+  const HEAVY = { blocks: 100, threadsPerBlock: 1024, registersPerThread: 64, sharedBytesPerBlock: 0 };
+  const CHANNELS = { blocks: 50, threadsPerBlock: 512, registersPerThread: 32, sharedBytesPerBlock: 0 };
+  const shape = (index: number) => ({
+    index,
+    multiprocessors: 100,
+    registersPerSm: 65536,
+    sharedBytesPerSm: 228 * 1024,
+    threadsPerSm: 2048,
+  });
+  const shaped = ddp(0).map((e) => ({ ...e, launch: e.communication ? CHANNELS : HEAVY }));
+  const saved = (devices: ReturnType<typeof shape>[]) =>
+    analyzeTraces([trace('t.json', 0, shaped, { devices })], { rates: null, toolVersion: 't' }).findings.map((f) =>
+      Number(f.ms.toFixed(9)),
+    );
+
+  it(
+    "slows the compute beside the moved all-reduces by the device's SMs: 1 ms saved becomes 2 − 233/144",
+    DEADLINE,
+    () => {
+      // The first all-reduce moves beside kernel 2, which then takes 233/144 ms (communication-mutants.test.ts).
+      assert.deepEqual(saved([shape(1), shape(0)]), [Number((2 - 233 / 144).toFixed(9))]);
+    },
+  );
+
+  it("takes only its own device's shape: another GPU's says nothing of it", DEADLINE, () => {
+    assert.deepEqual(saved([shape(1)]), [1]);
+    assert.deepEqual(saved([]), [1]);
   });
 });
 
@@ -190,14 +221,14 @@ describe("analyzeTraces: a device's figures over its steps", () => {
   const gpu = [
     ev(0, '7', 'kernel', 0, 8),
     copy(0, 'h2d', 1, 3),
-    copy(0, 'd2h', 2, 3),
+    copy(0, 'd2h', 2, 2.5),
     nccl(0, 8, 9),
     ev(0, '7', 'kernel', 10, 12),
     copy(0, 'h2d', 10, 13),
     ev(0, '7', 'kernel', 14, 20),
     nccl(0, 20, 22),
     copy(0, 'h2d', 21, 29),
-    copy(0, 'd2h', 21, 25),
+    copy(0, 'd2h', 26, 30),
   ];
   const steps = [mark('s1', 0, 0, 10), mark('s2', 0, 10, 14), mark('s3', 0, 14, 30)];
   const device = () =>
@@ -236,7 +267,7 @@ describe("analyzeTraces: a device's figures over its steps", () => {
       );
     assert.deepEqual(
       d.steps.map((s) => s.exposedCopyMs),
-      [0, 1, 8],
+      [0, 1, 9],
     );
   });
 
@@ -248,10 +279,14 @@ describe("analyzeTraces: a device's figures over its steps", () => {
       [1, 2 / 3, 0],
     );
     assert.equal(d.overlap.h2dWithKernel, 4 / 13);
-    // D2H beside kernels: 1 of 1 ms and 0 of 4 (the step without D2H counts for nothing).
-    assert.equal(d.overlap.d2hWithKernel, 1 / 5);
-    // H2D beside D2H, over the shorter of the two: 1 of 1 ms and 4 of 4.
-    assert.equal(d.overlap.h2dWithD2h, 1);
+    // D2H beside kernels: 0.5 of 0.5 ms and 0 of 4 (the step without D2H counts for nothing).
+    assert.equal(d.overlap.d2hWithKernel, 0.5 / 4.5);
+    // H2D beside D2H, over the shorter of the two: 0.5 of 0.5 ms and 3 of 4; over the longer it would be 0.8.
+    assert.deepEqual(
+      d.steps.map((s) => s.overlap.h2dWithD2h),
+      [1, null, 0.75],
+    );
+    assert.ok(Math.abs(d.overlap.h2dWithD2h! - 3.5 / 4.5) < 1e-12);
     const copyShare = d.steps.reduce((sum, s) => sum + (s.overlap.copyWithKernel ?? 0) * s.copyMs, 0);
     assert.equal(d.overlap.copyWithKernel, copyShare / d.steps.reduce((sum, s) => sum + s.copyMs, 0));
     // All-reduces beside compute: none, over 3 ms of them.
