@@ -61,9 +61,14 @@ describe('blocks an SM holds', () => {
     assert.equal(blocksPerSm(shape(1, 256, 32), H200, { ...held, registers: 70000 }), 0);
   });
 
-  it('a block that asks for no registers is limited by the rest', DEADLINE, () => {
-    assert.equal(blocksPerSm(shape(1, 256, 0), H200), 8);
-  });
+  it(
+    'a block that asks for no registers is limited by the rest, even beside a kernel holding them all',
+    DEADLINE,
+    () => {
+      assert.equal(blocksPerSm(shape(1, 256, 0), H200), 8);
+      assert.equal(blocksPerSm(shape(1, 256, 0), H200, { registers: 65536, shared: 0, threads: 1024, blocks: 1 }), 4);
+    },
+  );
 });
 
 describe('how much longer a kernel runs beside another', () => {
@@ -91,6 +96,8 @@ describe('how much longer a kernel runs beside another', () => {
     assert.equal(blocksPerSm(small, H200, blockHolds(shape(1, 256, 32))), 7);
     // Capacity 100 × 8 + 32 × 7 = 1024 < 1056: two waves where one did.
     assert.equal(slowdownBeside(small, shape(32, 256, 32), H200), 2);
+    // 1000 blocks fit in those 1024 places: one wave, as alone.
+    assert.equal(slowdownBeside(shape(1000, 256, 32), shape(32, 256, 32), H200), 1);
   });
 
   it('a kernel too large for an SM cannot be told: 1', DEADLINE, () => {
