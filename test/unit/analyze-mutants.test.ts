@@ -133,6 +133,34 @@ describe('analyzeTraces: ranks, devices, findings and notes', () => {
     assert.deepEqual(doc.notes, [RATES_NOTE]);
   });
 
+  it('lists the ranks given in order in that order', DEADLINE, () => {
+    const doc = analyzeTraces([trace('rank1.json', 1, ddp(0)), trace('rank2.json', 2, ddp(0, 0.5))], {
+      rates: null,
+      toolVersion: 't',
+    });
+    assert.ok(doc.collectives?.kind === 'measured');
+    assert.deepEqual(
+      doc.collectives.participants.map((p) => p.rank),
+      [1, 2],
+    );
+    assert.deepEqual(
+      doc.devices.map((d) => d.rank),
+      [1, 2],
+    );
+  });
+
+  it('looks for causes in a trace of copies and kernels alone, without host calls', DEADLINE, () => {
+    // An H2D copy between kernels on their stream, twice: moved off it, the kernels run 2 ms sooner.
+    const h2d = (start: number, end: number) => ({ ...copy(0, 'h2d', start, end), stream: '7', issued: 0 });
+    const kernel = (start: number, end: number) => ev(0, '7', 'kernel', start, end, { issued: 0 });
+    const gpu = [kernel(0, 1), h2d(1, 2), kernel(2, 3), h2d(3, 4), kernel(4, 5)];
+    const doc = analyzeTraces([trace('t.json', 0, gpu)], { rates: null, toolVersion: 't' });
+    assert.deepEqual(
+      doc.findings.map((f) => [f.code, f.ms]),
+      [['copy-on-compute-stream', 2]],
+    );
+  });
+
   it('ranks whose collectives do not pair get the reason, without the clock note', DEADLINE, () => {
     const doc = analyzeTraces([trace('rank0.json', 0, ddp(0)), trace('rank1.json', 1, ddp(0).slice(0, 5))], {
       rates: null,

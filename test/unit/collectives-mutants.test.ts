@@ -118,6 +118,18 @@ describe('collective skew: pairing and who arrived last', () => {
     assert.deepEqual(skew.mostOftenLast, { who: [], count: 0, of: 0 });
   });
 
+  it('a kernel before the first step is in none', DEADLINE, () => {
+    const skew = collectiveSkew([side(0, [kernel(AR, -1), kernel(AR, 1)]), side(1, [kernel(AR, -0.5), kernel(AR, 1)])]);
+    assert.ok(skew?.kind === 'measured');
+    assert.deepEqual(
+      skew.calls.map((c) => [c.step, c.order, c.skewMs]),
+      [
+        [NO_STEP, 0, 0.5],
+        ['s1', 0, 0],
+      ],
+    );
+  });
+
   it('one side has nothing to be skewed against', DEADLINE, () => {
     assert.equal(collectiveSkew([side(0, [kernel(AR, 1)])]), null);
     assert.equal(collectiveSkew([]), null);
