@@ -161,6 +161,26 @@ describe('analyzeTraces: ranks, devices, findings and notes', () => {
     );
   });
 
+  it('looks for causes in a trace of kernels on a stream of their own and their launches alone', DEADLINE, () => {
+    // Six 50 µs kernels, each started 5 µs after its 100 µs launch, launches 0.5 ms apart: the host held them back.
+    const gpu = [0, 1, 2, 3, 4, 5].map((j) =>
+      ev(0, '7', 'kernel', j * 0.5 + 0.105, j * 0.5 + 0.155, { correlation: j }),
+    );
+    const host = gpu.map((_, j) => ({
+      kind: 'launch' as const,
+      name: 'cudaLaunchKernel',
+      start: j * 0.5,
+      end: j * 0.5 + 0.1,
+      correlation: j,
+      thread: 1,
+    }));
+    const doc = analyzeTraces([trace('t.json', 0, gpu, { host })], { rates: null, toolVersion: 't' });
+    assert.deepEqual(
+      doc.findings.map((f) => [f.code, Number(f.ms.toFixed(9))]),
+      [['host-bound', 2.25]],
+    );
+  });
+
   it('ranks whose collectives do not pair get the reason, without the clock note', DEADLINE, () => {
     const doc = analyzeTraces([trace('rank0.json', 0, ddp(0)), trace('rank1.json', 1, ddp(0).slice(0, 5))], {
       rates: null,

@@ -106,6 +106,15 @@ describe('checkOneLaunch: traces that cannot be the ranks of one launch', () => 
     );
   });
 
+  it('of several traces apart in time, names the first pair in the order given', DEADLINE, () => {
+    const error = refusal([
+      trace('a.json', 0, [event(0, 0, 1)]),
+      trace('b.json', 1, [event(1, 5, 6)]),
+      trace('c.json', 2, [event(2, 10, 11)]),
+    ]);
+    assert.match(error?.message ?? '', /^a\.json ends 4\.000 ms before b\.json starts/);
+  });
+
   it('gives gaps of a second or more in seconds', DEADLINE, () => {
     const error = refusal([trace('a.json', 0, [event(0, 0, 1500)]), trace('b.json', 1, [event(1, 3000, 3200)])]);
     assert.match(
