@@ -78,6 +78,10 @@ describe('buildGraph: the ops and calls it reads (graph-edges.ts)', { timeout: 5
   it("keeps the caller's ops where they are already in start order, ties by end, without copying them", () => {
     const events = [kernel('a', 'x', 0, 1), kernel('b', 'y', 0, 2), kernel('c', 'x', 1, 3)];
     assert.equal(buildGraph(events, [], NO_RATES).ops, events);
+    const longFirst = [kernel('long', 'x', 0, 5), kernel('short', 'y', 1, 2)];
+    assert.equal(buildGraph(longFirst, [], NO_RATES).ops, longFirst);
+    const together = [kernel('a', 'x', 0, 1), kernel('b', 'y', 0, 1)];
+    assert.equal(buildGraph(together, [], NO_RATES).ops, together);
   });
 
   it("sorts ops by start, ties by end, into a copy of the caller's list", () => {
@@ -89,6 +93,8 @@ describe('buildGraph: the ops and calls it reads (graph-edges.ts)', { timeout: 5
     );
     const tie = [kernel('long', 'y', 0, 2), kernel('short', 'x', 0, 1), kernel('next', 'x', 1, 3)];
     assert.deepEqual(names(buildGraph(tie, [], NO_RATES)).ops, ['short', 'long', 'next']);
+    const later = [kernel('later', 'x', 1, 2), kernel('sooner', 'y', 0, 3)];
+    assert.deepEqual(names(buildGraph(later, [], NO_RATES)).ops, ['sooner', 'later']);
   });
 
   it("keeps this device's launches and every synchronize, in start order, and drops other devices' launches", () => {
@@ -137,9 +143,19 @@ describe('buildGraph: issue, host and stream edges', { timeout: 5_000 }, () => {
     assert.deepEqual(edges(buildGraph(events, calls, NO_RATES), 'issue'), ['L.start → k.start 0.01']);
   });
 
+  // Two kernels long after the calls, so that a call's points are not its index's.
+  const later = [kernel('k0', 'k', 5, 6), kernel('k1', 'k', 6, 7)];
+
   it('hangs a call made inside another off its start, and a call right after another off its end', () => {
-    const calls = [sync('outer', 0, 1), sync('inner', 0.2, 0.4), sync('next', 1.5, 1.6), sync('touching', 1.6, 1.7)];
-    assert.deepEqual(edges(buildGraph([], calls, NO_RATES), 'host'), [
+    const calls = [
+      sync('first', 1, 1.05),
+      sync('outer', 2, 3),
+      sync('inner', 2.2, 2.4),
+      sync('next', 3.5, 3.6),
+      sync('touching', 3.6, 3.7),
+    ];
+    assert.deepEqual(edges(buildGraph(later, calls, NO_RATES), 'host'), [
+      'first.end → outer.start 0.95',
       'inner.end → next.start 1.1',
       'next.end → touching.start 0',
       'outer.start → inner.start 0.2',
@@ -147,9 +163,15 @@ describe('buildGraph: issue, host and stream edges', { timeout: 5_000 }, () => {
   });
 
   it("follows another thread's call, as well as its own, where that thread took over until it", () => {
-    const calls = [sync('main 1', 0, 0.1, 1), sync('autograd', 0.2, 1.0, 2), sync('main 2', 1.2, 1.3, 1)];
-    assert.deepEqual(edges(buildGraph([], calls, NO_RATES), 'host'), [
+    const calls = [
+      sync('main 0', 0, 0.05, 1),
+      sync('main 1', 0.06, 0.1, 1),
+      sync('autograd', 0.2, 1.0, 2),
+      sync('main 2', 1.2, 1.3, 1),
+    ];
+    assert.deepEqual(edges(buildGraph(later, calls, NO_RATES), 'host'), [
       'autograd.end → main 2.start 0.2',
+      'main 0.end → main 1.start 0.01',
       'main 1.end → main 2.start 0',
     ]);
     const handedBackAtOnce = [sync('main 1', 0, 0.1, 1), sync('autograd', 0.2, 1.2, 2), sync('main 2', 1.2, 1.3, 1)];
@@ -235,6 +257,8 @@ describe('buildGraph: copies sharing a link', { timeout: 5_000 }, () => {
     assert.equal(buildGraph(backToBack, [], NO_RATES).concurrentCopies.h2d, false);
     const withinTolerance = [copy('h1', 'a', 0, 1), copy('h2', 'b', 0.999, 2)];
     assert.equal(buildGraph(withinTolerance, [], NO_RATES).concurrentCopies.h2d, false);
+    const atTolerance = [copy('h1', 'a', 0, 1), copy('h2', 'b', 0.9985, 2)];
+    assert.equal(buildGraph(atTolerance, [], NO_RATES).concurrentCopies.h2d, false);
   });
 
   it('measures overlap against the longest copy so far, not a copy inside it on its own stream', () => {
@@ -253,6 +277,7 @@ describe('buildGraph: copies sharing a link', { timeout: 5_000 }, () => {
     close(linkHoldMs(op, -3), 0.5, 'negative rate');
     close(linkHoldMs(op, Number.NaN), 0.5, 'NaN rate');
     close(linkHoldMs({ ...op, bytes: null }, 10), 0.5, 'bytes unknown');
+    close(linkHoldMs({ ...op, bytes: 0 }, 0), 0.5, 'no bytes, rate 0');
     close(linkHoldMs({ start: 2, end: 1, bytes: 1e6 }, 10), 0, 'reversed');
     close(linkHoldMs({ start: 2, end: 1, bytes: null }, null), 0, 'reversed, unknown');
   });
@@ -305,6 +330,7 @@ describe('buildGraph: waits on another stream', { timeout: 5_000 }, () => {
   it('passes over ops of its own stream, itself among them, looking for what an op waited for', () => {
     const graph = buildGraph([kernel('a', 'a', 5, 6, early), kernel('z', 'b', 6.01, 6.01, early)], [], NO_RATES);
     assert.deepEqual(edges(graph, 'wait'), ['a.end → z.start 0']);
+    assert.deepEqual(edges(buildGraph([kernel('z', 'b', 6.01, 6.01, early)], [], NO_RATES), 'wait'), []);
   });
 
   it('takes an op launched by a call as issued when its call returned', () => {
@@ -377,6 +403,23 @@ describe('buildGraph: calls that waited', { timeout: 5_000 }, () => {
     close(graph.duration[taskOf(graph, 'after')]!, 1, 'a synchronize that waited for nothing keeps its time');
   });
 
+  it('keeps a brief synchronize its own time where that is less than a launch’s', () => {
+    const events = [...kernels, kernel('a', 'a', 0.5, 1.001)];
+    const graph = buildGraph(events, [...launches, sync('brief', 1, 1.002)], NO_RATES);
+    assert.deepEqual(edges(graph, 'sync'), ['a.end → brief.end 0']);
+    close(graph.duration[taskOf(graph, 'brief')]!, 0.002, "brief's own time");
+  });
+
+  it('joins the first call of all to its op where it blocked on it', () => {
+    const calls = [launch('C', 3, 0, 1), launch('L1', 1, 1.1, 1.105), launch('L2', 2, 1.11, 1.115)];
+    const events = [
+      copy('c', 'c', 0.1, 1.01, { correlation: 3 }),
+      kernel('k1', 's', 1.12, 1.13, { correlation: 1 }),
+      kernel('k2', 's', 1.13, 1.14, { correlation: 2 }),
+    ];
+    assert.deepEqual(edges(buildGraph(events, calls, NO_RATES), 'blocking'), ['c.end → C.end -0.01']);
+  });
+
   it('joins a synchronize to the only op there is, and none to an op that ended as it began', () => {
     assert.deepEqual(edges(buildGraph([kernel('k', 's', 0, 1)], [sync('S', 0.5, 1.0005)], NO_RATES), 'sync'), [
       'k.end → S.end 0',
@@ -404,13 +447,25 @@ describe('buildGraph: the ops by end time that waits and synchronizes search', {
     ]);
   });
 
+  /** A synchronize from 0.1 ms before each op's end to just after it: each waits for that op. */
+  const syncsAtEnds = (events: readonly GpuEvent[]) =>
+    events.map((e) => sync(`S ${e.name}`, e.end - 0.1, e.end + 0.0005));
+  const eachFound = (events: readonly GpuEvent[]) => events.map((e) => `${e.name}.end → S ${e.name}.end 0`).sort();
+
   it('finds it among ops nested one inside another, whose ends run backwards', () => {
     const events = Array.from({ length: 12 }, (_, i) => kernel(`n${i}`, `s${i}`, i * 0.1, 10 - i * 0.25));
-    const calls = [sync('S10', 5, 10.0005), sync('S8', 7, 8.0005), sync('S725', 7.1, 7.2505)];
-    assert.deepEqual(edges(buildGraph(events, calls, NO_RATES), 'sync'), [
-      'n0.end → S10.end 0',
-      'n11.end → S725.end 0',
-      'n8.end → S8.end 0',
-    ]);
+    assert.deepEqual(edges(buildGraph(events, syncsAtEnds(events), NO_RATES), 'sync'), eachFound(events));
+  });
+
+  it('finds it where sorting by end takes exactly four moves an op before the last op, itself out of order', () => {
+    // 12 ops: the first ten end backwards (45 moves), the 11th among the last three (48 = 4 × 12), the 12th first.
+    const ends = [...Array.from({ length: 10 }, (_, i) => 10 - i * 0.25), 9.4, 5];
+    const events = ends.map((end, i) => kernel(`n${i}`, `s${i}`, i * 0.1, end));
+    assert.deepEqual(edges(buildGraph(events, syncsAtEnds(events), NO_RATES), 'sync'), eachFound(events));
+  });
+
+  it('takes, of two ops that ended together, the one that started later as the one a synchronize waited for', () => {
+    const events = [kernel('sooner', 'a', 0, 2), kernel('later', 'b', 1, 2)];
+    assert.deepEqual(edges(buildGraph(events, [sync('S', 1.5, 2.0005)], NO_RATES), 'sync'), ['later.end → S.end 0']);
   });
 });
