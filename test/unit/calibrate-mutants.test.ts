@@ -39,6 +39,25 @@ function kept(graph: ReplayGraph): string[] {
   });
 }
 
+/** The order by Kahn's algorithm, taking among the ready points the one observed first, ties by index. */
+function readyFirst(graph: ReplayGraph): number[] {
+  const points = graph.observed.length;
+  const before: number[][] = Array.from({ length: points }, (_, p) => (p % 2 ? [p - 1] : []));
+  for (let k = 0; k < graph.edges.count; k++) before[graph.edges.to[k]!]!.push(graph.edges.from[k]!);
+  const placed = new Set<number>();
+  const order: number[] = [];
+  while (order.length < points) {
+    let next = -1;
+    for (let p = 0; p < points; p++) {
+      if (placed.has(p) || !before[p]!.every((q) => placed.has(q))) continue;
+      if (next < 0 || graph.observed[p]! < graph.observed[next]!) next = p;
+    }
+    placed.add(next);
+    order.push(next);
+  }
+  return order;
+}
+
 const close = (actual: number, expected: number, what: string) =>
   assert.ok(Math.abs(actual - expected) < 1e-9, `${what}: ${actual} ≠ ${expected}`);
 
@@ -289,15 +308,40 @@ describe("calibrate: a kind's usual lag", { timeout: 5_000 }, () => {
         [0, 1],
         [1.5, 2.5],
         [2.51, 3],
+        [3.002, 4],
       ],
       [
         ['host', 1, 4, 0],
         ['wait', 3, 4, 0],
         ['issue', 0, 2, 1.4],
+        ['host', 5, 6, 0],
       ],
     );
-    // The issue edge binds task 1's start with lag 0.1: that is an issue edge's usual lag, not a host edge's.
-    assert.deepEqual(kept(graph), ['host 1→4 w=0 lag=0', 'wait 3→4 w=0 lag=0.01', 'issue 0→2 w=1.4 lag=0.1']);
+    // The issue edge binds task 1's start with lag 0.1: that is an issue edge's usual lag, not a host edge's; nor is
+    // the 2 µs after which the host edge into task 3 binds.
+    assert.deepEqual(kept(graph), [
+      'host 1→4 w=0 lag=0',
+      'wait 3→4 w=0 lag=0.01',
+      'issue 0→2 w=1.4 lag=0.1',
+      'host 5→6 w=0 lag=0.002',
+    ]);
+  });
+
+  it("is, for another kind, the median of that kind's binding lags alone", () => {
+    // An issue edge binds task 1's start (lag 0.05, the earlier point); a wait binds task 2's (lag 0.003).
+    const graph = calibrated(
+      [
+        [0, 1],
+        [0.05, 2],
+        [2.003, 3],
+      ],
+      [
+        ['issue', 0, 2, 0],
+        ['wait', 3, 4, 0],
+        ['wait', 1, 4, 0],
+      ],
+    );
+    assert.deepEqual(kept(graph), ['issue 0→2 w=0 lag=0.05', 'wait 3→4 w=0 lag=0.003', 'wait 1→4 w=0 lag=0.003']);
   });
 });
 
@@ -317,8 +361,70 @@ describe('calibrate: the order a replay visits the points in', { timeout: 5_000 
       [
         [1, 2],
         [1.9995, 3],
+        [2.5, 2.6],
       ],
       [['stream', 1, 2, 0]],
+    );
+    assert.deepEqual([...graph.order], [0, 1, 2, 4, 5, 3]);
+    const startAfterStart = calibrated(
+      [
+        [1, 2],
+        [0.999, 1.5],
+      ],
+      [['host', 0, 2, 0]],
+    );
+    assert.deepEqual([...startAfterStart.order], [0, 2, 3, 1]);
+  });
+
+  it('puts a point held by two edges after both, though it was observed before the second', () => {
+    const graph = calibrated(
+      [
+        [1, 2],
+        [1.5, 2.0005],
+        [1.9995, 3],
+      ],
+      [
+        ['stream', 1, 4, 0],
+        ['wait', 3, 4, 0],
+      ],
+    );
+    assert.deepEqual([...graph.order], [0, 2, 1, 3, 4, 5]);
+  });
+
+  it('is, on a larger graph, always the ready point observed first, ties by index', () => {
+    // A fixed pseudo-random graph of 40 tasks; edges go from lower to higher tasks only, so it has no cycle. Half the
+    // tasks start a hair (1 µs) before the op they wait for ends.
+    let seed = 12345;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const times: [number, number][] = [];
+    const written: Written[] = [];
+    for (let j = 0; j < 40; j++) {
+      const from = Math.floor(random() * j);
+      const start = j > 0 && random() < 0.5 ? times[from]![1] - 0.001 : Math.round(random() * 50) / 10;
+      times.push([start, start + 0.01 + Math.round(random() * 10) / 10]);
+      if (j > 0 && start >= times[from]![1] - 0.001) written.push(['wait', 2 * from + 1, 2 * j, 0]);
+      const other = Math.floor(random() * j);
+      if (j > 0 && start >= times[other]![0]) written.push(['host', 2 * other, 2 * j, 0]);
+      if (j > 0 && times[j]![1] >= times[other]![1]) written.push(['sync', 2 * other + 1, 2 * j + 1, 0]);
+    }
+    const graph = calibrated(times, written);
+    assert.equal(graph.edges.count, written.length, 'every edge holds');
+    assert.deepEqual([...graph.order], readyFirst(graph));
+  });
+
+  it('breaks a cycle at the first of the points observed earliest', () => {
+    const graph = calibrated(
+      [
+        [1, 1.001],
+        [1, 1.001],
+      ],
+      [
+        ['wait', 1, 2, 0],
+        ['wait', 3, 0, 0],
+      ],
     );
     assert.deepEqual([...graph.order], [0, 1, 2, 3]);
   });

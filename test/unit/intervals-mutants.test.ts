@@ -28,6 +28,8 @@ describe('subtract: the part of one interval set outside another', { timeout: 5_
     assert.deepEqual(subtract(set([2, 4]), set([0, 2])), set([2, 4]));
     assert.deepEqual(subtract(set([0, 2]), set([2, 3])), set([0, 2]));
     assert.deepEqual(subtract(set([0, 2]), []), set([0, 2]));
+    assert.deepEqual(subtract(set([0, 2]), set([3, 4])), set([0, 2]));
+    assert.deepEqual(subtract(set([0, 2], [5, 6]), set([3, 4])), set([0, 2], [5, 6]));
     assert.deepEqual(subtract([], set([0, 2])), []);
   });
 
@@ -51,11 +53,13 @@ describe('union, intersect and clip at their edges', { timeout: 5_000 }, () => {
   it('merges pieces that touch, drops empty and reversed ones, and keeps pieces apart that do not meet', () => {
     assert.deepEqual(union(set([3, 4], [0, 1], [1, 2], [5, 5], [7, 6])), set([0, 2], [3, 4]));
     assert.deepEqual(union(set([0, 5], [1, 2])), set([0, 5]));
+    assert.deepEqual(union(set([0, 5], [0, 1], [6, 7])), set([0, 5], [6, 7]));
   });
 
   it('intersects pieces that share time, however they line up', () => {
     assert.deepEqual(intersect(set([0, 4], [5, 9]), set([3, 6], [8, 10])), set([3, 4], [5, 6], [8, 9]));
     assert.deepEqual(intersect(set([0, 2], [3, 4]), set([0, 2], [3, 5])), set([0, 2], [3, 4]));
+    assert.deepEqual(intersect(set([0, 2]), set([2, 4])), []);
   });
 
   it('clips a set to a window', () => {
