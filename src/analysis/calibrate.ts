@@ -105,14 +105,10 @@ function topologicalOrder(points: number, edges: EdgeTable, observed: Float64Arr
   const order = new Int32Array(points);
   const placed = new Uint8Array(points);
   let count = 0;
-  let scan = 0;
   while (count < points) {
     let p = heap.pop();
     // A cycle (points within the tolerance of each other) is broken at its earliest unplaced point.
-    if (p < 0) {
-      for (let q = scan; q < points; q++) if (!placed[q] && (p < 0 || observed[q]! < observed[p]!)) p = q;
-      scan = 0;
-    }
+    if (p < 0) for (let q = 0; q < points; q++) if (!placed[q] && (p < 0 || observed[q]! < observed[p]!)) p = q;
     if (placed[p]) continue;
     placed[p] = 1;
     order[count++] = p;
