@@ -83,9 +83,43 @@ describe('the ranks of one config', { timeout: 10_000 }, () => {
     );
   });
 
-  it('names the first of equally slow ranks the slowest, trailing the median by nothing', () => {
+  it('keeps a Result whose resolved config is not an object apart from one whose config is empty', () => {
+    const as = (resolved: unknown) => (r: RunResult) => {
+      r.config = { ...r.config, resolved };
+    };
+    const merged = mergeResults([rank(0, 'a', 0, {}, as(null)), rank(1, 'a', 1, {}, as({}))]);
+    assert.equal(merged.configs.length, 2);
+    assert.equal(mergeResults([rank(0, 'a', 0, {}, as(null)), rank(1, 'a', 1, {}, as(null))]).configs.length, 1);
+  });
+
+  it("sums each host's ranks and every rank, and scales by the fastest GPU", () => {
+    const [merged] = mergeResults([rank(1, 'b', 0), rank(2, 'a', 1), rank(0, 'a', 0)]).configs;
+    assert.ok(merged);
+    const one = merged.fastest.gbps;
+    assert.deepEqual(
+      merged.hosts.map((h) => [h.host, h.ranks.map((r) => r.rank), h.gbps]),
+      [
+        ['a', [0, 2], one + one],
+        ['b', [1], one],
+      ],
+    );
+    assert.equal(merged.totalGbps, one + one + one);
+    assert.equal(merged.scaling, 3);
+    assert.deepEqual(merged.sharedGpus, []);
+  });
+
+  it('names a GPU found in more than one Result', () => {
+    const [merged] = mergeResults([rank(0, 'a', 0), rank(1, 'a', 0)]).configs;
+    assert.deepEqual(merged?.sharedGpus, ['a device 0']);
+    assert.deepEqual(merged?.notes, [
+      'a device 0 appears in 2 results: ranks that shared a GPU, or files of different runs; their sum overstates one GPU.',
+    ]);
+  });
+
+  it('names the first of equally slow ranks the slowest, trailing the median by nothing, and the fastest', () => {
     const [merged] = mergeResults([rank(1, 'a', 1), rank(0, 'a', 0)]).configs;
     assert.equal(merged?.slowest?.figures.rank, 0);
+    assert.equal(merged?.fastest.rank, 0);
     assert.equal(merged?.slowest?.trails, 0);
     const [apart] = mergeResults([rank(0, 'a', 0), rank(1, 'a', 1, {}, slower(1.5))]).configs;
     assert.equal(apart?.slowest?.figures.rank, 1);
