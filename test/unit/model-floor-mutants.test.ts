@@ -206,6 +206,13 @@ describe("the kernel parts at the mode's SM clock", { timeout: 5_000 }, () => {
     assert.equal(got?.model.parts.h2dMs, 4);
   });
 
+  it('compares the kernels chunked as the layout runs them among the kernel parts', () => {
+    const chunkedApart = clocked(990).map((m) => (m.role.kind === 'kernels-chunked' ? { ...m, ...at(1100) } : m));
+    const got = analyse(own, chunkedApart);
+    assert.deepEqual(got?.model.clocks?.parts, { min: 990, max: 1100 });
+    assert.equal(got?.model.kernelsChunkedMs, (2.5 * 1100) / 1980);
+  });
+
   it('keeps the kernel times where the clocks match', () => {
     const got = analyse(own, clocked(1960));
     assert.equal(got?.model.clocks?.status, 'matching');
@@ -301,6 +308,11 @@ describe("a collective's words in the model", { timeout: 5_000 }, () => {
 });
 
 describe('the parts the model reads', { timeout: 5_000 }, () => {
+  it("copies each input buffer up and each output buffer down, a chunk's copies", () => {
+    const parts = deviceParts([], { ...facts, buffers: [{ role: 'in' }, { role: 'in' }, { role: 'out' }] }, 100);
+    assert.deepEqual([parts.h2dCopiesPerChunk, parts.d2hCopiesPerChunk], [2, 1]);
+  });
+
   it('never takes a launch cost from a kernels loop when the pipeline has no kernels, nor a copy cost without copies', () => {
     const loops = [
       mode({ kind: 'op-cost', op: 'launch' }, [0.5], { hostIssueMs: [0.5] }),
