@@ -75,12 +75,22 @@ describe("one rank's headline figures", { timeout: 10_000 }, () => {
 });
 
 describe('the ranks of one config', { timeout: 10_000 }, () => {
-  it('puts a rank without a number before rank 0 on the same GPU', () => {
-    const [merged] = mergeResults([rank(0, 'a', 0), rank(null, 'a', 0)]).configs;
-    assert.deepEqual(
-      merged?.ranks.map((r) => r.rank),
-      [null, 0],
-    );
+  it('puts a rank without a number before rank 0 on the same GPU, whichever came first', () => {
+    for (const given of [
+      [rank(0, 'a', 0), rank(null, 'a', 0)],
+      [rank(null, 'a', 0), rank(0, 'a', 0)],
+    ]) {
+      const merged = mergeResults(given);
+      assert.deepEqual(
+        merged.configs[0]?.ranks.map((r) => r.rank),
+        [null, 0],
+      );
+      // What `merge --json` writes: every Result in the tables' order.
+      assert.deepEqual(
+        merged.results.map((r) => r.run.rank),
+        [null, 0],
+      );
+    }
   });
 
   it('keeps a Result whose resolved config is not an object apart from one whose config is empty', () => {
@@ -89,6 +99,7 @@ describe('the ranks of one config', { timeout: 10_000 }, () => {
     };
     const merged = mergeResults([rank(0, 'a', 0, {}, as(null)), rank(1, 'a', 1, {}, as({}))]);
     assert.equal(merged.configs.length, 2);
+    assert.equal(mergeResults([rank(0, 'a', 0, {}, as(7)), rank(1, 'a', 1, {}, as({}))]).configs.length, 2);
     assert.equal(mergeResults([rank(0, 'a', 0, {}, as(null)), rank(1, 'a', 1, {}, as(null))]).configs.length, 1);
   });
 
@@ -120,6 +131,8 @@ describe('the ranks of one config', { timeout: 10_000 }, () => {
     const [merged] = mergeResults([rank(1, 'a', 1), rank(0, 'a', 0)]).configs;
     assert.equal(merged?.slowest?.figures.rank, 0);
     assert.equal(merged?.fastest.rank, 0);
+    const [later] = mergeResults([rank(0, 'a', 0, {}, slower(2)), rank(1, 'a', 1)]).configs;
+    assert.equal(later?.fastest.rank, 1);
     assert.equal(merged?.slowest?.trails, 0);
     const [apart] = mergeResults([rank(0, 'a', 0), rank(1, 'a', 1, {}, slower(1.5))]).configs;
     assert.equal(apart?.slowest?.figures.rank, 1);
@@ -165,6 +178,14 @@ describe('the step of ranks that meet at collectives', { timeout: 10_000 }, () =
     assert.equal(merged?.step?.computeMs, 4);
   });
 
+  it("is no step where a rank's headline mode is not among its modes", () => {
+    const gone = (r: RunResult) => {
+      r.summary = { ...r.summary, mode: 'gone' };
+    };
+    const [merged] = mergeResults([rank(0, 'a', 0, {}, inStep([3])), rank(1, 'a', 1, {}, gone)]).configs;
+    assert.equal(merged?.step, null);
+  });
+
   it('has no compute and no scaling where a rank measured no kernel alone', () => {
     const [merged] = mergeResults([rank(0, 'a', 0, {}, inStep([3])), rank(1, 'a', 1, {}, inStep(null))]).configs;
     assert.deepEqual([merged?.step?.computeMs, merged?.step?.scaling], [null, null]);
@@ -192,6 +213,8 @@ describe('the notes on the ranks given', { timeout: 10_000 }, () => {
     assert.match(notes[0] ?? '', /^a device 0 \(rank 3\): the overlapped mode \(16 chunks over 4 streams/);
     assert.match(notes[1] ?? '', /^b device 1: the overlapped mode \(16 chunks over 4 streams/);
     assert.match(notes[0] ?? '', /defect in cuda-pipe's model, not a property of this config\. Compare layouts/);
+    // The warning's own words once, only its first letter lowered.
+    assert.equal((notes[0] ?? '').split("measured faster than the model's bound").length, 2);
   });
 
   it('names each rank given twice, by rank', () => {
@@ -213,6 +236,13 @@ describe('the notes on the ranks given', { timeout: 10_000 }, () => {
     assert.deepEqual(nine?.notes, ["1 of the launch's 9 ranks is here; missing: ranks 1, 2, 3, 4, 5, 6, 7, 8."]);
     const [one] = mergeResults([rank(0, 'a', 0, { size: 3 }), rank(2, 'b', 0, { size: 3 })]).configs;
     assert.deepEqual(one?.notes, ["2 of the launch's 3 ranks are here; missing: rank 1."]);
+  });
+
+  it('counts only numbered ranks as given, and the size of the ranks that know it', () => {
+    const [unnumbered] = mergeResults([rank(null, 'a', 0, { size: 2 }), rank(0, 'b', 0, { size: 2 })]).configs;
+    assert.deepEqual(unnumbered?.notes, ["1 of the launch's 2 ranks is here; missing: rank 1."]);
+    const [unsized] = mergeResults([rank(0, 'a', 0), rank(1, 'b', 0, { size: 3 })]).configs;
+    assert.deepEqual(unsized?.notes, ["2 of the launch's 3 ranks are here; missing: rank 2."]);
   });
 
   it('names no missing rank where the ranks disagree on the launch size', () => {

@@ -49,7 +49,7 @@ function side(
   options: { host?: string; devices?: number; declares?: boolean; device?: number } = {},
 ): RankSide {
   const devices = Array.from({ length: options.devices ?? 1 }, (_, index) => ({ index }));
-  const modes = options.declares ? [{ collective: { collective: 'allreduce', calls: 1, bytes: 1 } }] : [{}];
+  const modes = options.declares ? [{}, { collective: { collective: 'allreduce', calls: 1, bytes: 1 } }] : [{}];
   const result = { devices, modes, ...(reps === null ? {} : { timeline: { reps } }) } as unknown as RunResult;
   return { result, host: options.host ?? 'gpu7', rank, device: { index: options.device ?? 0 } };
 }
@@ -95,6 +95,13 @@ describe('which ranks the skew is measured for', { timeout: 5_000 }, () => {
     assert.equal(reason(skew), 'rank 0, gpu7 GPU 3 traced no collective (run without --no-tracing)');
     const one = collectiveSkew([side(0, [starts(0, EPOCH, [1])]), side(1, null)]);
     assert.equal(reason(one), 'rank 1 traced no collective (run without --no-tracing)');
+    const kernels = rep(0, EPOCH, [call(1, 0, { kind: 'kernel', collective: undefined })]);
+    const kernelsOnly = collectiveSkew([side(0, [starts(0, EPOCH, [1])]), side(1, [kernels], { declares: true })]);
+    assert.equal(reason(kernelsOnly), 'rank 1 traced no collective (run without --no-tracing)');
+  });
+
+  it('measures nothing for one rank on one GPU even where it declared collectives it did not trace', () => {
+    assert.equal(collectiveSkew([side(0, null, { declares: true })]), null);
   });
 
   it('compares no wall clocks of different hosts', () => {
@@ -114,6 +121,12 @@ describe('which ranks the skew is measured for', { timeout: 5_000 }, () => {
     const kernelsOnly = rep(0, undefined, [call(1, 0, { kind: 'kernel', collective: undefined })], 'other');
     const dated = collectiveSkew([side(0, [starts(0, EPOCH, [1])]), side(1, [kernelsOnly, starts(0, EPOCH, [1])])]);
     assert.equal(measured(dated).modes.length, 1);
+    assert.deepEqual(measured(dated).unpaired, []);
+    const partly = collectiveSkew([
+      side(0, [starts(0, EPOCH, [1]), starts(0, EPOCH, [1], 'b')]),
+      side(1, [starts(0, EPOCH, [1]), starts(0, undefined, [1], 'b')]),
+    ]);
+    assert.match(reason(partly), /^the traced reps of rank 1 do not say when they started/);
   });
 });
 
