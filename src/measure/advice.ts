@@ -1,6 +1,7 @@
 import { boundLinkRate, formatMs, formatUs } from '../format.js';
 import { kindMeasured, type TermWords } from '../kinds/index.js';
 import type { ModeResult } from '../model/mode.js';
+import type { OverlapLayout } from '../vocabulary.js';
 import type { AdviceRecord, ModelAnalysis } from '../model/analysis.js';
 import type { Bound } from './bound.js';
 import { type GapPart, topCause } from './gap.js';
@@ -38,9 +39,8 @@ export function bestIsBetter(floor: Pick<ModelAnalysis['floor'], 'ms'>, bound: P
 }
 
 /** The change to the model's best layout in the words of the config: chunks and streams, or the kind's (buckets). */
-function layoutChange(mode: ModeResult, floor: ModelAnalysis['floor'], words: TermWords | null): string | null {
-  if (mode.role.kind !== 'overlapped') return null;
-  const { chunks, streams, topology } = mode.role.layout;
+function layoutChange(own: OverlapLayout, floor: ModelAnalysis['floor'], words: TermWords | null): string | null {
+  const { chunks, streams, topology } = own;
   // Serial as one chunk on one stream is this layout where it is one chunk on one stream.
   if (floor.chunks === chunks && (floor.streams === streams || words || chunks === 1)) return null;
   if (words) return words.change(chunks, floor.chunks);
@@ -70,8 +70,9 @@ export function adviceFor(mode: ModeResult, model: AdviceModel, context: AdviceC
   if (!top) return null;
   const { bound, words } = context;
   const measured = mode.stats.median;
-  const layout = bestIsBetter(model.floor, bound) ? layoutChange(mode, model.floor, words) : null;
-  const { why, fix } = reasons(mode, model, context, top);
+  const own = mode.role.layout;
+  const layout = bestIsBetter(model.floor, bound) ? layoutChange(own, model.floor, words) : null;
+  const { why, fix } = reasons(mode, own, model, context, top);
   const made = (
     code: AdviceRecord['code'],
     change: string,
@@ -115,12 +116,12 @@ interface Fix {
 /** Why the cause costs what it does, and the change of its own that removes it, where it has one. */
 function reasons(
   mode: ModeResult,
+  layout: OverlapLayout,
   model: AdviceModel,
   context: AdviceContext,
   top: GapPart,
 ): { why: string; fix: Fix | null } {
   const { parts, ops } = model;
-  const layout = mode.role.kind === 'overlapped' ? mode.role.layout : null;
   const copyUs = ops.copies ? (parts.h2dOpMs + parts.d2hOpMs) / 2 : 0;
   const issued = ops.copies + ops.launches + ops.sync;
   switch (top.cause) {
@@ -135,7 +136,7 @@ function reasons(
           `the host took ${formatMs(model.hostIssueMs)} to issue ${issued} ops ` +
           `(${formatUs(model.hostIssueMs / Math.max(1, issued))} each; --gate leaves issue out of the figure)`,
         fix:
-          layout?.issue === 'graph'
+          layout.issue === 'graph'
             ? null
             : { code: 'graph', change: 'issue it as a CUDA graph (pipeline.mode: graph)', term: 'host issue' },
       };
@@ -152,7 +153,7 @@ function reasons(
     }
     case 'kernels not concurrent':
       return {
-        why: `the kernels chunked over ${layout?.streams ?? 1} streams take ${formatMs(model.kernelsChunkedMs ?? 0)} against ${formatMs(parts.kernelWholeMs)} on whole buffers`,
+        why: `the kernels chunked over ${layout.streams} streams take ${formatMs(model.kernelsChunkedMs ?? 0)} against ${formatMs(parts.kernelWholeMs)} on whole buffers`,
         fix: null,
       };
     case 'one direction at a time':
@@ -163,7 +164,7 @@ function reasons(
     case 'too few streams':
       return model.serialisers?.includes('per-thread default stream')
         ? {
-            why: `every stream is the per-thread default stream, so the ${layout?.streams ?? 1} streams are one and the chunks run one after another`,
+            why: `every stream is the per-thread default stream, so the ${layout.streams} streams are one and the chunks run one after another`,
             fix: { code: 'stream-kind', change: 'use `streamKind: non-blocking`', term: 'streams' },
           }
         : { why: 'each stream runs its chunks one after another', fix: null };
@@ -173,7 +174,7 @@ function reasons(
         fix: null,
       };
     case 'serialisation and effects the model does not capture':
-      return { why: unexplained(mode, model, context.words), fix: null };
+      return { why: unexplained(mode, layout.host, model, context.words), fix: null };
   }
 }
 
@@ -182,13 +183,12 @@ function reasons(
  * leaves out, or, where it has none, what the model leaves out. Files from before the model recorded them get the
  * general list.
  */
-function unexplained(mode: ModeResult, model: AdviceModel, words: TermWords | null): string {
+function unexplained(mode: ModeResult, host: string | undefined, model: AdviceModel, words: TermWords | null): string {
   const found = model.serialisers;
   const timeline = '`--timeline` shows where the streams waited';
   if (found === undefined) {
     return `time the model does not explain: look for ops on the legacy default stream, pageable memory or synchronous calls (${timeline})`;
   }
-  const host = mode.role.kind === 'overlapped' ? mode.role.layout.host : undefined;
   // Where the bound has a kind's term for the host stage, what it leaves out is the kind's to say, not the stage.
   const unmodelled = `the host stage ${host}, which the model leaves out (it has the GPU's stages only)`;
   const stage = host === undefined ? (words?.leavesOut ?? null) : (kindMeasured(mode)?.leavesOut ?? unmodelled);

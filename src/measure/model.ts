@@ -1,6 +1,6 @@
 import { gbPerSecond } from '../format.js';
 import { median } from '../quantile.js';
-import type { BufferRole, HostMemoryKind, StreamKind } from '../vocabulary.js';
+import type { BufferRole, HostMemoryKind, OverlapLayout, StreamKind } from '../vocabulary.js';
 import { type ClockMatch, clockFactor, clockMatch } from '../clocks.js';
 import { KIND_TERMS, kindMeasured, MODEL_RESOURCES, type TermContext, termWords } from '../kinds/index.js';
 import type { ModeResult } from '../model/mode.js';
@@ -183,17 +183,16 @@ function atModeClock(parts: DeviceParts, modes: readonly ModeResult[], clocks: C
 /**
  * Another layout of the same variants on the mode's device at `at`'s chunks (and streams, where they are a count of
  * their own: not for stage per stream, nor where a kind's words count chunks alone) that was measured no faster than
- * `mode`; null where none was.
+ * `mode`, whose layout is `own`; null where none was.
  */
 function measuredNoFaster(
   mode: ModeResult,
+  own: OverlapLayout,
   modes: readonly ModeResult[],
   at: { chunks: number; streams: number },
   chunksAlone: boolean,
 ): ModeResult | null {
-  if (mode.role.kind !== 'overlapped') return null;
-  const own = mode.role.layout;
-  const sameVariants = (l: typeof own) =>
+  const sameVariants = (l: OverlapLayout) =>
     l.order === own.order &&
     l.topology === own.topology &&
     l.issue === own.issue &&
@@ -271,7 +270,7 @@ export function modelAnalysis(
   // A layout the model predicts no faster than this one is this one, and so is one this Result measured no faster (a
   // sweep's): the best-layout line and the advice name it.
   const overruled = bestIsBetter(found.bound, bound)
-    ? measuredNoFaster(mode, modes, found, termWords(mode) !== null)
+    ? measuredNoFaster(mode, own, modes, found, termWords(mode) !== null)
     : null;
   // A host stage on the JS thread has no term: the model predicts its GPU's side alone, no layout to change to.
   const unmodelled = own.host !== undefined && !kindMeasured(mode);
