@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_POLICY } from '../../src/measure/policy.js';
+import { packageRoot } from '../../src/paths.js';
 import { summarize } from '../../src/measure/stats.js';
 import { bestOfSweep, raceLayouts, SWEEP_ROUNDS } from '../../src/measure/sweep.js';
 import { FakeRunner } from './fake-runner.js';
@@ -17,7 +18,7 @@ export function recordedReps(file: string, id: string): number[] {
 }
 
 /** The four-H200 Results of the data-parallel knobs (comm stream at low and high priority, 16 and 32 buckets). */
-export const KNOBS = join(import.meta.dirname, '..', '..', 'docs', 'measurements', '2026-11-28-h200x4-ddp-knobs');
+export const KNOBS = join(packageRoot(), 'docs', 'measurements', '2026-11-28-h200x4-ddp-knobs');
 
 /** mulberry32: a seeded generator, so that each replayed race is the same at every run. */
 function seeded(seed: number): () => number {
