@@ -11,9 +11,10 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-// In the bundle this file is compiled .js next to the compiled CLI. Under tsx (npm test) it is .ts: the CLI then runs
-// from dist/ when `npm test`'s type-check has just compiled it there (no older than any source file), which starts
-// in half the time of compiling src/ through tsx at every spawn, and from src/ through tsx otherwise.
+// Compiled (`npm test` runs dist/, as does the bundle) this file is .js next to the compiled CLI. Under tsx (one test
+// file run from its source) it is .ts: the CLI then runs in a process a run, from dist/ when it was built from the
+// sources as they are now, which starts in half the time of compiling src/ through tsx at every spawn, and from src/
+// through tsx otherwise.
 const compiled = import.meta.url.endsWith('.js');
 
 let fresh: boolean | undefined;
@@ -57,8 +58,9 @@ export const CLI_DEADLINE_MS = 120_000;
 const IN_PROCESS_ENV = new Set(['NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'CUDA_PIPE_CACHE_DIR']);
 
 /**
- * Runs the CLI with `args`. Most runs go to a worker thread of this process that keeps the tool loaded (starting
- * Node.js and loading the tool costs about 0.6 s of CPU a run, which a few hundred runs made most of `npm test`).
+ * Runs the CLI with `args`. In the compiled tests most runs go to a worker thread of this process that keeps the
+ * tool loaded (starting Node.js and loading the tool costs about 0.6 s of CPU a run, which a few hundred runs made
+ * most of `npm test`).
  * A run gets a process of its own when it could not be told apart there: when it sets an environment variable
  * outside IN_PROCESS_ENV, or with `process: true`, which a run that may block in a system call (opening a FIFO)
  * asks for, as only killing a process ends that.
@@ -73,8 +75,10 @@ export function runCli(
 ): CliRun {
   const root = packageRoot();
   const timeoutMs = options.timeoutMs ?? CLI_DEADLINE_MS;
+  // Under tsx (one test file run from its source) a process each: Node.js 20 does not take `--import tsx` in a worker's
+  // execArgv, so the thread could not load the sources, and the test waited out its deadline.
   const inProcess =
-    !options.process && Object.keys(env).every((key) => IN_PROCESS_ENV.has(key)) && process.cwd() === root;
+    compiled && !options.process && Object.keys(env).every((key) => IN_PROCESS_ENV.has(key)) && process.cwd() === root;
   if (inProcess) return runInWorker(args, { ...process.env, NO_COLOR: '1', ...env }, timeoutMs);
   const result = spawnSync(process.execPath, [...cliEntry(), ...args], {
     encoding: 'utf8',
@@ -100,16 +104,15 @@ interface CliThread {
 
 let thread: CliThread | undefined;
 
-/** The thread that runs in-process CLI runs: compiled, it loads dist/'s CLI; under tsx, the sources through tsx. */
+/** The thread that runs in-process CLI runs (compiled tests only): it loads dist/'s CLI. */
 function cliThread(): CliThread {
   if (thread) return thread;
   const { port1, port2 } = new MessageChannel();
   const done = new Int32Array(new SharedArrayBuffer(4));
-  const script = new URL(compiled ? './cli-worker.js' : './cli-worker.ts', import.meta.url);
-  const worker = new Worker(script, {
+  const worker = new Worker(new URL('./cli-worker.js', import.meta.url), {
     workerData: { port: port2, done },
     transferList: [port2],
-    execArgv: compiled ? [] : ['--import', 'tsx'],
+    execArgv: [],
     stdout: false,
     stderr: false,
   });
