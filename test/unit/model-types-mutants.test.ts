@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CrossDeviceSchema, DeviceTimesSchema, PeerPathSchema, ScalingSchema } from '../../src/model/devices.js';
 import { ModeRoleSchema } from '../../src/model/mode.js';
+import { scheduleOps } from '../../src/model/schedule.js';
 import { TracedRepBaseSchema } from '../../src/model/timeline.js';
 
 // The Result's schemas for several devices, a traced rep and a mode's role (src/model/): a parsed document keeps
@@ -45,6 +46,11 @@ describe("a split run's scaling schema", () => {
     assert.deepEqual(PeerPathSchema.parse(path), path);
   });
 
+  it('refuses a peer path, a cross-device path or a scaling limit it does not name', () => {
+    assert.equal(PeerPathSchema.safeParse({ from: 0, to: 1, path: 'nvlink' }).success, false);
+    assert.equal(ScalingSchema.safeParse({ ...scaling, limit: 'links' }).success, false);
+  });
+
   it("keeps a cross-device pipeline's figures and its peer copy", () => {
     const cross = {
       mode: 'cross-device:8x2',
@@ -58,6 +64,7 @@ describe("a split run's scaling schema", () => {
       peerCopy: { bytes: 67108864, medianMs: 1.4, gbPerSecond: 47.9 },
     };
     assert.deepEqual(CrossDeviceSchema.parse(cross), cross);
+    assert.equal(CrossDeviceSchema.safeParse({ ...cross, path: 'pcie' }).success, false);
   });
 });
 
@@ -127,5 +134,12 @@ describe("a mode's role schema", () => {
   it('refuses a collective stage of no buckets', () => {
     const role = { kind: 'stage', stage: 'collective', collective: 'allreduce', buckets: 0 };
     assert.equal(ModeRoleSchema.safeParse(role).success, false);
+  });
+});
+
+describe("a rep's ops", () => {
+  it('are the prologue, the body and the epilogue in host issue order', () => {
+    const ops = scheduleOps({ prologue: ['gate', 'start'], body: ['h2d', 'kernel'], epilogue: ['join', 'end'] });
+    assert.deepEqual(ops, ['gate', 'start', 'h2d', 'kernel', 'join', 'end']);
   });
 });
