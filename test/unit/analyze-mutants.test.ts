@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { analyzeTraces, CLOCK_NOTE } from '../../src/analysis/analyze.js';
 import type { RatesSource } from '../../src/analysis/rates.js';
 import type { GpuEvent, ParsedTrace, StepMark } from '../../src/traces/events.js';
+import { gpuEvent } from '../helpers/gpu-event.js';
 
 // analyzeTraces (src/analysis/analyze.ts) on traces built here: the order of ranks, devices and findings, the notes,
 // the collective skew, and each device's medians and overlap pooled over its steps.
@@ -17,22 +18,7 @@ function ev(
   end: number,
   extra: Partial<GpuEvent> = {},
 ): GpuEvent {
-  return {
-    device,
-    stream,
-    kind,
-    start,
-    end,
-    bytes: null,
-    direction: null,
-    hostMemory: null,
-    name: 'gemm',
-    correlation: null,
-    communication: false,
-    issued: null,
-    defaultStream: false,
-    ...extra,
-  };
+  return gpuEvent({ device, stream, kind, start, end, name: 'gemm', ...extra });
 }
 /** A pinned copy at 20 GB/s. */
 const copy = (device: number, direction: 'h2d' | 'd2h', start: number, end: number, hostMemory = 'pinned' as const) =>

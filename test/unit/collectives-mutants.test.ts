@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type CollectiveSide, collectiveSkew, NO_STEP, participantName } from '../../src/analysis/collectives.js';
 import type { GpuEvent } from '../../src/traces/events.js';
+import { gpuEvent } from '../helpers/gpu-event.js';
 
 // The collectives' arrival skew between ranks (src/analysis/collectives.ts) on NCCL kernels built here: how kernels
 // pair by step, name and order, who arrived last, and the words when ranks' kernels do not pair.
@@ -9,21 +10,7 @@ import type { GpuEvent } from '../../src/traces/events.js';
 const DEADLINE = { timeout: 5_000 };
 
 function kernel(name: string, start: number, end = start + 0.5): GpuEvent {
-  return {
-    device: 0,
-    stream: '9',
-    kind: 'kernel',
-    start,
-    end,
-    bytes: null,
-    direction: null,
-    hostMemory: null,
-    name,
-    correlation: null,
-    communication: true,
-    issued: null,
-    defaultStream: false,
-  };
+  return gpuEvent({ stream: '9', start, end, name, communication: true });
 }
 
 const AR = 'ncclKernel_AllReduce';

@@ -9,6 +9,7 @@ import { buildGraph } from '../../src/analysis/graph-edges.js';
 import { replay } from '../../src/analysis/replay.js';
 import type { StepWindow } from '../../src/analysis/steps.js';
 import type { DeviceShape, GpuEvent, HostCall, LaunchShape } from '../../src/traces/events.js';
+import { gpuEvent } from '../helpers/gpu-event.js';
 
 // exposed-communication's counterfactual (src/analysis/communication.ts) on small traces built here: which compute
 // is the backward pass, which kernel each collective waits for once it starts as its bucket is ready, which edges
@@ -17,23 +18,9 @@ import type { DeviceShape, GpuEvent, HostCall, LaunchShape } from '../../src/tra
 const DEADLINE = { timeout: 5_000 };
 
 function op(stream: string, start: number, end: number, extra: Partial<GpuEvent> = {}): GpuEvent {
-  return {
-    device: 0,
-    stream,
-    kind: 'kernel',
-    start,
-    end,
-    bytes: null,
-    direction: null,
-    hostMemory: null,
-    name: extra.communication ? 'ncclKernel_AllReduce' : 'gemm',
-    correlation: null,
-    communication: false,
-    // Issued at 0: nothing but the graph's edges holds an op back in a replay.
-    issued: 0,
-    defaultStream: false,
-    ...extra,
-  };
+  const name = extra.communication ? 'ncclKernel_AllReduce' : 'gemm';
+  // Issued at 0: nothing but the graph's edges holds an op back in a replay.
+  return gpuEvent({ stream, start, end, name, issued: 0, ...extra });
 }
 const nccl = (stream: string, start: number, end: number, extra: Partial<GpuEvent> = {}) =>
   op(stream, start, end, { communication: true, ...extra });

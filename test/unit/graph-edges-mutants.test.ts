@@ -4,6 +4,7 @@ import { buildGraph, type GraphOptions, linkHoldMs } from '../../src/analysis/gr
 import { type EdgeKind, edgeAt, opStart, type ReplayGraph } from '../../src/analysis/graph.js';
 import { replay } from '../../src/analysis/replay.js';
 import type { GpuEvent, HostCall } from '../../src/traces/events.js';
+import { gpuEvent } from '../helpers/gpu-event.js';
 
 // The edges buildGraph reads from a trace (analysis/graph-edges.ts), each kind on a few ops and calls small enough to
 // work out by hand: which points an edge joins and its weight, after calibration has dropped what the trace
@@ -12,22 +13,7 @@ import type { GpuEvent, HostCall } from '../../src/traces/events.js';
 const NO_RATES: GraphOptions = { linkRates: { h2d: null, d2h: null }, perOpMs: 0.001 };
 
 function kernel(name: string, stream: string, start: number, end: number, more: Partial<GpuEvent> = {}): GpuEvent {
-  return {
-    device: 0,
-    stream,
-    kind: 'kernel',
-    start,
-    end,
-    bytes: null,
-    direction: null,
-    hostMemory: null,
-    name,
-    correlation: null,
-    communication: false,
-    issued: null,
-    defaultStream: false,
-    ...more,
-  };
+  return gpuEvent({ stream, start, end, name, ...more });
 }
 
 function copy(name: string, stream: string, start: number, end: number, more: Partial<GpuEvent> = {}): GpuEvent {

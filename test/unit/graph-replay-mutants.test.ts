@@ -15,25 +15,13 @@ import {
 } from '../../src/analysis/graph.js';
 import { replay } from '../../src/analysis/replay.js';
 import type { GpuEvent, HostCall } from '../../src/traces/events.js';
+import { gpuEvent } from '../helpers/gpu-event.js';
 
 // The replay graph's helpers (analysis/graph.ts) and the replay itself (analysis/replay.ts) on one small step: two
 // launches, their kernels on one stream, a third kernel on another stream, and a synchronize at the end.
 
-const kernel = (name: string, stream: string, start: number, end: number, correlation: number): GpuEvent => ({
-  device: 0,
-  stream,
-  kind: 'kernel',
-  start,
-  end,
-  bytes: null,
-  direction: null,
-  hostMemory: null,
-  name,
-  correlation,
-  communication: false,
-  issued: null,
-  defaultStream: false,
-});
+const kernel = (name: string, stream: string, start: number, end: number, correlation: number): GpuEvent =>
+  gpuEvent({ stream, start, end, name, correlation });
 
 const launch = (name: string, correlation: number, start: number, end: number): HostCall => ({
   kind: 'launch',

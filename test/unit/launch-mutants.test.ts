@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { checkOneLaunch, programNote, programShape, SAME_PROGRAM } from '../../src/analysis/launch.js';
 import { UsageError } from '../../src/errors.js';
 import type { GpuEvent, ParsedTrace } from '../../src/traces/events.js';
+import { gpuEvent } from '../helpers/gpu-event.js';
 
 // Which traces can be the ranks of one launch, and when --ab's two sides look like two programs
 // (src/analysis/launch.ts), called directly on traces built here.
@@ -10,21 +11,7 @@ import type { GpuEvent, ParsedTrace } from '../../src/traces/events.js';
 const DEADLINE = { timeout: 5_000 };
 
 function event(device: number, start: number, end: number, name = 'gemm', kind: GpuEvent['kind'] = 'kernel'): GpuEvent {
-  return {
-    device,
-    stream: '7',
-    kind,
-    start,
-    end,
-    bytes: null,
-    direction: null,
-    hostMemory: null,
-    name,
-    correlation: null,
-    communication: false,
-    issued: null,
-    defaultStream: false,
-  };
+  return gpuEvent({ device, kind, start, end, name });
 }
 
 function trace(file: string, rank: number | null, gpu: GpuEvent[], extra: Partial<ParsedTrace> = {}): ParsedTrace {

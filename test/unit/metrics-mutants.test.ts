@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { KERNEL_WAIT_MS, deviceTimeline, eventsWithin, stepMetrics } from '../../src/analysis/metrics.js';
 import type { LinkRates } from '../../src/analysis/metrics.js';
 import type { GpuEvent, HostCall } from '../../src/traces/events.js';
+import { gpuEvent } from '../helpers/gpu-event.js';
 
 // One step's metrics on one device (analysis/metrics.ts) at the edges mutation testing found unpinned: the device's
 // timeline (order, longest op, per-op cost, synchronize reach), which events a step sees, each party's busy and
@@ -12,22 +13,7 @@ const close = (actual: number | null, expected: number, what = '') =>
   assert.ok(actual !== null && Math.abs(actual - expected) < 1e-9, `${what} ${actual} ≠ ${expected}`);
 
 function ev(start: number, end: number, extra: Partial<GpuEvent> = {}): GpuEvent {
-  return {
-    device: 0,
-    stream: 's',
-    kind: 'kernel',
-    start,
-    end,
-    bytes: null,
-    direction: null,
-    hostMemory: null,
-    name: 'k',
-    correlation: null,
-    communication: false,
-    issued: null,
-    defaultStream: false,
-    ...extra,
-  };
+  return gpuEvent({ stream: 's', start, end, ...extra });
 }
 const copy = (direction: GpuEvent['direction'], start: number, end: number, bytes: number | null = null) =>
   ev(start, end, { kind: 'memcpy', direction, bytes, stream: `copy-${direction}` });

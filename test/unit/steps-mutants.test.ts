@@ -2,27 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type StepWindow, stepMembers, stepWindows } from '../../src/analysis/steps.js';
 import type { GpuEvent, HostCall, ParsedTrace, StepMark } from '../../src/traces/events.js';
+import { gpuEvent } from '../helpers/gpu-event.js';
 
 // Where each step lies on a device's GPU clock (analysis/steps.ts) at the edges mutation testing found unpinned: host
 // steps mapped through their launches, GPU annotations widening them or standing alone, the whole trace as one step,
 // and which ops belong to which window.
 
 function ev(start: number, end: number, correlation: number | null, device = 0): GpuEvent {
-  return {
-    device,
-    stream: 's',
-    kind: 'kernel',
-    start,
-    end,
-    bytes: null,
-    direction: null,
-    hostMemory: null,
-    name: 'k',
-    correlation,
-    communication: false,
-    issued: null,
-    defaultStream: false,
-  };
+  return gpuEvent({ device, stream: 's', start, end, correlation });
 }
 const launch = (start: number, correlation: number | null, kind: HostCall['kind'] = 'launch'): HostCall => ({
   kind,
