@@ -67,5 +67,12 @@ export function traceSchedule(schedule: Schedule): TracedSchedule {
     spans.push({ ...span, bodyIndex: body.length });
     body.push(op, { kind: 'record', stream: op.stream, event: span.end });
   });
+  // A group still open here would leave its calls, and any op after them, out of the traced rep: a planner's bug
+  // (exit 70), said here rather than traced as less work than the schedule runs.
+  const unclosed = group as { op: WorkOp }[] | null; // assigned in the callback, which TypeScript does not follow
+  if (unclosed) {
+    const ops = unclosed.map((g) => `${g.op.kind} on stream ${g.op.stream}`).join(', ');
+    throw new Error(`${schedule.id}: a group of collectives never closes (${ops}); the traced rep would leave it out`);
+  }
   return { schedule: { ...schedule, id: `${schedule.id}:traced`, events, body }, spans };
 }

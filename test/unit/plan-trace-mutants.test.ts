@@ -134,6 +134,18 @@ describe('a traced schedule with a group of collectives across devices', () => {
       'rec a trace:2:end',
     ]);
   });
+
+  it('refuses a group that never closes, naming its calls, rather than leave them out of the traced rep', () => {
+    const unclosed = schedule([
+      allreduce('a', 0, { opens: true, closes: false }),
+      allreduce('b', 0, { opens: false, closes: false }),
+    ]);
+    assert.throws(() => traceSchedule(unclosed), {
+      message:
+        'serial: a group of collectives never closes (collective on stream a, collective on stream b); ' +
+        'the traced rep would leave it out',
+    });
+  });
 });
 
 describe('a trace event', () => {
