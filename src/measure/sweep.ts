@@ -5,7 +5,7 @@ import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
 import type { MeasuredSchedule } from './repeat.js';
 import { ALONE, type RepRunner } from './runner.js';
 import { summarize } from './stats.js';
-import { bimodal, farAbove, rankedMs } from '../bimodal.js';
+import { bimodal, farAbove } from '../bimodal.js';
 
 export interface SweepProgress {
   /** Layouts finished or dropped, of all. */
@@ -81,8 +81,10 @@ export function decideRound(
         if (rule && !entry.stopped) entry.stopped = rule;
       }
     }
-    if (!race.exhaustive) dropClearlySlower(entries);
-    runLeaderOn(entries, policy);
+    // Both judge against the same leader: dropping stops layouts, and never changes which one leads.
+    const best = raceLeader(entries);
+    if (!race.exhaustive) dropClearlySlower(entries, best);
+    runLeaderOn(policy, best);
     if (clock.nowMs - clock.raceStartMs >= race.budgetMs) for (const entry of entries) entry.stopped ??= 'max-time';
   }
   const batch = clock.round === 0 ? race.probeReps : race.batchReps;
@@ -183,24 +185,31 @@ export async function raceLayouts(
 }
 
 /**
- * The time a layout's race is judged at: above its median, the slower cluster's median where its reps form two
- * (bimodal.ts), and never below its third quartile, so a layout is clearly slower only when its middle half lies above
- * the best's, and above what the best gives on a bad run.
+ * Where a layout stands, in the race and in the pick alike. It is ranked at its median, or at the slower cluster's
+ * median where its reps form two (bimodal.ts). It is judged at that time or its third quartile, whichever is later:
+ * another layout is clearly slower only when its middle half lies above the best's, and above what the best gives on
+ * a bad run.
  */
-function judgedAt(samples: readonly number[], stats: { median: number; q3: number }): number {
-  return Math.max(stats.q3, rankedMs(samples, stats.median));
+function standing(samples: readonly number[], stats: { median: number; q3: number }) {
+  const split = bimodal(samples);
+  const at = split?.slow.median ?? stats.median;
+  return { split, at, judgedAt: Math.max(stats.q3, at) };
 }
 
 type Raced = { gpuMs: readonly number[]; stopped: StopRule | null };
+/** The layout the race ranks first now, with where it stands. */
+export type Leader = { state: Raced; standing: ReturnType<typeof standing> };
 
-/** The layout the race ranks first now (by rankedMs), of those with two reps or more; null if none has. */
-function leader<T extends Raced>(states: readonly T[]): T | null {
-  let best: T | null = null;
-  let bestMs = Infinity;
-  for (const s of states) {
-    if (s.gpuMs.length < 2) continue;
-    const ms = rankedMs(s.gpuMs, summarize(s.gpuMs).median);
-    if (ms < bestMs) [best, bestMs] = [s, ms];
+/**
+ * The layout the race ranks first now, of those with two reps or more, which `dropClearlySlower` and `runLeaderOn`
+ * judge by; null if none has.
+ */
+export function raceLeader(states: ReadonlyArray<Raced>): Leader | null {
+  let best: Leader | null = null;
+  for (const state of states) {
+    if (state.gpuMs.length < 2) continue;
+    const now = standing(state.gpuMs, summarize(state.gpuMs));
+    if (!best || now.at < best.standing.at) best = { state, standing: now };
   }
   return best;
 }
@@ -210,14 +219,12 @@ function leader<T extends Raced>(states: readonly T[]): T | null {
  * Clearly slower is judged against the best as it stands at every round: a layout dropped against a best whose slower
  * cluster showed later runs on, as it may be the faster one after all.
  */
-export function dropClearlySlower(states: ReadonlyArray<Raced>): void {
-  const best = leader(states);
+export function dropClearlySlower(states: ReadonlyArray<Raced>, best = raceLeader(states)): void {
   if (!best) return;
-  const bestAt = judgedAt(best.gpuMs, summarize(best.gpuMs));
-  if (best.stopped === 'clearly-slower') best.stopped = null;
+  if (best.state.stopped === 'clearly-slower') best.state.stopped = null;
   for (const s of states) {
-    if (s === best || s.gpuMs.length < 2) continue;
-    const slower = summarize(s.gpuMs).q1 > bestAt;
+    if (s === best.state || s.gpuMs.length < 2) continue;
+    const slower = summarize(s.gpuMs).q1 > best.standing.judgedAt;
     if (slower && !s.stopped) s.stopped = 'clearly-slower';
     else if (!slower && s.stopped === 'clearly-slower') s.stopped = null;
   }
@@ -228,11 +235,11 @@ export function dropClearlySlower(states: ReadonlyArray<Raced>): void {
  * ceiling): its low noise is its fast reps', and the far one may be the first of a slower cluster. A fixed count, the
  * ceiling and the time limits still stop it.
  */
-export function runLeaderOn(states: ReadonlyArray<Raced>, policy: RepetitionPolicy): void {
-  const best = leader(states);
-  if (!best || (best.stopped !== 'noise-target' && best.stopped !== 'noise-stable')) return;
-  const checked = best.gpuMs.length >= Math.min(LEADER_CHECK_REPS, policy.maxReps);
-  if (!checked && farAbove(best.gpuMs) > 0 && !bimodal(best.gpuMs)) best.stopped = null;
+export function runLeaderOn(policy: RepetitionPolicy, best: Leader | null): void {
+  if (!best || (best.state.stopped !== 'noise-target' && best.state.stopped !== 'noise-stable')) return;
+  const { gpuMs } = best.state;
+  const checked = gpuMs.length >= Math.min(LEADER_CHECK_REPS, policy.maxReps);
+  if (!checked && farAbove(gpuMs) > 0 && !best.standing.split) best.state.stopped = null;
 }
 
 /** A raced layout: its id, its timed reps and their statistics. */
@@ -250,14 +257,9 @@ export interface SweptLayout {
  * ties with none, as its median says nothing of the next run.
  */
 export function bestOfSweep(modes: readonly SweptLayout[]): { mode: string; ties: string[] } {
-  const ranked = modes.map((m) => {
-    const split = bimodal(m.samplesMs);
-    return { mode: m, steady: split === null, at: split?.slow.median ?? m.stats.median };
-  });
+  const ranked = modes.map((m) => ({ mode: m, ...standing(m.samplesMs, m.stats) }));
   const best = ranked.reduce<(typeof ranked)[number] | null>((a, b) => (!a || b.at < a.at ? b : a), null);
   if (!best) throw new RangeError('a sweep with no layout');
-  // judgedAt's time, from the split already made.
-  const bestAt = Math.max(best.mode.stats.q3, best.at);
-  const ties = ranked.filter((r) => r !== best && r.steady && r.mode.stats.q1 <= bestAt);
+  const ties = ranked.filter((r) => r !== best && !r.split && r.mode.stats.q1 <= best.judgedAt);
   return { mode: best.mode.id, ties: ties.map((r) => r.mode.id) };
 }

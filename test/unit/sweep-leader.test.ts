@@ -10,6 +10,7 @@ import {
   dropClearlySlower,
   LEADER_CHECK_REPS,
   type RaceEntry,
+  raceLeader,
   runLeaderOn,
 } from '../../src/measure/sweep.js';
 import { KNOBS, recordedReps, replayRaces } from '../helpers/race-replay.js';
@@ -82,7 +83,7 @@ describe('the race runs a leader on when its noise rule stops it with a far rep'
     const far = [...Array.from({ length: 14 }, (_, i) => 4.4 + i * 0.001), 5.12];
     const at = (gpuMs: number[], maxReps = DEFAULT_POLICY.maxReps) => {
       const leader = { gpuMs, stopped: 'noise-target' as RaceEntry['stopped'] };
-      runLeaderOn([leader, { gpuMs: [4.6, 4.61, 4.62], stopped: null }], { ...DEFAULT_POLICY, maxReps });
+      runLeaderOn({ ...DEFAULT_POLICY, maxReps }, raceLeader([leader, { gpuMs: [4.6, 4.61, 4.62], stopped: null }]));
       return leader.stopped;
     };
     assert.equal(at(far), null);
@@ -99,11 +100,11 @@ describe('the race runs a leader on when its noise rule stops it with a far rep'
     const far = [...Array.from({ length: 14 }, () => 4.4), 5.12];
     for (const stopped of ['fixed-reps', 'max-reps', 'max-time'] as const) {
       const leader = { gpuMs: far, stopped: stopped as RaceEntry['stopped'] };
-      runLeaderOn([leader], DEFAULT_POLICY);
+      runLeaderOn(DEFAULT_POLICY, raceLeader([leader]));
       assert.equal(leader.stopped, stopped);
     }
     const second = { gpuMs: far.map((x) => x + 1), stopped: 'noise-target' as RaceEntry['stopped'] };
-    runLeaderOn([{ gpuMs: [4, 4.01, 4.02], stopped: null }, second], DEFAULT_POLICY);
+    runLeaderOn(DEFAULT_POLICY, raceLeader([{ gpuMs: [4, 4.01, 4.02], stopped: null }, second]));
     assert.equal(second.stopped, 'noise-target');
   });
 });
