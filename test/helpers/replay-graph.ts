@@ -1,6 +1,7 @@
 import type { ConcurrentCopies, EdgeKind, ReplayGraph } from '../../src/analysis/graph.js';
 import { EDGE_KINDS } from '../../src/analysis/graph.js';
 import type { GpuEvent, HostCall } from '../../src/traces/events.js';
+import { gpuEvent } from './gpu-event.js';
 
 // Replay graphs written out edge by edge, for tests of the rules that read one (causes.ts) and of the findings made
 // from them (findings.ts): buildGraph decides the edges from the trace and calibrates them away where the trace
@@ -8,20 +9,7 @@ import type { GpuEvent, HostCall } from '../../src/traces/events.js';
 
 /** A GPU op: a kernel on its stream unless told otherwise. */
 export function gpu(op: Partial<GpuEvent> & Pick<GpuEvent, 'stream' | 'start' | 'end'>): GpuEvent {
-  return {
-    device: 0,
-    kind: 'kernel',
-    bytes: null,
-    direction: null,
-    hostMemory: null,
-    name: 'op',
-    correlation: null,
-    communication: false,
-    issued: null,
-    defaultStream: false,
-    label: null,
-    ...op,
-  };
+  return gpuEvent({ name: 'op', label: null, ...op });
 }
 
 export const copy = (
