@@ -5,23 +5,18 @@
 // covered some of that file's mutants; later reports win.
 // Usage: node scripts/mutation/combine.mjs SUMMARY.md REPORT.json...
 import { readFileSync } from 'node:fs';
+import { count } from './score.mjs';
 
 const [summary, ...reports] = process.argv.slice(2);
 if (!summary || !reports.length) throw new Error('usage: combine.mjs SUMMARY.md REPORT.json...');
 
-const INVALID = new Set(['CompileError', 'RuntimeError', 'Ignored']);
-const score = (mutants) => {
-  const detected = mutants.filter((m) => m.status === 'Killed' || m.status === 'Timeout').length;
-  const valid = mutants.filter((m) => !INVALID.has(m.status)).length;
-  return { valid, detected };
-};
 const pct = (s) => (100 * s.detected) / s.valid;
 
 const latest = new Map();
 for (const report of reports) {
   const { files } = JSON.parse(readFileSync(report, 'utf8'));
   for (const [file, data] of Object.entries(files)) {
-    if (data.mutants.some((m) => m.status !== 'NoCoverage')) latest.set(file, { ...score(data.mutants), from: report });
+    if (data.mutants.some((m) => m.status !== 'NoCoverage')) latest.set(file, { ...count(data.mutants), from: report });
   }
 }
 

@@ -4,25 +4,13 @@
 // Usage: node scripts/mutation/summary.mjs .stryker/a.json [.stryker/b.json ...]
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { count } from './score.mjs';
 
 const files = new Map();
 for (const path of process.argv.slice(2)) {
   const report = JSON.parse(readFileSync(path, 'utf8'));
   for (const [name, file] of Object.entries(report.files)) files.set(name, file.mutants);
 }
-const count = (mutants) => {
-  const by = (status) => mutants.filter((m) => m.status === status).length;
-  const c = {
-    killed: by('Killed'),
-    timeout: by('Timeout'),
-    survived: by('Survived'),
-    noCoverage: by('NoCoverage'),
-    errors: by('RuntimeError') + by('CompileError'),
-  };
-  c.valid = c.killed + c.timeout + c.survived + c.noCoverage;
-  c.score = c.valid ? (100 * (c.killed + c.timeout)) / c.valid : NaN;
-  return c;
-};
 const row = (name, c) =>
   `| ${name} | ${c.valid} | ${c.killed} | ${c.timeout} | ${c.survived} | ${c.noCoverage} | ${c.score.toFixed(1)}% |`;
 const lines = [
