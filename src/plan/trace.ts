@@ -43,17 +43,17 @@ export function traceSchedule(schedule: Schedule): TracedSchedule {
   // A group of collectives across devices is enqueued when it closes: an event recorded between its calls would
   // land before them on their streams. Every call's begin goes before the group, every end after it.
   let group: { op: WorkOp; begin: string; end: string }[] | null = null;
-  schedule.body.forEach((op, index) => {
+  for (const [index, op] of schedule.body.entries()) {
     if (!isWorkOp(op)) {
       body.push(op);
-      return;
+      continue;
     }
     const span = timed(op, index);
     const grouped = 'group' in op ? op.group : undefined;
     if (grouped || group) {
       group ??= [];
       group.push(span);
-      if (!grouped?.closes) return;
+      if (!grouped?.closes) continue;
       for (const g of group) body.push({ kind: 'record', stream: g.op.stream, event: g.begin });
       for (const g of group) {
         spans.push({ ...g, bodyIndex: body.length });
@@ -61,17 +61,16 @@ export function traceSchedule(schedule: Schedule): TracedSchedule {
       }
       for (const g of group) body.push({ kind: 'record', stream: g.op.stream, event: g.end });
       group = null;
-      return;
+      continue;
     }
     body.push({ kind: 'record', stream: op.stream, event: span.begin });
     spans.push({ ...span, bodyIndex: body.length });
     body.push(op, { kind: 'record', stream: op.stream, event: span.end });
-  });
+  }
   // A group still open here would leave its calls, and any op after them, out of the traced rep: a planner's bug
   // (exit 70), said here rather than traced as less work than the schedule runs.
-  const unclosed = group as { op: WorkOp }[] | null; // assigned in the callback, which TypeScript does not follow
-  if (unclosed) {
-    const ops = unclosed.map((g) => `${g.op.kind} on stream ${g.op.stream}`).join(', ');
+  if (group) {
+    const ops = group.map((g) => `${g.op.kind} on stream ${g.op.stream}`).join(', ');
     throw new Error(`${schedule.id}: a group of collectives never closes (${ops}); the traced rep would leave it out`);
   }
   return { schedule: { ...schedule, id: `${schedule.id}:traced`, events, body }, spans };
