@@ -7,32 +7,20 @@ import type { Op } from './types.js';
  * `ops`). The default streams' implicit synchronisation is not modelled: it only adds order.
  */
 export function happensBefore(ops: readonly Op[]): (a: number, b: number) => boolean {
-  const preds: number[][] = ops.map(() => []);
-  const lastOnStream = new Map<string, number>();
-  const lastRecord = new Map<string, number>();
+  // Ops are in issue order and every edge points backwards, so one pass builds each op's ancestors from those of its
+  // stream's previous op and of the record it waits on, each kept with the op itself ("upTo").
+  const none: ReadonlySet<number> = new Set();
+  const ancestors: ReadonlySet<number>[] = [];
+  const upToLastOnStream = new Map<string, ReadonlySet<number>>();
+  const upToLastRecord = new Map<string, ReadonlySet<number>>();
   ops.forEach((op, i) => {
-    const previous = lastOnStream.get(op.stream);
-    if (previous !== undefined) preds[i]?.push(previous);
-    lastOnStream.set(op.stream, i);
-    if (op.kind === 'record') lastRecord.set(op.event, i);
-    if (op.kind === 'wait') {
-      const record = lastRecord.get(op.event);
-      if (record !== undefined) preds[i]?.push(record);
-    }
+    const onStream = upToLastOnStream.get(op.stream) ?? none;
+    const waitedOn = op.kind === 'wait' ? (upToLastRecord.get(op.event) ?? none) : none;
+    const before = new Set([...onStream, ...waitedOn]);
+    ancestors.push(before);
+    const upTo = new Set([...before, i]);
+    upToLastOnStream.set(op.stream, upTo);
+    if (op.kind === 'record') upToLastRecord.set(op.event, upTo);
   });
-  const ancestors = new Map<number, Set<number>>();
-  const ancestorsOf = (i: number): Set<number> => {
-    let set = ancestors.get(i);
-    if (set) return set;
-    set = new Set();
-    for (const p of preds[i] ?? []) {
-      set.add(p);
-      for (const a of ancestorsOf(p)) set.add(a);
-    }
-    ancestors.set(i, set);
-    return set;
-  };
-  // Ops are in issue order and every edge points backwards, so computing in order keeps the recursion shallow.
-  for (let i = 0; i < ops.length; i++) ancestorsOf(i);
-  return (a, b) => ancestorsOf(b).has(a);
+  return (a, b) => (ancestors[b] ?? none).has(a);
 }

@@ -43,4 +43,21 @@ describe("the order CUDA guarantees a rep's ops (plan/order.ts)", { timeout: 10_
     assert.equal(before(0, ops.length), false);
     assert.equal(before(6, ops.length + 3), false);
   });
+
+  it('orders a record after nothing on other streams that recorded the same event before it', () => {
+    const twice = happensBefore([
+      { kind: 'record', stream: 'a', event: 'e' },
+      { kind: 'record', stream: 'b', event: 'e' },
+    ]);
+    assert.equal(twice(0, 1), false);
+  });
+
+  it('orders two waits on one record after the record, not after each other', () => {
+    const fan = happensBefore([
+      { kind: 'record', stream: 'a', event: 'e' },
+      { kind: 'wait', stream: 'b', event: 'e' },
+      { kind: 'wait', stream: 'c', event: 'e' },
+    ]);
+    assert.deepEqual([fan(0, 1), fan(0, 2), fan(1, 2)], [true, true, false]);
+  });
 });
