@@ -23,6 +23,10 @@ cd "$root"
 # Always: a tree sent again to a warm host can keep the folders and lose their files.
 tar xJf build/mut/measured.tar.xz
 export PATH=/tmp/cuda-pipe/bin:$PATH
+# The listed tests are the CPU tests CI runs, which expect no usable GPU: on a GPU host with one GPU, a dry run over
+# devices 0,1 is refused (the driver counts 1) and data-parallel's dry-run case fails Stryker's initial run. No
+# visible device gives every CUDA call "no device", which the tool reads like CI's "no driver".
+export CUDA_VISIBLE_DEVICES=
 name=$(echo "$1" | tr -c 'A-Za-z0-9\n' '-' | sed 's/-*$//')
 mkdir -p "$out"
 mutate=$(IFS=,; echo "$*")
