@@ -67,16 +67,25 @@ describe("a device's timeline", { timeout: 5_000 }, () => {
     const timeline = deviceTimeline(
       [
         ev(0, 1, { issued: 0 }),
-        ev(1.5, 2, { issued: 0.5 }), // issued in time: a gap of 0.5
+        ev(1.5, 2, { issued: 0.5 }), // issued in time, a gap of 0.5, but the other stream ran in it (1.2 to 2)
         ev(2.2, 3, { issued: 2.1 }), // issued after the op before it ended: the host's gap, not the GPU's
-        ev(3.4, 4, { issued: 3 }), // issued exactly as the op before it ended: 0.4
+        ev(3.4, 4, { issued: 3 }), // issued exactly as the op before it ended, the device idle: 0.4
         ev(4.1, 5, { issued: null }), // no issue time: nothing known
         ev(0, 0.9, { stream: 'other', issued: 0 }),
-        ev(1.2, 2, { stream: 'other', issued: 0.1 }), // another stream's own gap, 0.3
+        ev(1.2, 2, { stream: 'other', issued: 0.1 }), // a gap of 0.3, but the first stream ran in it (0 to 1)
       ],
       [],
     );
-    close(timeline.perOpMs, 0.3, 'perOpMs');
+    close(timeline.perOpMs, 0.4, 'perOpMs');
+  });
+
+  it("takes no per-op cost from a stream's gap that another stream's op filled", () => {
+    // Two streams taking turns, as a CUDA graph over several streams runs: each waits on the other, which costs it
+    // nothing of its own.
+    const turns = [0, 1, 2, 3].map((i) => ev(i, i + 1, { stream: i % 2 ? 'b' : 'a', issued: 0 }));
+    assert.equal(deviceTimeline(turns, []).perOpMs, 0);
+    const idle = [...turns, ev(4.25, 5, { stream: 'b', issued: 0 })];
+    close(deviceTimeline(idle, []).perOpMs, 0.25, 'after the idle gap');
   });
 
   it('gives no per-op cost for ops that overlap on one stream, and 0 where no pair qualifies', () => {
