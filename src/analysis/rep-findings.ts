@@ -22,7 +22,6 @@ export function repFindings(
 ): Finding[] {
   const memory = (name: string) => result.buffers.find((b) => b.name === name)?.hostMemory;
   const events = eventsOfRep(rep, memory);
-  if (!events.length) return [];
   // The link's rates from every traced copy of the device, pinned ones only (rates.ts).
   const copies = (result.timeline?.reps ?? [])
     .filter((r) => r.device === rep.device)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { repFindings } from '../../src/analysis/rep-findings.js';
+import { CONFIG_CHANGE, repFindings } from '../../src/analysis/rep-findings.js';
 import { packageRoot } from '../../src/paths.js';
 import { type RunResult, RunResultSchema } from '../../src/result/schema.js';
 
@@ -64,5 +64,33 @@ describe("run's findings of a traced rep (analysis/rep-findings.ts)", { timeout:
 
   it('finds nothing in a rep without ops', () => {
     assert.deepEqual(repFindings(untraced, { ...traced, ops: [] }), []);
+  });
+
+  it("reads each copy's memory from its own buffer: another listed first, or none listed, does not stand in", () => {
+    const scratch = { ...recorded.buffers[0], name: 'scratch', hostMemory: 'pageable' } as RunResult['buffers'][number];
+    assert.deepEqual(summary({ ...recorded, buffers: [scratch, ...recorded.buffers] }), []);
+    assert.deepEqual(
+      summary({ buffers: [], timeline: recorded.timeline }),
+      [],
+      'unknown memory is not read as pageable',
+    );
+    assert.deepEqual(summary({ buffers: [], timeline: null }), [['copy-on-compute-stream', COPY_ON_COMPUTE_MS]]);
+  });
+
+  it("names for every finding the config change that removes its cause, in the config reference's words", () => {
+    assert.deepEqual(Object.keys(CONFIG_CHANGE).sort(), [
+      'copy-on-compute-stream',
+      'default-stream',
+      'exposed-communication',
+      'host-bound',
+      'host-sync',
+      'pageable-copy',
+      'serialised-copies',
+    ]);
+    assert.match(CONFIG_CHANGE['pageable-copy'], /hostMemory: pinned/);
+    assert.match(CONFIG_CHANGE['default-stream'], /streamKind: non-blocking/);
+    assert.match(CONFIG_CHANGE['copy-on-compute-stream'], /topology: stage-per-stream/);
+    assert.match(CONFIG_CHANGE['exposed-communication'], /pipeline\.chunks/);
+    assert.match(CONFIG_CHANGE['host-bound'], /--mode graph/);
   });
 });
