@@ -167,8 +167,8 @@ export function compareWindows(
   buffer: ConfigBuffer,
   expected: readonly Uint8Array[],
   actual: readonly Uint8Array[],
-  tolerance: ToleranceRule | null = null,
-  largest: { absolute: number; relative: number } = { absolute: 0, relative: 0 },
+  tolerance: ToleranceRule | null,
+  largest: { absolute: number; relative: number },
 ): OutputMismatch | null {
   let first: OutputMismatch | null = null;
   let differing = 0;
