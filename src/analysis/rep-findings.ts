@@ -23,9 +23,8 @@ export function repFindings(
   const memory = (name: string) => result.buffers.find((b) => b.name === name)?.hostMemory;
   const events = eventsOfRep(rep, memory);
   // The link's rates from every traced copy of the device, pinned ones only (rates.ts).
-  const copies = (result.timeline?.reps ?? [])
-    .filter((r) => r.device === rep.device)
-    .flatMap((r) => eventsOfRep(r, memory));
+  const reps = result.timeline?.reps.filter((r) => r.device === rep.device) ?? [];
+  const copies = reps.flatMap((r) => eventsOfRep(r, memory));
   const rates = pinnedRates(ratesFromCopies(copies));
   const timeline = deviceTimeline(events, []);
   const window = { name: rep.mode, start: 0, end: rep.totalMs, host: null };
