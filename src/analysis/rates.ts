@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
 import { loadDocument } from '../result/load.js';
+import type { RunResult } from '../result/schema.js';
 import type { LinkRates } from './metrics.js';
 import type { GpuEvent } from '../traces/events.js';
 
@@ -65,9 +66,10 @@ export function ratesFromFile(file: string): RatesSource {
     return { source: 'probe', file, byDevice };
   }
   if (document.kind === 'results') {
-    const byDevice = new Map<number, LinkRates>();
+    const byDevice = new Map<number, LinkRates>(aloneRates(document.results));
     const ops = document.results.flatMap((r) => r.timeline?.reps.flatMap((rep) => rep.ops) ?? []);
     for (const device of new Set(ops.map((op) => op.device))) {
+      if (byDevice.has(device)) continue;
       const copies = ops
         .filter((op) => op.device === device && (op.kind === 'h2d' || op.kind === 'd2h'))
         .map((op) => ({
@@ -80,14 +82,38 @@ export function ratesFromFile(file: string): RatesSource {
       if (rates.h2d !== null || rates.d2h !== null) byDevice.set(device, rates);
     }
     if (!byDevice.size)
-      throw new UsageError(`--rates ${file}: the Result has no traced copies to take rates from.`, {
-        hint: 'Pass a `cuda-pipe probe --bandwidth --json` file, or a Result run with tracing on.',
+      throw new UsageError(`--rates ${file}: the Result has no copies to take rates from, alone or traced.`, {
+        hint: 'Pass a `cuda-pipe probe --bandwidth --json` file, or a Result of a config that copies, run with tracing on.',
       });
     return { source: 'result', file, byDevice };
   }
   throw new UsageError(`--rates ${file}: an A/B document holds no copy rates.`, {
     hint: 'Pass a `cuda-pipe probe --bandwidth --json` file or a Result.',
   });
+}
+
+/**
+ * Per device, each direction's rate from a Result's model parts where it has them: its H2D and D2H each timed alone
+ * (the modes `run` measures for the bound), as a probe measures the link. A Result's traced copies ran side by side
+ * with each other and with the other direction: timed one by one they look slower than the link (34.9 and 40.4 GB/s on
+ * the traced balanced H200 Result, whose copies alone ran at 55.4 and 55.2), and the floor from them comes out too
+ * high. A Result with pageable buffers is left out: its copies are staged by the driver and say nothing of the link.
+ */
+function aloneRates(results: readonly RunResult[]): Map<number, LinkRates> {
+  const byDevice = new Map<number, { h2d: number | null; d2h: number | null }>();
+  for (const result of results) {
+    if (result.buffers.some((b) => b.hostMemory === 'pageable')) continue;
+    for (const mode of result.modes) {
+      const { role } = mode;
+      if (role.kind !== 'stage' || (role.stage !== 'h2d' && role.stage !== 'd2h')) continue;
+      const bytes = mode.bytes[role.stage];
+      if (!(bytes > 0 && mode.stats.median > 0)) continue;
+      const rates = byDevice.get(mode.device) ?? { h2d: null, d2h: null };
+      rates[role.stage] = Math.max(rates[role.stage] ?? 0, bytes / mode.stats.median / 1e6);
+      byDevice.set(mode.device, rates);
+    }
+  }
+  return byDevice;
 }
 
 /** The rates a device's floor uses from a file: its own, else the file's first device's. */

@@ -149,8 +149,13 @@ describe("rates from a Result's traced copies", { timeout: 5_000 }, () => {
     bytes,
     ...(engine ? { engineStartMs: engine[0], engineEndMs: engine[1] } : {}),
   });
+  type Role = { kind: string; stage?: string };
+  const copyAlone = ({ role }: { role: Role }) =>
+    role.kind === 'stage' && (role.stage === 'h2d' || role.stage === 'd2h');
+  /** The recorded Result with these traced ops and without its copies timed alone, which would give the rates. */
   const result = (ops: unknown[] | null) => {
     const document = fixture('h200-balanced-16-traced.json');
+    document.modes = document.modes.filter((m: { role: Role }) => !copyAlone(m));
     if (ops === null) document.timeline = null;
     else document.timeline.reps = [{ ...document.timeline.reps[0], ops }];
     return document;
@@ -197,9 +202,26 @@ describe("rates from a Result's traced copies", { timeout: 5_000 }, () => {
         () => ratesFromFile(write(document)),
         (error: unknown) =>
           error instanceof UsageError &&
-          /the Result has no traced copies/.test(error.message) &&
+          /the Result has no copies to take rates from, alone or traced/.test(error.message) &&
           /tracing on/.test(error.hint ?? ''),
       );
+  });
+});
+
+describe("rates from a Result's copies each timed alone", { timeout: 5_000 }, () => {
+  it('are its H2D and D2H alone, before its traced copies, which ran side by side and look slower', () => {
+    const source = ratesFromFile(join(fixtures, 'h200-balanced-16-traced.json'));
+    const rates = ratesFor(source, 0);
+    close(Number(rates.h2d?.toFixed(2)), 55.39, 'h2d');
+    close(Number(rates.d2h?.toFixed(2)), 55.16, 'd2h');
+    assert.deepEqual([...source.byDevice.keys()], [0]);
+  });
+
+  it("are passed over where a buffer is pageable: the Result's traced pinned copies give the rates then", () => {
+    const document = fixture('h200-balanced-16-traced.json');
+    document.buffers[1].hostMemory = 'pageable';
+    const rates = ratesFor(ratesFromFile(write(document)), 0);
+    close(Number(rates.h2d?.toFixed(2)), 34.9, 'h2d from the traced copies');
   });
 });
 
