@@ -1,6 +1,8 @@
 // How long the CLI takes from `node` starting to its exit: each command of issue 40's targets run N times as a whole
 // process, the commands taking turns (one round runs each once) so that a busy host slows them alike. `node -e ""`
 // runs in every round too: the floor no command of a Node.js tool can go below on this host, printed beside them.
+// So does scripts/bench/least-cli.cjs --version: one small file that prints the version, the floor of a command
+// installed as a file (what `--version` could cost at the least).
 // Beside the wall time, the CPU time of each run (user and system, from the children's times Linux keeps for this
 // process, in its 10 ms ticks): on a host shared with other work, the wall time grows with the others' load and the
 // CPU time much less, so the two together tell a slow start from a busy host.
@@ -59,6 +61,7 @@ const commandsOf = (bin, label) => [
 ];
 const COMMANDS = [
   { name: 'node -e ""', argv: ['-e', ''], target: null },
+  { name: 'least --version', argv: [join(root, 'scripts', 'bench', 'least-cli.cjs'), '--version'], target: null },
   ...bins.flatMap((bin, i) => commandsOf(bin, bins.length > 1 ? `${i + 1}: ` : '')),
 ];
 // A fixed width and no colour: the same work in every run, whatever the terminal. NODE_EXTRA_CA_CERTS makes Node read
