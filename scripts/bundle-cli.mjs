@@ -9,7 +9,7 @@
 // native addon) and sql.js (which reads its WebAssembly beside it) stay packages, found from here as from any compiled
 // module. Built from dist/src after tsc, so that it holds exactly the compiled code.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, transform } from 'esbuild';
@@ -124,7 +124,8 @@ copyFileSync(join(root, 'scripts', 'cli-loader.cjs'), join(outdir, 'cuda-pipe.js
 // flags, as the installed command runs: V8 refuses a cache made by another version or with other flags.
 const fixture = (name) => join(root, 'test', 'fixtures', name);
 const RECORDED = [
-  ['--help'],
+  // `--help` alone prints the help laid out below without loading a chunk; `help` is commander's way to it.
+  ['help'],
   ['schema'],
   ['compare', fixture('h100-balanced-1.json'), fixture('h100-balanced-2.json')],
   ['report', fixture('h200-balanced-16-traced.json')],
@@ -144,3 +145,30 @@ for (const args of RECORDED) {
       `cuda-pipe ${args.join(' ')} failed while the build recorded its compiled code (${run.status ?? run.signal}): ${run.stderr}`,
     );
 }
+
+// `--help` (or `-h`) alone, the top-level help, laid out here for every width from MIN_COLUMNS to HELP_MAX_COLUMNS:
+// the loader prints the file of its width without loading commander and the definitions of 12 commands, which took
+// most of that start (docs/measurements/2026-11-28-cli-start-3/). Each is what commander prints at that width, from
+// the compiled program in this process; a wider terminal, or anything beside the flag, takes commander's way.
+const HELP_MAX_COLUMNS = 300;
+const { cliMain } = await import(pathToFileURL(join(root, 'dist', 'src', 'cli', 'program.js')).href);
+const { DEFAULT_COLUMNS, MIN_COLUMNS } = await import(
+  pathToFileURL(join(root, 'dist', 'src', 'report', 'width.js')).href
+);
+const helpDir = join(outdir, 'help');
+mkdirSync(helpDir);
+const asked = process.env.COLUMNS;
+for (let columns = MIN_COLUMNS; columns <= HELP_MAX_COLUMNS; columns++) {
+  process.env.COLUMNS = String(columns);
+  let text = '';
+  const collect = { isTTY: false, write: (chunk) => (text += chunk) };
+  const { code } = await cliMain(['node', 'cuda-pipe', '--help'], { stdout: collect, stderr: collect });
+  if (code !== 0) throw new Error(`cuda-pipe --help at ${columns} columns exited ${code}: ${text}`);
+  writeFileSync(join(helpDir, `${columns}.txt`), text);
+}
+if (asked === undefined) delete process.env.COLUMNS;
+else process.env.COLUMNS = asked;
+writeFileSync(
+  join(helpDir, 'widths.json'),
+  `${JSON.stringify({ min: MIN_COLUMNS, fallback: DEFAULT_COLUMNS, max: HELP_MAX_COLUMNS })}\n`,
+);

@@ -21,6 +21,13 @@ const WRAPPER = '(function (exports, require, module, __filename, __dirname, cud
  * whose start matters this way, one after another.
  */
 function start({ dir = __dirname, recordCache = false } = {}) {
+  const args = process.argv.slice(2);
+  const alone = aloneFlag(args);
+  if (alone === 'version') return answer(`${JSON.parse(readFileSync(join(dir, '..', '..', 'package.json'), 'utf8')).version}\n`);
+  if (alone === 'help') {
+    const help = builtHelp(dir, process.env, process.stdout);
+    if (help !== null) return answer(help);
+  }
   const modules = new Map();
   const compiled = [];
   const outside = createRequire(join(dir, 'start.js'));
@@ -54,5 +61,51 @@ function start({ dir = __dirname, recordCache = false } = {}) {
   load('start.js');
 }
 
-module.exports = { start };
+/**
+ * `--version` or `-V` alone, and `--help` or `-h` alone: the answers the loader gives without loading a chunk (the
+ * version from the package's manifest, the help the build laid out). With anything beside the flag (`--verbose
+ * --version`, `run --help`) commander decides, as it always did. Null for every other command line.
+ */
+function aloneFlag(args) {
+  if (args.length !== 1) return null;
+  if (args[0] === '--version' || args[0] === '-V') return 'version';
+  if (args[0] === '--help' || args[0] === '-h') return 'help';
+  return null;
+}
+
+/**
+ * The top-level help the build laid out for this width (scripts/bundle-cli.mjs); null where there is none: a width
+ * past the widest laid out, or no help built. Commander prints it then.
+ */
+function builtHelp(dir, env, stdout) {
+  let widths;
+  try {
+    widths = JSON.parse(readFileSync(join(dir, 'help', 'widths.json'), 'utf8'));
+  } catch {
+    return null;
+  }
+  const columns = helpColumns(widths, env, stdout);
+  return columns > widths.max ? null : readFileSync(join(dir, 'help', `${columns}.txt`), 'utf8');
+}
+
+/** Writes `text` to stdout, the whole command: exit 0, as src/cli/broken-pipe.ts when the reader went away. */
+function answer(text) {
+  process.stdout.on('error', (error) => {
+    if (error.code !== 'EPIPE') {
+      process.stderr.write(`cuda-pipe: Cannot write to stdout: ${error.message}.\n`);
+      process.exit(3);
+    }
+    process.exit(0);
+  });
+  process.stdout.write(text);
+}
+
+/** The width the help fits, as src/report/width.ts's outputColumns finds it (a test holds the two together). */
+function helpColumns({ min, fallback }, env, stdout) {
+  const asked = /^\d{1,5}$/.test(env.COLUMNS ?? '') ? Number(env.COLUMNS) : undefined;
+  const columns = asked ?? (stdout.isTTY ? stdout.columns : undefined);
+  return columns !== undefined && columns > 0 ? Math.max(min, columns) : fallback;
+}
+
+module.exports = { start, aloneFlag, helpColumns };
 if (require.main === module) start();

@@ -3,10 +3,11 @@ import { describe, it } from 'node:test';
 import { build, type Metafile } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { mayPrintTopLevelHelp } from '../../src/cli/program.js';
-import { onlyVersion } from '../../src/cli/version-flag.js';
 import { packageRoot } from '../../src/paths.js';
+import { DEFAULT_COLUMNS, MIN_COLUMNS, outputColumns } from '../../src/report/width.js';
 import { runCli } from '../helpers/cli.js';
 
 // What a start loads decides how long it takes (issue 40: --version under 100 ms, report under 200): each command's
@@ -115,27 +116,68 @@ describe('the top-level help names the stage kinds’ variables wherever it prin
   });
 });
 
-describe('--version alone is answered before commander loads', { timeout: 120_000 }, () => {
-  it('takes -V or --version with nothing beside it, and leaves every other command line to commander', () => {
-    for (const args of [['--version'], ['-V']]) assert.ok(onlyVersion(args), args.join(' '));
+/** The loader the installed command starts (scripts/cli-loader.cjs), as the build copies it to dist/cli/. */
+interface Loader {
+  aloneFlag(args: readonly string[]): 'version' | 'help' | null;
+  helpColumns(
+    widths: { min: number; fallback: number },
+    env: NodeJS.ProcessEnv,
+    stdout: { isTTY?: boolean; columns?: number },
+  ): number;
+}
+const loader = createRequire(import.meta.url)(join(packageRoot(), 'scripts', 'cli-loader.cjs')) as Loader;
+
+describe('--version and --help alone are answered by the loader, before any chunk loads', { timeout: 120_000 }, () => {
+  it('takes each flag with nothing beside it, and leaves every other command line to commander', () => {
+    for (const args of [['--version'], ['-V']]) assert.equal(loader.aloneFlag(args), 'version', args.join(' '));
+    for (const args of [['--help'], ['-h']]) assert.equal(loader.aloneFlag(args), 'help', args.join(' '));
     for (const args of [
       [],
       ['--verbose', '--version'],
       ['--version', '--verbose'],
       ['run', '--version'],
+      ['run', '--help'],
+      ['--help', 'run'],
       ['-v'],
       ['--Version'],
       ['version'],
+      ['help'],
     ])
-      assert.equal(onlyVersion(args), false, args.join(' '));
+      assert.equal(loader.aloneFlag(args), null, args.join(' '));
   });
 
   it('prints what commander prints for the version, with exit 0, in a process of its own', () => {
-    // `--verbose --version` takes commander's path; `--version` and `-V` alone take start.ts's.
+    // `--verbose --version` takes commander's path; `--version` and `-V` alone take the loader's.
     const commander = runCli(['--verbose', '--version'], {}, { process: true });
     assert.equal(commander.code, 0);
     assert.match(commander.stdout, /^\d+\.\d+\.\d+\n$/);
     for (const flag of ['--version', '-V']) assert.deepEqual(runCli([flag], {}, { process: true }), commander, flag);
+  });
+
+  it('lays the help out at the width outputColumns gives, for every COLUMNS and terminal', () => {
+    const widths = { min: MIN_COLUMNS, fallback: DEFAULT_COLUMNS };
+    for (const COLUMNS of [undefined, '', '0', '30', '60', '61', '137', '300', '301', '99999', '100000', 'wide', '80x'])
+      for (const stdout of [{}, { isTTY: false, columns: 150 }, { isTTY: true, columns: 150 }, { isTTY: true }]) {
+        const env = COLUMNS === undefined ? {} : { COLUMNS };
+        assert.equal(
+          loader.helpColumns(widths, env, stdout),
+          outputColumns(stdout, env),
+          JSON.stringify([env, stdout]),
+        );
+      }
+  });
+
+  it('prints the help commander prints at each width, from the file the build laid out, with exit 0', (t) => {
+    const built = join(packageRoot(), 'dist', 'cli');
+    if (!existsSync(join(built, 'help', 'widths.json'))) return t.skip('dist/cli is not built');
+    for (const columns of ['60', '61', '100', '137', '300', '301']) {
+      // `help` is commander's way to the same text; 301 columns is past the widest laid out, and takes it too.
+      const commander = runCli(['help'], { COLUMNS: columns }, { process: true });
+      assert.equal(commander.code, 0);
+      assert.match(commander.stdout, /^Usage: cuda-pipe /);
+      for (const flag of ['--help', '-h'])
+        assert.deepEqual(runCli([flag], { COLUMNS: columns }, { process: true }), commander, `${flag} at ${columns}`);
+    }
   });
 });
 
