@@ -23,7 +23,10 @@ const WRAPPER = '(function (exports, require, module, __filename, __dirname, cud
 function start({ dir = __dirname, recordCache = false } = {}) {
   const args = process.argv.slice(2);
   const alone = aloneFlag(args);
-  if (alone === 'version') return answer(`${JSON.parse(readFileSync(join(dir, '..', '..', 'package.json'), 'utf8')).version}\n`);
+  if (alone === 'version') {
+    const manifest = JSON.parse(readFileSync(join(dir, '..', '..', 'package.json'), 'utf8'));
+    return answer(`${manifest.version}\n`);
+  }
   if (alone === 'help') {
     const help = builtHelp(dir, process.env, process.stdout);
     if (help !== null) return answer(help);

@@ -83,7 +83,7 @@ export function ratesFromFile(file: string): RatesSource {
     }
     if (!byDevice.size)
       throw new UsageError(`--rates ${file}: the Result has no copies to take rates from, alone or traced.`, {
-        hint: 'Pass a `cuda-pipe probe --bandwidth --json` file, or a Result of a config that copies, run with tracing on.',
+        hint: 'Pass a `cuda-pipe probe --bandwidth --json` file, or a Result run with tracing on.',
       });
     return { source: 'result', file, byDevice };
   }
