@@ -1,12 +1,11 @@
-// Which traced reps of the recorded Results get a floor term above the rep's own time: the link terms (each
-// direction's bytes over the rate ratesFromCopies takes from the device's traced copies, as run's findings do) and
-// the per-op cost. The kernels' term is left out: it sums kernels that may run side by side, and says so.
+// Which traced reps of the recorded Results get a floor term above the rep's own time, in the floor run's findings
+// divide by (rep-findings.ts' repStep): the link terms (each direction's bytes over the rate taken from the device's
+// traced copies) and the per-op cost. The kernels' term is left out: it sums kernels that may run side by side, and
+// says so.
 // Usage: node --import tsx scripts/bench/floor-terms.ts   (from the repository root; a line per rep over, then counts)
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { deviceTimeline, stepMetrics } from '../../src/analysis/metrics.js';
-import { pinnedRates, ratesFromCopies } from '../../src/analysis/rates.js';
-import { eventsOfRep } from '../../src/analysis/rep-events.js';
+import { repStep } from '../../src/analysis/rep-findings.js';
 import { loadDocument } from '../../src/result/load.js';
 
 const walk = (dir: string): string[] =>
@@ -25,12 +24,8 @@ for (const file of ['test/fixtures', 'baselines', 'docs/measurements'].flatMap(w
   }
   if (document.kind !== 'results') continue;
   for (const result of document.results) {
-    const memory = (name: string) => result.buffers.find((b) => b.name === name)?.hostMemory;
     for (const rep of result.timeline?.reps ?? []) {
-      const own = (result.timeline?.reps ?? []).filter((r) => r.device === rep.device);
-      const rates = pinnedRates(ratesFromCopies(own.flatMap((r) => eventsOfRep(r, memory))));
-      const window = { name: rep.mode, start: 0, end: rep.totalMs, host: null };
-      const { floor } = stepMetrics(deviceTimeline(eventsOfRep(rep, memory), []), window, rates);
+      const { floor } = repStep(result, rep).step;
       reps++;
       const link = Math.max(floor.h2dMs ?? 0, floor.d2hMs ?? 0);
       if (link > rep.totalMs) over.link++;

@@ -15,20 +15,25 @@ import { eventsOfRep } from './rep-events.js';
 /** A traced rep's streams are the plan's, each named as it was made: a default stream is one the plan named so. */
 const REP_DEFAULT_STREAM = 'as the trace names it';
 
+/**
+ * A traced rep as `run`'s findings read it: its device's timeline, its one step's window, the link's rates from every
+ * traced copy of the device (pinned ones only, rates.ts) and that step's metrics, its floor among them.
+ */
+export function repStep(result: Pick<RunResult, 'buffers' | 'timeline'>, rep: TracedRep) {
+  const memory = (name: string) => result.buffers.find((b) => b.name === name)?.hostMemory;
+  const reps = result.timeline?.reps.filter((r) => r.device === rep.device) ?? [];
+  const rates = pinnedRates(ratesFromCopies(reps.flatMap((r) => eventsOfRep(r, memory))));
+  const timeline = deviceTimeline(eventsOfRep(rep, memory), []);
+  const window = { name: rep.mode, start: 0, end: rep.totalMs, host: null };
+  return { timeline, window, rates, step: stepMetrics(timeline, window, rates) };
+}
+
 export function repFindings(
   result: Pick<RunResult, 'buffers' | 'timeline'>,
   rep: TracedRep,
   floorMs: number | null = null,
 ): Finding[] {
-  const memory = (name: string) => result.buffers.find((b) => b.name === name)?.hostMemory;
-  const events = eventsOfRep(rep, memory);
-  // The link's rates from every traced copy of the device, pinned ones only (rates.ts).
-  const reps = result.timeline?.reps.filter((r) => r.device === rep.device) ?? [];
-  const copies = reps.flatMap((r) => eventsOfRep(r, memory));
-  const rates = pinnedRates(ratesFromCopies(copies));
-  const timeline = deviceTimeline(events, []);
-  const window = { name: rep.mode, start: 0, end: rep.totalMs, host: null };
-  const measured = stepMetrics(timeline, window, rates);
+  const { timeline, window, rates, step: measured } = repStep(result, rep);
   const step =
     floorMs !== null && floorMs > measured.floor.ms
       ? { ...measured, floor: { ...measured.floor, ms: floorMs } }

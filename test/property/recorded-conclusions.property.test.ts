@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
-import { deviceTimeline, stepMetrics } from '../../src/analysis/metrics.js';
-import { pinnedRates, ratesFromCopies } from '../../src/analysis/rates.js';
-import { eventsOfRep } from '../../src/analysis/rep-events.js';
+import { repStep } from '../../src/analysis/rep-findings.js';
 import { concludeResult } from '../../src/measure/conclusions.js';
 import { packageRoot } from '../../src/paths.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';
@@ -192,11 +190,8 @@ describe('the conclusions of every recorded Result', { timeout: 120_000 }, () =>
     const over: string[] = [];
     let reps = 0;
     for (const { file, result } of recorded) {
-      const memory = (name: string) => result.buffers.find((b) => b.name === name)?.hostMemory;
       for (const rep of result.timeline?.reps ?? []) {
-        const events = eventsOfRep(rep, memory);
-        const window = { name: rep.mode, start: 0, end: rep.totalMs, host: null };
-        const { floor } = stepMetrics(deviceTimeline(events, []), window, pinnedRates(ratesFromCopies(events)));
+        const { floor } = repStep(result, rep).step;
         reps++;
         if (floor.opCostMs > rep.totalMs) over.push(`${file} ${rep.mode} GPU ${rep.device}: ${floor.opCostMs} ms`);
       }
