@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { ratesFor, ratesFromCopies, ratesFromFile } from '../../src/analysis/rates.js';
 import { UsageError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
+import { probeBandwidth } from '../helpers/probe-bandwidth.js';
 
 // The floor's link rates: a probe's pinned copies, a Result's traced copies, or the trace's own fastest copies.
 
@@ -23,38 +24,14 @@ function probeWith(bandwidth: unknown[] | null): string {
   return path;
 }
 
-const copy = (direction: string, hostMemory: string, gbPerSecond: number) => ({
-  bytes: 268435456,
-  hostMemory,
-  direction,
-  pieces: 1,
-  streamsPerDirection: 1,
-  samplesMs: [5, 5, 5],
-  stats: {
-    n: 3,
-    median: 5,
-    mean: 5,
-    min: 5,
-    max: 5,
-    stdev: 0,
-    q1: 5,
-    q3: 5,
-    iqr: 0,
-    relativeStdev: 0,
-    relativeNoise: 0,
-    outliers: [],
-  },
-  gbPerSecond,
-});
-
 describe('link rates', () => {
   it("a probe gives each direction's pinned rate, pageable ones passed over, and a device it did not probe takes the first's", () => {
     const source = ratesFromFile(
       probeWith([
-        copy('h2d', 'pageable', 20),
-        copy('h2d', 'pinned', 53.2),
-        copy('d2h', 'pinned', 54.1),
-        copy('bidirectional', 'pinned', 90),
+        probeBandwidth('h2d', 'pageable', 20),
+        probeBandwidth('h2d', 'pinned', 53.2),
+        probeBandwidth('d2h', 'pinned', 54.1),
+        probeBandwidth('bidirectional', 'pinned', 90),
       ]),
     );
     assert.equal(source.source, 'probe');

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { TOP_COPIES, pinnedRates, ratesFor, ratesFromCopies, ratesFromFile } from '../../src/analysis/rates.js';
 import { UsageError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
+import { probeBandwidth } from '../helpers/probe-bandwidth.js';
 
 // The link rates the floor divides bytes by (analysis/rates.ts) at the edges mutation testing found unpinned: which
 // copies give a trace's rate, a probe's and a Result's rates per device, the fallback to the first device, and a
@@ -70,29 +71,6 @@ describe("a trace's own rates", { timeout: 5_000 }, () => {
 });
 
 describe('rates from a probe', { timeout: 5_000 }, () => {
-  const bandwidth = (direction: string, hostMemory: string, gbPerSecond: number) => ({
-    bytes: 268435456,
-    hostMemory,
-    direction,
-    pieces: 1,
-    streamsPerDirection: 1,
-    samplesMs: [5, 5, 5],
-    stats: {
-      n: 3,
-      median: 5,
-      mean: 5,
-      min: 5,
-      max: 5,
-      stdev: 0,
-      q1: 5,
-      q3: 5,
-      iqr: 0,
-      relativeStdev: 0,
-      relativeNoise: 0,
-      outliers: [],
-    },
-    gbPerSecond,
-  });
   const probe = (first: unknown[] | null, second: unknown[] | null) => {
     const document = fixture('h200x2-probe.json');
     document.devices[0].bandwidth = first;
@@ -103,8 +81,16 @@ describe('rates from a probe', { timeout: 5_000 }, () => {
   it("are each probed device's pinned rate of each direction, the pageable ones and other directions passed over", () => {
     const source = ratesFromFile(
       probe(
-        [bandwidth('d2h', 'pageable', 11), bandwidth('h2d', 'pageable', 12), bandwidth('d2h', 'pinned', 54.1)],
-        [bandwidth('bidirectional', 'pinned', 90), bandwidth('h2d', 'pinned', 50), bandwidth('d2h', 'pinned', 51)],
+        [
+          probeBandwidth('d2h', 'pageable', 11),
+          probeBandwidth('h2d', 'pageable', 12),
+          probeBandwidth('d2h', 'pinned', 54.1),
+        ],
+        [
+          probeBandwidth('bidirectional', 'pinned', 90),
+          probeBandwidth('h2d', 'pinned', 50),
+          probeBandwidth('d2h', 'pinned', 51),
+        ],
       ),
     );
     assert.equal(source.source, 'probe');
@@ -118,7 +104,7 @@ describe('rates from a probe', { timeout: 5_000 }, () => {
   });
 
   it('leave out a device probed without --bandwidth, or with an empty list', () => {
-    const source = ratesFromFile(probe([], [bandwidth('h2d', 'pinned', 50)]));
+    const source = ratesFromFile(probe([], [probeBandwidth('h2d', 'pinned', 50)]));
     assert.deepEqual([...source.byDevice.keys()], [1]);
     assert.deepEqual(ratesFor(source, 0), { h2d: 50, d2h: null });
   });
