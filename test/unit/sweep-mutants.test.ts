@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_POLICY } from '../../src/measure/policy.js';
-import { dropClearlySlower, raceLayouts, type SweepProgress } from '../../src/measure/sweep.js';
+import { DEFAULT_POLICY, StoppingCriterion } from '../../src/measure/policy.js';
+import {
+  bestOfSweep,
+  decideRound,
+  dropClearlySlower,
+  type RaceEntry,
+  raceLayouts,
+  type SweepProgress,
+} from '../../src/measure/sweep.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
 import { tinySweepPlan } from '../helpers/tiny-sweep.js';
 
@@ -33,6 +40,29 @@ describe('the race, round by round', () => {
     );
     const order = runner.calls.flatMap((c) => (c.call === 'rep' ? [c.id === fast.id ? 'f' : 's'] : [])).join('');
     assert.equal(order, 'ffss' + 'fs'.repeat(4) + 'ffff');
+  });
+
+  it('reports progress after each layout of the probe round and after every later round', async () => {
+    assert.ok(fast && slow);
+    const progress: SweepProgress[] = [];
+    await raceLayouts(
+      new FakeRunner(plan.schedules, plan.buffers),
+      [fast, slow],
+      { ...DEFAULT_POLICY, warmup: 0, fixedReps: 4 },
+      { probeReps: 2, batchReps: 1, budgetMs: 60_000, onProgress: (p) => progress.push(p) },
+    );
+    // Probe round: one report a layout. Then rounds 1 and 2 (a rep each) and round 3, where both stop on their
+    // fixed count: a report each.
+    assert.deepEqual(
+      progress.map((p) => [p.done, p.total]),
+      [
+        [0, 2],
+        [0, 2],
+        [0, 2],
+        [0, 2],
+        [2, 2],
+      ],
+    );
   });
 
   it('times the race and each layout from when it began', async () => {
@@ -72,5 +102,72 @@ describe('the best layout of a round', () => {
     dropClearlySlower([again, tightAgain, closer]);
     // q1 1.025: below the first best's q3 (1.05), above the second's (1): kept only when the first is the best.
     assert.equal(closer.stopped, null);
+  });
+});
+
+describe('a round judged at the host clock', () => {
+  const policy = { ...DEFAULT_POLICY, minReps: 3, maxNoise: 0, maxTimeMs: 500 };
+  const entry = (gpuMs: number[], startedMs: number): RaceEntry => ({
+    gpuMs,
+    startedMs,
+    judged: 0,
+    criterion: new StoppingCriterion(policy),
+    stopped: null,
+  });
+  const race = { probeReps: 3, batchReps: 2, budgetMs: 1_000 };
+
+  it("times a layout's limit from when its own reps began, not from the clock's zero", () => {
+    // 100 ms since its reps began, under the policy's 500 ms: it runs on.
+    const late = entry([1, 2, 3], 900);
+    assert.deepEqual(decideRound([late], policy, race, { round: 1, raceStartMs: 900, nowMs: 1_000 }).stopped, [null]);
+    // 600 ms since: the time limit stops it.
+    const early = entry([1, 2, 3], 400);
+    const round = decideRound([early], policy, race, { round: 1, raceStartMs: 400, nowMs: 1_000 });
+    assert.deepEqual(round.stopped, ['max-time']);
+  });
+
+  it("spends the race's budget from when the race began", () => {
+    const running = entry([1, 2], 500);
+    const half = decideRound([running], policy, race, { round: 1, raceStartMs: 500, nowMs: 1_000 });
+    assert.deepEqual(half, { stopped: [null], reps: [2] });
+    const spent = decideRound([running], policy, race, { round: 2, raceStartMs: 0, nowMs: 1_000 });
+    assert.deepEqual(spent, { stopped: ['max-time'], reps: [0] });
+  });
+});
+
+describe('dropping the clearly slower', () => {
+  it('does nothing while no layout has two reps', () => {
+    const one = { gpuMs: [1], stopped: null };
+    const far = { gpuMs: [9], stopped: null };
+    dropClearlySlower([one, far]);
+    assert.deepEqual([one.stopped, far.stopped], [null, null]);
+  });
+
+  it('judges only layouts with two reps or more against the best', () => {
+    const best = { gpuMs: [1, 1.01, 1.02], stopped: null };
+    const single = { gpuMs: [5], stopped: null };
+    dropClearlySlower([best, single]);
+    assert.equal(single.stopped, null);
+  });
+
+  it('lets a best that an earlier round dropped run again, and a layout no longer above it', () => {
+    const best = { gpuMs: [1, 1.01, 1.02], stopped: 'clearly-slower' as const };
+    const back = { gpuMs: [1.01, 1.02, 1.03], stopped: 'clearly-slower' as const };
+    dropClearlySlower([best, back]);
+    assert.deepEqual([best.stopped, back.stopped], [null, null]);
+  });
+
+  it('keeps the stop of a layout that its own rule stopped', () => {
+    const best = { gpuMs: [1, 1.01, 1.02], stopped: null };
+    const steady = { gpuMs: [1.01, 1.02, 1.03], stopped: 'noise-target' as const };
+    const slower = { gpuMs: [2, 2.01, 2.02], stopped: 'fixed-reps' as const };
+    dropClearlySlower([best, steady, slower]);
+    assert.deepEqual([steady.stopped, slower.stopped], ['noise-target', 'fixed-reps']);
+  });
+});
+
+describe('the best of a sweep', () => {
+  it('refuses a sweep with no layout', () => {
+    assert.throws(() => bestOfSweep([]), RangeError);
   });
 });
