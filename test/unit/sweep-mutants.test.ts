@@ -7,6 +7,8 @@ import {
   dropClearlySlower,
   type RaceEntry,
   raceLayouts,
+  raceLeader,
+  runLeaderOn,
   type SweepProgress,
 } from '../../src/measure/sweep.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
@@ -163,6 +165,15 @@ describe('dropping the clearly slower', () => {
     const slower = { gpuMs: [2, 2.01, 2.02], stopped: 'fixed-reps' as const };
     dropClearlySlower([best, steady, slower]);
     assert.deepEqual([steady.stopped, slower.stopped], ['noise-target', 'fixed-reps']);
+  });
+});
+
+describe('a leader stopped with a far rep', () => {
+  it('runs on whichever noise rule stopped it, the stable-noise rule as the noise target', () => {
+    // Nine reps at 1 ms and one at 1.5: far above the rest, and no second cluster.
+    const leader = { gpuMs: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1.5], stopped: 'noise-stable' as const };
+    runLeaderOn(DEFAULT_POLICY, raceLeader([leader]));
+    assert.equal(leader.stopped, null);
   });
 });
 
