@@ -1,7 +1,9 @@
 // npm test's runner: node's test runner over test/queue/'s workers, which share the compiled test files out among
 // themselves (test/helpers/queue.ts), then the times each file took kept in dist/test/durations.json so that the next
 // run starts the slowest first, and each file's wall and CPU milliseconds (its queue worker's, and its child
-// processes') in dist/test/cpu.tsv, most CPU first. Extra arguments go to `node --test` (a reporter, say).
+// processes') in dist/test/cpu.tsv, most CPU first. Extra arguments go to `node --test` (a reporter, say). Without a
+// reporter of their own, the failed tests are printed again at the end, each with its error: a log that keeps only
+// its last lines (CI's) still says which test failed and why.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,9 +17,19 @@ const files = readdirSync(workers)
   .filter((name) => name.endsWith('.test.js'))
   .map((name) => join(workers, name));
 
+const extra = process.argv.slice(2);
+const tap = join(queue, 'tap.txt');
+const reporters = extra.some((arg) => arg.startsWith('--test-reporter'))
+  ? []
+  : [
+      '--test-reporter=tap',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tap}`,
+    ];
 const result = spawnSync(
   process.execPath,
-  ['--single-threaded-gc', '--test', `--test-concurrency=${files.length}`, ...process.argv.slice(2), ...files],
+  ['--single-threaded-gc', '--test', `--test-concurrency=${files.length}`, ...reporters, ...extra, ...files],
   {
     cwd: root,
     stdio: 'inherit',
@@ -37,5 +49,41 @@ if (existsSync(times)) {
   const table = [['file', 'wall_ms', 'cpu_ms', 'children_cpu_ms'], ...rows.sort((a, b) => cpu(b) - cpu(a))];
   writeFileSync(join(root, 'dist', 'test', 'cpu.tsv'), `${table.map((row) => row.join('\t')).join('\n')}\n`);
 }
+if (existsSync(tap)) {
+  const failed = failures(readFileSync(tap, 'utf8'));
+  if (failed.length > 0) console.log(`\n# ${failed.length} failed:\n${failed.join('\n')}`);
+}
 rmSync(queue, { recursive: true, force: true });
 process.exitCode = result.status ?? 1;
+
+/**
+ * The failed tests of a TAP log, each as its path of suite names and its diagnostic block (at most 40 lines). A suite
+ * that failed only because a test in it did is left out: its test is listed.
+ */
+function failures(log) {
+  const lines = log.split('\n');
+  const names = [];
+  const found = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const subtest = /^( *)# Subtest: (.*)$/.exec(line);
+    if (subtest) {
+      names.length = subtest[1].length / 4;
+      names.push(subtest[2]);
+      continue;
+    }
+    const failed = /^( *)not ok \d+ - /.exec(line);
+    if (!failed) continue;
+    const indent = failed[1];
+    const block = [];
+    if (lines[i + 1] === `${indent}  ---`) {
+      for (let j = i + 2; j < lines.length && lines[j] !== `${indent}  ...`; j++)
+        block.push(lines[j].slice(indent.length));
+    }
+    if (block.some((b) => b.includes("failureType: 'subtestsFailed'"))) continue;
+    const path = names.slice(0, indent.length / 4 + 1).join(' > ');
+    const shown = block.length > 40 ? [...block.slice(0, 40), `  (${block.length - 40} more lines)`] : block;
+    found.push([`# not ok: ${path}`, ...shown].join('\n'));
+  }
+  return found;
+}
