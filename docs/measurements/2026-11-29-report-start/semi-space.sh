@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # A young generation big enough that `report` never collects it: dist/cli copied to dist/cli-ss, its code cache
 # recorded under the same V8 flag (V8 refuses a cache made under other flags), then both timed in turns, CPU
-# (user + system) and wall of each whole process from /usr/bin/time. Usage: bash semi-space.sh [ROUNDS]
+# (user + system) and wall of each whole process from /usr/bin/time. Usage: [SEMI_SPACE_MB=16] bash semi-space.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-flag=--min-semi-space-size=16
+flag=--min-semi-space-size=${SEMI_SPACE_MB:-16}
 rm -rf dist/cli-ss && cp -r dist/cli dist/cli-ss && rm dist/cli-ss/*.cache
 loader=$PWD/dist/cli-ss/cuda-pipe.js
 report=(report test/fixtures/h200-balanced-16-traced.json)
