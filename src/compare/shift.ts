@@ -36,8 +36,12 @@ const tails = new Map<string, Float64Array>();
 
 /**
  * P(U ≤ c) for c = 0 … ⌊mn/2⌋, with U the Mann–Whitney count of (aᵢ, bⱼ) pairs in order, for sizes m and n with
- * no shift. By the recurrence p(i, j, u) = i/(i+j)·p(i−1, j, u−j) + j/(i+j)·p(i, j−1, u) in probabilities (never
- * counts, which overflow), over the lower half only: an interval's tail never reaches past the middle.
+ * no shift, over the lower half only: an interval's tail never reaches past the middle. The number of orderings with
+ * U = u is the coefficient of qᵘ in the Gaussian binomial [m+n choose m], built one factor at a time as
+ * [n+i choose i] = [n+i−1 choose i−1]·(1 − qⁿ⁺ⁱ)/(1 − qⁱ): O(m·mn) steps, where the recurrence over both sizes took
+ * O(m·n·mn), which was most of what `compare` computed at its start. Each list between factors is a Gaussian
+ * binomial's, its counts positive and none above the last list's at the same U, so rounding stays at double
+ * precision; the counts pass 2⁵³ and are divided by C(m+n, m) last (docs/measurements/2026-11-29-compare-start/: both ways, timed and compared).
  */
 function lowerTail(m: number, n: number): Float64Array {
   const [small, large] = m <= n ? [m, n] : [n, m];
@@ -45,28 +49,21 @@ function lowerTail(m: number, n: number): Float64Array {
   const cached = tails.get(key);
   if (cached) return cached;
   const top = Math.floor((small * large) / 2);
-  // rows[i][u] = p(i, j, u) for the current j, starting at j = 0, where U is 0 for every i.
-  const rows = Array.from({ length: small + 1 }, () => {
-    const row = new Float64Array(top + 1);
-    row[0] = 1;
-    return row;
-  });
-  for (let j = 1; j <= large; j++) {
-    for (let i = 1; i <= small; i++) {
-      const row = rows[i] as Float64Array;
-      const below = rows[i - 1] as Float64Array;
-      const [wBelow, wSame] = [i / (i + j), j / (i + j)];
-      // Descending u so that row[u] still holds p(i, j − 1, u) when it is read.
-      for (let u = top; u >= 0; u--)
-        row[u] = wSame * (row[u] as number) + (u >= j ? wBelow * (below[u - j] as number) : 0);
-    }
+  const counts = new Float64Array(top + 1);
+  counts[0] = 1;
+  let orderings = 1;
+  for (let i = 1; i <= small; i++) {
+    const rise = large + i;
+    // × (1 − q^rise), descending so that counts[u − rise] is still the factor before; ÷ (1 − qⁱ), ascending.
+    for (let u = top; u >= rise; u--) counts[u] = (counts[u] as number) - (counts[u - rise] as number);
+    for (let u = i; u <= top; u++) counts[u] = (counts[u] as number) + (counts[u - i] as number);
+    orderings = (orderings * rise) / i;
   }
-  const density = rows[small] as Float64Array;
   const cumulative = new Float64Array(top + 1);
   let sum = 0;
   for (let u = 0; u <= top; u++) {
-    sum += density[u] as number;
-    cumulative[u] = sum;
+    sum += counts[u] as number;
+    cumulative[u] = sum / orderings;
   }
   tails.set(key, cumulative);
   return cumulative;
