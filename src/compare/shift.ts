@@ -94,31 +94,52 @@ function normalQuantile(p: number): number {
 /**
  * The k-th smallest (1-based) of the m·n differences y − x, x from `xs` and y from `ys`, both sorted ascending, in
  * O(m + n) memory: runs of thousands of reps would need millions of differences held and sorted. Bisection on the
- * value keeps count(lo) < k ≤ count(hi) until lo and hi are adjacent doubles, when hi is a difference itself.
+ * value keeps count(lo) < k ≤ count(hi) until at most m + n differences lie between them, which are then sorted.
+ * Bisecting on to adjacent doubles took 57 passes over the samples a rank, on the modes of two recorded H100 Results,
+ * where this takes 8 (docs/measurements/2026-11-29-compare-start/). Where ties keep more than m + n differences
+ * between lo and hi down to adjacent doubles, every one of them is hi.
  */
 export function kthDifference(xs: readonly number[], ys: readonly number[], k: number): number {
   const [m, n] = [xs.length, ys.length];
-  // How many differences are at most v: ys[j] − xs[i] rises with j and falls with i, so as i rises more j qualify,
-  // and one pass of two pointers counts them.
-  const count = (v: number) => {
-    let total = 0;
+  // The first j where ys[j] − x passes v: as x rises with i, so does it, and one pass of two pointers finds each.
+  const passing = (v: number, visit: (i: number, j: number) => void) => {
     let j = 0;
     for (let i = 0; i < m; i++) {
       const x = xs[i] as number;
       while (j < n && (ys[j] as number) - x <= v) j++;
-      total += j;
+      visit(i, j);
     }
+  };
+  // How many differences are at most v.
+  const count = (v: number) => {
+    let total = 0;
+    passing(v, (_, j) => {
+      total += j;
+    });
     return total;
   };
   let lo = (ys[0] as number) - (xs[m - 1] as number);
-  if (count(lo) >= k) return lo;
+  let [atLo, atHi] = [count(lo), m * n];
+  if (atLo >= k) return lo;
   let hi = (ys[n - 1] as number) - (xs[0] as number);
-  for (;;) {
+  while (atHi - atLo > m + n) {
     const mid = lo + (hi - lo) / 2;
     if (mid <= lo || mid >= hi) return hi;
-    if (count(mid) >= k) hi = mid;
-    else lo = mid;
+    const atMid = count(mid);
+    if (atMid >= k) [hi, atHi] = [mid, atMid];
+    else [lo, atLo] = [mid, atMid];
   }
+  // The differences in (lo, hi]: for each x, the ys from the first past lo to the first past hi.
+  const from = new Int32Array(m);
+  passing(lo, (i, j) => {
+    from[i] = j;
+  });
+  const between: number[] = [];
+  passing(hi, (i, j) => {
+    const x = xs[i] as number;
+    for (let f = from[i] as number; f < j; f++) between.push((ys[f] as number) - x);
+  });
+  return between.sort((p, q) => p - q)[k - atLo - 1] as number;
 }
 
 /**
