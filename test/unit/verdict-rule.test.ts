@@ -76,24 +76,28 @@ describe("the Moses interval's rank", () => {
     }
   });
 
-  it('is the rank the recurrence over both sizes gives, for every pair of sizes under 50, at 80 to 99.9%', DEADLINE, () => {
-    const confidences = [0.8, 0.9, 0.95, 0.99, 0.999];
-    const differ: string[] = [];
-    for (let m = 1; m < 50; m++) {
-      for (let n = m; n < 50; n++) {
-        const tail = recurrenceTail(m, n);
-        for (const confidence of confidences) {
-          const limit = ((1 - confidence) / 2) * (1 + 1e-9);
-          const k = tail.findIndex((p) => p > limit);
-          const expected = k === -1 ? tail.length : k;
-          const [got, mirrored] = [mosesRank(m, n, confidence), mosesRank(n, m, confidence)];
-          if (got !== (expected >= 1 ? expected : null) || mirrored !== got)
-            differ.push(`${m} and ${n} at ${confidence}: ${got} (${mirrored} mirrored) against ${expected}`);
+  it(
+    'is the rank the recurrence over both sizes gives, for every pair of sizes under 50, at 80 to 99.9%',
+    DEADLINE,
+    () => {
+      const confidences = [0.8, 0.9, 0.95, 0.99, 0.999];
+      const differ: string[] = [];
+      for (let m = 1; m < 50; m++) {
+        for (let n = m; n < 50; n++) {
+          const tail = recurrenceTail(m, n);
+          for (const confidence of confidences) {
+            const limit = ((1 - confidence) / 2) * (1 + 1e-9);
+            const k = tail.findIndex((p) => p > limit);
+            const expected = k === -1 ? tail.length : k;
+            const [got, mirrored] = [mosesRank(m, n, confidence), mosesRank(n, m, confidence)];
+            if (got !== (expected >= 1 ? expected : null) || mirrored !== got)
+              differ.push(`${m} and ${n} at ${confidence}: ${got} (${mirrored} mirrored) against ${expected}`);
+          }
         }
       }
-    }
-    assert.deepEqual(differ, []);
-  });
+      assert.deepEqual(differ, []);
+    },
+  );
 
   it(
     'has none for too few samples: 2 and 2, 2 and 4, 1 and 18; 3 and 3, 2 and 5 and 1 and 19 are the least',
@@ -117,6 +121,41 @@ describe("the Moses interval's rank", () => {
     const normal = Math.floor((49 * 49) / 2 - 1.6448536269514722 * Math.sqrt((49 * 49 * 99) / 12) + 0.5);
     assert.ok(Math.abs(exact - normal) <= 1, `${exact} against ${normal}`);
   });
+
+  it(
+    'takes the normal approximation once either side has 50 samples, and none where its rank falls below 1',
+    DEADLINE,
+    () => {
+      // 3 and 80 at 90%: 53 by the approximation, where counting gives 52; 50 and 3 at 95%: 24, where counting gives 25.
+      assert.deepEqual([mosesRank(3, 80, 0.9), mosesRank(80, 3, 0.9)], [53, 53]);
+      assert.deepEqual([mosesRank(50, 3, 0.95), mosesRank(3, 50, 0.95)], [24, 24]);
+      // 50 and 1: ⌊25 − 1.6449·√(50·52/12) + 0.5⌋ = 1 at 90%; at 95% the approximation gives −4, which is no rank.
+      assert.deepEqual([mosesRank(50, 1, 0.9), mosesRank(50, 1, 0.95), mosesRank(1, 50, 0.95)], [1, null, null]);
+    },
+  );
+
+  it(
+    'reads the normal quantile to its ninth digit in the middle and in the tails, for thousands of samples',
+    DEADLINE,
+    () => {
+      // Reference quantiles z of 1 − (1 − confidence)/2; at these sizes 1e-4 in z moves the rank by more than one.
+      const quantiles = [
+        [0.9, 1.6448536269514722],
+        [0.95, 1.959963984540054],
+        [0.99, 2.5758293035489004],
+        [0.999, 3.2905267314919255],
+      ] as const;
+      for (const [m, n] of [
+        [1000, 1000],
+        [700, 900],
+      ] as const) {
+        for (const [confidence, z] of quantiles) {
+          const expected = Math.floor((m * n) / 2 - z * Math.sqrt((m * n * (m + n + 1)) / 12) + 0.5);
+          assert.equal(mosesRank(m, n, confidence), expected, `${m} and ${n} at ${confidence}`);
+        }
+      }
+    },
+  );
 });
 
 describe('the Hodges–Lehmann shift of two runs', () => {
