@@ -20,10 +20,11 @@ const files = readdirSync(workers)
 
 const extra = process.argv.slice(2);
 const tap = join(queue, 'tap.txt');
+// Node's own choice for stdout (spec on a terminal, TAP elsewhere), and TAP into a file for the summary.
 const reporters = extra.some((arg) => arg.startsWith('--test-reporter'))
   ? []
   : [
-      '--test-reporter=tap',
+      `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
       '--test-reporter-destination=stdout',
       '--test-reporter=tap',
       `--test-reporter-destination=${tap}`,
