@@ -41,7 +41,8 @@ const tails = new Map<string, Float64Array>();
  * [n+i choose i] = [n+i−1 choose i−1]·(1 − qⁿ⁺ⁱ)/(1 − qⁱ): O(m·mn) steps, where the recurrence over both sizes took
  * O(m·n·mn), which was most of what `compare` computed at its start. Each list between factors is a Gaussian
  * binomial's, its counts positive and none above the last list's at the same U, so rounding stays at double
- * precision; the counts pass 2⁵³ and are divided by C(m+n, m) last (docs/measurements/2026-11-29-compare-start/: both ways, timed and compared).
+ * precision; the counts pass 2⁵³ and are divided by C(m+n, m) last (both ways timed and compared:
+ * docs/measurements/2026-11-29-compare-start/).
  */
 function lowerTail(m: number, n: number): Float64Array {
   const [small, large] = m <= n ? [m, n] : [n, m];

@@ -126,7 +126,8 @@ describe("the Moses interval's rank", () => {
     'takes the normal approximation once either side has 50 samples, and none where its rank falls below 1',
     DEADLINE,
     () => {
-      // 3 and 80 at 90%: 53 by the approximation, where counting gives 52; 50 and 3 at 95%: 24, where counting gives 25.
+      // 3 and 80 at 90%: 53 by the approximation, where counting gives 52; 50 and 3 at 95%: 24, where counting
+      // gives 25.
       assert.deepEqual([mosesRank(3, 80, 0.9), mosesRank(80, 3, 0.9)], [53, 53]);
       assert.deepEqual([mosesRank(50, 3, 0.95), mosesRank(3, 50, 0.95)], [24, 24]);
       // 50 and 1: ⌊25 − 1.6449·√(50·52/12) + 0.5⌋ = 1 at 90%; at 95% the approximation gives −4, which is no rank.
