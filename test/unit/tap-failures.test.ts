@@ -16,13 +16,7 @@ function failuresOf(lines: readonly string[]): string {
   return run.stdout;
 }
 
-const passing = [
-  '    # Subtest: passes',
-  '    ok 1 - passes',
-  '      ---',
-  '      duration_ms: 1',
-  '      ...',
-];
+const passing = ['    # Subtest: passes', '    ok 1 - passes', '      ---', '      duration_ms: 1', '      ...'];
 
 describe('the failed tests npm test prints at its end', () => {
   it('names a failed test by its file and suites, with its error, and not the suites that failed through it', () => {
