@@ -97,26 +97,21 @@ function normalQuantile(p: number): number {
  * O(m + n) memory: runs of thousands of reps would need millions of differences held and sorted. Bisection on the
  * value keeps count(lo) < k ≤ count(hi) until at most m + n differences lie between them, which are then sorted.
  * Bisecting on to adjacent doubles took 57 passes over the samples a rank, on the modes of two recorded H100 Results,
- * where this takes 8 (docs/measurements/2026-11-29-compare-start/). Where ties keep more than m + n differences
+ * where this takes 6 (docs/measurements/2026-11-29-compare-start/). Where ties keep more than m + n differences
  * between lo and hi down to adjacent doubles, every one of them is hi.
  */
 export function kthDifference(xs: readonly number[], ys: readonly number[], k: number): number {
   const [m, n] = [xs.length, ys.length];
-  // The first j where ys[j] − x passes v: as x rises with i, so does it, and one pass of two pointers finds each.
-  const passing = (v: number, visit: (i: number, j: number) => void) => {
+  // How many differences are at most v: ys[j] − xs[i] rises with j and falls with i, so as i rises more j qualify,
+  // and one pass of two pointers counts them.
+  const count = (v: number) => {
+    let total = 0;
     let j = 0;
     for (let i = 0; i < m; i++) {
       const x = xs[i] as number;
       while (j < n && (ys[j] as number) - x <= v) j++;
-      visit(i, j);
-    }
-  };
-  // How many differences are at most v.
-  const count = (v: number) => {
-    let total = 0;
-    passing(v, (_, j) => {
       total += j;
-    });
+    }
     return total;
   };
   let lo = (ys[0] as number) - (xs[m - 1] as number);
@@ -130,16 +125,16 @@ export function kthDifference(xs: readonly number[], ys: readonly number[], k: n
     if (atMid >= k) [hi, atHi] = [mid, atMid];
     else [lo, atLo] = [mid, atMid];
   }
-  // The differences in (lo, hi]: for each x, the ys from the first past lo to the first past hi.
-  const from = new Int32Array(m);
-  passing(lo, (i, j) => {
-    from[i] = j;
-  });
+  // The differences in (lo, hi], listed in one pass with a pointer for each bound: for each x, the ys past lo and
+  // not past hi.
   const between: number[] = [];
-  passing(hi, (i, j) => {
+  let [pastLo, pastHi] = [0, 0];
+  for (let i = 0; i < m; i++) {
     const x = xs[i] as number;
-    for (let f = from[i] as number; f < j; f++) between.push((ys[f] as number) - x);
-  });
+    while (pastLo < n && (ys[pastLo] as number) - x <= lo) pastLo++;
+    while (pastHi < n && (ys[pastHi] as number) - x <= hi) pastHi++;
+    for (let j = pastLo; j < pastHi; j++) between.push((ys[j] as number) - x);
+  }
   return between.sort((p, q) => p - q)[k - atLo - 1] as number;
 }
 
