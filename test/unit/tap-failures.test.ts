@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -9,9 +9,11 @@ import { describe, it } from 'node:test';
 
 /** What scripts/tap-failures.mjs prints for a TAP log of these lines. */
 function failuresOf(lines: readonly string[]): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'cuda-pipe-tap-')), 'log.tap');
+  const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-tap-'));
+  const file = join(dir, 'log.tap');
   writeFileSync(file, `${lines.join('\n')}\n`);
   const run = spawnSync(process.execPath, ['scripts/tap-failures.mjs', file], { encoding: 'utf8', timeout: 10_000 });
+  rmSync(dir, { recursive: true });
   assert.equal(run.status, 0, run.stderr);
   return run.stdout;
 }

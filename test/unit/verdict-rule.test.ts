@@ -136,7 +136,7 @@ describe("the Moses interval's rank", () => {
   );
 
   it(
-    'reads the normal quantile to its ninth digit in the middle and in the tails, for thousands of samples',
+    'reads the normal quantile closely enough to place the rank of thousands of samples, in the middle and the tails',
     DEADLINE,
     () => {
       // Reference quantiles z of 1 − (1 − confidence)/2; at these sizes 1e-4 in z moves the rank by more than one.
