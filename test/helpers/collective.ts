@@ -1,6 +1,7 @@
 import type { Nccl } from '../../src/kinds/collective/nccl.js';
 import { collectiveCalls as callsOn } from '../../src/kinds/collective/calls.js';
 import { openCommunicators } from '../../src/kinds/collective/communicators.js';
+import { isCollectiveOp } from '../../src/kinds/collective/spec.js';
 import { type Launch, type OpenContext, schedulesHolding } from '../../src/kinds/index.js';
 import { type Schedule, streamDevices } from '../../src/plan/types.js';
 
@@ -31,7 +32,7 @@ export function openCommunicatorsOf(
     rt: rt as OpenContext['rt'],
     cleanup,
     devices: plan.devices,
-    ops: [],
+    ops: plan.schedules.flatMap((s) => s.body).filter(isCollectiveOp),
     schedules: schedulesHolding('collective', plan.schedules),
     ring: plan.device.ring ?? null,
     launch,

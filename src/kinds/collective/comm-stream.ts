@@ -1,6 +1,6 @@
 import type { EventSpec, PlanOp, StreamSpec } from '../../model/schedule.js';
 import type { BodyPassFacts, PassedBody } from '../api/index.js';
-import { isCollectiveOp } from './spec.js';
+import { communicatorCtas, isCollectiveOp } from './spec.js';
 
 // Collectives run on a communication stream of their device, in every topology, as DDP runs its all-reduces: the
 // stage kind plans a collective on the chunk's compute stream, and this pass moves it, with the compute steps the
@@ -54,6 +54,8 @@ export function withCommStreams(
 ): PassedBody {
   const found = groups(body, facts.computeKinds);
   if (!found.length) return { body, streams, events: [] };
+  // Refused here, as the plan is built (a dry run too): the communicators the collectives share take one count.
+  communicatorCtas(body);
   const deviceOf = new Map(streams.map((s) => [s.id, s.device]));
   const added = new Map<string, StreamSpec>();
   const events: EventSpec[] = [];

@@ -12,7 +12,7 @@ import {
 } from './nccl.js';
 import { DeviceFailure, Interrupted, UsageError } from '../../errors.js';
 import type { OpenContext, RepWatch } from '../api/index.js';
-import type { CollectiveOp } from './spec.js';
+import { type CollectiveOp, communicatorCtas } from './spec.js';
 import type { CommunicatorRecord } from './result.js';
 import { awaitUniqueId, NCCL_DIR, publishUniqueId, uniqueIdPath, withdrawUniqueId } from './unique-id.js';
 
@@ -216,8 +216,19 @@ export async function openCommunicators(
       },
     );
   }
+  const ctas = communicatorCtas(context.ops);
+  if (ctas !== undefined && !nccl.configurable) {
+    throw new UsageError(
+      `collective.ctas ${ctas}: NCCL ${version} (${nccl.libraryPath}) makes communicators without a config, which is where NCCL takes a CTA count (from 2.14 on).`,
+      { hint: 'Leave collective.ctas out, or point CUDA_PIPE_NCCL at NCCL 2.14 or newer.' },
+    );
+  }
   const byDevice = new Map<number, DeviceComm>();
   const notes = [nvls.note, ...(connect ? [connect] : [])];
+  if (ctas !== undefined)
+    notes.push(
+      `NCCL's collectives run on ${ctas} CTA${ctas === 1 ? '' : 's'} (channels) each: the communicators' minCTAs and maxCTAs (collective.ctas).`,
+    );
   const primary = devices[0] ?? 0;
   const made: Array<{ comm: NcclComm; context: string }> = [];
   const watch = new CommWatch(nccl, made);
@@ -242,7 +253,7 @@ export async function openCommunicators(
       id = await awaitUniqueId(path, UNIQUE_ID_BYTES, { timeoutMs, rank, signal });
     }
     rt.setDevice(primary);
-    keep(primary, nccl.initRank(ranks, id, rank, `rank ${rank} of ${ranks}, device ${primary}`), rank, ranks);
+    keep(primary, nccl.initRank(ranks, id, rank, `rank ${rank} of ${ranks}, device ${primary}`, { ctas }), rank, ranks);
     await watch.settle(
       `Rank ${rank} of ${ranks} (device ${primary}) joining the NCCL communicator (ncclCommInitRankConfig) waited for the other ranks`,
       {
@@ -262,11 +273,12 @@ export async function openCommunicators(
     // blocking communicator enqueues each group of calls on the JS thread itself. A nonblocking one hands every
     // group to a thread of NCCL's and answers ncclInProgress: on two H200s the all-reduce alone then took 1.19 ms
     // a call of 128 MiB, against 0.47 ms natively (docs/measurements/2026-11-26-h200x2-final/).
-    const comms = nccl.initAll(devices);
+    const comms = ctas === undefined ? nccl.initAll(devices) : initAllWithCtas(nccl, rt, devices, ctas);
     devices.forEach((device, rank) => keep(device, comms[rank] as NcclComm, rank, ranks));
     rt.setDevice(primary);
+    const how = ctas === undefined ? 'ncclCommInitAll' : 'ncclCommInitRankConfig in one group';
     notes.push(
-      `NCCL ${version}: one process drives device${ranks === 1 ? '' : 's'} ${devices.join(', ')} (ncclCommInitAll, ${ranks} rank${ranks === 1 ? '' : 's'}).`,
+      `NCCL ${version}: one process drives device${ranks === 1 ? '' : 's'} ${devices.join(', ')} (${how}, ${ranks} rank${ranks === 1 ? '' : 's'}).`,
     );
   }
   const ranks = [...byDevice.values()][0]?.ranks ?? 1;
@@ -274,9 +286,48 @@ export async function openCommunicators(
   return {
     nccl,
     byDevice,
-    record: { library: 'nccl', version, ranks, localDevices: [...devices], nvls: on ? 'on' : 'off' },
+    record: {
+      library: 'nccl',
+      version,
+      ranks,
+      localDevices: [...devices],
+      nvls: on ? 'on' : 'off',
+      ...(ctas === undefined ? {} : { ctas }),
+    },
     notes,
     launched,
     watch,
   };
+}
+
+/**
+ * What ncclCommInitAll makes, with a config: one blocking communicator per device, each rank made on its own device
+ * between groupStart and groupEnd, its collectives pinned to `ctas` CTAs. ncclCommInitAll takes no config.
+ */
+function initAllWithCtas(
+  nccl: Nccl,
+  rt: OpenContext<CollectiveOp>['rt'],
+  devices: readonly number[],
+  ctas: number,
+): NcclComm[] {
+  const id = nccl.uniqueId();
+  const context = `devices ${devices.join(', ')}, ${ctas} CTAs`;
+  nccl.check(nccl.groupStart(), 'ncclGroupStart', context);
+  let comms: NcclComm[];
+  try {
+    comms = devices.map((device, rank) => {
+      rt.setDevice(device);
+      return nccl.initRank(devices.length, id, rank, `device ${device}, rank ${rank} of ${devices.length}`, {
+        blocking: true,
+        ctas,
+      });
+    });
+  } catch (error) {
+    // The group is closed whatever failed in it, so that NCCL frees its state; the call's own failure is the one told.
+    nccl.groupEnd();
+    throw error;
+  }
+  // The group makes the communicators as it ends, every rank at once.
+  nccl.check(nccl.groupEnd(), 'ncclGroupEnd', context);
+  return comms;
 }

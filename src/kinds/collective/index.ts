@@ -19,6 +19,9 @@ import { NCCL_DIR } from './unique-id.js';
 // device's communication stream, after an event recorded behind the compute that produced the bucket, and makes the
 // chunk's later ops (its D2H) wait for it (./comm-stream.ts): the compute stream never waits for the network.
 
+/** NCCL's MAXCHANNELS (64 since 2.19 on Hopper): a communicator's minCTAs and maxCTAs cannot ask for more. */
+const MAX_CTAS = 64;
+
 const CollectiveEntrySchema = z
   .object({
     name: z.string().optional().describe('label used in output (default: the collective)'),
@@ -36,6 +39,17 @@ const CollectiveEntrySchema = z
           "the communication stream's priority: high or low (the device's highest or lowest), or a number in the device's range; " +
             "default: the device's default. A sweep races it with --set 'kernels[N].collective.priority=high,low'",
         ),
+        ctas: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_CTAS)
+          .optional()
+          .describe(
+            "the CTAs (NCCL's channels) each collective runs on: the communicators' minCTAs and maxCTAs (NCCL 2.14 on); " +
+              "fewer leave the compute kernels more SMs and the collective less bandwidth. Default: NCCL's own choice. " +
+              "A sweep races it with --set 'kernels[N].collective.ctas=4,8,16,32'",
+          ),
       })
       .strict()
       .describe('an NCCL collective per chunk over every rank, on the communication stream'),
@@ -50,7 +64,7 @@ function resolve(
   entry: CollectiveEntry,
   buffers: readonly StepBuffer[],
 ): { spec: CollectiveSpec } | { error: string; path: (string | number)[] } {
-  const { op, buffer: name, priority } = entry.collective;
+  const { op, buffer: name, priority, ctas } = entry.collective;
   const buffer = buffers.find((b) => b.name === name);
   const path = ['collective', 'buffer'];
   if (!buffer)
@@ -73,6 +87,7 @@ function resolve(
       itemSize: buffer.itemSize,
       elementBytes: buffer.elementBytes,
       ...(priority === undefined ? {} : { priority: { level: priority, where } }),
+      ...(ctas === undefined ? {} : { ctas }),
     },
   };
 }
@@ -91,7 +106,8 @@ const WORDS: Readonly<Record<Collective, string>> = {
   allgather: 'all-gather',
 };
 
-const what = (op: CollectiveOp) => `${WORDS[op.spec.collective]} ${op.label} of "${op.spec.buffer}" (NCCL, sum)`;
+const what = (op: CollectiveOp) =>
+  `${WORDS[op.spec.collective]} ${op.label} of "${op.spec.buffer}" (NCCL, sum${op.spec.ctas === undefined ? '' : `, ${op.spec.ctas} CTAs`})`;
 
 export const collective: StageKind<'collective', CollectiveOp, RuntimePrimitives, typeof resultSection> = {
   id: 'collective',

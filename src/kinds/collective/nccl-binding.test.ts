@@ -25,10 +25,11 @@ int ncclCommInitRank(void **comm, int nranks, ncclUniqueId id, int rank) { *comm
 #ifdef NONBLOCKING
 int ncclCommInitRankConfig(void **comm, int nranks, ncclUniqueId id, int rank, ncclConfig *c) {
   int ok = nranks == 2 && rank == 1 && idOk(id) && c->size == sizeof(ncclConfig) && c->magic == 0xcafebeef && c->version == 21400
-    && c->blocking == 0 && c->cgaClusterSize == INT_MIN && c->minCTAs == INT_MIN && c->maxCTAs == INT_MIN && c->netName == NULL
-    && c->splitShare == INT_MIN;
+    && c->cgaClusterSize == INT_MIN && c->netName == NULL && c->splitShare == INT_MIN;
+  int nonblocking = c->blocking == 0 && c->minCTAs == INT_MIN && c->maxCTAs == INT_MIN;
+  int blocking8 = c->blocking == 1 && c->minCTAs == 8 && c->maxCTAs == 8;
   *comm = COMM;
-  return ok ? 7 : 4;
+  return ok && nonblocking ? 7 : ok && blocking8 ? 0 : 4;
 }
 int ncclCommFinalize(void *c) { return c == COMM ? 0 : 4; }
 #endif
@@ -77,7 +78,7 @@ describe('the libnccl binding against a stand-in library', { skip: noCompiler, t
     const id = nccl.uniqueId();
     assert.equal(id.length, UNIQUE_ID_BYTES);
     assert.equal(id[5], 15);
-    assert.equal(nccl.nonblocking, true);
+    assert.equal(nccl.configurable, true);
     const comm = nccl.initRank(2, id, 1, 'rank 1');
     assert.equal(comm, 0xc0n);
     assert.equal(nccl.count(comm, 'rank 1'), 2);
@@ -86,10 +87,23 @@ describe('the libnccl binding against a stand-in library', { skip: noCompiler, t
     nccl.release(comm, 'rank 1');
   });
 
+  it('makes a blocking communicator whose collectives take a CTA count through the config (minCTAs = maxCTAs)', () => {
+    const nccl = loadNccl({ CUDA_PIPE_NCCL: fakeNccl(true) });
+    assert.equal(nccl.initRank(2, nccl.uniqueId(), 1, 'rank 1', { blocking: true, ctas: 8 }), 0xc0n);
+    assert.throws(
+      () => nccl.initRank(2, nccl.uniqueId(), 1, 'rank 1', { blocking: true, ctas: 9 }),
+      /ncclCommInitRankConfig failed \(rank 1\): ncclInvalidArgument \(4\)/,
+    );
+  });
+
   it('without ncclCommInitRankConfig (before 2.14) makes a blocking communicator through ncclCommInitRank', () => {
     const nccl = loadNccl({ CUDA_PIPE_NCCL: fakeNccl(false) });
-    assert.equal(nccl.nonblocking, false);
+    assert.equal(nccl.configurable, false);
     assert.equal(nccl.initRank(2, nccl.uniqueId(), 1, 'rank 1'), 0xc0n);
+    assert.throws(
+      () => nccl.initRank(2, nccl.uniqueId(), 1, 'rank 1', { ctas: 8 }),
+      /NCCL 2\.27\.3 takes no CTA count/,
+    );
   });
 
   it('a failed call is an NcclError (exit 4) naming the call, the rank and NCCL\u2019s words', () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfigFile, parseConfigText } from '../../config/load.js';
+import { withSettings } from '../../config/settings.js';
 import { type Nccl, nvlsOff, versionText } from './nccl.js';
 import { loadNcclLibrary, ncclCandidates, type SearchFs } from './nccl-locate.js';
 import type { CudaRuntime } from '../../cuda/runtime.js';
@@ -251,6 +252,42 @@ describe('a collective entry in kernels:', () => {
     );
   });
 
+  it('pins its CTAs with ctas, a whole number from 1 to 64, and refuses others naming the field', () => {
+    const { config: c } = parseConfigText(
+      config('  - collective: { op: allreduce, buffer: g, ctas: 8 }'),
+      '/cfg/c.yaml',
+    );
+    assert.deepEqual(c.steps?.[0]?.spec, {
+      collective: 'allreduce',
+      buffer: 'g',
+      type: 'float32',
+      itemSize: 4,
+      elementBytes: 4,
+      ctas: 8,
+    });
+    for (const bad of ['0', '65', '2.5'])
+      assert.match(
+        refused(config(`  - collective: { op: allreduce, buffer: g, ctas: ${bad} }`)),
+        /kernels\[0\]\.collective\.ctas/,
+        bad,
+      );
+  });
+
+  it('refuses two collectives that ask for different CTAs, as the plan is built: their communicators are one', () => {
+    const two = config(
+      '  - collective: { op: allreduce, buffer: g, ctas: 8 }\n  - name: second\n    collective: { op: allreduce, buffer: g, ctas: 16 }',
+    );
+    const { config: c, locate } = parseConfigText(two, '/cfg/c.yaml');
+    assert.throws(
+      () => buildPlan(c, resolveKernels(c, locate)),
+      (error: unknown) =>
+        error instanceof UsageError &&
+        /the collectives ask for different collective\.ctas \(allreduce 8, second 16\)/.test(error.message),
+    );
+    const agreeing = parseConfigText(two.replace('ctas: 16', 'ctas: 8'), '/cfg/c.yaml').config;
+    assert.ok(buildPlan(agreeing, resolveKernels(agreeing, locate)).schedules.length > 0);
+  });
+
   it('refuses an unknown op and an unknown field, naming where', () => {
     assert.match(refused(config('  - collective: { op: broadcast, buffer: g }')), /kernels\[0\]\.collective\.op/);
     assert.match(refused(config('  - collective: { op: allreduce, buffer: g, root: 0 }')), /root/);
@@ -470,10 +507,21 @@ describe('opening the communicators', () => {
         calls.push(`initAll ${devices.join(',')}`);
         return devices.map((d) => BigInt(100 + d));
       },
-      initRank: (ranks: number, id: Uint8Array, rank: number) => {
-        calls.push(`initRank ${rank}/${ranks} id[5]=${id[5]}`);
+      initRank: (
+        ranks: number,
+        id: Uint8Array,
+        rank: number,
+        _context: string,
+        options: { blocking?: boolean; ctas?: number } = {},
+      ) => {
+        const asked = `${options.blocking ? ' blocking' : ''}${options.ctas === undefined ? '' : ` ctas ${options.ctas}`}`;
+        calls.push(`initRank ${rank}/${ranks} id[5]=${id[5]}${asked}`);
         return BigInt(200 + rank);
       },
+      configurable: code >= 21400,
+      groupStart: () => calls.push('groupStart') && 0,
+      groupEnd: () => calls.push('groupEnd') && 0,
+      check: (status: number, api: string) => assert.equal(status, 0, api),
       release: (comm: bigint, context: string) => calls.push(`release ${comm} (${context})`),
       asyncError: () => 0,
       abort: (comm: bigint) => calls.push(`abort ${comm}`),
@@ -492,6 +540,79 @@ describe('opening the communicators', () => {
     assert.match(opened.notes.join('\n'), /NCCL 2\.28\.3: one process drives device 0 \(ncclCommInitAll, 1 rank\)/);
     cleanup.run();
     assert.deepEqual(calls, ['initAll 0', 'setDevice 0', 'release 100 (device 0, rank 0 of 1)']);
+  });
+
+  const withCtas = (ctas: number, overrides: { chunks?: number } = {}): Plan => {
+    const loaded = withSettings(loadConfigFile(ddpPath, overrides), [
+      { path: 'kernels[1].collective.ctas', value: ctas },
+    ]);
+    return buildPlan(loaded.config, resolveKernels(loaded.config, loaded.locate));
+  };
+
+  it('pins every collective to collective.ctas: each device\u2019s rank made by ncclCommInitRankConfig in one group, blocking, and the Result says so', async () => {
+    const { nccl, rt, calls } = fakes();
+    const plan = withCtas(8);
+    const opened = await openCommunicatorsOf(nccl, rt, { ...plan, devices: [0, 1] }, alone, new Cleanup());
+    assert.deepEqual(calls, [
+      'groupStart',
+      'setDevice 0',
+      'initRank 0/2 id[5]=5 blocking ctas 8',
+      'setDevice 1',
+      'initRank 1/2 id[5]=5 blocking ctas 8',
+      'groupEnd',
+      'setDevice 0',
+    ]);
+    assert.deepEqual(opened.record, {
+      library: 'nccl',
+      version: '2.28.3',
+      ranks: 2,
+      localDevices: [0, 1],
+      nvls: 'off',
+      ctas: 8,
+    });
+    assert.deepEqual(
+      [...opened.byDevice.values()].map((d) => d.comm),
+      [200n, 201n],
+    );
+    const notes = opened.notes.join('\n');
+    assert.match(notes, /NCCL's collectives run on 8 CTAs \(channels\) each: the communicators' minCTAs and maxCTAs/);
+    assert.match(notes, /drives devices 0, 1 \(ncclCommInitRankConfig in one group, 2 ranks\)/);
+  });
+
+  it('hands a launched rank\u2019s communicator collective.ctas too, and refuses it with an NCCL that takes no config (before 2.14)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nccl-ranks-'));
+    const zero = fakes();
+    await openCommunicatorsOf(
+      zero.nccl,
+      zero.rt,
+      withCtas(4),
+      { identity: { rank: 0, size: 2, jobId: 'j10' }, dir },
+      new Cleanup(),
+    );
+    assert.deepEqual(zero.calls, ['setDevice 0', 'initRank 0/2 id[5]=5 ctas 4']);
+    const old = fakes(21303);
+    await assert.rejects(
+      openCommunicatorsOf(old.nccl, old.rt, withCtas(4), alone, new Cleanup()),
+      (error: unknown) =>
+        error instanceof UsageError &&
+        /collective\.ctas 4: NCCL 2\.13\.3 .* makes communicators without a config/.test(error.message),
+    );
+    assert.deepEqual(old.calls, []);
+  });
+
+  it('closes the group and tells the failed call when a rank cannot be made', async () => {
+    const { nccl, rt, calls } = fakes();
+    const failing = Object.assign(Object.create(null), nccl, {
+      initRank: (_r: number, _id: Uint8Array, rank: number) => {
+        if (rank === 1) throw new Error('ncclCommInitRankConfig failed (device 1, rank 1 of 2)');
+        return 200n;
+      },
+    }) as Nccl;
+    await assert.rejects(
+      openCommunicatorsOf(failing, rt, { ...withCtas(8), devices: [0, 1] }, alone, new Cleanup()),
+      /ncclCommInitRankConfig failed \(device 1, rank 1 of 2\)/,
+    );
+    assert.deepEqual(calls, ['groupStart', 'setDevice 0', 'setDevice 1', 'groupEnd']);
   });
 
   it('joins rank 1 of a launch with the id rank 0 writes to the file while it waits', async () => {

@@ -231,31 +231,40 @@ export class Nccl {
     return Uint8Array.from(id.internal);
   }
 
-  /** Whether communicators can be made nonblocking (NCCL 2.14 and later). */
-  get nonblocking(): boolean {
+  /** Whether communicators take a config: nonblocking, or a CTA count (NCCL 2.14 and later). */
+  get configurable(): boolean {
     return this.initRankConfig !== null;
   }
 
   /**
-   * Starts making `rank` of `ranks` on `device`. A nonblocking communicator returns at once and is made by NCCL's own
-   * thread (`pending` polls it), so the JS thread stays free for signals and a deadline while the other ranks come;
-   * with an NCCL older than 2.14 the call blocks until every rank joined. Call it between groupStart and groupEnd to
-   * make one process's communicators together.
+   * Starts making `rank` of `ranks` on the current device. A nonblocking communicator returns at once and is made by
+   * NCCL's own thread (`pending` polls it), so the JS thread stays free for signals and a deadline while the other
+   * ranks come; with an NCCL older than 2.14 the call blocks until every rank joined. `blocking` makes it as
+   * ncclCommInitRank would, `ctas` pins its collectives' CTAs (minCTAs = maxCTAs), both through the config. Call it
+   * between groupStart and groupEnd to make one process's communicators together.
    */
-  initRank(ranks: number, id: Uint8Array, rank: number, context: string): NcclComm {
+  initRank(
+    ranks: number,
+    id: Uint8Array,
+    rank: number,
+    context: string,
+    { blocking = false, ctas }: { readonly blocking?: boolean; readonly ctas?: number | undefined } = {},
+  ): NcclComm {
     if (id.length !== UNIQUE_ID_BYTES)
       throw new Error(`an NCCL unique id is ${UNIQUE_ID_BYTES} bytes, not ${id.length}`);
     this.out[0] = 0n;
     const { initRankConfig } = this;
+    if (ctas !== undefined && !initRankConfig)
+      throw new Error(`NCCL ${versionText(this.version())} takes no CTA count: its communicators have no config`);
     const status = initRankConfig
       ? (initRankConfig(this.out, ranks, { internal: id }, rank, {
           size: this.configBytes,
           magic: 0xcafebeef,
           version: CONFIG_VERSION,
-          blocking: 0,
+          blocking: blocking ? 1 : 0,
           cgaClusterSize: CONFIG_UNDEF_INT,
-          minCTAs: CONFIG_UNDEF_INT,
-          maxCTAs: CONFIG_UNDEF_INT,
+          minCTAs: ctas ?? CONFIG_UNDEF_INT,
+          maxCTAs: ctas ?? CONFIG_UNDEF_INT,
           netName: null,
           splitShare: CONFIG_UNDEF_INT,
         }) as number)

@@ -116,6 +116,16 @@ function ddpResult(aloneModes: ModeResult[], traced = true): RunResult {
 }
 
 describe('the communication section of a report', () => {
+  it('states the CTAs the collectives were pinned to, where the config gave collective.ctas', () => {
+    const pinned = ddpResult([alone(4, [10, 10.4])]);
+    const communicator = { ...(pinned.communicator as NonNullable<RunResult['communicator']>), ctas: 8 };
+    assert.equal(
+      commLines({ ...pinned, communicator })[0],
+      'communication: NCCL 2.21.5, 2 ranks, this process drives GPUs 0, 1, NVLink multicast off, 8 CTAs a collective (collective.ctas):',
+    );
+    assert.match(commLines({ ...pinned, communicator: { ...communicator, ctas: 1 } })[0] ?? '', /, 1 CTA a collective/);
+  });
+
   it('gives the collective alone with its bandwidths, each device exposed communication and overlap, and the bucket model', () => {
     assert.deepEqual(commLines(ddpResult([alone(4, [10, 10.4])])), [
       'communication: NCCL 2.21.5, 2 ranks, this process drives GPUs 0, 1, NVLink multicast off:',

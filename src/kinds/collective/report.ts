@@ -26,7 +26,7 @@ export function commLines(result: CommResult, context: ReportContext): string[] 
   const ranks = communicator.ranks;
   const alone = aloneModes(result.modes);
   const lines = [
-    `communication: NCCL ${communicator.version}, ${ranks} rank${ranks === 1 ? '' : 's'}, this process drives GPU${communicator.localDevices.length === 1 ? '' : 's'} ${communicator.localDevices.join(', ')}, NVLink multicast ${communicator.nvls}:`,
+    `communication: NCCL ${communicator.version}, ${ranks} rank${ranks === 1 ? '' : 's'}, this process drives GPU${communicator.localDevices.length === 1 ? '' : 's'} ${communicator.localDevices.join(', ')}, NVLink multicast ${communicator.nvls}${ctasText(communicator.ctas)}:`,
   ];
   for (const mode of alone) {
     const c = mode.collective;
@@ -40,6 +40,9 @@ export function commLines(result: CommResult, context: ReportContext): string[] 
   lines.push(...overlapLines(result, context), ...modelLines(result, alone[0], ranks));
   return lines;
 }
+
+const ctasText = (ctas: number | undefined): string =>
+  ctas === undefined ? '' : `, ${ctas} CTA${ctas === 1 ? '' : 's'} a collective (collective.ctas)`;
 
 /**
  * Modes that ran collectives without the compute: they carry their collectives and are neither serial nor overlapped.

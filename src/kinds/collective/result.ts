@@ -11,6 +11,8 @@ export const CommunicatorSchema = z.object({
   ranks: z.number().int().min(1),
   localDevices: z.array(z.number().int()),
   nvls: z.enum(['off', 'on']),
+  /** Added within version 2: the CTAs each collective was pinned to (collective.ctas); absent: NCCL's own choice. */
+  ctas: z.number().int().min(1).optional(),
 });
 export type CommunicatorRecord = z.infer<typeof CommunicatorSchema>;
 

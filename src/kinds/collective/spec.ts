@@ -1,3 +1,4 @@
+import { UsageError } from '../../errors.js';
 import type { PrioritySpec } from '../../model/schedule.js';
 import type { Collective } from '../../vocabulary.js';
 
@@ -10,6 +11,11 @@ export interface CollectiveSpec {
   readonly elementBytes: number;
   /** The communication stream's priority, as the entry gave it; undefined: the device's default. */
   readonly priority?: PrioritySpec;
+  /**
+   * The CTAs (NCCL's channels) every collective of the run's communicators may use, as the entry gave it: NCCL's
+   * minCTAs and maxCTAs both; undefined: NCCL's own choice. The communicators are the run's, so its entries agree.
+   */
+  readonly ctas?: number;
 }
 
 export type CollectiveOp = {
@@ -34,6 +40,26 @@ export type CollectiveOp = {
 
 /** Whether a plan's op is a collective: a kind's hooks see every kind's ops, and tell theirs by this. */
 export const isCollectiveOp = (op: { readonly kind: string }): op is CollectiveOp => op.kind === 'collective';
+
+/**
+ * The CTAs the run's communicators are made with: what the collectives that give `ctas` agree on, undefined where none
+ * does. Two counts are refused: one communicator per device serves every collective of the run.
+ */
+export function communicatorCtas(ops: Iterable<{ readonly kind: string }>): number | undefined {
+  const asked = new Map<number, string>();
+  for (const op of ops) {
+    if (!isCollectiveOp(op) || op.spec.ctas === undefined || asked.has(op.spec.ctas)) continue;
+    asked.set(op.spec.ctas, op.label);
+  }
+  if (asked.size > 1) {
+    const each = [...asked].map(([ctas, label]) => `${label} ${ctas}`).join(', ');
+    throw new UsageError(
+      `kernels: the collectives ask for different collective.ctas (${each}), but one NCCL communicator per device serves them all.`,
+      { hint: 'Give every collective entry the same ctas, or leave it out of all but one.' },
+    );
+  }
+  return [...asked.keys()][0];
+}
 
 /** Where a call sits in its bucket's group of calls across devices. */
 export interface CollectiveGroup {
