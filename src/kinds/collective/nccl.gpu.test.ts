@@ -105,6 +105,47 @@ describe('NCCL collectives on a real device', () => {
   );
 
   it(
+    'races collective.ctas in a sweep over every GPU: each setting makes its communicators with its CTAs, and verifies',
+    gpu,
+    () => {
+      const json = join(out, 'ddp-ctas.json');
+      const { code, stdout, stderr } = runCli(
+        [
+          'sweep',
+          writeConfig('ddp-ctas.yaml', small('stream')),
+          '--set',
+          'kernels[1].collective.ctas=2,16',
+          '--chunks',
+          '4,8',
+          '--devices',
+          'all',
+          '--max-time',
+          '10',
+          '--json',
+          json,
+        ],
+        {},
+        { timeoutMs: 280_000 },
+      );
+      assert.equal(code, 0, stderr);
+      const results = RunResultSchema.array().parse(JSON.parse(readFileSync(json, 'utf8')));
+      const ranks = deviceCount();
+      assert.deepEqual(
+        results.map((r) => [r.sweep?.settings, r.communicator?.ctas, r.communicator?.ranks, r.verification.status]),
+        [
+          [{ 'kernels[1].collective.ctas': 2 }, 2, ranks, 'passed'],
+          [{ 'kernels[1].collective.ctas': 16 }, 16, ranks, 'passed'],
+        ],
+      );
+      assert.ok(
+        results.every((r) => r.notes.some((n) => /ncclCommInitRankConfig in one group/.test(n))),
+        results[0]?.notes.join('\n'),
+      );
+      assert.match(stdout, /fastest of 2 settings: kernels\[1\]\.collective\.ctas = (2|16)/);
+    },
+  );
+
+  it(
     'drives two GPUs from one process (--devices 0,1): every bucket all-reduced on both in one group, checksums twice the reference',
     twoGpus,
     () => {
