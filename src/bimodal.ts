@@ -94,3 +94,34 @@ export function farAbove(samples: readonly number[], band = CHANGE_BAND): number
 export function rankedMs(samples: readonly number[], median: number): number {
   return bimodal(samples)?.slow.median ?? median;
 }
+
+/**
+ * Where a layout stands, in the race and in the pick alike. It is ranked at its median, or at the slower cluster's
+ * median where its reps form two (see `bimodal`). It is judged at that time or its third quartile, whichever is later:
+ * another layout is clearly slower only when its middle half lies above the best's, and above what the best gives on
+ * a bad run.
+ */
+export function standing(samples: readonly number[], stats: { readonly median: number; readonly q3: number }) {
+  const split = bimodal(samples);
+  const at = split?.slow.median ?? stats.median;
+  return { split, at, judgedAt: Math.max(stats.q3, at) };
+}
+
+/** Something measured in reps: a sweep's layout, or the best layout of one of its settings. */
+export interface Measured {
+  readonly samplesMs: readonly number[];
+  readonly stats: { readonly median: number; readonly q1: number; readonly q3: number };
+}
+
+/**
+ * The fastest of several measured alternatives, and those that tie with it within noise: ranked by `standing`, the
+ * ties are the steady ones whose middle half reaches the best's (q1 at or below its third quartile, or its slower
+ * cluster's median for a bimodal best). A bimodal one ties with none, as its median says nothing of the next run.
+ */
+export function fastestWithTies<T extends Measured>(items: readonly T[]): { best: T; ties: T[] } {
+  const ranked = items.map((item) => ({ item, ...standing(item.samplesMs, item.stats) }));
+  const best = ranked.reduce<(typeof ranked)[number] | null>((a, b) => (!a || b.at < a.at ? b : a), null);
+  if (!best) throw new RangeError('nothing measured to pick the fastest of');
+  const ties = ranked.filter((r) => r !== best && !r.split && r.item.stats.q1 <= best.judgedAt);
+  return { best: best.item, ties: ties.map((r) => r.item) };
+}

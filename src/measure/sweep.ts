@@ -5,7 +5,7 @@ import { type RepetitionPolicy, StoppingCriterion } from './policy.js';
 import type { MeasuredSchedule } from './repeat.js';
 import { ALONE, type RepRunner } from './runner.js';
 import { summarize } from './stats.js';
-import { bimodal, farAbove } from '../bimodal.js';
+import { farAbove, fastestWithTies, standing } from '../bimodal.js';
 
 export interface SweepProgress {
   /** Layouts finished or dropped, of all. */
@@ -184,18 +184,6 @@ export async function raceLayouts(
   }));
 }
 
-/**
- * Where a layout stands, in the race and in the pick alike. It is ranked at its median, or at the slower cluster's
- * median where its reps form two (bimodal.ts). It is judged at that time or its third quartile, whichever is later:
- * another layout is clearly slower only when its middle half lies above the best's, and above what the best gives on
- * a bad run.
- */
-function standing(samples: readonly number[], stats: { median: number; q3: number }) {
-  const split = bimodal(samples);
-  const at = split?.slow.median ?? stats.median;
-  return { split, at, judgedAt: Math.max(stats.q3, at) };
-}
-
 type Raced = { gpuMs: readonly number[]; stopped: StopRule | null };
 /** The layout the race ranks first now, with where it stands. */
 export type Leader = { state: Raced; standing: ReturnType<typeof standing> };
@@ -250,16 +238,12 @@ export interface SweptLayout {
 }
 
 /**
- * The fastest layout of a sweep, and the layouts that tie with it within noise. A layout is ranked by its median, or
- * where its reps form two clusters (bimodal.ts) by the slower cluster's median: its median is whichever cluster held
- * more reps this time, and a `run` of it may get the other. The ties are the steady layouts whose middle half reaches
- * the best's (q1 at or below its third quartile, or its slower cluster's median for a bimodal best); a bimodal layout
- * ties with none, as its median says nothing of the next run.
+ * The fastest layout of a sweep, and the layouts that tie with it within noise (bimodal.ts's `fastestWithTies`): a
+ * layout whose reps form two clusters is ranked by the slower cluster's median, since its median is whichever cluster
+ * held more reps this time and a `run` of it may get the other.
  */
 export function bestOfSweep(modes: readonly SweptLayout[]): { mode: string; ties: string[] } {
-  const ranked = modes.map((m) => ({ mode: m, ...standing(m.samplesMs, m.stats) }));
-  const best = ranked.reduce<(typeof ranked)[number] | null>((a, b) => (!a || b.at < a.at ? b : a), null);
-  if (!best) throw new RangeError('a sweep with no layout');
-  const ties = ranked.filter((r) => r !== best && !r.split && r.mode.stats.q1 <= best.judgedAt);
-  return { mode: best.mode.id, ties: ties.map((r) => r.mode.id) };
+  if (!modes.length) throw new RangeError('a sweep with no layout');
+  const { best, ties } = fastestWithTies(modes);
+  return { mode: best.id, ties: ties.map((m) => m.id) };
 }

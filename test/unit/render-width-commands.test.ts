@@ -151,7 +151,10 @@ describe('command output fits the width', () => {
   it('sweep over several settings first names the setting whose best was fastest', () => {
     const slower = structuredClone(sweep);
     if (slower.sweep) slower.sweep.settings = { hostMemory: 'pageable' };
-    for (const mode of slower.modes) mode.stats.median *= 1.5;
+    for (const mode of slower.modes) {
+      mode.samplesMs = mode.samplesMs.map((ms) => ms * 1.5);
+      for (const key of ['median', 'q1', 'q3'] as const) mode.stats[key] *= 1.5;
+    }
     const faster = structuredClone(sweep);
     if (faster.sweep) faster.sweep.settings = { hostMemory: 'pinned' };
     assert.deepEqual(fastestSetting([slower, faster]), [

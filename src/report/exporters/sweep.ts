@@ -5,7 +5,7 @@ import type { RunResult } from '../../result/schema.js';
 import type { OverlapLayout } from '../../vocabulary.js';
 import { kindLines } from '../kind-sections.js';
 import { sweepBimodalLines } from '../bimodal.js';
-import { rankedMs } from '../../bimodal.js';
+import { fastestWithTies } from '../../bimodal.js';
 import type { RunExporter } from '../exporter.js';
 import { type Column, fitTable, type Layout } from '../fold.js';
 import { bestLayoutText, formatSpeedup, roleLabel } from '../labels.js';
@@ -187,19 +187,27 @@ function raceLine(result: RunResult): string {
   return `${sweep.points.length} layouts in ${(sweep.elapsedMs / 1000).toFixed(1)} s (budget ${(sweep.budgetMs / 1000).toFixed(0)} s): ${parts.join(', ')}`;
 }
 
-/** Over several settings, the answer before each setting's own: the setting whose best layout was fastest. */
+/**
+ * Over several settings, the answer before each setting's own: the setting whose best layout was fastest, ranked and
+ * tied as a sweep ranks and ties its layouts (bimodal.ts's `fastestWithTies`), and the settings whose best ties with
+ * it within noise, which it is no faster than.
+ */
 export function fastestSetting(results: readonly RunResult[]): string[] {
   if (results.length < 2) return [];
   const bests = results.flatMap((result) => {
     const mode = result.modes.find((m) => m.id === result.sweep?.best.mode);
-    return mode?.role.kind === 'overlapped' ? [{ result, mode, layout: mode.role.layout }] : [];
+    return mode?.role.kind === 'overlapped'
+      ? [{ result, mode, layout: mode.role.layout, samplesMs: mode.samplesMs, stats: mode.stats }]
+      : [];
   });
-  // Ranked as each sweep ranked its layouts: a bimodal best at its slower cluster.
-  const ranked = (m: ModeResult) => rankedMs(m.samplesMs, m.stats.median);
-  const [top] = bests.sort((a, b) => ranked(a.mode) - ranked(b.mode));
-  if (!top) return [];
+  if (!bests.length) return [];
+  const { best, ties } = fastestWithTies(bests);
+  const named = (b: (typeof bests)[number]) => settingsText(b.result) || 'the config as written';
+  const tied = ties.length
+    ? `; ties within noise: ${ties.map((t) => `${named(t)} (${formatMs(t.mode.stats.median)})`).join('; ')}`
+    : '';
   return [
-    `fastest of ${results.length} settings: ${settingsText(top.result) || 'the config as written'}, at ${layoutText(top.layout)}, ${top.layout.order}: ${formatMs(top.mode.stats.median)}`,
+    `fastest of ${results.length} settings: ${named(best)}, at ${layoutText(best.layout)}, ${best.layout.order}: ${formatMs(best.mode.stats.median)}${tied}`,
   ];
 }
 
