@@ -10,40 +10,17 @@ import { loadConfigFile } from '../config/load.js';
 import { MAX_SWEEP_VALUES } from '../config/schema.js';
 import { settingValue, withSettings } from '../config/settings.js';
 import { UsageError } from '../errors.js';
-import type { WaitStrategy } from '../exec/wait.js';
 import { kindFlagValues } from '../kinds/index.js';
 import { chunkCandidates } from '../measure/floor.js';
 import { builtinConfigsDir } from '../paths.js';
 import { renderSweepPlan } from '../report/sweep-plan.js';
 import { fitLines, outputColumns } from '../report/width.js';
 import type { Plan } from '../plan/types.js';
-import type { IssueOrder } from '../vocabulary.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
 import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
+import { connectionsParts, type SweepFlags, sweepInProcesses } from './sweep-processes.js';
 import { nextTurn } from './turns.js';
-
-export interface SweepFlags {
-  streams?: number[];
-  chunks?: number[];
-  order?: IssueOrder[];
-  set: string[];
-  maxTime?: number;
-  exhaustive?: boolean;
-  dryRun?: boolean;
-  device?: number;
-  devices?: number[] | 'all';
-  gate?: boolean;
-  verify: boolean;
-  wait: WaitStrategy;
-  json?: string;
-  md?: string;
-  svg?: string;
-  html?: string;
-  csv?: string;
-  bmf?: string;
-  gab?: string;
-}
 
 const DEFAULT_STREAMS = [1, 2, 4, 8];
 const DEFAULT_BUDGET_S = 40;
@@ -52,12 +29,8 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   const path = configArg ?? join(builtinConfigsDir(), 'balanced.yaml');
   // Under a launcher each rank sweeps on the GPU of its local rank, as `run` does; a config over several devices
   // drives them all from one process.
-  const chosen = rankDevice(
-    path,
-    { device: flags.device, devices: flags.devices },
-    runIdentity(process.env, hostname()),
-    process.env,
-  );
+  const identity = runIdentity(process.env, hostname());
+  const chosen = rankDevice(path, { device: flags.device, devices: flags.devices }, identity, process.env);
   const loaded = loadConfigFile(path, { device: chosen?.device ?? flags.device, devices: flags.devices });
   const fromConfig = loaded.config.sweep;
   const maxChunks = Math.min(64, Math.ceil(loaded.config.elements / loaded.config.pipeline.align));
@@ -73,7 +46,10 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   // Each setting's config, validated once for the checks, the dry run's plans and the start line's.
   const combos = settingCombinations(axes.sets);
   const configs = combos.map((combo) => withSettings(loaded, combo));
-  checkOneConnections(configs, 'the settings of this sweep');
+  // Several values of pipeline.connections are raced in a process each (./sweep-processes.ts), except under a
+  // launcher, whose ranks meet in one process each.
+  const parts = connectionsParts(configs);
+  if (parts && identity.rank !== null) checkOneConnections(configs, `the settings of rank ${identity.rank}'s sweep`);
   const budgetS = flags.maxTime ?? fromConfig?.maxTime ?? DEFAULT_BUDGET_S;
   if (flags.dryRun) {
     const ignored = OUTPUT_FLAGS.filter((flag) => flags[flag as keyof SweepFlags] !== undefined);
@@ -110,6 +86,20 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   cliIo().stderr.write(
     fitLines(sweepStartLine(plans.length, layoutCount(plans[0]), budgetS), outputColumns(cliIo().stderr)) + '\n',
   );
+  if (parts) {
+    const each = parts.map(
+      (p) => `${p.connections} (${p.settings.length} setting${p.settings.length === 1 ? '' : 's'})`,
+    );
+    cliIo().stderr.write(
+      `${fitLines(
+        `pipeline.connections takes ${parts.length} values, and CUDA reads CUDA_DEVICE_MAX_CONNECTIONS once a process: each runs in a cuda-pipe process of its own, one after another: ${each.join(', ')}.`,
+        outputColumns(cliIo().stderr),
+      )}\n`,
+    );
+    const results = await withInterrupts((signal) => sweepInProcesses(path, flags, axes, parts, combos, signal));
+    await writeRunOutputs(results, flags, { table: true, gantt: false, sweep: true });
+    return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
+  }
   const bar = cliIo().stderr.isTTY
     ? new cliProgress.SingleBar(
         {

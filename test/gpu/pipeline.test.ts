@@ -91,6 +91,42 @@ describe('cuda-pipe run on a real device', () => {
     );
   });
 
+  it('sweeps pipeline.connections 1 and 8, each value in a process of its own: CUDA took each value', gpu, () => {
+    const json = join(out, 'connections.json');
+    const { code, stdout, stderr } = runCli(
+      [
+        'sweep',
+        '--chunks',
+        '8',
+        '--streams',
+        '4',
+        '--set',
+        'pipeline.connections=1,8',
+        '--max-time',
+        '5',
+        '--json',
+        json,
+      ],
+      {},
+      { timeoutMs: 200_000 },
+    );
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, /pipeline\.connections takes 2 values, and CUDA reads CUDA_DEVICE_MAX_CONNECTIONS once/);
+    const results = RunResultSchema.array().parse(JSON.parse(readFileSync(json, 'utf8')));
+    assert.deepEqual(
+      results.map((r) => [r.sweep?.settings, r.pipeline.connections, r.verification.status]),
+      [
+        [{ 'pipeline.connections': 1 }, 1, 'passed'],
+        [{ 'pipeline.connections': 8 }, 8, 'passed'],
+      ],
+    );
+    for (const result of results) {
+      assert.deepEqual(result.sweep?.axes.at(-1), { name: 'pipeline.connections', values: [1, 8] });
+      assert.match(result.notes.join('\n'), /this setting ran in a cuda-pipe process of its own/);
+    }
+    assert.match(stdout, /fastest of 2 settings: pipeline\.connections = (1|8)/);
+  });
+
   it('--gate holds the streams until each rep is issued, and never times out on a normal config', gpu, () => {
     const json = join(out, 'gated.json');
     const { code, stdout, stderr } = runCli(['run', '--gate', '--reps', '5', '--warmup', '1', '--json', json]);

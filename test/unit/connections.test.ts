@@ -123,17 +123,19 @@ describe('pipeline.connections', () => {
     }
   });
 
-  it('cannot be a sweep axis of several values, which one process cannot measure', () => {
+  it('is a sweep axis whose values each run in a cuda-pipe process of their own: the dry run plans every setting', () => {
     const run = runCli([
       'sweep',
       join(packageRoot(), 'configs', 'balanced.yaml'),
       '--dry-run',
+      '--chunks',
+      '4',
       '--set',
       'pipeline.connections=1,8',
     ]);
-    assert.equal(run.code, 2, run.stdout);
-    assert.match(run.stderr, /the settings of this sweep ask for pipeline\.connections 1 and 8/);
-    assert.match(run.stderr, /Measure each value in a cuda-pipe process of its own/);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^Setting 1 of 2: pipeline\.connections=1 on device 0/m);
+    assert.match(run.stdout, /^Setting 2 of 2: pipeline\.connections=8 on device 0/m);
   });
 
   it("is in the report's layout line of a Result that gives it, and absent from one that does not", () => {
