@@ -59,6 +59,17 @@ describe('the fastest of several settings', () => {
         'fastest of 2 settings: kernels[1].collective.priority = low, at 32 chunks × 3 streams, depth-first: 4.404 ms; ' +
           'ties within noise: kernels[1].collective.priority = high (4.428 ms)',
       ],
+      // One hardware queue against CUDA's 8, each in a process of its own, on one H200.
+      'docs/measurements/2026-11-29-h200-connections/balanced.json': [
+        'fastest of 2 settings: pipeline.connections = 1, at 32 chunks × 4 streams, depth-first: 5.671 ms',
+      ],
+      'docs/measurements/2026-11-29-h200-connections/ddp.json': [
+        'fastest of 2 settings: pipeline.connections = 1, at 8 chunks × 3 streams, depth-first: 3.372 ms; ' +
+          'ties within noise: pipeline.connections = 8 (3.381 ms)',
+      ],
+      'docs/measurements/2026-11-29-h200-connections/matmul.json': [
+        'fastest of 2 settings: pipeline.connections = 1, at 16 chunks × 4 streams, depth-first: 1.347 ms',
+      ],
       // One rank moves nothing, so the CTA count cannot matter: 3.373 against 3.374 ms.
       'docs/measurements/2026-11-29-h200-ctas/sweep-ctas.json': [
         'fastest of 2 settings: kernels[1].collective.ctas = 16, at 8 chunks × 3 streams, depth-first: 3.373 ms; ' +
