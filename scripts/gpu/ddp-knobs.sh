@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # configs/ddp.yaml's knobs on N GPUs of one host, for each N given, with PyTorch's scripts/torch/ddp.py in the same
 # call: a sweep of 8, 16 and 32 buckets racing the communication stream's priority (high, low), another racing NCCL's
-# CTAs (collective.ctas 8, 16, 32), then `run` at 16 and 32 buckets with each priority, twice. Everything lands in
-# OUT/ddp-knobs.tgz.
+# CTAs (collective.ctas 8, 16, 32), another the hardware queues (pipeline.connections 1, 8: a process each), then `run`
+# at 16 and 32 buckets with each priority, twice. Everything lands in OUT/ddp-knobs.tgz.
 # Usage (from the repository root, the bundle built): bash scripts/gpu/ddp-knobs.sh OUT "4 2"
 set -u
 o=$1/ddp-knobs; mkdir -p $o
@@ -16,6 +16,7 @@ for n in $2; do
   export CUDA_VISIBLE_DEVICES=$vis
   timeout -k 10 150 $cp sweep configs/ddp.yaml --devices all --chunks 8,16,32 --set 'kernels[1].collective.priority=high,low' --max-time 30 --json $o/sweep-g$n.json > $o/sweep-g$n.log 2>&1; echo "sweep g$n exit $?" >> $o/exits.txt
   timeout -k 10 150 $cp sweep configs/ddp.yaml --devices all --chunks 8,16,32 --set 'kernels[1].collective.ctas=8,16,32' --max-time 20 --json $o/sweep-ctas-g$n.json > $o/sweep-ctas-g$n.log 2>&1; echo "sweep ctas g$n exit $?" >> $o/exits.txt
+  timeout -k 10 150 $cp sweep configs/ddp.yaml --devices all --chunks 8,16,32 --set 'pipeline.connections=1,8' --max-time 20 --json $o/sweep-connections-g$n.json > $o/sweep-connections-g$n.log 2>&1; echo "sweep connections g$n exit $?" >> $o/exits.txt
   for i in 1 2; do for p in high low; do for c in 16 32; do
     timeout -k 10 60 $cp run /tmp/ddp-$p.yaml --devices all --chunks $c --json $o/run-g$n-$p-$c-$i.json > $o/run-g$n-$p-$c-$i.log 2>&1; echo "run g$n $p $c $i exit $?" >> $o/exits.txt
   done; done; done
