@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import type { SweepAxes } from '../api/sweep.js';
 import type { Setting } from '../config/settings.js';
 import type { LoadedConfig } from '../config/types.js';
-import { DeviceFailure, EnvironmentError, Interrupted, MeasurementFailure, UsageError } from '../errors.js';
+import { DeviceFailure, EnvironmentError, Interrupted, UsageError } from '../errors.js';
 import { KIND_FLAGS } from '../kinds/index.js';
 import { packageRoot } from '../paths.js';
 import { loadResults } from '../result/load.js';
@@ -110,12 +110,11 @@ const partText = (part: ConnectionsPart) => `${PATH} ${part.connections}`;
 
 /**
  * A part's process that failed: the class of its exit code, so that this process ends as it did (its own message is
- * on stderr above this one).
+ * on stderr above this one). Exit 1, outputs that differ, is no failure of the process: its Results are written.
  */
 export function partFailure(part: ConnectionsPart, code: number | null, signal: string | null): Error {
   const message = `The settings with ${partText(part)} ran in a cuda-pipe process of their own, which ${code === null ? `was ended by ${signal}` : `exited ${code}`}: its message is above.`;
   if (code === 130) return new Interrupted(message);
-  if (code === 1) return new MeasurementFailure(message);
   if (code === 2) return new UsageError(message);
   if (code === 3) return new EnvironmentError(message);
   if (code === 4) return new DeviceFailure(message);
@@ -128,10 +127,10 @@ export function partFailure(part: ConnectionsPart, code: number | null, signal: 
  */
 export function asPartOf(results: readonly RunResult[], part: ConnectionsPart, axes: SweepAxes): RunResult[] {
   const note = `pipeline.connections takes ${new Set(axes.sets.find((s) => s.path === PATH)?.values).size} values in this sweep, and CUDA reads CUDA_DEVICE_MAX_CONNECTIONS once a process: this setting ran in a cuda-pipe process of its own, with ${partText(part)}.`;
+  const axesOf = new Map(axes.sets.map((set) => [set.path, set.values]));
   return results.map((result) => {
     const { sweep } = result;
     if (!sweep) return result;
-    const axesOf = new Map(axes.sets.map((set) => [set.path, set.values]));
     return {
       ...result,
       sweep: {
@@ -184,7 +183,7 @@ async function runPart(
       child.once('error', fail);
       child.once('close', (exit, by) => done({ code: exit, ended: by }));
     }).finally(() => signal.removeEventListener('abort', pass));
-    // Exit 1 is a verification that failed: its Results are written, and the sweep goes on as one process would.
+    // Exit 1 is outputs that differed: the Results are written, and the sweep goes on as one process would.
     if (code !== 0 && code !== 1) throw partFailure(part, code, ended);
     return asPartOf(loadResults(json), part, axes);
   } finally {

@@ -19,7 +19,10 @@ import { NCCL_DIR } from './unique-id.js';
 // device's communication stream, after an event recorded behind the compute that produced the bucket, and makes the
 // chunk's later ops (its D2H) wait for it (./comm-stream.ts): the compute stream never waits for the network.
 
-/** NCCL's MAXCHANNELS (64 since 2.19 on Hopper): a communicator's minCTAs and maxCTAs cannot ask for more. */
+/**
+ * NCCL's MAXCHANNELS, which a communicator's minCTAs and maxCTAs cannot pass: 64 in the NCCL 2.28 of the H200 hosts,
+ * which set up channels 00/64 to 63/64 (docs/measurements/2026-11-29-h200-ctas/run-ctas2.log).
+ */
 const MAX_CTAS = 64;
 
 const CollectiveEntrySchema = z
