@@ -19,7 +19,7 @@ import type { Plan } from '../plan/types.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
 import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
-import { connectionsParts, type SweepFlags, sweepInProcesses } from './sweep-processes.js';
+import { type ConnectionsPart, connectionsParts, type SweepFlags, sweepInProcesses } from './sweep-processes.js';
 import { nextTurn } from './turns.js';
 
 const DEFAULT_STREAMS = [1, 2, 4, 8];
@@ -71,9 +71,10 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
       });
       await nextTurn();
     }
+    const columns = outputColumns(cliIo().stdout);
+    const processes = parts ? [fitLines(partsLine(parts), columns)] : [];
     cliIo().stdout.write(
-      renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }, outputColumns(cliIo().stdout)) +
-        '\n',
+      `${[renderSweepPlan({ settings, budgetS, exhaustive: flags.exhaustive ?? false }, columns), ...processes].join('\n')}\n`,
     );
     return 0;
   }
@@ -87,15 +88,7 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
     fitLines(sweepStartLine(plans.length, layoutCount(plans[0]), budgetS), outputColumns(cliIo().stderr)) + '\n',
   );
   if (parts) {
-    const each = parts.map(
-      (p) => `${p.connections} (${p.settings.length} setting${p.settings.length === 1 ? '' : 's'})`,
-    );
-    cliIo().stderr.write(
-      `${fitLines(
-        `pipeline.connections takes ${parts.length} values, and CUDA reads CUDA_DEVICE_MAX_CONNECTIONS once a process: each runs in a cuda-pipe process of its own, one after another: ${each.join(', ')}.`,
-        outputColumns(cliIo().stderr),
-      )}\n`,
-    );
+    cliIo().stderr.write(`${fitLines(partsLine(parts), outputColumns(cliIo().stderr))}\n`);
     const results = await withInterrupts((signal) => sweepInProcesses(path, flags, axes, parts, combos, signal));
     await writeRunOutputs(results, flags, { table: true, gantt: false, sweep: true });
     return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
@@ -148,6 +141,12 @@ export async function sweepCommand(configArg: string | undefined, flags: SweepFl
   // The documents a sweep can be written as: the Results, the heat map as Markdown, the chart, the HTML report.
   await writeRunOutputs(results, flags, { table: true, gantt: false, sweep: true });
   return results.some((r) => r.verification.status === 'failed') ? 1 : 0;
+}
+
+/** How a sweep over several values of pipeline.connections runs them: a cuda-pipe process a value. */
+function partsLine(parts: readonly ConnectionsPart[]): string {
+  const each = parts.map((p) => `${p.connections} (${p.settings.length} setting${p.settings.length === 1 ? '' : 's'})`);
+  return `pipeline.connections takes ${parts.length} values, and CUDA reads CUDA_DEVICE_MAX_CONNECTIONS once a process: each runs in a cuda-pipe process of its own, one after another: ${each.join(', ')}.`;
 }
 
 /** Without a terminal for the bar, a progress line at most this often. */

@@ -136,6 +136,11 @@ describe('pipeline.connections', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^Setting 1 of 2: pipeline\.connections=1 on device 0/m);
     assert.match(run.stdout, /^Setting 2 of 2: pipeline\.connections=8 on device 0/m);
+    // The line as written, its wrapped lines joined again.
+    assert.match(
+      run.stdout.replace(/\n {2}/g, ' '),
+      /^pipeline\.connections takes 2 values, and CUDA reads CUDA_DEVICE_MAX_CONNECTIONS once a process: each runs in a cuda-pipe process of its own, one after another: 1 \(1 setting\), 8 \(1 setting\)\.$/m,
+    );
   });
 
   it("is in the report's layout line of a Result that gives it, and absent from one that does not", () => {
