@@ -67,8 +67,11 @@ describe('the fastest of several settings', () => {
         'fastest of 2 settings: pipeline.connections = 1, at 8 chunks × 3 streams, depth-first: 3.372 ms; ' +
           'ties within noise: pipeline.connections = 8 (3.381 ms)',
       ],
+      // The process with 8 queues saw the SM clock as low as 1800 MHz: the 1.2% may be the clock's.
       'docs/measurements/2026-11-29-h200-connections/matmul.json': [
         'fastest of 2 settings: pipeline.connections = 1, at 16 chunks × 4 streams, depth-first: 1.347 ms',
+        'the SM clock differed between the settings (1950 to 1980 MHz with pipeline.connections = 1; ' +
+          "1800 to 1980 MHz with pipeline.connections = 8): part of their difference may be the clock's",
       ],
       // One rank moves nothing, so the CTA count cannot matter: 3.373 against 3.374 ms.
       'docs/measurements/2026-11-29-h200-ctas/sweep-ctas.json': [
@@ -77,6 +80,28 @@ describe('the fastest of several settings', () => {
       ],
     });
   });
+
+  it(
+    'says nothing of the clock where the settings ran within 5% of one clock, or where NVML read none',
+    DEADLINE,
+    () => {
+      const [results] = [...recordedSettingSweeps().values()];
+      assert.ok(results && results.length >= 2);
+      const at = (min: number, max: number) =>
+        results.map((r) => ({ ...r, clocks: { ...r.clocks, minMHz: min, maxMHz: max } }));
+      assert.equal(fastestSetting(at(1890, 1980)).length, 1);
+      const unread = results.map((r) => ({
+        ...r,
+        clocks: { ...r.clocks, checked: false, minMHz: null, maxMHz: null },
+      }));
+      assert.equal(fastestSetting(unread).length, 1);
+      const apart = at(1980, 1980).map((r, i) => (i === 0 ? { ...r, clocks: { ...r.clocks, minMHz: 1700 } } : r));
+      assert.match(
+        fastestSetting(apart)[1] ?? '',
+        /^the SM clock differed between the settings \(1700 to 1980 MHz with /,
+      );
+    },
+  );
 
   it(
     'ties none where each other setting is clearly slower: its middle half above the fastest one\u2019s',
