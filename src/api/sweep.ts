@@ -148,6 +148,7 @@ async function sweepSetting(
     }
     const raced = await raceLayouts(runner, overlapped, policy, {
       ...SWEEP_ROUNDS,
+      smClock: context.smClock,
       budgetMs: options.budgetMs,
       exhaustive: options.exhaustive,
       onProgress,

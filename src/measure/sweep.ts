@@ -26,6 +26,11 @@ export interface LayoutRace {
   /** Interrupts and deadlines, as for every other rep. */
   readonly guard?: RepGuard;
   readonly onProgress?: (progress: SweepProgress) => void;
+  /**
+   * The SM clock NVML reads after each rep, MHz (null where it cannot): each layout's range, so that the best of two
+   * settings, raced apart, can be told apart from a clock that moved between them.
+   */
+  readonly smClock?: (() => number | null) | undefined;
 }
 
 /** A sweep's rounds: reps every layout gets before the race judges it, and per round after. */
@@ -99,6 +104,7 @@ interface Racer extends RaceEntry {
   readonly gpuMs: number[];
   readonly hostIssueMs: number[];
   readonly probeMs: number[];
+  readonly smClockMHz: number[];
   startedMs: number;
   gateTimeouts: number;
 }
@@ -123,6 +129,7 @@ export async function raceLayouts(
     gpuMs: [],
     hostIssueMs: [],
     probeMs: [],
+    smClockMHz: [],
     startedMs: 0,
     judged: 0,
     criterion: new StoppingCriterion(policy),
@@ -136,6 +143,8 @@ export async function raceLayouts(
     racer.hostIssueMs.push(timing.hostIssueMs);
     if (timing.probesMs) racer.probeMs.push(...timing.probesMs);
     if (timing.gateTimedOut) racer.gateTimeouts += 1;
+    const clock = race.smClock?.();
+    if (clock) racer.smClockMHz.push(clock);
   };
   const progress = () =>
     race.onProgress?.({
@@ -178,7 +187,7 @@ export async function raceLayouts(
     hostIssueMs: s.hostIssueMs,
     stoppedBy: s.stopped ?? 'max-time',
     elapsedMs: performance.now() - s.startedMs,
-    smClockMHz: [],
+    smClockMHz: s.smClockMHz,
     gateTimeouts: s.gateTimeouts,
     ...(s.probeMs.length ? { probeMs: s.probeMs } : {}),
   }));

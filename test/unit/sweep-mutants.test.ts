@@ -44,6 +44,27 @@ describe('the race, round by round', () => {
     assert.equal(order, 'ffss' + 'fs'.repeat(4) + 'ffff');
   });
 
+  it("reads the SM clock after each of a layout's reps, outside its timing, and keeps what NVML gave", async () => {
+    assert.ok(fast && slow);
+    // NVML answers 1980, then 1860, then nothing (null: the read failed), in turn.
+    const readings = [1980, 1860, null];
+    let reads = 0;
+    const measured = await raceLayouts(
+      new FakeRunner(plan.schedules, plan.buffers),
+      [fast, slow],
+      { ...DEFAULT_POLICY, warmup: 1, fixedReps: 3 },
+      { probeReps: 3, batchReps: 1, budgetMs: 60_000, smClock: () => readings[reads++ % 3] ?? null },
+    );
+    assert.equal(reads, 6, 'one read a timed rep, none for the warm-ups');
+    assert.deepEqual(
+      measured.map((m) => m.smClockMHz),
+      [
+        [1980, 1860],
+        [1980, 1860],
+      ],
+    );
+  });
+
   it('reports progress after each layout of the probe round and after every later round', async () => {
     assert.ok(fast && slow);
     const progress: SweepProgress[] = [];

@@ -6,7 +6,7 @@ import type { OverlapLayout } from '../../vocabulary.js';
 import { kindLines } from '../kind-sections.js';
 import { sweepBimodalLines } from '../bimodal.js';
 import { fastestWithTies } from '../../bimodal.js';
-import { clockMatch, clockText } from '../../clocks.js';
+import { type ClockRange, clockMatch, clockText } from '../../clocks.js';
 import type { RunExporter } from '../exporter.js';
 import { type Column, fitTable, type Layout } from '../fold.js';
 import { bestLayoutText, formatSpeedup, roleLabel } from '../labels.js';
@@ -209,33 +209,29 @@ export function fastestSetting(results: readonly RunResult[]): string[] {
     : '';
   return [
     `fastest of ${results.length} settings: ${named(best)}, at ${layoutText(best.layout)}, ${best.layout.order}: ${formatMs(best.mode.stats.median)}${tied}`,
-    ...settingClocks(bests.map((b) => ({ name: named(b), clocks: b.result.clocks }))),
+    ...bestClocks(bests.map((b) => ({ name: named(b), range: b.mode.smClockMHz }))),
   ];
 }
 
 /**
- * Where the SM clock NVML read during the settings' runs differed between them by more than CLOCK_SPREAD (each
- * setting runs apart, a value of pipeline.connections even in a process of its own): a line that says so, since part
- * of a difference between them may then be the clock's, not the setting's. Empty where they match or were not read.
+ * Where the SM clock NVML read during the settings' best layouts' reps spread by more than CLOCK_SPREAD (each setting
+ * runs apart, a value of pipeline.connections even in a process of its own): a line that says so, since part of a
+ * difference between them may then be the clock's, not the setting's. Empty where they match, or where a best's clock
+ * was not read (a sweep from before its race read clocks, or no NVML).
  */
-function settingClocks(settings: ReadonlyArray<{ name: string; clocks: RunResult['clocks'] }>): string[] {
-  const read = settings.flatMap(({ name, clocks }) =>
-    clocks.checked && clocks.minMHz !== null && clocks.maxMHz !== null
-      ? [{ name, range: { min: clocks.minMHz, max: clocks.maxMHz } }]
-      : [],
-  );
+function bestClocks(bests: ReadonlyArray<{ name: string; range: ClockRange | null }>): string[] {
+  const read = bests.flatMap(({ name, range }) => (range ? [{ name, range }] : []));
   const [first, ...rest] = read;
-  if (
-    !first ||
-    !rest.length ||
-    clockMatch(
-      first.range,
-      rest.map((r) => r.range),
-    ).status === 'matching'
-  )
-    return [];
+  if (!first || read.length < bests.length) return [];
+  const { status } = clockMatch(
+    first.range,
+    rest.map((r) => r.range),
+  );
+  if (status === 'matching') return [];
+  const how =
+    status === 'rebuilt' ? "differed between the settings' best layouts" : "moved while the settings' best layouts ran";
   return [
-    `the SM clock differed between the settings (${read.map((r) => `${clockText(r.range)} with ${r.name}`).join('; ')}): part of their difference may be the clock's`,
+    `the SM clock ${how} (${read.map((r) => `${clockText(r.range)} with ${r.name}`).join('; ')}): part of their difference may be the clock's`,
   ];
 }
 
