@@ -71,6 +71,32 @@ describe('the fastest of several settings', () => {
       'docs/measurements/2026-11-29-h200-connections/matmul.json': [
         'fastest of 2 settings: pipeline.connections = 1, at 16 chunks × 4 streams, depth-first: 1.347 ms',
       ],
+      // Two more rounds in each of two calls; from ca86854 on the race read the best layouts' clocks, which matched.
+      'docs/measurements/2026-11-29-h200-connections/rounds-97e8acd/balanced-2.json': [
+        'fastest of 2 settings: pipeline.connections = 1, at 32 chunks × 4 streams, depth-first: 5.666 ms',
+      ],
+      'docs/measurements/2026-11-29-h200-connections/rounds-97e8acd/balanced-3.json': [
+        'fastest of 2 settings: pipeline.connections = 1, at 32 chunks × 4 streams, depth-first: 5.679 ms',
+      ],
+      'docs/measurements/2026-11-29-h200-connections/rounds-97e8acd/matmul-2.json': [
+        'fastest of 2 settings: pipeline.connections = 1, at 16 chunks × 4 streams, depth-first: 1.345 ms',
+      ],
+      'docs/measurements/2026-11-29-h200-connections/rounds-97e8acd/matmul-3.json': [
+        'fastest of 2 settings: pipeline.connections = 1, at 16 chunks × 4 streams, depth-first: 1.351 ms; ' +
+          'ties within noise: pipeline.connections = 8 (1.359 ms)',
+      ],
+      'docs/measurements/2026-11-29-h200-connections/rounds-ca86854/balanced-2.json': [
+        'fastest of 2 settings: pipeline.connections = 1, at 32 chunks × 4 streams, depth-first: 5.675 ms',
+      ],
+      'docs/measurements/2026-11-29-h200-connections/rounds-ca86854/balanced-3.json': [
+        'fastest of 2 settings: pipeline.connections = 1, at 32 chunks × 8 streams, depth-first: 5.660 ms',
+      ],
+      'docs/measurements/2026-11-29-h200-connections/rounds-ca86854/matmul-2.json': [
+        'fastest of 2 settings: pipeline.connections = 1, at 16 chunks × 4 streams, depth-first: 1.345 ms',
+      ],
+      'docs/measurements/2026-11-29-h200-connections/rounds-ca86854/matmul-3.json': [
+        'fastest of 2 settings: pipeline.connections = 1, at 16 chunks × 4 streams, depth-first: 1.338 ms',
+      ],
       // One rank moves nothing, so the CTA count cannot matter: 3.373 against 3.374 ms.
       'docs/measurements/2026-11-29-h200-ctas/sweep-ctas.json': [
         'fastest of 2 settings: kernels[1].collective.ctas = 16, at 8 chunks × 3 streams, depth-first: 3.373 ms; ' +
