@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { MAX_RESULT_BYTES } from '../files/limits.js';
 import { readRegularFile } from '../files/read.js';
-import { escapeControl, formatPath } from '../format.js';
+import { CONTROL, escapeControl, formatPath } from '../format.js';
 import { type ModeRole, modeId } from '../vocabulary.js';
 import type { ModeResult } from '../model/mode.js';
 import { BoundTermSchema } from '../model/analysis.js';
@@ -79,7 +79,21 @@ function readDocument(path: string, hint: string): unknown {
   } catch (error) {
     throw new UsageError(`${path} is not a JSON file: ${(error as Error).message}.`, { hint });
   }
-  return escapeStrings(parsed);
+  return mayHoldControl(text) ? escapeStrings(parsed) : parsed;
+}
+
+/** Any character CONTROL escapes, once (CONTROL itself is global, for replace). */
+const ANY_CONTROL = new RegExp(CONTROL.source);
+/** The JSON escapes that can decode to such a character: \b, \f, \r and \u (\n and \t are kept as they are). */
+const CONTROL_ESCAPE = /\\[bfru]/;
+
+/**
+ * Whether a parsed file can hold a string with a character to escape: only where its text holds one raw, or an escape
+ * that can decode to one. A file cuda-pipe wrote holds neither, and skips the walk that copied every object of it
+ * (8 to 11 ms of a `compare` start, and its garbage). An escaped backslash before b, f, r or u only takes the walk.
+ */
+function mayHoldControl(text: string): boolean {
+  return ANY_CONTROL.test(text) || CONTROL_ESCAPE.test(text);
 }
 
 /**

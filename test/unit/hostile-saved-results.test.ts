@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Table from 'cli-table3';
+import fc from 'fast-check';
 import { parseConfigText } from '../../src/config/load.js';
 import { UsageError } from '../../src/errors.js';
+import { escapeControl } from '../../src/format.js';
 import { packageRoot } from '../../src/paths.js';
 import { renderTable } from '../../src/report/big-table.js';
 import { renderRunTable } from '../../src/report/exporters/table.js';
@@ -153,6 +155,34 @@ describe('terminal injection', () => {
     assert.throws(
       () => parseConfigText('buffers:\n  "a\\u202eb": { type: float32, count: 4, role: inout }\n', '/cfg/evil.yaml'),
       /buffers\.a\u202eb holds the control character U\+202E/,
+    );
+  });
+
+  it('escapes every control and bidi character a Result holds, raw or written as a JSON escape, and nothing else', () => {
+    // Raw in the file (JSON.stringify leaves DEL, C1 and the bidi controls as they are), and written as \\b, \\f, \\r
+    // and \\u escapes (as it writes the C0 characters): each takes the walk that escapes them.
+    const tricky = [
+      'a\u202eb',
+      'c\u0085d',
+      'e\u007ff',
+      'g\bh',
+      'i\fj',
+      'k\rl',
+      'm\u0007n',
+      'o\u2066p',
+      'tab\tand\nline',
+    ];
+    const r = fixture();
+    for (const name of tricky) {
+      r.config.name = name;
+      assert.equal(loadResults(save('tricky', r))[0]?.config.name, escapeControl(name), JSON.stringify(name));
+    }
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 12 }), (name) => {
+        r.config.name = name;
+        return loadResults(save('drawn', r))[0]?.config.name === escapeControl(name);
+      }),
+      { numRuns: 200 },
     );
   });
 
