@@ -9,7 +9,7 @@
 // native addon) and sql.js (which reads its WebAssembly beside it) stay packages, found from here as from any compiled
 // module. Built from dist/src after tsc, so that it holds exactly the compiled code.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, transform } from 'esbuild';
@@ -28,7 +28,11 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const inFolder = (path, ...folders) => path.includes(join('node_modules', ...folders, ''));
 /** An import replaced by a module of one re-export, `exported` of `file`. */
 const reexport = (namespace, file, exported) => ({ path: file, namespace, pluginData: exported });
-const stringWidth = join(root, 'node_modules', 'string-width', 'index.js');
+// By its real path: where node_modules is a link (a worktree's, say), esbuild names the files by the link's target,
+// and a build that missed the rewrite started every command 15 to 20 ms later
+// (docs/measurements/2026-11-29-escape-walk/).
+const stringWidth = realpathSync(join(root, 'node_modules', 'string-width', 'index.js'));
+let segmenterDeferred = false;
 const lazySegmenter = (text) => {
   const built = 'const segmenter = new Intl.Segmenter();';
   const used = 'segmenter.segment(';
@@ -58,7 +62,8 @@ const startCosts = {
     }));
     // Only the string-width that text-width.ts imports: cli-progress and cli-table3 carry an older one of their own.
     b.onLoad({ filter: /[\\/]string-width[\\/]index\.js$/ }, (args) => {
-      if (args.path !== stringWidth) return undefined;
+      if (realpathSync(args.path) !== stringWidth) return undefined;
+      segmenterDeferred = true;
       return { contents: lazySegmenter(readFileSync(args.path, 'utf8')), loader: 'js' };
     });
   },
@@ -94,6 +99,9 @@ await build({
   },
   logLevel: 'warning',
 });
+
+if (!segmenterDeferred)
+  throw new Error(`the build never loaded ${stringWidth}, so its Intl.Segmenter was not deferred`);
 
 // Each chunk as CommonJS for scripts/cli-loader.cjs: strict, as an ES module is; import() of a chunk as require(), so
 // that a command's chunk is loaded as the others are; import.meta.url as the URL the loader hands each chunk. esbuild
