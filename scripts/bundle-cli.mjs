@@ -29,8 +29,7 @@ const inFolder = (path, ...folders) => path.includes(join('node_modules', ...fol
 /** An import replaced by a module of one re-export, `exported` of `file`. */
 const reexport = (namespace, file, exported) => ({ path: file, namespace, pluginData: exported });
 // By its real path: where node_modules is a link (a worktree's, say), esbuild names the files by the link's target,
-// and a build that missed the rewrite started every command 15 to 20 ms later
-// (docs/measurements/2026-11-29-escape-walk/).
+// and a build that missed the rewrite started `schema` 25 ms later (docs/measurements/2026-11-29-escape-walk/).
 const stringWidth = realpathSync(join(root, 'node_modules', 'string-width', 'index.js'));
 let segmenterDeferred = false;
 const lazySegmenter = (text) => {
