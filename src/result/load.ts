@@ -9,7 +9,7 @@ import { BoundTermSchema } from '../model/analysis.js';
 import { RESULT_SCHEMA_ID, RESULT_VERSION, type RunResult, RunResultSchema } from './schema.js';
 import { AB_SCHEMA_ID, type AbResult, AbResultSchema } from './ab.js';
 import { PROBE_SCHEMA_ID, type ProbeDocument, ProbeDocumentSchema } from './probe.js';
-import { type RunResultV1, RunResultV1Schema } from './v1.js';
+import { type RunResultV1, runResultV1Schema } from './v1.js';
 import { resultProblem } from './validate.js';
 
 /** A result file holds one Result, or an array of them (several configs). Anything else is a usage error. */
@@ -162,7 +162,7 @@ export function parseResult(item: unknown, where: (field: string) => string = (f
       },
     );
   }
-  if (version === 1) return consistent(migrateV1(check(RunResultV1Schema, item, where, 1)), where);
+  if (version === 1) return consistent(migrateV1(check(runResultV1Schema(), item, where, 1)), where);
   if (version === RESULT_VERSION)
     return consistent(nothingCompared(check(RunResultSchema, item, where, RESULT_VERSION)), where);
   throw new UsageError(
