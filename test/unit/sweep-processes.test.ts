@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { Command } from 'commander';
 import { settingCombinations, type SweepAxes } from '../../src/api/sweep.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { withSettings } from '../../src/config/settings.js';
+import { addSweep } from '../../src/cli/device-commands.js';
+import { OUTPUT_FLAGS } from '../../src/cli/outputs.js';
+import { parseSetFlag } from '../../src/cli/sweep.js';
 import {
   asPartOf,
   connectionsParts,
@@ -100,6 +106,43 @@ describe('a sweep over several values of pipeline.connections', () => {
       '--json',
       '/r.json',
     ]);
+  });
+
+  it("gives each process every flag of sweep that changes what is measured: its command line parses back to the user's", () => {
+    const program = new Command();
+    addSweep(program);
+    const sweep = program.commands.find((c) => c.name() === 'sweep');
+    assert.ok(sweep);
+    const given = [
+      ...['--streams', '2,4', '--chunks', '8,16', '--order', 'depth-first,breadth-first'],
+      ...['--set', 'hostMemory=pinned,pageable', '--max-time', '12', '--exhaustive', '--device', '1'],
+      ...['--devices', '0,1', '--gate', '--no-verify', '--wait', 'thread', '--nccl-dir', '/shared'],
+      ...OUTPUT_FLAGS.flatMap((flag) => [`--${flag}`, `user.${flag}`]),
+    ];
+    // Every option sweep has is given above but the dry run: one added to sweep must be added here, and to sweepArgs.
+    assert.deepEqual(
+      sweep.options.map((o) => o.long).filter((long) => long !== '--dry-run' && !given.includes(long ?? '')),
+      [],
+    );
+    sweep.parseOptions(given);
+    const user = sweep.opts() as SweepFlags;
+    const part = new Command();
+    addSweep(part);
+    const child = part.commands.find((c) => c.name() === 'sweep');
+    assert.ok(child);
+    const results = join(mkdtempSync(join(tmpdir(), 'sweep-part-')), 'results.json');
+    const args = sweepArgs('/cfg/c.yaml', user, user.set.map(parseSetFlag), results);
+    assert.deepEqual(args.slice(0, 2), ['sweep', '/cfg/c.yaml']);
+    child.parseOptions(args.slice(2));
+    const outputsAside = (flags: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(flags).filter(([key]) => !(OUTPUT_FLAGS as string[]).includes(key)));
+    assert.deepEqual(outputsAside(child.opts()), outputsAside(user as unknown as Record<string, unknown>));
+    // Its Results go to the file this process reads, and no other output is written.
+    assert.deepEqual(
+      OUTPUT_FLAGS.filter((flag) => child.opts()[flag] !== undefined),
+      ['json'],
+    );
+    assert.equal(child.opts().json, results);
   });
 
   it("hands a process's Results back as the whole sweep's: every axis with all its values, and a note of its process", () => {
