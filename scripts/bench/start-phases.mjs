@@ -11,15 +11,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { COMPARE_ARGS, readFlags, REPORT_ARGS, root, startEnv } from './start-commands.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
-};
-const runs = Number(flag('--runs', '21'));
+const { flag, runs } = readFlags(process.argv.slice(2));
 const bin = flag('--bin', join(root, 'bin', 'cuda-pipe'));
 
 // The preload: it wraps vm.Script and fs.readFileSync, and at exit prints one JSON line of phases.
@@ -42,13 +36,8 @@ const dir = mkdtempSync(join(tmpdir(), 'cuda-pipe-phases-'));
 const preload = join(dir, 'phases.cjs');
 writeFileSync(preload, PRELOAD);
 
-const fixture = (name) => relative(process.cwd(), join(root, 'test', 'fixtures', name));
-const COMMANDS = [
-  ['report', fixture('h200-balanced-16-traced.json')],
-  ['compare', fixture('h100-balanced-1.json'), fixture('h100-balanced-2.json')],
-];
-const env = { ...process.env, COLUMNS: '100', NO_COLOR: '1' };
-delete env.NODE_EXTRA_CA_CERTS;
+const COMMANDS = [REPORT_ARGS, COMPARE_ARGS];
+const env = startEnv();
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;

@@ -16,17 +16,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { COMPARE_ARGS, readFlags, REPORT_ARGS, root, startEnv } from './start-commands.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
-};
-const runs = Number(flag('--runs', '21'));
-if (!Number.isInteger(runs) || runs < 1)
-  throw new Error(`--runs takes a whole number of rounds, at least 1; got ${flag('--runs')}`);
+const { flag, runs } = readFlags(args);
 const given = args.flatMap((arg, i) => (arg === '--bin' && args[i + 1] !== undefined ? [args[i + 1]] : []));
 const bins = given.length ? given : [join(root, 'bin', 'cuda-pipe')];
 for (const bin of bins)
@@ -45,18 +38,11 @@ const checkoutOf = (bin) => {
 const checkouts = bins.map(checkoutOf);
 const out = flag('--json', null);
 
-// Committed documents, so that anyone can run the same commands: a traced Result of one layout, and two Results of the
-// same config to compare.
-const fixture = (name) => relative(process.cwd(), join(root, 'test', 'fixtures', name));
 const commandsOf = (bin, label) => [
   { name: `${label}--version`, argv: [bin, '--version'], target: 100 },
   { name: `${label}--help`, argv: [bin, '--help'], target: 100 },
-  { name: `${label}report`, argv: [bin, 'report', fixture('h200-balanced-16-traced.json')], target: 200 },
-  {
-    name: `${label}compare`,
-    argv: [bin, 'compare', fixture('h100-balanced-1.json'), fixture('h100-balanced-2.json')],
-    target: 200,
-  },
+  { name: `${label}report`, argv: [bin, ...REPORT_ARGS], target: 200 },
+  { name: `${label}compare`, argv: [bin, ...COMPARE_ARGS], target: 200 },
   { name: `${label}schema`, argv: [bin, 'schema'], target: 200 },
 ];
 const COMMANDS = [
@@ -64,12 +50,9 @@ const COMMANDS = [
   { name: 'least --version', argv: [join(root, 'scripts', 'bench', 'least-cli.cjs'), '--version'], target: null },
   ...bins.flatMap((bin, i) => commandsOf(bin, bins.length > 1 ? `${i + 1}: ` : '')),
 ];
-// A fixed width and no colour: the same work in every run, whatever the terminal. NODE_EXTRA_CA_CERTS makes Node read
-// and parse a certificate bundle at every start, before any of cuda-pipe runs (50 ms on the 2-core host where this was
-// written, whose environment sets it): it is left out unless --keep-env, and the header says which.
+// NODE_EXTRA_CA_CERTS is left out of the runs unless --keep-env (start-commands.mjs), and the header says which.
 const keepEnv = args.includes('--keep-env');
-const env = { ...process.env, COLUMNS: '100', NO_COLOR: '1' };
-if (!keepEnv) delete env.NODE_EXTRA_CA_CERTS;
+const env = startEnv(keepEnv);
 
 // utime + stime of the waited-for children so far (fields 16 and 17 of /proc/self/stat), in ms; null off Linux.
 const TICK_MS = 10;
