@@ -542,10 +542,8 @@ describe('opening the communicators', () => {
     assert.deepEqual(calls, ['initAll 0', 'setDevice 0', 'release 100 (device 0, rank 0 of 1)']);
   });
 
-  const withCtas = (ctas: number, overrides: { chunks?: number } = {}): Plan => {
-    const loaded = withSettings(loadConfigFile(ddpPath, overrides), [
-      { path: 'kernels[1].collective.ctas', value: ctas },
-    ]);
+  const withCtas = (ctas: number): Plan => {
+    const loaded = withSettings(loadConfigFile(ddpPath), [{ path: 'kernels[1].collective.ctas', value: ctas }]);
     return buildPlan(loaded.config, resolveKernels(loaded.config, loaded.locate));
   };
 
