@@ -11,8 +11,7 @@ import { packageRoot } from '../paths.js';
 import { loadResults } from '../result/load.js';
 import { cliIo } from './io.js';
 import type { RunResult } from '../result/schema.js';
-import type { WaitStrategy } from '../exec/wait.js';
-import type { IssueOrder } from '../vocabulary.js';
+import type { SweepFlags } from './sweep-flags.js';
 
 // CUDA reads CUDA_DEVICE_MAX_CONNECTIONS once a process, when it starts, so one process cannot race
 // pipeline.connections: a sweep whose settings ask for several values runs the settings of each value in a cuda-pipe
@@ -21,29 +20,6 @@ import type { IssueOrder } from '../vocabulary.js';
 // this is one of the knobs a data-parallel sweep races (issue 40).
 
 const PATH = 'pipeline.connections';
-
-/** The flags of `cuda-pipe sweep`, as commander parses them (the kinds' own flags beside them, by key). */
-export interface SweepFlags {
-  streams?: number[];
-  chunks?: number[];
-  order?: IssueOrder[];
-  set: string[];
-  maxTime?: number;
-  exhaustive?: boolean;
-  dryRun?: boolean;
-  device?: number;
-  devices?: number[] | 'all';
-  gate?: boolean;
-  verify: boolean;
-  wait: WaitStrategy;
-  json?: string;
-  md?: string;
-  svg?: string;
-  html?: string;
-  csv?: string;
-  bmf?: string;
-  gab?: string;
-}
 
 /** The settings a process of its own measures: those of one value of pipeline.connections. */
 export interface ConnectionsPart {

@@ -19,7 +19,8 @@ import type { Plan } from '../plan/types.js';
 import { withInterrupts } from './interrupt.js';
 import { rankDevice } from './launcher.js';
 import { checkOutputs, OUTPUT_FLAGS, writeRunOutputs } from './outputs.js';
-import { type ConnectionsPart, connectionsParts, type SweepFlags, sweepInProcesses } from './sweep-processes.js';
+import type { SweepFlags } from './sweep-flags.js';
+import { type ConnectionsPart, connectionsParts, sweepInProcesses } from './sweep-processes.js';
 import { nextTurn } from './turns.js';
 
 const DEFAULT_STREAMS = [1, 2, 4, 8];

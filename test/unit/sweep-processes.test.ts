@@ -10,14 +10,8 @@ import { withSettings } from '../../src/config/settings.js';
 import { addSweep } from '../../src/cli/device-commands.js';
 import { OUTPUT_FLAGS } from '../../src/cli/outputs.js';
 import { parseSetFlag } from '../../src/cli/sweep.js';
-import {
-  asPartOf,
-  connectionsParts,
-  narrowedSets,
-  partFailure,
-  type SweepFlags,
-  sweepArgs,
-} from '../../src/cli/sweep-processes.js';
+import type { SweepFlags } from '../../src/cli/sweep-flags.js';
+import { asPartOf, connectionsParts, narrowedSets, partFailure, sweepArgs } from '../../src/cli/sweep-processes.js';
 import { DeviceFailure, EnvironmentError, Interrupted, UsageError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
 import { loadResults } from '../../src/result/load.js';
